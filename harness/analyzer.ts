@@ -1,0 +1,164 @@
+/**
+ * A client for the pack's real analyzer, driven over gRPC as the Pulumi engine drives it: start the
+ * pack's entry point, read the port it prints, then GetAnalyzerInfo, Configure, ConfigureStack,
+ * Analyze (per resource) and AnalyzeStack (all resources). Properties travel in the engine's wire form,
+ * so the pack deserializes secrets and unknowns exactly as in a real preview.
+ */
+import * as grpc from "@grpc/grpc-js";
+import { ChildProcess, spawn } from "child_process";
+import * as readline from "readline";
+import { Level, Row, normalizeMessage, row } from "./model";
+import { PackConfig, PolicyMeta } from "./policy-config";
+
+/* eslint-disable @typescript-eslint/no-var-requires */
+const analyzerPb = require("@pulumi/pulumi/proto/analyzer_pb");
+const analyzerGrpc = require("@pulumi/pulumi/proto/analyzer_grpc_pb");
+const structPb = require("google-protobuf/google/protobuf/struct_pb");
+const emptyPb = require("google-protobuf/google/protobuf/empty_pb");
+
+/** A resource as registered by a program, in wire form. */
+export interface WireResource {
+    type: string;
+    name: string;
+    urn: string;
+    parent?: string;
+    properties: unknown;
+    dependencies?: string[];
+}
+
+const LEVEL_NAMES: Record<number, Level> = { 0: "advisory", 1: "mandatory", 2: "disabled", 3: "remediate" };
+const LEVEL_NUMBERS: Record<string, number> = { advisory: 0, mandatory: 1, disabled: 2, remediate: 3 };
+
+export class AnalyzerError extends Error {}
+
+export class Analyzer {
+    private constructor(
+        private readonly child: ChildProcess,
+        private readonly client: any,
+        public readonly policies: (PolicyMeta & { description: string })[],
+    ) {}
+
+    /**
+     * Starts the pack at `entry` (a JavaScript file) in `packDir` (the folder with its package.json,
+     * which the policy SDK reads the pack version from) and connects to it.
+     */
+    static async start(entry: string, packDir: string, timeoutMs = 30000): Promise<Analyzer> {
+        const child = spawn(process.execPath, [entry], {
+            cwd: packDir,
+            stdio: ["ignore", "pipe", "pipe"],
+        });
+        let stderr = "";
+        child.stderr!.on("data", (d) => (stderr += d.toString()).slice(-4000));
+        const port = await new Promise<number>((resolve, reject) => {
+            const timer = setTimeout(() => reject(new AnalyzerError(`policy pack did not start within ${timeoutMs} ms`)), timeoutMs);
+            const lines = readline.createInterface({ input: child.stdout! });
+            lines.once("line", (line) => {
+                clearTimeout(timer);
+                const n = Number(line.trim());
+                Number.isInteger(n) && n > 0 ? resolve(n) : reject(new AnalyzerError(`policy pack printed ${JSON.stringify(line.slice(0, 80))} instead of a port`));
+            });
+            child.once("exit", (code) => {
+                clearTimeout(timer);
+                reject(new AnalyzerError(`policy pack exited (code ${code}) before serving: ${stderr.trim().split("\n")[0] ?? ""}`));
+            });
+        });
+        const client = new analyzerGrpc.AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+        const info = await call<any>(client, "getAnalyzerInfo", new emptyPb.Empty());
+        const policies = info.getPoliciesList().map((p: any) => {
+            const schema = p.getConfigschema();
+            return {
+                name: p.getName(),
+                description: p.getDescription(),
+                enforcementLevel: LEVEL_NAMES[p.getEnforcementlevel()] ?? "advisory",
+                configSchema: schema
+                    ? { properties: schema.getProperties()?.toJavaScript() ?? {}, required: schema.getRequiredList() }
+                    : undefined,
+            };
+        });
+        return new Analyzer(child, client, policies);
+    }
+
+    async configure(config: PackConfig, stack: { project: string; stack: string }): Promise<void> {
+        const req = new analyzerPb.ConfigureAnalyzerRequest();
+        const map = req.getPolicyconfigMap();
+        for (const [name, entry] of Object.entries(config)) {
+            const pc = new analyzerPb.PolicyConfig();
+            pc.setEnforcementlevel(LEVEL_NUMBERS[entry.enforcementLevel ?? "advisory"]);
+            pc.setProperties(structPb.Struct.fromJavaScript(entry.properties ?? {}));
+            map.set(name, pc);
+        }
+        await call(this.client, "configure", req);
+        const sreq = new analyzerPb.AnalyzerStackConfigureRequest();
+        sreq.setStack(stack.stack);
+        sreq.setProject(stack.project);
+        sreq.setOrganization("organization");
+        sreq.setDryRun(true);
+        await call(this.client, "configureStack", sreq);
+    }
+
+    private fill(msg: any, r: WireResource): any {
+        msg.setType(r.type);
+        msg.setName(r.name);
+        msg.setUrn(r.urn);
+        msg.setProperties(structPb.Struct.fromJavaScript((r.properties ?? {}) as Record<string, unknown>));
+        const opts = new analyzerPb.AnalyzerResourceOptions();
+        if (r.parent) opts.setParent(r.parent);
+        msg.setOptions(opts);
+        return msg;
+    }
+
+    private rows(response: any, fallbackUrn: string): Row[] {
+        const descriptions = new Map(this.policies.map((p) => [p.name, p.description]));
+        return response.getDiagnosticsList().map((d: any) =>
+            row(
+                d.getPolicyname(),
+                d.getUrn() || fallbackUrn,
+                LEVEL_NAMES[d.getEnforcementlevel()] ?? "advisory",
+                normalizeMessage(d.getMessage(), descriptions.get(d.getPolicyname())),
+            ),
+        );
+    }
+
+    /** Analyzes every resource, then the whole program, returning violation rows. */
+    async analyze(resources: WireResource[]): Promise<Row[]> {
+        const rows: Row[] = [];
+        for (const r of resources) {
+            const res = await call<any>(this.client, "analyze", this.fill(new analyzerPb.AnalyzeRequest(), r));
+            rows.push(...this.rows(res, r.urn));
+        }
+        const req = new analyzerPb.AnalyzeStackRequest();
+        req.setResourcesList(
+            resources.map((r) => {
+                const m = this.fill(new analyzerPb.AnalyzerResource(), r);
+                if (r.parent) m.setParent(r.parent);
+                m.setDependenciesList(r.dependencies ?? []);
+                return m;
+            }),
+        );
+        const res = await call<any>(this.client, "analyzeStack", req);
+        // A stack-level diagnostic without a URN belongs to the program as a whole.
+        rows.push(...this.rows(res, ""));
+        return rows;
+    }
+
+    stop(): void {
+        try {
+            this.client.close();
+        } catch {
+            /* already closed */
+        }
+        this.child.kill();
+    }
+}
+
+function call<T>(client: any, method: string, req: unknown): Promise<T> {
+    return new Promise((resolve, reject) => {
+        client[method](req, (err: grpc.ServiceError | null, res: T) => {
+            if (err) {
+                reject(new AnalyzerError(`analyzer ${method} failed: ${String(err.details || err.message).split("\n")[0]}`));
+            } else {
+                resolve(res);
+            }
+        });
+    });
+}

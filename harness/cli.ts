@@ -1,0 +1,56 @@
+/**
+ * pko-guard harness CLI:
+ *   npm run harness -- [--leg mock|real|both] [--json FILE] [--timeout SECONDS] [FIXTURE_DIR ...]
+ * Exit codes: 0 all fixtures match, 1 any mismatch or fixture error, 2 bad input.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import * as fs from "fs";
+import { BadInputError } from "./expect";
+import { renderJson } from "./reports/json";
+import { renderTable, summaryLine } from "./reports/table";
+import { LegChoice, loadFixtures, runFixtures } from "./runner";
+
+function positiveSeconds(v: string): number {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("must be a positive number of seconds");
+    return n;
+}
+
+function badInput(message: string): never {
+    process.stderr.write(`pko-guard harness: ${message}\n`);
+    process.exit(2);
+}
+
+async function main(argv: string[]): Promise<number> {
+    const program = new Command("harness")
+        .description("Run fixture programs through the pko-guard policy pack and compare with expect.yaml")
+        .addOption(new Option("--leg <leg>", "which leg to run").choices(["mock", "real", "both"]).default("mock"))
+        .option("--json <file>", "also write the JSON report to FILE")
+        .option("--timeout <seconds>", "per-fixture timeout", positiveSeconds, 300)
+        .argument("[fixtures...]", "fixture folders (default: all of fixtures/)")
+        .exitOverride()
+        .configureOutput({ writeErr: (s) => process.stderr.write(s.split("\n")[0] + "\n") });
+    try {
+        program.parse(argv, { from: "user" });
+    } catch (e) {
+        if (e instanceof CommanderError) {
+            return e.exitCode === 0 ? 0 : 2;
+        }
+        throw e;
+    }
+    const opts = program.opts<{ leg: LegChoice; json?: string; timeout: number }>();
+    const fixtures = loadFixtures(program.args);
+    const verdicts = await runFixtures(fixtures, {
+        leg: opts.leg,
+        timeoutMs: opts.timeout * 1000,
+        onFixture: (v) => process.stderr.write(`[harness] ${v.fixture}: ${v.outcome}\n`),
+    });
+    process.stdout.write(renderTable(verdicts) + "\n" + summaryLine(verdicts) + "\n");
+    if (opts.json) fs.writeFileSync(opts.json, renderJson(verdicts));
+    return verdicts.every((v) => v.outcome === "match") ? 0 : 1;
+}
+
+main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e) => (e instanceof BadInputError ? badInput(e.message) : badInput(`unexpected error: ${(e as Error).message}`)),
+);

@@ -1,0 +1,167 @@
+/**
+ * Fixtures and their expectations. A fixture is a folder with Pulumi.yaml, index.ts, expect.yaml and
+ * optionally policy-config.json. expect.yaml is validated against a JSON schema (ajv); a fixture whose
+ * expectations are invalid is bad input, reported before anything runs.
+ */
+import Ajv from "ajv";
+import * as fs from "fs";
+import * as path from "path";
+import * as YAML from "yaml";
+
+export interface ExpectedViolation {
+    policy: string;
+    resource: string;
+    count: number;
+    message?: string;
+    level?: "mandatory" | "advisory";
+}
+
+export interface ConfigValue {
+    value: string;
+    secret?: boolean;
+}
+
+export interface Expectation {
+    description: string;
+    stack: string;
+    /** Stack config the program reads (`name: {value, secret}`), set in both legs. */
+    config: Record<string, ConfigValue>;
+    violations: ExpectedViolation[];
+    /** When set, the real leg does not run this fixture and shows why. */
+    mockOnly?: string;
+}
+
+export interface Fixture {
+    name: string;
+    dir: string;
+    project: string;
+    expect: Expectation;
+    /** Path of policy-config.json when the fixture has one. */
+    policyConfig?: string;
+}
+
+export class BadInputError extends Error {}
+
+const schema = {
+    type: "object",
+    additionalProperties: false,
+    required: ["description", "violations"],
+    properties: {
+        description: { type: "string", minLength: 1 },
+        stack: { type: "string", pattern: "^[A-Za-z0-9_.-]+$" },
+        mockOnly: { type: "string", minLength: 1 },
+        config: {
+            type: "object",
+            additionalProperties: {
+                type: "object",
+                additionalProperties: false,
+                required: ["value"],
+                properties: { value: { type: "string" }, secret: { type: "boolean" } },
+            },
+        },
+        violations: {
+            type: "array",
+            items: {
+                type: "object",
+                additionalProperties: false,
+                required: ["policy", "resource", "count"],
+                properties: {
+                    policy: { type: "string", minLength: 1 },
+                    resource: { type: "string", minLength: 1 },
+                    count: { type: "integer", minimum: 1 },
+                    message: { type: "string", minLength: 1 },
+                    level: { enum: ["mandatory", "advisory"] },
+                },
+            },
+        },
+    },
+} as const;
+
+const ajv = new Ajv({ allErrors: true });
+const validate = ajv.compile(schema);
+
+function projectName(dir: string): string {
+    const file = path.join(dir, "Pulumi.yaml");
+    if (!fs.existsSync(file)) {
+        throw new BadInputError(`${dir}: no Pulumi.yaml (a fixture is a Pulumi program folder)`);
+    }
+    let doc: unknown;
+    try {
+        doc = YAML.parse(fs.readFileSync(file, "utf8"));
+    } catch (e) {
+        throw new BadInputError(`${file}: invalid YAML: ${(e as Error).message.split("\n")[0]}`);
+    }
+    const name = (doc as { name?: unknown } | null)?.name;
+    if (typeof name !== "string" || name.length === 0) {
+        throw new BadInputError(`${file}: missing project name`);
+    }
+    return name;
+}
+
+/** Loads one fixture folder, validating everything the legs will rely on. */
+export function loadFixture(dirArg: string): Fixture {
+    const dir = path.resolve(dirArg);
+    if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
+        throw new BadInputError(`${dirArg}: no such fixture folder`);
+    }
+    const project = projectName(dir);
+    if (!fs.existsSync(path.join(dir, "index.ts"))) {
+        throw new BadInputError(`${dirArg}: no index.ts`);
+    }
+    const expectFile = path.join(dir, "expect.yaml");
+    if (!fs.existsSync(expectFile)) {
+        throw new BadInputError(`${dirArg}: no expect.yaml`);
+    }
+    let doc: unknown;
+    try {
+        doc = YAML.parse(fs.readFileSync(expectFile, "utf8"));
+    } catch (e) {
+        throw new BadInputError(`${expectFile}: invalid YAML: ${(e as Error).message.split("\n")[0]}`);
+    }
+    if (!validate(doc)) {
+        const err = validate.errors?.[0];
+        throw new BadInputError(`${expectFile}: ${err?.instancePath || "/"} ${err?.message ?? "is invalid"}`);
+    }
+    const e = doc as unknown as Partial<Expectation> & { violations: ExpectedViolation[] };
+    const seen = new Set<string>();
+    for (const v of e.violations) {
+        const key = `${v.policy}\u0000${v.resource}`;
+        if (seen.has(key)) {
+            throw new BadInputError(`${expectFile}: ${v.policy} on ${v.resource} is listed twice (use count)`);
+        }
+        seen.add(key);
+        if (v.message !== undefined) {
+            try {
+                new RegExp(v.message);
+            } catch {
+                throw new BadInputError(`${expectFile}: message ${JSON.stringify(v.message)} is not a valid regular expression`);
+            }
+        }
+    }
+    const policyConfig = path.join(dir, "policy-config.json");
+    return {
+        name: path.basename(dir),
+        dir,
+        project,
+        expect: {
+            description: e.description!,
+            stack: e.stack ?? "dev",
+            config: e.config ?? {},
+            violations: e.violations,
+            mockOnly: e.mockOnly,
+        },
+        policyConfig: fs.existsSync(policyConfig) ? policyConfig : undefined,
+    };
+}
+
+/** Every fixture folder under a root (a folder with an expect.yaml), sorted by name. */
+export function discoverFixtures(root: string): string[] {
+    if (!fs.existsSync(root)) {
+        throw new BadInputError(`${root}: no such folder`);
+    }
+    return fs
+        .readdirSync(root, { withFileTypes: true })
+        .filter((d) => d.isDirectory() && fs.existsSync(path.join(root, d.name, "expect.yaml")))
+        .map((d) => path.join(root, d.name))
+        .sort();
+}

@@ -1,0 +1,31 @@
+/** The human verdict table: fixture, leg, policy, resource, expected, got, result. */
+import Table from "cli-table3";
+import { FixtureVerdict } from "../verdict";
+
+const RESULT: Record<string, string> = {
+    match: "match",
+    mismatch: "MISMATCH",
+    error: "ERROR",
+    skipped: "skipped",
+};
+
+export function renderTable(verdicts: FixtureVerdict[]): string {
+    const table = new Table({
+        head: ["fixture", "leg", "policy", "resource", "expected", "got", "result"],
+        style: { head: [], border: [] },
+        wordWrap: true,
+        colWidths: [30, 8, 40, 22, 10, 6, 60],
+    });
+    for (const v of verdicts) {
+        for (const c of v.checks) {
+            const result = c.note ? `${RESULT[c.outcome]}: ${c.note}` : RESULT[c.outcome];
+            table.push([c.fixture, c.leg, c.policy, c.resource, String(c.expected), String(c.got), result]);
+        }
+    }
+    return table.toString();
+}
+
+export function summaryLine(verdicts: FixtureVerdict[]): string {
+    const n = (o: string) => verdicts.filter((v) => v.outcome === o).length;
+    return `${verdicts.length} fixture(s): ${n("match")} match, ${n("mismatch")} mismatch, ${n("error")} error, ${n("skipped")} skipped`;
+}

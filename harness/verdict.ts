@@ -1,0 +1,138 @@
+/**
+ * The verdict: compares a leg's rows with a fixture's expectations, and two legs with each other.
+ * A fixture matches only when the set of (policy, resource, count) is exactly the expected one.
+ */
+import { Fixture } from "./expect";
+import { LegName, LegResult, Row, sortRows } from "./model";
+
+export type Outcome = "match" | "mismatch" | "error" | "skipped";
+
+/** One line of the verdict table. */
+export interface Check {
+    fixture: string;
+    leg: LegName | "parity";
+    policy: string;
+    resource: string;
+    expected: number;
+    got: number;
+    outcome: Outcome;
+    /** Why it is not a match (or what was skipped). */
+    note?: string;
+}
+
+export interface FixtureVerdict {
+    fixture: string;
+    description: string;
+    legs: LegResult[];
+    checks: Check[];
+    outcome: Outcome;
+}
+
+function key(policy: string, resource: string): string {
+    return `${policy}\u0000${resource}`;
+}
+
+/** Compares one leg's result with the fixture's expectations. */
+export function judgeLeg(fixture: Fixture, result: LegResult): Check[] {
+    const base = { fixture: fixture.name, leg: result.leg };
+    if (result.skipped) {
+        return [{ ...base, policy: "", resource: "", expected: 0, got: 0, outcome: "skipped", note: result.skipped }];
+    }
+    if (result.error) {
+        return [{ ...base, policy: "", resource: "", expected: 0, got: 0, outcome: "error", note: result.error }];
+    }
+    const groups = new Map<string, Row[]>();
+    for (const r of result.rows) {
+        const k = key(r.policy, r.resource);
+        groups.set(k, [...(groups.get(k) ?? []), r]);
+    }
+    const checks: Check[] = [];
+    for (const e of fixture.expect.violations) {
+        const rows = groups.get(key(e.policy, e.resource)) ?? [];
+        groups.delete(key(e.policy, e.resource));
+        const problems: string[] = [];
+        if (rows.length !== e.count) problems.push(`expected ${e.count}, got ${rows.length}`);
+        if (e.message !== undefined) {
+            const re = new RegExp(e.message);
+            const bad = rows.filter((r) => !re.test(r.message));
+            if (bad.length > 0) problems.push(`${bad.length} message(s) do not match /${e.message}/: ${bad[0].message}`);
+        }
+        if (e.level !== undefined) {
+            const bad = rows.filter((r) => r.level !== e.level);
+            if (bad.length > 0) problems.push(`level ${bad[0].level}, expected ${e.level}`);
+        }
+        checks.push({
+            ...base,
+            policy: e.policy,
+            resource: e.resource,
+            expected: e.count,
+            got: rows.length,
+            outcome: problems.length === 0 ? "match" : "mismatch",
+            note: problems.join("; ") || undefined,
+        });
+    }
+    for (const rows of groups.values()) {
+        checks.push({
+            ...base,
+            policy: rows[0].policy,
+            resource: rows[0].resource,
+            expected: 0,
+            got: rows.length,
+            outcome: "mismatch",
+            note: `unexpected: ${rows[0].message}`,
+        });
+    }
+    if (checks.length === 0) {
+        checks.push({ ...base, policy: "(none)", resource: "", expected: 0, got: 0, outcome: "match" });
+    }
+    return checks;
+}
+
+function rowKey(r: Row): string {
+    return [r.policy, r.resource, r.level, r.message].join("\u0000");
+}
+
+/** Compares the rows of two legs: both must report the same multiset of rows. */
+export function judgeParity(fixture: Fixture, a: LegResult, b: LegResult): Check[] {
+    if (a.error || b.error || a.skipped || b.skipped) return [];
+    const count = (rows: Row[]) => {
+        const m = new Map<string, Row[]>();
+        for (const r of sortRows(rows)) m.set(rowKey(r), [...(m.get(rowKey(r)) ?? []), r]);
+        return m;
+    };
+    const ca = count(a.rows);
+    const cb = count(b.rows);
+    const checks: Check[] = [];
+    for (const k of new Set([...ca.keys(), ...cb.keys()])) {
+        const ra = ca.get(k) ?? [];
+        const rb = cb.get(k) ?? [];
+        if (ra.length === rb.length) continue;
+        const sample = (ra[0] ?? rb[0])!;
+        checks.push({
+            fixture: fixture.name,
+            leg: "parity",
+            policy: sample.policy,
+            resource: sample.resource,
+            expected: ra.length,
+            got: rb.length,
+            outcome: "mismatch",
+            note: `${a.leg} has ${ra.length}, ${b.leg} has ${rb.length} of [${sample.level}] ${sample.message}`,
+        });
+    }
+    return checks;
+}
+
+export function judgeFixture(fixture: Fixture, legs: LegResult[], extra: Check[] = []): FixtureVerdict {
+    const checks = legs.flatMap((l) => judgeLeg(fixture, l));
+    if (legs.length === 2) checks.push(...judgeParity(fixture, legs[0], legs[1]));
+    checks.push(...extra);
+    const outcomes = checks.map((c) => c.outcome);
+    const outcome: Outcome = outcomes.includes("error")
+        ? "error"
+        : outcomes.includes("mismatch")
+          ? "mismatch"
+          : outcomes.every((o) => o === "skipped")
+            ? "skipped"
+            : "match";
+    return { fixture: fixture.name, description: fixture.expect.description, legs, checks, outcome };
+}

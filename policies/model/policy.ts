@@ -1,0 +1,148 @@
+/**
+ * Builders that turn a pure rule (a function from a normalized view to messages) into a CrossGuard
+ * policy object that can never throw: every input the analyzer can send is turned into plain data
+ * first, and an unexpected failure inside a rule becomes a clear violation (fail closed) instead of
+ * a gRPC error or, worse, a silently skipped advisory.
+ */
+import {
+    EnforcementLevel,
+    PolicyComplianceFramework,
+    PolicyConfigSchema,
+    PolicyResource,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    Severity,
+    StackValidationArgs,
+    StackValidationPolicy,
+} from "@pulumi/policy";
+import { ResourceLike, StackView, stackView } from "./stack";
+
+export const FRAMEWORK: PolicyComplianceFramework = {
+    name: "pko-guard",
+    version: "1",
+    reference: "https://github.com/pulumi/pulumi-kubernetes-operator",
+    specification: "Governed PKO deployments: credentials from Secrets, least-privilege RBAC, production safety, no public S3 ACLs.",
+};
+
+/** Metadata every pko-guard policy carries, in this order. */
+export interface RuleMeta {
+    name: string;
+    description: string;
+    enforcementLevel: EnforcementLevel;
+    severity: Severity;
+    remediationSteps: string;
+    url?: string;
+    /** Extra JSON-schema properties for the policy's config (enforcementLevel is implicit). */
+    config?: Record<string, object>;
+}
+
+/** A violation message, optionally attached to another resource's URN (stack policies). */
+export interface Finding {
+    message: string;
+    urn?: string;
+}
+
+function configSchema(meta: RuleMeta): PolicyConfigSchema | undefined {
+    if (!meta.config || Object.keys(meta.config).length === 0) {
+        return undefined;
+    }
+    return { properties: meta.config as PolicyConfigSchema["properties"] };
+}
+
+function safeConfig(getConfig: (() => unknown) | undefined): Record<string, unknown> {
+    try {
+        const c = getConfig ? getConfig() : {};
+        return c !== null && typeof c === "object" ? (c as Record<string, unknown>) : {};
+    } catch {
+        return {};
+    }
+}
+
+function failClosed(meta: RuleMeta): string {
+    return (
+        `${meta.name} could not evaluate this resource (unexpected input shape); ` +
+        `the resource is reported so that a governance gate never passes by accident. Fix: check the manifest's fields.`
+    );
+}
+
+function report(reportViolation: ReportViolation, findings: (string | Finding)[]): void {
+    for (const f of findings) {
+        if (typeof f === "string") {
+            reportViolation(f);
+        } else {
+            reportViolation(f.message, f.urn);
+        }
+    }
+}
+
+function metaFields(meta: RuleMeta) {
+    return {
+        name: meta.name,
+        description: meta.description,
+        enforcementLevel: meta.enforcementLevel,
+        severity: meta.severity,
+        framework: FRAMEWORK,
+        remediationSteps: meta.remediationSteps,
+        ...(meta.url ? { url: meta.url } : {}),
+        ...(configSchema(meta) ? { configSchema: configSchema(meta) } : {}),
+    };
+}
+
+/** A per-resource rule over any resource (the rule decides which types it cares about). */
+export function resourceRule(
+    meta: RuleMeta,
+    check: (resource: ResourceLike, config: Record<string, unknown>) => (string | Finding)[],
+): ResourceValidationPolicy {
+    return {
+        ...metaFields(meta),
+        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) => {
+            let findings: (string | Finding)[];
+            try {
+                findings = check(
+                    { type: args.type, name: args.name, urn: args.urn, props: args.props },
+                    safeConfig(args.getConfig),
+                );
+            } catch {
+                findings = [failClosed(meta)];
+            }
+            report(reportViolation, findings);
+        },
+    };
+}
+
+/** A per-resource rule over PKO Stacks only. */
+export function stackRule(
+    meta: RuleMeta,
+    check: (view: StackView, config: Record<string, unknown>) => (string | Finding)[],
+): ResourceValidationPolicy {
+    return resourceRule(meta, (resource, config) => {
+        const view = stackView(resource);
+        return view ? check(view, config) : [];
+    });
+}
+
+/** A stack-level rule that sees every resource of the program. */
+export function programRule(
+    meta: RuleMeta,
+    check: (resources: ResourceLike[], config: Record<string, unknown>) => Finding[],
+): StackValidationPolicy {
+    return {
+        ...metaFields(meta),
+        validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
+            let findings: (string | Finding)[];
+            try {
+                const resources: ResourceLike[] = (args.resources ?? []).map((r: PolicyResource) => ({
+                    type: r.type,
+                    name: r.name,
+                    urn: r.urn,
+                    props: r.props,
+                }));
+                findings = check(resources, safeConfig(args.getConfig));
+            } catch {
+                findings = [failClosed(meta)];
+            }
+            report(reportViolation, findings);
+        },
+    };
+}

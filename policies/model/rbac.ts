@@ -1,0 +1,193 @@
+/**
+ * Kubernetes RBAC as declared in a Pulumi program: roles, bindings, their subjects, and whether a
+ * binding grants cluster-admin (or a wildcard-equivalent role) to a given service account.
+ * Three-valued where preview leaves values unknown: "yes", "no", "maybe".
+ */
+import { ResourceLike, StackView, effectiveServiceAccount, stackView } from "./stack";
+import { Plain, UNKNOWN, Unknown, get, list, plain, str } from "./values";
+
+export type Tri = "yes" | "no" | "maybe";
+
+const RBAC_TYPE = /^kubernetes:rbac\.authorization\.k8s\.io\/(v1|v1beta1|v1alpha1):(ClusterRoleBinding|RoleBinding|ClusterRole|Role)$/;
+
+/** The namespace a namespaced object lands in when metadata.namespace is not set. */
+export const DEFAULT_NAMESPACE = "default";
+
+export interface Role {
+    kind: "ClusterRole" | "Role";
+    name: string | Unknown | undefined;
+    namespace: string | Unknown | undefined;
+    /** Whether its rules grant `*` verbs on `*` resources. */
+    wildcard: Tri;
+}
+
+export interface Subject {
+    kind: string | Unknown | undefined;
+    name: string | Unknown | undefined;
+    namespace: string | Unknown | undefined;
+}
+
+export interface Binding {
+    kind: "ClusterRoleBinding" | "RoleBinding";
+    resourceName: string;
+    urn?: string;
+    namespace: string | Unknown | undefined;
+    roleKind: string | Unknown | undefined;
+    roleName: string | Unknown | undefined;
+    /** UNKNOWN when the whole subject list is unknown. */
+    subjects: Subject[] | Unknown;
+}
+
+export interface ServiceAccountRef {
+    name: string | Unknown;
+    namespace: string | Unknown;
+}
+
+export interface RbacModel {
+    roles: Role[];
+    bindings: Binding[];
+}
+
+function includesOrUnknown(v: Plain, wanted: string): Tri {
+    if (v === UNKNOWN) return "maybe";
+    const items = list(v);
+    if (items.includes(wanted)) return "yes";
+    return items.includes(UNKNOWN) ? "maybe" : "no";
+}
+
+function and(a: Tri, b: Tri): Tri {
+    if (a === "no" || b === "no") return "no";
+    return a === "yes" && b === "yes" ? "yes" : "maybe";
+}
+
+function or(values: Tri[]): Tri {
+    if (values.includes("yes")) return "yes";
+    return values.includes("maybe") ? "maybe" : "no";
+}
+
+function ruleIsWildcard(rule: Plain): Tri {
+    if (rule === UNKNOWN) return "maybe";
+    return and(includesOrUnknown(get(rule, "verbs"), "*"), includesOrUnknown(get(rule, "resources"), "*"));
+}
+
+function roleWildcard(props: Plain): Tri {
+    const rules = get(props, "rules");
+    if (rules === UNKNOWN) return "maybe";
+    return or(list(rules).map(ruleIsWildcard));
+}
+
+/** Builds the RBAC view of a program's resources. */
+export function rbacModel(resources: ResourceLike[]): RbacModel {
+    const roles: Role[] = [];
+    const bindings: Binding[] = [];
+    for (const r of resources) {
+        const m = RBAC_TYPE.exec(String(r?.type ?? ""));
+        if (!m) continue;
+        const props = plain(r.props);
+        const kind = m[2];
+        const name = str(get(props, "metadata", "name"));
+        const namespace = str(get(props, "metadata", "namespace"));
+        if (kind === "ClusterRole" || kind === "Role") {
+            roles.push({ kind, name, namespace, wildcard: roleWildcard(props) });
+            continue;
+        }
+        const subjectsRaw = get(props, "subjects");
+        const subjects: Subject[] | Unknown =
+            subjectsRaw === UNKNOWN
+                ? UNKNOWN
+                : list(subjectsRaw).map((s) =>
+                      s === UNKNOWN
+                          ? { kind: UNKNOWN, name: UNKNOWN, namespace: UNKNOWN }
+                          : { kind: str(get(s, "kind")), name: str(get(s, "name")), namespace: str(get(s, "namespace")) },
+                  );
+        bindings.push({
+            kind: kind as Binding["kind"],
+            resourceName: String(r.name ?? ""),
+            urn: typeof r.urn === "string" ? r.urn : undefined,
+            namespace,
+            roleKind: str(get(props, "roleRef", "kind")),
+            roleName: str(get(props, "roleRef", "name")),
+            subjects,
+        });
+    }
+    return { roles, bindings };
+}
+
+function eq(a: string | Unknown | undefined, b: string | Unknown | undefined): Tri {
+    if (a === UNKNOWN || b === UNKNOWN) return "maybe";
+    return a === b ? "yes" : "no";
+}
+
+/** Whether the binding's role is cluster-admin or a wildcard-equivalent role of the program. */
+export function grantsAdmin(binding: Binding, model: RbacModel): Tri {
+    if (binding.roleName === UNKNOWN || binding.roleKind === UNKNOWN) return "maybe";
+    if (binding.roleKind === "ClusterRole" && binding.roleName === "cluster-admin") return "yes";
+    const bindingNs = binding.namespace ?? DEFAULT_NAMESPACE;
+    return or(
+        model.roles
+            .filter((role) => role.kind === binding.roleKind)
+            .map((role) => {
+                const sameName = eq(role.name, binding.roleName);
+                const sameNamespace = role.kind === "Role" ? eq(role.namespace ?? DEFAULT_NAMESPACE, bindingNs) : "yes";
+                return and(and(sameName, sameNamespace), role.wildcard);
+            }),
+    );
+}
+
+/** Whether one subject of a binding covers a service account. */
+export function subjectCovers(subject: Subject, binding: Binding, sa: ServiceAccountRef): Tri {
+    const { kind, name } = subject;
+    if (kind === UNKNOWN || name === UNKNOWN) return "maybe";
+    if (kind === "ServiceAccount") {
+        // A RoleBinding's ServiceAccount subject defaults to the binding's namespace.
+        const ns = subject.namespace ?? (binding.kind === "RoleBinding" ? binding.namespace ?? DEFAULT_NAMESPACE : undefined);
+        if (ns === undefined) return "no";
+        return and(eq(name, sa.name), eq(ns, sa.namespace));
+    }
+    if (kind === "Group") {
+        if (name === "system:serviceaccounts" || name === "system:masters") return "yes";
+        if (typeof name === "string" && name.startsWith("system:serviceaccounts:")) {
+            return eq(name.slice("system:serviceaccounts:".length), sa.namespace);
+        }
+        return "no";
+    }
+    if (kind === "User" && typeof name === "string" && name.startsWith("system:serviceaccount:")) {
+        const [ns, ...rest] = name.slice("system:serviceaccount:".length).split(":");
+        return and(eq(ns, sa.namespace), eq(rest.join(":"), sa.name));
+    }
+    return "no";
+}
+
+/** Whether any subject of the binding covers the service account. */
+export function bindingCovers(binding: Binding, sa: ServiceAccountRef): Tri {
+    if (binding.subjects === UNKNOWN) return "maybe";
+    return or(binding.subjects.map((s) => subjectCovers(s, binding, sa)));
+}
+
+/** A PKO Stack together with the service account its workspace runs as. */
+export interface StackIdentity {
+    view: StackView;
+    serviceAccount: ServiceAccountRef;
+    source: string;
+}
+
+export function stackIdentities(resources: ResourceLike[]): StackIdentity[] {
+    const out: StackIdentity[] = [];
+    for (const r of resources) {
+        const view = stackView(r);
+        if (!view) continue;
+        const sa = effectiveServiceAccount(view);
+        const namespace = view.namespace === UNKNOWN ? UNKNOWN : view.namespace ?? DEFAULT_NAMESPACE;
+        out.push({ view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
+    }
+    return out;
+}
+
+/** A readable name of a subject for messages. */
+export function describeSubject(s: Subject): string {
+    const part = (v: string | Unknown | undefined) => (v === UNKNOWN ? "<unknown>" : v ?? "");
+    return s.kind === "ServiceAccount"
+        ? `ServiceAccount ${part(s.namespace) ? part(s.namespace) + "/" : ""}${part(s.name)}`
+        : `${part(s.kind)} ${part(s.name)}`;
+}
+

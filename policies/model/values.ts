@@ -1,0 +1,196 @@
+/**
+ * Value helpers shared by every policy.
+ *
+ * The analyzer hands policies resource properties wrapped in an "unknown-checking proxy" that throws
+ * `UnknownValueError` when a value that is unknown during preview is read. The engine would then turn
+ * the policy into a skipped advisory diagnostic, so a mandatory gate would silently pass. Policies must
+ * therefore never read the proxy directly: `plain()` turns whatever they are given into plain data in
+ * which every unknown value is the `UNKNOWN` marker, and the helpers below read fields without ever
+ * throwing, whatever the shape.
+ *
+ * Secrets arrive already unwrapped (the analyzer deserializes with secrets revealed), so a policy sees
+ * plaintext secret values: no helper here ever puts a value into a message.
+ */
+
+/** The marker that stands for a value unknown during preview. */
+export const UNKNOWN: unique symbol = Symbol.for("pko-guard.unknown");
+export type Unknown = typeof UNKNOWN;
+
+/** Sentinels the engine and SDKs use on the wire for values unknown during preview. */
+const UNKNOWN_SENTINELS = new Set<string>([
+    "04da6b54-80e4-46f7-96ec-b56ff0331ba9", // string (the engine sends this one for every type)
+    "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7", // boolean
+    "3eeb2bf0-c639-47a8-9e75-3b44932eb421", // number
+    "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2", // array
+    "030794c1-ac77-496b-92df-f27374a8bd58", // asset
+    "e48ece36-62e2-4504-bad9-02848725956a", // archive
+    "dd056dcd-154b-4c76-9bd3-c8f88648b5ff", // object
+]);
+
+/** Signature key and value of a secret as serialized on the wire (in case a caller hands one over). */
+const SIG_KEY = "4dabf18193072939515e22adb298388d";
+const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
+
+/** Key the policy SDK's proxy answers with its raw target. */
+const PROXY_TARGET = "__getSpecialProxyTarget";
+
+export type Plain = null | boolean | number | string | Unknown | Plain[] | { [key: string]: Plain } | undefined;
+
+export function isUnknown(v: unknown): v is Unknown {
+    return v === UNKNOWN;
+}
+
+/** Returns the raw object behind the policy SDK's unknown-checking proxy, without triggering it. */
+function unproxy(v: unknown): unknown {
+    if (v !== null && typeof v === "object") {
+        try {
+            const target = (v as Record<string, unknown>)[PROXY_TARGET];
+            if (target !== undefined && target !== null && typeof target === "object") {
+                return target;
+            }
+        } catch {
+            // A proxy that throws on this key is not the SDK's; fall through and read it as it is.
+        }
+    }
+    return v;
+}
+
+/**
+ * Converts any value (proxied, secret-wrapped, cyclic, exotic) into plain data with unknowns replaced
+ * by `UNKNOWN`. Never throws. Depth and cycles are bounded so hostile input cannot hang a policy.
+ */
+export function plain(input: unknown, depth = 0, seen: Set<unknown> = new Set()): Plain {
+    try {
+        const v = unproxy(input);
+        if (v === null || v === undefined) {
+            return v as null | undefined;
+        }
+        switch (typeof v) {
+            case "string":
+                return UNKNOWN_SENTINELS.has(v) ? UNKNOWN : v;
+            case "boolean":
+                return v;
+            case "number":
+                return Number.isFinite(v) ? v : undefined;
+            case "symbol":
+                return v === UNKNOWN ? UNKNOWN : undefined;
+            case "object":
+                break;
+            default:
+                return undefined;
+        }
+        if (depth > 64 || seen.has(v)) {
+            return undefined;
+        }
+        seen.add(v);
+        try {
+            // The Node SDK's own unknown marker and secret wrappers.
+            const o = v as Record<string, unknown>;
+            if ((o as { __pulumiUnknown?: unknown }).__pulumiUnknown === true) {
+                return UNKNOWN;
+            }
+            if (o[SIG_KEY] === SECRET_SIG) {
+                return plain(o.value, depth + 1, seen);
+            }
+            if (Array.isArray(v)) {
+                return v.map((e) => plain(e, depth + 1, seen));
+            }
+            const out: { [key: string]: Plain } = {};
+            for (const key of Object.keys(o)) {
+                out[key] = plain(o[key], depth + 1, seen);
+            }
+            return out;
+        } finally {
+            seen.delete(v);
+        }
+    } catch {
+        return undefined;
+    }
+}
+
+export type Obj = { [key: string]: Plain };
+
+export function isObject(v: Plain): v is Obj {
+    return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/** Reads a nested field; returns UNKNOWN as soon as an unknown is crossed, undefined when absent or mistyped. */
+export function get(v: Plain, ...path: (string | number)[]): Plain {
+    let cur: Plain = v;
+    for (const key of path) {
+        if (cur === UNKNOWN) {
+            return UNKNOWN;
+        }
+        if (typeof key === "number") {
+            if (!Array.isArray(cur)) {
+                return undefined;
+            }
+            cur = cur[key];
+        } else {
+            if (!isObject(cur) || !Object.prototype.hasOwnProperty.call(cur, key)) {
+                return undefined;
+            }
+            cur = cur[key];
+        }
+    }
+    return cur;
+}
+
+/** A string field: the string, UNKNOWN, or undefined (absent or not a string). */
+export function str(v: Plain): string | Unknown | undefined {
+    return typeof v === "string" || v === UNKNOWN ? v : undefined;
+}
+
+/** A boolean field; the strings "true"/"false" count, as Kubernetes YAML often carries them. */
+export function bool(v: Plain): boolean | Unknown | undefined {
+    if (typeof v === "boolean" || v === UNKNOWN) {
+        return v;
+    }
+    if (v === "true" || v === "false") {
+        return v === "true";
+    }
+    return undefined;
+}
+
+export function num(v: Plain): number | Unknown | undefined {
+    if (typeof v === "number" || v === UNKNOWN) {
+        return v;
+    }
+    if (typeof v === "string" && /^-?\d+$/.test(v.trim())) {
+        return Number(v.trim());
+    }
+    return undefined;
+}
+
+/** The entries of a map field; [] when absent or not an object. */
+export function entries(v: Plain): [string, Plain][] {
+    return isObject(v) ? Object.entries(v) : [];
+}
+
+/** The elements of a list field; [] when absent or not a list. */
+export function list(v: Plain): Plain[] {
+    return Array.isArray(v) ? v : [];
+}
+
+/** True when the value or anything inside it is unknown. */
+export function containsUnknown(v: Plain, depth = 0): boolean {
+    if (v === UNKNOWN) {
+        return true;
+    }
+    if (depth > 64) {
+        return false;
+    }
+    if (Array.isArray(v)) {
+        return v.some((e) => containsUnknown(e, depth + 1));
+    }
+    if (isObject(v)) {
+        return Object.values(v).some((e) => containsUnknown(e, depth + 1));
+    }
+    return false;
+}
+
+/** Quotes a field name or other non-secret identifier for a message, bounded in length. */
+export function quote(s: string): string {
+    const clean = s.replace(/[\u0000-\u001f\u007f]/g, "?");
+    return JSON.stringify(clean.length > 120 ? clean.slice(0, 117) + "..." : clean);
+}

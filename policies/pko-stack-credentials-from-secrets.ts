@@ -1,0 +1,216 @@
+/**
+ * pko-stack-credentials-from-secrets (mandatory)
+ *
+ * What: every credential a PKO Stack uses (the Pulumi access token, cloud keys, git auth tokens,
+ * passwords and SSH keys, secret config values, credentials in the workspace pod's environment) comes
+ * from a Kubernetes Secret reference. Literal values, `Env`/`FS` refs, the plaintext `spec.secrets` and
+ * `spec.envs` fields, and credentials embedded in repository or backend URLs are violations.
+ *
+ * Why: a Stack manifest is synced from Git (Argo CD) and readable by anyone who can read the custom
+ * resource; the PKO guide stores the access token in a Secret and references it with
+ * `envRefs.PULUMI_ACCESS_TOKEN: {type: Secret, ...}`, and the Argo CD guide does the same.
+ *
+ * Fix: create a Kubernetes Secret and reference it: `{type: Secret, secret: {name, key}}` for envRefs,
+ * secretsRef and gitAuth; `valueFrom.secretKeyRef` in the workspace pod; move secret config to secretsRef.
+ *
+ * Messages name the field, never the value.
+ */
+import { isCredentialName, isSecretConfigKey, looksLikeCredential, urlHasEmbeddedCredentials } from "./model/credentials";
+import { stackRule } from "./model/policy";
+import { Ref, StackView, describeStack, resourceRef, workspaceContainers } from "./model/stack";
+import { Plain, UNKNOWN, entries, get, isObject, list, quote } from "./model/values";
+
+export const NAME = "pko-stack-credentials-from-secrets";
+
+const SECRET_REF_FIX = "reference a Kubernetes Secret instead: {type: Secret, secret: {name, key}}";
+
+function refProblem(ref: Ref, what: string): string | undefined {
+    switch (ref.kind) {
+        case "Secret":
+            return ref.complete
+                ? undefined
+                : `${ref.field} (${what}) is a Secret reference without a secret name and key; set secret.name and secret.key.`;
+        case "Literal":
+            return `${ref.field} (${what}) is a Literal: the credential would sit in plaintext in the Stack manifest; ${SECRET_REF_FIX}.`;
+        case "Env":
+        case "FS":
+            return `${ref.field} (${what}) comes from the operator's ${ref.kind === "Env" ? "environment" : "filesystem"}, not a Kubernetes Secret; ${SECRET_REF_FIX}.`;
+        case "unknown":
+            return `${ref.field} (${what}) is unknown during preview, so it cannot be verified to come from a Kubernetes Secret; make the reference's type known at preview time (type: Secret).`;
+        case "malformed":
+            return `${ref.field} (${what}) is not a valid PKO resource reference; ${SECRET_REF_FIX}.`;
+    }
+}
+
+function mapUnknown(field: string, v: Plain): string | undefined {
+    return v === UNKNOWN
+        ? `${field} is unknown during preview, so its credentials cannot be verified to come from Kubernetes Secrets; make the map known at preview time.`
+        : undefined;
+}
+
+function checkEnvRefs(view: StackView, extra: string[], out: string[]): void {
+    const envRefs = get(view.spec, "envRefs");
+    const unknown = mapUnknown("spec.envRefs", envRefs);
+    if (unknown) {
+        out.push(unknown);
+        return;
+    }
+    for (const [name, value] of entries(envRefs)) {
+        const ref = resourceRef(`spec.envRefs.${name}`, value);
+        if (isCredentialName(name, extra)) {
+            const p = refProblem(ref, "a credential");
+            if (p) out.push(p);
+        } else if (ref.kind === "Literal" && looksLikeCredential(ref.literal)) {
+            out.push(`spec.envRefs.${name} is a Literal whose value looks like a credential; ${SECRET_REF_FIX}.`);
+        }
+    }
+}
+
+function checkPlainEnvs(view: StackView, extra: string[], out: string[]): void {
+    const envs = get(view.spec, "envs");
+    for (const [name, value] of entries(envs)) {
+        if (isCredentialName(name, extra) || looksLikeCredential(value)) {
+            out.push(
+                `spec.envs.${name} holds a credential in plaintext; move it to spec.envRefs.${name} with {type: Secret, secret: {name, key}}.`,
+            );
+        }
+    }
+}
+
+function checkSecrets(view: StackView, out: string[]): void {
+    const secrets = get(view.spec, "secrets");
+    if (secrets === UNKNOWN || entries(secrets).length > 0) {
+        out.push(
+            `spec.secrets holds secret config values in plaintext in the Stack manifest; use spec.secretsRef with {type: Secret, secret: {name, key}} for each value.`,
+        );
+    }
+    const secretsRef = get(view.spec, "secretsRef");
+    const unknown = mapUnknown("spec.secretsRef", secretsRef);
+    if (unknown) {
+        out.push(unknown);
+        return;
+    }
+    for (const [key, value] of entries(secretsRef)) {
+        const p = refProblem(resourceRef(`spec.secretsRef.${key}`, value), "a secret config value");
+        if (p) out.push(p);
+    }
+}
+
+function checkConfig(view: StackView, out: string[]): void {
+    for (const [key, value] of entries(get(view.spec, "config"))) {
+        if (isSecretConfigKey(key) || looksLikeCredential(value)) {
+            out.push(
+                `spec.config.${key} looks like a secret but is plain config in the Stack manifest; move it to spec.secretsRef with {type: Secret, secret: {name, key}}.`,
+            );
+        }
+    }
+}
+
+function checkGitAuth(view: StackView, out: string[]): void {
+    const gitAuth = get(view.spec, "gitAuth");
+    if (gitAuth === UNKNOWN) {
+        out.push(mapUnknown("spec.gitAuth", gitAuth)!);
+        return;
+    }
+    const fields: [string[], string][] = [
+        [["accessToken"], "a git access token"],
+        [["sshAuth", "sshPrivateKey"], "a git SSH private key"],
+        [["sshAuth", "password"], "a git SSH key password"],
+        [["basicAuth", "password"], "a git password"],
+    ];
+    for (const [path, what] of fields) {
+        const v = get(gitAuth, ...path);
+        if (v === undefined) continue;
+        const p = refProblem(resourceRef(`spec.gitAuth.${path.join(".")}`, v), what);
+        if (p) out.push(p);
+    }
+}
+
+function checkUrls(view: StackView, out: string[]): void {
+    for (const [field, value] of [
+        ["spec.projectRepo", view.projectRepo],
+        ["spec.backend", view.backend],
+    ] as const) {
+        if (typeof value === "string" && urlHasEmbeddedCredentials(value)) {
+            out.push(
+                `${field} embeds credentials in its URL; remove them and use ${field === "spec.projectRepo" ? "spec.gitAuth with Secret references" : "spec.envRefs with Secret references"}.`,
+            );
+        }
+    }
+}
+
+function checkEnvVarList(field: string, env: Plain, extra: string[], out: string[]): void {
+    if (env === UNKNOWN) {
+        out.push(mapUnknown(field, env)!);
+        return;
+    }
+    list(env).forEach((e, i) => {
+        if (!isObject(e)) return;
+        const name = get(e, "name");
+        const label = `${field}[${i}]${typeof name === "string" ? ` (${quote(name)})` : ""}`;
+        const credentialName = typeof name === "string" && isCredentialName(name, extra);
+        const value = get(e, "value");
+        if (value !== undefined && (credentialName || looksLikeCredential(value))) {
+            out.push(`${label} sets a credential as a literal value; use valueFrom.secretKeyRef.`);
+            return;
+        }
+        if (!credentialName) return;
+        const valueFrom = get(e, "valueFrom");
+        if (valueFrom === UNKNOWN) {
+            out.push(`${label} has a valueFrom unknown during preview, so it cannot be verified to come from a Secret; use valueFrom.secretKeyRef.`);
+        } else if (isObject(valueFrom) && get(valueFrom, "secretKeyRef") === undefined) {
+            out.push(`${label} takes a credential from something other than a Secret; use valueFrom.secretKeyRef.`);
+        }
+    });
+}
+
+function checkWorkspace(view: StackView, extra: string[], out: string[]): void {
+    if (view.workspaceTemplate === UNKNOWN) {
+        out.push(mapUnknown("spec.workspaceTemplate", UNKNOWN)!);
+        return;
+    }
+    checkEnvVarList("spec.workspaceTemplate.spec.env", get(view.workspaceTemplate, "spec", "env"), extra, out);
+    for (const { field, container } of workspaceContainers(view)) {
+        checkEnvVarList(`${field}.env`, get(container, "env"), extra, out);
+    }
+}
+
+export const policy = stackRule(
+    {
+        name: NAME,
+        description:
+            "PKO Stack credentials (Pulumi access token, cloud keys, git auth, secret config, workspace env) come only from Kubernetes Secret references.",
+        enforcementLevel: "mandatory",
+        severity: "critical",
+        remediationSteps:
+            "Store each credential in a Kubernetes Secret and reference it: envRefs/secretsRef/gitAuth entries as {type: Secret, secret: {name, key}}, workspace env as valueFrom.secretKeyRef; drop spec.secrets, plaintext spec.envs credentials and credentials embedded in URLs.",
+        url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/pulumi-kubernetes-operator/",
+        config: {
+            extraCredentialNames: {
+                type: "array",
+                items: { type: "string", minLength: 1 },
+                description: "Extra regular expressions (whole-name match) for environment variables that hold credentials.",
+                default: [],
+            },
+        },
+    },
+    (view, config) => {
+        if (view.spec === UNKNOWN) {
+            return [
+                `${describeStack(view)}: spec is unknown during preview, so its credentials cannot be verified to come from Kubernetes Secrets; make the spec known at preview time.`,
+            ];
+        }
+        const extra = Array.isArray(config.extraCredentialNames)
+            ? config.extraCredentialNames.filter((p): p is string => typeof p === "string")
+            : [];
+        const out: string[] = [];
+        checkEnvRefs(view, extra, out);
+        checkPlainEnvs(view, extra, out);
+        checkSecrets(view, out);
+        checkConfig(view, out);
+        checkGitAuth(view, out);
+        checkUrls(view, out);
+        checkWorkspace(view, extra, out);
+        return out;
+    },
+);

@@ -1,0 +1,58 @@
+/**
+ * pko-stack-destroy-on-finalize-nonprod (mandatory)
+ *
+ * What: `spec.destroyOnFinalize: true` is allowed only on non-production Stacks.
+ *
+ * Why: with destroyOnFinalize, deleting the Stack object runs `pulumi destroy`. With Argo CD's
+ * automated prune and the background resources finalizer (Argo CD + PKO guide), removing a manifest
+ * from Git, or deleting the Application, tears the infrastructure down. Fine for dev; not for prod.
+ *
+ * Fix: remove `destroyOnFinalize` (or set it to false) on production Stacks.
+ *
+ * Fails closed: when the flag or the values that decide production are unknown during preview.
+ */
+import { stackRule } from "./model/policy";
+import { classifyProduction, productionConfig, productionSchemaProperties } from "./model/production";
+import { describeStack } from "./model/stack";
+import { UNKNOWN } from "./model/values";
+
+export const NAME = "pko-stack-destroy-on-finalize-nonprod";
+
+export const policy = stackRule(
+    {
+        name: NAME,
+        description: "destroyOnFinalize is allowed only on non-production PKO Stacks.",
+        enforcementLevel: "mandatory",
+        severity: "high",
+        remediationSteps:
+            "Remove spec.destroyOnFinalize (or set it to false) on production Stacks; keep it for dev and preview Stacks only.",
+        url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
+        config: { ...productionSchemaProperties },
+    },
+    (view, config) => {
+        const destroy = view.destroyOnFinalize;
+        if (destroy === false || destroy === undefined) {
+            return [];
+        }
+        const prod = classifyProduction(view, productionConfig(config));
+        const who = describeStack(view);
+        switch (prod.verdict) {
+            case "non-production":
+                return [];
+            case "invalid-config":
+                return [`${who}: cannot decide whether it is production: ${prod.reason}; fix the policy configuration.`];
+            case "production":
+                return destroy === UNKNOWN
+                    ? [
+                          `${who} is production (${prod.reason}) and spec.destroyOnFinalize is unknown during preview; set it to false explicitly so deleting the Stack never destroys production.`,
+                      ]
+                    : [
+                          `${who} is production (${prod.reason}) and sets spec.destroyOnFinalize: true, so deleting or pruning the Stack object destroys its infrastructure; remove destroyOnFinalize.`,
+                      ];
+            case "unknown":
+                return [
+                    `${who} ${destroy === UNKNOWN ? "may set" : "sets"} spec.destroyOnFinalize and ${prod.reason}; the rule fails closed: make the deciding values known at preview time or remove destroyOnFinalize.`,
+                ];
+        }
+    },
+);

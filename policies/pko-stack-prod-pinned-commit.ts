@@ -1,0 +1,95 @@
+/**
+ * pko-stack-prod-pinned-commit (mandatory)
+ *
+ * What: a production Stack deploys a full 40-hex `spec.commit`, sets no `spec.branch`, and does not
+ * use a program source that cannot be pinned (`fluxSource`, `programRef`) unless configured to allow it.
+ *
+ * Why: PKO treats a branch as something to poll and roll out; anything shorter than a full SHA is
+ * resolved as a movable ref. The Argo CD + PKO guide shows promotion through a moving `release` branch
+ * and notes that only a pinned commit records exactly which revision is live.
+ *
+ * Fix: set `spec.commit` to the full 40-character SHA you validated, remove `spec.branch`, and promote
+ * by changing the commit in Git.
+ *
+ * Fails closed: when the commit, the branch or the values that decide production are unknown.
+ */
+import { stackRule } from "./model/policy";
+import { classifyProduction, productionConfig, productionSchemaProperties } from "./model/production";
+import { StackView, describeStack } from "./model/stack";
+import { UNKNOWN } from "./model/values";
+
+export const NAME = "pko-stack-prod-pinned-commit";
+
+const FULL_SHA = /^[0-9a-fA-F]{40}$/;
+
+/** The reasons a Stack is not pinned; empty when it is. */
+export function pinProblems(view: StackView, allowUnpinnableSources: boolean): string[] {
+    const problems: string[] = [];
+    if (view.spec === UNKNOWN) {
+        return ["its spec is unknown during preview"];
+    }
+    const unpinnable = [
+        view.fluxSource !== undefined && view.fluxSource !== null ? "spec.fluxSource" : undefined,
+        view.programRef !== undefined && view.programRef !== null ? "spec.programRef" : undefined,
+    ].filter((x): x is string => x !== undefined);
+    if (unpinnable.length > 0) {
+        if (!allowUnpinnableSources) {
+            problems.push(`it deploys from ${unpinnable.join(" and ")}, which cannot be pinned to a commit (allowUnpinnableSources is off)`);
+        }
+        if (view.projectRepo === undefined) {
+            return problems;
+        }
+    }
+    if (view.branch === UNKNOWN) {
+        problems.push("spec.branch is unknown during preview");
+    } else if (typeof view.branch === "string" && view.branch.length > 0) {
+        problems.push("it tracks a branch (spec.branch), a movable ref");
+    }
+    if (view.commit === UNKNOWN) {
+        problems.push("spec.commit is unknown during preview");
+    } else if (view.commit === undefined || view.commit === "") {
+        problems.push("it sets no spec.commit");
+    } else if (!FULL_SHA.test(view.commit)) {
+        problems.push("spec.commit is not a full 40-hex commit SHA (a short SHA or tag is a movable ref)");
+    }
+    return problems;
+}
+
+export const policy = stackRule(
+    {
+        name: NAME,
+        description: "Production PKO Stacks deploy a pinned 40-hex commit, never a branch or movable ref.",
+        enforcementLevel: "mandatory",
+        severity: "high",
+        remediationSteps:
+            "Set spec.commit to the full 40-hex SHA to deploy, remove spec.branch, and promote by changing the commit in Git.",
+        url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
+        config: {
+            ...productionSchemaProperties,
+            allowUnpinnableSources: {
+                type: "boolean",
+                description: "Allow production Stacks that deploy from fluxSource or programRef (which cannot be pinned).",
+                default: false,
+            },
+        },
+    },
+    (view, config) => {
+        const problems = pinProblems(view, config.allowUnpinnableSources === true);
+        if (problems.length === 0) {
+            return [];
+        }
+        const prod = classifyProduction(view, productionConfig(config));
+        const who = describeStack(view);
+        const fix = "set spec.commit to the full 40-hex SHA and remove spec.branch";
+        switch (prod.verdict) {
+            case "non-production":
+                return [];
+            case "invalid-config":
+                return [`${who}: cannot decide whether it is production: ${prod.reason}; fix the policy configuration.`];
+            case "production":
+                return [`${who} is production (${prod.reason}) but is not pinned: ${problems.join("; ")}; ${fix}.`];
+            case "unknown":
+                return [`${who} is not pinned (${problems.join("; ")}) and ${prod.reason}; the rule fails closed: ${fix}, or make the deciding values known at preview time.`];
+        }
+    },
+);
