@@ -24,7 +24,9 @@ interface Registration {
 }
 
 function fail(message: string): never {
-    process.stderr.write(`${message.split("\n")[0]}\n`);
+    // One line: compiler and runtime errors span several lines; keep their gist, bounded.
+    const line = message.replace(/\u001b\[[0-9;]*m/g, "").replace(/\s+/g, " ").trim().slice(0, 400);
+    process.stderr.write(`${line}\n`);
     process.exit(3);
 }
 

@@ -11,6 +11,7 @@ import * as path from "path";
 import { Analyzer, WireResource } from "../analyzer";
 import { Fixture } from "../expect";
 import { LegResult } from "../model";
+import { REPO_ROOT } from "../paths";
 import { PackConfig, loadPackConfig, reconcilePackConfig } from "../policy-config";
 
 export interface MockOptions {
@@ -18,7 +19,8 @@ export interface MockOptions {
     timeoutMs: number;
 }
 
-const PROGRAM_RUNNER = path.join(__dirname, "mock-program.js");
+/** The compiled child-process runner (the harness always runs from compiled JavaScript in bin/). */
+const PROGRAM_RUNNER = path.join(REPO_ROOT, "bin", "harness", "legs", "mock-program.js");
 
 /** Runs the fixture program under mocks; resolves with the registrations or rejects with one line. */
 export function runProgramUnderMocks(fixture: Fixture, timeoutMs: number): Promise<WireResource[]> {

@@ -1,0 +1,3 @@
+import * as k8s from "@pulumi/kubernetes";
+new k8s.core.v1.Namespace("ns", { metadata: { name: "x" } });
+throw new Error("boom from the fixture program");

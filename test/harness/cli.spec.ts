@@ -1,0 +1,87 @@
+/** The harness CLI: exit codes, one-line errors, per-fixture faults. */
+import * as assert from "assert";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { REPO_ROOT } from "../../harness/paths";
+
+const CLI = path.join(REPO_ROOT, "bin", "harness", "cli.js");
+const BAD = path.join(REPO_ROOT, "test", "bad-fixtures");
+
+function harness(...args: string[]) {
+    const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", cwd: REPO_ROOT, timeout: 180000 });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function assertOneLineError(stderr: string, pattern: RegExp) {
+    const lines = stderr.trim().split("\n");
+    assert.strictEqual(lines.length, 1, `expected one line, got:\n${stderr}`);
+    assert.match(lines[0], pattern);
+    assert.ok(!/\n\s+at /.test(stderr), "stack trace printed");
+}
+
+describe("harness CLI", function () {
+    this.timeout(300000);
+
+    it("exits 2 with one line on an unknown flag or leg", () => {
+        let r = harness("--bogus");
+        assert.strictEqual(r.code, 2);
+        assertOneLineError(r.stderr, /unknown option/);
+        r = harness("--leg", "sideways");
+        assert.strictEqual(r.code, 2);
+        assertOneLineError(r.stderr, /sideways/);
+        r = harness("--timeout", "-1");
+        assert.strictEqual(r.code, 2);
+    });
+
+    it("exits 2 on a missing folder, an invalid expect.yaml, invalid policy config", () => {
+        let r = harness("/no/such/fixture");
+        assert.strictEqual(r.code, 2);
+        assertOneLineError(r.stderr, /no such fixture folder/);
+        r = harness(path.join(BAD, "bad-expect"));
+        assert.strictEqual(r.code, 2);
+        assertOneLineError(r.stderr, /expect\.yaml: \/violations\/0\/count must be >= 1/);
+        r = harness(path.join(BAD, "bad-config"));
+        assert.strictEqual(r.code, 2);
+        assertOneLineError(r.stderr, /policy-config\.json: pko-stack-prod-pinned-commit: \/allowUnpinnableSources must be boolean/);
+    });
+
+    it("reports a throwing, hanging, empty or uncompilable program as a per-fixture error and exits 1", () => {
+        const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-cli-"));
+        const before = fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith("pko-guard-mock-")).length;
+        const json = path.join(tmp, "report.json");
+        const dirs = ["throws", "hangs", "registers-nothing", "syntax-error"].map((d) => path.join(BAD, d));
+        const r = harness("--timeout", "8", "--json", json, ...dirs);
+        assert.strictEqual(r.code, 1, r.stderr);
+        const report = JSON.parse(fs.readFileSync(json, "utf8"));
+        const outcomes = Object.fromEntries(report.fixtures.map((f: any) => [f.fixture, [f.outcome, f.legs[0].error]]));
+        assert.deepStrictEqual(Object.keys(outcomes).sort(), ["hangs", "registers-nothing", "syntax-error", "throws"]);
+        assert.match(outcomes.throws[1], /boom from the fixture program/);
+        assert.match(outcomes.hangs[1], /timed out after 8 s/);
+        assert.match(outcomes["registers-nothing"][1], /registered no resources/);
+        assert.match(outcomes["syntax-error"][1], /Unable to compile TypeScript.*TS1005/);
+        for (const o of Object.values(outcomes)) assert.strictEqual((o as string[])[0], "error");
+        const after = fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith("pko-guard-mock-")).length;
+        assert.ok(after <= before, "temporary folders left behind");
+        fs.rmSync(tmp, { recursive: true, force: true });
+    });
+
+    it("exits 1 when a fixture's expectations are wrong", () => {
+        const tmp = fs.mkdtempSync(path.join(REPO_ROOT, "fixtures", ".tmp-"));
+        try {
+            const src = path.join(REPO_ROOT, "fixtures", "creds-literal-token");
+            for (const f of ["Pulumi.yaml", "index.ts"]) fs.copyFileSync(path.join(src, f), path.join(tmp, f));
+            fs.writeFileSync(path.join(tmp, "index.ts"), fs.readFileSync(path.join(tmp, "index.ts"), "utf8").replace("../_lib", "../_lib/index"));
+            fs.writeFileSync(
+                path.join(tmp, "expect.yaml"),
+                "description: wrong count on purpose\nviolations:\n  - policy: pko-stack-credentials-from-secrets\n    resource: app-dev\n    count: 2\n",
+            );
+            const r = harness(tmp);
+            assert.strictEqual(r.code, 1);
+            assert.match(r.stdout, /MISMATCH: expected 2, got 1/);
+        } finally {
+            fs.rmSync(tmp, { recursive: true, force: true });
+        }
+    });
+});

@@ -1,0 +1,125 @@
+/**
+ * Test helpers: evaluate a policy exactly as the analyzer would, without starting a server. Resource
+ * properties are given in the engine's wire form (or plain), converted to a protobuf Struct, and
+ * deserialized and proxied by @pulumi/policy's own code, so secrets arrive unwrapped and unknown values
+ * throw when read, just as in `pulumi preview`.
+ */
+import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
+
+/* eslint-disable @typescript-eslint/no-var-requires */
+const structPb = require("google-protobuf/google/protobuf/struct_pb");
+const { deserializeProperties } = require("@pulumi/policy/deserialize");
+const { unknownCheckingProxy } = require("@pulumi/policy/proxy");
+
+export const UNKNOWN_WIRE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+export const STACK_TYPE = "kubernetes:pulumi.com/v1:Stack";
+
+/** Wraps a value as the engine serializes a secret. */
+export function secret(value: unknown): unknown {
+    return { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", value };
+}
+
+/** Turns wire-form properties into what a policy's `props` is during preview. */
+export function analyzerProps(wire: unknown): unknown {
+    // JSON drops undefined fields, as a program's serialization does.
+    const struct = structPb.Struct.fromJavaScript(JSON.parse(JSON.stringify(wire ?? {})));
+    return unknownCheckingProxy(deserializeProperties(struct, false));
+}
+
+export interface TestResource {
+    type: string;
+    name: string;
+    props: unknown;
+}
+
+function urnOf(r: TestResource): string {
+    return `urn:pulumi:dev::test::${r.type}::${r.name}`;
+}
+
+export interface Reported {
+    message: string;
+    urn?: string;
+}
+
+/** Runs a resource policy over one resource; returns what it reported. Throws if the policy throws. */
+export function runResourcePolicy(
+    policy: ResourceValidationPolicy,
+    r: TestResource,
+    config: Record<string, unknown> = {},
+): Reported[] {
+    const out: Reported[] = [];
+    const validations = Array.isArray(policy.validateResource) ? policy.validateResource : [policy.validateResource];
+    for (const validate of validations) {
+        validate(
+            {
+                type: r.type,
+                name: r.name,
+                urn: urnOf(r),
+                props: analyzerProps(r.props) as Record<string, any>,
+                opts: {} as any,
+                stackTags: new Map(),
+                isType: () => false,
+                asType: () => undefined,
+                getConfig: <T>() => config as T,
+                notApplicable: () => {
+                    throw new Error("notApplicable");
+                },
+            } as any,
+            (message: any, urn?: string) => out.push({ message: String(message), urn }),
+        );
+    }
+    return out;
+}
+
+/** Runs a stack policy over a set of resources. */
+export function runStackPolicy(
+    policy: StackValidationPolicy,
+    resources: TestResource[],
+    config: Record<string, unknown> = {},
+): Reported[] {
+    const out: Reported[] = [];
+    policy.validateStack(
+        {
+            resources: resources.map((r) => ({
+                type: r.type,
+                name: r.name,
+                urn: urnOf(r),
+                props: analyzerProps(r.props) as Record<string, any>,
+                opts: {} as any,
+                dependencies: [],
+                propertyDependencies: {},
+                isType: () => false,
+                asType: () => undefined,
+            })),
+            stackTags: new Map(),
+            getConfig: <T>() => config as T,
+            notApplicable: () => {
+                throw new Error("notApplicable");
+            },
+        } as any,
+        (message: any, urn?: string) => out.push({ message: String(message), urn }),
+    );
+    return out;
+}
+
+/** A PKO Stack resource in wire form. */
+export function stackResource(name: string, spec: unknown, metadata: Record<string, unknown> = {}, type = STACK_TYPE): TestResource {
+    return {
+        type,
+        name,
+        props: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name, namespace: "pulumi", ...metadata }, spec },
+    };
+}
+
+export const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
+
+/** A known-good Stack spec: token from a Secret, pinned commit, no destroyOnFinalize. */
+export function goodSpec(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+    return {
+        stack: "acme/app/prod",
+        projectRepo: "https://github.com/acme/app",
+        commit: SHA,
+        envRefs: { PULUMI_ACCESS_TOKEN: { type: "Secret", secret: { name: "pulumi-access-token", key: "accessToken" } } },
+        ...overrides,
+    };
+}

@@ -1,0 +1,125 @@
+import * as assert from "assert";
+import { policy } from "../../policies/pko-stack-credentials-from-secrets";
+import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, secret, stackResource } from "../helpers";
+
+const CANARY = "pul-c0ffeec0ffeec0ffeec0ffeec0ffeec0ffee0000"; // shaped like a real Pulumi token
+
+function check(spec: unknown, config: Record<string, unknown> = {}) {
+    const reported = runResourcePolicy(policy, stackResource("app", spec), config);
+    for (const r of reported) assert.ok(!r.message.includes(CANARY), `message echoes a secret: ${r.message}`);
+    return reported.map((r) => r.message);
+}
+
+const literal = (value: unknown) => ({ type: "Literal", literal: { value } });
+
+describe("pko-stack-credentials-from-secrets", () => {
+    it("passes a Stack whose token comes from a Secret", () => {
+        assert.deepStrictEqual(check(goodSpec()), []);
+    });
+
+    it("passes a Stack with no credentials at all (OIDC / ESC)", () => {
+        assert.deepStrictEqual(check({ stack: "a/b/dev", projectRepo: "https://x/y", branch: "main", environment: ["aws"] }), []);
+    });
+
+    it("ignores resources that are not PKO Stacks", () => {
+        const r = runResourcePolicy(policy, { type: "kubernetes:core/v1:Secret", name: "s", props: { stringData: { PULUMI_ACCESS_TOKEN: CANARY } } });
+        assert.deepStrictEqual(r, []);
+    });
+
+    it("flags a Literal access token, naming the field, without the value", () => {
+        const m = check(goodSpec({ envRefs: { PULUMI_ACCESS_TOKEN: literal(CANARY) } }));
+        assert.strictEqual(m.length, 1);
+        assert.match(m[0], /^spec\.envRefs\.PULUMI_ACCESS_TOKEN .*Literal.*type: Secret/);
+    });
+
+    it("flags a secret-wrapped Literal the same way and never echoes it", () => {
+        const m = check(goodSpec({ envRefs: { PULUMI_ACCESS_TOKEN: literal(secret(CANARY)) } }));
+        assert.strictEqual(m.length, 1);
+    });
+
+    it("flags a whole secret-wrapped spec with a Literal token", () => {
+        const m = check(secret(goodSpec({ envRefs: { PULUMI_ACCESS_TOKEN: literal(CANARY) } })));
+        assert.strictEqual(m.length, 1);
+    });
+
+    for (const [name, ref] of [
+        ["Env", { type: "Env", env: { name: "X" } }],
+        ["FS", { type: "FS", filesystem: { path: "/x" } }],
+        ["malformed", { type: "Vault" }],
+        ["a string", "pul-notaref"],
+        ["a Secret without key", { type: "Secret", secret: { name: "s" } }],
+    ] as const) {
+        it(`flags a credential given as ${name}`, () => {
+            assert.strictEqual(check(goodSpec({ envRefs: { AWS_SECRET_ACCESS_KEY: ref } })).length, 1);
+        });
+    }
+
+    it("recognises credential-looking names and leaves others alone", () => {
+        const names = ["GITHUB_TOKEN", "DB_PASSWORD", "STRIPE_SECRET_KEY", "SIGNING_KEY", "AWS_ACCESS_KEY_ID", "PULUMI_CONFIG_PASSPHRASE", "ARM_CLIENT_SECRET"];
+        for (const n of names) {
+            assert.strictEqual(check(goodSpec({ envRefs: { [n]: literal("x") } })).length, 1, n);
+        }
+        for (const n of ["LOG_LEVEL", "AWS_REGION", "KEYCLOAK_URL", "TOKEN_URL"]) {
+            assert.strictEqual(check(goodSpec({ envRefs: { [n]: literal("x") } })).length, 0, n);
+        }
+    });
+
+    it("flags a Literal whose value looks like a credential whatever its name", () => {
+        assert.strictEqual(check(goodSpec({ envRefs: { SOMETHING: literal(CANARY) } })).length, 1);
+    });
+
+    it("honours extraCredentialNames", () => {
+        const spec = goodSpec({ envRefs: { MY_HUSH: literal("x") } });
+        assert.strictEqual(check(spec).length, 0);
+        assert.strictEqual(check(spec, { extraCredentialNames: ["MY_HU.*"] }).length, 1);
+    });
+
+    it("flags the plaintext secrets field, secret config keys and non-Secret secretsRef", () => {
+        assert.strictEqual(check(goodSpec({ secrets: { "app:password": CANARY } })).length, 1);
+        assert.strictEqual(check(goodSpec({ config: { "app:dbPassword": CANARY, "app:replicas": "2" } })).length, 1);
+        assert.strictEqual(check(goodSpec({ secretsRef: { "app:key": literal(CANARY) } })).length, 1);
+        assert.strictEqual(check(goodSpec({ secretsRef: { "app:key": { type: "Secret", secret: { name: "s", key: "k" } } } })).length, 0);
+    });
+
+    it("flags plaintext credentials in spec.envs", () => {
+        assert.strictEqual(check(goodSpec({ envs: { PULUMI_ACCESS_TOKEN: CANARY, REGION: "eu" } })).length, 1);
+    });
+
+    it("checks every git auth credential", () => {
+        const gitAuth = {
+            accessToken: literal(CANARY),
+            sshAuth: { sshPrivateKey: { type: "Env", env: { name: "K" } }, password: literal(CANARY) },
+            basicAuth: { userName: literal("bot"), password: { type: "FS", filesystem: { path: "/p" } } },
+        };
+        const m = check(goodSpec({ gitAuth }));
+        assert.strictEqual(m.length, 4);
+        assert.ok(m.every((x) => x.startsWith("spec.gitAuth.")));
+    });
+
+    it("flags credentials embedded in projectRepo or backend URLs", () => {
+        assert.strictEqual(check(goodSpec({ projectRepo: `https://bot:${CANARY}@github.com/a/b` })).length, 1);
+        assert.strictEqual(check(goodSpec({ backend: `https://user:${CANARY}@state.example.com` })).length, 1);
+        assert.strictEqual(check(goodSpec({ projectRepo: "git@github.com:a/b.git" })).length, 0);
+    });
+
+    it("checks the workspace template's container env", () => {
+        const env = [
+            { name: "AWS_SECRET_ACCESS_KEY", value: CANARY },
+            { name: "GITHUB_TOKEN", valueFrom: { configMapKeyRef: { name: "c", key: "k" } } },
+            { name: "NPM_TOKEN", valueFrom: { secretKeyRef: { name: "c", key: "k" } } },
+        ];
+        const spec = goodSpec({ workspaceTemplate: { spec: { podTemplate: { spec: { containers: [{ name: "pulumi", env }] } } } } });
+        assert.strictEqual(check(spec).length, 2);
+    });
+
+    it("fails closed when a credential's reference or the spec is unknown", () => {
+        assert.match(check(goodSpec({ envRefs: { PULUMI_ACCESS_TOKEN: { type: UNKNOWN_WIRE } } }))[0], /unknown during preview/);
+        assert.match(check(goodSpec({ envRefs: UNKNOWN_WIRE }))[0], /spec\.envRefs is unknown/);
+        assert.match(check(UNKNOWN_WIRE)[0], /spec is unknown/);
+    });
+
+    it("does not fail on an unknown secret name when the type is known to be Secret", () => {
+        const m = check(goodSpec({ envRefs: { PULUMI_ACCESS_TOKEN: { type: "Secret", secret: { name: UNKNOWN_WIRE, key: "k" } } } }));
+        assert.deepStrictEqual(m, []);
+    });
+});

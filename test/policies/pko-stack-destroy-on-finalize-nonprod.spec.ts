@@ -1,0 +1,57 @@
+import * as assert from "assert";
+import { policy } from "../../policies/pko-stack-destroy-on-finalize-nonprod";
+import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, secret, stackResource } from "../helpers";
+
+function check(spec: unknown, metadata: Record<string, unknown> = {}, config: Record<string, unknown> = {}) {
+    return runResourcePolicy(policy, stackResource("app", spec, metadata), config).map((r) => r.message);
+}
+
+describe("pko-stack-destroy-on-finalize-nonprod", () => {
+    it("passes production without destroyOnFinalize, and with it false", () => {
+        assert.deepStrictEqual(check(goodSpec()), []);
+        assert.deepStrictEqual(check(goodSpec({ destroyOnFinalize: false })), []);
+    });
+
+    it("passes destroyOnFinalize on non-production stacks", () => {
+        for (const stack of ["acme/app/dev", "acme/app/staging", "acme/app/preview", "acme/production-tools/dev", "acme/app/reprod"]) {
+            assert.deepStrictEqual(check(goodSpec({ stack, destroyOnFinalize: true })), [], stack);
+        }
+    });
+
+    it("flags destroyOnFinalize on production by stack name", () => {
+        for (const stack of ["acme/app/prod", "acme/app/production", "acme/app/prd", "acme/app/prod-eu", "prod"]) {
+            const m = check(goodSpec({ stack, destroyOnFinalize: true }));
+            assert.strictEqual(m.length, 1, stack);
+            assert.match(m[0], /is production .*destroyOnFinalize: true/);
+        }
+    });
+
+    it("accepts the string 'true' as Kubernetes YAML often carries it", () => {
+        assert.strictEqual(check(goodSpec({ destroyOnFinalize: "true" })).length, 1);
+    });
+
+    it("flags production by label and by configured namespace", () => {
+        const dev = goodSpec({ stack: "acme/app/live", destroyOnFinalize: true });
+        assert.strictEqual(check(dev).length, 0);
+        assert.strictEqual(check(dev, { labels: { env: "prod" } }).length, 1);
+        assert.strictEqual(check(dev, { namespace: "payments" }, { productionNamespaces: ["payments"] }).length, 1);
+        assert.strictEqual(check(dev, {}, { productionStackPatterns: ["/live$"] }).length, 1);
+    });
+
+    it("fails closed when destroyOnFinalize or the production signals are unknown", () => {
+        assert.match(check(goodSpec({ destroyOnFinalize: UNKNOWN_WIRE }))[0], /unknown during preview/);
+        assert.match(check(goodSpec({ stack: UNKNOWN_WIRE, destroyOnFinalize: true }))[0], /fails closed/);
+        assert.match(check(goodSpec({ stack: "a/b/dev", destroyOnFinalize: true }), { labels: UNKNOWN_WIRE })[0], /metadata\.labels/);
+        assert.strictEqual(check(UNKNOWN_WIRE).length, 1);
+    });
+
+    it("sees through secret-wrapped specs", () => {
+        assert.strictEqual(check(secret(goodSpec({ destroyOnFinalize: true }))).length, 1);
+    });
+
+    it("reports an invalid production pattern instead of throwing", () => {
+        const m = check(goodSpec({ destroyOnFinalize: true }), {}, { productionStackPatterns: ["(unclosed"] });
+        assert.strictEqual(m.length, 1);
+        assert.match(m[0], /not a valid regular expression/);
+    });
+});
