@@ -1,0 +1,55 @@
+/**
+ * Meta checks: every policy has its own module, a unit spec and a failing fixture; every fixture names
+ * only policies that exist; every policy carries the metadata reports rely on.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as path from "path";
+import { loadFixtures } from "../harness/runner";
+import { REPO_ROOT } from "../harness/paths";
+import { POLICY_NAMES, policies } from "../policies";
+
+describe("policy catalogue", () => {
+    const fixtures = loadFixtures([]);
+
+    it("has unique policy names", () => {
+        assert.strictEqual(new Set(POLICY_NAMES).size, POLICY_NAMES.length);
+    });
+
+    for (const p of policies) {
+        describe(p.name, () => {
+            it("lives in policies/<name>.ts, exporting its NAME", () => {
+                const file = path.join(REPO_ROOT, "policies", `${p.name}.ts`);
+                assert.ok(fs.existsSync(file), `${file} missing`);
+                // eslint-disable-next-line @typescript-eslint/no-var-requires
+                assert.strictEqual(require(file).NAME, p.name);
+            });
+
+            it("has a unit spec", () => {
+                assert.ok(fs.existsSync(path.join(REPO_ROOT, "test", "policies", `${p.name}.spec.ts`)));
+            });
+
+            it("fails in at least one fixture", () => {
+                assert.ok(fixtures.some((f) => f.expect.violations.some((v) => v.policy === p.name)));
+            });
+
+            it("carries description, level, severity, framework, remediation steps and url", () => {
+                assert.ok(p.description.length > 20);
+                assert.ok(["advisory", "mandatory"].includes(p.enforcementLevel!));
+                assert.ok(p.severity && p.framework && p.remediationSteps && p.url);
+            });
+
+            it("is documented in the README rule catalogue", () => {
+                const readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
+                assert.ok(readme.includes(`\`${p.name}\``), `${p.name} missing from README`);
+            });
+        });
+    }
+
+    it("fixtures name only existing policies, and some fixtures are clean", () => {
+        for (const f of fixtures) {
+            for (const v of f.expect.violations) assert.ok(POLICY_NAMES.includes(v.policy), `${f.name}: unknown policy ${v.policy}`);
+        }
+        assert.ok(fixtures.filter((f) => f.expect.violations.length === 0).length >= 5);
+    });
+});
