@@ -9,6 +9,15 @@ import * as destroyOnFinalize from "./pko-stack-destroy-on-finalize-nonprod";
 import * as noClusterAdmin from "./pko-stack-no-cluster-admin";
 import * as pinnedCommit from "./pko-stack-prod-pinned-commit";
 import * as saClusterAdmin from "./rbac-no-cluster-admin-serviceaccount";
+import * as argoSyncOrder from "./argocd-app-pko-sync-order";
+import * as authDelegator from "./pko-stack-auth-delegator";
+import * as escOrOidc from "./pko-stack-esc-or-oidc-preferred";
+import * as nameLength from "./pko-stack-name-length";
+import * as previewOnly from "./pko-stack-preview-only-nonprod";
+import * as prodRefresh from "./pko-stack-prod-refresh";
+import * as repoAllowlist from "./pko-stack-repo-allowlist";
+import * as resyncFloor from "./pko-stack-resync-floor";
+import * as workspaceHardening from "./pko-stack-workspace-hardening";
 
 export const policies: Policies = [
     credentials.policy,
@@ -17,6 +26,15 @@ export const policies: Policies = [
     pinnedCommit.policy,
     saClusterAdmin.policy,
     s3PublicAcl.policy,
+    prodRefresh.policy,
+    previewOnly.policy,
+    repoAllowlist.policy,
+    resyncFloor.policy,
+    workspaceHardening.policy,
+    escOrOidc.policy,
+    authDelegator.policy,
+    argoSyncOrder.policy,
+    nameLength.policy,
 ];
 
 export const POLICY_NAMES: string[] = policies.map((p) => p.name);

@@ -1,0 +1,152 @@
+/**
+ * argocd-app-pko-sync-order (advisory, stack-level)
+ *
+ * What: when Argo CD syncs PKO Stacks (the program declares an Argo CD Application, or uses
+ * `argocd.argoproj.io/sync-wave` annotations), each Stack is synced no earlier than the Secrets and the
+ * service account it uses (its sync wave is not lower than theirs); and an Application with automated
+ * prune does not manage a production Stack with `destroyOnFinalize`.
+ *
+ * Why: the Argo CD + PKO guide applies RBAC in wave 1 before the Stack in wave 2; a Stack synced before its
+ * token Secret or service account fails its first reconcile. With `prune: true`, deleting the manifest
+ * from Git deletes the Stack, and `destroyOnFinalize` then destroys production.
+ *
+ * An Application manages a Stack when the Stack carries Argo CD's tracking label
+ * (`app.kubernetes.io/instance`) or annotation (`argocd.argoproj.io/tracking-id`) naming it, or, without
+ * either, when the Application's destination namespace is the Stack's namespace.
+ *
+ * Fix: give the Stack a higher sync wave than its Secrets and service account; turn off automated prune
+ * for production or remove destroyOnFinalize.
+ */
+import { Finding, programRule } from "./model/policy";
+import { DEFAULT_NAMESPACE, stackIdentities } from "./model/rbac";
+import { classifyProduction, productionConfig, productionSchemaProperties } from "./model/production";
+import { ResourceLike, StackView, describeStack } from "./model/stack";
+import { Plain, UNKNOWN, Unknown, entries, get, list, plain, str } from "./model/values";
+
+export const NAME = "argocd-app-pko-sync-order";
+
+const WAVE = "argocd.argoproj.io/sync-wave";
+const APPLICATION = /^kubernetes:argoproj\.io\/v1alpha1:Application$/;
+
+interface K8sObject {
+    kind: "Secret" | "ServiceAccount";
+    name: string | Unknown | undefined;
+    namespace: string;
+    wave: number | Unknown | undefined;
+}
+
+function wave(metadata: Plain): number | Unknown | undefined {
+    const v = get(metadata, "annotations", WAVE);
+    if (v === UNKNOWN) return UNKNOWN;
+    if (typeof v === "string" && /^-?\d+$/.test(v.trim())) return Number(v.trim());
+    return undefined;
+}
+
+/** Names of the Secrets a Stack reads (envRefs, secretsRef, gitAuth refs, legacy fields). */
+function secretNames(view: StackView): string[] {
+    const names = new Set<string>();
+    const add = (v: Plain) => {
+        if (typeof v === "string" && v.length > 0) names.add(v);
+    };
+    const addRef = (ref: Plain) => {
+        if (get(ref, "type") === "Secret") add(get(ref, "secret", "name"));
+    };
+    for (const [, ref] of entries(get(view.spec, "envRefs"))) addRef(ref);
+    for (const [, ref] of entries(get(view.spec, "secretsRef"))) addRef(ref);
+    const gitAuth = get(view.spec, "gitAuth");
+    for (const path of [["accessToken"], ["sshAuth", "sshPrivateKey"], ["sshAuth", "password"], ["basicAuth", "userName"], ["basicAuth", "password"]]) {
+        addRef(get(gitAuth, ...path));
+    }
+    add(get(view.spec, "accessTokenSecret"));
+    add(get(view.spec, "gitAuthSecret"));
+    for (const s of list(get(view.spec, "envSecrets"))) add(s);
+    return [...names];
+}
+
+function manages(app: Plain, appName: string | Unknown | undefined, view: StackView): boolean {
+    const labels = view.labels === UNKNOWN ? {} : view.labels;
+    const annotations = view.annotations === UNKNOWN ? {} : view.annotations;
+    const tracking = annotations["argocd.argoproj.io/tracking-id"];
+    const instance = labels["app.kubernetes.io/instance"];
+    if (typeof tracking === "string" || typeof instance === "string") {
+        return (
+            typeof appName === "string" &&
+            ((typeof tracking === "string" && tracking.split(":")[0] === appName) || instance === appName)
+        );
+    }
+    const dest = get(app, "spec", "destination", "namespace");
+    return typeof dest === "string" && dest === (view.namespace === UNKNOWN ? undefined : view.namespace ?? DEFAULT_NAMESPACE);
+}
+
+export const policy = programRule(
+    {
+        name: NAME,
+        description: "Argo CD syncs PKO Stacks after their Secrets and service accounts, and never auto-prunes production Stacks with destroyOnFinalize.",
+        enforcementLevel: "advisory",
+        severity: "medium",
+        remediationSteps: "Annotate the Stack with a higher argocd.argoproj.io/sync-wave than its Secrets and service account; disable automated prune for production Applications or remove destroyOnFinalize.",
+        url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
+        config: { ...productionSchemaProperties },
+    },
+    (resources: ResourceLike[], config) => {
+        const findings: Finding[] = [];
+        const apps: { r: ResourceLike; props: Plain }[] = resources
+            .filter((r) => APPLICATION.test(String(r.type)))
+            .map((r) => ({ r, props: plain(r.props) }));
+        const objects: K8sObject[] = [];
+        for (const r of resources) {
+            const m = /^kubernetes:core\/v1:(Secret|ServiceAccount)$/.exec(String(r.type));
+            if (!m) continue;
+            const props = plain(r.props);
+            const ns = str(get(props, "metadata", "namespace"));
+            objects.push({
+                kind: m[1] as K8sObject["kind"],
+                name: str(get(props, "metadata", "name")),
+                namespace: typeof ns === "string" ? ns : DEFAULT_NAMESPACE,
+                wave: wave(get(props, "metadata")),
+            });
+        }
+        const stacks = stackIdentities(resources);
+        const argoInUse = apps.length > 0 || objects.some((o) => o.wave !== undefined) || stacks.some((s) => s.view.annotations !== UNKNOWN && s.view.annotations[WAVE] !== undefined);
+        if (!argoInUse) return findings;
+
+        for (const st of stacks) {
+            const view = st.view;
+            const ns = view.namespace === UNKNOWN ? undefined : view.namespace ?? DEFAULT_NAMESPACE;
+            const stackWave = view.annotations === UNKNOWN ? UNKNOWN : wave({ annotations: view.annotations as Plain });
+            const deps = [
+                ...secretNames(view).map((name) => ({ kind: "Secret", name })),
+                ...(typeof st.serviceAccount.name === "string" ? [{ kind: "ServiceAccount", name: st.serviceAccount.name }] : []),
+            ];
+            for (const dep of deps) {
+                const obj = objects.find((o) => o.kind === dep.kind && o.name === dep.name && o.namespace === ns);
+                if (!obj) continue;
+                const depWave = obj.wave ?? 0;
+                const own = stackWave ?? 0;
+                if (depWave === UNKNOWN || own === UNKNOWN) {
+                    findings.push({ message: `${describeStack(view)}: the sync wave of the Stack or of its ${dep.kind} ${JSON.stringify(dep.name)} is unknown during preview; make the sync-wave annotations known.`, urn: view.urn });
+                } else if (own < depWave) {
+                    findings.push({
+                        message: `${describeStack(view)} is in sync wave ${own} but its ${dep.kind} ${JSON.stringify(dep.name)} is in wave ${depWave}, so Argo CD applies the Stack first; give the Stack a wave of at least ${depWave}.`,
+                        urn: view.urn,
+                    });
+                }
+            }
+        }
+
+        const prodConfig = productionConfig(config);
+        for (const { r, props } of apps) {
+            if (get(props, "spec", "syncPolicy", "automated", "prune") !== true) continue;
+            const appName = str(get(props, "metadata", "name"));
+            for (const st of stacks) {
+                if (!manages(props, appName, st.view) || st.view.destroyOnFinalize !== true) continue;
+                if (classifyProduction(st.view, prodConfig).verdict !== "production") continue;
+                findings.push({
+                    message: `Argo CD Application ${JSON.stringify(r.name)} auto-prunes (syncPolicy.automated.prune) production ${describeStack(st.view)}, which sets destroyOnFinalize: deleting its manifest from Git would destroy production; disable prune or remove destroyOnFinalize.`,
+                    urn: typeof r.urn === "string" ? r.urn : undefined,
+                });
+            }
+        }
+        return findings;
+    },
+);

@@ -1,0 +1,44 @@
+/**
+ * pko-stack-auth-delegator (advisory, stack-level)
+ *
+ * What: the service account each PKO v2 Stack (pulumi.com/v1) runs as has a ClusterRoleBinding to
+ * `system:auth-delegator` in the program.
+ *
+ * Why: PKO v2 workspace pods authenticate the operator's requests with TokenReview/SubjectAccessReview;
+ * without that binding the Stack never gets past its first reconcile. The Argo CD + PKO guide declares
+ * it next to every Stack's service account.
+ *
+ * Fix: add a ClusterRoleBinding of `system:auth-delegator` to the Stack's service account.
+ */
+import { Finding, programRule } from "./model/policy";
+import { bindingCovers, describeSubject, rbacModel, stackIdentities } from "./model/rbac";
+import { describeStack } from "./model/stack";
+
+export const NAME = "pko-stack-auth-delegator";
+
+export const policy = programRule(
+    {
+        name: NAME,
+        description: "Each PKO v2 Stack's service account has the system:auth-delegator ClusterRoleBinding the operator needs.",
+        enforcementLevel: "advisory",
+        severity: "medium",
+        remediationSteps: "Bind ClusterRole system:auth-delegator to the Stack's service account with a ClusterRoleBinding.",
+        url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
+    },
+    (resources) => {
+        const model = rbacModel(resources);
+        const delegators = model.bindings.filter(
+            (b) => b.kind === "ClusterRoleBinding" && b.roleKind === "ClusterRole" && b.roleName === "system:auth-delegator",
+        );
+        const findings: Finding[] = [];
+        for (const st of stackIdentities(resources)) {
+            if (st.view.apiVersion !== "pulumi.com/v1") continue;
+            if (delegators.some((b) => bindingCovers(b, st.serviceAccount) !== "no")) continue;
+            findings.push({
+                message: `${describeStack(st.view)} runs as ${describeSubject({ kind: "ServiceAccount", ...st.serviceAccount })} (${st.source}), which has no system:auth-delegator ClusterRoleBinding in this program; PKO v2 needs it, add one.`,
+                urn: st.view.urn,
+            });
+        }
+        return findings;
+    },
+);

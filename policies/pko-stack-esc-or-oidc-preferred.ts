@@ -1,0 +1,52 @@
+/**
+ * pko-stack-esc-or-oidc-preferred (advisory)
+ *
+ * What: Stacks that authenticate with a long-lived static Pulumi access token from a Secret, or that take
+ * static cloud keys from Secrets without any Pulumi ESC environment, are told what they use and what to
+ * prefer. Stacks with no static token (OIDC token exchange) and with ESC environments pass.
+ *
+ * Why: the Argo CD + PKO guide recommends OIDC token exchange (no stored secret) over a static token, and
+ * Pulumi ESC for short-lived, dynamically brokered cloud credentials.
+ *
+ * Fix: register the cluster as a Pulumi Cloud OIDC issuer and drop the token Secret; attach ESC
+ * environments (`spec.environment`) for cloud credentials.
+ */
+import { stackRule } from "./model/policy";
+import { describeStack, resourceRef } from "./model/stack";
+import { UNKNOWN, entries, get, list } from "./model/values";
+
+export const NAME = "pko-stack-esc-or-oidc-preferred";
+
+const CLOUD_KEYS = /^(AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY|ARM_CLIENT_SECRET|AZURE_CLIENT_SECRET|GOOGLE_CREDENTIALS|GOOGLE_APPLICATION_CREDENTIALS)$/;
+
+export const policy = stackRule(
+    {
+        name: NAME,
+        description: "PKO Stacks prefer OIDC token exchange and Pulumi ESC over long-lived static tokens and cloud keys.",
+        enforcementLevel: "advisory",
+        severity: "low",
+        remediationSteps: "Use Pulumi Cloud OIDC token exchange instead of a PULUMI_ACCESS_TOKEN Secret, and ESC environments (spec.environment) for cloud credentials.",
+        url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
+    },
+    (view) => {
+        if (view.spec === UNKNOWN) return [];
+        const who = describeStack(view);
+        const out: string[] = [];
+        const envRefs = get(view.spec, "envRefs");
+        const token = resourceRef("spec.envRefs.PULUMI_ACCESS_TOKEN", get(envRefs, "PULUMI_ACCESS_TOKEN"));
+        const legacy = get(view.spec, "accessTokenSecret");
+        if (token.kind === "Secret") {
+            out.push(`${who} uses a long-lived static Pulumi access token (spec.envRefs.PULUMI_ACCESS_TOKEN from a Secret); prefer OIDC token exchange, which stores no token in the cluster.`);
+        } else if (typeof legacy === "string" && legacy.length > 0) {
+            out.push(`${who} uses a long-lived static Pulumi access token (spec.accessTokenSecret); prefer OIDC token exchange, which stores no token in the cluster.`);
+        }
+        const environments = list(view.environment);
+        if (view.environment !== UNKNOWN && environments.length === 0) {
+            const keys = entries(envRefs).filter(([name]) => CLOUD_KEYS.test(name)).map(([name]) => name);
+            if (keys.length > 0) {
+                out.push(`${who} takes static cloud credentials (${keys.join(", ")}) from the cluster and attaches no ESC environment; prefer short-lived credentials from a Pulumi ESC environment (spec.environment).`);
+            }
+        }
+        return out;
+    },
+);

@@ -1,0 +1,69 @@
+/**
+ * pko-stack-preview-only-nonprod (mandatory)
+ *
+ * What: Stacks that configuration expects to be preview-only (pull-request previews, by default a
+ * `spec.stack` ending in `preview` or `pr-<n>`) set `spec.preview: true`, so they never deploy; and a
+ * production Stack that is not expected to be preview-only does not set `spec.preview: true` (it would
+ * silently never deploy). A `preview: true` Stack is otherwise fine anywhere.
+ *
+ * Why: the Argo CD + PKO guide previews pull requests with a dedicated Stack with `preview: true` on the
+ * PR branch and a dedicated Pulumi stack; without the flag, that Stack runs `pulumi up` from an
+ * unreviewed branch.
+ *
+ * Fix: set `spec.preview: true` on preview Stacks; remove it from production Stacks.
+ *
+ * Fails closed when the preview flag or the deciding values are unknown during preview.
+ */
+import { stackRule } from "./model/policy";
+import { classifyProduction, compilePattern, productionConfig, productionSchemaProperties } from "./model/production";
+import { describeStack } from "./model/stack";
+import { UNKNOWN, quote } from "./model/values";
+
+export const NAME = "pko-stack-preview-only-nonprod";
+
+export const DEFAULT_PREVIEW_PATTERNS = ["(^|/)(preview|pr-[0-9]+)$"];
+
+export const policy = stackRule(
+    {
+        name: NAME,
+        description: "Preview-only PKO Stacks set preview: true and production Stacks do not, so PR-preview Stacks never deploy.",
+        enforcementLevel: "mandatory",
+        severity: "high",
+        remediationSteps: "Set spec.preview: true on pull-request preview Stacks; remove it from production Stacks.",
+        url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
+        config: {
+            ...productionSchemaProperties,
+            previewOnlyStackPatterns: {
+                type: "array",
+                items: { type: "string", minLength: 1 },
+                description: "Regular expressions matched against spec.stack; a match means the Stack must be preview-only.",
+                default: DEFAULT_PREVIEW_PATTERNS,
+            },
+        },
+    },
+    (view, config) => {
+        const who = describeStack(view);
+        const patterns = Array.isArray(config.previewOnlyStackPatterns)
+            ? config.previewOnlyStackPatterns.filter((p): p is string => typeof p === "string")
+            : DEFAULT_PREVIEW_PATTERNS;
+        const bad = patterns.find((p) => !compilePattern(p));
+        if (bad !== undefined) return [`${who}: previewOnlyStackPatterns entry ${quote(bad)} is not a valid regular expression; fix the policy configuration.`];
+        const stack = view.stack;
+        if (stack === UNKNOWN) {
+            return view.preview === true ? [] : [`${who}: spec.stack is unknown during preview, so it may be a preview-only Stack that deploys; the rule fails closed: make spec.stack known or set spec.preview: true.`];
+        }
+        const expected = typeof stack === "string" && patterns.some((p) => compilePattern(p)!.test(stack));
+        if (expected) {
+            if (view.preview === true) return [];
+            return view.preview === UNKNOWN
+                ? [`${who} is expected to be preview-only but spec.preview is unknown during preview; set spec.preview: true.`]
+                : [`${who} is expected to be preview-only (spec.stack matches previewOnlyStackPatterns) but does not set spec.preview: true, so it would deploy; set spec.preview: true.`];
+        }
+        if (view.preview !== true && view.preview !== UNKNOWN) return [];
+        const prod = classifyProduction(view, productionConfig(config));
+        if (prod.verdict === "production") {
+            return [`${who} is production (${prod.reason}) but ${view.preview === UNKNOWN ? "spec.preview is unknown during preview" : "sets spec.preview: true"}, so it would never deploy; remove spec.preview.`];
+        }
+        return [];
+    },
+);

@@ -1,0 +1,39 @@
+/**
+ * pko-stack-prod-refresh (advisory)
+ *
+ * What: production Stacks set `spec.refresh: true`.
+ *
+ * Why: with refresh, PKO reconciles Pulumi state with the real infrastructure before each update, so
+ * drift is seen before it is overwritten (Argo CD + PKO guide: `refresh` "refreshes Pulumi state before
+ * each update"; its troubleshooting advises it for stuck updates).
+ *
+ * Fix: set `spec.refresh: true` on production Stacks.
+ */
+import { stackRule } from "./model/policy";
+import { classifyProduction, productionConfig, productionSchemaProperties } from "./model/production";
+import { describeStack } from "./model/stack";
+import { UNKNOWN } from "./model/values";
+
+export const NAME = "pko-stack-prod-refresh";
+
+export const policy = stackRule(
+    {
+        name: NAME,
+        description: "Production PKO Stacks set refresh: true so drift is seen before each update.",
+        enforcementLevel: "advisory",
+        severity: "medium",
+        remediationSteps: "Set spec.refresh: true on production Stacks.",
+        url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
+        config: { ...productionSchemaProperties },
+    },
+    (view, config) => {
+        if (view.refresh === true) return [];
+        const prod = classifyProduction(view, productionConfig(config));
+        const who = describeStack(view);
+        if (prod.verdict === "invalid-config") return [`${who}: cannot decide whether it is production: ${prod.reason}; fix the policy configuration.`];
+        if (prod.verdict !== "production") return [];
+        return view.refresh === UNKNOWN
+            ? [`${who} is production (${prod.reason}) and spec.refresh is unknown during preview; set spec.refresh: true.`]
+            : [`${who} is production (${prod.reason}) but does not set spec.refresh: true, so drift is not seen before updates; set spec.refresh: true.`];
+    },
+);

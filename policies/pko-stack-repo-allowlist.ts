@@ -1,0 +1,70 @@
+/**
+ * pko-stack-repo-allowlist (mandatory)
+ *
+ * What: `spec.projectRepo` matches one of the configured `allowedRepoPatterns` (when configured), is
+ * never a plaintext `http://` URL, and Flux (`spec.fluxSource`) or Program (`spec.programRef`) sources
+ * are used only when configured (`allowFluxSource`, `allowProgramRef`).
+ *
+ * Why: a Stack runs whatever program its source contains with the Stack's credentials and service
+ * account; the source is the supply chain. Plain HTTP lets anyone on the path change the program.
+ *
+ * Fix: use an approved repository over HTTPS or SSH, or extend the allowlist.
+ */
+import { stackRule } from "./model/policy";
+import { compilePattern } from "./model/production";
+import { describeStack } from "./model/stack";
+import { UNKNOWN, quote } from "./model/values";
+
+export const NAME = "pko-stack-repo-allowlist";
+
+function strings(v: unknown): string[] {
+    return Array.isArray(v) ? v.filter((p): p is string => typeof p === "string") : [];
+}
+
+export const policy = stackRule(
+    {
+        name: NAME,
+        description: "PKO Stacks deploy only from allowlisted repositories over secure transports, and from Flux or Program sources only when allowed.",
+        enforcementLevel: "mandatory",
+        severity: "high",
+        remediationSteps: "Point spec.projectRepo at an approved repository over https:// or ssh, or add it to allowedRepoPatterns; enable allowFluxSource/allowProgramRef to use those sources.",
+        url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/pulumi-kubernetes-operator/",
+        config: {
+            allowedRepoPatterns: {
+                type: "array",
+                items: { type: "string", minLength: 1 },
+                description: "Regular expressions a projectRepo URL must match; empty means any repository (the other checks still apply).",
+                default: [],
+            },
+            allowFluxSource: { type: "boolean", description: "Allow spec.fluxSource.", default: false },
+            allowProgramRef: { type: "boolean", description: "Allow spec.programRef.", default: false },
+        },
+    },
+    (view, config) => {
+        const who = describeStack(view);
+        const out: string[] = [];
+        const patterns = strings(config.allowedRepoPatterns);
+        const bad = patterns.find((p) => !compilePattern(p));
+        if (bad !== undefined) return [`${who}: allowedRepoPatterns entry ${quote(bad)} is not a valid regular expression; fix the policy configuration.`];
+        if (view.spec === UNKNOWN) return [`${who}: spec is unknown during preview, so its program source cannot be verified; the rule fails closed.`];
+        const repo = view.projectRepo;
+        if (repo === UNKNOWN) {
+            out.push(`${who}: spec.projectRepo is unknown during preview, so it cannot be checked against the allowlist; the rule fails closed.`);
+        } else if (typeof repo === "string") {
+            if (/^http:\/\//i.test(repo.trim())) {
+                out.push(`${who}: spec.projectRepo uses plaintext http://, so the program can be altered in transit; use https:// or ssh.`);
+            }
+            if (patterns.length > 0 && !patterns.some((p) => compilePattern(p)!.test(repo))) {
+                const shown = repo.replace(/\/\/[^/@]*@/, "//***@").slice(0, 160);
+                out.push(`${who}: spec.projectRepo ${quote(shown)} matches none of allowedRepoPatterns; use an approved repository or extend the allowlist.`);
+            }
+        }
+        if (view.fluxSource !== undefined && view.fluxSource !== null && config.allowFluxSource !== true) {
+            out.push(`${who}: spec.fluxSource is not allowed (allowFluxSource is off); deploy from an allowlisted projectRepo or enable allowFluxSource.`);
+        }
+        if (view.programRef !== undefined && view.programRef !== null && config.allowProgramRef !== true) {
+            out.push(`${who}: spec.programRef is not allowed (allowProgramRef is off); deploy from an allowlisted projectRepo or enable allowProgramRef.`);
+        }
+        return out;
+    },
+);

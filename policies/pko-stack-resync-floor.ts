@@ -1,0 +1,47 @@
+/**
+ * pko-stack-resync-floor (advisory)
+ *
+ * What: `spec.resyncFrequencySeconds`, when set, is at least the configured floor (default 60, PKO's own
+ * minimum).
+ *
+ * Why: PKO polls branches and resyncs Stacks at this interval (Argo CD + PKO guide); a very low value
+ * hammers Git, the Pulumi Cloud API and the cluster, and PKO clamps values below 60 anyway.
+ *
+ * Fix: raise `spec.resyncFrequencySeconds` to at least the floor, or remove it.
+ */
+import { stackRule } from "./model/policy";
+import { describeStack } from "./model/stack";
+import { UNKNOWN } from "./model/values";
+
+export const NAME = "pko-stack-resync-floor";
+export const PKO_MINIMUM = 60;
+
+export const policy = stackRule(
+    {
+        name: NAME,
+        description: "PKO Stacks resync no more often than the configured floor (PKO's minimum is 60 seconds).",
+        enforcementLevel: "advisory",
+        severity: "low",
+        remediationSteps: "Set spec.resyncFrequencySeconds to at least the floor (60 by default), or leave it unset.",
+        url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
+        config: {
+            minResyncFrequencySeconds: {
+                type: "integer",
+                minimum: PKO_MINIMUM,
+                description: "The lowest resyncFrequencySeconds allowed.",
+                default: PKO_MINIMUM,
+            },
+        },
+    },
+    (view, config) => {
+        const floor = typeof config.minResyncFrequencySeconds === "number" ? Math.max(config.minResyncFrequencySeconds, PKO_MINIMUM) : PKO_MINIMUM;
+        const v = view.resyncFrequencySeconds;
+        const who = describeStack(view);
+        if (v === undefined) {
+            const raw = view.spec === UNKNOWN ? undefined : (view.spec as Record<string, unknown> | undefined)?.resyncFrequencySeconds;
+            return raw === undefined || raw === null ? [] : [`${who}: spec.resyncFrequencySeconds is not a number; set it to at least ${floor}.`];
+        }
+        if (v === UNKNOWN) return [`${who}: spec.resyncFrequencySeconds is unknown during preview; set it to at least ${floor}.`];
+        return v < floor ? [`${who}: spec.resyncFrequencySeconds is ${v}, below the floor of ${floor} seconds; raise it to at least ${floor}.`] : [];
+    },
+);
