@@ -9,6 +9,7 @@ import { BadInputError } from "./expect";
 import { renderJson } from "./reports/json";
 import { renderTable, summaryLine } from "./reports/table";
 import { LegChoice, loadFixtures, runFixtures } from "./runner";
+import { ToolchainMissingError } from "./toolchain";
 
 function positiveSeconds(v: string): number {
     const n = Number(v);
@@ -52,5 +53,8 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
     (code) => process.exit(code),
-    (e) => (e instanceof BadInputError ? badInput(e.message) : badInput(`unexpected error: ${(e as Error).message}`)),
+    (e) =>
+        e instanceof BadInputError || e instanceof ToolchainMissingError
+            ? badInput(e.message)
+            : badInput(`unexpected error: ${String((e as Error)?.message ?? e).split("\n")[0]}`),
 );

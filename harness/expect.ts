@@ -32,6 +32,7 @@ export interface Expectation {
 }
 
 export interface Fixture {
+    /** Folder name, plus `@profile` for a profile variant. */
     name: string;
     dir: string;
     project: string;
@@ -50,6 +51,19 @@ const schema = {
         description: { type: "string", minLength: 1 },
         stack: { type: "string", pattern: "^[A-Za-z0-9_.-]+$" },
         mockOnly: { type: "string", minLength: 1 },
+        profiles: {
+            type: "object",
+            additionalProperties: {
+                type: "object",
+                additionalProperties: false,
+                required: ["policyConfig", "violations"],
+                properties: {
+                    description: { type: "string", minLength: 1 },
+                    policyConfig: { type: "string", minLength: 1 },
+                    violations: { $ref: "#/properties/violations" },
+                },
+            },
+        },
         config: {
             type: "object",
             additionalProperties: {
@@ -98,7 +112,49 @@ function projectName(dir: string): string {
     return name;
 }
 
-/** Loads one fixture folder, validating everything the legs will rely on. */
+function checkViolations(expectFile: string, violations: ExpectedViolation[]): void {
+    const seen = new Set<string>();
+    for (const v of violations) {
+        const key = `${v.policy}\u0000${v.resource}`;
+        if (seen.has(key)) {
+            throw new BadInputError(`${expectFile}: ${v.policy} on ${v.resource} is listed twice (use count)`);
+        }
+        seen.add(key);
+        if (v.message !== undefined) {
+            try {
+                new RegExp(v.message);
+            } catch {
+                throw new BadInputError(`${expectFile}: message ${JSON.stringify(v.message)} is not a valid regular expression`);
+            }
+        }
+    }
+}
+
+/**
+ * Loads one fixture folder, validating everything the legs will rely on. A fixture with `profiles`
+ * yields one more fixture per profile (`name@profile`): the same program under another policy config.
+ */
+export function loadFixtureWithProfiles(dirArg: string): Fixture[] {
+    const base = loadFixture(dirArg);
+    const expectFile = path.join(base.dir, "expect.yaml");
+    const doc = YAML.parse(fs.readFileSync(expectFile, "utf8")) as { profiles?: Record<string, { description?: string; policyConfig: string; violations: ExpectedViolation[] }> };
+    const variants = Object.entries(doc.profiles ?? {}).map(([profile, p]) => {
+        const policyConfig = path.resolve(base.dir, p.policyConfig);
+        if (!fs.existsSync(policyConfig)) {
+            throw new BadInputError(`${expectFile}: profile ${profile}: no such policy config ${p.policyConfig}`);
+        }
+        checkViolations(expectFile, p.violations);
+        return {
+            ...base,
+            name: `${base.name}@${profile}`,
+            policyConfig,
+            expect: { ...base.expect, description: p.description ?? `${base.expect.description} (profile ${profile})`, violations: p.violations },
+        };
+    });
+    return [base, ...variants];
+}
+
+/** Loads one fixture folder (its default profile), validating everything the legs will rely on. */
 export function loadFixture(dirArg: string): Fixture {
     const dir = path.resolve(dirArg);
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
@@ -123,21 +179,7 @@ export function loadFixture(dirArg: string): Fixture {
         throw new BadInputError(`${expectFile}: ${err?.instancePath || "/"} ${err?.message ?? "is invalid"}`);
     }
     const e = doc as unknown as Partial<Expectation> & { violations: ExpectedViolation[] };
-    const seen = new Set<string>();
-    for (const v of e.violations) {
-        const key = `${v.policy}\u0000${v.resource}`;
-        if (seen.has(key)) {
-            throw new BadInputError(`${expectFile}: ${v.policy} on ${v.resource} is listed twice (use count)`);
-        }
-        seen.add(key);
-        if (v.message !== undefined) {
-            try {
-                new RegExp(v.message);
-            } catch {
-                throw new BadInputError(`${expectFile}: message ${JSON.stringify(v.message)} is not a valid regular expression`);
-            }
-        }
-    }
+    checkViolations(expectFile, e.violations);
     const policyConfig = path.join(dir, "policy-config.json");
     return {
         name: path.basename(dir),

@@ -4,12 +4,14 @@
  */
 import * as fs from "fs";
 import { Analyzer } from "./analyzer";
-import { BadInputError, Fixture, discoverFixtures, loadFixture } from "./expect";
-import { runMockLeg } from "./legs/mock";
+import { BadInputError, Fixture, discoverFixtures, loadFixtureWithProfiles } from "./expect";
+import { fixturePackConfig, runMockLeg } from "./legs/mock";
+import { runRealLeg } from "./legs/real";
+import { Toolchain, findToolchain } from "./toolchain";
 import { LegResult } from "./model";
 import { FIXTURES_DIR, PACK_ENTRY, REPO_ROOT } from "./paths";
 import { loadPackConfig } from "./policy-config";
-import { FixtureVerdict, judgeFixture } from "./verdict";
+import { Check, FixtureVerdict, judgeFixture } from "./verdict";
 
 export type LegChoice = "mock" | "real" | "both";
 
@@ -24,7 +26,7 @@ export interface RunOptions {
 export function loadFixtures(dirs: string[]): Fixture[] {
     const list = dirs.length > 0 ? dirs : discoverFixtures(FIXTURES_DIR);
     if (list.length === 0) throw new BadInputError("no fixtures found");
-    const fixtures = list.map(loadFixture);
+    const fixtures = list.flatMap(loadFixtureWithProfiles);
     for (const f of fixtures) {
         if (f.policyConfig) loadPackConfig(f.policyConfig);
     }
@@ -38,22 +40,42 @@ export async function startAnalyzer(): Promise<Analyzer> {
     return Analyzer.start(PACK_ENTRY, REPO_ROOT);
 }
 
+/**
+ * The real leg's own checks: `pulumi preview` must exit non-zero exactly when there is a mandatory
+ * violation (a zero exit with one would let a CI gate pass).
+ */
+export function exitCodeChecks(fixture: Fixture, real: LegResult): Check[] {
+    if (real.error || real.skipped || real.details?.exitCode === undefined) return [];
+    const mandatory = real.rows.filter((r) => r.level === "mandatory");
+    if (mandatory.length > 0 && real.details.exitCode === 0) {
+        return [{ fixture: fixture.name, leg: "real", policy: mandatory[0].policy, resource: mandatory[0].resource, expected: 1, got: 0, outcome: "mismatch", note: "pulumi preview exited 0 despite a mandatory violation" }];
+    }
+    return [];
+}
+
 export async function runFixtures(fixtures: Fixture[], options: RunOptions): Promise<FixtureVerdict[]> {
+    const wantMock = options.leg === "mock" || options.leg === "both";
+    const wantReal = options.leg === "real" || options.leg === "both";
+    // A missing toolchain is reported once, before anything runs.
+    const toolchain: Toolchain | undefined = wantReal ? findToolchain() : undefined;
     const analyzer = await startAnalyzer();
     const verdicts: FixtureVerdict[] = [];
     try {
         // Policy config is validated against the pack's schemas before anything runs: bad config is bad input.
-        const { fixturePackConfig } = await import("./legs/mock");
         for (const f of fixtures) fixturePackConfig(analyzer, f);
+        const descriptions = new Map(analyzer.policies.map((p) => [p.name, p.description]));
         for (const fixture of fixtures) {
             const legs: LegResult[] = [];
-            if (options.leg === "mock" || options.leg === "both") {
+            const extra: Check[] = [];
+            if (wantMock) {
                 legs.push(await runMockLeg(fixture, { analyzer, timeoutMs: options.timeoutMs }));
             }
-            if (options.leg === "real" || options.leg === "both") {
-                legs.push({ leg: "real", rows: [], error: "real leg not available", durationMs: 0 });
+            if (toolchain) {
+                const real = await runRealLeg(fixture, { toolchain, timeoutMs: options.timeoutMs, descriptions });
+                legs.push(real);
+                extra.push(...exitCodeChecks(fixture, real));
             }
-            const v = judgeFixture(fixture, legs);
+            const v = judgeFixture(fixture, legs, extra);
             verdicts.push(v);
             options.onFixture?.(v);
         }

@@ -12,6 +12,7 @@ import { Analyzer, WireResource } from "../analyzer";
 import { Fixture } from "../expect";
 import { LegResult } from "../model";
 import { REPO_ROOT } from "../paths";
+import { track, untrack } from "../cleanup";
 import { PackConfig, loadPackConfig, reconcilePackConfig } from "../policy-config";
 
 export interface MockOptions {
@@ -25,6 +26,7 @@ const PROGRAM_RUNNER = path.join(REPO_ROOT, "bin", "harness", "legs", "mock-prog
 /** Runs the fixture program under mocks; resolves with the registrations or rejects with one line. */
 export function runProgramUnderMocks(fixture: Fixture, timeoutMs: number): Promise<WireResource[]> {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-mock-"));
+    track(tmp);
     const out = path.join(tmp, "resources.json");
     const config: Record<string, string> = {};
     const secretKeys: string[] = [];
@@ -46,24 +48,32 @@ export function runProgramUnderMocks(fixture: Fixture, timeoutMs: number): Promi
                     TS_NODE_TRANSPILE_ONLY: "true",
                 },
                 stdio: ["ignore", "ignore", "pipe"],
+                detached: true,
             },
         );
+        track(child);
         let stderr = "";
         child.stderr!.on("data", (d) => {
             stderr = (stderr + d.toString()).slice(-8000);
         });
+        let timedOut = false;
         const timer = setTimeout(() => {
+            timedOut = true;
             child.kill("SIGKILL");
         }, timeoutMs);
-        child.once("error", (e) => {
+        const finish = () => {
             clearTimeout(timer);
+            untrack(child);
             fs.rmSync(tmp, { recursive: true, force: true });
+            untrack(tmp);
+        };
+        child.once("error", (e) => {
+            finish();
             reject(new Error(`cannot start the mock program runner: ${e.message}`));
         });
-        child.once("exit", (code, signal) => {
-            clearTimeout(timer);
+        child.once("exit", (code) => {
             try {
-                if (signal === "SIGKILL") {
+                if (timedOut) {
                     reject(new Error(`program timed out after ${Math.round(timeoutMs / 1000)} s`));
                 } else if (code !== 0) {
                     const line = stderr.trim().split("\n").filter(Boolean).pop() ?? `exit code ${code}`;
@@ -74,7 +84,7 @@ export function runProgramUnderMocks(fixture: Fixture, timeoutMs: number): Promi
             } catch (e) {
                 reject(new Error(`unreadable program output: ${(e as Error).message}`));
             } finally {
-                fs.rmSync(tmp, { recursive: true, force: true });
+                finish();
             }
         });
     });

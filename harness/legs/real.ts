@@ -1,0 +1,167 @@
+/**
+ * The real leg: `pulumi preview --policy-pack` with the real CLI, engine, nodejs language host and
+ * Kubernetes provider, offline. Each fixture gets its own PULUMI_HOME, a local file backend, a
+ * passphrase secrets provider and a stack config file outside the fixture folder (fixtures are never
+ * written to). The Kubernetes provider renders YAML to a temporary folder instead of talking to a
+ * cluster, so previews are deterministic without one. Violations are read from the engine's event
+ * log (`--event-log`), not from human output.
+ */
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { Fixture } from "../expect";
+import { Level, LegResult, Row, normalizeMessage, row } from "../model";
+import { REPO_ROOT } from "../paths";
+import { Toolchain } from "../toolchain";
+import { track, untrack } from "../cleanup";
+
+export interface RealOptions {
+    toolchain: Toolchain;
+    timeoutMs: number;
+    /** The policy pack folder (default: this repository). */
+    packDir?: string;
+    /** Policy descriptions by name, to strip the SDK's description prefix from messages. */
+    descriptions: Map<string, string>;
+    /** Keep the temporary folder (for debugging). */
+    keep?: boolean;
+}
+
+interface Exec {
+    code: number | null;
+    stdout: string;
+    stderr: string;
+    timedOut: boolean;
+}
+
+/** Runs a command with a deadline, killing its whole process group on timeout. */
+export function exec(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs: number }): Promise<Exec> {
+    return new Promise((resolve) => {
+        const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+        track(child);
+        let stdout = "";
+        let stderr = "";
+        let timedOut = false;
+        child.stdout!.on("data", (d) => (stdout = (stdout + d.toString()).slice(-200000)));
+        child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-200000)));
+        child.stdin!.on("error", () => undefined);
+        child.stdin!.end(opts.input ?? "");
+        const timer = setTimeout(() => {
+            timedOut = true;
+            try {
+                process.kill(-child.pid!, "SIGKILL");
+            } catch {
+                child.kill("SIGKILL");
+            }
+        }, opts.timeoutMs);
+        child.once("error", (e) => {
+            clearTimeout(timer);
+            untrack(child);
+            resolve({ code: null, stdout, stderr: `${stderr}${e.message}`, timedOut });
+        });
+        child.once("close", (code) => {
+            clearTimeout(timer);
+            untrack(child);
+            resolve({ code, stdout, stderr, timedOut });
+        });
+    });
+}
+
+/** The environment every pulumi invocation of a fixture runs with. */
+export function pulumiEnv(toolchain: Toolchain, tmp: string): NodeJS.ProcessEnv {
+    return {
+        ...process.env,
+        PATH: `${toolchain.binDir}${path.delimiter}${process.env.PATH ?? ""}`,
+        PULUMI_HOME: path.join(tmp, "home"),
+        PULUMI_BACKEND_URL: `file://${path.join(tmp, "state")}`,
+        PULUMI_CONFIG_PASSPHRASE: "pko-guard-harness",
+        PULUMI_SKIP_UPDATE_CHECK: "true",
+        PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+        PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "true",
+        PULUMI_SKIP_CONFIRMATIONS: "true",
+        PULUMI_DIY_BACKEND_NO_LEGACY_WARNING: "true",
+        PULUMI_ACCESS_TOKEN: "",
+        KUBECONFIG: path.join(tmp, "no-kubeconfig"),
+        NO_COLOR: "1",
+        TS_NODE_TRANSPILE_ONLY: "true",
+    };
+}
+
+interface EngineEvent {
+    policyEvent?: { resourceUrn?: string; message: string; policyName: string; enforcementLevel: Level };
+    diagnosticEvent?: { message: string; severity: string; urn?: string };
+}
+
+function readEvents(file: string): EngineEvent[] {
+    if (!fs.existsSync(file)) return [];
+    return fs
+        .readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .map((l) => {
+            try {
+                return JSON.parse(l) as EngineEvent;
+            } catch {
+                return {};
+            }
+        });
+}
+
+function firstLine(s: string): string {
+    return normalizeMessage(s).split("\n").map((l) => l.trim()).filter(Boolean)[0] ?? "";
+}
+
+/** The most useful one-line reason a pulumi command failed. */
+function failure(what: string, r: Exec, events: EngineEvent[] = []): string {
+    if (r.timedOut) return `${what} timed out`;
+    const diag = events.find((e) => e.diagnosticEvent?.severity === "error")?.diagnosticEvent?.message;
+    const detail = firstLine(diag ?? "") || firstLine(r.stderr) || firstLine(r.stdout) || `exit code ${r.code}`;
+    return `${what} failed: ${detail}`.slice(0, 400);
+}
+
+export async function runRealLeg(fixture: Fixture, options: RealOptions): Promise<LegResult> {
+    const started = Date.now();
+    const done = (rest: Partial<LegResult>): LegResult => ({ leg: "real", rows: [], durationMs: Date.now() - started, ...rest });
+    if (fixture.expect.mockOnly) {
+        return done({ skipped: `mock-only: ${fixture.expect.mockOnly}` });
+    }
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-real-"));
+    track(tmp);
+    try {
+        const env = pulumiEnv(options.toolchain, tmp);
+        const stack = fixture.expect.stack;
+        const configFile = path.join(tmp, `Pulumi.${stack}.yaml`);
+        const base = { cwd: fixture.dir, env, timeoutMs: options.timeoutMs };
+        const pulumi = (args: string[], input?: string) => exec(options.toolchain.pulumi, [...args, "--non-interactive"], { ...base, input });
+
+        let r = await pulumi(["stack", "init", stack, "--secrets-provider", "passphrase"]);
+        if (r.code !== 0) return done({ error: failure("pulumi stack init", r) });
+        const settings: [string, string, boolean][] = [
+            ["kubernetes:renderYamlToDirectory", path.join(tmp, "rendered"), false],
+            ...Object.entries(fixture.expect.config).map(([k, v]): [string, string, boolean] => [k, v.value, v.secret === true]),
+        ];
+        for (const [key, value, secret] of settings) {
+            // The value goes through stdin, so secrets never appear in process arguments.
+            r = await pulumi(["config", "set", key, ...(secret ? ["--secret"] : ["--plaintext"]), "--config-file", configFile, "-s", stack], value);
+            if (r.code !== 0) return done({ error: failure(`pulumi config set ${key}`, r) });
+        }
+        const events = path.join(tmp, "events.jsonl");
+        const args = ["preview", "-s", stack, "--config-file", configFile, "--policy-pack", options.packDir ?? REPO_ROOT, "--event-log", events];
+        if (fixture.policyConfig) args.push("--policy-pack-config", fixture.policyConfig);
+        r = await pulumi(args);
+        const log = readEvents(events);
+        const rows: Row[] = log
+            .filter((e) => e.policyEvent)
+            .map((e) => {
+                const p = e.policyEvent!;
+                return row(p.policyName, p.resourceUrn ?? "", p.enforcementLevel, normalizeMessage(p.message, options.descriptions.get(p.policyName)));
+            });
+        const mandatory = rows.some((x) => x.level === "mandatory");
+        if (r.timedOut) return done({ error: failure("pulumi preview", r, log) });
+        if (r.code !== 0 && !mandatory) return done({ error: failure("pulumi preview", r, log) });
+        return done({ rows, details: { exitCode: r.code } });
+    } finally {
+        if (!options.keep) fs.rmSync(tmp, { recursive: true, force: true });
+        untrack(tmp);
+    }
+}

@@ -1,0 +1,54 @@
+/**
+ * Where the Pulumi toolchain is: the binaries `npm run setup` builds into .cache/toolchain/bin, or a
+ * `pulumi` on PATH. One function answers, or says clearly that it is missing and how to install it.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { REPO_ROOT } from "./paths";
+
+export const TOOLCHAIN_BIN = path.join(REPO_ROOT, ".cache", "toolchain", "bin");
+
+/** Binaries the real leg needs: the CLI, the nodejs language host and the Kubernetes provider. */
+export const REQUIRED = ["pulumi", "pulumi-language-nodejs", "pulumi-resource-kubernetes"] as const;
+
+export interface Toolchain {
+    /** Folder to put first on PATH (the engine finds plugins there). */
+    binDir: string;
+    pulumi: string;
+}
+
+export class ToolchainMissingError extends Error {}
+
+function isExecutable(file: string): boolean {
+    try {
+        fs.accessSync(file, fs.constants.X_OK);
+        return fs.statSync(file).isFile();
+    } catch {
+        return false;
+    }
+}
+
+function onPath(name: string): string | undefined {
+    for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+        if (dir && isExecutable(path.join(dir, name))) return path.join(dir, name);
+    }
+    return undefined;
+}
+
+/**
+ * Finds the toolchain: the project's own build first (all required binaries), else every binary on
+ * PATH. Throws ToolchainMissingError with one line naming what is missing and the fix.
+ */
+export function findToolchain(binDir: string = process.env.PKO_GUARD_TOOLCHAIN_BIN ?? TOOLCHAIN_BIN): Toolchain {
+    const missing = REQUIRED.filter((b) => !isExecutable(path.join(binDir, b)));
+    if (missing.length === 0) {
+        return { binDir, pulumi: path.join(binDir, "pulumi") };
+    }
+    const fromPath = REQUIRED.map((b) => onPath(b));
+    if (fromPath.every((p) => p !== undefined)) {
+        return { binDir: path.dirname(fromPath[0]!), pulumi: fromPath[0]! };
+    }
+    throw new ToolchainMissingError(
+        `Pulumi toolchain not found (missing ${missing.join(", ")} in ${binDir} and on PATH); run: npm run setup`,
+    );
+}
