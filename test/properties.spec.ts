@@ -47,7 +47,7 @@ const envName = fc.constantFrom("PULUMI_ACCESS_TOKEN", "AWS_SECRET_ACCESS_KEY", 
 const ref = fc.record(
     {
         type: maybe(fc.constantFrom("Secret", "Literal", "Env", "FS", "Vault")),
-        secret: maybe(fc.record({ name: maybe(fc.string({ maxLength: 6 })), key: maybe(fc.string({ maxLength: 6 })) })),
+        secret: maybe(fc.record({ name: maybe(fc.constantFrom("pulumi-access-token", "x", "")), key: maybe(fc.string({ maxLength: 6 })) })),
         literal: maybe(fc.record({ value: maybe(secretValue) })),
         env: maybe(fc.record({ name: fc.constant(CANARY) })),
         filesystem: maybe(fc.record({ path: fc.constant(CANARY) })),
@@ -82,12 +82,29 @@ const spec = fc.record(
     },
     { requiredKeys: [] },
 );
+const waveAnnotations = maybe(fc.record({ "argocd.argoproj.io/sync-wave": maybe(fc.constantFrom("0", "1", "2", "-1", "x")) }));
+const coreResource: fc.Arbitrary<TestResource> = fc.record({
+    type: fc.constantFrom("kubernetes:core/v1:Secret", "kubernetes:core/v1:ServiceAccount"),
+    name: fc.constantFrom("tok", "sa"),
+    props: fc.record({
+        metadata: maybe(fc.record({ name: maybe(fc.constantFrom("pulumi-access-token", "deployer", "default")), namespace: maybe(fc.constantFrom("pulumi", "default")), annotations: waveAnnotations })),
+        stringData: maybe(fc.record({ token: secretValue })),
+    }),
+});
+const applicationResource: fc.Arbitrary<TestResource> = fc.record({
+    type: fc.constant("kubernetes:argoproj.io/v1alpha1:Application"),
+    name: fc.constant("app"),
+    props: fc.record({
+        metadata: maybe(fc.record({ name: maybe(fc.constant("app")) })),
+        spec: maybe(fc.record({ destination: maybe(fc.record({ namespace: maybe(fc.constantFrom("pulumi", "default")) })), syncPolicy: maybe(fc.record({ automated: maybe(fc.record({ prune: maybe(fc.boolean()) })) })) })),
+    }),
+});
 const stackType = fc.constantFrom("kubernetes:pulumi.com/v1:Stack", "kubernetes:pulumi.com/v1alpha1:Stack", "kubernetes:other/v1:Thing");
 const stackResource: fc.Arbitrary<TestResource> = fc.record({
     type: stackType,
     name: fc.constantFrom("app", "s"),
     props: fc.oneof(
-        fc.record({ apiVersion: maybe(fc.constant("pulumi.com/v1")), kind: maybe(fc.constant("Stack")), metadata: maybe(fc.record({ name: maybe(fc.string({ maxLength: 5 })), namespace: maybe(fc.constantFrom("pulumi", "default")), labels: maybe(fc.dictionary(fc.constantFrom("env", "environment"), maybe(fc.constantFrom("prod", "dev")))) })), spec: maybe(spec) }),
+        fc.record({ apiVersion: maybe(fc.constant("pulumi.com/v1")), kind: maybe(fc.constant("Stack")), metadata: maybe(fc.record({ name: maybe(fc.string({ maxLength: 5 })), namespace: maybe(fc.constantFrom("pulumi", "default")), labels: maybe(fc.dictionary(fc.constantFrom("env", "environment", "app.kubernetes.io/instance"), maybe(fc.constantFrom("prod", "dev", "app")))), annotations: waveAnnotations })), spec: maybe(spec) }),
         anyValue,
     ),
 });
@@ -120,10 +137,16 @@ const s3Resource: fc.Arbitrary<TestResource> = fc.record({
         anyValue,
     ),
 });
-const anyResource = fc.oneof(stackResource, rbacResource, s3Resource);
+const anyResource = fc.oneof(stackResource, rbacResource, s3Resource, coreResource, applicationResource);
 /** Whole programs for stack-level rules: mostly RBAC objects and Stacks. */
 const program = fc.array(
-    fc.oneof({ arbitrary: rbacResource, weight: 3 }, { arbitrary: stackResource, weight: 2 }, { arbitrary: s3Resource, weight: 1 }),
+    fc.oneof(
+        { arbitrary: rbacResource, weight: 3 },
+        { arbitrary: stackResource, weight: 3 },
+        { arbitrary: coreResource, weight: 2 },
+        { arbitrary: applicationResource, weight: 1 },
+        { arbitrary: s3Resource, weight: 1 },
+    ),
     { minLength: 1, maxLength: 6 },
 );
 const config = fc.oneof(

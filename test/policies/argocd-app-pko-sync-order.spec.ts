@@ -1,0 +1,37 @@
+import * as assert from "assert";
+import { policy } from "../../policies/argocd-app-pko-sync-order";
+import { TestResource, goodSpec, runStackPolicy, stackResource } from "../helpers";
+
+const wave = (w: string) => ({ annotations: { "argocd.argoproj.io/sync-wave": w } });
+const secret = (w?: string): TestResource => ({
+    type: "kubernetes:core/v1:Secret",
+    name: "tok",
+    props: { metadata: { name: "pulumi-access-token", namespace: "pulumi", ...(w ? wave(w) : {}) } },
+});
+const app = (prune: boolean, extra: Record<string, unknown> = {}): TestResource => ({
+    type: "kubernetes:argoproj.io/v1alpha1:Application",
+    name: "app",
+    props: { metadata: { name: "app" }, spec: { destination: { namespace: "pulumi" }, syncPolicy: { automated: { prune } }, ...extra } },
+});
+
+describe("argocd-app-pko-sync-order", () => {
+    it("does nothing when Argo CD is not in use", () => {
+        assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec()), secret()]), []);
+    });
+    it("flags a Stack synced before its Secret, passes one synced after", () => {
+        assert.strictEqual(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("1")), secret("2")]).length, 1);
+        assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("2")), secret("1")]), []);
+        assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("1")), secret("1")]), []);
+    });
+    it("flags an auto-pruning Application that manages a destroyable production Stack", () => {
+        const prod = stackResource("s", goodSpec({ destroyOnFinalize: true }));
+        assert.match(runStackPolicy(policy, [prod, app(true)])[0].message, /auto-prunes/);
+        assert.deepStrictEqual(runStackPolicy(policy, [prod, app(false)]), []);
+        const dev = stackResource("s", goodSpec({ stack: "a/b/dev", destroyOnFinalize: true }));
+        assert.deepStrictEqual(runStackPolicy(policy, [dev, app(true)]), []);
+    });
+    it("links Applications by tracking label before namespace", () => {
+        const tracked = stackResource("s", goodSpec({ destroyOnFinalize: true }), { labels: { "app.kubernetes.io/instance": "other-app" } });
+        assert.deepStrictEqual(runStackPolicy(policy, [tracked, app(true)]), []);
+    });
+});

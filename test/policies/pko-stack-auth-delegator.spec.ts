@@ -1,0 +1,27 @@
+import * as assert from "assert";
+import { policy } from "../../policies/pko-stack-auth-delegator";
+import { TestResource, UNKNOWN_WIRE, goodSpec, runStackPolicy, stackResource } from "../helpers";
+
+const delegator = (subjects: unknown): TestResource => ({
+    type: "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+    name: "d",
+    props: { metadata: { name: "d" }, roleRef: { kind: "ClusterRole", name: "system:auth-delegator" }, subjects },
+});
+const stack = stackResource("app", goodSpec({ serviceAccountName: "deployer" }));
+
+describe("pko-stack-auth-delegator", () => {
+    it("passes when the Stack's account has the binding (or may have it)", () => {
+        assert.deepStrictEqual(runStackPolicy(policy, [stack, delegator([{ kind: "ServiceAccount", name: "deployer", namespace: "pulumi" }])]), []);
+        assert.deepStrictEqual(runStackPolicy(policy, [stack, delegator(UNKNOWN_WIRE)]), []);
+    });
+    it("reports each v1 Stack whose account lacks it, on the Stack", () => {
+        const r = runStackPolicy(policy, [stack, delegator([{ kind: "ServiceAccount", name: "other", namespace: "pulumi" }])]);
+        assert.strictEqual(r.length, 1);
+        assert.match(r[0].urn!, /Stack::app$/);
+        assert.match(r[0].message, /ServiceAccount pulumi\/deployer/);
+    });
+    it("skips v1alpha1 (PKO v1) Stacks", () => {
+        const old = stackResource("old", goodSpec(), {}, "kubernetes:pulumi.com/v1alpha1:Stack");
+        assert.deepStrictEqual(runStackPolicy(policy, [old]), []);
+    });
+});

@@ -1,0 +1,32 @@
+import * as assert from "assert";
+import { policy } from "../../policies/pko-stack-repo-allowlist";
+import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource } from "../helpers";
+
+const check = (spec: unknown, config: Record<string, unknown> = {}) => runResourcePolicy(policy, stackResource("app", spec), config).map((r) => r.message);
+const acme = { allowedRepoPatterns: ["^https://github\\.com/acme/"] };
+
+describe("pko-stack-repo-allowlist", () => {
+    it("passes any https/ssh repository without an allowlist, and allowlisted ones with it", () => {
+        assert.deepStrictEqual(check(goodSpec()), []);
+        assert.deepStrictEqual(check(goodSpec({ projectRepo: "git@github.com:x/y.git" })), []);
+        assert.deepStrictEqual(check(goodSpec(), acme), []);
+    });
+    it("flags plaintext http and repositories outside the allowlist, without echoing credentials", () => {
+        assert.match(check(goodSpec({ projectRepo: "http://github.com/acme/app" }))[0], /plaintext http/);
+        const m = check(goodSpec({ projectRepo: "https://bot:hunter2@github.com/evil/app" }), acme);
+        assert.strictEqual(m.length, 1);
+        assert.ok(!m[0].includes("hunter2"));
+    });
+    it("allows Flux and Program sources only when configured", () => {
+        const flux = goodSpec({ projectRepo: undefined, commit: undefined, fluxSource: { sourceRef: { name: "x" } } });
+        assert.strictEqual(check(flux).length, 1);
+        assert.deepStrictEqual(check(flux, { allowFluxSource: true }), []);
+        const prog = goodSpec({ projectRepo: undefined, commit: undefined, programRef: { name: "p" } });
+        assert.strictEqual(check(prog).length, 1);
+        assert.deepStrictEqual(check(prog, { allowProgramRef: true }), []);
+    });
+    it("fails closed on unknown repositories and reports invalid patterns", () => {
+        assert.match(check(goodSpec({ projectRepo: UNKNOWN_WIRE }))[0], /fails closed/);
+        assert.match(check(goodSpec(), { allowedRepoPatterns: ["["] })[0], /not a valid regular expression/);
+    });
+});
