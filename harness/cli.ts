@@ -3,10 +3,10 @@
  *   npm run harness -- [--leg mock|real|both] [--json FILE] [--timeout SECONDS] [FIXTURE_DIR ...]
  * Exit codes: 0 all fixtures match, 1 any mismatch or fixture error, 2 bad input.
  */
+import "./fatal";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import * as fs from "fs";
 import { BadInputError } from "./expect";
-import { renderJson } from "./reports/json";
+import { ReportRequest, parseReportOption, writeReports } from "./reports/write";
 import { renderTable, summaryLine } from "./reports/table";
 import { LegChoice, loadFixtures, runFixtures } from "./runner";
 import { ToolchainMissingError } from "./toolchain";
@@ -26,7 +26,8 @@ async function main(argv: string[]): Promise<number> {
     const program = new Command("harness")
         .description("Run fixture programs through the pko-guard policy pack and compare with expect.yaml")
         .addOption(new Option("--leg <leg>", "which leg to run").choices(["mock", "real", "both"]).default("mock"))
-        .option("--json <file>", "also write the JSON report to FILE")
+        .option("--json <file>", "also write the JSON report to FILE (same as --report json=FILE)")
+        .option("--report <format=file>", "write a report: json, junit or sarif (repeatable)", parseReportOption, [] as ReportRequest[])
         .option("--timeout <seconds>", "per-fixture timeout", positiveSeconds, 300)
         .argument("[fixtures...]", "fixture folders (default: all of fixtures/)")
         .exitOverride()
@@ -39,7 +40,7 @@ async function main(argv: string[]): Promise<number> {
         }
         throw e;
     }
-    const opts = program.opts<{ leg: LegChoice; json?: string; timeout: number }>();
+    const opts = program.opts<{ leg: LegChoice; json?: string; report: ReportRequest[]; timeout: number }>();
     const fixtures = loadFixtures(program.args);
     const verdicts = await runFixtures(fixtures, {
         leg: opts.leg,
@@ -47,7 +48,8 @@ async function main(argv: string[]): Promise<number> {
         onFixture: (v) => process.stderr.write(`[harness] ${v.fixture}: ${v.outcome}\n`),
     });
     process.stdout.write(renderTable(verdicts) + "\n" + summaryLine(verdicts) + "\n");
-    if (opts.json) fs.writeFileSync(opts.json, renderJson(verdicts));
+    const reports = [...opts.report, ...(opts.json ? [{ format: "json" as const, file: opts.json }] : [])];
+    writeReports(reports, verdicts, fixtures);
     return verdicts.every((v) => v.outcome === "match") ? 0 : 1;
 }
 

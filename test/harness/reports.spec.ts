@@ -1,0 +1,103 @@
+/**
+ * Reports, validated by real validators: JUnit XML against test/schemas/junit.xsd with libxml2
+ * (xmllint-wasm), SARIF against the official SARIF 2.1.0 JSON schema, JSON against the documented
+ * report schema. No secret value from any fixture appears in any of them, nor in the table.
+ */
+import * as assert from "assert";
+import Ajv from "ajv";
+import AjvDraft04 from "ajv-draft-04";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { validateXML } from "xmllint-wasm";
+import { REPO_ROOT } from "../../harness/paths";
+
+const CLI = path.join(REPO_ROOT, "bin", "harness", "cli.js");
+const FIX = (n: string) => path.join(REPO_ROOT, "fixtures", n);
+
+/** Every secret value planted in the fixtures' secret-bearing fields and config. */
+export function fixtureSecrets(): string[] {
+    const secrets = new Set<string>();
+    for (const dir of fs.readdirSync(path.join(REPO_ROOT, "fixtures"))) {
+        const index = path.join(REPO_ROOT, "fixtures", dir, "index.ts");
+        const expect = path.join(REPO_ROOT, "fixtures", dir, "expect.yaml");
+        if (fs.existsSync(index)) for (const m of fs.readFileSync(index, "utf8").matchAll(/"((?:pul-|ghp_)?canary[^"]*)"/g)) secrets.add(m[1]);
+        if (fs.existsSync(expect)) for (const m of fs.readFileSync(expect, "utf8").matchAll(/value: (pul-[0-9a-z]+)/g)) secrets.add(m[1]);
+    }
+    return [...secrets];
+}
+
+describe("reports", function () {
+    this.timeout(300000);
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-reports-"));
+    const files = { json: path.join(tmp, "r.json"), junit: path.join(tmp, "r.xml"), sarif: path.join(tmp, "r.sarif") };
+    let stdout = "";
+
+    before(() => {
+        // Every fixture, plus one deliberate mismatch so failures are rendered too.
+        const bad = path.join(REPO_ROOT, "fixtures", ".tmp-report-mismatch");
+        fs.rmSync(bad, { recursive: true, force: true });
+        fs.mkdirSync(bad);
+        for (const f of ["Pulumi.yaml", "index.ts"]) fs.copyFileSync(path.join(FIX("creds-git-auth"), f), path.join(bad, f));
+        fs.writeFileSync(
+            path.join(bad, "expect.yaml"),
+            fs.readFileSync(path.join(FIX("creds-git-auth"), "expect.yaml"), "utf8")
+                .replace(/^description: .*$/m, 'description: "expects the wrong count <on purpose> & escapes"')
+                .replace("count: 2\n    message: \"spec", "count: 7\n    message: \"spec"),
+        );
+        try {
+            const fixtures = fs.readdirSync(path.join(REPO_ROOT, "fixtures")).filter((d) => fs.existsSync(path.join(FIX(d), "expect.yaml")));
+            const r = spawnSync(process.execPath, [CLI, "--report", `json=${files.json}`, "--report", `junit=${files.junit}`, "--report", `sarif=${files.sarif}`, ...fixtures.map(FIX)], { encoding: "utf8" });
+            assert.strictEqual(r.status, 1, r.stderr);
+            stdout = r.stdout + r.stderr;
+        } finally {
+            fs.rmSync(bad, { recursive: true, force: true });
+        }
+    });
+    after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+    it("writes JUnit XML that validates against the schema, with the mismatch as a failure", async () => {
+        const xml = fs.readFileSync(files.junit, "utf8");
+        const result = await validateXML({
+            xml: [{ fileName: "r.xml", contents: xml }],
+            schema: [{ fileName: "junit.xsd", contents: fs.readFileSync(path.join(REPO_ROOT, "test", "schemas", "junit.xsd"), "utf8") }],
+        });
+        assert.ok(result.valid, JSON.stringify(result.errors.slice(0, 3)));
+        assert.match(xml, /<failure message="expected 7, got 2"/);
+        assert.match(xml, /<testsuite name="pko-guard: \.tmp-report-mismatch" tests="3" failures="1"/);
+    });
+
+    it("writes SARIF 2.1.0 that validates against the official schema", () => {
+        const sarif = JSON.parse(fs.readFileSync(files.sarif, "utf8"));
+        const schema = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "node_modules", "@microsoft", "jest-sarif", "lib", "schemas", "sarif-2.1.0-rtm.5.json"), "utf8"));
+        // The official schema has a pattern that is invalid under the `u` flag; read its patterns as plain RegExps.
+        const ajv = new AjvDraft04({ allErrors: true, strict: false, validateFormats: false, unicodeRegExp: false });
+        const validate = ajv.compile(schema);
+        assert.ok(validate(sarif), JSON.stringify(validate.errors?.slice(0, 3)));
+        const run = sarif.runs[0];
+        const rules = run.tool.driver.rules.map((r: { id: string }) => r.id);
+        assert.ok(rules.includes("pko-stack-credentials-from-secrets"));
+        for (const res of run.results) {
+            assert.ok(rules.includes(res.ruleId), res.ruleId);
+            assert.match(res.locations[0].physicalLocation.artifactLocation.uri, /^fixtures\/[^/]+\/index\.ts$/);
+            assert.match(res.locations[0].logicalLocations[0].fullyQualifiedName, /^urn:pulumi:/);
+        }
+    });
+
+    it("writes JSON that validates against the documented report schema", () => {
+        const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+        const validate = ajv.compile(JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "harness", "reports", "report.schema.json"), "utf8")));
+        const report = JSON.parse(fs.readFileSync(files.json, "utf8"));
+        assert.ok(validate(report), JSON.stringify(validate.errors?.slice(0, 3)));
+        assert.strictEqual(report.summary.mismatch, 1);
+    });
+
+    it("never contains a secret value from the fixtures, in any report or the table", () => {
+        const secrets = fixtureSecrets();
+        assert.ok(secrets.length >= 8, `only found ${secrets.length} planted secrets`);
+        for (const [name, text] of [["table", stdout], ...Object.entries(files).map(([k, f]) => [k, fs.readFileSync(f, "utf8")])]) {
+            for (const s of secrets) assert.ok(!text.includes(s), `${name} contains the secret ${s.slice(0, 6)}...`);
+        }
+    });
+});
