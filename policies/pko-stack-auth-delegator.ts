@@ -11,7 +11,7 @@
  * Fix: add a ClusterRoleBinding of `system:auth-delegator` to the Stack's service account.
  */
 import { Finding, programRule } from "./model/policy";
-import { bindingCovers, describeSubject, rbacModel, stackIdentities } from "./model/rbac";
+import { StackIndex, bindingCovers, describeSubject, rbacModel, stackIdentities } from "./model/rbac";
 import { describeStack } from "./model/stack";
 
 export const NAME = "pko-stack-auth-delegator";
@@ -30,10 +30,16 @@ export const policy = programRule(
         const delegators = model.bindings.filter(
             (b) => b.kind === "ClusterRoleBinding" && b.roleKind === "ClusterRole" && b.roleName === "system:auth-delegator",
         );
+        // The Stacks each delegator binding may cover, found through the index rather than by scanning.
+        const index = new StackIndex(stackIdentities(resources));
+        const covered = new Set<unknown>();
+        for (const b of delegators) {
+            for (const st of index.coveredBy(b)) if (bindingCovers(b, st.serviceAccount) !== "no") covered.add(st);
+        }
         const findings: Finding[] = [];
-        for (const st of stackIdentities(resources)) {
+        for (const st of index.stacks) {
             if (st.view.apiVersion !== "pulumi.com/v1") continue;
-            if (delegators.some((b) => bindingCovers(b, st.serviceAccount) !== "no")) continue;
+            if (covered.has(st)) continue;
             findings.push({
                 message: `${describeStack(st.view)} runs as ${describeSubject({ kind: "ServiceAccount", ...st.serviceAccount })} (${st.source}), which has no system:auth-delegator ClusterRoleBinding in this program; PKO v2 needs it, add one.`,
                 urn: st.view.urn,

@@ -19,7 +19,7 @@
  * service account are unknown during preview.
  */
 import { Finding, programRule } from "./model/policy";
-import { bindingCovers, describeSubject, grantsAdmin, rbacModel, stackIdentities } from "./model/rbac";
+import { StackIndex, bindingCovers, describeSubject, grantsAdmin, rbacModel, stackIdentities } from "./model/rbac";
 import { describeStack } from "./model/stack";
 import { UNKNOWN, Unknown } from "./model/values";
 
@@ -40,7 +40,7 @@ export const policy = programRule(
     },
     (resources) => {
         const model = rbacModel(resources);
-        const stacks = stackIdentities(resources);
+        const stacks = new StackIndex(stackIdentities(resources));
         const findings: Finding[] = [];
         for (const binding of model.bindings) {
             const admin = grantsAdmin(binding, model);
@@ -49,7 +49,7 @@ export const policy = programRule(
                 binding.roleName === "cluster-admin" && binding.roleKind === "ClusterRole"
                     ? "cluster-admin"
                     : `${binding.roleKind === UNKNOWN ? "role" : binding.roleKind ?? "role"} ${show(binding.roleName)}${admin === "yes" ? " (wildcard: * verbs on * resources)" : ""}`;
-            for (const st of stacks) {
+            for (const st of stacks.coveredBy(binding)) {
                 const covers = bindingCovers(binding, st.serviceAccount);
                 if (covers === "no") continue;
                 const sa = describeSubject({ kind: "ServiceAccount", ...st.serviceAccount });

@@ -11,7 +11,7 @@
  * Fix: bind a least-privilege role, or remove the binding.
  */
 import { Finding, programRule } from "./model/policy";
-import { describeSubject, grantsAdmin, rbacModel, stackIdentities, subjectCovers } from "./model/rbac";
+import { StackIndex, describeSubject, grantsAdmin, rbacModel, stackIdentities, subjectCovers } from "./model/rbac";
 import { UNKNOWN } from "./model/values";
 
 export const NAME = "rbac-no-cluster-admin-serviceaccount";
@@ -34,14 +34,14 @@ export const policy = programRule(
     },
     (resources) => {
         const model = rbacModel(resources);
-        const stacks = stackIdentities(resources);
+        const stacks = new StackIndex(stackIdentities(resources));
         const findings: Finding[] = [];
         for (const binding of model.bindings) {
             if (grantsAdmin(binding, model) !== "yes" || binding.subjects === UNKNOWN) continue;
             const role = binding.roleName === "cluster-admin" ? "cluster-admin" : `wildcard role ${JSON.stringify(binding.roleName)}`;
             for (const subject of binding.subjects) {
                 if (!isServiceAccountSubject(subject.kind, subject.name)) continue;
-                if (stacks.some((st) => subjectCovers(subject, binding, st.serviceAccount) !== "no")) continue;
+                if (stacks.candidates(subject, binding).some((st) => subjectCovers(subject, binding, st.serviceAccount) !== "no")) continue;
                 findings.push({
                     message: `${binding.kind} ${JSON.stringify(binding.resourceName)} grants ${role} to ${describeSubject(subject)}, which no PKO Stack of this program runs as; bind a least-privilege role or remove the binding.`,
                     urn: binding.urn,

@@ -46,6 +46,9 @@ export interface ServiceAccountRef {
 export interface RbacModel {
     roles: Role[];
     bindings: Binding[];
+    /** Roles by `${kind}/${name}`, and those whose name is unknown (they may be any role). */
+    rolesByName: Map<string, Role[]>;
+    rolesWithUnknownName: Role[];
 }
 
 function includesOrUnknown(v: Plain, wanted: string): Tri {
@@ -110,7 +113,17 @@ export function rbacModel(resources: ResourceLike[]): RbacModel {
             subjects,
         });
     }
-    return { roles, bindings };
+    const rolesByName = new Map<string, Role[]>();
+    const rolesWithUnknownName: Role[] = [];
+    for (const role of roles) {
+        if (typeof role.name === "string") {
+            const key = `${role.kind}/${role.name}`;
+            rolesByName.set(key, [...(rolesByName.get(key) ?? []), role]);
+        } else if (role.name === UNKNOWN) {
+            rolesWithUnknownName.push(role);
+        }
+    }
+    return { roles, bindings, rolesByName, rolesWithUnknownName };
 }
 
 function eq(a: string | Unknown | undefined, b: string | Unknown | undefined): Tri {
@@ -123,8 +136,9 @@ export function grantsAdmin(binding: Binding, model: RbacModel): Tri {
     if (binding.roleName === UNKNOWN || binding.roleKind === UNKNOWN) return "maybe";
     if (binding.roleKind === "ClusterRole" && binding.roleName === "cluster-admin") return "yes";
     const bindingNs = binding.namespace ?? DEFAULT_NAMESPACE;
+    const candidates = [...(model.rolesByName.get(`${binding.roleKind}/${binding.roleName}`) ?? []), ...model.rolesWithUnknownName];
     return or(
-        model.roles
+        candidates
             .filter((role) => role.kind === binding.roleKind)
             .map((role) => {
                 const sameName = eq(role.name, binding.roleName);
@@ -166,9 +180,68 @@ export function bindingCovers(binding: Binding, sa: ServiceAccountRef): Tri {
 
 /** A PKO Stack together with the service account its workspace runs as. */
 export interface StackIdentity {
+    /** Position among the program's Stacks (keeps findings in program order). */
+    order: number;
     view: StackView;
     serviceAccount: ServiceAccountRef;
     source: string;
+}
+
+/**
+ * Stacks indexed by the service account they run as, so that finding the Stacks a subject may cover
+ * is a lookup, not a scan (programs with thousands of Stacks and bindings stay linear). Stacks whose
+ * account or namespace is unknown are candidates for every subject.
+ */
+export class StackIndex {
+    private readonly byAccount = new Map<string, StackIdentity[]>();
+    private readonly byNamespace = new Map<string, StackIdentity[]>();
+    private readonly uncertain: StackIdentity[] = [];
+
+    constructor(public readonly stacks: StackIdentity[]) {
+        for (const st of stacks) {
+            const { name, namespace } = st.serviceAccount;
+            if (typeof namespace !== "string") {
+                this.uncertain.push(st);
+                continue;
+            }
+            push(this.byNamespace, namespace, st);
+            if (typeof name === "string") push(this.byAccount, `${namespace}/${name}`, st);
+            else this.uncertain.push(st);
+        }
+    }
+
+    /** A superset of the Stacks the subject may cover (subjectCovers decides exactly). */
+    candidates(subject: Subject, binding: Binding): StackIdentity[] {
+        const { kind, name } = subject;
+        if (kind === UNKNOWN || name === UNKNOWN || typeof name !== "string") return this.stacks;
+        let found: StackIdentity[] = [];
+        if (kind === "ServiceAccount") {
+            const ns = subject.namespace ?? (binding.kind === "RoleBinding" ? binding.namespace ?? DEFAULT_NAMESPACE : undefined);
+            if (ns === UNKNOWN) return this.stacks;
+            if (typeof ns === "string") found = this.byAccount.get(`${ns}/${name}`) ?? [];
+        } else if (kind === "Group") {
+            if (name === "system:serviceaccounts" || name === "system:masters") return this.stacks;
+            if (name.startsWith("system:serviceaccounts:")) found = this.byNamespace.get(name.slice("system:serviceaccounts:".length)) ?? [];
+        } else if (kind === "User" && name.startsWith("system:serviceaccount:")) {
+            const [ns, ...rest] = name.slice("system:serviceaccount:".length).split(":");
+            found = this.byAccount.get(`${ns}/${rest.join(":")}`) ?? [];
+        }
+        return this.uncertain.length === 0 ? found : [...found, ...this.uncertain];
+    }
+
+    /** The Stacks a binding may cover, each once, in program order. */
+    coveredBy(binding: Binding): StackIdentity[] {
+        if (binding.subjects === UNKNOWN) return this.stacks;
+        const seen = new Set<StackIdentity>();
+        for (const s of binding.subjects) for (const st of this.candidates(s, binding)) seen.add(st);
+        return seen.size === this.stacks.length ? this.stacks : [...seen].sort((a, b) => a.order - b.order);
+    }
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+    const list = map.get(key);
+    if (list) list.push(value);
+    else map.set(key, [value]);
 }
 
 export function stackIdentities(resources: ResourceLike[]): StackIdentity[] {
@@ -178,7 +251,7 @@ export function stackIdentities(resources: ResourceLike[]): StackIdentity[] {
         if (!view) continue;
         const sa = effectiveServiceAccount(view);
         const namespace = view.namespace === UNKNOWN ? UNKNOWN : view.namespace ?? DEFAULT_NAMESPACE;
-        out.push({ view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
+        out.push({ order: out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
     }
     return out;
 }

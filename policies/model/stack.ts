@@ -90,10 +90,34 @@ function stringMap(v: Plain): Record<string, string | Unknown | undefined> | Unk
     return out;
 }
 
+/** Views are memoized per (plain properties object, type, name, urn): every policy reads the same Stack. */
+const views = new WeakMap<object, { type: unknown; name: unknown; urn: unknown; view: StackView | undefined }>();
+
 /** Returns the normalized Stack view of a resource, or undefined when it is not a PKO Stack. */
 export function stackView(resource: ResourceLike): StackView | undefined {
     try {
-        const props = plain(resource?.props);
+        const type = resource?.type;
+        if (typeof type !== "string" || (!type.startsWith("kubernetes:") && !(STACK_TYPES as readonly string[]).includes(type))) {
+            return undefined;
+        }
+        const props = plain(resource.props);
+        if (props === null || typeof props !== "object") {
+            return buildView(resource, props);
+        }
+        const hit = views.get(props);
+        if (hit && hit.type === resource.type && hit.name === resource.name && hit.urn === resource.urn) {
+            return hit.view;
+        }
+        const view = buildView(resource, props);
+        views.set(props, { type: resource.type, name: resource.name, urn: resource.urn, view });
+        return view;
+    } catch {
+        return undefined;
+    }
+}
+
+function buildView(resource: ResourceLike, props: Plain): StackView | undefined {
+    try {
         if (!isStackType(String(resource?.type ?? ""), props)) {
             return undefined;
         }

@@ -56,10 +56,30 @@ function unproxy(v: unknown): unknown {
 }
 
 /**
+ * Conversions are memoized per raw properties object: every policy of the pack reads the same resource,
+ * and in-process evaluation hands them the same object. Results are shared, so never mutate them.
+ */
+const memo = new WeakMap<object, Plain>();
+
+/**
  * Converts any value (proxied, secret-wrapped, cyclic, exotic) into plain data with unknowns replaced
  * by `UNKNOWN`. Never throws. Depth and cycles are bounded so hostile input cannot hang a policy.
  */
-export function plain(input: unknown, depth = 0, seen: Set<unknown> = new Set()): Plain {
+export function plain(input: unknown): Plain {
+    const raw = unproxy(input);
+    if (raw === null || typeof raw !== "object") {
+        return convert(raw, 0, new Set());
+    }
+    const cached = memo.get(raw);
+    if (cached !== undefined || memo.has(raw)) {
+        return cached;
+    }
+    const result = convert(raw, 0, new Set());
+    memo.set(raw, result);
+    return result;
+}
+
+function convert(input: unknown, depth: number, seen: Set<unknown>): Plain {
     try {
         const v = unproxy(input);
         if (v === null || v === undefined) {
@@ -90,14 +110,14 @@ export function plain(input: unknown, depth = 0, seen: Set<unknown> = new Set())
                 return UNKNOWN;
             }
             if (o[SIG_KEY] === SECRET_SIG) {
-                return plain(o.value, depth + 1, seen);
+                return convert(o.value, depth + 1, seen);
             }
             if (Array.isArray(v)) {
-                return v.map((e) => plain(e, depth + 1, seen));
+                return v.map((e) => convert(e, depth + 1, seen));
             }
             const out: { [key: string]: Plain } = {};
             for (const key of Object.keys(o)) {
-                out[key] = plain(o[key], depth + 1, seen);
+                out[key] = convert(o[key], depth + 1, seen);
             }
             return out;
         } finally {

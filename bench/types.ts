@@ -1,0 +1,5 @@
+export interface TestResourceLike {
+    type: string;
+    name: string;
+    props: unknown;
+}
