@@ -1,10 +1,12 @@
 /**
  * The real leg: `pulumi preview --policy-pack` with the real CLI, engine, nodejs language host and
- * Kubernetes provider, offline. Each fixture gets its own PULUMI_HOME, a local file backend, a
- * passphrase secrets provider and a stack config file outside the fixture folder (fixtures are never
- * written to). The Kubernetes provider renders YAML to a temporary folder instead of talking to a
- * cluster, so previews are deterministic without one. Violations are read from the engine's event
- * log (`--event-log`), not from human output.
+ * Kubernetes provider, offline. Each fixture gets its own PULUMI_HOME, a local file backend and a
+ * passphrase secrets provider, in a temporary program folder whose files are symbolic links to the
+ * fixture's (Node resolves them to their real paths, so the fixture's imports and the repository's
+ * node_modules work; stack config files land in the temporary folder, never in the fixture). The
+ * Kubernetes provider renders YAML to a temporary folder instead of talking to a cluster, so previews
+ * are deterministic without one. Violations are read from the engine's structured event stream
+ * (`--json` with PULUMI_ENABLE_STREAMING_JSON_PREVIEW), not from human output.
  */
 import { spawn } from "child_process";
 import * as fs from "fs";
@@ -81,6 +83,7 @@ export function pulumiEnv(toolchain: Toolchain, tmp: string): NodeJS.ProcessEnv 
         PULUMI_SKIP_CONFIRMATIONS: "true",
         PULUMI_DIY_BACKEND_NO_LEGACY_WARNING: "true",
         PULUMI_ACCESS_TOKEN: "",
+        PULUMI_ENABLE_STREAMING_JSON_PREVIEW: "1",
         KUBECONFIG: path.join(tmp, "no-kubeconfig"),
         NO_COLOR: "1",
         TS_NODE_TRANSPILE_ONLY: "true",
@@ -92,10 +95,9 @@ interface EngineEvent {
     diagnosticEvent?: { message: string; severity: string; urn?: string };
 }
 
-function readEvents(file: string): EngineEvent[] {
-    if (!fs.existsSync(file)) return [];
-    return fs
-        .readFileSync(file, "utf8")
+/** Parses the engine's JSON event stream (one event per line). */
+export function parseEvents(text: string): EngineEvent[] {
+    return text
         .split("\n")
         .filter((l) => l.trim() !== "")
         .map((l) => {
@@ -119,6 +121,20 @@ function failure(what: string, r: Exec, events: EngineEvent[] = []): string {
     return `${what} failed: ${detail}`.slice(0, 400);
 }
 
+/**
+ * A temporary program folder for a fixture: links to each of its files and to the repository's
+ * node_modules, so `pulumi stack init`/`config set` write their files here and never into the fixture.
+ */
+export function linkProgram(fixtureDir: string, programDir: string): string {
+    fs.mkdirSync(programDir, { recursive: true });
+    for (const entry of fs.readdirSync(fixtureDir)) {
+        if (/^Pulumi\.[^.]+\.yaml$/.test(entry)) continue;
+        fs.symlinkSync(path.join(fixtureDir, entry), path.join(programDir, entry));
+    }
+    fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(programDir, "node_modules"));
+    return programDir;
+}
+
 export async function runRealLeg(fixture: Fixture, options: RealOptions): Promise<LegResult> {
     const started = Date.now();
     const done = (rest: Partial<LegResult>): LegResult => ({ leg: "real", rows: [], durationMs: Date.now() - started, ...rest });
@@ -129,9 +145,10 @@ export async function runRealLeg(fixture: Fixture, options: RealOptions): Promis
     track(tmp);
     try {
         const env = pulumiEnv(options.toolchain, tmp);
+        fs.mkdirSync(path.join(tmp, "state"));
+        const program = linkProgram(fixture.dir, path.join(tmp, "program"));
         const stack = fixture.expect.stack;
-        const configFile = path.join(tmp, `Pulumi.${stack}.yaml`);
-        const base = { cwd: fixture.dir, env, timeoutMs: options.timeoutMs };
+        const base = { cwd: program, env, timeoutMs: options.timeoutMs };
         const pulumi = (args: string[], input?: string) => exec(options.toolchain.pulumi, [...args, "--non-interactive"], { ...base, input });
 
         let r = await pulumi(["stack", "init", stack, "--secrets-provider", "passphrase"]);
@@ -142,14 +159,13 @@ export async function runRealLeg(fixture: Fixture, options: RealOptions): Promis
         ];
         for (const [key, value, secret] of settings) {
             // The value goes through stdin, so secrets never appear in process arguments.
-            r = await pulumi(["config", "set", key, ...(secret ? ["--secret"] : ["--plaintext"]), "--config-file", configFile, "-s", stack], value);
+            r = await pulumi(["config", "set", key, ...(secret ? ["--secret"] : ["--plaintext"]), "-s", stack], value);
             if (r.code !== 0) return done({ error: failure(`pulumi config set ${key}`, r) });
         }
-        const events = path.join(tmp, "events.jsonl");
-        const args = ["preview", "-s", stack, "--config-file", configFile, "--policy-pack", options.packDir ?? REPO_ROOT, "--event-log", events];
+        const args = ["preview", "-s", stack, "--policy-pack", options.packDir ?? REPO_ROOT, "--json"];
         if (fixture.policyConfig) args.push("--policy-pack-config", fixture.policyConfig);
         r = await pulumi(args);
-        const log = readEvents(events);
+        const log = parseEvents(r.stdout);
         const rows: Row[] = log
             .filter((e) => e.policyEvent)
             .map((e) => {
