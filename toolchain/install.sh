@@ -21,12 +21,11 @@ BIN_DIR="$CACHE_DIR/bin"
 LOG_DIR="$CACHE_DIR/logs"
 SRC_DIR="$CACHE_DIR/src"
 
-# name | version reported by the binary | package to build | -X variable for the version | cold build estimate
-# The versions are what the pinned modules actually are (see toolchain/README.md
-# for why some differ from the npm packages).
-PULUMI_VERSION="v3.248.0"
-NODEJS_HOST_VERSION="v3.187.0-0.20250806165243-bee5e4fa4815"
-KUBERNETES_VERSION="4.27.0"
+# Version each binary reports (stamped with -ldflags -X). See toolchain/README.md
+# for why these differ from the npm packages where they do.
+PULUMI_VERSION="v3.248.0"              # github.com/pulumi/pulumi/pkg/v3 v3.248.0
+NODEJS_HOST_VERSION="v3.248.0+pkoguard" # pko-guard's own host (toolchain/pulumi-language-nodejs/main.go) on sdk/v3 v3.248.0
+KUBERNETES_VERSION="4.27.0"             # provider/v4 v4.0.0-20260304044920-867400a6a208 = v4.27.0 + 2 commits
 
 ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-resource-kubernetes)
 
@@ -36,19 +35,19 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE
 		VERSION="$PULUMI_VERSION"
 		PKG="github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"
 		VERSION_VAR="github.com/pulumi/pulumi/sdk/v3/go/common/version.Version"
-		ESTIMATE="~9 min"
+		ESTIMATE="~6 min"
 		;;
 	pulumi-language-nodejs)
 		VERSION="$NODEJS_HOST_VERSION"
-		PKG="github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3"
+		PKG="." # wrapper main.go
 		VERSION_VAR="github.com/pulumi/pulumi/sdk/v3/go/common/version.Version"
-		ESTIMATE="~3 min"
+		ESTIMATE="~2 min, seconds right after pulumi"
 		;;
 	pulumi-resource-kubernetes)
 		VERSION="$KUBERNETES_VERSION"
 		PKG="." # wrapper main.go, built from a copy that gets the generated embed files
 		VERSION_VAR="github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version"
-		ESTIMATE="~5 min"
+		ESTIMATE="~12 min"
 		;;
 	*) return 1 ;;
 	esac
@@ -71,6 +70,12 @@ for n in "${names[@]}"; do
 done
 
 mkdir -p "$BIN_DIR" "$LOG_DIR" "$SRC_DIR"
+
+# One installer at a time (parallel test runs may all call this).
+if command -v flock >/dev/null 2>&1; then
+	exec 9>"$CACHE_DIR/.lock"
+	flock 9
+fi
 
 # Stamp: pinned version + Go version + hash of every file of the wrapper module.
 stamp_of() { # name
@@ -106,11 +111,11 @@ build_one() { # name
 			rm -rf "$builddir" && mkdir -p "$builddir" && cp -R "$dir/." "$builddir/"
 			(cd "$builddir" &&
 				go mod download github.com/pulumi/pulumi-kubernetes/provider/v4 &&
-				go run -mod=readonly ./embedgen \
+				go run -mod=readonly -buildvcs=false ./embedgen \
 					"$(go list -mod=readonly -m -f '{{.Dir}}' github.com/pulumi/pulumi-kubernetes/provider/v4)" \
 					. "$VERSION")
 		fi
-		(cd "$builddir" && go build -mod=readonly -trimpath \
+		(cd "$builddir" && go build -mod=readonly -trimpath -buildvcs=false \
 			-ldflags "-s -w -X $VERSION_VAR=$VERSION" -o "$out.tmp" "$PKG")
 	} >"$log" 2>&1 || {
 		rm -f "$out.tmp"
@@ -126,3 +131,4 @@ build_one() { # name
 for n in "${names[@]}"; do
 	build_one "$n"
 done
+say "binaries are in $BIN_DIR (put it first on PATH)"
