@@ -10,7 +10,7 @@ export type Outcome = "match" | "mismatch" | "error" | "skipped";
 /** One line of the verdict table. */
 export interface Check {
     fixture: string;
-    leg: LegName | "parity";
+    leg: LegName | "parity" | "gate";
     policy: string;
     resource: string;
     expected: number;

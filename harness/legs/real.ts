@@ -71,8 +71,10 @@ export function exec(cmd: string, args: string[], opts: { cwd: string; env: Node
 
 /** The environment every pulumi invocation of a fixture runs with. */
 export function pulumiEnv(toolchain: Toolchain, tmp: string): NodeJS.ProcessEnv {
+    // No in-cluster configuration may leak in: the provider renders YAML and never talks to a cluster.
+    const { KUBERNETES_SERVICE_HOST: _h, KUBERNETES_SERVICE_PORT: _p, ...inherited } = process.env;
     return {
-        ...process.env,
+        ...inherited,
         PATH: `${toolchain.binDir}${path.delimiter}${process.env.PATH ?? ""}`,
         PULUMI_HOME: path.join(tmp, "home"),
         PULUMI_BACKEND_URL: `file://${path.join(tmp, "state")}`,
@@ -83,9 +85,7 @@ export function pulumiEnv(toolchain: Toolchain, tmp: string): NodeJS.ProcessEnv 
         PULUMI_SKIP_CONFIRMATIONS: "true",
         PULUMI_DIY_BACKEND_NO_LEGACY_WARNING: "true",
         PULUMI_ACCESS_TOKEN: "",
-        PULUMI_ENABLE_STREAMING_JSON_PREVIEW: "1",
         KUBECONFIG: path.join(tmp, "no-kubeconfig"),
-        NO_COLOR: "1",
         TS_NODE_TRANSPILE_ONLY: "true",
     };
 }
@@ -135,6 +135,79 @@ export function linkProgram(fixtureDir: string, programDir: string): string {
     return programDir;
 }
 
+export interface PreviewRequest {
+    cwd: string;
+    env: NodeJS.ProcessEnv;
+    stack: string;
+    pulumi: string;
+    packDir: string;
+    policyConfig?: string;
+    timeoutMs: number;
+    descriptions: Map<string, string>;
+}
+
+export interface PreviewResult {
+    rows: Row[];
+    exitCode: number | null;
+    /** Set when the preview failed for another reason than a mandatory violation. */
+    error?: string;
+}
+
+/**
+ * `pulumi preview --policy-pack` with the engine's JSON event stream, turned into rows. A non-zero exit
+ * without a mandatory violation (program error, missing stack, bad config) is an error, never a result.
+ */
+export async function previewWithPack(req: PreviewRequest): Promise<PreviewResult> {
+    const args = ["preview", "-s", req.stack, "--policy-pack", req.packDir, "--json", "--non-interactive"];
+    if (req.policyConfig) args.push("--policy-pack-config", req.policyConfig);
+    const r = await exec(req.pulumi, args, {
+        cwd: req.cwd,
+        env: { ...req.env, PULUMI_ENABLE_STREAMING_JSON_PREVIEW: "1", NO_COLOR: "1" },
+        timeoutMs: req.timeoutMs,
+    });
+    const log = parseEvents(r.stdout);
+    const rows: Row[] = log
+        .filter((e) => e.policyEvent)
+        .map((e) => {
+            const p = e.policyEvent!;
+            return row(p.policyName, p.resourceUrn ?? "", p.enforcementLevel, normalizeMessage(p.message, req.descriptions.get(p.policyName)));
+        });
+    if (r.timedOut) return { rows, exitCode: r.code, error: failure("pulumi preview", r, log) };
+    if (r.code !== 0 && !rows.some((x) => x.level === "mandatory")) return { rows, exitCode: r.code, error: failure("pulumi preview", r, log) };
+    return { rows, exitCode: r.code };
+}
+
+export interface PreparedStack {
+    /** The temporary program folder (links to the fixture's files). */
+    program: string;
+    env: NodeJS.ProcessEnv;
+    stack: string;
+}
+
+/**
+ * A fixture's stack, ready to preview or deploy: temporary program folder, PULUMI_HOME, file backend,
+ * passphrase secrets, the fixture's config (values through stdin, so secrets never appear in process
+ * arguments), and the Kubernetes provider rendering YAML into <tmp>/rendered.
+ */
+export async function prepareFixtureStack(fixture: Fixture, toolchain: Toolchain, tmp: string, timeoutMs: number): Promise<PreparedStack | { error: string }> {
+    const env = pulumiEnv(toolchain, tmp);
+    fs.mkdirSync(path.join(tmp, "state"), { recursive: true });
+    const program = linkProgram(fixture.dir, path.join(tmp, "program"));
+    const stack = fixture.expect.stack;
+    const pulumi = (args: string[], input?: string) => exec(toolchain.pulumi, [...args, "--non-interactive"], { cwd: program, env, timeoutMs, input });
+    let r = await pulumi(["stack", "init", stack, "--secrets-provider", "passphrase"]);
+    if (r.code !== 0) return { error: failure("pulumi stack init", r) };
+    const settings: [string, string, boolean][] = [
+        ["kubernetes:renderYamlToDirectory", path.join(tmp, "rendered"), false],
+        ...Object.entries(fixture.expect.config).map(([k, v]): [string, string, boolean] => [k, v.value, v.secret === true]),
+    ];
+    for (const [key, value, secret] of settings) {
+        r = await pulumi(["config", "set", key, ...(secret ? ["--secret"] : ["--plaintext"]), "-s", stack], value);
+        if (r.code !== 0) return { error: failure(`pulumi config set ${key}`, r) };
+    }
+    return { program, env, stack };
+}
+
 export async function runRealLeg(fixture: Fixture, options: RealOptions): Promise<LegResult> {
     const started = Date.now();
     const done = (rest: Partial<LegResult>): LegResult => ({ leg: "real", rows: [], durationMs: Date.now() - started, ...rest });
@@ -144,38 +217,21 @@ export async function runRealLeg(fixture: Fixture, options: RealOptions): Promis
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-real-"));
     track(tmp);
     try {
-        const env = pulumiEnv(options.toolchain, tmp);
-        fs.mkdirSync(path.join(tmp, "state"));
-        const program = linkProgram(fixture.dir, path.join(tmp, "program"));
-        const stack = fixture.expect.stack;
-        const base = { cwd: program, env, timeoutMs: options.timeoutMs };
-        const pulumi = (args: string[], input?: string) => exec(options.toolchain.pulumi, [...args, "--non-interactive"], { ...base, input });
-
-        let r = await pulumi(["stack", "init", stack, "--secrets-provider", "passphrase"]);
-        if (r.code !== 0) return done({ error: failure("pulumi stack init", r) });
-        const settings: [string, string, boolean][] = [
-            ["kubernetes:renderYamlToDirectory", path.join(tmp, "rendered"), false],
-            ...Object.entries(fixture.expect.config).map(([k, v]): [string, string, boolean] => [k, v.value, v.secret === true]),
-        ];
-        for (const [key, value, secret] of settings) {
-            // The value goes through stdin, so secrets never appear in process arguments.
-            r = await pulumi(["config", "set", key, ...(secret ? ["--secret"] : ["--plaintext"]), "-s", stack], value);
-            if (r.code !== 0) return done({ error: failure(`pulumi config set ${key}`, r) });
-        }
-        const args = ["preview", "-s", stack, "--policy-pack", options.packDir ?? REPO_ROOT, "--json"];
-        if (fixture.policyConfig) args.push("--policy-pack-config", fixture.policyConfig);
-        r = await pulumi(args);
-        const log = parseEvents(r.stdout);
-        const rows: Row[] = log
-            .filter((e) => e.policyEvent)
-            .map((e) => {
-                const p = e.policyEvent!;
-                return row(p.policyName, p.resourceUrn ?? "", p.enforcementLevel, normalizeMessage(p.message, options.descriptions.get(p.policyName)));
-            });
-        const mandatory = rows.some((x) => x.level === "mandatory");
-        if (r.timedOut) return done({ error: failure("pulumi preview", r, log) });
-        if (r.code !== 0 && !mandatory) return done({ error: failure("pulumi preview", r, log) });
-        return done({ rows, details: { exitCode: r.code } });
+        const prepared = await prepareFixtureStack(fixture, options.toolchain, tmp, options.timeoutMs);
+        if ("error" in prepared) return done({ error: prepared.error });
+        const { program, env, stack } = prepared;
+        const preview = await previewWithPack({
+            cwd: program,
+            env,
+            stack,
+            pulumi: options.toolchain.pulumi,
+            packDir: options.packDir ?? REPO_ROOT,
+            policyConfig: fixture.policyConfig,
+            timeoutMs: options.timeoutMs,
+            descriptions: options.descriptions,
+        });
+        if (preview.error) return done({ error: preview.error });
+        return done({ rows: preview.rows, details: { exitCode: preview.exitCode } });
     } finally {
         if (!options.keep) fs.rmSync(tmp, { recursive: true, force: true });
         untrack(tmp);

@@ -27,5 +27,7 @@ export function renderTable(verdicts: FixtureVerdict[]): string {
 
 export function summaryLine(verdicts: FixtureVerdict[]): string {
     const n = (o: string) => verdicts.filter((v) => v.outcome === o).length;
-    return `${verdicts.length} fixture(s): ${n("match")} match, ${n("mismatch")} mismatch, ${n("error")} error, ${n("skipped")} skipped`;
+    const skippedLegs = verdicts.flatMap((v) => v.legs).filter((l) => l.skipped).length;
+    const legs = skippedLegs > 0 ? ` (${skippedLegs} leg run(s) skipped as mock-only, not counted as matches)` : "";
+    return `${verdicts.length} fixture(s): ${n("match")} match, ${n("mismatch")} mismatch, ${n("error")} error, ${n("skipped")} skipped${legs}`;
 }

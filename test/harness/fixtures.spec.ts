@@ -1,32 +1,73 @@
 /**
- * The whole fixture set through the mock leg: every fixture must match its expect.yaml exactly
- * (right policy, right resource, right count, message and level where given).
+ * The whole fixture set through both legs: every fixture must match its expect.yaml exactly (right
+ * policy, right resource, right count, message and level where given) in the mock leg and in the real
+ * leg (`pulumi preview --policy-pack`), the legs must report identical rows, and `pulumi preview` must
+ * exit non-zero exactly when there is a mandatory violation.
+ *
+ * The real leg needs the toolchain (`npm run setup`). Without it this suite fails, unless
+ * PKO_GUARD_SKIP_REAL=1 is set, in which case the real-leg checks are reported as pending (never as
+ * passing) and only the mock leg runs.
  */
 import * as assert from "assert";
 import { loadFixtures, runFixtures } from "../../harness/runner";
+import { ToolchainMissingError, findToolchain } from "../../harness/toolchain";
 import { FixtureVerdict } from "../../harness/verdict";
 
-describe("fixtures through the mock leg", function () {
-    this.timeout(600000);
+function toolchainAvailable(): boolean {
+    try {
+        findToolchain();
+        return true;
+    } catch (e) {
+        if (e instanceof ToolchainMissingError) return false;
+        throw e;
+    }
+}
+
+describe("fixtures through both legs", function () {
+    this.timeout(3600000);
     const fixtures = loadFixtures([]);
+    const skipReal = process.env.PKO_GUARD_SKIP_REAL === "1";
+    const real = !skipReal && toolchainAvailable();
     let verdicts: Map<string, FixtureVerdict>;
 
     before(async () => {
-        verdicts = new Map((await runFixtures(fixtures, { leg: "mock", timeoutMs: 120000 })).map((v) => [v.fixture, v]));
+        verdicts = new Map((await runFixtures(fixtures, { leg: real ? "both" : "mock", timeoutMs: 300000 })).map((v) => [v.fixture, v]));
     });
 
-    it("has at least 20 fixtures", () => {
+    it("has at least 20 fixtures, failing and clean ones", () => {
         assert.ok(fixtures.length >= 20, `only ${fixtures.length}`);
+        assert.ok(fixtures.some((f) => f.expect.violations.length === 0));
+    });
+
+    it("has the real-leg toolchain installed (npm run setup)", function () {
+        if (skipReal) this.skip();
+        assert.ok(real, "the Pulumi toolchain is not installed: run npm run setup (or set PKO_GUARD_SKIP_REAL=1 to run the mock leg only)");
     });
 
     for (const f of fixtures) {
-        it(`${f.name}: ${f.expect.description}`, () => {
-            const v = verdicts.get(f.name)!;
-            const bad = v.checks.filter((c) => c.outcome !== "match");
-            assert.deepStrictEqual(bad, [], `fixture ${f.name} did not match`);
-            const got = v.legs[0].rows.length;
-            const expected = f.expect.violations.reduce((n, e) => n + e.count, 0);
-            assert.strictEqual(got, expected);
+        describe(f.name, () => {
+            it(`mock leg: ${f.expect.description}`, () => {
+                const v = verdicts.get(f.name)!;
+                const bad = v.checks.filter((c) => c.leg === "mock" && c.outcome !== "match");
+                assert.deepStrictEqual(bad, []);
+                const expected = f.expect.violations.reduce((n, e) => n + e.count, 0);
+                assert.strictEqual(v.legs.find((l) => l.leg === "mock")!.rows.length, expected);
+            });
+
+            it("real leg matches, with the same rows as the mock leg and the right exit code", function () {
+                if (!real) this.skip();
+                const v = verdicts.get(f.name)!;
+                const realLeg = v.legs.find((l) => l.leg === "real")!;
+                if (f.expect.mockOnly) {
+                    assert.ok(realLeg.skipped, "a mock-only fixture must be shown as skipped");
+                    assert.strictEqual(v.outcome === "match" || v.outcome === "skipped", true);
+                    return this.skip();
+                }
+                const bad = v.checks.filter((c) => c.leg !== "mock" && c.outcome !== "match");
+                assert.deepStrictEqual(bad, []);
+                const mandatory = realLeg.rows.some((r) => r.level === "mandatory");
+                assert.strictEqual(realLeg.details?.exitCode !== 0, mandatory, `pulumi preview exit code ${realLeg.details?.exitCode}`);
+            });
         });
     }
 });

@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+/**
+ * The pko-guard command:
+ *   pko-guard gate [PROJECT_DIR] --stack NAME [--config FILE] [--report FORMAT=FILE ...] [--fail-on-advisory]
+ * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
+ */
+import "./fatal";
+import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { BadInputError } from "./expect";
+import { renderGateTable, runGate, writeGateReports } from "./gate";
+import { ReportRequest, parseReportOption } from "./reports/write";
+import { ToolchainMissingError } from "./toolchain";
+
+function positiveSeconds(v: string): number {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("must be a positive number of seconds");
+    return n;
+}
+
+async function main(argv: string[]): Promise<number> {
+    let code = 0;
+    const program = new Command("pko-guard")
+        .description("Pulumi CrossGuard policy pack for governed Pulumi Kubernetes Operator deployments")
+        .exitOverride()
+        .configureOutput({ writeErr: (s) => process.stderr.write(s.split("\n")[0] + "\n") });
+    program
+        .command("gate")
+        .description("preview a Pulumi project's stack with the pko-guard policy pack and gate on the result")
+        .argument("[project]", "the Pulumi project folder", ".")
+        .requiredOption("-s, --stack <name>", "the stack to preview")
+        .option("--config <file>", "policy pack config (JSON, as for --policy-pack-config)")
+        .option("--report <format=file>", "write a report: json, junit or sarif (repeatable)", parseReportOption, [] as ReportRequest[])
+        .option("--fail-on-advisory", "advisory violations block too", false)
+        .option("--timeout <seconds>", "preview timeout", positiveSeconds, 1800)
+        .exitOverride()
+        .action(async (project: string, o: { stack: string; config?: string; report: ReportRequest[]; failOnAdvisory: boolean; timeout: number }) => {
+            const started = Date.now();
+            const result = await runGate({ projectDir: project, stack: o.stack, config: o.config, reports: o.report, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
+            process.stdout.write(renderGateTable(result));
+            writeGateReports(result, o.report, Date.now() - started);
+            code = result.exitCode;
+        });
+    try {
+        await program.parseAsync(argv, { from: "user" });
+    } catch (e) {
+        if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+        if (e instanceof BadInputError || e instanceof ToolchainMissingError) {
+            process.stderr.write(`pko-guard: ${e.message}\n`);
+            return 2;
+        }
+        throw e;
+    }
+    return code;
+}
+
+main(process.argv.slice(2)).then((code) => process.exit(code));
