@@ -122,6 +122,21 @@ export function stackRule(
     });
 }
 
+/**
+ * The program's resources as rules read them, shared by every stack-level rule that is handed the same
+ * resource list (in-process evaluation does; the analyzer hands each rule its own list).
+ */
+const programs = new WeakMap<object, ResourceLike[]>();
+
+function programResources(list: PolicyResource[] | undefined): ResourceLike[] {
+    const source = list ?? [];
+    const hit = programs.get(source);
+    if (hit) return hit;
+    const resources = source.map((r: PolicyResource) => ({ type: r.type, name: r.name, urn: r.urn, props: r.props }));
+    programs.set(source, resources);
+    return resources;
+}
+
 /** A stack-level rule that sees every resource of the program. */
 export function programRule(
     meta: RuleMeta,
@@ -132,13 +147,7 @@ export function programRule(
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
             let findings: (string | Finding)[];
             try {
-                const resources: ResourceLike[] = (args.resources ?? []).map((r: PolicyResource) => ({
-                    type: r.type,
-                    name: r.name,
-                    urn: r.urn,
-                    props: r.props,
-                }));
-                findings = check(resources, safeConfig(args.getConfig));
+                findings = check(programResources(args.resources), safeConfig(args.getConfig));
             } catch {
                 findings = [failClosed(meta)];
             }

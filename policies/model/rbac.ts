@@ -79,8 +79,19 @@ function roleWildcard(props: Plain): Tri {
     return or(list(rules).map(ruleIsWildcard));
 }
 
-/** Builds the RBAC view of a program's resources. */
+const models = new WeakMap<ResourceLike[], RbacModel>();
+const identities = new WeakMap<ResourceLike[], StackIdentity[]>();
+
+/** Builds the RBAC view of a program's resources (memoized per resource list; never mutate it). */
 export function rbacModel(resources: ResourceLike[]): RbacModel {
+    const hit = models.get(resources);
+    if (hit) return hit;
+    const model = buildRbacModel(resources);
+    models.set(resources, model);
+    return model;
+}
+
+function buildRbacModel(resources: ResourceLike[]): RbacModel {
     const roles: Role[] = [];
     const bindings: Binding[] = [];
     for (const r of resources) {
@@ -244,7 +255,16 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
     else map.set(key, [value]);
 }
 
+/** The program's Stacks and the accounts they run as (memoized per resource list; never mutate it). */
 export function stackIdentities(resources: ResourceLike[]): StackIdentity[] {
+    const hit = identities.get(resources);
+    if (hit) return hit;
+    const list = buildStackIdentities(resources);
+    identities.set(resources, list);
+    return list;
+}
+
+function buildStackIdentities(resources: ResourceLike[]): StackIdentity[] {
     const out: StackIdentity[] = [];
     for (const r of resources) {
         const view = stackView(r);

@@ -97,7 +97,9 @@ const views = new WeakMap<object, { type: unknown; name: unknown; urn: unknown; 
 export function stackView(resource: ResourceLike): StackView | undefined {
     try {
         const type = resource?.type;
-        if (typeof type !== "string" || (!type.startsWith("kubernetes:") && !(STACK_TYPES as readonly string[]).includes(type))) {
+        // Only PKO Stack tokens, or Kubernetes tokens that could be a typed wrapper of one (their own
+        // GVK decides), are read at all: every other resource is rejected without touching its inputs.
+        if (typeof type !== "string" || !type.startsWith("kubernetes:") || (!type.includes("pulumi.com") && !type.endsWith(":Stack"))) {
             return undefined;
         }
         const props = plain(resource.props);
@@ -228,8 +230,15 @@ export function effectiveServiceAccount(view: StackView): { name: string | Unkno
     return { name: "default", source: "the implicit default service account" };
 }
 
+const labels = new WeakMap<StackView, string>();
+
 /** Human label of a Stack for messages: the resource name and, when known, its stack. */
 export function describeStack(view: StackView): string {
-    const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
-    return `Stack ${JSON.stringify(view.resourceName)}${target}`;
+    let label = labels.get(view);
+    if (label === undefined) {
+        const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
+        label = `Stack ${JSON.stringify(view.resourceName)}${target}`;
+        labels.set(view, label);
+    }
+    return label;
 }

@@ -74,9 +74,52 @@ export function plain(input: unknown): Plain {
     if (cached !== undefined || memo.has(raw)) {
         return cached;
     }
-    const result = convert(raw, 0, new Set());
+    // Deserialized analyzer inputs are already plain JSON; most contain nothing to convert, and are then
+    // used as they are (a scan allocates nothing; a copy is made only when something must change).
+    let result: Plain;
+    try {
+        result = isAlreadyPlain(raw, 0, new Set()) ? (raw as Plain) : convert(raw, 0, new Set());
+    } catch {
+        result = convert(raw, 0, new Set());
+    }
     memo.set(raw, result);
     return result;
+}
+
+/** True when a value needs no conversion: JSON data without unknown sentinels or secret wrappers. */
+function isAlreadyPlain(v: unknown, depth: number, seen: Set<unknown>): boolean {
+    if (v === null) return true;
+    switch (typeof v) {
+        case "string":
+            return !UNKNOWN_SENTINELS.has(v);
+        case "boolean":
+            return true;
+        case "number":
+            return Number.isFinite(v);
+        case "object":
+            break;
+        default:
+            return false;
+    }
+    if (depth > 64 || seen.has(v)) return false;
+    const proto = Object.getPrototypeOf(v);
+    if (Array.isArray(v)) {
+        if (proto !== Array.prototype) return false;
+        seen.add(v);
+        for (const e of v) if (!isAlreadyPlain(e, depth + 1, seen)) return false;
+        return true;
+    }
+    if (proto !== Object.prototype && proto !== null) return false;
+    const o = v as Record<string, unknown>;
+    if (o[SIG_KEY] !== undefined || o.__pulumiUnknown !== undefined || o[PROXY_TARGET] !== undefined) return false;
+    seen.add(v);
+    for (const key in o) {
+        if (!Object.prototype.hasOwnProperty.call(o, key)) continue;
+        const e = o[key];
+        if (e === undefined) continue;
+        if (!isAlreadyPlain(e, depth + 1, seen)) return false;
+    }
+    return true;
 }
 
 function convert(input: unknown, depth: number, seen: Set<unknown>): Plain {
