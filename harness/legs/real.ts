@@ -151,6 +151,8 @@ export interface PreviewResult {
     exitCode: number | null;
     /** Set when the preview failed for another reason than a mandatory violation. */
     error?: string;
+    /** Everything the CLI printed (event stream and stderr), for leak checks. */
+    output: string;
 }
 
 /**
@@ -166,15 +168,16 @@ export async function previewWithPack(req: PreviewRequest): Promise<PreviewResul
         timeoutMs: req.timeoutMs,
     });
     const log = parseEvents(r.stdout);
+    const output = `${r.stdout}\n${r.stderr}`;
     const rows: Row[] = log
         .filter((e) => e.policyEvent)
         .map((e) => {
             const p = e.policyEvent!;
             return row(p.policyName, p.resourceUrn ?? "", p.enforcementLevel, normalizeMessage(p.message, req.descriptions.get(p.policyName)));
         });
-    if (r.timedOut) return { rows, exitCode: r.code, error: failure("pulumi preview", r, log) };
-    if (r.code !== 0 && !rows.some((x) => x.level === "mandatory")) return { rows, exitCode: r.code, error: failure("pulumi preview", r, log) };
-    return { rows, exitCode: r.code };
+    if (r.timedOut) return { rows, exitCode: r.code, error: failure("pulumi preview", r, log), output };
+    if (r.code !== 0 && !rows.some((x) => x.level === "mandatory")) return { rows, exitCode: r.code, error: failure("pulumi preview", r, log), output };
+    return { rows, exitCode: r.code, output };
 }
 
 export interface PreparedStack {

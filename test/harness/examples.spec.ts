@@ -1,0 +1,59 @@
+/**
+ * The user-facing examples stay true: the Argo CD + PKO governed project passes the gate with the real
+ * CLI (advisories only), the strict profile turns those advisories into blocking ones, and the GitHub
+ * Actions workflow is valid YAML that gates with SARIF upload.
+ */
+import * as assert from "assert";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import * as YAML from "yaml";
+import { Fixture } from "../../harness/expect";
+import { PreparedStack, prepareFixtureStack } from "../../harness/legs/real";
+import { REPO_ROOT } from "../../harness/paths";
+import { findToolchain } from "../../harness/toolchain";
+
+const EXAMPLE = path.join(REPO_ROOT, "examples", "argocd-pko");
+
+describe("examples", function () {
+    this.timeout(600000);
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-example-"));
+    let stack: PreparedStack | undefined;
+
+    after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+    it("the GitHub Actions workflow runs the gate and uploads SARIF", () => {
+        const wf = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, "examples", "github-actions", "pko-guard.yml"), "utf8"));
+        const steps: { run?: string; uses?: string; with?: Record<string, string> }[] = wf.jobs.gate.steps;
+        assert.ok(steps.some((s) => s.run?.includes("pko-guard gate") && s.run.includes("--report sarif=")));
+        assert.ok(steps.some((s) => s.uses?.startsWith("github/codeql-action/upload-sarif")));
+        assert.ok(wf.on.pull_request);
+    });
+
+    it("the Argo CD + PKO governed project passes the gate (advisories only), and fails it under the strict profile", async function () {
+        let toolchain;
+        try {
+            toolchain = findToolchain();
+        } catch {
+            if (process.env.PKO_GUARD_SKIP_REAL === "1") return this.skip();
+            throw new Error("the Pulumi toolchain is not installed: run npm run setup");
+        }
+        const fixture: Fixture = {
+            name: "argocd-pko",
+            dir: EXAMPLE,
+            project: "argocd-pko-governed",
+            expect: { description: "example", stack: "dev", config: { pulumiAccessToken: { value: "pul-00000000000000000000000000000000000000ex", secret: true } }, violations: [] },
+        };
+        const prepared = await prepareFixtureStack(fixture, toolchain, tmp, 120000);
+        if ("error" in prepared) throw new Error(prepared.error);
+        stack = prepared;
+        const gate = (...extra: string[]) =>
+            spawnSync(process.execPath, [path.join(REPO_ROOT, "bin", "harness", "pko-guard.js"), "gate", stack!.program, "--stack", stack!.stack, ...extra], { encoding: "utf8", env: stack!.env });
+        const r = gate("--report", `json=${path.join(tmp, "r.json")}`);
+        assert.strictEqual(r.status, 0, r.stdout + r.stderr);
+        const rows = JSON.parse(fs.readFileSync(path.join(tmp, "r.json"), "utf8")).fixtures[0].legs[0].rows;
+        assert.ok(rows.length > 0 && rows.every((x: { level: string; policy: string }) => x.level === "advisory" && x.policy === "pko-stack-esc-or-oidc-preferred"), JSON.stringify(rows));
+        assert.strictEqual(gate("--config", path.join(REPO_ROOT, "examples", "profiles", "strict.json")).status, 1);
+    });
+});

@@ -1,0 +1,97 @@
+/**
+ * Harness faults and leaks: an interrupted run cleans up and exits 130; a broken toolchain is a
+ * per-fixture error (never a match) and a missing one a one-line exit 2; no planted secret appears in
+ * the CLI's event stream, its logs, or any file of the temporary PULUMI_HOME, backend or program folder
+ * outside encrypted values.
+ */
+import * as assert from "assert";
+import { spawn, spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { loadFixture } from "../../harness/expect";
+import { prepareFixtureStack, previewWithPack } from "../../harness/legs/real";
+import { REPO_ROOT } from "../../harness/paths";
+import { findToolchain } from "../../harness/toolchain";
+import { policies } from "../../policies";
+import { fixtureSecrets } from "./reports.spec";
+
+const CLI = path.join(REPO_ROOT, "bin", "harness", "cli.js");
+const tempDirs = (prefix: string) => fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith(prefix));
+
+function filesUnder(dir: string): string[] {
+    return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((d) => d.isFile()).map((d) => path.join(d.parentPath ?? (d as unknown as { path: string }).path, d.name));
+}
+
+describe("harness faults and leaks", function () {
+    this.timeout(600000);
+
+    it("an interrupted run (SIGINT) kills its children, removes its temporary folders and exits 130", async () => {
+        const before = tempDirs("pko-guard-mock-").length;
+        const child = spawn(process.execPath, [CLI, "--timeout", "120", path.join(REPO_ROOT, "test", "bad-fixtures", "hangs")], { stdio: ["ignore", "pipe", "pipe"] });
+        let stderr = "";
+        child.stderr.on("data", (d) => (stderr += d));
+        await new Promise((r) => setTimeout(r, 6000));
+        assert.ok(tempDirs("pko-guard-mock-").length > before, "the run did not start its fixture");
+        const started = Date.now();
+        child.kill("SIGINT");
+        const code = await new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
+        assert.strictEqual(code, 130, stderr);
+        assert.ok(Date.now() - started < 10000);
+        assert.match(stderr, /interrupted \(SIGINT\); cleaned up/);
+        assert.strictEqual(tempDirs("pko-guard-mock-").length, before, "temporary folders left behind");
+        const orphans = spawnSync("pgrep", ["-f", "bad-fixtures/hangs"], { encoding: "utf8" }).stdout.trim();
+        assert.strictEqual(orphans, "", "the program runner survived its harness");
+    });
+
+    it("a missing toolchain is a one-line error, exit 2; a broken one is a per-fixture error, exit 1", () => {
+        const fixture = path.join(REPO_ROOT, "fixtures", "creds-literal-token");
+        let r = spawnSync(process.execPath, [CLI, "--leg", "real", fixture], { encoding: "utf8", env: { ...process.env, PATH: "/usr/bin:/bin", PKO_GUARD_TOOLCHAIN_BIN: "/nonexistent" } });
+        assert.strictEqual(r.status, 2);
+        assert.match(r.stderr.trim(), /^pko-guard harness: Pulumi toolchain not found .*run: npm run setup$/);
+        const broken = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-broken-"));
+        try {
+            for (const b of ["pulumi", "pulumi-language-nodejs", "pulumi-resource-kubernetes"]) {
+                fs.writeFileSync(path.join(broken, b), "#!/bin/sh\necho 'segmentation fault (simulated)' >&2\nexit 139\n", { mode: 0o755 });
+            }
+            r = spawnSync(process.execPath, [CLI, "--leg", "both", fixture], { encoding: "utf8", env: { ...process.env, PKO_GUARD_TOOLCHAIN_BIN: broken } });
+            assert.strictEqual(r.status, 1, r.stderr);
+            assert.match(r.stdout, /real\s+│[^\n]*ERROR: pulumi stack init failed: segmentation fault \(simulated\)/);
+            assert.match(r.stdout, /0 match, 0 mismatch, 1 error/);
+        } finally {
+            fs.rmSync(broken, { recursive: true, force: true });
+        }
+    });
+
+    it("no planted secret leaks into the event stream, logs or plaintext files of a real preview", async function () {
+        let toolchain;
+        try {
+            toolchain = findToolchain();
+        } catch {
+            if (process.env.PKO_GUARD_SKIP_REAL === "1") return this.skip();
+            throw new Error("the Pulumi toolchain is not installed: run npm run setup");
+        }
+        const secrets = fixtureSecrets();
+        const descriptions = new Map(policies.map((p) => [p.name, p.description]));
+        for (const name of ["creds-secret-wrapped-literal", "creds-plaintext-secrets-and-config", "creds-workspace-env", "creds-git-auth", "creds-repo-url-credentials"]) {
+            const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-leak-"));
+            try {
+                const fixture = loadFixture(path.join(REPO_ROOT, "fixtures", name));
+                const prepared = await prepareFixtureStack(fixture, toolchain, tmp, 120000);
+                if ("error" in prepared) throw new Error(prepared.error);
+                const result = await previewWithPack({ cwd: prepared.program, env: prepared.env, stack: prepared.stack, pulumi: toolchain.pulumi, packDir: REPO_ROOT, timeoutMs: 300000, descriptions });
+                assert.ok(result.rows.some((r) => r.policy === "pko-stack-credentials-from-secrets"), `${name}: no violation`);
+                // Policy messages never carry a secret; the secret config value never appears in plaintext.
+                for (const row of result.rows) for (const s of secrets) assert.ok(!row.message.includes(s), `${name}: message leaks ${s.slice(0, 6)}`);
+                const config = Object.values(fixture.expect.config).filter((c) => c.secret).map((c) => c.value);
+                for (const s of config) assert.ok(!result.output.includes(s), `${name}: the event stream leaks a secret config value`);
+                for (const file of filesUnder(tmp).filter((f) => !f.includes(`${path.sep}node_modules${path.sep}`) && !f.includes(`${path.sep}plugins${path.sep}`))) {
+                    const text = fs.readFileSync(file, "latin1");
+                    for (const s of config) assert.ok(!text.includes(s), `${name}: ${path.relative(tmp, file)} holds a secret in plaintext`);
+                }
+            } finally {
+                fs.rmSync(tmp, { recursive: true, force: true });
+            }
+        }
+    });
+});
