@@ -18,7 +18,7 @@ export interface Row {
     message: string;
 }
 
-export type LegName = "mock" | "real";
+export type LegName = "mock" | "real" | "deploy";
 
 export interface LegResult {
     leg: LegName;
@@ -29,6 +29,11 @@ export interface LegResult {
     skipped?: string;
     /** Leg-specific facts (e.g. the CLI's exit code), for checks and reports. */
     details?: Record<string, unknown>;
+    /**
+     * Checks a leg makes itself instead of comparing rows with expect.yaml (the deploy leg: manifest
+     * schemas, destroy); imported lazily as a type to keep the model free of the verdict module.
+     */
+    checks?: import("./verdict").Check[];
     durationMs: number;
 }
 

@@ -3,17 +3,20 @@
  * legs, and returns verdicts. Used by the CLI and by the tests.
  */
 import * as fs from "fs";
+import * as path from "path";
 import { Analyzer } from "./analyzer";
 import { BadInputError, Fixture, discoverFixtures, loadFixtureWithProfiles } from "./expect";
 import { fixturePackConfig, runMockLeg } from "./legs/mock";
 import { runRealLeg } from "./legs/real";
+import { runDeployLeg } from "./legs/deploy";
+import { ManifestValidator } from "./manifests";
 import { Toolchain, findToolchain } from "./toolchain";
 import { LegResult } from "./model";
 import { FIXTURES_DIR, PACK_ENTRY, REPO_ROOT } from "./paths";
 import { loadPackConfig } from "./policy-config";
 import { Check, FixtureVerdict, judgeFixture } from "./verdict";
 
-export type LegChoice = "mock" | "real" | "both";
+export type LegChoice = "mock" | "real" | "deploy" | "both" | "all";
 
 export interface RunOptions {
     leg: LegChoice;
@@ -22,9 +25,14 @@ export interface RunOptions {
     onFixture?: (v: FixtureVerdict) => void;
 }
 
+function isCollection(dir: string): boolean {
+    return fs.existsSync(dir) && fs.statSync(dir).isDirectory() && !fs.existsSync(path.join(dir, "Pulumi.yaml"));
+}
+
 /** Loads fixture folders (all of fixtures/ when none given); throws BadInputError on any bad one. */
 export function loadFixtures(dirs: string[]): Fixture[] {
-    const list = dirs.length > 0 ? dirs : discoverFixtures(FIXTURES_DIR);
+    // A folder that is not itself a program (fixtures/, examples/) stands for the fixtures inside it.
+    const list = dirs.length > 0 ? dirs.flatMap((d) => (isCollection(d) ? discoverFixtures(d) : [d])) : discoverFixtures(FIXTURES_DIR);
     if (list.length === 0) throw new BadInputError("no fixtures found");
     const fixtures = list.flatMap(loadFixtureWithProfiles);
     for (const f of fixtures) {
@@ -54,10 +62,12 @@ export function exitCodeChecks(fixture: Fixture, real: LegResult): Check[] {
 }
 
 export async function runFixtures(fixtures: Fixture[], options: RunOptions): Promise<FixtureVerdict[]> {
-    const wantMock = options.leg === "mock" || options.leg === "both";
-    const wantReal = options.leg === "real" || options.leg === "both";
-    // A missing toolchain is reported once, before anything runs.
-    const toolchain: Toolchain | undefined = wantReal ? findToolchain() : undefined;
+    const wantMock = ["mock", "both", "all"].includes(options.leg);
+    const wantReal = ["real", "both", "all"].includes(options.leg);
+    const wantDeploy = ["deploy", "all"].includes(options.leg);
+    // A missing toolchain or schema is reported once, before anything runs.
+    const toolchain: Toolchain | undefined = wantReal || wantDeploy ? findToolchain() : undefined;
+    const validator = wantDeploy ? new ManifestValidator() : undefined;
     const analyzer = await startAnalyzer();
     const verdicts: FixtureVerdict[] = [];
     try {
@@ -70,10 +80,13 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
             if (wantMock) {
                 legs.push(await runMockLeg(fixture, { analyzer, timeoutMs: options.timeoutMs }));
             }
-            if (toolchain) {
+            if (toolchain && wantReal) {
                 const real = await runRealLeg(fixture, { toolchain, timeoutMs: options.timeoutMs, descriptions });
                 legs.push(real);
                 extra.push(...exitCodeChecks(fixture, real));
+            }
+            if (toolchain && validator) {
+                legs.push(await runDeployLeg(fixture, { toolchain, validator, timeoutMs: options.timeoutMs, descriptions }));
             }
             const v = judgeFixture(fixture, legs, extra);
             verdicts.push(v);

@@ -41,6 +41,9 @@ export function judgeLeg(fixture: Fixture, result: LegResult): Check[] {
     if (result.error) {
         return [{ ...base, policy: "", resource: "", expected: 0, got: 0, outcome: "error", note: result.error }];
     }
+    if (result.checks) {
+        return result.checks.length > 0 ? result.checks : [{ ...base, policy: "(none)", resource: "", expected: 0, got: 0, outcome: "error", note: "the leg made no checks" }];
+    }
     const groups = new Map<string, Row[]>();
     for (const r of result.rows) {
         const k = key(r.policy, r.resource);
@@ -124,7 +127,9 @@ export function judgeParity(fixture: Fixture, a: LegResult, b: LegResult): Check
 
 export function judgeFixture(fixture: Fixture, legs: LegResult[], extra: Check[] = []): FixtureVerdict {
     const checks = legs.flatMap((l) => judgeLeg(fixture, l));
-    if (legs.length === 2) checks.push(...judgeParity(fixture, legs[0], legs[1]));
+    const mock = legs.find((l) => l.leg === "mock");
+    const real = legs.find((l) => l.leg === "real");
+    if (mock && real) checks.push(...judgeParity(fixture, mock, real));
     checks.push(...extra);
     const outcomes = checks.map((c) => c.outcome);
     const outcome: Outcome = outcomes.includes("error")

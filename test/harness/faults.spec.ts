@@ -14,7 +14,7 @@ import { prepareFixtureStack, previewWithPack } from "../../harness/legs/real";
 import { REPO_ROOT } from "../../harness/paths";
 import { findToolchain } from "../../harness/toolchain";
 import { policies } from "../../policies";
-import { fixtureSecrets } from "./reports.spec";
+import { fixtureSecrets } from "../secrets";
 
 const CLI = path.join(REPO_ROOT, "bin", "harness", "cli.js");
 const tempDirs = (prefix: string) => fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith(prefix));
@@ -54,10 +54,12 @@ describe("harness faults and leaks", function () {
             for (const b of ["pulumi", "pulumi-language-nodejs", "pulumi-resource-kubernetes"]) {
                 fs.writeFileSync(path.join(broken, b), "#!/bin/sh\necho 'segmentation fault (simulated)' >&2\nexit 139\n", { mode: 0o755 });
             }
-            r = spawnSync(process.execPath, [CLI, "--leg", "both", fixture], { encoding: "utf8", env: { ...process.env, PKO_GUARD_TOOLCHAIN_BIN: broken } });
+            const json = path.join(broken, "report.json");
+            r = spawnSync(process.execPath, [CLI, "--leg", "both", "--json", json, fixture], { encoding: "utf8", env: { ...process.env, PKO_GUARD_TOOLCHAIN_BIN: broken } });
             assert.strictEqual(r.status, 1, r.stderr);
-            assert.match(r.stdout, /real\s+│[^\n]*ERROR: pulumi stack init failed: segmentation fault \(simulated\)/);
             assert.match(r.stdout, /0 match, 0 mismatch, 1 error/);
+            const legs = JSON.parse(fs.readFileSync(json, "utf8")).fixtures[0].legs;
+            assert.strictEqual(legs.find((l: { leg: string }) => l.leg === "real").error, "pulumi stack init failed: segmentation fault (simulated)");
         } finally {
             fs.rmSync(broken, { recursive: true, force: true });
         }

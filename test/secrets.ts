@@ -1,0 +1,18 @@
+/** The secret values planted in the fixtures' secret-bearing fields and secret config (canaries). */
+import * as fs from "fs";
+import * as path from "path";
+import { REPO_ROOT } from "../harness/paths";
+
+
+/** Every secret value planted in the fixtures' secret-bearing fields and config. */
+export function fixtureSecrets(): string[] {
+    const secrets = new Set<string>();
+    for (const dir of fs.readdirSync(path.join(REPO_ROOT, "fixtures"))) {
+        const index = path.join(REPO_ROOT, "fixtures", dir, "index.ts");
+        const expect = path.join(REPO_ROOT, "fixtures", dir, "expect.yaml");
+        if (fs.existsSync(index)) for (const m of fs.readFileSync(index, "utf8").matchAll(/"((?:pul-|ghp_)?canary[^"]*)"/g)) secrets.add(m[1]);
+        if (fs.existsSync(expect)) for (const m of fs.readFileSync(expect, "utf8").matchAll(/value: (pul-[0-9a-z]+)/g)) secrets.add(m[1]);
+    }
+    return [...secrets];
+}
+
