@@ -3,6 +3,7 @@
  * only policies that exist; every policy carries the metadata reports rely on.
  */
 import * as assert from "assert";
+import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { loadFixtures } from "../harness/runner";
@@ -45,6 +46,13 @@ describe("policy catalogue", () => {
             });
         });
     }
+
+    it("fixture programs type-check (the real preview compiles them with type checking)", function () {
+        this.timeout(120000);
+        const tsc = path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
+        const r = spawnSync(process.execPath, [tsc, "-p", path.join(REPO_ROOT, "fixtures"), "--noEmit"], { encoding: "utf8" });
+        assert.strictEqual(r.status, 0, r.stdout + r.stderr);
+    });
 
     it("fixtures name only existing policies, and some fixtures are clean", () => {
         for (const f of fixtures) {
