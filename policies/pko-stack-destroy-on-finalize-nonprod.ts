@@ -12,7 +12,7 @@
  * Fails closed: when the flag or the values that decide production are unknown during preview.
  */
 import { stackRule } from "./model/policy";
-import { classifyProduction, productionConfig, productionSchemaProperties } from "./model/production";
+import { classifyProduction, productionConfig, productionFindings, productionSchemaProperties } from "./model/production";
 import { describeStack } from "./model/stack";
 import { UNKNOWN } from "./model/values";
 
@@ -34,25 +34,14 @@ export const policy = stackRule(
         if (destroy === false || destroy === undefined) {
             return [];
         }
-        const prod = classifyProduction(view, productionConfig(config));
         const who = describeStack(view);
-        switch (prod.verdict) {
-            case "non-production":
-                return [];
-            case "invalid-config":
-                return [`${who}: cannot decide whether it is production: ${prod.reason}; fix the policy configuration.`];
-            case "production":
-                return destroy === UNKNOWN
-                    ? [
-                          `${who} is production (${prod.reason}) and spec.destroyOnFinalize is unknown during preview; set it to false explicitly so deleting the Stack never destroys production.`,
-                      ]
-                    : [
-                          `${who} is production (${prod.reason}) and sets spec.destroyOnFinalize: true, so deleting or pruning the Stack object destroys its infrastructure; remove destroyOnFinalize.`,
-                      ];
-            case "unknown":
-                return [
-                    `${who} ${destroy === UNKNOWN ? "may set" : "sets"} spec.destroyOnFinalize and ${prod.reason}; the rule fails closed: make the deciding values known at preview time or remove destroyOnFinalize.`,
-                ];
-        }
+        return productionFindings(who, classifyProduction(view, productionConfig(config)), {
+            production: (reason) =>
+                destroy === UNKNOWN
+                    ? `${who} is production (${reason}) and spec.destroyOnFinalize is unknown during preview; set it to false explicitly so deleting the Stack never destroys production.`
+                    : `${who} is production (${reason}) and sets spec.destroyOnFinalize: true, so deleting or pruning the Stack object destroys its infrastructure; remove destroyOnFinalize.`,
+            unknown: (reason) =>
+                `${who} ${destroy === UNKNOWN ? "may set" : "sets"} spec.destroyOnFinalize and ${reason}; the rule fails closed: make the deciding values known at preview time or remove destroyOnFinalize.`,
+        });
     },
 );

@@ -14,7 +14,7 @@
  * Fails closed: when the commit, the branch or the values that decide production are unknown.
  */
 import { stackRule } from "./model/policy";
-import { classifyProduction, productionConfig, productionSchemaProperties } from "./model/production";
+import { classifyProduction, productionConfig, productionFindings, productionSchemaProperties } from "./model/production";
 import { StackView, describeStack } from "./model/stack";
 import { UNKNOWN } from "./model/values";
 
@@ -78,18 +78,11 @@ export const policy = stackRule(
         if (problems.length === 0) {
             return [];
         }
-        const prod = classifyProduction(view, productionConfig(config));
         const who = describeStack(view);
         const fix = "set spec.commit to the full 40-hex SHA and remove spec.branch";
-        switch (prod.verdict) {
-            case "non-production":
-                return [];
-            case "invalid-config":
-                return [`${who}: cannot decide whether it is production: ${prod.reason}; fix the policy configuration.`];
-            case "production":
-                return [`${who} is production (${prod.reason}) but is not pinned: ${problems.join("; ")}; ${fix}.`];
-            case "unknown":
-                return [`${who} is not pinned (${problems.join("; ")}) and ${prod.reason}; the rule fails closed: ${fix}, or make the deciding values known at preview time.`];
-        }
+        return productionFindings(who, classifyProduction(view, productionConfig(config)), {
+            production: (reason) => `${who} is production (${reason}) but is not pinned: ${problems.join("; ")}; ${fix}.`,
+            unknown: (reason) => `${who} is not pinned (${problems.join("; ")}) and ${reason}; the rule fails closed: ${fix}, or make the deciding values known at preview time.`,
+        });
     },
 );

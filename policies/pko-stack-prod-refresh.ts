@@ -10,7 +10,7 @@
  * Fix: set `spec.refresh: true` on production Stacks.
  */
 import { stackRule } from "./model/policy";
-import { classifyProduction, productionConfig, productionSchemaProperties } from "./model/production";
+import { classifyProduction, productionConfig, productionFindings, productionSchemaProperties } from "./model/production";
 import { describeStack } from "./model/stack";
 import { UNKNOWN } from "./model/values";
 
@@ -28,12 +28,13 @@ export const policy = stackRule(
     },
     (view, config) => {
         if (view.refresh === true) return [];
-        const prod = classifyProduction(view, productionConfig(config));
         const who = describeStack(view);
-        if (prod.verdict === "invalid-config") return [`${who}: cannot decide whether it is production: ${prod.reason}; fix the policy configuration.`];
-        if (prod.verdict !== "production") return [];
-        return view.refresh === UNKNOWN
-            ? [`${who} is production (${prod.reason}) and spec.refresh is unknown during preview; set spec.refresh: true.`]
-            : [`${who} is production (${prod.reason}) but does not set spec.refresh: true, so drift is not seen before updates; set spec.refresh: true.`];
+        // Advisory: a Stack that may be production is not reported (only gates fail closed).
+        return productionFindings(who, classifyProduction(view, productionConfig(config)), {
+            production: (reason) =>
+                view.refresh === UNKNOWN
+                    ? `${who} is production (${reason}) and spec.refresh is unknown during preview; set spec.refresh: true.`
+                    : `${who} is production (${reason}) but does not set spec.refresh: true, so drift is not seen before updates; set spec.refresh: true.`,
+        });
     },
 );

@@ -50,6 +50,7 @@ export function runResourcePolicy(
     const out: Reported[] = [];
     const validations = Array.isArray(policy.validateResource) ? policy.validateResource : [policy.validateResource];
     for (const validate of validations) {
+        if (!validate) continue;
         validate(
             {
                 type: r.type,
@@ -122,4 +123,19 @@ export function goodSpec(overrides: Record<string, unknown> = {}): Record<string
         envRefs: { PULUMI_ACCESS_TOKEN: { type: "Secret", secret: { name: "pulumi-access-token", key: "accessToken" } } },
         ...overrides,
     };
+}
+
+/**
+ * The real-leg toolchain for a test, or: skip the test when PKO_GUARD_SKIP_REAL=1 (reported as pending,
+ * never as passing), else fail with the fix. A missing toolchain never makes a real-leg test pass.
+ */
+export function requireToolchain(ctx: Mocha.Context): import("../harness/toolchain").Toolchain {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const { findToolchain } = require("../harness/toolchain") as typeof import("../harness/toolchain");
+    try {
+        return findToolchain();
+    } catch {
+        if (process.env.PKO_GUARD_SKIP_REAL === "1") ctx.skip();
+        throw new Error("the Pulumi toolchain is not installed: run npm run setup (or set PKO_GUARD_SKIP_REAL=1)");
+    }
 }

@@ -148,3 +148,26 @@ export function classifyProduction(view: StackView, config: ProductionConfig): P
     }
     return { verdict: "non-production" };
 }
+
+/**
+ * The findings of a production-only rule for one Stack, once its problem is known: none for
+ * non-production; the production message with the reason; for a Stack that may be production (a
+ * deciding value unknown during preview) the fail-closed message, or none for rules that do not fail
+ * closed; and a configuration error when the production settings are invalid.
+ */
+export function productionFindings(
+    who: string,
+    production: Production,
+    messages: { production: (reason: string) => string; unknown?: (reason: string) => string },
+): string[] {
+    switch (production.verdict) {
+        case "non-production":
+            return [];
+        case "invalid-config":
+            return [`${who}: cannot decide whether it is production: ${production.reason}; fix the policy configuration.`];
+        case "production":
+            return [messages.production(production.reason)];
+        case "unknown":
+            return messages.unknown ? [messages.unknown(production.reason)] : [];
+    }
+}

@@ -4,6 +4,7 @@
  * Actions workflow is valid YAML that gates with SARIF upload.
  */
 import * as assert from "assert";
+import { requireToolchain } from "../helpers";
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
@@ -12,7 +13,6 @@ import * as YAML from "yaml";
 import { Fixture } from "../../harness/expect";
 import { PreparedStack, prepareFixtureStack } from "../../harness/legs/real";
 import { REPO_ROOT } from "../../harness/paths";
-import { findToolchain } from "../../harness/toolchain";
 
 const EXAMPLE = path.join(REPO_ROOT, "examples", "argocd-pko");
 
@@ -32,13 +32,7 @@ describe("examples", function () {
     });
 
     it("the Argo CD + PKO governed project passes the gate (advisories only), and fails it under the strict profile", async function () {
-        let toolchain;
-        try {
-            toolchain = findToolchain();
-        } catch {
-            if (process.env.PKO_GUARD_SKIP_REAL === "1") return this.skip();
-            throw new Error("the Pulumi toolchain is not installed: run npm run setup");
-        }
+        const toolchain = requireToolchain(this);
         const fixture: Fixture = {
             name: "argocd-pko",
             dir: EXAMPLE,

@@ -5,6 +5,7 @@
  * outside encrypted values.
  */
 import * as assert from "assert";
+import { requireToolchain } from "../helpers";
 import { spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
@@ -12,7 +13,6 @@ import * as path from "path";
 import { loadFixture } from "../../harness/expect";
 import { prepareFixtureStack, previewWithPack } from "../../harness/legs/real";
 import { REPO_ROOT } from "../../harness/paths";
-import { findToolchain } from "../../harness/toolchain";
 import { policies } from "../../policies";
 import { fixtureSecrets } from "../secrets";
 
@@ -66,13 +66,7 @@ describe("harness faults and leaks", function () {
     });
 
     it("no planted secret leaks into the event stream, logs or plaintext files of a real preview", async function () {
-        let toolchain;
-        try {
-            toolchain = findToolchain();
-        } catch {
-            if (process.env.PKO_GUARD_SKIP_REAL === "1") return this.skip();
-            throw new Error("the Pulumi toolchain is not installed: run npm run setup");
-        }
+        const toolchain = requireToolchain(this);
         const secrets = fixtureSecrets();
         const descriptions = new Map(policies.map((p) => [p.name, p.description]));
         for (const name of ["creds-secret-wrapped-literal", "creds-plaintext-secrets-and-config", "creds-workspace-env", "creds-git-auth", "creds-repo-url-credentials"]) {

@@ -4,6 +4,7 @@
  * JUnit/SARIF/JSON reports that validate and never contain a secret.
  */
 import * as assert from "assert";
+import { requireToolchain } from "../helpers";
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
@@ -11,7 +12,7 @@ import * as path from "path";
 import { loadFixture } from "../../harness/expect";
 import { PreparedStack, prepareFixtureStack } from "../../harness/legs/real";
 import { REPO_ROOT } from "../../harness/paths";
-import { Toolchain, findToolchain } from "../../harness/toolchain";
+import { Toolchain } from "../../harness/toolchain";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
 
 const CLI = path.join(REPO_ROOT, "bin", "harness", "pko-guard.js");
@@ -28,12 +29,7 @@ describe("pko-guard gate", function () {
     const stacks: Record<string, PreparedStack> = {};
 
     before(async function () {
-        try {
-            toolchain = findToolchain();
-        } catch {
-            if (process.env.PKO_GUARD_SKIP_REAL === "1") return this.skip();
-            throw new Error("the Pulumi toolchain is not installed: run npm run setup");
-        }
+        toolchain = requireToolchain(this);
         for (const name of ["creds-secret-wrapped-literal", "governed-oidc-esc", "rbac-unused-sa-admin"]) {
             const p = await prepareFixtureStack(loadFixture(path.join(REPO_ROOT, "fixtures", name)), toolchain, path.join(tmp, name), 120000);
             if ("error" in p) throw new Error(p.error);

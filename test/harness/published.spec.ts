@@ -5,6 +5,7 @@
  * case shows by removing PulumiPolicy.yaml.
  */
 import * as assert from "assert";
+import { requireToolchain } from "../helpers";
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
@@ -13,7 +14,7 @@ import { loadFixture } from "../../harness/expect";
 import { runRealLeg } from "../../harness/legs/real";
 import { REPO_ROOT } from "../../harness/paths";
 import { policies } from "../../policies";
-import { Toolchain, findToolchain } from "../../harness/toolchain";
+import { Toolchain } from "../../harness/toolchain";
 import { judgeLeg } from "../../harness/verdict";
 
 describe("published pack (npm pack -> production install -> preview)", function () {
@@ -24,12 +25,7 @@ describe("published pack (npm pack -> production install -> preview)", function 
     const descriptions = new Map(policies.map((p) => [p.name, p.description]));
 
     before(function () {
-        try {
-            toolchain = findToolchain();
-        } catch {
-            if (process.env.PKO_GUARD_SKIP_REAL === "1") return this.skip();
-            throw new Error("the Pulumi toolchain is not installed: run npm run setup");
-        }
+        toolchain = requireToolchain(this);
         const tarball = execFileSync("npm", ["pack", "--silent", "--pack-destination", tmp], { cwd: REPO_ROOT, encoding: "utf8" }).trim().split("\n").pop()!;
         execFileSync("tar", ["xzf", path.join(tmp, tarball), "-C", tmp]);
         const files = fs.readdirSync(packDir);
