@@ -5,6 +5,13 @@
  * - Secrets, ServiceAccounts and RBAC objects against the Kubernetes OpenAPI (swagger) definitions of a
  *   pinned Kubernetes release.
  * Objects of other kinds are reported as not validated (never as valid).
+ *
+ * JSON schema alone lets undeclared fields through, while the API server prunes them (or, under strict
+ * field validation, kubectl's default, rejects them). So every object is also walked against its schema,
+ * and a field the schema does not declare is an error. The one exception is a documented list of fields
+ * PKO v2 added to the Stack spec: the Go module proxy serves no PKO v2.x module, so the CRD schema is
+ * generated from v1.16.0, the newest version it serves, and those fields are reported as "not in the
+ * pinned schema" (unverified) rather than passed silently or failed.
  */
 import Ajv, { ValidateFunction } from "ajv";
 import AjvDraft04 from "ajv-draft-04";
@@ -27,6 +34,37 @@ const K8S_DEFINITIONS: Record<string, string> = {
     "rbac.authorization.k8s.io/v1/ClusterRoleBinding": "io.k8s.api.rbac.v1.ClusterRoleBinding",
 };
 
+/**
+ * Stack spec fields that PKO v2 added (its `operator/api/pulumi/shared` StackSpec, GitSource and
+ * GitAuthConfig) and that the pinned v1.16.0 CRD schema does not declare. A field under one of these
+ * paths is not schema-checked; it is listed in `unverified` instead.
+ */
+export const PKO_V2_ONLY_FIELDS: readonly string[] = [
+    "spec.serviceAccountName",
+    "spec.workspaceTemplate",
+    "spec.workspaceReclaimPolicy",
+    "spec.updateTemplate",
+    "spec.environment",
+    "spec.preview",
+    "spec.configRef",
+    "spec.targetDependents",
+    "spec.runProgram",
+    "spec.retryMaxBackoffDurationSeconds",
+    "spec.shallow",
+    "spec.gitAuth.githubApp",
+];
+
+/** The versions the schemas were generated from (written by toolchain/install.sh). */
+export function schemaVersions(schemaDir: string = SCHEMA_DIR): { pko: string; controllerGen: string; kubernetes: string } {
+    try {
+        return JSON.parse(fs.readFileSync(path.join(schemaDir, "versions.json"), "utf8"));
+    } catch {
+        return { pko: "unknown", controllerGen: "unknown", kubernetes: "unknown" };
+    }
+}
+
+const OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
 export interface ManifestResult {
     file: string;
     kind: string;
@@ -34,11 +72,44 @@ export interface ManifestResult {
     /** "valid", "invalid" or "unvalidated" (no schema for the kind). */
     status: "valid" | "invalid" | "unvalidated";
     errors: string[];
+    /** PKO v2 fields present in the object but absent from the pinned schema (see PKO_V2_ONLY_FIELDS). */
+    unverified: string[];
+}
+
+type Schema = Record<string, unknown>;
+
+/**
+ * Paths of the fields of `value` that `schema` does not declare. `resolve` follows `$ref`s; with
+ * `opaque`, an object schema that declares no properties at all accepts anything (swagger's way of
+ * writing free-form types), otherwise it accepts nothing (a structural CRD schema prunes it).
+ */
+function undeclaredFields(value: unknown, schema: Schema | undefined, at: string, resolve: (s: Schema) => Schema | undefined, opaque: boolean, out: string[]): void {
+    const s = schema ? resolve(schema) : undefined;
+    if (!s || s["x-kubernetes-preserve-unknown-fields"] === true || s["x-kubernetes-int-or-string"] === true) return;
+    if (Array.isArray(value)) {
+        const items = s.items as Schema | undefined;
+        if (items) value.forEach((v, i) => undeclaredFields(v, items, `${at}[${i}]`, resolve, opaque, out));
+        return;
+    }
+    if (value === null || typeof value !== "object") return;
+    const props: Record<string, Schema> = {};
+    for (const part of [s, ...((s.allOf as Schema[] | undefined) ?? []).map(resolve)]) {
+        Object.assign(props, (part?.properties as Record<string, Schema> | undefined) ?? {});
+    }
+    const additional = s.additionalProperties as Schema | boolean | undefined;
+    if (Object.keys(props).length === 0 && additional === undefined && (opaque || s.type !== "object")) return;
+    for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+        const path = at ? `${at}.${key}` : key;
+        if (props[key]) undeclaredFields(v, props[key], path, resolve, opaque, out);
+        else if (additional && typeof additional === "object") undeclaredFields(v, additional, path, resolve, opaque, out);
+        else if (additional !== true) out.push(path);
+    }
 }
 
 export class ManifestValidator {
-    private readonly stackSchemas = new Map<string, ValidateFunction>();
-    private readonly k8s = new Map<string, ValidateFunction>();
+    private readonly stackSchemas = new Map<string, { validate: ValidateFunction; schema: Schema }>();
+    private readonly k8s = new Map<string, { validate: ValidateFunction; schema: Schema }>();
+    private readonly definitions: Record<string, Schema>;
 
     constructor(schemaDir: string = SCHEMA_DIR) {
         const need = ["pko-stack-v1.json", "kubernetes-swagger.json"];
@@ -53,16 +124,20 @@ export class ManifestValidator {
         }
         for (const version of ["v1", "v1alpha1"]) {
             const file = path.join(schemaDir, `pko-stack-${version}.json`);
-            if (fs.existsSync(file)) this.stackSchemas.set(`pulumi.com/${version}`, crdAjv.compile(JSON.parse(fs.readFileSync(file, "utf8"))));
+            if (!fs.existsSync(file)) continue;
+            const schema = JSON.parse(fs.readFileSync(file, "utf8")) as Schema;
+            this.stackSchemas.set(`pulumi.com/${version}`, { validate: crdAjv.compile(schema), schema });
         }
         const swagger = JSON.parse(fs.readFileSync(path.join(schemaDir, "kubernetes-swagger.json"), "utf8"));
+        this.definitions = swagger.definitions ?? {};
         const k8sAjv = new AjvDraft04({ strict: false, allErrors: true, validateFormats: false });
         for (const k of ["x-kubernetes-group-version-kind", "x-kubernetes-patch-merge-key", "x-kubernetes-patch-strategy", "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type", "x-kubernetes-unions"]) {
             k8sAjv.addKeyword(k);
         }
         k8sAjv.addSchema({ id: "k8s", definitions: swagger.definitions }, "k8s");
-        for (const [gvk, def] of Object.entries(K8S_DEFINITIONS)) {
-            if (swagger.definitions[def]) this.k8s.set(gvk, k8sAjv.compile({ $ref: `k8s#/definitions/${def}` }));
+        for (const [gvk, def] of Object.entries({ ...K8S_DEFINITIONS, metadata: OBJECT_META })) {
+            const schema = { $ref: `#/definitions/${def}` };
+            if (this.definitions[def]) this.k8s.set(gvk, { validate: k8sAjv.compile({ $ref: `k8s#/definitions/${def}` }), schema });
         }
     }
 
@@ -71,17 +146,35 @@ export class ManifestValidator {
         const apiVersion = String(doc.apiVersion ?? "");
         const kind = String(doc.kind ?? "");
         const name = String((doc.metadata as { name?: unknown } | undefined)?.name ?? "");
-        const validator = kind === "Stack" ? this.stackSchemas.get(apiVersion) : this.k8s.get(`${apiVersion}/${kind}`);
-        if (!validator) return { file, kind: `${apiVersion}/${kind}`, name, status: "unvalidated", errors: [] };
-        // The CRD schema covers the object as the API server sees it; metadata is validated by the server itself.
-        const ok = validator(doc);
-        return {
-            file,
-            kind: `${apiVersion}/${kind}`,
-            name,
-            status: ok ? "valid" : "invalid",
-            errors: ok ? [] : (validator.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message}`),
+        const gvk = `${apiVersion}/${kind}`;
+        const isStack = kind === "Stack" && apiVersion.startsWith("pulumi.com/");
+        const entry = isStack ? this.stackSchemas.get(apiVersion) : this.k8s.get(gvk);
+        if (!entry) return { file, kind: gvk, name, status: "unvalidated", errors: [], unverified: [] };
+
+        const errors: string[] = [];
+        const ajvErrors = (v: ValidateFunction, prefix: string) => (v.errors ?? []).map((e) => `${prefix}${e.instancePath || "/"} ${e.message}`);
+        if (!entry.validate(doc)) errors.push(...ajvErrors(entry.validate, ""));
+        const undeclared: string[] = [];
+        const resolve = (s: Schema): Schema | undefined => {
+            const ref = s.$ref;
+            return typeof ref === "string" ? this.definitions[ref.replace(/^#\/definitions\//, "")] : s;
         };
+        if (isStack) {
+            // The CRD schema leaves metadata to the API server, which checks it as an ObjectMeta.
+            const meta = this.k8s.get("metadata")!;
+            if (!meta.validate(doc.metadata ?? {})) errors.push(...ajvErrors(meta.validate, "/metadata"));
+            const { metadata, ...rest } = doc;
+            undeclaredFields(rest, entry.schema, "", resolve, false, undeclared);
+            undeclaredFields(metadata, meta.schema, "metadata", resolve, true, undeclared);
+        } else {
+            undeclaredFields(doc, entry.schema, "", resolve, true, undeclared);
+        }
+        const v2 = (p: string) => isStack && PKO_V2_ONLY_FIELDS.some((f) => p === f || p.startsWith(`${f}.`) || p.startsWith(`${f}[`));
+        const unverified = undeclared.filter(v2);
+        for (const p of undeclared.filter((p) => !v2(p))) {
+            errors.push(`${p}: unknown field (the API server prunes it, or rejects it under strict field validation)`);
+        }
+        return { file, kind: gvk, name, status: errors.length === 0 ? "valid" : "invalid", errors, unverified };
     }
 
     /** Validates every YAML document under a rendered-manifests folder. */

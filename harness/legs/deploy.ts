@@ -10,7 +10,7 @@ import * as os from "os";
 import * as path from "path";
 import { track, untrack } from "../cleanup";
 import { Fixture } from "../expect";
-import { ManifestValidator } from "../manifests";
+import { ManifestValidator, schemaVersions } from "../manifests";
 import { LegResult } from "../model";
 import { REPO_ROOT } from "../paths";
 import { Toolchain } from "../toolchain";
@@ -63,7 +63,12 @@ export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Pr
                 expected: 0,
                 got: m.errors.length,
                 outcome: m.status === "valid" ? "match" : "mismatch",
-                note: m.status === "valid" ? undefined : `${m.file}: ${m.errors.slice(0, 3).join("; ")}`,
+                note:
+                    m.status !== "valid"
+                        ? `${m.file}: ${m.errors.slice(0, 3).join("; ")}`
+                        : m.unverified.length > 0
+                          ? `not in the pinned PKO ${schemaVersions().pko} schema, so not checked: ${m.unverified.join(", ")}`
+                          : undefined,
             });
         }
         // Secret config values must be encrypted in the state and stack config.
@@ -94,7 +99,11 @@ export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Pr
             outcome: left === 0 ? "match" : "mismatch",
             note: left === 0 ? undefined : left < 0 ? "cannot read the stack after destroy" : `${left} resource(s) left after destroy`,
         });
-        const counts = { valid: manifests.filter((m) => m.status === "valid").length, unvalidated: manifests.filter((m) => m.status === "unvalidated").length };
+        const counts = {
+            valid: manifests.filter((m) => m.status === "valid").length,
+            unvalidated: manifests.filter((m) => m.status === "unvalidated").length,
+            unverifiedFields: manifests.reduce((n, m) => n + m.unverified.length, 0),
+        };
         return done({ checks, details: { manifests: manifests.length, ...counts } });
     } finally {
         fs.rmSync(tmp, { recursive: true, force: true });

@@ -27,7 +27,12 @@ export function renderTable(verdicts: FixtureVerdict[]): string {
 
 export function summaryLine(verdicts: FixtureVerdict[]): string {
     const n = (o: string) => verdicts.filter((v) => v.outcome === o).length;
-    const skippedLegs = verdicts.flatMap((v) => v.legs).filter((l) => l.skipped).length;
-    const legs = skippedLegs > 0 ? ` (${skippedLegs} leg run(s) skipped as mock-only, not counted as matches)` : "";
+    const skipped = verdicts.flatMap((v) => v.legs).filter((l) => l.skipped);
+    const mockOnly = skipped.filter((l) => l.skipped!.startsWith("mock-only")).length;
+    const reasons = [
+        mockOnly > 0 ? `${mockOnly} as mock-only` : "",
+        skipped.length - mockOnly > 0 ? `${skipped.length - mockOnly} stopped by the gate before deploy` : "",
+    ].filter(Boolean);
+    const legs = skipped.length > 0 ? ` (${skipped.length} leg run(s) skipped: ${reasons.join(", ")}; not counted as matches)` : "";
     return `${verdicts.length} fixture(s): ${n("match")} match, ${n("mismatch")} mismatch, ${n("error")} error, ${n("skipped")} skipped${legs}`;
 }

@@ -6,8 +6,10 @@
  * is shown to reject invalid manifests.
  */
 import * as assert from "assert";
+import * as fs from "fs";
 import * as path from "path";
-import { ManifestValidator } from "../../harness/manifests";
+import * as YAML from "yaml";
+import { ManifestValidator, SCHEMA_DIR, schemaVersions } from "../../harness/manifests";
 import { REPO_ROOT } from "../../harness/paths";
 import { loadFixtures, runFixtures } from "../../harness/runner";
 import { requireToolchain } from "../helpers";
@@ -42,6 +44,38 @@ describe("end to end (deploy leg)", function () {
         assert.strictEqual(validator.validate("a.yaml", { apiVersion: "argoproj.io/v1alpha1", kind: "Application" }).status, "unvalidated");
     });
 
+    it("rejects fields the schemas do not declare, and lists PKO v2 fields as unverified, not valid", () => {
+        const stack = {
+            apiVersion: "pulumi.com/v1",
+            kind: "Stack",
+            metadata: { name: "s", namespace: "pulumi" },
+            spec: { stack: "acme/app/dev", projectRepo: "https://github.com/acme/app", commit: "a".repeat(40), serviceAccountName: "pko", workspaceTemplate: { spec: { image: "x" } } },
+        };
+        const ok = validator.validate("s.yaml", stack);
+        assert.strictEqual(ok.status, "valid", ok.errors.join("; "));
+        assert.deepStrictEqual(ok.unverified, ["spec.serviceAccountName", "spec.workspaceTemplate"]);
+        const typo = validator.validate("s.yaml", { ...stack, metadata: { name: "s", lables: {} }, spec: { ...stack.spec, destroyOnFinalise: true, envRefs: { T: { type: "Secret", secret: { name: "t", key: "k", value: "x" } } } } });
+        assert.strictEqual(typo.status, "invalid");
+        assert.deepStrictEqual(typo.errors.map((e) => e.split(":")[0]).sort(), ["metadata.lables", "spec.destroyOnFinalise", "spec.envRefs.T.secret.value"]);
+        const secret = validator.validate("t.yaml", { apiVersion: "v1", kind: "Secret", metadata: { name: "t" }, strinData: { k: "v" } });
+        assert.strictEqual(secret.status, "invalid");
+        assert.match(secret.errors[0], /^strinData: unknown field/);
+        const sa = validator.validate("sa.yaml", { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "a", labels: { x: "y" } }, automountServiceAccountToken: false });
+        assert.deepStrictEqual([sa.status, sa.unverified], ["valid", []]);
+    });
+
+    it("the Stack schema was generated from the pinned operator module by controller-gen", () => {
+        const crd = YAML.parse(fs.readFileSync(path.join(SCHEMA_DIR, "pulumi.com_stacks.crd.yaml"), "utf8"));
+        assert.match(crd.metadata.annotations["controller-gen.kubebuilder.io/version"], /^v0\.\d+\.\d+$/);
+        assert.deepStrictEqual(crd.spec.versions.map((v: { name: string }) => v.name).sort(), ["v1", "v1alpha1"]);
+        const versions = schemaVersions();
+        assert.strictEqual(versions.controllerGen, crd.metadata.annotations["controller-gen.kubebuilder.io/version"]);
+        const install = fs.readFileSync(path.join(REPO_ROOT, "toolchain", "install.sh"), "utf8");
+        assert.ok(install.includes(`PKO_VERSION="${versions.pko}"`), "versions.json does not match toolchain/install.sh");
+        const gomod = fs.readFileSync(path.join(REPO_ROOT, "toolchain", "schemas", "go.mod"), "utf8");
+        assert.ok(gomod.includes(`github.com/pulumi/pulumi-kubernetes-operator ${versions.pko}`), "toolchain/schemas/go.mod pins another operator version");
+    });
+
     it("deploys, validates and destroys every clean fixture and the governed example", async () => {
         const fixtures = loadFixtures([path.join(REPO_ROOT, "fixtures"), path.join(REPO_ROOT, "examples")]);
         const verdicts = await runFixtures(fixtures, { leg: "deploy", timeoutMs: 300000 });
@@ -55,6 +89,11 @@ describe("end to end (deploy leg)", function () {
             assert.ok(stacks.length > 0, `${v.fixture}: no Stack manifest validated`);
             assert.ok(v.checks.some((c) => c.policy === "(destroy)" && c.outcome === "match"), `${v.fixture}: not destroyed`);
         }
+        // PKO v2 fields the pinned schema lacks are named as unchecked, never passed silently.
+        const governed = verdicts.find((v) => v.fixture === "multi-stack-governed")!;
+        const stackChecks = governed.checks.filter((c) => c.policy === "schema pulumi.com/v1/Stack");
+        assert.strictEqual(stackChecks.length, 2);
+        for (const c of stackChecks) assert.match(c.note ?? "", /not in the pinned PKO v1\.16\.0 schema, so not checked: .*spec\.serviceAccountName/);
         // A fixture with mandatory violations is stopped by the gate, shown as skipped, never as deployed.
         const stopped = verdicts.find((v) => v.fixture === "creds-literal-token")!;
         assert.match(stopped.legs[0].skipped ?? "", /mandatory violations/);
