@@ -19,7 +19,7 @@ export const NAME = "rbac-no-cluster-admin-serviceaccount";
 function isServiceAccountSubject(kind: unknown, name: unknown): boolean {
     if (kind === "ServiceAccount") return true;
     if (typeof name !== "string") return false;
-    if (kind === "Group") return name === "system:serviceaccounts" || name.startsWith("system:serviceaccounts:");
+    if (kind === "Group") return name === "system:serviceaccounts" || name === "system:authenticated" || name.startsWith("system:serviceaccounts:");
     return kind === "User" && name.startsWith("system:serviceaccount:");
 }
 

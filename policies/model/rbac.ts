@@ -159,6 +159,13 @@ export function grantsAdmin(binding: Binding, model: RbacModel): Tri {
     );
 }
 
+/**
+ * Groups that cover every service account: all service accounts, all authenticated identities (every
+ * service account token authenticates as a member), and `system:masters` (which the issue's threat model
+ * counts as a grant to anyone who can join it).
+ */
+export const GROUPS_COVERING_ALL_ACCOUNTS: ReadonlySet<string> = new Set(["system:serviceaccounts", "system:authenticated", "system:masters"]);
+
 /** Whether one subject of a binding covers a service account. */
 export function subjectCovers(subject: Subject, binding: Binding, sa: ServiceAccountRef): Tri {
     const { kind, name } = subject;
@@ -170,7 +177,7 @@ export function subjectCovers(subject: Subject, binding: Binding, sa: ServiceAcc
         return and(eq(name, sa.name), eq(ns, sa.namespace));
     }
     if (kind === "Group") {
-        if (name === "system:serviceaccounts" || name === "system:masters") return "yes";
+        if (typeof name === "string" && GROUPS_COVERING_ALL_ACCOUNTS.has(name)) return "yes";
         if (typeof name === "string" && name.startsWith("system:serviceaccounts:")) {
             return eq(name.slice("system:serviceaccounts:".length), sa.namespace);
         }
@@ -231,7 +238,7 @@ export class StackIndex {
             if (ns === UNKNOWN) return this.stacks;
             if (typeof ns === "string") found = this.byAccount.get(`${ns}/${name}`) ?? [];
         } else if (kind === "Group") {
-            if (name === "system:serviceaccounts" || name === "system:masters") return this.stacks;
+            if (GROUPS_COVERING_ALL_ACCOUNTS.has(name)) return this.stacks;
             if (name.startsWith("system:serviceaccounts:")) found = this.byNamespace.get(name.slice("system:serviceaccounts:".length)) ?? [];
         } else if (kind === "User" && name.startsWith("system:serviceaccount:")) {
             const [ns, ...rest] = name.slice("system:serviceaccount:".length).split(":");

@@ -61,11 +61,13 @@ describe("pko-stack-no-cluster-admin", () => {
             { kind: "Group", name: "system:serviceaccounts" },
             { kind: "Group", name: "system:serviceaccounts:pulumi" },
             { kind: "Group", name: "system:masters" },
+            { kind: "Group", name: "system:authenticated" },
             { kind: "User", name: "system:serviceaccount:pulumi:deployer" },
         ]) {
             assert.strictEqual(check([stack(), binding(CRB, "a", admin, [subject])]).length, 1, subject.name);
         }
         assert.strictEqual(check([stack(), binding(CRB, "a", admin, [{ kind: "Group", name: "system:serviceaccounts:other" }])]).length, 0);
+        assert.strictEqual(check([stack(), binding(CRB, "a", admin, [{ kind: "Group", name: "system:unauthenticated" }])]).length, 0);
     });
 
     it("counts a program's wildcard ClusterRole and Role, not narrower ones", () => {

@@ -23,6 +23,7 @@ describe("rbac-no-cluster-admin-serviceaccount", () => {
 
     it("flags service-account groups when no Stack exists, and ignores users and other roles", () => {
         assert.strictEqual(runStackPolicy(policy, [crb("g", "cluster-admin", [{ kind: "Group", name: "system:serviceaccounts" }])]).length, 1);
+        assert.strictEqual(runStackPolicy(policy, [crb("g", "cluster-admin", [{ kind: "Group", name: "system:authenticated" }])]).length, 1);
         assert.strictEqual(runStackPolicy(policy, [crb("u", "cluster-admin", [{ kind: "User", name: "alice" }])]).length, 0);
         assert.strictEqual(runStackPolicy(policy, [crb("v", "view", [{ kind: "ServiceAccount", name: "ci", namespace: "ci" }])]).length, 0);
     });
