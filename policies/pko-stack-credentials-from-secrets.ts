@@ -15,7 +15,7 @@
  *
  * Messages name the field, never the value.
  */
-import { isCredentialName, isSecretConfigKey, looksLikeCredential, urlHasEmbeddedCredentials } from "./model/credentials";
+import { isCredentialName, isSecretConfigKey, looksLikeCredential, urlCredentialPart } from "./model/credentials";
 import { stackRule } from "./model/policy";
 import { Ref, StackView, describeStack, resourceRef, workspaceContainers } from "./model/stack";
 import { Plain, UNKNOWN, entries, get, isObject, list, quote } from "./model/values";
@@ -131,9 +131,10 @@ function checkUrls(view: StackView, out: string[]): void {
         ["spec.projectRepo", view.projectRepo],
         ["spec.backend", view.backend],
     ] as const) {
-        if (typeof value === "string" && urlHasEmbeddedCredentials(value)) {
+        const part = typeof value === "string" ? urlCredentialPart(value) : undefined;
+        if (part) {
             out.push(
-                `${field} embeds credentials in its URL; remove them and use ${field === "spec.projectRepo" ? "spec.gitAuth with Secret references" : "spec.envRefs with Secret references"}.`,
+                `${field} embeds credentials in its URL (${part}); remove them and use ${field === "spec.projectRepo" ? "spec.gitAuth with Secret references" : "spec.envRefs with Secret references"}.`,
             );
         }
     }

@@ -10,6 +10,7 @@
  *
  * Fix: use an approved repository over HTTPS or SSH, or extend the allowlist.
  */
+import { displayUrl } from "./model/credentials";
 import { stackRule } from "./model/policy";
 import { compilePattern } from "./model/production";
 import { describeStack } from "./model/stack";
@@ -55,8 +56,7 @@ export const policy = stackRule(
                 out.push(`${who}: spec.projectRepo uses plaintext http://, so the program can be altered in transit; use https:// or ssh.`);
             }
             if (patterns.length > 0 && !patterns.some((p) => compilePattern(p)!.test(repo))) {
-                const shown = repo.replace(/\/\/[^/@]*@/, "//***@").slice(0, 160);
-                out.push(`${who}: spec.projectRepo ${quote(shown)} matches none of allowedRepoPatterns; use an approved repository or extend the allowlist.`);
+                out.push(`${who}: spec.projectRepo ${quote(displayUrl(repo))} matches none of allowedRepoPatterns; use an approved repository or extend the allowlist.`);
             }
         }
         if (view.fluxSource !== undefined && view.fluxSource !== null && config.allowFluxSource !== true) {

@@ -57,12 +57,30 @@ export function looksLikeCredential(value: unknown): boolean {
     return typeof value === "string" && CREDENTIAL_VALUES.some((re) => re.test(value));
 }
 
-/** True when a URL carries a password or a token in its user-info part (`https://user:pass@host`). */
-export function urlHasEmbeddedCredentials(url: string): boolean {
-    const m = /^[a-z][a-z0-9+.-]*:\/\/([^/?#@]*)@/i.exec(url.trim());
-    if (!m) {
-        return false;
+/**
+ * Where a URL carries a credential, or undefined: its user-info part (`https://user:pass@host`) or a
+ * query parameter named like one (`?access_token=...`, `?sig=...`), or a credential-looking value anywhere.
+ */
+export function urlCredentialPart(url: string): "the user-info part" | "a query parameter" | "a credential-looking value" | undefined {
+    const t = url.trim();
+    const m = /^[a-z][a-z0-9+.-]*:\/\/([^/?#@]*)@/i.exec(t);
+    if (m && (m[1].includes(":") || looksLikeCredential(m[1]) || m[1].length >= 20)) return "the user-info part";
+    const query = /\?([^#]*)/.exec(t)?.[1] ?? "";
+    for (const pair of query.split(/[&;]/)) {
+        const name = pair.split("=")[0];
+        if (name && (SECRET_CONFIG_KEY.test(name) || /^(sig|signature)$/i.test(name))) return "a query parameter";
     }
-    const userinfo = m[1];
-    return userinfo.includes(":") || looksLikeCredential(userinfo) || userinfo.length >= 20;
+    return looksLikeCredential(t) ? "a credential-looking value" : undefined;
+}
+
+/**
+ * A repository or backend URL as a message may show it: scheme, host and path only, never user-info,
+ * query or fragment. An scp-like git address (`git@host:org/repo`) keeps host and path.
+ */
+export function displayUrl(url: string): string {
+    const t = url.trim();
+    const m = /^([a-z][a-z0-9+.-]*:\/\/)(?:[^/?#]*@)?([^/?#]*)([^?#]*)/i.exec(t);
+    const shown = m ? m[1] + m[2] + m[3] : /^(?:[^@\s/]+@)?([^:\s/@]+):([^?#\s]*)$/.exec(t)?.slice(1).join(":");
+    if (shown === undefined || looksLikeCredential(shown)) return "(URL not shown)";
+    return shown.length > 160 ? `${shown.slice(0, 157)}...` : shown;
 }

@@ -73,6 +73,7 @@ describe("reports", function () {
     it("never contains a secret value from the fixtures, in any report or the table", () => {
         const secrets = fixtureSecrets();
         assert.ok(secrets.length >= 8, `only found ${secrets.length} planted secrets`);
+        for (const planted of ["canary-url-password", "canary-workspace-secret", "pul-canaryliteral000000000000000000000000000"]) assert.ok(secrets.includes(planted), `${planted} is not collected`);
         for (const [name, text] of [["table", stdout], ...Object.entries(files).map(([k, f]) => [k, fs.readFileSync(f, "utf8")])]) {
             for (const s of secrets) assert.ok(!text.includes(s), `${name} contains the secret ${s.slice(0, 6)}...`);
         }

@@ -100,6 +100,14 @@ describe("pko-stack-credentials-from-secrets", () => {
         assert.strictEqual(check(goodSpec({ projectRepo: `https://bot:${CANARY}@github.com/a/b` })).length, 1);
         assert.strictEqual(check(goodSpec({ backend: `https://user:${CANARY}@state.example.com` })).length, 1);
         assert.strictEqual(check(goodSpec({ projectRepo: "git@github.com:a/b.git" })).length, 0);
+        assert.strictEqual(check(goodSpec({ projectRepo: "https://github.com/a/b.git?ref=main" })).length, 0);
+        for (const q of ["access_token", "private_token", "password", "sig"]) {
+            const m = check(goodSpec({ projectRepo: `https://github.com/a/b.git?${q}=${CANARY}` }));
+            assert.strictEqual(m.length, 1, q);
+            assert.match(m[0], /spec\.projectRepo embeds credentials in its URL \(a query parameter\)/);
+            assert.ok(!m[0].includes(CANARY));
+        }
+        assert.match(check(goodSpec({ backend: `https://user:${CANARY}@state.example.com` }))[0], /\(the user-info part\)/);
     });
 
     it("checks the workspace template's container env", () => {

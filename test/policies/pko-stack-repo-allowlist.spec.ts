@@ -16,6 +16,16 @@ describe("pko-stack-repo-allowlist", () => {
         const m = check(goodSpec({ projectRepo: "https://bot:hunter2@github.com/evil/app" }), acme);
         assert.strictEqual(m.length, 1);
         assert.ok(!m[0].includes("hunter2"));
+        for (const [repo, shown] of [
+            ["https://user:p@ss-hunter2@github.com/evil/app", "https://github.com/evil/app"],
+            ["https://github.com/evil/app.git?access_token=hunter2#frag-hunter2", "https://github.com/evil/app.git"],
+            ["git@gitlab.example.com:evil/app.git", "gitlab.example.com:evil/app.git"],
+            [`https://github.com/evil/ghp_${"x".repeat(36)}`, "(URL not shown)"],
+        ]) {
+            const [msg] = check(goodSpec({ projectRepo: repo }), acme);
+            assert.ok(msg.includes(`"${shown}"`), msg);
+            assert.ok(!msg.includes("hunter2") && !msg.includes("ghp_"), msg);
+        }
     });
     it("allows Flux and Program sources only when configured", () => {
         const flux = goodSpec({ projectRepo: undefined, commit: undefined, fluxSource: { sourceRef: { name: "x" } } });
