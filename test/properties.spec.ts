@@ -8,6 +8,7 @@ import * as assert from "assert";
 import fc from "fast-check";
 import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { policies } from "../policies";
+import { COULD_NOT_EVALUATE } from "../policies/model/policy";
 import { TestResource, UNKNOWN_WIRE, runResourcePolicy, runStackPolicy, secret } from "./helpers";
 
 const RUNS = 10000;
@@ -173,6 +174,8 @@ describe("properties (10,000 generated cases per rule)", function () {
                     assert.deepStrictEqual(second, first);
                     for (const m of first) {
                         assert.ok(!m.includes(CANARY), `message echoes a secret: ${m}`);
+                        // The wrappers turn a throw into a fail-closed violation: that must never be needed.
+                        assert.ok(!m.includes(COULD_NOT_EVALUATE), `the rule threw: ${m}`);
                         assert.ok(m.length > 0 && m.length < 2000);
                     }
                 }),

@@ -59,20 +59,35 @@ function safeConfig(getConfig: (() => unknown) | undefined): Record<string, unkn
     }
 }
 
+/** What every fail-closed message of the wrappers says (tests look for it). */
+export const COULD_NOT_EVALUATE = "could not evaluate this resource";
+
 function failClosed(meta: RuleMeta): string {
     return (
-        `${meta.name} could not evaluate this resource (unexpected input shape); ` +
+        `${meta.name} ${COULD_NOT_EVALUATE} (unexpected input shape); ` +
         `the resource is reported so that a governance gate never passes by accident. Fix: check the manifest's fields.`
     );
 }
 
-function report(reportViolation: ReportViolation, findings: (string | Finding)[]): void {
+function isFinding(f: unknown): f is string | Finding {
+    return typeof f === "string" || (f !== null && typeof f === "object" && typeof (f as Finding).message === "string");
+}
+
+/**
+ * Runs a rule and reports what it finds. Whatever goes wrong (the rule throws, returns something that
+ * is not a list of findings, or a promise) is reported as one fail-closed violation, never thrown.
+ */
+function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => unknown): void {
+    let findings: (string | Finding)[];
+    try {
+        const result = run();
+        findings = Array.isArray(result) && result.every(isFinding) ? result : [failClosed(meta)];
+    } catch {
+        findings = [failClosed(meta)];
+    }
     for (const f of findings) {
-        if (typeof f === "string") {
-            reportViolation(f);
-        } else {
-            reportViolation(f.message, f.urn);
-        }
+        if (typeof f === "string") reportViolation(f);
+        else reportViolation(f.message, f.urn);
     }
 }
 
@@ -96,18 +111,8 @@ export function resourceRule(
 ): ResourceValidationPolicy {
     return {
         ...metaFields(meta),
-        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) => {
-            let findings: (string | Finding)[];
-            try {
-                findings = check(
-                    { type: args.type, name: args.name, urn: args.urn, props: args.props },
-                    safeConfig(args.getConfig),
-                );
-            } catch {
-                findings = [failClosed(meta)];
-            }
-            report(reportViolation, findings);
-        },
+        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) =>
+            evaluate(meta, reportViolation, () => check({ type: args.type, name: args.name, urn: args.urn, props: args.props }, safeConfig(args.getConfig))),
     };
 }
 
@@ -144,14 +149,7 @@ export function programRule(
 ): StackValidationPolicy {
     return {
         ...metaFields(meta),
-        validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
-            let findings: (string | Finding)[];
-            try {
-                findings = check(programResources(args.resources), safeConfig(args.getConfig));
-            } catch {
-                findings = [failClosed(meta)];
-            }
-            report(reportViolation, findings);
-        },
+        validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
+            evaluate(meta, reportViolation, () => check(programResources(args.resources), safeConfig(args.getConfig))),
     };
 }
