@@ -9,6 +9,7 @@ import { ChildProcess, spawn } from "child_process";
 import * as readline from "readline";
 import { Level, Row, normalizeMessage, row } from "./model";
 import { PackConfig, PolicyMeta } from "./policy-config";
+import { track, untrack } from "./cleanup";
 
 /* eslint-disable @typescript-eslint/no-var-requires */
 const analyzerPb = require("@pulumi/pulumi/proto/analyzer_pb");
@@ -47,9 +48,10 @@ export class Analyzer {
             cwd: packDir,
             stdio: ["ignore", "pipe", "pipe"],
         });
+        track(child); // killed on Ctrl-C / SIGTERM like every other child of the harness
         let stderr = "";
-        child.stderr!.on("data", (d) => (stderr += d.toString()).slice(-4000));
-        const port = await new Promise<number>((resolve, reject) => {
+        child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-4000)));
+        const started = new Promise<number>((resolve, reject) => {
             const timer = setTimeout(() => reject(new AnalyzerError(`policy pack did not start within ${timeoutMs} ms`)), timeoutMs);
             const lines = readline.createInterface({ input: child.stdout! });
             lines.once("line", (line) => {
@@ -62,8 +64,18 @@ export class Analyzer {
                 reject(new AnalyzerError(`policy pack exited (code ${code}) before serving: ${stderr.trim().split("\n")[0] ?? ""}`));
             });
         });
-        const client = new analyzerGrpc.AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-        const info = await call<any>(client, "getAnalyzerInfo", new emptyPb.Empty());
+        let port: number;
+        let client: any;
+        let info: any;
+        try {
+            port = await started;
+            client = new analyzerGrpc.AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+            info = await call<any>(client, "getAnalyzerInfo", new emptyPb.Empty());
+        } catch (e) {
+            child.kill("SIGKILL");
+            untrack(child);
+            throw e;
+        }
         const policies = info.getPoliciesList().map((p: any) => {
             const schema = p.getConfigschema();
             return {
@@ -148,6 +160,7 @@ export class Analyzer {
             /* already closed */
         }
         this.child.kill();
+        untrack(this.child);
     }
 }
 

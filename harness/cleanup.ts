@@ -1,6 +1,7 @@
 /**
  * Interrupt handling: children and temporary folders the harness creates are tracked, and on SIGINT or
- * SIGTERM every child process group is killed and every temporary folder removed before exiting 130.
+ * SIGTERM every child process group is killed and every temporary folder removed before exiting 130
+ * (SIGINT) or 143 (SIGTERM), as shells do.
  */
 import { ChildProcess } from "child_process";
 import * as fs from "fs";
@@ -43,7 +44,7 @@ function install(): void {
         process.once(signal, () => {
             cleanupNow();
             process.stderr.write(`pko-guard: interrupted (${signal}); cleaned up\n`);
-            process.exit(130);
+            process.exit(signal === "SIGINT" ? 130 : 143);
         });
     }
 }

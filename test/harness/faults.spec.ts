@@ -1,5 +1,5 @@
 /**
- * Harness faults and leaks: an interrupted run cleans up and exits 130; a broken toolchain is a
+ * Harness faults and leaks: an interrupted run cleans up and exits 130 (SIGINT) or 143 (SIGTERM); a broken toolchain is a
  * per-fixture error (never a match) and a missing one a one-line exit 2; no planted secret appears in
  * the CLI's event stream, its logs, or any file of the temporary PULUMI_HOME, backend or program folder
  * outside encrypted values.
@@ -26,23 +26,31 @@ function filesUnder(dir: string): string[] {
 describe("harness faults and leaks", function () {
     this.timeout(600000);
 
-    it("an interrupted run (SIGINT) kills its children, removes its temporary folders and exits 130", async () => {
-        const before = tempDirs("pko-guard-mock-").length;
-        const child = spawn(process.execPath, [CLI, "--timeout", "120", path.join(REPO_ROOT, "test", "bad-fixtures", "hangs")], { stdio: ["ignore", "pipe", "pipe"] });
-        let stderr = "";
-        child.stderr.on("data", (d) => (stderr += d));
-        await new Promise((r) => setTimeout(r, 6000));
-        assert.ok(tempDirs("pko-guard-mock-").length > before, "the run did not start its fixture");
-        const started = Date.now();
-        child.kill("SIGINT");
-        const code = await new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
-        assert.strictEqual(code, 130, stderr);
-        assert.ok(Date.now() - started < 10000);
-        assert.match(stderr, /interrupted \(SIGINT\); cleaned up/);
-        assert.strictEqual(tempDirs("pko-guard-mock-").length, before, "temporary folders left behind");
-        const orphans = spawnSync("pgrep", ["-f", "bad-fixtures/hangs"], { encoding: "utf8" }).stdout.trim();
-        assert.strictEqual(orphans, "", "the program runner survived its harness");
-    });
+    const analyzers = () => new Set(spawnSync("pgrep", ["-f", path.join(REPO_ROOT, "bin", "index.js")], { encoding: "utf8" }).stdout.split("\n").filter(Boolean));
+
+    for (const [signal, exitCode] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+        it(`an interrupted run (${signal}) kills its children and the pack's analyzer, removes its temporary folders and exits ${exitCode}`, async () => {
+            const before = tempDirs("pko-guard-mock-").length;
+            const analyzersBefore = analyzers();
+            const child = spawn(process.execPath, [CLI, "--timeout", "120", path.join(REPO_ROOT, "test", "bad-fixtures", "hangs")], { stdio: ["ignore", "pipe", "pipe"] });
+            let stderr = "";
+            child.stderr.on("data", (d) => (stderr += d));
+            await new Promise((r) => setTimeout(r, 6000));
+            assert.ok(tempDirs("pko-guard-mock-").length > before, "the run did not start its fixture");
+            assert.ok([...analyzers()].some((p) => !analyzersBefore.has(p)), "the run did not start the pack's analyzer");
+            const started = Date.now();
+            child.kill(signal);
+            const code = await new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
+            assert.strictEqual(code, exitCode, stderr);
+            assert.ok(Date.now() - started < 10000);
+            assert.match(stderr, new RegExp(`interrupted \\(${signal}\\); cleaned up`));
+            assert.strictEqual(tempDirs("pko-guard-mock-").length, before, "temporary folders left behind");
+            const orphans = spawnSync("pgrep", ["-f", "bad-fixtures/hangs"], { encoding: "utf8" }).stdout.trim();
+            assert.strictEqual(orphans, "", "the program runner survived its harness");
+            await new Promise((r) => setTimeout(r, 300));
+            assert.deepStrictEqual([...analyzers()].filter((p) => !analyzersBefore.has(p)), [], "the pack's analyzer survived its harness");
+        });
+    }
 
     it("a missing toolchain is a one-line error, exit 2; a broken one is a per-fixture error, exit 1", () => {
         const fixture = path.join(REPO_ROOT, "fixtures", "creds-literal-token");
