@@ -4,19 +4,14 @@
  * Exit codes: 0 no mismatch and no fixture error (skipped legs are listed as skipped), 1 any mismatch or
  * fixture error, 2 bad input.
  */
+import { timeoutSeconds } from "./options";
 import "./fatal";
-import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { Command, CommanderError, Option } from "commander";
 import { BadInputError } from "./expect";
 import { ReportRequest, parseReportOption, writeReports } from "./reports/write";
 import { renderTable, summaryLine } from "./reports/table";
 import { LegChoice, loadFixtures, runFixtures } from "./runner";
 import { ToolchainMissingError } from "./toolchain";
-
-function positiveSeconds(v: string): number {
-    const n = Number(v);
-    if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("must be a positive number of seconds");
-    return n;
-}
 
 function badInput(message: string): never {
     process.stderr.write(`pko-guard harness: ${message}\n`);
@@ -29,7 +24,7 @@ async function main(argv: string[]): Promise<number> {
         .addOption(new Option("--leg <leg>", "which legs to run (both = mock + real, all = mock + real + deploy)").choices(["mock", "real", "deploy", "both", "all"]).default("mock"))
         .option("--json <file>", "also write the JSON report to FILE (same as --report json=FILE)")
         .option("--report <format=file>", "write a report: json, junit or sarif (repeatable)", parseReportOption, [] as ReportRequest[])
-        .option("--timeout <seconds>", "per-fixture timeout", positiveSeconds, 300)
+        .option("--timeout <seconds>", "per-fixture timeout", timeoutSeconds, 300)
         .argument("[fixtures...]", "fixture folders (default: all of fixtures/)")
         .exitOverride()
         .configureOutput({ writeErr: (s) => process.stderr.write(s.split("\n")[0] + "\n") });

@@ -20,7 +20,7 @@ import { REPO_ROOT } from "./paths";
 import { PolicyMeta, loadPackConfig, reconcilePackConfig } from "./policy-config";
 import { renderSubjects, ReportRequest } from "./reports/write";
 import { ReportSubject } from "./reports/subject";
-import { findToolchain } from "./toolchain";
+import { findGateCli } from "./toolchain";
 import { Check } from "./verdict";
 
 export interface GateOptions {
@@ -68,12 +68,12 @@ export async function runGate(o: GateOptions): Promise<GateResult> {
     const dir = path.resolve(o.projectDir);
     const project = projectInfo(dir);
     if (o.config) reconcilePackConfig(packPolicies(), loadPackConfig(o.config), o.config);
-    const toolchain = findToolchain();
+    const cli = findGateCli();
     const preview = await previewWithPack({
         cwd: dir,
-        env: { ...process.env, PATH: `${toolchain.binDir}${path.delimiter}${process.env.PATH ?? ""}`, PULUMI_SKIP_UPDATE_CHECK: "true" },
+        env: { ...process.env, ...(cli.binDir ? { PATH: `${cli.binDir}${path.delimiter}${process.env.PATH ?? ""}` } : {}), PULUMI_SKIP_UPDATE_CHECK: "true" },
         stack: o.stack,
-        pulumi: toolchain.pulumi,
+        pulumi: cli.pulumi,
         packDir: REPO_ROOT,
         policyConfig: o.config ? path.resolve(o.config) : undefined,
         timeoutMs: o.timeoutMs,

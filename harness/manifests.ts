@@ -112,7 +112,7 @@ export class ManifestValidator {
     private readonly definitions: Record<string, Schema>;
 
     constructor(schemaDir: string = SCHEMA_DIR) {
-        const need = ["pko-stack-v1.json", "kubernetes-swagger.json"];
+        const need = ["pko-stack-v1.json", "pko-stack-v1alpha1.json", "kubernetes-swagger.json"];
         for (const f of need) {
             if (!fs.existsSync(path.join(schemaDir, f))) {
                 throw new BadInputError(`schema ${path.join(schemaDir, f)} not found; run: npm run setup`);
@@ -124,7 +124,6 @@ export class ManifestValidator {
         }
         for (const version of ["v1", "v1alpha1"]) {
             const file = path.join(schemaDir, `pko-stack-${version}.json`);
-            if (!fs.existsSync(file)) continue;
             const schema = JSON.parse(fs.readFileSync(file, "utf8")) as Schema;
             this.stackSchemas.set(`pulumi.com/${version}`, { validate: crdAjv.compile(schema), schema });
         }
@@ -149,7 +148,11 @@ export class ManifestValidator {
         const gvk = `${apiVersion}/${kind}`;
         const isStack = kind === "Stack" && apiVersion.startsWith("pulumi.com/");
         const entry = isStack ? this.stackSchemas.get(apiVersion) : this.k8s.get(gvk);
-        if (!entry) return { file, kind: gvk, name, status: "unvalidated", errors: [], unverified: [] };
+        if (!entry) {
+            // A PKO object without a schema is a failure (it is what this leg is for); other kinds are shown as unvalidated.
+            if (apiVersion.startsWith("pulumi.com/")) return { file, kind: gvk, name, status: "invalid", errors: [`no schema for ${gvk} in the pinned PKO CRDs`], unverified: [] };
+            return { file, kind: gvk, name, status: "unvalidated", errors: [], unverified: [] };
+        }
 
         const errors: string[] = [];
         const ajvErrors = (v: ValidateFunction, prefix: string) => (v.errors ?? []).map((e) => `${prefix}${e.instancePath || "/"} ${e.message}`);
@@ -188,6 +191,10 @@ export class ManifestValidator {
             .sort();
         for (const file of files) {
             for (const doc of YAML.parseAllDocuments(fs.readFileSync(file, "utf8"))) {
+                if (doc.errors.length > 0) {
+                    out.push({ file: path.relative(dir, file), kind: "(YAML)", name: "", status: "invalid", errors: doc.errors.map((e) => e.message.split("\n")[0]), unverified: [] });
+                    continue;
+                }
                 const value = doc.toJS();
                 if (value && typeof value === "object") out.push(this.validate(path.relative(dir, file), value as Record<string, unknown>));
             }

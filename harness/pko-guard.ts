@@ -4,18 +4,13 @@
  *   pko-guard gate [PROJECT_DIR] --stack NAME [--config FILE] [--report FORMAT=FILE ...] [--fail-on-advisory]
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
  */
+import { timeoutSeconds } from "./options";
 import "./fatal";
-import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { Command, CommanderError } from "commander";
 import { BadInputError } from "./expect";
 import { renderGateTable, runGate, writeGateReports } from "./gate";
 import { ReportRequest, parseReportOption } from "./reports/write";
 import { ToolchainMissingError } from "./toolchain";
-
-function positiveSeconds(v: string): number {
-    const n = Number(v);
-    if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("must be a positive number of seconds");
-    return n;
-}
 
 async function main(argv: string[]): Promise<number> {
     let code = 0;
@@ -31,7 +26,7 @@ async function main(argv: string[]): Promise<number> {
         .option("--config <file>", "policy pack config (JSON, as for --policy-pack-config)")
         .option("--report <format=file>", "write a report: json, junit or sarif (repeatable)", parseReportOption, [] as ReportRequest[])
         .option("--fail-on-advisory", "advisory violations block too", false)
-        .option("--timeout <seconds>", "preview timeout", positiveSeconds, 1800)
+        .option("--timeout <seconds>", "preview timeout", timeoutSeconds, 1800)
         .exitOverride()
         .action(async (project: string, o: { stack: string; config?: string; report: ReportRequest[]; failOnAdvisory: boolean; timeout: number }) => {
             const started = Date.now();

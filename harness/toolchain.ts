@@ -52,3 +52,15 @@ export function findToolchain(binDir: string = process.env.PKO_GUARD_TOOLCHAIN_B
         `Pulumi toolchain not found (missing ${missing.join(", ")} in ${binDir} and on PATH); run: npm run setup`,
     );
 }
+
+/**
+ * The CLI for the gate, which previews the user's own project: the project's toolchain when it is
+ * complete (its folder goes first on PATH, as in the harness), else the user's own `pulumi` on PATH,
+ * used as installed, so their language hosts and provider plugins are the ones they chose.
+ */
+export function findGateCli(binDir: string = process.env.PKO_GUARD_TOOLCHAIN_BIN ?? TOOLCHAIN_BIN): { pulumi: string; binDir?: string } {
+    if (REQUIRED.every((b) => isExecutable(path.join(binDir, b)))) return { pulumi: path.join(binDir, "pulumi"), binDir };
+    const pulumi = onPath("pulumi");
+    if (pulumi) return { pulumi };
+    throw new ToolchainMissingError(`Pulumi toolchain not found (no complete toolchain in ${binDir}, no pulumi on PATH); run: npm run setup, or install the Pulumi CLI`);
+}

@@ -54,6 +54,10 @@ export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Pr
         if (manifests.length === 0) {
             checks.push({ ...base, policy: "(manifests)", resource: "", expected: 1, got: 0, outcome: "mismatch", note: "pulumi up rendered no manifests" });
         }
+        const unvalidated = [...new Set(manifests.filter((m) => m.status === "unvalidated").map((m) => m.kind))];
+        if (unvalidated.length > 0) {
+            checks.push({ ...base, policy: "schema (none)", resource: unvalidated.join(", "), expected: 0, got: 0, outcome: "skipped", note: "no schema for these kinds: not validated" });
+        }
         for (const m of manifests) {
             if (m.status === "unvalidated") continue;
             checks.push({
@@ -71,13 +75,19 @@ export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Pr
                           : undefined,
             });
         }
-        // Secret config values must be encrypted in the state and stack config.
-        const secrets = Object.values(fixture.expect.config).filter((c) => c.secret).map((c) => c.value);
-        const stateFiles = fs.readdirSync(path.join(tmp, "state"), { recursive: true, withFileTypes: true }).filter((d) => d.isFile());
-        for (const f of stateFiles) {
-            const text = fs.readFileSync(path.join(f.parentPath ?? (f as unknown as { path: string }).path, f.name), "latin1");
+        // Secret config values must be encrypted in the state and in the stack's config file: look for
+        // each value as written and as JSON escapes it.
+        const secrets = Object.values(fixture.expect.config)
+            .filter((c) => c.secret && c.value.length > 0)
+            .flatMap((c) => [c.value, JSON.stringify(c.value).slice(1, -1)]);
+        const files = [
+            ...fs.readdirSync(path.join(tmp, "state"), { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => path.join(d.parentPath ?? (d as unknown as { path: string }).path, d.name)),
+            ...fs.readdirSync(program).filter((f) => /^Pulumi\..+\.ya?ml$/.test(f)).map((f) => path.join(program, f)),
+        ];
+        for (const file of files) {
+            const text = fs.readFileSync(file, "latin1");
             if (secrets.some((s) => text.includes(s))) {
-                checks.push({ ...base, policy: "(state)", resource: f.name, expected: 0, got: 1, outcome: "mismatch", note: "a secret config value is stored in plaintext in the state" });
+                checks.push({ ...base, policy: "(state)", resource: path.basename(file), expected: 0, got: 1, outcome: "mismatch", note: "a secret config value is stored in plaintext" });
             }
         }
 

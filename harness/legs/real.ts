@@ -157,7 +157,8 @@ export interface PreviewResult {
 
 /**
  * `pulumi preview --policy-pack` with the engine's JSON event stream, turned into rows. A non-zero exit
- * without a mandatory violation (program error, missing stack, bad config) is an error, never a result.
+ * without a mandatory violation (program error, missing stack, bad config), or with an error the policies
+ * do not explain, is an error, never a result.
  */
 export async function previewWithPack(req: PreviewRequest): Promise<PreviewResult> {
     const args = ["preview", "-s", req.stack, "--policy-pack", req.packDir, "--json", "--non-interactive"];
@@ -176,7 +177,12 @@ export async function previewWithPack(req: PreviewRequest): Promise<PreviewResul
             return row(p.policyName, p.resourceUrn ?? "", p.enforcementLevel, normalizeMessage(p.message, req.descriptions.get(p.policyName)));
         });
     if (r.timedOut) return { rows, exitCode: r.code, error: failure("pulumi preview", r, log), output };
-    if (r.code !== 0 && !rows.some((x) => x.level === "mandatory")) return { rows, exitCode: r.code, error: failure("pulumi preview", r, log), output };
+    // Mandatory violations alone end with one error diagnostic, "preview failed"; any other error
+    // diagnostic (a program that throws after registering a violating resource, say) is a failed run.
+    const otherErrors = log.filter((e) => e.diagnosticEvent?.severity === "error" && normalizeMessage(e.diagnosticEvent.message).trim() !== "preview failed");
+    if (r.code !== 0 && (otherErrors.length > 0 || !rows.some((x) => x.level === "mandatory"))) {
+        return { rows, exitCode: r.code, error: failure("pulumi preview", r, otherErrors.length > 0 ? otherErrors : log), output };
+    }
     return { rows, exitCode: r.code, output };
 }
 

@@ -33,6 +33,10 @@ describe("harness CLI", function () {
         assertOneLineError(r.stderr, /sideways/);
         r = harness("--timeout", "-1");
         assert.strictEqual(r.code, 2);
+        assertOneLineError(r.stderr, /positive number of seconds/);
+        r = harness("--timeout", "2147484");
+        assert.strictEqual(r.code, 2);
+        assertOneLineError(r.stderr, /at most 86400 seconds/);
     });
 
     it("exits 2 on a missing folder, an invalid expect.yaml, invalid policy config", () => {

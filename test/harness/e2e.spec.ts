@@ -7,6 +7,7 @@
  */
 import * as assert from "assert";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { ManifestValidator, SCHEMA_DIR, schemaVersions } from "../../harness/manifests";
@@ -65,6 +66,21 @@ describe("end to end (deploy leg)", function () {
         assert.deepStrictEqual([sa.status, sa.unverified], ["valid", []]);
     });
 
+    it("a PKO object without a schema and a broken YAML document are failures, not skipped", () => {
+        const r = validator.validate("s.yaml", { apiVersion: "pulumi.com/v2", kind: "Stack", metadata: { name: "s" }, spec: {} });
+        assert.deepStrictEqual([r.status, r.errors], ["invalid", ["no schema for pulumi.com/v2/Stack in the pinned PKO CRDs"]]);
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-manifests-"));
+        try {
+            fs.mkdirSync(path.join(dir, "1-manifest"));
+            fs.writeFileSync(path.join(dir, "1-manifest", "a.yaml"), "apiVersion: v1\nkind: Secret\nmetadata: {name: t\n");
+            fs.writeFileSync(path.join(dir, "1-manifest", "b.yaml"), "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\n");
+            const results = validator.validateDirectory(dir);
+            assert.deepStrictEqual(results.map((m) => [m.kind, m.status]), [["(YAML)", "invalid"], ["argoproj.io/v1alpha1/Application", "unvalidated"]]);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
     it("the Stack schema was generated from the pinned operator module by controller-gen", () => {
         const crd = YAML.parse(fs.readFileSync(path.join(SCHEMA_DIR, "pulumi.com_stacks.crd.yaml"), "utf8"));
         assert.match(crd.metadata.annotations["controller-gen.kubebuilder.io/version"], /^v0\.\d+\.\d+$/);
@@ -95,6 +111,10 @@ describe("end to end (deploy leg)", function () {
         const stackChecks = governed.checks.filter((c) => c.policy === "schema pulumi.com/v1/Stack");
         assert.strictEqual(stackChecks.length, 2);
         for (const c of stackChecks) assert.match(c.note ?? "", /not in the pinned PKO v1\.16\.0 schema, so not checked: .*spec\.serviceAccountName/);
+        // Kinds without a schema are shown as not validated, never counted as valid.
+        const argo = verdicts.find((v) => v.fixture === "argocd-pko")!;
+        const none = argo.checks.find((c) => c.policy === "schema (none)");
+        assert.ok(none && none.outcome === "skipped" && none.resource.includes("argoproj.io/v1alpha1/Application"), JSON.stringify(none));
         // A fixture with mandatory violations is stopped by the gate, shown as skipped, never as deployed.
         const stopped = verdicts.find((v) => v.fixture === "creds-literal-token")!;
         assert.match(stopped.legs[0].skipped ?? "", /mandatory violations/);

@@ -73,6 +73,24 @@ describe("harness faults and leaks", function () {
         }
     });
 
+    it("a program that throws after registering a violating Stack is an error in both legs, never a result", function () {
+        requireToolchain(this);
+        const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-faults-"));
+        try {
+            const json = path.join(tmp, "report.json");
+            const r = spawnSync(process.execPath, [CLI, "--leg", "both", "--json", json, path.join(REPO_ROOT, "test", "bad-fixtures", "violates-then-throws")], { encoding: "utf8", timeout: 300000 });
+            assert.strictEqual(r.status, 1, r.stderr);
+            const [fixture] = JSON.parse(fs.readFileSync(json, "utf8")).fixtures;
+            assert.strictEqual(fixture.outcome, "error");
+            for (const leg of ["mock", "real"]) {
+                const l = fixture.legs.find((x: { leg: string }) => x.leg === leg);
+                assert.match(l.error ?? "", /boom after registering a Stack/, `${leg} leg: ${JSON.stringify(l)}`);
+            }
+        } finally {
+            fs.rmSync(tmp, { recursive: true, force: true });
+        }
+    });
+
     it("no planted secret leaks into the event stream, logs or plaintext files of a real preview", async function () {
         const toolchain = requireToolchain(this);
         const secrets = fixtureSecrets();

@@ -80,6 +80,7 @@ describe("pko-guard gate", function () {
             [[s.program, "--stack", "nope"], s.env, /pulumi preview failed/],
             [[s.program, "--stack", s.stack, "--config", "/no/such.json"], s.env, /cannot read policy config/],
             [[s.program, "--stack", s.stack, "--report", "pdf=x"], s.env, /FORMAT=FILE/],
+            [[s.program, "--stack", s.stack, "--timeout", "1e9"], s.env, /at most 86400 seconds/],
             [[s.program, "--stack", s.stack], { ...s.env, PATH: "/usr/bin:/bin", PKO_GUARD_TOOLCHAIN_BIN: "/nonexistent" }, /toolchain not found.*npm run setup/],
         ];
         for (const [args, env, pattern] of cases) {
