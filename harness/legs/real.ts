@@ -109,8 +109,10 @@ export function parseEvents(text: string): EngineEvent[] {
         });
 }
 
+/** The first line of a message, with the next one when the first only introduces it ("...exception:"). */
 function firstLine(s: string): string {
-    return normalizeMessage(s).split("\n").map((l) => l.trim()).filter(Boolean)[0] ?? "";
+    const [first = "", next] = normalizeMessage(s).split("\n").map((l) => l.trim()).filter(Boolean);
+    return first.endsWith(":") && next ? `${first} ${next}` : first;
 }
 
 /** The most useful one-line reason a pulumi command failed. */

@@ -34,5 +34,7 @@ export function summaryLine(verdicts: FixtureVerdict[]): string {
         skipped.length - mockOnly > 0 ? `${skipped.length - mockOnly} stopped by the gate before deploy` : "",
     ].filter(Boolean);
     const legs = skipped.length > 0 ? ` (${skipped.length} leg run(s) skipped: ${reasons.join(", ")}; not counted as matches)` : "";
-    return `${verdicts.length} fixture(s): ${n("match")} match, ${n("mismatch")} mismatch, ${n("error")} error, ${n("skipped")} skipped${legs}`;
+    const partial = verdicts.filter((v) => v.outcome === "match" && v.legs.some((l) => l.skipped)).length;
+    const match = partial > 0 ? `${n("match")} match (${partial} of them with a leg skipped)` : `${n("match")} match`;
+    return `${verdicts.length} fixture(s): ${match}, ${n("mismatch")} mismatch, ${n("error")} error, ${n("skipped")} skipped${legs}`;
 }

@@ -59,6 +59,9 @@ describe("pko-guard gate", function () {
     it("exits 0 on a clean project, and on advisories unless --fail-on-advisory", () => {
         const clean = stacks["governed-oidc-esc"];
         assert.strictEqual(gate([clean.program, "--stack", clean.stack], clean.env).code, 0);
+        // Without the project's toolchain, the pulumi on the user's PATH is used as installed.
+        const own = gate([clean.program, "--stack", clean.stack], { ...clean.env, PKO_GUARD_TOOLCHAIN_BIN: "/nonexistent" });
+        assert.strictEqual(own.code, 0, own.stderr);
         const adv = stacks["rbac-unused-sa-admin"];
         const r = gate([adv.program, "--stack", adv.stack], adv.env);
         assert.strictEqual(r.code, 0, r.stderr);
