@@ -110,6 +110,8 @@ export class ManifestValidator {
     private readonly stackSchemas = new Map<string, { validate: ValidateFunction; schema: Schema }>();
     private readonly k8s = new Map<string, { validate: ValidateFunction; schema: Schema }>();
     private readonly definitions: Record<string, Schema>;
+    /** ObjectMeta, which the API server checks for custom resources (a CRD schema leaves metadata open). */
+    private readonly objectMeta: { validate: ValidateFunction; schema: Schema };
 
     constructor(schemaDir: string = SCHEMA_DIR) {
         const need = ["pko-stack-v1.json", "pko-stack-v1alpha1.json", "kubernetes-swagger.json"];
@@ -134,10 +136,12 @@ export class ManifestValidator {
             k8sAjv.addKeyword(k);
         }
         k8sAjv.addSchema({ id: "k8s", definitions: swagger.definitions }, "k8s");
-        for (const [gvk, def] of Object.entries({ ...K8S_DEFINITIONS, metadata: OBJECT_META })) {
-            const schema = { $ref: `#/definitions/${def}` };
-            if (this.definitions[def]) this.k8s.set(gvk, { validate: k8sAjv.compile({ $ref: `k8s#/definitions/${def}` }), schema });
+        const entry = (def: string) => ({ validate: k8sAjv.compile({ $ref: `k8s#/definitions/${def}` }), schema: { $ref: `#/definitions/${def}` } });
+        for (const [gvk, def] of Object.entries(K8S_DEFINITIONS)) {
+            if (this.definitions[def]) this.k8s.set(gvk, entry(def));
         }
+        if (!this.definitions[OBJECT_META]) throw new BadInputError(`${path.join(schemaDir, "kubernetes-swagger.json")} has no ${OBJECT_META}; run: npm run setup`);
+        this.objectMeta = entry(OBJECT_META);
     }
 
     /** Validates one parsed object. */
@@ -164,7 +168,7 @@ export class ManifestValidator {
         };
         if (isStack) {
             // The CRD schema leaves metadata to the API server, which checks it as an ObjectMeta.
-            const meta = this.k8s.get("metadata")!;
+            const meta = this.objectMeta;
             if (!meta.validate(doc.metadata ?? {})) errors.push(...ajvErrors(meta.validate, "/metadata"));
             const { metadata, ...rest } = doc;
             undeclaredFields(rest, entry.schema, "", resolve, false, undeclared);

@@ -58,6 +58,7 @@ export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Pr
         if (unvalidated.length > 0) {
             checks.push({ ...base, policy: "schema (none)", resource: unvalidated.join(", "), expected: 0, got: 0, outcome: "skipped", note: "no schema for these kinds: not validated" });
         }
+        const pinned = schemaVersions().pko;
         for (const m of manifests) {
             if (m.status === "unvalidated") continue;
             checks.push({
@@ -71,7 +72,7 @@ export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Pr
                     m.status !== "valid"
                         ? `${m.file}: ${m.errors.slice(0, 3).join("; ")}`
                         : m.unverified.length > 0
-                          ? `not in the pinned PKO ${schemaVersions().pko} schema, so not checked: ${m.unverified.join(", ")}`
+                          ? `not in the pinned PKO ${pinned} schema, so not checked: ${m.unverified.join(", ")}`
                           : undefined,
             });
         }
