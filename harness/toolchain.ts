@@ -35,12 +35,17 @@ function onPath(name: string): string | undefined {
     return undefined;
 }
 
+/** The required binaries that `binDir` lacks. */
+function missingIn(binDir: string): string[] {
+    return REQUIRED.filter((b) => !isExecutable(path.join(binDir, b)));
+}
+
 /**
  * Finds the toolchain: the project's own build first (all required binaries), else every binary on
  * PATH. Throws ToolchainMissingError with one line naming what is missing and the fix.
  */
 export function findToolchain(binDir: string = process.env.PKO_GUARD_TOOLCHAIN_BIN ?? TOOLCHAIN_BIN): Toolchain {
-    const missing = REQUIRED.filter((b) => !isExecutable(path.join(binDir, b)));
+    const missing = missingIn(binDir);
     if (missing.length === 0) {
         return { binDir, pulumi: path.join(binDir, "pulumi") };
     }
@@ -59,7 +64,7 @@ export function findToolchain(binDir: string = process.env.PKO_GUARD_TOOLCHAIN_B
  * used as installed, so their language hosts and provider plugins are the ones they chose.
  */
 export function findGateCli(binDir: string = process.env.PKO_GUARD_TOOLCHAIN_BIN ?? TOOLCHAIN_BIN): { pulumi: string; binDir?: string } {
-    if (REQUIRED.every((b) => isExecutable(path.join(binDir, b)))) return { pulumi: path.join(binDir, "pulumi"), binDir };
+    if (missingIn(binDir).length === 0) return { pulumi: path.join(binDir, "pulumi"), binDir };
     const pulumi = onPath("pulumi");
     if (pulumi) return { pulumi };
     throw new ToolchainMissingError(`Pulumi toolchain not found (no complete toolchain in ${binDir}, no pulumi on PATH); run: npm run setup, or install the Pulumi CLI`);
