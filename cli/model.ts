@@ -6,6 +6,13 @@
 
 export type Level = "mandatory" | "advisory" | "remediate" | "disabled";
 
+/** Where a finding is in the source: a file (absolute, or relative to the working directory) and a 1-based line. */
+export interface Location {
+    file: string;
+    line: number;
+    column?: number;
+}
+
 /** One policy violation, as a preview (or a harness leg) observed it. */
 export interface Row {
     policy: string;
@@ -17,6 +24,8 @@ export interface Row {
     level: Level;
     /** The policy's message without the description the SDK prefixes. */
     message: string;
+    /** Where the resource is declared, when known (the manifests command fills it; the gate searches the program). */
+    location?: Location;
 }
 
 /** Splits a URN into its type and name. */

@@ -87,7 +87,7 @@ export function fixtureSubjects(verdicts: FixtureVerdict[], fixtures: Fixture[])
         kind: "fixture",
         name: v.fixture,
         description: v.description,
-        programFile: path.relative(REPO_ROOT, path.join(dirs.get(v.fixture) ?? REPO_ROOT, "index.ts")).split(path.sep).join("/"),
+        programFile: path.join(dirs.get(v.fixture) ?? REPO_ROOT, "index.ts"),
         verdict: v,
     }));
 }
