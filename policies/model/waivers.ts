@@ -93,6 +93,15 @@ function annotationWaivers(policy: string, config: Record<string, unknown>, t: W
         });
 }
 
+/**
+ * True for a fail-closed finding: the wrapper could not evaluate the resource, or the rule could not decide
+ * because a value is unknown during preview (every such message of the pack says "unknown ... during
+ * preview" or "fails closed"; test/waivers.spec.ts holds the rules to it).
+ */
+export function isFailClosedMessage(message: string): boolean {
+    return /could not evaluate|fails closed|\bunknown\b[^.;]*during preview/i.test(message);
+}
+
 export const WAIVED_PREFIX = /^\[waived: (.*?)(?:; until (\d{4}-\d{2}-\d{2}))?\] /;
 
 /** The date as YYYY-MM-DD (UTC). */
@@ -106,7 +115,8 @@ export function today(now = new Date()): string {
  */
 export function applyWaivers(policy: string, config: Record<string, unknown>, t: WaiverTarget, message: string, failClosed: boolean, now = new Date()): string {
     const candidates = [...configWaivers(config), ...annotationWaivers(policy, config, t)].filter((w) => waiverMatches(w, t));
-    const eligible = candidates.filter((w) => !failClosed || w.allowFailClosed === true);
+    const closed = failClosed || isFailClosedMessage(message);
+    const eligible = candidates.filter((w) => !closed || w.allowFailClosed === true);
     const live = eligible.find((w) => !w.expires || w.expires >= today(now));
     if (live) return `[waived: ${live.reason.replace(/[\]\n]/g, " ")}${live.expires ? `; until ${live.expires}` : ""}] ${message}`;
     const expired = eligible.find((w) => w.expires && w.expires < today(now));
