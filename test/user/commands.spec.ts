@@ -66,7 +66,7 @@ describe("pko-guard commands from a user's project", function () {
             const example = EXAMPLES[p.name];
             assert.ok(example && example.length > 0, `${p.name} has no example`);
             const found =
-                "validateStack" in p && p.validateStack
+                "validateStack" in p
                     ? runStackPolicy(p as never, example)
                     : example.flatMap((r) => runResourcePolicy(p as never, r));
             assert.deepStrictEqual(found, [], p.name);
