@@ -15,6 +15,8 @@ import * as fs from "fs";
 import * as path from "path";
 import { pathToFileURL } from "url";
 import type { Log, Notification, Result, ReportingDescriptor } from "sarif";
+import { parseWaived } from "../../policies/model/waivers";
+import { locateRows } from "../locate";
 import { REPO_ROOT } from "../paths";
 import { Finding, ReportSubject, ruleCatalogue, subjectRows } from "./subject";
 
@@ -81,7 +83,8 @@ export function renderSarif(subjects: ReportSubject[]): string {
         if (s.kind === "fixture") {
             for (const l of s.verdict.legs) if (l.status === "error") notifications.push({ level: "error", message: { text: `${s.name} ${l.leg}: ${l.message}` } });
         }
-        for (const row of subjectRows(s)) {
+        // Rows without a location (a fixture's) are located in the program as the gate locates its findings.
+        for (const row of locateRows(subjectRows(s), path.dirname(s.programFile), path.basename(s.programFile))) {
             const f = row as Finding;
             const file = row.location?.file ?? s.programFile;
             const region = { startLine: row.location?.line ?? 1, ...(row.location?.column ? { startColumn: row.location.column } : {}) };
@@ -100,10 +103,10 @@ export function renderSarif(subjects: ReportSubject[]): string {
                 partialFingerprints: { "pkoGuard/v1": fingerprint(row.policy, identity, row.message) },
                 properties: { subject: s.name, resourceType: row.type, ...(f.status ? { status: f.status } : {}) },
             };
-            if (f.status === "waived") {
-                result.suppressions = [
-                    { kind: "external", status: "accepted", justification: `${f.waiver?.reason ?? "waived"}${f.waiver?.expires ? ` (until ${f.waiver.expires})` : ""}` },
-                ];
+            // Gate and check findings say "waived"; a fixture's rows carry the pack's mark in the message.
+            const waiver = f.status ? (f.status === "waived" ? (f.waiver ?? { reason: "waived" }) : undefined) : parseWaived(row.message);
+            if (waiver) {
+                result.suppressions = [{ kind: "external", status: "accepted", justification: `${waiver.reason}${waiver.expires ? ` (until ${waiver.expires})` : ""}` }];
             }
             results.push(result);
         }

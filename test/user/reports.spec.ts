@@ -130,6 +130,22 @@ describe("reports for users' CI", () => {
         assert.deepStrictEqual(waived[0].suppressions, [{ kind: "external", status: "accepted", justification: "moving in Q1 (until 2099-12-31)" }]);
     });
 
+    it("fixture rows (no status, no location) are located in the program and the pack's waiver mark suppresses them", () => {
+        const rows = [
+            row("pko-stack-prod-pinned-commit", `${URN}legacy-prod`, "mandatory", "[waived: r; until 2099-12-31] tracks a branch"),
+            row("pko-stack-prod-pinned-commit", `${URN}${LONG}`, "mandatory", "tracks a branch"),
+        ];
+        const fixture = {
+            kind: "fixture" as const,
+            name: "f",
+            description: "d",
+            programFile: path.join(program, "index.ts"),
+            verdict: { fixture: "f", description: "d", outcome: "match" as const, legs: [{ leg: "mock", durationMs: 1, status: "ran" as const, rows }], checks: [] },
+        };
+        const results = JSON.parse(renderSarif([fixture])).runs[0].results;
+        assert.deepStrictEqual(results.map((r: any) => [r.locations[0].physicalLocation.region.startLine, r.suppressions?.[0]?.justification]), [[5, "r (until 2099-12-31)"], [4, undefined]]);
+    });
+
     it("a gate that could not run still gives valid SARIF, JUnit and JSON saying so", async () => {
         const failed: ProjectSubject = { kind: "project", name: "shop", stack: "dev", description: "gate", programFile: path.join(program, "index.ts"), findings: [], outcome: "error", error: "pulumi preview failed: no stack named 'dev'", durationMs: 1 };
         const sarif = JSON.parse(renderSarif([failed]));
