@@ -47,17 +47,15 @@ describe("pko-guard gate on a user's repository", function () {
         fs.writeFileSync(path.join(infra, "Pulumi.yaml"), "name: shop\nruntime: nodejs\n");
         fs.writeFileSync(path.join(infra, "index.ts"), PROGRAM);
         fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(infra, "node_modules"));
-        fs.writeFileSync(
-            path.join(root, "policy", "pko-guard.json"),
-            JSON.stringify({
-                "pko-stack-prod-pinned-commit": {
-                    waivers: [
-                        { resource: "legacy-*", reason: "moves to commits in Q1", expires: "2099-12-31" },
-                        { resource: "Stack/pulumi/ghost", reason: "nothing matches" },
-                    ],
-                },
-            }),
-        );
+        // The platform team starts from `pko-guard init` (so the engine is shown to accept its output) and adds waivers.
+        const init = spawnSync(process.execPath, [CLI, "init", "policy/pko-guard.json"], { cwd: root, encoding: "utf8" });
+        assert.strictEqual(init.status, 0, init.stderr);
+        const config = JSON.parse(fs.readFileSync(path.join(root, "policy", "pko-guard.json"), "utf8"));
+        config["pko-stack-prod-pinned-commit"].waivers = [
+            { resource: "legacy-*", reason: "moves to commits in Q1", expires: "2099-12-31" },
+            { resource: "Stack/pulumi/ghost", reason: "nothing matches" },
+        ];
+        fs.writeFileSync(path.join(root, "policy", "pko-guard.json"), JSON.stringify(config, null, 2));
         const s = await initIsolatedStack(toolchain, infra, path.join(root, ".pulumi-tmp"), "dev", [], 300000);
         if ("error" in s) throw new Error(s.error);
         stack = s;
