@@ -25,12 +25,19 @@ const stack = (name: string, spec: Record<string, unknown>) =>
         apiVersion: "pulumi.com/v1",
         kind: "Stack",
         metadata: { name, namespace: "pulumi" },
-        spec: { stack: "acme/app/prod", projectRepo: "https://github.com/acme/app", refresh: true, environment: ["aws"], ...spec },
+        spec: { stack: "acme/app/prod", projectRepo: "https://github.com/acme/app", serviceAccountName: "deployer", refresh: true, environment: ["aws"], ...spec },
     });
 
 stack("billing-prod", { branch: "main" });
 stack("legacy-prod", { branch: "main" });
 stack("pinned-prod", { commit: "${SHA}" });
+
+new k8s.core.v1.ServiceAccount("deployer", { metadata: { name: "deployer", namespace: "pulumi" } });
+new k8s.rbac.v1.ClusterRoleBinding("deployer-auth-delegator", {
+    metadata: { name: "pulumi:deployer:system:auth-delegator" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:auth-delegator" },
+    subjects: [{ kind: "ServiceAccount", name: "deployer", namespace: "pulumi" }],
+});
 `;
 
 describe("pko-guard gate on a user's repository", function () {
