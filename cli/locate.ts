@@ -6,7 +6,13 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { Location, Row } from "./model";
+import { Row } from "./model";
+
+interface Location {
+    file: string;
+    line: number;
+    column: number;
+}
 
 const SOURCE = /\.(ts|tsx|js|mjs|cjs|py|go|cs|fs|vb|java|kt|scala|yaml|yml)$/;
 const SKIP = new Set(["node_modules", ".git", "bin", "dist", "venv", ".venv", "__pycache__", ".pulumi", "vendor"]);
@@ -38,7 +44,7 @@ function sourceFiles(dir: string, main?: string): string[] {
 
 /** Finds each row's declaration line in the program folder (absolute file paths). */
 export function locateRows<T extends Row>(rows: T[], programDir: string, main?: string): T[] {
-    const names = [...new Set(rows.filter((r) => !r.location && r.resource).map((r) => r.resource))];
+    const names = [...new Set(rows.filter((r) => !r.file && r.resource).map((r) => r.resource))];
     if (names.length === 0) return rows;
     const found = new Map<string, Location>();
     for (const file of sourceFiles(programDir, main)) {
@@ -62,5 +68,5 @@ export function locateRows<T extends Row>(rows: T[], programDir: string, main?: 
         }
         if (found.size === names.length) break;
     }
-    return rows.map((r) => (r.location || !found.has(r.resource) ? r : { ...r, location: found.get(r.resource) }));
+    return rows.map((r) => (r.file || !found.has(r.resource) ? r : { ...r, ...found.get(r.resource)! }));
 }

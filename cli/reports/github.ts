@@ -30,8 +30,10 @@ export function renderWorkflowCommands(subjects: ProjectSubject[]): string {
             lines.push(`::error title=${escapeProperty(`pko-guard: ${s.name}`)}::${escapeData(s.error ?? "the gate could not run")}`);
         }
         for (const f of ordered(s.findings)) {
-            const file = path.relative(process.cwd(), f.location?.file ?? s.programFile).split(path.sep).join("/");
-            const props = [`file=${escapeProperty(file)}`, `line=${f.location?.line ?? 1}`, ...(f.location?.column ? [`col=${f.location.column}`] : []), `title=${escapeProperty(`${f.policy} (${f.resource || "stack"})`)}`];
+            // Relative files are relative to the repository root, which is where actions/checkout puts it.
+            const at = f.file ?? s.programFile;
+            const file = (path.isAbsolute(at) ? path.relative(process.cwd(), at) : at).split(path.sep).join("/");
+            const props = [`file=${escapeProperty(file)}`, `line=${f.line ?? 1}`, ...(f.column ? [`col=${f.column}`] : []), `title=${escapeProperty(`${f.policy} (${f.resource || "stack"})`)}`];
             const waived = f.status === "waived" ? `[waived: ${f.waiver?.reason ?? ""}${f.waiver?.expires ? `, until ${f.waiver.expires}` : ""}] ` : "";
             lines.push(`::${COMMAND[f.status]} ${props.join(",")}::${escapeData(`${waived}${f.resource ? `${f.resource}: ` : ""}${f.message}`)}`);
         }

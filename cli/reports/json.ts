@@ -4,7 +4,7 @@
  * { schemaVersion, tool, generatedAt, summary,
  *   fixtures: [{ fixture, description, outcome, legs: [{leg, status, durationMs, error?, skipped?, rows}], checks }],
  *   projects: [{ project, stack, description, outcome (pass|fail|error), error?, durationMs,
- *                findings: [Row & {status (blocking|advisory|waived), waiver?, location?}], notices }] }
+ *                findings: [Row & {status (blocking|advisory|waived), waiver?, file?, line?, column?}], notices }] }
  */
 import { ReportSubject } from "./subject";
 

@@ -2,7 +2,7 @@
  * SARIF 2.1.0 for GitHub code scanning: one run of the pko-guard tool, its rules from the pack's own
  * metadata (ruleId = policy name, `security-severity` from the policy's severity, a helpUri per rule at its
  * README catalogue anchor), one result per violation located at the resource's declaration line (the row's
- * location, else the program's entry file, line 1), with the URN as a logical location.
+ * file and line, else the program's entry file, line 1), with the URN as a logical location.
  * Paths: `artifactLocation.uri` is relative to the repository root (the git top level of the program, else
  * the working directory) with `uriBaseId: "%SRCROOT%"`, whatever folder the command runs in; a file outside
  * that root is given as an absolute file: URI.
@@ -38,7 +38,8 @@ export function sourceRoot(file: string, fallback = process.cwd()): string {
 
 /** A file as a SARIF artifact location: relative to `root` with %SRCROOT%, or an absolute file: URI outside it. */
 export function artifactLocation(file: string, root: string): { uri: string; uriBaseId?: string } {
-    const rel = path.relative(root, path.resolve(file));
+    // A relative file (a manifest's, from pko-guard check) is already relative to the repository root.
+    const rel = path.isAbsolute(file) ? path.relative(root, file) : path.normalize(file);
     if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) return { uri: pathToFileURL(path.resolve(file)).href };
     return { uri: rel.split(path.sep).map(encodeURIComponent).join("/"), uriBaseId: "%SRCROOT%" };
 }
@@ -86,8 +87,8 @@ export function renderSarif(subjects: ReportSubject[]): string {
         // Rows without a location (a fixture's) are located in the program as the gate locates its findings.
         for (const row of locateRows(subjectRows(s), path.dirname(s.programFile), path.basename(s.programFile))) {
             const f = row as Finding;
-            const file = row.location?.file ?? s.programFile;
-            const region = { startLine: row.location?.line ?? 1, ...(row.location?.column ? { startColumn: row.location.column } : {}) };
+            const file = row.file ?? s.programFile;
+            const region = { startLine: row.line ?? 1, ...(row.column ? { startColumn: row.column } : {}) };
             const identity = row.urn || `${s.name}/${row.resource}`;
             const result: Result = {
                 ruleId: row.policy,

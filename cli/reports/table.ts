@@ -28,9 +28,9 @@ export function wrap(text: string, width: number, indent = ""): string[] {
 }
 
 function where(f: Finding): string {
-    if (!f.location) return "";
-    const rel = path.relative(process.cwd(), f.location.file) || f.location.file;
-    return ` (${rel.startsWith("..") && path.isAbsolute(f.location.file) ? f.location.file : rel}:${f.location.line})`;
+    if (!f.file) return "";
+    const rel = path.isAbsolute(f.file) ? path.relative(process.cwd(), f.file) : f.file;
+    return ` (${rel === "" || rel.startsWith("..") ? f.file : rel}:${f.line ?? 1}${f.column ? `:${f.column}` : ""})`;
 }
 
 const ORDER: Finding["status"][] = ["blocking", "advisory", "waived"];
@@ -63,7 +63,7 @@ export function renderFindings(r: ProjectSubject, width = terminalWidth()): stri
 
 /** The full table, every column, sized to `width`: names get their full length, the message the rest. */
 export function renderFullTable(r: ProjectSubject, width = terminalWidth()): string {
-    const rows = r.findings.map((f) => [f.policy, f.resource, f.level, f.status, f.location ? `${path.basename(f.location.file)}:${f.location.line}` : "", f.message]);
+    const rows = r.findings.map((f) => [f.policy, f.resource, f.level, f.status, f.file ? `${path.basename(f.file)}:${f.line ?? 1}` : "", f.message]);
     const head = ["policy", "resource", "level", "status", "where", "message"];
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((x) => (i < 5 ? x[i].length : 0))) + 2);
     // borders: one per column plus one

@@ -91,7 +91,7 @@ describe("pko-guard gate on a user's repository", function () {
 
             const json = JSON.parse(fs.readFileSync(path.join(out, "g.json"), "utf8"));
             assert.deepStrictEqual(jsonReportErrors(json), []);
-            const findings = json.projects[0].findings.map((f: any) => [f.resource, f.status, f.location?.line]);
+            const findings = json.projects[0].findings.map((f: any) => [f.resource, f.status, f.line]);
             assert.deepStrictEqual(findings, [["billing-prod", "blocking", 11], ["legacy-prod", "waived", 12]]);
 
             const sarif = JSON.parse(fs.readFileSync(path.join(out, "g.sarif"), "utf8"));

@@ -15,7 +15,7 @@ import { REPO_ROOT } from "../../cli/paths";
 import { escapeData, escapeProperty, renderStepSummary, renderWorkflowCommands } from "../../cli/reports/github";
 import { renderJson } from "../../cli/reports/json";
 import { renderJunit } from "../../cli/reports/junit";
-import { fingerprint, renderSarif } from "../../cli/reports/sarif";
+import { artifactLocation, fingerprint, renderSarif } from "../../cli/reports/sarif";
 import { ProjectSubject, ruleCatalogue } from "../../cli/reports/subject";
 import { renderFindings, renderFullTable } from "../../cli/reports/table";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
@@ -72,8 +72,8 @@ describe("reports for users' CI", () => {
     it("locates each finding at its declaration line in the program", () => {
         const s = subject(program);
         const f = s.findings.find((x) => x.resource === LONG)!;
-        assert.deepStrictEqual(f.location, { file: path.join(program, "index.ts"), line: 4, column: 10 });
-        assert.strictEqual(s.findings.find((x) => x.resource === "legacy-prod")!.location!.line, 5);
+        assert.deepStrictEqual([f.file, f.line, f.column], [path.join(program, "index.ts"), 4, 10]);
+        assert.strictEqual(s.findings.find((x) => x.resource === "legacy-prod")!.line, 5);
     });
 
     for (const [label, cwd] of [["the repository root", () => root], ["a subfolder", () => program], ["/", () => "/"]] as const) {
@@ -87,6 +87,11 @@ describe("reports for users' CI", () => {
             assert.deepStrictEqual(locs.map((l: any) => l.region.startLine).sort(), [4, 4, 5]);
         });
     }
+
+    it("a manifest finding's relative file (pko-guard check) is already relative to the repository root", () => {
+        assert.deepStrictEqual(artifactLocation("deploy/prod/stack.yaml", "/anywhere"), { uri: "deploy/prod/stack.yaml", uriBaseId: "%SRCROOT%" });
+        assert.deepStrictEqual(artifactLocation("/elsewhere/x.yaml", "/repo"), { uri: "file:///elsewhere/x.yaml" });
+    });
 
     it("without git, SARIF paths are relative to the working directory", () => {
         const plain = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-nogit-"));
@@ -120,7 +125,7 @@ describe("reports for users' CI", () => {
     it("SARIF fingerprints are stable across runs and line moves, distinct across resources; waived results are suppressed", () => {
         const a = JSON.parse(renderSarif([subject(program)])).runs[0].results;
         const moved = subject(program);
-        moved.findings = moved.findings.map((f) => ({ ...f, location: { ...f.location!, line: f.location!.line + 10 } }));
+        moved.findings = moved.findings.map((f) => ({ ...f, line: f.line! + 10 }));
         const b = JSON.parse(renderSarif([moved])).runs[0].results;
         assert.deepStrictEqual(a.map((r: any) => r.partialFingerprints), b.map((r: any) => r.partialFingerprints));
         assert.strictEqual(new Set(a.map((r: any) => r.partialFingerprints["pkoGuard/v1"])).size, 3);
