@@ -8,7 +8,7 @@ import * as path from "path";
 import { performance } from "perf_hooks";
 import { Fixture } from "../harness/expect";
 import { exec, prepareFixtureStack, previewWithPack } from "../harness/legs/real";
-import { REPO_ROOT } from "../harness/paths";
+import { PACK_DIR, REPO_ROOT } from "../harness/paths";
 import { loadFixtures, runFixtures } from "../harness/runner";
 import { Toolchain, findToolchain } from "../harness/toolchain";
 import { policies } from "../policies";
@@ -38,7 +38,7 @@ export async function packOverhead(toolchain: Toolchain, line: (s: string) => vo
             if (r.code !== 0) throw new Error(`preview without the pack failed: ${r.stderr.split("\n")[0]}`);
             without.push(performance.now() - t);
             t = performance.now();
-            const p = await previewWithPack({ cwd: prepared.program, env: prepared.env, stack: prepared.stack, pulumi: toolchain.pulumi, packDir: REPO_ROOT, timeoutMs: 300000, descriptions });
+            const p = await previewWithPack({ cwd: prepared.program, env: prepared.env, stack: prepared.stack, pulumi: toolchain.pulumi, packDir: PACK_DIR, timeoutMs: 300000, descriptions });
             if (p.error) throw new Error(p.error);
             withPack.push(performance.now() - t);
         }

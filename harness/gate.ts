@@ -16,7 +16,7 @@ import { policies } from "../policies";
 import { BadInputError } from "./expect";
 import { previewWithPack } from "./legs/real";
 import { Row, sortRows } from "./model";
-import { REPO_ROOT } from "./paths";
+import { PACK_DIR } from "./paths";
 import { PolicyMeta, loadPackConfig, reconcilePackConfig } from "./policy-config";
 import { renderSubjects, ReportRequest } from "./reports/write";
 import { ReportSubject } from "./reports/subject";
@@ -74,7 +74,7 @@ export async function runGate(o: GateOptions): Promise<GateResult> {
         env: { ...process.env, ...(cli.binDir ? { PATH: `${cli.binDir}${path.delimiter}${process.env.PATH ?? ""}` } : {}), PULUMI_SKIP_UPDATE_CHECK: "true" },
         stack: o.stack,
         pulumi: cli.pulumi,
-        packDir: REPO_ROOT,
+        packDir: PACK_DIR,
         policyConfig: o.config ? path.resolve(o.config) : undefined,
         timeoutMs: o.timeoutMs,
         descriptions: new Map(policies.map((p) => [p.name, p.description])),

@@ -12,7 +12,7 @@ import { runDeployLeg } from "./legs/deploy";
 import { ManifestValidator } from "./manifests";
 import { Toolchain, findToolchain } from "./toolchain";
 import { LegResult } from "./model";
-import { FIXTURES_DIR, PACK_ENTRY, REPO_ROOT } from "./paths";
+import { FIXTURES_DIR, PACK_DIR, PACK_ENTRY } from "./paths";
 import { loadPackConfig } from "./policy-config";
 import { Check, FixtureVerdict, judgeFixture } from "./verdict";
 
@@ -45,7 +45,7 @@ export async function startAnalyzer(): Promise<Analyzer> {
     if (!fs.existsSync(PACK_ENTRY)) {
         throw new BadInputError(`compiled policy pack not found at ${PACK_ENTRY}; run npm run build`);
     }
-    return Analyzer.start(PACK_ENTRY, REPO_ROOT);
+    return Analyzer.start(PACK_ENTRY, PACK_DIR);
 }
 
 /**

@@ -12,7 +12,7 @@ import { track, untrack } from "../cleanup";
 import { Fixture } from "../expect";
 import { ManifestValidator, schemaVersions } from "../manifests";
 import { LegResult } from "../model";
-import { REPO_ROOT } from "../paths";
+import { PACK_DIR } from "../paths";
 import { Toolchain } from "../toolchain";
 import { Check } from "../verdict";
 import { exec, prepareFixtureStack, previewWithPack } from "./real";
@@ -38,13 +38,13 @@ export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Pr
         const prepared = await prepareFixtureStack(fixture, options.toolchain, tmp, options.timeoutMs);
         if ("error" in prepared) return done({ error: prepared.error });
         const { program, env, stack } = prepared;
-        const preview = await previewWithPack({ cwd: program, env, stack, pulumi: options.toolchain.pulumi, packDir: REPO_ROOT, policyConfig: fixture.policyConfig, timeoutMs: options.timeoutMs, descriptions: options.descriptions });
+        const preview = await previewWithPack({ cwd: program, env, stack, pulumi: options.toolchain.pulumi, packDir: PACK_DIR, policyConfig: fixture.policyConfig, timeoutMs: options.timeoutMs, descriptions: options.descriptions });
         if (preview.error) return done({ error: preview.error });
         if (preview.rows.some((r) => r.level === "mandatory")) {
             return done({ skipped: "not deployed: the preview has mandatory violations (the gate stops here)" });
         }
         const pulumi = (args: string[]) => exec(options.toolchain.pulumi, [...args, "-s", stack, "--non-interactive"], { cwd: program, env, timeoutMs: options.timeoutMs });
-        const policyArgs = ["--policy-pack", REPO_ROOT, ...(fixture.policyConfig ? ["--policy-pack-config", fixture.policyConfig] : [])];
+        const policyArgs = ["--policy-pack", PACK_DIR, ...(fixture.policyConfig ? ["--policy-pack-config", fixture.policyConfig] : [])];
         let r = await pulumi(["up", "--yes", "--skip-preview", ...policyArgs]);
         if (r.code !== 0) return done({ error: `pulumi up failed: ${oneLine(r.stdout + "\n" + r.stderr)}`.slice(0, 400) });
 

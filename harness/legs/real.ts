@@ -14,14 +14,14 @@ import * as os from "os";
 import * as path from "path";
 import { Fixture } from "../expect";
 import { Level, LegResult, Row, normalizeMessage, row } from "../model";
-import { REPO_ROOT } from "../paths";
+import { PACK_DIR, REPO_ROOT } from "../paths";
 import { Toolchain } from "../toolchain";
 import { track, untrack } from "../cleanup";
 
 export interface RealOptions {
     toolchain: Toolchain;
     timeoutMs: number;
-    /** The policy pack folder (default: this repository). */
+    /** The policy pack folder (default: this package's pack/). */
     packDir?: string;
     /** Policy descriptions by name, to strip the SDK's description prefix from messages. */
     descriptions: Map<string, string>;
@@ -236,7 +236,7 @@ export async function runRealLeg(fixture: Fixture, options: RealOptions): Promis
             env,
             stack,
             pulumi: options.toolchain.pulumi,
-            packDir: options.packDir ?? REPO_ROOT,
+            packDir: options.packDir ?? PACK_DIR,
             policyConfig: fixture.policyConfig,
             timeoutMs: options.timeoutMs,
             descriptions: options.descriptions,

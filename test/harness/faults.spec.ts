@@ -12,7 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { loadFixture } from "../../harness/expect";
 import { prepareFixtureStack, previewWithPack } from "../../harness/legs/real";
-import { REPO_ROOT } from "../../harness/paths";
+import { PACK_ENTRY, REPO_ROOT } from "../../harness/paths";
 import { policies } from "../../policies";
 import { fixtureSecrets } from "../secrets";
 
@@ -26,7 +26,7 @@ function filesUnder(dir: string): string[] {
 describe("harness faults and leaks", function () {
     this.timeout(600000);
 
-    const analyzers = () => new Set(spawnSync("pgrep", ["-f", path.join(REPO_ROOT, "bin", "index.js")], { encoding: "utf8" }).stdout.split("\n").filter(Boolean));
+    const analyzers = () => new Set(spawnSync("pgrep", ["-f", PACK_ENTRY], { encoding: "utf8" }).stdout.split("\n").filter(Boolean));
 
     for (const [signal, exitCode] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
         it(`an interrupted run (${signal}) kills its children and the pack's analyzer, removes its temporary folders and exits ${exitCode}`, async () => {
