@@ -98,6 +98,9 @@ export function fixturePackConfig(analyzer: Analyzer, fixture: Fixture): PackCon
 
 export async function runMockLeg(fixture: Fixture, options: MockOptions): Promise<LegResult> {
     const started = Date.now();
+    if (fixture.expect.realOnly) {
+        return { leg: "mock", rows: [], skipped: `real-only: ${fixture.expect.realOnly}`, durationMs: 0 };
+    }
     try {
         const resources = await runProgramUnderMocks(fixture, options.timeoutMs);
         if (resources.length === 0) {
