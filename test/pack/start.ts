@@ -1,7 +1,8 @@
 /**
  * Starting the pack as a language host would (`node [node args] <run-policy-pack> [script args]
  * <engine> <pack folder>`, from a chosen working directory), then asking it GetAnalyzerInfo over gRPC.
- * Also records which files the pack's Node process had loaded when it printed its port.
+ * Also records which files the pack's Node process had loaded when it printed its port (unless
+ * `trace: false`, as the benchmark runs it), and how long it took to serve.
  */
 import * as grpc from "@grpc/grpc-js";
 import { spawn } from "child_process";
@@ -27,6 +28,9 @@ process.stdout.write = (chunk, ...rest) => {
 `;
 
 export interface Started {
+    /** Milliseconds from spawn to the port printed, and to GetAnalyzerInfo answered. */
+    portMs: number;
+    infoMs: number;
     name: string;
     version: string;
     policies: number;
@@ -36,16 +40,19 @@ export interface Started {
 }
 
 /** Runs `node <nodeArgs> <script> <scriptArgs>` in cwd until it answers GetAnalyzerInfo, then kills it. */
-export async function startAndAsk(opts: { nodeArgs?: string[]; script: string; scriptArgs?: string[]; cwd: string; timeoutMs?: number }): Promise<Started> {
+export async function startAndAsk(opts: { nodeArgs?: string[]; script: string; scriptArgs?: string[]; cwd: string; timeoutMs?: number; trace?: boolean }): Promise<Started> {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-start-"));
     const tracer = path.join(tmp, "tracer.js");
     const trace = path.join(tmp, "loaded.json");
     fs.writeFileSync(tracer, TRACER);
-    const child = spawn(process.execPath, ["--require", tracer, ...(opts.nodeArgs ?? []), opts.script, ...(opts.scriptArgs ?? [])], {
+    const traced = opts.trace !== false;
+    const child = spawn(process.execPath, [...(traced ? ["--require", tracer] : []), ...(opts.nodeArgs ?? []), opts.script, ...(opts.scriptArgs ?? [])], {
         cwd: opts.cwd,
         env: { ...process.env, PKO_GUARD_TRACE: trace },
         stdio: ["ignore", "pipe", "pipe"],
     });
+    const t0 = process.hrtime.bigint();
+    const ms = () => Number(process.hrtime.bigint() - t0) / 1e6;
     let stderr = "";
     child.stderr!.on("data", (d) => (stderr += d));
     try {
@@ -60,12 +67,14 @@ export async function startAndAsk(opts: { nodeArgs?: string[]; script: string; s
                 reject(new Error(`pack exited (${code}) before serving: ${stderr}`));
             });
         });
+        const portMs = ms();
         const client = new analyzerGrpc.AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
         const info = await new Promise<any>((resolve, reject) =>
             client.getAnalyzerInfo(new emptyPb.Empty(), (e: Error | null, r: unknown) => (e ? reject(e) : resolve(r))),
         );
+        const infoMs = ms();
         client.close();
-        return { name: info.getName(), version: info.getVersion(), policies: info.getPoliciesList().length, loaded: JSON.parse(fs.readFileSync(trace, "utf8")), stderr };
+        return { portMs, infoMs, name: info.getName(), version: info.getVersion(), policies: info.getPoliciesList().length, loaded: traced ? JSON.parse(fs.readFileSync(trace, "utf8")) : [], stderr };
     } finally {
         child.kill("SIGKILL");
         fs.rmSync(tmp, { recursive: true, force: true });
