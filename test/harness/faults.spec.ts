@@ -13,6 +13,7 @@ import * as path from "path";
 import { loadFixture } from "../../harness/expect";
 import { prepareFixtureStack, previewWithPack } from "../../harness/legs/real";
 import { PACK_ENTRY, REPO_ROOT } from "../../harness/paths";
+import { REQUIRED } from "../../harness/toolchain";
 import { policies } from "../../policies";
 import { fixtureSecrets } from "../secrets";
 
@@ -59,7 +60,7 @@ describe("harness faults and leaks", function () {
         assert.match(r.stderr.trim(), /^pko-guard harness: Pulumi toolchain not found .*run: npm run setup$/);
         const broken = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-broken-"));
         try {
-            for (const b of ["pulumi", "pulumi-language-nodejs", "pulumi-resource-kubernetes"]) {
+            for (const b of REQUIRED) {
                 fs.writeFileSync(path.join(broken, b), "#!/bin/sh\necho 'segmentation fault (simulated)' >&2\nexit 139\n", { mode: 0o755 });
             }
             const json = path.join(broken, "report.json");
