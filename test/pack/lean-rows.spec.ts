@@ -7,8 +7,8 @@
 import * as assert from "assert";
 import { Analyzer } from "../../harness/analyzer";
 import { fixturePackConfig, runProgramUnderMocks } from "../../harness/legs/mock";
-import { Row } from "../../harness/model";
-import { PACK_DIR, PACK_ENTRY, PLAIN_PACK_ENTRY, REPO_ROOT } from "../../harness/paths";
+import { Row } from "../../cli/model";
+import { PACK_DIR, PACK_ENTRY, PLAIN_PACK_ENTRY, REPO_ROOT } from "../../cli/paths";
 import { loadFixtures } from "../../harness/runner";
 
 const key = (r: Row) => JSON.stringify([r.policy, r.resource, r.urn, r.level, r.message]);

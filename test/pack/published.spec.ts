@@ -12,7 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { loadFixture } from "../../harness/expect";
 import { runRealLeg } from "../../harness/legs/real";
-import { PACK_DIR, REPO_ROOT } from "../../harness/paths";
+import { PACK_DIR, REPO_ROOT } from "../../cli/paths";
 import { judgeLeg } from "../../harness/verdict";
 import { policies } from "../../policies";
 import { requireToolchain } from "../helpers";
@@ -65,7 +65,7 @@ describe("published pack (npm pack in pack/ -> production install -> preview)", 
         const toolchain = requireToolchain(this);
         const fixture = loadFixture(path.join(REPO_ROOT, "fixtures", "creds-literal-token"));
         const result = await runRealLeg(fixture, { toolchain, timeoutMs: 300000, packDir, descriptions });
-        assert.strictEqual(result.error, undefined);
+        assert.strictEqual(result.status, "ran", JSON.stringify(result));
         assert.deepStrictEqual(judgeLeg(fixture, result).filter((c) => c.outcome !== "match"), []);
     });
 
@@ -76,6 +76,7 @@ describe("published pack (npm pack in pack/ -> production install -> preview)", 
         fs.rmSync(path.join(broken, "PulumiPolicy.yaml"));
         const fixture = loadFixture(path.join(REPO_ROOT, "fixtures", "creds-literal-token"));
         const result = await runRealLeg(fixture, { toolchain, timeoutMs: 300000, packDir: broken, descriptions });
-        assert.ok(result.error, "a pack without PulumiPolicy.yaml must not produce a result");
+        assert.strictEqual(result.status, "error", "a pack without PulumiPolicy.yaml must not produce a result");
+        assert.match(result.status === "error" ? result.message : "", /PulumiPolicy\.yaml/);
     });
 });

@@ -10,8 +10,9 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { loadFixture } from "../../harness/expect";
-import { PreparedStack, parseEvents, prepareFixtureStack, previewWithPack } from "../../harness/legs/real";
-import { PACK_DIR, REPO_ROOT } from "../../harness/paths";
+import { prepareFixtureStack } from "../../harness/legs/real";
+import { StackRef, parseEvents, previewWithPack } from "../../cli/pulumi";
+import { PACK_DIR, REPO_ROOT } from "../../cli/paths";
 import { policies } from "../../policies";
 import { requireToolchain } from "../helpers";
 
@@ -22,21 +23,19 @@ const descriptions = new Map(policies.map((p) => [p.name, p.description]));
 describe("a user's YAML project: pulumi preview --policy-pack and the gate", function () {
     this.timeout(900000);
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-user-yaml-"));
-    let s: PreparedStack;
-    let pulumi: string;
+    let s: StackRef;
 
     before(async function () {
         const toolchain = requireToolchain(this);
-        pulumi = toolchain.pulumi;
         const p = await prepareFixtureStack(loadFixture(path.join(REPO_ROOT, "fixtures", "yaml-program-stack")), toolchain, tmp, 300000);
         if ("error" in p) throw new Error(p.error);
         s = p;
-        fs.rmSync(path.join(s.program, "node_modules")); // a YAML project has none
+        fs.rmSync(path.join(s.cwd, "node_modules")); // a YAML project has none
     });
     after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
     async function previewFromProject() {
-        const r = await previewWithPack({ cwd: s.program, env: s.env, stack: s.stack, pulumi, packDir: PACK_DIR, timeoutMs: 300000, descriptions });
+        const r = await previewWithPack(s, { dir: PACK_DIR, descriptions });
         assert.strictEqual(r.error, undefined);
         assert.notStrictEqual(r.exitCode, 0, "a mandatory violation must fail the preview");
         const packs = parseEvents(r.output)
@@ -48,21 +47,21 @@ describe("a user's YAML project: pulumi preview --policy-pack and the gate", fun
     }
 
     it("without a package.json: the pack loads and reports its own name and version", async () => {
-        assert.ok(!fs.existsSync(path.join(s.program, "package.json")));
+        assert.ok(!fs.existsSync(path.join(s.cwd, "package.json")));
         await previewFromProject();
     });
 
     it("with a package.json of the user's own (another version): still the pack's version", async () => {
-        fs.writeFileSync(path.join(s.program, "package.json"), JSON.stringify({ name: "user-project", version: "9.9.9" }));
+        fs.writeFileSync(path.join(s.cwd, "package.json"), JSON.stringify({ name: "user-project", version: "9.9.9" }));
         try {
             await previewFromProject();
         } finally {
-            fs.rmSync(path.join(s.program, "package.json"));
+            fs.rmSync(path.join(s.cwd, "package.json"));
         }
     });
 
     it("the gate, run in the project folder, blocks on the mandatory violation", () => {
-        const r = spawnSync(process.execPath, [CLI, "gate", ".", "--stack", s.stack], { cwd: s.program, env: s.env, encoding: "utf8", timeout: 300000 });
+        const r = spawnSync(process.execPath, [CLI, "gate", ".", "--stack", s.stack], { cwd: s.cwd, env: s.env, encoding: "utf8", timeout: 300000 });
         assert.strictEqual(r.status, 1, r.stderr);
         assert.match(r.stdout, /pko-stack-prod-pinned-commit/);
     });
