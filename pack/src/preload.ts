@@ -9,6 +9,9 @@
  * unless the program being started is a package whose entry point is an existing `.js` file. A host
  * that does not honour `nodeargs` (upstream's host passes them to the script, not to node) simply
  * runs the SDK's normal TypeScript set-up: slower, same result.
+ *
+ * Likewise run-policy-pack first connects to V8's inspector (`runtime/closure/v8Hooks`), which only
+ * function serialization needs (Pulumi programs, never a policy pack): that wait is answered at once.
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -31,9 +34,10 @@ function precompiledEntry(argv: string[]): string | undefined {
 
 const SDK_DIR = `${path.sep}@pulumi${path.sep}pulumi${path.sep}`;
 
-/** Is `request`, made from `parent`, the SDK asking for TypeScript ("ts") or ts-node ("ts-node")? */
-export function sdkTypeScriptRequest(request: string, parent: string | undefined): "ts" | "ts-node" | undefined {
+/** Is `request`, made from `parent`, the SDK asking for TypeScript ("ts"), ts-node ("ts-node") or its V8 hooks ("v8hooks")? */
+export function sdkTypeScriptRequest(request: string, parent: string | undefined): "ts" | "ts-node" | "v8hooks" | undefined {
     if (!parent || !parent.includes(SDK_DIR)) return undefined;
+    if (/[\\/]cmd[\\/]run-policy-pack[\\/]index\.js$/.test(parent) && /[\\/]runtime[\\/]closure[\\/]v8Hooks$/.test(request)) return "v8hooks";
     if (request === "typescript" || /[\\/]vendor[\\/]typescript@[^\\/]+[\\/]typescript\.js$/.test(request)) return "ts";
     if (request === "ts-node" || /[\\/]vendor[\\/]ts-node@[^\\/]+$/.test(request)) return "ts-node";
     return undefined;
@@ -43,6 +47,8 @@ const STANDINS = {
     // run-policy-pack reads `version` to pick module options for ts-node, then registers ts-node.
     ts: { version: "0.0.0-precompiled" },
     "ts-node": { VERSION: "0.0.0-precompiled", register: () => ({}) },
+    // run-policy-pack awaits this before it loads the pack.
+    v8hooks: { isInitializedAsync: () => Promise.resolve() },
 };
 
 const isPolicyPackRun = /[\\/]cmd[\\/]run-policy-pack([\\/]index\.js)?$/.test(process.argv[1] ?? "");

@@ -48,6 +48,7 @@ describe("the pack starts from anywhere, under either host's way of starting it"
         assertIsPack(s);
         assert.ok(!loadedAny(s, TYPESCRIPT), "TypeScript was loaded despite the preload");
         assert.ok(!loadedAny(s, /[\\/]ts-node[\\/]/), "ts-node was loaded despite the preload");
+        assert.ok(!loadedAny(s, /[\\/]runtime[\\/]closure[\\/]v8Hooks\.js$/), "V8 hooks were set up despite the preload");
         assert.ok(!loadedAny(s, SDK_INDEX) && !loadedAny(s, AUTOMATION), "the SDK index was loaded by the lean entry");
     });
 
@@ -55,6 +56,7 @@ describe("the pack starts from anywhere, under either host's way of starting it"
         const s = await startAndAsk({ script: RUN_POLICY_PACK, scriptArgs: [...PRELOAD, ENGINE, PACK_DIR], cwd: PACK_DIR });
         assertIsPack(s);
         assert.ok(loadedAny(s, TYPESCRIPT), "expected run-policy-pack's ordinary TypeScript set-up");
+        assert.ok(loadedAny(s, /[\\/]runtime[\\/]closure[\\/]v8Hooks\.js$/), "expected run-policy-pack's ordinary V8 hooks");
         assert.ok(!loadedAny(s, SDK_INDEX), "the SDK index was loaded by the lean entry");
     });
 
