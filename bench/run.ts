@@ -115,6 +115,8 @@ async function main(): Promise<void> {
     await stackScaling();
     await overGrpc();
     await startup();
+    const { peers } = await import("./peers");
+    Object.assign(results, await peers(line));
     const { realBenchmarks } = await import("./real");
     Object.assign(results, await realBenchmarks(line));
     const out = path.join(REPO_ROOT, "bench", "results.json");
