@@ -19,6 +19,7 @@ import { ChildProcess, spawn } from "child_process";
 import * as path from "path";
 import { performance } from "perf_hooks";
 import * as readline from "readline";
+import { Policies } from "@pulumi/policy";
 import { policies } from "../policies";
 import { TestResourceLike } from "./types";
 
@@ -65,11 +66,24 @@ function invoke(handler: Handler, request: unknown): Promise<any> {
 }
 
 /** The SDK's own Analyze / AnalyzeStack handlers over the pack's policies (no server is started). */
-export function sdkHandlers(): { analyze: Handler; analyzeStack: Handler } {
+export function sdkHandlers(pack: Policies = policies): { analyze: Handler; analyzeStack: Handler } {
     return {
-        analyze: sdkServer.makeAnalyzeRpcFun(PACK, VERSION, "advisory", policies),
-        analyzeStack: sdkServer.makeAnalyzeStackRpcFun(PACK, VERSION, "advisory", policies),
+        analyze: sdkServer.makeAnalyzeRpcFun(PACK, VERSION, "advisory", pack),
+        analyzeStack: sdkServer.makeAnalyzeStackRpcFun(PACK, VERSION, "advisory", pack),
     };
+}
+
+/**
+ * The SDK's own floor: as many resource and stack policies as the pack has, doing nothing. What the SDK
+ * spends per resource (deserializing and proxying the properties once per policy) is paid whatever the
+ * rules do; the pack's time over this floor is ours.
+ */
+export function noopPack(): Policies {
+    return policies.map((p) =>
+        "validateStack" in p
+            ? { name: p.name, description: p.description, enforcementLevel: p.enforcementLevel, validateStack: () => undefined }
+            : { name: p.name, description: p.description, enforcementLevel: p.enforcementLevel, validateResource: () => undefined },
+    );
 }
 
 /** Runs Analyze for every request, one after the other as the engine does, then AnalyzeStack; returns diagnostics. */

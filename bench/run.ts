@@ -20,7 +20,7 @@ import { performance } from "perf_hooks";
 import * as readline from "readline";
 import { REPO_ROOT } from "../harness/paths";
 import { platformProgram } from "./programs";
-import { PackServer, analyzeInProcess, requests, sdkHandlers, timeAsync } from "./analyzer-path";
+import { PackServer, analyzeInProcess, noopPack, requests, sdkHandlers, timeAsync } from "./analyzer-path";
 
 const results: Record<string, unknown> = { machine: { cpus: os.cpus().length, node: process.version }, measuredAt: new Date().toISOString() };
 const line = (s: string) => process.stdout.write(s + "\n");
@@ -41,6 +41,14 @@ async function throughput(): Promise<void> {
         rows[n] = { ms: Math.round(ms), resourcesPerSecond: perSecond };
         line(`  ${String(n).padStart(6)} resources: ${ms.toFixed(0).padStart(6)} ms  ${perSecond.toLocaleString("en")} resources/s  (target >= 20,000)`);
     }
+    // The SDK's floor on the same path: the same number of policies, doing nothing.
+    const floorReqs = requests(platformProgram(10000));
+    const floor = sdkHandlers(noopPack());
+    await analyzeInProcess(floor, floorReqs);
+    const floorMs = await timeAsync(() => analyzeInProcess(floor, floorReqs), 2);
+    const packMs = (rows[10000] as { ms: number }).ms;
+    line(`  SDK floor (same number of no-op policies), 10000 resources: ${floorMs.toFixed(0)} ms, ${Math.round((10000 / floorMs) * 1000).toLocaleString("en")} resources/s; pack / floor: ${(packMs / floorMs).toFixed(2)}`);
+    rows.sdkFloor10k = { ms: Math.round(floorMs), resourcesPerSecond: Math.round((10000 / floorMs) * 1000), packOverFloor: packMs / floorMs };
     results.throughput = { path: "in-process: @pulumi/policy server.js Analyze/AnalyzeStack handlers on protobuf requests", ...rows };
 }
 
