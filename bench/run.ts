@@ -118,15 +118,31 @@ async function startup(): Promise<void> {
     results.startup = { jsMs, tsNodeMs: tsMs, ratio: jsMs / tsMs };
 }
 
+/** `npm run bench -- --only throughput,stack,grpc,startup,peers,real` runs some parts (default: all). */
+function parts(): Set<string> {
+    const i = process.argv.indexOf("--only");
+    const all = ["throughput", "stack", "grpc", "startup", "peers", "real"];
+    if (i < 0) return new Set(all);
+    const chosen = (process.argv[i + 1] ?? "").split(",").filter(Boolean);
+    const bad = chosen.filter((p) => !all.includes(p));
+    if (chosen.length === 0 || bad.length > 0) throw new Error(`--only takes a comma-separated list of ${all.join(", ")}`);
+    return new Set(chosen);
+}
+
 async function main(): Promise<void> {
-    await throughput();
-    await stackScaling();
-    await overGrpc();
-    await startup();
-    const { peers } = await import("./peers");
-    Object.assign(results, await peers(line));
-    const { realBenchmarks } = await import("./real");
-    Object.assign(results, await realBenchmarks(line));
+    const only = parts();
+    if (only.has("throughput")) await throughput();
+    if (only.has("stack")) await stackScaling();
+    if (only.has("grpc")) await overGrpc();
+    if (only.has("startup")) await startup();
+    if (only.has("peers")) {
+        const { peers } = await import("./peers");
+        Object.assign(results, await peers(line));
+    }
+    if (only.has("real")) {
+        const { realBenchmarks } = await import("./real");
+        Object.assign(results, await realBenchmarks(line));
+    }
     const out = path.join(REPO_ROOT, "bench", "results.json");
     fs.writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
     line(`results written to ${path.relative(process.cwd(), out)}`);
