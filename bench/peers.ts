@@ -152,17 +152,24 @@ export async function peers(line: (s: string) => void): Promise<Record<string, u
             rows[n] = {};
             for (const t of timed) {
                 let best = Infinity;
-                for (let i = 0; i < 2; i++) {
-                    const t0 = performance.now();
-                    await t.run(repo);
-                    best = Math.min(best, performance.now() - t0);
+                try {
+                    for (let i = 0; i < 2; i++) {
+                        const t0 = performance.now();
+                        await t.run(repo);
+                        best = Math.min(best, performance.now() - t0);
+                    }
+                    rows[n][t.name] = best;
+                } catch (e) {
+                    line(`  ${t.name}: failed on ${n} objects (${(e as Error).message}), not timed`);
                 }
-                rows[n][t.name] = best;
             }
             const own = rows[n]["pko-guard"];
             line(
                 `  ${String(n).padStart(6)} objects: ` +
-                    timed.map((t) => `${t.name} ${rows[n][t.name].toFixed(0)} ms${t === pkoGuard ? "" : ` (x${(rows[n][t.name] / own).toFixed(1)} pko-guard)`}`).join(", "),
+                    timed
+                        .filter((t) => rows[n][t.name] !== undefined)
+                        .map((t) => `${t.name} ${rows[n][t.name].toFixed(0)} ms${t === pkoGuard ? "" : ` (x${(rows[n][t.name] / own).toFixed(2)} pko-guard)`}`)
+                        .join(", "),
             );
         }
         return { peers: { agree, skipped, ms: rows, pkoGuardSide: "in-process analyzer path over the parsed files (stand-in until `pko-guard check`)" } };
