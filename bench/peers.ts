@@ -16,7 +16,7 @@ import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
 import { parseAllDocuments } from "yaml";
-import { REPO_ROOT } from "../harness/paths";
+import { REPO_ROOT } from "../cli/paths";
 import { analyzeDiagnostics, requests, sdkHandlers } from "./analyzer-path";
 import { CORE_RULES, Obj, identity, typeToken, writeRepository } from "./peers/manifests";
 

@@ -11,14 +11,14 @@
  *  5. mock leg / real leg time per fixture, and each leg's wall time over the whole fixture set.
  * 4 and 5 need the toolchain (npm run setup); without it they are reported as not measured.
  */
-import "../harness/fatal";
+import "../cli/fatal";
 import { spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
 import * as readline from "readline";
-import { REPO_ROOT } from "../harness/paths";
+import { REPO_ROOT } from "../cli/paths";
 import { platformProgram } from "./programs";
 import { PackServer, analyzeInProcess, noopPack, requests, sdkHandlers, timeAsync } from "./analyzer-path";
 
