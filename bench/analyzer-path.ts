@@ -113,8 +113,10 @@ export class PackServer {
         readonly client: any,
     ) {}
 
-    static async start(repoRoot: string): Promise<PackServer> {
-        const child = spawn(process.execPath, [path.join(repoRoot, "bin", "index.js")], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    /** Starts bin/index.js, or with `noop` the no-op pack of the same shape (bench/noop-pack.ts). */
+    static async start(repoRoot: string, noop = false): Promise<PackServer> {
+        const args = noop ? ["-r", "ts-node/register/transpile-only", path.join(repoRoot, "bench", "noop-pack.ts")] : [path.join(repoRoot, "bin", "index.js")];
+        const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
         let stderr = "";
         child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-2000)));
         const port = await new Promise<number>((resolve, reject) => {

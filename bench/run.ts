@@ -89,6 +89,19 @@ async function overGrpc(): Promise<void> {
     } finally {
         server.stop();
     }
+    // The floor: the SDK's server and the transport with the same number of no-op policies.
+    const floor = await PackServer.start(REPO_ROOT, true);
+    try {
+        const reqs = requests(platformProgram(n));
+        await floor.analyze(reqs, 1);
+        const ms = await timeAsync(() => floor.analyze(reqs, 1), 2);
+        const rate = Math.round((n / ms) * 1000);
+        const own = (results.grpc as { sequentialPerSecond: number }).sequentialPerSecond;
+        line(`  SDK floor over gRPC (no-op pack of the same shape), sequential: ${rate.toLocaleString("en")} resources/s; pack / floor time: ${(rate / own).toFixed(2)}`);
+        Object.assign(results.grpc as object, { floorSequentialPerSecond: rate });
+    } finally {
+        floor.stop();
+    }
 }
 
 function startAnalyzer(args: string[]): Promise<number> {
