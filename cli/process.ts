@@ -4,7 +4,7 @@
  * program's own children), not only the direct child. Children and temporary folders are tracked; on
  * SIGINT or SIGTERM they are killed and removed before exiting 130 or 143, as shells do.
  */
-import { ChildProcess, SpawnOptions, spawn } from "child_process";
+import { ChildProcess, SpawnOptions, spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -22,15 +22,45 @@ function untrack(x: ChildProcess | string): void {
     typeof x === "string" ? folders.delete(x) : children.delete(x);
 }
 
-/** Kills a child's whole process group (falls back to the child alone when it has none). */
-export function killTree(child: ChildProcess, signal: NodeJS.Signals = "SIGKILL"): void {
+/** The live descendants of `pid` (children, grandchildren, ...), from the process table. */
+function descendantsOf(pid: number): number[] {
+    let table = "";
     try {
-        if (child.pid) process.kill(-child.pid, signal);
+        table = spawnSync("ps", ["-A", "-o", "pid=,ppid="], { encoding: "utf8", timeout: 5000 }).stdout ?? "";
     } catch {
+        return [];
+    }
+    const children = new Map<number, number[]>();
+    for (const line of table.split("\n")) {
+        const [p, pp] = line.trim().split(/\s+/).map(Number);
+        if (Number.isInteger(p) && Number.isInteger(pp)) children.set(pp, [...(children.get(pp) ?? []), p]);
+    }
+    const out: number[] = [];
+    const walk = (p: number) => {
+        for (const c of children.get(p) ?? []) {
+            if (out.includes(c)) continue;
+            out.push(c);
+            walk(c);
+        }
+    };
+    walk(pid);
+    return out;
+}
+
+/**
+ * Kills a child and everything it started. The child's process group is killed, and so is every
+ * descendant found in the process table first (before the kill reparents them): the Pulumi CLI starts
+ * its language hosts and providers in process groups of their own, which a group kill alone misses.
+ */
+export function killTree(child: ChildProcess, signal: NodeJS.Signals = "SIGKILL"): void {
+    const pid = child.pid;
+    if (pid === undefined) return;
+    const tree = descendantsOf(pid);
+    for (const target of [-pid, pid, ...tree.flatMap((p) => [-p, p])]) {
         try {
-            child.kill(signal);
+            process.kill(target, signal);
         } catch {
-            /* gone */
+            /* gone, or not a group leader */
         }
     }
 }
