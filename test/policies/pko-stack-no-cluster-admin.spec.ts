@@ -251,7 +251,7 @@ describe("pko-stack-no-cluster-admin: names that come from other resources", () 
     });
 
     it("fails closed on a role reference whose name is missing (an autonamed role under mocks), and on a role with a missing name", () => {
-        assert.strictEqual(check([stack(), binding(CRB, "a", { kind: "ClusterRole" }, [sa("deployer")])]).length, 1);
+        assert.strictEqual(check([stack(), binding(CRB, "a", { kind: "ClusterRole", name: undefined }, [sa("deployer")])]).length, 1);
         const nameless = { type: CR, name: "wild", props: { metadata: {}, rules: WILD } };
         assert.strictEqual(check([stack(), nameless, binding(CRB, "a", { kind: "ClusterRole", name: "anything" }, [sa("deployer")])]).length, 1);
     });
