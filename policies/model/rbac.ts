@@ -68,7 +68,7 @@ export interface Binding {
     /** UNKNOWN when the whole subject list is unknown. */
     subjects: Subject[] | Unknown;
     /** For a patch (merged with its target): the target's Kubernetes name and the program's binding it patches, if any. */
-    patch?: { target: string | Unknown | undefined; base?: Binding };
+    patch?: { target: string | Unknown | undefined; base?: Binding; roleOutsideProgram?: boolean };
 }
 
 export interface ServiceAccountRef {
@@ -362,7 +362,7 @@ function mergeBindingPatch(p: RawPatch, declared: Map<string, Binding>): Binding
         roleKind,
         roleName,
         subjects,
-        patch: { target: name, base },
+        patch: { target: name, base, ...(!setsRoleRef && !base ? { roleOutsideProgram: true } : {}) },
     };
 }
 
@@ -501,8 +501,7 @@ export function adminGrant(binding: Binding, model: RbacModel): AdminGrant {
 function computeAdminGrant(binding: Binding, model: RbacModel): AdminGrant {
     const { roleKind, roleName } = binding;
     if (roleName === UNKNOWN || roleKind === UNKNOWN || missing(roleName) || missing(roleKind)) {
-        const why =
-            binding.patch && !binding.patch.base && roleName === UNKNOWN && roleKind === UNKNOWN
+        const why = binding.patch?.roleOutsideProgram
                 ? "it sets subjects of a binding this program does not declare without its roleRef, so their role is one the program cannot see"
                 : "its roleRef is unknown or missing during preview";
         return { admin: "maybe", unknown: why, openAggregators: [] };
@@ -559,6 +558,7 @@ export function describeRole(name: string, kind: string | Unknown | undefined, g
 
 /** A readable name of the binding's role. */
 export function describeBindingRole(binding: Binding, g: AdminGrant): string {
+    if (binding.patch?.roleOutsideProgram) return "the role it binds in the cluster (not in this program)";
     if (typeof binding.roleName !== "string" || binding.roleName === "") return `${typeof binding.roleKind === "string" && binding.roleKind ? binding.roleKind : "role"} ${quoteName(binding.roleName)}`;
     return describeRole(binding.roleName, binding.roleKind, g.grant);
 }
