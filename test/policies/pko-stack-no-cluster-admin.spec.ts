@@ -167,6 +167,18 @@ describe("pko-stack-no-cluster-admin: aggregated ClusterRoles", () => {
         assert.strictEqual(check([stack(), wild, clusterRole("edit", { rules: NARROW }), bindAgg("edit")]).length, 0);
     });
 
+    it("follows a program selector on the built-in aggregate-to-admin label through edit and view", () => {
+        const agg = clusterRole("agg", { selectors: [{ matchLabels: { "rbac.authorization.k8s.io/aggregate-to-admin": "true" } }] });
+        assert.deepStrictEqual(check([stack(), agg, bindAgg()]), []);
+        const wild = clusterRole("crd-all", { labels: { "rbac.authorization.k8s.io/aggregate-to-view": "true" }, rules: WILD });
+        assert.match(check([stack(), agg, wild, bindAgg()])[0].message, /aggregates ClusterRole "crd-all"/);
+    });
+
+    it("fails closed on a selector the controller cannot use (unknown operator)", () => {
+        const agg = clusterRole("agg", { selectors: [{ matchExpressions: [{ key: "tier", operator: "Matches", values: ["x"] }] }] });
+        assert.match(check([stack(), agg, clusterRole("all", { labels: { tier: "x" }, rules: WILD }), bindAgg()])[0].message, /fails closed/);
+    });
+
     it("resolves transitively and survives cycles", () => {
         const top = clusterRole("agg", { labels: { "acme.io/aggregate-to-mid": "true" }, selectors: [{ matchLabels: { "acme.io/aggregate-to-agg": "true" } }] });
         const mid = clusterRole("mid", { labels: AGG_LABEL, selectors: [{ matchLabels: { "acme.io/aggregate-to-mid": "true" } }] });
