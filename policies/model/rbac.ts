@@ -84,6 +84,9 @@ export interface RbacModel {
     rolesWithUnknownName: Role[];
     /** Every ClusterRole an aggregation selector may pick (program, patched and built-in ones). */
     clusterRoles: Role[];
+    /** Resolved roles and bindings, filled as rules ask (one model per evaluation). */
+    grants: Map<Role, RoleGrant>;
+    adminGrants: Map<Binding, AdminGrant>;
 }
 
 function includesOrUnknown(v: Plain, wanted: string): Tri {
@@ -163,16 +166,9 @@ function builtInRoles(): Role[] {
     ];
 }
 
-const models = new WeakMap<ResourceLike[], RbacModel>();
-const identities = new WeakMap<ResourceLike[], StackIdentity[]>();
-
-/** Builds the RBAC view of a program's resources (memoized per resource list; never mutate it). */
+/** Builds the RBAC view of a program's resources (built per call: the analyzer hands every policy its own list). */
 export function rbacModel(resources: ResourceLike[]): RbacModel {
-    const hit = models.get(resources);
-    if (hit) return hit;
-    const model = buildRbacModel(resources);
-    models.set(resources, model);
-    return model;
+    return buildRbacModel(resources);
 }
 
 interface RawPatch {
@@ -262,7 +258,7 @@ function buildRbacModel(resources: ResourceLike[]): RbacModel {
             rolesWithUnknownName.push(role);
         }
     }
-    return { roles, bindings, rolesByName, rolesWithUnknownName, clusterRoles: all.filter((r) => r.kind === "ClusterRole") };
+    return { roles, bindings, rolesByName, rolesWithUnknownName, clusterRoles: all.filter((r) => r.kind === "ClusterRole"), grants: new Map(), adminGrants: new Map() };
 }
 
 /**
@@ -431,15 +427,13 @@ export interface RoleGrant {
     openAggregators: Role[];
 }
 
-const grants = new WeakMap<Role, RoleGrant>();
-
 /**
  * The role's wildcard status with aggregation resolved: the best over every ClusterRole reachable by
  * selectors (each path as certain as its least certain match), its own rules included. Cycle-safe: each
  * role's reach can only improve from "no" to "maybe" to "yes".
  */
 export function roleGrant(role: Role, model: RbacModel): RoleGrant {
-    const hit = grants.get(role);
+    const hit = model.grants.get(role);
     if (hit) return hit;
     const reach = new Map<Role, Tri>([[role, "yes"]]);
     const queue: Role[] = [role];
@@ -471,7 +465,7 @@ export function roleGrant(role: Role, model: RbacModel): RoleGrant {
         if (r.selectors !== undefined && !r.builtIn) openAggregators.push(r);
     }
     const result = { wildcard, source, openAggregators };
-    grants.set(role, result);
+    model.grants.set(role, result);
     return result;
 }
 
@@ -487,14 +481,12 @@ export interface AdminGrant {
     openAggregators: Role[];
 }
 
-const adminGrants = new WeakMap<Binding, AdminGrant>();
-
 /** Whether the binding's role is cluster-admin or a wildcard-equivalent role, with what decides it. */
 export function adminGrant(binding: Binding, model: RbacModel): AdminGrant {
-    const hit = adminGrants.get(binding);
+    const hit = model.adminGrants.get(binding);
     if (hit) return hit;
     const result = computeAdminGrant(binding, model);
-    adminGrants.set(binding, result);
+    model.adminGrants.set(binding, result);
     return result;
 }
 
@@ -704,13 +696,9 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
     else map.set(key, [value]);
 }
 
-/** The program's Stacks and the accounts they run as (memoized per resource list; never mutate it). */
+/** The program's Stacks and the accounts they run as (built per call: the analyzer hands every policy its own list). */
 export function stackIdentities(resources: ResourceLike[]): StackIdentity[] {
-    const hit = identities.get(resources);
-    if (hit) return hit;
-    const list = buildStackIdentities(resources);
-    identities.set(resources, list);
-    return list;
+    return buildStackIdentities(resources);
 }
 
 function buildStackIdentities(resources: ResourceLike[]): StackIdentity[] {
