@@ -15,17 +15,50 @@
  *
  * Fix: bind a role with only the permissions the Stack's program needs.
  *
- * Reported on the binding, naming the Stack. Fails closed when the role, the subjects or the Stack's
- * service account are unknown during preview.
+ * Aggregated ClusterRoles are resolved (the rules of every ClusterRole of the program, or built-in
+ * one, whose labels match a selector, transitively). Server-side-apply patches of bindings and roles
+ * are judged merged with the object they patch (see model/rbac.ts); a patch that grants what its target
+ * already grants is not reported twice.
+ *
+ * Reported on the binding (or the patch), naming the Stack. Fails closed when the role, the subjects, a
+ * subject's name (or the namespace of a ClusterRoleBinding's ServiceAccount subject), an aggregation
+ * selector or the labels it reads, or the Stack's service account are unknown or missing during preview:
+ * a name that is not there yet is never taken for a concrete account.
  */
 import { Finding, programRule } from "./model/policy";
-import { StackIndex, bindingCovers, describeSubject, grantsAdmin, rbacModel, stackIdentities } from "./model/rbac";
+import {
+    Binding,
+    StackIdentity,
+    StackIndex,
+    adminGrant,
+    bindingCovers,
+    describeBinding,
+    describeBindingRole,
+    describeSubject,
+    rbacModel,
+    stackIdentities,
+    subjectCovers,
+    subjectUnresolved,
+} from "./model/rbac";
 import { describeStack } from "./model/stack";
-import { UNKNOWN, Unknown } from "./model/values";
+import { UNKNOWN } from "./model/values";
 
 export const NAME = "pko-stack-no-cluster-admin";
 
-const show = (v: string | Unknown | undefined) => (v === UNKNOWN ? "<unknown during preview>" : JSON.stringify(v ?? ""));
+/** Why a binding only may cover a Stack's account, for the fail-closed message. */
+function coverDoubts(binding: Binding, st: StackIdentity): string[] {
+    if (binding.subjects === UNKNOWN) return ["its subjects are unknown during preview"];
+    const out: string[] = [];
+    for (const s of binding.subjects) {
+        if (subjectCovers(s, binding, st.serviceAccount) === "maybe" && subjectUnresolved(s, binding)) {
+            out.push(`its subject ${describeSubject(s)} could not be resolved during preview (name, kind or namespace unknown or missing)`);
+        }
+    }
+    if (out.length === 0 && (st.serviceAccount.name === UNKNOWN || st.serviceAccount.namespace === UNKNOWN)) {
+        out.push(`the service account ${describeStack(st.view)} runs as is unknown during preview`);
+    }
+    return out;
+}
 
 export const policy = programRule(
     {
@@ -42,22 +75,31 @@ export const policy = programRule(
         const model = rbacModel(resources);
         const stacks = new StackIndex(stackIdentities(resources));
         const findings: Finding[] = [];
+        const reported = new Map<Binding, Set<StackIdentity>>();
         for (const binding of model.bindings) {
-            const admin = grantsAdmin(binding, model);
-            if (admin === "no") continue;
-            const role =
-                binding.roleName === "cluster-admin" && binding.roleKind === "ClusterRole"
-                    ? "cluster-admin"
-                    : `${binding.roleKind === UNKNOWN ? "role" : binding.roleKind ?? "role"} ${show(binding.roleName)}${admin === "yes" ? " (wildcard: * verbs on * resources)" : ""}`;
+            const grant = adminGrant(binding, model);
+            if (grant.admin === "no") continue;
+            const role = describeBindingRole(binding, grant);
+            const already = binding.patch?.base ? reported.get(binding.patch.base) : undefined;
+            const mine = new Set<StackIdentity>();
+            reported.set(binding, mine);
             for (const st of stacks.coveredBy(binding)) {
                 const covers = bindingCovers(binding, st.serviceAccount);
                 if (covers === "no") continue;
+                mine.add(st);
+                // A patch that grants what its target already grants adds nothing to report.
+                if (already?.has(st)) continue;
                 const sa = describeSubject({ kind: "ServiceAccount", ...st.serviceAccount });
-                const message =
-                    admin === "yes" && covers === "yes"
-                        ? `${binding.kind} ${JSON.stringify(binding.resourceName)} grants ${role} to ${sa}, which ${describeStack(st.view)} runs as (${st.source}); bind a least-privilege role instead.`
-                        : `${binding.kind} ${JSON.stringify(binding.resourceName)} may grant ${role} to ${sa}, which ${describeStack(st.view)} runs as (${st.source}): the role or subjects are unknown during preview, so the rule fails closed; make them known at preview time or bind a least-privilege role.`;
-                findings.push({ message, urn: binding.urn });
+                const who = `${sa}, which ${describeStack(st.view)} runs as (${st.source})`;
+                if (grant.admin === "yes" && covers === "yes") {
+                    findings.push({ message: `${describeBinding(binding)} grants ${role} to ${who}; bind a least-privilege role instead.`, urn: binding.urn });
+                    continue;
+                }
+                const doubts = [...(grant.admin === "maybe" && grant.unknown ? [grant.unknown] : []), ...(covers === "maybe" ? coverDoubts(binding, st) : [])];
+                findings.push({
+                    message: `${describeBinding(binding)} may grant ${role} to ${who}, and the rule fails closed: ${doubts.join("; ") || "values are unknown during preview"}. Make them known at preview time or bind a least-privilege role.`,
+                    urn: binding.urn,
+                });
             }
         }
         return findings;

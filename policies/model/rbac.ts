@@ -2,23 +2,54 @@
  * Kubernetes RBAC as declared in a Pulumi program: roles, bindings, their subjects, and whether a
  * binding grants cluster-admin (or a wildcard-equivalent role) to a given service account.
  * Three-valued where preview leaves values unknown: "yes", "no", "maybe".
+ *
+ * Beyond plain roles and bindings the model resolves:
+ * - aggregated ClusterRoles (`aggregationRule.clusterRoleSelectors`): a role gets the rules of every
+ *   ClusterRole whose labels match one of its selectors, transitively and cycle-safe, as the
+ *   Kubernetes aggregation controller does (which skips the aggregating role itself). The built-in
+ *   `cluster-admin`, `admin`, `edit` and `view` take part with their bootstrap labels and selectors
+ *   unless the program declares a ClusterRole of that name;
+ * - server-side-apply patches (`...Patch` types): a patch is joined to the program's object of the same
+ *   kind, name and namespace (or to the built-in role of that name) and judged as the merged object.
+ *   `subjects`, `rules` and `clusterRoleSelectors` are atomic lists and `roleRef` an atomic struct in
+ *   server-side apply (the Kubernetes API types carry no list-type markers, so lists are atomic, and
+ *   `RoleRef`/`Subject` are `+structType=atomic`): a patch that sets one replaces it whole. Labels are a
+ *   map and merge key by key. A field a patch does not set keeps the object's value; for an object the
+ *   program does not declare that value is the cluster's: roles keep no rules the program knows of
+ *   (as any role outside the program), their other labels are unknown, and a binding patch that sets
+ *   subjects without `roleRef` binds them to a role the program cannot see (unknown).
+ * A subject, role reference or role whose name is missing or unknown during preview is never taken for
+ * a concrete object: it may be any (fail closed).
  */
 import { ResourceLike, StackView, effectiveServiceAccount, stackView } from "./stack";
-import { Plain, UNKNOWN, Unknown, get, list, plain, str } from "./values";
+import { Plain, UNKNOWN, Unknown, entries, get, isObject, list, plain, str } from "./values";
 
 export type Tri = "yes" | "no" | "maybe";
 
-const RBAC_TYPE = /^kubernetes:rbac\.authorization\.k8s\.io\/(v1|v1beta1|v1alpha1):(ClusterRoleBinding|RoleBinding|ClusterRole|Role)$/;
+const RBAC_TYPE = /^kubernetes:rbac\.authorization\.k8s\.io\/(v1|v1beta1|v1alpha1):(ClusterRoleBinding|RoleBinding|ClusterRole|Role)(Patch)?$/;
 
 /** The namespace a namespaced object lands in when metadata.namespace is not set. */
 export const DEFAULT_NAMESPACE = "default";
+
+export type Labels = Record<string, string | Unknown | undefined> | Unknown;
 
 export interface Role {
     kind: "ClusterRole" | "Role";
     name: string | Unknown | undefined;
     namespace: string | Unknown | undefined;
-    /** Whether its rules grant `*` verbs on `*` resources. */
+    /** Whether its own rules grant `*` verbs on `*` resources. */
     wildcard: Tri;
+    labels: Labels;
+    /** True when the object may carry labels besides `labels` (a patch of a role the program does not declare). */
+    labelsOpen: boolean;
+    /** `aggregationRule.clusterRoleSelectors`: undefined when the role does not aggregate. */
+    selectors?: Plain[] | Unknown;
+    /** The Pulumi resource it comes from (for a patched role: the patch). */
+    resourceName: string;
+    /** Set on the merged view of a role and its patches: the patches' resource names. */
+    patches?: string[];
+    /** One of the cluster's bootstrap roles, not declared by the program. */
+    builtIn?: boolean;
 }
 
 export interface Subject {
@@ -36,6 +67,8 @@ export interface Binding {
     roleName: string | Unknown | undefined;
     /** UNKNOWN when the whole subject list is unknown. */
     subjects: Subject[] | Unknown;
+    /** For a patch (merged with its target): the target's Kubernetes name and the program's binding it patches, if any. */
+    patch?: { target: string | Unknown | undefined; base?: Binding; roleOutsideProgram?: boolean };
 }
 
 export interface ServiceAccountRef {
@@ -46,9 +79,14 @@ export interface ServiceAccountRef {
 export interface RbacModel {
     roles: Role[];
     bindings: Binding[];
-    /** Roles by `${kind}/${name}`, and those whose name is unknown (they may be any role). */
+    /** Roles by `${kind}/${name}` (program roles, their patched views and built-ins), and those whose name is unknown. */
     rolesByName: Map<string, Role[]>;
     rolesWithUnknownName: Role[];
+    /** Every ClusterRole an aggregation selector may pick (program, patched and built-in ones). */
+    clusterRoles: Role[];
+    /** Resolved roles and bindings, filled as rules ask (one model per evaluation). */
+    grants: Map<Role, RoleGrant>;
+    adminGrants: Map<Binding, AdminGrant>;
 }
 
 function includesOrUnknown(v: Plain, wanted: string): Tri {
@@ -68,15 +106,64 @@ function or(values: Tri[]): Tri {
     return values.includes("maybe") ? "maybe" : "no";
 }
 
+const RANK: Record<Tri, number> = { no: 0, maybe: 1, yes: 2 };
+
 function ruleIsWildcard(rule: Plain): Tri {
     if (rule === UNKNOWN) return "maybe";
     return and(includesOrUnknown(get(rule, "verbs"), "*"), includesOrUnknown(get(rule, "resources"), "*"));
 }
 
-function roleWildcard(props: Plain): Tri {
-    const rules = get(props, "rules");
+function rulesWildcard(rules: Plain): Tri {
     if (rules === UNKNOWN) return "maybe";
     return or(list(rules).map(ruleIsWildcard));
+}
+
+/** A name that identifies nothing: absent or empty (Kubernetes rejects both; in preview they stand for a value not yet known). */
+function missing(v: string | Unknown | undefined): v is undefined | "" {
+    return v === undefined || v === "";
+}
+
+function labelsOf(v: Plain): Labels {
+    if (v === UNKNOWN) return UNKNOWN;
+    const out: Record<string, string | Unknown | undefined> = {};
+    for (const [k, val] of entries(v)) out[k] = str(val);
+    return out;
+}
+
+function selectorsOf(props: Plain): Plain[] | Unknown | undefined {
+    const rule = get(props, "aggregationRule");
+    if (rule === undefined || rule === null) return undefined;
+    const selectors = get(rule, "clusterRoleSelectors");
+    if (selectors === UNKNOWN) return UNKNOWN;
+    return list(selectors);
+}
+
+const BOOTSTRAP = { "kubernetes.io/bootstrapping": "rbac-defaults" };
+const AGG = "rbac.authorization.k8s.io/aggregate-to-";
+
+/**
+ * The cluster's bootstrap ClusterRoles that aggregation can reach or that aggregate themselves, with the
+ * labels and selectors Kubernetes gives them (plugin/pkg/auth/authorizer/rbac/bootstrappolicy).
+ * Their own rules are not wildcard, except cluster-admin's.
+ */
+function builtInRoles(): Role[] {
+    const role = (name: string, wildcard: Tri, labels: Record<string, string>, selectorLabel?: string): Role => ({
+        kind: "ClusterRole",
+        name,
+        namespace: undefined,
+        wildcard,
+        labels: { ...BOOTSTRAP, ...labels },
+        labelsOpen: false,
+        ...(selectorLabel ? { selectors: [{ matchLabels: { [selectorLabel]: "true" } }] } : {}),
+        resourceName: name,
+        builtIn: true,
+    });
+    return [
+        role("cluster-admin", "yes", {}),
+        role("admin", "no", {}, `${AGG}admin`),
+        role("edit", "no", { [`${AGG}admin`]: "true" }, `${AGG}edit`),
+        role("view", "no", { [`${AGG}edit`]: "true" }, `${AGG}view`),
+    ];
 }
 
 /** Builds the RBAC view of a program's resources (built per call: the analyzer hands every policy its own list). */
@@ -84,50 +171,195 @@ export function rbacModel(resources: ResourceLike[]): RbacModel {
     return buildRbacModel(resources);
 }
 
+interface RawPatch {
+    resource: ResourceLike;
+    kind: string;
+    props: Plain;
+}
+
+function objectKey(kind: string, name: string, namespace: string | undefined): string {
+    return kind === "Role" || kind === "RoleBinding" ? `${kind}/${namespace ?? DEFAULT_NAMESPACE}/${name}` : `${kind}/${name}`;
+}
+
+function readSubjects(raw: Plain): Subject[] | Unknown {
+    if (raw === UNKNOWN) return UNKNOWN;
+    return list(raw).map((s) =>
+        s === UNKNOWN ? { kind: UNKNOWN, name: UNKNOWN, namespace: UNKNOWN } : { kind: str(get(s, "kind")), name: str(get(s, "name")), namespace: str(get(s, "namespace")) },
+    );
+}
+
+function has(props: Plain, key: string): boolean {
+    return props === UNKNOWN || (isObject(props) && props[key] !== undefined);
+}
+
 function buildRbacModel(resources: ResourceLike[]): RbacModel {
     const roles: Role[] = [];
     const bindings: Binding[] = [];
+    const rolePatches: RawPatch[] = [];
+    const bindingPatches: RawPatch[] = [];
+    const declaredRoles = new Map<string, Role>();
+    const declaredBindings = new Map<string, Binding>();
     for (const r of resources) {
         const m = RBAC_TYPE.exec(String(r?.type ?? ""));
         if (!m) continue;
         const props = plain(r.props);
         const kind = m[2];
+        if (m[3]) {
+            (kind === "ClusterRole" || kind === "Role" ? rolePatches : bindingPatches).push({ resource: r, kind, props });
+            continue;
+        }
         const name = str(get(props, "metadata", "name"));
         const namespace = str(get(props, "metadata", "namespace"));
         if (kind === "ClusterRole" || kind === "Role") {
-            roles.push({ kind, name, namespace, wildcard: roleWildcard(props) });
+            const role: Role = {
+                kind,
+                name,
+                namespace,
+                wildcard: rulesWildcard(get(props, "rules")),
+                labels: labelsOf(get(props, "metadata", "labels")),
+                labelsOpen: false,
+                resourceName: String(r.name ?? ""),
+            };
+            const selectors = kind === "ClusterRole" ? selectorsOf(props) : undefined;
+            if (selectors !== undefined) role.selectors = selectors;
+            roles.push(role);
+            if (typeof name === "string" && name !== "" && (namespace === undefined || typeof namespace === "string")) {
+                declaredRoles.set(objectKey(kind, name, namespace), role);
+            }
             continue;
         }
-        const subjectsRaw = get(props, "subjects");
-        const subjects: Subject[] | Unknown =
-            subjectsRaw === UNKNOWN
-                ? UNKNOWN
-                : list(subjectsRaw).map((s) =>
-                      s === UNKNOWN
-                          ? { kind: UNKNOWN, name: UNKNOWN, namespace: UNKNOWN }
-                          : { kind: str(get(s, "kind")), name: str(get(s, "name")), namespace: str(get(s, "namespace")) },
-                  );
-        bindings.push({
+        const binding: Binding = {
             kind: kind as Binding["kind"],
             resourceName: String(r.name ?? ""),
             urn: typeof r.urn === "string" ? r.urn : undefined,
             namespace,
             roleKind: str(get(props, "roleRef", "kind")),
             roleName: str(get(props, "roleRef", "name")),
-            subjects,
-        });
+            subjects: readSubjects(get(props, "subjects")),
+        };
+        bindings.push(binding);
+        if (typeof name === "string" && name !== "" && (namespace === undefined || typeof namespace === "string")) {
+            declaredBindings.set(objectKey(kind, name, namespace), binding);
+        }
     }
+    // The cluster's bootstrap roles the program does not redeclare.
+    const builtIns = builtInRoles().filter((b) => !declaredRoles.has(objectKey("ClusterRole", b.name as string, undefined)));
+    const builtInByName = new Map(builtIns.map((b) => [b.name as string, b]));
+    roles.push(...mergeRolePatches(rolePatches, declaredRoles, builtInByName));
+    for (const p of bindingPatches) bindings.push(mergeBindingPatch(p, declaredBindings));
+    const all = [...roles, ...builtIns];
     const rolesByName = new Map<string, Role[]>();
     const rolesWithUnknownName: Role[] = [];
-    for (const role of roles) {
-        if (typeof role.name === "string") {
-            const key = `${role.kind}/${role.name}`;
-            rolesByName.set(key, [...(rolesByName.get(key) ?? []), role]);
-        } else if (role.name === UNKNOWN) {
+    for (const role of all) {
+        if (typeof role.name === "string" && role.name !== "") {
+            push(rolesByName, `${role.kind}/${role.name}`, role);
+        } else {
+            // Unknown or missing (an autonamed role under mocks): it may be any role.
             rolesWithUnknownName.push(role);
         }
     }
-    return { roles, bindings, rolesByName, rolesWithUnknownName };
+    return { roles, bindings, rolesByName, rolesWithUnknownName, clusterRoles: all.filter((r) => r.kind === "ClusterRole"), grants: new Map(), adminGrants: new Map() };
+}
+
+/**
+ * The merged view of each patched role: its target (declared, built-in, or nothing the program knows)
+ * with every patch of that target applied. Two patches that set the same list are both applied as the
+ * union of their lists (either may win); two that set the same label to different values leave it unknown.
+ */
+function mergeRolePatches(patches: RawPatch[], declared: Map<string, Role>, builtIns: Map<string, Role>): Role[] {
+    const groups = new Map<string, RawPatch[]>();
+    const unkeyed: RawPatch[] = [];
+    for (const p of patches) {
+        const name = str(get(p.props, "metadata", "name"));
+        const namespace = str(get(p.props, "metadata", "namespace"));
+        if (typeof name === "string" && name !== "" && (namespace === undefined || typeof namespace === "string")) {
+            push(groups, objectKey(p.kind, name, namespace), p);
+        } else {
+            unkeyed.push(p);
+        }
+    }
+    const out: Role[] = [];
+    for (const [key, group] of groups) {
+        const name = str(get(group[0].props, "metadata", "name"));
+        const base = declared.get(key) ?? (group[0].kind === "ClusterRole" && typeof name === "string" ? builtIns.get(name) : undefined);
+        out.push(mergeRole(group, base));
+    }
+    for (const p of unkeyed) out.push(mergeRole([p], undefined));
+    return out;
+}
+
+function mergeRole(group: RawPatch[], base: Role | undefined): Role {
+    const first = group[0];
+    const kind = first.kind as Role["kind"];
+    let labels: Labels = base ? base.labels : {};
+    const setBy = new Map<string, string | Unknown | undefined>();
+    let wildcard: Tri = base ? base.wildcard : "no";
+    let rulesSet = false;
+    let selectors: Plain[] | Unknown | undefined = base?.selectors;
+    let selectorsSet = false;
+    for (const p of group) {
+        const patchLabels = get(p.props, "metadata", "labels");
+        if (patchLabels === UNKNOWN || get(p.props, "metadata") === UNKNOWN || p.props === UNKNOWN) {
+            labels = UNKNOWN;
+        } else if (labels !== UNKNOWN) {
+            const next = { ...labels };
+            for (const [k, v] of Object.entries(labelsOf(patchLabels) as Record<string, string | Unknown | undefined>)) {
+                next[k] = setBy.has(k) && setBy.get(k) !== v ? UNKNOWN : v;
+                setBy.set(k, v);
+            }
+            labels = next;
+        }
+        if (has(p.props, "rules")) {
+            const w = rulesWildcard(get(p.props, "rules"));
+            wildcard = rulesSet ? or([wildcard, w]) : w;
+            rulesSet = true;
+        }
+        if (kind === "ClusterRole" && has(p.props, "aggregationRule")) {
+            const s = p.props === UNKNOWN ? UNKNOWN : selectorsOf(p.props);
+            if (s !== undefined) {
+                selectors = selectorsSet && selectors !== undefined ? (selectors === UNKNOWN || s === UNKNOWN ? UNKNOWN : [...selectors, ...s]) : s;
+                selectorsSet = true;
+            }
+        }
+    }
+    const role: Role = {
+        kind,
+        name: str(get(first.props, "metadata", "name")),
+        namespace: str(get(first.props, "metadata", "namespace")),
+        wildcard,
+        labels,
+        labelsOpen: base === undefined,
+        resourceName: String(group[group.length - 1].resource.name ?? ""),
+        patches: group.map((p) => String(p.resource.name ?? "")),
+    };
+    if (selectors !== undefined) role.selectors = selectors;
+    return role;
+}
+
+/** A binding patch judged as the merged object: its target's fields, overridden by the fields the patch sets. */
+function mergeBindingPatch(p: RawPatch, declared: Map<string, Binding>): Binding {
+    const name = str(get(p.props, "metadata", "name"));
+    const namespace = str(get(p.props, "metadata", "namespace"));
+    const base =
+        typeof name === "string" && name !== "" && (namespace === undefined || typeof namespace === "string")
+            ? declared.get(objectKey(p.kind, name, namespace))
+            : undefined;
+    const setsRoleRef = has(p.props, "roleRef");
+    const setsSubjects = has(p.props, "subjects");
+    const subjects: Subject[] | Unknown = setsSubjects ? readSubjects(get(p.props, "subjects")) : base ? base.subjects : [];
+    // roleRef is atomic: the patch's whole, else the target's; a target outside the program has a role we cannot see.
+    const roleKind = setsRoleRef ? str(get(p.props, "roleRef", "kind")) : base ? base.roleKind : UNKNOWN;
+    const roleName = setsRoleRef ? str(get(p.props, "roleRef", "name")) : base ? base.roleName : UNKNOWN;
+    return {
+        kind: p.kind as Binding["kind"],
+        resourceName: String(p.resource.name ?? ""),
+        urn: typeof p.resource.urn === "string" ? p.resource.urn : undefined,
+        namespace,
+        roleKind,
+        roleName,
+        subjects,
+        patch: { target: name, base, ...(!setsRoleRef && !base ? { roleOutsideProgram: true } : {}) },
+    };
 }
 
 function eq(a: string | Unknown | undefined, b: string | Unknown | undefined): Tri {
@@ -135,21 +367,201 @@ function eq(a: string | Unknown | undefined, b: string | Unknown | undefined): T
     return a === b ? "yes" : "no";
 }
 
+/** Whether a role's labels satisfy one label-selector requirement (`key <op> values`). */
+function requirement(role: Role, key: Plain, op: Plain, values: Plain): Tri {
+    if (key === UNKNOWN || op === UNKNOWN || role.labels === UNKNOWN) return "maybe";
+    if (typeof key !== "string" || typeof op !== "string") return "maybe"; // invalid: the controller cannot use it
+    const present = Object.prototype.hasOwnProperty.call(role.labels, key);
+    const value = present ? role.labels[key] : undefined;
+    if (present && typeof value !== "string") return "maybe";
+    const absent: Tri = present ? "no" : role.labelsOpen ? "maybe" : "yes";
+    const valueIn = (): Tri => {
+        if (absent === "yes") return "no";
+        if (absent === "maybe") return "maybe";
+        if (values === UNKNOWN) return "maybe";
+        const items = list(values);
+        if (items.includes(value as string)) return "yes";
+        return items.includes(UNKNOWN) ? "maybe" : "no";
+    };
+    switch (op) {
+        case "In":
+            return valueIn();
+        case "NotIn": {
+            const v = valueIn();
+            return v === "yes" ? "no" : v === "no" ? "yes" : "maybe";
+        }
+        case "Exists":
+            return absent === "yes" ? "no" : absent === "no" ? "yes" : "maybe";
+        case "DoesNotExist":
+            return absent;
+        default:
+            return "maybe";
+    }
+}
+
+/** Whether a Kubernetes label selector (matchLabels AND matchExpressions) selects the role. An empty selector selects every role. */
+export function selectorMatches(selector: Plain, role: Role): Tri {
+    if (selector === UNKNOWN) return "maybe";
+    if (selector === null || selector === undefined) return "yes";
+    if (!isObject(selector)) return "maybe";
+    const results: Tri[] = [];
+    const matchLabels = get(selector, "matchLabels");
+    if (matchLabels === UNKNOWN) results.push("maybe");
+    else for (const [k, v] of entries(matchLabels)) results.push(requirement(role, k, "In", [v]));
+    const expressions = get(selector, "matchExpressions");
+    if (expressions === UNKNOWN) results.push("maybe");
+    else {
+        for (const e of list(expressions)) {
+            results.push(e === UNKNOWN ? "maybe" : requirement(role, get(e, "key"), get(e, "operator"), get(e, "values")));
+        }
+    }
+    return results.reduce<Tri>((acc, t) => and(acc, t), "yes");
+}
+
+/** How a role grants (or may grant) `*` on `*`, with aggregation resolved. */
+export interface RoleGrant {
+    wildcard: Tri;
+    /** The role whose own rules decide it (the role itself, or one it aggregates). */
+    source?: Role;
+    /** Program-declared aggregating ClusterRoles reached: their selectors may match roles outside the program. */
+    openAggregators: Role[];
+}
+
+/**
+ * The role's wildcard status with aggregation resolved: the best over every ClusterRole reachable by
+ * selectors (each path as certain as its least certain match), its own rules included. Cycle-safe: each
+ * role's reach can only improve from "no" to "maybe" to "yes".
+ */
+export function roleGrant(role: Role, model: RbacModel): RoleGrant {
+    const hit = model.grants.get(role);
+    if (hit) return hit;
+    const reach = new Map<Role, Tri>([[role, "yes"]]);
+    const queue: Role[] = [role];
+    while (queue.length > 0) {
+        const from = queue.shift()!;
+        const selectors = from.selectors;
+        if (selectors === undefined) continue;
+        const here = reach.get(from)!;
+        for (const to of model.clusterRoles) {
+            if (to === from) continue;
+            // The controller skips the aggregating role itself (by name).
+            if (typeof to.name === "string" && to.name === from.name) continue;
+            const edge = selectors === UNKNOWN ? "maybe" : or(selectors.map((s) => selectorMatches(s, to)));
+            const t = and(here, edge);
+            if (t === "no" || RANK[t] <= RANK[reach.get(to) ?? "no"]) continue;
+            reach.set(to, t);
+            queue.push(to);
+        }
+    }
+    let wildcard: Tri = "no";
+    let source: Role | undefined;
+    const openAggregators: Role[] = [];
+    for (const [r, t] of reach) {
+        const w = and(t, r.wildcard);
+        if (RANK[w] > RANK[wildcard] || (w === wildcard && w !== "no" && r === role)) {
+            wildcard = w;
+            source = r;
+        }
+        if (r.selectors !== undefined && !r.builtIn) openAggregators.push(r);
+    }
+    const result = { wildcard, source, openAggregators };
+    model.grants.set(role, result);
+    return result;
+}
+
+/** How a binding's role grants admin: the verdict and the role that decides it. */
+export interface AdminGrant {
+    admin: Tri;
+    /** The matching role (for a wildcard verdict). */
+    role?: Role;
+    grant?: RoleGrant;
+    /** Why it is "maybe", for messages. */
+    unknown?: string;
+    /** Program aggregating roles the binding's role reaches (their selectors may match roles outside the program). */
+    openAggregators: Role[];
+}
+
+/** Whether the binding's role is cluster-admin or a wildcard-equivalent role, with what decides it. */
+export function adminGrant(binding: Binding, model: RbacModel): AdminGrant {
+    const hit = model.adminGrants.get(binding);
+    if (hit) return hit;
+    const result = computeAdminGrant(binding, model);
+    model.adminGrants.set(binding, result);
+    return result;
+}
+
+function computeAdminGrant(binding: Binding, model: RbacModel): AdminGrant {
+    const { roleKind, roleName } = binding;
+    if (roleName === UNKNOWN || roleKind === UNKNOWN || missing(roleName) || missing(roleKind)) {
+        const why = binding.patch?.roleOutsideProgram
+                ? "it sets subjects of a binding this program does not declare without its roleRef, so their role is one the program cannot see"
+                : "its roleRef is unknown or missing during preview";
+        return { admin: "maybe", unknown: why, openAggregators: [] };
+    }
+    if (roleKind === "ClusterRole" && roleName === "cluster-admin") return { admin: "yes", openAggregators: [] };
+    const bindingNs = binding.namespace ?? DEFAULT_NAMESPACE;
+    const candidates = [...(model.rolesByName.get(`${roleKind}/${roleName}`) ?? []), ...model.rolesWithUnknownName];
+    let best: AdminGrant = { admin: "no", openAggregators: [] };
+    const open = new Set<Role>();
+    for (const role of candidates) {
+        if (role.kind !== roleKind) continue;
+        const sameName = typeof role.name === "string" && role.name !== "" ? eq(role.name, roleName) : "maybe";
+        const sameNamespace = role.kind === "Role" ? eq(role.namespace ?? DEFAULT_NAMESPACE, bindingNs) : "yes";
+        const target = and(sameName, sameNamespace);
+        if (target === "no") continue;
+        const grant = roleGrant(role, model);
+        if (target === "yes") for (const a of grant.openAggregators) open.add(a);
+        const admin = and(target, grant.wildcard);
+        if (RANK[admin] > RANK[best.admin]) {
+            best = {
+                admin,
+                role,
+                grant,
+                openAggregators: [],
+                ...(admin === "maybe" ? { unknown: target === "maybe" ? "a role of this program whose name is unknown during preview may be it" : "its role's rules, labels or aggregation selectors are unknown during preview" } : {}),
+            };
+        }
+    }
+    return { ...best, openAggregators: [...open] };
+}
+
 /** Whether the binding's role is cluster-admin or a wildcard-equivalent role of the program. */
 export function grantsAdmin(binding: Binding, model: RbacModel): Tri {
-    if (binding.roleName === UNKNOWN || binding.roleKind === UNKNOWN) return "maybe";
-    if (binding.roleKind === "ClusterRole" && binding.roleName === "cluster-admin") return "yes";
-    const bindingNs = binding.namespace ?? DEFAULT_NAMESPACE;
-    const candidates = [...(model.rolesByName.get(`${binding.roleKind}/${binding.roleName}`) ?? []), ...model.rolesWithUnknownName];
-    return or(
-        candidates
-            .filter((role) => role.kind === binding.roleKind)
-            .map((role) => {
-                const sameName = eq(role.name, binding.roleName);
-                const sameNamespace = role.kind === "Role" ? eq(role.namespace ?? DEFAULT_NAMESPACE, bindingNs) : "yes";
-                return and(and(sameName, sameNamespace), role.wildcard);
-            }),
-    );
+    return adminGrant(binding, model).admin;
+}
+
+const quoteName = (v: string | Unknown | undefined) => (v === UNKNOWN ? "<unknown during preview>" : v === undefined || v === "" ? "<missing>" : JSON.stringify(v));
+
+/** A readable description of a role for messages, e.g. `ClusterRole "x" (aggregates ClusterRole "y": * verbs on * resources)`. */
+export function describeRole(name: string, kind: string | Unknown | undefined, g?: RoleGrant): string {
+    const k = typeof kind === "string" && kind !== "" ? kind : "role";
+    if (k === "ClusterRole" && name === "cluster-admin") return "cluster-admin";
+    const source = g?.source;
+    let how = "";
+    if (source && g?.wildcard === "yes") {
+        const patched = source.patches ? ` as patched by ${source.patches.map((p) => JSON.stringify(p)).join(", ")}` : "";
+        how =
+            source.name === name && source.kind === k && !source.builtIn
+                ? ` (wildcard: * verbs on * resources${patched})`
+                : ` (wildcard by aggregation: it aggregates ${source.kind} ${quoteName(source.name)}${patched}, which has * verbs on * resources)`;
+    }
+    return `${k} ${JSON.stringify(name)}${how}`;
+}
+
+/** A readable name of the binding's role. */
+export function describeBindingRole(binding: Binding, g: AdminGrant): string {
+    if (binding.patch?.roleOutsideProgram) return "the role it binds in the cluster (not in this program)";
+    if (typeof binding.roleName !== "string" || binding.roleName === "") return `${typeof binding.roleKind === "string" && binding.roleKind ? binding.roleKind : "role"} ${quoteName(binding.roleName)}`;
+    return describeRole(binding.roleName, binding.roleKind, g.grant);
+}
+
+/** A binding's kind and resource name for messages; a patch names what it patches. */
+export function describeBinding(binding: Binding): string {
+    if (!binding.patch) return `${binding.kind} ${JSON.stringify(binding.resourceName)}`;
+    const target = binding.patch.base
+        ? `${binding.kind} ${JSON.stringify(binding.patch.base.resourceName)} of this program`
+        : `${binding.kind} ${quoteName(binding.patch.target)}, which this program does not declare`;
+    return `${binding.kind}Patch ${JSON.stringify(binding.resourceName)} (patching ${target})`;
 }
 
 /**
@@ -159,24 +571,53 @@ export function grantsAdmin(binding: Binding, model: RbacModel): Tri {
  */
 export const GROUPS_COVERING_ALL_ACCOUNTS: ReadonlySet<string> = new Set(["system:serviceaccounts", "system:authenticated", "system:masters"]);
 
+/**
+ * The namespace a ServiceAccount subject names: its own, else (in a RoleBinding) the binding's; UNKNOWN
+ * when unknown, and undefined when it is missing where it decides (a ClusterRoleBinding's subject).
+ */
+function subjectNamespace(subject: Subject, binding: Binding): string | Unknown | undefined {
+    if (subject.namespace === UNKNOWN) return UNKNOWN;
+    if (!missing(subject.namespace)) return subject.namespace;
+    return binding.kind === "RoleBinding" ? binding.namespace ?? DEFAULT_NAMESPACE : undefined;
+}
+
+/**
+ * Whether a subject's identity could not be resolved during preview: its kind or name is unknown or
+ * missing, or (for a ServiceAccount of a ClusterRoleBinding) its namespace is. Such a subject is never
+ * taken for a concrete account: it may be any.
+ */
+export function subjectUnresolved(subject: Subject, binding: Binding): boolean {
+    const { kind, name } = subject;
+    if (kind === UNKNOWN || name === UNKNOWN || missing(kind) || missing(name)) return true;
+    if (kind !== "ServiceAccount") return false;
+    const ns = subjectNamespace(subject, binding);
+    return ns === UNKNOWN || missing(ns);
+}
+
 /** Whether one subject of a binding covers a service account. */
 export function subjectCovers(subject: Subject, binding: Binding, sa: ServiceAccountRef): Tri {
     const { kind, name } = subject;
-    if (kind === UNKNOWN || name === UNKNOWN) return "maybe";
+    if (kind === UNKNOWN || missing(kind)) return "maybe";
     if (kind === "ServiceAccount") {
-        // A RoleBinding's ServiceAccount subject defaults to the binding's namespace.
-        const ns = subject.namespace ?? (binding.kind === "RoleBinding" ? binding.namespace ?? DEFAULT_NAMESPACE : undefined);
-        if (ns === undefined) return "no";
-        return and(eq(name, sa.name), eq(ns, sa.namespace));
+        // A RoleBinding's ServiceAccount subject defaults to the binding's namespace; a missing name or
+        // (where it decides) namespace is not resolved yet, so it may be any.
+        const ns = subjectNamespace(subject, binding);
+        const sameName = missing(name) ? "maybe" : eq(name, sa.name);
+        const sameNs = missing(ns) ? "maybe" : eq(ns, sa.namespace);
+        return and(sameName, sameNs);
+    }
+    if (name === UNKNOWN || missing(name)) {
+        // A group or user whose name is not known may be one that covers every account.
+        return kind === "Group" || kind === "User" ? "maybe" : "no";
     }
     if (kind === "Group") {
-        if (typeof name === "string" && GROUPS_COVERING_ALL_ACCOUNTS.has(name)) return "yes";
-        if (typeof name === "string" && name.startsWith("system:serviceaccounts:")) {
+        if (GROUPS_COVERING_ALL_ACCOUNTS.has(name)) return "yes";
+        if (name.startsWith("system:serviceaccounts:")) {
             return eq(name.slice("system:serviceaccounts:".length), sa.namespace);
         }
         return "no";
     }
-    if (kind === "User" && typeof name === "string" && name.startsWith("system:serviceaccount:")) {
+    if (kind === "User" && name.startsWith("system:serviceaccount:")) {
         const [ns, ...rest] = name.slice("system:serviceaccount:".length).split(":");
         return and(eq(ns, sa.namespace), eq(rest.join(":"), sa.name));
     }
@@ -224,12 +665,12 @@ export class StackIndex {
     /** A superset of the Stacks the subject may cover (subjectCovers decides exactly). */
     candidates(subject: Subject, binding: Binding): StackIdentity[] {
         const { kind, name } = subject;
-        if (kind === UNKNOWN || name === UNKNOWN || typeof name !== "string") return this.stacks;
+        if (subjectUnresolved(subject, binding) || typeof kind !== "string" || typeof name !== "string") return this.stacks;
         let found: StackIdentity[] = [];
         if (kind === "ServiceAccount") {
-            const ns = subject.namespace ?? (binding.kind === "RoleBinding" ? binding.namespace ?? DEFAULT_NAMESPACE : undefined);
-            if (ns === UNKNOWN) return this.stacks;
-            if (typeof ns === "string") found = this.byAccount.get(`${ns}/${name}`) ?? [];
+            const ns = subjectNamespace(subject, binding);
+            if (typeof ns !== "string") return this.stacks;
+            found = this.byAccount.get(`${ns}/${name}`) ?? [];
         } else if (kind === "Group") {
             if (GROUPS_COVERING_ALL_ACCOUNTS.has(name)) return this.stacks;
             if (name.startsWith("system:serviceaccounts:")) found = this.byNamespace.get(name.slice("system:serviceaccounts:".length)) ?? [];
@@ -275,8 +716,8 @@ function buildStackIdentities(resources: ResourceLike[]): StackIdentity[] {
 /** A readable name of a subject for messages. */
 export function describeSubject(s: Subject): string {
     const part = (v: string | Unknown | undefined) => (v === UNKNOWN ? "<unknown>" : v ?? "");
+    const name = s.name === UNKNOWN ? "<unknown>" : missing(s.name) ? "<missing name>" : s.name;
     return s.kind === "ServiceAccount"
-        ? `ServiceAccount ${part(s.namespace) ? part(s.namespace) + "/" : ""}${part(s.name)}`
-        : `${part(s.kind)} ${part(s.name)}`;
+        ? `ServiceAccount ${part(s.namespace) ? part(s.namespace) + "/" : ""}${name}`
+        : `${missing(s.kind) ? "<missing kind>" : part(s.kind)} ${name}`;
 }
-

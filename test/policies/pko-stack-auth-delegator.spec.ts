@@ -24,4 +24,17 @@ describe("pko-stack-auth-delegator", () => {
         const old = stackResource("old", goodSpec(), {}, "kubernetes:pulumi.com/v1alpha1:Stack");
         assert.deepStrictEqual(runStackPolicy(policy, [old]), []);
     });
+    it("counts a patch that adds the account to a delegator binding, judged merged", () => {
+        const other = delegator([{ kind: "ServiceAccount", name: "other", namespace: "pulumi" }]);
+        const patch = (subjects: unknown): TestResource => ({
+            type: "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBindingPatch",
+            name: "p",
+            props: { metadata: { name: "d" }, subjects },
+        });
+        assert.deepStrictEqual(runStackPolicy(policy, [stack, other, patch([{ kind: "ServiceAccount", name: "deployer", namespace: "pulumi" }])]), []);
+        assert.strictEqual(runStackPolicy(policy, [stack, other, patch([{ kind: "ServiceAccount", name: "x", namespace: "pulumi" }])]).length, 1);
+    });
+    it("takes a delegator subject whose name is not resolved yet as possibly the Stack's (advisory: no noise)", () => {
+        assert.deepStrictEqual(runStackPolicy(policy, [stack, delegator([{ kind: "ServiceAccount", namespace: "pulumi" }])]), []);
+    });
 });

@@ -94,3 +94,263 @@ describe("pko-stack-no-cluster-admin", () => {
         assert.strictEqual(check([stack(), binding(CRB, "a", { kind: "ClusterRole", name: "view" }, UNKNOWN_WIRE)]).length, 0);
     });
 });
+
+const CRB_PATCH = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBindingPatch";
+const RB_PATCH = "kubernetes:rbac.authorization.k8s.io/v1:RoleBindingPatch";
+const CR_PATCH = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRolePatch";
+const WILD = [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }];
+const NARROW = [{ apiGroups: ["apps"], resources: ["deployments"], verbs: ["get"] }];
+
+function clusterRole(name: string, opts: { labels?: unknown; rules?: unknown; selectors?: unknown; type?: string } = {}): TestResource {
+    return {
+        type: opts.type ?? CR,
+        name,
+        props: {
+            metadata: { name, ...(opts.labels !== undefined ? { labels: opts.labels } : {}) },
+            ...(opts.rules !== undefined ? { rules: opts.rules } : {}),
+            ...(opts.selectors !== undefined ? { aggregationRule: { clusterRoleSelectors: opts.selectors } } : {}),
+        },
+    };
+}
+const bindAgg = (role = "agg") => binding(CRB, "agg-binding", { kind: "ClusterRole", name: role }, [sa("deployer")]);
+const AGG_LABEL = { "acme.io/aggregate-to-agg": "true" };
+
+describe("pko-stack-no-cluster-admin: aggregated ClusterRoles", () => {
+    // Known good: the aggregated role picks a narrow role only.
+    const good = () => [stack(), clusterRole("agg", { selectors: [{ matchLabels: AGG_LABEL }] }), clusterRole("part", { labels: AGG_LABEL, rules: NARROW }), bindAgg()];
+
+    it("passes an aggregation of narrow roles", () => {
+        assert.deepStrictEqual(check(good()), []);
+    });
+
+    it("flags an aggregation that picks a wildcard role, naming it", () => {
+        const r = check([...good(), clusterRole("all", { labels: AGG_LABEL, rules: WILD })]);
+        assert.strictEqual(r.length, 1);
+        assert.match(r[0].message, /grants ClusterRole "agg" \(wildcard by aggregation: it aggregates ClusterRole "all"/);
+    });
+
+    it("does not pick a wildcard role whose labels do not match", () => {
+        assert.deepStrictEqual(check([...good(), clusterRole("all", { labels: { "acme.io/aggregate-to-agg": "false" }, rules: WILD })]), []);
+        assert.deepStrictEqual(check([...good(), clusterRole("all", { rules: WILD })]), []);
+    });
+
+    it("ANDs matchLabels and matchExpressions, and ORs selectors", () => {
+        const wild = clusterRole("all", { labels: { tier: "ops", team: "a" }, rules: WILD });
+        const agg = (selectors: unknown) => [stack(), clusterRole("agg", { selectors }), wild, bindAgg()];
+        const n = (selectors: unknown) => check(agg(selectors)).length;
+        assert.strictEqual(n([{ matchLabels: { tier: "ops" }, matchExpressions: [{ key: "team", operator: "In", values: ["a", "b"] }] }]), 1);
+        assert.strictEqual(n([{ matchLabels: { tier: "ops" }, matchExpressions: [{ key: "team", operator: "In", values: ["b"] }] }]), 0);
+        assert.strictEqual(n([{ matchExpressions: [{ key: "team", operator: "NotIn", values: ["b"] }] }]), 1);
+        assert.strictEqual(n([{ matchLabels: { tier: "dev" } }, { matchLabels: { tier: "ops" }, matchExpressions: [{ key: "team", operator: "NotIn", values: ["a"] }] }]), 0);
+        // NotIn also selects roles without the label, the built-in cluster-admin among them.
+        assert.match(check(agg([{ matchExpressions: [{ key: "team", operator: "NotIn", values: ["a"] }] }]))[0].message, /aggregates ClusterRole "cluster-admin"/);
+        assert.strictEqual(n([{ matchLabels: { tier: "dev" } }, { matchExpressions: [{ key: "tier", operator: "Exists" }] }]), 1);
+        assert.strictEqual(n([{ matchLabels: { tier: "ops" }, matchExpressions: [{ key: "tier", operator: "DoesNotExist" }] }]), 0);
+    });
+
+    it("reaches the built-in cluster-admin: an empty selector, or one that only excludes, selects every role", () => {
+        // cluster-admin is a ClusterRole of every cluster, labelled kubernetes.io/bootstrapping=rbac-defaults.
+        for (const selectors of [[{}], [{ matchExpressions: [{ key: "acme.io/team", operator: "DoesNotExist" }] }], [{ matchLabels: { "kubernetes.io/bootstrapping": "rbac-defaults" } }]]) {
+            const r = check([stack(), clusterRole("agg", { selectors }), bindAgg()]);
+            assert.strictEqual(r.length, 1, JSON.stringify(selectors));
+            assert.match(r[0].message, /aggregates ClusterRole "cluster-admin"/);
+        }
+    });
+
+    it("resolves built-in admin/edit/view: a wildcard role labelled aggregate-to-view makes all three wildcard", () => {
+        const wild = clusterRole("crd-everything", { labels: { "rbac.authorization.k8s.io/aggregate-to-view": "true" }, rules: WILD });
+        for (const role of ["view", "edit", "admin"]) {
+            assert.strictEqual(check([stack(), wild, bindAgg(role)]).length, 1, role);
+            assert.strictEqual(check([stack(), bindAgg(role)]).length, 0, role);
+        }
+        // A program role named edit replaces the built-in one.
+        assert.strictEqual(check([stack(), wild, clusterRole("edit", { rules: NARROW }), bindAgg("edit")]).length, 0);
+    });
+
+    it("follows a program selector on the built-in aggregate-to-admin label through edit and view", () => {
+        const agg = clusterRole("agg", { selectors: [{ matchLabels: { "rbac.authorization.k8s.io/aggregate-to-admin": "true" } }] });
+        assert.deepStrictEqual(check([stack(), agg, bindAgg()]), []);
+        const wild = clusterRole("crd-all", { labels: { "rbac.authorization.k8s.io/aggregate-to-view": "true" }, rules: WILD });
+        assert.match(check([stack(), agg, wild, bindAgg()])[0].message, /aggregates ClusterRole "crd-all"/);
+    });
+
+    it("fails closed on a selector the controller cannot use (unknown operator)", () => {
+        const agg = clusterRole("agg", { selectors: [{ matchExpressions: [{ key: "tier", operator: "Matches", values: ["x"] }] }] });
+        assert.match(check([stack(), agg, clusterRole("all", { labels: { tier: "x" }, rules: WILD }), bindAgg()])[0].message, /fails closed/);
+    });
+
+    it("resolves transitively and survives cycles", () => {
+        const top = clusterRole("agg", { labels: { "acme.io/aggregate-to-mid": "true" }, selectors: [{ matchLabels: { "acme.io/aggregate-to-agg": "true" } }] });
+        const mid = clusterRole("mid", { labels: AGG_LABEL, selectors: [{ matchLabels: { "acme.io/aggregate-to-mid": "true" } }] });
+        assert.deepStrictEqual(check([stack(), top, mid, bindAgg()]), []);
+        const leaf = clusterRole("leaf", { labels: { "acme.io/aggregate-to-mid": "true" }, rules: WILD });
+        const r = check([stack(), top, mid, leaf, bindAgg()]);
+        assert.strictEqual(r.length, 1);
+        assert.match(r[0].message, /aggregates ClusterRole "leaf"/);
+    });
+
+    it("skips the aggregating role's own name, as the controller does, but keeps its own rules", () => {
+        // Rules the controller has not yet replaced still apply: counted.
+        assert.strictEqual(check([stack(), clusterRole("agg", { labels: AGG_LABEL, selectors: [{ matchLabels: AGG_LABEL }], rules: WILD }), bindAgg()]).length, 1);
+    });
+
+    it("fails closed on unknown selectors or labels, and not when the unknown cannot matter", () => {
+        const wild = clusterRole("all", { labels: AGG_LABEL, rules: WILD });
+        const fc = (rs: TestResource[]) => {
+            const r = check(rs);
+            assert.strictEqual(r.length, 1);
+            assert.match(r[0].message, /may grant ClusterRole "agg" .*fails closed: its role's rules, labels or aggregation selectors are unknown/);
+        };
+        fc([stack(), clusterRole("agg", { selectors: UNKNOWN_WIRE }), wild, bindAgg()]);
+        fc([stack(), clusterRole("agg", { selectors: [UNKNOWN_WIRE] }), wild, bindAgg()]);
+        fc([stack(), clusterRole("agg", { selectors: [{ matchLabels: { "acme.io/aggregate-to-agg": UNKNOWN_WIRE } }] }), wild, bindAgg()]);
+        fc([stack(), clusterRole("agg", { selectors: [{ matchExpressions: [{ key: "tier", operator: "In", values: UNKNOWN_WIRE }] }] }), clusterRole("all", { labels: { tier: "x" }, rules: WILD }), bindAgg()]);
+        fc([stack(), clusterRole("agg", { selectors: [{ matchLabels: AGG_LABEL }] }), clusterRole("all", { labels: UNKNOWN_WIRE, rules: WILD }), bindAgg()]);
+        fc([stack(), clusterRole("agg", { selectors: [{ matchLabels: AGG_LABEL }] }), clusterRole("all", { labels: { "acme.io/aggregate-to-agg": UNKNOWN_WIRE }, rules: WILD }), bindAgg()]);
+        // An unknown label on a narrow role cannot make the aggregation wildcard.
+        assert.deepStrictEqual(check([stack(), clusterRole("agg", { selectors: [{ matchLabels: AGG_LABEL }] }), clusterRole("part", { labels: UNKNOWN_WIRE, rules: NARROW }), bindAgg()]), []);
+    });
+});
+
+describe("pko-stack-no-cluster-admin: names that come from other resources", () => {
+    it("fails closed on a subject whose name is missing or unknown, saying it could not be resolved", () => {
+        for (const subject of [{ kind: "ServiceAccount", namespace: "pulumi" }, sa(UNKNOWN_WIRE), { kind: "ServiceAccount", name: "", namespace: "pulumi" }]) {
+            const r = check([stack(), binding(CRB, "a", admin, [subject])]);
+            assert.strictEqual(r.length, 1, JSON.stringify(subject));
+            assert.match(r[0].message, /could not be resolved during preview/);
+            assert.match(r[0].message, /fails closed/);
+        }
+    });
+
+    it("never lets a Stack with a missing subject name 'run as default' unnoticed", () => {
+        const noSa = stackResource("app", goodSpec());
+        assert.strictEqual(check([noSa, binding(CRB, "a", admin, [{ kind: "ServiceAccount", namespace: "pulumi" }])]).length, 1);
+    });
+
+    it("fails closed on a ClusterRoleBinding ServiceAccount subject whose namespace is missing or unknown, when the name could be the Stack's", () => {
+        assert.strictEqual(check([stack(), binding(CRB, "a", admin, [{ kind: "ServiceAccount", name: "deployer" }])]).length, 1);
+        assert.strictEqual(check([stack(), binding(CRB, "a", admin, [sa("deployer", UNKNOWN_WIRE)])]).length, 1);
+        assert.strictEqual(check([stack(), binding(CRB, "a", admin, [{ kind: "ServiceAccount", name: "other" }])]).length, 0);
+    });
+
+    it("fails closed on a missing subject kind or a Group with an unknown name", () => {
+        assert.strictEqual(check([stack(), binding(CRB, "a", admin, [{ name: "deployer", namespace: "pulumi" }])]).length, 1);
+        assert.strictEqual(check([stack(), binding(CRB, "a", admin, [{ kind: "Group", name: UNKNOWN_WIRE }])]).length, 1);
+    });
+
+    it("does not report an unresolved subject another namespace rules out, or bound to a least-privilege role", () => {
+        assert.deepStrictEqual(check([stack(), binding(CRB, "a", admin, [sa(UNKNOWN_WIRE, "kube-system")])]), []);
+        assert.deepStrictEqual(check([stack(), binding(CRB, "a", { kind: "ClusterRole", name: "view" }, [sa(UNKNOWN_WIRE)])]), []);
+        assert.deepStrictEqual(check([stack(), binding(CRB, "a", { kind: "ClusterRole", name: "view" }, [{ kind: "ServiceAccount", namespace: "pulumi" }])]), []);
+    });
+
+    it("does not report a Stack whose account is unknown when no admin binding exists", () => {
+        assert.deepStrictEqual(check([stack({ serviceAccountName: UNKNOWN_WIRE }), binding(CRB, "a", { kind: "ClusterRole", name: "edit" }, [sa("x")])]), []);
+    });
+
+    it("fails closed when both sides are unknown (the same output cannot be linked), naming the Stack's account", () => {
+        const r = check([stack({ serviceAccountName: UNKNOWN_WIRE }), binding(CRB, "a", admin, [sa(UNKNOWN_WIRE)])]);
+        assert.strictEqual(r.length, 1);
+        assert.match(r[0].message, /ServiceAccount pulumi\/<unknown>/);
+    });
+
+    it("links by name once the name is known (a real preview assigns autonamed accounts' names)", () => {
+        const s = stack({ serviceAccountName: "deployer-1a2b3c4d" });
+        const r = check([s, binding(CRB, "a", admin, [sa("deployer-1a2b3c4d")])]);
+        assert.strictEqual(r.length, 1);
+        assert.match(r[0].message, /grants cluster-admin to ServiceAccount pulumi\/deployer-1a2b3c4d/);
+        assert.deepStrictEqual(check([s, binding(CRB, "a", admin, [sa("deployer-9z8y7x6w")])]), []);
+    });
+
+    it("fails closed on a role reference whose name is missing (an autonamed role under mocks), and on a role with a missing name", () => {
+        assert.strictEqual(check([stack(), binding(CRB, "a", { kind: "ClusterRole", name: undefined }, [sa("deployer")])]).length, 1);
+        const nameless = { type: CR, name: "wild", props: { metadata: {}, rules: WILD } };
+        assert.strictEqual(check([stack(), nameless, binding(CRB, "a", { kind: "ClusterRole", name: "anything" }, [sa("deployer")])]).length, 1);
+    });
+});
+
+describe("pko-stack-no-cluster-admin: server-side-apply patches", () => {
+    const viewers = () => binding(CRB, "viewers", { kind: "ClusterRole", name: "view" }, [sa("deployer")]);
+    const patch = (type: string, name: string, props: Record<string, unknown>): TestResource => ({ type, name, props });
+
+    it("passes a patch that only labels a least-privilege binding", () => {
+        assert.deepStrictEqual(check([stack(), viewers(), patch(CRB_PATCH, "p", { metadata: { name: "viewers", labels: { team: "ops" } } })]), []);
+    });
+
+    it("flags a patch that adds the Stack's account to a declared cluster-admin binding, on the patch", () => {
+        const ops = binding(CRB, "ops", admin, [{ kind: "User", name: "alice" }]);
+        const r = check([stack(), ops, patch(CRB_PATCH, "p", { metadata: { name: "ops" }, subjects: [{ kind: "User", name: "alice" }, sa("deployer")] })]);
+        assert.strictEqual(r.length, 1);
+        assert.strictEqual(r[0].urn, "urn:pulumi:dev::test::" + CRB_PATCH + "::p");
+        assert.match(r[0].message, /ClusterRoleBindingPatch "p" \(patching ClusterRoleBinding "ops" of this program\) grants cluster-admin/);
+    });
+
+    it("judges subjects as an atomic list: a patch that replaces them removes what the target listed", () => {
+        const ops = binding(CRB, "ops", admin, [{ kind: "User", name: "alice" }]);
+        // The target does not cover the Stack; neither does the patched object.
+        assert.deepStrictEqual(check([stack(), ops, patch(CRB_PATCH, "p", { metadata: { name: "ops" }, subjects: [{ kind: "User", name: "bob" }] })]), []);
+    });
+
+    it("does not report twice what the target already grants", () => {
+        const ops = binding(CRB, "ops", admin, [sa("deployer")]);
+        const r = check([stack(), ops, patch(CRB_PATCH, "p", { metadata: { name: "ops", labels: { a: "b" } } })]);
+        assert.strictEqual(r.length, 1);
+        assert.strictEqual(r[0].urn, "urn:pulumi:dev::test::" + CRB + "::ops");
+    });
+
+    it("judges a patch of a binding the program does not declare as it stands", () => {
+        assert.strictEqual(check([stack(), patch(CRB_PATCH, "p", { metadata: { name: "legacy" }, roleRef: admin, subjects: [sa("deployer")] })]).length, 1);
+        assert.deepStrictEqual(check([stack(), patch(CRB_PATCH, "p", { metadata: { name: "legacy" }, roleRef: { kind: "ClusterRole", name: "view" }, subjects: [sa("deployer")] })]), []);
+        // Subjects not set: the patch grants nobody anything new.
+        assert.deepStrictEqual(check([stack(), patch(CRB_PATCH, "p", { metadata: { name: "legacy", labels: { a: "b" } }, roleRef: admin })]), []);
+    });
+
+    it("fails closed on a patch that adds subjects to an undeclared binding without its roleRef", () => {
+        const r = check([stack(), patch(RB_PATCH, "p", { metadata: { name: "team", namespace: "pulumi" }, subjects: [sa("deployer")] })]);
+        assert.strictEqual(r.length, 1);
+        assert.match(r[0].message, /RoleBindingPatch "p" \(patching RoleBinding "team", which this program does not declare\) may grant .*fails closed: it sets subjects of a binding this program does not declare without its roleRef/);
+    });
+
+    it("joins a RoleBinding patch by namespace too", () => {
+        const rb = binding(RB, "team", admin, [{ kind: "User", name: "alice" }], "pulumi");
+        const p = (namespace: string) => patch(RB_PATCH, "p", { metadata: { name: "team", namespace }, subjects: [sa("deployer")] });
+        assert.match(check([stack(), rb, p("pulumi")])[0].message, /grants cluster-admin/);
+        // Another namespace: an undeclared binding, whose role the program cannot see.
+        assert.match(check([stack(), rb, p("other")])[0].message, /fails closed/);
+    });
+
+    it("judges a role as patched: rules made wildcard count, reported on the binding, naming the patch", () => {
+        const role = clusterRole("deploy", { rules: NARROW });
+        const b = binding(CRB, "deploy-binding", { kind: "ClusterRole", name: "deploy" }, [sa("deployer")]);
+        assert.deepStrictEqual(check([stack(), role, b]), []);
+        const r = check([stack(), role, b, clusterRole("deploy", { type: CR_PATCH, rules: WILD })]);
+        assert.strictEqual(r.length, 1);
+        assert.strictEqual(r[0].urn, "urn:pulumi:dev::test::" + CRB + "::deploy-binding");
+        assert.match(r[0].message, /as patched by "deploy"/);
+        // A patch of a role the program does not declare, with wildcard rules.
+        assert.strictEqual(check([stack(), b, clusterRole("deploy", { type: CR_PATCH, rules: WILD })]).length, 1);
+        // A patch of an undeclared role that sets no rules adds none the program knows of.
+        assert.deepStrictEqual(check([stack(), b, clusterRole("deploy", { type: CR_PATCH, labels: { a: "b" } })]), []);
+    });
+
+    it("lets a patch's labels bring a role into an aggregation, and its selectors pick roles", () => {
+        const agg = clusterRole("agg", { selectors: [{ matchLabels: AGG_LABEL }] });
+        const wild = clusterRole("all", { rules: WILD });
+        assert.deepStrictEqual(check([stack(), agg, wild, bindAgg()]), []);
+        assert.strictEqual(check([stack(), agg, wild, bindAgg(), clusterRole("all", { type: CR_PATCH, labels: AGG_LABEL })]).length, 1);
+        const plain = clusterRole("agg", { rules: NARROW });
+        assert.strictEqual(check([stack(), plain, clusterRole("all", { labels: AGG_LABEL, rules: WILD }), bindAgg(), clusterRole("agg", { type: CR_PATCH, selectors: [{ matchLabels: AGG_LABEL }] })]).length, 1);
+    });
+
+    it("treats the other labels of an undeclared patched role as unknown when a selector reads them", () => {
+        const agg = clusterRole("agg", { selectors: [{ matchExpressions: [{ key: "team", operator: "DoesNotExist" }, { key: "tier", operator: "In", values: ["x"] }] }] });
+        const r = check([stack(), agg, bindAgg(), clusterRole("ext", { type: CR_PATCH, labels: { tier: "x" }, rules: WILD })]);
+        assert.strictEqual(r.length, 1);
+        assert.match(r[0].message, /fails closed/);
+    });
+
+    it("fails closed on a patch whose merged subjects are unknown", () => {
+        const ops = binding(CRB, "ops", admin, [{ kind: "User", name: "alice" }]);
+        assert.match(check([stack(), ops, patch(CRB_PATCH, "p", { metadata: { name: "ops" }, subjects: UNKNOWN_WIRE })])[0].message, /fails closed: its subjects are unknown/);
+    });
+});
