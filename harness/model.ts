@@ -16,9 +16,18 @@ export interface Row {
     level: Level;
     /** The policy's message without the description the SDK prefixes. */
     message: string;
+    /**
+     * Where the finding is in a manifest (`pko-guard check`, manifest leg): the file, and the line and column
+     * of the field the rule named (or of the object). Absent for program resources.
+     */
+    file?: string;
+    line?: number;
+    column?: number;
+    /** The field the line points at, when known (`spec.branch`, `subjects[0]`). */
+    field?: string;
 }
 
-export type LegName = "mock" | "real" | "deploy";
+export type LegName = "mock" | "real" | "deploy" | "manifest";
 
 export interface LegResult {
     leg: LegName;

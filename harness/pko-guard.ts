@@ -2,6 +2,7 @@
 /**
  * The pko-guard command:
  *   pko-guard gate [PROJECT_DIR] --stack NAME [--config FILE] [--report FORMAT=FILE ...] [--fail-on-advisory]
+ *   pko-guard check PATH... [--config FILE] [--report FORMAT=FILE ...] [--fail-on-advisory] [--repo-root DIR]
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
  */
 import { timeoutSeconds } from "./options";
@@ -9,6 +10,7 @@ import "./fatal";
 import { Command, CommanderError } from "commander";
 import { BadInputError } from "./expect";
 import { renderGateTable, runGate, writeGateReports } from "./gate";
+import { renderCheckTable, runCheck, writeCheckReports } from "../cli/check/check";
 import { ReportRequest, parseReportOption } from "./reports/write";
 import { ToolchainMissingError } from "./toolchain";
 
@@ -33,6 +35,23 @@ async function main(argv: string[]): Promise<number> {
             const result = await runGate({ projectDir: project, stack: o.stack, config: o.config, reports: o.report, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
             process.stdout.write(renderGateTable(result));
             writeGateReports(result, o.report, Date.now() - started);
+            code = result.exitCode;
+        });
+    program
+        .command("check")
+        .description("check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies")
+        .argument("<paths...>", "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input")
+        .option("--config <file>", "policy pack config (JSON, as for --policy-pack-config)")
+        .option("--report <format=file>", "write a report: json, junit or sarif (repeatable)", parseReportOption, [] as ReportRequest[])
+        .option("--fail-on-advisory", "advisory violations block too", false)
+        .option("--repo-root <dir>", "repository root that Argo CD Application source paths are relative to (default: the git top level)")
+        .exitOverride()
+        .action((paths: string[], o: { config?: string; report: ReportRequest[]; failOnAdvisory: boolean; repoRoot?: string }) => {
+            const started = Date.now();
+            const result = runCheck({ paths, config: o.config, reports: o.report, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot });
+            for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${s.file}: ${s.reason}\n`);
+            process.stdout.write(renderCheckTable(result));
+            writeCheckReports(result, o.report, Date.now() - started);
             code = result.exitCode;
         });
     try {

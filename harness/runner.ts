@@ -9,6 +9,7 @@ import { BadInputError, Fixture, discoverFixtures, loadFixtureWithProfiles } fro
 import { fixturePackConfig, runMockLeg } from "./legs/mock";
 import { runRealLeg } from "./legs/real";
 import { runDeployLeg } from "./legs/deploy";
+import { manifestRowMapper, programFixture, runManifestLeg, runMockManifestLeg } from "./legs/manifest";
 import { ManifestValidator } from "./manifests";
 import { Toolchain, findToolchain } from "./toolchain";
 import { LegResult } from "./model";
@@ -16,7 +17,11 @@ import { FIXTURES_DIR, PACK_ENTRY, REPO_ROOT } from "./paths";
 import { loadPackConfig } from "./policy-config";
 import { Check, FixtureVerdict, judgeFixture } from "./verdict";
 
-export type LegChoice = "mock" | "real" | "deploy" | "both" | "all";
+/**
+ * Legs to run. A manifest fixture also runs the in-process manifest leg under every choice but real and
+ * deploy (and alone under `manifest`); program fixtures have no manifest leg.
+ */
+export type LegChoice = "mock" | "real" | "deploy" | "both" | "all" | "manifest";
 
 export interface RunOptions {
     leg: LegChoice;
@@ -26,7 +31,7 @@ export interface RunOptions {
 }
 
 function isCollection(dir: string): boolean {
-    return fs.existsSync(dir) && fs.statSync(dir).isDirectory() && !fs.existsSync(path.join(dir, "Pulumi.yaml"));
+    return fs.existsSync(dir) && fs.statSync(dir).isDirectory() && !fs.existsSync(path.join(dir, "Pulumi.yaml")) && !fs.existsSync(path.join(dir, "expect.yaml"));
 }
 
 /** Loads fixture folders (all of fixtures/ when none given); throws BadInputError on any bad one. */
@@ -65,6 +70,7 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
     const wantMock = ["mock", "both", "all"].includes(options.leg);
     const wantReal = ["real", "both", "all"].includes(options.leg);
     const wantDeploy = ["deploy", "all"].includes(options.leg);
+    const wantManifest = ["manifest", "mock", "both", "all"].includes(options.leg);
     // A missing toolchain or schema is reported once, before anything runs.
     const toolchain: Toolchain | undefined = wantReal || wantDeploy ? findToolchain() : undefined;
     const validator = wantDeploy ? new ManifestValidator() : undefined;
@@ -77,16 +83,29 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
         for (const fixture of fixtures) {
             const legs: LegResult[] = [];
             const extra: Check[] = [];
+            // A manifest fixture: the manifest leg in-process; the program legs run a generated program that
+            // declares the manifests, and their rows are mapped onto manifest identities.
+            const program = programFixture(fixture);
+            const mapRows = manifestRowMapper(fixture);
+            const mapped = (l: LegResult): LegResult => (fixture.manifestsDir ? { ...l, rows: mapRows(l.rows) } : l);
+            if (fixture.manifestsDir && wantManifest) {
+                legs.push(await runManifestLeg(fixture));
+            }
             if (wantMock) {
-                legs.push(await runMockLeg(fixture, { analyzer, timeoutMs: options.timeoutMs }));
+                const mockOptions = { analyzer, timeoutMs: options.timeoutMs };
+                legs.push(mapped(fixture.manifestsDir ? await runMockManifestLeg(program, mockOptions) : await runMockLeg(program, mockOptions)));
             }
             if (toolchain && wantReal) {
-                const real = await runRealLeg(fixture, { toolchain, timeoutMs: options.timeoutMs, descriptions });
+                const real = mapped(await runRealLeg(program, { toolchain, timeoutMs: options.timeoutMs, descriptions }));
                 legs.push(real);
                 extra.push(...exitCodeChecks(fixture, real));
             }
             if (toolchain && validator) {
-                legs.push(await runDeployLeg(fixture, { toolchain, validator, timeoutMs: options.timeoutMs, descriptions }));
+                legs.push(
+                    fixture.manifestsDir
+                        ? { leg: "deploy", rows: [], skipped: "manifest fixture: the deploy leg renders program fixtures only", durationMs: 0 }
+                        : await runDeployLeg(fixture, { toolchain, validator, timeoutMs: options.timeoutMs, descriptions }),
+                );
             }
             const v = judgeFixture(fixture, legs, extra);
             verdicts.push(v);

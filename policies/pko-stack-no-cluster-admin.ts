@@ -19,13 +19,20 @@
  * service account are unknown during preview.
  */
 import { Finding, programRule } from "./model/policy";
-import { StackIndex, bindingCovers, describeSubject, grantsAdmin, rbacModel, stackIdentities } from "./model/rbac";
+import { Binding, ServiceAccountRef, StackIndex, bindingCovers, describeSubject, grantsAdmin, rbacModel, stackIdentities, subjectCovers } from "./model/rbac";
 import { describeStack } from "./model/stack";
 import { UNKNOWN, Unknown } from "./model/values";
 
 export const NAME = "pko-stack-no-cluster-admin";
 
 const show = (v: string | Unknown | undefined) => (v === UNKNOWN ? "<unknown during preview>" : JSON.stringify(v ?? ""));
+
+/** The binding's field a finding points at: the first subject that covers the service account. */
+function subjectField(binding: Binding, sa: ServiceAccountRef): string {
+    if (binding.subjects === UNKNOWN) return "subjects";
+    const i = binding.subjects.findIndex((s) => subjectCovers(s, binding, sa) !== "no");
+    return i >= 0 ? `subjects[${i}]` : "roleRef";
+}
 
 export const policy = programRule(
     {
@@ -57,7 +64,7 @@ export const policy = programRule(
                     admin === "yes" && covers === "yes"
                         ? `${binding.kind} ${JSON.stringify(binding.resourceName)} grants ${role} to ${sa}, which ${describeStack(st.view)} runs as (${st.source}); bind a least-privilege role instead.`
                         : `${binding.kind} ${JSON.stringify(binding.resourceName)} may grant ${role} to ${sa}, which ${describeStack(st.view)} runs as (${st.source}): the role or subjects are unknown during preview, so the rule fails closed; make them known at preview time or bind a least-privilege role.`;
-                findings.push({ message, urn: binding.urn });
+                findings.push({ message, urn: binding.urn, field: subjectField(binding, st.serviceAccount) });
             }
         }
         return findings;

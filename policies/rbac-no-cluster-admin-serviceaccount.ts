@@ -39,12 +39,13 @@ export const policy = programRule(
         for (const binding of model.bindings) {
             if (grantsAdmin(binding, model) !== "yes" || binding.subjects === UNKNOWN) continue;
             const role = binding.roleName === "cluster-admin" ? "cluster-admin" : `wildcard role ${JSON.stringify(binding.roleName)}`;
-            for (const subject of binding.subjects) {
+            for (const [index, subject] of binding.subjects.entries()) {
                 if (!isServiceAccountSubject(subject.kind, subject.name)) continue;
                 if (stacks.candidates(subject, binding).some((st) => subjectCovers(subject, binding, st.serviceAccount) !== "no")) continue;
                 findings.push({
                     message: `${binding.kind} ${JSON.stringify(binding.resourceName)} grants ${role} to ${describeSubject(subject)}, which no PKO Stack of this program runs as; bind a least-privilege role or remove the binding.`,
                     urn: binding.urn,
+                    field: `subjects[${index}]`,
                 });
             }
         }

@@ -130,7 +130,7 @@ function failure(what: string, r: Exec, events: EngineEvent[] = []): string {
 export function linkProgram(fixtureDir: string, programDir: string): string {
     fs.mkdirSync(programDir, { recursive: true });
     for (const entry of fs.readdirSync(fixtureDir)) {
-        if (/^Pulumi\.[^.]+\.yaml$/.test(entry)) continue;
+        if (/^Pulumi\.[^.]+\.yaml$/.test(entry) || entry === "node_modules") continue;
         fs.symlinkSync(path.join(fixtureDir, entry), path.join(programDir, entry));
     }
     fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(programDir, "node_modules"));

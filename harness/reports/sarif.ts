@@ -1,7 +1,8 @@
 /**
  * SARIF 2.1.0: one run of the pko-guard tool, its rules taken from the pack's own metadata (stable
  * ruleId = policy name), one result per violation row, located at the program file with the resource's
- * URN as a logical location. Mandatory is `error`, advisory `warning`.
+ * URN as a logical location; a manifest row (`pko-guard check`) is located at its file with a region
+ * (startLine/startColumn of the field the rule named, else of the object). Mandatory is `error`, advisory `warning`.
  */
 import { SarifBuilder, SarifResultBuilder, SarifRuleBuilder, SarifRunBuilder } from "node-sarif-builder";
 import { ReportSubject, ruleCatalogue } from "./subject";
@@ -36,8 +37,9 @@ export function renderSarif(subjects: ReportSubject[]): string {
                 level: row.level === "mandatory" ? "error" : "warning",
                 messageText: `${row.resource ? `${row.resource}: ` : ""}${row.message}`,
                 ruleId: row.policy,
-                fileUri: s.programFile,
-                startLine: 1,
+                fileUri: row.file ?? s.programFile,
+                startLine: row.file ? row.line ?? 1 : 1,
+                ...(row.file && row.column ? { startColumn: row.column } : {}),
             });
             const location = result.result.locations?.[0];
             if (location && row.urn) {

@@ -14,7 +14,7 @@ export function renderTable(verdicts: FixtureVerdict[]): string {
         head: ["fixture", "leg", "policy", "resource", "expected", "got", "result"],
         style: { head: [], border: [] },
         wordWrap: true,
-        colWidths: [30, 8, 40, 22, 10, 6, 60],
+        colWidths: [30, 10, 40, 22, 10, 6, 60],
     });
     for (const v of verdicts) {
         for (const c of v.checks) {
@@ -29,9 +29,11 @@ export function summaryLine(verdicts: FixtureVerdict[]): string {
     const n = (o: string) => verdicts.filter((v) => v.outcome === o).length;
     const skipped = verdicts.flatMap((v) => v.legs).filter((l) => l.skipped);
     const mockOnly = skipped.filter((l) => l.skipped!.startsWith("mock-only")).length;
+    const manifest = skipped.filter((l) => l.skipped!.startsWith("manifest fixture")).length;
     const reasons = [
         mockOnly > 0 ? `${mockOnly} as mock-only` : "",
-        skipped.length - mockOnly > 0 ? `${skipped.length - mockOnly} stopped by the gate before deploy` : "",
+        manifest > 0 ? `${manifest} as manifest fixture(s) the leg does not run` : "",
+        skipped.length - mockOnly - manifest > 0 ? `${skipped.length - mockOnly - manifest} stopped by the gate before deploy` : "",
     ].filter(Boolean);
     const legs = skipped.length > 0 ? ` (${skipped.length} leg run(s) skipped: ${reasons.join(", ")}; not counted as matches)` : "";
     const partial = verdicts.filter((v) => v.outcome === "match" && v.legs.some((l) => l.skipped)).length;
