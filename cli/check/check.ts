@@ -130,7 +130,7 @@ export function renderCheckTable(r: CheckResult): string {
         style: { head: [], border: [] },
         wordWrap: true,
         wrapOnWordBoundary: false,
-        colWidths: [30, 38, 28, 11, 10, 64],
+        colWidths: [44, 38, 28, 11, 10, 56],
     });
     for (const row of r.rows) {
         const loc = row.file ? `${row.file}:${row.line}:${row.column}` : "";
