@@ -142,6 +142,7 @@ async function main(): Promise<void> {
     await startup();
     const { realBenchmarks } = await import("./real");
     Object.assign(results, await realBenchmarks(line));
+    Object.assign(results, await (await import("./check")).checkBenchmarks(line));
     const out = path.join(REPO_ROOT, "bench", "results.json");
     fs.writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
     line(`results written to ${path.relative(process.cwd(), out)}`);

@@ -9,8 +9,6 @@ import { timeoutSeconds } from "./options";
 import "./fatal";
 import { Command, CommanderError } from "commander";
 import { BadInputError } from "./expect";
-import { renderGateTable, runGate, writeGateReports } from "./gate";
-import { renderCheckTable, runCheck, writeCheckReports } from "../cli/check/check";
 import { ReportRequest, parseReportOption } from "./reports/write";
 import { ToolchainMissingError } from "./toolchain";
 
@@ -32,6 +30,8 @@ async function main(argv: string[]): Promise<number> {
         .exitOverride()
         .action(async (project: string, o: { stack: string; config?: string; report: ReportRequest[]; failOnAdvisory: boolean; timeout: number }) => {
             const started = Date.now();
+            // Each command loads only its own modules (start-up time is part of every CI run).
+            const { renderGateTable, runGate, writeGateReports } = await import("./gate");
             const result = await runGate({ projectDir: project, stack: o.stack, config: o.config, reports: o.report, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
             process.stdout.write(renderGateTable(result));
             writeGateReports(result, o.report, Date.now() - started);
@@ -46,8 +46,9 @@ async function main(argv: string[]): Promise<number> {
         .option("--fail-on-advisory", "advisory violations block too", false)
         .option("--repo-root <dir>", "repository root that Argo CD Application source paths are relative to (default: the git top level)")
         .exitOverride()
-        .action((paths: string[], o: { config?: string; report: ReportRequest[]; failOnAdvisory: boolean; repoRoot?: string }) => {
+        .action(async (paths: string[], o: { config?: string; report: ReportRequest[]; failOnAdvisory: boolean; repoRoot?: string }) => {
             const started = Date.now();
+            const { renderCheckTable, runCheck, writeCheckReports } = await import("../cli/check/check");
             const result = runCheck({ paths, config: o.config, reports: o.report, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot });
             for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${s.file}: ${s.reason}\n`);
             process.stdout.write(renderCheckTable(result));

@@ -14,8 +14,46 @@ import { PackConfig, PolicyMeta } from "../../harness/policy-config";
 
 /* eslint-disable @typescript-eslint/no-var-requires */
 const structPb = require("google-protobuf/google/protobuf/struct_pb");
-const { deserializeProperties } = require("@pulumi/policy/deserialize");
-const { unknownCheckingProxy, UnknownValueError } = require("@pulumi/policy/proxy");
+
+interface PolicySdk {
+    deserializeProperties(struct: unknown, keepUnknowns: boolean): Record<string, unknown>;
+    unknownCheckingProxy(v: unknown): Record<string, unknown>;
+    UnknownValueError: new (...args: never[]) => Error;
+}
+let sdk: PolicySdk | undefined;
+
+/**
+ * The policy SDK's own deserializer and unknown-checking proxy, loaded on first use. The deserializer
+ * requires the `@pulumi/pulumi` index only for its `asset` classes, and that index also loads the Automation
+ * API (most of a second of start-up, which `pko-guard check` would pay on every run). Unless something
+ * already loaded the index, it is stood in for by a module that serves `asset` from its own module and loads
+ * the real index for anything else (after which the real index is what every later `require` gets).
+ */
+function policySdk(): PolicySdk {
+    if (sdk) return sdk;
+    const index = require.resolve("@pulumi/pulumi");
+    if (!require.cache[index]) {
+        const Module = require("module");
+        const standIn = new Module(index, module);
+        standIn.filename = index;
+        standIn.loaded = true;
+        standIn.exports = new Proxy(
+            {},
+            {
+                get(_t, key) {
+                    if (key === "asset") return require("@pulumi/pulumi/asset");
+                    if (require.cache[index] === standIn) delete require.cache[index];
+                    return require("@pulumi/pulumi")[key];
+                },
+            },
+        );
+        require.cache[index] = standIn;
+    }
+    const { deserializeProperties } = require("@pulumi/policy/deserialize");
+    const { unknownCheckingProxy, UnknownValueError } = require("@pulumi/policy/proxy");
+    sdk = { deserializeProperties, unknownCheckingProxy, UnknownValueError };
+    return sdk;
+}
 
 /** A resource to evaluate: what the engine would send the analyzer for it. */
 export interface EvalResource {
@@ -51,6 +89,7 @@ function isStackPolicy(p: Policy): p is StackValidationPolicy {
 /** What a policy's `props` is in `pulumi preview`: the SDK's deserialization of the wire Struct, proxied. */
 export function analyzerProps(props: Record<string, unknown>): Record<string, unknown> {
     const struct = structPb.Struct.fromJavaScript(props);
+    const { unknownCheckingProxy, deserializeProperties } = policySdk();
     return unknownCheckingProxy(deserializeProperties(struct, false));
 }
 
@@ -100,6 +139,7 @@ export function evaluatePack(resources: EvalResource[], config: PackConfig): Eva
                 run();
             } catch (e) {
                 if ((e as { notApplicable?: boolean }).notApplicable) return;
+                const { UnknownValueError } = policySdk();
                 const reason = e instanceof UnknownValueError ? "can't run policy during preview" : "policy failed";
                 rows.push(row(p.name, urn, e instanceof UnknownValueError ? "advisory" : "mandatory", `${reason}: ${String((e as Error).message).split("\n")[0]}`));
             }
