@@ -11,9 +11,9 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
-import { REPO_ROOT } from "../harness/paths";
+import { REPO_ROOT } from "../cli/paths";
 
-const CLI = path.join(REPO_ROOT, "bin", "harness", "pko-guard.js");
+const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
 
 /** Five objects of one team: service account, least-privilege binding, prod and dev Stacks, an Application. */
@@ -112,7 +112,7 @@ function inProcess(dir: string): number {
     // eslint-disable-next-line @typescript-eslint/no-var-requires
     const { runCheck } = require("../cli/check/check") as typeof import("../cli/check/check");
     const t = performance.now();
-    runCheck({ paths: [dir], reports: [], failOnAdvisory: false, repoRoot: dir });
+    runCheck({ paths: [dir], failOnAdvisory: false, repoRoot: dir });
     return performance.now() - t;
 }
 

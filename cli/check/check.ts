@@ -6,21 +6,15 @@
  * Exit codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error.
  */
 import Table from "cli-table3";
-import * as fs from "fs";
-import * as path from "path";
-import { policies } from "../../policies";
-import { Row, sortRows } from "../../harness/model";
-import { loadPackConfig, reconcilePackConfig, PackConfig } from "../../harness/policy-config";
-import { ReportRequest, renderSubjects } from "../../harness/reports/write";
-import { ReportSubject } from "../../harness/reports/subject";
-import { Check } from "../../harness/verdict";
+import { Row, sortRows } from "../model";
+import { loadPackConfig, reconcilePackConfig, PackConfig } from "../policy-config";
+import { Finding, ProjectSubject } from "../reports/subject";
 import { EvalRow, evaluatePack, packPolicyMeta } from "./evaluate";
 import { LoadResult, ManifestObject, Skip, evalResources, loadManifests } from "./manifests";
 
 export interface CheckOptions {
     paths: string[];
     config?: string;
-    reports: ReportRequest[];
     failOnAdvisory: boolean;
     repoRoot?: string;
     cwd?: string;
@@ -36,12 +30,10 @@ export interface CheckSummary {
     skipped: Skip[];
 }
 
+/** A check run: a report subject (the manifests as one project) and what was read. */
 export interface CheckResult {
-    rows: Row[];
-    blocking: Row[];
+    subject: ProjectSubject;
     summary: CheckSummary;
-    subject: ReportSubject;
-    exitCode: 0 | 1;
 }
 
 /** The reconciled pack config for a config file (or the defaults), validated as the engine would. */
@@ -76,26 +68,13 @@ export function evaluateManifests(load: LoadResult, config: PackConfig): Row[] {
 }
 
 export function runCheck(o: CheckOptions): CheckResult {
-    if (o.paths.length === 0) throw new Error("no paths");
+    const started = Date.now();
     const config = checkPackConfig(o.config);
     const load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin });
-    const rows = evaluateManifests(load, config);
-    const blocking = rows.filter((r) => r.level === "mandatory" || (o.failOnAdvisory && r.level === "advisory"));
-    const where = (r: Row) => (r.file ? `${r.file}:${r.line}:${r.column}: ` : "");
-    const checks: Check[] = policies.map((p): Check => {
-        const mine = rows.filter((r) => r.policy === p.name);
-        const blocks = blocking.filter((r) => r.policy === p.name);
-        return {
-            fixture: "manifests",
-            leg: "check",
-            policy: p.name,
-            resource: "",
-            expected: 0,
-            got: mine.length,
-            outcome: blocks.length > 0 ? "mismatch" : "match",
-            note: mine.length > 0 ? mine.map((r) => `${where(r)}${r.resource}: ${r.message}`).join("\n") : undefined,
-        };
-    });
+    const findings: Finding[] = evaluateManifests(load, config).map((r) => ({
+        ...r,
+        status: r.level === "mandatory" || (o.failOnAdvisory && r.level === "advisory") ? "blocking" : "advisory",
+    }));
     const named = load.objects.filter((x) => x.named);
     const summary: CheckSummary = {
         files: load.files,
@@ -104,23 +83,26 @@ export function runCheck(o: CheckOptions): CheckResult {
         unread: load.objects.filter((x) => !x.read).length,
         skipped: load.skipped,
     };
-    const firstFile = named[0]?.repoPath ?? named[0]?.file ?? "manifests";
-    const subject: ReportSubject = {
+    const subject: ProjectSubject = {
+        kind: "project",
         name: "manifests",
+        stack: "",
         description: `pko-guard check of ${o.paths.join(" ")} (${summary.objects} object(s) in ${summary.files} file(s))`,
-        programFile: firstFile,
-        rows,
-        checks,
+        programFile: named[0]?.repoPath ?? named[0]?.file ?? "manifests",
+        findings,
+        outcome: findings.some((f) => f.status === "blocking") ? "fail" : "pass",
+        durationMs: Date.now() - started,
     };
-    return { rows, blocking, summary, subject, exitCode: blocking.length > 0 ? 1 : 0 };
+    return { subject, summary };
 }
 
 export function summaryLine(r: CheckResult): string {
     const s = r.summary;
     const skipped = s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "";
+    const blocking = r.subject.findings.filter((f) => f.status === "blocking").length;
     return (
         `${s.objects} object(s) in ${s.files} file(s) (${s.unread} of kinds no rule reads${skipped}); ` +
-        `${r.rows.length} violation(s), ${r.blocking.length} blocking: ${r.exitCode === 0 ? "PASS" : "FAIL"}`
+        `${r.subject.findings.length} violation(s), ${blocking} blocking: ${r.subject.outcome === "pass" ? "PASS" : "FAIL"}`
     );
 }
 
@@ -132,42 +114,10 @@ export function renderCheckTable(r: CheckResult): string {
         wrapOnWordBoundary: false,
         colWidths: [44, 38, 28, 11, 10, 56],
     });
-    for (const row of r.rows) {
-        const loc = row.file ? `${row.file}:${row.line}:${row.column}` : "";
-        table.push([loc, row.policy, row.resource, row.level, r.blocking.includes(row) ? "yes" : "no", row.message]);
+    for (const f of r.subject.findings) {
+        const loc = f.file ? `${f.file}:${f.line}:${f.column}` : "";
+        table.push([loc, f.policy, f.resource, f.level, f.status === "blocking" ? "yes" : "no", f.message]);
     }
-    if (r.rows.length === 0) table.push(["", "(none)", "", "", "no", "no violations"]);
+    if (r.subject.findings.length === 0) table.push(["", "(none)", "", "", "no", "no violations"]);
     return `${table.toString()}\n${summaryLine(r)}\n`;
-}
-
-/** A check run in the shared JSON report shape (one "fixture" = the manifests, one leg = "check"). */
-export function checkJson(r: CheckResult, durationMs: number): string {
-    return (
-        JSON.stringify(
-            {
-                schemaVersion: 1,
-                tool: "pko-guard",
-                generatedAt: new Date().toISOString(),
-                summary: { fixtures: 1, match: r.exitCode === 0 ? 1 : 0, mismatch: r.exitCode === 0 ? 0 : 1, error: 0, skipped: 0 },
-                fixtures: [
-                    {
-                        fixture: r.subject.name,
-                        description: r.subject.description ?? r.subject.name,
-                        outcome: r.exitCode === 0 ? "match" : "mismatch",
-                        legs: [{ leg: "check", durationMs, rows: r.rows }],
-                        checks: r.subject.checks,
-                    },
-                ],
-            },
-            null,
-            2,
-        ) + "\n"
-    );
-}
-
-export function writeCheckReports(r: CheckResult, requests: ReportRequest[], durationMs: number): void {
-    for (const req of requests) {
-        fs.mkdirSync(path.dirname(path.resolve(req.file)), { recursive: true });
-        fs.writeFileSync(req.file, renderSubjects(req.format, [r.subject], () => checkJson(r, durationMs)));
-    }
 }

@@ -9,8 +9,8 @@
 import { Policy, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { policies } from "../../policies";
 import { FieldAwareReport } from "../../policies/model/policy";
-import { Level, Row, normalizeMessage, row } from "../../harness/model";
-import { PackConfig, PolicyMeta } from "../../harness/policy-config";
+import { Level, Row, normalizeMessage, row } from "../model";
+import { PackConfig, PolicyMeta } from "../policy-config";
 
 /* eslint-disable @typescript-eslint/no-var-requires */
 const structPb = require("google-protobuf/google/protobuf/struct_pb");

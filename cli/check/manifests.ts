@@ -20,7 +20,7 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { BadInputError } from "../../harness/expect";
+import { BadInputError } from "../errors";
 import { EvalResource } from "./evaluate";
 
 export const MAX_FILE_BYTES = 16 * 1024 * 1024;

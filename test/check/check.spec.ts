@@ -9,10 +9,10 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../../harness/paths";
+import { REPO_ROOT } from "../../cli/paths";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
 
-const CLI = path.join(REPO_ROOT, "bin", "harness", "pko-guard.js");
+const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
 const GUIDE = path.join(REPO_ROOT, "fixtures", "gitops-guide-example", "manifests");
 const GOVERNED = path.join(REPO_ROOT, "fixtures", "gitops-guide-governed", "manifests");
 const CANARY = "canary-7f3a9c1e5b";

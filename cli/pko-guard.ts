@@ -1,16 +1,15 @@
 #!/usr/bin/env node
 /**
  * The pko-guard command:
- *   pko-guard gate [PROJECT_DIR] --stack NAME [--config FILE] [--report FORMAT=FILE ...] [--fail-on-advisory]
+ *   pko-guard gate [PROJECT_DIR] --stack NAME [--config FILE] [--report FORMAT=FILE ...] [--fail-on-advisory] [--timeout SECONDS]
  *   pko-guard check PATH... [--config FILE] [--report FORMAT=FILE ...] [--fail-on-advisory] [--repo-root DIR]
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
  */
 import { timeoutSeconds } from "./options";
 import "./fatal";
 import { Command, CommanderError } from "commander";
-import { BadInputError } from "./expect";
-import { ReportRequest, parseReportOption } from "./reports/write";
-import { ToolchainMissingError } from "./toolchain";
+import { isReportedError } from "./errors";
+import { ReportRequest, parseReportOption, writeReports } from "./reports/write";
 
 async function main(argv: string[]): Promise<number> {
     let code = 0;
@@ -29,13 +28,11 @@ async function main(argv: string[]): Promise<number> {
         .option("--timeout <seconds>", "preview timeout", timeoutSeconds, 1800)
         .exitOverride()
         .action(async (project: string, o: { stack: string; config?: string; report: ReportRequest[]; failOnAdvisory: boolean; timeout: number }) => {
-            const started = Date.now();
-            // Each command loads only its own modules (start-up time is part of every CI run).
-            const { renderGateTable, runGate, writeGateReports } = await import("./gate");
-            const result = await runGate({ projectDir: project, stack: o.stack, config: o.config, reports: o.report, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
+            const { renderGateTable, runGate } = await import("./gate"); // each command loads only its own modules
+            const result = await runGate({ projectDir: project, stack: o.stack, config: o.config, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
             process.stdout.write(renderGateTable(result));
-            writeGateReports(result, o.report, Date.now() - started);
-            code = result.exitCode;
+            writeReports(o.report, [result]);
+            code = result.outcome === "pass" ? 0 : 1;
         });
     program
         .command("check")
@@ -47,19 +44,19 @@ async function main(argv: string[]): Promise<number> {
         .option("--repo-root <dir>", "repository root that Argo CD Application source paths are relative to (default: the git top level)")
         .exitOverride()
         .action(async (paths: string[], o: { config?: string; report: ReportRequest[]; failOnAdvisory: boolean; repoRoot?: string }) => {
-            const started = Date.now();
-            const { renderCheckTable, runCheck, writeCheckReports } = await import("../cli/check/check");
-            const result = runCheck({ paths, config: o.config, reports: o.report, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot });
+            // Loads only its own modules: start-up is part of every CI run.
+            const { renderCheckTable, runCheck } = await import("./check/check");
+            const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot });
             for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${s.file}: ${s.reason}\n`);
             process.stdout.write(renderCheckTable(result));
-            writeCheckReports(result, o.report, Date.now() - started);
-            code = result.exitCode;
+            writeReports(o.report, [result.subject]);
+            code = result.subject.outcome === "pass" ? 0 : 1;
         });
     try {
         await program.parseAsync(argv, { from: "user" });
     } catch (e) {
         if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
-        if (e instanceof BadInputError || e instanceof ToolchainMissingError) {
+        if (isReportedError(e)) {
             process.stderr.write(`pko-guard: ${e.message}\n`);
             return 2;
         }
