@@ -86,7 +86,7 @@ spec:
 }
 
 /** A repository of `objects` objects (a multiple of 5) in `files` files. */
-function generate(root: string, objects: number, files: number): string {
+export function generate(root: string, objects: number, files: number): string {
     const dir = path.join(root, `repo-${objects}-${files}`);
     const units = Math.ceil(objects / 5);
     const perFile = Math.ceil(units / files);

@@ -168,12 +168,14 @@ function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): Findin
 function pruneFindings(apps: Application[], stacks: StackIdentity[], config: Record<string, unknown>): Finding[] {
     const findings: Finding[] = [];
     const prodConfig = productionConfig(config);
+    // Only production Stacks with destroyOnFinalize can be at risk: found once, not once per Application.
+    const atRisk = stacks.filter((st) => st.view.destroyOnFinalize === true && classifyProduction(st.view, prodConfig).verdict === "production");
     for (const { r, props } of apps) {
+        if (atRisk.length === 0) break;
         if (get(props, "spec", "syncPolicy", "automated", "prune") !== true) continue;
         const appName = str(get(props, "metadata", "name"));
-        for (const st of stacks) {
-            if (!manages(props, appName, st.view) || st.view.destroyOnFinalize !== true) continue;
-            if (classifyProduction(st.view, prodConfig).verdict !== "production") continue;
+        for (const st of atRisk) {
+            if (!manages(props, appName, st.view)) continue;
             findings.push({
                 message: `Argo CD Application ${JSON.stringify(r.name)} auto-prunes (syncPolicy.automated.prune) production ${describeStack(st.view)}, which sets destroyOnFinalize: deleting its manifest from Git would destroy production; disable prune or remove destroyOnFinalize.`,
                 urn: typeof r.urn === "string" ? r.urn : undefined,

@@ -42,6 +42,12 @@ export function renderSarif(subjects: ReportSubject[]): string {
                 ...(row.file && row.column ? { startColumn: row.column } : {}),
             });
             const location = result.result.locations?.[0];
+            const region = location?.physicalLocation?.region;
+            if (row.file && region) {
+                // A manifest finding points at one position (the field's key); the builder's default end
+                // (column 1) would end the region before it starts.
+                location!.physicalLocation!.region = { startLine: region.startLine, ...(row.column ? { startColumn: row.column } : {}) };
+            }
             if (location && row.urn) {
                 location.logicalLocations = [{ name: row.resource, fullyQualifiedName: row.urn, kind: "resource" }];
             }

@@ -24,7 +24,10 @@ export async function runManifestLeg(fixture: Fixture): Promise<LegResult> {
     try {
         const config = reconcilePackConfig(packPolicyMeta(), fixture.policyConfig ? loadPackConfig(fixture.policyConfig) : {}, fixture.policyConfig ?? "default config");
         const load = loadManifests([fixture.manifestsDir], { repoRoot: fixture.manifestsDir, cwd: fixture.manifestsDir });
-        const rows = evaluateManifests(load, config);
+        // Rows point at the files relative to this repository (reports of the harness are located there).
+        const rows = evaluateManifests(load, config).map((r) =>
+            r.file ? { ...r, file: path.relative(REPO_ROOT, path.join(fixture.manifestsDir!, r.file)).split(path.sep).join("/") } : r,
+        );
         return result.ran(rows);
     } catch (e) {
         return result.error((e as Error).message.split("\n")[0]);

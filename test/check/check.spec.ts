@@ -52,7 +52,7 @@ describe("pko-guard check", function () {
         assert.strictEqual(fs.readFileSync(prod, "utf8").split("\n")[subjectLine - 1].trim(), "- kind: ServiceAccount");
         const json = JSON.parse(fs.readFileSync(path.join(repo, "out", "r.json"), "utf8"));
         assert.deepStrictEqual(jsonReportErrors(json), []);
-        const rows = json.fixtures[0].legs[0].rows as { policy: string; resource: string; file: string; line: number; column: number; field?: string; level: string }[];
+        const rows = json.projects[0].findings as { policy: string; resource: string; file: string; line: number; column: number; field?: string; level: string }[];
         const pinned = rows.filter((x) => x.policy === "pko-stack-prod-pinned-commit");
         assert.deepStrictEqual(
             pinned.map((x) => [x.resource, x.file, x.line, x.field, x.level]),
@@ -65,7 +65,7 @@ describe("pko-guard check", function () {
         }
         assert.deepStrictEqual(rows.filter((x) => x.level === "mandatory").map((x) => x.policy).sort(), ["pko-stack-no-cluster-admin", "pko-stack-no-cluster-admin", "pko-stack-no-cluster-admin", "pko-stack-prod-pinned-commit"]);
         assert.match(r.stdout, new RegExp(`manifests/production/stack.yaml:${branchLine}:3`));
-        assert.match(r.stdout, /7 object\(s\) in 6 file\(s\) \(0 of kinds no rule reads\); 4 violation\(s\), 4 blocking: FAIL/);
+        assert.match(r.stdout, /9 object\(s\) in 6 file\(s\) \(0 of kinds no rule reads\); 4 violation\(s\), 4 blocking: FAIL/);
 
         const sarif = JSON.parse(fs.readFileSync(path.join(repo, "out", "r.sarif"), "utf8"));
         assert.deepStrictEqual(sarifErrors(sarif), []);
@@ -128,7 +128,7 @@ describe("pko-guard check", function () {
         write("repo/applications/production.yaml", app("production"));
         write("repo/applications/staging.yaml", app("staging"));
         const r = check([".", "--repo-root", ".", "--report", "json=r.json"], path.join(tmp, "repo"));
-        const rows = JSON.parse(fs.readFileSync(path.join(tmp, "repo", "r.json"), "utf8")).fixtures[0].legs[0].rows.filter((x: { policy: string }) => x.policy === "argocd-app-pko-sync-order");
+        const rows = JSON.parse(fs.readFileSync(path.join(tmp, "repo", "r.json"), "utf8")).projects[0].findings.filter((x: { policy: string }) => x.policy === "argocd-app-pko-sync-order");
         // By namespace alone both Applications would manage the production Stack; by path only its own does.
         assert.strictEqual(rows.length, 1, r.stdout);
         assert.match(rows[0].message, /Application "Application\/argocd\/webapp-production" auto-prunes/);
