@@ -10,7 +10,7 @@ import * as YAML from "yaml";
 import { policies } from "../policies";
 import { BadInputError, ToolError } from "./errors";
 import { sortRows } from "./model";
-import { REPO_ROOT } from "./paths";
+import { PACK_DIR } from "./paths";
 import { PolicyMeta, loadPackConfig, reconcilePackConfig } from "./policy-config";
 import { previewWithPack, userEnv } from "./pulumi";
 import { Finding, ProjectSubject } from "./reports/subject";
@@ -37,14 +37,16 @@ function projectInfo(dir: string): { name: string; main: string } {
     const file = path.join(dir, "Pulumi.yaml");
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new BadInputError(`${dir}: no such project folder`);
     if (!fs.existsSync(file)) throw new BadInputError(`${dir}: no Pulumi.yaml (not a Pulumi project)`);
-    let doc: { name?: unknown; main?: unknown } | null;
+    let doc: { name?: unknown; main?: unknown; runtime?: unknown } | null;
     try {
         doc = YAML.parse(fs.readFileSync(file, "utf8"));
     } catch (e) {
         throw new BadInputError(`${file}: invalid YAML: ${(e as Error).message.split("\n")[0]}`);
     }
     if (typeof doc?.name !== "string") throw new BadInputError(`${file}: missing project name`);
-    const main = typeof doc.main === "string" ? doc.main : fs.existsSync(path.join(dir, "index.ts")) ? "index.ts" : "index.js";
+    const runtime = typeof doc.runtime === "string" ? doc.runtime : (doc.runtime as { name?: unknown } | undefined)?.name;
+    // A Pulumi YAML program is Pulumi.yaml itself.
+    const main = typeof doc.main === "string" ? doc.main : runtime === "yaml" ? "Pulumi.yaml" : fs.existsSync(path.join(dir, "index.ts")) ? "index.ts" : "index.js";
     return { name: doc.name, main };
 }
 
@@ -57,7 +59,7 @@ export async function runGate(o: GateOptions): Promise<ProjectSubject> {
     const cli = findGateCli();
     const preview = await previewWithPack(
         { cli, cwd: dir, env: userEnv(cli), stack: o.stack, timeoutMs: o.timeoutMs },
-        { dir: REPO_ROOT, config: o.config ? path.resolve(o.config) : undefined, descriptions: new Map(policies.map((p) => [p.name, p.description])) },
+        { dir: PACK_DIR, config: o.config ? path.resolve(o.config) : undefined, descriptions: new Map(policies.map((p) => [p.name, p.description])) },
     );
     if (preview.error) throw new ToolError(preview.error);
     const findings: Finding[] = sortRows(preview.rows).map((r) => ({

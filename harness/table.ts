@@ -29,11 +29,13 @@ export function summaryLine(verdicts: FixtureVerdict[]): string {
     const n = (o: string) => verdicts.filter((v) => v.outcome === o).length;
     const skipped = verdicts.flatMap((v) => v.legs).flatMap((l) => (l.status === "skipped" ? [l] : []));
     const mockOnly = skipped.filter((l) => l.reason.startsWith("mock-only")).length;
+    const realOnly = skipped.filter((l) => l.reason.startsWith("real-only")).length;
     const manifest = skipped.filter((l) => l.reason.startsWith("manifest fixture")).length;
     const reasons = [
         mockOnly > 0 ? `${mockOnly} as mock-only` : "",
+        realOnly > 0 ? `${realOnly} as real-only` : "",
         manifest > 0 ? `${manifest} as manifest fixture(s) the leg does not run` : "",
-        skipped.length - mockOnly - manifest > 0 ? `${skipped.length - mockOnly - manifest} stopped by the gate before deploy` : "",
+        skipped.length - mockOnly - realOnly - manifest > 0 ? `${skipped.length - mockOnly - realOnly - manifest} stopped by the gate before deploy` : "",
     ].filter(Boolean);
     const legs = skipped.length > 0 ? ` (${skipped.length} leg run(s) skipped: ${reasons.join(", ")}; not counted as matches)` : "";
     const partial = verdicts.filter((v) => v.outcome === "match" && v.legs.some((l) => l.status === "skipped")).length;

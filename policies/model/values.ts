@@ -52,12 +52,6 @@ function unproxy(v: unknown): unknown {
 }
 
 /**
- * Conversions are memoized per raw properties object: every policy of the pack reads the same resource,
- * and in-process evaluation hands them the same object. Results are shared, so never mutate them.
- */
-const memo = new WeakMap<object, Plain>();
-
-/**
  * Converts any value (proxied, secret-wrapped, cyclic, exotic) into plain data with unknowns replaced
  * by `UNKNOWN`. Never throws. Depth and cycles are bounded so hostile input cannot hang a policy.
  */
@@ -65,10 +59,6 @@ export function plain(input: unknown): Plain {
     const raw = unproxy(input);
     if (raw === null || typeof raw !== "object") {
         return convert(raw, 0, new Set());
-    }
-    const cached = memo.get(raw);
-    if (cached !== undefined || memo.has(raw)) {
-        return cached;
     }
     // Deserialized analyzer inputs are already plain JSON; most contain nothing to convert, and are then
     // used as they are (a scan allocates nothing; a copy is made only when something must change).
@@ -78,7 +68,6 @@ export function plain(input: unknown): Plain {
     } catch {
         result = convert(raw, 0, new Set());
     }
-    memo.set(raw, result);
     return result;
 }
 
