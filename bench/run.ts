@@ -131,10 +131,10 @@ async function startup(): Promise<void> {
     results.startup = { jsMs, tsNodeMs: tsMs, ratio: jsMs / tsMs };
 }
 
-/** `npm run bench -- --only throughput,stack,grpc,startup,peers,real` runs some parts (default: all). */
+/** `npm run bench -- --only throughput,stack,grpc,startup,peers,real,check` runs some parts (default: all). */
 function parts(): Set<string> {
     const i = process.argv.indexOf("--only");
-    const all = ["throughput", "stack", "grpc", "startup", "peers", "real"];
+    const all = ["throughput", "stack", "grpc", "startup", "peers", "real", "check"];
     if (i < 0) return new Set(all);
     const chosen = (process.argv[i + 1] ?? "").split(",").filter(Boolean);
     const bad = chosen.filter((p) => !all.includes(p));
@@ -156,6 +156,7 @@ async function main(): Promise<void> {
         const { realBenchmarks } = await import("./real");
         Object.assign(results, await realBenchmarks(line));
     }
+    if (only.has("check")) Object.assign(results, await (await import("./check")).checkBenchmarks(line));
     const out = path.join(REPO_ROOT, "bench", "results.json");
     fs.writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
     line(`results written to ${path.relative(process.cwd(), out)}`);

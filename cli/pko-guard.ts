@@ -7,6 +7,8 @@
  *   pko-guard explain RULE          what a rule checks, why, the fix, its config keys and an example that passes
  *   pko-guard init [FILE]           a pack config file with every policy and its defaults (+ FILE's .md notes)
  *   pko-guard --version
+ *   pko-guard check PATH... [--config FILE] [--report FORMAT=FILE ...] [--format table|github] [--verbose]
+ *                  [--fail-on-advisory] [--repo-root DIR]
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
  */
 import { timeoutSeconds } from "./options";
@@ -108,6 +110,27 @@ async function main(argv: string[]): Promise<number> {
         .action((file: string, o: { force: boolean }) => {
             const notes = initConfig(file, o.force);
             process.stdout.write(`wrote ${file} and ${notes}\n`);
+        });
+    program
+        .command("check")
+        .description("check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies")
+        .argument("<paths...>", "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input")
+        .option("--config <file>", "policy pack config (JSON, as for --policy-pack-config)")
+        .option("--report <format=file>", "write a report: json, junit or sarif (repeatable)", parseReportOption, [] as ReportRequest[])
+        .addOption(new Option("--format <format>", "terminal output: table, or github (workflow commands and step summary; default under GITHUB_ACTIONS)").choices(["table", "github"]))
+        .option("--verbose", "print the full table", false)
+        .option("--fail-on-advisory", "advisory violations block too", false)
+        .option("--repo-root <dir>", "repository root that Argo CD Application source paths are relative to (default: the git top level)")
+        .exitOverride()
+        .action(async (paths: string[], o: Omit<GateCliOptions, "stack" | "timeout"> & { repoRoot?: string }) => {
+            // Loads only its own modules: start-up is part of every CI run.
+            const { runCheck, summaryLine } = await import("./check/check");
+            const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot });
+            for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${s.file}: ${s.reason}\n`);
+            output(result.subject, { ...o, stack: "", timeout: 0 });
+            process.stdout.write(`${summaryLine(result)}\n`);
+            writeReports(o.report, [result.subject]);
+            code = result.subject.outcome === "pass" ? 0 : 1;
         });
     try {
         await program.parseAsync(argv, { from: "user" });

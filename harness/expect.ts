@@ -37,7 +37,14 @@ export interface Expectation {
 export interface Fixture {
     /** Folder name, plus `@profile` for a profile variant. */
     name: string;
+    /** The program folder (for a manifest fixture: the fixture folder, with no program in it). */
     dir: string;
+    /**
+     * Set for a manifest fixture (a folder with `manifests/` and expect.yaml, no Pulumi.yaml): the folder of
+     * manifests, in any layout. The manifest leg checks it in-process; the mock and real legs run a program
+     * generated to declare those objects (harness/legs/manifest-program.ts).
+     */
+    manifestsDir?: string;
     project: string;
     expect: Expectation;
     /** Path of policy-config.json when the fixture has one. */
@@ -164,7 +171,8 @@ export function loadFixture(dirArg: string): Fixture {
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
         throw new BadInputError(`${dirArg}: no such fixture folder`);
     }
-    const { name: project, runtime } = projectFile(dir);
+    const manifestsDir = isManifestFixture(dir) ? path.join(dir, "manifests") : undefined;
+    const { name: project, runtime } = manifestsDir ? { name: manifestProjectName(dir), runtime: "manifests" } : projectFile(dir);
     // The mock leg runs Node programs only; a program in another language (Pulumi YAML) is real-only.
     if (runtime === "nodejs" && !fs.existsSync(path.join(dir, "index.ts"))) {
         throw new BadInputError(`${dirArg}: no index.ts`);
@@ -185,7 +193,7 @@ export function loadFixture(dirArg: string): Fixture {
     }
     const e = doc as unknown as Partial<Expectation> & { violations: ExpectedViolation[] };
     checkViolations(expectFile, e.violations);
-    if (runtime !== "nodejs" && !e.realOnly) {
+    if (!manifestsDir && runtime !== "nodejs" && !e.realOnly) {
         throw new BadInputError(`${expectFile}: a ${runtime} program cannot run in the mock leg: set realOnly (why)`);
     }
     const policyConfig = path.join(dir, "policy-config.json");
@@ -202,7 +210,18 @@ export function loadFixture(dirArg: string): Fixture {
             realOnly: e.realOnly,
         },
         policyConfig: fs.existsSync(policyConfig) ? policyConfig : undefined,
+        ...(manifestsDir ? { manifestsDir } : {}),
     };
+}
+
+/** A manifest fixture: a `manifests/` folder and expect.yaml, and no Pulumi program. */
+export function isManifestFixture(dir: string): boolean {
+    return !fs.existsSync(path.join(dir, "Pulumi.yaml")) && fs.existsSync(path.join(dir, "manifests")) && fs.statSync(path.join(dir, "manifests")).isDirectory();
+}
+
+/** The Pulumi project name of a manifest fixture's generated program (a valid project name). */
+function manifestProjectName(dir: string): string {
+    return `manifests-${path.basename(dir).replace(/[^A-Za-z0-9_.-]/g, "-")}`;
 }
 
 /** Every fixture folder under a root (a folder with an expect.yaml), sorted by name. */

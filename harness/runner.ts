@@ -13,12 +13,17 @@ import { Fixture, discoverFixtures, loadFixtureWithProfiles } from "./expect";
 import { runDeployLeg } from "./legs/deploy";
 import { fixturePackConfig, runMockLeg } from "./legs/mock";
 import { runRealLeg } from "./legs/real";
+import { manifestRowMapper, programFixture, runManifestLeg, runMockManifestLeg } from "./legs/manifest";
 import { LegResult } from "./legs/result";
 import { ManifestValidator } from "./manifests";
 import { FixtureSubject } from "../cli/reports/subject";
 import { FixtureVerdict, judgeFixture } from "./verdict";
 
-export type LegChoice = "mock" | "real" | "deploy" | "both" | "all";
+/**
+ * Legs to run. A manifest fixture also runs the in-process manifest leg under every choice but real and
+ * deploy (and alone under `manifest`); program fixtures have no manifest leg.
+ */
+export type LegChoice = "mock" | "real" | "deploy" | "both" | "all" | "manifest";
 
 export interface RunOptions {
     leg: LegChoice;
@@ -28,7 +33,7 @@ export interface RunOptions {
 }
 
 function isCollection(dir: string): boolean {
-    return fs.existsSync(dir) && fs.statSync(dir).isDirectory() && !fs.existsSync(path.join(dir, "Pulumi.yaml"));
+    return fs.existsSync(dir) && fs.statSync(dir).isDirectory() && !fs.existsSync(path.join(dir, "Pulumi.yaml")) && !fs.existsSync(path.join(dir, "expect.yaml"));
 }
 
 /** Loads fixture folders (all of fixtures/ when none given); throws BadInputError on any bad one. */
@@ -54,6 +59,7 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
     const wantMock = ["mock", "both", "all"].includes(options.leg);
     const wantReal = ["real", "both", "all"].includes(options.leg);
     const wantDeploy = ["deploy", "all"].includes(options.leg);
+    const wantManifest = ["manifest", "mock", "both", "all"].includes(options.leg);
     // A missing toolchain or schema is reported once, before anything runs.
     const toolchain: Toolchain | undefined = wantReal || wantDeploy ? findToolchain() : undefined;
     const validator = wantDeploy ? new ManifestValidator() : undefined;
@@ -67,9 +73,24 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
         const descriptions = new Map(analyzer.policies.map((p) => [p.name, p.description]));
         for (const fixture of fixtures) {
             const legs: LegResult[] = [];
-            if (wantMock) legs.push(await runMockLeg(fixture, { analyzer: currentAnalyzer, timeoutMs: options.timeoutMs }));
-            if (toolchain && wantReal) legs.push(await runRealLeg(fixture, { toolchain, timeoutMs: options.timeoutMs, descriptions }));
-            if (toolchain && validator) legs.push(await runDeployLeg(fixture, { toolchain, validator, timeoutMs: options.timeoutMs, descriptions }));
+            // A manifest fixture: the manifest leg in-process; the program legs run a generated program that
+            // declares the manifests, and their rows are mapped onto manifest identities.
+            const program = programFixture(fixture);
+            const mapRows = manifestRowMapper(fixture);
+            const mapped = (l: LegResult): LegResult => (fixture.manifestsDir && l.status === "ran" ? { ...l, rows: mapRows(l.rows) } : l);
+            if (fixture.manifestsDir && wantManifest) legs.push(await runManifestLeg(fixture));
+            if (wantMock) {
+                const mockOptions = { analyzer: currentAnalyzer, timeoutMs: options.timeoutMs };
+                legs.push(mapped(fixture.manifestsDir ? await runMockManifestLeg(program, mockOptions) : await runMockLeg(program, mockOptions)));
+            }
+            if (toolchain && wantReal) legs.push(mapped(await runRealLeg(program, { toolchain, timeoutMs: options.timeoutMs, descriptions })));
+            if (toolchain && validator) {
+                legs.push(
+                    fixture.manifestsDir
+                        ? { leg: "deploy", durationMs: 0, status: "skipped", reason: "manifest fixture: the deploy leg renders program fixtures only" }
+                        : await runDeployLeg(fixture, { toolchain, validator, timeoutMs: options.timeoutMs, descriptions }),
+                );
+            }
             const v = judgeFixture(fixture, legs);
             verdicts.push(v);
             options.onFixture?.(v);

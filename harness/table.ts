@@ -14,7 +14,7 @@ export function renderTable(verdicts: FixtureVerdict[]): string {
         head: ["fixture", "leg", "policy or check", "resource", "expected", "got", "result"],
         style: { head: [], border: [] },
         wordWrap: true,
-        colWidths: [30, 8, 40, 22, 10, 6, 60],
+        colWidths: [30, 10, 40, 22, 10, 6, 60],
     });
     for (const v of verdicts) {
         for (const c of v.checks) {
@@ -30,10 +30,12 @@ export function summaryLine(verdicts: FixtureVerdict[]): string {
     const skipped = verdicts.flatMap((v) => v.legs).flatMap((l) => (l.status === "skipped" ? [l] : []));
     const mockOnly = skipped.filter((l) => l.reason.startsWith("mock-only")).length;
     const realOnly = skipped.filter((l) => l.reason.startsWith("real-only")).length;
+    const manifest = skipped.filter((l) => l.reason.startsWith("manifest fixture")).length;
     const reasons = [
         mockOnly > 0 ? `${mockOnly} as mock-only` : "",
         realOnly > 0 ? `${realOnly} as real-only` : "",
-        skipped.length - mockOnly - realOnly > 0 ? `${skipped.length - mockOnly - realOnly} stopped by the gate before deploy` : "",
+        manifest > 0 ? `${manifest} as manifest fixture(s) the leg does not run` : "",
+        skipped.length - mockOnly - realOnly - manifest > 0 ? `${skipped.length - mockOnly - realOnly - manifest} stopped by the gate before deploy` : "",
     ].filter(Boolean);
     const legs = skipped.length > 0 ? ` (${skipped.length} leg run(s) skipped: ${reasons.join(", ")}; not counted as matches)` : "";
     const partial = verdicts.filter((v) => v.outcome === "match" && v.legs.some((l) => l.status === "skipped")).length;

@@ -136,9 +136,9 @@ export function judgeParity(fixture: Fixture, a: LegResult, b: LegResult): Check
 
 export function judgeFixture(fixture: Fixture, legs: LegResult[]): FixtureVerdict {
     const checks = legs.flatMap((l) => judgeLeg(fixture, l));
-    const mock = legs.find((l) => l.leg === "mock");
-    const real = legs.find((l) => l.leg === "real");
-    if (mock && real) checks.push(...judgeParity(fixture, mock, real));
+    // Every leg that reports rows (mock, real, manifest) must report the same rows as the first that ran.
+    const ran = legs.filter((l) => l.leg !== "deploy" && l.status === "ran");
+    for (const other of ran.slice(1)) checks.push(...judgeParity(fixture, ran[0], other));
     const outcomes = checks.map((c) => c.outcome);
     const outcome: Outcome = outcomes.includes("error")
         ? "error"

@@ -12,7 +12,10 @@
  *
  * An Application manages a Stack when the Stack carries Argo CD's tracking label
  * (`app.kubernetes.io/instance`) or annotation (`argocd.argoproj.io/tracking-id`) naming it, or, without
- * either, when the Application's destination namespace is the Stack's namespace.
+ * either, when the Stack's manifest file lies under the Application's `spec.source.path` (or one of
+ * `spec.sources[].path`): the file is read from the Stack's `pko-guard/source-path` annotation, its path
+ * relative to the repository root, which `pko-guard check` sets on every manifest it reads (a program's
+ * resources have none). Without either, when the Application's destination namespace is the Stack's namespace.
  *
  * Fix: give the Stack a higher sync wave than its Secrets and service account; turn off automated prune
  * for production or remove destroyOnFinalize.
@@ -63,6 +66,23 @@ function secretNames(view: StackView): string[] {
     return [...names];
 }
 
+/** The annotation `pko-guard check` sets to a manifest's path relative to the repository root. */
+export const SOURCE_PATH = "pko-guard/source-path";
+
+function normalizePath(p: string): string {
+    return p.replace(/\\/g, "/").replace(/^(\.\/)+/, "").replace(/\/+$/, "");
+}
+
+/** The folders an Application syncs from its repository (`spec.source.path`, `spec.sources[].path`). */
+function sourcePaths(app: Plain): string[] {
+    const paths = [get(app, "spec", "source", "path"), ...list(get(app, "spec", "sources")).map((s) => get(s, "path"))];
+    return paths.filter((p): p is string => typeof p === "string").map(normalizePath);
+}
+
+function under(file: string, folder: string): boolean {
+    return folder === "" || folder === "." || file === folder || file.startsWith(`${folder}/`);
+}
+
 function manages(app: Plain, appName: string | Unknown | undefined, view: StackView): boolean {
     const labels = view.labels === UNKNOWN ? {} : view.labels;
     const annotations = view.annotations === UNKNOWN ? {} : view.annotations;
@@ -73,6 +93,11 @@ function manages(app: Plain, appName: string | Unknown | undefined, view: StackV
             typeof appName === "string" &&
             ((typeof tracking === "string" && tracking.split(":")[0] === appName) || instance === appName)
         );
+    }
+    const file = annotations[SOURCE_PATH];
+    const folders = sourcePaths(app);
+    if (typeof file === "string" && folders.length > 0) {
+        return folders.some((folder) => under(normalizePath(file), folder));
     }
     const dest = get(app, "spec", "destination", "namespace");
     return typeof dest === "string" && dest === (view.namespace === UNKNOWN ? undefined : view.namespace ?? DEFAULT_NAMESPACE);
@@ -143,12 +168,14 @@ function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): Findin
 function pruneFindings(apps: Application[], stacks: StackIdentity[], config: Record<string, unknown>): Finding[] {
     const findings: Finding[] = [];
     const prodConfig = productionConfig(config);
+    // Only production Stacks with destroyOnFinalize can be at risk: found once, not once per Application.
+    const atRisk = stacks.filter((st) => st.view.destroyOnFinalize === true && classifyProduction(st.view, prodConfig).verdict === "production");
     for (const { r, props } of apps) {
+        if (atRisk.length === 0) break;
         if (get(props, "spec", "syncPolicy", "automated", "prune") !== true) continue;
         const appName = str(get(props, "metadata", "name"));
-        for (const st of stacks) {
-            if (!manages(props, appName, st.view) || st.view.destroyOnFinalize !== true) continue;
-            if (classifyProduction(st.view, prodConfig).verdict !== "production") continue;
+        for (const st of atRisk) {
+            if (!manages(props, appName, st.view)) continue;
             findings.push({
                 message: `Argo CD Application ${JSON.stringify(r.name)} auto-prunes (syncPolicy.automated.prune) production ${describeStack(st.view)}, which sets destroyOnFinalize: deleting its manifest from Git would destroy production; disable prune or remove destroyOnFinalize.`,
                 urn: typeof r.urn === "string" ? r.urn : undefined,

@@ -42,6 +42,6 @@ export const policy = stackRule(
                     : `${who} is production (${reason}) and sets spec.destroyOnFinalize: true, so deleting or pruning the Stack object destroys its infrastructure; remove destroyOnFinalize.`,
             unknown: (reason) =>
                 `${who} ${destroy === UNKNOWN ? "may set" : "sets"} spec.destroyOnFinalize and ${reason}; the rule fails closed: make the deciding values known at preview time or remove destroyOnFinalize.`,
-        });
+        }, "spec.destroyOnFinalize");
     },
 );

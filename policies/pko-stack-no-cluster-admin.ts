@@ -28,6 +28,7 @@
 import { Finding, programRule } from "./model/policy";
 import {
     Binding,
+    ServiceAccountRef,
     StackIdentity,
     StackIndex,
     adminGrant,
@@ -58,6 +59,13 @@ function coverDoubts(binding: Binding, st: StackIdentity): string[] {
         out.push(`the service account ${describeStack(st.view)} runs as is unknown during preview`);
     }
     return out;
+}
+
+/** The binding's field a finding points at: the first subject that covers the service account. */
+function subjectField(binding: Binding, sa: ServiceAccountRef): string {
+    if (binding.subjects === UNKNOWN) return "subjects";
+    const i = binding.subjects.findIndex((s) => subjectCovers(s, binding, sa) !== "no");
+    return i >= 0 ? `subjects[${i}]` : "roleRef";
 }
 
 export const policy = programRule(
@@ -92,13 +100,14 @@ export const policy = programRule(
                 const sa = describeSubject({ kind: "ServiceAccount", ...st.serviceAccount });
                 const who = `${sa}, which ${describeStack(st.view)} runs as (${st.source})`;
                 if (grant.admin === "yes" && covers === "yes") {
-                    findings.push({ message: `${describeBinding(binding)} grants ${role} to ${who}; bind a least-privilege role instead.`, urn: binding.urn });
+                    findings.push({ message: `${describeBinding(binding)} grants ${role} to ${who}; bind a least-privilege role instead.`, urn: binding.urn, field: subjectField(binding, st.serviceAccount) });
                     continue;
                 }
                 const doubts = [...(grant.admin === "maybe" && grant.unknown ? [grant.unknown] : []), ...(covers === "maybe" ? coverDoubts(binding, st) : [])];
                 findings.push({
                     message: `${describeBinding(binding)} may grant ${role} to ${who}, and the rule fails closed: ${doubts.join("; ") || "values are unknown during preview"}. Make them known at preview time or bind a least-privilege role.`,
                     urn: binding.urn,
+                    field: subjectField(binding, st.serviceAccount),
                 });
             }
         }

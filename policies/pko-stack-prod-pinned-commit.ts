@@ -55,6 +55,14 @@ export function pinProblems(view: StackView, allowUnpinnableSources: boolean): s
     return problems;
 }
 
+/** The field a pinning finding points at: the branch when one is set, else the source or the commit. */
+function pinField(view: StackView): string {
+    if (view.branch !== undefined && view.branch !== "") return "spec.branch";
+    if (view.fluxSource !== undefined && view.fluxSource !== null) return "spec.fluxSource";
+    if (view.programRef !== undefined && view.programRef !== null) return "spec.programRef";
+    return view.commit === undefined ? "spec" : "spec.commit";
+}
+
 export const policy = stackRule(
     {
         name: NAME,
@@ -83,6 +91,6 @@ export const policy = stackRule(
         return productionFindings(who, classifyProduction(view, productionConfig(config)), {
             production: (reason) => `${who} is production (${reason}) but is not pinned: ${problems.join("; ")}; ${fix}.`,
             unknown: (reason) => `${who} is not pinned (${problems.join("; ")}) and ${reason}; the rule fails closed: ${fix}, or make the deciding values known at preview time.`,
-        });
+        }, pinField(view));
     },
 );

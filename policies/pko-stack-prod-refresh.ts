@@ -35,6 +35,6 @@ export const policy = stackRule(
                 view.refresh === UNKNOWN
                     ? `${who} is production (${reason}) and spec.refresh is unknown during preview; set spec.refresh: true.`
                     : `${who} is production (${reason}) but does not set spec.refresh: true, so drift is not seen before updates; set spec.refresh: true.`,
-        });
+        }, "spec.refresh");
     },
 );

@@ -77,7 +77,7 @@ export const policy = programRule(
                 const mine = new Set<string>();
                 wildcardReported.set(binding, mine);
                 const already = base ? wildcardReported.get(base) : undefined;
-                for (const subject of binding.subjects) {
+                for (const [index, subject] of binding.subjects.entries()) {
                     if (!isServiceAccountSubject(subject.kind, subject.name)) continue;
                     if (stacks.candidates(subject, binding).some((st) => subjectCovers(subject, binding, st.serviceAccount) !== "no")) continue;
                     mine.add(key(subject));
@@ -85,6 +85,7 @@ export const policy = programRule(
                     findings.push({
                         message: `${describeBinding(binding)} grants ${role} to ${describeSubject(subject)}, which no PKO Stack of this program runs as; bind a least-privilege role or remove the binding.`,
                         urn: binding.urn,
+                        field: `subjects[${index}]`,
                     });
                 }
                 continue;

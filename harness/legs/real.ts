@@ -32,7 +32,7 @@ export interface RealOptions {
 export function linkProgram(fixtureDir: string, programDir: string): string {
     fs.mkdirSync(programDir, { recursive: true });
     for (const entry of fs.readdirSync(fixtureDir)) {
-        if (/^Pulumi\.[^.]+\.yaml$/.test(entry)) continue;
+        if (/^Pulumi\.[^.]+\.yaml$/.test(entry) || entry === "node_modules") continue;
         fs.symlinkSync(path.join(fixtureDir, entry), path.join(programDir, entry));
     }
     fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(programDir, "node_modules"));

@@ -5,7 +5,7 @@
  */
 import { Row } from "../../cli/model";
 
-export type LegName = "mock" | "real" | "deploy";
+export type LegName = "mock" | "real" | "deploy" | "manifest";
 
 /**
  * A check a leg makes itself, besides its rows: the real leg's exit code, the deploy leg's manifest

@@ -42,7 +42,22 @@ export interface RuleMeta {
 export interface Finding {
     message: string;
     urn?: string;
+    /**
+     * The field the finding is about, as a path in the Kubernetes object (`spec.branch`,
+     * `spec.envRefs.PULUMI_ACCESS_TOKEN`, `subjects[0]`), when the rule knows it. The analyzer has no place
+     * for it (CrossGuard reports a message and a URN); in-process evaluators (`pko-guard check`) use it to
+     * point at the field's line.
+     */
+    field?: string;
 }
+
+/**
+ * A violation reporter that also takes the finding's field. In-process evaluators pass one; the analyzer's
+ * plain `ReportViolation` gets the message and URN only, exactly as before.
+ */
+export type FieldAwareReport = ReportViolation & {
+    withField?: (message: string, urn: string | undefined, field: string | undefined) => void;
+};
 
 function configSchema(meta: RuleMeta): PolicyConfigSchema {
     // Every policy accepts per-resource waivers (policies/model/waivers.ts).
@@ -87,6 +102,7 @@ function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => u
         closed = true;
         findings = [failClosed(meta)];
     }
+    const withField = (reportViolation as FieldAwareReport).withField;
     for (const f of findings) {
         const urn = typeof f === "string" ? undefined : f.urn;
         let message = typeof f === "string" ? f : f.message;
@@ -96,7 +112,8 @@ function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => u
         } catch {
             // a broken waiver never hides a finding: the message is reported as it is
         }
-        if (urn === undefined) reportViolation(message);
+        if (typeof withField === "function") withField(message, urn, typeof f === "string" || typeof f.field !== "string" ? undefined : f.field);
+        else if (urn === undefined) reportViolation(message);
         else reportViolation(message, urn);
     }
 }

@@ -9,6 +9,7 @@
  * When none says so but a deciding value is unknown during preview, the answer is "unknown", and
  * governance gates treat the Stack as possibly production (they fail closed).
  */
+import type { Finding } from "./policy";
 import { StackView } from "./stack";
 import { UNKNOWN, Unknown, quote } from "./values";
 
@@ -159,15 +160,17 @@ export function productionFindings(
     who: string,
     production: Production,
     messages: { production: (reason: string) => string; unknown?: (reason: string) => string },
-): string[] {
+    field?: string,
+): Finding[] {
+    const at = (message: string): Finding => (field === undefined ? { message } : { message, field });
     switch (production.verdict) {
         case "non-production":
             return [];
         case "invalid-config":
-            return [`${who}: cannot decide whether it is production: ${production.reason}; fix the policy configuration.`];
+            return [{ message: `${who}: cannot decide whether it is production: ${production.reason}; fix the policy configuration.` }];
         case "production":
-            return [messages.production(production.reason)];
+            return [at(messages.production(production.reason))];
         case "unknown":
-            return messages.unknown ? [messages.unknown(production.reason)] : [];
+            return messages.unknown ? [at(messages.unknown(production.reason))] : [];
     }
 }

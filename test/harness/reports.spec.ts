@@ -61,7 +61,8 @@ describe("reports", function () {
             assert.ok(rules.includes(res.ruleId), res.ruleId);
             const uri = res.locations[0].physicalLocation.artifactLocation.uri;
             if (res.properties.subject === "report-mismatch") assert.ok(uri.endsWith("/report-mismatch/index.ts"), uri);
-            else assert.match(uri, /^fixtures\/[^/]+\/index\.ts$/);
+            // Program fixtures are located at their program; manifest fixtures at the manifest file and line.
+            else assert.match(uri, /^fixtures\/[^/]+\/(index\.ts|manifests\/.+\.ya?ml)$/);
             assert.match(res.locations[0].logicalLocations[0].fullyQualifiedName, /^urn:pulumi:/);
         }
     });

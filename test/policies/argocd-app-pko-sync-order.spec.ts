@@ -34,4 +34,16 @@ describe("argocd-app-pko-sync-order", () => {
         const tracked = stackResource("s", goodSpec({ destroyOnFinalize: true }), { labels: { "app.kubernetes.io/instance": "other-app" } });
         assert.deepStrictEqual(runStackPolicy(policy, [tracked, app(true)]), []);
     });
+    it("links Applications by spec.source.path to the Stack's source-path annotation, before namespace", () => {
+        const at = (file: string) => ({ annotations: { "pko-guard/source-path": file } });
+        const prod = stackResource("s", goodSpec({ destroyOnFinalize: true }), at("manifests/production/stack.yaml"));
+        const syncs = (p: string) => app(true, { source: { path: p } });
+        assert.strictEqual(runStackPolicy(policy, [prod, syncs("manifests/production")]).length, 1);
+        assert.strictEqual(runStackPolicy(policy, [prod, syncs("./manifests/production/")]).length, 1);
+        assert.deepStrictEqual(runStackPolicy(policy, [prod, syncs("manifests/staging")]), []);
+        assert.deepStrictEqual(runStackPolicy(policy, [prod, syncs("manifests/prod")]), []);
+        assert.strictEqual(runStackPolicy(policy, [prod, app(true, { sources: [{ path: "charts" }, { path: "manifests" }] })]).length, 1);
+        // Without a source path on the Stack (a program's resource), the namespace decides, as before.
+        assert.strictEqual(runStackPolicy(policy, [stackResource("s", goodSpec({ destroyOnFinalize: true })), syncs("manifests/staging")]).length, 1);
+    });
 });

@@ -1,0 +1,146 @@
+/**
+ * `pko-guard check` figures for npm run bench (not a test; nothing asserts a timing):
+ *  - the command (a child process, start to verdict) on generated manifest repositories of 1k, 10k and
+ *    100k objects: objects per second, and time at 10k / time at 1k (linear is 10);
+ *  - the same repositories loaded and evaluated in-process (no process start-up), for comparison;
+ *  - start to verdict for a 10-file repository (median of 5).
+ * Targets (issue 13): >= 20k objects/s at 10k, ratio <= 12, < 1 s for 10 files.
+ */
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { performance } from "perf_hooks";
+import { REPO_ROOT } from "../cli/paths";
+
+const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
+
+/** Five objects of one team: service account, least-privilege binding, prod and dev Stacks, an Application. */
+function unit(i: number): string {
+    const ns = `team-${i}`;
+    return `---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: deployer
+  namespace: ${ns}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: deployer
+  namespace: ${ns}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: edit
+subjects:
+  - kind: ServiceAccount
+    name: deployer
+    namespace: ${ns}
+---
+apiVersion: pulumi.com/v1
+kind: Stack
+metadata:
+  name: app-prod
+  namespace: ${ns}
+  annotations:
+    argocd.argoproj.io/sync-wave: "2"
+spec:
+  serviceAccountName: deployer
+  stack: acme/app-${i}/prod
+  projectRepo: https://github.com/acme/app-${i}.git
+  commit: ${SHA}
+  refresh: true
+  environment: [aws-credentials]
+---
+apiVersion: pulumi.com/v1
+kind: Stack
+metadata:
+  name: app-dev
+  namespace: ${ns}
+spec:
+  serviceAccountName: deployer
+  stack: acme/app-${i}/dev
+  projectRepo: https://github.com/acme/app-${i}.git
+  branch: main
+  destroyOnFinalize: true
+  environment: [aws-credentials]
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: app-${i}
+  namespace: argocd
+spec:
+  source:
+    repoURL: https://github.com/acme/manifests.git
+    path: teams/${i}
+  destination:
+    namespace: ${ns}
+  syncPolicy:
+    automated:
+      prune: true
+`;
+}
+
+/** A repository of `objects` objects (a multiple of 5) in `files` files. */
+export function generate(root: string, objects: number, files: number): string {
+    const dir = path.join(root, `repo-${objects}-${files}`);
+    const units = Math.ceil(objects / 5);
+    const perFile = Math.ceil(units / files);
+    for (let f = 0; f * perFile < units; f++) {
+        const parts: string[] = [];
+        for (let u = f * perFile; u < Math.min(units, (f + 1) * perFile); u++) parts.push(unit(u));
+        const file = path.join(dir, "teams", String(f), "manifests.yaml");
+        fs.mkdirSync(path.dirname(file), { recursive: true });
+        fs.writeFileSync(file, parts.join(""));
+    }
+    return dir;
+}
+
+function runCommand(dir: string): number {
+    const t = performance.now();
+    const r = spawnSync(process.execPath, [CLI, "check", dir, "--repo-root", dir], { encoding: "utf8", maxBuffer: 1 << 30 });
+    const ms = performance.now() - t;
+    if (r.status !== 0 && r.status !== 1) throw new Error(`pko-guard check exited ${r.status}: ${r.stderr.split("\n")[0]}`);
+    return ms;
+}
+
+function inProcess(dir: string): number {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const { runCheck } = require("../cli/check/check") as typeof import("../cli/check/check");
+    const t = performance.now();
+    runCheck({ paths: [dir], failOnAdvisory: false, repoRoot: dir });
+    return performance.now() - t;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+export async function checkBenchmarks(line: (s: string) => void): Promise<Record<string, unknown>> {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-bench-check-"));
+    try {
+        line("pko-guard check (generated manifest repositories; command = child process, start to verdict):");
+        const sizes: Record<string, unknown> = {};
+        const command: Record<number, number> = {};
+        for (const n of [1000, 10000, 100000]) {
+            const dir = generate(root, n, Math.max(10, n / 100));
+            const ms = runCommand(dir);
+            const inMs = inProcess(dir);
+            command[n] = ms;
+            sizes[n] = { commandMs: ms, objectsPerSecond: (n / ms) * 1000, inProcessMs: inMs, inProcessObjectsPerSecond: (n / inMs) * 1000 };
+            line(`  ${n} objects: command ${ms.toFixed(0)} ms (${((n / ms) * 1000).toFixed(0)} objects/s), in-process ${inMs.toFixed(0)} ms (${((n / inMs) * 1000).toFixed(0)} objects/s)`);
+        }
+        const ratio = command[10000] / command[1000];
+        line(`  command time at 10k / at 1k: ${ratio.toFixed(2)} (linear is 10; start-up is part of both)`);
+        const small = generate(root, 50, 10);
+        runCommand(small); // warm the file cache
+        const runs = [0, 1, 2, 3, 4].map(() => runCommand(small));
+        const smallMs = median(runs);
+        line(`  10-file repository (50 objects), start to verdict: median ${smallMs.toFixed(0)} ms of 5 (${runs.map((x) => x.toFixed(0)).join(", ")})`);
+        return { check: { sizes, ratio10kTo1k: ratio, tenFileRepositoryMs: smallMs, tenFileRuns: runs } };
+    } finally {
+        fs.rmSync(root, { recursive: true, force: true });
+    }
+}

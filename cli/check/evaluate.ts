@@ -1,0 +1,167 @@
+/**
+ * In-process evaluation of the pack's own policy objects (`policies` from policies/index.ts), shared by
+ * `pko-guard check` and the harness's manifest leg. Nothing here implements a rule: each policy gets the
+ * arguments the analyzer would build (properties turned into a protobuf Struct and read back by the policy
+ * SDK's own deserializer, wrapped in its unknown-checking proxy), the configuration the engine would send
+ * (reconcilePackConfig: schema defaults, enforcement levels, `all`), and disabled policies are skipped, as
+ * the analyzer skips them. `remediate` reports as `mandatory`, as the analyzer does.
+ */
+import { Policy, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
+import { policies } from "../../policies";
+import { FieldAwareReport } from "../../policies/model/policy";
+import { Level, Row, normalizeMessage, row } from "../model";
+import { PackConfig, PolicyMeta } from "../policy-config";
+
+/* eslint-disable @typescript-eslint/no-var-requires */
+const structPb = require("google-protobuf/google/protobuf/struct_pb");
+
+interface PolicySdk {
+    deserializeProperties(struct: unknown, keepUnknowns: boolean): Record<string, unknown>;
+    unknownCheckingProxy(v: unknown): Record<string, unknown>;
+    UnknownValueError: new (...args: never[]) => Error;
+}
+let sdk: PolicySdk | undefined;
+
+/**
+ * The policy SDK's own deserializer and unknown-checking proxy, loaded on first use. The deserializer
+ * requires the `@pulumi/pulumi` index only for its `asset` classes, and that index also loads the Automation
+ * API (most of a second of start-up, which `pko-guard check` would pay on every run). Unless something
+ * already loaded the index, it is stood in for by a module that serves `asset` from its own module and loads
+ * the real index for anything else (after which the real index is what every later `require` gets).
+ */
+function policySdk(): PolicySdk {
+    if (sdk) return sdk;
+    const index = require.resolve("@pulumi/pulumi");
+    if (!require.cache[index]) {
+        const Module = require("module");
+        const standIn = new Module(index, module);
+        standIn.filename = index;
+        standIn.loaded = true;
+        standIn.exports = new Proxy(
+            {},
+            {
+                get(_t, key) {
+                    if (key === "asset") return require("@pulumi/pulumi/asset");
+                    if (require.cache[index] === standIn) delete require.cache[index];
+                    return require("@pulumi/pulumi")[key];
+                },
+            },
+        );
+        require.cache[index] = standIn;
+    }
+    const { deserializeProperties } = require("@pulumi/policy/deserialize");
+    const { unknownCheckingProxy, UnknownValueError } = require("@pulumi/policy/proxy");
+    sdk = { deserializeProperties, unknownCheckingProxy, UnknownValueError };
+    return sdk;
+}
+
+/** A resource to evaluate: what the engine would send the analyzer for it. */
+export interface EvalResource {
+    type: string;
+    name: string;
+    urn: string;
+    /** Plain JSON properties (a manifest object, or a program's inputs in wire form). */
+    props: Record<string, unknown>;
+}
+
+/** A violation row, with the field the rule named when it gave one. */
+export interface EvalRow extends Row {
+    field?: string;
+}
+
+/** The pack's policies as the config reconciler needs them (from the pack's own modules). */
+export function packPolicyMeta(): PolicyMeta[] {
+    return policies.map((p) => ({
+        name: p.name,
+        enforcementLevel: p.enforcementLevel ?? "advisory",
+        configSchema: p.configSchema as PolicyMeta["configSchema"],
+    }));
+}
+
+function isResourcePolicy(p: Policy): p is ResourceValidationPolicy {
+    return typeof (p as ResourceValidationPolicy).validateResource === "function" || Array.isArray((p as ResourceValidationPolicy).validateResource);
+}
+
+function isStackPolicy(p: Policy): p is StackValidationPolicy {
+    return typeof (p as StackValidationPolicy).validateStack === "function";
+}
+
+/** What a policy's `props` is in `pulumi preview`: the SDK's deserialization of the wire Struct, proxied. */
+export function analyzerProps(props: Record<string, unknown>): Record<string, unknown> {
+    const struct = structPb.Struct.fromJavaScript(props);
+    const { unknownCheckingProxy, deserializeProperties } = policySdk();
+    return unknownCheckingProxy(deserializeProperties(struct, false));
+}
+
+function levelOf(config: PackConfig, p: Policy): Level {
+    const level = config[p.name]?.enforcementLevel ?? p.enforcementLevel ?? "advisory";
+    return level === "remediate" ? "mandatory" : level;
+}
+
+/**
+ * Evaluates every enabled policy over the resources (each resource policy per resource, each stack policy
+ * once over all of them) with a reconciled pack config; returns rows in the analyzer's shape.
+ */
+export function evaluatePack(resources: EvalResource[], config: PackConfig): EvalRow[] {
+    const rows: EvalRow[] = [];
+    const args = resources.map((r) => ({
+        type: r.type,
+        name: r.name,
+        urn: r.urn,
+        props: analyzerProps(r.props),
+        opts: { protect: false, ignoreChanges: [], aliases: [], customTimeouts: {}, additionalSecretOutputs: [] },
+        isType: () => false,
+        asType: () => undefined,
+    }));
+    // One list for every stack policy, as one AnalyzeStack request would give them.
+    const stackResources = args.map((a) => ({ ...a, dependencies: [], propertyDependencies: {} }));
+    for (const p of policies) {
+        const level = levelOf(config, p);
+        if (level === "disabled") continue;
+        const properties = config[p.name]?.properties ?? {};
+        const getConfig = <T>() => properties as T;
+        const notApplicable = (reason?: string) => {
+            throw Object.assign(new Error(reason ?? "not applicable"), { notApplicable: true });
+        };
+        const report = (fallbackUrn: string): FieldAwareReport => {
+            const out = ((message: string, urn?: string) => push(message, urn ?? fallbackUrn, undefined)) as FieldAwareReport;
+            out.withField = (message, urn, field) => push(message, urn ?? fallbackUrn, field);
+            return out;
+        };
+        const push = (message: string, urn: string, field: string | undefined) => {
+            const r: EvalRow = row(p.name, urn, level, normalizeMessage(message, p.description));
+            if (field !== undefined) r.field = field;
+            rows.push(r);
+        };
+        // What the analyzer does when a policy reads an unknown value: an advisory diagnostic, never a pass.
+        const guard = (urn: string, run: () => void) => {
+            try {
+                run();
+            } catch (e) {
+                if ((e as { notApplicable?: boolean }).notApplicable) return;
+                const { UnknownValueError } = policySdk();
+                const reason = e instanceof UnknownValueError ? "can't run policy during preview" : "policy failed";
+                rows.push(row(p.name, urn, e instanceof UnknownValueError ? "advisory" : "mandatory", `${reason}: ${String((e as Error).message).split("\n")[0]}`));
+            }
+        };
+        if (isResourcePolicy(p)) {
+            const validations = Array.isArray(p.validateResource) ? p.validateResource : [p.validateResource];
+            for (const a of args) {
+                for (const validate of validations) {
+                    if (!validate) continue;
+                    guard(a.urn, () => validate({ ...a, getConfig, notApplicable, stackTags: new Map() } as never, report(a.urn)));
+                }
+            }
+        }
+        if (isStackPolicy(p)) {
+            const stackArgs = {
+                resources: stackResources,
+                getConfig,
+                notApplicable,
+                stackTags: new Map(),
+            };
+            guard("", () => p.validateStack(stackArgs as never, report("")));
+        }
+    }
+    return rows;
+}

@@ -1,0 +1,439 @@
+/**
+ * Reads Kubernetes manifests for `pko-guard check` and the manifest leg: files and folders (recursive
+ * `.yaml`/`.yml`/`.json`), multi-document YAML, `kind: List`, and `-` for standard input. Every object keeps
+ * its file, line and column (the `yaml` package's CST ranges and LineCounter) and can locate a field's line.
+ *
+ * Each object becomes the resource the Kubernetes provider would register for it:
+ * - type: `kubernetes:<group>/<version>:<Kind>`, the core group as `core` (`kubernetes:core/v1:Secret`);
+ * - name (identity): `Kind/namespace/name`, or `Kind/name` when the object sets no namespace (cluster-scoped
+ *   objects, and namespaced objects whose namespace is chosen when applied: Argo CD's destination, `-n`);
+ * - urn: `urn:pulumi:check::manifests::<type>::<identity>` (synthesized; no Pulumi stack exists).
+ * Two objects with one identity are bad input (exit 2) naming both files.
+ *
+ * Bad input is one line each, never the content of a file (a Secret's values never appear): invalid YAML
+ * (file:line:column), a document that is not a mapping, an unreadable path, a named file that is binary or
+ * larger than MAX_FILE_BYTES (exit 2). Inside a folder, binary and oversized files, and documents that are
+ * not Kubernetes objects (no apiVersion/kind, e.g. a CI workflow), are skipped and counted; hidden folders
+ * (`.git`, `.github`) and `node_modules` are not walked.
+ */
+import { execFileSync } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+import * as YAML from "yaml";
+import { BadInputError } from "../errors";
+import { EvalResource } from "./evaluate";
+
+export const MAX_FILE_BYTES = 16 * 1024 * 1024;
+const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
+
+/** The annotation the sync-order rule reads a manifest's repository path from (see that rule). */
+export const SOURCE_PATH_ANNOTATION = "pko-guard/source-path";
+
+/** Kinds some pko-guard rule reads (by API group); other objects are counted, never reported. */
+const KINDS_RULES_READ: Record<string, string[]> = {
+    "pulumi.com": ["Stack"],
+    core: ["Secret", "ServiceAccount"],
+    "rbac.authorization.k8s.io": ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"],
+    "argoproj.io": ["Application"],
+};
+
+export interface Location {
+    /** The file as shown to users and in reports ("-" is standard input, shown as `<stdin>`). */
+    file: string;
+    line: number;
+    column: number;
+}
+
+export interface ManifestObject extends Location {
+    identity: string;
+    type: string;
+    urn: string;
+    kind: string;
+    /** The object as parsed (plain JSON), with the source-path annotation added when known. */
+    object: Record<string, unknown>;
+    /** Whether some rule reads objects of this kind. */
+    read: boolean;
+    /** Whether it has a metadata.name (unnamed objects of kinds no rule reads are only counted). */
+    named: boolean;
+    /** The file's path relative to the repository root (posix), when the file is inside it. */
+    repoPath?: string;
+    /** Finds the line and column of a field path (`spec.branch`, `subjects[0]`), or of its nearest parent. */
+    locate(field: string): { line: number; column: number };
+}
+
+export interface Skip {
+    file: string;
+    reason: string;
+}
+
+export interface LoadResult {
+    objects: ManifestObject[];
+    files: number;
+    documents: number;
+    skipped: Skip[];
+}
+
+export interface LoadOptions {
+    /** Repository root for source paths (default: the git top level of the first path, else its folder). */
+    repoRoot?: string;
+    /** Standard input's text, when "-" is given (read by the caller). */
+    stdin?: () => string;
+    /** Base folder for shown file names (default: the current directory). */
+    cwd?: string;
+}
+
+/** The git top level containing `dir`, or undefined outside a work tree (or without git). */
+export function gitTopLevel(dir: string): string | undefined {
+    try {
+        return execFileSync("git", ["rev-parse", "--show-toplevel"], { cwd: dir, stdio: ["ignore", "pipe", "ignore"], encoding: "utf8" }).trim() || undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+function posix(p: string): string {
+    return p.split(path.sep).join("/");
+}
+
+function isBinary(buf: Buffer): boolean {
+    const n = Math.min(buf.length, 8000);
+    for (let i = 0; i < n; i++) if (buf[i] === 0) return true;
+    return false;
+}
+
+/** Files under a folder, sorted, following no folder twice. */
+function walk(dir: string, seen: Set<string>, out: string[]): void {
+    let real: string;
+    try {
+        real = fs.realpathSync(dir);
+    } catch {
+        throw new BadInputError(`${dir}: cannot read folder`);
+    }
+    if (seen.has(real)) return;
+    seen.add(real);
+    let entries: fs.Dirent[];
+    try {
+        entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+        throw new BadInputError(`${dir}: cannot read folder`);
+    }
+    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+        const p = path.join(dir, e.name);
+        let isDir = e.isDirectory();
+        if (e.isSymbolicLink()) {
+            try {
+                isDir = fs.statSync(p).isDirectory();
+            } catch {
+                throw new BadInputError(`${p}: broken symbolic link`);
+            }
+        }
+        if (isDir) {
+            if (!e.name.startsWith(".") && e.name !== "node_modules") walk(p, seen, out);
+        } else if (EXTENSIONS.has(path.extname(e.name).toLowerCase())) {
+            out.push(p);
+        }
+    }
+}
+
+function gvk(apiVersion: string, kind: string): { group: string; version: string } {
+    const slash = apiVersion.lastIndexOf("/");
+    return slash < 0 ? { group: "core", version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+/** Parses a field path: dotted segments, `[n]` indexes (`spec.envRefs.PULUMI_ACCESS_TOKEN`, `subjects[0]`). */
+function fieldSegments(field: string): (string | number)[] {
+    const out: (string | number)[] = [];
+    for (const part of field.split(".")) {
+        const m = /^([^[\]]*)((?:\[\d+\])*)$/.exec(part);
+        if (!m) {
+            out.push(part);
+            continue;
+        }
+        if (m[1] !== "") out.push(m[1]);
+        for (const idx of m[2].matchAll(/\[(\d+)\]/g)) out.push(Number(idx[1]));
+    }
+    return out;
+}
+
+/**
+ * Walks a YAML node along a field path; keys may themselves contain dots (annotation keys), so at each
+ * mapping the longest run of segments that names a key wins. Returns the deepest node reached.
+ */
+function findNode(root: YAML.Node | null | undefined, segments: (string | number)[]): YAML.Node | YAML.Pair | undefined {
+    let node: unknown = root;
+    let found: YAML.Node | YAML.Pair | undefined = root ?? undefined;
+    let i = 0;
+    while (i < segments.length) {
+        if (YAML.isMap(node)) {
+            const map = node as YAML.YAMLMap<unknown, unknown>;
+            let matched = false;
+            for (let j = segments.length; j > i && !matched; j--) {
+                const key = segments.slice(i, j).join(".");
+                const pair = map.items.find((p) => YAML.isScalar(p.key) && String(p.key.value) === key);
+                if (pair) {
+                    found = pair as YAML.Pair;
+                    node = pair.value;
+                    i = j;
+                    matched = true;
+                }
+            }
+            if (!matched) break;
+        } else if (YAML.isSeq(node) && typeof segments[i] === "number") {
+            const item = node.items[segments[i] as number];
+            if (!YAML.isNode(item)) break;
+            found = item;
+            node = item;
+            i++;
+        } else {
+            break;
+        }
+    }
+    return found;
+}
+
+function startOf(n: YAML.Node | YAML.Pair | undefined): number | undefined {
+    if (!n) return undefined;
+    if (YAML.isPair(n)) return YAML.isNode(n.key) ? n.key.range?.[0] : startOf(n.value as YAML.Node);
+    return n.range?.[0];
+}
+
+interface Source {
+    /** Shown name. */
+    file: string;
+    text: string;
+    repoPath?: string;
+}
+
+/** Parses one file's documents into objects; throws BadInputError (one line) on invalid YAML. */
+function parseSource(src: Source, out: LoadResult, fromFolder: boolean): void {
+    const lineCounter = new YAML.LineCounter();
+    const docs = YAML.parseAllDocuments(src.text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+    const docList = Array.isArray(docs) ? docs : [docs];
+    const pos = (offset: number | undefined) => {
+        const p = lineCounter.linePos(offset ?? 0);
+        return { line: p.line, column: p.col };
+    };
+    for (const doc of docList) {
+        const err = doc.errors[0];
+        if (err) {
+            const p = pos(err.pos[0]);
+            // Only the first clause: the library's message may quote the offending source line.
+            const what = err.message.split(/ at line \d+/)[0].split("\n")[0];
+            throw new BadInputError(`${src.file}:${p.line}:${p.column}: invalid YAML: ${what}`);
+        }
+        out.documents++;
+        const contents = doc.contents;
+        if (contents === null || (YAML.isScalar(contents) && (contents.value === null || contents.value === ""))) continue; // empty document
+        let value: unknown;
+        try {
+            value = doc.toJS({ maxAliasCount: 100 });
+        } catch (e) {
+            const p = pos(contents.range?.[0]);
+            throw new BadInputError(`${src.file}:${p.line}:${p.column}: invalid YAML: ${String((e as Error).message).split("\n")[0]}`);
+        }
+        const where = pos(contents.range?.[0]);
+        if (value === null || typeof value !== "object" || Array.isArray(value)) {
+            const what = Array.isArray(value) ? "a list" : typeof value === "string" ? "a string" : `a ${typeof value}`;
+            const message = `${src.file}:${where.line}:${where.column}: the document is ${what}, not a Kubernetes object (a mapping with apiVersion and kind)`;
+            if (fromFolder) {
+                out.skipped.push({ file: `${src.file}:${where.line}`, reason: `not a Kubernetes object (${what})` });
+                continue;
+            }
+            throw new BadInputError(message);
+        }
+        addObject(src, value as Record<string, unknown>, contents, pos, out, fromFolder);
+    }
+}
+
+function addObject(
+    src: Source,
+    obj: Record<string, unknown>,
+    node: YAML.Node,
+    pos: (offset: number | undefined) => { line: number; column: number },
+    out: LoadResult,
+    fromFolder: boolean,
+): void {
+    const where = pos(node.range?.[0]);
+    const { apiVersion, kind } = obj;
+    if (typeof apiVersion !== "string" || typeof kind !== "string" || apiVersion === "" || kind === "") {
+        const reason = "not a Kubernetes object (no apiVersion and kind)";
+        if (fromFolder) {
+            out.skipped.push({ file: `${src.file}:${where.line}`, reason });
+            return;
+        }
+        throw new BadInputError(`${src.file}:${where.line}:${where.column}: ${reason}`);
+    }
+    // `kind: List` (and the typed lists kubectl prints) hold their objects in `items`.
+    if (kind === "List" || (kind.endsWith("List") && Array.isArray(obj.items))) {
+        const itemsNode = YAML.isMap(node) ? node.get("items", true) : undefined;
+        const items = Array.isArray(obj.items) ? obj.items : [];
+        items.forEach((item, i) => {
+            const itemNode = YAML.isSeq(itemsNode) ? (itemsNode.items[i] as YAML.Node) : node;
+            if (item === null || typeof item !== "object" || Array.isArray(item)) {
+                const p = pos(itemNode?.range?.[0]);
+                throw new BadInputError(`${src.file}:${p.line}:${p.column}: items[${i}] of the List is not a Kubernetes object`);
+            }
+            addObject(src, item as Record<string, unknown>, itemNode ?? node, pos, out, fromFolder);
+        });
+        return;
+    }
+    const { group, version } = gvk(apiVersion, kind);
+    const read = (KINDS_RULES_READ[group === "core" ? "core" : group] ?? []).includes(kind);
+    const metadata = (obj.metadata !== null && typeof obj.metadata === "object" && !Array.isArray(obj.metadata) ? obj.metadata : {}) as Record<string, unknown>;
+    const name = metadata.name;
+    const namespace = metadata.namespace;
+    if (typeof name !== "string" || name === "") {
+        if (!read) {
+            // e.g. a kustomization.yaml: nothing to govern, nothing to name.
+            out.objects.push(makeObject(src, obj, kind, `${kind} at ${src.file}:${where.line}`, group, version, where, node, pos));
+            return;
+        }
+        throw new BadInputError(`${src.file}:${where.line}:${where.column}: ${kind} has no metadata.name`);
+    }
+    if (namespace !== undefined && typeof namespace !== "string") {
+        throw new BadInputError(`${src.file}:${where.line}:${where.column}: ${kind} ${JSON.stringify(name)}: metadata.namespace is not a string`);
+    }
+    const identity = namespace ? `${kind}/${namespace}/${name}` : `${kind}/${name}`;
+    const o = makeObject(src, obj, kind, identity, group, version, where, node, pos);
+    o.read = read;
+    o.named = true;
+    if (src.repoPath !== undefined) {
+        const annotations = (metadata.annotations !== null && typeof metadata.annotations === "object" && !Array.isArray(metadata.annotations) ? metadata.annotations : {}) as Record<string, unknown>;
+        if (annotations[SOURCE_PATH_ANNOTATION] === undefined) {
+            o.object = { ...obj, metadata: { ...metadata, annotations: { ...annotations, [SOURCE_PATH_ANNOTATION]: src.repoPath } } };
+        }
+    }
+    out.objects.push(o);
+}
+
+function makeObject(
+    src: Source,
+    obj: Record<string, unknown>,
+    kind: string,
+    identity: string,
+    group: string,
+    version: string,
+    where: { line: number; column: number },
+    node: YAML.Node,
+    pos: (offset: number | undefined) => { line: number; column: number },
+): ManifestObject {
+    const type = `kubernetes:${group}/${version}:${kind}`;
+    return {
+        file: src.file,
+        line: where.line,
+        column: where.column,
+        identity,
+        type,
+        urn: `urn:pulumi:check::manifests::${type}::${identity}`,
+        kind,
+        object: obj,
+        read: false,
+        named: false,
+        repoPath: src.repoPath,
+        locate: (field: string) => {
+            const start = startOf(findNode(node, fieldSegments(field)));
+            return start === undefined ? where : pos(start);
+        },
+    };
+}
+
+function readFile(file: string, shown: string, fromFolder: boolean, out: LoadResult): string | undefined {
+    let stat: fs.Stats;
+    try {
+        stat = fs.statSync(file);
+    } catch {
+        throw new BadInputError(`${shown}: no such file or folder`);
+    }
+    if (stat.size > MAX_FILE_BYTES) {
+        const reason = `larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB`;
+        if (fromFolder) {
+            out.skipped.push({ file: shown, reason });
+            return undefined;
+        }
+        throw new BadInputError(`${shown}: ${reason}; not read`);
+    }
+    let buf: Buffer;
+    try {
+        buf = fs.readFileSync(file);
+    } catch {
+        throw new BadInputError(`${shown}: cannot read file`);
+    }
+    if (isBinary(buf)) {
+        if (fromFolder) {
+            out.skipped.push({ file: shown, reason: "binary file" });
+            return undefined;
+        }
+        throw new BadInputError(`${shown}: binary file, not a manifest`);
+    }
+    return buf.toString("utf8");
+}
+
+/** Loads every object of the given paths; duplicates and bad input throw BadInputError (one line). */
+export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult & { repoRoot: string } {
+    const cwd = o.cwd ?? process.cwd();
+    const first = paths.find((p) => p !== "-");
+    const firstDir = first ? path.resolve(cwd, first) : cwd;
+    const startDir = fs.existsSync(firstDir) && fs.statSync(firstDir).isDirectory() ? firstDir : path.dirname(firstDir);
+    const repoRoot = path.resolve(cwd, o.repoRoot ?? gitTopLevel(startDir) ?? cwd);
+    if (o.repoRoot !== undefined && !(fs.existsSync(repoRoot) && fs.statSync(repoRoot).isDirectory())) {
+        throw new BadInputError(`--repo-root ${o.repoRoot}: no such folder`);
+    }
+    const out: LoadResult = { objects: [], files: 0, documents: 0, skipped: [] };
+    const shownName = (abs: string) => {
+        const rel = path.relative(cwd, abs);
+        return rel.startsWith("..") || path.isAbsolute(rel) ? abs : posix(rel);
+    };
+    const repoPathOf = (abs: string) => {
+        const rel = path.relative(repoRoot, abs);
+        return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : posix(rel);
+    };
+    let stdinRead = false;
+    for (const p of paths) {
+        if (p === "-") {
+            if (stdinRead) throw new BadInputError("-: standard input given twice");
+            stdinRead = true;
+            const text = o.stdin ? o.stdin() : fs.readFileSync(0, "utf8");
+            if (text.includes("\u0000")) throw new BadInputError("<stdin>: binary input, not a manifest");
+            out.files++;
+            parseSource({ file: "<stdin>", text }, out, false);
+            continue;
+        }
+        const abs = path.resolve(cwd, p);
+        let stat: fs.Stats;
+        try {
+            stat = fs.statSync(abs);
+        } catch {
+            throw new BadInputError(`${p}: no such file or folder`);
+        }
+        if (stat.isDirectory()) {
+            const files: string[] = [];
+            walk(abs, new Set(), files);
+            for (const f of files) {
+                const shown = shownName(f);
+                const text = readFile(f, shown, true, out);
+                if (text === undefined) continue;
+                out.files++;
+                parseSource({ file: shown, text, repoPath: repoPathOf(f) }, out, true);
+            }
+        } else {
+            const text = readFile(abs, p, false, out);
+            out.files++;
+            parseSource({ file: shownName(abs), text: text ?? "", repoPath: repoPathOf(abs) }, out, false);
+        }
+    }
+    const seen = new Map<string, ManifestObject>();
+    for (const obj of out.objects) {
+        if (!obj.named) continue;
+        const prev = seen.get(obj.identity);
+        if (prev) {
+            throw new BadInputError(`${obj.identity} is defined twice: ${prev.file}:${prev.line} and ${obj.file}:${obj.line} (an object's identity is Kind/namespace/name)`);
+        }
+        seen.set(obj.identity, obj);
+    }
+    return { ...out, repoRoot };
+}
+
+/** The resources the evaluator gets: every named object, as the provider would register it. */
+export function evalResources(objects: ManifestObject[]): EvalResource[] {
+    return objects.filter((o) => o.named).map((o) => ({ type: o.type, name: o.identity, urn: o.urn, props: o.object }));
+}

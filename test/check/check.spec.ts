@@ -1,0 +1,240 @@
+/**
+ * `pko-guard check` as a user runs it: from a temporary folder outside the repository, over manifests in
+ * files, folders and standard input. Exit codes 0/1/2, findings at file:line of the field, valid
+ * JSON/JUnit/SARIF reports carrying the location, one clear line for each kind of bad input, and a
+ * Secret's values never in any output.
+ */
+import * as assert from "assert";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { REPO_ROOT } from "../../cli/paths";
+import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
+
+const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+const GUIDE = path.join(REPO_ROOT, "fixtures", "gitops-guide-example", "manifests");
+const GOVERNED = path.join(REPO_ROOT, "fixtures", "gitops-guide-governed", "manifests");
+const CANARY = "canary-7f3a9c1e5b";
+
+function check(args: string[], cwd: string, input?: string) {
+    const r = spawnSync(process.execPath, [CLI, "check", ...args], { encoding: "utf8", cwd, input, timeout: 60000 });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The line (1-based) of the first line of a file matching a pattern. */
+function lineOf(file: string, re: RegExp): number {
+    return fs.readFileSync(file, "utf8").split("\n").findIndex((l) => re.test(l)) + 1;
+}
+
+describe("pko-guard check", function () {
+    this.timeout(120000);
+    let tmp: string;
+    const write = (rel: string, text: string | Buffer) => {
+        const f = path.join(tmp, rel);
+        fs.mkdirSync(path.dirname(f), { recursive: true });
+        fs.writeFileSync(f, text);
+        return f;
+    };
+    beforeEach(() => {
+        tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-check-"));
+    });
+    afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+    it("fails the guide's layout for the webapp cluster-admin binding and the release branch, at the fields' lines, with valid reports", async () => {
+        const repo = path.join(tmp, "webapp-manifests");
+        fs.cpSync(GUIDE, repo, { recursive: true });
+        const r = check(["manifests", "applications", "--repo-root", ".", "--report", "json=out/r.json", "--report", "junit=out/r.xml", "--report", "sarif=out/r.sarif"], repo);
+        assert.strictEqual(r.code, 1, r.stderr);
+        const prod = path.join(repo, "manifests", "production", "stack.yaml");
+        const branchLine = lineOf(prod, /^\s+branch: release/);
+        const subjectLine = lineOf(prod, /name: webapp:cluster-admin/) + 8; // the subject's "- kind: ServiceAccount"
+        assert.strictEqual(fs.readFileSync(prod, "utf8").split("\n")[subjectLine - 1].trim(), "- kind: ServiceAccount");
+        const json = JSON.parse(fs.readFileSync(path.join(repo, "out", "r.json"), "utf8"));
+        assert.deepStrictEqual(jsonReportErrors(json), []);
+        const rows = json.projects[0].findings as { policy: string; resource: string; file: string; line: number; column: number; field?: string; level: string }[];
+        const pinned = rows.filter((x) => x.policy === "pko-stack-prod-pinned-commit");
+        assert.deepStrictEqual(
+            pinned.map((x) => [x.resource, x.file, x.line, x.field, x.level]),
+            [["Stack/pulumi/webapp-production", "manifests/production/stack.yaml", branchLine, "spec.branch", "mandatory"]],
+        );
+        const admin = rows.filter((x) => x.policy === "pko-stack-no-cluster-admin");
+        assert.strictEqual(admin.length, 3);
+        for (const x of admin) {
+            assert.deepStrictEqual([x.resource, x.file, x.line, x.column, x.field], ["ClusterRoleBinding/webapp:cluster-admin", "manifests/production/stack.yaml", subjectLine, 5, "subjects[0]"]);
+        }
+        assert.deepStrictEqual(rows.filter((x) => x.level === "mandatory").map((x) => x.policy).sort(), ["pko-stack-no-cluster-admin", "pko-stack-no-cluster-admin", "pko-stack-no-cluster-admin", "pko-stack-prod-pinned-commit"]);
+        assert.match(r.stdout, new RegExp(`manifests/production/stack.yaml:${branchLine}:3`));
+        assert.match(r.stdout, /9 object\(s\) in 6 file\(s\) \(0 of kinds no rule reads\); 4 violation\(s\), 4 blocking: FAIL/);
+
+        const sarif = JSON.parse(fs.readFileSync(path.join(repo, "out", "r.sarif"), "utf8"));
+        assert.deepStrictEqual(sarifErrors(sarif), []);
+        const result = sarif.runs[0].results.find((x: { ruleId: string }) => x.ruleId === "pko-stack-prod-pinned-commit");
+        assert.deepStrictEqual(result.locations[0].physicalLocation.artifactLocation.uri, "manifests/production/stack.yaml");
+        assert.deepStrictEqual(result.locations[0].physicalLocation.region, { startLine: branchLine, startColumn: 3 });
+        assert.strictEqual(result.level, "error");
+
+        const xml = fs.readFileSync(path.join(repo, "out", "r.xml"), "utf8");
+        assert.deepStrictEqual(await junitErrors(xml), []);
+        assert.ok(xml.includes(`manifests/production/stack.yaml:${branchLine}:3: Stack/pulumi/webapp-production`), xml);
+    });
+
+    it("passes the corrected layout (exit 0)", () => {
+        const r = check([GOVERNED], tmp);
+        assert.strictEqual(r.code, 0, r.stderr + r.stdout);
+        assert.match(r.stdout, /0 violation\(s\), 0 blocking: PASS/);
+    });
+
+    it("reads standard input (kustomize build | pko-guard check -) and List objects", () => {
+        const prod = fs.readFileSync(path.join(GUIDE, "manifests", "production", "stack.yaml"), "utf8");
+        const r = check(["-"], tmp, prod);
+        assert.strictEqual(r.code, 1, r.stderr);
+        assert.match(r.stdout, /<stdin>:\d+:3 .*pko-stack-prod-pinned-commit/s);
+        const list = JSON.stringify({
+            apiVersion: "v1",
+            kind: "List",
+            items: [{ apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "app", namespace: "pulumi" }, spec: { stack: "acme/app/prod", projectRepo: "https://github.com/acme/app", branch: "main" } }],
+        }, null, 2);
+        const l = check(["-"], tmp, list);
+        assert.strictEqual(l.code, 1, l.stderr);
+        assert.match(l.stdout, /Stack\/pulumi\/app/);
+    });
+
+    it("applies --config (levels, disabled policies, properties) and --fail-on-advisory as the gate does", () => {
+        const f = write("stack.yaml", "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: app\n  namespace: payments\nspec:\n  stack: acme/app/main\n  projectRepo: https://github.com/acme/app\n  branch: main\n");
+        assert.strictEqual(check([f], tmp).code, 0);
+        write("cfg.json", JSON.stringify({ "pko-stack-prod-pinned-commit": { productionNamespaces: ["payments"] } }));
+        const r = check([f, "--config", "cfg.json"], tmp);
+        assert.strictEqual(r.code, 1);
+        assert.match(r.stdout, /pko-stack-prod-pinned-commit/);
+        write("off.json", JSON.stringify({ "pko-stack-prod-pinned-commit": { enforcementLevel: "disabled", productionNamespaces: ["payments"] } }));
+        assert.doesNotMatch(check([f, "--config", "off.json"], tmp).stdout, /pko-stack-prod-pinned-commit/);
+        write("adv.json", JSON.stringify({ "pko-stack-prod-pinned-commit": { enforcementLevel: "advisory", productionNamespaces: ["payments"] } }));
+        assert.strictEqual(check([f, "--config", "adv.json"], tmp).code, 0);
+        assert.strictEqual(check([f, "--config", "adv.json", "--fail-on-advisory"], tmp).code, 1);
+        write("bad.json", JSON.stringify({ "no-such-policy": "mandatory" }));
+        const bad = check([f, "--config", "bad.json"], tmp);
+        assert.strictEqual(bad.code, 2);
+        assert.match(bad.stderr, /^pko-guard: bad\.json: "no-such-policy" is not a policy of this pack\n$/);
+    });
+
+    it("links Argo CD Applications to the Stacks they sync by spec.source.path", () => {
+        const stack = (env: string, prod: boolean) =>
+            `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: webapp-${env}\n  namespace: pulumi\nspec:\n  stack: myorg/webapp/${env}\n  projectRepo: https://github.com/myorg/webapp\n  ${prod ? "commit: 2b0889718d3e63feeb6079ccd5e4488d8601e353" : "branch: main"}\n  destroyOnFinalize: true\n`;
+        const app = (env: string) =>
+            `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: webapp-${env}\n  namespace: argocd\nspec:\n  source:\n    path: manifests/${env}\n  destination:\n    namespace: pulumi\n  syncPolicy:\n    automated:\n      prune: true\n`;
+        write("repo/manifests/production/stack.yaml", stack("production", true));
+        write("repo/manifests/staging/stack.yaml", stack("staging", false));
+        write("repo/applications/production.yaml", app("production"));
+        write("repo/applications/staging.yaml", app("staging"));
+        const r = check([".", "--repo-root", ".", "--report", "json=r.json"], path.join(tmp, "repo"));
+        const rows = JSON.parse(fs.readFileSync(path.join(tmp, "repo", "r.json"), "utf8")).projects[0].findings.filter((x: { policy: string }) => x.policy === "argocd-app-pko-sync-order");
+        // By namespace alone both Applications would manage the production Stack; by path only its own does.
+        assert.strictEqual(rows.length, 1, r.stdout);
+        assert.match(rows[0].message, /Application "Application\/argocd\/webapp-production" auto-prunes/);
+        assert.strictEqual(rows[0].resource, "Application/argocd/webapp-production");
+    });
+
+    describe("bad input: one line on stderr, exit 2 (or a counted skip)", () => {
+        const oneLine = (r: { stderr: string }, re: RegExp) => {
+            assert.match(r.stderr.trim(), re);
+            assert.strictEqual(r.stderr.trim().split("\n").length, 1, r.stderr);
+            assert.doesNotMatch(r.stderr, /\n\s+at /);
+        };
+
+        it("invalid YAML names the file and line, and never quotes it", () => {
+            const f = write("m/bad.yaml", `apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  token: [${CANARY}\n`);
+            const r = check(["m"], tmp);
+            assert.strictEqual(r.code, 2);
+            oneLine(r, /^pko-guard: m\/bad\.yaml:\d+:\d+: invalid YAML: /);
+            assert.ok(!(r.stdout + r.stderr).includes(CANARY));
+            assert.ok(fs.existsSync(f));
+        });
+
+        it("a document that is not a mapping: exit 2 for a named file, a counted skip inside a folder", () => {
+            write("m/list.yaml", "- a\n- b\n");
+            const named = check(["m/list.yaml"], tmp);
+            assert.strictEqual(named.code, 2);
+            oneLine(named, /^pko-guard: m\/list\.yaml:1:1: the document is a list, not a Kubernetes object/);
+            write("m/ci.yml", "name: ci\non: push\n");
+            const folder = check(["m"], tmp);
+            assert.strictEqual(folder.code, 0, folder.stderr);
+            assert.match(folder.stderr, /^pko-guard: skipped m\/ci\.yml:1: not a Kubernetes object \(no apiVersion and kind\)$/m);
+            assert.match(folder.stderr, /^pko-guard: skipped m\/list\.yaml:1: not a Kubernetes object \(a list\)$/m);
+            assert.match(folder.stdout, /0 object\(s\) in 2 file\(s\) \(0 of kinds no rule reads, 2 skipped\)/);
+        });
+
+        it("an unreadable path", () => {
+            oneLine(check(["nowhere"], tmp), /^pko-guard: nowhere: no such file or folder$/);
+            assert.strictEqual(check(["nowhere"], tmp).code, 2);
+            fs.mkdirSync(path.join(tmp, "m"));
+            fs.symlinkSync(path.join(tmp, "gone.yaml"), path.join(tmp, "m", "link.yaml"));
+            const r = check(["m"], tmp);
+            assert.strictEqual(r.code, 2);
+            oneLine(r, /^pko-guard: .*link\.yaml: broken symbolic link$/);
+        });
+
+        it("a binary file: exit 2 when named, a counted skip inside a folder", () => {
+            write("m/blob.yaml", Buffer.from([0x61, 0x00, 0x62, 0x0a]));
+            const named = check(["m/blob.yaml"], tmp);
+            assert.strictEqual(named.code, 2);
+            oneLine(named, /^pko-guard: m\/blob\.yaml: binary file, not a manifest$/);
+            const folder = check(["m"], tmp);
+            assert.strictEqual(folder.code, 0);
+            oneLine(folder, /^pko-guard: skipped m\/blob\.yaml: binary file$/);
+            assert.match(folder.stdout, /1 skipped/);
+        });
+
+        it("an oversized file: exit 2 when named, a counted skip inside a folder", () => {
+            const f = write("m/huge.yaml", "");
+            fs.truncateSync(f, 17 * 1024 * 1024); // sparse: cheap to create, never read
+            const named = check(["m/huge.yaml"], tmp);
+            assert.strictEqual(named.code, 2);
+            oneLine(named, /^pko-guard: m\/huge\.yaml: larger than 16 MiB; not read$/);
+            const folder = check(["m"], tmp);
+            assert.strictEqual(folder.code, 0);
+            oneLine(folder, /^pko-guard: skipped m\/huge\.yaml: larger than 16 MiB$/);
+        });
+
+        it("two objects with one identity name both files", () => {
+            const sa = "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: webapp\n  namespace: pulumi\n";
+            write("m/a.yaml", sa);
+            write("m/b/c.yaml", `---\n${sa}`);
+            const r = check(["m"], tmp);
+            assert.strictEqual(r.code, 2);
+            oneLine(r, /^pko-guard: ServiceAccount\/pulumi\/webapp is defined twice: m\/a\.yaml:1 and m\/b\/c\.yaml:2 /);
+        });
+
+        it("a governed kind without metadata.name", () => {
+            write("m/s.yaml", "apiVersion: pulumi.com/v1\nkind: Stack\nspec: {}\n");
+            const r = check(["m"], tmp);
+            assert.strictEqual(r.code, 2);
+            oneLine(r, /^pko-guard: m\/s\.yaml:1:1: Stack has no metadata\.name$/);
+        });
+
+        it("no path at all is a usage error", () => {
+            assert.strictEqual(check([], tmp).code, 2);
+        });
+    });
+
+    it("counts objects of kinds no rule reads without reporting them", () => {
+        write("m/deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n---\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [deploy.yaml]\n");
+        const r = check(["m"], tmp);
+        assert.strictEqual(r.code, 0, r.stderr);
+        assert.match(r.stdout, /2 object\(s\) in 1 file\(s\) \(2 of kinds no rule reads\); 0 violation\(s\)/);
+    });
+
+    it("never shows a Secret's data or stringData, in any output", () => {
+        const b64 = Buffer.from(CANARY).toString("base64");
+        write("m/secret.yaml", `apiVersion: v1\nkind: Secret\nmetadata:\n  name: pulumi-access-token\n  namespace: pulumi\ndata:\n  token: ${b64}\nstringData:\n  other: ${CANARY}\n`);
+        write(
+            "m/stack.yaml",
+            `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: app\n  namespace: pulumi\nspec:\n  stack: acme/app/prod\n  projectRepo: https://user:${CANARY}@github.com/acme/app\n  branch: main\n  envRefs:\n    PULUMI_ACCESS_TOKEN:\n      type: Literal\n      literal:\n        value: ${CANARY}\n`,
+        );
+        const r = check(["m", "--report", "json=r.json", "--report", "junit=r.xml", "--report", "sarif=r.sarif"], tmp);
+        assert.strictEqual(r.code, 1, r.stderr);
+        for (const text of [r.stdout, r.stderr, ...["r.json", "r.xml", "r.sarif"].map((f) => fs.readFileSync(path.join(tmp, f), "utf8"))]) {
+            assert.ok(!text.includes(CANARY) && !text.includes(b64), text);
+        }
+    });
+});
