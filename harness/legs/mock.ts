@@ -11,6 +11,7 @@ import * as path from "path";
 import { Analyzer, WireResource } from "../analyzer";
 import { Fixture } from "../expect";
 import { LegResult } from "../model";
+import { maskAutonames } from "../autonames";
 import { REPO_ROOT } from "../paths";
 import { track, untrack } from "../cleanup";
 import { PackConfig, loadPackConfig, reconcilePackConfig } from "../policy-config";
@@ -107,7 +108,9 @@ export async function runMockLeg(fixture: Fixture, options: MockOptions): Promis
             project: fixture.project,
             stack: fixture.expect.stack,
         });
-        const rows = await options.analyzer.analyze(resources);
+        // Names the provider would generate are random: masked the same way in both legs (autonames.ts).
+        const generated = resources.map((r) => (r as WireResource & { autonamed?: string }).autonamed ?? "");
+        const rows = maskAutonames(await options.analyzer.analyze(resources), generated);
         return { leg: "mock", rows, durationMs: Date.now() - started, details: { resources: resources.length } };
     } catch (e) {
         return { leg: "mock", rows: [], error: (e as Error).message, durationMs: Date.now() - started };

@@ -17,6 +17,7 @@ import { Level, LegResult, Row, normalizeMessage, row } from "../model";
 import { REPO_ROOT } from "../paths";
 import { Toolchain } from "../toolchain";
 import { track, untrack } from "../cleanup";
+import { autonamesFromEvents, maskAutonames } from "../autonames";
 
 export interface RealOptions {
     toolchain: Toolchain;
@@ -242,7 +243,8 @@ export async function runRealLeg(fixture: Fixture, options: RealOptions): Promis
             descriptions: options.descriptions,
         });
         if (preview.error) return done({ error: preview.error });
-        return done({ rows: preview.rows, details: { exitCode: preview.exitCode } });
+        // Generated names are random: masked as the mock leg masks its own (autonames.ts).
+        return done({ rows: maskAutonames(preview.rows, autonamesFromEvents(preview.output)), details: { exitCode: preview.exitCode } });
     } finally {
         if (!options.keep) fs.rmSync(tmp, { recursive: true, force: true });
         untrack(tmp);
