@@ -83,6 +83,7 @@ export class MockEngine {
     /** The first reason the mock leg cannot reproduce the engine for this program. */
     refusal?: string;
     private readonly stackTransforms: Callback[] = [];
+    private readonly invokeTransforms: Callback[] = [];
     private readonly resourceTransforms = new Map<string, Callback[]>();
     private readonly parents = new Map<string, string>();
     private readonly clients = new Map<string, any>();
@@ -118,6 +119,13 @@ export class MockEngine {
         };
         const invoke = monitor.invoke.bind(monitor);
         monitor.invoke = (req: any, callback: (err: any, res?: unknown) => void) => {
+            // The engine runs the stack's invoke transforms first, in registration order.
+            this.transformInvoke(req).then(
+                () => answer(req, callback),
+                (e) => callback(withDetails(e)),
+            );
+        };
+        const answer = (req: any, callback: (err: any, res?: unknown) => void) => {
             const tok: string = req.getTok();
             try {
                 if (tok === "kubernetes:yaml:decode") {
@@ -141,6 +149,10 @@ export class MockEngine {
             this.stackTransforms.push({ target: req.getTarget(), token: req.getToken() });
             callback(null, {});
         };
+        monitor.registerStackInvokeTransform = (req: any, callback: (err: any, res?: unknown) => void) => {
+            this.invokeTransforms.push({ target: req.getTarget(), token: req.getToken() });
+            callback(null, {});
+        };
         const readResource = monitor.readResource.bind(monitor);
         monitor.readResource = (req: any, callback: (err: any, res?: unknown) => void) => {
             // `.get`: the engine reads the live object from the provider (a cluster); mocks have none.
@@ -153,7 +165,7 @@ export class MockEngine {
         };
         const supportsFeature = monitor.supportsFeature.bind(monitor);
         monitor.supportsFeature = (req: any, callback: (err: any, res?: unknown) => void) => {
-            if (req.getId() === "transforms") {
+            if (req.getId() === "transforms" || req.getId() === "invokeTransforms") {
                 callback(null, { getHassupport: () => true });
                 return;
             }
@@ -256,19 +268,47 @@ export class MockEngine {
             request.setCustom(r.custom);
             request.setProperties(structPb.Struct.fromJavaScript(props));
             request.setOptions(options);
-            const invoke = new callbackPb.CallbackInvokeRequest();
-            invoke.setToken(cb.token);
-            invoke.setRequest(request.serializeBinary());
-            const resp: any = await new Promise((resolve, reject) =>
-                this.client(cb.target).invoke(invoke, (err: grpc.ServiceError | null, res: unknown) =>
-                    err ? reject(new Error(`invoke transform: ${err.details || err.message}`)) : resolve(res),
-                ),
-            );
-            const response = resproto.TransformResponse.deserializeBinary(resp.getResponse_asU8());
+            const response = resproto.TransformResponse.deserializeBinary(await this.callback(cb, request.serializeBinary()));
             if (response.getOptions()) options = response.getOptions();
             if (response.getProperties()) props = response.getProperties().toJavaScript();
         }
         return { props, options };
+    }
+
+    /** The stack's invoke transforms, applied to the request's args and options in place. */
+    private async transformInvoke(req: any): Promise<void> {
+        if (this.invokeTransforms.length === 0) return;
+        let args = req.getArgs();
+        let options = new resproto.TransformInvokeOptions();
+        options.setProvider(req.getProvider());
+        options.setVersion(req.getVersion());
+        options.setPluginDownloadUrl(req.getPlugindownloadurl());
+        for (const cb of this.invokeTransforms) {
+            const request = new resproto.TransformInvokeRequest();
+            request.setToken(req.getTok());
+            request.setArgs(args);
+            request.setOptions(options);
+            const response = resproto.TransformInvokeResponse.deserializeBinary(await this.callback(cb, request.serializeBinary()));
+            if (response.getArgs()) args = response.getArgs();
+            if (response.getOptions()) options = response.getOptions();
+        }
+        req.setArgs(args);
+        req.setProvider(options.getProvider());
+        req.setVersion(options.getVersion());
+        req.setPlugindownloadurl(options.getPluginDownloadUrl());
+    }
+
+    /** Calls a program's callback (a transform) through the SDK's callback server, as the engine does. */
+    private async callback(cb: Callback, request: Uint8Array): Promise<Uint8Array> {
+        const invoke = new callbackPb.CallbackInvokeRequest();
+        invoke.setToken(cb.token);
+        invoke.setRequest(request);
+        const resp: any = await new Promise((resolve, reject) =>
+            this.client(cb.target).invoke(invoke, (err: grpc.ServiceError | null, res: unknown) =>
+                err ? reject(new Error(`invoke transform: ${err.details || err.message}`)) : resolve(res),
+            ),
+        );
+        return resp.getResponse_asU8();
     }
 
     private client(target: string): any {

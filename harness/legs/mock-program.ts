@@ -68,9 +68,11 @@ async function main(): Promise<void> {
         stack,
         true,
     );
-    // The engine supports transforms; the mock leg implements them (mock-engine.ts).
+    // The engine supports transforms (of resources and invokes); the mock leg implements them (mock-engine.ts).
     const state = await import("@pulumi/pulumi/runtime/state");
-    (state as unknown as { getStore(): { supportsTransforms: boolean } }).getStore().supportsTransforms = true;
+    const store = (state as unknown as { getStore(): { supportsTransforms: boolean; supportsInvokeTransforms: boolean } }).getStore();
+    store.supportsTransforms = true;
+    store.supportsInvokeTransforms = true;
     engine.install((settings as unknown as { getMonitor(): Record<string, Function> }).getMonitor());
 
     let programError: unknown;

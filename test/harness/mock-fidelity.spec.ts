@@ -209,4 +209,17 @@ new k8s.core.v1.ConfigMap("cm", { metadata: { name: "cm" }, data: { order: "own"
         assert.deepStrictEqual((cm.properties as any).data, { order: "self,outer,stack" });
         assert.strictEqual(engineUrn("dev", "p", "t:m:T", "n", "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev"), "urn:pulumi:dev::p::t:m:T::n");
     });
+
+    it("applies the stack's invoke transforms before answering an invoke", async () => {
+        const f = program(
+            "invoke-transforms",
+            `import * as pulumi from "@pulumi/pulumi";
+import * as k8s from "@pulumi/kubernetes";
+pulumi.runtime.registerInvokeTransform((a) => a.token === "kubernetes:yaml:decode" ? { args: { text: a.args.text.replace("name: before", "name: after") }, opts: a.opts } : undefined);
+new k8s.yaml.ConfigGroup("g", { yaml: "apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: before\\n" });
+`,
+        );
+        const resources = await runProgramUnderMocks(f, 60000);
+        assert.deepStrictEqual(resources.map((r) => r.name), ["g", "after"]);
+    });
 });
