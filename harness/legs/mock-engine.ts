@@ -93,6 +93,21 @@ export class MockEngine {
         this.k8s = { crds: new Map(), defaultNamespace: opts.defaultNamespace };
     }
 
+    /**
+     * What the engine hands the analyzer: the root stack resource first (`pulumi:pulumi:Stack`), then every
+     * registration, with the root as the parent of those the program gave none (as the engine does).
+     * Nothing at all when the program registered nothing.
+     */
+    analyzerView(): Registration[] {
+        if (this.registrations.length === 0) return [];
+        const { stack, project } = this.opts;
+        const root = engineUrn(stack, project, "pulumi:pulumi:Stack", `${project}-${stack}`, undefined);
+        return [
+            { type: "pulumi:pulumi:Stack", name: `${project}-${stack}`, urn: root, custom: false, properties: {}, dependencies: [] },
+            ...this.registrations.map((r) => (r.parent ? r : { ...r, parent: root })),
+        ];
+    }
+
     refuse(message: string): void {
         this.refusal = this.refusal ?? message;
     }

@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     // A refusal explains a program error it caused (the SDK only sees the monitor's error), so it wins.
     if (engine.refusal !== undefined) fail(engine.refusal);
     if (programError !== undefined) fail(`program failed: ${describeError(programError)}`);
-    fs.writeFileSync(outFile, JSON.stringify(engine.registrations));
+    fs.writeFileSync(outFile, JSON.stringify(engine.analyzerView()));
     process.exit(0);
 }
 

@@ -220,6 +220,8 @@ new k8s.yaml.ConfigGroup("g", { yaml: "apiVersion: v1\\nkind: ConfigMap\\nmetada
 `,
         );
         const resources = await runProgramUnderMocks(f, 60000);
-        assert.deepStrictEqual(resources.map((r) => r.name), ["g", "after"]);
+        assert.deepStrictEqual(resources.map((r) => r.name), ["invoke-transforms-dev", "g", "after"]);
+        // The root stack resource is every top-level resource's parent, as in the engine.
+        assert.deepStrictEqual(resources.map((r) => r.parent ?? ""), ["", resources[0].urn, resources[1].urn]);
     });
 });
