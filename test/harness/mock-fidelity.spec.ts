@@ -25,7 +25,7 @@ import { autonamesFromEvents, maskAutonames } from "../../harness/autonames";
 import { REPO_ROOT } from "../../harness/paths";
 import { row } from "../../harness/model";
 
-const secret = (value: unknown) => ({ [SIG_KEY]: SECRET_SIG, value });
+const secret = (value: any): any => ({ [SIG_KEY]: SECRET_SIG, value });
 const ctx = () => ({ crds: new Map<string, string>(), defaultNamespace: "", random: () => "0a1b2c3d" });
 
 describe("mock leg: the Kubernetes provider's Check", () => {
