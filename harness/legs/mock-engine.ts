@@ -170,10 +170,16 @@ export class MockEngine {
         };
         const readResource = monitor.readResource.bind(monitor);
         monitor.readResource = (req: any, callback: (err: any, res?: unknown) => void) => {
-            // `.get`: the engine reads the live object from the provider (a cluster); mocks have none.
-            const message =
-                `cannot read ${req.getType()} "${req.getName()}" (a .get of an existing resource) in the mock leg: ` +
-                `its state comes from the cluster`;
+            // `.get`: the engine reads the live state through the provider (a cluster, another stack); the
+            // analyzer's stack view would hold it. Mocks have none of it.
+            const type: string = req.getType();
+            const source =
+                type === "pulumi:pulumi:StackReference"
+                    ? "its outputs come from another stack's state"
+                    : type.startsWith("kubernetes:")
+                      ? "its state comes from the cluster"
+                      : "its state comes from the provider";
+            const message = `cannot read ${type} "${req.getName()}" (a .get of an existing resource) in the mock leg: ${source}`;
             this.refuse(message);
             void readResource;
             callback(withDetails(new MockRefusal(message)));
