@@ -7,6 +7,7 @@ import Ajv from "ajv";
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
+import { BadInputError } from "../cli/errors";
 
 export interface ExpectedViolation {
     policy: string;
@@ -40,8 +41,6 @@ export interface Fixture {
     /** Path of policy-config.json when the fixture has one. */
     policyConfig?: string;
 }
-
-export class BadInputError extends Error {}
 
 const schema = {
     type: "object",

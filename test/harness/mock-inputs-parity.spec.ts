@@ -14,9 +14,11 @@ import * as os from "os";
 import * as path from "path";
 import { loadFixtures } from "../../harness/runner";
 import { runProgramUnderMocks } from "../../harness/legs/mock";
-import { prepareFixtureStack, previewWithPack } from "../../harness/legs/real";
-import { ToolchainMissingError, findToolchain } from "../../harness/toolchain";
-import { REPO_ROOT } from "../../harness/paths";
+import { fixturePack, prepareFixtureStack } from "../../harness/legs/real";
+import { previewWithPack } from "../../cli/pulumi";
+import { findToolchain } from "../../cli/toolchain";
+import { ToolchainMissingError } from "../../cli/errors";
+import { REPO_ROOT } from "../../cli/paths";
 import { maskedName } from "../../harness/autonames";
 import { SIG_KEY, SECRET_SIG } from "../../harness/legs/mock-kubernetes";
 
@@ -58,16 +60,7 @@ describe("mock leg inputs = real preview inputs (mock-fidelity fixtures)", funct
             try {
                 const prepared = await prepareFixtureStack(fixture, toolchain, tmp, 300000);
                 if ("error" in prepared) assert.fail(prepared.error);
-                const preview = await previewWithPack({
-                    cwd: prepared.program,
-                    env: prepared.env,
-                    stack: prepared.stack,
-                    pulumi: toolchain.pulumi,
-                    packDir: REPO_ROOT,
-                    policyConfig: fixture.policyConfig,
-                    timeoutMs: 300000,
-                    descriptions: new Map(),
-                });
+                const preview = await previewWithPack(prepared, fixturePack(fixture, new Map()));
                 assert.strictEqual(preview.error, undefined);
                 const real = new Map<string, { inputs: Record<string, unknown>; parent?: string }>();
                 for (const line of preview.output.split("\n")) {

@@ -7,7 +7,7 @@
  */
 import Ajv from "ajv";
 import * as fs from "fs";
-import { BadInputError } from "./expect";
+import { BadInputError } from "./errors";
 
 export const LEVELS = ["advisory", "mandatory", "remediate", "disabled"] as const;
 export type ConfigLevel = (typeof LEVELS)[number];
