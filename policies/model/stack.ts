@@ -90,9 +90,6 @@ function stringMap(v: Plain): Record<string, string | Unknown | undefined> | Unk
     return out;
 }
 
-/** Views are memoized per (plain properties object, type, name, urn): every policy reads the same Stack. */
-const views = new WeakMap<object, { type: unknown; name: unknown; urn: unknown; view: StackView | undefined }>();
-
 /** Returns the normalized Stack view of a resource, or undefined when it is not a PKO Stack. */
 export function stackView(resource: ResourceLike): StackView | undefined {
     try {
@@ -102,17 +99,7 @@ export function stackView(resource: ResourceLike): StackView | undefined {
         if (typeof type !== "string" || !type.startsWith("kubernetes:") || (!type.includes("pulumi.com") && !type.endsWith(":Stack"))) {
             return undefined;
         }
-        const props = plain(resource.props);
-        if (props === null || typeof props !== "object") {
-            return buildView(resource, props);
-        }
-        const hit = views.get(props);
-        if (hit && hit.type === resource.type && hit.name === resource.name && hit.urn === resource.urn) {
-            return hit.view;
-        }
-        const view = buildView(resource, props);
-        views.set(props, { type: resource.type, name: resource.name, urn: resource.urn, view });
-        return view;
+        return buildView(resource, plain(resource.props));
     } catch {
         return undefined;
     }
@@ -230,15 +217,8 @@ export function effectiveServiceAccount(view: StackView): { name: string | Unkno
     return { name: "default", source: "the implicit default service account" };
 }
 
-const labels = new WeakMap<StackView, string>();
-
 /** Human label of a Stack for messages: the resource name and, when known, its stack. */
 export function describeStack(view: StackView): string {
-    let label = labels.get(view);
-    if (label === undefined) {
-        const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
-        label = `Stack ${JSON.stringify(view.resourceName)}${target}`;
-        labels.set(view, label);
-    }
-    return label;
+    const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
+    return `Stack ${JSON.stringify(view.resourceName)}${target}`;
 }

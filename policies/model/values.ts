@@ -36,10 +36,6 @@ const PROXY_TARGET = "__getSpecialProxyTarget";
 
 export type Plain = null | boolean | number | string | Unknown | Plain[] | { [key: string]: Plain } | undefined;
 
-export function isUnknown(v: unknown): v is Unknown {
-    return v === UNKNOWN;
-}
-
 /** Returns the raw object behind the policy SDK's unknown-checking proxy, without triggering it. */
 function unproxy(v: unknown): unknown {
     if (v !== null && typeof v === "object") {
@@ -56,12 +52,6 @@ function unproxy(v: unknown): unknown {
 }
 
 /**
- * Conversions are memoized per raw properties object: every policy of the pack reads the same resource,
- * and in-process evaluation hands them the same object. Results are shared, so never mutate them.
- */
-const memo = new WeakMap<object, Plain>();
-
-/**
  * Converts any value (proxied, secret-wrapped, cyclic, exotic) into plain data with unknowns replaced
  * by `UNKNOWN`. Never throws. Depth and cycles are bounded so hostile input cannot hang a policy.
  */
@@ -69,10 +59,6 @@ export function plain(input: unknown): Plain {
     const raw = unproxy(input);
     if (raw === null || typeof raw !== "object") {
         return convert(raw, 0, new Set());
-    }
-    const cached = memo.get(raw);
-    if (cached !== undefined || memo.has(raw)) {
-        return cached;
     }
     // Deserialized analyzer inputs are already plain JSON; most contain nothing to convert, and are then
     // used as they are (a scan allocates nothing; a copy is made only when something must change).
@@ -82,7 +68,6 @@ export function plain(input: unknown): Plain {
     } catch {
         result = convert(raw, 0, new Set());
     }
-    memo.set(raw, result);
     return result;
 }
 
@@ -233,23 +218,6 @@ export function entries(v: Plain): [string, Plain][] {
 /** The elements of a list field; [] when absent or not a list. */
 export function list(v: Plain): Plain[] {
     return Array.isArray(v) ? v : [];
-}
-
-/** True when the value or anything inside it is unknown. */
-export function containsUnknown(v: Plain, depth = 0): boolean {
-    if (v === UNKNOWN) {
-        return true;
-    }
-    if (depth > 64) {
-        return false;
-    }
-    if (Array.isArray(v)) {
-        return v.some((e) => containsUnknown(e, depth + 1));
-    }
-    if (isObject(v)) {
-        return Object.values(v).some((e) => containsUnknown(e, depth + 1));
-    }
-    return false;
 }
 
 /** Quotes a field name or other non-secret identifier for a message, bounded in length. */
