@@ -207,6 +207,11 @@ export function checkKubernetesInputs(name: string, type: string, inputs: Obj, c
         annotations[AUTONAMED_ANNOTATION] = "true";
         meta.annotations = annotations;
     }
+    // Built-in kinds go through the typed API structs and back, which drops empty `omitempty` fields; the
+    // one such field programs commonly set is an RBAC subject's `apiGroup: ""` (a ServiceAccount's).
+    if (apiVersion.startsWith("rbac.authorization.k8s.io/") && !hasUnknown(out) && Array.isArray(out.subjects)) {
+        for (const subject of out.subjects) if (isObj(subject) && subject.apiGroup === "") delete subject.apiGroup;
+    }
     // Secret: stringData is folded into base64 data when the object holds no unknown value.
     if (apiVersion === "v1" && kind === "Secret" && !hasUnknown(out)) {
         foldStringData(out);
