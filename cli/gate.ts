@@ -3,17 +3,18 @@
  * of the project's stack (with the user's own backend and credentials), judged by enforcement level:
  * mandatory findings block, advisory ones block only with --fail-on-advisory.
  */
-import Table from "cli-table3";
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
 import { policies } from "../policies";
 import { BadInputError, ToolError } from "./errors";
-import { sortRows } from "./model";
-import { REPO_ROOT } from "./paths";
-import { PolicyMeta, loadPackConfig, reconcilePackConfig } from "./policy-config";
+import { Row, sortRows } from "./model";
+import { locateRows } from "./locate";
+import { configWaivers, parseWaived, today } from "../policies/model/waivers";
+import { PACK_DIR } from "./paths";
+import { PackConfig, PolicyMeta, loadPackConfig, reconcilePackConfig } from "./policy-config";
 import { previewWithPack, userEnv } from "./pulumi";
-import { Finding, ProjectSubject } from "./reports/subject";
+import { Finding, Notice, ProjectSubject } from "./reports/subject";
 import { findGateCli } from "./toolchain";
 
 export interface GateOptions {
@@ -37,15 +38,42 @@ function projectInfo(dir: string): { name: string; main: string } {
     const file = path.join(dir, "Pulumi.yaml");
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new BadInputError(`${dir}: no such project folder`);
     if (!fs.existsSync(file)) throw new BadInputError(`${dir}: no Pulumi.yaml (not a Pulumi project)`);
-    let doc: { name?: unknown; main?: unknown } | null;
+    let doc: { name?: unknown; main?: unknown; runtime?: unknown } | null;
     try {
         doc = YAML.parse(fs.readFileSync(file, "utf8"));
     } catch (e) {
         throw new BadInputError(`${file}: invalid YAML: ${(e as Error).message.split("\n")[0]}`);
     }
     if (typeof doc?.name !== "string") throw new BadInputError(`${file}: missing project name`);
-    const main = typeof doc.main === "string" ? doc.main : fs.existsSync(path.join(dir, "index.ts")) ? "index.ts" : "index.js";
+    const runtime = typeof doc.runtime === "string" ? doc.runtime : (doc.runtime as { name?: unknown } | undefined)?.name;
+    // A Pulumi YAML program is Pulumi.yaml itself.
+    const main = typeof doc.main === "string" ? doc.main : runtime === "yaml" ? "Pulumi.yaml" : fs.existsSync(path.join(dir, "index.ts")) ? "index.ts" : "index.js";
     return { name: doc.name, main };
+}
+
+/** Reads the pack's `[waived: ...]` marks into status "waived"; the rest is judged by enforcement level. */
+export function judgeRows(rows: Row[], failOnAdvisory: boolean): Finding[] {
+    return sortRows(rows).map((r) => {
+        const w = parseWaived(r.message);
+        if (w) return { ...r, message: w.message, status: "waived", waiver: { reason: w.reason, ...(w.expires ? { expires: w.expires } : {}) } };
+        return { ...r, status: r.level === "mandatory" || (failOnAdvisory && r.level === "advisory") ? "blocking" : "advisory" };
+    });
+}
+
+/** Waivers of the config that waived nothing, and expired ones, as advisory notices (the gate and check report them). */
+export function waiverNotices(config: PackConfig, findings: Finding[], now = new Date()): Notice[] {
+    const notices: Notice[] = [];
+    for (const [policy, entry] of Object.entries(config)) {
+        for (const w of configWaivers(entry.properties ?? {})) {
+            if (w.expires && w.expires < today(now)) {
+                notices.push({ level: "advisory", policy, message: `waiver for ${w.resource} expired on ${w.expires} (${w.reason}): remove or renew it` });
+                continue;
+            }
+            const used = findings.some((f) => f.policy === policy && f.status === "waived" && f.waiver?.reason === w.reason.replace(/[\]\n]/g, " "));
+            if (!used) notices.push({ level: "advisory", policy, message: `unused waiver for ${w.resource} (${w.reason}): it matched no finding` });
+        }
+    }
+    return notices;
 }
 
 /** Previews the project's stack with the pack and judges the findings; the result is a report subject. */
@@ -53,41 +81,49 @@ export async function runGate(o: GateOptions): Promise<ProjectSubject> {
     const started = Date.now();
     const dir = path.resolve(o.projectDir);
     const project = projectInfo(dir);
-    if (o.config) reconcilePackConfig(packPolicies(), loadPackConfig(o.config), o.config);
+    const config = o.config ? loadPackConfig(o.config) : {};
+    if (o.config) reconcilePackConfig(packPolicies(), config, o.config);
     const cli = findGateCli();
     const preview = await previewWithPack(
         { cli, cwd: dir, env: userEnv(cli), stack: o.stack, timeoutMs: o.timeoutMs },
-        { dir: REPO_ROOT, config: o.config ? path.resolve(o.config) : undefined, descriptions: new Map(policies.map((p) => [p.name, p.description])) },
+        { dir: PACK_DIR, config: o.config ? path.resolve(o.config) : undefined, descriptions: new Map(policies.map((p) => [p.name, p.description])) },
     );
     if (preview.error) throw new ToolError(preview.error);
-    const findings: Finding[] = sortRows(preview.rows).map((r) => ({
-        ...r,
-        status: r.level === "mandatory" || (o.failOnAdvisory && r.level === "advisory") ? "blocking" : "advisory",
-    }));
+    const findings = locateRows(judgeRows(preview.rows, o.failOnAdvisory), dir, project.main);
     return {
         kind: "project",
         name: project.name,
         stack: o.stack,
         description: `pko-guard gate of ${project.name} (stack ${o.stack})`,
-        programFile: path.relative(process.cwd(), path.join(dir, project.main)).split(path.sep).join("/"),
+        programFile: path.join(dir, project.main),
         findings,
+        notices: waiverNotices(config, findings),
         outcome: findings.some((f) => f.status === "blocking") ? "fail" : "pass",
         durationMs: Date.now() - started,
     };
 }
 
-export function renderGateTable(r: ProjectSubject): string {
-    const table = new Table({
-        head: ["project", "policy", "resource", "level", "blocking", "message"],
-        style: { head: [], border: [] },
-        wordWrap: true,
-        colWidths: [22, 38, 22, 11, 10, 70],
-    });
-    for (const f of r.findings) {
-        table.push([r.name, f.policy, f.resource, f.level, f.status === "blocking" ? "yes" : "no", f.message]);
+/** The subject of a gate that could not run: every report still renders it, saying why. */
+export function errorSubject(o: { projectDir: string; stack: string }, message: string, durationMs: number): ProjectSubject {
+    const dir = path.resolve(o.projectDir);
+    let name = path.basename(dir) || dir;
+    let main = "Pulumi.yaml";
+    try {
+        const p = projectInfo(dir);
+        name = p.name;
+        main = p.main;
+    } catch {
+        // the project itself is what is wrong: name it by its folder
     }
-    if (r.findings.length === 0) table.push([r.name, "(none)", "", "", "no", "no violations"]);
-    const blocking = r.findings.filter((f) => f.status === "blocking").length;
-    const summary = `${r.findings.length} violation(s), ${blocking} blocking: ${r.outcome === "pass" ? "PASS" : "FAIL"}`;
-    return `${table.toString()}\n${summary}\n`;
+    return {
+        kind: "project",
+        name,
+        stack: o.stack,
+        description: `pko-guard gate of ${name} (stack ${o.stack})`,
+        programFile: path.join(dir, main),
+        findings: [],
+        outcome: "error",
+        error: message,
+        durationMs,
+    };
 }

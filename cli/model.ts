@@ -17,6 +17,16 @@ export interface Row {
     level: Level;
     /** The policy's message without the description the SDK prefixes. */
     message: string;
+    /**
+     * Where the finding is: the file (absolute, or relative to the repository root) and the 1-based line and
+     * column of the declaration. The gate finds the resource's declaration in the program (cli/locate.ts);
+     * `pko-guard check` and the manifest leg give the manifest's file and the field's line.
+     */
+    file?: string;
+    line?: number;
+    column?: number;
+    /** The field the line points at, when known (`spec.branch`, `subjects[0]`). */
+    field?: string;
 }
 
 /** Splits a URN into its type and name. */

@@ -1,17 +1,27 @@
-/** Where things are: the repository root, the compiled pack entry point, the fixtures. */
+/** Where things are: the package root, the policy pack folder and entries, the fixtures. */
 import * as fs from "fs";
 import * as path from "path";
 
-/** The repository root (the folder with PulumiPolicy.yaml), whether run from source or from bin/. */
-export const REPO_ROOT = (() => {
-    let dir = __dirname;
-    while (!fs.existsSync(path.join(dir, "PulumiPolicy.yaml"))) {
-        const up = path.dirname(dir);
-        if (up === dir) return path.resolve(__dirname, "..");
-        dir = up;
+function isPackageRoot(dir: string): boolean {
+    try {
+        return JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).name === "pko-guard";
+    } catch {
+        return false;
     }
-    return dir;
+}
+
+/** The package root (the folder of the `pko-guard` package.json), run from source, from bin/ or installed. */
+export const REPO_ROOT = (() => {
+    for (let dir = __dirname; ; dir = path.dirname(dir)) {
+        if (isPackageRoot(dir)) return dir;
+        if (path.dirname(dir) === dir) return path.resolve(__dirname, "..");
+    }
 })();
 
-export const PACK_ENTRY = path.join(REPO_ROOT, "bin", "index.js");
+/** The policy pack folder (PulumiPolicy.yaml, its own package.json): what `--policy-pack` and `pulumi policy publish` take. */
+export const PACK_DIR = path.join(REPO_ROOT, "pack");
+/** The pack's entry point: the lean bundle `npm run build` writes (pack/build.ts). */
+export const PACK_ENTRY = path.join(PACK_DIR, "dist", "index.js");
+/** The same pack compiled by tsc alone, module by module (tests compare the two). */
+export const PLAIN_PACK_ENTRY = path.join(REPO_ROOT, "bin", "index.js");
 export const FIXTURES_DIR = path.join(REPO_ROOT, "fixtures");

@@ -1,20 +1,56 @@
 #!/usr/bin/env node
 /**
  * The pko-guard command:
- *   pko-guard gate [PROJECT_DIR] --stack NAME [--config FILE] [--report FORMAT=FILE ...] [--fail-on-advisory] [--timeout SECONDS]
+ *   pko-guard gate [PROJECT_DIR] --stack NAME [--config FILE] [--report FORMAT=FILE ...] [--format table|github]
+ *                  [--verbose] [--fail-on-advisory] [--timeout SECONDS]
+ *   pko-guard rules [--json]        the rule catalogue
+ *   pko-guard explain RULE          what a rule checks, why, the fix, its config keys and an example that passes
+ *   pko-guard init [FILE]           a pack config file with every policy and its defaults (+ FILE's .md notes)
+ *   pko-guard --version
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
  */
 import { timeoutSeconds } from "./options";
 import "./fatal";
-import { Command, CommanderError } from "commander";
+import { Command, CommanderError, Option } from "commander";
+import * as fs from "fs";
+import * as path from "path";
 import { isReportedError } from "./errors";
-import { renderGateTable, runGate } from "./gate";
+import { errorSubject, runGate } from "./gate";
+import { REPO_ROOT } from "./paths";
+import { explainRule, initConfig, renderRules } from "./rules";
+import { renderStepSummary, renderWorkflowCommands } from "./reports/github";
+import { ProjectSubject } from "./reports/subject";
+import { renderFindings, renderFullTable } from "./reports/table";
 import { ReportRequest, parseReportOption, writeReports } from "./reports/write";
+
+export const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
+
+interface GateCliOptions {
+    stack: string;
+    config?: string;
+    report: ReportRequest[];
+    format?: "table" | "github";
+    verbose: boolean;
+    failOnAdvisory: boolean;
+    timeout: number;
+}
+
+/** Prints the result the way it was asked for: the fitted table, and under GitHub Actions the workflow commands and step summary. */
+function output(result: ProjectSubject, o: GateCliOptions): void {
+    const github = o.format === "github" || (o.format === undefined && process.env.GITHUB_ACTIONS === "true");
+    process.stdout.write(o.verbose ? renderFullTable(result) : renderFindings(result));
+    if (github) {
+        process.stdout.write(renderWorkflowCommands([result]));
+        const summary = process.env.GITHUB_STEP_SUMMARY;
+        if (summary) fs.appendFileSync(summary, renderStepSummary([result]));
+    }
+}
 
 async function main(argv: string[]): Promise<number> {
     let code = 0;
     const program = new Command("pko-guard")
         .description("Pulumi CrossGuard policy pack for governed Pulumi Kubernetes Operator deployments")
+        .version(VERSION, "-V, --version", "print the version of pko-guard")
         .exitOverride()
         .configureOutput({ writeErr: (s) => process.stderr.write(s.split("\n")[0] + "\n") });
     program
@@ -24,14 +60,54 @@ async function main(argv: string[]): Promise<number> {
         .requiredOption("-s, --stack <name>", "the stack to preview")
         .option("--config <file>", "policy pack config (JSON, as for --policy-pack-config)")
         .option("--report <format=file>", "write a report: json, junit or sarif (repeatable)", parseReportOption, [] as ReportRequest[])
+        .addOption(new Option("--format <format>", "terminal output: table, or github (workflow commands + step summary; the default under GITHUB_ACTIONS=true)").choices(["table", "github"]))
+        .option("-v, --verbose", "print the full table", false)
         .option("--fail-on-advisory", "advisory violations block too", false)
         .option("--timeout <seconds>", "preview timeout", timeoutSeconds, 1800)
         .exitOverride()
-        .action(async (project: string, o: { stack: string; config?: string; report: ReportRequest[]; failOnAdvisory: boolean; timeout: number }) => {
-            const result = await runGate({ projectDir: project, stack: o.stack, config: o.config, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
-            process.stdout.write(renderGateTable(result));
+        .action(async (project: string, o: GateCliOptions) => {
+            const started = Date.now();
+            let result: ProjectSubject;
+            try {
+                result = await runGate({ projectDir: project, stack: o.stack, config: o.config, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
+            } catch (e) {
+                if (!isReportedError(e)) throw e;
+                // Every requested report is still written, valid, saying why, so a CI upload step finds its file.
+                const failed = errorSubject({ projectDir: project, stack: o.stack }, e.message, Date.now() - started);
+                try {
+                    writeReports(o.report, [failed]);
+                    if (o.format === "github" || (o.format === undefined && process.env.GITHUB_ACTIONS === "true")) output(failed, { ...o, verbose: false });
+                } catch {
+                    // the one line below is what matters
+                }
+                throw e;
+            }
+            output(result, o);
             writeReports(o.report, [result]);
             code = result.outcome === "pass" ? 0 : 1;
+        });
+    program
+        .command("rules")
+        .description("list the pack's rules: name, enforcement level, severity, what it checks")
+        .option("--json", "as JSON", false)
+        .action((o: { json: boolean }) => {
+            process.stdout.write(renderRules(o.json, process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 120));
+        });
+    program
+        .command("explain")
+        .description("what a rule checks, why, how to fix it, its config keys and defaults, and an example that passes")
+        .argument("<rule>", "the rule (policy) name")
+        .action((rule: string) => {
+            process.stdout.write(explainRule(rule));
+        });
+    program
+        .command("init")
+        .description("write a policy pack config file (JSON, for --policy-pack-config) with every policy and its defaults")
+        .argument("[file]", "the file to write", "pko-guard.config.json")
+        .option("--force", "overwrite an existing file", false)
+        .action((file: string, o: { force: boolean }) => {
+            const notes = initConfig(file, o.force);
+            process.stdout.write(`wrote ${file} and ${notes}\n`);
         });
     try {
         await program.parseAsync(argv, { from: "user" });

@@ -10,7 +10,7 @@ import { REPO_ROOT } from "./paths";
 export const TOOLCHAIN_BIN = path.join(REPO_ROOT, ".cache", "toolchain", "bin");
 
 /** Binaries the real leg needs: the CLI, the nodejs language host and the Kubernetes provider. */
-export const REQUIRED = ["pulumi", "pulumi-language-nodejs", "pulumi-resource-kubernetes"] as const;
+export const REQUIRED = ["pulumi", "pulumi-language-nodejs", "pulumi-language-yaml", "pulumi-resource-kubernetes"] as const;
 
 export interface Toolchain {
     /** Folder to put first on PATH (the engine finds plugins there). */

@@ -30,6 +30,8 @@ export interface Expectation {
     violations: ExpectedViolation[];
     /** When set, the real leg does not run this fixture and shows why. */
     mockOnly?: string;
+    /** When set, the mock leg does not run this fixture and shows why (a program the mocks cannot run, e.g. YAML). */
+    realOnly?: string;
 }
 
 export interface Fixture {
@@ -46,10 +48,12 @@ const schema = {
     type: "object",
     additionalProperties: false,
     required: ["description", "violations"],
+    not: { required: ["mockOnly", "realOnly"] },
     properties: {
         description: { type: "string", minLength: 1 },
         stack: { type: "string", pattern: "^[A-Za-z0-9_.-]+$" },
         mockOnly: { type: "string", minLength: 1 },
+        realOnly: { type: "string", minLength: 1 },
         profiles: {
             type: "object",
             additionalProperties: {
@@ -93,7 +97,7 @@ const schema = {
 const ajv = new Ajv({ allErrors: true });
 const validate = ajv.compile(schema);
 
-function projectName(dir: string): string {
+function projectFile(dir: string): { name: string; runtime: string } {
     const file = path.join(dir, "Pulumi.yaml");
     if (!fs.existsSync(file)) {
         throw new BadInputError(`${dir}: no Pulumi.yaml (a fixture is a Pulumi program folder)`);
@@ -104,11 +108,12 @@ function projectName(dir: string): string {
     } catch (e) {
         throw new BadInputError(`${file}: invalid YAML: ${(e as Error).message.split("\n")[0]}`);
     }
-    const name = (doc as { name?: unknown } | null)?.name;
+    const { name, runtime } = (doc ?? {}) as { name?: unknown; runtime?: unknown };
     if (typeof name !== "string" || name.length === 0) {
         throw new BadInputError(`${file}: missing project name`);
     }
-    return name;
+    const runtimeName = typeof runtime === "string" ? runtime : (runtime as { name?: unknown } | undefined)?.name;
+    return { name, runtime: typeof runtimeName === "string" ? runtimeName : "nodejs" };
 }
 
 function checkViolations(expectFile: string, violations: ExpectedViolation[]): void {
@@ -159,8 +164,9 @@ export function loadFixture(dirArg: string): Fixture {
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
         throw new BadInputError(`${dirArg}: no such fixture folder`);
     }
-    const project = projectName(dir);
-    if (!fs.existsSync(path.join(dir, "index.ts"))) {
+    const { name: project, runtime } = projectFile(dir);
+    // The mock leg runs Node programs only; a program in another language (Pulumi YAML) is real-only.
+    if (runtime === "nodejs" && !fs.existsSync(path.join(dir, "index.ts"))) {
         throw new BadInputError(`${dirArg}: no index.ts`);
     }
     const expectFile = path.join(dir, "expect.yaml");
@@ -179,6 +185,9 @@ export function loadFixture(dirArg: string): Fixture {
     }
     const e = doc as unknown as Partial<Expectation> & { violations: ExpectedViolation[] };
     checkViolations(expectFile, e.violations);
+    if (runtime !== "nodejs" && !e.realOnly) {
+        throw new BadInputError(`${expectFile}: a ${runtime} program cannot run in the mock leg: set realOnly (why)`);
+    }
     const policyConfig = path.join(dir, "policy-config.json");
     return {
         name: path.basename(dir),
@@ -190,6 +199,7 @@ export function loadFixture(dirArg: string): Fixture {
             config: e.config ?? {},
             violations: e.violations,
             mockOnly: e.mockOnly,
+            realOnly: e.realOnly,
         },
         policyConfig: fs.existsSync(policyConfig) ? policyConfig : undefined,
     };

@@ -5,7 +5,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../cli/errors";
-import { FIXTURES_DIR, PACK_ENTRY, REPO_ROOT } from "../cli/paths";
+import { FIXTURES_DIR, PACK_DIR, PACK_ENTRY, REPO_ROOT } from "../cli/paths";
 import { loadPackConfig } from "../cli/policy-config";
 import { Toolchain, findToolchain } from "../cli/toolchain";
 import { Analyzer } from "./analyzer";
@@ -47,7 +47,7 @@ export async function startAnalyzer(): Promise<Analyzer> {
     if (!fs.existsSync(PACK_ENTRY)) {
         throw new BadInputError(`compiled policy pack not found at ${PACK_ENTRY}; run npm run build`);
     }
-    return Analyzer.start(PACK_ENTRY, REPO_ROOT);
+    return Analyzer.start(PACK_ENTRY, PACK_DIR);
 }
 
 export async function runFixtures(fixtures: Fixture[], options: RunOptions): Promise<FixtureVerdict[]> {
@@ -87,7 +87,7 @@ export function fixtureSubjects(verdicts: FixtureVerdict[], fixtures: Fixture[])
         kind: "fixture",
         name: v.fixture,
         description: v.description,
-        programFile: path.relative(REPO_ROOT, path.join(dirs.get(v.fixture) ?? REPO_ROOT, "index.ts")).split(path.sep).join("/"),
+        programFile: path.join(dirs.get(v.fixture) ?? REPO_ROOT, "index.ts"),
         verdict: v,
     }));
 }

@@ -29,9 +29,11 @@ export function summaryLine(verdicts: FixtureVerdict[]): string {
     const n = (o: string) => verdicts.filter((v) => v.outcome === o).length;
     const skipped = verdicts.flatMap((v) => v.legs).flatMap((l) => (l.status === "skipped" ? [l] : []));
     const mockOnly = skipped.filter((l) => l.reason.startsWith("mock-only")).length;
+    const realOnly = skipped.filter((l) => l.reason.startsWith("real-only")).length;
     const reasons = [
         mockOnly > 0 ? `${mockOnly} as mock-only` : "",
-        skipped.length - mockOnly > 0 ? `${skipped.length - mockOnly} stopped by the gate before deploy` : "",
+        realOnly > 0 ? `${realOnly} as real-only` : "",
+        skipped.length - mockOnly - realOnly > 0 ? `${skipped.length - mockOnly - realOnly} stopped by the gate before deploy` : "",
     ].filter(Boolean);
     const legs = skipped.length > 0 ? ` (${skipped.length} leg run(s) skipped: ${reasons.join(", ")}; not counted as matches)` : "";
     const partial = verdicts.filter((v) => v.outcome === "match" && v.legs.some((l) => l.status === "skipped")).length;

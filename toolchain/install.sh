@@ -25,6 +25,7 @@ SRC_DIR="$CACHE_DIR/src"
 # for why these differ from the npm packages where they do.
 PULUMI_VERSION="v3.248.0"              # github.com/pulumi/pulumi/pkg/v3 v3.248.0
 NODEJS_HOST_VERSION="v3.248.0+pkoguard" # pko-guard's own host (toolchain/pulumi-language-nodejs/main.go) on sdk/v3 v3.248.0
+YAML_HOST_VERSION="v1.19.1"             # github.com/pulumi/pulumi-yaml v1.19.1 (on pkg/v3 + sdk/v3 v3.248.0, the engine's)
 KUBERNETES_VERSION="4.27.0"             # provider/v4 v4.0.0-20260304044920-867400a6a208 = v4.27.0 + 2 commits
 
 # Schemas for the deploy leg's manifest validation (toolchain/schemas): the PKO
@@ -35,7 +36,7 @@ CONTROLLER_TOOLS_VERSION="v0.23.0"      # sigs.k8s.io/controller-tools (controll
 K8S_OPENAPI_VERSION="v1.35.4"           # k8s.io/kubernetes api/openapi-spec/swagger.json (the provider's client libraries are v0.35)
 K8S_OPENAPI_SUM="h1:o/8dBC/pHVpYoGV4OAIytAlNPZbdYVTXJHoYvXC4qzM="
 
-ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-resource-kubernetes schemas)
+ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-yaml pulumi-resource-kubernetes schemas)
 
 spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE
 	case "$1" in
@@ -50,6 +51,12 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE
 		PKG="." # wrapper main.go
 		VERSION_VAR="github.com/pulumi/pulumi/sdk/v3/go/common/version.Version"
 		ESTIMATE="~2 min, seconds right after pulumi"
+		;;
+	pulumi-language-yaml)
+		VERSION="$YAML_HOST_VERSION"
+		PKG="github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml"
+		VERSION_VAR="github.com/pulumi/pulumi-yaml/pkg/version.Version"
+		ESTIMATE="~3 min, about 1 min right after pulumi"
 		;;
 	pulumi-resource-kubernetes)
 		VERSION="$KUBERNETES_VERSION"

@@ -3,7 +3,8 @@
  * fields are only added).
  * { schemaVersion, tool, generatedAt, summary,
  *   fixtures: [{ fixture, description, outcome, legs: [{leg, status, durationMs, error?, skipped?, rows}], checks }],
- *   projects: [{ project, stack, description, outcome, durationMs, findings: [Row & {status}] }] }
+ *   projects: [{ project, stack, description, outcome (pass|fail|error), error?, durationMs,
+ *                findings: [Row & {status (blocking|advisory|waived), waiver?, file?, line?, column?}], notices }] }
  */
 import { ReportSubject } from "./subject";
 
@@ -27,6 +28,7 @@ export function renderJson(subjects: ReportSubject[]): string {
                     projects: projects.length,
                     blocking: findings.filter((f) => f.status === "blocking").length,
                     advisory: findings.filter((f) => f.status === "advisory").length,
+                    waived: findings.filter((f) => f.status === "waived").length,
                 },
                 fixtures: fixtures.map((v) => ({
                     fixture: v.fixture,
@@ -47,8 +49,10 @@ export function renderJson(subjects: ReportSubject[]): string {
                     stack: p.stack,
                     description: p.description,
                     outcome: p.outcome,
+                    ...(p.error ? { error: p.error } : {}),
                     durationMs: p.durationMs,
                     findings: p.findings,
+                    notices: p.notices ?? [],
                 })),
             },
             null,

@@ -23,6 +23,10 @@ export function renderJunit(subjects: ReportSubject[], suiteName = "pko-guard"):
             }
             continue;
         }
+        if (s.outcome === "error") {
+            suite.testCase().className(s.name).name("pko-guard gate").error(s.error ?? "the gate could not run", "error");
+            continue;
+        }
         for (const rule of ruleCatalogue()) {
             const mine = s.findings.filter((f) => f.policy === rule.id);
             const tc = suite.testCase().className(s.name).name(rule.id);

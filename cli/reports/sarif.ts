@@ -1,53 +1,128 @@
 /**
- * SARIF 2.1.0: one run of the pko-guard tool, its rules taken from the pack's own metadata (stable
- * ruleId = policy name), one result per violation row, located at the program file with the resource's
- * URN as a logical location. Mandatory is `error`, advisory `warning`.
+ * SARIF 2.1.0 for GitHub code scanning: one run of the pko-guard tool, its rules from the pack's own
+ * metadata (ruleId = policy name, `security-severity` from the policy's severity, a helpUri per rule at its
+ * README catalogue anchor), one result per violation located at the resource's declaration line (the row's
+ * file and line, else the program's entry file, line 1), with the URN as a logical location.
+ * Paths: `artifactLocation.uri` is relative to the repository root (the git top level of the program, else
+ * the working directory) with `uriBaseId: "%SRCROOT%"`, whatever folder the command runs in; a file outside
+ * that root is given as an absolute file: URI.
+ * `partialFingerprints` hash the rule, the resource's identity and the message with numbers removed, so a
+ * finding keeps its fingerprint across runs and line moves. Waived findings carry `suppressions`; a run
+ * that could not judge its subject has `executionSuccessful: false` with a notification saying why.
  */
-import { SarifBuilder, SarifResultBuilder, SarifRuleBuilder, SarifRunBuilder } from "node-sarif-builder";
-import { ReportSubject, ruleCatalogue, subjectRows } from "./subject";
-
+import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
+import { pathToFileURL } from "url";
+import type { Log, Notification, Result, ReportingDescriptor } from "sarif";
+import { parseWaived } from "../../policies/model/waivers";
+import { locateRows } from "../locate";
 import { REPO_ROOT } from "../paths";
+import { Finding, ReportSubject, ruleCatalogue, subjectRows } from "./subject";
 
 const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
 
-export function renderSarif(subjects: ReportSubject[]): string {
-    const run = new SarifRunBuilder().initSimple({
-        toolDriverName: "pko-guard",
-        toolDriverVersion: VERSION,
-        url: "https://github.com/pulumi/pulumi-kubernetes-operator",
-    });
-    for (const r of ruleCatalogue()) {
-        const rule = new SarifRuleBuilder().initSimple({
-            ruleId: r.id,
-            shortDescriptionText: r.description,
-            fullDescriptionText: `${r.description} Fix: ${r.remediation ?? ""}`.trim(),
-            helpUri: r.url,
-        });
-        rule.rule.help = { text: r.remediation ?? r.description };
-        rule.rule.defaultConfiguration = { level: r.level === "mandatory" ? "error" : "warning" };
-        rule.rule.properties = { severity: r.severity ?? "medium", tags: ["pulumi", "crossguard", "kubernetes"] };
-        run.addRule(rule);
+/** GitHub's security-severity scale (critical 9.0+, high 7.0-8.9, medium 4.0-6.9, low 0.1-3.9). */
+export const SECURITY_SEVERITY: Record<string, string> = { low: "3.0", medium: "5.5", high: "8.0", critical: "9.5" };
+
+/** The repository root for a file: the nearest folder up with a .git entry, else `fallback`. */
+export function sourceRoot(file: string, fallback = process.cwd()): string {
+    let dir = path.dirname(path.resolve(file));
+    for (;;) {
+        if (fs.existsSync(path.join(dir, ".git"))) return dir;
+        const up = path.dirname(dir);
+        if (up === dir) return path.resolve(fallback);
+        dir = up;
     }
+}
+
+/** A file as a SARIF artifact location: relative to `root` with %SRCROOT%, or an absolute file: URI outside it. */
+export function artifactLocation(file: string, root: string): { uri: string; uriBaseId?: string } {
+    // A relative file (a manifest's, from pko-guard check) is already relative to the repository root.
+    const rel = path.isAbsolute(file) ? path.relative(root, file) : path.normalize(file);
+    if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) return { uri: pathToFileURL(path.resolve(file)).href };
+    return { uri: rel.split(path.sep).map(encodeURIComponent).join("/"), uriBaseId: "%SRCROOT%" };
+}
+
+/** A fingerprint that survives re-runs and line moves: rule, resource identity, message without numbers. */
+export function fingerprint(ruleId: string, identity: string, message: string): string {
+    const normalized = message.replace(/\d+/g, "#").replace(/\s+/g, " ").trim().toLowerCase();
+    return createHash("sha256").update(`${ruleId}\u0000${identity}\u0000${normalized}`).digest("hex").slice(0, 32);
+}
+
+function rootUri(root: string): string {
+    const href = pathToFileURL(root).href;
+    return href.endsWith("/") ? href : `${href}/`;
+}
+
+export function renderSarif(subjects: ReportSubject[]): string {
+    const catalogue = ruleCatalogue();
+    const rules: ReportingDescriptor[] = catalogue.map((r) => ({
+        id: r.id,
+        name: r.id,
+        shortDescription: { text: r.description },
+        fullDescription: { text: `${r.description} Fix: ${r.remediation ?? ""}`.trim() },
+        help: { text: r.remediation ?? r.description, markdown: `**${r.id}**: ${r.description}\n\nFix: ${r.remediation ?? ""}` },
+        helpUri: r.helpUri,
+        defaultConfiguration: { level: r.level === "mandatory" ? "error" : "warning" },
+        properties: {
+            "security-severity": SECURITY_SEVERITY[r.severity ?? "medium"] ?? SECURITY_SEVERITY.medium,
+            severity: r.severity ?? "medium",
+            precision: "high",
+            tags: ["security", "pulumi", "crossguard", "kubernetes"],
+        },
+    }));
+    const ruleIndex = new Map(catalogue.map((r, i) => [r.id, i]));
+    // One root for the run: the first subject's repository (subjects of one run share a repository).
+    const root = subjects.length > 0 ? sourceRoot(subjects[0].programFile) : process.cwd();
+    const results: Result[] = [];
+    const notifications: Notification[] = [];
     for (const s of subjects) {
-        for (const row of subjectRows(s)) {
-            const result = new SarifResultBuilder().initSimple({
-                level: row.level === "mandatory" ? "error" : "warning",
-                messageText: `${row.resource ? `${row.resource}: ` : ""}${row.message}`,
+        if (s.kind === "project" && s.outcome === "error") {
+            notifications.push({ level: "error", message: { text: `${s.name} (stack ${s.stack}): ${s.error ?? "the gate could not run"}` } });
+        }
+        if (s.kind === "fixture") {
+            for (const l of s.verdict.legs) if (l.status === "error") notifications.push({ level: "error", message: { text: `${s.name} ${l.leg}: ${l.message}` } });
+        }
+        // Rows without a location (a fixture's) are located in the program as the gate locates its findings.
+        for (const row of locateRows(subjectRows(s), path.dirname(s.programFile), path.basename(s.programFile))) {
+            const f = row as Finding;
+            const file = row.file ?? s.programFile;
+            const region = { startLine: row.line ?? 1, ...(row.column ? { startColumn: row.column } : {}) };
+            const identity = row.urn || `${s.name}/${row.resource}`;
+            const result: Result = {
                 ruleId: row.policy,
-                fileUri: s.programFile,
-                startLine: 1,
-            });
-            const location = result.result.locations?.[0];
-            if (location && row.urn) {
-                location.logicalLocations = [{ name: row.resource, fullyQualifiedName: row.urn, kind: "resource" }];
+                ...(ruleIndex.has(row.policy) ? { ruleIndex: ruleIndex.get(row.policy) } : {}),
+                level: row.level === "mandatory" ? "error" : "warning",
+                message: { text: `${row.resource ? `${row.resource}: ` : ""}${row.message}` },
+                locations: [
+                    {
+                        physicalLocation: { artifactLocation: artifactLocation(file, root), region },
+                        ...(row.urn ? { logicalLocations: [{ name: row.resource, fullyQualifiedName: row.urn, kind: "resource" }] } : {}),
+                    },
+                ],
+                partialFingerprints: { "pkoGuard/v1": fingerprint(row.policy, identity, row.message) },
+                properties: { subject: s.name, resourceType: row.type, ...(f.status ? { status: f.status } : {}) },
+            };
+            // Gate and check findings say "waived"; a fixture's rows carry the pack's mark in the message.
+            const waiver = f.status ? (f.status === "waived" ? (f.waiver ?? { reason: "waived" }) : undefined) : parseWaived(row.message);
+            if (waiver) {
+                result.suppressions = [{ kind: "external", status: "accepted", justification: `${waiver.reason}${waiver.expires ? ` (until ${waiver.expires})` : ""}` }];
             }
-            result.result.properties = { subject: s.name, resourceType: row.type };
-            run.addResult(result);
+            results.push(result);
         }
     }
-    const builder = new SarifBuilder();
-    builder.addRun(run);
-    return builder.buildSarifJsonString({ indent: true }) + "\n";
+    const log: Log = {
+        $schema: "https://json.schemastore.org/sarif-2.1.0.json",
+        version: "2.1.0",
+        runs: [
+            {
+                tool: { driver: { name: "pko-guard", version: VERSION, semanticVersion: VERSION, informationUri: rules[0]?.helpUri?.split("#")[0], rules } },
+                originalUriBaseIds: { "%SRCROOT%": { uri: rootUri(root) } },
+                invocations: [{ executionSuccessful: notifications.length === 0, toolExecutionNotifications: notifications }],
+                results,
+            },
+        ],
+    };
+    return JSON.stringify(log, null, 2) + "\n";
 }

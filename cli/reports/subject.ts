@@ -6,16 +6,28 @@
 import { policies } from "../../policies";
 import { Row } from "../model";
 
-/** A violation as the gate judges it: blocking (fails the gate) or advisory (reported only). */
+/**
+ * A violation as the gate (or the check command) judges it: blocking (fails the gate), advisory (reported
+ * only) or waived (a waiver in the pack config matched: reported, never blocking; see policies/model/waivers.ts).
+ */
 export interface Finding extends Row {
-    status: "blocking" | "advisory";
+    status: "blocking" | "advisory" | "waived";
+    /** Set when status is "waived": the waiver's reason and expiry. */
+    waiver?: { reason: string; expires?: string };
+}
+
+/** A note about the run that is not a finding: an unused waiver, say. */
+export interface Notice {
+    level: "advisory";
+    policy?: string;
+    message: string;
 }
 
 interface SubjectBase {
     /** Fixture name or project name. */
     name: string;
     description: string;
-    /** The program's entry file, relative to the report's base folder (SARIF locations). */
+    /** The program's entry file (absolute; SARIF makes it relative to the repository root). */
     programFile: string;
 }
 
@@ -48,7 +60,10 @@ export interface ProjectSubject extends SubjectBase {
     kind: "project";
     stack: string;
     findings: Finding[];
-    outcome: "pass" | "fail";
+    /** "error": the tool could not judge the project (the message says why); reports still render it. */
+    outcome: "pass" | "fail" | "error";
+    error?: string;
+    notices?: Notice[];
     durationMs: number;
 }
 
@@ -61,7 +76,15 @@ export function subjectRows(s: ReportSubject): Row[] {
     return ran?.status === "ran" ? ran.rows : [];
 }
 
-/** Rule metadata from the pack itself (name, description, severity, remediation, url). */
+/** The README anchor of a rule's catalogue row (an HTML anchor `<a id="rule-NAME">` in the catalogue). */
+export function ruleAnchor(name: string): string {
+    return `rule-${name}`;
+}
+
+/** Where the README is published (the rules' helpUri points at its catalogue anchors). */
+export const README_URL = "https://github.com/pko-guard/pko-guard/blob/main/README.md";
+
+/** Rule metadata from the pack itself (name, description, severity, remediation, the rule's README anchor). */
 export function ruleCatalogue() {
     return policies.map((p) => ({
         id: p.name,
@@ -70,5 +93,6 @@ export function ruleCatalogue() {
         severity: p.severity,
         remediation: p.remediationSteps,
         url: p.url,
+        helpUri: `${README_URL}#${ruleAnchor(p.name)}`,
     }));
 }

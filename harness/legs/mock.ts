@@ -72,6 +72,7 @@ export function fixturePackConfig(analyzer: Analyzer, fixture: Fixture): PackCon
 export async function runMockLeg(fixture: Fixture, options: MockOptions): Promise<LegResult> {
     const started = Date.now();
     const result = legResult("mock", started);
+    if (fixture.expect.realOnly) return result.skipped(`real-only: ${fixture.expect.realOnly}`);
     try {
         const resources = await runProgramUnderMocks(fixture, options.timeoutMs);
         if (resources.length === 0) return result.error("program registered no resources");

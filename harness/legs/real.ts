@@ -9,7 +9,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { PolicyPackRef, StackRef, initIsolatedStack, previewWithPack } from "../../cli/pulumi";
-import { REPO_ROOT } from "../../cli/paths";
+import { PACK_DIR, REPO_ROOT } from "../../cli/paths";
 import { withTempDir } from "../../cli/process";
 import { Toolchain } from "../../cli/toolchain";
 import { Row } from "../../cli/model";
@@ -51,7 +51,7 @@ export async function prepareFixtureStack(fixture: Fixture, toolchain: Toolchain
 }
 
 /** The pack as a fixture's previews use it. */
-export function fixturePack(fixture: Fixture, descriptions: Map<string, string>, packDir = REPO_ROOT): PolicyPackRef {
+export function fixturePack(fixture: Fixture, descriptions: Map<string, string>, packDir = PACK_DIR): PolicyPackRef {
     return { dir: packDir, config: fixture.policyConfig, descriptions };
 }
 

@@ -17,6 +17,7 @@ import {
     StackValidationPolicy,
 } from "@pulumi/policy";
 import { ResourceLike, StackView, stackView } from "./stack";
+import { WAIVER_CONFIG, WaiverTarget, applyWaivers, targetOf } from "./waivers";
 
 export const FRAMEWORK: PolicyComplianceFramework = {
     name: "pko-guard",
@@ -43,11 +44,9 @@ export interface Finding {
     urn?: string;
 }
 
-function configSchema(meta: RuleMeta): PolicyConfigSchema | undefined {
-    if (!meta.config || Object.keys(meta.config).length === 0) {
-        return undefined;
-    }
-    return { properties: meta.config as PolicyConfigSchema["properties"] };
+function configSchema(meta: RuleMeta): PolicyConfigSchema {
+    // Every policy accepts per-resource waivers (policies/model/waivers.ts).
+    return { properties: { ...(meta.config ?? {}), ...WAIVER_CONFIG } as PolicyConfigSchema["properties"] };
 }
 
 function safeConfig(getConfig: (() => unknown) | undefined): Record<string, unknown> {
@@ -77,17 +76,28 @@ function isFinding(f: unknown): f is string | Finding {
  * Runs a rule and reports what it finds. Whatever goes wrong (the rule throws, returns something that
  * is not a list of findings, or a promise) is reported as one fail-closed violation, never thrown.
  */
-function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => unknown): void {
+function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => unknown, config: Record<string, unknown>, target: (urn?: string) => WaiverTarget): void {
     let findings: (string | Finding)[];
+    let closed = false;
     try {
         const result = run();
-        findings = Array.isArray(result) && result.every(isFinding) ? result : [failClosed(meta)];
+        closed = !(Array.isArray(result) && result.every(isFinding));
+        findings = closed ? [failClosed(meta)] : (result as (string | Finding)[]);
     } catch {
+        closed = true;
         findings = [failClosed(meta)];
     }
     for (const f of findings) {
-        if (typeof f === "string") reportViolation(f);
-        else reportViolation(f.message, f.urn);
+        const urn = typeof f === "string" ? undefined : f.urn;
+        let message = typeof f === "string" ? f : f.message;
+        // The one waiver hook: a matching waiver marks the message (never drops it); see waivers.ts.
+        try {
+            message = applyWaivers(meta.name, config, target(urn), message, closed);
+        } catch {
+            // a broken waiver never hides a finding: the message is reported as it is
+        }
+        if (urn === undefined) reportViolation(message);
+        else reportViolation(message, urn);
     }
 }
 
@@ -100,7 +110,7 @@ function metaFields(meta: RuleMeta) {
         framework: FRAMEWORK,
         remediationSteps: meta.remediationSteps,
         ...(meta.url ? { url: meta.url } : {}),
-        ...(configSchema(meta) ? { configSchema: configSchema(meta) } : {}),
+        configSchema: configSchema(meta),
     };
 }
 
@@ -111,8 +121,11 @@ export function resourceRule(
 ): ResourceValidationPolicy {
     return {
         ...metaFields(meta),
-        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) =>
-            evaluate(meta, reportViolation, () => check({ type: args.type, name: args.name, urn: args.urn, props: args.props }, safeConfig(args.getConfig))),
+        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) => {
+            const config = safeConfig(args.getConfig);
+            const resource = { type: args.type, name: args.name, urn: args.urn, props: args.props };
+            evaluate(meta, reportViolation, () => check(resource, config), config, (urn) => targetOf(resource, urn));
+        },
     };
 }
 
@@ -139,7 +152,10 @@ export function programRule(
 ): StackValidationPolicy {
     return {
         ...metaFields(meta),
-        validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
-            evaluate(meta, reportViolation, () => check(programResources(args.resources), safeConfig(args.getConfig))),
+        validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
+            const config = safeConfig(args.getConfig);
+            const target = (urn?: string) => targetOf(urn ? (args.resources ?? []).find((r) => r.urn === urn) : undefined, urn);
+            evaluate(meta, reportViolation, () => check(programResources(args.resources), config), config, target);
+        },
     };
 }

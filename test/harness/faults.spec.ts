@@ -14,6 +14,7 @@ import { loadFixture } from "../../harness/expect";
 import { fixturePack, prepareFixtureStack } from "../../harness/legs/real";
 import { previewWithPack } from "../../cli/pulumi";
 import { REPO_ROOT } from "../../cli/paths";
+import { REQUIRED } from "../../cli/toolchain";
 import { policies } from "../../policies";
 import { fixtureSecrets } from "../secrets";
 import { alive, descendants, waitFor } from "../processes";
@@ -69,7 +70,7 @@ describe("harness faults and leaks", function () {
         assert.match(r.stderr.trim(), /^pko-guard harness: Pulumi toolchain not found .*run: npm run setup$/);
         const broken = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-broken-"));
         try {
-            for (const b of ["pulumi", "pulumi-language-nodejs", "pulumi-resource-kubernetes"]) {
+            for (const b of REQUIRED) {
                 fs.writeFileSync(path.join(broken, b), "#!/bin/sh\necho 'segmentation fault (simulated)' >&2\nexit 139\n", { mode: 0o755 });
             }
             const json = path.join(broken, "report.json");

@@ -47,7 +47,7 @@ describe("pko-guard gate", function () {
         const r = gate([s.cwd, "--stack", s.stack, "--report", `junit=${out("g.xml")}`, "--report", `sarif=${out("g.sarif")}`, "--report", `json=${out("g.json")}`], s.env);
         assert.strictEqual(r.code, 1, r.stderr);
         assert.match(r.stdout, /pko-stack-credentials-from-secrets/);
-        assert.match(r.stdout, /blocking: FAIL/);
+        assert.match(r.stdout, /1 blocking: FAIL/);
         const xml = fs.readFileSync(out("g.xml"), "utf8");
         assert.deepStrictEqual(await junitErrors(xml), []);
         assert.match(xml, /<failure/);

@@ -317,8 +317,13 @@ func (o nodeOptions) env() []string {
 	return env
 }
 
-// resolveModule asks node for the path of mod as seen from dir.
+// resolveModule returns the path of mod as seen from dir: found in Go the way Node's require.resolve
+// finds it (findModule), which saves starting a Node process before every program and policy pack;
+// only when that finds nothing is node asked (so unusual layouts resolve, and errors read as Node's).
 func resolveModule(ctx context.Context, node, dir, mod, hint string) (string, error) {
+	if p, ok := findModule(dir, mod); ok {
+		return p, nil
+	}
 	script := fmt.Sprintf(`try { console.log(require.resolve(%q)); } catch (e) { `+
 		`console.error(e.code === "MODULE_NOT_FOUND" ? %q : e.message); process.exit(1); }`,
 		mod, "It looks like the Pulumi SDK has not been installed. Have you run "+hint+"?")
@@ -333,6 +338,73 @@ func resolveModule(ctx context.Context, node, dir, mod, hint string) (string, er
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// findModule resolves mod from dir as Node's require.resolve does for packages without an "exports"
+// map (as @pulumi/pulumi has none): a relative or absolute path against dir, else mod under every
+// node_modules folder from dir upwards and then under each NODE_PATH entry; a match is a file (as is,
+// or with ".js") or a folder (its package.json "main", else index.js). The result has symbolic
+// links resolved, like Node's. ok is false when nothing matches.
+func findModule(dir, mod string) (string, bool) {
+	var candidates []string
+	if filepath.IsAbs(mod) {
+		candidates = []string{mod}
+	} else if strings.HasPrefix(mod, "./") || strings.HasPrefix(mod, "../") {
+		candidates = []string{filepath.Join(dir, mod)}
+	} else {
+		for d := dir; ; d = filepath.Dir(d) {
+			if filepath.Base(d) != "node_modules" {
+				candidates = append(candidates, filepath.Join(d, "node_modules", mod))
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+		for _, p := range filepath.SplitList(os.Getenv("NODE_PATH")) {
+			if p != "" {
+				candidates = append(candidates, filepath.Join(p, mod))
+			}
+		}
+	}
+	for _, c := range candidates {
+		if p, ok := moduleFile(c, true); ok {
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				p = real
+			}
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// moduleFile finds the file Node loads for path p: p itself, p.js, or (p being a folder) its
+// package.json "main" (when withMain) and then its index.js.
+func moduleFile(p string, withMain bool) (string, bool) {
+	isFile := func(f string) bool {
+		fi, err := os.Stat(f)
+		return err == nil && fi.Mode().IsRegular()
+	}
+	for _, f := range []string{p, p + ".js"} {
+		if isFile(f) {
+			return f, true
+		}
+	}
+	if withMain {
+		if b, err := os.ReadFile(filepath.Join(p, "package.json")); err == nil {
+			var pj struct {
+				Main string `json:"main"`
+			}
+			if json.Unmarshal(b, &pj) == nil && pj.Main != "" {
+				if f, ok := moduleFile(filepath.Join(p, pj.Main), false); ok {
+					return f, true
+				}
+			}
+		}
+	}
+	if f := filepath.Join(p, "index.js"); isFile(f) {
+		return f, true
+	}
+	return "", false
 }
 
 // Run executes the Pulumi program with @pulumi/pulumi's run script.

@@ -1,0 +1,77 @@
+/**
+ * The gate's terminal output (and the check command's): blocking findings first with the policy's fix,
+ * then advisories, then waived findings and notices, then a one-line summary. It fits the terminal:
+ * names are printed whole on their own line and only messages wrap (width: the TTY's columns, else 120).
+ * `--verbose` renders the full table (every column) sized to the same width.
+ */
+import Table from "cli-table3";
+import * as path from "path";
+import { Finding, ProjectSubject, ruleCatalogue } from "./subject";
+
+/** The width to render for: the terminal's columns when stdout is a TTY, else 120. */
+export function terminalWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout): number {
+    return stream.isTTY && stream.columns && stream.columns >= 40 ? stream.columns : 120;
+}
+
+/** Wraps text at word boundaries to `width` (a word longer than the width gets a line of its own, whole). */
+export function wrap(text: string, width: number, indent = ""): string[] {
+    const lines: string[] = [];
+    let cur = "";
+    for (const word of text.split(/\s+/).filter(Boolean)) {
+        if (cur && indent.length + cur.length + 1 + word.length > width) {
+            lines.push(indent + cur);
+            cur = word;
+        } else cur = cur ? `${cur} ${word}` : word;
+    }
+    if (cur) lines.push(indent + cur);
+    return lines;
+}
+
+function where(f: Finding): string {
+    if (!f.file) return "";
+    const rel = path.isAbsolute(f.file) ? path.relative(process.cwd(), f.file) : f.file;
+    return ` (${rel === "" || rel.startsWith("..") ? f.file : rel}:${f.line ?? 1}${f.column ? `:${f.column}` : ""})`;
+}
+
+const ORDER: Finding["status"][] = ["blocking", "advisory", "waived"];
+const TITLE: Record<Finding["status"], string> = { blocking: "BLOCKING", advisory: "advisory", waived: "waived" };
+
+export function summary(r: ProjectSubject): string {
+    if (r.outcome === "error") return `${r.name} (stack ${r.stack}): ERROR: ${r.error ?? "the gate could not run"}`;
+    const n = (s: Finding["status"]) => r.findings.filter((f) => f.status === s).length;
+    return `${r.name} (stack ${r.stack}): ${r.findings.length} violation(s), ${n("advisory")} advisory, ${n("waived")} waived, ${n("blocking")} blocking: ${r.outcome === "pass" ? "PASS" : "FAIL"}`;
+}
+
+export function renderFindings(r: ProjectSubject, width = terminalWidth()): string {
+    const fixes = new Map(ruleCatalogue().map((c) => [c.id, c]));
+    const out: string[] = [];
+    for (const status of ORDER) {
+        for (const f of r.findings.filter((x) => x.status === status)) {
+            const rule = fixes.get(f.policy);
+            out.push(`${TITLE[status]}  ${f.policy}${rule?.severity ? ` [${rule.severity}]` : ""}`);
+            out.push(`  resource: ${f.resource || "(stack)"}${where(f)}`);
+            out.push(...wrap(f.message, width, "    "));
+            if (status === "waived" && f.waiver) out.push(...wrap(`waived: ${f.waiver.reason}${f.waiver.expires ? ` (until ${f.waiver.expires})` : ""}`, width, "  "));
+            if (status === "blocking" && rule?.remediation) out.push(...wrap(`fix: ${rule.remediation}`, width, "  "));
+            out.push("");
+        }
+    }
+    for (const n of r.notices ?? []) out.push(...wrap(`notice: ${n.policy ? `${n.policy}: ` : ""}${n.message}`, width));
+    out.push(summary(r));
+    return out.join("\n") + "\n";
+}
+
+/** The full table, every column, sized to `width`: names get their full length, the message the rest. */
+export function renderFullTable(r: ProjectSubject, width = terminalWidth()): string {
+    const rows = r.findings.map((f) => [f.policy, f.resource, f.level, f.status, f.file ? `${path.basename(f.file)}:${f.line ?? 1}` : "", f.message]);
+    const head = ["policy", "resource", "level", "status", "where", "message"];
+    const widths = head.map((h, i) => Math.max(h.length, ...rows.map((x) => (i < 5 ? x[i].length : 0))) + 2);
+    // borders: one per column plus one
+    const used = widths.slice(0, 5).reduce((a, b) => a + b, 0) + head.length + 1;
+    widths[5] = Math.max(20, width - used);
+    const table = new Table({ head, style: { head: [], border: [] }, wordWrap: true, colWidths: widths });
+    for (const x of rows) table.push(x);
+    if (rows.length === 0) table.push(["(none)", "", "", "", "", "no violations"]);
+    const notices = (r.notices ?? []).map((n) => `notice: ${n.policy ? `${n.policy}: ` : ""}${n.message}`);
+    return [table.toString(), ...notices, summary(r)].join("\n") + "\n";
+}

@@ -1,0 +1,133 @@
+/**
+ * `pko-guard rules`, `explain` and `init`: the rule catalogue from the pack's own policy objects, the
+ * rule's What/Why/Fix from the doc comment at the top of its module (one source of truth, kept in bin/ by
+ * the compiler), its config keys with defaults from its config schema, and its example from
+ * policies/examples.ts.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import * as YAML from "yaml";
+import { policies } from "../policies";
+import { EXAMPLES } from "../policies/examples";
+import { BadInputError } from "./errors";
+import { LEVELS } from "./policy-config";
+import { wrap } from "./reports/table";
+
+interface SchemaProp {
+    type?: string;
+    description?: string;
+    default?: unknown;
+}
+
+function props(p: (typeof policies)[number]): Record<string, SchemaProp> {
+    return (p.configSchema?.properties ?? {}) as Record<string, SchemaProp>;
+}
+
+export function renderRules(json: boolean, width = 120): string {
+    const rows = policies.map((p) => ({ name: p.name, level: p.enforcementLevel ?? "advisory", severity: p.severity ?? "medium", description: p.description }));
+    if (json) return JSON.stringify(rows, null, 2) + "\n";
+    const nameW = Math.max(...rows.map((r) => r.name.length));
+    const out: string[] = [];
+    for (const r of rows) {
+        const head = `${r.name.padEnd(nameW)}  ${r.level.padEnd(9)}  ${r.severity.padEnd(8)}  `;
+        const room = width - head.length;
+        if (room < 30) {
+            out.push(`${r.name}  ${r.level}  ${r.severity}`, ...wrap(r.description, width, "    "));
+        } else {
+            const lines = wrap(r.description, room);
+            out.push(head + (lines[0] ?? ""), ...lines.slice(1).map((l) => " ".repeat(head.length) + l));
+        }
+    }
+    return out.join("\n") + "\n";
+}
+
+/** The doc comment at the top of a rule's module, as plain text paragraphs. */
+export function ruleDoc(name: string): string {
+    let file: string;
+    try {
+        file = require.resolve(path.join(__dirname, "..", "policies", name));
+    } catch {
+        return "";
+    }
+    const m = /\/\*\*([\s\S]*?)\*\//.exec(fs.readFileSync(file, "utf8"));
+    if (!m) return "";
+    return m[1]
+        .split("\n")
+        .map((l) => l.replace(/^\s*\* ?/, ""))
+        .join("\n")
+        .trim();
+}
+
+export function explainRule(name: string): string {
+    const p = policies.find((x) => x.name === name);
+    if (!p) throw new BadInputError(`${JSON.stringify(name)} is not a rule of this pack (see pko-guard rules)`);
+    const out: string[] = [`${p.name} (${p.enforcementLevel ?? "advisory"}, severity ${p.severity ?? "medium"})`, "", p.description, ""];
+    const doc = ruleDoc(name).split("\n").slice(1).join("\n").trim();
+    if (doc) out.push(doc, "");
+    if (!/^Fix:/m.test(doc)) out.push(`Fix: ${p.remediationSteps ?? ""}`, "");
+    out.push("Config keys (in the pack config file, under this policy's name; defaults in brackets):");
+    out.push(`  enforcementLevel [${p.enforcementLevel ?? "advisory"}]: one of ${LEVELS.join(", ")}`);
+    for (const [k, s] of Object.entries(props(p))) {
+        out.push(`  ${k} [${JSON.stringify(s.default ?? null)}]: ${s.description ?? s.type ?? ""}`);
+    }
+    const example = EXAMPLES[name];
+    if (example) {
+        out.push("", "An example that passes (the resources as the pack sees them):", "");
+        for (const r of example) out.push(`# ${r.type} "${r.name}"`, YAML.stringify(r.props).trimEnd(), "---");
+        out.pop();
+    }
+    if (p.url) out.push("", `More: ${p.url}`);
+    return out.join("\n") + "\n";
+}
+
+/** Every policy with its level and every config default, as `--policy-pack-config` takes it. */
+export function defaultConfig(): Record<string, Record<string, unknown>> {
+    const out: Record<string, Record<string, unknown>> = {};
+    for (const p of policies) {
+        const entry: Record<string, unknown> = { enforcementLevel: p.enforcementLevel ?? "advisory" };
+        for (const [k, s] of Object.entries(props(p))) if ("default" in s) entry[k] = s.default;
+        out[p.name] = entry;
+    }
+    return out;
+}
+
+function notes(file: string): string {
+    const out = [
+        `# Notes on ${path.basename(file)}`,
+        "",
+        "The pko-guard policy pack config, for `pulumi preview --policy-pack <pko-guard> --policy-pack-config " + path.basename(file) + "`,",
+        "`pko-guard gate --config " + path.basename(file) + "` and Pulumi Cloud policy groups. The engine takes JSON without",
+        "comments, so the comments are here. Every policy is listed with its defaults: change what you need.",
+        "",
+        `- \`enforcementLevel\`: ${LEVELS.join(", ")}.`,
+        "- `waivers`: per-resource exceptions, each `{\"resource\": \"<URN, Pulumi name or Kind/namespace/name; globs * ?>\", \"reason\": \"...\", \"expires\": \"YYYY-MM-DD\"}`;",
+        "  `\"allowFailClosed\": true` also waives a could-not-evaluate finding. Waived findings are reported, not blocking.",
+        "- `allowAnnotationWaivers`: honour `pko-guard.io/waive: <policy>=<reason>` annotations on Kubernetes objects (off by default).",
+        "",
+    ];
+    for (const p of policies) {
+        out.push(`## ${p.name}`, "", `${p.description} (default level: ${p.enforcementLevel ?? "advisory"}; \`pko-guard explain ${p.name}\`)`, "");
+        for (const [k, s] of Object.entries(props(p))) {
+            if (k === "waivers" || k === "allowAnnotationWaivers") continue;
+            out.push(`- \`${k}\` (default \`${JSON.stringify(s.default ?? null)}\`): ${s.description ?? ""}`);
+        }
+        out.push("");
+    }
+    return out.join("\n");
+}
+
+/** Writes the config file and its notes (FILE with .md); returns the notes file's name. */
+export function initConfig(file: string, force: boolean): string {
+    const notesFile = file.replace(/\.json$/i, "") + ".md";
+    for (const f of [file, notesFile]) {
+        if (fs.existsSync(f) && !force) throw new BadInputError(`${f} exists (use --force to overwrite)`);
+    }
+    try {
+        fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+        fs.writeFileSync(file, JSON.stringify(defaultConfig(), null, 2) + "\n");
+        fs.writeFileSync(notesFile, notes(file));
+    } catch (e) {
+        throw new BadInputError(`${file}: cannot write (${(e as NodeJS.ErrnoException).code ?? "error"})`);
+    }
+    return notesFile;
+}

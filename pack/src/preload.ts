@@ -1,0 +1,61 @@
+/**
+ * Preloaded into the policy pack's Node process (PulumiPolicy.yaml `nodeargs: --require ...`).
+ *
+ * `@pulumi/pulumi/cmd/run-policy-pack` always loads TypeScript and registers ts-node before it loads
+ * a pack (`typeScript: !process.versions.bun`, whatever `PulumiPolicy.yaml` says), which costs about
+ * a second of every preview. This pack is precompiled JavaScript, so those two modules have nothing
+ * to do: when the SDK's own start-up code asks for `typescript` or `ts-node` (from node_modules or
+ * its vendored copies), it gets an inert stand-in. Nothing else is touched, and nothing happens
+ * unless the program being started is a package whose entry point is an existing `.js` file. A host
+ * that does not honour `nodeargs` (upstream's host passes them to the script, not to node) simply
+ * runs the SDK's normal TypeScript set-up: slower, same result.
+ *
+ * Likewise run-policy-pack first connects to V8's inspector (`runtime/closure/v8Hooks`), which only
+ * function serialization needs (Pulumi programs, never a policy pack): that wait is answered at once.
+ */
+import * as fs from "fs";
+import * as path from "path";
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const Module = require("module") as { _load: (request: string, parent: { filename?: string } | null, isMain: boolean) => unknown };
+
+/** The precompiled entry of the program run-policy-pack was asked to start (its last argument), if any. */
+function precompiledEntry(argv: string[]): string | undefined {
+    const dir = argv[argv.length - 1];
+    if (!dir || !path.isAbsolute(dir)) return undefined;
+    try {
+        const main = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).main;
+        if (typeof main !== "string" || !main.endsWith(".js")) return undefined;
+        const file = path.join(dir, main);
+        return fs.existsSync(file) ? file : undefined;
+    } catch {
+        return undefined; // no package.json: not our concern, the SDK reports it
+    }
+}
+
+const SDK_DIR = `${path.sep}@pulumi${path.sep}pulumi${path.sep}`;
+
+/** Is `request`, made from `parent`, the SDK asking for TypeScript ("ts"), ts-node ("ts-node") or its V8 hooks ("v8hooks")? */
+export function sdkTypeScriptRequest(request: string, parent: string | undefined): "ts" | "ts-node" | "v8hooks" | undefined {
+    if (!parent || !parent.includes(SDK_DIR)) return undefined;
+    if (/[\\/]cmd[\\/]run-policy-pack[\\/]index\.js$/.test(parent) && /[\\/]runtime[\\/]closure[\\/]v8Hooks$/.test(request)) return "v8hooks";
+    if (request === "typescript" || /[\\/]vendor[\\/]typescript@[^\\/]+[\\/]typescript\.js$/.test(request)) return "ts";
+    if (request === "ts-node" || /[\\/]vendor[\\/]ts-node@[^\\/]+$/.test(request)) return "ts-node";
+    return undefined;
+}
+
+const STANDINS = {
+    // run-policy-pack reads `version` to pick module options for ts-node, then registers ts-node.
+    ts: { version: "0.0.0-precompiled" },
+    "ts-node": { VERSION: "0.0.0-precompiled", register: () => ({}) },
+    // run-policy-pack awaits this before it loads the pack.
+    v8hooks: { isInitializedAsync: () => Promise.resolve() },
+};
+
+const isPolicyPackRun = /[\\/]cmd[\\/]run-policy-pack([\\/]index\.js)?$/.test(process.argv[1] ?? "");
+if (isPolicyPackRun && precompiledEntry(process.argv)) {
+    const load = Module._load;
+    Module._load = function (request, parent, isMain) {
+        const which = sdkTypeScriptRequest(request, parent?.filename);
+        return which ? STANDINS[which] : load.call(this, request, parent, isMain);
+    };
+}

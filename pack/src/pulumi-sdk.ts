@@ -1,0 +1,21 @@
+/**
+ * What the bundled pack entry gives `@pulumi/policy` when it asks for `@pulumi/pulumi` (the bundler
+ * aliases that bare import here). The SDK's index loads everything, the Automation API included, which
+ * is most of a policy pack's start-up; `@pulumi/policy` only takes `asset` and `Output` from it
+ * (test/pack/alias.spec.ts scans its code so an SDK upgrade that takes more fails a test). Both come
+ * from the same module files the index re-exports, so identity (instanceof, isInstance) is unchanged.
+ * An SDK without these subpaths gets the full index: slower, never broken.
+ */
+/* eslint-disable @typescript-eslint/no-var-requires */
+function load(): { asset: unknown; Output: unknown } {
+    try {
+        return { asset: require("@pulumi/pulumi/asset"), Output: require("@pulumi/pulumi/output").Output };
+    } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw e;
+        return require("@pulumi/pulumi");
+    }
+}
+
+const sdk = load();
+export const asset = sdk.asset;
+export const Output = sdk.Output;

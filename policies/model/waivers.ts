@@ -1,0 +1,148 @@
+/**
+ * Per-resource waivers. A waiver lives in the pack config (owned by the platform team), in a `waivers`
+ * array of the policy it waives:
+ *   "pko-stack-prod-refresh": { "waivers": [ { "resource": "legacy-*", "reason": "migration", "expires": "2027-01-31" } ] }
+ * `resource` is a URN, a Pulumi name, or Kind/namespace/name of a Kubernetes object; `*` and `?` are globs.
+ *
+ * CrossGuard's ReportViolation binds a violation to its policy's enforcement level (verified in
+ * @pulumi/policy 1.21.0: the level cannot be set per violation), so the pack cannot downgrade one finding.
+ * It reports a waived finding with a `[waived: REASON; until DATE]` prefix instead: it stays visible in
+ * `pulumi preview` and Pulumi Cloud, and the gate, the check command and the harness read the prefix as
+ * status "waived" (not blocking). An expired waiver does not waive: the message says it expired.
+ * A fail-closed "could not evaluate" finding is waived only by a waiver with `allowFailClosed: true`.
+ *
+ * Annotation waivers (`pko-guard.io/waive: <policy>=<reason>[, ...]` on the Kubernetes object) count only
+ * when the policy's config sets `allowAnnotationWaivers: true` (off by default).
+ */
+export interface Waiver {
+    resource: string;
+    reason: string;
+    expires?: string;
+    allowFailClosed?: boolean;
+}
+
+export const WAIVE_ANNOTATION = "pko-guard.io/waive";
+
+/** The JSON-schema properties every policy's config gets (the engine and Pulumi Cloud validate them). */
+export const WAIVER_CONFIG: Record<string, object> = {
+    waivers: {
+        type: "array",
+        description: "Per-resource exceptions: {resource (URN, Pulumi name or Kind/namespace/name; globs * ?), reason, expires (YYYY-MM-DD), allowFailClosed}.",
+        default: [],
+        items: {
+            type: "object",
+            required: ["resource", "reason"],
+            additionalProperties: false,
+            properties: {
+                resource: { type: "string", minLength: 1 },
+                reason: { type: "string", minLength: 1 },
+                expires: { type: "string", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$" },
+                allowFailClosed: { type: "boolean" },
+            },
+        },
+    },
+    allowAnnotationWaivers: {
+        type: "boolean",
+        description: `Honour ${WAIVE_ANNOTATION} annotations on Kubernetes objects (whoever writes the program can then waive this policy).`,
+        default: false,
+    },
+};
+
+/** The identities a waiver's `resource` can name. */
+export interface WaiverTarget {
+    urn?: string;
+    name?: string;
+    /** Kind/namespace/name (Kind//name for cluster-scoped objects). */
+    object?: string;
+    annotations?: Record<string, unknown>;
+}
+
+function glob(pattern: string): RegExp {
+    const re = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+    return new RegExp(`^${re}$`);
+}
+
+export function waiverMatches(w: Pick<Waiver, "resource">, t: WaiverTarget): boolean {
+    const re = glob(w.resource);
+    return [t.urn, t.name, t.object].some((id) => typeof id === "string" && id !== "" && re.test(id));
+}
+
+function isWaiver(w: unknown): w is Waiver {
+    const o = w as Record<string, unknown>;
+    return o !== null && typeof o === "object" && typeof o.resource === "string" && typeof o.reason === "string";
+}
+
+/** The waivers of a policy's config (malformed entries are ignored here; the config schema rejects them). */
+export function configWaivers(config: Record<string, unknown>): Waiver[] {
+    return Array.isArray(config.waivers) ? config.waivers.filter(isWaiver) : [];
+}
+
+/** Annotation waivers for `policy` on an object, when the config allows them. */
+function annotationWaivers(policy: string, config: Record<string, unknown>, t: WaiverTarget): Waiver[] {
+    if (config.allowAnnotationWaivers !== true) return [];
+    const value = t.annotations?.[WAIVE_ANNOTATION];
+    if (typeof value !== "string") return [];
+    return value
+        .split(",")
+        .map((s) => s.trim())
+        .flatMap((entry) => {
+            const i = entry.indexOf("=");
+            const name = i < 0 ? entry : entry.slice(0, i).trim();
+            const reason = i < 0 ? "" : entry.slice(i + 1).trim();
+            return name === policy && reason ? [{ resource: "*", reason: `${reason} (annotation)` }] : [];
+        });
+}
+
+/**
+ * True for a fail-closed finding: the wrapper could not evaluate the resource, or the rule could not decide
+ * because a value is unknown during preview (every such message of the pack says "unknown ... during
+ * preview" or "fails closed"; test/waivers.spec.ts holds the rules to it).
+ */
+export function isFailClosedMessage(message: string): boolean {
+    return /could not evaluate|fails closed|\bunknown\b[^.;]*during preview/i.test(message);
+}
+
+export const WAIVED_PREFIX = /^\[waived: (.*?)(?:; until (\d{4}-\d{2}-\d{2}))?\] /;
+
+/** The date as YYYY-MM-DD (UTC). */
+export function today(now = new Date()): string {
+    return now.toISOString().slice(0, 10);
+}
+
+/**
+ * Applies a policy's waivers to one finding's message: the waived message (with the prefix), or the
+ * message unchanged, or with a note that the matching waiver expired.
+ */
+export function applyWaivers(policy: string, config: Record<string, unknown>, t: WaiverTarget, message: string, failClosed: boolean, now = new Date()): string {
+    const candidates = [...configWaivers(config), ...annotationWaivers(policy, config, t)].filter((w) => waiverMatches(w, t));
+    const closed = failClosed || isFailClosedMessage(message);
+    const eligible = candidates.filter((w) => !closed || w.allowFailClosed === true);
+    const live = eligible.find((w) => !w.expires || w.expires >= today(now));
+    if (live) return `[waived: ${live.reason.replace(/[\]\n]/g, " ")}${live.expires ? `; until ${live.expires}` : ""}] ${message}`;
+    const expired = eligible.find((w) => w.expires && w.expires < today(now));
+    if (expired) return `${message} (waiver for ${expired.resource} expired ${expired.expires}: ${expired.reason})`;
+    return message;
+}
+
+/** Reads a waived message back: the reason, the expiry and the message without the prefix. */
+export function parseWaived(message: string): { reason: string; expires?: string; message: string } | undefined {
+    const m = WAIVED_PREFIX.exec(message);
+    if (!m) return undefined;
+    return { reason: m[1], ...(m[2] ? { expires: m[2] } : {}), message: message.slice(m[0].length) };
+}
+
+/** The identities of a resource as the wrappers see it (type, name, URN and Kubernetes object fields). */
+export function targetOf(r: { name?: string; urn?: string; props?: unknown } | undefined, urn?: string): WaiverTarget {
+    const props = (r?.props ?? {}) as Record<string, unknown>;
+    const meta = (props.metadata ?? {}) as Record<string, unknown>;
+    const kind = typeof props.kind === "string" ? props.kind : undefined;
+    const objName = typeof meta.name === "string" ? meta.name : undefined;
+    const ns = typeof meta.namespace === "string" ? meta.namespace : "";
+    const u = urn ?? r?.urn;
+    return {
+        urn: u,
+        name: r?.name ?? (u ? u.split("::").slice(3).join("::") : undefined),
+        object: kind && objName ? `${kind}/${ns}/${objName}` : undefined,
+        annotations: meta.annotations !== null && typeof meta.annotations === "object" ? (meta.annotations as Record<string, unknown>) : undefined,
+    };
+}

@@ -1,0 +1,105 @@
+/** Waivers: matching, the pack's marks (through the real rule wrappers), reading them back, unused/expired notices. */
+import * as assert from "assert";
+import { judgeRows, waiverNotices } from "../../cli/gate";
+import { row } from "../../cli/model";
+import { policies } from "../../policies";
+import { policy as pinned } from "../../policies/pko-stack-prod-pinned-commit";
+import { policy as noClusterAdmin } from "../../policies/pko-stack-no-cluster-admin";
+import { applyWaivers, isFailClosedMessage, parseWaived, waiverMatches } from "../../policies/model/waivers";
+import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "../helpers";
+
+const branchProd = (name: string, metadata: Record<string, unknown> = {}) => stackResource(name, goodSpec({ commit: undefined, branch: "main" }), metadata);
+const waivers = (...w: unknown[]) => ({ waivers: w });
+
+describe("waivers", () => {
+    it("match a URN, a Pulumi name or Kind/namespace/name, with globs", () => {
+        const t = { urn: "urn:pulumi:dev::p::kubernetes:pulumi.com/v1:Stack::legacy-prod", name: "legacy-prod", object: "Stack/pulumi/legacy-prod" };
+        for (const resource of ["legacy-prod", "legacy-*", "Stack/pulumi/legacy-prod", "Stack/*/legacy-?rod", "urn:pulumi:dev::p::*::legacy-prod"]) {
+            assert.ok(waiverMatches({ resource }, t), resource);
+        }
+        for (const resource of ["legacy", "other-*", "Stack/other/legacy-prod", "legacy.prod"]) assert.ok(!waiverMatches({ resource }, t), resource);
+    });
+
+    it("mark a finding of a mandatory rule as waived, through the rule wrapper, and only that resource", () => {
+        const config = waivers({ resource: "legacy-*", reason: "moving to commits", expires: "2099-12-31" });
+        const waived = runResourcePolicy(pinned, branchProd("legacy-prod"), config);
+        assert.strictEqual(waived.length, 1);
+        assert.match(waived[0].message, /^\[waived: moving to commits; until 2099-12-31\] /);
+        const other = runResourcePolicy(pinned, branchProd("billing-prod"), config);
+        assert.strictEqual(other.length, 1);
+        assert.doesNotMatch(other[0].message, /waived/);
+    });
+
+    it("an expired waiver waives nothing and says it expired", () => {
+        const [f] = runResourcePolicy(pinned, branchProd("legacy-prod"), waivers({ resource: "legacy-prod", reason: "old", expires: "2020-01-01" }));
+        assert.doesNotMatch(f.message, /^\[waived/);
+        assert.match(f.message, /waiver for legacy-prod expired 2020-01-01/);
+    });
+
+    it("never hides a fail-closed finding unless the waiver says allowFailClosed", () => {
+        const unknown = stackResource("legacy-prod", goodSpec({ commit: UNKNOWN_WIRE }));
+        const [plain] = runResourcePolicy(pinned, unknown, waivers({ resource: "legacy-prod", reason: "r" }));
+        assert.ok(isFailClosedMessage(plain.message), plain.message);
+        assert.doesNotMatch(plain.message, /^\[waived/);
+        const [allowed] = runResourcePolicy(pinned, unknown, waivers({ resource: "legacy-prod", reason: "r", allowFailClosed: true }));
+        assert.match(allowed.message, /^\[waived: r\] /);
+        assert.doesNotMatch(applyWaivers("x", waivers({ resource: "*", reason: "r" }), { name: "a" }, "m", true), /waived/);
+    });
+
+    it("annotation waivers count only when the policy's config allows them", () => {
+        const annotated = branchProd("app-prod", { annotations: { "pko-guard.io/waive": "other-rule=no, pko-stack-prod-pinned-commit=hotfix freeze" } });
+        assert.doesNotMatch(runResourcePolicy(pinned, annotated, {})[0].message, /waived/);
+        assert.match(runResourcePolicy(pinned, annotated, { allowAnnotationWaivers: true })[0].message, /^\[waived: hotfix freeze \(annotation\)\] /);
+    });
+
+    it("stack-level findings are waived by the resource they are reported on", () => {
+        const sa = { type: "kubernetes:core/v1:ServiceAccount", name: "deployer", props: { kind: "ServiceAccount", metadata: { name: "deployer", namespace: "pulumi" } } };
+        const crb = {
+            type: "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+            name: "deployer-admin",
+            props: { kind: "ClusterRoleBinding", metadata: { name: "deployer-admin" }, roleRef: { kind: "ClusterRole", name: "cluster-admin" }, subjects: [{ kind: "ServiceAccount", name: "deployer", namespace: "pulumi" }] },
+        };
+        const st = stackResource("app", goodSpec({ serviceAccountName: "deployer" }));
+        const base = runStackPolicy(noClusterAdmin, [sa, crb, st]);
+        assert.strictEqual(base.length, 1);
+        const [w] = runStackPolicy(noClusterAdmin, [sa, crb, st], waivers({ resource: "ClusterRoleBinding//deployer-admin", reason: "break-glass" }));
+        assert.match(w.message, /^\[waived: break-glass\] /);
+    });
+
+    it("every policy's config schema takes waivers (so the engine and Pulumi Cloud accept them)", () => {
+        for (const p of policies) assert.ok(p.configSchema?.properties?.waivers, p.name);
+    });
+
+    it("the gate reads marks as waived, not blocking, and reports unused and expired waivers", () => {
+        const urn = "urn:pulumi:dev::p::kubernetes:pulumi.com/v1:Stack::";
+        const rows = [
+            row("pko-stack-prod-pinned-commit", `${urn}legacy-prod`, "mandatory", "[waived: moving; until 2099-12-31] Stack is not pinned"),
+            row("pko-stack-prod-pinned-commit", `${urn}app-prod`, "mandatory", "Stack is not pinned"),
+        ];
+        const findings = judgeRows(rows, false);
+        const legacy = findings.find((f) => f.resource === "legacy-prod")!;
+        assert.strictEqual(legacy.status, "waived");
+        assert.deepStrictEqual(legacy.waiver, { reason: "moving", expires: "2099-12-31" });
+        assert.strictEqual(legacy.message, "Stack is not pinned");
+        assert.strictEqual(findings.find((f) => f.resource === "app-prod")!.status, "blocking");
+        const notices = waiverNotices(
+            {
+                "pko-stack-prod-pinned-commit": {
+                    properties: {
+                        waivers: [
+                            { resource: "legacy-*", reason: "moving", expires: "2099-12-31" },
+                            { resource: "ghost", reason: "nothing" },
+                            { resource: "old", reason: "gone", expires: "2020-01-01" },
+                        ],
+                    },
+                },
+            },
+            findings,
+        );
+        assert.deepStrictEqual(
+            notices.map((n) => n.message),
+            ["unused waiver for ghost (nothing): it matched no finding", "waiver for old expired on 2020-01-01 (gone): remove or renew it"],
+        );
+        assert.deepStrictEqual(parseWaived("plain"), undefined);
+    });
+});
