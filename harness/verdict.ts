@@ -100,8 +100,9 @@ export function judgeLeg(fixture: Fixture, result: LegResult): Check[] {
     return checks;
 }
 
+/** What two legs must agree on: the resource's URN too (its type and parent chain), not only its name. */
 function rowKey(r: Row): string {
-    return [r.policy, r.resource, r.level, r.message].join("\u0000");
+    return [r.policy, r.resource, r.urn, r.level, r.message].join("\u0000");
 }
 
 /** Compares the rows of two legs: both must report the same multiset of rows. */

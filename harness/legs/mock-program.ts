@@ -11,17 +11,10 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { MockEngine } from "./mock-engine";
 
-interface Registration {
-    type: string;
-    name: string;
-    urn: string;
-    custom: boolean;
-    parent?: string;
-    provider?: string;
-    properties: unknown;
-    dependencies: string[];
-}
+/** The Kubernetes provider's default namespace in the real leg (no kubeconfig: none, so nothing is defaulted). */
+const DEFAULT_NAMESPACE = "";
 
 function fail(message: string): never {
     // One line: compiler and runtime errors span several lines; keep their gist, bounded.
@@ -30,16 +23,23 @@ function fail(message: string): never {
     process.exit(3);
 }
 
-/** The engine's URN: the parent's type chain is kept, except for the root stack resource. */
-function urnOf(stack: string, project: string, type: string, name: string, parent: string | undefined): string {
-    let qualified = type;
-    if (parent) {
-        const parentQualified = parent.split("::")[2] ?? "";
-        if (parentQualified && !parentQualified.endsWith("pulumi:pulumi:Stack")) {
-            qualified = `${parentQualified}$${type}`;
+/** A program error as one non-empty line: its message, else its name or type, never "". */
+export function describeError(e: unknown): string {
+    if (e instanceof Error) {
+        const own = e.message || (e as { details?: string }).details;
+        if (own) return own;
+        const where = (e.stack ?? "").split("\n").slice(1, 2).join("").trim();
+        return `${e.name || "Error"} without a message${where ? ` (${where})` : ""}`;
+    }
+    if (e === undefined || e === null || e === "") return `a ${e === "" ? "empty string" : String(e)} was thrown`;
+    if (typeof e === "object") {
+        try {
+            return `a non-Error value was thrown: ${JSON.stringify(e).slice(0, 200)}`;
+        } catch {
+            return "a non-Error value was thrown";
         }
     }
-    return `urn:pulumi:${stack}::${project}::${qualified}::${name}`;
+    return String(e);
 }
 
 async function main(): Promise<void> {
@@ -52,45 +52,28 @@ async function main(): Promise<void> {
     process.chdir(dir);
     const pulumi = await import("@pulumi/pulumi");
     const settings = await import("@pulumi/pulumi/runtime/settings");
-    const registrations: Registration[] = [];
+    const engine = new MockEngine({ project, stack, programDir: dir, defaultNamespace: DEFAULT_NAMESPACE });
 
     await pulumi.runtime.setMocks(
         {
             newResource: (args: { type: string; name: string; inputs: Record<string, unknown> }) => {
-                // Like a provider's preview of a create: outputs are the inputs; the id is unknown.
+                // Like a provider's preview of a create: outputs are the (checked) inputs; the id is unknown.
                 return { id: undefined as unknown as string, state: args.inputs };
             },
             call: (args: { token: string }) => {
-                throw new Error(`function ${args.token} is not mocked`);
+                throw new Error(`the invoke ${args.token} is not answered in the mock leg`);
             },
         },
         project,
         stack,
         true,
     );
-    const monitor = (settings as unknown as { getMonitor(): Record<string, Function> }).getMonitor();
-    const register = monitor.registerResource.bind(monitor);
-    monitor.registerResource = (req: any, callback: Function) => {
-        try {
-            const parent: string = req.getParent() || undefined;
-            const type: string = req.getType();
-            const name: string = req.getName();
-            const object = req.getObject();
-            registrations.push({
-                type,
-                name,
-                urn: urnOf(stack, project, type, name, parent),
-                custom: req.getCustom(),
-                parent,
-                provider: req.getProvider() || undefined,
-                properties: object ? object.toJavaScript() : {},
-                dependencies: req.getDependenciesList(),
-            });
-        } catch (e) {
-            fail(`could not capture a resource registration: ${(e as Error).message}`);
-        }
-        return register(req, callback);
-    };
+    // The engine supports transforms (of resources and invokes); the mock leg implements them (mock-engine.ts).
+    const state = await import("@pulumi/pulumi/runtime/state");
+    const store = (state as unknown as { getStore(): { supportsTransforms: boolean; supportsInvokeTransforms: boolean } }).getStore();
+    store.supportsTransforms = true;
+    store.supportsInvokeTransforms = true;
+    engine.install((settings as unknown as { getMonitor(): Record<string, Function> }).getMonitor());
 
     let programError: unknown;
     process.on("unhandledRejection", (e) => {
@@ -106,11 +89,10 @@ async function main(): Promise<void> {
     // Let late applies settle, then drain again.
     await new Promise((r) => setImmediate(r));
     await (settings as unknown as { waitForRPCs(): Promise<void> }).waitForRPCs();
-    if (programError !== undefined) {
-        const msg = programError instanceof Error ? programError.message : String(programError);
-        fail(`program failed: ${msg}`);
-    }
-    fs.writeFileSync(outFile, JSON.stringify(registrations));
+    // A refusal explains a program error it caused (the SDK only sees the monitor's error), so it wins.
+    if (engine.refusal !== undefined) fail(engine.refusal);
+    if (programError !== undefined) fail(`program failed: ${describeError(programError)}`);
+    fs.writeFileSync(outFile, JSON.stringify(engine.analyzerView()));
     process.exit(0);
 }
 

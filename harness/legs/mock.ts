@@ -14,6 +14,7 @@ import { spawnTracked, withDeadline, withTempDir } from "../../cli/process";
 import { Analyzer, WireResource } from "../analyzer";
 import { Fixture } from "../expect";
 import { LegResult, legResult } from "./result";
+import { maskAutonames } from "../autonames";
 
 export interface MockOptions {
     /** The pack's analyzer (a new one when the last was stopped after a deadline). */
@@ -86,7 +87,9 @@ export async function runMockLeg(fixture: Fixture, options: MockOptions): Promis
             analyzer.stop();
             return new MockLegError(`the policy pack timed out after ${Math.round(options.timeoutMs / 1000)} s`);
         });
-        return result.ran(rows);
+        // Names the provider would generate are random: masked the same way in both legs (autonames.ts).
+        const generated = resources.map((r) => (r as WireResource & { autonamed?: string }).autonamed ?? "");
+        return result.ran(maskAutonames(rows, generated));
     } catch (e) {
         return result.error(e instanceof Error ? e.message : String(e));
     }

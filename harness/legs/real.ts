@@ -15,6 +15,7 @@ import { Toolchain } from "../../cli/toolchain";
 import { Row } from "../../cli/model";
 import { Fixture } from "../expect";
 import { LegCheck, LegResult, legResult } from "./result";
+import { autonamesFromEvents, maskAutonames } from "../autonames";
 
 export interface RealOptions {
     toolchain: Toolchain;
@@ -76,6 +77,8 @@ export async function runRealLeg(fixture: Fixture, options: RealOptions): Promis
         if ("error" in stack) return result.error(stack.error);
         const preview = await previewWithPack(stack, fixturePack(fixture, options.descriptions, options.packDir));
         if (preview.error) return result.error(preview.error);
-        return result.ran(preview.rows, [exitCodeCheck(preview.rows, preview.exitCode)]);
+        // Generated names are random: masked as the mock leg masks its own (autonames.ts).
+        const rows = maskAutonames(preview.rows, autonamesFromEvents(preview.output));
+        return result.ran(rows, [exitCodeCheck(rows, preview.exitCode)]);
     });
 }

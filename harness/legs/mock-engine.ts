@@ -1,0 +1,403 @@
+/**
+ * The part of the Pulumi engine (v3.248.0) and the Kubernetes provider that the mock leg re-does around
+ * the SDK's MockMonitor, so a program under mocks produces what a real preview hands the analyzer:
+ *
+ * - URNs as the engine builds them (the parent's whole type chain, not only its last type), so parents,
+ *   dependencies and grandchildren match the real preview;
+ * - transforms (`registerResourceTransform`, the `transforms` option): the SDK's own callback server is
+ *   used as the engine uses it (gRPC `Callbacks.Invoke` with a `TransformRequest`), in the engine's order:
+ *   the resource's transforms, then its parents' (nearest first), then the stack's, in registration order;
+ * - the Kubernetes provider's Check on every Kubernetes object (autonaming, defaults: mock-kubernetes.ts);
+ * - the provider-side YAML components (`kubernetes:yaml/v2:ConfigGroup`/`ConfigFile`), expanded into the
+ *   children the provider registers; every other remote component is refused;
+ * - invokes: `kubernetes:yaml:decode` answered, the ones needing Helm, kustomize or a cluster refused;
+ * - errors the monitor returns carry gRPC `details`, which the SDK turns into the program's error message
+ *   (a plain Error has none, so the SDK used to report an empty message).
+ */
+import * as grpc from "@grpc/grpc-js";
+import {
+    AUTONAMED_ANNOTATION,
+    CheckContext,
+    ChildRegistration,
+    EXPANDABLE_COMPONENTS,
+    MockRefusal,
+    REFUSED_COMPONENTS,
+    REFUSED_INVOKES,
+    checkKubernetesInputs,
+    decodeYamlInvoke,
+    expandYamlV2,
+    isObj,
+    kubernetesKind,
+} from "./mock-kubernetes";
+
+/* eslint-disable @typescript-eslint/no-var-requires */
+const structPb = require("google-protobuf/google/protobuf/struct_pb");
+const resproto = require("@pulumi/pulumi/proto/resource_pb");
+const callbackPb = require("@pulumi/pulumi/proto/callback_pb");
+const callbackGrpc = require("@pulumi/pulumi/proto/callback_grpc_pb");
+const provproto = require("@pulumi/pulumi/proto/provider_pb");
+
+/** One registration as the engine would hand it to analyzers (wire form). */
+export interface Registration {
+    type: string;
+    name: string;
+    urn: string;
+    custom: boolean;
+    parent?: string;
+    provider?: string;
+    properties: unknown;
+    dependencies: string[];
+    /** For Kubernetes objects the provider named: the generated `metadata.name`. */
+    autonamed?: string;
+}
+
+/** The engine's URN: the parent's whole qualified type is kept, except for the root stack resource. */
+export function engineUrn(stack: string, project: string, type: string, name: string, parent: string | undefined): string {
+    let qualified = type;
+    if (parent) {
+        const parentQualified = parent.split("::")[2] ?? "";
+        if (parentQualified && parentQualified !== "pulumi:pulumi:Stack") {
+            qualified = `${parentQualified}$${type}`;
+        }
+    }
+    return `urn:pulumi:${stack}::${project}::${qualified}::${name}`;
+}
+
+interface Callback {
+    target: string;
+    token: string;
+}
+
+type Monitor = Record<string, any>;
+
+export interface MockEngineOptions {
+    project: string;
+    stack: string;
+    programDir: string;
+    /** The Kubernetes provider's default namespace in the real leg ("" for none). */
+    defaultNamespace: string;
+}
+
+export class MockEngine {
+    readonly registrations: Registration[] = [];
+    /** The first reason the mock leg cannot reproduce the engine for this program. */
+    refusal?: string;
+    private readonly stackTransforms: Callback[] = [];
+    private readonly invokeTransforms: Callback[] = [];
+    private readonly resourceTransforms = new Map<string, Callback[]>();
+    private readonly parents = new Map<string, string>();
+    private readonly clients = new Map<string, any>();
+    private readonly k8s: CheckContext;
+
+    constructor(private readonly opts: MockEngineOptions) {
+        this.k8s = { crds: new Map(), defaultNamespace: opts.defaultNamespace };
+    }
+
+    /**
+     * What the engine hands the analyzer: the root stack resource first (`pulumi:pulumi:Stack`), then every
+     * registration, with the root as the parent of those the program gave none (as the engine does).
+     * Nothing at all when the program registered nothing.
+     */
+    analyzerView(): Registration[] {
+        if (this.registrations.length === 0) return [];
+        const { stack, project } = this.opts;
+        const root = engineUrn(stack, project, "pulumi:pulumi:Stack", `${project}-${stack}`, undefined);
+        return [
+            { type: "pulumi:pulumi:Stack", name: `${project}-${stack}`, urn: root, custom: false, properties: {}, dependencies: [] },
+            ...this.registrations.map((r) => (r.parent ? r : { ...r, parent: root })),
+        ];
+    }
+
+    refuse(message: string): void {
+        this.refusal = this.refusal ?? message;
+    }
+
+    /** Installs the engine's behaviour on the SDK's MockMonitor instance. */
+    install(monitor: Monitor): void {
+        const { stack, project } = this.opts;
+        monitor.newUrn = (parent: string, type: string, name: string) => engineUrn(stack, project, type, name, parent || undefined);
+        // Every error handed back to the SDK carries gRPC details (the SDK reports `err.details`).
+        for (const method of ["invoke", "call", "readResource", "registerResource", "registerResourceOutputs", "supportsFeature"]) {
+            const original = monitor[method]?.bind(monitor);
+            if (!original) continue;
+            monitor[method] = (req: unknown, callback: (err: any, res?: unknown) => void) => original(req, (err: any, res?: unknown) => callback(withDetails(err), res));
+        }
+        const register = monitor.registerResource.bind(monitor);
+        monitor.registerResource = (req: any, callback: (err: any, res?: unknown) => void) => {
+            this.onRegister(req).then(
+                () => register(req, callback),
+                (e) => {
+                    if (e instanceof MockRefusal) this.refuse(e.message);
+                    callback(withDetails(e));
+                },
+            );
+        };
+        const invoke = monitor.invoke.bind(monitor);
+        monitor.invoke = (req: any, callback: (err: any, res?: unknown) => void) => {
+            // The engine runs the stack's invoke transforms first, in registration order.
+            this.transformInvoke(req).then(
+                () => answer(req, callback),
+                (e) => callback(withDetails(e)),
+            );
+        };
+        const answer = (req: any, callback: (err: any, res?: unknown) => void) => {
+            const tok: string = req.getTok();
+            try {
+                if (tok === "kubernetes:yaml:decode") {
+                    const result = decodeYamlInvoke(req.getArgs()?.toJavaScript() ?? {});
+                    const resp = new provproto.InvokeResponse();
+                    resp.setReturn(structPb.Struct.fromJavaScript(result));
+                    callback(null, resp);
+                    return;
+                }
+                if (REFUSED_INVOKES[tok]) {
+                    throw new MockRefusal(`cannot answer the invoke ${tok} in the mock leg: ${REFUSED_INVOKES[tok]}`);
+                }
+            } catch (e) {
+                if (e instanceof MockRefusal) this.refuse(e.message);
+                callback(withDetails(e));
+                return;
+            }
+            invoke(req, callback);
+        };
+        monitor.registerStackTransform = (req: any, callback: (err: any, res?: unknown) => void) => {
+            this.stackTransforms.push({ target: req.getTarget(), token: req.getToken() });
+            callback(null, {});
+        };
+        monitor.registerStackInvokeTransform = (req: any, callback: (err: any, res?: unknown) => void) => {
+            this.invokeTransforms.push({ target: req.getTarget(), token: req.getToken() });
+            callback(null, {});
+        };
+        const readResource = monitor.readResource.bind(monitor);
+        monitor.readResource = (req: any, callback: (err: any, res?: unknown) => void) => {
+            // `.get`: the engine reads the live state through the provider (a cluster, another stack); the
+            // analyzer's stack view would hold it. Mocks have none of it.
+            const type: string = req.getType();
+            const source =
+                type === "pulumi:pulumi:StackReference"
+                    ? "its outputs come from another stack's state"
+                    : type.startsWith("kubernetes:")
+                      ? "its state comes from the cluster"
+                      : "its state comes from the provider";
+            const message = `cannot read ${type} "${req.getName()}" (a .get of an existing resource) in the mock leg: ${source}`;
+            this.refuse(message);
+            void readResource;
+            callback(withDetails(new MockRefusal(message)));
+        };
+        const supportsFeature = monitor.supportsFeature.bind(monitor);
+        monitor.supportsFeature = (req: any, callback: (err: any, res?: unknown) => void) => {
+            if (req.getId() === "transforms" || req.getId() === "invokeTransforms") {
+                callback(null, { getHassupport: () => true });
+                return;
+            }
+            supportsFeature(req, callback);
+        };
+    }
+
+    /**
+     * The engine's side of one registration: transforms, then (for Kubernetes objects) the provider's
+     * Check; the request is updated in place so the mocks (and thus the program) see the result. Returns
+     * what to expand for a provider-side component.
+     */
+    private async onRegister(req: any): Promise<void> {
+        const type: string = req.getType();
+        const name: string = req.getName();
+        const parent: string = req.getParent() || "";
+        const custom: boolean = req.getCustom();
+        const remote: boolean = req.getRemote();
+        const urn = engineUrn(this.opts.stack, this.opts.project, type, name, parent || undefined);
+        const own: Callback[] = req.getTransformsList().map((c: any) => ({ target: c.getTarget(), token: c.getToken() }));
+        let props = (req.getObject()?.toJavaScript() ?? {}) as Record<string, unknown>;
+        let options = optionsFromRequest(req);
+        const result = await this.transform(urn, { name, type, parent, custom, props, options, own });
+        props = result.props;
+        options = result.options;
+        applyOptions(req, options);
+        let autonamed: string | undefined;
+        if (custom && kubernetesKind(type)) {
+            props = checkKubernetesInputs(name, type, props as any, this.k8s);
+            autonamed = autonameOf(props);
+        }
+        req.setObject(structPb.Struct.fromJavaScript(props));
+        this.registrations.push({
+            type,
+            name,
+            urn,
+            custom,
+            parent: parent || undefined,
+            provider: req.getProvider() || undefined,
+            properties: props,
+            dependencies: req.getDependenciesList(),
+            ...(autonamed ? { autonamed } : {}),
+        });
+        if (!remote) return;
+        if (EXPANDABLE_COMPONENTS.has(type)) {
+            // As Construct: the children are registered before the component's registration returns, and a
+            // bad manifest fails the component's registration.
+            const kind = type.endsWith(":ConfigGroup") ? "ConfigGroup" : "ConfigFile";
+            await this.expandChildren(urn, expandYamlV2(kind, name, props as any, this.opts.programDir, this.k8s));
+            return;
+        }
+        const why = REFUSED_COMPONENTS[type] ?? "it is implemented by its provider (a remote component), which the mock leg does not run";
+        throw new MockRefusal(`cannot expand ${type} "${name}" in the mock leg: ${why}`);
+    }
+
+    /** Registers a component's children as its provider would (through the same engine steps). */
+    private async expandChildren(componentUrn: string, children: ChildRegistration[]): Promise<void> {
+        const urns = new Map<string, string>();
+        for (const child of children) {
+            const urn = engineUrn(this.opts.stack, this.opts.project, child.type, child.name, componentUrn);
+            const dependencies = child.dependsOn.map((n) => urns.get(n)!).filter(Boolean);
+            const options = new resproto.TransformResourceOptions();
+            options.setDependsOnList(dependencies);
+            const result = await this.transform(urn, { name: child.name, type: child.type, parent: componentUrn, custom: true, props: child.properties, options, own: [] });
+            const props = checkKubernetesInputs(child.name, child.type, result.props as any, this.k8s);
+            urns.set(child.name, urn);
+            const autonamed = autonameOf(props);
+            this.registrations.push({
+                type: child.type,
+                name: child.name,
+                urn,
+                custom: true,
+                parent: componentUrn,
+                properties: props,
+                dependencies: result.options.getDependsOnList(),
+                ...(autonamed ? { autonamed } : {}),
+            });
+        }
+    }
+
+    /** Runs the transforms that apply to a registration, in the engine's order. */
+    private async transform(
+        urn: string,
+        r: { name: string; type: string; parent: string; custom: boolean; props: Record<string, unknown>; options: any; own: Callback[] },
+    ): Promise<{ props: Record<string, unknown>; options: any }> {
+        this.parents.set(urn, r.parent);
+        if (r.own.length > 0) this.resourceTransforms.set(urn, r.own);
+        const chain: Callback[] = [...r.own];
+        for (let p = r.parent; p; p = this.parents.get(p) ?? "") {
+            chain.push(...(this.resourceTransforms.get(p) ?? []));
+        }
+        chain.push(...this.stackTransforms);
+        let props = r.props;
+        let options = r.options;
+        for (const cb of chain) {
+            const request = new resproto.TransformRequest();
+            request.setName(r.name);
+            request.setType(r.type);
+            request.setParent(r.parent);
+            request.setCustom(r.custom);
+            request.setProperties(structPb.Struct.fromJavaScript(props));
+            request.setOptions(options);
+            const response = resproto.TransformResponse.deserializeBinary(await this.callback(cb, request.serializeBinary()));
+            if (response.getOptions()) options = response.getOptions();
+            if (response.getProperties()) props = response.getProperties().toJavaScript();
+        }
+        return { props, options };
+    }
+
+    /** The stack's invoke transforms, applied to the request's args and options in place. */
+    private async transformInvoke(req: any): Promise<void> {
+        if (this.invokeTransforms.length === 0) return;
+        let args = req.getArgs();
+        let options = new resproto.TransformInvokeOptions();
+        options.setProvider(req.getProvider());
+        options.setVersion(req.getVersion());
+        options.setPluginDownloadUrl(req.getPlugindownloadurl());
+        for (const cb of this.invokeTransforms) {
+            const request = new resproto.TransformInvokeRequest();
+            request.setToken(req.getTok());
+            request.setArgs(args);
+            request.setOptions(options);
+            const response = resproto.TransformInvokeResponse.deserializeBinary(await this.callback(cb, request.serializeBinary()));
+            if (response.getArgs()) args = response.getArgs();
+            if (response.getOptions()) options = response.getOptions();
+        }
+        req.setArgs(args);
+        req.setProvider(options.getProvider());
+        req.setVersion(options.getVersion());
+        req.setPlugindownloadurl(options.getPluginDownloadUrl());
+    }
+
+    /** Calls a program's callback (a transform) through the SDK's callback server, as the engine does. */
+    private async callback(cb: Callback, request: Uint8Array): Promise<Uint8Array> {
+        const invoke = new callbackPb.CallbackInvokeRequest();
+        invoke.setToken(cb.token);
+        invoke.setRequest(request);
+        const resp: any = await new Promise((resolve, reject) =>
+            this.client(cb.target).invoke(invoke, (err: grpc.ServiceError | null, res: unknown) =>
+                err ? reject(new Error(`invoke transform: ${err.details || err.message}`)) : resolve(res),
+            ),
+        );
+        return resp.getResponse_asU8();
+    }
+
+    private client(target: string): any {
+        let c = this.clients.get(target);
+        if (!c) {
+            c = new callbackGrpc.CallbacksClient(target, grpc.credentials.createInsecure());
+            this.clients.set(target, c);
+        }
+        return c;
+    }
+
+    close(): void {
+        for (const c of this.clients.values()) c.close();
+    }
+}
+
+function autonameOf(props: Record<string, unknown>): string | undefined {
+    const meta = props.metadata;
+    if (!isObj(meta) || !isObj(meta.annotations)) return undefined;
+    return meta.annotations[AUTONAMED_ANNOTATION] === "true" && typeof meta.name === "string" ? meta.name : undefined;
+}
+
+/** The options the engine passes to transforms, from a registration request. */
+function optionsFromRequest(req: any): any {
+    const o = new resproto.TransformResourceOptions();
+    o.setDependsOnList(req.getDependenciesList());
+    o.setProtect(req.getProtect());
+    o.setIgnoreChangesList(req.getIgnorechangesList());
+    o.setReplaceOnChangesList(req.getReplaceonchangesList());
+    o.setVersion(req.getVersion());
+    o.setAliasesList(req.getAliasesList());
+    o.setProvider(req.getProvider());
+    const providers = o.getProvidersMap();
+    for (const [k, v] of req.getProvidersMap().entries()) providers.set(k, v);
+    o.setHideDiffList(req.getHidediffsList());
+    if (req.getCustomtimeouts()) o.setCustomTimeouts(req.getCustomtimeouts());
+    o.setPluginDownloadUrl(req.getPlugindownloadurl());
+    o.setRetainOnDelete(req.getRetainondelete());
+    o.setDeletedWith(req.getDeletedwith());
+    if (req.getDeletebeforereplacedefined()) o.setDeleteBeforeReplace(req.getDeletebeforereplace());
+    o.setAdditionalSecretOutputsList(req.getAdditionalsecretoutputsList());
+    return o;
+}
+
+/** Writes transformed options back onto the request, as the engine uses them after transforms. */
+function applyOptions(req: any, o: any): void {
+    req.setDependenciesList(o.getDependsOnList());
+    if (o.hasProtect?.() ?? true) req.setProtect(o.getProtect());
+    req.setIgnorechangesList(o.getIgnoreChangesList());
+    req.setReplaceonchangesList(o.getReplaceOnChangesList());
+    req.setVersion(o.getVersion());
+    req.setAliasesList(o.getAliasesList());
+    req.setProvider(o.getProvider());
+    req.setHidediffsList(o.getHideDiffList());
+    req.setPlugindownloadurl(o.getPluginDownloadUrl());
+    req.setDeletedwith(o.getDeletedWith());
+    req.setAdditionalsecretoutputsList(o.getAdditionalSecretOutputsList());
+}
+
+function message(e: unknown): string {
+    if (e instanceof Error) return e.message || e.name || "unknown error";
+    return String(e);
+}
+
+/** A gRPC-shaped error: the SDK reads `details` (a plain Error's would be undefined, hence empty). */
+function withDetails(err: any): any {
+    if (!err) return err;
+    if (typeof err !== "object") return Object.assign(new Error(String(err)), { details: String(err) });
+    if (!err.details) err.details = message(err) || "the mock monitor failed without a message";
+    return err;
+}
