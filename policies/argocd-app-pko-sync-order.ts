@@ -17,9 +17,8 @@
  * Fix: give the Stack a higher sync wave than its Secrets and service account; turn off automated prune
  * for production or remove destroyOnFinalize.
  */
-import { Finding, programRule } from "./model/policy";
+import { Finding, classify, programRule } from "./model/policy";
 import { DEFAULT_NAMESPACE, stackIdentities } from "./model/rbac";
-import { classifyProduction, productionConfig, productionSchemaProperties } from "./model/production";
 import { ResourceLike, StackView, describeStack } from "./model/stack";
 import { Plain, UNKNOWN, Unknown, entries, get, list, plain, str } from "./model/values";
 
@@ -86,9 +85,8 @@ export const policy = programRule(
         severity: "medium",
         remediationSteps: "Annotate the Stack with a higher argocd.argoproj.io/sync-wave than its Secrets and service account; disable automated prune for production Applications or remove destroyOnFinalize.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
-        config: { ...productionSchemaProperties },
     },
-    (resources: ResourceLike[], config) => {
+    (resources: ResourceLike[], _config, ctx) => {
         const findings: Finding[] = [];
         const apps: { r: ResourceLike; props: Plain }[] = resources
             .filter((r) => APPLICATION.test(String(r.type)))
@@ -134,13 +132,12 @@ export const policy = programRule(
             }
         }
 
-        const prodConfig = productionConfig(config);
         for (const { r, props } of apps) {
             if (get(props, "spec", "syncPolicy", "automated", "prune") !== true) continue;
             const appName = str(get(props, "metadata", "name"));
             for (const st of stacks) {
                 if (!manages(props, appName, st.view) || st.view.destroyOnFinalize !== true) continue;
-                if (classifyProduction(st.view, prodConfig).verdict !== "production") continue;
+                if (classify(st.view, ctx).verdict !== "production") continue;
                 findings.push({
                     message: `Argo CD Application ${JSON.stringify(r.name)} auto-prunes (syncPolicy.automated.prune) production ${describeStack(st.view)}, which sets destroyOnFinalize: deleting its manifest from Git would destroy production; disable prune or remove destroyOnFinalize.`,
                     urn: typeof r.urn === "string" ? r.urn : undefined,

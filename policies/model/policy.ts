@@ -16,8 +16,9 @@ import {
     StackValidationArgs,
     StackValidationPolicy,
 } from "@pulumi/policy";
-import { ResourceLike, StackView, stackView } from "./stack";
-
+import { unknownProperty } from "./config";
+import { SettingsState, classifyProduction, Production, programKey, settingsFor } from "./production";
+import { JoinedPatch, ResourceLike, StackView, stackPatches, stackView } from "./stack";
 export const FRAMEWORK: PolicyComplianceFramework = {
     name: "pko-guard",
     version: "1",
@@ -37,26 +38,44 @@ export interface RuleMeta {
     config?: Record<string, object>;
 }
 
+/** What a rule gets besides its own config: the pack-wide production settings for this request. */
+export interface RuleContext {
+    production: SettingsState;
+}
+
+/** The pack's one production classification of a Stack, as this request's settings say. */
+export function classify(view: StackView, ctx: RuleContext): Production {
+    return classifyProduction(view, ctx.production);
+}
+
 /** A violation message, optionally attached to another resource's URN (stack policies). */
 export interface Finding {
     message: string;
     urn?: string;
 }
 
-function configSchema(meta: RuleMeta): PolicyConfigSchema | undefined {
-    if (!meta.config || Object.keys(meta.config).length === 0) {
-        return undefined;
-    }
-    return { properties: meta.config as PolicyConfigSchema["properties"] };
+/**
+ * The policy's config schema. Every policy has one, closed (`additionalProperties: false`), so that a
+ * misspelt property is rejected: by the CLI/harness config check, by the pack at run time (the engine
+ * only validates the listed properties), and by tools that read the full schema.
+ */
+function configSchema(meta: RuleMeta): PolicyConfigSchema {
+    return { properties: (meta.config ?? {}) as PolicyConfigSchema["properties"], additionalProperties: false } as PolicyConfigSchema;
 }
 
-function safeConfig(getConfig: (() => unknown) | undefined): Record<string, unknown> {
-    try {
-        const c = getConfig ? getConfig() : {};
-        return c !== null && typeof c === "object" ? (c as Record<string, unknown>) : {};
-    } catch {
-        return {};
-    }
+/**
+ * The policy's config as the analyzer hands it over, or a message part saying why it cannot be used.
+ * Reading it may throw (a broken analyzer): that propagates to `evaluate`, which fails closed.
+ */
+function readConfig(meta: RuleMeta, getConfig: () => unknown): Record<string, unknown> | string {
+    const c = getConfig();
+    if (c === null || typeof c !== "object" || Array.isArray(c)) return "its configuration is not an object";
+    const unknown = unknownProperty(meta.name, c as Record<string, unknown>, Object.keys(meta.config ?? {}));
+    return unknown ?? (c as Record<string, unknown>);
+}
+
+function configProblem(meta: RuleMeta, problem: string): string {
+    return `${meta.name} cannot evaluate this resource: its policy configuration is invalid: ${problem}. Fix the policy pack configuration.`;
 }
 
 /** What every fail-closed message of the wrappers says (tests look for it). */
@@ -74,10 +93,11 @@ function isFinding(f: unknown): f is string | Finding {
 }
 
 /**
- * Runs a rule and reports what it finds. Whatever goes wrong (the rule throws, returns something that
- * is not a list of findings, or a promise) is reported as one fail-closed violation, never thrown.
+ * Runs a rule and reports what it finds: the one fail-closed path of the pack. Whatever goes wrong
+ * (reading an input or the config throws, the rule throws, returns something that is not a list of
+ * findings, or a promise) is reported as one fail-closed violation (on `urn` when given), never thrown.
  */
-function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => unknown): void {
+function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => unknown, urn?: string): void {
     let findings: (string | Finding)[];
     try {
         const result = run();
@@ -86,8 +106,8 @@ function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => u
         findings = [failClosed(meta)];
     }
     for (const f of findings) {
-        if (typeof f === "string") reportViolation(f);
-        else reportViolation(f.message, f.urn);
+        if (typeof f === "string") reportViolation(f, urn);
+        else reportViolation(f.message, f.urn ?? urn);
     }
 }
 
@@ -100,31 +120,81 @@ function metaFields(meta: RuleMeta) {
         framework: FRAMEWORK,
         remediationSteps: meta.remediationSteps,
         ...(meta.url ? { url: meta.url } : {}),
-        ...(configSchema(meta) ? { configSchema: configSchema(meta) } : {}),
+        configSchema: configSchema(meta),
     };
 }
 
 /** A per-resource rule over any resource (the rule decides which types it cares about). */
 export function resourceRule(
     meta: RuleMeta,
-    check: (resource: ResourceLike, config: Record<string, unknown>) => (string | Finding)[],
+    check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | Finding)[],
 ): ResourceValidationPolicy {
     return {
         ...metaFields(meta),
         validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) =>
-            evaluate(meta, reportViolation, () => check({ type: args.type, name: args.name, urn: args.urn, props: args.props }, safeConfig(args.getConfig))),
+            evaluate(meta, reportViolation, () => {
+                const config = readConfig(meta, args.getConfig);
+                if (typeof config === "string") return [configProblem(meta, config)];
+                return check({ type: args.type, name: args.name, urn: args.urn, props: args.props }, config, { production: settingsFor(args.urn) });
+            }),
     };
 }
 
-/** A per-resource rule over PKO Stacks only. */
+/** Findings of the patched Stack that the unpatched one does not have (as a multiset of messages). */
+function introduced(before: (string | Finding)[], after: (string | Finding)[]): (string | Finding)[] {
+    const text = (f: string | Finding) => (typeof f === "string" ? f : f.message);
+    const seen = new Map<string, number>();
+    for (const f of before) seen.set(text(f), (seen.get(text(f)) ?? 0) + 1);
+    return after.filter((f) => {
+        const n = seen.get(text(f)) ?? 0;
+        if (n > 0) seen.set(text(f), n - 1);
+        return n === 0;
+    });
+}
+
+/**
+ * A rule over PKO Stacks. Stacks are judged per resource (`validateResource`); patches of Stacks
+ * (`CustomResourcePatch`, type `...:StackPatch`) need the program to be joined to the Stack they patch,
+ * so the same policy also has a program-level companion (`validateStack`) that judges each patch on the
+ * merged Stack and reports, on the patch, what the patch introduces (findings of the Stack after the
+ * patch that it did not have before). A patch of a Stack the program does not declare is judged on its
+ * own fields with production unknown.
+ */
 export function stackRule(
     meta: RuleMeta,
-    check: (view: StackView, config: Record<string, unknown>) => (string | Finding)[],
-): ResourceValidationPolicy {
-    return resourceRule(meta, (resource, config) => {
-        const view = stackView(resource);
-        return view ? check(view, config) : [];
-    });
+    check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | Finding)[],
+): ResourceValidationPolicy & StackValidationPolicy {
+    const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) => {
+        const config = readConfig(meta, getConfig);
+        return typeof config === "string" ? [configProblem(meta, config)] : check(view, config, ctx);
+    };
+    return {
+        ...metaFields(meta),
+        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) =>
+            evaluate(meta, reportViolation, () => {
+                const view = stackView({ type: args.type, name: args.name, urn: args.urn, props: args.props });
+                return view ? judge(view, args.getConfig, { production: settingsFor(args.urn) }) : [];
+            }),
+        validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
+            let joined: JoinedPatch[] = [];
+            let resources: ResourceLike[] = [];
+            evaluate(meta, reportViolation, () => {
+                resources = programResources(args.resources);
+                joined = stackPatches(resources);
+                return [];
+            });
+            if (joined.length === 0) return;
+            const ctx = { production: settingsFor(programKey(resources.map((r) => r.urn))) };
+            for (const j of joined) {
+                evaluate(
+                    meta,
+                    reportViolation,
+                    () => introduced(judge(j.before, args.getConfig, ctx), judge(j.after, args.getConfig, ctx)).map((f) => (typeof f === "string" ? f : f.message)),
+                    j.patch.urn,
+                );
+            }
+        },
+    };
 }
 
 /**
@@ -145,11 +215,42 @@ function programResources(list: PolicyResource[] | undefined): ResourceLike[] {
 /** A stack-level rule that sees every resource of the program. */
 export function programRule(
     meta: RuleMeta,
-    check: (resources: ResourceLike[], config: Record<string, unknown>) => Finding[],
+    check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => Finding[],
 ): StackValidationPolicy {
     return {
         ...metaFields(meta),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
-            evaluate(meta, reportViolation, () => check(programResources(args.resources), safeConfig(args.getConfig))),
+            evaluate(meta, reportViolation, () => {
+                const config = readConfig(meta, args.getConfig);
+                if (typeof config === "string") return [configProblem(meta, config)];
+                const resources = programResources(args.resources);
+                return check(resources, config, { production: settingsFor(programKey(resources.map((r) => r.urn))) });
+            }),
+    };
+}
+
+/**
+ * The settings policy: a policy whose config holds settings every rule shares. The analyzer calls it
+ * first in every request (it is listed first); it publishes its settings for that request (`publish`,
+ * keyed by the resource's URN or the program) and reports `problems` (invalid settings) on the
+ * resources they concern.
+ */
+export function settingsRule<S>(
+    meta: RuleMeta,
+    publish: (key: string, config: Record<string, unknown> | string) => S,
+    problems: (resource: ResourceLike, published: S) => string[],
+): ResourceValidationPolicy & StackValidationPolicy {
+    return {
+        ...metaFields(meta),
+        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) =>
+            evaluate(meta, reportViolation, () => {
+                const published = publish(args.urn, readConfig(meta, args.getConfig));
+                return problems({ type: args.type, name: args.name, urn: args.urn, props: args.props }, published);
+            }),
+        validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
+            evaluate(meta, reportViolation, () => {
+                publish(programKey(programResources(args.resources).map((r) => r.urn)), readConfig(meta, args.getConfig));
+                return [];
+            }),
     };
 }
