@@ -111,7 +111,7 @@ export function patternProblem(setting: string, list: string[]): string | undefi
 // The settings, as published by the settings policy.
 
 /** What production-aware rules get: the settings, or why there are none. */
-export type SettingsState = { settings: ProductionSettings } | { problem: string };
+export type SettingsState = { settings: ProductionSettings } | { problem: string; disabled?: true };
 
 function stringArray(v: unknown): v is string[] {
     return Array.isArray(v) && v.every((e) => typeof e === "string");
@@ -160,6 +160,7 @@ export function withdrawSettings(key: string): void {
 
 const DISABLED: SettingsState = {
     problem: `the settings policy ${SETTINGS_POLICY} is disabled (or did not run), so no rule can tell production Stacks apart; enable ${SETTINGS_POLICY} (advisory or mandatory)`,
+    disabled: true,
 };
 
 /** The settings the settings policy published for this request (or why there are none). */
@@ -254,5 +255,9 @@ export function productionFindings(
 }
 
 export function invalidSettingsMessage(who: string, reason: string): string {
-    return `${who}: cannot decide whether it is production: ${reason}; fix the ${SETTINGS_POLICY} configuration.`;
+    return reason === DISABLED_REASON
+        ? `${who}: cannot decide whether it is production: ${reason}.`
+        : `${who}: cannot decide whether it is production: the ${SETTINGS_POLICY} settings are invalid (${reason}); fix its configuration.`;
 }
+
+const DISABLED_REASON = (DISABLED as { problem: string }).problem;
