@@ -9,6 +9,7 @@ import Ajv from "ajv";
 import * as fs from "fs";
 import { BadInputError } from "./expect";
 import { unknownProperty } from "../policies/model/config";
+import { looksLikeCredential } from "../policies/model/credentials";
 import { SETTINGS_POLICY, patternProblem } from "../policies/model/production";
 
 export const LEVELS = ["advisory", "mandatory", "remediate", "disabled"] as const;
@@ -80,6 +81,7 @@ export function parsePackConfig(text: string, source: string): PackConfig {
 
 /** A key of the config for a message: bounded, quoted if odd (keys, never values, are shown). */
 function shown(name: string): string {
+    if (looksLikeCredential(name)) return "(a name that looks like a credential, not shown)";
     return /^[A-Za-z0-9._-]{1,80}$/.test(name) ? name : JSON.stringify(name.length > 60 ? `${name.slice(0, 57)}...` : name);
 }
 
