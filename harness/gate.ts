@@ -17,7 +17,7 @@ import { BadInputError } from "./expect";
 import { previewWithPack } from "./legs/real";
 import { Row, sortRows } from "./model";
 import { REPO_ROOT } from "./paths";
-import { PolicyMeta, loadPackConfig, reconcilePackConfig } from "./policy-config";
+import { PolicyMeta, loadPackConfig, reconcilePackConfig, yamlErrorPosition } from "./policy-config";
 import { renderSubjects, ReportRequest } from "./reports/write";
 import { ReportSubject } from "./reports/subject";
 import { findGateCli } from "./toolchain";
@@ -57,7 +57,7 @@ function projectInfo(dir: string): { name: string; main: string } {
     try {
         doc = YAML.parse(fs.readFileSync(file, "utf8"));
     } catch (e) {
-        throw new BadInputError(`${file}: invalid YAML: ${(e as Error).message.split("\n")[0]}`);
+        throw new BadInputError(`${file}: not valid YAML${yamlErrorPosition(e)}`);
     }
     if (typeof doc?.name !== "string") throw new BadInputError(`${file}: missing project name`);
     const main = typeof doc.main === "string" ? doc.main : fs.existsSync(path.join(dir, "index.ts")) ? "index.ts" : "index.js";

@@ -79,6 +79,17 @@ export function parsePackConfig(text: string, source: string): PackConfig {
     return out;
 }
 
+/**
+ * What went wrong in a YAML file and where, without its content: the yaml library's error code and
+ * position only (some of its messages quote the text, such as an alias name).
+ */
+export function yamlErrorPosition(e: unknown): string {
+    const err = e as { code?: unknown; linePos?: { line: number; col: number }[] };
+    const code = typeof err?.code === "string" ? ` (${err.code.toLowerCase().replace(/_/g, " ")})` : "";
+    const at = err?.linePos?.[0] ? ` at line ${err.linePos[0].line}, column ${err.linePos[0].col}` : "";
+    return `${code}${at}`;
+}
+
 /** A key of the config for a message: bounded, quoted if odd (keys, never values, are shown). */
 function shown(name: string): string {
     if (looksLikeCredential(name)) return "(a name that looks like a credential, not shown)";

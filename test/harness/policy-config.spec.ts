@@ -90,3 +90,21 @@ describe("policy config check", () => {
         });
     });
 });
+
+describe("YAML files that do not parse", () => {
+    it("are reported with the error kind and position, never their content", () => {
+        // eslint-disable-next-line @typescript-eslint/no-var-requires
+        const YAML = require("yaml");
+        const { yamlErrorPosition } = require("../../harness/policy-config");
+        for (const text of ["a: b: c: SECRET-A", "key: \"unterminated SECRET-B", "x: *SECRET-C\n", "{a: SECRET-D"]) {
+            let shown = "";
+            try {
+                YAML.parse(text);
+            } catch (e) {
+                shown = yamlErrorPosition(e);
+            }
+            assert.match(shown, /^( \([a-z ]+\) at line \d+, column \d+)?$/, text);
+            assert.ok(!shown.includes("SECRET"), shown);
+        }
+    });
+});
