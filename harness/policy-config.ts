@@ -11,6 +11,7 @@ import { BadInputError } from "./expect";
 import { unknownProperty } from "../policies/model/config";
 import { looksLikeCredential } from "../policies/model/credentials";
 import { SETTINGS_POLICY, patternProblem } from "../policies/model/production";
+import { policies } from "../policies";
 
 export const LEVELS = ["advisory", "mandatory", "remediate", "disabled"] as const;
 export type ConfigLevel = (typeof LEVELS)[number];
@@ -179,4 +180,14 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
         }
     }
     return result;
+}
+
+/** The pack's policies as the config check needs them (the full schemas, closed ones included). */
+export function packPolicyMeta(): PolicyMeta[] {
+    return policies.map((p) => ({ name: p.name, enforcementLevel: p.enforcementLevel ?? "advisory", configSchema: p.configSchema as PolicyMeta["configSchema"] }));
+}
+
+/** Loads a policy config file and checks it against the pack, as the gate and every harness leg do first. */
+export function checkPackConfigFile(file: string): PackConfig {
+    return reconcilePackConfig(packPolicyMeta(), loadPackConfig(file), file);
 }

@@ -13,7 +13,7 @@ import { ManifestValidator } from "./manifests";
 import { Toolchain, findToolchain } from "./toolchain";
 import { LegResult } from "./model";
 import { FIXTURES_DIR, PACK_ENTRY, REPO_ROOT } from "./paths";
-import { loadPackConfig } from "./policy-config";
+import { checkPackConfigFile } from "./policy-config";
 import { Check, FixtureVerdict, judgeFixture } from "./verdict";
 
 export type LegChoice = "mock" | "real" | "deploy" | "both" | "all";
@@ -35,8 +35,9 @@ export function loadFixtures(dirs: string[]): Fixture[] {
     const list = dirs.length > 0 ? dirs.flatMap((d) => (isCollection(d) ? discoverFixtures(d) : [d])) : discoverFixtures(FIXTURES_DIR);
     if (list.length === 0) throw new BadInputError("no fixtures found");
     const fixtures = list.flatMap(loadFixtureWithProfiles);
+    // Every leg: a config the pack would reject (unknown names, bad patterns) is bad input before anything runs.
     for (const f of fixtures) {
-        if (f.policyConfig) loadPackConfig(f.policyConfig);
+        if (f.policyConfig) checkPackConfigFile(f.policyConfig);
     }
     return fixtures;
 }

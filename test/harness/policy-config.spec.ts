@@ -108,3 +108,20 @@ describe("YAML files that do not parse", () => {
         }
     });
 });
+
+describe("fixtures' policy config", () => {
+    it("is checked against the pack when fixtures load, before any leg runs (a misspelt property is bad input)", () => {
+        // eslint-disable-next-line @typescript-eslint/no-var-requires
+        const { loadFixtures } = require("../../harness/runner");
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-fixture-"));
+        try {
+            fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: typo\nruntime: nodejs\n");
+            fs.writeFileSync(path.join(dir, "index.ts"), "export {};\n");
+            fs.writeFileSync(path.join(dir, "expect.yaml"), "description: d\nviolations: []\n");
+            fs.writeFileSync(path.join(dir, "policy-config.json"), JSON.stringify({ "pko-guard-production": { productionNamespace: ["payments"] } }));
+            assert.throws(() => loadFixtures([dir]), (e: unknown) => e instanceof BadInputError && /did you mean productionNamespaces\?/.test(e.message));
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});
