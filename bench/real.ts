@@ -7,10 +7,12 @@ import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
 import { Fixture } from "../harness/expect";
-import { exec, prepareFixtureStack, previewWithPack } from "../harness/legs/real";
-import { REPO_ROOT } from "../harness/paths";
+import { fixturePack, prepareFixtureStack } from "../harness/legs/real";
+import { previewWithPack } from "../cli/pulumi";
+import { exec } from "../cli/process";
+import { REPO_ROOT } from "../cli/paths";
 import { loadFixtures, runFixtures } from "../harness/runner";
-import { Toolchain, findToolchain } from "../harness/toolchain";
+import { Toolchain, findToolchain } from "../cli/toolchain";
 import { policies } from "../policies";
 
 function median(xs: number[]): number {
@@ -34,11 +36,11 @@ export async function packOverhead(toolchain: Toolchain, line: (s: string) => vo
         const withPack: number[] = [];
         for (let i = 0; i < 3; i++) {
             let t = performance.now();
-            const r = await exec(toolchain.pulumi, ["preview", "-s", prepared.stack, "--non-interactive"], { cwd: prepared.program, env: prepared.env, timeoutMs: 300000 });
+            const r = await exec(toolchain.pulumi, ["preview", "-s", prepared.stack, "--non-interactive"], { cwd: prepared.cwd, env: prepared.env, timeoutMs: 300000 });
             if (r.code !== 0) throw new Error(`preview without the pack failed: ${r.stderr.split("\n")[0]}`);
             without.push(performance.now() - t);
             t = performance.now();
-            const p = await previewWithPack({ cwd: prepared.program, env: prepared.env, stack: prepared.stack, pulumi: toolchain.pulumi, packDir: REPO_ROOT, timeoutMs: 300000, descriptions });
+            const p = await previewWithPack(prepared, fixturePack(fixture, descriptions));
             if (p.error) throw new Error(p.error);
             withPack.push(performance.now() - t);
         }
@@ -58,7 +60,7 @@ async function legs(line: (s: string) => void): Promise<Record<string, unknown>>
     const wall = performance.now() - t;
     const pairs = verdicts
         .map((v) => ({ mock: v.legs.find((l) => l.leg === "mock"), real: v.legs.find((l) => l.leg === "real") }))
-        .filter((p) => p.mock && p.real && !p.real.skipped && !p.real.error && !p.mock.error);
+        .filter((p) => p.mock?.status === "ran" && p.real?.status === "ran");
     const ratios = pairs.map((p) => p.mock!.durationMs / p.real!.durationMs);
     const mockTotal = pairs.reduce((n, p) => n + p.mock!.durationMs, 0);
     const realTotal = pairs.reduce((n, p) => n + p.real!.durationMs, 0);

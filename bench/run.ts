@@ -10,7 +10,7 @@
  *  5. mock leg / real leg time per fixture, and each leg's wall time over the whole fixture set.
  * 4 and 5 need the toolchain (npm run setup); without it they are reported as not measured.
  */
-import "../harness/fatal";
+import "../cli/fatal";
 import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { spawn } from "child_process";
 import * as fs from "fs";
@@ -19,7 +19,7 @@ import * as path from "path";
 import { performance } from "perf_hooks";
 import * as readline from "readline";
 import { policies } from "../policies";
-import { REPO_ROOT } from "../harness/paths";
+import { REPO_ROOT } from "../cli/paths";
 import { platformProgram } from "./programs";
 import { TestResourceLike } from "./types";
 

@@ -5,11 +5,10 @@
  * so the pack deserializes secrets and unknowns exactly as in a real preview.
  */
 import * as grpc from "@grpc/grpc-js";
-import { ChildProcess, spawn } from "child_process";
 import * as readline from "readline";
-import { Level, Row, normalizeMessage, row } from "./model";
-import { PackConfig, PolicyMeta } from "./policy-config";
-import { track, untrack } from "./cleanup";
+import { Level, Row, normalizeMessage, row } from "../cli/model";
+import { PackConfig, PolicyMeta } from "../cli/policy-config";
+import { Spawned, spawnTracked } from "../cli/process";
 
 /* eslint-disable @typescript-eslint/no-var-requires */
 const analyzerPb = require("@pulumi/pulumi/proto/analyzer_pb");
@@ -33,8 +32,10 @@ const LEVEL_NUMBERS: Record<string, number> = { advisory: 0, mandatory: 1, disab
 export class AnalyzerError extends Error {}
 
 export class Analyzer {
+    private stopped = false;
+
     private constructor(
-        private readonly child: ChildProcess,
+        private readonly process: Spawned,
         private readonly client: any,
         public readonly policies: (PolicyMeta & { description: string })[],
     ) {}
@@ -44,11 +45,9 @@ export class Analyzer {
      * which the policy SDK reads the pack version from) and connects to it.
      */
     static async start(entry: string, packDir: string, timeoutMs = 30000): Promise<Analyzer> {
-        const child = spawn(process.execPath, [entry], {
-            cwd: packDir,
-            stdio: ["ignore", "pipe", "pipe"],
-        });
-        track(child); // killed on Ctrl-C / SIGTERM like every other child of the harness
+        // Tracked and in its own process group: killed on Ctrl-C / SIGTERM like every other child.
+        const spawned = spawnTracked(process.execPath, [entry], { cwd: packDir, stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawned.child;
         let stderr = "";
         child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-4000)));
         const started = new Promise<number>((resolve, reject) => {
@@ -59,7 +58,7 @@ export class Analyzer {
                 const n = Number(line.trim());
                 Number.isInteger(n) && n > 0 ? resolve(n) : reject(new AnalyzerError(`policy pack printed ${JSON.stringify(line.slice(0, 80))} instead of a port`));
             });
-            child.once("exit", (code) => {
+            void spawned.exited.then(({ code }) => {
                 clearTimeout(timer);
                 reject(new AnalyzerError(`policy pack exited (code ${code}) before serving: ${stderr.trim().split("\n")[0] ?? ""}`));
             });
@@ -72,8 +71,7 @@ export class Analyzer {
             client = new analyzerGrpc.AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
             info = await call<any>(client, "getAnalyzerInfo", new emptyPb.Empty());
         } catch (e) {
-            child.kill("SIGKILL");
-            untrack(child);
+            spawned.kill();
             throw e;
         }
         const policies = info.getPoliciesList().map((p: any) => {
@@ -87,7 +85,7 @@ export class Analyzer {
                     : undefined,
             };
         });
-        return new Analyzer(child, client, policies);
+        return new Analyzer(spawned, client, policies);
     }
 
     async configure(config: PackConfig, stack: { project: string; stack: string }): Promise<void> {
@@ -153,14 +151,20 @@ export class Analyzer {
         return rows;
     }
 
+    /** False once stopped (or killed after a deadline): start a new one. */
+    get alive(): boolean {
+        return !this.stopped;
+    }
+
+    /** Closes the connection and kills the pack's process group. */
     stop(): void {
+        this.stopped = true;
         try {
             this.client.close();
         } catch {
             /* already closed */
         }
-        this.child.kill();
-        untrack(this.child);
+        this.process.kill();
     }
 }
 

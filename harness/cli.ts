@@ -4,14 +4,13 @@
  * Exit codes: 0 no mismatch and no fixture error (skipped legs are listed as skipped), 1 any mismatch or
  * fixture error, 2 bad input.
  */
-import { timeoutSeconds } from "./options";
-import "./fatal";
+import { timeoutSeconds } from "../cli/options";
+import "../cli/fatal";
 import { Command, CommanderError, Option } from "commander";
-import { BadInputError } from "./expect";
-import { ReportRequest, parseReportOption, writeReports } from "./reports/write";
-import { renderTable, summaryLine } from "./reports/table";
-import { LegChoice, loadFixtures, runFixtures } from "./runner";
-import { ToolchainMissingError } from "./toolchain";
+import { isReportedError } from "../cli/errors";
+import { ReportRequest, parseReportOption, writeReports } from "../cli/reports/write";
+import { renderTable, summaryLine } from "./table";
+import { LegChoice, fixtureSubjects, loadFixtures, runFixtures } from "./runner";
 
 function badInput(message: string): never {
     process.stderr.write(`pko-guard harness: ${message}\n`);
@@ -45,7 +44,7 @@ async function main(argv: string[]): Promise<number> {
     });
     process.stdout.write(renderTable(verdicts) + "\n" + summaryLine(verdicts) + "\n");
     const reports = [...opts.report, ...(opts.json ? [{ format: "json" as const, file: opts.json }] : [])];
-    writeReports(reports, verdicts, fixtures);
+    writeReports(reports, fixtureSubjects(verdicts, fixtures));
     // Skipped by design (mock-only fixtures, fixtures the gate stops before deploy) is shown as skipped,
     // never as a match, and does not fail the run; any mismatch or error does.
     return verdicts.some((v) => v.outcome === "mismatch" || v.outcome === "error") ? 1 : 0;
@@ -54,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) =>
-        e instanceof BadInputError || e instanceof ToolchainMissingError
+        isReportedError(e)
             ? badInput(e.message)
             : badInput(`unexpected error: ${String((e as Error)?.message ?? e).split("\n")[0]}`),
 );

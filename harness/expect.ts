@@ -3,11 +3,12 @@
  * optionally policy-config.json. expect.yaml is validated against a JSON schema (ajv); a fixture whose
  * expectations are invalid is bad input, reported before anything runs.
  */
-import { yamlErrorPosition } from "./policy-config";
+import { yamlErrorPosition } from "../cli/policy-config";
 import Ajv from "ajv";
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
+import { BadInputError } from "../cli/errors";
 
 export interface ExpectedViolation {
     policy: string;
@@ -41,8 +42,6 @@ export interface Fixture {
     /** Path of policy-config.json when the fixture has one. */
     policyConfig?: string;
 }
-
-export class BadInputError extends Error {}
 
 const schema = {
     type: "object",

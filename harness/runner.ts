@@ -1,20 +1,22 @@
 /**
- * The runner: loads fixtures, starts the pack's analyzer once, runs each fixture through the chosen
- * legs, and returns verdicts. Used by the CLI and by the tests.
+ * The runner: loads fixtures, starts the pack's analyzer, runs each fixture through the chosen legs,
+ * and returns verdicts. Used by the harness command and by the tests.
  */
 import * as fs from "fs";
 import * as path from "path";
+import { BadInputError } from "../cli/errors";
+import { FIXTURES_DIR, PACK_ENTRY, REPO_ROOT } from "../cli/paths";
+import { checkPackConfigFile } from "../cli/policy-config";
+import { Toolchain, findToolchain } from "../cli/toolchain";
 import { Analyzer } from "./analyzer";
-import { BadInputError, Fixture, discoverFixtures, loadFixtureWithProfiles } from "./expect";
+import { Fixture, discoverFixtures, loadFixtureWithProfiles } from "./expect";
+import { runDeployLeg } from "./legs/deploy";
 import { fixturePackConfig, runMockLeg } from "./legs/mock";
 import { runRealLeg } from "./legs/real";
-import { runDeployLeg } from "./legs/deploy";
+import { LegResult } from "./legs/result";
 import { ManifestValidator } from "./manifests";
-import { Toolchain, findToolchain } from "./toolchain";
-import { LegResult } from "./model";
-import { FIXTURES_DIR, PACK_ENTRY, REPO_ROOT } from "./paths";
-import { checkPackConfigFile } from "./policy-config";
-import { Check, FixtureVerdict, judgeFixture } from "./verdict";
+import { FixtureSubject } from "../cli/reports/subject";
+import { FixtureVerdict, judgeFixture } from "./verdict";
 
 export type LegChoice = "mock" | "real" | "deploy" | "both" | "all";
 
@@ -49,19 +51,6 @@ export async function startAnalyzer(): Promise<Analyzer> {
     return Analyzer.start(PACK_ENTRY, REPO_ROOT);
 }
 
-/**
- * The real leg's own checks: `pulumi preview` must exit non-zero exactly when there is a mandatory
- * violation (a zero exit with one would let a CI gate pass).
- */
-export function exitCodeChecks(fixture: Fixture, real: LegResult): Check[] {
-    if (real.error || real.skipped || real.details?.exitCode === undefined) return [];
-    const mandatory = real.rows.filter((r) => r.level === "mandatory");
-    if (mandatory.length > 0 && real.details.exitCode === 0) {
-        return [{ fixture: fixture.name, leg: "real", policy: mandatory[0].policy, resource: mandatory[0].resource, expected: 1, got: 0, outcome: "mismatch", note: "pulumi preview exited 0 despite a mandatory violation" }];
-    }
-    return [];
-}
-
 export async function runFixtures(fixtures: Fixture[], options: RunOptions): Promise<FixtureVerdict[]> {
     const wantMock = ["mock", "both", "all"].includes(options.leg);
     const wantReal = ["real", "both", "all"].includes(options.leg);
@@ -69,7 +58,9 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
     // A missing toolchain or schema is reported once, before anything runs.
     const toolchain: Toolchain | undefined = wantReal || wantDeploy ? findToolchain() : undefined;
     const validator = wantDeploy ? new ManifestValidator() : undefined;
-    const analyzer = await startAnalyzer();
+    let analyzer = await startAnalyzer();
+    // A pack stopped after a deadline is replaced for the next fixture.
+    const currentAnalyzer = async () => (analyzer.alive ? analyzer : (analyzer = await startAnalyzer()));
     const verdicts: FixtureVerdict[] = [];
     try {
         // Policy config is validated against the pack's schemas before anything runs: bad config is bad input.
@@ -77,19 +68,10 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
         const descriptions = new Map(analyzer.policies.map((p) => [p.name, p.description]));
         for (const fixture of fixtures) {
             const legs: LegResult[] = [];
-            const extra: Check[] = [];
-            if (wantMock) {
-                legs.push(await runMockLeg(fixture, { analyzer, timeoutMs: options.timeoutMs }));
-            }
-            if (toolchain && wantReal) {
-                const real = await runRealLeg(fixture, { toolchain, timeoutMs: options.timeoutMs, descriptions });
-                legs.push(real);
-                extra.push(...exitCodeChecks(fixture, real));
-            }
-            if (toolchain && validator) {
-                legs.push(await runDeployLeg(fixture, { toolchain, validator, timeoutMs: options.timeoutMs, descriptions }));
-            }
-            const v = judgeFixture(fixture, legs, extra);
+            if (wantMock) legs.push(await runMockLeg(fixture, { analyzer: currentAnalyzer, timeoutMs: options.timeoutMs }));
+            if (toolchain && wantReal) legs.push(await runRealLeg(fixture, { toolchain, timeoutMs: options.timeoutMs, descriptions }));
+            if (toolchain && validator) legs.push(await runDeployLeg(fixture, { toolchain, validator, timeoutMs: options.timeoutMs, descriptions }));
+            const v = judgeFixture(fixture, legs);
             verdicts.push(v);
             options.onFixture?.(v);
         }
@@ -97,4 +79,16 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
         analyzer.stop();
     }
     return verdicts;
+}
+
+/** Harness verdicts as report subjects, located at each fixture's program file. */
+export function fixtureSubjects(verdicts: FixtureVerdict[], fixtures: Fixture[]): FixtureSubject[] {
+    const dirs = new Map(fixtures.map((f) => [f.name, f.dir]));
+    return verdicts.map((v) => ({
+        kind: "fixture",
+        name: v.fixture,
+        description: v.description,
+        programFile: path.relative(REPO_ROOT, path.join(dirs.get(v.fixture) ?? REPO_ROOT, "index.ts")).split(path.sep).join("/"),
+        verdict: v,
+    }));
 }

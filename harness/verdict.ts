@@ -1,17 +1,24 @@
 /**
- * The verdict: compares a leg's rows with a fixture's expectations, and two legs with each other.
- * A fixture matches only when the set of (policy, resource, count) is exactly the expected one.
+ * The verdict: compares a leg's rows with a fixture's expectations, and the legs with each other, and
+ * adds the checks each leg made itself. A fixture matches only when the set of (policy, resource, count)
+ * is exactly the expected one in every leg that ran, the legs agree, and every leg check passed.
  */
+import { Row, sortRows } from "../cli/model";
 import { Fixture } from "./expect";
-import { LegName, LegResult, Row, sortRows } from "./model";
+import { LegName, LegResult } from "./legs/result";
 
 export type Outcome = "match" | "mismatch" | "error" | "skipped";
 
-/** One line of the verdict table. */
+/**
+ * One line of the verdict table: either a policy's violations on a resource compared with the
+ * expectation (`policy` set), or a check of the leg's own (`check` set: a leg that did not run, a
+ * manifest schema, the destroy, the preview's exit code).
+ */
 export interface Check {
     fixture: string;
-    leg: LegName | "parity" | "gate";
-    policy: string;
+    leg: LegName | "parity";
+    policy?: string;
+    check?: string;
     resource: string;
     expected: number;
     got: number;
@@ -32,17 +39,16 @@ function key(policy: string, resource: string): string {
     return `${policy}\u0000${resource}`;
 }
 
-/** Compares one leg's result with the fixture's expectations. */
+const LEG_CHECK_OUTCOME = { pass: "match", fail: "mismatch", skipped: "skipped" } as const;
+
+/** Compares one leg's result with the fixture's expectations, and adds the leg's own checks. */
 export function judgeLeg(fixture: Fixture, result: LegResult): Check[] {
     const base = { fixture: fixture.name, leg: result.leg };
-    if (result.skipped) {
-        return [{ ...base, policy: "", resource: "", expected: 0, got: 0, outcome: "skipped", note: result.skipped }];
+    if (result.status === "skipped") {
+        return [{ ...base, check: "run", resource: "", expected: 0, got: 0, outcome: "skipped", note: result.reason }];
     }
-    if (result.error) {
-        return [{ ...base, policy: "", resource: "", expected: 0, got: 0, outcome: "error", note: result.error }];
-    }
-    if (result.checks) {
-        return result.checks.length > 0 ? result.checks : [{ ...base, policy: "(none)", resource: "", expected: 0, got: 0, outcome: "error", note: "the leg made no checks" }];
+    if (result.status === "error") {
+        return [{ ...base, check: "run", resource: "", expected: 0, got: 0, outcome: "error", note: result.message }];
     }
     const groups = new Map<string, Row[]>();
     for (const r of result.rows) {
@@ -86,7 +92,10 @@ export function judgeLeg(fixture: Fixture, result: LegResult): Check[] {
         });
     }
     if (checks.length === 0) {
-        checks.push({ ...base, policy: "(none)", resource: "", expected: 0, got: 0, outcome: "match" });
+        checks.push({ ...base, check: "violations", resource: "", expected: 0, got: 0, outcome: "match", note: "none, as expected" });
+    }
+    for (const c of result.checks) {
+        checks.push({ ...base, check: c.check, resource: c.target, expected: c.expected, got: c.got, outcome: LEG_CHECK_OUTCOME[c.outcome], note: c.note });
     }
     return checks;
 }
@@ -97,7 +106,7 @@ function rowKey(r: Row): string {
 
 /** Compares the rows of two legs: both must report the same multiset of rows. */
 export function judgeParity(fixture: Fixture, a: LegResult, b: LegResult): Check[] {
-    if (a.error || b.error || a.skipped || b.skipped) return [];
+    if (a.status !== "ran" || b.status !== "ran") return [];
     const count = (rows: Row[]) => {
         const m = new Map<string, Row[]>();
         for (const r of sortRows(rows)) m.set(rowKey(r), [...(m.get(rowKey(r)) ?? []), r]);
@@ -125,12 +134,11 @@ export function judgeParity(fixture: Fixture, a: LegResult, b: LegResult): Check
     return checks;
 }
 
-export function judgeFixture(fixture: Fixture, legs: LegResult[], extra: Check[] = []): FixtureVerdict {
+export function judgeFixture(fixture: Fixture, legs: LegResult[]): FixtureVerdict {
     const checks = legs.flatMap((l) => judgeLeg(fixture, l));
     const mock = legs.find((l) => l.leg === "mock");
     const real = legs.find((l) => l.leg === "real");
     if (mock && real) checks.push(...judgeParity(fixture, mock, real));
-    checks.push(...extra);
     const outcomes = checks.map((c) => c.outcome);
     const outcome: Outcome = outcomes.includes("error")
         ? "error"

@@ -7,7 +7,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { loadFixtures } from "../harness/runner";
-import { REPO_ROOT } from "../harness/paths";
+import { REPO_ROOT } from "../cli/paths";
 import { POLICY_NAMES, policies } from "../policies";
 import { SETTINGS_POLICY } from "../policies/model/production";
 

@@ -1,21 +1,18 @@
 /**
- * The deploy leg (end to end): preview with the pack, then - for a fixture without mandatory
- * violations - `pulumi up` with the Kubernetes provider rendering YAML to a folder (no cluster), validate
- * every rendered manifest (PKO Stack CRD schema; Kubernetes OpenAPI for Secrets, service accounts and
- * RBAC), `pulumi destroy`, and check that the stack is empty. The state is also checked for the
- * fixture's secret config values in plaintext.
+ * The deploy leg (end to end): preview with the pack; a fixture with mandatory violations stops there
+ * (skipped: the gate stops it). Otherwise `pulumi up` renders the manifests to a folder (no cluster),
+ * and the leg checks: every rendered manifest against its schema, no secret config value in plaintext in
+ * the state or the stack's config file, and an empty stack after `pulumi destroy`.
  */
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
-import { track, untrack } from "../cleanup";
+import { StackRef, destroy, previewWithPack, stateResourceCount, up } from "../../cli/pulumi";
+import { withTempDir } from "../../cli/process";
+import { Toolchain } from "../../cli/toolchain";
 import { Fixture } from "../expect";
 import { ManifestValidator, schemaVersions } from "../manifests";
-import { LegResult } from "../model";
-import { REPO_ROOT } from "../paths";
-import { Toolchain } from "../toolchain";
-import { Check } from "../verdict";
-import { exec, prepareFixtureStack, previewWithPack } from "./real";
+import { LegCheck, LegResult, legResult } from "./result";
+import { fixturePack, prepareFixtureStack } from "./real";
 
 export interface DeployOptions {
     toolchain: Toolchain;
@@ -24,100 +21,89 @@ export interface DeployOptions {
     descriptions: Map<string, string>;
 }
 
-function oneLine(s: string): string {
-    return s.replace(/<\{%[^%]*%\}>/g, "").split("\n").map((l) => l.trim()).filter(Boolean).find((l) => /error/i.test(l)) ?? s.trim().split("\n")[0] ?? "";
+/** Every rendered manifest against its schema; kinds without one are listed as not validated. */
+export function manifestChecks(validator: ManifestValidator, renderedDir: string): LegCheck[] {
+    const manifests = validator.validateDirectory(renderedDir);
+    const checks: LegCheck[] = [];
+    if (manifests.length === 0) {
+        checks.push({ check: "manifests", target: "", outcome: "fail", expected: 1, got: 0, note: "pulumi up rendered no manifests" });
+    }
+    const unvalidated = [...new Set(manifests.filter((m) => m.status === "unvalidated").map((m) => m.kind))];
+    if (unvalidated.length > 0) {
+        checks.push({ check: "schema", target: unvalidated.join(", "), outcome: "skipped", expected: 0, got: 0, note: "no schema for these kinds: not validated" });
+    }
+    const pinned = schemaVersions().pko;
+    for (const m of manifests) {
+        if (m.status === "unvalidated") continue;
+        checks.push({
+            check: `schema ${m.kind}`,
+            target: m.name,
+            outcome: m.status === "valid" ? "pass" : "fail",
+            expected: 0,
+            got: m.errors.length,
+            note:
+                m.status !== "valid"
+                    ? `${m.file}: ${m.errors.slice(0, 3).join("; ")}`
+                    : m.unverified.length > 0
+                      ? `not in the pinned PKO ${pinned} schema, so not checked: ${m.unverified.join(", ")}`
+                      : undefined,
+        });
+    }
+    return checks;
+}
+
+/**
+ * Secret config values must be encrypted in the state and in the stack's config file: each value is
+ * looked for as written and as JSON escapes it.
+ */
+export function plaintextSecretChecks(fixture: Fixture, stateDir: string, programDir: string): LegCheck[] {
+    const secrets = Object.values(fixture.expect.config)
+        .filter((c) => c.secret && c.value.length > 0)
+        .flatMap((c) => [c.value, JSON.stringify(c.value).slice(1, -1)]);
+    const files = [
+        ...fs.readdirSync(stateDir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => path.join(d.parentPath, d.name)),
+        ...fs.readdirSync(programDir).filter((f) => /^Pulumi\..+\.ya?ml$/.test(f)).map((f) => path.join(programDir, f)),
+    ];
+    return files
+        .filter((file) => {
+            const text = fs.readFileSync(file, "latin1");
+            return secrets.some((s) => text.includes(s));
+        })
+        .map((file) => ({ check: "plaintext secrets", target: path.basename(file), outcome: "fail" as const, expected: 0, got: 1, note: "a secret config value is stored in plaintext" }));
+}
+
+/** `pulumi destroy`, then the stack must hold nothing. */
+async function destroyCheck(stack: StackRef): Promise<LegCheck | { error: string }> {
+    const destroyed = await destroy(stack);
+    if (destroyed.error) return { error: destroyed.error };
+    const left = await stateResourceCount(stack);
+    return {
+        check: "destroy",
+        target: "",
+        outcome: left === 0 ? "pass" : "fail",
+        expected: 0,
+        got: left ?? 0,
+        note: left === 0 ? undefined : left === undefined ? "cannot read the stack after destroy" : `${left} resource(s) left after destroy`,
+    };
 }
 
 export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Promise<LegResult> {
-    const started = Date.now();
-    const done = (rest: Partial<LegResult>): LegResult => ({ leg: "deploy", rows: [], durationMs: Date.now() - started, ...rest });
-    if (fixture.expect.mockOnly) return done({ skipped: `mock-only: ${fixture.expect.mockOnly}` });
-    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-deploy-"));
-    track(tmp);
-    try {
-        const prepared = await prepareFixtureStack(fixture, options.toolchain, tmp, options.timeoutMs);
-        if ("error" in prepared) return done({ error: prepared.error });
-        const { program, env, stack } = prepared;
-        const preview = await previewWithPack({ cwd: program, env, stack, pulumi: options.toolchain.pulumi, packDir: REPO_ROOT, policyConfig: fixture.policyConfig, timeoutMs: options.timeoutMs, descriptions: options.descriptions });
-        if (preview.error) return done({ error: preview.error });
+    const result = legResult("deploy", Date.now());
+    if (fixture.expect.mockOnly) return result.skipped(`mock-only: ${fixture.expect.mockOnly}`);
+    return withTempDir("deploy", async (tmp) => {
+        const stack = await prepareFixtureStack(fixture, options.toolchain, tmp, options.timeoutMs);
+        if ("error" in stack) return result.error(stack.error);
+        const pack = fixturePack(fixture, options.descriptions);
+        const preview = await previewWithPack(stack, pack);
+        if (preview.error) return result.error(preview.error);
         if (preview.rows.some((r) => r.level === "mandatory")) {
-            return done({ skipped: "not deployed: the preview has mandatory violations (the gate stops here)" });
+            return result.skipped("not deployed: the preview has mandatory violations (the gate stops here)");
         }
-        const pulumi = (args: string[]) => exec(options.toolchain.pulumi, [...args, "-s", stack, "--non-interactive"], { cwd: program, env, timeoutMs: options.timeoutMs });
-        const policyArgs = ["--policy-pack", REPO_ROOT, ...(fixture.policyConfig ? ["--policy-pack-config", fixture.policyConfig] : [])];
-        let r = await pulumi(["up", "--yes", "--skip-preview", ...policyArgs]);
-        if (r.code !== 0) return done({ error: `pulumi up failed: ${oneLine(r.stdout + "\n" + r.stderr)}`.slice(0, 400) });
-
-        const checks: Check[] = [];
-        const base = { fixture: fixture.name, leg: "deploy" as const };
-        const manifests = options.validator.validateDirectory(path.join(tmp, "rendered"));
-        if (manifests.length === 0) {
-            checks.push({ ...base, policy: "(manifests)", resource: "", expected: 1, got: 0, outcome: "mismatch", note: "pulumi up rendered no manifests" });
-        }
-        const unvalidated = [...new Set(manifests.filter((m) => m.status === "unvalidated").map((m) => m.kind))];
-        if (unvalidated.length > 0) {
-            checks.push({ ...base, policy: "schema (none)", resource: unvalidated.join(", "), expected: 0, got: 0, outcome: "skipped", note: "no schema for these kinds: not validated" });
-        }
-        const pinned = schemaVersions().pko;
-        for (const m of manifests) {
-            if (m.status === "unvalidated") continue;
-            checks.push({
-                ...base,
-                policy: `schema ${m.kind}`,
-                resource: m.name,
-                expected: 0,
-                got: m.errors.length,
-                outcome: m.status === "valid" ? "match" : "mismatch",
-                note:
-                    m.status !== "valid"
-                        ? `${m.file}: ${m.errors.slice(0, 3).join("; ")}`
-                        : m.unverified.length > 0
-                          ? `not in the pinned PKO ${pinned} schema, so not checked: ${m.unverified.join(", ")}`
-                          : undefined,
-            });
-        }
-        // Secret config values must be encrypted in the state and in the stack's config file: look for
-        // each value as written and as JSON escapes it.
-        const secrets = Object.values(fixture.expect.config)
-            .filter((c) => c.secret && c.value.length > 0)
-            .flatMap((c) => [c.value, JSON.stringify(c.value).slice(1, -1)]);
-        const files = [
-            ...fs.readdirSync(path.join(tmp, "state"), { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => path.join(d.parentPath ?? (d as unknown as { path: string }).path, d.name)),
-            ...fs.readdirSync(program).filter((f) => /^Pulumi\..+\.ya?ml$/.test(f)).map((f) => path.join(program, f)),
-        ];
-        for (const file of files) {
-            const text = fs.readFileSync(file, "latin1");
-            if (secrets.some((s) => text.includes(s))) {
-                checks.push({ ...base, policy: "(state)", resource: path.basename(file), expected: 0, got: 1, outcome: "mismatch", note: "a secret config value is stored in plaintext" });
-            }
-        }
-
-        r = await pulumi(["destroy", "--yes", "--skip-preview"]);
-        if (r.code !== 0) return done({ error: `pulumi destroy failed: ${oneLine(r.stdout + "\n" + r.stderr)}`.slice(0, 400) });
-        r = await pulumi(["stack", "export"]);
-        let left = -1;
-        try {
-            left = (JSON.parse(r.stdout).deployment?.resources ?? []).length;
-        } catch {
-            left = -1;
-        }
-        checks.push({
-            ...base,
-            policy: "(destroy)",
-            resource: "",
-            expected: 0,
-            got: Math.max(left, 0),
-            outcome: left === 0 ? "match" : "mismatch",
-            note: left === 0 ? undefined : left < 0 ? "cannot read the stack after destroy" : `${left} resource(s) left after destroy`,
-        });
-        const counts = {
-            valid: manifests.filter((m) => m.status === "valid").length,
-            unvalidated: manifests.filter((m) => m.status === "unvalidated").length,
-            unverifiedFields: manifests.reduce((n, m) => n + m.unverified.length, 0),
-        };
-        return done({ checks, details: { manifests: manifests.length, ...counts } });
-    } finally {
-        fs.rmSync(tmp, { recursive: true, force: true });
-        untrack(tmp);
-    }
+        const deployed = await up(stack, pack);
+        if (deployed.error) return result.error(deployed.error);
+        const checks = [...manifestChecks(options.validator, path.join(tmp, "rendered")), ...plaintextSecretChecks(fixture, path.join(tmp, "state"), stack.cwd)];
+        const destroyed = await destroyCheck(stack);
+        if ("error" in destroyed) return result.error(destroyed.error);
+        return result.ran(preview.rows, [...checks, destroyed]);
+    });
 }

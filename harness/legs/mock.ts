@@ -3,90 +3,62 @@
  * capture every registration in the engine's wire form, and hand the resources to the pack's real
  * analyzer over gRPC with the engine's reconciled policy config. Policies thus run through the same
  * deserialization, secret unwrapping, unknown handling and enforcement-level code as in `pulumi preview`.
+ * The timeout bounds the whole leg: the program (its process group is killed) and the analyzer's work
+ * (a pack that overruns is killed, and the leg is an error).
  */
-import { spawn } from "child_process";
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
+import { REPO_ROOT } from "../../cli/paths";
+import { PackConfig, loadPackConfig, reconcilePackConfig } from "../../cli/policy-config";
+import { spawnTracked, withDeadline, withTempDir } from "../../cli/process";
 import { Analyzer, WireResource } from "../analyzer";
 import { Fixture } from "../expect";
-import { LegResult } from "../model";
-import { REPO_ROOT } from "../paths";
-import { track, untrack } from "../cleanup";
-import { PackConfig, loadPackConfig, reconcilePackConfig } from "../policy-config";
+import { LegResult, legResult } from "./result";
 
 export interface MockOptions {
-    analyzer: Analyzer;
+    /** The pack's analyzer (a new one when the last was stopped after a deadline). */
+    analyzer: () => Promise<Analyzer>;
     timeoutMs: number;
 }
 
 /** The compiled child-process runner (the harness always runs from compiled JavaScript in bin/). */
 const PROGRAM_RUNNER = path.join(REPO_ROOT, "bin", "harness", "legs", "mock-program.js");
 
+class MockLegError extends Error {}
+
 /** Runs the fixture program under mocks; resolves with the registrations or rejects with one line. */
 export function runProgramUnderMocks(fixture: Fixture, timeoutMs: number): Promise<WireResource[]> {
-    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-mock-"));
-    track(tmp);
-    const out = path.join(tmp, "resources.json");
-    const config: Record<string, string> = {};
-    const secretKeys: string[] = [];
-    for (const [key, v] of Object.entries(fixture.expect.config)) {
-        const full = key.includes(":") ? key : `${fixture.project}:${key}`;
-        config[full] = v.value;
-        if (v.secret) secretKeys.push(full);
-    }
-    return new Promise<WireResource[]>((resolve, reject) => {
-        const child = spawn(
-            process.execPath,
-            ["-r", "ts-node/register/transpile-only", PROGRAM_RUNNER, fixture.dir, fixture.project, fixture.expect.stack, out],
-            {
-                cwd: fixture.dir,
-                env: {
-                    ...process.env,
-                    PULUMI_CONFIG: JSON.stringify(config),
-                    PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(secretKeys),
-                    TS_NODE_TRANSPILE_ONLY: "true",
-                },
-                stdio: ["ignore", "ignore", "pipe"],
-                detached: true,
+    return withTempDir("mock", async (tmp) => {
+        const out = path.join(tmp, "resources.json");
+        const config: Record<string, string> = {};
+        const secretKeys: string[] = [];
+        for (const [key, v] of Object.entries(fixture.expect.config)) {
+            const full = key.includes(":") ? key : `${fixture.project}:${key}`;
+            config[full] = v.value;
+            if (v.secret) secretKeys.push(full);
+        }
+        const p = spawnTracked(process.execPath, ["-r", "ts-node/register/transpile-only", PROGRAM_RUNNER, fixture.dir, fixture.project, fixture.expect.stack, out], {
+            cwd: fixture.dir,
+            env: {
+                ...process.env,
+                PULUMI_CONFIG: JSON.stringify(config),
+                PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(secretKeys),
+                TS_NODE_TRANSPILE_ONLY: "true",
             },
-        );
-        track(child);
+            stdio: ["ignore", "ignore", "pipe"],
+            timeoutMs,
+        });
         let stderr = "";
-        child.stderr!.on("data", (d) => {
-            stderr = (stderr + d.toString()).slice(-8000);
-        });
-        let timedOut = false;
-        const timer = setTimeout(() => {
-            timedOut = true;
-            child.kill("SIGKILL");
-        }, timeoutMs);
-        const finish = () => {
-            clearTimeout(timer);
-            untrack(child);
-            fs.rmSync(tmp, { recursive: true, force: true });
-            untrack(tmp);
-        };
-        child.once("error", (e) => {
-            finish();
-            reject(new Error(`cannot start the mock program runner: ${e.message}`));
-        });
-        child.once("exit", (code) => {
-            try {
-                if (timedOut) {
-                    reject(new Error(`program timed out after ${Math.round(timeoutMs / 1000)} s`));
-                } else if (code !== 0) {
-                    const line = stderr.trim().split("\n").filter(Boolean).pop() ?? `exit code ${code}`;
-                    reject(new Error(line));
-                } else {
-                    resolve(JSON.parse(fs.readFileSync(out, "utf8")) as WireResource[]);
-                }
-            } catch (e) {
-                reject(new Error(`unreadable program output: ${(e as Error).message}`));
-            } finally {
-                finish();
-            }
-        });
+        p.child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-8000)));
+        const { code, error } = await p.exited;
+        if (error) throw new MockLegError(`cannot start the mock program runner: ${error.message}`);
+        if (p.timedOut()) throw new MockLegError(`program timed out after ${Math.round(timeoutMs / 1000)} s`);
+        if (code !== 0) throw new MockLegError(stderr.trim().split("\n").filter(Boolean).pop() ?? `program runner exited with code ${code}`);
+        try {
+            return JSON.parse(fs.readFileSync(out, "utf8")) as WireResource[];
+        } catch (e) {
+            throw new MockLegError(`unreadable program output: ${(e as Error).message}`);
+        }
     });
 }
 
@@ -98,18 +70,23 @@ export function fixturePackConfig(analyzer: Analyzer, fixture: Fixture): PackCon
 
 export async function runMockLeg(fixture: Fixture, options: MockOptions): Promise<LegResult> {
     const started = Date.now();
+    const result = legResult("mock", started);
     try {
         const resources = await runProgramUnderMocks(fixture, options.timeoutMs);
-        if (resources.length === 0) {
-            return { leg: "mock", rows: [], error: "program registered no resources", durationMs: Date.now() - started };
-        }
-        await options.analyzer.configure(fixturePackConfig(options.analyzer, fixture), {
-            project: fixture.project,
-            stack: fixture.expect.stack,
+        if (resources.length === 0) return result.error("program registered no resources");
+        const analyzer = await options.analyzer();
+        const remaining = Math.max(options.timeoutMs - (Date.now() - started), 1);
+        const analysis = (async () => {
+            await analyzer.configure(fixturePackConfig(analyzer, fixture), { project: fixture.project, stack: fixture.expect.stack });
+            return analyzer.analyze(resources);
+        })();
+        const rows = await withDeadline(analysis, remaining, () => {
+            // A pack still busy past the deadline is killed; the next fixture gets a new one.
+            analyzer.stop();
+            return new MockLegError(`the policy pack timed out after ${Math.round(options.timeoutMs / 1000)} s`);
         });
-        const rows = await options.analyzer.analyze(resources);
-        return { leg: "mock", rows, durationMs: Date.now() - started, details: { resources: resources.length } };
+        return result.ran(rows);
     } catch (e) {
-        return { leg: "mock", rows: [], error: (e as Error).message, durationMs: Date.now() - started };
+        return result.error(e instanceof Error ? e.message : String(e));
     }
 }

@@ -11,7 +11,7 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { ManifestValidator, SCHEMA_DIR, schemaVersions } from "../../harness/manifests";
-import { REPO_ROOT } from "../../harness/paths";
+import { REPO_ROOT } from "../../cli/paths";
 import { loadFixtures, runFixtures } from "../../harness/runner";
 import { requireToolchain } from "../helpers";
 
@@ -96,27 +96,28 @@ describe("end to end (deploy leg)", function () {
     it("deploys, validates and destroys every clean fixture and the governed example", async () => {
         const fixtures = loadFixtures([path.join(REPO_ROOT, "fixtures"), path.join(REPO_ROOT, "examples")]);
         const verdicts = await runFixtures(fixtures, { leg: "deploy", timeoutMs: 300000 });
-        const deployed = verdicts.filter((v) => v.legs[0].checks !== undefined);
+        const deployed = verdicts.filter((v) => v.legs[0].status === "ran");
         const failures = verdicts.flatMap((v) => v.checks.filter((c) => c.outcome === "mismatch" || c.outcome === "error"));
         assert.deepStrictEqual(failures, []);
         const names = deployed.map((v) => v.fixture);
         for (const must of ["argocd-pko", "multi-stack-governed", "governed-oidc-esc", "pko-guide-token-secret"]) assert.ok(names.includes(must), `${must} was not deployed`);
         for (const v of deployed) {
-            const stacks = v.checks.filter((c) => c.policy.startsWith("schema pulumi.com/"));
+            const stacks = v.checks.filter((c) => c.check?.startsWith("schema pulumi.com/"));
             assert.ok(stacks.length > 0, `${v.fixture}: no Stack manifest validated`);
-            assert.ok(v.checks.some((c) => c.policy === "(destroy)" && c.outcome === "match"), `${v.fixture}: not destroyed`);
+            assert.ok(v.checks.some((c) => c.check === "destroy" && c.outcome === "match"), `${v.fixture}: not destroyed`);
         }
         // PKO v2 fields the pinned schema lacks are named as unchecked, never passed silently.
         const governed = verdicts.find((v) => v.fixture === "multi-stack-governed")!;
-        const stackChecks = governed.checks.filter((c) => c.policy === "schema pulumi.com/v1/Stack");
+        const stackChecks = governed.checks.filter((c) => c.check === "schema pulumi.com/v1/Stack");
         assert.strictEqual(stackChecks.length, 2);
         for (const c of stackChecks) assert.match(c.note ?? "", /not in the pinned PKO v1\.16\.0 schema, so not checked: .*spec\.serviceAccountName/);
         // Kinds without a schema are shown as not validated, never counted as valid.
         const argo = verdicts.find((v) => v.fixture === "argocd-pko")!;
-        const none = argo.checks.find((c) => c.policy === "schema (none)");
+        const none = argo.checks.find((c) => c.check === "schema");
         assert.ok(none && none.outcome === "skipped" && none.resource.includes("argoproj.io/v1alpha1/Application"), JSON.stringify(none));
         // A fixture with mandatory violations is stopped by the gate, shown as skipped, never as deployed.
         const stopped = verdicts.find((v) => v.fixture === "creds-literal-token")!;
-        assert.match(stopped.legs[0].skipped ?? "", /mandatory violations/);
+        const leg = stopped.legs[0];
+        assert.match(leg.status === "skipped" ? leg.reason : "", /mandatory violations/);
     });
 });

@@ -11,15 +11,16 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { Fixture } from "../../harness/expect";
-import { PreparedStack, prepareFixtureStack } from "../../harness/legs/real";
-import { REPO_ROOT } from "../../harness/paths";
+import { prepareFixtureStack } from "../../harness/legs/real";
+import { StackRef } from "../../cli/pulumi";
+import { REPO_ROOT } from "../../cli/paths";
 
 const EXAMPLE = path.join(REPO_ROOT, "examples", "argocd-pko");
 
 describe("examples", function () {
     this.timeout(600000);
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-example-"));
-    let stack: PreparedStack | undefined;
+    let stack: StackRef | undefined;
 
     after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -43,7 +44,7 @@ describe("examples", function () {
         if ("error" in prepared) throw new Error(prepared.error);
         stack = prepared;
         const gate = (...extra: string[]) =>
-            spawnSync(process.execPath, [path.join(REPO_ROOT, "bin", "harness", "pko-guard.js"), "gate", stack!.program, "--stack", stack!.stack, ...extra], { encoding: "utf8", env: stack!.env });
+            spawnSync(process.execPath, [path.join(REPO_ROOT, "bin", "cli", "pko-guard.js"), "gate", stack!.cwd, "--stack", stack!.stack, ...extra], { encoding: "utf8", env: stack!.env });
         const r = gate("--report", `json=${path.join(tmp, "r.json")}`);
         assert.strictEqual(r.status, 0, r.stdout + r.stderr);
         const rows = JSON.parse(fs.readFileSync(path.join(tmp, "r.json"), "utf8")).fixtures[0].legs[0].rows;

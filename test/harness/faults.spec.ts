@@ -11,13 +11,14 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { loadFixture } from "../../harness/expect";
-import { prepareFixtureStack, previewWithPack } from "../../harness/legs/real";
-import { REPO_ROOT } from "../../harness/paths";
+import { fixturePack, prepareFixtureStack } from "../../harness/legs/real";
+import { previewWithPack } from "../../cli/pulumi";
+import { REPO_ROOT } from "../../cli/paths";
 import { policies } from "../../policies";
 import { fixtureSecrets } from "../secrets";
+import { alive, descendants, waitFor } from "../processes";
 
 const CLI = path.join(REPO_ROOT, "bin", "harness", "cli.js");
-const tempDirs = (prefix: string) => fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith(prefix));
 
 function filesUnder(dir: string): string[] {
     return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((d) => d.isFile()).map((d) => path.join(d.parentPath ?? (d as unknown as { path: string }).path, d.name));
@@ -26,29 +27,38 @@ function filesUnder(dir: string): string[] {
 describe("harness faults and leaks", function () {
     this.timeout(600000);
 
-    const analyzers = () => new Set(spawnSync("pgrep", ["-f", path.join(REPO_ROOT, "bin", "index.js")], { encoding: "utf8" }).stdout.split("\n").filter(Boolean));
-
     for (const [signal, exitCode] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
         it(`an interrupted run (${signal}) kills its children and the pack's analyzer, removes its temporary folders and exits ${exitCode}`, async () => {
-            const before = tempDirs("pko-guard-mock-").length;
-            const analyzersBefore = analyzers();
-            const child = spawn(process.execPath, [CLI, "--timeout", "120", path.join(REPO_ROOT, "test", "bad-fixtures", "hangs")], { stdio: ["ignore", "pipe", "pipe"] });
-            let stderr = "";
-            child.stderr.on("data", (d) => (stderr += d));
-            await new Promise((r) => setTimeout(r, 6000));
-            assert.ok(tempDirs("pko-guard-mock-").length > before, "the run did not start its fixture");
-            assert.ok([...analyzers()].some((p) => !analyzersBefore.has(p)), "the run did not start the pack's analyzer");
-            const started = Date.now();
-            child.kill(signal);
-            const code = await new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
-            assert.strictEqual(code, exitCode, stderr);
-            assert.ok(Date.now() - started < 10000);
-            assert.match(stderr, new RegExp(`interrupted \\(${signal}\\); cleaned up`));
-            assert.strictEqual(tempDirs("pko-guard-mock-").length, before, "temporary folders left behind");
-            const orphans = spawnSync("pgrep", ["-f", "bad-fixtures/hangs"], { encoding: "utf8" }).stdout.trim();
-            assert.strictEqual(orphans, "", "the program runner survived its harness");
-            await new Promise((r) => setTimeout(r, 300));
-            assert.deepStrictEqual([...analyzers()].filter((p) => !analyzersBefore.has(p)), [], "the pack's analyzer survived its harness");
+            // The run's own temporary root: nothing another run does on this machine can change what we count.
+            const root = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-interrupt-"));
+            try {
+                const child = spawn(process.execPath, [CLI, "--timeout", "120", path.join(REPO_ROOT, "test", "bad-fixtures", "hangs")], {
+                    stdio: ["ignore", "pipe", "pipe"],
+                    env: { ...process.env, PKO_GUARD_TMPDIR: root },
+                });
+                let stderr = "";
+                child.stderr.on("data", (d) => (stderr += d));
+                const mockFolders = () => {
+                    try {
+                        return fs.readdirSync(root).flatMap((r) => fs.readdirSync(path.join(root, r)).filter((d) => d.startsWith("mock-")));
+                    } catch {
+                        return []; // a folder went away between two reads: not started yet, or already done
+                    }
+                };
+                // Started: the fixture's temporary folder exists, and the analyzer and program runner run.
+                await waitFor("the run to start its fixture", () => mockFolders().length > 0);
+                await waitFor("the analyzer and the program runner", () => descendants(child.pid!).length >= 2);
+                const started = descendants(child.pid!);
+                child.kill(signal);
+                const code = await new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
+                assert.strictEqual(code, exitCode, stderr);
+                assert.match(stderr, new RegExp(`interrupted \\(${signal}\\); cleaned up`));
+                assert.deepStrictEqual(fs.readdirSync(root), [], "temporary folders left behind");
+                await waitFor("every process of the run to end", () => started.every((p) => !alive(p)), 10000).catch(() => undefined);
+                assert.deepStrictEqual(started.filter(alive), [], "processes of the run survived it (the analyzer or the program runner)");
+            } finally {
+                fs.rmSync(root, { recursive: true, force: true });
+            }
         });
     }
 
@@ -101,7 +111,7 @@ describe("harness faults and leaks", function () {
                 const fixture = loadFixture(path.join(REPO_ROOT, "fixtures", name));
                 const prepared = await prepareFixtureStack(fixture, toolchain, tmp, 120000);
                 if ("error" in prepared) throw new Error(prepared.error);
-                const result = await previewWithPack({ cwd: prepared.program, env: prepared.env, stack: prepared.stack, pulumi: toolchain.pulumi, packDir: REPO_ROOT, timeoutMs: 300000, descriptions });
+                const result = await previewWithPack({ ...prepared, timeoutMs: 300000 }, fixturePack(fixture, descriptions));
                 assert.ok(result.rows.some((r) => r.policy === "pko-stack-credentials-from-secrets"), `${name}: no violation`);
                 // Policy messages never carry a secret; the secret config value never appears in plaintext.
                 for (const row of result.rows) for (const s of secrets) assert.ok(!row.message.includes(s), `${name}: message leaks ${s.slice(0, 6)}`);

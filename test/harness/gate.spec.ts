@@ -10,12 +10,15 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { loadFixture } from "../../harness/expect";
-import { PreparedStack, prepareFixtureStack } from "../../harness/legs/real";
-import { REPO_ROOT } from "../../harness/paths";
-import { Toolchain } from "../../harness/toolchain";
+import { prepareFixtureStack } from "../../harness/legs/real";
+import { StackRef } from "../../cli/pulumi";
+import { REPO_ROOT } from "../../cli/paths";
+import { Toolchain } from "../../cli/toolchain";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
+import { alive, descendants, waitFor } from "../processes";
+import { spawn } from "child_process";
 
-const CLI = path.join(REPO_ROOT, "bin", "harness", "pko-guard.js");
+const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
 
 function gate(args: string[], env: NodeJS.ProcessEnv, cwd = REPO_ROOT) {
     const r = spawnSync(process.execPath, [CLI, "gate", ...args], { encoding: "utf8", env, cwd, timeout: 300000 });
@@ -26,7 +29,7 @@ describe("pko-guard gate", function () {
     this.timeout(600000);
     let toolchain: Toolchain | undefined;
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-gate-"));
-    const stacks: Record<string, PreparedStack> = {};
+    const stacks: Record<string, StackRef> = {};
 
     before(async function () {
         toolchain = requireToolchain(this);
@@ -41,7 +44,7 @@ describe("pko-guard gate", function () {
     it("exits 1 on a mandatory violation, with a table and valid reports that hide the secret", async () => {
         const s = stacks["creds-secret-wrapped-literal"];
         const out = (f: string) => path.join(tmp, f);
-        const r = gate([s.program, "--stack", s.stack, "--report", `junit=${out("g.xml")}`, "--report", `sarif=${out("g.sarif")}`, "--report", `json=${out("g.json")}`], s.env);
+        const r = gate([s.cwd, "--stack", s.stack, "--report", `junit=${out("g.xml")}`, "--report", `sarif=${out("g.sarif")}`, "--report", `json=${out("g.json")}`], s.env);
         assert.strictEqual(r.code, 1, r.stderr);
         assert.match(r.stdout, /pko-stack-credentials-from-secrets/);
         assert.match(r.stdout, /blocking: FAIL/);
@@ -58,33 +61,56 @@ describe("pko-guard gate", function () {
 
     it("exits 0 on a clean project, and on advisories unless --fail-on-advisory", () => {
         const clean = stacks["governed-oidc-esc"];
-        assert.strictEqual(gate([clean.program, "--stack", clean.stack], clean.env).code, 0);
+        assert.strictEqual(gate([clean.cwd, "--stack", clean.stack], clean.env).code, 0);
         // Without the project's toolchain, the pulumi on the user's PATH is used as installed.
-        const own = gate([clean.program, "--stack", clean.stack], { ...clean.env, PKO_GUARD_TOOLCHAIN_BIN: "/nonexistent" });
+        const own = gate([clean.cwd, "--stack", clean.stack], { ...clean.env, PKO_GUARD_TOOLCHAIN_BIN: "/nonexistent" });
         assert.strictEqual(own.code, 0, own.stderr);
         const adv = stacks["rbac-unused-sa-admin"];
-        const r = gate([adv.program, "--stack", adv.stack], adv.env);
+        const r = gate([adv.cwd, "--stack", adv.stack], adv.env);
         assert.strictEqual(r.code, 0, r.stderr);
         assert.match(r.stdout, /rbac-no-cluster-admin-serviceaccount/);
-        assert.strictEqual(gate([adv.program, "--stack", adv.stack, "--fail-on-advisory"], adv.env).code, 1);
+        assert.strictEqual(gate([adv.cwd, "--stack", adv.stack, "--fail-on-advisory"], adv.env).code, 1);
     });
 
     it("applies a policy config (strict profile makes advisories block)", () => {
         const adv = stacks["rbac-unused-sa-admin"];
-        const r = gate([adv.program, "--stack", adv.stack, "--config", path.join(REPO_ROOT, "examples", "profiles", "strict.json")], adv.env);
+        const r = gate([adv.cwd, "--stack", adv.stack, "--config", path.join(REPO_ROOT, "examples", "profiles", "strict.json")], adv.env);
         assert.strictEqual(r.code, 1, r.stderr);
     });
+
+    for (const [how, expected] of [["--timeout", 2], ["SIGINT", 130], ["SIGTERM", 143]] as const) {
+        it(`leaves no process behind when ${how} ends a hanging preview (exit ${expected})`, async () => {
+            const hangs = await prepareFixtureStack(loadFixture(path.join(REPO_ROOT, "test", "bad-fixtures", "hangs")), toolchain!, path.join(tmp, `hangs-${how}`), 120000);
+            if ("error" in hangs) throw new Error(hangs.error);
+            const child = spawn(process.execPath, [CLI, "gate", hangs.cwd, "--stack", hangs.stack, ...(how === "--timeout" ? ["--timeout", "20"] : [])], { env: hangs.env, stdio: ["ignore", "pipe", "pipe"] });
+            let stderr = "";
+            child.stderr.on("data", (d) => (stderr += d));
+            const exited = new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
+            // The CLI, its language host and the program are running (the program never finishes).
+            const seen = new Set<number>();
+            await waitFor("the preview's processes", () => {
+                for (const p of descendants(child.pid!)) seen.add(p);
+                return seen.size >= 3;
+            }, 120000);
+            if (how !== "--timeout") child.kill(how);
+            const code = await exited;
+            assert.strictEqual(code, expected, stderr);
+            if (how === "--timeout") assert.match(stderr.trim(), /^pko-guard: pulumi preview timed out$/);
+            await waitFor("every process of the preview to end", () => [...seen].every((p) => !alive(p)), 10000).catch(() => undefined);
+            assert.deepStrictEqual([...seen].filter(alive), [], "processes survived the gate");
+        });
+    }
 
     it("exits 2 with one line on bad usage and tool errors", () => {
         const s = stacks["governed-oidc-esc"];
         const cases: [string[], NodeJS.ProcessEnv, RegExp][] = [
-            [[s.program], s.env, /required option/],
+            [[s.cwd], s.env, /required option/],
             [["/no/such/project", "--stack", "dev"], s.env, /no such project folder/],
-            [[s.program, "--stack", "nope"], s.env, /pulumi preview failed/],
-            [[s.program, "--stack", s.stack, "--config", "/no/such.json"], s.env, /cannot read policy config/],
-            [[s.program, "--stack", s.stack, "--report", "pdf=x"], s.env, /FORMAT=FILE/],
-            [[s.program, "--stack", s.stack, "--timeout", "1e9"], s.env, /at most 86400 seconds/],
-            [[s.program, "--stack", s.stack], { ...s.env, PATH: "/usr/bin:/bin", PKO_GUARD_TOOLCHAIN_BIN: "/nonexistent" }, /toolchain not found.*npm run setup/],
+            [[s.cwd, "--stack", "nope"], s.env, /pulumi preview failed/],
+            [[s.cwd, "--stack", s.stack, "--config", "/no/such.json"], s.env, /cannot read policy config/],
+            [[s.cwd, "--stack", s.stack, "--report", "pdf=x"], s.env, /FORMAT=FILE/],
+            [[s.cwd, "--stack", s.stack, "--timeout", "1e9"], s.env, /at most 86400 seconds/],
+            [[s.cwd, "--stack", s.stack], { ...s.env, PATH: "/usr/bin:/bin", PKO_GUARD_TOOLCHAIN_BIN: "/nonexistent" }, /toolchain not found.*npm run setup/],
         ];
         for (const [args, env, pattern] of cases) {
             const r = gate(args, env);

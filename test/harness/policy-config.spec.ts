@@ -7,9 +7,9 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { packPolicies } from "../../harness/gate";
-import { BadInputError } from "../../harness/expect";
-import { loadPackConfig, parsePackConfig, reconcilePackConfig } from "../../harness/policy-config";
+import { packPolicies } from "../../cli/gate";
+import { BadInputError } from "../../cli/errors";
+import { loadPackConfig, parsePackConfig, reconcilePackConfig } from "../../cli/policy-config";
 
 function check(doc: unknown): void {
     reconcilePackConfig(packPolicies(), parsePackConfig(JSON.stringify(doc), "cfg.json"), "cfg.json");
@@ -95,7 +95,7 @@ describe("YAML files that do not parse", () => {
     it("are reported with the error kind and position, never their content", () => {
         // eslint-disable-next-line @typescript-eslint/no-var-requires
         const YAML = require("yaml");
-        const { yamlErrorPosition } = require("../../harness/policy-config");
+        const { yamlErrorPosition } = require("../../cli/policy-config");
         for (const text of ["a: b: c: SECRET-A", "key: \"unterminated SECRET-B", "x: *SECRET-C\n", "{a: SECRET-D"]) {
             let shown = "";
             try {

@@ -12,9 +12,9 @@ import * as os from "os";
 import * as path from "path";
 import { loadFixture } from "../../harness/expect";
 import { runRealLeg } from "../../harness/legs/real";
-import { REPO_ROOT } from "../../harness/paths";
+import { REPO_ROOT } from "../../cli/paths";
 import { policies } from "../../policies";
-import { Toolchain } from "../../harness/toolchain";
+import { Toolchain } from "../../cli/toolchain";
 import { judgeLeg } from "../../harness/verdict";
 
 describe("published pack (npm pack -> production install -> preview)", function () {
@@ -38,7 +38,7 @@ describe("published pack (npm pack -> production install -> preview)", function 
     it("previews a fixture with the installed copy and gets the expected violations", async () => {
         const fixture = loadFixture(path.join(REPO_ROOT, "fixtures", "creds-literal-token"));
         const result = await runRealLeg(fixture, { toolchain, timeoutMs: 300000, packDir, descriptions });
-        assert.strictEqual(result.error, undefined);
+        assert.strictEqual(result.status, "ran", JSON.stringify(result));
         assert.deepStrictEqual(judgeLeg(fixture, result).filter((c) => c.outcome !== "match"), []);
     });
 
@@ -48,6 +48,7 @@ describe("published pack (npm pack -> production install -> preview)", function 
         fs.rmSync(path.join(broken, "PulumiPolicy.yaml"));
         const fixture = loadFixture(path.join(REPO_ROOT, "fixtures", "creds-literal-token"));
         const result = await runRealLeg(fixture, { toolchain, timeoutMs: 300000, packDir: broken, descriptions });
-        assert.ok(result.error, "a pack without PulumiPolicy.yaml must not produce a result");
+        assert.strictEqual(result.status, "error", "a pack without PulumiPolicy.yaml must not produce a result");
+        assert.match(result.status === "error" ? result.message : "", /PulumiPolicy\.yaml/);
     });
 });

@@ -8,7 +8,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../../harness/paths";
+import { REPO_ROOT } from "../../cli/paths";
 import { fixtureSecrets } from "../secrets";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
 
@@ -22,10 +22,13 @@ describe("reports", function () {
     let stdout = "";
 
     before(() => {
-        // Every fixture, plus one deliberate mismatch so failures are rendered too.
-        const bad = path.join(REPO_ROOT, "fixtures", ".tmp-report-mismatch");
-        fs.rmSync(bad, { recursive: true, force: true });
-        fs.mkdirSync(bad);
+        // Every fixture, plus one deliberate mismatch so failures are rendered too. The mismatch lives in
+        // this test's temporary folder (never in the source tree), beside a link to the fixtures' _lib and
+        // the repository's node_modules so its imports resolve as in fixtures/.
+        const bad = path.join(tmp, "fixtures", "report-mismatch");
+        fs.mkdirSync(bad, { recursive: true });
+        fs.symlinkSync(FIX("_lib"), path.join(tmp, "fixtures", "_lib"));
+        fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(tmp, "node_modules"));
         for (const f of ["Pulumi.yaml", "index.ts"]) fs.copyFileSync(path.join(FIX("creds-git-auth"), f), path.join(bad, f));
         fs.writeFileSync(
             path.join(bad, "expect.yaml"),
@@ -33,14 +36,10 @@ describe("reports", function () {
                 .replace(/^description: .*$/m, 'description: "expects the wrong count <on purpose> & escapes"')
                 .replace("count: 2\n    message: \"spec", "count: 7\n    message: \"spec"),
         );
-        try {
-            const fixtures = fs.readdirSync(path.join(REPO_ROOT, "fixtures")).filter((d) => fs.existsSync(path.join(FIX(d), "expect.yaml")));
-            const r = spawnSync(process.execPath, [CLI, "--report", `json=${files.json}`, "--report", `junit=${files.junit}`, "--report", `sarif=${files.sarif}`, ...fixtures.map(FIX)], { encoding: "utf8" });
-            assert.strictEqual(r.status, 1, r.stderr);
-            stdout = r.stdout + r.stderr;
-        } finally {
-            fs.rmSync(bad, { recursive: true, force: true });
-        }
+        const fixtures = fs.readdirSync(path.join(REPO_ROOT, "fixtures")).filter((d) => fs.existsSync(path.join(FIX(d), "expect.yaml")));
+        const r = spawnSync(process.execPath, [CLI, "--report", `json=${files.json}`, "--report", `junit=${files.junit}`, "--report", `sarif=${files.sarif}`, ...fixtures.map(FIX), bad], { encoding: "utf8" });
+        assert.strictEqual(r.status, 1, r.stderr);
+        stdout = r.stdout + r.stderr;
     });
     after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -48,7 +47,7 @@ describe("reports", function () {
         const xml = fs.readFileSync(files.junit, "utf8");
         assert.deepStrictEqual(await junitErrors(xml), []);
         assert.match(xml, /<failure message="expected 7, got 2"/);
-        assert.match(xml, /<testsuite name="pko-guard: \.tmp-report-mismatch" tests="3" failures="1"/);
+        assert.match(xml, /<testsuite name="pko-guard: report-mismatch" tests="3" failures="1"/);
     });
 
     it("writes SARIF 2.1.0 that validates against the official schema", () => {
@@ -59,7 +58,9 @@ describe("reports", function () {
         assert.ok(rules.includes("pko-stack-credentials-from-secrets"));
         for (const res of run.results) {
             assert.ok(rules.includes(res.ruleId), res.ruleId);
-            assert.match(res.locations[0].physicalLocation.artifactLocation.uri, /^fixtures\/[^/]+\/index\.ts$/);
+            const uri = res.locations[0].physicalLocation.artifactLocation.uri;
+            if (res.properties.subject === "report-mismatch") assert.ok(uri.endsWith("/report-mismatch/index.ts"), uri);
+            else assert.match(uri, /^fixtures\/[^/]+\/index\.ts$/);
             assert.match(res.locations[0].logicalLocations[0].fullyQualifiedName, /^urn:pulumi:/);
         }
     });

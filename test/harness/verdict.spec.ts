@@ -1,7 +1,8 @@
 /** The verdict must fail for every way a leg can disagree with expectations; nothing passes by accident. */
 import * as assert from "assert";
 import { Fixture } from "../../harness/expect";
-import { LegResult, Row } from "../../harness/model";
+import { Row } from "../../cli/model";
+import { LegCheck, LegResult } from "../../harness/legs/result";
 import { judgeFixture, judgeLeg, judgeParity } from "../../harness/verdict";
 
 const fixture: Fixture = {
@@ -23,7 +24,9 @@ const row = (policy = "p1", resource = "r1", message = "bad thing", level: Row["
     level,
     message,
 });
-const leg = (rows: Row[], extra: Partial<LegResult> = {}): LegResult => ({ leg: "mock", rows, durationMs: 1, ...extra });
+const leg = (rows: Row[], checks: LegCheck[] = []): LegResult => ({ leg: "mock", status: "ran", rows, checks, durationMs: 1 });
+const failed = (message: string): LegResult => ({ leg: "mock", status: "error", message, durationMs: 1 });
+const skipped = (reason: string): LegResult => ({ leg: "mock", status: "skipped", reason, durationMs: 1 });
 const outcome = (l: LegResult, f: Fixture = fixture) => judgeFixture(f, [l]).outcome;
 
 describe("verdict", () => {
@@ -57,9 +60,19 @@ describe("verdict", () => {
 
     it("an error or a skipped leg is never a match", () => {
         const clean = { ...fixture, expect: { ...fixture.expect, violations: [] } };
-        assert.strictEqual(outcome(leg([], { error: "boom" }), clean), "error");
-        assert.strictEqual(outcome(leg([], { skipped: "mock-only" }), clean), "skipped");
-        assert.strictEqual(judgeLeg(clean, leg([], { skipped: "x" }))[0].outcome, "skipped");
+        assert.strictEqual(outcome(failed("boom"), clean), "error");
+        assert.strictEqual(outcome(skipped("mock-only"), clean), "skipped");
+        assert.strictEqual(judgeLeg(clean, skipped("x"))[0].outcome, "skipped");
+    });
+
+    it("a leg's own failed check is a mismatch, shown as a check and never as a policy", () => {
+        const clean = { ...fixture, expect: { ...fixture.expect, violations: [] } };
+        const destroy: LegCheck = { check: "destroy", target: "", outcome: "fail", expected: 0, got: 2, note: "2 resource(s) left after destroy" };
+        assert.strictEqual(outcome(leg([], [destroy]), clean), "mismatch");
+        const [, check] = judgeLeg(clean, leg([], [destroy]));
+        assert.deepStrictEqual([check.check, check.policy, check.outcome], ["destroy", undefined, "mismatch"]);
+        assert.strictEqual(outcome(leg([], [{ ...destroy, outcome: "pass", got: 0 }]), clean), "match");
+        assert.strictEqual(outcome(leg([], [{ ...destroy, outcome: "skipped" }]), clean), "match");
     });
 
     it("parity fails when legs disagree on any row", () => {

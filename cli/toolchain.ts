@@ -4,6 +4,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { ToolchainMissingError } from "./errors";
 import { REPO_ROOT } from "./paths";
 
 export const TOOLCHAIN_BIN = path.join(REPO_ROOT, ".cache", "toolchain", "bin");
@@ -17,7 +18,6 @@ export interface Toolchain {
     pulumi: string;
 }
 
-export class ToolchainMissingError extends Error {}
 
 function isExecutable(file: string): boolean {
     try {

@@ -4,7 +4,7 @@
  * URN as a logical location. Mandatory is `error`, advisory `warning`.
  */
 import { SarifBuilder, SarifResultBuilder, SarifRuleBuilder, SarifRunBuilder } from "node-sarif-builder";
-import { ReportSubject, ruleCatalogue } from "./subject";
+import { ReportSubject, ruleCatalogue, subjectRows } from "./subject";
 
 import * as fs from "fs";
 import * as path from "path";
@@ -31,7 +31,7 @@ export function renderSarif(subjects: ReportSubject[]): string {
         run.addRule(rule);
     }
     for (const s of subjects) {
-        for (const row of s.rows) {
+        for (const row of subjectRows(s)) {
             const result = new SarifResultBuilder().initSimple({
                 level: row.level === "mandatory" ? "error" : "warning",
                 messageText: `${row.resource ? `${row.resource}: ` : ""}${row.message}`,

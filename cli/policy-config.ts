@@ -7,7 +7,7 @@
  */
 import Ajv from "ajv";
 import * as fs from "fs";
-import { BadInputError } from "./expect";
+import { BadInputError } from "./errors";
 import { unknownProperty } from "../policies/model/config";
 import { looksLikeCredential } from "../policies/model/credentials";
 import { SETTINGS_POLICY, patternProblem } from "../policies/model/production";

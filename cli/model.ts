@@ -1,11 +1,12 @@
 /**
- * The one data model the harness shares: legs produce rows, the verdict compares rows with
- * expectations, reports render rows and verdicts. Nothing else builds its own shape.
+ * Rows: the one data model the product and the harness share. A preview (gate), a harness leg or a
+ * manifest check produces rows; the harness verdict compares them with expectations, the gate judges
+ * them by enforcement level; reports only render them.
  */
 
 export type Level = "mandatory" | "advisory" | "remediate" | "disabled";
 
-/** One policy violation, as either leg observed it. */
+/** One policy violation, as a preview (or a harness leg) observed it. */
 export interface Row {
     policy: string;
     /** The resource's Pulumi name (last segment of its URN); "" for stack-level findings without one. */
@@ -16,25 +17,6 @@ export interface Row {
     level: Level;
     /** The policy's message without the description the SDK prefixes. */
     message: string;
-}
-
-export type LegName = "mock" | "real" | "deploy";
-
-export interface LegResult {
-    leg: LegName;
-    rows: Row[];
-    /** Set when the fixture could not be run by this leg: never a clean result. */
-    error?: string;
-    /** Set when the leg does not run this fixture (e.g. mock-only): never a match. */
-    skipped?: string;
-    /** Leg-specific facts (e.g. the CLI's exit code), for checks and reports. */
-    details?: Record<string, unknown>;
-    /**
-     * Checks a leg makes itself instead of comparing rows with expect.yaml (the deploy leg: manifest
-     * schemas, destroy); imported lazily as a type to keep the model free of the verdict module.
-     */
-    checks?: import("./verdict").Check[];
-    durationMs: number;
 }
 
 /** Splits a URN into its type and name. */

@@ -1,14 +1,11 @@
-/** `--report FORMAT=FILE` parsing and writing, shared by the harness and the gate. */
+/** `--report FORMAT=FILE` parsing and writing, one path for the harness and the gate alike. */
 import { InvalidArgumentError } from "commander";
 import * as fs from "fs";
 import * as path from "path";
-import { Fixture } from "../expect";
-import { REPO_ROOT } from "../paths";
-import { FixtureVerdict } from "../verdict";
 import { renderJson } from "./json";
 import { renderJunit } from "./junit";
 import { renderSarif } from "./sarif";
-import { ReportSubject, subjectsFromVerdicts } from "./subject";
+import { ReportSubject } from "./subject";
 
 export const FORMATS = ["json", "junit", "sarif"] as const;
 export type ReportFormat = (typeof FORMATS)[number];
@@ -26,15 +23,10 @@ export function parseReportOption(value: string, previous: ReportRequest[]): Rep
     return [...previous, { format: m[1] as ReportFormat, file: m[2] }];
 }
 
-function write(file: string, text: string): void {
-    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    fs.writeFileSync(file, text);
-}
-
-export function renderSubjects(format: ReportFormat, subjects: ReportSubject[], json: () => string): string {
+export function renderReport(format: ReportFormat, subjects: ReportSubject[]): string {
     switch (format) {
         case "json":
-            return json();
+            return renderJson(subjects);
         case "junit":
             return renderJunit(subjects);
         case "sarif":
@@ -42,9 +34,9 @@ export function renderSubjects(format: ReportFormat, subjects: ReportSubject[], 
     }
 }
 
-export function writeReports(requests: ReportRequest[], verdicts: FixtureVerdict[], fixtures: Fixture[]): void {
-    if (requests.length === 0) return;
-    const dirs = new Map(fixtures.map((f) => [f.name, f.dir]));
-    const subjects = subjectsFromVerdicts(verdicts, dirs, REPO_ROOT);
-    for (const r of requests) write(r.file, renderSubjects(r.format, subjects, () => renderJson(verdicts)));
+export function writeReports(requests: ReportRequest[], subjects: ReportSubject[]): void {
+    for (const r of requests) {
+        fs.mkdirSync(path.dirname(path.resolve(r.file)), { recursive: true });
+        fs.writeFileSync(r.file, renderReport(r.format, subjects));
+    }
 }

@@ -1,16 +1,15 @@
 #!/usr/bin/env node
 /**
  * The pko-guard command:
- *   pko-guard gate [PROJECT_DIR] --stack NAME [--config FILE] [--report FORMAT=FILE ...] [--fail-on-advisory]
+ *   pko-guard gate [PROJECT_DIR] --stack NAME [--config FILE] [--report FORMAT=FILE ...] [--fail-on-advisory] [--timeout SECONDS]
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
  */
 import { timeoutSeconds } from "./options";
 import "./fatal";
 import { Command, CommanderError } from "commander";
-import { BadInputError } from "./expect";
-import { renderGateTable, runGate, writeGateReports } from "./gate";
-import { ReportRequest, parseReportOption } from "./reports/write";
-import { ToolchainMissingError } from "./toolchain";
+import { isReportedError } from "./errors";
+import { renderGateTable, runGate } from "./gate";
+import { ReportRequest, parseReportOption, writeReports } from "./reports/write";
 
 async function main(argv: string[]): Promise<number> {
     let code = 0;
@@ -29,17 +28,16 @@ async function main(argv: string[]): Promise<number> {
         .option("--timeout <seconds>", "preview timeout", timeoutSeconds, 1800)
         .exitOverride()
         .action(async (project: string, o: { stack: string; config?: string; report: ReportRequest[]; failOnAdvisory: boolean; timeout: number }) => {
-            const started = Date.now();
-            const result = await runGate({ projectDir: project, stack: o.stack, config: o.config, reports: o.report, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
+            const result = await runGate({ projectDir: project, stack: o.stack, config: o.config, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
             process.stdout.write(renderGateTable(result));
-            writeGateReports(result, o.report, Date.now() - started);
-            code = result.exitCode;
+            writeReports(o.report, [result]);
+            code = result.outcome === "pass" ? 0 : 1;
         });
     try {
         await program.parseAsync(argv, { from: "user" });
     } catch (e) {
         if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
-        if (e instanceof BadInputError || e instanceof ToolchainMissingError) {
+        if (isReportedError(e)) {
             process.stderr.write(`pko-guard: ${e.message}\n`);
             return 2;
         }

@@ -1,6 +1,6 @@
-/** The human verdict table: fixture, leg, policy, resource, expected, got, result. */
+/** The harness's verdict table: fixture, leg, policy (or a leg's own check), resource, expected, got, result. */
 import Table from "cli-table3";
-import { FixtureVerdict } from "../verdict";
+import { FixtureVerdict } from "./verdict";
 
 const RESULT: Record<string, string> = {
     match: "match",
@@ -11,7 +11,7 @@ const RESULT: Record<string, string> = {
 
 export function renderTable(verdicts: FixtureVerdict[]): string {
     const table = new Table({
-        head: ["fixture", "leg", "policy", "resource", "expected", "got", "result"],
+        head: ["fixture", "leg", "policy or check", "resource", "expected", "got", "result"],
         style: { head: [], border: [] },
         wordWrap: true,
         colWidths: [30, 8, 40, 22, 10, 6, 60],
@@ -19,7 +19,7 @@ export function renderTable(verdicts: FixtureVerdict[]): string {
     for (const v of verdicts) {
         for (const c of v.checks) {
             const result = c.note ? `${RESULT[c.outcome]}: ${c.note}` : RESULT[c.outcome];
-            table.push([c.fixture, c.leg, c.policy, c.resource, String(c.expected), String(c.got), result]);
+            table.push([c.fixture, c.leg, c.policy ?? `check: ${c.check}`, c.resource, String(c.expected), String(c.got), result]);
         }
     }
     return table.toString();
@@ -27,14 +27,14 @@ export function renderTable(verdicts: FixtureVerdict[]): string {
 
 export function summaryLine(verdicts: FixtureVerdict[]): string {
     const n = (o: string) => verdicts.filter((v) => v.outcome === o).length;
-    const skipped = verdicts.flatMap((v) => v.legs).filter((l) => l.skipped);
-    const mockOnly = skipped.filter((l) => l.skipped!.startsWith("mock-only")).length;
+    const skipped = verdicts.flatMap((v) => v.legs).flatMap((l) => (l.status === "skipped" ? [l] : []));
+    const mockOnly = skipped.filter((l) => l.reason.startsWith("mock-only")).length;
     const reasons = [
         mockOnly > 0 ? `${mockOnly} as mock-only` : "",
         skipped.length - mockOnly > 0 ? `${skipped.length - mockOnly} stopped by the gate before deploy` : "",
     ].filter(Boolean);
     const legs = skipped.length > 0 ? ` (${skipped.length} leg run(s) skipped: ${reasons.join(", ")}; not counted as matches)` : "";
-    const partial = verdicts.filter((v) => v.outcome === "match" && v.legs.some((l) => l.skipped)).length;
+    const partial = verdicts.filter((v) => v.outcome === "match" && v.legs.some((l) => l.status === "skipped")).length;
     const match = partial > 0 ? `${n("match")} match (${partial} of them with a leg skipped)` : `${n("match")} match`;
     return `${verdicts.length} fixture(s): ${match}, ${n("mismatch")} mismatch, ${n("error")} error, ${n("skipped")} skipped${legs}`;
 }

@@ -1,0 +1,154 @@
+/**
+ * Child processes and temporary folders. Every child runs in its own process group, so a deadline,
+ * Ctrl-C or SIGTERM kills the whole tree it started (the Pulumi CLI's language host and providers, a
+ * program's own children), not only the direct child. Children and temporary folders are tracked; on
+ * SIGINT or SIGTERM they are killed and removed before exiting 130 or 143, as shells do.
+ */
+import { ChildProcess, SpawnOptions, spawn } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+
+const children = new Set<ChildProcess>();
+const folders = new Set<string>();
+let installed = false;
+
+function track(x: ChildProcess | string): void {
+    typeof x === "string" ? folders.add(x) : children.add(x);
+    installSignalHandlers();
+}
+
+function untrack(x: ChildProcess | string): void {
+    typeof x === "string" ? folders.delete(x) : children.delete(x);
+}
+
+/** Kills a child's whole process group (falls back to the child alone when it has none). */
+export function killTree(child: ChildProcess, signal: NodeJS.Signals = "SIGKILL"): void {
+    try {
+        if (child.pid) process.kill(-child.pid, signal);
+    } catch {
+        try {
+            child.kill(signal);
+        } catch {
+            /* gone */
+        }
+    }
+}
+
+/** Kills tracked children and removes tracked folders; safe to call more than once. */
+export function cleanupNow(): void {
+    for (const c of children) killTree(c);
+    children.clear();
+    for (const f of folders) fs.rmSync(f, { recursive: true, force: true });
+    folders.clear();
+}
+
+function installSignalHandlers(): void {
+    if (installed) return;
+    installed = true;
+    // Whatever way the process ends, nothing it started outlives it.
+    process.once("exit", cleanupNow);
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+        process.once(signal, () => {
+            cleanupNow();
+            process.stderr.write(`pko-guard: interrupted (${signal}); cleaned up\n`);
+            process.exit(signal === "SIGINT" ? 130 : 143);
+        });
+    }
+}
+
+/**
+ * The temporary root of this process: one folder under the system's temporary folder (or
+ * PKO_GUARD_TMPDIR), created on first use, holding every temporary folder the run makes, and removed on
+ * exit and on interrupt. Tests and concurrent runs never see each other's folders.
+ */
+let root: string | undefined;
+function tmpRoot(): string {
+    if (root === undefined || !fs.existsSync(root)) {
+        const base = process.env.PKO_GUARD_TMPDIR ?? os.tmpdir();
+        fs.mkdirSync(base, { recursive: true });
+        root = fs.mkdtempSync(path.join(base, `pko-guard-${process.pid}-`));
+        track(root);
+    }
+    return root;
+}
+
+/** A new temporary folder inside this run's temporary root. Remove it with `removeTempDir`. */
+export function makeTempDir(prefix: string): string {
+    return fs.mkdtempSync(path.join(tmpRoot(), `${prefix}-`));
+}
+
+export function removeTempDir(dir: string): void {
+    fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** Runs `fn` with a fresh temporary folder that is removed afterwards, whatever happens. */
+export async function withTempDir<T>(prefix: string, fn: (dir: string) => Promise<T>): Promise<T> {
+    const dir = makeTempDir(prefix);
+    try {
+        return await fn(dir);
+    } finally {
+        removeTempDir(dir);
+    }
+}
+
+export interface Spawned {
+    child: ChildProcess;
+    /** Resolves when the child has exited (code null when killed or never started). */
+    exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>;
+    /** True once the deadline killed the child's process group. */
+    timedOut(): boolean;
+    /** Kills the child's process group now. */
+    kill(): void;
+}
+
+/**
+ * Spawns a tracked child in its own process group with a deadline: at `timeoutMs` the whole group is
+ * killed. The child is untracked (and its timer cleared) when it exits.
+ */
+export function spawnTracked(cmd: string, args: string[], options: SpawnOptions & { timeoutMs?: number }): Spawned {
+    const { timeoutMs, ...spawnOptions } = options;
+    const child = spawn(cmd, args, { ...spawnOptions, detached: true });
+    track(child);
+    let timedOut = false;
+    const timer = timeoutMs !== undefined ? setTimeout(() => ((timedOut = true), killTree(child)), timeoutMs) : undefined;
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
+        const done = (r: { code: number | null; signal: NodeJS.Signals | null; error?: Error }) => {
+            if (timer) clearTimeout(timer);
+            untrack(child);
+            resolve(r);
+        };
+        child.once("error", (error) => done({ code: null, signal: null, error }));
+        child.once("close", (code, signal) => done({ code, signal }));
+    });
+    return { child, exited, timedOut: () => timedOut, kill: () => killTree(child) };
+}
+
+export interface ExecResult {
+    code: number | null;
+    stdout: string;
+    stderr: string;
+    timedOut: boolean;
+}
+
+/** Runs a command to completion with a deadline (the whole process group is killed when it passes). */
+export async function exec(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs: number }): Promise<ExecResult> {
+    const p = spawnTracked(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ["pipe", "pipe", "pipe"], timeoutMs: opts.timeoutMs });
+    let stdout = "";
+    let stderr = "";
+    p.child.stdout!.on("data", (d) => (stdout = (stdout + d.toString()).slice(-200000)));
+    p.child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-200000)));
+    p.child.stdin!.on("error", () => undefined);
+    p.child.stdin!.end(opts.input ?? "");
+    const r = await p.exited;
+    return { code: r.code, stdout, stderr: r.error ? `${stderr}${r.error.message}` : stderr, timedOut: p.timedOut() };
+}
+
+/** A deadline for work that is not a child process (e.g. gRPC calls): rejects with `message` when it passes. */
+export function withDeadline<T>(work: Promise<T>, timeoutMs: number, message: () => Error): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(message()), timeoutMs);
+    });
+    return Promise.race([work, deadline]).finally(() => timer && clearTimeout(timer));
+}

@@ -1,0 +1,36 @@
+/**
+ * JUnit XML (the Jenkins/Surefire shape CI systems render): one <testsuite> per fixture or project. A
+ * fixture has one <testcase> per check (leg x policy x resource, or a leg's own check): mismatches are
+ * <failure>s, errors <error>s, skipped legs <skipped/>. A project has one <testcase> per policy of the
+ * pack: blocking findings are a <failure>, advisories are listed in its output. XML escaping is the
+ * library's.
+ */
+import junit from "junit-report-builder";
+import { ReportSubject, ruleCatalogue } from "./subject";
+
+export function renderJunit(subjects: ReportSubject[], suiteName = "pko-guard"): string {
+    const builder = junit.newBuilder();
+    for (const s of subjects) {
+        const suite = builder.testSuite().name(`${suiteName}: ${s.name}`);
+        if (s.kind === "fixture") {
+            for (const c of s.verdict.checks) {
+                const what = c.policy ?? `check ${c.check}`;
+                const tc = suite.testCase().className(s.name).name([c.leg, what, c.resource].filter(Boolean).join(" "));
+                const message = c.note ?? `expected ${c.expected}, got ${c.got}`;
+                if (c.outcome === "mismatch") tc.failure(message, "violation");
+                else if (c.outcome === "error") tc.error(message, "error");
+                else if (c.outcome === "skipped") tc.skipped();
+            }
+            continue;
+        }
+        for (const rule of ruleCatalogue()) {
+            const mine = s.findings.filter((f) => f.policy === rule.id);
+            const tc = suite.testCase().className(s.name).name(rule.id);
+            const lines = mine.map((f) => `[${f.status}] ${f.resource}: ${f.message}`).join("\n");
+            const blocking = mine.filter((f) => f.status === "blocking");
+            if (blocking.length > 0) tc.failure(lines, "violation");
+            else if (mine.length > 0) tc.standardOutput(lines);
+        }
+    }
+    return builder.build();
+}

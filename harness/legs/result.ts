@@ -1,0 +1,48 @@
+/**
+ * What a leg returns: it ran (rows, plus the checks the leg makes itself), it was skipped by design (with
+ * the reason), or it failed to run (with one line). A leg that failed or was skipped never has rows that
+ * could be mistaken for a clean result.
+ */
+import { Row } from "../../cli/model";
+
+export type LegName = "mock" | "real" | "deploy";
+
+/**
+ * A check a leg makes itself, besides its rows: the real leg's exit code, the deploy leg's manifest
+ * schemas, plaintext-secret scan and destroy.
+ */
+export interface LegCheck {
+    /** What was checked, e.g. "exit code", "schema pulumi.com/v1/Stack", "destroy". */
+    check: string;
+    /** What it was checked on (a manifest, a file); "" for the run as a whole. */
+    target: string;
+    outcome: "pass" | "fail" | "skipped";
+    expected: number;
+    got: number;
+    note?: string;
+}
+
+interface LegBase {
+    leg: LegName;
+    durationMs: number;
+}
+
+export type LegResult =
+    | (LegBase & { status: "ran"; rows: Row[]; checks: LegCheck[] })
+    | (LegBase & { status: "skipped"; reason: string })
+    | (LegBase & { status: "error"; message: string });
+
+/** Builds the result of a leg that started at `started`. */
+export function legResult(leg: LegName, started: number) {
+    const durationMs = () => Date.now() - started;
+    return {
+        ran: (rows: Row[], checks: LegCheck[] = []): LegResult => ({ leg, durationMs: durationMs(), status: "ran", rows, checks }),
+        skipped: (reason: string): LegResult => ({ leg, durationMs: durationMs(), status: "skipped", reason }),
+        error: (message: string): LegResult => ({ leg, durationMs: durationMs(), status: "error", message: message.trim() || "the leg failed without a message" }),
+    };
+}
+
+/** The rows of a leg that ran; none otherwise. */
+export function legRows(r: LegResult): Row[] {
+    return r.status === "ran" ? r.rows : [];
+}
