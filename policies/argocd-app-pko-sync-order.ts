@@ -19,7 +19,7 @@
  */
 import { Finding, classify, programRule } from "./model/policy";
 import { DEFAULT_NAMESPACE, stackIdentities } from "./model/rbac";
-import { ResourceLike, StackView, describeStack } from "./model/stack";
+import { ResourceLike, StackView, describeStack, patchedStacks } from "./model/stack";
 import { Plain, UNKNOWN, Unknown, entries, get, list, plain, str } from "./model/values";
 
 export const NAME = "argocd-app-pko-sync-order";
@@ -135,7 +135,8 @@ export const policy = programRule(
         for (const { r, props } of apps) {
             if (get(props, "spec", "syncPolicy", "automated", "prune") !== true) continue;
             const appName = str(get(props, "metadata", "name"));
-            for (const st of stacks) {
+            // The Stacks as their patches leave them: a patch that sets destroyOnFinalize counts.
+            for (const st of patchedStacks(resources)) {
                 if (!manages(props, appName, st.view) || st.view.destroyOnFinalize !== true) continue;
                 if (classify(st.view, ctx).verdict !== "production") continue;
                 findings.push({

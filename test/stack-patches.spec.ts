@@ -7,7 +7,7 @@
 import * as assert from "assert";
 import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { policies } from "../policies";
-import { mergePatch, stackPatches } from "../policies/model/stack";
+import { mergePatch, patchedStacks, stackPatches } from "../policies/model/stack";
 import { UNKNOWN } from "../policies/model/values";
 import { SHA, TestResource, UNKNOWN_WIRE, goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "./helpers";
 
@@ -105,6 +105,17 @@ describe("Stack patches", () => {
     it("the v1alpha1 patch type is a patch too", () => {
         const p = { ...patch("app-prod", { destroyOnFinalize: true }), type: "kubernetes:pulumi.com/v1alpha1:StackPatch" };
         assert.deepStrictEqual(violations("pko-stack-destroy-on-finalize-nonprod", [prod, p]).map((x) => x.resource), ["app-prod-patch"]);
+    });
+});
+
+describe("patchedStacks (what program-level rules read)", () => {
+    it("gives each declared Stack after all its patches, then the undeclared ones", () => {
+        const program = [prod, patch("app-prod", { serviceAccountName: "deployer" }, {}, "p1"), patch("other", { destroyOnFinalize: true }, {}, "p2"), patch("app-prod", { refresh: true }, {}, "p3")].map((r) => ({ ...r, urn: r.name }));
+        const views = patchedStacks(program);
+        assert.deepStrictEqual(views.map((v) => [v.stack?.resourceName, v.patchedBy.map((p) => p.resourceName)]), [["app-prod", ["p1", "p3"]], [undefined, ["p2"]]]);
+        assert.strictEqual(views[0].view.serviceAccountName, "deployer");
+        assert.strictEqual(views[0].view.refresh, true);
+        assert.match(views[1].view.undeclaredTarget ?? "", /pulumi\/other\) is not declared/);
     });
 });
 

@@ -5,6 +5,7 @@
  * time, in the rule wrappers) and the CLI/harness config check (before any preview) both reject it here,
  * naming the closest valid name.
  */
+import { looksLikeCredential } from "./credentials";
 
 /** Edit distance between two short names (case-insensitive). */
 function distance(a: string, b: string): number {
@@ -49,6 +50,7 @@ const MOVED: Record<string, string> = {
 export function unknownProperty(policy: string, given: Record<string, unknown>, valid: string[]): string | undefined {
     for (const name of Object.keys(given)) {
         if (name === "enforcementLevel" || valid.includes(name)) continue;
+        if (looksLikeCredential(name)) return "unknown property (a name that looks like a credential, not shown)";
         const shown = JSON.stringify(name.length > 60 ? `${name.slice(0, 57)}...` : name);
         if (MOVED[name] !== undefined && MOVED[name] !== policy) {
             return `unknown property ${shown}: ${name} is set once for the whole pack, under ${MOVED[name]}`;

@@ -280,6 +280,37 @@ export function stackPatches(resources: ResourceLike[]): JoinedPatch[] {
     return out;
 }
 
+/**
+ * The program's Stacks as they will be after every patch: each declared Stack merged with its patches
+ * (in program order; `patchedBy` lists them), then a view per patched Stack the program does not declare
+ * (its `undeclaredTarget` says why production is unknown). Rules over the whole program (RBAC, Argo CD)
+ * read these instead of the bare Stacks so that a patch cannot change a Stack behind their back.
+ * Memoized per resource list (never mutate the result).
+ */
+export function patchedStacks(resources: ResourceLike[]): { view: StackView; stack?: StackView; patchedBy: StackView[] }[] {
+    const hit = finals.get(resources);
+    if (hit) return hit;
+    const joined = stackPatches(resources);
+    const last = new Map<StackView | string, { after: StackView; patches: StackView[] }>();
+    joined.forEach((j, i) => {
+        const k: StackView | string = j.target ?? key(j.patch) ?? `#${i}`;
+        const prev = last.get(k);
+        last.set(k, { after: j.after, patches: [...(prev?.patches ?? []), j.patch] });
+    });
+    const out: { view: StackView; stack?: StackView; patchedBy: StackView[] }[] = [];
+    for (const r of resources) {
+        const stack = stackView(r);
+        if (!stack) continue;
+        const p = last.get(stack);
+        out.push(p ? { view: p.after, stack, patchedBy: p.patches } : { view: stack, stack, patchedBy: [] });
+    }
+    for (const [k, p] of last) if (typeof k === "string") out.push({ view: p.after, patchedBy: p.patches });
+    finals.set(resources, out);
+    return out;
+}
+
+const finals = new WeakMap<ResourceLike[], { view: StackView; stack?: StackView; patchedBy: StackView[] }[]>();
+
 /** Reads a PKO `ResourceRef` ({type, secret|literal|env|filesystem}) found at `field`. */
 export function resourceRef(field: string, v: Plain): Ref {
     if (v === UNKNOWN) {
