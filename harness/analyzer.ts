@@ -151,6 +151,11 @@ export class Analyzer {
         return rows;
     }
 
+    /** The pack's process id (for tests that prove it was killed). */
+    get pid(): number | undefined {
+        return this.process.child.pid;
+    }
+
     /** False once stopped (or killed after a deadline): start a new one. */
     get alive(): boolean {
         return !this.stopped;

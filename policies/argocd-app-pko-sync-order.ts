@@ -17,8 +17,8 @@
  * Fix: give the Stack a higher sync wave than its Secrets and service account; turn off automated prune
  * for production or remove destroyOnFinalize.
  */
-import { Finding, classify, programRule } from "./model/policy";
-import { DEFAULT_NAMESPACE, stackIdentities } from "./model/rbac";
+import { Finding, RuleContext, classify, programRule } from "./model/policy";
+import { DEFAULT_NAMESPACE, StackIdentity, stackIdentities } from "./model/rbac";
 import { ResourceLike, StackView, describeStack, patchedStacks } from "./model/stack";
 import { Plain, UNKNOWN, Unknown, entries, get, list, plain, str } from "./model/values";
 
@@ -77,6 +77,89 @@ function manages(app: Plain, appName: string | Unknown | undefined, view: StackV
     return typeof dest === "string" && dest === (view.namespace === UNKNOWN ? undefined : view.namespace ?? DEFAULT_NAMESPACE);
 }
 
+interface Application {
+    r: ResourceLike;
+    props: Plain;
+}
+
+function applications(resources: ResourceLike[]): Application[] {
+    return resources.filter((r) => APPLICATION.test(String(r.type))).map((r) => ({ r, props: plain(r.props) }));
+}
+
+/** The Secrets and service accounts of the program, with their sync waves. */
+function wavedObjects(resources: ResourceLike[]): K8sObject[] {
+    const objects: K8sObject[] = [];
+    for (const r of resources) {
+        const m = /^kubernetes:core\/v1:(Secret|ServiceAccount)$/.exec(String(r.type));
+        if (!m) continue;
+        const props = plain(r.props);
+        const ns = str(get(props, "metadata", "namespace"));
+        objects.push({
+            kind: m[1] as K8sObject["kind"],
+            name: str(get(props, "metadata", "name")),
+            namespace: typeof ns === "string" ? ns : DEFAULT_NAMESPACE,
+            wave: wave(get(props, "metadata")),
+        });
+    }
+    return objects;
+}
+
+/** Argo CD is in use when the program declares an Application or uses sync-wave annotations. */
+function argoInUse(apps: Application[], objects: K8sObject[], stacks: StackIdentity[]): boolean {
+    return apps.length > 0 || objects.some((o) => o.wave !== undefined) || stacks.some((s) => s.view.annotations !== UNKNOWN && s.view.annotations[WAVE] !== undefined);
+}
+
+/** A Stack synced before a Secret or the service account it uses. */
+function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): Finding[] {
+    const findings: Finding[] = [];
+    for (const st of stacks) {
+        const view = st.view;
+        const ns = view.namespace === UNKNOWN ? undefined : view.namespace ?? DEFAULT_NAMESPACE;
+        const stackWave = view.annotations === UNKNOWN ? UNKNOWN : wave({ annotations: view.annotations as Plain });
+        const deps = [
+            ...secretNames(view).map((name) => ({ kind: "Secret", name })),
+            ...(typeof st.serviceAccount.name === "string" ? [{ kind: "ServiceAccount", name: st.serviceAccount.name }] : []),
+        ];
+        for (const dep of deps) {
+            const obj = objects.find((o) => o.kind === dep.kind && o.name === dep.name && o.namespace === ns);
+            if (!obj) continue;
+            const depWave = obj.wave ?? 0;
+            const own = stackWave ?? 0;
+            if (depWave === UNKNOWN || own === UNKNOWN) {
+                findings.push({ message: `${describeStack(view)}: the sync wave of the Stack or of its ${dep.kind} ${JSON.stringify(dep.name)} is unknown during preview; make the sync-wave annotations known.`, urn: view.urn });
+            } else if (own < depWave) {
+                findings.push({
+                    message: `${describeStack(view)} is in sync wave ${own} but its ${dep.kind} ${JSON.stringify(dep.name)} is in wave ${depWave}, so Argo CD applies the Stack first; give the Stack a wave of at least ${depWave}.`,
+                    urn: view.urn,
+                });
+            }
+        }
+    }
+    return findings;
+}
+
+/**
+ * An Application with automated prune that manages a production Stack with destroyOnFinalize. The
+ * Stacks are read as their patches leave them (a patch that sets destroyOnFinalize counts), classified
+ * by the pack-wide production settings.
+ */
+function pruneFindings(apps: Application[], stacks: { view: StackView }[], ctx: RuleContext): Finding[] {
+    const findings: Finding[] = [];
+    for (const { r, props } of apps) {
+        if (get(props, "spec", "syncPolicy", "automated", "prune") !== true) continue;
+        const appName = str(get(props, "metadata", "name"));
+        for (const st of stacks) {
+            if (!manages(props, appName, st.view) || st.view.destroyOnFinalize !== true) continue;
+            if (classify(st.view, ctx).verdict !== "production") continue;
+            findings.push({
+                message: `Argo CD Application ${JSON.stringify(r.name)} auto-prunes (syncPolicy.automated.prune) production ${describeStack(st.view)}, which sets destroyOnFinalize: deleting its manifest from Git would destroy production; disable prune or remove destroyOnFinalize.`,
+                urn: typeof r.urn === "string" ? r.urn : undefined,
+            });
+        }
+    }
+    return findings;
+}
+
 export const policy = programRule(
     {
         name: NAME,
@@ -87,64 +170,10 @@ export const policy = programRule(
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (resources: ResourceLike[], _config, ctx) => {
-        const findings: Finding[] = [];
-        const apps: { r: ResourceLike; props: Plain }[] = resources
-            .filter((r) => APPLICATION.test(String(r.type)))
-            .map((r) => ({ r, props: plain(r.props) }));
-        const objects: K8sObject[] = [];
-        for (const r of resources) {
-            const m = /^kubernetes:core\/v1:(Secret|ServiceAccount)$/.exec(String(r.type));
-            if (!m) continue;
-            const props = plain(r.props);
-            const ns = str(get(props, "metadata", "namespace"));
-            objects.push({
-                kind: m[1] as K8sObject["kind"],
-                name: str(get(props, "metadata", "name")),
-                namespace: typeof ns === "string" ? ns : DEFAULT_NAMESPACE,
-                wave: wave(get(props, "metadata")),
-            });
-        }
+        const apps = applications(resources);
+        const objects = wavedObjects(resources);
         const stacks = stackIdentities(resources);
-        const argoInUse = apps.length > 0 || objects.some((o) => o.wave !== undefined) || stacks.some((s) => s.view.annotations !== UNKNOWN && s.view.annotations[WAVE] !== undefined);
-        if (!argoInUse) return findings;
-
-        for (const st of stacks) {
-            const view = st.view;
-            const ns = view.namespace === UNKNOWN ? undefined : view.namespace ?? DEFAULT_NAMESPACE;
-            const stackWave = view.annotations === UNKNOWN ? UNKNOWN : wave({ annotations: view.annotations as Plain });
-            const deps = [
-                ...secretNames(view).map((name) => ({ kind: "Secret", name })),
-                ...(typeof st.serviceAccount.name === "string" ? [{ kind: "ServiceAccount", name: st.serviceAccount.name }] : []),
-            ];
-            for (const dep of deps) {
-                const obj = objects.find((o) => o.kind === dep.kind && o.name === dep.name && o.namespace === ns);
-                if (!obj) continue;
-                const depWave = obj.wave ?? 0;
-                const own = stackWave ?? 0;
-                if (depWave === UNKNOWN || own === UNKNOWN) {
-                    findings.push({ message: `${describeStack(view)}: the sync wave of the Stack or of its ${dep.kind} ${JSON.stringify(dep.name)} is unknown during preview; make the sync-wave annotations known.`, urn: view.urn });
-                } else if (own < depWave) {
-                    findings.push({
-                        message: `${describeStack(view)} is in sync wave ${own} but its ${dep.kind} ${JSON.stringify(dep.name)} is in wave ${depWave}, so Argo CD applies the Stack first; give the Stack a wave of at least ${depWave}.`,
-                        urn: view.urn,
-                    });
-                }
-            }
-        }
-
-        for (const { r, props } of apps) {
-            if (get(props, "spec", "syncPolicy", "automated", "prune") !== true) continue;
-            const appName = str(get(props, "metadata", "name"));
-            // The Stacks as their patches leave them: a patch that sets destroyOnFinalize counts.
-            for (const st of patchedStacks(resources)) {
-                if (!manages(props, appName, st.view) || st.view.destroyOnFinalize !== true) continue;
-                if (classify(st.view, ctx).verdict !== "production") continue;
-                findings.push({
-                    message: `Argo CD Application ${JSON.stringify(r.name)} auto-prunes (syncPolicy.automated.prune) production ${describeStack(st.view)}, which sets destroyOnFinalize: deleting its manifest from Git would destroy production; disable prune or remove destroyOnFinalize.`,
-                    urn: typeof r.urn === "string" ? r.urn : undefined,
-                });
-            }
-        }
-        return findings;
+        if (!argoInUse(apps, objects, stacks)) return [];
+        return [...syncWaveFindings(stacks, objects), ...pruneFindings(apps, patchedStacks(resources), ctx)];
     },
 );

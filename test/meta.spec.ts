@@ -71,3 +71,50 @@ describe("policy catalogue", () => {
         assert.ok(fixtures.filter((f) => f.expect.violations.length === 0).length >= 2);
     });
 });
+
+describe("module layout", () => {
+    /** Relative imports of every TypeScript module of the pack, the product and the harness. */
+    function importGraph(): Map<string, string[]> {
+        // eslint-disable-next-line @typescript-eslint/no-var-requires
+        const ts = require("typescript") as typeof import("typescript");
+        const graph = new Map<string, string[]>();
+        const files = ["index.ts", ...["policies", "cli", "harness"].flatMap((d) =>
+            fs.readdirSync(path.join(REPO_ROOT, d), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts")).map((f) => path.join(d, f)),
+        )];
+        for (const file of files) {
+            const text = fs.readFileSync(path.join(REPO_ROOT, file), "utf8");
+            const imports = ts.preProcessFile(text, true, true).importedFiles.map((i) => i.fileName).filter((n) => n.startsWith("."));
+            graph.set(
+                file,
+                imports.map((n) => {
+                    const base = path.normalize(path.join(path.dirname(file), n));
+                    return fs.existsSync(path.join(REPO_ROOT, `${base}.ts`)) ? `${base}.ts` : path.join(base, "index.ts");
+                }),
+            );
+        }
+        return graph;
+    }
+
+    it("the product (pack, policies, cli/) never imports the fixture harness", () => {
+        const bad = [...importGraph()].flatMap(([file, deps]) => (file.startsWith("harness") ? [] : deps.filter((d) => d.startsWith("harness")).map((d) => `${file} -> ${d}`)));
+        assert.deepStrictEqual(bad, []);
+    });
+
+    it("has no import cycle", () => {
+        const graph = importGraph();
+        const state = new Map<string, "visiting" | "done">();
+        const cycles: string[] = [];
+        const visit = (f: string, trail: string[]) => {
+            if (state.get(f) === "done") return;
+            if (state.get(f) === "visiting") {
+                cycles.push([...trail.slice(trail.indexOf(f)), f].join(" -> "));
+                return;
+            }
+            state.set(f, "visiting");
+            for (const d of graph.get(f) ?? []) visit(d, [...trail, f]);
+            state.set(f, "done");
+        };
+        for (const f of graph.keys()) visit(f, []);
+        assert.deepStrictEqual(cycles, []);
+    });
+});

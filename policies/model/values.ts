@@ -36,10 +36,6 @@ const PROXY_TARGET = "__getSpecialProxyTarget";
 
 export type Plain = null | boolean | number | string | Unknown | Plain[] | { [key: string]: Plain } | undefined;
 
-export function isUnknown(v: unknown): v is Unknown {
-    return v === UNKNOWN;
-}
-
 /**
  * Returns the raw object behind the policy SDK's unknown-checking proxy, without triggering it. An
  * object that throws when read is not caught here: the error reaches the rule wrappers, which report
@@ -225,23 +221,6 @@ export function entries(v: Plain): [string, Plain][] {
 /** The elements of a list field; [] when absent or not a list. */
 export function list(v: Plain): Plain[] {
     return Array.isArray(v) ? v : [];
-}
-
-/** True when the value or anything inside it is unknown. */
-export function containsUnknown(v: Plain, depth = 0): boolean {
-    if (v === UNKNOWN) {
-        return true;
-    }
-    if (depth > 64) {
-        return false;
-    }
-    if (Array.isArray(v)) {
-        return v.some((e) => containsUnknown(e, depth + 1));
-    }
-    if (isObject(v)) {
-        return Object.values(v).some((e) => containsUnknown(e, depth + 1));
-    }
-    return false;
 }
 
 /** Quotes a field name or other non-secret identifier for a message, bounded in length. */

@@ -10,7 +10,12 @@ const CLI = path.join(REPO_ROOT, "bin", "harness", "cli.js");
 const BAD = path.join(REPO_ROOT, "test", "bad-fixtures");
 
 function harness(...args: string[]) {
-    const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", cwd: REPO_ROOT, timeout: 180000 });
+    return harnessIn({}, ...args);
+}
+
+/** Runs the harness; `env` adds to the environment (e.g. the run's own PKO_GUARD_TMPDIR). */
+function harnessIn(env: NodeJS.ProcessEnv, ...args: string[]) {
+    const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", cwd: REPO_ROOT, timeout: 180000, env: { ...process.env, ...env } });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -53,10 +58,11 @@ describe("harness CLI", function () {
 
     it("reports a throwing, hanging, empty or uncompilable program as a per-fixture error and exits 1", () => {
         const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-cli-"));
-        const before = fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith("pko-guard-mock-")).length;
+        // The run's own temporary root: what it leaves behind is counted there, not in the shared folder.
+        const root = path.join(tmp, "root");
         const json = path.join(tmp, "report.json");
         const dirs = ["throws", "hangs", "registers-nothing", "syntax-error"].map((d) => path.join(BAD, d));
-        const r = harness("--timeout", "8", "--json", json, ...dirs);
+        const r = harnessIn({ PKO_GUARD_TMPDIR: root }, "--timeout", "8", "--json", json, ...dirs);
         assert.strictEqual(r.code, 1, r.stderr);
         const report = JSON.parse(fs.readFileSync(json, "utf8"));
         const outcomes = Object.fromEntries(report.fixtures.map((f: any) => [f.fixture, [f.outcome, f.legs[0].error]]));
@@ -66,17 +72,22 @@ describe("harness CLI", function () {
         assert.match(outcomes["registers-nothing"][1], /registered no resources/);
         assert.match(outcomes["syntax-error"][1], /Unable to compile TypeScript.*TS1005/);
         for (const o of Object.values(outcomes)) assert.strictEqual((o as string[])[0], "error");
-        const after = fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith("pko-guard-mock-")).length;
-        assert.ok(after <= before, "temporary folders left behind");
+        assert.deepStrictEqual(fs.readdirSync(root), [], "temporary folders left behind");
         fs.rmSync(tmp, { recursive: true, force: true });
     });
 
     it("exits 1 when a fixture's expectations are wrong", () => {
-        const tmp = fs.mkdtempSync(path.join(REPO_ROOT, "fixtures", ".tmp-"));
+        // A copy of a fixture in a temporary folder (never in the source tree), beside links to the
+        // fixtures' _lib and the repository's node_modules so its imports resolve as in fixtures/.
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-cli-"));
+        const tmp = path.join(root, "fixtures", "wrong-count");
         try {
+            fs.mkdirSync(tmp, { recursive: true });
+            fs.symlinkSync(path.join(REPO_ROOT, "fixtures", "_lib"), path.join(root, "fixtures", "_lib"));
+            fs.symlinkSync(path.join(REPO_ROOT, "fixtures", "tsconfig.json"), path.join(root, "fixtures", "tsconfig.json"));
+            fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(root, "node_modules"));
             const src = path.join(REPO_ROOT, "fixtures", "creds-literal-token");
             for (const f of ["Pulumi.yaml", "index.ts"]) fs.copyFileSync(path.join(src, f), path.join(tmp, f));
-            fs.writeFileSync(path.join(tmp, "index.ts"), fs.readFileSync(path.join(tmp, "index.ts"), "utf8").replace("../_lib", "../_lib/index"));
             fs.writeFileSync(
                 path.join(tmp, "expect.yaml"),
                 "description: wrong count on purpose\nviolations:\n  - policy: pko-stack-credentials-from-secrets\n    resource: app-dev\n    count: 2\n",
@@ -85,7 +96,7 @@ describe("harness CLI", function () {
             assert.strictEqual(r.code, 1);
             assert.match(r.stdout, /MISMATCH: expected 2, got 1/);
         } finally {
-            fs.rmSync(tmp, { recursive: true, force: true });
+            fs.rmSync(root, { recursive: true, force: true });
         }
     });
 });

@@ -28,6 +28,7 @@ describe("reports", function () {
         const bad = path.join(tmp, "fixtures", "report-mismatch");
         fs.mkdirSync(bad, { recursive: true });
         fs.symlinkSync(FIX("_lib"), path.join(tmp, "fixtures", "_lib"));
+        fs.symlinkSync(FIX("tsconfig.json"), path.join(tmp, "fixtures", "tsconfig.json"));
         fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(tmp, "node_modules"));
         for (const f of ["Pulumi.yaml", "index.ts"]) fs.copyFileSync(path.join(FIX("creds-git-auth"), f), path.join(bad, f));
         fs.writeFileSync(
