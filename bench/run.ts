@@ -2,111 +2,106 @@
  * npm run bench: figures and ratios measured in one run on this machine, printed and written to
  * bench/results.json. Not a test: nothing here asserts a timing.
  *
- *  1. in-process policy evaluation throughput (resources/s) at 1k, 10k, 50k resources (every policy of
- *     the pack, resource policies per resource and stack policies once, on analyzer-shaped arguments);
- *  2. scaling of the stack-level RBAC policy: time at 10k resources / time at 1k (linear is 10);
+ *  1. throughput of the whole pack on the analyzer's real path, in process (resources/s at 1k, 10k, 50k): the
+ *     SDK's own Analyze handler per resource and AnalyzeStack once (bench/analyzer-path.ts);
+ *  2. stack-level scaling on that path: AnalyzeStack at 10k resources / at 1k (linear is 10);
+ *  2b. the pack over gRPC end to end (bin/index.js), Analyze calls sequential as the engine sends them;
  *  3. the pack's analyzer start-up: precompiled JavaScript / ts-node;
  *  4. overhead of the pack on a real preview of a 50-resource program: with the pack / without;
  *  5. mock leg / real leg time per fixture, and each leg's wall time over the whole fixture set.
  * 4 and 5 need the toolchain (npm run setup); without it they are reported as not measured.
  */
 import "../cli/fatal";
-import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
 import * as readline from "readline";
-import { policies } from "../policies";
 import { REPO_ROOT } from "../cli/paths";
 import { platformProgram } from "./programs";
-import { TestResourceLike } from "./types";
-
-/* eslint-disable @typescript-eslint/no-var-requires */
-const structPb = require("google-protobuf/google/protobuf/struct_pb");
-const { deserializeProperties } = require("@pulumi/policy/deserialize");
-const { unknownCheckingProxy } = require("@pulumi/policy/proxy");
+import { PackServer, analyzeInProcess, noopPack, requests, sdkHandlers, timeAsync } from "./analyzer-path";
 
 const results: Record<string, unknown> = { machine: { cpus: os.cpus().length, node: process.version }, measuredAt: new Date().toISOString() };
 const line = (s: string) => process.stdout.write(s + "\n");
 
-/** Analyzer-shaped props: the wire form deserialized and proxied by @pulumi/policy's own code. */
-function analyzerArgs(resources: TestResourceLike[]) {
-    return resources.map((r, i) => ({
-        type: r.type,
-        name: r.name,
-        urn: `urn:pulumi:dev::bench::${r.type}::${r.name}`,
-        props: unknownCheckingProxy(deserializeProperties(structPb.Struct.fromJavaScript(r.props), false)),
-        opts: {},
-        index: i,
-    }));
-}
-
-function evaluateAll(args: ReturnType<typeof analyzerArgs>, only?: string): number {
-    let violations = 0;
-    const report = () => {
-        violations++;
-    };
-    const stackTags = new Map();
-    const getConfig = () => ({});
-    const notApplicable = () => undefined;
-    const isType = () => false;
-    const asType = () => undefined;
-    for (const p of policies) {
-        if (only && p.name !== only) continue;
-        if ("validateResource" in p) {
-            const v = (p as ResourceValidationPolicy).validateResource as Function;
-            // The same object literal the analyzer builds for each validation (@pulumi/policy server.js).
-            for (const a of args) v({ type: a.type, props: a.props, urn: a.urn, name: a.name, opts: a.opts, stackTags, isType, asType, getConfig, notApplicable }, report);
-        } else {
-            (p as StackValidationPolicy).validateStack({ resources: args as any, getConfig, stackTags, notApplicable } as any, report);
-        }
-    }
-    return violations;
-}
-
 /**
- * Best of `repeat` timings of `run` over freshly prepared input (`prepare` is not timed), so that no
- * memoized view from an earlier repetition makes a later one look faster than a first evaluation is.
+ * 1 and 2: the whole pack on the analyzer's real path, in process (bench/analyzer-path.ts): the SDK's own
+ * Analyze handler per resource, one after the other, then its AnalyzeStack handler once.
  */
-function time<T>(prepare: () => T, run: (input: T) => void, repeat = 3): number {
-    let best = Infinity;
-    for (let i = 0; i < repeat; i++) {
-        const input = prepare();
-        const t = performance.now();
-        run(input);
-        best = Math.min(best, performance.now() - t);
-    }
-    return best;
-}
-
-function throughput(): void {
-    line("== in-process policy evaluation (all policies)");
+async function throughput(): Promise<void> {
+    line("== in-process, analyzer path (SDK Analyze per resource + AnalyzeStack; every policy deserializes and proxies its own copy)");
+    const h = sdkHandlers();
     const rows: Record<string, unknown> = {};
     for (const n of [1000, 10000, 50000]) {
-        const program = platformProgram(n);
-        evaluateAll(analyzerArgs(program)); // warm-up (JIT)
-        const ms = time(() => analyzerArgs(program), (args) => evaluateAll(args), n >= 50000 ? 2 : 3);
+        const reqs = requests(platformProgram(n));
+        if (n < 50000) await analyzeInProcess(h, reqs); // warm-up (JIT)
+        const ms = await timeAsync(() => analyzeInProcess(h, reqs), n >= 50000 ? 1 : 2);
         const perSecond = Math.round((n / ms) * 1000);
         rows[n] = { ms: Math.round(ms), resourcesPerSecond: perSecond };
-        line(`  ${String(n).padStart(6)} resources: ${ms.toFixed(0).padStart(6)} ms  ${perSecond.toLocaleString("en")} resources/s  (target >= 50,000)`);
+        line(`  ${String(n).padStart(6)} resources: ${ms.toFixed(0).padStart(6)} ms  ${perSecond.toLocaleString("en")} resources/s  (target >= 20,000)`);
     }
-    results.throughput = rows;
+    // The SDK's floor on the same path: the same number of policies, doing nothing.
+    const floorReqs = requests(platformProgram(10000));
+    const floor = sdkHandlers(noopPack());
+    await analyzeInProcess(floor, floorReqs);
+    const floorMs = await timeAsync(() => analyzeInProcess(floor, floorReqs), 2);
+    const packMs = (rows[10000] as { ms: number }).ms;
+    line(`  SDK floor (same number of no-op policies), 10000 resources: ${floorMs.toFixed(0)} ms, ${Math.round((10000 / floorMs) * 1000).toLocaleString("en")} resources/s; pack / floor: ${(packMs / floorMs).toFixed(2)}`);
+    rows.sdkFloor10k = { ms: Math.round(floorMs), resourcesPerSecond: Math.round((10000 / floorMs) * 1000), packOverFloor: packMs / floorMs };
+    results.throughput = { path: "in-process: @pulumi/policy server.js Analyze/AnalyzeStack handlers on protobuf requests", ...rows };
 }
 
-function rbacScaling(): void {
-    line("== stack-level RBAC policy scaling (pko-stack-no-cluster-admin)");
+async function stackScaling(): Promise<void> {
+    line("== stack-level scaling (AnalyzeStack, every stack policy of the pack, analyzer path)");
+    const h = sdkHandlers();
     const t: Record<number, number> = {};
     for (const n of [1000, 10000]) {
-        const program = platformProgram(n);
-        evaluateAll(analyzerArgs(program), "pko-stack-no-cluster-admin"); // warm-up (JIT)
-        t[n] = time(() => analyzerArgs(program), (args) => evaluateAll(args, "pko-stack-no-cluster-admin"), 5);
+        const reqs = requests(platformProgram(n));
+        await analyzeInProcess(h, reqs, { resources: false }); // warm-up (JIT)
+        t[n] = await timeAsync(() => analyzeInProcess(h, reqs, { resources: false }), 3);
         line(`  ${String(n).padStart(6)} resources: ${t[n].toFixed(1)} ms`);
     }
     const ratio = t[10000] / t[1000];
     line(`  ratio 10k/1k: ${ratio.toFixed(1)} (linear is 10; target <= 12)`);
-    results.rbacScaling = { ms1k: t[1000], ms10k: t[10000], ratio };
+    results.stackScaling = { ms1k: t[1000], ms10k: t[10000], ratio };
+}
+
+/**
+ * 3: the pack's analyzer over gRPC, end to end: bin/index.js started as the engine starts it, Analyze per
+ * resource with one call in flight (what the v3.248 engine does for one pack), then AnalyzeStack. The
+ * pipelined figure (8 calls in flight) is the pack's upper bound, not what a preview sees.
+ */
+async function overGrpc(): Promise<void> {
+    const n = 2000;
+    line(`== over gRPC, end to end (bin/index.js; Analyze x ${n} + AnalyzeStack)`);
+    const server = await PackServer.start(REPO_ROOT);
+    try {
+        const reqs = requests(platformProgram(n));
+        await server.analyze(reqs, 1); // warm-up (JIT, connection)
+        const seq = await timeAsync(() => server.analyze(reqs, 1), 2);
+        const piped = await timeAsync(() => server.analyze(reqs, 8), 2);
+        const seqRate = Math.round((n / seq) * 1000);
+        const pipedRate = Math.round((n / piped) * 1000);
+        line(`  sequential (the engine: one Analyze in flight): ${seqRate.toLocaleString("en")} resources/s  (target >= 3,000)`);
+        line(`  pipelined (8 in flight, upper bound): ${pipedRate.toLocaleString("en")} resources/s; sequential/pipelined ${(seq / piped).toFixed(2)}`);
+        results.grpc = { resources: n, sequentialPerSecond: seqRate, pipelinedPerSecond: pipedRate, inFlight: 8 };
+    } finally {
+        server.stop();
+    }
+    // The floor: the SDK's server and the transport with the same number of no-op policies.
+    const floor = await PackServer.start(REPO_ROOT, true);
+    try {
+        const reqs = requests(platformProgram(n));
+        await floor.analyze(reqs, 1);
+        const ms = await timeAsync(() => floor.analyze(reqs, 1), 2);
+        const rate = Math.round((n / ms) * 1000);
+        const own = (results.grpc as { sequentialPerSecond: number }).sequentialPerSecond;
+        line(`  SDK floor over gRPC (no-op pack of the same shape), sequential: ${rate.toLocaleString("en")} resources/s; pack / floor time: ${(rate / own).toFixed(2)}`);
+        Object.assign(results.grpc as object, { floorSequentialPerSecond: rate });
+    } finally {
+        floor.stop();
+    }
 }
 
 function startAnalyzer(args: string[]): Promise<number> {
@@ -136,12 +131,31 @@ async function startup(): Promise<void> {
     results.startup = { jsMs, tsNodeMs: tsMs, ratio: jsMs / tsMs };
 }
 
+/** `npm run bench -- --only throughput,stack,grpc,startup,peers,real` runs some parts (default: all). */
+function parts(): Set<string> {
+    const i = process.argv.indexOf("--only");
+    const all = ["throughput", "stack", "grpc", "startup", "peers", "real"];
+    if (i < 0) return new Set(all);
+    const chosen = (process.argv[i + 1] ?? "").split(",").filter(Boolean);
+    const bad = chosen.filter((p) => !all.includes(p));
+    if (chosen.length === 0 || bad.length > 0) throw new Error(`--only takes a comma-separated list of ${all.join(", ")}`);
+    return new Set(chosen);
+}
+
 async function main(): Promise<void> {
-    throughput();
-    rbacScaling();
-    await startup();
-    const { realBenchmarks } = await import("./real");
-    Object.assign(results, await realBenchmarks(line));
+    const only = parts();
+    if (only.has("throughput")) await throughput();
+    if (only.has("stack")) await stackScaling();
+    if (only.has("grpc")) await overGrpc();
+    if (only.has("startup")) await startup();
+    if (only.has("peers")) {
+        const { peers } = await import("./peers");
+        Object.assign(results, await peers(line));
+    }
+    if (only.has("real")) {
+        const { realBenchmarks } = await import("./real");
+        Object.assign(results, await realBenchmarks(line));
+    }
     const out = path.join(REPO_ROOT, "bench", "results.json");
     fs.writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
     line(`results written to ${path.relative(process.cwd(), out)}`);

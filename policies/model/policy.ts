@@ -197,19 +197,9 @@ export function stackRule(
     };
 }
 
-/**
- * The program's resources as rules read them, shared by every stack-level rule that is handed the same
- * resource list (in-process evaluation does; the analyzer hands each rule its own list).
- */
-const programs = new WeakMap<object, ResourceLike[]>();
-
+/** The program's resources as rules read them (the analyzer hands each stack policy its own list). */
 function programResources(list: PolicyResource[] | undefined): ResourceLike[] {
-    const source = list ?? [];
-    const hit = programs.get(source);
-    if (hit) return hit;
-    const resources = source.map((r: PolicyResource) => ({ type: r.type, name: r.name, urn: r.urn, props: r.props }));
-    programs.set(source, resources);
-    return resources;
+    return (list ?? []).map((r: PolicyResource) => ({ type: r.type, name: r.name, urn: r.urn, props: r.props }));
 }
 
 /** A stack-level rule that sees every resource of the program. */

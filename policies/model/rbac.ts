@@ -79,16 +79,9 @@ function roleWildcard(props: Plain): Tri {
     return or(list(rules).map(ruleIsWildcard));
 }
 
-const models = new WeakMap<ResourceLike[], RbacModel>();
-const identities = new WeakMap<ResourceLike[], StackIdentity[]>();
-
-/** Builds the RBAC view of a program's resources (memoized per resource list; never mutate it). */
+/** Builds the RBAC view of a program's resources (built per call: the analyzer hands every policy its own list). */
 export function rbacModel(resources: ResourceLike[]): RbacModel {
-    const hit = models.get(resources);
-    if (hit) return hit;
-    const model = buildRbacModel(resources);
-    models.set(resources, model);
-    return model;
+    return buildRbacModel(resources);
 }
 
 function buildRbacModel(resources: ResourceLike[]): RbacModel {
@@ -262,13 +255,9 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
     else map.set(key, [value]);
 }
 
-/** The program's Stacks and the accounts they run as (memoized per resource list; never mutate it). */
+/** The program's Stacks and the accounts they run as (built per call: the analyzer hands every policy its own list). */
 export function stackIdentities(resources: ResourceLike[]): StackIdentity[] {
-    const hit = identities.get(resources);
-    if (hit) return hit;
-    const list = buildStackIdentities(resources);
-    identities.set(resources, list);
-    return list;
+    return buildStackIdentities(resources);
 }
 
 function buildStackIdentities(resources: ResourceLike[]): StackIdentity[] {

@@ -111,9 +111,6 @@ function stringMap(v: Plain): Record<string, string | Unknown | undefined> | Unk
     return out;
 }
 
-/** Views are memoized per (plain properties object, type, name, urn): every policy reads the same Stack. */
-const views = new WeakMap<object, { type: unknown; name: unknown; urn: unknown; view: StackView | undefined }>();
-
 /** Returns the normalized Stack view of a resource, or undefined when it is not a PKO Stack. */
 export function stackView(resource: ResourceLike): StackView | undefined {
     return kindedView(resource, "Stack");
@@ -128,15 +125,7 @@ function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): Sta
     const type = resource.type;
     if (!mayBeStack(type)) return undefined;
     const props = plain(resource.props);
-    if (stackKind(type, props) !== wanted) return undefined;
-    if (props === null || typeof props !== "object") return buildView(resource, props);
-    const hit = views.get(props);
-    if (hit && hit.type === resource.type && hit.name === resource.name && hit.urn === resource.urn) {
-        return hit.view;
-    }
-    const view = buildView(resource, props);
-    views.set(props, { type: resource.type, name: resource.name, urn: resource.urn, view });
-    return view;
+    return stackKind(type, props) === wanted ? buildView(resource, props) : undefined;
 }
 
 function buildView(resource: { type: string; name: string; urn?: string }, props: Plain): StackView {
@@ -217,7 +206,6 @@ export interface JoinedPatch {
     after: StackView;
 }
 
-const joins = new WeakMap<ResourceLike[], JoinedPatch[]>();
 
 /** The namespace a Stack or patch without metadata.namespace lands in. */
 const DEFAULT_NS = "default";
@@ -231,11 +219,9 @@ function key(view: StackView): string | undefined {
  * Every patch of a Stack in the program, in program order, joined to the program's Stack of the same
  * name and namespace (several patches of one Stack apply in order). A patch whose target is not
  * declared, or whose name or namespace is unknown, is judged on its own fields with production
- * unknown. Memoized per resource list (never mutate the result).
+ * unknown.
  */
 export function stackPatches(resources: ResourceLike[]): JoinedPatch[] {
-    const hit = joins.get(resources);
-    if (hit) return hit;
     const stacks = new Map<string, StackView>();
     const patches: StackView[] = [];
     for (const r of resources) {
@@ -276,7 +262,6 @@ export function stackPatches(resources: ResourceLike[]): JoinedPatch[] {
         before.undeclaredTarget = undeclared;
         out.push({ patch, target, before, after });
     }
-    joins.set(resources, out);
     return out;
 }
 
@@ -285,11 +270,8 @@ export function stackPatches(resources: ResourceLike[]): JoinedPatch[] {
  * (in program order; `patchedBy` lists them), then a view per patched Stack the program does not declare
  * (its `undeclaredTarget` says why production is unknown). Rules over the whole program (RBAC, Argo CD)
  * read these instead of the bare Stacks so that a patch cannot change a Stack behind their back.
- * Memoized per resource list (never mutate the result).
  */
 export function patchedStacks(resources: ResourceLike[]): { view: StackView; stack?: StackView; patchedBy: StackView[] }[] {
-    const hit = finals.get(resources);
-    if (hit) return hit;
     const joined = stackPatches(resources);
     const last = new Map<StackView | string, { after: StackView; patches: StackView[] }>();
     joined.forEach((j, i) => {
@@ -305,11 +287,8 @@ export function patchedStacks(resources: ResourceLike[]): { view: StackView; sta
         out.push(p ? { view: p.after, stack, patchedBy: p.patches } : { view: stack, stack, patchedBy: [] });
     }
     for (const [k, p] of last) if (typeof k === "string") out.push({ view: p.after, patchedBy: p.patches });
-    finals.set(resources, out);
     return out;
 }
-
-const finals = new WeakMap<ResourceLike[], { view: StackView; stack?: StackView; patchedBy: StackView[] }[]>();
 
 /** Reads a PKO `ResourceRef` ({type, secret|literal|env|filesystem}) found at `field`. */
 export function resourceRef(field: string, v: Plain): Ref {
@@ -384,16 +363,9 @@ export function effectiveServiceAccount(view: StackView): { name: string | Unkno
     return { name: "default", source: "the implicit default service account" };
 }
 
-const labels = new WeakMap<StackView, string>();
-
 /** Human label of a Stack for messages: the resource name and, when known, its stack. */
 export function describeStack(view: StackView): string {
     if (view.label !== undefined) return view.label;
-    let label = labels.get(view);
-    if (label === undefined) {
-        const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
-        label = `Stack ${JSON.stringify(view.resourceName)}${target}`;
-        labels.set(view, label);
-    }
-    return label;
+    const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
+    return `Stack ${JSON.stringify(view.resourceName)}${target}`;
 }

@@ -52,12 +52,6 @@ function unproxy(v: unknown): unknown {
 }
 
 /**
- * Conversions are memoized per raw properties object: every policy of the pack reads the same resource,
- * and in-process evaluation hands them the same object. Results are shared, so never mutate them.
- */
-const memo = new WeakMap<object, Plain>();
-
-/**
  * Converts any value (proxied, secret-wrapped, cyclic, exotic) into plain data with unknowns replaced
  * by `UNKNOWN`. A value that cannot be represented as data (nested deeper than 64 levels, a cycle, a
  * function, a non-finite number) becomes `UNKNOWN` too, never "absent": the rules then fail closed on it.
@@ -68,14 +62,9 @@ export function plain(input: unknown): Plain {
     if (raw === null || typeof raw !== "object") {
         return convert(raw, 0, new Set());
     }
-    const cached = memo.get(raw);
-    if (cached !== undefined || memo.has(raw)) {
-        return cached;
-    }
     // Deserialized analyzer inputs are already plain JSON; most contain nothing to convert, and are then
     // used as they are (a scan allocates nothing; a copy is made only when something must change).
     const result: Plain = isAlreadyPlain(raw, 0, new Set()) ? (raw as Plain) : convert(raw, 0, new Set());
-    memo.set(raw, result);
     return result;
 }
 

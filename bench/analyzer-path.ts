@@ -1,0 +1,175 @@
+/**
+ * The analyzer's real path, in process and over gRPC, for `npm run bench`.
+ *
+ * In process: every resource becomes the protobuf request the engine sends (AnalyzeRequest per resource,
+ * one AnalyzeStackRequest), and is handed to `@pulumi/policy`'s own Analyze / AnalyzeStack handlers
+ * (server.js `makeAnalyzeRpcFun` / `makeAnalyzeStackRpcFun`, the functions its gRPC server registers).
+ * They deserialize the properties again for every policy and wrap them in the SDK's unknown-checking
+ * proxy, exactly as in a preview; only the gRPC transport is left out. Building the requests is not timed.
+ *
+ * Over gRPC: the pack's compiled entry (bin/index.js) is started as the engine starts it and driven with
+ * Analyze per resource, then AnalyzeStack. The Pulumi engine (v3.248, pkg/resource/deploy) generates
+ * steps for one source event at a time in the deployment executor's loop and calls `analyzeAll` inside
+ * step generation, which fans out to several packs in parallel but waits for every Analyze answer before
+ * the next resource: for one pack, Analyze calls are strictly sequential. That is the figure that counts;
+ * a pipelined figure (several calls in flight) is printed next to it as the upper bound of the pack.
+ */
+import * as grpc from "@grpc/grpc-js";
+import { ChildProcess, spawn } from "child_process";
+import * as path from "path";
+import { performance } from "perf_hooks";
+import * as readline from "readline";
+import { Policies } from "@pulumi/policy";
+import { policies } from "../policies";
+import { TestResourceLike } from "./types";
+
+/* eslint-disable @typescript-eslint/no-var-requires */
+const analyzerPb = require("@pulumi/pulumi/proto/analyzer_pb");
+const analyzerGrpc = require("@pulumi/pulumi/proto/analyzer_grpc_pb");
+const structPb = require("google-protobuf/google/protobuf/struct_pb");
+const emptyPb = require("google-protobuf/google/protobuf/empty_pb");
+const sdkServer = require("@pulumi/policy/server");
+
+const PACK = "pko-guard";
+const VERSION = "0.1.0";
+
+export function urnOf(r: TestResourceLike): string {
+    return `urn:pulumi:dev::bench::${r.type}::${r.name}`;
+}
+
+function fill<T>(msg: any, r: TestResourceLike): T {
+    msg.setType(r.type);
+    msg.setName(r.name);
+    msg.setUrn(urnOf(r));
+    msg.setProperties(structPb.Struct.fromJavaScript(r.props as Record<string, unknown>));
+    msg.setOptions(new analyzerPb.AnalyzerResourceOptions());
+    return msg;
+}
+
+/** The requests the engine sends for a program: one AnalyzeRequest per resource and one AnalyzeStackRequest. */
+export interface Requests {
+    analyze: any[];
+    stack: any;
+}
+
+export function requests(resources: TestResourceLike[]): Requests {
+    const analyze = resources.map((r) => fill<any>(new analyzerPb.AnalyzeRequest(), r));
+    const stack = new analyzerPb.AnalyzeStackRequest();
+    stack.setResourcesList(resources.map((r) => fill<any>(new analyzerPb.AnalyzerResource(), r)));
+    return { analyze, stack };
+}
+
+type Handler = (call: { request: unknown }, callback: (err: unknown, res?: any) => void) => void;
+
+function invoke(handler: Handler, request: unknown): Promise<any> {
+    return new Promise((resolve, reject) => handler({ request }, (err, res) => (err ? reject(err) : resolve(res))));
+}
+
+/** The SDK's own Analyze / AnalyzeStack handlers over the pack's policies (no server is started). */
+export function sdkHandlers(pack: Policies = policies): { analyze: Handler; analyzeStack: Handler } {
+    return {
+        analyze: sdkServer.makeAnalyzeRpcFun(PACK, VERSION, "advisory", pack),
+        analyzeStack: sdkServer.makeAnalyzeStackRpcFun(PACK, VERSION, "advisory", pack),
+    };
+}
+
+/**
+ * The SDK's own floor: as many resource and stack policies as the pack has, doing nothing. What the SDK
+ * spends per resource (deserializing and proxying the properties once per policy) is paid whatever the
+ * rules do; the pack's time over this floor is ours.
+ */
+export function noopPack(): Policies {
+    return policies.map((p) =>
+        "validateStack" in p
+            ? { name: p.name, description: p.description, enforcementLevel: p.enforcementLevel, validateStack: () => undefined }
+            : { name: p.name, description: p.description, enforcementLevel: p.enforcementLevel, validateResource: () => undefined },
+    );
+}
+
+/** Runs Analyze for every request, one after the other as the engine does, then AnalyzeStack; returns diagnostics. */
+export async function analyzeInProcess(h: ReturnType<typeof sdkHandlers>, reqs: Requests, parts: { resources?: boolean; stack?: boolean } = {}): Promise<number> {
+    let diagnostics = 0;
+    if (parts.resources !== false) {
+        for (const req of reqs.analyze) diagnostics += (await invoke(h.analyze, req)).getDiagnosticsList().length;
+    }
+    if (parts.stack !== false) diagnostics += (await invoke(h.analyzeStack, reqs.stack)).getDiagnosticsList().length;
+    return diagnostics;
+}
+
+/** Every diagnostic of Analyze per request then AnalyzeStack (policy name and URN; a stack finding carries its own). */
+export async function analyzeDiagnostics(h: ReturnType<typeof sdkHandlers>, reqs: Requests): Promise<{ policy: string; urn: string }[]> {
+    const out: { policy: string; urn: string }[] = [];
+    for (const req of reqs.analyze) {
+        for (const d of (await invoke(h.analyze, req)).getDiagnosticsList()) out.push({ policy: d.getPolicyname(), urn: d.getUrn() || req.getUrn() });
+    }
+    for (const d of (await invoke(h.analyzeStack, reqs.stack)).getDiagnosticsList()) out.push({ policy: d.getPolicyname(), urn: d.getUrn() });
+    return out;
+}
+
+/** The pack's analyzer, started from its compiled entry as the engine starts a policy pack, and a gRPC client. */
+export class PackServer {
+    private constructor(
+        private readonly child: ChildProcess,
+        readonly client: any,
+    ) {}
+
+    /** Starts bin/index.js, or with `noop` the no-op pack of the same shape (bench/noop-pack.ts). */
+    static async start(repoRoot: string, noop = false): Promise<PackServer> {
+        const args = noop ? ["-r", "ts-node/register/transpile-only", path.join(repoRoot, "bench", "noop-pack.ts")] : [path.join(repoRoot, "bin", "index.js")];
+        const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+        let stderr = "";
+        child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-2000)));
+        const port = await new Promise<number>((resolve, reject) => {
+            readline.createInterface({ input: child.stdout! }).once("line", (l) => resolve(Number(l.trim())));
+            child.once("exit", (code) => reject(new Error(`pack exited (code ${code}): ${stderr.trim().split("\n")[0] ?? ""}`)));
+        });
+        const client = new analyzerGrpc.AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+            // The engine raises the message limit too: an AnalyzeStack request for 50k resources is large.
+            "grpc.max_send_message_length": 400 * 1024 * 1024,
+            "grpc.max_receive_message_length": 400 * 1024 * 1024,
+        });
+        const server = new PackServer(child, client);
+        await server.call("getAnalyzerInfo", new emptyPb.Empty());
+        return server;
+    }
+
+    call(method: string, req: unknown): Promise<any> {
+        return new Promise((resolve, reject) =>
+            this.client[method](req, (err: grpc.ServiceError | null, res: any) => (err ? reject(new Error(`${method}: ${err.details || err.message}`)) : resolve(res))),
+        );
+    }
+
+    /** Analyze per resource with at most `inFlight` calls outstanding (1 is the engine), then AnalyzeStack. */
+    async analyze(reqs: Requests, inFlight: number): Promise<number> {
+        let diagnostics = 0;
+        let next = 0;
+        const worker = async () => {
+            while (next < reqs.analyze.length) {
+                const req = reqs.analyze[next++];
+                diagnostics += (await this.call("analyze", req)).getDiagnosticsList().length;
+            }
+        };
+        await Promise.all(Array.from({ length: inFlight }, worker));
+        diagnostics += (await this.call("analyzeStack", reqs.stack)).getDiagnosticsList().length;
+        return diagnostics;
+    }
+
+    stop(): void {
+        try {
+            this.client.close();
+        } catch {
+            /* closed */
+        }
+        this.child.kill();
+    }
+}
+
+export async function timeAsync(run: () => Promise<unknown>, repeat: number): Promise<number> {
+    let best = Infinity;
+    for (let i = 0; i < repeat; i++) {
+        const t = performance.now();
+        await run();
+        best = Math.min(best, performance.now() - t);
+    }
+    return best;
+}

@@ -1,0 +1,179 @@
+/**
+ * Peers side by side (bench only): conftest (Rego) and the Kyverno CLI (a ClusterPolicy) against
+ * pko-guard on the same generated manifest repositories, for the four core Stack rules.
+ *
+ * The peer binaries come from `bash bench/peers/build.sh` (Go module proxy, into .cache/bench-peers);
+ * a peer that is not built is skipped with one line. Before timing, the three tools must report the same
+ * findings (rule and object) on a small repository, so that the timing compares the same work.
+ *
+ * pko-guard's side reads and parses the same files and evaluates the whole pack on the analyzer path in
+ * process (the SDK's Analyze per object + AnalyzeStack), keeping the findings of the four core rules.
+ * When `pko-guard check` (issue 13) lands, this is the one place to switch to it.
+ */
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { performance } from "perf_hooks";
+import { parseAllDocuments } from "yaml";
+import { REPO_ROOT } from "../cli/paths";
+import { analyzeDiagnostics, requests, sdkHandlers } from "./analyzer-path";
+import { CORE_RULES, Obj, identity, typeToken, writeRepository } from "./peers/manifests";
+
+const PEERS_DIR = process.env.PKO_GUARD_PEERS_DIR ?? path.join(REPO_ROOT, ".cache", "bench-peers");
+const REGO = path.join(REPO_ROOT, "bench", "peers", "pko-stack.rego");
+const KYVERNO_POLICY = path.join(REPO_ROOT, "bench", "peers", "kyverno-policy.yaml");
+const CORE = new Set<string>(CORE_RULES);
+
+type Findings = Set<string>; // "rule|Kind/namespace/name"
+
+interface Tool {
+    name: string;
+    run(repo: string): Findings | Promise<Findings>;
+}
+
+function yamlFiles(dir: string): string[] {
+    const out: string[] = [];
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) out.push(...yamlFiles(p));
+        else if (/\.ya?ml$/.test(e.name)) out.push(p);
+    }
+    return out.sort();
+}
+
+const pkoGuard: Tool = {
+    name: "pko-guard",
+    async run(repo) {
+        const objects: Obj[] = [];
+        for (const file of yamlFiles(repo)) {
+            for (const doc of parseAllDocuments(fs.readFileSync(file, "utf8"))) {
+                const o = doc.toJS();
+                if (o && typeof o === "object" && typeof o.kind === "string") objects.push(o);
+            }
+        }
+        const byUrn = new Map<string, string>();
+        const resources = objects.map((o) => {
+            const r = { type: typeToken(o), name: identity(o), props: o };
+            byUrn.set(`urn:pulumi:dev::bench::${r.type}::${r.name}`, r.name);
+            return r;
+        });
+        const found: Findings = new Set();
+        for (const d of await analyzeDiagnostics(sdkHandlers(), requests(resources))) {
+            if (CORE.has(d.policy)) found.add(`${d.policy}|${byUrn.get(d.urn) ?? d.urn}`);
+        }
+        return found;
+    },
+};
+
+function conftest(bin: string): Tool {
+    return {
+        name: "conftest",
+        run(repo) {
+            const r = spawnSync(bin, ["test", "--combine", "--no-color", "-o", "json", "-p", REGO, repo], { encoding: "utf8", maxBuffer: 1 << 30 });
+            if (r.status !== 0 && r.status !== 1) throw new Error(`conftest exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n")[0]}`);
+            const found: Findings = new Set();
+            for (const file of JSON.parse(r.stdout) as { failures?: { msg: string }[] }[]) for (const f of file.failures ?? []) found.add(f.msg);
+            return found;
+        },
+    };
+}
+
+function kyverno(bin: string): Tool {
+    return {
+        name: "kyverno",
+        run(repo) {
+            const r = spawnSync(bin, ["apply", KYVERNO_POLICY, "-r", repo, "--policy-report", "--output-format", "json", "--remove-color"], {
+                encoding: "utf8",
+                maxBuffer: 1 << 30,
+            });
+            const start = r.stdout.indexOf("{");
+            if (start < 0) throw new Error(`kyverno exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n")[0]}`);
+            const found: Findings = new Set();
+            const reports = JSON.parse(r.stdout.slice(start));
+            for (const report of Array.isArray(reports.items) ? reports.items : [reports]) {
+                for (const res of report.results ?? []) {
+                    if (res.result !== "fail") continue;
+                    for (const o of res.resources ?? []) found.add(`${res.rule}|${o.kind}/${o.namespace ?? ""}/${o.name}`);
+                }
+            }
+            return found;
+        },
+    };
+}
+
+function difference(a: Findings, b: Findings): string[] {
+    return [...a].filter((x) => !b.has(x));
+}
+
+export async function peers(line: (s: string) => void): Promise<Record<string, unknown>> {
+    line("== peers on generated manifest repositories (four core Stack rules)");
+    const tools: Tool[] = [pkoGuard];
+    const skipped: Record<string, string> = {};
+    for (const [name, make] of [["conftest", conftest], ["kyverno", kyverno]] as const) {
+        const bin = path.join(PEERS_DIR, name);
+        if (fs.existsSync(bin)) tools.push(make(bin));
+        else {
+            skipped[name] = "not built";
+            line(`  ${name}: not built, skipped (build it with: bash bench/peers/build.sh ${name})`);
+        }
+    }
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-peers-"));
+    try {
+        // Same work first: every tool must report the same findings on a small repository.
+        const small = path.join(tmp, "small");
+        writeRepository(small, 100);
+        const reference = await pkoGuard.run(small);
+        const agree: Record<string, boolean> = {};
+        for (const t of tools.slice(1)) {
+            let found: Findings;
+            try {
+                found = await t.run(small);
+            } catch (e) {
+                line(`  ${t.name}: could not run (${(e as Error).message}), skipped`);
+                skipped[t.name] = (e as Error).message;
+                agree[t.name] = false;
+                continue;
+            }
+            const missing = difference(reference, found);
+            const extra = difference(found, reference);
+            agree[t.name] = missing.length === 0 && extra.length === 0;
+            line(
+                agree[t.name]
+                    ? `  ${t.name}: same ${reference.size} findings as pko-guard on 100 objects`
+                    : `  ${t.name}: DIFFERS from pko-guard on 100 objects (missing ${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", ..." : ""}; extra ${extra.slice(0, 3).join(", ")}${extra.length > 3 ? ", ..." : ""}); its timing compares different work`,
+            );
+        }
+        const timed = tools.filter((t) => !skipped[t.name]);
+        const rows: Record<string, Record<string, number>> = {};
+        for (const n of [1000, 10000]) {
+            const repo = path.join(tmp, `repo-${n}`);
+            writeRepository(repo, n);
+            rows[n] = {};
+            for (const t of timed) {
+                let best = Infinity;
+                try {
+                    for (let i = 0; i < 2; i++) {
+                        const t0 = performance.now();
+                        await t.run(repo);
+                        best = Math.min(best, performance.now() - t0);
+                    }
+                    rows[n][t.name] = best;
+                } catch (e) {
+                    line(`  ${t.name}: failed on ${n} objects (${(e as Error).message}), not timed`);
+                }
+            }
+            const own = rows[n]["pko-guard"];
+            line(
+                `  ${String(n).padStart(6)} objects: ` +
+                    timed
+                        .filter((t) => rows[n][t.name] !== undefined)
+                        .map((t) => `${t.name} ${rows[n][t.name].toFixed(0)} ms${t === pkoGuard ? "" : ` (x${(rows[n][t.name] / own).toFixed(2)} pko-guard)`}`)
+                        .join(", "),
+            );
+        }
+        return { peers: { agree, skipped, ms: rows, pkoGuardSide: "in-process analyzer path over the parsed files (stand-in until `pko-guard check`)" } };
+    } finally {
+        fs.rmSync(tmp, { recursive: true, force: true });
+    }
+}
