@@ -273,20 +273,24 @@ export function stackPatches(resources: ResourceLike[]): JoinedPatch[] {
  */
 export function patchedStacks(resources: ResourceLike[]): { view: StackView; stack?: StackView; patchedBy: StackView[] }[] {
     const joined = stackPatches(resources);
-    const last = new Map<StackView | string, { after: StackView; patches: StackView[] }>();
+    const last = new Map<string, { after: StackView; patches: StackView[]; declared: boolean }>();
     joined.forEach((j, i) => {
-        const k: StackView | string = j.target ?? key(j.patch) ?? `#${i}`;
+        const k = key(j.patch) ?? `#${i}`;
         const prev = last.get(k);
-        last.set(k, { after: j.after, patches: [...(prev?.patches ?? []), j.patch] });
+        last.set(k, { after: j.after, patches: [...(prev?.patches ?? []), j.patch], declared: j.target !== undefined });
     });
     const out: { view: StackView; stack?: StackView; patchedBy: StackView[] }[] = [];
+    const used = new Set<string>();
     for (const r of resources) {
         const stack = stackView(r);
         if (!stack) continue;
-        const p = last.get(stack);
+        const k = key(stack);
+        // Patches join the first Stack of a name and namespace (as stackPatches does).
+        const p = k !== undefined && !used.has(k) ? last.get(k) : undefined;
+        if (k !== undefined) used.add(k);
         out.push(p ? { view: p.after, stack, patchedBy: p.patches } : { view: stack, stack, patchedBy: [] });
     }
-    for (const [k, p] of last) if (typeof k === "string") out.push({ view: p.after, patchedBy: p.patches });
+    for (const p of last.values()) if (!p.declared) out.push({ view: p.after, patchedBy: p.patches });
     return out;
 }
 
