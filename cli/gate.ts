@@ -12,7 +12,7 @@ import { Row, sortRows } from "./model";
 import { locateRows } from "./locate";
 import { configWaivers, parseWaived, today } from "../policies/model/waivers";
 import { PACK_DIR } from "./paths";
-import { PackConfig, PolicyMeta, loadPackConfig, reconcilePackConfig } from "./policy-config";
+import { PackConfig, PolicyMeta, loadPackConfig, reconcilePackConfig, yamlErrorPosition } from "./policy-config";
 import { previewWithPack, userEnv } from "./pulumi";
 import { Finding, Notice, ProjectSubject } from "./reports/subject";
 import { findGateCli } from "./toolchain";
@@ -42,7 +42,7 @@ function projectInfo(dir: string): { name: string; main: string } {
     try {
         doc = YAML.parse(fs.readFileSync(file, "utf8"));
     } catch (e) {
-        throw new BadInputError(`${file}: invalid YAML: ${(e as Error).message.split("\n")[0]}`);
+        throw new BadInputError(`${file}: not valid YAML${yamlErrorPosition(e)}`);
     }
     if (typeof doc?.name !== "string") throw new BadInputError(`${file}: missing project name`);
     const runtime = typeof doc.runtime === "string" ? doc.runtime : (doc.runtime as { name?: unknown } | undefined)?.name;

@@ -8,6 +8,10 @@
 import Ajv from "ajv";
 import * as fs from "fs";
 import { BadInputError } from "./errors";
+import { unknownProperty } from "../policies/model/config";
+import { looksLikeCredential } from "../policies/model/credentials";
+import { SETTINGS_POLICY, patternProblem } from "../policies/model/production";
+import { policies } from "../policies";
 
 export const LEVELS = ["advisory", "mandatory", "remediate", "disabled"] as const;
 export type ConfigLevel = (typeof LEVELS)[number];
@@ -22,7 +26,20 @@ export type PackConfig = Record<string, PolicyConfigEntry>;
 export interface PolicyMeta {
     name: string;
     enforcementLevel: ConfigLevel;
-    configSchema?: { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+    configSchema?: { properties?: Record<string, Record<string, unknown>>; required?: string[]; additionalProperties?: unknown };
+}
+
+/**
+ * Where a JSON parse failed, without its content: JSON.parse messages quote the text around the error,
+ * and the wrong file (a credentials file, say) must never be echoed.
+ */
+export function jsonErrorPosition(text: string, e: unknown): string {
+    const m = /position (\d+)/.exec(e instanceof Error ? e.message : "");
+    if (!m) return "";
+    const before = text.slice(0, Number(m[1]));
+    const line = before.split("\n").length;
+    const column = before.length - before.lastIndexOf("\n");
+    return ` at line ${line}, column ${column}`;
 }
 
 function isLevel(v: unknown): v is ConfigLevel {
@@ -36,7 +53,7 @@ export function parsePackConfig(text: string, source: string): PackConfig {
     try {
         doc = JSON.parse(text);
     } catch (e) {
-        throw new BadInputError(`${source}: invalid JSON: ${(e as Error).message}`);
+        throw new BadInputError(`${source}: not valid JSON${jsonErrorPosition(text, e)} (a policy pack config is a JSON object of policy name -> level or settings)`);
     }
     if (doc === null || typeof doc !== "object" || Array.isArray(doc)) {
         throw new BadInputError(`${source}: must be a JSON object of policy name -> level or settings`);
@@ -45,22 +62,39 @@ export function parsePackConfig(text: string, source: string): PackConfig {
     for (const [name, value] of Object.entries(doc as Record<string, unknown>)) {
         if (name === "environments") continue;
         if (typeof value === "string") {
-            if (!isLevel(value)) throw new BadInputError(`${source}: ${name}: ${JSON.stringify(value)} is not an enforcement level`);
+            if (!isLevel(value)) throw new BadInputError(`${source}: ${shown(name)}: not an enforcement level (${LEVELS.join(", ")})`);
             out[name] = { enforcementLevel: value };
         } else if (value !== null && typeof value === "object" && !Array.isArray(value)) {
             const { enforcementLevel, ...properties } = value as Record<string, unknown>;
             if (enforcementLevel !== undefined && !isLevel(enforcementLevel)) {
-                throw new BadInputError(`${source}: ${name}.enforcementLevel: ${JSON.stringify(enforcementLevel)} is not an enforcement level`);
+                throw new BadInputError(`${source}: ${shown(name)}.enforcementLevel: not an enforcement level (${LEVELS.join(", ")})`);
             }
             out[name] = {
                 enforcementLevel: enforcementLevel as ConfigLevel | undefined,
                 properties: Object.keys(properties).length > 0 ? properties : undefined,
             };
         } else {
-            throw new BadInputError(`${source}: ${name}: must be an enforcement level or an object`);
+            throw new BadInputError(`${source}: ${shown(name)}: must be an enforcement level or an object`);
         }
     }
     return out;
+}
+
+/**
+ * What went wrong in a YAML file and where, without its content: the yaml library's error code and
+ * position only (some of its messages quote the text, such as an alias name).
+ */
+export function yamlErrorPosition(e: unknown): string {
+    const err = e as { code?: unknown; linePos?: { line: number; col: number }[] };
+    const code = typeof err?.code === "string" ? ` (${err.code.toLowerCase().replace(/_/g, " ")})` : "";
+    const at = err?.linePos?.[0] ? ` at line ${err.linePos[0].line}, column ${err.linePos[0].col}` : "";
+    return `${code}${at}`;
+}
+
+/** A key of the config for a message: bounded, quoted if odd (keys, never values, are shown). */
+function shown(name: string): string {
+    if (looksLikeCredential(name)) return "(a name that looks like a credential, not shown)";
+    return /^[A-Za-z0-9._-]{1,80}$/.test(name) ? name : JSON.stringify(name.length > 60 ? `${name.slice(0, 57)}...` : name);
 }
 
 export function loadPackConfig(file: string): PackConfig {
@@ -75,6 +109,18 @@ export function loadPackConfig(file: string): PackConfig {
 
 const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: false });
 
+/** Settings that hold user regular expressions (RE2 syntax). */
+const PATTERN_SETTINGS = ["productionStackPatterns", "allowedRepoPatterns", "extraCredentialNames", "previewOnlyStackPatterns"];
+
+/** The policies that read the production settings of pko-guard-production. */
+export const PRODUCTION_AWARE = [
+    "pko-stack-destroy-on-finalize-nonprod",
+    "pko-stack-prod-pinned-commit",
+    "pko-stack-prod-refresh",
+    "pko-stack-preview-only-nonprod",
+    "argocd-app-pko-sync-order",
+];
+
 /**
  * Reconciles a parsed config with the pack's policies as the engine does and validates it.
  * Unknown policy names are rejected (the engine ignores them; here a typo must not pass silently).
@@ -83,8 +129,13 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
     const known = new Set(policies.map((p) => p.name));
     for (const name of Object.keys(config)) {
         if (name !== "all" && !known.has(name)) {
-            throw new BadInputError(`${source}: ${JSON.stringify(name)} is not a policy of this pack`);
+            throw new BadInputError(`${source}: ${shown(name)} is not a policy of this pack`);
         }
+    }
+    for (const p of policies) {
+        const given = config[p.name]?.properties;
+        const unknown = given ? unknownProperty(p.name, given, Object.keys(p.configSchema?.properties ?? {})) : undefined;
+        if (unknown) throw new BadInputError(`${source}: ${p.name}: ${unknown}`);
     }
     const result: PackConfig = {};
     for (const p of policies) {
@@ -112,6 +163,31 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
             const err = validate.errors?.[0];
             throw new BadInputError(`${source}: ${p.name}: ${err?.instancePath || "config"} ${err?.message ?? "is invalid"}`);
         }
+        // User patterns run with RE2 (linear time): reject what it cannot compile before any preview.
+        for (const setting of PATTERN_SETTINGS) {
+            const value = result[p.name].properties?.[setting];
+            const bad = Array.isArray(value) ? patternProblem(setting, value.filter((v): v is string => typeof v === "string")) : undefined;
+            if (bad) throw new BadInputError(`${source}: ${p.name}: ${bad}`);
+        }
+    }
+    const settings = policies.find((p) => p.name === SETTINGS_POLICY);
+    if (settings && result[SETTINGS_POLICY]?.enforcementLevel === "disabled") {
+        const readers = policies.filter((p) => PRODUCTION_AWARE.includes(p.name) && result[p.name]?.enforcementLevel !== "disabled").map((p) => p.name);
+        if (readers.length > 0) {
+            throw new BadInputError(
+                `${source}: ${SETTINGS_POLICY} is disabled but ${readers.join(", ")} ${readers.length === 1 ? "reads" : "read"} its production settings; set it to advisory or mandatory`,
+            );
+        }
     }
     return result;
+}
+
+/** The pack's policies as the config check needs them (the full schemas, closed ones included). */
+export function packPolicyMeta(): PolicyMeta[] {
+    return policies.map((p) => ({ name: p.name, enforcementLevel: p.enforcementLevel ?? "advisory", configSchema: p.configSchema as PolicyMeta["configSchema"] }));
+}
+
+/** Loads a policy config file and checks it against the pack, as the gate and every harness leg do first. */
+export function checkPackConfigFile(file: string): PackConfig {
+    return reconcilePackConfig(packPolicyMeta(), loadPackConfig(file), file);
 }

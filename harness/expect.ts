@@ -3,6 +3,7 @@
  * optionally policy-config.json. expect.yaml is validated against a JSON schema (ajv); a fixture whose
  * expectations are invalid is bad input, reported before anything runs.
  */
+import { yamlErrorPosition } from "../cli/policy-config";
 import Ajv from "ajv";
 import * as fs from "fs";
 import * as path from "path";
@@ -113,7 +114,7 @@ function projectFile(dir: string): { name: string; runtime: string } {
     try {
         doc = YAML.parse(fs.readFileSync(file, "utf8"));
     } catch (e) {
-        throw new BadInputError(`${file}: invalid YAML: ${(e as Error).message.split("\n")[0]}`);
+        throw new BadInputError(`${file}: not valid YAML${yamlErrorPosition(e)}`);
     }
     const { name, runtime } = (doc ?? {}) as { name?: unknown; runtime?: unknown };
     if (typeof name !== "string" || name.length === 0) {
@@ -185,7 +186,7 @@ export function loadFixture(dirArg: string): Fixture {
     try {
         doc = YAML.parse(fs.readFileSync(expectFile, "utf8"));
     } catch (e) {
-        throw new BadInputError(`${expectFile}: invalid YAML: ${(e as Error).message.split("\n")[0]}`);
+        throw new BadInputError(`${expectFile}: not valid YAML${yamlErrorPosition(e)}`);
     }
     if (!validate(doc)) {
         const err = validate.errors?.[0];

@@ -6,7 +6,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../cli/errors";
 import { FIXTURES_DIR, PACK_DIR, PACK_ENTRY, REPO_ROOT } from "../cli/paths";
-import { loadPackConfig } from "../cli/policy-config";
+import { checkPackConfigFile, loadPackConfig } from "../cli/policy-config";
 import { Toolchain, findToolchain } from "../cli/toolchain";
 import { Analyzer } from "./analyzer";
 import { Fixture, discoverFixtures, loadFixtureWithProfiles } from "./expect";
@@ -42,8 +42,9 @@ export function loadFixtures(dirs: string[]): Fixture[] {
     const list = dirs.length > 0 ? dirs.flatMap((d) => (isCollection(d) ? discoverFixtures(d) : [d])) : discoverFixtures(FIXTURES_DIR);
     if (list.length === 0) throw new BadInputError("no fixtures found");
     const fixtures = list.flatMap(loadFixtureWithProfiles);
+    // Every leg: a config the pack would reject (unknown names, bad patterns) is bad input before anything runs.
     for (const f of fixtures) {
-        if (f.policyConfig) loadPackConfig(f.policyConfig);
+        if (f.policyConfig) checkPackConfigFile(f.policyConfig);
     }
     return fixtures;
 }

@@ -20,10 +20,9 @@
  * Fix: give the Stack a higher sync wave than its Secrets and service account; turn off automated prune
  * for production or remove destroyOnFinalize.
  */
-import { Finding, programRule } from "./model/policy";
+import { Finding, RuleContext, classify, programRule } from "./model/policy";
 import { DEFAULT_NAMESPACE, StackIdentity, stackIdentities } from "./model/rbac";
-import { classifyProduction, productionConfig, productionSchemaProperties } from "./model/production";
-import { ResourceLike, StackView, describeStack } from "./model/stack";
+import { ResourceLike, StackView, describeStack, patchedStacks } from "./model/stack";
 import { Plain, UNKNOWN, Unknown, entries, get, list, plain, str } from "./model/values";
 
 export const NAME = "argocd-app-pko-sync-order";
@@ -164,12 +163,15 @@ function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): Findin
     return findings;
 }
 
-/** An Application with automated prune that manages a production Stack with destroyOnFinalize. */
-function pruneFindings(apps: Application[], stacks: StackIdentity[], config: Record<string, unknown>): Finding[] {
+/**
+ * An Application with automated prune that manages a production Stack with destroyOnFinalize. The
+ * Stacks are read as their patches leave them (a patch that sets destroyOnFinalize counts), classified
+ * by the pack-wide production settings.
+ */
+function pruneFindings(apps: Application[], stacks: { view: StackView }[], ctx: RuleContext): Finding[] {
     const findings: Finding[] = [];
-    const prodConfig = productionConfig(config);
     // Only production Stacks with destroyOnFinalize can be at risk: found once, not once per Application.
-    const atRisk = stacks.filter((st) => st.view.destroyOnFinalize === true && classifyProduction(st.view, prodConfig).verdict === "production");
+    const atRisk = stacks.filter((st) => st.view.destroyOnFinalize === true && classify(st.view, ctx).verdict === "production");
     for (const { r, props } of apps) {
         if (atRisk.length === 0) break;
         if (get(props, "spec", "syncPolicy", "automated", "prune") !== true) continue;
@@ -193,13 +195,12 @@ export const policy = programRule(
         severity: "medium",
         remediationSteps: "Annotate the Stack with a higher argocd.argoproj.io/sync-wave than its Secrets and service account; disable automated prune for production Applications or remove destroyOnFinalize.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
-        config: { ...productionSchemaProperties },
     },
-    (resources: ResourceLike[], config) => {
+    (resources: ResourceLike[], _config, ctx) => {
         const apps = applications(resources);
         const objects = wavedObjects(resources);
         const stacks = stackIdentities(resources);
         if (!argoInUse(apps, objects, stacks)) return [];
-        return [...syncWaveFindings(stacks, objects), ...pruneFindings(apps, stacks, config)];
+        return [...syncWaveFindings(stacks, objects), ...pruneFindings(apps, patchedStacks(resources), ctx)];
     },
 );

@@ -3,6 +3,7 @@
  * Importing this module does not start an analyzer; only the pack entry point (../index.ts) does.
  */
 import { Policies } from "@pulumi/policy";
+import * as production from "./pko-guard-production";
 import * as s3PublicAcl from "./aws-s3-no-public-acl";
 import * as credentials from "./pko-stack-credentials-from-secrets";
 import * as destroyOnFinalize from "./pko-stack-destroy-on-finalize-nonprod";
@@ -19,7 +20,12 @@ import * as repoAllowlist from "./pko-stack-repo-allowlist";
 import * as resyncFloor from "./pko-stack-resync-floor";
 import * as workspaceHardening from "./pko-stack-workspace-hardening";
 
+/**
+ * In this order: the analyzer calls policies in list order in every request, and the settings policy
+ * (pko-guard-production) must publish the pack's production settings before any rule reads them.
+ */
 export const policies: Policies = [
+    production.policy,
     credentials.policy,
     noClusterAdmin.policy,
     destroyOnFinalize.policy,

@@ -15,7 +15,7 @@
  *
  * Messages name the field, never the value.
  */
-import { isCredentialName, isSecretConfigKey, looksLikeCredential, urlCredentialPart } from "./model/credentials";
+import { extraNamesProblem, isCredentialName, isFilePointerName, isPathValue, isSecretConfigKey, looksLikeCredential, urlCredentialPart } from "./model/credentials";
 import { stackRule } from "./model/policy";
 import { Ref, StackView, describeStack, resourceRef, workspaceContainers } from "./model/stack";
 import { Plain, UNKNOWN, entries, get, isObject, list, quote } from "./model/values";
@@ -48,6 +48,19 @@ function mapUnknown(field: string, v: Plain): string | undefined {
         : undefined;
 }
 
+/**
+ * A file-pointer variable (GOOGLE_APPLICATION_CREDENTIALS, KUBECONFIG, `*_FILE`, ...) set to a value
+ * in the manifest: fine when the value is a file path (the credential is in the file, mounted from a
+ * Secret); a violation when it holds anything else, such as a JSON key or a token inline.
+ */
+function filePointerProblem(field: string, value: Plain): string | undefined {
+    if (value === undefined || value === null || (typeof value === "string" && isPathValue(value))) return undefined;
+    if (value === UNKNOWN) {
+        return `${field} names a credential file but its value is unknown during preview, so it cannot be verified to be a file path rather than the credential itself; make it a known path (e.g. /var/run/secrets/...).`;
+    }
+    return `${field} names a credential file but holds inline content, not a file path (an absolute path, or one starting with ./ or ~/): the credential would sit in plaintext in the Stack manifest; mount the credential from a Kubernetes Secret and set the variable to the file's path, or ${SECRET_REF_FIX}.`;
+}
+
 function checkEnvRefs(view: StackView, extra: string[], out: string[]): void {
     const envRefs = get(view.spec, "envRefs");
     const unknown = mapUnknown("spec.envRefs", envRefs);
@@ -60,6 +73,14 @@ function checkEnvRefs(view: StackView, extra: string[], out: string[]): void {
         if (isCredentialName(name, extra)) {
             const p = refProblem(ref, "a credential");
             if (p) out.push(p);
+        } else if (isFilePointerName(name)) {
+            const p =
+                ref.kind === "Literal"
+                    ? filePointerProblem(`spec.envRefs.${name} (a Literal)`, ref.literal ?? undefined)
+                    : ref.kind === "unknown"
+                      ? refProblem(ref, "a credential file's path")
+                      : undefined;
+            if (p) out.push(p);
         } else if (ref.kind === "Literal" && looksLikeCredential(ref.literal)) {
             out.push(`spec.envRefs.${name} is a Literal whose value looks like a credential; ${SECRET_REF_FIX}.`);
         }
@@ -69,7 +90,10 @@ function checkEnvRefs(view: StackView, extra: string[], out: string[]): void {
 function checkPlainEnvs(view: StackView, extra: string[], out: string[]): void {
     const envs = get(view.spec, "envs");
     for (const [name, value] of entries(envs)) {
-        if (isCredentialName(name, extra) || looksLikeCredential(value)) {
+        if (!isCredentialName(name, extra) && isFilePointerName(name)) {
+            const p = filePointerProblem(`spec.envs.${name}`, value);
+            if (p) out.push(p);
+        } else if (isCredentialName(name, extra) || looksLikeCredential(value)) {
             out.push(
                 `spec.envs.${name} holds a credential in plaintext; move it to spec.envRefs.${name} with {type: Secret, secret: {name, key}}.`,
             );
@@ -151,6 +175,12 @@ function checkEnvVarList(field: string, env: Plain, extra: string[], out: string
         const label = `${field}[${i}]${typeof name === "string" ? ` (${quote(name)})` : ""}`;
         const credentialName = typeof name === "string" && isCredentialName(name, extra);
         const value = get(e, "value");
+        if (!credentialName && typeof name === "string" && isFilePointerName(name)) {
+            // Its value is a path; valueFrom (a ConfigMap holding the path, say) is fine too.
+            const p = filePointerProblem(`${label} value`, value);
+            if (p) out.push(p);
+            return;
+        }
         if (value !== undefined && (credentialName || looksLikeCredential(value))) {
             out.push(`${label} sets a credential as a literal value; use valueFrom.secretKeyRef.`);
             return;
@@ -190,7 +220,7 @@ export const policy = stackRule(
             extraCredentialNames: {
                 type: "array",
                 items: { type: "string", minLength: 1 },
-                description: "Extra regular expressions (whole-name match) for environment variables that hold credentials.",
+                description: "Extra RE2 regular expressions (whole-name match) for environment variables that hold credentials.",
                 default: [],
             },
         },
@@ -204,6 +234,8 @@ export const policy = stackRule(
         const extra = Array.isArray(config.extraCredentialNames)
             ? config.extraCredentialNames.filter((p): p is string => typeof p === "string")
             : [];
+        const bad = extraNamesProblem(extra);
+        if (bad !== undefined) return [`${describeStack(view)}: ${bad}; fix the policy configuration.`];
         const out: string[] = [];
         checkEnvRefs(view, extra, out);
         checkPlainEnvs(view, extra, out);

@@ -11,8 +11,8 @@
  *
  * Fails closed: when the flag or the values that decide production are unknown during preview.
  */
-import { stackRule } from "./model/policy";
-import { classifyProduction, productionConfig, productionFindings, productionSchemaProperties } from "./model/production";
+import { classify, stackRule } from "./model/policy";
+import { productionFindings } from "./model/production";
 import { describeStack } from "./model/stack";
 import { UNKNOWN } from "./model/values";
 
@@ -27,19 +27,18 @@ export const policy = stackRule(
         remediationSteps:
             "Remove spec.destroyOnFinalize (or set it to false) on production Stacks; keep it for dev and preview Stacks only.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
-        config: { ...productionSchemaProperties },
     },
-    (view, config) => {
+    (view, _config, ctx) => {
         const destroy = view.destroyOnFinalize;
         if (destroy === false || destroy === undefined) {
             return [];
         }
         const who = describeStack(view);
-        return productionFindings(who, classifyProduction(view, productionConfig(config)), {
+        return productionFindings(who, classify(view, ctx), {
             production: (reason) =>
                 destroy === UNKNOWN
-                    ? `${who} is production (${reason}) and spec.destroyOnFinalize is unknown during preview; set it to false explicitly so deleting the Stack never destroys production.`
-                    : `${who} is production (${reason}) and sets spec.destroyOnFinalize: true, so deleting or pruning the Stack object destroys its infrastructure; remove destroyOnFinalize.`,
+                    ? `${who} is ${reason} and spec.destroyOnFinalize is unknown during preview; set it to false explicitly so deleting the Stack never destroys production.`
+                    : `${who} is ${reason} and sets spec.destroyOnFinalize: true, so deleting or pruning the Stack object destroys its infrastructure; remove destroyOnFinalize.`,
             unknown: (reason) =>
                 `${who} ${destroy === UNKNOWN ? "may set" : "sets"} spec.destroyOnFinalize and ${reason}; the rule fails closed: make the deciding values known at preview time or remove destroyOnFinalize.`,
         }, "spec.destroyOnFinalize");

@@ -14,10 +14,10 @@
  *
  * Fails closed when the preview flag or the deciding values are unknown during preview.
  */
-import { stackRule } from "./model/policy";
-import { classifyProduction, compilePattern, productionConfig, productionSchemaProperties } from "./model/production";
+import { classify, stackRule } from "./model/policy";
+import { compilePattern, invalidSettingsMessage, patternProblem } from "./model/production";
 import { describeStack } from "./model/stack";
-import { UNKNOWN, quote } from "./model/values";
+import { UNKNOWN } from "./model/values";
 
 export const NAME = "pko-stack-preview-only-nonprod";
 
@@ -32,22 +32,21 @@ export const policy = stackRule(
         remediationSteps: "Set spec.preview: true on pull-request preview Stacks; remove it from production Stacks.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
         config: {
-            ...productionSchemaProperties,
             previewOnlyStackPatterns: {
                 type: "array",
                 items: { type: "string", minLength: 1 },
-                description: "Regular expressions matched against spec.stack; a match means the Stack must be preview-only.",
+                description: "RE2 regular expressions matched against spec.stack; a match means the Stack must be preview-only.",
                 default: DEFAULT_PREVIEW_PATTERNS,
             },
         },
     },
-    (view, config) => {
+    (view, config, ctx) => {
         const who = describeStack(view);
         const patterns = Array.isArray(config.previewOnlyStackPatterns)
             ? config.previewOnlyStackPatterns.filter((p): p is string => typeof p === "string")
             : DEFAULT_PREVIEW_PATTERNS;
-        const bad = patterns.find((p) => !compilePattern(p));
-        if (bad !== undefined) return [`${who}: previewOnlyStackPatterns entry ${quote(bad)} is not a valid regular expression; fix the policy configuration.`];
+        const bad = patternProblem("previewOnlyStackPatterns", patterns);
+        if (bad !== undefined) return [`${who}: ${bad}; fix the policy configuration.`];
         const stack = view.stack;
         if (stack === UNKNOWN) {
             return view.preview === true ? [] : [`${who}: spec.stack is unknown during preview, so it may be a preview-only Stack that deploys; the rule fails closed: make spec.stack known or set spec.preview: true.`];
@@ -60,9 +59,10 @@ export const policy = stackRule(
                 : [`${who} is expected to be preview-only (spec.stack matches previewOnlyStackPatterns) but does not set spec.preview: true, so it would deploy; set spec.preview: true.`];
         }
         if (view.preview !== true && view.preview !== UNKNOWN) return [];
-        const prod = classifyProduction(view, productionConfig(config));
+        const prod = classify(view, ctx);
+        if (prod.verdict === "invalid-config") return [invalidSettingsMessage(who, prod.reason)];
         if (prod.verdict === "production") {
-            return [`${who} is production (${prod.reason}) but ${view.preview === UNKNOWN ? "spec.preview is unknown during preview" : "sets spec.preview: true"}, so it would never deploy; remove spec.preview.`];
+            return [`${who} is ${prod.reason} but ${view.preview === UNKNOWN ? "spec.preview is unknown during preview" : "sets spec.preview: true"}, so it would never deploy; remove spec.preview.`];
         }
         return [];
     },

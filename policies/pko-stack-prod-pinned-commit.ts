@@ -13,8 +13,8 @@
  *
  * Fails closed: when the commit, the branch or the values that decide production are unknown.
  */
-import { stackRule } from "./model/policy";
-import { classifyProduction, productionConfig, productionFindings, productionSchemaProperties } from "./model/production";
+import { classify, stackRule } from "./model/policy";
+import { productionFindings } from "./model/production";
 import { StackView, describeStack } from "./model/stack";
 import { UNKNOWN } from "./model/values";
 
@@ -73,7 +73,6 @@ export const policy = stackRule(
             "Set spec.commit to the full 40-hex SHA to deploy, remove spec.branch, and promote by changing the commit in Git.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
         config: {
-            ...productionSchemaProperties,
             allowUnpinnableSources: {
                 type: "boolean",
                 description: "Allow production Stacks that deploy from fluxSource or programRef (which cannot be pinned).",
@@ -81,15 +80,15 @@ export const policy = stackRule(
             },
         },
     },
-    (view, config) => {
+    (view, config, ctx) => {
         const problems = pinProblems(view, config.allowUnpinnableSources === true);
         if (problems.length === 0) {
             return [];
         }
         const who = describeStack(view);
         const fix = "set spec.commit to the full 40-hex SHA and remove spec.branch";
-        return productionFindings(who, classifyProduction(view, productionConfig(config)), {
-            production: (reason) => `${who} is production (${reason}) but is not pinned: ${problems.join("; ")}; ${fix}.`,
+        return productionFindings(who, classify(view, ctx), {
+            production: (reason) => `${who} is ${reason} but is not pinned: ${problems.join("; ")}; ${fix}.`,
             unknown: (reason) => `${who} is not pinned (${problems.join("; ")}) and ${reason}; the rule fails closed: ${fix}, or make the deciding values known at preview time.`,
         }, pinField(view));
     },

@@ -9,8 +9,8 @@
  *
  * Fix: set `spec.refresh: true` on production Stacks.
  */
-import { stackRule } from "./model/policy";
-import { classifyProduction, productionConfig, productionFindings, productionSchemaProperties } from "./model/production";
+import { classify, stackRule } from "./model/policy";
+import { productionFindings } from "./model/production";
 import { describeStack } from "./model/stack";
 import { UNKNOWN } from "./model/values";
 
@@ -24,17 +24,16 @@ export const policy = stackRule(
         severity: "medium",
         remediationSteps: "Set spec.refresh: true on production Stacks.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
-        config: { ...productionSchemaProperties },
     },
-    (view, config) => {
+    (view, _config, ctx) => {
         if (view.refresh === true) return [];
         const who = describeStack(view);
         // Advisory: a Stack that may be production is not reported (only gates fail closed).
-        return productionFindings(who, classifyProduction(view, productionConfig(config)), {
+        return productionFindings(who, classify(view, ctx), {
             production: (reason) =>
                 view.refresh === UNKNOWN
-                    ? `${who} is production (${reason}) and spec.refresh is unknown during preview; set spec.refresh: true.`
-                    : `${who} is production (${reason}) but does not set spec.refresh: true, so drift is not seen before updates; set spec.refresh: true.`,
+                    ? `${who} is ${reason} and spec.refresh is unknown during preview; set spec.refresh: true.`
+                    : `${who} is ${reason} but does not set spec.refresh: true, so drift is not seen before updates; set spec.refresh: true.`,
         }, "spec.refresh");
     },
 );

@@ -12,7 +12,7 @@
  */
 import { displayUrl } from "./model/credentials";
 import { stackRule } from "./model/policy";
-import { compilePattern } from "./model/production";
+import { compilePattern, patternProblem } from "./model/production";
 import { describeStack } from "./model/stack";
 import { UNKNOWN, quote } from "./model/values";
 
@@ -34,7 +34,7 @@ export const policy = stackRule(
             allowedRepoPatterns: {
                 type: "array",
                 items: { type: "string", minLength: 1 },
-                description: "Regular expressions a projectRepo URL must match; empty means any repository (the other checks still apply).",
+                description: "RE2 regular expressions a projectRepo URL must match; empty means any repository (the other checks still apply).",
                 default: [],
             },
             allowFluxSource: { type: "boolean", description: "Allow spec.fluxSource.", default: false },
@@ -45,8 +45,8 @@ export const policy = stackRule(
         const who = describeStack(view);
         const out: string[] = [];
         const patterns = strings(config.allowedRepoPatterns);
-        const bad = patterns.find((p) => !compilePattern(p));
-        if (bad !== undefined) return [`${who}: allowedRepoPatterns entry ${quote(bad)} is not a valid regular expression; fix the policy configuration.`];
+        const bad = patternProblem("allowedRepoPatterns", patterns);
+        if (bad !== undefined) return [`${who}: ${bad}; fix the policy configuration.`];
         if (view.spec === UNKNOWN) return [`${who}: spec is unknown during preview, so its program source cannot be verified; the rule fails closed.`];
         const repo = view.projectRepo;
         if (repo === UNKNOWN) {

@@ -41,12 +41,34 @@ export interface Reported {
     urn?: string;
 }
 
-/** Runs a resource policy over one resource; returns what it reported. Throws if the policy throws. */
+/**
+ * The pack's production settings for the next evaluation: run the settings policy (pko-guard-production)
+ * first, as the analyzer does in every request, with `settings` as its config; `null` leaves it out
+ * (as when it is disabled). Its own reports are not returned.
+ */
+function publishSettings(settings: Record<string, unknown> | null, keys: string[], run: (p: any) => void): void {
+    if (settings === null) {
+        // eslint-disable-next-line @typescript-eslint/no-var-requires
+        const { withdrawSettings } = require("../policies/model/production");
+        for (const key of keys) withdrawSettings(key);
+        return;
+    }
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const { policy } = require("../policies/pko-guard-production");
+    run(policy);
+}
+
+/**
+ * Runs a resource policy over one resource; returns what it reported. Throws if the policy throws.
+ * `settings` is the pack-wide production settings (pko-guard-production's config).
+ */
 export function runResourcePolicy(
     policy: ResourceValidationPolicy,
     r: TestResource,
     config: Record<string, unknown> = {},
+    settings: Record<string, unknown> | null = {},
 ): Reported[] {
+    publishSettings(settings, [urnOf(r)], (p) => runResourcePolicy(p, r, settings!, null));
     const out: Reported[] = [];
     const validations = Array.isArray(policy.validateResource) ? policy.validateResource : [policy.validateResource];
     for (const validate of validations) {
@@ -72,12 +94,16 @@ export function runResourcePolicy(
     return out;
 }
 
-/** Runs a stack policy over a set of resources. */
+/** Runs a stack policy over a set of resources (`settings` as for runResourcePolicy). */
 export function runStackPolicy(
     policy: StackValidationPolicy,
     resources: TestResource[],
     config: Record<string, unknown> = {},
+    settings: Record<string, unknown> | null = {},
 ): Reported[] {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const { programKey } = require("../policies/model/production");
+    publishSettings(settings, [programKey(resources.map(urnOf))], (p) => runStackPolicy(p, resources, settings!, null));
     const out: Reported[] = [];
     policy.validateStack(
         {

@@ -11,7 +11,7 @@ import { policies } from "../policies";
 import { COULD_NOT_EVALUATE } from "../policies/model/policy";
 import { TestResource, UNKNOWN_WIRE, runResourcePolicy, runStackPolicy, secret } from "./helpers";
 
-const RUNS = 10000;
+const RUNS = Number(process.env.PKO_GUARD_PROPERTY_RUNS ?? 10000);
 const CANARY = "CANARY-5e3d1f0b9a7c4e21";
 
 /**
@@ -100,7 +100,7 @@ const applicationResource: fc.Arbitrary<TestResource> = fc.record({
         spec: maybe(fc.record({ destination: maybe(fc.record({ namespace: maybe(fc.constantFrom("pulumi", "default")) })), syncPolicy: maybe(fc.record({ automated: maybe(fc.record({ prune: maybe(fc.boolean()) })) })) })),
     }),
 });
-const stackType = fc.constantFrom("kubernetes:pulumi.com/v1:Stack", "kubernetes:pulumi.com/v1alpha1:Stack", "kubernetes:other/v1:Thing");
+const stackType = fc.constantFrom("kubernetes:pulumi.com/v1:Stack", "kubernetes:pulumi.com/v1alpha1:Stack", "kubernetes:pulumi.com/v1:StackPatch", "kubernetes:other/v1:Thing");
 const stackResource: fc.Arbitrary<TestResource> = fc.record({
     type: stackType,
     name: fc.constantFrom("app", "s"),
@@ -150,10 +150,24 @@ const program = fc.array(
     ),
     { minLength: 1, maxLength: 6 },
 );
-const config = fc.oneof(
-    fc.constant({}),
-    fc.record({ productionStackPatterns: maybe(fc.array(fc.constantFrom("prod$", "(", "^live"), { maxLength: 2 })), productionNamespaces: maybe(fc.array(fc.constant("pulumi"))), productionLabels: maybe(fc.constant({ env: ["prod"] })), allowUnpinnableSources: maybe(fc.boolean()), extraCredentialNames: maybe(fc.array(fc.constantFrom("MY_.*", "[")))}),
-);
+/** The pack-wide production settings (pko-guard-production) and each policy's own settings. */
+const config = fc.record({
+    settings: fc.oneof(
+        fc.constant({}),
+        fc.record({ productionStackPatterns: maybe(fc.array(fc.constantFrom("prod$", "(", "^live", "^(a+)+$"), { maxLength: 2 })), productionNamespaces: maybe(fc.array(fc.constant("pulumi"))), productionLabels: maybe(fc.constant({ env: ["prod"] })) }, { requiredKeys: [] }),
+    ),
+    own: fc.oneof(
+        fc.constant({}),
+        fc.record({ allowUnpinnableSources: maybe(fc.boolean()), extraCredentialNames: maybe(fc.array(fc.constantFrom("MY_.*", "[", "(?=X)"))), allowedRepoPatterns: maybe(fc.array(fc.constantFrom("^https://github\\.com/", "(a|aa)+$"))), previewOnlyStackPatterns: maybe(fc.array(fc.constantFrom("preview$", "(")))}, { requiredKeys: [] }),
+    ),
+});
+type GeneratedConfig = { settings: Record<string, unknown>; own: Record<string, unknown> };
+
+/** Only the settings a policy's schema declares (the others would be rejected as unknown properties). */
+function ownConfig(p: { configSchema?: { properties?: Record<string, unknown> } }, c: GeneratedConfig): Record<string, unknown> {
+    const names = Object.keys(p.configSchema?.properties ?? {});
+    return Object.fromEntries(Object.entries(c.own).filter(([k]) => names.includes(k)));
+}
 
 function messages(reported: { message: string; urn?: string }[]): string[] {
     return reported.map((r) => `${r.urn ?? ""} ${r.message}`);
@@ -163,14 +177,17 @@ describe("properties (10,000 generated cases per rule)", function () {
     this.timeout(600000);
     for (const p of policies) {
         it(`${p.name} never throws, is deterministic and never echoes a secret`, () => {
+            // A policy may be both (Stack rules judge patches of Stacks at program level).
             const isStack = "validateStack" in p;
-            const run = isStack
-                ? (rs: TestResource[], c: Record<string, unknown>) => messages(runStackPolicy(p as StackValidationPolicy, rs, c))
-                : (rs: TestResource[], c: Record<string, unknown>) => rs.flatMap((r) => messages(runResourcePolicy(p as ResourceValidationPolicy, r, c)));
+            const isResource = "validateResource" in p;
+            const run = (rs: TestResource[], c: GeneratedConfig) => [
+                ...(isResource ? rs.flatMap((r) => messages(runResourcePolicy(p as ResourceValidationPolicy, r, ownConfig(p, c), c.settings))) : []),
+                ...(isStack ? messages(runStackPolicy(p as StackValidationPolicy, rs, ownConfig(p, c), c.settings)) : []),
+            ];
             fc.assert(
                 fc.property(isStack ? program : fc.array(anyResource, { minLength: 1, maxLength: 1 }), config, (rs, c) => {
-                    const first = run(rs, c as Record<string, unknown>);
-                    const second = run(rs, c as Record<string, unknown>);
+                    const first = run(rs, c as GeneratedConfig);
+                    const second = run(rs, c as GeneratedConfig);
                     assert.deepStrictEqual(second, first);
                     for (const m of first) {
                         assert.ok(!m.includes(CANARY), `message echoes a secret: ${m}`);
@@ -187,13 +204,25 @@ describe("properties (10,000 generated cases per rule)", function () {
     it("generators reach violations for every rule (the property is not vacuous)", () => {
         for (const p of policies) {
             const isStack = "validateStack" in p;
+            const isResource = "validateResource" in p;
+            // The settings policy reports only invalid settings: sample it with some.
+            const settings = p.name === "pko-guard-production" ? { productionStackPatterns: ["(?=x)"] } : {};
             const samples = fc.sample(isStack ? program : fc.array(anyResource, { minLength: 1, maxLength: 1 }), { numRuns: 3000, seed: 42 });
-            const hits = samples.filter((rs) =>
-                isStack
-                    ? runStackPolicy(p as StackValidationPolicy, rs).length > 0
-                    : rs.some((r) => runResourcePolicy(p as ResourceValidationPolicy, r).length > 0),
+            const hits = samples.filter(
+                (rs) =>
+                    (isResource && rs.some((r) => runResourcePolicy(p as ResourceValidationPolicy, r, settings, settings).length > 0)) ||
+                    (isStack && runStackPolicy(p as StackValidationPolicy, rs, {}, settings).length > 0),
             ).length;
             assert.ok(hits > 10, `${p.name}: only ${hits} of 3000 samples produce a violation`);
+        }
+    });
+
+    it("Stack rules reach patch violations too (the program-level companion is exercised)", () => {
+        const withPatch = fc.sample(program, { numRuns: 3000, seed: 7 }).filter((rs) => rs.some((r) => r.type.endsWith(":StackPatch")));
+        for (const name of ["pko-stack-destroy-on-finalize-nonprod", "pko-stack-credentials-from-secrets", "pko-stack-prod-pinned-commit"]) {
+            const p = policies.find((x) => x.name === name) as StackValidationPolicy;
+            const hits = withPatch.filter((rs) => runStackPolicy(p, rs).length > 0).length;
+            assert.ok(hits > 10, `${name}: only ${hits} of ${withPatch.length} programs with a patch produce a patch violation`);
         }
     });
 });

@@ -4,8 +4,11 @@
  * exception.
  */
 import * as assert from "assert";
-import { COULD_NOT_EVALUATE, programRule, resourceRule } from "../policies/model/policy";
-import { runResourcePolicy, runStackPolicy } from "./helpers";
+import { ResourceValidationPolicy } from "@pulumi/policy";
+import { policies } from "../policies";
+import { COULD_NOT_EVALUATE, programRule, resourceRule, stackRule } from "../policies/model/policy";
+import { UNKNOWN, plain } from "../policies/model/values";
+import { goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "./helpers";
 
 const meta = { name: "test-rule", description: "d", enforcementLevel: "mandatory" as const, severity: "high" as const, remediationSteps: "r" };
 const resource = { type: "kubernetes:core/v1:ConfigMap", name: "c", props: { data: { a: "b" } } };
@@ -34,5 +37,80 @@ describe("rule wrappers", () => {
         const r = runResourcePolicy(resourceRule(meta, () => ["one", { message: "two" }]), resource);
         assert.deepStrictEqual(r.map((x) => x.message), ["one", "two"]);
         assert.deepStrictEqual(runStackPolicy(programRule(meta, () => []), [resource]), []);
+    });
+
+    describe("one fail-closed path: an input a rule cannot read is never absent, default or not-a-Stack", () => {
+        /** Calls a policy's validateResource with a raw props object (no SDK proxy), as a broken input would arrive. */
+        function raw(policy: ResourceValidationPolicy, props: unknown, getConfig: () => unknown = () => ({})): string[] {
+            const out: string[] = [];
+            // The settings policy runs first in every request, as in the analyzer.
+            const settings = policies[0] as ResourceValidationPolicy;
+            (settings.validateResource as Function)({ type: "kubernetes:pulumi.com/v1:Stack", name: "app", urn: "urn:pulumi:dev::t::kubernetes:pulumi.com/v1:Stack::app-raw", props: {}, getConfig: () => ({}), notApplicable: () => undefined }, () => undefined);
+            (policy.validateResource as Function)(
+                { type: "kubernetes:pulumi.com/v1:Stack", name: "app", urn: "urn:pulumi:dev::t::kubernetes:pulumi.com/v1:Stack::app-raw", props, getConfig, notApplicable: () => undefined },
+                (m: string) => out.push(m),
+            );
+            return out;
+        }
+        const throwing = (at: string) =>
+            new Proxy({ apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "app" }, spec: goodSpec() }, {
+                get(target, key) {
+                    if (key === at) throw new Error("unreadable");
+                    return (target as any)[key];
+                },
+            });
+        const rules = policies.filter((p) => "validateResource" in p && p.name.startsWith("pko-stack-")) as ResourceValidationPolicy[];
+
+        it("a Stack whose properties throw when read is reported fail-closed by every Stack rule (it was \"not a Stack\")", () => {
+            for (const p of rules) {
+                for (const at of ["kind", "spec", "__getSpecialProxyTarget"]) {
+                    const m = raw(p, throwing(at));
+                    assert.strictEqual(m.length, 1, `${p.name} / ${at}`);
+                    assert.ok(m[0].startsWith(`${p.name} ${COULD_NOT_EVALUATE}`), m[0]);
+                }
+            }
+        });
+
+        it("reading the policy config throws: fail closed, never an empty config", () => {
+            for (const p of rules) {
+                const m = raw(p, { apiVersion: "pulumi.com/v1", kind: "Stack", spec: goodSpec() }, () => {
+                    throw new Error("no config");
+                });
+                assert.strictEqual(m.length, 1, p.name);
+                assert.ok(m[0].includes(COULD_NOT_EVALUATE), m[0]);
+            }
+        });
+
+        it("values that cannot be represented (too deep, cyclic, functions, NaN) become UNKNOWN, not absent", () => {
+            let deep: any = "x";
+            for (let i = 0; i < 80; i++) deep = { d: deep };
+            const cyclic: any = { a: 1 };
+            cyclic.self = cyclic;
+            const v = plain({ deep, cyclic, fn: () => 1, nan: NaN }) as any;
+            let cur = v.deep;
+            for (let i = 0; i < 64 && cur !== UNKNOWN; i++) cur = cur.d;
+            assert.strictEqual(cur, UNKNOWN);
+            assert.strictEqual(v.cyclic.self, UNKNOWN);
+            assert.strictEqual(v.fn, UNKNOWN);
+            assert.strictEqual(v.nan, UNKNOWN);
+            // A production Stack whose commit is unreadable fails closed.
+            const commit: any = { toString: () => "x" };
+            const m = raw(policies.find((p) => p.name === "pko-stack-prod-pinned-commit") as ResourceValidationPolicy, { apiVersion: "pulumi.com/v1", kind: "Stack", spec: { ...goodSpec(), commit: [commit, () => 1][1] } });
+            assert.strictEqual(m.length, 1);
+            assert.match(m[0], /spec\.commit is unknown/);
+        });
+
+        it("an unknown property in a policy's config is reported with the closest valid name", () => {
+            const p = policies.find((x) => x.name === "pko-stack-prod-pinned-commit") as ResourceValidationPolicy;
+            const m = runResourcePolicy(p, stackResource("app", goodSpec({ branch: "main" })), { allowUnpinableSources: true });
+            assert.strictEqual(m.length, 1);
+            assert.match(m[0].message, /policy configuration is invalid: unknown property "allowUnpinableSources" \(did you mean allowUnpinnableSources\?\)/);
+            const ruled = stackRule({ ...meta, config: {} }, () => []);
+            assert.match(runResourcePolicy(ruled, stackResource("app", goodSpec()), { x: 1 })[0].message, /it takes no properties besides enforcementLevel/);
+        });
+
+        it("every policy's config schema is closed (additionalProperties: false)", () => {
+            for (const p of policies) assert.strictEqual((p.configSchema as any)?.additionalProperties, false, p.name);
+        });
     });
 });

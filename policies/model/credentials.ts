@@ -2,7 +2,7 @@
  * What counts as a credential: environment variable names, config keys and literal values that look
  * like secrets. Used by the credentials rule; kept apart so that it can be unit-tested and tuned.
  */
-import { compilePattern } from "./production";
+import { compilePattern, patternProblem } from "./production";
 
 /** Cloud and tool credentials whose names do not follow the generic patterns. */
 const KNOWN_CREDENTIAL_NAMES = new Set([
@@ -40,12 +40,56 @@ const CREDENTIAL_VALUES: RegExp[] = [
     /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
 ];
 
+/**
+ * Variables whose value names a file holding a credential (the documented way to point a tool at a
+ * Secret mounted as a file): the variable's value is a path, not a credential.
+ */
+const FILE_POINTER_NAMES = new Set([
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AZURE_FEDERATED_TOKEN_FILE",
+    "KUBECONFIG",
+]);
+
+function canonical(name: string): string {
+    return name.toUpperCase().replace(/[-.]/g, "_");
+}
+
+/** Whether a variable names a file that holds a credential: the known ones and every `*_FILE` / `*_PATH`. */
+export function isFilePointerName(name: string): boolean {
+    const upper = canonical(name);
+    return FILE_POINTER_NAMES.has(upper) || /_(FILE|PATH)$/.test(upper);
+}
+
+/**
+ * Whether a value is a file path and nothing else: an absolute path, or one starting with `./`, `../`
+ * or `~/` (KUBECONFIG: a colon-separated list of such paths), on one line, without quotes, braces or
+ * whitespace, and not itself credential-looking. Inline content (a JSON key, a PEM block, a token) is not.
+ */
+export function isPathValue(value: string): boolean {
+    if (value.length === 0 || value.length > 4096 || looksLikeCredential(value)) return false;
+    return value.split(":").every((part) => /^(\/|\.\.?\/|~\/)[^\s"'{}<>|\\]*$/.test(part));
+}
+
+/** The first extraCredentialNames entry that is not valid RE2 syntax, as a message part; undefined when all are. */
+export function extraNamesProblem(extraPatterns: string[]): string | undefined {
+    return patternProblem("extraCredentialNames", extraPatterns);
+}
+
+/**
+ * Whether a variable name holds a credential: the known names, the generic shapes, and
+ * `extraPatterns` (whole-name RE2 matches; invalid ones are reported by `extraNamesProblem`). A
+ * file-pointer variable (`isFilePointerName`) is not, unless `extraPatterns` names it.
+ */
 export function isCredentialName(name: string, extraPatterns: string[] = []): boolean {
-    const upper = name.toUpperCase().replace(/[-.]/g, "_");
-    if (KNOWN_CREDENTIAL_NAMES.has(upper) || CREDENTIAL_NAME.test(upper)) {
+    if (extraPatterns.some((p) => compilePattern(p) !== undefined && compilePattern(`^(?:${p})$`)?.test(name) === true)) {
         return true;
     }
-    return extraPatterns.some((p) => compilePattern(`^(?:${p})$`)?.test(name) === true);
+    if (isFilePointerName(name)) return false;
+    const upper = canonical(name);
+    return KNOWN_CREDENTIAL_NAMES.has(upper) || CREDENTIAL_NAME.test(upper);
 }
 
 export function isSecretConfigKey(key: string): boolean {

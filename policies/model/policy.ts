@@ -16,7 +16,9 @@ import {
     StackValidationArgs,
     StackValidationPolicy,
 } from "@pulumi/policy";
-import { ResourceLike, StackView, stackView } from "./stack";
+import { unknownProperty } from "./config";
+import { SettingsState, classifyProduction, Production, programKey, settingsFor } from "./production";
+import { JoinedPatch, ResourceLike, StackView, stackPatches, stackView } from "./stack";
 import { WAIVER_CONFIG, WaiverTarget, applyWaivers, targetOf } from "./waivers";
 
 export const FRAMEWORK: PolicyComplianceFramework = {
@@ -36,6 +38,16 @@ export interface RuleMeta {
     url?: string;
     /** Extra JSON-schema properties for the policy's config (enforcementLevel is implicit). */
     config?: Record<string, object>;
+}
+
+/** What a rule gets besides its own config: the pack-wide production settings for this request. */
+export interface RuleContext {
+    production: SettingsState;
+}
+
+/** The pack's one production classification of a Stack, as this request's settings say. */
+export function classify(view: StackView, ctx: RuleContext): Production {
+    return classifyProduction(view, ctx.production);
 }
 
 /** A violation message, optionally attached to another resource's URN (stack policies). */
@@ -59,18 +71,51 @@ export type FieldAwareReport = ReportViolation & {
     withField?: (message: string, urn: string | undefined, field: string | undefined) => void;
 };
 
-function configSchema(meta: RuleMeta): PolicyConfigSchema {
-    // Every policy accepts per-resource waivers (policies/model/waivers.ts).
-    return { properties: { ...(meta.config ?? {}), ...WAIVER_CONFIG } as PolicyConfigSchema["properties"] };
+/** The properties of a policy's config: its own, and the per-resource waivers every policy accepts. */
+function configProperties(meta: RuleMeta): Record<string, object> {
+    return { ...(meta.config ?? {}), ...WAIVER_CONFIG };
 }
 
-function safeConfig(getConfig: (() => unknown) | undefined): Record<string, unknown> {
+/**
+ * The policy's config schema. Every policy has one, closed (`additionalProperties: false`), so that a
+ * misspelt property is rejected: by the CLI/harness config check, by the pack at run time (the engine
+ * only validates the listed properties), and by tools that read the full schema.
+ */
+function configSchema(meta: RuleMeta): PolicyConfigSchema {
+    return { properties: configProperties(meta) as PolicyConfigSchema["properties"], additionalProperties: false } as PolicyConfigSchema;
+}
+
+/**
+ * The policy's config as the analyzer hands it over, or a message part saying why it cannot be used.
+ * Reading it may throw (a broken analyzer): that propagates to `evaluate`, which fails closed.
+ */
+function readConfig(meta: RuleMeta, getConfig: () => unknown): Record<string, unknown> | string {
+    const c = getConfig();
+    if (c === null || typeof c !== "object" || Array.isArray(c)) return "its configuration is not an object";
+    const unknown = unknownProperty(meta.name, c as Record<string, unknown>, Object.keys(configProperties(meta)));
+    return unknown ?? (c as Record<string, unknown>);
+}
+
+/** What the waiver hook needs: the policy's config (undefined when unusable: nothing is waived) and where a finding is. */
+interface Waiving {
+    config: () => Record<string, unknown> | undefined;
+    target: (urn?: string) => WaiverTarget;
+}
+
+const NO_WAIVERS: Waiving = { config: () => undefined, target: (urn) => targetOf(undefined, urn) };
+
+/** The config for the waiver hook: a config that cannot be read or is invalid waives nothing (never hides a finding). */
+function usableConfig(meta: RuleMeta, getConfig: () => unknown): Record<string, unknown> | undefined {
     try {
-        const c = getConfig ? getConfig() : {};
-        return c !== null && typeof c === "object" ? (c as Record<string, unknown>) : {};
+        const c = readConfig(meta, getConfig);
+        return typeof c === "string" ? undefined : c;
     } catch {
-        return {};
+        return undefined;
     }
+}
+
+function configProblem(meta: RuleMeta, problem: string): string {
+    return `${meta.name} cannot evaluate this resource: its policy configuration is invalid: ${problem}. Fix the policy pack configuration.`;
 }
 
 /** What every fail-closed message of the wrappers says (tests look for it). */
@@ -88,10 +133,11 @@ function isFinding(f: unknown): f is string | Finding {
 }
 
 /**
- * Runs a rule and reports what it finds. Whatever goes wrong (the rule throws, returns something that
- * is not a list of findings, or a promise) is reported as one fail-closed violation, never thrown.
+ * Runs a rule and reports what it finds: the one fail-closed path of the pack. Whatever goes wrong
+ * (reading an input or the config throws, the rule throws, returns something that is not a list of
+ * findings, or a promise) is reported as one fail-closed violation (on `urn` when given), never thrown.
  */
-function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => unknown, config: Record<string, unknown>, target: (urn?: string) => WaiverTarget): void {
+function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => unknown, urn: string | undefined, waiving: Waiving): void {
     let findings: (string | Finding)[];
     let closed = false;
     try {
@@ -103,18 +149,21 @@ function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => u
         findings = [failClosed(meta)];
     }
     const withField = (reportViolation as FieldAwareReport).withField;
+    const config = waiving.config();
     for (const f of findings) {
-        const urn = typeof f === "string" ? undefined : f.urn;
+        const at = typeof f === "string" ? urn : (f.urn ?? urn);
         let message = typeof f === "string" ? f : f.message;
         // The one waiver hook: a matching waiver marks the message (never drops it); see waivers.ts.
-        try {
-            message = applyWaivers(meta.name, config, target(urn), message, closed);
-        } catch {
-            // a broken waiver never hides a finding: the message is reported as it is
+        if (config) {
+            try {
+                message = applyWaivers(meta.name, config, waiving.target(at), message, closed);
+            } catch {
+                // a broken waiver never hides a finding: the message is reported as it is
+            }
         }
-        if (typeof withField === "function") withField(message, urn, typeof f === "string" || typeof f.field !== "string" ? undefined : f.field);
-        else if (urn === undefined) reportViolation(message);
-        else reportViolation(message, urn);
+        if (typeof withField === "function") withField(message, at, typeof f === "string" || typeof f.field !== "string" ? undefined : f.field);
+        else if (at === undefined) reportViolation(message);
+        else reportViolation(message, at);
     }
 }
 
@@ -134,27 +183,101 @@ function metaFields(meta: RuleMeta) {
 /** A per-resource rule over any resource (the rule decides which types it cares about). */
 export function resourceRule(
     meta: RuleMeta,
-    check: (resource: ResourceLike, config: Record<string, unknown>) => (string | Finding)[],
+    check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | Finding)[],
 ): ResourceValidationPolicy {
     return {
         ...metaFields(meta),
         validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) => {
-            const config = safeConfig(args.getConfig);
             const resource = { type: args.type, name: args.name, urn: args.urn, props: args.props };
-            evaluate(meta, reportViolation, () => check(resource, config), config, (urn) => targetOf(resource, urn));
+            evaluate(
+                meta,
+                reportViolation,
+                () => {
+                    const config = readConfig(meta, args.getConfig);
+                    if (typeof config === "string") return [configProblem(meta, config)];
+                    return check(resource, config, { production: settingsFor(args.urn) });
+                },
+                undefined,
+                { config: () => usableConfig(meta, args.getConfig), target: (urn) => targetOf(resource, urn) },
+            );
         },
     };
 }
 
-/** A per-resource rule over PKO Stacks only. */
+/** Findings of the patched Stack that the unpatched one does not have (as a multiset of messages). */
+function introduced(before: (string | Finding)[], after: (string | Finding)[]): (string | Finding)[] {
+    const text = (f: string | Finding) => (typeof f === "string" ? f : f.message);
+    const seen = new Map<string, number>();
+    for (const f of before) seen.set(text(f), (seen.get(text(f)) ?? 0) + 1);
+    return after.filter((f) => {
+        const n = seen.get(text(f)) ?? 0;
+        if (n > 0) seen.set(text(f), n - 1);
+        return n === 0;
+    });
+}
+
+/**
+ * A rule over PKO Stacks. Stacks are judged per resource (`validateResource`); patches of Stacks
+ * (`CustomResourcePatch`, type `...:StackPatch`) need the program to be joined to the Stack they patch,
+ * so the same policy also has a program-level companion (`validateStack`) that judges each patch on the
+ * merged Stack and reports, on the patch, what the patch introduces (findings of the Stack after the
+ * patch that it did not have before). A patch of a Stack the program does not declare is judged on its
+ * own fields with production unknown.
+ */
 export function stackRule(
     meta: RuleMeta,
-    check: (view: StackView, config: Record<string, unknown>) => (string | Finding)[],
-): ResourceValidationPolicy {
-    return resourceRule(meta, (resource, config) => {
-        const view = stackView(resource);
-        return view ? check(view, config) : [];
-    });
+    check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | Finding)[],
+): ResourceValidationPolicy & StackValidationPolicy {
+    const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) => {
+        const config = readConfig(meta, getConfig);
+        return typeof config === "string" ? [configProblem(meta, config)] : check(view, config, ctx);
+    };
+    return {
+        ...metaFields(meta),
+        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) => {
+            const resource = { type: args.type, name: args.name, urn: args.urn, props: args.props };
+            evaluate(
+                meta,
+                reportViolation,
+                () => {
+                    const view = stackView(resource);
+                    return view ? judge(view, args.getConfig, { production: settingsFor(args.urn) }) : [];
+                },
+                undefined,
+                { config: () => usableConfig(meta, args.getConfig), target: (urn) => targetOf(resource, urn) },
+            );
+        },
+        validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
+            let joined: JoinedPatch[] = [];
+            let resources: ResourceLike[] = [];
+            const waiving: Waiving = {
+                config: () => usableConfig(meta, args.getConfig),
+                target: (urn) => targetOf(urn ? resources.find((r) => r.urn === urn) : undefined, urn),
+            };
+            evaluate(
+                meta,
+                reportViolation,
+                () => {
+                    resources = programResources(args.resources);
+                    joined = stackPatches(resources);
+                    return [];
+                },
+                undefined,
+                waiving,
+            );
+            if (joined.length === 0) return;
+            const ctx = { production: settingsFor(programKey(resources.map((r) => r.urn))) };
+            for (const j of joined) {
+                evaluate(
+                    meta,
+                    reportViolation,
+                    () => introduced(judge(j.before, args.getConfig, ctx), judge(j.after, args.getConfig, ctx)).map((f) => (typeof f === "string" ? f : f.message)),
+                    j.patch.urn,
+                    waiving,
+                );
+            }
+        },
+    };
 }
 
 /** The program's resources as rules read them (the analyzer hands each stack policy its own list). */
@@ -165,14 +288,60 @@ function programResources(list: PolicyResource[] | undefined): ResourceLike[] {
 /** A stack-level rule that sees every resource of the program. */
 export function programRule(
     meta: RuleMeta,
-    check: (resources: ResourceLike[], config: Record<string, unknown>) => Finding[],
+    check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => Finding[],
 ): StackValidationPolicy {
     return {
         ...metaFields(meta),
-        validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
-            const config = safeConfig(args.getConfig);
-            const target = (urn?: string) => targetOf(urn ? (args.resources ?? []).find((r) => r.urn === urn) : undefined, urn);
-            evaluate(meta, reportViolation, () => check(programResources(args.resources), config), config, target);
-        },
+        validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
+            evaluate(
+                meta,
+                reportViolation,
+                () => {
+                    const config = readConfig(meta, args.getConfig);
+                    if (typeof config === "string") return [configProblem(meta, config)];
+                    const resources = programResources(args.resources);
+                    return check(resources, config, { production: settingsFor(programKey(resources.map((r) => r.urn))) });
+                },
+                undefined,
+                { config: () => usableConfig(meta, args.getConfig), target: (urn) => targetOf(urn ? (args.resources ?? []).find((r) => r.urn === urn) : undefined, urn) },
+            ),
+    };
+}
+
+/**
+ * The settings policy: a policy whose config holds settings every rule shares. The analyzer calls it
+ * first in every request (it is listed first); it publishes its settings for that request (`publish`,
+ * keyed by the resource's URN or the program) and reports `problems` (invalid settings) on the
+ * resources they concern.
+ */
+export function settingsRule<S>(
+    meta: RuleMeta,
+    publish: (key: string, config: Record<string, unknown> | string) => S,
+    problems: (resource: ResourceLike, published: S) => string[],
+): ResourceValidationPolicy & StackValidationPolicy {
+    return {
+        ...metaFields(meta),
+        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) =>
+            evaluate(
+                meta,
+                reportViolation,
+                () => {
+                    const published = publish(args.urn, readConfig(meta, args.getConfig));
+                    return problems({ type: args.type, name: args.name, urn: args.urn, props: args.props }, published);
+                },
+                undefined,
+                { config: () => usableConfig(meta, args.getConfig), target: (urn) => targetOf({ name: args.name, urn: args.urn, props: args.props }, urn) },
+            ),
+        validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
+            evaluate(
+                meta,
+                reportViolation,
+                () => {
+                    publish(programKey(programResources(args.resources).map((r) => r.urn)), readConfig(meta, args.getConfig));
+                    return [];
+                },
+                undefined,
+                NO_WAIVERS,
+            ),
     };
 }

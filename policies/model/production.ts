@@ -1,37 +1,50 @@
 /**
- * Production classification of a PKO Stack, driven by policy configuration so that it works the same
- * with `--policy-pack-config`, in Pulumi Cloud organization enforcement, and in the harness.
+ * Production classification of a PKO Stack: one decision for the whole pack.
+ *
+ * The settings live in the configuration of one policy, `pko-guard-production` (listed first in the
+ * pack). CrossGuard hands every policy only its own configuration (the engine sends config per policy
+ * name; `"all"` carries only a level), so that policy publishes its settings here each time the analyzer
+ * calls it, and every production-aware rule reads them from here. The analyzer calls a pack's policies
+ * in list order within each request (`Analyze` per resource, `AnalyzeStack` for the program), so the
+ * settings are published for a request (keyed by the resource's URN, or by the program) before any rule
+ * of that request reads them. Publishing is idempotent: the same configuration gives the same settings.
+ * When the settings policy is disabled the analyzer never calls it, nothing is published for the
+ * request, and production-aware rules report that they cannot classify (fail closed).
  *
  * A Stack is production when any of these says so:
- * - its `spec.stack` (org/project/stack) matches one of `productionStackPatterns` (regular expressions);
+ * - its `spec.stack` (org/project/stack) matches one of `productionStackPatterns` (RE2 regular
+ *   expressions, matched in linear time);
  * - its `metadata.namespace` is one of `productionNamespaces`;
  * - one of its labels has one of the values listed for it in `productionLabels`.
- * When none says so but a deciding value is unknown during preview, the answer is "unknown", and
- * governance gates treat the Stack as possibly production (they fail closed).
+ * When none says so but a deciding value is unknown during preview (or the Stack is only known through
+ * a patch), the answer is "unknown", and governance gates treat the Stack as possibly production.
  */
 import type { Finding } from "./policy";
+import { RE2JS } from "re2js";
 import { StackView } from "./stack";
 import { UNKNOWN, Unknown, quote } from "./values";
 
-export interface ProductionConfig {
+export const SETTINGS_POLICY = "pko-guard-production";
+
+export interface ProductionSettings {
     productionStackPatterns: string[];
     productionNamespaces: string[];
     productionLabels: Record<string, string[]>;
 }
 
-export const DEFAULT_PRODUCTION: ProductionConfig = {
+export const DEFAULT_PRODUCTION: ProductionSettings = {
     productionStackPatterns: ["(^|/)(prod|production|prd)([-_.][^/]*)?$"],
     productionNamespaces: [],
     productionLabels: { environment: ["prod", "production"], env: ["prod", "production"] },
 };
 
-/** JSON-schema properties every production-aware policy accepts (merged into its configSchema). */
+/** JSON-schema properties of the settings policy's config. */
 export const productionSchemaProperties = {
     productionStackPatterns: {
         type: "array",
         items: { type: "string", minLength: 1 },
         description:
-            "Regular expressions matched against spec.stack (org/project/stack); a match makes the Stack production.",
+            "RE2 regular expressions matched against spec.stack (org/project/stack); a match makes the Stack production.",
         default: DEFAULT_PRODUCTION.productionStackPatterns,
     },
     productionNamespaces: {
@@ -48,82 +61,148 @@ export const productionSchemaProperties = {
     },
 } as const;
 
+// ---------------------------------------------------------------------------------------------------
+// Linear-time regular expressions for every user-supplied pattern of the pack.
+
+/** A compiled user pattern: RE2 semantics, linear in the input whatever the pattern. */
+export interface Pattern {
+    test(input: string): boolean;
+}
+
+const patterns = new Map<string, Pattern | string>();
+
+/**
+ * Compiles a configured pattern once with RE2 (re2js, a pure-JavaScript port): matching time is linear
+ * in the input, so no pattern (`^(a+)+$`, `(a|aa)+$`) can hang a preview. Returns the reason when the
+ * pattern is not valid RE2 syntax (RE2 has no lookaround and no backreferences).
+ */
+export function compileUserPattern(pattern: string): Pattern | string {
+    let hit = patterns.get(pattern);
+    if (hit === undefined) {
+        try {
+            const re = RE2JS.compile(pattern);
+            hit = { test: (input: string) => re.matcher(input).find() };
+        } catch (e) {
+            // re2js names the offending part of the pattern (config, never a secret), not the input.
+            const why = e instanceof Error ? e.message.replace(/^error parsing regexp: /, "") : "invalid";
+            hit = `is not a valid RE2 regular expression (${why.slice(0, 120)}; lookarounds and backreferences are not supported)`;
+        }
+        if (patterns.size > 10000) patterns.clear();
+        patterns.set(pattern, hit);
+    }
+    return hit;
+}
+
+/** Compiles a configured pattern; undefined when it is not valid (see `patternProblem` for why). */
+export function compilePattern(pattern: string): Pattern | undefined {
+    const p = compileUserPattern(pattern);
+    return typeof p === "string" ? undefined : p;
+}
+
+/** The first entry of a pattern list that cannot be compiled, as a message part; undefined when all can. */
+export function patternProblem(setting: string, list: string[]): string | undefined {
+    for (const p of list) {
+        const c = compileUserPattern(p);
+        if (typeof c === "string") return `${setting} entry ${quote(p)} ${c}`;
+    }
+    return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The settings, as published by the settings policy.
+
+/** What production-aware rules get: the settings, or why there are none. */
+export type SettingsState = { settings: ProductionSettings } | { problem: string; disabled?: true };
+
+function stringArray(v: unknown): v is string[] {
+    return Array.isArray(v) && v.every((e) => typeof e === "string");
+}
+
+function labelMap(v: unknown): v is Record<string, string[]> {
+    return v !== null && typeof v === "object" && !Array.isArray(v) && Object.values(v as object).every(stringArray);
+}
+
+/**
+ * Reads the settings out of the settings policy's config (schema defaults per field when absent).
+ * Invalid settings are a problem, never silently replaced by defaults.
+ */
+export function readSettings(config: Record<string, unknown>): SettingsState {
+    const c = config;
+    const out: ProductionSettings = {
+        productionStackPatterns: c.productionStackPatterns === undefined ? DEFAULT_PRODUCTION.productionStackPatterns : (c.productionStackPatterns as string[]),
+        productionNamespaces: c.productionNamespaces === undefined ? DEFAULT_PRODUCTION.productionNamespaces : (c.productionNamespaces as string[]),
+        productionLabels: c.productionLabels === undefined ? DEFAULT_PRODUCTION.productionLabels : (c.productionLabels as Record<string, string[]>),
+    };
+    if (!stringArray(out.productionStackPatterns)) return { problem: "productionStackPatterns must be a list of strings" };
+    if (!stringArray(out.productionNamespaces)) return { problem: "productionNamespaces must be a list of strings" };
+    if (!labelMap(out.productionLabels)) return { problem: "productionLabels must map label names to lists of strings" };
+    const bad = patternProblem("productionStackPatterns", out.productionStackPatterns);
+    if (bad) return { problem: bad };
+    return { settings: out };
+}
+
+/** Published settings by request key (a resource's URN, or a program's key); bounded. */
+const published = new Map<string, SettingsState>();
+const MAX_PUBLISHED = 200000;
+
+export function publishSettings(key: string, state: SettingsState): void {
+    published.delete(key);
+    if (published.size >= MAX_PUBLISHED) published.delete(published.keys().next().value as string);
+    published.set(key, state);
+}
+
+/**
+ * Forgets what was published for a key, as a fresh analyzer process knows nothing (tests use it to
+ * stand for a disabled settings policy; the engine starts one analyzer per preview).
+ */
+export function withdrawSettings(key: string): void {
+    published.delete(key);
+}
+
+const DISABLED: SettingsState = {
+    problem: `the settings policy ${SETTINGS_POLICY} is disabled (or did not run), so no rule can tell production Stacks apart; enable ${SETTINGS_POLICY} (advisory or mandatory)`,
+    disabled: true,
+};
+
+/** The settings the settings policy published for this request (or why there are none). */
+export function settingsFor(key: string | undefined): SettingsState {
+    return (key !== undefined && published.get(key)) || DISABLED;
+}
+
+/** The key of a stack-level request: the program's resources, as few of them as identify it. */
+export function programKey(urns: (string | undefined)[]): string {
+    return `program:${urns.length}:${urns[0] ?? ""}:${urns[urns.length - 1] ?? ""}`;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Classification.
+
+/** `production` carries how the Stack is production, e.g. `production by namespace "payments"`. */
 export type Production =
     | { verdict: "production"; reason: string }
     | { verdict: "non-production" }
     | { verdict: "unknown"; reason: string }
     | { verdict: "invalid-config"; reason: string };
 
-function stringArray(v: unknown, fallback: string[]): string[] {
-    return Array.isArray(v) && v.every((e) => typeof e === "string") ? (v as string[]) : fallback;
-}
-
-function labelMap(v: unknown, fallback: Record<string, string[]>): Record<string, string[]> {
-    if (v === null || typeof v !== "object" || Array.isArray(v)) {
-        return fallback;
-    }
-    const out: Record<string, string[]> = {};
-    for (const [k, vals] of Object.entries(v as Record<string, unknown>)) {
-        if (Array.isArray(vals)) {
-            out[k] = vals.filter((e): e is string => typeof e === "string");
-        } else if (typeof vals === "string") {
-            out[k] = [vals];
-        }
-    }
-    return out;
-}
-
-/** Reads the production settings out of a policy's config, falling back to the defaults per field. */
-export function productionConfig(config: unknown): ProductionConfig {
-    const c = (config !== null && typeof config === "object" ? config : {}) as Record<string, unknown>;
-    return {
-        productionStackPatterns: stringArray(c.productionStackPatterns, DEFAULT_PRODUCTION.productionStackPatterns),
-        productionNamespaces: stringArray(c.productionNamespaces, DEFAULT_PRODUCTION.productionNamespaces),
-        productionLabels: labelMap(c.productionLabels, DEFAULT_PRODUCTION.productionLabels),
-    };
-}
-
-const regexCache = new Map<string, RegExp | undefined>();
-
-/** Compiles a configured pattern once; undefined when it is not a valid regular expression. */
-export function compilePattern(pattern: string): RegExp | undefined {
-    if (!regexCache.has(pattern)) {
-        let re: RegExp | undefined;
-        try {
-            re = new RegExp(pattern);
-        } catch {
-            re = undefined;
-        }
-        regexCache.set(pattern, re);
-    }
-    return regexCache.get(pattern);
-}
-
-/** Classifies a Stack as production, non-production, unknown (during preview), or says the config is invalid. */
-export function classifyProduction(view: StackView, config: ProductionConfig): Production {
+/** Classifies a Stack as production, non-production, unknown (during preview), or says it cannot. */
+export function classifyProduction(view: StackView, state: SettingsState): Production {
+    if ("problem" in state) return { verdict: "invalid-config", reason: state.problem };
+    const config = state.settings;
     const unknownFields: string[] = [];
-    for (const pattern of config.productionStackPatterns) {
-        if (!compilePattern(pattern)) {
-            return {
-                verdict: "invalid-config",
-                reason: `productionStackPatterns entry ${quote(pattern)} is not a valid regular expression`,
-            };
-        }
-    }
     if (view.stack === UNKNOWN) {
         unknownFields.push("spec.stack");
     } else if (typeof view.stack === "string") {
         const stack = view.stack;
         const hit = config.productionStackPatterns.find((p) => compilePattern(p)!.test(stack));
         if (hit !== undefined) {
-            return { verdict: "production", reason: `spec.stack matches production pattern ${quote(hit)}` };
+            return { verdict: "production", reason: `production by spec.stack ${quote(stack)} (pattern ${quote(hit)})` };
         }
     }
     if (config.productionNamespaces.length > 0) {
         if (view.namespace === UNKNOWN) {
             unknownFields.push("metadata.namespace");
         } else if (typeof view.namespace === "string" && config.productionNamespaces.includes(view.namespace)) {
-            return { verdict: "production", reason: `namespace ${quote(view.namespace)} is a production namespace` };
+            return { verdict: "production", reason: `production by namespace ${quote(view.namespace)}` };
         }
     }
     const labelNames = Object.keys(config.productionLabels);
@@ -136,10 +215,13 @@ export function classifyProduction(view: StackView, config: ProductionConfig): P
                 if (value === UNKNOWN) {
                     unknownFields.push(`metadata.labels.${label}`);
                 } else if (typeof value === "string" && config.productionLabels[label].includes(value)) {
-                    return { verdict: "production", reason: `label ${label}=${quote(value)} marks it production` };
+                    return { verdict: "production", reason: `production by label ${label}=${quote(value)}` };
                 }
             }
         }
+    }
+    if (view.undeclaredTarget !== undefined) {
+        return { verdict: "unknown", reason: view.undeclaredTarget };
     }
     if (unknownFields.length > 0) {
         return {
@@ -152,14 +234,14 @@ export function classifyProduction(view: StackView, config: ProductionConfig): P
 
 /**
  * The findings of a production-only rule for one Stack, once its problem is known: none for
- * non-production; the production message with the reason; for a Stack that may be production (a
- * deciding value unknown during preview) the fail-closed message, or none for rules that do not fail
- * closed; and a configuration error when the production settings are invalid.
+ * non-production; the production message with the classification; for a Stack that may be production
+ * the fail-closed message, or none for rules that do not fail closed; and a configuration error when
+ * the production settings are invalid or missing.
  */
 export function productionFindings(
     who: string,
     production: Production,
-    messages: { production: (reason: string) => string; unknown?: (reason: string) => string },
+    messages: { production: (classification: string) => string; unknown?: (reason: string) => string },
     field?: string,
 ): Finding[] {
     const at = (message: string): Finding => (field === undefined ? { message } : { message, field });
@@ -167,10 +249,18 @@ export function productionFindings(
         case "non-production":
             return [];
         case "invalid-config":
-            return [{ message: `${who}: cannot decide whether it is production: ${production.reason}; fix the policy configuration.` }];
+            return [{ message: invalidSettingsMessage(who, production.reason) }];
         case "production":
             return [at(messages.production(production.reason))];
         case "unknown":
             return messages.unknown ? [at(messages.unknown(production.reason))] : [];
     }
 }
+
+export function invalidSettingsMessage(who: string, reason: string): string {
+    return reason === DISABLED_REASON
+        ? `${who}: cannot decide whether it is production: ${reason}.`
+        : `${who}: cannot decide whether it is production: the ${SETTINGS_POLICY} settings are invalid (${reason}); fix its configuration.`;
+}
+
+const DISABLED_REASON = (DISABLED as { problem: string }).problem;

@@ -1,14 +1,21 @@
 /**
  * The normalized view of a Pulumi Kubernetes Operator `Stack` custom resource (pulumi.com/v1 and
  * v1alpha1), as the PKO v2 CRD defines it. `stackView()` accepts anything the analyzer can hand a
- * policy and either returns a view or `undefined` when the resource is not a PKO Stack.
+ * policy and returns a view, or `undefined` when the resource's type says it is not a PKO Stack (a
+ * decision made on the type token and the object's own GVK, never on an error).
  *
- * Every field is read defensively: absent or mistyped fields are `undefined`, values unknown during
- * preview are `UNKNOWN`. Nothing here throws.
+ * Patches (`CustomResourcePatch` of a Stack, type `...:StackPatch`) are not Stacks of their own: they
+ * are joined to the program's Stack of the same name and namespace (`stackPatches()`) and judged on the
+ * merged result.
+ *
+ * Absent or mistyped fields are `undefined`, values unknown during preview (or unreadable) are
+ * `UNKNOWN`. Nothing here catches: an input that throws when read reaches the rule wrappers
+ * (policy.ts), which report the resource fail-closed.
  */
 import { Obj, Plain, UNKNOWN, Unknown, bool, entries, get, isObject, list, num, plain, str } from "./values";
 
 export const STACK_TYPES = ["kubernetes:pulumi.com/v1:Stack", "kubernetes:pulumi.com/v1alpha1:Stack"] as const;
+export const STACK_PATCH_TYPES = ["kubernetes:pulumi.com/v1:StackPatch", "kubernetes:pulumi.com/v1alpha1:StackPatch"] as const;
 
 /** What the analyzer gives a policy about one resource (a subset of ResourceValidationArgs). */
 export interface ResourceLike {
@@ -35,6 +42,13 @@ export interface Ref {
 export interface StackView {
     /** The Pulumi resource name (the one reports use). */
     resourceName: string;
+    /** How messages name it; set for the merged views of patches (see `stackPatches`). */
+    label?: string;
+    /**
+     * Set when the view is a patch of a Stack the program does not declare: the fields the patch does
+     * not set are not known, so whether the Stack is production is unknown (this says why).
+     */
+    undeclaredTarget?: string;
     urn?: string;
     type: string;
     apiVersion: string;
@@ -44,6 +58,8 @@ export interface StackView {
     namespace: string | Unknown | undefined;
     labels: Record<string, string | Unknown | undefined> | Unknown;
     annotations: Record<string, string | Unknown | undefined> | Unknown;
+    /** The whole object as plain data (apiVersion, kind, metadata, spec). */
+    object: Plain;
     /** The whole spec as plain data (UNKNOWN when the spec itself is unknown). */
     spec: Plain;
     /** spec.stack: the fully qualified Pulumi stack (org/project/stack). */
@@ -64,19 +80,24 @@ export interface StackView {
     environment: Plain;
 }
 
-function isStackType(type: string, props: Plain): boolean {
-    if ((STACK_TYPES as readonly string[]).includes(type)) {
-        return true;
-    }
+/** Whether a type token and GVK are a PKO Stack, a patch of one, or neither. */
+function stackKind(type: string, props: Plain): "Stack" | "StackPatch" | undefined {
+    if ((STACK_TYPES as readonly string[]).includes(type)) return "Stack";
+    if ((STACK_PATCH_TYPES as readonly string[]).includes(type)) return "StackPatch";
     // A typed wrapper may register under another token; fall back to the object's own GVK.
-    if (typeof type === "string" && type.startsWith("kubernetes:")) {
+    if (type.startsWith("kubernetes:")) {
         const apiVersion = get(props, "apiVersion");
         const kind = get(props, "kind");
-        return (
-            kind === "Stack" && (apiVersion === "pulumi.com/v1" || apiVersion === "pulumi.com/v1alpha1")
-        );
+        if (kind === "Stack" && (apiVersion === "pulumi.com/v1" || apiVersion === "pulumi.com/v1alpha1")) {
+            return type.endsWith("Patch") ? "StackPatch" : "Stack";
+        }
     }
-    return false;
+    return undefined;
+}
+
+/** Only PKO tokens, or Kubernetes tokens that could be a typed wrapper of one, are read at all. */
+function mayBeStack(type: unknown): type is string {
+    return typeof type === "string" && type.startsWith("kubernetes:") && (type.includes("pulumi.com") || type.endsWith(":Stack") || type.endsWith(":StackPatch"));
 }
 
 function stringMap(v: Plain): Record<string, string | Unknown | undefined> | Unknown {
@@ -92,56 +113,185 @@ function stringMap(v: Plain): Record<string, string | Unknown | undefined> | Unk
 
 /** Returns the normalized Stack view of a resource, or undefined when it is not a PKO Stack. */
 export function stackView(resource: ResourceLike): StackView | undefined {
-    try {
-        const type = resource?.type;
-        // Only PKO Stack tokens, or Kubernetes tokens that could be a typed wrapper of one (their own
-        // GVK decides), are read at all: every other resource is rejected without touching its inputs.
-        if (typeof type !== "string" || !type.startsWith("kubernetes:") || (!type.includes("pulumi.com") && !type.endsWith(":Stack"))) {
-            return undefined;
-        }
-        return buildView(resource, plain(resource.props));
-    } catch {
-        return undefined;
-    }
+    return kindedView(resource, "Stack");
 }
 
-function buildView(resource: ResourceLike, props: Plain): StackView | undefined {
-    try {
-        if (!isStackType(String(resource?.type ?? ""), props)) {
-            return undefined;
+/** The view of a patch of a Stack (its own fields only), or undefined when it is not one. */
+export function stackPatchView(resource: ResourceLike): StackView | undefined {
+    return kindedView(resource, "StackPatch");
+}
+
+function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): StackView | undefined {
+    const type = resource.type;
+    if (!mayBeStack(type)) return undefined;
+    const props = plain(resource.props);
+    return stackKind(type, props) === wanted ? buildView(resource, props) : undefined;
+}
+
+function buildView(resource: { type: string; name: string; urn?: string }, props: Plain): StackView {
+    const spec = get(props, "spec");
+    const s = (...path: string[]) => get(spec, ...path);
+    const typeVersion = /pulumi\.com\/(v1alpha1|v1):/.exec(resource.type);
+    return {
+        resourceName: String(resource.name ?? ""),
+        urn: typeof resource.urn === "string" ? resource.urn : undefined,
+        type: resource.type,
+        apiVersion: typeVersion ? `pulumi.com/${typeVersion[1]}` : String(str(get(props, "apiVersion")) ?? ""),
+        name: str(get(props, "metadata", "name")),
+        namespace: str(get(props, "metadata", "namespace")),
+        labels: stringMap(get(props, "metadata", "labels")),
+        annotations: stringMap(get(props, "metadata", "annotations")),
+        object: props,
+        spec,
+        stack: str(s("stack")),
+        projectRepo: str(s("projectRepo")),
+        repoDir: str(s("repoDir")),
+        commit: str(s("commit")),
+        branch: str(s("branch")),
+        backend: str(s("backend")),
+        fluxSource: s("fluxSource"),
+        programRef: s("programRef"),
+        destroyOnFinalize: bool(s("destroyOnFinalize")),
+        refresh: bool(s("refresh")),
+        preview: bool(s("preview")),
+        resyncFrequencySeconds: num(s("resyncFrequencySeconds")),
+        serviceAccountName: str(s("serviceAccountName")),
+        workspaceTemplate: s("workspaceTemplate"),
+        environment: s("environment"),
+    };
+}
+
+/**
+ * Applies a patch to an object the way server-side apply merges a patch into a custom resource:
+ * fields the patch sets override, maps and nested objects merge field by field, a list of named
+ * objects (containers, env, volumes) merges by `name`, any other list is replaced whole, and `null`
+ * removes a field. A value unknown during preview on either side makes the result unknown.
+ */
+export function mergePatch(base: Plain, patch: Plain): Plain {
+    if (patch === undefined) return base;
+    if (patch === UNKNOWN) return UNKNOWN;
+    if (isObject(patch)) {
+        if (base === UNKNOWN) return UNKNOWN;
+        const out: Obj = isObject(base) ? { ...base } : {};
+        for (const [k, v] of Object.entries(patch)) {
+            if (v === null) delete out[k];
+            else if (v !== undefined) out[k] = mergePatch(out[k], v);
         }
-        const spec = get(props, "spec");
-        const s = (...path: string[]) => get(spec, ...path);
-        const typeVersion = /pulumi\.com\/(v1alpha1|v1):/.exec(String(resource.type));
-        return {
-            resourceName: String(resource.name ?? ""),
-            urn: typeof resource.urn === "string" ? resource.urn : undefined,
-            type: String(resource.type),
-            apiVersion: typeVersion ? `pulumi.com/${typeVersion[1]}` : String(str(get(props, "apiVersion")) ?? ""),
-            name: str(get(props, "metadata", "name")),
-            namespace: str(get(props, "metadata", "namespace")),
-            labels: stringMap(get(props, "metadata", "labels")),
-            annotations: stringMap(get(props, "metadata", "annotations")),
-            spec,
-            stack: str(s("stack")),
-            projectRepo: str(s("projectRepo")),
-            repoDir: str(s("repoDir")),
-            commit: str(s("commit")),
-            branch: str(s("branch")),
-            backend: str(s("backend")),
-            fluxSource: s("fluxSource"),
-            programRef: s("programRef"),
-            destroyOnFinalize: bool(s("destroyOnFinalize")),
-            refresh: bool(s("refresh")),
-            preview: bool(s("preview")),
-            resyncFrequencySeconds: num(s("resyncFrequencySeconds")),
-            serviceAccountName: str(s("serviceAccountName")),
-            workspaceTemplate: s("workspaceTemplate"),
-            environment: s("environment"),
-        };
-    } catch {
-        return undefined;
+        return out;
     }
+    if (Array.isArray(patch) && Array.isArray(base) && isNamedList(patch) && isNamedList(base)) {
+        const out = [...base];
+        for (const item of patch) {
+            const at = out.findIndex((b) => get(b, "name") === get(item, "name"));
+            if (at >= 0) out[at] = mergePatch(out[at], item);
+            else out.push(item);
+        }
+        return out;
+    }
+    return patch;
+}
+
+function isNamedList(items: Plain[]): boolean {
+    return items.length > 0 && items.every((e) => isObject(e) && typeof e.name === "string");
+}
+
+/** A patch of a Stack joined to the Stack it patches, with the Stack before and after the patch. */
+export interface JoinedPatch {
+    patch: StackView;
+    /** The program's Stack it patches; undefined when the program does not declare it (or cannot say). */
+    target?: StackView;
+    /** The Stack as earlier patches left it (the declared Stack, or only the patch's identity). */
+    before: StackView;
+    /** The Stack with this patch applied. */
+    after: StackView;
+}
+
+
+/** The namespace a Stack or patch without metadata.namespace lands in. */
+const DEFAULT_NS = "default";
+
+function key(view: StackView): string | undefined {
+    if (typeof view.name !== "string" || view.namespace === UNKNOWN) return undefined;
+    return `${view.namespace ?? DEFAULT_NS}/${view.name}`;
+}
+
+/**
+ * Every patch of a Stack in the program, in program order, joined to the program's Stack of the same
+ * name and namespace (several patches of one Stack apply in order). A patch whose target is not
+ * declared, or whose name or namespace is unknown, is judged on its own fields with production
+ * unknown.
+ */
+export function stackPatches(resources: ResourceLike[]): JoinedPatch[] {
+    const stacks = new Map<string, StackView>();
+    const patches: StackView[] = [];
+    for (const r of resources) {
+        const stack = stackView(r);
+        if (stack) {
+            const k = key(stack);
+            if (k !== undefined && !stacks.has(k)) stacks.set(k, stack);
+            continue;
+        }
+        const patch = stackPatchView(r);
+        if (patch) patches.push(patch);
+    }
+    const current = new Map<string, Obj>();
+    const out: JoinedPatch[] = [];
+    for (const patch of patches) {
+        const k = key(patch);
+        const target = k === undefined ? undefined : stacks.get(k);
+        const patchProps = patch.object;
+        const undeclared = target
+            ? undefined
+            : k === undefined
+              ? "the name or namespace of the Stack it patches is unknown during preview, so whether that Stack is production is unknown"
+              : `the Stack it patches (${k}) is not declared in this program, so whether it is production is unknown`;
+        const beforeProps: Obj =
+            (k !== undefined ? current.get(k) : undefined) ??
+            (target && isObject(target.object) ? target.object : { apiVersion: patch.apiVersion, kind: "Stack", metadata: { name: patch.name ?? null, namespace: patch.namespace ?? null } });
+        const merged = mergePatch(beforeProps, patchProps);
+        // A patch whose whole object is unknown leaves nothing known but the identity it was joined on.
+        const afterProps: Obj = isObject(merged) ? merged : { ...beforeProps, spec: UNKNOWN };
+        if (k !== undefined) current.set(k, afterProps);
+        const shape = { type: target?.type ?? patch.type.replace(/Patch$/, ""), name: patch.resourceName, urn: patch.urn };
+        const after = buildView(shape, afterProps);
+        const label = `StackPatch ${JSON.stringify(patch.resourceName)} of ${target ? `Stack ${JSON.stringify(target.resourceName)}` : `Stack ${typeof patch.name === "string" ? JSON.stringify(patch.name) : "<unknown>"}`}${typeof after.stack === "string" ? ` (stack ${JSON.stringify(after.stack.slice(0, 120))})` : ""}`;
+        after.label = label;
+        after.undeclaredTarget = undeclared;
+        const before = buildView(shape, beforeProps);
+        before.label = label;
+        before.undeclaredTarget = undeclared;
+        out.push({ patch, target, before, after });
+    }
+    return out;
+}
+
+/**
+ * The program's Stacks as they will be after every patch: each declared Stack merged with its patches
+ * (in program order; `patchedBy` lists them), then a view per patched Stack the program does not declare
+ * (its `undeclaredTarget` says why production is unknown). Rules over the whole program (RBAC, Argo CD)
+ * read these instead of the bare Stacks so that a patch cannot change a Stack behind their back.
+ */
+export function patchedStacks(resources: ResourceLike[]): { view: StackView; stack?: StackView; patchedBy: StackView[] }[] {
+    const joined = stackPatches(resources);
+    const last = new Map<string, { after: StackView; patches: StackView[]; declared: boolean }>();
+    joined.forEach((j, i) => {
+        const k = key(j.patch) ?? `#${i}`;
+        const prev = last.get(k);
+        last.set(k, { after: j.after, patches: [...(prev?.patches ?? []), j.patch], declared: j.target !== undefined });
+    });
+    const out: { view: StackView; stack?: StackView; patchedBy: StackView[] }[] = [];
+    const used = new Set<string>();
+    for (const r of resources) {
+        const stack = stackView(r);
+        if (!stack) continue;
+        const k = key(stack);
+        // Patches join the first Stack of a name and namespace (as stackPatches does).
+        const p = k !== undefined && !used.has(k) ? last.get(k) : undefined;
+        if (k !== undefined) used.add(k);
+        out.push(p ? { view: p.after, stack, patchedBy: p.patches } : { view: stack, stack, patchedBy: [] });
+    }
+    for (const p of last.values()) if (!p.declared) out.push({ view: p.after, patchedBy: p.patches });
+    return out;
 }
 
 /** Reads a PKO `ResourceRef` ({type, secret|literal|env|filesystem}) found at `field`. */
@@ -219,6 +369,7 @@ export function effectiveServiceAccount(view: StackView): { name: string | Unkno
 
 /** Human label of a Stack for messages: the resource name and, when known, its stack. */
 export function describeStack(view: StackView): string {
+    if (view.label !== undefined) return view.label;
     const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
     return `Stack ${JSON.stringify(view.resourceName)}${target}`;
 }

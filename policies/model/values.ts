@@ -36,16 +36,16 @@ const PROXY_TARGET = "__getSpecialProxyTarget";
 
 export type Plain = null | boolean | number | string | Unknown | Plain[] | { [key: string]: Plain } | undefined;
 
-/** Returns the raw object behind the policy SDK's unknown-checking proxy, without triggering it. */
+/**
+ * Returns the raw object behind the policy SDK's unknown-checking proxy, without triggering it. An
+ * object that throws when read is not caught here: the error reaches the rule wrappers, which report
+ * the resource fail-closed (policy.ts), the one place where an unreadable input is handled.
+ */
 function unproxy(v: unknown): unknown {
     if (v !== null && typeof v === "object") {
-        try {
-            const target = (v as Record<string, unknown>)[PROXY_TARGET];
-            if (target !== undefined && target !== null && typeof target === "object") {
-                return target;
-            }
-        } catch {
-            // A proxy that throws on this key is not the SDK's; fall through and read it as it is.
+        const target = (v as Record<string, unknown>)[PROXY_TARGET];
+        if (target !== undefined && target !== null && typeof target === "object") {
+            return target;
         }
     }
     return v;
@@ -53,7 +53,9 @@ function unproxy(v: unknown): unknown {
 
 /**
  * Converts any value (proxied, secret-wrapped, cyclic, exotic) into plain data with unknowns replaced
- * by `UNKNOWN`. Never throws. Depth and cycles are bounded so hostile input cannot hang a policy.
+ * by `UNKNOWN`. A value that cannot be represented as data (nested deeper than 64 levels, a cycle, a
+ * function, a non-finite number) becomes `UNKNOWN` too, never "absent": the rules then fail closed on it.
+ * An input that throws when read propagates to the rule wrappers (policy.ts), which report it.
  */
 export function plain(input: unknown): Plain {
     const raw = unproxy(input);
@@ -62,12 +64,7 @@ export function plain(input: unknown): Plain {
     }
     // Deserialized analyzer inputs are already plain JSON; most contain nothing to convert, and are then
     // used as they are (a scan allocates nothing; a copy is made only when something must change).
-    let result: Plain;
-    try {
-        result = isAlreadyPlain(raw, 0, new Set()) ? (raw as Plain) : convert(raw, 0, new Set());
-    } catch {
-        result = convert(raw, 0, new Set());
-    }
+    const result: Plain = isAlreadyPlain(raw, 0, new Set()) ? (raw as Plain) : convert(raw, 0, new Set());
     return result;
 }
 
@@ -108,51 +105,46 @@ function isAlreadyPlain(v: unknown, depth: number, seen: Set<unknown>): boolean 
 }
 
 function convert(input: unknown, depth: number, seen: Set<unknown>): Plain {
+    const v = unproxy(input);
+    if (v === null || v === undefined) {
+        return v as null | undefined;
+    }
+    switch (typeof v) {
+        case "string":
+            return UNKNOWN_SENTINELS.has(v) ? UNKNOWN : v;
+        case "boolean":
+            return v;
+        case "number":
+            return Number.isFinite(v) ? v : UNKNOWN;
+        case "object":
+            break;
+        default:
+            // Symbols (our own marker included), functions, bigints: nothing a rule can read.
+            return UNKNOWN;
+    }
+    if (depth > 64 || seen.has(v)) {
+        return UNKNOWN;
+    }
+    seen.add(v);
     try {
-        const v = unproxy(input);
-        if (v === null || v === undefined) {
-            return v as null | undefined;
+        // The Node SDK's own unknown marker and secret wrappers.
+        const o = v as Record<string, unknown>;
+        if ((o as { __pulumiUnknown?: unknown }).__pulumiUnknown === true) {
+            return UNKNOWN;
         }
-        switch (typeof v) {
-            case "string":
-                return UNKNOWN_SENTINELS.has(v) ? UNKNOWN : v;
-            case "boolean":
-                return v;
-            case "number":
-                return Number.isFinite(v) ? v : undefined;
-            case "symbol":
-                return v === UNKNOWN ? UNKNOWN : undefined;
-            case "object":
-                break;
-            default:
-                return undefined;
+        if (o[SIG_KEY] === SECRET_SIG) {
+            return convert(o.value, depth + 1, seen);
         }
-        if (depth > 64 || seen.has(v)) {
-            return undefined;
+        if (Array.isArray(v)) {
+            return v.map((e) => convert(e, depth + 1, seen));
         }
-        seen.add(v);
-        try {
-            // The Node SDK's own unknown marker and secret wrappers.
-            const o = v as Record<string, unknown>;
-            if ((o as { __pulumiUnknown?: unknown }).__pulumiUnknown === true) {
-                return UNKNOWN;
-            }
-            if (o[SIG_KEY] === SECRET_SIG) {
-                return convert(o.value, depth + 1, seen);
-            }
-            if (Array.isArray(v)) {
-                return v.map((e) => convert(e, depth + 1, seen));
-            }
-            const out: { [key: string]: Plain } = {};
-            for (const key of Object.keys(o)) {
-                out[key] = convert(o[key], depth + 1, seen);
-            }
-            return out;
-        } finally {
-            seen.delete(v);
+        const out: { [key: string]: Plain } = {};
+        for (const key of Object.keys(o)) {
+            out[key] = convert(o[key], depth + 1, seen);
         }
-    } catch {
-        return undefined;
+        return out;
+    } finally {
+        seen.delete(v);
     }
 }
 

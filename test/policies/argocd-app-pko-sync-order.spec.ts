@@ -30,6 +30,19 @@ describe("argocd-app-pko-sync-order", () => {
         const dev = stackResource("s", goodSpec({ stack: "a/b/dev", destroyOnFinalize: true }));
         assert.deepStrictEqual(runStackPolicy(policy, [dev, app(true)]), []);
     });
+    it("sees a patch that sets destroyOnFinalize on a production Stack the Application prunes", () => {
+        const prod = stackResource("s", goodSpec());
+        const patch = { type: "kubernetes:pulumi.com/v1:StackPatch", name: "s-patch", props: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "s", namespace: "pulumi" }, spec: { destroyOnFinalize: true } } };
+        assert.deepStrictEqual(runStackPolicy(policy, [prod, app(true)]), []);
+        const m = runStackPolicy(policy, [prod, patch, app(true)]);
+        assert.strictEqual(m.length, 1);
+        assert.match(m[0].message, /auto-prunes .*production StackPatch "s-patch" of Stack "s"/);
+    });
+    it("uses the pack-wide production settings (pko-guard-production)", () => {
+        const live = stackResource("s", goodSpec({ stack: "a/b/live", destroyOnFinalize: true }));
+        assert.deepStrictEqual(runStackPolicy(policy, [live, app(true)]), []);
+        assert.strictEqual(runStackPolicy(policy, [live, app(true)], {}, { productionStackPatterns: ["/live$"] }).length, 1);
+    });
     it("links Applications by tracking label before namespace", () => {
         const tracked = stackResource("s", goodSpec({ destroyOnFinalize: true }), { labels: { "app.kubernetes.io/instance": "other-app" } });
         assert.deepStrictEqual(runStackPolicy(policy, [tracked, app(true)]), []);

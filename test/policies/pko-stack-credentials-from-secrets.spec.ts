@@ -130,4 +130,55 @@ describe("pko-stack-credentials-from-secrets", () => {
         const m = check(goodSpec({ envRefs: { PULUMI_ACCESS_TOKEN: { type: "Secret", secret: { name: UNKNOWN_WIRE, key: "k" } } } }));
         assert.deepStrictEqual(m, []);
     });
+
+    describe("file-pointer variables (GOOGLE_APPLICATION_CREDENTIALS, KUBECONFIG, *_FILE, ...)", () => {
+        const JSON_KEY = `{"type":"service_account","private_key":"-----BEGIN PRIVATE KEY-----\\n${CANARY}"}`;
+        const names = ["GOOGLE_APPLICATION_CREDENTIALS", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "KUBECONFIG", "PULUMI_CONFIG_PASSPHRASE_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "ARM_CLIENT_CERTIFICATE_PATH"];
+        const paths = ["/var/run/secrets/gcp/key.json", "./creds/config", "~/.aws/credentials", "/etc/kube/a:/etc/kube/b"];
+        const inline = [JSON_KEY, CANARY, "c2VjcmV0LXRva2VuLXZhbHVl", "relative/key.json", "/path with spaces", "/etc/a:not-a-path"];
+
+        it("pass as a literal path: envRefs Literal, spec.envs and workspace pod env value", () => {
+            for (const name of names) {
+                for (const path of paths) {
+                    assert.deepStrictEqual(check(goodSpec({ envRefs: { ...goodSpec().envRefs as object, [name]: literal(path) } })), [], `${name}=${path}`);
+                    assert.deepStrictEqual(check(goodSpec({ envs: { [name]: path } })), [], `${name}=${path}`);
+                    const ws = { spec: { env: [{ name, value: path }], podTemplate: { spec: { containers: [{ name: "pulumi", env: [{ name, value: path }] }] } } } };
+                    assert.deepStrictEqual(check(goodSpec({ workspaceTemplate: ws })), [], `${name}=${path}`);
+                }
+            }
+        });
+
+        it("fail with inline content (a JSON key, a token, anything not path-shaped), without echoing it", () => {
+            for (const name of names) {
+                for (const value of inline) {
+                    const refs = check(goodSpec({ envRefs: { ...goodSpec().envRefs as object, [name]: literal(value) } }));
+                    assert.strictEqual(refs.length, 1, `${name}=${value}`);
+                    assert.match(refs[0], new RegExp(`spec\\.envRefs\\.${name} \\(a Literal\\) names a credential file but holds inline content, not a file path`));
+                    assert.strictEqual(check(goodSpec({ envs: { [name]: value } })).length, 1, `${name}=${value}`);
+                    const pod = check(goodSpec({ workspaceTemplate: { spec: { podTemplate: { spec: { containers: [{ name: "pulumi", env: [{ name, value }] }] } } } } }));
+                    assert.strictEqual(pod.length, 1, `${name}=${value}`);
+                    assert.match(pod[0], /containers\[0\]\.env\[0\] \(".*"\) value names a credential file but holds inline content/);
+                }
+            }
+        });
+
+        it("fail closed on a value unknown during preview; pass Secret, Env and FS refs and valueFrom", () => {
+            assert.match(check(goodSpec({ envRefs: { KUBECONFIG: literal(UNKNOWN_WIRE) } }))[0], /unknown during preview, so it cannot be verified to be a file path/);
+            assert.match(check(goodSpec({ envRefs: { KUBECONFIG: UNKNOWN_WIRE } }))[0], /unknown during preview/);
+            assert.deepStrictEqual(check(goodSpec({ envRefs: { KUBECONFIG: { type: "Secret", secret: { name: "kube", key: "path" } }, AWS_CONFIG_FILE: { type: "Env", env: { name: "X" } }, GOOGLE_APPLICATION_CREDENTIALS: { type: "FS", filesystem: { path: "/p" } } } })), []);
+            const ws = { spec: { env: [{ name: "GOOGLE_APPLICATION_CREDENTIALS", valueFrom: { configMapKeyRef: { name: "paths", key: "gcp" } } }] } };
+            assert.deepStrictEqual(check(goodSpec({ workspaceTemplate: ws })), []);
+        });
+
+        it("the variable the file points at is still a credential, and extraCredentialNames can claim a *_FILE name", () => {
+            assert.strictEqual(check(goodSpec({ envs: { GOOGLE_CREDENTIALS: "/not/a/pointer" } })).length, 1);
+            assert.strictEqual(check(goodSpec({ envs: { MY_TOKEN_FILE: "/var/run/token" } }), { extraCredentialNames: ["MY_TOKEN_FILE"] }).length, 1);
+        });
+    });
+
+    it("reports an extraCredentialNames entry RE2 cannot run instead of ignoring it", () => {
+        const m = check(goodSpec(), { extraCredentialNames: ["(?=X)TOKEN"] });
+        assert.strictEqual(m.length, 1);
+        assert.match(m[0], /extraCredentialNames entry "\(\?=X\)TOKEN" is not a valid RE2 regular expression/);
+    });
 });

@@ -2,8 +2,9 @@ import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-destroy-on-finalize-nonprod";
 import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, secret, stackResource } from "../helpers";
 
-function check(spec: unknown, metadata: Record<string, unknown> = {}, config: Record<string, unknown> = {}) {
-    return runResourcePolicy(policy, stackResource("app", spec, metadata), config).map((r) => r.message);
+/** `settings`: the pack-wide production settings (pko-guard-production's config). */
+function check(spec: unknown, metadata: Record<string, unknown> = {}, settings: Record<string, unknown> | null = {}) {
+    return runResourcePolicy(policy, stackResource("app", spec, metadata), {}, settings).map((r) => r.message);
 }
 
 describe("pko-stack-destroy-on-finalize-nonprod", () => {
@@ -52,6 +53,26 @@ describe("pko-stack-destroy-on-finalize-nonprod", () => {
     it("reports an invalid production pattern instead of throwing", () => {
         const m = check(goodSpec({ destroyOnFinalize: true }), {}, { productionStackPatterns: ["(unclosed"] });
         assert.strictEqual(m.length, 1);
-        assert.match(m[0], /not a valid regular expression/);
+        assert.match(m[0], /not a valid RE2 regular expression/);
+    });
+
+    it("says once how the Stack is production, in the pack's one wording", () => {
+        const dev = goodSpec({ stack: "acme/app/live", destroyOnFinalize: true });
+        assert.match(check(dev, { namespace: "payments" }, { productionNamespaces: ["payments"] })[0], /is production by namespace "payments" and/);
+        assert.match(check(dev, { labels: { env: "prod" } })[0], /is production by label env="prod" and/);
+        assert.match(check(goodSpec({ destroyOnFinalize: true }))[0], /is production by spec\.stack "acme\/app\/prod" \(pattern/);
+    });
+
+    it("fails closed on every Stack it judges when the settings policy did not run (disabled)", () => {
+        const m = check(goodSpec({ stack: "acme/app/dev", destroyOnFinalize: true }), {}, null);
+        assert.strictEqual(m.length, 1);
+        assert.match(m[0], /pko-guard-production is disabled/);
+        assert.deepStrictEqual(check(goodSpec({ stack: "acme/app/dev" }), {}, null), []);
+    });
+
+    it("rejects production settings in its own config: they are set once, under pko-guard-production", () => {
+        const m = runResourcePolicy(policy, stackResource("app", goodSpec({ destroyOnFinalize: true })), { productionNamespaces: ["payments"] }).map((r) => r.message);
+        assert.strictEqual(m.length, 1);
+        assert.match(m[0], /unknown property "productionNamespaces": productionNamespaces is set once for the whole pack, under pko-guard-production/);
     });
 });

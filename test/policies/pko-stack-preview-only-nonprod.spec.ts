@@ -23,6 +23,6 @@ describe("pko-stack-preview-only-nonprod", () => {
         assert.strictEqual(check(goodSpec({ stack: "o/p/review-app" }), { previewOnlyStackPatterns: ["review-app$"] }).length, 1);
         assert.strictEqual(check(goodSpec({ stack: UNKNOWN_WIRE })).length, 1);
         assert.strictEqual(check(goodSpec({ stack: UNKNOWN_WIRE, preview: true })).length, 0);
-        assert.match(check(goodSpec(), { previewOnlyStackPatterns: ["("] })[0], /not a valid regular expression/);
+        assert.match(check(goodSpec(), { previewOnlyStackPatterns: ["("] })[0], /not a valid RE2 regular expression/);
     });
 });

@@ -37,6 +37,6 @@ describe("pko-stack-repo-allowlist", () => {
     });
     it("fails closed on unknown repositories and reports invalid patterns", () => {
         assert.match(check(goodSpec({ projectRepo: UNKNOWN_WIRE }))[0], /fails closed/);
-        assert.match(check(goodSpec(), { allowedRepoPatterns: ["["] })[0], /not a valid regular expression/);
+        assert.match(check(goodSpec(), { allowedRepoPatterns: ["["] })[0], /not a valid RE2 regular expression/);
     });
 });

@@ -1,0 +1,63 @@
+/**
+ * pko-guard-production (mandatory; settings)
+ *
+ * What: holds the pack's one production classification: `productionStackPatterns`,
+ * `productionNamespaces` and `productionLabels`. Every production-aware rule
+ * (pko-stack-destroy-on-finalize-nonprod, pko-stack-prod-pinned-commit, pko-stack-prod-refresh,
+ * pko-stack-preview-only-nonprod, argocd-app-pko-sync-order) reads these settings, so a Stack is
+ * production for all of them or for none. It reports only invalid settings (a pattern that is not valid
+ * RE2 syntax, a value of the wrong type, an unknown property), on every Stack and Stack patch.
+ *
+ * Why: CrossGuard gives each policy only its own configuration. Settings repeated in five policies drift
+ * apart (a namespace marked production for one rule but not for another); one policy holding them, listed
+ * first and read by the others, works the same under `--policy-pack-config`, Pulumi Cloud policy groups
+ * and the harness.
+ *
+ * Fix: correct the settings. Do not disable this policy while production-aware rules are enabled: they
+ * then cannot classify and report every Stack they judge (the CLI and harness reject such a config).
+ */
+import { RuleMeta, settingsRule } from "./model/policy";
+import { SETTINGS_POLICY, SettingsState, productionSchemaProperties, publishSettings, readSettings } from "./model/production";
+import { describeStack, stackPatchView, stackView } from "./model/stack";
+
+export const NAME = SETTINGS_POLICY;
+
+const meta: RuleMeta = {
+    name: NAME,
+    description: "Holds the pack's one production classification (stack patterns, namespaces, labels) that every production-aware rule reads.",
+    enforcementLevel: "mandatory",
+    severity: "high",
+    remediationSteps:
+        "Fix the pko-guard-production settings: productionStackPatterns are RE2 regular expressions (no lookaround or backreferences), productionNamespaces a list of namespaces, productionLabels a map of label name to values.",
+    url: "https://www.pulumi.com/docs/iac/using-pulumi/crossguard/configuration/",
+    config: { ...productionSchemaProperties },
+};
+
+/** The state last published per config object seen (the analyzer hands the same settings each time). */
+const states = new Map<string, SettingsState>();
+
+function stateOf(config: Record<string, unknown> | string): SettingsState {
+    if (typeof config === "string") return { problem: config };
+    const key = JSON.stringify(config);
+    let state = states.get(key);
+    if (state === undefined) {
+        state = readSettings(config);
+        if (states.size > 100) states.clear();
+        states.set(key, state);
+    }
+    return state;
+}
+
+export const policy = settingsRule(
+    meta,
+    (key, config) => {
+        const state = stateOf(config);
+        publishSettings(key, state);
+        return state;
+    },
+    (resource, state) => {
+        if (!("problem" in state)) return [];
+        const view = stackView(resource) ?? stackPatchView(resource);
+        return view ? [`${describeStack(view)}: the production settings are invalid: ${state.problem}; fix the ${NAME} configuration.`] : [];
+    },
+);
