@@ -100,17 +100,22 @@ export function judgeLeg(fixture: Fixture, result: LegResult): Check[] {
     return checks;
 }
 
-/** What two legs must agree on: the resource's URN too (its type and parent chain), not only its name. */
-function rowKey(r: Row): string {
-    return [r.policy, r.resource, r.urn, r.level, r.message].join("\u0000");
+/**
+ * What two legs must agree on: policy, resource, level and message, and between two engine legs (mock,
+ * real) the resource's URN too (its type and parent chain). The manifest leg has no engine URNs (its
+ * objects are not children of a program's component), so against it rows are compared by identity.
+ */
+function rowKey(r: Row, withUrn: boolean): string {
+    return [r.policy, r.resource, withUrn ? r.urn : "", r.level, r.message].join("\u0000");
 }
 
 /** Compares the rows of two legs: both must report the same multiset of rows. */
 export function judgeParity(fixture: Fixture, a: LegResult, b: LegResult): Check[] {
     if (a.status !== "ran" || b.status !== "ran") return [];
+    const withUrn = a.leg !== "manifest" && b.leg !== "manifest";
     const count = (rows: Row[]) => {
         const m = new Map<string, Row[]>();
-        for (const r of sortRows(rows)) m.set(rowKey(r), [...(m.get(rowKey(r)) ?? []), r]);
+        for (const r of sortRows(rows)) m.set(rowKey(r, withUrn), [...(m.get(rowKey(r, withUrn)) ?? []), r]);
         return m;
     };
     const ca = count(a.rows);
