@@ -135,3 +135,27 @@ describe("mergePatch (server-side apply of a patch)", () => {
         assert.deepStrictEqual(mergePatch({ a: 1 }, undefined), { a: 1 });
     });
 });
+
+describe("Stack patches and RBAC", () => {
+    const binding = (name: string, sa: string): TestResource => ({
+        type: "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+        name,
+        props: {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRoleBinding",
+            metadata: { name },
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+            subjects: [{ kind: "ServiceAccount", name: sa, namespace: "pulumi" }],
+        },
+    });
+
+    it("a patch that switches a Stack to a cluster-admin service account makes the binding mandatory", () => {
+        const stack = stackResource("app-dev", goodSpec({ stack: "acme/app/dev", serviceAccountName: "limited" }));
+        const program = [stack, binding("ops-admin", "ops")];
+        assert.deepStrictEqual(violations("pko-stack-no-cluster-admin", program), []);
+        const patched = [...program, patch("app-dev", { serviceAccountName: "ops" })];
+        const found = violations("pko-stack-no-cluster-admin", patched);
+        assert.deepStrictEqual(found.map((v) => v.resource), ["ops-admin"]);
+        assert.match(found[0].message, /grants cluster-admin to ServiceAccount pulumi\/ops, which StackPatch "app-dev-patch" of Stack "app-dev"/);
+    });
+});

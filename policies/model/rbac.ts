@@ -21,7 +21,7 @@
  * A subject, role reference or role whose name is missing or unknown during preview is never taken for
  * a concrete object: it may be any (fail closed).
  */
-import { ResourceLike, StackView, effectiveServiceAccount, stackView } from "./stack";
+import { ResourceLike, StackView, effectiveServiceAccount, patchedStacks, stackView } from "./stack";
 import { Plain, UNKNOWN, Unknown, entries, get, isObject, list, plain, str } from "./values";
 
 export type Tri = "yes" | "no" | "maybe";
@@ -703,9 +703,9 @@ export function stackIdentities(resources: ResourceLike[]): StackIdentity[] {
 
 function buildStackIdentities(resources: ResourceLike[]): StackIdentity[] {
     const out: StackIdentity[] = [];
-    for (const r of resources) {
-        const view = stackView(r);
-        if (!view) continue;
+    // Each Stack as it will be after its patches: a patch that switches a Stack's service account is
+    // judged with the account it switches to (and a patched Stack the program does not declare counts).
+    for (const { view } of patchedStacks(resources)) {
         const sa = effectiveServiceAccount(view);
         const namespace = view.namespace === UNKNOWN ? UNKNOWN : view.namespace ?? DEFAULT_NAMESPACE;
         out.push({ order: out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
