@@ -38,9 +38,9 @@ interface GateCliOptions {
 }
 
 /** Prints the result the way it was asked for: the fitted table, and under GitHub Actions the workflow commands and step summary. */
-function output(result: ProjectSubject, o: GateCliOptions): void {
+function output(result: ProjectSubject, o: GateCliOptions, summaryText?: string): void {
     const github = o.format === "github" || (o.format === undefined && process.env.GITHUB_ACTIONS === "true");
-    process.stdout.write(o.verbose ? renderFullTable(result) : renderFindings(result));
+    process.stdout.write(o.verbose ? renderFullTable(result, undefined, summaryText) : renderFindings(result, undefined, summaryText));
     if (github) {
         process.stdout.write(renderWorkflowCommands([result]));
         const summary = process.env.GITHUB_STEP_SUMMARY;
@@ -127,8 +127,7 @@ async function main(argv: string[]): Promise<number> {
             const { runCheck, summaryLine } = await import("./check/check");
             const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot });
             for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${s.file}: ${s.reason}\n`);
-            output(result.subject, { ...o, stack: "", timeout: 0 });
-            process.stdout.write(`${summaryLine(result)}\n`);
+            output(result.subject, { ...o, stack: "", timeout: 0 }, summaryLine(result));
             writeReports(o.report, [result.subject]);
             code = result.subject.outcome === "pass" ? 0 : 1;
         });

@@ -42,7 +42,8 @@ export function summary(r: ProjectSubject): string {
     return `${r.name} (stack ${r.stack}): ${r.findings.length} violation(s), ${n("advisory")} advisory, ${n("waived")} waived, ${n("blocking")} blocking: ${r.outcome === "pass" ? "PASS" : "FAIL"}`;
 }
 
-export function renderFindings(r: ProjectSubject, width = terminalWidth()): string {
+/** The default output; `summaryText` replaces the one-line summary (pko-guard check says what it read). */
+export function renderFindings(r: ProjectSubject, width = terminalWidth(), summaryText = summary(r)): string {
     const fixes = new Map(ruleCatalogue().map((c) => [c.id, c]));
     const out: string[] = [];
     for (const status of ORDER) {
@@ -57,12 +58,12 @@ export function renderFindings(r: ProjectSubject, width = terminalWidth()): stri
         }
     }
     for (const n of r.notices ?? []) out.push(...wrap(`notice: ${n.policy ? `${n.policy}: ` : ""}${n.message}`, width));
-    out.push(summary(r));
+    out.push(summaryText);
     return out.join("\n") + "\n";
 }
 
 /** The full table, every column, sized to `width`: names get their full length, the message the rest. */
-export function renderFullTable(r: ProjectSubject, width = terminalWidth()): string {
+export function renderFullTable(r: ProjectSubject, width = terminalWidth(), summaryText = summary(r)): string {
     const rows = r.findings.map((f) => [f.policy, f.resource, f.level, f.status, f.file ? `${path.basename(f.file)}:${f.line ?? 1}` : "", f.message]);
     const head = ["policy", "resource", "level", "status", "where", "message"];
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((x) => (i < 5 ? x[i].length : 0))) + 2);
@@ -73,5 +74,5 @@ export function renderFullTable(r: ProjectSubject, width = terminalWidth()): str
     for (const x of rows) table.push(x);
     if (rows.length === 0) table.push(["(none)", "", "", "", "", "no violations"]);
     const notices = (r.notices ?? []).map((n) => `notice: ${n.policy ? `${n.policy}: ` : ""}${n.message}`);
-    return [table.toString(), ...notices, summary(r)].join("\n") + "\n";
+    return [table.toString(), ...notices, summaryText].join("\n") + "\n";
 }

@@ -89,7 +89,7 @@ describe("pko-guard check", function () {
         const prod = fs.readFileSync(path.join(GUIDE, "manifests", "production", "stack.yaml"), "utf8");
         const r = check(["-"], tmp, prod);
         assert.strictEqual(r.code, 1, r.stderr);
-        assert.match(r.stdout, /<stdin>:\d+:3 .*pko-stack-prod-pinned-commit/s);
+        assert.match(r.stdout, /pko-stack-prod-pinned-commit.*\(<stdin>:\d+:3\)/s);
         const list = JSON.stringify({
             apiVersion: "v1",
             kind: "List",
@@ -103,13 +103,14 @@ describe("pko-guard check", function () {
     it("applies --config (levels, disabled policies, properties) and --fail-on-advisory as the gate does", () => {
         const f = write("stack.yaml", "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: app\n  namespace: payments\nspec:\n  stack: acme/app/main\n  projectRepo: https://github.com/acme/app\n  branch: main\n");
         assert.strictEqual(check([f], tmp).code, 0);
-        write("cfg.json", JSON.stringify({ "pko-stack-prod-pinned-commit": { productionNamespaces: ["payments"] } }));
+        // Production is one setting of the pack (pko-guard-production), read by every production-aware rule.
+        write("cfg.json", JSON.stringify({ "pko-guard-production": { productionNamespaces: ["payments"] } }));
         const r = check([f, "--config", "cfg.json"], tmp);
         assert.strictEqual(r.code, 1);
         assert.match(r.stdout, /pko-stack-prod-pinned-commit/);
-        write("off.json", JSON.stringify({ "pko-stack-prod-pinned-commit": { enforcementLevel: "disabled", productionNamespaces: ["payments"] } }));
+        write("off.json", JSON.stringify({ "pko-guard-production": { productionNamespaces: ["payments"] }, "pko-stack-prod-pinned-commit": "disabled" }));
         assert.doesNotMatch(check([f, "--config", "off.json"], tmp).stdout, /pko-stack-prod-pinned-commit/);
-        write("adv.json", JSON.stringify({ "pko-stack-prod-pinned-commit": { enforcementLevel: "advisory", productionNamespaces: ["payments"] } }));
+        write("adv.json", JSON.stringify({ "pko-guard-production": { productionNamespaces: ["payments"] }, "pko-stack-prod-pinned-commit": "advisory", "pko-stack-prod-refresh": "disabled" }));
         assert.strictEqual(check([f, "--config", "adv.json"], tmp).code, 0);
         assert.strictEqual(check([f, "--config", "adv.json", "--fail-on-advisory"], tmp).code, 1);
         write("bad.json", JSON.stringify({ "no-such-policy": "mandatory" }));
