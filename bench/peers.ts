@@ -15,10 +15,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
-import { parseAllDocuments } from "yaml";
 import { REPO_ROOT } from "../cli/paths";
-import { analyzeDiagnostics, requests, sdkHandlers } from "./analyzer-path";
-import { CORE_RULES, Obj, identity, typeToken, writeRepository } from "./peers/manifests";
+import { CORE_RULES, writeRepository } from "./peers/manifests";
 
 const PEERS_DIR = process.env.PKO_GUARD_PEERS_DIR ?? path.join(REPO_ROOT, ".cache", "bench-peers");
 const REGO = path.join(REPO_ROOT, "bench", "peers", "pko-stack.rego");
@@ -32,35 +30,23 @@ interface Tool {
     run(repo: string): Findings | Promise<Findings>;
 }
 
-function yamlFiles(dir: string): string[] {
-    const out: string[] = [];
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-        const p = path.join(dir, e.name);
-        if (e.isDirectory()) out.push(...yamlFiles(p));
-        else if (/\.ya?ml$/.test(e.name)) out.push(p);
-    }
-    return out.sort();
-}
-
+/**
+ * pko-guard's side is the command users run: `pko-guard check <repo> --report json=FILE` (the compiled
+ * CLI, a process of its own like the peers', start-up included). Its identities (`Kind/name` for
+ * cluster-scoped objects) are mapped to the generator's (`Kind//name`).
+ */
 const pkoGuard: Tool = {
     name: "pko-guard",
-    async run(repo) {
-        const objects: Obj[] = [];
-        for (const file of yamlFiles(repo)) {
-            for (const doc of parseAllDocuments(fs.readFileSync(file, "utf8"))) {
-                const o = doc.toJS();
-                if (o && typeof o === "object" && typeof o.kind === "string") objects.push(o);
-            }
-        }
-        const byUrn = new Map<string, string>();
-        const resources = objects.map((o) => {
-            const r = { type: typeToken(o), name: identity(o), props: o };
-            byUrn.set(`urn:pulumi:dev::bench::${r.type}::${r.name}`, r.name);
-            return r;
-        });
+    run(repo) {
+        const report = path.join(path.dirname(repo), `${path.basename(repo)}-pko-guard.json`);
+        const r = spawnSync(process.execPath, [path.join(REPO_ROOT, "bin", "cli", "pko-guard.js"), "check", repo, "--report", `json=${report}`], { encoding: "utf8", maxBuffer: 1 << 30 });
+        if (r.status !== 0 && r.status !== 1) throw new Error(`pko-guard check exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n")[0]}`);
         const found: Findings = new Set();
-        for (const d of await analyzeDiagnostics(sdkHandlers(), requests(resources))) {
-            if (CORE.has(d.policy)) found.add(`${d.policy}|${byUrn.get(d.urn) ?? d.urn}`);
+        const findings: { policy: string; resource: string }[] = JSON.parse(fs.readFileSync(report, "utf8")).projects[0].findings;
+        for (const f of findings) {
+            if (!CORE.has(f.policy)) continue;
+            const parts = f.resource.split("/");
+            found.add(`${f.policy}|${parts.length === 2 ? `${parts[0]}//${parts[1]}` : f.resource}`);
         }
         return found;
     },
