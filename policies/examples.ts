@@ -79,4 +79,5 @@ export const EXAMPLES: Record<string, ExampleResource[]> = {
     "pko-stack-auth-delegator": governed,
     "argocd-app-pko-sync-order": governed,
     "pko-stack-name-length": [stack],
+    "pko-guard-production": [stack],
 };

@@ -1,7 +1,7 @@
 /**
  * rbac-no-cluster-admin-serviceaccount (advisory, stack-level)
  *
- * What, two findings:
+ * What: two findings.
  * 1. A ClusterRoleBinding or RoleBinding of the program (or a patch of one, judged merged) grants
  *    `cluster-admin`, or a ClusterRole/Role whose rules, own or aggregated, give `*` verbs on `*`
  *    resources, to a service account, or to a group of service accounts, that no PKO Stack of the

@@ -106,7 +106,7 @@ describe("rule wrappers", () => {
             assert.strictEqual(m.length, 1);
             assert.match(m[0].message, /policy configuration is invalid: unknown property "allowUnpinableSources" \(did you mean allowUnpinnableSources\?\)/);
             const ruled = stackRule({ ...meta, config: {} }, () => []);
-            assert.match(runResourcePolicy(ruled, stackResource("app", goodSpec()), { x: 1 })[0].message, /it takes no properties besides enforcementLevel/);
+            assert.match(runResourcePolicy(ruled, stackResource("app", goodSpec()), { x: 1 })[0].message, /unknown property "x" \(valid: waivers, allowAnnotationWaivers\)/);
         });
 
         it("every policy's config schema is closed (additionalProperties: false)", () => {

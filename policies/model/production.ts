@@ -19,7 +19,6 @@
  * When none says so but a deciding value is unknown during preview (or the Stack is only known through
  * a patch), the answer is "unknown", and governance gates treat the Stack as possibly production.
  */
-import type { Finding } from "./policy";
 import { RE2JS } from "re2js";
 import { StackView } from "./stack";
 import { UNKNOWN, Unknown, quote } from "./values";
@@ -232,6 +231,12 @@ export function classifyProduction(view: StackView, state: SettingsState): Produ
     return { verdict: "non-production" };
 }
 
+/** A finding of a production-only rule (the rule wrappers' Finding shape; declared here so the model does not import the wrappers). */
+export interface ProductionFinding {
+    message: string;
+    field?: string;
+}
+
 /**
  * The findings of a production-only rule for one Stack, once its problem is known: none for
  * non-production; the production message with the classification; for a Stack that may be production
@@ -243,8 +248,8 @@ export function productionFindings(
     production: Production,
     messages: { production: (classification: string) => string; unknown?: (reason: string) => string },
     field?: string,
-): Finding[] {
-    const at = (message: string): Finding => (field === undefined ? { message } : { message, field });
+): ProductionFinding[] {
+    const at = (message: string): ProductionFinding => (field === undefined ? { message } : { message, field });
     switch (production.verdict) {
         case "non-production":
             return [];

@@ -116,7 +116,7 @@ describe("pko-guard check", function () {
         write("bad.json", JSON.stringify({ "no-such-policy": "mandatory" }));
         const bad = check([f, "--config", "bad.json"], tmp);
         assert.strictEqual(bad.code, 2);
-        assert.match(bad.stderr, /^pko-guard: bad\.json: "no-such-policy" is not a policy of this pack\n$/);
+        assert.match(bad.stderr, /^pko-guard: bad\.json: "?no-such-policy"? is not a policy of this pack\n$/);
     });
 
     it("links Argo CD Applications to the Stacks they sync by spec.source.path", () => {

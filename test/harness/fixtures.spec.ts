@@ -62,6 +62,11 @@ describe("fixtures through both legs", function () {
                 // A manifest fixture whose generated program the mock leg cannot expand is shown as skipped
                 // (pending here), never as passing.
                 if (f.manifestsDir && v.legs.find((l) => l.leg === "mock")?.status === "skipped") return this.skip();
+                if (f.expect.realOnly) {
+                    // A program the mock leg cannot run (not Node) is shown as skipped with its reason, never as a match.
+                    assert.strictEqual(v.legs.find((l) => l.leg === "mock")?.status, "skipped", "a real-only fixture must be shown as skipped in the mock leg");
+                    return this.skip();
+                }
                 const bad = v.checks.filter((c) => c.leg === "mock" && c.outcome !== "match");
                 assert.deepStrictEqual(bad, []);
                 const expected = f.expect.violations.reduce((n, e) => n + e.count, 0);

@@ -30,7 +30,8 @@ describe("policy config check", () => {
     it("rejects an unknown property name, naming the closest valid one", () => {
         rejects({ "pko-guard-production": { productionNamespace: ["payments"] } }, /^cfg\.json: pko-guard-production: unknown property "productionNamespace" \(did you mean productionNamespaces\?\)$/);
         rejects({ "pko-stack-prod-pinned-commit": { allowUnpinnedSources: true } }, /did you mean allowUnpinnableSources\?/);
-        rejects({ "pko-stack-name-length": { maxLength: 40 } }, /it takes no properties besides enforcementLevel/);
+        // Besides enforcementLevel, a rule without settings of its own takes only the waiver keys every policy takes.
+        rejects({ "pko-stack-name-length": { maxLength: 40 } }, /unknown property "maxLength" \(valid: waivers, allowAnnotationWaivers\)/);
     });
 
     it("says where the production settings moved when a rule is given them", () => {

@@ -51,7 +51,7 @@ describe("install paths from a user's project", function () {
         dirs.push(project);
         const out = JSON.parse(execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", project], { cwd: REPO_ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
         const files: string[] = out[0].files.map((f: { path: string }) => f.path);
-        assert.ok(files.includes("pack/PulumiPolicy.yaml") && files.includes("pack/dist/index.js") && files.includes("bin/harness/pko-guard.js"), files.join(", "));
+        assert.ok(files.includes("pack/PulumiPolicy.yaml") && files.includes("pack/dist/index.js") && files.includes("bin/cli/pko-guard.js"), files.join(", "));
         execFileSync("npm", ["install", ...NPM_QUIET, path.join(project, out[0].filename)], { cwd: project, stdio: "ignore" });
         await assertInstalled(project);
     });

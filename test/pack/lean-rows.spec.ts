@@ -7,6 +7,7 @@
 import * as assert from "assert";
 import { Analyzer } from "../../harness/analyzer";
 import { fixturePackConfig, runProgramUnderMocks } from "../../harness/legs/mock";
+import { programFixture } from "../../harness/legs/manifest";
 import { Row } from "../../cli/model";
 import { PACK_DIR, PACK_ENTRY, PLAIN_PACK_ENTRY, REPO_ROOT } from "../../cli/paths";
 import { loadFixtures } from "../../harness/runner";
@@ -35,7 +36,8 @@ describe("lean pack entry: rows identical to the plain compiled entry on every f
         let rows = 0;
         const programs = new Map<string, Awaited<ReturnType<typeof runProgramUnderMocks>>>();
         for (const f of fixtures) {
-            const resources = programs.get(f.dir) ?? (await runProgramUnderMocks(f, 120000));
+            // A manifest fixture runs as the program the harness generates for it (a yaml/v2 ConfigGroup of its files).
+            const resources = programs.get(f.dir) ?? (await runProgramUnderMocks(programFixture(f), 120000));
             programs.set(f.dir, resources);
             const got: Row[][] = [];
             for (const analyzer of [lean, plain]) {

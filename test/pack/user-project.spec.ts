@@ -17,7 +17,7 @@ import { policies } from "../../policies";
 import { requireToolchain } from "../helpers";
 
 const VERSION = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
-const CLI = path.join(REPO_ROOT, "bin", "harness", "pko-guard.js");
+const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
 const descriptions = new Map(policies.map((p) => [p.name, p.description]));
 
 describe("a user's YAML project: pulumi preview --policy-pack and the gate", function () {
