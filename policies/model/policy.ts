@@ -114,6 +114,12 @@ function usableConfig(meta: RuleMeta, getConfig: () => unknown): Record<string, 
     }
 }
 
+/** The waiver hook's view of a per-resource evaluation: the policy's config and the resource itself. */
+function resourceWaiving(meta: RuleMeta, args: ResourceValidationArgs): Waiving {
+    const resource = { name: args.name, urn: args.urn, props: args.props };
+    return { config: () => usableConfig(meta, args.getConfig), target: (urn) => targetOf(resource, urn) };
+}
+
 function configProblem(meta: RuleMeta, problem: string): string {
     return `${meta.name} cannot evaluate this resource: its policy configuration is invalid: ${problem}. Fix the policy pack configuration.`;
 }
@@ -198,7 +204,7 @@ export function resourceRule(
                     return check(resource, config, { production: settingsFor(args.urn) });
                 },
                 undefined,
-                { config: () => usableConfig(meta, args.getConfig), target: (urn) => targetOf(resource, urn) },
+                resourceWaiving(meta, args),
             );
         },
     };
@@ -244,7 +250,7 @@ export function stackRule(
                     return view ? judge(view, args.getConfig, { production: settingsFor(args.urn) }) : [];
                 },
                 undefined,
-                { config: () => usableConfig(meta, args.getConfig), target: (urn) => targetOf(resource, urn) },
+                resourceWaiving(meta, args),
             );
         },
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
@@ -330,7 +336,7 @@ export function settingsRule<S>(
                     return problems({ type: args.type, name: args.name, urn: args.urn, props: args.props }, published);
                 },
                 undefined,
-                { config: () => usableConfig(meta, args.getConfig), target: (urn) => targetOf({ name: args.name, urn: args.urn, props: args.props }, urn) },
+                resourceWaiving(meta, args),
             ),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
             evaluate(
