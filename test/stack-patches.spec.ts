@@ -156,6 +156,6 @@ describe("Stack patches and RBAC", () => {
         const patched = [...program, patch("app-dev", { serviceAccountName: "ops" })];
         const found = violations("pko-stack-no-cluster-admin", patched);
         assert.deepStrictEqual(found.map((v) => v.resource), ["ops-admin"]);
-        assert.match(found[0].message, /grants cluster-admin to ServiceAccount pulumi\/ops, which StackPatch "app-dev-patch" of Stack "app-dev"/);
+        assert.match(found[0].message, /grants cluster-admin to ServiceAccount pulumi\/ops, which Stack "app-dev"/);
     });
 });

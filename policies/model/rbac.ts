@@ -703,9 +703,12 @@ export function stackIdentities(resources: ResourceLike[]): StackIdentity[] {
 
 function buildStackIdentities(resources: ResourceLike[]): StackIdentity[] {
     const out: StackIdentity[] = [];
-    // Each Stack as it will be after its patches: a patch that switches a Stack's service account is
-    // judged with the account it switches to (and a patched Stack the program does not declare counts).
-    for (const { view } of patchedStacks(resources)) {
+    // Each declared Stack as it will be after its patches (a patch that switches a Stack's service account
+    // is judged with the account it switches to), under the Stack's own identity. A patch of a Stack the
+    // program does not declare says nothing reliable about the account it runs as, so it is not a Stack here.
+    for (const { view: patched, stack } of patchedStacks(resources)) {
+        if (!stack) continue;
+        const view: StackView = { ...patched, resourceName: stack.resourceName, urn: stack.urn, type: stack.type, label: stack.label };
         const sa = effectiveServiceAccount(view);
         const namespace = view.namespace === UNKNOWN ? UNKNOWN : view.namespace ?? DEFAULT_NAMESPACE;
         out.push({ order: out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
