@@ -110,16 +110,17 @@ export function evaluatePack(resources: EvalResource[], config: PackConfig): Eva
         urn: r.urn,
         props: analyzerProps(r.props),
         opts: { protect: false, ignoreChanges: [], aliases: [], customTimeouts: {}, additionalSecretOutputs: [] },
-        isType: () => false,
-        asType: () => undefined,
     }));
     // One list for every stack policy, as one AnalyzeStack request would give them.
-    const stackResources = args.map((a) => ({ ...a, dependencies: [], propertyDependencies: {} }));
+    const stackResources = args.map((a) => ({ ...a, isType: () => false, asType: () => undefined, dependencies: [], propertyDependencies: {} }));
+    const isType = () => false;
+    const asType = () => undefined;
     for (const p of policies) {
         const level = levelOf(config, p);
         if (level === "disabled") continue;
         const properties = config[p.name]?.properties ?? {};
         const getConfig = <T>() => properties as T;
+        const stackTags = new Map<string, string>();
         const notApplicable = (reason?: string) => {
             throw Object.assign(new Error(reason ?? "not applicable"), { notApplicable: true });
         };
@@ -149,7 +150,8 @@ export function evaluatePack(resources: EvalResource[], config: PackConfig): Eva
             for (const a of args) {
                 for (const validate of validations) {
                     if (!validate) continue;
-                    guard(a.urn, () => validate({ ...a, getConfig, notApplicable, stackTags: new Map() } as never, report(a.urn)));
+                    const resourceArgs = { type: a.type, name: a.name, urn: a.urn, props: a.props, opts: a.opts, isType, asType, getConfig, notApplicable, stackTags };
+                    guard(a.urn, () => validate(resourceArgs as never, report(a.urn)));
                 }
             }
         }

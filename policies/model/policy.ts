@@ -120,6 +120,26 @@ function resourceWaiving(meta: RuleMeta, args: ResourceValidationArgs): Waiving 
     return { config: () => usableConfig(meta, args.getConfig), target: (urn) => targetOf(resource, urn) };
 }
 
+/**
+ * The waiver hook's view of a program-level evaluation: the policy's config, and a finding's resource found
+ * by URN among the program's resources (indexed once, on the first finding, so that many findings on a large
+ * program stay linear).
+ */
+function programWaiving(meta: RuleMeta, getConfig: () => unknown, resources: () => readonly { urn?: unknown }[] | undefined): Waiving {
+    let byUrn: Map<unknown, { urn?: unknown }> | undefined;
+    return {
+        config: () => usableConfig(meta, getConfig),
+        target: (urn) => {
+            if (urn === undefined) return targetOf(undefined, urn);
+            if (!byUrn) {
+                byUrn = new Map();
+                for (const r of resources() ?? []) if (!byUrn.has(r.urn)) byUrn.set(r.urn, r);
+            }
+            return targetOf(byUrn.get(urn) as Parameters<typeof targetOf>[0], urn);
+        },
+    };
+}
+
 function configProblem(meta: RuleMeta, problem: string): string {
     return `${meta.name} cannot evaluate this resource: its policy configuration is invalid: ${problem}. Fix the policy pack configuration.`;
 }
@@ -256,10 +276,7 @@ export function stackRule(
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
             let joined: JoinedPatch[] = [];
             let resources: ResourceLike[] = [];
-            const waiving: Waiving = {
-                config: () => usableConfig(meta, args.getConfig),
-                target: (urn) => targetOf(urn ? resources.find((r) => r.urn === urn) : undefined, urn),
-            };
+            const waiving = programWaiving(meta, args.getConfig, () => resources);
             evaluate(
                 meta,
                 reportViolation,
@@ -309,7 +326,7 @@ export function programRule(
                     return check(resources, config, { production: settingsFor(programKey(resources.map((r) => r.urn))) });
                 },
                 undefined,
-                { config: () => usableConfig(meta, args.getConfig), target: (urn) => targetOf(urn ? (args.resources ?? []).find((r) => r.urn === urn) : undefined, urn) },
+                programWaiving(meta, args.getConfig, () => args.resources),
             ),
     };
 }

@@ -62,11 +62,21 @@ export function plain(input: unknown): Plain {
     if (raw === null || typeof raw !== "object") {
         return convert(raw, 0, new Set());
     }
+    const known = converted.get(raw);
+    if (known !== undefined) return known;
     // Deserialized analyzer inputs are already plain JSON; most contain nothing to convert, and are then
     // used as they are (a scan allocates nothing; a copy is made only when something must change).
     const result: Plain = isAlreadyPlain(raw, 0, new Set()) ? (raw as Plain) : convert(raw, 0, new Set());
+    converted.set(raw, result);
     return result;
 }
+
+/**
+ * Conversions already made, by input object. The analyzer deserializes a fresh copy of a resource for every
+ * policy, so there this never hits; in-process evaluators (`pko-guard check`) hand every policy one copy, and
+ * the 15 other policies reuse the first one's conversion. Results are shared: callers never mutate them.
+ */
+const converted = new WeakMap<object, Plain>();
 
 /** True when a value needs no conversion: JSON data without unknown sentinels or secret wrappers. */
 function isAlreadyPlain(v: unknown, depth: number, seen: Set<unknown>): boolean {
