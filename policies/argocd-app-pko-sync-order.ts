@@ -22,7 +22,8 @@
  */
 import { Finding, RuleContext, classify, programRule } from "./model/policy";
 import { DEFAULT_NAMESPACE, StackIdentity, stackIdentities } from "./model/rbac";
-import { ResourceLike, StackView, describeStack, patchedStacks } from "./model/stack";
+import { SOURCE_PATH } from "./model/manifests";
+import { ResourceLike, StackView, describeStack, patchedStacks, secretsRead } from "./model/stack";
 import { Plain, UNKNOWN, Unknown, entries, get, list, plain, str } from "./model/values";
 
 export const NAME = "argocd-app-pko-sync-order";
@@ -44,29 +45,6 @@ function wave(metadata: Plain): number | Unknown | undefined {
     return undefined;
 }
 
-/** Names of the Secrets a Stack reads (envRefs, secretsRef, gitAuth refs, legacy fields). */
-function secretNames(view: StackView): string[] {
-    const names = new Set<string>();
-    const add = (v: Plain) => {
-        if (typeof v === "string" && v.length > 0) names.add(v);
-    };
-    const addRef = (ref: Plain) => {
-        if (get(ref, "type") === "Secret") add(get(ref, "secret", "name"));
-    };
-    for (const [, ref] of entries(get(view.spec, "envRefs"))) addRef(ref);
-    for (const [, ref] of entries(get(view.spec, "secretsRef"))) addRef(ref);
-    const gitAuth = get(view.spec, "gitAuth");
-    for (const path of [["accessToken"], ["sshAuth", "sshPrivateKey"], ["sshAuth", "password"], ["basicAuth", "userName"], ["basicAuth", "password"]]) {
-        addRef(get(gitAuth, ...path));
-    }
-    add(get(view.spec, "accessTokenSecret"));
-    add(get(view.spec, "gitAuthSecret"));
-    for (const s of list(get(view.spec, "envSecrets"))) add(s);
-    return [...names];
-}
-
-/** The annotation `pko-guard check` sets to a manifest's path relative to the repository root. */
-export const SOURCE_PATH = "pko-guard/source-path";
 
 function normalizePath(p: string): string {
     return p.replace(/\\/g, "/").replace(/^(\.\/)+/, "").replace(/\/+$/, "");
@@ -137,16 +115,24 @@ function argoInUse(apps: Application[], objects: K8sObject[], stacks: StackIdent
 /** A Stack synced before a Secret or the service account it uses. */
 function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): Finding[] {
     const findings: Finding[] = [];
+    // The first object of each kind, namespace and name (looked up once per dependency, not searched).
+    const byKey = new Map<string, K8sObject>();
+    const key = (kind: string, namespace: string | undefined, name: string) => `${kind}\u0000${namespace}\u0000${name}`;
+    for (const o of objects) {
+        if (typeof o.name !== "string") continue;
+        const k = key(o.kind, o.namespace, o.name);
+        if (!byKey.has(k)) byKey.set(k, o);
+    }
     for (const st of stacks) {
         const view = st.view;
         const ns = view.namespace === UNKNOWN ? undefined : view.namespace ?? DEFAULT_NAMESPACE;
         const stackWave = view.annotations === UNKNOWN ? UNKNOWN : wave({ annotations: view.annotations as Plain });
         const deps = [
-            ...secretNames(view).map((name) => ({ kind: "Secret", name })),
+            ...secretsRead(view).map((name) => ({ kind: "Secret", name })),
             ...(typeof st.serviceAccount.name === "string" ? [{ kind: "ServiceAccount", name: st.serviceAccount.name }] : []),
         ];
         for (const dep of deps) {
-            const obj = objects.find((o) => o.kind === dep.kind && o.name === dep.name && o.namespace === ns);
+            const obj = ns === undefined ? undefined : byKey.get(key(dep.kind, ns, dep.name));
             if (!obj) continue;
             const depWave = obj.wave ?? 0;
             const own = stackWave ?? 0;

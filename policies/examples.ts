@@ -79,5 +79,6 @@ export const EXAMPLES: Record<string, ExampleResource[]> = {
     "pko-stack-auth-delegator": governed,
     "argocd-app-pko-sync-order": governed,
     "pko-stack-name-length": [stack],
+    "pko-stack-secret-committed": governed,
     "pko-guard-production": [stack],
 };

@@ -19,6 +19,7 @@ import * as prodRefresh from "./pko-stack-prod-refresh";
 import * as repoAllowlist from "./pko-stack-repo-allowlist";
 import * as resyncFloor from "./pko-stack-resync-floor";
 import * as workspaceHardening from "./pko-stack-workspace-hardening";
+import * as secretCommitted from "./pko-stack-secret-committed";
 
 /**
  * In this order: the analyzer calls policies in list order in every request, and the settings policy
@@ -41,6 +42,7 @@ export const policies: Policies = [
     authDelegator.policy,
     argoSyncOrder.policy,
     nameLength.policy,
+    secretCommitted.policy,
 ];
 
 export const POLICY_NAMES: string[] = policies.map((p) => p.name);

@@ -30,10 +30,12 @@ export interface TestResource {
     type: string;
     name: string;
     props: unknown;
+    /** The URN, when the test needs a particular one (default: a top-level resource of stack `dev`). */
+    urn?: string;
 }
 
 function urnOf(r: TestResource): string {
-    return `urn:pulumi:dev::test::${r.type}::${r.name}`;
+    return r.urn ?? `urn:pulumi:dev::test::${r.type}::${r.name}`;
 }
 
 export interface Reported {

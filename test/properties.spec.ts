@@ -84,14 +84,37 @@ const spec = fc.record(
     { requiredKeys: [] },
 );
 const waveAnnotations = maybe(fc.record({ "argocd.argoproj.io/sync-wave": maybe(fc.constantFrom("0", "1", "2", "-1", "x")) }));
-const coreResource: fc.Arbitrary<TestResource> = fc.record({
-    type: fc.constantFrom("kubernetes:core/v1:Secret", "kubernetes:core/v1:ServiceAccount"),
-    name: fc.constantFrom("tok", "sa"),
-    props: fc.record({
-        metadata: maybe(fc.record({ name: maybe(fc.constantFrom("pulumi-access-token", "deployer", "default")), namespace: maybe(fc.constantFrom("pulumi", "default")), annotations: waveAnnotations })),
-        stringData: maybe(fc.record({ token: secretValue })),
-    }),
-});
+/** Where a core object was written: program code, or YAML manifests (read by `pko-guard check`, or a program's ConfigGroup). */
+const origin = fc.constantFrom("code", "check", "configgroup");
+const coreResource: fc.Arbitrary<TestResource> = fc
+    .tuple(
+        fc.record({
+            type: fc.constantFrom("kubernetes:core/v1:Secret", "kubernetes:core/v1:ServiceAccount"),
+            name: fc.constantFrom("tok", "sa"),
+            props: fc.record({
+                metadata: maybe(fc.record({ name: maybe(fc.constantFrom("pulumi-access-token", "pulumi-access-token", "deployer", "default")), namespace: maybe(fc.constantFrom("pulumi", "default")), annotations: waveAnnotations })),
+                stringData: maybe(fc.record({ token: secretValue })),
+                data: maybe(fc.dictionary(fc.constantFrom("accessToken", "password"), maybe(secretValue), { maxKeys: 2 })),
+            }),
+        }),
+        origin,
+    )
+    .map(([r, o]) =>
+        o === "code" ? r : { ...r, urn: o === "check" ? `urn:pulumi:check::manifests::${r.type}::${r.name}` : `urn:pulumi:dev::test::kubernetes:yaml/v2:ConfigGroup$${r.type}::${r.name}` },
+    );
+/** The token Secret the common Stack shape reads, written in YAML manifests, with or without values. */
+const tokenSecret: fc.Arbitrary<TestResource> = fc
+    .record({
+        metadata: fc.record({ name: fc.constant("pulumi-access-token"), namespace: maybe(fc.constantFrom("pulumi", "default")) }),
+        stringData: maybe(fc.record({ token: maybe(secretValue) })),
+        data: maybe(fc.dictionary(fc.constantFrom("token", "other"), maybe(secretValue), { maxKeys: 2 })),
+    })
+    .chain((props) =>
+        fc.constantFrom(
+            { type: "kubernetes:core/v1:Secret", name: "tok", props, urn: "urn:pulumi:check::manifests::kubernetes:core/v1:Secret::Secret/tok" },
+            { type: "kubernetes:core/v1:Secret", name: "tok", props, urn: "urn:pulumi:dev::test::kubernetes:yaml/v2:ConfigGroup$kubernetes:core/v1:Secret::tok" },
+        ),
+    );
 const applicationResource: fc.Arbitrary<TestResource> = fc.record({
     type: fc.constant("kubernetes:argoproj.io/v1alpha1:Application"),
     name: fc.constant("app"),
@@ -107,6 +130,13 @@ const stackResource: fc.Arbitrary<TestResource> = fc.record({
     props: fc.oneof(
         fc.record({ apiVersion: maybe(fc.constant("pulumi.com/v1")), kind: maybe(fc.constant("Stack")), metadata: maybe(fc.record({ name: maybe(fc.string({ maxLength: 5 })), namespace: maybe(fc.constantFrom("pulumi", "default")), labels: maybe(fc.dictionary(fc.constantFrom("env", "environment", "app.kubernetes.io/instance"), maybe(fc.constantFrom("prod", "dev", "app")))), annotations: waveAnnotations })), spec: maybe(spec) }),
         anyValue,
+        // The common shape: the token from a Secret, which the program may also declare (coreResource).
+        fc.record({
+            apiVersion: fc.constant("pulumi.com/v1"),
+            kind: fc.constant("Stack"),
+            metadata: fc.record({ name: fc.constant("app"), namespace: fc.constantFrom("pulumi", "default") }),
+            spec: fc.record({ stack: maybe(fc.constantFrom("acme/app/prod", "acme/app/dev")), envRefs: fc.record({ PULUMI_ACCESS_TOKEN: maybe(fc.constant({ type: "Secret", secret: { name: "pulumi-access-token", key: "token" } })) }) }),
+        }),
     ),
 });
 
@@ -145,6 +175,7 @@ const program = fc.array(
         { arbitrary: rbacResource, weight: 3 },
         { arbitrary: stackResource, weight: 3 },
         { arbitrary: coreResource, weight: 2 },
+        { arbitrary: tokenSecret, weight: 1 },
         { arbitrary: applicationResource, weight: 1 },
         { arbitrary: s3Resource, weight: 1 },
     ),

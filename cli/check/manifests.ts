@@ -22,12 +22,13 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { BadInputError } from "../errors";
 import { EvalResource } from "./evaluate";
+import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/manifests";
 
 export const MAX_FILE_BYTES = 16 * 1024 * 1024;
 const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
 
 /** The annotation the sync-order rule reads a manifest's repository path from (see that rule). */
-export const SOURCE_PATH_ANNOTATION = "pko-guard/source-path";
+export const SOURCE_PATH_ANNOTATION = SOURCE_PATH;
 
 /** Kinds some pko-guard rule reads (by API group); other objects are counted, never reported. */
 const KINDS_RULES_READ: Record<string, string[]> = {
@@ -324,7 +325,7 @@ function makeObject(
         column: where.column,
         identity,
         type,
-        urn: `urn:pulumi:check::manifests::${type}::${identity}`,
+        urn: `${MANIFEST_URN_PREFIX}${type}::${identity}`,
         kind,
         object: obj,
         read: false,

@@ -124,9 +124,24 @@ export function stackPatchView(resource: ResourceLike): StackView | undefined {
 function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): StackView | undefined {
     const type = resource.type;
     if (!mayBeStack(type)) return undefined;
+    const memo = resource.props !== null && typeof resource.props === "object" ? (views.get(resource.props) ?? new Map<string, StackView | undefined>()) : undefined;
+    const memoKey = `${wanted}\u0000${type}\u0000${String(resource.name)}\u0000${String(resource.urn)}`;
+    if (memo?.has(memoKey)) return memo.get(memoKey);
     const props = plain(resource.props);
-    return stackKind(type, props) === wanted ? buildView(resource, props) : undefined;
+    const view = stackKind(type, props) === wanted ? buildView(resource, props) : undefined;
+    if (memo) {
+        memo.set(memoKey, view);
+        views.set(resource.props as object, memo);
+    }
+    return view;
 }
+
+/**
+ * Views already built, by props object (and the resource's type, name and URN). As with `plain`'s memo, this
+ * hits only where one deserialized copy serves every policy (`pko-guard check`), never in the analyzer, which
+ * deserializes per policy. Views are shared: callers copy before changing one (`{ ...view }`).
+ */
+const views = new WeakMap<object, Map<string, StackView | undefined>>();
 
 function buildView(resource: { type: string; name: string; urn?: string }, props: Plain): StackView {
     const spec = get(props, "spec");
@@ -372,4 +387,25 @@ export function describeStack(view: StackView): string {
     if (view.label !== undefined) return view.label;
     const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
     return `Stack ${JSON.stringify(view.resourceName)}${target}`;
+}
+
+/** Names of the Secrets a Stack reads (envRefs, secretsRef, gitAuth refs, legacy fields), each once. */
+export function secretsRead(view: StackView): string[] {
+    const names = new Set<string>();
+    const add = (v: Plain) => {
+        if (typeof v === "string" && v.length > 0) names.add(v);
+    };
+    const addRef = (ref: Plain) => {
+        if (get(ref, "type") === "Secret") add(get(ref, "secret", "name"));
+    };
+    for (const [, ref] of entries(get(view.spec, "envRefs"))) addRef(ref);
+    for (const [, ref] of entries(get(view.spec, "secretsRef"))) addRef(ref);
+    const gitAuth = get(view.spec, "gitAuth");
+    for (const path of [["accessToken"], ["sshAuth", "sshPrivateKey"], ["sshAuth", "password"], ["basicAuth", "userName"], ["basicAuth", "password"]]) {
+        addRef(get(gitAuth, ...path));
+    }
+    add(get(view.spec, "accessTokenSecret"));
+    add(get(view.spec, "gitAuthSecret"));
+    for (const s of list(get(view.spec, "envSecrets"))) add(s);
+    return [...names];
 }

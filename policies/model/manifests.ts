@@ -1,0 +1,34 @@
+/**
+ * Where a resource was written down: in YAML manifests (a GitOps repository read by `pko-guard check`, or
+ * YAML files and strings that a Pulumi program hands to the Kubernetes provider's YAML and kustomize
+ * components) or in program code. Rules about what must never be committed to Git read it from the URN.
+ */
+
+/** The URN prefix `pko-guard check` gives every object it reads (`urn:pulumi:check::manifests::<type>::<identity>`). */
+export const MANIFEST_URN_PREFIX = "urn:pulumi:check::manifests::";
+
+/** The annotation `pko-guard check` sets on every manifest to its file's path relative to the repository root. */
+export const SOURCE_PATH = "pko-guard/source-path";
+
+/** The Kubernetes provider's components whose children are read from YAML text (files, folders, strings, kustomize). */
+const YAML_COMPONENTS = new Set([
+    "kubernetes:yaml:ConfigFile",
+    "kubernetes:yaml:ConfigGroup",
+    "kubernetes:yaml/v2:ConfigFile",
+    "kubernetes:yaml/v2:ConfigGroup",
+    "kubernetes:kustomize:Directory",
+    "kubernetes:kustomize/v2:Directory",
+]);
+
+/**
+ * True when the resource with this URN comes from YAML manifests: an object `pko-guard check` read, or a
+ * resource whose URN type chain (`parent$...$type`) passes through one of the provider's YAML components.
+ */
+export function fromManifests(urn: unknown): boolean {
+    if (typeof urn !== "string") return false;
+    if (urn.startsWith(MANIFEST_URN_PREFIX)) return true;
+    const parts = urn.split("::");
+    if (parts.length < 4) return false;
+    const chain = parts[2].split("$");
+    return chain.slice(0, -1).some((t) => YAML_COMPONENTS.has(t));
+}

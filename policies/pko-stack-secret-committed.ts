@@ -1,0 +1,86 @@
+/**
+ * pko-stack-secret-committed (advisory, stack-level)
+ *
+ * What: a Kubernetes Secret that a PKO Stack reads (its Pulumi access token, git credentials, envRefs,
+ * secretsRef) is not written with its values into YAML manifests: a GitOps repository that `pko-guard check`
+ * reads, or YAML that a Pulumi program hands to the provider's YAML or kustomize components.
+ *
+ * Why: manifests live in Git, and a Secret's `data` is base64, not encryption: anyone who can read the
+ * repository (or its history, forks and CI logs) holds the credential. The Argo CD + PKO guide creates the
+ * token Secret out of band and commits only the Stack that references it.
+ *
+ * Only the names of the keys are ever shown, never a value. Keys with an empty value (placeholders) do
+ * not count. Secrets declared in program code are not judged: the analyzer cannot tell a value from
+ * Pulumi config secrets (encrypted in state) from a literal.
+ *
+ * Fix: create the Secret out of band (`kubectl create secret generic ...`), or from a secret store
+ * (External Secrets Operator, Sealed Secrets, SOPS), and keep only the Stack's reference in Git.
+ */
+import { Finding, programRule } from "./model/policy";
+import { fromManifests } from "./model/manifests";
+import { DEFAULT_NAMESPACE } from "./model/rbac";
+import { describeStack, patchedStacks, secretsRead } from "./model/stack";
+import { UNKNOWN, entries, get, plain, str } from "./model/values";
+
+export const NAME = "pko-stack-secret-committed";
+
+const SECRET_TYPE = "kubernetes:core/v1:Secret";
+
+/** The keys of `data`/`stringData` that hold a value (or a value unknown during preview), as field paths. */
+function filledKeys(props: ReturnType<typeof plain>): string[] {
+    const out: string[] = [];
+    for (const field of ["data", "stringData"]) {
+        for (const [key, value] of entries(get(props, field))) {
+            if (value === UNKNOWN || (typeof value === "string" && value.length > 0)) out.push(`${field}.${key}`);
+        }
+    }
+    return out;
+}
+
+export const policy = programRule(
+    {
+        name: NAME,
+        description: "Secrets that PKO Stacks read are not committed with their values in YAML manifests.",
+        enforcementLevel: "advisory",
+        severity: "high",
+        remediationSteps:
+            "Remove the Secret's data/stringData from Git (and rotate the credential: it is in the history); create the Secret out of band or from a secret store (External Secrets, Sealed Secrets, SOPS), and keep only the Stack's reference in the manifests.",
+        url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
+    },
+    (resources) => {
+        // The Stacks (as their patches leave them) that read each Secret, by namespace and name.
+        const readers = new Map<string, string[]>();
+        for (const { view } of patchedStacks(resources)) {
+            if (view.namespace === UNKNOWN) continue;
+            const ns = view.namespace ?? DEFAULT_NAMESPACE;
+            for (const name of secretsRead(view)) {
+                const k = `${ns}/${name}`;
+                readers.set(k, [...(readers.get(k) ?? []), describeStack(view)]);
+            }
+        }
+        const findings: Finding[] = [];
+        if (readers.size === 0) return findings;
+        for (const r of resources) {
+            if (r.type !== SECRET_TYPE || !fromManifests(r.urn)) continue;
+            const props = plain(r.props);
+            const name = str(get(props, "metadata", "name"));
+            const ns = str(get(props, "metadata", "namespace"));
+            if (typeof name !== "string" || ns === UNKNOWN) continue;
+            const stacks = readers.get(`${ns ?? DEFAULT_NAMESPACE}/${name}`);
+            if (!stacks) continue;
+            const fields = filledKeys(props);
+            if (fields.length === 0) continue;
+            // Key names only: the Kubernetes provider turns stringData into data, so messages never say which.
+            const keys = [...new Set(fields.map((f) => f.slice(f.indexOf(".") + 1)))];
+            const shown = stacks.length > 2 ? `${stacks.slice(0, 2).join(", ")} and ${stacks.length - 2} more` : stacks.join(" and ");
+            findings.push({
+                message:
+                    `Secret ${JSON.stringify(`${ns ?? DEFAULT_NAMESPACE}/${name}`)}, read by ${shown}, is committed with values in its manifest (key${keys.length > 1 ? "s" : ""} ${keys.slice(0, 5).map((k) => JSON.stringify(k)).join(", ")}${keys.length > 5 ? ", ..." : ""}); ` +
+                    `base64 is not encryption: create it out of band or from a secret store, keep only the reference in Git, and rotate the credential.`,
+                urn: typeof r.urn === "string" ? r.urn : undefined,
+                field: fields[0],
+            });
+        }
+        return findings;
+    },
+);

@@ -1,0 +1,68 @@
+import * as assert from "assert";
+import { policy } from "../../policies/pko-stack-secret-committed";
+import { fromManifests } from "../../policies/model/manifests";
+import { TestResource, UNKNOWN_WIRE, goodSpec, runStackPolicy, secret, stackResource } from "../helpers";
+
+const TOKEN = "pul-0123456789abcdef0123456789abcdef01234567";
+const SECRET_TYPE = "kubernetes:core/v1:Secret";
+
+/** A Secret as `pko-guard check` reads it from a file, or as a program's YAML component declares it. */
+function secretFrom(origin: "check" | "configgroup" | "code", props: Record<string, unknown>, name = "pulumi-access-token", namespace = "pulumi"): TestResource {
+    const urn = {
+        check: `urn:pulumi:check::manifests::${SECRET_TYPE}::Secret/${namespace}/${name}`,
+        configgroup: `urn:pulumi:dev::test::kubernetes:yaml/v2:ConfigGroup$${SECRET_TYPE}::${namespace}/${name}`,
+        code: `urn:pulumi:dev::test::${SECRET_TYPE}::${name}`,
+    }[origin];
+    return { type: SECRET_TYPE, name, urn, props: { apiVersion: "v1", kind: "Secret", metadata: { name, namespace }, ...props } };
+}
+
+const stack = stackResource("app", goodSpec());
+
+describe("pko-stack-secret-committed", () => {
+    it("reports a Stack's token Secret committed with values, on the Secret, naming keys and the Stack but never a value", () => {
+        for (const origin of ["check", "configgroup"] as const) {
+            const s = secretFrom(origin, { stringData: { accessToken: TOKEN } });
+            const r = runStackPolicy(policy, [stack, s]);
+            assert.strictEqual(r.length, 1, origin);
+            assert.strictEqual(r[0].urn, s.urn);
+            assert.match(r[0].message, /Secret "pulumi\/pulumi-access-token", read by Stack "app".*\(key "accessToken"\)/);
+            assert.ok(!r[0].message.includes(TOKEN), "the value is never shown");
+        }
+    });
+    it("reads data as well as stringData, and a value that is unknown or secret-wrapped still counts", () => {
+        const encoded = Buffer.from(TOKEN).toString("base64");
+        for (const data of [{ accessToken: encoded }, { accessToken: UNKNOWN_WIRE }, { accessToken: secret(encoded) }]) {
+            const r = runStackPolicy(policy, [stack, secretFrom("check", { data })]);
+            assert.strictEqual(r.length, 1, JSON.stringify(data).slice(0, 40));
+            assert.ok(!r[0].message.includes(encoded));
+        }
+    });
+    it("passes a Secret with no values or empty placeholders, one no Stack reads, and one declared in program code", () => {
+        assert.deepStrictEqual(runStackPolicy(policy, [stack, secretFrom("check", {})]), []);
+        assert.deepStrictEqual(runStackPolicy(policy, [stack, secretFrom("check", { stringData: { accessToken: "" } })]), []);
+        assert.deepStrictEqual(runStackPolicy(policy, [stack, secretFrom("check", { stringData: { token: TOKEN } }, "unrelated")]), []);
+        assert.deepStrictEqual(runStackPolicy(policy, [stack, secretFrom("check", { stringData: { accessToken: TOKEN } }, "pulumi-access-token", "other")]), []);
+        assert.deepStrictEqual(runStackPolicy(policy, [stack, secretFrom("code", { stringData: { accessToken: TOKEN } })]), []);
+    });
+    it("links git credentials and secretsRef too, and names every Stack that reads the Secret", () => {
+        const git = stackResource("git", goodSpec({ gitAuth: { accessToken: { type: "Secret", secret: { name: "pulumi-access-token", key: "github" } } } }));
+        const r = runStackPolicy(policy, [stack, git, secretFrom("check", { stringData: { accessToken: TOKEN, github: "ghp_x" } })]);
+        assert.strictEqual(r.length, 1);
+        assert.match(r[0].message, /read by Stack "app" \(stack "acme\/app\/prod"\) and Stack "git" /);
+        assert.match(r[0].message, /\(keys "accessToken", "github"\)/);
+    });
+    it("never throws on malformed input", () => {
+        for (const props of [{ data: "x" }, { data: [1, 2] }, { metadata: UNKNOWN_WIRE }, { stringData: { a: { nested: true } } }]) {
+            assert.doesNotThrow(() => runStackPolicy(policy, [stack, secretFrom("check", props)]));
+        }
+        assert.doesNotThrow(() => runStackPolicy(policy, [stackResource("bad", UNKNOWN_WIRE), secretFrom("check", { stringData: { accessToken: TOKEN } })]));
+    });
+    it("tells manifests from program code by the URN", () => {
+        assert.ok(fromManifests(`urn:pulumi:check::manifests::${SECRET_TYPE}::Secret/a/b`));
+        assert.ok(fromManifests(`urn:pulumi:dev::p::kubernetes:yaml:ConfigFile$${SECRET_TYPE}::b`));
+        assert.ok(fromManifests(`urn:pulumi:dev::p::my:Component$kubernetes:kustomize/v2:Directory$${SECRET_TYPE}::b`));
+        assert.ok(!fromManifests(`urn:pulumi:dev::p::my:Component$${SECRET_TYPE}::b`));
+        assert.ok(!fromManifests(`urn:pulumi:dev::p::kubernetes:yaml/v2:ConfigGroup::b`));
+        assert.ok(!fromManifests(undefined));
+    });
+});
