@@ -16,16 +16,49 @@ import { REPO_ROOT } from "../cli/paths";
 const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
 
-/** Five objects of one team: service account, least-privilege binding, prod and dev Stacks, an Application. */
-function unit(i: number): string {
+/**
+ * Five objects of one team. Governed (what a repository that passes looks like): service account, its
+ * system:auth-delegator binding, a least-privilege binding, a production Stack, an Application. With findings:
+ * a dev Stack instead of the delegator binding, so each of the team's two Stacks has an advisory finding (the
+ * cost of locating findings at their lines).
+ */
+function unit(i: number, governed: boolean): string {
     const ns = `team-${i}`;
+    const delegator = `---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: ${ns}:deployer:auth-delegator
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: system:auth-delegator
+subjects:
+  - kind: ServiceAccount
+    name: deployer
+    namespace: ${ns}
+`;
+    const dev = `---
+apiVersion: pulumi.com/v1
+kind: Stack
+metadata:
+  name: app-dev
+  namespace: ${ns}
+spec:
+  serviceAccountName: deployer
+  stack: acme/app-${i}/dev
+  projectRepo: https://github.com/acme/app-${i}.git
+  branch: main
+  destroyOnFinalize: true
+  environment: [aws-credentials]
+`;
     return `---
 apiVersion: v1
 kind: ServiceAccount
 metadata:
   name: deployer
   namespace: ${ns}
----
+${governed ? delegator : ""}---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata:
@@ -54,20 +87,7 @@ spec:
   commit: ${SHA}
   refresh: true
   environment: [aws-credentials]
----
-apiVersion: pulumi.com/v1
-kind: Stack
-metadata:
-  name: app-dev
-  namespace: ${ns}
-spec:
-  serviceAccountName: deployer
-  stack: acme/app-${i}/dev
-  projectRepo: https://github.com/acme/app-${i}.git
-  branch: main
-  destroyOnFinalize: true
-  environment: [aws-credentials]
----
+${governed ? "" : dev}---
 apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata:
@@ -85,14 +105,14 @@ spec:
 `;
 }
 
-/** A repository of `objects` objects (a multiple of 5) in `files` files. */
-export function generate(root: string, objects: number, files: number): string {
-    const dir = path.join(root, `repo-${objects}-${files}`);
+/** A repository of `objects` objects (a multiple of 5) in `files` files, governed (passes) or with findings. */
+export function generate(root: string, objects: number, files: number, governed = true): string {
+    const dir = path.join(root, `repo-${objects}-${files}${governed ? "" : "-findings"}`);
     const units = Math.ceil(objects / 5);
     const perFile = Math.ceil(units / files);
     for (let f = 0; f * perFile < units; f++) {
         const parts: string[] = [];
-        for (let u = f * perFile; u < Math.min(units, (f + 1) * perFile); u++) parts.push(unit(u));
+        for (let u = f * perFile; u < Math.min(units, (f + 1) * perFile); u++) parts.push(unit(u, governed));
         const file = path.join(dir, "teams", String(f), "manifests.yaml");
         fs.mkdirSync(path.dirname(file), { recursive: true });
         fs.writeFileSync(file, parts.join(""));
@@ -121,7 +141,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 export async function checkBenchmarks(line: (s: string) => void): Promise<Record<string, unknown>> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-bench-check-"));
     try {
-        line("pko-guard check (generated manifest repositories; command = child process, start to verdict):");
+        line("pko-guard check (generated manifest repositories that pass; command = child process, start to verdict):");
         const sizes: Record<string, unknown> = {};
         const command: Record<number, number> = {};
         for (const n of [1000, 10000, 100000]) {
@@ -132,6 +152,10 @@ export async function checkBenchmarks(line: (s: string) => void): Promise<Record
             sizes[n] = { commandMs: ms, objectsPerSecond: (n / ms) * 1000, inProcessMs: inMs, inProcessObjectsPerSecond: (n / inMs) * 1000 };
             line(`  ${n} objects: command ${ms.toFixed(0)} ms (${((n / ms) * 1000).toFixed(0)} objects/s), in-process ${inMs.toFixed(0)} ms (${((n / inMs) * 1000).toFixed(0)} objects/s)`);
         }
+        const withFindings = generate(root, 10000, 100, false);
+        const findingsMs = runCommand(withFindings);
+        sizes.findings10k = { commandMs: findingsMs, objectsPerSecond: (10000 / findingsMs) * 1000, findings: 4000 };
+        line(`  10000 objects with 4000 findings (every Stack advisory, each located at its line): command ${findingsMs.toFixed(0)} ms (${((10000 / findingsMs) * 1000).toFixed(0)} objects/s)`);
         const ratio = command[10000] / command[1000];
         line(`  command time at 10k / at 1k: ${ratio.toFixed(2)} (linear is 10; start-up is part of both)`);
         const small = generate(root, 50, 10);

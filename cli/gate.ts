@@ -8,13 +8,12 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { policies } from "../policies";
 import { BadInputError, ToolError } from "./errors";
-import { Row, sortRows } from "./model";
 import { locateRows } from "./locate";
-import { configWaivers, parseWaived, today } from "../policies/model/waivers";
 import { PACK_DIR } from "./paths";
 import { PackConfig, PolicyMeta, loadPackConfig, reconcilePackConfig, yamlErrorPosition } from "./policy-config";
 import { previewWithPack, userEnv } from "./pulumi";
-import { Finding, Notice, ProjectSubject } from "./reports/subject";
+import { ProjectSubject } from "./reports/subject";
+import { judgeRows, waiverNotices } from "./judge";
 import { findGateCli } from "./toolchain";
 
 export interface GateOptions {
@@ -49,31 +48,6 @@ function projectInfo(dir: string): { name: string; main: string } {
     // A Pulumi YAML program is Pulumi.yaml itself.
     const main = typeof doc.main === "string" ? doc.main : runtime === "yaml" ? "Pulumi.yaml" : fs.existsSync(path.join(dir, "index.ts")) ? "index.ts" : "index.js";
     return { name: doc.name, main };
-}
-
-/** Reads the pack's `[waived: ...]` marks into status "waived"; the rest is judged by enforcement level. */
-export function judgeRows(rows: Row[], failOnAdvisory: boolean): Finding[] {
-    return sortRows(rows).map((r) => {
-        const w = parseWaived(r.message);
-        if (w) return { ...r, message: w.message, status: "waived", waiver: { reason: w.reason, ...(w.expires ? { expires: w.expires } : {}) } };
-        return { ...r, status: r.level === "mandatory" || (failOnAdvisory && r.level === "advisory") ? "blocking" : "advisory" };
-    });
-}
-
-/** Waivers of the config that waived nothing, and expired ones, as advisory notices (the gate and check report them). */
-export function waiverNotices(config: PackConfig, findings: Finding[], now = new Date()): Notice[] {
-    const notices: Notice[] = [];
-    for (const [policy, entry] of Object.entries(config)) {
-        for (const w of configWaivers(entry.properties ?? {})) {
-            if (w.expires && w.expires < today(now)) {
-                notices.push({ level: "advisory", policy, message: `waiver for ${w.resource} expired on ${w.expires} (${w.reason}): remove or renew it` });
-                continue;
-            }
-            const used = findings.some((f) => f.policy === policy && f.status === "waived" && f.waiver?.reason === w.reason.replace(/[\]\n]/g, " "));
-            if (!used) notices.push({ level: "advisory", policy, message: `unused waiver for ${w.resource} (${w.reason}): it matched no finding` });
-        }
-    }
-    return notices;
 }
 
 /** Previews the project's stack with the pack and judges the findings; the result is a report subject. */

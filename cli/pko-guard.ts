@@ -17,10 +17,7 @@ import { Command, CommanderError, Option } from "commander";
 import * as fs from "fs";
 import * as path from "path";
 import { isReportedError } from "./errors";
-import { errorSubject, runGate } from "./gate";
 import { REPO_ROOT } from "./paths";
-import { explainRule, initConfig, renderRules } from "./rules";
-import { renderStepSummary, renderWorkflowCommands } from "./reports/github";
 import { ProjectSubject } from "./reports/subject";
 import { renderFindings, renderFullTable } from "./reports/table";
 import { ReportRequest, parseReportOption, writeReports } from "./reports/write";
@@ -42,12 +39,15 @@ function output(result: ProjectSubject, o: GateCliOptions, summaryText?: string)
     const github = o.format === "github" || (o.format === undefined && process.env.GITHUB_ACTIONS === "true");
     process.stdout.write(o.verbose ? renderFullTable(result, undefined, summaryText) : renderFindings(result, undefined, summaryText));
     if (github) {
+        const { renderStepSummary, renderWorkflowCommands } = require("./reports/github") as typeof import("./reports/github");
         process.stdout.write(renderWorkflowCommands([result]));
         const summary = process.env.GITHUB_STEP_SUMMARY;
         if (summary) fs.appendFileSync(summary, renderStepSummary([result]));
     }
 }
 
+/* eslint-disable @typescript-eslint/no-var-requires */
+// Each command loads its own modules when it runs (start-up is part of every CI run).
 async function main(argv: string[]): Promise<number> {
     let code = 0;
     const program = new Command("pko-guard")
@@ -69,6 +69,7 @@ async function main(argv: string[]): Promise<number> {
         .exitOverride()
         .action(async (project: string, o: GateCliOptions) => {
             const started = Date.now();
+            const { errorSubject, runGate } = await import("./gate");
             let result: ProjectSubject;
             try {
                 result = await runGate({ projectDir: project, stack: o.stack, config: o.config, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
@@ -93,6 +94,7 @@ async function main(argv: string[]): Promise<number> {
         .description("list the pack's rules: name, enforcement level, severity, what it checks")
         .option("--json", "as JSON", false)
         .action((o: { json: boolean }) => {
+            const { renderRules } = require("./rules") as typeof import("./rules");
             process.stdout.write(renderRules(o.json, process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 120));
         });
     program
@@ -100,6 +102,7 @@ async function main(argv: string[]): Promise<number> {
         .description("what a rule checks, why, how to fix it, its config keys and defaults, and an example that passes")
         .argument("<rule>", "the rule (policy) name")
         .action((rule: string) => {
+            const { explainRule } = require("./rules") as typeof import("./rules");
             process.stdout.write(explainRule(rule));
         });
     program
@@ -108,6 +111,7 @@ async function main(argv: string[]): Promise<number> {
         .argument("[file]", "the file to write", "pko-guard.config.json")
         .option("--force", "overwrite an existing file", false)
         .action((file: string, o: { force: boolean }) => {
+            const { initConfig } = require("./rules") as typeof import("./rules");
             const notes = initConfig(file, o.force);
             process.stdout.write(`wrote ${file} and ${notes}\n`);
         });
@@ -123,7 +127,6 @@ async function main(argv: string[]): Promise<number> {
         .option("--repo-root <dir>", "repository root that Argo CD Application source paths are relative to (default: the git top level)")
         .exitOverride()
         .action(async (paths: string[], o: Omit<GateCliOptions, "stack" | "timeout"> & { repoRoot?: string }) => {
-            // Loads only its own modules: start-up is part of every CI run.
             const { runCheck, summaryLine } = await import("./check/check");
             const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot });
             for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${s.file}: ${s.reason}\n`);

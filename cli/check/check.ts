@@ -8,7 +8,7 @@
 import { Row, sortRows } from "../model";
 import { loadPackConfig, reconcilePackConfig, PackConfig } from "../policy-config";
 import { Finding, ProjectSubject } from "../reports/subject";
-import { judgeRows, waiverNotices } from "../gate";
+import { judgeRows, waiverNotices } from "../judge";
 import { EvalRow, evaluatePack, packPolicyMeta } from "./evaluate";
 import { LoadResult, ManifestObject, Skip, evalResources, loadManifests } from "./manifests";
 

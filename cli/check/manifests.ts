@@ -1,7 +1,8 @@
 /**
  * Reads Kubernetes manifests for `pko-guard check` and the manifest leg: files and folders (recursive
- * `.yaml`/`.yml`/`.json`), multi-document YAML, `kind: List`, and `-` for standard input. Every object keeps
- * its file, line and column (the `yaml` package's CST ranges and LineCounter) and can locate a field's line.
+ * `.yaml`/`.yml`/`.json`), multi-document YAML, `kind: List`, and `-` for standard input. Values are read by
+ * js-yaml (fast); every object knows its file, and finds its line and column, and a field's, on demand: its
+ * document is then parsed alone by the `yaml` package, which keeps positions (FileLocator).
  *
  * Each object becomes the resource the Kubernetes provider would register for it:
  * - type: `kubernetes:<group>/<version>:<Kind>`, the core group as `core` (`kubernetes:core/v1:Secret`);
@@ -19,6 +20,7 @@
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
+import * as jsyaml from "js-yaml";
 import * as YAML from "yaml";
 import { BadInputError } from "../errors";
 import { EvalResource } from "./evaluate";
@@ -205,76 +207,196 @@ interface Source {
     repoPath?: string;
 }
 
-/** Parses one file's documents into objects; throws BadInputError (one line) on invalid YAML. */
-function parseSource(src: Source, out: LoadResult, fromFolder: boolean): void {
-    const lineCounter = new YAML.LineCounter();
-    const docs = YAML.parseAllDocuments(src.text, { lineCounter, uniqueKeys: true, prettyErrors: false });
-    const docList = Array.isArray(docs) ? docs : [docs];
-    const pos = (offset: number | undefined) => {
-        const p = lineCounter.linePos(offset ?? 0);
-        return { line: p.line, column: p.col };
-    };
-    for (const doc of docList) {
-        const err = doc.errors[0];
-        if (err) {
-            const p = pos(err.pos[0]);
-            // Only the first clause: the library's message may quote the offending source line.
-            const what = err.message.split(/ at line \d+/)[0].split("\n")[0];
-            throw new BadInputError(`${src.file}:${p.line}:${p.column}: invalid YAML: ${what}`);
+/**
+ * YAML 1.2's core schema (what the `yaml` package reads by default: no timestamps, no merge keys), where a
+ * tag the schema does not know (`!Ref`, `!!binary`, a full `!<tag:...>`) reads as its plain value, as it
+ * does there, instead of failing the file.
+ */
+const SCHEMA = jsyaml.CORE_SCHEMA.extend(
+    (["scalar", "sequence", "mapping"] as const).flatMap((kind) => ["!", "tag:"].map((prefix) => new jsyaml.Type(prefix, { kind, multi: true, construct: (data: unknown) => data }))),
+);
+
+/** The most nodes a document may expand to through aliases (a "billion laughs" document is bad input). */
+const MAX_EXPANDED_NODES = 1_000_000;
+
+/**
+ * Positions in one file, found on demand. The fast parser (js-yaml) reports where each document's root node
+ * starts; a document is parsed a second time, alone, by the `yaml` package's position-keeping parser only when
+ * something needs a line in it (a finding, a bad-input message), so a repository that passes pays nothing.
+ */
+class FileLocator {
+    private newlines?: number[];
+    private readonly parsed = new Map<number, { node: YAML.Node | undefined; base: number }>();
+
+    /** `starts[i]`: the offset where js-yaml began document i's root node. */
+    constructor(
+        private readonly text: string,
+        private readonly starts: number[],
+    ) {}
+
+    /** Line and column (1-based) of an offset in the file. */
+    pos(offset: number | undefined): { line: number; column: number } {
+        const at = Math.max(0, Math.min(offset ?? 0, this.text.length));
+        if (!this.newlines) {
+            this.newlines = [];
+            for (let i = this.text.indexOf("\n"); i >= 0; i = this.text.indexOf("\n", i + 1)) this.newlines.push(i);
         }
-        out.documents++;
-        const contents = doc.contents;
-        if (contents === null || (YAML.isScalar(contents) && (contents.value === null || contents.value === ""))) continue; // empty document
-        let value: unknown;
-        try {
-            value = doc.toJS({ maxAliasCount: 100 });
-        } catch (e) {
-            const p = pos(contents.range?.[0]);
-            throw new BadInputError(`${src.file}:${p.line}:${p.column}: invalid YAML: ${String((e as Error).message).split("\n")[0]}`);
+        // The number of newlines before `at` is the 0-based line.
+        let lo = 0;
+        let hi = this.newlines.length;
+        while (lo < hi) {
+            const mid = (lo + hi) >> 1;
+            if (this.newlines[mid] < at) lo = mid + 1;
+            else hi = mid;
         }
-        const where = pos(contents.range?.[0]);
-        if (value === null || typeof value !== "object" || Array.isArray(value)) {
-            const what = Array.isArray(value) ? "a list" : typeof value === "string" ? "a string" : `a ${typeof value}`;
-            const message = `${src.file}:${where.line}:${where.column}: the document is ${what}, not a Kubernetes object (a mapping with apiVersion and kind)`;
-            if (fromFolder) {
-                out.skipped.push({ file: `${src.file}:${where.line}`, reason: `not a Kubernetes object (${what})` });
-                continue;
-            }
-            throw new BadInputError(message);
-        }
-        addObject(src, value as Record<string, unknown>, contents, pos, out, fromFolder);
+        const lineStart = lo === 0 ? 0 : this.newlines[lo - 1] + 1;
+        return { line: lo + 1, column: at - lineStart + 1 };
+    }
+
+    /** The root node of document i, parsed alone from the start of its root's line; offsets are the file's. */
+    document(i: number): YAML.Node | undefined {
+        const known = this.parsed.get(i);
+        if (known) return known.node;
+        const lineStart = (offset: number) => this.text.lastIndexOf("\n", offset - 1) + 1;
+        const from = lineStart(this.starts[i] ?? 0);
+        const to = i + 1 < this.starts.length ? Math.max(from, lineStart(this.starts[i + 1])) : this.text.length;
+        const docs = YAML.parseAllDocuments(this.text.slice(from, to), { uniqueKeys: false, prettyErrors: false });
+        const list = Array.isArray(docs) ? docs : [docs];
+        const node = list.map((d) => d.contents).find((c): c is YAML.ParsedNode => c !== null && !isEmptyScalar(c));
+        if (node) shift(node, from);
+        this.parsed.set(i, { node: node ?? undefined, base: from });
+        return node ?? undefined;
     }
 }
 
-function addObject(
-    src: Source,
-    obj: Record<string, unknown>,
-    node: YAML.Node,
-    pos: (offset: number | undefined) => { line: number; column: number },
-    out: LoadResult,
-    fromFolder: boolean,
-): void {
-    const where = pos(node.range?.[0]);
+/** Moves every range of a node tree by `by` (a document parsed from a slice of its file). */
+function shift(root: YAML.Node, by: number): void {
+    if (by === 0) return;
+    // visit() reaches the root, every collection, scalar and alias, and the keys of pairs.
+    YAML.visit(root, {
+        Node(_key, n) {
+            if (n.range) n.range = [n.range[0] + by, n.range[1] + by, n.range[2] + by];
+        },
+    });
+}
+
+function isEmptyScalar(n: YAML.Node): boolean {
+    return YAML.isScalar(n) && (n.value === null || n.value === "");
+}
+
+/** Where an object is: its file's locator and the path to its node (document, then List item). */
+interface Place {
+    locator: FileLocator;
+    /** The document's index in the file (empty documents counted). */
+    doc: number;
+    item?: number;
+}
+
+function placeNode(p: Place): YAML.Node | undefined {
+    const root = p.locator.document(p.doc);
+    if (p.item === undefined) return root;
+    const items = YAML.isMap(root) ? root.get("items", true) : undefined;
+    const item = YAML.isSeq(items) ? items.items[p.item] : undefined;
+    return YAML.isNode(item) ? item : root;
+}
+
+function placeStart(p: Place): { line: number; column: number } {
+    return p.locator.pos(placeNode(p)?.range?.[0]);
+}
+
+/**
+ * Rejects a document whose aliases expand past MAX_EXPANDED_NODES, or refer to themselves: the fast parser
+ * shares aliased nodes, and everything downstream (the SDK's Struct, the rules) would expand them.
+ */
+function checkExpansion(doc: unknown, where: () => string): void {
+    const sizes = new Map<object, number>();
+    const active = new Set<object>();
+    const size = (v: unknown): number => {
+        if (v === null || typeof v !== "object") return 1;
+        const known = sizes.get(v);
+        if (known !== undefined) return known;
+        if (active.has(v)) throw new BadInputError(`${where()}: invalid YAML: an alias refers to a node that contains it`);
+        active.add(v);
+        let n = 1;
+        for (const child of Array.isArray(v) ? v : Object.values(v)) {
+            n += size(child);
+            if (n > MAX_EXPANDED_NODES) throw new BadInputError(`${where()}: invalid YAML: aliases expand to more than ${MAX_EXPANDED_NODES.toLocaleString("en")} nodes`);
+        }
+        active.delete(v);
+        sizes.set(v, n);
+        return n;
+    };
+    size(doc);
+}
+
+/**
+ * Parses one file's documents into objects (js-yaml, with SCHEMA); throws BadInputError (one line) on
+ * invalid YAML.
+ */
+function parseSource(src: Source, out: LoadResult, fromFolder: boolean): void {
+    const docs: unknown[] = [];
+    const starts: number[] = [];
+    let depth = 0;
+    // The listener sees every node open and close; a node opened at depth 0 is a document's root.
+    const listener = (event: "open" | "close", state: { position: number }) => {
+        if (event === "open") {
+            if (depth === 0) starts.push(state.position);
+            depth++;
+        } else {
+            depth--;
+        }
+    };
+    const locator = new FileLocator(src.text, starts);
+    try {
+        jsyaml.loadAll(src.text, (d) => docs.push(d), { schema: SCHEMA, listener });
+    } catch (e) {
+        if (!(e instanceof jsyaml.YAMLException)) throw e;
+        // The reason only: js-yaml's full message quotes the offending source lines.
+        const at = e.mark ? `:${e.mark.line + 1}:${e.mark.column + 1}` : "";
+        throw new BadInputError(`${src.file}${at}: invalid YAML: ${String(e.reason ?? "cannot parse").split("\n")[0]}`);
+    }
+    docs.forEach((value, doc) => {
+        out.documents++;
+        if (value === null || value === undefined || value === "") return; // empty document
+        const place: Place = { locator, doc };
+        const where = () => {
+            const p = placeStart(place);
+            return `${src.file}:${p.line}:${p.column}`;
+        };
+        checkExpansion(value, where);
+        if (typeof value !== "object" || Array.isArray(value)) {
+            const what = Array.isArray(value) ? "a list" : typeof value === "string" ? "a string" : `a ${typeof value}`;
+            if (fromFolder) {
+                out.skipped.push({ file: `${src.file}:${placeStart(place).line}`, reason: `not a Kubernetes object (${what})` });
+                return;
+            }
+            throw new BadInputError(`${where()}: the document is ${what}, not a Kubernetes object (a mapping with apiVersion and kind)`);
+        }
+        addObject(src, value as Record<string, unknown>, place, out, fromFolder);
+    });
+}
+
+function addObject(src: Source, obj: Record<string, unknown>, place: Place, out: LoadResult, fromFolder: boolean): void {
+    const where = () => placeStart(place);
     const { apiVersion, kind } = obj;
     if (typeof apiVersion !== "string" || typeof kind !== "string" || apiVersion === "" || kind === "") {
         const reason = "not a Kubernetes object (no apiVersion and kind)";
         if (fromFolder) {
-            out.skipped.push({ file: `${src.file}:${where.line}`, reason });
+            out.skipped.push({ file: `${src.file}:${where().line}`, reason });
             return;
         }
-        throw new BadInputError(`${src.file}:${where.line}:${where.column}: ${reason}`);
+        throw new BadInputError(`${src.file}:${where().line}:${where().column}: ${reason}`);
     }
     // `kind: List` (and the typed lists kubectl prints) hold their objects in `items`.
     if (kind === "List" || (kind.endsWith("List") && Array.isArray(obj.items))) {
-        const itemsNode = YAML.isMap(node) ? node.get("items", true) : undefined;
         const items = Array.isArray(obj.items) ? obj.items : [];
         items.forEach((item, i) => {
-            const itemNode = YAML.isSeq(itemsNode) ? (itemsNode.items[i] as YAML.Node) : node;
+            const itemPlace: Place = { ...place, item: i };
             if (item === null || typeof item !== "object" || Array.isArray(item)) {
-                const p = pos(itemNode?.range?.[0]);
+                const p = placeStart(itemPlace);
                 throw new BadInputError(`${src.file}:${p.line}:${p.column}: items[${i}] of the List is not a Kubernetes object`);
             }
-            addObject(src, item as Record<string, unknown>, itemNode ?? node, pos, out, fromFolder);
+            addObject(src, item as Record<string, unknown>, itemPlace, out, fromFolder);
         });
         return;
     }
@@ -286,16 +408,16 @@ function addObject(
     if (typeof name !== "string" || name === "") {
         if (!read) {
             // e.g. a kustomization.yaml: nothing to govern, nothing to name.
-            out.objects.push(makeObject(src, obj, kind, `${kind} at ${src.file}:${where.line}`, group, version, where, node, pos));
+            out.objects.push(makeObject(src, obj, kind, `${kind} at ${src.file}:${where().line}`, group, version, place));
             return;
         }
-        throw new BadInputError(`${src.file}:${where.line}:${where.column}: ${kind} has no metadata.name`);
+        throw new BadInputError(`${src.file}:${where().line}:${where().column}: ${kind} has no metadata.name`);
     }
     if (namespace !== undefined && typeof namespace !== "string") {
-        throw new BadInputError(`${src.file}:${where.line}:${where.column}: ${kind} ${JSON.stringify(name)}: metadata.namespace is not a string`);
+        throw new BadInputError(`${src.file}:${where().line}:${where().column}: ${kind} ${JSON.stringify(name)}: metadata.namespace is not a string`);
     }
     const identity = namespace ? `${kind}/${namespace}/${name}` : `${kind}/${name}`;
-    const o = makeObject(src, obj, kind, identity, group, version, where, node, pos);
+    const o = makeObject(src, obj, kind, identity, group, version, place);
     o.read = read;
     o.named = true;
     if (src.repoPath !== undefined) {
@@ -307,22 +429,19 @@ function addObject(
     out.objects.push(o);
 }
 
-function makeObject(
-    src: Source,
-    obj: Record<string, unknown>,
-    kind: string,
-    identity: string,
-    group: string,
-    version: string,
-    where: { line: number; column: number },
-    node: YAML.Node,
-    pos: (offset: number | undefined) => { line: number; column: number },
-): ManifestObject {
+function makeObject(src: Source, obj: Record<string, unknown>, kind: string, identity: string, group: string, version: string, place: Place): ManifestObject {
     const type = `kubernetes:${group}/${version}:${kind}`;
+    let start: { line: number; column: number } | undefined;
+    const at = () => (start ??= placeStart(place));
     return {
         file: src.file,
-        line: where.line,
-        column: where.column,
+        // Lines are found on demand (FileLocator): most objects never need one.
+        get line() {
+            return at().line;
+        },
+        get column() {
+            return at().column;
+        },
         identity,
         type,
         urn: `${MANIFEST_URN_PREFIX}${type}::${identity}`,
@@ -332,8 +451,8 @@ function makeObject(
         named: false,
         repoPath: src.repoPath,
         locate: (field: string) => {
-            const start = startOf(findNode(node, fieldSegments(field)));
-            return start === undefined ? where : pos(start);
+            const begin = startOf(findNode(placeNode(place), fieldSegments(field)));
+            return begin === undefined ? at() : place.locator.pos(begin);
         },
     };
 }

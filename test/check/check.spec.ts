@@ -152,6 +152,17 @@ describe("pko-guard check", function () {
             assert.ok(fs.existsSync(f));
         });
 
+        it("aliases that expand without bound, or contain themselves: one line, exit 2", () => {
+            const laughs = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
+            for (let i = 1; i < 9; i++) laughs.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(", ")}]`);
+            write("m/laughs.yaml", `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\ndata:\n${laughs.map((l) => "  " + l).join("\n")}\n`);
+            const r = check(["m/laughs.yaml"], tmp);
+            assert.strictEqual(r.code, 2);
+            oneLine(r, /^pko-guard: m\/laughs\.yaml:1:1: invalid YAML: aliases expand to more than 1,000,000 nodes$/);
+            write("m/loop.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: loop}\ndata: &d {self: *d}\n");
+            oneLine(check(["m/loop.yaml"], tmp), /^pko-guard: m\/loop\.yaml:1:1: invalid YAML: an alias refers to a node that contains it$/);
+        });
+
         it("a document that is not a mapping: exit 2 for a named file, a counted skip inside a folder", () => {
             write("m/list.yaml", "- a\n- b\n");
             const named = check(["m/list.yaml"], tmp);
@@ -216,6 +227,37 @@ describe("pko-guard check", function () {
         it("no path at all is a usage error", () => {
             assert.strictEqual(check([], tmp).code, 2);
         });
+    });
+
+    it("finds lines in any document layout: comments, empty documents, flow and indented roots, CRLF, a BOM, unknown tags", () => {
+        const stack = (name: string, indent = "") =>
+            ["apiVersion: pulumi.com/v1", "kind: Stack", "metadata:", `  name: ${name}`, "  namespace: pulumi", "spec:", "  stack: acme/app/prod", "  projectRepo: https://github.com/acme/app", "  branch: release"].map((l) => indent + l);
+        const lines = [
+            "\ufeff# a comment before the first document",
+            "---",
+            "# and one inside it",
+            ...stack("first"),
+            "---",
+            "---",
+            "--- {apiVersion: v1, kind: ConfigMap, metadata: {name: flow}, data: {k: !Ref v}}",
+            "---",
+            ...stack("indented", "  "),
+            "...",
+            "---",
+            ...stack("last"),
+        ];
+        write("m/all.yaml", lines.join("\r\n") + "\r\n");
+        const r = check(["m", "--report", "json=r.json"], tmp);
+        assert.strictEqual(r.code, 1, r.stderr);
+        const rows = JSON.parse(fs.readFileSync(path.join(tmp, "r.json"), "utf8")).projects[0].findings as { policy: string; resource: string; line: number; column: number }[];
+        const branchLines = lines.map((l, i) => (/branch: release/.test(l) ? i + 1 : 0)).filter((n) => n > 0);
+        const pinned = rows.filter((x) => x.policy === "pko-stack-prod-pinned-commit").map((x) => [x.resource, x.line, x.column]);
+        assert.deepStrictEqual(pinned, [
+            ["Stack/pulumi/first", branchLines[0], 3],
+            ["Stack/pulumi/indented", branchLines[1], 5],
+            ["Stack/pulumi/last", branchLines[2], 3],
+        ]);
+        assert.match(r.stdout, /4 object\(s\) in 1 file\(s\) \(1 of kinds no rule reads\)/);
     });
 
     it("counts objects of kinds no rule reads without reporting them", () => {

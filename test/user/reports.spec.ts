@@ -8,7 +8,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { judgeRows } from "../../cli/gate";
+import { judgeRows } from "../../cli/judge";
 import { locateRows } from "../../cli/locate";
 import { row } from "../../cli/model";
 import { REPO_ROOT } from "../../cli/paths";

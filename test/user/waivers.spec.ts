@@ -1,6 +1,6 @@
 /** Waivers: matching, the pack's marks (through the real rule wrappers), reading them back, unused/expired notices. */
 import * as assert from "assert";
-import { judgeRows, waiverNotices } from "../../cli/gate";
+import { judgeRows, waiverNotices } from "../../cli/judge";
 import { row } from "../../cli/model";
 import { policies } from "../../policies";
 import { policy as pinned } from "../../policies/pko-stack-prod-pinned-commit";
