@@ -6,9 +6,7 @@
  * a peer that is not built is skipped with one line. Before timing, the three tools must report the same
  * findings (rule and object) on a small repository, so that the timing compares the same work.
  *
- * pko-guard's side reads and parses the same files and evaluates the whole pack on the analyzer path in
- * process (the SDK's Analyze per object + AnalyzeStack), keeping the findings of the four core rules.
- * When `pko-guard check` (issue 13) lands, this is the one place to switch to it.
+ * pko-guard's side is `pko-guard check` (the whole pack), keeping the findings of the four core rules.
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
@@ -65,11 +63,15 @@ function conftest(bin: string): Tool {
     };
 }
 
+const CLUSTER_SCOPED = new Set(["ClusterRoleBinding", "ClusterRole", "Namespace"]);
+
 function kyverno(bin: string): Tool {
     return {
         name: "kyverno",
         run(repo) {
-            const r = spawnSync(bin, ["apply", KYVERNO_POLICY, "-r", repo, "--policy-report", "--output-format", "json", "--remove-color"], {
+            // `-r FOLDER` reads only the files directly inside it: every manifest file is named instead.
+            const files = yamlFiles(repo);
+            const r = spawnSync(bin, ["apply", KYVERNO_POLICY, ...files.map((f) => `--resource=${f}`), "--policy-report", "--output-format", "json", "--remove-color"], {
                 encoding: "utf8",
                 maxBuffer: 1 << 30,
             });
@@ -80,12 +82,24 @@ function kyverno(bin: string): Tool {
             for (const report of Array.isArray(reports.items) ? reports.items : [reports]) {
                 for (const res of report.results ?? []) {
                     if (res.result !== "fail") continue;
-                    for (const o of res.resources ?? []) found.add(`${res.rule}|${o.kind}/${o.namespace ?? ""}/${o.name}`);
+                    // The CLI gives cluster-scoped objects the namespace "default"; the others' identities have none.
+                    for (const o of res.resources ?? []) found.add(`${res.rule}|${o.kind}/${CLUSTER_SCOPED.has(o.kind) ? "" : (o.namespace ?? "")}/${o.name}`);
                 }
             }
             return found;
         },
     };
+}
+
+/** The manifest files under a folder, recursively, sorted. */
+function yamlFiles(dir: string): string[] {
+    const out: string[] = [];
+    for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) out.push(...yamlFiles(p));
+        else if (/\.ya?ml$/.test(e.name)) out.push(p);
+    }
+    return out;
 }
 
 function difference(a: Findings, b: Findings): string[] {
