@@ -42,6 +42,36 @@ function todayPackDir(tmp: string): string {
     return dir;
 }
 
+/**
+ * A comparison pack built the way the pko-guard pack is (lean bundle, the same PulumiPolicy.yaml with its
+ * preload), under .cache/bench-packs so that the bundler resolves the repository's packages: `policies`
+ * no-op policies, as many resource and stack policies as pko-guard has when `policies` is "like-pko-guard".
+ */
+async function comparisonPack(name: string, policyCount: number | "like-pko-guard"): Promise<string> {
+    const dir = path.join(REPO_ROOT, ".cache", "bench-packs", name);
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(path.join(dir, "dist"), { recursive: true });
+    const shapes =
+        policyCount === "like-pko-guard"
+            ? policies.map((p) => ("validateStack" in p ? "validateStack" : "validateResource"))
+            : Array.from({ length: policyCount }, () => "validateResource");
+    const entry = [
+        `import { PolicyPack } from "@pulumi/policy";`,
+        `process.chdir(require("path").join(__dirname, ".."));`,
+        `const shapes = ${JSON.stringify(shapes)};`,
+        `new PolicyPack(${JSON.stringify(name)}, { policies: shapes.map((s, i) => ({ name: "noop-" + i, description: "does nothing", enforcementLevel: "advisory", [s]: () => undefined })) });`,
+    ].join("\n");
+    fs.writeFileSync(path.join(dir, "entry.ts"), entry);
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    // The compiled build script (it finds the repository from its own place, bin/pack/).
+    const { bundleLeanEntry } = require(path.join(REPO_ROOT, "bin", "pack", "build")) as typeof import("../pack/build");
+    await bundleLeanEntry(path.join(dir, "entry.ts"), path.join(dir, "dist", "index.js"));
+    fs.copyFileSync(path.join(PACK_DIR, "dist", "preload.js"), path.join(dir, "dist", "preload.js"));
+    fs.copyFileSync(path.join(PACK_DIR, "PulumiPolicy.yaml"), path.join(dir, "PulumiPolicy.yaml"));
+    fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name, version: "0.0.0", main: "dist/index.js" }));
+    return dir;
+}
+
 /** Milliseconds for `node args` to exit (for the breakdown's fixed parts). */
 function runMs(args: string[]): number {
     const t = performance.now();
@@ -95,9 +125,13 @@ export async function packOverhead(toolchain: Toolchain, line: (s: string) => vo
         if ("error" in prepared) throw new Error(prepared.error);
         const descriptions = new Map(policies.map((p) => [p.name, p.description]));
         const today = todayPackDir(tmp);
+        const onePolicy = await comparisonPack("one-noop-policy", 1);
+        const noop = await comparisonPack("noop-like-pko-guard", "like-pko-guard");
         const without: number[] = [];
         const lean: number[] = [];
         const plain: number[] = [];
+        const one: number[] = [];
+        const noops: number[] = [];
         const withPack = async (packDir: string, into: number[]) => {
             const t = performance.now();
             const p = await previewWithPack(prepared, { dir: packDir, descriptions });
@@ -111,13 +145,33 @@ export async function packOverhead(toolchain: Toolchain, line: (s: string) => vo
             without.push(performance.now() - t);
             await withPack(PACK_DIR, lean);
             await withPack(today, plain);
+            await withPack(onePolicy, one);
+            await withPack(noop, noops);
         }
         const a = median(without);
         const b = median(lean);
         const c = median(plain);
+        const d = median(one);
+        const e = median(noops);
         line(`  50-resource preview (median of ${ROUNDS}, interleaved): without pack ${a.toFixed(0)} ms, lean pack ${b.toFixed(0)} ms, today's pack ${c.toFixed(0)} ms`);
         line(`  ratio lean/without ${(b / a).toFixed(2)} (target <= 1.15); today/without ${(c / a).toFixed(2)}`);
-        return { rounds: ROUNDS, withoutMs: a, leanMs: b, todayMs: c, ratio: b / a, ratioToday: c / a, overheadPercent: ((b - a) / a) * 100 };
+        line(
+            `  where the lean pack's ${(b - a).toFixed(0)} ms go (packs built and started the same way): any pack at all (one no-op policy: start-up, ` +
+                `Analyze per resource, AnalyzeStack, shutdown) ${(d - a).toFixed(0)} ms (ratio ${(d / a).toFixed(2)}); the SDK's per-policy work ` +
+                `(${policies.length} no-op policies) ${(e - d).toFixed(0)} ms; pko-guard's rules ${(b - e).toFixed(0)} ms`,
+        );
+        return {
+            rounds: ROUNDS,
+            withoutMs: a,
+            leanMs: b,
+            todayMs: c,
+            onePolicyMs: d,
+            noopLikePkoGuardMs: e,
+            ratio: b / a,
+            ratioToday: c / a,
+            ratioOnePolicy: d / a,
+            overheadPercent: ((b - a) / a) * 100,
+        };
     } finally {
         fs.rmSync(tmp, { recursive: true, force: true });
     }
@@ -139,19 +193,26 @@ async function legs(line: (s: string) => void): Promise<Record<string, unknown>>
     return { fixtures: pairs.length, medianMockOverReal: median(ratios), mockTotalMs: mockTotal, realTotalMs: realTotal, wallBothMs: wall };
 }
 
-export async function realBenchmarks(line: (s: string) => void): Promise<Record<string, unknown>> {
-    line("== the pack's start-up");
-    const startup = await packStartup(line);
+export async function realBenchmarks(line: (s: string) => void, parts: { pack: boolean; legs: boolean }): Promise<Record<string, unknown>> {
+    const out: Record<string, unknown> = {};
+    if (parts.pack) {
+        line("== the pack's start-up");
+        out.packStartup = await packStartup(line);
+    }
     let toolchain: Toolchain;
     try {
         toolchain = findToolchain();
     } catch (e) {
         line(`== real preview: not measured (${(e as Error).message})`);
-        return { packStartup: startup, realPreview: "not measured: toolchain missing" };
+        return { ...out, realPreview: "not measured: toolchain missing" };
     }
-    line("== pack overhead on a real preview");
-    const overhead = await packOverhead(toolchain, line);
-    line("== mock leg vs real leg");
-    const legTimes = await legs(line);
-    return { packStartup: startup, packOverhead: overhead, legs: legTimes };
+    if (parts.pack) {
+        line("== pack overhead on a real preview");
+        out.packOverhead = await packOverhead(toolchain, line);
+    }
+    if (parts.legs) {
+        line("== mock leg vs real leg");
+        out.legs = await legs(line);
+    }
+    return out;
 }

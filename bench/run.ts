@@ -131,10 +131,10 @@ async function startup(): Promise<void> {
     results.startup = { jsMs, tsNodeMs: tsMs, ratio: jsMs / tsMs };
 }
 
-/** `npm run bench -- --only throughput,stack,grpc,startup,peers,real,check` runs some parts (default: all). */
+/** `npm run bench -- --only throughput,stack,grpc,startup,peers,real,legs,check` runs some parts (default: all). */
 function parts(): Set<string> {
     const i = process.argv.indexOf("--only");
-    const all = ["throughput", "stack", "grpc", "startup", "peers", "real", "check"];
+    const all = ["throughput", "stack", "grpc", "startup", "peers", "real", "legs", "check"];
     if (i < 0) return new Set(all);
     const chosen = (process.argv[i + 1] ?? "").split(",").filter(Boolean);
     const bad = chosen.filter((p) => !all.includes(p));
@@ -152,9 +152,9 @@ async function main(): Promise<void> {
         const { peers } = await import("./peers");
         Object.assign(results, await peers(line));
     }
-    if (only.has("real")) {
+    if (only.has("real") || only.has("legs")) {
         const { realBenchmarks } = await import("./real");
-        Object.assign(results, await realBenchmarks(line));
+        Object.assign(results, await realBenchmarks(line, { pack: only.has("real"), legs: only.has("legs") }));
     }
     if (only.has("check")) Object.assign(results, await (await import("./check")).checkBenchmarks(line));
     const out = path.join(REPO_ROOT, "bench", "results.json");

@@ -36,15 +36,20 @@ const common: esbuild.BuildOptions = {
     absWorkingDir: REPO,
 };
 
-async function main(): Promise<void> {
+/** Bundles a pack entry the lean way (also used by the benchmark for its comparison packs). */
+export async function bundleLeanEntry(entry: string, outfile: string): Promise<void> {
     await esbuild.build({
         ...common,
-        entryPoints: [path.join(REPO, "index.ts")],
-        outfile: path.join(PACK, "dist", "index.js"),
+        entryPoints: [entry],
+        outfile,
         plugins: [leanResolve],
         // @pulumi/policy reads the pack's package.json at run time from the working directory.
         logOverride: { "unsupported-require-call": "silent" },
     });
+}
+
+async function main(): Promise<void> {
+    await bundleLeanEntry(path.join(REPO, "index.ts"), path.join(PACK, "dist", "index.js"));
     await esbuild.build({
         ...common,
         entryPoints: [path.join(PACK, "src", "preload.ts")],
@@ -53,7 +58,9 @@ async function main(): Promise<void> {
     });
 }
 
-main().catch((e: Error) => {
-    process.stderr.write(`pack build failed: ${e.message.split("\n")[0]}\n`);
-    process.exit(1);
-});
+if (require.main === module) {
+    main().catch((e: Error) => {
+        process.stderr.write(`pack build failed: ${e.message.split("\n")[0]}\n`);
+        process.exit(1);
+    });
+}
