@@ -9,6 +9,7 @@
 import { Policy, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { policies } from "../../policies";
 import { FieldAwareReport } from "../../policies/model/policy";
+import { shareAcrossPolicies } from "../../policies/model/values";
 import { Level, Row, normalizeMessage, row } from "../model";
 import { PackConfig, PolicyMeta } from "../policy-config";
 
@@ -93,6 +94,13 @@ export function analyzerProps(props: Record<string, unknown>): Record<string, un
     return unknownCheckingProxy(deserializeProperties(struct, false));
 }
 
+/** One deserialized copy per resource, read by every policy (so the model may remember its conversions). */
+function sharedProps(props: Record<string, unknown>): Record<string, unknown> {
+    const copy = analyzerProps(props);
+    shareAcrossPolicies(copy);
+    return copy;
+}
+
 function levelOf(config: PackConfig, p: Policy): Level {
     const level = config[p.name]?.enforcementLevel ?? p.enforcementLevel ?? "advisory";
     return level === "remediate" ? "mandatory" : level;
@@ -108,7 +116,7 @@ export function evaluatePack(resources: EvalResource[], config: PackConfig): Eva
         type: r.type,
         name: r.name,
         urn: r.urn,
-        props: analyzerProps(r.props),
+        props: sharedProps(r.props),
         opts: { protect: false, ignoreChanges: [], aliases: [], customTimeouts: {}, additionalSecretOutputs: [] },
     }));
     // One list for every stack policy, as one AnalyzeStack request would give them.

@@ -116,7 +116,7 @@ function usableConfig(meta: RuleMeta, getConfig: () => unknown): Record<string, 
 
 /** The waiver hook's view of a per-resource evaluation: the policy's config and the resource itself. */
 function resourceWaiving(meta: RuleMeta, args: ResourceValidationArgs): Waiving {
-    const resource = { name: args.name, urn: args.urn, props: args.props };
+    const resource = resourceOf(args);
     return { config: () => usableConfig(meta, args.getConfig), target: (urn) => targetOf(resource, urn) };
 }
 
@@ -206,6 +206,17 @@ function metaFields(meta: RuleMeta) {
     };
 }
 
+/** The resource a per-resource evaluation is about, as rules read it. */
+function resourceOf(args: ResourceValidationArgs): ResourceLike {
+    return { type: args.type, name: args.name, urn: args.urn, props: args.props };
+}
+
+/** Runs a check with the policy's config, or reports the config's problem instead (the check never sees a bad config). */
+function withConfig<F>(meta: RuleMeta, getConfig: () => unknown, check: (config: Record<string, unknown>) => (string | F)[]): (string | F)[] {
+    const config = readConfig(meta, getConfig);
+    return typeof config === "string" ? [configProblem(meta, config)] : check(config);
+}
+
 /** A per-resource rule over any resource (the rule decides which types it cares about). */
 export function resourceRule(
     meta: RuleMeta,
@@ -213,20 +224,14 @@ export function resourceRule(
 ): ResourceValidationPolicy {
     return {
         ...metaFields(meta),
-        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) => {
-            const resource = { type: args.type, name: args.name, urn: args.urn, props: args.props };
+        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) =>
             evaluate(
                 meta,
                 reportViolation,
-                () => {
-                    const config = readConfig(meta, args.getConfig);
-                    if (typeof config === "string") return [configProblem(meta, config)];
-                    return check(resource, config, { production: settingsFor(args.urn) });
-                },
+                () => withConfig(meta, args.getConfig, (config) => check(resourceOf(args), config, { production: settingsFor(args.urn) })),
                 undefined,
                 resourceWaiving(meta, args),
-            );
-        },
+            ),
     };
 }
 
@@ -254,25 +259,20 @@ export function stackRule(
     meta: RuleMeta,
     check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | Finding)[],
 ): ResourceValidationPolicy & StackValidationPolicy {
-    const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) => {
-        const config = readConfig(meta, getConfig);
-        return typeof config === "string" ? [configProblem(meta, config)] : check(view, config, ctx);
-    };
+    const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) => withConfig(meta, getConfig, (config) => check(view, config, ctx));
     return {
         ...metaFields(meta),
-        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) => {
-            const resource = { type: args.type, name: args.name, urn: args.urn, props: args.props };
+        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) =>
             evaluate(
                 meta,
                 reportViolation,
                 () => {
-                    const view = stackView(resource);
+                    const view = stackView(resourceOf(args));
                     return view ? judge(view, args.getConfig, { production: settingsFor(args.urn) }) : [];
                 },
                 undefined,
                 resourceWaiving(meta, args),
-            );
-        },
+            ),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
             let joined: JoinedPatch[] = [];
             let resources: ResourceLike[] = [];
@@ -319,12 +319,11 @@ export function programRule(
             evaluate(
                 meta,
                 reportViolation,
-                () => {
-                    const config = readConfig(meta, args.getConfig);
-                    if (typeof config === "string") return [configProblem(meta, config)];
-                    const resources = programResources(args.resources);
-                    return check(resources, config, { production: settingsFor(programKey(resources.map((r) => r.urn))) });
-                },
+                () =>
+                    withConfig(meta, args.getConfig, (config) => {
+                        const resources = programResources(args.resources);
+                        return check(resources, config, { production: settingsFor(programKey(resources.map((r) => r.urn))) });
+                    }),
                 undefined,
                 programWaiving(meta, args.getConfig, () => args.resources),
             ),
@@ -350,7 +349,7 @@ export function settingsRule<S>(
                 reportViolation,
                 () => {
                     const published = publish(args.urn, readConfig(meta, args.getConfig));
-                    return problems({ type: args.type, name: args.name, urn: args.urn, props: args.props }, published);
+                    return problems(resourceOf(args), published);
                 },
                 undefined,
                 resourceWaiving(meta, args),

@@ -12,7 +12,7 @@
  * `UNKNOWN`. Nothing here catches: an input that throws when read reaches the rule wrappers
  * (policy.ts), which report the resource fail-closed.
  */
-import { Obj, Plain, UNKNOWN, Unknown, bool, entries, get, isObject, list, num, plain, str } from "./values";
+import { Obj, Plain, UNKNOWN, Unknown, bool, entries, get, isObject, isShared, list, num, plain, str } from "./values";
 
 export const STACK_TYPES = ["kubernetes:pulumi.com/v1:Stack", "kubernetes:pulumi.com/v1alpha1:Stack"] as const;
 export const STACK_PATCH_TYPES = ["kubernetes:pulumi.com/v1:StackPatch", "kubernetes:pulumi.com/v1alpha1:StackPatch"] as const;
@@ -124,7 +124,7 @@ export function stackPatchView(resource: ResourceLike): StackView | undefined {
 function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): StackView | undefined {
     const type = resource.type;
     if (!mayBeStack(type)) return undefined;
-    const memo = resource.props !== null && typeof resource.props === "object" ? (views.get(resource.props) ?? new Map<string, StackView | undefined>()) : undefined;
+    const memo = isShared(resource.props) ? (views.get(resource.props as object) ?? new Map<string, StackView | undefined>()) : undefined;
     const memoKey = `${wanted}\u0000${type}\u0000${String(resource.name)}\u0000${String(resource.urn)}`;
     if (memo?.has(memoKey)) return memo.get(memoKey);
     const props = plain(resource.props);
@@ -137,9 +137,9 @@ function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): Sta
 }
 
 /**
- * Views already built, by props object (and the resource's type, name and URN). As with `plain`'s memo, this
- * hits only where one deserialized copy serves every policy (`pko-guard check`), never in the analyzer, which
- * deserializes per policy. Views are shared: callers copy before changing one (`{ ...view }`).
+ * Views already built, by props object (and the resource's type, name and URN), only for inputs registered
+ * with `shareAcrossPolicies` (values.ts: `pko-guard check`; never the analyzer, which deserializes per policy).
+ * Views are shared: callers copy before changing one (`{ ...view }`).
  */
 const views = new WeakMap<object, Map<string, StackView | undefined>>();
 
