@@ -7,9 +7,12 @@
  *  2. stack-level scaling on that path: AnalyzeStack at 10k resources / at 1k (linear is 10);
  *  2b. the pack over gRPC end to end (bin/index.js), Analyze calls sequential as the engine sends them;
  *  3. the pack's analyzer start-up: precompiled JavaScript / ts-node;
- *  4. overhead of the pack on a real preview of a 50-resource program: with the pack / without;
- *  5. mock leg / real leg time per fixture, and each leg's wall time over the whole fixture set.
- * 4 and 5 need the toolchain (npm run setup); without it they are reported as not measured.
+ *  4. the pack's start-up to GetAnalyzerInfo (lean vs plain entry) and its overhead on a real preview of a
+ *     50-resource program (with the pack / without, and where the difference goes: bench/real.ts);
+ *  5. mock leg / real leg time per fixture, and each leg's wall time over the whole fixture set;
+ *  6. peers (conftest, Kyverno) against `pko-guard check` (bench/peers.ts), and `pko-guard check` itself
+ *     on generated repositories (bench/check.ts).
+ * The preview parts of 4 and 5 need the toolchain (npm run setup); without it they are reported as not measured.
  */
 import "../cli/fatal";
 import { spawn } from "child_process";

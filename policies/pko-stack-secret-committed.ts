@@ -72,6 +72,8 @@ export const policy = programRule(
             if (fields.length === 0) continue;
             // Key names only: the Kubernetes provider turns stringData into data, so messages never say which.
             const keys = [...new Set(fields.map((f) => f.slice(f.indexOf(".") + 1)))];
+            // In name order: the engine and the mocks register resources in different orders.
+            stacks.sort();
             const shown = stacks.length > 2 ? `${stacks.slice(0, 2).join(", ")} and ${stacks.length - 2} more` : stacks.join(" and ");
             findings.push({
                 message:
