@@ -18,7 +18,7 @@
  */
 import { Finding, programRule } from "./model/policy";
 import { fromManifests } from "./model/manifests";
-import { DEFAULT_NAMESPACE } from "./model/rbac";
+import { DEFAULT_NAMESPACE, push } from "./model/rbac";
 import { describeStack, patchedStacks, secretsRead } from "./model/stack";
 import { UNKNOWN, entries, get, plain, str } from "./model/values";
 
@@ -53,10 +53,7 @@ export const policy = programRule(
         for (const { view } of patchedStacks(resources)) {
             if (view.namespace === UNKNOWN) continue;
             const ns = view.namespace ?? DEFAULT_NAMESPACE;
-            for (const name of secretsRead(view)) {
-                const k = `${ns}/${name}`;
-                readers.set(k, [...(readers.get(k) ?? []), describeStack(view)]);
-            }
+            for (const name of secretsRead(view)) push(readers, `${ns}/${name}`, describeStack(view));
         }
         const findings: Finding[] = [];
         if (readers.size === 0) return findings;

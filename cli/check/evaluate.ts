@@ -119,10 +119,10 @@ export function evaluatePack(resources: EvalResource[], config: PackConfig): Eva
         props: sharedProps(r.props),
         opts: { protect: false, ignoreChanges: [], aliases: [], customTimeouts: {}, additionalSecretOutputs: [] },
     }));
-    // One list for every stack policy, as one AnalyzeStack request would give them.
-    const stackResources = args.map((a) => ({ ...a, isType: () => false, asType: () => undefined, dependencies: [], propertyDependencies: {} }));
     const isType = () => false;
     const asType = () => undefined;
+    // One list for every stack policy, as one AnalyzeStack request would give them.
+    const stackResources = args.map((a) => ({ ...a, isType, asType, dependencies: [], propertyDependencies: {} }));
     for (const p of policies) {
         const level = levelOf(config, p);
         if (level === "disabled") continue;

@@ -29,9 +29,6 @@ import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/manifests
 export const MAX_FILE_BYTES = 16 * 1024 * 1024;
 const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
 
-/** The annotation the sync-order rule reads a manifest's repository path from (see that rule). */
-export const SOURCE_PATH_ANNOTATION = SOURCE_PATH;
-
 /** Kinds some pko-guard rule reads (by API group); other objects are counted, never reported. */
 const KINDS_RULES_READ: Record<string, string[]> = {
     "pulumi.com": ["Stack"],
@@ -225,8 +222,8 @@ const MAX_EXPANDED_NODES = 1_000_000;
  * something needs a line in it (a finding, a bad-input message), so a repository that passes pays nothing.
  */
 class FileLocator {
-    private newlines?: number[];
-    private readonly parsed = new Map<number, { node: YAML.Node | undefined; base: number }>();
+    private lineCounter?: YAML.LineCounter;
+    private readonly parsed = new Map<number, YAML.Node | undefined>();
 
     /** `starts[i]`: the offset where js-yaml began document i's root node. */
     constructor(
@@ -236,27 +233,19 @@ class FileLocator {
 
     /** Line and column (1-based) of an offset in the file. */
     pos(offset: number | undefined): { line: number; column: number } {
-        const at = Math.max(0, Math.min(offset ?? 0, this.text.length));
-        if (!this.newlines) {
-            this.newlines = [];
-            for (let i = this.text.indexOf("\n"); i >= 0; i = this.text.indexOf("\n", i + 1)) this.newlines.push(i);
+        if (!this.lineCounter) {
+            // The `yaml` package's own line index, fed the file's line starts (its parser was not run on the file).
+            this.lineCounter = new YAML.LineCounter();
+            this.lineCounter.addNewLine(0);
+            for (let i = this.text.indexOf("\n"); i >= 0; i = this.text.indexOf("\n", i + 1)) this.lineCounter.addNewLine(i + 1);
         }
-        // The number of newlines before `at` is the 0-based line.
-        let lo = 0;
-        let hi = this.newlines.length;
-        while (lo < hi) {
-            const mid = (lo + hi) >> 1;
-            if (this.newlines[mid] < at) lo = mid + 1;
-            else hi = mid;
-        }
-        const lineStart = lo === 0 ? 0 : this.newlines[lo - 1] + 1;
-        return { line: lo + 1, column: at - lineStart + 1 };
+        const p = this.lineCounter.linePos(Math.max(0, Math.min(offset ?? 0, this.text.length)));
+        return { line: p.line, column: p.col };
     }
 
     /** The root node of document i, parsed alone from the start of its root's line; offsets are the file's. */
     document(i: number): YAML.Node | undefined {
-        const known = this.parsed.get(i);
-        if (known) return known.node;
+        if (this.parsed.has(i)) return this.parsed.get(i);
         const lineStart = (offset: number) => this.text.lastIndexOf("\n", offset - 1) + 1;
         const from = lineStart(this.starts[i] ?? 0);
         const to = i + 1 < this.starts.length ? Math.max(from, lineStart(this.starts[i + 1])) : this.text.length;
@@ -264,7 +253,7 @@ class FileLocator {
         const list = Array.isArray(docs) ? docs : [docs];
         const node = list.map((d) => d.contents).find((c): c is YAML.ParsedNode => c !== null && !isEmptyScalar(c));
         if (node) shift(node, from);
-        this.parsed.set(i, { node: node ?? undefined, base: from });
+        this.parsed.set(i, node ?? undefined);
         return node ?? undefined;
     }
 }
@@ -422,8 +411,8 @@ function addObject(src: Source, obj: Record<string, unknown>, place: Place, out:
     o.named = true;
     if (src.repoPath !== undefined) {
         const annotations = (metadata.annotations !== null && typeof metadata.annotations === "object" && !Array.isArray(metadata.annotations) ? metadata.annotations : {}) as Record<string, unknown>;
-        if (annotations[SOURCE_PATH_ANNOTATION] === undefined) {
-            o.object = { ...obj, metadata: { ...metadata, annotations: { ...annotations, [SOURCE_PATH_ANNOTATION]: src.repoPath } } };
+        if (annotations[SOURCE_PATH] === undefined) {
+            o.object = { ...obj, metadata: { ...metadata, annotations: { ...annotations, [SOURCE_PATH]: src.repoPath } } };
         }
     }
     out.objects.push(o);

@@ -217,6 +217,11 @@ function withConfig<F>(meta: RuleMeta, getConfig: () => unknown, check: (config:
     return typeof config === "string" ? [configProblem(meta, config)] : check(config);
 }
 
+/** A `validateResource` that runs `run` on each resource through the one fail-closed path, with the resource's waivers. */
+function perResource(meta: RuleMeta, run: (args: ResourceValidationArgs) => unknown): ResourceValidationPolicy["validateResource"] {
+    return (args: ResourceValidationArgs, reportViolation: ReportViolation) => evaluate(meta, reportViolation, () => run(args), undefined, resourceWaiving(meta, args));
+}
+
 /** A per-resource rule over any resource (the rule decides which types it cares about). */
 export function resourceRule(
     meta: RuleMeta,
@@ -224,14 +229,7 @@ export function resourceRule(
 ): ResourceValidationPolicy {
     return {
         ...metaFields(meta),
-        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) =>
-            evaluate(
-                meta,
-                reportViolation,
-                () => withConfig(meta, args.getConfig, (config) => check(resourceOf(args), config, { production: settingsFor(args.urn) })),
-                undefined,
-                resourceWaiving(meta, args),
-            ),
+        validateResource: perResource(meta, (args) => withConfig(meta, args.getConfig, (config) => check(resourceOf(args), config, { production: settingsFor(args.urn) }))),
     };
 }
 
@@ -262,17 +260,10 @@ export function stackRule(
     const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) => withConfig(meta, getConfig, (config) => check(view, config, ctx));
     return {
         ...metaFields(meta),
-        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) =>
-            evaluate(
-                meta,
-                reportViolation,
-                () => {
-                    const view = stackView(resourceOf(args));
-                    return view ? judge(view, args.getConfig, { production: settingsFor(args.urn) }) : [];
-                },
-                undefined,
-                resourceWaiving(meta, args),
-            ),
+        validateResource: perResource(meta, (args) => {
+            const view = stackView(resourceOf(args));
+            return view ? judge(view, args.getConfig, { production: settingsFor(args.urn) }) : [];
+        }),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
             let joined: JoinedPatch[] = [];
             let resources: ResourceLike[] = [];
@@ -343,17 +334,7 @@ export function settingsRule<S>(
 ): ResourceValidationPolicy & StackValidationPolicy {
     return {
         ...metaFields(meta),
-        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) =>
-            evaluate(
-                meta,
-                reportViolation,
-                () => {
-                    const published = publish(args.urn, readConfig(meta, args.getConfig));
-                    return problems(resourceOf(args), published);
-                },
-                undefined,
-                resourceWaiving(meta, args),
-            ),
+        validateResource: perResource(meta, (args) => problems(resourceOf(args), publish(args.urn, readConfig(meta, args.getConfig)))),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
             evaluate(
                 meta,

@@ -690,7 +690,8 @@ export class StackIndex {
     }
 }
 
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+/** Adds a value to the list under a key of a map of lists. */
+export function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
     const list = map.get(key);
     if (list) list.push(value);
     else map.set(key, [value]);
