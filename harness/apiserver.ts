@@ -225,37 +225,12 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
 export const PKO_CRD_DIR = path.join(REPO_ROOT, "schemas", "pko", "v2.9.0");
 export const PKO_CRD_FILES = ["pulumi.com_stacks.yaml", "pulumi.com_programs.yaml", "auto.pulumi.com_workspaces.yaml", "auto.pulumi.com_updates.yaml"];
 
-/**
- * A structural stand-in for the Stack CRD (any spec accepted), used only while the generated PKO CRDs are
- * not in the repository: the webhook and audit judge the objects, and the server stores them.
- */
-const STACK_CRD_STANDIN = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: stacks.pulumi.com}
-spec:
-  group: pulumi.com
-  names: {kind: Stack, listKind: StackList, plural: stacks, singular: stack}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`;
-
-/** Installs the PKO CRDs (the committed v2.9.0 files, else the Stack stand-in) and waits until established. */
-export async function installPkoCrds(server: ApiServer): Promise<{ source: "pko-v2.9.0" | "stand-in" }> {
-    const committed = PKO_CRD_FILES.map((f) => path.join(PKO_CRD_DIR, f));
-    const have = committed.every((f) => fs.existsSync(f));
-    if (have) {
-        const r = await server.kubectl(["apply", "--server-side", ...committed.flatMap((f) => ["-f", f])]);
-        if (r.code !== 0) throw new Error(`installing the PKO CRDs failed: ${r.stderr}`);
-    } else {
-        await server.apply(STACK_CRD_STANDIN);
-    }
-    const w = await server.kubectl(["wait", "--for=condition=Established", "--timeout=120s", "crd/stacks.pulumi.com"]);
-    if (w.code !== 0) throw new Error(`the Stack CRD was not established: ${w.stderr}`);
-    return { source: have ? "pko-v2.9.0" : "stand-in" };
+/** Installs the committed PKO v2.9.0 CRDs (server-side apply: they are too large for the last-applied annotation) and waits until established. */
+export async function installPkoCrds(server: ApiServer): Promise<void> {
+    const files = PKO_CRD_FILES.map((f) => path.join(PKO_CRD_DIR, f));
+    const r = await server.kubectl(["apply", "--server-side", ...files.flatMap((f) => ["-f", f])]);
+    if (r.code !== 0) throw new Error(`installing the PKO CRDs failed: ${r.stderr}`);
+    const names = ["stacks.pulumi.com", "programs.pulumi.com", "workspaces.auto.pulumi.com", "updates.auto.pulumi.com"];
+    const w = await server.kubectl(["wait", "--for=condition=Established", "--timeout=120s", ...names.map((n) => `crd/${n}`)]);
+    if (w.code !== 0) throw new Error(`the PKO CRDs were not established: ${w.stderr}`);
 }
