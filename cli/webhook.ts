@@ -134,12 +134,15 @@ function truncate(s: string, n: number): string {
     return s.length <= n ? s : `${s.slice(0, n - 1)}…`;
 }
 
-export async function startWebhook(o: WebhookOptions, kc?: k8s.KubeConfig): Promise<Webhook> {
+/**
+ * Starts the server. `cache` replaces the one read from the cluster (benchmarks seed one): it is used as
+ * given, not started.
+ */
+export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeConfig; cache?: ClusterCache }): Promise<Webhook> {
     const log = (level: string, event: string, fields: Record<string, unknown> = {}) =>
         (o.log ?? ((l: string) => process.stdout.write(`${l}\n`)))(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields }));
     const config = checkPackConfig(o.config);
-    const kube = kc ?? loadKubeConfig(o.kubeconfig, o.context);
-    const cache = new ClusterCache(kube, { log: (event, fields) => log("info", event, fields) });
+    const cache = given?.cache ?? new ClusterCache(given?.kc ?? loadKubeConfig(o.kubeconfig, o.context), { log: (event, fields) => log("info", event, fields) });
 
     const registry = new prom.Registry();
     const requests = new prom.Counter({ name: "pko_guard_admission_requests_total", help: "Admission reviews answered, by kind, operation and decision", labelNames: ["kind", "operation", "decision"], registers: [registry] });
@@ -232,7 +235,7 @@ export async function startWebhook(o: WebhookOptions, kc?: k8s.KubeConfig): Prom
         server.once("error", (e) => reject(new BadInputError(`cannot listen on port ${o.port}: ${(e as Error).message}`)));
         server.listen(o.port, o.host ?? "0.0.0.0", () => resolve());
     });
-    cache.start();
+    if (!given?.cache) cache.start();
     const port = (server.address() as import("net").AddressInfo).port;
     log("info", "webhook.listening", { port, warnOnly: o.warnOnly });
     return {
