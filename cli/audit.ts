@@ -14,7 +14,7 @@ import { sortRows } from "./model";
 import { ProjectSubject } from "./reports/subject";
 import { loadKubeConfig } from "./webhook";
 import { ClusterCache } from "../core/cluster/cache";
-import { WATCHED_KINDS, clusterResource } from "../core/cluster/kinds";
+import { WATCHED_KINDS, clusterResource, grantsOnlySystemMasters } from "../core/cluster/kinds";
 
 export interface AuditOptions {
     kubeconfig?: string;
@@ -54,7 +54,7 @@ export async function runAudit(o: AuditOptions): Promise<AuditResult> {
     } finally {
         cache.stop();
     }
-    const objects = WATCHED_KINDS.flatMap((k) => cache.list(k.kind));
+    const objects = WATCHED_KINDS.flatMap((k) => cache.list(k.kind)).filter((o) => !grantsOnlySystemMasters(o));
     const counts = Object.fromEntries(WATCHED_KINDS.map((k) => [k.kind, cache.size(k.kind)]));
     const rows = evaluatePack(objects.map(clusterResource), config).map((r) => {
         const { field: _f, ...plain } = r;

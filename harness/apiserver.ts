@@ -231,6 +231,13 @@ export async function installPkoCrds(server: ApiServer): Promise<void> {
     const r = await server.kubectl(["apply", "--server-side", ...files.flatMap((f) => ["-f", f])]);
     if (r.code !== 0) throw new Error(`installing the PKO CRDs failed: ${r.stderr}`);
     const names = ["stacks.pulumi.com", "programs.pulumi.com", "workspaces.auto.pulumi.com", "updates.auto.pulumi.com"];
-    const w = await server.kubectl(["wait", "--for=condition=Established", "--timeout=120s", ...names.map((n) => `crd/${n}`)]);
-    if (w.code !== 0) throw new Error(`the PKO CRDs were not established: ${w.stderr}`);
+    // Polled rather than `kubectl wait`, which errors out on a CRD whose status has no conditions yet.
+    const established = async () => {
+        for (const n of names) {
+            const r = await server.kubectl(["get", "crd", n, "-o", 'jsonpath={.status.conditions[?(@.type=="Established")].status}']);
+            if (r.stdout.trim() !== "True") return false;
+        }
+        return true;
+    };
+    await waitFor("the PKO CRDs to be established", established, [], 120_000);
 }

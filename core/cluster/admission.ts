@@ -21,7 +21,7 @@ import { judgeRows } from "../../cli/judge";
 import { PackConfig } from "../../cli/policy-config";
 import { Finding } from "../../cli/reports/subject";
 import { ClusterCache, subjectNamespaces } from "./cache";
-import { KObject, clusterResource, identityOf, isWatchedKind, keepReadable } from "./kinds";
+import { KObject, clusterResource, grantsOnlySystemMasters, identityOf, isWatchedKind, keepReadable } from "./kinds";
 
 export interface Decision {
     allowed: boolean;
@@ -105,7 +105,7 @@ export function relatedObjects(o: KObject, cache: ClusterCache): KObject[] {
     }
     for (const r of cache.list("ClusterRole")) if (r.aggregationRule) add(r);
     picked.delete(identityOf(o));
-    return [...picked.values()];
+    return [...picked.values()].filter((x) => !grantsOnlySystemMasters(x));
 }
 
 function key(r: EvalRow): string {

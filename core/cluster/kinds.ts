@@ -96,3 +96,17 @@ export function clusterResource(obj: KObject): EvalResource {
     const identity = identityOf(obj);
     return { type, name: identity, urn: `${CLUSTER_URN_PREFIX}${type}::${identity}`, props: obj };
 }
+
+/**
+ * True for a binding whose only subjects are the group `system:masters`. Every cluster holds one (the
+ * bootstrap `cluster-admin` ClusterRoleBinding); the authorizer grants that group everything whatever the
+ * bindings say, and no service account token can join it. The rules count `system:masters` as covering
+ * every account (a program that binds a role to it is judged so), which in a live cluster would make the
+ * bootstrap binding a finding against every Stack: judged live, such a binding grants nothing, so live
+ * state leaves it out. The object under admission is always judged as it is.
+ */
+export function grantsOnlySystemMasters(o: KObject): boolean {
+    if (o.kind !== "ClusterRoleBinding" && o.kind !== "RoleBinding") return false;
+    const subjects = o.subjects;
+    return Array.isArray(subjects) && subjects.length > 0 && subjects.every((s) => record(s)?.kind === "Group" && record(s)?.name === "system:masters");
+}

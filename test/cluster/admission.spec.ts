@@ -48,6 +48,21 @@ describe("admission decisions with cluster state", function () {
         assert.ok(d.warnings.some((w) => /^rbac-no-cluster-admin-serviceaccount: /.test(w)), JSON.stringify(d.warnings));
     });
 
+    it("the cluster's own system:masters binding grants no Stack anything; a binding to the account still does", () => {
+        const bootstrap = {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRoleBinding",
+            metadata: { name: "cluster-admin", labels: { "kubernetes.io/bootstrapping": "rbac-defaults" } },
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+            subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:masters" }],
+        };
+        const ok = judgeAdmission({ operation: "CREATE", object: stackOf(governed) }, cache([...governed.filter((x) => x.kind !== "Stack"), bootstrap]), { config, warnOnly: false });
+        assert.strictEqual(ok.allowed, true, ok.message);
+        const both = { ...bootstrap, metadata: { ...bootstrap.metadata, name: "sneaky" }, subjects: [...bootstrap.subjects, { kind: "ServiceAccount", name: "webapp", namespace: "pulumi" }] };
+        const denied = judgeAdmission({ operation: "CREATE", object: stackOf(governed) }, cache([...governed.filter((x) => x.kind !== "Stack"), both]), { config, warnOnly: false });
+        assert.strictEqual(denied.allowed, false);
+    });
+
     it("findings the cluster already had are not blamed on an unrelated object", () => {
         const d = judgeAdmission({ operation: "CREATE", object: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "other", namespace: "pulumi" } } }, cache(example), { config, warnOnly: false });
         assert.strictEqual(d.allowed, true, d.message);

@@ -172,7 +172,7 @@ describe("pko-guard webhook and audit against a real API server", function () {
             apiVersion: "pulumi.com/v1",
             kind: "Stack",
             metadata: { name: "literal", namespace: "creds" },
-            spec: { stack: "myorg/app/dev", projectRepo: "https://github.com/myorg/app.git", branch: "main", envs: { PULUMI_ACCESS_TOKEN: CANARY } },
+            spec: { stack: "myorg/app/dev", projectRepo: "https://github.com/myorg/app.git", branch: "main", envRefs: { PULUMI_ACCESS_TOKEN: { type: "Literal", literal: { value: CANARY } } } },
         };
         const r = await apply([secret, stack]);
         assert.notStrictEqual(r.code, 0);
