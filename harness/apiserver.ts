@@ -241,3 +241,30 @@ export async function installPkoCrds(server: ApiServer): Promise<void> {
     };
     await waitFor("the PKO CRDs to be established", established, [], 120_000);
 }
+
+/**
+ * A structural stand-in for Argo CD's Application CRD (any spec accepted; the repository does not carry
+ * Argo CD's schema), so Applications can be stored, watched and judged in tests.
+ */
+export async function installApplicationCrd(server: ApiServer): Promise<void> {
+    await server.apply(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: applications.argoproj.io}
+spec:
+  group: argoproj.io
+  names: {kind: Application, listKind: ApplicationList, plural: applications, singular: application, shortNames: [app, apps]}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`);
+    await waitFor(
+        "the Application CRD to be established",
+        async () => (await server.kubectl(["get", "crd", "applications.argoproj.io", "-o", 'jsonpath={.status.conditions[?(@.type=="Established")].status}'])).stdout.trim() === "True",
+        [],
+        120_000,
+    );
+}

@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { REPO_ROOT } from "../../cli/paths";
 import { WATCHED_KINDS } from "../../core/cluster/kinds";
-import { ApiServer, installPkoCrds, startApiServer } from "../../harness/apiserver";
+import { ApiServer, installApplicationCrd, installPkoCrds, startApiServer } from "../../harness/apiserver";
 import { requireCluster } from "./cluster";
 
 const DEPLOY = path.join(REPO_ROOT, "deploy", "webhook");
@@ -20,6 +20,7 @@ describe("deploy/webhook manifests against a real API server", function () {
         requireCluster(this);
         server = await startApiServer();
         await installPkoCrds(server);
+        await installApplicationCrd(server);
     });
     after(async () => server?.stop());
 

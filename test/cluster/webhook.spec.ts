@@ -14,7 +14,7 @@ import * as path from "path";
 import * as jsyaml from "js-yaml";
 import { REPO_ROOT } from "../../cli/paths";
 import { Spawned, makeTempDir, spawnTracked } from "../../cli/process";
-import { ApiServer, freePort, installPkoCrds, startApiServer } from "../../harness/apiserver";
+import { ApiServer, freePort, installApplicationCrd, installPkoCrds, startApiServer } from "../../harness/apiserver";
 import { CertPair, issueCert } from "../../harness/certs";
 import { Doc, guideDocs, namespaceYaml, requireCluster, until, yaml } from "./cluster";
 
@@ -87,6 +87,7 @@ describe("pko-guard webhook and audit against a real API server", function () {
         requireCluster(this);
         server = await startApiServer();
         await installPkoCrds(server);
+        await installApplicationCrd(server);
         work = makeTempDir("webhook-test");
         tls = issueCert(server.ca, "webhook", { ips: ["127.0.0.1"], dns: ["localhost"] });
         caPem = fs.readFileSync(server.ca.cert);
