@@ -193,6 +193,24 @@ describe("pko-guard webhook and audit against a real API server", function () {
         assert.strictEqual((await get(port, "/healthz", caPem)).status, 200);
     });
 
+    it("reloads its certificate and key when the files change", async () => {
+        const peerCn = () =>
+            new Promise<string>((resolve) => {
+                const req = https.get({ host: "127.0.0.1", port, path: "/healthz", ca: caPem, agent: false }, (res) => {
+                    const cert = (res.socket as import("tls").TLSSocket).getPeerCertificate();
+                    res.resume();
+                    resolve(String(cert.subject?.CN ?? ""));
+                });
+                req.on("error", () => resolve(""));
+            });
+        assert.strictEqual(await peerCn(), "webhook");
+        const next = issueCert(server.ca, "webhook-renewed", { ips: ["127.0.0.1"] });
+        fs.copyFileSync(next.key, tls.key);
+        fs.copyFileSync(next.cert, tls.cert);
+        await until("the renewed certificate to be served", async () => (await peerCn()) === "webhook-renewed");
+        assert.match(logs, /"event":"tls.reloaded"/);
+    });
+
     it("a webhook that is down: failurePolicy Fail refuses, Ignore admits", async () => {
         hook!.kill();
         await hook!.exited;
