@@ -127,8 +127,10 @@ export function judgeAdmission(input: AdmissionInput, cache: ClusterCache, o: Ju
     const me = clusterResource(incoming);
     const related = relatedObjects(incoming, cache);
     const current = (input.oldObject ? keepReadable(input.oldObject) : undefined) ?? cache.get(String(incoming.kind), ns(incoming), String((incoming.metadata ?? {}).name));
-    const before = new Set(evaluatePack([...related, ...(current ? [current] : [])].map(clusterResource), o.config).map(key));
     const after = evaluatePack([...related, incoming].map(clusterResource), o.config);
+    // The cluster as it is needs evaluating only for the rules that found something on another object.
+    const elsewhere = new Set(after.filter((r) => r.urn !== me.urn).map((r) => r.policy));
+    const before = elsewhere.size === 0 ? new Set<string>() : new Set(evaluatePack([...related, ...(current ? [current] : [])].map(clusterResource), o.config, elsewhere).map(key));
     const mine = after.filter((r) => r.urn === me.urn || !before.has(key(r)));
     const findings = judgeRows(mine, false);
     if (!cache.synced()) {
