@@ -75,7 +75,7 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper fol
 		VERSION="$ETCD_VERSION"
 		PKG="." # wrapper main.go (etcdmain.Main)
 		VERSION_VAR=""
-		ESTIMATE="~4 min"
+		ESTIMATE="~2 min"
 		;;
 	kube-apiserver)
 		VERSION="$K8S_VERSION"
@@ -84,7 +84,7 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper fol
 		# What `kube-apiserver --version` and /version report (upstream stamps these at release).
 		VERSION_VAR="k8s.io/component-base/version.gitVersion"
 		EXTRA_LDFLAGS="-X k8s.io/component-base/version.gitMajor=$(k8s_part 1) -X k8s.io/component-base/version.gitMinor=$(k8s_part 2) -X k8s.io/component-base/version.gitTreeState=clean"
-		ESTIMATE="~10 min"
+		ESTIMATE="~10-20 min (20 min measured on a loaded 2-core machine)"
 		;;
 	kubectl)
 		VERSION="$K8S_VERSION"
@@ -92,7 +92,7 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper fol
 		PKG="k8s.io/kubernetes/cmd/kubectl"
 		VERSION_VAR="k8s.io/component-base/version.gitVersion"
 		EXTRA_LDFLAGS="-X k8s.io/component-base/version.gitMajor=$(k8s_part 1) -X k8s.io/component-base/version.gitMinor=$(k8s_part 2) -X k8s.io/component-base/version.gitTreeState=clean"
-		ESTIMATE="~4 min, about 1 min right after kube-apiserver"
+		ESTIMATE="~5 min, about 1 min right after kube-apiserver"
 		;;
 	schemas)
 		VERSION="pko-$PKO_VERSION controller-gen-$CONTROLLER_TOOLS_VERSION kubernetes-$K8S_OPENAPI_VERSION"
