@@ -193,6 +193,41 @@ describe("pko-guard webhook and audit against a real API server", function () {
         assert.strictEqual((await get(port, "/healthz", caPem)).status, 200);
     });
 
+    it("--warn-only admits what it would deny, with the denials as warnings; bad requests get 400", async () => {
+        const warnPort = await freePort();
+        let out = "";
+        const w = spawnTracked(process.execPath, [CLI, "webhook", "--cert", tls.cert, "--key", tls.key, "--port", String(warnPort), "--kubeconfig", server.kubeconfig, "--warn-only"], { cwd: work, stdio: ["ignore", "pipe", "pipe"] });
+        w.child.stdout!.on("data", (d) => (out += d));
+        try {
+            await until("the warn-only webhook's /readyz", async () => (await get(warnPort, "/readyz", caPem)).status === 200);
+            const stack = guideDocs("gitops-guide-example", "manifests/production/stack.yaml", "guide").find((d) => d.kind === "Stack")!;
+            const post = (body: string) =>
+                new Promise<{ status: number; body: string }>((resolve, reject) => {
+                    const req = https.request({ host: "127.0.0.1", port: warnPort, path: "/validate", method: "POST", ca: caPem, headers: { "Content-Type": "application/json" } }, (res) => {
+                        let b = "";
+                        res.on("data", (d) => (b += d));
+                        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: b }));
+                    });
+                    req.on("error", reject);
+                    req.end(body);
+                });
+            const review = { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: { uid: "u-1", kind: { group: "pulumi.com", version: "v1", kind: "Stack" }, operation: "CREATE", namespace: "guide", name: stack.metadata.name, object: stack } };
+            const r = await post(JSON.stringify(review));
+            assert.strictEqual(r.status, 200);
+            const response = JSON.parse(r.body).response;
+            assert.strictEqual(response.uid, "u-1");
+            assert.strictEqual(response.allowed, true);
+            assert.ok(response.warnings.some((x: string) => /^would deny: pko-stack-prod-pinned-commit: /.test(x)), r.body);
+            assert.strictEqual((await post("{not json")).status, 400);
+            assert.strictEqual((await post(JSON.stringify({ apiVersion: "admission.k8s.io/v1beta1", kind: "AdmissionReview" }))).status, 400);
+            assert.strictEqual((await get(warnPort, "/nope", caPem)).status, 404);
+            assert.match(out, /"decision":"warn-only"/);
+        } finally {
+            w.kill();
+            await w.exited;
+        }
+    });
+
     it("reloads its certificate and key when the files change", async () => {
         const peerCn = () =>
             new Promise<string>((resolve) => {
