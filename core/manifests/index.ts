@@ -23,7 +23,7 @@ import * as path from "path";
 import * as jsyaml from "js-yaml";
 import * as YAML from "yaml";
 import { BadInputError } from "../errors";
-import { EvalResource } from "./evaluate";
+import { EvalResource } from "../evaluate";
 import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/manifests";
 
 export const MAX_FILE_BYTES = 16 * 1024 * 1024;
