@@ -9,7 +9,8 @@ import { packConfig } from "../core/pack-config";
 import { Finding } from "../core/rows";
 import { ProjectSubject } from "./reports/subject";
 import { judgeRows, waiverNotices } from "../core/judge";
-import { Skip, loadManifests } from "../core/manifests";
+import { loadManifests } from "../core/manifests";
+import { Skip } from "../core/manifests/objects";
 import { evaluateManifests } from "../core/manifests/evaluate";
 
 export interface CheckOptions {

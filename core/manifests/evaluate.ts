@@ -6,7 +6,7 @@
 import { EvalRow, evaluatePack } from "../evaluate";
 import { PackConfig } from "../pack-config";
 import { Row, sortRows } from "../rows";
-import { LoadResult, ManifestObject, evalResources } from "./index";
+import { LoadResult, ManifestObject, evalResources } from "./objects";
 
 /**
  * The field a row points at: the one the rule gave, else the first field path its message names (messages

@@ -6,7 +6,8 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { ManifestObject, loadManifests } from "../../core/manifests";
+import { loadManifests } from "../../core/manifests";
+import { ManifestObject } from "../../core/manifests/objects";
 import { evaluateManifests } from "../../core/manifests/evaluate";
 import { Row } from "../../core/rows";
 import { REPO_ROOT } from "../../core/paths";
