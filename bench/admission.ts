@@ -16,7 +16,7 @@ import { ClusterCache } from "../core/cluster/cache";
 import { KObject, WATCHED_KINDS } from "../core/cluster/kinds";
 import { startWebhook } from "../cli/webhook";
 import { makeCa, issueCert } from "../harness/certs";
-import { makeTempDir } from "../cli/process";
+import { makeTempDir } from "../core/process";
 
 /** A cluster of `n` objects: per namespace 2 Stacks, their account, a Secret, a Role and RoleBinding; a ClusterRoleBinding per 10. */
 export function syntheticCluster(n: number): KObject[] {

@@ -6,13 +6,14 @@
  * evaluator with the same config, levels and waivers; the table, reports and exit codes are `check`'s.
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad input or the cluster could not be read.
  */
-import { BadInputError } from "./errors";
-import { checkPackConfig, rowField } from "./check/check";
-import { evaluatePack } from "./check/evaluate";
-import { judgeRows, waiverNotices } from "./judge";
-import { sortRows } from "./model";
+import { BadInputError } from "../core/errors";
+import { packConfig } from "../core/pack-config";
+import { evaluatePack } from "../core/evaluate";
+import { judgeRows, waiverNotices } from "../core/judge";
+import { rowField } from "../core/manifests/evaluate";
+import { sortRows } from "../core/rows";
 import { ProjectSubject } from "./reports/subject";
-import { loadKubeConfig } from "./webhook";
+import { loadKubeConfig } from "../core/cluster/kubeconfig";
 import { ClusterCache } from "../core/cluster/cache";
 import { WATCHED_KINDS, clusterResource, grantsOnlySystemMasters } from "../core/cluster/kinds";
 
@@ -33,7 +34,7 @@ export interface AuditResult {
 
 export async function runAudit(o: AuditOptions): Promise<AuditResult> {
     const started = Date.now();
-    const config = checkPackConfig(o.config);
+    const config = packConfig(o.config);
     const kc = loadKubeConfig(o.kubeconfig, o.context);
     const server = kc.getCurrentCluster()?.server ?? "";
     const errors: string[] = [];

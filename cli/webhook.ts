@@ -18,11 +18,12 @@ import * as fs from "fs";
 import * as https from "https";
 import * as k8s from "@kubernetes/client-node";
 import * as prom from "prom-client";
-import { BadInputError } from "./errors";
-import { checkPackConfig } from "./check/check";
+import { BadInputError } from "../core/errors";
+import { packConfig } from "../core/pack-config";
 import { ClusterCache } from "../core/cluster/cache";
 import { AdmissionInput, judgeAdmission } from "../core/cluster/admission";
 import { WATCHED_KINDS } from "../core/cluster/kinds";
+import { loadKubeConfig } from "../core/cluster/kubeconfig";
 
 export interface WebhookOptions {
     cert: string;
@@ -56,22 +57,6 @@ export function printable(s: string, keepNewlines = false): string {
     return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) =>
         keepNewlines && c === "\n" ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
     );
-}
-
-export function loadKubeConfig(file?: string, context?: string): k8s.KubeConfig {
-    const kc = new k8s.KubeConfig();
-    try {
-        if (file) kc.loadFromFile(file);
-        else kc.loadFromDefault();
-    } catch (e) {
-        throw new BadInputError(`cannot read the kubeconfig${file ? ` ${file}` : ""}: ${String((e as Error).message).split("\n")[0]}`);
-    }
-    if (context) {
-        if (!kc.getContextObject(context)) throw new BadInputError(`no context ${JSON.stringify(context)} in the kubeconfig`);
-        kc.setCurrentContext(context);
-    }
-    if (!kc.getCurrentCluster()) throw new BadInputError("the kubeconfig names no current cluster (use --kubeconfig or --context)");
-    return kc;
 }
 
 function readPair(o: WebhookOptions): { cert: Buffer; key: Buffer } {
@@ -141,7 +126,7 @@ function truncate(s: string, n: number): string {
 export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeConfig; cache?: ClusterCache }): Promise<Webhook> {
     const log = (level: string, event: string, fields: Record<string, unknown> = {}) =>
         (o.log ?? ((l: string) => process.stdout.write(`${l}\n`)))(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields }));
-    const config = checkPackConfig(o.config);
+    const config = packConfig(o.config);
     const cache = given?.cache ?? new ClusterCache(given?.kc ?? loadKubeConfig(o.kubeconfig, o.context), { log: (event, fields) => log("info", event, fields) });
 
     const registry = new prom.Registry();

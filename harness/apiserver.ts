@@ -11,9 +11,9 @@ import * as https from "https";
 import * as http from "http";
 import * as net from "net";
 import * as path from "path";
-import { ExecResult, Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../cli/process";
-import { REPO_ROOT } from "../cli/paths";
-import { TOOLCHAIN_BIN } from "../cli/toolchain";
+import { ExecResult, Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../core/process";
+import { REPO_ROOT } from "../core/paths";
+import { TOOLCHAIN_BIN } from "../core/toolchain";
 import { Ca, issueCert, makeCa } from "./certs";
 
 export const CLUSTER_BINARIES = ["etcd", "kube-apiserver", "kubectl"] as const;

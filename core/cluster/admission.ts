@@ -16,10 +16,10 @@
  * does when a rule cannot tell (the rules' own fail-closed path for unknown or missing values).
  */
 import { policies } from "../../policies";
-import { EvalRow, evaluatePack } from "../../cli/check/evaluate";
-import { judgeRows } from "../../cli/judge";
-import { PackConfig } from "../../cli/policy-config";
-import { Finding } from "../../cli/reports/subject";
+import { EvalRow, evaluatePack } from "../evaluate";
+import { judgeRows } from "../judge";
+import { PackConfig } from "../pack-config";
+import { Finding } from "../rows";
 import { ClusterCache, subjectNamespaces } from "./cache";
 import { KObject, clusterResource, grantsOnlySystemMasters, identityOf, isWatchedKind, keepReadable } from "./kinds";
 

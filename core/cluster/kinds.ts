@@ -7,7 +7,7 @@
  * `kubectl.kubernetes.io/last-applied-configuration` annotation (which holds the whole object, values
  * included). `managedFields` are dropped from every object (nothing reads them; they are most of its size).
  */
-import { EvalResource } from "../../cli/check/evaluate";
+import { EvalResource } from "../evaluate";
 
 export interface WatchedKind {
     apiVersion: string;

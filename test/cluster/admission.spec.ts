@@ -5,7 +5,7 @@
  */
 import * as assert from "assert";
 import * as k8s from "@kubernetes/client-node";
-import { checkPackConfig } from "../../cli/check/check";
+import { packConfig } from "../../core/pack-config";
 import { ClusterCache } from "../../core/cluster/cache";
 import { judgeAdmission } from "../../core/cluster/admission";
 import { WATCHED_KINDS } from "../../core/cluster/kinds";
@@ -23,7 +23,7 @@ function cache(objects: Doc[], synced = true): ClusterCache {
 
 describe("admission decisions with cluster state", function () {
     this.timeout(60_000);
-    const config = checkPackConfig();
+    const config = packConfig();
     const example = guideDocs("gitops-guide-example", "manifests/production/stack.yaml", "pulumi");
     const governed = guideDocs("gitops-guide-governed", "manifests/production/stack.yaml", "pulumi");
     const stackOf = (docs: Doc[]) => docs.find((d) => d.kind === "Stack")!;
