@@ -21,7 +21,7 @@ import * as prom from "prom-client";
 import { BadInputError } from "../core/errors";
 import { packConfig } from "../core/pack-config";
 import { ClusterCache } from "../core/cluster/cache";
-import { AdmissionInput, judgeAdmission } from "../core/cluster/admission";
+import { AdmissionInput, judgeAdmission, judgeAdmissionFresh } from "../core/cluster/admission";
 import { WATCHED_KINDS } from "../core/cluster/kinds";
 import { loadKubeConfig } from "../core/cluster/kubeconfig";
 
@@ -195,7 +195,9 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
         let response: Record<string, unknown>;
         let decision: string;
         try {
-            const d = judgeAdmission(review.input, cache, { config, warnOnly: o.warnOnly });
+            const judge = { config, warnOnly: o.warnOnly };
+            // A given cache (benchmarks) has no server behind it: judged from the cache alone.
+            const d = given?.cache ? judgeAdmission(review.input, cache, judge) : await judgeAdmissionFresh(review.input, cache, judge, (kind, ns) => cache.listFresh(kind, ns));
             const blocking = d.findings.filter((f) => f.status === "blocking");
             for (const f of blocking) denials.inc({ policy: f.policy });
             decision = d.skipped ? "skipped" : d.allowed ? (blocking.length > 0 ? "warn-only" : "allowed") : "denied";

@@ -21,6 +21,7 @@ import { judgeRows } from "../judge";
 import { PackConfig } from "../pack-config";
 import { Finding } from "../rows";
 import { ClusterCache, subjectNamespaces } from "./cache";
+import { ClusterView, FreshList, FreshView } from "./view";
 import { KObject, clusterResource, grantsOnlySystemMasters, identityOf, isWatchedKind, keepReadable } from "./kinds";
 
 export interface Decision {
@@ -57,7 +58,7 @@ function record(v: unknown): Record<string, unknown> | undefined {
 }
 
 /** The namespaces whose Stacks and accounts an object can affect. */
-function namespacesOf(o: KObject, cache: ClusterCache): Set<string> {
+export function namespacesOf(o: KObject, cache: ClusterView): Set<string> {
     const out = new Set<string>();
     if (ns(o)) out.add(ns(o));
     if (o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding") {
@@ -82,7 +83,7 @@ function namespacesOf(o: KObject, cache: ClusterCache): Set<string> {
 }
 
 /** The live objects related to `o` (see the module comment); `o`'s own live version excluded. */
-export function relatedObjects(o: KObject, cache: ClusterCache): KObject[] {
+export function relatedObjects(o: KObject, cache: ClusterView): KObject[] {
     const picked = new Map<string, KObject>();
     const add = (x: KObject) => picked.set(identityOf(x), x);
     const namespaces = namespacesOf(o, cache);
@@ -119,14 +120,43 @@ export function describeFinding(f: Finding): string {
     return `${f.policy}: ${f.message}${field}${fix ? ` Fix: ${fix}` : ""}`;
 }
 
-export function judgeAdmission(input: AdmissionInput, cache: ClusterCache, o: JudgeOptions): Decision {
+/** Whether an admission is judged at all (creates and updates of the kinds rules read). */
+function skipReason(input: AdmissionInput): string | undefined {
     const obj = input.object;
-    if (input.operation === "DELETE" || input.operation === "CONNECT" || !obj) return { allowed: true, warnings: [], findings: [], skipped: "not a create or update" };
-    if (!isWatchedKind(obj.apiVersion, obj.kind)) return { allowed: true, warnings: [], findings: [], skipped: "no rule reads this kind" };
-    const incoming = keepReadable(obj);
+    if (input.operation === "DELETE" || input.operation === "CONNECT" || !obj) return "not a create or update";
+    if (!isWatchedKind(obj.apiVersion, obj.kind)) return "no rule reads this kind";
+    return undefined;
+}
+
+/**
+ * The decision with fresh reads of the bindings and Stacks around the object (view.ts); `fresh` lists from
+ * the API server. A fresh read that fails denies (unless warn-only), saying the state cannot be told.
+ */
+export async function judgeAdmissionFresh(input: AdmissionInput, cache: ClusterCache, o: JudgeOptions, fresh: FreshList): Promise<Decision> {
+    const skipped = skipReason(input);
+    if (skipped) return { allowed: true, warnings: [], findings: [], skipped };
+    const incoming = keepReadable(input.object!);
+    let view: ClusterView;
+    try {
+        view = await FreshView.read(cache, namespacesOf(incoming, cache), fresh);
+    } catch (e) {
+        const me = clusterResource(incoming);
+        const message = `cluster state cannot be read (${String((e as Error).message).split("\n")[0].slice(0, 200)}); cross-object rules cannot be judged, so the object is refused`;
+        const finding: Finding = { policy: "pko-guard-cluster-state", resource: me.name, urn: me.urn, type: me.type, level: "mandatory", status: "blocking", message };
+        if (o.warnOnly) return { allowed: true, warnings: [`would deny: ${finding.policy}: ${message}`], findings: [finding] };
+        return { allowed: false, message: `pko-guard denied ${me.name}:\n- ${finding.policy}: ${message}`, warnings: [], findings: [finding] };
+    }
+    return judgeAdmission(input, cache, o, view);
+}
+
+/** The decision from `view` (default: the cache alone). */
+export function judgeAdmission(input: AdmissionInput, cache: ClusterCache, o: JudgeOptions, view: ClusterView = cache): Decision {
+    const skipped = skipReason(input);
+    if (skipped) return { allowed: true, warnings: [], findings: [], skipped };
+    const incoming = keepReadable(input.object!);
     const me = clusterResource(incoming);
-    const related = relatedObjects(incoming, cache);
-    const current = (input.oldObject ? keepReadable(input.oldObject) : undefined) ?? cache.get(String(incoming.kind), ns(incoming), String((incoming.metadata ?? {}).name));
+    const related = relatedObjects(incoming, view);
+    const current = (input.oldObject ? keepReadable(input.oldObject) : undefined) ?? view.get(String(incoming.kind), ns(incoming), String((incoming.metadata ?? {}).name));
     const after = evaluatePack([...related, incoming].map(clusterResource), o.config);
     // The cluster as it is needs evaluating only for the rules that found something on another object.
     const elsewhere = new Set(after.filter((r) => r.urn !== me.urn).map((r) => r.policy));

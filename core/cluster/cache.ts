@@ -106,6 +106,25 @@ export class ClusterCache {
         }
     }
 
+    /** One kind (in a namespace, or all), listed now from the API server (a quorum read), kept as the cache keeps objects. */
+    async listFresh(kind: string, ns?: string): Promise<KObject[]> {
+        const k = this.kinds.find((x) => x.kind === kind);
+        if (!k) return [];
+        const out: KObject[] = [];
+        let token: string | undefined;
+        try {
+            do {
+                const page = await this.objectApi.list(k.apiVersion, k.kind, ns, undefined, undefined, undefined, undefined, undefined, this.o.pageSize ?? 500, token);
+                for (const item of page.items) out.push(keepReadable({ ...(item as unknown as KObject), kind, apiVersion: k.apiVersion }));
+                token = page.metadata?._continue || undefined;
+            } while (token);
+        } catch (e) {
+            if (k.optional && isAbsent(e)) return [];
+            throw e;
+        }
+        return out;
+    }
+
     start(): void {
         for (const k of this.kinds) void this.relist(k);
     }

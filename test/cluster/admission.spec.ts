@@ -7,7 +7,7 @@ import * as assert from "assert";
 import * as k8s from "@kubernetes/client-node";
 import { packConfig } from "../../core/pack-config";
 import { ClusterCache } from "../../core/cluster/cache";
-import { judgeAdmission } from "../../core/cluster/admission";
+import { judgeAdmission, judgeAdmissionFresh } from "../../core/cluster/admission";
 import { WATCHED_KINDS } from "../../core/cluster/kinds";
 import { Doc, guideDocs } from "./cluster";
 
@@ -61,6 +61,23 @@ describe("admission decisions with cluster state", function () {
         const both = { ...bootstrap, metadata: { ...bootstrap.metadata, name: "sneaky" }, subjects: [...bootstrap.subjects, { kind: "ServiceAccount", name: "webapp", namespace: "pulumi" }] };
         const denied = judgeAdmission({ operation: "CREATE", object: stackOf(governed) }, cache([...governed.filter((x) => x.kind !== "Stack"), both]), { config, warnOnly: false });
         assert.strictEqual(denied.allowed, false);
+    });
+
+    it("reads bindings and Stacks fresh: a binding the cache has not seen yet still denies the Stack", async () => {
+        const c = cache(governed.filter((x) => x.kind !== "Stack"));
+        const fresh = async (kind: string, ns?: string) => [...governed.filter((x) => x.kind !== "Stack"), adminBinding].filter((x) => x.kind === kind && (ns === undefined || x.metadata.namespace === ns));
+        assert.strictEqual(judgeAdmission({ operation: "CREATE", object: stackOf(governed) }, c, { config, warnOnly: false }).allowed, true, "the stale cache alone would admit");
+        const d = await judgeAdmissionFresh({ operation: "CREATE", object: stackOf(governed) }, c, { config, warnOnly: false }, fresh);
+        assert.strictEqual(d.allowed, false);
+        assert.match(d.message!, /pko-stack-no-cluster-admin/);
+    });
+
+    it("fails closed when the fresh read fails", async () => {
+        const d = await judgeAdmissionFresh({ operation: "CREATE", object: stackOf(governed) }, cache(governed), { config, warnOnly: false }, async () => {
+            throw new Error("connection refused");
+        });
+        assert.strictEqual(d.allowed, false);
+        assert.match(d.message!, /cluster state cannot be read \(connection refused\)/);
     });
 
     it("findings the cluster already had are not blamed on an unrelated object", () => {
