@@ -15,6 +15,7 @@
  *
  * Messages name the field, never the value.
  */
+import { credentialShape, findCredentialShapes } from "./model/credential-shapes";
 import { extraNamesProblem, isCredentialName, isFilePointerName, isPathValue, isSecretConfigKey, looksLikeCredential, urlCredentialPart } from "./model/credentials";
 import { stackRule } from "./model/policy";
 import { Ref, StackView, describeStack, resourceRef, workspaceContainers } from "./model/stack";
@@ -82,7 +83,7 @@ function checkEnvRefs(view: StackView, extra: string[], out: string[]): void {
                       : undefined;
             if (p) out.push(p);
         } else if (ref.kind === "Literal" && looksLikeCredential(ref.literal)) {
-            out.push(`spec.envRefs.${name} is a Literal whose value looks like a credential; ${SECRET_REF_FIX}.`);
+            out.push(`spec.envRefs.${name} is a Literal whose value is a credential (${credentialShape(ref.literal)}); ${SECRET_REF_FIX}.`);
         }
     }
 }
@@ -120,12 +121,35 @@ function checkSecrets(view: StackView, out: string[]): void {
     }
 }
 
+/**
+ * Literal values that hold a credential by their shape, nested values included (JSON config values,
+ * Program expressions): one finding per field, naming the field and the shape, never the value.
+ */
+export function literalShapeProblems(field: string, value: Plain, fix: string, out: string[]): void {
+    if (value === UNKNOWN) return;
+    const { found, truncated } = findCredentialShapes(value);
+    for (const f of found) out.push(`${field}${f.at} holds a credential in plaintext (${f.what}); ${fix}.`);
+    if (truncated && found.length === 0) out.push(`${field} is too large or too deeply nested to be verified to hold no credential; the rule fails closed: simplify it.`);
+}
+
 function checkConfig(view: StackView, out: string[]): void {
+    const fix = "move it to spec.secretsRef with {type: Secret, secret: {name, key}}";
     for (const [key, value] of entries(get(view.spec, "config"))) {
-        if (isSecretConfigKey(key) || looksLikeCredential(value)) {
-            out.push(
-                `spec.config.${key} looks like a secret but is plain config in the Stack manifest; move it to spec.secretsRef with {type: Secret, secret: {name, key}}.`,
-            );
+        if (isSecretConfigKey(key)) {
+            out.push(`spec.config.${key} looks like a secret but is plain config in the Stack manifest; ${fix}.`);
+            continue;
+        }
+        literalShapeProblems(`spec.config.${key}`, value, fix, out);
+    }
+    // configRef (PKO 2.3+) reads config values from ConfigMaps, which are plaintext: no secret config there.
+    const configRef = get(view.spec, "configRef");
+    if (configRef === UNKNOWN) {
+        out.push(mapUnknown("spec.configRef", configRef)!);
+        return;
+    }
+    for (const [key] of entries(configRef)) {
+        if (isSecretConfigKey(key)) {
+            out.push(`spec.configRef.${key} takes a secret-looking config value from a ConfigMap, which is not a Secret; ${fix}.`);
         }
     }
 }
@@ -141,6 +165,7 @@ function checkGitAuth(view: StackView, out: string[]): void {
         [["sshAuth", "sshPrivateKey"], "a git SSH private key"],
         [["sshAuth", "password"], "a git SSH key password"],
         [["basicAuth", "password"], "a git password"],
+        [["githubApp", "privateKey"], "a GitHub App private key"],
     ];
     for (const [path, what] of fields) {
         const v = get(gitAuth, ...path);
@@ -182,7 +207,8 @@ function checkEnvVarList(field: string, env: Plain, extra: string[], out: string
             return;
         }
         if (value !== undefined && (credentialName || looksLikeCredential(value))) {
-            out.push(`${label} sets a credential as a literal value; use valueFrom.secretKeyRef.`);
+            const shape = credentialShape(value);
+            out.push(`${label} sets a credential as a literal value${shape ? ` (${shape})` : ""}; use valueFrom.secretKeyRef.`);
             return;
         }
         if (!credentialName) return;

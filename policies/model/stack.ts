@@ -425,7 +425,7 @@ export function secretsRead(view: StackView): string[] {
     for (const [, ref] of entries(get(view.spec, "envRefs"))) addRef(ref);
     for (const [, ref] of entries(get(view.spec, "secretsRef"))) addRef(ref);
     const gitAuth = get(view.spec, "gitAuth");
-    for (const path of [["accessToken"], ["sshAuth", "sshPrivateKey"], ["sshAuth", "password"], ["basicAuth", "userName"], ["basicAuth", "password"]]) {
+    for (const path of [["accessToken"], ["sshAuth", "sshPrivateKey"], ["sshAuth", "password"], ["basicAuth", "userName"], ["basicAuth", "password"], ["githubApp", "appID"], ["githubApp", "installationID"], ["githubApp", "privateKey"]]) {
         addRef(get(gitAuth, ...path));
     }
     add(get(view.spec, "accessTokenSecret"));
