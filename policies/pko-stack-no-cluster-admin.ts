@@ -66,6 +66,7 @@ import {
     describeSubject,
     rbacModel,
     stackIdentities,
+    workspaceIdentities,
     subjectCovers,
     subjectUnresolved,
 } from "./model/rbac";
@@ -109,7 +110,8 @@ export const policy = programRule(
     },
     (resources) => {
         const model = rbacModel(resources);
-        const stacks = new StackIndex(stackIdentities(resources));
+        const identities = stackIdentities(resources);
+        const stacks = new StackIndex([...identities, ...workspaceIdentities(resources, identities.length)]);
         const findings: Finding[] = [];
         const reported = new Map<Binding, Set<StackIdentity>>();
         for (const binding of model.bindings) {

@@ -21,7 +21,7 @@
  * A subject, role reference or role whose name is missing or unknown during preview is never taken for
  * a concrete object: it may be any (fail closed).
  */
-import { ResourceLike, StackView, effectiveServiceAccount, patchedStacks, stackView } from "./stack";
+import { ResourceLike, StackView, effectiveServiceAccount, patchedStacks, stackView, workspaceAccount } from "./stack";
 import { Plain, UNKNOWN, Unknown, entries, get, isObject, list, plain, str } from "./values";
 import { escalationScope, rulesPowers } from "./permissions";
 
@@ -748,6 +748,60 @@ function buildStackIdentities(resources: ResourceLike[]): StackIdentity[] {
         const sa = effectiveServiceAccount(view);
         const namespace = view.namespace === UNKNOWN ? UNKNOWN : view.namespace ?? DEFAULT_NAMESPACE;
         out.push({ order: out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
+    }
+    return out;
+}
+
+const WORKSPACE_TYPE = "kubernetes:auto.pulumi.com/v1alpha1:Workspace";
+
+/**
+ * The program's PKO `Workspace` objects (auto.pulumi.com/v1alpha1, declared directly) and the accounts
+ * their pods run as, as identities like a Stack's (the rules that judge what a Stack's account is granted
+ * judge a Workspace's the same way). The account follows the workspace controller: the pod template's
+ * `serviceAccountName` wins over `spec.serviceAccountName`, which the CRD defaults to `default`.
+ */
+export function workspaceIdentities(resources: ResourceLike[], firstOrder = 0): StackIdentity[] {
+    const out: StackIdentity[] = [];
+    for (const r of resources) {
+        const type = String(r?.type ?? "");
+        if (!type.startsWith("kubernetes:") || type.endsWith("Patch")) continue;
+        const props = plain(r.props);
+        const isWorkspace = type === WORKSPACE_TYPE || (get(props, "apiVersion") === "auto.pulumi.com/v1alpha1" && get(props, "kind") === "Workspace");
+        if (!isWorkspace) continue;
+        const name = String(r.name ?? "");
+        const namespaceRaw = str(get(props, "metadata", "namespace"));
+        const view: StackView = {
+            resourceName: name,
+            label: `Workspace ${JSON.stringify(name)}`,
+            urn: typeof r.urn === "string" ? r.urn : undefined,
+            type,
+            apiVersion: "auto.pulumi.com/v1alpha1",
+            name: str(get(props, "metadata", "name")),
+            namespace: namespaceRaw,
+            labels: {},
+            annotations: {},
+            object: props,
+            spec: get(props, "spec"),
+            stack: undefined,
+            projectRepo: undefined,
+            repoDir: undefined,
+            commit: undefined,
+            branch: undefined,
+            backend: undefined,
+            fluxSource: undefined,
+            programRef: undefined,
+            destroyOnFinalize: undefined,
+            refresh: undefined,
+            preview: undefined,
+            resyncFrequencySeconds: undefined,
+            serviceAccountName: undefined,
+            workspaceTemplate: undefined,
+            environment: undefined,
+        };
+        const spec = get(props, "spec");
+        const sa = props === UNKNOWN ? { name: UNKNOWN as Unknown, source: "spec" } : (workspaceAccount(spec, "spec") ?? { name: "default", source: "the Workspace's default service account" });
+        const namespace = namespaceRaw === UNKNOWN || props === UNKNOWN ? UNKNOWN : namespaceRaw ?? DEFAULT_NAMESPACE;
+        out.push({ order: firstOrder + out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
     }
     return out;
 }

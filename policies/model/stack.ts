@@ -346,16 +346,15 @@ export function workspacePodSpec(view: StackView): Plain {
 
 /** Every container of the workspace pod (init containers included), with its field path. */
 export function workspaceContainers(view: StackView): { field: string; container: Obj }[] {
+    return podContainers(workspacePodSpec(view), "spec.workspaceTemplate.spec.podTemplate.spec");
+}
+
+/** Every container of a pod spec found at `podField` (init containers included), with its field path. */
+export function podContainers(pod: Plain, podField: string): { field: string; container: Obj }[] {
     const out: { field: string; container: Obj }[] = [];
-    const pod = workspacePodSpec(view);
     for (const kind of ["containers", "initContainers"]) {
         list(get(pod, kind)).forEach((c, i) => {
-            if (isObject(c)) {
-                out.push({
-                    field: `spec.workspaceTemplate.spec.podTemplate.spec.${kind}[${i}]`,
-                    container: c,
-                });
-            }
+            if (isObject(c)) out.push({ field: `${podField}.${kind}[${i}]`, container: c });
         });
     }
     return out;
