@@ -527,8 +527,9 @@ function computeAdminGrant(binding: Binding, model: RbacModel): AdminGrant {
         const scope = escalationScope(binding.kind, binding.namespace);
         const escalates = and(and(target, grant.escalation), scope);
         const via = RANK[escalates] > RANK[admin] ? escalates : admin;
-        if (RANK[via] > RANK[best.admin]) {
-            const byEscalation = RANK[escalates] > RANK[admin];
+        const byEscalation = RANK[escalates] > RANK[admin];
+        // At equal certainty, `*` on `*` is the plainer reason to report than an escalation path.
+        if (RANK[via] > RANK[best.admin] || (via !== "no" && via === best.admin && !byEscalation && best.escalation !== undefined)) {
             const what = grant.escalationSource?.escalationWhat ?? "escalate its privileges";
             best = {
                 admin: via,
