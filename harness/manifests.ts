@@ -1,7 +1,7 @@
 /**
  * Validation of rendered Kubernetes manifests with a real JSON-schema validator (ajv):
  * - PKO objects (Stack, Program, Workspace, Update) against the OpenAPI v3 schemas of PKO v2.9.0's CRDs,
- *   generated from the operator's own Go API types with controller-gen and committed (harness/pko-crds.ts);
+ *   generated from the operator's own Go API types with controller-gen and committed (core/pko-crds.ts);
  * - Secrets, ServiceAccounts and RBAC objects against the Kubernetes OpenAPI (swagger) definitions of a
  *   pinned Kubernetes release.
  * Objects of other kinds are reported as not validated (never as valid).
@@ -15,9 +15,9 @@ import AjvDraft04 from "ajv-draft-04";
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { BadInputError } from "../cli/errors";
-import { REPO_ROOT } from "../cli/paths";
-import { PKO_API_VERSION, loadPkoCrds } from "./pko-crds";
+import { BadInputError } from "../core/errors";
+import { REPO_ROOT } from "../core/paths";
+import { PKO_API_VERSION, loadPkoCrds } from "../core/pko-crds";
 
 export const SCHEMA_DIR = path.join(REPO_ROOT, ".cache", "toolchain", "schemas");
 

@@ -10,7 +10,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { ManifestValidator } from "../../harness/manifests";
-import { REPO_ROOT } from "../../cli/paths";
+import { REPO_ROOT } from "../../core/paths";
 import { loadFixtures, runFixtures } from "../../harness/runner";
 import { requireToolchain } from "../helpers";
 

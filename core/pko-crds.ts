@@ -6,8 +6,8 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { BadInputError } from "../cli/errors";
-import { REPO_ROOT } from "../cli/paths";
+import { BadInputError } from "./errors";
+import { REPO_ROOT } from "./paths";
 
 /** The PKO release the committed CRDs were generated from. */
 export const PKO_API_VERSION = "v2.9.0";
