@@ -63,7 +63,8 @@ describe("end to end (deploy leg)", function () {
         const ok = validator.validate("s.yaml", stack);
         assert.strictEqual(ok.status, "valid", ok.errors.join("; "));
         const badV2 = validator.validate("s.yaml", { ...stack, spec: { ...stack.spec, workspaceReclaimPolicy: "Sometimes", workspaceTemplate: { spec: { podTemplate: { spec: { serviceAccount: 1, contianers: [] } } } } } });
-        assert.deepStrictEqual(badV2.errors.map((e) => e.split(" ")[0]).sort(), ["/spec/workspaceReclaimPolicy", "/spec/workspaceTemplate/spec/podTemplate/spec/serviceAccount", "spec.workspaceTemplate.spec.podTemplate.spec.contianers:"]);
+        // The pod template is a PodSpec: containers is required (so the typo leaves it missing).
+        assert.deepStrictEqual(badV2.errors.map((e) => e.split(" ")[0]).sort(), ["/spec/workspaceReclaimPolicy", "/spec/workspaceTemplate/spec/podTemplate/spec", "/spec/workspaceTemplate/spec/podTemplate/spec/serviceAccount", "spec.workspaceTemplate.spec.podTemplate.spec.contianers:"]);
         const program = { apiVersion: "pulumi.com/v1", kind: "Program", metadata: { name: "p" }, program: { resources: { r: { type: "kubernetes:core/v1:ConfigMap" } }, variables: { v: { "fn::secret": "x" } } } };
         assert.strictEqual(validator.validate("p.yaml", program).status, "valid", validator.validate("p.yaml", program).errors.join("; "));
         const workspace = { apiVersion: "auto.pulumi.com/v1alpha1", kind: "Workspace", metadata: { name: "w" }, spec: { serviceAccountName: "w", git: { url: "https://github.com/acme/app", ref: "main" }, stacks: [{ name: "dev" }] } };
