@@ -427,3 +427,23 @@ describe("pko-stack-no-cluster-admin: effective permissions", () => {
         assert.match(n(podsAndTokens, RB, UNKNOWN_WIRE as unknown as string)[0]?.message ?? "", /may grant/);
     });
 });
+
+describe("pko-stack-no-cluster-admin: explain", () => {
+    it("quotes PKO's migration-guide advice, refuses it, and its least-privilege Role passes the rule", () => {
+        // eslint-disable-next-line @typescript-eslint/no-var-requires
+        const { explainRule } = require("../../cli/rules") as typeof import("../../cli/rules");
+        // eslint-disable-next-line @typescript-eslint/no-var-requires
+        const YAML = require("yaml") as typeof import("yaml");
+        const text = explainRule("pko-stack-no-cluster-admin");
+        assert.match(text, /migration guide \(docs\/migration\.md, "here's how to assign\s+the `cluster-admin` role"\)/);
+        assert.match(text, /exactly what this rule refuses/);
+        const block = text.slice(text.indexOf("  apiVersion: rbac.authorization.k8s.io/v1"), text.indexOf("\n\nAggregated"));
+        const docs = YAML.parseAllDocuments(block.replace(/^ {2}/gm, "")).map((d) => d.toJS());
+        assert.deepStrictEqual(docs.map((d) => d.kind), ["Role", "RoleBinding"]);
+        const resources = docs.map((d) => ({ type: `kubernetes:rbac.authorization.k8s.io/v1:${d.kind}`, name: d.metadata.name, props: d }));
+        const myStack = stackResource("my-stack", goodSpec({ serviceAccountName: "my-stack" }), { namespace: "default" });
+        assert.deepStrictEqual(check([myStack, ...resources]), []);
+        // The guide's own binding, for contrast.
+        assert.strictEqual(check([myStack, binding(CRB, "my-stack:cluster-admin", admin, [sa("my-stack", "default")])]).length, 1);
+    });
+});
