@@ -12,8 +12,8 @@ import * as http from "http";
 import * as net from "net";
 import * as path from "path";
 import { ExecResult, Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../core/process";
-import { REPO_ROOT } from "../core/paths";
 import { TOOLCHAIN_BIN } from "../core/toolchain";
+import { PKO_CRD_DIR, PKO_CRD_FILES } from "../core/pko-crds";
 import { Ca, issueCert, makeCa } from "./certs";
 
 export const CLUSTER_BINARIES = ["etcd", "kube-apiserver", "kubectl"] as const;
@@ -220,10 +220,6 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
         throw e;
     }
 }
-
-/** Where the PKO v2.9.0 CRDs are committed (issue 21's generated data). */
-export const PKO_CRD_DIR = path.join(REPO_ROOT, "schemas", "pko", "v2.9.0");
-export const PKO_CRD_FILES = ["pulumi.com_stacks.yaml", "pulumi.com_programs.yaml", "auto.pulumi.com_workspaces.yaml", "auto.pulumi.com_updates.yaml"];
 
 /** Installs the committed PKO v2.9.0 CRDs (server-side apply: they are too large for the last-applied annotation) and waits until established. */
 export async function installPkoCrds(server: ApiServer): Promise<void> {
