@@ -18,7 +18,7 @@ export function requireCluster(ctx: Mocha.Context): void {
 
 export type Doc = Record<string, any>;
 
-/** The documents of a fixture file, with namespace `pulumi` moved to `ns` and cluster-scoped names prefixed by it. */
+/** The documents of a fixture file, with namespace `pulumi` moved to `ns`, other namespaces and cluster-scoped names prefixed by it. */
 export function guideDocs(fixture: string, file: string, ns: string): Doc[] {
     const text = fs.readFileSync(path.join(REPO_ROOT, "fixtures", fixture, "manifests", file), "utf8");
     return (jsyaml.loadAll(text) as Doc[])
@@ -26,6 +26,7 @@ export function guideDocs(fixture: string, file: string, ns: string): Doc[] {
         .map((d) => {
             const m = d.metadata ?? {};
             if (m.namespace === "pulumi") m.namespace = ns;
+            else if (m.namespace) m.namespace = `${ns}-${m.namespace}`;
             else if (!m.namespace && /^Cluster/.test(d.kind)) m.name = `${ns}-${m.name}`;
             for (const s of d.subjects ?? []) if (s.namespace === "pulumi") s.namespace = ns;
             return d;
@@ -34,6 +35,12 @@ export function guideDocs(fixture: string, file: string, ns: string): Doc[] {
 
 export function yaml(docs: Doc[]): string {
     return docs.map((d) => jsyaml.dump(d)).join("---\n");
+}
+
+/** Namespace objects for every namespace the documents use (applied first: the test cluster creates none). */
+export function namespacesOf(docs: Doc[]): Doc[] {
+    const names = new Set(docs.map((d) => d.metadata?.namespace).filter((n): n is string => typeof n === "string" && n !== ""));
+    return [...names].map((name) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } }));
 }
 
 export function namespaceYaml(ns: string): string {

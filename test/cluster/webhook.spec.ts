@@ -16,7 +16,7 @@ import { REPO_ROOT } from "../../core/paths";
 import { Spawned, makeTempDir, spawnTracked } from "../../core/process";
 import { ApiServer, freePort, installApplicationCrd, installPkoCrds, startApiServer } from "../../harness/apiserver";
 import { CertPair, issueCert } from "../../harness/certs";
-import { Doc, guideDocs, namespaceYaml, requireCluster, until, yaml } from "./cluster";
+import { Doc, guideDocs, namespaceYaml, namespacesOf, requireCluster, until, yaml } from "./cluster";
 
 const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
 const CANARY = "canary-9d4e2b7a61";
@@ -68,7 +68,11 @@ describe("pko-guard webhook and audit against a real API server", function () {
         });
     };
     const register = (failurePolicy?: string) => server.apply(webhookConfiguration(`https://127.0.0.1:${port}`, caPem.toString("base64"), failurePolicy));
-    const apply = (docs: Doc[]) => server.kubectl(["apply", "-f", "-"], yaml(docs));
+    const apply = async (docs: Doc[]) => {
+        const namespaces = namespacesOf(docs);
+        if (namespaces.length > 0) await server.apply(yaml(namespaces));
+        return server.kubectl(["apply", "-f", "-"], yaml(docs));
+    };
     const exists = async (kind: string, ns: string, name: string) => (await server.kubectl(["get", kind, name, ...(ns ? ["-n", ns] : [])])).code === 0;
     const audit = (args: string[]) => {
         const r = require("child_process").spawnSync(process.execPath, [CLI, "audit", "--kubeconfig", server.kubeconfig, ...args], { cwd: work, encoding: "utf8", timeout: 300_000 });
