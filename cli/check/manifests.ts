@@ -20,9 +20,9 @@
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import * as jsyaml from "js-yaml";
 import * as YAML from "yaml";
 import { BadInputError } from "../errors";
+import { KubeYamlError, decodeKubeYaml } from "../../core/kube-yaml";
 import { EvalResource } from "./evaluate";
 import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/manifests";
 
@@ -177,7 +177,12 @@ function findNode(root: YAML.Node | null | undefined, segments: (string | number
                     matched = true;
                 }
             }
-            if (!matched) break;
+            if (!matched) {
+                // A field merged in with `<<:` is shown at its merge key.
+                const mergePair = map.items.find((p) => YAML.isScalar(p.key) && String(p.key.value) === "<<");
+                if (mergePair) found = mergePair as YAML.Pair;
+                break;
+            }
         } else if (YAML.isSeq(node) && typeof segments[i] === "number") {
             const item = node.items[segments[i] as number];
             if (!YAML.isNode(item)) break;
@@ -204,37 +209,24 @@ interface Source {
     repoPath?: string;
 }
 
-/**
- * YAML 1.2's core schema (what the `yaml` package reads by default: no timestamps, no merge keys), where a
- * tag the schema does not know (`!Ref`, `!!binary`, a full `!<tag:...>`) reads as its plain value, as it
- * does there, instead of failing the file.
- */
-const SCHEMA = jsyaml.CORE_SCHEMA.extend(
-    (["scalar", "sequence", "mapping"] as const).flatMap((kind) => ["!", "tag:"].map((prefix) => new jsyaml.Type(prefix, { kind, multi: true, construct: (data: unknown) => data }))),
-);
-
 /** The most nodes a document may expand to through aliases (a "billion laughs" document is bad input). */
 const MAX_EXPANDED_NODES = 1_000_000;
 
 /**
- * Positions in one file, found on demand. The fast parser (js-yaml) reports where each document's root node
- * starts; a document is parsed a second time, alone, by the `yaml` package's position-keeping parser only when
- * something needs a line in it (a finding, a bad-input message), so a repository that passes pays nothing.
+ * Positions in one file. The decoder (core/kube-yaml.ts) keeps each document's node tree with the file's
+ * offsets; lines and columns are computed only when something needs one (a finding, a bad-input message).
  */
 class FileLocator {
     private lineCounter?: YAML.LineCounter;
-    private readonly parsed = new Map<number, YAML.Node | undefined>();
 
-    /** `starts[i]`: the offset where js-yaml began document i's root node. */
     constructor(
         private readonly text: string,
-        private readonly starts: number[],
+        private readonly roots: (YAML.Node | undefined)[],
     ) {}
 
     /** Line and column (1-based) of an offset in the file. */
     pos(offset: number | undefined): { line: number; column: number } {
         if (!this.lineCounter) {
-            // The `yaml` package's own line index, fed the file's line starts (its parser was not run on the file).
             this.lineCounter = new YAML.LineCounter();
             this.lineCounter.addNewLine(0);
             for (let i = this.text.indexOf("\n"); i >= 0; i = this.text.indexOf("\n", i + 1)) this.lineCounter.addNewLine(i + 1);
@@ -243,34 +235,10 @@ class FileLocator {
         return { line: p.line, column: p.col };
     }
 
-    /** The root node of document i, parsed alone from the start of its root's line; offsets are the file's. */
+    /** The root node of document i (offsets are the file's). */
     document(i: number): YAML.Node | undefined {
-        if (this.parsed.has(i)) return this.parsed.get(i);
-        const lineStart = (offset: number) => this.text.lastIndexOf("\n", offset - 1) + 1;
-        const from = lineStart(this.starts[i] ?? 0);
-        const to = i + 1 < this.starts.length ? Math.max(from, lineStart(this.starts[i + 1])) : this.text.length;
-        const docs = YAML.parseAllDocuments(this.text.slice(from, to), { uniqueKeys: false, prettyErrors: false });
-        const list = Array.isArray(docs) ? docs : [docs];
-        const node = list.map((d) => d.contents).find((c): c is YAML.ParsedNode => c !== null && !isEmptyScalar(c));
-        if (node) shift(node, from);
-        this.parsed.set(i, node ?? undefined);
-        return node ?? undefined;
+        return this.roots[i];
     }
-}
-
-/** Moves every range of a node tree by `by` (a document parsed from a slice of its file). */
-function shift(root: YAML.Node, by: number): void {
-    if (by === 0) return;
-    // visit() reaches the root, every collection, scalar and alias, and the keys of pairs.
-    YAML.visit(root, {
-        Node(_key, n) {
-            if (n.range) n.range = [n.range[0] + by, n.range[1] + by, n.range[2] + by];
-        },
-    });
-}
-
-function isEmptyScalar(n: YAML.Node): boolean {
-    return YAML.isScalar(n) && (n.value === null || n.value === "");
 }
 
 /** Where an object is: its file's locator and the path to its node (document, then List item). */
@@ -319,32 +287,23 @@ function checkExpansion(doc: unknown, where: () => string): void {
 }
 
 /**
- * Parses one file's documents into objects (js-yaml, with SCHEMA); throws BadInputError (one line) on
- * invalid YAML.
+ * Parses one file's documents into objects, decoded as Kubernetes decodes them (core/kube-yaml.ts: YAML 1.1
+ * booleans, merge keys, go-yaml's numbers); throws BadInputError (one line) on a document that does not decode.
  */
 function parseSource(src: Source, out: LoadResult, fromFolder: boolean): void {
-    const docs: unknown[] = [];
-    const starts: number[] = [];
-    let depth = 0;
-    // The listener sees every node open and close; a node opened at depth 0 is a document's root.
-    const listener = (event: "open" | "close", state: { position: number }) => {
-        if (event === "open") {
-            if (depth === 0) starts.push(state.position);
-            depth++;
-        } else {
-            depth--;
-        }
-    };
-    const locator = new FileLocator(src.text, starts);
+    let decoded: ReturnType<typeof decodeKubeYaml>;
     try {
-        jsyaml.loadAll(src.text, (d) => docs.push(d), { schema: SCHEMA, listener });
+        decoded = decodeKubeYaml(src.text);
     } catch (e) {
-        if (!(e instanceof jsyaml.YAMLException)) throw e;
-        // The reason only: js-yaml's full message quotes the offending source lines.
-        const at = e.mark ? `:${e.mark.line + 1}:${e.mark.column + 1}` : "";
-        throw new BadInputError(`${src.file}${at}: invalid YAML: ${String(e.reason ?? "cannot parse").split("\n")[0]}`);
+        if (!(e instanceof KubeYamlError)) throw e;
+        const p = new FileLocator(src.text, []).pos(e.offset);
+        throw new BadInputError(`${src.file}:${p.line}:${p.column}: invalid YAML: ${e.reason.split("\n")[0]}`);
     }
-    docs.forEach((value, doc) => {
+    const locator = new FileLocator(
+        src.text,
+        decoded.map((d) => d.node),
+    );
+    decoded.forEach(({ value }, doc) => {
         out.documents++;
         if (value === null || value === undefined || value === "") return; // empty document
         const place: Place = { locator, doc };

@@ -17,7 +17,7 @@
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
-import * as YAML from "yaml";
+import { KubeYamlError, decodeKubeYaml } from "../../core/kube-yaml";
 
 /** The engine's wire sentinels. */
 export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -251,18 +251,21 @@ function foldStringData(secret: Obj): void {
 // YAML: the invoke kubernetes:yaml:decode and the yaml/v2 components.
 
 /**
- * Multi-document YAML (or JSON) text into objects, as the provider's decoder reads it (YAML 1.1 scalars, as
- * Kubernetes' YAML library). `keep` decides which documents count (v1 decode: those with kind and
- * apiVersion; v2: every non-empty one).
+ * Multi-document YAML (or JSON) text into objects, as the provider's decoder reads it: the product's one
+ * Kubernetes YAML decoder (core/kube-yaml.ts), which `pko-guard check` uses too. `keep` decides which
+ * documents count (v1 decode: those with kind and apiVersion; v2: every non-empty one).
  */
 function decodeDocuments(text: string, keep: (o: Obj) => boolean): Obj[] {
-    const docs = YAML.parseAllDocuments(text, { version: "1.1", merge: true });
+    let docs: ReturnType<typeof decodeKubeYaml>;
+    try {
+        docs = decodeKubeYaml(text);
+    } catch (e) {
+        if (e instanceof KubeYamlError) throw new MockRefusal(`decoding YAML: ${e.reason}`);
+        throw e;
+    }
     const out: Obj[] = [];
     for (const doc of docs) {
-        if (doc.errors.length > 0) {
-            throw new MockRefusal(`decoding YAML: ${doc.errors[0].message.split("\n")[0]}`);
-        }
-        const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+        const value = JSON.parse(JSON.stringify(doc.value)) as unknown;
         if (value === null || value === undefined) continue;
         if (!isObj(value)) throw new MockRefusal(`decoding YAML: a document is not an object`);
         if (keep(value)) out.push(value);
