@@ -23,6 +23,8 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { BadInputError } from "../errors";
 import { KubeYamlError, decodeKubeYaml } from "../../core/kube-yaml";
+import { CLUSTER_SCOPED, applicationOutput, expandApplicationSet, isApplication, isApplicationSet } from "../../core/render/argocd";
+import { KUSTOMIZATION_FILES, RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderKustomize } from "../../core/render/render";
 import { EvalResource } from "./evaluate";
 import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/manifests";
 
@@ -59,6 +61,10 @@ export interface ManifestObject extends Location {
     repoPath?: string;
     /** Finds the line and column of a field path (`spec.branch`, `subjects[0]`), or of its nearest parent. */
     locate(field: string): { line: number; column: number };
+    /** The Argo CD Application that syncs it (`namespace/name`), when one does. */
+    application?: string;
+    /** The file it was read from (absolute), for matching directory sources. */
+    abs?: string;
 }
 
 export interface Skip {
@@ -71,6 +77,10 @@ export interface LoadResult {
     files: number;
     documents: number;
     skipped: Skip[];
+    /** Folders rendered (kustomize, Helm) or .jsonnet files evaluated. */
+    rendered: number;
+    /** Sources and generators that could not be rendered or expanded here, one line each (stderr, summary). */
+    notRendered: string[];
 }
 
 export interface LoadOptions {
@@ -80,6 +90,8 @@ export interface LoadOptions {
     stdin?: () => string;
     /** Base folder for shown file names (default: the current directory). */
     cwd?: string;
+    /** Time allowed for rendering (kustomize, Helm, jsonnet) in the whole run; default 300 s. */
+    timeoutMs?: number;
 }
 
 /** The git top level containing `dir`, or undefined outside a work tree (or without git). */
@@ -101,8 +113,11 @@ function isBinary(buf: Buffer): boolean {
     return false;
 }
 
-/** Files under a folder, sorted, following no folder twice. */
-function walk(dir: string, seen: Set<string>, out: string[]): void {
+/**
+ * Files under a folder, sorted, following no folder twice. A folder that needs rendering (a kustomization,
+ * a Helm chart) is never read as raw files: it goes to `roots` instead.
+ */
+function walk(dir: string, seen: Set<string>, out: string[], roots: string[]): void {
     let real: string;
     try {
         real = fs.realpathSync(dir);
@@ -111,6 +126,10 @@ function walk(dir: string, seen: Set<string>, out: string[]): void {
     }
     if (seen.has(real)) return;
     seen.add(real);
+    if (kustomizationFile(dir) || isChart(dir)) {
+        roots.push(dir);
+        return;
+    }
     let entries: fs.Dirent[];
     try {
         entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -128,7 +147,7 @@ function walk(dir: string, seen: Set<string>, out: string[]): void {
             }
         }
         if (isDir) {
-            if (!e.name.startsWith(".") && e.name !== "node_modules") walk(p, seen, out);
+            if (!e.name.startsWith(".") && e.name !== "node_modules") walk(p, seen, out, roots);
         } else if (EXTENSIONS.has(path.extname(e.name).toLowerCase())) {
             out.push(p);
         }
@@ -207,6 +226,9 @@ interface Source {
     file: string;
     text: string;
     repoPath?: string;
+    abs?: string;
+    /** Rendered output: positions are looked up in the file it came from (`abs`), not in this text. */
+    rendered?: boolean;
 }
 
 /** The most nodes a document may expand to through aliases (a "billion laughs" document is bad input). */
@@ -306,7 +328,7 @@ function parseSource(src: Source, out: LoadResult, fromFolder: boolean): void {
     decoded.forEach(({ value }, doc) => {
         out.documents++;
         if (value === null || value === undefined || value === "") return; // empty document
-        const place: Place = { locator, doc };
+        const place: Place = src.rendered ? originalPlace(src.abs, value) : { locator, doc };
         const where = () => {
             const p = placeStart(place);
             return `${src.file}:${p.line}:${p.column}`;
@@ -322,6 +344,37 @@ function parseSource(src: Source, out: LoadResult, fromFolder: boolean): void {
         }
         addObject(src, value as Record<string, unknown>, place, out, fromFolder);
     });
+}
+
+/** Decoded source files, for placing rendered objects at their base file's lines (one load at a time). */
+const originals = new Map<string, { locator: FileLocator; values: unknown[] } | undefined>();
+
+/**
+ * Where a rendered object is in the file it came from: the document of the same kind whose name the rendered
+ * name contains (kustomize adds prefixes and suffixes); else line 1 of that file (a chart template, a folder).
+ */
+function originalPlace(abs: string | undefined, value: unknown): Place {
+    const fallback: Place = { locator: new FileLocator("", []), doc: 0 };
+    if (!abs || !/\.(ya?ml|json)$/i.test(abs)) return fallback;
+    if (!originals.has(abs)) {
+        try {
+            const text = fs.readFileSync(abs, "utf8");
+            const docs = decodeKubeYaml(text);
+            originals.set(abs, { locator: new FileLocator(text, docs.map((d) => d.node)), values: docs.map((d) => d.value) });
+        } catch {
+            originals.set(abs, undefined);
+        }
+    }
+    const orig = originals.get(abs);
+    if (!orig) return fallback;
+    const o = (value ?? {}) as Record<string, unknown>;
+    const name = String(((o.metadata ?? {}) as Record<string, unknown>).name ?? "");
+    const doc = orig.values.findIndex((v) => {
+        const x = (v ?? {}) as Record<string, unknown>;
+        const n = ((x.metadata ?? {}) as Record<string, unknown>).name;
+        return x.kind === o.kind && typeof n === "string" && n !== "" && name.includes(n);
+    });
+    return { locator: orig.locator, doc: doc < 0 ? orig.values.findIndex((v) => v !== null) : doc };
 }
 
 function addObject(src: Source, obj: Record<string, unknown>, place: Place, out: LoadResult, fromFolder: boolean): void {
@@ -398,6 +451,7 @@ function makeObject(src: Source, obj: Record<string, unknown>, kind: string, ide
         read: false,
         named: false,
         repoPath: src.repoPath,
+        abs: src.abs,
         locate: (field: string) => {
             const begin = startOf(findNode(placeNode(place), fieldSegments(field)));
             return begin === undefined ? at() : place.locator.pos(begin);
@@ -446,7 +500,8 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
     if (o.repoRoot !== undefined && !(fs.existsSync(repoRoot) && fs.statSync(repoRoot).isDirectory())) {
         throw new BadInputError(`--repo-root ${o.repoRoot}: no such folder`);
     }
-    const out: LoadResult = { objects: [], files: 0, documents: 0, skipped: [] };
+    originals.clear();
+    const out: LoadResult = { objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [] };
     const shownName = (abs: string) => {
         const rel = path.relative(cwd, abs);
         return rel.startsWith("..") || path.isAbsolute(rel) ? abs : posix(rel);
@@ -454,6 +509,18 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
     const repoPathOf = (abs: string) => {
         const rel = path.relative(repoRoot, abs);
         return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : posix(rel);
+    };
+    const ctx: RenderContext = { deadline: Date.now() + (o.timeoutMs ?? 300_000), repoRoot, show: (abs) => repoPathOf(abs) ?? shownName(abs) };
+    /** Folders that need rendering, found by walking or named directly. */
+    const roots: string[] = [];
+    const readPaths = new Set<string>();
+    const readOne = (f: string, fromFolder: boolean, into: LoadResult = out) => {
+        const shown = shownName(f);
+        const text = readFile(f, shown, fromFolder, into);
+        if (text === undefined) return;
+        into.files++;
+        readPaths.add(f);
+        parseSource({ file: shown, text, repoPath: repoPathOf(f), abs: f }, into, fromFolder);
     };
     let stdinRead = false;
     for (const p of paths) {
@@ -475,20 +542,18 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
         }
         if (stat.isDirectory()) {
             const files: string[] = [];
-            walk(abs, new Set(), files);
-            for (const f of files) {
-                const shown = shownName(f);
-                const text = readFile(f, shown, true, out);
-                if (text === undefined) continue;
-                out.files++;
-                parseSource({ file: shown, text, repoPath: repoPathOf(f) }, out, true);
-            }
+            walk(abs, new Set(), files, roots);
+            for (const f of files) readOne(f, true);
+        } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
+            roots.push(path.dirname(abs));
         } else {
-            const text = readFile(abs, p, false, out);
-            out.files++;
-            parseSource({ file: shownName(abs), text: text ?? "", repoPath: repoPathOf(abs) }, out, false);
+            readOne(abs, false);
         }
     }
+    placeApplications(out, ctx, roots, readOne, (stream, into) => {
+        into.files++;
+        parseSource({ file: shownName(stream.from), text: stream.text, repoPath: repoPathOf(stream.from), abs: stream.from, rendered: true }, into, true);
+    });
     const seen = new Map<string, ManifestObject>();
     for (const obj of out.objects) {
         if (!obj.named) continue;
@@ -499,6 +564,105 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
         seen.set(obj.identity, obj);
     }
     return { ...out, repoRoot };
+}
+
+/** The object as it lands: in `namespace` when it is namespaced and names none; attributed to `app`. */
+function land(o: ManifestObject, namespace: string | undefined, app: string): void {
+    o.application = app;
+    if (!namespace || !o.named || CLUSTER_SCOPED.has(o.kind)) return;
+    const meta = (o.object.metadata ?? {}) as Record<string, unknown>;
+    if (typeof meta.namespace === "string" && meta.namespace !== "") return;
+    o.object = { ...o.object, metadata: { ...meta, namespace } };
+    const name = String(meta.name);
+    o.identity = `${o.kind}/${namespace}/${name}`;
+    o.urn = `${o.urn.slice(0, o.urn.lastIndexOf("::") + 2)}${o.identity}`;
+}
+
+/**
+ * Argo CD's part: ApplicationSets expanded into Applications; each Application's sources rendered (or its
+ * directory files read) and their objects placed in its destination namespace; folders that need rendering
+ * and no Application renders are rendered with defaults (a kustomization no other kustomization uses as a
+ * base, a chart that is not another chart's subchart).
+ */
+function placeApplications(
+    out: LoadResult,
+    ctx: RenderContext,
+    roots: string[],
+    readOne: (f: string, fromFolder: boolean, into?: LoadResult) => void,
+    readStream: (s: RenderedStream, into: LoadResult) => void,
+): void {
+    const fresh = (): LoadResult => ({ objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [] });
+    const merge = (from: LoadResult) => {
+        out.objects.push(...from.objects);
+        out.files += from.files;
+        out.documents += from.documents;
+        out.skipped.push(...from.skipped);
+    };
+    // ApplicationSets: the Applications they create are objects of the repository too.
+    for (const set of out.objects.filter((x) => x.named && isApplicationSet(x.object))) {
+        const expansion = expandApplicationSet(set.object, ctx.repoRoot);
+        out.notRendered.push(...expansion.notExpanded);
+        expansion.applications.forEach((app) => {
+            const meta = (app.metadata ?? {}) as Record<string, unknown>;
+            if (typeof meta.name !== "string" || meta.name === "") return;
+            const ns = typeof meta.namespace === "string" && meta.namespace !== "" ? meta.namespace : undefined;
+            const identity = ns ? `Application/${ns}/${meta.name}` : `Application/${meta.name}`;
+            const type = "kubernetes:argoproj.io/v1alpha1:Application";
+            out.objects.push({ ...set, identity, type, urn: `${MANIFEST_URN_PREFIX}${type}::${identity}`, kind: "Application", object: app, read: true, named: true, application: `ApplicationSet ${set.identity}` });
+        });
+    }
+    const rendered = new Set<string>();
+    for (const app of out.objects.filter((x) => x.named && isApplication(x.object))) {
+        const meta = (app.object.metadata ?? {}) as Record<string, unknown>;
+        const appName = `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}`;
+        const result = applicationOutput(app.object, ctx);
+        out.notRendered.push(...result.notes);
+        result.rendered.forEach((d) => rendered.add(d));
+        const files = new Set(result.files);
+        for (const f of result.files) {
+            if (!out.objects.some((x) => x.abs === f)) {
+                const extra = fresh();
+                readOne(f, true, extra);
+                merge(extra);
+            }
+        }
+        for (const x of out.objects) if (x.abs !== undefined && files.has(x.abs) && x !== app) land(x, result.namespace, appName);
+        for (const s of result.streams) {
+            const extra = fresh();
+            readStream(s, extra);
+            out.rendered++;
+            for (const x of extra.objects) land(x, result.namespace, appName);
+            merge(extra);
+        }
+    }
+    // Folders nobody renders: leaves only (bases and subcharts are rendered through what uses them).
+    const unique = [...new Set(roots.map((r) => path.resolve(r)))].filter((r) => !rendered.has(r));
+    const used = new Set<string>();
+    for (const r of [...new Set([...roots.map((x) => path.resolve(x)), ...rendered])]) {
+        const k = kustomizationFile(r);
+        if (k) {
+            let doc: Record<string, unknown> = {};
+            try {
+                doc = (YAML.parse(fs.readFileSync(k, "utf8")) ?? {}) as Record<string, unknown>;
+            } catch {
+                doc = {};
+            }
+            for (const field of ["resources", "bases", "components"]) {
+                for (const e of Array.isArray(doc[field]) ? (doc[field] as unknown[]) : []) if (typeof e === "string") used.add(path.resolve(r, e));
+            }
+        }
+    }
+    for (const r of unique) {
+        if (used.has(r) || [...rendered].some((d) => d === r)) continue;
+        if (path.basename(path.dirname(r)) === "charts" && isChart(path.dirname(path.dirname(r)))) continue;
+        const streams = kustomizationFile(r) ? renderKustomize(r, ctx) : renderHelm(r, ctx, { releaseName: path.basename(r) });
+        for (const s of streams) {
+            const extra = fresh();
+            readStream(s, extra);
+            out.rendered++;
+            merge(extra);
+        }
+    }
 }
 
 /** The resources the evaluator gets: every named object, as the provider would register it. */
