@@ -65,7 +65,9 @@ function offlineEnv(): NodeJS.ProcessEnv {
 
 /** One line from a tool's error output: its first non-empty line, quoted text removed, bounded. */
 export function firstErrorLine(stderr: string): string {
-    const line = stderr.split("\n").map((l) => l.trim()).find((l) => l !== "") ?? "no error output";
+    // The error, not the warnings before it (deprecated flags, Helm's notes): `Error:` lines first.
+    const lines = stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+    const line = lines.find((l) => l.startsWith("Error:")) ?? lines.find((l) => !/^(Flag --|WARNING|walk\.go)/.test(l)) ?? lines[0] ?? "no error output";
     const cleaned = line
         .replace(/^Error: /, "")
         .replace(/"(?:[^"\\]|\\.)*"/g, '"…"')
