@@ -87,7 +87,10 @@ export function runTool(name: ToolName, args: string[], what: string, ctx: Rende
     if (r.error && (r.error as NodeJS.ErrnoException).code === "ETIMEDOUT") throw new BadInputError(`${what}: ${name} ran out of time (--timeout)`);
     if (r.error) throw new BadInputError(`${what}: cannot run ${name} (${(r.error as NodeJS.ErrnoException).code ?? "error"})`);
     if (r.status !== 0) {
-        const line = firstErrorLine(r.stderr ?? "");
+        let line = firstErrorLine(r.stderr ?? "");
+        // A chart's own messages (`fail`, `required`) and template errors can quote values: the location only.
+        const at = /^(.*?(?:execution error at \([^)]*\)|template: [^\s:]+:\d+(?::\d+)?))/.exec(line);
+        if (name === "helm" && at) line = `${at[1]}: (the message is not shown: it can quote values)`;
         const network = /127\.0\.0\.1:9|proxyconnect|dial tcp|no such host|could not resolve|git clone|fetching|repository.*not found/i.test(r.stderr ?? "");
         throw new BadInputError(`${what}: ${name} failed: ${line}${network ? " (it needs the network, which check does not use)" : ""}`);
     }
