@@ -11,13 +11,13 @@
  *                  [--fail-on-advisory] [--repo-root DIR]
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
  */
-import { timeoutSeconds } from "./options";
-import "./fatal";
+import { timeoutSeconds } from "../core/options";
+import "../core/fatal";
 import { Command, CommanderError, Option } from "commander";
 import * as fs from "fs";
 import * as path from "path";
-import { isReportedError } from "./errors";
-import { REPO_ROOT } from "./paths";
+import { isReportedError } from "../core/errors";
+import { REPO_ROOT } from "../core/paths";
 import { ProjectSubject } from "./reports/subject";
 import { renderFindings, renderFullTable } from "./reports/table";
 import { ReportRequest, parseReportOption, writeReports } from "./reports/write";
@@ -128,7 +128,7 @@ async function main(argv: string[]): Promise<number> {
         .option("--timeout <seconds>", "time allowed for rendering kustomizations, charts and jsonnet", timeoutSeconds, 300)
         .exitOverride()
         .action(async (paths: string[], o: Omit<GateCliOptions, "stack"> & { repoRoot?: string }) => {
-            const { runCheck, summaryLine } = await import("./check/check");
+            const { runCheck, summaryLine } = await import("./check");
             const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot, timeoutMs: o.timeout * 1000 });
             for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${s.file}: ${s.reason}\n`);
             for (const n of result.summary.notRendered) process.stderr.write(`pko-guard: ${n}\n`);

@@ -21,7 +21,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { BadInputError } from "../../cli/errors";
+import { BadInputError } from "../errors";
 import { RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderJsonnet, renderKustomize } from "./render";
 
 type Obj = Record<string, unknown>;

@@ -13,7 +13,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
-import { BadInputError } from "../../cli/errors";
+import { BadInputError } from "../errors";
 import { INSTALL_HINT, ToolName, findTool } from "./tools";
 
 /** A rendered manifest stream and the file (absolute path) its objects came from. */

@@ -6,7 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { REPO_ROOT } from "../../cli/paths";
+import { REPO_ROOT } from "../paths";
 
 export type ToolName = "kustomize" | "helm" | "jsonnet" | "kube-yaml";
 

@@ -18,7 +18,7 @@ import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import * as os from "os";
-import { BadInputError } from "../../cli/errors";
+import { BadInputError } from "../../core/errors";
 import { KubeYamlError, decodeKubeYaml } from "../../core/kube-yaml";
 import { runTool } from "../../core/render/render";
 import { findTool } from "../../core/render/tools";

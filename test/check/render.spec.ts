@@ -10,7 +10,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../../cli/paths";
+import { REPO_ROOT } from "../../core/paths";
 import { findTool } from "../../core/render/tools";
 
 const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");

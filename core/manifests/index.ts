@@ -1,0 +1,207 @@
+/**
+ * Reads Kubernetes manifests for `pko-guard check` and the manifest leg (files.ts: files and folders; yaml.ts:
+ * documents; positions.ts: lines; objects.ts: objects and identities; Argo CD's part here): files and folders
+ * (recursive `.yaml`/`.yml`/`.json`), multi-document YAML, `kind: List` and typed lists, and `-` for standard
+ * input, decoded as Kubernetes decodes them (core/kube-yaml.ts). Argo CD Applications are rendered with the real
+ * tools (core/render/) and their objects placed in their destination namespace; folders that need rendering
+ * are never read as raw files. Every object knows its file, line and column, and a field's.
+ *
+ * Each object becomes the resource the Kubernetes provider would register for it:
+ * - type: `kubernetes:<group>/<version>:<Kind>`, the core group as `core` (`kubernetes:core/v1:Secret`);
+ * - name (identity): `Kind/namespace/name`, or `Kind/name` when the object sets no namespace (cluster-scoped
+ *   objects, and namespaced objects whose namespace is chosen when applied: Argo CD's destination, `-n`);
+ * - urn: `urn:pulumi:check::manifests::<type>::<identity>` (synthesized; no Pulumi stack exists).
+ * Two objects with one identity are bad input (exit 2) naming both files.
+ *
+ * Bad input is one line each, never the content of a file (a Secret's values never appear): invalid YAML
+ * (file:line:column), a document that is not a mapping, an unreadable path, a named file that is binary or
+ * larger than MAX_FILE_BYTES (exit 2). Inside a folder, binary and oversized files, and documents that are
+ * not Kubernetes objects (no apiVersion/kind, e.g. a CI workflow), are skipped and counted; hidden folders
+ * (`.git`, `.github`) and `node_modules` are not walked.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { BadInputError } from "../errors";
+import * as YAML from "yaml";
+import { MANIFEST_URN_PREFIX } from "../../policies/model/manifests";
+import { CLUSTER_SCOPED, applicationOutput, expandApplicationSet, isApplication, isApplicationSet } from "../render/argocd";
+import { KUSTOMIZATION_FILES, RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderKustomize } from "../render/render";
+import { gitTopLevel, posix, readFile, walk } from "./files";
+import { LoadOptions, LoadResult, ManifestObject } from "./objects";
+import { originals, parseSource } from "./yaml";
+
+/** Loads every object of the given paths; duplicates and bad input throw BadInputError (one line). */
+export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult & { repoRoot: string } {
+    const cwd = o.cwd ?? process.cwd();
+    const first = paths.find((p) => p !== "-");
+    const firstDir = first ? path.resolve(cwd, first) : cwd;
+    const startDir = fs.existsSync(firstDir) && fs.statSync(firstDir).isDirectory() ? firstDir : path.dirname(firstDir);
+    const repoRoot = path.resolve(cwd, o.repoRoot ?? gitTopLevel(startDir) ?? cwd);
+    if (o.repoRoot !== undefined && !(fs.existsSync(repoRoot) && fs.statSync(repoRoot).isDirectory())) {
+        throw new BadInputError(`--repo-root ${o.repoRoot}: no such folder`);
+    }
+    originals.clear();
+    const out: LoadResult = { objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [] };
+    const shownName = (abs: string) => {
+        const rel = path.relative(cwd, abs);
+        return rel.startsWith("..") || path.isAbsolute(rel) ? abs : posix(rel);
+    };
+    const repoPathOf = (abs: string) => {
+        const rel = path.relative(repoRoot, abs);
+        return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : posix(rel);
+    };
+    const ctx: RenderContext = { deadline: Date.now() + (o.timeoutMs ?? 300_000), repoRoot, show: (abs) => repoPathOf(abs) ?? shownName(abs) };
+    /** Folders that need rendering, found by walking or named directly. */
+    const roots: string[] = [];
+    const readPaths = new Set<string>();
+    const readOne = (f: string, fromFolder: boolean, into: LoadResult = out) => {
+        const shown = shownName(f);
+        const text = readFile(f, shown, fromFolder, into);
+        if (text === undefined) return;
+        into.files++;
+        readPaths.add(f);
+        parseSource({ file: shown, text, repoPath: repoPathOf(f), abs: f }, into, fromFolder);
+    };
+    let stdinRead = false;
+    for (const p of paths) {
+        if (p === "-") {
+            if (stdinRead) throw new BadInputError("-: standard input given twice");
+            stdinRead = true;
+            const text = o.stdin ? o.stdin() : fs.readFileSync(0, "utf8");
+            if (text.includes("\u0000")) throw new BadInputError("<stdin>: binary input, not a manifest");
+            out.files++;
+            parseSource({ file: "<stdin>", text }, out, false);
+            continue;
+        }
+        const abs = path.resolve(cwd, p);
+        let stat: fs.Stats;
+        try {
+            stat = fs.statSync(abs);
+        } catch {
+            throw new BadInputError(`${p}: no such file or folder`);
+        }
+        if (stat.isDirectory()) {
+            const files: string[] = [];
+            walk(abs, new Set(), files, roots);
+            for (const f of files) readOne(f, true);
+        } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
+            roots.push(path.dirname(abs));
+        } else {
+            readOne(abs, false);
+        }
+    }
+    placeApplications(out, ctx, roots, readOne, (stream, into) => {
+        into.files++;
+        parseSource({ file: shownName(stream.from), text: stream.text, repoPath: repoPathOf(stream.from), abs: stream.from, rendered: true }, into, true);
+    });
+    const seen = new Map<string, ManifestObject>();
+    for (const obj of out.objects) {
+        if (!obj.named) continue;
+        const prev = seen.get(obj.identity);
+        if (prev) {
+            throw new BadInputError(`${obj.identity} is defined twice: ${prev.file}:${prev.line} and ${obj.file}:${obj.line} (an object's identity is Kind/namespace/name)`);
+        }
+        seen.set(obj.identity, obj);
+    }
+    return { ...out, repoRoot };
+}
+
+/** The object as it lands: in `namespace` when it is namespaced and names none; attributed to `app`. */
+function land(o: ManifestObject, namespace: string | undefined, app: string): void {
+    o.application = app;
+    if (!namespace || !o.named || CLUSTER_SCOPED.has(o.kind)) return;
+    const meta = (o.object.metadata ?? {}) as Record<string, unknown>;
+    if (typeof meta.namespace === "string" && meta.namespace !== "") return;
+    o.object = { ...o.object, metadata: { ...meta, namespace } };
+    const name = String(meta.name);
+    o.identity = `${o.kind}/${namespace}/${name}`;
+    o.urn = `${o.urn.slice(0, o.urn.lastIndexOf("::") + 2)}${o.identity}`;
+}
+
+/**
+ * Argo CD's part: ApplicationSets expanded into Applications; each Application's sources rendered (or its
+ * directory files read) and their objects placed in its destination namespace; folders that need rendering
+ * and no Application renders are rendered with defaults (a kustomization no other kustomization uses as a
+ * base, a chart that is not another chart's subchart).
+ */
+function placeApplications(
+    out: LoadResult,
+    ctx: RenderContext,
+    roots: string[],
+    readOne: (f: string, fromFolder: boolean, into?: LoadResult) => void,
+    readStream: (s: RenderedStream, into: LoadResult) => void,
+): void {
+    const fresh = (): LoadResult => ({ objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [] });
+    const merge = (from: LoadResult) => {
+        out.objects.push(...from.objects);
+        out.files += from.files;
+        out.documents += from.documents;
+        out.skipped.push(...from.skipped);
+    };
+    // ApplicationSets: the Applications they create are objects of the repository too.
+    for (const set of out.objects.filter((x) => x.named && isApplicationSet(x.object))) {
+        const expansion = expandApplicationSet(set.object, ctx.repoRoot);
+        out.notRendered.push(...expansion.notExpanded);
+        expansion.applications.forEach((app) => {
+            const meta = (app.metadata ?? {}) as Record<string, unknown>;
+            if (typeof meta.name !== "string" || meta.name === "") return;
+            const ns = typeof meta.namespace === "string" && meta.namespace !== "" ? meta.namespace : undefined;
+            const identity = ns ? `Application/${ns}/${meta.name}` : `Application/${meta.name}`;
+            const type = "kubernetes:argoproj.io/v1alpha1:Application";
+            out.objects.push({ ...set, identity, type, urn: `${MANIFEST_URN_PREFIX}${type}::${identity}`, kind: "Application", object: app, read: true, named: true, application: `ApplicationSet ${set.identity}` });
+        });
+    }
+    const rendered = new Set<string>();
+    for (const app of out.objects.filter((x) => x.named && isApplication(x.object))) {
+        const meta = (app.object.metadata ?? {}) as Record<string, unknown>;
+        const appName = `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}`;
+        const result = applicationOutput(app.object, ctx);
+        out.notRendered.push(...result.notes);
+        result.rendered.forEach((d) => rendered.add(d));
+        const files = new Set(result.files);
+        for (const f of result.files) {
+            if (!out.objects.some((x) => x.abs === f)) {
+                const extra = fresh();
+                readOne(f, true, extra);
+                merge(extra);
+            }
+        }
+        for (const x of out.objects) if (x.abs !== undefined && files.has(x.abs) && x !== app) land(x, result.namespace, appName);
+        for (const s of result.streams) {
+            const extra = fresh();
+            readStream(s, extra);
+            out.rendered++;
+            for (const x of extra.objects) land(x, result.namespace, appName);
+            merge(extra);
+        }
+    }
+    // Folders nobody renders: leaves only (bases and subcharts are rendered through what uses them).
+    const unique = [...new Set(roots.map((r) => path.resolve(r)))].filter((r) => !rendered.has(r));
+    const used = new Set<string>();
+    for (const r of [...new Set([...roots.map((x) => path.resolve(x)), ...rendered])]) {
+        const k = kustomizationFile(r);
+        if (k) {
+            let doc: Record<string, unknown> = {};
+            try {
+                doc = (YAML.parse(fs.readFileSync(k, "utf8")) ?? {}) as Record<string, unknown>;
+            } catch {
+                doc = {};
+            }
+            for (const field of ["resources", "bases", "components"]) {
+                for (const e of Array.isArray(doc[field]) ? (doc[field] as unknown[]) : []) if (typeof e === "string") used.add(path.resolve(r, e));
+            }
+        }
+    }
+    for (const r of unique) {
+        if (used.has(r) || [...rendered].some((d) => d === r)) continue;
+        if (path.basename(path.dirname(r)) === "charts" && isChart(path.dirname(path.dirname(r)))) continue;
+        const streams = kustomizationFile(r) ? renderKustomize(r, ctx) : renderHelm(r, ctx, { releaseName: path.basename(r) });
+        for (const s of streams) {
+            const extra = fresh();
+            readStream(s, extra);
+            out.rendered++;
+            merge(extra);
+        }
+    }
+}
+
