@@ -18,11 +18,17 @@
  * - explicit tags: `!!str`, `!!int`, `!!float`, `!!bool`, `!!null`, `!!binary` (base64-decoded) as go-yaml
  *   applies them (a mismatch is an error); any other tag reads as the plain value.
  *
- * Syntax is the `yaml` package's parser (YAML 1.1 mode, failsafe schema: every scalar arrives as its source
- * text, with its style and explicit tag), so each decoded document keeps its node tree with exact offsets.
- * test/check/kube-yaml.spec.ts decodes a corpus with this module and with the real Go decoder
+ * Two paths give the same values. The exact path is the `yaml` package's parser (YAML 1.1 mode, failsafe
+ * schema: every scalar arrives as its source text, with its style and explicit tag) and go-yaml's rules applied
+ * to its nodes here; it keeps each document's node tree with exact offsets. The fast path (most documents:
+ * several times faster) is js-yaml with a schema whose only implicit type is go-yaml's resolver above; a
+ * document with anything it cannot reproduce (merge keys, explicit tags, null, empty or collection keys,
+ * floats and integers js-yaml would write differently as keys, `\/` escapes, anything js-yaml rejects) is
+ * decoded by the exact path instead. Node trees (positions) are then parsed on demand, by the exact path.
+ * test/check/kube-yaml.spec.ts decodes a corpus with both paths and with the real Go decoder
  * (toolchain/kube-yaml) and requires identical JSON.
  */
+import * as jsyaml from "js-yaml";
 import * as YAML from "yaml";
 
 /** A decoding error: the reason (never the document's text) and the offset in the stream it points at. */
@@ -39,9 +45,92 @@ export interface KubeDocument {
     /** The decoded value (plain JSON); null for an empty document. */
     value: unknown;
     /** Offset of the document's root node in the stream (of the chunk when the document is empty). */
-    start: number;
-    /** The document's root node, ranges in stream offsets (undefined for an empty document). */
-    node?: YAML.Node;
+    readonly start: number;
+    /** The document's root node, ranges in stream offsets (undefined for an empty document); parsed on demand. */
+    readonly node?: YAML.Node;
+}
+
+/** Set to force the exact path (tests compare both paths with the Go decoder). */
+export const decodeOptions = { fastPath: true };
+
+/** js-yaml could not reproduce go-yaml here: the document goes to the exact path. */
+class Fallback extends Error {}
+
+/** A float from the fast path: a number, written as a map key the way sigs.k8s.io/yaml writes it. */
+class GoFloat {
+    constructor(readonly value: number) {}
+    get [Symbol.toStringTag]() {
+        return "GoFloat";
+    }
+    toString(): string {
+        return formatFloat32g(this.value);
+    }
+}
+/** null from the fast path, so that a null map key is seen (go: an error) instead of becoming "null". */
+const GO_NULL = {
+    get [Symbol.toStringTag]() {
+        return "GoNull";
+    },
+    toString: () => "\u0000null",
+};
+
+const GO_SCALAR = new jsyaml.Type("tag:yaml.org,2002:go", {
+    kind: "scalar",
+    resolve: (data: string) => resolveImplicit("", data).tag !== STR && resolveImplicit("", data).tag !== TIMESTAMP,
+    construct: (data: string) => {
+        const r = resolveImplicit("", data);
+        switch (r.tag) {
+            case BOOL:
+                return r.value;
+            case NULL:
+                return GO_NULL;
+            case INT:
+                if (r.unsigned || r.value > BigInt(Number.MAX_SAFE_INTEGER) || r.value < BigInt(Number.MIN_SAFE_INTEGER)) throw new Fallback();
+                return Number(r.value);
+            case FLOAT:
+                if (!Number.isFinite(r.value)) throw new Fallback();
+                return new GoFloat(r.value);
+            default:
+                throw new Fallback(); // `<<`
+        }
+    },
+});
+const FAST_SCHEMA = jsyaml.FAILSAFE_SCHEMA.extend({ implicit: [GO_SCALAR] });
+
+/** Constructs js-yaml cannot be trusted with (textual, conservative: a false alarm only costs the exact path). */
+const NEEDS_EXACT = /<<|\\\/|^[ \t-]*\?(?:[ \t]|$)|^[ \t-]*:(?:[ \t]|$)|[{,[][ \t]*:(?:[ \t]|$)|[\]}][ \t]*:(?:[ \t]|$)|^[ \t]*%/m;
+
+/** Replaces the fast path's boxes by plain values; a null key sends the document to the exact path. */
+function unbox(v: unknown): unknown {
+    if (v === GO_NULL) return null;
+    if (v instanceof GoFloat) return v.value;
+    if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) {
+            const x = v[i];
+            if (x !== null && typeof x === "object") v[i] = unbox(x);
+        }
+        return v;
+    }
+    if (v !== null && typeof v === "object") {
+        const o = v as Record<string, unknown>;
+        for (const k of Object.keys(o)) {
+            if (k.charCodeAt(0) === 0) throw new Fallback();
+            const x = o[k];
+            if (x !== null && typeof x === "object") o[k] = unbox(x);
+        }
+    }
+    return v;
+}
+
+/** The fast path for one chunk; undefined when the exact path must decide. */
+function fastDecode(chunk: string): { value: unknown } | undefined {
+    if (!decodeOptions.fastPath || NEEDS_EXACT.test(chunk)) return undefined;
+    try {
+        const value = jsyaml.load(chunk, { schema: FAST_SCHEMA, json: true });
+        return { value: value === undefined ? null : unbox(value) };
+    } catch {
+        return undefined;
+    }
 }
 
 const TAG = "tag:yaml.org,2002:";
@@ -425,35 +514,56 @@ function checkEscapes(root: YAML.Node, chunk: string, offset: number): void {
     });
 }
 
+/** The exact path for one chunk: its value and its root node (stream offsets). */
+function exactDecode(chunk: string, offset: number): { value: unknown; node?: YAML.Node; empty: boolean } {
+    const docs = YAML.parseAllDocuments(chunk, { version: "1.1", schema: "failsafe", uniqueKeys: false, prettyErrors: false, strict: false });
+    const doc = (Array.isArray(docs) ? docs[0] : undefined) as YAML.Document.Parsed | undefined;
+    if (!doc) {
+        // A chunk that holds a directive (%YAML, %TAG) needs the `---` the split took away.
+        const directive = /^%/m.exec(chunk);
+        if (directive) throw new KubeYamlError("did not find expected <document start>", offset + directive.index);
+        return { value: null, empty: true };
+    }
+    if (doc.errors.length > 0) {
+        const e = doc.errors[0];
+        throw new KubeYamlError(e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, ""), offset + (e.pos?.[0] ?? 0));
+    }
+    const node = doc.contents ?? undefined;
+    if (node && chunk.includes("\\/")) checkEscapes(node, chunk, 0);
+    if (node) shift(node, offset);
+    const ctx: Ctx = { doc, active: new Set(), memo: new Map() };
+    let value: unknown;
+    try {
+        value = convert(node, ctx);
+    } catch (e) {
+        if (e instanceof KubeYamlError) throw e;
+        if (e instanceof RangeError) throw new KubeYamlError("the document nests or aliases too deeply", node?.range?.[0] ?? offset);
+        throw e;
+    }
+    return { value, node: node && !(YAML.isScalar(node) && value === null) ? node : undefined, empty: false };
+}
+
 function decodeYamlStream(text: string, from: number): KubeDocument[] {
     const out: KubeDocument[] = [];
     for (const [offset, chunk] of splitDocuments(text, from)) {
-        const docs = YAML.parseAllDocuments(chunk, { version: "1.1", schema: "failsafe", uniqueKeys: false, prettyErrors: false, strict: false });
-        const doc = (Array.isArray(docs) ? docs[0] : undefined) as YAML.Document.Parsed | undefined;
-        if (!doc) {
-            // A chunk that holds a directive (%YAML, %TAG) needs the `---` the split took away.
-            const directive = /^%/m.exec(chunk);
-            if (directive) throw new KubeYamlError("did not find expected <document start>", offset + directive.index);
-            out.push({ value: null, start: offset });
+        const fast = fastDecode(chunk);
+        if (fast) {
+            // Positions are needed for few documents (a finding, an error): their nodes are parsed when asked.
+            let parsed: { node?: YAML.Node } | undefined;
+            const node = () => (parsed ??= exactDecode(chunk, offset)).node;
+            out.push({
+                value: fast.value,
+                get start() {
+                    return node()?.range?.[0] ?? offset;
+                },
+                get node() {
+                    return node();
+                },
+            });
             continue;
         }
-        if (doc.errors.length > 0) {
-            const e = doc.errors[0];
-            throw new KubeYamlError(e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, ""), offset + (e.pos?.[0] ?? 0));
-        }
-        const node = doc.contents ?? undefined;
-        if (node && chunk.includes("\\/")) checkEscapes(node, chunk, 0);
-        if (node) shift(node, offset);
-        const ctx: Ctx = { doc, active: new Set(), memo: new Map() };
-        let value: unknown;
-        try {
-            value = convert(node, ctx);
-        } catch (e) {
-            if (e instanceof KubeYamlError) throw e;
-            if (e instanceof RangeError) throw new KubeYamlError("the document nests or aliases too deeply", node?.range?.[0] ?? offset);
-            throw e;
-        }
-        out.push({ value, start: node?.range?.[0] ?? offset, node: node && !(YAML.isScalar(node) && value === null) ? node : undefined });
+        const exact = exactDecode(chunk, offset);
+        out.push({ value: exact.value, start: exact.node?.range?.[0] ?? offset, node: exact.node });
     }
     return out;
 }

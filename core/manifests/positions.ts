@@ -73,9 +73,10 @@ export function startOf(n: YAML.Node | YAML.Pair | undefined): number | undefine
 export class FileLocator {
     private lineCounter?: YAML.LineCounter;
 
+    /** `docs[i].node`: document i's root node (the decoder parses it on first use). */
     constructor(
         private readonly text: string,
-        private readonly roots: (YAML.Node | undefined)[],
+        private readonly docs: readonly { readonly node?: YAML.Node }[],
     ) {}
 
     /** Line and column (1-based) of an offset in the file. */
@@ -91,7 +92,7 @@ export class FileLocator {
 
     /** The root node of document i (offsets are the file's). */
     document(i: number): YAML.Node | undefined {
-        return this.roots[i];
+        return this.docs[i]?.node;
     }
 }
 

@@ -52,7 +52,7 @@ export function parseSource(src: Source, out: LoadResult, fromFolder: boolean): 
     }
     const locator = new FileLocator(
         src.text,
-        decoded.map((d) => d.node),
+        decoded,
     );
     decoded.forEach(({ value }, doc) => {
         out.documents++;
@@ -89,7 +89,7 @@ function originalPlace(abs: string | undefined, value: unknown): Place {
         try {
             const text = fs.readFileSync(abs, "utf8");
             const docs = decodeKubeYaml(text);
-            originals.set(abs, { locator: new FileLocator(text, docs.map((d) => d.node)), values: docs.map((d) => d.value) });
+            originals.set(abs, { locator: new FileLocator(text, docs), values: docs.map((d) => d.value) });
         } catch {
             originals.set(abs, undefined);
         }

@@ -10,7 +10,7 @@ import * as assert from "assert";
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { KubeYamlError, decodeKubeYaml } from "../../core/kube-yaml";
+import { KubeYamlError, decodeKubeYaml, decodeOptions } from "../../core/kube-yaml";
 import { INSTALL_HINT, findTool } from "../../core/render/tools";
 
 const CORPUS = path.join(__dirname, "kube-yaml-corpus");
@@ -43,19 +43,26 @@ describe("YAML decoding matches sigs.k8s.io/yaml (differential)", function () {
             const r = spawnSync(tool.path, [], { input: bytes, encoding: "utf8", timeout: 60000 });
             assert.strictEqual(r.status, 0, `kube-yaml failed: ${r.stderr}`);
             const go = JSON.parse(r.stdout) as { docs?: unknown[]; error?: string };
-            let mine: { docs?: unknown[]; error?: string };
-            try {
-                mine = { docs: decodeKubeYaml(bytes.toString("utf8")).filter((d) => d.value !== null).map((d) => d.value) };
-            } catch (e) {
-                if (!(e instanceof KubeYamlError)) throw e;
-                mine = { error: e.message };
+            // Both of pko-guard's paths (js-yaml where it can reproduce go-yaml, the yaml package's nodes otherwise).
+            for (const fastPath of [true, false]) {
+                const path = fastPath ? "fast path" : "exact path";
+                let mine: { docs?: unknown[]; error?: string };
+                decodeOptions.fastPath = fastPath;
+                try {
+                    mine = { docs: decodeKubeYaml(bytes.toString("utf8")).filter((d) => d.value !== null).map((d) => d.value) };
+                } catch (e) {
+                    if (!(e instanceof KubeYamlError)) throw e;
+                    mine = { error: e.message };
+                } finally {
+                    decodeOptions.fastPath = true;
+                }
+                if (go.error !== undefined) {
+                    assert.ok(mine.error !== undefined, `Go fails (${go.error}) but pko-guard's ${path} decodes ${JSON.stringify(mine.docs)}`);
+                    continue;
+                }
+                assert.strictEqual(mine.error, undefined, `pko-guard's ${path} fails (${mine.error}) but Go decodes ${JSON.stringify(go.docs)}`);
+                assert.deepStrictEqual(JSON.stringify(canonical(mine.docs)), JSON.stringify(canonical(go.docs)), path);
             }
-            if (go.error !== undefined) {
-                assert.ok(mine.error !== undefined, `Go fails (${go.error}) but pko-guard decodes ${JSON.stringify(mine.docs)}`);
-                return;
-            }
-            assert.strictEqual(mine.error, undefined, `pko-guard fails (${mine.error}) but Go decodes ${JSON.stringify(go.docs)}`);
-            assert.deepStrictEqual(JSON.stringify(canonical(mine.docs)), JSON.stringify(canonical(go.docs)));
         });
     }
 
