@@ -50,7 +50,7 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
         const rel = path.relative(repoRoot, abs);
         return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : posix(rel);
     };
-    const ctx: RenderContext = { deadline: Date.now() + (o.timeoutMs ?? 300_000), repoRoot, show: (abs) => repoPathOf(abs) ?? shownName(abs) };
+    const ctx: RenderContext = { deadline: Date.now() + (o.timeoutMs ?? 300_000), repoRoot, show: (abs) => repoPathOf(abs) ?? shownName(abs), scratch: {} };
     /** Folders that need rendering, found by walking or named directly. */
     const roots: string[] = [];
     const readPaths = new Set<string>();
@@ -90,10 +90,13 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
             readOne(abs, false);
         }
     }
-    placeApplications(out, ctx, roots, readOne, (stream, into) => {
-        into.files++;
-        parseSource({ file: shownName(stream.from), text: stream.text, repoPath: repoPathOf(stream.from), abs: stream.from, rendered: true }, into, true);
-    });
+    try {
+        placeApplications(out, ctx, roots, readOne, (stream, into) => {
+            parseSource({ file: shownName(stream.from), text: stream.text, repoPath: repoPathOf(stream.from), abs: stream.from, rendered: true }, into, true);
+        });
+    } finally {
+        if (ctx.scratch?.dir) fs.rmSync(ctx.scratch.dir, { recursive: true, force: true });
+    }
     const seen = new Map<string, ManifestObject>();
     for (const obj of out.objects) {
         if (!obj.named) continue;
@@ -158,6 +161,7 @@ function placeApplications(
         const result = applicationOutput(app.object, ctx);
         out.notRendered.push(...result.notes);
         result.rendered.forEach((d) => rendered.add(d));
+        out.rendered += result.renders;
         const files = new Set(result.files);
         for (const f of result.files) {
             if (!out.objects.some((x) => x.abs === f)) {
@@ -170,7 +174,6 @@ function placeApplications(
         for (const s of result.streams) {
             const extra = fresh();
             readStream(s, extra);
-            out.rendered++;
             for (const x of extra.objects) land(x, result.namespace, appName);
             merge(extra);
         }
@@ -196,10 +199,10 @@ function placeApplications(
         if (used.has(r) || [...rendered].some((d) => d === r)) continue;
         if (path.basename(path.dirname(r)) === "charts" && isChart(path.dirname(path.dirname(r)))) continue;
         const streams = kustomizationFile(r) ? renderKustomize(r, ctx) : renderHelm(r, ctx, { releaseName: path.basename(r) });
+        out.rendered++;
         for (const s of streams) {
             const extra = fresh();
             readStream(s, extra);
-            out.rendered++;
             merge(extra);
         }
     }

@@ -79,8 +79,10 @@ export interface ApplicationOutput {
     files: string[];
     /** Rendered streams (kustomize, Helm, jsonnet). */
     streams: RenderedStream[];
-    /** Folders rendered (absolute), so they are not rendered again with defaults. */
+    /** Folders of its sources (absolute), so they are not rendered again with defaults. */
     rendered: string[];
+    /** Renders run: kustomize builds, Helm templates, jsonnet evaluations. */
+    renders: number;
     /** Sources not rendered here, each one line. */
     notes: string[];
     /** The destination namespace, when set. */
@@ -168,7 +170,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
     const spec = obj(app.spec) ?? {};
     const appName = str(meta.name) ?? "(unnamed)";
     const namespace = str(obj(spec.destination)?.namespace) || undefined;
-    const out: ApplicationOutput = { files: [], streams: [], rendered: [], notes: [], namespace };
+    const out: ApplicationOutput = { files: [], streams: [], rendered: [], renders: 0, notes: [], namespace };
     const sources = spec.sources !== undefined ? list(spec.sources).map(obj) : [obj(spec.source)];
     const refs = new Map<string, string>();
     for (const s of sources) if (s && typeof s.ref === "string") refs.set(s.ref, ctx.repoRoot);
@@ -195,6 +197,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
         }
         out.rendered.push(dir);
         if (type === "kustomize") {
+            out.renders++;
             const k = obj(source.kustomize) ?? {};
             out.streams.push(
                 ...renderKustomize(dir, ctx, {
@@ -210,6 +213,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
                 }),
             );
         } else if (type === "helm") {
+            out.renders++;
             const h = obj(source.helm) ?? {};
             const valueFiles = list(h.valueFiles)
                 .filter((x): x is string => typeof x === "string")
@@ -254,6 +258,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
             const j = obj(d.jsonnet) ?? {};
             for (const f of directoryFiles(dir, d)) {
                 if (f.endsWith(".jsonnet")) {
+                    out.renders++;
                     out.streams.push(
                         ...renderJsonnet(f, dir, ctx, {
                             libs: list(j.libs)

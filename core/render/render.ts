@@ -30,6 +30,11 @@ export interface RenderContext {
     repoRoot: string;
     /** How a folder is shown in messages (repository-relative). */
     show: (abs: string) => string;
+    /**
+     * One copy of the repository per run, made on first use, where kustomizations are edited (and restored)
+     * before each build; the caller removes `dir` when done.
+     */
+    scratch?: { dir?: string };
 }
 
 export const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
@@ -173,15 +178,19 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
     const kfile = kustomizationFile(dir);
     if (!kfile) throw new BadInputError(`${what}: no kustomization.yaml`);
     if (remoteEntries(kfile).length > 0) throw new BadInputError(`${what}: a remote base needs the network, which check does not use; vendor it into the repository`);
-    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-kustomize-"));
+    const scratch = ctx.scratch ?? {};
+    const owned = ctx.scratch === undefined;
+    if (!scratch.dir) {
+        scratch.dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-kustomize-"));
+        copyTree(ctx.repoRoot, path.join(scratch.dir, "repo"));
+    }
+    const copy = path.join(scratch.dir, "repo");
+    const rel = path.relative(ctx.repoRoot, dir);
+    const appDir = path.join(copy, rel);
+    const kcopy = path.join(appDir, path.basename(kfile));
+    const original = fs.readFileSync(kcopy, "utf8");
     try {
-        const copy = path.join(tmp, "repo");
-        copyTree(ctx.repoRoot, copy);
-        const rel = path.relative(ctx.repoRoot, dir);
-        const appDir = path.join(copy, rel);
-        const kcopy = path.join(appDir, path.basename(kfile));
-        const doc = YAML.parseDocument(fs.readFileSync(kcopy, "utf8"));
-        const k = (doc.toJS() ?? {}) as Record<string, unknown>;
+        const k = (YAML.parse(original) ?? {}) as Record<string, unknown>;
         if (opts.namePrefix) k.namePrefix = opts.namePrefix;
         if (opts.nameSuffix) k.nameSuffix = opts.nameSuffix;
         if (opts.namespace) k.namespace = opts.namespace;
@@ -206,7 +215,8 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
         const out = runTool("kustomize", ["build", "."], what, ctx, { cwd: appDir });
         return splitByOrigin(out, appDir, dir);
     } finally {
-        fs.rmSync(tmp, { recursive: true, force: true });
+        fs.writeFileSync(kcopy, original);
+        if (owned) fs.rmSync(scratch.dir, { recursive: true, force: true });
     }
 }
 

@@ -269,12 +269,31 @@ function decodeDocuments(text: string, keep: (o: Obj) => boolean): Obj[] {
     }
     const out: Obj[] = [];
     for (const doc of docs) {
+        // Aliases share nodes in the decoded value; the copy below expands them, so bound it first.
+        if (expandedSize(doc.value) > MAX_EXPANDED_NODES) throw new MockRefusal(`decoding YAML: aliases expand to more than ${MAX_EXPANDED_NODES.toLocaleString("en")} nodes`);
         const value = JSON.parse(JSON.stringify(doc.value)) as unknown;
         if (value === null || value === undefined) continue;
         if (!isObj(value)) throw new MockRefusal(`decoding YAML: a document is not an object`);
         if (keep(value)) out.push(value);
     }
     return out;
+}
+
+const MAX_EXPANDED_NODES = 1_000_000;
+
+/** How many nodes a value expands to (shared objects counted each time they occur), memoized. */
+function expandedSize(v: unknown, sizes = new Map<object, number>()): number {
+    if (v === null || typeof v !== "object") return 1;
+    const known = sizes.get(v);
+    if (known !== undefined) return known;
+    sizes.set(v, Infinity); // a cycle (not produced by the decoder) counts as unbounded
+    let n = 1;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+        n += expandedSize(child, sizes);
+        if (n > MAX_EXPANDED_NODES) break;
+    }
+    sizes.set(v, n);
+    return n;
 }
 
 /** The invoke `kubernetes:yaml:decode` ({text}) → {result: objects}. */
