@@ -227,9 +227,14 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
                     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(f)) throw new BadInputError(`${who}: value file ${JSON.stringify(f)} is fetched over the network, which check does not use`);
                     return path.resolve(dir, f);
                 });
-            for (const f of valueFiles) {
+            const fileParameters = list(h.fileParameters)
+                .map(obj)
+                .filter((x): x is Obj => !!x && typeof x.name === "string" && typeof x.path === "string")
+                .map((x) => ({ name: String(x.name), path: path.resolve(dir, String(x.path)) }));
+            // Argo CD confines value files and file parameters to the repository; so does check.
+            for (const f of [...valueFiles, ...fileParameters.map((p) => p.path)]) {
                 const r = path.relative(ctx.repoRoot, f);
-                if (r.startsWith("..") || path.isAbsolute(r)) throw new BadInputError(`${who}: a value file is outside the repository`);
+                if (r.startsWith("..") || path.isAbsolute(r)) throw new BadInputError(`${who}: a value file or file parameter is outside the repository`);
             }
             const valuesObject = obj(h.valuesObject);
             const values = valuesObject ? JSON.stringify(valuesObject) : str(h.values) ?? (obj(h.values) ? JSON.stringify(h.values) : undefined);
@@ -243,10 +248,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
                         .map(obj)
                         .filter((x): x is Obj => !!x && typeof x.name === "string")
                         .map((x) => ({ name: String(x.name), value: String(x.value ?? ""), forceString: x.forceString === true })),
-                    fileParameters: list(h.fileParameters)
-                        .map(obj)
-                        .filter((x): x is Obj => !!x && typeof x.name === "string" && typeof x.path === "string")
-                        .map((x) => ({ name: String(x.name), path: path.resolve(dir, String(x.path)) })),
+                    fileParameters,
                     ignoreMissingValueFiles: h.ignoreMissingValueFiles === true,
                     skipCrds: h.skipCrds === true,
                     kubeVersion: str(h.kubeVersion),

@@ -321,6 +321,16 @@ export interface JsonnetOptions {
 /** Evaluates one .jsonnet file; its JSON (an object or a list of objects) as one stream. */
 export function renderJsonnet(file: string, appDir: string, ctx: RenderContext, opts: JsonnetOptions = {}): RenderedStream[] {
     const what = `${ctx.show(file)} (jsonnet)`;
+    // Argo CD confines imports to the repository, and check uses no network: refused before evaluating.
+    for (const m of fs.readFileSync(file, "utf8").matchAll(/\bimport(?:str|bin)?\s*(["'])((?:[^"'\\]|\\.)*)\1/g)) {
+        const target = m[2];
+        if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) throw new BadInputError(`${what}: a remote import needs the network, which check does not use; vendor it into the repository`);
+        const resolved = path.resolve(path.dirname(file), target);
+        const rel = path.relative(ctx.repoRoot, resolved);
+        if ((path.isAbsolute(target) || target.startsWith("..")) && (rel.startsWith("..") || path.isAbsolute(rel))) {
+            throw new BadInputError(`${what}: an import reaches outside the repository (Argo CD refuses it)`);
+        }
+    }
     const args: string[] = ["-J", appDir];
     for (const l of opts.libs ?? []) args.push("-J", l);
     for (const v of opts.extVars ?? []) args.push(v.code ? "--ext-code" : "--ext-str", `${v.name}=${v.value}`);

@@ -131,4 +131,16 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.ok(!(failing.err + failing.out).includes(CANARY), failing.err);
         assert.strictEqual(failing.err.trim().split("\n").length, 1);
     });
+
+    it("jsonnet: a remote import or one outside the repository is refused before evaluating", () => {
+        write("apps/ledger.yaml", app("ledger", "ledger"));
+        write("ledger/stack.jsonnet", 'local lib = import "https://example.com/lib.libsonnet"; {}\n');
+        const remote = check(["."]);
+        assert.strictEqual(remote.code, 2);
+        assert.match(remote.err, /^pko-guard: ledger\/stack\.jsonnet \(jsonnet\): a remote import needs the network/);
+        write("ledger/stack.jsonnet", 'local p = importstr "../../../../etc/passwd"; {}\n');
+        const outside = check(["."]);
+        assert.strictEqual(outside.code, 2);
+        assert.match(outside.err, /an import reaches outside the repository/);
+    });
 });
