@@ -41,7 +41,15 @@ K8S_OPENAPI_SUM="h1:o/8dBC/pHVpYoGV4OAIytAlNPZbdYVTXJHoYvXC4qzM="
 
 k8s_part() { local v="${K8S_VERSION#v}"; printf %s "$v" | cut -d. -f"$1"; } # 1: major, 2: minor
 
-ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-yaml pulumi-resource-kubernetes schemas etcd kube-apiserver kubectl)
+# What `pko-guard check` renders with (Argo CD's repo server runs the same
+# tools), and the reference YAML decoder of the differential test.
+KUSTOMIZE_VERSION="v5.8.2"              # sigs.k8s.io/kustomize/kustomize/v5 (v5.8.3 needs Go >= 1.27)
+HELM_VERSION="v3.22.0"                  # helm.sh/helm/v3 (the helm CLI)
+JSONNET_VERSION="v0.22.0"               # github.com/google/go-jsonnet (the jsonnet CLI)
+KUBE_YAML_VERSION="apimachinery-v0.37.0+yaml-v1.6.0" # toolchain/kube-yaml/main.go on k8s.io/apimachinery + sigs.k8s.io/yaml
+
+
+ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-yaml pulumi-resource-kubernetes schemas kustomize helm jsonnet kube-yaml etcd kube-apiserver kubectl)
 
 spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper folder, default: the name)
 	MODULE="$1"
@@ -93,6 +101,30 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper fol
 		VERSION_VAR="k8s.io/component-base/version.gitVersion"
 		EXTRA_LDFLAGS="-X k8s.io/component-base/version.gitMajor=$(k8s_part 1) -X k8s.io/component-base/version.gitMinor=$(k8s_part 2) -X k8s.io/component-base/version.gitTreeState=clean"
 		ESTIMATE="~5 min, about 1 min right after kube-apiserver"
+		;;
+	kustomize)
+		VERSION="$KUSTOMIZE_VERSION"
+		PKG="sigs.k8s.io/kustomize/kustomize/v5"
+		VERSION_VAR="sigs.k8s.io/kustomize/api/provenance.version"
+		ESTIMATE="~3 min"
+		;;
+	helm)
+		VERSION="$HELM_VERSION"
+		PKG="helm.sh/helm/v3/cmd/helm"
+		VERSION_VAR="helm.sh/helm/v3/internal/version.version"
+		ESTIMATE="~5 min"
+		;;
+	jsonnet)
+		VERSION="$JSONNET_VERSION"
+		PKG="github.com/google/go-jsonnet/cmd/jsonnet"
+		VERSION_VAR="" # reports the library's own version
+		ESTIMATE="~1 min"
+		;;
+	kube-yaml)
+		VERSION="$KUBE_YAML_VERSION"
+		PKG="." # wrapper main.go
+		VERSION_VAR=""
+		ESTIMATE="~1 min"
 		;;
 	schemas)
 		VERSION="pko-$PKO_VERSION controller-gen-$CONTROLLER_TOOLS_VERSION kubernetes-$K8S_OPENAPI_VERSION"
@@ -166,9 +198,9 @@ build_one() { # name
 					"$(go list -mod=readonly -m -f '{{.Dir}}' github.com/pulumi/pulumi-kubernetes/provider/v4)" \
 					. "$VERSION")
 		fi
-		ldflags="-s -w"
-		[[ -z "$VERSION_VAR" ]] || ldflags="$ldflags -X $VERSION_VAR=$VERSION"
-		[[ -z "$EXTRA_LDFLAGS" ]] || ldflags="$ldflags $EXTRA_LDFLAGS"
+		local ldflags="-s -w"
+		[[ -z "$VERSION_VAR" ]] || ldflags+=" -X $VERSION_VAR=$VERSION"
+		[[ -z "$EXTRA_LDFLAGS" ]] || ldflags+=" $EXTRA_LDFLAGS"
 		(cd "$builddir" && go build -mod=readonly -trimpath -buildvcs=false \
 			-ldflags "$ldflags" -o "$out.tmp" "$PKG")
 	} >"$log" 2>&1 || {
