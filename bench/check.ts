@@ -129,7 +129,6 @@ function runCommand(dir: string): number {
 }
 
 function inProcess(dir: string): number {
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
     const { runCheck } = require("../cli/check/check") as typeof import("../cli/check/check");
     const t = performance.now();
     runCheck({ paths: [dir], failOnAdvisory: false, repoRoot: dir });

@@ -10,7 +10,7 @@ import { policies } from "../policies";
 import { BadInputError, ToolError } from "./errors";
 import { locateRows } from "./locate";
 import { PACK_DIR } from "./paths";
-import { PackConfig, PolicyMeta, loadPackConfig, reconcilePackConfig, yamlErrorPosition } from "./policy-config";
+import { PolicyMeta, loadPackConfig, reconcilePackConfig, yamlErrorPosition } from "./policy-config";
 import { previewWithPack, userEnv } from "./pulumi";
 import { ProjectSubject } from "./reports/subject";
 import { judgeRows, waiverNotices } from "./judge";

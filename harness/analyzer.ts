@@ -10,7 +10,6 @@ import { Level, Row, normalizeMessage, row } from "../cli/model";
 import { PackConfig, PolicyMeta } from "../cli/policy-config";
 import { Spawned, spawnTracked } from "../cli/process";
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const analyzerPb = require("@pulumi/pulumi/proto/analyzer_pb");
 const analyzerGrpc = require("@pulumi/pulumi/proto/analyzer_grpc_pb");
 const structPb = require("google-protobuf/google/protobuf/struct_pb");

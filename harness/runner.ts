@@ -6,7 +6,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../cli/errors";
 import { FIXTURES_DIR, PACK_DIR, PACK_ENTRY, REPO_ROOT } from "../cli/paths";
-import { checkPackConfigFile, loadPackConfig } from "../cli/policy-config";
+import { checkPackConfigFile } from "../cli/policy-config";
 import { Toolchain, findToolchain } from "../cli/toolchain";
 import { Analyzer } from "./analyzer";
 import { Fixture, discoverFixtures, loadFixtureWithProfiles } from "./expect";

@@ -6,7 +6,6 @@
  */
 import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const structPb = require("google-protobuf/google/protobuf/struct_pb");
 const { deserializeProperties } = require("@pulumi/policy/deserialize");
 const { unknownCheckingProxy } = require("@pulumi/policy/proxy");
@@ -50,12 +49,10 @@ export interface Reported {
  */
 function publishSettings(settings: Record<string, unknown> | null, keys: string[], run: (p: any) => void): void {
     if (settings === null) {
-        // eslint-disable-next-line @typescript-eslint/no-var-requires
         const { withdrawSettings } = require("../policies/model/production");
         for (const key of keys) withdrawSettings(key);
         return;
     }
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
     const { policy } = require("../policies/pko-guard-production");
     run(policy);
 }
@@ -103,7 +100,6 @@ export function runStackPolicy(
     config: Record<string, unknown> = {},
     settings: Record<string, unknown> | null = {},
 ): Reported[] {
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
     const { programKey } = require("../policies/model/production");
     publishSettings(settings, [programKey(resources.map(urnOf))], (p) => runStackPolicy(p, resources, settings!, null));
     const out: Reported[] = [];
@@ -158,7 +154,6 @@ export function goodSpec(overrides: Record<string, unknown> = {}): Record<string
  * never as passing), else fail with the fix. A missing toolchain never makes a real-leg test pass.
  */
 export function requireToolchain(ctx: Mocha.Context): import("../cli/toolchain").Toolchain {
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
     const { findToolchain } = require("../cli/toolchain") as typeof import("../cli/toolchain");
     try {
         return findToolchain();

@@ -23,7 +23,6 @@ describe("policy catalogue", () => {
             it("lives in policies/<name>.ts, exporting its NAME", () => {
                 const file = path.join(REPO_ROOT, "policies", `${p.name}.ts`);
                 assert.ok(fs.existsSync(file), `${file} missing`);
-                // eslint-disable-next-line @typescript-eslint/no-var-requires
                 assert.strictEqual(require(file).NAME, p.name);
             });
 
@@ -75,7 +74,6 @@ describe("policy catalogue", () => {
 describe("module layout", () => {
     /** Relative imports of every TypeScript module of the pack, the product and the harness. */
     function importGraph(): Map<string, string[]> {
-        // eslint-disable-next-line @typescript-eslint/no-var-requires
         const ts = require("typescript") as typeof import("typescript");
         const graph = new Map<string, string[]>();
         const files = ["index.ts", ...["policies", "cli", "harness"].flatMap((d) =>
