@@ -11,6 +11,11 @@ export default tseslint.config(
     js.configs.recommended,
     tseslint.configs.recommended,
     {
+        // CommonJS configuration files (the mocha tiers).
+        files: ["**/*.js"],
+        languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly", process: "readonly", __dirname: "readonly" } },
+    },
+    {
         linterOptions: { reportUnusedDisableDirectives: "error" },
         rules: {
             // Policy inputs are the engine's untyped property bags and the policy SDK types them `any`;
