@@ -11,6 +11,7 @@ module.exports = {
         "test/stack-patches.spec.ts",
         "test/meta.spec.ts",
         "test/tiers/*.spec.ts",
+        "test/helpers.spec.ts",
         "test/harness/policy-config.spec.ts",
         "test/harness/real-only.spec.ts",
         "test/harness/verdict.spec.ts",
