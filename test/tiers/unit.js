@@ -12,6 +12,8 @@ module.exports = {
         "test/meta.spec.ts",
         "test/tiers/*.spec.ts",
         "test/helpers.spec.ts",
+        "test/credential-shapes.spec.ts",
+        "test/pko-api.spec.ts",
         "test/harness/policy-config.spec.ts",
         "test/harness/real-only.spec.ts",
         "test/harness/verdict.spec.ts",
