@@ -64,8 +64,8 @@ describe("pko-stack-no-cluster-admin", () => {
         assert.strictEqual(check([pod({ serviceAccount: "root-sa" }), binding(CRB, "a", admin, [sa("root-sa")])]).length, 0);
         assert.strictEqual(check([pod({ serviceAccount: "root-sa" }), binding(CRB, "a", admin, [sa("ws")])]).length, 1);
         // Unknown during preview where it decides: fail closed.
-        assert.match(check([pod({ serviceAccountName: UNKNOWN_WIRE }), binding(CRB, "a", admin, [sa("other")])])[0]?.message ?? "", /may grant/);
-        assert.match(check([pod(UNKNOWN_WIRE), binding(CRB, "a", admin, [sa("other")])])[0]?.message ?? "", /may grant/);
+        assertFindings(check([pod({ serviceAccountName: UNKNOWN_WIRE }), binding(CRB, "a", admin, [sa("other")])]), one("a", /may grant/));
+        assertFindings(check([pod(UNKNOWN_WIRE), binding(CRB, "a", admin, [sa("other")])]), one("a", /may grant/));
     });
 
     it("uses the default namespace for a Stack without one", () => {
@@ -191,7 +191,7 @@ describe("pko-stack-no-cluster-admin: aggregated ClusterRoles", () => {
     it("follows a program selector on the built-in aggregate-to-admin label through edit and view", () => {
         const agg = clusterRole("agg", { selectors: [{ matchLabels: { "rbac.authorization.k8s.io/aggregate-to-admin": "true" } }] });
         // Aggregating built-in edit (labelled aggregate-to-admin) bound cluster-wide: edit's pods and impersonation are an escalation.
-        assert.match(check([stack(), agg, bindAgg()])[0].message, /equivalent to cluster-admin: it can create pods and impersonate service accounts cluster-wide through ClusterRole "edit"/);
+        assertFindings(check([stack(), agg, bindAgg()]), one("agg-binding", /equivalent to cluster-admin: it can create pods and impersonate service accounts cluster-wide through ClusterRole "edit"/));
         assert.deepStrictEqual(check([stack(), agg, binding(RB, "b", { kind: "ClusterRole", name: "agg" }, [sa("deployer")], "pulumi")]), []);
         const wild = clusterRole("crd-all", { labels: { "rbac.authorization.k8s.io/aggregate-to-view": "true" }, rules: WILD });
         assertFindings(check([stack(), agg, wild, bindAgg()]), one("agg-binding", /aggregates ClusterRole "crd-all"/));
