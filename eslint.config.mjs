@@ -26,6 +26,8 @@ export default tseslint.config(
             "@typescript-eslint/no-require-imports": "off",
             // Escaping user strings for terminals and logs matches control characters on purpose.
             "no-control-regex": "off",
+            // Regular expressions over YAML text match its indentation literally (`/^  namespace: /`).
+            "no-regex-spaces": "off",
             // `cond ? resolve(x) : reject(e)` and `ok && done()` as statements are the house style.
             "@typescript-eslint/no-unused-expressions": ["error", { allowTernary: true, allowShortCircuit: true }],
             // A leading underscore marks a value that is bound on purpose and not read (a rest sibling

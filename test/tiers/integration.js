@@ -7,6 +7,8 @@ module.exports = {
     spec: [
         "test/typecheck.spec.ts",
         "test/check/check.spec.ts",
+        "test/check/kube-yaml.spec.ts",
+        "test/check/render.spec.ts",
         "test/harness/cli.spec.ts",
         "test/harness/e2e.spec.ts",
         "test/harness/examples.spec.ts",
