@@ -55,7 +55,6 @@ function portNumber(v: string): number {
     return n;
 }
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 // Each command loads its own modules when it runs (start-up is part of every CI run).
 async function main(argv: string[]): Promise<number> {
     let code = 0;
