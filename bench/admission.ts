@@ -26,7 +26,12 @@ export function syntheticCluster(n: number): KObject[] {
         const sa = `deployer`;
         out.push({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace: ns } });
         out.push({ apiVersion: "v1", kind: "Secret", metadata: { name: "pulumi-api-secret", namespace: ns }, type: "Opaque", data: { accessToken: "" } });
-        out.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "deployer", namespace: ns }, rules: [{ apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list", "create", "update"] }] });
+        out.push({
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "Role",
+            metadata: { name: "deployer", namespace: ns },
+            rules: [{ apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list", "create", "update"] }],
+        });
         out.push({
             apiVersion: "rbac.authorization.k8s.io/v1",
             kind: "RoleBinding",
@@ -71,7 +76,11 @@ function offlineKubeConfig(): k8s.KubeConfig {
 
 export function seededCache(objects: KObject[]): ClusterCache {
     const c = new ClusterCache(offlineKubeConfig());
-    for (const k of WATCHED_KINDS) c.seed(k.kind, objects.filter((o) => o.kind === k.kind));
+    for (const k of WATCHED_KINDS)
+        c.seed(
+            k.kind,
+            objects.filter((o) => o.kind === k.kind),
+        );
     return c;
 }
 
@@ -140,7 +149,19 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Re
     const stacks = cluster.filter((o) => o.kind === "Stack").slice(0, 400);
     const bodies = stacks.map((s, i) => {
         const object = i % 2 === 0 ? s : { ...s, spec: { ...(s.spec as object), stack: `org/${(s.metadata as { namespace: string }).namespace}/production` } };
-        return JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: { uid: `u${i}`, kind: { group: "pulumi.com", version: "v1", kind: "Stack" }, operation: "UPDATE", namespace: (s.metadata as { namespace: string }).namespace, name: (s.metadata as { name: string }).name, object, oldObject: s } });
+        return JSON.stringify({
+            apiVersion: "admission.k8s.io/v1",
+            kind: "AdmissionReview",
+            request: {
+                uid: `u${i}`,
+                kind: { group: "pulumi.com", version: "v1", kind: "Stack" },
+                operation: "UPDATE",
+                namespace: (s.metadata as { namespace: string }).namespace,
+                name: (s.metadata as { name: string }).name,
+                object,
+                oldObject: s,
+            },
+        });
     });
     const caPem = fs.readFileSync(ca.cert, "utf8");
     const run = (rate: number, seconds: number) =>
@@ -163,7 +184,9 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Re
             maxMs: Math.round(sorted[sorted.length - 1] * 100) / 100,
         };
         out[`rate${rate}`] = figures;
-        line(`  ${rate} req/s offered for ${seconds} s: ${figures.throughputPerSecond} req/s answered, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, max ${figures.maxMs} ms, errors ${figures.errors} (target p99 < 25 ms at 200 req/s)`);
+        line(
+            `  ${rate} req/s offered for ${seconds} s: ${figures.throughputPerSecond} req/s answered, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, max ${figures.maxMs} ms, errors ${figures.errors} (target p99 < 25 ms at 200 req/s)`,
+        );
     }
     await hook.close();
 

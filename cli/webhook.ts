@@ -54,9 +54,7 @@ const MAX_WARNING = 250;
 
 /** Control characters shown as escapes, so no message can move the terminal's cursor or colour it. */
 export function printable(s: string, keepNewlines = false): string {
-    return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) =>
-        keepNewlines && c === "\n" ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-    );
+    return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => (keepNewlines && c === "\n" ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`));
 }
 
 function readPair(o: WebhookOptions): { cert: Buffer; key: Buffer } {
@@ -130,15 +128,32 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
     const cache = given?.cache ?? new ClusterCache(given?.kc ?? loadKubeConfig(o.kubeconfig, o.context), { log: (event, fields) => log("info", event, fields) });
 
     const registry = new prom.Registry();
-    const requests = new prom.Counter({ name: "pko_guard_admission_requests_total", help: "Admission reviews answered, by kind, operation and decision", labelNames: ["kind", "operation", "decision"], registers: [registry] });
-    const denials = new prom.Counter({ name: "pko_guard_admission_denials_total", help: "Mandatory findings that denied (or would deny, in warn-only mode) an admission, by rule", labelNames: ["policy"], registers: [registry] });
+    const requests = new prom.Counter({
+        name: "pko_guard_admission_requests_total",
+        help: "Admission reviews answered, by kind, operation and decision",
+        labelNames: ["kind", "operation", "decision"],
+        registers: [registry],
+    });
+    const denials = new prom.Counter({
+        name: "pko_guard_admission_denials_total",
+        help: "Mandatory findings that denied (or would deny, in warn-only mode) an admission, by rule",
+        labelNames: ["policy"],
+        registers: [registry],
+    });
     const latency = new prom.Histogram({
         name: "pko_guard_admission_duration_seconds",
         help: "Time to judge one admission review",
         buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
         registers: [registry],
     });
-    new prom.Gauge({ name: "pko_guard_cache_synced", help: "1 when every watched kind has been listed and is watched", registers: [registry], collect() { this.set(cache.synced() ? 1 : 0); } });
+    new prom.Gauge({
+        name: "pko_guard_cache_synced",
+        help: "1 when every watched kind has been listed and is watched",
+        registers: [registry],
+        collect() {
+            this.set(cache.synced() ? 1 : 0);
+        },
+    });
     new prom.Gauge({
         name: "pko_guard_cache_objects",
         help: "Objects held in the cluster cache, by kind",
@@ -148,8 +163,24 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
             for (const k of WATCHED_KINDS) this.set({ kind: k.kind }, cache.size(k.kind));
         },
     });
-    new prom.Counter({ name: "pko_guard_cache_watch_events_total", help: "Watch events applied to the cache", registers: [registry], collect() { this.reset(); this.inc(cache.counters.events); } });
-    new prom.Counter({ name: "pko_guard_cache_relists_total", help: "Full lists of a kind (start, 410 Gone, errors)", registers: [registry], collect() { this.reset(); this.inc(cache.counters.relists); } });
+    new prom.Counter({
+        name: "pko_guard_cache_watch_events_total",
+        help: "Watch events applied to the cache",
+        registers: [registry],
+        collect() {
+            this.reset();
+            this.inc(cache.counters.events);
+        },
+    });
+    new prom.Counter({
+        name: "pko_guard_cache_relists_total",
+        help: "Full lists of a kind (start, 410 Gone, errors)",
+        registers: [registry],
+        collect() {
+            this.reset();
+            this.inc(cache.counters.relists);
+        },
+    });
 
     const pair = readPair(o);
     const server = https.createServer({ ...pair, minVersion: "TLSv1.2" });
@@ -179,7 +210,7 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
             if (req.method === "GET" && url === "/metrics") return send(200, await registry.metrics(), registry.contentType);
             if (url !== "/validate") return send(404, "not found\n");
             if (req.method !== "POST") return send(405, "POST an AdmissionReview\n");
-        } catch (e) {
+        } catch {
             return send(500, "internal error\n");
         }
         const end = latency.startTimer();

@@ -141,7 +141,9 @@ export async function judgeAdmissionFresh(input: AdmissionInput, cache: ClusterC
         view = await FreshView.read(cache, namespacesOf(incoming, cache), fresh);
     } catch (e) {
         const me = clusterResource(incoming);
-        const message = `cluster state cannot be read (${String((e as Error).message).split("\n")[0].slice(0, 200)}); cross-object rules cannot be judged, so the object is refused`;
+        const message = `cluster state cannot be read (${String((e as Error).message)
+            .split("\n")[0]
+            .slice(0, 200)}); cross-object rules cannot be judged, so the object is refused`;
         const finding: Finding = { policy: "pko-guard-cluster-state", resource: me.name, urn: me.urn, type: me.type, level: "mandatory", status: "blocking", message };
         if (o.warnOnly) return { allowed: true, warnings: [`would deny: ${finding.policy}: ${message}`], findings: [finding] };
         return { allowed: false, message: `pko-guard denied ${me.name}:\n- ${finding.policy}: ${message}`, warnings: [], findings: [finding] };
@@ -178,9 +180,7 @@ export function judgeAdmission(input: AdmissionInput, cache: ClusterCache, o: Ju
         });
     }
     const blocking = findings.filter((f) => f.status === "blocking");
-    const warnings = findings
-        .filter((f) => f.status !== "blocking")
-        .map((f) => (f.status === "waived" ? `${f.policy} (waived: ${f.waiver?.reason ?? ""}): ${f.message}` : describeFinding(f)));
+    const warnings = findings.filter((f) => f.status !== "blocking").map((f) => (f.status === "waived" ? `${f.policy} (waived: ${f.waiver?.reason ?? ""}): ${f.message}` : describeFinding(f)));
     if (blocking.length === 0) return { allowed: true, warnings, findings };
     if (o.warnOnly) return { allowed: true, warnings: [...blocking.map((f) => `would deny: ${describeFinding(f)}`), ...warnings], findings };
     const message = `pko-guard denied ${me.name}: ${blocking.length} mandatory violation(s)\n${blocking.map((f) => `- ${describeFinding(f)}`).join("\n")}`;

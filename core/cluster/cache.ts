@@ -180,7 +180,10 @@ export class ClusterCache {
     }
 
     get(kind: string, ns: string, name: string): KObject | undefined {
-        return this.stores.get(kind)?.byNs.get(ns)?.get(ns ? `${kind}/${ns}/${name}` : `${kind}/${name}`);
+        return this.stores
+            .get(kind)
+            ?.byNs.get(ns)
+            ?.get(ns ? `${kind}/${ns}/${name}` : `${kind}/${name}`);
     }
 
     /** Bindings (RoleBinding, ClusterRoleBinding) with a ServiceAccount subject in `ns`, or any Group/User subject. */
@@ -292,7 +295,7 @@ export class ClusterCache {
             this.counters.reconnects++;
             // A server-side close (its watch timeout) or a dropped connection: resume where we were.
             if (err) this.log("cache.watch_dropped", { kind: k.kind, error: errorText(err) });
-            this.later(err ? retry : 0, () => void this.watch(k, err ? Math.min(retry * 2, 10_000) : this.o.retryMs ?? 500));
+            this.later(err ? retry : 0, () => void this.watch(k, err ? Math.min(retry * 2, 10_000) : (this.o.retryMs ?? 500)));
         };
         try {
             abort = await this.watcher.watch(

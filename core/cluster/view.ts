@@ -39,11 +39,7 @@ export class FreshView implements ClusterView {
 
     static async read(cache: ClusterCache, namespaces: Set<string>, fresh: FreshList): Promise<FreshView> {
         const list = [...namespaces];
-        const [crbs, rbs, stacks] = await Promise.all([
-            fresh("ClusterRoleBinding"),
-            Promise.all(list.map((n) => fresh("RoleBinding", n))),
-            Promise.all(list.map((n) => fresh("Stack", n))),
-        ]);
+        const [crbs, rbs, stacks] = await Promise.all([fresh("ClusterRoleBinding"), Promise.all(list.map((n) => fresh("RoleBinding", n))), Promise.all(list.map((n) => fresh("Stack", n)))]);
         return new FreshView(cache, namespaces, crbs, new Map(list.map((n, i) => [n, rbs[i]])), new Map(list.map((n, i) => [n, stacks[i]])));
     }
 

@@ -17,7 +17,12 @@ function cache(objects: Doc[], synced = true): ClusterCache {
     const kc = new k8s.KubeConfig();
     kc.loadFromOptions({ clusters: [{ name: "none", server: "https://127.0.0.1:1" }], users: [{ name: "u" }], contexts: [{ name: "c", cluster: "none", user: "u" }], currentContext: "c" });
     const c = new ClusterCache(kc);
-    for (const k of WATCHED_KINDS) if (synced || k.kind !== "Stack") c.seed(k.kind, objects.filter((o) => o.kind === k.kind));
+    for (const k of WATCHED_KINDS)
+        if (synced || k.kind !== "Stack")
+            c.seed(
+                k.kind,
+                objects.filter((o) => o.kind === k.kind),
+            );
     return c;
 }
 
@@ -45,7 +50,10 @@ describe("admission decisions with cluster state", function () {
     it("admits the same binding with a warning when no Stack runs as the account", () => {
         const d = judgeAdmission({ operation: "CREATE", object: adminBinding }, cache(governed.filter((x) => x.kind !== "Stack")), { config, warnOnly: false });
         assert.strictEqual(d.allowed, true);
-        assert.ok(d.warnings.some((w) => /^rbac-no-cluster-admin-serviceaccount: /.test(w)), JSON.stringify(d.warnings));
+        assert.ok(
+            d.warnings.some((w) => /^rbac-no-cluster-admin-serviceaccount: /.test(w)),
+            JSON.stringify(d.warnings),
+        );
     });
 
     it("the cluster's own system:masters binding grants no Stack anything; a binding to the account still does", () => {
@@ -88,11 +96,21 @@ describe("admission decisions with cluster state", function () {
     it("warn-only denies nothing and returns the would-be denials as warnings", () => {
         const d = judgeAdmission({ operation: "CREATE", object: stackOf(example) }, cache(example.filter((x) => x.kind !== "Stack")), { config, warnOnly: true });
         assert.strictEqual(d.allowed, true);
-        assert.ok(d.warnings.some((w) => /^would deny: pko-stack-prod-pinned-commit: .*\(field spec\.branch\)/.test(w)), JSON.stringify(d.warnings));
+        assert.ok(
+            d.warnings.some((w) => /^would deny: pko-stack-prod-pinned-commit: .*\(field spec\.branch\)/.test(w)),
+            JSON.stringify(d.warnings),
+        );
     });
 
     it("fails closed until the cache has synced", () => {
-        const d = judgeAdmission({ operation: "CREATE", object: stackOf(governed) }, cache(governed.filter((x) => x.kind !== "Stack"), false), { config, warnOnly: false });
+        const d = judgeAdmission(
+            { operation: "CREATE", object: stackOf(governed) },
+            cache(
+                governed.filter((x) => x.kind !== "Stack"),
+                false,
+            ),
+            { config, warnOnly: false },
+        );
         assert.strictEqual(d.allowed, false);
         assert.match(d.message!, /cluster state is not known yet \(not synced: Stack\)/);
     });

@@ -41,7 +41,16 @@ describe("deploy/webhook manifests against a real API server", function () {
 
     it("the webhook's account may list and watch every watched kind, and nothing more", async () => {
         const as = ["--as", "system:serviceaccount:pko-guard-system:pko-guard-webhook"];
-        const resources: Record<string, string> = { ServiceAccount: "serviceaccounts", Secret: "secrets", Role: "roles.rbac.authorization.k8s.io", ClusterRole: "clusterroles.rbac.authorization.k8s.io", RoleBinding: "rolebindings.rbac.authorization.k8s.io", ClusterRoleBinding: "clusterrolebindings.rbac.authorization.k8s.io", Stack: "stacks.pulumi.com", Application: "applications.argoproj.io" };
+        const resources: Record<string, string> = {
+            ServiceAccount: "serviceaccounts",
+            Secret: "secrets",
+            Role: "roles.rbac.authorization.k8s.io",
+            ClusterRole: "clusterroles.rbac.authorization.k8s.io",
+            RoleBinding: "rolebindings.rbac.authorization.k8s.io",
+            ClusterRoleBinding: "clusterrolebindings.rbac.authorization.k8s.io",
+            Stack: "stacks.pulumi.com",
+            Application: "applications.argoproj.io",
+        };
         for (const k of WATCHED_KINDS) {
             const resource = resources[k.kind];
             assert.ok(resource, `a resource name for ${k.kind}`);

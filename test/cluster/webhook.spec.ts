@@ -145,7 +145,10 @@ describe("pko-guard webhook and audit against a real API server", function () {
         const admin = guideDocs("gitops-guide-example", "manifests/production/stack.yaml", "xa").filter((d) => d.kind === "ClusterRoleBinding" && /cluster-admin/.test(d.metadata.name));
         const r2 = await apply(admin);
         assert.notStrictEqual(r2.code, 0, r2.stdout);
-        assert.match(r2.stderr, /pko-stack-no-cluster-admin: ClusterRoleBinding "ClusterRoleBinding\/xa-webapp:cluster-admin" grants cluster-admin to ServiceAccount xa\/webapp, which Stack "Stack\/xa\/webapp-production"/);
+        assert.match(
+            r2.stderr,
+            /pko-stack-no-cluster-admin: ClusterRoleBinding "ClusterRoleBinding\/xa-webapp:cluster-admin" grants cluster-admin to ServiceAccount xa\/webapp, which Stack "Stack\/xa\/webapp-production"/,
+        );
         assert.ok(!(await exists("clusterrolebinding", "", "xa-webapp:cluster-admin")));
     });
 
@@ -191,7 +194,10 @@ describe("pko-guard webhook and audit against a real API server", function () {
     it("--warn-only admits what it would deny, with the denials as warnings; bad requests get 400", async () => {
         const warnPort = await freePort();
         let out = "";
-        const w = spawnTracked(process.execPath, [CLI, "webhook", "--cert", tls.cert, "--key", tls.key, "--port", String(warnPort), "--kubeconfig", server.kubeconfig, "--warn-only"], { cwd: work, stdio: ["ignore", "pipe", "pipe"] });
+        const w = spawnTracked(process.execPath, [CLI, "webhook", "--cert", tls.cert, "--key", tls.key, "--port", String(warnPort), "--kubeconfig", server.kubeconfig, "--warn-only"], {
+            cwd: work,
+            stdio: ["ignore", "pipe", "pipe"],
+        });
         w.child.stdout!.on("data", (d) => (out += d));
         try {
             await until("the warn-only webhook's /readyz", async () => (await get(warnPort, "/readyz", caPem)).status === 200);
@@ -206,13 +212,20 @@ describe("pko-guard webhook and audit against a real API server", function () {
                     req.on("error", reject);
                     req.end(body);
                 });
-            const review = { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: { uid: "u-1", kind: { group: "pulumi.com", version: "v1", kind: "Stack" }, operation: "CREATE", namespace: "guide", name: stack.metadata.name, object: stack } };
+            const review = {
+                apiVersion: "admission.k8s.io/v1",
+                kind: "AdmissionReview",
+                request: { uid: "u-1", kind: { group: "pulumi.com", version: "v1", kind: "Stack" }, operation: "CREATE", namespace: "guide", name: stack.metadata.name, object: stack },
+            };
             const r = await post(JSON.stringify(review));
             assert.strictEqual(r.status, 200);
             const response = JSON.parse(r.body).response;
             assert.strictEqual(response.uid, "u-1");
             assert.strictEqual(response.allowed, true);
-            assert.ok(response.warnings.some((x: string) => /^would deny: pko-stack-prod-pinned-commit: /.test(x)), r.body);
+            assert.ok(
+                response.warnings.some((x: string) => /^would deny: pko-stack-prod-pinned-commit: /.test(x)),
+                r.body,
+            );
             assert.strictEqual((await post("{not json")).status, 400);
             assert.strictEqual((await post(JSON.stringify({ apiVersion: "admission.k8s.io/v1beta1", kind: "AdmissionReview" }))).status, 400);
             assert.strictEqual((await get(warnPort, "/nope", caPem)).status, 404);
