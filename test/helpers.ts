@@ -41,6 +41,17 @@ function urnOf(r: TestResource): string {
 export interface Reported {
     message: string;
     urn?: string;
+    /** The finding's own level, when it was reported with one (policies/model/report.ts; a waived finding). */
+    level?: string;
+}
+
+/** A reportViolation that records what a policy reports, in either form the SDK accepts (as its server does). */
+function recorder(out: Reported[]): (message: any, urn?: string) => void {
+    return (message: any, urn?: string) => {
+        if (message !== null && typeof message === "object") {
+            out.push({ message: String(message.message), urn: message.urn, ...(message.enforcementLevel ? { level: message.enforcementLevel } : {}) });
+        } else out.push({ message: String(message), urn });
+    };
 }
 
 /**
@@ -90,7 +101,7 @@ export function runResourcePolicy(
                     throw new Error("notApplicable");
                 },
             } as any,
-            (message: any, urn?: string) => out.push({ message: String(message), urn }),
+            recorder(out),
         );
     }
     return out;
@@ -126,7 +137,7 @@ export function runStackPolicy(
                 throw new Error("notApplicable");
             },
         } as any,
-        (message: any, urn?: string) => out.push({ message: String(message), urn }),
+        recorder(out),
     );
     return out;
 }

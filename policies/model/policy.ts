@@ -19,7 +19,8 @@ import {
 import { unknownProperty } from "./config";
 import { SettingsState, classifyProduction, Production, programKey, settingsFor } from "./production";
 import { JoinedPatch, ResourceLike, StackView, stackPatches, stackView } from "./stack";
-import { WAIVER_CONFIG, WaiverTarget, applyWaivers, targetOf } from "./waivers";
+import { report } from "./report";
+import { WAIVER_CONFIG, WaiverTarget, targetOf, waive } from "./waivers";
 
 export const FRAMEWORK: PolicyComplianceFramework = {
     name: "pko-guard",
@@ -63,13 +64,7 @@ export interface Finding {
     field?: string;
 }
 
-/**
- * A violation reporter that also takes the finding's field. In-process evaluators pass one; the analyzer's
- * plain `ReportViolation` gets the message and URN only, exactly as before.
- */
-export type FieldAwareReport = ReportViolation & {
-    withField?: (message: string, urn: string | undefined, field: string | undefined) => void;
-};
+export { FieldAwareReport } from "./report";
 
 /** The properties of a policy's config: its own, and the per-resource waivers every policy accepts. */
 function configProperties(meta: RuleMeta): Record<string, object> {
@@ -174,22 +169,21 @@ function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => u
         closed = true;
         findings = [failClosed(meta)];
     }
-    const withField = (reportViolation as FieldAwareReport).withField;
     const config = waiving.config();
     for (const f of findings) {
         const at = typeof f === "string" ? urn : (f.urn ?? urn);
         let message = typeof f === "string" ? f : f.message;
-        // The one waiver hook: a matching waiver marks the message (never drops it); see waivers.ts.
+        let waived = false;
+        // The one waiver hook: a matching waiver marks the message and lowers the finding to advisory (never
+        // drops it); see waivers.ts.
         if (config) {
             try {
-                message = applyWaivers(meta.name, config, waiving.target(at), message, closed);
+                ({ message, waived } = waive(meta.name, config, waiving.target(at), message, closed));
             } catch {
-                // a broken waiver never hides a finding: the message is reported as it is
+                // a broken waiver never hides a finding: the message is reported as it is, at its level
             }
         }
-        if (typeof withField === "function") withField(message, at, typeof f === "string" || typeof f.field !== "string" ? undefined : f.field);
-        else if (at === undefined) reportViolation(message);
-        else reportViolation(message, at);
+        report(reportViolation, { message, urn: at, field: typeof f === "string" || typeof f.field !== "string" ? undefined : f.field, ...(waived ? { level: "advisory" as const } : {}) });
     }
 }
 

@@ -25,15 +25,18 @@ describe("waivers", () => {
         const waived = runResourcePolicy(pinned, branchProd("legacy-prod"), config);
         assert.strictEqual(waived.length, 1);
         assert.match(waived[0].message, /^\[waived: moving to commits; until 2099-12-31\] /);
+        assert.strictEqual(waived[0].level, "advisory", "a waived finding is reported at its own level, advisory");
         const other = runResourcePolicy(pinned, branchProd("billing-prod"), config);
         assert.strictEqual(other.length, 1);
         assert.doesNotMatch(other[0].message, /waived/);
+        assert.strictEqual(other[0].level, undefined, "an unwaived finding keeps its policy's level");
     });
 
     it("an expired waiver waives nothing and says it expired", () => {
         const [f] = runResourcePolicy(pinned, branchProd("legacy-prod"), waivers({ resource: "legacy-prod", reason: "old", expires: "2020-01-01" }));
         assert.doesNotMatch(f.message, /^\[waived/);
         assert.match(f.message, /waiver for legacy-prod expired 2020-01-01/);
+        assert.strictEqual(f.level, undefined, "an expired waiver's finding is at its policy's level (mandatory) again");
     });
 
     it("never hides a fail-closed finding unless the waiver says allowFailClosed", () => {
@@ -64,6 +67,7 @@ describe("waivers", () => {
         assert.strictEqual(base.length, 1);
         const [w] = runStackPolicy(noClusterAdmin, [sa, crb, st], waivers({ resource: "ClusterRoleBinding//deployer-admin", reason: "break-glass" }));
         assert.match(w.message, /^\[waived: break-glass\] /);
+        assert.strictEqual(w.level, "advisory");
     });
 
     it("every policy's config schema takes waivers (so the engine and Pulumi Cloud accept them)", () => {
