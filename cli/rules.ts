@@ -67,6 +67,7 @@ export function explainRule(name: string): string {
     if (!/^Fix:/m.test(doc)) out.push(`Fix: ${p.remediationSteps ?? ""}`, "");
     out.push("Config keys (in the pack config file, under this policy's name; defaults in brackets):");
     out.push(`  enforcementLevel [${p.enforcementLevel ?? "advisory"}]: one of ${LEVELS.join(", ")}`);
+    out.push(...wrap(remediationNote(p), 116, "    "));
     for (const [k, s] of Object.entries(props(p))) {
         out.push(`  ${k} [${JSON.stringify(s.default ?? null)}]: ${s.description ?? s.type ?? ""}`);
     }
@@ -78,6 +79,21 @@ export function explainRule(name: string): string {
     }
     if (p.url) out.push("", `More: ${p.url}`);
     return out.join("\n") + "\n";
+}
+
+/** What the `remediate` level does for this rule. */
+export function remediationNote(p: (typeof policies)[number]): string {
+    const resource = typeof (p as { validateResource?: unknown }).validateResource !== "undefined";
+    const stack = typeof (p as { validateStack?: unknown }).validateStack === "function";
+    if (typeof (p as { remediateResource?: unknown }).remediateResource === "function") {
+        return (
+            "remediate: the pack fixes the Stack itself before the engine checks it (see Remediate above); what it cannot fix is reported as mandatory." +
+            (stack ? " Its stack-level part (Stack patches) cannot remediate: the engine treats it as mandatory." : "")
+        );
+    }
+    return resource
+        ? "remediate: this rule has no safe mechanical fix, so remediate acts as mandatory."
+        : "remediate: a stack-level rule cannot remediate (the engine treats remediate as mandatory for it).";
 }
 
 /** Every policy with its level and every config default, as `--policy-pack-config` takes it. */

@@ -6,6 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import * as YAML from "yaml";
 import { StackRef, destroy, previewWithPack, stateResourceCount, up } from "../../cli/pulumi";
 import { withTempDir } from "../../cli/process";
 import { Toolchain } from "../../cli/toolchain";
@@ -72,6 +73,38 @@ export function plaintextSecretChecks(fixture: Fixture, stateDir: string, progra
         .map((file) => ({ check: "plaintext secrets", target: path.basename(file), outcome: "fail" as const, expected: 0, got: 1, note: "a secret config value is stored in plaintext" }));
 }
 
+/**
+ * Each expected remediation's `set` fields on the object `pulumi up` rendered for its resource (found by
+ * `metadata.name`): the deploy leg proves the remediated object, not the program's, is what gets applied.
+ */
+export function remediatedObjectChecks(fixture: Fixture, renderedDir: string): LegCheck[] {
+    const wanted = (fixture.expect.remediations ?? []).filter((r) => r.set);
+    if (wanted.length === 0) return [];
+    const objects: Record<string, unknown>[] = [];
+    const files = fs.existsSync(renderedDir) ? fs.readdirSync(renderedDir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile() && /\.ya?ml$/.test(d.name)) : [];
+    for (const d of files) {
+        for (const doc of YAML.parseAllDocuments(fs.readFileSync(path.join(d.parentPath, d.name), "utf8"))) {
+            const o = doc.toJS() as unknown;
+            if (o !== null && typeof o === "object") objects.push(o as Record<string, unknown>);
+        }
+    }
+    const at = (o: unknown, dotted: string) => dotted.split(".").reduce<unknown>((v, k) => (v !== null && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined), o);
+    return wanted.flatMap((r) => {
+        const o = objects.find((x) => at(x, "metadata.name") === r.resource);
+        return Object.entries(r.set!).map(([field, value]): LegCheck => {
+            const ok = o !== undefined && JSON.stringify(at(o, field)) === JSON.stringify(value);
+            return {
+                check: `remediated ${field}`,
+                target: r.resource,
+                outcome: ok ? "pass" : "fail",
+                expected: 1,
+                got: ok ? 1 : 0,
+                ...(ok ? {} : { note: o ? `rendered ${JSON.stringify(at(o, field))}, expected ${JSON.stringify(value)}` : "no rendered object of that name" }),
+            };
+        });
+    });
+}
+
 /** `pulumi destroy`, then the stack must hold nothing. */
 async function destroyCheck(stack: StackRef): Promise<LegCheck | { error: string }> {
     const destroyed = await destroy(stack);
@@ -101,7 +134,11 @@ export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Pr
         }
         const deployed = await up(stack, pack);
         if (deployed.error) return result.error(deployed.error);
-        const checks = [...manifestChecks(options.validator, path.join(tmp, "rendered")), ...plaintextSecretChecks(fixture, path.join(tmp, "state"), stack.cwd)];
+        const checks = [
+            ...manifestChecks(options.validator, path.join(tmp, "rendered")),
+            ...remediatedObjectChecks(fixture, path.join(tmp, "rendered")),
+            ...plaintextSecretChecks(fixture, path.join(tmp, "state"), stack.cwd),
+        ];
         const destroyed = await destroyCheck(stack);
         if ("error" in destroyed) return result.error(destroyed.error);
         return result.ran(preview.rows, [...checks, destroyed]);

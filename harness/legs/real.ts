@@ -14,7 +14,7 @@ import { withTempDir } from "../../cli/process";
 import { Toolchain } from "../../cli/toolchain";
 import { Row } from "../../cli/model";
 import { Fixture } from "../expect";
-import { LegCheck, LegResult, legResult } from "./result";
+import { LegCheck, LegResult, legResult, remediationChecks } from "./result";
 import { autonamesFromEvents, maskAutonames } from "../autonames";
 
 export interface RealOptions {
@@ -79,6 +79,6 @@ export async function runRealLeg(fixture: Fixture, options: RealOptions): Promis
         if (preview.error) return result.error(preview.error);
         // Generated names are random: masked as the mock leg masks its own (autonames.ts).
         const rows = maskAutonames(preview.rows, autonamesFromEvents(preview.output));
-        return result.ran(rows, [exitCodeCheck(rows, preview.exitCode)]);
+        return result.ran(rows, [exitCodeCheck(rows, preview.exitCode), ...remediationChecks(fixture.expect.remediations, preview.remediations)]);
     });
 }
