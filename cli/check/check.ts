@@ -7,7 +7,7 @@
  */
 import { Row, sortRows } from "../model";
 import { loadPackConfig, reconcilePackConfig, PackConfig } from "../policy-config";
-import { Finding, ProjectSubject } from "../reports/subject";
+import { Finding, ProjectSubject, ReportObject } from "../reports/subject";
 import { judgeRows, waiverNotices } from "../judge";
 import { EvalRow, evaluatePack, packPolicyMeta } from "./evaluate";
 import { LoadResult, ManifestObject, Skip, evalResources, loadManifests } from "./manifests";
@@ -67,6 +67,17 @@ export function evaluateManifests(load: LoadResult, config: PackConfig): Row[] {
     );
 }
 
+/** An object's reference as reports give it. */
+function objectRef(obj: Record<string, unknown>): ReportObject {
+    const meta = (obj.metadata ?? {}) as Record<string, unknown>;
+    return {
+        ...(typeof obj.apiVersion === "string" ? { apiVersion: obj.apiVersion } : {}),
+        kind: String(obj.kind),
+        name: String(meta.name),
+        ...(typeof meta.namespace === "string" && meta.namespace !== "" ? { namespace: meta.namespace } : {}),
+    };
+}
+
 export function runCheck(o: CheckOptions): CheckResult {
     const started = Date.now();
     const config = checkPackConfig(o.config);
@@ -91,6 +102,7 @@ export function runCheck(o: CheckOptions): CheckResult {
         notices: waiverNotices(config, findings),
         outcome: findings.some((f) => f.status === "blocking") ? "fail" : "pass",
         durationMs: Date.now() - started,
+        objects: named.filter((x) => x.read).map((x) => objectRef(x.object)),
     };
     return { subject, summary };
 }

@@ -56,6 +56,14 @@ export interface FixtureSubject extends SubjectBase {
     verdict: { fixture: string; description: string; outcome: ReportCheck["outcome"]; legs: ReportLeg[]; checks: ReportCheck[] };
 }
 
+/** A Kubernetes object a run judged (reports that list passes, such as the PolicyReport, need them). */
+export interface ReportObject {
+    apiVersion?: string;
+    kind: string;
+    name: string;
+    namespace?: string;
+}
+
 export interface ProjectSubject extends SubjectBase {
     kind: "project";
     stack: string;
@@ -65,6 +73,8 @@ export interface ProjectSubject extends SubjectBase {
     error?: string;
     notices?: Notice[];
     durationMs: number;
+    /** The Kubernetes objects some rule judged, when the run knows them (check; not the gate). */
+    objects?: ReportObject[];
 }
 
 export type ReportSubject = FixtureSubject | ProjectSubject;
