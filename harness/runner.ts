@@ -30,6 +30,8 @@ export interface RunOptions {
     timeoutMs: number;
     /** Called after each fixture, for progress output. */
     onFixture?: (v: FixtureVerdict) => void;
+    /** Called as each fixture starts (progress). */
+    onStart?: (fixture: Fixture, index: number, total: number) => void;
 }
 
 function isCollection(dir: string): boolean {
@@ -72,7 +74,8 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
         // Policy config is validated against the pack's schemas before anything runs: bad config is bad input.
         for (const f of fixtures) fixturePackConfig(analyzer, f);
         const descriptions = new Map(analyzer.policies.map((p) => [p.name, p.description]));
-        for (const fixture of fixtures) {
+        for (const [index, fixture] of fixtures.entries()) {
+            options.onStart?.(fixture, index, fixtures.length);
             const legs: LegResult[] = [];
             // A manifest fixture: the manifest leg in-process; the program legs run a generated program that
             // declares the manifests, and their rows are mapped onto manifest identities.
