@@ -12,6 +12,8 @@ import { EXAMPLES } from "../policies/examples";
 import { BadInputError } from "./errors";
 import { LEVELS } from "./policy-config";
 import { wrap } from "./reports/table";
+import { ruleAnchor, ruleCatalogue } from "./reports/subject";
+import { REPO_ROOT } from "./paths";
 
 interface SchemaProp {
     type?: string;
@@ -25,7 +27,10 @@ function props(p: (typeof policies)[number]): Record<string, SchemaProp> {
 
 export function renderRules(json: boolean, width = 120): string {
     const rows = policies.map((p) => ({ name: p.name, level: p.enforcementLevel ?? "advisory", severity: p.severity ?? "medium", description: p.description }));
-    if (json) return JSON.stringify(rows, null, 2) + "\n";
+    if (json) {
+        const docs = new Map(ruleCatalogue().map((r) => [r.id, r]));
+        return JSON.stringify(rows.map((r) => ({ ...r, doc: docs.get(r.name)!.doc, ...(docs.get(r.name)!.helpUri ? { helpUri: docs.get(r.name)!.helpUri } : {}) })), null, 2) + "\n";
+    }
     const nameW = Math.max(...rows.map((r) => r.name.length));
     const out: string[] = [];
     for (const r of rows) {
@@ -77,7 +82,9 @@ export function explainRule(name: string): string {
         for (const r of example) out.push(`# ${r.type} "${r.name}"`, YAML.stringify(r.props).trimEnd(), "---");
         out.pop();
     }
-    if (p.url) out.push("", `More: ${p.url}`);
+    const entry = ruleCatalogue().find((r) => r.id === name)!;
+    out.push("", `Documentation: ${entry.helpUri ?? `${path.join(REPO_ROOT, "README.md")}#${ruleAnchor(name)}`}`);
+    if (p.url) out.push(`Background: ${p.url}`);
     return out.join("\n") + "\n";
 }
 
