@@ -195,6 +195,26 @@ export async function up(s: StackRef, pack: PolicyPackRef): Promise<{ error?: st
     return r.code === 0 ? {} : { error: r.timedOut ? "pulumi up timed out" : `pulumi up failed: ${errorLine(r)}`.slice(0, 400) };
 }
 
+/**
+ * `pulumi policy analyze --json`: the pack against the stack's state, without the program (the audit of a
+ * deployed stack). Rows from the engine's policy events; exit code as the CLI gives it (non-zero on a mandatory
+ * violation).
+ */
+export async function analyzeState(s: StackRef, pack: PolicyPackRef): Promise<{ rows: Row[]; exitCode: number | null; error?: string }> {
+    const r = await exec(s.cli.pulumi, ["policy", "analyze", "-s", s.stack, ...policyArgs(pack), "--json", "--non-interactive"], {
+        cwd: s.cwd,
+        env: { ...s.env, NO_COLOR: "1" },
+        timeoutMs: s.timeoutMs,
+    });
+    const log = parseEvents(r.stdout);
+    const rows = log
+        .filter((e) => e.policyEvent)
+        .map((e) => row(e.policyEvent!.policyName, e.policyEvent!.resourceUrn ?? "", e.policyEvent!.enforcementLevel, normalizeMessage(e.policyEvent!.message, pack.descriptions.get(e.policyEvent!.policyName))));
+    const mandatory = rows.some((x) => x.level === "mandatory");
+    if (r.timedOut || (r.code !== 0 && !mandatory)) return { rows, exitCode: r.code, error: failure("pulumi policy analyze", r, log) };
+    return { rows, exitCode: r.code };
+}
+
 /** `pulumi destroy`; resolves with an error line when it fails. */
 export async function destroy(s: StackRef): Promise<{ error?: string }> {
     const r = await run(s, ["destroy", "--yes", "--skip-preview"]);

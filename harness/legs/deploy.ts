@@ -7,7 +7,8 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { StackRef, destroy, previewWithPack, stateResourceCount, up } from "../../cli/pulumi";
+import { Row } from "../../cli/model";
+import { StackRef, analyzeState, destroy, previewWithPack, stateResourceCount, up } from "../../cli/pulumi";
 import { withTempDir } from "../../cli/process";
 import { Toolchain } from "../../cli/toolchain";
 import { Fixture } from "../expect";
@@ -105,6 +106,30 @@ export function remediatedObjectChecks(fixture: Fixture, renderedDir: string): L
     });
 }
 
+/**
+ * `pulumi policy analyze` after `up` (the audit of a deployed stack) finds the same findings as the preview
+ * (policy, resource, level, message), and exits non-zero exactly when one is mandatory.
+ */
+export function auditCheck(previewRows: Row[], auditRows: Row[], exitCode: number | null): LegCheck {
+    const key = (r: Row) => [r.policy, r.resource, r.level, r.message].join("\u0000");
+    const a = previewRows.map(key).sort();
+    const b = auditRows.map(key).sort();
+    const same = a.length === b.length && a.every((k, i) => k === b[i]);
+    const exitOk = auditRows.some((r) => r.level === "mandatory") === (exitCode !== 0);
+    const onlyPreview = a.filter((k) => !b.includes(k)).map((k) => k.split("\u0000").slice(0, 2).join(" on "));
+    const onlyAudit = b.filter((k) => !a.includes(k)).map((k) => k.split("\u0000").slice(0, 2).join(" on "));
+    return {
+        check: "audit (pulumi policy analyze)",
+        target: "",
+        outcome: same && exitOk ? "pass" : "fail",
+        expected: previewRows.length,
+        got: auditRows.length,
+        ...(same && exitOk
+            ? {}
+            : { note: !exitOk ? `exit ${exitCode} does not match the findings' levels` : `preview only: ${onlyPreview.join(", ") || "-"}; audit only: ${onlyAudit.join(", ") || "-"}` }),
+    };
+}
+
 /** `pulumi destroy`, then the stack must hold nothing. */
 async function destroyCheck(stack: StackRef): Promise<LegCheck | { error: string }> {
     const destroyed = await destroy(stack);
@@ -134,7 +159,11 @@ export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Pr
         }
         const deployed = await up(stack, pack);
         if (deployed.error) return result.error(deployed.error);
+        // The audit path: the pack against the deployed stack's state must find what the preview found.
+        const audit = await analyzeState(stack, pack);
+        if (audit.error) return result.error(audit.error);
         const checks = [
+            auditCheck(preview.rows, audit.rows, audit.exitCode),
             ...manifestChecks(options.validator, path.join(tmp, "rendered")),
             ...remediatedObjectChecks(fixture, path.join(tmp, "rendered")),
             ...plaintextSecretChecks(fixture, path.join(tmp, "state"), stack.cwd),
