@@ -57,10 +57,19 @@ export function renderFixtureLines(verdicts: FixtureVerdict[], style: Style): st
 /** The table of checks; `onlyProblems` keeps mismatches and errors. Empty when there is nothing to show. */
 export function renderTable(verdicts: FixtureVerdict[], opts: { onlyProblems?: boolean; style?: Style } = {}): string {
     const style = opts.style ?? { color: false, width: 120 };
-    // fixture, leg, policy or check, resource, expected, got; the result column takes what is left (the
-    // borders take one column each, 8 in all).
-    const widths = style.width >= 160 ? [30, 10, 40, 24, 10, 5] : [22, 8, 40, 20, 10, 5];
-    widths.push(Math.max(20, Math.min(80, style.width - 8 - widths.reduce((a, b) => a + b, 0))));
+    // fixture, leg, policy or check, resource, expected, got: as wide as their longest entry (names are not
+    // cut), the result column takes what is left of the width (the borders take one column each, 8 in all).
+    const checks = verdicts.flatMap((v) => v.checks).filter((c) => !opts.onlyProblems || c.outcome === "mismatch" || c.outcome === "error");
+    const longest = (f: (c: (typeof checks)[number]) => string, head: string) => Math.max(head.length, ...checks.map((c) => f(c).length)) + 2;
+    const widths = [
+        longest((c) => c.fixture, "fixture"),
+        longest((c) => c.leg, "leg"),
+        longest((c) => c.policy ?? `check: ${c.check}`, "policy or check"),
+        Math.min(longest((c) => c.resource, "resource"), 60),
+        10,
+        Math.max(5, longest((c) => String(c.got), "got")),
+    ];
+    widths.push(Math.max(24, Math.min(80, style.width - 8 - widths.reduce((a, b) => a + b, 0))));
     const table = new Table({
         head: ["fixture", "leg", "policy or check", "resource", "expected", "got", "result"],
         style: { head: [], border: [] },
