@@ -11,13 +11,13 @@
  *                  [--fail-on-advisory] [--repo-root DIR]
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
  */
-import { timeoutSeconds } from "./options";
-import "./fatal";
+import { timeoutSeconds } from "../core/options";
+import "../core/fatal";
 import { Command, CommanderError, Option } from "commander";
 import * as fs from "fs";
 import * as path from "path";
-import { isReportedError } from "./errors";
-import { REPO_ROOT } from "./paths";
+import { isReportedError } from "../core/errors";
+import { REPO_ROOT } from "../core/paths";
 import { ProjectSubject } from "./reports/subject";
 import { renderFindings, renderFullTable } from "./reports/table";
 import { ReportRequest, parseReportOption, writeReports } from "./reports/write";
@@ -127,7 +127,7 @@ async function main(argv: string[]): Promise<number> {
         .option("--repo-root <dir>", "repository root that Argo CD Application source paths are relative to (default: the git top level)")
         .exitOverride()
         .action(async (paths: string[], o: Omit<GateCliOptions, "stack" | "timeout"> & { repoRoot?: string }) => {
-            const { runCheck, summaryLine } = await import("./check/check");
+            const { runCheck, summaryLine } = await import("./check");
             const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot });
             for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${s.file}: ${s.reason}\n`);
             output(result.subject, { ...o, stack: "", timeout: 0 }, summaryLine(result));

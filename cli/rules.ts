@@ -9,11 +9,11 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { policies } from "../policies";
 import { EXAMPLES } from "../policies/examples";
-import { BadInputError } from "./errors";
-import { LEVELS } from "./policy-config";
+import { BadInputError } from "../core/errors";
+import { LEVELS } from "../core/pack-config";
 import { wrap } from "./reports/table";
 import { ruleAnchor, ruleCatalogue } from "./reports/subject";
-import { REPO_ROOT } from "./paths";
+import { REPO_ROOT } from "../core/paths";
 
 interface SchemaProp {
     type?: string;

@@ -6,7 +6,8 @@
  * data escapes %, \r, \n; property values also escape : and ,.
  */
 import * as path from "path";
-import { Finding, ProjectSubject, ruleCatalogue } from "./subject";
+import { Finding } from "../../core/rows";
+import { ProjectSubject, ruleCatalogue } from "./subject";
 
 export function escapeData(s: string): string {
     return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");

@@ -12,7 +12,8 @@
  * Validated against the published CRDs (schemas/policyreport) in test/user/policyreport.spec.ts.
  */
 import * as YAML from "yaml";
-import { Finding, ProjectSubject, ReportObject, ReportSubject, ruleCatalogue } from "./subject";
+import { Finding } from "../../core/rows";
+import { ProjectSubject, ReportObject, ReportSubject, ruleCatalogue } from "./subject";
 
 type Result = "pass" | "fail" | "warn" | "skip";
 

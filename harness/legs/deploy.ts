@@ -7,10 +7,11 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { Row } from "../../cli/model";
-import { StackRef, analyzeState, destroy, previewWithPack, stateResourceCount, up } from "../../cli/pulumi";
-import { withTempDir } from "../../cli/process";
-import { Toolchain } from "../../cli/toolchain";
+import { Row } from "../../core/rows";
+import { StackRef, analyzeState, previewWithPack } from "../../core/pulumi";
+import { destroy, stateResourceCount, up } from "../stacks";
+import { withTempDir } from "../../core/process";
+import { Toolchain } from "../../core/toolchain";
 import { Fixture } from "../expect";
 import { ManifestValidator, schemaVersions } from "../manifests";
 import { LegCheck, LegResult, legResult } from "./result";

@@ -12,7 +12,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
-import { REPO_ROOT } from "../../cli/paths";
+import { REPO_ROOT } from "../../core/paths";
 import { renderPolicyReport } from "../../cli/reports/policyreport";
 import { ProjectSubject } from "../../cli/reports/subject";
 
