@@ -12,6 +12,7 @@ import { judgeRows, waiverNotices } from "../core/judge";
 import { loadManifests } from "../core/manifests";
 import { Skip } from "../core/manifests/objects";
 import { evaluateManifests } from "../core/manifests/evaluate";
+import { progressLine } from "../core/progress";
 
 export interface CheckOptions {
     paths: string[];
@@ -20,6 +21,8 @@ export interface CheckOptions {
     repoRoot?: string;
     cwd?: string;
     stdin?: () => string;
+    /** Where progress goes on a terminal (default standard error; nothing when it is not a terminal). */
+    progress?: NodeJS.WriteStream;
 }
 
 export interface CheckSummary {
@@ -51,9 +54,19 @@ function objectRef(obj: Record<string, unknown>): ReportObject {
 export function runCheck(o: CheckOptions): CheckResult {
     const started = Date.now();
     const config = packConfig(o.config);
-    const load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin });
-    // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.
-    const findings: Finding[] = judgeRows(evaluateManifests(load, config), o.failOnAdvisory);
+    // On a terminal, a long run says what it is doing (a large repository takes seconds).
+    const shown = progressLine(o.progress ?? process.stderr);
+    shown.show(`pko-guard check: reading ${o.paths.join(" ")}`);
+    let load: ReturnType<typeof loadManifests>;
+    let findings: Finding[];
+    try {
+        load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin });
+        shown.show(`pko-guard check: evaluating ${load.objects.length} object(s) from ${load.files} file(s)`);
+        // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.
+        findings = judgeRows(evaluateManifests(load, config), o.failOnAdvisory);
+    } finally {
+        shown.done();
+    }
     const named = load.objects.filter((x) => x.named);
     const summary: CheckSummary = {
         files: load.files,

@@ -6,6 +6,7 @@
  */
 import Table from "cli-table3";
 import { wrap } from "../cli/reports/table";
+import { progressLine } from "../core/progress";
 import { FixtureVerdict } from "./verdict";
 
 const RESULT: Record<string, string> = {
@@ -134,12 +135,8 @@ export function summaryLine(verdicts: FixtureVerdict[]): string {
     return `${verdicts.length} fixture(s): ${match}, ${n("mismatch")} mismatch, ${n("error")} error, ${n("skipped")} skipped${legs}`;
 }
 
-/** Progress on stderr while fixtures run, only when stderr is a terminal (one line, rewritten in place). */
+/** Progress on stderr while fixtures run, only when it is a terminal (one line, rewritten in place). */
 export function progress(stream: NodeJS.WriteStream): { start(name: string, index: number, total: number): void; done(): void } {
-    if (!stream.isTTY) return { start: () => undefined, done: () => undefined };
-    const width = stream.columns || 80;
-    return {
-        start: (name, index, total) => stream.write(`\r\u001b[K${`[harness] ${index + 1}/${total} ${name}`.slice(0, width - 1)}`),
-        done: () => stream.write("\r\u001b[K"),
-    };
+    const line = progressLine(stream);
+    return { start: (name, index, total) => line.show(`[harness] ${index + 1}/${total} ${name}`), done: () => line.done() };
 }
