@@ -5,8 +5,8 @@
  *   actionlint, which also checks every `with:` input against action.yml once `uses:` points at a local copy;
  * - the action installs pko-guard from its own checkout (`npm ci` in the action's folder) and its command step
  *   (action/run.sh) turns inputs into a command line, in a real repository layout, with a SARIF file for upload;
- * - the hook's entry runs the way pre-commit runs it: from the repository's root, with the repository's files
- *   that the hook's `files`/`exclude` patterns select as arguments, `pko-guard` found on PATH.
+ * - the hook's entry runs the way pre-commit runs it: the script by its path in the hook repository, from the
+ *   user's repository root, with the files the hook's `files`/`exclude` patterns select as arguments.
  */
 import * as assert from "assert";
 import { spawnSync } from "child_process";
@@ -19,7 +19,6 @@ import { actionlint } from "./actionlint";
 
 const EXAMPLES = path.join(REPO_ROOT, "examples", "github-actions");
 const WORKFLOWS = fs.readdirSync(EXAMPLES).filter((f) => f.endsWith(".yml"));
-const BIN = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
 const ACTION_REF = /^[^/.]+\/pko-guard@.+$/;
 
 /** A git repository in a temporary folder holding the Argo CD guide's manifests (a production Stack on a branch, cluster-admin). */
@@ -131,7 +130,8 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
         const hooks = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, ".pre-commit-hooks.yaml"), "utf8")) as { id: string; entry: string; language: string; files: string; exclude: string; pass_filenames?: boolean }[];
         const hook = hooks.find((h) => h.id === "pko-guard-check")!;
         assert.ok(hook, "a pko-guard-check hook");
-        assert.strictEqual(hook.language, "node");
+        // language: script: the entry is a script of this repository, run by its path inside pre-commit's clone.
+        assert.strictEqual(hook.language, "script");
         assert.notStrictEqual(hook.pass_filenames, false);
         const repo = manifestRepo(path.join(tmp, "hook"));
         // pre-commit: the tracked files matching `files` and not `exclude` (Python regular expressions, searched).
@@ -139,13 +139,13 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
         const files = tracked.filter((f) => new RegExp(hook.files).test(f) && !new RegExp(hook.exclude).test(f));
         assert.deepStrictEqual(files.filter((f) => f.startsWith(".") || f === "README.md"), [], "the workflow, pre-commit's own config and non-manifests are not given to check");
         assert.ok(files.includes("manifests/production/stack.yaml"));
-        // The hook's installed executable: pre-commit's node environment puts the package's bin on PATH (npm's
-        // bin link to bin/cli/pko-guard.js; a shell shim stands in for it here).
-        const binDir = path.join(tmp, "hook", "env-bin");
-        fs.mkdirSync(binDir);
-        fs.writeFileSync(path.join(binDir, "pko-guard"), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
-        const [exe, ...args] = hook.entry.split(/\s+/);
-        const env = { ...process.env, PATH: `${binDir}${path.delimiter}${process.env.PATH}`, GITHUB_ACTIONS: "" };
+        // pre-commit runs <its clone of this repository>/<entry> <files...>; here the clone is this checkout,
+        // already installed (the script's first-run `npm ci` is skipped when the install marker is there).
+        const [script, ...args] = hook.entry.split(/\s+/);
+        const exe = path.join(REPO_ROOT, script);
+        fs.mkdirSync(path.join(REPO_ROOT, "node_modules"), { recursive: true });
+        fs.writeFileSync(path.join(REPO_ROOT, "node_modules", ".pko-guard-installed"), "");
+        const env = { ...process.env, GITHUB_ACTIONS: "" };
         const r = spawnSync(exe, [...args, ...files], { cwd: repo, encoding: "utf8", env });
         assert.strictEqual(r.status, 1, `${r.stdout}${r.stderr}`);
         assert.match(r.stdout, /manifests\/production\/stack\.yaml/);
