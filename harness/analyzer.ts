@@ -41,6 +41,8 @@ export class Analyzer {
     private stopped = false;
     /** The remediations of the last `analyze` (the engine's policyRemediationEvents). */
     public lastRemediations: Remediation[] = [];
+    /** Whether the configured pack has a policy at `remediate` (else the Remediate call, a no-op, is skipped). */
+    private remediating = false;
 
     private constructor(
         private readonly process: Spawned,
@@ -97,6 +99,7 @@ export class Analyzer {
     }
 
     async configure(config: PackConfig, stack: { project: string; stack: string }): Promise<void> {
+        this.remediating = Object.values(config).some((e) => e.enforcementLevel === "remediate");
         const req = new analyzerPb.ConfigureAnalyzerRequest();
         const map = req.getPolicyconfigMap();
         for (const [name, entry] of Object.entries(config)) {
@@ -163,7 +166,7 @@ export class Analyzer {
         const resources: WireResource[] = [];
         this.lastRemediations = [];
         for (const given of input) {
-            const remediated = await this.remediate(given);
+            const remediated = this.remediating ? await this.remediate(given) : { properties: given.properties, remediations: [] };
             this.lastRemediations.push(...remediated.remediations);
             const r = remediated.remediations.length > 0 ? { ...given, properties: remediated.properties } : given;
             resources.push(r);
