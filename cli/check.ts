@@ -21,6 +21,8 @@ export interface CheckOptions {
     repoRoot?: string;
     cwd?: string;
     stdin?: () => string;
+    /** Time allowed for rendering (kustomize, Helm, jsonnet), in milliseconds. */
+    timeoutMs?: number;
     /** Where progress goes on a terminal (default standard error; nothing when it is not a terminal). */
     progress?: NodeJS.WriteStream;
 }
@@ -32,6 +34,10 @@ export interface CheckSummary {
     /** Objects of kinds no rule reads (counted, never reported). */
     unread: number;
     skipped: Skip[];
+    /** Folders rendered and .jsonnet files evaluated. */
+    rendered: number;
+    /** Sources and ApplicationSet generators not rendered or expanded here (one line each, on stderr). */
+    notRendered: string[];
 }
 
 /** A check run: a report subject (the manifests as one project) and what was read. */
@@ -60,7 +66,7 @@ export function runCheck(o: CheckOptions): CheckResult {
     let load: ReturnType<typeof loadManifests>;
     let findings: Finding[];
     try {
-        load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin });
+        load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, timeoutMs: o.timeoutMs });
         shown.show(`pko-guard check: evaluating ${load.objects.length} object(s) from ${load.files} file(s)`);
         // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.
         findings = judgeRows(evaluateManifests(load, config), o.failOnAdvisory);
@@ -74,6 +80,8 @@ export function runCheck(o: CheckOptions): CheckResult {
         objects: load.objects.length,
         unread: load.objects.filter((x) => !x.read).length,
         skipped: load.skipped,
+        rendered: load.rendered,
+        notRendered: load.notRendered,
     };
     const subject: ProjectSubject = {
         kind: "project",
@@ -92,7 +100,10 @@ export function runCheck(o: CheckOptions): CheckResult {
 
 export function summaryLine(r: CheckResult): string {
     const s = r.summary;
-    const skipped = s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "";
+    const skipped =
+        (s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "") +
+        (s.rendered > 0 ? `, ${s.rendered} rendered` : "") +
+        (s.notRendered.length > 0 ? `, ${s.notRendered.length} not rendered` : "");
     const blocking = r.subject.findings.filter((f) => f.status === "blocking").length;
     return (
         `${s.objects} object(s) in ${s.files} file(s) (${s.unread} of kinds no rule reads${skipped}); ` +

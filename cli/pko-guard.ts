@@ -125,11 +125,13 @@ async function main(argv: string[]): Promise<number> {
         .option("--verbose", "print the full table", false)
         .option("--fail-on-advisory", "advisory violations block too", false)
         .option("--repo-root <dir>", "repository root that Argo CD Application source paths are relative to (default: the git top level)")
+        .option("--timeout <seconds>", "time allowed for rendering kustomizations, charts and jsonnet", timeoutSeconds, 300)
         .exitOverride()
-        .action(async (paths: string[], o: Omit<GateCliOptions, "stack" | "timeout"> & { repoRoot?: string }) => {
+        .action(async (paths: string[], o: Omit<GateCliOptions, "stack"> & { repoRoot?: string }) => {
             const { runCheck, summaryLine } = await import("./check");
-            const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot });
+            const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot, timeoutMs: o.timeout * 1000 });
             for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${s.file}: ${s.reason}\n`);
+            for (const n of result.summary.notRendered) process.stderr.write(`pko-guard: ${n}\n`);
             output(result.subject, { ...o, stack: "", timeout: 0 }, summaryLine(result));
             writeReports(o.report, [result.subject]);
             code = result.subject.outcome === "pass" ? 0 : 1;

@@ -38,6 +38,10 @@ export interface ManifestObject extends Location {
     repoPath?: string;
     /** Finds the line and column of a field path (`spec.branch`, `subjects[0]`), or of its nearest parent. */
     locate(field: string): { line: number; column: number };
+    /** The Argo CD Application that syncs it (`namespace/name`), when one does. */
+    application?: string;
+    /** The file it was read from (absolute), for matching directory sources. */
+    abs?: string;
 }
 
 export interface Skip {
@@ -50,6 +54,10 @@ export interface LoadResult {
     files: number;
     documents: number;
     skipped: Skip[];
+    /** Folders rendered (kustomize, Helm) or .jsonnet files evaluated. */
+    rendered: number;
+    /** Sources and generators that could not be rendered or expanded here, one line each (stderr, summary). */
+    notRendered: string[];
 }
 
 export interface LoadOptions {
@@ -59,6 +67,8 @@ export interface LoadOptions {
     stdin?: () => string;
     /** Base folder for shown file names (default: the current directory). */
     cwd?: string;
+    /** Time allowed for rendering (kustomize, Helm, jsonnet) in the whole run; default 300 s. */
+    timeoutMs?: number;
 }
 
 export interface Source {
@@ -66,6 +76,9 @@ export interface Source {
     file: string;
     text: string;
     repoPath?: string;
+    abs?: string;
+    /** Rendered output: positions are looked up in the file it came from (`abs`), not in this text. */
+    rendered?: boolean;
 }
 
 function gvk(apiVersion: string, kind: string): { group: string; version: string } {
@@ -147,6 +160,7 @@ function makeObject(src: Source, obj: Record<string, unknown>, kind: string, ide
         read: false,
         named: false,
         repoPath: src.repoPath,
+        abs: src.abs,
         locate: (field: string) => {
             const begin = startOf(findNode(placeNode(place), fieldSegments(field)));
             return begin === undefined ? at() : place.locator.pos(begin);

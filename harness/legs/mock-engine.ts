@@ -25,6 +25,8 @@ import {
     REFUSED_INVOKES,
     checkKubernetesInputs,
     decodeYamlInvoke,
+    expandHelmV4,
+    expandKustomizeV2,
     expandYamlV2,
     isObj,
     kubernetesKind,
@@ -234,8 +236,13 @@ export class MockEngine {
         if (EXPANDABLE_COMPONENTS.has(type)) {
             // As Construct: the children are registered before the component's registration returns, and a
             // bad manifest fails the component's registration.
-            const kind = type.endsWith(":ConfigGroup") ? "ConfigGroup" : "ConfigFile";
-            await this.expandChildren(urn, expandYamlV2(kind, name, props as any, this.opts.programDir, this.k8s));
+            const children =
+                type === "kubernetes:helm.sh/v4:Chart"
+                    ? expandHelmV4(name, props as any, this.opts.programDir, this.k8s)
+                    : type === "kubernetes:kustomize/v2:Directory"
+                      ? expandKustomizeV2(name, props as any, this.opts.programDir, this.k8s)
+                      : expandYamlV2(type.endsWith(":ConfigGroup") ? "ConfigGroup" : "ConfigFile", name, props as any, this.opts.programDir, this.k8s);
+            await this.expandChildren(urn, children);
             return;
         }
         const why = REFUSED_COMPONENTS[type] ?? "it is implemented by its provider (a remote component), which the mock leg does not run";
