@@ -162,7 +162,6 @@ function runCommand(dir: string): number {
 }
 
 function inProcess(dir: string): number {
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
     const { runCheck } = require("../cli/check") as typeof import("../cli/check");
     const t = performance.now();
     runCheck({ paths: [dir], failOnAdvisory: false, repoRoot: dir });

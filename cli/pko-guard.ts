@@ -46,7 +46,6 @@ function output(result: ProjectSubject, o: GateCliOptions, summaryText?: string)
     }
 }
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 // Each command loads its own modules when it runs (start-up is part of every CI run).
 async function main(argv: string[]): Promise<number> {
     let code = 0;

@@ -81,7 +81,7 @@ export interface Source {
     rendered?: boolean;
 }
 
-function gvk(apiVersion: string, kind: string): { group: string; version: string } {
+function gvk(apiVersion: string): { group: string; version: string } {
     const slash = apiVersion.lastIndexOf("/");
     return slash < 0 ? { group: "core", version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
@@ -110,7 +110,7 @@ export function addObject(src: Source, obj: Record<string, unknown>, place: Plac
         });
         return;
     }
-    const { group, version } = gvk(apiVersion, kind);
+    const { group, version } = gvk(apiVersion);
     const read = (KINDS_RULES_READ[group === "core" ? "core" : group] ?? []).includes(kind);
     const metadata = (obj.metadata !== null && typeof obj.metadata === "object" && !Array.isArray(obj.metadata) ? obj.metadata : {}) as Record<string, unknown>;
     const name = metadata.name;

@@ -32,7 +32,6 @@ import {
     kubernetesKind,
 } from "./mock-kubernetes";
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const structPb = require("google-protobuf/google/protobuf/struct_pb");
 const resproto = require("@pulumi/pulumi/proto/resource_pb");
 const callbackPb = require("@pulumi/pulumi/proto/callback_pb");

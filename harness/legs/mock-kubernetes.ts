@@ -422,7 +422,7 @@ export function expandYamlV2(
         }
         if (typeof args.yaml === "string") texts.push(args.yaml);
     }
-    let objs: Obj[] = [];
+    const objs: Obj[] = [];
     for (const t of texts) objs.push(...decodeDocuments(t, (o) => Object.keys(o).length > 0));
     if (component === "ConfigGroup" && Array.isArray(args.objs)) {
         objs.push(...(args.objs.filter(isObj) as Obj[]));

@@ -21,7 +21,7 @@
  * A subject, role reference or role whose name is missing or unknown during preview is never taken for
  * a concrete object: it may be any (fail closed).
  */
-import { ResourceLike, StackView, effectiveServiceAccount, patchedStacks, stackView, workspaceAccount } from "./stack";
+import { ResourceLike, StackView, effectiveServiceAccount, patchedStacks, workspaceAccount } from "./stack";
 import { Plain, UNKNOWN, Unknown, entries, get, isObject, list, plain, str } from "./values";
 import { escalationScope, rulesPowers } from "./permissions";
 
