@@ -60,9 +60,9 @@ describe("harness output", () => {
 
 describe("check's progress", () => {
     it("says what it is doing on a terminal, clears the line, and writes nothing to a pipe", () => {
-        // eslint-disable-next-line @typescript-eslint/no-var-requires
+         
         const { runCheck } = require("../../cli/check") as typeof import("../../cli/check");
-        // eslint-disable-next-line @typescript-eslint/no-var-requires
+         
         const path = require("path") as typeof import("path");
         const { REPO_ROOT } = require("../../core/paths") as typeof import("../../core/paths");
         const dir = path.join(REPO_ROOT, "fixtures", "gitops-guide-governed", "manifests");
