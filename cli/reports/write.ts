@@ -4,7 +4,7 @@ import * as fs from "fs";
 import * as path from "path";
 import type { ReportSubject } from "./subject";
 
-export const FORMATS = ["json", "junit", "sarif"] as const;
+export const FORMATS = ["json", "junit", "sarif", "policyreport"] as const;
 export type ReportFormat = (typeof FORMATS)[number];
 export interface ReportRequest {
     format: ReportFormat;
@@ -29,6 +29,8 @@ export function renderReport(format: ReportFormat, subjects: ReportSubject[]): s
             return (require("./junit") as typeof import("./junit")).renderJunit(subjects);
         case "sarif":
             return (require("./sarif") as typeof import("./sarif")).renderSarif(subjects);
+        case "policyreport":
+            return (require("./policyreport") as typeof import("./policyreport")).renderPolicyReport(subjects);
     }
 }
 
