@@ -165,7 +165,7 @@ async function main(argv: string[]): Promise<number> {
         .option("--kubeconfig <file>", "kubeconfig (default: KUBECONFIG or ~/.kube/config)")
         .option("--context <name>", "kubeconfig context")
         .option("--config <file>", "policy pack config (JSON, as for --policy-pack-config)")
-        .option("--report <format=file>", "write a report: json, junit or sarif (repeatable)", parseReportOption, [] as ReportRequest[])
+        .option("--report <format=file>", "write a report: json, junit, sarif or policyreport (Kubernetes PolicyReport YAML) (repeatable)", parseReportOption, [] as ReportRequest[])
         .addOption(new Option("--format <format>", "terminal output: table, or github (workflow commands and step summary; default under GITHUB_ACTIONS)").choices(["table", "github"]))
         .option("--verbose", "print the full table", false)
         .option("--fail-on-advisory", "advisory violations block too", false)

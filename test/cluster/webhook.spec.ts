@@ -100,9 +100,10 @@ describe("pko-guard webhook and audit against a real API server", function () {
         await server?.stop();
     });
 
-    it("audit finds what was admitted before the webhook existed (check's table, exit code and JSON report)", () => {
+    it("audit finds what was admitted before the webhook existed (check's table, exit code, JSON and PolicyReport reports)", () => {
         const report = path.join(work, "audit.json");
-        const r = audit(["--report", `json=${report}`]);
+        const policyReport = path.join(work, "audit-policyreport.yaml");
+        const r = audit(["--report", `json=${report}`, "--report", `policyreport=${policyReport}`]);
         assert.strictEqual(r.code, 1, r.stderr + r.stdout);
         assert.match(r.stdout, /pko-stack-no-cluster-admin/);
         assert.match(r.stdout, /FAIL/);
@@ -111,6 +112,9 @@ describe("pko-guard webhook and audit against a real API server", function () {
         assert.match(findings, /ClusterRoleBinding\/legacy-webapp:cluster-admin/);
         assert.match(findings, /Stack\/legacy\/webapp-production/);
         assert.match(findings, /pko-stack-prod-pinned-commit/);
+        const pr = fs.readFileSync(policyReport, "utf8");
+        assert.match(pr, /apiVersion: wgpolicyk8s\.io\/v1alpha2/);
+        assert.match(pr, /pko-stack-no-cluster-admin/);
     });
 
     it("audit exits 2 with one line for an unreadable kubeconfig or an unknown context", () => {
