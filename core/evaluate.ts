@@ -70,12 +70,13 @@ export interface EvalRow extends Row {
     field?: string;
 }
 
-function isResourcePolicy(p: Policy): p is ResourceValidationPolicy {
-    return typeof (p as ResourceValidationPolicy).validateResource === "function" || Array.isArray((p as ResourceValidationPolicy).validateResource);
+function isResourcePolicy<P extends Policy>(p: P): p is P & ResourceValidationPolicy {
+    const v = (p as { validateResource?: unknown }).validateResource;
+    return typeof v === "function" || Array.isArray(v);
 }
 
-function isStackPolicy(p: Policy): p is StackValidationPolicy {
-    return typeof (p as StackValidationPolicy).validateStack === "function";
+function isStackPolicy<P extends Policy>(p: P): p is P & StackValidationPolicy {
+    return typeof (p as { validateStack?: unknown }).validateStack === "function";
 }
 
 /** What a policy's `props` is in `pulumi preview`: the SDK's deserialization of the wire Struct, proxied. */

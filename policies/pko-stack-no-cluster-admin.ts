@@ -1,30 +1,9 @@
 /**
  * pko-stack-no-cluster-admin (mandatory, stack-level)
  *
- * What: no ClusterRoleBinding or RoleBinding of the program grants `cluster-admin`, or a ClusterRole/
- * Role of the program whose rules give `*` verbs on `*` resources, to the service account a PKO Stack
- * runs as. That account is the workspace template's `spec.serviceAccountName` when set, else
- * `spec.serviceAccountName`, else `default`, in the Stack's namespace. Group subjects that cover it
- * (`system:serviceaccounts`, `system:serviceaccounts:<ns>`, `system:masters`) and the
- * `system:serviceaccount:<ns>:<name>` user count too. The `system:auth-delegator` binding PKO v2 needs
- * is fine.
- *
- * Why: the workspace pod runs arbitrary program code from Git; with cluster-admin, whoever can push to
- * that repository owns the cluster. The Argo CD + PKO guide binds cluster-admin "for simplicity" and
- * says to grant only what the program needs in production.
- *
- * Fix: bind a role with only the permissions the Stack's program needs.
- *
- * Aggregated ClusterRoles are resolved (the rules of every ClusterRole of the program, or built-in
- * one, whose labels match a selector, transitively). Server-side-apply patches of bindings and roles
- * are judged merged with the object they patch (see model/rbac.ts); a patch that grants what its target
- * already grants is not reported twice.
- *
- * Reported on the binding (or the patch), naming the Stack. Fails closed when the role, the subjects, a
- * subject's name (or the namespace of a ClusterRoleBinding's ServiceAccount subject), an aggregation
- * selector or the labels it reads, or the Stack's service account are unknown or missing during preview:
- * a name that is not there yet is never taken for a concrete account.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
+import { governed } from "./model/examples";
 import { Finding, programRule } from "./model/policy";
 import {
     Binding,
@@ -71,6 +50,16 @@ function subjectField(binding: Binding, sa: ServiceAccountRef): string {
 export const policy = programRule(
     {
         name: NAME,
+        about: {
+            what: "no ClusterRoleBinding or RoleBinding of the program grants `cluster-admin`, or a ClusterRole/\nRole of the program whose rules give `*` verbs on `*` resources, to the service account a PKO Stack\nruns as. That account is the workspace template's `spec.serviceAccountName` when set, else\n`spec.serviceAccountName`, else `default`, in the Stack's namespace. Group subjects that cover it\n(`system:serviceaccounts`, `system:serviceaccounts:<ns>`, `system:masters`) and the\n`system:serviceaccount:<ns>:<name>` user count too. The `system:auth-delegator` binding PKO v2 needs\nis fine.",
+            why: "the workspace pod runs arbitrary program code from Git; with cluster-admin, whoever can push to\nthat repository owns the cluster. The Argo CD + PKO guide binds cluster-admin \"for simplicity\" and\nsays to grant only what the program needs in production.",
+            fix: "bind a role with only the permissions the Stack's program needs.",
+            notes: ["Aggregated ClusterRoles are resolved (the rules of every ClusterRole of the program, or built-in\none, whose labels match a selector, transitively). Server-side-apply patches of bindings and roles\nare judged merged with the object they patch (see model/rbac.ts); a patch that grants what its target\nalready grants is not reported twice.", "Reported on the binding (or the patch), naming the Stack. Fails closed when the role, the subjects, a\nsubject's name (or the namespace of a ClusterRoleBinding's ServiceAccount subject), an aggregation\nselector or the labels it reads, or the Stack's service account are unknown or missing during preview:\na name that is not there yet is never taken for a concrete account."],
+            reads: ["pulumi.com/Stack", "core/ServiceAccount", "rbac.authorization.k8s.io/ClusterRole", "rbac.authorization.k8s.io/ClusterRoleBinding", "rbac.authorization.k8s.io/Role", "rbac.authorization.k8s.io/RoleBinding"],
+            readsProduction: false,
+            patternSettings: [],
+            example: governed,
+        },
         description:
             "No binding grants cluster-admin or a wildcard-equivalent role to the service account a PKO Stack runs as.",
         enforcementLevel: "mandatory",

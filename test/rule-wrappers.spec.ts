@@ -10,7 +10,9 @@ import { COULD_NOT_EVALUATE, programRule, resourceRule, stackRule } from "../pol
 import { UNKNOWN, plain } from "../policies/model/values";
 import { goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "./helpers";
 
-const meta = { name: "test-rule", description: "d", enforcementLevel: "mandatory" as const, severity: "high" as const, remediationSteps: "r" };
+const meta = { name: "test-rule", description: "d", enforcementLevel: "mandatory" as const, severity: "high" as const, remediationSteps: "r",
+    about: { what: "w", why: "w", fix: "f", reads: ["pulumi.com/Stack"], readsProduction: false, patternSettings: [], example: [] },
+};
 const resource = { type: "kubernetes:core/v1:ConfigMap", name: "c", props: { data: { a: "b" } } };
 
 describe("rule wrappers", () => {

@@ -20,6 +20,7 @@ import { unknownProperty } from "./config";
 import { SettingsState, classifyProduction, Production, programKey, settingsFor } from "./production";
 import { JoinedPatch, ResourceLike, StackView, stackPatches, stackView } from "./stack";
 import { WAIVER_CONFIG, WaiverTarget, applyWaivers, targetOf } from "./waivers";
+import { ExampleResource } from "./examples";
 
 export const FRAMEWORK: PolicyComplianceFramework = {
     name: "pko-guard",
@@ -38,6 +39,38 @@ export interface RuleMeta {
     url?: string;
     /** Extra JSON-schema properties for the policy's config (enforcementLevel is implicit). */
     config?: Record<string, object>;
+    /** What the rule says about itself (the CLI, `check` and the config check derive everything from it). */
+    about: RuleAbout;
+}
+
+/**
+ * A rule's description of itself, as data next to its code. `pko-guard rules`, `explain` and `init`, the
+ * config check (pattern settings, readers of the production settings) and `check`'s kind filter read it;
+ * test/meta.spec.ts fails when a rule lacks any of it.
+ */
+export interface RuleAbout {
+    /** What the rule checks, why it matters, and how to fix a finding (`pko-guard explain`). */
+    what: string;
+    why: string;
+    fix: string;
+    /** Further paragraphs for `explain` (when it fails closed, where findings are reported). */
+    notes?: string[];
+    /**
+     * The kinds of resources the rule reads: Kubernetes kinds as `<group>/<Kind>` (the core group as `core`:
+     * `core/Secret`, `pulumi.com/Stack`), other providers' resources by type token (`aws:s3/bucket:Bucket`).
+     */
+    reads: string[];
+    /** Whether the rule reads the production classification (the settings of pko-guard-production). */
+    readsProduction: boolean;
+    /** The settings of its config that hold regular expressions (RE2, checked before any preview). */
+    patternSettings: string[];
+    /** A program the rule passes, as the resources the pack sees (shown by `explain`; a test runs it). */
+    example: ExampleResource[];
+}
+
+/** What a built policy carries about itself: the rule's own description, and the config keys of its waivers. */
+export interface DescribedRule {
+    about: RuleAbout & { waiverKeys: string[] };
 }
 
 /** What a rule gets besides its own config: the pack-wide production settings for this request. */
@@ -203,6 +236,7 @@ function metaFields(meta: RuleMeta) {
         remediationSteps: meta.remediationSteps,
         ...(meta.url ? { url: meta.url } : {}),
         configSchema: configSchema(meta),
+        about: { ...meta.about, waiverKeys: Object.keys(WAIVER_CONFIG) },
     };
 }
 
@@ -226,7 +260,7 @@ function perResource(meta: RuleMeta, run: (args: ResourceValidationArgs) => unkn
 export function resourceRule(
     meta: RuleMeta,
     check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | Finding)[],
-): ResourceValidationPolicy {
+): ResourceValidationPolicy & DescribedRule {
     return {
         ...metaFields(meta),
         validateResource: perResource(meta, (args) => withConfig(meta, args.getConfig, (config) => check(resourceOf(args), config, { production: settingsFor(args.urn) }))),
@@ -256,7 +290,7 @@ function introduced(before: (string | Finding)[], after: (string | Finding)[]): 
 export function stackRule(
     meta: RuleMeta,
     check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | Finding)[],
-): ResourceValidationPolicy & StackValidationPolicy {
+): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
     const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) => withConfig(meta, getConfig, (config) => check(view, config, ctx));
     return {
         ...metaFields(meta),
@@ -303,7 +337,7 @@ function programResources(list: PolicyResource[] | undefined): ResourceLike[] {
 export function programRule(
     meta: RuleMeta,
     check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => Finding[],
-): StackValidationPolicy {
+): StackValidationPolicy & DescribedRule {
     return {
         ...metaFields(meta),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
@@ -331,7 +365,7 @@ export function settingsRule<S>(
     meta: RuleMeta,
     publish: (key: string, config: Record<string, unknown> | string) => S,
     problems: (resource: ResourceLike, published: S) => string[],
-): ResourceValidationPolicy & StackValidationPolicy {
+): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
     return {
         ...metaFields(meta),
         validateResource: perResource(meta, (args) => problems(resourceOf(args), publish(args.urn, readConfig(meta, args.getConfig)))),

@@ -1,7 +1,7 @@
 /**
- * For `pko-guard explain <rule>`: a small program each rule passes, as the resources the pack sees
- * (type, Pulumi name, properties in manifest form). A unit test runs every rule over its example, so an
- * example that stops passing fails the build. Not part of the pack's entry point.
+ * The pieces of the programs the rules give as their examples (`about.example`: the resources the pack sees,
+ * type, Pulumi name and properties in manifest form). A test runs every rule over its example, so an example
+ * that stops passing fails the build.
  */
 export interface ExampleResource {
     type: string;
@@ -30,7 +30,7 @@ const authDelegator: ExampleResource = {
 };
 
 /** A governed production Stack: OIDC (no stored token), ESC for cloud credentials, pinned commit, refresh. */
-const stack: ExampleResource = {
+export const stack: ExampleResource = {
     type: "kubernetes:pulumi.com/v1:Stack",
     name: "webapp-production",
     props: {
@@ -49,36 +49,15 @@ const stack: ExampleResource = {
     },
 };
 
-const governed = [serviceAccount, authDelegator, stack];
+export const governed = [serviceAccount, authDelegator, stack];
 
-const bucket: ExampleResource = {
+export const bucket: ExampleResource = {
     type: "aws:s3/bucketV2:BucketV2",
     name: "reports",
     props: { bucket: "acme-reports" },
 };
-const ownership: ExampleResource = {
+export const ownership: ExampleResource = {
     type: "aws:s3/bucketOwnershipControls:BucketOwnershipControls",
     name: "reports",
     props: { bucket: "acme-reports", rule: { objectOwnership: "BucketOwnerEnforced" } },
-};
-
-/** Rule name -> the resources of a program that passes it. */
-export const EXAMPLES: Record<string, ExampleResource[]> = {
-    "pko-stack-credentials-from-secrets": [stack],
-    "pko-stack-no-cluster-admin": governed,
-    "pko-stack-destroy-on-finalize-nonprod": [stack],
-    "pko-stack-prod-pinned-commit": [stack],
-    "rbac-no-cluster-admin-serviceaccount": governed,
-    "aws-s3-no-public-acl": [bucket, ownership],
-    "pko-stack-prod-refresh": [stack],
-    "pko-stack-preview-only-nonprod": [stack],
-    "pko-stack-repo-allowlist": [stack],
-    "pko-stack-resync-floor": [stack],
-    "pko-stack-workspace-hardening": [stack],
-    "pko-stack-esc-or-oidc-preferred": [stack],
-    "pko-stack-auth-delegator": governed,
-    "argocd-app-pko-sync-order": governed,
-    "pko-stack-name-length": [stack],
-    "pko-stack-secret-committed": governed,
-    "pko-guard-production": [stack],
 };
