@@ -8,7 +8,8 @@
  */
 import { Policy, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { policies } from "../policies";
-import { FieldAwareReport } from "../policies/model/policy";
+import { MessageFacts, decodeMessage, encodeMessage } from "../policies/model/message";
+import { DataReport } from "../policies/model/policy";
 import { shareAcrossPolicies } from "../policies/model/values";
 import { Level, Row, normalizeMessage, row } from "./rows";
 import { PackConfig } from "./pack-config";
@@ -65,8 +66,12 @@ export interface EvalResource {
     props: Record<string, unknown>;
 }
 
-/** A violation row, with the field the rule named when it gave one. */
+/**
+ * A violation row as the analyzer would give it (its message encoded as the engine carries it), with the
+ * finding's facts as data (text, waiver, fail-closed) and the field the rule named when it gave one.
+ */
 export interface EvalRow extends Row {
+    facts: MessageFacts;
     field?: string;
 }
 
@@ -124,13 +129,13 @@ export function evaluatePack(resources: EvalResource[], config: PackConfig): Eva
         const notApplicable = (reason?: string) => {
             throw Object.assign(new Error(reason ?? "not applicable"), { notApplicable: true });
         };
-        const report = (fallbackUrn: string): FieldAwareReport => {
-            const out = ((message: string, urn?: string) => push(message, urn ?? fallbackUrn, undefined)) as FieldAwareReport;
-            out.withField = (message, urn, field) => push(message, urn ?? fallbackUrn, field);
+        const report = (fallbackUrn: string): DataReport => {
+            const out = ((message: string, urn?: string) => push(decodeMessage(normalizeMessage(message, p.description)), urn ?? fallbackUrn, undefined)) as DataReport;
+            out.finding = (f) => push({ text: f.text, failClosed: f.failClosed, ...(f.waiver ? { waiver: f.waiver } : {}) }, f.urn ?? fallbackUrn, f.field);
             return out;
         };
-        const push = (message: string, urn: string, field: string | undefined) => {
-            const r: EvalRow = row(p.name, urn, level, normalizeMessage(message, p.description));
+        const push = (facts: MessageFacts, urn: string, field: string | undefined, at: Level = level) => {
+            const r: EvalRow = { ...row(p.name, urn, at, normalizeMessage(encodeMessage(facts), p.description)), facts };
             if (field !== undefined) r.field = field;
             rows.push(r);
         };
@@ -142,7 +147,7 @@ export function evaluatePack(resources: EvalResource[], config: PackConfig): Eva
                 if ((e as { notApplicable?: boolean }).notApplicable) return;
                 const { UnknownValueError } = policySdk();
                 const reason = e instanceof UnknownValueError ? "can't run policy during preview" : "policy failed";
-                rows.push(row(p.name, urn, e instanceof UnknownValueError ? "advisory" : "mandatory", `${reason}: ${String((e as Error).message).split("\n")[0]}`));
+                push(decodeMessage(`${reason}: ${String((e as Error).message).split("\n")[0]}`), urn, undefined, e instanceof UnknownValueError ? "advisory" : "mandatory");
             }
         };
         if (isResourcePolicy(p)) {

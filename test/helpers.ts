@@ -5,6 +5,7 @@
  * throw when read, just as in `pulumi preview`.
  */
 import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
+import { ReportedFinding } from "../policies/model/policy";
 
 /* eslint-disable @typescript-eslint/no-var-requires */
 const structPb = require("google-protobuf/google/protobuf/struct_pb");
@@ -44,6 +45,15 @@ export interface Reported {
 }
 
 /**
+ * The reporter a policy gets: the engine's (messages), or with `data` the in-process one (findings as data,
+ * see policies/model/policy.ts DataReport).
+ */
+function reporter(out: Reported[], data?: ReportedFinding[]): any {
+    const report = (message: any, urn?: string) => out.push({ message: String(message), urn });
+    return data ? Object.assign(report, { finding: (f: ReportedFinding) => data.push(f) }) : report;
+}
+
+/**
  * The pack's production settings for the next evaluation: run the settings policy (pko-guard-production)
  * first, as the analyzer does in every request, with `settings` as its config; `null` leaves it out
  * (as when it is disabled). Its own reports are not returned.
@@ -69,6 +79,7 @@ export function runResourcePolicy(
     r: TestResource,
     config: Record<string, unknown> = {},
     settings: Record<string, unknown> | null = {},
+    data?: ReportedFinding[],
 ): Reported[] {
     publishSettings(settings, [urnOf(r)], (p) => runResourcePolicy(p, r, settings!, null));
     const out: Reported[] = [];
@@ -90,7 +101,7 @@ export function runResourcePolicy(
                     throw new Error("notApplicable");
                 },
             } as any,
-            (message: any, urn?: string) => out.push({ message: String(message), urn }),
+            reporter(out, data),
         );
     }
     return out;
@@ -102,6 +113,7 @@ export function runStackPolicy(
     resources: TestResource[],
     config: Record<string, unknown> = {},
     settings: Record<string, unknown> | null = {},
+    data?: ReportedFinding[],
 ): Reported[] {
     // eslint-disable-next-line @typescript-eslint/no-var-requires
     const { programKey } = require("../policies/model/production");
@@ -126,7 +138,7 @@ export function runStackPolicy(
                 throw new Error("notApplicable");
             },
         } as any,
-        (message: any, urn?: string) => out.push({ message: String(message), urn }),
+        reporter(out, data),
     );
     return out;
 }

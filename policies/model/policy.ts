@@ -21,6 +21,7 @@ import { SettingsState, classifyProduction, Production, programKey, settingsFor 
 import { JoinedPatch, ResourceLike, StackView, stackPatches, stackView } from "./stack";
 import { WAIVER_CONFIG, WaiverTarget, applyWaivers, targetOf } from "./waivers";
 import { ExampleResource } from "./examples";
+import { MessageFacts, encodeMessage, saysFailClosed } from "./message";
 
 export const FRAMEWORK: PolicyComplianceFramework = {
     name: "pko-guard",
@@ -96,12 +97,18 @@ export interface Finding {
     field?: string;
 }
 
+/** A finding as in-process evaluators get it: its facts as data (the engine gets them encoded in the message). */
+export interface ReportedFinding extends MessageFacts {
+    urn?: string;
+    field?: string;
+}
+
 /**
- * A violation reporter that also takes the finding's field. In-process evaluators pass one; the analyzer's
- * plain `ReportViolation` gets the message and URN only, exactly as before.
+ * A violation reporter that also takes findings as data. In-process evaluators (`check`, the manifest leg)
+ * pass one with `finding`; the analyzer's plain `ReportViolation` gets the encoded message and the URN.
  */
-export type FieldAwareReport = ReportViolation & {
-    withField?: (message: string, urn: string | undefined, field: string | undefined) => void;
+export type DataReport = ReportViolation & {
+    finding?: (f: ReportedFinding) => void;
 };
 
 /** The properties of a policy's config: its own, and the per-resource waivers every policy accepts. */
@@ -207,22 +214,24 @@ function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => u
         closed = true;
         findings = [failClosed(meta)];
     }
-    const withField = (reportViolation as FieldAwareReport).withField;
+    const asData = (reportViolation as DataReport).finding;
     const config = waiving.config();
     for (const f of findings) {
         const at = typeof f === "string" ? urn : (f.urn ?? urn);
-        let message = typeof f === "string" ? f : f.message;
-        // The one waiver hook: a matching waiver marks the message (never drops it); see waivers.ts.
+        const field = typeof f === "string" || typeof f.field !== "string" ? undefined : f.field;
+        let facts: MessageFacts = { text: typeof f === "string" ? f : f.message, failClosed: false };
+        facts.failClosed = closed || saysFailClosed(facts.text);
+        // The one waiver hook: a matching waiver marks the finding waived (never drops it); see waivers.ts.
         if (config) {
             try {
-                message = applyWaivers(meta.name, config, waiving.target(at), message, closed);
+                facts = { ...facts, ...applyWaivers(meta.name, config, waiving.target(at), facts.text, facts.failClosed) };
             } catch {
-                // a broken waiver never hides a finding: the message is reported as it is
+                // a broken waiver never hides a finding: it is reported as it is
             }
         }
-        if (typeof withField === "function") withField(message, at, typeof f === "string" || typeof f.field !== "string" ? undefined : f.field);
-        else if (at === undefined) reportViolation(message);
-        else reportViolation(message, at);
+        if (typeof asData === "function") asData({ ...facts, ...(at !== undefined ? { urn: at } : {}), ...(field !== undefined ? { field } : {}) });
+        else if (at === undefined) reportViolation(encodeMessage(facts));
+        else reportViolation(encodeMessage(facts), at);
     }
 }
 

@@ -6,14 +6,16 @@
  *
  * CrossGuard's ReportViolation binds a violation to its policy's enforcement level (verified in
  * @pulumi/policy 1.21.0: the level cannot be set per violation), so the pack cannot downgrade one finding.
- * It reports a waived finding with a `[waived: REASON; until DATE]` prefix instead: it stays visible in
- * `pulumi preview` and Pulumi Cloud, and the gate, the check command and the harness read the prefix as
- * status "waived" (not blocking). An expired waiver does not waive: the message says it expired.
+ * It reports a waived finding with a `[waived: REASON; until DATE]` prefix instead (written and read by
+ * message.ts only): it stays visible in `pulumi preview` and Pulumi Cloud, and the gate and the check
+ * command read it as status "waived" (not blocking). An expired waiver does not waive: the message says it expired.
  * A fail-closed "could not evaluate" finding is waived only by a waiver with `allowFailClosed: true`.
  *
  * Annotation waivers (`pko-guard.io/waive: <policy>=<reason>[, ...]` on the Kubernetes object) count only
  * when the policy's config sets `allowAnnotationWaivers: true` (off by default).
  */
+import { WaiverMark } from "./message";
+
 export interface Waiver {
     resource: string;
     reason: string;
@@ -93,42 +95,31 @@ function annotationWaivers(policy: string, config: Record<string, unknown>, t: W
         });
 }
 
-/**
- * True for a fail-closed finding: the wrapper could not evaluate the resource, or the rule could not decide
- * because a value is unknown during preview (every such message of the pack says "unknown ... during
- * preview" or "fails closed"; test/waivers.spec.ts holds the rules to it).
- */
-export function isFailClosedMessage(message: string): boolean {
-    return /could not evaluate|fails closed|\bunknown\b[^.;]*during preview/i.test(message);
-}
-
-export const WAIVED_PREFIX = /^\[waived: (.*?)(?:; until (\d{4}-\d{2}-\d{2}))?\] /;
-
 /** The date as YYYY-MM-DD (UTC). */
 export function today(now = new Date()): string {
     return now.toISOString().slice(0, 10);
 }
 
 /**
- * Applies a policy's waivers to one finding's message: the waived message (with the prefix), or the
- * message unchanged, or with a note that the matching waiver expired.
+ * Applies a policy's waivers to one finding: the waiver that waives it (a live one that matches; for a
+ * fail-closed finding only one with allowFailClosed), or the text with a note that the matching waiver
+ * expired, or the text unchanged. How a waived finding is written into a message is message.ts's business.
  */
-export function applyWaivers(policy: string, config: Record<string, unknown>, t: WaiverTarget, message: string, failClosed: boolean, now = new Date()): string {
+export function applyWaivers(
+    policy: string,
+    config: Record<string, unknown>,
+    t: WaiverTarget,
+    text: string,
+    failClosed: boolean,
+    now = new Date(),
+): { text: string; waiver?: WaiverMark } {
     const candidates = [...configWaivers(config), ...annotationWaivers(policy, config, t)].filter((w) => waiverMatches(w, t));
-    const closed = failClosed || isFailClosedMessage(message);
-    const eligible = candidates.filter((w) => !closed || w.allowFailClosed === true);
+    const eligible = candidates.filter((w) => !failClosed || w.allowFailClosed === true);
     const live = eligible.find((w) => !w.expires || w.expires >= today(now));
-    if (live) return `[waived: ${live.reason.replace(/[\]\n]/g, " ")}${live.expires ? `; until ${live.expires}` : ""}] ${message}`;
+    if (live) return { text, waiver: { reason: live.reason, ...(live.expires ? { expires: live.expires } : {}) } };
     const expired = eligible.find((w) => w.expires && w.expires < today(now));
-    if (expired) return `${message} (waiver for ${expired.resource} expired ${expired.expires}: ${expired.reason})`;
-    return message;
-}
-
-/** Reads a waived message back: the reason, the expiry and the message without the prefix. */
-export function parseWaived(message: string): { reason: string; expires?: string; message: string } | undefined {
-    const m = WAIVED_PREFIX.exec(message);
-    if (!m) return undefined;
-    return { reason: m[1], ...(m[2] ? { expires: m[2] } : {}), message: message.slice(m[0].length) };
+    if (expired) return { text: `${text} (waiver for ${expired.resource} expired ${expired.expires}: ${expired.reason})` };
+    return { text };
 }
 
 /** The identities of a resource as the wrappers see it (type, name, URN and Kubernetes object fields). */
