@@ -10,6 +10,7 @@ import { Policy, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi
 import { policies } from "../policies";
 import { MessageFacts, decodeMessage, encodeMessage } from "../policies/model/message";
 import { DataReport } from "../policies/model/policy";
+import { productionSettings } from "../policies/model/production";
 import { shareAcrossPolicies } from "../policies/model/values";
 import { Level, Row, normalizeMessage, row } from "./rows";
 import { PackConfig } from "./pack-config";
@@ -108,6 +109,16 @@ function levelOf(config: PackConfig, p: Policy): Level {
  * once over all of them) with a reconciled pack config; returns rows in the analyzer's shape.
  */
 export function evaluatePack(resources: EvalResource[], config: PackConfig): EvalRow[] {
+    // One evaluation is one request: it starts and ends with no settings published (settings.ts).
+    productionSettings.reset();
+    try {
+        return evaluateRequest(resources, config);
+    } finally {
+        productionSettings.reset();
+    }
+}
+
+function evaluateRequest(resources: EvalResource[], config: PackConfig): EvalRow[] {
     const rows: EvalRow[] = [];
     const args = resources.map((r) => ({
         type: r.type,

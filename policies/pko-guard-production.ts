@@ -5,7 +5,7 @@
  */
 import { stack } from "./model/examples";
 import { RuleMeta, settingsRule } from "./model/policy";
-import { SETTINGS_POLICY, SettingsState, productionSchemaProperties, publishSettings, readSettings } from "./model/production";
+import { SETTINGS_POLICY, SettingsState, productionSchemaProperties, productionSettings, readSettings } from "./model/production";
 import { describeStack, stackPatchView, stackView } from "./model/stack";
 
 export const NAME = SETTINGS_POLICY;
@@ -30,26 +30,27 @@ const meta: RuleMeta = {
     config: { ...productionSchemaProperties },
 };
 
-/** The state last published per config object seen (the analyzer hands the same settings each time). */
+/** The settings read per configuration seen (the analyzer hands the same config in every request). */
 const states = new Map<string, SettingsState>();
 
-function stateOf(config: Record<string, unknown> | string): SettingsState {
-    if (typeof config === "string") return { problem: config };
-    const key = JSON.stringify(config);
-    let state = states.get(key);
+/** The configuration's identity (what publishing compares to tell a reconfiguration) and its settings. */
+function stateOf(config: Record<string, unknown> | string): { configuration: string; state: SettingsState } {
+    if (typeof config === "string") return { configuration: `problem:${config}`, state: { problem: config } };
+    const configuration = JSON.stringify(config);
+    let state = states.get(configuration);
     if (state === undefined) {
         state = readSettings(config);
         if (states.size > 100) states.clear();
-        states.set(key, state);
+        states.set(configuration, state);
     }
-    return state;
+    return { configuration, state };
 }
 
 export const policy = settingsRule(
     meta,
-    (key, config) => {
-        const state = stateOf(config);
-        publishSettings(key, state);
+    (request, config) => {
+        const { configuration, state } = stateOf(config);
+        productionSettings.publish(request, configuration, state);
         return state;
     },
     (resource, state) => {

@@ -61,8 +61,8 @@ function reporter(out: Reported[], data?: ReportedFinding[]): any {
 function publishSettings(settings: Record<string, unknown> | null, keys: string[], run: (p: any) => void): void {
     if (settings === null) {
         // eslint-disable-next-line @typescript-eslint/no-var-requires
-        const { withdrawSettings } = require("../policies/model/production");
-        for (const key of keys) withdrawSettings(key);
+        const { productionSettings } = require("../policies/model/production");
+        for (const key of keys) productionSettings.reset(key);
         return;
     }
     // eslint-disable-next-line @typescript-eslint/no-var-requires
