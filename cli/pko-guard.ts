@@ -80,8 +80,9 @@ async function main(argv: string[]): Promise<number> {
                 try {
                     writeReports(o.report, [failed]);
                     if (o.format === "github" || (o.format === undefined && process.env.GITHUB_ACTIONS === "true")) output(failed, { ...o, verbose: false });
-                } catch {
-                    // the one line below is what matters
+                } catch (w) {
+                    // The gate's own error is what exits; a report that could not be written is said too.
+                    process.stderr.write(`pko-guard: ${isReportedError(w) ? w.message : `cannot report the error: ${String((w as Error)?.message ?? w).split("\n")[0]}`}\n`);
                 }
                 throw e;
             }

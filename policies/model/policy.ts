@@ -187,11 +187,22 @@ function configProblem(meta: RuleMeta, problem: string): string {
 /** What every fail-closed message of the wrappers says (tests look for it). */
 export const COULD_NOT_EVALUATE = "could not evaluate this resource";
 
-function failClosed(meta: RuleMeta): string {
-    return (
-        `${meta.name} ${COULD_NOT_EVALUATE} (unexpected input shape); ` +
-        `the resource is reported so that a governance gate never passes by accident. Fix: check the manifest's fields.`
-    );
+function failClosed(meta: RuleMeta, error?: unknown): string {
+    // A rule that throws has a bug (rules handle every input): say so, by the error's kind only (its message
+    // may quote the input); PKO_GUARD_DEBUG=1 prints the error itself.
+    const why = error === undefined ? "unexpected input shape" : `the rule failed on this input: ${errorKind(error)}; PKO_GUARD_DEBUG=1 prints its stack`;
+    return `${meta.name} ${COULD_NOT_EVALUATE} (${why}); the resource is reported so that a governance gate never passes by accident. Fix: check the manifest's fields.`;
+}
+
+function errorKind(e: unknown): string {
+    return e instanceof Error && /^[A-Za-z]{1,40}$/.test(e.name) ? e.name : "error";
+}
+
+/** Under PKO_GUARD_DEBUG=1, an error that is a bug (a rule's, a waiver's) is printed: its first line and stack. */
+function debugError(what: string, e: unknown): void {
+    if (!process.env.PKO_GUARD_DEBUG) return;
+    const first = String(e instanceof Error ? e.message : e).split("\n")[0];
+    process.stderr.write(`pko-guard: ${what}: ${first}\n${e instanceof Error ? (e.stack ?? "") : ""}\n`);
 }
 
 function isFinding(f: unknown): f is string | Finding {
@@ -210,9 +221,10 @@ function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => u
         const result = run();
         closed = !(Array.isArray(result) && result.every(isFinding));
         findings = closed ? [failClosed(meta)] : (result as (string | Finding)[]);
-    } catch {
+    } catch (e) {
         closed = true;
-        findings = [failClosed(meta)];
+        findings = [failClosed(meta, e)];
+        debugError(`${meta.name} threw`, e);
     }
     const asData = (reportViolation as DataReport).finding;
     const config = waiving.config();
@@ -225,8 +237,10 @@ function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => u
         if (config) {
             try {
                 facts = { ...facts, ...applyWaivers(meta.name, config, waiving.target(at), facts.text, facts.failClosed) };
-            } catch {
-                // a broken waiver never hides a finding: it is reported as it is
+            } catch (e) {
+                // A broken waiver never hides a finding, and is never silent: the finding says its waivers failed.
+                facts = { ...facts, text: `${facts.text} (its waivers could not be checked: ${errorKind(e)}; the finding is not waived)` };
+                debugError(`${meta.name}: checking the waivers threw`, e);
             }
         }
         if (typeof asData === "function") asData({ ...facts, ...(at !== undefined ? { urn: at } : {}), ...(field !== undefined ? { field } : {}) });
