@@ -65,7 +65,7 @@ export function runCheck(o: CheckOptions): CheckResult {
     return { subject, summary };
 }
 
-export function summaryLine(r: CheckResult): string {
+export function checkSummaryLine(r: CheckResult): string {
     const s = r.summary;
     const skipped = s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "";
     const blocking = r.subject.findings.filter((f) => f.status === "blocking").length;

@@ -9,7 +9,7 @@ import "../core/fatal";
 import { Command, CommanderError, Option } from "commander";
 import { isReportedError } from "../core/errors";
 import { ReportRequest, parseReportOption, writeReports } from "../cli/reports/write";
-import { renderTable, summaryLine } from "./table";
+import { renderTable, verdictSummaryLine } from "./table";
 import { LegChoice, fixtureSubjects, loadFixtures, runFixtures } from "./runner";
 
 function badInput(message: string): never {
@@ -42,7 +42,7 @@ async function main(argv: string[]): Promise<number> {
         timeoutMs: opts.timeout * 1000,
         onFixture: (v) => process.stderr.write(`[harness] ${v.fixture}: ${v.outcome}\n`),
     });
-    process.stdout.write(renderTable(verdicts) + "\n" + summaryLine(verdicts) + "\n");
+    process.stdout.write(renderTable(verdicts) + "\n" + verdictSummaryLine(verdicts) + "\n");
     const reports = [...opts.report, ...(opts.json ? [{ format: "json" as const, file: opts.json }] : [])];
     writeReports(reports, fixtureSubjects(verdicts, fixtures));
     // Skipped by design (mock-only fixtures, fixtures the gate stops before deploy) is shown as skipped,

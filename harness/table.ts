@@ -25,7 +25,7 @@ export function renderTable(verdicts: FixtureVerdict[]): string {
     return table.toString();
 }
 
-export function summaryLine(verdicts: FixtureVerdict[]): string {
+export function verdictSummaryLine(verdicts: FixtureVerdict[]): string {
     const n = (o: string) => verdicts.filter((v) => v.outcome === o).length;
     const skipped = verdicts.flatMap((v) => v.legs).flatMap((l) => (l.status === "skipped" ? [l] : []));
     const mockOnly = skipped.filter((l) => l.reason.startsWith("mock-only")).length;

@@ -4,11 +4,11 @@
  * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
 import { governed } from "./model/examples";
-import { Finding, RuleContext, classify, programRule } from "./model/policy";
+import { RuleFinding, RuleContext, classify, programRule } from "./model/policy";
 import { DEFAULT_NAMESPACE, StackIdentity, stackIdentities } from "./model/rbac";
 import { SOURCE_PATH } from "./model/manifests";
 import { ResourceLike, StackView, describeStack, patchedStacks, secretsRead } from "./model/stack";
-import { Plain, UNKNOWN, Unknown, entries, get, list, plain, str } from "./model/values";
+import { Plain, UNKNOWN, Unknown, get, list, plain, str } from "./model/values";
 
 export const NAME = "argocd-app-pko-sync-order";
 
@@ -97,8 +97,8 @@ function argoInUse(apps: Application[], objects: K8sObject[], stacks: StackIdent
 }
 
 /** A Stack synced before a Secret or the service account it uses. */
-function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): Finding[] {
-    const findings: Finding[] = [];
+function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): RuleFinding[] {
+    const findings: RuleFinding[] = [];
     // The first object of each kind, namespace and name (looked up once per dependency, not searched).
     const byKey = new Map<string, K8sObject>();
     const key = (kind: string, namespace: string | undefined, name: string) => `${kind}\u0000${namespace}\u0000${name}`;
@@ -138,8 +138,8 @@ function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): Findin
  * Stacks are read as their patches leave them (a patch that sets destroyOnFinalize counts), classified
  * by the pack-wide production settings.
  */
-function pruneFindings(apps: Application[], stacks: { view: StackView }[], ctx: RuleContext): Finding[] {
-    const findings: Finding[] = [];
+function pruneFindings(apps: Application[], stacks: { view: StackView }[], ctx: RuleContext): RuleFinding[] {
+    const findings: RuleFinding[] = [];
     // Only production Stacks with destroyOnFinalize can be at risk: found once, not once per Application.
     const atRisk = stacks.filter((st) => st.view.destroyOnFinalize === true && classify(st.view, ctx).verdict === "production");
     for (const { r, props } of apps) {

@@ -4,7 +4,7 @@
  * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
 import { governed } from "./model/examples";
-import { Finding, programRule } from "./model/policy";
+import { RuleFinding, programRule } from "./model/policy";
 import { StackIndex, bindingCovers, describeSubject, rbacModel, stackIdentities } from "./model/rbac";
 import { describeStack } from "./model/stack";
 
@@ -39,7 +39,7 @@ export const policy = programRule(
         for (const b of delegators) {
             for (const st of index.coveredBy(b)) if (bindingCovers(b, st.serviceAccount) !== "no") covered.add(st);
         }
-        const findings: Finding[] = [];
+        const findings: RuleFinding[] = [];
         for (const st of index.stacks) {
             if (st.view.apiVersion !== "pulumi.com/v1") continue;
             if (covered.has(st)) continue;

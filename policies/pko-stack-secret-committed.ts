@@ -4,7 +4,7 @@
  * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
 import { governed } from "./model/examples";
-import { Finding, programRule } from "./model/policy";
+import { RuleFinding, programRule } from "./model/policy";
 import { fromManifests } from "./model/manifests";
 import { DEFAULT_NAMESPACE, push } from "./model/rbac";
 import { describeStack, patchedStacks, secretsRead } from "./model/stack";
@@ -53,7 +53,7 @@ export const policy = programRule(
             const ns = view.namespace ?? DEFAULT_NAMESPACE;
             for (const name of secretsRead(view)) push(readers, `${ns}/${name}`, describeStack(view));
         }
-        const findings: Finding[] = [];
+        const findings: RuleFinding[] = [];
         if (readers.size === 0) return findings;
         for (const r of resources) {
             if (r.type !== SECRET_TYPE || !fromManifests(r.urn)) continue;

@@ -4,7 +4,7 @@
  * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
 import { governed } from "./model/examples";
-import { Finding, programRule } from "./model/policy";
+import { RuleFinding, programRule } from "./model/policy";
 import {
     Binding,
     Subject,
@@ -60,7 +60,7 @@ export const policy = programRule(
     (resources) => {
         const model = rbacModel(resources);
         const stacks = new StackIndex(stackIdentities(resources));
-        const findings: Finding[] = [];
+        const findings: RuleFinding[] = [];
         const wildcardReported = new Map<Binding, Set<string>>();
         const openReported = new Set<Binding>();
         for (const binding of model.bindings) {

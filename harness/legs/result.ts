@@ -41,8 +41,3 @@ export function legResult(leg: LegName, started: number) {
         error: (message: string): LegResult => ({ leg, durationMs: durationMs(), status: "error", message: message.trim() || "the leg failed without a message" }),
     };
 }
-
-/** The rows of a leg that ran; none otherwise. */
-export function legRows(r: LegResult): Row[] {
-    return r.status === "ran" ? r.rows : [];
-}

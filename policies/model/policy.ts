@@ -85,7 +85,7 @@ export function classify(view: StackView, ctx: RuleContext): Production {
 }
 
 /** A violation message, optionally attached to another resource's URN (stack policies). */
-export interface Finding {
+export interface RuleFinding {
     message: string;
     urn?: string;
     /**
@@ -205,8 +205,8 @@ function debugError(what: string, e: unknown): void {
     process.stderr.write(`pko-guard: ${what}: ${first}\n${e instanceof Error ? (e.stack ?? "") : ""}\n`);
 }
 
-function isFinding(f: unknown): f is string | Finding {
-    return typeof f === "string" || (f !== null && typeof f === "object" && typeof (f as Finding).message === "string");
+function isFinding(f: unknown): f is string | RuleFinding {
+    return typeof f === "string" || (f !== null && typeof f === "object" && typeof (f as RuleFinding).message === "string");
 }
 
 /**
@@ -215,12 +215,12 @@ function isFinding(f: unknown): f is string | Finding {
  * findings, or a promise) is reported as one fail-closed violation (on `urn` when given), never thrown.
  */
 function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => unknown, urn: string | undefined, waiving: Waiving): void {
-    let findings: (string | Finding)[];
+    let findings: (string | RuleFinding)[];
     let closed = false;
     try {
         const result = run();
         closed = !(Array.isArray(result) && result.every(isFinding));
-        findings = closed ? [failClosed(meta)] : (result as (string | Finding)[]);
+        findings = closed ? [failClosed(meta)] : (result as (string | RuleFinding)[]);
     } catch (e) {
         closed = true;
         findings = [failClosed(meta, e)];
@@ -282,7 +282,7 @@ function perResource(meta: RuleMeta, run: (args: ResourceValidationArgs) => unkn
 /** A per-resource rule over any resource (the rule decides which types it cares about). */
 export function resourceRule(
     meta: RuleMeta,
-    check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | Finding)[],
+    check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
 ): ResourceValidationPolicy & DescribedRule {
     return {
         ...metaFields(meta),
@@ -291,8 +291,8 @@ export function resourceRule(
 }
 
 /** Findings of the patched Stack that the unpatched one does not have (as a multiset of messages). */
-function introduced(before: (string | Finding)[], after: (string | Finding)[]): (string | Finding)[] {
-    const text = (f: string | Finding) => (typeof f === "string" ? f : f.message);
+function introduced(before: (string | RuleFinding)[], after: (string | RuleFinding)[]): (string | RuleFinding)[] {
+    const text = (f: string | RuleFinding) => (typeof f === "string" ? f : f.message);
     const seen = new Map<string, number>();
     for (const f of before) seen.set(text(f), (seen.get(text(f)) ?? 0) + 1);
     return after.filter((f) => {
@@ -312,7 +312,7 @@ function introduced(before: (string | Finding)[], after: (string | Finding)[]): 
  */
 export function stackRule(
     meta: RuleMeta,
-    check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | Finding)[],
+    check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
 ): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
     const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) => withConfig(meta, getConfig, (config) => check(view, config, ctx));
     return {
@@ -359,7 +359,7 @@ function programResources(list: PolicyResource[] | undefined): ResourceLike[] {
 /** A stack-level rule that sees every resource of the program. */
 export function programRule(
     meta: RuleMeta,
-    check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => Finding[],
+    check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => RuleFinding[],
 ): StackValidationPolicy & DescribedRule {
     return {
         ...metaFields(meta),

@@ -218,7 +218,7 @@ export function classifyProduction(view: StackView, state: SettingsState): Produ
     return { verdict: "non-production" };
 }
 
-/** A finding of a production-only rule (the rule wrappers' Finding shape; declared here so the model does not import the wrappers). */
+/** A finding of a production-only rule (the rule wrappers' RuleFinding shape; declared here so the model does not import the wrappers). */
 export interface ProductionFinding {
     message: string;
     field?: string;

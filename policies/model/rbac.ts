@@ -21,7 +21,7 @@
  * A subject, role reference or role whose name is missing or unknown during preview is never taken for
  * a concrete object: it may be any (fail closed).
  */
-import { ResourceLike, StackView, effectiveServiceAccount, patchedStacks, stackView } from "./stack";
+import { ResourceLike, StackView, effectiveServiceAccount, patchedStacks } from "./stack";
 import { Plain, UNKNOWN, Unknown, entries, get, isObject, list, plain, str } from "./values";
 
 export type Tri = "yes" | "no" | "maybe";
@@ -523,11 +523,6 @@ function computeAdminGrant(binding: Binding, model: RbacModel): AdminGrant {
         }
     }
     return { ...best, openAggregators: [...open] };
-}
-
-/** Whether the binding's role is cluster-admin or a wildcard-equivalent role of the program. */
-export function grantsAdmin(binding: Binding, model: RbacModel): Tri {
-    return adminGrant(binding, model).admin;
 }
 
 const quoteName = (v: string | Unknown | undefined) => (v === UNKNOWN ? "<unknown during preview>" : v === undefined || v === "" ? "<missing>" : JSON.stringify(v));
