@@ -21,6 +21,7 @@ import * as repoAllowlist from "./pko-stack-repo-allowlist";
 import * as resyncFloor from "./pko-stack-resync-floor";
 import * as workspaceHardening from "./pko-stack-workspace-hardening";
 import * as secretCommitted from "./pko-stack-secret-committed";
+import * as workspaceProgram from "./pko-workspace-program-objects";
 
 /** A rule of the pack: a CrossGuard policy that describes itself (`about`, policies/model/policy.ts). */
 export type Rule = (ResourceValidationPolicy | StackValidationPolicy) & DescribedRule;
@@ -47,6 +48,7 @@ export const policies: Rule[] = [
     argoSyncOrder.policy,
     nameLength.policy,
     secretCommitted.policy,
+    workspaceProgram.policy,
 ];
 
 export const POLICY_NAMES: string[] = policies.map((p) => p.name);

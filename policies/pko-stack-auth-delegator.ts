@@ -5,10 +5,7 @@
  */
 import { governed } from "./model/examples";
 import { RuleFinding, programRule } from "./model/policy";
-import { StackIndex, stackIdentities } from "./model/rbac/stacks";
-import { bindingCovers } from "./model/rbac/grants";
-import { describeSubject } from "./model/rbac/describe";
-import { rbacModel } from "./model/rbac/objects";
+import { StackIndex, bindingCovers, describeSubject, rbacModel, stackIdentities } from "./model/rbac";
 import { describeStack } from "./model/stack";
 
 export const NAME = "pko-stack-auth-delegator";

@@ -6,9 +6,10 @@
 import { governed } from "./model/examples";
 import { RuleFinding, programRule } from "./model/policy";
 import { fromManifests } from "./model/manifests";
-import { DEFAULT_NAMESPACE } from "./model/rbac/objects";
+import { DEFAULT_NAMESPACE } from "./model/rbac";
+import { push } from "./model/values";
 import { describeStack, patchedStacks, secretsRead } from "./model/stack";
-import { UNKNOWN, entries, get, plain, push, str } from "./model/values";
+import { UNKNOWN, entries, get, plain, str } from "./model/values";
 
 export const NAME = "pko-stack-secret-committed";
 

@@ -5,10 +5,19 @@
  */
 import { governed } from "./model/examples";
 import { RuleFinding, programRule } from "./model/policy";
-import { Binding, Subject, rbacModel } from "./model/rbac/objects";
-import { StackIndex, stackIdentities } from "./model/rbac/stacks";
-import { adminGrant, subjectCovers } from "./model/rbac/grants";
-import { describeBinding, describeBindingRole, describeSubject } from "./model/rbac/describe";
+import {
+    Binding,
+    Subject,
+    StackIndex,
+    adminGrant,
+    describeBinding,
+    describeBindingRole,
+    describeSubject,
+    rbacModel,
+    stackIdentities,
+    workspaceIdentities,
+    subjectCovers,
+} from "./model/rbac";
 import { UNKNOWN } from "./model/values";
 
 export const NAME = "rbac-no-cluster-admin-serviceaccount";
@@ -51,7 +60,8 @@ export const policy = programRule(
     },
     (resources) => {
         const model = rbacModel(resources);
-        const stacks = new StackIndex(stackIdentities(resources));
+        const identities = stackIdentities(resources);
+        const stacks = new StackIndex([...identities, ...workspaceIdentities(resources, identities.length)]);
         const findings: RuleFinding[] = [];
         const wildcardReported = new Map<Binding, Set<string>>();
         const openReported = new Set<Binding>();

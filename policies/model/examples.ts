@@ -61,3 +61,20 @@ export const ownership: ExampleResource = {
     name: "reports",
     props: { bucket: "acme-reports", rule: { objectOwnership: "BucketOwnerEnforced" } },
 };
+
+/** A Workspace created directly, with its credentials from a Secret. */
+export const workspace: ExampleResource = {
+    type: "kubernetes:auto.pulumi.com/v1alpha1:Workspace",
+    name: "webapp-ws",
+    props: {
+        apiVersion: "auto.pulumi.com/v1alpha1",
+        kind: "Workspace",
+        metadata: { name: "webapp-ws", namespace: "pulumi" },
+        spec: {
+            serviceAccountName: "webapp",
+            git: { url: "https://github.com/acme/webapp", ref: SHA },
+            env: [{ name: "DB_PASSWORD", valueFrom: { secretKeyRef: { name: "webapp-db", key: "password" } } }],
+            stacks: [{ name: "acme/webapp/production", config: [{ key: "webapp:dbPassword", valueFrom: { env: "DB_PASSWORD" }, secret: true }] }],
+        },
+    },
+};

@@ -182,3 +182,45 @@ describe("pko-stack-credentials-from-secrets", () => {
         assert.match(m[0], /extraCredentialNames entry "\(\?=X\)TOKEN" is not a valid RE2 regular expression/);
     });
 });
+
+describe("pko-stack-credentials-from-secrets: PKO v2 fields and credentials by value", () => {
+    const pw = ["s3cr", "et-", "Pa55"].join("");
+    const checkNoEcho = (spec: unknown) => {
+        const m = check(spec);
+        for (const x of m) assert.ok(!x.includes(pw), `message echoes a value: ${x}`);
+        return m;
+    };
+
+    it("flags a Literal whose value is a credential by its shape, naming field and shape, never the value", () => {
+        const m = checkNoEcho(goodSpec({ envRefs: { ...(goodSpec().envRefs as object), DATABASE_URL: literal(`postgres://app:${pw}@db/app`) } }));
+        assert.deepStrictEqual(m.length, 1);
+        assert.match(m[0], /^spec\.envRefs\.DATABASE_URL is a Literal whose value is a credential \(a URL with a password in its user-info\)/);
+        assert.deepStrictEqual(checkNoEcho(goodSpec({ envRefs: { ...(goodSpec().envRefs as object), REPO: literal("ssh://git@github.com/acme/app.git") } })), []);
+    });
+
+    it("flags credentials inside config values (JSON objects too) and secret-looking configRef keys", () => {
+        const m = checkNoEcho(goodSpec({ config: { "app:db": { primary: `mysql://root:${pw}@db/x` }, "app:region": "us-east-1" } }));
+        assert.deepStrictEqual(m.length, 1);
+        assert.match(m[0], /^spec\.config\.app:db\.primary holds a credential in plaintext \(a URL with a password in its user-info\)/);
+        const r = checkNoEcho(goodSpec({ configRef: { "app:dbPassword": { name: "app-config", key: "db" }, "app:region": { name: "app-config", key: "region" } } }));
+        assert.deepStrictEqual(r.length, 1);
+        assert.match(r[0], /^spec\.configRef\.app:dbPassword takes a secret-looking config value from a ConfigMap/);
+        assert.match(checkNoEcho(goodSpec({ configRef: UNKNOWN_WIRE }))[0], /spec\.configRef is unknown during preview/);
+    });
+
+    it("requires gitAuth.githubApp.privateKey (PKO 2.7+) to come from a Secret; app and installation ids may be literals", () => {
+        const app = (privateKey: unknown) => goodSpec({ gitAuth: { githubApp: { appID: literal("123"), installationID: literal("456"), privateKey } } });
+        assert.match(checkNoEcho(app(literal(pw)))[0], /^spec\.gitAuth\.githubApp\.privateKey \(a GitHub App private key\) is a Literal/);
+        assert.deepStrictEqual(checkNoEcho(app({ type: "Secret", secret: { name: "gh-app", key: "pem" } })), []);
+        assert.match(checkNoEcho(app(UNKNOWN_WIRE))[0], /githubApp\.privateKey .* unknown during preview/);
+    });
+
+    it("flags a workspace env value that is a credential by shape (JWT), in the template and in its containers", () => {
+        const jwt = `eyJ${"a".repeat(20)}.eyJ${"b".repeat(30)}.${"c".repeat(43)}`;
+        const m = checkNoEcho(goodSpec({ workspaceTemplate: { spec: { env: [{ name: "HOOK", value: `Bearer ${jwt}` }], podTemplate: { spec: { containers: [{ name: "pulumi", env: [{ name: "OTHER", value: jwt }] }] } } } } }));
+        assert.deepStrictEqual(m.length, 2);
+        for (const x of m) assert.match(x, /sets a credential as a literal value \(a JWT\)/);
+        for (const x of m) assert.ok(!x.includes(jwt));
+    });
+});
+

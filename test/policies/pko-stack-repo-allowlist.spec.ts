@@ -40,3 +40,18 @@ describe("pko-stack-repo-allowlist", () => {
         assert.match(check(goodSpec(), { allowedRepoPatterns: ["["] })[0], /not a valid RE2 regular expression/);
     });
 });
+
+describe("pko-stack-repo-allowlist: the workspace template's source", () => {
+    it("refuses a workspace template that replaces the Stack's source, and fails closed when it is unknown", () => {
+        const run = (workspaceTemplate: unknown) => check(goodSpec({ workspaceTemplate }));
+        assert.deepStrictEqual(run({ spec: { image: "pulumi/pulumi:latest-nonroot" } }), []);
+        for (const source of ["git", "flux", "local"]) {
+            const m = run({ spec: { [source]: source === "git" ? { url: "https://github.com/evil/app", ref: "main" } : { dir: "x" } } });
+            assert.strictEqual(m.length, 1, source);
+            assert.match(m[0], new RegExp(`spec\\.workspaceTemplate\\.spec\\.${source} replaces the Stack's program source`));
+        }
+        assert.match(run(UNKNOWN_WIRE)[0], /fails closed/);
+        assert.match(run({ spec: UNKNOWN_WIRE })[0], /fails closed/);
+    });
+});
+
