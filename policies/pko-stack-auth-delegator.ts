@@ -5,7 +5,10 @@
  */
 import { governed } from "./model/examples";
 import { RuleFinding, programRule } from "./model/policy";
-import { StackIndex, bindingCovers, describeSubject, rbacModel, stackIdentities } from "./model/rbac";
+import { StackIndex, stackIdentities } from "./model/rbac/stacks";
+import { bindingCovers } from "./model/rbac/grants";
+import { describeSubject } from "./model/rbac/describe";
+import { rbacModel } from "./model/rbac/objects";
 import { describeStack } from "./model/stack";
 
 export const NAME = "pko-stack-auth-delegator";

@@ -5,22 +5,10 @@
  */
 import { governed } from "./model/examples";
 import { RuleFinding, programRule } from "./model/policy";
-import {
-    Binding,
-    ServiceAccountRef,
-    StackIdentity,
-    StackIndex,
-    adminGrant,
-    bindingCovers,
-    describeBinding,
-    describeBindingRole,
-    describeSubject,
-    rbacModel,
-    stackIdentities,
-    workspaceIdentities,
-    subjectCovers,
-    subjectUnresolved,
-} from "./model/rbac";
+import { Binding, ServiceAccountRef, rbacModel } from "./model/rbac/objects";
+import { StackIdentity, StackIndex, stackIdentities, workspaceIdentities } from "./model/rbac/stacks";
+import { adminGrant, bindingCovers, subjectCovers, subjectUnresolved } from "./model/rbac/grants";
+import { describeBinding, describeBindingRole, describeSubject } from "./model/rbac/describe";
 import { describeStack } from "./model/stack";
 import { UNKNOWN } from "./model/values";
 

@@ -6,7 +6,7 @@
 import { governed } from "./model/examples";
 import { RuleFinding, programRule } from "./model/policy";
 import { fromManifests } from "./model/manifests";
-import { DEFAULT_NAMESPACE } from "./model/rbac";
+import { DEFAULT_NAMESPACE } from "./model/rbac/objects";
 import { push } from "./model/values";
 import { describeStack, patchedStacks, secretsRead } from "./model/stack";
 import { UNKNOWN, entries, get, plain, str } from "./model/values";

@@ -5,19 +5,10 @@
  */
 import { governed } from "./model/examples";
 import { RuleFinding, programRule } from "./model/policy";
-import {
-    Binding,
-    Subject,
-    StackIndex,
-    adminGrant,
-    describeBinding,
-    describeBindingRole,
-    describeSubject,
-    rbacModel,
-    stackIdentities,
-    workspaceIdentities,
-    subjectCovers,
-} from "./model/rbac";
+import { Binding, Subject, rbacModel } from "./model/rbac/objects";
+import { StackIndex, stackIdentities, workspaceIdentities } from "./model/rbac/stacks";
+import { adminGrant, subjectCovers } from "./model/rbac/grants";
+import { describeBinding, describeBindingRole, describeSubject } from "./model/rbac/describe";
 import { UNKNOWN } from "./model/values";
 
 export const NAME = "rbac-no-cluster-admin-serviceaccount";
