@@ -20,6 +20,8 @@ export interface CheckOptions {
     repoRoot?: string;
     cwd?: string;
     stdin?: () => string;
+    /** Time allowed for rendering (kustomize, Helm, jsonnet), in milliseconds. */
+    timeoutMs?: number;
 }
 
 export interface CheckSummary {
@@ -29,6 +31,10 @@ export interface CheckSummary {
     /** Objects of kinds no rule reads (counted, never reported). */
     unread: number;
     skipped: Skip[];
+    /** Folders rendered and .jsonnet files evaluated. */
+    rendered: number;
+    /** Sources and ApplicationSet generators not rendered or expanded here (one line each, on stderr). */
+    notRendered: string[];
 }
 
 /** A check run: a report subject (the manifests as one project) and what was read. */
@@ -40,7 +46,7 @@ export interface CheckResult {
 export function runCheck(o: CheckOptions): CheckResult {
     const started = Date.now();
     const config = packConfig(o.config);
-    const load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin });
+    const load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, timeoutMs: o.timeoutMs });
     // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.
     const findings: Finding[] = judgeRows(evaluateManifests(load, config), o.failOnAdvisory);
     const named = load.objects.filter((x) => x.named);
@@ -50,6 +56,8 @@ export function runCheck(o: CheckOptions): CheckResult {
         objects: load.objects.length,
         unread: load.objects.filter((x) => !x.read).length,
         skipped: load.skipped,
+        rendered: load.rendered,
+        notRendered: load.notRendered,
     };
     const subject: ProjectSubject = {
         kind: "project",
@@ -67,7 +75,10 @@ export function runCheck(o: CheckOptions): CheckResult {
 
 export function checkSummaryLine(r: CheckResult): string {
     const s = r.summary;
-    const skipped = s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "";
+    const skipped =
+        (s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "") +
+        (s.rendered > 0 ? `, ${s.rendered} rendered` : "") +
+        (s.notRendered.length > 0 ? `, ${s.notRendered.length} not rendered` : "");
     const blocking = r.subject.findings.filter((f) => f.status === "blocking").length;
     return (
         `${s.objects} object(s) in ${s.files} file(s) (${s.unread} of kinds no rule reads${skipped}); ` +

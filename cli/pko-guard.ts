@@ -40,6 +40,7 @@ interface GateCliOptions extends ReportingOptions {
 
 interface CheckCliOptions extends ReportingOptions {
     repoRoot?: string;
+    timeout: number;
 }
 
 /** --config, --report, --format, -v/--verbose and --fail-on-advisory: what every judging command takes. */
@@ -72,7 +73,6 @@ interface Exit {
     code: number;
 }
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 // Each command loads its own modules when it runs (start-up is part of every CI run).
 
 function gateCommand(exit: Exit): Command {
@@ -116,11 +116,13 @@ function checkCommand(exit: Exit): Command {
             .argument("<paths...>", "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input"),
     )
         .option("--repo-root <dir>", "repository root that Argo CD Application source paths are relative to (default: the git top level)")
+        .option("--timeout <seconds>", "time allowed for rendering kustomizations, charts and jsonnet", timeoutSeconds, 300)
         .exitOverride()
         .action(async (paths: string[], o: CheckCliOptions) => {
             const { runCheck, checkSummaryLine } = await import("./check");
-            const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot });
+            const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot, timeoutMs: o.timeout * 1000 });
             for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${s.file}: ${s.reason}\n`);
+            for (const n of result.summary.notRendered) process.stderr.write(`pko-guard: ${n}\n`);
             output(result.subject, o, checkSummaryLine(result));
             writeReports(o.report, [result.subject]);
             exit.code = result.subject.outcome === "pass" ? 0 : 1;

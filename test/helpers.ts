@@ -4,10 +4,10 @@
  * deserialized and proxied by @pulumi/policy's own code, so secrets arrive unwrapped and unknown values
  * throw when read, just as in `pulumi preview`.
  */
+import * as assert from "assert";
 import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { ReportedFinding } from "../policies/model/policy";
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const structPb = require("google-protobuf/google/protobuf/struct_pb");
 const { deserializeProperties } = require("@pulumi/policy/deserialize");
 const { unknownCheckingProxy } = require("@pulumi/policy/proxy");
@@ -41,17 +41,64 @@ function urnOf(r: TestResource): string {
 
 export interface Reported {
     message: string;
+    /** The URN the policy reported the finding on, when it named one. */
     urn?: string;
+    /** The policy that reported it. */
+    policy: string;
+    /** The finding's level: its own when the policy reported one, else the policy's. */
+    level: string;
+    /** The name of the resource it is about (from its URN, or the evaluated resource's). */
+    resource: string;
+}
+
+/** What the analyzer's reportViolation receives: a message (and URN), or an object with its own level. */
+function reporter(policy: { name: string; enforcementLevel?: string }, out: Reported[], defaultUrn: string | undefined, data?: ReportedFinding[]) {
+    const report = (violation: any, urn?: string) => {
+        const object = typeof violation === "object" && violation !== null;
+        const message = object ? String(violation.message) : String(violation);
+        const at: string | undefined = object ? (violation.urn ?? urn) : urn;
+        const about = at ?? defaultUrn ?? "";
+        out.push({
+            message,
+            urn: at,
+            policy: policy.name,
+            level: String((object && violation.enforcementLevel) || policy.enforcementLevel || "advisory"),
+            resource: about.slice(about.lastIndexOf("::") + 2),
+        });
+    };
+    // With `data`, the in-process reporter: findings as data (policies/model/policy.ts DataReport).
+    return data ? Object.assign(report, { finding: (f: ReportedFinding) => data.push(f) }) : report;
+}
+
+/** One expected finding of an evaluation; `count` (default 1) findings must match it. */
+export interface ExpectedFinding {
+    policy: string;
+    level: "mandatory" | "advisory";
+    /** The resource's name. */
+    resource: string;
+    /** What the message must say. */
+    message: RegExp;
+    count?: number;
 }
 
 /**
- * The reporter a policy gets: the engine's (messages), or with `data` the in-process one (findings as data,
- * see policies/model/policy.ts DataReport).
+ * Asserts the exact findings of an evaluation: each expectation is met by exactly `count` findings of
+ * that policy, level and resource whose message matches, and nothing else is reported. A clean result
+ * is `assertFindings(r, [])`.
  */
-function reporter(out: Reported[], data?: ReportedFinding[]): any {
-    const report = (message: any, urn?: string) => out.push({ message: String(message), urn });
-    return data ? Object.assign(report, { finding: (f: ReportedFinding) => data.push(f) }) : report;
+export function assertFindings(reported: Reported[], expected: ExpectedFinding[]): void {
+    const left = [...reported];
+    const problems: string[] = [];
+    for (const e of expected) {
+        const want = e.count ?? 1;
+        const matches = left.filter((r) => r.policy === e.policy && r.level === e.level && r.resource === e.resource && e.message.test(r.message));
+        if (matches.length !== want) problems.push(`expected ${want} x ${e.policy} (${e.level}) on ${e.resource} matching ${e.message}, got ${matches.length}`);
+        for (const m of matches) left.splice(left.indexOf(m), 1);
+    }
+    for (const r of left) problems.push(`unexpected ${r.policy} (${r.level}) on ${r.resource}: ${r.message}`);
+    assert.deepStrictEqual(problems, [], `findings:\n${reported.map((r) => `  ${r.policy} (${r.level}) on ${r.resource}: ${r.message}`).join("\n")}`);
 }
+
 
 /**
  * The pack's production settings for the next evaluation: run the settings policy (pko-guard-production)
@@ -60,12 +107,10 @@ function reporter(out: Reported[], data?: ReportedFinding[]): any {
  */
 function publishSettings(settings: Record<string, unknown> | null, keys: string[], run: (p: any) => void): void {
     if (settings === null) {
-        // eslint-disable-next-line @typescript-eslint/no-var-requires
         const { productionSettings } = require("../policies/model/production");
         for (const key of keys) productionSettings.reset(key);
         return;
     }
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
     const { policy } = require("../policies/pko-guard-production");
     run(policy);
 }
@@ -101,7 +146,7 @@ export function runResourcePolicy(
                     throw new Error("notApplicable");
                 },
             } as any,
-            reporter(out, data),
+            reporter(policy, out, urnOf(r), data),
         );
     }
     return out;
@@ -115,7 +160,6 @@ export function runStackPolicy(
     settings: Record<string, unknown> | null = {},
     data?: ReportedFinding[],
 ): Reported[] {
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
     const { programKey } = require("../policies/model/production");
     publishSettings(settings, [programKey(resources.map(urnOf))], (p) => runStackPolicy(p, resources, settings!, null));
     const out: Reported[] = [];
@@ -138,7 +182,7 @@ export function runStackPolicy(
                 throw new Error("notApplicable");
             },
         } as any,
-        reporter(out, data),
+        reporter(policy, out, undefined, data),
     );
     return out;
 }
@@ -170,7 +214,6 @@ export function goodSpec(overrides: Record<string, unknown> = {}): Record<string
  * never as passing), else fail with the fix. A missing toolchain never makes a real-leg test pass.
  */
 export function requireToolchain(ctx: Mocha.Context): import("../core/toolchain").Toolchain {
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
     const { findToolchain } = require("../core/toolchain") as typeof import("../core/toolchain");
     try {
         return findToolchain();

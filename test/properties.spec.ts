@@ -2,7 +2,7 @@
  * Property tests (fast-check) over generated PKO Stacks, RBAC objects and S3 resources: random shapes,
  * wrong types, missing fields, secret-wrapped and unknown values. Every policy returns without throwing
  * (through the SDK's own unknown-checking proxy, so reading an unknown value would throw), is
- * deterministic, and never puts a secret canary into a message. 10,000 cases per rule.
+ * deterministic, and never puts a secret canary into a message. 10,000 cases per rule (PKO_GUARD_PROPERTY_RUNS; `npm run test:unit` runs 1,000).
  */
 import * as assert from "assert";
 import fc from "fast-check";
@@ -262,7 +262,7 @@ function messages(reported: { message: string; urn?: string }[]): string[] {
     return reported.map((r) => `${r.urn ?? ""} ${r.message}`);
 }
 
-describe("properties (10,000 generated cases per rule)", function () {
+describe(`properties (${RUNS.toLocaleString("en")} generated cases per rule)`, function () {
     this.timeout(600000);
     for (const p of policies) {
         it(`${p.name} never throws, is deterministic and never echoes a secret`, () => {

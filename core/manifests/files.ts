@@ -8,6 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../errors";
 import { Skip } from "./objects";
+import { isChart, kustomizationFile } from "../render/render";
 
 export const MAX_FILE_BYTES = 16 * 1024 * 1024;
 const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
@@ -31,8 +32,11 @@ function isBinary(buf: Buffer): boolean {
     return false;
 }
 
-/** Files under a folder, sorted, following no folder twice. */
-export function walk(dir: string, seen: Set<string>, out: string[]): void {
+/**
+ * Files under a folder, sorted, following no folder twice. A folder that needs rendering (a kustomization,
+ * a Helm chart) is never read as raw files: it goes to `roots` instead.
+ */
+export function walk(dir: string, seen: Set<string>, out: string[], roots: string[]): void {
     let real: string;
     try {
         real = fs.realpathSync(dir);
@@ -41,6 +45,10 @@ export function walk(dir: string, seen: Set<string>, out: string[]): void {
     }
     if (seen.has(real)) return;
     seen.add(real);
+    if (kustomizationFile(dir) || isChart(dir)) {
+        roots.push(dir);
+        return;
+    }
     let entries: fs.Dirent[];
     try {
         entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -58,7 +66,7 @@ export function walk(dir: string, seen: Set<string>, out: string[]): void {
             }
         }
         if (isDir) {
-            if (!e.name.startsWith(".") && e.name !== "node_modules") walk(p, seen, out);
+            if (!e.name.startsWith(".") && e.name !== "node_modules") walk(p, seen, out, roots);
         } else if (EXTENSIONS.has(path.extname(e.name).toLowerCase())) {
             out.push(p);
         }

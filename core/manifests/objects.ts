@@ -34,6 +34,10 @@ export interface ManifestObject extends Location {
     repoPath?: string;
     /** Finds the line and column of a field path (`spec.branch`, `subjects[0]`), or of its nearest parent. */
     locate(field: string): { line: number; column: number };
+    /** The Argo CD Application that syncs it (`namespace/name`), when one does. */
+    application?: string;
+    /** The file it was read from (absolute), for matching directory sources. */
+    abs?: string;
 }
 
 export interface Skip {
@@ -46,6 +50,10 @@ export interface LoadResult {
     files: number;
     documents: number;
     skipped: Skip[];
+    /** Folders rendered (kustomize, Helm) or .jsonnet files evaluated. */
+    rendered: number;
+    /** Sources and generators that could not be rendered or expanded here, one line each (stderr, summary). */
+    notRendered: string[];
 }
 
 export interface LoadOptions {
@@ -55,6 +63,8 @@ export interface LoadOptions {
     stdin?: () => string;
     /** Base folder for shown file names (default: the current directory). */
     cwd?: string;
+    /** Time allowed for rendering (kustomize, Helm, jsonnet) in the whole run; default 300 s. */
+    timeoutMs?: number;
 }
 
 export interface Source {
@@ -62,9 +72,12 @@ export interface Source {
     file: string;
     text: string;
     repoPath?: string;
+    abs?: string;
+    /** Rendered output: positions are looked up in the file it came from (`abs`), not in this text. */
+    rendered?: boolean;
 }
 
-function gvk(apiVersion: string, kind: string): { group: string; version: string } {
+function gvk(apiVersion: string): { group: string; version: string } {
     const slash = apiVersion.lastIndexOf("/");
     return slash < 0 ? { group: "core", version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
@@ -93,7 +106,7 @@ export function addObject(src: Source, obj: Record<string, unknown>, place: Plac
         });
         return;
     }
-    const { group, version } = gvk(apiVersion, kind);
+    const { group, version } = gvk(apiVersion);
     const read = KINDS_RULES_READ.has(`${group}/${kind}`);
     const metadata = (obj.metadata !== null && typeof obj.metadata === "object" && !Array.isArray(obj.metadata) ? obj.metadata : {}) as Record<string, unknown>;
     const name = metadata.name;
@@ -143,6 +156,7 @@ function makeObject(src: Source, obj: Record<string, unknown>, kind: string, ide
         read: false,
         named: false,
         repoPath: src.repoPath,
+        abs: src.abs,
         locate: (field: string) => {
             const begin = startOf(findNode(placeNode(place), fieldSegments(field)));
             return begin === undefined ? at() : place.locator.pos(begin);

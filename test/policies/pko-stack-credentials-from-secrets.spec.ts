@@ -1,14 +1,17 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-credentials-from-secrets";
-import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, secret, stackResource } from "../helpers";
+import { ExpectedFinding, UNKNOWN_WIRE, assertFindings, goodSpec, runResourcePolicy, secret, stackResource } from "../helpers";
 
 const CANARY = "pul-c0ffeec0ffeec0ffeec0ffeec0ffeec0ffee0000"; // shaped like a real Pulumi token
 
-function check(spec: unknown, config: Record<string, unknown> = {}) {
+function run(spec: unknown, config: Record<string, unknown> = {}) {
     const reported = runResourcePolicy(policy, stackResource("app", spec), config);
     for (const r of reported) assert.ok(!r.message.includes(CANARY), `message echoes a secret: ${r.message}`);
-    return reported.map((r) => r.message);
+    return reported;
 }
+const check = (...a: Parameters<typeof run>) => run(...a).map((r) => r.message);
+/** The one finding an input should produce. */
+const one = (message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "mandatory", resource: "app", message }];
 
 const literal = (value: unknown) => ({ type: "Literal", literal: { value } });
 
@@ -107,7 +110,7 @@ describe("pko-stack-credentials-from-secrets", () => {
             assert.match(m[0], /spec\.projectRepo embeds credentials in its URL \(a query parameter\)/);
             assert.ok(!m[0].includes(CANARY));
         }
-        assert.match(check(goodSpec({ backend: `https://user:${CANARY}@state.example.com` }))[0], /\(the user-info part\)/);
+        assertFindings(run(goodSpec({ backend: `https://user:${CANARY}@state.example.com` })), one(/\(the user-info part\)/));
     });
 
     it("checks the workspace template's container env", () => {
@@ -121,9 +124,9 @@ describe("pko-stack-credentials-from-secrets", () => {
     });
 
     it("fails closed when a credential's reference or the spec is unknown", () => {
-        assert.match(check(goodSpec({ envRefs: { PULUMI_ACCESS_TOKEN: { type: UNKNOWN_WIRE } } }))[0], /unknown during preview/);
-        assert.match(check(goodSpec({ envRefs: UNKNOWN_WIRE }))[0], /spec\.envRefs is unknown/);
-        assert.match(check(UNKNOWN_WIRE)[0], /spec is unknown/);
+        assertFindings(run(goodSpec({ envRefs: { PULUMI_ACCESS_TOKEN: { type: UNKNOWN_WIRE } } })), one(/unknown during preview/));
+        assertFindings(run(goodSpec({ envRefs: UNKNOWN_WIRE })), one(/spec\.envRefs is unknown/));
+        assertFindings(run(UNKNOWN_WIRE), one(/spec is unknown/));
     });
 
     it("does not fail on an unknown secret name when the type is known to be Secret", () => {
@@ -163,8 +166,8 @@ describe("pko-stack-credentials-from-secrets", () => {
         });
 
         it("fail closed on a value unknown during preview; pass Secret, Env and FS refs and valueFrom", () => {
-            assert.match(check(goodSpec({ envRefs: { KUBECONFIG: literal(UNKNOWN_WIRE) } }))[0], /unknown during preview, so it cannot be verified to be a file path/);
-            assert.match(check(goodSpec({ envRefs: { KUBECONFIG: UNKNOWN_WIRE } }))[0], /unknown during preview/);
+            assertFindings(run(goodSpec({ envRefs: { KUBECONFIG: literal(UNKNOWN_WIRE) } })), one(/unknown during preview, so it cannot be verified to be a file path/));
+            assertFindings(run(goodSpec({ envRefs: { KUBECONFIG: UNKNOWN_WIRE } })), one(/unknown during preview/));
             assert.deepStrictEqual(check(goodSpec({ envRefs: { KUBECONFIG: { type: "Secret", secret: { name: "kube", key: "path" } }, AWS_CONFIG_FILE: { type: "Env", env: { name: "X" } }, GOOGLE_APPLICATION_CREDENTIALS: { type: "FS", filesystem: { path: "/p" } } } })), []);
             const ws = { spec: { env: [{ name: "GOOGLE_APPLICATION_CREDENTIALS", valueFrom: { configMapKeyRef: { name: "paths", key: "gcp" } } }] } };
             assert.deepStrictEqual(check(goodSpec({ workspaceTemplate: ws })), []);

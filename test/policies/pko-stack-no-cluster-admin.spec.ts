@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-no-cluster-admin";
-import { TestResource, UNKNOWN_WIRE, goodSpec, runStackPolicy, stackResource } from "../helpers";
+import { ExpectedFinding, TestResource, UNKNOWN_WIRE, assertFindings, goodSpec, runStackPolicy, stackResource } from "../helpers";
 
 const CRB = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding";
 const RB = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding";
@@ -22,6 +22,8 @@ const stack = (spec: Record<string, unknown> = {}, metadata: Record<string, unkn
 function check(resources: TestResource[]) {
     return runStackPolicy(policy, resources);
 }
+/** The one finding a program should produce, on `resource`. */
+const one = (resource: string, message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "mandatory", resource, message }];
 
 describe("pko-stack-no-cluster-admin", () => {
     it("passes the auth-delegator binding and least-privilege roles", () => {
@@ -62,8 +64,8 @@ describe("pko-stack-no-cluster-admin", () => {
         assert.strictEqual(check([pod({ serviceAccount: "root-sa" }), binding(CRB, "a", admin, [sa("root-sa")])]).length, 0);
         assert.strictEqual(check([pod({ serviceAccount: "root-sa" }), binding(CRB, "a", admin, [sa("ws")])]).length, 1);
         // Unknown during preview where it decides: fail closed.
-        assert.match(check([pod({ serviceAccountName: UNKNOWN_WIRE }), binding(CRB, "a", admin, [sa("other")])])[0]?.message ?? "", /may grant/);
-        assert.match(check([pod(UNKNOWN_WIRE), binding(CRB, "a", admin, [sa("other")])])[0]?.message ?? "", /may grant/);
+        assertFindings(check([pod({ serviceAccountName: UNKNOWN_WIRE }), binding(CRB, "a", admin, [sa("other")])]), one("a", /may grant/));
+        assertFindings(check([pod(UNKNOWN_WIRE), binding(CRB, "a", admin, [sa("other")])]), one("a", /may grant/));
     });
 
     it("uses the default namespace for a Stack without one", () => {
@@ -102,7 +104,7 @@ describe("pko-stack-no-cluster-admin", () => {
     });
 
     it("fails closed on unknown role, subjects or service account", () => {
-        assert.match(check([stack(), binding(CRB, "a", { kind: "ClusterRole", name: UNKNOWN_WIRE }, [sa("deployer")])])[0].message, /may grant.*fails closed/);
+        assertFindings(check([stack(), binding(CRB, "a", { kind: "ClusterRole", name: UNKNOWN_WIRE }, [sa("deployer")])]), one("a", /may grant.*fails closed/));
         assert.strictEqual(check([stack(), binding(CRB, "a", admin, UNKNOWN_WIRE)]).length, 1);
         assert.strictEqual(check([stack(), binding(CRB, "a", admin, [sa(UNKNOWN_WIRE)])]).length, 1);
         assert.strictEqual(check([stack({ serviceAccountName: UNKNOWN_WIRE }), binding(CRB, "a", admin, [sa("x")])]).length, 1);
@@ -159,7 +161,7 @@ describe("pko-stack-no-cluster-admin: aggregated ClusterRoles", () => {
         assert.strictEqual(n([{ matchExpressions: [{ key: "team", operator: "NotIn", values: ["b"] }] }]), 1);
         assert.strictEqual(n([{ matchLabels: { tier: "dev" } }, { matchLabels: { tier: "ops" }, matchExpressions: [{ key: "team", operator: "NotIn", values: ["a"] }] }]), 0);
         // NotIn also selects roles without the label, the built-in cluster-admin among them.
-        assert.match(check(agg([{ matchExpressions: [{ key: "team", operator: "NotIn", values: ["a"] }] }]))[0].message, /aggregates ClusterRole "cluster-admin"/);
+        assertFindings(check(agg([{ matchExpressions: [{ key: "team", operator: "NotIn", values: ["a"] }] }])), one("agg-binding", /aggregates ClusterRole "cluster-admin"/));
         assert.strictEqual(n([{ matchLabels: { tier: "dev" } }, { matchExpressions: [{ key: "tier", operator: "Exists" }] }]), 1);
         assert.strictEqual(n([{ matchLabels: { tier: "ops" }, matchExpressions: [{ key: "tier", operator: "DoesNotExist" }] }]), 0);
     });
@@ -189,15 +191,15 @@ describe("pko-stack-no-cluster-admin: aggregated ClusterRoles", () => {
     it("follows a program selector on the built-in aggregate-to-admin label through edit and view", () => {
         const agg = clusterRole("agg", { selectors: [{ matchLabels: { "rbac.authorization.k8s.io/aggregate-to-admin": "true" } }] });
         // Aggregating built-in edit (labelled aggregate-to-admin) bound cluster-wide: edit's pods and impersonation are an escalation.
-        assert.match(check([stack(), agg, bindAgg()])[0].message, /equivalent to cluster-admin: it can create pods and impersonate service accounts cluster-wide through ClusterRole "edit"/);
+        assertFindings(check([stack(), agg, bindAgg()]), one("agg-binding", /equivalent to cluster-admin: it can create pods and impersonate service accounts cluster-wide through ClusterRole "edit"/));
         assert.deepStrictEqual(check([stack(), agg, binding(RB, "b", { kind: "ClusterRole", name: "agg" }, [sa("deployer")], "pulumi")]), []);
         const wild = clusterRole("crd-all", { labels: { "rbac.authorization.k8s.io/aggregate-to-view": "true" }, rules: WILD });
-        assert.match(check([stack(), agg, wild, bindAgg()])[0].message, /aggregates ClusterRole "crd-all"/);
+        assertFindings(check([stack(), agg, wild, bindAgg()]), one("agg-binding", /aggregates ClusterRole "crd-all"/));
     });
 
     it("fails closed on a selector the controller cannot use (unknown operator)", () => {
         const agg = clusterRole("agg", { selectors: [{ matchExpressions: [{ key: "tier", operator: "Matches", values: ["x"] }] }] });
-        assert.match(check([stack(), agg, clusterRole("all", { labels: { tier: "x" }, rules: WILD }), bindAgg()])[0].message, /fails closed/);
+        assertFindings(check([stack(), agg, clusterRole("all", { labels: { tier: "x" }, rules: WILD }), bindAgg()]), one("agg-binding", /fails closed/));
     });
 
     it("resolves transitively and survives cycles", () => {
@@ -335,9 +337,9 @@ describe("pko-stack-no-cluster-admin: server-side-apply patches", () => {
     it("joins a RoleBinding patch by namespace too", () => {
         const rb = binding(RB, "team", admin, [{ kind: "User", name: "alice" }], "pulumi");
         const p = (namespace: string) => patch(RB_PATCH, "p", { metadata: { name: "team", namespace }, subjects: [sa("deployer")] });
-        assert.match(check([stack(), rb, p("pulumi")])[0].message, /grants cluster-admin/);
+        assertFindings(check([stack(), rb, p("pulumi")]), one("p", /grants cluster-admin/));
         // Another namespace: an undeclared binding, whose role the program cannot see.
-        assert.match(check([stack(), rb, p("other")])[0].message, /fails closed/);
+        assertFindings(check([stack(), rb, p("other")]), one("p", /fails closed/));
     });
 
     it("judges a role as patched: rules made wildcard count, reported on the binding, naming the patch", () => {
@@ -372,7 +374,7 @@ describe("pko-stack-no-cluster-admin: server-side-apply patches", () => {
 
     it("fails closed on a patch whose merged subjects are unknown", () => {
         const ops = binding(CRB, "ops", admin, [{ kind: "User", name: "alice" }]);
-        assert.match(check([stack(), ops, patch(CRB_PATCH, "p", { metadata: { name: "ops" }, subjects: UNKNOWN_WIRE })])[0].message, /fails closed: its subjects are unknown/);
+        assertFindings(check([stack(), ops, patch(CRB_PATCH, "p", { metadata: { name: "ops" }, subjects: UNKNOWN_WIRE })]), one("p", /fails closed: its subjects are unknown/));
     });
 });
 
@@ -430,9 +432,7 @@ describe("pko-stack-no-cluster-admin: effective permissions", () => {
 
 describe("pko-stack-no-cluster-admin: explain", () => {
     it("quotes PKO's migration-guide advice, refuses it, and its least-privilege Role passes the rule", () => {
-        // eslint-disable-next-line @typescript-eslint/no-var-requires
         const { explainRule } = require("../../cli/rules") as typeof import("../../cli/rules");
-        // eslint-disable-next-line @typescript-eslint/no-var-requires
         const YAML = require("yaml") as typeof import("yaml");
         const text = explainRule("pko-stack-no-cluster-admin");
         assert.match(text, /migration guide \(docs\/migration\.md, "here's how to assign\s+the `cluster-admin` role"\)/);

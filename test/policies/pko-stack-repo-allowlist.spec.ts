@@ -1,8 +1,11 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-repo-allowlist";
-import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource } from "../helpers";
+import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource, ExpectedFinding, assertFindings } from "../helpers";
 
-const check = (spec: unknown, config: Record<string, unknown> = {}) => runResourcePolicy(policy, stackResource("app", spec), config).map((r) => r.message);
+const run = (spec: unknown, config: Record<string, unknown> = {}) => runResourcePolicy(policy, stackResource("app", spec), config);
+/** The one finding an input should produce. */
+const one = (message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "mandatory", resource: "app", message }];
+const check = (...a: Parameters<typeof run>) => run(...a).map((r) => r.message);
 const acme = { allowedRepoPatterns: ["^https://github\\.com/acme/"] };
 
 describe("pko-stack-repo-allowlist", () => {
@@ -12,7 +15,7 @@ describe("pko-stack-repo-allowlist", () => {
         assert.deepStrictEqual(check(goodSpec(), acme), []);
     });
     it("flags plaintext http and repositories outside the allowlist, without echoing credentials", () => {
-        assert.match(check(goodSpec({ projectRepo: "http://github.com/acme/app" }))[0], /plaintext http/);
+        assertFindings(run(goodSpec({ projectRepo: "http://github.com/acme/app" })), one(/plaintext http/));
         const m = check(goodSpec({ projectRepo: "https://bot:hunter2@github.com/evil/app" }), acme);
         assert.strictEqual(m.length, 1);
         assert.ok(!m[0].includes("hunter2"));
@@ -36,8 +39,8 @@ describe("pko-stack-repo-allowlist", () => {
         assert.deepStrictEqual(check(prog, { allowProgramRef: true }), []);
     });
     it("fails closed on unknown repositories and reports invalid patterns", () => {
-        assert.match(check(goodSpec({ projectRepo: UNKNOWN_WIRE }))[0], /fails closed/);
-        assert.match(check(goodSpec(), { allowedRepoPatterns: ["["] })[0], /not a valid RE2 regular expression/);
+        assertFindings(run(goodSpec({ projectRepo: UNKNOWN_WIRE })), one(/fails closed/));
+        assertFindings(run(goodSpec(), { allowedRepoPatterns: ["["] }), one(/not a valid RE2 regular expression/));
     });
 });
 
