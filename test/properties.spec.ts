@@ -384,7 +384,7 @@ describe("the message codec (policies/model/message.ts): findings through the en
                         });
                     },
                 ),
-                { numRuns: 1000, seed: 18 },
+                { numRuns: Math.min(RUNS, 1000), seed: 18 },
             );
             // Not vacuous: the settings policy reports only invalid settings, which these configs do not give it.
             if (p.name !== "pko-guard-production") assert.ok(waived > 0, `${p.name}: no waived finding generated`);
@@ -407,7 +407,7 @@ describe("the message codec (policies/model/message.ts): findings through the en
                 // The text reads back unless it says "fails closed" in words of its own without being so.
                 if (closed || !decoded.failClosed) assert.strictEqual(decoded.text, text);
             }),
-            { numRuns: 20000, seed: 18 },
+            { numRuns: 2 * RUNS, seed: 18 },
         );
     });
 });
