@@ -98,7 +98,7 @@ export function runCheck(o: CheckOptions): CheckResult {
     return { subject, summary };
 }
 
-export function summaryLine(r: CheckResult): string {
+export function checkSummaryLine(r: CheckResult): string {
     const s = r.summary;
     const skipped =
         (s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "") +

@@ -1,14 +1,12 @@
 /**
- * `pko-guard rules`, `explain` and `init`: the rule catalogue from the pack's own policy objects, the
- * rule's What/Why/Fix from the doc comment at the top of its module (one source of truth, kept in bin/ by
- * the compiler), its config keys with defaults from its config schema, and its example from
- * policies/examples.ts.
+ * `pko-guard rules`, `explain` and `init`: everything from the pack's own policy objects: the catalogue,
+ * each rule's description of itself (`about`: what, why, fix, notes, its example, its waiver keys), and its
+ * config keys with defaults from its config schema.
  */
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
 import { policies } from "../policies";
-import { EXAMPLES } from "../policies/examples";
 import { BadInputError } from "../core/errors";
 import { LEVELS } from "../core/pack-config";
 import { wrap } from "./reports/table";
@@ -46,38 +44,21 @@ export function renderRules(json: boolean, width = 120): string {
     return out.join("\n") + "\n";
 }
 
-/** The doc comment at the top of a rule's module, as plain text paragraphs. */
-export function ruleDoc(name: string): string {
-    let file: string;
-    try {
-        file = require.resolve(path.join(__dirname, "..", "policies", name));
-    } catch {
-        return "";
-    }
-    const m = /\/\*\*([\s\S]*?)\*\//.exec(fs.readFileSync(file, "utf8"));
-    if (!m) return "";
-    return m[1]
-        .split("\n")
-        .map((l) => l.replace(/^\s*\* ?/, ""))
-        .join("\n")
-        .trim();
-}
-
 export function explainRule(name: string): string {
     const p = policies.find((x) => x.name === name);
     if (!p) throw new BadInputError(`${JSON.stringify(name)} is not a rule of this pack (see pko-guard rules)`);
     const out: string[] = [`${p.name} (${p.enforcementLevel ?? "advisory"}, severity ${p.severity ?? "medium"})`, "", p.description, ""];
-    const doc = ruleDoc(name).split("\n").slice(1).join("\n").trim();
-    if (doc) out.push(doc, "");
-    if (!/^Fix:/m.test(doc)) out.push(`Fix: ${p.remediationSteps ?? ""}`, "");
+    const about = p.about;
+    out.push(`What: ${about.what}`, "", `Why: ${about.why}`, "", `Fix: ${about.fix}`, "");
+    for (const note of about.notes ?? []) out.push(note, "");
     out.push("Config keys (in the pack config file, under this policy's name; defaults in brackets):");
     out.push(`  enforcementLevel [${p.enforcementLevel ?? "advisory"}]: one of ${LEVELS.join(", ")}`);
     out.push(...wrap(remediationNote(p), 116, "    "));
     for (const [k, s] of Object.entries(props(p))) {
         out.push(`  ${k} [${JSON.stringify(s.default ?? null)}]: ${s.description ?? s.type ?? ""}`);
     }
-    const example = EXAMPLES[name];
-    if (example) {
+    const example = about.example;
+    if (example.length > 0) {
         out.push("", "An example that passes (the resources as the pack sees them):", "");
         for (const r of example) out.push(`# ${r.type} "${r.name}"`, YAML.stringify(r.props).trimEnd(), "---");
         out.pop();
@@ -131,7 +112,7 @@ function notes(file: string): string {
     for (const p of policies) {
         out.push(`## ${p.name}`, "", `${p.description} (default level: ${p.enforcementLevel ?? "advisory"}; \`pko-guard explain ${p.name}\`)`, "");
         for (const [k, s] of Object.entries(props(p))) {
-            if (k === "waivers" || k === "allowAnnotationWaivers") continue;
+            if (p.about.waiverKeys.includes(k)) continue;
             out.push(`- \`${k}\` (default \`${JSON.stringify(s.default ?? null)}\`): ${s.description ?? ""}`);
         }
         out.push("");

@@ -8,7 +8,9 @@
  */
 import { Policy, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { policies } from "../policies";
-import { FieldAwareReport } from "../policies/model/policy";
+import { MessageFacts, decodeMessage, encodeMessage } from "../policies/model/message";
+import { DataReport } from "../policies/model/policy";
+import { productionSettings } from "../policies/model/production";
 import { shareAcrossPolicies } from "../policies/model/values";
 import { Level, Row, normalizeMessage, row } from "./rows";
 import { PackConfig } from "./pack-config";
@@ -64,17 +66,22 @@ export interface EvalResource {
     props: Record<string, unknown>;
 }
 
-/** A violation row, with the field the rule named when it gave one. */
+/**
+ * A violation row as the analyzer would give it (its message encoded as the engine carries it), with the
+ * finding's facts as data (text, waiver, fail-closed) and the field the rule named when it gave one.
+ */
 export interface EvalRow extends Row {
+    facts: MessageFacts;
     field?: string;
 }
 
-function isResourcePolicy(p: Policy): p is ResourceValidationPolicy {
-    return typeof (p as ResourceValidationPolicy).validateResource === "function" || Array.isArray((p as ResourceValidationPolicy).validateResource);
+function isResourcePolicy<P extends Policy>(p: P): p is P & ResourceValidationPolicy {
+    const v = (p as { validateResource?: unknown }).validateResource;
+    return typeof v === "function" || Array.isArray(v);
 }
 
-function isStackPolicy(p: Policy): p is StackValidationPolicy {
-    return typeof (p as StackValidationPolicy).validateStack === "function";
+function isStackPolicy<P extends Policy>(p: P): p is P & StackValidationPolicy {
+    return typeof (p as { validateStack?: unknown }).validateStack === "function";
 }
 
 /** What a policy's `props` is in `pulumi preview`: the SDK's deserialization of the wire Struct, proxied. */
@@ -102,6 +109,16 @@ function levelOf(config: PackConfig, p: Policy): Level {
  * the run to the named policies (admission re-evaluates the cluster as it was for those alone).
  */
 export function evaluatePack(resources: EvalResource[], config: PackConfig, only?: ReadonlySet<string>): EvalRow[] {
+    // One evaluation is one request: it starts and ends with no settings published (settings.ts).
+    productionSettings.reset();
+    try {
+        return evaluateRequest(resources, config, only);
+    } finally {
+        productionSettings.reset();
+    }
+}
+
+function evaluateRequest(resources: EvalResource[], config: PackConfig, only?: ReadonlySet<string>): EvalRow[] {
     const rows: EvalRow[] = [];
     const args = resources.map((r) => ({
         type: r.type,
@@ -124,14 +141,14 @@ export function evaluatePack(resources: EvalResource[], config: PackConfig, only
         const notApplicable = (reason?: string) => {
             throw Object.assign(new Error(reason ?? "not applicable"), { notApplicable: true });
         };
-        const report = (fallbackUrn: string): FieldAwareReport => {
-            const out = ((message: string, urn?: string) => push(message, urn ?? fallbackUrn, undefined)) as FieldAwareReport;
-            out.withField = (message, urn, field, own) => push(message, urn ?? fallbackUrn, field, own);
+        const report = (fallbackUrn: string): DataReport => {
+            const out = ((message: string, urn?: string) => push(decodeMessage(normalizeMessage(message, p.description)), urn ?? fallbackUrn, undefined)) as DataReport;
+            out.finding = (f) => push({ text: f.text, failClosed: f.failClosed, ...(f.waiver ? { waiver: f.waiver } : {}) }, f.urn ?? fallbackUrn, f.field);
             return out;
         };
-        // A finding's own level (a waived one is advisory) wins over its policy's, as in the engine.
-        const push = (message: string, urn: string, field: string | undefined, own?: Level) => {
-            const r: EvalRow = row(p.name, urn, own ?? level, normalizeMessage(message, p.description));
+        // A waived finding is at its true level, advisory, as the pack reports it through the engine (report.ts).
+        const push = (facts: MessageFacts, urn: string, field: string | undefined, at: Level = facts.waiver ? "advisory" : level) => {
+            const r: EvalRow = { ...row(p.name, urn, at, normalizeMessage(encodeMessage(facts), p.description)), facts };
             if (field !== undefined) r.field = field;
             rows.push(r);
         };
@@ -143,7 +160,7 @@ export function evaluatePack(resources: EvalResource[], config: PackConfig, only
                 if ((e as { notApplicable?: boolean }).notApplicable) return;
                 const { UnknownValueError } = policySdk();
                 const reason = e instanceof UnknownValueError ? "can't run policy during preview" : "policy failed";
-                rows.push(row(p.name, urn, e instanceof UnknownValueError ? "advisory" : "mandatory", `${reason}: ${String((e as Error).message).split("\n")[0]}`));
+                push(decodeMessage(`${reason}: ${String((e as Error).message).split("\n")[0]}`), urn, undefined, e instanceof UnknownValueError ? "advisory" : "mandatory");
             }
         };
         if (isResourcePolicy(p)) {

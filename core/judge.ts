@@ -5,15 +5,20 @@
  * `check` never loads it.
  */
 import { Finding, Notice, Row, sortRows } from "./rows";
-import { configWaivers, parseWaived, today } from "../policies/model/waivers";
+import { MessageFacts, decodeMessage } from "../policies/model/message";
+import { configWaivers, today } from "../policies/model/waivers";
 import { PackConfig } from "./pack-config";
 
-/** Reads the pack's `[waived: ...]` marks into status "waived"; the rest is judged by enforcement level. */
-export function judgeRows(rows: Row[], failOnAdvisory: boolean): Finding[] {
-    return sortRows(rows).map((r) => {
-        const w = parseWaived(r.message);
-        if (w) return { ...r, message: w.message, status: "waived", waiver: { reason: w.reason, ...(w.expires ? { expires: w.expires } : {}) } };
-        return { ...r, status: r.level === "mandatory" || (failOnAdvisory && r.level === "advisory") ? "blocking" : "advisory" };
+/**
+ * Judges rows into findings: a waived finding has status "waived"; the rest is judged by enforcement level.
+ * In-process rows carry their facts; a preview's rows have them in the message (decoded by message.ts).
+ */
+export function judgeRows(rows: (Row & { facts?: MessageFacts })[], failOnAdvisory: boolean): Finding[] {
+    return sortRows(rows).map(({ facts: given, ...r }) => {
+        const facts = given ?? decodeMessage(r.message);
+        const base = { ...r, message: facts.text, ...(facts.failClosed ? { failClosed: true } : {}) };
+        if (facts.waiver) return { ...base, status: "waived", waiver: facts.waiver };
+        return { ...base, status: r.level === "mandatory" || (failOnAdvisory && r.level === "advisory") ? "blocking" : "advisory" };
     });
 }
 
@@ -26,7 +31,7 @@ export function waiverNotices(config: PackConfig, findings: Finding[], now = new
                 notices.push({ level: "advisory", policy, message: `waiver for ${w.resource} expired on ${w.expires} (${w.reason}): remove or renew it` });
                 continue;
             }
-            const used = findings.some((f) => f.policy === policy && f.status === "waived" && f.waiver?.reason === w.reason.replace(/[\]\n]/g, " "));
+            const used = findings.some((f) => f.policy === policy && f.status === "waived" && f.waiver?.reason === w.reason);
             if (!used) notices.push({ level: "advisory", policy, message: `unused waiver for ${w.resource} (${w.reason}): it matched no finding` });
         }
     }

@@ -26,6 +26,10 @@ export type PackConfig = Record<string, PolicyConfigEntry>;
 export interface PolicyMeta {
     name: string;
     enforcementLevel: ConfigLevel;
+    /** Settings holding regular expressions (RE2), checked here before any preview (the rule's `about`). */
+    patternSettings?: string[];
+    /** Whether the policy reads the production settings of pko-guard-production (the rule's `about`). */
+    readsProduction?: boolean;
     configSchema?: { properties?: Record<string, Record<string, unknown>>; required?: string[]; additionalProperties?: unknown };
 }
 
@@ -109,18 +113,6 @@ export function loadPackConfig(file: string): PackConfig {
 
 const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: false });
 
-/** Settings that hold user regular expressions (RE2 syntax). */
-const PATTERN_SETTINGS = ["productionStackPatterns", "allowedRepoPatterns", "extraCredentialNames", "previewOnlyStackPatterns"];
-
-/** The policies that read the production settings of pko-guard-production. */
-export const PRODUCTION_AWARE = [
-    "pko-stack-destroy-on-finalize-nonprod",
-    "pko-stack-prod-pinned-commit",
-    "pko-stack-prod-refresh",
-    "pko-stack-preview-only-nonprod",
-    "argocd-app-pko-sync-order",
-];
-
 /**
  * Reconciles a parsed config with the pack's policies as the engine does and validates it.
  * Unknown policy names are rejected (the engine ignores them; here a typo must not pass silently).
@@ -164,7 +156,7 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
             throw new BadInputError(`${source}: ${p.name}: ${err?.instancePath || "config"} ${err?.message ?? "is invalid"}`);
         }
         // User patterns run with RE2 (linear time): reject what it cannot compile before any preview.
-        for (const setting of PATTERN_SETTINGS) {
+        for (const setting of p.patternSettings ?? []) {
             const value = result[p.name].properties?.[setting];
             const bad = Array.isArray(value) ? patternProblem(setting, value.filter((v): v is string => typeof v === "string")) : undefined;
             if (bad) throw new BadInputError(`${source}: ${p.name}: ${bad}`);
@@ -172,7 +164,7 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
     }
     const settings = policies.find((p) => p.name === SETTINGS_POLICY);
     if (settings && result[SETTINGS_POLICY]?.enforcementLevel === "disabled") {
-        const readers = policies.filter((p) => PRODUCTION_AWARE.includes(p.name) && result[p.name]?.enforcementLevel !== "disabled").map((p) => p.name);
+        const readers = policies.filter((p) => p.readsProduction && result[p.name]?.enforcementLevel !== "disabled").map((p) => p.name);
         if (readers.length > 0) {
             throw new BadInputError(
                 `${source}: ${SETTINGS_POLICY} is disabled but ${readers.join(", ")} ${readers.length === 1 ? "reads" : "read"} its production settings; set it to advisory or mandatory`,
@@ -184,7 +176,13 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
 
 /** The pack's policies as the config reconciler needs them (from the pack's own modules, closed schemas included). */
 export function packPolicies(): PolicyMeta[] {
-    return policies.map((p) => ({ name: p.name, enforcementLevel: p.enforcementLevel ?? "advisory", configSchema: p.configSchema as PolicyMeta["configSchema"] }));
+    return policies.map((p) => ({
+        name: p.name,
+        enforcementLevel: p.enforcementLevel ?? "advisory",
+        configSchema: p.configSchema as PolicyMeta["configSchema"],
+        patternSettings: p.about.patternSettings,
+        readsProduction: p.about.readsProduction,
+    }));
 }
 
 /**

@@ -37,6 +37,8 @@ export interface Finding extends Row {
     status: "blocking" | "advisory" | "waived";
     /** Set when status is "waived": the waiver's reason and expiry. */
     waiver?: { reason: string; expires?: string };
+    /** True when the rule could not decide and reports so that a gate never passes by accident. */
+    failClosed?: boolean;
 }
 
 /** A note about the run that is not a finding: an unused waiver, say. */
@@ -71,7 +73,7 @@ export function row(policy: string, urn: string, level: Level, message: string):
 }
 
 /** Stable order for rows, so every report and comparison is deterministic. */
-export function sortRows(rows: Row[]): Row[] {
+export function sortRows<R extends Row>(rows: R[]): R[] {
     return [...rows].sort(
         (a, b) =>
             a.policy.localeCompare(b.policy) ||

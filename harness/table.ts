@@ -113,11 +113,11 @@ export function renderRun(verdicts: FixtureVerdict[], opts: { verbose: boolean; 
     const parts = [renderFixtureLines(verdicts, opts.style)];
     const detail = opts.verbose ? renderTable(verdicts, { style: opts.style }) : renderProblems(verdicts, opts.style);
     if (detail) parts.push("", detail);
-    parts.push("", wrap(summaryLine(verdicts), Math.max(40, opts.style.width - 1)).join("\n"));
+    parts.push("", wrap(verdictSummaryLine(verdicts), Math.max(40, opts.style.width - 1)).join("\n"));
     return parts.join("\n");
 }
 
-export function summaryLine(verdicts: FixtureVerdict[]): string {
+export function verdictSummaryLine(verdicts: FixtureVerdict[]): string {
     const n = (o: string) => verdicts.filter((v) => v.outcome === o).length;
     const skipped = verdicts.flatMap((v) => v.legs).flatMap((l) => (l.status === "skipped" ? [l] : []));
     const mockOnly = skipped.filter((l) => l.reason.startsWith("mock-only")).length;

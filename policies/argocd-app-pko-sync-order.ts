@@ -1,27 +1,12 @@
 /**
  * argocd-app-pko-sync-order (advisory, stack-level)
  *
- * What: when Argo CD syncs PKO Stacks (the program declares an Argo CD Application, or uses
- * `argocd.argoproj.io/sync-wave` annotations), each Stack is synced no earlier than the Secrets and the
- * service account it uses (its sync wave is not lower than theirs); and an Application with automated
- * prune does not manage a production Stack with `destroyOnFinalize`.
- *
- * Why: the Argo CD + PKO guide applies RBAC in wave 1 before the Stack in wave 2; a Stack synced before its
- * token Secret or service account fails its first reconcile. With `prune: true`, deleting the manifest
- * from Git deletes the Stack, and `destroyOnFinalize` then destroys production.
- *
- * An Application manages a Stack when the Stack carries Argo CD's tracking label
- * (`app.kubernetes.io/instance`) or annotation (`argocd.argoproj.io/tracking-id`) naming it, or, without
- * either, when the Stack's manifest file lies under the Application's `spec.source.path` (or one of
- * `spec.sources[].path`): the file is read from the Stack's `pko-guard/source-path` annotation, its path
- * relative to the repository root, which `pko-guard check` sets on every manifest it reads (a program's
- * resources have none). Without either, when the Application's destination namespace is the Stack's namespace.
- *
- * Fix: give the Stack a higher sync wave than its Secrets and service account; turn off automated prune
- * for production or remove destroyOnFinalize.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
-import { Finding, RuleContext, classify, programRule } from "./model/policy";
-import { DEFAULT_NAMESPACE, StackIdentity, stackIdentities } from "./model/rbac";
+import { governed } from "./model/examples";
+import { RuleFinding, RuleContext, classify, programRule } from "./model/policy";
+import { DEFAULT_NAMESPACE } from "./model/rbac/objects";
+import { StackIdentity, stackIdentities } from "./model/rbac/stacks";
 import { SOURCE_PATH } from "./model/manifests";
 import { ResourceLike, StackView, describeStack, patchedStacks, secretsRead } from "./model/stack";
 import { Plain, UNKNOWN, Unknown, get, list, plain, str } from "./model/values";
@@ -113,8 +98,8 @@ function argoInUse(apps: Application[], objects: K8sObject[], stacks: StackIdent
 }
 
 /** A Stack synced before a Secret or the service account it uses. */
-function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): Finding[] {
-    const findings: Finding[] = [];
+function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): RuleFinding[] {
+    const findings: RuleFinding[] = [];
     // The first object of each kind, namespace and name (looked up once per dependency, not searched).
     const byKey = new Map<string, K8sObject>();
     const key = (kind: string, namespace: string | undefined, name: string) => `${kind}\u0000${namespace}\u0000${name}`;
@@ -154,8 +139,8 @@ function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): Findin
  * Stacks are read as their patches leave them (a patch that sets destroyOnFinalize counts), classified
  * by the pack-wide production settings.
  */
-function pruneFindings(apps: Application[], stacks: { view: StackView }[], ctx: RuleContext): Finding[] {
-    const findings: Finding[] = [];
+function pruneFindings(apps: Application[], stacks: { view: StackView }[], ctx: RuleContext): RuleFinding[] {
+    const findings: RuleFinding[] = [];
     // Only production Stacks with destroyOnFinalize can be at risk: found once, not once per Application.
     const atRisk = stacks.filter((st) => st.view.destroyOnFinalize === true && classify(st.view, ctx).verdict === "production");
     for (const { r, props } of apps) {
@@ -176,6 +161,16 @@ function pruneFindings(apps: Application[], stacks: { view: StackView }[], ctx: 
 export const policy = programRule(
     {
         name: NAME,
+        about: {
+            what: "when Argo CD syncs PKO Stacks (the program declares an Argo CD Application, or uses\n`argocd.argoproj.io/sync-wave` annotations), each Stack is synced no earlier than the Secrets and the\nservice account it uses (its sync wave is not lower than theirs); and an Application with automated\nprune does not manage a production Stack with `destroyOnFinalize`.",
+            why: "the Argo CD + PKO guide applies RBAC in wave 1 before the Stack in wave 2; a Stack synced before its\ntoken Secret or service account fails its first reconcile. With `prune: true`, deleting the manifest\nfrom Git deletes the Stack, and `destroyOnFinalize` then destroys production.",
+            fix: "give the Stack a higher sync wave than its Secrets and service account; turn off automated prune\nfor production or remove destroyOnFinalize.",
+            notes: ["An Application manages a Stack when the Stack carries Argo CD's tracking label\n(`app.kubernetes.io/instance`) or annotation (`argocd.argoproj.io/tracking-id`) naming it, or, without\neither, when the Stack's manifest file lies under the Application's `spec.source.path` (or one of\n`spec.sources[].path`): the file is read from the Stack's `pko-guard/source-path` annotation, its path\nrelative to the repository root, which `pko-guard check` sets on every manifest it reads (a program's\nresources have none). Without either, when the Application's destination namespace is the Stack's namespace."],
+            reads: ["argoproj.io/Application", "pulumi.com/Stack", "core/Secret", "core/ServiceAccount"],
+            readsProduction: true,
+            patternSettings: [],
+            example: governed,
+        },
         description: "Argo CD syncs PKO Stacks after their Secrets and service accounts, and never auto-prunes production Stacks with destroyOnFinalize.",
         enforcementLevel: "advisory",
         severity: "medium",

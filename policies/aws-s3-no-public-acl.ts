@@ -1,18 +1,9 @@
 /**
  * aws-s3-no-public-acl (mandatory)
  *
- * What: no S3 bucket, bucket ACL or object resource grants public access: no canned ACL
- * `public-read`, `public-read-write` or `authenticated-read`, and no grant to the `AllUsers` or
- * `AuthenticatedUsers` groups.
- *
- * Why: Stacks deployed by PKO often create AWS resources; a public ACL exposes the data to the internet
- * (AWS: "Blocking public access to your Amazon S3 storage").
- *
- * Fix: use `private` (or no ACL with BucketOwnershipControls `BucketOwnerEnforced`) and grant access
- * through bucket policies to specific principals.
- *
- * Fails closed when the ACL or the grants are unknown during preview.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
+import { bucket, ownership } from "./model/examples";
 import { resourceRule } from "./model/policy";
 import { Plain, UNKNOWN, get, list, plain } from "./model/values";
 
@@ -53,6 +44,16 @@ function checkGrantList(field: string, grants: Plain, uriPath: string[], out: st
 export const policy = resourceRule(
     {
         name: NAME,
+        about: {
+            what: "no S3 bucket, bucket ACL or object resource grants public access: no canned ACL\n`public-read`, `public-read-write` or `authenticated-read`, and no grant to the `AllUsers` or\n`AuthenticatedUsers` groups.",
+            why: "Stacks deployed by PKO often create AWS resources; a public ACL exposes the data to the internet\n(AWS: \"Blocking public access to your Amazon S3 storage\").",
+            fix: "use `private` (or no ACL with BucketOwnershipControls `BucketOwnerEnforced`) and grant access\nthrough bucket policies to specific principals.",
+            notes: ["Fails closed when the ACL or the grants are unknown during preview."],
+            reads: ["aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2", "aws:s3/bucketAcl:BucketAcl", "aws:s3/bucketAclV2:BucketAclV2", "aws:s3/bucketObject:BucketObject", "aws:s3/bucketObjectv2:BucketObjectv2", "aws:s3/objectCopy:ObjectCopy"],
+            readsProduction: false,
+            patternSettings: [],
+            example: [bucket, ownership],
+        },
         description: "S3 buckets, bucket ACLs and objects grant no public access through canned ACLs or AllUsers/AuthenticatedUsers grants.",
         enforcementLevel: "mandatory",
         severity: "critical",

@@ -2,7 +2,8 @@
  * The pko-guard rule catalogue: every policy of the pack, one module a rule, named as the policy.
  * Importing this module does not start an analyzer; only the pack entry point (../index.ts) does.
  */
-import { Policies } from "@pulumi/policy";
+import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
+import { DescribedRule } from "./model/policy";
 import * as production from "./pko-guard-production";
 import * as s3PublicAcl from "./aws-s3-no-public-acl";
 import * as credentials from "./pko-stack-credentials-from-secrets";
@@ -22,11 +23,14 @@ import * as workspaceHardening from "./pko-stack-workspace-hardening";
 import * as secretCommitted from "./pko-stack-secret-committed";
 import * as workspaceProgram from "./pko-workspace-program-objects";
 
+/** A rule of the pack: a CrossGuard policy that describes itself (`about`, policies/model/policy.ts). */
+export type Rule = (ResourceValidationPolicy | StackValidationPolicy) & DescribedRule;
+
 /**
- * In this order: the analyzer calls policies in list order in every request, and the settings policy
+ * Every rule file of policies/ is listed here, and nothing else (test/meta.spec.ts). In this order: the analyzer calls policies in list order in every request, and the settings policy
  * (pko-guard-production) must publish the pack's production settings before any rule reads them.
  */
-export const policies: Policies = [
+export const policies: Rule[] = [
     production.policy,
     credentials.policy,
     noClusterAdmin.policy,

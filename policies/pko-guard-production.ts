@@ -1,29 +1,26 @@
 /**
  * pko-guard-production (mandatory; settings)
  *
- * What: holds the pack's one production classification: `productionStackPatterns`,
- * `productionNamespaces` and `productionLabels`. Every production-aware rule
- * (pko-stack-destroy-on-finalize-nonprod, pko-stack-prod-pinned-commit, pko-stack-prod-refresh,
- * pko-stack-preview-only-nonprod, argocd-app-pko-sync-order) reads these settings, so a Stack is
- * production for all of them or for none. It reports only invalid settings (a pattern that is not valid
- * RE2 syntax, a value of the wrong type, an unknown property), on every Stack and Stack patch.
- *
- * Why: CrossGuard gives each policy only its own configuration. Settings repeated in five policies drift
- * apart (a namespace marked production for one rule but not for another); one policy holding them, listed
- * first and read by the others, works the same under `--policy-pack-config`, Pulumi Cloud policy groups
- * and the harness.
- *
- * Fix: correct the settings. Do not disable this policy while production-aware rules are enabled: they
- * then cannot classify and report every Stack they judge (the CLI and harness reject such a config).
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
+import { stack } from "./model/examples";
 import { RuleMeta, settingsRule } from "./model/policy";
-import { SETTINGS_POLICY, SettingsState, productionSchemaProperties, publishSettings, readSettings } from "./model/production";
+import { SETTINGS_POLICY, SettingsState, productionSchemaProperties, productionSettings, readSettings } from "./model/production";
 import { describeStack, stackPatchView, stackView } from "./model/stack";
 
 export const NAME = SETTINGS_POLICY;
 
 const meta: RuleMeta = {
     name: NAME,
+    about: {
+        what: "holds the pack's one production classification: `productionStackPatterns`,\n`productionNamespaces` and `productionLabels`. Every production-aware rule\n(pko-stack-destroy-on-finalize-nonprod, pko-stack-prod-pinned-commit, pko-stack-prod-refresh,\npko-stack-preview-only-nonprod, argocd-app-pko-sync-order) reads these settings, so a Stack is\nproduction for all of them or for none. It reports only invalid settings (a pattern that is not valid\nRE2 syntax, a value of the wrong type, an unknown property), on every Stack and Stack patch.",
+        why: "CrossGuard gives each policy only its own configuration. Settings repeated in five policies drift\napart (a namespace marked production for one rule but not for another); one policy holding them, listed\nfirst and read by the others, works the same under `--policy-pack-config`, Pulumi Cloud policy groups\nand the harness.",
+        fix: "correct the settings. Do not disable this policy while production-aware rules are enabled: they\nthen cannot classify and report every Stack they judge (the CLI and harness reject such a config).",
+        reads: ["pulumi.com/Stack"],
+        readsProduction: false,
+        patternSettings: ["productionStackPatterns"],
+        example: [stack],
+    },
     description: "Holds the pack's one production classification (stack patterns, namespaces, labels) that every production-aware rule reads.",
     enforcementLevel: "mandatory",
     severity: "high",
@@ -33,26 +30,27 @@ const meta: RuleMeta = {
     config: { ...productionSchemaProperties },
 };
 
-/** The state last published per config object seen (the analyzer hands the same settings each time). */
+/** The settings read per configuration seen (the analyzer hands the same config in every request). */
 const states = new Map<string, SettingsState>();
 
-function stateOf(config: Record<string, unknown> | string): SettingsState {
-    if (typeof config === "string") return { problem: config };
-    const key = JSON.stringify(config);
-    let state = states.get(key);
+/** The configuration's identity (what publishing compares to tell a reconfiguration) and its settings. */
+function stateOf(config: Record<string, unknown> | string): { configuration: string; state: SettingsState } {
+    if (typeof config === "string") return { configuration: `problem:${config}`, state: { problem: config } };
+    const configuration = JSON.stringify(config);
+    let state = states.get(configuration);
     if (state === undefined) {
         state = readSettings(config);
         if (states.size > 100) states.clear();
-        states.set(key, state);
+        states.set(configuration, state);
     }
-    return state;
+    return { configuration, state };
 }
 
 export const policy = settingsRule(
     meta,
-    (key, config) => {
-        const state = stateOf(config);
-        publishSettings(key, state);
+    (request, config) => {
+        const { configuration, state } = stateOf(config);
+        productionSettings.publish(request, configuration, state);
         return state;
     },
     (resource, state) => {

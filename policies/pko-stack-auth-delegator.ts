@@ -1,17 +1,14 @@
 /**
  * pko-stack-auth-delegator (advisory, stack-level)
  *
- * What: the service account each PKO v2 Stack (pulumi.com/v1) runs as has a ClusterRoleBinding to
- * `system:auth-delegator` in the program.
- *
- * Why: PKO v2 workspace pods authenticate the operator's requests with TokenReview/SubjectAccessReview;
- * without that binding the Stack never gets past its first reconcile. The Argo CD + PKO guide declares
- * it next to every Stack's service account.
- *
- * Fix: add a ClusterRoleBinding of `system:auth-delegator` to the Stack's service account.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
-import { Finding, programRule } from "./model/policy";
-import { StackIndex, bindingCovers, describeSubject, rbacModel, stackIdentities } from "./model/rbac";
+import { governed } from "./model/examples";
+import { RuleFinding, programRule } from "./model/policy";
+import { StackIndex, stackIdentities } from "./model/rbac/stacks";
+import { bindingCovers } from "./model/rbac/grants";
+import { describeSubject } from "./model/rbac/describe";
+import { rbacModel } from "./model/rbac/objects";
 import { describeStack } from "./model/stack";
 
 export const NAME = "pko-stack-auth-delegator";
@@ -19,6 +16,15 @@ export const NAME = "pko-stack-auth-delegator";
 export const policy = programRule(
     {
         name: NAME,
+        about: {
+            what: "the service account each PKO v2 Stack (pulumi.com/v1) runs as has a ClusterRoleBinding to\n`system:auth-delegator` in the program.",
+            why: "PKO v2 workspace pods authenticate the operator's requests with TokenReview/SubjectAccessReview;\nwithout that binding the Stack never gets past its first reconcile. The Argo CD + PKO guide declares\nit next to every Stack's service account.",
+            fix: "add a ClusterRoleBinding of `system:auth-delegator` to the Stack's service account.",
+            reads: ["pulumi.com/Stack", "core/ServiceAccount", "rbac.authorization.k8s.io/ClusterRoleBinding"],
+            readsProduction: false,
+            patternSettings: [],
+            example: governed,
+        },
         description: "Each PKO v2 Stack's service account has the system:auth-delegator ClusterRoleBinding the operator needs.",
         enforcementLevel: "advisory",
         severity: "medium",
@@ -36,7 +42,7 @@ export const policy = programRule(
         for (const b of delegators) {
             for (const st of index.coveredBy(b)) if (bindingCovers(b, st.serviceAccount) !== "no") covered.add(st);
         }
-        const findings: Finding[] = [];
+        const findings: RuleFinding[] = [];
         for (const st of index.stacks) {
             if (st.view.apiVersion !== "pulumi.com/v1") continue;
             if (covered.has(st)) continue;

@@ -1,20 +1,9 @@
 /**
  * pko-stack-credentials-from-secrets (mandatory)
  *
- * What: every credential a PKO Stack uses (the Pulumi access token, cloud keys, git auth tokens,
- * passwords and SSH keys, secret config values, credentials in the workspace pod's environment) comes
- * from a Kubernetes Secret reference. Literal values, `Env`/`FS` refs, the plaintext `spec.secrets` and
- * `spec.envs` fields, and credentials embedded in repository or backend URLs are violations.
- *
- * Why: a Stack manifest is synced from Git (Argo CD) and readable by anyone who can read the custom
- * resource; the PKO guide stores the access token in a Secret and references it with
- * `envRefs.PULUMI_ACCESS_TOKEN: {type: Secret, ...}`, and the Argo CD guide does the same.
- *
- * Fix: create a Kubernetes Secret and reference it: `{type: Secret, secret: {name, key}}` for envRefs,
- * secretsRef and gitAuth; `valueFrom.secretKeyRef` in the workspace pod; move secret config to secretsRef.
- *
- * Messages name the field, never the value.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
+import { stack } from "./model/examples";
 import { credentialShape, findCredentialShapes } from "./model/credential-shapes";
 import { extraNamesProblem, isCredentialName, isFilePointerName, isPathValue, isSecretConfigKey, looksLikeCredential, urlCredentialPart } from "./model/credentials";
 import { stackRule } from "./model/policy";
@@ -273,6 +262,16 @@ function checkWorkspace(view: StackView, extra: string[], out: string[]): void {
 export const policy = stackRule(
     {
         name: NAME,
+        about: {
+            what: "every credential a PKO Stack uses (the Pulumi access token, cloud keys, git auth tokens,\npasswords and SSH keys, secret config values, credentials in the workspace pod's environment) comes\nfrom a Kubernetes Secret reference. Literal values, `Env`/`FS` refs, the plaintext `spec.secrets` and\n`spec.envs` fields, and credentials embedded in repository or backend URLs are violations.",
+            why: "a Stack manifest is synced from Git (Argo CD) and readable by anyone who can read the custom\nresource; the PKO guide stores the access token in a Secret and references it with\n`envRefs.PULUMI_ACCESS_TOKEN: {type: Secret, ...}`, and the Argo CD guide does the same.",
+            fix: "create a Kubernetes Secret and reference it: `{type: Secret, secret: {name, key}}` for envRefs,\nsecretsRef and gitAuth; `valueFrom.secretKeyRef` in the workspace pod; move secret config to secretsRef.",
+            notes: ["Messages name the field, never the value."],
+            reads: ["pulumi.com/Stack"],
+            readsProduction: false,
+            patternSettings: ["extraCredentialNames"],
+            example: [stack],
+        },
         description:
             "PKO Stack credentials (Pulumi access token, cloud keys, git auth, secret config, workspace env) come only from Kubernetes Secret references.",
         enforcementLevel: "mandatory",

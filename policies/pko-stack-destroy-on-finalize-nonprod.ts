@@ -1,16 +1,9 @@
 /**
  * pko-stack-destroy-on-finalize-nonprod (mandatory)
  *
- * What: `spec.destroyOnFinalize: true` is allowed only on non-production Stacks.
- *
- * Why: with destroyOnFinalize, deleting the Stack object runs `pulumi destroy`. With Argo CD's
- * automated prune and the background resources finalizer (Argo CD + PKO guide), removing a manifest
- * from Git, or deleting the Application, tears the infrastructure down. Fine for dev; not for prod.
- *
- * Fix: remove `destroyOnFinalize` (or set it to false) on production Stacks.
- *
- * Fails closed: when the flag or the values that decide production are unknown during preview.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
+import { stack } from "./model/examples";
 import { classify, stackRule } from "./model/policy";
 import { productionFindings } from "./model/production";
 import { describeStack } from "./model/stack";
@@ -21,6 +14,16 @@ export const NAME = "pko-stack-destroy-on-finalize-nonprod";
 export const policy = stackRule(
     {
         name: NAME,
+        about: {
+            what: "`spec.destroyOnFinalize: true` is allowed only on non-production Stacks.",
+            why: "with destroyOnFinalize, deleting the Stack object runs `pulumi destroy`. With Argo CD's\nautomated prune and the background resources finalizer (Argo CD + PKO guide), removing a manifest\nfrom Git, or deleting the Application, tears the infrastructure down. Fine for dev; not for prod.",
+            fix: "remove `destroyOnFinalize` (or set it to false) on production Stacks.",
+            notes: ["Fails closed: when the flag or the values that decide production are unknown during preview."],
+            reads: ["pulumi.com/Stack"],
+            readsProduction: true,
+            patternSettings: [],
+            example: [stack],
+        },
         description: "destroyOnFinalize is allowed only on non-production PKO Stacks.",
         enforcementLevel: "mandatory",
         severity: "high",

@@ -1,16 +1,9 @@
 /**
  * pko-stack-esc-or-oidc-preferred (advisory)
  *
- * What: Stacks that authenticate with a long-lived static Pulumi access token from a Secret, or that take
- * static cloud keys from Secrets without any Pulumi ESC environment, are told what they use and what to
- * prefer. Stacks with no static token (OIDC token exchange) and with ESC environments pass.
- *
- * Why: the Argo CD + PKO guide recommends OIDC token exchange (no stored secret) over a static token, and
- * Pulumi ESC for short-lived, dynamically brokered cloud credentials.
- *
- * Fix: register the cluster as a Pulumi Cloud OIDC issuer and drop the token Secret; attach ESC
- * environments (`spec.environment`) for cloud credentials.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
+import { stack } from "./model/examples";
 import { stackRule } from "./model/policy";
 import { describeStack, resourceRef } from "./model/stack";
 import { UNKNOWN, entries, get, list } from "./model/values";
@@ -22,6 +15,15 @@ const CLOUD_KEYS = /^(AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY|ARM_CLIENT_SECRET|
 export const policy = stackRule(
     {
         name: NAME,
+        about: {
+            what: "Stacks that authenticate with a long-lived static Pulumi access token from a Secret, or that take\nstatic cloud keys from Secrets without any Pulumi ESC environment, are told what they use and what to\nprefer. Stacks with no static token (OIDC token exchange) and with ESC environments pass.",
+            why: "the Argo CD + PKO guide recommends OIDC token exchange (no stored secret) over a static token, and\nPulumi ESC for short-lived, dynamically brokered cloud credentials.",
+            fix: "register the cluster as a Pulumi Cloud OIDC issuer and drop the token Secret; attach ESC\nenvironments (`spec.environment`) for cloud credentials.",
+            reads: ["pulumi.com/Stack"],
+            readsProduction: false,
+            patternSettings: [],
+            example: [stack],
+        },
         description: "PKO Stacks prefer OIDC token exchange and Pulumi ESC over long-lived static tokens and cloud keys.",
         enforcementLevel: "advisory",
         severity: "low",

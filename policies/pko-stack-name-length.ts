@@ -1,14 +1,9 @@
 /**
  * pko-stack-name-length (mandatory)
  *
- * What: a Stack's `metadata.name` is at most 42 characters (an autonamed Stack: its Pulumi name plus the
- * 8-character random suffix and dash).
- *
- * Why: the operator derives workspace object names (StatefulSet, Service, pods) from the Stack's name and
- * rejects names that would not fit Kubernetes' limits once prefixed and suffixed.
- *
- * Fix: shorten `metadata.name`.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
+import { stack } from "./model/examples";
 import { stackRule } from "./model/policy";
 import { describeStack } from "./model/stack";
 import { UNKNOWN } from "./model/values";
@@ -21,6 +16,15 @@ const AUTONAME_SUFFIX = 9;
 export const policy = stackRule(
     {
         name: NAME,
+        about: {
+            what: "a Stack's `metadata.name` is at most 42 characters (an autonamed Stack: its Pulumi name plus the\n8-character random suffix and dash).",
+            why: "the operator derives workspace object names (StatefulSet, Service, pods) from the Stack's name and\nrejects names that would not fit Kubernetes' limits once prefixed and suffixed.",
+            fix: "shorten `metadata.name`.",
+            reads: ["pulumi.com/Stack"],
+            readsProduction: false,
+            patternSettings: [],
+            example: [stack],
+        },
         description: `PKO Stack names fit the operator's limit of ${MAX_NAME_LENGTH} characters.`,
         enforcementLevel: "mandatory",
         severity: "medium",

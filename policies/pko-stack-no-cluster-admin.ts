@@ -1,75 +1,14 @@
 /**
  * pko-stack-no-cluster-admin (mandatory, stack-level)
  *
- * What: no ClusterRoleBinding or RoleBinding of the program gives the service account a PKO Stack runs
- * as `cluster-admin` or anything equivalent to it, judged by what the bound role permits (model/permissions.ts):
- * - every verb on every resource: `*`, or every verb listed, on `*` resources, over one rule or several;
- * - a privilege-escalation path, when it holds cluster-wide (ClusterRoleBinding) or in `kube-system`:
- *   `escalate`/`bind` on roles or clusterroles, `impersonate` on users, groups or serviceaccounts, `create`
- *   on `serviceaccounts/token`, `create` on pods or `create`/`update`/`patch` on workloads (a pod runs as any
- *   account of its namespace). The built-in `admin` and `edit` roles hold such paths, so a ClusterRoleBinding
- *   of either counts; a RoleBinding of `admin` or `edit` in the Stack's own namespace does not.
- * The account follows PKO's merge order: `spec.workspaceTemplate.spec.podTemplate.spec.serviceAccountName`
- * (merged last by the workspace controller), else `spec.workspaceTemplate.spec.serviceAccountName`, else
- * `spec.serviceAccountName`, else `default`, in the Stack's namespace. Group subjects that cover it
- * (`system:serviceaccounts`, `system:serviceaccounts:<ns>`, `system:authenticated`) and the
- * `system:serviceaccount:<ns>:<name>` user count too; `system:masters` does not (no service account is
- * ever in it). The `system:auth-delegator` binding PKO v2 needs is fine.
- *
- * Why: the workspace pod runs arbitrary program code from Git; with cluster-admin, whoever can push to
- * that repository owns the cluster. PKO's own v2 migration guide (docs/migration.md, "here's how to assign
- * the `cluster-admin` role") shows a ClusterRoleBinding of `cluster-admin` to the Stack's service account;
- * that is exactly what this rule refuses, whatever the role is called: the guide's binding makes the
- * repository's committers cluster administrators.
- *
- * Fix: bind a role with only the permissions the Stack's program needs, in the namespaces it deploys to,
- * plus the `system:auth-delegator` ClusterRoleBinding PKO v2 workspaces need. For a program that deploys
- * an app into namespace `apps`:
- *
- *   apiVersion: rbac.authorization.k8s.io/v1
- *   kind: Role
- *   metadata: {name: my-stack-deployer, namespace: apps}
- *   rules:
- *   - apiGroups: [""]
- *     resources: [configmaps, services]
- *     verbs: [get, list, watch, create, update, patch, delete]
- *   - apiGroups: [apps]
- *     resources: [deployments]
- *     verbs: [get, list, watch, create, update, patch, delete]
- *   ---
- *   apiVersion: rbac.authorization.k8s.io/v1
- *   kind: RoleBinding
- *   metadata: {name: my-stack-deployer, namespace: apps}
- *   roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: my-stack-deployer}
- *   subjects: [{kind: ServiceAccount, name: my-stack, namespace: default}]
- *
- * Aggregated ClusterRoles are resolved (the rules of every ClusterRole of the program, or built-in
- * one, whose labels match a selector, transitively). Server-side-apply patches of bindings and roles
- * are judged merged with the object they patch (see model/rbac.ts); a patch that grants what its target
- * already grants is not reported twice.
- *
- * Reported on the binding (or the patch), naming the Stack. Fails closed when the role, the subjects, a
- * subject's name (or the namespace of a ClusterRoleBinding's ServiceAccount subject), an aggregation
- * selector or the labels it reads, or the Stack's service account are unknown or missing during preview:
- * a name that is not there yet is never taken for a concrete account.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
-import { Finding, programRule } from "./model/policy";
-import {
-    Binding,
-    ServiceAccountRef,
-    StackIdentity,
-    StackIndex,
-    adminGrant,
-    bindingCovers,
-    describeBinding,
-    describeBindingRole,
-    describeSubject,
-    rbacModel,
-    stackIdentities,
-    workspaceIdentities,
-    subjectCovers,
-    subjectUnresolved,
-} from "./model/rbac";
+import { governed } from "./model/examples";
+import { RuleFinding, programRule } from "./model/policy";
+import { Binding, ServiceAccountRef, rbacModel } from "./model/rbac/objects";
+import { StackIdentity, StackIndex, stackIdentities, workspaceIdentities } from "./model/rbac/stacks";
+import { adminGrant, bindingCovers, subjectCovers, subjectUnresolved } from "./model/rbac/grants";
+import { describeBinding, describeBindingRole, describeSubject } from "./model/rbac/describe";
 import { describeStack } from "./model/stack";
 import { UNKNOWN } from "./model/values";
 
@@ -100,6 +39,16 @@ function subjectField(binding: Binding, sa: ServiceAccountRef): string {
 export const policy = programRule(
     {
         name: NAME,
+        about: {
+            what: "no ClusterRoleBinding or RoleBinding of the program gives the service account a PKO Stack runs\nas `cluster-admin` or anything equivalent to it, judged by what the bound role permits (model/permissions.ts):\n- every verb on every resource: `*`, or every verb listed, on `*` resources, over one rule or several;\n- a privilege-escalation path, when it holds cluster-wide (ClusterRoleBinding) or in `kube-system`:\n  `escalate`/`bind` on roles or clusterroles, `impersonate` on users, groups or serviceaccounts, `create`\n  on `serviceaccounts/token`, `create` on pods or `create`/`update`/`patch` on workloads (a pod runs as any\n  account of its namespace). The built-in `admin` and `edit` roles hold such paths, so a ClusterRoleBinding\n  of either counts; a RoleBinding of `admin` or `edit` in the Stack's own namespace does not.\nThe account follows PKO's merge order: `spec.workspaceTemplate.spec.podTemplate.spec.serviceAccountName`\n(merged last by the workspace controller), else `spec.workspaceTemplate.spec.serviceAccountName`, else\n`spec.serviceAccountName`, else `default`, in the Stack's namespace. Group subjects that cover it\n(`system:serviceaccounts`, `system:serviceaccounts:<ns>`, `system:authenticated`) and the\n`system:serviceaccount:<ns>:<name>` user count too; `system:masters` does not (no service account is\never in it). The `system:auth-delegator` binding PKO v2 needs is fine.",
+            why: "the workspace pod runs arbitrary program code from Git; with cluster-admin, whoever can push to\nthat repository owns the cluster. PKO's own v2 migration guide (docs/migration.md, \"here's how to assign\nthe `cluster-admin` role\") shows a ClusterRoleBinding of `cluster-admin` to the Stack's service account;\nthat is exactly what this rule refuses, whatever the role is called: the guide's binding makes the\nrepository's committers cluster administrators.",
+            fix: "bind a role with only the permissions the Stack's program needs, in the namespaces it deploys to,\nplus the `system:auth-delegator` ClusterRoleBinding PKO v2 workspaces need. For a program that deploys\nan app into namespace `apps`:",
+            notes: ["  apiVersion: rbac.authorization.k8s.io/v1\n  kind: Role\n  metadata: {name: my-stack-deployer, namespace: apps}\n  rules:\n  - apiGroups: [\"\"]\n    resources: [configmaps, services]\n    verbs: [get, list, watch, create, update, patch, delete]\n  - apiGroups: [apps]\n    resources: [deployments]\n    verbs: [get, list, watch, create, update, patch, delete]\n  ---\n  apiVersion: rbac.authorization.k8s.io/v1\n  kind: RoleBinding\n  metadata: {name: my-stack-deployer, namespace: apps}\n  roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: my-stack-deployer}\n  subjects: [{kind: ServiceAccount, name: my-stack, namespace: default}]", "Aggregated ClusterRoles are resolved (the rules of every ClusterRole of the program, or built-in\none, whose labels match a selector, transitively). Server-side-apply patches of bindings and roles\nare judged merged with the object they patch (see model/rbac.ts); a patch that grants what its target\nalready grants is not reported twice.", "Reported on the binding (or the patch), naming the Stack. Fails closed when the role, the subjects, a\nsubject's name (or the namespace of a ClusterRoleBinding's ServiceAccount subject), an aggregation\nselector or the labels it reads, or the Stack's service account are unknown or missing during preview:\na name that is not there yet is never taken for a concrete account."],
+            reads: ["pulumi.com/Stack", "auto.pulumi.com/Workspace", "core/ServiceAccount", "rbac.authorization.k8s.io/ClusterRole", "rbac.authorization.k8s.io/ClusterRoleBinding", "rbac.authorization.k8s.io/Role", "rbac.authorization.k8s.io/RoleBinding"],
+            readsProduction: false,
+            patternSettings: [],
+            example: governed,
+        },
         description:
             "No binding grants cluster-admin, or a role equivalent to it (every verb on every resource, or a privilege-escalation path cluster-wide), to the service account a PKO Stack runs as.",
         enforcementLevel: "mandatory",
@@ -112,7 +61,7 @@ export const policy = programRule(
         const model = rbacModel(resources);
         const identities = stackIdentities(resources);
         const stacks = new StackIndex([...identities, ...workspaceIdentities(resources, identities.length)]);
-        const findings: Finding[] = [];
+        const findings: RuleFinding[] = [];
         const reported = new Map<Binding, Set<StackIdentity>>();
         for (const binding of model.bindings) {
             const grant = adminGrant(binding, model);

@@ -1,19 +1,9 @@
 /**
  * pko-stack-preview-only-nonprod (mandatory)
  *
- * What: Stacks that configuration expects to be preview-only (pull-request previews, by default a
- * `spec.stack` ending in `preview` or `pr-<n>`) set `spec.preview: true`, so they never deploy; and a
- * production Stack that is not expected to be preview-only does not set `spec.preview: true` (it would
- * silently never deploy). A `preview: true` Stack is otherwise fine anywhere.
- *
- * Why: the Argo CD + PKO guide previews pull requests with a dedicated Stack with `preview: true` on the
- * PR branch and a dedicated Pulumi stack; without the flag, that Stack runs `pulumi up` from an
- * unreviewed branch.
- *
- * Fix: set `spec.preview: true` on preview Stacks; remove it from production Stacks.
- *
- * Fails closed when the preview flag or the deciding values are unknown during preview.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
+import { stack } from "./model/examples";
 import { classify, stackRule } from "./model/policy";
 import { compilePattern, invalidSettingsMessage, patternProblem } from "./model/production";
 import { describeStack } from "./model/stack";
@@ -26,6 +16,16 @@ export const DEFAULT_PREVIEW_PATTERNS = ["(^|/)(preview|pr-[0-9]+)$"];
 export const policy = stackRule(
     {
         name: NAME,
+        about: {
+            what: "Stacks that configuration expects to be preview-only (pull-request previews, by default a\n`spec.stack` ending in `preview` or `pr-<n>`) set `spec.preview: true`, so they never deploy; and a\nproduction Stack that is not expected to be preview-only does not set `spec.preview: true` (it would\nsilently never deploy). A `preview: true` Stack is otherwise fine anywhere.",
+            why: "the Argo CD + PKO guide previews pull requests with a dedicated Stack with `preview: true` on the\nPR branch and a dedicated Pulumi stack; without the flag, that Stack runs `pulumi up` from an\nunreviewed branch.",
+            fix: "set `spec.preview: true` on preview Stacks; remove it from production Stacks.",
+            notes: ["Fails closed when the preview flag or the deciding values are unknown during preview."],
+            reads: ["pulumi.com/Stack"],
+            readsProduction: true,
+            patternSettings: ["previewOnlyStackPatterns"],
+            example: [stack],
+        },
         description: "Preview-only PKO Stacks set preview: true and production Stacks do not, so PR-preview Stacks never deploy.",
         enforcementLevel: "mandatory",
         severity: "high",

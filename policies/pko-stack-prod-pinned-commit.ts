@@ -1,18 +1,9 @@
 /**
  * pko-stack-prod-pinned-commit (mandatory)
  *
- * What: a production Stack deploys a full 40-hex `spec.commit`, sets no `spec.branch`, and does not
- * use a program source that cannot be pinned (`fluxSource`, `programRef`) unless configured to allow it.
- *
- * Why: PKO treats a branch as something to poll and roll out; anything shorter than a full SHA is
- * resolved as a movable ref. The Argo CD + PKO guide shows promotion through a moving `release` branch
- * and notes that only a pinned commit records exactly which revision is live.
- *
- * Fix: set `spec.commit` to the full 40-character SHA you validated, remove `spec.branch`, and promote
- * by changing the commit in Git.
- *
- * Fails closed: when the commit, the branch or the values that decide production are unknown.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
+import { stack } from "./model/examples";
 import { classify, stackRule } from "./model/policy";
 import { productionFindings } from "./model/production";
 import { StackView, describeStack } from "./model/stack";
@@ -66,6 +57,16 @@ function pinField(view: StackView): string {
 export const policy = stackRule(
     {
         name: NAME,
+        about: {
+            what: "a production Stack deploys a full 40-hex `spec.commit`, sets no `spec.branch`, and does not\nuse a program source that cannot be pinned (`fluxSource`, `programRef`) unless configured to allow it.",
+            why: "PKO treats a branch as something to poll and roll out; anything shorter than a full SHA is\nresolved as a movable ref. The Argo CD + PKO guide shows promotion through a moving `release` branch\nand notes that only a pinned commit records exactly which revision is live.",
+            fix: "set `spec.commit` to the full 40-character SHA you validated, remove `spec.branch`, and promote\nby changing the commit in Git.",
+            notes: ["Fails closed: when the commit, the branch or the values that decide production are unknown."],
+            reads: ["pulumi.com/Stack"],
+            readsProduction: true,
+            patternSettings: [],
+            example: [stack],
+        },
         description: "Production PKO Stacks deploy a pinned 40-hex commit, never a branch or movable ref.",
         enforcementLevel: "mandatory",
         severity: "high",

@@ -1,14 +1,9 @@
 /**
  * pko-stack-prod-refresh (advisory)
  *
- * What: production Stacks set `spec.refresh: true`.
- *
- * Why: with refresh, PKO reconciles Pulumi state with the real infrastructure before each update, so
- * drift is seen before it is overwritten (Argo CD + PKO guide: `refresh` "refreshes Pulumi state before
- * each update"; its troubleshooting advises it for stuck updates).
- *
- * Fix: set `spec.refresh: true` on production Stacks.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
+import { stack } from "./model/examples";
 import { classify, stackRule } from "./model/policy";
 import { productionFindings } from "./model/production";
 import { describeStack } from "./model/stack";
@@ -19,6 +14,15 @@ export const NAME = "pko-stack-prod-refresh";
 export const policy = stackRule(
     {
         name: NAME,
+        about: {
+            what: "production Stacks set `spec.refresh: true`.",
+            why: "with refresh, PKO reconciles Pulumi state with the real infrastructure before each update, so\ndrift is seen before it is overwritten (Argo CD + PKO guide: `refresh` \"refreshes Pulumi state before\neach update\"; its troubleshooting advises it for stuck updates).",
+            fix: "set `spec.refresh: true` on production Stacks.",
+            reads: ["pulumi.com/Stack"],
+            readsProduction: true,
+            patternSettings: [],
+            example: [stack],
+        },
         description: "Production PKO Stacks set refresh: true so drift is seen before each update.",
         enforcementLevel: "advisory",
         severity: "medium",

@@ -1,17 +1,9 @@
 /**
  * pko-stack-repo-allowlist (mandatory)
  *
- * What: `spec.projectRepo` matches one of the configured `allowedRepoPatterns` (when configured), is
- * never a plaintext `http://` URL, and Flux (`spec.fluxSource`) or Program (`spec.programRef`) sources
- * are used only when configured (`allowFluxSource`, `allowProgramRef`). The workspace template sets no
- * source of its own (`spec.workspaceTemplate.spec.git`, `.flux`, `.local`): PKO merges the template over the
- * Workspace it builds, so such a source would replace the Stack's, past this rule and the pinned commit.
- *
- * Why: a Stack runs whatever program its source contains with the Stack's credentials and service
- * account; the source is the supply chain. Plain HTTP lets anyone on the path change the program.
- *
- * Fix: use an approved repository over HTTPS or SSH, or extend the allowlist.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
+import { stack } from "./model/examples";
 import { displayUrl } from "./model/credentials";
 import { stackRule } from "./model/policy";
 import { compilePattern, patternProblem } from "./model/production";
@@ -27,6 +19,15 @@ function strings(v: unknown): string[] {
 export const policy = stackRule(
     {
         name: NAME,
+        about: {
+            what: "`spec.projectRepo` matches one of the configured `allowedRepoPatterns` (when configured), is\nnever a plaintext `http://` URL, and Flux (`spec.fluxSource`) or Program (`spec.programRef`) sources\nare used only when configured (`allowFluxSource`, `allowProgramRef`). The workspace template sets no\nsource of its own (`spec.workspaceTemplate.spec.git`, `.flux`, `.local`): PKO merges the template over the\nWorkspace it builds, so such a source would replace the Stack's, past this rule and the pinned commit.",
+            why: "a Stack runs whatever program its source contains with the Stack's credentials and service\naccount; the source is the supply chain. Plain HTTP lets anyone on the path change the program.",
+            fix: "use an approved repository over HTTPS or SSH, or extend the allowlist.",
+            reads: ["pulumi.com/Stack"],
+            readsProduction: false,
+            patternSettings: ["allowedRepoPatterns"],
+            example: [stack],
+        },
         description: "PKO Stacks deploy only from allowlisted repositories over secure transports, and from Flux or Program sources only when allowed.",
         enforcementLevel: "mandatory",
         severity: "high",

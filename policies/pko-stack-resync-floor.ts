@@ -1,17 +1,9 @@
 /**
  * pko-stack-resync-floor (advisory)
  *
- * What: `spec.resyncFrequencySeconds`, when set, is at least the configured floor (default 60, PKO's own
- * minimum).
- *
- * Why: PKO polls branches and resyncs Stacks at this interval (Argo CD + PKO guide); a very low value
- * hammers Git, the Pulumi Cloud API and the cluster, and PKO clamps values below 60 anyway.
- *
- * Fix: raise `spec.resyncFrequencySeconds` to at least the floor, or remove it.
- *
- * Remediate: at the `remediate` level, a numeric `spec.resyncFrequencySeconds` below the floor is raised to the
- * floor (a slower resync only delays the next poll).
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
+import { stack } from "./model/examples";
 import { stackRule } from "./model/policy";
 import { describeStack } from "./model/stack";
 import { UNKNOWN } from "./model/values";
@@ -22,6 +14,16 @@ export const PKO_MINIMUM = 60;
 export const policy = stackRule(
     {
         name: NAME,
+        about: {
+            what: "`spec.resyncFrequencySeconds`, when set, is at least the configured floor (default 60, PKO's own\nminimum).",
+            why: "PKO polls branches and resyncs Stacks at this interval (Argo CD + PKO guide); a very low value\nhammers Git, the Pulumi Cloud API and the cluster, and PKO clamps values below 60 anyway.",
+            fix: "raise `spec.resyncFrequencySeconds` to at least the floor, or remove it.",
+            notes: ["Remediate: at the `remediate` level, a numeric `spec.resyncFrequencySeconds` below the floor is raised to the\nfloor (a slower resync only delays the next poll)."],
+            reads: ["pulumi.com/Stack"],
+            readsProduction: false,
+            patternSettings: [],
+            example: [stack],
+        },
         description: "PKO Stacks resync no more often than the configured floor (PKO's minimum is 60 seconds).",
         enforcementLevel: "advisory",
         severity: "low",

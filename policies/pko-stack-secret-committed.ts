@@ -1,24 +1,13 @@
 /**
  * pko-stack-secret-committed (advisory, stack-level)
  *
- * What: a Kubernetes Secret that a PKO Stack reads (its Pulumi access token, git credentials, envRefs,
- * secretsRef) is not written with its values into YAML manifests: a GitOps repository that `pko-guard check`
- * reads, or YAML that a Pulumi program hands to the provider's YAML or kustomize components.
- *
- * Why: manifests live in Git, and a Secret's `data` is base64, not encryption: anyone who can read the
- * repository (or its history, forks and CI logs) holds the credential. The Argo CD + PKO guide creates the
- * token Secret out of band and commits only the Stack that references it.
- *
- * Only the names of the keys are ever shown, never a value. Keys with an empty value (placeholders) do
- * not count. Secrets declared in program code are not judged: the analyzer cannot tell a value from
- * Pulumi config secrets (encrypted in state) from a literal.
- *
- * Fix: create the Secret out of band (`kubectl create secret generic ...`), or from a secret store
- * (External Secrets Operator, Sealed Secrets, SOPS), and keep only the Stack's reference in Git.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
-import { Finding, programRule } from "./model/policy";
+import { governed } from "./model/examples";
+import { RuleFinding, programRule } from "./model/policy";
 import { fromManifests } from "./model/manifests";
-import { DEFAULT_NAMESPACE, push } from "./model/rbac";
+import { DEFAULT_NAMESPACE } from "./model/rbac/objects";
+import { push } from "./model/values";
 import { describeStack, patchedStacks, secretsRead } from "./model/stack";
 import { UNKNOWN, entries, get, plain, str } from "./model/values";
 
@@ -40,6 +29,16 @@ function filledKeys(props: ReturnType<typeof plain>): string[] {
 export const policy = programRule(
     {
         name: NAME,
+        about: {
+            what: "a Kubernetes Secret that a PKO Stack reads (its Pulumi access token, git credentials, envRefs,\nsecretsRef) is not written with its values into YAML manifests: a GitOps repository that `pko-guard check`\nreads, or YAML that a Pulumi program hands to the provider's YAML or kustomize components.",
+            why: "manifests live in Git, and a Secret's `data` is base64, not encryption: anyone who can read the\nrepository (or its history, forks and CI logs) holds the credential. The Argo CD + PKO guide creates the\ntoken Secret out of band and commits only the Stack that references it.",
+            fix: "create the Secret out of band (`kubectl create secret generic ...`), or from a secret store\n(External Secrets Operator, Sealed Secrets, SOPS), and keep only the Stack's reference in Git.",
+            notes: ["Only the names of the keys are ever shown, never a value. Keys with an empty value (placeholders) do\nnot count. Secrets declared in program code are not judged: the analyzer cannot tell a value from\nPulumi config secrets (encrypted in state) from a literal."],
+            reads: ["core/Secret", "pulumi.com/Stack"],
+            readsProduction: false,
+            patternSettings: [],
+            example: governed,
+        },
         description: "Secrets that PKO Stacks read are not committed with their values in YAML manifests.",
         enforcementLevel: "advisory",
         severity: "high",
@@ -55,7 +54,7 @@ export const policy = programRule(
             const ns = view.namespace ?? DEFAULT_NAMESPACE;
             for (const name of secretsRead(view)) push(readers, `${ns}/${name}`, describeStack(view));
         }
-        const findings: Finding[] = [];
+        const findings: RuleFinding[] = [];
         if (readers.size === 0) return findings;
         for (const r of resources) {
             if (r.type !== SECRET_TYPE || !fromManifests(r.urn)) continue;

@@ -1,17 +1,9 @@
 /**
  * pko-stack-workspace-hardening (mandatory)
  *
- * What: a Stack's workspace template never asks for privileged containers, privilege escalation, host
- * network/PID/IPC, host-path volumes, host ports or added capabilities. A Stack without a workspace template is fine
- * (PKO's default workspace runs with the restricted profile).
- *
- * Why: the workspace pod runs program code from Git with the Stack's credentials; a privileged or
- * host-sharing pod turns a compromised program into a compromised node.
- *
- * Fix: remove those settings from `spec.workspaceTemplate`.
- *
- * Fails closed when any of those settings is unknown during preview.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
+import { stack } from "./model/examples";
 import { stackRule } from "./model/policy";
 import { describeStack, podContainers, workspacePodSpec } from "./model/stack";
 import { Plain, UNKNOWN, bool, get, isObject, list } from "./model/values";
@@ -75,6 +67,16 @@ export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
 export const policy = stackRule(
     {
         name: NAME,
+        about: {
+            what: "a Stack's workspace template never asks for privileged containers, privilege escalation, host\nnetwork/PID/IPC, host-path volumes, host ports or added capabilities. A Stack without a workspace template is fine\n(PKO's default workspace runs with the restricted profile).",
+            why: "the workspace pod runs program code from Git with the Stack's credentials; a privileged or\nhost-sharing pod turns a compromised program into a compromised node.",
+            fix: "remove those settings from `spec.workspaceTemplate`.",
+            notes: ["Fails closed when any of those settings is unknown during preview."],
+            reads: ["pulumi.com/Stack"],
+            readsProduction: false,
+            patternSettings: [],
+            example: [stack],
+        },
         description: "PKO workspace pods are never privileged, never escalate privileges, never share host namespaces, paths or ports, and add no capabilities.",
         enforcementLevel: "mandatory",
         severity: "critical",

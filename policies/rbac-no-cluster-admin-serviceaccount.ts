@@ -1,38 +1,14 @@
 /**
  * rbac-no-cluster-admin-serviceaccount (advisory, stack-level)
  *
- * What: two findings.
- * 1. A ClusterRoleBinding or RoleBinding of the program (or a patch of one, judged merged) grants
- *    `cluster-admin`, or a ClusterRole/Role whose rules, own or aggregated, give `*` verbs on `*`
- *    resources, to a service account, or to a group of service accounts, that no PKO Stack of the
- *    program runs as. (Bindings to a Stack's account are `pko-stack-no-cluster-admin`.)
- * 2. A binding gives a service account (any, a Stack's included) a ClusterRole that aggregates by label
- *    selectors declared in this program, and the program's roles do not make it wildcard: the cluster
- *    may hold ClusterRoles the program does not declare that match those selectors (built-in ones such
- *    as those labelled `rbac.authorization.k8s.io/aggregate-to-admin`, or any install's), so the role's
- *    effective rules cannot be judged from the program. The pack does not guess; it says so here. The
- *    built-in `admin`/`edit`/`view` roles bound as they are do not raise this.
- *
- * Why: any pod running as that account can do anything in the cluster; it is usually a leftover of a
- * "cluster-admin for simplicity" setup. An aggregated role grows with whatever is installed later.
- *
- * Fix: bind a least-privilege role, or remove the binding; for aggregation, use selectors only your
- * own roles carry, or a role with explicit rules.
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
-import { Finding, programRule } from "./model/policy";
-import {
-    Binding,
-    Subject,
-    StackIndex,
-    adminGrant,
-    describeBinding,
-    describeBindingRole,
-    describeSubject,
-    rbacModel,
-    stackIdentities,
-    workspaceIdentities,
-    subjectCovers,
-} from "./model/rbac";
+import { governed } from "./model/examples";
+import { RuleFinding, programRule } from "./model/policy";
+import { Binding, Subject, rbacModel } from "./model/rbac/objects";
+import { StackIndex, stackIdentities, workspaceIdentities } from "./model/rbac/stacks";
+import { adminGrant, subjectCovers } from "./model/rbac/grants";
+import { describeBinding, describeBindingRole, describeSubject } from "./model/rbac/describe";
 import { UNKNOWN } from "./model/values";
 
 export const NAME = "rbac-no-cluster-admin-serviceaccount";
@@ -56,6 +32,15 @@ const key = (s: Subject) => JSON.stringify([s.kind === UNKNOWN ? "?" : s.kind, s
 export const policy = programRule(
     {
         name: NAME,
+        about: {
+            what: "two findings.\n1. A ClusterRoleBinding or RoleBinding of the program (or a patch of one, judged merged) grants\n   `cluster-admin`, or a ClusterRole/Role whose rules, own or aggregated, give `*` verbs on `*`\n   resources, to a service account, or to a group of service accounts, that no PKO Stack of the\n   program runs as. (Bindings to a Stack's account are `pko-stack-no-cluster-admin`.)\n2. A binding gives a service account (any, a Stack's included) a ClusterRole that aggregates by label\n   selectors declared in this program, and the program's roles do not make it wildcard: the cluster\n   may hold ClusterRoles the program does not declare that match those selectors (built-in ones such\n   as those labelled `rbac.authorization.k8s.io/aggregate-to-admin`, or any install's), so the role's\n   effective rules cannot be judged from the program. The pack does not guess; it says so here. The\n   built-in `admin`/`edit`/`view` roles bound as they are do not raise this.",
+            why: "any pod running as that account can do anything in the cluster; it is usually a leftover of a\n\"cluster-admin for simplicity\" setup. An aggregated role grows with whatever is installed later.",
+            fix: "bind a least-privilege role, or remove the binding; for aggregation, use selectors only your\nown roles carry, or a role with explicit rules.",
+            reads: ["pulumi.com/Stack", "core/ServiceAccount", "rbac.authorization.k8s.io/ClusterRole", "rbac.authorization.k8s.io/ClusterRoleBinding", "rbac.authorization.k8s.io/Role", "rbac.authorization.k8s.io/RoleBinding"],
+            readsProduction: false,
+            patternSettings: [],
+            example: governed,
+        },
         description:
             "No binding grants cluster-admin or a wildcard-equivalent role to a service account; aggregated roles whose selectors may match roles outside the program are pointed out.",
         enforcementLevel: "advisory",
@@ -68,7 +53,7 @@ export const policy = programRule(
         const model = rbacModel(resources);
         const identities = stackIdentities(resources);
         const stacks = new StackIndex([...identities, ...workspaceIdentities(resources, identities.length)]);
-        const findings: Finding[] = [];
+        const findings: RuleFinding[] = [];
         const wildcardReported = new Map<Binding, Set<string>>();
         const openReported = new Set<Binding>();
         for (const binding of model.bindings) {

@@ -6,6 +6,7 @@
  */
 import * as assert from "assert";
 import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
+import { ReportedFinding } from "../policies/model/policy";
 
 const structPb = require("google-protobuf/google/protobuf/struct_pb");
 const { deserializeProperties } = require("@pulumi/policy/deserialize");
@@ -51,8 +52,8 @@ export interface Reported {
 }
 
 /** What the analyzer's reportViolation receives: a message (and URN), or an object with its own level. */
-function reporter(policy: { name: string; enforcementLevel?: string }, out: Reported[], defaultUrn: string | undefined) {
-    return (violation: any, urn?: string) => {
+function reporter(policy: { name: string; enforcementLevel?: string }, out: Reported[], defaultUrn: string | undefined, data?: ReportedFinding[]) {
+    const report = (violation: any, urn?: string) => {
         const object = typeof violation === "object" && violation !== null;
         const message = object ? String(violation.message) : String(violation);
         const at: string | undefined = object ? (violation.urn ?? urn) : urn;
@@ -65,6 +66,8 @@ function reporter(policy: { name: string; enforcementLevel?: string }, out: Repo
             resource: about.slice(about.lastIndexOf("::") + 2),
         });
     };
+    // With `data`, the in-process reporter: findings as data (policies/model/policy.ts DataReport).
+    return data ? Object.assign(report, { finding: (f: ReportedFinding) => data.push(f) }) : report;
 }
 
 /** One expected finding of an evaluation; `count` (default 1) findings must match it. */
@@ -96,6 +99,7 @@ export function assertFindings(reported: Reported[], expected: ExpectedFinding[]
     assert.deepStrictEqual(problems, [], `findings:\n${reported.map((r) => `  ${r.policy} (${r.level}) on ${r.resource}: ${r.message}`).join("\n")}`);
 }
 
+
 /**
  * The pack's production settings for the next evaluation: run the settings policy (pko-guard-production)
  * first, as the analyzer does in every request, with `settings` as its config; `null` leaves it out
@@ -103,8 +107,8 @@ export function assertFindings(reported: Reported[], expected: ExpectedFinding[]
  */
 function publishSettings(settings: Record<string, unknown> | null, keys: string[], run: (p: any) => void): void {
     if (settings === null) {
-        const { withdrawSettings } = require("../policies/model/production");
-        for (const key of keys) withdrawSettings(key);
+        const { productionSettings } = require("../policies/model/production");
+        for (const key of keys) productionSettings.reset(key);
         return;
     }
     const { policy } = require("../policies/pko-guard-production");
@@ -120,6 +124,7 @@ export function runResourcePolicy(
     r: TestResource,
     config: Record<string, unknown> = {},
     settings: Record<string, unknown> | null = {},
+    data?: ReportedFinding[],
 ): Reported[] {
     publishSettings(settings, [urnOf(r)], (p) => runResourcePolicy(p, r, settings!, null));
     const out: Reported[] = [];
@@ -141,7 +146,7 @@ export function runResourcePolicy(
                     throw new Error("notApplicable");
                 },
             } as any,
-            reporter(policy, out, urnOf(r)),
+            reporter(policy, out, urnOf(r), data),
         );
     }
     return out;
@@ -153,6 +158,7 @@ export function runStackPolicy(
     resources: TestResource[],
     config: Record<string, unknown> = {},
     settings: Record<string, unknown> | null = {},
+    data?: ReportedFinding[],
 ): Reported[] {
     const { programKey } = require("../policies/model/production");
     publishSettings(settings, [programKey(resources.map(urnOf))], (p) => runStackPolicy(p, resources, settings!, null));
@@ -176,7 +182,7 @@ export function runStackPolicy(
                 throw new Error("notApplicable");
             },
         } as any,
-        reporter(policy, out, undefined),
+        reporter(policy, out, undefined, data),
     );
     return out;
 }

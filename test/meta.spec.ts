@@ -46,12 +46,46 @@ describe("policy catalogue", () => {
                 assert.ok(p.severity && p.framework && p.remediationSteps && p.url);
             });
 
+            it("describes itself: what, why, fix, the kinds it reads, production, pattern settings, waiver keys, an example", () => {
+                const a = p.about;
+                for (const k of ["what", "why", "fix"] as const) assert.ok(typeof a[k] === "string" && a[k].trim().length > 10, `${p.name}: about.${k}`);
+                assert.ok(Array.isArray(a.reads) && a.reads.length > 0, `${p.name}: about.reads`);
+                for (const kind of a.reads) assert.match(kind, /^([a-z0-9.-]+\/[A-Z][A-Za-z]+|[a-z0-9-]+:[A-Za-z0-9/.-]+:[A-Za-z0-9]+)$/, `${p.name}: about.reads ${kind}`);
+                assert.strictEqual(typeof a.readsProduction, "boolean", `${p.name}: about.readsProduction`);
+                const settings = Object.keys((p.configSchema?.properties ?? {}) as object);
+                assert.ok(Array.isArray(a.patternSettings), `${p.name}: about.patternSettings`);
+                for (const s of a.patternSettings) assert.ok(settings.includes(s), `${p.name}: pattern setting ${s} is not a setting`);
+                assert.ok(a.waiverKeys.length > 0 && a.waiverKeys.every((k) => settings.includes(k)), `${p.name}: about.waiverKeys`);
+                assert.ok(Array.isArray(a.example) && a.example.length > 0, `${p.name}: about.example`);
+            });
+
             it("is documented in the README rule catalogue", () => {
                 const readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
                 assert.ok(readme.includes(`\`${p.name}\``), `${p.name} missing from README`);
             });
         });
     }
+
+    it("lists every rule file of policies/ in policies/index.ts, and nothing else", () => {
+        const files = fs
+            .readdirSync(path.join(REPO_ROOT, "policies"))
+            .filter((f) => f.endsWith(".ts") && f !== "index.ts")
+            .map((f) => f.slice(0, -3))
+            .sort();
+        assert.deepStrictEqual([...POLICY_NAMES].sort(), files);
+    });
+
+    it("adding a rule touches only the rule, its spec, a fixture and the README: no other product module names a rule", () => {
+        // What the CLI, check, the config check and the reports know of a rule comes from the rule's own `about`.
+        const named: string[] = [];
+        for (const dir of ["cli", "core", "harness"]) {
+            for (const f of fs.readdirSync(path.join(REPO_ROOT, dir), { recursive: true, encoding: "utf8" }).filter((x) => x.endsWith(".ts"))) {
+                const text = fs.readFileSync(path.join(REPO_ROOT, dir, f), "utf8");
+                for (const name of POLICY_NAMES) if (new RegExp(`["'\`]${name}["'\`]`).test(text)) named.push(`${dir}/${f}: ${name}`);
+            }
+        }
+        assert.deepStrictEqual(named, []);
+    });
 
     it("fixtures name only existing policies, and some fixtures are clean", () => {
         for (const f of fixtures) {

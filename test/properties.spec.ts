@@ -8,7 +8,8 @@ import * as assert from "assert";
 import fc from "fast-check";
 import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { policies } from "../policies";
-import { COULD_NOT_EVALUATE } from "../policies/model/policy";
+import { decodeMessage, encodeMessage } from "../policies/model/message";
+import { COULD_NOT_EVALUATE, ReportedFinding } from "../policies/model/policy";
 import { TestResource, UNKNOWN_WIRE, runResourcePolicy, runStackPolicy, secret } from "./helpers";
 
 const RUNS = Number(process.env.PKO_GUARD_PROPERTY_RUNS ?? 10000);
@@ -327,5 +328,86 @@ describe(`properties (${RUNS.toLocaleString("en")} generated cases per rule)`, f
             const hits = withPatch.filter((rs) => runStackPolicy(p, rs).length > 0).length;
             assert.ok(hits > 10, `${name}: only ${hits} of ${withPatch.length} programs with a patch produce a patch violation`);
         }
+    });
+});
+
+describe("the message codec (policies/model/message.ts): findings through the engine read back as the data", function () {
+    this.timeout(600000);
+    /** Runs a rule both ways: the engine's messages, and the in-process findings as data. */
+    function bothWays(p: (typeof policies)[number], rs: TestResource[], own: Record<string, unknown>, settings: Record<string, unknown>) {
+        const isStack = "validateStack" in p;
+        const isResource = "validateResource" in p;
+        const engine: string[] = [];
+        const data: ReportedFinding[] = [];
+        if (isResource) {
+            for (const r of rs) {
+                engine.push(...runResourcePolicy(p as ResourceValidationPolicy, r, own, settings).map((x) => x.message));
+                runResourcePolicy(p as ResourceValidationPolicy, r, own, settings, data);
+            }
+        }
+        if (isStack) {
+            engine.push(...runStackPolicy(p as StackValidationPolicy, rs, own, settings).map((x) => x.message));
+            runStackPolicy(p as StackValidationPolicy, rs, own, settings, data);
+        }
+        return { engine, data };
+    }
+    const failClosedByRule = new Map<string, number>();
+    const facts = (f: ReportedFinding) => ({ text: f.text, failClosed: f.failClosed, ...(f.waiver ? { waiver: f.waiver } : {}) });
+    /** Reasons that stress the prefix: brackets, the expiry's own separator, escapes, line breaks. */
+    const reason = fc.oneof(
+        fc.string({ minLength: 1, maxLength: 40 }),
+        fc.constantFrom("needs ] fix", "a; until 2026-01-01", "x; until 2026-01-01] y", "back\\slash \\]", "two\nlines", "]", ";", "[waived: nested]"),
+    ).filter((s) => s.trim() !== "");
+    const expires = fc.option(fc.constantFrom("2026-01-01", "2099-12-31"), { nil: undefined });
+
+    for (const p of policies) {
+        it(`${p.name}: every finding, fail-closed and waived ones included, decodes to the facts reported as data`, () => {
+            let failClosed = 0;
+            let waived = 0;
+            fc.assert(
+                fc.property(
+                    "validateStack" in p ? program : fc.array(anyResource, { minLength: 1, maxLength: 1 }),
+                    config,
+                    fc.option(fc.record({ reason, expires }), { nil: undefined }),
+                    (rs, c, w) => {
+                        const own = { ...ownConfig(p, c as GeneratedConfig), ...(w ? { waivers: [{ resource: "*", reason: w.reason, ...(w.expires ? { expires: w.expires } : {}), allowFailClosed: true }] } : {}) };
+                        const { engine, data } = bothWays(p, rs, own, (c as GeneratedConfig).settings);
+                        assert.strictEqual(engine.length, data.length);
+                        data.forEach((f, i) => {
+                            assert.deepStrictEqual(decodeMessage(engine[i]), facts(f));
+                            assert.strictEqual(encodeMessage(facts(f)), engine[i]);
+                            if (f.failClosed) failClosed++;
+                            if (f.waiver) {
+                                waived++;
+                                assert.deepStrictEqual(f.waiver, { reason: w!.reason, ...(w!.expires ? { expires: w!.expires } : {}) });
+                            }
+                        });
+                    },
+                ),
+                { numRuns: Math.min(RUNS, 1000), seed: 18 },
+            );
+            // Not vacuous: the settings policy reports only invalid settings, which these configs do not give it.
+            if (p.name !== "pko-guard-production") assert.ok(waived > 0, `${p.name}: no waived finding generated`);
+            failClosedByRule.set(p.name, failClosed);
+        });
+    }
+
+    it("the generators reach fail-closed findings for most rules (the round-trip above is not vacuous)", () => {
+        const reached = [...failClosedByRule].filter(([, n]) => n > 0).map(([name]) => name);
+        assert.ok(reached.length >= 8, `fail-closed findings generated only for ${reached.join(", ")}`);
+    });
+
+    it("any text, fail-closed or waived with any reason and expiry, round-trips", () => {
+        fc.assert(
+            fc.property(fc.string({ maxLength: 80 }).filter((s) => !s.startsWith("[waived: ")), fc.boolean(), fc.option(fc.record({ reason, expires }), { nil: undefined }), (text, closed, w) => {
+                const waiver = w ? { reason: w.reason, ...(w.expires ? { expires: w.expires } : {}) } : undefined;
+                const decoded = decodeMessage(encodeMessage({ text, failClosed: closed, ...(waiver ? { waiver } : {}) }));
+                if (closed) assert.strictEqual(decoded.failClosed, true);
+                assert.deepStrictEqual(decoded.waiver, waiver);
+                // The text reads back unless it says "fails closed" in words of its own without being so.
+                if (closed || !decoded.failClosed) assert.strictEqual(decoded.text, text);
+            }),
+            { numRuns: 2 * RUNS, seed: 18 },
+        );
     });
 });

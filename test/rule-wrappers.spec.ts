@@ -10,7 +10,9 @@ import { COULD_NOT_EVALUATE, programRule, resourceRule, stackRule } from "../pol
 import { UNKNOWN, plain } from "../policies/model/values";
 import { goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "./helpers";
 
-const meta = { name: "test-rule", description: "d", enforcementLevel: "mandatory" as const, severity: "high" as const, remediationSteps: "r" };
+const meta = { name: "test-rule", description: "d", enforcementLevel: "mandatory" as const, severity: "high" as const, remediationSteps: "r",
+    about: { what: "w", why: "w", fix: "f", reads: ["pulumi.com/Stack"], readsProduction: false, patternSettings: [], example: [] },
+};
 const resource = { type: "kubernetes:core/v1:ConfigMap", name: "c", props: { data: { a: "b" } } };
 
 describe("rule wrappers", () => {
@@ -32,6 +34,38 @@ describe("rule wrappers", () => {
             }
         });
     }
+
+    it("a rule that throws says so (by the error's kind, never its text), and PKO_GUARD_DEBUG=1 prints its first line and stack", () => {
+        const rule = resourceRule(meta, () => {
+            throw new TypeError("boom: secret-looking text\nsecond line");
+        });
+        const printed: string[] = [];
+        const write = process.stderr.write;
+        const before = process.env.PKO_GUARD_DEBUG;
+        (process.stderr as { write: unknown }).write = (s: string) => (printed.push(String(s)), true);
+        try {
+            delete process.env.PKO_GUARD_DEBUG;
+            const [quiet] = runResourcePolicy(rule, resource);
+            assert.match(quiet.message, /the rule failed on this input: TypeError/);
+            assert.doesNotMatch(quiet.message, /boom/);
+            assert.deepStrictEqual(printed, []);
+            process.env.PKO_GUARD_DEBUG = "1";
+            runResourcePolicy(rule, resource);
+        } finally {
+            (process.stderr as { write: unknown }).write = write;
+            if (before === undefined) delete process.env.PKO_GUARD_DEBUG;
+            else process.env.PKO_GUARD_DEBUG = before;
+        }
+        const out = printed.join("");
+        assert.match(out, /^pko-guard: test-rule threw: boom: secret-looking text\n/);
+        assert.match(out, /TypeError: boom[\s\S]*at /);
+    });
+
+    it("a waiver that throws is reported on the finding, which stays unwaived", () => {
+        const broken = { waivers: [{ get resource(): string { throw new Error("bad waiver"); }, reason: "r" }] };
+        const [r] = runResourcePolicy(resourceRule(meta, () => ["finding"]), resource, broken);
+        assert.match(r.message, /^finding \(its waivers could not be checked: Error; the finding is not waived\)$/);
+    });
 
     it("passes findings through unchanged", () => {
         const r = runResourcePolicy(resourceRule(meta, () => ["one", { message: "two" }]), resource);

@@ -16,7 +16,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { pathToFileURL } from "url";
 import type { Log, Notification, Result, ReportingDescriptor } from "sarif";
-import { parseWaived } from "../../policies/model/waivers";
+import { decodeMessage } from "../../policies/model/message";
 import { locateRows } from "../../core/locate";
 import { REPO_ROOT } from "../../core/paths";
 import { Finding } from "../../core/rows";
@@ -110,7 +110,7 @@ export function renderSarif(subjects: ReportSubject[]): string {
                 properties: { subject: s.name, resourceType: row.type, ...(f.status ? { status: f.status } : {}) },
             };
             // Gate and check findings say "waived"; a fixture's rows carry the pack's mark in the message.
-            const waiver = f.status ? (f.status === "waived" ? (f.waiver ?? { reason: "waived" }) : undefined) : parseWaived(row.message);
+            const waiver = f.status ? (f.status === "waived" ? (f.waiver ?? { reason: "waived" }) : undefined) : decodeMessage(row.message).waiver;
             if (waiver) {
                 result.suppressions = [{ kind: "external", status: "accepted", justification: `${waiver.reason}${waiver.expires ? ` (until ${waiver.expires})` : ""}` }];
             }

@@ -2,6 +2,7 @@
 import { InvalidArgumentError } from "commander";
 import * as fs from "fs";
 import * as path from "path";
+import { ToolError } from "../../core/errors";
 import type { ReportSubject } from "./subject";
 
 export const FORMATS = ["json", "junit", "sarif", "policyreport"] as const;
@@ -34,9 +35,19 @@ export function renderReport(format: ReportFormat, subjects: ReportSubject[]): s
     }
 }
 
+/**
+ * Writes every requested report. A report that cannot be written never goes unnoticed, and never keeps the
+ * others from being written: all are tried, then ToolError names the ones that failed (one line, exit 2).
+ */
 export function writeReports(requests: ReportRequest[], subjects: ReportSubject[]): void {
+    const failed: string[] = [];
     for (const r of requests) {
-        fs.mkdirSync(path.dirname(path.resolve(r.file)), { recursive: true });
-        fs.writeFileSync(r.file, renderReport(r.format, subjects));
+        try {
+            fs.mkdirSync(path.dirname(path.resolve(r.file)), { recursive: true });
+            fs.writeFileSync(r.file, renderReport(r.format, subjects));
+        } catch (e) {
+            failed.push(`${r.file} (${(e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.name : "error")})`);
+        }
     }
+    if (failed.length > 0) throw new ToolError(`cannot write report ${failed.join(", ")}`);
 }

@@ -3,6 +3,7 @@
  * and each row is located at the object's file, and the line and column of the field it is about. Shared by
  * `pko-guard check` and the harness's manifest leg.
  */
+import { MessageFacts, fieldNamedIn } from "../../policies/model/message";
 import { EvalRow, evaluatePack } from "../evaluate";
 import { PackConfig } from "../pack-config";
 import { Row, sortRows } from "../rows";
@@ -13,16 +14,14 @@ import { LoadResult, ManifestObject, evalResources } from "./objects";
  * name the field they are about, e.g. `spec.envRefs.PULUMI_ACCESS_TOKEN`), else none (the object's line).
  */
 export function rowField(r: EvalRow): string | undefined {
-    if (r.field) return r.field;
-    const m = /(?:^|[\s(`'"])((?:spec|metadata|roleRef|subjects|rules|data|stringData)(?:\.[A-Za-z0-9_\-/]+|\[\d+\])*)/.exec(r.message);
-    return m ? m[1] : undefined;
+    return r.field || fieldNamedIn(r.facts.text);
 }
 
-/** Evaluates loaded manifests with a reconciled config; rows located at file:line:column. */
-export function evaluateManifests(load: LoadResult, config: PackConfig): Row[] {
+/** Evaluates loaded manifests with a reconciled config; rows located at file:line:column, with their findings' facts. */
+export function evaluateManifests(load: LoadResult, config: PackConfig): (Row & { facts: MessageFacts })[] {
     const byUrn = new Map<string, ManifestObject>(load.objects.map((o) => [o.urn, o]));
     const rows = evaluatePack(evalResources(load.objects), config);
-    return sortRows(
+    return sortRows<Row & { facts: MessageFacts }>(
         rows.map((r) => {
             const obj = byUrn.get(r.urn);
             const { field: _field, ...plain } = r;

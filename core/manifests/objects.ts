@@ -5,16 +5,12 @@
  */
 import { BadInputError } from "../errors";
 import { EvalResource } from "../evaluate";
+import { policies } from "../../policies";
 import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/manifests";
 import { Place, fieldSegments, findNode, placeNode, placeStart, startOf } from "./positions";
 
-/** Kinds some pko-guard rule reads (by API group); other objects are counted, never reported. */
-const KINDS_RULES_READ: Record<string, string[]> = {
-    "pulumi.com": ["Stack"],
-    core: ["Secret", "ServiceAccount"],
-    "rbac.authorization.k8s.io": ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"],
-    "argoproj.io": ["Application"],
-};
+/** Kinds some pko-guard rule reads (`<group>/<Kind>`, from each rule's `about.reads`); other objects are counted, never reported. */
+const KINDS_RULES_READ = new Set(policies.flatMap((p) => p.about.reads));
 
 export interface Location {
     /** The file as shown to users and in reports ("-" is standard input, shown as `<stdin>`). */
@@ -111,7 +107,7 @@ export function addObject(src: Source, obj: Record<string, unknown>, place: Plac
         return;
     }
     const { group, version } = gvk(apiVersion);
-    const read = (KINDS_RULES_READ[group === "core" ? "core" : group] ?? []).includes(kind);
+    const read = KINDS_RULES_READ.has(`${group}/${kind}`);
     const metadata = (obj.metadata !== null && typeof obj.metadata === "object" && !Array.isArray(obj.metadata) ? obj.metadata : {}) as Record<string, unknown>;
     const name = metadata.name;
     const namespace = metadata.namespace;

@@ -24,7 +24,7 @@ import { runTool } from "../../core/render/render";
 import { findTool } from "../../core/render/tools";
 
 /** The engine's wire sentinels. */
-export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+export const UNKNOWN_WIRE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 export const SIG_KEY = "4dabf18193072939515e22adb298388d";
 export const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
 
@@ -51,7 +51,7 @@ export function makeSecret(v: Json): Obj {
 
 /** True when an unknown sentinel occurs anywhere in the value (the provider skips normalisation then). */
 export function hasUnknown(v: unknown): boolean {
-    if (v === UNKNOWN) return true;
+    if (v === UNKNOWN_WIRE) return true;
     if (Array.isArray(v)) return v.some(hasUnknown);
     if (isObj(v)) return Object.values(v).some(hasUnknown);
     return false;

@@ -14,7 +14,7 @@ import * as path from "path";
 import { MockEngine } from "./mock-engine";
 
 /** The Kubernetes provider's default namespace in the real leg (no kubeconfig: none, so nothing is defaulted). */
-const DEFAULT_NAMESPACE = "";
+const PROVIDER_NAMESPACE = "";
 
 function fail(message: string): never {
     // One line: compiler and runtime errors span several lines; keep their gist, bounded.
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     process.chdir(dir);
     const pulumi = await import("@pulumi/pulumi");
     const settings = await import("@pulumi/pulumi/runtime/settings");
-    const engine = new MockEngine({ project, stack, programDir: dir, defaultNamespace: DEFAULT_NAMESPACE });
+    const engine = new MockEngine({ project, stack, programDir: dir, defaultNamespace: PROVIDER_NAMESPACE });
 
     await pulumi.runtime.setMocks(
         {

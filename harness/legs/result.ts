@@ -42,11 +42,6 @@ export function legResult(leg: LegName, started: number) {
     };
 }
 
-/** The rows of a leg that ran; none otherwise. */
-export function legRows(r: LegResult): Row[] {
-    return r.status === "ran" ? r.rows : [];
-}
-
 /**
  * The remediations a fixture expects against those an engine leg saw (policy and resource name): one check
  * per expected remediation, and one failing check for each remediation nobody expected.

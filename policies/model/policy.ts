@@ -20,7 +20,9 @@ import { unknownProperty } from "./config";
 import { SettingsState, classifyProduction, Production, programKey, settingsFor } from "./production";
 import { JoinedPatch, ResourceLike, StackView, stackPatches, stackView } from "./stack";
 import { report } from "./report";
-import { WAIVER_CONFIG, WaiverTarget, targetOf, waive } from "./waivers";
+import { WAIVER_CONFIG, WaiverTarget, applyWaivers, targetOf } from "./waivers";
+import { ExampleResource } from "./examples";
+import { MessageFacts, encodeMessage, saysFailClosed } from "./message";
 
 export const FRAMEWORK: PolicyComplianceFramework = {
     name: "pko-guard",
@@ -39,6 +41,38 @@ export interface RuleMeta {
     url?: string;
     /** Extra JSON-schema properties for the policy's config (enforcementLevel is implicit). */
     config?: Record<string, object>;
+    /** What the rule says about itself (the CLI, `check` and the config check derive everything from it). */
+    about: RuleAbout;
+}
+
+/**
+ * A rule's description of itself, as data next to its code. `pko-guard rules`, `explain` and `init`, the
+ * config check (pattern settings, readers of the production settings) and `check`'s kind filter read it;
+ * test/meta.spec.ts fails when a rule lacks any of it.
+ */
+export interface RuleAbout {
+    /** What the rule checks, why it matters, and how to fix a finding (`pko-guard explain`). */
+    what: string;
+    why: string;
+    fix: string;
+    /** Further paragraphs for `explain` (when it fails closed, where findings are reported). */
+    notes?: string[];
+    /**
+     * The kinds of resources the rule reads: Kubernetes kinds as `<group>/<Kind>` (the core group as `core`:
+     * `core/Secret`, `pulumi.com/Stack`), other providers' resources by type token (`aws:s3/bucket:Bucket`).
+     */
+    reads: string[];
+    /** Whether the rule reads the production classification (the settings of pko-guard-production). */
+    readsProduction: boolean;
+    /** The settings of its config that hold regular expressions (RE2, checked before any preview). */
+    patternSettings: string[];
+    /** A program the rule passes, as the resources the pack sees (shown by `explain`; a test runs it). */
+    example: ExampleResource[];
+}
+
+/** What a built policy carries about itself: the rule's own description, and the config keys of its waivers. */
+export interface DescribedRule {
+    about: RuleAbout & { waiverKeys: string[] };
 }
 
 /**
@@ -63,7 +97,7 @@ export function classify(view: StackView, ctx: RuleContext): Production {
 }
 
 /** A violation message, optionally attached to another resource's URN (stack policies). */
-export interface Finding {
+export interface RuleFinding {
     message: string;
     urn?: string;
     /**
@@ -75,7 +109,19 @@ export interface Finding {
     field?: string;
 }
 
-export { FieldAwareReport } from "./report";
+/** A finding as in-process evaluators get it: its facts as data (the engine gets them encoded in the message). */
+export interface ReportedFinding extends MessageFacts {
+    urn?: string;
+    field?: string;
+}
+
+/**
+ * A violation reporter that also takes findings as data. In-process evaluators (`check`, the manifest leg)
+ * pass one with `finding`; the analyzer's plain `ReportViolation` gets the encoded message and the URN.
+ */
+export type DataReport = ReportViolation & {
+    finding?: (f: ReportedFinding) => void;
+};
 
 /** The properties of a policy's config: its own, and the per-resource waivers every policy accepts. */
 function configProperties(meta: RuleMeta): Record<string, object> {
@@ -153,15 +199,26 @@ function configProblem(meta: RuleMeta, problem: string): string {
 /** What every fail-closed message of the wrappers says (tests look for it). */
 export const COULD_NOT_EVALUATE = "could not evaluate this resource";
 
-function failClosed(meta: RuleMeta): string {
-    return (
-        `${meta.name} ${COULD_NOT_EVALUATE} (unexpected input shape); ` +
-        `the resource is reported so that a governance gate never passes by accident. Fix: check the manifest's fields.`
-    );
+function failClosed(meta: RuleMeta, error?: unknown): string {
+    // A rule that throws has a bug (rules handle every input): say so, by the error's kind only (its message
+    // may quote the input); PKO_GUARD_DEBUG=1 prints the error itself.
+    const why = error === undefined ? "unexpected input shape" : `the rule failed on this input: ${errorKind(error)}; PKO_GUARD_DEBUG=1 prints its stack`;
+    return `${meta.name} ${COULD_NOT_EVALUATE} (${why}); the resource is reported so that a governance gate never passes by accident. Fix: check the manifest's fields.`;
 }
 
-function isFinding(f: unknown): f is string | Finding {
-    return typeof f === "string" || (f !== null && typeof f === "object" && typeof (f as Finding).message === "string");
+function errorKind(e: unknown): string {
+    return e instanceof Error && /^[A-Za-z]{1,40}$/.test(e.name) ? e.name : "error";
+}
+
+/** Under PKO_GUARD_DEBUG=1, an error that is a bug (a rule's, a waiver's) is printed: its first line and stack. */
+function debugError(what: string, e: unknown): void {
+    if (!process.env.PKO_GUARD_DEBUG) return;
+    const first = String(e instanceof Error ? e.message : e).split("\n")[0];
+    process.stderr.write(`pko-guard: ${what}: ${first}\n${e instanceof Error ? (e.stack ?? "") : ""}\n`);
+}
+
+function isFinding(f: unknown): f is string | RuleFinding {
+    return typeof f === "string" || (f !== null && typeof f === "object" && typeof (f as RuleFinding).message === "string");
 }
 
 /**
@@ -170,31 +227,37 @@ function isFinding(f: unknown): f is string | Finding {
  * findings, or a promise) is reported as one fail-closed violation (on `urn` when given), never thrown.
  */
 function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => unknown, urn: string | undefined, waiving: Waiving): void {
-    let findings: (string | Finding)[];
+    let findings: (string | RuleFinding)[];
     let closed = false;
     try {
         const result = run();
         closed = !(Array.isArray(result) && result.every(isFinding));
-        findings = closed ? [failClosed(meta)] : (result as (string | Finding)[]);
-    } catch {
+        findings = closed ? [failClosed(meta)] : (result as (string | RuleFinding)[]);
+    } catch (e) {
         closed = true;
-        findings = [failClosed(meta)];
+        findings = [failClosed(meta, e)];
+        debugError(`${meta.name} threw`, e);
     }
+    const asData = (reportViolation as DataReport).finding;
     const config = waiving.config();
     for (const f of findings) {
         const at = typeof f === "string" ? urn : (f.urn ?? urn);
-        let message = typeof f === "string" ? f : f.message;
-        let waived = false;
-        // The one waiver hook: a matching waiver marks the message and lowers the finding to advisory (never
-        // drops it); see waivers.ts.
+        const field = typeof f === "string" || typeof f.field !== "string" ? undefined : f.field;
+        let facts: MessageFacts = { text: typeof f === "string" ? f : f.message, failClosed: false };
+        facts.failClosed = closed || saysFailClosed(facts.text);
+        // The one waiver hook: a matching waiver marks the finding waived (never drops it); see waivers.ts.
         if (config) {
             try {
-                ({ message, waived } = waive(meta.name, config, waiving.target(at), message, closed));
-            } catch {
-                // a broken waiver never hides a finding: the message is reported as it is, at its level
+                facts = { ...facts, ...applyWaivers(meta.name, config, waiving.target(at), facts.text, facts.failClosed) };
+            } catch (e) {
+                // A broken waiver never hides a finding, and is never silent: the finding says its waivers failed.
+                facts = { ...facts, text: `${facts.text} (its waivers could not be checked: ${errorKind(e)}; the finding is not waived)` };
+                debugError(`${meta.name}: checking the waivers threw`, e);
             }
         }
-        report(reportViolation, { message, urn: at, field: typeof f === "string" || typeof f.field !== "string" ? undefined : f.field, ...(waived ? { level: "advisory" as const } : {}) });
+        if (typeof asData === "function") asData({ ...facts, ...(at !== undefined ? { urn: at } : {}), ...(field !== undefined ? { field } : {}) });
+        // Through the engine: the encoded message, and a waived finding at its true level, advisory (report.ts).
+        else report(reportViolation, { message: encodeMessage(facts), urn: at, ...(facts.waiver ? { level: "advisory" as const } : {}) });
     }
 }
 
@@ -208,6 +271,7 @@ function metaFields(meta: RuleMeta) {
         remediationSteps: meta.remediationSteps,
         ...(meta.url ? { url: meta.url } : {}),
         configSchema: configSchema(meta),
+        about: { ...meta.about, waiverKeys: Object.keys(WAIVER_CONFIG) },
     };
 }
 
@@ -230,8 +294,8 @@ function perResource(meta: RuleMeta, run: (args: ResourceValidationArgs) => unkn
 /** A per-resource rule over any resource (the rule decides which types it cares about). */
 export function resourceRule(
     meta: RuleMeta,
-    check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | Finding)[],
-): ResourceValidationPolicy {
+    check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
+): ResourceValidationPolicy & DescribedRule {
     return {
         ...metaFields(meta),
         validateResource: perResource(meta, (args) => withConfig(meta, args.getConfig, (config) => check(resourceOf(args), config, { production: settingsFor(args.urn) }))),
@@ -239,8 +303,8 @@ export function resourceRule(
 }
 
 /** Findings of the patched Stack that the unpatched one does not have (as a multiset of messages). */
-function introduced(before: (string | Finding)[], after: (string | Finding)[]): (string | Finding)[] {
-    const text = (f: string | Finding) => (typeof f === "string" ? f : f.message);
+function introduced(before: (string | RuleFinding)[], after: (string | RuleFinding)[]): (string | RuleFinding)[] {
+    const text = (f: string | RuleFinding) => (typeof f === "string" ? f : f.message);
     const seen = new Map<string, number>();
     for (const f of before) seen.set(text(f), (seen.get(text(f)) ?? 0) + 1);
     return after.filter((f) => {
@@ -260,9 +324,9 @@ function introduced(before: (string | Finding)[], after: (string | Finding)[]): 
  */
 export function stackRule(
     meta: RuleMeta,
-    check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | Finding)[],
+    check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
     fix?: SpecFix,
-): ResourceValidationPolicy & StackValidationPolicy {
+): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
     const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) => withConfig(meta, getConfig, (config) => check(view, config, ctx));
     return {
         ...metaFields(meta),
@@ -332,8 +396,8 @@ function programResources(list: PolicyResource[] | undefined): ResourceLike[] {
 /** A stack-level rule that sees every resource of the program. */
 export function programRule(
     meta: RuleMeta,
-    check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => Finding[],
-): StackValidationPolicy {
+    check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => RuleFinding[],
+): StackValidationPolicy & DescribedRule {
     return {
         ...metaFields(meta),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
@@ -361,7 +425,7 @@ export function settingsRule<S>(
     meta: RuleMeta,
     publish: (key: string, config: Record<string, unknown> | string) => S,
     problems: (resource: ResourceLike, published: S) => string[],
-): ResourceValidationPolicy & StackValidationPolicy {
+): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
     return {
         ...metaFields(meta),
         validateResource: perResource(meta, (args) => problems(resourceOf(args), publish(args.urn, readConfig(meta, args.getConfig)))),

@@ -3,11 +3,12 @@
  *
  * The settings live in the configuration of one policy, `pko-guard-production` (listed first in the
  * pack). CrossGuard hands every policy only its own configuration (the engine sends config per policy
- * name; `"all"` carries only a level), so that policy publishes its settings here each time the analyzer
- * calls it, and every production-aware rule reads them from here. The analyzer calls a pack's policies
- * in list order within each request (`Analyze` per resource, `AnalyzeStack` for the program), so the
- * settings are published for a request (keyed by the resource's URN, or by the program) before any rule
- * of that request reads them. Publishing is idempotent: the same configuration gives the same settings.
+ * name; `"all"` carries only a level), so that policy publishes its settings each time the analyzer calls
+ * it (productionSettings, through settings.ts), and every production-aware rule reads them from there. The
+ * analyzer calls a pack's policies in list order within each request (`Analyze` per resource,
+ * `AnalyzeStack` for the program), so the settings are published for a request (keyed by the resource's URN,
+ * or by the program) before any rule of that request reads them; a new configuration resets what an earlier
+ * one published.
  * When the settings policy is disabled the analyzer never calls it, nothing is published for the
  * request, and production-aware rules report that they cannot classify (fail closed).
  *
@@ -20,6 +21,7 @@
  * a patch), the answer is "unknown", and governance gates treat the Stack as possibly production.
  */
 import { RE2JS } from "re2js";
+import { RequestSettings } from "./settings";
 import { StackView } from "./stack";
 import { UNKNOWN, Unknown, quote } from "./values";
 
@@ -140,23 +142,8 @@ export function readSettings(config: Record<string, unknown>): SettingsState {
     return { settings: out };
 }
 
-/** Published settings by request key (a resource's URN, or a program's key); bounded. */
-const published = new Map<string, SettingsState>();
-const MAX_PUBLISHED = 200000;
-
-export function publishSettings(key: string, state: SettingsState): void {
-    published.delete(key);
-    if (published.size >= MAX_PUBLISHED) published.delete(published.keys().next().value as string);
-    published.set(key, state);
-}
-
-/**
- * Forgets what was published for a key, as a fresh analyzer process knows nothing (tests use it to
- * stand for a disabled settings policy; the engine starts one analyzer per preview).
- */
-export function withdrawSettings(key: string): void {
-    published.delete(key);
-}
+/** The production settings of each request, as the settings policy published them (settings.ts). */
+export const productionSettings = new RequestSettings<SettingsState>();
 
 const DISABLED: SettingsState = {
     problem: `the settings policy ${SETTINGS_POLICY} is disabled (or did not run), so no rule can tell production Stacks apart; enable ${SETTINGS_POLICY} (advisory or mandatory)`,
@@ -165,7 +152,7 @@ const DISABLED: SettingsState = {
 
 /** The settings the settings policy published for this request (or why there are none). */
 export function settingsFor(key: string | undefined): SettingsState {
-    return (key !== undefined && published.get(key)) || DISABLED;
+    return productionSettings.read(key) ?? DISABLED;
 }
 
 /** The key of a stack-level request: the program's resources, as few of them as identify it. */
@@ -231,7 +218,7 @@ export function classifyProduction(view: StackView, state: SettingsState): Produ
     return { verdict: "non-production" };
 }
 
-/** A finding of a production-only rule (the rule wrappers' Finding shape; declared here so the model does not import the wrappers). */
+/** A finding of a production-only rule (the rule wrappers' RuleFinding shape; declared here so the model does not import the wrappers). */
 export interface ProductionFinding {
     message: string;
     field?: string;

@@ -12,31 +12,21 @@
  * policy's description to the message; the row readers strip that prefix when present, so both forms read
  * the same.
  *
- * In-process evaluators (`pko-guard check`, the harness's manifest leg) pass a reporter with `withField`,
- * which also takes the finding's field and its own level.
+ * In-process evaluators (`pko-guard check`, the harness's manifest leg, the webhook) never come here: they
+ * take findings as data (policy.ts `DataReport`), with the waiver that decides their status.
  */
 import { ReportViolation } from "@pulumi/policy";
 
 /** A level a single finding may carry instead of its policy's (a waived finding is advisory). */
 export type FindingLevel = "advisory";
 
-/** One finding as the pack reports it. */
+/** One finding as the pack hands it to the engine: its encoded message (message.ts), where, and its own level. */
 export interface Violation {
     message: string;
     urn?: string;
-    /** The field the finding is about (in-process evaluators point at its line). */
-    field?: string;
     /** The finding's own level; absent: the policy's level. */
     level?: FindingLevel;
 }
-
-/**
- * A violation reporter that also takes the finding's field and own level. In-process evaluators pass one;
- * the analyzer's plain `ReportViolation` gets the message and URN (and the level through the object form).
- */
-export type FieldAwareReport = ReportViolation & {
-    withField?: (message: string, urn: string | undefined, field: string | undefined, level?: FindingLevel) => void;
-};
 
 /** The SDK's internal per-finding form (`@pulumi/policy` >= 1.20, `server.ts` `makeReportViolationFun`). */
 interface SdkViolation {
@@ -46,9 +36,7 @@ interface SdkViolation {
 }
 
 /** Reports one finding: at its policy's level, or (object form) at its own. */
-export function report(reportViolation: FieldAwareReport, v: Violation): void {
-    const withField = reportViolation.withField;
-    if (typeof withField === "function") return withField(v.message, v.urn, v.field, v.level);
+export function report(reportViolation: ReportViolation, v: Violation): void {
     if (v.level !== undefined) {
         const own: SdkViolation = { message: v.message, enforcementLevel: v.level, ...(v.urn !== undefined ? { urn: v.urn } : {}) };
         (reportViolation as unknown as (v: SdkViolation) => void)(own);

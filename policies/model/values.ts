@@ -244,3 +244,10 @@ export function quote(s: string): string {
     const clean = s.replace(/[\u0000-\u001f\u007f]/g, "?");
     return JSON.stringify(clean.length > 120 ? clean.slice(0, 117) + "..." : clean);
 }
+
+/** Adds a value to the list under a key of a map of lists. */
+export function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+    const list = map.get(key);
+    if (list) list.push(value);
+    else map.set(key, [value]);
+}

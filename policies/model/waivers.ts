@@ -6,15 +6,17 @@
  *
  * A waived finding is reported at its true level, advisory, through the per-finding level of
  * `reportViolation` (report.ts, the one use of that internal SDK form), with a `[waived: REASON; until DATE]`
- * prefix: it stays visible in `pulumi preview` and Pulumi Cloud and never blocks a bare `pulumi preview`/`up`
- * or an organization's policy group; the gate, the check command and the harness read the prefix as status
- * "waived". An expired waiver does not waive: the finding keeps its policy's level and the message says the
- * waiver expired.
+ * prefix (written and read by message.ts only): it stays visible in `pulumi preview` and Pulumi Cloud and never
+ * blocks a bare `pulumi preview`/`up` or an organization's policy group; the gate, the check command and the
+ * harness read the prefix as status "waived". An expired waiver does not waive: the finding keeps its policy's
+ * level and the message says the waiver expired.
  * A fail-closed "could not evaluate" finding is waived only by a waiver with `allowFailClosed: true`.
  *
  * Annotation waivers (`pko-guard.io/waive: <policy>=<reason>[, ...]` on the Kubernetes object) count only
  * when the policy's config sets `allowAnnotationWaivers: true` (off by default).
  */
+import { WaiverMark } from "./message";
+
 export interface Waiver {
     resource: string;
     reason: string;
@@ -94,47 +96,31 @@ function annotationWaivers(policy: string, config: Record<string, unknown>, t: W
         });
 }
 
-/**
- * True for a fail-closed finding: the wrapper could not evaluate the resource, or the rule could not decide
- * because a value is unknown during preview (every such message of the pack says "unknown ... during
- * preview" or "fails closed"; test/waivers.spec.ts holds the rules to it).
- */
-export function isFailClosedMessage(message: string): boolean {
-    return /could not evaluate|fails closed|\bunknown\b[^.;]*during preview/i.test(message);
-}
-
-export const WAIVED_PREFIX = /^\[waived: (.*?)(?:; until (\d{4}-\d{2}-\d{2}))?\] /;
-
 /** The date as YYYY-MM-DD (UTC). */
 export function today(now = new Date()): string {
     return now.toISOString().slice(0, 10);
 }
 
 /**
- * Applies a policy's waivers to one finding: the waived message (with the prefix) and `waived: true`, or the
- * message unchanged, or with a note that the matching waiver expired (not waived: it keeps its level).
+ * Applies a policy's waivers to one finding: the waiver that waives it (a live one that matches; for a
+ * fail-closed finding only one with allowFailClosed), or the text with a note that the matching waiver
+ * expired, or the text unchanged. How a waived finding is written into a message is message.ts's business.
  */
-export function waive(policy: string, config: Record<string, unknown>, t: WaiverTarget, message: string, failClosed: boolean, now = new Date()): { message: string; waived: boolean } {
+export function applyWaivers(
+    policy: string,
+    config: Record<string, unknown>,
+    t: WaiverTarget,
+    text: string,
+    failClosed: boolean,
+    now = new Date(),
+): { text: string; waiver?: WaiverMark } {
     const candidates = [...configWaivers(config), ...annotationWaivers(policy, config, t)].filter((w) => waiverMatches(w, t));
-    const closed = failClosed || isFailClosedMessage(message);
-    const eligible = candidates.filter((w) => !closed || w.allowFailClosed === true);
+    const eligible = candidates.filter((w) => !failClosed || w.allowFailClosed === true);
     const live = eligible.find((w) => !w.expires || w.expires >= today(now));
-    if (live) return { message: `[waived: ${live.reason.replace(/[\]\n]/g, " ")}${live.expires ? `; until ${live.expires}` : ""}] ${message}`, waived: true };
+    if (live) return { text, waiver: { reason: live.reason, ...(live.expires ? { expires: live.expires } : {}) } };
     const expired = eligible.find((w) => w.expires && w.expires < today(now));
-    if (expired) return { message: `${message} (waiver for ${expired.resource} expired ${expired.expires}: ${expired.reason})`, waived: false };
-    return { message, waived: false };
-}
-
-/** `waive`'s message only. */
-export function applyWaivers(policy: string, config: Record<string, unknown>, t: WaiverTarget, message: string, failClosed: boolean, now = new Date()): string {
-    return waive(policy, config, t, message, failClosed, now).message;
-}
-
-/** Reads a waived message back: the reason, the expiry and the message without the prefix. */
-export function parseWaived(message: string): { reason: string; expires?: string; message: string } | undefined {
-    const m = WAIVED_PREFIX.exec(message);
-    if (!m) return undefined;
-    return { reason: m[1], ...(m[2] ? { expires: m[2] } : {}), message: message.slice(m[0].length) };
+    if (expired) return { text: `${text} (waiver for ${expired.resource} expired ${expired.expires}: ${expired.reason})` };
+    return { text };
 }
 
 /** The identities of a resource as the wrappers see it (type, name, URN and Kubernetes object fields). */

@@ -13,7 +13,7 @@ import {
     MockRefusal,
     SECRET_SIG,
     SIG_KEY,
-    UNKNOWN,
+    UNKNOWN_WIRE,
     checkKubernetesInputs,
     decodeYamlInvoke,
     expandYamlV2,
@@ -39,8 +39,8 @@ describe("mock leg: the Kubernetes provider's Check", () => {
     it("keeps a given or unknown name, and refuses generateName (unsupported when rendering YAML)", () => {
         const named = checkKubernetesInputs("x", "kubernetes:core/v1:ServiceAccount", { metadata: { name: "given" } }, ctx());
         assert.deepStrictEqual(named.metadata, { name: "given" });
-        const unknown = checkKubernetesInputs("x", "kubernetes:core/v1:ServiceAccount", { metadata: { name: UNKNOWN } }, ctx());
-        assert.deepStrictEqual(unknown.metadata, { name: UNKNOWN });
+        const unknown = checkKubernetesInputs("x", "kubernetes:core/v1:ServiceAccount", { metadata: { name: UNKNOWN_WIRE } }, ctx());
+        assert.deepStrictEqual(unknown.metadata, { name: UNKNOWN_WIRE });
         assert.throws(() => checkKubernetesInputs("x", "kubernetes:core/v1:ServiceAccount", { metadata: { generateName: "x-" } }, ctx()), MockRefusal);
     });
 
@@ -55,8 +55,8 @@ describe("mock leg: the Kubernetes provider's Check", () => {
         assert.deepStrictEqual(out.data, { a: secret("YWJj"), b: "cGxhaW4=" });
         assert.strictEqual(out.stringData, undefined);
         // With an unknown value anywhere, the provider does not normalise.
-        const withUnknown = checkKubernetesInputs("tok", "kubernetes:core/v1:Secret", { apiVersion: "v1", kind: "Secret", metadata: { name: "t" }, stringData: { a: UNKNOWN } }, ctx());
-        assert.deepStrictEqual(withUnknown.stringData, { a: UNKNOWN });
+        const withUnknown = checkKubernetesInputs("tok", "kubernetes:core/v1:Secret", { apiVersion: "v1", kind: "Secret", metadata: { name: "t" }, stringData: { a: UNKNOWN_WIRE } }, ctx());
+        assert.deepStrictEqual(withUnknown.stringData, { a: UNKNOWN_WIRE });
     });
 
     it("decides namespaced kinds from the static table, then CRDs, and fails like the provider otherwise", () => {
@@ -113,7 +113,7 @@ describe("mock leg: YAML as the provider reads it", () => {
     it("yaml/v2 refuses what the provider would reject or fetch", () => {
         assert.throws(() => expandYamlV2("ConfigGroup", "cg", { yaml: "apiVersion: v1\nkind: ConfigMap\nmetadata: {}" }, os.tmpdir(), ctx()), /require a \.metadata\.name/);
         assert.throws(() => expandYamlV2("ConfigFile", "cf", { file: "https://example.com/x.yaml" }, os.tmpdir(), ctx()), /cannot expand kubernetes:yaml\/v2:ConfigFile "cf" in the mock leg: it fetches/);
-        assert.throws(() => expandYamlV2("ConfigGroup", "cg", { yaml: UNKNOWN }, os.tmpdir(), ctx()), /inputs are unknown/);
+        assert.throws(() => expandYamlV2("ConfigGroup", "cg", { yaml: UNKNOWN_WIRE }, os.tmpdir(), ctx()), /inputs are unknown/);
         assert.throws(() => expandYamlV2("ConfigGroup", "cg", { yaml: "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}" }, os.tmpdir(), ctx()), /failed to determine if the following GVK is namespaced/);
     });
 

@@ -10,6 +10,7 @@ module.exports = {
         "test/rule-wrappers.spec.ts",
         "test/stack-patches.spec.ts",
         "test/meta.spec.ts",
+        "test/settings.spec.ts",
         "test/tiers/*.spec.ts",
         "test/helpers.spec.ts",
         "test/credential-shapes.spec.ts",

@@ -10,7 +10,6 @@ import * as path from "path";
 import { REPO_ROOT } from "../../core/paths";
 import { packPolicies, parsePackConfig, reconcilePackConfig } from "../../core/pack-config";
 import { policies } from "../../policies";
-import { EXAMPLES } from "../../policies/examples";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
 import { runResourcePolicy, runStackPolicy } from "../helpers";
 
@@ -68,7 +67,7 @@ describe("pko-guard commands from a user's project", function () {
 
     it("every rule's example passes its rule", () => {
         for (const p of policies) {
-            const example = EXAMPLES[p.name];
+            const example = p.about.example;
             assert.ok(example && example.length > 0, `${p.name} has no example`);
             const found =
                 "validateStack" in p

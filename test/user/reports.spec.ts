@@ -18,6 +18,8 @@ import { renderJunit } from "../../cli/reports/junit";
 import { artifactLocation, fingerprint, renderSarif } from "../../cli/reports/sarif";
 import { ProjectSubject, ruleCatalogue } from "../../cli/reports/subject";
 import { renderFindings, renderFullTable } from "../../cli/reports/table";
+import { writeReports } from "../../cli/reports/write";
+import { ToolError } from "../../core/errors";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
 
 const URN = "urn:pulumi:dev::shop::kubernetes:pulumi.com/v1:Stack::";
@@ -66,6 +68,23 @@ function sarifFrom(cwd: string, s: ProjectSubject): any {
 }
 
 describe("reports for users' CI", () => {
+    it("a report that cannot be written is reported (one line naming it), and the others are still written", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-reports-"));
+        try {
+            const blocker = path.join(dir, "not-a-folder");
+            fs.writeFileSync(blocker, "");
+            const subject: ProjectSubject = { kind: "project", name: "p", stack: "s", description: "d", programFile: "index.ts", findings: [], outcome: "pass", durationMs: 1 };
+            const good = path.join(dir, "ok.json");
+            assert.throws(
+                () => writeReports([{ format: "json", file: path.join(blocker, "r.sarif") }, { format: "json", file: good }], [subject]),
+                (e: unknown) => e instanceof ToolError && /^cannot write report .*not-a-folder\/r\.sarif \(E[A-Z]+\)$/.test(e.message),
+            );
+            assert.ok(fs.existsSync(good));
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
     const { root, program } = userRepo();
     after(() => fs.rmSync(root, { recursive: true, force: true }));
 

@@ -5,7 +5,8 @@ import { row } from "../../core/rows";
 import { policies } from "../../policies";
 import { policy as pinned } from "../../policies/pko-stack-prod-pinned-commit";
 import { policy as noClusterAdmin } from "../../policies/pko-stack-no-cluster-admin";
-import { applyWaivers, isFailClosedMessage, parseWaived, waiverMatches } from "../../policies/model/waivers";
+import { decodeMessage } from "../../policies/model/message";
+import { applyWaivers, waiverMatches } from "../../policies/model/waivers";
 import { ExpectedFinding, UNKNOWN_WIRE, assertFindings, goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "../helpers";
 
 const branchProd = (name: string, metadata: Record<string, unknown> = {}) => stackResource(name, goodSpec({ commit: undefined, branch: "main" }), metadata);
@@ -47,10 +48,10 @@ describe("waivers", () => {
         const unknown = stackResource("legacy-prod", goodSpec({ commit: UNKNOWN_WIRE }));
         const plain = runResourcePolicy(pinned, unknown, waivers({ resource: "legacy-prod", reason: "r" }));
         assertFindings(plain, pinnedOn("legacy-prod", /^(?!\[waived)/));
-        assert.ok(isFailClosedMessage(plain[0].message), plain[0].message);
+        assert.ok(decodeMessage(plain[0].message).failClosed, plain[0].message);
         const allowed = runResourcePolicy(pinned, unknown, waivers({ resource: "legacy-prod", reason: "r", allowFailClosed: true }));
         assertFindings(allowed, waivedOn("legacy-prod", /^\[waived: r\] /));
-        assert.doesNotMatch(applyWaivers("x", waivers({ resource: "*", reason: "r" }), { name: "a" }, "m", true), /waived/);
+        assert.deepStrictEqual(applyWaivers("x", waivers({ resource: "*", reason: "r" }), { name: "a" }, "m", true), { text: "m" });
     });
 
     it("annotation waivers count only when the policy's config allows them", () => {
@@ -108,6 +109,6 @@ describe("waivers", () => {
             notices.map((n) => n.message),
             ["unused waiver for ghost (nothing): it matched no finding", "waiver for old expired on 2020-01-01 (gone): remove or renew it"],
         );
-        assert.deepStrictEqual(parseWaived("plain"), undefined);
+        assert.deepStrictEqual(decodeMessage("plain"), { text: "plain", failClosed: false });
     });
 });

@@ -1,0 +1,208 @@
+/**
+ * Kubernetes RBAC as declared in a Pulumi program: roles, bindings, their subjects, and whether a
+ * binding grants cluster-admin (or a wildcard-equivalent role) to a given service account.
+ * Three-valued where preview leaves values unknown: "yes", "no", "maybe".
+ *
+ * Beyond plain roles and bindings the model resolves:
+ * - aggregated ClusterRoles (`aggregationRule.clusterRoleSelectors`): a role gets the rules of every
+ *   ClusterRole whose labels match one of its selectors, transitively and cycle-safe, as the
+ *   Kubernetes aggregation controller does (which skips the aggregating role itself). The built-in
+ *   `cluster-admin`, `admin`, `edit` and `view` take part with their bootstrap labels and selectors
+ *   unless the program declares a ClusterRole of that name;
+ * - server-side-apply patches (`...Patch` types): a patch is joined to the program's object of the same
+ *   kind, name and namespace (or to the built-in role of that name) and judged as the merged object.
+ *   `subjects`, `rules` and `clusterRoleSelectors` are atomic lists and `roleRef` an atomic struct in
+ *   server-side apply (the Kubernetes API types carry no list-type markers, so lists are atomic, and
+ *   `RoleRef`/`Subject` are `+structType=atomic`): a patch that sets one replaces it whole. Labels are a
+ *   map and merge key by key. A field a patch does not set keeps the object's value; for an object the
+ *   program does not declare that value is the cluster's: roles keep no rules the program knows of
+ *   (as any role outside the program), their other labels are unknown, and a binding patch that sets
+ *   subjects without `roleRef` binds them to a role the program cannot see (unknown).
+ * A subject, role reference or role whose name is missing or unknown during preview is never taken for
+ * a concrete object: it may be any (fail closed).
+ */
+import { UNKNOWN, Unknown } from "../values";
+import { escalationScope } from "../permissions";
+import { AdminGrant, Binding, DEFAULT_NAMESPACE, RANK, RbacModel, Role, RoleGrant, ServiceAccountRef, Subject, Tri, and, missing, or } from "./objects";
+import { eq, selectorMatches } from "./aggregation";
+
+/** How a role grants (or may grant) `*` on `*`, or an escalation path, with aggregation resolved. */
+
+/**
+ * The role's wildcard status with aggregation resolved: the best over every ClusterRole reachable by
+ * selectors (each path as certain as its least certain match), its own rules included. Cycle-safe: each
+ * role's reach can only improve from "no" to "maybe" to "yes".
+ */
+export function roleGrant(role: Role, model: RbacModel): RoleGrant {
+    const hit = model.grants.get(role);
+    if (hit) return hit;
+    const reach = new Map<Role, Tri>([[role, "yes"]]);
+    const queue: Role[] = [role];
+    while (queue.length > 0) {
+        const from = queue.shift()!;
+        const selectors = from.selectors;
+        if (selectors === undefined) continue;
+        const here = reach.get(from)!;
+        for (const to of model.clusterRoles) {
+            if (to === from) continue;
+            // The controller skips the aggregating role itself (by name).
+            if (typeof to.name === "string" && to.name === from.name) continue;
+            const edge = selectors === UNKNOWN ? "maybe" : or(selectors.map((s) => selectorMatches(s, to)));
+            const t = and(here, edge);
+            if (t === "no" || RANK[t] <= RANK[reach.get(to) ?? "no"]) continue;
+            reach.set(to, t);
+            queue.push(to);
+        }
+    }
+    let wildcard: Tri = "no";
+    let source: Role | undefined;
+    let escalation: Tri = "no";
+    let escalationSource: Role | undefined;
+    const openAggregators: Role[] = [];
+    for (const [r, t] of reach) {
+        const w = and(t, r.wildcard);
+        if (RANK[w] > RANK[wildcard] || (w === wildcard && w !== "no" && r === role)) {
+            wildcard = w;
+            source = r;
+        }
+        const e = and(t, r.escalation);
+        if (RANK[e] > RANK[escalation] || (e === escalation && e !== "no" && r === role)) {
+            escalation = e;
+            escalationSource = r;
+        }
+        if (r.selectors !== undefined && !r.builtIn) openAggregators.push(r);
+    }
+    const result: RoleGrant = { wildcard, source, escalation, escalationSource, openAggregators };
+    model.grants.set(role, result);
+    return result;
+}
+
+
+/** Whether the binding's role is cluster-admin or a wildcard-equivalent role, with what decides it. */
+export function adminGrant(binding: Binding, model: RbacModel): AdminGrant {
+    const hit = model.adminGrants.get(binding);
+    if (hit) return hit;
+    const result = computeAdminGrant(binding, model);
+    model.adminGrants.set(binding, result);
+    return result;
+}
+
+export function computeAdminGrant(binding: Binding, model: RbacModel): AdminGrant {
+    const { roleKind, roleName } = binding;
+    if (roleName === UNKNOWN || roleKind === UNKNOWN || missing(roleName) || missing(roleKind)) {
+        const why = binding.patch?.roleOutsideProgram
+                ? "it sets subjects of a binding this program does not declare without its roleRef, so their role is one the program cannot see"
+                : "its roleRef is unknown or missing during preview";
+        return { admin: "maybe", unknown: why, openAggregators: [] };
+    }
+    if (roleKind === "ClusterRole" && roleName === "cluster-admin") return { admin: "yes", openAggregators: [] };
+    const bindingNs = binding.namespace ?? DEFAULT_NAMESPACE;
+    const candidates = [...(model.rolesByName.get(`${roleKind}/${roleName}`) ?? []), ...model.rolesWithUnknownName];
+    let best: AdminGrant = { admin: "no", openAggregators: [] };
+    const open = new Set<Role>();
+    for (const role of candidates) {
+        if (role.kind !== roleKind) continue;
+        const sameName = typeof role.name === "string" && role.name !== "" ? eq(role.name, roleName) : "maybe";
+        const sameNamespace = role.kind === "Role" ? eq(role.namespace ?? DEFAULT_NAMESPACE, bindingNs) : "yes";
+        const target = and(sameName, sameNamespace);
+        if (target === "no") continue;
+        const grant = roleGrant(role, model);
+        if (target === "yes") for (const a of grant.openAggregators) open.add(a);
+        const admin = and(target, grant.wildcard);
+        const scope = escalationScope(binding.kind, binding.namespace);
+        const escalates = and(and(target, grant.escalation), scope);
+        const via = RANK[escalates] > RANK[admin] ? escalates : admin;
+        const byEscalation = RANK[escalates] > RANK[admin];
+        // At equal certainty, `*` on `*` is the plainer reason to report than an escalation path.
+        if (RANK[via] > RANK[best.admin] || (via !== "no" && via === best.admin && !byEscalation && best.escalation !== undefined)) {
+            const what = grant.escalationSource?.escalationWhat ?? "escalate its privileges";
+            best = {
+                admin: via,
+                role,
+                grant,
+                openAggregators: [],
+                ...(byEscalation ? { escalation: `it can ${what}${binding.kind === "ClusterRoleBinding" ? " cluster-wide" : " in a privileged namespace"}` } : {}),
+                ...(via === "maybe"
+                    ? {
+                          unknown:
+                              target === "maybe"
+                                  ? "a role of this program whose name is unknown during preview may be it"
+                                  : byEscalation && scope === "maybe"
+                                    ? "the binding's namespace is unknown during preview and its role can escalate privileges in a privileged namespace"
+                                    : "its role's rules, labels or aggregation selectors are unknown during preview",
+                      }
+                    : {}),
+            };
+        }
+    }
+    return { ...best, openAggregators: [...open] };
+}
+
+
+/**
+ * Groups that cover every service account: all service accounts and all authenticated identities (every
+ * service account token authenticates as a member of both). `system:masters` is not one: the API server
+ * never puts a service account in it (its groups are `system:serviceaccounts`, `system:serviceaccounts:<ns>`
+ * and `system:authenticated`), so binding a role to it grants a Stack's account nothing (and the group
+ * already bypasses authorization).
+ */
+export const GROUPS_COVERING_ALL_ACCOUNTS: ReadonlySet<string> = new Set(["system:serviceaccounts", "system:authenticated"]);
+
+/**
+ * The namespace a ServiceAccount subject names: its own, else (in a RoleBinding) the binding's; UNKNOWN
+ * when unknown, and undefined when it is missing where it decides (a ClusterRoleBinding's subject).
+ */
+export function subjectNamespace(subject: Subject, binding: Binding): string | Unknown | undefined {
+    if (subject.namespace === UNKNOWN) return UNKNOWN;
+    if (!missing(subject.namespace)) return subject.namespace;
+    return binding.kind === "RoleBinding" ? binding.namespace ?? DEFAULT_NAMESPACE : undefined;
+}
+
+/**
+ * Whether a subject's identity could not be resolved during preview: its kind or name is unknown or
+ * missing, or (for a ServiceAccount of a ClusterRoleBinding) its namespace is. Such a subject is never
+ * taken for a concrete account: it may be any.
+ */
+export function subjectUnresolved(subject: Subject, binding: Binding): boolean {
+    const { kind, name } = subject;
+    if (kind === UNKNOWN || name === UNKNOWN || missing(kind) || missing(name)) return true;
+    if (kind !== "ServiceAccount") return false;
+    const ns = subjectNamespace(subject, binding);
+    return ns === UNKNOWN || missing(ns);
+}
+
+/** Whether one subject of a binding covers a service account. */
+export function subjectCovers(subject: Subject, binding: Binding, sa: ServiceAccountRef): Tri {
+    const { kind, name } = subject;
+    if (kind === UNKNOWN || missing(kind)) return "maybe";
+    if (kind === "ServiceAccount") {
+        // A RoleBinding's ServiceAccount subject defaults to the binding's namespace; a missing name or
+        // (where it decides) namespace is not resolved yet, so it may be any.
+        const ns = subjectNamespace(subject, binding);
+        const sameName = missing(name) ? "maybe" : eq(name, sa.name);
+        const sameNs = missing(ns) ? "maybe" : eq(ns, sa.namespace);
+        return and(sameName, sameNs);
+    }
+    if (name === UNKNOWN || missing(name)) {
+        // A group or user whose name is not known may be one that covers every account.
+        return kind === "Group" || kind === "User" ? "maybe" : "no";
+    }
+    if (kind === "Group") {
+        if (GROUPS_COVERING_ALL_ACCOUNTS.has(name)) return "yes";
+        if (name.startsWith("system:serviceaccounts:")) {
+            return eq(name.slice("system:serviceaccounts:".length), sa.namespace);
+        }
+        return "no";
+    }
+    if (kind === "User" && name.startsWith("system:serviceaccount:")) {
+        const [ns, ...rest] = name.slice("system:serviceaccount:".length).split(":");
+        return and(eq(ns, sa.namespace), eq(rest.join(":"), sa.name));
+    }
+    return "no";
+}
+
+/** Whether any subject of the binding covers the service account. */
+export function bindingCovers(binding: Binding, sa: ServiceAccountRef): Tri {
+    if (binding.subjects === UNKNOWN) return "maybe";
+    return or(binding.subjects.map((s) => subjectCovers(s, binding, sa)));
+}
