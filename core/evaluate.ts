@@ -10,7 +10,7 @@ import { Policy, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi
 import { policies } from "../policies";
 import { MessageFacts, decodeMessage, encodeMessage } from "../policies/model/message";
 import { DataReport } from "../policies/model/policy";
-import { productionSettings } from "../policies/model/production";
+import { SETTINGS_POLICY, productionSettings } from "../policies/model/production";
 import { shareAcrossPolicies } from "../policies/model/values";
 import { Level, Row, normalizeMessage, row } from "./rows";
 import { PackConfig } from "./pack-config";
@@ -131,8 +131,11 @@ function evaluateRequest(resources: EvalResource[], config: PackConfig, only?: R
     const asType = () => undefined;
     // One list for every stack policy, as one AnalyzeStack request would give them.
     const stackResources = args.map((a) => ({ ...a, isType, asType, dependencies: [], propertyDependencies: {} }));
+    // A filtered run still runs the settings policy: it publishes this request's production settings, which
+    // the rules read (without it every Stack's classification would be unknown in a filtered run).
+    const runs = only && new Set([...only, SETTINGS_POLICY]);
     for (const p of policies) {
-        if (only && !only.has(p.name)) continue;
+        if (runs && !runs.has(p.name)) continue;
         const level = levelOf(config, p);
         if (level === "disabled") continue;
         const properties = config[p.name]?.properties ?? {};

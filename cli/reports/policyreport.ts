@@ -13,6 +13,8 @@
  */
 import * as YAML from "yaml";
 import { Finding } from "../../core/rows";
+import { policies } from "../../policies";
+import { DescribedRule } from "../../policies/model/policy";
 import { ProjectSubject, ReportObject, ReportSubject, ruleCatalogue } from "./subject";
 
 type Result = "pass" | "fail" | "warn" | "skip";
@@ -39,27 +41,13 @@ interface ReportResult {
 }
 
 /**
- * The kinds each rule reports on (pass results are given for these). Rules not listed report on no
- * Kubernetes object a manifest holds (e.g. aws-s3-no-public-acl) and get no pass results.
+ * The Kubernetes kinds each rule judges, from the rules' own description (`about.reads`, `group/Kind`): an
+ * object of such a kind with no finding of the rule gets a pass result. Rules that read no Kubernetes kind
+ * (aws-s3-no-public-acl reads Pulumi AWS types) get no pass results.
  */
-const RULE_KINDS: Record<string, string[]> = {
-    "pko-guard-production": ["Stack"],
-    "pko-stack-credentials-from-secrets": ["Stack"],
-    "pko-stack-destroy-on-finalize-nonprod": ["Stack"],
-    "pko-stack-prod-pinned-commit": ["Stack"],
-    "pko-stack-prod-refresh": ["Stack"],
-    "pko-stack-preview-only-nonprod": ["Stack"],
-    "pko-stack-repo-allowlist": ["Stack"],
-    "pko-stack-resync-floor": ["Stack"],
-    "pko-stack-workspace-hardening": ["Stack"],
-    "pko-stack-esc-or-oidc-preferred": ["Stack"],
-    "pko-stack-name-length": ["Stack"],
-    "pko-stack-auth-delegator": ["Stack"],
-    "pko-stack-no-cluster-admin": ["ClusterRoleBinding", "RoleBinding"],
-    "rbac-no-cluster-admin-serviceaccount": ["ClusterRoleBinding", "RoleBinding"],
-    "argocd-app-pko-sync-order": ["Stack", "Application"],
-    "pko-stack-secret-committed": ["Secret"],
-};
+const RULE_KINDS: Record<string, string[]> = Object.fromEntries(
+    policies.map((p) => [p.name, ((p as Partial<DescribedRule>).about?.reads ?? []).filter((r) => !r.includes(":")).map((r) => r.slice(r.lastIndexOf("/") + 1))]),
+);
 
 /** `Kind/namespace/name` or `Kind/name` (check's identities), else the Pulumi type's kind and the resource name. */
 function objectOf(f: Finding): ObjectRef | undefined {

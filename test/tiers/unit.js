@@ -18,6 +18,7 @@ module.exports = {
         "test/harness/policy-config.spec.ts",
         "test/harness/real-only.spec.ts",
         "test/harness/verdict.spec.ts",
+        "test/harness/output.spec.ts",
         "test/user/waivers.spec.ts",
         "test/cluster/admission.spec.ts",
     ],
