@@ -161,13 +161,28 @@ export interface ExecResult {
     timedOut: boolean;
 }
 
-/** Runs a command to completion with a deadline (the whole process group is killed when it passes). */
-export async function exec(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs: number }): Promise<ExecResult> {
+/** The most of each stream `exec` keeps for error messages (its tail); a reader given `onStdout` sees all of it. */
+export const KEPT_OUTPUT_CHARS = 200_000;
+
+/**
+ * Runs a command to completion with a deadline (the whole process group is killed when it passes). Only the
+ * tail of each stream is kept (for one-line error messages); `onStdout` receives every chunk of standard
+ * output as it arrives, so a reader that must not lose anything (the preview's event stream) reads it whole,
+ * incrementally, without holding it. `keepStdout: false` keeps no stdout at all.
+ */
+export async function exec(
+    cmd: string,
+    args: string[],
+    opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs: number; onStdout?: (chunk: Buffer) => void; keepStdout?: boolean },
+): Promise<ExecResult> {
     const p = spawnTracked(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ["pipe", "pipe", "pipe"], timeoutMs: opts.timeoutMs });
     let stdout = "";
     let stderr = "";
-    p.child.stdout!.on("data", (d) => (stdout = (stdout + d.toString()).slice(-200000)));
-    p.child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-200000)));
+    p.child.stdout!.on("data", (d: Buffer) => {
+        opts.onStdout?.(d);
+        if (opts.keepStdout !== false) stdout = (stdout + d.toString()).slice(-KEPT_OUTPUT_CHARS);
+    });
+    p.child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-KEPT_OUTPUT_CHARS)));
     p.child.stdin!.on("error", () => undefined);
     p.child.stdin!.end(opts.input ?? "");
     const r = await p.exited;
