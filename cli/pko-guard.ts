@@ -16,6 +16,7 @@ import "./fatal";
 import { Command, CommanderError, Option } from "commander";
 import * as fs from "fs";
 import * as path from "path";
+import { escapeText } from "../core/escape";
 import { isReportedError } from "./errors";
 import { REPO_ROOT } from "./paths";
 import { ProjectSubject } from "./reports/subject";
@@ -54,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
         .description("Pulumi CrossGuard policy pack for governed Pulumi Kubernetes Operator deployments")
         .version(VERSION, "-V, --version", "print the version of pko-guard")
         .exitOverride()
-        .configureOutput({ writeErr: (s) => process.stderr.write(s.split("\n")[0] + "\n") });
+        .configureOutput({ writeErr: (s) => process.stderr.write(escapeText(s.split("\n")[0]) + "\n") });
     program
         .command("gate")
         .description("preview a Pulumi project's stack with the pko-guard policy pack and gate on the result")
@@ -129,7 +130,7 @@ async function main(argv: string[]): Promise<number> {
         .action(async (paths: string[], o: Omit<GateCliOptions, "stack" | "timeout"> & { repoRoot?: string }) => {
             const { runCheck, summaryLine } = await import("./check/check");
             const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot });
-            for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${s.file}: ${s.reason}\n`);
+            for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${escapeText(s.file)}: ${escapeText(s.reason)}\n`);
             output(result.subject, { ...o, stack: "", timeout: 0 }, summaryLine(result));
             writeReports(o.report, [result.subject]);
             code = result.subject.outcome === "pass" ? 0 : 1;
@@ -139,7 +140,7 @@ async function main(argv: string[]): Promise<number> {
     } catch (e) {
         if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
         if (isReportedError(e)) {
-            process.stderr.write(`pko-guard: ${e.message}\n`);
+            process.stderr.write(`pko-guard: ${escapeText(e.message)}\n`);
             return 2;
         }
         throw e;
