@@ -126,10 +126,11 @@ async function main(argv: string[]): Promise<number> {
         .option("--verbose", "print the full table", false)
         .option("--fail-on-advisory", "advisory violations block too", false)
         .option("--repo-root <dir>", "repository root that Argo CD Application source paths are relative to (default: the git top level)")
+        .option("--skip-unreadable", "skip a folder's oversized, undecodable (not UTF-8/UTF-16) and non-regular files with a line each, instead of failing", false)
         .exitOverride()
-        .action(async (paths: string[], o: Omit<GateCliOptions, "stack" | "timeout"> & { repoRoot?: string }) => {
+        .action(async (paths: string[], o: Omit<GateCliOptions, "stack" | "timeout"> & { repoRoot?: string; skipUnreadable: boolean }) => {
             const { runCheck, summaryLine } = await import("./check/check");
-            const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot });
+            const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot, skipUnreadable: o.skipUnreadable });
             for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${escapeText(s.file)}: ${escapeText(s.reason)}\n`);
             output(result.subject, { ...o, stack: "", timeout: 0 }, summaryLine(result));
             writeReports(o.report, [result.subject]);

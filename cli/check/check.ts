@@ -19,6 +19,8 @@ export interface CheckOptions {
     repoRoot?: string;
     cwd?: string;
     stdin?: () => string;
+    /** Skip a folder's oversized, undecodable and non-regular files instead of failing (--skip-unreadable). */
+    skipUnreadable?: boolean;
 }
 
 export interface CheckSummary {
@@ -44,10 +46,13 @@ export function checkPackConfig(file?: string): PackConfig {
 /**
  * The field a row points at: the one the rule gave, else the first field path its message names (messages
  * name the field they are about, e.g. `spec.envRefs.PULUMI_ACCESS_TOKEN`), else none (the object's line).
+ * Values a message quotes ("...", JSON-quoted by the rules) are input, not field names, and are passed over:
+ * a branch named "spec.x" must not move the finding.
  */
 export function rowField(r: EvalRow): string | undefined {
     if (r.field) return r.field;
-    const m = /(?:^|[\s(`'"])((?:spec|metadata|roleRef|subjects|rules|data|stringData)(?:\.[A-Za-z0-9_\-/]+|\[\d+\])*)/.exec(r.message);
+    const unquoted = r.message.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+    const m = /(?:^|[\s(`'"])((?:spec|metadata|roleRef|subjects|rules|data|stringData)(?:\.[A-Za-z0-9_\-/]+|\[\d+\])*)/.exec(unquoted);
     return m ? m[1] : undefined;
 }
 
@@ -70,7 +75,7 @@ export function evaluateManifests(load: LoadResult, config: PackConfig): Row[] {
 export function runCheck(o: CheckOptions): CheckResult {
     const started = Date.now();
     const config = checkPackConfig(o.config);
-    const load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin });
+    const load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, skipUnreadable: o.skipUnreadable });
     // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.
     const findings: Finding[] = judgeRows(evaluateManifests(load, config), o.failOnAdvisory);
     const named = load.objects.filter((x) => x.named);

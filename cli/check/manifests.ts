@@ -12,10 +12,18 @@
  * Two objects with one identity are bad input (exit 2) naming both files.
  *
  * Bad input is one line each, never the content of a file (a Secret's values never appear): invalid YAML
- * (file:line:column), a document that is not a mapping, an unreadable path, a named file that is binary or
- * larger than MAX_FILE_BYTES (exit 2). Inside a folder, binary and oversized files, and documents that are
- * not Kubernetes objects (no apiVersion/kind, e.g. a CI workflow), are skipped and counted; hidden folders
- * (`.git`, `.github`) and `node_modules` are not walked.
+ * (file:line:column and a fixed reason, never the parser's text, which can quote the document), a document
+ * that is not a mapping, an unreadable path (exit 2).
+ *
+ * Reads are bounded by the bytes actually read, never by what `stat` says: a file, and standard input, may
+ * hold at most MAX_FILE_BYTES; only regular files are opened (a device such as /dev/zero, a FIFO or a socket
+ * is refused without being read, so nothing blocks or grows). Text is decoded as kubectl decodes it: a UTF-8
+ * byte-order mark is dropped, UTF-16 with a byte-order mark (little or big endian) is decoded; anything else
+ * must be valid UTF-8 without NUL bytes. A file that is oversized, undecodable (binary, Latin-1, ...) or not
+ * regular fails the run, inside a folder too, unless `skipUnreadable` (`--skip-unreadable`) is set: then a
+ * folder's such files are skipped with a line each. Documents that are not Kubernetes objects (no
+ * apiVersion/kind, e.g. a CI workflow) are skipped and counted; hidden folders (`.git`, `.github`) and
+ * `node_modules` are not walked. Alias expansion is bounded per run (MAX_ALIAS_EXPANSION over all documents).
  */
 import { execFileSync } from "child_process";
 import * as fs from "fs";
@@ -71,6 +79,8 @@ export interface LoadResult {
     files: number;
     documents: number;
     skipped: Skip[];
+    /** What aliases have added so far in this run (bounded by MAX_ALIAS_EXPANSION). */
+    budget: { aliasNodes: number };
 }
 
 export interface LoadOptions {
@@ -80,6 +90,8 @@ export interface LoadOptions {
     stdin?: () => string;
     /** Base folder for shown file names (default: the current directory). */
     cwd?: string;
+    /** Skip a folder's oversized, undecodable and non-regular files (a line each) instead of failing the run. */
+    skipUnreadable?: boolean;
 }
 
 /** The git top level containing `dir`, or undefined outside a work tree (or without git). */
@@ -95,10 +107,66 @@ function posix(p: string): string {
     return p.split(path.sep).join("/");
 }
 
-function isBinary(buf: Buffer): boolean {
-    const n = Math.min(buf.length, 8000);
-    for (let i = 0; i < n; i++) if (buf[i] === 0) return true;
-    return false;
+/** Why a file's bytes are not a manifest's text (undecodable), or its text as kubectl decodes it. */
+export function decodeText(buf: Buffer): { text: string } | { problem: string } {
+    let text: string;
+    if (buf[0] === 0xff && buf[1] === 0xfe) {
+        text = new TextDecoder("utf-16le").decode(buf.subarray(2));
+    } else if (buf[0] === 0xfe && buf[1] === 0xff) {
+        text = new TextDecoder("utf-16be").decode(buf.subarray(2));
+    } else {
+        if (buf.includes(0)) return { problem: "binary file, not a manifest" };
+        try {
+            text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(buf);
+        } catch {
+            return { problem: "not UTF-8 text (nor UTF-16 with a byte-order mark)" };
+        }
+        return { text };
+    }
+    if (text.includes("\u0000")) return { problem: "binary file, not a manifest" };
+    return { text };
+}
+
+/**
+ * Reads at most `max` bytes from an open descriptor, chunk by chunk; more is an error (`oversized`). The
+ * count is of bytes read, so a device or a pipe that never ends is bounded like a file.
+ */
+function readBounded(fd: number, max: number): { buf: Buffer } | { oversized: true } {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+        const chunk = Buffer.allocUnsafe(Math.min(1 << 20, max + 1 - total));
+        let n: number;
+        try {
+            n = fs.readSync(fd, chunk, 0, chunk.length, null);
+        } catch (e) {
+            // Standard input may be a non-blocking pipe: wait for data instead of failing.
+            if ((e as NodeJS.ErrnoException).code === "EAGAIN") {
+                Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+                continue;
+            }
+            throw e;
+        }
+        if (n === 0) break;
+        chunks.push(chunk.subarray(0, n));
+        total += n;
+        if (total > max) return { oversized: true };
+    }
+    return { buf: Buffer.concat(chunks, total) };
+}
+
+/** Standard input, bounded by MAX_FILE_BYTES of bytes read, decoded as files are. */
+export function readStdin(fd = 0): string {
+    let r: ReturnType<typeof readBounded>;
+    try {
+        r = readBounded(fd, MAX_FILE_BYTES);
+    } catch {
+        throw new BadInputError("<stdin>: cannot read standard input");
+    }
+    if ("oversized" in r) throw new BadInputError(`<stdin>: larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; not read`);
+    const d = decodeText(r.buf);
+    if ("problem" in d) throw new BadInputError(`<stdin>: ${d.problem}`);
+    return d.text;
 }
 
 /** Files under a folder, sorted, following no folder twice. */
@@ -155,9 +223,25 @@ function fieldSegments(field: string): (string | number)[] {
     return out;
 }
 
+/** Each mapping's scalar keys split at dots (keys may contain dots: annotation keys), computed once a mapping. */
+const splitKeys = new WeakMap<YAML.YAMLMap, { parts: string[]; pair: YAML.Pair }[]>();
+
+function keysOf(map: YAML.YAMLMap<unknown, unknown>): { parts: string[]; pair: YAML.Pair }[] {
+    let keys = splitKeys.get(map);
+    if (!keys) {
+        keys = [];
+        for (const pair of map.items) if (YAML.isScalar(pair.key)) keys.push({ parts: String(pair.key.value).split("."), pair: pair as YAML.Pair });
+        splitKeys.set(map, keys);
+    }
+    return keys;
+}
+
 /**
  * Walks a YAML node along a field path; keys may themselves contain dots (annotation keys), so at each
- * mapping the longest run of segments that names a key wins. Returns the deepest node reached.
+ * mapping the key that names the longest run of segments wins. Linear: each mapping on the way compares
+ * each of its keys once, part by part, against the segments from the current one (never joining or
+ * slicing the rest of the path), so the cost is bounded by the size of the keys on the path, whatever the
+ * number of segments. Returns the deepest node reached.
  */
 function findNode(root: YAML.Node | null | undefined, segments: (string | number)[]): YAML.Node | YAML.Pair | undefined {
     let node: unknown = root;
@@ -165,19 +249,17 @@ function findNode(root: YAML.Node | null | undefined, segments: (string | number
     let i = 0;
     while (i < segments.length) {
         if (YAML.isMap(node)) {
-            const map = node as YAML.YAMLMap<unknown, unknown>;
-            let matched = false;
-            for (let j = segments.length; j > i && !matched; j--) {
-                const key = segments.slice(i, j).join(".");
-                const pair = map.items.find((p) => YAML.isScalar(p.key) && String(p.key.value) === key);
-                if (pair) {
-                    found = pair as YAML.Pair;
-                    node = pair.value;
-                    i = j;
-                    matched = true;
-                }
+            let best: { length: number; pair: YAML.Pair } | undefined;
+            for (const k of keysOf(node as YAML.YAMLMap<unknown, unknown>)) {
+                if (k.parts.length > segments.length - i || (best && k.parts.length <= best.length)) continue;
+                let match = true;
+                for (let j = 0; j < k.parts.length && match; j++) match = String(segments[i + j]) === k.parts[j];
+                if (match) best = { length: k.parts.length, pair: k.pair };
             }
-            if (!matched) break;
+            if (!best) break;
+            found = best.pair;
+            node = best.pair.value;
+            i += best.length;
         } else if (YAML.isSeq(node) && typeof segments[i] === "number") {
             const item = node.items[segments[i] as number];
             if (!YAML.isNode(item)) break;
@@ -215,6 +297,8 @@ const SCHEMA = jsyaml.CORE_SCHEMA.extend(
 
 /** The most nodes a document may expand to through aliases (a "billion laughs" document is bad input). */
 const MAX_EXPANDED_NODES = 1_000_000;
+/** The most nodes aliases may add over a whole run (all files and documents): many small bombs are one big one. */
+export const MAX_ALIAS_EXPANSION = 1_000_000;
 
 /**
  * Positions in one file, found on demand. The fast parser (js-yaml) reports where each document's root node
@@ -294,12 +378,16 @@ function placeStart(p: Place): { line: number; column: number } {
 }
 
 /**
- * Rejects a document whose aliases expand past MAX_EXPANDED_NODES, or refer to themselves: the fast parser
- * shares aliased nodes, and everything downstream (the SDK's Struct, the rules) would expand them.
+ * Rejects a document whose aliases expand past MAX_EXPANDED_NODES, or refer to themselves, and a run whose
+ * aliases together add more than MAX_ALIAS_EXPANSION nodes (`budget`, shared by every document of the run):
+ * the fast parser shares aliased nodes, and everything downstream (the SDK's Struct, the rules) would expand
+ * them.
  */
-function checkExpansion(doc: unknown, where: () => string): void {
+function checkExpansion(doc: unknown, where: () => string, budget: { aliasNodes: number }): void {
     const sizes = new Map<object, number>();
     const active = new Set<object>();
+    // Nodes as written (each object once, with its scalar children): the expansion beyond them is the aliases'.
+    let written = 0;
     const size = (v: unknown): number => {
         if (v === null || typeof v !== "object") return 1;
         const known = sizes.get(v);
@@ -307,7 +395,9 @@ function checkExpansion(doc: unknown, where: () => string): void {
         if (active.has(v)) throw new BadInputError(`${where()}: invalid YAML: an alias refers to a node that contains it`);
         active.add(v);
         let n = 1;
+        written++;
         for (const child of Array.isArray(v) ? v : Object.values(v)) {
+            if (child === null || typeof child !== "object") written++;
             n += size(child);
             if (n > MAX_EXPANDED_NODES) throw new BadInputError(`${where()}: invalid YAML: aliases expand to more than ${MAX_EXPANDED_NODES.toLocaleString("en")} nodes`);
         }
@@ -315,7 +405,31 @@ function checkExpansion(doc: unknown, where: () => string): void {
         sizes.set(v, n);
         return n;
     };
-    size(doc);
+    const total = size(doc);
+    budget.aliasNodes += Math.max(0, total - Math.max(written, 1));
+    if (budget.aliasNodes > MAX_ALIAS_EXPANSION) {
+        throw new BadInputError(`${where()}: invalid YAML: aliases in this run expand to more than ${MAX_ALIAS_EXPANSION.toLocaleString("en")} extra nodes`);
+    }
+}
+
+/**
+ * A fixed reason for a parse error, by kind: js-yaml's reasons can quote the document (an alias's or a tag's
+ * name, a key), and a Secret's value can be what it quotes. Never the parser's text.
+ */
+export function yamlReason(reason: string): string {
+    const kinds: [RegExp, string][] = [
+        [/unidentified alias/i, "an alias refers to an anchor that is not defined"],
+        [/duplicated mapping key/i, "a mapping key appears twice"],
+        [/tag/i, "a tag that cannot be resolved"],
+        [/alias|anchor/i, "an invalid anchor or alias"],
+        [/indent/i, "bad indentation"],
+        [/directive|%YAML|%TAG/i, "an invalid directive"],
+        [/end of the stream|unexpected end/i, "the document ends too early"],
+        [/escape|quoted|scalar|character/i, "an invalid scalar or character"],
+        [/flow|collection|mapping|sequence|block|key/i, "an invalid mapping or sequence"],
+        [/document/i, "an invalid document separator"],
+    ];
+    return kinds.find(([re]) => re.test(reason))?.[1] ?? "cannot parse";
 }
 
 /**
@@ -340,9 +454,9 @@ function parseSource(src: Source, out: LoadResult, fromFolder: boolean): void {
         jsyaml.loadAll(src.text, (d) => docs.push(d), { schema: SCHEMA, listener });
     } catch (e) {
         if (!(e instanceof jsyaml.YAMLException)) throw e;
-        // The reason only: js-yaml's full message quotes the offending source lines.
+        // Position and a fixed reason: js-yaml's message and reason can quote the document.
         const at = e.mark ? `:${e.mark.line + 1}:${e.mark.column + 1}` : "";
-        throw new BadInputError(`${src.file}${at}: invalid YAML: ${String(e.reason ?? "cannot parse").split("\n")[0]}`);
+        throw new BadInputError(`${src.file}${at}: invalid YAML: ${yamlReason(String(e.reason ?? ""))}`);
     }
     docs.forEach((value, doc) => {
         out.documents++;
@@ -352,7 +466,7 @@ function parseSource(src: Source, out: LoadResult, fromFolder: boolean): void {
             const p = placeStart(place);
             return `${src.file}:${p.line}:${p.column}`;
         };
-        checkExpansion(value, where);
+        checkExpansion(value, where, out.budget);
         if (typeof value !== "object" || Array.isArray(value)) {
             const what = Array.isArray(value) ? "a list" : typeof value === "string" ? "a string" : `a ${typeof value}`;
             if (fromFolder) {
@@ -446,35 +560,42 @@ function makeObject(src: Source, obj: Record<string, unknown>, kind: string, ide
     };
 }
 
-function readFile(file: string, shown: string, fromFolder: boolean, out: LoadResult): string | undefined {
-    let stat: fs.Stats;
+/**
+ * Reads one file, bounded (see the module comment). A problem with a named file is bad input; with a file
+ * found in a folder too, unless `skip` (then it is recorded as skipped and undefined is returned).
+ */
+function readFile(file: string, shown: string, skip: boolean, out: LoadResult): string | undefined {
+    const refuse = (reason: string): undefined => {
+        if (!skip) throw new BadInputError(`${shown}: ${reason}`);
+        out.skipped.push({ file: shown, reason });
+        return undefined;
+    };
+    let fd: number;
     try {
-        stat = fs.statSync(file);
-    } catch {
-        throw new BadInputError(`${shown}: no such file or folder`);
+        // Non-blocking: opening a FIFO must not wait for a writer. Only regular files are read.
+        fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
+    } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === "ENOENT") throw new BadInputError(`${shown}: no such file or folder`);
+        if (code === "ENXIO") return refuse("not a regular file (a socket or FIFO); not read");
+        return refuse("cannot read file");
     }
-    if (stat.size > MAX_FILE_BYTES) {
-        const reason = `larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB`;
-        if (fromFolder) {
-            out.skipped.push({ file: shown, reason });
-            return undefined;
-        }
-        throw new BadInputError(`${shown}: ${reason}; not read`);
-    }
-    let buf: Buffer;
     try {
-        buf = fs.readFileSync(file);
-    } catch {
-        throw new BadInputError(`${shown}: cannot read file`);
-    }
-    if (isBinary(buf)) {
-        if (fromFolder) {
-            out.skipped.push({ file: shown, reason: "binary file" });
-            return undefined;
+        const stat = fs.fstatSync(fd);
+        if (!stat.isFile()) return refuse("not a regular file (a device, FIFO or socket); not read");
+        let r: ReturnType<typeof readBounded>;
+        try {
+            r = readBounded(fd, MAX_FILE_BYTES);
+        } catch {
+            return refuse("cannot read file");
         }
-        throw new BadInputError(`${shown}: binary file, not a manifest`);
+        if ("oversized" in r) return refuse(`larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; not read`);
+        const d = decodeText(r.buf);
+        if ("problem" in d) return refuse(d.problem);
+        return d.text;
+    } finally {
+        fs.closeSync(fd);
     }
-    return buf.toString("utf8");
 }
 
 /** Loads every object of the given paths; duplicates and bad input throw BadInputError (one line). */
@@ -487,7 +608,7 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
     if (o.repoRoot !== undefined && !(fs.existsSync(repoRoot) && fs.statSync(repoRoot).isDirectory())) {
         throw new BadInputError(`--repo-root ${o.repoRoot}: no such folder`);
     }
-    const out: LoadResult = { objects: [], files: 0, documents: 0, skipped: [] };
+    const out: LoadResult = { objects: [], files: 0, documents: 0, skipped: [], budget: { aliasNodes: 0 } };
     const shownName = (abs: string) => {
         const rel = path.relative(cwd, abs);
         return rel.startsWith("..") || path.isAbsolute(rel) ? abs : posix(rel);
@@ -501,8 +622,7 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
         if (p === "-") {
             if (stdinRead) throw new BadInputError("-: standard input given twice");
             stdinRead = true;
-            const text = o.stdin ? o.stdin() : fs.readFileSync(0, "utf8");
-            if (text.includes("\u0000")) throw new BadInputError("<stdin>: binary input, not a manifest");
+            const text = o.stdin ? o.stdin() : readStdin();
             out.files++;
             parseSource({ file: "<stdin>", text }, out, false);
             continue;
@@ -519,7 +639,7 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
             walk(abs, new Set(), files);
             for (const f of files) {
                 const shown = shownName(f);
-                const text = readFile(f, shown, true, out);
+                const text = readFile(f, shown, o.skipUnreadable === true, out);
                 if (text === undefined) continue;
                 out.files++;
                 parseSource({ file: shown, text, repoPath: repoPathOf(f) }, out, true);
