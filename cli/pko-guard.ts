@@ -17,11 +17,12 @@ import { Command, CommanderError, Option } from "commander";
 import * as fs from "fs";
 import * as path from "path";
 import { escapeText } from "../core/escape";
-import { isReportedError } from "./errors";
+import { BadInputError, isReportedError } from "./errors";
+import { onInterrupt } from "./process";
 import { REPO_ROOT } from "./paths";
 import { ProjectSubject } from "./reports/subject";
 import { renderFindings, renderFullTable } from "./reports/table";
-import { ReportRequest, parseReportOption, writeReports } from "./reports/write";
+import { ReportRequest, inputClashes, parseReportOption, writeReports } from "./reports/write";
 
 export const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
 
@@ -47,6 +48,60 @@ function output(result: ProjectSubject, o: GateCliOptions, summaryText?: string)
     }
 }
 
+interface Judged {
+    subject: ProjectSubject;
+    summaryText?: string;
+}
+
+/**
+ * Runs a judging command (gate, check) under the report rules of ./reports/write.ts: report paths that are
+ * inputs are refused first; every other requested report is written on every outcome (the verdict, bad
+ * input, a tool or internal error, an interrupt), with a subject that says why when there is no verdict.
+ * Resolves with the exit code (0 pass, 1 blocking findings); throws the error that ended the run.
+ */
+async function runJudged(
+    o: GateCliOptions | (Omit<GateCliOptions, "stack" | "timeout"> & { stack: string; timeout: number }),
+    inputs: string[],
+    errorSubject: (message: string, durationMs: number) => ProjectSubject,
+    run: () => Promise<Judged>,
+): Promise<number> {
+    const started = Date.now();
+    const clashes = inputClashes(o.report, inputs);
+    const reports = o.report.filter((r) => !clashes.some((c) => c.request === r));
+    const failWith = (message: string) => {
+        const failed = errorSubject(message, Date.now() - started);
+        try {
+            if (o.format === "github" || (o.format === undefined && process.env.GITHUB_ACTIONS === "true")) output(failed, { ...o, verbose: false });
+        } catch {
+            // the one line on stderr is what matters
+        }
+        try {
+            writeReports(reports, [failed]);
+        } catch {
+            // idem
+        }
+    };
+    if (clashes.length > 0) {
+        const c = clashes[0];
+        const message = `--report ${c.request.format}=${c.request.file} is an input of this run (${c.input}); refusing to overwrite it`;
+        failWith(message);
+        throw new BadInputError(message);
+    }
+    const removeHook = onInterrupt((signal) => failWith(`interrupted (${signal}) before the verdict`));
+    let judged: Judged;
+    try {
+        judged = await run();
+    } catch (e) {
+        removeHook();
+        failWith(isReportedError(e) ? e.message : `internal error: ${String(e instanceof Error ? e.message : e).split("\n")[0]}`);
+        throw e;
+    }
+    removeHook();
+    output(judged.subject, o as GateCliOptions, judged.summaryText);
+    writeReports(reports, [judged.subject]);
+    return judged.subject.outcome === "pass" ? 0 : 1;
+}
+
 /* eslint-disable @typescript-eslint/no-var-requires */
 // Each command loads its own modules when it runs (start-up is part of every CI run).
 async function main(argv: string[]): Promise<number> {
@@ -69,26 +124,14 @@ async function main(argv: string[]): Promise<number> {
         .option("--timeout <seconds>", "preview timeout", timeoutSeconds, 1800)
         .exitOverride()
         .action(async (project: string, o: GateCliOptions) => {
-            const started = Date.now();
             const { errorSubject, runGate } = await import("./gate");
-            let result: ProjectSubject;
-            try {
-                result = await runGate({ projectDir: project, stack: o.stack, config: o.config, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
-            } catch (e) {
-                if (!isReportedError(e)) throw e;
-                // Every requested report is still written, valid, saying why, so a CI upload step finds its file.
-                const failed = errorSubject({ projectDir: project, stack: o.stack }, e.message, Date.now() - started);
-                try {
-                    writeReports(o.report, [failed]);
-                    if (o.format === "github" || (o.format === undefined && process.env.GITHUB_ACTIONS === "true")) output(failed, { ...o, verbose: false });
-                } catch {
-                    // the one line below is what matters
-                }
-                throw e;
-            }
-            output(result, o);
-            writeReports(o.report, [result]);
-            code = result.outcome === "pass" ? 0 : 1;
+            const inputs = [...(o.config ? [o.config] : []), path.join(project, "Pulumi.yaml"), path.join(project, "index.ts"), path.join(project, "index.js")];
+            code = await runJudged(
+                o,
+                inputs,
+                (message, durationMs) => errorSubject({ projectDir: project, stack: o.stack }, message, durationMs),
+                async () => ({ subject: await runGate({ projectDir: project, stack: o.stack, config: o.config, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 }) }),
+            );
         });
     program
         .command("rules")
@@ -129,12 +172,17 @@ async function main(argv: string[]): Promise<number> {
         .option("--skip-unreadable", "skip a folder's oversized, undecodable (not UTF-8/UTF-16) and non-regular files with a line each, instead of failing", false)
         .exitOverride()
         .action(async (paths: string[], o: Omit<GateCliOptions, "stack" | "timeout"> & { repoRoot?: string; skipUnreadable: boolean }) => {
-            const { runCheck, summaryLine } = await import("./check/check");
-            const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot, skipUnreadable: o.skipUnreadable });
-            for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${escapeText(s.file)}: ${escapeText(s.reason)}\n`);
-            output(result.subject, { ...o, stack: "", timeout: 0 }, summaryLine(result));
-            writeReports(o.report, [result.subject]);
-            code = result.subject.outcome === "pass" ? 0 : 1;
+            const { checkErrorSubject, runCheck, summaryLine } = await import("./check/check");
+            code = await runJudged(
+                { ...o, stack: "", timeout: 0 },
+                [...paths, ...(o.config ? [o.config] : [])],
+                (message, durationMs) => checkErrorSubject(paths, message, durationMs, o.repoRoot),
+                async () => {
+                    const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot, skipUnreadable: o.skipUnreadable });
+                    for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${escapeText(s.file)}: ${escapeText(s.reason)}\n`);
+                    return { subject: result.subject, summaryText: summaryLine(result) };
+                },
+            );
         });
     try {
         await program.parseAsync(argv, { from: "user" });

@@ -5,8 +5,10 @@
  * config; rows carry file:line:column (of the field the rule named, else of the object).
  * Exit codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error.
  */
+import * as path from "path";
 import { Row, sortRows } from "../model";
 import { loadPackConfig, reconcilePackConfig, PackConfig } from "../policy-config";
+import { STDIN_FILE } from "../reports/location";
 import { Finding, ProjectSubject } from "../reports/subject";
 import { judgeRows, waiverNotices } from "../judge";
 import { EvalRow, evaluatePack, packPolicyMeta } from "./evaluate";
@@ -67,7 +69,8 @@ export function evaluateManifests(load: LoadResult, config: PackConfig): Row[] {
             if (!obj) return plain;
             const field = rowField(r);
             const at = field ? obj.locate(field) : { line: obj.line, column: obj.column };
-            return { ...plain, file: obj.repoPath ?? obj.file, line: at.line, column: at.column, ...(field ? { field } : {}) };
+            // The one location rule (reports/location.ts): repository-relative, else absolute, else standard input.
+            return { ...plain, file: obj.repoPath ?? obj.path ?? STDIN_FILE, line: at.line, column: at.column, ...(field ? { field } : {}) };
         }),
     );
 }
@@ -91,13 +94,31 @@ export function runCheck(o: CheckOptions): CheckResult {
         name: "manifests",
         stack: "",
         description: `pko-guard check of ${o.paths.join(" ")} (${summary.objects} object(s) in ${summary.files} file(s))`,
-        programFile: named[0]?.repoPath ?? named[0]?.file ?? "manifests",
+        programFile: named[0]?.path ?? (named[0] ? STDIN_FILE : path.join(load.repoRoot, "manifests")),
+        root: load.repoRoot,
         findings,
         notices: waiverNotices(config, findings),
         outcome: findings.some((f) => f.status === "blocking") ? "fail" : "pass",
         durationMs: Date.now() - started,
     };
     return { subject, summary };
+}
+
+/** The subject of a check that could not judge (bad input, an error, an interrupt): every report still renders it. */
+export function checkErrorSubject(paths: string[], message: string, durationMs: number, repoRoot?: string): ProjectSubject {
+    const first = paths.find((p) => p !== "-");
+    return {
+        kind: "project",
+        name: "manifests",
+        stack: "",
+        description: `pko-guard check of ${paths.join(" ")}`,
+        programFile: first ? path.resolve(first) : "manifests",
+        ...(repoRoot !== undefined ? { root: path.resolve(repoRoot) } : {}),
+        findings: [],
+        outcome: "error",
+        error: message,
+        durationMs,
+    };
 }
 
 export function summaryLine(r: CheckResult): string {

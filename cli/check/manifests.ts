@@ -65,6 +65,8 @@ export interface ManifestObject extends Location {
     named: boolean;
     /** The file's path relative to the repository root (posix), when the file is inside it. */
     repoPath?: string;
+    /** The file's absolute path (undefined for standard input). */
+    path?: string;
     /** Finds the line and column of a field path (`spec.branch`, `subjects[0]`), or of its nearest parent. */
     locate(field: string): { line: number; column: number };
 }
@@ -284,6 +286,8 @@ interface Source {
     file: string;
     text: string;
     repoPath?: string;
+    /** Absolute path (none for standard input). */
+    path?: string;
 }
 
 /**
@@ -553,6 +557,7 @@ function makeObject(src: Source, obj: Record<string, unknown>, kind: string, ide
         read: false,
         named: false,
         repoPath: src.repoPath,
+        path: src.path,
         locate: (field: string) => {
             const begin = startOf(findNode(placeNode(place), fieldSegments(field)));
             return begin === undefined ? at() : place.locator.pos(begin);
@@ -642,12 +647,12 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
                 const text = readFile(f, shown, o.skipUnreadable === true, out);
                 if (text === undefined) continue;
                 out.files++;
-                parseSource({ file: shown, text, repoPath: repoPathOf(f) }, out, true);
+                parseSource({ file: shown, text, repoPath: repoPathOf(f), path: f }, out, true);
             }
         } else {
             const text = readFile(abs, p, false, out);
             out.files++;
-            parseSource({ file: shownName(abs), text: text ?? "", repoPath: repoPathOf(abs) }, out, false);
+            parseSource({ file: shownName(abs), text: text ?? "", repoPath: repoPathOf(abs), path: abs }, out, false);
         }
     }
     const seen = new Map<string, ManifestObject>();

@@ -1,13 +1,15 @@
 /**
  * GitHub Actions output: one workflow command a finding (`::error` for blocking, `::warning` for advisory,
  * `::notice` for waived findings and unused or expired waivers) with file and line, and a Markdown summary
- * for $GITHUB_STEP_SUMMARY (verdict table, blocking first). Files are relative to the working directory,
- * as the runner expects (actions/checkout puts the repository there). Text from input is first made safe by
+ * for $GITHUB_STEP_SUMMARY (verdict table, blocking first). Files follow the one rule of ./location.ts,
+ * as SARIF does: relative to the repository root (where actions/checkout puts the repository, the runner's
+ * working directory); standard input and files outside the repository have no `file=` and are named in the
+ * message. Text from input is first made safe by
  * core/escape.ts (no control character, no workflow-command marker, Markdown and HTML inert in the summary),
  * then escaped by the runner's rules: data escapes %, \r, \n; property values also escape : and ,.
  */
-import * as path from "path";
 import { escapeText } from "../../core/escape";
+import { findingPlace, placeWords, sourceRoot } from "./location";
 import { Finding, ProjectSubject, ruleCatalogue } from "./subject";
 
 export function escapeData(s: string): string {
@@ -31,13 +33,14 @@ export function renderWorkflowCommands(subjects: ProjectSubject[]): string {
         if (s.outcome === "error") {
             lines.push(`::error title=${escapeProperty(`pko-guard: ${s.name}`)}::${escapeData(s.error ?? "the gate could not run")}`);
         }
+        const root = s.root ?? sourceRoot(s.programFile);
         for (const f of ordered(s.findings)) {
-            // Relative files are relative to the repository root, which is where actions/checkout puts it.
-            const at = f.file ?? s.programFile;
-            const file = (path.isAbsolute(at) ? path.relative(process.cwd(), at) : at).split(path.sep).join("/");
-            const props = [`file=${escapeProperty(file)}`, `line=${f.line ?? 1}`, ...(f.column ? [`col=${f.column}`] : []), `title=${escapeProperty(`${f.policy} (${f.resource || "stack"})`)}`];
+            const place = findingPlace(f.file ?? s.programFile, root);
+            const at = place.kind === "repo" ? [`file=${escapeProperty(place.path)}`, `line=${f.line ?? 1}`, ...(f.column ? [`col=${f.column}`] : [])] : [];
+            const props = [...at, `title=${escapeProperty(`${f.policy} (${f.resource || "stack"})`)}`];
+            const where = place.kind === "repo" ? "" : `${placeWords(place)}:${f.line ?? 1}: `;
             const waived = f.status === "waived" ? `[waived: ${f.waiver?.reason ?? ""}${f.waiver?.expires ? `, until ${f.waiver.expires}` : ""}] ` : "";
-            lines.push(`::${COMMAND[f.status]} ${props.join(",")}::${escapeData(`${waived}${f.resource ? `${f.resource}: ` : ""}${f.message}`)}`);
+            lines.push(`::${COMMAND[f.status]} ${props.join(",")}::${escapeData(`${waived}${where}${f.resource ? `${f.resource}: ` : ""}${f.message}`)}`);
         }
         for (const n of s.notices ?? []) {
             lines.push(`::warning title=${escapeProperty(`pko-guard: ${n.policy ?? s.name}`)}::${escapeData(n.message)}`);
