@@ -422,6 +422,7 @@ function checkExpansion(doc: unknown, where: () => string, budget: { aliasNodes:
  */
 export function yamlReason(reason: string): string {
     const kinds: [RegExp, string][] = [
+        [/maxDepth|nesting/i, "mappings and sequences nested too deeply (js-yaml's limit: 100 levels)"],
         [/unidentified alias/i, "an alias refers to an anchor that is not defined"],
         [/duplicated mapping key/i, "a mapping key appears twice"],
         [/tag/i, "a tag that cannot be resolved"],
