@@ -11,7 +11,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
-import { REPO_ROOT } from "../cli/paths";
+import { REPO_ROOT } from "../core/paths";
 
 const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
@@ -130,7 +130,7 @@ function runCommand(dir: string): number {
 
 function inProcess(dir: string): number {
     // eslint-disable-next-line @typescript-eslint/no-var-requires
-    const { runCheck } = require("../cli/check/check") as typeof import("../cli/check/check");
+    const { runCheck } = require("../cli/check") as typeof import("../cli/check");
     const t = performance.now();
     runCheck({ paths: [dir], failOnAdvisory: false, repoRoot: dir });
     return performance.now() - t;

@@ -13,7 +13,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
-import { REPO_ROOT } from "../cli/paths";
+import { REPO_ROOT } from "../core/paths";
 import { CORE_RULES, writeRepository } from "./peers/manifests";
 
 const PEERS_DIR = process.env.PKO_GUARD_PEERS_DIR ?? path.join(REPO_ROOT, ".cache", "bench-peers");

@@ -11,11 +11,11 @@ import * as path from "path";
 import { performance } from "perf_hooks";
 import { Fixture } from "../harness/expect";
 import { prepareFixtureStack } from "../harness/legs/real";
-import { previewWithPack } from "../cli/pulumi";
-import { exec } from "../cli/process";
-import { PACK_DIR, PACK_ENTRY, PLAIN_PACK_ENTRY, REPO_ROOT } from "../cli/paths";
+import { previewWithPack } from "../core/pulumi";
+import { exec } from "../core/process";
+import { PACK_DIR, PACK_ENTRY, PLAIN_PACK_ENTRY, REPO_ROOT } from "../core/paths";
 import { loadFixtures, runFixtures } from "../harness/runner";
-import { Toolchain, findToolchain } from "../cli/toolchain";
+import { Toolchain, findToolchain } from "../core/toolchain";
 import { policies } from "../policies";
 import { RUN_POLICY_PACK, startAndAsk } from "../test/pack/start";
 

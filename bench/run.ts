@@ -14,14 +14,14 @@
  *     on generated repositories (bench/check.ts).
  * The preview parts of 4 and 5 need the toolchain (npm run setup); without it they are reported as not measured.
  */
-import "../cli/fatal";
+import "../core/fatal";
 import { spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
 import * as readline from "readline";
-import { REPO_ROOT } from "../cli/paths";
+import { REPO_ROOT } from "../core/paths";
 import { platformProgram } from "./programs";
 import { PackServer, analyzeInProcess, noopPack, requests, sdkHandlers, timeAsync } from "./analyzer-path";
 

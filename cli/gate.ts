@@ -7,14 +7,14 @@ import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
 import { policies } from "../policies";
-import { BadInputError, ToolError } from "./errors";
-import { locateRows } from "./locate";
-import { PACK_DIR } from "./paths";
-import { PackConfig, PolicyMeta, loadPackConfig, reconcilePackConfig, yamlErrorPosition } from "./policy-config";
-import { previewWithPack, userEnv } from "./pulumi";
+import { BadInputError, ToolError } from "../core/errors";
+import { locateRows } from "../core/locate";
+import { PACK_DIR } from "../core/paths";
+import { packConfig, yamlErrorPosition } from "../core/pack-config";
+import { previewWithPack, userEnv } from "../core/pulumi";
 import { ProjectSubject } from "./reports/subject";
-import { judgeRows, waiverNotices } from "./judge";
-import { findGateCli } from "./toolchain";
+import { judgeRows, waiverNotices } from "../core/judge";
+import { findGateCli } from "../core/toolchain";
 
 export interface GateOptions {
     projectDir: string;
@@ -22,15 +22,6 @@ export interface GateOptions {
     config?: string;
     failOnAdvisory: boolean;
     timeoutMs: number;
-}
-
-/** The pack's policies as the config reconciler needs them (from the pack's own modules). */
-export function packPolicies(): PolicyMeta[] {
-    return policies.map((p) => ({
-        name: p.name,
-        enforcementLevel: p.enforcementLevel ?? "advisory",
-        configSchema: p.configSchema as PolicyMeta["configSchema"],
-    }));
 }
 
 function projectInfo(dir: string): { name: string; main: string } {
@@ -55,8 +46,7 @@ export async function runGate(o: GateOptions): Promise<ProjectSubject> {
     const started = Date.now();
     const dir = path.resolve(o.projectDir);
     const project = projectInfo(dir);
-    const config = o.config ? loadPackConfig(o.config) : {};
-    if (o.config) reconcilePackConfig(packPolicies(), config, o.config);
+    const config = packConfig(o.config);
     const cli = findGateCli();
     const preview = await previewWithPack(
         { cli, cwd: dir, env: userEnv(cli), stack: o.stack, timeoutMs: o.timeoutMs },

@@ -11,15 +11,15 @@
  *                  [--fail-on-advisory] [--repo-root DIR]
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
  */
-import { timeoutSeconds } from "./options";
-import "./fatal";
+import { timeoutSeconds } from "../core/options";
+import "../core/fatal";
 import { Command, CommanderError, Option } from "commander";
 import * as fs from "fs";
 import * as path from "path";
 import { escapeText } from "../core/escape";
-import { BadInputError, isReportedError } from "./errors";
-import { onInterrupt } from "./process";
-import { REPO_ROOT } from "./paths";
+import { BadInputError, isReportedError } from "../core/errors";
+import { onInterrupt } from "../core/process";
+import { REPO_ROOT } from "../core/paths";
 import { ProjectSubject } from "./reports/subject";
 import { renderFindings, renderFullTable } from "./reports/table";
 import { ReportRequest, inputClashes, parseReportOption, writeReports } from "./reports/write";
@@ -172,7 +172,7 @@ async function main(argv: string[]): Promise<number> {
         .option("--skip-unreadable", "skip a folder's oversized, undecodable (not UTF-8/UTF-16) and non-regular files with a line each, instead of failing", false)
         .exitOverride()
         .action(async (paths: string[], o: Omit<GateCliOptions, "stack" | "timeout"> & { repoRoot?: string; skipUnreadable: boolean }) => {
-            const { checkErrorSubject, runCheck, summaryLine } = await import("./check/check");
+            const { checkErrorSubject, runCheck, summaryLine } = await import("./check");
             code = await runJudged(
                 { ...o, stack: "", timeout: 0 },
                 [...paths, ...(o.config ? [o.config] : [])],

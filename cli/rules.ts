@@ -9,8 +9,8 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { policies } from "../policies";
 import { EXAMPLES } from "../policies/examples";
-import { BadInputError } from "./errors";
-import { LEVELS } from "./policy-config";
+import { BadInputError } from "../core/errors";
+import { LEVELS } from "../core/pack-config";
 import { wrap } from "./reports/table";
 
 interface SchemaProp {

@@ -6,9 +6,9 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import * as readline from "readline";
-import { Level, Row, normalizeMessage, row } from "../cli/model";
-import { PackConfig, PolicyMeta } from "../cli/policy-config";
-import { Spawned, spawnTracked } from "../cli/process";
+import { Level, Row, normalizeMessage, row } from "../core/rows";
+import { PackConfig, PolicyMeta } from "../core/pack-config";
+import { Spawned, spawnTracked } from "../core/process";
 
 /* eslint-disable @typescript-eslint/no-var-requires */
 const analyzerPb = require("@pulumi/pulumi/proto/analyzer_pb");

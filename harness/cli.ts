@@ -4,10 +4,10 @@
  * Exit codes: 0 no mismatch and no fixture error (skipped legs are listed as skipped), 1 any mismatch or
  * fixture error, 2 bad input.
  */
-import { timeoutSeconds } from "../cli/options";
-import "../cli/fatal";
+import { timeoutSeconds } from "../core/options";
+import "../core/fatal";
 import { Command, CommanderError, Option } from "commander";
-import { isReportedError } from "../cli/errors";
+import { isReportedError } from "../core/errors";
 import { ReportRequest, parseReportOption, writeReports } from "../cli/reports/write";
 import { renderTable, summaryLine } from "./table";
 import { LegChoice, fixtureSubjects, loadFixtures, runFixtures } from "./runner";

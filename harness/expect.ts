@@ -3,12 +3,16 @@
  * optionally policy-config.json. expect.yaml is validated against a JSON schema (ajv); a fixture whose
  * expectations are invalid is bad input, reported before anything runs.
  */
-import { yamlErrorPosition } from "../cli/policy-config";
+import { PackConfig, packConfig, yamlErrorPosition } from "../core/pack-config";
 import Ajv from "ajv";
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { BadInputError } from "../cli/errors";
+import { BadInputError } from "../core/errors";
+import { REPO_ROOT } from "../core/paths";
+
+/** The fixtures folder of this repository (the harness's default). */
+export const FIXTURES_DIR = path.join(REPO_ROOT, "fixtures");
 
 export interface ExpectedViolation {
     policy: string;
@@ -235,4 +239,16 @@ export function discoverFixtures(root: string): string[] {
         .filter((d) => d.isDirectory() && fs.existsSync(path.join(root, d.name, "expect.yaml")))
         .map((d) => path.join(root, d.name))
         .sort();
+}
+
+const configs = new WeakMap<Fixture, PackConfig>();
+
+/**
+ * The fixture's pack config (its policy-config.json, or the defaults), loaded and reconciled once per fixture
+ * by the one function every command uses (core/pack-config.ts); every leg reads it from here.
+ */
+export function fixtureConfig(fixture: Fixture): PackConfig {
+    let config = configs.get(fixture);
+    if (!config) configs.set(fixture, (config = packConfig(fixture.policyConfig)));
+    return config;
 }

@@ -18,8 +18,8 @@ import AjvDraft04 from "ajv-draft-04";
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { BadInputError } from "../cli/errors";
-import { REPO_ROOT } from "../cli/paths";
+import { BadInputError } from "../core/errors";
+import { REPO_ROOT } from "../core/paths";
 
 export const SCHEMA_DIR = path.join(REPO_ROOT, ".cache", "toolchain", "schemas");
 

@@ -4,14 +4,13 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { BadInputError } from "../cli/errors";
-import { FIXTURES_DIR, PACK_DIR, PACK_ENTRY, REPO_ROOT } from "../cli/paths";
-import { checkPackConfigFile, loadPackConfig } from "../cli/policy-config";
-import { Toolchain, findToolchain } from "../cli/toolchain";
+import { BadInputError } from "../core/errors";
+import { PACK_DIR, PACK_ENTRY, REPO_ROOT } from "../core/paths";
+import { Toolchain, findToolchain } from "../core/toolchain";
 import { Analyzer } from "./analyzer";
-import { Fixture, discoverFixtures, loadFixtureWithProfiles } from "./expect";
+import { FIXTURES_DIR, Fixture, discoverFixtures, fixtureConfig, loadFixtureWithProfiles } from "./expect";
 import { runDeployLeg } from "./legs/deploy";
-import { fixturePackConfig, runMockLeg } from "./legs/mock";
+import { runMockLeg } from "./legs/mock";
 import { runRealLeg } from "./legs/real";
 import { manifestRowMapper, programFixture, runManifestLeg, runMockManifestLeg } from "./legs/manifest";
 import { LegResult } from "./legs/result";
@@ -43,9 +42,7 @@ export function loadFixtures(dirs: string[]): Fixture[] {
     if (list.length === 0) throw new BadInputError("no fixtures found");
     const fixtures = list.flatMap(loadFixtureWithProfiles);
     // Every leg: a config the pack would reject (unknown names, bad patterns) is bad input before anything runs.
-    for (const f of fixtures) {
-        if (f.policyConfig) checkPackConfigFile(f.policyConfig);
-    }
+    for (const f of fixtures) fixtureConfig(f);
     return fixtures;
 }
 
@@ -69,8 +66,6 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
     const currentAnalyzer = async () => (analyzer.alive ? analyzer : (analyzer = await startAnalyzer()));
     const verdicts: FixtureVerdict[] = [];
     try {
-        // Policy config is validated against the pack's schemas before anything runs: bad config is bad input.
-        for (const f of fixtures) fixturePackConfig(analyzer, f);
         const descriptions = new Map(analyzer.policies.map((p) => [p.name, p.description]));
         for (const fixture of fixtures) {
             const legs: LegResult[] = [];

@@ -157,9 +157,9 @@ export function goodSpec(overrides: Record<string, unknown> = {}): Record<string
  * The real-leg toolchain for a test, or: skip the test when PKO_GUARD_SKIP_REAL=1 (reported as pending,
  * never as passing), else fail with the fix. A missing toolchain never makes a real-leg test pass.
  */
-export function requireToolchain(ctx: Mocha.Context): import("../cli/toolchain").Toolchain {
+export function requireToolchain(ctx: Mocha.Context): import("../core/toolchain").Toolchain {
     // eslint-disable-next-line @typescript-eslint/no-var-requires
-    const { findToolchain } = require("../cli/toolchain") as typeof import("../cli/toolchain");
+    const { findToolchain } = require("../core/toolchain") as typeof import("../core/toolchain");
     try {
         return findToolchain();
     } catch {

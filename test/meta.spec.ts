@@ -7,7 +7,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { loadFixtures } from "../harness/runner";
-import { REPO_ROOT } from "../cli/paths";
+import { REPO_ROOT } from "../core/paths";
 import { POLICY_NAMES, policies } from "../policies";
 import { SETTINGS_POLICY } from "../policies/model/production";
 
@@ -78,8 +78,11 @@ describe("module layout", () => {
         // eslint-disable-next-line @typescript-eslint/no-var-requires
         const ts = require("typescript") as typeof import("typescript");
         const graph = new Map<string, string[]>();
-        const files = ["index.ts", ...["policies", "cli", "harness"].flatMap((d) =>
-            fs.readdirSync(path.join(REPO_ROOT, d), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts")).map((f) => path.join(d, f)),
+        const files = ["index.ts", ...["policies", "core", "cli", "harness", "pack"].flatMap((d) =>
+            fs
+                .readdirSync(path.join(REPO_ROOT, d), { recursive: true, encoding: "utf8" })
+                .filter((f) => f.endsWith(".ts") && !f.startsWith(`dist${path.sep}`))
+                .map((f) => path.join(d, f)),
         )];
         for (const file of files) {
             const text = fs.readFileSync(path.join(REPO_ROOT, file), "utf8");
@@ -95,9 +98,56 @@ describe("module layout", () => {
         return graph;
     }
 
-    it("the product (pack, policies, cli/) never imports the fixture harness", () => {
-        const bad = [...importGraph()].flatMap(([file, deps]) => (file.startsWith("harness") ? [] : deps.filter((d) => d.startsWith("harness")).map((d) => `${file} -> ${d}`)));
-        assert.deepStrictEqual(bad, []);
+    /**
+     * The layers, bottom up: the rules; the pack's entry and the neutral core; the reports; then the product's
+     * commands and the harness side by side. Imports go down or stay within a layer, never up.
+     */
+    const LAYERS: [string, number][] = [
+        ["policies/", 0],
+        ["index.ts", 1],
+        ["pack/", 1],
+        ["core/", 1],
+        ["cli/reports/", 2],
+        ["cli/", 3],
+        ["harness/", 3],
+    ];
+    const layer = (f: string) => LAYERS.find(([prefix]) => f === prefix || f.startsWith(prefix))?.[1] ?? Infinity;
+    const edges = () => [...importGraph()].flatMap(([file, deps]) => deps.map((dep) => ({ file, dep })));
+
+    it("knows every module's layer", () => {
+        assert.deepStrictEqual([...importGraph().keys()].filter((f) => layer(f) === Infinity), []);
+    });
+
+    it("the product (pack, policies, core/, cli/) never imports the fixture harness", () => {
+        const bad = edges().filter(({ file, dep }) => !file.startsWith("harness/") && dep.startsWith("harness/"));
+        assert.deepStrictEqual(bad.map(({ file, dep }) => `${file} -> ${dep}`), []);
+    });
+
+    it("the harness uses the core and the reports, never a command module of cli/", () => {
+        const bad = edges().filter(({ file, dep }) => file.startsWith("harness/") && dep.startsWith("cli/") && !dep.startsWith("cli/reports/"));
+        assert.deepStrictEqual(bad.map(({ file, dep }) => `${file} -> ${dep}`), []);
+    });
+
+    it("imports go down the layers (policies < core < reports < commands, harness), never up", () => {
+        const bad = edges().filter(({ file, dep }) => layer(dep) > layer(file));
+        assert.deepStrictEqual(bad.map(({ file, dep }) => `${file} -> ${dep}`), []);
+    });
+
+    it("a fixture's walk from harness/runner.ts goes harness -> core -> policies without climbing back", () => {
+        const graph = importGraph();
+        const seen = new Set<string>();
+        const climbs: string[] = [];
+        const walk = (f: string) => {
+            if (seen.has(f)) return;
+            seen.add(f);
+            for (const d of graph.get(f) ?? []) {
+                if (layer(d) > layer(f) || (d.startsWith("cli/") && !d.startsWith("cli/reports/"))) climbs.push(`${f} -> ${d}`);
+                walk(d);
+            }
+        };
+        walk(path.join("harness", "runner.ts"));
+        assert.deepStrictEqual(climbs, []);
+        assert.ok([...seen].some((f) => f.startsWith("core/")) && [...seen].some((f) => f.startsWith("policies/")));
     });
 
     it("has no import cycle", () => {

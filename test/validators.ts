@@ -4,7 +4,7 @@ import AjvDraft04 from "ajv-draft-04";
 import * as fs from "fs";
 import * as path from "path";
 import { validateXML } from "xmllint-wasm";
-import { REPO_ROOT } from "../cli/paths";
+import { REPO_ROOT } from "../core/paths";
 
 /** JUnit XML against test/schemas/junit.xsd, with libxml2. Returns the errors (empty when valid). */
 export async function junitErrors(xml: string): Promise<string[]> {

@@ -9,8 +9,9 @@
  * then escaped by the runner's rules: data escapes %, \r, \n; property values also escape : and ,.
  */
 import { escapeText } from "../../core/escape";
+import { Finding } from "../../core/rows";
 import { findingPlace, placeWords, sourceRoot } from "./location";
-import { Finding, ProjectSubject, ruleCatalogue } from "./subject";
+import { ProjectSubject, ruleCatalogue } from "./subject";
 
 export function escapeData(s: string): string {
     return escapeText(s).replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");

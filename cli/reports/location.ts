@@ -9,8 +9,9 @@
 import * as fs from "fs";
 import * as path from "path";
 
-/** How a finding read from standard input names its file. */
-export const STDIN_FILE = "<stdin>";
+import { STDIN_FILE } from "../../core/manifests/files";
+
+export { STDIN_FILE };
 
 export type FindingPlace = { kind: "repo"; path: string } | { kind: "stdin" } | { kind: "outside"; name: string };
 

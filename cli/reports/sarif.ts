@@ -21,9 +21,10 @@ import { findingPlace, sourceRoot } from "./location";
 export { sourceRoot };
 import type { Log, Notification, Result, ReportingDescriptor } from "sarif";
 import { parseWaived } from "../../policies/model/waivers";
-import { locateRows } from "../locate";
-import { REPO_ROOT } from "../paths";
-import { Finding, ReportSubject, ruleCatalogue, subjectRows } from "./subject";
+import { locateRows } from "../../core/locate";
+import { REPO_ROOT } from "../../core/paths";
+import { Finding } from "../../core/rows";
+import { ReportSubject, ruleCatalogue, subjectRows } from "./subject";
 
 const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
 

@@ -4,24 +4,7 @@
  * all rendered from these and nothing else.
  */
 import { policies } from "../../policies";
-import { Row } from "../model";
-
-/**
- * A violation as the gate (or the check command) judges it: blocking (fails the gate), advisory (reported
- * only) or waived (a waiver in the pack config matched: reported, never blocking; see policies/model/waivers.ts).
- */
-export interface Finding extends Row {
-    status: "blocking" | "advisory" | "waived";
-    /** Set when status is "waived": the waiver's reason and expiry. */
-    waiver?: { reason: string; expires?: string };
-}
-
-/** A note about the run that is not a finding: an unused waiver, say. */
-export interface Notice {
-    level: "advisory";
-    policy?: string;
-    message: string;
-}
+import { Finding, Notice, Row } from "../../core/rows";
 
 interface SubjectBase {
     /** Fixture name or project name. */

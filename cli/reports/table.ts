@@ -8,7 +8,8 @@
 import Table from "cli-table3";
 import * as path from "path";
 import { escapeText as esc } from "../../core/escape";
-import { Finding, ProjectSubject, ruleCatalogue } from "./subject";
+import { Finding } from "../../core/rows";
+import { ProjectSubject, ruleCatalogue } from "./subject";
 
 /** The width to render for: the terminal's columns when stdout is a TTY, else 120. */
 export function terminalWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout): number {

@@ -11,7 +11,7 @@
 import { InvalidArgumentError } from "commander";
 import * as fs from "fs";
 import * as path from "path";
-import { BadInputError } from "../errors";
+import { BadInputError } from "../../core/errors";
 import type { ReportSubject } from "./subject";
 
 export const FORMATS = ["json", "junit", "sarif"] as const;

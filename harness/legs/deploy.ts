@@ -6,9 +6,10 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { StackRef, destroy, previewWithPack, stateResourceCount, up } from "../../cli/pulumi";
-import { withTempDir } from "../../cli/process";
-import { Toolchain } from "../../cli/toolchain";
+import { StackRef, previewWithPack } from "../../core/pulumi";
+import { destroy, stateResourceCount, up } from "../stacks";
+import { withTempDir } from "../../core/process";
+import { Toolchain } from "../../core/toolchain";
 import { Fixture } from "../expect";
 import { ManifestValidator, schemaVersions } from "../manifests";
 import { LegCheck, LegResult, legResult } from "./result";

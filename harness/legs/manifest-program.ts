@@ -12,7 +12,7 @@
  * harness maps that to the manifest identity `Kind/<namespace>/<name>` (manifestRowMapper in manifest.ts).
  */
 import * as k8s from "@pulumi/kubernetes";
-import { loadManifests } from "../../cli/check/manifests";
+import { loadManifests } from "../../core/manifests";
 
 export const CONFIG_GROUP = "manifests";
 

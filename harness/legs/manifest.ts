@@ -6,14 +6,13 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { evaluateManifests } from "../../cli/check/check";
-import { packPolicyMeta } from "../../cli/check/evaluate";
-import { ManifestObject, loadManifests } from "../../cli/check/manifests";
-import { Row } from "../../cli/model";
-import { REPO_ROOT } from "../../cli/paths";
-import { loadPackConfig, reconcilePackConfig } from "../../cli/policy-config";
-import { makeTempDir } from "../../cli/process";
-import { Fixture } from "../expect";
+import { loadManifests } from "../../core/manifests";
+import { ManifestObject } from "../../core/manifests/objects";
+import { evaluateManifests } from "../../core/manifests/evaluate";
+import { Row } from "../../core/rows";
+import { REPO_ROOT } from "../../core/paths";
+import { makeTempDir } from "../../core/process";
+import { Fixture, fixtureConfig } from "../expect";
 import { LegResult, legResult } from "./result";
 import { CONFIG_GROUP } from "./manifest-program";
 import { MockOptions, runMockLeg, runProgramUnderMocks } from "./mock";
@@ -22,7 +21,7 @@ export async function runManifestLeg(fixture: Fixture): Promise<LegResult> {
     const result = legResult("manifest", Date.now());
     if (!fixture.manifestsDir) return result.skipped("not a manifest fixture");
     try {
-        const config = reconcilePackConfig(packPolicyMeta(), fixture.policyConfig ? loadPackConfig(fixture.policyConfig) : {}, fixture.policyConfig ?? "default config");
+        const config = fixtureConfig(fixture);
         const load = loadManifests([fixture.manifestsDir], { repoRoot: fixture.manifestsDir, cwd: fixture.manifestsDir });
         // Rows point at the files relative to this repository (reports of the harness are located there).
         const rows = evaluateManifests(load, config).map((r) =>

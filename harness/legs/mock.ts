@@ -8,11 +8,10 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { REPO_ROOT } from "../../cli/paths";
-import { PackConfig, loadPackConfig, reconcilePackConfig } from "../../cli/policy-config";
-import { spawnTracked, withDeadline, withTempDir } from "../../cli/process";
+import { REPO_ROOT } from "../../core/paths";
+import { spawnTracked, withDeadline, withTempDir } from "../../core/process";
 import { Analyzer, WireResource } from "../analyzer";
-import { Fixture } from "../expect";
+import { Fixture, fixtureConfig } from "../expect";
 import { LegResult, legResult } from "./result";
 import { maskAutonames } from "../autonames";
 
@@ -63,12 +62,6 @@ export function runProgramUnderMocks(fixture: Fixture, timeoutMs: number): Promi
     });
 }
 
-/** The config the engine would send for this fixture. */
-export function fixturePackConfig(analyzer: Analyzer, fixture: Fixture): PackConfig {
-    const given = fixture.policyConfig ? loadPackConfig(fixture.policyConfig) : {};
-    return reconcilePackConfig(analyzer.policies, given, fixture.policyConfig ?? "default config");
-}
-
 export async function runMockLeg(fixture: Fixture, options: MockOptions): Promise<LegResult> {
     const started = Date.now();
     const result = legResult("mock", started);
@@ -79,7 +72,7 @@ export async function runMockLeg(fixture: Fixture, options: MockOptions): Promis
         const analyzer = await options.analyzer();
         const remaining = Math.max(options.timeoutMs - (Date.now() - started), 1);
         const analysis = (async () => {
-            await analyzer.configure(fixturePackConfig(analyzer, fixture), { project: fixture.project, stack: fixture.expect.stack });
+            await analyzer.configure(fixtureConfig(fixture), { project: fixture.project, stack: fixture.expect.stack });
             return analyzer.analyze(resources);
         })();
         const rows = await withDeadline(analysis, remaining, () => {

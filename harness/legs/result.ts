@@ -3,7 +3,7 @@
  * the reason), or it failed to run (with one line). A leg that failed or was skipped never has rows that
  * could be mistaken for a clean result.
  */
-import { Row } from "../../cli/model";
+import { Row } from "../../core/rows";
 
 export type LegName = "mock" | "real" | "deploy" | "manifest";
 

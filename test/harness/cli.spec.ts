@@ -4,7 +4,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../../cli/paths";
+import { REPO_ROOT } from "../../core/paths";
 
 const CLI = path.join(REPO_ROOT, "bin", "harness", "cli.js");
 const BAD = path.join(REPO_ROOT, "test", "bad-fixtures");

@@ -11,7 +11,7 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { ManifestValidator, SCHEMA_DIR, schemaVersions } from "../../harness/manifests";
-import { REPO_ROOT } from "../../cli/paths";
+import { REPO_ROOT } from "../../core/paths";
 import { loadFixtures, runFixtures } from "../../harness/runner";
 import { requireToolchain } from "../helpers";
 

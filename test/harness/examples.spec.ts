@@ -12,8 +12,8 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { Fixture } from "../../harness/expect";
 import { prepareFixtureStack } from "../../harness/legs/real";
-import { StackRef } from "../../cli/pulumi";
-import { REPO_ROOT } from "../../cli/paths";
+import { StackRef } from "../../core/pulumi";
+import { REPO_ROOT } from "../../core/paths";
 
 const EXAMPLE = path.join(REPO_ROOT, "examples", "argocd-pko");
 

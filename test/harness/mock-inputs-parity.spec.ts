@@ -15,10 +15,10 @@ import * as path from "path";
 import { loadFixtures } from "../../harness/runner";
 import { runProgramUnderMocks } from "../../harness/legs/mock";
 import { fixturePack, prepareFixtureStack } from "../../harness/legs/real";
-import { previewWithPack } from "../../cli/pulumi";
-import { findToolchain } from "../../cli/toolchain";
-import { ToolchainMissingError } from "../../cli/errors";
-import { REPO_ROOT } from "../../cli/paths";
+import { previewWithPack } from "../../core/pulumi";
+import { findToolchain } from "../../core/toolchain";
+import { ToolchainMissingError } from "../../core/errors";
+import { REPO_ROOT } from "../../core/paths";
 import { maskedName } from "../../harness/autonames";
 import { SIG_KEY, SECRET_SIG } from "../../harness/legs/mock-kubernetes";
 

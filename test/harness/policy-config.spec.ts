@@ -7,9 +7,8 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { packPolicies } from "../../cli/gate";
-import { BadInputError } from "../../cli/errors";
-import { loadPackConfig, parsePackConfig, reconcilePackConfig } from "../../cli/policy-config";
+import { BadInputError } from "../../core/errors";
+import { loadPackConfig, packPolicies, parsePackConfig, reconcilePackConfig } from "../../core/pack-config";
 
 function check(doc: unknown): void {
     reconcilePackConfig(packPolicies(), parsePackConfig(JSON.stringify(doc), "cfg.json"), "cfg.json");
@@ -96,7 +95,7 @@ describe("YAML files that do not parse", () => {
     it("are reported with the error kind and position, never their content", () => {
         // eslint-disable-next-line @typescript-eslint/no-var-requires
         const YAML = require("yaml");
-        const { yamlErrorPosition } = require("../../cli/policy-config");
+        const { yamlErrorPosition } = require("../../core/pack-config");
         for (const text of ["a: b: c: SECRET-A", "key: \"unterminated SECRET-B", "x: *SECRET-C\n", "{a: SECRET-D"]) {
             let shown = "";
             try {

@@ -8,7 +8,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../../cli/paths";
+import { REPO_ROOT } from "../../core/paths";
 import { fixtureSecrets } from "../secrets";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
 

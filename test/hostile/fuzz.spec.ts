@@ -18,7 +18,7 @@ import * as fc from "fast-check";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { EventReader } from "../../cli/pulumi";
+import { EventReader } from "../../core/pulumi";
 import { renderStepSummary, renderWorkflowCommands } from "../../cli/reports/github";
 import { ProjectSubject } from "../../cli/reports/subject";
 import { renderFindings, renderFullTable } from "../../cli/reports/table";

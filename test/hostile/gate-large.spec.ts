@@ -9,8 +9,8 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { StackRef, initIsolatedStack } from "../../cli/pulumi";
-import { REPO_ROOT } from "../../cli/paths";
+import { StackRef, initIsolatedStack } from "../../core/pulumi";
+import { REPO_ROOT } from "../../core/paths";
 import { requireToolchain } from "../helpers";
 
 const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");

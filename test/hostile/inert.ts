@@ -5,7 +5,7 @@
 import * as assert from "assert";
 import { spawnSync } from "child_process";
 import * as path from "path";
-import { REPO_ROOT } from "../../cli/paths";
+import { REPO_ROOT } from "../../core/paths";
 
 export const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
 

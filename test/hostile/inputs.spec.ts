@@ -10,7 +10,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { loadManifests } from "../../cli/check/manifests";
+import { loadManifests } from "../../core/manifests";
 import { CLI, assertInert, pkoGuard } from "./inert";
 
 const CANARY = "canary-s3cr3t-9d1e";

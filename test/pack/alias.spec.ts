@@ -7,7 +7,7 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
-import { PACK_ENTRY, REPO_ROOT } from "../../cli/paths";
+import { PACK_ENTRY, REPO_ROOT } from "../../core/paths";
 
 const BARE = /require\("@pulumi\/pulumi"\)/g;
 

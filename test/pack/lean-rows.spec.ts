@@ -6,10 +6,11 @@
  */
 import * as assert from "assert";
 import { Analyzer } from "../../harness/analyzer";
-import { fixturePackConfig, runProgramUnderMocks } from "../../harness/legs/mock";
+import { fixtureConfig } from "../../harness/expect";
+import { runProgramUnderMocks } from "../../harness/legs/mock";
 import { programFixture } from "../../harness/legs/manifest";
-import { Row } from "../../cli/model";
-import { PACK_DIR, PACK_ENTRY, PLAIN_PACK_ENTRY, REPO_ROOT } from "../../cli/paths";
+import { Row } from "../../core/rows";
+import { PACK_DIR, PACK_ENTRY, PLAIN_PACK_ENTRY, REPO_ROOT } from "../../core/paths";
 import { loadFixtures } from "../../harness/runner";
 
 const key = (r: Row) => JSON.stringify([r.policy, r.resource, r.urn, r.level, r.message]);
@@ -41,7 +42,7 @@ describe("lean pack entry: rows identical to the plain compiled entry on every f
             programs.set(f.dir, resources);
             const got: Row[][] = [];
             for (const analyzer of [lean, plain]) {
-                await analyzer.configure(fixturePackConfig(analyzer, f), { project: f.project, stack: f.expect.stack });
+                await analyzer.configure(fixtureConfig(f), { project: f.project, stack: f.expect.stack });
                 got.push(await analyzer.analyze(resources));
             }
             assert.deepStrictEqual(got[0].map(key).sort(), got[1].map(key).sort(), f.name);

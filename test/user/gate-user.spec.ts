@@ -10,8 +10,9 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { StackRef, initIsolatedStack } from "../../cli/pulumi";
-import { REPO_ROOT } from "../../cli/paths";
+import { StackRef } from "../../core/pulumi";
+import { initIsolatedStack } from "../../harness/stacks";
+import { REPO_ROOT } from "../../core/paths";
 import { jsonReportErrors, sarifErrors } from "../validators";
 import { requireToolchain } from "../helpers";
 

@@ -8,7 +8,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { REPO_ROOT } from "../../cli/paths";
+import { REPO_ROOT } from "../../core/paths";
 
 const ACTIONLINT = "github.com/rhysd/actionlint/cmd/actionlint@v1.7.8";
 const WORKFLOW = path.join(REPO_ROOT, "examples", "github-actions", "pko-guard.yml");

@@ -6,7 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { Row } from "./model";
+import { Row } from "./rows";
 
 interface Location {
     file: string;

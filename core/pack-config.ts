@@ -297,12 +297,16 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
     return result;
 }
 
-/** The pack's policies as the config check needs them (the full schemas, closed ones included). */
-export function packPolicyMeta(): PolicyMeta[] {
+/** The pack's policies as the config reconciler needs them (from the pack's own modules, closed schemas included). */
+export function packPolicies(): PolicyMeta[] {
     return policies.map((p) => ({ name: p.name, enforcementLevel: p.enforcementLevel ?? "advisory", configSchema: p.configSchema as PolicyMeta["configSchema"] }));
 }
 
-/** Loads a policy config file and checks it against the pack, as the gate and every harness leg do first. */
-export function checkPackConfigFile(file: string): PackConfig {
-    return reconcilePackConfig(packPolicyMeta(), loadPackConfig(file), file);
+/**
+ * The pack config of a run (the gate, `check`) or of a fixture (every harness leg): the file, or none for the
+ * defaults, loaded and reconciled with the pack's policies as the engine does. The one way config is read:
+ * BadInputError with one line on anything the pack would reject.
+ */
+export function packConfig(file?: string): PackConfig {
+    return reconcilePackConfig(packPolicies(), file ? loadPackConfig(file) : {}, file ?? "default config");
 }

@@ -1,9 +1,9 @@
 /**
- * The one module that runs the Pulumi CLI: the isolated environment of a throw-away stack (PULUMI_HOME,
- * file backend, passphrase secrets, no update checks or plugin downloads, no cluster), stack
- * preparation, `preview --policy-pack` read from the engine's streaming JSON events, `up`, `destroy` and
- * `stack export`. Every command runs through cli/process.ts: its own process group, a deadline, killed
- * with everything it started (language host, providers) on timeout, Ctrl-C or SIGTERM.
+ * Running the Pulumi CLI: `preview --policy-pack` read from the engine's streaming JSON events (the gate's
+ * preview of a user's stack, and the harness's previews), with the one-line failure reasons. The harness's
+ * throw-away stacks (isolated environment, `up`, `destroy`, `stack export`) are in harness/stacks.ts.
+ * Every command runs through core/process.ts: its own process group, a deadline, killed with everything it
+ * started (language host, providers) on timeout, Ctrl-C or SIGTERM.
  *
  * Why not the Automation API (`@pulumi/pulumi/automation`, `LocalWorkspace` with `policyPacks` and
  * `onEvent`): it runs this same CLI underneath, but through execa without a process group, so a deadline
@@ -13,10 +13,9 @@
  * file in a temporary folder, where `--json` with PULUMI_ENABLE_STREAMING_JSON_PREVIEW gives the same
  * engine events on stdout.
  */
-import * as fs from "fs";
 import * as path from "path";
 import { StringDecoder } from "string_decoder";
-import { Level, Row, normalizeMessage, row } from "./model";
+import { Level, Row, normalizeMessage, row } from "./rows";
 import { ExecResult, exec } from "./process";
 
 /** Where the CLI and the plugins it should use are. */
@@ -24,27 +23,6 @@ export interface PulumiCli {
     pulumi: string;
     /** Folder to put first on PATH (the engine finds language hosts and providers there); none = PATH as is. */
     binDir?: string;
-}
-
-/** The environment of a throw-away stack in `tmp`: nothing is read from or written to the user's Pulumi setup. */
-export function isolatedEnv(cli: PulumiCli, tmp: string): NodeJS.ProcessEnv {
-    // No in-cluster configuration may leak in: the provider renders YAML and never talks to a cluster.
-    const { KUBERNETES_SERVICE_HOST: _h, KUBERNETES_SERVICE_PORT: _p, ...inherited } = process.env;
-    return {
-        ...inherited,
-        PATH: cli.binDir ? `${cli.binDir}${path.delimiter}${process.env.PATH ?? ""}` : (process.env.PATH ?? ""),
-        PULUMI_HOME: path.join(tmp, "home"),
-        PULUMI_BACKEND_URL: `file://${path.join(tmp, "state")}`,
-        PULUMI_CONFIG_PASSPHRASE: "pko-guard-harness",
-        PULUMI_SKIP_UPDATE_CHECK: "true",
-        PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-        PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "true",
-        PULUMI_SKIP_CONFIRMATIONS: "true",
-        PULUMI_DIY_BACKEND_NO_LEGACY_WARNING: "true",
-        PULUMI_ACCESS_TOKEN: "",
-        KUBECONFIG: path.join(tmp, "no-kubeconfig"),
-        TS_NODE_TRANSPILE_ONLY: "true",
-    };
 }
 
 /** The user's own environment, with our toolchain first on PATH when one is used. */
@@ -140,12 +118,6 @@ export function failure(what: string, r: ExecResult, events: EngineEvent[] = [])
     return `${what} failed: ${detail}`.slice(0, 400);
 }
 
-/** The first line of human output that names an error (for `up` and `destroy`, which print no events). */
-function errorLine(r: ExecResult): string {
-    const s = `${r.stdout}\n${r.stderr}`;
-    return s.replace(/<\{%[^%]*%\}>/g, "").split("\n").map((l) => l.trim()).filter(Boolean).find((l) => /error/i.test(l)) ?? s.trim().split("\n")[0] ?? "";
-}
-
 export interface StackRef {
     cli: PulumiCli;
     /** The program folder the CLI runs in. */
@@ -175,7 +147,8 @@ export interface PreviewResult {
     output: string;
 }
 
-function policyArgs(pack: PolicyPackRef): string[] {
+/** The `--policy-pack` (and `--policy-pack-config`) arguments of a pulumi command. */
+export function policyArgs(pack: PolicyPackRef): string[] {
     return ["--policy-pack", pack.dir, ...(pack.config ? ["--policy-pack-config", pack.config] : [])];
 }
 
@@ -213,56 +186,4 @@ export async function previewWithPack(s: StackRef, pack: PolicyPackRef, o: { kee
         return { rows, exitCode: r.code, error: failure("pulumi preview", r, otherErrors.length > 0 ? otherErrors : log), output };
     }
     return { rows, exitCode: r.code, output };
-}
-
-/** A stack config setting; values go through stdin, so secrets never appear in process arguments. */
-export interface ConfigSetting {
-    key: string;
-    value: string;
-    secret: boolean;
-}
-
-/**
- * Creates a throw-away stack in `tmp` (file backend, passphrase secrets) for the program in `cwd` and sets
- * its config, with the Kubernetes provider rendering YAML into <tmp>/rendered instead of using a cluster.
- */
-export async function initIsolatedStack(cli: PulumiCli, cwd: string, tmp: string, stack: string, config: ConfigSetting[], timeoutMs: number): Promise<StackRef | { error: string }> {
-    const env = isolatedEnv(cli, tmp);
-    fs.mkdirSync(path.join(tmp, "state"), { recursive: true });
-    const pulumi = (args: string[], input?: string) => exec(cli.pulumi, [...args, "--non-interactive"], { cwd, env, timeoutMs, input });
-    let r = await pulumi(["stack", "init", stack, "--secrets-provider", "passphrase"]);
-    if (r.code !== 0) return { error: failure("pulumi stack init", r) };
-    const settings: ConfigSetting[] = [{ key: "kubernetes:renderYamlToDirectory", value: path.join(tmp, "rendered"), secret: false }, ...config];
-    for (const c of settings) {
-        r = await pulumi(["config", "set", c.key, ...(c.secret ? ["--secret"] : ["--plaintext"]), "-s", stack], c.value);
-        if (r.code !== 0) return { error: failure(`pulumi config set ${c.key}`, r) };
-    }
-    return { cli, cwd, env, stack, timeoutMs };
-}
-
-function run(s: StackRef, args: string[]): Promise<ExecResult> {
-    return exec(s.cli.pulumi, [...args, "-s", s.stack, "--non-interactive"], { cwd: s.cwd, env: s.env, timeoutMs: s.timeoutMs });
-}
-
-/** `pulumi up` with the pack; resolves with an error line when it fails. */
-export async function up(s: StackRef, pack: PolicyPackRef): Promise<{ error?: string }> {
-    const r = await run(s, ["up", "--yes", "--skip-preview", ...policyArgs(pack)]);
-    return r.code === 0 ? {} : { error: r.timedOut ? "pulumi up timed out" : `pulumi up failed: ${errorLine(r)}`.slice(0, 400) };
-}
-
-/** `pulumi destroy`; resolves with an error line when it fails. */
-export async function destroy(s: StackRef): Promise<{ error?: string }> {
-    const r = await run(s, ["destroy", "--yes", "--skip-preview"]);
-    return r.code === 0 ? {} : { error: r.timedOut ? "pulumi destroy timed out" : `pulumi destroy failed: ${errorLine(r)}`.slice(0, 400) };
-}
-
-/** How many resources the stack's state holds (`stack export`); undefined when it cannot be read. */
-export async function stateResourceCount(s: StackRef): Promise<number | undefined> {
-    const r = await run(s, ["stack", "export"]);
-    try {
-        const resources = JSON.parse(r.stdout).deployment?.resources ?? [];
-        return Array.isArray(resources) ? resources.length : undefined;
-    } catch {
-        return undefined;
-    }
 }

@@ -1,18 +1,19 @@
 /**
  * `pko-guard check PATH...`: the gate over Kubernetes manifests (the Argo CD + PKO GitOps flow). One run is
  * one program: every object given is one resource of it, so stack-level rules judge the layout as a whole.
- * Rules are the pack's own policy objects, evaluated in-process (./evaluate.ts) with the reconciled pack
+ * Rules are the pack's own policy objects, evaluated in-process (core/evaluate.ts) with the reconciled pack
  * config; rows carry file:line:column (of the field the rule named, else of the object).
  * Exit codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error.
  */
 import * as path from "path";
-import { Row, sortRows } from "../model";
-import { loadPackConfig, reconcilePackConfig, PackConfig } from "../policy-config";
-import { STDIN_FILE } from "../reports/location";
-import { Finding, ProjectSubject } from "../reports/subject";
-import { judgeRows, waiverNotices } from "../judge";
-import { EvalRow, evaluatePack, packPolicyMeta } from "./evaluate";
-import { LoadResult, ManifestObject, Skip, evalResources, loadManifests } from "./manifests";
+import { packConfig } from "../core/pack-config";
+import { Finding } from "../core/rows";
+import { STDIN_FILE } from "./reports/location";
+import { ProjectSubject } from "./reports/subject";
+import { judgeRows, waiverNotices } from "../core/judge";
+import { loadManifests } from "../core/manifests";
+import { Skip } from "../core/manifests/objects";
+import { evaluateManifests } from "../core/manifests/evaluate";
 
 export interface CheckOptions {
     paths: string[];
@@ -40,44 +41,9 @@ export interface CheckResult {
     summary: CheckSummary;
 }
 
-/** The reconciled pack config for a config file (or the defaults), validated as the engine would. */
-export function checkPackConfig(file?: string): PackConfig {
-    return reconcilePackConfig(packPolicyMeta(), file ? loadPackConfig(file) : {}, file ?? "default config");
-}
-
-/**
- * The field a row points at: the one the rule gave, else the first field path its message names (messages
- * name the field they are about, e.g. `spec.envRefs.PULUMI_ACCESS_TOKEN`), else none (the object's line).
- * Values a message quotes ("...", JSON-quoted by the rules) are input, not field names, and are passed over:
- * a branch named "spec.x" must not move the finding.
- */
-export function rowField(r: EvalRow): string | undefined {
-    if (r.field) return r.field;
-    const unquoted = r.message.replace(/"(?:[^"\\]|\\.)*"/g, '""');
-    const m = /(?:^|[\s(`'"])((?:spec|metadata|roleRef|subjects|rules|data|stringData)(?:\.[A-Za-z0-9_\-/]+|\[\d+\])*)/.exec(unquoted);
-    return m ? m[1] : undefined;
-}
-
-/** Evaluates loaded manifests with a reconciled config; rows located at file:line:column. */
-export function evaluateManifests(load: LoadResult, config: PackConfig): Row[] {
-    const byUrn = new Map<string, ManifestObject>(load.objects.map((o) => [o.urn, o]));
-    const rows = evaluatePack(evalResources(load.objects), config);
-    return sortRows(
-        rows.map((r) => {
-            const obj = byUrn.get(r.urn);
-            const { field: _field, ...plain } = r;
-            if (!obj) return plain;
-            const field = rowField(r);
-            const at = field ? obj.locate(field) : { line: obj.line, column: obj.column };
-            // The one location rule (reports/location.ts): repository-relative, else absolute, else standard input.
-            return { ...plain, file: obj.repoPath ?? obj.path ?? STDIN_FILE, line: at.line, column: at.column, ...(field ? { field } : {}) };
-        }),
-    );
-}
-
 export function runCheck(o: CheckOptions): CheckResult {
     const started = Date.now();
-    const config = checkPackConfig(o.config);
+    const config = packConfig(o.config);
     const load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, skipUnreadable: o.skipUnreadable });
     // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.
     const findings: Finding[] = judgeRows(evaluateManifests(load, config), o.failOnAdvisory);

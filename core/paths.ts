@@ -1,4 +1,4 @@
-/** Where things are: the package root, the policy pack folder and entries, the fixtures. */
+/** Where things are: the package root, the policy pack folder and its entries. */
 import * as fs from "fs";
 import * as path from "path";
 
@@ -24,4 +24,3 @@ export const PACK_DIR = path.join(REPO_ROOT, "pack");
 export const PACK_ENTRY = path.join(PACK_DIR, "dist", "index.js");
 /** The same pack compiled by tsc alone, module by module (tests compare the two). */
 export const PLAIN_PACK_ENTRY = path.join(REPO_ROOT, "bin", "index.js");
-export const FIXTURES_DIR = path.join(REPO_ROOT, "fixtures");

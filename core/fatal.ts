@@ -2,7 +2,7 @@
  * Imported first by every command-line entry point: any error that escapes (even while loading modules)
  * becomes one line on stderr and exit code 2, never a stack trace. Set PKO_GUARD_DEBUG=1 for the trace.
  */
-import { escapeText } from "../core/escape";
+import { escapeText } from "./escape";
 
 function fatal(e: unknown): never {
     const message = e instanceof Error ? e.message : String(e);

@@ -7,11 +7,11 @@
  * the analyzer skips them. `remediate` reports as `mandatory`, as the analyzer does.
  */
 import { Policy, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
-import { policies } from "../../policies";
-import { FieldAwareReport } from "../../policies/model/policy";
-import { shareAcrossPolicies } from "../../policies/model/values";
-import { Level, Row, normalizeMessage, row } from "../model";
-import { PackConfig, PolicyMeta } from "../policy-config";
+import { policies } from "../policies";
+import { FieldAwareReport } from "../policies/model/policy";
+import { shareAcrossPolicies } from "../policies/model/values";
+import { Level, Row, normalizeMessage, row } from "./rows";
+import { PackConfig } from "./pack-config";
 
 /* eslint-disable @typescript-eslint/no-var-requires */
 const structPb = require("google-protobuf/google/protobuf/struct_pb");
@@ -68,15 +68,6 @@ export interface EvalResource {
 /** A violation row, with the field the rule named when it gave one. */
 export interface EvalRow extends Row {
     field?: string;
-}
-
-/** The pack's policies as the config reconciler needs them (from the pack's own modules). */
-export function packPolicyMeta(): PolicyMeta[] {
-    return policies.map((p) => ({
-        name: p.name,
-        enforcementLevel: p.enforcementLevel ?? "advisory",
-        configSchema: p.configSchema as PolicyMeta["configSchema"],
-    }));
 }
 
 function isResourcePolicy(p: Policy): p is ResourceValidationPolicy {

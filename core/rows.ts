@@ -19,7 +19,7 @@ export interface Row {
     message: string;
     /**
      * Where the finding is: the file (absolute, or relative to the repository root) and the 1-based line and
-     * column of the declaration. The gate finds the resource's declaration in the program (cli/locate.ts);
+     * column of the declaration. The gate finds the resource's declaration in the program (core/locate.ts);
      * `pko-guard check` and the manifest leg give the manifest's file and the field's line.
      */
     file?: string;
@@ -27,6 +27,23 @@ export interface Row {
     column?: number;
     /** The field the line points at, when known (`spec.branch`, `subjects[0]`). */
     field?: string;
+}
+
+/**
+ * A violation as the gate (or the check command) judges it: blocking (fails the gate), advisory (reported
+ * only) or waived (a waiver in the pack config matched: reported, never blocking; see policies/model/waivers.ts).
+ */
+export interface Finding extends Row {
+    status: "blocking" | "advisory" | "waived";
+    /** Set when status is "waived": the waiver's reason and expiry. */
+    waiver?: { reason: string; expires?: string };
+}
+
+/** A note about the run that is not a finding: an unused waiver, say. */
+export interface Notice {
+    level: "advisory";
+    policy?: string;
+    message: string;
 }
 
 /** Splits a URN into its type and name. */

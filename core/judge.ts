@@ -1,13 +1,12 @@
 /**
  * Judging rows into findings, shared by the gate (a preview's rows) and `pko-guard check` (manifests): the
  * pack's waiver marks become status "waived", the rest is blocking or advisory by enforcement level; and the
- * notices for waivers that waived nothing or have expired. Kept apart from the gate so that `check` never
- * loads the Pulumi CLI's runner.
+ * notices for waivers that waived nothing or have expired. Kept apart from the Pulumi CLI's runner, so that
+ * `check` never loads it.
  */
-import { Row, sortRows } from "./model";
+import { Finding, Notice, Row, sortRows } from "./rows";
 import { configWaivers, parseWaived, today } from "../policies/model/waivers";
-import { PackConfig } from "./policy-config";
-import { Finding, Notice } from "./reports/subject";
+import { PackConfig } from "./pack-config";
 
 /** Reads the pack's `[waived: ...]` marks into status "waived"; the rest is judged by enforcement level. */
 export function judgeRows(rows: Row[], failOnAdvisory: boolean): Finding[] {

@@ -1,0 +1,41 @@
+/**
+ * Evaluating loaded manifests: the pack's own policies run in-process (core/evaluate.ts) over every object,
+ * and each row is located at the object's file, and the line and column of the field it is about. Shared by
+ * `pko-guard check` and the harness's manifest leg.
+ */
+import { EvalRow, evaluatePack } from "../evaluate";
+import { PackConfig } from "../pack-config";
+import { Row, sortRows } from "../rows";
+import { STDIN_FILE } from "./files";
+import { LoadResult, ManifestObject, evalResources } from "./objects";
+
+/**
+ * The field a row points at: the one the rule gave, else the first field path its message names (messages
+ * name the field they are about, e.g. `spec.envRefs.PULUMI_ACCESS_TOKEN`), else none (the object's line).
+ * Values a message quotes ("...", JSON-quoted by the rules) are input, not field names, and are passed over:
+ * a branch named "spec.x" must not move the finding.
+ */
+export function rowField(r: EvalRow): string | undefined {
+    if (r.field) return r.field;
+    const unquoted = r.message.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+    const m = /(?:^|[\s(`'"])((?:spec|metadata|roleRef|subjects|rules|data|stringData)(?:\.[A-Za-z0-9_\-/]+|\[\d+\])*)/.exec(unquoted);
+    return m ? m[1] : undefined;
+}
+
+/** Evaluates loaded manifests with a reconciled config; rows located at file:line:column. */
+export function evaluateManifests(load: LoadResult, config: PackConfig): Row[] {
+    const byUrn = new Map<string, ManifestObject>(load.objects.map((o) => [o.urn, o]));
+    const rows = evaluatePack(evalResources(load.objects), config);
+    return sortRows(
+        rows.map((r) => {
+            const obj = byUrn.get(r.urn);
+            const { field: _field, ...plain } = r;
+            if (!obj) return plain;
+            const field = rowField(r);
+            const at = field ? obj.locate(field) : { line: obj.line, column: obj.column };
+            // Repository-relative, else absolute, else standard input (the location rule of cli/reports/location.ts).
+            return { ...plain, file: obj.repoPath ?? obj.path ?? STDIN_FILE, line: at.line, column: at.column, ...(field ? { field } : {}) };
+        }),
+    );
+}
+

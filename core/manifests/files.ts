@@ -1,0 +1,163 @@
+/**
+ * Manifest files: which files a folder holds (recursive `.yaml`/`.yml`/`.json`, sorted, hidden folders and
+ * `node_modules` not walked, no folder twice), reading one (and standard input) bounded by bytes actually
+ * read (MAX_FILE_BYTES; only regular files opened, non-blocking) and decoded as kubectl decodes it, and where
+ * the repository root is (git). See index.ts for the rules.
+ */
+import { execFileSync } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+import { BadInputError } from "../errors";
+import { LoadResult } from "./objects";
+
+export const MAX_FILE_BYTES = 16 * 1024 * 1024;
+/** How standard input is named in messages and findings. */
+export const STDIN_FILE = "<stdin>";
+const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
+
+/** The git top level containing `dir`, or undefined outside a work tree (or without git). */
+export function gitTopLevel(dir: string): string | undefined {
+    try {
+        return execFileSync("git", ["rev-parse", "--show-toplevel"], { cwd: dir, stdio: ["ignore", "pipe", "ignore"], encoding: "utf8" }).trim() || undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+export function posix(p: string): string {
+    return p.split(path.sep).join("/");
+}
+
+/** Why a file's bytes are not a manifest's text (undecodable), or its text as kubectl decodes it. */
+export function decodeText(buf: Buffer): { text: string } | { problem: string } {
+    let text: string;
+    if (buf[0] === 0xff && buf[1] === 0xfe) {
+        text = new TextDecoder("utf-16le").decode(buf.subarray(2));
+    } else if (buf[0] === 0xfe && buf[1] === 0xff) {
+        text = new TextDecoder("utf-16be").decode(buf.subarray(2));
+    } else {
+        if (buf.includes(0)) return { problem: "binary file, not a manifest" };
+        try {
+            text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(buf);
+        } catch {
+            return { problem: "not UTF-8 text (nor UTF-16 with a byte-order mark)" };
+        }
+        return { text };
+    }
+    if (text.includes("\u0000")) return { problem: "binary file, not a manifest" };
+    return { text };
+}
+
+/**
+ * Reads at most `max` bytes from an open descriptor, chunk by chunk; more is an error (`oversized`). The
+ * count is of bytes read, so a device or a pipe that never ends is bounded like a file.
+ */
+function readBounded(fd: number, max: number): { buf: Buffer } | { oversized: true } {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+        const chunk = Buffer.allocUnsafe(Math.min(1 << 20, max + 1 - total));
+        let n: number;
+        try {
+            n = fs.readSync(fd, chunk, 0, chunk.length, null);
+        } catch (e) {
+            // Standard input may be a non-blocking pipe: wait for data instead of failing.
+            if ((e as NodeJS.ErrnoException).code === "EAGAIN") {
+                Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+                continue;
+            }
+            throw e;
+        }
+        if (n === 0) break;
+        chunks.push(chunk.subarray(0, n));
+        total += n;
+        if (total > max) return { oversized: true };
+    }
+    return { buf: Buffer.concat(chunks, total) };
+}
+
+/** Standard input, bounded by MAX_FILE_BYTES of bytes read, decoded as files are. */
+export function readStdin(fd = 0): string {
+    let r: ReturnType<typeof readBounded>;
+    try {
+        r = readBounded(fd, MAX_FILE_BYTES);
+    } catch {
+        throw new BadInputError(`${STDIN_FILE}: cannot read standard input`);
+    }
+    if ("oversized" in r) throw new BadInputError(`${STDIN_FILE}: larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; not read`);
+    const d = decodeText(r.buf);
+    if ("problem" in d) throw new BadInputError(`${STDIN_FILE}: ${d.problem}`);
+    return d.text;
+}
+
+/** Files under a folder, sorted, following no folder twice. */
+export function walk(dir: string, seen: Set<string>, out: string[]): void {
+    let real: string;
+    try {
+        real = fs.realpathSync(dir);
+    } catch {
+        throw new BadInputError(`${dir}: cannot read folder`);
+    }
+    if (seen.has(real)) return;
+    seen.add(real);
+    let entries: fs.Dirent[];
+    try {
+        entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+        throw new BadInputError(`${dir}: cannot read folder`);
+    }
+    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+        const p = path.join(dir, e.name);
+        let isDir = e.isDirectory();
+        if (e.isSymbolicLink()) {
+            try {
+                isDir = fs.statSync(p).isDirectory();
+            } catch {
+                throw new BadInputError(`${p}: broken symbolic link`);
+            }
+        }
+        if (isDir) {
+            if (!e.name.startsWith(".") && e.name !== "node_modules") walk(p, seen, out);
+        } else if (EXTENSIONS.has(path.extname(e.name).toLowerCase())) {
+            out.push(p);
+        }
+    }
+}
+
+/**
+ * Reads one file, bounded (see the module comment). A problem with a named file is bad input; with a file
+ * found in a folder too, unless `skip` (then it is recorded as skipped and undefined is returned).
+ */
+export function readFile(file: string, shown: string, skip: boolean, out: Pick<LoadResult, "skipped">): string | undefined {
+    const refuse = (reason: string): undefined => {
+        if (!skip) throw new BadInputError(`${shown}: ${reason}`);
+        out.skipped.push({ file: shown, reason });
+        return undefined;
+    };
+    let fd: number;
+    try {
+        // Non-blocking: opening a FIFO must not wait for a writer. Only regular files are read.
+        fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
+    } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === "ENOENT") throw new BadInputError(`${shown}: no such file or folder`);
+        if (code === "ENXIO") return refuse("not a regular file (a socket or FIFO); not read");
+        return refuse("cannot read file");
+    }
+    try {
+        const stat = fs.fstatSync(fd);
+        if (!stat.isFile()) return refuse("not a regular file (a device, FIFO or socket); not read");
+        let r: ReturnType<typeof readBounded>;
+        try {
+            r = readBounded(fd, MAX_FILE_BYTES);
+        } catch {
+            return refuse("cannot read file");
+        }
+        if ("oversized" in r) return refuse(`larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; not read`);
+        const d = decodeText(r.buf);
+        if ("problem" in d) return refuse(d.problem);
+        return d.text;
+    } finally {
+        fs.closeSync(fd);
+    }
+}

@@ -1,0 +1,169 @@
+/**
+ * Manifest objects: each becomes the resource the Kubernetes provider would register for it (type
+ * `kubernetes:<group>/<version>:<Kind>`, identity `Kind/namespace/name` or `Kind/name`, a synthesized URN),
+ * `kind: List` items one by one, the source-path annotation added; what the evaluator gets of them.
+ */
+import { BadInputError } from "../errors";
+import { EvalResource } from "../evaluate";
+import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/manifests";
+import { Place, fieldSegments, findNode, placeNode, placeStart, startOf } from "./positions";
+
+/** Kinds some pko-guard rule reads (by API group); other objects are counted, never reported. */
+const KINDS_RULES_READ: Record<string, string[]> = {
+    "pulumi.com": ["Stack"],
+    core: ["Secret", "ServiceAccount"],
+    "rbac.authorization.k8s.io": ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"],
+    "argoproj.io": ["Application"],
+};
+
+export interface Location {
+    /** The file as shown to users and in reports ("-" is standard input, shown as `<stdin>`). */
+    file: string;
+    line: number;
+    column: number;
+}
+
+export interface ManifestObject extends Location {
+    identity: string;
+    type: string;
+    urn: string;
+    kind: string;
+    /** The object as parsed (plain JSON), with the source-path annotation added when known. */
+    object: Record<string, unknown>;
+    /** Whether some rule reads objects of this kind. */
+    read: boolean;
+    /** Whether it has a metadata.name (unnamed objects of kinds no rule reads are only counted). */
+    named: boolean;
+    /** The file's path relative to the repository root (posix), when the file is inside it. */
+    repoPath?: string;
+    /** The file's absolute path (undefined for standard input). */
+    path?: string;
+    /** Finds the line and column of a field path (`spec.branch`, `subjects[0]`), or of its nearest parent. */
+    locate(field: string): { line: number; column: number };
+}
+
+export interface Skip {
+    file: string;
+    reason: string;
+}
+
+export interface LoadResult {
+    objects: ManifestObject[];
+    files: number;
+    documents: number;
+    skipped: Skip[];
+    /** What aliases have added so far in this run (bounded by MAX_ALIAS_EXPANSION). */
+    budget: { aliasNodes: number };
+}
+
+export interface LoadOptions {
+    /** Repository root for source paths (default: the git top level of the first path, else its folder). */
+    repoRoot?: string;
+    /** Standard input's text, when "-" is given (read by the caller). */
+    stdin?: () => string;
+    /** Base folder for shown file names (default: the current directory). */
+    cwd?: string;
+    /** Skip a folder's oversized, undecodable and non-regular files (a line each) instead of failing the run. */
+    skipUnreadable?: boolean;
+}
+
+export interface Source {
+    /** Shown name. */
+    file: string;
+    text: string;
+    repoPath?: string;
+    /** Absolute path (none for standard input). */
+    path?: string;
+}
+
+function gvk(apiVersion: string, kind: string): { group: string; version: string } {
+    const slash = apiVersion.lastIndexOf("/");
+    return slash < 0 ? { group: "core", version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+export function addObject(src: Source, obj: Record<string, unknown>, place: Place, out: LoadResult, fromFolder: boolean): void {
+    const where = () => placeStart(place);
+    const { apiVersion, kind } = obj;
+    if (typeof apiVersion !== "string" || typeof kind !== "string" || apiVersion === "" || kind === "") {
+        const reason = "not a Kubernetes object (no apiVersion and kind)";
+        if (fromFolder) {
+            out.skipped.push({ file: `${src.file}:${where().line}`, reason });
+            return;
+        }
+        throw new BadInputError(`${src.file}:${where().line}:${where().column}: ${reason}`);
+    }
+    // `kind: List` (and the typed lists kubectl prints) hold their objects in `items`.
+    if (kind === "List" || (kind.endsWith("List") && Array.isArray(obj.items))) {
+        const items = Array.isArray(obj.items) ? obj.items : [];
+        items.forEach((item, i) => {
+            const itemPlace: Place = { ...place, item: i };
+            if (item === null || typeof item !== "object" || Array.isArray(item)) {
+                const p = placeStart(itemPlace);
+                throw new BadInputError(`${src.file}:${p.line}:${p.column}: items[${i}] of the List is not a Kubernetes object`);
+            }
+            addObject(src, item as Record<string, unknown>, itemPlace, out, fromFolder);
+        });
+        return;
+    }
+    const { group, version } = gvk(apiVersion, kind);
+    const read = (KINDS_RULES_READ[group === "core" ? "core" : group] ?? []).includes(kind);
+    const metadata = (obj.metadata !== null && typeof obj.metadata === "object" && !Array.isArray(obj.metadata) ? obj.metadata : {}) as Record<string, unknown>;
+    const name = metadata.name;
+    const namespace = metadata.namespace;
+    if (typeof name !== "string" || name === "") {
+        if (!read) {
+            // e.g. a kustomization.yaml: nothing to govern, nothing to name.
+            out.objects.push(makeObject(src, obj, kind, `${kind} at ${src.file}:${where().line}`, group, version, place));
+            return;
+        }
+        throw new BadInputError(`${src.file}:${where().line}:${where().column}: ${kind} has no metadata.name`);
+    }
+    if (namespace !== undefined && typeof namespace !== "string") {
+        throw new BadInputError(`${src.file}:${where().line}:${where().column}: ${kind} ${JSON.stringify(name)}: metadata.namespace is not a string`);
+    }
+    const identity = namespace ? `${kind}/${namespace}/${name}` : `${kind}/${name}`;
+    const o = makeObject(src, obj, kind, identity, group, version, place);
+    o.read = read;
+    o.named = true;
+    if (src.repoPath !== undefined) {
+        const annotations = (metadata.annotations !== null && typeof metadata.annotations === "object" && !Array.isArray(metadata.annotations) ? metadata.annotations : {}) as Record<string, unknown>;
+        if (annotations[SOURCE_PATH] === undefined) {
+            o.object = { ...obj, metadata: { ...metadata, annotations: { ...annotations, [SOURCE_PATH]: src.repoPath } } };
+        }
+    }
+    out.objects.push(o);
+}
+
+function makeObject(src: Source, obj: Record<string, unknown>, kind: string, identity: string, group: string, version: string, place: Place): ManifestObject {
+    const type = `kubernetes:${group}/${version}:${kind}`;
+    let start: { line: number; column: number } | undefined;
+    const at = () => (start ??= placeStart(place));
+    return {
+        file: src.file,
+        // Lines are found on demand (FileLocator): most objects never need one.
+        get line() {
+            return at().line;
+        },
+        get column() {
+            return at().column;
+        },
+        identity,
+        type,
+        urn: `${MANIFEST_URN_PREFIX}${type}::${identity}`,
+        kind,
+        object: obj,
+        read: false,
+        named: false,
+        repoPath: src.repoPath,
+        path: src.path,
+        locate: (field: string) => {
+            const begin = startOf(findNode(placeNode(place), fieldSegments(field)));
+            return begin === undefined ? at() : place.locator.pos(begin);
+        },
+    };
+}
+
+/** The resources the evaluator gets: every named object, as the provider would register it. */
+export function evalResources(objects: ManifestObject[]): EvalResource[] {
+    return objects.filter((o) => o.named).map((o) => ({ type: o.type, name: o.identity, urn: o.urn, props: o.object }));
+}
