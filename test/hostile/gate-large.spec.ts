@@ -9,7 +9,8 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { StackRef, initIsolatedStack } from "../../core/pulumi";
+import { StackRef } from "../../core/pulumi";
+import { initIsolatedStack } from "../../harness/stacks";
 import { REPO_ROOT } from "../../core/paths";
 import { requireToolchain } from "../helpers";
 
