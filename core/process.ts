@@ -30,7 +30,7 @@ let watchdog: ChildProcess | undefined;
 function watchdogCommand(): string[] {
     const js = path.join(__dirname, "watchdog.js");
     if (fs.existsSync(js)) return [js];
-    return ["-r", "ts-node/register/transpile-only", path.join(__dirname, "watchdog.ts")];
+    return ["-r", require.resolve("ts-node/register/transpile-only"), path.join(__dirname, "watchdog.ts")];
 }
 
 /** Tells the watchdog (started on first use) about a child to kill if this process dies: `+pid` or `-pid`. */
