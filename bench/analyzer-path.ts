@@ -23,7 +23,6 @@ import { Policies } from "@pulumi/policy";
 import { policies } from "../policies";
 import { TestResourceLike } from "./types";
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const analyzerPb = require("@pulumi/pulumi/proto/analyzer_pb");
 const analyzerGrpc = require("@pulumi/pulumi/proto/analyzer_grpc_pb");
 const structPb = require("google-protobuf/google/protobuf/struct_pb");

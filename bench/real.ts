@@ -62,7 +62,6 @@ async function comparisonPack(name: string, policyCount: number | "like-pko-guar
         `new PolicyPack(${JSON.stringify(name)}, { policies: shapes.map((s, i) => ({ name: "noop-" + i, description: "does nothing", enforcementLevel: "advisory", [s]: () => undefined })) });`,
     ].join("\n");
     fs.writeFileSync(path.join(dir, "entry.ts"), entry);
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
     // The compiled build script (it finds the repository from its own place, bin/pack/).
     const { bundleLeanEntry } = require(path.join(REPO_ROOT, "bin", "pack", "build")) as typeof import("../pack/build");
     await bundleLeanEntry(path.join(dir, "entry.ts"), path.join(dir, "dist", "index.js"));

@@ -24,6 +24,8 @@ export interface CheckOptions {
     stdin?: () => string;
     /** Skip a folder's oversized, undecodable and non-regular files instead of failing (--skip-unreadable). */
     skipUnreadable?: boolean;
+    /** Time allowed for rendering (kustomize, Helm, jsonnet), in milliseconds. */
+    timeoutMs?: number;
 }
 
 export interface CheckSummary {
@@ -33,6 +35,10 @@ export interface CheckSummary {
     /** Objects of kinds no rule reads (counted, never reported). */
     unread: number;
     skipped: Skip[];
+    /** Folders rendered and .jsonnet files evaluated. */
+    rendered: number;
+    /** Sources and ApplicationSet generators not rendered or expanded here (one line each, on stderr). */
+    notRendered: string[];
 }
 
 /** A check run: a report subject (the manifests as one project) and what was read. */
@@ -44,7 +50,7 @@ export interface CheckResult {
 export function runCheck(o: CheckOptions): CheckResult {
     const started = Date.now();
     const config = packConfig(o.config);
-    const load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, skipUnreadable: o.skipUnreadable });
+    const load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, skipUnreadable: o.skipUnreadable });
     // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.
     const findings: Finding[] = judgeRows(evaluateManifests(load, config), o.failOnAdvisory);
     const named = load.objects.filter((x) => x.named);
@@ -54,13 +60,15 @@ export function runCheck(o: CheckOptions): CheckResult {
         objects: load.objects.length,
         unread: load.objects.filter((x) => !x.read).length,
         skipped: load.skipped,
+        rendered: load.rendered,
+        notRendered: load.notRendered,
     };
     const subject: ProjectSubject = {
         kind: "project",
         name: "manifests",
         stack: "",
         description: `pko-guard check of ${o.paths.join(" ")} (${summary.objects} object(s) in ${summary.files} file(s))`,
-        programFile: named[0]?.path ?? (named[0] ? STDIN_FILE : path.join(load.repoRoot, "manifests")),
+        programFile: named[0]?.abs ?? (named[0] ? STDIN_FILE : path.join(load.repoRoot, "manifests")),
         root: load.repoRoot,
         findings,
         notices: waiverNotices(config, findings),
@@ -89,7 +97,10 @@ export function checkErrorSubject(paths: string[], message: string, durationMs: 
 
 export function summaryLine(r: CheckResult): string {
     const s = r.summary;
-    const skipped = s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "";
+    const skipped =
+        (s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "") +
+        (s.rendered > 0 ? `, ${s.rendered} rendered` : "") +
+        (s.notRendered.length > 0 ? `, ${s.notRendered.length} not rendered` : "");
     const blocking = r.subject.findings.filter((f) => f.status === "blocking").length;
     return (
         `${s.objects} object(s) in ${s.files} file(s) (${s.unread} of kinds no rule reads${skipped}); ` +

@@ -102,7 +102,6 @@ async function runJudged(
     return judged.subject.outcome === "pass" ? 0 : 1;
 }
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 // Each command loads its own modules when it runs (start-up is part of every CI run).
 async function main(argv: string[]): Promise<number> {
     let code = 0;
@@ -170,16 +169,18 @@ async function main(argv: string[]): Promise<number> {
         .option("--fail-on-advisory", "advisory violations block too", false)
         .option("--repo-root <dir>", "repository root that Argo CD Application source paths are relative to (default: the git top level)")
         .option("--skip-unreadable", "skip a folder's oversized, undecodable (not UTF-8/UTF-16) and non-regular files with a line each, instead of failing", false)
+        .option("--timeout <seconds>", "time allowed for rendering kustomizations, charts and jsonnet", timeoutSeconds, 300)
         .exitOverride()
-        .action(async (paths: string[], o: Omit<GateCliOptions, "stack" | "timeout"> & { repoRoot?: string; skipUnreadable: boolean }) => {
+        .action(async (paths: string[], o: Omit<GateCliOptions, "stack"> & { repoRoot?: string; skipUnreadable: boolean }) => {
             const { checkErrorSubject, runCheck, summaryLine } = await import("./check");
             code = await runJudged(
-                { ...o, stack: "", timeout: 0 },
+                { ...o, stack: "" },
                 [...paths, ...(o.config ? [o.config] : [])],
                 (message, durationMs) => checkErrorSubject(paths, message, durationMs, o.repoRoot),
                 async () => {
-                    const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot, skipUnreadable: o.skipUnreadable });
+                    const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot, skipUnreadable: o.skipUnreadable, timeoutMs: o.timeout * 1000 });
                     for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${escapeText(s.file)}: ${escapeText(s.reason)}\n`);
+                    for (const n of result.summary.notRendered) process.stderr.write(`pko-guard: ${escapeText(n)}\n`);
                     return { subject: result.subject, summaryText: summaryLine(result) };
                 },
             );

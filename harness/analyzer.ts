@@ -10,7 +10,6 @@ import { Level, Row, normalizeMessage, row } from "../core/rows";
 import { PackConfig, PolicyMeta } from "../core/pack-config";
 import { Spawned, spawnTracked } from "../core/process";
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const analyzerPb = require("@pulumi/pulumi/proto/analyzer_pb");
 const analyzerGrpc = require("@pulumi/pulumi/proto/analyzer_grpc_pb");
 const structPb = require("google-protobuf/google/protobuf/struct_pb");

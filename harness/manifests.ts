@@ -1,17 +1,14 @@
 /**
  * Validation of rendered Kubernetes manifests with a real JSON-schema validator (ajv):
- * - PKO Stack objects against the Stack CRD's OpenAPI v3 schema, generated from the operator's own Go
- *   API types with controller-gen at a pinned version (toolchain/schemas, `npm run setup`);
+ * - PKO objects (Stack, Program, Workspace, Update) against the OpenAPI v3 schemas of PKO v2.9.0's CRDs,
+ *   generated from the operator's own Go API types with controller-gen and committed (core/pko-crds.ts);
  * - Secrets, ServiceAccounts and RBAC objects against the Kubernetes OpenAPI (swagger) definitions of a
  *   pinned Kubernetes release.
  * Objects of other kinds are reported as not validated (never as valid).
  *
  * JSON schema alone lets undeclared fields through, while the API server prunes them (or, under strict
  * field validation, kubectl's default, rejects them). So every object is also walked against its schema,
- * and a field the schema does not declare is an error. The one exception is a documented list of fields
- * PKO v2 added to the Stack spec: the Go module proxy serves no PKO v2.x module, so the CRD schema is
- * generated from v1.16.0, the newest version it serves, and those fields are reported as "not in the
- * pinned schema" (unverified) rather than passed silently or failed.
+ * and a field the schema does not declare is an error, with no exception.
  */
 import Ajv, { ValidateFunction } from "ajv";
 import AjvDraft04 from "ajv-draft-04";
@@ -20,6 +17,7 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { BadInputError } from "../core/errors";
 import { REPO_ROOT } from "../core/paths";
+import { PKO_API_VERSION, loadPkoCrds } from "../core/pko-crds";
 
 export const SCHEMA_DIR = path.join(REPO_ROOT, ".cache", "toolchain", "schemas");
 
@@ -34,33 +32,15 @@ const K8S_DEFINITIONS: Record<string, string> = {
     "rbac.authorization.k8s.io/v1/ClusterRoleBinding": "io.k8s.api.rbac.v1.ClusterRoleBinding",
 };
 
-/**
- * Stack spec fields that PKO v2 added (its `operator/api/pulumi/shared` StackSpec, GitSource and
- * GitAuthConfig) and that the pinned v1.16.0 CRD schema does not declare. A field under one of these
- * paths is not schema-checked; it is listed in `unverified` instead.
- */
-export const PKO_V2_ONLY_FIELDS: readonly string[] = [
-    "spec.serviceAccountName",
-    "spec.workspaceTemplate",
-    "spec.workspaceReclaimPolicy",
-    "spec.updateTemplate",
-    "spec.environment",
-    "spec.preview",
-    "spec.configRef",
-    "spec.targetDependents",
-    "spec.runProgram",
-    "spec.retryMaxBackoffDurationSeconds",
-    "spec.shallow",
-    "spec.gitAuth.githubApp",
-];
-
-/** The versions the schemas were generated from (written by toolchain/install.sh). */
-export function schemaVersions(schemaDir: string = SCHEMA_DIR): { pko: string; controllerGen: string; kubernetes: string } {
+/** The versions the schemas come from: PKO's committed CRDs, and the Kubernetes release toolchain/install.sh wrote. */
+export function schemaVersions(schemaDir: string = SCHEMA_DIR): { pko: string; kubernetes: string } {
+    let kubernetes = "unknown";
     try {
-        return JSON.parse(fs.readFileSync(path.join(schemaDir, "versions.json"), "utf8"));
+        kubernetes = String(JSON.parse(fs.readFileSync(path.join(schemaDir, "versions.json"), "utf8")).kubernetes ?? "unknown");
     } catch {
-        return { pko: "unknown", controllerGen: "unknown", kubernetes: "unknown" };
+        // reported as unknown
     }
+    return { pko: PKO_API_VERSION, kubernetes };
 }
 
 const OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
@@ -72,8 +52,6 @@ export interface ManifestResult {
     /** "valid", "invalid" or "unvalidated" (no schema for the kind). */
     status: "valid" | "invalid" | "unvalidated";
     errors: string[];
-    /** PKO v2 fields present in the object but absent from the pinned schema (see PKO_V2_ONLY_FIELDS). */
-    unverified: string[];
 }
 
 type Schema = Record<string, unknown>;
@@ -107,27 +85,22 @@ function undeclaredFields(value: unknown, schema: Schema | undefined, at: string
 }
 
 export class ManifestValidator {
-    private readonly stackSchemas = new Map<string, { validate: ValidateFunction; schema: Schema }>();
+    private readonly pkoSchemas = new Map<string, { validate: ValidateFunction; schema: Schema }>();
     private readonly k8s = new Map<string, { validate: ValidateFunction; schema: Schema }>();
     private readonly definitions: Record<string, Schema>;
     /** ObjectMeta, which the API server checks for custom resources (a CRD schema leaves metadata open). */
     private readonly objectMeta: { validate: ValidateFunction; schema: Schema };
 
-    constructor(schemaDir: string = SCHEMA_DIR) {
-        const need = ["pko-stack-v1.json", "pko-stack-v1alpha1.json", "kubernetes-swagger.json"];
-        for (const f of need) {
-            if (!fs.existsSync(path.join(schemaDir, f))) {
-                throw new BadInputError(`schema ${path.join(schemaDir, f)} not found; run: npm run setup`);
-            }
+    constructor(schemaDir: string = SCHEMA_DIR, pkoCrdDir?: string) {
+        if (!fs.existsSync(path.join(schemaDir, "kubernetes-swagger.json"))) {
+            throw new BadInputError(`schema ${path.join(schemaDir, "kubernetes-swagger.json")} not found; run: npm run setup`);
         }
         const crdAjv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
         for (const k of ["x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string", "x-kubernetes-embedded-resource", "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type", "x-kubernetes-validations"]) {
             crdAjv.addKeyword(k);
         }
-        for (const version of ["v1", "v1alpha1"]) {
-            const file = path.join(schemaDir, `pko-stack-${version}.json`);
-            const schema = JSON.parse(fs.readFileSync(file, "utf8")) as Schema;
-            this.stackSchemas.set(`pulumi.com/${version}`, { validate: crdAjv.compile(schema), schema });
+        for (const [gvk, crd] of loadPkoCrds(pkoCrdDir)) {
+            if (crd.served) this.pkoSchemas.set(gvk, { validate: crdAjv.compile(crd.schema), schema: crd.schema });
         }
         const swagger = JSON.parse(fs.readFileSync(path.join(schemaDir, "kubernetes-swagger.json"), "utf8"));
         this.definitions = swagger.definitions ?? {};
@@ -150,12 +123,12 @@ export class ManifestValidator {
         const kind = String(doc.kind ?? "");
         const name = String((doc.metadata as { name?: unknown } | undefined)?.name ?? "");
         const gvk = `${apiVersion}/${kind}`;
-        const isStack = kind === "Stack" && apiVersion.startsWith("pulumi.com/");
-        const entry = isStack ? this.stackSchemas.get(apiVersion) : this.k8s.get(gvk);
+        const isPko = /^(auto\.)?pulumi\.com\//.test(apiVersion);
+        const entry = isPko ? this.pkoSchemas.get(gvk) : this.k8s.get(gvk);
         if (!entry) {
             // A PKO object without a schema is a failure (it is what this leg is for); other kinds are shown as unvalidated.
-            if (apiVersion.startsWith("pulumi.com/")) return { file, kind: gvk, name, status: "invalid", errors: [`no schema for ${gvk} in the pinned PKO CRDs`], unverified: [] };
-            return { file, kind: gvk, name, status: "unvalidated", errors: [], unverified: [] };
+            if (isPko) return { file, kind: gvk, name, status: "invalid", errors: [`no schema for ${gvk} in the PKO ${PKO_API_VERSION} CRDs`] };
+            return { file, kind: gvk, name, status: "unvalidated", errors: [] };
         }
 
         const errors: string[] = [];
@@ -166,7 +139,7 @@ export class ManifestValidator {
             const ref = s.$ref;
             return typeof ref === "string" ? this.definitions[ref.replace(/^#\/definitions\//, "")] : s;
         };
-        if (isStack) {
+        if (isPko) {
             // The CRD schema leaves metadata to the API server, which checks it as an ObjectMeta.
             const meta = this.objectMeta;
             if (!meta.validate(doc.metadata ?? {})) errors.push(...ajvErrors(meta.validate, "/metadata"));
@@ -176,12 +149,10 @@ export class ManifestValidator {
         } else {
             undeclaredFields(doc, entry.schema, "", resolve, true, undeclared);
         }
-        const v2 = (p: string) => isStack && PKO_V2_ONLY_FIELDS.some((f) => p === f || p.startsWith(`${f}.`) || p.startsWith(`${f}[`));
-        const unverified = undeclared.filter(v2);
-        for (const p of undeclared.filter((p) => !v2(p))) {
+        for (const p of undeclared) {
             errors.push(`${p}: unknown field (the API server prunes it, or rejects it under strict field validation)`);
         }
-        return { file, kind: gvk, name, status: errors.length === 0 ? "valid" : "invalid", errors, unverified };
+        return { file, kind: gvk, name, status: errors.length === 0 ? "valid" : "invalid", errors };
     }
 
     /** Validates every YAML document under a rendered-manifests folder. */
@@ -196,7 +167,7 @@ export class ManifestValidator {
         for (const file of files) {
             for (const doc of YAML.parseAllDocuments(fs.readFileSync(file, "utf8"))) {
                 if (doc.errors.length > 0) {
-                    out.push({ file: path.relative(dir, file), kind: "(YAML)", name: "", status: "invalid", errors: doc.errors.map((e) => e.message.split("\n")[0]), unverified: [] });
+                    out.push({ file: path.relative(dir, file), kind: "(YAML)", name: "", status: "invalid", errors: doc.errors.map((e) => e.message.split("\n")[0]) });
                     continue;
                 }
                 const value = doc.toJS();

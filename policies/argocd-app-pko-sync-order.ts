@@ -24,7 +24,7 @@ import { Finding, RuleContext, classify, programRule } from "./model/policy";
 import { DEFAULT_NAMESPACE, StackIdentity, stackIdentities } from "./model/rbac";
 import { SOURCE_PATH } from "./model/manifests";
 import { ResourceLike, StackView, describeStack, patchedStacks, secretsRead } from "./model/stack";
-import { Plain, UNKNOWN, Unknown, entries, get, list, plain, str } from "./model/values";
+import { Plain, UNKNOWN, Unknown, get, list, plain, str } from "./model/values";
 
 export const NAME = "argocd-app-pko-sync-order";
 

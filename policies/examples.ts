@@ -81,4 +81,21 @@ export const EXAMPLES: Record<string, ExampleResource[]> = {
     "pko-stack-name-length": [stack],
     "pko-stack-secret-committed": governed,
     "pko-guard-production": [stack],
+    "pko-workspace-program-objects": [
+        {
+            type: "kubernetes:auto.pulumi.com/v1alpha1:Workspace",
+            name: "webapp-ws",
+            props: {
+                apiVersion: "auto.pulumi.com/v1alpha1",
+                kind: "Workspace",
+                metadata: { name: "webapp-ws", namespace: "pulumi" },
+                spec: {
+                    serviceAccountName: "webapp",
+                    git: { url: "https://github.com/acme/webapp", ref: SHA },
+                    env: [{ name: "DB_PASSWORD", valueFrom: { secretKeyRef: { name: "webapp-db", key: "password" } } }],
+                    stacks: [{ name: "acme/webapp/production", config: [{ key: "webapp:dbPassword", valueFrom: { env: "DB_PASSWORD" }, secret: true }] }],
+                },
+            },
+        },
+    ],
 };

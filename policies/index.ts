@@ -20,6 +20,7 @@ import * as repoAllowlist from "./pko-stack-repo-allowlist";
 import * as resyncFloor from "./pko-stack-resync-floor";
 import * as workspaceHardening from "./pko-stack-workspace-hardening";
 import * as secretCommitted from "./pko-stack-secret-committed";
+import * as workspaceProgram from "./pko-workspace-program-objects";
 
 /**
  * In this order: the analyzer calls policies in list order in every request, and the settings policy
@@ -43,6 +44,7 @@ export const policies: Policies = [
     argoSyncOrder.policy,
     nameLength.policy,
     secretCommitted.policy,
+    workspaceProgram.policy,
 ];
 
 export const POLICY_NAMES: string[] = policies.map((p) => p.name);

@@ -15,9 +15,10 @@
  *
  * Messages name the field, never the value.
  */
+import { credentialShape, findCredentialShapes } from "./model/credential-shapes";
 import { extraNamesProblem, isCredentialName, isFilePointerName, isPathValue, isSecretConfigKey, looksLikeCredential, urlCredentialPart } from "./model/credentials";
 import { stackRule } from "./model/policy";
-import { Ref, StackView, describeStack, resourceRef, workspaceContainers } from "./model/stack";
+import { Ref, StackView, describeStack, podContainers, resourceRef } from "./model/stack";
 import { Plain, UNKNOWN, entries, get, isObject, list, quote } from "./model/values";
 
 export const NAME = "pko-stack-credentials-from-secrets";
@@ -82,7 +83,7 @@ function checkEnvRefs(view: StackView, extra: string[], out: string[]): void {
                       : undefined;
             if (p) out.push(p);
         } else if (ref.kind === "Literal" && looksLikeCredential(ref.literal)) {
-            out.push(`spec.envRefs.${name} is a Literal whose value looks like a credential; ${SECRET_REF_FIX}.`);
+            out.push(`spec.envRefs.${name} is a Literal whose value is a credential (${credentialShape(ref.literal)}); ${SECRET_REF_FIX}.`);
         }
     }
 }
@@ -120,12 +121,35 @@ function checkSecrets(view: StackView, out: string[]): void {
     }
 }
 
+/**
+ * Literal values that hold a credential by their shape, nested values included (JSON config values,
+ * Program expressions): one finding per field, naming the field and the shape, never the value.
+ */
+export function literalShapeProblems(field: string, value: Plain, fix: string, out: string[]): void {
+    if (value === UNKNOWN) return;
+    const { found, truncated } = findCredentialShapes(value);
+    for (const f of found) out.push(`${field}${f.at} holds a credential in plaintext (${f.what}); ${fix}.`);
+    if (truncated && found.length === 0) out.push(`${field} is too large or too deeply nested to be verified to hold no credential; the rule fails closed: simplify it.`);
+}
+
 function checkConfig(view: StackView, out: string[]): void {
+    const fix = "move it to spec.secretsRef with {type: Secret, secret: {name, key}}";
     for (const [key, value] of entries(get(view.spec, "config"))) {
-        if (isSecretConfigKey(key) || looksLikeCredential(value)) {
-            out.push(
-                `spec.config.${key} looks like a secret but is plain config in the Stack manifest; move it to spec.secretsRef with {type: Secret, secret: {name, key}}.`,
-            );
+        if (isSecretConfigKey(key)) {
+            out.push(`spec.config.${key} looks like a secret but is plain config in the Stack manifest; ${fix}.`);
+            continue;
+        }
+        literalShapeProblems(`spec.config.${key}`, value, fix, out);
+    }
+    // configRef (PKO 2.3+) reads config values from ConfigMaps, which are plaintext: no secret config there.
+    const configRef = get(view.spec, "configRef");
+    if (configRef === UNKNOWN) {
+        out.push(mapUnknown("spec.configRef", configRef)!);
+        return;
+    }
+    for (const [key] of entries(configRef)) {
+        if (isSecretConfigKey(key)) {
+            out.push(`spec.configRef.${key} takes a secret-looking config value from a ConfigMap, which is not a Secret; ${fix}.`);
         }
     }
 }
@@ -141,6 +165,7 @@ function checkGitAuth(view: StackView, out: string[]): void {
         [["sshAuth", "sshPrivateKey"], "a git SSH private key"],
         [["sshAuth", "password"], "a git SSH key password"],
         [["basicAuth", "password"], "a git password"],
+        [["githubApp", "privateKey"], "a GitHub App private key"],
     ];
     for (const [path, what] of fields) {
         const v = get(gitAuth, ...path);
@@ -150,21 +175,18 @@ function checkGitAuth(view: StackView, out: string[]): void {
     }
 }
 
-function checkUrls(view: StackView, out: string[]): void {
-    for (const [field, value] of [
-        ["spec.projectRepo", view.projectRepo],
-        ["spec.backend", view.backend],
-    ] as const) {
-        const part = typeof value === "string" ? urlCredentialPart(value) : undefined;
-        if (part) {
-            out.push(
-                `${field} embeds credentials in its URL (${part}); remove them and use ${field === "spec.projectRepo" ? "spec.gitAuth with Secret references" : "spec.envRefs with Secret references"}.`,
-            );
-        }
-    }
+function checkUrl(field: string, value: Plain, fix: string, out: string[]): void {
+    const part = typeof value === "string" ? urlCredentialPart(value) : undefined;
+    if (part) out.push(`${field} embeds credentials in its URL (${part}); remove them and use ${fix}.`);
 }
 
-function checkEnvVarList(field: string, env: Plain, extra: string[], out: string[]): void {
+function checkUrls(view: StackView, out: string[]): void {
+    checkUrl("spec.projectRepo", view.projectRepo, "spec.gitAuth with Secret references", out);
+    checkUrl("spec.backend", view.backend, "spec.envRefs with Secret references", out);
+    checkUrl("spec.secretsProvider", get(view.spec, "secretsProvider"), "spec.envRefs with Secret references", out);
+}
+
+export function checkEnvVarList(field: string, env: Plain, extra: string[], out: string[]): void {
     if (env === UNKNOWN) {
         out.push(mapUnknown(field, env)!);
         return;
@@ -182,7 +204,8 @@ function checkEnvVarList(field: string, env: Plain, extra: string[], out: string
             return;
         }
         if (value !== undefined && (credentialName || looksLikeCredential(value))) {
-            out.push(`${label} sets a credential as a literal value; use valueFrom.secretKeyRef.`);
+            const shape = credentialShape(value);
+            out.push(`${label} sets a credential as a literal value${shape ? ` (${shape})` : ""}; use valueFrom.secretKeyRef.`);
             return;
         }
         if (!credentialName) return;
@@ -195,15 +218,56 @@ function checkEnvVarList(field: string, env: Plain, extra: string[], out: string
     });
 }
 
+/**
+ * The credentials a Workspace spec carries (a Stack's `spec.workspaceTemplate.spec`, or a Workspace's
+ * `spec`, found at `at`): env of the workspace and of every container of its pod template, the stacks'
+ * config items (a secret config value must not be a literal; the Workspace API reads secret values only
+ * from the pod's environment or files, `valueFrom.env`/`valueFrom.path`), credentials by shape in any
+ * literal config value, and credentials in the git URL or a stack's secrets provider URL.
+ * Shared with the rule for Workspace objects.
+ */
+export function workspaceSpecProblems(wsSpec: Plain, at: string, extra: string[], out: string[]): void {
+    if (wsSpec === UNKNOWN) {
+        out.push(mapUnknown(at, UNKNOWN)!);
+        return;
+    }
+    checkEnvVarList(`${at}.env`, get(wsSpec, "env"), extra, out);
+    for (const { field, container } of podContainers(get(wsSpec, "podTemplate", "spec"), `${at}.podTemplate.spec`)) {
+        checkEnvVarList(`${field}.env`, get(container, "env"), extra, out);
+    }
+    const stacks = get(wsSpec, "stacks");
+    if (stacks === UNKNOWN) out.push(mapUnknown(`${at}.stacks`, UNKNOWN)!);
+    list(stacks).forEach((st, i) => {
+        const config = get(st, "config");
+        if (config === UNKNOWN) out.push(mapUnknown(`${at}.stacks[${i}].config`, UNKNOWN)!);
+        list(config).forEach((item, j) => {
+            const field = `${at}.stacks[${i}].config[${j}]`;
+            if (item === UNKNOWN) {
+                out.push(mapUnknown(field, UNKNOWN)!);
+                return;
+            }
+            const key = get(item, "key");
+            const value = get(item, "value");
+            const secret = get(item, "secret");
+            const named = typeof key === "string" && isSecretConfigKey(key);
+            if (value !== undefined && value !== null && (secret === true || secret === UNKNOWN || named)) {
+                out.push(`${field}${typeof key === "string" ? ` (${quote(key)})` : ""} sets a secret config value as a literal; read it with valueFrom.env from a variable set by valueFrom.secretKeyRef, or use a Stack's spec.secretsRef.`);
+                return;
+            }
+            literalShapeProblems(`${field}.value`, value, "read it with valueFrom.env from a variable set by valueFrom.secretKeyRef", out);
+        });
+        checkUrl(`${at}.stacks[${i}].secretsProvider`, get(st, "secretsProvider"), "spec.envRefs with Secret references", out);
+    });
+    checkUrl(`${at}.git.url`, get(wsSpec, "git", "url"), "git.auth with Secret references", out);
+}
+
 function checkWorkspace(view: StackView, extra: string[], out: string[]): void {
     if (view.workspaceTemplate === UNKNOWN) {
         out.push(mapUnknown("spec.workspaceTemplate", UNKNOWN)!);
         return;
     }
-    checkEnvVarList("spec.workspaceTemplate.spec.env", get(view.workspaceTemplate, "spec", "env"), extra, out);
-    for (const { field, container } of workspaceContainers(view)) {
-        checkEnvVarList(`${field}.env`, get(container, "env"), extra, out);
-    }
+    if (view.workspaceTemplate === undefined || view.workspaceTemplate === null) return;
+    workspaceSpecProblems(get(view.workspaceTemplate, "spec"), "spec.workspaceTemplate.spec", extra, out);
 }
 
 export const policy = stackRule(

@@ -1,19 +1,47 @@
 /**
  * pko-stack-no-cluster-admin (mandatory, stack-level)
  *
- * What: no ClusterRoleBinding or RoleBinding of the program grants `cluster-admin`, or a ClusterRole/
- * Role of the program whose rules give `*` verbs on `*` resources, to the service account a PKO Stack
- * runs as. That account is the workspace template's `spec.serviceAccountName` when set, else
+ * What: no ClusterRoleBinding or RoleBinding of the program gives the service account a PKO Stack runs
+ * as `cluster-admin` or anything equivalent to it, judged by what the bound role permits (model/permissions.ts):
+ * - every verb on every resource: `*`, or every verb listed, on `*` resources, over one rule or several;
+ * - a privilege-escalation path, when it holds cluster-wide (ClusterRoleBinding) or in `kube-system`:
+ *   `escalate`/`bind` on roles or clusterroles, `impersonate` on users, groups or serviceaccounts, `create`
+ *   on `serviceaccounts/token`, `create` on pods or `create`/`update`/`patch` on workloads (a pod runs as any
+ *   account of its namespace). The built-in `admin` and `edit` roles hold such paths, so a ClusterRoleBinding
+ *   of either counts; a RoleBinding of `admin` or `edit` in the Stack's own namespace does not.
+ * The account follows PKO's merge order: `spec.workspaceTemplate.spec.podTemplate.spec.serviceAccountName`
+ * (merged last by the workspace controller), else `spec.workspaceTemplate.spec.serviceAccountName`, else
  * `spec.serviceAccountName`, else `default`, in the Stack's namespace. Group subjects that cover it
- * (`system:serviceaccounts`, `system:serviceaccounts:<ns>`, `system:masters`) and the
- * `system:serviceaccount:<ns>:<name>` user count too. The `system:auth-delegator` binding PKO v2 needs
- * is fine.
+ * (`system:serviceaccounts`, `system:serviceaccounts:<ns>`, `system:authenticated`) and the
+ * `system:serviceaccount:<ns>:<name>` user count too; `system:masters` does not (no service account is
+ * ever in it). The `system:auth-delegator` binding PKO v2 needs is fine.
  *
  * Why: the workspace pod runs arbitrary program code from Git; with cluster-admin, whoever can push to
- * that repository owns the cluster. The Argo CD + PKO guide binds cluster-admin "for simplicity" and
- * says to grant only what the program needs in production.
+ * that repository owns the cluster. PKO's own v2 migration guide (docs/migration.md, "here's how to assign
+ * the `cluster-admin` role") shows a ClusterRoleBinding of `cluster-admin` to the Stack's service account;
+ * that is exactly what this rule refuses, whatever the role is called: the guide's binding makes the
+ * repository's committers cluster administrators.
  *
- * Fix: bind a role with only the permissions the Stack's program needs.
+ * Fix: bind a role with only the permissions the Stack's program needs, in the namespaces it deploys to,
+ * plus the `system:auth-delegator` ClusterRoleBinding PKO v2 workspaces need. For a program that deploys
+ * an app into namespace `apps`:
+ *
+ *   apiVersion: rbac.authorization.k8s.io/v1
+ *   kind: Role
+ *   metadata: {name: my-stack-deployer, namespace: apps}
+ *   rules:
+ *   - apiGroups: [""]
+ *     resources: [configmaps, services]
+ *     verbs: [get, list, watch, create, update, patch, delete]
+ *   - apiGroups: [apps]
+ *     resources: [deployments]
+ *     verbs: [get, list, watch, create, update, patch, delete]
+ *   ---
+ *   apiVersion: rbac.authorization.k8s.io/v1
+ *   kind: RoleBinding
+ *   metadata: {name: my-stack-deployer, namespace: apps}
+ *   roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: my-stack-deployer}
+ *   subjects: [{kind: ServiceAccount, name: my-stack, namespace: default}]
  *
  * Aggregated ClusterRoles are resolved (the rules of every ClusterRole of the program, or built-in
  * one, whose labels match a selector, transitively). Server-side-apply patches of bindings and roles
@@ -38,6 +66,7 @@ import {
     describeSubject,
     rbacModel,
     stackIdentities,
+    workspaceIdentities,
     subjectCovers,
     subjectUnresolved,
 } from "./model/rbac";
@@ -72,7 +101,7 @@ export const policy = programRule(
     {
         name: NAME,
         description:
-            "No binding grants cluster-admin or a wildcard-equivalent role to the service account a PKO Stack runs as.",
+            "No binding grants cluster-admin, or a role equivalent to it (every verb on every resource, or a privilege-escalation path cluster-wide), to the service account a PKO Stack runs as.",
         enforcementLevel: "mandatory",
         severity: "critical",
         remediationSteps:
@@ -81,7 +110,8 @@ export const policy = programRule(
     },
     (resources) => {
         const model = rbacModel(resources);
-        const stacks = new StackIndex(stackIdentities(resources));
+        const identities = stackIdentities(resources);
+        const stacks = new StackIndex([...identities, ...workspaceIdentities(resources, identities.length)]);
         const findings: Finding[] = [];
         const reported = new Map<Binding, Set<StackIdentity>>();
         for (const binding of model.bindings) {

@@ -3,7 +3,9 @@
  *
  * What: `spec.projectRepo` matches one of the configured `allowedRepoPatterns` (when configured), is
  * never a plaintext `http://` URL, and Flux (`spec.fluxSource`) or Program (`spec.programRef`) sources
- * are used only when configured (`allowFluxSource`, `allowProgramRef`).
+ * are used only when configured (`allowFluxSource`, `allowProgramRef`). The workspace template sets no
+ * source of its own (`spec.workspaceTemplate.spec.git`, `.flux`, `.local`): PKO merges the template over the
+ * Workspace it builds, so such a source would replace the Stack's, past this rule and the pinned commit.
  *
  * Why: a Stack runs whatever program its source contains with the Stack's credentials and service
  * account; the source is the supply chain. Plain HTTP lets anyone on the path change the program.
@@ -14,7 +16,7 @@ import { displayUrl } from "./model/credentials";
 import { stackRule } from "./model/policy";
 import { compilePattern, patternProblem } from "./model/production";
 import { describeStack } from "./model/stack";
-import { UNKNOWN, quote } from "./model/values";
+import { UNKNOWN, get, quote } from "./model/values";
 
 export const NAME = "pko-stack-repo-allowlist";
 
@@ -64,6 +66,21 @@ export const policy = stackRule(
         }
         if (view.programRef !== undefined && view.programRef !== null && config.allowProgramRef !== true) {
             out.push(`${who}: spec.programRef is not allowed (allowProgramRef is off); deploy from an allowlisted projectRepo or enable allowProgramRef.`);
+        }
+        // PKO strategic-merges spec.workspaceTemplate over the Workspace it builds from the Stack's source
+        // (stack_controller.go, setupWorkspace): a template's git, flux or local source replaces the Stack's,
+        // past this allowlist and the pinned commit.
+        const wt = view.workspaceTemplate;
+        const wsSpec = wt === UNKNOWN ? UNKNOWN : get(wt, "spec");
+        if (wsSpec === UNKNOWN) {
+            out.push(`${who}: spec.workspaceTemplate is unknown during preview, so it cannot be verified not to replace the program source; the rule fails closed.`);
+        } else {
+            for (const source of ["git", "flux", "local"]) {
+                const v = get(wsSpec, source);
+                if (v !== undefined && v !== null) {
+                    out.push(`${who}: spec.workspaceTemplate.spec.${source} replaces the Stack's program source (PKO merges the template over it), bypassing the source rules; set the source on the Stack (projectRepo and commit) instead.`);
+                }
+            }
         }
         return out;
     },

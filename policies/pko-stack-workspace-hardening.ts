@@ -2,7 +2,7 @@
  * pko-stack-workspace-hardening (mandatory)
  *
  * What: a Stack's workspace template never asks for privileged containers, privilege escalation, host
- * network/PID/IPC, host-path volumes or added capabilities. A Stack without a workspace template is fine
+ * network/PID/IPC, host-path volumes, host ports or added capabilities. A Stack without a workspace template is fine
  * (PKO's default workspace runs with the restricted profile).
  *
  * Why: the workspace pod runs program code from Git with the Stack's credentials; a privileged or
@@ -13,12 +13,10 @@
  * Fails closed when any of those settings is unknown during preview.
  */
 import { stackRule } from "./model/policy";
-import { describeStack, workspaceContainers, workspacePodSpec } from "./model/stack";
+import { describeStack, podContainers, workspacePodSpec } from "./model/stack";
 import { Plain, UNKNOWN, bool, get, isObject, list } from "./model/values";
 
 export const NAME = "pko-stack-workspace-hardening";
-
-const POD = "spec.workspaceTemplate.spec.podTemplate.spec";
 
 function flag(field: string, v: Plain, what: string, out: string[]): void {
     const b = bool(v);
@@ -26,53 +24,69 @@ function flag(field: string, v: Plain, what: string, out: string[]): void {
     else if (b === UNKNOWN) out.push(`${field} is unknown during preview (${what} if true); the rule fails closed: make it known and false.`);
 }
 
+/**
+ * The hardening problems of a workspace's pod template, for a Workspace spec found at `at` (a Stack's
+ * `spec.workspaceTemplate.spec`, or a Workspace's `spec`). Shared with the rule for Workspace objects.
+ */
+export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
+    const podTemplate = get(wsSpec, "podTemplate");
+    const pod = get(podTemplate, "spec");
+    const POD = `${at}.podTemplate.spec`;
+    if (wsSpec === UNKNOWN || podTemplate === UNKNOWN || pod === UNKNOWN) {
+        return [`${at} is unknown during preview, so the workspace pod cannot be verified to be unprivileged; the rule fails closed.`];
+    }
+    const out: string[] = [];
+    flag(`${POD}.hostNetwork`, get(pod, "hostNetwork"), "the workspace shares the node's network", out);
+    flag(`${POD}.hostPID`, get(pod, "hostPID"), "the workspace sees the node's processes", out);
+    flag(`${POD}.hostIPC`, get(pod, "hostIPC"), "the workspace shares the node's IPC", out);
+    const volumes = get(pod, "volumes");
+    if (volumes === UNKNOWN) out.push(`${POD}.volumes is unknown during preview, so host-path volumes cannot be ruled out; the rule fails closed.`);
+    list(volumes).forEach((v, i) => {
+        const hp = get(v, "hostPath");
+        if (v === UNKNOWN || (hp !== undefined && hp !== null)) out.push(`${POD}.volumes[${i}] ${v === UNKNOWN ? "is unknown during preview" : "mounts a hostPath"}; use an emptyDir or a PersistentVolumeClaim.`);
+    });
+    for (const { field, container } of podContainers(pod, POD)) {
+        const sc = get(container, "securityContext");
+        if (sc === UNKNOWN) {
+            out.push(`${field}.securityContext is unknown during preview; the rule fails closed.`);
+            continue;
+        }
+        flag(`${field}.securityContext.privileged`, get(sc, "privileged"), "the container is privileged", out);
+        flag(`${field}.securityContext.allowPrivilegeEscalation`, get(sc, "allowPrivilegeEscalation"), "the container may escalate privileges", out);
+        const add = get(sc, "capabilities", "add");
+        if (add === UNKNOWN || list(add).length > 0) {
+            out.push(`${field}.securityContext.capabilities.add ${add === UNKNOWN ? "is unknown during preview" : "adds Linux capabilities"}; remove it (drop ALL instead).`);
+        }
+        const ports = get(container, "ports");
+        if (ports === UNKNOWN || list(ports).some((p) => p === UNKNOWN || get(p, "hostPort") === UNKNOWN || (get(p, "hostPort") !== undefined && get(p, "hostPort") !== null && get(p, "hostPort") !== 0))) {
+            out.push(`${field}.ports ${ports === UNKNOWN ? "are unknown during preview" : "bind a hostPort on the node"}; remove hostPort (the workspace needs no node port).`);
+        }
+    }
+    // Containers given as a non-list or items that are not objects are reported, not skipped.
+    for (const kind of ["containers", "initContainers"]) {
+        const cs = get(pod, kind);
+        if (cs === UNKNOWN || list(cs).some((c) => c === UNKNOWN || (c !== null && !isObject(c)))) {
+            out.push(`${POD}.${kind} is unknown or malformed during preview; the rule fails closed.`);
+        }
+    }
+    return out;
+}
+
 export const policy = stackRule(
     {
         name: NAME,
-        description: "PKO workspace pods are never privileged, never escalate privileges, never share host namespaces or paths, and add no capabilities.",
+        description: "PKO workspace pods are never privileged, never escalate privileges, never share host namespaces, paths or ports, and add no capabilities.",
         enforcementLevel: "mandatory",
         severity: "critical",
-        remediationSteps: "Remove privileged, allowPrivilegeEscalation, hostNetwork/hostPID/hostIPC, hostPath volumes and capabilities.add from spec.workspaceTemplate.",
+        remediationSteps: "Remove privileged, allowPrivilegeEscalation, hostNetwork/hostPID/hostIPC, hostPath volumes, hostPort and capabilities.add from spec.workspaceTemplate.",
         url: "https://kubernetes.io/docs/concepts/security/pod-security-standards/",
     },
     (view) => {
         const wt = view.workspaceTemplate;
         if (wt === undefined || wt === null) return [];
-        const who = describeStack(view);
         if (wt === UNKNOWN || get(wt, "spec") === UNKNOWN || get(wt, "spec", "podTemplate") === UNKNOWN || workspacePodSpec(view) === UNKNOWN) {
-            return [`${who}: spec.workspaceTemplate is unknown during preview, so the workspace pod cannot be verified to be unprivileged; the rule fails closed.`];
+            return [`${describeStack(view)}: spec.workspaceTemplate is unknown during preview, so the workspace pod cannot be verified to be unprivileged; the rule fails closed.`];
         }
-        const out: string[] = [];
-        const pod = workspacePodSpec(view);
-        flag(`${POD}.hostNetwork`, get(pod, "hostNetwork"), "the workspace shares the node's network", out);
-        flag(`${POD}.hostPID`, get(pod, "hostPID"), "the workspace sees the node's processes", out);
-        flag(`${POD}.hostIPC`, get(pod, "hostIPC"), "the workspace shares the node's IPC", out);
-        const volumes = get(pod, "volumes");
-        if (volumes === UNKNOWN) out.push(`${POD}.volumes is unknown during preview, so host-path volumes cannot be ruled out; the rule fails closed.`);
-        list(volumes).forEach((v, i) => {
-            const hp = get(v, "hostPath");
-            if (v === UNKNOWN || (hp !== undefined && hp !== null)) out.push(`${POD}.volumes[${i}] ${v === UNKNOWN ? "is unknown during preview" : "mounts a hostPath"}; use an emptyDir or a PersistentVolumeClaim.`);
-        });
-        for (const { field, container } of workspaceContainers(view)) {
-            const sc = get(container, "securityContext");
-            if (sc === UNKNOWN) {
-                out.push(`${field}.securityContext is unknown during preview; the rule fails closed.`);
-                continue;
-            }
-            flag(`${field}.securityContext.privileged`, get(sc, "privileged"), "the container is privileged", out);
-            flag(`${field}.securityContext.allowPrivilegeEscalation`, get(sc, "allowPrivilegeEscalation"), "the container may escalate privileges", out);
-            const add = get(sc, "capabilities", "add");
-            if (add === UNKNOWN || list(add).length > 0) {
-                out.push(`${field}.securityContext.capabilities.add ${add === UNKNOWN ? "is unknown during preview" : "adds Linux capabilities"}; remove it (drop ALL instead).`);
-            }
-        }
-        // Containers given as a non-list or items that are not objects are reported, not skipped.
-        for (const kind of ["containers", "initContainers"]) {
-            const cs = get(pod, kind);
-            if (cs === UNKNOWN || list(cs).some((c) => c === UNKNOWN || (c !== null && !isObject(c)))) {
-                out.push(`${POD}.${kind} is unknown or malformed during preview; the rule fails closed.`);
-            }
-        }
-        return out;
+        return workspacePodProblems(get(wt, "spec"), "spec.workspaceTemplate.spec");
     },
 );

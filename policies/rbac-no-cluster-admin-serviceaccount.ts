@@ -30,6 +30,7 @@ import {
     describeSubject,
     rbacModel,
     stackIdentities,
+    workspaceIdentities,
     subjectCovers,
 } from "./model/rbac";
 import { UNKNOWN } from "./model/values";
@@ -65,7 +66,8 @@ export const policy = programRule(
     },
     (resources) => {
         const model = rbacModel(resources);
-        const stacks = new StackIndex(stackIdentities(resources));
+        const identities = stackIdentities(resources);
+        const stacks = new StackIndex([...identities, ...workspaceIdentities(resources, identities.length)]);
         const findings: Finding[] = [];
         const wildcardReported = new Map<Binding, Set<string>>();
         const openReported = new Set<Binding>();

@@ -4,9 +4,9 @@
  * deserialized and proxied by @pulumi/policy's own code, so secrets arrive unwrapped and unknown values
  * throw when read, just as in `pulumi preview`.
  */
+import * as assert from "assert";
 import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const structPb = require("google-protobuf/google/protobuf/struct_pb");
 const { deserializeProperties } = require("@pulumi/policy/deserialize");
 const { unknownCheckingProxy } = require("@pulumi/policy/proxy");
@@ -40,7 +40,60 @@ function urnOf(r: TestResource): string {
 
 export interface Reported {
     message: string;
+    /** The URN the policy reported the finding on, when it named one. */
     urn?: string;
+    /** The policy that reported it. */
+    policy: string;
+    /** The finding's level: its own when the policy reported one, else the policy's. */
+    level: string;
+    /** The name of the resource it is about (from its URN, or the evaluated resource's). */
+    resource: string;
+}
+
+/** What the analyzer's reportViolation receives: a message (and URN), or an object with its own level. */
+function reporter(policy: { name: string; enforcementLevel?: string }, out: Reported[], defaultUrn: string | undefined) {
+    return (violation: any, urn?: string) => {
+        const object = typeof violation === "object" && violation !== null;
+        const message = object ? String(violation.message) : String(violation);
+        const at: string | undefined = object ? (violation.urn ?? urn) : urn;
+        const about = at ?? defaultUrn ?? "";
+        out.push({
+            message,
+            urn: at,
+            policy: policy.name,
+            level: String((object && violation.enforcementLevel) || policy.enforcementLevel || "advisory"),
+            resource: about.slice(about.lastIndexOf("::") + 2),
+        });
+    };
+}
+
+/** One expected finding of an evaluation; `count` (default 1) findings must match it. */
+export interface ExpectedFinding {
+    policy: string;
+    level: "mandatory" | "advisory";
+    /** The resource's name. */
+    resource: string;
+    /** What the message must say. */
+    message: RegExp;
+    count?: number;
+}
+
+/**
+ * Asserts the exact findings of an evaluation: each expectation is met by exactly `count` findings of
+ * that policy, level and resource whose message matches, and nothing else is reported. A clean result
+ * is `assertFindings(r, [])`.
+ */
+export function assertFindings(reported: Reported[], expected: ExpectedFinding[]): void {
+    const left = [...reported];
+    const problems: string[] = [];
+    for (const e of expected) {
+        const want = e.count ?? 1;
+        const matches = left.filter((r) => r.policy === e.policy && r.level === e.level && r.resource === e.resource && e.message.test(r.message));
+        if (matches.length !== want) problems.push(`expected ${want} x ${e.policy} (${e.level}) on ${e.resource} matching ${e.message}, got ${matches.length}`);
+        for (const m of matches) left.splice(left.indexOf(m), 1);
+    }
+    for (const r of left) problems.push(`unexpected ${r.policy} (${r.level}) on ${r.resource}: ${r.message}`);
+    assert.deepStrictEqual(problems, [], `findings:\n${reported.map((r) => `  ${r.policy} (${r.level}) on ${r.resource}: ${r.message}`).join("\n")}`);
 }
 
 /**
@@ -50,12 +103,10 @@ export interface Reported {
  */
 function publishSettings(settings: Record<string, unknown> | null, keys: string[], run: (p: any) => void): void {
     if (settings === null) {
-        // eslint-disable-next-line @typescript-eslint/no-var-requires
         const { withdrawSettings } = require("../policies/model/production");
         for (const key of keys) withdrawSettings(key);
         return;
     }
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
     const { policy } = require("../policies/pko-guard-production");
     run(policy);
 }
@@ -90,7 +141,7 @@ export function runResourcePolicy(
                     throw new Error("notApplicable");
                 },
             } as any,
-            (message: any, urn?: string) => out.push({ message: String(message), urn }),
+            reporter(policy, out, urnOf(r)),
         );
     }
     return out;
@@ -103,7 +154,6 @@ export function runStackPolicy(
     config: Record<string, unknown> = {},
     settings: Record<string, unknown> | null = {},
 ): Reported[] {
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
     const { programKey } = require("../policies/model/production");
     publishSettings(settings, [programKey(resources.map(urnOf))], (p) => runStackPolicy(p, resources, settings!, null));
     const out: Reported[] = [];
@@ -126,7 +176,7 @@ export function runStackPolicy(
                 throw new Error("notApplicable");
             },
         } as any,
-        (message: any, urn?: string) => out.push({ message: String(message), urn }),
+        reporter(policy, out, undefined),
     );
     return out;
 }
@@ -158,7 +208,6 @@ export function goodSpec(overrides: Record<string, unknown> = {}): Record<string
  * never as passing), else fail with the fix. A missing toolchain never makes a real-leg test pass.
  */
 export function requireToolchain(ctx: Mocha.Context): import("../core/toolchain").Toolchain {
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
     const { findToolchain } = require("../core/toolchain") as typeof import("../core/toolchain");
     try {
         return findToolchain();

@@ -3,7 +3,6 @@
  * only policies that exist; every policy carries the metadata reports rely on.
  */
 import * as assert from "assert";
-import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { loadFixtures } from "../harness/runner";
@@ -23,7 +22,6 @@ describe("policy catalogue", () => {
             it("lives in policies/<name>.ts, exporting its NAME", () => {
                 const file = path.join(REPO_ROOT, "policies", `${p.name}.ts`);
                 assert.ok(fs.existsSync(file), `${file} missing`);
-                // eslint-disable-next-line @typescript-eslint/no-var-requires
                 assert.strictEqual(require(file).NAME, p.name);
             });
 
@@ -55,15 +53,6 @@ describe("policy catalogue", () => {
         });
     }
 
-    it("fixture, example and bench programs and the tests themselves type-check", function () {
-        this.timeout(180000);
-        const tsc = path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
-        for (const project of ["fixtures", "test"]) {
-            const r = spawnSync(process.execPath, [tsc, "-p", path.join(REPO_ROOT, project), "--noEmit"], { encoding: "utf8" });
-            assert.strictEqual(r.status, 0, `${project}: ${r.stdout}${r.stderr}`);
-        }
-    });
-
     it("fixtures name only existing policies, and some fixtures are clean", () => {
         for (const f of fixtures) {
             for (const v of f.expect.violations) assert.ok(POLICY_NAMES.includes(v.policy), `${f.name}: unknown policy ${v.policy}`);
@@ -75,7 +64,6 @@ describe("policy catalogue", () => {
 describe("module layout", () => {
     /** Relative imports of every TypeScript module of the pack, the product and the harness. */
     function importGraph(): Map<string, string[]> {
-        // eslint-disable-next-line @typescript-eslint/no-var-requires
         const ts = require("typescript") as typeof import("typescript");
         const graph = new Map<string, string[]>();
         const files = ["index.ts", ...["policies", "core", "cli", "harness", "pack"].flatMap((d) =>

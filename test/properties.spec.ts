@@ -2,7 +2,7 @@
  * Property tests (fast-check) over generated PKO Stacks, RBAC objects and S3 resources: random shapes,
  * wrong types, missing fields, secret-wrapped and unknown values. Every policy returns without throwing
  * (through the SDK's own unknown-checking proxy, so reading an unknown value would throw), is
- * deterministic, and never puts a secret canary into a message. 10,000 cases per rule.
+ * deterministic, and never puts a secret canary into a message. 10,000 cases per rule (PKO_GUARD_PROPERTY_RUNS; `npm run test:unit` runs 1,000).
  */
 import * as assert from "assert";
 import fc from "fast-check";
@@ -43,7 +43,16 @@ const maybe = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<unknown> =>
     );
 
 /** Values of secret-bearing fields: each carries the canary (alone or inside a realistic token). */
-const secretValue = fc.constantFrom(CANARY, `pul-0123456789abcdef ${CANARY}`, `-----BEGIN RSA PRIVATE KEY----- ${CANARY}`);
+const secretValue = fc.constantFrom(
+    CANARY,
+    `pul-0123456789abcdef ${CANARY}`,
+    `-----BEGIN RSA PRIVATE KEY----- ${CANARY}`,
+    // Credentials by shape (credential-shapes.ts), whatever the field is called.
+    `postgres://app:${CANARY}@db/app`,
+    `https://hooks.example.com/x?token=${CANARY}`,
+    `eyJ${CANARY}.eyJ${CANARY}.${CANARY}${CANARY}`,
+    JSON.stringify({ type: "service_account", private_key: CANARY }),
+);
 const envName = fc.constantFrom("PULUMI_ACCESS_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "LOG_LEVEL", "GITHUB_TOKEN", "X");
 const ref = fc.record(
     {
@@ -57,6 +66,18 @@ const ref = fc.record(
 );
 const envVar = fc.record(
     { name: maybe(envName), value: maybe(secretValue), valueFrom: maybe(fc.record({ secretKeyRef: anyValue, configMapKeyRef: anyValue })) },
+    { requiredKeys: [] },
+);
+const container = fc.record({ env: maybe(fc.array(envVar, { maxLength: 2 })), ports: maybe(fc.array(maybe(fc.record({ hostPort: maybe(fc.constantFrom(0, 8080)) })), { maxLength: 1 })), securityContext: maybe(fc.record({ privileged: maybe(fc.boolean()) })) }, { requiredKeys: [] });
+/** A Workspace spec (auto.pulumi.com), also a Stack's spec.workspaceTemplate.spec. */
+const workspaceSpec = fc.record(
+    {
+        serviceAccountName: maybe(fc.constantFrom("ws", "deployer")),
+        env: maybe(fc.array(envVar, { maxLength: 2 })),
+        git: maybe(fc.record({ url: maybe(fc.constantFrom("https://github.com/a/b", `https://u:${CANARY}@github.com/a/b`)) })),
+        stacks: maybe(fc.array(maybe(fc.record({ secretsProvider: maybe(fc.constantFrom("passphrase", `azurekeyvault://v?client_secret=${CANARY}`)), config: maybe(fc.array(maybe(fc.record({ key: maybe(fc.constantFrom("app:password", "app:region")), value: maybe(secretValue), secret: maybe(fc.boolean()) }, { requiredKeys: [] })), { maxLength: 2 })) })), { maxLength: 1 })),
+        podTemplate: maybe(fc.record({ spec: maybe(fc.record({ serviceAccountName: maybe(fc.constantFrom("root-sa", "deployer", "")), serviceAccount: maybe(fc.constant("root-sa")), hostNetwork: maybe(fc.boolean()), containers: maybe(fc.array(maybe(container), { maxLength: 2 })), initContainers: maybe(fc.array(maybe(container), { maxLength: 1 })) }, { requiredKeys: [] })) })),
+    },
     { requiredKeys: [] },
 );
 const spec = fc.record(
@@ -74,11 +95,13 @@ const spec = fc.record(
         secrets: maybe(fc.dictionary(fc.string({ maxLength: 6 }), secretValue, { maxKeys: 2 })),
         secretsRef: maybe(fc.dictionary(fc.string({ maxLength: 6 }), maybe(ref), { maxKeys: 2 })),
         config: maybe(fc.dictionary(fc.constantFrom("app:password", "app:replicas", "apiToken"), secretValue, { maxKeys: 2 })),
-        gitAuth: maybe(fc.record({ accessToken: maybe(ref), sshAuth: maybe(fc.record({ sshPrivateKey: maybe(ref), password: maybe(ref) })), basicAuth: maybe(fc.record({ userName: maybe(ref), password: maybe(ref) })) })),
+        gitAuth: maybe(fc.record({ accessToken: maybe(ref), sshAuth: maybe(fc.record({ sshPrivateKey: maybe(ref), password: maybe(ref) })), basicAuth: maybe(fc.record({ userName: maybe(ref), password: maybe(ref) })), githubApp: maybe(fc.record({ appID: maybe(ref), installationID: maybe(ref), privateKey: maybe(ref) })) })),
+        configRef: maybe(fc.dictionary(fc.constantFrom("app:password", "app:region", "apiToken"), maybe(fc.record({ name: maybe(fc.constant("cm")), key: maybe(fc.constant("k")) })), { maxKeys: 2 })),
+        secretsProvider: maybe(fc.constantFrom("awskms://alias/x?region=us-east-1", `hashivault://u:${CANARY}@vault/key`)),
         fluxSource: maybe(anyValue),
         programRef: maybe(anyValue),
         workspaceTemplate: maybe(
-            fc.record({ spec: maybe(fc.record({ serviceAccountName: maybe(fc.constantFrom("ws", "deployer")), env: maybe(fc.array(envVar, { maxLength: 2 })), podTemplate: maybe(fc.record({ spec: maybe(fc.record({ containers: maybe(fc.array(maybe(fc.record({ env: maybe(fc.array(envVar, { maxLength: 2 })) })), { maxLength: 2 })) })) })) })) }),
+            fc.record({ spec: maybe(workspaceSpec) }),
         ),
     },
     { requiredKeys: [] },
@@ -153,7 +176,22 @@ const rbacResource: fc.Arbitrary<TestResource> = fc.record({
         metadata: maybe(fc.record({ name: maybe(fc.constantFrom("cluster-admin", "everything", "r1")), namespace: maybe(fc.constantFrom("pulumi", "default")) })),
         roleRef: maybe(fc.record({ kind: maybe(fc.constantFrom("ClusterRole", "ClusterRole", "Role")), name: maybe(fc.constantFrom("cluster-admin", "cluster-admin", "everything", "r1", "view")) })),
         subjects: maybe(fc.array(maybe(subject), { maxLength: 3 })),
-        rules: maybe(fc.array(maybe(fc.record({ verbs: maybe(fc.array(fc.constantFrom("*", "get"))), resources: maybe(fc.array(fc.constantFrom("*", "pods"))) })), { maxLength: 2 })),
+        rules: maybe(
+            fc.array(
+                maybe(
+                    fc.record(
+                        {
+                            apiGroups: maybe(fc.array(fc.constantFrom("*", "", "rbac.authorization.k8s.io", "apps"), { maxLength: 2 })),
+                            verbs: maybe(fc.array(fc.constantFrom("*", "get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "bind", "escalate", "impersonate"), { maxLength: 4 })),
+                            resources: maybe(fc.array(fc.constantFrom("*", "pods", "roles", "clusterroles", "users", "groups", "serviceaccounts", "serviceaccounts/token", "deployments"), { maxLength: 3 })),
+                            resourceNames: maybe(fc.array(fc.constantFrom("cluster-admin", "system:masters", "view"), { maxLength: 1 })),
+                        },
+                        { requiredKeys: [] },
+                    ),
+                ),
+                { maxLength: 3 },
+            ),
+        ),
     }),
 });
 const s3Resource: fc.Arbitrary<TestResource> = fc.record({
@@ -168,7 +206,26 @@ const s3Resource: fc.Arbitrary<TestResource> = fc.record({
         anyValue,
     ),
 });
-const anyResource = fc.oneof(stackResource, rbacResource, s3Resource, coreResource, applicationResource);
+/** PKO Workspace and Program objects declared directly. */
+const pkoObjectResource: fc.Arbitrary<TestResource> = fc.oneof(
+    fc.record({
+        type: fc.constantFrom("kubernetes:auto.pulumi.com/v1alpha1:Workspace", "kubernetes:other/v1:Thing"),
+        name: fc.constant("ws"),
+        props: fc.oneof(fc.record({ apiVersion: maybe(fc.constant("auto.pulumi.com/v1alpha1")), kind: maybe(fc.constant("Workspace")), metadata: maybe(fc.record({ name: maybe(fc.constant("ws")), namespace: maybe(fc.constantFrom("pulumi", "default")) })), spec: maybe(workspaceSpec) }), anyValue),
+    }),
+    fc.record({
+        type: fc.constant("kubernetes:pulumi.com/v1:Program"),
+        name: fc.constant("prog"),
+        props: fc.oneof(
+            fc.record({
+                metadata: maybe(fc.record({ name: maybe(fc.constant("prog")) })),
+                program: maybe(fc.record({ configuration: maybe(fc.dictionary(fc.constantFrom("dbPassword", "region"), maybe(fc.record({ default: maybe(secretValue) })), { maxKeys: 2 })), variables: maybe(fc.dictionary(fc.constantFrom("a", "b"), maybe(fc.oneof(secretValue, anyValue)), { maxKeys: 2 })), resources: maybe(anyValue) }, { requiredKeys: [] })),
+            }),
+            anyValue,
+        ),
+    }),
+);
+const anyResource = fc.oneof(stackResource, rbacResource, s3Resource, coreResource, applicationResource, pkoObjectResource);
 /** Whole programs for stack-level rules: mostly RBAC objects and Stacks. */
 const program = fc.array(
     fc.oneof(
@@ -204,7 +261,7 @@ function messages(reported: { message: string; urn?: string }[]): string[] {
     return reported.map((r) => `${r.urn ?? ""} ${r.message}`);
 }
 
-describe("properties (10,000 generated cases per rule)", function () {
+describe(`properties (${RUNS.toLocaleString("en")} generated cases per rule)`, function () {
     this.timeout(600000);
     for (const p of policies) {
         it(`${p.name} never throws, is deterministic and never echoes a secret`, () => {
@@ -245,6 +302,21 @@ describe("properties (10,000 generated cases per rule)", function () {
                     (isStack && runStackPolicy(p as StackValidationPolicy, rs, {}, settings).length > 0),
             ).length;
             assert.ok(hits > 10, `${p.name}: only ${hits} of 3000 samples produce a violation`);
+        }
+    });
+
+    it("PKO v2 fields fail closed: an unknown pod template, Workspace spec, Program or configRef is a violation", () => {
+        const byName = (n: string) => policies.find((x) => x.name === n)!;
+        const ws = (spec: unknown) => ({ type: "kubernetes:auto.pulumi.com/v1alpha1:Workspace", name: "ws", props: { metadata: { name: "ws" }, spec } });
+        const objects = byName("pko-workspace-program-objects") as ResourceValidationPolicy;
+        for (const spec of [UNKNOWN_WIRE, { podTemplate: UNKNOWN_WIRE }, { podTemplate: { spec: UNKNOWN_WIRE } }, { stacks: UNKNOWN_WIRE }, { env: UNKNOWN_WIRE }]) {
+            assert.ok(runResourcePolicy(objects, ws(spec)).length > 0, JSON.stringify(spec));
+        }
+        assert.ok(runResourcePolicy(objects, { type: "kubernetes:pulumi.com/v1:Program", name: "p", props: { program: UNKNOWN_WIRE } }).length > 0);
+        const creds = byName("pko-stack-credentials-from-secrets") as ResourceValidationPolicy;
+        const stack = (s: unknown) => ({ type: "kubernetes:pulumi.com/v1:Stack", name: "s", props: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "s" }, spec: { stack: "a/b/dev", ...(s as object) } } });
+        for (const s of [{ configRef: UNKNOWN_WIRE }, { gitAuth: { githubApp: { privateKey: UNKNOWN_WIRE } } }, { workspaceTemplate: { spec: { stacks: [{ config: UNKNOWN_WIRE }] } } }]) {
+            assert.ok(runResourcePolicy(creds, stack(s)).length > 0, JSON.stringify(s));
         }
     });
 

@@ -45,8 +45,8 @@ describe("rule wrappers", () => {
             const out: string[] = [];
             // The settings policy runs first in every request, as in the analyzer.
             const settings = policies[0] as ResourceValidationPolicy;
-            (settings.validateResource as Function)({ type: "kubernetes:pulumi.com/v1:Stack", name: "app", urn: "urn:pulumi:dev::t::kubernetes:pulumi.com/v1:Stack::app-raw", props: {}, getConfig: () => ({}), notApplicable: () => undefined }, () => undefined);
-            (policy.validateResource as Function)(
+            (settings.validateResource as (...args: any[]) => void)({ type: "kubernetes:pulumi.com/v1:Stack", name: "app", urn: "urn:pulumi:dev::t::kubernetes:pulumi.com/v1:Stack::app-raw", props: {}, getConfig: () => ({}), notApplicable: () => undefined }, () => undefined);
+            (policy.validateResource as (...args: any[]) => void)(
                 { type: "kubernetes:pulumi.com/v1:Stack", name: "app", urn: "urn:pulumi:dev::t::kubernetes:pulumi.com/v1:Stack::app-raw", props, getConfig, notApplicable: () => undefined },
                 (m: string) => out.push(m),
             );

@@ -36,7 +36,14 @@ CONTROLLER_TOOLS_VERSION="v0.23.0"      # sigs.k8s.io/controller-tools (controll
 K8S_OPENAPI_VERSION="v1.35.4"           # k8s.io/kubernetes api/openapi-spec/swagger.json (the provider's client libraries are v0.35)
 K8S_OPENAPI_SUM="h1:o/8dBC/pHVpYoGV4OAIytAlNPZbdYVTXJHoYvXC4qzM="
 
-ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-yaml pulumi-resource-kubernetes schemas)
+# What `pko-guard check` renders with (Argo CD's repo server runs the same
+# tools), and the reference YAML decoder of the differential test.
+KUSTOMIZE_VERSION="v5.8.2"              # sigs.k8s.io/kustomize/kustomize/v5 (v5.8.3 needs Go >= 1.27)
+HELM_VERSION="v3.22.0"                  # helm.sh/helm/v3 (the helm CLI)
+JSONNET_VERSION="v0.22.0"               # github.com/google/go-jsonnet (the jsonnet CLI)
+KUBE_YAML_VERSION="apimachinery-v0.37.0+yaml-v1.6.0" # toolchain/kube-yaml/main.go on k8s.io/apimachinery + sigs.k8s.io/yaml
+
+ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-yaml pulumi-resource-kubernetes schemas kustomize helm jsonnet kube-yaml)
 
 spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE
 	case "$1" in
@@ -63,6 +70,30 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE
 		PKG="." # wrapper main.go, built from a copy that gets the generated embed files
 		VERSION_VAR="github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version"
 		ESTIMATE="~12 min"
+		;;
+	kustomize)
+		VERSION="$KUSTOMIZE_VERSION"
+		PKG="sigs.k8s.io/kustomize/kustomize/v5"
+		VERSION_VAR="sigs.k8s.io/kustomize/api/provenance.version"
+		ESTIMATE="~3 min"
+		;;
+	helm)
+		VERSION="$HELM_VERSION"
+		PKG="helm.sh/helm/v3/cmd/helm"
+		VERSION_VAR="helm.sh/helm/v3/internal/version.version"
+		ESTIMATE="~5 min"
+		;;
+	jsonnet)
+		VERSION="$JSONNET_VERSION"
+		PKG="github.com/google/go-jsonnet/cmd/jsonnet"
+		VERSION_VAR="" # reports the library's own version
+		ESTIMATE="~1 min"
+		;;
+	kube-yaml)
+		VERSION="$KUBE_YAML_VERSION"
+		PKG="." # wrapper main.go
+		VERSION_VAR=""
+		ESTIMATE="~1 min"
 		;;
 	schemas)
 		VERSION="pko-$PKO_VERSION controller-gen-$CONTROLLER_TOOLS_VERSION kubernetes-$K8S_OPENAPI_VERSION"
@@ -134,8 +165,10 @@ build_one() { # name
 					"$(go list -mod=readonly -m -f '{{.Dir}}' github.com/pulumi/pulumi-kubernetes/provider/v4)" \
 					. "$VERSION")
 		fi
+		local ldflags="-s -w"
+		[[ -z "$VERSION_VAR" ]] || ldflags+=" -X $VERSION_VAR=$VERSION"
 		(cd "$builddir" && go build -mod=readonly -trimpath -buildvcs=false \
-			-ldflags "-s -w -X $VERSION_VAR=$VERSION" -o "$out.tmp" "$PKG")
+			-ldflags "$ldflags" -o "$out.tmp" "$PKG")
 	} >"$log" 2>&1 || {
 		rm -f "$out.tmp"
 		die "building $name $VERSION failed; see $log"

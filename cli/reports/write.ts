@@ -32,7 +32,6 @@ export function parseReportOption(value: string, previous: ReportRequest[]): Rep
 
 /** Renders one format; each renderer (and its libraries) is loaded only when that format is asked for. */
 export function renderReport(format: ReportFormat, subjects: ReportSubject[]): string {
-    /* eslint-disable @typescript-eslint/no-var-requires */
     switch (format) {
         case "json":
             return (require("./json") as typeof import("./json")).renderJson(subjects);

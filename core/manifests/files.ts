@@ -1,14 +1,14 @@
 /**
  * Manifest files: which files a folder holds (recursive `.yaml`/`.yml`/`.json`, sorted, hidden folders and
- * `node_modules` not walked, no folder twice), reading one (and standard input) bounded by bytes actually
- * read (MAX_FILE_BYTES; only regular files opened, non-blocking) and decoded as kubectl decodes it, and where
- * the repository root is (git). See index.ts for the rules.
+ * `node_modules` not walked, no folder twice), reading one bounded (MAX_FILE_BYTES, binary files refused or
+ * skipped), and where the repository root is (git).
  */
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../errors";
 import { LoadResult } from "./objects";
+import { isChart, kustomizationFile } from "../render/render";
 
 export const MAX_FILE_BYTES = 16 * 1024 * 1024;
 /** How standard input is named in messages and findings. */
@@ -90,8 +90,11 @@ export function readStdin(fd = 0): string {
     return d.text;
 }
 
-/** Files under a folder, sorted, following no folder twice. */
-export function walk(dir: string, seen: Set<string>, out: string[]): void {
+/**
+ * Files under a folder, sorted, following no folder twice. A folder that needs rendering (a kustomization,
+ * a Helm chart) is never read as raw files: it goes to `roots` instead.
+ */
+export function walk(dir: string, seen: Set<string>, out: string[], roots: string[]): void {
     let real: string;
     try {
         real = fs.realpathSync(dir);
@@ -100,6 +103,10 @@ export function walk(dir: string, seen: Set<string>, out: string[]): void {
     }
     if (seen.has(real)) return;
     seen.add(real);
+    if (kustomizationFile(dir) || isChart(dir)) {
+        roots.push(dir);
+        return;
+    }
     let entries: fs.Dirent[];
     try {
         entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -117,7 +124,7 @@ export function walk(dir: string, seen: Set<string>, out: string[]): void {
             }
         }
         if (isDir) {
-            if (!e.name.startsWith(".") && e.name !== "node_modules") walk(p, seen, out);
+            if (!e.name.startsWith(".") && e.name !== "node_modules") walk(p, seen, out, roots);
         } else if (EXTENSIONS.has(path.extname(e.name).toLowerCase())) {
             out.push(p);
         }

@@ -1,9 +1,10 @@
 /**
  * Reads Kubernetes manifests for `pko-guard check` and the manifest leg (files.ts: files and folders; yaml.ts:
- * documents; positions.ts: lines on demand; objects.ts: objects and identities): files and folders (recursive
- * `.yaml`/`.yml`/`.json`), multi-document YAML, `kind: List`, and `-` for standard input. Values are read by
- * js-yaml (fast); every object knows its file, and finds its line and column, and a field's, on demand: its
- * document is then parsed alone by the `yaml` package, which keeps positions (FileLocator).
+ * documents; positions.ts: lines; objects.ts: objects and identities; Argo CD's part here): files and folders
+ * (recursive `.yaml`/`.yml`/`.json`), multi-document YAML, `kind: List` and typed lists, and `-` for standard
+ * input, decoded as Kubernetes decodes them (core/kube-yaml.ts). Argo CD Applications are rendered with the real
+ * tools (core/render/) and their objects placed in their destination namespace; folders that need rendering
+ * are never read as raw files. Every object knows its file, line and column, and a field's.
  *
  * Each object becomes the resource the Kubernetes provider would register for it:
  * - type: `kubernetes:<group>/<version>:<Kind>`, the core group as `core` (`kubernetes:core/v1:Secret`);
@@ -13,25 +14,21 @@
  * Two objects with one identity are bad input (exit 2) naming both files.
  *
  * Bad input is one line each, never the content of a file (a Secret's values never appear): invalid YAML
- * (file:line:column and a fixed reason, never the parser's text, which can quote the document), a document
- * that is not a mapping, an unreadable path (exit 2).
- *
- * Reads are bounded by the bytes actually read, never by what `stat` says: a file, and standard input, may
- * hold at most MAX_FILE_BYTES; only regular files are opened (a device such as /dev/zero, a FIFO or a socket
- * is refused without being read, so nothing blocks or grows). Text is decoded as kubectl decodes it: a UTF-8
- * byte-order mark is dropped, UTF-16 with a byte-order mark (little or big endian) is decoded; anything else
- * must be valid UTF-8 without NUL bytes. A file that is oversized, undecodable (binary, Latin-1, ...) or not
- * regular fails the run, inside a folder too, unless `skipUnreadable` (`--skip-unreadable`) is set: then a
- * folder's such files are skipped with a line each. Documents that are not Kubernetes objects (no
- * apiVersion/kind, e.g. a CI workflow) are skipped and counted; hidden folders (`.git`, `.github`) and
- * `node_modules` are not walked. Alias expansion is bounded per run (MAX_ALIAS_EXPANSION over all documents).
+ * (file:line:column), a document that is not a mapping, an unreadable path, a named file that is binary or
+ * larger than MAX_FILE_BYTES (exit 2). Inside a folder, binary and oversized files, and documents that are
+ * not Kubernetes objects (no apiVersion/kind, e.g. a CI workflow), are skipped and counted; hidden folders
+ * (`.git`, `.github`) and `node_modules` are not walked.
  */
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../errors";
+import * as YAML from "yaml";
+import { MANIFEST_URN_PREFIX } from "../../policies/model/manifests";
+import { CLUSTER_SCOPED, applicationOutput, expandApplicationSet, isApplication, isApplicationSet } from "../render/argocd";
+import { KUSTOMIZATION_FILES, RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderKustomize } from "../render/render";
 import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
 import { LoadOptions, LoadResult, ManifestObject } from "./objects";
-import { parseSource } from "./yaml";
+import { originals, parseSource } from "./yaml";
 
 /** Loads every object of the given paths; duplicates and bad input throw BadInputError (one line). */
 export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult & { repoRoot: string } {
@@ -43,7 +40,8 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
     if (o.repoRoot !== undefined && !(fs.existsSync(repoRoot) && fs.statSync(repoRoot).isDirectory())) {
         throw new BadInputError(`--repo-root ${o.repoRoot}: no such folder`);
     }
-    const out: LoadResult = { objects: [], files: 0, documents: 0, skipped: [], budget: { aliasNodes: 0 } };
+    originals.clear();
+    const out: LoadResult = { objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [], budget: { aliasNodes: 0 } };
     const shownName = (abs: string) => {
         const rel = path.relative(cwd, abs);
         return rel.startsWith("..") || path.isAbsolute(rel) ? abs : posix(rel);
@@ -51,6 +49,18 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
     const repoPathOf = (abs: string) => {
         const rel = path.relative(repoRoot, abs);
         return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : posix(rel);
+    };
+    const ctx: RenderContext = { deadline: Date.now() + (o.timeoutMs ?? 300_000), repoRoot, show: (abs) => repoPathOf(abs) ?? shownName(abs), scratch: {} };
+    /** Folders that need rendering, found by walking or named directly. */
+    const roots: string[] = [];
+    const readPaths = new Set<string>();
+    const readOne = (f: string, fromFolder: boolean, into: LoadResult = out) => {
+        const shown = shownName(f);
+        const text = readFile(f, shown, fromFolder && o.skipUnreadable === true, into);
+        if (text === undefined) return;
+        into.files++;
+        readPaths.add(f);
+        parseSource({ file: shown, text, repoPath: repoPathOf(f), abs: f }, into, fromFolder);
     };
     let stdinRead = false;
     for (const p of paths) {
@@ -71,19 +81,20 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
         }
         if (stat.isDirectory()) {
             const files: string[] = [];
-            walk(abs, new Set(), files);
-            for (const f of files) {
-                const shown = shownName(f);
-                const text = readFile(f, shown, o.skipUnreadable === true, out);
-                if (text === undefined) continue;
-                out.files++;
-                parseSource({ file: shown, text, repoPath: repoPathOf(f), path: f }, out, true);
-            }
+            walk(abs, new Set(), files, roots);
+            for (const f of files) readOne(f, true);
+        } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
+            roots.push(path.dirname(abs));
         } else {
-            const text = readFile(abs, p, false, out);
-            out.files++;
-            parseSource({ file: shownName(abs), text: text ?? "", repoPath: repoPathOf(abs), path: abs }, out, false);
+            readOne(abs, false);
         }
+    }
+    try {
+        placeApplications(out, ctx, roots, readOne, (stream, into) => {
+            parseSource({ file: shownName(stream.from), text: stream.text, repoPath: repoPathOf(stream.from), abs: stream.from, rendered: true }, into, true);
+        });
+    } finally {
+        if (ctx.scratch?.dir) fs.rmSync(ctx.scratch.dir, { recursive: true, force: true });
     }
     const seen = new Map<string, ManifestObject>();
     for (const obj of out.objects) {
@@ -95,5 +106,104 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
         seen.set(obj.identity, obj);
     }
     return { ...out, repoRoot };
+}
+
+/** The object as it lands: in `namespace` when it is namespaced and names none; attributed to `app`. */
+function land(o: ManifestObject, namespace: string | undefined, app: string): void {
+    o.application = app;
+    if (!namespace || !o.named || CLUSTER_SCOPED.has(o.kind)) return;
+    const meta = (o.object.metadata ?? {}) as Record<string, unknown>;
+    if (typeof meta.namespace === "string" && meta.namespace !== "") return;
+    o.object = { ...o.object, metadata: { ...meta, namespace } };
+    const name = String(meta.name);
+    o.identity = `${o.kind}/${namespace}/${name}`;
+    o.urn = `${o.urn.slice(0, o.urn.lastIndexOf("::") + 2)}${o.identity}`;
+}
+
+/**
+ * Argo CD's part: ApplicationSets expanded into Applications; each Application's sources rendered (or its
+ * directory files read) and their objects placed in its destination namespace; folders that need rendering
+ * and no Application renders are rendered with defaults (a kustomization no other kustomization uses as a
+ * base, a chart that is not another chart's subchart).
+ */
+function placeApplications(
+    out: LoadResult,
+    ctx: RenderContext,
+    roots: string[],
+    readOne: (f: string, fromFolder: boolean, into?: LoadResult) => void,
+    readStream: (s: RenderedStream, into: LoadResult) => void,
+): void {
+    const fresh = (): LoadResult => ({ objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [], budget: out.budget });
+    const merge = (from: LoadResult) => {
+        out.objects.push(...from.objects);
+        out.files += from.files;
+        out.documents += from.documents;
+        out.skipped.push(...from.skipped);
+    };
+    // ApplicationSets: the Applications they create are objects of the repository too.
+    for (const set of out.objects.filter((x) => x.named && isApplicationSet(x.object))) {
+        const expansion = expandApplicationSet(set.object, ctx.repoRoot);
+        out.notRendered.push(...expansion.notExpanded);
+        expansion.applications.forEach((app) => {
+            const meta = (app.metadata ?? {}) as Record<string, unknown>;
+            if (typeof meta.name !== "string" || meta.name === "") return;
+            const ns = typeof meta.namespace === "string" && meta.namespace !== "" ? meta.namespace : undefined;
+            const identity = ns ? `Application/${ns}/${meta.name}` : `Application/${meta.name}`;
+            const type = "kubernetes:argoproj.io/v1alpha1:Application";
+            out.objects.push({ ...set, identity, type, urn: `${MANIFEST_URN_PREFIX}${type}::${identity}`, kind: "Application", object: app, read: true, named: true, application: `ApplicationSet ${set.identity}` });
+        });
+    }
+    const rendered = new Set<string>();
+    for (const app of out.objects.filter((x) => x.named && isApplication(x.object))) {
+        const meta = (app.object.metadata ?? {}) as Record<string, unknown>;
+        const appName = `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}`;
+        const result = applicationOutput(app.object, ctx);
+        out.notRendered.push(...result.notes);
+        result.rendered.forEach((d) => rendered.add(d));
+        out.rendered += result.renders;
+        const files = new Set(result.files);
+        for (const f of result.files) {
+            if (!out.objects.some((x) => x.abs === f)) {
+                const extra = fresh();
+                readOne(f, true, extra);
+                merge(extra);
+            }
+        }
+        for (const x of out.objects) if (x.abs !== undefined && files.has(x.abs) && x !== app) land(x, result.namespace, appName);
+        for (const s of result.streams) {
+            const extra = fresh();
+            readStream(s, extra);
+            for (const x of extra.objects) land(x, result.namespace, appName);
+            merge(extra);
+        }
+    }
+    // Folders nobody renders: leaves only (bases and subcharts are rendered through what uses them).
+    const unique = [...new Set(roots.map((r) => path.resolve(r)))].filter((r) => !rendered.has(r));
+    const used = new Set<string>();
+    for (const r of [...new Set([...roots.map((x) => path.resolve(x)), ...rendered])]) {
+        const k = kustomizationFile(r);
+        if (k) {
+            let doc: Record<string, unknown> = {};
+            try {
+                doc = (YAML.parse(fs.readFileSync(k, "utf8")) ?? {}) as Record<string, unknown>;
+            } catch {
+                doc = {};
+            }
+            for (const field of ["resources", "bases", "components"]) {
+                for (const e of Array.isArray(doc[field]) ? (doc[field] as unknown[]) : []) if (typeof e === "string") used.add(path.resolve(r, e));
+            }
+        }
+    }
+    for (const r of unique) {
+        if (used.has(r) || [...rendered].some((d) => d === r)) continue;
+        if (path.basename(path.dirname(r)) === "charts" && isChart(path.dirname(path.dirname(r)))) continue;
+        const streams = kustomizationFile(r) ? renderKustomize(r, ctx) : renderHelm(r, ctx, { releaseName: path.basename(r) });
+        out.rendered++;
+        for (const s of streams) {
+            const extra = fresh();
+            readStream(s, extra);
+            merge(extra);
+        }
+    }
 }
 

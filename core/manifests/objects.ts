@@ -36,10 +36,12 @@ export interface ManifestObject extends Location {
     named: boolean;
     /** The file's path relative to the repository root (posix), when the file is inside it. */
     repoPath?: string;
-    /** The file's absolute path (undefined for standard input). */
-    path?: string;
     /** Finds the line and column of a field path (`spec.branch`, `subjects[0]`), or of its nearest parent. */
     locate(field: string): { line: number; column: number };
+    /** The Argo CD Application that syncs it (`namespace/name`), when one does. */
+    application?: string;
+    /** The file it was read from (absolute), for matching directory sources. */
+    abs?: string;
 }
 
 export interface Skip {
@@ -52,6 +54,10 @@ export interface LoadResult {
     files: number;
     documents: number;
     skipped: Skip[];
+    /** Folders rendered (kustomize, Helm) or .jsonnet files evaluated. */
+    rendered: number;
+    /** Sources and generators that could not be rendered or expanded here, one line each (stderr, summary). */
+    notRendered: string[];
     /** What aliases have added so far in this run (bounded by MAX_ALIAS_EXPANSION). */
     budget: { aliasNodes: number };
 }
@@ -63,6 +69,8 @@ export interface LoadOptions {
     stdin?: () => string;
     /** Base folder for shown file names (default: the current directory). */
     cwd?: string;
+    /** Time allowed for rendering (kustomize, Helm, jsonnet) in the whole run; default 300 s. */
+    timeoutMs?: number;
     /** Skip a folder's oversized, undecodable and non-regular files (a line each) instead of failing the run. */
     skipUnreadable?: boolean;
 }
@@ -72,11 +80,12 @@ export interface Source {
     file: string;
     text: string;
     repoPath?: string;
-    /** Absolute path (none for standard input). */
-    path?: string;
+    abs?: string;
+    /** Rendered output: positions are looked up in the file it came from (`abs`), not in this text. */
+    rendered?: boolean;
 }
 
-function gvk(apiVersion: string, kind: string): { group: string; version: string } {
+function gvk(apiVersion: string): { group: string; version: string } {
     const slash = apiVersion.lastIndexOf("/");
     return slash < 0 ? { group: "core", version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
@@ -105,7 +114,7 @@ export function addObject(src: Source, obj: Record<string, unknown>, place: Plac
         });
         return;
     }
-    const { group, version } = gvk(apiVersion, kind);
+    const { group, version } = gvk(apiVersion);
     const read = (KINDS_RULES_READ[group === "core" ? "core" : group] ?? []).includes(kind);
     const metadata = (obj.metadata !== null && typeof obj.metadata === "object" && !Array.isArray(obj.metadata) ? obj.metadata : {}) as Record<string, unknown>;
     const name = metadata.name;
@@ -155,7 +164,7 @@ function makeObject(src: Source, obj: Record<string, unknown>, kind: string, ide
         read: false,
         named: false,
         repoPath: src.repoPath,
-        path: src.path,
+        abs: src.abs,
         locate: (field: string) => {
             const begin = startOf(findNode(placeNode(place), fieldSegments(field)));
             return begin === undefined ? at() : place.locator.pos(begin);

@@ -1,6 +1,6 @@
 /**
- * Positions in manifest files, found on demand: a file's line index, a document parsed alone by the `yaml`
- * package (which keeps positions) only when something needs a line in it, and a field path's node.
+ * Positions in manifest files: a file's line index built on demand, the documents' node trees the decoder
+ * kept (core/kube-yaml.ts), and a field path's node.
  */
 import * as YAML from "yaml";
 
@@ -76,24 +76,21 @@ export function startOf(n: YAML.Node | YAML.Pair | undefined): number | undefine
 }
 
 /**
- * Positions in one file, found on demand. The fast parser (js-yaml) reports where each document's root node
- * starts; a document is parsed a second time, alone, by the `yaml` package's position-keeping parser only when
- * something needs a line in it (a finding, a bad-input message), so a repository that passes pays nothing.
+ * Positions in one file. The decoder (core/kube-yaml.ts) keeps each document's node tree with the file's
+ * offsets; lines and columns are computed only when something needs one (a finding, a bad-input message).
  */
 export class FileLocator {
     private lineCounter?: YAML.LineCounter;
-    private readonly parsed = new Map<number, YAML.Node | undefined>();
 
-    /** `starts[i]`: the offset where js-yaml began document i's root node. */
+    /** `docs[i].node`: document i's root node (the decoder parses it on first use). */
     constructor(
         private readonly text: string,
-        private readonly starts: number[],
+        private readonly docs: readonly { readonly node?: YAML.Node }[],
     ) {}
 
     /** Line and column (1-based) of an offset in the file. */
     pos(offset: number | undefined): { line: number; column: number } {
         if (!this.lineCounter) {
-            // The `yaml` package's own line index, fed the file's line starts (its parser was not run on the file).
             this.lineCounter = new YAML.LineCounter();
             this.lineCounter.addNewLine(0);
             for (let i = this.text.indexOf("\n"); i >= 0; i = this.text.indexOf("\n", i + 1)) this.lineCounter.addNewLine(i + 1);
@@ -102,34 +99,10 @@ export class FileLocator {
         return { line: p.line, column: p.col };
     }
 
-    /** The root node of document i, parsed alone from the start of its root's line; offsets are the file's. */
+    /** The root node of document i (offsets are the file's). */
     document(i: number): YAML.Node | undefined {
-        if (this.parsed.has(i)) return this.parsed.get(i);
-        const lineStart = (offset: number) => this.text.lastIndexOf("\n", offset - 1) + 1;
-        const from = lineStart(this.starts[i] ?? 0);
-        const to = i + 1 < this.starts.length ? Math.max(from, lineStart(this.starts[i + 1])) : this.text.length;
-        const docs = YAML.parseAllDocuments(this.text.slice(from, to), { uniqueKeys: false, prettyErrors: false });
-        const list = Array.isArray(docs) ? docs : [docs];
-        const node = list.map((d) => d.contents).find((c): c is YAML.ParsedNode => c !== null && !isEmptyScalar(c));
-        if (node) shift(node, from);
-        this.parsed.set(i, node ?? undefined);
-        return node ?? undefined;
+        return this.docs[i]?.node;
     }
-}
-
-/** Moves every range of a node tree by `by` (a document parsed from a slice of its file). */
-function shift(root: YAML.Node, by: number): void {
-    if (by === 0) return;
-    // visit() reaches the root, every collection, scalar and alias, and the keys of pairs.
-    YAML.visit(root, {
-        Node(_key, n) {
-            if (n.range) n.range = [n.range[0] + by, n.range[1] + by, n.range[2] + by];
-        },
-    });
-}
-
-function isEmptyScalar(n: YAML.Node): boolean {
-    return YAML.isScalar(n) && (n.value === null || n.value === "");
 }
 
 /** Where an object is: its file's locator and the path to its node (document, then List item). */

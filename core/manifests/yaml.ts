@@ -1,21 +1,13 @@
 /**
- * Reading a manifest file's YAML: every document's value by js-yaml (fast; YAML 1.2 core schema, unknown tags
- * read as their values, alias expansion bounded per run), its root's offset kept for positions found later; each
- * document becomes objects (./objects.ts). Bad input is one line, never the parser's quote of the file.
+ * Reading a manifest file's YAML as Kubernetes decodes it (core/kube-yaml.ts: sigs.k8s.io/yaml semantics,
+ * YAML 1.1 booleans, merge keys), every document's node tree kept for positions, alias expansion bounded;
+ * each document becomes objects (./objects.ts). Bad input is one line, never the parser's quote of the file.
  */
-import * as jsyaml from "js-yaml";
+import * as fs from "fs";
 import { BadInputError } from "../errors";
+import { KubeYamlError, decodeKubeYaml } from "../kube-yaml";
 import { LoadResult, Source, addObject } from "./objects";
 import { FileLocator, Place, placeStart } from "./positions";
-
-/**
- * YAML 1.2's core schema (what the `yaml` package reads by default: no timestamps, no merge keys), where a
- * tag the schema does not know (`!Ref`, `!!binary`, a full `!<tag:...>`) reads as its plain value, as it
- * does there, instead of failing the file.
- */
-const SCHEMA = jsyaml.CORE_SCHEMA.extend(
-    (["scalar", "sequence", "mapping"] as const).flatMap((kind) => ["!", "tag:"].map((prefix) => new jsyaml.Type(prefix, { kind, multi: true, construct: (data: unknown) => data }))),
-);
 
 /** The most nodes a document may expand to through aliases (a "billion laughs" document is bad input). */
 const MAX_EXPANDED_NODES = 1_000_000;
@@ -63,51 +55,47 @@ function checkExpansion(doc: unknown, where: () => string, budget: { aliasNodes:
  */
 export function yamlReason(reason: string): string {
     const kinds: [RegExp, string][] = [
-        [/maxDepth|nesting/i, "mappings and sequences nested too deeply (js-yaml's limit: 100 levels)"],
-        [/unidentified alias/i, "an alias refers to an anchor that is not defined"],
+        [/maxDepth|nesting|nests|too deeply|call stack/i, "mappings, sequences or aliases nested too deeply"],
+        [/^invalid JSON/i, "invalid JSON"],
+        [/refers to a node that contains it/i, "an alias refers to a node that contains it"],
+        [/unidentified alias|unresolved alias|unknown anchor|anchor not defined/i, "an alias refers to an anchor that is not defined"],
+        [/unique|duplicat/i, "a mapping key appears twice"],
         [/duplicated mapping key/i, "a mapping key appears twice"],
         [/tag/i, "a tag that cannot be resolved"],
         [/alias|anchor/i, "an invalid anchor or alias"],
         [/indent/i, "bad indentation"],
         [/directive|%YAML|%TAG/i, "an invalid directive"],
         [/end of the stream|unexpected end/i, "the document ends too early"],
-        [/escape|quoted|scalar|character/i, "an invalid scalar or character"],
+        [/escape/i, "an invalid escape sequence"],
+        [/quoted|scalar|character/i, "an invalid scalar or character"],
         [/flow|collection|mapping|sequence|block|key/i, "an invalid mapping or sequence"],
-        [/document/i, "an invalid document separator"],
+        [/document/i, "an invalid document start or separator"],
     ];
     return kinds.find(([re]) => re.test(reason))?.[1] ?? "cannot parse";
 }
 
 /**
- * Parses one file's documents into objects (js-yaml, with SCHEMA); throws BadInputError (one line) on
- * invalid YAML.
+ * Parses one file's documents into objects, decoded as Kubernetes decodes them (core/kube-yaml.ts: YAML 1.1
+ * booleans, merge keys, go-yaml's numbers); throws BadInputError (one line) on a document that does not decode.
  */
 export function parseSource(src: Source, out: LoadResult, fromFolder: boolean): void {
-    const docs: unknown[] = [];
-    const starts: number[] = [];
-    let depth = 0;
-    // The listener sees every node open and close; a node opened at depth 0 is a document's root.
-    const listener = (event: "open" | "close", state: { position: number }) => {
-        if (event === "open") {
-            if (depth === 0) starts.push(state.position);
-            depth++;
-        } else {
-            depth--;
-        }
-    };
-    const locator = new FileLocator(src.text, starts);
+    let decoded: ReturnType<typeof decodeKubeYaml>;
     try {
-        jsyaml.loadAll(src.text, (d) => docs.push(d), { schema: SCHEMA, listener });
+        decoded = decodeKubeYaml(src.text);
     } catch (e) {
-        if (!(e instanceof jsyaml.YAMLException)) throw e;
-        // Position and a fixed reason: js-yaml's message and reason can quote the document.
-        const at = e.mark ? `:${e.mark.line + 1}:${e.mark.column + 1}` : "";
-        throw new BadInputError(`${src.file}${at}: invalid YAML: ${yamlReason(String(e.reason ?? ""))}`);
+        if (!(e instanceof KubeYamlError)) throw e;
+        const p = new FileLocator(src.text, []).pos(e.offset);
+        // Position and a fixed reason: a parser's text can quote the document (an alias's name, a value).
+        throw new BadInputError(`${src.file}:${p.line}:${p.column}: invalid YAML: ${yamlReason(e.reason)}`);
     }
-    docs.forEach((value, doc) => {
+    const locator = new FileLocator(
+        src.text,
+        decoded,
+    );
+    decoded.forEach(({ value }, doc) => {
         out.documents++;
         if (value === null || value === undefined || value === "") return; // empty document
-        const place: Place = { locator, doc };
+        const place: Place = src.rendered ? originalPlace(src.abs, value) : { locator, doc };
         const where = () => {
             const p = placeStart(place);
             return `${src.file}:${p.line}:${p.column}`;
@@ -125,3 +113,33 @@ export function parseSource(src: Source, out: LoadResult, fromFolder: boolean): 
     });
 }
 
+/** Decoded source files, for placing rendered objects at their base file's lines (one load at a time). */
+export const originals = new Map<string, { locator: FileLocator; values: unknown[] } | undefined>();
+
+/**
+ * Where a rendered object is in the file it came from: the document of the same kind whose name the rendered
+ * name contains (kustomize adds prefixes and suffixes); else line 1 of that file (a chart template, a folder).
+ */
+function originalPlace(abs: string | undefined, value: unknown): Place {
+    const fallback: Place = { locator: new FileLocator("", []), doc: 0 };
+    if (!abs || !/\.(ya?ml|json)$/i.test(abs)) return fallback;
+    if (!originals.has(abs)) {
+        try {
+            const text = fs.readFileSync(abs, "utf8");
+            const docs = decodeKubeYaml(text);
+            originals.set(abs, { locator: new FileLocator(text, docs), values: docs.map((d) => d.value) });
+        } catch {
+            originals.set(abs, undefined);
+        }
+    }
+    const orig = originals.get(abs);
+    if (!orig) return fallback;
+    const o = (value ?? {}) as Record<string, unknown>;
+    const name = String(((o.metadata ?? {}) as Record<string, unknown>).name ?? "");
+    const doc = orig.values.findIndex((v) => {
+        const x = (v ?? {}) as Record<string, unknown>;
+        const n = ((x.metadata ?? {}) as Record<string, unknown>).name;
+        return x.kind === o.kind && typeof n === "string" && n !== "" && name.includes(n);
+    });
+    return { locator: orig.locator, doc: doc < 0 ? orig.values.findIndex((v) => v !== null) : doc };
+}

@@ -25,12 +25,13 @@ import {
     REFUSED_INVOKES,
     checkKubernetesInputs,
     decodeYamlInvoke,
+    expandHelmV4,
+    expandKustomizeV2,
     expandYamlV2,
     isObj,
     kubernetesKind,
 } from "./mock-kubernetes";
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const structPb = require("google-protobuf/google/protobuf/struct_pb");
 const resproto = require("@pulumi/pulumi/proto/resource_pb");
 const callbackPb = require("@pulumi/pulumi/proto/callback_pb");
@@ -234,8 +235,13 @@ export class MockEngine {
         if (EXPANDABLE_COMPONENTS.has(type)) {
             // As Construct: the children are registered before the component's registration returns, and a
             // bad manifest fails the component's registration.
-            const kind = type.endsWith(":ConfigGroup") ? "ConfigGroup" : "ConfigFile";
-            await this.expandChildren(urn, expandYamlV2(kind, name, props as any, this.opts.programDir, this.k8s));
+            const children =
+                type === "kubernetes:helm.sh/v4:Chart"
+                    ? expandHelmV4(name, props as any, this.opts.programDir, this.k8s)
+                    : type === "kubernetes:kustomize/v2:Directory"
+                      ? expandKustomizeV2(name, props as any, this.opts.programDir, this.k8s)
+                      : expandYamlV2(type.endsWith(":ConfigGroup") ? "ConfigGroup" : "ConfigFile", name, props as any, this.opts.programDir, this.k8s);
+            await this.expandChildren(urn, children);
             return;
         }
         const why = REFUSED_COMPONENTS[type] ?? "it is implemented by its provider (a remote component), which the mock leg does not run";

@@ -17,7 +17,11 @@
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
-import * as YAML from "yaml";
+import * as os from "os";
+import { BadInputError } from "../../core/errors";
+import { KubeYamlError, decodeKubeYaml } from "../../core/kube-yaml";
+import { runTool } from "../../core/render/render";
+import { findTool } from "../../core/render/tools";
 
 /** The engine's wire sentinels. */
 export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -251,23 +255,45 @@ function foldStringData(secret: Obj): void {
 // YAML: the invoke kubernetes:yaml:decode and the yaml/v2 components.
 
 /**
- * Multi-document YAML (or JSON) text into objects, as the provider's decoder reads it (YAML 1.1 scalars, as
- * Kubernetes' YAML library). `keep` decides which documents count (v1 decode: those with kind and
- * apiVersion; v2: every non-empty one).
+ * Multi-document YAML (or JSON) text into objects, as the provider's decoder reads it: the product's one
+ * Kubernetes YAML decoder (core/kube-yaml.ts), which `pko-guard check` uses too. `keep` decides which
+ * documents count (v1 decode: those with kind and apiVersion; v2: every non-empty one).
  */
 function decodeDocuments(text: string, keep: (o: Obj) => boolean): Obj[] {
-    const docs = YAML.parseAllDocuments(text, { version: "1.1", merge: true });
+    let docs: ReturnType<typeof decodeKubeYaml>;
+    try {
+        docs = decodeKubeYaml(text);
+    } catch (e) {
+        if (e instanceof KubeYamlError) throw new MockRefusal(`decoding YAML: ${e.reason}`);
+        throw e;
+    }
     const out: Obj[] = [];
     for (const doc of docs) {
-        if (doc.errors.length > 0) {
-            throw new MockRefusal(`decoding YAML: ${doc.errors[0].message.split("\n")[0]}`);
-        }
-        const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+        // Aliases share nodes in the decoded value; the copy below expands them, so bound it first.
+        if (expandedSize(doc.value) > MAX_EXPANDED_NODES) throw new MockRefusal(`decoding YAML: aliases expand to more than ${MAX_EXPANDED_NODES.toLocaleString("en")} nodes`);
+        const value = JSON.parse(JSON.stringify(doc.value)) as unknown;
         if (value === null || value === undefined) continue;
         if (!isObj(value)) throw new MockRefusal(`decoding YAML: a document is not an object`);
         if (keep(value)) out.push(value);
     }
     return out;
+}
+
+const MAX_EXPANDED_NODES = 1_000_000;
+
+/** How many nodes a value expands to (shared objects counted each time they occur), memoized. */
+function expandedSize(v: unknown, sizes = new Map<object, number>()): number {
+    if (v === null || typeof v !== "object") return 1;
+    const known = sizes.get(v);
+    if (known !== undefined) return known;
+    sizes.set(v, Infinity); // a cycle (not produced by the decoder) counts as unbounded
+    let n = 1;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+        n += expandedSize(child, sizes);
+        if (n > MAX_EXPANDED_NODES) break;
+    }
+    sizes.set(v, n);
+    return n;
 }
 
 /** The invoke `kubernetes:yaml:decode` ({text}) → {result: objects}. */
@@ -396,11 +422,21 @@ export function expandYamlV2(
         }
         if (typeof args.yaml === "string") texts.push(args.yaml);
     }
-    let objs: Obj[] = [];
+    const objs: Obj[] = [];
     for (const t of texts) objs.push(...decodeDocuments(t, (o) => Object.keys(o).length > 0));
     if (component === "ConfigGroup" && Array.isArray(args.objs)) {
         objs.push(...(args.objs.filter(isObj) as Obj[]));
     }
+    const prefix = typeof inputs.resourcePrefix === "string" ? inputs.resourcePrefix : componentName;
+    return registerObjects(objs, prefix, ctx.defaultNamespace, args.skipAwait === true, ctx);
+}
+
+/**
+ * The provider's yaml/v2 Normalize + Register, shared by ConfigGroup, ConfigFile, helm.sh/v4 Chart and
+ * kustomize/v2 Directory: lists expanded, kind/apiVersion/name required, core group canonical, the default
+ * namespace for namespaced kinds, children named `<prefix>:<namespace>/<name>`, Secrets' data secret.
+ */
+function registerObjects(objs: Obj[], prefix: string, namespace: string, skipAwait: boolean, ctx: CheckContext): ChildRegistration[] {
     // Normalize: lists expanded, kind/apiVersion/name required, core group canonical, default namespace.
     objs = expandLists(objs);
     for (const o of objs) {
@@ -416,11 +452,9 @@ export function expandYamlV2(
             o.apiVersion = apiVersion;
         }
         if (isNamespacedKind(apiVersion, kind, ctx.crds, objs) && (meta.namespace === undefined || meta.namespace === "")) {
-            if (ctx.defaultNamespace) meta.namespace = ctx.defaultNamespace;
+            if (namespace) meta.namespace = namespace;
         }
     }
-    const prefix = typeof inputs.resourcePrefix === "string" ? inputs.resourcePrefix : componentName;
-    const skipAwait = args.skipAwait === true;
     const children = objs.map((o): ChildRegistration => {
         const meta = o.metadata as Obj;
         const kind = String(o.kind);
@@ -494,9 +528,75 @@ function orderChildren(children: ChildRegistration[]): ChildRegistration[] {
     return out;
 }
 
+const ASSET_SIG = "c44067f5952c0a294b673a41bacd8c17";
+const REMOTE_REF = /^(?:[a-z][a-z0-9+.-]*:\/\/|git@|github\.com\/)|\?ref=/i;
+
+/** Runs a rendering tool for a component: a missing tool is a refusal, a failed render the component's error. */
+function renderFor(tool: "helm" | "kustomize", args: string[], what: string, cwd: string): string {
+    if (!findTool(tool)) throw new MockRefusal(`cannot expand ${what} in the mock leg: ${tool} is not installed (npm run setup)`);
+    try {
+        return runTool(tool, args, what, { deadline: Date.now() + 120_000, repoRoot: cwd, show: (p) => p }, { cwd });
+    } catch (e) {
+        if (e instanceof BadInputError) throw new Error(e.message);
+        throw e;
+    }
+}
+
+/**
+ * `kubernetes:helm.sh/v4:Chart` with a local chart: `helm template` (hooks left out, CRDs unless skipCrds,
+ * the release name `name` or the component's, `values` and `valueYamlFiles`), then the yaml/v2 path with the
+ * component's name as the prefix and the Chart's namespace (else the provider's) as the default.
+ * Charts from a repository or an OCI registry are refused (they need the network).
+ */
+export function expandHelmV4(componentName: string, inputs: Obj, programDir: string, ctx: CheckContext): ChildRegistration[] {
+    const what = `kubernetes:helm.sh/v4:Chart "${componentName}"`;
+    if (hasUnknown(inputs)) throw new MockRefusal(`cannot expand ${what} in the mock leg: its inputs are unknown in preview`);
+    const valueFiles = (Array.isArray(inputs.valueYamlFiles) ? inputs.valueYamlFiles : []).map((a) => (isObj(a) && a[SIG_KEY] === ASSET_SIG && typeof a.path === "string" ? a.path : undefined));
+    const args = unwrap(inputs) as Obj;
+    const chart = typeof args.chart === "string" ? args.chart : "";
+    const repo = isObj(args.repositoryOpts) && typeof args.repositoryOpts.repo === "string" ? args.repositoryOpts.repo : "";
+    const dir = path.resolve(programDir, chart);
+    if (repo !== "" || REMOTE_REF.test(chart) || !fs.existsSync(path.join(dir, "Chart.yaml"))) {
+        throw new MockRefusal(`cannot expand ${what} in the mock leg: the chart comes from a repository or registry (it needs the network)`);
+    }
+    if (valueFiles.some((f) => f === undefined)) throw new MockRefusal(`cannot expand ${what} in the mock leg: a valueYamlFiles entry is not a local file asset`);
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-chart-"));
+    try {
+        const namespace = typeof args.namespace === "string" ? args.namespace : "";
+        const cli = ["template", typeof args.name === "string" && args.name !== "" ? args.name : componentName, dir, "--no-hooks"];
+        if (namespace) cli.push("--namespace", namespace);
+        if (args.skipCrds !== true) cli.push("--include-crds");
+        for (const f of valueFiles) cli.push("--values", path.resolve(programDir, f!));
+        if (isObj(args.values)) {
+            fs.writeFileSync(path.join(tmp, "values.json"), JSON.stringify(args.values));
+            cli.push("--values", path.join(tmp, "values.json"));
+        }
+        const text = renderFor("helm", cli, what, programDir);
+        const prefix = typeof inputs.resourcePrefix === "string" ? inputs.resourcePrefix : componentName;
+        return registerObjects(decodeDocuments(text, (o) => Object.keys(o).length > 0), prefix, namespace || ctx.defaultNamespace, args.skipAwait === true, ctx);
+    } finally {
+        fs.rmSync(tmp, { recursive: true, force: true });
+    }
+}
+
+/**
+ * `kubernetes:kustomize/v2:Directory` with a local kustomization: `kustomize build` with the provider's
+ * options (no load restrictions, no reordering), then the yaml/v2 path (prefix: the component's name;
+ * default namespace: `namespace`, else the provider's). Remote directories are refused.
+ */
+export function expandKustomizeV2(componentName: string, inputs: Obj, programDir: string, ctx: CheckContext): ChildRegistration[] {
+    const what = `kubernetes:kustomize/v2:Directory "${componentName}"`;
+    if (hasUnknown(inputs)) throw new MockRefusal(`cannot expand ${what} in the mock leg: its inputs are unknown in preview`);
+    const args = unwrap(inputs) as Obj;
+    const directory = typeof args.directory === "string" ? args.directory : "";
+    if (REMOTE_REF.test(directory)) throw new MockRefusal(`cannot expand ${what} in the mock leg: the kustomization is remote (it needs the network)`);
+    const dir = path.resolve(programDir, directory);
+    const text = renderFor("kustomize", ["build", "--load-restrictor", "LoadRestrictionsNone", "--reorder", "none", dir], what, programDir);
+    const prefix = typeof inputs.resourcePrefix === "string" ? inputs.resourcePrefix : componentName;
+    const namespace = typeof args.namespace === "string" && args.namespace !== "" ? args.namespace : ctx.defaultNamespace;
+    return registerObjects(decodeDocuments(text, (o) => Object.keys(o).length > 0), prefix, namespace, args.skipAwait === true, ctx);
+}
+
 /** Provider-side components the mock leg expands, and why the others cannot be. */
-export const EXPANDABLE_COMPONENTS = new Set(["kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile"]);
-export const REFUSED_COMPONENTS: Record<string, string> = {
-    "kubernetes:helm.sh/v4:Chart": "rendering a Helm chart needs the chart (often from a repository) and Helm",
-    "kubernetes:kustomize/v2:Directory": "building a kustomization needs kustomize",
-};
+export const EXPANDABLE_COMPONENTS = new Set(["kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile", "kubernetes:helm.sh/v4:Chart", "kubernetes:kustomize/v2:Directory"]);
+export const REFUSED_COMPONENTS: Record<string, string> = {};

@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     const store = (state as unknown as { getStore(): { supportsTransforms: boolean; supportsInvokeTransforms: boolean } }).getStore();
     store.supportsTransforms = true;
     store.supportsInvokeTransforms = true;
-    engine.install((settings as unknown as { getMonitor(): Record<string, Function> }).getMonitor());
+    engine.install((settings as unknown as { getMonitor(): Record<string, (...args: any[]) => any> }).getMonitor());
 
     let programError: unknown;
     process.on("unhandledRejection", (e) => {

@@ -15,7 +15,6 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-// eslint-disable-next-line @typescript-eslint/no-var-requires
 const Module = require("module") as { _load: (request: string, parent: { filename?: string } | null, isMain: boolean) => unknown };
 
 /** The precompiled entry of the program run-policy-pack was asked to start (its last argument), if any. */

@@ -6,7 +6,6 @@
  * from the same module files the index re-exports, so identity (instanceof, isInstance) is unchanged.
  * An SDK without these subpaths gets the full index: slower, never broken.
  */
-/* eslint-disable @typescript-eslint/no-var-requires */
 function load(): { asset: unknown; Output: unknown } {
     try {
         return { asset: require("@pulumi/pulumi/asset"), Output: require("@pulumi/pulumi/output").Output };

@@ -2,6 +2,7 @@
  * What counts as a credential: environment variable names, config keys and literal values that look
  * like secrets. Used by the credentials rule; kept apart so that it can be unit-tested and tuned.
  */
+import { credentialShape } from "./credential-shapes";
 import { compilePattern, patternProblem } from "./production";
 
 /** Cloud and tool credentials whose names do not follow the generic patterns. */
@@ -28,17 +29,6 @@ const CREDENTIAL_NAME = /(^|_)TOKEN$|(^|_)SECRET|(^|_)PASSWORD$|(^|_)PASSWD$|(^|
 
 /** Config keys that hold secrets (the part after `project:` is what is checked). */
 const SECRET_CONFIG_KEY = /(password|passwd|passphrase|secret|token|api[-_]?key|private[-_]?key|credential|access[-_]?key)/i;
-
-/** Literal values that are credentials whatever the field is called. */
-const CREDENTIAL_VALUES: RegExp[] = [
-    /\bpul-[0-9a-f]{40}\b/, // Pulumi access token
-    /\b(AKIA|ASIA)[0-9A-Z]{16}\b/, // AWS access key id
-    /\bgh[pousr]_[A-Za-z0-9]{30,}\b/, // GitHub tokens
-    /\bgithub_pat_[A-Za-z0-9_]{30,}\b/,
-    /\bglpat-[A-Za-z0-9_-]{20,}\b/, // GitLab
-    /\bxox[abprs]-[A-Za-z0-9-]{10,}\b/, // Slack
-    /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
-];
 
 /**
  * Variables whose value names a file holding a credential (the documented way to point a tool at a
@@ -97,8 +87,9 @@ export function isSecretConfigKey(key: string): boolean {
     return SECRET_CONFIG_KEY.test(bare);
 }
 
+/** Whether a value is a credential by its shape (credential-shapes.ts): names aside, what it holds. */
 export function looksLikeCredential(value: unknown): boolean {
-    return typeof value === "string" && CREDENTIAL_VALUES.some((re) => re.test(value));
+    return credentialShape(value) !== undefined;
 }
 
 /**

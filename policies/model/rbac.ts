@@ -21,8 +21,9 @@
  * A subject, role reference or role whose name is missing or unknown during preview is never taken for
  * a concrete object: it may be any (fail closed).
  */
-import { ResourceLike, StackView, effectiveServiceAccount, patchedStacks, stackView } from "./stack";
+import { ResourceLike, StackView, effectiveServiceAccount, patchedStacks, workspaceAccount } from "./stack";
 import { Plain, UNKNOWN, Unknown, entries, get, isObject, list, plain, str } from "./values";
+import { escalationScope, rulesPowers } from "./permissions";
 
 export type Tri = "yes" | "no" | "maybe";
 
@@ -37,8 +38,11 @@ export interface Role {
     kind: "ClusterRole" | "Role";
     name: string | Unknown | undefined;
     namespace: string | Unknown | undefined;
-    /** Whether its own rules grant `*` verbs on `*` resources. */
+    /** Whether its own rules grant every verb on every resource (`*` on `*`, however spelled; see permissions.ts). */
     wildcard: Tri;
+    /** Whether its own rules hold a privilege-escalation path (permissions.ts), and which. */
+    escalation: Tri;
+    escalationWhat?: string;
     labels: Labels;
     /** True when the object may carry labels besides `labels` (a patch of a role the program does not declare). */
     labelsOpen: boolean;
@@ -89,13 +93,6 @@ export interface RbacModel {
     adminGrants: Map<Binding, AdminGrant>;
 }
 
-function includesOrUnknown(v: Plain, wanted: string): Tri {
-    if (v === UNKNOWN) return "maybe";
-    const items = list(v);
-    if (items.includes(wanted)) return "yes";
-    return items.includes(UNKNOWN) ? "maybe" : "no";
-}
-
 function and(a: Tri, b: Tri): Tri {
     if (a === "no" || b === "no") return "no";
     return a === "yes" && b === "yes" ? "yes" : "maybe";
@@ -108,14 +105,9 @@ function or(values: Tri[]): Tri {
 
 const RANK: Record<Tri, number> = { no: 0, maybe: 1, yes: 2 };
 
-function ruleIsWildcard(rule: Plain): Tri {
-    if (rule === UNKNOWN) return "maybe";
-    return and(includesOrUnknown(get(rule, "verbs"), "*"), includesOrUnknown(get(rule, "resources"), "*"));
-}
-
-function rulesWildcard(rules: Plain): Tri {
-    if (rules === UNKNOWN) return "maybe";
-    return or(list(rules).map(ruleIsWildcard));
+function powersOf(rules: Plain): Pick<Role, "wildcard" | "escalation" | "escalationWhat"> {
+    const p = rulesPowers(rules);
+    return { wildcard: p.all, escalation: p.escalation, ...(p.escalationWhat ? { escalationWhat: p.escalationWhat } : {}) };
 }
 
 /** A name that identifies nothing: absent or empty (Kubernetes rejects both; in preview they stand for a value not yet known). */
@@ -152,6 +144,8 @@ function builtInRoles(): Role[] {
         name,
         namespace: undefined,
         wildcard,
+        // admin and edit can create pods and impersonate service accounts (bootstrappolicy's aggregate-to-edit rules).
+        ...(name === "view" ? { escalation: "no" as Tri } : { escalation: "yes" as Tri, escalationWhat: name === "cluster-admin" ? "do anything" : "create pods and impersonate service accounts" }),
         labels: { ...BOOTSTRAP, ...labels },
         labelsOpen: false,
         ...(selectorLabel ? { selectors: [{ matchLabels: { [selectorLabel]: "true" } }] } : {}),
@@ -215,7 +209,7 @@ function buildRbacModel(resources: ResourceLike[]): RbacModel {
                 kind,
                 name,
                 namespace,
-                wildcard: rulesWildcard(get(props, "rules")),
+                ...powersOf(get(props, "rules")),
                 labels: labelsOf(get(props, "metadata", "labels")),
                 labelsOpen: false,
                 resourceName: String(r.name ?? ""),
@@ -294,6 +288,8 @@ function mergeRole(group: RawPatch[], base: Role | undefined): Role {
     let labels: Labels = base ? base.labels : {};
     const setBy = new Map<string, string | Unknown | undefined>();
     let wildcard: Tri = base ? base.wildcard : "no";
+    let escalation: Tri = base ? base.escalation : "no";
+    let escalationWhat = base?.escalationWhat;
     let rulesSet = false;
     let selectors: Plain[] | Unknown | undefined = base?.selectors;
     let selectorsSet = false;
@@ -310,8 +306,11 @@ function mergeRole(group: RawPatch[], base: Role | undefined): Role {
             labels = next;
         }
         if (has(p.props, "rules")) {
-            const w = rulesWildcard(get(p.props, "rules"));
-            wildcard = rulesSet ? or([wildcard, w]) : w;
+            const w = powersOf(get(p.props, "rules"));
+            wildcard = rulesSet ? or([wildcard, w.wildcard]) : w.wildcard;
+            const e = rulesSet ? or([escalation, w.escalation]) : w.escalation;
+            if (e !== escalation || !rulesSet) escalationWhat = RANK[w.escalation] >= RANK[escalation] || !rulesSet ? w.escalationWhat : escalationWhat;
+            escalation = e;
             rulesSet = true;
         }
         if (kind === "ClusterRole" && has(p.props, "aggregationRule")) {
@@ -327,6 +326,8 @@ function mergeRole(group: RawPatch[], base: Role | undefined): Role {
         name: str(get(first.props, "metadata", "name")),
         namespace: str(get(first.props, "metadata", "namespace")),
         wildcard,
+        escalation,
+        ...(escalation !== "no" && escalationWhat ? { escalationWhat } : {}),
         labels,
         labelsOpen: base === undefined,
         resourceName: String(group[group.length - 1].resource.name ?? ""),
@@ -418,11 +419,13 @@ export function selectorMatches(selector: Plain, role: Role): Tri {
     return results.reduce<Tri>((acc, t) => and(acc, t), "yes");
 }
 
-/** How a role grants (or may grant) `*` on `*`, with aggregation resolved. */
+/** How a role grants (or may grant) `*` on `*`, or an escalation path, with aggregation resolved. */
 export interface RoleGrant {
     wildcard: Tri;
     /** The role whose own rules decide it (the role itself, or one it aggregates). */
     source?: Role;
+    escalation: Tri;
+    escalationSource?: Role;
     /** Program-declared aggregating ClusterRoles reached: their selectors may match roles outside the program. */
     openAggregators: Role[];
 }
@@ -455,6 +458,8 @@ export function roleGrant(role: Role, model: RbacModel): RoleGrant {
     }
     let wildcard: Tri = "no";
     let source: Role | undefined;
+    let escalation: Tri = "no";
+    let escalationSource: Role | undefined;
     const openAggregators: Role[] = [];
     for (const [r, t] of reach) {
         const w = and(t, r.wildcard);
@@ -462,9 +467,14 @@ export function roleGrant(role: Role, model: RbacModel): RoleGrant {
             wildcard = w;
             source = r;
         }
+        const e = and(t, r.escalation);
+        if (RANK[e] > RANK[escalation] || (e === escalation && e !== "no" && r === role)) {
+            escalation = e;
+            escalationSource = r;
+        }
         if (r.selectors !== undefined && !r.builtIn) openAggregators.push(r);
     }
-    const result = { wildcard, source, openAggregators };
+    const result: RoleGrant = { wildcard, source, escalation, escalationSource, openAggregators };
     model.grants.set(role, result);
     return result;
 }
@@ -475,6 +485,8 @@ export interface AdminGrant {
     /** The matching role (for a wildcard verdict). */
     role?: Role;
     grant?: RoleGrant;
+    /** Set when the verdict comes from an escalation path (permissions.ts), not from `*` on `*`. */
+    escalation?: string;
     /** Why it is "maybe", for messages. */
     unknown?: string;
     /** Program aggregating roles the binding's role reaches (their selectors may match roles outside the program). */
@@ -512,13 +524,29 @@ function computeAdminGrant(binding: Binding, model: RbacModel): AdminGrant {
         const grant = roleGrant(role, model);
         if (target === "yes") for (const a of grant.openAggregators) open.add(a);
         const admin = and(target, grant.wildcard);
-        if (RANK[admin] > RANK[best.admin]) {
+        const scope = escalationScope(binding.kind, binding.namespace);
+        const escalates = and(and(target, grant.escalation), scope);
+        const via = RANK[escalates] > RANK[admin] ? escalates : admin;
+        const byEscalation = RANK[escalates] > RANK[admin];
+        // At equal certainty, `*` on `*` is the plainer reason to report than an escalation path.
+        if (RANK[via] > RANK[best.admin] || (via !== "no" && via === best.admin && !byEscalation && best.escalation !== undefined)) {
+            const what = grant.escalationSource?.escalationWhat ?? "escalate its privileges";
             best = {
-                admin,
+                admin: via,
                 role,
                 grant,
                 openAggregators: [],
-                ...(admin === "maybe" ? { unknown: target === "maybe" ? "a role of this program whose name is unknown during preview may be it" : "its role's rules, labels or aggregation selectors are unknown during preview" } : {}),
+                ...(byEscalation ? { escalation: `it can ${what}${binding.kind === "ClusterRoleBinding" ? " cluster-wide" : " in a privileged namespace"}` } : {}),
+                ...(via === "maybe"
+                    ? {
+                          unknown:
+                              target === "maybe"
+                                  ? "a role of this program whose name is unknown during preview may be it"
+                                  : byEscalation && scope === "maybe"
+                                    ? "the binding's namespace is unknown during preview and its role can escalate privileges in a privileged namespace"
+                                    : "its role's rules, labels or aggregation selectors are unknown during preview",
+                      }
+                    : {}),
             };
         }
     }
@@ -552,6 +580,12 @@ export function describeRole(name: string, kind: string | Unknown | undefined, g
 export function describeBindingRole(binding: Binding, g: AdminGrant): string {
     if (binding.patch?.roleOutsideProgram) return "the role it binds in the cluster (not in this program)";
     if (typeof binding.roleName !== "string" || binding.roleName === "") return `${typeof binding.roleKind === "string" && binding.roleKind ? binding.roleKind : "role"} ${quoteName(binding.roleName)}`;
+    if (g.escalation && g.admin === "yes") {
+        const src = g.grant?.escalationSource;
+        const through = src && !(src.name === binding.roleName && src.kind === binding.roleKind) ? ` through ${src.kind} ${quoteName(src.name)}, which it aggregates` : "";
+        const kind = typeof binding.roleKind === "string" && binding.roleKind ? binding.roleKind : "role";
+        return `${kind} ${JSON.stringify(binding.roleName)} (equivalent to cluster-admin: ${g.escalation}${through})`;
+    }
     return describeRole(binding.roleName, binding.roleKind, g.grant);
 }
 
@@ -565,11 +599,13 @@ export function describeBinding(binding: Binding): string {
 }
 
 /**
- * Groups that cover every service account: all service accounts, all authenticated identities (every
- * service account token authenticates as a member), and `system:masters` (which the issue's threat model
- * counts as a grant to anyone who can join it).
+ * Groups that cover every service account: all service accounts and all authenticated identities (every
+ * service account token authenticates as a member of both). `system:masters` is not one: the API server
+ * never puts a service account in it (its groups are `system:serviceaccounts`, `system:serviceaccounts:<ns>`
+ * and `system:authenticated`), so binding a role to it grants a Stack's account nothing (and the group
+ * already bypasses authorization).
  */
-export const GROUPS_COVERING_ALL_ACCOUNTS: ReadonlySet<string> = new Set(["system:serviceaccounts", "system:authenticated", "system:masters"]);
+export const GROUPS_COVERING_ALL_ACCOUNTS: ReadonlySet<string> = new Set(["system:serviceaccounts", "system:authenticated"]);
 
 /**
  * The namespace a ServiceAccount subject names: its own, else (in a RoleBinding) the binding's; UNKNOWN
@@ -713,6 +749,60 @@ function buildStackIdentities(resources: ResourceLike[]): StackIdentity[] {
         const sa = effectiveServiceAccount(view);
         const namespace = view.namespace === UNKNOWN ? UNKNOWN : view.namespace ?? DEFAULT_NAMESPACE;
         out.push({ order: out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
+    }
+    return out;
+}
+
+const WORKSPACE_TYPE = "kubernetes:auto.pulumi.com/v1alpha1:Workspace";
+
+/**
+ * The program's PKO `Workspace` objects (auto.pulumi.com/v1alpha1, declared directly) and the accounts
+ * their pods run as, as identities like a Stack's (the rules that judge what a Stack's account is granted
+ * judge a Workspace's the same way). The account follows the workspace controller: the pod template's
+ * `serviceAccountName` wins over `spec.serviceAccountName`, which the CRD defaults to `default`.
+ */
+export function workspaceIdentities(resources: ResourceLike[], firstOrder = 0): StackIdentity[] {
+    const out: StackIdentity[] = [];
+    for (const r of resources) {
+        const type = String(r?.type ?? "");
+        if (!type.startsWith("kubernetes:") || type.endsWith("Patch")) continue;
+        const props = plain(r.props);
+        const isWorkspace = type === WORKSPACE_TYPE || (get(props, "apiVersion") === "auto.pulumi.com/v1alpha1" && get(props, "kind") === "Workspace");
+        if (!isWorkspace) continue;
+        const name = String(r.name ?? "");
+        const namespaceRaw = str(get(props, "metadata", "namespace"));
+        const view: StackView = {
+            resourceName: name,
+            label: `Workspace ${JSON.stringify(name)}`,
+            urn: typeof r.urn === "string" ? r.urn : undefined,
+            type,
+            apiVersion: "auto.pulumi.com/v1alpha1",
+            name: str(get(props, "metadata", "name")),
+            namespace: namespaceRaw,
+            labels: {},
+            annotations: {},
+            object: props,
+            spec: get(props, "spec"),
+            stack: undefined,
+            projectRepo: undefined,
+            repoDir: undefined,
+            commit: undefined,
+            branch: undefined,
+            backend: undefined,
+            fluxSource: undefined,
+            programRef: undefined,
+            destroyOnFinalize: undefined,
+            refresh: undefined,
+            preview: undefined,
+            resyncFrequencySeconds: undefined,
+            serviceAccountName: undefined,
+            workspaceTemplate: undefined,
+            environment: undefined,
+        };
+        const spec = get(props, "spec");
+        const sa = props === UNKNOWN ? { name: UNKNOWN as Unknown, source: "spec" } : (workspaceAccount(spec, "spec") ?? { name: "default", source: "the Workspace's default service account" });
+        const namespace = namespaceRaw === UNKNOWN || props === UNKNOWN ? UNKNOWN : namespaceRaw ?? DEFAULT_NAMESPACE;
+        out.push({ order: firstOrder + out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
     }
     return out;
 }

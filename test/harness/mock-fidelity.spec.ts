@@ -168,10 +168,10 @@ describe("mock leg: programs (child process under mocks)", function () {
         assert.fail("the mock leg ran a program it cannot reproduce");
     }
 
-    it("refuses provider-side components it cannot expand (Helm v4, kustomize v2)", async () => {
+    it("refuses provider-side components it cannot expand (a Helm v4 chart from a registry, a remote kustomize v2 directory)", async () => {
         const helm = program("helm4", `import * as k8s from "@pulumi/kubernetes";\nnew k8s.helm.v4.Chart("nginx", { chart: "oci://registry-1.docker.io/bitnamicharts/nginx" });\n`);
         assert.match(await refusal(helm), /^cannot expand kubernetes:helm\.sh\/v4:Chart "nginx" in the mock leg: /);
-        const kust = program("kust2", `import * as k8s from "@pulumi/kubernetes";\nnew k8s.kustomize.v2.Directory("app", { directory: "./app" });\n`);
+        const kust = program("kust2", `import * as k8s from "@pulumi/kubernetes";\nnew k8s.kustomize.v2.Directory("app", { directory: "https://github.com/kubernetes-sigs/kustomize//examples/helloWorld?ref=v3.3.1" });\n`);
         assert.match(await refusal(kust), /^cannot expand kubernetes:kustomize\/v2:Directory "app" in the mock leg: /);
     });
 

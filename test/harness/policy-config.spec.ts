@@ -93,7 +93,6 @@ describe("policy config check", () => {
 
 describe("YAML files that do not parse", () => {
     it("are reported with the error kind and position, never their content", () => {
-        // eslint-disable-next-line @typescript-eslint/no-var-requires
         const YAML = require("yaml");
         const { yamlErrorPosition } = require("../../core/pack-config");
         for (const text of ["a: b: c: SECRET-A", "key: \"unterminated SECRET-B", "x: *SECRET-C\n", "{a: SECRET-D"]) {
@@ -111,7 +110,6 @@ describe("YAML files that do not parse", () => {
 
 describe("fixtures' policy config", () => {
     it("is checked against the pack when fixtures load, before any leg runs (a misspelt property is bad input)", () => {
-        // eslint-disable-next-line @typescript-eslint/no-var-requires
         const { loadFixtures } = require("../../harness/runner");
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-fixture-"));
         try {

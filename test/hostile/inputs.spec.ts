@@ -40,8 +40,9 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
         const cases: [string, string, RegExp][] = [
             ["an undefined alias", `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: *${CANARY}\n`, /:5:\d+: invalid YAML: an alias refers to an anchor that is not defined$/],
             ["an undeclared tag handle", `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: !${CANARY}! x\n`, /:5:\d+: invalid YAML: a tag that cannot be resolved$/],
-            ["a bad escape", `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: "\\q${CANARY}"\n`, /:5:\d+: invalid YAML: an invalid scalar or character$/],
-            ["a duplicated key", `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  ${CANARY}: 1\n  ${CANARY}: 2\n`, /:\d+:\d+: invalid YAML: a mapping key appears twice$/],
+            ["a bad escape", `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: "\\q${CANARY}"\n`, /:5:\d+: invalid YAML: an invalid escape sequence$/],
+            ["an unclosed flow sequence", `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: [${CANARY}\n`, /:\d+:\d+: invalid YAML: bad indentation$/],
+            ["flow collections nested too deeply", `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\ndata:\n  k: ${"[".repeat(5000)}${CANARY}${"]".repeat(5000)}\n`, /:\d+:\d+: invalid YAML: mappings, sequences or aliases nested too deeply$/],
         ];
         for (const [what, text, re] of cases) {
             it(what, () => {

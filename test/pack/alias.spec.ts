@@ -59,9 +59,7 @@ describe("lean pack entry: the @pulumi/pulumi alias", function () {
             names.forEach((n) => taken.add(n));
         }
         assert.ok(taken.size > 0, "found no use of @pulumi/pulumi in @pulumi/policy: the scan is broken");
-        // eslint-disable-next-line @typescript-eslint/no-var-requires
         const alias = require(path.join(REPO_ROOT, "pack", "src", "pulumi-sdk"));
-        // eslint-disable-next-line @typescript-eslint/no-var-requires
         const full = require("@pulumi/pulumi");
         for (const name of taken) {
             assert.ok(alias[name] !== undefined, `pack/src/pulumi-sdk.ts does not export ${name}, which @pulumi/policy uses`);

@@ -11,7 +11,6 @@ import * as os from "os";
 import * as path from "path";
 import * as readline from "readline";
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const analyzerGrpc = require("@pulumi/pulumi/proto/analyzer_grpc_pb");
 const emptyPb = require("google-protobuf/google/protobuf/empty_pb");
 

@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { policy } from "../../policies/argocd-app-pko-sync-order";
-import { TestResource, goodSpec, runStackPolicy, stackResource } from "../helpers";
+import { TestResource, assertFindings, goodSpec, runStackPolicy, stackResource } from "../helpers";
 
 const wave = (w: string) => ({ annotations: { "argocd.argoproj.io/sync-wave": w } });
 const secret = (w?: string): TestResource => ({
@@ -25,7 +25,7 @@ describe("argocd-app-pko-sync-order", () => {
     });
     it("flags an auto-pruning Application that manages a destroyable production Stack", () => {
         const prod = stackResource("s", goodSpec({ destroyOnFinalize: true }));
-        assert.match(runStackPolicy(policy, [prod, app(true)])[0].message, /auto-prunes/);
+        assertFindings(runStackPolicy(policy, [prod, app(true)]), [{ policy: policy.name, level: "advisory", resource: "app", message: /auto-prunes/ }]);
         assert.deepStrictEqual(runStackPolicy(policy, [prod, app(false)]), []);
         const dev = stackResource("s", goodSpec({ stack: "a/b/dev", destroyOnFinalize: true }));
         assert.deepStrictEqual(runStackPolicy(policy, [dev, app(true)]), []);

@@ -1,8 +1,11 @@
 import * as assert from "assert";
 import { policy } from "../../policies/aws-s3-no-public-acl";
-import { UNKNOWN_WIRE, runResourcePolicy, secret } from "../helpers";
+import { UNKNOWN_WIRE, runResourcePolicy, secret, ExpectedFinding, assertFindings } from "../helpers";
 
-const check = (type: string, props: unknown) => runResourcePolicy(policy, { type, name: "b", props }).map((r) => r.message);
+const run = (type: string, props: unknown) => runResourcePolicy(policy, { type, name: "b", props });
+/** The one finding an input should produce. */
+const one = (message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "mandatory", resource: "b", message }];
+const check = (...a: Parameters<typeof run>) => run(...a).map((r) => r.message);
 const BUCKET = "aws:s3/bucket:Bucket";
 const ACL = "aws:s3/bucketAcl:BucketAcl";
 const ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers";
@@ -33,7 +36,7 @@ describe("aws-s3-no-public-acl", () => {
     });
 
     it("fails closed on unknown ACLs and grants; reads secret-wrapped values", () => {
-        assert.match(check(BUCKET, { acl: UNKNOWN_WIRE })[0], /unknown during preview/);
+        assertFindings(run(BUCKET, { acl: UNKNOWN_WIRE }), one(/unknown during preview/));
         assert.strictEqual(check(ACL, { accessControlPolicy: { grants: UNKNOWN_WIRE } }).length, 1);
         assert.strictEqual(check(BUCKET, { acl: secret("public-read") }).length, 1);
     });

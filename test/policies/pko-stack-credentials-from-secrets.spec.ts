@@ -1,14 +1,17 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-credentials-from-secrets";
-import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, secret, stackResource } from "../helpers";
+import { ExpectedFinding, UNKNOWN_WIRE, assertFindings, goodSpec, runResourcePolicy, secret, stackResource } from "../helpers";
 
 const CANARY = "pul-c0ffeec0ffeec0ffeec0ffeec0ffeec0ffee0000"; // shaped like a real Pulumi token
 
-function check(spec: unknown, config: Record<string, unknown> = {}) {
+function run(spec: unknown, config: Record<string, unknown> = {}) {
     const reported = runResourcePolicy(policy, stackResource("app", spec), config);
     for (const r of reported) assert.ok(!r.message.includes(CANARY), `message echoes a secret: ${r.message}`);
-    return reported.map((r) => r.message);
+    return reported;
 }
+const check = (...a: Parameters<typeof run>) => run(...a).map((r) => r.message);
+/** The one finding an input should produce. */
+const one = (message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "mandatory", resource: "app", message }];
 
 const literal = (value: unknown) => ({ type: "Literal", literal: { value } });
 
@@ -107,7 +110,7 @@ describe("pko-stack-credentials-from-secrets", () => {
             assert.match(m[0], /spec\.projectRepo embeds credentials in its URL \(a query parameter\)/);
             assert.ok(!m[0].includes(CANARY));
         }
-        assert.match(check(goodSpec({ backend: `https://user:${CANARY}@state.example.com` }))[0], /\(the user-info part\)/);
+        assertFindings(run(goodSpec({ backend: `https://user:${CANARY}@state.example.com` })), one(/\(the user-info part\)/));
     });
 
     it("checks the workspace template's container env", () => {
@@ -121,9 +124,9 @@ describe("pko-stack-credentials-from-secrets", () => {
     });
 
     it("fails closed when a credential's reference or the spec is unknown", () => {
-        assert.match(check(goodSpec({ envRefs: { PULUMI_ACCESS_TOKEN: { type: UNKNOWN_WIRE } } }))[0], /unknown during preview/);
-        assert.match(check(goodSpec({ envRefs: UNKNOWN_WIRE }))[0], /spec\.envRefs is unknown/);
-        assert.match(check(UNKNOWN_WIRE)[0], /spec is unknown/);
+        assertFindings(run(goodSpec({ envRefs: { PULUMI_ACCESS_TOKEN: { type: UNKNOWN_WIRE } } })), one(/unknown during preview/));
+        assertFindings(run(goodSpec({ envRefs: UNKNOWN_WIRE })), one(/spec\.envRefs is unknown/));
+        assertFindings(run(UNKNOWN_WIRE), one(/spec is unknown/));
     });
 
     it("does not fail on an unknown secret name when the type is known to be Secret", () => {
@@ -163,8 +166,8 @@ describe("pko-stack-credentials-from-secrets", () => {
         });
 
         it("fail closed on a value unknown during preview; pass Secret, Env and FS refs and valueFrom", () => {
-            assert.match(check(goodSpec({ envRefs: { KUBECONFIG: literal(UNKNOWN_WIRE) } }))[0], /unknown during preview, so it cannot be verified to be a file path/);
-            assert.match(check(goodSpec({ envRefs: { KUBECONFIG: UNKNOWN_WIRE } }))[0], /unknown during preview/);
+            assertFindings(run(goodSpec({ envRefs: { KUBECONFIG: literal(UNKNOWN_WIRE) } })), one(/unknown during preview, so it cannot be verified to be a file path/));
+            assertFindings(run(goodSpec({ envRefs: { KUBECONFIG: UNKNOWN_WIRE } })), one(/unknown during preview/));
             assert.deepStrictEqual(check(goodSpec({ envRefs: { KUBECONFIG: { type: "Secret", secret: { name: "kube", key: "path" } }, AWS_CONFIG_FILE: { type: "Env", env: { name: "X" } }, GOOGLE_APPLICATION_CREDENTIALS: { type: "FS", filesystem: { path: "/p" } } } })), []);
             const ws = { spec: { env: [{ name: "GOOGLE_APPLICATION_CREDENTIALS", valueFrom: { configMapKeyRef: { name: "paths", key: "gcp" } } }] } };
             assert.deepStrictEqual(check(goodSpec({ workspaceTemplate: ws })), []);
@@ -182,3 +185,45 @@ describe("pko-stack-credentials-from-secrets", () => {
         assert.match(m[0], /extraCredentialNames entry "\(\?=X\)TOKEN" is not a valid RE2 regular expression/);
     });
 });
+
+describe("pko-stack-credentials-from-secrets: PKO v2 fields and credentials by value", () => {
+    const pw = ["s3cr", "et-", "Pa55"].join("");
+    const checkNoEcho = (spec: unknown) => {
+        const m = check(spec);
+        for (const x of m) assert.ok(!x.includes(pw), `message echoes a value: ${x}`);
+        return m;
+    };
+
+    it("flags a Literal whose value is a credential by its shape, naming field and shape, never the value", () => {
+        const m = checkNoEcho(goodSpec({ envRefs: { ...(goodSpec().envRefs as object), DATABASE_URL: literal(`postgres://app:${pw}@db/app`) } }));
+        assert.deepStrictEqual(m.length, 1);
+        assert.match(m[0], /^spec\.envRefs\.DATABASE_URL is a Literal whose value is a credential \(a URL with a password in its user-info\)/);
+        assert.deepStrictEqual(checkNoEcho(goodSpec({ envRefs: { ...(goodSpec().envRefs as object), REPO: literal("ssh://git@github.com/acme/app.git") } })), []);
+    });
+
+    it("flags credentials inside config values (JSON objects too) and secret-looking configRef keys", () => {
+        const m = checkNoEcho(goodSpec({ config: { "app:db": { primary: `mysql://root:${pw}@db/x` }, "app:region": "us-east-1" } }));
+        assert.deepStrictEqual(m.length, 1);
+        assert.match(m[0], /^spec\.config\.app:db\.primary holds a credential in plaintext \(a URL with a password in its user-info\)/);
+        const r = checkNoEcho(goodSpec({ configRef: { "app:dbPassword": { name: "app-config", key: "db" }, "app:region": { name: "app-config", key: "region" } } }));
+        assert.deepStrictEqual(r.length, 1);
+        assert.match(r[0], /^spec\.configRef\.app:dbPassword takes a secret-looking config value from a ConfigMap/);
+        assert.match(checkNoEcho(goodSpec({ configRef: UNKNOWN_WIRE }))[0], /spec\.configRef is unknown during preview/);
+    });
+
+    it("requires gitAuth.githubApp.privateKey (PKO 2.7+) to come from a Secret; app and installation ids may be literals", () => {
+        const app = (privateKey: unknown) => goodSpec({ gitAuth: { githubApp: { appID: literal("123"), installationID: literal("456"), privateKey } } });
+        assert.match(checkNoEcho(app(literal(pw)))[0], /^spec\.gitAuth\.githubApp\.privateKey \(a GitHub App private key\) is a Literal/);
+        assert.deepStrictEqual(checkNoEcho(app({ type: "Secret", secret: { name: "gh-app", key: "pem" } })), []);
+        assert.match(checkNoEcho(app(UNKNOWN_WIRE))[0], /githubApp\.privateKey .* unknown during preview/);
+    });
+
+    it("flags a workspace env value that is a credential by shape (JWT), in the template and in its containers", () => {
+        const jwt = `eyJ${"a".repeat(20)}.eyJ${"b".repeat(30)}.${"c".repeat(43)}`;
+        const m = checkNoEcho(goodSpec({ workspaceTemplate: { spec: { env: [{ name: "HOOK", value: `Bearer ${jwt}` }], podTemplate: { spec: { containers: [{ name: "pulumi", env: [{ name: "OTHER", value: jwt }] }] } } } } }));
+        assert.deepStrictEqual(m.length, 2);
+        for (const x of m) assert.match(x, /sets a credential as a literal value \(a JWT\)/);
+        for (const x of m) assert.ok(!x.includes(jwt));
+    });
+});
+

@@ -1,11 +1,14 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-destroy-on-finalize-nonprod";
-import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, secret, stackResource } from "../helpers";
+import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, secret, stackResource, ExpectedFinding, assertFindings } from "../helpers";
 
 /** `settings`: the pack-wide production settings (pko-guard-production's config). */
-function check(spec: unknown, metadata: Record<string, unknown> = {}, settings: Record<string, unknown> | null = {}) {
-    return runResourcePolicy(policy, stackResource("app", spec, metadata), {}, settings).map((r) => r.message);
+function run(spec: unknown, metadata: Record<string, unknown> = {}, settings: Record<string, unknown> | null = {}) {
+    return runResourcePolicy(policy, stackResource("app", spec, metadata), {}, settings);
 }
+/** The one finding an input should produce. */
+const one = (message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "mandatory", resource: "app", message }];
+const check = (...a: Parameters<typeof run>) => run(...a).map((r) => r.message);
 
 describe("pko-stack-destroy-on-finalize-nonprod", () => {
     it("passes production without destroyOnFinalize, and with it false", () => {
@@ -40,9 +43,9 @@ describe("pko-stack-destroy-on-finalize-nonprod", () => {
     });
 
     it("fails closed when destroyOnFinalize or the production signals are unknown", () => {
-        assert.match(check(goodSpec({ destroyOnFinalize: UNKNOWN_WIRE }))[0], /unknown during preview/);
-        assert.match(check(goodSpec({ stack: UNKNOWN_WIRE, destroyOnFinalize: true }))[0], /fails closed/);
-        assert.match(check(goodSpec({ stack: "a/b/dev", destroyOnFinalize: true }), { labels: UNKNOWN_WIRE })[0], /metadata\.labels/);
+        assertFindings(run(goodSpec({ destroyOnFinalize: UNKNOWN_WIRE })), one(/unknown during preview/));
+        assertFindings(run(goodSpec({ stack: UNKNOWN_WIRE, destroyOnFinalize: true })), one(/fails closed/));
+        assertFindings(run(goodSpec({ stack: "a/b/dev", destroyOnFinalize: true }), { labels: UNKNOWN_WIRE }), one(/metadata\.labels/));
         assert.strictEqual(check(UNKNOWN_WIRE).length, 1);
     });
 
@@ -58,9 +61,9 @@ describe("pko-stack-destroy-on-finalize-nonprod", () => {
 
     it("says once how the Stack is production, in the pack's one wording", () => {
         const dev = goodSpec({ stack: "acme/app/live", destroyOnFinalize: true });
-        assert.match(check(dev, { namespace: "payments" }, { productionNamespaces: ["payments"] })[0], /is production by namespace "payments" and/);
-        assert.match(check(dev, { labels: { env: "prod" } })[0], /is production by label env="prod" and/);
-        assert.match(check(goodSpec({ destroyOnFinalize: true }))[0], /is production by spec\.stack "acme\/app\/prod" \(pattern/);
+        assertFindings(run(dev, { namespace: "payments" }, { productionNamespaces: ["payments"] }), one(/is production by namespace "payments" and/));
+        assertFindings(run(dev, { labels: { env: "prod" } }), one(/is production by label env="prod" and/));
+        assertFindings(run(goodSpec({ destroyOnFinalize: true })), one(/is production by spec\.stack "acme\/app\/prod" \(pattern/));
     });
 
     it("fails closed on every Stack it judges when the settings policy did not run (disabled)", () => {

@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-no-cluster-admin";
-import { TestResource, UNKNOWN_WIRE, goodSpec, runStackPolicy, stackResource } from "../helpers";
+import { ExpectedFinding, TestResource, UNKNOWN_WIRE, assertFindings, goodSpec, runStackPolicy, stackResource } from "../helpers";
 
 const CRB = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding";
 const RB = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding";
@@ -22,6 +22,8 @@ const stack = (spec: Record<string, unknown> = {}, metadata: Record<string, unkn
 function check(resources: TestResource[]) {
     return runStackPolicy(policy, resources);
 }
+/** The one finding a program should produce, on `resource`. */
+const one = (resource: string, message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "mandatory", resource, message }];
 
 describe("pko-stack-no-cluster-admin", () => {
     it("passes the auth-delegator binding and least-privilege roles", () => {
@@ -51,6 +53,21 @@ describe("pko-stack-no-cluster-admin", () => {
         assert.strictEqual(check([ws, binding(CRB, "a", admin, [sa("deployer")])]).length, 0);
     });
 
+    it("follows PKO's merge order: the workspace pod template's serviceAccountName is merged last and wins", () => {
+        const pod = (podSpec: unknown) => stack({ workspaceTemplate: { spec: { serviceAccountName: "ws", podTemplate: { spec: podSpec } } } });
+        const r = check([pod({ serviceAccountName: "root-sa" }), binding(CRB, "a", admin, [sa("root-sa")])]);
+        assert.strictEqual(r.length, 1);
+        assert.match(r[0].message, /runs as \(spec\.workspaceTemplate\.spec\.podTemplate\.spec\.serviceAccountName\)/);
+        assert.strictEqual(check([pod({ serviceAccountName: "root-sa" }), binding(CRB, "a", admin, [sa("ws")])]).length, 0);
+        assert.strictEqual(check([pod({ serviceAccountName: "root-sa" }), binding(CRB, "a", admin, [sa("deployer")])]).length, 0);
+        // The deprecated serviceAccount alias never wins over serviceAccountName (always set: the Workspace CRD defaults it).
+        assert.strictEqual(check([pod({ serviceAccount: "root-sa" }), binding(CRB, "a", admin, [sa("root-sa")])]).length, 0);
+        assert.strictEqual(check([pod({ serviceAccount: "root-sa" }), binding(CRB, "a", admin, [sa("ws")])]).length, 1);
+        // Unknown during preview where it decides: fail closed.
+        assertFindings(check([pod({ serviceAccountName: UNKNOWN_WIRE }), binding(CRB, "a", admin, [sa("other")])]), one("a", /may grant/));
+        assertFindings(check([pod(UNKNOWN_WIRE), binding(CRB, "a", admin, [sa("other")])]), one("a", /may grant/));
+    });
+
     it("uses the default namespace for a Stack without one", () => {
         const r = stackResource("app", goodSpec(), { namespace: undefined });
         assert.strictEqual(check([r, binding(CRB, "a", admin, [sa("default", "default")])]).length, 1);
@@ -60,7 +77,6 @@ describe("pko-stack-no-cluster-admin", () => {
         for (const subject of [
             { kind: "Group", name: "system:serviceaccounts" },
             { kind: "Group", name: "system:serviceaccounts:pulumi" },
-            { kind: "Group", name: "system:masters" },
             { kind: "Group", name: "system:authenticated" },
             { kind: "User", name: "system:serviceaccount:pulumi:deployer" },
         ]) {
@@ -68,11 +84,13 @@ describe("pko-stack-no-cluster-admin", () => {
         }
         assert.strictEqual(check([stack(), binding(CRB, "a", admin, [{ kind: "Group", name: "system:serviceaccounts:other" }])]).length, 0);
         assert.strictEqual(check([stack(), binding(CRB, "a", admin, [{ kind: "Group", name: "system:unauthenticated" }])]).length, 0);
+        // No service account is ever a member of system:masters: binding it grants the Stack nothing.
+        assert.strictEqual(check([stack(), binding(CRB, "a", admin, [{ kind: "Group", name: "system:masters" }])]).length, 0);
     });
 
     it("counts a program's wildcard ClusterRole and Role, not narrower ones", () => {
         const wild = { type: CR, name: "all", props: { metadata: { name: "all" }, rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }] } };
-        const narrow = { type: CR, name: "some", props: { metadata: { name: "some" }, rules: [{ apiGroups: ["*"], resources: ["pods"], verbs: ["*"] }] } };
+        const narrow = { type: CR, name: "some", props: { metadata: { name: "some" }, rules: [{ apiGroups: ["*"], resources: ["pods", "configmaps"], verbs: ["get", "list", "watch", "delete"] }] } };
         assert.strictEqual(check([stack(), wild, binding(CRB, "a", { kind: "ClusterRole", name: "all" }, [sa("deployer")])]).length, 1);
         assert.strictEqual(check([stack(), narrow, binding(CRB, "a", { kind: "ClusterRole", name: "some" }, [sa("deployer")])]).length, 0);
         const role = { type: ROLE, name: "r", props: { metadata: { name: "r", namespace: "pulumi" }, rules: [{ resources: ["*"], verbs: ["*"] }] } };
@@ -86,7 +104,7 @@ describe("pko-stack-no-cluster-admin", () => {
     });
 
     it("fails closed on unknown role, subjects or service account", () => {
-        assert.match(check([stack(), binding(CRB, "a", { kind: "ClusterRole", name: UNKNOWN_WIRE }, [sa("deployer")])])[0].message, /may grant.*fails closed/);
+        assertFindings(check([stack(), binding(CRB, "a", { kind: "ClusterRole", name: UNKNOWN_WIRE }, [sa("deployer")])]), one("a", /may grant.*fails closed/));
         assert.strictEqual(check([stack(), binding(CRB, "a", admin, UNKNOWN_WIRE)]).length, 1);
         assert.strictEqual(check([stack(), binding(CRB, "a", admin, [sa(UNKNOWN_WIRE)])]).length, 1);
         assert.strictEqual(check([stack({ serviceAccountName: UNKNOWN_WIRE }), binding(CRB, "a", admin, [sa("x")])]).length, 1);
@@ -143,7 +161,7 @@ describe("pko-stack-no-cluster-admin: aggregated ClusterRoles", () => {
         assert.strictEqual(n([{ matchExpressions: [{ key: "team", operator: "NotIn", values: ["b"] }] }]), 1);
         assert.strictEqual(n([{ matchLabels: { tier: "dev" } }, { matchLabels: { tier: "ops" }, matchExpressions: [{ key: "team", operator: "NotIn", values: ["a"] }] }]), 0);
         // NotIn also selects roles without the label, the built-in cluster-admin among them.
-        assert.match(check(agg([{ matchExpressions: [{ key: "team", operator: "NotIn", values: ["a"] }] }]))[0].message, /aggregates ClusterRole "cluster-admin"/);
+        assertFindings(check(agg([{ matchExpressions: [{ key: "team", operator: "NotIn", values: ["a"] }] }])), one("agg-binding", /aggregates ClusterRole "cluster-admin"/));
         assert.strictEqual(n([{ matchLabels: { tier: "dev" } }, { matchExpressions: [{ key: "tier", operator: "Exists" }] }]), 1);
         assert.strictEqual(n([{ matchLabels: { tier: "ops" }, matchExpressions: [{ key: "tier", operator: "DoesNotExist" }] }]), 0);
     });
@@ -161,7 +179,10 @@ describe("pko-stack-no-cluster-admin: aggregated ClusterRoles", () => {
         const wild = clusterRole("crd-everything", { labels: { "rbac.authorization.k8s.io/aggregate-to-view": "true" }, rules: WILD });
         for (const role of ["view", "edit", "admin"]) {
             assert.strictEqual(check([stack(), wild, bindAgg(role)]).length, 1, role);
-            assert.strictEqual(check([stack(), bindAgg(role)]).length, 0, role);
+            // Bound cluster-wide, edit and admin create pods and impersonate accounts in kube-system (an escalation path).
+            assert.strictEqual(check([stack(), bindAgg(role)]).length, role === "view" ? 0 : 1, role);
+            assert.strictEqual(check([stack(), wild, binding(RB, "b", { kind: "ClusterRole", name: role }, [sa("deployer")], "pulumi")]).length, 1, role);
+            assert.strictEqual(check([stack(), binding(RB, "b", { kind: "ClusterRole", name: role }, [sa("deployer")], "pulumi")]).length, 0, role);
         }
         // A program role named edit replaces the built-in one.
         assert.strictEqual(check([stack(), wild, clusterRole("edit", { rules: NARROW }), bindAgg("edit")]).length, 0);
@@ -169,14 +190,16 @@ describe("pko-stack-no-cluster-admin: aggregated ClusterRoles", () => {
 
     it("follows a program selector on the built-in aggregate-to-admin label through edit and view", () => {
         const agg = clusterRole("agg", { selectors: [{ matchLabels: { "rbac.authorization.k8s.io/aggregate-to-admin": "true" } }] });
-        assert.deepStrictEqual(check([stack(), agg, bindAgg()]), []);
+        // Aggregating built-in edit (labelled aggregate-to-admin) bound cluster-wide: edit's pods and impersonation are an escalation.
+        assertFindings(check([stack(), agg, bindAgg()]), one("agg-binding", /equivalent to cluster-admin: it can create pods and impersonate service accounts cluster-wide through ClusterRole "edit"/));
+        assert.deepStrictEqual(check([stack(), agg, binding(RB, "b", { kind: "ClusterRole", name: "agg" }, [sa("deployer")], "pulumi")]), []);
         const wild = clusterRole("crd-all", { labels: { "rbac.authorization.k8s.io/aggregate-to-view": "true" }, rules: WILD });
-        assert.match(check([stack(), agg, wild, bindAgg()])[0].message, /aggregates ClusterRole "crd-all"/);
+        assertFindings(check([stack(), agg, wild, bindAgg()]), one("agg-binding", /aggregates ClusterRole "crd-all"/));
     });
 
     it("fails closed on a selector the controller cannot use (unknown operator)", () => {
         const agg = clusterRole("agg", { selectors: [{ matchExpressions: [{ key: "tier", operator: "Matches", values: ["x"] }] }] });
-        assert.match(check([stack(), agg, clusterRole("all", { labels: { tier: "x" }, rules: WILD }), bindAgg()])[0].message, /fails closed/);
+        assertFindings(check([stack(), agg, clusterRole("all", { labels: { tier: "x" }, rules: WILD }), bindAgg()]), one("agg-binding", /fails closed/));
     });
 
     it("resolves transitively and survives cycles", () => {
@@ -245,7 +268,7 @@ describe("pko-stack-no-cluster-admin: names that come from other resources", () 
     });
 
     it("does not report a Stack whose account is unknown when no admin binding exists", () => {
-        assert.deepStrictEqual(check([stack({ serviceAccountName: UNKNOWN_WIRE }), binding(CRB, "a", { kind: "ClusterRole", name: "edit" }, [sa("x")])]), []);
+        assert.deepStrictEqual(check([stack({ serviceAccountName: UNKNOWN_WIRE }), binding(CRB, "a", { kind: "ClusterRole", name: "view" }, [sa("x")])]), []);
     });
 
     it("fails closed when both sides are unknown (the same output cannot be linked), naming the Stack's account", () => {
@@ -314,9 +337,9 @@ describe("pko-stack-no-cluster-admin: server-side-apply patches", () => {
     it("joins a RoleBinding patch by namespace too", () => {
         const rb = binding(RB, "team", admin, [{ kind: "User", name: "alice" }], "pulumi");
         const p = (namespace: string) => patch(RB_PATCH, "p", { metadata: { name: "team", namespace }, subjects: [sa("deployer")] });
-        assert.match(check([stack(), rb, p("pulumi")])[0].message, /grants cluster-admin/);
+        assertFindings(check([stack(), rb, p("pulumi")]), one("p", /grants cluster-admin/));
         // Another namespace: an undeclared binding, whose role the program cannot see.
-        assert.match(check([stack(), rb, p("other")])[0].message, /fails closed/);
+        assertFindings(check([stack(), rb, p("other")]), one("p", /fails closed/));
     });
 
     it("judges a role as patched: rules made wildcard count, reported on the binding, naming the patch", () => {
@@ -351,6 +374,76 @@ describe("pko-stack-no-cluster-admin: server-side-apply patches", () => {
 
     it("fails closed on a patch whose merged subjects are unknown", () => {
         const ops = binding(CRB, "ops", admin, [{ kind: "User", name: "alice" }]);
-        assert.match(check([stack(), ops, patch(CRB_PATCH, "p", { metadata: { name: "ops" }, subjects: UNKNOWN_WIRE })])[0].message, /fails closed: its subjects are unknown/);
+        assertFindings(check([stack(), ops, patch(CRB_PATCH, "p", { metadata: { name: "ops" }, subjects: UNKNOWN_WIRE })]), one("p", /fails closed: its subjects are unknown/));
+    });
+});
+
+describe("pko-stack-no-cluster-admin: effective permissions", () => {
+    const role = (name: string, rules: unknown, type = CR, namespace?: string): TestResource => ({ type, name, props: { metadata: { name, ...(namespace ? { namespace } : {}) }, rules } });
+    const bind = (name: string, kind = CRB, namespace?: string) => binding(kind, `${name}-binding`, { kind: kind === CRB || name.startsWith("c") ? "ClusterRole" : "Role", name }, [sa("deployer")], namespace);
+    const n = (rules: unknown, kind = CRB, namespace?: string) => check([stack(), role("c", rules, kind === CRB ? CR : CR), bind("c", kind, namespace)]);
+
+    it("every verb listed on * resources is *, also spread over rules", () => {
+        const every = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"];
+        assert.match(n([{ apiGroups: ["*"], resources: ["*"], verbs: every }])[0].message, /grants ClusterRole "c" \(wildcard: \* verbs on \* resources\)/);
+        assert.strictEqual(n([{ apiGroups: ["*"], resources: ["*"], verbs: every.slice(0, 4) }, { apiGroups: ["*"], resources: ["*"], verbs: every.slice(4) }]).length, 1);
+        assert.strictEqual(n([{ apiGroups: ["*"], resources: ["*"], verbs: ["get", "list", "watch"] }]).length, 0);
+        // Named objects only: never every object.
+        assert.strictEqual(n([{ apiGroups: ["*"], resources: ["*"], verbs: ["*"], resourceNames: ["x"] }]).length, 0);
+    });
+
+    it("escalation paths held cluster-wide are cluster-admin", () => {
+        const cases: [unknown, RegExp][] = [
+            [[{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], verbs: ["escalate"] }], /escalate or bind roles cluster-wide/],
+            [[{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles", "rolebindings"], verbs: ["bind", "create"] }], /escalate or bind roles/],
+            [[{ apiGroups: [""], resources: ["users", "groups"], verbs: ["impersonate"] }], /impersonate users, groups or service accounts/],
+            [[{ apiGroups: ["*"], resources: ["serviceaccounts"], verbs: ["impersonate"] }], /impersonate/],
+            [[{ apiGroups: [""], resources: ["serviceaccounts/token"], verbs: ["create"] }], /create service account tokens/],
+            [[{ apiGroups: [""], resources: ["pods"], verbs: ["create"] }], /create pods/],
+            [[{ apiGroups: ["apps"], resources: ["daemonsets"], verbs: ["patch"] }], /workloads/],
+            [[{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], verbs: ["bind"], resourceNames: ["cluster-admin"] }], /bind roles/],
+        ];
+        for (const [rules, why] of cases) {
+            const r = n(rules);
+            assert.strictEqual(r.length, 1, JSON.stringify(rules));
+            assert.match(r[0].message, /equivalent to cluster-admin/);
+            assert.match(r[0].message, why);
+        }
+    });
+
+    it("near misses stay clean: narrow verbs, named objects, and escalation paths in the Stack's own namespace", () => {
+        for (const rules of [
+            [{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles", "roles"], verbs: ["get", "list", "create"] }],
+            [{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], verbs: ["bind"], resourceNames: ["view"] }],
+            [{ apiGroups: [""], resources: ["users"], verbs: ["impersonate"], resourceNames: ["jane"] }],
+            [{ apiGroups: [""], resources: ["serviceaccounts"], verbs: ["get", "create"] }],
+            [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "delete"] }],
+            [{ apiGroups: ["apps"], resources: ["deployments/scale"], verbs: ["patch"] }],
+        ]) {
+            assert.strictEqual(n(rules).length, 0, JSON.stringify(rules));
+        }
+        const podsAndTokens = [{ apiGroups: ["", "apps"], resources: ["pods", "serviceaccounts/token", "deployments"], verbs: ["*"] }];
+        assert.strictEqual(n(podsAndTokens, RB, "pulumi").length, 0);
+        assert.strictEqual(n(podsAndTokens, RB, "kube-system").length, 1);
+        // A binding namespace unknown during preview may be kube-system: fail closed.
+        assert.match(n(podsAndTokens, RB, UNKNOWN_WIRE as unknown as string)[0]?.message ?? "", /may grant/);
+    });
+});
+
+describe("pko-stack-no-cluster-admin: explain", () => {
+    it("quotes PKO's migration-guide advice, refuses it, and its least-privilege Role passes the rule", () => {
+        const { explainRule } = require("../../cli/rules") as typeof import("../../cli/rules");
+        const YAML = require("yaml") as typeof import("yaml");
+        const text = explainRule("pko-stack-no-cluster-admin");
+        assert.match(text, /migration guide \(docs\/migration\.md, "here's how to assign\s+the `cluster-admin` role"\)/);
+        assert.match(text, /exactly what this rule refuses/);
+        const block = text.slice(text.indexOf("  apiVersion: rbac.authorization.k8s.io/v1"), text.indexOf("\n\nAggregated"));
+        const docs = YAML.parseAllDocuments(block.replace(/^ {2}/gm, "")).map((d) => d.toJS());
+        assert.deepStrictEqual(docs.map((d) => d.kind), ["Role", "RoleBinding"]);
+        const resources = docs.map((d) => ({ type: `kubernetes:rbac.authorization.k8s.io/v1:${d.kind}`, name: d.metadata.name, props: d }));
+        const myStack = stackResource("my-stack", goodSpec({ serviceAccountName: "my-stack" }), { namespace: "default" });
+        assert.deepStrictEqual(check([myStack, ...resources]), []);
+        // The guide's own binding, for contrast.
+        assert.strictEqual(check([myStack, binding(CRB, "my-stack:cluster-admin", admin, [sa("my-stack", "default")])]).length, 1);
     });
 });

@@ -1,10 +1,13 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-prod-pinned-commit";
-import { SHA, UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource } from "../helpers";
+import { SHA, UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource, ExpectedFinding, assertFindings } from "../helpers";
 
-function check(spec: unknown, config: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}) {
-    return runResourcePolicy(policy, stackResource("app", spec, metadata), config).map((r) => r.message);
+function run(spec: unknown, config: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}) {
+    return runResourcePolicy(policy, stackResource("app", spec, metadata), config);
 }
+/** The one finding an input should produce. */
+const one = (message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "mandatory", resource: "app", message }];
+const check = (...a: Parameters<typeof run>) => run(...a).map((r) => r.message);
 
 describe("pko-stack-prod-pinned-commit", () => {
     it("passes production on a full 40-hex commit (either case)", () => {
@@ -17,15 +20,15 @@ describe("pko-stack-prod-pinned-commit", () => {
     });
 
     it("flags a branch on production, with or without a commit", () => {
-        assert.match(check(goodSpec({ commit: undefined, branch: "release" }))[0], /tracks a branch.*40-hex/);
-        assert.match(check(goodSpec({ branch: "main" }))[0], /tracks a branch/);
+        assertFindings(run(goodSpec({ commit: undefined, branch: "release" })), one(/tracks a branch.*40-hex/));
+        assertFindings(run(goodSpec({ branch: "main" })), one(/tracks a branch/));
     });
 
     it("flags short, tag-like and missing commits", () => {
         for (const commit of ["a1b2c3d", "v1.2.3", SHA.slice(1), SHA + "0", "g" + SHA.slice(1), ""]) {
             assert.strictEqual(check(goodSpec({ commit })).length, 1, commit);
         }
-        assert.match(check(goodSpec({ commit: undefined }))[0], /sets no spec\.commit/);
+        assertFindings(run(goodSpec({ commit: undefined })), one(/sets no spec\.commit/));
     });
 
     it("reports one violation per Stack, listing every problem", () => {
@@ -36,16 +39,16 @@ describe("pko-stack-prod-pinned-commit", () => {
 
     it("flags unpinnable sources unless allowed", () => {
         const flux = goodSpec({ projectRepo: undefined, commit: undefined, fluxSource: { sourceRef: { kind: "GitRepository", name: "x" } } });
-        assert.match(check(flux)[0], /spec\.fluxSource/);
+        assertFindings(run(flux), one(/spec\.fluxSource/));
         assert.deepStrictEqual(check(flux, { allowUnpinnableSources: true }), []);
         const program = goodSpec({ projectRepo: undefined, commit: undefined, programRef: { name: "p" } });
-        assert.match(check(program)[0], /spec\.programRef/);
+        assertFindings(run(program), one(/spec\.programRef/));
     });
 
     it("fails closed on unknown commit, branch, stack or spec", () => {
-        assert.match(check(goodSpec({ commit: UNKNOWN_WIRE }))[0], /spec\.commit is unknown/);
-        assert.match(check(goodSpec({ branch: UNKNOWN_WIRE }))[0], /spec\.branch is unknown/);
-        assert.match(check(goodSpec({ stack: UNKNOWN_WIRE, commit: "abc" }))[0], /fails closed/);
+        assertFindings(run(goodSpec({ commit: UNKNOWN_WIRE })), one(/spec\.commit is unknown/));
+        assertFindings(run(goodSpec({ branch: UNKNOWN_WIRE })), one(/spec\.branch is unknown/));
+        assertFindings(run(goodSpec({ stack: UNKNOWN_WIRE, commit: "abc" })), one(/fails closed/));
         assert.strictEqual(check(UNKNOWN_WIRE).length, 1);
     });
 

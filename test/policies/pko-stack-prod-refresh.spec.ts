@@ -1,8 +1,11 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-prod-refresh";
-import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource } from "../helpers";
+import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource, ExpectedFinding, assertFindings } from "../helpers";
 
-const check = (spec: unknown) => runResourcePolicy(policy, stackResource("app", spec)).map((r) => r.message);
+const run = (spec: unknown) => runResourcePolicy(policy, stackResource("app", spec));
+/** The one finding an input should produce. */
+const one = (message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "advisory", resource: "app", message }];
+const check = (...a: Parameters<typeof run>) => run(...a).map((r) => r.message);
 
 describe("pko-stack-prod-refresh", () => {
     it("passes production with refresh and non-production without", () => {
@@ -10,8 +13,8 @@ describe("pko-stack-prod-refresh", () => {
         assert.deepStrictEqual(check(goodSpec({ stack: "a/b/dev" })), []);
     });
     it("flags production without refresh, or with refresh false or unknown", () => {
-        assert.match(check(goodSpec())[0], /does not set spec\.refresh: true/);
+        assertFindings(run(goodSpec()), one(/does not set spec\.refresh: true/));
         assert.strictEqual(check(goodSpec({ refresh: false })).length, 1);
-        assert.match(check(goodSpec({ refresh: UNKNOWN_WIRE }))[0], /unknown during preview/);
+        assertFindings(run(goodSpec({ refresh: UNKNOWN_WIRE })), one(/unknown during preview/));
     });
 });

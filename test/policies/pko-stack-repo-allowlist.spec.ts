@@ -1,8 +1,11 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-repo-allowlist";
-import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource } from "../helpers";
+import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource, ExpectedFinding, assertFindings } from "../helpers";
 
-const check = (spec: unknown, config: Record<string, unknown> = {}) => runResourcePolicy(policy, stackResource("app", spec), config).map((r) => r.message);
+const run = (spec: unknown, config: Record<string, unknown> = {}) => runResourcePolicy(policy, stackResource("app", spec), config);
+/** The one finding an input should produce. */
+const one = (message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "mandatory", resource: "app", message }];
+const check = (...a: Parameters<typeof run>) => run(...a).map((r) => r.message);
 const acme = { allowedRepoPatterns: ["^https://github\\.com/acme/"] };
 
 describe("pko-stack-repo-allowlist", () => {
@@ -12,7 +15,7 @@ describe("pko-stack-repo-allowlist", () => {
         assert.deepStrictEqual(check(goodSpec(), acme), []);
     });
     it("flags plaintext http and repositories outside the allowlist, without echoing credentials", () => {
-        assert.match(check(goodSpec({ projectRepo: "http://github.com/acme/app" }))[0], /plaintext http/);
+        assertFindings(run(goodSpec({ projectRepo: "http://github.com/acme/app" })), one(/plaintext http/));
         const m = check(goodSpec({ projectRepo: "https://bot:hunter2@github.com/evil/app" }), acme);
         assert.strictEqual(m.length, 1);
         assert.ok(!m[0].includes("hunter2"));
@@ -36,7 +39,22 @@ describe("pko-stack-repo-allowlist", () => {
         assert.deepStrictEqual(check(prog, { allowProgramRef: true }), []);
     });
     it("fails closed on unknown repositories and reports invalid patterns", () => {
-        assert.match(check(goodSpec({ projectRepo: UNKNOWN_WIRE }))[0], /fails closed/);
-        assert.match(check(goodSpec(), { allowedRepoPatterns: ["["] })[0], /not a valid RE2 regular expression/);
+        assertFindings(run(goodSpec({ projectRepo: UNKNOWN_WIRE })), one(/fails closed/));
+        assertFindings(run(goodSpec(), { allowedRepoPatterns: ["["] }), one(/not a valid RE2 regular expression/));
     });
 });
+
+describe("pko-stack-repo-allowlist: the workspace template's source", () => {
+    it("refuses a workspace template that replaces the Stack's source, and fails closed when it is unknown", () => {
+        const run = (workspaceTemplate: unknown) => check(goodSpec({ workspaceTemplate }));
+        assert.deepStrictEqual(run({ spec: { image: "pulumi/pulumi:latest-nonroot" } }), []);
+        for (const source of ["git", "flux", "local"]) {
+            const m = run({ spec: { [source]: source === "git" ? { url: "https://github.com/evil/app", ref: "main" } : { dir: "x" } } });
+            assert.strictEqual(m.length, 1, source);
+            assert.match(m[0], new RegExp(`spec\\.workspaceTemplate\\.spec\\.${source} replaces the Stack's program source`));
+        }
+        assert.match(run(UNKNOWN_WIRE)[0], /fails closed/);
+        assert.match(run({ spec: UNKNOWN_WIRE })[0], /fails closed/);
+    });
+});
+

@@ -1,8 +1,11 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-resync-floor";
-import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource } from "../helpers";
+import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource, ExpectedFinding, assertFindings } from "../helpers";
 
-const check = (spec: unknown, config: Record<string, unknown> = {}) => runResourcePolicy(policy, stackResource("app", spec), config).map((r) => r.message);
+const run = (spec: unknown, config: Record<string, unknown> = {}) => runResourcePolicy(policy, stackResource("app", spec), config);
+/** The one finding an input should produce. */
+const one = (message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "advisory", resource: "app", message }];
+const check = (...a: Parameters<typeof run>) => run(...a).map((r) => r.message);
 
 describe("pko-stack-resync-floor", () => {
     it("passes unset and values at or above the floor", () => {
@@ -11,7 +14,7 @@ describe("pko-stack-resync-floor", () => {
         assert.deepStrictEqual(check(goodSpec({ resyncFrequencySeconds: "120" }), { minResyncFrequencySeconds: 120 }), []);
     });
     it("flags values below the floor, non-numbers and unknowns", () => {
-        assert.match(check(goodSpec({ resyncFrequencySeconds: 30 }))[0], /is 30, below the floor of 60/);
+        assertFindings(run(goodSpec({ resyncFrequencySeconds: 30 })), one(/is 30, below the floor of 60/));
         assert.strictEqual(check(goodSpec({ resyncFrequencySeconds: 100 }), { minResyncFrequencySeconds: 300 }).length, 1);
         assert.strictEqual(check(goodSpec({ resyncFrequencySeconds: "often" })).length, 1);
         assert.strictEqual(check(goodSpec({ resyncFrequencySeconds: UNKNOWN_WIRE })).length, 1);

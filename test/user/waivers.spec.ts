@@ -6,10 +6,14 @@ import { policies } from "../../policies";
 import { policy as pinned } from "../../policies/pko-stack-prod-pinned-commit";
 import { policy as noClusterAdmin } from "../../policies/pko-stack-no-cluster-admin";
 import { applyWaivers, isFailClosedMessage, parseWaived, waiverMatches } from "../../policies/model/waivers";
-import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "../helpers";
+import { ExpectedFinding, UNKNOWN_WIRE, assertFindings, goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "../helpers";
 
 const branchProd = (name: string, metadata: Record<string, unknown> = {}) => stackResource(name, goodSpec({ commit: undefined, branch: "main" }), metadata);
 const waivers = (...w: unknown[]) => ({ waivers: w });
+/** The one finding of the pinned-commit rule on `resource`. */
+const pinnedOn = (resource: string, message: RegExp): ExpectedFinding[] => [{ policy: pinned.name, level: "mandatory", resource, message }];
+/** A message that is not marked waived. */
+const NOT_WAIVED = /^(?![\s\S]*waived)/;
 
 describe("waivers", () => {
     it("match a URN, a Pulumi name or Kind/namespace/name, with globs", () => {
@@ -31,25 +35,24 @@ describe("waivers", () => {
     });
 
     it("an expired waiver waives nothing and says it expired", () => {
-        const [f] = runResourcePolicy(pinned, branchProd("legacy-prod"), waivers({ resource: "legacy-prod", reason: "old", expires: "2020-01-01" }));
-        assert.doesNotMatch(f.message, /^\[waived/);
-        assert.match(f.message, /waiver for legacy-prod expired 2020-01-01/);
+        const expired = runResourcePolicy(pinned, branchProd("legacy-prod"), waivers({ resource: "legacy-prod", reason: "old", expires: "2020-01-01" }));
+        assertFindings(expired, pinnedOn("legacy-prod", /^(?!\[waived)[\s\S]*waiver for legacy-prod expired 2020-01-01/));
     });
 
     it("never hides a fail-closed finding unless the waiver says allowFailClosed", () => {
         const unknown = stackResource("legacy-prod", goodSpec({ commit: UNKNOWN_WIRE }));
-        const [plain] = runResourcePolicy(pinned, unknown, waivers({ resource: "legacy-prod", reason: "r" }));
-        assert.ok(isFailClosedMessage(plain.message), plain.message);
-        assert.doesNotMatch(plain.message, /^\[waived/);
-        const [allowed] = runResourcePolicy(pinned, unknown, waivers({ resource: "legacy-prod", reason: "r", allowFailClosed: true }));
-        assert.match(allowed.message, /^\[waived: r\] /);
+        const plain = runResourcePolicy(pinned, unknown, waivers({ resource: "legacy-prod", reason: "r" }));
+        assertFindings(plain, pinnedOn("legacy-prod", /^(?!\[waived)/));
+        assert.ok(isFailClosedMessage(plain[0].message), plain[0].message);
+        const allowed = runResourcePolicy(pinned, unknown, waivers({ resource: "legacy-prod", reason: "r", allowFailClosed: true }));
+        assertFindings(allowed, pinnedOn("legacy-prod", /^\[waived: r\] /));
         assert.doesNotMatch(applyWaivers("x", waivers({ resource: "*", reason: "r" }), { name: "a" }, "m", true), /waived/);
     });
 
     it("annotation waivers count only when the policy's config allows them", () => {
         const annotated = branchProd("app-prod", { annotations: { "pko-guard.io/waive": "other-rule=no, pko-stack-prod-pinned-commit=hotfix freeze" } });
-        assert.doesNotMatch(runResourcePolicy(pinned, annotated, {})[0].message, /waived/);
-        assert.match(runResourcePolicy(pinned, annotated, { allowAnnotationWaivers: true })[0].message, /^\[waived: hotfix freeze \(annotation\)\] /);
+        assertFindings(runResourcePolicy(pinned, annotated, {}), pinnedOn("app-prod", NOT_WAIVED));
+        assertFindings(runResourcePolicy(pinned, annotated, { allowAnnotationWaivers: true }), pinnedOn("app-prod", /^\[waived: hotfix freeze \(annotation\)\] /));
     });
 
     it("stack-level findings are waived by the resource they are reported on", () => {

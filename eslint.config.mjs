@@ -1,0 +1,38 @@
+// ESLint flat config: typescript-eslint's recommended rules (syntax only, no type information, so a run
+// takes seconds) over the code this repository owns. Fixtures, examples and test/bad-fixtures are inputs
+// to the tests (programs a user writes, some deliberately broken), not code of ours.
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+    {
+        ignores: ["node_modules/", "bin/", ".cache/", "out/", ".scratch/", "pack/dist/", "fixtures/", "examples/", "test/bad-fixtures/"],
+    },
+    js.configs.recommended,
+    tseslint.configs.recommended,
+    {
+        // CommonJS configuration files (the mocha tiers).
+        files: ["**/*.js"],
+        languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly", process: "readonly", __dirname: "readonly" } },
+    },
+    {
+        linterOptions: { reportUnusedDisableDirectives: "error" },
+        rules: {
+            // Policy inputs are the engine's untyped property bags and the policy SDK types them `any`;
+            // the rules narrow them with their own guards (policies/model/values.ts).
+            "@typescript-eslint/no-explicit-any": "off",
+            // `require` is deliberate where it is used: lazily, to keep the pack's and the CLI's start-up
+            // short, and for the SDK's generated protobuf modules, which ship no types.
+            "@typescript-eslint/no-require-imports": "off",
+            // Escaping user strings for terminals and logs matches control characters on purpose.
+            "no-control-regex": "off",
+            // Regular expressions over YAML text match its indentation literally (`/^  namespace: /`).
+            "no-regex-spaces": "off",
+            // `cond ? resolve(x) : reject(e)` and `ok && done()` as statements are the house style.
+            "@typescript-eslint/no-unused-expressions": ["error", { allowTernary: true, allowShortCircuit: true }],
+            // A leading underscore marks a value that is bound on purpose and not read (a rest sibling
+            // dropped from a copy, a callback's unused parameter).
+            "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrorsIgnorePattern: "^_", ignoreRestSiblings: true }],
+        },
+    },
+);

@@ -1,0 +1,154 @@
+/**
+ * Effective RBAC permissions: whether a role's rules make whoever holds them cluster-admin, decided by
+ * what the rules permit (as the API server's RBAC authorizer matches them), not by how they are spelled.
+ *
+ * Two kinds of power, three-valued ("maybe" when preview leaves a rule, or part of one, unknown):
+ * - `all`: every verb on every resource. `*` in verbs, or every verb listed (get, list, watch, create,
+ *   update, patch, delete, deletecollection), on `*` resources, possibly spread over several rules (the
+ *   authorizer allows a request when any rule matches). Like the built-in `cluster-admin`, it is reported
+ *   wherever it is bound.
+ * - `escalation`: a permission that lets its holder grant itself cluster-admin. Kubernetes documents each
+ *   as a privilege-escalation path (https://kubernetes.io/docs/concepts/security/rbac-good-practices/
+ *   "Privilege escalation risks", and .../access-authn-authz/rbac/#privilege-escalation-prevention-and-bootstrapping):
+ *   1. `escalate` or `bind` on `roles`/`clusterroles` (rbac.authorization.k8s.io): the authorizer's
+ *      escalation check is skipped, so the holder can write a role with `*` on `*`, or bind
+ *      `cluster-admin`, to itself.
+ *   2. `impersonate` on `users`, `groups` or `serviceaccounts` (core group): the holder can act as the
+ *      group `system:masters`, or as any account that has more.
+ *   3. `create` on `serviceaccounts/token`: the holder can mint a token for any account in scope,
+ *      including the controllers' accounts in `kube-system`.
+ *   4. `create` on `pods`, or `create`/`update`/`patch` on workload controllers (deployments, daemonsets,
+ *      statefulsets, replicasets, jobs, cronjobs, replicationcontrollers): a pod runs as any service account
+ *      of its namespace and can read its token ("Workload creation" in the good-practices page), so in
+ *      `kube-system` it becomes the controllers' accounts (several can escalate or bind).
+ *   An escalation counts as cluster-admin when it holds cluster-wide (a ClusterRoleBinding) or in a
+ *   privileged namespace (`PRIVILEGED_NAMESPACES`, via a RoleBinding there). In a RoleBinding in any other
+ *   namespace it stays inside that namespace: the near miss of binding `admin` or `edit` to a Stack's
+ *   account in its own namespace is not cluster-admin.
+ * Not counted: reading Secrets (no bound token Secrets exist by default since Kubernetes 1.24), `create`
+ * on persistentvolumes, node proxy and the like; they are sensitive but not an account's own escalation.
+ */
+import { Plain, UNKNOWN, get, list } from "./values";
+
+type Tri = "yes" | "no" | "maybe";
+
+/** Every verb the API server's resource requests use; listing all of them on `*` is `*`. */
+export const ALL_VERBS: readonly string[] = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"];
+
+/** Namespaces where creating pods or tokens gives cluster-admin-equivalent access (the controllers' accounts live there). */
+export const PRIVILEGED_NAMESPACES: ReadonlySet<string> = new Set(["kube-system"]);
+
+/** One escalation path: the rule must match one of the groups, one of the resources and one of the verbs. */
+interface Path {
+    what: string;
+    groups: string[];
+    resources: string[];
+    verbs: string[];
+}
+
+const WORKLOADS: Path[] = [
+    { what: "create pods", groups: [""], resources: ["pods"], verbs: ["create"] },
+    { what: "create or change workloads (pods run as any account of their namespace)", groups: ["apps"], resources: ["deployments", "daemonsets", "statefulsets", "replicasets"], verbs: ["create", "update", "patch"] },
+    { what: "create or change workloads (pods run as any account of their namespace)", groups: ["batch"], resources: ["jobs", "cronjobs"], verbs: ["create", "update", "patch"] },
+    { what: "create or change workloads (pods run as any account of their namespace)", groups: [""], resources: ["replicationcontrollers"], verbs: ["create", "update", "patch"] },
+];
+
+export const ESCALATION_PATHS: readonly Path[] = [
+    { what: "escalate or bind roles", groups: ["rbac.authorization.k8s.io"], resources: ["roles", "clusterroles"], verbs: ["escalate", "bind"] },
+    { what: "impersonate users, groups or service accounts", groups: [""], resources: ["users", "groups", "serviceaccounts"], verbs: ["impersonate"] },
+    { what: "create service account tokens", groups: [""], resources: ["serviceaccounts/token", "*/token"], verbs: ["create"] },
+    ...WORKLOADS,
+];
+
+export interface Powers {
+    all: Tri;
+    escalation: Tri;
+    /** The escalation path found (its `what`), for messages. */
+    escalationWhat?: string;
+}
+
+/** Whether a rule's list (apiGroups, resources, verbs) matches one of `wanted`: `*` matches all. */
+function matches(v: Plain, wanted: string[]): Tri {
+    if (v === UNKNOWN) return "maybe";
+    const items = list(v);
+    if (items.includes("*") || wanted.some((w) => items.includes(w))) return "yes";
+    return items.includes(UNKNOWN) ? "maybe" : "no";
+}
+
+function and(...ts: Tri[]): Tri {
+    if (ts.includes("no")) return "no";
+    return ts.every((t) => t === "yes") ? "yes" : "maybe";
+}
+
+const RANK: Record<Tri, number> = { no: 0, maybe: 1, yes: 2 };
+
+/**
+ * `resourceNames` narrows a rule to named objects: such a rule never matches `create` (the name is not
+ * part of the request the authorizer sees) and never covers every object, so it does not count towards
+ * `all` or towards creating pods, workloads or tokens. For `bind`/`escalate` it counts when it names
+ * `cluster-admin`, for `impersonate` when it names `system:masters`; a role naming other objects is as
+ * strong as those objects, which are judged where they are bound.
+ */
+const NAMED_ESCALATION: Record<string, string> = { bind: "cluster-admin", escalate: "cluster-admin", impersonate: "system:masters" };
+
+/** Whether a rule's resourceNames lets it match the path ("yes" when it has none). */
+function namesAllow(names: Plain, p: Path): Tri {
+    if (names === UNKNOWN) return "maybe";
+    const items = list(names);
+    if (items.length === 0) return "yes";
+    const wanted = p.verbs.map((v) => NAMED_ESCALATION[v]).filter((x): x is string => x !== undefined);
+    if (wanted.length === 0) return "no";
+    if (wanted.some((w) => items.includes(w))) return "yes";
+    return items.includes(UNKNOWN) ? "maybe" : "no";
+}
+
+/** What a list of rules permits, as `Powers`. */
+export function rulesPowers(rules: Plain): Powers {
+    if (rules === UNKNOWN) return { all: "maybe", escalation: "maybe", escalationWhat: "its rules are unknown during preview" };
+    // all: the union of the verbs of the rules that cover every resource (sure), or may (possible).
+    const sure = new Set<string>();
+    const possible = new Set<string>();
+    let escalation: Tri = "no";
+    let escalationWhat: string | undefined;
+    const raise = (t: Tri, what: string) => {
+        if (RANK[t] > RANK[escalation]) {
+            escalation = t;
+            escalationWhat = what;
+        }
+    };
+    for (const rule of list(rules)) {
+        if (rule === UNKNOWN) {
+            possible.add("*");
+            raise("maybe", "a rule unknown during preview");
+            continue;
+        }
+        const names = get(rule, "resourceNames");
+        const unnamed: Tri = names === UNKNOWN ? "maybe" : list(names).length === 0 ? "yes" : "no";
+        const everyResource = and(matches(get(rule, "resources"), []), unnamed);
+        const verbs = get(rule, "verbs");
+        if (everyResource !== "no") {
+            for (const v of verbs === UNKNOWN ? [UNKNOWN] : list(verbs)) {
+                const verb = v === UNKNOWN ? "*" : typeof v === "string" ? v : undefined;
+                if (verb === undefined) continue;
+                possible.add(verb);
+                if (everyResource === "yes" && v !== UNKNOWN) sure.add(verb);
+            }
+        }
+        for (const p of ESCALATION_PATHS) {
+            raise(and(matches(get(rule, "apiGroups"), p.groups), matches(get(rule, "resources"), p.resources), matches(verbs, p.verbs), namesAllow(names, p)), p.what);
+        }
+    }
+    const covers = (s: Set<string>) => s.has("*") || ALL_VERBS.every((v) => s.has(v));
+    const all: Tri = covers(sure) ? "yes" : covers(possible) ? "maybe" : "no";
+    return escalation === "no" ? { all, escalation } : { all, escalation, escalationWhat };
+}
+
+/**
+ * Whether an escalation held through a binding makes its subjects cluster-admin: cluster-wide
+ * (ClusterRoleBinding), or a RoleBinding in a privileged namespace (unknown namespace: maybe).
+ */
+export function escalationScope(bindingKind: string, namespace: string | typeof UNKNOWN | undefined): Tri {
+    if (bindingKind === "ClusterRoleBinding") return "yes";
+    if (namespace === UNKNOWN) return "maybe";
+    return PRIVILEGED_NAMESPACES.has(namespace ?? "default") ? "yes" : "no";
+}

@@ -1,0 +1,100 @@
+/**
+ * pko-workspace-program-objects (mandatory)
+ *
+ * What: the PKO objects a Stack builds on, declared directly, are judged like a Stack's own fields:
+ * - a `Workspace` (auto.pulumi.com/v1alpha1) carries no credential in plaintext (env values of the
+ *   workspace and of its pod template's containers, literal secret config values of its stacks, credentials
+ *   by shape in any literal config value, credentials in its git or secrets-provider URL) and its pod template
+ *   is hardened as `pko-stack-workspace-hardening` requires of a Stack's (no privileged or escalating
+ *   containers, no host network/PID/IPC, hostPath or hostPort, no added capabilities). Its service account is
+ *   judged by `pko-stack-no-cluster-admin` (the pod template's `serviceAccountName` wins, as for a Stack);
+ * - a `Program` (pulumi.com/v1) carries no credential by shape in its `variables`, `resources` properties,
+ *   `outputs` or `configuration` defaults, and gives no secret-looking `configuration` entry a default.
+ *
+ * Why: a Workspace created directly bypasses every Stack rule, and a Program is a Pulumi YAML program
+ * stored in a custom resource that anyone who can read it (or its Git repository) reads in plaintext.
+ *
+ * Fix: reference Kubernetes Secrets (`valueFrom.secretKeyRef` in env; `valueFrom.env` for Workspace config
+ * read from such a variable), keep credentials out of Program text (pass them as secret config of the Stack
+ * that runs the Program, through `spec.secretsRef`), and remove the privileged settings.
+ *
+ * Messages name the field and the credential's shape, never the value. Fails closed when the spec (or the
+ * program) is unknown during preview.
+ */
+import { findCredentialShapes } from "./model/credential-shapes";
+import { isSecretConfigKey } from "./model/credentials";
+import { resourceRule } from "./model/policy";
+import { Plain, UNKNOWN, entries, get, plain } from "./model/values";
+import { workspaceSpecProblems } from "./pko-stack-credentials-from-secrets";
+import { workspacePodProblems } from "./pko-stack-workspace-hardening";
+
+export const NAME = "pko-workspace-program-objects";
+
+export const WORKSPACE_TYPES: readonly string[] = ["kubernetes:auto.pulumi.com/v1alpha1:Workspace"];
+export const PROGRAM_TYPES: readonly string[] = ["kubernetes:pulumi.com/v1:Program"];
+
+/** Which PKO object a resource is: by type token, or (a typed wrapper) by the object's own GVK. */
+export function pkoObjectKind(type: string, props: Plain): "Workspace" | "Program" | undefined {
+    if (WORKSPACE_TYPES.includes(type)) return "Workspace";
+    if (PROGRAM_TYPES.includes(type)) return "Program";
+    if (!type.startsWith("kubernetes:") || type.endsWith("Patch")) return undefined;
+    const apiVersion = get(props, "apiVersion");
+    const kind = get(props, "kind");
+    if (apiVersion === "auto.pulumi.com/v1alpha1" && kind === "Workspace") return "Workspace";
+    if (apiVersion === "pulumi.com/v1" && kind === "Program") return "Program";
+    return undefined;
+}
+
+function shapes(field: string, value: Plain, out: string[]): void {
+    if (value === UNKNOWN) {
+        out.push(`${field} is unknown during preview, so it cannot be verified to hold no credential; make it known at preview time.`);
+        return;
+    }
+    const { found, truncated } = findCredentialShapes(value);
+    for (const f of found) out.push(`${field}${f.at} holds a credential in plaintext (${f.what}); pass it as secret config of the Stack that runs the Program (spec.secretsRef).`);
+    if (truncated && found.length === 0) out.push(`${field} is too large or too deeply nested to be verified to hold no credential; the rule fails closed: simplify it.`);
+}
+
+function programProblems(program: Plain): string[] {
+    if (program === UNKNOWN) return ["program is unknown during preview, so it cannot be verified to hold no credential; make it known at preview time."];
+    const out: string[] = [];
+    const configuration = get(program, "configuration");
+    if (configuration === UNKNOWN) out.push("program.configuration is unknown during preview; make it known at preview time.");
+    for (const [name, c] of entries(configuration)) {
+        const def = get(c, "default");
+        if (def !== undefined && def !== null && isSecretConfigKey(name)) {
+            out.push(`program.configuration.${name} looks like a secret and has a default in the Program; remove the default and set it as secret config of the Stack (spec.secretsRef).`);
+            continue;
+        }
+        if (def !== undefined) shapes(`program.configuration.${name}.default`, def, out);
+    }
+    for (const part of ["variables", "resources", "outputs"]) {
+        const v = get(program, part);
+        if (v !== undefined) shapes(`program.${part}`, v, out);
+    }
+    return out;
+}
+
+export const policy = resourceRule(
+    {
+        name: NAME,
+        description: "PKO Workspace and Program objects carry no plaintext credentials, and a Workspace's pod is never privileged or host-sharing.",
+        enforcementLevel: "mandatory",
+        severity: "critical",
+        remediationSteps:
+            "Workspace: env from valueFrom.secretKeyRef, secret config with valueFrom.env, no privileged or host settings. Program: no credentials in its text; pass them as secret config of the Stack.",
+        url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/pulumi-kubernetes-operator/",
+    },
+    (resource) => {
+        const props = plain(resource.props);
+        const kind = pkoObjectKind(String(resource.type ?? ""), props);
+        if (!kind) return [];
+        if (props === UNKNOWN) return [`${kind} ${JSON.stringify(String(resource.name ?? ""))}: its inputs are unknown during preview, so it cannot be verified; the rule fails closed.`];
+        if (kind === "Program") return programProblems(get(props, "program"));
+        const spec = get(props, "spec");
+        const out: string[] = [];
+        workspaceSpecProblems(spec, "spec", [], out);
+        if (spec !== UNKNOWN) out.push(...workspacePodProblems(spec, "spec"));
+        return out;
+    },
+);

@@ -1,0 +1,146 @@
+/**
+ * `pko-guard check` on Argo CD repositories, as a user runs it (a temporary repository outside this one):
+ * Applications rendered with the real kustomize, Helm and jsonnet (built by `npm run setup`; without them
+ * these tests fail, never skip), objects placed in the destination namespace, ApplicationSets expanded,
+ * folders that need rendering never read raw, and the bad-input lines: a missing tool, a remote base, a chart
+ * that fails (without echoing a value), a generator that is not expanded.
+ */
+import * as assert from "assert";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { REPO_ROOT } from "../../core/paths";
+import { findTool } from "../../core/render/tools";
+
+const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
+const CANARY = "canary-secret-5d1c0e";
+
+const stack = (extra: string, ns = "  namespace: pulumi\n") =>
+    `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: ledger-production\n${ns}spec:\n  serviceAccountName: ledger\n  stack: myorg/ledger/production\n  projectRepo: https://github.com/myorg/ledger.git\n${extra}  refresh: true\n  environment: [aws-credentials]\n`;
+const app = (name: string, p: string, source = "") =>
+    `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: ${name}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://example.com/repo.git\n    path: ${p}\n${source}  destination:\n    server: https://kubernetes.default.svc\n    namespace: pulumi\n`;
+
+describe("pko-guard check renders what Argo CD renders", function () {
+    this.timeout(180000);
+    let tmp: string;
+    const write = (rel: string, text: string) => {
+        const f = path.join(tmp, rel);
+        fs.mkdirSync(path.dirname(f), { recursive: true });
+        fs.writeFileSync(f, text);
+    };
+    const check = (args: string[], env: NodeJS.ProcessEnv = process.env) => {
+        const r = spawnSync(process.execPath, [CLI, "check", "--repo-root", ".", ...args], { cwd: tmp, encoding: "utf8", env, timeout: 120000 });
+        return { code: r.status, out: r.stdout, err: r.stderr };
+    };
+    const rows = (file: string) => JSON.parse(fs.readFileSync(path.join(tmp, file), "utf8")).projects[0].findings as { policy: string; resource: string; file: string; line: number }[];
+
+    before(() => {
+        for (const t of ["kustomize", "helm", "jsonnet"] as const) assert.ok(findTool(t), `${t} is missing: run npm run setup`);
+    });
+    beforeEach(() => {
+        tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-render-"));
+    });
+    afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+    it("an Application's own kustomize patch decides the verdict, attributed to the base file's object", () => {
+        write("apps/ledger.yaml", app("ledger", "ledger", "    kustomize:\n      namePrefix: eu-\n      patches:\n        - target: {kind: Stack}\n          patch: |-\n            - op: add\n              path: /spec/branch\n              value: release\n"));
+        write("ledger/kustomization.yaml", "resources: [stack.yaml]\n");
+        write("ledger/stack.yaml", `# the base\n${stack(`  commit: ${SHA}\n`, "")}`);
+        const r = check([".", "--report", "json=r.json"]);
+        assert.strictEqual(r.code, 1, r.err);
+        const pinned = rows("r.json").filter((x) => x.policy === "pko-stack-prod-pinned-commit");
+        assert.deepStrictEqual(
+            pinned.map((x) => [x.resource, x.file, x.line]),
+            [["Stack/pulumi/eu-ledger-production", "ledger/stack.yaml", 6]] // spec: (the patch added spec.branch),
+        );
+        assert.match(r.out, /1 rendered/);
+    });
+
+    it("Helm value files from a ref source, and a chart given directly renders with its defaults", () => {
+        write("chart/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 0.1.0\n");
+        write("chart/values.yaml", `pin: "commit: ${SHA}"\n`);
+        write("chart/templates/stack.yaml", stack("  {{ .Values.pin }}\n", "  namespace: {{ .Release.Namespace }}\n"));
+        write("values/prod.yaml", "pin: 'branch: release'\n");
+        write(
+            "apps/ledger.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  sources:\n    - repoURL: https://example.com/repo.git\n      ref: values\n    - repoURL: https://example.com/repo.git\n      path: chart\n      helm:\n        valueFiles: [$values/values/prod.yaml]\n  destination: {server: https://kubernetes.default.svc, namespace: pulumi}\n",
+        );
+        const r = check(["apps", "chart"]);
+        // Rendered by the Application (branch from the ref value file): blocking.
+        assert.strictEqual(r.code, 1, r.err + r.out);
+        const direct = check(["chart"]);
+        // The chart alone, with its default values: pinned, clean (namespace from --namespace unset: default).
+        assert.strictEqual(direct.code, 0, direct.err + direct.out);
+    });
+
+    it("objects without a namespace land in the destination namespace, for the RBAC rules", () => {
+        write("apps/ledger.yaml", app("ledger", "ledger"));
+        write("ledger/sa.yaml", "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: ledger\n");
+        write("ledger/stack.yaml", stack(`  commit: ${SHA}\n`, ""));
+        write("ledger/admin.yaml", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: ledger-admin\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, name: ledger, namespace: pulumi}]\n");
+        const r = check([".", "--report", "json=r.json"]);
+        assert.strictEqual(r.code, 1, r.err + r.out);
+        assert.ok(rows("r.json").some((x) => x.policy === "pko-stack-no-cluster-admin" && x.resource === "ClusterRoleBinding/ledger-admin"));
+    });
+
+    it("ApplicationSet list and git-directory generators create Applications; others are named and counted", () => {
+        write("envs/prod/stack.yaml", stack("  branch: release\n", ""));
+        write("envs/dev/readme.json", "{}\n");
+        write(
+            "appsets/ledger.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  generators:\n    - git:\n        repoURL: https://example.com/repo.git\n        directories: [{path: envs/*}, {path: envs/dev, exclude: true}]\n    - clusters: {}\n  template:\n    metadata: {name: 'ledger-{{path.basename}}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: '{{path}}'}\n      destination: {server: https://kubernetes.default.svc, namespace: pulumi}\n",
+        );
+        const r = check([".", "--report", "json=r.json"]);
+        assert.strictEqual(r.code, 1, r.err + r.out);
+        assert.ok(rows("r.json").some((x) => x.policy === "pko-stack-prod-pinned-commit" && x.resource === "Stack/pulumi/ledger-production"));
+        assert.match(r.err, /ApplicationSet "ledger": the clusters generator is not expanded/);
+        assert.match(r.out, /1 not rendered/);
+    });
+
+    it("a jsonnet file of a directory source is evaluated; never read otherwise", () => {
+        write("apps/ledger.yaml", app("ledger", "ledger"));
+        write("ledger/stack.jsonnet", `{ apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "ledger-production", namespace: "pulumi" }, spec: { stack: "myorg/ledger/production", projectRepo: "https://github.com/myorg/ledger.git", branch: "release", refresh: true, environment: ["aws-credentials"] } }\n`);
+        assert.strictEqual(check(["."]).code, 1);
+        fs.rmSync(path.join(tmp, "apps"), { recursive: true });
+        assert.strictEqual(check(["."]).code, 0);
+    });
+
+    it("bad input: missing tool, remote base, a failing chart (no value echoed), a timeout: one line, exit 2", () => {
+        write("k/kustomization.yaml", "resources: [stack.yaml]\n");
+        write("k/stack.yaml", stack(`  commit: ${SHA}\n`));
+        const empty = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-notools-"));
+        try {
+            const noTools = check(["k"], { ...process.env, PATH: path.dirname(process.execPath), PKO_GUARD_TOOLCHAIN_BIN: empty });
+            assert.strictEqual(noTools.code, 2);
+            assert.match(noTools.err, /^pko-guard: k \(kustomize\) needs kustomize, which is not installed: .*npm run setup.*\n$/);
+        } finally {
+            fs.rmSync(empty, { recursive: true, force: true });
+        }
+        write("r/kustomization.yaml", "resources: [https://github.com/example/repo//base?ref=main]\n");
+        const remote = check(["r"]);
+        assert.strictEqual(remote.code, 2);
+        assert.match(remote.err, /^pko-guard: r \(kustomize\): a remote base needs the network, which check does not use/);
+        write("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n");
+        write("c/values.yaml", `token: ${CANARY}\n`);
+        write("c/templates/x.yaml", '{{ fail (printf "bad token %s" .Values.token) }}\n');
+        const failing = check(["c"]);
+        assert.strictEqual(failing.code, 2);
+        assert.match(failing.err, /^pko-guard: c \(helm chart\): helm failed: /);
+        assert.ok(!(failing.err + failing.out).includes(CANARY), failing.err);
+        assert.strictEqual(failing.err.trim().split("\n").length, 1);
+    });
+
+    it("jsonnet: a remote import or one outside the repository is refused before evaluating", () => {
+        write("apps/ledger.yaml", app("ledger", "ledger"));
+        write("ledger/stack.jsonnet", 'local lib = import "https://example.com/lib.libsonnet"; {}\n');
+        const remote = check(["."]);
+        assert.strictEqual(remote.code, 2);
+        assert.match(remote.err, /^pko-guard: ledger\/stack\.jsonnet \(jsonnet\): a remote import needs the network/);
+        write("ledger/stack.jsonnet", 'local p = importstr "../../../../etc/passwd"; {}\n');
+        const outside = check(["."]);
+        assert.strictEqual(outside.code, 2);
+        assert.match(outside.err, /an import reaches outside the repository/);
+    });
+});
