@@ -63,7 +63,7 @@ describe("reports", function () {
             // A fixture outside the repository is named by its base name, never by an absolute path.
             if (res.properties.subject === "report-mismatch") assert.deepStrictEqual([uri, res.locations[0].physicalLocation.artifactLocation.uriBaseId], ["index.ts", "OUTSIDE"]);
             // Program fixtures are located at their program; manifest fixtures at the manifest file and line.
-            else assert.match(uri, /^fixtures\/[^/]+\/(index\.ts|manifests\/.+\.ya?ml)$/);
+            else assert.match(uri, /^fixtures\/[^/]+\/(index\.ts|manifests\/.+\.(ya?ml|jsonnet))$/);
             assert.match(res.locations[0].logicalLocations[0].fullyQualifiedName, /^urn:pulumi:/);
         }
     });
