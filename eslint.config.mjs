@@ -11,9 +11,9 @@ export default tseslint.config(
     js.configs.recommended,
     tseslint.configs.recommended,
     {
-        // CommonJS configuration files (the mocha tiers).
+        // CommonJS files (the mocha tiers and their runner).
         files: ["**/*.js"],
-        languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly", process: "readonly", __dirname: "readonly" } },
+        languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly", process: "readonly", __dirname: "readonly", console: "readonly" } },
     },
     {
         linterOptions: { reportUnusedDisableDirectives: "error" },

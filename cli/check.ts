@@ -8,12 +8,14 @@
 import * as path from "path";
 import { packConfig } from "../core/pack-config";
 import { Finding } from "../core/rows";
+import { escapeText } from "../core/escape";
 import { STDIN_FILE } from "./reports/location";
-import { ProjectSubject } from "./reports/subject";
+import { ProjectSubject, ReportObject } from "./reports/subject";
 import { judgeRows, waiverNotices } from "../core/judge";
 import { loadManifests } from "../core/manifests";
 import { Skip } from "../core/manifests/objects";
 import { evaluateManifests } from "../core/manifests/evaluate";
+import { progressLine } from "../core/progress";
 
 export interface CheckOptions {
     paths: string[];
@@ -26,6 +28,8 @@ export interface CheckOptions {
     skipUnreadable?: boolean;
     /** Time allowed for rendering (kustomize, Helm, jsonnet), in milliseconds. */
     timeoutMs?: number;
+    /** Where progress goes on a terminal (default standard error; nothing when it is not a terminal). */
+    progress?: NodeJS.WriteStream;
 }
 
 export interface CheckSummary {
@@ -47,12 +51,33 @@ export interface CheckResult {
     summary: CheckSummary;
 }
 
+/** An object's reference as reports give it. */
+function objectRef(obj: Record<string, unknown>): ReportObject {
+    const meta = (obj.metadata ?? {}) as Record<string, unknown>;
+    return {
+        ...(typeof obj.apiVersion === "string" ? { apiVersion: obj.apiVersion } : {}),
+        kind: String(obj.kind),
+        name: String(meta.name),
+        ...(typeof meta.namespace === "string" && meta.namespace !== "" ? { namespace: meta.namespace } : {}),
+    };
+}
+
 export function runCheck(o: CheckOptions): CheckResult {
     const started = Date.now();
     const config = packConfig(o.config);
-    const load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, skipUnreadable: o.skipUnreadable });
-    // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.
-    const findings: Finding[] = judgeRows(evaluateManifests(load, config), o.failOnAdvisory);
+    // On a terminal, a long run says what it is doing (a large repository takes seconds).
+    const shown = progressLine(o.progress ?? process.stderr);
+    shown.show(`pko-guard check: reading ${escapeText(o.paths.join(" "))}`);
+    let load: ReturnType<typeof loadManifests>;
+    let findings: Finding[];
+    try {
+        load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, skipUnreadable: o.skipUnreadable });
+        shown.show(`pko-guard check: evaluating ${load.objects.length} object(s) from ${load.files} file(s)`);
+        // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.
+        findings = judgeRows(evaluateManifests(load, config), o.failOnAdvisory);
+    } finally {
+        shown.done();
+    }
     const named = load.objects.filter((x) => x.named);
     const summary: CheckSummary = {
         files: load.files,
@@ -74,6 +99,7 @@ export function runCheck(o: CheckOptions): CheckResult {
         notices: waiverNotices(config, findings),
         outcome: findings.some((f) => f.status === "blocking") ? "fail" : "pass",
         durationMs: Date.now() - started,
+        objects: named.filter((x) => x.read).map((x) => objectRef(x.object)),
     };
     return { subject, summary };
 }

@@ -12,6 +12,8 @@ import { EXAMPLES } from "../policies/examples";
 import { BadInputError } from "../core/errors";
 import { LEVELS } from "../core/pack-config";
 import { wrap } from "./reports/table";
+import { ruleAnchor, ruleCatalogue } from "./reports/subject";
+import { REPO_ROOT } from "../core/paths";
 
 interface SchemaProp {
     type?: string;
@@ -25,7 +27,10 @@ function props(p: (typeof policies)[number]): Record<string, SchemaProp> {
 
 export function renderRules(json: boolean, width = 120): string {
     const rows = policies.map((p) => ({ name: p.name, level: p.enforcementLevel ?? "advisory", severity: p.severity ?? "medium", description: p.description }));
-    if (json) return JSON.stringify(rows, null, 2) + "\n";
+    if (json) {
+        const docs = new Map(ruleCatalogue().map((r) => [r.id, r]));
+        return JSON.stringify(rows.map((r) => ({ ...r, doc: docs.get(r.name)!.doc, ...(docs.get(r.name)!.helpUri ? { helpUri: docs.get(r.name)!.helpUri } : {}) })), null, 2) + "\n";
+    }
     const nameW = Math.max(...rows.map((r) => r.name.length));
     const out: string[] = [];
     for (const r of rows) {
@@ -67,6 +72,7 @@ export function explainRule(name: string): string {
     if (!/^Fix:/m.test(doc)) out.push(`Fix: ${p.remediationSteps ?? ""}`, "");
     out.push("Config keys (in the pack config file, under this policy's name; defaults in brackets):");
     out.push(`  enforcementLevel [${p.enforcementLevel ?? "advisory"}]: one of ${LEVELS.join(", ")}`);
+    out.push(...wrap(remediationNote(p), 116, "    "));
     for (const [k, s] of Object.entries(props(p))) {
         out.push(`  ${k} [${JSON.stringify(s.default ?? null)}]: ${s.description ?? s.type ?? ""}`);
     }
@@ -76,8 +82,25 @@ export function explainRule(name: string): string {
         for (const r of example) out.push(`# ${r.type} "${r.name}"`, YAML.stringify(r.props).trimEnd(), "---");
         out.pop();
     }
-    if (p.url) out.push("", `More: ${p.url}`);
+    const entry = ruleCatalogue().find((r) => r.id === name)!;
+    out.push("", `Documentation: ${entry.helpUri ?? `${path.join(REPO_ROOT, "README.md")}#${ruleAnchor(name)}`}`);
+    if (p.url) out.push(`Background: ${p.url}`);
     return out.join("\n") + "\n";
+}
+
+/** What the `remediate` level does for this rule. */
+export function remediationNote(p: (typeof policies)[number]): string {
+    const resource = typeof (p as { validateResource?: unknown }).validateResource !== "undefined";
+    const stack = typeof (p as { validateStack?: unknown }).validateStack === "function";
+    if (typeof (p as { remediateResource?: unknown }).remediateResource === "function") {
+        return (
+            "remediate: the pack fixes the Stack itself before the engine checks it (see Remediate above); what it cannot fix is reported as mandatory." +
+            (stack ? " Its stack-level part (Stack patches) cannot remediate: the engine treats it as mandatory." : "")
+        );
+    }
+    return resource
+        ? "remediate: this rule has no safe mechanical fix, so remediate acts as mandatory."
+        : "remediate: a stack-level rule cannot remediate (the engine treats remediate as mandatory for it).";
 }
 
 /** Every policy with its level and every config default, as `--policy-pack-config` takes it. */

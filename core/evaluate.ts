@@ -124,11 +124,12 @@ export function evaluatePack(resources: EvalResource[], config: PackConfig): Eva
         };
         const report = (fallbackUrn: string): FieldAwareReport => {
             const out = ((message: string, urn?: string) => push(message, urn ?? fallbackUrn, undefined)) as FieldAwareReport;
-            out.withField = (message, urn, field) => push(message, urn ?? fallbackUrn, field);
+            out.withField = (message, urn, field, own) => push(message, urn ?? fallbackUrn, field, own);
             return out;
         };
-        const push = (message: string, urn: string, field: string | undefined) => {
-            const r: EvalRow = row(p.name, urn, level, normalizeMessage(message, p.description));
+        // A finding's own level (a waived one is advisory) wins over its policy's, as in the engine.
+        const push = (message: string, urn: string, field: string | undefined, own?: Level) => {
+            const r: EvalRow = row(p.name, urn, own ?? level, normalizeMessage(message, p.description));
             if (field !== undefined) r.field = field;
             rows.push(r);
         };

@@ -37,6 +37,7 @@ export function userEnv(cli: PulumiCli): NodeJS.ProcessEnv {
 interface EngineEvent {
     policyEvent?: { resourceUrn?: string; message: string; policyName: string; enforcementLevel: Level };
     diagnosticEvent?: { message: string; severity: string; urn?: string };
+    policyRemediationEvent?: { resourceUrn?: string; policyName: string };
 }
 
 /** Parses the engine's JSON event stream (one event per line; other lines are ignored). */
@@ -137,6 +138,8 @@ export interface PolicyPackRef {
 
 export interface PreviewResult {
     rows: Row[];
+    /** The pack's remediations (the engine's policyRemediationEvents): policy and resource URN. */
+    remediations: { policy: string; urn: string }[];
     exitCode: number | null;
     /** Set when the preview failed for another reason than a mandatory violation. */
     error?: string;
@@ -178,12 +181,36 @@ export async function previewWithPack(s: StackRef, pack: PolicyPackRef, o: { kee
             const p = e.policyEvent!;
             return row(p.policyName, p.resourceUrn ?? "", p.enforcementLevel, normalizeMessage(p.message, pack.descriptions.get(p.policyName)));
         });
-    if (r.timedOut) return { rows, exitCode: r.code, error: failure("pulumi preview", r, log), output };
+    const remediations = log
+        .filter((e) => e.policyRemediationEvent)
+        .map((e) => ({ policy: e.policyRemediationEvent!.policyName, urn: e.policyRemediationEvent!.resourceUrn ?? "" }));
+    if (r.timedOut) return { rows, remediations, exitCode: r.code, error: failure("pulumi preview", r, log), output };
     // Mandatory violations alone end with one error diagnostic, "preview failed"; any other error
     // diagnostic (a program that throws after registering a violating resource, say) is a failed run.
     const otherErrors = log.filter((e) => e.diagnosticEvent?.severity === "error" && normalizeMessage(e.diagnosticEvent.message).trim() !== "preview failed");
     if (r.code !== 0 && (otherErrors.length > 0 || !rows.some((x) => x.level === "mandatory"))) {
-        return { rows, exitCode: r.code, error: failure("pulumi preview", r, otherErrors.length > 0 ? otherErrors : log), output };
+        return { rows, remediations, exitCode: r.code, error: failure("pulumi preview", r, otherErrors.length > 0 ? otherErrors : log), output };
     }
-    return { rows, exitCode: r.code, output };
+    return { rows, remediations, exitCode: r.code, output };
 }
+
+/**
+ * `pulumi policy analyze --json`: the pack against the stack's state, without the program (the audit of a
+ * deployed stack). Rows from the engine's policy events; exit code as the CLI gives it (non-zero on a mandatory
+ * violation).
+ */
+export async function analyzeState(s: StackRef, pack: PolicyPackRef): Promise<{ rows: Row[]; exitCode: number | null; error?: string }> {
+    const r = await exec(s.cli.pulumi, ["policy", "analyze", "-s", s.stack, ...policyArgs(pack), "--json", "--non-interactive"], {
+        cwd: s.cwd,
+        env: { ...s.env, NO_COLOR: "1" },
+        timeoutMs: s.timeoutMs,
+    });
+    const log = parseEvents(r.stdout);
+    const rows = log
+        .filter((e) => e.policyEvent)
+        .map((e) => row(e.policyEvent!.policyName, e.policyEvent!.resourceUrn ?? "", e.policyEvent!.enforcementLevel, normalizeMessage(e.policyEvent!.message, pack.descriptions.get(e.policyEvent!.policyName))));
+    const mandatory = rows.some((x) => x.level === "mandatory");
+    if (r.timedOut || (r.code !== 0 && !mandatory)) return { rows, exitCode: r.code, error: failure("pulumi policy analyze", r, log) };
+    return { rows, exitCode: r.code };
+}
+

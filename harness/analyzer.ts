@@ -30,8 +30,18 @@ const LEVEL_NUMBERS: Record<string, number> = { advisory: 0, mandatory: 1, disab
 
 export class AnalyzerError extends Error {}
 
+/** A remediation the pack made: the policy and the resource it changed. */
+export interface Remediation {
+    policy: string;
+    urn: string;
+}
+
 export class Analyzer {
     private stopped = false;
+    /** The remediations of the last `analyze` (the engine's policyRemediationEvents). */
+    public lastRemediations: Remediation[] = [];
+    /** Whether the configured pack has a policy at `remediate` (else the Remediate call, a no-op, is skipped). */
+    private remediating = false;
 
     private constructor(
         private readonly process: Spawned,
@@ -88,6 +98,7 @@ export class Analyzer {
     }
 
     async configure(config: PackConfig, stack: { project: string; stack: string }): Promise<void> {
+        this.remediating = Object.values(config).some((e) => e.enforcementLevel === "remediate");
         const req = new analyzerPb.ConfigureAnalyzerRequest();
         const map = req.getPolicyconfigMap();
         for (const [name, entry] of Object.entries(config)) {
@@ -128,10 +139,36 @@ export class Analyzer {
         );
     }
 
-    /** Analyzes every resource, then the whole program, returning violation rows. */
-    async analyze(resources: WireResource[]): Promise<Row[]> {
+    /**
+     * Runs the pack's remediations on one resource, as the engine does before analyzing it: the properties
+     * after every remediation that changed them (each sees the last one's output), and which policies did.
+     */
+    async remediate(r: WireResource): Promise<{ properties: unknown; remediations: Remediation[] }> {
+        const res = await call<any>(this.client, "remediate", this.fill(new analyzerPb.AnalyzeRequest(), r));
+        let properties = r.properties;
+        const remediations: Remediation[] = [];
+        for (const m of res.getRemediationsList()) {
+            const props = m.getProperties();
+            if (!props) continue;
+            properties = props.toJavaScript();
+            remediations.push({ policy: m.getPolicyname(), urn: r.urn });
+        }
+        return { properties, remediations };
+    }
+
+    /**
+     * Remediates and analyzes every resource (on its remediated properties), then the whole program (on
+     * those too), returning violation rows; the remediations made are in `lastRemediations`.
+     */
+    async analyze(input: WireResource[]): Promise<Row[]> {
         const rows: Row[] = [];
-        for (const r of resources) {
+        const resources: WireResource[] = [];
+        this.lastRemediations = [];
+        for (const given of input) {
+            const remediated = this.remediating ? await this.remediate(given) : { properties: given.properties, remediations: [] };
+            this.lastRemediations.push(...remediated.remediations);
+            const r = remediated.remediations.length > 0 ? { ...given, properties: remediated.properties } : given;
+            resources.push(r);
             const res = await call<any>(this.client, "analyze", this.fill(new analyzerPb.AnalyzeRequest(), r));
             rows.push(...this.rows(res, r.urn));
         }

@@ -10,7 +10,7 @@ import { escapeText } from "../core/escape";
 import { Command, CommanderError, Option } from "commander";
 import { isReportedError } from "../core/errors";
 import { ReportRequest, parseReportOption, writeReports } from "../cli/reports/write";
-import { renderTable, summaryLine } from "./table";
+import { progress, renderRun, styleFor } from "./table";
 import { LegChoice, fixtureSubjects, loadFixtures, runFixtures } from "./runner";
 
 function badInput(message: string): never {
@@ -25,6 +25,7 @@ async function main(argv: string[]): Promise<number> {
         .option("--json <file>", "also write the JSON report to FILE (same as --report json=FILE)")
         .option("--report <format=file>", "write a report: json, junit or sarif (repeatable)", parseReportOption, [] as ReportRequest[])
         .option("--timeout <seconds>", "per-fixture timeout", timeoutSeconds, 300)
+        .option("-v, --verbose", "print the full table of checks (default: one line per fixture, then mismatches and errors)", false)
         .argument("[fixtures...]", "fixture folders (default: all of fixtures/)")
         .exitOverride()
         .configureOutput({ writeErr: (s) => process.stderr.write(s.split("\n")[0] + "\n") });
@@ -36,14 +37,16 @@ async function main(argv: string[]): Promise<number> {
         }
         throw e;
     }
-    const opts = program.opts<{ leg: LegChoice; json?: string; report: ReportRequest[]; timeout: number }>();
+    const opts = program.opts<{ leg: LegChoice; json?: string; report: ReportRequest[]; timeout: number; verbose: boolean }>();
     const fixtures = loadFixtures(program.args);
+    const shown = progress(process.stderr);
     const verdicts = await runFixtures(fixtures, {
         leg: opts.leg,
         timeoutMs: opts.timeout * 1000,
-        onFixture: (v) => process.stderr.write(`[harness] ${v.fixture}: ${v.outcome}\n`),
+        onStart: (f, i, total) => shown.start(f.name, i, total),
     });
-    process.stdout.write(renderTable(verdicts) + "\n" + summaryLine(verdicts) + "\n");
+    shown.done();
+    process.stdout.write(renderRun(verdicts, { verbose: opts.verbose, style: styleFor(process.stdout) }) + "\n");
     const reports = [...opts.report, ...(opts.json ? [{ format: "json" as const, file: opts.json }] : [])];
     writeReports(reports, fixtureSubjects(verdicts, fixtures));
     // Skipped by design (mock-only fixtures, fixtures the gate stops before deploy) is shown as skipped,

@@ -22,6 +22,12 @@ export interface ExpectedViolation {
     level?: "mandatory" | "advisory";
 }
 
+export interface ExpectedRemediation {
+    policy: string;
+    resource: string;
+    set?: Record<string, unknown>;
+}
+
 export interface ConfigValue {
     value: string;
     secret?: boolean;
@@ -33,6 +39,11 @@ export interface Expectation {
     /** Stack config the program reads (`name: {value, secret}`), set in both legs. */
     config: Record<string, ConfigValue>;
     violations: ExpectedViolation[];
+    /**
+     * Remediations the pack must make (policy, resource): the engine legs check them, none other may happen;
+     * `set` (dotted path to value) is checked on the object the deploy leg renders.
+     */
+    remediations?: ExpectedRemediation[];
     /** When set, the real leg does not run this fixture and shows why. */
     mockOnly?: string;
     /** When set, the mock leg does not run this fixture and shows why (a program the mocks cannot run, e.g. YAML). */
@@ -86,6 +97,19 @@ const schema = {
                 additionalProperties: false,
                 required: ["value"],
                 properties: { value: { type: "string" }, secret: { type: "boolean" } },
+            },
+        },
+        remediations: {
+            type: "array",
+            items: {
+                type: "object",
+                additionalProperties: false,
+                required: ["policy", "resource"],
+                properties: {
+                    policy: { type: "string", minLength: 1 },
+                    resource: { type: "string", minLength: 1 },
+                    set: { type: "object", minProperties: 1 },
+                },
             },
         },
         violations: {
@@ -211,6 +235,7 @@ export function loadFixture(dirArg: string): Fixture {
             stack: e.stack ?? "dev",
             config: e.config ?? {},
             violations: e.violations,
+            ...(e.remediations ? { remediations: e.remediations } : {}),
             mockOnly: e.mockOnly,
             realOnly: e.realOnly,
         },

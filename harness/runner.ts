@@ -29,6 +29,8 @@ export interface RunOptions {
     timeoutMs: number;
     /** Called after each fixture, for progress output. */
     onFixture?: (v: FixtureVerdict) => void;
+    /** Called as each fixture starts (progress). */
+    onStart?: (fixture: Fixture, index: number, total: number) => void;
 }
 
 function isCollection(dir: string): boolean {
@@ -67,7 +69,8 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
     const verdicts: FixtureVerdict[] = [];
     try {
         const descriptions = new Map(analyzer.policies.map((p) => [p.name, p.description]));
-        for (const fixture of fixtures) {
+        for (const [index, fixture] of fixtures.entries()) {
+            options.onStart?.(fixture, index, fixtures.length);
             const legs: LegResult[] = [];
             // A manifest fixture: the manifest leg in-process; the program legs run a generated program that
             // declares the manifests, and their rows are mapped onto manifest identities.

@@ -8,6 +8,9 @@
  * hammers Git, the Pulumi Cloud API and the cluster, and PKO clamps values below 60 anyway.
  *
  * Fix: raise `spec.resyncFrequencySeconds` to at least the floor, or remove it.
+ *
+ * Remediate: at the `remediate` level, a numeric `spec.resyncFrequencySeconds` below the floor is raised to the
+ * floor (a slower resync only delays the next poll).
  */
 import { stackRule } from "./model/policy";
 import { describeStack } from "./model/stack";
@@ -34,7 +37,7 @@ export const policy = stackRule(
         },
     },
     (view, config) => {
-        const floor = typeof config.minResyncFrequencySeconds === "number" ? Math.max(config.minResyncFrequencySeconds, PKO_MINIMUM) : PKO_MINIMUM;
+        const floor = floorOf(config);
         const v = view.resyncFrequencySeconds;
         const who = describeStack(view);
         if (v === undefined) {
@@ -44,4 +47,12 @@ export const policy = stackRule(
         if (v === UNKNOWN) return [`${who}: spec.resyncFrequencySeconds is unknown during preview; set it to at least ${floor}.`];
         return v < floor ? [`${who}: spec.resyncFrequencySeconds is ${v}, below the floor of ${floor} seconds; raise it to at least ${floor}.`] : [];
     },
+    (view, config) => {
+        const v = view.resyncFrequencySeconds;
+        return typeof v === "number" && v < floorOf(config) ? { resyncFrequencySeconds: floorOf(config) } : undefined;
+    },
 );
+
+function floorOf(config: Record<string, unknown>): number {
+    return typeof config.minResyncFrequencySeconds === "number" ? Math.max(config.minResyncFrequencySeconds, PKO_MINIMUM) : PKO_MINIMUM;
+}

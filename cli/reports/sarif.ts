@@ -1,7 +1,8 @@
 /**
  * SARIF 2.1.0 for GitHub code scanning: one run of the pko-guard tool, its rules from the pack's own
- * metadata (ruleId = policy name, `security-severity` from the policy's severity, a helpUri per rule at its
- * README catalogue anchor), one result per violation located at the resource's declaration line (the row's
+ * metadata (ruleId = policy name, `security-severity` from the policy's severity, the rule's documentation
+ * `README.md#rule-<name>` in its help, and a helpUri to it only under a configured PKO_GUARD_DOCS_URL, since
+ * SARIF wants an absolute URI and pko-guard invents no host), one result per violation located at the resource's declaration line (the row's
  * file and line, else the program's entry file, line 1), with the URN as a logical location.
  * Paths follow the one rule of ./location.ts (shared with the GitHub output): `artifactLocation.uri` is
  * relative to the repository root (%SRCROOT%: the subject's root, else the git top level of the program,
@@ -57,8 +58,11 @@ export function renderSarif(subjects: ReportSubject[]): string {
         name: r.id,
         shortDescription: { text: r.description },
         fullDescription: { text: `${r.description} Fix: ${r.remediation ?? ""}`.trim() },
-        help: { text: r.remediation ?? r.description, markdown: `**${r.id}**: ${r.description}\n\nFix: ${r.remediation ?? ""}` },
-        helpUri: r.helpUri,
+        help: {
+            text: `${r.remediation ?? r.description} Documentation: ${r.doc} in pko-guard.`,
+            markdown: `**${r.id}**: ${r.description}\n\nFix: ${r.remediation ?? ""}\n\nDocumentation: \`${r.doc}\` in pko-guard (\`pko-guard explain ${r.id}\`).`,
+        },
+        ...(r.helpUri ? { helpUri: r.helpUri } : {}),
         defaultConfiguration: { level: r.level === "mandatory" ? "error" : "warning" },
         properties: {
             "security-severity": SECURITY_SEVERITY[r.severity ?? "medium"] ?? SECURITY_SEVERITY.medium,
@@ -112,7 +116,7 @@ export function renderSarif(subjects: ReportSubject[]): string {
         version: "2.1.0",
         runs: [
             {
-                tool: { driver: { name: "pko-guard", version: VERSION, semanticVersion: VERSION, informationUri: rules[0]?.helpUri?.split("#")[0], rules } },
+                tool: { driver: { name: "pko-guard", version: VERSION, semanticVersion: VERSION, ...(rules[0]?.helpUri ? { informationUri: rules[0].helpUri.split("#")[0] } : {}), rules } },
                 originalUriBaseIds: { "%SRCROOT%": { uri: rootUri(root) } },
                 invocations: [{ executionSuccessful: notifications.length === 0, toolExecutionNotifications: notifications }],
                 results,

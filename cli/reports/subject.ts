@@ -41,6 +41,14 @@ export interface FixtureSubject extends SubjectBase {
     verdict: { fixture: string; description: string; outcome: ReportCheck["outcome"]; legs: ReportLeg[]; checks: ReportCheck[] };
 }
 
+/** A Kubernetes object a run judged (reports that list passes, such as the PolicyReport, need them). */
+export interface ReportObject {
+    apiVersion?: string;
+    kind: string;
+    name: string;
+    namespace?: string;
+}
+
 export interface ProjectSubject extends SubjectBase {
     kind: "project";
     stack: string;
@@ -50,6 +58,8 @@ export interface ProjectSubject extends SubjectBase {
     error?: string;
     notices?: Notice[];
     durationMs: number;
+    /** The Kubernetes objects some rule judged, when the run knows them (check; not the gate). */
+    objects?: ReportObject[];
 }
 
 export type ReportSubject = FixtureSubject | ProjectSubject;
@@ -66,11 +76,31 @@ export function ruleAnchor(name: string): string {
     return `rule-${name}`;
 }
 
-/** Where the README is published (the rules' helpUri points at its catalogue anchors). */
-export const README_URL = "https://github.com/pko-guard/pko-guard/blob/main/README.md";
+/**
+ * Where a rule's documentation is: its catalogue row in this repository's README (`README.md#rule-<name>`,
+ * relative to the repository root, and shipped in the package). A link with a host exists only when the user
+ * says where their copy is published: PKO_GUARD_DOCS_URL, the base under which README.md is served (e.g.
+ * `https://github.com/acme/pko-guard/blob/v0.1.0`); pko-guard invents no host.
+ */
+export function ruleDocPath(name: string): string {
+    return `README.md#${ruleAnchor(name)}`;
+}
 
-/** Rule metadata from the pack itself (name, description, severity, remediation, the rule's README anchor). */
-export function ruleCatalogue() {
+/** The configured documentation base URL (http or https, without a trailing slash), or undefined. */
+export function docsBaseUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
+    const raw = env.PKO_GUARD_DOCS_URL?.trim();
+    if (!raw) return undefined;
+    try {
+        const u = new URL(raw);
+        return u.protocol === "https:" || u.protocol === "http:" ? raw.replace(/\/+$/, "") : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+/** Rule metadata from the pack itself (name, description, severity, remediation, where its documentation is). */
+export function ruleCatalogue(env: NodeJS.ProcessEnv = process.env) {
+    const base = docsBaseUrl(env);
     return policies.map((p) => ({
         id: p.name,
         description: p.description,
@@ -78,6 +108,7 @@ export function ruleCatalogue() {
         severity: p.severity,
         remediation: p.remediationSteps,
         url: p.url,
-        helpUri: `${README_URL}#${ruleAnchor(p.name)}`,
+        doc: ruleDocPath(p.name),
+        ...(base ? { helpUri: `${base}/${ruleDocPath(p.name)}` } : {}),
     }));
 }

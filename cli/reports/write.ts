@@ -14,7 +14,7 @@ import * as path from "path";
 import { BadInputError } from "../../core/errors";
 import type { ReportSubject } from "./subject";
 
-export const FORMATS = ["json", "junit", "sarif"] as const;
+export const FORMATS = ["json", "junit", "sarif", "policyreport"] as const;
 export type ReportFormat = (typeof FORMATS)[number];
 export interface ReportRequest {
     format: ReportFormat;
@@ -39,6 +39,8 @@ export function renderReport(format: ReportFormat, subjects: ReportSubject[]): s
             return (require("./junit") as typeof import("./junit")).renderJunit(subjects);
         case "sarif":
             return (require("./sarif") as typeof import("./sarif")).renderSarif(subjects);
+        case "policyreport":
+            return (require("./policyreport") as typeof import("./policyreport")).renderPolicyReport(subjects);
     }
 }
 

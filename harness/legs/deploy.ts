@@ -6,7 +6,9 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { StackRef, previewWithPack } from "../../core/pulumi";
+import * as YAML from "yaml";
+import { Row } from "../../core/rows";
+import { StackRef, analyzeState, previewWithPack } from "../../core/pulumi";
 import { destroy, stateResourceCount, up } from "../stacks";
 import { withTempDir } from "../../core/process";
 import { Toolchain } from "../../core/toolchain";
@@ -67,6 +69,62 @@ export function plaintextSecretChecks(fixture: Fixture, stateDir: string, progra
         .map((file) => ({ check: "plaintext secrets", target: path.basename(file), outcome: "fail" as const, expected: 0, got: 1, note: "a secret config value is stored in plaintext" }));
 }
 
+/**
+ * Each expected remediation's `set` fields on the object `pulumi up` rendered for its resource (found by
+ * `metadata.name`): the deploy leg proves the remediated object, not the program's, is what gets applied.
+ */
+export function remediatedObjectChecks(fixture: Fixture, renderedDir: string): LegCheck[] {
+    const wanted = (fixture.expect.remediations ?? []).filter((r) => r.set);
+    if (wanted.length === 0) return [];
+    const objects: Record<string, unknown>[] = [];
+    const files = fs.existsSync(renderedDir) ? fs.readdirSync(renderedDir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile() && /\.ya?ml$/.test(d.name)) : [];
+    for (const d of files) {
+        for (const doc of YAML.parseAllDocuments(fs.readFileSync(path.join(d.parentPath, d.name), "utf8"))) {
+            const o = doc.toJS() as unknown;
+            if (o !== null && typeof o === "object") objects.push(o as Record<string, unknown>);
+        }
+    }
+    const at = (o: unknown, dotted: string) => dotted.split(".").reduce<unknown>((v, k) => (v !== null && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined), o);
+    return wanted.flatMap((r) => {
+        const o = objects.find((x) => at(x, "metadata.name") === r.resource);
+        return Object.entries(r.set!).map(([field, value]): LegCheck => {
+            const ok = o !== undefined && JSON.stringify(at(o, field)) === JSON.stringify(value);
+            return {
+                check: `remediated ${field}`,
+                target: r.resource,
+                outcome: ok ? "pass" : "fail",
+                expected: 1,
+                got: ok ? 1 : 0,
+                ...(ok ? {} : { note: o ? `rendered ${JSON.stringify(at(o, field))}, expected ${JSON.stringify(value)}` : "no rendered object of that name" }),
+            };
+        });
+    });
+}
+
+/**
+ * `pulumi policy analyze` after `up` (the audit of a deployed stack) finds the same findings as the preview
+ * (policy, resource, level, message), and exits non-zero exactly when one is mandatory.
+ */
+export function auditCheck(previewRows: Row[], auditRows: Row[], exitCode: number | null): LegCheck {
+    const key = (r: Row) => [r.policy, r.resource, r.level, r.message].join("\u0000");
+    const a = previewRows.map(key).sort();
+    const b = auditRows.map(key).sort();
+    const same = a.length === b.length && a.every((k, i) => k === b[i]);
+    const exitOk = auditRows.some((r) => r.level === "mandatory") === (exitCode !== 0);
+    const onlyPreview = a.filter((k) => !b.includes(k)).map((k) => k.split("\u0000").slice(0, 2).join(" on "));
+    const onlyAudit = b.filter((k) => !a.includes(k)).map((k) => k.split("\u0000").slice(0, 2).join(" on "));
+    return {
+        check: "audit (pulumi policy analyze)",
+        target: "",
+        outcome: same && exitOk ? "pass" : "fail",
+        expected: previewRows.length,
+        got: auditRows.length,
+        ...(same && exitOk
+            ? {}
+            : { note: !exitOk ? `exit ${exitCode} does not match the findings' levels` : `preview only: ${onlyPreview.join(", ") || "-"}; audit only: ${onlyAudit.join(", ") || "-"}` }),
+    };
+}
+
 /** `pulumi destroy`, then the stack must hold nothing. */
 async function destroyCheck(stack: StackRef): Promise<LegCheck | { error: string }> {
     const destroyed = await destroy(stack);
@@ -96,7 +154,15 @@ export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Pr
         }
         const deployed = await up(stack, pack);
         if (deployed.error) return result.error(deployed.error);
-        const checks = [...manifestChecks(options.validator, path.join(tmp, "rendered")), ...plaintextSecretChecks(fixture, path.join(tmp, "state"), stack.cwd)];
+        // The audit path: the pack against the deployed stack's state must find what the preview found.
+        const audit = await analyzeState(stack, pack);
+        if (audit.error) return result.error(audit.error);
+        const checks = [
+            auditCheck(preview.rows, audit.rows, audit.exitCode),
+            ...manifestChecks(options.validator, path.join(tmp, "rendered")),
+            ...remediatedObjectChecks(fixture, path.join(tmp, "rendered")),
+            ...plaintextSecretChecks(fixture, path.join(tmp, "state"), stack.cwd),
+        ];
         const destroyed = await destroyCheck(stack);
         if ("error" in destroyed) return result.error(destroyed.error);
         return result.ran(preview.rows, [...checks, destroyed]);

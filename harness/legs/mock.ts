@@ -12,7 +12,7 @@ import { REPO_ROOT } from "../../core/paths";
 import { spawnTracked, withDeadline, withTempDir } from "../../core/process";
 import { Analyzer, WireResource } from "../analyzer";
 import { Fixture, fixtureConfig } from "../expect";
-import { LegResult, legResult } from "./result";
+import { LegResult, legResult, remediationChecks } from "./result";
 import { maskAutonames } from "../autonames";
 
 export interface MockOptions {
@@ -82,7 +82,7 @@ export async function runMockLeg(fixture: Fixture, options: MockOptions): Promis
         });
         // Names the provider would generate are random: masked the same way in both legs (autonames.ts).
         const generated = resources.map((r) => (r as WireResource & { autonamed?: string }).autonamed ?? "");
-        return result.ran(maskAutonames(rows, generated));
+        return result.ran(maskAutonames(rows, generated), remediationChecks(fixture.expect.remediations, analyzer.lastRemediations));
     } catch (e) {
         return result.error(e instanceof Error ? e.message : String(e));
     }

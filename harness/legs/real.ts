@@ -15,7 +15,7 @@ import { withTempDir } from "../../core/process";
 import { Toolchain } from "../../core/toolchain";
 import { Row } from "../../core/rows";
 import { Fixture } from "../expect";
-import { LegCheck, LegResult, legResult } from "./result";
+import { LegCheck, LegResult, legResult, remediationChecks } from "./result";
 import { autonamesFromEvents, maskAutonames } from "../autonames";
 
 export interface RealOptions {
@@ -80,6 +80,6 @@ export async function runRealLeg(fixture: Fixture, options: RealOptions): Promis
         if (preview.error) return result.error(preview.error);
         // Generated names are random: masked as the mock leg masks its own (autonames.ts).
         const rows = maskAutonames(preview.rows, autonamesFromEvents(preview.output));
-        return result.ran(rows, [exitCodeCheck(rows, preview.exitCode)]);
+        return result.ran(rows, [exitCodeCheck(rows, preview.exitCode), ...remediationChecks(fixture.expect.remediations, preview.remediations)]);
     });
 }

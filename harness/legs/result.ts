@@ -46,3 +46,21 @@ export function legResult(leg: LegName, started: number) {
 export function legRows(r: LegResult): Row[] {
     return r.status === "ran" ? r.rows : [];
 }
+
+/**
+ * The remediations a fixture expects against those an engine leg saw (policy and resource name): one check
+ * per expected remediation, and one failing check for each remediation nobody expected.
+ */
+export function remediationChecks(expected: { policy: string; resource: string }[] | undefined, seen: { policy: string; urn: string }[]): LegCheck[] {
+    const name = (urn: string) => urn.split("::").slice(3).join("::");
+    const got = seen.map((s) => ({ policy: s.policy, resource: name(s.urn) }));
+    const checks: LegCheck[] = (expected ?? []).map((e) => {
+        const n = got.filter((g) => g.policy === e.policy && g.resource === e.resource).length;
+        return { check: `remediation ${e.policy}`, target: e.resource, outcome: n === 1 ? "pass" : "fail", expected: 1, got: n, ...(n === 1 ? {} : { note: "the pack did not remediate it exactly once" }) };
+    });
+    for (const g of got) {
+        if ((expected ?? []).some((e) => e.policy === g.policy && e.resource === g.resource)) continue;
+        checks.push({ check: `remediation ${g.policy}`, target: g.resource, outcome: "fail", expected: 0, got: 1, note: "unexpected remediation" });
+    }
+    return checks;
+}

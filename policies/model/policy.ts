@@ -19,7 +19,8 @@ import {
 import { unknownProperty } from "./config";
 import { SettingsState, classifyProduction, Production, programKey, settingsFor } from "./production";
 import { JoinedPatch, ResourceLike, StackView, stackPatches, stackView } from "./stack";
-import { WAIVER_CONFIG, WaiverTarget, applyWaivers, targetOf } from "./waivers";
+import { report } from "./report";
+import { WAIVER_CONFIG, WaiverTarget, targetOf, waive } from "./waivers";
 
 export const FRAMEWORK: PolicyComplianceFramework = {
     name: "pko-guard",
@@ -39,6 +40,17 @@ export interface RuleMeta {
     /** Extra JSON-schema properties for the policy's config (enforcementLevel is implicit). */
     config?: Record<string, object>;
 }
+
+/**
+ * A Stack rule's mechanical fix, run at the `remediate` enforcement level: the `spec` fields to set on a Stack
+ * the rule would report (undefined: nothing to fix, or the fix is not certain). Only for fixes that cannot
+ * deploy something harmful (a refresh before updates, a slower resync); never for what a person must decide
+ * (branches and commits, credentials, RBAC). Only the Stack itself is remediated: the stack-level companion
+ * that judges patches cannot remediate (the SDK runs stack policies at `remediate` as mandatory). A fix cannot
+ * depend on the production settings: the SDK runs only `remediate`-level policies in its Remediate call, before
+ * any Analyze, so the settings policy has published nothing for the resource yet (`settingsFor` says so).
+ */
+export type SpecFix = (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => Record<string, unknown> | undefined;
 
 /** What a rule gets besides its own config: the pack-wide production settings for this request. */
 export interface RuleContext {
@@ -63,13 +75,7 @@ export interface Finding {
     field?: string;
 }
 
-/**
- * A violation reporter that also takes the finding's field. In-process evaluators pass one; the analyzer's
- * plain `ReportViolation` gets the message and URN only, exactly as before.
- */
-export type FieldAwareReport = ReportViolation & {
-    withField?: (message: string, urn: string | undefined, field: string | undefined) => void;
-};
+export { FieldAwareReport } from "./report";
 
 /** The properties of a policy's config: its own, and the per-resource waivers every policy accepts. */
 function configProperties(meta: RuleMeta): Record<string, object> {
@@ -174,22 +180,21 @@ function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => u
         closed = true;
         findings = [failClosed(meta)];
     }
-    const withField = (reportViolation as FieldAwareReport).withField;
     const config = waiving.config();
     for (const f of findings) {
         const at = typeof f === "string" ? urn : (f.urn ?? urn);
         let message = typeof f === "string" ? f : f.message;
-        // The one waiver hook: a matching waiver marks the message (never drops it); see waivers.ts.
+        let waived = false;
+        // The one waiver hook: a matching waiver marks the message and lowers the finding to advisory (never
+        // drops it); see waivers.ts.
         if (config) {
             try {
-                message = applyWaivers(meta.name, config, waiving.target(at), message, closed);
+                ({ message, waived } = waive(meta.name, config, waiving.target(at), message, closed));
             } catch {
-                // a broken waiver never hides a finding: the message is reported as it is
+                // a broken waiver never hides a finding: the message is reported as it is, at its level
             }
         }
-        if (typeof withField === "function") withField(message, at, typeof f === "string" || typeof f.field !== "string" ? undefined : f.field);
-        else if (at === undefined) reportViolation(message);
-        else reportViolation(message, at);
+        report(reportViolation, { message, urn: at, field: typeof f === "string" || typeof f.field !== "string" ? undefined : f.field, ...(waived ? { level: "advisory" as const } : {}) });
     }
 }
 
@@ -256,10 +261,12 @@ function introduced(before: (string | Finding)[], after: (string | Finding)[]): 
 export function stackRule(
     meta: RuleMeta,
     check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | Finding)[],
+    fix?: SpecFix,
 ): ResourceValidationPolicy & StackValidationPolicy {
     const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) => withConfig(meta, getConfig, (config) => check(view, config, ctx));
     return {
         ...metaFields(meta),
+        ...(fix ? { remediateResource: remediation(meta, fix) } : {}),
         validateResource: perResource(meta, (args) => {
             const view = stackView(resourceOf(args));
             return view ? judge(view, args.getConfig, { production: settingsFor(args.urn) }) : [];
@@ -291,6 +298,29 @@ export function stackRule(
                 );
             }
         },
+    };
+}
+
+/**
+ * The `remediateResource` of a Stack rule: the Stack's properties with `fix`'s spec fields set, or undefined
+ * (no change). Anything it cannot be sure of (not a Stack, an unusable config, a value unknown during
+ * preview, any failure) changes nothing: the validation that follows then reports the finding, which the SDK
+ * raises to mandatory at this level, so a failed fix never passes silently.
+ */
+function remediation(meta: RuleMeta, fix: SpecFix): (args: ResourceValidationArgs) => Record<string, unknown> | undefined {
+    return (args) => {
+        try {
+            const view = stackView(resourceOf(args));
+            const config = view ? readConfig(meta, args.getConfig) : undefined;
+            if (!view || config === undefined || typeof config === "string") return undefined;
+            const set = fix(view, config, { production: settingsFor(args.urn) });
+            const props = args.props as Record<string, unknown>;
+            const spec = props.spec;
+            if (!set || Object.keys(set).length === 0 || spec === null || typeof spec !== "object" || Array.isArray(spec)) return undefined;
+            return { ...props, spec: { ...(spec as Record<string, unknown>), ...set } };
+        } catch {
+            return undefined;
+        }
     };
 }
 

@@ -4,11 +4,12 @@
  *   "pko-stack-prod-refresh": { "waivers": [ { "resource": "legacy-*", "reason": "migration", "expires": "2027-01-31" } ] }
  * `resource` is a URN, a Pulumi name, or Kind/namespace/name of a Kubernetes object; `*` and `?` are globs.
  *
- * CrossGuard's ReportViolation binds a violation to its policy's enforcement level (verified in
- * @pulumi/policy 1.21.0: the level cannot be set per violation), so the pack cannot downgrade one finding.
- * It reports a waived finding with a `[waived: REASON; until DATE]` prefix instead: it stays visible in
- * `pulumi preview` and Pulumi Cloud, and the gate, the check command and the harness read the prefix as
- * status "waived" (not blocking). An expired waiver does not waive: the message says it expired.
+ * A waived finding is reported at its true level, advisory, through the per-finding level of
+ * `reportViolation` (report.ts, the one use of that internal SDK form), with a `[waived: REASON; until DATE]`
+ * prefix: it stays visible in `pulumi preview` and Pulumi Cloud and never blocks a bare `pulumi preview`/`up`
+ * or an organization's policy group; the gate, the check command and the harness read the prefix as status
+ * "waived". An expired waiver does not waive: the finding keeps its policy's level and the message says the
+ * waiver expired.
  * A fail-closed "could not evaluate" finding is waived only by a waiver with `allowFailClosed: true`.
  *
  * Annotation waivers (`pko-guard.io/waive: <policy>=<reason>[, ...]` on the Kubernetes object) count only
@@ -124,18 +125,23 @@ export function today(now = new Date()): string {
 }
 
 /**
- * Applies a policy's waivers to one finding's message: the waived message (with the prefix), or the
- * message unchanged, or with a note that the matching waiver expired.
+ * Applies a policy's waivers to one finding: the waived message (with the prefix) and `waived: true`, or the
+ * message unchanged, or with a note that the matching waiver expired (not waived: it keeps its level).
  */
-export function applyWaivers(policy: string, config: Record<string, unknown>, t: WaiverTarget, message: string, failClosed: boolean, now = new Date()): string {
+export function waive(policy: string, config: Record<string, unknown>, t: WaiverTarget, message: string, failClosed: boolean, now = new Date()): { message: string; waived: boolean } {
     const candidates = [...configWaivers(config), ...annotationWaivers(policy, config, t)].filter((w) => waiverMatches(w, t));
     const closed = failClosed || isFailClosedMessage(message);
     const eligible = candidates.filter((w) => !closed || w.allowFailClosed === true);
     const live = eligible.find((w) => !w.expires || w.expires >= today(now));
-    if (live) return `[waived: ${live.reason.replace(/[\]\n]/g, " ")}${live.expires ? `; until ${live.expires}` : ""}] ${message}`;
+    if (live) return { message: `[waived: ${live.reason.replace(/[\]\n]/g, " ")}${live.expires ? `; until ${live.expires}` : ""}] ${message}`, waived: true };
     const expired = eligible.find((w) => w.expires && w.expires < today(now));
-    if (expired) return `${message} (waiver for ${expired.resource} expired ${expired.expires}: ${expired.reason})`;
-    return message;
+    if (expired) return { message: `${message} (waiver for ${expired.resource} expired ${expired.expires}: ${expired.reason})`, waived: false };
+    return { message, waived: false };
+}
+
+/** `waive`'s message only. */
+export function applyWaivers(policy: string, config: Record<string, unknown>, t: WaiverTarget, message: string, failClosed: boolean, now = new Date()): string {
+    return waive(policy, config, t, message, failClosed, now).message;
 }
 
 /** Reads a waived message back: the reason, the expiry and the message without the prefix. */

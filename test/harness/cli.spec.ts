@@ -94,7 +94,14 @@ describe("harness CLI", function () {
             );
             const r = harness(tmp);
             assert.strictEqual(r.code, 1);
-            assert.match(r.stdout, /MISMATCH: expected 2, got 1/);
+            // One line per fixture, then each mismatch with names whole; no table unless --verbose.
+            assert.match(r.stdout, /^MISMATCH wrong-count {2}mock {2}2 rows$/m);
+            assert.match(r.stdout, /^MISMATCH wrong-count \[mock\] pko-stack-credentials-from-secrets on app-dev: expected 2, got 1$/m);
+            assert.doesNotMatch(r.stdout, /[┌│]/);
+            assert.doesNotMatch(r.stdout, /\u001b\[/, "no colour when stdout is not a terminal");
+            for (const line of r.stdout.split("\n")) assert.ok(line.length <= 120, `line longer than the default width: ${line}`);
+            const verbose = harness("--verbose", tmp);
+            assert.match(verbose.stdout, /│ wrong-count +│ mock +│ pko-stack-credentials-from-secrets +│/);
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }

@@ -41,14 +41,20 @@ describe("pko-guard commands from a user's project", function () {
         for (const p of policies) assert.match(r.stdout, new RegExp(`^${p.name} +${p.enforcementLevel} +${p.severity} `, "m"));
         const json = JSON.parse(run(["rules", "--json"]).stdout);
         assert.deepStrictEqual(json.map((x: { name: string }) => x.name), policies.map((p) => p.name));
-        assert.deepStrictEqual(Object.keys(json[0]), ["name", "level", "severity", "description"]);
+        assert.deepStrictEqual(Object.keys(json[0]), ["name", "level", "severity", "description", "doc"]);
+        // Each rule's documentation: its README catalogue row, which exists.
+        const readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
+        for (const x of json) {
+            assert.strictEqual(x.doc, `README.md#rule-${x.name}`);
+            assert.ok(readme.includes(`<a id="rule-${x.name}"></a>`), x.name);
+        }
     });
 
     it("explain shows what, why, fix, config keys with defaults and an example, for every rule", () => {
         for (const p of policies) {
             const r = run(["explain", p.name]);
             assert.strictEqual(r.code, 0, r.stderr);
-            for (const section of [/^What: /m, /^Why: /m, /^Fix: /m, /^Config keys/m, /^ {2}enforcementLevel \[/m, /^ {2}waivers \[\[\]\]/m, /^An example that passes/m]) {
+            for (const section of [/^What: /m, /^Why: /m, /^Fix: /m, /^Config keys/m, /^ {2}enforcementLevel \[/m, /^ {4}remediate: /m, /^ {2}waivers \[\[\]\]/m, /^An example that passes/m, /^Documentation: \S+README\.md#rule-/m]) {
                 assert.match(r.stdout, section, `${p.name}: ${section}`);
             }
             for (const [k, s] of Object.entries((p.configSchema?.properties ?? {}) as Record<string, { default?: unknown }>)) {

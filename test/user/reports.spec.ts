@@ -110,13 +110,30 @@ describe("reports for users' CI", () => {
         }
     });
 
-    it("SARIF rules carry security-severity and a distinct help anchor that exists in the README", () => {
-        const sarif = JSON.parse(renderSarif([subject(program)]));
-        const rules = sarif.runs[0].tool.driver.rules;
+    it("SARIF rules carry security-severity and their documentation: no invented host, a helpUri under the configured base", () => {
         const readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
+        const plain = JSON.parse(renderSarif([subject(program)])).runs[0].tool.driver;
+        const saved = process.env.PKO_GUARD_DOCS_URL;
+        let rules: any[];
+        let driver: any;
+        try {
+            delete process.env.PKO_GUARD_DOCS_URL;
+            driver = JSON.parse(renderSarif([subject(program)])).runs[0].tool.driver;
+            assert.ok(driver.rules.every((r: any) => r.helpUri === undefined) && driver.informationUri === undefined, "no helpUri without a configured base");
+            for (const r of driver.rules) assert.ok(r.help.text.includes(`README.md#rule-${r.id}`), r.id);
+            process.env.PKO_GUARD_DOCS_URL = "https://git.example.org/acme/pko-guard/blob/v1/";
+            driver = JSON.parse(renderSarif([subject(program)])).runs[0].tool.driver;
+            rules = driver.rules;
+        } finally {
+            if (saved === undefined) delete process.env.PKO_GUARD_DOCS_URL;
+            else process.env.PKO_GUARD_DOCS_URL = saved;
+        }
+        assert.ok(plain.rules.length > 0);
+        assert.strictEqual(driver.informationUri, "https://git.example.org/acme/pko-guard/blob/v1/README.md");
         assert.strictEqual(new Set(rules.map((r: any) => r.helpUri)).size, rules.length);
         for (const r of rules) {
             assert.ok(Number(r.properties["security-severity"]) > 0, r.id);
+            assert.ok(r.helpUri.startsWith("https://git.example.org/acme/pko-guard/blob/v1/README.md#rule-"), r.helpUri);
             const anchor = r.helpUri.split("#")[1];
             assert.ok(readme.includes(`<a id="${anchor}"></a>`), `README has no anchor ${anchor}`);
         }

@@ -12,6 +12,8 @@ const branchProd = (name: string, metadata: Record<string, unknown> = {}) => sta
 const waivers = (...w: unknown[]) => ({ waivers: w });
 /** The one finding of the pinned-commit rule on `resource`. */
 const pinnedOn = (resource: string, message: RegExp): ExpectedFinding[] => [{ policy: pinned.name, level: "mandatory", resource, message }];
+/** A waived finding of the mandatory rule: reported at its own level, advisory (policies/model/report.ts). */
+const waivedOn = (resource: string, message: RegExp): ExpectedFinding[] => [{ policy: pinned.name, level: "advisory", resource, message }];
 /** A message that is not marked waived. */
 const NOT_WAIVED = /^(?![\s\S]*waived)/;
 
@@ -29,9 +31,11 @@ describe("waivers", () => {
         const waived = runResourcePolicy(pinned, branchProd("legacy-prod"), config);
         assert.strictEqual(waived.length, 1);
         assert.match(waived[0].message, /^\[waived: moving to commits; until 2099-12-31\] /);
+        assert.strictEqual(waived[0].level, "advisory", "a waived finding is reported at its own level, advisory");
         const other = runResourcePolicy(pinned, branchProd("billing-prod"), config);
         assert.strictEqual(other.length, 1);
         assert.doesNotMatch(other[0].message, /waived/);
+        assert.strictEqual(other[0].level, "mandatory", "an unwaived finding keeps its policy's level");
     });
 
     it("an expired waiver waives nothing and says it expired", () => {
@@ -45,14 +49,14 @@ describe("waivers", () => {
         assertFindings(plain, pinnedOn("legacy-prod", /^(?!\[waived)/));
         assert.ok(isFailClosedMessage(plain[0].message), plain[0].message);
         const allowed = runResourcePolicy(pinned, unknown, waivers({ resource: "legacy-prod", reason: "r", allowFailClosed: true }));
-        assertFindings(allowed, pinnedOn("legacy-prod", /^\[waived: r\] /));
+        assertFindings(allowed, waivedOn("legacy-prod", /^\[waived: r\] /));
         assert.doesNotMatch(applyWaivers("x", waivers({ resource: "*", reason: "r" }), { name: "a" }, "m", true), /waived/);
     });
 
     it("annotation waivers count only when the policy's config allows them", () => {
         const annotated = branchProd("app-prod", { annotations: { "pko-guard.io/waive": "other-rule=no, pko-stack-prod-pinned-commit=hotfix freeze" } });
         assertFindings(runResourcePolicy(pinned, annotated, {}), pinnedOn("app-prod", NOT_WAIVED));
-        assertFindings(runResourcePolicy(pinned, annotated, { allowAnnotationWaivers: true }), pinnedOn("app-prod", /^\[waived: hotfix freeze \(annotation\)\] /));
+        assertFindings(runResourcePolicy(pinned, annotated, { allowAnnotationWaivers: true }), waivedOn("app-prod", /^\[waived: hotfix freeze \(annotation\)\] /));
     });
 
     it("stack-level findings are waived by the resource they are reported on", () => {
@@ -67,6 +71,7 @@ describe("waivers", () => {
         assert.strictEqual(base.length, 1);
         const [w] = runStackPolicy(noClusterAdmin, [sa, crb, st], waivers({ resource: "ClusterRoleBinding//deployer-admin", reason: "break-glass" }));
         assert.match(w.message, /^\[waived: break-glass\] /);
+        assert.strictEqual(w.level, "advisory");
     });
 
     it("every policy's config schema takes waivers (so the engine and Pulumi Cloud accept them)", () => {

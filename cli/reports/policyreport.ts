@@ -1,0 +1,170 @@
+/**
+ * The Kubernetes PolicyReport (`wgpolicyk8s.io/v1alpha2`, the Policy WG's API that Kyverno, Policy Reporter
+ * and other cluster tooling read): one `PolicyReport` per namespace for namespaced objects and one
+ * `ClusterPolicyReport` for cluster-scoped objects and findings without a Kubernetes object (a Pulumi resource
+ * that is not one, a program-level finding), as a multi-document YAML file.
+ *
+ * Results, per rule and object: `fail` (a blocking finding), `warn` (an advisory one), `skip` (waived: the
+ * waiver's reason and expiry in `properties`, as exceptions are reported by Kyverno), and `pass` for the rules
+ * that judge an object of that kind and found nothing on it (only for subjects that list the objects they
+ * judged: `pko-guard check` and the coming `audit`). `severity` is the rule's; `summary` counts results.
+ * Rendered from the report subject only, like every other report (the gate, check and audit share it).
+ * Validated against the published CRDs (schemas/policyreport) in test/user/policyreport.spec.ts.
+ */
+import * as YAML from "yaml";
+import { Finding } from "../../core/rows";
+import { ProjectSubject, ReportObject, ReportSubject, ruleCatalogue } from "./subject";
+
+type Result = "pass" | "fail" | "warn" | "skip";
+
+interface ObjectRef {
+    apiVersion?: string;
+    kind: string;
+    name: string;
+    namespace?: string;
+}
+
+interface ReportResult {
+    source: "pko-guard";
+    policy: string;
+    rule: string;
+    category?: string;
+    result: Result;
+    severity?: string;
+    message?: string;
+    scored: boolean;
+    timestamp: { seconds: number; nanos: number };
+    resources?: ObjectRef[];
+    properties?: Record<string, string>;
+}
+
+/**
+ * The kinds each rule reports on (pass results are given for these). Rules not listed report on no
+ * Kubernetes object a manifest holds (e.g. aws-s3-no-public-acl) and get no pass results.
+ */
+const RULE_KINDS: Record<string, string[]> = {
+    "pko-guard-production": ["Stack"],
+    "pko-stack-credentials-from-secrets": ["Stack"],
+    "pko-stack-destroy-on-finalize-nonprod": ["Stack"],
+    "pko-stack-prod-pinned-commit": ["Stack"],
+    "pko-stack-prod-refresh": ["Stack"],
+    "pko-stack-preview-only-nonprod": ["Stack"],
+    "pko-stack-repo-allowlist": ["Stack"],
+    "pko-stack-resync-floor": ["Stack"],
+    "pko-stack-workspace-hardening": ["Stack"],
+    "pko-stack-esc-or-oidc-preferred": ["Stack"],
+    "pko-stack-name-length": ["Stack"],
+    "pko-stack-auth-delegator": ["Stack"],
+    "pko-stack-no-cluster-admin": ["ClusterRoleBinding", "RoleBinding"],
+    "rbac-no-cluster-admin-serviceaccount": ["ClusterRoleBinding", "RoleBinding"],
+    "argocd-app-pko-sync-order": ["Stack", "Application"],
+    "pko-stack-secret-committed": ["Secret"],
+};
+
+/** `Kind/namespace/name` or `Kind/name` (check's identities), else the Pulumi type's kind and the resource name. */
+function objectOf(f: Finding): ObjectRef | undefined {
+    const parts = f.resource.split("/");
+    if (/^[A-Z][A-Za-z0-9]*$/.test(parts[0] ?? "") && (parts.length === 2 || parts.length === 3) && parts.every((p) => p !== "")) {
+        return parts.length === 3 ? { kind: parts[0], namespace: parts[1], name: parts[2] } : { kind: parts[0], name: parts[1] };
+    }
+    if (!f.resource) return undefined;
+    const kind = f.type.split(":").pop() ?? "";
+    return { kind: kind || "Resource", name: f.resource };
+}
+
+const RESULT: Record<Finding["status"], Result> = { blocking: "fail", advisory: "warn", waived: "skip" };
+
+/** A DNS-1123 name for the report. */
+function reportName(subject: ProjectSubject): string {
+    const base = `pko-guard-${subject.name}${subject.stack ? `-${subject.stack}` : ""}`.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "");
+    return base.slice(0, 63).replace(/-+$/, "") || "pko-guard";
+}
+
+function severityOf(policy: string): string | undefined {
+    return ruleCatalogue().find((r) => r.id === policy)?.severity;
+}
+
+function sameObject(a: ObjectRef, b: ReportObject): boolean {
+    return a.kind === b.kind && a.name === b.name && (a.namespace ?? "") === (b.namespace ?? "");
+}
+
+export function renderPolicyReport(subjects: ReportSubject[], now = new Date()): string {
+    const timestamp = { seconds: Math.floor(now.getTime() / 1000), nanos: 0 };
+    const docs: Record<string, unknown>[] = [];
+    for (const s of subjects) {
+        if (s.kind !== "project") continue;
+        // namespace ("" = cluster-scoped) -> results
+        const byNamespace = new Map<string, ReportResult[]>();
+        const add = (ns: string, r: ReportResult) => byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), r]);
+        const failed = new Set<string>();
+        for (const f of s.findings) {
+            const obj = objectOf(f);
+            const known = obj && s.objects?.find((o) => sameObject(obj, o));
+            const ref: ObjectRef | undefined = obj && { ...(known?.apiVersion ? { apiVersion: known.apiVersion } : {}), ...obj };
+            if (obj) failed.add(`${f.policy}\u0000${obj.kind}/${obj.namespace ?? ""}/${obj.name}`);
+            add(obj?.namespace ?? "", {
+                source: "pko-guard",
+                policy: f.policy,
+                rule: f.policy,
+                category: "pko-guard",
+                result: RESULT[f.status],
+                ...(severityOf(f.policy) ? { severity: severityOf(f.policy) } : {}),
+                message: f.message,
+                scored: true,
+                timestamp,
+                ...(ref ? { resources: [ref] } : {}),
+                properties: {
+                    level: f.level,
+                    ...(f.field ? { field: f.field } : {}),
+                    ...(f.file ? { location: `${f.file}${f.line ? `:${f.line}` : ""}` } : {}),
+                    ...(f.waiver ? { waiverReason: f.waiver.reason, ...(f.waiver.expires ? { waiverExpires: f.waiver.expires } : {}) } : {}),
+                },
+            });
+        }
+        for (const o of s.objects ?? []) {
+            for (const [policy, kinds] of Object.entries(RULE_KINDS)) {
+                if (!kinds.includes(o.kind) || failed.has(`${policy}\u0000${o.kind}/${o.namespace ?? ""}/${o.name}`)) continue;
+                add(o.namespace ?? "", {
+                    source: "pko-guard",
+                    policy,
+                    rule: policy,
+                    category: "pko-guard",
+                    result: "pass",
+                    ...(severityOf(policy) ? { severity: severityOf(policy) } : {}),
+                    scored: true,
+                    timestamp,
+                    resources: [{ ...(o.apiVersion ? { apiVersion: o.apiVersion } : {}), kind: o.kind, name: o.name, ...(o.namespace ? { namespace: o.namespace } : {}) }],
+                });
+            }
+        }
+        const name = reportName(s);
+        for (const ns of [...byNamespace.keys()].sort()) {
+            const results = byNamespace.get(ns)!.sort((a, b) => a.policy.localeCompare(b.policy) || (a.resources?.[0]?.name ?? "").localeCompare(b.resources?.[0]?.name ?? ""));
+            const n = (r: Result) => results.filter((x) => x.result === r).length;
+            docs.push({
+                apiVersion: "wgpolicyk8s.io/v1alpha2",
+                kind: ns ? "PolicyReport" : "ClusterPolicyReport",
+                metadata: {
+                    name,
+                    ...(ns ? { namespace: ns } : {}),
+                    labels: { "app.kubernetes.io/managed-by": "pko-guard" },
+                },
+                summary: { pass: n("pass"), fail: n("fail"), warn: n("warn"), error: 0, skip: n("skip") },
+                results,
+            });
+        }
+        if (byNamespace.size === 0) {
+            docs.push({
+                apiVersion: "wgpolicyk8s.io/v1alpha2",
+                kind: "ClusterPolicyReport",
+                metadata: { name, labels: { "app.kubernetes.io/managed-by": "pko-guard" } },
+                summary: { pass: 0, fail: 0, warn: 0, error: s.outcome === "error" ? 1 : 0, skip: 0 },
+                results:
+                    s.outcome === "error"
+                        ? [{ source: "pko-guard", policy: "pko-guard", rule: "pko-guard", result: "error", message: s.error ?? "pko-guard could not judge", scored: true, timestamp }]
+                        : [],
+            });
+        }
+    }
+    return docs.map((d) => YAML.stringify(d, { lineWidth: 0, aliasDuplicateObjects: false })).join("---\n");
+}

@@ -1,0 +1,59 @@
+/**
+ * The one place the pack hands a finding to the policy SDK, and the one use of an internal SDK API.
+ *
+ * `reportViolation(message, urn)` binds a finding to its policy's enforcement level. Since `@pulumi/policy`
+ * 1.20 the function the analyzer passes to a policy (`makeReportViolationFun` in the SDK's `server.ts`) also
+ * takes an object `{ message, urn, enforcementLevel }` whose level is that one finding's own; the engine
+ * (`convertDiagnostics`, v3.248.0) fails a preview or an update only on diagnostics whose own level is
+ * mandatory. The SDK marks that form internal and its public `ReportViolation` type does not declare it, so
+ * nothing else in the pack may use it: a finding with its own level goes through `report` below, and
+ * test/pack/sdk-report.spec.ts drives the real analyzer to prove the SDK still honours it (an SDK upgrade
+ * that drops or changes the form fails that test, not a user's gate). The object form does not prefix the
+ * policy's description to the message; the row readers strip that prefix when present, so both forms read
+ * the same.
+ *
+ * In-process evaluators (`pko-guard check`, the harness's manifest leg) pass a reporter with `withField`,
+ * which also takes the finding's field and its own level.
+ */
+import { ReportViolation } from "@pulumi/policy";
+
+/** A level a single finding may carry instead of its policy's (a waived finding is advisory). */
+export type FindingLevel = "advisory";
+
+/** One finding as the pack reports it. */
+export interface Violation {
+    message: string;
+    urn?: string;
+    /** The field the finding is about (in-process evaluators point at its line). */
+    field?: string;
+    /** The finding's own level; absent: the policy's level. */
+    level?: FindingLevel;
+}
+
+/**
+ * A violation reporter that also takes the finding's field and own level. In-process evaluators pass one;
+ * the analyzer's plain `ReportViolation` gets the message and URN (and the level through the object form).
+ */
+export type FieldAwareReport = ReportViolation & {
+    withField?: (message: string, urn: string | undefined, field: string | undefined, level?: FindingLevel) => void;
+};
+
+/** The SDK's internal per-finding form (`@pulumi/policy` >= 1.20, `server.ts` `makeReportViolationFun`). */
+interface SdkViolation {
+    message: string;
+    urn?: string;
+    enforcementLevel: FindingLevel;
+}
+
+/** Reports one finding: at its policy's level, or (object form) at its own. */
+export function report(reportViolation: FieldAwareReport, v: Violation): void {
+    const withField = reportViolation.withField;
+    if (typeof withField === "function") return withField(v.message, v.urn, v.field, v.level);
+    if (v.level !== undefined) {
+        const own: SdkViolation = { message: v.message, enforcementLevel: v.level, ...(v.urn !== undefined ? { urn: v.urn } : {}) };
+        (reportViolation as unknown as (v: SdkViolation) => void)(own);
+        return;
+    }
+    if (v.urn === undefined) reportViolation(v.message);
+    else reportViolation(v.message, v.urn);
+}
