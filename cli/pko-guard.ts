@@ -9,11 +9,14 @@
  *   pko-guard --version
  *   pko-guard check PATH... [--config FILE] [--report FORMAT=FILE ...] [--format table|github] [--verbose]
  *                  [--fail-on-advisory] [--repo-root DIR]
+ *   pko-guard webhook --cert FILE --key FILE [--port N] [--kubeconfig FILE] [--context NAME] [--config FILE] [--warn-only]
+ *   pko-guard audit [--kubeconfig FILE] [--context NAME] [--config FILE] [--report FORMAT=FILE ...] [--format table|github]
+ *                  [--verbose] [--fail-on-advisory]
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
  */
 import { timeoutSeconds } from "../core/options";
 import "../core/fatal";
-import { Command, CommanderError, Option } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import * as fs from "fs";
 import * as path from "path";
 import { escapeText } from "../core/escape";
@@ -102,6 +105,12 @@ async function runJudged(
     return judged.subject.outcome === "pass" ? 0 : 1;
 }
 
+function portNumber(v: string): number {
+    const n = Number(v);
+    if (!/^\d+$/.test(v) || n < 1 || n > 65535) throw new InvalidArgumentError("a port is a number from 1 to 65535");
+    return n;
+}
+
 // Each command loads its own modules when it runs (start-up is part of every CI run).
 async function main(argv: string[]): Promise<number> {
     let code = 0;
@@ -184,6 +193,40 @@ async function main(argv: string[]): Promise<number> {
                     return { subject: result.subject, summaryText: summaryLine(result) };
                 },
             );
+        });
+    program
+        .command("webhook")
+        .description("serve a validating admission webhook (HTTPS: POST /validate, GET /healthz, /readyz, /metrics) judging objects with the pko-guard policies and the cluster's state")
+        .requiredOption("--cert <file>", "TLS certificate (PEM; reloaded when the file changes)")
+        .requiredOption("--key <file>", "TLS private key (PEM; reloaded when the file changes)")
+        .option("--port <n>", "port to listen on", portNumber, 8443)
+        .option("--kubeconfig <file>", "kubeconfig for reading cluster state (default: in-cluster, then KUBECONFIG or ~/.kube/config)")
+        .option("--context <name>", "kubeconfig context")
+        .option("--config <file>", "policy pack config (JSON, as for --policy-pack-config)")
+        .option("--warn-only", "deny nothing: would-be denials come back as warnings", false)
+        .exitOverride()
+        .action(async (o: { cert: string; key: string; port: number; kubeconfig?: string; context?: string; config?: string; warnOnly: boolean }) => {
+            const { runWebhook } = await import("./webhook");
+            code = await runWebhook(o);
+        });
+    program
+        .command("audit")
+        .description("judge the Stacks and related objects of a live cluster with the pko-guard policies (check's table, reports and exit codes)")
+        .option("--kubeconfig <file>", "kubeconfig (default: KUBECONFIG or ~/.kube/config)")
+        .option("--context <name>", "kubeconfig context")
+        .option("--config <file>", "policy pack config (JSON, as for --policy-pack-config)")
+        .option("--report <format=file>", "write a report: json, junit, sarif or policyreport (Kubernetes PolicyReport YAML) (repeatable)", parseReportOption, [] as ReportRequest[])
+        .addOption(new Option("--format <format>", "terminal output: table, or github (workflow commands and step summary; default under GITHUB_ACTIONS)").choices(["table", "github"]))
+        .option("--verbose", "print the full table", false)
+        .option("--fail-on-advisory", "advisory violations block too", false)
+        .option("--timeout <seconds>", "deadline for reading the cluster", timeoutSeconds, 300)
+        .exitOverride()
+        .action(async (o: Omit<GateCliOptions, "stack"> & { kubeconfig?: string; context?: string }) => {
+            const { runAudit, auditSummaryLine } = await import("./audit");
+            const result = await runAudit({ kubeconfig: o.kubeconfig, context: o.context, config: o.config, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
+            output(result.subject, { ...o, stack: "" }, auditSummaryLine(result));
+            writeReports(o.report, [result.subject]);
+            code = result.subject.outcome === "pass" ? 0 : 1;
         });
     try {
         await program.parseAsync(argv, { from: "user" });

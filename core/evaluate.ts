@@ -98,9 +98,10 @@ function levelOf(config: PackConfig, p: Policy): Level {
 
 /**
  * Evaluates every enabled policy over the resources (each resource policy per resource, each stack policy
- * once over all of them) with a reconciled pack config; returns rows in the analyzer's shape.
+ * once over all of them) with a reconciled pack config; returns rows in the analyzer's shape. `only` limits
+ * the run to the named policies (admission re-evaluates the cluster as it was for those alone).
  */
-export function evaluatePack(resources: EvalResource[], config: PackConfig): EvalRow[] {
+export function evaluatePack(resources: EvalResource[], config: PackConfig, only?: ReadonlySet<string>): EvalRow[] {
     const rows: EvalRow[] = [];
     const args = resources.map((r) => ({
         type: r.type,
@@ -114,6 +115,7 @@ export function evaluatePack(resources: EvalResource[], config: PackConfig): Eva
     // One list for every stack policy, as one AnalyzeStack request would give them.
     const stackResources = args.map((a) => ({ ...a, isType, asType, dependencies: [], propertyDependencies: {} }));
     for (const p of policies) {
+        if (only && !only.has(p.name)) continue;
         const level = levelOf(config, p);
         if (level === "disabled") continue;
         const properties = config[p.name]?.properties ?? {};

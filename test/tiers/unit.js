@@ -18,6 +18,7 @@ module.exports = {
         "test/harness/real-only.spec.ts",
         "test/harness/verdict.spec.ts",
         "test/user/waivers.spec.ts",
+        "test/cluster/admission.spec.ts",
     ],
     timeout: 20000,
     reporter: "spec",

@@ -1,0 +1,87 @@
+/**
+ * `pko-guard audit [--kubeconfig FILE] [--context NAME]`: judges what a live cluster already holds. Every
+ * object of the kinds the rules read (core/cluster/kinds.ts: Stacks, their service accounts, roles and
+ * bindings, Secrets' names and keys, Argo CD Applications) is read through the same cache the webhook
+ * keeps (listed, paged, Secret values never kept) and judged as one program by `check`'s in-process
+ * evaluator with the same config, levels and waivers; the table, reports and exit codes are `check`'s.
+ * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad input or the cluster could not be read.
+ */
+import { BadInputError } from "../core/errors";
+import { packConfig } from "../core/pack-config";
+import { evaluatePack } from "../core/evaluate";
+import { judgeRows, waiverNotices } from "../core/judge";
+import { rowField } from "../core/manifests/evaluate";
+import { sortRows } from "../core/rows";
+import { ProjectSubject } from "./reports/subject";
+import { loadKubeConfig } from "../core/cluster/kubeconfig";
+import { ClusterCache } from "../core/cluster/cache";
+import { WATCHED_KINDS, clusterResource, grantsOnlySystemMasters } from "../core/cluster/kinds";
+
+export interface AuditOptions {
+    kubeconfig?: string;
+    context?: string;
+    config?: string;
+    failOnAdvisory: boolean;
+    timeoutMs: number;
+}
+
+export interface AuditResult {
+    subject: ProjectSubject;
+    /** Objects read, by kind. */
+    counts: Record<string, number>;
+    server: string;
+}
+
+export async function runAudit(o: AuditOptions): Promise<AuditResult> {
+    const started = Date.now();
+    const config = packConfig(o.config);
+    const kc = loadKubeConfig(o.kubeconfig, o.context);
+    const server = kc.getCurrentCluster()?.server ?? "";
+    const errors: string[] = [];
+    const cache = new ClusterCache(kc, { log: (event, f) => event === "cache.list_failed" && errors.push(`${f.kind}: ${f.error}`) });
+    cache.start();
+    try {
+        await Promise.race([
+            cache.waitForSync(o.timeoutMs),
+            new Promise<never>((_, reject) => {
+                const t = setInterval(() => {
+                    if (errors.length > 0) reject(new BadInputError(`cannot read the cluster at ${server}: ${errors[0]}`));
+                }, 100);
+                t.unref();
+            }),
+        ]);
+    } catch (e) {
+        throw e instanceof BadInputError ? e : new BadInputError(String((e as Error).message).split("\n")[0]);
+    } finally {
+        cache.stop();
+    }
+    const objects = WATCHED_KINDS.flatMap((k) => cache.list(k.kind)).filter((o) => !grantsOnlySystemMasters(o));
+    const counts = Object.fromEntries(WATCHED_KINDS.map((k) => [k.kind, cache.size(k.kind)]));
+    const rows = evaluatePack(objects.map(clusterResource), config).map((r) => {
+        const { field: _f, ...plain } = r;
+        const field = rowField(r);
+        return field ? { ...plain, field } : plain;
+    });
+    const findings = judgeRows(sortRows(rows), o.failOnAdvisory);
+    const subject: ProjectSubject = {
+        kind: "project",
+        name: "cluster",
+        stack: kc.getCurrentContext(),
+        description: `pko-guard audit of ${server} (context ${kc.getCurrentContext()}; ${objects.length} object(s))`,
+        programFile: server,
+        findings,
+        notices: waiverNotices(config, findings),
+        outcome: findings.some((f) => f.status === "blocking") ? "fail" : "pass",
+        durationMs: Date.now() - started,
+    };
+    return { subject, counts, server };
+}
+
+export function auditSummaryLine(r: AuditResult): string {
+    const read = Object.entries(r.counts)
+        .filter(([, n]) => n > 0)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(", ");
+    const blocking = r.subject.findings.filter((f) => f.status === "blocking").length;
+    return `${read || "no object"} read; ${r.subject.findings.length} violation(s), ${blocking} blocking: ${r.subject.outcome === "pass" ? "PASS" : "FAIL"}`;
+}

@@ -1,0 +1,266 @@
+/**
+ * A real Kubernetes API server for the harness and the tests: etcd and kube-apiserver (built by
+ * `npm run setup` into .cache/toolchain/bin) on loopback with ephemeral ports, their data under the
+ * run's own temporary root, a throwaway CA for the serving certificate, service-account signing keys, and
+ * an admin kubeconfig (a static token in `system:masters`). `start` returns once `/readyz` answers 200;
+ * `stop` kills both process groups, waits for them to exit and removes the folder.
+ */
+import { generateKeyPairSync, randomBytes } from "crypto";
+import * as fs from "fs";
+import * as https from "https";
+import * as http from "http";
+import * as net from "net";
+import * as path from "path";
+import { ExecResult, Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../core/process";
+import { TOOLCHAIN_BIN } from "../core/toolchain";
+import { PKO_CRD_DIR, PKO_CRD_FILES } from "../core/pko-crds";
+import { Ca, issueCert, makeCa } from "./certs";
+
+export const CLUSTER_BINARIES = ["etcd", "kube-apiserver", "kubectl"] as const;
+
+/** The cluster binaries missing from the toolchain folder (empty when `npm run setup` built them). */
+export function missingClusterBinaries(binDir = TOOLCHAIN_BIN): string[] {
+    return CLUSTER_BINARIES.filter((b) => {
+        try {
+            fs.accessSync(path.join(binDir, b), fs.constants.X_OK);
+            return false;
+        } catch {
+            return true;
+        }
+    });
+}
+
+export interface ApiServer {
+    /** https://127.0.0.1:PORT */
+    url: string;
+    /** The admin kubeconfig file. */
+    kubeconfig: string;
+    /** The CA that signed the API server's certificate (and can sign the webhook's). */
+    ca: Ca;
+    /** The folder holding everything (removed by stop). */
+    dir: string;
+    /** PIDs of etcd and kube-apiserver (for leftover checks). */
+    pids: number[];
+    /** Runs kubectl with the admin kubeconfig. */
+    kubectl(args: string[], input?: string, timeoutMs?: number): Promise<ExecResult>;
+    /** Applies YAML text, failing with kubectl's output unless it succeeds. */
+    apply(yaml: string): Promise<string>;
+    stop(): Promise<void>;
+}
+
+/** A free TCP port on loopback (bound, read, released). */
+export function freePort(): Promise<number> {
+    return new Promise((resolve, reject) => {
+        const s = net.createServer();
+        s.once("error", reject);
+        s.listen(0, "127.0.0.1", () => {
+            const port = (s.address() as net.AddressInfo).port;
+            s.close(() => resolve(port));
+        });
+    });
+}
+
+function get(url: string, o: { ca?: Buffer; token?: string } = {}): Promise<{ status: number; body: string }> {
+    return new Promise((resolve) => {
+        const mod = url.startsWith("https:") ? https : http;
+        const req = mod.get(url, { ca: o.ca, headers: o.token ? { Authorization: `Bearer ${o.token}` } : {}, timeout: 10_000 }, (res) => {
+            let body = "";
+            res.on("data", (d) => (body = (body + d).slice(0, 65536)));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on("timeout", () => req.destroy(new Error("timeout")));
+        req.on("error", () => resolve({ status: 0, body: "" }));
+    });
+}
+
+/** Polls `check` until it is true, the process exits or the deadline passes (a readiness wait, never a fixed sleep). */
+async function waitFor(what: string, check: () => Promise<boolean>, procs: { name: string; p: Spawned; log: () => string }[], timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const exited = new Map<string, boolean>();
+    for (const x of procs) void x.p.exited.then(() => exited.set(x.name, true));
+    for (;;) {
+        for (const x of procs) {
+            if (exited.get(x.name)) throw new Error(`${x.name} exited while waiting for ${what}:\n${x.log().slice(-3000)}`);
+        }
+        if (await check()) return;
+        if (Date.now() > deadline) throw new Error(`${what} not ready after ${timeoutMs / 1000}s`);
+        await new Promise((r) => setTimeout(r, 250));
+    }
+}
+
+export interface StartOptions {
+    binDir?: string;
+    /** Readiness deadline for each of etcd and the API server (the machine may be loaded). */
+    timeoutMs?: number;
+}
+
+export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
+    const binDir = o.binDir ?? TOOLCHAIN_BIN;
+    const missing = missingClusterBinaries(binDir);
+    if (missing.length > 0) throw new Error(`missing ${missing.join(", ")} in ${binDir}: run npm run setup`);
+    const timeoutMs = o.timeoutMs ?? 180_000;
+    const dir = makeTempDir("apiserver");
+    const started: Spawned[] = [];
+    const stop = async () => {
+        for (const p of [...started].reverse()) {
+            p.kill();
+            await p.exited;
+        }
+        removeTempDir(dir);
+    };
+    try {
+        const ca = makeCa(path.join(dir, "pki"));
+        const serving = issueCert(ca, "kube-apiserver", { dns: ["localhost", "kubernetes", "kubernetes.default.svc"], ips: ["127.0.0.1"] });
+        const sa = generateKeyPairSync("rsa", { modulusLength: 2048 });
+        const saKey = path.join(dir, "pki", "sa.key");
+        const saPub = path.join(dir, "pki", "sa.pub");
+        fs.writeFileSync(saKey, sa.privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+        fs.writeFileSync(saPub, sa.publicKey.export({ type: "spki", format: "pem" }));
+        const token = randomBytes(24).toString("hex");
+        const tokens = path.join(dir, "pki", "tokens.csv");
+        fs.writeFileSync(tokens, `${token},pko-guard-admin,pko-guard-admin,"system:masters"\n`, { mode: 0o600 });
+
+        const [clientPort, peerPort, securePort] = [await freePort(), await freePort(), await freePort()];
+        const etcdLog = path.join(dir, "etcd.log");
+        const apiLog = path.join(dir, "kube-apiserver.log");
+        const tail = (f: string) => () => {
+            try {
+                return fs.readFileSync(f, "utf8");
+            } catch {
+                return "";
+            }
+        };
+        const client = `http://127.0.0.1:${clientPort}`;
+        const peer = `http://127.0.0.1:${peerPort}`;
+        const etcd = spawnTracked(
+            path.join(binDir, "etcd"),
+            [
+                "--name=pko-guard",
+                `--data-dir=${path.join(dir, "etcd")}`,
+                `--listen-client-urls=${client}`,
+                `--advertise-client-urls=${client}`,
+                `--listen-peer-urls=${peer}`,
+                `--initial-advertise-peer-urls=${peer}`,
+                `--initial-cluster=pko-guard=${peer}`,
+                "--listen-metrics-urls=",
+                "--log-level=warn",
+                // A throwaway store: durability buys nothing and costs seconds on a loaded disk.
+                "--unsafe-no-fsync",
+            ],
+            { cwd: dir, stdio: ["ignore", fs.openSync(etcdLog, "a"), fs.openSync(etcdLog, "a")] },
+        );
+        started.push(etcd);
+        const etcdProc = { name: "etcd", p: etcd, log: tail(etcdLog) };
+        await waitFor("etcd /health", async () => /"health":\s*"true"/.test((await get(`${client}/health`)).body), [etcdProc], timeoutMs);
+
+        const api = spawnTracked(
+            path.join(binDir, "kube-apiserver"),
+            [
+                `--etcd-servers=${client}`,
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                `--secure-port=${securePort}`,
+                `--cert-dir=${path.join(dir, "certs")}`,
+                `--tls-cert-file=${serving.cert}`,
+                `--tls-private-key-file=${serving.key}`,
+                `--client-ca-file=${ca.cert}`,
+                `--token-auth-file=${tokens}`,
+                "--authorization-mode=RBAC",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                `--service-account-key-file=${saPub}`,
+                `--service-account-signing-key-file=${saKey}`,
+                "--service-cluster-ip-range=10.96.0.0/16",
+                // No nodes, no kubelets: the kubernetes Service's endpoints would point at loopback, which
+                // Endpoints validation rejects.
+                "--endpoint-reconciler-type=none",
+                "--enable-priority-and-fairness=false",
+                "--profiling=false",
+                "--v=0",
+            ],
+            { cwd: dir, stdio: ["ignore", fs.openSync(apiLog, "a"), fs.openSync(apiLog, "a")] },
+        );
+        started.push(api);
+        const url = `https://127.0.0.1:${securePort}`;
+        const caPem = fs.readFileSync(ca.cert);
+        await waitFor("kube-apiserver /readyz", async () => (await get(`${url}/readyz`, { ca: caPem, token })).status === 200, [etcdProc, { name: "kube-apiserver", p: api, log: tail(apiLog) }], timeoutMs);
+
+        const kubeconfig = path.join(dir, "admin.kubeconfig");
+        fs.writeFileSync(
+            kubeconfig,
+            [
+                "apiVersion: v1",
+                "kind: Config",
+                "clusters:",
+                "- name: pko-guard",
+                "  cluster:",
+                `    server: ${url}`,
+                `    certificate-authority-data: ${caPem.toString("base64")}`,
+                "users:",
+                "- name: admin",
+                "  user:",
+                `    token: ${token}`,
+                "contexts:",
+                "- name: pko-guard",
+                "  context: {cluster: pko-guard, user: admin, namespace: default}",
+                "current-context: pko-guard",
+                "",
+            ].join("\n"),
+            { mode: 0o600 },
+        );
+        const kubectl = (args: string[], input?: string, ms = 120_000) =>
+            exec(path.join(binDir, "kubectl"), ["--kubeconfig", kubeconfig, ...args], { cwd: dir, env: { ...process.env, KUBECONFIG: kubeconfig }, input, timeoutMs: ms });
+        const apply = async (yaml: string) => {
+            const r = await kubectl(["apply", "-f", "-"], yaml);
+            if (r.code !== 0) throw new Error(`kubectl apply failed (${r.code}): ${r.stderr || r.stdout}`);
+            return r.stdout + r.stderr;
+        };
+        return { url, kubeconfig, ca, dir, pids: started.map((p) => p.child.pid!), kubectl, apply, stop };
+    } catch (e) {
+        await stop();
+        throw e;
+    }
+}
+
+/** Installs the committed PKO v2.9.0 CRDs (server-side apply: they are too large for the last-applied annotation) and waits until established. */
+export async function installPkoCrds(server: ApiServer): Promise<void> {
+    const files = PKO_CRD_FILES.map((f) => path.join(PKO_CRD_DIR, f));
+    const r = await server.kubectl(["apply", "--server-side", ...files.flatMap((f) => ["-f", f])]);
+    if (r.code !== 0) throw new Error(`installing the PKO CRDs failed: ${r.stderr}`);
+    const names = ["stacks.pulumi.com", "programs.pulumi.com", "workspaces.auto.pulumi.com", "updates.auto.pulumi.com"];
+    // Polled rather than `kubectl wait`, which errors out on a CRD whose status has no conditions yet.
+    const established = async () => {
+        for (const n of names) {
+            const r = await server.kubectl(["get", "crd", n, "-o", 'jsonpath={.status.conditions[?(@.type=="Established")].status}']);
+            if (r.stdout.trim() !== "True") return false;
+        }
+        return true;
+    };
+    await waitFor("the PKO CRDs to be established", established, [], 120_000);
+}
+
+/**
+ * A structural stand-in for Argo CD's Application CRD (any spec accepted; the repository does not carry
+ * Argo CD's schema), so Applications can be stored, watched and judged in tests.
+ */
+export async function installApplicationCrd(server: ApiServer): Promise<void> {
+    await server.apply(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: applications.argoproj.io}
+spec:
+  group: argoproj.io
+  names: {kind: Application, listKind: ApplicationList, plural: applications, singular: application, shortNames: [app, apps]}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`);
+    await waitFor(
+        "the Application CRD to be established",
+        async () => (await server.kubectl(["get", "crd", "applications.argoproj.io", "-o", 'jsonpath={.status.conditions[?(@.type=="Established")].status}'])).stdout.trim() === "True",
+        [],
+        120_000,
+    );
+}
