@@ -13,7 +13,9 @@
  *  6. peers (conftest, Kyverno) against `pko-guard check` (bench/peers.ts), and `pko-guard check` itself
  *     on generated repositories (bench/check.ts);
  *  7. admission: the webhook's latency (p50, p99) and throughput at 50 and 200 requests/s with a cache of 10k
- *     objects, and the cache's memory at 10k and 100k objects (bench/admission.ts).
+ *     objects, and the cache's memory at 10k and 100k objects (bench/admission.ts);
+ *  8. hostile inputs to `pko-guard check` (bench/hostile.ts): time and peak memory on alias bombs, endless
+ *     standard input, long dotted field paths, many documents, huge keys, deep flow collections.
  * The preview parts of 4 and 5 need the toolchain (npm run setup); without it they are reported as not measured.
  */
 import "../core/fatal";
@@ -136,10 +138,10 @@ async function startup(): Promise<void> {
     results.startup = { jsMs, tsNodeMs: tsMs, ratio: jsMs / tsMs };
 }
 
-/** `npm run bench -- --only throughput,stack,grpc,startup,peers,real,legs,check,admission` runs some parts (default: all). */
+/** `npm run bench -- --only throughput,stack,grpc,startup,peers,real,legs,check,admission,hostile` runs some parts (default: all). */
 function parts(): Set<string> {
     const i = process.argv.indexOf("--only");
-    const all = ["throughput", "stack", "grpc", "startup", "peers", "real", "legs", "check", "admission"];
+    const all = ["throughput", "stack", "grpc", "startup", "peers", "real", "legs", "check", "admission", "hostile"];
     if (i < 0) return new Set(all);
     const chosen = (process.argv[i + 1] ?? "").split(",").filter(Boolean);
     const bad = chosen.filter((p) => !all.includes(p));
@@ -163,6 +165,7 @@ async function main(): Promise<void> {
     }
     if (only.has("check")) Object.assign(results, await (await import("./check")).checkBenchmarks(line));
     if (only.has("admission")) Object.assign(results, await (await import("./admission")).admissionBenchmarks(line));
+    if (only.has("hostile")) Object.assign(results, await (await import("./hostile")).hostileBenchmarks(line));
     const out = path.join(REPO_ROOT, "bench", "results.json");
     fs.writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
     line(`results written to ${path.relative(process.cwd(), out)}`);

@@ -85,3 +85,9 @@ export function auditSummaryLine(r: AuditResult): string {
     const blocking = r.subject.findings.filter((f) => f.status === "blocking").length;
     return `${read || "no object"} read; ${r.subject.findings.length} violation(s), ${blocking} blocking: ${r.subject.outcome === "pass" ? "PASS" : "FAIL"}`;
 }
+
+/** The subject of an audit that could not judge (no cluster, bad config, an interrupt): every report still renders it. */
+export function auditErrorSubject(o: { kubeconfig?: string; context?: string }, message: string, durationMs: number): ProjectSubject {
+    const where = `${o.context ? `context ${o.context}` : "the current context"}${o.kubeconfig ? ` of ${o.kubeconfig}` : ""}`;
+    return { kind: "project", name: "cluster", stack: o.context ?? "", description: `pko-guard audit of ${where}`, programFile: o.kubeconfig ?? "cluster", findings: [], outcome: "error", error: message, durationMs };
+}

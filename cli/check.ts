@@ -5,8 +5,11 @@
  * config; rows carry file:line:column (of the field the rule named, else of the object).
  * Exit codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error.
  */
+import * as path from "path";
 import { packConfig } from "../core/pack-config";
 import { Finding } from "../core/rows";
+import { escapeText } from "../core/escape";
+import { STDIN_FILE } from "./reports/location";
 import { ProjectSubject, ReportObject } from "./reports/subject";
 import { judgeRows, waiverNotices } from "../core/judge";
 import { loadManifests } from "../core/manifests";
@@ -21,6 +24,8 @@ export interface CheckOptions {
     repoRoot?: string;
     cwd?: string;
     stdin?: () => string;
+    /** Skip a folder's oversized, undecodable and non-regular files instead of failing (--skip-unreadable). */
+    skipUnreadable?: boolean;
     /** Time allowed for rendering (kustomize, Helm, jsonnet), in milliseconds. */
     timeoutMs?: number;
     /** Where progress goes on a terminal (default standard error; nothing when it is not a terminal). */
@@ -62,11 +67,11 @@ export function runCheck(o: CheckOptions): CheckResult {
     const config = packConfig(o.config);
     // On a terminal, a long run says what it is doing (a large repository takes seconds).
     const shown = progressLine(o.progress ?? process.stderr);
-    shown.show(`pko-guard check: reading ${o.paths.join(" ")}`);
+    shown.show(`pko-guard check: reading ${escapeText(o.paths.join(" "))}`);
     let load: ReturnType<typeof loadManifests>;
     let findings: Finding[];
     try {
-        load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, timeoutMs: o.timeoutMs });
+        load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, skipUnreadable: o.skipUnreadable });
         shown.show(`pko-guard check: evaluating ${load.objects.length} object(s) from ${load.files} file(s)`);
         // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.
         findings = judgeRows(evaluateManifests(load, config), o.failOnAdvisory);
@@ -88,7 +93,8 @@ export function runCheck(o: CheckOptions): CheckResult {
         name: "manifests",
         stack: "",
         description: `pko-guard check of ${o.paths.join(" ")} (${summary.objects} object(s) in ${summary.files} file(s))`,
-        programFile: named[0]?.repoPath ?? named[0]?.file ?? "manifests",
+        programFile: named[0]?.abs ?? (named[0] ? STDIN_FILE : path.join(load.repoRoot, "manifests")),
+        root: load.repoRoot,
         findings,
         notices: waiverNotices(config, findings),
         outcome: findings.some((f) => f.status === "blocking") ? "fail" : "pass",
@@ -96,6 +102,23 @@ export function runCheck(o: CheckOptions): CheckResult {
         objects: named.filter((x) => x.read).map((x) => objectRef(x.object)),
     };
     return { subject, summary };
+}
+
+/** The subject of a check that could not judge (bad input, an error, an interrupt): every report still renders it. */
+export function checkErrorSubject(paths: string[], message: string, durationMs: number, repoRoot?: string): ProjectSubject {
+    const first = paths.find((p) => p !== "-");
+    return {
+        kind: "project",
+        name: "manifests",
+        stack: "",
+        description: `pko-guard check of ${paths.join(" ")}`,
+        programFile: first ? path.resolve(first) : "manifests",
+        ...(repoRoot !== undefined ? { root: path.resolve(repoRoot) } : {}),
+        findings: [],
+        outcome: "error",
+        error: message,
+        durationMs,
+    };
 }
 
 export function checkSummaryLine(r: CheckResult): string {

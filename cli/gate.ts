@@ -51,6 +51,8 @@ export async function runGate(o: GateOptions): Promise<ProjectSubject> {
     const preview = await previewWithPack(
         { cli, cwd: dir, env: userEnv(cli), stack: o.stack, timeoutMs: o.timeoutMs },
         { dir: PACK_DIR, config: o.config ? path.resolve(o.config) : undefined, descriptions: new Map(policies.map((p) => [p.name, p.description])) },
+        // The event stream is read incrementally and only policy events are kept (however large the preview).
+        { keepOutput: false },
     );
     if (preview.error) throw new ToolError(preview.error);
     const findings = locateRows(judgeRows(preview.rows, o.failOnAdvisory), dir, project.main);

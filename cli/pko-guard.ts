@@ -8,7 +8,7 @@
  *   pko-guard init [FILE]           a pack config file with every policy and its defaults (+ FILE's .md notes)
  *   pko-guard --version
  *   pko-guard check PATH... [--config FILE] [--report FORMAT=FILE ...] [--format table|github] [-v|--verbose]
- *                  [--fail-on-advisory] [--repo-root DIR]
+ *                  [--fail-on-advisory] [--repo-root DIR] [--skip-unreadable] [--timeout SECONDS]
  *   pko-guard webhook --cert FILE --key FILE [--port N] [--kubeconfig FILE] [--context NAME] [--config FILE] [--warn-only]
  *   pko-guard audit [--kubeconfig FILE] [--context NAME] [--config FILE] [--report FORMAT=FILE ...] [--format table|github]
  *                  [-v|--verbose] [--fail-on-advisory]
@@ -19,11 +19,13 @@ import "../core/fatal";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import * as fs from "fs";
 import * as path from "path";
-import { isReportedError } from "../core/errors";
+import { escapeText } from "../core/escape";
+import { BadInputError, isReportedError } from "../core/errors";
+import { onInterrupt } from "../core/process";
 import { REPO_ROOT } from "../core/paths";
 import { ProjectSubject } from "./reports/subject";
 import { renderFindings, renderFullTable } from "./reports/table";
-import { ReportRequest, parseReportOption, writeReports } from "./reports/write";
+import { ReportRequest, inputClashes, parseReportOption, writeReports } from "./reports/write";
 
 export const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
 
@@ -43,6 +45,7 @@ interface GateCliOptions extends ReportingOptions {
 
 interface CheckCliOptions extends ReportingOptions {
     repoRoot?: string;
+    skipUnreadable: boolean;
     timeout: number;
 }
 
@@ -71,6 +74,61 @@ function output(result: ProjectSubject, o: ReportingOptions, summaryText?: strin
     }
 }
 
+interface Judged {
+    subject: ProjectSubject;
+    summaryText?: string;
+}
+
+/**
+ * Runs a judging command (gate, check) under the report rules of ./reports/write.ts: report paths that are
+ * inputs are refused first; every other requested report is written on every outcome (the verdict, bad
+ * input, a tool or internal error, an interrupt), with a subject that says why when there is no verdict.
+ * Resolves with the exit code (0 pass, 1 blocking findings); throws the error that ended the run.
+ */
+async function runJudged(
+    o: GateCliOptions | (Omit<GateCliOptions, "stack" | "timeout"> & { stack: string; timeout: number }),
+    inputs: string[],
+    errorSubject: (message: string, durationMs: number) => ProjectSubject,
+    run: () => Promise<Judged>,
+): Promise<number> {
+    const started = Date.now();
+    const clashes = inputClashes(o.report, inputs);
+    const reports = o.report.filter((r) => !clashes.some((c) => c.request === r));
+    const failWith = (message: string) => {
+        const failed = errorSubject(message, Date.now() - started);
+        try {
+            if (o.format === "github" || (o.format === undefined && process.env.GITHUB_ACTIONS === "true")) output(failed, { ...o, verbose: false });
+        } catch {
+            // the one line on stderr is what matters
+        }
+        try {
+            writeReports(reports, [failed]);
+        } catch (w) {
+            // The run's own error is what exits; a report that could not be written is said too, never dropped.
+            process.stderr.write(`pko-guard: ${escapeText(isReportedError(w) ? w.message : `cannot write the reports: ${String((w as Error)?.message ?? w).split("\n")[0]}`)}\n`);
+        }
+    };
+    if (clashes.length > 0) {
+        const c = clashes[0];
+        const message = `--report ${c.request.format}=${c.request.file} is an input of this run (${c.input}); refusing to overwrite it`;
+        failWith(message);
+        throw new BadInputError(message);
+    }
+    const removeHook = onInterrupt((signal) => failWith(`interrupted (${signal}) before the verdict`));
+    let judged: Judged;
+    try {
+        judged = await run();
+    } catch (e) {
+        removeHook();
+        failWith(isReportedError(e) ? e.message : `internal error: ${String(e instanceof Error ? e.message : e).split("\n")[0]}`);
+        throw e;
+    }
+    removeHook();
+    output(judged.subject, o as GateCliOptions, judged.summaryText);
+    writeReports(reports, [judged.subject]);
+    return judged.subject.outcome === "pass" ? 0 : 1;
+}
+
 function portNumber(v: string): number {
     const n = Number(v);
     if (!/^\d+$/.test(v) || n < 1 || n > 65535) throw new InvalidArgumentError("a port is a number from 1 to 65535");
@@ -94,27 +152,14 @@ function gateCommand(exit: Exit): Command {
         .option("--timeout <seconds>", "preview timeout", timeoutSeconds, 1800)
         .exitOverride()
         .action(async (project: string, o: GateCliOptions) => {
-            const started = Date.now();
             const { errorSubject, runGate } = await import("./gate");
-            let result: ProjectSubject;
-            try {
-                result = await runGate({ projectDir: project, stack: o.stack, config: o.config, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
-            } catch (e) {
-                if (!isReportedError(e)) throw e;
-                // Every requested report is still written, valid, saying why, so a CI upload step finds its file.
-                const failed = errorSubject({ projectDir: project, stack: o.stack }, e.message, Date.now() - started);
-                try {
-                    writeReports(o.report, [failed]);
-                    if (githubOutput(o)) output(failed, { ...o, verbose: false });
-                } catch (w) {
-                    // The gate's own error is what exits; a report that could not be written is said too.
-                    process.stderr.write(`pko-guard: ${isReportedError(w) ? w.message : `cannot report the error: ${String((w as Error)?.message ?? w).split("\n")[0]}`}\n`);
-                }
-                throw e;
-            }
-            output(result, o);
-            writeReports(o.report, [result]);
-            exit.code = result.outcome === "pass" ? 0 : 1;
+            const inputs = [...(o.config ? [o.config] : []), path.join(project, "Pulumi.yaml"), path.join(project, "index.ts"), path.join(project, "index.js")];
+            exit.code = await runJudged(
+                o,
+                inputs,
+                (message, durationMs) => errorSubject({ projectDir: project, stack: o.stack }, message, durationMs),
+                async () => ({ subject: await runGate({ projectDir: project, stack: o.stack, config: o.config, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 }) }),
+            );
         });
 }
 
@@ -125,16 +170,22 @@ function checkCommand(exit: Exit): Command {
             .argument("<paths...>", "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input"),
     )
         .option("--repo-root <dir>", "repository root that Argo CD Application source paths are relative to (default: the git top level)")
+        .option("--skip-unreadable", "skip a folder's oversized, undecodable (not UTF-8/UTF-16) and non-regular files with a line each, instead of failing", false)
         .option("--timeout <seconds>", "time allowed for rendering kustomizations, charts and jsonnet", timeoutSeconds, 300)
         .exitOverride()
         .action(async (paths: string[], o: CheckCliOptions) => {
-            const { runCheck, checkSummaryLine } = await import("./check");
-            const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot, timeoutMs: o.timeout * 1000 });
-            for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${s.file}: ${s.reason}\n`);
-            for (const n of result.summary.notRendered) process.stderr.write(`pko-guard: ${n}\n`);
-            output(result.subject, o, checkSummaryLine(result));
-            writeReports(o.report, [result.subject]);
-            exit.code = result.subject.outcome === "pass" ? 0 : 1;
+            const { checkErrorSubject, runCheck, checkSummaryLine } = await import("./check");
+            exit.code = await runJudged(
+                { ...o, stack: "" },
+                [...paths, ...(o.config ? [o.config] : [])],
+                (message, durationMs) => checkErrorSubject(paths, message, durationMs, o.repoRoot),
+                async () => {
+                    const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot, skipUnreadable: o.skipUnreadable, timeoutMs: o.timeout * 1000 });
+                    for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${escapeText(s.file)}: ${escapeText(s.reason)}\n`);
+                    for (const n of result.summary.notRendered) process.stderr.write(`pko-guard: ${escapeText(n)}\n`);
+                    return { subject: result.subject, summaryText: checkSummaryLine(result) };
+                },
+            );
         });
 }
 
@@ -194,11 +245,16 @@ function auditCommand(exit: Exit): Command {
         .option("--timeout <seconds>", "deadline for reading the cluster", timeoutSeconds, 300)
         .exitOverride()
         .action(async (o: ReportingOptions & { kubeconfig?: string; context?: string; timeout: number }) => {
-            const { runAudit, auditSummaryLine } = await import("./audit");
-            const result = await runAudit({ kubeconfig: o.kubeconfig, context: o.context, config: o.config, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
-            output(result.subject, o, auditSummaryLine(result));
-            writeReports(o.report, [result.subject]);
-            exit.code = result.subject.outcome === "pass" ? 0 : 1;
+            const { auditErrorSubject, runAudit, auditSummaryLine } = await import("./audit");
+            exit.code = await runJudged(
+                { ...o, stack: "" },
+                [...(o.config ? [o.config] : []), ...(o.kubeconfig ? [o.kubeconfig] : [])],
+                (message, durationMs) => auditErrorSubject(o, message, durationMs),
+                async () => {
+                    const result = await runAudit({ kubeconfig: o.kubeconfig, context: o.context, config: o.config, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
+                    return { subject: result.subject, summaryText: auditSummaryLine(result) };
+                },
+            );
         });
 }
 
@@ -208,7 +264,7 @@ async function main(argv: string[]): Promise<number> {
         .description("Pulumi CrossGuard policy pack for governed Pulumi Kubernetes Operator deployments")
         .version(VERSION, "-V, --version", "print the version of pko-guard")
         .exitOverride()
-        .configureOutput({ writeErr: (s) => process.stderr.write(s.split("\n")[0] + "\n") });
+        .configureOutput({ writeErr: (s) => process.stderr.write(escapeText(s.split("\n")[0]) + "\n") });
     // Each command inherits the program's settings (exit override, one-line errors), as program.command() would give.
     for (const command of [gateCommand(exit), rulesCommand(), explainCommand(), initCommand(), checkCommand(exit), webhookCommand(exit), auditCommand(exit)]) program.addCommand(command.copyInheritedSettings(program));
     try {
@@ -216,7 +272,7 @@ async function main(argv: string[]): Promise<number> {
     } catch (e) {
         if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
         if (isReportedError(e)) {
-            process.stderr.write(`pko-guard: ${e.message}\n`);
+            process.stderr.write(`pko-guard: ${escapeText(e.message)}\n`);
             return 2;
         }
         throw e;

@@ -2,9 +2,11 @@
  * Imported first by every command-line entry point: any error that escapes (even while loading modules)
  * becomes one line on stderr and exit code 2, never a stack trace. Set PKO_GUARD_DEBUG=1 for the trace.
  */
+import { escapeText } from "./escape";
+
 function fatal(e: unknown): never {
     const message = e instanceof Error ? e.message : String(e);
-    process.stderr.write(`pko-guard: internal error: ${message.split("\n")[0]}\n`);
+    process.stderr.write(`pko-guard: internal error: ${escapeText(message.split("\n")[0])}\n`);
     if (process.env.PKO_GUARD_DEBUG) process.stderr.write(`${(e as Error)?.stack ?? ""}\n`);
     process.exit(2);
 }

@@ -9,6 +9,7 @@ import Ajv from "ajv";
 import * as fs from "fs";
 import { BadInputError } from "./errors";
 import { unknownProperty } from "../policies/model/config";
+import { isCalendarDate } from "../policies/model/waivers";
 import { looksLikeCredential } from "../policies/model/credentials";
 import { SETTINGS_POLICY, patternProblem } from "../policies/model/production";
 import { policies } from "../policies";
@@ -34,13 +35,109 @@ export interface PolicyMeta {
 }
 
 /**
+ * The offset of the first JSON syntax error in `text` (a small RFC 8259 scanner), or undefined when it is
+ * valid. Node 20's JSON.parse messages give no position for many errors and quote the text instead.
+ */
+export function jsonErrorOffset(text: string): number | undefined {
+    let i = 0;
+    const ws = () => {
+        while (i < text.length && " \t\n\r".includes(text[i])) i++;
+    };
+    const fail = (): never => {
+        throw i;
+    };
+    const literal = (word: string) => (text.startsWith(word, i) ? (i += word.length) : fail());
+    const string = () => {
+        i++; // the opening quote
+        for (;;) {
+            if (i >= text.length) fail();
+            const c = text.charCodeAt(i);
+            if (c === 0x22) return void i++;
+            if (c < 0x20) fail();
+            if (c === 0x5c) {
+                const e = text[i + 1];
+                if (e === "u") {
+                    if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) (i++, fail());
+                    i += 6;
+                } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
+                else (i++, fail());
+            } else i++;
+        }
+    };
+    const number = () => {
+        const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+        if (!m) fail();
+        i += m![0].length;
+    };
+    // Iterative over containers, so deep nesting cannot overflow the stack.
+    const stack: ("{" | "[")[] = [];
+    const value = () => {
+        for (;;) {
+            ws();
+            const c = text[i];
+            if (c === "{" || c === "[") {
+                i++;
+                ws();
+                if (text[i] === (c === "{" ? "}" : "]")) return void i++;
+                stack.push(c);
+                if (c === "{") {
+                    if (text[i] !== '"') fail();
+                    string();
+                    ws();
+                    if (text[i] !== ":") fail();
+                    i++;
+                }
+                continue;
+            }
+            if (c === '"') string();
+            else if (c === "t") literal("true");
+            else if (c === "f") literal("false");
+            else if (c === "n") literal("null");
+            else if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) number();
+            else fail();
+            return;
+        }
+    };
+    try {
+        value();
+        for (;;) {
+            ws();
+            const top = stack[stack.length - 1];
+            if (top === undefined) break;
+            if (text[i] === (top === "{" ? "}" : "]")) {
+                stack.pop();
+                i++;
+                continue;
+            }
+            if (text[i] !== ",") fail();
+            i++;
+            ws();
+            if (top === "{") {
+                if (text[i] !== '"') fail();
+                string();
+                ws();
+                if (text[i] !== ":") fail();
+                i++;
+            }
+            value();
+        }
+        ws();
+        if (i < text.length) fail();
+        return undefined;
+    } catch (e) {
+        if (typeof e === "number") return Math.min(e, text.length);
+        throw e;
+    }
+}
+
+/**
  * Where a JSON parse failed, without its content: JSON.parse messages quote the text around the error,
  * and the wrong file (a credentials file, say) must never be echoed.
  */
-export function jsonErrorPosition(text: string, e: unknown): string {
-    const m = /position (\d+)/.exec(e instanceof Error ? e.message : "");
-    if (!m) return "";
-    const before = text.slice(0, Number(m[1]));
+export function jsonErrorPosition(text: string, _e?: unknown): string {
+    const offset = jsonErrorOffset(text);
+    if (offset === undefined) return "";
+    const before = text.slice(0, offset);
     const line = before.split("\n").length;
     const column = before.length - before.lastIndexOf("\n");
     return ` at line ${line}, column ${column}`;
@@ -52,6 +149,8 @@ function isLevel(v: unknown): v is ConfigLevel {
 
 /** Parses a policy config document; throws BadInputError with one line on anything malformed. */
 export function parsePackConfig(text: string, source: string): PackConfig {
+    // A byte-order mark (editors on Windows write one) is not content.
+    if (text.startsWith("\ufeff")) text = text.slice(1);
     if (text.trim() === "") return {};
     let doc: unknown;
     try {
@@ -124,6 +223,12 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
             throw new BadInputError(`${source}: ${shown(name)} is not a policy of this pack`);
         }
     }
+    // "all" sets the level of every policy and nothing else.
+    const allProps = Object.keys(config.all?.properties ?? {});
+    if (allProps.length > 0) {
+        const name = allProps[0];
+        throw new BadInputError(`${source}: all: unknown property ${looksLikeCredential(name) ? "(a name that looks like a credential, not shown)" : shown(name)} ("all" takes only enforcementLevel)`);
+    }
     for (const p of policies) {
         const given = config[p.name]?.properties;
         const unknown = given ? unknownProperty(p.name, given, Object.keys(p.configSchema?.properties ?? {})) : undefined;
@@ -154,6 +259,16 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
         if (!validate(result[p.name].properties ?? {})) {
             const err = validate.errors?.[0];
             throw new BadInputError(`${source}: ${p.name}: ${err?.instancePath || "config"} ${err?.message ?? "is invalid"}`);
+        }
+        // Waiver expiries must be real dates (the schema's pattern cannot tell 2026-02-30 from 2026-02-28).
+        const waivers = result[p.name].properties?.waivers;
+        if (Array.isArray(waivers)) {
+            waivers.forEach((w, i) => {
+                const expires = (w as { expires?: unknown })?.expires;
+                if (typeof expires === "string" && !isCalendarDate(expires)) {
+                    throw new BadInputError(`${source}: ${p.name}: waivers[${i}].expires is not a calendar date (YYYY-MM-DD)`);
+                }
+            });
         }
         // User patterns run with RE2 (linear time): reject what it cannot compile before any preview.
         for (const setting of p.patternSettings ?? []) {

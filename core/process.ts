@@ -2,7 +2,18 @@
  * Child processes and temporary folders. Every child runs in its own process group, so a deadline,
  * Ctrl-C or SIGTERM kills the whole tree it started (the Pulumi CLI's language host and providers, a
  * program's own children), not only the direct child. Children and temporary folders are tracked; on
- * SIGINT or SIGTERM they are killed and removed before exiting 130 or 143, as shells do.
+ * SIGINT or SIGTERM they are killed and removed, the interrupt hooks run (the commands write their reports,
+ * marked interrupted), and the process exits 130 or 143, as shells do.
+ *
+ * SIGKILL cannot be caught, so the cleanup above cannot run when this process is killed that way. A
+ * watchdog covers it: the first tracked child starts a small process (./watchdog.ts) in its own process
+ * group whose standard input is a pipe from this process; each tracked child's pid is written to it. The
+ * kernel closes the pipe when this process dies, however it dies, and the watchdog, reading end of file,
+ * kills every remaining child's tree (the children are still alive then, so their trees are intact) and
+ * exits; when this process ends normally it has already untracked its children, and the watchdog exits
+ * with nothing to do. Chosen over PR_SET_PDEATHSIG (needs native code, and covers only direct children,
+ * not the language hosts and providers the Pulumi CLI starts in their own process groups) and over
+ * polling the parent's pid (a delay, and pid reuse).
  */
 import { ChildProcess, SpawnOptions, spawn, spawnSync } from "child_process";
 import * as fs from "fs";
@@ -11,19 +22,56 @@ import * as path from "path";
 
 const children = new Set<ChildProcess>();
 const folders = new Set<string>();
+const interruptHooks = new Set<(signal: NodeJS.Signals) => void>();
 let installed = false;
+let watchdog: ChildProcess | undefined;
+
+/** The watchdog's script: compiled beside this module, or (under ts-node, in tests) its source. */
+function watchdogCommand(): string[] {
+    const js = path.join(__dirname, "watchdog.js");
+    if (fs.existsSync(js)) return [js];
+    return ["-r", require.resolve("ts-node/register/transpile-only"), path.join(__dirname, "watchdog.ts")];
+}
+
+/** Tells the watchdog (started on first use) about a child to kill if this process dies: `+pid` or `-pid`. */
+function tellWatchdog(line: string): void {
+    if (process.env.PKO_GUARD_NO_WATCHDOG === "1") return;
+    if (!watchdog) {
+        watchdog = spawn(process.execPath, watchdogCommand(), { detached: true, stdio: ["pipe", "ignore", "ignore"] });
+        watchdog.on("error", () => undefined);
+        watchdog.stdin!.on("error", () => undefined);
+        watchdog.unref();
+        (watchdog.stdin as unknown as { unref?: () => void }).unref?.();
+    }
+    watchdog.stdin!.write(`${line}\n`);
+}
 
 function track(x: ChildProcess | string): void {
-    typeof x === "string" ? folders.add(x) : children.add(x);
+    if (typeof x === "string") folders.add(x);
+    else {
+        children.add(x);
+        if (x.pid !== undefined) tellWatchdog(`+${x.pid}`);
+    }
     installSignalHandlers();
 }
 
 function untrack(x: ChildProcess | string): void {
-    typeof x === "string" ? folders.delete(x) : children.delete(x);
+    if (typeof x === "string") folders.delete(x);
+    else if (children.delete(x) && x.pid !== undefined) tellWatchdog(`-${x.pid}`);
+}
+
+/**
+ * Runs `hook` when SIGINT or SIGTERM ends this process, after its children are killed and before it exits
+ * (a command writes its reports there). Returns a function that removes it.
+ */
+export function onInterrupt(hook: (signal: NodeJS.Signals) => void): () => void {
+    interruptHooks.add(hook);
+    installSignalHandlers();
+    return () => interruptHooks.delete(hook);
 }
 
 /** The live descendants of `pid` (children, grandchildren, ...), from the process table. */
-function descendantsOf(pid: number): number[] {
+export function descendantsOf(pid: number): number[] {
     let table = "";
     try {
         table = spawnSync("ps", ["-A", "-o", "pid=,ppid="], { encoding: "utf8", timeout: 5000 }).stdout ?? "";
@@ -53,8 +101,11 @@ function descendantsOf(pid: number): number[] {
  * its language hosts and providers in process groups of their own, which a group kill alone misses.
  */
 export function killTree(child: ChildProcess, signal: NodeJS.Signals = "SIGKILL"): void {
-    const pid = child.pid;
-    if (pid === undefined) return;
+    if (child.pid !== undefined) killPidTree(child.pid, signal);
+}
+
+/** Kills a process started in its own group, its group and every descendant (see killTree). */
+export function killPidTree(pid: number, signal: NodeJS.Signals = "SIGKILL"): void {
     const tree = descendantsOf(pid);
     for (const target of [-pid, pid, ...tree.flatMap((p) => [-p, p])]) {
         try {
@@ -81,6 +132,13 @@ function installSignalHandlers(): void {
     for (const signal of ["SIGINT", "SIGTERM"] as const) {
         process.once(signal, () => {
             cleanupNow();
+            for (const hook of interruptHooks) {
+                try {
+                    hook(signal);
+                } catch {
+                    // a hook that fails must not keep the process from ending
+                }
+            }
             process.stderr.write(`pko-guard: interrupted (${signal}); cleaned up\n`);
             process.exit(signal === "SIGINT" ? 130 : 143);
         });
@@ -161,13 +219,28 @@ export interface ExecResult {
     timedOut: boolean;
 }
 
-/** Runs a command to completion with a deadline (the whole process group is killed when it passes). */
-export async function exec(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs: number }): Promise<ExecResult> {
+/** The most of each stream `exec` keeps for error messages (its tail); a reader given `onStdout` sees all of it. */
+export const KEPT_OUTPUT_CHARS = 200_000;
+
+/**
+ * Runs a command to completion with a deadline (the whole process group is killed when it passes). Only the
+ * tail of each stream is kept (for one-line error messages); `onStdout` receives every chunk of standard
+ * output as it arrives, so a reader that must not lose anything (the preview's event stream) reads it whole,
+ * incrementally, without holding it. `keepStdout: false` keeps no stdout at all.
+ */
+export async function exec(
+    cmd: string,
+    args: string[],
+    opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs: number; onStdout?: (chunk: Buffer) => void; keepStdout?: boolean },
+): Promise<ExecResult> {
     const p = spawnTracked(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ["pipe", "pipe", "pipe"], timeoutMs: opts.timeoutMs });
     let stdout = "";
     let stderr = "";
-    p.child.stdout!.on("data", (d) => (stdout = (stdout + d.toString()).slice(-200000)));
-    p.child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-200000)));
+    p.child.stdout!.on("data", (d: Buffer) => {
+        opts.onStdout?.(d);
+        if (opts.keepStdout !== false) stdout = (stdout + d.toString()).slice(-KEPT_OUTPUT_CHARS);
+    });
+    p.child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-KEPT_OUTPUT_CHARS)));
     p.child.stdin!.on("error", () => undefined);
     p.child.stdin!.end(opts.input ?? "");
     const r = await p.exited;

@@ -14,6 +14,7 @@
  * engine events on stdout.
  */
 import * as path from "path";
+import { StringDecoder } from "string_decoder";
 import { Level, Row, normalizeMessage, row } from "./rows";
 import { ExecResult, exec } from "./process";
 
@@ -41,16 +42,67 @@ interface EngineEvent {
 
 /** Parses the engine's JSON event stream (one event per line; other lines are ignored). */
 export function parseEvents(text: string): EngineEvent[] {
-    return text
-        .split("\n")
-        .filter((l) => l.trim() !== "")
-        .map((l) => {
-            try {
-                return JSON.parse(l) as EngineEvent;
-            } catch {
-                return {};
-            }
-        });
+    const reader = new EventReader(true);
+    reader.push(Buffer.from(text));
+    return reader.end();
+}
+
+/** The most error diagnostics kept (they only explain a failure; policy events are all kept). */
+const MAX_KEPT_DIAGNOSTICS = 100;
+
+/**
+ * Reads the engine's event stream incrementally, one line (one JSON event) at a time, and keeps every
+ * policy event and the first error diagnostics; every other event (a resource's inputs and outputs, the
+ * bulk of a large preview) is dropped as soon as it is read. However large the preview, no policy event
+ * is lost and memory holds only what is kept. `all` keeps every event (small streams, tests).
+ */
+export class EventReader {
+    private readonly decoder = new StringDecoder("utf8");
+    /** The current line's text so far, in pieces (a long line is joined once, not once a chunk). */
+    private partial: string[] = [];
+    private readonly kept: EngineEvent[] = [];
+    private diagnostics = 0;
+
+    constructor(private readonly all = false) {}
+
+    push(chunk: Buffer): void {
+        const text = this.decoder.write(chunk);
+        let start = 0;
+        for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+            this.partial.push(text.slice(start, nl));
+            this.line(this.partial.join(""));
+            this.partial = [];
+            start = nl + 1;
+        }
+        if (start < text.length) this.partial.push(text.slice(start));
+    }
+
+    /** The kept events, once the stream has ended. */
+    end(): EngineEvent[] {
+        this.partial.push(this.decoder.end());
+        this.line(this.partial.join(""));
+        this.partial = [];
+        return this.kept;
+    }
+
+    private line(l: string): void {
+        if (l.trim() === "") return;
+        // Cheap test first: most lines are resource events, parsed only when they might matter.
+        if (!this.all && !l.includes('"policyEvent"') && !l.includes('"diagnosticEvent"')) return;
+        let e: EngineEvent;
+        try {
+            e = JSON.parse(l) as EngineEvent;
+        } catch {
+            if (this.all) this.kept.push({});
+            return;
+        }
+        if (this.all || e.policyEvent) {
+            this.kept.push(e);
+        } else if (e.diagnosticEvent?.severity === "error" && this.diagnostics < MAX_KEPT_DIAGNOSTICS) {
+            this.diagnostics++;
+            this.kept.push({ diagnosticEvent: e.diagnosticEvent });
+        }
+    }
 }
 
 /** The first line of a message, with the next one when the first only introduces it ("...exception:"). */
@@ -91,7 +143,10 @@ export interface PreviewResult {
     exitCode: number | null;
     /** Set when the preview failed for another reason than a mandatory violation. */
     error?: string;
-    /** Everything the CLI printed (event stream and stderr), for leak checks. */
+    /**
+     * What the CLI printed (event stream and stderr), for leak checks and the harness's autonames: all of it
+     * with `keepOutput`, else only the tail kept for error messages.
+     */
     output: string;
 }
 
@@ -105,15 +160,21 @@ export function policyArgs(pack: PolicyPackRef): string[] {
  * without a mandatory violation (program error, missing stack, bad config), or with an error the policies
  * do not explain, is an error, never a result.
  */
-export async function previewWithPack(s: StackRef, pack: PolicyPackRef): Promise<PreviewResult> {
+export async function previewWithPack(s: StackRef, pack: PolicyPackRef, o: { keepOutput?: boolean } = { keepOutput: true }): Promise<PreviewResult> {
     const args = ["preview", "-s", s.stack, ...policyArgs(pack), "--json", "--non-interactive"];
+    const events = new EventReader();
+    const whole: Buffer[] = [];
     const r = await exec(s.cli.pulumi, args, {
         cwd: s.cwd,
         env: { ...s.env, PULUMI_ENABLE_STREAMING_JSON_PREVIEW: "1", NO_COLOR: "1" },
         timeoutMs: s.timeoutMs,
+        onStdout: (chunk) => {
+            events.push(chunk);
+            if (o.keepOutput) whole.push(chunk);
+        },
     });
-    const log = parseEvents(r.stdout);
-    const output = `${r.stdout}\n${r.stderr}`;
+    const log = events.end();
+    const output = `${o.keepOutput ? Buffer.concat(whole).toString("utf8") : r.stdout}\n${r.stderr}`;
     const rows: Row[] = log
         .filter((e) => e.policyEvent)
         .map((e) => {

@@ -6,6 +6,7 @@
  */
 import { timeoutSeconds } from "../core/options";
 import "../core/fatal";
+import { escapeText } from "../core/escape";
 import { Command, CommanderError, Option } from "commander";
 import { isReportedError } from "../core/errors";
 import { ReportRequest, parseReportOption, writeReports } from "../cli/reports/write";
@@ -13,7 +14,7 @@ import { progress, renderRun, styleFor } from "./table";
 import { LegChoice, fixtureSubjects, loadFixtures, runFixtures } from "./runner";
 
 function badInput(message: string): never {
-    process.stderr.write(`pko-guard harness: ${message}\n`);
+    process.stderr.write(`pko-guard harness: ${escapeText(message)}\n`);
     process.exit(2);
 }
 

@@ -1,16 +1,20 @@
 /**
  * GitHub Actions output: one workflow command a finding (`::error` for blocking, `::warning` for advisory,
  * `::notice` for waived findings and unused or expired waivers) with file and line, and a Markdown summary
- * for $GITHUB_STEP_SUMMARY (verdict table, blocking first). Files are relative to the working directory,
- * as the runner expects (actions/checkout puts the repository there). Escaping follows the runner's rules:
- * data escapes %, \r, \n; property values also escape : and ,.
+ * for $GITHUB_STEP_SUMMARY (verdict table, blocking first). Files follow the one rule of ./location.ts,
+ * as SARIF does: relative to the repository root (where actions/checkout puts the repository, the runner's
+ * working directory); standard input and files outside the repository have no `file=` and are named in the
+ * message. Text from input is first made safe by
+ * core/escape.ts (no control character, no workflow-command marker, Markdown and HTML inert in the summary),
+ * then escaped by the runner's rules: data escapes %, \r, \n; property values also escape : and ,.
  */
-import * as path from "path";
+import { escapeText } from "../../core/escape";
 import { Finding } from "../../core/rows";
+import { findingPlace, placeWords, sourceRoot } from "./location";
 import { ProjectSubject, ruleCatalogue } from "./subject";
 
 export function escapeData(s: string): string {
-    return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+    return escapeText(s).replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
 }
 
 export function escapeProperty(s: string): string {
@@ -30,13 +34,14 @@ export function renderWorkflowCommands(subjects: ProjectSubject[]): string {
         if (s.outcome === "error") {
             lines.push(`::error title=${escapeProperty(`pko-guard: ${s.name}`)}::${escapeData(s.error ?? "the gate could not run")}`);
         }
+        const root = s.root ?? sourceRoot(s.programFile);
         for (const f of ordered(s.findings)) {
-            // Relative files are relative to the repository root, which is where actions/checkout puts it.
-            const at = f.file ?? s.programFile;
-            const file = (path.isAbsolute(at) ? path.relative(process.cwd(), at) : at).split(path.sep).join("/");
-            const props = [`file=${escapeProperty(file)}`, `line=${f.line ?? 1}`, ...(f.column ? [`col=${f.column}`] : []), `title=${escapeProperty(`${f.policy} (${f.resource || "stack"})`)}`];
+            const place = findingPlace(f.file ?? s.programFile, root);
+            const at = place.kind === "repo" ? [`file=${escapeProperty(place.path)}`, `line=${f.line ?? 1}`, ...(f.column ? [`col=${f.column}`] : [])] : [];
+            const props = [...at, `title=${escapeProperty(`${f.policy} (${f.resource || "stack"})`)}`];
+            const where = place.kind === "repo" ? "" : `${placeWords(place)}:${f.line ?? 1}: `;
             const waived = f.status === "waived" ? `[waived: ${f.waiver?.reason ?? ""}${f.waiver?.expires ? `, until ${f.waiver.expires}` : ""}] ` : "";
-            lines.push(`::${COMMAND[f.status]} ${props.join(",")}::${escapeData(`${waived}${f.resource ? `${f.resource}: ` : ""}${f.message}`)}`);
+            lines.push(`::${COMMAND[f.status]} ${props.join(",")}::${escapeData(`${waived}${where}${f.resource ? `${f.resource}: ` : ""}${f.message}`)}`);
         }
         for (const n of s.notices ?? []) {
             lines.push(`::warning title=${escapeProperty(`pko-guard: ${n.policy ?? s.name}`)}::${escapeData(n.message)}`);
@@ -45,8 +50,14 @@ export function renderWorkflowCommands(subjects: ProjectSubject[]): string {
     return lines.length > 0 ? lines.join("\n") + "\n" : "";
 }
 
-function cell(s: string): string {
+/** The pack's own text (a rule's fix) in a table cell: one line, no column break. */
+function packCell(s: string): string {
     return s.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
+}
+
+/** Text from input in the step summary (Markdown): inert, whatever it holds. */
+function cell(s: string): string {
+    return escapeText(s, "markdown");
 }
 
 export function renderStepSummary(subjects: ProjectSubject[]): string {
@@ -55,14 +66,14 @@ export function renderStepSummary(subjects: ProjectSubject[]): string {
     for (const s of subjects) {
         const n = (st: Finding["status"]) => s.findings.filter((f) => f.status === st).length;
         const verdict = s.outcome === "error" ? "ERROR" : s.outcome === "pass" ? "PASS" : "FAIL";
-        out.push(`### ${cell(s.name)} (stack \`${cell(s.stack)}\`): **${verdict}**`, "");
+        out.push(`### ${cell(s.name)} (stack ${cell(s.stack)}): **${verdict}**`, "");
         if (s.outcome === "error") out.push(`The gate could not run: ${cell(s.error ?? "")}`, "");
         out.push(`${n("blocking")} blocking, ${n("advisory")} advisory, ${n("waived")} waived.`, "");
         if (s.findings.length > 0) {
             out.push("| status | policy | resource | message | fix |", "|---|---|---|---|---|");
             for (const f of ordered(s.findings)) {
                 const status = f.status === "waived" ? `waived (${cell(f.waiver?.reason ?? "")})` : f.status;
-                out.push(`| ${status} | \`${f.policy}\` | \`${cell(f.resource || "stack")}\` | ${cell(f.message)} | ${f.status === "blocking" ? cell(fixes.get(f.policy) ?? "") : ""} |`);
+                out.push(`| ${status} | \`${f.policy}\` | ${cell(f.resource || "stack")} | ${cell(f.message)} | ${f.status === "blocking" ? packCell(fixes.get(f.policy) ?? "") : ""} |`);
             }
             out.push("");
         }

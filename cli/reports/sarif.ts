@@ -4,9 +4,11 @@
  * `README.md#rule-<name>` in its help, and a helpUri to it only under a configured PKO_GUARD_DOCS_URL, since
  * SARIF wants an absolute URI and pko-guard invents no host), one result per violation located at the resource's declaration line (the row's
  * file and line, else the program's entry file, line 1), with the URN as a logical location.
- * Paths: `artifactLocation.uri` is relative to the repository root (the git top level of the program, else
- * the working directory) with `uriBaseId: "%SRCROOT%"`, whatever folder the command runs in; a file outside
- * that root is given as an absolute file: URI.
+ * Paths follow the one rule of ./location.ts (shared with the GitHub output): `artifactLocation.uri` is
+ * relative to the repository root (%SRCROOT%: the subject's root, else the git top level of the program,
+ * else the working directory) with `uriBaseId: "%SRCROOT%"`, whatever folder the command runs in; standard
+ * input is `uriBaseId: "STDIN"` and a file outside the root its base name under `uriBaseId: "OUTSIDE"`, both
+ * described, neither defined in originalUriBaseIds: no absolute path is written.
  * `partialFingerprints` hash the rule, the resource's identity and the message with numbers removed, so a
  * finding keeps its fingerprint across runs and line moves. Waived findings carry `suppressions`; a run
  * that could not judge its subject has `executionSuccessful: false` with a notification saying why.
@@ -15,6 +17,9 @@ import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { pathToFileURL } from "url";
+import { findingPlace, sourceRoot } from "./location";
+
+export { sourceRoot };
 import type { Log, Notification, Result, ReportingDescriptor } from "sarif";
 import { decodeMessage } from "../../policies/model/message";
 import { locateRows } from "../../core/locate";
@@ -27,23 +32,12 @@ const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package
 /** GitHub's security-severity scale (critical 9.0+, high 7.0-8.9, medium 4.0-6.9, low 0.1-3.9). */
 export const SECURITY_SEVERITY: Record<string, string> = { low: "3.0", medium: "5.5", high: "8.0", critical: "9.5" };
 
-/** The repository root for a file: the nearest folder up with a .git entry, else `fallback`. */
-export function sourceRoot(file: string, fallback = process.cwd()): string {
-    let dir = path.dirname(path.resolve(file));
-    for (;;) {
-        if (fs.existsSync(path.join(dir, ".git"))) return dir;
-        const up = path.dirname(dir);
-        if (up === dir) return path.resolve(fallback);
-        dir = up;
-    }
-}
-
-/** A file as a SARIF artifact location: relative to `root` with %SRCROOT%, or an absolute file: URI outside it. */
-export function artifactLocation(file: string, root: string): { uri: string; uriBaseId?: string } {
-    // A relative file (a manifest's, from pko-guard check) is already relative to the repository root.
-    const rel = path.isAbsolute(file) ? path.relative(root, file) : path.normalize(file);
-    if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) return { uri: pathToFileURL(path.resolve(file)).href };
-    return { uri: rel.split(path.sep).map(encodeURIComponent).join("/"), uriBaseId: "%SRCROOT%" };
+/** A file as a SARIF artifact location (the rule of ./location.ts). */
+export function artifactLocation(file: string, root: string): { uri: string; uriBaseId: string; description?: { text: string } } {
+    const p = findingPlace(file, root);
+    if (p.kind === "stdin") return { uri: "stdin", uriBaseId: "STDIN", description: { text: "standard input" } };
+    if (p.kind === "outside") return { uri: encodeURIComponent(p.name), uriBaseId: "OUTSIDE", description: { text: "a file outside the repository" } };
+    return { uri: p.path.split("/").map(encodeURIComponent).join("/"), uriBaseId: "%SRCROOT%" };
 }
 
 /** A fingerprint that survives re-runs and line moves: rule, resource identity, message without numbers. */
@@ -79,7 +73,7 @@ export function renderSarif(subjects: ReportSubject[]): string {
     }));
     const ruleIndex = new Map(catalogue.map((r, i) => [r.id, i]));
     // One root for the run: the first subject's repository (subjects of one run share a repository).
-    const root = subjects.length > 0 ? sourceRoot(subjects[0].programFile) : process.cwd();
+    const root = subjects.length > 0 ? (subjects[0].root ?? sourceRoot(subjects[0].programFile)) : process.cwd();
     const results: Result[] = [];
     const notifications: Notification[] = [];
     for (const s of subjects) {

@@ -12,6 +12,8 @@ interface SubjectBase {
     description: string;
     /** The program's entry file (absolute; SARIF makes it relative to the repository root). */
     programFile: string;
+    /** The repository root (%SRCROOT%) when the command knows it (check); else the program's git top level. */
+    root?: string;
 }
 
 /** A leg of a harness run, as reports show it (the harness's LegResult has this shape). */

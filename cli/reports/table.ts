@@ -3,9 +3,11 @@
  * then advisories, then waived findings and notices, then a one-line summary. It fits the terminal:
  * names are printed whole on their own line and only messages wrap (width: the TTY's columns, else 120).
  * `--verbose` renders the full table (every column) sized to the same width.
+ * Every string from input (names, files, messages, reasons, errors) is printed through core/escape.ts.
  */
 import Table from "cli-table3";
 import * as path from "path";
+import { escapeText as esc } from "../../core/escape";
 import { Finding } from "../../core/rows";
 import { ProjectSubject, ruleCatalogue } from "./subject";
 
@@ -31,16 +33,16 @@ export function wrap(text: string, width: number, indent = ""): string[] {
 function where(f: Finding): string {
     if (!f.file) return "";
     const rel = path.isAbsolute(f.file) ? path.relative(process.cwd(), f.file) : f.file;
-    return ` (${rel === "" || rel.startsWith("..") ? f.file : rel}:${f.line ?? 1}${f.column ? `:${f.column}` : ""})`;
+    return ` (${esc(rel === "" || rel.startsWith("..") ? f.file : rel)}:${f.line ?? 1}${f.column ? `:${f.column}` : ""})`;
 }
 
 const ORDER: Finding["status"][] = ["blocking", "advisory", "waived"];
 const TITLE: Record<Finding["status"], string> = { blocking: "BLOCKING", advisory: "advisory", waived: "waived" };
 
 export function summary(r: ProjectSubject): string {
-    if (r.outcome === "error") return `${r.name} (stack ${r.stack}): ERROR: ${r.error ?? "the gate could not run"}`;
+    if (r.outcome === "error") return `${esc(r.name)} (stack ${esc(r.stack)}): ERROR: ${esc(r.error ?? "the gate could not run")}`;
     const n = (s: Finding["status"]) => r.findings.filter((f) => f.status === s).length;
-    return `${r.name} (stack ${r.stack}): ${r.findings.length} violation(s), ${n("advisory")} advisory, ${n("waived")} waived, ${n("blocking")} blocking: ${r.outcome === "pass" ? "PASS" : "FAIL"}`;
+    return `${esc(r.name)} (stack ${esc(r.stack)}): ${r.findings.length} violation(s), ${n("advisory")} advisory, ${n("waived")} waived, ${n("blocking")} blocking: ${r.outcome === "pass" ? "PASS" : "FAIL"}`;
 }
 
 /** The default output; `summaryText` replaces the one-line summary (pko-guard check says what it read). */
@@ -50,22 +52,22 @@ export function renderFindings(r: ProjectSubject, width = terminalWidth(), summa
     for (const status of ORDER) {
         for (const f of r.findings.filter((x) => x.status === status)) {
             const rule = fixes.get(f.policy);
-            out.push(`${TITLE[status]}  ${f.policy}${rule?.severity ? ` [${rule.severity}]` : ""}`);
-            out.push(`  resource: ${f.resource || "(stack)"}${where(f)}`);
-            out.push(...wrap(f.message, width, "    "));
-            if (status === "waived" && f.waiver) out.push(...wrap(`waived: ${f.waiver.reason}${f.waiver.expires ? ` (until ${f.waiver.expires})` : ""}`, width, "  "));
+            out.push(`${TITLE[status]}  ${esc(f.policy)}${rule?.severity ? ` [${rule.severity}]` : ""}`);
+            out.push(`  resource: ${f.resource ? esc(f.resource) : "(stack)"}${where(f)}`);
+            out.push(...wrap(esc(f.message), width, "    "));
+            if (status === "waived" && f.waiver) out.push(...wrap(`waived: ${esc(f.waiver.reason)}${f.waiver.expires ? ` (until ${esc(f.waiver.expires)})` : ""}`, width, "  "));
             if (status === "blocking" && rule?.remediation) out.push(...wrap(`fix: ${rule.remediation}`, width, "  "));
             out.push("");
         }
     }
-    for (const n of r.notices ?? []) out.push(...wrap(`notice: ${n.policy ? `${n.policy}: ` : ""}${n.message}`, width));
+    for (const n of r.notices ?? []) out.push(...wrap(`notice: ${n.policy ? `${esc(n.policy)}: ` : ""}${esc(n.message)}`, width));
     out.push(summaryText);
     return out.join("\n") + "\n";
 }
 
 /** The full table, every column, sized to `width`: names get their full length, the message the rest. */
 export function renderFullTable(r: ProjectSubject, width = terminalWidth(), summaryText = summary(r)): string {
-    const rows = r.findings.map((f) => [f.policy, f.resource, f.level, f.status, f.file ? `${path.basename(f.file)}:${f.line ?? 1}` : "", f.message]);
+    const rows = r.findings.map((f) => [esc(f.policy), esc(f.resource), f.level, f.status, f.file ? `${esc(path.basename(f.file))}:${f.line ?? 1}` : "", esc(f.message)]);
     const head = ["policy", "resource", "level", "status", "where", "message"];
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((x) => (i < 5 ? x[i].length : 0))) + 2);
     // borders: one per column plus one
@@ -74,6 +76,6 @@ export function renderFullTable(r: ProjectSubject, width = terminalWidth(), summ
     const table = new Table({ head, style: { head: [], border: [] }, wordWrap: true, colWidths: widths });
     for (const x of rows) table.push(x);
     if (rows.length === 0) table.push(["(none)", "", "", "", "", "no violations"]);
-    const notices = (r.notices ?? []).map((n) => `notice: ${n.policy ? `${n.policy}: ` : ""}${n.message}`);
+    const notices = (r.notices ?? []).map((n) => `notice: ${n.policy ? `${esc(n.policy)}: ` : ""}${esc(n.message)}`);
     return [table.toString(), ...notices, summaryText].join("\n") + "\n";
 }

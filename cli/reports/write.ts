@@ -1,4 +1,13 @@
-/** `--report FORMAT=FILE` parsing and writing, one path for the harness and the gate alike. */
+/**
+ * `--report FORMAT=FILE` parsing and writing, one path for every command (the harness, the gate, check and
+ * any command that writes reports). Rules for every command:
+ * - every requested report is written on every outcome: a verdict, bad input or a tool error (the subject
+ *   says why), an interrupt (SIGINT/SIGTERM: the subject is marked interrupted);
+ * - a report path that is one of the run's inputs (a manifest, the config, the program) is refused before
+ *   anything is written (`refuseInputPaths`), so a report never overwrites what it judges;
+ * - a report that cannot be written does not stop the others: each is tried, then one line names the ones
+ *   that failed (ReportWriteError, exit 2).
+ */
 import { InvalidArgumentError } from "commander";
 import * as fs from "fs";
 import * as path from "path";
@@ -35,9 +44,12 @@ export function renderReport(format: ReportFormat, subjects: ReportSubject[]): s
     }
 }
 
+/** Reports that could not be written (after every other one was). */
+export class ReportWriteError extends ToolError {}
+
 /**
  * Writes every requested report. A report that cannot be written never goes unnoticed, and never keeps the
- * others from being written: all are tried, then ToolError names the ones that failed (one line, exit 2).
+ * others from being written: all are tried, then ReportWriteError names the ones that failed (one line, exit 2).
  */
 export function writeReports(requests: ReportRequest[], subjects: ReportSubject[]): void {
     const failed: string[] = [];
@@ -46,8 +58,51 @@ export function writeReports(requests: ReportRequest[], subjects: ReportSubject[
             fs.mkdirSync(path.dirname(path.resolve(r.file)), { recursive: true });
             fs.writeFileSync(r.file, renderReport(r.format, subjects));
         } catch (e) {
-            failed.push(`${r.file} (${(e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.name : "error")})`);
+            failed.push(`${r.format}=${r.file} (${(e as NodeJS.ErrnoException).code ?? "cannot write"})`);
         }
     }
-    if (failed.length > 0) throw new ToolError(`cannot write report ${failed.join(", ")}`);
+    if (failed.length > 0) throw new ReportWriteError(`cannot write report ${failed.join(", ")}`);
+}
+
+/** The file a path names, resolved through symbolic links as far as it exists. */
+function realish(p: string): string {
+    const abs = path.resolve(p);
+    try {
+        return fs.realpathSync(abs);
+    } catch {
+        try {
+            return path.join(fs.realpathSync(path.dirname(abs)), path.basename(abs));
+        } catch {
+            return abs;
+        }
+    }
+}
+
+const MANIFEST = /\.(ya?ml|json)$/i;
+
+/**
+ * The reports whose path is an input of the run, each with the input it would overwrite: the same file as an
+ * input file (or the config), or an existing manifest inside an input folder. "-" (standard input) is no path.
+ */
+export function inputClashes(requests: ReportRequest[], inputs: string[]): { request: ReportRequest; input: string }[] {
+    const out: { request: ReportRequest; input: string }[] = [];
+    for (const request of requests) {
+        const target = realish(request.file);
+        for (const input of inputs) {
+            if (input === "-") continue;
+            const real = realish(input);
+            let folder = false;
+            try {
+                folder = fs.statSync(real).isDirectory();
+            } catch {
+                // not there: only an equal path clashes
+            }
+            const inside = folder && !path.relative(real, target).startsWith("..") && !path.isAbsolute(path.relative(real, target));
+            if (target === real || (inside && MANIFEST.test(target) && fs.existsSync(target))) {
+                out.push({ request, input });
+                break;
+            }
+        }
+    }
+    return out;
 }

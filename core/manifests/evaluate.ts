@@ -7,11 +7,14 @@ import { MessageFacts, fieldNamedIn } from "../../policies/model/message";
 import { EvalRow, evaluatePack } from "../evaluate";
 import { PackConfig } from "../pack-config";
 import { Row, sortRows } from "../rows";
+import { STDIN_FILE } from "./files";
 import { LoadResult, ManifestObject, evalResources } from "./objects";
 
 /**
  * The field a row points at: the one the rule gave, else the first field path its message names (messages
  * name the field they are about, e.g. `spec.envRefs.PULUMI_ACCESS_TOKEN`), else none (the object's line).
+ * Values a message quotes ("...", JSON-quoted by the rules) are input, not field names, and are passed over:
+ * a branch named "spec.x" must not move the finding.
  */
 export function rowField(r: EvalRow): string | undefined {
     return r.field || fieldNamedIn(r.facts.text);
@@ -28,7 +31,8 @@ export function evaluateManifests(load: LoadResult, config: PackConfig): (Row & 
             if (!obj) return plain;
             const field = rowField(r);
             const at = field ? obj.locate(field) : { line: obj.line, column: obj.column };
-            return { ...plain, file: obj.repoPath ?? obj.file, line: at.line, column: at.column, ...(field ? { field } : {}) };
+            // Repository-relative, else absolute, else standard input (the location rule of cli/reports/location.ts).
+            return { ...plain, file: obj.repoPath ?? obj.abs ?? STDIN_FILE, line: at.line, column: at.column, ...(field ? { field } : {}) };
         }),
     );
 }

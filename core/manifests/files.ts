@@ -7,10 +7,12 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../errors";
-import { Skip } from "./objects";
+import { LoadResult } from "./objects";
 import { isChart, kustomizationFile } from "../render/render";
 
 export const MAX_FILE_BYTES = 16 * 1024 * 1024;
+/** How standard input is named in messages and findings. */
+export const STDIN_FILE = "<stdin>";
 const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
 
 /** The git top level containing `dir`, or undefined outside a work tree (or without git). */
@@ -26,10 +28,66 @@ export function posix(p: string): string {
     return p.split(path.sep).join("/");
 }
 
-function isBinary(buf: Buffer): boolean {
-    const n = Math.min(buf.length, 8000);
-    for (let i = 0; i < n; i++) if (buf[i] === 0) return true;
-    return false;
+/** Why a file's bytes are not a manifest's text (undecodable), or its text as kubectl decodes it. */
+export function decodeText(buf: Buffer): { text: string } | { problem: string } {
+    let text: string;
+    if (buf[0] === 0xff && buf[1] === 0xfe) {
+        text = new TextDecoder("utf-16le").decode(buf.subarray(2));
+    } else if (buf[0] === 0xfe && buf[1] === 0xff) {
+        text = new TextDecoder("utf-16be").decode(buf.subarray(2));
+    } else {
+        if (buf.includes(0)) return { problem: "binary file, not a manifest" };
+        try {
+            text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(buf);
+        } catch {
+            return { problem: "not UTF-8 text (nor UTF-16 with a byte-order mark)" };
+        }
+        return { text };
+    }
+    if (text.includes("\u0000")) return { problem: "binary file, not a manifest" };
+    return { text };
+}
+
+/**
+ * Reads at most `max` bytes from an open descriptor, chunk by chunk; more is an error (`oversized`). The
+ * count is of bytes read, so a device or a pipe that never ends is bounded like a file.
+ */
+function readBounded(fd: number, max: number): { buf: Buffer } | { oversized: true } {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+        const chunk = Buffer.allocUnsafe(Math.min(1 << 20, max + 1 - total));
+        let n: number;
+        try {
+            n = fs.readSync(fd, chunk, 0, chunk.length, null);
+        } catch (e) {
+            // Standard input may be a non-blocking pipe: wait for data instead of failing.
+            if ((e as NodeJS.ErrnoException).code === "EAGAIN") {
+                Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+                continue;
+            }
+            throw e;
+        }
+        if (n === 0) break;
+        chunks.push(chunk.subarray(0, n));
+        total += n;
+        if (total > max) return { oversized: true };
+    }
+    return { buf: Buffer.concat(chunks, total) };
+}
+
+/** Standard input, bounded by MAX_FILE_BYTES of bytes read, decoded as files are. */
+export function readStdin(fd = 0): string {
+    let r: ReturnType<typeof readBounded>;
+    try {
+        r = readBounded(fd, MAX_FILE_BYTES);
+    } catch {
+        throw new BadInputError(`${STDIN_FILE}: cannot read standard input`);
+    }
+    if ("oversized" in r) throw new BadInputError(`${STDIN_FILE}: larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; not read`);
+    const d = decodeText(r.buf);
+    if ("problem" in d) throw new BadInputError(`${STDIN_FILE}: ${d.problem}`);
+    return d.text;
 }
 
 /**
@@ -73,34 +131,40 @@ export function walk(dir: string, seen: Set<string>, out: string[], roots: strin
     }
 }
 
-export function readFile(file: string, shown: string, fromFolder: boolean, out: { skipped: Skip[] }): string | undefined {
-    let stat: fs.Stats;
+/**
+ * Reads one file, bounded (see the module comment). A problem with a named file is bad input; with a file
+ * found in a folder too, unless `skip` (then it is recorded as skipped and undefined is returned).
+ */
+export function readFile(file: string, shown: string, skip: boolean, out: Pick<LoadResult, "skipped">): string | undefined {
+    const refuse = (reason: string): undefined => {
+        if (!skip) throw new BadInputError(`${shown}: ${reason}`);
+        out.skipped.push({ file: shown, reason });
+        return undefined;
+    };
+    let fd: number;
     try {
-        stat = fs.statSync(file);
-    } catch {
-        throw new BadInputError(`${shown}: no such file or folder`);
+        // Non-blocking: opening a FIFO must not wait for a writer. Only regular files are read.
+        fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
+    } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === "ENOENT") throw new BadInputError(`${shown}: no such file or folder`);
+        if (code === "ENXIO") return refuse("not a regular file (a socket or FIFO); not read");
+        return refuse("cannot read file");
     }
-    if (stat.size > MAX_FILE_BYTES) {
-        const reason = `larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB`;
-        if (fromFolder) {
-            out.skipped.push({ file: shown, reason });
-            return undefined;
-        }
-        throw new BadInputError(`${shown}: ${reason}; not read`);
-    }
-    let buf: Buffer;
     try {
-        buf = fs.readFileSync(file);
-    } catch {
-        throw new BadInputError(`${shown}: cannot read file`);
-    }
-    if (isBinary(buf)) {
-        if (fromFolder) {
-            out.skipped.push({ file: shown, reason: "binary file" });
-            return undefined;
+        const stat = fs.fstatSync(fd);
+        if (!stat.isFile()) return refuse("not a regular file (a device, FIFO or socket); not read");
+        let r: ReturnType<typeof readBounded>;
+        try {
+            r = readBounded(fd, MAX_FILE_BYTES);
+        } catch {
+            return refuse("cannot read file");
         }
-        throw new BadInputError(`${shown}: binary file, not a manifest`);
+        if ("oversized" in r) return refuse(`larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; not read`);
+        const d = decodeText(r.buf);
+        if ("problem" in d) return refuse(d.problem);
+        return d.text;
+    } finally {
+        fs.closeSync(fd);
     }
-    return buf.toString("utf8");
 }
-

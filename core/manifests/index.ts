@@ -26,7 +26,7 @@ import * as YAML from "yaml";
 import { MANIFEST_URN_PREFIX } from "../../policies/model/manifests";
 import { CLUSTER_SCOPED, applicationOutput, expandApplicationSet, isApplication, isApplicationSet } from "../render/argocd";
 import { KUSTOMIZATION_FILES, RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderKustomize } from "../render/render";
-import { gitTopLevel, posix, readFile, walk } from "./files";
+import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
 import { LoadOptions, LoadResult, ManifestObject } from "./objects";
 import { originals, parseSource } from "./yaml";
 
@@ -41,7 +41,7 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
         throw new BadInputError(`--repo-root ${o.repoRoot}: no such folder`);
     }
     originals.clear();
-    const out: LoadResult = { objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [] };
+    const out: LoadResult = { objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [], budget: { aliasNodes: 0 } };
     const shownName = (abs: string) => {
         const rel = path.relative(cwd, abs);
         return rel.startsWith("..") || path.isAbsolute(rel) ? abs : posix(rel);
@@ -56,7 +56,7 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
     const readPaths = new Set<string>();
     const readOne = (f: string, fromFolder: boolean, into: LoadResult = out) => {
         const shown = shownName(f);
-        const text = readFile(f, shown, fromFolder, into);
+        const text = readFile(f, shown, fromFolder && o.skipUnreadable === true, into);
         if (text === undefined) return;
         into.files++;
         readPaths.add(f);
@@ -67,10 +67,9 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
         if (p === "-") {
             if (stdinRead) throw new BadInputError("-: standard input given twice");
             stdinRead = true;
-            const text = o.stdin ? o.stdin() : fs.readFileSync(0, "utf8");
-            if (text.includes("\u0000")) throw new BadInputError("<stdin>: binary input, not a manifest");
+            const text = o.stdin ? o.stdin() : readStdin();
             out.files++;
-            parseSource({ file: "<stdin>", text }, out, false);
+            parseSource({ file: STDIN_FILE, text }, out, false);
             continue;
         }
         const abs = path.resolve(cwd, p);
@@ -134,7 +133,7 @@ function placeApplications(
     readOne: (f: string, fromFolder: boolean, into?: LoadResult) => void,
     readStream: (s: RenderedStream, into: LoadResult) => void,
 ): void {
-    const fresh = (): LoadResult => ({ objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [] });
+    const fresh = (): LoadResult => ({ objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [], budget: out.budget });
     const merge = (from: LoadResult) => {
         out.objects.push(...from.objects);
         out.files += from.files;

@@ -54,6 +54,8 @@ export interface LoadResult {
     rendered: number;
     /** Sources and generators that could not be rendered or expanded here, one line each (stderr, summary). */
     notRendered: string[];
+    /** What aliases have added so far in this run (bounded by MAX_ALIAS_EXPANSION). */
+    budget: { aliasNodes: number };
 }
 
 export interface LoadOptions {
@@ -65,6 +67,8 @@ export interface LoadOptions {
     cwd?: string;
     /** Time allowed for rendering (kustomize, Helm, jsonnet) in the whole run; default 300 s. */
     timeoutMs?: number;
+    /** Skip a folder's oversized, undecodable and non-regular files (a line each) instead of failing the run. */
+    skipUnreadable?: boolean;
 }
 
 export interface Source {

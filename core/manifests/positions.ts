@@ -19,9 +19,25 @@ export function fieldSegments(field: string): (string | number)[] {
     return out;
 }
 
+/** Each mapping's scalar keys split at dots (keys may contain dots: annotation keys), computed once a mapping. */
+const splitKeys = new WeakMap<YAML.YAMLMap, { parts: string[]; pair: YAML.Pair }[]>();
+
+function keysOf(map: YAML.YAMLMap<unknown, unknown>): { parts: string[]; pair: YAML.Pair }[] {
+    let keys = splitKeys.get(map);
+    if (!keys) {
+        keys = [];
+        for (const pair of map.items) if (YAML.isScalar(pair.key)) keys.push({ parts: String(pair.key.value).split("."), pair: pair as YAML.Pair });
+        splitKeys.set(map, keys);
+    }
+    return keys;
+}
+
 /**
  * Walks a YAML node along a field path; keys may themselves contain dots (annotation keys), so at each
- * mapping the longest run of segments that names a key wins. Returns the deepest node reached.
+ * mapping the key that names the longest run of segments wins. Linear: each mapping on the way compares
+ * each of its keys once, part by part, against the segments from the current one (never joining or
+ * slicing the rest of the path), so the cost is bounded by the size of the keys on the path, whatever the
+ * number of segments. Returns the deepest node reached.
  */
 export function findNode(root: YAML.Node | null | undefined, segments: (string | number)[]): YAML.Node | YAML.Pair | undefined {
     let node: unknown = root;
@@ -29,24 +45,17 @@ export function findNode(root: YAML.Node | null | undefined, segments: (string |
     let i = 0;
     while (i < segments.length) {
         if (YAML.isMap(node)) {
-            const map = node as YAML.YAMLMap<unknown, unknown>;
-            let matched = false;
-            for (let j = segments.length; j > i && !matched; j--) {
-                const key = segments.slice(i, j).join(".");
-                const pair = map.items.find((p) => YAML.isScalar(p.key) && String(p.key.value) === key);
-                if (pair) {
-                    found = pair as YAML.Pair;
-                    node = pair.value;
-                    i = j;
-                    matched = true;
-                }
+            let best: { length: number; pair: YAML.Pair } | undefined;
+            for (const k of keysOf(node as YAML.YAMLMap<unknown, unknown>)) {
+                if (k.parts.length > segments.length - i || (best && k.parts.length <= best.length)) continue;
+                let match = true;
+                for (let j = 0; j < k.parts.length && match; j++) match = String(segments[i + j]) === k.parts[j];
+                if (match) best = { length: k.parts.length, pair: k.pair };
             }
-            if (!matched) {
-                // A field merged in with `<<:` is shown at its merge key.
-                const mergePair = map.items.find((p) => YAML.isScalar(p.key) && String(p.key.value) === "<<");
-                if (mergePair) found = mergePair as YAML.Pair;
-                break;
-            }
+            if (!best) break;
+            found = best.pair;
+            node = best.pair.value;
+            i += best.length;
         } else if (YAML.isSeq(node) && typeof segments[i] === "number") {
             const item = node.items[segments[i] as number];
             if (!YAML.isNode(item)) break;

@@ -11,14 +11,20 @@ import { FileLocator, Place, placeStart } from "./positions";
 
 /** The most nodes a document may expand to through aliases (a "billion laughs" document is bad input). */
 const MAX_EXPANDED_NODES = 1_000_000;
+/** The most nodes aliases may add over a whole run (all files and documents): many small bombs are one big one. */
+export const MAX_ALIAS_EXPANSION = 1_000_000;
 
 /**
- * Rejects a document whose aliases expand past MAX_EXPANDED_NODES, or refer to themselves: the fast parser
- * shares aliased nodes, and everything downstream (the SDK's Struct, the rules) would expand them.
+ * Rejects a document whose aliases expand past MAX_EXPANDED_NODES, or refer to themselves, and a run whose
+ * aliases together add more than MAX_ALIAS_EXPANSION nodes (`budget`, shared by every document of the run):
+ * the fast parser shares aliased nodes, and everything downstream (the SDK's Struct, the rules) would expand
+ * them.
  */
-function checkExpansion(doc: unknown, where: () => string): void {
+function checkExpansion(doc: unknown, where: () => string, budget: { aliasNodes: number }): void {
     const sizes = new Map<object, number>();
     const active = new Set<object>();
+    // Nodes as written (each object once, with its scalar children): the expansion beyond them is the aliases'.
+    let written = 0;
     const size = (v: unknown): number => {
         if (v === null || typeof v !== "object") return 1;
         const known = sizes.get(v);
@@ -26,7 +32,9 @@ function checkExpansion(doc: unknown, where: () => string): void {
         if (active.has(v)) throw new BadInputError(`${where()}: invalid YAML: an alias refers to a node that contains it`);
         active.add(v);
         let n = 1;
+        written++;
         for (const child of Array.isArray(v) ? v : Object.values(v)) {
+            if (child === null || typeof child !== "object") written++;
             n += size(child);
             if (n > MAX_EXPANDED_NODES) throw new BadInputError(`${where()}: invalid YAML: aliases expand to more than ${MAX_EXPANDED_NODES.toLocaleString("en")} nodes`);
         }
@@ -34,7 +42,36 @@ function checkExpansion(doc: unknown, where: () => string): void {
         sizes.set(v, n);
         return n;
     };
-    size(doc);
+    const total = size(doc);
+    budget.aliasNodes += Math.max(0, total - Math.max(written, 1));
+    if (budget.aliasNodes > MAX_ALIAS_EXPANSION) {
+        throw new BadInputError(`${where()}: invalid YAML: aliases in this run expand to more than ${MAX_ALIAS_EXPANSION.toLocaleString("en")} extra nodes`);
+    }
+}
+
+/**
+ * A fixed reason for a parse error, by kind: js-yaml's reasons can quote the document (an alias's or a tag's
+ * name, a key), and a Secret's value can be what it quotes. Never the parser's text.
+ */
+export function yamlReason(reason: string): string {
+    const kinds: [RegExp, string][] = [
+        [/maxDepth|nesting|nests|too deeply|call stack/i, "mappings, sequences or aliases nested too deeply"],
+        [/^invalid JSON/i, "invalid JSON"],
+        [/refers to a node that contains it/i, "an alias refers to a node that contains it"],
+        [/unidentified alias|unresolved alias|unknown anchor|anchor not defined/i, "an alias refers to an anchor that is not defined"],
+        [/unique|duplicat/i, "a mapping key appears twice"],
+        [/duplicated mapping key/i, "a mapping key appears twice"],
+        [/tag/i, "a tag that cannot be resolved"],
+        [/alias|anchor/i, "an invalid anchor or alias"],
+        [/indent/i, "bad indentation"],
+        [/directive|%YAML|%TAG/i, "an invalid directive"],
+        [/end of the stream|unexpected end/i, "the document ends too early"],
+        [/escape/i, "an invalid escape sequence"],
+        [/quoted|scalar|character/i, "an invalid scalar or character"],
+        [/flow|collection|mapping|sequence|block|key/i, "an invalid mapping or sequence"],
+        [/document/i, "an invalid document start or separator"],
+    ];
+    return kinds.find(([re]) => re.test(reason))?.[1] ?? "cannot parse";
 }
 
 /**
@@ -48,7 +85,8 @@ export function parseSource(src: Source, out: LoadResult, fromFolder: boolean): 
     } catch (e) {
         if (!(e instanceof KubeYamlError)) throw e;
         const p = new FileLocator(src.text, []).pos(e.offset);
-        throw new BadInputError(`${src.file}:${p.line}:${p.column}: invalid YAML: ${e.reason.split("\n")[0]}`);
+        // Position and a fixed reason: a parser's text can quote the document (an alias's name, a value).
+        throw new BadInputError(`${src.file}:${p.line}:${p.column}: invalid YAML: ${yamlReason(e.reason)}`);
     }
     const locator = new FileLocator(
         src.text,
@@ -62,7 +100,7 @@ export function parseSource(src: Source, out: LoadResult, fromFolder: boolean): 
             const p = placeStart(place);
             return `${src.file}:${p.line}:${p.column}`;
         };
-        checkExpansion(value, where);
+        checkExpansion(value, where, out.budget);
         if (typeof value !== "object" || Array.isArray(value)) {
             const what = Array.isArray(value) ? "a list" : typeof value === "string" ? "a string" : `a ${typeof value}`;
             if (fromFolder) {

@@ -93,6 +93,8 @@ export function decodeMessage(message: string): MessageFacts {
  * whose rule gave no field: messages name the field they are about.
  */
 export function fieldNamedIn(text: string): string | undefined {
-    const m = /(?:^|[\s(`'"])((?:spec|metadata|roleRef|subjects|rules|data|stringData)(?:\.[A-Za-z0-9_\-/]+|\[\d+\])*)/.exec(text);
+    // Values a message quotes ("...", user text) are never taken for a field name.
+    const unquoted = text.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+    const m = /(?:^|[\s(`'"])((?:spec|metadata|roleRef|subjects|rules|data|stringData)(?:\.[A-Za-z0-9_\-/]+|\[\d+\])*)/.exec(unquoted);
     return m ? m[1] : undefined;
 }

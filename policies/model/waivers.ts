@@ -39,7 +39,7 @@ export const WAIVER_CONFIG: Record<string, object> = {
             properties: {
                 resource: { type: "string", minLength: 1 },
                 reason: { type: "string", minLength: 1 },
-                expires: { type: "string", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$" },
+                expires: { type: "string", pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" },
                 allowFailClosed: { type: "boolean" },
             },
         },
@@ -70,9 +70,23 @@ export function waiverMatches(w: Pick<Waiver, "resource">, t: WaiverTarget): boo
     return [t.urn, t.name, t.object].some((id) => typeof id === "string" && id !== "" && re.test(id));
 }
 
+/** True for a real calendar date written YYYY-MM-DD (2026-02-28, not 2026-02-30 or 9999-99-99). */
+export function isCalendarDate(s: string): boolean {
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) return false;
+    const d = new Date(`${s}T00:00:00Z`);
+    return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+}
+
+/** A waiver entry; one whose expiry is not a calendar date waives nothing (fails closed; the config check rejects it). */
 function isWaiver(w: unknown): w is Waiver {
     const o = w as Record<string, unknown>;
-    return o !== null && typeof o === "object" && typeof o.resource === "string" && typeof o.reason === "string";
+    return (
+        o !== null &&
+        typeof o === "object" &&
+        typeof o.resource === "string" &&
+        typeof o.reason === "string" &&
+        (o.expires === undefined || (typeof o.expires === "string" && isCalendarDate(o.expires)))
+    );
 }
 
 /** The waivers of a policy's config (malformed entries are ignored here; the config schema rejects them). */

@@ -186,26 +186,32 @@ describe("pko-guard check", function () {
             oneLine(r, /^pko-guard: .*link\.yaml: broken symbolic link$/);
         });
 
-        it("a binary file: exit 2 when named, a counted skip inside a folder", () => {
+        it("a binary file: exit 2 when named and inside a folder; a counted skip with --skip-unreadable", () => {
             write("m/blob.yaml", Buffer.from([0x61, 0x00, 0x62, 0x0a]));
             const named = check(["m/blob.yaml"], tmp);
             assert.strictEqual(named.code, 2);
             oneLine(named, /^pko-guard: m\/blob\.yaml: binary file, not a manifest$/);
             const folder = check(["m"], tmp);
-            assert.strictEqual(folder.code, 0);
-            oneLine(folder, /^pko-guard: skipped m\/blob\.yaml: binary file$/);
-            assert.match(folder.stdout, /1 skipped/);
+            assert.strictEqual(folder.code, 2);
+            oneLine(folder, /^pko-guard: m\/blob\.yaml: binary file, not a manifest$/);
+            const skipped = check(["m", "--skip-unreadable"], tmp);
+            assert.strictEqual(skipped.code, 0);
+            oneLine(skipped, /^pko-guard: skipped m\/blob\.yaml: binary file, not a manifest$/);
+            assert.match(skipped.stdout, /1 skipped/);
         });
 
-        it("an oversized file: exit 2 when named, a counted skip inside a folder", () => {
+        it("an oversized file: exit 2 when named and inside a folder; a counted skip with --skip-unreadable", () => {
             const f = write("m/huge.yaml", "");
-            fs.truncateSync(f, 17 * 1024 * 1024); // sparse: cheap to create, never read
+            fs.truncateSync(f, 17 * 1024 * 1024); // sparse: cheap to create; read only up to the limit
             const named = check(["m/huge.yaml"], tmp);
             assert.strictEqual(named.code, 2);
             oneLine(named, /^pko-guard: m\/huge\.yaml: larger than 16 MiB; not read$/);
             const folder = check(["m"], tmp);
-            assert.strictEqual(folder.code, 0);
-            oneLine(folder, /^pko-guard: skipped m\/huge\.yaml: larger than 16 MiB$/);
+            assert.strictEqual(folder.code, 2);
+            oneLine(folder, /^pko-guard: m\/huge\.yaml: larger than 16 MiB; not read$/);
+            const skipped = check(["m", "--skip-unreadable"], tmp);
+            assert.strictEqual(skipped.code, 0);
+            oneLine(skipped, /^pko-guard: skipped m\/huge\.yaml: larger than 16 MiB; not read$/);
         });
 
         it("two objects with one identity name both files", () => {

@@ -60,9 +60,10 @@ describe("reports", function () {
         for (const res of run.results) {
             assert.ok(rules.includes(res.ruleId), res.ruleId);
             const uri = res.locations[0].physicalLocation.artifactLocation.uri;
-            if (res.properties.subject === "report-mismatch") assert.ok(uri.endsWith("/report-mismatch/index.ts"), uri);
+            // A fixture outside the repository is named by its base name, never by an absolute path.
+            if (res.properties.subject === "report-mismatch") assert.deepStrictEqual([uri, res.locations[0].physicalLocation.artifactLocation.uriBaseId], ["index.ts", "OUTSIDE"]);
             // Program fixtures are located at their program; manifest fixtures at the manifest file and line.
-            else assert.match(uri, /^fixtures\/[^/]+\/(index\.ts|manifests\/.+\.ya?ml)$/);
+            else assert.match(uri, /^fixtures\/[^/]+\/(index\.ts|manifests\/.+\.(ya?ml|jsonnet))$/);
             assert.match(res.locations[0].logicalLocations[0].fullyQualifiedName, /^urn:pulumi:/);
         }
     });

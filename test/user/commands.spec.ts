@@ -112,6 +112,6 @@ describe("pko-guard commands from a user's project", function () {
         assert.strictEqual(json.projects[0].outcome, "error");
         assert.strictEqual(json.projects[0].project, "shop");
         assert.match(r.stdout, /^::error title=pko-guard%3A shop::Pulumi toolchain not found/m);
-        assert.match(fs.readFileSync(summary, "utf8"), /### shop \(stack `dev`\): \*\*ERROR\*\*/);
+        assert.match(fs.readFileSync(summary, "utf8"), /### shop \(stack dev\): \*\*ERROR\*\*/);
     });
 });

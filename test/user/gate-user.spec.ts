@@ -88,7 +88,7 @@ describe("pko-guard gate on a user's repository", function () {
             assert.match(r.stdout, /shop \(stack dev\): 2 violation\(s\), 0 advisory, 1 waived, 1 blocking: FAIL/);
             assert.match(r.stdout, /^::error file=[^,]*index\.ts,line=11,col=7,title=pko-stack-prod-pinned-commit \(billing-prod\)::/m);
             assert.match(r.stdout, /^::notice file=[^,]*index\.ts,line=12,col=7,/m);
-            assert.match(fs.readFileSync(summary, "utf8"), /\| blocking \| `pko-stack-prod-pinned-commit` \| `billing-prod` \|/);
+            assert.match(fs.readFileSync(summary, "utf8"), /\| blocking \| `pko-stack-prod-pinned-commit` \| billing\\-prod \|/);
 
             const json = JSON.parse(fs.readFileSync(path.join(out, "g.json"), "utf8"));
             assert.deepStrictEqual(jsonReportErrors(json), []);

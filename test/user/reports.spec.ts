@@ -109,7 +109,9 @@ describe("reports for users' CI", () => {
 
     it("a manifest finding's relative file (pko-guard check) is already relative to the repository root", () => {
         assert.deepStrictEqual(artifactLocation("deploy/prod/stack.yaml", "/anywhere"), { uri: "deploy/prod/stack.yaml", uriBaseId: "%SRCROOT%" });
-        assert.deepStrictEqual(artifactLocation("/elsewhere/x.yaml", "/repo"), { uri: "file:///elsewhere/x.yaml" });
+        // Outside the repository and standard input are named as such, never by an absolute path.
+        assert.deepStrictEqual(artifactLocation("/elsewhere/x.yaml", "/repo"), { uri: "x.yaml", uriBaseId: "OUTSIDE", description: { text: "a file outside the repository" } });
+        assert.deepStrictEqual(artifactLocation("<stdin>", "/repo"), { uri: "stdin", uriBaseId: "STDIN", description: { text: "standard input" } });
     });
 
     it("without git, SARIF paths are relative to the working directory", () => {
@@ -214,11 +216,12 @@ describe("reports for users' CI", () => {
     });
 
     it("GitHub workflow commands: blocking first, file and line, escaped per the runner's rules", () => {
-        assert.strictEqual(escapeData("50% done\r\nnext"), "50%25 done%0D%0Anext");
+        // Line breaks from input are shown escaped (core/escape.ts), never as a new line of the annotation.
+        assert.strictEqual(escapeData("50% done\r\nnext"), "50%25 done\\r\\nnext");
         assert.strictEqual(escapeProperty("a:b,c%"), "a%3Ab%2Cc%25");
-        const cwd = process.cwd();
         const lines = renderWorkflowCommands([subject(program)]).trimEnd().split("\n");
-        const file = escapeProperty(path.relative(cwd, path.join(program, "index.ts")));
+        // One rule with SARIF: relative to the repository root, wherever the command runs.
+        const file = escapeProperty(path.relative(root, path.join(program, "index.ts")));
         assert.strictEqual(lines[0], `::error file=${file},line=4,col=10,title=pko-stack-prod-pinned-commit (${LONG})::${LONG}: Stack "${LONG}" (stack "acme/app/prod") is production but tracks branch "main"; set spec.commit to the full 40-hex SHA.`);
         assert.match(lines[1], /^::warning file=.*,line=4,col=10,title=pko-stack-prod-refresh .*spec.refresh: true; set it\.$/);
         assert.match(lines[2], /^::notice file=.*line=5.*::\[waived: moving in Q1, until 2099-12-31\] legacy-prod: /);
@@ -228,7 +231,7 @@ describe("reports for users' CI", () => {
 
     it("the step summary is a Markdown verdict table, blocking first, with the fix", () => {
         const md = renderStepSummary([subject(program)]);
-        assert.match(md, /### shop \(stack `dev`\): \*\*FAIL\*\*/);
+        assert.match(md, /### shop \(stack dev\): \*\*FAIL\*\*/);
         const rows = md.split("\n").filter((l) => /^\| (blocking|advisory|waived)/.test(l));
         assert.deepStrictEqual(rows.map((r) => r.split(" | ")[0]), ["| blocking", "| advisory", "| waived (moving in Q1)"]);
         const fix = ruleCatalogue().find((r) => r.id === "pko-stack-prod-pinned-commit")!.remediation!;
