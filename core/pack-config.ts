@@ -57,10 +57,16 @@ export function jsonErrorOffset(text: string): number | undefined {
             if (c === 0x5c) {
                 const e = text[i + 1];
                 if (e === "u") {
-                    if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) (i++, fail());
+                    if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) {
+                        i++;
+                        fail();
+                    }
                     i += 6;
                 } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
-                else (i++, fail());
+                else {
+                    i++;
+                    fail();
+                }
             } else i++;
         }
     };

@@ -37,6 +37,7 @@ module.exports = {
         "test/cluster/cache.spec.ts",
         "test/cluster/deploy.spec.ts",
         "test/cluster/webhook.spec.ts",
+        "test/hostile/*.spec.ts",
     ],
     timeout: 20000,
     reporter: "spec",
