@@ -15,6 +15,7 @@
  * object's content (no Secret value or literal credential can reach them).
  */
 import * as fs from "fs";
+import { escapeText } from "../core/escape";
 import * as https from "https";
 import * as k8s from "@kubernetes/client-node";
 import * as prom from "prom-client";
@@ -52,9 +53,12 @@ export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** The API server truncates longer warnings; keep each whole and readable. */
 const MAX_WARNING = 250;
 
-/** Control characters shown as escapes, so no message can move the terminal's cursor or colour it. */
-export function printable(s: string, keepNewlines = false): string {
-    return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => (keepNewlines && c === "\n" ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`));
+/** A message of several lines (a denial): each line escaped (core/escape.ts), the line breaks kept. */
+function escapeLines(s: string): string {
+    return s
+        .split("\n")
+        .map((l) => escapeText(l))
+        .join("\n");
 }
 
 function readPair(o: WebhookOptions): { cert: Buffer; key: Buffer } {
@@ -191,7 +195,7 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
             server.setSecureContext({ ...next, minVersion: "TLSv1.2" });
             log("info", "tls.reloaded", { cert: o.cert });
         } catch (e) {
-            log("error", "tls.reload_failed", { error: printable(String((e as Error).message).split("\n")[0]) });
+            log("error", "tls.reload_failed", { error: escapeText(String((e as Error).message).split("\n")[0]) });
         }
     };
     const poll = o.certPollMs ?? 2000;
@@ -219,10 +223,10 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
             review = parseReview(await readBody(req));
         } catch (e) {
             end();
-            log("warn", "admission.bad_request", { error: printable(String((e as Error).message)) });
+            log("warn", "admission.bad_request", { error: escapeText(String((e as Error).message)) });
             return send(400, `${(e as Error).message}\n`);
         }
-        const id = { uid: review.uid, kind: printable(review.kind), namespace: printable(review.namespace), name: printable(review.name), operation: review.input.operation };
+        const id = { uid: review.uid, kind: escapeText(review.kind), namespace: escapeText(review.namespace), name: escapeText(review.name), operation: review.input.operation };
         let response: Record<string, unknown>;
         let decision: string;
         try {
@@ -233,8 +237,8 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
             for (const f of blocking) denials.inc({ policy: f.policy });
             decision = d.skipped ? "skipped" : d.allowed ? (blocking.length > 0 ? "warn-only" : "allowed") : "denied";
             response = { uid: review.uid, allowed: d.allowed };
-            if (!d.allowed) response.status = { code: 403, reason: "Forbidden", message: printable(d.message ?? "denied", true) };
-            if (d.warnings.length > 0) response.warnings = d.warnings.map((w) => truncate(printable(w), MAX_WARNING));
+            if (!d.allowed) response.status = { code: 403, reason: "Forbidden", message: escapeLines(d.message ?? "denied") };
+            if (d.warnings.length > 0) response.warnings = d.warnings.map((w) => truncate(escapeText(w), MAX_WARNING));
             log(d.allowed ? "info" : "warn", "admission.decided", { ...id, decision, policies: [...new Set(d.findings.map((f) => f.policy))], blocking: blocking.length, warnings: d.warnings.length });
         } catch (e) {
             // Fail closed: a decision that could not be made denies (unless warn-only).
@@ -242,7 +246,7 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
             response = o.warnOnly
                 ? { uid: review.uid, allowed: true, warnings: ["pko-guard could not judge this object (internal error); admitted in warn-only mode"] }
                 : { uid: review.uid, allowed: false, status: { code: 500, message: "pko-guard could not judge this object (internal error); refused" } };
-            log("error", "admission.failed", { ...id, error: printable(String((e as Error).message).split("\n")[0]) });
+            log("error", "admission.failed", { ...id, error: escapeText(String((e as Error).message).split("\n")[0]) });
         }
         requests.inc({ kind: review.kind, operation: review.input.operation, decision });
         end();

@@ -4,6 +4,7 @@
  * resource, expected, got, result). Colour only on a terminal, and never under NO_COLOR; tables fit the
  * terminal's width.
  */
+import { escapeText } from "../core/escape";
 import Table from "cli-table3";
 import { wrap } from "../cli/reports/table";
 import { progressLine } from "../core/progress";
@@ -50,7 +51,7 @@ export function renderFixtureLines(verdicts: FixtureVerdict[], style: Style): st
             const verdict = paint(style, OUTCOME_COLOR[v.outcome] ?? "bold", RESULT[v.outcome].padEnd(8));
             const legs = v.legs.map((l) => (l.status === "ran" ? l.leg : `${l.leg}:${l.status}`)).join(" ") || "no legs";
             const n = rowCount(v);
-            return `${verdict} ${v.fixture.padEnd(nameW)}  ${legs}  ${n} row${n === 1 ? "" : "s"}`;
+            return `${verdict} ${escapeText(v.fixture).padEnd(nameW)}  ${legs}  ${n} row${n === 1 ? "" : "s"}`;
         })
         .join("\n");
 }
@@ -81,8 +82,9 @@ export function renderTable(verdicts: FixtureVerdict[], opts: { onlyProblems?: b
     for (const v of verdicts) {
         for (const c of v.checks) {
             if (opts.onlyProblems && c.outcome !== "mismatch" && c.outcome !== "error") continue;
-            const result = c.note ? `${RESULT[c.outcome]}: ${c.note}` : RESULT[c.outcome];
-            table.push([c.fixture, c.leg, c.policy ?? `check: ${c.check}`, c.resource, String(c.expected), String(c.got), result]);
+            // Names, resources and notes come from fixtures and tool output: escaped (core/escape.ts).
+            const result = c.note ? `${RESULT[c.outcome]}: ${escapeText(c.note)}` : RESULT[c.outcome];
+            table.push([escapeText(c.fixture), c.leg, escapeText(c.policy ?? `check: ${c.check}`), escapeText(c.resource), String(c.expected), String(c.got), result]);
             rows++;
         }
     }
@@ -98,9 +100,9 @@ export function renderProblems(verdicts: FixtureVerdict[], style: Style): string
     for (const v of verdicts) {
         for (const c of v.checks) {
             if (c.outcome !== "mismatch" && c.outcome !== "error") continue;
-            const what = c.policy ?? `check: ${c.check}`;
-            const head = `${RESULT[c.outcome]} ${c.fixture} [${c.leg}] ${what}${c.resource ? ` on ${c.resource}` : ""}`;
-            const lines = wrap(`${head}: ${c.note ?? `expected ${c.expected}, got ${c.got}`}`, Math.max(40, style.width - 1), "    ");
+            const what = escapeText(c.policy ?? `check: ${c.check}`);
+            const head = `${RESULT[c.outcome]} ${escapeText(c.fixture)} [${c.leg}] ${what}${c.resource ? ` on ${escapeText(c.resource)}` : ""}`;
+            const lines = wrap(`${head}: ${c.note !== undefined ? escapeText(c.note) : `expected ${c.expected}, got ${c.got}`}`, Math.max(40, style.width - 1), "    ");
             lines[0] = lines[0].trimStart().replace(RESULT[c.outcome], paint(style, OUTCOME_COLOR[c.outcome], RESULT[c.outcome]));
             out.push(...lines);
         }
