@@ -133,9 +133,7 @@ export class PackServer {
     }
 
     call(method: string, req: unknown): Promise<any> {
-        return new Promise((resolve, reject) =>
-            this.client[method](req, (err: grpc.ServiceError | null, res: any) => (err ? reject(new Error(`${method}: ${err.details || err.message}`)) : resolve(res))),
-        );
+        return new Promise((resolve, reject) => this.client[method](req, (err: grpc.ServiceError | null, res: any) => (err ? reject(new Error(`${method}: ${err.details || err.message}`)) : resolve(res))));
     }
 
     /** Analyze per resource with at most `inFlight` calls outstanding (1 is the engine), then AnalyzeStack. */

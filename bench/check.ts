@@ -134,10 +134,11 @@ export function generateRendered(root: string, apps: number): string {
     for (let i = 0; i < apps; i++) {
         const team = `team-${i}`;
         const helm = i % 2 === 1;
-        const source = helm
-            ? `    path: charts/${team}\n    helm:\n      valueFiles: [values-production.yaml]\n`
-            : `    path: kustomize/${team}/overlays/production\n`;
-        write(`applications/${team}.yaml`, `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: ${team}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://github.com/acme/manifests.git\n${source}  destination:\n    server: https://kubernetes.default.svc\n    namespace: ${team}\n`);
+        const source = helm ? `    path: charts/${team}\n    helm:\n      valueFiles: [values-production.yaml]\n` : `    path: kustomize/${team}/overlays/production\n`;
+        write(
+            `applications/${team}.yaml`,
+            `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: ${team}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://github.com/acme/manifests.git\n${source}  destination:\n    server: https://kubernetes.default.svc\n    namespace: ${team}\n`,
+        );
         const objects = unit(i, true).replace(/^  namespace: team-\d+\n/gm, "");
         if (helm) {
             write(`charts/${team}/Chart.yaml`, `apiVersion: v2\nname: ${team}\nversion: 0.1.0\n`);
@@ -147,7 +148,10 @@ export function generateRendered(root: string, apps: number): string {
         } else {
             write(`kustomize/${team}/base/objects.yaml`, objects);
             write(`kustomize/${team}/base/kustomization.yaml`, "resources: [objects.yaml]\n");
-            write(`kustomize/${team}/overlays/production/kustomization.yaml`, `resources: [../../base]\npatches:\n  - target: {kind: Stack}\n    patch: |-\n      - op: add\n        path: /metadata/labels\n        value: {env: production}\n`);
+            write(
+                `kustomize/${team}/overlays/production/kustomization.yaml`,
+                `resources: [../../base]\npatches:\n  - target: {kind: Stack}\n    patch: |-\n      - op: add\n        path: /metadata/labels\n        value: {env: production}\n`,
+            );
         }
     }
     return dir;

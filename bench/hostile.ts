@@ -45,7 +45,12 @@ export async function hostileBenchmarks(line: (s: string) => void): Promise<Reco
     try {
         line("hostile inputs to pko-guard check (wall time, peak RSS of the child, exit code)");
         const laughs = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
-        for (let i = 1; i < 5; i++) laughs.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(", ")}]`);
+        for (let i = 1; i < 5; i++)
+            laughs.push(
+                `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10)
+                    .fill(`*${String.fromCharCode(96 + i)}`)
+                    .join(", ")}]`,
+            );
         const bomb = (n: number) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol-${n}\ndata:\n${laughs.map((l) => "  " + l).join("\n")}\n`;
         fs.writeFileSync(path.join(dir, "bombs.yaml"), Array.from({ length: 24 }, (_, i) => bomb(i)).join("---\n"));
         figures["24 alias bombs"] = run(dir, ["bombs.yaml"]);

@@ -110,7 +110,10 @@ export async function peers(line: (s: string) => void): Promise<Record<string, u
     line("== peers on generated manifest repositories (four core Stack rules)");
     const tools: Tool[] = [pkoGuard];
     const skipped: Record<string, string> = {};
-    for (const [name, make] of [["conftest", conftest], ["kyverno", kyverno]] as const) {
+    for (const [name, make] of [
+        ["conftest", conftest],
+        ["kyverno", kyverno],
+    ] as const) {
         const bin = path.join(PEERS_DIR, name);
         if (fs.existsSync(bin)) tools.push(make(bin));
         else {

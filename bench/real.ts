@@ -51,10 +51,7 @@ async function comparisonPack(name: string, policyCount: number | "like-pko-guar
     const dir = path.join(REPO_ROOT, ".cache", "bench-packs", name);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(path.join(dir, "dist"), { recursive: true });
-    const shapes =
-        policyCount === "like-pko-guard"
-            ? policies.map((p) => ("validateStack" in p ? "validateStack" : "validateResource"))
-            : Array.from({ length: policyCount }, () => "validateResource");
+    const shapes = policyCount === "like-pko-guard" ? policies.map((p) => ("validateStack" in p ? "validateStack" : "validateResource")) : Array.from({ length: policyCount }, () => "validateResource");
     const entry = [
         `import { PolicyPack } from "@pulumi/policy";`,
         `process.chdir(require("path").join(__dirname, ".."));`,
@@ -89,7 +86,8 @@ export async function packStartup(line: (s: string) => void): Promise<Record<str
     try {
         const today = todayPackDir(tmp);
         const series: Record<string, number[]> = { today: [], lean: [], leanNoPreload: [], leanDirect: [], nodeBoot: [], sdkSubpaths: [], fullIndex: [] };
-        const sdkSubpaths = "for (const m of ['@pulumi/pulumi/asset','@pulumi/pulumi/output','@pulumi/pulumi/runtime/rpc','@pulumi/pulumi/proto/analyzer_grpc_pb','@pulumi/pulumi/proto/plugin_pb','@grpc/grpc-js']) require(m)";
+        const sdkSubpaths =
+            "for (const m of ['@pulumi/pulumi/asset','@pulumi/pulumi/output','@pulumi/pulumi/runtime/rpc','@pulumi/pulumi/proto/analyzer_grpc_pb','@pulumi/pulumi/proto/plugin_pb','@grpc/grpc-js']) require(m)";
         for (let i = 0; i < ROUNDS; i++) {
             series.today.push((await startAndAsk({ script: RUN_POLICY_PACK, scriptArgs: [ENGINE, today], cwd: today, trace: false })).infoMs);
             series.lean.push((await startAndAsk({ nodeArgs: ["--require", "./dist/preload.js"], script: RUN_POLICY_PACK, scriptArgs: [ENGINE, PACK_DIR], cwd: PACK_DIR, trace: false })).infoMs);
@@ -102,9 +100,11 @@ export async function packStartup(line: (s: string) => void): Promise<Record<str
         const m = Object.fromEntries(Object.entries(series).map(([k, v]) => [k, median(v)]));
         line(`  start-up to GetAnalyzerInfo (median of ${ROUNDS}, interleaved): today ${m.today.toFixed(0)} ms, lean ${m.lean.toFixed(0)} ms; lean/today ${(m.lean / m.today).toFixed(2)}`);
         line(`  lean where a host ignores nodeargs (upstream's): ${m.leanNoPreload.toFixed(0)} ms (${(m.leanNoPreload / m.today).toFixed(2)} of today)`);
-        line(`  lean start-up breakdown: node boot ${m.nodeBoot.toFixed(0)} ms; SDK subpaths + grpc-js the pack needs ${(m.sdkSubpaths - m.nodeBoot).toFixed(0)} ms; ` +
-            `rest of the lean entry (bundle, policies, server, gRPC round trip) ${(m.leanDirect - m.sdkSubpaths).toFixed(0)} ms; run-policy-pack's own loads ${(m.lean - m.leanDirect).toFixed(0)} ms ` +
-            `(for scale: the SDK index alone ${(m.fullIndex - m.nodeBoot).toFixed(0)} ms)`);
+        line(
+            `  lean start-up breakdown: node boot ${m.nodeBoot.toFixed(0)} ms; SDK subpaths + grpc-js the pack needs ${(m.sdkSubpaths - m.nodeBoot).toFixed(0)} ms; ` +
+                `rest of the lean entry (bundle, policies, server, gRPC round trip) ${(m.leanDirect - m.sdkSubpaths).toFixed(0)} ms; run-policy-pack's own loads ${(m.lean - m.leanDirect).toFixed(0)} ms ` +
+                `(for scale: the SDK index alone ${(m.fullIndex - m.nodeBoot).toFixed(0)} ms)`,
+        );
         return { rounds: ROUNDS, medianMs: m, ratioLeanToday: m.lean / m.today };
     } finally {
         fs.rmSync(tmp, { recursive: true, force: true });
@@ -181,9 +181,7 @@ async function legs(line: (s: string) => void): Promise<Record<string, unknown>>
     const t = performance.now();
     const verdicts = await runFixtures(fixtures, { leg: "both", timeoutMs: 300000 });
     const wall = performance.now() - t;
-    const pairs = verdicts
-        .map((v) => ({ mock: v.legs.find((l) => l.leg === "mock"), real: v.legs.find((l) => l.leg === "real") }))
-        .filter((p) => p.mock?.status === "ran" && p.real?.status === "ran");
+    const pairs = verdicts.map((v) => ({ mock: v.legs.find((l) => l.leg === "mock"), real: v.legs.find((l) => l.leg === "real") })).filter((p) => p.mock?.status === "ran" && p.real?.status === "ran");
     const ratios = pairs.map((p) => p.mock!.durationMs / p.real!.durationMs);
     const mockTotal = pairs.reduce((n, p) => n + p.mock!.durationMs, 0);
     const realTotal = pairs.reduce((n, p) => n + p.real!.durationMs, 0);

@@ -54,7 +54,9 @@ async function throughput(): Promise<void> {
     await analyzeInProcess(floor, floorReqs);
     const floorMs = await timeAsync(() => analyzeInProcess(floor, floorReqs), 2);
     const packMs = (rows[10000] as { ms: number }).ms;
-    line(`  SDK floor (same number of no-op policies), 10000 resources: ${floorMs.toFixed(0)} ms, ${Math.round((10000 / floorMs) * 1000).toLocaleString("en")} resources/s; pack / floor: ${(packMs / floorMs).toFixed(2)}`);
+    line(
+        `  SDK floor (same number of no-op policies), 10000 resources: ${floorMs.toFixed(0)} ms, ${Math.round((10000 / floorMs) * 1000).toLocaleString("en")} resources/s; pack / floor: ${(packMs / floorMs).toFixed(2)}`,
+    );
     rows.sdkFloor10k = { ms: Math.round(floorMs), resourcesPerSecond: Math.round((10000 / floorMs) * 1000), packOverFloor: packMs / floorMs };
     results.throughput = { path: "in-process: @pulumi/policy server.js Analyze/AnalyzeStack handlers on protobuf requests", ...rows };
 }

@@ -123,10 +123,7 @@ export function checkErrorSubject(paths: string[], message: string, durationMs: 
 
 export function checkSummaryLine(r: CheckResult): string {
     const s = r.summary;
-    const skipped =
-        (s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "") +
-        (s.rendered > 0 ? `, ${s.rendered} rendered` : "") +
-        (s.notRendered.length > 0 ? `, ${s.notRendered.length} not rendered` : "");
+    const skipped = (s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "") + (s.rendered > 0 ? `, ${s.rendered} rendered` : "") + (s.notRendered.length > 0 ? `, ${s.notRendered.length} not rendered` : "");
     const blocking = r.subject.findings.filter((f) => f.status === "blocking").length;
     return (
         `${s.objects} object(s) in ${s.files} file(s) (${s.unread} of kinds no rule reads${skipped}); ` +

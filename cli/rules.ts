@@ -27,7 +27,13 @@ export function renderRules(json: boolean, width = 120): string {
     const rows = policies.map((p) => ({ name: p.name, level: p.enforcementLevel ?? "advisory", severity: p.severity ?? "medium", description: p.description }));
     if (json) {
         const docs = new Map(ruleCatalogue().map((r) => [r.id, r]));
-        return JSON.stringify(rows.map((r) => ({ ...r, doc: docs.get(r.name)!.doc, ...(docs.get(r.name)!.helpUri ? { helpUri: docs.get(r.name)!.helpUri } : {}) })), null, 2) + "\n";
+        return (
+            JSON.stringify(
+                rows.map((r) => ({ ...r, doc: docs.get(r.name)!.doc, ...(docs.get(r.name)!.helpUri ? { helpUri: docs.get(r.name)!.helpUri } : {}) })),
+                null,
+                2,
+            ) + "\n"
+        );
     }
     const nameW = Math.max(...rows.map((r) => r.name.length));
     const out: string[] = [];
@@ -79,9 +85,7 @@ export function remediationNote(p: (typeof policies)[number]): string {
             (stack ? " Its stack-level part (Stack patches) cannot remediate: the engine treats it as mandatory." : "")
         );
     }
-    return resource
-        ? "remediate: this rule has no safe mechanical fix, so remediate acts as mandatory."
-        : "remediate: a stack-level rule cannot remediate (the engine treats remediate as mandatory for it).";
+    return resource ? "remediate: this rule has no safe mechanical fix, so remediate acts as mandatory." : "remediate: a stack-level rule cannot remediate (the engine treats remediate as mandatory for it).";
 }
 
 /** Every policy with its level and every config default, as `--policy-pack-config` takes it. */
@@ -104,8 +108,8 @@ function notes(file: string): string {
         "comments, so the comments are here. Every policy is listed with its defaults: change what you need.",
         "",
         `- \`enforcementLevel\`: ${LEVELS.join(", ")}.`,
-        "- `waivers`: per-resource exceptions, each `{\"resource\": \"<URN, Pulumi name or Kind/namespace/name; globs * ?>\", \"reason\": \"...\", \"expires\": \"YYYY-MM-DD\"}`;",
-        "  `\"allowFailClosed\": true` also waives a could-not-evaluate finding. Waived findings are reported, not blocking.",
+        '- `waivers`: per-resource exceptions, each `{"resource": "<URN, Pulumi name or Kind/namespace/name; globs * ?>", "reason": "...", "expires": "YYYY-MM-DD"}`;',
+        '  `"allowFailClosed": true` also waives a could-not-evaluate finding. Waived findings are reported, not blocking.',
         "- `allowAnnotationWaivers`: honour `pko-guard.io/waive: <policy>=<reason>` annotations on Kubernetes objects (off by default).",
         "",
     ];

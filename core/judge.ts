@@ -37,4 +37,3 @@ export function waiverNotices(config: PackConfig, findings: Finding[], now = new
     }
     return notices;
 }
-

@@ -187,11 +187,7 @@ function isTimestamp(s: string): boolean {
     if (!/^[0-9]{4}-/.test(s)) return false;
     const d = "([0-9]{1,2})";
     const frac = "(\\.[0-9]+)?";
-    return (
-        new RegExp(`^[0-9]{4}-${d}-${d}$`).test(s) ||
-        new RegExp(`^[0-9]{4}-${d}-${d} ${d}:${d}:${d}${frac}$`).test(s) ||
-        new RegExp(`^[0-9]{4}-${d}-${d}[Tt]${d}:${d}:${d}${frac}(Z|[+-][0-9]{2}:[0-9]{2})$`).test(s)
-    );
+    return new RegExp(`^[0-9]{4}-${d}-${d}$`).test(s) || new RegExp(`^[0-9]{4}-${d}-${d} ${d}:${d}:${d}${frac}$`).test(s) || new RegExp(`^[0-9]{4}-${d}-${d}[Tt]${d}:${d}:${d}${frac}(Z|[+-][0-9]{2}:[0-9]{2})$`).test(s);
 }
 
 /** go-yaml v2's resolve(tag, in): the tag and value a scalar gets ("" tag: a plain scalar without one). */
@@ -489,7 +485,13 @@ function decodeJsonStream(text: string): KubeDocument[] {
         try {
             value = JSON.parse(text.slice(i, end));
         } catch (e) {
-            if (out.length > 1) throw new KubeYamlError(`invalid JSON: ${String((e as Error).message).split("\n")[0].replace(/ in JSON at position \d+.*$/, "")}`, i);
+            if (out.length > 1)
+                throw new KubeYamlError(
+                    `invalid JSON: ${String((e as Error).message)
+                        .split("\n")[0]
+                        .replace(/ in JSON at position \d+.*$/, "")}`,
+                    i,
+                );
             let from = consumed;
             while (from < text.length && /\s/.test(text[from]) && text[from] !== "\n") from++;
             if (text[from] === "\n") from++;

@@ -279,7 +279,12 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
         // User patterns run with RE2 (linear time): reject what it cannot compile before any preview.
         for (const setting of p.patternSettings ?? []) {
             const value = result[p.name].properties?.[setting];
-            const bad = Array.isArray(value) ? patternProblem(setting, value.filter((v): v is string => typeof v === "string")) : undefined;
+            const bad = Array.isArray(value)
+                ? patternProblem(
+                      setting,
+                      value.filter((v): v is string => typeof v === "string"),
+                  )
+                : undefined;
             if (bad) throw new BadInputError(`${source}: ${p.name}: ${bad}`);
         }
     }
@@ -287,9 +292,7 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
     if (settings && result[SETTINGS_POLICY]?.enforcementLevel === "disabled") {
         const readers = policies.filter((p) => p.readsProduction && result[p.name]?.enforcementLevel !== "disabled").map((p) => p.name);
         if (readers.length > 0) {
-            throw new BadInputError(
-                `${source}: ${SETTINGS_POLICY} is disabled but ${readers.join(", ")} ${readers.length === 1 ? "reads" : "read"} its production settings; set it to advisory or mandatory`,
-            );
+            throw new BadInputError(`${source}: ${SETTINGS_POLICY} is disabled but ${readers.join(", ")} ${readers.length === 1 ? "reads" : "read"} its production settings; set it to advisory or mandatory`);
         }
     }
     return result;

@@ -228,11 +228,7 @@ export const KEPT_OUTPUT_CHARS = 200_000;
  * output as it arrives, so a reader that must not lose anything (the preview's event stream) reads it whole,
  * incrementally, without holding it. `keepStdout: false` keeps no stdout at all.
  */
-export async function exec(
-    cmd: string,
-    args: string[],
-    opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs: number; onStdout?: (chunk: Buffer) => void; keepStdout?: boolean },
-): Promise<ExecResult> {
+export async function exec(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs: number; onStdout?: (chunk: Buffer) => void; keepStdout?: boolean }): Promise<ExecResult> {
     const p = spawnTracked(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ["pipe", "pipe", "pipe"], timeoutMs: opts.timeoutMs });
     let stdout = "";
     let stderr = "";

@@ -107,7 +107,10 @@ export class EventReader {
 
 /** The first line of a message, with the next one when the first only introduces it ("...exception:"). */
 function firstLine(s: string): string {
-    const [first = "", next] = normalizeMessage(s).split("\n").map((l) => l.trim()).filter(Boolean);
+    const [first = "", next] = normalizeMessage(s)
+        .split("\n")
+        .map((l) => l.trim())
+        .filter(Boolean);
     return first.endsWith(":") && next ? `${first} ${next}` : first;
 }
 
@@ -181,9 +184,7 @@ export async function previewWithPack(s: StackRef, pack: PolicyPackRef, o: { kee
             const p = e.policyEvent!;
             return row(p.policyName, p.resourceUrn ?? "", p.enforcementLevel, normalizeMessage(p.message, pack.descriptions.get(p.policyName)));
         });
-    const remediations = log
-        .filter((e) => e.policyRemediationEvent)
-        .map((e) => ({ policy: e.policyRemediationEvent!.policyName, urn: e.policyRemediationEvent!.resourceUrn ?? "" }));
+    const remediations = log.filter((e) => e.policyRemediationEvent).map((e) => ({ policy: e.policyRemediationEvent!.policyName, urn: e.policyRemediationEvent!.resourceUrn ?? "" }));
     if (r.timedOut) return { rows, remediations, exitCode: r.code, error: failure("pulumi preview", r, log), output };
     // Mandatory violations alone end with one error diagnostic, "preview failed"; any other error
     // diagnostic (a program that throws after registering a violating resource, say) is a failed run.
@@ -213,4 +214,3 @@ export async function analyzeState(s: StackRef, pack: PolicyPackRef): Promise<{ 
     if (r.timedOut || (r.code !== 0 && !mandatory)) return { rows, exitCode: r.code, error: failure("pulumi policy analyze", r, log) };
     return { rows, exitCode: r.code };
 }
-

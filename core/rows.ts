@@ -60,7 +60,10 @@ export function urnParts(urn: string): { type: string; name: string } {
 
 /** Removes the engine's color directives and the policy description prefix from a message. */
 export function normalizeMessage(message: string, description?: string): string {
-    let m = message.replace(/<\{%[^%]*%\}>/g, "").replace(/\u001b\[[0-9;]*m/g, "").trim();
+    let m = message
+        .replace(/<\{%[^%]*%\}>/g, "")
+        .replace(/\u001b\[[0-9;]*m/g, "")
+        .trim();
     if (description && m.startsWith(description)) {
         m = m.slice(description.length).trim();
     }
@@ -74,10 +77,5 @@ export function row(policy: string, urn: string, level: Level, message: string):
 
 /** Stable order for rows, so every report and comparison is deterministic. */
 export function sortRows<R extends Row>(rows: R[]): R[] {
-    return [...rows].sort(
-        (a, b) =>
-            a.policy.localeCompare(b.policy) ||
-            a.resource.localeCompare(b.resource) ||
-            a.message.localeCompare(b.message),
-    );
+    return [...rows].sort((a, b) => a.policy.localeCompare(b.policy) || a.resource.localeCompare(b.resource) || a.message.localeCompare(b.message));
 }

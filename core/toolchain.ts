@@ -18,7 +18,6 @@ export interface Toolchain {
     pulumi: string;
 }
 
-
 function isExecutable(file: string): boolean {
     try {
         fs.accessSync(file, fs.constants.X_OK);
@@ -53,9 +52,7 @@ export function findToolchain(binDir: string = process.env.PKO_GUARD_TOOLCHAIN_B
     if (fromPath.every((p) => p !== undefined)) {
         return { binDir: path.dirname(fromPath[0]!), pulumi: fromPath[0]! };
     }
-    throw new ToolchainMissingError(
-        `Pulumi toolchain not found (missing ${missing.join(", ")} in ${binDir} and on PATH); run: npm run setup`,
-    );
+    throw new ToolchainMissingError(`Pulumi toolchain not found (missing ${missing.join(", ")} in ${binDir} and on PATH); run: npm run setup`);
 }
 
 /**

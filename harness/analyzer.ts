@@ -89,9 +89,7 @@ export class Analyzer {
                 name: p.getName(),
                 description: p.getDescription(),
                 enforcementLevel: LEVEL_NAMES[p.getEnforcementlevel()] ?? "advisory",
-                configSchema: schema
-                    ? { properties: schema.getProperties()?.toJavaScript() ?? {}, required: schema.getRequiredList() }
-                    : undefined,
+                configSchema: schema ? { properties: schema.getProperties()?.toJavaScript() ?? {}, required: schema.getRequiredList() } : undefined,
             };
         });
         return new Analyzer(spawned, client, policies);
@@ -129,14 +127,9 @@ export class Analyzer {
 
     private rows(response: any, fallbackUrn: string): Row[] {
         const descriptions = new Map(this.policies.map((p) => [p.name, p.description]));
-        return response.getDiagnosticsList().map((d: any) =>
-            row(
-                d.getPolicyname(),
-                d.getUrn() || fallbackUrn,
-                LEVEL_NAMES[d.getEnforcementlevel()] ?? "advisory",
-                normalizeMessage(d.getMessage(), descriptions.get(d.getPolicyname())),
-            ),
-        );
+        return response
+            .getDiagnosticsList()
+            .map((d: any) => row(d.getPolicyname(), d.getUrn() || fallbackUrn, LEVEL_NAMES[d.getEnforcementlevel()] ?? "advisory", normalizeMessage(d.getMessage(), descriptions.get(d.getPolicyname()))));
     }
 
     /**

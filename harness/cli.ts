@@ -21,7 +21,11 @@ function badInput(message: string): never {
 async function main(argv: string[]): Promise<number> {
     const program = new Command("harness")
         .description("Run fixture programs through the pko-guard policy pack and compare with expect.yaml")
-        .addOption(new Option("--leg <leg>", "which legs to run (both = mock + real, all = mock + real + deploy; manifest fixtures also run the manifest leg except under real and deploy)").choices(["mock", "real", "deploy", "both", "all", "manifest"]).default("mock"))
+        .addOption(
+            new Option("--leg <leg>", "which legs to run (both = mock + real, all = mock + real + deploy; manifest fixtures also run the manifest leg except under real and deploy)")
+                .choices(["mock", "real", "deploy", "both", "all", "manifest"])
+                .default("mock"),
+        )
         .option("--json <file>", "also write the JSON report to FILE (same as --report json=FILE)")
         .option("--report <format=file>", "write a report: json, junit or sarif (repeatable)", parseReportOption, [] as ReportRequest[])
         .option("--timeout <seconds>", "per-fixture timeout", timeoutSeconds, 300)
@@ -56,8 +60,5 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
     (code) => process.exit(code),
-    (e) =>
-        isReportedError(e)
-            ? badInput(e.message)
-            : badInput(`unexpected error: ${String((e as Error)?.message ?? e).split("\n")[0]}`),
+    (e) => (isReportedError(e) ? badInput(e.message) : badInput(`unexpected error: ${String((e as Error)?.message ?? e).split("\n")[0]}`)),
 );

@@ -96,7 +96,15 @@ export class ManifestValidator {
             throw new BadInputError(`schema ${path.join(schemaDir, "kubernetes-swagger.json")} not found; run: npm run setup`);
         }
         const crdAjv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
-        for (const k of ["x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string", "x-kubernetes-embedded-resource", "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type", "x-kubernetes-validations"]) {
+        for (const k of [
+            "x-kubernetes-preserve-unknown-fields",
+            "x-kubernetes-int-or-string",
+            "x-kubernetes-embedded-resource",
+            "x-kubernetes-list-type",
+            "x-kubernetes-list-map-keys",
+            "x-kubernetes-map-type",
+            "x-kubernetes-validations",
+        ]) {
             crdAjv.addKeyword(k);
         }
         for (const [gvk, crd] of loadPkoCrds(pkoCrdDir)) {
@@ -105,7 +113,15 @@ export class ManifestValidator {
         const swagger = JSON.parse(fs.readFileSync(path.join(schemaDir, "kubernetes-swagger.json"), "utf8"));
         this.definitions = swagger.definitions ?? {};
         const k8sAjv = new AjvDraft04({ strict: false, allErrors: true, validateFormats: false });
-        for (const k of ["x-kubernetes-group-version-kind", "x-kubernetes-patch-merge-key", "x-kubernetes-patch-strategy", "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type", "x-kubernetes-unions"]) {
+        for (const k of [
+            "x-kubernetes-group-version-kind",
+            "x-kubernetes-patch-merge-key",
+            "x-kubernetes-patch-strategy",
+            "x-kubernetes-list-type",
+            "x-kubernetes-list-map-keys",
+            "x-kubernetes-map-type",
+            "x-kubernetes-unions",
+        ]) {
             k8sAjv.addKeyword(k);
         }
         k8sAjv.addSchema({ id: "k8s", definitions: swagger.definitions }, "k8s");

@@ -32,7 +32,16 @@ export function isolatedEnv(cli: PulumiCli, tmp: string): NodeJS.ProcessEnv {
 /** The first line of human output that names an error (for `up` and `destroy`, which print no events). */
 function errorLine(r: ExecResult): string {
     const s = `${r.stdout}\n${r.stderr}`;
-    return s.replace(/<\{%[^%]*%\}>/g, "").split("\n").map((l) => l.trim()).filter(Boolean).find((l) => /error/i.test(l)) ?? s.trim().split("\n")[0] ?? "";
+    return (
+        s
+            .replace(/<\{%[^%]*%\}>/g, "")
+            .split("\n")
+            .map((l) => l.trim())
+            .filter(Boolean)
+            .find((l) => /error/i.test(l)) ??
+        s.trim().split("\n")[0] ??
+        ""
+    );
 }
 
 /** A stack config setting; values go through stdin, so secrets never appear in process arguments. */

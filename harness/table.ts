@@ -67,9 +67,15 @@ export function renderTable(verdicts: FixtureVerdict[], opts: { onlyProblems?: b
         longest((c) => c.fixture, "fixture"),
         longest((c) => c.leg, "leg"),
         longest((c) => c.policy ?? `check: ${c.check}`, "policy or check"),
-        Math.min(longest((c) => c.resource, "resource"), 60),
+        Math.min(
+            longest((c) => c.resource, "resource"),
+            60,
+        ),
         10,
-        Math.max(5, longest((c) => String(c.got), "got")),
+        Math.max(
+            5,
+            longest((c) => String(c.got), "got"),
+        ),
     ];
     widths.push(Math.max(24, Math.min(80, style.width - 8 - widths.reduce((a, b) => a + b, 0))));
     const table = new Table({

@@ -146,12 +146,6 @@ export function judgeFixture(fixture: Fixture, legs: LegResult[]): FixtureVerdic
     const ran = legs.filter((l) => l.leg !== "deploy" && l.status === "ran");
     for (const other of ran.slice(1)) checks.push(...judgeParity(fixture, ran[0], other));
     const outcomes = checks.map((c) => c.outcome);
-    const outcome: Outcome = outcomes.includes("error")
-        ? "error"
-        : outcomes.includes("mismatch")
-          ? "mismatch"
-          : outcomes.every((o) => o === "skipped")
-            ? "skipped"
-            : "match";
+    const outcome: Outcome = outcomes.includes("error") ? "error" : outcomes.includes("mismatch") ? "mismatch" : outcomes.every((o) => o === "skipped") ? "skipped" : "match";
     return { fixture: fixture.name, description: fixture.expect.description, legs, checks, outcome };
 }

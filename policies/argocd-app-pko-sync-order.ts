@@ -30,9 +30,11 @@ function wave(metadata: Plain): number | Unknown | undefined {
     return undefined;
 }
 
-
 function normalizePath(p: string): string {
-    return p.replace(/\\/g, "/").replace(/^(\.\/)+/, "").replace(/\/+$/, "");
+    return p
+        .replace(/\\/g, "/")
+        .replace(/^(\.\/)+/, "")
+        .replace(/\/+$/, "");
 }
 
 /** The folders an Application syncs from its repository (`spec.source.path`, `spec.sources[].path`). */
@@ -51,10 +53,7 @@ function manages(app: Plain, appName: string | Unknown | undefined, view: StackV
     const tracking = annotations["argocd.argoproj.io/tracking-id"];
     const instance = labels["app.kubernetes.io/instance"];
     if (typeof tracking === "string" || typeof instance === "string") {
-        return (
-            typeof appName === "string" &&
-            ((typeof tracking === "string" && tracking.split(":")[0] === appName) || instance === appName)
-        );
+        return typeof appName === "string" && ((typeof tracking === "string" && tracking.split(":")[0] === appName) || instance === appName);
     }
     const file = annotations[SOURCE_PATH];
     const folders = sourcePaths(app);
@@ -62,7 +61,7 @@ function manages(app: Plain, appName: string | Unknown | undefined, view: StackV
         return folders.some((folder) => under(normalizePath(file), folder));
     }
     const dest = get(app, "spec", "destination", "namespace");
-    return typeof dest === "string" && dest === (view.namespace === UNKNOWN ? undefined : view.namespace ?? DEFAULT_NAMESPACE);
+    return typeof dest === "string" && dest === (view.namespace === UNKNOWN ? undefined : (view.namespace ?? DEFAULT_NAMESPACE));
 }
 
 interface Application {
@@ -110,19 +109,19 @@ function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): RuleFi
     }
     for (const st of stacks) {
         const view = st.view;
-        const ns = view.namespace === UNKNOWN ? undefined : view.namespace ?? DEFAULT_NAMESPACE;
+        const ns = view.namespace === UNKNOWN ? undefined : (view.namespace ?? DEFAULT_NAMESPACE);
         const stackWave = view.annotations === UNKNOWN ? UNKNOWN : wave({ annotations: view.annotations as Plain });
-        const deps = [
-            ...secretsRead(view).map((name) => ({ kind: "Secret", name })),
-            ...(typeof st.serviceAccount.name === "string" ? [{ kind: "ServiceAccount", name: st.serviceAccount.name }] : []),
-        ];
+        const deps = [...secretsRead(view).map((name) => ({ kind: "Secret", name })), ...(typeof st.serviceAccount.name === "string" ? [{ kind: "ServiceAccount", name: st.serviceAccount.name }] : [])];
         for (const dep of deps) {
             const obj = ns === undefined ? undefined : byKey.get(key(dep.kind, ns, dep.name));
             if (!obj) continue;
             const depWave = obj.wave ?? 0;
             const own = stackWave ?? 0;
             if (depWave === UNKNOWN || own === UNKNOWN) {
-                findings.push({ message: `${describeStack(view)}: the sync wave of the Stack or of its ${dep.kind} ${JSON.stringify(dep.name)} is unknown during preview; make the sync-wave annotations known.`, urn: view.urn });
+                findings.push({
+                    message: `${describeStack(view)}: the sync wave of the Stack or of its ${dep.kind} ${JSON.stringify(dep.name)} is unknown during preview; make the sync-wave annotations known.`,
+                    urn: view.urn,
+                });
             } else if (own < depWave) {
                 findings.push({
                     message: `${describeStack(view)} is in sync wave ${own} but its ${dep.kind} ${JSON.stringify(dep.name)} is in wave ${depWave}, so Argo CD applies the Stack first; give the Stack a wave of at least ${depWave}.`,
@@ -165,7 +164,9 @@ export const policy = programRule(
             what: "when Argo CD syncs PKO Stacks (the program declares an Argo CD Application, or uses\n`argocd.argoproj.io/sync-wave` annotations), each Stack is synced no earlier than the Secrets and the\nservice account it uses (its sync wave is not lower than theirs); and an Application with automated\nprune does not manage a production Stack with `destroyOnFinalize`.",
             why: "the Argo CD + PKO guide applies RBAC in wave 1 before the Stack in wave 2; a Stack synced before its\ntoken Secret or service account fails its first reconcile. With `prune: true`, deleting the manifest\nfrom Git deletes the Stack, and `destroyOnFinalize` then destroys production.",
             fix: "give the Stack a higher sync wave than its Secrets and service account; turn off automated prune\nfor production or remove destroyOnFinalize.",
-            notes: ["An Application manages a Stack when the Stack carries Argo CD's tracking label\n(`app.kubernetes.io/instance`) or annotation (`argocd.argoproj.io/tracking-id`) naming it, or, without\neither, when the Stack's manifest file lies under the Application's `spec.source.path` (or one of\n`spec.sources[].path`): the file is read from the Stack's `pko-guard/source-path` annotation, its path\nrelative to the repository root, which `pko-guard check` sets on every manifest it reads (a program's\nresources have none). Without either, when the Application's destination namespace is the Stack's namespace."],
+            notes: [
+                "An Application manages a Stack when the Stack carries Argo CD's tracking label\n(`app.kubernetes.io/instance`) or annotation (`argocd.argoproj.io/tracking-id`) naming it, or, without\neither, when the Stack's manifest file lies under the Application's `spec.source.path` (or one of\n`spec.sources[].path`): the file is read from the Stack's `pko-guard/source-path` annotation, its path\nrelative to the repository root, which `pko-guard check` sets on every manifest it reads (a program's\nresources have none). Without either, when the Application's destination namespace is the Stack's namespace.",
+            ],
             reads: ["argoproj.io/Application", "pulumi.com/Stack", "core/Secret", "core/ServiceAccount"],
             readsProduction: true,
             patternSettings: [],

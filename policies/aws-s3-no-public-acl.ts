@@ -46,10 +46,18 @@ export const policy = resourceRule(
         name: NAME,
         about: {
             what: "no S3 bucket, bucket ACL or object resource grants public access: no canned ACL\n`public-read`, `public-read-write` or `authenticated-read`, and no grant to the `AllUsers` or\n`AuthenticatedUsers` groups.",
-            why: "Stacks deployed by PKO often create AWS resources; a public ACL exposes the data to the internet\n(AWS: \"Blocking public access to your Amazon S3 storage\").",
+            why: 'Stacks deployed by PKO often create AWS resources; a public ACL exposes the data to the internet\n(AWS: "Blocking public access to your Amazon S3 storage").',
             fix: "use `private` (or no ACL with BucketOwnershipControls `BucketOwnerEnforced`) and grant access\nthrough bucket policies to specific principals.",
             notes: ["Fails closed when the ACL or the grants are unknown during preview."],
-            reads: ["aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2", "aws:s3/bucketAcl:BucketAcl", "aws:s3/bucketAclV2:BucketAclV2", "aws:s3/bucketObject:BucketObject", "aws:s3/bucketObjectv2:BucketObjectv2", "aws:s3/objectCopy:ObjectCopy"],
+            reads: [
+                "aws:s3/bucket:Bucket",
+                "aws:s3/bucketV2:BucketV2",
+                "aws:s3/bucketAcl:BucketAcl",
+                "aws:s3/bucketAclV2:BucketAclV2",
+                "aws:s3/bucketObject:BucketObject",
+                "aws:s3/bucketObjectv2:BucketObjectv2",
+                "aws:s3/objectCopy:ObjectCopy",
+            ],
             readsProduction: false,
             patternSettings: [],
             example: [bucket, ownership],
@@ -57,8 +65,7 @@ export const policy = resourceRule(
         description: "S3 buckets, bucket ACLs and objects grant no public access through canned ACLs or AllUsers/AuthenticatedUsers grants.",
         enforcementLevel: "mandatory",
         severity: "critical",
-        remediationSteps:
-            "Use the private ACL (or BucketOwnershipControls with BucketOwnerEnforced and no ACL) and grant access with a bucket policy to specific principals.",
+        remediationSteps: "Use the private ACL (or BucketOwnershipControls with BucketOwnerEnforced and no ACL) and grant access with a bucket policy to specific principals.",
         url: "https://docs.aws.amazon.com/AmazonS3/latest/userguide/access-control-block-public-access.html",
     },
     (resource) => {

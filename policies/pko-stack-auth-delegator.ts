@@ -33,9 +33,7 @@ export const policy = programRule(
     },
     (resources) => {
         const model = rbacModel(resources);
-        const delegators = model.bindings.filter(
-            (b) => b.kind === "ClusterRoleBinding" && b.roleKind === "ClusterRole" && b.roleName === "system:auth-delegator",
-        );
+        const delegators = model.bindings.filter((b) => b.kind === "ClusterRoleBinding" && b.roleKind === "ClusterRole" && b.roleName === "system:auth-delegator");
         // The Stacks each delegator binding may cover, found through the index rather than by scanning.
         const index = new StackIndex(stackIdentities(resources));
         const covered = new Set<unknown>();

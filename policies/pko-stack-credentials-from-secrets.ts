@@ -17,9 +17,7 @@ const SECRET_REF_FIX = "reference a Kubernetes Secret instead: {type: Secret, se
 function refProblem(ref: Ref, what: string): string | undefined {
     switch (ref.kind) {
         case "Secret":
-            return ref.complete
-                ? undefined
-                : `${ref.field} (${what}) is a Secret reference without a secret name and key; set secret.name and secret.key.`;
+            return ref.complete ? undefined : `${ref.field} (${what}) is a Secret reference without a secret name and key; set secret.name and secret.key.`;
         case "Literal":
             return `${ref.field} (${what}) is a Literal: the credential would sit in plaintext in the Stack manifest; ${SECRET_REF_FIX}.`;
         case "Env":
@@ -33,9 +31,7 @@ function refProblem(ref: Ref, what: string): string | undefined {
 }
 
 function mapUnknown(field: string, v: Plain): string | undefined {
-    return v === UNKNOWN
-        ? `${field} is unknown during preview, so its credentials cannot be verified to come from Kubernetes Secrets; make the map known at preview time.`
-        : undefined;
+    return v === UNKNOWN ? `${field} is unknown during preview, so its credentials cannot be verified to come from Kubernetes Secrets; make the map known at preview time.` : undefined;
 }
 
 /**
@@ -64,12 +60,7 @@ function checkEnvRefs(view: StackView, extra: string[], out: string[]): void {
             const p = refProblem(ref, "a credential");
             if (p) out.push(p);
         } else if (isFilePointerName(name)) {
-            const p =
-                ref.kind === "Literal"
-                    ? filePointerProblem(`spec.envRefs.${name} (a Literal)`, ref.literal ?? undefined)
-                    : ref.kind === "unknown"
-                      ? refProblem(ref, "a credential file's path")
-                      : undefined;
+            const p = ref.kind === "Literal" ? filePointerProblem(`spec.envRefs.${name} (a Literal)`, ref.literal ?? undefined) : ref.kind === "unknown" ? refProblem(ref, "a credential file's path") : undefined;
             if (p) out.push(p);
         } else if (ref.kind === "Literal" && looksLikeCredential(ref.literal)) {
             out.push(`spec.envRefs.${name} is a Literal whose value is a credential (${credentialShape(ref.literal)}); ${SECRET_REF_FIX}.`);
@@ -84,9 +75,7 @@ function checkPlainEnvs(view: StackView, extra: string[], out: string[]): void {
             const p = filePointerProblem(`spec.envs.${name}`, value);
             if (p) out.push(p);
         } else if (isCredentialName(name, extra) || looksLikeCredential(value)) {
-            out.push(
-                `spec.envs.${name} holds a credential in plaintext; move it to spec.envRefs.${name} with {type: Secret, secret: {name, key}}.`,
-            );
+            out.push(`spec.envs.${name} holds a credential in plaintext; move it to spec.envRefs.${name} with {type: Secret, secret: {name, key}}.`);
         }
     }
 }
@@ -94,9 +83,7 @@ function checkPlainEnvs(view: StackView, extra: string[], out: string[]): void {
 function checkSecrets(view: StackView, out: string[]): void {
     const secrets = get(view.spec, "secrets");
     if (secrets === UNKNOWN || entries(secrets).length > 0) {
-        out.push(
-            `spec.secrets holds secret config values in plaintext in the Stack manifest; use spec.secretsRef with {type: Secret, secret: {name, key}} for each value.`,
-        );
+        out.push(`spec.secrets holds secret config values in plaintext in the Stack manifest; use spec.secretsRef with {type: Secret, secret: {name, key}} for each value.`);
     }
     const secretsRef = get(view.spec, "secretsRef");
     const unknown = mapUnknown("spec.secretsRef", secretsRef);
@@ -240,7 +227,9 @@ export function workspaceSpecProblems(wsSpec: Plain, at: string, extra: string[]
             const secret = get(item, "secret");
             const named = typeof key === "string" && isSecretConfigKey(key);
             if (value !== undefined && value !== null && (secret === true || secret === UNKNOWN || named)) {
-                out.push(`${field}${typeof key === "string" ? ` (${quote(key)})` : ""} sets a secret config value as a literal; read it with valueFrom.env from a variable set by valueFrom.secretKeyRef, or use a Stack's spec.secretsRef.`);
+                out.push(
+                    `${field}${typeof key === "string" ? ` (${quote(key)})` : ""} sets a secret config value as a literal; read it with valueFrom.env from a variable set by valueFrom.secretKeyRef, or use a Stack's spec.secretsRef.`,
+                );
                 return;
             }
             literalShapeProblems(`${field}.value`, value, "read it with valueFrom.env from a variable set by valueFrom.secretKeyRef", out);
@@ -272,8 +261,7 @@ export const policy = stackRule(
             patternSettings: ["extraCredentialNames"],
             example: [stack],
         },
-        description:
-            "PKO Stack credentials (Pulumi access token, cloud keys, git auth, secret config, workspace env) come only from Kubernetes Secret references.",
+        description: "PKO Stack credentials (Pulumi access token, cloud keys, git auth, secret config, workspace env) come only from Kubernetes Secret references.",
         enforcementLevel: "mandatory",
         severity: "critical",
         remediationSteps:
@@ -290,13 +278,9 @@ export const policy = stackRule(
     },
     (view, config) => {
         if (view.spec === UNKNOWN) {
-            return [
-                `${describeStack(view)}: spec is unknown during preview, so its credentials cannot be verified to come from Kubernetes Secrets; make the spec known at preview time.`,
-            ];
+            return [`${describeStack(view)}: spec is unknown during preview, so its credentials cannot be verified to come from Kubernetes Secrets; make the spec known at preview time.`];
         }
-        const extra = Array.isArray(config.extraCredentialNames)
-            ? config.extraCredentialNames.filter((p): p is string => typeof p === "string")
-            : [];
+        const extra = Array.isArray(config.extraCredentialNames) ? config.extraCredentialNames.filter((p): p is string => typeof p === "string") : [];
         const bad = extraNamesProblem(extra);
         if (bad !== undefined) return [`${describeStack(view)}: ${bad}; fix the policy configuration.`];
         const out: string[] = [];

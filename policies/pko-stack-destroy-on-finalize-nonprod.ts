@@ -27,8 +27,7 @@ export const policy = stackRule(
         description: "destroyOnFinalize is allowed only on non-production PKO Stacks.",
         enforcementLevel: "mandatory",
         severity: "high",
-        remediationSteps:
-            "Remove spec.destroyOnFinalize (or set it to false) on production Stacks; keep it for dev and preview Stacks only.",
+        remediationSteps: "Remove spec.destroyOnFinalize (or set it to false) on production Stacks; keep it for dev and preview Stacks only.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (view, _config, ctx) => {
@@ -37,13 +36,18 @@ export const policy = stackRule(
             return [];
         }
         const who = describeStack(view);
-        return productionFindings(who, classify(view, ctx), {
-            production: (reason) =>
-                destroy === UNKNOWN
-                    ? `${who} is ${reason} and spec.destroyOnFinalize is unknown during preview; set it to false explicitly so deleting the Stack never destroys production.`
-                    : `${who} is ${reason} and sets spec.destroyOnFinalize: true, so deleting or pruning the Stack object destroys its infrastructure; remove destroyOnFinalize.`,
-            unknown: (reason) =>
-                `${who} ${destroy === UNKNOWN ? "may set" : "sets"} spec.destroyOnFinalize and ${reason}; the rule fails closed: make the deciding values known at preview time or remove destroyOnFinalize.`,
-        }, "spec.destroyOnFinalize");
+        return productionFindings(
+            who,
+            classify(view, ctx),
+            {
+                production: (reason) =>
+                    destroy === UNKNOWN
+                        ? `${who} is ${reason} and spec.destroyOnFinalize is unknown during preview; set it to false explicitly so deleting the Stack never destroys production.`
+                        : `${who} is ${reason} and sets spec.destroyOnFinalize: true, so deleting or pruning the Stack object destroys its infrastructure; remove destroyOnFinalize.`,
+                unknown: (reason) =>
+                    `${who} ${destroy === UNKNOWN ? "may set" : "sets"} spec.destroyOnFinalize and ${reason}; the rule fails closed: make the deciding values known at preview time or remove destroyOnFinalize.`,
+            },
+            "spec.destroyOnFinalize",
+        );
     },
 );

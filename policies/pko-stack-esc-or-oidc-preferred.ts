@@ -44,7 +44,9 @@ export const policy = stackRule(
         }
         const environments = list(view.environment);
         if (view.environment !== UNKNOWN && environments.length === 0) {
-            const keys = entries(envRefs).filter(([name]) => CLOUD_KEYS.test(name)).map(([name]) => name);
+            const keys = entries(envRefs)
+                .filter(([name]) => CLOUD_KEYS.test(name))
+                .map(([name]) => name);
             if (keys.length > 0) {
                 out.push(`${who} takes static cloud credentials (${keys.join(", ")}) from the cluster and attaches no ESC environment; prefer short-lived credentials from a Pulumi ESC environment (spec.environment).`);
             }

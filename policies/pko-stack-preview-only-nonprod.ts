@@ -42,9 +42,7 @@ export const policy = stackRule(
     },
     (view, config, ctx) => {
         const who = describeStack(view);
-        const patterns = Array.isArray(config.previewOnlyStackPatterns)
-            ? config.previewOnlyStackPatterns.filter((p): p is string => typeof p === "string")
-            : DEFAULT_PREVIEW_PATTERNS;
+        const patterns = Array.isArray(config.previewOnlyStackPatterns) ? config.previewOnlyStackPatterns.filter((p): p is string => typeof p === "string") : DEFAULT_PREVIEW_PATTERNS;
         const bad = patternProblem("previewOnlyStackPatterns", patterns);
         if (bad !== undefined) return [`${who}: ${bad}; fix the policy configuration.`];
         const stack = view.stack;

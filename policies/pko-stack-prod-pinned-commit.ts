@@ -19,10 +19,9 @@ export function pinProblems(view: StackView, allowUnpinnableSources: boolean): s
     if (view.spec === UNKNOWN) {
         return ["its spec is unknown during preview"];
     }
-    const unpinnable = [
-        view.fluxSource !== undefined && view.fluxSource !== null ? "spec.fluxSource" : undefined,
-        view.programRef !== undefined && view.programRef !== null ? "spec.programRef" : undefined,
-    ].filter((x): x is string => x !== undefined);
+    const unpinnable = [view.fluxSource !== undefined && view.fluxSource !== null ? "spec.fluxSource" : undefined, view.programRef !== undefined && view.programRef !== null ? "spec.programRef" : undefined].filter(
+        (x): x is string => x !== undefined,
+    );
     if (unpinnable.length > 0) {
         if (!allowUnpinnableSources) {
             problems.push(`it deploys from ${unpinnable.join(" and ")}, which cannot be pinned to a commit (allowUnpinnableSources is off)`);
@@ -70,8 +69,7 @@ export const policy = stackRule(
         description: "Production PKO Stacks deploy a pinned 40-hex commit, never a branch or movable ref.",
         enforcementLevel: "mandatory",
         severity: "high",
-        remediationSteps:
-            "Set spec.commit to the full 40-hex SHA to deploy, remove spec.branch, and promote by changing the commit in Git.",
+        remediationSteps: "Set spec.commit to the full 40-hex SHA to deploy, remove spec.branch, and promote by changing the commit in Git.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
         config: {
             allowUnpinnableSources: {
@@ -88,9 +86,14 @@ export const policy = stackRule(
         }
         const who = describeStack(view);
         const fix = "set spec.commit to the full 40-hex SHA and remove spec.branch";
-        return productionFindings(who, classify(view, ctx), {
-            production: (reason) => `${who} is ${reason} but is not pinned: ${problems.join("; ")}; ${fix}.`,
-            unknown: (reason) => `${who} is not pinned (${problems.join("; ")}) and ${reason}; the rule fails closed: ${fix}, or make the deciding values known at preview time.`,
-        }, pinField(view));
+        return productionFindings(
+            who,
+            classify(view, ctx),
+            {
+                production: (reason) => `${who} is ${reason} but is not pinned: ${problems.join("; ")}; ${fix}.`,
+                unknown: (reason) => `${who} is not pinned (${problems.join("; ")}) and ${reason}; the rule fails closed: ${fix}, or make the deciding values known at preview time.`,
+            },
+            pinField(view),
+        );
     },
 );

@@ -16,7 +16,7 @@ export const policy = stackRule(
         name: NAME,
         about: {
             what: "production Stacks set `spec.refresh: true`.",
-            why: "with refresh, PKO reconciles Pulumi state with the real infrastructure before each update, so\ndrift is seen before it is overwritten (Argo CD + PKO guide: `refresh` \"refreshes Pulumi state before\neach update\"; its troubleshooting advises it for stuck updates).",
+            why: 'with refresh, PKO reconciles Pulumi state with the real infrastructure before each update, so\ndrift is seen before it is overwritten (Argo CD + PKO guide: `refresh` "refreshes Pulumi state before\neach update"; its troubleshooting advises it for stuck updates).',
             fix: "set `spec.refresh: true` on production Stacks.",
             reads: ["pulumi.com/Stack"],
             readsProduction: true,
@@ -33,11 +33,16 @@ export const policy = stackRule(
         if (view.refresh === true) return [];
         const who = describeStack(view);
         // Advisory: a Stack that may be production is not reported (only gates fail closed).
-        return productionFindings(who, classify(view, ctx), {
-            production: (reason) =>
-                view.refresh === UNKNOWN
-                    ? `${who} is ${reason} and spec.refresh is unknown during preview; set spec.refresh: true.`
-                    : `${who} is ${reason} but does not set spec.refresh: true, so drift is not seen before updates; set spec.refresh: true.`,
-        }, "spec.refresh");
+        return productionFindings(
+            who,
+            classify(view, ctx),
+            {
+                production: (reason) =>
+                    view.refresh === UNKNOWN
+                        ? `${who} is ${reason} and spec.refresh is unknown during preview; set spec.refresh: true.`
+                        : `${who} is ${reason} but does not set spec.refresh: true, so drift is not seen before updates; set spec.refresh: true.`,
+            },
+            "spec.refresh",
+        );
     },
 );

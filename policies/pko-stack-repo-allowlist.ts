@@ -79,7 +79,9 @@ export const policy = stackRule(
             for (const source of ["git", "flux", "local"]) {
                 const v = get(wsSpec, source);
                 if (v !== undefined && v !== null) {
-                    out.push(`${who}: spec.workspaceTemplate.spec.${source} replaces the Stack's program source (PKO merges the template over it), bypassing the source rules; set the source on the Stack (projectRepo and commit) instead.`);
+                    out.push(
+                        `${who}: spec.workspaceTemplate.spec.${source} replaces the Stack's program source (PKO merges the template over it), bypassing the source rules; set the source on the Stack (projectRepo and commit) instead.`,
+                    );
                 }
             }
         }

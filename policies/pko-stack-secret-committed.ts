@@ -33,7 +33,9 @@ export const policy = programRule(
             what: "a Kubernetes Secret that a PKO Stack reads (its Pulumi access token, git credentials, envRefs,\nsecretsRef) is not written with its values into YAML manifests: a GitOps repository that `pko-guard check`\nreads, or YAML that a Pulumi program hands to the provider's YAML or kustomize components.",
             why: "manifests live in Git, and a Secret's `data` is base64, not encryption: anyone who can read the\nrepository (or its history, forks and CI logs) holds the credential. The Argo CD + PKO guide creates the\ntoken Secret out of band and commits only the Stack that references it.",
             fix: "create the Secret out of band (`kubectl create secret generic ...`), or from a secret store\n(External Secrets Operator, Sealed Secrets, SOPS), and keep only the Stack's reference in Git.",
-            notes: ["Only the names of the keys are ever shown, never a value. Keys with an empty value (placeholders) do\nnot count. Secrets declared in program code are not judged: the analyzer cannot tell a value from\nPulumi config secrets (encrypted in state) from a literal."],
+            notes: [
+                "Only the names of the keys are ever shown, never a value. Keys with an empty value (placeholders) do\nnot count. Secrets declared in program code are not judged: the analyzer cannot tell a value from\nPulumi config secrets (encrypted in state) from a literal.",
+            ],
             reads: ["core/Secret", "pulumi.com/Stack"],
             readsProduction: false,
             patternSettings: [],
@@ -73,8 +75,10 @@ export const policy = programRule(
             const shown = stacks.length > 2 ? `${stacks.slice(0, 2).join(", ")} and ${stacks.length - 2} more` : stacks.join(" and ");
             findings.push({
                 message:
-                    `Secret ${JSON.stringify(`${ns ?? DEFAULT_NAMESPACE}/${name}`)}, read by ${shown}, is committed with values in its manifest (key${keys.length > 1 ? "s" : ""} ${keys.slice(0, 5).map((k) => JSON.stringify(k)).join(", ")}${keys.length > 5 ? ", ..." : ""}); ` +
-                    `base64 is not encryption: create it out of band or from a secret store, keep only the reference in Git, and rotate the credential.`,
+                    `Secret ${JSON.stringify(`${ns ?? DEFAULT_NAMESPACE}/${name}`)}, read by ${shown}, is committed with values in its manifest (key${keys.length > 1 ? "s" : ""} ${keys
+                        .slice(0, 5)
+                        .map((k) => JSON.stringify(k))
+                        .join(", ")}${keys.length > 5 ? ", ..." : ""}); ` + `base64 is not encryption: create it out of band or from a secret store, keep only the reference in Git, and rotate the credential.`,
                 urn: typeof r.urn === "string" ? r.urn : undefined,
                 field: fields[0],
             });

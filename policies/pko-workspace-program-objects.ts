@@ -74,8 +74,7 @@ export const policy = resourceRule(
         description: "PKO Workspace and Program objects carry no plaintext credentials, and a Workspace's pod is never privileged or host-sharing.",
         enforcementLevel: "mandatory",
         severity: "critical",
-        remediationSteps:
-            "Workspace: env from valueFrom.secretKeyRef, secret config with valueFrom.env, no privileged or host settings. Program: no credentials in its text; pass them as secret config of the Stack.",
+        remediationSteps: "Workspace: env from valueFrom.secretKeyRef, secret config with valueFrom.env, no privileged or host settings. Program: no credentials in its text; pass them as secret config of the Stack.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/pulumi-kubernetes-operator/",
     },
     (resource) => {

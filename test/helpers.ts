@@ -99,7 +99,6 @@ export function assertFindings(reported: Reported[], expected: ExpectedFinding[]
     assert.deepStrictEqual(problems, [], `findings:\n${reported.map((r) => `  ${r.policy} (${r.level}) on ${r.resource}: ${r.message}`).join("\n")}`);
 }
 
-
 /**
  * The pack's production settings for the next evaluation: run the settings policy (pko-guard-production)
  * first, as the analyzer does in every request, with `settings` as its config; `null` leaves it out
@@ -119,13 +118,7 @@ function publishSettings(settings: Record<string, unknown> | null, keys: string[
  * Runs a resource policy over one resource; returns what it reported. Throws if the policy throws.
  * `settings` is the pack-wide production settings (pko-guard-production's config).
  */
-export function runResourcePolicy(
-    policy: ResourceValidationPolicy,
-    r: TestResource,
-    config: Record<string, unknown> = {},
-    settings: Record<string, unknown> | null = {},
-    data?: ReportedFinding[],
-): Reported[] {
+export function runResourcePolicy(policy: ResourceValidationPolicy, r: TestResource, config: Record<string, unknown> = {}, settings: Record<string, unknown> | null = {}, data?: ReportedFinding[]): Reported[] {
     publishSettings(settings, [urnOf(r)], (p) => runResourcePolicy(p, r, settings!, null));
     const out: Reported[] = [];
     const validations = Array.isArray(policy.validateResource) ? policy.validateResource : [policy.validateResource];
@@ -153,13 +146,7 @@ export function runResourcePolicy(
 }
 
 /** Runs a stack policy over a set of resources (`settings` as for runResourcePolicy). */
-export function runStackPolicy(
-    policy: StackValidationPolicy,
-    resources: TestResource[],
-    config: Record<string, unknown> = {},
-    settings: Record<string, unknown> | null = {},
-    data?: ReportedFinding[],
-): Reported[] {
+export function runStackPolicy(policy: StackValidationPolicy, resources: TestResource[], config: Record<string, unknown> = {}, settings: Record<string, unknown> | null = {}, data?: ReportedFinding[]): Reported[] {
     const { programKey } = require("../policies/model/production");
     publishSettings(settings, [programKey(resources.map(urnOf))], (p) => runStackPolicy(p, resources, settings!, null));
     const out: Reported[] = [];

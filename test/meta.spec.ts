@@ -100,15 +100,21 @@ describe("module layout", () => {
     function importGraph(): Map<string, string[]> {
         const ts = require("typescript") as typeof import("typescript");
         const graph = new Map<string, string[]>();
-        const files = ["index.ts", ...["policies", "core", "cli", "harness", "pack"].flatMap((d) =>
-            fs
-                .readdirSync(path.join(REPO_ROOT, d), { recursive: true, encoding: "utf8" })
-                .filter((f) => f.endsWith(".ts") && !f.startsWith(`dist${path.sep}`))
-                .map((f) => path.join(d, f)),
-        )];
+        const files = [
+            "index.ts",
+            ...["policies", "core", "cli", "harness", "pack"].flatMap((d) =>
+                fs
+                    .readdirSync(path.join(REPO_ROOT, d), { recursive: true, encoding: "utf8" })
+                    .filter((f) => f.endsWith(".ts") && !f.startsWith(`dist${path.sep}`))
+                    .map((f) => path.join(d, f)),
+            ),
+        ];
         for (const file of files) {
             const text = fs.readFileSync(path.join(REPO_ROOT, file), "utf8");
-            const imports = ts.preProcessFile(text, true, true).importedFiles.map((i) => i.fileName).filter((n) => n.startsWith("."));
+            const imports = ts
+                .preProcessFile(text, true, true)
+                .importedFiles.map((i) => i.fileName)
+                .filter((n) => n.startsWith("."));
             graph.set(
                 file,
                 imports.map((n) => {
@@ -137,22 +143,34 @@ describe("module layout", () => {
     const edges = () => [...importGraph()].flatMap(([file, deps]) => deps.map((dep) => ({ file, dep })));
 
     it("knows every module's layer", () => {
-        assert.deepStrictEqual([...importGraph().keys()].filter((f) => layer(f) === Infinity), []);
+        assert.deepStrictEqual(
+            [...importGraph().keys()].filter((f) => layer(f) === Infinity),
+            [],
+        );
     });
 
     it("the product (pack, policies, core/, cli/) never imports the fixture harness", () => {
         const bad = edges().filter(({ file, dep }) => !file.startsWith("harness/") && dep.startsWith("harness/"));
-        assert.deepStrictEqual(bad.map(({ file, dep }) => `${file} -> ${dep}`), []);
+        assert.deepStrictEqual(
+            bad.map(({ file, dep }) => `${file} -> ${dep}`),
+            [],
+        );
     });
 
     it("the harness uses the core and the reports, never a command module of cli/", () => {
         const bad = edges().filter(({ file, dep }) => file.startsWith("harness/") && dep.startsWith("cli/") && !dep.startsWith("cli/reports/"));
-        assert.deepStrictEqual(bad.map(({ file, dep }) => `${file} -> ${dep}`), []);
+        assert.deepStrictEqual(
+            bad.map(({ file, dep }) => `${file} -> ${dep}`),
+            [],
+        );
     });
 
     it("imports go down the layers (policies < core < reports < commands, harness), never up", () => {
         const bad = edges().filter(({ file, dep }) => layer(dep) > layer(file));
-        assert.deepStrictEqual(bad.map(({ file, dep }) => `${file} -> ${dep}`), []);
+        assert.deepStrictEqual(
+            bad.map(({ file, dep }) => `${file} -> ${dep}`),
+            [],
+        );
     });
 
     it("a fixture's walk from harness/runner.ts goes harness -> core -> policies without climbing back", () => {

@@ -25,7 +25,10 @@ describe("PKO v2.9.0 API as data", () => {
     });
 
     it("serves Stack v1 and v1alpha1, Program v1, Workspace and Update v1alpha1", () => {
-        const served = [...loadPkoCrds()].filter(([, v]) => v.served).map(([k]) => k).sort();
+        const served = [...loadPkoCrds()]
+            .filter(([, v]) => v.served)
+            .map(([k]) => k)
+            .sort();
         assert.deepStrictEqual(served, ["auto.pulumi.com/v1alpha1/Update", "auto.pulumi.com/v1alpha1/Workspace", "pulumi.com/v1/Program", "pulumi.com/v1/Stack", "pulumi.com/v1alpha1/Stack"]);
     });
 
@@ -83,9 +86,12 @@ describe("PKO v2.9.0 API as data", () => {
         });
 
         it("would catch a new field: a made-up token or auth field is not covered by the table", () => {
-            assert.deepStrictEqual(unlisted("Stack", ["spec.gitAuth.oidcToken", "spec.pulumiAuth", "spec.workspaceTemplate.spec.hostToken"]), ["spec.gitAuth.oidcToken", "spec.pulumiAuth", "spec.workspaceTemplate.spec.hostToken"]);
+            assert.deepStrictEqual(unlisted("Stack", ["spec.gitAuth.oidcToken", "spec.pulumiAuth", "spec.workspaceTemplate.spec.hostToken"]), [
+                "spec.gitAuth.oidcToken",
+                "spec.pulumiAuth",
+                "spec.workspaceTemplate.spec.hostToken",
+            ]);
             assert.deepStrictEqual(unlisted("Workspace", ["spec.git.auth.token", "spec.podTemplate.spec.hostNetwork"]), []);
         });
     });
 });
-

@@ -65,19 +65,50 @@ const ref = fc.record(
     },
     { requiredKeys: [] },
 );
-const envVar = fc.record(
-    { name: maybe(envName), value: maybe(secretValue), valueFrom: maybe(fc.record({ secretKeyRef: anyValue, configMapKeyRef: anyValue })) },
+const envVar = fc.record({ name: maybe(envName), value: maybe(secretValue), valueFrom: maybe(fc.record({ secretKeyRef: anyValue, configMapKeyRef: anyValue })) }, { requiredKeys: [] });
+const container = fc.record(
+    {
+        env: maybe(fc.array(envVar, { maxLength: 2 })),
+        ports: maybe(fc.array(maybe(fc.record({ hostPort: maybe(fc.constantFrom(0, 8080)) })), { maxLength: 1 })),
+        securityContext: maybe(fc.record({ privileged: maybe(fc.boolean()) })),
+    },
     { requiredKeys: [] },
 );
-const container = fc.record({ env: maybe(fc.array(envVar, { maxLength: 2 })), ports: maybe(fc.array(maybe(fc.record({ hostPort: maybe(fc.constantFrom(0, 8080)) })), { maxLength: 1 })), securityContext: maybe(fc.record({ privileged: maybe(fc.boolean()) })) }, { requiredKeys: [] });
 /** A Workspace spec (auto.pulumi.com), also a Stack's spec.workspaceTemplate.spec. */
 const workspaceSpec = fc.record(
     {
         serviceAccountName: maybe(fc.constantFrom("ws", "deployer")),
         env: maybe(fc.array(envVar, { maxLength: 2 })),
         git: maybe(fc.record({ url: maybe(fc.constantFrom("https://github.com/a/b", `https://u:${CANARY}@github.com/a/b`)) })),
-        stacks: maybe(fc.array(maybe(fc.record({ secretsProvider: maybe(fc.constantFrom("passphrase", `azurekeyvault://v?client_secret=${CANARY}`)), config: maybe(fc.array(maybe(fc.record({ key: maybe(fc.constantFrom("app:password", "app:region")), value: maybe(secretValue), secret: maybe(fc.boolean()) }, { requiredKeys: [] })), { maxLength: 2 })) })), { maxLength: 1 })),
-        podTemplate: maybe(fc.record({ spec: maybe(fc.record({ serviceAccountName: maybe(fc.constantFrom("root-sa", "deployer", "")), serviceAccount: maybe(fc.constant("root-sa")), hostNetwork: maybe(fc.boolean()), containers: maybe(fc.array(maybe(container), { maxLength: 2 })), initContainers: maybe(fc.array(maybe(container), { maxLength: 1 })) }, { requiredKeys: [] })) })),
+        stacks: maybe(
+            fc.array(
+                maybe(
+                    fc.record({
+                        secretsProvider: maybe(fc.constantFrom("passphrase", `azurekeyvault://v?client_secret=${CANARY}`)),
+                        config: maybe(
+                            fc.array(maybe(fc.record({ key: maybe(fc.constantFrom("app:password", "app:region")), value: maybe(secretValue), secret: maybe(fc.boolean()) }, { requiredKeys: [] })), { maxLength: 2 }),
+                        ),
+                    }),
+                ),
+                { maxLength: 1 },
+            ),
+        ),
+        podTemplate: maybe(
+            fc.record({
+                spec: maybe(
+                    fc.record(
+                        {
+                            serviceAccountName: maybe(fc.constantFrom("root-sa", "deployer", "")),
+                            serviceAccount: maybe(fc.constant("root-sa")),
+                            hostNetwork: maybe(fc.boolean()),
+                            containers: maybe(fc.array(maybe(container), { maxLength: 2 })),
+                            initContainers: maybe(fc.array(maybe(container), { maxLength: 1 })),
+                        },
+                        { requiredKeys: [] },
+                    ),
+                ),
+            }),
+        ),
     },
     { requiredKeys: [] },
 );
@@ -96,14 +127,19 @@ const spec = fc.record(
         secrets: maybe(fc.dictionary(fc.string({ maxLength: 6 }), secretValue, { maxKeys: 2 })),
         secretsRef: maybe(fc.dictionary(fc.string({ maxLength: 6 }), maybe(ref), { maxKeys: 2 })),
         config: maybe(fc.dictionary(fc.constantFrom("app:password", "app:replicas", "apiToken"), secretValue, { maxKeys: 2 })),
-        gitAuth: maybe(fc.record({ accessToken: maybe(ref), sshAuth: maybe(fc.record({ sshPrivateKey: maybe(ref), password: maybe(ref) })), basicAuth: maybe(fc.record({ userName: maybe(ref), password: maybe(ref) })), githubApp: maybe(fc.record({ appID: maybe(ref), installationID: maybe(ref), privateKey: maybe(ref) })) })),
+        gitAuth: maybe(
+            fc.record({
+                accessToken: maybe(ref),
+                sshAuth: maybe(fc.record({ sshPrivateKey: maybe(ref), password: maybe(ref) })),
+                basicAuth: maybe(fc.record({ userName: maybe(ref), password: maybe(ref) })),
+                githubApp: maybe(fc.record({ appID: maybe(ref), installationID: maybe(ref), privateKey: maybe(ref) })),
+            }),
+        ),
         configRef: maybe(fc.dictionary(fc.constantFrom("app:password", "app:region", "apiToken"), maybe(fc.record({ name: maybe(fc.constant("cm")), key: maybe(fc.constant("k")) })), { maxKeys: 2 })),
         secretsProvider: maybe(fc.constantFrom("awskms://alias/x?region=us-east-1", `hashivault://u:${CANARY}@vault/key`)),
         fluxSource: maybe(anyValue),
         programRef: maybe(anyValue),
-        workspaceTemplate: maybe(
-            fc.record({ spec: maybe(workspaceSpec) }),
-        ),
+        workspaceTemplate: maybe(fc.record({ spec: maybe(workspaceSpec) })),
     },
     { requiredKeys: [] },
 );
@@ -116,16 +152,16 @@ const coreResource: fc.Arbitrary<TestResource> = fc
             type: fc.constantFrom("kubernetes:core/v1:Secret", "kubernetes:core/v1:ServiceAccount"),
             name: fc.constantFrom("tok", "sa"),
             props: fc.record({
-                metadata: maybe(fc.record({ name: maybe(fc.constantFrom("pulumi-access-token", "pulumi-access-token", "deployer", "default")), namespace: maybe(fc.constantFrom("pulumi", "default")), annotations: waveAnnotations })),
+                metadata: maybe(
+                    fc.record({ name: maybe(fc.constantFrom("pulumi-access-token", "pulumi-access-token", "deployer", "default")), namespace: maybe(fc.constantFrom("pulumi", "default")), annotations: waveAnnotations }),
+                ),
                 stringData: maybe(fc.record({ token: secretValue })),
                 data: maybe(fc.dictionary(fc.constantFrom("accessToken", "password"), maybe(secretValue), { maxKeys: 2 })),
             }),
         }),
         origin,
     )
-    .map(([r, o]) =>
-        o === "code" ? r : { ...r, urn: o === "check" ? `urn:pulumi:check::manifests::${r.type}::${r.name}` : `urn:pulumi:dev::test::kubernetes:yaml/v2:ConfigGroup$${r.type}::${r.name}` },
-    );
+    .map(([r, o]) => (o === "code" ? r : { ...r, urn: o === "check" ? `urn:pulumi:check::manifests::${r.type}::${r.name}` : `urn:pulumi:dev::test::kubernetes:yaml/v2:ConfigGroup$${r.type}::${r.name}` }));
 /** The token Secret the common Stack shape reads, written in YAML manifests, with or without values. */
 const tokenSecret: fc.Arbitrary<TestResource> = fc
     .record({
@@ -144,7 +180,9 @@ const applicationResource: fc.Arbitrary<TestResource> = fc.record({
     name: fc.constant("app"),
     props: fc.record({
         metadata: maybe(fc.record({ name: maybe(fc.constant("app")) })),
-        spec: maybe(fc.record({ destination: maybe(fc.record({ namespace: maybe(fc.constantFrom("pulumi", "default")) })), syncPolicy: maybe(fc.record({ automated: maybe(fc.record({ prune: maybe(fc.boolean()) })) })) })),
+        spec: maybe(
+            fc.record({ destination: maybe(fc.record({ namespace: maybe(fc.constantFrom("pulumi", "default")) })), syncPolicy: maybe(fc.record({ automated: maybe(fc.record({ prune: maybe(fc.boolean()) })) })) }),
+        ),
     }),
 });
 const stackType = fc.constantFrom("kubernetes:pulumi.com/v1:Stack", "kubernetes:pulumi.com/v1alpha1:Stack", "kubernetes:pulumi.com/v1:StackPatch", "kubernetes:other/v1:Thing");
@@ -152,19 +190,38 @@ const stackResource: fc.Arbitrary<TestResource> = fc.record({
     type: stackType,
     name: fc.constantFrom("app", "s"),
     props: fc.oneof(
-        fc.record({ apiVersion: maybe(fc.constant("pulumi.com/v1")), kind: maybe(fc.constant("Stack")), metadata: maybe(fc.record({ name: maybe(fc.string({ maxLength: 5 })), namespace: maybe(fc.constantFrom("pulumi", "default")), labels: maybe(fc.dictionary(fc.constantFrom("env", "environment", "app.kubernetes.io/instance"), maybe(fc.constantFrom("prod", "dev", "app")))), annotations: waveAnnotations })), spec: maybe(spec) }),
+        fc.record({
+            apiVersion: maybe(fc.constant("pulumi.com/v1")),
+            kind: maybe(fc.constant("Stack")),
+            metadata: maybe(
+                fc.record({
+                    name: maybe(fc.string({ maxLength: 5 })),
+                    namespace: maybe(fc.constantFrom("pulumi", "default")),
+                    labels: maybe(fc.dictionary(fc.constantFrom("env", "environment", "app.kubernetes.io/instance"), maybe(fc.constantFrom("prod", "dev", "app")))),
+                    annotations: waveAnnotations,
+                }),
+            ),
+            spec: maybe(spec),
+        }),
         anyValue,
         // The common shape: the token from a Secret, which the program may also declare (coreResource).
         fc.record({
             apiVersion: fc.constant("pulumi.com/v1"),
             kind: fc.constant("Stack"),
             metadata: fc.record({ name: fc.constant("app"), namespace: fc.constantFrom("pulumi", "default") }),
-            spec: fc.record({ stack: maybe(fc.constantFrom("acme/app/prod", "acme/app/dev")), envRefs: fc.record({ PULUMI_ACCESS_TOKEN: maybe(fc.constant({ type: "Secret", secret: { name: "pulumi-access-token", key: "token" } })) }) }),
+            spec: fc.record({
+                stack: maybe(fc.constantFrom("acme/app/prod", "acme/app/dev")),
+                envRefs: fc.record({ PULUMI_ACCESS_TOKEN: maybe(fc.constant({ type: "Secret", secret: { name: "pulumi-access-token", key: "token" } })) }),
+            }),
         }),
     ),
 });
 
-const subject = fc.record({ kind: maybe(fc.constantFrom("ServiceAccount", "Group", "User")), name: maybe(fc.constantFrom("deployer", "default", "ci-bot", "system:serviceaccounts", "system:serviceaccounts:pulumi", "system:masters", "system:serviceaccount:pulumi:deployer")), namespace: maybe(fc.constantFrom("pulumi", "default", "ci")) });
+const subject = fc.record({
+    kind: maybe(fc.constantFrom("ServiceAccount", "Group", "User")),
+    name: maybe(fc.constantFrom("deployer", "default", "ci-bot", "system:serviceaccounts", "system:serviceaccounts:pulumi", "system:masters", "system:serviceaccount:pulumi:deployer")),
+    namespace: maybe(fc.constantFrom("pulumi", "default", "ci")),
+});
 const rbacResource: fc.Arbitrary<TestResource> = fc.record({
     type: fc.constantFrom(
         "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
@@ -202,7 +259,9 @@ const s3Resource: fc.Arbitrary<TestResource> = fc.record({
         fc.record({
             acl: maybe(fc.constantFrom("private", "public-read", "authenticated-read")),
             grants: maybe(fc.array(maybe(fc.record({ type: maybe(fc.constant("Group")), uri: maybe(fc.constantFrom("http://acs.amazonaws.com/groups/global/AllUsers", CANARY)) })), { maxLength: 2 })),
-            accessControlPolicy: maybe(fc.record({ grants: maybe(fc.array(maybe(fc.record({ grantee: maybe(fc.record({ uri: maybe(fc.constant("http://acs.amazonaws.com/groups/global/AuthenticatedUsers")) })) })), { maxLength: 2 })) })),
+            accessControlPolicy: maybe(
+                fc.record({ grants: maybe(fc.array(maybe(fc.record({ grantee: maybe(fc.record({ uri: maybe(fc.constant("http://acs.amazonaws.com/groups/global/AuthenticatedUsers")) })) })), { maxLength: 2 })) }),
+            ),
         }),
         anyValue,
     ),
@@ -212,7 +271,15 @@ const pkoObjectResource: fc.Arbitrary<TestResource> = fc.oneof(
     fc.record({
         type: fc.constantFrom("kubernetes:auto.pulumi.com/v1alpha1:Workspace", "kubernetes:other/v1:Thing"),
         name: fc.constant("ws"),
-        props: fc.oneof(fc.record({ apiVersion: maybe(fc.constant("auto.pulumi.com/v1alpha1")), kind: maybe(fc.constant("Workspace")), metadata: maybe(fc.record({ name: maybe(fc.constant("ws")), namespace: maybe(fc.constantFrom("pulumi", "default")) })), spec: maybe(workspaceSpec) }), anyValue),
+        props: fc.oneof(
+            fc.record({
+                apiVersion: maybe(fc.constant("auto.pulumi.com/v1alpha1")),
+                kind: maybe(fc.constant("Workspace")),
+                metadata: maybe(fc.record({ name: maybe(fc.constant("ws")), namespace: maybe(fc.constantFrom("pulumi", "default")) })),
+                spec: maybe(workspaceSpec),
+            }),
+            anyValue,
+        ),
     }),
     fc.record({
         type: fc.constant("kubernetes:pulumi.com/v1:Program"),
@@ -220,7 +287,16 @@ const pkoObjectResource: fc.Arbitrary<TestResource> = fc.oneof(
         props: fc.oneof(
             fc.record({
                 metadata: maybe(fc.record({ name: maybe(fc.constant("prog")) })),
-                program: maybe(fc.record({ configuration: maybe(fc.dictionary(fc.constantFrom("dbPassword", "region"), maybe(fc.record({ default: maybe(secretValue) })), { maxKeys: 2 })), variables: maybe(fc.dictionary(fc.constantFrom("a", "b"), maybe(fc.oneof(secretValue, anyValue)), { maxKeys: 2 })), resources: maybe(anyValue) }, { requiredKeys: [] })),
+                program: maybe(
+                    fc.record(
+                        {
+                            configuration: maybe(fc.dictionary(fc.constantFrom("dbPassword", "region"), maybe(fc.record({ default: maybe(secretValue) })), { maxKeys: 2 })),
+                            variables: maybe(fc.dictionary(fc.constantFrom("a", "b"), maybe(fc.oneof(secretValue, anyValue)), { maxKeys: 2 })),
+                            resources: maybe(anyValue),
+                        },
+                        { requiredKeys: [] },
+                    ),
+                ),
             }),
             anyValue,
         ),
@@ -243,11 +319,26 @@ const program = fc.array(
 const config = fc.record({
     settings: fc.oneof(
         fc.constant({}),
-        fc.record({ productionStackPatterns: maybe(fc.array(fc.constantFrom("prod$", "(", "^live", "^(a+)+$"), { maxLength: 2 })), productionNamespaces: maybe(fc.array(fc.constant("pulumi"))), productionLabels: maybe(fc.constant({ env: ["prod"] })) }, { requiredKeys: [] }),
+        fc.record(
+            {
+                productionStackPatterns: maybe(fc.array(fc.constantFrom("prod$", "(", "^live", "^(a+)+$"), { maxLength: 2 })),
+                productionNamespaces: maybe(fc.array(fc.constant("pulumi"))),
+                productionLabels: maybe(fc.constant({ env: ["prod"] })),
+            },
+            { requiredKeys: [] },
+        ),
     ),
     own: fc.oneof(
         fc.constant({}),
-        fc.record({ allowUnpinnableSources: maybe(fc.boolean()), extraCredentialNames: maybe(fc.array(fc.constantFrom("MY_.*", "[", "(?=X)"))), allowedRepoPatterns: maybe(fc.array(fc.constantFrom("^https://github\\.com/", "(a|aa)+$"))), previewOnlyStackPatterns: maybe(fc.array(fc.constantFrom("preview$", "(")))}, { requiredKeys: [] }),
+        fc.record(
+            {
+                allowUnpinnableSources: maybe(fc.boolean()),
+                extraCredentialNames: maybe(fc.array(fc.constantFrom("MY_.*", "[", "(?=X)"))),
+                allowedRepoPatterns: maybe(fc.array(fc.constantFrom("^https://github\\.com/", "(a|aa)+$"))),
+                previewOnlyStackPatterns: maybe(fc.array(fc.constantFrom("preview$", "("))),
+            },
+            { requiredKeys: [] },
+        ),
     ),
 });
 type GeneratedConfig = { settings: Record<string, unknown>; own: Record<string, unknown> };
@@ -354,10 +445,9 @@ describe("the message codec (policies/model/message.ts): findings through the en
     const failClosedByRule = new Map<string, number>();
     const facts = (f: ReportedFinding) => ({ text: f.text, failClosed: f.failClosed, ...(f.waiver ? { waiver: f.waiver } : {}) });
     /** Reasons that stress the prefix: brackets, the expiry's own separator, escapes, line breaks. */
-    const reason = fc.oneof(
-        fc.string({ minLength: 1, maxLength: 40 }),
-        fc.constantFrom("needs ] fix", "a; until 2026-01-01", "x; until 2026-01-01] y", "back\\slash \\]", "two\nlines", "]", ";", "[waived: nested]"),
-    ).filter((s) => s.trim() !== "");
+    const reason = fc
+        .oneof(fc.string({ minLength: 1, maxLength: 40 }), fc.constantFrom("needs ] fix", "a; until 2026-01-01", "x; until 2026-01-01] y", "back\\slash \\]", "two\nlines", "]", ";", "[waived: nested]"))
+        .filter((s) => s.trim() !== "");
     const expires = fc.option(fc.constantFrom("2026-01-01", "2099-12-31"), { nil: undefined });
 
     for (const p of policies) {
@@ -365,25 +455,20 @@ describe("the message codec (policies/model/message.ts): findings through the en
             let failClosed = 0;
             let waived = 0;
             fc.assert(
-                fc.property(
-                    "validateStack" in p ? program : fc.array(anyResource, { minLength: 1, maxLength: 1 }),
-                    config,
-                    fc.option(fc.record({ reason, expires }), { nil: undefined }),
-                    (rs, c, w) => {
-                        const own = { ...ownConfig(p, c as GeneratedConfig), ...(w ? { waivers: [{ resource: "*", reason: w.reason, ...(w.expires ? { expires: w.expires } : {}), allowFailClosed: true }] } : {}) };
-                        const { engine, data } = bothWays(p, rs, own, (c as GeneratedConfig).settings);
-                        assert.strictEqual(engine.length, data.length);
-                        data.forEach((f, i) => {
-                            assert.deepStrictEqual(decodeMessage(engine[i]), facts(f));
-                            assert.strictEqual(encodeMessage(facts(f)), engine[i]);
-                            if (f.failClosed) failClosed++;
-                            if (f.waiver) {
-                                waived++;
-                                assert.deepStrictEqual(f.waiver, { reason: w!.reason, ...(w!.expires ? { expires: w!.expires } : {}) });
-                            }
-                        });
-                    },
-                ),
+                fc.property("validateStack" in p ? program : fc.array(anyResource, { minLength: 1, maxLength: 1 }), config, fc.option(fc.record({ reason, expires }), { nil: undefined }), (rs, c, w) => {
+                    const own = { ...ownConfig(p, c as GeneratedConfig), ...(w ? { waivers: [{ resource: "*", reason: w.reason, ...(w.expires ? { expires: w.expires } : {}), allowFailClosed: true }] } : {}) };
+                    const { engine, data } = bothWays(p, rs, own, (c as GeneratedConfig).settings);
+                    assert.strictEqual(engine.length, data.length);
+                    data.forEach((f, i) => {
+                        assert.deepStrictEqual(decodeMessage(engine[i]), facts(f));
+                        assert.strictEqual(encodeMessage(facts(f)), engine[i]);
+                        if (f.failClosed) failClosed++;
+                        if (f.waiver) {
+                            waived++;
+                            assert.deepStrictEqual(f.waiver, { reason: w!.reason, ...(w!.expires ? { expires: w!.expires } : {}) });
+                        }
+                    });
+                }),
                 { numRuns: Math.min(RUNS, 1000), seed: 18 },
             );
             // Not vacuous: the settings policy reports only invalid settings, which these configs do not give it.
@@ -399,14 +484,19 @@ describe("the message codec (policies/model/message.ts): findings through the en
 
     it("any text, fail-closed or waived with any reason and expiry, round-trips", () => {
         fc.assert(
-            fc.property(fc.string({ maxLength: 80 }).filter((s) => !s.startsWith("[waived: ")), fc.boolean(), fc.option(fc.record({ reason, expires }), { nil: undefined }), (text, closed, w) => {
-                const waiver = w ? { reason: w.reason, ...(w.expires ? { expires: w.expires } : {}) } : undefined;
-                const decoded = decodeMessage(encodeMessage({ text, failClosed: closed, ...(waiver ? { waiver } : {}) }));
-                if (closed) assert.strictEqual(decoded.failClosed, true);
-                assert.deepStrictEqual(decoded.waiver, waiver);
-                // The text reads back unless it says "fails closed" in words of its own without being so.
-                if (closed || !decoded.failClosed) assert.strictEqual(decoded.text, text);
-            }),
+            fc.property(
+                fc.string({ maxLength: 80 }).filter((s) => !s.startsWith("[waived: ")),
+                fc.boolean(),
+                fc.option(fc.record({ reason, expires }), { nil: undefined }),
+                (text, closed, w) => {
+                    const waiver = w ? { reason: w.reason, ...(w.expires ? { expires: w.expires } : {}) } : undefined;
+                    const decoded = decodeMessage(encodeMessage({ text, failClosed: closed, ...(waiver ? { waiver } : {}) }));
+                    if (closed) assert.strictEqual(decoded.failClosed, true);
+                    assert.deepStrictEqual(decoded.waiver, waiver);
+                    // The text reads back unless it says "fails closed" in words of its own without being so.
+                    if (closed || !decoded.failClosed) assert.strictEqual(decoded.text, text);
+                },
+            ),
             { numRuns: 2 * RUNS, seed: 18 },
         );
     });

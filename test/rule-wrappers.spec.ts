@@ -10,14 +10,24 @@ import { COULD_NOT_EVALUATE, programRule, resourceRule, stackRule } from "../pol
 import { UNKNOWN, plain } from "../policies/model/values";
 import { goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "./helpers";
 
-const meta = { name: "test-rule", description: "d", enforcementLevel: "mandatory" as const, severity: "high" as const, remediationSteps: "r",
+const meta = {
+    name: "test-rule",
+    description: "d",
+    enforcementLevel: "mandatory" as const,
+    severity: "high" as const,
+    remediationSteps: "r",
     about: { what: "w", why: "w", fix: "f", reads: ["pulumi.com/Stack"], readsProduction: false, patternSettings: [], example: [] },
 };
 const resource = { type: "kubernetes:core/v1:ConfigMap", name: "c", props: { data: { a: "b" } } };
 
 describe("rule wrappers", () => {
     const misbehaving: [string, () => unknown][] = [
-        ["throws", () => { throw new TypeError("boom"); }],
+        [
+            "throws",
+            () => {
+                throw new TypeError("boom");
+            },
+        ],
         ["returns undefined", () => undefined],
         ["returns a promise", () => Promise.resolve([])],
         ["returns a list holding null", () => ["fine", null]],
@@ -25,10 +35,7 @@ describe("rule wrappers", () => {
     ];
     for (const [what, check] of misbehaving) {
         it(`a rule that ${what} is reported once, fail-closed, in both wrappers`, () => {
-            for (const reported of [
-                runResourcePolicy(resourceRule(meta, check as never), resource),
-                runStackPolicy(programRule(meta, check as never), [resource]),
-            ]) {
+            for (const reported of [runResourcePolicy(resourceRule(meta, check as never), resource), runStackPolicy(programRule(meta, check as never), [resource])]) {
                 assert.strictEqual(reported.length, 1);
                 assert.ok(reported[0].message.startsWith(`test-rule ${COULD_NOT_EVALUATE}`), reported[0].message);
             }
@@ -62,15 +69,40 @@ describe("rule wrappers", () => {
     });
 
     it("a waiver that throws is reported on the finding, which stays unwaived", () => {
-        const broken = { waivers: [{ get resource(): string { throw new Error("bad waiver"); }, reason: "r" }] };
-        const [r] = runResourcePolicy(resourceRule(meta, () => ["finding"]), resource, broken);
+        const broken = {
+            waivers: [
+                {
+                    get resource(): string {
+                        throw new Error("bad waiver");
+                    },
+                    reason: "r",
+                },
+            ],
+        };
+        const [r] = runResourcePolicy(
+            resourceRule(meta, () => ["finding"]),
+            resource,
+            broken,
+        );
         assert.match(r.message, /^finding \(its waivers could not be checked: Error; the finding is not waived\)$/);
     });
 
     it("passes findings through unchanged", () => {
-        const r = runResourcePolicy(resourceRule(meta, () => ["one", { message: "two" }]), resource);
-        assert.deepStrictEqual(r.map((x) => x.message), ["one", "two"]);
-        assert.deepStrictEqual(runStackPolicy(programRule(meta, () => []), [resource]), []);
+        const r = runResourcePolicy(
+            resourceRule(meta, () => ["one", { message: "two" }]),
+            resource,
+        );
+        assert.deepStrictEqual(
+            r.map((x) => x.message),
+            ["one", "two"],
+        );
+        assert.deepStrictEqual(
+            runStackPolicy(
+                programRule(meta, () => []),
+                [resource],
+            ),
+            [],
+        );
     });
 
     describe("one fail-closed path: an input a rule cannot read is never absent, default or not-a-Stack", () => {
@@ -79,7 +111,10 @@ describe("rule wrappers", () => {
             const out: string[] = [];
             // The settings policy runs first in every request, as in the analyzer.
             const settings = policies[0] as ResourceValidationPolicy;
-            (settings.validateResource as (...args: any[]) => void)({ type: "kubernetes:pulumi.com/v1:Stack", name: "app", urn: "urn:pulumi:dev::t::kubernetes:pulumi.com/v1:Stack::app-raw", props: {}, getConfig: () => ({}), notApplicable: () => undefined }, () => undefined);
+            (settings.validateResource as (...args: any[]) => void)(
+                { type: "kubernetes:pulumi.com/v1:Stack", name: "app", urn: "urn:pulumi:dev::t::kubernetes:pulumi.com/v1:Stack::app-raw", props: {}, getConfig: () => ({}), notApplicable: () => undefined },
+                () => undefined,
+            );
             (policy.validateResource as (...args: any[]) => void)(
                 { type: "kubernetes:pulumi.com/v1:Stack", name: "app", urn: "urn:pulumi:dev::t::kubernetes:pulumi.com/v1:Stack::app-raw", props, getConfig, notApplicable: () => undefined },
                 (m: string) => out.push(m),
@@ -87,15 +122,18 @@ describe("rule wrappers", () => {
             return out;
         }
         const throwing = (at: string) =>
-            new Proxy({ apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "app" }, spec: goodSpec() }, {
-                get(target, key) {
-                    if (key === at) throw new Error("unreadable");
-                    return (target as any)[key];
+            new Proxy(
+                { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "app" }, spec: goodSpec() },
+                {
+                    get(target, key) {
+                        if (key === at) throw new Error("unreadable");
+                        return (target as any)[key];
+                    },
                 },
-            });
+            );
         const rules = policies.filter((p) => "validateResource" in p && p.name.startsWith("pko-stack-")) as ResourceValidationPolicy[];
 
-        it("a Stack whose properties throw when read is reported fail-closed by every Stack rule (it was \"not a Stack\")", () => {
+        it('a Stack whose properties throw when read is reported fail-closed by every Stack rule (it was "not a Stack")', () => {
             for (const p of rules) {
                 for (const at of ["kind", "spec", "__getSpecialProxyTarget"]) {
                     const m = raw(p, throwing(at));
@@ -129,7 +167,11 @@ describe("rule wrappers", () => {
             assert.strictEqual(v.nan, UNKNOWN);
             // A production Stack whose commit is unreadable fails closed.
             const commit: any = { toString: () => "x" };
-            const m = raw(policies.find((p) => p.name === "pko-stack-prod-pinned-commit") as ResourceValidationPolicy, { apiVersion: "pulumi.com/v1", kind: "Stack", spec: { ...goodSpec(), commit: [commit, () => 1][1] } });
+            const m = raw(policies.find((p) => p.name === "pko-stack-prod-pinned-commit") as ResourceValidationPolicy, {
+                apiVersion: "pulumi.com/v1",
+                kind: "Stack",
+                spec: { ...goodSpec(), commit: [commit, () => 1][1] },
+            });
             assert.strictEqual(m.length, 1);
             assert.match(m[0], /spec\.commit is unknown/);
         });

@@ -3,7 +3,6 @@ import * as fs from "fs";
 import * as path from "path";
 import { REPO_ROOT } from "../core/paths";
 
-
 /** Every secret value planted in the fixtures' secret-bearing fields and config. */
 export function fixtureSecrets(): string[] {
     const secrets = new Set<string>();
@@ -16,4 +15,3 @@ export function fixtureSecrets(): string[] {
     }
     return [...secrets];
 }
-

@@ -36,10 +36,16 @@ describe("Stack patches", () => {
     it("a patch switching a production Stack to a branch with destroyOnFinalize is reported on the patch (the gate bypass)", () => {
         const program = [prod, patch("app-prod", { branch: "main", commit: null, destroyOnFinalize: true })];
         const destroy = violations("pko-stack-destroy-on-finalize-nonprod", program);
-        assert.deepStrictEqual(destroy.map((v) => v.resource), ["app-prod-patch"]);
+        assert.deepStrictEqual(
+            destroy.map((v) => v.resource),
+            ["app-prod-patch"],
+        );
         assert.match(destroy[0].message, /^StackPatch "app-prod-patch" of Stack "app-prod" \(stack "acme\/app\/prod"\) is production by spec\.stack/);
         const pinned = violations("pko-stack-prod-pinned-commit", program);
-        assert.deepStrictEqual(pinned.map((v) => v.resource), ["app-prod-patch"]);
+        assert.deepStrictEqual(
+            pinned.map((v) => v.resource),
+            ["app-prod-patch"],
+        );
         assert.match(pinned[0].message, /tracks a branch/);
         assert.match(pinned[0].message, /sets no spec\.commit/);
     });
@@ -54,10 +60,20 @@ describe("Stack patches", () => {
     it("reports only what the patch introduces: the Stack's own problems stay on the Stack", () => {
         const unpinned = stackResource("app-prod", goodSpec({ branch: "main" }));
         const program = [unpinned, patch("app-prod", { refresh: true })];
-        assert.deepStrictEqual(violations("pko-stack-prod-pinned-commit", program).map((v) => v.resource), ["app-prod"]);
-        assert.deepStrictEqual(violations("pko-stack-prod-refresh", program).map((v) => v.resource), ["app-prod"], "the refresh finding of the unpatched Stack stays on the Stack");
+        assert.deepStrictEqual(
+            violations("pko-stack-prod-pinned-commit", program).map((v) => v.resource),
+            ["app-prod"],
+        );
+        assert.deepStrictEqual(
+            violations("pko-stack-prod-refresh", program).map((v) => v.resource),
+            ["app-prod"],
+            "the refresh finding of the unpatched Stack stays on the Stack",
+        );
         const fixed = [unpinned, patch("app-prod", { branch: null, commit: SHA })];
-        assert.deepStrictEqual(violations("pko-stack-prod-pinned-commit", fixed).map((v) => v.resource), ["app-prod"]);
+        assert.deepStrictEqual(
+            violations("pko-stack-prod-pinned-commit", fixed).map((v) => v.resource),
+            ["app-prod"],
+        );
     });
 
     it("a patch that makes a Stack production (a label) is reported for what production forbids", () => {
@@ -65,18 +81,27 @@ describe("Stack patches", () => {
         assert.deepStrictEqual(violations("pko-stack-destroy-on-finalize-nonprod", [dev]), []);
         const program = [dev, patch("app", undefined, { labels: { env: "prod" } })];
         const v = violations("pko-stack-destroy-on-finalize-nonprod", program);
-        assert.deepStrictEqual(v.map((x) => x.resource), ["app-patch"]);
+        assert.deepStrictEqual(
+            v.map((x) => x.resource),
+            ["app-patch"],
+        );
         assert.match(v[0].message, /is production by label env="prod"/);
     });
 
     it("judges a patch of a Stack the program does not declare with production unknown (fail closed)", () => {
         const program = [patch("elsewhere", { destroyOnFinalize: true })];
         const v = violations("pko-stack-destroy-on-finalize-nonprod", program);
-        assert.deepStrictEqual(v.map((x) => x.resource), ["elsewhere-patch"]);
+        assert.deepStrictEqual(
+            v.map((x) => x.resource),
+            ["elsewhere-patch"],
+        );
         assert.match(v[0].message, /the Stack it patches \(pulumi\/elsewhere\) is not declared in this program, so whether it is production is unknown; the rule fails closed/);
         // Fields the patch does not touch are not its doing.
         assert.deepStrictEqual(violations("pko-stack-prod-pinned-commit", [patch("elsewhere", { refresh: true })]), []);
-        assert.deepStrictEqual(violations("pko-stack-prod-pinned-commit", [patch("elsewhere", { branch: "main" })]).map((x) => x.resource), ["elsewhere-patch"]);
+        assert.deepStrictEqual(
+            violations("pko-stack-prod-pinned-commit", [patch("elsewhere", { branch: "main" })]).map((x) => x.resource),
+            ["elsewhere-patch"],
+        );
         // A different namespace is a different Stack.
         const other = [prod, patch("app-prod", { destroyOnFinalize: true }, { namespace: "other" })];
         assert.match(violations("pko-stack-destroy-on-finalize-nonprod", other)[0].message, /other\/app-prod\) is not declared/);
@@ -84,14 +109,20 @@ describe("Stack patches", () => {
 
     it("a patch with an unknown name cannot be joined and fails closed", () => {
         const v = violations("pko-stack-destroy-on-finalize-nonprod", [prod, patch(UNKNOWN_WIRE, { destroyOnFinalize: true }, {}, "p")]);
-        assert.deepStrictEqual(v.map((x) => x.resource), ["p"]);
+        assert.deepStrictEqual(
+            v.map((x) => x.resource),
+            ["p"],
+        );
         assert.match(v[0].message, /name or namespace of the Stack it patches is unknown/);
     });
 
     it("a credential the patch adds is reported on the patch; maps merge with the Stack's", () => {
         const program = [prod, patch("app-prod", { envRefs: { AWS_SECRET_ACCESS_KEY: { type: "Literal", literal: { value: "x" } } } })];
         const v = violations("pko-stack-credentials-from-secrets", program);
-        assert.deepStrictEqual(v.map((x) => x.resource), ["app-prod-patch"]);
+        assert.deepStrictEqual(
+            v.map((x) => x.resource),
+            ["app-prod-patch"],
+        );
         assert.match(v[0].message, /spec\.envRefs\.AWS_SECRET_ACCESS_KEY \(a credential\) is a Literal/);
         const joined = stackPatches(program.map((r) => ({ ...r, urn: r.name })))[0];
         assert.deepStrictEqual(Object.keys((joined.after.spec as any).envRefs).sort(), ["AWS_SECRET_ACCESS_KEY", "PULUMI_ACCESS_TOKEN"]);
@@ -99,20 +130,35 @@ describe("Stack patches", () => {
 
     it("several patches of one Stack apply in program order", () => {
         const program = [prod, patch("app-prod", { destroyOnFinalize: true }, {}, "p1"), patch("app-prod", { destroyOnFinalize: false }, {}, "p2"), patch("app-prod", { destroyOnFinalize: true }, {}, "p3")];
-        assert.deepStrictEqual(violations("pko-stack-destroy-on-finalize-nonprod", program).map((x) => x.resource), ["p1", "p3"]);
+        assert.deepStrictEqual(
+            violations("pko-stack-destroy-on-finalize-nonprod", program).map((x) => x.resource),
+            ["p1", "p3"],
+        );
     });
 
     it("the v1alpha1 patch type is a patch too", () => {
         const p = { ...patch("app-prod", { destroyOnFinalize: true }), type: "kubernetes:pulumi.com/v1alpha1:StackPatch" };
-        assert.deepStrictEqual(violations("pko-stack-destroy-on-finalize-nonprod", [prod, p]).map((x) => x.resource), ["app-prod-patch"]);
+        assert.deepStrictEqual(
+            violations("pko-stack-destroy-on-finalize-nonprod", [prod, p]).map((x) => x.resource),
+            ["app-prod-patch"],
+        );
     });
 });
 
 describe("patchedStacks (what program-level rules read)", () => {
     it("gives each declared Stack after all its patches, then the undeclared ones", () => {
-        const program = [prod, patch("app-prod", { serviceAccountName: "deployer" }, {}, "p1"), patch("other", { destroyOnFinalize: true }, {}, "p2"), patch("app-prod", { refresh: true }, {}, "p3")].map((r) => ({ ...r, urn: r.name }));
+        const program = [prod, patch("app-prod", { serviceAccountName: "deployer" }, {}, "p1"), patch("other", { destroyOnFinalize: true }, {}, "p2"), patch("app-prod", { refresh: true }, {}, "p3")].map((r) => ({
+            ...r,
+            urn: r.name,
+        }));
         const views = patchedStacks(program);
-        assert.deepStrictEqual(views.map((v) => [v.stack?.resourceName, v.patchedBy.map((p) => p.resourceName)]), [["app-prod", ["p1", "p3"]], [undefined, ["p2"]]]);
+        assert.deepStrictEqual(
+            views.map((v) => [v.stack?.resourceName, v.patchedBy.map((p) => p.resourceName)]),
+            [
+                ["app-prod", ["p1", "p3"]],
+                [undefined, ["p2"]],
+            ],
+        );
         assert.strictEqual(views[0].view.serviceAccountName, "deployer");
         assert.strictEqual(views[0].view.refresh, true);
         assert.match(views[1].view.undeclaredTarget ?? "", /pulumi\/other\) is not declared/);
@@ -125,7 +171,16 @@ describe("mergePatch (server-side apply of a patch)", () => {
     });
 
     it("merges lists of named objects by name and replaces other lists", () => {
-        assert.deepStrictEqual(mergePatch([{ name: "a", value: "1" }, { name: "b", value: "2" }], [{ name: "b", value: "3" }, { name: "c" }]), [{ name: "a", value: "1" }, { name: "b", value: "3" }, { name: "c" }]);
+        assert.deepStrictEqual(
+            mergePatch(
+                [
+                    { name: "a", value: "1" },
+                    { name: "b", value: "2" },
+                ],
+                [{ name: "b", value: "3" }, { name: "c" }],
+            ),
+            [{ name: "a", value: "1" }, { name: "b", value: "3" }, { name: "c" }],
+        );
         assert.deepStrictEqual(mergePatch(["x", "y"], ["z"]), ["z"]);
     });
 
@@ -155,7 +210,10 @@ describe("Stack patches and RBAC", () => {
         assert.deepStrictEqual(violations("pko-stack-no-cluster-admin", program), []);
         const patched = [...program, patch("app-dev", { serviceAccountName: "ops" })];
         const found = violations("pko-stack-no-cluster-admin", patched);
-        assert.deepStrictEqual(found.map((v) => v.resource), ["ops-admin"]);
+        assert.deepStrictEqual(
+            found.map((v) => v.resource),
+            ["ops-admin"],
+        );
         assert.match(found[0].message, /grants cluster-admin to ServiceAccount pulumi\/ops, which Stack "app-dev"/);
     });
 });

@@ -9,12 +9,7 @@ import * as path from "path";
 import { stringify } from "yaml";
 
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
-export const CORE_RULES = [
-    "pko-stack-credentials-from-secrets",
-    "pko-stack-no-cluster-admin",
-    "pko-stack-destroy-on-finalize-nonprod",
-    "pko-stack-prod-pinned-commit",
-] as const;
+export const CORE_RULES = ["pko-stack-credentials-from-secrets", "pko-stack-no-cluster-admin", "pko-stack-destroy-on-finalize-nonprod", "pko-stack-prod-pinned-commit"] as const;
 
 export type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: unknown };
 

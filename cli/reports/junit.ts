@@ -24,7 +24,11 @@ export function renderJunit(subjects: ReportSubject[], suiteName = "pko-guard"):
             continue;
         }
         if (s.outcome === "error") {
-            suite.testCase().className(s.name).name("pko-guard gate").error(s.error ?? "the gate could not run", "error");
+            suite
+                .testCase()
+                .className(s.name)
+                .name("pko-guard gate")
+                .error(s.error ?? "the gate could not run", "error");
             continue;
         }
         for (const rule of ruleCatalogue()) {

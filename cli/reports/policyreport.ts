@@ -64,7 +64,10 @@ const RESULT: Record<Finding["status"], Result> = { blocking: "fail", advisory: 
 
 /** A DNS-1123 name for the report. */
 function reportName(subject: ProjectSubject): string {
-    const base = `pko-guard-${subject.name}${subject.stack ? `-${subject.stack}` : ""}`.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "");
+    const base = `pko-guard-${subject.name}${subject.stack ? `-${subject.stack}` : ""}`
+        .toLowerCase()
+        .replace(/[^a-z0-9-]+/g, "-")
+        .replace(/^-+|-+$/g, "");
     return base.slice(0, 63).replace(/-+$/, "") || "pko-guard";
 }
 
@@ -147,10 +150,7 @@ export function renderPolicyReport(subjects: ReportSubject[], now = new Date()):
                 kind: "ClusterPolicyReport",
                 metadata: { name, labels: { "app.kubernetes.io/managed-by": "pko-guard" } },
                 summary: { pass: 0, fail: 0, warn: 0, error: s.outcome === "error" ? 1 : 0, skip: 0 },
-                results:
-                    s.outcome === "error"
-                        ? [{ source: "pko-guard", policy: "pko-guard", rule: "pko-guard", result: "error", message: s.error ?? "pko-guard could not judge", scored: true, timestamp }]
-                        : [],
+                results: s.outcome === "error" ? [{ source: "pko-guard", policy: "pko-guard", rule: "pko-guard", result: "error", message: s.error ?? "pko-guard could not judge", scored: true, timestamp }] : [],
             });
         }
     }

@@ -17,11 +17,7 @@ interface SubjectBase {
 }
 
 /** A leg of a harness run, as reports show it (the harness's LegResult has this shape). */
-export type ReportLeg = { leg: string; durationMs: number } & (
-    | { status: "ran"; rows: Row[] }
-    | { status: "skipped"; reason: string }
-    | { status: "error"; message: string }
-);
+export type ReportLeg = { leg: string; durationMs: number } & ({ status: "ran"; rows: Row[] } | { status: "skipped"; reason: string } | { status: "error"; message: string });
 
 /** One line of a harness verdict, as reports show it (the harness's Check has this shape). */
 export interface ReportCheck {

@@ -36,4 +36,3 @@ export function evaluateManifests(load: LoadResult, config: PackConfig): (Row & 
         }),
     );
 }
-

@@ -126,13 +126,7 @@ function land(o: ManifestObject, namespace: string | undefined, app: string): vo
  * and no Application renders are rendered with defaults (a kustomization no other kustomization uses as a
  * base, a chart that is not another chart's subchart).
  */
-function placeApplications(
-    out: LoadResult,
-    ctx: RenderContext,
-    roots: string[],
-    readOne: (f: string, fromFolder: boolean, into?: LoadResult) => void,
-    readStream: (s: RenderedStream, into: LoadResult) => void,
-): void {
+function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[], readOne: (f: string, fromFolder: boolean, into?: LoadResult) => void, readStream: (s: RenderedStream, into: LoadResult) => void): void {
     const fresh = (): LoadResult => ({ objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [], budget: out.budget });
     const merge = (from: LoadResult) => {
         out.objects.push(...from.objects);
@@ -206,4 +200,3 @@ function placeApplications(
         }
     }
 }
-

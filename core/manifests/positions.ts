@@ -124,4 +124,3 @@ export function placeNode(p: Place): YAML.Node | undefined {
 export function placeStart(p: Place): { line: number; column: number } {
     return p.locator.pos(placeNode(p)?.range?.[0]);
 }
-

@@ -88,10 +88,7 @@ export function parseSource(src: Source, out: LoadResult, fromFolder: boolean): 
         // Position and a fixed reason: a parser's text can quote the document (an alias's name, a value).
         throw new BadInputError(`${src.file}:${p.line}:${p.column}: invalid YAML: ${yamlReason(e.reason)}`);
     }
-    const locator = new FileLocator(
-        src.text,
-        decoded,
-    );
+    const locator = new FileLocator(src.text, decoded);
     decoded.forEach(({ value }, doc) => {
         out.documents++;
         if (value === null || value === undefined || value === "") return; // empty document

@@ -237,7 +237,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
                 if (r.startsWith("..") || path.isAbsolute(r)) throw new BadInputError(`${who}: a value file or file parameter is outside the repository`);
             }
             const valuesObject = obj(h.valuesObject);
-            const values = valuesObject ? JSON.stringify(valuesObject) : str(h.values) ?? (obj(h.values) ? JSON.stringify(h.values) : undefined);
+            const values = valuesObject ? JSON.stringify(valuesObject) : (str(h.values) ?? (obj(h.values) ? JSON.stringify(h.values) : undefined));
             out.streams.push(
                 ...renderHelm(dir, ctx, {
                     releaseName: str(h.releaseName) || appName,
@@ -359,7 +359,9 @@ export function expandApplicationSet(appset: Obj, repoRoot: string): AppSetExpan
             else params = list(l.elements).map((e) => obj(e) ?? {});
         } else if (kind === "git" && kinds.length === 1 && obj(g.git)?.directories !== undefined && obj(g.git)?.files === undefined) {
             const git = obj(g.git)!;
-            const entries = list(git.directories).map(obj).filter((x): x is Obj => !!x && typeof x.path === "string");
+            const entries = list(git.directories)
+                .map(obj)
+                .filter((x): x is Obj => !!x && typeof x.path === "string");
             const all = dirs();
             const chosen = new Set<string>();
             for (const e of entries.filter((x) => x.exclude !== true)) for (const d of all) if (globDir(String(e.path)).test(d)) chosen.add(d);
@@ -388,7 +390,12 @@ export function expandApplicationSet(appset: Obj, repoRoot: string): AppSetExpan
 function globDir(pattern: string): RegExp {
     const re = pattern
         .split("/")
-        .map((seg) => seg.replace(/[.+^$()|\\{}]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]"))
+        .map((seg) =>
+            seg
+                .replace(/[.+^$()|\\{}]/g, "\\$&")
+                .replace(/\*/g, "[^/]*")
+                .replace(/\?/g, "[^/]"),
+        )
         .join("/");
     return new RegExp(`^${re}$`);
 }

@@ -71,7 +71,10 @@ function offlineEnv(): NodeJS.ProcessEnv {
 /** One line from a tool's error output: its first non-empty line, quoted text removed, bounded. */
 export function firstErrorLine(stderr: string): string {
     // The error, not the warnings before it (deprecated flags, Helm's notes): `Error:` lines first.
-    const lines = stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+    const lines = stderr
+        .split("\n")
+        .map((l) => l.trim())
+        .filter((l) => l !== "");
     const line = lines.find((l) => l.startsWith("Error:")) ?? lines.find((l) => !/^(Flag --|WARNING|walk\.go)/.test(l)) ?? lines[0] ?? "no error output";
     const cleaned = line
         .replace(/^Error: /, "")
@@ -267,7 +270,8 @@ export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): 
         const repo = typeof d.repository === "string" ? d.repository : "";
         const local = repo === "" || repo.startsWith("file://");
         const vendored = fs.existsSync(path.join(dir, "charts")) && fs.readdirSync(path.join(dir, "charts")).some((f) => f.startsWith(String(d.name)));
-        if (!local && !vendored) throw new BadInputError(`${what}: dependency ${JSON.stringify(String(d.name))} comes from a chart repository (helm dependency build needs the network, which check does not use); vendor it into charts/`);
+        if (!local && !vendored)
+            throw new BadInputError(`${what}: dependency ${JSON.stringify(String(d.name))} comes from a chart repository (helm dependency build needs the network, which check does not use); vendor it into charts/`);
     }
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-helm-"));
     try {

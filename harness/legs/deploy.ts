@@ -58,8 +58,14 @@ export function plaintextSecretChecks(fixture: Fixture, stateDir: string, progra
         .filter((c) => c.secret && c.value.length > 0)
         .flatMap((c) => [c.value, JSON.stringify(c.value).slice(1, -1)]);
     const files = [
-        ...fs.readdirSync(stateDir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => path.join(d.parentPath, d.name)),
-        ...fs.readdirSync(programDir).filter((f) => /^Pulumi\..+\.ya?ml$/.test(f)).map((f) => path.join(programDir, f)),
+        ...fs
+            .readdirSync(stateDir, { recursive: true, withFileTypes: true })
+            .filter((d) => d.isFile())
+            .map((d) => path.join(d.parentPath, d.name)),
+        ...fs
+            .readdirSync(programDir)
+            .filter((f) => /^Pulumi\..+\.ya?ml$/.test(f))
+            .map((f) => path.join(programDir, f)),
     ];
     return files
         .filter((file) => {
@@ -119,9 +125,7 @@ export function auditCheck(previewRows: Row[], auditRows: Row[], exitCode: numbe
         outcome: same && exitOk ? "pass" : "fail",
         expected: previewRows.length,
         got: auditRows.length,
-        ...(same && exitOk
-            ? {}
-            : { note: !exitOk ? `exit ${exitCode} does not match the findings' levels` : `preview only: ${onlyPreview.join(", ") || "-"}; audit only: ${onlyAudit.join(", ") || "-"}` }),
+        ...(same && exitOk ? {} : { note: !exitOk ? `exit ${exitCode} does not match the findings' levels` : `preview only: ${onlyPreview.join(", ") || "-"}; audit only: ${onlyAudit.join(", ") || "-"}` }),
     };
 }
 

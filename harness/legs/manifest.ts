@@ -24,9 +24,7 @@ export async function runManifestLeg(fixture: Fixture): Promise<LegResult> {
         const config = fixtureConfig(fixture);
         const load = loadManifests([fixture.manifestsDir], { repoRoot: fixture.manifestsDir, cwd: fixture.manifestsDir });
         // Rows point at the files relative to this repository (reports of the harness are located there).
-        const rows = evaluateManifests(load, config).map(({ facts: _facts, ...r }) =>
-            r.file ? { ...r, file: path.relative(REPO_ROOT, path.join(fixture.manifestsDir!, r.file)).split(path.sep).join("/") } : r,
-        );
+        const rows = evaluateManifests(load, config).map(({ facts: _facts, ...r }) => (r.file ? { ...r, file: path.relative(REPO_ROOT, path.join(fixture.manifestsDir!, r.file)).split(path.sep).join("/") } : r));
         return result.ran(rows);
     } catch (e) {
         return result.error((e as Error).message.split("\n")[0]);

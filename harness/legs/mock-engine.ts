@@ -103,10 +103,7 @@ export class MockEngine {
         if (this.registrations.length === 0) return [];
         const { stack, project } = this.opts;
         const root = engineUrn(stack, project, "pulumi:pulumi:Stack", `${project}-${stack}`, undefined);
-        return [
-            { type: "pulumi:pulumi:Stack", name: `${project}-${stack}`, urn: root, custom: false, properties: {}, dependencies: [] },
-            ...this.registrations.map((r) => (r.parent ? r : { ...r, parent: root })),
-        ];
+        return [{ type: "pulumi:pulumi:Stack", name: `${project}-${stack}`, urn: root, custom: false, properties: {}, dependencies: [] }, ...this.registrations.map((r) => (r.parent ? r : { ...r, parent: root }))];
     }
 
     refuse(message: string): void {
@@ -175,11 +172,7 @@ export class MockEngine {
             // analyzer's stack view would hold it. Mocks have none of it.
             const type: string = req.getType();
             const source =
-                type === "pulumi:pulumi:StackReference"
-                    ? "its outputs come from another stack's state"
-                    : type.startsWith("kubernetes:")
-                      ? "its state comes from the cluster"
-                      : "its state comes from the provider";
+                type === "pulumi:pulumi:StackReference" ? "its outputs come from another stack's state" : type.startsWith("kubernetes:") ? "its state comes from the cluster" : "its state comes from the provider";
             const message = `cannot read ${type} "${req.getName()}" (a .get of an existing resource) in the mock leg: ${source}`;
             this.refuse(message);
             void readResource;
@@ -331,9 +324,7 @@ export class MockEngine {
         invoke.setToken(cb.token);
         invoke.setRequest(request);
         const resp: any = await new Promise((resolve, reject) =>
-            this.client(cb.target).invoke(invoke, (err: grpc.ServiceError | null, res: unknown) =>
-                err ? reject(new Error(`invoke transform: ${err.details || err.message}`)) : resolve(res),
-            ),
+            this.client(cb.target).invoke(invoke, (err: grpc.ServiceError | null, res: unknown) => (err ? reject(new Error(`invoke transform: ${err.details || err.message}`)) : resolve(res))),
         );
         return resp.getResponse_asU8();
     }

@@ -154,8 +154,7 @@ export function isNamespacedKind(apiVersion: string, kind: string, crds: CrdScop
     if (scope !== undefined) return scope === "Namespaced";
     const [g, v] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion];
     throw new MockRefusal(
-        `failed to determine if the following GVK is namespaced: ${g}/${v}, Kind=${kind} ` +
-            `(declare its CustomResourceDefinition in the program, before the component, as the real preview needs too)`,
+        `failed to determine if the following GVK is namespaced: ${g}/${v}, Kind=${kind} ` + `(declare its CustomResourceDefinition in the program, before the component, as the real preview needs too)`,
     );
 }
 
@@ -188,8 +187,8 @@ export function kubernetesKind(type: string): { apiVersion: string; kind: string
 export function checkKubernetesInputs(name: string, type: string, inputs: Obj, ctx: CheckContext): Obj {
     const out: Obj = JSON.parse(JSON.stringify(inputs));
     const ident = kubernetesKind(type);
-    const apiVersion = typeof out.apiVersion === "string" ? out.apiVersion : ident?.apiVersion ?? "";
-    const kind = typeof out.kind === "string" ? out.kind : ident?.kind ?? "";
+    const apiVersion = typeof out.apiVersion === "string" ? out.apiVersion : (ident?.apiVersion ?? "");
+    const kind = typeof out.kind === "string" ? out.kind : (ident?.kind ?? "");
     if (out.metadata === undefined || out.metadata === null) out.metadata = {};
     const meta = out.metadata;
     if (!isObj(meta) || isSecret(meta)) {
@@ -388,13 +387,7 @@ function expandLists(objs: Obj[]): Obj[] {
 }
 
 /** The inputs of a yaml/v2 ConfigGroup or ConfigFile, as the program registered them (wire form). */
-export function expandYamlV2(
-    component: "ConfigGroup" | "ConfigFile",
-    componentName: string,
-    inputs: Obj,
-    programDir: string,
-    ctx: CheckContext,
-): ChildRegistration[] {
+export function expandYamlV2(component: "ConfigGroup" | "ConfigFile", componentName: string, inputs: Obj, programDir: string, ctx: CheckContext): ChildRegistration[] {
     if (hasUnknown(inputs)) {
         throw new MockRefusal(`cannot expand kubernetes:yaml/v2:${component} "${componentName}" in the mock leg: its inputs are unknown in preview`);
     }
@@ -503,7 +496,10 @@ function orderChildren(children: ChildRegistration[]): ChildRegistration[] {
             if (b.kind === "Namespace" && b.group === "" && a.ns !== "" && b.name === a.ns) set.add(j);
         });
         if (typeof a.dependsAnno === "string") {
-            for (const ref of a.dependsAnno.split(",").map((s) => s.trim()).filter(Boolean)) {
+            for (const ref of a.dependsAnno
+                .split(",")
+                .map((s) => s.trim())
+                .filter(Boolean)) {
                 // <group>/namespaces/<ns>/<kind>/<name> or <group>/<kind>/<name>
                 const parts = ref.split("/");
                 const [group, ns, kind, name] = parts.length === 5 ? [parts[0], parts[2], parts[3], parts[4]] : [parts[0], "", parts[1], parts[2]];
@@ -573,7 +569,13 @@ export function expandHelmV4(componentName: string, inputs: Obj, programDir: str
         }
         const text = renderFor("helm", cli, what, programDir);
         const prefix = typeof inputs.resourcePrefix === "string" ? inputs.resourcePrefix : componentName;
-        return registerObjects(decodeDocuments(text, (o) => Object.keys(o).length > 0), prefix, namespace || ctx.defaultNamespace, args.skipAwait === true, ctx);
+        return registerObjects(
+            decodeDocuments(text, (o) => Object.keys(o).length > 0),
+            prefix,
+            namespace || ctx.defaultNamespace,
+            args.skipAwait === true,
+            ctx,
+        );
     } finally {
         fs.rmSync(tmp, { recursive: true, force: true });
     }
@@ -594,7 +596,13 @@ export function expandKustomizeV2(componentName: string, inputs: Obj, programDir
     const text = renderFor("kustomize", ["build", "--load-restrictor", "LoadRestrictionsNone", "--reorder", "none", dir], what, programDir);
     const prefix = typeof inputs.resourcePrefix === "string" ? inputs.resourcePrefix : componentName;
     const namespace = typeof args.namespace === "string" && args.namespace !== "" ? args.namespace : ctx.defaultNamespace;
-    return registerObjects(decodeDocuments(text, (o) => Object.keys(o).length > 0), prefix, namespace, args.skipAwait === true, ctx);
+    return registerObjects(
+        decodeDocuments(text, (o) => Object.keys(o).length > 0),
+        prefix,
+        namespace,
+        args.skipAwait === true,
+        ctx,
+    );
 }
 
 /** Provider-side components the mock leg expands, and why the others cannot be. */

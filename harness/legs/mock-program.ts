@@ -18,7 +18,11 @@ const PROVIDER_NAMESPACE = "";
 
 function fail(message: string): never {
     // One line: compiler and runtime errors span several lines; keep their gist, bounded.
-    const line = message.replace(/\u001b\[[0-9;]*m/g, "").replace(/\s+/g, " ").trim().slice(0, 400);
+    const line = message
+        .replace(/\u001b\[[0-9;]*m/g, "")
+        .replace(/\s+/g, " ")
+        .trim()
+        .slice(0, 400);
     process.stderr.write(`${line}\n`);
     process.exit(3);
 }

@@ -27,10 +27,7 @@ interface LegBase {
     durationMs: number;
 }
 
-export type LegResult =
-    | (LegBase & { status: "ran"; rows: Row[]; checks: LegCheck[] })
-    | (LegBase & { status: "skipped"; reason: string })
-    | (LegBase & { status: "error"; message: string });
+export type LegResult = (LegBase & { status: "ran"; rows: Row[]; checks: LegCheck[] }) | (LegBase & { status: "skipped"; reason: string }) | (LegBase & { status: "error"; message: string });
 
 /** Builds the result of a leg that started at `started`. */
 export function legResult(leg: LegName, started: number) {

@@ -28,7 +28,8 @@ interface Shape {
 // Every pattern is linear on hostile input: fixed prefixes with bounded runs, or applied to disjoint tokens.
 const re = (what: string, pattern: RegExp): Shape => ({ what, test: (v) => pattern.test(v) });
 
-const QUERY_CREDENTIAL = /^(access_token|id_token|refresh_token|token|auth|auth_token|api_key|apikey|api-key|password|passwd|pwd|secret|client_secret|sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token)$/i;
+const QUERY_CREDENTIAL =
+    /^(access_token|id_token|refresh_token|token|auth|auth_token|api_key|apikey|api-key|password|passwd|pwd|secret|client_secret|sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token)$/i;
 
 /** The URLs in a text: each `scheme://...` up to whitespace or a quote, its scheme at most 32 characters. */
 function urls(v: string): URL[] {

@@ -34,14 +34,7 @@ const SECRET_CONFIG_KEY = /(password|passwd|passphrase|secret|token|api[-_]?key|
  * Variables whose value names a file holding a credential (the documented way to point a tool at a
  * Secret mounted as a file): the variable's value is a path, not a credential.
  */
-const FILE_POINTER_NAMES = new Set([
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "AWS_SHARED_CREDENTIALS_FILE",
-    "AWS_CONFIG_FILE",
-    "AWS_WEB_IDENTITY_TOKEN_FILE",
-    "AZURE_FEDERATED_TOKEN_FILE",
-    "KUBECONFIG",
-]);
+const FILE_POINTER_NAMES = new Set(["GOOGLE_APPLICATION_CREDENTIALS", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AZURE_FEDERATED_TOKEN_FILE", "KUBECONFIG"]);
 
 function canonical(name: string): string {
     return name.toUpperCase().replace(/[-.]/g, "_");

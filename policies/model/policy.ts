@@ -292,10 +292,7 @@ function perResource(meta: RuleMeta, run: (args: ResourceValidationArgs) => unkn
 }
 
 /** A per-resource rule over any resource (the rule decides which types it cares about). */
-export function resourceRule(
-    meta: RuleMeta,
-    check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
-): ResourceValidationPolicy & DescribedRule {
+export function resourceRule(meta: RuleMeta, check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[]): ResourceValidationPolicy & DescribedRule {
     return {
         ...metaFields(meta),
         validateResource: perResource(meta, (args) => withConfig(meta, args.getConfig, (config) => check(resourceOf(args), config, { production: settingsFor(args.urn) }))),
@@ -353,13 +350,7 @@ export function stackRule(
             if (joined.length === 0) return;
             const ctx = { production: settingsFor(programKey(resources.map((r) => r.urn))) };
             for (const j of joined) {
-                evaluate(
-                    meta,
-                    reportViolation,
-                    () => introduced(judge(j.before, args.getConfig, ctx), judge(j.after, args.getConfig, ctx)).map((f) => (typeof f === "string" ? f : f.message)),
-                    j.patch.urn,
-                    waiving,
-                );
+                evaluate(meta, reportViolation, () => introduced(judge(j.before, args.getConfig, ctx), judge(j.after, args.getConfig, ctx)).map((f) => (typeof f === "string" ? f : f.message)), j.patch.urn, waiving);
             }
         },
     };
@@ -394,10 +385,7 @@ function programResources(list: PolicyResource[] | undefined): ResourceLike[] {
 }
 
 /** A stack-level rule that sees every resource of the program. */
-export function programRule(
-    meta: RuleMeta,
-    check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => RuleFinding[],
-): StackValidationPolicy & DescribedRule {
+export function programRule(meta: RuleMeta, check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => RuleFinding[]): StackValidationPolicy & DescribedRule {
     return {
         ...metaFields(meta),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>

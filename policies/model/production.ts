@@ -44,8 +44,7 @@ export const productionSchemaProperties = {
     productionStackPatterns: {
         type: "array",
         items: { type: "string", minLength: 1 },
-        description:
-            "RE2 regular expressions matched against spec.stack (org/project/stack); a match makes the Stack production.",
+        description: "RE2 regular expressions matched against spec.stack (org/project/stack); a match makes the Stack production.",
         default: DEFAULT_PRODUCTION.productionStackPatterns,
     },
     productionNamespaces: {
@@ -164,11 +163,7 @@ export function programKey(urns: (string | undefined)[]): string {
 // Classification.
 
 /** `production` carries how the Stack is production, e.g. `production by namespace "payments"`. */
-export type Production =
-    | { verdict: "production"; reason: string }
-    | { verdict: "non-production" }
-    | { verdict: "unknown"; reason: string }
-    | { verdict: "invalid-config"; reason: string };
+export type Production = { verdict: "production"; reason: string } | { verdict: "non-production" } | { verdict: "unknown"; reason: string } | { verdict: "invalid-config"; reason: string };
 
 /** Classifies a Stack as production, non-production, unknown (during preview), or says it cannot. */
 export function classifyProduction(view: StackView, state: SettingsState): Production {
@@ -230,12 +225,7 @@ export interface ProductionFinding {
  * the fail-closed message, or none for rules that do not fail closed; and a configuration error when
  * the production settings are invalid or missing.
  */
-export function productionFindings(
-    who: string,
-    production: Production,
-    messages: { production: (classification: string) => string; unknown?: (reason: string) => string },
-    field?: string,
-): ProductionFinding[] {
+export function productionFindings(who: string, production: Production, messages: { production: (classification: string) => string; unknown?: (reason: string) => string }, field?: string): ProductionFinding[] {
     const at = (message: string): ProductionFinding => (field === undefined ? { message } : { message, field });
     switch (production.verdict) {
         case "non-production":

@@ -221,7 +221,6 @@ export interface JoinedPatch {
     after: StackView;
 }
 
-
 /** The namespace a Stack or patch without metadata.namespace lands in. */
 const DEFAULT_NS = "default";
 
@@ -424,7 +423,16 @@ export function secretsRead(view: StackView): string[] {
     for (const [, ref] of entries(get(view.spec, "envRefs"))) addRef(ref);
     for (const [, ref] of entries(get(view.spec, "secretsRef"))) addRef(ref);
     const gitAuth = get(view.spec, "gitAuth");
-    for (const path of [["accessToken"], ["sshAuth", "sshPrivateKey"], ["sshAuth", "password"], ["basicAuth", "userName"], ["basicAuth", "password"], ["githubApp", "appID"], ["githubApp", "installationID"], ["githubApp", "privateKey"]]) {
+    for (const path of [
+        ["accessToken"],
+        ["sshAuth", "sshPrivateKey"],
+        ["sshAuth", "password"],
+        ["basicAuth", "userName"],
+        ["basicAuth", "password"],
+        ["githubApp", "appID"],
+        ["githubApp", "installationID"],
+        ["githubApp", "privateKey"],
+    ]) {
         addRef(get(gitAuth, ...path));
     }
     add(get(view.spec, "accessTokenSecret"));

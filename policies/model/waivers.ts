@@ -61,7 +61,10 @@ export interface WaiverTarget {
 }
 
 function glob(pattern: string): RegExp {
-    const re = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+    const re = pattern
+        .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+        .replace(/\*/g, ".*")
+        .replace(/\?/g, ".");
     return new RegExp(`^${re}$`);
 }
 
@@ -80,13 +83,7 @@ export function isCalendarDate(s: string): boolean {
 /** A waiver entry; one whose expiry is not a calendar date waives nothing (fails closed; the config check rejects it). */
 function isWaiver(w: unknown): w is Waiver {
     const o = w as Record<string, unknown>;
-    return (
-        o !== null &&
-        typeof o === "object" &&
-        typeof o.resource === "string" &&
-        typeof o.reason === "string" &&
-        (o.expires === undefined || (typeof o.expires === "string" && isCalendarDate(o.expires)))
-    );
+    return o !== null && typeof o === "object" && typeof o.resource === "string" && typeof o.reason === "string" && (o.expires === undefined || (typeof o.expires === "string" && isCalendarDate(o.expires)));
 }
 
 /** The waivers of a policy's config (malformed entries are ignored here; the config schema rejects them). */
@@ -120,14 +117,7 @@ export function today(now = new Date()): string {
  * fail-closed finding only one with allowFailClosed), or the text with a note that the matching waiver
  * expired, or the text unchanged. How a waived finding is written into a message is message.ts's business.
  */
-export function applyWaivers(
-    policy: string,
-    config: Record<string, unknown>,
-    t: WaiverTarget,
-    text: string,
-    failClosed: boolean,
-    now = new Date(),
-): { text: string; waiver?: WaiverMark } {
+export function applyWaivers(policy: string, config: Record<string, unknown>, t: WaiverTarget, text: string, failClosed: boolean, now = new Date()): { text: string; waiver?: WaiverMark } {
     const candidates = [...configWaivers(config), ...annotationWaivers(policy, config, t)].filter((w) => waiverMatches(w, t));
     const eligible = candidates.filter((w) => !failClosed || w.allowFailClosed === true);
     const live = eligible.find((w) => !w.expires || w.expires >= today(now));

@@ -24,7 +24,12 @@ function check(args: string[], cwd: string, input?: string) {
 
 /** The line (1-based) of the first line of a file matching a pattern. */
 function lineOf(file: string, re: RegExp): number {
-    return fs.readFileSync(file, "utf8").split("\n").findIndex((l) => re.test(l)) + 1;
+    return (
+        fs
+            .readFileSync(file, "utf8")
+            .split("\n")
+            .findIndex((l) => re.test(l)) + 1
+    );
 }
 
 describe("pko-guard check", function () {
@@ -63,7 +68,13 @@ describe("pko-guard check", function () {
         for (const x of admin) {
             assert.deepStrictEqual([x.resource, x.file, x.line, x.column, x.field], ["ClusterRoleBinding/webapp:cluster-admin", "manifests/production/stack.yaml", subjectLine, 5, "subjects[0]"]);
         }
-        assert.deepStrictEqual(rows.filter((x) => x.level === "mandatory").map((x) => x.policy).sort(), ["pko-stack-no-cluster-admin", "pko-stack-no-cluster-admin", "pko-stack-no-cluster-admin", "pko-stack-prod-pinned-commit"]);
+        assert.deepStrictEqual(
+            rows
+                .filter((x) => x.level === "mandatory")
+                .map((x) => x.policy)
+                .sort(),
+            ["pko-stack-no-cluster-admin", "pko-stack-no-cluster-admin", "pko-stack-no-cluster-admin", "pko-stack-prod-pinned-commit"],
+        );
         assert.match(r.stdout, new RegExp(`manifests/production/stack.yaml:${branchLine}:3`));
         assert.match(r.stdout, /9 object\(s\) in 6 file\(s\) \(0 of kinds no rule reads\); 4 violation\(s\), 4 blocking: FAIL/);
 
@@ -90,11 +101,15 @@ describe("pko-guard check", function () {
         const r = check(["-"], tmp, prod);
         assert.strictEqual(r.code, 1, r.stderr);
         assert.match(r.stdout, /pko-stack-prod-pinned-commit.*\(<stdin>:\d+:3\)/s);
-        const list = JSON.stringify({
-            apiVersion: "v1",
-            kind: "List",
-            items: [{ apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "app", namespace: "pulumi" }, spec: { stack: "acme/app/prod", projectRepo: "https://github.com/acme/app", branch: "main" } }],
-        }, null, 2);
+        const list = JSON.stringify(
+            {
+                apiVersion: "v1",
+                kind: "List",
+                items: [{ apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "app", namespace: "pulumi" }, spec: { stack: "acme/app/prod", projectRepo: "https://github.com/acme/app", branch: "main" } }],
+            },
+            null,
+            2,
+        );
         const l = check(["-"], tmp, list);
         assert.strictEqual(l.code, 1, l.stderr);
         assert.match(l.stdout, /Stack\/pulumi\/app/);
@@ -154,7 +169,12 @@ describe("pko-guard check", function () {
 
         it("aliases that expand without bound, or contain themselves: one line, exit 2", () => {
             const laughs = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
-            for (let i = 1; i < 9; i++) laughs.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(", ")}]`);
+            for (let i = 1; i < 9; i++)
+                laughs.push(
+                    `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10)
+                        .fill(`*${String.fromCharCode(96 + i)}`)
+                        .join(", ")}]`,
+                );
             write("m/laughs.yaml", `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\ndata:\n${laughs.map((l) => "  " + l).join("\n")}\n`);
             const r = check(["m/laughs.yaml"], tmp);
             assert.strictEqual(r.code, 2);
@@ -237,7 +257,9 @@ describe("pko-guard check", function () {
 
     it("finds lines in any document layout: comments, empty documents, flow and indented roots, CRLF, a BOM, unknown tags", () => {
         const stack = (name: string, indent = "") =>
-            ["apiVersion: pulumi.com/v1", "kind: Stack", "metadata:", `  name: ${name}`, "  namespace: pulumi", "spec:", "  stack: acme/app/prod", "  projectRepo: https://github.com/acme/app", "  branch: release"].map((l) => indent + l);
+            ["apiVersion: pulumi.com/v1", "kind: Stack", "metadata:", `  name: ${name}`, "  namespace: pulumi", "spec:", "  stack: acme/app/prod", "  projectRepo: https://github.com/acme/app", "  branch: release"].map(
+                (l) => indent + l,
+            );
         const lines = [
             "\ufeff# a comment before the first document",
             "---",

@@ -49,7 +49,11 @@ describe("YAML decoding matches sigs.k8s.io/yaml (differential)", function () {
                 let mine: { docs?: unknown[]; error?: string };
                 decodeOptions.fastPath = fastPath;
                 try {
-                    mine = { docs: decodeKubeYaml(bytes.toString("utf8")).filter((d) => d.value !== null).map((d) => d.value) };
+                    mine = {
+                        docs: decodeKubeYaml(bytes.toString("utf8"))
+                            .filter((d) => d.value !== null)
+                            .map((d) => d.value),
+                    };
                 } catch (e) {
                     if (!(e instanceof KubeYamlError)) throw e;
                     mine = { error: e.message };

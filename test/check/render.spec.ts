@@ -45,7 +45,14 @@ describe("pko-guard check renders what Argo CD renders", function () {
     afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
     it("an Application's own kustomize patch decides the verdict, attributed to the base file's object", () => {
-        write("apps/ledger.yaml", app("ledger", "ledger", "    kustomize:\n      namePrefix: eu-\n      patches:\n        - target: {kind: Stack}\n          patch: |-\n            - op: add\n              path: /spec/branch\n              value: release\n"));
+        write(
+            "apps/ledger.yaml",
+            app(
+                "ledger",
+                "ledger",
+                "    kustomize:\n      namePrefix: eu-\n      patches:\n        - target: {kind: Stack}\n          patch: |-\n            - op: add\n              path: /spec/branch\n              value: release\n",
+            ),
+        );
         write("ledger/kustomization.yaml", "resources: [stack.yaml]\n");
         write("ledger/stack.yaml", `# the base\n${stack(`  commit: ${SHA}\n`, "")}`);
         const r = check([".", "--report", "json=r.json"]);
@@ -53,7 +60,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
         const pinned = rows("r.json").filter((x) => x.policy === "pko-stack-prod-pinned-commit");
         assert.deepStrictEqual(
             pinned.map((x) => [x.resource, x.file, x.line]),
-            [["Stack/pulumi/eu-ledger-production", "ledger/stack.yaml", 6]] // spec: (the patch added spec.branch),
+            [["Stack/pulumi/eu-ledger-production", "ledger/stack.yaml", 6]], // spec: (the patch added spec.branch),
         );
         assert.match(r.out, /1 rendered/);
     });
@@ -79,7 +86,10 @@ describe("pko-guard check renders what Argo CD renders", function () {
         write("apps/ledger.yaml", app("ledger", "ledger"));
         write("ledger/sa.yaml", "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: ledger\n");
         write("ledger/stack.yaml", stack(`  commit: ${SHA}\n`, ""));
-        write("ledger/admin.yaml", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: ledger-admin\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, name: ledger, namespace: pulumi}]\n");
+        write(
+            "ledger/admin.yaml",
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: ledger-admin\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, name: ledger, namespace: pulumi}]\n",
+        );
         const r = check([".", "--report", "json=r.json"]);
         assert.strictEqual(r.code, 1, r.err + r.out);
         assert.ok(rows("r.json").some((x) => x.policy === "pko-stack-no-cluster-admin" && x.resource === "ClusterRoleBinding/ledger-admin"));
@@ -101,7 +111,10 @@ describe("pko-guard check renders what Argo CD renders", function () {
 
     it("a jsonnet file of a directory source is evaluated; never read otherwise", () => {
         write("apps/ledger.yaml", app("ledger", "ledger"));
-        write("ledger/stack.jsonnet", `{ apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "ledger-production", namespace: "pulumi" }, spec: { stack: "myorg/ledger/production", projectRepo: "https://github.com/myorg/ledger.git", branch: "release", refresh: true, environment: ["aws-credentials"] } }\n`);
+        write(
+            "ledger/stack.jsonnet",
+            `{ apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "ledger-production", namespace: "pulumi" }, spec: { stack: "myorg/ledger/production", projectRepo: "https://github.com/myorg/ledger.git", branch: "release", refresh: true, environment: ["aws-credentials"] } }\n`,
+        );
         assert.strictEqual(check(["."]).code, 1);
         fs.rmSync(path.join(tmp, "apps"), { recursive: true });
         assert.strictEqual(check(["."]).code, 0);

@@ -88,10 +88,7 @@ describe("harness CLI", function () {
             fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(root, "node_modules"));
             const src = path.join(REPO_ROOT, "fixtures", "creds-literal-token");
             for (const f of ["Pulumi.yaml", "index.ts"]) fs.copyFileSync(path.join(src, f), path.join(tmp, f));
-            fs.writeFileSync(
-                path.join(tmp, "expect.yaml"),
-                "description: wrong count on purpose\nviolations:\n  - policy: pko-stack-credentials-from-secrets\n    resource: app-dev\n    count: 2\n",
-            );
+            fs.writeFileSync(path.join(tmp, "expect.yaml"), "description: wrong count on purpose\nviolations:\n  - policy: pko-stack-credentials-from-secrets\n    resource: app-dev\n    count: 2\n");
             const r = harness(tmp);
             assert.strictEqual(r.code, 1);
             // One line per fixture, then each mismatch with names whole; no table unless --verbose.

@@ -39,7 +39,13 @@ describe("end to end (deploy leg)", function () {
         const secret = { apiVersion: "v1", kind: "Secret", metadata: { name: "t" }, stringData: { k: "v" } };
         assert.strictEqual(validator.validate("t.yaml", secret).status, "valid");
         assert.strictEqual(validator.validate("t.yaml", { ...secret, stringData: { k: 1 } }).status, "invalid");
-        const crb = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "b" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" }, subjects: [{ kind: "ServiceAccount", name: "a", namespace: "n" }] };
+        const crb = {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRoleBinding",
+            metadata: { name: "b" },
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
+            subjects: [{ kind: "ServiceAccount", name: "a", namespace: "n" }],
+        };
         assert.strictEqual(validator.validate("b.yaml", crb).status, "valid");
         assert.strictEqual(validator.validate("b.yaml", { ...crb, roleRef: { kind: "ClusterRole" } }).status, "invalid");
         assert.strictEqual(validator.validate("a.yaml", { apiVersion: "argoproj.io/v1alpha1", kind: "Application" }).status, "unvalidated");
@@ -56,21 +62,43 @@ describe("end to end (deploy leg)", function () {
                 commit: "a".repeat(40),
                 serviceAccountName: "pko",
                 configRef: { region: { name: "c", key: "k" } },
-                gitAuth: { githubApp: { appID: { type: "Literal", literal: { value: "1" } }, installationID: { type: "Literal", literal: { value: "2" } }, privateKey: { type: "Secret", secret: { name: "g", key: "pem" } } } },
-                workspaceTemplate: { metadata: { labels: { a: "b" } }, spec: { image: "x", podTemplate: { metadata: { annotations: { a: "b" } }, spec: { serviceAccountName: "other", containers: [{ name: "pulumi" }] } } } },
+                gitAuth: {
+                    githubApp: { appID: { type: "Literal", literal: { value: "1" } }, installationID: { type: "Literal", literal: { value: "2" } }, privateKey: { type: "Secret", secret: { name: "g", key: "pem" } } },
+                },
+                workspaceTemplate: {
+                    metadata: { labels: { a: "b" } },
+                    spec: { image: "x", podTemplate: { metadata: { annotations: { a: "b" } }, spec: { serviceAccountName: "other", containers: [{ name: "pulumi" }] } } },
+                },
             },
         };
         const ok = validator.validate("s.yaml", stack);
         assert.strictEqual(ok.status, "valid", ok.errors.join("; "));
-        const badV2 = validator.validate("s.yaml", { ...stack, spec: { ...stack.spec, workspaceReclaimPolicy: "Sometimes", workspaceTemplate: { spec: { podTemplate: { spec: { serviceAccount: 1, contianers: [] } } } } } });
+        const badV2 = validator.validate("s.yaml", {
+            ...stack,
+            spec: { ...stack.spec, workspaceReclaimPolicy: "Sometimes", workspaceTemplate: { spec: { podTemplate: { spec: { serviceAccount: 1, contianers: [] } } } } },
+        });
         // The pod template is a PodSpec: containers is required (so the typo leaves it missing).
-        assert.deepStrictEqual(badV2.errors.map((e) => e.split(" ")[0]).sort(), ["/spec/workspaceReclaimPolicy", "/spec/workspaceTemplate/spec/podTemplate/spec", "/spec/workspaceTemplate/spec/podTemplate/spec/serviceAccount", "spec.workspaceTemplate.spec.podTemplate.spec.contianers:"]);
+        assert.deepStrictEqual(badV2.errors.map((e) => e.split(" ")[0]).sort(), [
+            "/spec/workspaceReclaimPolicy",
+            "/spec/workspaceTemplate/spec/podTemplate/spec",
+            "/spec/workspaceTemplate/spec/podTemplate/spec/serviceAccount",
+            "spec.workspaceTemplate.spec.podTemplate.spec.contianers:",
+        ]);
         const program = { apiVersion: "pulumi.com/v1", kind: "Program", metadata: { name: "p" }, program: { resources: { r: { type: "kubernetes:core/v1:ConfigMap" } }, variables: { v: { "fn::secret": "x" } } } };
         assert.strictEqual(validator.validate("p.yaml", program).status, "valid", validator.validate("p.yaml", program).errors.join("; "));
-        const workspace = { apiVersion: "auto.pulumi.com/v1alpha1", kind: "Workspace", metadata: { name: "w" }, spec: { serviceAccountName: "w", git: { url: "https://github.com/acme/app", ref: "main" }, stacks: [{ name: "dev" }] } };
+        const workspace = {
+            apiVersion: "auto.pulumi.com/v1alpha1",
+            kind: "Workspace",
+            metadata: { name: "w" },
+            spec: { serviceAccountName: "w", git: { url: "https://github.com/acme/app", ref: "main" }, stacks: [{ name: "dev" }] },
+        };
         assert.strictEqual(validator.validate("w.yaml", workspace).status, "valid", validator.validate("w.yaml", workspace).errors.join("; "));
         assert.strictEqual(validator.validate("w.yaml", { ...workspace, spec: { ...workspace.spec, privileged: true } }).status, "invalid");
-        const typo = validator.validate("s.yaml", { ...stack, metadata: { name: "s", lables: {} }, spec: { ...stack.spec, destroyOnFinalise: true, envRefs: { T: { type: "Secret", secret: { name: "t", key: "k", value: "x" } } } } });
+        const typo = validator.validate("s.yaml", {
+            ...stack,
+            metadata: { name: "s", lables: {} },
+            spec: { ...stack.spec, destroyOnFinalise: true, envRefs: { T: { type: "Secret", secret: { name: "t", key: "k", value: "x" } } } },
+        });
         assert.strictEqual(typo.status, "invalid");
         assert.deepStrictEqual(typo.errors.map((e) => e.split(":")[0]).sort(), ["metadata.lables", "spec.destroyOnFinalise", "spec.envRefs.T.secret.value"]);
         const secret = validator.validate("t.yaml", { apiVersion: "v1", kind: "Secret", metadata: { name: "t" }, strinData: { k: "v" } });
@@ -89,7 +117,13 @@ describe("end to end (deploy leg)", function () {
             fs.writeFileSync(path.join(dir, "1-manifest", "a.yaml"), "apiVersion: v1\nkind: Secret\nmetadata: {name: t\n");
             fs.writeFileSync(path.join(dir, "1-manifest", "b.yaml"), "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\n");
             const results = validator.validateDirectory(dir);
-            assert.deepStrictEqual(results.map((m) => [m.kind, m.status]), [["(YAML)", "invalid"], ["argoproj.io/v1alpha1/Application", "unvalidated"]]);
+            assert.deepStrictEqual(
+                results.map((m) => [m.kind, m.status]),
+                [
+                    ["(YAML)", "invalid"],
+                    ["argoproj.io/v1alpha1/Application", "unvalidated"],
+                ],
+            );
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
@@ -106,7 +140,10 @@ describe("end to end (deploy leg)", function () {
         for (const v of deployed) {
             const stacks = v.checks.filter((c) => c.check?.startsWith("schema pulumi.com/"));
             assert.ok(stacks.length > 0, `${v.fixture}: no Stack manifest validated`);
-            assert.ok(v.checks.some((c) => c.check === "destroy" && c.outcome === "match"), `${v.fixture}: not destroyed`);
+            assert.ok(
+                v.checks.some((c) => c.check === "destroy" && c.outcome === "match"),
+                `${v.fixture}: not destroyed`,
+            );
         }
         // Every rendered Stack, v2 fields included, is checked against the PKO v2.9.0 schema.
         const governed = verdicts.find((v) => v.fixture === "multi-stack-governed")!;

@@ -22,13 +22,19 @@ import { alive, descendants, waitFor } from "../processes";
 const CLI = path.join(REPO_ROOT, "bin", "harness", "cli.js");
 
 function filesUnder(dir: string): string[] {
-    return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((d) => d.isFile()).map((d) => path.join(d.parentPath ?? (d as unknown as { path: string }).path, d.name));
+    return fs
+        .readdirSync(dir, { withFileTypes: true, recursive: true })
+        .filter((d) => d.isFile())
+        .map((d) => path.join(d.parentPath ?? (d as unknown as { path: string }).path, d.name));
 }
 
 describe("harness faults and leaks", function () {
     this.timeout(600000);
 
-    for (const [signal, exitCode] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    for (const [signal, exitCode] of [
+        ["SIGINT", 130],
+        ["SIGTERM", 143],
+    ] as const) {
         it(`an interrupted run (${signal}) kills its children and the pack's analyzer, removes its temporary folders and exits ${exitCode}`, async () => {
             // The run's own temporary root: nothing another run does on this machine can change what we count.
             const root = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-interrupt-"));
@@ -113,10 +119,15 @@ describe("harness faults and leaks", function () {
                 const prepared = await prepareFixtureStack(fixture, toolchain, tmp, 120000);
                 if ("error" in prepared) throw new Error(prepared.error);
                 const result = await previewWithPack({ ...prepared, timeoutMs: 300000 }, fixturePack(fixture, descriptions));
-                assert.ok(result.rows.some((r) => r.policy === "pko-stack-credentials-from-secrets"), `${name}: no violation`);
+                assert.ok(
+                    result.rows.some((r) => r.policy === "pko-stack-credentials-from-secrets"),
+                    `${name}: no violation`,
+                );
                 // Policy messages never carry a secret; the secret config value never appears in plaintext.
                 for (const row of result.rows) for (const s of secrets) assert.ok(!row.message.includes(s), `${name}: message leaks ${s.slice(0, 6)}`);
-                const config = Object.values(fixture.expect.config).filter((c) => c.secret).map((c) => c.value);
+                const config = Object.values(fixture.expect.config)
+                    .filter((c) => c.secret)
+                    .map((c) => c.value);
                 for (const s of config) assert.ok(!result.output.includes(s), `${name}: the event stream leaks a secret config value`);
                 for (const file of filesUnder(tmp).filter((f) => !f.includes(`${path.sep}node_modules${path.sep}`) && !f.includes(`${path.sep}plugins${path.sep}`))) {
                     const text = fs.readFileSync(file, "latin1");

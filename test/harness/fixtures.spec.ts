@@ -50,7 +50,10 @@ describe("fixtures through both legs", function () {
             if (f.manifestsDir) {
                 it("manifest leg (pko-guard check in-process) matches", () => {
                     const v = verdicts.get(f.name)!;
-                    assert.deepStrictEqual(v.checks.filter((c) => c.leg === "manifest" && c.outcome !== "match"), []);
+                    assert.deepStrictEqual(
+                        v.checks.filter((c) => c.leg === "manifest" && c.outcome !== "match"),
+                        [],
+                    );
                     const expected = f.expect.violations.reduce((n, e) => n + e.count, 0);
                     const leg = v.legs.find((l) => l.leg === "manifest")!;
                     assert.strictEqual(leg.status === "ran" ? leg.rows.length : -1, expected, JSON.stringify(leg));

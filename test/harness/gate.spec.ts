@@ -78,7 +78,11 @@ describe("pko-guard gate", function () {
         assert.strictEqual(r.code, 1, r.stderr);
     });
 
-    for (const [how, expected] of [["--timeout", 2], ["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    for (const [how, expected] of [
+        ["--timeout", 2],
+        ["SIGINT", 130],
+        ["SIGTERM", 143],
+    ] as const) {
         it(`leaves no process behind when ${how} ends a hanging preview (exit ${expected})`, async () => {
             const hangs = await prepareFixtureStack(loadFixture(path.join(REPO_ROOT, "test", "bad-fixtures", "hangs")), toolchain!, path.join(tmp, `hangs-${how}`), 120000);
             if ("error" in hangs) throw new Error(hangs.error);
@@ -88,10 +92,14 @@ describe("pko-guard gate", function () {
             const exited = new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
             // The CLI, its language host and the program are running (the program never finishes).
             const seen = new Set<number>();
-            await waitFor("the preview's processes", () => {
-                for (const p of descendants(child.pid!)) seen.add(p);
-                return seen.size >= 3;
-            }, 120000);
+            await waitFor(
+                "the preview's processes",
+                () => {
+                    for (const p of descendants(child.pid!)) seen.add(p);
+                    return seen.size >= 3;
+                },
+                120000,
+            );
             if (how !== "--timeout") child.kill(how);
             const code = await exited;
             assert.strictEqual(code, expected, stderr);

@@ -8,18 +8,7 @@ import * as os from "os";
 import * as path from "path";
 import { Fixture } from "../../harness/expect";
 import { runProgramUnderMocks } from "../../harness/legs/mock";
-import {
-    AUTONAMED_ANNOTATION,
-    MockRefusal,
-    SECRET_SIG,
-    SIG_KEY,
-    UNKNOWN_WIRE,
-    checkKubernetesInputs,
-    decodeYamlInvoke,
-    expandYamlV2,
-    goGlob,
-    isNamespacedKind,
-} from "../../harness/legs/mock-kubernetes";
+import { AUTONAMED_ANNOTATION, MockRefusal, SECRET_SIG, SIG_KEY, UNKNOWN_WIRE, checkKubernetesInputs, decodeYamlInvoke, expandYamlV2, goGlob, isNamespacedKind } from "../../harness/legs/mock-kubernetes";
 import { engineUrn } from "../../harness/legs/mock-engine";
 import { autonamesFromEvents, maskAutonames } from "../../harness/autonames";
 import { REPO_ROOT } from "../../core/paths";
@@ -107,7 +96,10 @@ describe("mock leg: YAML as the provider reads it", () => {
         );
         assert.deepStrictEqual(children[0].properties.data, secret({ k: "dg==" }));
         const prefixed = expandYamlV2("ConfigGroup", "cg", { resourcePrefix: "", objs: [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "n" } }] }, os.tmpdir(), c);
-        assert.deepStrictEqual(prefixed.map((x) => x.name), ["n"]);
+        assert.deepStrictEqual(
+            prefixed.map((x) => x.name),
+            ["n"],
+        );
     });
 
     it("yaml/v2 refuses what the provider would reject or fetch", () => {
@@ -171,14 +163,20 @@ describe("mock leg: programs (child process under mocks)", function () {
     it("refuses provider-side components it cannot expand (a Helm v4 chart from a registry, a remote kustomize v2 directory)", async () => {
         const helm = program("helm4", `import * as k8s from "@pulumi/kubernetes";\nnew k8s.helm.v4.Chart("nginx", { chart: "oci://registry-1.docker.io/bitnamicharts/nginx" });\n`);
         assert.match(await refusal(helm), /^cannot expand kubernetes:helm\.sh\/v4:Chart "nginx" in the mock leg: /);
-        const kust = program("kust2", `import * as k8s from "@pulumi/kubernetes";\nnew k8s.kustomize.v2.Directory("app", { directory: "https://github.com/kubernetes-sigs/kustomize//examples/helloWorld?ref=v3.3.1" });\n`);
+        const kust = program(
+            "kust2",
+            `import * as k8s from "@pulumi/kubernetes";\nnew k8s.kustomize.v2.Directory("app", { directory: "https://github.com/kubernetes-sigs/kustomize//examples/helloWorld?ref=v3.3.1" });\n`,
+        );
         assert.match(await refusal(kust), /^cannot expand kubernetes:kustomize\/v2:Directory "app" in the mock leg: /);
     });
 
     it("refuses invokes that need Helm or kustomize, and reads of existing objects", async () => {
         const helm3 = program("helm3", `import * as k8s from "@pulumi/kubernetes";\nnew k8s.helm.v3.Chart("nginx", { chart: "nginx", fetchOpts: { repo: "https://charts.example.com" } });\n`);
         assert.match(await refusal(helm3), /^cannot answer the invoke kubernetes:helm:template in the mock leg: /);
-        const get = program("get", `import * as k8s from "@pulumi/kubernetes";\nconst sa = k8s.core.v1.ServiceAccount.get("ops", "pulumi/ops");\nnew k8s.core.v1.ConfigMap("c", { metadata: { name: "c" }, data: { sa: sa.metadata.name } });\n`);
+        const get = program(
+            "get",
+            `import * as k8s from "@pulumi/kubernetes";\nconst sa = k8s.core.v1.ServiceAccount.get("ops", "pulumi/ops");\nnew k8s.core.v1.ConfigMap("c", { metadata: { name: "c" }, data: { sa: sa.metadata.name } });\n`,
+        );
         assert.match(await refusal(get), /^cannot read kubernetes:core\/v1:ServiceAccount "ops" \(a \.get of an existing resource\) in the mock leg/);
     });
 
@@ -186,7 +184,10 @@ describe("mock leg: programs (child process under mocks)", function () {
         const empty = program("empty-error", `import * as k8s from "@pulumi/kubernetes";\nnew k8s.core.v1.ServiceAccount("a", { metadata: { name: "a" } });\nthrow new Error();\n`);
         const msg = await refusal(empty);
         assert.match(msg, /^program failed: \S/);
-        const unanswered = program("unanswered", `import * as pulumi from "@pulumi/pulumi";\nimport * as k8s from "@pulumi/kubernetes";\nnew k8s.core.v1.ServiceAccount("a", { metadata: { name: "a" } });\npulumi.runtime.invoke("example:index:lookup", {});\n`);
+        const unanswered = program(
+            "unanswered",
+            `import * as pulumi from "@pulumi/pulumi";\nimport * as k8s from "@pulumi/kubernetes";\nnew k8s.core.v1.ServiceAccount("a", { metadata: { name: "a" } });\npulumi.runtime.invoke("example:index:lookup", {});\n`,
+        );
         assert.match(await refusal(unanswered), /^program failed: .*example:index:lookup is not answered in the mock leg/);
     });
 
@@ -220,8 +221,14 @@ new k8s.yaml.ConfigGroup("g", { yaml: "apiVersion: v1\\nkind: ConfigMap\\nmetada
 `,
         );
         const resources = await runProgramUnderMocks(f, 60000);
-        assert.deepStrictEqual(resources.map((r) => r.name), ["invoke-transforms-dev", "g", "after"]);
+        assert.deepStrictEqual(
+            resources.map((r) => r.name),
+            ["invoke-transforms-dev", "g", "after"],
+        );
         // The root stack resource is every top-level resource's parent, as in the engine.
-        assert.deepStrictEqual(resources.map((r) => r.parent ?? ""), ["", resources[0].urn, resources[1].urn]);
+        assert.deepStrictEqual(
+            resources.map((r) => r.parent ?? ""),
+            ["", resources[0].urn, resources[1].urn],
+        );
     });
 });

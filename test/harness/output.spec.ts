@@ -17,7 +17,16 @@ const verdicts: FixtureVerdict[] = [
             { leg: "real", durationMs: 1, status: "skipped", reason: "mock-only: x" },
         ],
         checks: [
-            { fixture: "argocd-cluster-admin-for-simplicity", leg: "mock", policy: "rbac-no-cluster-admin-serviceaccount", resource: "a-very-long-resource-name-for-a-binding", expected: 1, got: 0, outcome: "mismatch", note: "missing: " + "word ".repeat(60) },
+            {
+                fixture: "argocd-cluster-admin-for-simplicity",
+                leg: "mock",
+                policy: "rbac-no-cluster-admin-serviceaccount",
+                resource: "a-very-long-resource-name-for-a-binding",
+                expected: 1,
+                got: 0,
+                outcome: "mismatch",
+                note: "missing: " + "word ".repeat(60),
+            },
             { fixture: "argocd-cluster-admin-for-simplicity", leg: "mock", policy: "pko-stack-prod-refresh", resource: "x", expected: 1, got: 1, outcome: "match" },
         ],
     } as FixtureVerdict,
@@ -60,16 +69,18 @@ describe("harness output", () => {
 
 describe("check's progress", () => {
     it("says what it is doing on a terminal, clears the line, and writes nothing to a pipe", () => {
-         
         const { runCheck } = require("../../cli/check") as typeof import("../../cli/check");
-         
+
         const path = require("path") as typeof import("path");
         const { REPO_ROOT } = require("../../core/paths") as typeof import("../../core/paths");
         const dir = path.join(REPO_ROOT, "fixtures", "gitops-guide-governed", "manifests");
         const written: string[] = [];
         const term = { isTTY: true, columns: 200, write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream;
         runCheck({ paths: [dir], failOnAdvisory: false, repoRoot: dir, progress: term });
-        assert.ok(written.some((w) => /pko-guard check: evaluating \d+ object\(s\) from \d+ file\(s\)/.test(w)), JSON.stringify(written));
+        assert.ok(
+            written.some((w) => /pko-guard check: evaluating \d+ object\(s\) from \d+ file\(s\)/.test(w)),
+            JSON.stringify(written),
+        );
         assert.strictEqual(written[written.length - 1], "\r\u001b[K");
         const piped: string[] = [];
         runCheck({ paths: [dir], failOnAdvisory: false, repoRoot: dir, progress: { isTTY: false, write: (s: string) => piped.push(s) } as unknown as NodeJS.WriteStream });

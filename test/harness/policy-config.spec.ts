@@ -15,7 +15,10 @@ function check(doc: unknown): void {
 }
 
 function rejects(doc: unknown, message: RegExp): void {
-    assert.throws(() => check(doc), (e: unknown) => e instanceof BadInputError && message.test(e.message) && !e.message.includes("\n"));
+    assert.throws(
+        () => check(doc),
+        (e: unknown) => e instanceof BadInputError && message.test(e.message) && !e.message.includes("\n"),
+    );
 }
 
 describe("policy config check", () => {
@@ -57,7 +60,7 @@ describe("policy config check", () => {
         const files: Record<string, string> = {
             "credentials (INI)": `[default]\naws_access_key_id = AKIAABCDEFGHIJKLMNOP\naws_secret_access_key = ${secret}\n`,
             "a key file": `-----BEGIN RSA PRIVATE KEY-----\n${secret}\n-----END RSA PRIVATE KEY-----\n`,
-            "YAML": `pko-stack-prod-pinned-commit:\n  token: ${secret}\n`,
+            YAML: `pko-stack-prod-pinned-commit:\n  token: ${secret}\n`,
             "truncated JSON": `{"pko-guard-production": {"token": "${secret}"`,
             "a bare token": secret,
         };
@@ -84,9 +87,18 @@ describe("policy config check", () => {
         }
 
         it("nor echoes an odd policy name or a bad level", () => {
-            assert.throws(() => check({ [secret]: "mandatory" }), (e: Error) => /is not a policy of this pack/.test(e.message) && !e.message.includes(secret));
-            assert.throws(() => parsePackConfig(JSON.stringify({ "pko-stack-prod-refresh": secret }), "cfg.json"), (e: Error) => !e.message.includes(secret));
-            assert.throws(() => parsePackConfig(JSON.stringify({ "pko-stack-prod-refresh": { enforcementLevel: secret } }), "cfg.json"), (e: Error) => !e.message.includes(secret));
+            assert.throws(
+                () => check({ [secret]: "mandatory" }),
+                (e: Error) => /is not a policy of this pack/.test(e.message) && !e.message.includes(secret),
+            );
+            assert.throws(
+                () => parsePackConfig(JSON.stringify({ "pko-stack-prod-refresh": secret }), "cfg.json"),
+                (e: Error) => !e.message.includes(secret),
+            );
+            assert.throws(
+                () => parsePackConfig(JSON.stringify({ "pko-stack-prod-refresh": { enforcementLevel: secret } }), "cfg.json"),
+                (e: Error) => !e.message.includes(secret),
+            );
         });
     });
 });
@@ -95,7 +107,7 @@ describe("YAML files that do not parse", () => {
     it("are reported with the error kind and position, never their content", () => {
         const YAML = require("yaml");
         const { yamlErrorPosition } = require("../../core/pack-config");
-        for (const text of ["a: b: c: SECRET-A", "key: \"unterminated SECRET-B", "x: *SECRET-C\n", "{a: SECRET-D"]) {
+        for (const text of ["a: b: c: SECRET-A", 'key: "unterminated SECRET-B', "x: *SECRET-C\n", "{a: SECRET-D"]) {
             let shown = "";
             try {
                 YAML.parse(text);
@@ -117,7 +129,10 @@ describe("fixtures' policy config", () => {
             fs.writeFileSync(path.join(dir, "index.ts"), "export {};\n");
             fs.writeFileSync(path.join(dir, "expect.yaml"), "description: d\nviolations: []\n");
             fs.writeFileSync(path.join(dir, "policy-config.json"), JSON.stringify({ "pko-guard-production": { productionNamespace: ["payments"] } }));
-            assert.throws(() => loadFixtures([dir]), (e: unknown) => e instanceof BadInputError && /did you mean productionNamespaces\?/.test(e.message));
+            assert.throws(
+                () => loadFixtures([dir]),
+                (e: unknown) => e instanceof BadInputError && /did you mean productionNamespaces\?/.test(e.message),
+            );
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }

@@ -30,7 +30,10 @@ describe("realOnly fixtures", () => {
     it("a non-Node program without realOnly is bad input", () => {
         const dir = yamlFixture("description: d\nviolations: []\n");
         try {
-            assert.throws(() => loadFixture(dir), (e: Error) => e instanceof BadInputError && /realOnly/.test(e.message));
+            assert.throws(
+                () => loadFixture(dir),
+                (e: Error) => e instanceof BadInputError && /realOnly/.test(e.message),
+            );
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }

@@ -33,9 +33,10 @@ describe("reports", function () {
         for (const f of ["Pulumi.yaml", "index.ts"]) fs.copyFileSync(path.join(FIX("creds-git-auth"), f), path.join(bad, f));
         fs.writeFileSync(
             path.join(bad, "expect.yaml"),
-            fs.readFileSync(path.join(FIX("creds-git-auth"), "expect.yaml"), "utf8")
+            fs
+                .readFileSync(path.join(FIX("creds-git-auth"), "expect.yaml"), "utf8")
                 .replace(/^description: .*$/m, 'description: "expects the wrong count <on purpose> & escapes"')
-                .replace("count: 2\n    message: \"spec", "count: 7\n    message: \"spec"),
+                .replace('count: 2\n    message: "spec', 'count: 7\n    message: "spec'),
         );
         const fixtures = fs.readdirSync(path.join(REPO_ROOT, "fixtures")).filter((d) => fs.existsSync(path.join(FIX(d), "expect.yaml")));
         const r = spawnSync(process.execPath, [CLI, "--report", `json=${files.json}`, "--report", `junit=${files.junit}`, "--report", `sarif=${files.sarif}`, ...fixtures.map(FIX), bad], { encoding: "utf8" });

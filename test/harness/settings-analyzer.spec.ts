@@ -44,14 +44,20 @@ describe("production settings through the real analyzer", function () {
         const reconciled: PackConfig = engineLike ? parsed : reconcilePackConfig(analyzer.policies, parsed, "cfg");
         await analyzer.configure(reconciled, { project, stack: "dev" });
         const got = await analyzer.analyze(program);
-        return got.filter((r) => ["pko-stack-destroy-on-finalize-nonprod", "pko-stack-prod-refresh", "pko-guard-production"].includes(r.policy)).map((r) => `${r.policy} ${r.resource}: ${r.message}`).sort();
+        return got
+            .filter((r) => ["pko-stack-destroy-on-finalize-nonprod", "pko-stack-prod-refresh", "pko-guard-production"].includes(r.policy))
+            .map((r) => `${r.policy} ${r.resource}: ${r.message}`)
+            .sort();
     }
 
     it("the rules read the settings the settings policy published in the same request", async () => {
         assert.deepStrictEqual(await rows({}), [], "acme/payments/live is not production by default");
         const got = await rows({ "pko-guard-production": { productionNamespaces: ["payments"] } });
         assert.strictEqual(got.length, 1, got.join("\n"));
-        assert.match(got[0], /^pko-stack-destroy-on-finalize-nonprod payments-live-patch: StackPatch "payments-live-patch" of Stack "payments-live" .*is production by namespace "payments" and sets spec\.destroyOnFinalize: true/);
+        assert.match(
+            got[0],
+            /^pko-stack-destroy-on-finalize-nonprod payments-live-patch: StackPatch "payments-live-patch" of Stack "payments-live" .*is production by namespace "payments" and sets spec\.destroyOnFinalize: true/,
+        );
     });
 
     it("with the settings policy disabled, the rules fail closed on what they judge", async () => {
@@ -67,6 +73,9 @@ describe("production settings through the real analyzer", function () {
 
     it("an unknown property the engine lets through is reported by the pack", async () => {
         const got = await rows({ "pko-guard-production": { productionNamespace: ["payments"] } }, true);
-        assert.ok(got.some((r) => /^pko-guard-production payments-live: .*unknown property "productionNamespace" \(did you mean productionNamespaces\?\)/.test(r)), got.join("\n"));
+        assert.ok(
+            got.some((r) => /^pko-guard-production payments-live: .*unknown property "productionNamespace" \(did you mean productionNamespaces\?\)/.test(r)),
+            got.join("\n"),
+        );
     });
 });

@@ -85,8 +85,7 @@ describe("verdict", () => {
 
     it("parity compares URNs between engine legs, and identities only against the manifest leg", () => {
         const a = leg([row(), row()]);
-        const moved = (l: LegResult, name: LegResult["leg"]): LegResult =>
-            l.status === "ran" ? { ...l, leg: name, rows: l.rows.map((r) => ({ ...r, urn: `urn:pulumi:dev::f::parent$t::${r.resource}` })) } : l;
+        const moved = (l: LegResult, name: LegResult["leg"]): LegResult => (l.status === "ran" ? { ...l, leg: name, rows: l.rows.map((r) => ({ ...r, urn: `urn:pulumi:dev::f::parent$t::${r.resource}` })) } : l);
         assert.strictEqual(judgeParity(fixture, a, moved(a, "real")).length, 2, "a different parent chain is a mismatch between mock and real");
         assert.strictEqual(judgeParity(fixture, moved(a, "manifest"), a).length, 0, "the manifest leg has no engine URNs");
     });

@@ -13,7 +13,19 @@ import { configWaivers } from "../../policies/model/waivers";
 import { assertInert, pkoGuard } from "./inert";
 
 const CANARY = "canary-c0nf1g-77ab";
-const STACK = ["apiVersion: pulumi.com/v1", "kind: Stack", "metadata:", "  name: app", "  namespace: pulumi", "  labels: {env: production}", "spec:", "  stack: acme/app/prod", "  projectRepo: https://github.com/acme/app", "  branch: release", ""].join("\n");
+const STACK = [
+    "apiVersion: pulumi.com/v1",
+    "kind: Stack",
+    "metadata:",
+    "  name: app",
+    "  namespace: pulumi",
+    "  labels: {env: production}",
+    "spec:",
+    "  stack: acme/app/prod",
+    "  projectRepo: https://github.com/acme/app",
+    "  branch: release",
+    "",
+].join("\n");
 
 describe("policy config edge cases (issue 19 item 9)", function () {
     this.timeout(120000);
@@ -34,7 +46,10 @@ describe("policy config edge cases (issue 19 item 9)", function () {
     };
 
     it('unknown properties under "all" are rejected', () => {
-        oneLine(withConfig(JSON.stringify({ all: { enforcementLevel: "mandatory", allowedRepoPatterns: ["x"] } })), /^pko-guard: c\.json: all: unknown property allowedRepoPatterns \("all" takes only enforcementLevel\)$/);
+        oneLine(
+            withConfig(JSON.stringify({ all: { enforcementLevel: "mandatory", allowedRepoPatterns: ["x"] } })),
+            /^pko-guard: c\.json: all: unknown property allowedRepoPatterns \("all" takes only enforcementLevel\)$/,
+        );
         assert.strictEqual(withConfig(JSON.stringify({ all: { enforcementLevel: "advisory" } })).code, 0);
     });
 

@@ -11,7 +11,6 @@ import * as path from "path";
 import { escapeText } from "../../core/escape";
 import { CORPUS, assertInert, pkoGuard } from "./inert";
 
-
 describe("one escape for human-facing output (issue 19 item 2)", function () {
     this.timeout(120000);
 

@@ -69,26 +69,26 @@ const fileName = hostileText.map((s) => `${s.replace(/[/\u0000]/g, "_").slice(0,
 
 /** A repository that is valid: hostile names, a canary Secret, and a production Stack on a branch (1) or not (0). */
 const validParams = fc.record({
-        name: hostileText,
-        namespace: hostileText,
-        value: hostileText,
-        file: fileName,
-        blocking: fc.boolean(),
-        eol: fc.constantFrom<Eol>("\n", "\r\n", "\r"),
-        encoding: fc.constantFrom<Encoding>("utf8", "utf8-bom", "utf16le", "utf16be"),
-        documents: fc.constantFrom(1, 3, 400),
-        hugeKey: fc.boolean(),
-        flowDepth: fc.integer({ min: 0, max: 60 }),
-    });
+    name: hostileText,
+    namespace: hostileText,
+    value: hostileText,
+    file: fileName,
+    blocking: fc.boolean(),
+    eol: fc.constantFrom<Eol>("\n", "\r\n", "\r"),
+    encoding: fc.constantFrom<Encoding>("utf8", "utf8-bom", "utf16le", "utf16be"),
+    documents: fc.constantFrom(1, 3, 400),
+    hugeKey: fc.boolean(),
+    flowDepth: fc.integer({ min: 0, max: 60 }),
+});
 
 function validCase(c: typeof validParams extends fc.Arbitrary<infer T> ? T : never): Case {
     {
-        const docs = [
-            `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${quoted(c.name)}\n  namespace: ${quoted(c.namespace)}\nstringData:\n  password: ${CANARY}-password\n  token: ${quoted(`${CANARY}-${c.value}`)}\n`,
-        ];
+        const docs = [`apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${quoted(c.name)}\n  namespace: ${quoted(c.namespace)}\nstringData:\n  password: ${CANARY}-password\n  token: ${quoted(`${CANARY}-${c.value}`)}\n`];
         // A production Stack on a branch blocks (1); without it nothing may block (0).
         if (c.blocking) {
-            docs.push(`apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: ${quoted(`s-${c.name}`)}\n  namespace: ${quoted(c.namespace)}\n  labels: {env: production}\nspec:\n  stack: ${quoted(`acme/${c.value}/prod`)}\n  projectRepo: https://github.com/acme/app\n  branch: ${quoted(c.value)}\n`);
+            docs.push(
+                `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: ${quoted(`s-${c.name}`)}\n  namespace: ${quoted(c.namespace)}\n  labels: {env: production}\nspec:\n  stack: ${quoted(`acme/${c.value}/prod`)}\n  projectRepo: https://github.com/acme/app\n  branch: ${quoted(c.value)}\n`,
+            );
         }
         const data = (i: number) => [`  deep: ${"[".repeat(c.flowDepth)}${quoted(c.value)}${"]".repeat(c.flowDepth)}`, ...(c.hugeKey && i === 0 ? [`  ${quoted("k".repeat(100_000) + c.value)}: v`] : [])];
         for (let i = 0; i < c.documents; i++) docs.push(`apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-${i}\n  namespace: ${quoted(c.namespace)}\ndata:\n${data(i).join("\n")}\n`);
@@ -152,7 +152,13 @@ describe("fuzz: hostile inputs (issue 19)", function () {
     });
 
     it("the gate's report path: findings, waivers, notices and errors from input stay inert", () => {
-        const finding = fc.record({ resource: hostileText, message: hostileText, file: hostileText, reason: hostileText, status: fc.constantFrom("blocking", "advisory", "waived") as fc.Arbitrary<"blocking" | "advisory" | "waived"> });
+        const finding = fc.record({
+            resource: hostileText,
+            message: hostileText,
+            file: hostileText,
+            reason: hostileText,
+            status: fc.constantFrom("blocking", "advisory", "waived") as fc.Arbitrary<"blocking" | "advisory" | "waived">,
+        });
         fc.assert(
             fc.property(fc.array(finding, { minLength: 1, maxLength: 5 }), hostileText, hostileText, fc.boolean(), (findings, name, error, failed) => {
                 const subject: ProjectSubject = {
@@ -203,7 +209,10 @@ describe("fuzz: hostile inputs (issue 19)", function () {
                     reader.push(bytes.subarray(i, i + size));
                     i += size;
                 }
-                assert.deepStrictEqual(reader.end(), events.filter((e) => "policyEvent" in e));
+                assert.deepStrictEqual(
+                    reader.end(),
+                    events.filter((e) => "policyEvent" in e),
+                );
             }),
             { seed: SEED, numRuns: 200 },
         );

@@ -79,6 +79,9 @@ describe(`pko-guard gate on a program with ${RESOURCES} resources (real toolchai
         assert.ok(plain.findings.includes("pko-stack-prod-pinned-commit billing-prod advisory"), plain.findings.join("\n"));
         const strict = gate("--config", advisory, "--fail-on-advisory");
         assert.strictEqual(strict.code, 1, strict.stderr + strict.stdout.slice(-2000));
-        assert.deepStrictEqual(strict.findings, plain.findings.map((f: string) => f.replace(/ advisory$/, " blocking")));
+        assert.deepStrictEqual(
+            strict.findings,
+            plain.findings.map((f: string) => f.replace(/ advisory$/, " blocking")),
+        );
     });
 });

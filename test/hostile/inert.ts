@@ -16,7 +16,10 @@ const OWN_COMMAND = /^::(error|warning|notice)( [^:]*)?::(.*)$/;
 /** Throws when `text` (stdout, stderr, a step summary) carries something from input that acts on its reader. */
 export function assertInert(what: string, text: string, secrets: string[] = []): void {
     const bad = RAW_CONTROL.exec(text);
-    assert.ok(!bad, `${what}: raw control character U+${bad?.[0].charCodeAt(0).toString(16).padStart(4, "0")} at ${bad?.index}: ${JSON.stringify(text.slice(Math.max(0, (bad?.index ?? 0) - 40), (bad?.index ?? 0) + 40))}`);
+    assert.ok(
+        !bad,
+        `${what}: raw control character U+${bad?.[0].charCodeAt(0).toString(16).padStart(4, "0")} at ${bad?.index}: ${JSON.stringify(text.slice(Math.max(0, (bad?.index ?? 0) - 40), (bad?.index ?? 0) + 40))}`,
+    );
     for (const line of text.split("\n")) {
         const t = line.trimStart();
         if (t.startsWith("::")) {

@@ -16,7 +16,19 @@ import { CLI, assertInert, pkoGuard } from "./inert";
 const CANARY = "canary-s3cr3t-9d1e";
 
 const STACK = (branch = "release") =>
-    ["apiVersion: pulumi.com/v1", "kind: Stack", "metadata:", "  name: app", "  namespace: pulumi", "  labels: {env: production}", "spec:", "  stack: acme/app/prod", "  projectRepo: https://github.com/acme/app", `  branch: ${branch}`, ""].join("\n");
+    [
+        "apiVersion: pulumi.com/v1",
+        "kind: Stack",
+        "metadata:",
+        "  name: app",
+        "  namespace: pulumi",
+        "  labels: {env: production}",
+        "spec:",
+        "  stack: acme/app/prod",
+        "  projectRepo: https://github.com/acme/app",
+        `  branch: ${branch}`,
+        "",
+    ].join("\n");
 
 describe("hostile input to check (issue 19 items 3-6)", function () {
     this.timeout(180000);
@@ -42,7 +54,11 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
             ["an undeclared tag handle", `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: !${CANARY}! x\n`, /:5:\d+: invalid YAML: a tag that cannot be resolved$/],
             ["a bad escape", `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: "\\q${CANARY}"\n`, /:5:\d+: invalid YAML: an invalid escape sequence$/],
             ["an unclosed flow sequence", `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: [${CANARY}\n`, /:\d+:\d+: invalid YAML: bad indentation$/],
-            ["flow collections nested too deeply", `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\ndata:\n  k: ${"[".repeat(5000)}${CANARY}${"]".repeat(5000)}\n`, /:\d+:\d+: invalid YAML: mappings, sequences or aliases nested too deeply$/],
+            [
+                "flow collections nested too deeply",
+                `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\ndata:\n  k: ${"[".repeat(5000)}${CANARY}${"]".repeat(5000)}\n`,
+                /:\d+:\d+: invalid YAML: mappings, sequences or aliases nested too deeply$/,
+            ],
         ];
         for (const [what, text, re] of cases) {
             it(what, () => {
@@ -91,7 +107,12 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
         it("alias expansion is bounded per run: many small alias documents fail like one big one", () => {
             // Each document expands to ~110,000 nodes (under the per-document bound); 24 of them exceed the run's.
             const laughs = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
-            for (let i = 1; i < 5; i++) laughs.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(", ")}]`);
+            for (let i = 1; i < 5; i++)
+                laughs.push(
+                    `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10)
+                        .fill(`*${String.fromCharCode(96 + i)}`)
+                        .join(", ")}]`,
+                );
             const doc = (n: number) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol-${n}\ndata:\n${laughs.map((l) => "  " + l).join("\n")}\n`;
             write("one.yaml", doc(0));
             assert.strictEqual(pkoGuard(["check", "one.yaml"], { cwd: tmp }).code, 0);
@@ -133,7 +154,10 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
                 const r = pkoGuard(["check", "m", "--report", "json=r.json"], { cwd: tmp });
                 assert.strictEqual(r.code, 1, r.stderr);
                 const rows = JSON.parse(fs.readFileSync(path.join(tmp, "r.json"), "utf8")).projects[0].findings;
-                assert.ok(rows.some((x: { policy: string; line: number }) => x.policy === "pko-stack-prod-pinned-commit" && x.line === 10), JSON.stringify(rows));
+                assert.ok(
+                    rows.some((x: { policy: string; line: number }) => x.policy === "pko-stack-prod-pinned-commit" && x.line === 10),
+                    JSON.stringify(rows),
+                );
                 assert.strictEqual(pkoGuard(["check", "-"], { cwd: tmp, input: encode(STACK()) }).code, 1);
             });
         }

@@ -13,7 +13,19 @@ import * as path from "path";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
 import { pkoGuard } from "./inert";
 
-const STACK = ["apiVersion: pulumi.com/v1", "kind: Stack", "metadata:", "  name: app", "  namespace: pulumi", "  labels: {env: production}", "spec:", "  stack: acme/app/prod", "  projectRepo: https://github.com/acme/app", "  branch: release", ""].join("\n");
+const STACK = [
+    "apiVersion: pulumi.com/v1",
+    "kind: Stack",
+    "metadata:",
+    "  name: app",
+    "  namespace: pulumi",
+    "  labels: {env: production}",
+    "spec:",
+    "  stack: acme/app/prod",
+    "  projectRepo: https://github.com/acme/app",
+    "  branch: release",
+    "",
+].join("\n");
 
 describe("reports on every outcome, one rule for paths (issue 19 items 7, 8)", function () {
     this.timeout(180000);
@@ -73,7 +85,11 @@ describe("reports on every outcome, one rule for paths (issue 19 items 7, 8)", f
         return { root: run.originalUriBaseIds["%SRCROOT%"].uri, places: run.results.map((x: any) => x.locations[0].physicalLocation.artifactLocation) };
     };
 
-    for (const [label, cwd] of [["the repository", () => repo], ["a subfolder", () => path.join(repo, "deploy")], ["outside the repository", () => tmp]] as const) {
+    for (const [label, cwd] of [
+        ["the repository", () => repo],
+        ["a subfolder", () => path.join(repo, "deploy")],
+        ["outside the repository", () => tmp],
+    ] as const) {
         it(`SARIF and GitHub paths from ${label}: relative to the git top level`, () => {
             const target = path.relative(cwd(), path.join(repo, "deploy")) || ".";
             const r = pkoGuard(["check", target, "--format", "github", "--report", `sarif=${path.join(tmp, "r.sarif")}`], { cwd: cwd() });
@@ -107,8 +123,14 @@ describe("reports on every outcome, one rule for paths (issue 19 items 7, 8)", f
         const bases = new Set(sarifPlaces(path.join(repo, "r.sarif")).places.map((p: any) => `${p.uriBaseId} ${p.uri}`));
         assert.deepStrictEqual([...bases].sort(), ["%SRCROOT% deploy/prod/stack.yaml", "OUTSIDE outside.yaml", "STDIN stdin"]);
         const commands = r.stdout.split("\n").filter((l) => l.startsWith("::error"));
-        assert.ok(commands.some((l) => /^::error title=[^:]*::standard input:10: Stack\/pulumi\/piped/.test(l)), commands.join("\n"));
-        assert.ok(commands.some((l) => /^::error title=[^:]*::outside\.yaml \(outside the repository\):10: Stack\/pulumi\/other/.test(l)), commands.join("\n"));
+        assert.ok(
+            commands.some((l) => /^::error title=[^:]*::standard input:10: Stack\/pulumi\/piped/.test(l)),
+            commands.join("\n"),
+        );
+        assert.ok(
+            commands.some((l) => /^::error title=[^:]*::outside\.yaml \(outside the repository\):10: Stack\/pulumi\/other/.test(l)),
+            commands.join("\n"),
+        );
         assert.ok(!commands.some((l) => l.includes(tmp)), "no absolute path in workflow commands");
     });
 });

@@ -49,10 +49,14 @@ describe("signals: the gate's children die with it (issue 19 item 10)", function
         child.stdout.resume();
         const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once("exit", (code, signal) => r({ code, signal })));
         const seen = new Set<number>();
-        await waitFor("the preview's processes (CLI, language host, program)", () => {
-            for (const p of descendants(child.pid!)) seen.add(p);
-            return seen.size >= 4;
-        }, 300000);
+        await waitFor(
+            "the preview's processes (CLI, language host, program)",
+            () => {
+                for (const p of descendants(child.pid!)) seen.add(p);
+                return seen.size >= 4;
+            },
+            300000,
+        );
         return { child, exited, seen, stderr: () => stderr };
     }
 
@@ -64,7 +68,10 @@ describe("signals: the gate's children die with it (issue 19 item 10)", function
         assert.deepStrictEqual([...g.seen].filter(alive), [], "processes outlived the gate");
     });
 
-    for (const [signal, expected] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
+    for (const [signal, expected] of [
+        ["SIGTERM", 143],
+        ["SIGINT", 130],
+    ] as const) {
         it(`${signal}: exit ${expected}, every process ends, every report is written, marked interrupted`, async () => {
             const out = path.join(root, signal);
             const g = await startGate(["--report", `json=${out}/r.json`, "--report", `sarif=${out}/r.sarif`]);

@@ -36,7 +36,10 @@ export function namesTakenFromSdk(source: string): { names: Set<string>; unknown
 }
 
 function jsFiles(dir: string): string[] {
-    return fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".js")).map((f) => path.join(dir, f));
+    return fs
+        .readdirSync(dir, { recursive: true, encoding: "utf8" })
+        .filter((f) => f.endsWith(".js"))
+        .map((f) => path.join(dir, f));
 }
 
 describe("lean pack entry: the @pulumi/pulumi alias", function () {

@@ -48,7 +48,11 @@ describe("published pack (npm pack in pack/ -> production install -> preview)", 
     it("installs without the CLI's dependencies", () => {
         const installed = fs.readdirSync(path.join(packDir, "node_modules"));
         assert.ok(installed.includes("@pulumi"), installed.join(", "));
-        assert.deepStrictEqual(CLI_ONLY.filter((d) => installed.includes(d)), [], "the CLI's dependencies were installed with the pack");
+        assert.deepStrictEqual(
+            CLI_ONLY.filter((d) => installed.includes(d)),
+            [],
+            "the CLI's dependencies were installed with the pack",
+        );
         assert.ok(!fs.existsSync(path.join(packDir, "bin")) && !fs.existsSync(path.join(packDir, "harness")), "harness or CLI code in the published pack");
     });
 
@@ -67,7 +71,10 @@ describe("published pack (npm pack in pack/ -> production install -> preview)", 
         const fixture = loadFixture(path.join(REPO_ROOT, "fixtures", "creds-literal-token"));
         const result = await runRealLeg(fixture, { toolchain, timeoutMs: 300000, packDir, descriptions });
         assert.strictEqual(result.status, "ran", JSON.stringify(result));
-        assert.deepStrictEqual(judgeLeg(fixture, result).filter((c) => c.outcome !== "match"), []);
+        assert.deepStrictEqual(
+            judgeLeg(fixture, result).filter((c) => c.outcome !== "match"),
+            [],
+        );
     });
 
     it("fails when the tarball lacks PulumiPolicy.yaml", async function () {

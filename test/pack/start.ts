@@ -68,9 +68,7 @@ export async function startAndAsk(opts: { nodeArgs?: string[]; script: string; s
         });
         const portMs = ms();
         const client = new analyzerGrpc.AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-        const info = await new Promise<any>((resolve, reject) =>
-            client.getAnalyzerInfo(new emptyPb.Empty(), (e: Error | null, r: unknown) => (e ? reject(e) : resolve(r))),
-        );
+        const info = await new Promise<any>((resolve, reject) => client.getAnalyzerInfo(new emptyPb.Empty(), (e: Error | null, r: unknown) => (e ? reject(e) : resolve(r))));
         const infoMs = ms();
         client.close();
         return { portMs, infoMs, name: info.getName(), version: info.getVersion(), policies: info.getPoliciesList().length, loaded: traced ? JSON.parse(fs.readFileSync(trace, "utf8")) : [], stderr };

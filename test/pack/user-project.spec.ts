@@ -43,7 +43,10 @@ describe("a user's YAML project: pulumi preview --policy-pack and the gate", fun
             .filter((e) => e !== undefined);
         assert.ok(packs.length > 0, "no policy events");
         for (const e of packs) assert.deepStrictEqual([e!.policyPackName, e!.policyPackVersion], ["pko-guard", VERSION]);
-        assert.ok(r.rows.some((x) => x.policy === "pko-stack-prod-pinned-commit" && x.resource.endsWith("app-prod") && x.level === "mandatory"), JSON.stringify(r.rows));
+        assert.ok(
+            r.rows.some((x) => x.policy === "pko-stack-prod-pinned-commit" && x.resource.endsWith("app-prod") && x.level === "mandatory"),
+            JSON.stringify(r.rows),
+        );
     }
 
     it("without a package.json: the pack loads and reports its own name and version", async () => {

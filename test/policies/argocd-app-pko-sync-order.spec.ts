@@ -32,7 +32,11 @@ describe("argocd-app-pko-sync-order", () => {
     });
     it("sees a patch that sets destroyOnFinalize on a production Stack the Application prunes", () => {
         const prod = stackResource("s", goodSpec());
-        const patch = { type: "kubernetes:pulumi.com/v1:StackPatch", name: "s-patch", props: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "s", namespace: "pulumi" }, spec: { destroyOnFinalize: true } } };
+        const patch = {
+            type: "kubernetes:pulumi.com/v1:StackPatch",
+            name: "s-patch",
+            props: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "s", namespace: "pulumi" }, spec: { destroyOnFinalize: true } },
+        };
         assert.deepStrictEqual(runStackPolicy(policy, [prod, app(true)]), []);
         const m = runStackPolicy(policy, [prod, patch, app(true)]);
         assert.strictEqual(m.length, 1);

@@ -143,7 +143,7 @@ describe("pko-stack-credentials-from-secrets", () => {
         it("pass as a literal path: envRefs Literal, spec.envs and workspace pod env value", () => {
             for (const name of names) {
                 for (const path of paths) {
-                    assert.deepStrictEqual(check(goodSpec({ envRefs: { ...goodSpec().envRefs as object, [name]: literal(path) } })), [], `${name}=${path}`);
+                    assert.deepStrictEqual(check(goodSpec({ envRefs: { ...(goodSpec().envRefs as object), [name]: literal(path) } })), [], `${name}=${path}`);
                     assert.deepStrictEqual(check(goodSpec({ envs: { [name]: path } })), [], `${name}=${path}`);
                     const ws = { spec: { env: [{ name, value: path }], podTemplate: { spec: { containers: [{ name: "pulumi", env: [{ name, value: path }] }] } } } };
                     assert.deepStrictEqual(check(goodSpec({ workspaceTemplate: ws })), [], `${name}=${path}`);
@@ -154,7 +154,7 @@ describe("pko-stack-credentials-from-secrets", () => {
         it("fail with inline content (a JSON key, a token, anything not path-shaped), without echoing it", () => {
             for (const name of names) {
                 for (const value of inline) {
-                    const refs = check(goodSpec({ envRefs: { ...goodSpec().envRefs as object, [name]: literal(value) } }));
+                    const refs = check(goodSpec({ envRefs: { ...(goodSpec().envRefs as object), [name]: literal(value) } }));
                     assert.strictEqual(refs.length, 1, `${name}=${value}`);
                     assert.match(refs[0], new RegExp(`spec\\.envRefs\\.${name} \\(a Literal\\) names a credential file but holds inline content, not a file path`));
                     assert.strictEqual(check(goodSpec({ envs: { [name]: value } })).length, 1, `${name}=${value}`);
@@ -168,7 +168,18 @@ describe("pko-stack-credentials-from-secrets", () => {
         it("fail closed on a value unknown during preview; pass Secret, Env and FS refs and valueFrom", () => {
             assertFindings(run(goodSpec({ envRefs: { KUBECONFIG: literal(UNKNOWN_WIRE) } })), one(/unknown during preview, so it cannot be verified to be a file path/));
             assertFindings(run(goodSpec({ envRefs: { KUBECONFIG: UNKNOWN_WIRE } })), one(/unknown during preview/));
-            assert.deepStrictEqual(check(goodSpec({ envRefs: { KUBECONFIG: { type: "Secret", secret: { name: "kube", key: "path" } }, AWS_CONFIG_FILE: { type: "Env", env: { name: "X" } }, GOOGLE_APPLICATION_CREDENTIALS: { type: "FS", filesystem: { path: "/p" } } } })), []);
+            assert.deepStrictEqual(
+                check(
+                    goodSpec({
+                        envRefs: {
+                            KUBECONFIG: { type: "Secret", secret: { name: "kube", key: "path" } },
+                            AWS_CONFIG_FILE: { type: "Env", env: { name: "X" } },
+                            GOOGLE_APPLICATION_CREDENTIALS: { type: "FS", filesystem: { path: "/p" } },
+                        },
+                    }),
+                ),
+                [],
+            );
             const ws = { spec: { env: [{ name: "GOOGLE_APPLICATION_CREDENTIALS", valueFrom: { configMapKeyRef: { name: "paths", key: "gcp" } } }] } };
             assert.deepStrictEqual(check(goodSpec({ workspaceTemplate: ws })), []);
         });
@@ -220,10 +231,11 @@ describe("pko-stack-credentials-from-secrets: PKO v2 fields and credentials by v
 
     it("flags a workspace env value that is a credential by shape (JWT), in the template and in its containers", () => {
         const jwt = `eyJ${"a".repeat(20)}.eyJ${"b".repeat(30)}.${"c".repeat(43)}`;
-        const m = checkNoEcho(goodSpec({ workspaceTemplate: { spec: { env: [{ name: "HOOK", value: `Bearer ${jwt}` }], podTemplate: { spec: { containers: [{ name: "pulumi", env: [{ name: "OTHER", value: jwt }] }] } } } } }));
+        const m = checkNoEcho(
+            goodSpec({ workspaceTemplate: { spec: { env: [{ name: "HOOK", value: `Bearer ${jwt}` }], podTemplate: { spec: { containers: [{ name: "pulumi", env: [{ name: "OTHER", value: jwt }] }] } } } } }),
+        );
         assert.deepStrictEqual(m.length, 2);
         for (const x of m) assert.match(x, /sets a credential as a literal value \(a JWT\)/);
         for (const x of m) assert.ok(!x.includes(jwt));
     });
 });
-

@@ -16,8 +16,7 @@ function binding(type: string, name: string, role: { kind: string; name: unknown
 }
 const sa = (name: unknown, namespace: unknown = "pulumi") => ({ kind: "ServiceAccount", name, namespace });
 const admin = { kind: "ClusterRole", name: "cluster-admin" };
-const stack = (spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}) =>
-    stackResource("app", goodSpec({ serviceAccountName: "deployer", ...spec }), metadata);
+const stack = (spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}) => stackResource("app", goodSpec({ serviceAccountName: "deployer", ...spec }), metadata);
 
 function check(resources: TestResource[]) {
     return runStackPolicy(policy, resources);
@@ -27,10 +26,7 @@ const one = (resource: string, message: RegExp): ExpectedFinding[] => [{ policy:
 
 describe("pko-stack-no-cluster-admin", () => {
     it("passes the auth-delegator binding and least-privilege roles", () => {
-        assert.deepStrictEqual(
-            check([stack(), binding(CRB, "delegator", { kind: "ClusterRole", name: "system:auth-delegator" }, [sa("deployer")])]),
-            [],
-        );
+        assert.deepStrictEqual(check([stack(), binding(CRB, "delegator", { kind: "ClusterRole", name: "system:auth-delegator" }, [sa("deployer")])]), []);
     });
 
     it("flags cluster-admin bound to the Stack's account, on the binding, naming the Stack", () => {
@@ -331,7 +327,10 @@ describe("pko-stack-no-cluster-admin: server-side-apply patches", () => {
     it("fails closed on a patch that adds subjects to an undeclared binding without its roleRef", () => {
         const r = check([stack(), patch(RB_PATCH, "p", { metadata: { name: "team", namespace: "pulumi" }, subjects: [sa("deployer")] })]);
         assert.strictEqual(r.length, 1);
-        assert.match(r[0].message, /RoleBindingPatch "p" \(patching RoleBinding "team", which this program does not declare\) may grant .*fails closed: it sets subjects of a binding this program does not declare without its roleRef/);
+        assert.match(
+            r[0].message,
+            /RoleBindingPatch "p" \(patching RoleBinding "team", which this program does not declare\) may grant .*fails closed: it sets subjects of a binding this program does not declare without its roleRef/,
+        );
     });
 
     it("joins a RoleBinding patch by namespace too", () => {
@@ -366,7 +365,16 @@ describe("pko-stack-no-cluster-admin: server-side-apply patches", () => {
     });
 
     it("treats the other labels of an undeclared patched role as unknown when a selector reads them", () => {
-        const agg = clusterRole("agg", { selectors: [{ matchExpressions: [{ key: "team", operator: "DoesNotExist" }, { key: "tier", operator: "In", values: ["x"] }] }] });
+        const agg = clusterRole("agg", {
+            selectors: [
+                {
+                    matchExpressions: [
+                        { key: "team", operator: "DoesNotExist" },
+                        { key: "tier", operator: "In", values: ["x"] },
+                    ],
+                },
+            ],
+        });
         const r = check([stack(), agg, bindAgg(), clusterRole("ext", { type: CR_PATCH, labels: { tier: "x" }, rules: WILD })]);
         assert.strictEqual(r.length, 1);
         assert.match(r[0].message, /fails closed/);
@@ -386,7 +394,13 @@ describe("pko-stack-no-cluster-admin: effective permissions", () => {
     it("every verb listed on * resources is *, also spread over rules", () => {
         const every = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"];
         assert.match(n([{ apiGroups: ["*"], resources: ["*"], verbs: every }])[0].message, /grants ClusterRole "c" \(wildcard: \* verbs on \* resources\)/);
-        assert.strictEqual(n([{ apiGroups: ["*"], resources: ["*"], verbs: every.slice(0, 4) }, { apiGroups: ["*"], resources: ["*"], verbs: every.slice(4) }]).length, 1);
+        assert.strictEqual(
+            n([
+                { apiGroups: ["*"], resources: ["*"], verbs: every.slice(0, 4) },
+                { apiGroups: ["*"], resources: ["*"], verbs: every.slice(4) },
+            ]).length,
+            1,
+        );
         assert.strictEqual(n([{ apiGroups: ["*"], resources: ["*"], verbs: ["get", "list", "watch"] }]).length, 0);
         // Named objects only: never every object.
         assert.strictEqual(n([{ apiGroups: ["*"], resources: ["*"], verbs: ["*"], resourceNames: ["x"] }]).length, 0);
@@ -439,7 +453,10 @@ describe("pko-stack-no-cluster-admin: explain", () => {
         assert.match(text, /exactly what this rule refuses/);
         const block = text.slice(text.indexOf("  apiVersion: rbac.authorization.k8s.io/v1"), text.indexOf("\n\nAggregated"));
         const docs = YAML.parseAllDocuments(block.replace(/^ {2}/gm, "")).map((d) => d.toJS());
-        assert.deepStrictEqual(docs.map((d) => d.kind), ["Role", "RoleBinding"]);
+        assert.deepStrictEqual(
+            docs.map((d) => d.kind),
+            ["Role", "RoleBinding"],
+        );
         const resources = docs.map((d) => ({ type: `kubernetes:rbac.authorization.k8s.io/v1:${d.kind}`, name: d.metadata.name, props: d }));
         const myStack = stackResource("my-stack", goodSpec({ serviceAccountName: "my-stack" }), { namespace: "default" });
         assert.deepStrictEqual(check([myStack, ...resources]), []);

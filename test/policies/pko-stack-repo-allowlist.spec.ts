@@ -57,4 +57,3 @@ describe("pko-stack-repo-allowlist: the workspace template's source", () => {
         assert.match(run({ spec: UNKNOWN_WIRE })[0], /fails closed/);
     });
 });
-

@@ -37,7 +37,6 @@ describe("pko-stack-resync-floor", () => {
         assert.strictEqual(remediate(goodSpec({ resyncFrequencySeconds: 10 }), {}, "kubernetes:pulumi.com/v1:StackPatch"), undefined);
     });
     it("only rules with a safe mechanical fix remediate (never branches, credentials, RBAC)", () => {
-         
         const { policies } = require("../../policies");
         const remediating = policies.filter((p: any) => typeof p.remediateResource === "function").map((p: any) => p.name);
         assert.deepStrictEqual(remediating, ["pko-stack-resync-floor"]);

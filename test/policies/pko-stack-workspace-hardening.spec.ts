@@ -14,7 +14,17 @@ describe("pko-stack-workspace-hardening", () => {
     });
     it("flags each dangerous setting once", () => {
         assert.strictEqual(check(withPod({ hostNetwork: true, hostPID: true, hostIPC: true })).length, 3);
-        assert.strictEqual(check(withPod({ volumes: [{ name: "h", hostPath: { path: "/" } }, { name: "e", emptyDir: {} }] })).length, 1);
+        assert.strictEqual(
+            check(
+                withPod({
+                    volumes: [
+                        { name: "h", hostPath: { path: "/" } },
+                        { name: "e", emptyDir: {} },
+                    ],
+                }),
+            ).length,
+            1,
+        );
         assert.strictEqual(check(withPod(container({ privileged: true, allowPrivilegeEscalation: true, capabilities: { add: ["SYS_ADMIN"] } }))).length, 3);
         assert.strictEqual(check(withPod({ initContainers: [{ name: "i", securityContext: { privileged: "true" } }] })).length, 1);
     });

@@ -30,7 +30,16 @@ describe("pko-workspace-program-objects", () => {
             workspace({
                 ...good,
                 env: [{ name: "PULUMI_ACCESS_TOKEN", value: pw }],
-                stacks: [{ name: "dev", config: [{ key: "app:dbPassword", value: pw }, { key: "app:url", value: `https://h/x?token=${pw}` }, { key: "app:apiKey", valueFrom: { env: "API_KEY" }, secret: true }] }],
+                stacks: [
+                    {
+                        name: "dev",
+                        config: [
+                            { key: "app:dbPassword", value: pw },
+                            { key: "app:url", value: `https://h/x?token=${pw}` },
+                            { key: "app:apiKey", valueFrom: { env: "API_KEY" }, secret: true },
+                        ],
+                    },
+                ],
                 podTemplate: { spec: { hostNetwork: true, containers: [{ name: "pulumi", securityContext: { privileged: true } }] } },
             }),
         );
@@ -41,7 +50,10 @@ describe("pko-workspace-program-objects", () => {
             "spec.stacks[0].config[0]",
             "spec.stacks[0].config[1].value",
         ]);
-        assert.match(m.find((x) => x.startsWith("spec.stacks[0].config[1]"))!, /a URL with a credential in its query/);
+        assert.match(
+            m.find((x) => x.startsWith("spec.stacks[0].config[1]"))!,
+            /a URL with a credential in its query/,
+        );
         assert.match(check(workspace(UNKNOWN_WIRE))[0], /unknown during preview/);
     });
 

@@ -62,7 +62,10 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
             assert.doesNotMatch(text, /npm (install|i)\b[^\n]*\bpko-guard\b|npx pko-guard/, file);
             const wf = YAML.parse(text);
             const uses = Object.values(wf.jobs as Record<string, { steps: { uses?: string }[] }>).flatMap((j) => j.steps.map((s) => s.uses ?? ""));
-            assert.ok(uses.some((u) => ACTION_REF.test(u)), `${file} uses the pko-guard action`);
+            assert.ok(
+                uses.some((u) => ACTION_REF.test(u)),
+                `${file} uses the pko-guard action`,
+            );
         }
     });
 
@@ -114,14 +117,24 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
         });
         assert.strictEqual(r.status, 1, `blocking findings exit 1: ${r.stdout}${r.stderr}`);
         assert.match(r.stdout, /pko-stack-prod-pinned-commit/);
-        const out = Object.fromEntries(fs.readFileSync(outputs, "utf8").trim().split("\n").map((l) => l.split(/=(.*)/s).slice(0, 2)));
+        const out = Object.fromEntries(
+            fs
+                .readFileSync(outputs, "utf8")
+                .trim()
+                .split("\n")
+                .map((l) => l.split(/=(.*)/s).slice(0, 2)),
+        );
         assert.strictEqual(out["exit-code"], "1");
         assert.strictEqual(out.sarif, path.join(repo, "pko-guard.sarif"));
         const sarif = JSON.parse(fs.readFileSync(out.sarif, "utf8"));
         assert.ok(sarif.runs[0].results.some((x: { ruleId: string }) => x.ruleId === "pko-stack-prod-pinned-commit"));
         assert.ok(JSON.parse(fs.readFileSync(path.join(repo, "out", "report.json"), "utf8")));
         // A bad input is one annotation and exit 2.
-        const bad = spawnSync("bash", [path.join(REPO_ROOT, "action", "run.sh")], { cwd: repo, encoding: "utf8", env: { ...process.env, GITHUB_ACTION_PATH: REPO_ROOT, GITHUB_OUTPUT: outputs, PKO_GUARD_COMMAND: "lint" } });
+        const bad = spawnSync("bash", [path.join(REPO_ROOT, "action", "run.sh")], {
+            cwd: repo,
+            encoding: "utf8",
+            env: { ...process.env, GITHUB_ACTION_PATH: REPO_ROOT, GITHUB_OUTPUT: outputs, PKO_GUARD_COMMAND: "lint" },
+        });
         assert.strictEqual(bad.status, 2);
         assert.match(bad.stdout, /^::error title=pko-guard::command must be check or gate$/m);
     });
@@ -137,7 +150,11 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
         // pre-commit: the tracked files matching `files` and not `exclude` (Python regular expressions, searched).
         const tracked = spawnSync("git", ["ls-files"], { cwd: repo, encoding: "utf8" }).stdout.trim().split("\n");
         const files = tracked.filter((f) => new RegExp(hook.files).test(f) && !new RegExp(hook.exclude).test(f));
-        assert.deepStrictEqual(files.filter((f) => f.startsWith(".") || f === "README.md"), [], "the workflow, pre-commit's own config and non-manifests are not given to check");
+        assert.deepStrictEqual(
+            files.filter((f) => f.startsWith(".") || f === "README.md"),
+            [],
+            "the workflow, pre-commit's own config and non-manifests are not given to check",
+        );
         assert.ok(files.includes("manifests/production/stack.yaml"));
         // pre-commit runs <its clone of this repository>/<entry> <files...>; here the clone is this checkout,
         // already installed (the script's first-run `npm ci` is skipped when the install marker is there).

@@ -39,7 +39,10 @@ describe("pko-guard commands from a user's project", function () {
         assert.strictEqual(r.code, 0, r.stderr);
         for (const p of policies) assert.match(r.stdout, new RegExp(`^${p.name} +${p.enforcementLevel} +${p.severity} `, "m"));
         const json = JSON.parse(run(["rules", "--json"]).stdout);
-        assert.deepStrictEqual(json.map((x: { name: string }) => x.name), policies.map((p) => p.name));
+        assert.deepStrictEqual(
+            json.map((x: { name: string }) => x.name),
+            policies.map((p) => p.name),
+        );
         assert.deepStrictEqual(Object.keys(json[0]), ["name", "level", "severity", "description", "doc"]);
         // Each rule's documentation: its README catalogue row, which exists.
         const readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
@@ -53,7 +56,17 @@ describe("pko-guard commands from a user's project", function () {
         for (const p of policies) {
             const r = run(["explain", p.name]);
             assert.strictEqual(r.code, 0, r.stderr);
-            for (const section of [/^What: /m, /^Why: /m, /^Fix: /m, /^Config keys/m, /^ {2}enforcementLevel \[/m, /^ {4}remediate: /m, /^ {2}waivers \[\[\]\]/m, /^An example that passes/m, /^Documentation: \S+README\.md#rule-/m]) {
+            for (const section of [
+                /^What: /m,
+                /^Why: /m,
+                /^Fix: /m,
+                /^Config keys/m,
+                /^ {2}enforcementLevel \[/m,
+                /^ {4}remediate: /m,
+                /^ {2}waivers \[\[\]\]/m,
+                /^An example that passes/m,
+                /^Documentation: \S+README\.md#rule-/m,
+            ]) {
                 assert.match(r.stdout, section, `${p.name}: ${section}`);
             }
             for (const [k, s] of Object.entries((p.configSchema?.properties ?? {}) as Record<string, { default?: unknown }>)) {
@@ -69,10 +82,7 @@ describe("pko-guard commands from a user's project", function () {
         for (const p of policies) {
             const example = p.about.example;
             assert.ok(example && example.length > 0, `${p.name} has no example`);
-            const found =
-                "validateStack" in p
-                    ? runStackPolicy(p as never, example)
-                    : example.flatMap((r) => runResourcePolicy(p as never, r));
+            const found = "validateStack" in p ? runStackPolicy(p as never, example) : example.flatMap((r) => runResourcePolicy(p as never, r));
             assert.deepStrictEqual(found, [], p.name);
         }
     });
@@ -83,7 +93,10 @@ describe("pko-guard commands from a user's project", function () {
         const file = path.join(project, "policy", "pko-guard.json");
         const text = fs.readFileSync(file, "utf8");
         const parsed = parsePackConfig(text, file);
-        assert.deepStrictEqual(Object.keys(parsed), policies.map((p) => p.name));
+        assert.deepStrictEqual(
+            Object.keys(parsed),
+            policies.map((p) => p.name),
+        );
         const reconciled = reconcilePackConfig(packPolicies(), parsed, file);
         for (const p of policies) assert.strictEqual(reconciled[p.name].enforcementLevel, p.enforcementLevel);
         assert.deepStrictEqual(JSON.parse(text)["pko-stack-resync-floor"], { enforcementLevel: "advisory", minResyncFrequencySeconds: 60, waivers: [], allowAnnotationWaivers: false });

@@ -70,17 +70,22 @@ describe("pko-guard gate on a user's repository", function () {
     });
     after(() => fs.rmSync(root, { recursive: true, force: true }));
 
-    for (const [label, cwd] of [["the repository root", () => root], ["the program folder", () => infra], ["/", () => "/"]] as const) {
+    for (const [label, cwd] of [
+        ["the repository root", () => root],
+        ["the program folder", () => infra],
+        ["/", () => "/"],
+    ] as const) {
         it(`from ${label}: blocks on the unwaived finding, reports the waived one, SARIF paths from the repository root`, () => {
             const out = path.join(root, "out", label.replace(/\W+/g, "-"));
             const summary = path.join(out, "summary.md");
             fs.mkdirSync(out, { recursive: true });
             const env = { ...stack.env, GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: summary };
-            const r = spawnSync(
-                process.execPath,
-                [CLI, "gate", infra, "-s", "dev", "--config", path.join(root, "policy", "pko-guard.json"), "--report", `sarif=${out}/g.sarif`, "--report", `json=${out}/g.json`],
-                { cwd: cwd(), env, encoding: "utf8", timeout: 600000 },
-            );
+            const r = spawnSync(process.execPath, [CLI, "gate", infra, "-s", "dev", "--config", path.join(root, "policy", "pko-guard.json"), "--report", `sarif=${out}/g.sarif`, "--report", `json=${out}/g.json`], {
+                cwd: cwd(),
+                env,
+                encoding: "utf8",
+                timeout: 600000,
+            });
             assert.strictEqual(r.status, 1, r.stderr + r.stdout);
             assert.match(r.stdout, /^BLOCKING {2}pko-stack-prod-pinned-commit/m);
             assert.match(r.stdout, /^waived {2}pko-stack-prod-pinned-commit/m);
@@ -93,7 +98,10 @@ describe("pko-guard gate on a user's repository", function () {
             const json = JSON.parse(fs.readFileSync(path.join(out, "g.json"), "utf8"));
             assert.deepStrictEqual(jsonReportErrors(json), []);
             const findings = json.projects[0].findings.map((f: any) => [f.resource, f.status, f.line]);
-            assert.deepStrictEqual(findings, [["billing-prod", "blocking", 11], ["legacy-prod", "waived", 12]]);
+            assert.deepStrictEqual(findings, [
+                ["billing-prod", "blocking", 11],
+                ["legacy-prod", "waived", 12],
+            ]);
 
             const sarif = JSON.parse(fs.readFileSync(path.join(out, "g.sarif"), "utf8"));
             assert.deepStrictEqual(sarifErrors(sarif), []);

@@ -72,7 +72,10 @@ describe("PolicyReport output", function () {
         assert.match(provenance, /github\.com\/kyverno\/kyverno@v\d+\.\d+\.\d+/);
         const crypto = require("crypto") as typeof import("crypto");
         for (const f of ["wgpolicyk8s.io_policyreports.yaml", "wgpolicyk8s.io_clusterpolicyreports.yaml"]) {
-            const sum = crypto.createHash("sha256").update(fs.readFileSync(path.join(CRDS, f))).digest("hex");
+            const sum = crypto
+                .createHash("sha256")
+                .update(fs.readFileSync(path.join(CRDS, f)))
+                .digest("hex");
             assert.ok(provenance.includes(sum), `${f}: sha256 ${sum} not in PROVENANCE.md`);
         }
     });
@@ -120,8 +123,25 @@ describe("PolicyReport output", function () {
             durationMs: 1,
             findings: [
                 { policy: "pko-stack-prod-refresh", resource: "Stack/pulumi/shop", urn: "", type: "", level: "advisory", message: "set refresh", status: "advisory" },
-                { policy: "pko-stack-prod-pinned-commit", resource: "Stack/pulumi/shop", urn: "", type: "", level: "advisory", message: "tracks a branch", status: "waived", waiver: { reason: "moving: in Q1", expires: "2099-12-31" } },
-                { policy: "aws-s3-no-public-acl", resource: "assets", urn: "urn:pulumi:dev::shop::aws:s3/bucketAcl:BucketAcl::assets", type: "aws:s3/bucketAcl:BucketAcl", level: "mandatory", message: "public", status: "blocking" },
+                {
+                    policy: "pko-stack-prod-pinned-commit",
+                    resource: "Stack/pulumi/shop",
+                    urn: "",
+                    type: "",
+                    level: "advisory",
+                    message: "tracks a branch",
+                    status: "waived",
+                    waiver: { reason: "moving: in Q1", expires: "2099-12-31" },
+                },
+                {
+                    policy: "aws-s3-no-public-acl",
+                    resource: "assets",
+                    urn: "urn:pulumi:dev::shop::aws:s3/bucketAcl:BucketAcl::assets",
+                    type: "aws:s3/bucketAcl:BucketAcl",
+                    level: "mandatory",
+                    message: "public",
+                    status: "blocking",
+                },
             ],
         };
         const docs = validateDocs(renderPolicyReport([subject]));
@@ -133,6 +153,9 @@ describe("PolicyReport output", function () {
         assert.strictEqual(waived.result, "skip");
         assert.deepStrictEqual([waived.properties!.waiverReason, waived.properties!.waiverExpires], ["moving: in Q1", "2099-12-31"]);
         const cluster = docs.find((d) => d.kind === "ClusterPolicyReport")!;
-        assert.deepStrictEqual((cluster.results as { result: string; resources: { kind: string }[] }[]).map((r) => [r.result, r.resources[0].kind]), [["fail", "BucketAcl"]]);
+        assert.deepStrictEqual(
+            (cluster.results as { result: string; resources: { kind: string }[] }[]).map((r) => [r.result, r.resources[0].kind]),
+            [["fail", "BucketAcl"]],
+        );
     });
 });

@@ -32,10 +32,7 @@ function userRepo(): { root: string; program: string } {
     const program = path.join(root, "infra", "pulumi");
     fs.mkdirSync(program, { recursive: true });
     fs.writeFileSync(path.join(program, "Pulumi.yaml"), "name: shop\nruntime: nodejs\n");
-    fs.writeFileSync(
-        path.join(program, "index.ts"),
-        ['import { pkoStack } from "./lib";', "", "// the stacks", `pkoStack("${LONG}", { spec: {} });`, 'pkoStack("legacy-prod", { spec: {} });', ""].join("\n"),
-    );
+    fs.writeFileSync(path.join(program, "index.ts"), ['import { pkoStack } from "./lib";', "", "// the stacks", `pkoStack("${LONG}", { spec: {} });`, 'pkoStack("legacy-prod", { spec: {} });', ""].join("\n"));
     return { root, program };
 }
 
@@ -76,7 +73,14 @@ describe("reports for users' CI", () => {
             const subject: ProjectSubject = { kind: "project", name: "p", stack: "s", description: "d", programFile: "index.ts", findings: [], outcome: "pass", durationMs: 1 };
             const good = path.join(dir, "ok.json");
             assert.throws(
-                () => writeReports([{ format: "json", file: path.join(blocker, "r.sarif") }, { format: "json", file: good }], [subject]),
+                () =>
+                    writeReports(
+                        [
+                            { format: "json", file: path.join(blocker, "r.sarif") },
+                            { format: "json", file: good },
+                        ],
+                        [subject],
+                    ),
                 (e: unknown) => e instanceof ToolError && /^cannot write report .*not-a-folder\/r\.sarif \(E[A-Z]+\)$/.test(e.message),
             );
             assert.ok(fs.existsSync(good));
@@ -95,7 +99,11 @@ describe("reports for users' CI", () => {
         assert.strictEqual(s.findings.find((x) => x.resource === "legacy-prod")!.line, 5);
     });
 
-    for (const [label, cwd] of [["the repository root", () => root], ["a subfolder", () => program], ["/", () => "/"]] as const) {
+    for (const [label, cwd] of [
+        ["the repository root", () => root],
+        ["a subfolder", () => program],
+        ["/", () => "/"],
+    ] as const) {
         it(`SARIF paths are relative to the repository root when run from ${label}`, () => {
             const sarif = sarifFrom(cwd(), subject(program));
             assert.deepStrictEqual(sarifErrors(sarif), []);
@@ -165,7 +173,10 @@ describe("reports for users' CI", () => {
         const moved = subject(program);
         moved.findings = moved.findings.map((f) => ({ ...f, line: f.line! + 10 }));
         const b = JSON.parse(renderSarif([moved])).runs[0].results;
-        assert.deepStrictEqual(a.map((r: any) => r.partialFingerprints), b.map((r: any) => r.partialFingerprints));
+        assert.deepStrictEqual(
+            a.map((r: any) => r.partialFingerprints),
+            b.map((r: any) => r.partialFingerprints),
+        );
         assert.strictEqual(new Set(a.map((r: any) => r.partialFingerprints["pkoGuard/v1"])).size, 3);
         assert.strictEqual(fingerprint("r", "u", "is 15 seconds"), fingerprint("r", "u", "is 30 seconds"));
         const waived = a.filter((r: any) => r.suppressions);
@@ -186,11 +197,27 @@ describe("reports for users' CI", () => {
             verdict: { fixture: "f", description: "d", outcome: "match" as const, legs: [{ leg: "mock", durationMs: 1, status: "ran" as const, rows }], checks: [] },
         };
         const results = JSON.parse(renderSarif([fixture])).runs[0].results;
-        assert.deepStrictEqual(results.map((r: any) => [r.locations[0].physicalLocation.region.startLine, r.suppressions?.[0]?.justification]), [[5, "r (until 2099-12-31)"], [4, undefined]]);
+        assert.deepStrictEqual(
+            results.map((r: any) => [r.locations[0].physicalLocation.region.startLine, r.suppressions?.[0]?.justification]),
+            [
+                [5, "r (until 2099-12-31)"],
+                [4, undefined],
+            ],
+        );
     });
 
     it("a gate that could not run still gives valid SARIF, JUnit and JSON saying so", async () => {
-        const failed: ProjectSubject = { kind: "project", name: "shop", stack: "dev", description: "gate", programFile: path.join(program, "index.ts"), findings: [], outcome: "error", error: "pulumi preview failed: no stack named 'dev'", durationMs: 1 };
+        const failed: ProjectSubject = {
+            kind: "project",
+            name: "shop",
+            stack: "dev",
+            description: "gate",
+            programFile: path.join(program, "index.ts"),
+            findings: [],
+            outcome: "error",
+            error: "pulumi preview failed: no stack named 'dev'",
+            durationMs: 1,
+        };
         const sarif = JSON.parse(renderSarif([failed]));
         assert.deepStrictEqual(sarifErrors(sarif), []);
         assert.strictEqual(sarif.runs[0].invocations[0].executionSuccessful, false);
@@ -219,10 +246,15 @@ describe("reports for users' CI", () => {
         // Line breaks from input are shown escaped (core/escape.ts), never as a new line of the annotation.
         assert.strictEqual(escapeData("50% done\r\nnext"), "50%25 done\\r\\nnext");
         assert.strictEqual(escapeProperty("a:b,c%"), "a%3Ab%2Cc%25");
-        const lines = renderWorkflowCommands([subject(program)]).trimEnd().split("\n");
+        const lines = renderWorkflowCommands([subject(program)])
+            .trimEnd()
+            .split("\n");
         // One rule with SARIF: relative to the repository root, wherever the command runs.
         const file = escapeProperty(path.relative(root, path.join(program, "index.ts")));
-        assert.strictEqual(lines[0], `::error file=${file},line=4,col=10,title=pko-stack-prod-pinned-commit (${LONG})::${LONG}: Stack "${LONG}" (stack "acme/app/prod") is production but tracks branch "main"; set spec.commit to the full 40-hex SHA.`);
+        assert.strictEqual(
+            lines[0],
+            `::error file=${file},line=4,col=10,title=pko-stack-prod-pinned-commit (${LONG})::${LONG}: Stack "${LONG}" (stack "acme/app/prod") is production but tracks branch "main"; set spec.commit to the full 40-hex SHA.`,
+        );
         assert.match(lines[1], /^::warning file=.*,line=4,col=10,title=pko-stack-prod-refresh .*spec.refresh: true; set it\.$/);
         assert.match(lines[2], /^::notice file=.*line=5.*::\[waived: moving in Q1, until 2099-12-31\] legacy-prod: /);
         assert.match(lines[3], /^::warning title=pko-guard%3A pko-stack-prod-refresh::unused waiver for ghost/);
@@ -233,7 +265,10 @@ describe("reports for users' CI", () => {
         const md = renderStepSummary([subject(program)]);
         assert.match(md, /### shop \(stack dev\): \*\*FAIL\*\*/);
         const rows = md.split("\n").filter((l) => /^\| (blocking|advisory|waived)/.test(l));
-        assert.deepStrictEqual(rows.map((r) => r.split(" | ")[0]), ["| blocking", "| advisory", "| waived (moving in Q1)"]);
+        assert.deepStrictEqual(
+            rows.map((r) => r.split(" | ")[0]),
+            ["| blocking", "| advisory", "| waived (moving in Q1)"],
+        );
         const fix = ruleCatalogue().find((r) => r.id === "pko-stack-prod-pinned-commit")!.remediation!;
         assert.ok(rows[0].includes(fix));
     });
@@ -244,9 +279,15 @@ describe("reports for users' CI", () => {
             const lines = out.trimEnd().split("\n");
             // Only the lines that carry names (the policy heading, the resource and its file) may be longer.
             for (const l of lines) if (!/^(BLOCKING|advisory|waived) |^ {2}resource: /.test(l)) assert.ok(l.length <= width, `${l.length}: ${l}`);
-            assert.ok(lines.some((l) => l.includes(`resource: ${LONG}`)), "the long name is printed whole");
+            assert.ok(
+                lines.some((l) => l.includes(`resource: ${LONG}`)),
+                "the long name is printed whole",
+            );
             const order = ["BLOCKING  pko-stack-prod-pinned-commit", "advisory  pko-stack-prod-refresh", "waived  pko-stack-prod-pinned-commit"].map((h) => lines.findIndex((l) => l.startsWith(h)));
-            assert.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])), String(order));
+            assert.ok(
+                order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])),
+                String(order),
+            );
             assert.ok(lines.some((l) => l.trim().startsWith("fix: ")));
             assert.match(lines[lines.length - 1], /^shop \(stack dev\): 3 violation\(s\), 1 advisory, 1 waived, 1 blocking: FAIL$/);
             const full = renderFullTable(subject(program), width);

@@ -65,7 +65,12 @@ describe("waivers", () => {
         const crb = {
             type: "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
             name: "deployer-admin",
-            props: { kind: "ClusterRoleBinding", metadata: { name: "deployer-admin" }, roleRef: { kind: "ClusterRole", name: "cluster-admin" }, subjects: [{ kind: "ServiceAccount", name: "deployer", namespace: "pulumi" }] },
+            props: {
+                kind: "ClusterRoleBinding",
+                metadata: { name: "deployer-admin" },
+                roleRef: { kind: "ClusterRole", name: "cluster-admin" },
+                subjects: [{ kind: "ServiceAccount", name: "deployer", namespace: "pulumi" }],
+            },
         };
         const st = stackResource("app", goodSpec({ serviceAccountName: "deployer" }));
         const base = runStackPolicy(noClusterAdmin, [sa, crb, st]);

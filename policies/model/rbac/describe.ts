@@ -36,18 +36,13 @@ export function describeBindingRole(binding: Binding, g: AdminGrant): string {
 /** A binding's kind and resource name for messages; a patch names what it patches. */
 export function describeBinding(binding: Binding): string {
     if (!binding.patch) return `${binding.kind} ${JSON.stringify(binding.resourceName)}`;
-    const target = binding.patch.base
-        ? `${binding.kind} ${JSON.stringify(binding.patch.base.resourceName)} of this program`
-        : `${binding.kind} ${quoteName(binding.patch.target)}, which this program does not declare`;
+    const target = binding.patch.base ? `${binding.kind} ${JSON.stringify(binding.patch.base.resourceName)} of this program` : `${binding.kind} ${quoteName(binding.patch.target)}, which this program does not declare`;
     return `${binding.kind}Patch ${JSON.stringify(binding.resourceName)} (patching ${target})`;
 }
 
-
 /** A readable name of a subject for messages. */
 export function describeSubject(s: Subject): string {
-    const part = (v: string | Unknown | undefined) => (v === UNKNOWN ? "<unknown>" : v ?? "");
+    const part = (v: string | Unknown | undefined) => (v === UNKNOWN ? "<unknown>" : (v ?? ""));
     const name = s.name === UNKNOWN ? "<unknown>" : missing(s.name) ? "<missing name>" : s.name;
-    return s.kind === "ServiceAccount"
-        ? `ServiceAccount ${part(s.namespace) ? part(s.namespace) + "/" : ""}${name}`
-        : `${missing(s.kind) ? "<missing kind>" : part(s.kind)} ${name}`;
+    return s.kind === "ServiceAccount" ? `ServiceAccount ${part(s.namespace) ? part(s.namespace) + "/" : ""}${name}` : `${missing(s.kind) ? "<missing kind>" : part(s.kind)} ${name}`;
 }

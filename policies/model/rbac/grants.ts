@@ -77,7 +77,6 @@ export function roleGrant(role: Role, model: RbacModel): RoleGrant {
     return result;
 }
 
-
 /** Whether the binding's role is cluster-admin or a wildcard-equivalent role, with what decides it. */
 export function adminGrant(binding: Binding, model: RbacModel): AdminGrant {
     const hit = model.adminGrants.get(binding);
@@ -91,8 +90,8 @@ export function computeAdminGrant(binding: Binding, model: RbacModel): AdminGran
     const { roleKind, roleName } = binding;
     if (roleName === UNKNOWN || roleKind === UNKNOWN || missing(roleName) || missing(roleKind)) {
         const why = binding.patch?.roleOutsideProgram
-                ? "it sets subjects of a binding this program does not declare without its roleRef, so their role is one the program cannot see"
-                : "its roleRef is unknown or missing during preview";
+            ? "it sets subjects of a binding this program does not declare without its roleRef, so their role is one the program cannot see"
+            : "its roleRef is unknown or missing during preview";
         return { admin: "maybe", unknown: why, openAggregators: [] };
     }
     if (roleKind === "ClusterRole" && roleName === "cluster-admin") return { admin: "yes", openAggregators: [] };
@@ -138,7 +137,6 @@ export function computeAdminGrant(binding: Binding, model: RbacModel): AdminGran
     return { ...best, openAggregators: [...open] };
 }
 
-
 /**
  * Groups that cover every service account: all service accounts and all authenticated identities (every
  * service account token authenticates as a member of both). `system:masters` is not one: the API server
@@ -155,7 +153,7 @@ export const GROUPS_COVERING_ALL_ACCOUNTS: ReadonlySet<string> = new Set(["syste
 export function subjectNamespace(subject: Subject, binding: Binding): string | Unknown | undefined {
     if (subject.namespace === UNKNOWN) return UNKNOWN;
     if (!missing(subject.namespace)) return subject.namespace;
-    return binding.kind === "RoleBinding" ? binding.namespace ?? DEFAULT_NAMESPACE : undefined;
+    return binding.kind === "RoleBinding" ? (binding.namespace ?? DEFAULT_NAMESPACE) : undefined;
 }
 
 /**

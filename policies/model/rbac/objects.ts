@@ -134,12 +134,7 @@ export function builtInRoles(): Role[] {
         resourceName: name,
         builtIn: true,
     });
-    return [
-        role("cluster-admin", "yes", {}),
-        role("admin", "no", {}, `${AGG}admin`),
-        role("edit", "no", { [`${AGG}admin`]: "true" }, `${AGG}edit`),
-        role("view", "no", { [`${AGG}edit`]: "true" }, `${AGG}view`),
-    ];
+    return [role("cluster-admin", "yes", {}), role("admin", "no", {}, `${AGG}admin`), role("edit", "no", { [`${AGG}admin`]: "true" }, `${AGG}edit`), role("view", "no", { [`${AGG}edit`]: "true" }, `${AGG}view`)];
 }
 
 /** Builds the RBAC view of a program's resources (built per call: the analyzer hands every policy its own list). */
@@ -159,9 +154,7 @@ export function objectKey(kind: string, name: string, namespace: string | undefi
 
 export function readSubjects(raw: Plain): Subject[] | Unknown {
     if (raw === UNKNOWN) return UNKNOWN;
-    return list(raw).map((s) =>
-        s === UNKNOWN ? { kind: UNKNOWN, name: UNKNOWN, namespace: UNKNOWN } : { kind: str(get(s, "kind")), name: str(get(s, "name")), namespace: str(get(s, "namespace")) },
-    );
+    return list(raw).map((s) => (s === UNKNOWN ? { kind: UNKNOWN, name: UNKNOWN, namespace: UNKNOWN } : { kind: str(get(s, "kind")), name: str(get(s, "name")), namespace: str(get(s, "namespace")) }));
 }
 
 export function has(props: Plain, key: string): boolean {
@@ -323,10 +316,7 @@ export function mergeRole(group: RawPatch[], base: Role | undefined): Role {
 export function mergeBindingPatch(p: RawPatch, declared: Map<string, Binding>): Binding {
     const name = str(get(p.props, "metadata", "name"));
     const namespace = str(get(p.props, "metadata", "namespace"));
-    const base =
-        typeof name === "string" && name !== "" && (namespace === undefined || typeof namespace === "string")
-            ? declared.get(objectKey(p.kind, name, namespace))
-            : undefined;
+    const base = typeof name === "string" && name !== "" && (namespace === undefined || typeof namespace === "string") ? declared.get(objectKey(p.kind, name, namespace)) : undefined;
     const setsRoleRef = has(p.props, "roleRef");
     const setsSubjects = has(p.props, "subjects");
     const subjects: Subject[] | Unknown = setsSubjects ? readSubjects(get(p.props, "subjects")) : base ? base.subjects : [];

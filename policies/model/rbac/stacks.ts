@@ -64,7 +64,6 @@ export class StackIndex {
     }
 }
 
-
 /** The program's Stacks and the accounts they run as (built per call: the analyzer hands every policy its own list). */
 export function stackIdentities(resources: ResourceLike[]): StackIdentity[] {
     return buildStackIdentities(resources);
@@ -79,7 +78,7 @@ export function buildStackIdentities(resources: ResourceLike[]): StackIdentity[]
         if (!stack) continue;
         const view: StackView = { ...patched, resourceName: stack.resourceName, urn: stack.urn, type: stack.type, label: stack.label };
         const sa = effectiveServiceAccount(view);
-        const namespace = view.namespace === UNKNOWN ? UNKNOWN : view.namespace ?? DEFAULT_NAMESPACE;
+        const namespace = view.namespace === UNKNOWN ? UNKNOWN : (view.namespace ?? DEFAULT_NAMESPACE);
         out.push({ order: out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
     }
     return out;
@@ -133,7 +132,7 @@ export function workspaceIdentities(resources: ResourceLike[], firstOrder = 0): 
         };
         const spec = get(props, "spec");
         const sa = props === UNKNOWN ? { name: UNKNOWN as Unknown, source: "spec" } : (workspaceAccount(spec, "spec") ?? { name: "default", source: "the Workspace's default service account" });
-        const namespace = namespaceRaw === UNKNOWN || props === UNKNOWN ? UNKNOWN : namespaceRaw ?? DEFAULT_NAMESPACE;
+        const namespace = namespaceRaw === UNKNOWN || props === UNKNOWN ? UNKNOWN : (namespaceRaw ?? DEFAULT_NAMESPACE);
         out.push({ order: firstOrder + out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
     }
     return out;
