@@ -10,22 +10,10 @@ import * as os from "os";
 import * as path from "path";
 import { jsonErrorOffset } from "../../core/pack-config";
 import { configWaivers } from "../../policies/model/waivers";
-import { assertInert, pkoGuard } from "./inert";
+import { assertInert, pkoGuard, prodStackYaml } from "./inert";
 
 const CANARY = "canary-c0nf1g-77ab";
-const STACK = [
-    "apiVersion: pulumi.com/v1",
-    "kind: Stack",
-    "metadata:",
-    "  name: app",
-    "  namespace: pulumi",
-    "  labels: {env: production}",
-    "spec:",
-    "  stack: acme/app/prod",
-    "  projectRepo: https://github.com/acme/app",
-    "  branch: release",
-    "",
-].join("\n");
+const STACK = prodStackYaml();
 
 describe("policy config edge cases (issue 19 item 9)", function () {
     this.timeout(120000);

@@ -62,3 +62,20 @@ export const CORPUS = [
     "\t# heading\n> quote\n- item",
     "%0A::error::PWNED %25",
 ];
+
+/** A production Stack that tracks a branch (one blocking finding of pko-stack-prod-pinned-commit), as a manifest. */
+export function prodStackYaml(branch = "release"): string {
+    return [
+        "apiVersion: pulumi.com/v1",
+        "kind: Stack",
+        "metadata:",
+        "  name: app",
+        "  namespace: pulumi",
+        "  labels: {env: production}",
+        "spec:",
+        "  stack: acme/app/prod",
+        "  projectRepo: https://github.com/acme/app",
+        `  branch: ${branch}`,
+        "",
+    ].join("\n");
+}

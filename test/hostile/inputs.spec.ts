@@ -11,24 +11,11 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { loadManifests } from "../../core/manifests";
-import { CLI, assertInert, pkoGuard } from "./inert";
+import { CLI, assertInert, pkoGuard, prodStackYaml } from "./inert";
 
 const CANARY = "canary-s3cr3t-9d1e";
 
-const STACK = (branch = "release") =>
-    [
-        "apiVersion: pulumi.com/v1",
-        "kind: Stack",
-        "metadata:",
-        "  name: app",
-        "  namespace: pulumi",
-        "  labels: {env: production}",
-        "spec:",
-        "  stack: acme/app/prod",
-        "  projectRepo: https://github.com/acme/app",
-        `  branch: ${branch}`,
-        "",
-    ].join("\n");
+const STACK = prodStackYaml;
 
 describe("hostile input to check (issue 19 items 3-6)", function () {
     this.timeout(180000);

@@ -11,21 +11,9 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
-import { pkoGuard } from "./inert";
+import { pkoGuard, prodStackYaml } from "./inert";
 
-const STACK = [
-    "apiVersion: pulumi.com/v1",
-    "kind: Stack",
-    "metadata:",
-    "  name: app",
-    "  namespace: pulumi",
-    "  labels: {env: production}",
-    "spec:",
-    "  stack: acme/app/prod",
-    "  projectRepo: https://github.com/acme/app",
-    "  branch: release",
-    "",
-].join("\n");
+const STACK = prodStackYaml();
 
 describe("reports on every outcome, one rule for paths (issue 19 items 7, 8)", function () {
     this.timeout(180000);
