@@ -9,6 +9,11 @@ import { REPO_ROOT } from "./paths";
 
 export const TOOLCHAIN_BIN = path.join(REPO_ROOT, ".cache", "toolchain", "bin");
 
+/** The toolchain folder in force: PKO_GUARD_TOOLCHAIN_BIN, else the project's own build. */
+export function toolchainBin(): string {
+    return process.env.PKO_GUARD_TOOLCHAIN_BIN ?? TOOLCHAIN_BIN;
+}
+
 /** Binaries the real leg needs: the CLI, the nodejs language host and the Kubernetes provider. */
 export const REQUIRED = ["pulumi", "pulumi-language-nodejs", "pulumi-language-yaml", "pulumi-resource-kubernetes"] as const;
 
@@ -18,7 +23,7 @@ export interface Toolchain {
     pulumi: string;
 }
 
-function isExecutable(file: string): boolean {
+export function isExecutable(file: string): boolean {
     try {
         fs.accessSync(file, fs.constants.X_OK);
         return fs.statSync(file).isFile();
@@ -27,7 +32,8 @@ function isExecutable(file: string): boolean {
     }
 }
 
-function onPath(name: string): string | undefined {
+/** The first executable `name` in a folder of PATH. */
+export function onPath(name: string): string | undefined {
     for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
         if (dir && isExecutable(path.join(dir, name))) return path.join(dir, name);
     }
@@ -43,7 +49,7 @@ function missingIn(binDir: string): string[] {
  * Finds the toolchain: the project's own build first (all required binaries), else every binary on
  * PATH. Throws ToolchainMissingError with one line naming what is missing and the fix.
  */
-export function findToolchain(binDir: string = process.env.PKO_GUARD_TOOLCHAIN_BIN ?? TOOLCHAIN_BIN): Toolchain {
+export function findToolchain(binDir: string = toolchainBin()): Toolchain {
     const missing = missingIn(binDir);
     if (missing.length === 0) {
         return { binDir, pulumi: path.join(binDir, "pulumi") };
@@ -60,7 +66,7 @@ export function findToolchain(binDir: string = process.env.PKO_GUARD_TOOLCHAIN_B
  * complete (its folder goes first on PATH, as in the harness), else the user's own `pulumi` on PATH,
  * used as installed, so their language hosts and provider plugins are the ones they chose.
  */
-export function findGateCli(binDir: string = process.env.PKO_GUARD_TOOLCHAIN_BIN ?? TOOLCHAIN_BIN): { pulumi: string; binDir?: string } {
+export function findGateCli(binDir: string = toolchainBin()): { pulumi: string; binDir?: string } {
     if (missingIn(binDir).length === 0) return { pulumi: path.join(binDir, "pulumi"), binDir };
     const pulumi = onPath("pulumi");
     if (pulumi) return { pulumi };

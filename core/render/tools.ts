@@ -4,9 +4,8 @@
  * toolchain build (`npm run setup`: .cache/toolchain/bin, pinned versions, toolchain/install.sh) when it is
  * there, else from PATH; `source` says which, so a run can say what rendered it.
  */
-import * as fs from "fs";
 import * as path from "path";
-import { REPO_ROOT } from "../paths";
+import { isExecutable, onPath, toolchainBin } from "../toolchain";
 
 export type ToolName = "kustomize" | "helm" | "jsonnet" | "kube-yaml";
 
@@ -24,34 +23,17 @@ export const INSTALL_HINT: Record<ToolName, string> = {
     "kube-yaml": "run `npm run setup` (toolchain/install.sh kube-yaml)",
 };
 
-export function toolchainBin(): string {
-    return process.env.PKO_GUARD_TOOLCHAIN_BIN ?? path.join(REPO_ROOT, ".cache", "toolchain", "bin");
-}
-
-function executable(file: string): boolean {
-    try {
-        fs.accessSync(file, fs.constants.X_OK);
-        return fs.statSync(file).isFile();
-    } catch {
-        return false;
-    }
-}
-
 const found = new Map<ToolName, Tool | undefined>();
 
 /** The tool, from the project's toolchain first, else PATH; undefined when neither has it. */
 export function findTool(name: ToolName): Tool | undefined {
     if (found.has(name)) return found.get(name);
-    let tool: Tool | undefined;
     const own = path.join(toolchainBin(), name);
-    if (executable(own)) tool = { name, path: own, source: "toolchain" };
+    let tool: Tool | undefined;
+    if (isExecutable(own)) tool = { name, path: own, source: "toolchain" };
     else {
-        for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
-            if (dir && executable(path.join(dir, name))) {
-                tool = { name, path: path.join(dir, name), source: "PATH" };
-                break;
-            }
-        }
+        const fromPath = onPath(name);
+        if (fromPath) tool = { name, path: fromPath, source: "PATH" };
     }
     found.set(name, tool);
     return tool;
