@@ -138,6 +138,8 @@ export function renderTable(file: ResultsFile): string[] {
     const out = ["== verdicts (every part's latest figures; results.json)", fmt(header), fmt(widths.map((w) => "-".repeat(w))), ...rows.map(fmt)];
     const counts = (["met", "not met", "not measured"] as Verdict[]).map((v) => `${file.table.filter((r) => r.verdict === v).length} ${v}`).join(", ");
     out.push(`  ${counts}`);
+    const never = ORDER.filter((p) => !file.parts[p]);
+    if (never.length > 0) out.push(`  parts not measured yet (no figures in results.json): ${never.join(", ")}`);
     const v = versions();
     out.push(`  peers: conftest ${v.conftest}, Kyverno CLI ${v.kyverno}; @pulumi/policy ${v["@pulumi/policy"]}`);
     const r = file.lastRun;
