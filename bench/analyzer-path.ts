@@ -72,17 +72,28 @@ export function sdkHandlers(pack: Policies = policies): { analyze: Handler; anal
     };
 }
 
+/** Which of the SDK's hooks a policy has: the analyzer calls each policy with a resource hook in Analyze, each with a stack hook in AnalyzeStack. */
+export function policyHooks(p: object): ("validateResource" | "validateStack")[] {
+    const hooks: ("validateResource" | "validateStack")[] = [];
+    const v = (p as { validateResource?: unknown }).validateResource;
+    if (typeof v === "function" || Array.isArray(v)) hooks.push("validateResource");
+    if (typeof (p as { validateStack?: unknown }).validateStack === "function") hooks.push("validateStack");
+    return hooks;
+}
+
 /**
- * The SDK's own floor: as many resource and stack policies as the pack has, doing nothing. What the SDK
- * spends per resource (deserializing and proxying the properties once per policy) is paid whatever the
+ * The SDK's own floor: the pack's policies with the same hooks (most have both a resource and a stack hook),
+ * each doing nothing. What the SDK spends (deserializing and proxying the properties once per policy it
+ * calls, per resource in Analyze and per resource per stack policy in AnalyzeStack) is paid whatever the
  * rules do; the pack's time over this floor is ours.
  */
 export function noopPack(): Policies {
-    return policies.map((p) =>
-        "validateStack" in p
-            ? { name: p.name, description: p.description, enforcementLevel: p.enforcementLevel, validateStack: () => undefined }
-            : { name: p.name, description: p.description, enforcementLevel: p.enforcementLevel, validateResource: () => undefined },
-    );
+    return policies.map((p) => ({
+        name: p.name,
+        description: p.description,
+        enforcementLevel: p.enforcementLevel,
+        ...Object.fromEntries(policyHooks(p).map((hook) => [hook, () => undefined])),
+    })) as Policies;
 }
 
 /** Runs Analyze for every request, one after the other as the engine does, then AnalyzeStack; returns diagnostics. */

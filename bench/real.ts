@@ -19,6 +19,7 @@ import { Toolchain, findToolchain } from "../core/toolchain";
 import { policies } from "../policies";
 import { RUN_POLICY_PACK, startAndAsk } from "../test/pack/start";
 import { Figure, PartOutput } from "./types";
+import { policyHooks } from "./analyzer-path";
 
 const ROUNDS = 5;
 const ENGINE = "127.0.0.1:1"; // run-policy-pack's engine argument; the pack never dials it
@@ -52,12 +53,13 @@ async function comparisonPack(name: string, policyCount: number | "like-pko-guar
     const dir = path.join(REPO_ROOT, ".cache", "bench-packs", name);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(path.join(dir, "dist"), { recursive: true });
-    const shapes = policyCount === "like-pko-guard" ? policies.map((p) => ("validateStack" in p ? "validateStack" : "validateResource")) : Array.from({ length: policyCount }, () => "validateResource");
+    // Each policy with the hooks its pko-guard counterpart has (most have both a resource and a stack hook).
+    const shapes = policyCount === "like-pko-guard" ? policies.map(policyHooks) : Array.from({ length: policyCount }, () => ["validateResource"]);
     const entry = [
         `import { PolicyPack } from "@pulumi/policy";`,
         `process.chdir(require("path").join(__dirname, ".."));`,
-        `const shapes = ${JSON.stringify(shapes)};`,
-        `new PolicyPack(${JSON.stringify(name)}, { policies: shapes.map((s, i) => ({ name: "noop-" + i, description: "does nothing", enforcementLevel: "advisory", [s]: () => undefined })) });`,
+        `const shapes: string[][] = ${JSON.stringify(shapes)};`,
+        `new PolicyPack(${JSON.stringify(name)}, { policies: shapes.map((hooks, i) => ({ name: "noop-" + i, description: "does nothing", enforcementLevel: "advisory", ...Object.fromEntries(hooks.map((h) => [h, () => undefined])) })) as any });`,
     ].join("\n");
     fs.writeFileSync(path.join(dir, "entry.ts"), entry);
     // The compiled build script (it finds the repository from its own place, bin/pack/).

@@ -12,6 +12,7 @@ import { MessageFacts, decodeMessage, encodeMessage } from "../policies/model/me
 import { DataReport } from "../policies/model/policy";
 import { SETTINGS_POLICY, productionSettings } from "../policies/model/production";
 import { shareAcrossPolicies } from "../policies/model/values";
+import { endRequests } from "../policies/model/request";
 import { Level, Row, normalizeMessage, row } from "./rows";
 import { PackConfig } from "./pack-config";
 
@@ -111,10 +112,12 @@ function levelOf(config: PackConfig, p: Policy): Level {
 export function evaluatePack(resources: EvalResource[], config: PackConfig, only?: ReadonlySet<string>): EvalRow[] {
     // One evaluation is one request: it starts and ends with no settings published (settings.ts).
     productionSettings.reset();
+    endRequests();
     try {
         return evaluateRequest(resources, config, only);
     } finally {
         productionSettings.reset();
+        endRequests();
     }
 }
 

@@ -23,6 +23,7 @@ import { report } from "./report";
 import { WAIVER_CONFIG, WaiverTarget, applyWaivers, targetOf } from "./waivers";
 import { ExampleResource } from "./examples";
 import { MessageFacts, encodeMessage, saysFailClosed } from "./message";
+import { inRequest, openRequest } from "./request";
 
 export const FRAMEWORK: PolicyComplianceFramework = {
     name: "pko-guard",
@@ -128,6 +129,18 @@ function configProperties(meta: RuleMeta): Record<string, object> {
     return { ...(meta.config ?? {}), ...WAIVER_CONFIG };
 }
 
+/** The names of a policy's config properties (read on every call: computed once per policy). */
+const configNames = new WeakMap<RuleMeta, string[]>();
+
+function configPropertyNames(meta: RuleMeta): string[] {
+    let names = configNames.get(meta);
+    if (names === undefined) {
+        names = Object.keys(configProperties(meta));
+        configNames.set(meta, names);
+    }
+    return names;
+}
+
 /**
  * The policy's config schema. Every policy has one, closed (`additionalProperties: false`), so that a
  * misspelt property is rejected: by the CLI/harness config check, by the pack at run time (the engine
@@ -144,7 +157,7 @@ function configSchema(meta: RuleMeta): PolicyConfigSchema {
 function readConfig(meta: RuleMeta, getConfig: () => unknown): Record<string, unknown> | string {
     const c = getConfig();
     if (c === null || typeof c !== "object" || Array.isArray(c)) return "its configuration is not an object";
-    const unknown = unknownProperty(meta.name, c as Record<string, unknown>, Object.keys(configProperties(meta)));
+    const unknown = unknownProperty(meta.name, c as Record<string, unknown>, configPropertyNames(meta));
     return unknown ?? (c as Record<string, unknown>);
 }
 
@@ -287,8 +300,8 @@ function withConfig<F>(meta: RuleMeta, getConfig: () => unknown, check: (config:
 }
 
 /** A `validateResource` that runs `run` on each resource through the one fail-closed path, with the resource's waivers. */
-function perResource(meta: RuleMeta, run: (args: ResourceValidationArgs) => unknown): ResourceValidationPolicy["validateResource"] {
-    return (args: ResourceValidationArgs, reportViolation: ReportViolation) => evaluate(meta, reportViolation, () => run(args), undefined, resourceWaiving(meta, args));
+function perResource(meta: RuleMeta, run: (args: ResourceValidationArgs) => unknown): (args: ResourceValidationArgs, reportViolation: ReportViolation) => void {
+    return (args: ResourceValidationArgs, reportViolation: ReportViolation) => evaluate(meta, reportViolation, () => inRequest(args.urn, () => run(args)), undefined, resourceWaiving(meta, args));
 }
 
 /** A per-resource rule over any resource (the rule decides which types it cares about). */
@@ -336,21 +349,29 @@ export function stackRule(
             let joined: JoinedPatch[] = [];
             let resources: ResourceLike[] = [];
             const waiving = programWaiving(meta, args.getConfig, () => resources);
+            let key: string | undefined;
             evaluate(
                 meta,
                 reportViolation,
                 () => {
                     resources = programResources(args.resources);
-                    joined = stackPatches(resources);
+                    key = programKey(resources.map((r) => r.urn));
+                    joined = inRequest(key, () => stackPatches(resources));
                     return [];
                 },
                 undefined,
                 waiving,
             );
             if (joined.length === 0) return;
-            const ctx = { production: settingsFor(programKey(resources.map((r) => r.urn))) };
+            const ctx = { production: settingsFor(key) };
             for (const j of joined) {
-                evaluate(meta, reportViolation, () => introduced(judge(j.before, args.getConfig, ctx), judge(j.after, args.getConfig, ctx)).map((f) => (typeof f === "string" ? f : f.message)), j.patch.urn, waiving);
+                evaluate(
+                    meta,
+                    reportViolation,
+                    () => inRequest(key, () => introduced(judge(j.before, args.getConfig, ctx), judge(j.after, args.getConfig, ctx)).map((f) => (typeof f === "string" ? f : f.message))),
+                    j.patch.urn,
+                    waiving,
+                );
             }
         },
     };
@@ -395,7 +416,8 @@ export function programRule(meta: RuleMeta, check: (resources: ResourceLike[], c
                 () =>
                     withConfig(meta, args.getConfig, (config) => {
                         const resources = programResources(args.resources);
-                        return check(resources, config, { production: settingsFor(programKey(resources.map((r) => r.urn))) });
+                        const key = programKey(resources.map((r) => r.urn));
+                        return inRequest(key, () => check(resources, config, { production: settingsFor(key) }));
                     }),
                 undefined,
                 programWaiving(meta, args.getConfig, () => args.resources),
@@ -414,15 +436,22 @@ export function settingsRule<S>(
     publish: (key: string, config: Record<string, unknown> | string) => S,
     problems: (resource: ResourceLike, published: S) => string[],
 ): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
+    const perResourceRule = perResource(meta, (args) => problems(resourceOf(args), publish(args.urn, readConfig(meta, args.getConfig))));
     return {
         ...metaFields(meta),
-        validateResource: perResource(meta, (args) => problems(resourceOf(args), publish(args.urn, readConfig(meta, args.getConfig)))),
+        // Called first in every request: it opens the request whose derived data the other policies share (request.ts).
+        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) => {
+            openRequest(args.urn);
+            perResourceRule(args, reportViolation);
+        },
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
             evaluate(
                 meta,
                 reportViolation,
                 () => {
-                    publish(programKey(programResources(args.resources).map((r) => r.urn)), readConfig(meta, args.getConfig));
+                    const key = programKey(programResources(args.resources).map((r) => r.urn));
+                    openRequest(key);
+                    publish(key, readConfig(meta, args.getConfig));
                     return [];
                 },
                 undefined,

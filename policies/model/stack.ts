@@ -13,6 +13,7 @@
  * (policy.ts), which report the resource fail-closed.
  */
 import { Obj, Plain, UNKNOWN, Unknown, bool, entries, get, isObject, isShared, list, num, plain, str } from "./values";
+import { listKey, memoized, memoizedFor } from "./request";
 
 export const STACK_TYPES = ["kubernetes:pulumi.com/v1:Stack", "kubernetes:pulumi.com/v1alpha1:Stack"] as const;
 export const STACK_PATCH_TYPES = ["kubernetes:pulumi.com/v1:StackPatch", "kubernetes:pulumi.com/v1alpha1:StackPatch"] as const;
@@ -127,8 +128,13 @@ function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): Sta
     const memo = isShared(resource.props) ? (views.get(resource.props as object) ?? new Map<string, StackView | undefined>()) : undefined;
     const memoKey = `${wanted}\u0000${type}\u0000${String(resource.name)}\u0000${String(resource.urn)}`;
     if (memo?.has(memoKey)) return memo.get(memoKey);
-    const props = plain(resource.props);
-    const view = stackKind(type, props) === wanted ? buildView(resource, props) : undefined;
+    // In the analyzer, the request's first policy builds the view and the others reuse it (request.ts).
+    const build = () => {
+        const props = plain(resource.props);
+        return { type, name: resource.name, view: stackKind(type, props) === wanted ? buildView(resource, props) : undefined };
+    };
+    const same = (e: { type: string; name: string }) => e.type === type && e.name === resource.name;
+    const view = (typeof resource.urn === "string" ? memoizedFor(wanted, resource.urn, same, build) : build()).view;
     if (memo) {
         memo.set(memoKey, view);
         views.set(resource.props as object, memo);
@@ -236,6 +242,17 @@ function key(view: StackView): string | undefined {
  * unknown.
  */
 export function stackPatches(resources: ResourceLike[]): JoinedPatch[] {
+    // Most programs patch no Stack: then no view is needed (a patch's type token says it may be one).
+    if (!resources.some((r) => mayBePatch(r.type))) return [];
+    return memoized(`stackPatches\u0000${listKey(resources)}`, () => joinPatches(resources));
+}
+
+/** Whether a resource's type token allows it to be a Stack patch (stackKind's rule, before reading any property). */
+function mayBePatch(type: unknown): boolean {
+    return mayBeStack(type) && ((STACK_PATCH_TYPES as readonly string[]).includes(type) || type.endsWith("Patch"));
+}
+
+function joinPatches(resources: ResourceLike[]): JoinedPatch[] {
     const stacks = new Map<string, StackView>();
     const patches: StackView[] = [];
     for (const r of resources) {
@@ -286,6 +303,10 @@ export function stackPatches(resources: ResourceLike[]): JoinedPatch[] {
  * read these instead of the bare Stacks so that a patch cannot change a Stack behind their back.
  */
 export function patchedStacks(resources: ResourceLike[]): { view: StackView; stack?: StackView; patchedBy: StackView[] }[] {
+    return memoized(`patchedStacks\u0000${listKey(resources)}`, () => mergePatches(resources));
+}
+
+function mergePatches(resources: ResourceLike[]): { view: StackView; stack?: StackView; patchedBy: StackView[] }[] {
     const joined = stackPatches(resources);
     const last = new Map<string, { after: StackView; patches: StackView[]; declared: boolean }>();
     joined.forEach((j, i) => {

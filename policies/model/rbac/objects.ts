@@ -6,6 +6,7 @@
 import { ResourceLike } from "../stack";
 import { Plain, UNKNOWN, Unknown, entries, get, isObject, list, plain, push, str } from "../values";
 import { rulesPowers } from "../permissions";
+import { listKey, memoized } from "../request";
 
 export type Tri = "yes" | "no" | "maybe";
 
@@ -137,9 +138,12 @@ export function builtInRoles(): Role[] {
     return [role("cluster-admin", "yes", {}), role("admin", "no", {}, `${AGG}admin`), role("edit", "no", { [`${AGG}admin`]: "true" }, `${AGG}edit`), role("view", "no", { [`${AGG}edit`]: "true" }, `${AGG}view`)];
 }
 
-/** Builds the RBAC view of a program's resources (built per call: the analyzer hands every policy its own list). */
+/**
+ * The RBAC view of a program's resources, once per analyzer request (request.ts): the policies of a request
+ * share it, and with it the grants resolved so far (the same answers whichever policy asks).
+ */
 export function rbacModel(resources: ResourceLike[]): RbacModel {
-    return buildRbacModel(resources);
+    return memoized(`rbacModel\u0000${listKey(resources)}`, () => buildRbacModel(resources));
 }
 
 export interface RawPatch {

@@ -3,6 +3,7 @@ import { ResourceLike, StackView, effectiveServiceAccount, patchedStacks, worksp
 import { UNKNOWN, Unknown, get, plain, push, str } from "../values";
 import { Binding, DEFAULT_NAMESPACE, ServiceAccountRef, Subject } from "./objects";
 import { GROUPS_COVERING_ALL_ACCOUNTS, subjectNamespace, subjectUnresolved } from "./grants";
+import { listKey, memoized } from "../request";
 
 /** A PKO Stack together with the service account its workspace runs as. */
 export interface StackIdentity {
@@ -64,9 +65,9 @@ export class StackIndex {
     }
 }
 
-/** The program's Stacks and the accounts they run as (built per call: the analyzer hands every policy its own list). */
+/** The program's Stacks and the accounts they run as (once per analyzer request: request.ts). */
 export function stackIdentities(resources: ResourceLike[]): StackIdentity[] {
-    return buildStackIdentities(resources);
+    return memoized(`stackIdentities\u0000${listKey(resources)}`, () => buildStackIdentities(resources));
 }
 
 export function buildStackIdentities(resources: ResourceLike[]): StackIdentity[] {
@@ -93,6 +94,10 @@ export const WORKSPACE_TYPE = "kubernetes:auto.pulumi.com/v1alpha1:Workspace";
  * `serviceAccountName` wins over `spec.serviceAccountName`, which the CRD defaults to `default`.
  */
 export function workspaceIdentities(resources: ResourceLike[], firstOrder = 0): StackIdentity[] {
+    return memoized(`workspaceIdentities\u0000${firstOrder}\u0000${listKey(resources)}`, () => buildWorkspaceIdentities(resources, firstOrder));
+}
+
+function buildWorkspaceIdentities(resources: ResourceLike[], firstOrder: number): StackIdentity[] {
     const out: StackIdentity[] = [];
     for (const r of resources) {
         const type = String(r?.type ?? "");
