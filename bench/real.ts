@@ -71,6 +71,54 @@ async function comparisonPack(name: string, policyCount: number | "like-pko-guar
     return dir;
 }
 
+/**
+ * Pulumi's own published AWS pack, as its README sets it up: a policy pack folder (PulumiPolicy.yaml, an
+ * index.ts constructing `AwsGuard`, a package.json naming `@pulumi/awsguard`, as `pulumi policy new
+ * awsguard-typescript` writes them), `npm install` in it, then `pulumi preview --policy-pack <dir>`; the
+ * SDK loads index.ts through its own TypeScript set-up, as for any TypeScript pack. Bench only: installed
+ * into .cache/bench-packs/awsguard (once, again when this recipe changes), never a dependency of pko-guard.
+ * awsguard 0.3.1 declares `@pulumi/policy ^1.3.0`, `@pulumi/pulumi ^3.0.0`, `@pulumi/aws ^4.0.0` and
+ * `aws-sdk ^2.545.0` as dependencies (no peers): the folder pins the policy SDK and the Pulumi SDK to
+ * pko-guard's (1.21.0, 3.248.0; the newest @pulumi/pulumi needs Node 22), so both packs run on the same SDK;
+ * @pulumi/aws resolves to 4.x as awsguard asks (pko-guard's 7.48.0 devDependency is outside its range).
+ */
+export const AWSGUARD_VERSION = "0.3.1";
+
+export async function awsguardPack(): Promise<string> {
+    const dir = path.join(REPO_ROOT, ".cache", "bench-packs", "awsguard");
+    const pkg = {
+        name: "awsguard-typescript",
+        version: "0.0.1",
+        dependencies: { "@pulumi/awsguard": AWSGUARD_VERSION, "@pulumi/policy": "1.21.0", "@pulumi/pulumi": "3.248.0" },
+        devDependencies: { "@types/node": "20.19.43" },
+    };
+    const files: Record<string, string> = {
+        "PulumiPolicy.yaml": "runtime: nodejs\ndescription: AWSGuard, Pulumi's CrossGuard policies for AWS, every policy advisory (the README's first example).\n",
+        "index.ts": `import { AwsGuard } from "@pulumi/awsguard";\n\nnew AwsGuard({ all: "advisory" });\n`,
+        "tsconfig.json":
+            JSON.stringify(
+                {
+                    compilerOptions: { strict: true, outDir: "bin", target: "es2016", module: "commonjs", moduleResolution: "node", sourceMap: true, experimentalDecorators: true, forceConsistentCasingInFileNames: true },
+                    files: ["index.ts"],
+                },
+                null,
+                4,
+            ) + "\n",
+        "package.json": JSON.stringify(pkg, null, 4) + "\n",
+    };
+    const stamp = JSON.stringify(files);
+    const stampFile = path.join(dir, ".installed");
+    if (fs.existsSync(stampFile) && fs.readFileSync(stampFile, "utf8") === stamp) return dir;
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(dir, { recursive: true });
+    for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
+    const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+    const r = await exec(npm, ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir, env: process.env, timeoutMs: 900000 });
+    if (r.code !== 0) throw new Error(`npm install of @pulumi/awsguard ${AWSGUARD_VERSION} failed: ${(r.stderr.trim().split("\n").pop() ?? "").slice(0, 200)}`);
+    fs.writeFileSync(stampFile, stamp);
+    return dir;
+}
+
 /** Milliseconds for `node args` to exit (for the breakdown's fixed parts). */
 function runMs(args: string[]): number {
     const t = performance.now();
@@ -129,50 +177,72 @@ export async function packOverhead(toolchain: Toolchain, line: (s: string) => vo
         const today = todayPackDir(tmp);
         const onePolicy = await comparisonPack("one-noop-policy", 1);
         const noop = await comparisonPack("noop-like-pko-guard", "like-pko-guard");
-        const without: number[] = [];
-        const lean: number[] = [];
-        const plain: number[] = [];
-        const one: number[] = [];
-        const noops: number[] = [];
-        const withPack = async (packDir: string, into: number[]) => {
-            const t = performance.now();
-            const p = await previewWithPack(prepared, { dir: packDir, descriptions });
-            if (p.error) throw new Error(p.error);
-            into.push(performance.now() - t);
-        };
-        for (let i = 0; i < ROUNDS; i++) {
-            const t = performance.now();
-            const r = await exec(toolchain.pulumi, ["preview", "-s", prepared.stack, "--non-interactive"], { cwd: prepared.cwd, env: prepared.env, timeoutMs: 300000 });
-            if (r.code !== 0) throw new Error(`preview without the pack failed: ${r.stderr.split("\n")[0]}`);
-            without.push(performance.now() - t);
-            await withPack(PACK_DIR, lean);
-            await withPack(today, plain);
-            await withPack(onePolicy, one);
-            await withPack(noop, noops);
+        let awsguard: string | undefined;
+        let awsguardProblem: string | undefined;
+        try {
+            awsguard = await awsguardPack();
+        } catch (e) {
+            awsguardProblem = (e as Error).message;
+            line(`  awsguard: not measured (${awsguardProblem})`);
         }
-        const a = median(without);
-        const b = median(lean);
-        const c = median(plain);
-        const d = median(one);
-        const e = median(noops);
-        line(`  50-resource preview (median of ${ROUNDS}, interleaved): without pack ${a.toFixed(0)} ms, lean pack ${b.toFixed(0)} ms, today's pack ${c.toFixed(0)} ms`);
-        line(`  ratio lean/without ${(b / a).toFixed(2)} (target <= 1.15); today/without ${(c / a).toFixed(2)}`);
+        // Every variant runs the same command (the engine's JSON event stream), the pack the only difference.
+        const env = { ...prepared.env, PULUMI_ENABLE_STREAMING_JSON_PREVIEW: "1", NO_COLOR: "1" };
+        const preview = async (packDir: string | undefined): Promise<number> => {
+            const t = performance.now();
+            if (packDir === undefined) {
+                const r = await exec(toolchain.pulumi, ["preview", "-s", prepared.stack, "--json", "--non-interactive"], { cwd: prepared.cwd, env, timeoutMs: 300000, keepStdout: false });
+                if (r.code !== 0) throw new Error(`preview without a pack failed: ${r.stderr.split("\n")[0]}`);
+            } else {
+                const p = await previewWithPack(prepared, { dir: packDir, descriptions }, { keepOutput: false });
+                if (p.error) throw new Error(`preview with ${path.basename(packDir)} failed: ${p.error.split("\n")[0]}`);
+            }
+            return performance.now() - t;
+        };
+        const variants: Record<string, string | undefined> = { without: undefined, lean: PACK_DIR, today, one: onePolicy, noops: noop, ...(awsguard ? { awsguard } : {}) };
+        const runs: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+        for (let i = 0; i < ROUNDS; i++) {
+            // One round: each variant once, the order rotated so that no variant always follows the same one.
+            const names = Object.keys(variants);
+            for (let j = 0; j < names.length; j++) {
+                const name = names[(i + j) % names.length];
+                runs[name].push(await preview(variants[name]));
+            }
+        }
+        // Added time of a pack: the median over rounds of (preview with it - preview without, same round).
+        const added = (name: string) => median(runs[name].map((ms, i) => ms - runs.without[i]));
+        const pairedRatio = (x: string, y: string) => median(runs[x].map((ms, i) => ms / runs[y][i]));
+        const m = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v)]));
+        const a = m.without;
+        line(`  50-resource preview (median of ${ROUNDS} rounds, variants interleaved): without a pack ${a.toFixed(0)} ms, pko-guard (lean) ${m.lean.toFixed(0)} ms, today's entry ${m.today.toFixed(0)} ms`);
         line(
-            `  where the lean pack's ${(b - a).toFixed(0)} ms go (packs built and started the same way): any pack at all (one no-op policy: start-up, ` +
-                `Analyze per resource, AnalyzeStack, shutdown) ${(d - a).toFixed(0)} ms (ratio ${(d / a).toFixed(2)}); the SDK's per-policy work ` +
-                `(${policies.length} no-op policies) ${(e - d).toFixed(0)} ms; pko-guard's rules ${(b - e).toFixed(0)} ms`,
+            `  added preview time over no pack (median of paired differences): pko-guard ${added("lean").toFixed(0)} ms; one-no-op-policy pack (built like pko-guard) ${added("one").toFixed(0)} ms; ` +
+                `${policies.length} no-op policies ${added("noops").toFixed(0)} ms` +
+                (awsguard ? `; awsguard ${AWSGUARD_VERSION} (as its README installs it) ${added("awsguard").toFixed(0)} ms` : ""),
+        );
+        line(
+            `  pko-guard / one-no-op pack (paired): ${pairedRatio("lean", "one").toFixed(3)} (target <= 1.05)` +
+                (awsguard ? `; pko-guard's added time / awsguard's: ${(added("lean") / added("awsguard")).toFixed(2)} (target < 1)` : ""),
         );
         return {
             rounds: ROUNDS,
+            loadAverage: os.loadavg(),
+            runsMs: runs,
+            medianMs: m,
+            addedMs: Object.fromEntries(
+                Object.keys(variants)
+                    .filter((k) => k !== "without")
+                    .map((k) => [k, added(k)]),
+            ),
             withoutMs: a,
-            leanMs: b,
-            todayMs: c,
-            onePolicyMs: d,
-            noopLikePkoGuardMs: e,
-            ratio: b / a,
-            ratioToday: c / a,
-            ratioOnePolicy: d / a,
-            overheadPercent: ((b - a) / a) * 100,
+            leanMs: m.lean,
+            todayMs: m.today,
+            onePolicyMs: m.one,
+            noopLikePkoGuardMs: m.noops,
+            ratio: pairedRatio("lean", "without"),
+            ratioToday: pairedRatio("today", "without"),
+            ratioOnePolicy: pairedRatio("one", "without"),
+            leanOverOnePolicy: pairedRatio("lean", "one"),
+            ...(awsguard ? { awsguardMs: m.awsguard, addedOverAwsguard: added("lean") / added("awsguard") } : { awsguard: `not measured: ${awsguardProblem}` }),
         };
     } finally {
         fs.rmSync(tmp, { recursive: true, force: true });
@@ -195,17 +265,24 @@ async function legs(line: (s: string) => void): Promise<Record<string, unknown>>
 
 export async function realBenchmarks(line: (s: string) => void, parts: { pack: boolean; legs: boolean }): Promise<PartOutput> {
     const data = await realData(line, parts);
-    const overhead = data.packOverhead as { ratio: number; leanMs: number; onePolicyMs: number } | undefined;
+    const overhead = data.packOverhead as { ratio: number; leanOverOnePolicy: number; addedOverAwsguard?: number; awsguard?: string } | undefined;
     const note = overhead ? {} : { note: "toolchain missing" };
     const figures: Figure[] = parts.pack
         ? [
               { name: "50-resource preview, lean pack / without a pack", value: overhead?.ratio ?? null, unit: "", target: { op: "<=", value: 1.15, source: "printed target" }, ...note },
               {
                   name: "50-resource preview, lean pack / one-no-op-policy pack",
-                  value: overhead ? overhead.leanMs / overhead.onePolicyMs : null,
+                  value: overhead ? overhead.leanOverOnePolicy : null,
                   unit: "",
                   target: { op: "<=", value: 1.05, source: "issue 23" },
                   ...note,
+              },
+              {
+                  name: `50-resource preview, pko-guard's added time / awsguard ${AWSGUARD_VERSION}'s`,
+                  value: overhead?.addedOverAwsguard ?? null,
+                  unit: "",
+                  target: { op: "<", value: 1, source: "issue 23" },
+                  ...(overhead ? (overhead.addedOverAwsguard === undefined ? { note: overhead.awsguard ?? "awsguard not measured" } : {}) : note),
               },
           ]
         : [];

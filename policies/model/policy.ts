@@ -301,7 +301,7 @@ function withConfig<F>(meta: RuleMeta, getConfig: () => unknown, check: (config:
 
 /** A `validateResource` that runs `run` on each resource through the one fail-closed path, with the resource's waivers. */
 function perResource(meta: RuleMeta, run: (args: ResourceValidationArgs) => unknown): (args: ResourceValidationArgs, reportViolation: ReportViolation) => void {
-    return (args: ResourceValidationArgs, reportViolation: ReportViolation) => evaluate(meta, reportViolation, () => inRequest(args.urn, () => run(args)), undefined, resourceWaiving(meta, args));
+    return (args: ResourceValidationArgs, reportViolation: ReportViolation) => evaluate(meta, reportViolation, () => inRequest(args.urn, meta.name, () => run(args)), undefined, resourceWaiving(meta, args));
 }
 
 /** A per-resource rule over any resource (the rule decides which types it cares about). */
@@ -356,7 +356,7 @@ export function stackRule(
                 () => {
                     resources = programResources(args.resources);
                     key = programKey(resources.map((r) => r.urn));
-                    joined = inRequest(key, () => stackPatches(resources));
+                    joined = inRequest(key, meta.name, () => stackPatches(resources));
                     return [];
                 },
                 undefined,
@@ -365,13 +365,7 @@ export function stackRule(
             if (joined.length === 0) return;
             const ctx = { production: settingsFor(key) };
             for (const j of joined) {
-                evaluate(
-                    meta,
-                    reportViolation,
-                    () => inRequest(key, () => introduced(judge(j.before, args.getConfig, ctx), judge(j.after, args.getConfig, ctx)).map((f) => (typeof f === "string" ? f : f.message))),
-                    j.patch.urn,
-                    waiving,
-                );
+                evaluate(meta, reportViolation, () => introduced(judge(j.before, args.getConfig, ctx), judge(j.after, args.getConfig, ctx)).map((f) => (typeof f === "string" ? f : f.message)), j.patch.urn, waiving);
             }
         },
     };
@@ -417,7 +411,7 @@ export function programRule(meta: RuleMeta, check: (resources: ResourceLike[], c
                     withConfig(meta, args.getConfig, (config) => {
                         const resources = programResources(args.resources);
                         const key = programKey(resources.map((r) => r.urn));
-                        return inRequest(key, () => check(resources, config, { production: settingsFor(key) }));
+                        return inRequest(key, meta.name, () => check(resources, config, { production: settingsFor(key) }));
                     }),
                 undefined,
                 programWaiving(meta, args.getConfig, () => args.resources),

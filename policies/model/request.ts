@@ -19,6 +19,8 @@
 interface Request {
     key: string;
     memo: Map<string, unknown>;
+    /** The policies that ran in it: the analyzer calls each policy once per request, so a second call is another request. */
+    ran: Set<string>;
 }
 
 let open: Request | undefined;
@@ -26,7 +28,7 @@ let active: Request | undefined;
 
 /** Opens the request the settings policy is called for (forgetting any other). */
 export function openRequest(key: string): void {
-    const request: Request = { key, memo: new Map() };
+    const request: Request = { key, memo: new Map(), ran: new Set() };
     open = request;
     // Ends with this turn of the event loop at the latest; another request may open before.
     setImmediate(() => {
@@ -39,10 +41,22 @@ export function endRequests(): void {
     open = undefined;
 }
 
-/** Runs a rule of the request known by `key`: inside it the model shares what it derives, when that request is open. */
-export function inRequest<T>(key: string | undefined, run: () => T): T {
+/**
+ * Runs a policy's rule (once per call of the policy) in the request known by `key`: inside it the model shares
+ * what it derives, when that request is open and this policy has not run in it yet. A policy that runs twice
+ * under one open key is in a request that the settings policy did not open (it was disabled meanwhile): then
+ * the request is closed and nothing is shared.
+ */
+export function inRequest<T>(key: string | undefined, policy: string, run: () => T): T {
     const before = active;
-    active = key !== undefined && open !== undefined && open.key === key ? open : undefined;
+    active = undefined;
+    if (key !== undefined && open !== undefined && open.key === key) {
+        if (open.ran.has(policy)) open = undefined;
+        else {
+            open.ran.add(policy);
+            active = open;
+        }
+    }
     try {
         return run();
     } finally {

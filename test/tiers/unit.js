@@ -11,6 +11,7 @@ module.exports = {
         "test/stack-patches.spec.ts",
         "test/meta.spec.ts",
         "test/settings.spec.ts",
+        "test/request.spec.ts",
         "test/tiers/*.spec.ts",
         "test/helpers.spec.ts",
         "test/credential-shapes.spec.ts",
