@@ -17,7 +17,7 @@ import {
     StackValidationPolicy,
 } from "@pulumi/policy";
 import { unknownProperty } from "./config";
-import { SettingsState, classifyProduction, Production, programKey, settingsFor } from "./production";
+import { SettingsState, classifyProduction, Production, programKeyOf, settingsFor } from "./production";
 import { JoinedPatch, ResourceLike, StackView, stackPatches, stackView } from "./stack";
 import { report } from "./report";
 import { WAIVER_CONFIG, WaiverTarget, applyWaivers, targetOf } from "./waivers";
@@ -355,7 +355,7 @@ export function stackRule(
                 reportViolation,
                 () => {
                     resources = programResources(args.resources);
-                    key = programKey(resources.map((r) => r.urn));
+                    key = programKeyOf(resources);
                     joined = inRequest(key, meta.name, () => stackPatches(resources));
                     return [];
                 },
@@ -394,9 +394,12 @@ function remediation(meta: RuleMeta, fix: SpecFix): (args: ResourceValidationArg
     };
 }
 
-/** The program's resources as rules read them (the analyzer hands each stack policy its own list). */
+/**
+ * The program's resources as rules read them (type, name, URN, props: the analyzer hands each stack policy
+ * its own list, which rules only read).
+ */
 function programResources(list: PolicyResource[] | undefined): ResourceLike[] {
-    return (list ?? []).map((r: PolicyResource) => ({ type: r.type, name: r.name, urn: r.urn, props: r.props }));
+    return list ?? [];
 }
 
 /** A stack-level rule that sees every resource of the program. */
@@ -410,7 +413,7 @@ export function programRule(meta: RuleMeta, check: (resources: ResourceLike[], c
                 () =>
                     withConfig(meta, args.getConfig, (config) => {
                         const resources = programResources(args.resources);
-                        const key = programKey(resources.map((r) => r.urn));
+                        const key = programKeyOf(resources);
                         return inRequest(key, meta.name, () => check(resources, config, { production: settingsFor(key) }));
                     }),
                 undefined,
@@ -443,7 +446,7 @@ export function settingsRule<S>(
                 meta,
                 reportViolation,
                 () => {
-                    const key = programKey(programResources(args.resources).map((r) => r.urn));
+                    const key = programKeyOf(programResources(args.resources));
                     openRequest(key);
                     publish(key, readConfig(meta, args.getConfig));
                     return [];

@@ -159,6 +159,11 @@ export function programKey(urns: (string | undefined)[]): string {
     return `program:${urns.length}:${urns[0] ?? ""}:${urns[urns.length - 1] ?? ""}`;
 }
 
+/** `programKey` of a program's resources (without listing their URNs first). */
+export function programKeyOf(resources: readonly { urn?: string }[]): string {
+    return `program:${resources.length}:${resources[0]?.urn ?? ""}:${resources[resources.length - 1]?.urn ?? ""}`;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Classification.
 

@@ -26,14 +26,23 @@ interface Request {
 let open: Request | undefined;
 let active: Request | undefined;
 
+/** Whether the end of this turn of the event loop is already set to close the open request. */
+let closing = false;
+
+function closeAtEndOfTurn(): void {
+    closing = false;
+    open = undefined;
+}
+
 /** Opens the request the settings policy is called for (forgetting any other). */
 export function openRequest(key: string): void {
-    const request: Request = { key, memo: new Map(), ran: new Set() };
-    open = request;
-    // Ends with this turn of the event loop at the latest; another request may open before.
-    setImmediate(() => {
-        if (open === request) open = undefined;
-    }).unref();
+    open = { key, memo: new Map(), ran: new Set() };
+    // Ends with this turn of the event loop at the latest (one timer a turn, holding no request); another
+    // request may open before.
+    if (!closing) {
+        closing = true;
+        setImmediate(closeAtEndOfTurn).unref();
+    }
 }
 
 /** Forgets the open request (an in-process evaluation ends; tests). */
