@@ -12,6 +12,7 @@
  * subject, which may cover any namespace's accounts), so admission can pick the objects related to one.
  */
 import * as k8s from "@kubernetes/client-node";
+import { ObjectClient, objectClient } from "./client";
 import { KObject, WATCHED_KINDS, WatchedKind, identityOf, keepReadable } from "./kinds";
 
 export type KindState = "syncing" | "synced" | "absent" | "error";
@@ -87,7 +88,7 @@ export class ClusterCache {
     private readonly timers = new Set<NodeJS.Timeout>();
     private stopped = false;
     private readonly kinds: WatchedKind[];
-    private readonly objectApi: k8s.KubernetesObjectApi;
+    private readonly client: ObjectClient;
     private readonly watcher: k8s.Watch;
     private syncWaiters: (() => void)[] = [];
     /** Counts of watch events applied and of relists, for metrics and tests. */
@@ -98,7 +99,7 @@ export class ClusterCache {
         private readonly o: CacheOptions = {},
     ) {
         this.kinds = o.kinds ?? WATCHED_KINDS;
-        this.objectApi = k8s.KubernetesObjectApi.makeApiClient(kc);
+        this.client = objectClient(kc);
         this.watcher = new k8s.Watch(kc);
         for (const k of this.kinds) {
             this.stores.set(k.kind, new KindStore());
@@ -114,7 +115,7 @@ export class ClusterCache {
         let token: string | undefined;
         try {
             do {
-                const page = await this.objectApi.list(k.apiVersion, k.kind, ns, undefined, undefined, undefined, undefined, undefined, this.o.pageSize ?? 500, token);
+                const page = await this.client.api.list(k.apiVersion, k.kind, ns, undefined, undefined, undefined, undefined, undefined, this.o.pageSize ?? 500, token);
                 for (const item of page.items) out.push(keepReadable({ ...(item as unknown as KObject), kind, apiVersion: k.apiVersion }));
                 token = page.metadata?._continue || undefined;
             } while (token);
@@ -142,6 +143,7 @@ export class ClusterCache {
         this.stopped = true;
         for (const a of this.aborts) a.abort();
         for (const t of this.timers) clearTimeout(t);
+        this.client.close();
         this.aborts.clear();
         this.timers.clear();
     }
@@ -250,7 +252,7 @@ export class ClusterCache {
         try {
             let token: string | undefined;
             do {
-                const page = await this.objectApi.list(k.apiVersion, k.kind, undefined, undefined, undefined, undefined, undefined, undefined, this.o.pageSize ?? 500, token);
+                const page = await this.client.api.list(k.apiVersion, k.kind, undefined, undefined, undefined, undefined, undefined, undefined, this.o.pageSize ?? 500, token);
                 for (const item of page.items) items.push(item as unknown as KObject);
                 token = page.metadata?._continue || undefined;
                 rv = page.metadata?.resourceVersion ?? rv;

@@ -27,50 +27,174 @@ function nsOf(o: KObject): string {
     return typeof n === "string" ? n : "";
 }
 
+/**
+ * Fresh reads shared by concurrent reviews, still each read after its review arrived. A review may join
+ * a read of the same kind and namespace that has not been sent yet; a read already on its way was sent
+ * before the review arrived (it may miss what the review's own client wrote just before), so the review
+ * waits for it to end and joins the next one, which every review arriving meanwhile shares. So there is at
+ * most one read of a kind and namespace on its way and one waiting, however many reviews arrive; and at
+ * most `maxConcurrent` lists are sent at once in all. A read that fails fails every review that shared it
+ * (each fails closed).
+ */
+export class SharedReads {
+    private readonly sent = new Map<string, Promise<KObject[]>>();
+    private readonly waiting = new Map<string, Promise<KObject[]>>();
+    private active = 0;
+    private readonly slots: (() => void)[] = [];
+    /** Lists sent, and reviews' reads answered (a ratio above 1 is reads shared). */
+    readonly counters = { lists: 0, reads: 0 };
+
+    constructor(
+        private readonly fresh: FreshList,
+        private readonly maxConcurrent = 8,
+    ) {}
+
+    /** A FreshList whose answer was listed by a request sent after this call. */
+    readonly read: FreshList = (kind, ns) => {
+        this.counters.reads++;
+        const key = `${kind}\u0000${ns ?? "\u0000all"}`;
+        const queued = this.waiting.get(key);
+        if (queued) return queued;
+        const onItsWay = this.sent.get(key);
+        if (!onItsWay) return this.send(key, kind, ns);
+        const next = onItsWay
+            .then(
+                () => undefined,
+                () => undefined,
+            )
+            .then(() => {
+                this.waiting.delete(key);
+                return this.send(key, kind, ns);
+            });
+        this.waiting.set(key, next);
+        return next;
+    };
+
+    private send(key: string, kind: string, ns: string | undefined): Promise<KObject[]> {
+        const p = this.slot().then(async (release) => {
+            try {
+                this.counters.lists++;
+                return await this.fresh(kind, ns);
+            } finally {
+                release();
+                if (this.sent.get(key) === p) this.sent.delete(key);
+            }
+        });
+        this.sent.set(key, p);
+        return p;
+    }
+
+    private slot(): Promise<() => void> {
+        const release = () => {
+            const next = this.slots.shift();
+            if (next) next();
+            else this.active--;
+        };
+        if (this.active < this.maxConcurrent) {
+            this.active++;
+            return Promise.resolve(release);
+        }
+        return new Promise((resolve) => this.slots.push(() => resolve(release)));
+    }
+}
+
+/**
+ * Above this many namespaces (a binding to a group reaches every namespace holding a Stack), a fresh read
+ * lists RoleBindings and Stacks across all namespaces once instead of once per namespace.
+ */
+export const PER_NAMESPACE_READS = 8;
+
+/** What a fresh read holds of one namespaced kind: some namespaces' objects, or every namespace's. */
+class FreshKind {
+    constructor(
+        private readonly byNs: Map<string, KObject[]>,
+        private readonly everywhere: boolean,
+    ) {}
+
+    static async read(kind: string, namespaces: string[], fresh: FreshList): Promise<FreshKind> {
+        if (namespaces.length <= PER_NAMESPACE_READS) {
+            const lists = await Promise.all(namespaces.map((n) => fresh(kind, n)));
+            return new FreshKind(new Map(namespaces.map((n, i) => [n, lists[i]])), false);
+        }
+        const byNs = new Map<string, KObject[]>();
+        for (const o of await fresh(kind)) {
+            const n = nsOf(o);
+            if (!byNs.has(n)) byNs.set(n, []);
+            byNs.get(n)!.push(o);
+        }
+        return new FreshKind(byNs, true);
+    }
+
+    /** Whether the fresh read tells this namespace's objects. */
+    covers(ns: string): boolean {
+        return this.everywhere || this.byNs.has(ns);
+    }
+    of(ns: string): KObject[] {
+        return this.byNs.get(ns) ?? [];
+    }
+    all(): KObject[] {
+        return [...this.byNs.values()].flat();
+    }
+    namespaces(): string[] {
+        return [...this.byNs.entries()].filter(([, l]) => l.length > 0).map(([n]) => n);
+    }
+}
+
 /** The cache overlaid with fresh lists of bindings (all ClusterRoleBindings, RoleBindings of `namespaces`) and Stacks of `namespaces`. */
 export class FreshView implements ClusterView {
     private constructor(
         private readonly cache: ClusterCache,
-        private readonly namespaces: Set<string>,
         private readonly crbs: KObject[],
-        private readonly rbs: Map<string, KObject[]>,
-        private readonly stacks: Map<string, KObject[]>,
+        private readonly rbs: FreshKind,
+        private readonly stacks: FreshKind,
     ) {}
 
     static async read(cache: ClusterCache, namespaces: Set<string>, fresh: FreshList): Promise<FreshView> {
         const list = [...namespaces];
-        const [crbs, rbs, stacks] = await Promise.all([fresh("ClusterRoleBinding"), Promise.all(list.map((n) => fresh("RoleBinding", n))), Promise.all(list.map((n) => fresh("Stack", n)))]);
-        return new FreshView(cache, namespaces, crbs, new Map(list.map((n, i) => [n, rbs[i]])), new Map(list.map((n, i) => [n, stacks[i]])));
+        const [crbs, rbs, stacks] = await Promise.all([fresh("ClusterRoleBinding"), FreshKind.read("RoleBinding", list, fresh), FreshKind.read("Stack", list, fresh)]);
+        return new FreshView(cache, crbs, rbs, stacks);
+    }
+
+    private freshKind(kind: string): FreshKind | undefined {
+        return kind === "RoleBinding" ? this.rbs : kind === "Stack" ? this.stacks : undefined;
     }
 
     list(kind: string, ns?: string): KObject[] {
         if (kind === "ClusterRoleBinding") return this.crbs;
-        const fresh = kind === "RoleBinding" ? this.rbs : kind === "Stack" ? this.stacks : undefined;
-        if (fresh && ns !== undefined && fresh.has(ns)) return fresh.get(ns)!;
-        if (fresh && ns === undefined) return [...this.cache.list(kind).filter((o) => !fresh.has(nsOf(o))), ...[...fresh.values()].flat()];
-        return this.cache.list(kind, ns);
+        const fresh = this.freshKind(kind);
+        if (!fresh) return this.cache.list(kind, ns);
+        if (ns !== undefined) return fresh.covers(ns) ? fresh.of(ns) : this.cache.list(kind, ns);
+        return [...this.cache.list(kind).filter((o) => !fresh.covers(nsOf(o))), ...fresh.all()];
     }
 
     get(kind: string, ns: string, name: string): KObject | undefined {
-        if (kind === "ClusterRoleBinding" || ((kind === "RoleBinding" || kind === "Stack") && this.namespaces.has(ns))) {
-            return this.list(kind, ns).find((o) => (o.metadata ?? {}).name === name);
-        }
+        if (kind === "ClusterRoleBinding" || this.freshKind(kind)?.covers(ns)) return this.list(kind, ns).find((o) => (o.metadata ?? {}).name === name);
         return this.cache.get(kind, ns, name);
     }
 
+    /** Fresh bindings by the namespaces of their subjects ("*any*" for groups and users), built on first use. */
+    private bySubject?: Map<string, KObject[]>;
+
     bindingsFor(ns: string): KObject[] {
-        const covers = (b: KObject) => subjectNamespaces(b).some((n) => n === ns || n === "*any*");
+        if (!this.bySubject) {
+            this.bySubject = new Map();
+            for (const b of [...this.crbs, ...this.rbs.all()])
+                for (const n of subjectNamespaces(b)) {
+                    if (!this.bySubject.has(n)) this.bySubject.set(n, []);
+                    this.bySubject.get(n)!.push(b);
+                }
+        }
         const out = new Map<string, KObject>();
-        // RoleBindings of other namespaces come from the cache; those of the fresh namespaces, and every
+        // RoleBindings of namespaces not read fresh come from the cache; those read fresh, and every
         // ClusterRoleBinding, from the fresh lists.
-        for (const b of this.cache.bindingsFor(ns)) if (b.kind === "RoleBinding" && !this.rbs.has(nsOf(b))) out.set(identityOf(b), b);
-        for (const b of [...this.crbs, ...[...this.rbs.values()].flat()]) if (covers(b)) out.set(identityOf(b), b);
+        for (const b of this.cache.bindingsFor(ns)) if (b.kind === "RoleBinding" && !this.rbs.covers(nsOf(b))) out.set(identityOf(b), b);
+        for (const b of [...(this.bySubject.get(ns) ?? []), ...(this.bySubject.get("*any*") ?? [])]) out.set(identityOf(b), b);
         return [...out.values()];
     }
 
     stackNamespaces(): string[] {
-        const out = new Set(this.cache.stackNamespaces().filter((n) => !this.stacks.has(n)));
-        for (const [n, list] of this.stacks) if (list.length > 0) out.add(n);
+        const out = new Set(this.cache.stackNamespaces().filter((n) => !this.stacks.covers(n)));
+        for (const n of this.stacks.namespaces()) out.add(n);
         return [...out];
     }
 }

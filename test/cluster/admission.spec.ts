@@ -1,14 +1,16 @@
 /**
  * The admission decision (core/cluster/admission.ts) over a cache seeded with cluster state, no server:
  * deny with rule, field and fix; both directions of the cross-object rule; warn-only denies nothing;
- * an unsynced cache fails closed; Secret values never enter the cache or a decision.
+ * an unsynced cache fails closed; Secret values never enter the cache or a decision. Fresh reads shared
+ * by concurrent reviews are still each sent after the review arrived.
  */
 import * as assert from "assert";
 import * as k8s from "@kubernetes/client-node";
 import { packConfig } from "../../core/pack-config";
 import { ClusterCache } from "../../core/cluster/cache";
 import { judgeAdmission, judgeAdmissionFresh } from "../../core/cluster/admission";
-import { WATCHED_KINDS } from "../../core/cluster/kinds";
+import { KObject, WATCHED_KINDS } from "../../core/cluster/kinds";
+import { PER_NAMESPACE_READS, SharedReads } from "../../core/cluster/view";
 import { Doc, guideDocs } from "./cluster";
 
 const CANARY = "canary-51c0ffee77";
@@ -134,5 +136,120 @@ describe("admission decisions with cluster state", function () {
         assert.deepStrictEqual(c.list("Secret")[0].data, { accessToken: "" });
         const d = judgeAdmission({ operation: "CREATE", object: secret }, c, { config, warnOnly: false });
         assert.ok(!JSON.stringify(d).includes(CANARY));
+    });
+});
+
+/** A fake API server: lists answer with the objects held when the list was SENT, and end when the test says. */
+class SlowServer {
+    objects: KObject[] = [];
+    readonly pending: { kind: string; ns?: string; end: () => void }[] = [];
+    sent = 0;
+    inFlight = 0;
+    maxInFlight = 0;
+    readonly list = (kind: string, ns?: string): Promise<KObject[]> => {
+        this.sent++;
+        this.inFlight++;
+        this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+        const snapshot = this.objects.filter((x) => x.kind === kind && (ns === undefined || (x.metadata ?? {}).namespace === ns));
+        return new Promise((resolve) =>
+            this.pending.push({
+                kind,
+                ns,
+                end: () => {
+                    this.inFlight--;
+                    resolve(snapshot);
+                },
+            }),
+        );
+    };
+    /** Ends every list sent so far. */
+    endAll(): void {
+        for (const p of this.pending.splice(0)) p.end();
+    }
+}
+
+/** Lets the event loop run every promise callback due now (the reads' chaining). */
+const settle = () => new Promise((r) => setImmediate(r));
+
+describe("fresh reads shared by concurrent reviews", function () {
+    this.timeout(60_000);
+    const config = packConfig();
+    const governed = guideDocs("gitops-guide-governed", "manifests/production/stack.yaml", "pulumi");
+    const example = guideDocs("gitops-guide-example", "manifests/production/stack.yaml", "pulumi");
+    const stack = governed.find((d) => d.kind === "Stack")!;
+    const adminBinding = example.find((d) => d.kind === "ClusterRoleBinding" && /cluster-admin/.test(d.metadata.name))!;
+
+    it("a review never shares a read sent before it arrived: a binding created meanwhile still denies the Stack", async () => {
+        const server = new SlowServer();
+        server.objects = governed.filter((x) => x.kind !== "Stack");
+        const reads = new SharedReads(server.list);
+        const stale = cache(governed.filter((x) => x.kind !== "Stack"));
+        // Review 1 (an unrelated object in the namespace) sends its reads; they are on their way...
+        const first = judgeAdmissionFresh({ operation: "CREATE", object: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "other", namespace: "pulumi" } } }, stale, { config, warnOnly: false }, reads.read);
+        await settle();
+        const sentForFirst = server.sent;
+        assert.ok(sentForFirst >= 1);
+        // ...when the cluster-admin binding is stored, and then the Stack it empowers comes for review.
+        server.objects.push(adminBinding);
+        const second = judgeAdmissionFresh({ operation: "CREATE", object: stack }, stale, { config, warnOnly: false }, reads.read);
+        // A third review arriving while the second waits shares the second's reads.
+        const third = judgeAdmissionFresh({ operation: "CREATE", object: stack }, stale, { config, warnOnly: false }, reads.read);
+        await settle();
+        assert.strictEqual(server.sent, sentForFirst, "nothing more is sent while the same reads are on their way");
+        server.endAll();
+        assert.strictEqual((await first).allowed, true);
+        await settle();
+        assert.strictEqual(server.sent, 2 * sentForFirst, "the waiting reviews share one new read of each kind and namespace");
+        server.endAll();
+        for (const d of [await second, await third]) {
+            assert.strictEqual(d.allowed, false, "the Stack was judged with the binding stored before it arrived");
+            assert.match(d.message!, /pko-stack-no-cluster-admin/);
+        }
+        assert.ok(reads.counters.reads > reads.counters.lists);
+    });
+
+    it("sends at most maxConcurrent lists at once", async () => {
+        const server = new SlowServer();
+        const reads = new SharedReads(server.list, 2);
+        const all = Promise.all(["a", "b", "c", "d", "e"].map((n) => reads.read("Stack", n)));
+        for (let i = 0; i < 10 && server.pending.length + server.sent < 10; i++) {
+            await settle();
+            assert.ok(server.inFlight <= 2);
+            server.endAll();
+        }
+        await all;
+        assert.strictEqual(server.sent, 5);
+        assert.strictEqual(server.maxInFlight, 2);
+    });
+
+    it("a shared read that fails denies every review that shared it, as the state cannot be told", async () => {
+        let calls = 0;
+        const reads = new SharedReads(async () => {
+            calls++;
+            await settle();
+            throw new Error("the server went away");
+        });
+        const decisions = await Promise.all([1, 2, 3].map(() => judgeAdmissionFresh({ operation: "CREATE", object: stack }, cache(governed), { config, warnOnly: false }, reads.read)));
+        for (const d of decisions) {
+            assert.strictEqual(d.allowed, false);
+            assert.match(d.message!, /pko-guard-cluster-state: cluster state cannot be read \(the server went away\)/);
+        }
+        // Three lists a review (ClusterRoleBindings; RoleBindings and Stacks of its namespace): the first
+        // review's, then one shared by the two that arrived while those were on their way (not nine).
+        assert.strictEqual(calls, 6);
+    });
+
+    it("a binding that reaches every namespace reads RoleBindings and Stacks cluster-wide once, not once a namespace", async () => {
+        const namespaces = Array.from({ length: PER_NAMESPACE_READS + 5 }, (_, i) => `team-${i}`);
+        const stacks = namespaces.map((n) => ({ ...stack, metadata: { ...stack.metadata, namespace: n } }));
+        const asked: string[] = [];
+        const fresh = async (kind: string, ns?: string) => {
+            asked.push(`${kind}/${ns ?? "*"}`);
+            return stacks.filter((x) => x.kind === kind && (ns === undefined || x.metadata.namespace === ns));
+        };
+        const toGroup = { ...adminBinding, subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:serviceaccounts" }] };
+        const d = await judgeAdmissionFresh({ operation: "CREATE", object: toGroup }, cache(stacks), { config, warnOnly: false }, fresh);
+        assert.deepStrictEqual(asked.sort(), ["ClusterRoleBinding/*", "RoleBinding/*", "Stack/*"]);
+        assert.strictEqual(d.allowed, false, "a binding giving every account cluster-admin is denied for the Stacks it reaches");
     });
 });
