@@ -132,7 +132,7 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
     const config = packConfig(o.config);
     const cache = given?.cache ?? new ClusterCache(given?.kc ?? loadKubeConfig(o.kubeconfig, o.context), { log: (event, fields) => log("info", event, fields) });
     // Fresh reads of the bindings and Stacks around reviewed objects, shared by concurrent reviews (view.ts).
-    const reads = new SharedReads((kind, ns) => cache.listFresh(kind, ns));
+    const reads = new SharedReads((kind, ns, name) => cache.listFresh(kind, ns, name));
 
     const registry = new prom.Registry();
     const requests = new prom.Counter({

@@ -129,8 +129,8 @@ function skipReason(input: AdmissionInput): string | undefined {
 }
 
 /**
- * The decision with fresh reads of the bindings and Stacks around the object (view.ts); `fresh` lists from
- * the API server. A fresh read that fails denies (unless warn-only), saying the state cannot be told.
+ * The decision with fresh reads of the bindings, roles and Stacks around the object (view.ts); `fresh`
+ * lists from the API server. A fresh read that fails denies (unless warn-only), saying the state cannot be told.
  */
 export async function judgeAdmissionFresh(input: AdmissionInput, cache: ClusterCache, o: JudgeOptions, fresh: FreshList): Promise<Decision> {
     const skipped = skipReason(input);
@@ -138,7 +138,7 @@ export async function judgeAdmissionFresh(input: AdmissionInput, cache: ClusterC
     const incoming = keepReadable(input.object!);
     let view: ClusterView;
     try {
-        view = await FreshView.read(cache, namespacesOf(incoming, cache), fresh);
+        view = await FreshView.read(cache, incoming, namespacesOf(incoming, cache), fresh);
     } catch (e) {
         const me = clusterResource(incoming);
         const message = `cluster state cannot be read (${String((e as Error).message)

@@ -107,15 +107,19 @@ export class ClusterCache {
         }
     }
 
-    /** One kind (in a namespace, or all), listed now from the API server (a quorum read), kept as the cache keeps objects. */
-    async listFresh(kind: string, ns?: string): Promise<KObject[]> {
+    /**
+     * One kind (in a namespace, or all; only the object named `name` when given, by field selector: list
+     * permission suffices), listed now from the API server (a quorum read), kept as the cache keeps objects.
+     */
+    async listFresh(kind: string, ns?: string, name?: string): Promise<KObject[]> {
         const k = this.kinds.find((x) => x.kind === kind);
         if (!k) return [];
         const out: KObject[] = [];
         let token: string | undefined;
         try {
             do {
-                const page = await this.client.api.list(k.apiVersion, k.kind, ns, undefined, undefined, undefined, undefined, undefined, this.o.pageSize ?? 500, token);
+                const byName = name === undefined ? undefined : `metadata.name=${name}`;
+                const page = await this.client.api.list(k.apiVersion, k.kind, ns, undefined, undefined, undefined, byName, undefined, this.o.pageSize ?? 500, token);
                 for (const item of page.items) out.push(keepReadable({ ...(item as unknown as KObject), kind, apiVersion: k.apiVersion }));
                 token = page.metadata?._continue || undefined;
             } while (token);

@@ -4,9 +4,10 @@
  * An informer cache trails the API server by the time a watch event takes to arrive: a `kubectl apply` of a
  * file that holds a cluster-admin binding and then the Stack it empowers sends the Stack for review before
  * the cache may have seen the binding. So the cross-object rules do not judge from the cache alone: for the
- * object under review, the bindings that can reach its namespaces (every ClusterRoleBinding, and the
- * RoleBindings of those namespaces) and the Stacks of those namespaces are read fresh from the API server
- * (quorum lists, list permission only) and replace what the cache holds of them. A fresh read that fails
+ * object under review, what can change its verdict (FreshView: the bindings that can reach its namespaces,
+ * the roles they name, the Stacks of those namespaces) is read fresh from the API server (quorum lists,
+ * list permission only) and replaces what the cache holds of it. Concurrent reviews share those reads
+ * (SharedReads), each read still sent after every review sharing it arrived. A fresh read that fails
  * means the state cannot be told: the decision fails closed.
  */
 import { ClusterCache, subjectNamespaces } from "./cache";
@@ -19,8 +20,11 @@ export interface ClusterView {
     stackNamespaces(): string[];
 }
 
-/** Lists one kind (in one namespace, or all) straight from the API server, as `keepReadable` keeps objects. */
-export type FreshList = (kind: string, ns?: string) => Promise<KObject[]>;
+/**
+ * Lists one kind (in one namespace, or all; only the object of that name when `name` is given) straight
+ * from the API server, as `keepReadable` keeps objects.
+ */
+export type FreshList = (kind: string, ns?: string, name?: string) => Promise<KObject[]>;
 
 function nsOf(o: KObject): string {
     const n = (o.metadata ?? {}).namespace;
@@ -50,13 +54,13 @@ export class SharedReads {
     ) {}
 
     /** A FreshList whose answer was listed by a request sent after this call. */
-    readonly read: FreshList = (kind, ns) => {
+    readonly read: FreshList = (kind, ns, name) => {
         this.counters.reads++;
-        const key = `${kind}\u0000${ns ?? "\u0000all"}`;
+        const key = `${kind}\u0000${ns ?? "\u0000all"}\u0000${name ?? ""}`;
         const queued = this.waiting.get(key);
         if (queued) return queued;
         const onItsWay = this.sent.get(key);
-        if (!onItsWay) return this.send(key, kind, ns);
+        if (!onItsWay) return this.send(key, kind, ns, name);
         const next = onItsWay
             .then(
                 () => undefined,
@@ -64,17 +68,17 @@ export class SharedReads {
             )
             .then(() => {
                 this.waiting.delete(key);
-                return this.send(key, kind, ns);
+                return this.send(key, kind, ns, name);
             });
         this.waiting.set(key, next);
         return next;
     };
 
-    private send(key: string, kind: string, ns: string | undefined): Promise<KObject[]> {
+    private send(key: string, kind: string, ns: string | undefined, name: string | undefined): Promise<KObject[]> {
         const p = this.slot().then(async (release) => {
             try {
                 this.counters.lists++;
-                return await this.fresh(kind, ns);
+                return await this.fresh(kind, ns, name);
             } finally {
                 release();
                 if (this.sent.get(key) === p) this.sent.delete(key);
@@ -111,6 +115,11 @@ class FreshKind {
         private readonly everywhere: boolean,
     ) {}
 
+    /** Nothing read fresh: every namespace from the cache. */
+    static none(): FreshKind {
+        return new FreshKind(new Map(), false);
+    }
+
     static async read(kind: string, namespaces: string[], fresh: FreshList): Promise<FreshKind> {
         if (namespaces.length <= PER_NAMESPACE_READS) {
             const lists = await Promise.all(namespaces.map((n) => fresh(kind, n)));
@@ -140,19 +149,83 @@ class FreshKind {
     }
 }
 
-/** The cache overlaid with fresh lists of bindings (all ClusterRoleBindings, RoleBindings of `namespaces`) and Stacks of `namespaces`. */
+function record(v: unknown): Record<string, unknown> | undefined {
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+function isBinding(o: KObject): boolean {
+    return o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding";
+}
+
+/** The role a binding names, as `Role/<ns>/<name>` or `ClusterRole/<name>` (cache identities). */
+function roleRefOf(b: KObject): { kind: "Role" | "ClusterRole"; ns: string; name: string } | undefined {
+    const ref = record(b.roleRef);
+    if (typeof ref?.name !== "string" || (ref.kind !== "Role" && ref.kind !== "ClusterRole")) return undefined;
+    return { kind: ref.kind, ns: ref.kind === "Role" ? nsOf(b) : "", name: ref.name };
+}
+
+function roleKey(kind: string, ns: string, name: string): string {
+    return kind === "Role" ? `Role/${ns}/${name}` : `ClusterRole/${name}`;
+}
+
+/**
+ * The cache overlaid with what can change the verdict on the object under review, read fresh:
+ * - for a Stack (or a role, service account, Secret, Application): every ClusterRoleBinding and the
+ *   RoleBindings of the namespaces concerned (a binding stored just before, in the same `kubectl apply`);
+ * - for anything but a Stack: the Stacks of those namespaces (a Stack stored just before a binding that
+ *   would empower it); other Stacks never change a Stack's own findings;
+ * - the roles those bindings (and the object, if a binding) name: a role stored just before its binding
+ *   would otherwise be missing (and a missing role fails closed) or stale.
+ */
 export class FreshView implements ClusterView {
     private constructor(
         private readonly cache: ClusterCache,
-        private readonly crbs: KObject[],
+        private readonly crbs: KObject[] | undefined,
         private readonly rbs: FreshKind,
         private readonly stacks: FreshKind,
+        private roles = new Map<string, KObject | undefined>(),
     ) {}
 
-    static async read(cache: ClusterCache, namespaces: Set<string>, fresh: FreshList): Promise<FreshView> {
+    static async read(cache: ClusterCache, incoming: KObject, namespaces: Set<string>, fresh: FreshList): Promise<FreshView> {
         const list = [...namespaces];
-        const [crbs, rbs, stacks] = await Promise.all([fresh("ClusterRoleBinding"), FreshKind.read("RoleBinding", list, fresh), FreshKind.read("Stack", list, fresh)]);
-        return new FreshView(cache, crbs, rbs, stacks);
+        const bindings = incoming.kind !== "RoleBinding" && incoming.kind !== "ClusterRoleBinding";
+        const [crbs, rbs, stacks] = await Promise.all([
+            bindings ? fresh("ClusterRoleBinding") : undefined,
+            bindings ? FreshKind.read("RoleBinding", list, fresh) : FreshKind.none(),
+            incoming.kind !== "Stack" ? FreshKind.read("Stack", list, fresh) : FreshKind.none(),
+        ]);
+        const view = new FreshView(cache, crbs, rbs, stacks);
+        view.roles = await FreshView.readRoles(view, incoming, list, fresh);
+        return view;
+    }
+
+    /** The roles named by the bindings reaching `namespaces` (and by `incoming`), read fresh: by name, or all of a kind when there are many. */
+    private static async readRoles(view: FreshView, incoming: KObject, namespaces: string[], fresh: FreshList): Promise<Map<string, KObject | undefined>> {
+        const refs = new Map<string, { kind: string; ns: string; name: string }>();
+        const reaching = namespaces.length <= PER_NAMESPACE_READS ? namespaces.flatMap((n) => view.bindingsFor(n)) : [...(view.crbs ?? []), ...view.rbs.all()];
+        for (const b of [...(isBinding(incoming) ? [incoming] : []), ...reaching]) {
+            const ref = roleRefOf(b);
+            if (ref) refs.set(roleKey(ref.kind, ref.ns, ref.name), ref);
+        }
+        const out = new Map<string, KObject | undefined>();
+        if (refs.size <= 2 * PER_NAMESPACE_READS) {
+            const wanted = [...refs.entries()];
+            const found = await Promise.all(wanted.map(([, r]) => fresh(r.kind, r.kind === "Role" ? r.ns : undefined, r.name)));
+            wanted.forEach(([key], i) =>
+                out.set(
+                    key,
+                    found[i].find((o) => (o.metadata ?? {}).name === refs.get(key)!.name),
+                ),
+            );
+            return out;
+        }
+        const [roles, clusterRoles] = await Promise.all([fresh("Role"), fresh("ClusterRole")]);
+        for (const key of refs.keys()) out.set(key, undefined);
+        for (const o of [...roles, ...clusterRoles]) {
+            const key = roleKey(String(o.kind), nsOf(o), String((o.metadata ?? {}).name));
+            if (refs.has(key)) out.set(key, o);
+        }
+        return out;
     }
 
     private freshKind(kind: string): FreshKind | undefined {
@@ -160,7 +233,7 @@ export class FreshView implements ClusterView {
     }
 
     list(kind: string, ns?: string): KObject[] {
-        if (kind === "ClusterRoleBinding") return this.crbs;
+        if (kind === "ClusterRoleBinding") return this.crbs ?? this.cache.list(kind);
         const fresh = this.freshKind(kind);
         if (!fresh) return this.cache.list(kind, ns);
         if (ns !== undefined) return fresh.covers(ns) ? fresh.of(ns) : this.cache.list(kind, ns);
@@ -168,7 +241,11 @@ export class FreshView implements ClusterView {
     }
 
     get(kind: string, ns: string, name: string): KObject | undefined {
-        if (kind === "ClusterRoleBinding" || this.freshKind(kind)?.covers(ns)) return this.list(kind, ns).find((o) => (o.metadata ?? {}).name === name);
+        if (kind === "Role" || kind === "ClusterRole") {
+            const key = roleKey(kind, ns, name);
+            if (this.roles.has(key)) return this.roles.get(key);
+        }
+        if ((kind === "ClusterRoleBinding" && this.crbs) || this.freshKind(kind)?.covers(ns)) return this.list(kind, ns).find((o) => (o.metadata ?? {}).name === name);
         return this.cache.get(kind, ns, name);
     }
 
@@ -178,7 +255,7 @@ export class FreshView implements ClusterView {
     bindingsFor(ns: string): KObject[] {
         if (!this.bySubject) {
             this.bySubject = new Map();
-            for (const b of [...this.crbs, ...this.rbs.all()])
+            for (const b of [...(this.crbs ?? []), ...this.rbs.all()])
                 for (const n of subjectNamespaces(b)) {
                     if (!this.bySubject.has(n)) this.bySubject.set(n, []);
                     this.bySubject.get(n)!.push(b);
@@ -187,7 +264,7 @@ export class FreshView implements ClusterView {
         const out = new Map<string, KObject>();
         // RoleBindings of namespaces not read fresh come from the cache; those read fresh, and every
         // ClusterRoleBinding, from the fresh lists.
-        for (const b of this.cache.bindingsFor(ns)) if (b.kind === "RoleBinding" && !this.rbs.covers(nsOf(b))) out.set(identityOf(b), b);
+        for (const b of this.cache.bindingsFor(ns)) if (b.kind === "RoleBinding" ? !this.rbs.covers(nsOf(b)) : !this.crbs) out.set(identityOf(b), b);
         for (const b of [...(this.bySubject.get(ns) ?? []), ...(this.bySubject.get("*any*") ?? [])]) out.set(identityOf(b), b);
         return [...out.values()];
     }
