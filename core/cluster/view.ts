@@ -157,8 +157,14 @@ function isBinding(o: KObject): boolean {
     return o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding";
 }
 
-/** The role a binding names, as `Role/<ns>/<name>` or `ClusterRole/<name>` (cache identities). */
-function roleRefOf(b: KObject): { kind: "Role" | "ClusterRole"; ns: string; name: string } | undefined {
+interface RoleRef {
+    kind: "Role" | "ClusterRole";
+    ns: string;
+    name: string;
+}
+
+/** The role a binding names. */
+function roleRefOf(b: KObject): RoleRef | undefined {
     const ref = record(b.roleRef);
     if (typeof ref?.name !== "string" || (ref.kind !== "Role" && ref.kind !== "ClusterRole")) return undefined;
     return { kind: ref.kind, ns: ref.kind === "Role" ? nsOf(b) : "", name: ref.name };
@@ -189,32 +195,45 @@ export class FreshView implements ClusterView {
     static async read(cache: ClusterCache, incoming: KObject, namespaces: Set<string>, fresh: FreshList): Promise<FreshView> {
         const list = [...namespaces];
         const bindings = incoming.kind !== "RoleBinding" && incoming.kind !== "ClusterRoleBinding";
+        // The roles the cached bindings name are read alongside the bindings (one round trip, not two);
+        // a role only a fresh binding names is read once that binding is known.
+        const guessed = FreshView.roleRefs(cache, incoming, list);
+        const early = FreshView.readRoles(guessed, fresh);
+        early.catch(() => undefined); // awaited below; a failure of the bindings' reads may come first
         const [crbs, rbs, stacks] = await Promise.all([
             bindings ? fresh("ClusterRoleBinding") : undefined,
             bindings ? FreshKind.read("RoleBinding", list, fresh) : FreshKind.none(),
             incoming.kind !== "Stack" ? FreshKind.read("Stack", list, fresh) : FreshKind.none(),
         ]);
         const view = new FreshView(cache, crbs, rbs, stacks);
-        view.roles = await FreshView.readRoles(view, incoming, list, fresh);
+        const late = new Map([...FreshView.roleRefs(view, incoming, list)].filter(([key]) => !guessed.has(key)));
+        const [first, second] = await Promise.all([early, FreshView.readRoles(late, fresh)]);
+        view.roles = new Map([...first, ...second]);
         return view;
     }
 
-    /** The roles named by the bindings reaching `namespaces` (and by `incoming`), read fresh: by name, or all of a kind when there are many. */
-    private static async readRoles(view: FreshView, incoming: KObject, namespaces: string[], fresh: FreshList): Promise<Map<string, KObject | undefined>> {
-        const refs = new Map<string, { kind: string; ns: string; name: string }>();
-        const reaching = namespaces.length <= PER_NAMESPACE_READS ? namespaces.flatMap((n) => view.bindingsFor(n)) : [...(view.crbs ?? []), ...view.rbs.all()];
+    /** The roles named by the bindings reaching `namespaces` in `view`, and by `incoming` if a binding. */
+    private static roleRefs(view: ClusterView, incoming: KObject, namespaces: string[]): Map<string, RoleRef> {
+        const refs = new Map<string, RoleRef>();
+        const reaching = namespaces.length <= PER_NAMESPACE_READS ? namespaces.flatMap((n) => view.bindingsFor(n)) : [...view.list("ClusterRoleBinding"), ...view.list("RoleBinding")];
         for (const b of [...(isBinding(incoming) ? [incoming] : []), ...reaching]) {
             const ref = roleRefOf(b);
             if (ref) refs.set(roleKey(ref.kind, ref.ns, ref.name), ref);
         }
+        return refs;
+    }
+
+    /** Roles read fresh: each by name, or all Roles and ClusterRoles once when there are many. */
+    private static async readRoles(refs: Map<string, RoleRef>, fresh: FreshList): Promise<Map<string, KObject | undefined>> {
         const out = new Map<string, KObject | undefined>();
+        if (refs.size === 0) return out;
         if (refs.size <= 2 * PER_NAMESPACE_READS) {
             const wanted = [...refs.entries()];
             const found = await Promise.all(wanted.map(([, r]) => fresh(r.kind, r.kind === "Role" ? r.ns : undefined, r.name)));
-            wanted.forEach(([key], i) =>
+            wanted.forEach(([key, r], i) =>
                 out.set(
                     key,
-                    found[i].find((o) => (o.metadata ?? {}).name === refs.get(key)!.name),
+                    found[i].find((o) => (o.metadata ?? {}).name === r.name),
                 ),
             );
             return out;
