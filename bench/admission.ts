@@ -17,7 +17,7 @@
 import * as fs from "fs";
 import * as v8 from "v8";
 import * as vm from "vm";
-import { Worker } from "worker_threads";
+import { spawn } from "child_process";
 import * as k8s from "@kubernetes/client-node";
 import { ClusterCache } from "../core/cluster/cache";
 import { KObject, WATCHED_KINDS } from "../core/cluster/kinds";
@@ -105,9 +105,12 @@ function heapMb(): number {
     return process.memoryUsage().heapUsed / 1024 / 1024;
 }
 
-/** The load generator, run in a worker thread: open-loop HTTPS POSTs at `rate` for `seconds`. */
+/**
+ * The load generator, run in a process of its own (so the webhook's CPU time is the bench process's alone):
+ * open-loop HTTPS POSTs at `rate` for `seconds`; its parameters on stdin, its results on stdout.
+ */
 const LOADGEN = `
-const { parentPort, workerData } = require("worker_threads");
+const workerData = JSON.parse(require("fs").readFileSync(0, "utf8"));
 const https = require("https");
 const { port, ca, rate, seconds, bodies } = workerData;
 const agent = new https.Agent({ keepAlive: true, maxSockets: 64, ca });
@@ -131,7 +134,7 @@ function done() { if (sent >= total && inFlight === 0) finish(); }
 function finish() {
   const wall = Number(process.hrtime.bigint() - started) / 1e9;
   agent.destroy();
-  parentPort.postMessage({ latencies, errors, wall });
+  process.stdout.write(JSON.stringify({ latencies, errors, wall }));
 }
 const interval = 1000 / rate;
 function tick() {
@@ -169,6 +172,9 @@ export async function populate(kc: k8s.KubeConfig, objects: KObject[], parallel 
 }
 
 interface RunFigures {
+    /** CPU time a review: the webhook's process, and the API server's and etcd's (as deployed). */
+    cpuMsPerReview: number;
+    serverCpuMsPerReview?: number;
     requests: number;
     errors: number;
     throughputPerSecond: number;
@@ -178,20 +184,52 @@ interface RunFigures {
 }
 
 /** Open-loop load at 50 and 200 requests/s against a webhook on `port`; one line a rate. */
-export async function measureRates(port: number, caPem: string, bodies: string[], label: string, line: (s: string) => void): Promise<Record<string, RunFigures>> {
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); 0 when unreadable. */
+function processCpuSeconds(pid: number): number {
+    try {
+        // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks (USER_HZ, 100 on Linux)
+    } catch {
+        return 0;
+    }
+}
+
+/**
+ * Open-loop load at 50 and 200 requests/s against a webhook on `port`; one line a rate, with the CPU time a
+ * review costs this process (the webhook; the load generator runs in its own) and `serverPids` (the API
+ * server and etcd). CPU time is a figure a loaded machine barely changes, where latency is not.
+ */
+export async function measureRates(port: number, caPem: string, bodies: string[], label: string, line: (s: string) => void, serverPids: number[] = [], seconds = 15): Promise<Record<string, RunFigures>> {
     const run = (rate: number, seconds: number) =>
         new Promise<{ latencies: number[]; errors: number; wall: number }>((resolve, reject) => {
-            const w = new Worker(LOADGEN, { eval: true, workerData: { port, ca: caPem, rate, seconds, bodies } });
-            w.once("message", resolve);
-            w.once("error", reject);
+            const child = spawn(process.execPath, ["-e", LOADGEN], { stdio: ["pipe", "pipe", "inherit"] });
+            let out = "";
+            child.stdout.on("data", (c: Buffer) => (out += c.toString("utf8")));
+            child.on("error", reject);
+            child.on("close", (code) => {
+                try {
+                    resolve(JSON.parse(out));
+                } catch {
+                    reject(new Error(`the load generator exited ${code} without results`));
+                }
+            });
+            child.stdin.end(JSON.stringify({ port, ca: caPem, rate, seconds, bodies }));
         });
     await run(50, 2); // warm-up (JIT, TLS sessions, the client's connections to the API server)
     const out: Record<string, RunFigures> = {};
     for (const rate of [50, 200]) {
-        const seconds = 15;
+        const cpu0 = process.cpuUsage();
+        const server0 = serverPids.reduce((n, p) => n + processCpuSeconds(p), 0);
         const r = await run(rate, seconds);
+        const cpu = process.cpuUsage(cpu0);
+        const server = serverPids.reduce((n, p) => n + processCpuSeconds(p), 0) - server0;
         const sorted = [...r.latencies].sort((a, b) => a - b);
+        const answered = Math.max(1, sorted.length + r.errors);
         const figures: RunFigures = {
+            cpuMsPerReview: Math.round(((cpu.user + cpu.system) / 1000 / answered) * 100) / 100,
+            ...(serverPids.length > 0 ? { serverCpuMsPerReview: Math.round(((server * 1000) / answered) * 100) / 100 } : {}),
             requests: sorted.length,
             errors: r.errors,
             throughputPerSecond: Math.round((sorted.length / r.wall) * 10) / 10,
@@ -200,7 +238,10 @@ export async function measureRates(port: number, caPem: string, bodies: string[]
             maxMs: Math.round(sorted[sorted.length - 1] * 100) / 100,
         };
         out[`rate${rate}`] = figures;
-        line(`  ${label}, ${rate} req/s offered for ${seconds} s: ${figures.throughputPerSecond} req/s answered, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, max ${figures.maxMs} ms, errors ${figures.errors}`);
+        const cpuText = `CPU a review: webhook ${figures.cpuMsPerReview} ms${figures.serverCpuMsPerReview !== undefined ? `, API server + etcd ${figures.serverCpuMsPerReview} ms` : ""}`;
+        line(
+            `  ${label}, ${rate} req/s offered for ${seconds} s: ${figures.throughputPerSecond} req/s answered, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, max ${figures.maxMs} ms, errors ${figures.errors}; ${cpuText}`,
+        );
     }
     return out;
 }
@@ -256,7 +297,7 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
             const hook = await startWebhook(options, { kc });
             try {
                 await hook.cache.waitForSync(300_000);
-                deployed = await measureRates(hook.port, caPem, bodies, "as deployed", line);
+                deployed = await measureRates(hook.port, caPem, bodies, "as deployed", line, server.pids);
                 const lists = /pko_guard_fresh_lists_total (\d+)/.exec(await hook.metrics.metrics());
                 const answered = Object.values(deployed).reduce((n, f) => n + f.requests, 0);
                 if (lists) line(`  fresh lists sent to the API server: ${lists[1]} for ${answered} measured reviews and the warm-up (concurrent reviews share reads)`);

@@ -91,10 +91,7 @@ export function relatedObjects(o: KObject, cache: ClusterView): KObject[] {
         for (const kind of ["Stack", "ServiceAccount", "Secret", "Role", "RoleBinding", "Application"]) for (const x of cache.list(kind, n)) add(x);
         for (const b of cache.bindingsFor(n)) add(b);
     }
-    for (const a of cache.list("Application")) {
-        const dest = record(record(a.spec)?.destination)?.namespace;
-        if (typeof dest === "string" && namespaces.has(dest)) add(a);
-    }
+    for (const n of namespaces) for (const a of cache.applicationsFor(n)) add(a);
     // The roles the picked bindings (and the object, if a binding) name, and every aggregating ClusterRole
     // with the roles it selects.
     const bindings = [...picked.values(), o].filter((x) => x.kind === "RoleBinding" || x.kind === "ClusterRoleBinding");
@@ -104,7 +101,7 @@ export function relatedObjects(o: KObject, cache: ClusterView): KObject[] {
         const role = ref.kind === "Role" ? cache.get("Role", ns(b), ref.name) : cache.get("ClusterRole", "", ref.name);
         if (role) add(role);
     }
-    for (const r of cache.list("ClusterRole")) if (r.aggregationRule) add(r);
+    for (const r of cache.aggregatingClusterRoles()) add(r);
     picked.delete(identityOf(o));
     return [...picked.values()].filter((x) => !grantsOnlySystemMasters(x));
 }

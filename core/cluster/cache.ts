@@ -84,6 +84,9 @@ export class ClusterCache {
     private readonly versions = new Map<string, string>();
     /** subject namespace (or ANY) -> binding identity -> binding */
     private readonly bindingsBySubject = new Map<string, Map<string, KObject>>();
+    /** Argo CD Applications by destination namespace, and the aggregating ClusterRoles (identity -> object). */
+    private readonly applicationsByDestination = new Map<string, Map<string, KObject>>();
+    private readonly aggregating = new Map<string, KObject>();
     private readonly aborts = new Set<AbortController>();
     private readonly timers = new Set<NodeJS.Timeout>();
     private stopped = false;
@@ -197,12 +200,40 @@ export class ClusterCache {
         return [...(this.bindingsBySubject.get(ns)?.values() ?? []), ...(this.bindingsBySubject.get(ANY)?.values() ?? [])];
     }
 
+    /** Argo CD Applications whose destination is namespace `ns`. */
+    applicationsFor(ns: string): KObject[] {
+        return [...(this.applicationsByDestination.get(ns)?.values() ?? [])];
+    }
+
+    /** ClusterRoles with an aggregationRule (their rules are those of the ClusterRoles they select). */
+    aggregatingClusterRoles(): KObject[] {
+        return [...this.aggregating.values()];
+    }
+
     /** Namespaces holding at least one Stack. */
     stackNamespaces(): string[] {
         return [...(this.stores.get("Stack")?.byNs.keys() ?? [])];
     }
 
     private index(o: KObject, add: boolean): void {
+        if (o.kind === "Application") {
+            const dest = destinationOf(o);
+            if (dest === undefined) return;
+            let m = this.applicationsByDestination.get(dest);
+            if (add) {
+                if (!m) this.applicationsByDestination.set(dest, (m = new Map()));
+                m.set(identityOf(o), o);
+            } else if (m) {
+                m.delete(identityOf(o));
+                if (m.size === 0) this.applicationsByDestination.delete(dest);
+            }
+            return;
+        }
+        if (o.kind === "ClusterRole") {
+            if (add && o.aggregationRule) this.aggregating.set(identityOf(o), o);
+            else this.aggregating.delete(identityOf(o));
+            return;
+        }
         if (o.kind !== "RoleBinding" && o.kind !== "ClusterRoleBinding") return;
         const id = identityOf(o);
         for (const ns of subjectNamespaces(o)) {
@@ -336,6 +367,13 @@ export class ClusterCache {
     private log(event: string, fields: Record<string, unknown>): void {
         this.o.log?.(event, fields);
     }
+}
+
+/** An Application's destination namespace (spec.destination.namespace), when it names one. */
+export function destinationOf(o: KObject): string | undefined {
+    const spec = o.spec as { destination?: { namespace?: unknown } } | undefined;
+    const ns = spec && typeof spec === "object" ? spec.destination?.namespace : undefined;
+    return typeof ns === "string" && ns ? ns : undefined;
 }
 
 function errorText(e: unknown): string {

@@ -18,6 +18,8 @@ export interface ClusterView {
     get(kind: string, ns: string, name: string): KObject | undefined;
     bindingsFor(ns: string): KObject[];
     stackNamespaces(): string[];
+    applicationsFor(ns: string): KObject[];
+    aggregatingClusterRoles(): KObject[];
 }
 
 /**
@@ -286,6 +288,14 @@ export class FreshView implements ClusterView {
         for (const b of this.cache.bindingsFor(ns)) if (b.kind === "RoleBinding" ? !this.rbs.covers(nsOf(b)) : !this.crbs) out.set(identityOf(b), b);
         for (const b of [...(this.bySubject.get(ns) ?? []), ...(this.bySubject.get("*any*") ?? [])]) out.set(identityOf(b), b);
         return [...out.values()];
+    }
+
+    applicationsFor(ns: string): KObject[] {
+        return this.cache.applicationsFor(ns);
+    }
+
+    aggregatingClusterRoles(): KObject[] {
+        return this.cache.aggregatingClusterRoles();
     }
 
     stackNamespaces(): string[] {

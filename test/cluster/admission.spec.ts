@@ -8,7 +8,7 @@ import * as assert from "assert";
 import * as k8s from "@kubernetes/client-node";
 import { packConfig } from "../../core/pack-config";
 import { ClusterCache } from "../../core/cluster/cache";
-import { judgeAdmission, judgeAdmissionFresh } from "../../core/cluster/admission";
+import { judgeAdmission, judgeAdmissionFresh, relatedObjects } from "../../core/cluster/admission";
 import { KObject, WATCHED_KINDS } from "../../core/cluster/kinds";
 import { PER_NAMESPACE_READS, SharedReads } from "../../core/cluster/view";
 import { Doc, guideDocs } from "./cluster";
@@ -120,6 +120,22 @@ describe("admission decisions with cluster state", function () {
     it("ignores deletions and kinds no rule reads", () => {
         assert.strictEqual(judgeAdmission({ operation: "DELETE", object: null, oldObject: adminBinding }, cache([]), { config, warnOnly: false }).allowed, true);
         assert.strictEqual(judgeAdmission({ operation: "CREATE", object: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x" } } }, cache([], false), { config, warnOnly: false }).allowed, true);
+    });
+
+    it("relates an object to the Applications deploying to its namespace and to every aggregating ClusterRole, through the cache's indexes", () => {
+        const app = (name: string, namespace: string) => ({ apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name, namespace: "argocd" }, spec: { destination: { namespace } } });
+        const aggregate = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "agg" }, aggregationRule: { clusterRoleSelectors: [{ matchLabels: { x: "y" } }] } };
+        const plain = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "plain" }, rules: [] };
+        const c = cache([...governed.filter((x) => x.kind !== "Stack"), app("here", "pulumi"), app("elsewhere", "other"), aggregate, plain]);
+        const names = (objects: KObject[]) => objects.map((x) => `${x.kind}/${(x.metadata ?? {}).name}`);
+        const related = names(relatedObjects(stackOf(governed), c));
+        assert.ok(related.includes("Application/here") && !related.includes("Application/elsewhere"), JSON.stringify(related));
+        assert.ok(related.includes("ClusterRole/agg") && !related.includes("ClusterRole/plain"), JSON.stringify(related));
+        // The indexes follow updates: the Application moved away, the role no longer aggregating.
+        c.seed("Application", [app("here", "moved")]);
+        c.seed("ClusterRole", [{ ...aggregate, aggregationRule: undefined }]);
+        const after = names(relatedObjects(stackOf(governed), c));
+        assert.ok(!after.includes("Application/here") && !after.includes("ClusterRole/agg"), JSON.stringify(after));
     });
 
     it("keeps a Secret's key names, never its values (nor the last-applied copy of them)", () => {
