@@ -114,7 +114,7 @@ export class ClusterCache {
      * One kind (in a namespace, or all; only the object named `name` when given, by field selector: list
      * permission suffices), listed now from the API server (a quorum read), kept as the cache keeps objects.
      */
-    async listFresh(kind: string, ns?: string, name?: string): Promise<KObject[]> {
+    async listFresh(kind: string, ns?: string, name?: string, retry = true): Promise<KObject[]> {
         const k = this.kinds.find((x) => x.kind === kind);
         if (!k) return [];
         const out: KObject[] = [];
@@ -128,6 +128,8 @@ export class ClusterCache {
             } while (token);
         } catch (e) {
             if (k.optional && isAbsent(e)) return [];
+            // A kept-alive connection the server closed as the request left: a list is safe to send again, once.
+            if (retry && /ECONNRESET|socket hang up|EPIPE/i.test(errorText(e))) return this.listFresh(kind, ns, name, false);
             throw e;
         }
         return out;

@@ -33,7 +33,9 @@ class KeepAlive implements k8s.Middleware {
             let pooled = this.agents.get(key);
             if (!pooled) {
                 if (this.agents.size >= 8) this.close();
-                pooled = new https.Agent({ ...(options as https.AgentOptions), keepAlive: true, maxSockets: this.maxSockets });
+                // An idle connection is closed after 30 s, before the server's own idle timeout (90 s for
+                // kube-apiserver) can close it under a request being sent.
+                pooled = new https.Agent({ ...(options as https.AgentOptions), keepAlive: true, maxSockets: this.maxSockets, timeout: 30_000 });
                 this.agents.set(key, pooled);
             }
             context.setAgent(pooled);
