@@ -186,6 +186,36 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.match(r.out, /1 not rendered/);
     });
 
+    it("goTemplate ApplicationSets execute as Go templates with Argo CD's functions, values and path prefix", () => {
+        write("envs/Prod_EU/stack.yaml", stack("  branch: release\n", ""));
+        write("envs/dev/stack.yaml", stack(`  commit: ${SHA}\n`, "").replace("ledger-production", "ledger-dev").replace("myorg/ledger/production", "myorg/ledger/dev"));
+        const appset = (extra: string, name = "ledger-{{ .env.path.basenameNormalized }}") =>
+            `apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  goTemplate: true\n  goTemplateOptions: ["missingkey=error"]\n  generators:\n    - git:\n        repoURL: https://example.com/repo.git\n        pathParamPrefix: env\n        directories: [{path: envs/*}]\n        values:\n          team: '{{ index .env.path.segments 0 | upper }}'\n  template:\n    metadata: {name: '${name}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: '{{ .env.path.path }}'}\n      destination: {server: https://kubernetes.default.svc, namespace: '{{ .env.path.basename | lower | replace "_" "-" }}-{{ .values.team | lower }}'}\n${extra}`;
+        write("appsets/ledger.yaml", appset(""));
+        const r = check([".", "--report", "json=r.json"]);
+        assert.strictEqual(r.code, 1, r.err + r.out);
+        assert.strictEqual(r.err, "");
+        // Each folder's Stack lands in the namespace the template computed, synced by the generated Application.
+        assert.deepStrictEqual(
+            rows("r.json")
+                .filter((x) => x.policy === "pko-stack-prod-pinned-commit")
+                .map((x) => [x.resource, x.syncedBy]),
+            [["Stack/prod-eu-envs/ledger-production", "Application argocd/ledger-prod-eu"]],
+        );
+        assert.match(r.out, /^5 object\(s\) in 3 file\(s\)/m); // the set, its two Applications, their two Stacks
+        fs.rmSync(path.join(tmp, "r.json")); // not an input of the next runs
+        // A template that does not execute (missingkey=error on a parameter that does not exist): named, nothing guessed.
+        write("appsets/ledger.yaml", appset("", "ledger-{{ .env.path.nope }}"));
+        const missing = check(["."]);
+        assert.match(
+            missing.err,
+            /^pko-guard: ApplicationSet "ledger": 2 of its git generator's Applications do not render \(a template string does not execute \(a parameter it names does not exist\)\); Argo CD creates none of them either\n/,
+        );
+        // templatePatch is not applied: named, not expanded.
+        write("appsets/ledger.yaml", appset("  templatePatch: |\n    spec: {}\n"));
+        assert.match(check(["."]).err, /ApplicationSet "ledger": templatePatch is not applied/);
+    });
+
     it("a jsonnet file of a directory source is evaluated; never read otherwise", () => {
         write("apps/ledger.yaml", app("ledger", "ledger"));
         write(
