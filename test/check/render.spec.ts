@@ -211,6 +211,15 @@ describe("pko-guard check renders what Argo CD renders", function () {
             missing.err,
             /^pko-guard: ApplicationSet "ledger": 2 of its git generator's Applications do not render \(a template string does not execute \(a parameter it names does not exist\)\); Argo CD creates none of them either\n/,
         );
+        // Hostile templates are bounded: a string that grows without end, an allocation of gigabytes (the helper's
+        // address space is capped, so it ends, not the machine): one line, nothing of the template echoed.
+        write("appsets/ledger.yaml", appset("", "{{ range until 1000000 }}ledger{{ end }}"));
+        assert.match(check(["."]).err, /^pko-guard: ApplicationSet "ledger": 2 of its git generator's Applications do not render \(a template string renders more than 2097152 bytes\)/);
+        write("appsets/ledger.yaml", appset("", '{{ repeat 3000000000 "ab" }}'));
+        const bomb = check(["."]);
+        assert.strictEqual(bomb.code, 2, bomb.err);
+        assert.strictEqual(bomb.err.split("\n").length, 2, bomb.err);
+        assert.match(bomb.err, /^pko-guard: ApplicationSet "ledger" \(goTemplate\): appset-template failed: .*out of memory/);
         // templatePatch is not applied: named, not expanded.
         write("appsets/ledger.yaml", appset("  templatePatch: |\n    spec: {}\n"));
         assert.match(check(["."]).err, /ApplicationSet "ledger": templatePatch is not applied/);
