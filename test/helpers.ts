@@ -100,6 +100,26 @@ export function assertFindings(reported: Reported[], expected: ExpectedFinding[]
 }
 
 /**
+ * The messages of an evaluation that may report only as `policy`, at `level`, on `resource`: for specs that
+ * go on to read the messages' text. Fails on any finding of another policy, level or resource.
+ */
+export function messagesOn(reported: Reported[], policy: string, level: ExpectedFinding["level"], resource: string): string[] {
+    const stray = reported.filter((r) => r.policy !== policy || r.level !== level || r.resource !== resource);
+    assert.deepStrictEqual(
+        stray.map((r) => `${r.policy} (${r.level}) on ${r.resource}: ${r.message}`),
+        [],
+        `only ${policy} (${level}) on ${resource} may report`,
+    );
+    return reported.map((r) => r.message);
+}
+
+/** The message of an evaluation that must report exactly one finding. */
+export function onlyMessage(messages: string[]): string {
+    assert.strictEqual(messages.length, 1, `expected exactly one finding, got:\n${messages.join("\n")}`);
+    return messages[0];
+}
+
+/**
  * The pack's production settings for the next evaluation: run the settings policy (pko-guard-production)
  * first, as the analyzer does in every request, with `settings` as its config; `null` leaves it out
  * (as when it is disabled). Its own reports are not returned.
