@@ -50,7 +50,7 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
         const rel = path.relative(repoRoot, abs);
         return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : posix(rel);
     };
-    const ctx: RenderContext = { deadline: Date.now() + (o.timeoutMs ?? 300_000), repoRoot, show: (abs) => repoPathOf(abs) ?? shownName(abs), scratch: {} };
+    const ctx: RenderContext = { deadline: Date.now() + (o.timeoutMs ?? 300_000), repoRoot, show: (abs) => repoPathOf(abs) ?? shownName(abs), scratch: {}, cluster: o.cluster };
     /** Folders that need rendering, found by walking or named directly. */
     const roots: string[] = [];
     const readPaths = new Set<string>();

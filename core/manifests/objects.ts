@@ -5,6 +5,7 @@
  */
 import { BadInputError } from "../errors";
 import { EvalResource } from "../evaluate";
+import { ClusterCapabilities } from "../render/capabilities";
 import { policies } from "../../policies";
 import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/manifests";
 import { Place, fieldSegments, findNode, placeNode, placeStart, startOf } from "./positions";
@@ -69,6 +70,8 @@ export interface LoadOptions {
     timeoutMs?: number;
     /** Skip a folder's oversized, undecodable and non-regular files (a line each) instead of failing the run. */
     skipUnreadable?: boolean;
+    /** The destination cluster Helm is told about (default: core/render/capabilities.ts DEFAULT_CAPABILITIES). */
+    cluster?: ClusterCapabilities;
 }
 
 export interface Source {

@@ -12,7 +12,8 @@
  *     `commonLabels`, `commonAnnotations`, `patches`, `components` and `replicas` applied first;
  *   - helm: `helm template` with `releaseName` (default: the Application's name), the destination namespace,
  *     `valueFiles` (relative to the chart; `$<ref>/...` from a `ref` source), `values`/`valuesObject`,
- *     `parameters`, `fileParameters`, `ignoreMissingValueFiles`, `skipCrds`.
+ *     `parameters`, `fileParameters`, `ignoreMissingValueFiles`, `skipCrds`, and the cluster's version and APIs
+ *     (`kubeVersion`/`apiVersions`, else the run's: core/render/capabilities.ts).
  *   Sources that cannot be rendered here are named, never guessed: a chart from a Helm repository (`chart`),
  *   a path that is not in this repository, a config management plugin.
  * - Destination: a namespaced object without `metadata.namespace` lands in `spec.destination.namespace`.
@@ -22,6 +23,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../errors";
+import { normalizeKubeVersion } from "./capabilities";
 import { RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderJsonnet, renderKustomize } from "./render";
 
 type Obj = Record<string, unknown>;
@@ -251,7 +253,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
                     fileParameters,
                     ignoreMissingValueFiles: h.ignoreMissingValueFiles === true,
                     skipCrds: h.skipCrds === true,
-                    kubeVersion: str(h.kubeVersion),
+                    kubeVersion: str(h.kubeVersion) ? normalizeKubeVersion(str(h.kubeVersion)!, `${who}: helm.kubeVersion`) : undefined,
                     apiVersions: list(h.apiVersions).filter((x): x is string => typeof x === "string"),
                 }),
             );

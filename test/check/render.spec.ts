@@ -82,6 +82,38 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.strictEqual(direct.code, 0, direct.err + direct.out);
     });
 
+    it("Helm is told the cluster serves PKO and Argo CD (and --api-versions, --kube-version), unless the Application says otherwise", () => {
+        // A chart that renders its Stack only where the cluster serves the Stack API, and picks the source by
+        // the cluster's version: what Argo CD applies on a cluster that runs PKO is a Stack on a branch.
+        write("chart/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 0.1.0\n");
+        write(
+            "chart/templates/stack.yaml",
+            `{{- if .Capabilities.APIVersions.Has "pulumi.com/v1/Stack" }}\n${stack(`{{- if semverCompare ">=1.31.0-0" .Capabilities.KubeVersion.Version }}\n  commit: ${SHA}\n{{- else }}\n  branch: release\n{{- end }}\n`, "")}{{- end }}\n`,
+        );
+        write("chart/templates/widget.yaml", '{{- if .Capabilities.APIVersions.Has "example.com/v1/Widget" }}\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: widget}\n{{- end }}\n');
+        write("apps/ledger.yaml", app("ledger", "chart"));
+        const pinned = (file: string) =>
+            rows(file)
+                .filter((x) => x.policy === "pko-stack-prod-pinned-commit")
+                .map((x) => [x.policy, x.resource]);
+        const old = check([".", "--kube-version", "v1.30.2-eks-1", "--report", "json=old.json"]);
+        assert.strictEqual(old.code, 1, old.err + old.out);
+        assert.deepStrictEqual(pinned("old.json"), [["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger-production"]]);
+        assert.match(old.out, /^2 object\(s\) in /m); // the Application and the Stack
+        const current = check([".", "--kube-version", "1.31", "--api-versions", "example.com/v1/Widget", "-v", "--report", "json=new.json"]);
+        assert.strictEqual(current.code, 0, current.err + current.out);
+        assert.deepStrictEqual(pinned("new.json"), []);
+        assert.match(current.out, /^3 object\(s\) in /m); // and the ServiceAccount the Widget API brings
+        // The Application's own apiVersions replace the cluster's, as in Argo CD: no Stack API, no Stack.
+        write("apps/ledger.yaml", app("ledger", "chart", "    helm:\n      apiVersions: [example.com/v1/Widget]\n      kubeVersion: v1.29.0\n"));
+        const own = check([".", "-v"]);
+        assert.strictEqual(own.code, 0, own.err + own.out);
+        assert.doesNotMatch(own.out, /ledger-production/);
+        assert.match(own.out, /^2 object\(s\) in /m); // the Application and the ServiceAccount
+        const bad = check([".", "--kube-version", "latest"]);
+        assert.deepStrictEqual([bad.code, bad.err], [2, "pko-guard: --kube-version: not a Kubernetes version (expected e.g. 1.31 or v1.31.4)\n"]);
+    });
+
     it("objects without a namespace land in the destination namespace, for the RBAC rules", () => {
         write("apps/ledger.yaml", app("ledger", "ledger"));
         write("ledger/sa.yaml", "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: ledger\n");
