@@ -10,6 +10,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { REPO_ROOT } from "../../core/paths";
+import { aliasBombConfigMap } from "../../harness/hostile-yaml";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
 
 const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
@@ -168,14 +169,7 @@ describe("pko-guard check", function () {
         });
 
         it("aliases that expand without bound, or contain themselves: one line, exit 2", () => {
-            const laughs = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
-            for (let i = 1; i < 9; i++)
-                laughs.push(
-                    `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10)
-                        .fill(`*${String.fromCharCode(96 + i)}`)
-                        .join(", ")}]`,
-                );
-            write("m/laughs.yaml", `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\ndata:\n${laughs.map((l) => "  " + l).join("\n")}\n`);
+            write("m/laughs.yaml", aliasBombConfigMap("lol", 9));
             const r = check(["m/laughs.yaml"], tmp);
             assert.strictEqual(r.code, 2);
             oneLine(r, /^pko-guard: m\/laughs\.yaml:1:1: invalid YAML: aliases expand to more than 1,000,000 nodes$/);

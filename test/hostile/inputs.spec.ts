@@ -11,6 +11,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { loadManifests } from "../../core/manifests";
+import { aliasBombConfigMap } from "../../harness/hostile-yaml";
 import { CLI, assertInert, pkoGuard, prodStackYaml } from "./inert";
 
 const CANARY = "canary-s3cr3t-9d1e";
@@ -93,14 +94,7 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
 
         it("alias expansion is bounded per run: many small alias documents fail like one big one", () => {
             // Each document expands to ~110,000 nodes (under the per-document bound); 24 of them exceed the run's.
-            const laughs = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
-            for (let i = 1; i < 5; i++)
-                laughs.push(
-                    `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10)
-                        .fill(`*${String.fromCharCode(96 + i)}`)
-                        .join(", ")}]`,
-                );
-            const doc = (n: number) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol-${n}\ndata:\n${laughs.map((l) => "  " + l).join("\n")}\n`;
+            const doc = (n: number) => aliasBombConfigMap(`lol-${n}`, 5);
             write("one.yaml", doc(0));
             assert.strictEqual(pkoGuard(["check", "one.yaml"], { cwd: tmp }).code, 0);
             write("many.yaml", Array.from({ length: 24 }, (_, i) => doc(i)).join("---\n"));
