@@ -35,8 +35,8 @@ export interface ManifestObject extends Location {
     repoPath?: string;
     /** Finds the line and column of a field path (`spec.branch`, `subjects[0]`), or of its nearest parent. */
     locate(field: string): { line: number; column: number };
-    /** The Argo CD Application that syncs it (`namespace/name`), when one does. */
-    application?: string;
+    /** What brings it into the cluster, as shown: `Application argocd/ledger` (the Application that syncs it) or `ApplicationSet argocd/apps` (for an Application a set generates). */
+    syncedBy?: string;
     /** The file it was read from (absolute), for matching directory sources. */
     abs?: string;
 }
