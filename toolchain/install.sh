@@ -48,7 +48,7 @@ KUBE_YAML_VERSION="apimachinery-v0.37.0+yaml-v1.6.0" # toolchain/kube-yaml/main.
 APPSET_TEMPLATE_VERSION="sprig-v3.3.0+slug-v1.15.0"  # toolchain/appset-template/main.go: ApplicationSet goTemplate on text/template + Argo CD's sprig and slug pins
 
 
-ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-yaml pulumi-resource-kubernetes schemas kustomize helm jsonnet kube-yaml appset-template etcd kube-apiserver kubectl)
+ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-yaml pulumi-resource-kubernetes schemas kustomize helm jsonnet jsonnet-deps kube-yaml appset-template etcd kube-apiserver kubectl)
 
 spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper folder, default: the name)
 	MODULE="$1"
@@ -118,6 +118,13 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper fol
 		PKG="github.com/google/go-jsonnet/cmd/jsonnet"
 		VERSION_VAR="" # reports the library's own version
 		ESTIMATE="~1 min"
+		;;
+	jsonnet-deps)
+		MODULE="jsonnet"
+		VERSION="$JSONNET_VERSION"
+		PKG="github.com/google/go-jsonnet/cmd/jsonnet-deps"
+		VERSION_VAR=""
+		ESTIMATE="~30 s after jsonnet"
 		;;
 	kube-yaml)
 		VERSION="$KUBE_YAML_VERSION"
