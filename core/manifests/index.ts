@@ -149,7 +149,7 @@ function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[],
     };
     // ApplicationSets: the Applications they create are objects of the repository too.
     for (const set of out.objects.filter((x) => x.named && isApplicationSet(x.object))) {
-        const expansion = expandApplicationSet(set.object, ctx.repoRoot);
+        const expansion = expandApplicationSet(set.object, ctx);
         out.notRendered.push(...expansion.notExpanded);
         expansion.applications.forEach((app) => {
             const meta = (app.metadata ?? {}) as Record<string, unknown>;

@@ -186,6 +186,45 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.match(r.out, /1 not rendered/);
     });
 
+    it("goTemplate ApplicationSets execute as Go templates with Argo CD's functions, values and path prefix", () => {
+        write("envs/Prod_EU/stack.yaml", stack("  branch: release\n", ""));
+        write("envs/dev/stack.yaml", stack(`  commit: ${SHA}\n`, "").replace("ledger-production", "ledger-dev").replace("myorg/ledger/production", "myorg/ledger/dev"));
+        const appset = (extra: string, name = "ledger-{{ .env.path.basenameNormalized }}") =>
+            `apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  goTemplate: true\n  goTemplateOptions: ["missingkey=error"]\n  generators:\n    - git:\n        repoURL: https://example.com/repo.git\n        pathParamPrefix: env\n        directories: [{path: envs/*}]\n        values:\n          team: '{{ index .env.path.segments 0 | upper }}'\n  template:\n    metadata: {name: '${name}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: '{{ .env.path.path }}'}\n      destination: {server: https://kubernetes.default.svc, namespace: '{{ .env.path.basename | lower | replace "_" "-" }}-{{ .values.team | lower }}'}\n${extra}`;
+        write("appsets/ledger.yaml", appset(""));
+        const r = check([".", "--report", "json=r.json"]);
+        assert.strictEqual(r.code, 1, r.err + r.out);
+        assert.strictEqual(r.err, "");
+        // Each folder's Stack lands in the namespace the template computed, synced by the generated Application.
+        assert.deepStrictEqual(
+            rows("r.json")
+                .filter((x) => x.policy === "pko-stack-prod-pinned-commit")
+                .map((x) => [x.resource, x.syncedBy]),
+            [["Stack/prod-eu-envs/ledger-production", "Application argocd/ledger-prod-eu"]],
+        );
+        assert.match(r.out, /^5 object\(s\) in 3 file\(s\)/m); // the set, its two Applications, their two Stacks
+        fs.rmSync(path.join(tmp, "r.json")); // not an input of the next runs
+        // A template that does not execute (missingkey=error on a parameter that does not exist): named, nothing guessed.
+        write("appsets/ledger.yaml", appset("", "ledger-{{ .env.path.nope }}"));
+        const missing = check(["."]);
+        assert.match(
+            missing.err,
+            /^pko-guard: ApplicationSet "ledger": 2 of its git generator's Applications do not render \(a template string does not execute \(a parameter it names does not exist\)\); Argo CD creates none of them either\n/,
+        );
+        // Hostile templates are bounded: a string that grows without end, an allocation of gigabytes (the helper's
+        // address space is capped, so it ends, not the machine): one line, nothing of the template echoed.
+        write("appsets/ledger.yaml", appset("", "{{ range until 1000000 }}ledger{{ end }}"));
+        assert.match(check(["."]).err, /^pko-guard: ApplicationSet "ledger": 2 of its git generator's Applications do not render \(a template string renders more than 2097152 bytes\)/);
+        write("appsets/ledger.yaml", appset("", '{{ repeat 3000000000 "ab" }}'));
+        const bomb = check(["."]);
+        assert.strictEqual(bomb.code, 2, bomb.err);
+        assert.strictEqual(bomb.err.split("\n").length, 2, bomb.err);
+        assert.match(bomb.err, /^pko-guard: ApplicationSet "ledger" \(goTemplate\): appset-template failed: .*out of memory/);
+        // templatePatch is not applied: named, not expanded.
+        write("appsets/ledger.yaml", appset("  templatePatch: |\n    spec: {}\n"));
+        assert.match(check(["."]).err, /ApplicationSet "ledger": templatePatch is not applied/);
+    });
+
     it("a jsonnet file of a directory source is evaluated; never read otherwise", () => {
         write("apps/ledger.yaml", app("ledger", "ledger"));
         write(
@@ -227,10 +266,47 @@ describe("pko-guard check renders what Argo CD renders", function () {
         write("ledger/stack.jsonnet", 'local lib = import "https://example.com/lib.libsonnet"; {}\n');
         const remote = check(["."]);
         assert.strictEqual(remote.code, 2);
-        assert.match(remote.err, /^pko-guard: ledger\/stack\.jsonnet \(jsonnet\): a remote import needs the network/);
-        write("ledger/stack.jsonnet", 'local p = importstr "../../../../etc/passwd"; {}\n');
-        const outside = check(["."]);
-        assert.strictEqual(outside.code, 2);
-        assert.match(outside.err, /an import reaches outside the repository/);
+        assert.strictEqual(remote.err, "pko-guard: ledger/stack.jsonnet (jsonnet): an import cannot be opened in the repository (a remote import needs the network, which check does not use: vendor it)\n");
+        // Outside the repository, however it is reached: directly, from a nested import, through a verbatim
+        // string, or through a link inside the repository; nothing of the file is shown.
+        const outsideFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-outside-")), "secret.txt");
+        fs.writeFileSync(outsideFile, CANARY);
+        try {
+            const rel = path.relative(path.join(tmp, "ledger"), outsideFile);
+            const cases: [string, () => void][] = [
+                ["direct", () => write("ledger/stack.jsonnet", `local p = importstr "${rel}"; { apiVersion: "v1", kind: "ConfigMap", metadata: { name: p } }\n`)],
+                [
+                    "nested",
+                    () => {
+                        write("ledger/lib/inner.libsonnet", `{ v: importstr "../${rel}" }\n`);
+                        write("ledger/stack.jsonnet", 'local l = import "lib/inner.libsonnet"; { apiVersion: "v1", kind: "ConfigMap", metadata: { name: l.v } }\n');
+                    },
+                ],
+                ["verbatim", () => write("ledger/stack.jsonnet", `local p = importstr@"${outsideFile}"; { apiVersion: "v1", kind: "ConfigMap", metadata: { name: p } }\n`)],
+            ];
+            for (const [name, arrange] of cases) {
+                arrange();
+                const outside = check(["."]);
+                assert.deepStrictEqual([outside.code, outside.err], [2, "pko-guard: ledger/stack.jsonnet (jsonnet): an import reaches outside the repository (Argo CD refuses it)\n"], name);
+                assert.ok(!outside.out.includes(CANARY), name);
+            }
+            // A link out of the repository, anywhere in it, stops rendering as it stops Argo CD's repo server:
+            // here a chart that would put the file into a Stack's repository URL (which a finding quotes).
+            write("ledger/stack.jsonnet", "{}\n");
+            write("chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n");
+            write("chart/templates/stack.yaml", stack("  branch: '{{ .Files.Get \"files/leak\" }}'\n"));
+            fs.mkdirSync(path.join(tmp, "chart", "files"));
+            fs.symlinkSync(path.relative(path.join(tmp, "chart", "files"), outsideFile), path.join(tmp, "chart", "files", "leak"));
+            const linked = check(["."]);
+            assert.deepStrictEqual([linked.code, linked.err], [2, "pko-guard: chart/files/leak: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one)\n"]);
+            assert.ok(!linked.out.includes(CANARY));
+            // A link that stays inside is fine.
+            fs.rmSync(path.join(tmp, "chart", "files", "leak"));
+            write("chart/files/real", "release");
+            fs.symlinkSync("real", path.join(tmp, "chart", "files", "leak"));
+            assert.strictEqual(check(["."]).code, 1); // rendered: a production Stack on a branch
+        } finally {
+            fs.rmSync(path.dirname(outsideFile), { recursive: true, force: true });
+        }
     });
 });
