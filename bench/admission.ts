@@ -285,7 +285,7 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
         note = `not measured: ${missing.join(", ")} missing from the toolchain (npm run setup builds them)`;
         line(`== admission as deployed: ${note}`);
     } else {
-        line("== admission as deployed: webhook + real API server holding 10,000 objects (cache by list/watch, fresh reads of bindings and Stacks per review)");
+        line("== admission as deployed: webhook + real API server holding 10,000 objects (cache by list/watch, each review reads fresh what can change its verdict)");
         const server = await startApiServer();
         try {
             await installPkoCrds(server);
