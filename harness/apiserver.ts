@@ -18,9 +18,22 @@ import { Ca, issueCert, makeCa } from "./certs";
 
 export const CLUSTER_BINARIES = ["etcd", "kube-apiserver", "kubectl"] as const;
 
+/**
+ * The controllers a deploy needs besides the API server (started with `controllers: true`): the
+ * Kubernetes provider deletes with foreground propagation, which puts the `foregroundDeletion` finalizer
+ * on every object, and a Namespace keeps its `kubernetes` finalizer until its contents are gone; only
+ * the garbage collector and the namespace controller remove them, so without them `pulumi destroy` waits
+ * until its deadline.
+ */
+export const DEPLOY_CONTROLLERS = ["garbage-collector-controller", "namespace-controller"] as const;
+
 /** The cluster binaries missing from the toolchain folder (empty when `npm run setup` built them). */
 export function missingClusterBinaries(binDir = TOOLCHAIN_BIN): string[] {
-    return CLUSTER_BINARIES.filter((b) => {
+    return missingBinaries(CLUSTER_BINARIES, binDir);
+}
+
+function missingBinaries(names: readonly string[], binDir: string): string[] {
+    return names.filter((b) => {
         try {
             fs.accessSync(path.join(binDir, b), fs.constants.X_OK);
             return false;
@@ -92,11 +105,13 @@ export interface StartOptions {
     binDir?: string;
     /** Readiness deadline for each of etcd and the API server (the machine may be loaded). */
     timeoutMs?: number;
+    /** Also run kube-controller-manager with DEPLOY_CONTROLLERS (objects can then be deleted for real). */
+    controllers?: boolean;
 }
 
 export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
     const binDir = o.binDir ?? TOOLCHAIN_BIN;
-    const missing = missingClusterBinaries(binDir);
+    const missing = [...missingClusterBinaries(binDir), ...(o.controllers ? missingBinaries(["kube-controller-manager"], binDir) : [])];
     if (missing.length > 0) throw new Error(`missing ${missing.join(", ")} in ${binDir}: run npm run setup`);
     const timeoutMs = o.timeoutMs ?? 180_000;
     const dir = makeTempDir("apiserver");
@@ -214,6 +229,33 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
             if (r.code !== 0) throw new Error(`kubectl apply failed (${r.code}): ${r.stderr || r.stdout}`);
             return r.stdout + r.stderr;
         };
+        if (o.controllers) {
+            const kcmLog = path.join(dir, "kube-controller-manager.log");
+            const kcm = spawnTracked(
+                path.join(binDir, "kube-controller-manager"),
+                [
+                    `--kubeconfig=${kubeconfig}`,
+                    `--controllers=${DEPLOY_CONTROLLERS.join(",")}`,
+                    "--leader-elect=false",
+                    // Nothing scrapes it: no serving port to allocate or secure.
+                    "--secure-port=0",
+                    "--v=0",
+                ],
+                { cwd: dir, stdio: ["ignore", fs.openSync(kcmLog, "a"), fs.openSync(kcmLog, "a")] },
+            );
+            started.push(kcm);
+            // Ready when it does the job: a namespace deleted with foreground propagation disappears.
+            const probe = `pko-guard-probe-${randomBytes(4).toString("hex")}`;
+            await apply(`apiVersion: v1\nkind: Namespace\nmetadata: {name: ${probe}}\n`);
+            const del = await kubectl(["delete", "namespace", probe, "--cascade=foreground", "--wait=false"]);
+            if (del.code !== 0) throw new Error(`deleting the probe namespace failed: ${del.stderr}`);
+            await waitFor(
+                "kube-controller-manager to finalize a namespace",
+                async () => /NotFound/.test((await kubectl(["get", "namespace", probe])).stderr),
+                [{ name: "kube-controller-manager", p: kcm, log: tail(kcmLog) }],
+                timeoutMs,
+            );
+        }
         return { url, kubeconfig, ca, dir, pids: started.map((p) => p.child.pid!), kubectl, apply, stop };
     } catch (e) {
         await stop();

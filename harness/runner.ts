@@ -10,6 +10,7 @@ import { Toolchain, findToolchain } from "../core/toolchain";
 import { Analyzer } from "./analyzer";
 import { FIXTURES_DIR, Fixture, discoverFixtures, fixtureConfig, loadFixtureWithProfiles } from "./expect";
 import { runDeployLeg } from "./legs/deploy";
+import { ApiServer, installPkoCrds, startApiServer } from "./apiserver";
 import { runMockLeg } from "./legs/mock";
 import { runRealLeg } from "./legs/real";
 import { manifestRowMapper, programFixture, runManifestLeg, runMockManifestLeg } from "./legs/manifest";
@@ -63,6 +64,15 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
     // A missing toolchain or schema is reported once, before anything runs.
     const toolchain: Toolchain | undefined = wantReal || wantDeploy ? findToolchain() : undefined;
     const validator = wantDeploy ? new ManifestValidator() : undefined;
+    // One API server for the whole run (start-up costs seconds), started once a program fixture needs it.
+    let cluster: ApiServer | undefined;
+    const deployCluster = async () => {
+        if (!cluster) {
+            cluster = await startApiServer({ controllers: true });
+            await installPkoCrds(cluster);
+        }
+        return cluster;
+    };
     let analyzer = await startAnalyzer();
     // A pack stopped after a deadline is replaced for the next fixture.
     const currentAnalyzer = async () => (analyzer.alive ? analyzer : (analyzer = await startAnalyzer()));
@@ -87,7 +97,7 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
                 legs.push(
                     fixture.manifestsDir
                         ? { leg: "deploy", durationMs: 0, status: "skipped", reason: "manifest fixture: the deploy leg renders program fixtures only" }
-                        : await runDeployLeg(fixture, { toolchain, validator, timeoutMs: options.timeoutMs, descriptions }),
+                        : await runDeployLeg(fixture, { toolchain, validator, cluster: await deployCluster(), timeoutMs: options.timeoutMs, descriptions }),
                 );
             }
             const v = judgeFixture(fixture, legs);
@@ -96,6 +106,7 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
         }
     } finally {
         analyzer.stop();
+        await cluster?.stop();
     }
     return verdicts;
 }
