@@ -32,6 +32,11 @@ export function missingClusterBinaries(binDir = TOOLCHAIN_BIN): string[] {
     return missingBinaries(CLUSTER_BINARIES, binDir);
 }
 
+/** The binaries the deploy leg's cluster needs (the API server's and kube-controller-manager) missing from the toolchain. */
+export function missingDeployBinaries(binDir = TOOLCHAIN_BIN): string[] {
+    return [...missingClusterBinaries(binDir), ...missingBinaries(["kube-controller-manager"], binDir)];
+}
+
 function missingBinaries(names: readonly string[], binDir: string): string[] {
     return names.filter((b) => {
         try {

@@ -4,13 +4,13 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { BadInputError } from "../core/errors";
+import { BadInputError, ToolchainMissingError } from "../core/errors";
 import { PACK_DIR, PACK_ENTRY, REPO_ROOT } from "../core/paths";
 import { Toolchain, findToolchain } from "../core/toolchain";
 import { Analyzer } from "./analyzer";
 import { FIXTURES_DIR, Fixture, discoverFixtures, fixtureConfig, loadFixtureWithProfiles } from "./expect";
 import { runDeployLeg } from "./legs/deploy";
-import { ApiServer, installPkoCrds, startApiServer } from "./apiserver";
+import { ApiServer, installPkoCrds, missingDeployBinaries, startApiServer } from "./apiserver";
 import { runMockLeg } from "./legs/mock";
 import { runRealLeg } from "./legs/real";
 import { manifestRowMapper, programFixture, runManifestLeg, runMockManifestLeg } from "./legs/manifest";
@@ -64,6 +64,8 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
     // A missing toolchain or schema is reported once, before anything runs.
     const toolchain: Toolchain | undefined = wantReal || wantDeploy ? findToolchain() : undefined;
     const validator = wantDeploy ? new ManifestValidator() : undefined;
+    const missingCluster = wantDeploy ? missingDeployBinaries() : [];
+    if (missingCluster.length > 0) throw new ToolchainMissingError(`the deploy leg's cluster toolchain is missing (${missingCluster.join(", ")}); run: npm run setup`);
     // One API server for the whole run (start-up costs seconds), started once a program fixture needs it.
     let cluster: ApiServer | undefined;
     const deployCluster = async () => {

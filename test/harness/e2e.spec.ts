@@ -1,9 +1,10 @@
 /**
  * End to end: every fixture without mandatory violations, and the governed Argo CD + PKO example, goes
- * through preview with the pack -> `pulumi up` rendering YAML -> validation of every rendered PKO object
- * against the PKO v2.9.0 CRD schemas generated from the operator's API types and of Secrets, service accounts and
- * RBAC against the Kubernetes OpenAPI schema -> `pulumi destroy` -> an empty stack. The validator itself
- * is shown to reject invalid manifests.
+ * through preview with the pack -> `pulumi up` against the run's test API server (objects created for
+ * real) -> validation of every PKO object as sent against the PKO v2.9.0 CRD schemas and of Secrets,
+ * service accounts and RBAC against the Kubernetes OpenAPI schema (undeclared fields) -> `pulumi destroy`
+ * -> an empty stack and none of the objects left in the cluster. The validator itself is shown to reject
+ * invalid manifests.
  */
 import * as assert from "assert";
 import * as fs from "fs";
@@ -144,6 +145,11 @@ describe("end to end (deploy leg)", function () {
                 v.checks.some((c) => c.check === "destroy" && c.outcome === "match"),
                 `${v.fixture}: not destroyed`,
             );
+            // Created for real in the test API server, and gone from it after destroy.
+            const created = v.checks.filter((c) => c.check === "created");
+            const deleted = v.checks.filter((c) => c.check === "deleted from the cluster");
+            assert.ok(created.length > 0 && created.every((c) => c.outcome === "match"), `${v.fixture}: not created in the cluster`);
+            assert.deepStrictEqual(deleted.map((c) => c.resource).sort(), created.map((c) => c.resource).sort(), `${v.fixture}: not every created object checked after destroy`);
         }
         // Every rendered Stack, v2 fields included, is checked against the PKO v2.9.0 schema.
         const governed = verdicts.find((v) => v.fixture === "multi-stack-governed")!;
