@@ -10,7 +10,7 @@ import { Toolchain, findToolchain } from "../core/toolchain";
 import { Analyzer } from "./analyzer";
 import { FIXTURES_DIR, Fixture, discoverFixtures, fixtureConfig, loadFixtureWithProfiles } from "./expect";
 import { runDeployLeg } from "./legs/deploy";
-import { ApiServer, installPkoCrds, missingDeployBinaries, startApiServer } from "./apiserver";
+import { ApiServer, installApplicationCrd, installPkoCrds, missingDeployBinaries, startApiServer } from "./apiserver";
 import { runMockLeg } from "./legs/mock";
 import { runRealLeg } from "./legs/real";
 import { manifestRowMapper, programFixture, runManifestLeg, runMockManifestLeg } from "./legs/manifest";
@@ -72,6 +72,8 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
         if (!cluster) {
             cluster = await startApiServer({ controllers: true });
             await installPkoCrds(cluster);
+            // The clusters the fixtures target run Argo CD: its Application CRD (a structural stand-in, any spec).
+            await installApplicationCrd(cluster);
         }
         return cluster;
     };
