@@ -17,6 +17,7 @@ import { KObject, WATCHED_KINDS } from "../core/cluster/kinds";
 import { startWebhook } from "../cli/webhook";
 import { makeCa, issueCert } from "../harness/certs";
 import { makeTempDir } from "../core/process";
+import { PartOutput } from "./types";
 
 /** A cluster of `n` objects: per namespace 2 Stacks, their account, a Secret, a Role and RoleBinding; a ClusterRoleBinding per 10. */
 export function syntheticCluster(n: number): KObject[] {
@@ -136,7 +137,7 @@ function percentile(sorted: number[], p: number): number {
     return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-export async function admissionBenchmarks(line: (s: string) => void): Promise<Record<string, unknown>> {
+export async function admissionBenchmarks(line: (s: string) => void): Promise<PartOutput> {
     const out: Record<string, unknown> = {};
     line("== admission: pko-guard webhook over HTTPS, cache of 10,000 objects, open-loop load from a worker thread");
     const dir = makeTempDir("bench-admission");
@@ -202,5 +203,6 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Re
         out[`memory${n}`] = { objects: c.size(), heapMb: Math.round(alone * 10) / 10, bytesPerObject: Math.round((alone * 1024 * 1024) / c.size()) };
         line(`  ${n.toLocaleString("en")} objects: ${alone.toFixed(1)} MB of heap (${Math.round((alone * 1024 * 1024) / c.size())} bytes an object; ${held.toFixed(1)} MB with the seed list alive)`);
     }
-    return { admission: out };
+    const at200 = out.rate200 as { p99Ms: number } | undefined;
+    return { data: out, figures: [{ name: "admission p99 latency at 200 requests/s", value: at200?.p99Ms ?? null, unit: "ms", target: { op: "<", value: 25, source: "issue 24" } }] };
 }

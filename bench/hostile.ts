@@ -13,6 +13,7 @@ import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
 import { REPO_ROOT } from "../core/paths";
+import { PartOutput } from "./types";
 
 const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
 
@@ -39,7 +40,7 @@ function run(dir: string, args: string[], stdin?: number | Buffer): Figure {
     return { ms, maxRssMb: kb / 1024, exit: r.status };
 }
 
-export async function hostileBenchmarks(line: (s: string) => void): Promise<Record<string, unknown>> {
+export async function hostileBenchmarks(line: (s: string) => void): Promise<PartOutput> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-bench-hostile-"));
     const figures: Record<string, Figure> = {};
     try {
@@ -82,5 +83,6 @@ export async function hostileBenchmarks(line: (s: string) => void): Promise<Reco
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
     }
-    return { hostile: figures };
+    // No targets here: the hostile figures are kept as data.
+    return { data: figures, figures: [] };
 }

@@ -15,6 +15,7 @@ import * as path from "path";
 import { performance } from "perf_hooks";
 import { REPO_ROOT } from "../core/paths";
 import { CORE_RULES, writeRepository } from "./peers/manifests";
+import { Figure, PartOutput } from "./types";
 
 const PEERS_DIR = process.env.PKO_GUARD_PEERS_DIR ?? path.join(REPO_ROOT, ".cache", "bench-peers");
 const REGO = path.join(REPO_ROOT, "bench", "peers", "pko-stack.rego");
@@ -106,7 +107,7 @@ function difference(a: Findings, b: Findings): string[] {
     return [...a].filter((x) => !b.has(x));
 }
 
-export async function peers(line: (s: string) => void): Promise<Record<string, unknown>> {
+export async function peers(line: (s: string) => void): Promise<PartOutput> {
     line("== peers on generated manifest repositories (four core Stack rules)");
     const tools: Tool[] = [pkoGuard];
     const skipped: Record<string, string> = {};
@@ -175,8 +176,39 @@ export async function peers(line: (s: string) => void): Promise<Record<string, u
                         .join(", "),
             );
         }
-        return { peers: { agree, skipped, ms: rows, pkoGuardSide: "in-process analyzer path over the parsed files (stand-in until `pko-guard check`)" } };
+        return { data: { agree, skipped, ms: rows, pkoGuardSide: "`pko-guard check --report json` (the compiled CLI, start to verdict)" }, figures: peerFigures(rows, agree, skipped) };
     } finally {
         fs.rmSync(tmp, { recursive: true, force: true });
     }
+}
+
+/**
+ * Peer time / pko-guard time for each peer at each size the issue sets a target for (issue 23: at least 1.0
+ * at 1k objects, 1.5 at 10k and 100k). A ratio is only a figure when the peer reported the same findings
+ * first; a size this part does not time is not measured.
+ */
+function peerFigures(rows: Record<string, Record<string, number>>, agree: Record<string, boolean>, skipped: Record<string, string>): Figure[] {
+    const figures: Figure[] = [];
+    for (const peer of ["conftest", "kyverno"]) {
+        for (const [n, target] of [
+            [1000, 1.0],
+            [10000, 1.5],
+            [100000, 1.5],
+        ] as const) {
+            const own = rows[n]?.["pko-guard"];
+            const theirs = rows[n]?.[peer];
+            let note: string | undefined;
+            if (skipped[peer]) note = `${peer} ${skipped[peer]}`;
+            else if (!agree[peer]) note = "findings differ from pko-guard's";
+            else if (own === undefined || theirs === undefined) note = `not timed at ${n.toLocaleString("en")} objects`;
+            figures.push({
+                name: `${peer} / pko-guard check time, ${n.toLocaleString("en")} objects`,
+                value: note === undefined ? theirs / own : null,
+                unit: "",
+                target: { op: ">=", value: target, source: "issue 23" },
+                ...(note ? { note } : {}),
+            });
+        }
+    }
+    return figures;
 }

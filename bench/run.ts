@@ -20,7 +20,6 @@
  */
 import "../core/fatal";
 import { spawn } from "child_process";
-import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
@@ -28,24 +27,28 @@ import * as readline from "readline";
 import { REPO_ROOT } from "../core/paths";
 import { platformProgram } from "./programs";
 import { PackServer, analyzeInProcess, noopPack, requests, sdkHandlers, timeAsync } from "./analyzer-path";
+import { PartRecord, ResultsFile, loadAverage, partRecord, readPrevious, renderTable, tableRows, writeResults } from "./report";
+import { Figure, PartOutput } from "./types";
 
-const results: Record<string, unknown> = { machine: { cpus: os.cpus().length, node: process.version }, measuredAt: new Date().toISOString() };
 const line = (s: string) => process.stdout.write(s + "\n");
+const THROUGHPUT_TARGET = { op: ">=", value: 20000, source: "printed target" } as const;
 
 /**
  * 1 and 2: the whole pack on the analyzer's real path, in process (bench/analyzer-path.ts): the SDK's own
  * Analyze handler per resource, one after the other, then its AnalyzeStack handler once.
  */
-async function throughput(): Promise<void> {
+async function throughput(): Promise<PartOutput> {
     line("== in-process, analyzer path (SDK Analyze per resource + AnalyzeStack; every policy deserializes and proxies its own copy)");
     const h = sdkHandlers();
     const rows: Record<string, unknown> = {};
+    const figures: Figure[] = [];
     for (const n of [1000, 10000, 50000]) {
         const reqs = requests(platformProgram(n));
         if (n < 50000) await analyzeInProcess(h, reqs); // warm-up (JIT)
         const ms = await timeAsync(() => analyzeInProcess(h, reqs), n >= 50000 ? 1 : 2);
         const perSecond = Math.round((n / ms) * 1000);
         rows[n] = { ms: Math.round(ms), resourcesPerSecond: perSecond };
+        figures.push({ name: `in-process throughput, ${n.toLocaleString("en")} resources`, value: perSecond, unit: "resources/s", target: THROUGHPUT_TARGET });
         line(`  ${String(n).padStart(6)} resources: ${ms.toFixed(0).padStart(6)} ms  ${perSecond.toLocaleString("en")} resources/s  (target >= 20,000)`);
     }
     // The SDK's floor on the same path: the same number of policies, doing nothing.
@@ -58,10 +61,11 @@ async function throughput(): Promise<void> {
         `  SDK floor (same number of no-op policies), 10000 resources: ${floorMs.toFixed(0)} ms, ${Math.round((10000 / floorMs) * 1000).toLocaleString("en")} resources/s; pack / floor: ${(packMs / floorMs).toFixed(2)}`,
     );
     rows.sdkFloor10k = { ms: Math.round(floorMs), resourcesPerSecond: Math.round((10000 / floorMs) * 1000), packOverFloor: packMs / floorMs };
-    results.throughput = { path: "in-process: @pulumi/policy server.js Analyze/AnalyzeStack handlers on protobuf requests", ...rows };
+    figures.push({ name: "pack / SDK floor time, in process, 10k resources", value: packMs / floorMs, unit: "", target: { op: "<=", value: 1.15, source: "issue 23" } });
+    return { data: { path: "in-process: @pulumi/policy server.js Analyze/AnalyzeStack handlers on protobuf requests", ...rows }, figures };
 }
 
-async function stackScaling(): Promise<void> {
+async function stackScaling(): Promise<PartOutput> {
     line("== stack-level scaling (AnalyzeStack, every stack policy of the pack, analyzer path)");
     const h = sdkHandlers();
     const t: Record<number, number> = {};
@@ -73,7 +77,7 @@ async function stackScaling(): Promise<void> {
     }
     const ratio = t[10000] / t[1000];
     line(`  ratio 10k/1k: ${ratio.toFixed(1)} (linear is 10; target <= 12)`);
-    results.stackScaling = { ms1k: t[1000], ms10k: t[10000], ratio };
+    return { data: { ms1k: t[1000], ms10k: t[10000], ratio }, figures: [{ name: "AnalyzeStack time at 10k / at 1k", value: ratio, unit: "", target: { op: "<=", value: 12, source: "printed target" } }] };
 }
 
 /**
@@ -81,9 +85,11 @@ async function stackScaling(): Promise<void> {
  * resource with one call in flight (what the v3.248 engine does for one pack), then AnalyzeStack. The
  * pipelined figure (8 calls in flight) is the pack's upper bound, not what a preview sees.
  */
-async function overGrpc(): Promise<void> {
+async function overGrpc(): Promise<PartOutput> {
     const n = 2000;
     line(`== over gRPC, end to end (bin/index.js; Analyze x ${n} + AnalyzeStack)`);
+    const data: Record<string, unknown> = {};
+    const figures: Figure[] = [];
     const server = await PackServer.start(REPO_ROOT);
     try {
         const reqs = requests(platformProgram(n));
@@ -94,7 +100,8 @@ async function overGrpc(): Promise<void> {
         const pipedRate = Math.round((n / piped) * 1000);
         line(`  sequential (the engine: one Analyze in flight): ${seqRate.toLocaleString("en")} resources/s  (target >= 3,000)`);
         line(`  pipelined (8 in flight, upper bound): ${pipedRate.toLocaleString("en")} resources/s; sequential/pipelined ${(seq / piped).toFixed(2)}`);
-        results.grpc = { resources: n, sequentialPerSecond: seqRate, pipelinedPerSecond: pipedRate, inFlight: 8 };
+        Object.assign(data, { resources: n, sequentialPerSecond: seqRate, pipelinedPerSecond: pipedRate, inFlight: 8 });
+        figures.push({ name: `over gRPC, sequential, ${n.toLocaleString("en")} resources`, value: seqRate, unit: "resources/s", target: { op: ">=", value: 3000, source: "printed target" } });
     } finally {
         server.stop();
     }
@@ -105,12 +112,15 @@ async function overGrpc(): Promise<void> {
         await floor.analyze(reqs, 1);
         const ms = await timeAsync(() => floor.analyze(reqs, 1), 2);
         const rate = Math.round((n / ms) * 1000);
-        const own = (results.grpc as { sequentialPerSecond: number }).sequentialPerSecond;
+        const own = data.sequentialPerSecond as number;
         line(`  SDK floor over gRPC (no-op pack of the same shape), sequential: ${rate.toLocaleString("en")} resources/s; pack / floor time: ${(rate / own).toFixed(2)}`);
-        Object.assign(results.grpc as object, { floorSequentialPerSecond: rate });
+        Object.assign(data, { floorSequentialPerSecond: rate });
+        // The issue sets this target at 10k resources; this part measures it at n.
+        figures.push({ name: `pack / SDK floor time over gRPC, ${n.toLocaleString("en")} resources`, value: rate / own, unit: "", target: { op: "<=", value: 1.1, source: "issue 23 (at 10k)" } });
     } finally {
         floor.stop();
     }
+    return { data, figures };
 }
 
 function startAnalyzer(args: string[]): Promise<number> {
@@ -126,7 +136,7 @@ function startAnalyzer(args: string[]): Promise<number> {
     });
 }
 
-async function startup(): Promise<void> {
+async function startup(): Promise<PartOutput> {
     line("== analyzer start-up (time to printed port)");
     const js: number[] = [];
     const ts: number[] = [];
@@ -137,7 +147,7 @@ async function startup(): Promise<void> {
     const jsMs = Math.min(...js);
     const tsMs = Math.min(...ts);
     line(`  precompiled JavaScript: ${jsMs.toFixed(0)} ms, ts-node (transpile-only): ${tsMs.toFixed(0)} ms, ratio JS/ts-node: ${(jsMs / tsMs).toFixed(2)}`);
-    results.startup = { jsMs, tsNodeMs: tsMs, ratio: jsMs / tsMs };
+    return { data: { jsMs, tsNodeMs: tsMs, ratio: jsMs / tsMs }, figures: [] };
 }
 
 /** `npm run bench -- --only throughput,stack,grpc,startup,peers,real,legs,check,admission,hostile` runs some parts (default: all). */
@@ -151,26 +161,45 @@ function parts(): Set<string> {
     return new Set(chosen);
 }
 
+/** Each part as a function; the order of a full run. */
+function partRunners(): Record<string, () => Promise<PartOutput>> {
+    return {
+        throughput,
+        stack: stackScaling,
+        grpc: overGrpc,
+        startup,
+        peers: async () => (await import("./peers")).peers(line),
+        real: async () => (await import("./real")).realBenchmarks(line, { pack: true, legs: false }),
+        legs: async () => (await import("./real")).realBenchmarks(line, { pack: false, legs: true }),
+        check: async () => (await import("./check")).checkBenchmarks(line),
+        admission: async () => (await import("./admission")).admissionBenchmarks(line),
+        hostile: async () => (await import("./hostile")).hostileBenchmarks(line),
+    };
+}
+
 async function main(): Promise<void> {
     const only = parts();
-    if (only.has("throughput")) await throughput();
-    if (only.has("stack")) await stackScaling();
-    if (only.has("grpc")) await overGrpc();
-    if (only.has("startup")) await startup();
-    if (only.has("peers")) {
-        const { peers } = await import("./peers");
-        Object.assign(results, await peers(line));
+    const startedAt = new Date();
+    const runBefore = loadAverage();
+    const measured: Record<string, PartRecord> = {};
+    for (const [name, run] of Object.entries(partRunners())) {
+        if (!only.has(name)) continue;
+        const at = new Date();
+        const before = loadAverage();
+        measured[name] = partRecord(await run(), at, before);
     }
-    if (only.has("real") || only.has("legs")) {
-        const { realBenchmarks } = await import("./real");
-        Object.assign(results, await realBenchmarks(line, { pack: only.has("real"), legs: only.has("legs") }));
-    }
-    if (only.has("check")) Object.assign(results, await (await import("./check")).checkBenchmarks(line));
-    if (only.has("admission")) Object.assign(results, await (await import("./admission")).admissionBenchmarks(line));
-    if (only.has("hostile")) Object.assign(results, await (await import("./hostile")).hostileBenchmarks(line));
-    const out = path.join(REPO_ROOT, "bench", "results.json");
-    fs.writeFileSync(out, JSON.stringify(results, null, 2) + "\n");
-    line(`results written to ${path.relative(process.cwd(), out)}`);
+    // Merged into the previous file: the parts not run this time keep their latest figures.
+    const merged = { ...readPrevious(line), ...measured };
+    const file: ResultsFile = {
+        format: 2,
+        updatedAt: new Date().toISOString(),
+        lastRun: { parts: Object.keys(measured), startedAt: startedAt.toISOString(), node: process.version, cpus: os.cpus().length, loadAverageBefore: runBefore, loadAverageAfter: loadAverage() },
+        parts: merged,
+        table: tableRows(merged),
+    };
+    for (const l of renderTable(file)) line(l);
+    writeResults(file);
+    line(`results written to ${path.relative(process.cwd(), path.join(REPO_ROOT, "bench", "results.json"))}`);
 }
 
 main().catch((e) => {

@@ -80,24 +80,19 @@ interface Judged {
 }
 
 /**
- * Runs a judging command (gate, check) under the report rules of ./reports/write.ts: report paths that are
+ * Runs a judging command (gate, check, audit) under the report rules of ./reports/write.ts: report paths that are
  * inputs are refused first; every other requested report is written on every outcome (the verdict, bad
  * input, a tool or internal error, an interrupt), with a subject that says why when there is no verdict.
  * Resolves with the exit code (0 pass, 1 blocking findings); throws the error that ended the run.
  */
-async function runJudged(
-    o: GateCliOptions | (Omit<GateCliOptions, "stack" | "timeout"> & { stack: string; timeout: number }),
-    inputs: string[],
-    errorSubject: (message: string, durationMs: number) => ProjectSubject,
-    run: () => Promise<Judged>,
-): Promise<number> {
+async function runJudged(o: ReportingOptions, inputs: string[], errorSubject: (message: string, durationMs: number) => ProjectSubject, run: () => Promise<Judged>): Promise<number> {
     const started = Date.now();
     const clashes = inputClashes(o.report, inputs);
     const reports = o.report.filter((r) => !clashes.some((c) => c.request === r));
     const failWith = (message: string) => {
         const failed = errorSubject(message, Date.now() - started);
         try {
-            if (o.format === "github" || (o.format === undefined && process.env.GITHUB_ACTIONS === "true")) output(failed, { ...o, verbose: false });
+            if (githubOutput(o)) output(failed, { ...o, verbose: false });
         } catch {
             // the one line on stderr is what matters
         }
@@ -124,7 +119,7 @@ async function runJudged(
         throw e;
     }
     removeHook();
-    output(judged.subject, o as GateCliOptions, judged.summaryText);
+    output(judged.subject, o, judged.summaryText);
     writeReports(reports, [judged.subject]);
     return judged.subject.outcome === "pass" ? 0 : 1;
 }
@@ -176,7 +171,7 @@ function checkCommand(exit: Exit): Command {
         .action(async (paths: string[], o: CheckCliOptions) => {
             const { checkErrorSubject, runCheck, checkSummaryLine } = await import("./check");
             exit.code = await runJudged(
-                { ...o, stack: "" },
+                o,
                 [...paths, ...(o.config ? [o.config] : [])],
                 (message, durationMs) => checkErrorSubject(paths, message, durationMs, o.repoRoot),
                 async () => {
@@ -247,7 +242,7 @@ function auditCommand(exit: Exit): Command {
         .action(async (o: ReportingOptions & { kubeconfig?: string; context?: string; timeout: number }) => {
             const { auditErrorSubject, runAudit, auditSummaryLine } = await import("./audit");
             exit.code = await runJudged(
-                { ...o, stack: "" },
+                o,
                 [...(o.config ? [o.config] : []), ...(o.kubeconfig ? [o.kubeconfig] : [])],
                 (message, durationMs) => auditErrorSubject(o, message, durationMs),
                 async () => {

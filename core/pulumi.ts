@@ -52,7 +52,7 @@ const MAX_KEPT_DIAGNOSTICS = 100;
 
 /**
  * Reads the engine's event stream incrementally, one line (one JSON event) at a time, and keeps every
- * policy event and the first error diagnostics; every other event (a resource's inputs and outputs, the
+ * policy event (findings and remediations) and the first error diagnostics; every other event (a resource's inputs and outputs, the
  * bulk of a large preview) is dropped as soon as it is read. However large the preview, no policy event
  * is lost and memory holds only what is kept. `all` keeps every event (small streams, tests).
  */
@@ -88,7 +88,7 @@ export class EventReader {
     private line(l: string): void {
         if (l.trim() === "") return;
         // Cheap test first: most lines are resource events, parsed only when they might matter.
-        if (!this.all && !l.includes('"policyEvent"') && !l.includes('"diagnosticEvent"')) return;
+        if (!this.all && !l.includes('"policyEvent"') && !l.includes('"policyRemediationEvent"') && !l.includes('"diagnosticEvent"')) return;
         let e: EngineEvent;
         try {
             e = JSON.parse(l) as EngineEvent;
@@ -96,7 +96,7 @@ export class EventReader {
             if (this.all) this.kept.push({});
             return;
         }
-        if (this.all || e.policyEvent) {
+        if (this.all || e.policyEvent || e.policyRemediationEvent) {
             this.kept.push(e);
         } else if (e.diagnosticEvent?.severity === "error" && this.diagnostics < MAX_KEPT_DIAGNOSTICS) {
             this.diagnostics++;

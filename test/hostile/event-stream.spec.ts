@@ -73,4 +73,13 @@ describe("the gate's event stream (issue 19 item 1)", function () {
             assert.deepStrictEqual(reader.end(), [events[1], events[2]], `chunks of ${size} byte(s)`);
         }
     });
+
+    it("keeps every remediation event among resource events (the pack's remediate level)", () => {
+        const remediation = { policyRemediationEvent: { resourceUrn: STACK_URN, policyName: "pko-stack-resync-floor" } };
+        const lines = Array.from({ length: 5000 }, (_, i) => JSON.stringify({ resourcePreEvent: { metadata: { urn: `u${i}` } } }));
+        lines.splice(2500, 0, JSON.stringify(remediation));
+        const reader = new EventReader();
+        reader.push(Buffer.from(lines.join("\n")));
+        assert.deepStrictEqual(reader.end(), [remediation]);
+    });
 });
