@@ -13,6 +13,7 @@ import * as net from "net";
 import * as path from "path";
 import { ExecResult, Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../core/process";
 import { TOOLCHAIN_BIN } from "../core/toolchain";
+import { REPO_ROOT } from "../core/paths";
 import { PKO_CRD_DIR, PKO_CRD_FILES } from "../core/pko-crds";
 import { Ca, issueCert, makeCa } from "./certs";
 
@@ -285,25 +286,18 @@ export async function installPkoCrds(server: ApiServer): Promise<void> {
     await waitFor("the PKO CRDs to be established", established, [], 120_000);
 }
 
+/** Argo CD's own Application CRD, as v3.6.1 ships it (schemas/argocd/v3.6.1/PROVENANCE.md). */
+export const APPLICATION_CRD = path.join(REPO_ROOT, "schemas", "argocd", "v3.6.1", "application-crd.yaml");
+
 /**
- * A structural stand-in for Argo CD's Application CRD (any spec accepted; the repository does not carry
- * Argo CD's schema), so Applications can be stored, watched and judged in tests.
+ * Installs Argo CD's Application CRD (server-side apply: at 416 KB it is too large for the last-applied
+ * annotation) and waits until established, so Applications are validated, pruned and defaulted by the
+ * server as in a cluster running Argo CD. No Argo CD controller runs: see harness/argocd.ts for the one
+ * part of it deletion needs.
  */
 export async function installApplicationCrd(server: ApiServer): Promise<void> {
-    await server.apply(`apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: applications.argoproj.io}
-spec:
-  group: argoproj.io
-  names: {kind: Application, listKind: ApplicationList, plural: applications, singular: application, shortNames: [app, apps]}
-  scope: Namespaced
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`);
+    const r = await server.kubectl(["apply", "--server-side", "-f", APPLICATION_CRD]);
+    if (r.code !== 0) throw new Error(`installing the Application CRD failed: ${r.stderr}`);
     await waitFor(
         "the Application CRD to be established",
         async () => (await server.kubectl(["get", "crd", "applications.argoproj.io", "-o", 'jsonpath={.status.conditions[?(@.type=="Established")].status}'])).stdout.trim() === "True",

@@ -11,6 +11,7 @@ import { Analyzer } from "./analyzer";
 import { FIXTURES_DIR, Fixture, discoverFixtures, fixtureConfig, loadFixtureWithProfiles } from "./expect";
 import { runDeployLeg } from "./legs/deploy";
 import { ApiServer, installApplicationCrd, installPkoCrds, missingDeployBinaries, startApiServer } from "./apiserver";
+import { ApplicationFinalizer, startApplicationFinalizer } from "./argocd";
 import { runMockLeg } from "./legs/mock";
 import { runRealLeg } from "./legs/real";
 import { manifestRowMapper, programFixture, runManifestLeg, runMockManifestLeg } from "./legs/manifest";
@@ -68,12 +69,15 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
     if (missingCluster.length > 0) throw new ToolchainMissingError(`the deploy leg's cluster toolchain is missing (${missingCluster.join(", ")}); run: npm run setup`);
     // One API server for the whole run (start-up costs seconds), started once a program fixture needs it.
     let cluster: ApiServer | undefined;
+    let argoCd: ApplicationFinalizer | undefined;
     const deployCluster = async () => {
         if (!cluster) {
             cluster = await startApiServer({ controllers: true });
             await installPkoCrds(cluster);
-            // The clusters the fixtures target run Argo CD: its Application CRD (a structural stand-in, any spec).
+            // The clusters the fixtures target run Argo CD: its own Application CRD, and the one part of its
+            // controller that deleting an Application needs (harness/argocd.ts).
             await installApplicationCrd(cluster);
+            argoCd = await startApplicationFinalizer(cluster.kubeconfig);
         }
         return cluster;
     };
@@ -110,6 +114,7 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
         }
     } finally {
         analyzer.stop();
+        await argoCd?.stop();
         await cluster?.stop();
     }
     return verdicts;
