@@ -13,7 +13,7 @@ import * as net from "net";
 import * as path from "path";
 import { ExecResult, Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../core/process";
 import { TOOLCHAIN_BIN } from "../core/toolchain";
-import { REPO_ROOT } from "../core/paths";
+import { APPLICATION_CRD } from "./argocd";
 import { PKO_CRD_DIR, PKO_CRD_FILES } from "../core/pko-crds";
 import { Ca, issueCert, makeCa } from "./certs";
 
@@ -285,9 +285,6 @@ export async function installPkoCrds(server: ApiServer): Promise<void> {
     };
     await waitFor("the PKO CRDs to be established", established, [], 120_000);
 }
-
-/** Argo CD's own Application CRD, as v3.6.1 ships it (schemas/argocd/v3.6.1/PROVENANCE.md). */
-export const APPLICATION_CRD = path.join(REPO_ROOT, "schemas", "argocd", "v3.6.1", "application-crd.yaml");
 
 /**
  * Installs Argo CD's Application CRD (server-side apply: at 416 KB it is too large for the last-applied

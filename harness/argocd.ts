@@ -12,6 +12,13 @@
  * `foregroundDeletion`) to its owner.
  */
 import * as k8s from "@kubernetes/client-node";
+import * as path from "path";
+import { REPO_ROOT } from "../core/paths";
+
+/** The Argo CD release whose Application CRD the test clusters install and the deploy leg validates against. */
+export const ARGOCD_VERSION = "v3.6.1";
+/** Argo CD's own Application CRD, as that release ships it (schemas/argocd/<version>/PROVENANCE.md). */
+export const APPLICATION_CRD = path.join(REPO_ROOT, "schemas", "argocd", ARGOCD_VERSION, "application-crd.yaml");
 
 const GROUP = "argoproj.io";
 const VERSION = "v1alpha1";

@@ -14,6 +14,7 @@ import { Row } from "../../core/rows";
 import { StackRef, analyzeState, parseEvents, previewWithPack } from "../../core/pulumi";
 import { StateObject, destroy, stateObjects, stateResourceCount, up } from "../stacks";
 import { ApiServer } from "../apiserver";
+import { ARGOCD_VERSION } from "../argocd";
 import { withTempDir } from "../../core/process";
 import { Toolchain } from "../../core/toolchain";
 import { Fixture } from "../expect";
@@ -28,6 +29,13 @@ export interface DeployOptions {
     cluster: ApiServer;
     timeoutMs: number;
     descriptions: Map<string, string>;
+}
+
+/** Which schema a custom resource was checked against (the Kubernetes kinds' is the pinned release's OpenAPI). */
+function schemaNote(kind: string): string | undefined {
+    if (/^(auto\.)?pulumi\.com\//.test(kind)) return `against the PKO ${schemaVersions().pko} CRD schema`;
+    if (kind.startsWith("argoproj.io/")) return `against Argo CD ${ARGOCD_VERSION}'s Application CRD`;
+    return undefined;
 }
 
 /**
@@ -51,7 +59,7 @@ export function manifestChecks(validator: ManifestValidator, objects: StateObjec
             outcome: m.status === "valid" ? "pass" : "fail",
             expected: 0,
             got: m.errors.length,
-            note: m.status !== "valid" ? `${m.file}: ${m.errors.slice(0, 3).join("; ")}` : /^(auto\.)?pulumi\.com\//.test(m.kind) ? `against the PKO ${schemaVersions().pko} CRD schema` : undefined,
+            note: m.status !== "valid" ? `${m.file}: ${m.errors.slice(0, 3).join("; ")}` : schemaNote(m.kind),
         });
     }
     return checks;
