@@ -15,6 +15,7 @@ module.exports = {
         "test/helpers.spec.ts",
         "test/credential-shapes.spec.ts",
         "test/pko-api.spec.ts",
+        "test/harness/argocd-finalizers.spec.ts",
         "test/harness/policy-config.spec.ts",
         "test/harness/real-only.spec.ts",
         "test/harness/verdict.spec.ts",
