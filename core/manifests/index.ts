@@ -129,9 +129,9 @@ function land(o: ManifestObject, namespace: string | undefined, app: string): vo
 function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[], readOne: (f: string, fromFolder: boolean, into?: LoadResult) => void, readStream: (s: RenderedStream, into: LoadResult) => void): void {
     const fresh = (): LoadResult => ({ objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [], budget: out.budget });
     // The objects of each file (by absolute path), kept as objects are added: Applications look their files up here.
-    let byFile: Map<string, ManifestObject[]> | undefined;
+    const byFile = new Map<string, ManifestObject[]>();
     const index = (x: ManifestObject) => {
-        if (!byFile || x.abs === undefined) return;
+        if (x.abs === undefined) return;
         const list = byFile.get(x.abs);
         if (list) list.push(x);
         else byFile.set(x.abs, [x]);
@@ -159,7 +159,6 @@ function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[],
         });
     }
     const rendered = new Set<string>();
-    byFile = new Map();
     for (const x of out.objects) index(x);
     for (const app of out.objects.filter((x) => x.named && isApplication(x.object))) {
         const meta = (app.object.metadata ?? {}) as Record<string, unknown>;
