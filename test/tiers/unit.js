@@ -16,6 +16,7 @@ module.exports = {
         "test/credential-shapes.spec.ts",
         "test/pko-api.spec.ts",
         "test/harness/policy-config.spec.ts",
+        "test/check/struct.spec.ts",
         "test/harness/real-only.spec.ts",
         "test/harness/verdict.spec.ts",
         "test/harness/output.spec.ts",
