@@ -1,5 +1,7 @@
 /**
- * The installed command is one bundle (cli/bundle/build.ts): package.json's `bin` is it, `files` ships it, and
+ * The installed command is one bundle (cli/bundle/build.ts) run by a launcher with V8's code cache for it
+ * (cli/bundle/launch.ts): package.json's `bin` is the launcher, `files` ships both, the cache changes nothing
+ * but time (with, without, or a cache that does not fit), and
  * `check` runs from it without loading what only other commands need (the Pulumi SDK's index and runtime,
  * gRPC, the Kubernetes client) or ts-node, with the same verdict as tsc's module-by-module output. The stand-in
  * for the SDK's wire signatures holds the SDK's own values.
@@ -13,6 +15,8 @@ import { REPO_ROOT } from "../../core/paths";
 import * as rpcStandIn from "../../cli/bundle/rpc";
 
 const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+const BUNDLE = path.join(REPO_ROOT, "bin", "cli", "pko-guard.bundle.js");
+const CACHE = path.join(REPO_ROOT, "bin", "cli", `pko-guard.bundle.${process.versions.v8}-${process.arch}.cache`);
 const GUIDE = path.join(REPO_ROOT, "fixtures", "gitops-guide-example", "manifests");
 
 describe("the CLI bundle", function () {
@@ -23,13 +27,43 @@ describe("the CLI bundle", function () {
     });
     after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-    it("is what package.json's bin runs, and the package ships it", () => {
+    it("is what package.json's bin runs (through its launcher), and the package ships it with its code cache", () => {
         const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
         assert.strictEqual(path.resolve(REPO_ROOT, pkg.bin["pko-guard"]), CLI);
         assert.ok((pkg.files as string[]).includes("bin/"));
         assert.match(pkg.scripts.build, /bin\/cli\/bundle\/build\.js/);
+        assert.match(fs.readFileSync(CLI, "utf8"), /pko-guard\.bundle\.js/);
         // One file: tsc's command modules are not what it loads.
-        assert.ok(!/require\("\.\/check"\)|require\("\.\.\/core\//.test(fs.readFileSync(CLI, "utf8")));
+        assert.ok(!/require\("\.\/check"\)|require\("\.\.\/core\//.test(fs.readFileSync(BUNDLE, "utf8")));
+        assert.ok(fs.existsSync(CACHE), `npm run build writes ${path.basename(CACHE)}`);
+    });
+
+    it("runs the same with its code cache, without it, and with a cache that does not fit (which it then rewrites)", () => {
+        // A copy of the installed command in a folder of its own, so that the build's cache is not touched.
+        const pkg = path.join(tmp, "pkg");
+        fs.mkdirSync(path.join(pkg, "bin", "cli"), { recursive: true });
+        fs.copyFileSync(path.join(REPO_ROOT, "package.json"), path.join(pkg, "package.json"));
+        for (const f of [CLI, BUNDLE]) fs.copyFileSync(f, path.join(pkg, "bin", "cli", path.basename(f)));
+        const copied = path.join(pkg, "bin", "cli", path.basename(CACHE));
+        const run = (env: Record<string, string> = {}) => {
+            const r = spawnSync(process.execPath, [path.join(pkg, "bin", "cli", "pko-guard.js"), "check", GUIDE], { encoding: "utf8", cwd: tmp, timeout: 60000, env: { ...process.env, GITHUB_ACTIONS: "", ...env } });
+            return `${r.status}\n${r.stdout}\n${r.stderr}`;
+        };
+        const reference = run({ PKO_GUARD_CODE_CACHE: "0" });
+        assert.ok(!fs.existsSync(copied), "PKO_GUARD_CODE_CACHE=0 writes no cache");
+        assert.match(reference, /^1\n/);
+        fs.writeFileSync(copied, "not a code cache");
+        assert.strictEqual(run(), reference);
+        const rewritten = fs.readFileSync(copied);
+        assert.notStrictEqual(rewritten.toString("latin1"), "not a code cache");
+        assert.ok(rewritten.length > 1000);
+        assert.strictEqual(run(), reference);
+        // An accepted cache is not written again.
+        assert.ok(fs.readFileSync(copied).equals(rewritten));
+        assert.deepStrictEqual(
+            fs.readdirSync(path.dirname(copied)).filter((f) => f.endsWith(".tmp")),
+            [],
+        );
     });
 
     it("holds the SDK's own wire signatures in its stand-in for @pulumi/pulumi/runtime/rpc", () => {
