@@ -16,6 +16,7 @@ import { loadManifests } from "../core/manifests";
 import { Skip } from "../core/manifests/objects";
 import { evaluateManifests } from "../core/manifests/evaluate";
 import { progressLine } from "../core/progress";
+import { mark } from "../core/timings";
 
 export interface CheckOptions {
     paths: string[];
@@ -72,9 +73,11 @@ export function runCheck(o: CheckOptions): CheckResult {
     let findings: Finding[];
     try {
         load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, skipUnreadable: o.skipUnreadable });
+        mark("parsed");
         shown.show(`pko-guard check: evaluating ${load.objects.length} object(s) from ${load.files} file(s)`);
         // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.
         findings = judgeRows(evaluateManifests(load, config), o.failOnAdvisory);
+        mark("judged");
     } finally {
         shown.done();
     }
