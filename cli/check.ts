@@ -16,6 +16,7 @@ import { loadManifests } from "../core/manifests";
 import { Skip } from "../core/manifests/objects";
 import { evaluateManifests } from "../core/manifests/evaluate";
 import { progressLine } from "../core/progress";
+import { clusterCapabilities } from "../core/render/capabilities";
 import { mark } from "../core/timings";
 
 export interface CheckOptions {
@@ -29,6 +30,9 @@ export interface CheckOptions {
     skipUnreadable?: boolean;
     /** Time allowed for rendering (kustomize, Helm, jsonnet), in milliseconds. */
     timeoutMs?: number;
+    /** The destination cluster's version, and APIs it serves besides the defaults, as Helm is told (--kube-version, --api-versions). */
+    kubeVersion?: string;
+    apiVersions?: string[];
     /** Where progress goes on a terminal (default standard error; nothing when it is not a terminal). */
     progress?: NodeJS.WriteStream;
 }
@@ -72,7 +76,7 @@ export function runCheck(o: CheckOptions): CheckResult {
     let load: ReturnType<typeof loadManifests>;
     let findings: Finding[];
     try {
-        load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, skipUnreadable: o.skipUnreadable });
+        load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, skipUnreadable: o.skipUnreadable, cluster: clusterCapabilities(o) });
         mark("parsed");
         shown.show(`pko-guard check: evaluating ${load.objects.length} object(s) from ${load.files} file(s)`);
         // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.

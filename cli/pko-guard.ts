@@ -48,7 +48,12 @@ interface CheckCliOptions extends ReportingOptions {
     repoRoot?: string;
     skipUnreadable: boolean;
     timeout: number;
+    kubeVersion?: string;
+    apiVersions: string[];
 }
+
+/** A repeatable option's values, in order. */
+const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** --config, --report, --format, -v/--verbose and --fail-on-advisory: what every judging command takes. */
 function reportingOptions(command: Command): Command {
@@ -169,6 +174,8 @@ function checkCommand(exit: Exit): Command {
         .option("--repo-root <dir>", "repository root that Argo CD Application source paths are relative to (default: the git top level)")
         .option("--skip-unreadable", "skip a folder's oversized, undecodable (not UTF-8/UTF-16) and non-regular files with a line each, instead of failing", false)
         .option("--timeout <seconds>", "time allowed for rendering kustomizations, charts and jsonnet", timeoutSeconds, 300)
+        .option("--kube-version <version>", "the destination cluster's Kubernetes version, as Argo CD tells Helm (default: Helm's own)")
+        .option("--api-versions <group/version[/Kind]>", "an API the destination cluster serves besides Kubernetes', PKO's and Argo CD's, as Argo CD tells Helm (repeatable)", collect, [] as string[])
         .exitOverride()
         .action(async (paths: string[], o: CheckCliOptions) => {
             const { checkErrorSubject, runCheck, checkSummaryLine } = await import("./check");
@@ -178,7 +185,16 @@ function checkCommand(exit: Exit): Command {
                 [...paths, ...(o.config ? [o.config] : [])],
                 (message, durationMs) => checkErrorSubject(paths, message, durationMs, o.repoRoot),
                 async () => {
-                    const result = runCheck({ paths, config: o.config, failOnAdvisory: o.failOnAdvisory, repoRoot: o.repoRoot, skipUnreadable: o.skipUnreadable, timeoutMs: o.timeout * 1000 });
+                    const result = runCheck({
+                        paths,
+                        config: o.config,
+                        failOnAdvisory: o.failOnAdvisory,
+                        repoRoot: o.repoRoot,
+                        skipUnreadable: o.skipUnreadable,
+                        timeoutMs: o.timeout * 1000,
+                        kubeVersion: o.kubeVersion,
+                        apiVersions: o.apiVersions,
+                    });
                     for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${escapeText(s.file)}: ${escapeText(s.reason)}\n`);
                     for (const n of result.summary.notRendered) process.stderr.write(`pko-guard: ${escapeText(n)}\n`);
                     return { subject: result.subject, summaryText: checkSummaryLine(result) };

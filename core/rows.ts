@@ -27,6 +27,8 @@ export interface Row {
     column?: number;
     /** The field the line points at, when known (`spec.branch`, `subjects[0]`). */
     field?: string;
+    /** What brings the object into the cluster (`check`): `Application argocd/ledger`, `ApplicationSet argocd/apps`. */
+    syncedBy?: string;
 }
 
 /**

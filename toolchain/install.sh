@@ -47,9 +47,10 @@ KUSTOMIZE_VERSION="v5.8.2"              # sigs.k8s.io/kustomize/kustomize/v5 (v5
 HELM_VERSION="v3.22.0"                  # helm.sh/helm/v3 (the helm CLI)
 JSONNET_VERSION="v0.22.0"               # github.com/google/go-jsonnet (the jsonnet CLI)
 KUBE_YAML_VERSION="apimachinery-v0.37.0+yaml-v1.6.0" # toolchain/kube-yaml/main.go on k8s.io/apimachinery + sigs.k8s.io/yaml
+APPSET_TEMPLATE_VERSION="sprig-v3.3.0+slug-v1.15.0"  # toolchain/appset-template/main.go: ApplicationSet goTemplate on text/template + Argo CD's sprig and slug pins
 
 
-ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-yaml pulumi-resource-kubernetes schemas kustomize helm jsonnet kube-yaml etcd kube-apiserver kubectl)
+ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-yaml pulumi-resource-kubernetes schemas kustomize helm jsonnet kube-yaml appset-template etcd kube-apiserver kubectl)
 
 spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper folder, default: the name)
 	MODULE="$1"
@@ -125,6 +126,12 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper fol
 		PKG="." # wrapper main.go
 		VERSION_VAR=""
 		ESTIMATE="~1 min"
+		;;
+	appset-template)
+		VERSION="$APPSET_TEMPLATE_VERSION"
+		PKG="." # wrapper main.go
+		VERSION_VAR=""
+		ESTIMATE="~30 s"
 		;;
 	schemas)
 		VERSION="pko-$PKO_VERSION controller-gen-$CONTROLLER_TOOLS_VERSION kubernetes-$K8S_OPENAPI_VERSION"

@@ -41,7 +41,7 @@ export function renderWorkflowCommands(subjects: ProjectSubject[]): string {
             const props = [...at, `title=${escapeProperty(`${f.policy} (${f.resource || "stack"})`)}`];
             const where = place.kind === "repo" ? "" : `${placeWords(place)}:${f.line ?? 1}: `;
             const waived = f.status === "waived" ? `[waived: ${f.waiver?.reason ?? ""}${f.waiver?.expires ? `, until ${f.waiver.expires}` : ""}] ` : "";
-            lines.push(`::${COMMAND[f.status]} ${props.join(",")}::${escapeData(`${waived}${where}${f.resource ? `${f.resource}: ` : ""}${f.message}`)}`);
+            lines.push(`::${COMMAND[f.status]} ${props.join(",")}::${escapeData(`${waived}${where}${f.resource ? `${f.resource}${f.syncedBy ? ` (synced by ${f.syncedBy})` : ""}: ` : ""}${f.message}`)}`);
         }
         for (const n of s.notices ?? []) {
             lines.push(`::warning title=${escapeProperty(`pko-guard: ${n.policy ?? s.name}`)}::${escapeData(n.message)}`);
@@ -73,7 +73,9 @@ export function renderStepSummary(subjects: ProjectSubject[]): string {
             out.push("| status | policy | resource | message | fix |", "|---|---|---|---|---|");
             for (const f of ordered(s.findings)) {
                 const status = f.status === "waived" ? `waived (${cell(f.waiver?.reason ?? "")})` : f.status;
-                out.push(`| ${status} | \`${f.policy}\` | ${cell(f.resource || "stack")} | ${cell(f.message)} | ${f.status === "blocking" ? packCell(fixes.get(f.policy) ?? "") : ""} |`);
+                out.push(
+                    `| ${status} | \`${f.policy}\` | ${cell(f.resource || "stack")}${f.syncedBy ? ` (synced by ${cell(f.syncedBy)})` : ""} | ${cell(f.message)} | ${f.status === "blocking" ? packCell(fixes.get(f.policy) ?? "") : ""} |`,
+                );
             }
             out.push("");
         }

@@ -108,6 +108,7 @@ export function renderPolicyReport(subjects: ReportSubject[], now = new Date()):
                     level: f.level,
                     ...(f.field ? { field: f.field } : {}),
                     ...(f.file ? { location: `${f.file}${f.line ? `:${f.line}` : ""}` } : {}),
+                    ...(f.syncedBy ? { syncedBy: f.syncedBy } : {}),
                     ...(f.waiver ? { waiverReason: f.waiver.reason, ...(f.waiver.expires ? { waiverExpires: f.waiver.expires } : {}) } : {}),
                 },
             });

@@ -101,7 +101,7 @@ export function renderSarif(subjects: ReportSubject[]): string {
                     },
                 ],
                 partialFingerprints: { "pkoGuard/v1": fingerprint(row.policy, identity, row.message) },
-                properties: { subject: s.name, resourceType: row.type, ...(f.status ? { status: f.status } : {}) },
+                properties: { subject: s.name, resourceType: row.type, ...(f.status ? { status: f.status } : {}), ...(row.syncedBy ? { syncedBy: row.syncedBy } : {}) },
             };
             // Gate and check findings say "waived"; a fixture's rows carry the pack's mark in the message.
             const waiver = f.status ? (f.status === "waived" ? (f.waiver ?? { reason: "waived" }) : undefined) : decodeMessage(row.message).waiver;

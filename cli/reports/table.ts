@@ -33,7 +33,8 @@ export function wrap(text: string, width: number, indent = ""): string[] {
 function where(f: Finding): string {
     if (!f.file) return "";
     const rel = path.isAbsolute(f.file) ? path.relative(process.cwd(), f.file) : f.file;
-    return ` (${esc(rel === "" || rel.startsWith("..") ? f.file : rel)}:${f.line ?? 1}${f.column ? `:${f.column}` : ""})`;
+    const synced = f.syncedBy ? `; synced by ${esc(f.syncedBy)}` : "";
+    return ` (${esc(rel === "" || rel.startsWith("..") ? f.file : rel)}:${f.line ?? 1}${f.column ? `:${f.column}` : ""}${synced})`;
 }
 
 const ORDER: Finding["status"][] = ["blocking", "advisory", "waived"];

@@ -32,7 +32,7 @@ export function evaluateManifests(load: LoadResult, config: PackConfig): (Row & 
             const field = rowField(r);
             const at = field ? obj.locate(field) : { line: obj.line, column: obj.column };
             // Repository-relative, else absolute, else standard input (the location rule of cli/reports/location.ts).
-            return { ...plain, file: obj.repoPath ?? obj.abs ?? STDIN_FILE, line: at.line, column: at.column, ...(field ? { field } : {}) };
+            return { ...plain, file: obj.repoPath ?? obj.abs ?? STDIN_FILE, line: at.line, column: at.column, ...(field ? { field } : {}), ...(obj.syncedBy ? { syncedBy: obj.syncedBy } : {}) };
         }),
     );
 }

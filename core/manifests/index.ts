@@ -50,7 +50,7 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
         const rel = path.relative(repoRoot, abs);
         return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : posix(rel);
     };
-    const ctx: RenderContext = { deadline: Date.now() + (o.timeoutMs ?? 300_000), repoRoot, show: (abs) => repoPathOf(abs) ?? shownName(abs), scratch: {} };
+    const ctx: RenderContext = { deadline: Date.now() + (o.timeoutMs ?? 300_000), repoRoot, show: (abs) => repoPathOf(abs) ?? shownName(abs), scratch: {}, cluster: o.cluster };
     /** Folders that need rendering, found by walking or named directly. */
     const roots: string[] = [];
     const readPaths = new Set<string>();
@@ -108,16 +108,29 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
     return { ...out, repoRoot };
 }
 
-/** The object as it lands: in `namespace` when it is namespaced and names none; attributed to `app`. */
-function land(o: ManifestObject, namespace: string | undefined, app: string): void {
-    o.application = app;
-    if (!namespace || !o.named || CLUSTER_SCOPED.has(o.kind)) return;
+const TRACKING_ID = "argocd.argoproj.io/tracking-id";
+
+/**
+ * The object as it lands: in `namespace` when it is namespaced and names none, and marked as synced by the
+ * Application `app` the way Argo CD v3 marks what it applies by default (annotation tracking,
+ * `<app>:<group>/<Kind>:<namespace>/<name>`), so that rules know which Application manages it.
+ */
+function land(o: ManifestObject, namespace: string | undefined, app: { name: string; shown: string }): void {
+    o.syncedBy = `Application ${app.shown}`;
+    if (!o.named) return;
     const meta = (o.object.metadata ?? {}) as Record<string, unknown>;
-    if (typeof meta.namespace === "string" && meta.namespace !== "") return;
-    o.object = { ...o.object, metadata: { ...meta, namespace } };
     const name = String(meta.name);
-    o.identity = `${o.kind}/${namespace}/${name}`;
-    o.urn = `${o.urn.slice(0, o.urn.lastIndexOf("::") + 2)}${o.identity}`;
+    let ns = typeof meta.namespace === "string" ? meta.namespace : "";
+    if (namespace && ns === "" && !CLUSTER_SCOPED.has(o.kind)) {
+        ns = namespace;
+        o.identity = `${o.kind}/${namespace}/${name}`;
+        o.urn = `${o.urn.slice(0, o.urn.lastIndexOf("::") + 2)}${o.identity}`;
+    }
+    const apiVersion = typeof o.object.apiVersion === "string" ? o.object.apiVersion : "";
+    const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.lastIndexOf("/")) : "";
+    const annotations = meta.annotations !== null && typeof meta.annotations === "object" && !Array.isArray(meta.annotations) ? (meta.annotations as Record<string, unknown>) : {};
+    const tracking = `${app.name}:${group}/${o.kind}:${CLUSTER_SCOPED.has(o.kind) ? "" : ns}/${name}`;
+    o.object = { ...o.object, metadata: { ...meta, ...(ns !== "" ? { namespace: ns } : {}), annotations: { ...annotations, [TRACKING_ID]: tracking } } };
 }
 
 /**
@@ -147,7 +160,7 @@ function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[],
     };
     // ApplicationSets: the Applications they create are objects of the repository too.
     for (const set of out.objects.filter((x) => x.named && isApplicationSet(x.object))) {
-        const expansion = expandApplicationSet(set.object, ctx.repoRoot);
+        const expansion = expandApplicationSet(set.object, ctx);
         out.notRendered.push(...expansion.notExpanded);
         expansion.applications.forEach((app) => {
             const meta = (app.metadata ?? {}) as Record<string, unknown>;
@@ -155,14 +168,24 @@ function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[],
             const ns = typeof meta.namespace === "string" && meta.namespace !== "" ? meta.namespace : undefined;
             const identity = ns ? `Application/${ns}/${meta.name}` : `Application/${meta.name}`;
             const type = "kubernetes:argoproj.io/v1alpha1:Application";
-            out.objects.push({ ...set, identity, type, urn: `${MANIFEST_URN_PREFIX}${type}::${identity}`, kind: "Application", object: app, read: true, named: true, application: `ApplicationSet ${set.identity}` });
+            out.objects.push({
+                ...set,
+                identity,
+                type,
+                urn: `${MANIFEST_URN_PREFIX}${type}::${identity}`,
+                kind: "Application",
+                object: app,
+                read: true,
+                named: true,
+                syncedBy: `ApplicationSet ${set.identity.replace(/^ApplicationSet\//, "")}`,
+            });
         });
     }
     const rendered = new Set<string>();
     for (const x of out.objects) index(x);
     for (const app of out.objects.filter((x) => x.named && isApplication(x.object))) {
         const meta = (app.object.metadata ?? {}) as Record<string, unknown>;
-        const appName = `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}`;
+        const appName = { name: String(meta.name), shown: `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}` };
         const result = applicationOutput(app.object, ctx);
         out.notRendered.push(...result.notes);
         result.rendered.forEach((d) => rendered.add(d));

@@ -5,6 +5,7 @@
  */
 import { BadInputError } from "../errors";
 import { EvalResource } from "../evaluate";
+import { ClusterCapabilities } from "../render/capabilities";
 import { policies } from "../../policies";
 import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/manifests";
 import { Place, fieldSegments, findNode, placeNode, placeStart, startOf } from "./positions";
@@ -34,8 +35,8 @@ export interface ManifestObject extends Location {
     repoPath?: string;
     /** Finds the line and column of a field path (`spec.branch`, `subjects[0]`), or of its nearest parent. */
     locate(field: string): { line: number; column: number };
-    /** The Argo CD Application that syncs it (`namespace/name`), when one does. */
-    application?: string;
+    /** What brings it into the cluster, as shown: `Application argocd/ledger` (the Application that syncs it) or `ApplicationSet argocd/apps` (for an Application a set generates). */
+    syncedBy?: string;
     /** The file it was read from (absolute), for matching directory sources. */
     abs?: string;
 }
@@ -69,6 +70,8 @@ export interface LoadOptions {
     timeoutMs?: number;
     /** Skip a folder's oversized, undecodable and non-regular files (a line each) instead of failing the run. */
     skipUnreadable?: boolean;
+    /** The destination cluster Helm is told about (default: core/render/capabilities.ts DEFAULT_CAPABILITIES). */
+    cluster?: ClusterCapabilities;
 }
 
 export interface Source {

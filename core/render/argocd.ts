@@ -12,17 +12,21 @@
  *     `commonLabels`, `commonAnnotations`, `patches`, `components` and `replicas` applied first;
  *   - helm: `helm template` with `releaseName` (default: the Application's name), the destination namespace,
  *     `valueFiles` (relative to the chart; `$<ref>/...` from a `ref` source), `values`/`valuesObject`,
- *     `parameters`, `fileParameters`, `ignoreMissingValueFiles`, `skipCrds`.
+ *     `parameters`, `fileParameters`, `ignoreMissingValueFiles`, `skipCrds`, and the cluster's version and APIs
+ *     (`kubeVersion`/`apiVersions`, else the run's: core/render/capabilities.ts).
  *   Sources that cannot be rendered here are named, never guessed: a chart from a Helm repository (`chart`),
  *   a path that is not in this repository, a config management plugin.
  * - Destination: a namespaced object without `metadata.namespace` lands in `spec.destination.namespace`.
- * - ApplicationSets: the `list` and git `directories` generators (default template syntax and simple
- *   `goTemplate` field references); any other generator is reported as not expanded.
+ * - ApplicationSets: the `list` and git `directories` generators (`pathParamPrefix`, `values`), in the default
+ *   template syntax or, with `goTemplate`, executed as Go templates with Argo CD's functions by the toolchain's
+ *   appset-template (toolchain/appset-template); other generators, `elementsYaml` and `templatePatch` are
+ *   reported as not expanded.
  */
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../errors";
-import { RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderJsonnet, renderKustomize } from "./render";
+import { normalizeKubeVersion } from "./capabilities";
+import { RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderJsonnet, renderKustomize, runTool } from "./render";
 
 type Obj = Record<string, unknown>;
 
@@ -251,7 +255,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
                     fileParameters,
                     ignoreMissingValueFiles: h.ignoreMissingValueFiles === true,
                     skipCrds: h.skipCrds === true,
-                    kubeVersion: str(h.kubeVersion),
+                    kubeVersion: str(h.kubeVersion) ? normalizeKubeVersion(str(h.kubeVersion)!, `${who}: helm.kubeVersion`) : undefined,
                     apiVersions: list(h.apiVersions).filter((x): x is string => typeof x === "string"),
                 }),
             );
@@ -280,33 +284,43 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
 // ---------------------------------------------------------------------------------------------------------
 // ApplicationSets
 
-/** Replaces `{{ key }}` (default syntax) or `{{ .key.sub }}` (goTemplate) in every string of a template. */
-function substitute(v: unknown, params: Obj, goTemplate: boolean, unresolved: Set<string>): unknown {
+/** Argo CD's default template syntax: `{{ key }}` replaced in every string and map key; unknown keys stay as written. */
+function substitute(v: unknown, params: Obj): unknown {
     if (typeof v === "string") {
-        return v.replace(/\{\{\s*([^{}]*?)\s*\}\}/g, (all, expr: string) => {
-            if (goTemplate) {
-                const m = /^\.([A-Za-z0-9_.]+)$/.exec(expr);
-                if (!m) {
-                    unresolved.add(expr);
-                    return all;
-                }
-                let cur: unknown = params;
-                for (const part of m[1].split(".")) cur = obj(cur)?.[part];
-                if (cur === undefined) {
-                    unresolved.add(expr);
-                    return all;
-                }
-                return String(cur);
-            }
-            const value = params[expr];
-            if (value === undefined) return all; // fasttemplate leaves unknown keys as they are
-            return String(value);
+        return v.replace(/\{\{([^{}]*)\}\}/g, (all, expr: string) => {
+            const value = params[expr.trim()];
+            return typeof value === "string" ? value : all; // fasttemplate leaves unknown keys as they are
         });
     }
-    if (Array.isArray(v)) return v.map((x) => substitute(x, params, goTemplate, unresolved));
+    if (Array.isArray(v)) return v.map((x) => substitute(x, params));
     const o = obj(v);
-    if (o) return Object.fromEntries(Object.entries(o).map(([k, x]) => [substitute(k, params, goTemplate, unresolved) as string, substitute(x, params, goTemplate, unresolved)]));
+    if (o) return Object.fromEntries(Object.entries(o).map(([k, x]) => [substitute(k, params) as string, substitute(x, params)]));
     return v;
+}
+
+/**
+ * `goTemplate: true`: every string of the template executed as a Go template by the toolchain's
+ * appset-template (text/template with sprig and Argo CD's functions, `goTemplateOptions` applied), one run for
+ * all parameter sets of a generator. A set whose template does not execute is named, never guessed.
+ */
+function goTemplates(template: Obj, params: Obj[], spec: Obj, values: Record<string, string> | undefined, ctx: RenderContext, who: string): { apps: Obj[]; failed: number; reason?: string } {
+    if (params.length === 0) return { apps: [], failed: 0 };
+    const options = list(spec.goTemplateOptions).filter((x): x is string => typeof x === "string");
+    const input = JSON.stringify({ template, params, options, ...(values ? { values } : {}) });
+    const out = runTool("appset-template", [], `${who} (goTemplate)`, ctx, { cwd: ctx.repoRoot, input });
+    const results = (JSON.parse(out) as { results: { app?: Obj; error?: string }[] }).results;
+    const apps = results.map((r) => r.app).filter((a): a is Obj => !!obj(a));
+    const firstError = results.find((r) => typeof r.error === "string")?.error;
+    return { apps, failed: results.length - apps.length, reason: firstError };
+}
+
+/** Argo CD's `normalize` (SanitizeName): lower case, [^-a-z0-9.] as '-', at most 253 characters, no '-' or '.' at either end. */
+function sanitizeName(name: string): string {
+    return name
+        .toLowerCase()
+        .replace(/[^-a-z0-9.]/g, "-")
+        .slice(0, 253)
+        .replace(/^[-.]+|[-.]+$/g, "");
 }
 
 function repoDirs(root: string): string[] {
@@ -323,13 +337,37 @@ function repoDirs(root: string): string[] {
     return out.sort();
 }
 
-function pathParams(p: string, goTemplate: boolean): Obj {
+/** A list element as the default syntax sees it: string values, a `values` map as `values.<key>`; undefined when Argo CD refuses it. */
+function flatElement(e: Obj): Obj | undefined {
+    const out: Obj = {};
+    for (const [k, v] of Object.entries(e)) {
+        if (k === "values") {
+            const m = obj(v);
+            if (!m) return undefined;
+            for (const [vk, vv] of Object.entries(m)) {
+                if (typeof vv !== "string") return undefined;
+                out[`values.${vk}`] = vv;
+            }
+        } else if (typeof v === "string") out[k] = v;
+        else return undefined;
+    }
+    return out;
+}
+
+/** A git directories generator's parameters for one folder (with `pathParamPrefix`, as Argo CD names them). */
+function pathParams(p: string, goTemplate: boolean, prefix: string): Obj {
     const segments = p.split("/");
     const basename = segments[segments.length - 1];
-    const normalized = basename.replace(/[^a-zA-Z0-9-.]/g, "-").toLowerCase();
-    if (goTemplate) return { path: { path: p, basename, basenameNormalized: normalized, segments } };
-    const out: Obj = { path: p, "path.basename": basename, "path.basenameNormalized": normalized };
-    segments.forEach((s, i) => (out[`path[${i}]`] = s));
+    const normalized = sanitizeName(basename);
+    if (goTemplate) {
+        const params = { path: p, basename, basenameNormalized: normalized, segments };
+        return prefix ? { [prefix]: { path: params } } : { path: params };
+    }
+    const name = prefix ? `${prefix}.path` : "path";
+    const out: Obj = { [name]: p, [`${name}.basename`]: basename, [`${name}.basenameNormalized`]: normalized };
+    segments.forEach((s, i) => {
+        if (s !== "") out[`${name}[${i}]`] = s;
+    });
     return out;
 }
 
@@ -340,7 +378,8 @@ export interface AppSetExpansion {
 }
 
 /** The Applications an ApplicationSet creates from its list and git-directory generators. */
-export function expandApplicationSet(appset: Obj, repoRoot: string): AppSetExpansion {
+export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExpansion {
+    const repoRoot = ctx.repoRoot;
     const meta = obj(appset.metadata) ?? {};
     const spec = obj(appset.spec) ?? {};
     const name = str(meta.name) ?? "(unnamed)";
@@ -353,10 +392,20 @@ export function expandApplicationSet(appset: Obj, repoRoot: string): AppSetExpan
         const kinds = Object.keys(g).filter((k) => k !== "selector" && k !== "values");
         const kind = kinds[0] ?? "(empty)";
         let params: Obj[] | undefined;
+        let values: Record<string, string> | undefined;
         if (kind === "list" && kinds.length === 1) {
             const l = obj(g.list) ?? {};
             if (l.elementsYaml !== undefined || l.template !== undefined) params = undefined;
-            else params = list(l.elements).map((e) => obj(e) ?? {});
+            else if (goTemplate) params = list(l.elements).map((e) => obj(e) ?? {});
+            else {
+                // The default syntax takes string values only (a `values` map as `values.<key>`); Argo CD fails the generator otherwise.
+                const flat = list(l.elements).map((e) => flatElement(obj(e) ?? {}));
+                if (flat.some((x) => x === undefined)) {
+                    result.notExpanded.push(`ApplicationSet ${JSON.stringify(name)}: a list element has a value that is not a string, which Argo CD refuses without goTemplate; it creates no Application from it`);
+                    continue;
+                }
+                params = flat as Obj[];
+            }
         } else if (kind === "git" && kinds.length === 1 && obj(g.git)?.directories !== undefined && obj(g.git)?.files === undefined) {
             const git = obj(g.git)!;
             const entries = list(git.directories)
@@ -366,19 +415,34 @@ export function expandApplicationSet(appset: Obj, repoRoot: string): AppSetExpan
             const chosen = new Set<string>();
             for (const e of entries.filter((x) => x.exclude !== true)) for (const d of all) if (globDir(String(e.path)).test(d)) chosen.add(d);
             for (const e of entries.filter((x) => x.exclude === true)) for (const d of [...chosen]) if (globDir(String(e.path)).test(d)) chosen.delete(d);
-            params = [...chosen].sort().map((d) => pathParams(d, goTemplate));
+            const prefix = str(git.pathParamPrefix) ?? "";
+            params = [...chosen].sort().map((d) => pathParams(d, goTemplate, prefix));
+            const v = obj(git.values);
+            if (v) values = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, String(x ?? "")]));
         }
         if (!params) {
             result.notExpanded.push(`ApplicationSet ${JSON.stringify(name)}: the ${kind} generator is not expanded (check expands list and git directories generators)`);
             continue;
         }
-        for (const p of params) {
-            const unresolved = new Set<string>();
-            const app = substitute(template, p, goTemplate, unresolved) as Obj;
-            if (unresolved.size > 0) {
-                result.notExpanded.push(`ApplicationSet ${JSON.stringify(name)}: template expressions beyond field references are not expanded`);
-                break;
-            }
+        if (spec.templatePatch !== undefined) {
+            result.notExpanded.push(`ApplicationSet ${JSON.stringify(name)}: templatePatch is not applied, so its Applications are not expanded`);
+            break;
+        }
+        let apps: Obj[];
+        if (goTemplate) {
+            const r = goTemplates(template, params, spec, values, ctx, `ApplicationSet ${JSON.stringify(name)}`);
+            if (r.failed > 0)
+                result.notExpanded.push(`ApplicationSet ${JSON.stringify(name)}: ${r.failed} of its ${kind} generator's Applications do not render (${r.reason ?? "template error"}); Argo CD creates none of them either`);
+            apps = r.apps;
+        } else {
+            apps = params.map((p) => {
+                const flat = { ...p };
+                // Flat values: rendered with the generator's parameters, then offered as `values.<key>`.
+                for (const [k, v] of Object.entries(values ?? {})) flat[`values.${k}`] = substitute(v, p);
+                return substitute(template, flat) as Obj;
+            });
+        }
+        for (const app of apps) {
             const m = obj(app.metadata) ?? {};
             result.applications.push({ apiVersion: "argoproj.io/v1alpha1", kind: "Application", ...app, metadata: { ...m, namespace: str(m.namespace) ?? str(meta.namespace) } });
         }

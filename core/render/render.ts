@@ -14,6 +14,7 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { BadInputError } from "../errors";
+import { ClusterCapabilities, DEFAULT_CAPABILITIES } from "./capabilities";
 import { INSTALL_HINT, ToolName, findTool } from "./tools";
 
 /** A rendered manifest stream and the file (absolute path) its objects came from. */
@@ -35,6 +36,8 @@ export interface RenderContext {
      * before each build; the caller removes `dir` when done.
      */
     scratch?: { dir?: string };
+    /** The destination cluster's version and APIs, as Argo CD tells Helm (default: a cluster serving PKO and Argo CD). */
+    cluster?: ClusterCapabilities;
 }
 
 export const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
@@ -257,6 +260,7 @@ export interface HelmOptions {
     fileParameters?: { name: string; path: string }[];
     ignoreMissingValueFiles?: boolean;
     skipCrds?: boolean;
+    /** The Application's own `helm.kubeVersion` / `helm.apiVersions`: they replace the cluster's (as in Argo CD). */
     kubeVersion?: string;
     apiVersions?: string[];
 }
@@ -278,8 +282,10 @@ export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): 
         const args = ["template", opts.releaseName, dir];
         if (opts.namespace) args.push("--namespace", opts.namespace);
         if (!opts.skipCrds) args.push("--include-crds");
-        if (opts.kubeVersion) args.push("--kube-version", opts.kubeVersion);
-        for (const v of opts.apiVersions ?? []) args.push("--api-versions", v);
+        const cluster = ctx.cluster ?? DEFAULT_CAPABILITIES;
+        const kubeVersion = opts.kubeVersion || cluster.kubeVersion;
+        if (kubeVersion) args.push("--kube-version", kubeVersion);
+        for (const v of opts.apiVersions?.length ? opts.apiVersions : cluster.apiVersions) args.push("--api-versions", v);
         for (const f of opts.valueFiles ?? []) {
             if (!fs.existsSync(f)) {
                 if (opts.ignoreMissingValueFiles) continue;

@@ -1,13 +1,14 @@
 /**
  * The rendering tools `pko-guard check` runs where Argo CD's repo server would (kustomize, helm, jsonnet),
- * and the reference YAML decoder of the differential test (kube-yaml). Each is taken from the project's own
+ * ApplicationSet goTemplate expansion (appset-template: Go's text/template with Argo CD's functions), and the
+ * reference YAML decoder of the differential test (kube-yaml). Each is taken from the project's own
  * toolchain build (`npm run setup`: .cache/toolchain/bin, pinned versions, toolchain/install.sh) when it is
  * there, else from PATH; `source` says which, so a run can say what rendered it.
  */
 import * as path from "path";
 import { isExecutable, onPath, toolchainBin } from "../toolchain";
 
-export type ToolName = "kustomize" | "helm" | "jsonnet" | "kube-yaml";
+export type ToolName = "kustomize" | "helm" | "jsonnet" | "kube-yaml" | "appset-template";
 
 export interface Tool {
     name: ToolName;
@@ -21,6 +22,7 @@ export const INSTALL_HINT: Record<ToolName, string> = {
     helm: "install helm v3 on PATH, or run `npm run setup` in pko-guard's folder",
     jsonnet: "install the jsonnet CLI (go-jsonnet) on PATH, or run `npm run setup` in pko-guard's folder",
     "kube-yaml": "run `npm run setup` (toolchain/install.sh kube-yaml)",
+    "appset-template": "run `npm run setup` in pko-guard's folder (toolchain/install.sh appset-template)",
 };
 
 const found = new Map<ToolName, Tool | undefined>();

@@ -34,7 +34,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
         const r = spawnSync(process.execPath, [CLI, "check", "--repo-root", ".", ...args], { cwd: tmp, encoding: "utf8", env, timeout: 120000 });
         return { code: r.status, out: r.stdout, err: r.stderr };
     };
-    const rows = (file: string) => JSON.parse(fs.readFileSync(path.join(tmp, file), "utf8")).projects[0].findings as { policy: string; resource: string; file: string; line: number }[];
+    const rows = (file: string) => JSON.parse(fs.readFileSync(path.join(tmp, file), "utf8")).projects[0].findings as { policy: string; resource: string; file: string; line: number; syncedBy?: string }[];
 
     before(() => {
         for (const t of ["kustomize", "helm", "jsonnet"] as const) assert.ok(findTool(t), `${t} is missing: run npm run setup`);
@@ -82,6 +82,83 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.strictEqual(direct.code, 0, direct.err + direct.out);
     });
 
+    it("Helm is told the cluster serves PKO and Argo CD (and --api-versions, --kube-version), unless the Application says otherwise", () => {
+        // A chart that renders its Stack only where the cluster serves the Stack API, and picks the source by
+        // the cluster's version: what Argo CD applies on a cluster that runs PKO is a Stack on a branch.
+        write("chart/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 0.1.0\n");
+        write(
+            "chart/templates/stack.yaml",
+            `{{- if .Capabilities.APIVersions.Has "pulumi.com/v1/Stack" }}\n${stack(`{{- if semverCompare ">=1.31.0-0" .Capabilities.KubeVersion.Version }}\n  commit: ${SHA}\n{{- else }}\n  branch: release\n{{- end }}\n`, "")}{{- end }}\n`,
+        );
+        write("chart/templates/widget.yaml", '{{- if .Capabilities.APIVersions.Has "example.com/v1/Widget" }}\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: widget}\n{{- end }}\n');
+        write("apps/ledger.yaml", app("ledger", "chart"));
+        const pinned = (file: string) =>
+            rows(file)
+                .filter((x) => x.policy === "pko-stack-prod-pinned-commit")
+                .map((x) => [x.policy, x.resource]);
+        const old = check([".", "--kube-version", "v1.30.2-eks-1", "--report", "json=old.json"]);
+        assert.strictEqual(old.code, 1, old.err + old.out);
+        assert.deepStrictEqual(pinned("old.json"), [["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger-production"]]);
+        assert.match(old.out, /^2 object\(s\) in /m); // the Application and the Stack
+        const current = check([".", "--kube-version", "1.31", "--api-versions", "example.com/v1/Widget", "-v", "--report", "json=new.json"]);
+        assert.strictEqual(current.code, 0, current.err + current.out);
+        assert.deepStrictEqual(pinned("new.json"), []);
+        assert.match(current.out, /^3 object\(s\) in /m); // and the ServiceAccount the Widget API brings
+        // The Application's own apiVersions replace the cluster's, as in Argo CD: no Stack API, no Stack.
+        write("apps/ledger.yaml", app("ledger", "chart", "    helm:\n      apiVersions: [example.com/v1/Widget]\n      kubeVersion: v1.29.0\n"));
+        const own = check([".", "-v"]);
+        assert.strictEqual(own.code, 0, own.err + own.out);
+        assert.doesNotMatch(own.out, /ledger-production/);
+        assert.match(own.out, /^2 object\(s\) in /m); // the Application and the ServiceAccount
+        const bad = check([".", "--kube-version", "latest"]);
+        assert.deepStrictEqual([bad.code, bad.err], [2, "pko-guard: --kube-version: not a Kubernetes version (expected e.g. 1.31 or v1.31.4)\n"]);
+    });
+
+    it("a finding names what syncs its object: the Application, or the ApplicationSet for a generated Application", () => {
+        // One chart, two Applications (staging pinned by its values, production on a branch): the finding says which.
+        write("chart/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 0.1.0\n");
+        write("chart/values.yaml", `pin: "commit: ${SHA}"\n`);
+        write("chart/templates/stack.yaml", stack("  {{ .Values.pin }}\n  destroyOnFinalize: true\n", ""));
+        write("apps/staging.yaml", app("ledger-staging", "chart", `    helm:\n      releaseName: ledger\n`).replace("namespace: pulumi\n", "namespace: staging\n"));
+        write("apps/production.yaml", app("ledger-prod", "chart", `    helm:\n      releaseName: ledger\n      values: "pin: 'branch: release'"\n`));
+        write(
+            "appsets/projects.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: projects, namespace: argocd}\nspec:\n  generators:\n    - list: {elements: [{env: qa}]}\n  template:\n    metadata: {name: 'ledger-{{env}}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: chart}\n      destination: {server: https://kubernetes.default.svc, namespace: '{{env}}'}\n      syncPolicy: {automated: {prune: true}}\n",
+        );
+        const r = check([".", "--report", "json=r.json", "--report", "sarif=r.sarif"]);
+        assert.strictEqual(r.code, 1, r.err + r.out);
+        const pinned = rows("r.json").filter((x) => x.policy === "pko-stack-prod-pinned-commit");
+        assert.deepStrictEqual(
+            pinned.map((x) => [x.resource, x.file, x.syncedBy]),
+            [["Stack/pulumi/ledger-production", "chart/templates/stack.yaml", "Application argocd/ledger-prod"]],
+        );
+        assert.match(r.out, /resource: Stack\/pulumi\/ledger-production \(chart\/templates\/stack\.yaml:\d+:\d+; synced by Application argocd\/ledger-prod\)/);
+        const sarif = JSON.parse(fs.readFileSync(path.join(tmp, "r.sarif"), "utf8")).runs[0].results as { ruleId: string; properties: { syncedBy?: string } }[];
+        assert.deepStrictEqual(
+            sarif.filter((x) => x.ruleId === "pko-stack-prod-pinned-commit").map((x) => x.properties.syncedBy),
+            ["Application argocd/ledger-prod"],
+        );
+        // The same template, three Stacks: each finding names its own Application.
+        assert.deepStrictEqual(
+            rows("r.json")
+                .filter((x) => x.policy === "pko-stack-destroy-on-finalize-nonprod")
+                .map((x) => [x.resource, x.syncedBy])
+                .sort(),
+            [
+                ["Stack/pulumi/ledger-production", "Application argocd/ledger-prod"],
+                ["Stack/qa/ledger-production", "Application argocd/ledger-qa"],
+                ["Stack/staging/ledger-production", "Application argocd/ledger-staging"],
+            ],
+        );
+        // The generated Application's own finding (automated prune over a production Stack that destroys) names its set.
+        assert.deepStrictEqual(
+            rows("r.json")
+                .filter((x) => x.resource.startsWith("Application/"))
+                .map((x) => [x.policy, x.resource, x.syncedBy]),
+            [["argocd-app-pko-sync-order", "Application/argocd/ledger-qa", "ApplicationSet argocd/projects"]],
+        );
+    });
+
     it("objects without a namespace land in the destination namespace, for the RBAC rules", () => {
         write("apps/ledger.yaml", app("ledger", "ledger"));
         write("ledger/sa.yaml", "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: ledger\n");
@@ -107,6 +184,36 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.ok(rows("r.json").some((x) => x.policy === "pko-stack-prod-pinned-commit" && x.resource === "Stack/pulumi/ledger-production"));
         assert.match(r.err, /ApplicationSet "ledger": the clusters generator is not expanded/);
         assert.match(r.out, /1 not rendered/);
+    });
+
+    it("goTemplate ApplicationSets execute as Go templates with Argo CD's functions, values and path prefix", () => {
+        write("envs/Prod_EU/stack.yaml", stack("  branch: release\n", ""));
+        write("envs/dev/stack.yaml", stack(`  commit: ${SHA}\n`, "").replace("ledger-production", "ledger-dev").replace("myorg/ledger/production", "myorg/ledger/dev"));
+        const appset = (extra: string, name = "ledger-{{ .env.path.basenameNormalized }}") =>
+            `apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  goTemplate: true\n  goTemplateOptions: ["missingkey=error"]\n  generators:\n    - git:\n        repoURL: https://example.com/repo.git\n        pathParamPrefix: env\n        directories: [{path: envs/*}]\n        values:\n          team: '{{ index .env.path.segments 0 | upper }}'\n  template:\n    metadata: {name: '${name}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: '{{ .env.path.path }}'}\n      destination: {server: https://kubernetes.default.svc, namespace: '{{ .env.path.basename | lower | replace "_" "-" }}-{{ .values.team | lower }}'}\n${extra}`;
+        write("appsets/ledger.yaml", appset(""));
+        const r = check([".", "--report", "json=r.json"]);
+        assert.strictEqual(r.code, 1, r.err + r.out);
+        assert.strictEqual(r.err, "");
+        // Each folder's Stack lands in the namespace the template computed, synced by the generated Application.
+        assert.deepStrictEqual(
+            rows("r.json")
+                .filter((x) => x.policy === "pko-stack-prod-pinned-commit")
+                .map((x) => [x.resource, x.syncedBy]),
+            [["Stack/prod-eu-envs/ledger-production", "Application argocd/ledger-prod-eu"]],
+        );
+        assert.match(r.out, /^5 object\(s\) in 3 file\(s\)/m); // the set, its two Applications, their two Stacks
+        fs.rmSync(path.join(tmp, "r.json")); // not an input of the next runs
+        // A template that does not execute (missingkey=error on a parameter that does not exist): named, nothing guessed.
+        write("appsets/ledger.yaml", appset("", "ledger-{{ .env.path.nope }}"));
+        const missing = check(["."]);
+        assert.match(
+            missing.err,
+            /^pko-guard: ApplicationSet "ledger": 2 of its git generator's Applications do not render \(a template string does not execute \(a parameter it names does not exist\)\); Argo CD creates none of them either\n/,
+        );
+        // templatePatch is not applied: named, not expanded.
+        write("appsets/ledger.yaml", appset("  templatePatch: |\n    spec: {}\n"));
+        assert.match(check(["."]).err, /ApplicationSet "ledger": templatePatch is not applied/);
     });
 
     it("a jsonnet file of a directory source is evaluated; never read otherwise", () => {

@@ -23,6 +23,7 @@ module.exports = {
         "test/harness/output.spec.ts",
         "test/user/waivers.spec.ts",
         "test/cluster/admission.spec.ts",
+        "test/check/capabilities.spec.ts",
     ],
     timeout: 20000,
     reporter: "spec",
