@@ -13,6 +13,7 @@ import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
 import { REPO_ROOT } from "../core/paths";
+import { aliasBombConfigMap } from "../harness/hostile-yaml";
 import { PartOutput } from "./types";
 
 const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
@@ -45,15 +46,8 @@ export async function hostileBenchmarks(line: (s: string) => void): Promise<Part
     const figures: Record<string, Figure> = {};
     try {
         line("hostile inputs to pko-guard check (wall time, peak RSS of the child, exit code)");
-        const laughs = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
-        for (let i = 1; i < 5; i++)
-            laughs.push(
-                `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10)
-                    .fill(`*${String.fromCharCode(96 + i)}`)
-                    .join(", ")}]`,
-            );
-        const bomb = (n: number) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol-${n}\ndata:\n${laughs.map((l) => "  " + l).join("\n")}\n`;
-        fs.writeFileSync(path.join(dir, "bombs.yaml"), Array.from({ length: 24 }, (_, i) => bomb(i)).join("---\n"));
+        // The same 24 documents test/hostile/inputs.spec.ts refuses (5 levels: ~110,000 nodes each).
+        fs.writeFileSync(path.join(dir, "bombs.yaml"), Array.from({ length: 24 }, (_, i) => aliasBombConfigMap(`lol-${i}`, 5)).join("---\n"));
         figures["24 alias bombs"] = run(dir, ["bombs.yaml"]);
         const zero = fs.openSync("/dev/zero", "r");
         try {

@@ -218,7 +218,7 @@ function explainCommand(): Command {
         .description("what a rule checks, why, how to fix it, its config keys and defaults, and an example that passes")
         .argument("<rule>", "the rule (policy) name")
         .action((rule: string) => {
-            const { explainRule } = require("./rules") as typeof import("./rules");
+            const { explainRule } = require("./explain") as typeof import("./explain");
             process.stdout.write(explainRule(rule));
         });
 }
@@ -229,7 +229,7 @@ function initCommand(): Command {
         .argument("[file]", "the file to write", "pko-guard.config.json")
         .option("--force", "overwrite an existing file", false)
         .action((file: string, o: { force: boolean }) => {
-            const { initConfig } = require("./rules") as typeof import("./rules");
+            const { initConfig } = require("./init") as typeof import("./init");
             const notes = initConfig(file, o.force);
             process.stdout.write(`wrote ${file} and ${notes}\n`);
         });

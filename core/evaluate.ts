@@ -24,6 +24,11 @@ export interface EvalResource {
     urn: string;
     /** Plain JSON properties (a manifest object, or a program's inputs in wire form). */
     props: Record<string, unknown>;
+    /**
+     * True when `props` is never mutated (a live object as the cluster cache holds it): its deserialized copy
+     * is then made once and reused by every evaluation that judges the same object.
+     */
+    immutable?: boolean;
 }
 
 /**
@@ -51,10 +56,19 @@ export function analyzerProps(props: Record<string, unknown>): Record<string, un
     return unknownCheckingProxy(deserializeProperties({ toJavaScript: () => wire }, false));
 }
 
-/** One deserialized copy per resource, read by every policy (so the model may remember its conversions). */
-function sharedProps(props: Record<string, unknown>): Record<string, unknown> {
-    const copy = analyzerProps(props);
+/** Deserialized copies of immutable props, kept while the props object lives. */
+const reused = new WeakMap<object, Record<string, unknown>>();
+
+/**
+ * One deserialized copy per resource, read by every policy (so the model may remember its conversions, which
+ * depend on the value alone); for immutable props, one copy for every evaluation.
+ */
+function sharedProps(r: EvalResource): Record<string, unknown> {
+    const known = r.immutable ? reused.get(r.props) : undefined;
+    if (known) return known;
+    const copy = analyzerProps(r.props);
     shareAcrossPolicies(copy);
+    if (r.immutable) reused.set(r.props, copy);
     return copy;
 }
 
@@ -84,7 +98,7 @@ function evaluateRequest(resources: EvalResource[], config: PackConfig, only?: R
         type: r.type,
         name: r.name,
         urn: r.urn,
-        props: sharedProps(r.props),
+        props: sharedProps(r),
         opts: { protect: false, ignoreChanges: [], aliases: [], customTimeouts: {}, additionalSecretOutputs: [] },
     }));
     const isType = () => false;

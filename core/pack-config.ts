@@ -76,6 +76,14 @@ export function jsonErrorOffset(text: string): number | undefined {
         if (!m) fail();
         i += m![0].length;
     };
+    /** An object member's key and its colon. */
+    const key = () => {
+        if (text[i] !== '"') fail();
+        string();
+        ws();
+        if (text[i] !== ":") fail();
+        i++;
+    };
     // Iterative over containers, so deep nesting cannot overflow the stack.
     const stack: ("{" | "[")[] = [];
     const value = () => {
@@ -87,13 +95,7 @@ export function jsonErrorOffset(text: string): number | undefined {
                 ws();
                 if (text[i] === (c === "{" ? "}" : "]")) return void i++;
                 stack.push(c);
-                if (c === "{") {
-                    if (text[i] !== '"') fail();
-                    string();
-                    ws();
-                    if (text[i] !== ":") fail();
-                    i++;
-                }
+                if (c === "{") key();
                 continue;
             }
             if (c === '"') string();
@@ -119,13 +121,7 @@ export function jsonErrorOffset(text: string): number | undefined {
             if (text[i] !== ",") fail();
             i++;
             ws();
-            if (top === "{") {
-                if (text[i] !== '"') fail();
-                string();
-                ws();
-                if (text[i] !== ":") fail();
-                i++;
-            }
+            if (top === "{") key();
             value();
         }
         ws();

@@ -100,6 +100,26 @@ export function assertFindings(reported: Reported[], expected: ExpectedFinding[]
 }
 
 /**
+ * The messages of an evaluation that may report only as `policy`, at `level`, on `resource`: for specs that
+ * go on to read the messages' text. Fails on any finding of another policy, level or resource.
+ */
+export function messagesOn(reported: Reported[], policy: string, level: ExpectedFinding["level"], resource: string): string[] {
+    const stray = reported.filter((r) => r.policy !== policy || r.level !== level || r.resource !== resource);
+    assert.deepStrictEqual(
+        stray.map((r) => `${r.policy} (${r.level}) on ${r.resource}: ${r.message}`),
+        [],
+        `only ${policy} (${level}) on ${resource} may report`,
+    );
+    return reported.map((r) => r.message);
+}
+
+/** The message of an evaluation that must report exactly one finding. */
+export function onlyMessage(messages: string[]): string {
+    assert.strictEqual(messages.length, 1, `expected exactly one finding, got:\n${messages.join("\n")}`);
+    return messages[0];
+}
+
+/**
  * The pack's production settings for the next evaluation: run the settings policy (pko-guard-production)
  * first, as the analyzer does in every request, with `settings` as its config; `null` leaves it out
  * (as when it is disabled). Its own reports are not returned.
@@ -114,6 +134,14 @@ function publishSettings(settings: Record<string, unknown> | null, keys: string[
     run(policy);
 }
 
+/** A resource as a policy sees it, in a resource's arguments and in a stack's list alike. */
+function policyResource(r: TestResource) {
+    return { type: r.type, name: r.name, urn: urnOf(r), props: analyzerProps(r.props) as Record<string, any>, opts: {} as any, isType: () => false, asType: () => undefined };
+}
+const notApplicable = (): never => {
+    throw new Error("notApplicable");
+};
+
 /**
  * Runs a resource policy over one resource; returns what it reported. Throws if the policy throws.
  * `settings` is the pack-wide production settings (pko-guard-production's config).
@@ -124,23 +152,7 @@ export function runResourcePolicy(policy: ResourceValidationPolicy, r: TestResou
     const validations = Array.isArray(policy.validateResource) ? policy.validateResource : [policy.validateResource];
     for (const validate of validations) {
         if (!validate) continue;
-        validate(
-            {
-                type: r.type,
-                name: r.name,
-                urn: urnOf(r),
-                props: analyzerProps(r.props) as Record<string, any>,
-                opts: {} as any,
-                stackTags: new Map(),
-                isType: () => false,
-                asType: () => undefined,
-                getConfig: <T>() => config as T,
-                notApplicable: () => {
-                    throw new Error("notApplicable");
-                },
-            } as any,
-            reporter(policy, out, urnOf(r), data),
-        );
+        validate({ ...policyResource(r), stackTags: new Map(), getConfig: <T>() => config as T, notApplicable } as any, reporter(policy, out, urnOf(r), data));
     }
     return out;
 }
@@ -152,22 +164,10 @@ export function runStackPolicy(policy: StackValidationPolicy, resources: TestRes
     const out: Reported[] = [];
     policy.validateStack(
         {
-            resources: resources.map((r) => ({
-                type: r.type,
-                name: r.name,
-                urn: urnOf(r),
-                props: analyzerProps(r.props) as Record<string, any>,
-                opts: {} as any,
-                dependencies: [],
-                propertyDependencies: {},
-                isType: () => false,
-                asType: () => undefined,
-            })),
+            resources: resources.map((r) => ({ ...policyResource(r), dependencies: [], propertyDependencies: {} })),
             stackTags: new Map(),
             getConfig: <T>() => config as T,
-            notApplicable: () => {
-                throw new Error("notApplicable");
-            },
+            notApplicable,
         } as any,
         reporter(policy, out, undefined, data),
     );

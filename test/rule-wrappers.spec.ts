@@ -8,7 +8,7 @@ import { ResourceValidationPolicy } from "@pulumi/policy";
 import { policies } from "../policies";
 import { COULD_NOT_EVALUATE, programRule, resourceRule, stackRule } from "../policies/model/policy";
 import { UNKNOWN, plain } from "../policies/model/values";
-import { goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "./helpers";
+import { ExpectedFinding, assertFindings, goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "./helpers";
 
 const meta = {
     name: "test-rule",
@@ -19,6 +19,9 @@ const meta = {
     about: { what: "w", why: "w", fix: "f", reads: ["pulumi.com/Stack"], readsProduction: false, patternSettings: [], example: [] },
 };
 const resource = { type: "kubernetes:core/v1:ConfigMap", name: "c", props: { data: { a: "b" } } };
+/** The one finding of `policy` (mandatory) on `on`. */
+const one = (message: RegExp, policy = "test-rule", on = "c"): ExpectedFinding[] => [{ policy, level: "mandatory", resource: on, message }];
+const literally = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 describe("rule wrappers", () => {
     const misbehaving: [string, () => unknown][] = [
@@ -35,10 +38,9 @@ describe("rule wrappers", () => {
     ];
     for (const [what, check] of misbehaving) {
         it(`a rule that ${what} is reported once, fail-closed, in both wrappers`, () => {
-            for (const reported of [runResourcePolicy(resourceRule(meta, check as never), resource), runStackPolicy(programRule(meta, check as never), [resource])]) {
-                assert.strictEqual(reported.length, 1);
-                assert.ok(reported[0].message.startsWith(`test-rule ${COULD_NOT_EVALUATE}`), reported[0].message);
-            }
+            assertFindings(runResourcePolicy(resourceRule(meta, check as never), resource), one(new RegExp(`^test-rule ${literally(COULD_NOT_EVALUATE)}`)));
+            // A program rule's failure is about the program, on no resource of it.
+            assertFindings(runStackPolicy(programRule(meta, check as never), [resource]), one(new RegExp(`^test-rule ${literally(COULD_NOT_EVALUATE)}`), "test-rule", ""));
         });
     }
 
@@ -52,9 +54,9 @@ describe("rule wrappers", () => {
         (process.stderr as { write: unknown }).write = (s: string) => (printed.push(String(s)), true);
         try {
             delete process.env.PKO_GUARD_DEBUG;
-            const [quiet] = runResourcePolicy(rule, resource);
-            assert.match(quiet.message, /the rule failed on this input: TypeError/);
-            assert.doesNotMatch(quiet.message, /boom/);
+            const quiet = runResourcePolicy(rule, resource);
+            assertFindings(quiet, one(/the rule failed on this input: TypeError/));
+            assert.doesNotMatch(quiet[0].message, /boom/);
             assert.deepStrictEqual(printed, []);
             process.env.PKO_GUARD_DEBUG = "1";
             runResourcePolicy(rule, resource);
@@ -79,12 +81,12 @@ describe("rule wrappers", () => {
                 },
             ],
         };
-        const [r] = runResourcePolicy(
+        const r = runResourcePolicy(
             resourceRule(meta, () => ["finding"]),
             resource,
             broken,
         );
-        assert.match(r.message, /^finding \(its waivers could not be checked: Error; the finding is not waived\)$/);
+        assertFindings(r, one(/^finding \(its waivers could not be checked: Error; the finding is not waived\)$/));
     });
 
     it("passes findings through unchanged", () => {
@@ -179,10 +181,9 @@ describe("rule wrappers", () => {
         it("an unknown property in a policy's config is reported with the closest valid name", () => {
             const p = policies.find((x) => x.name === "pko-stack-prod-pinned-commit") as ResourceValidationPolicy;
             const m = runResourcePolicy(p, stackResource("app", goodSpec({ branch: "main" })), { allowUnpinableSources: true });
-            assert.strictEqual(m.length, 1);
-            assert.match(m[0].message, /policy configuration is invalid: unknown property "allowUnpinableSources" \(did you mean allowUnpinnableSources\?\)/);
+            assertFindings(m, one(/policy configuration is invalid: unknown property "allowUnpinableSources" \(did you mean allowUnpinnableSources\?\)/, p.name, "app"));
             const ruled = stackRule({ ...meta, config: {} }, () => []);
-            assert.match(runResourcePolicy(ruled, stackResource("app", goodSpec()), { x: 1 })[0].message, /unknown property "x" \(valid: waivers, allowAnnotationWaivers\)/);
+            assertFindings(runResourcePolicy(ruled, stackResource("app", goodSpec()), { x: 1 }), one(/unknown property "x" \(valid: waivers, allowAnnotationWaivers\)/, "test-rule", "app"));
         });
 
         it("every policy's config schema is closed (additionalProperties: false)", () => {

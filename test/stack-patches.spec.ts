@@ -25,8 +25,9 @@ function patch(name: string, spec: unknown, metadata: Record<string, unknown> = 
 function violations(name: string, program: TestResource[], settings: Record<string, unknown> = {}): { resource: string; message: string }[] {
     const p = rule(name);
     const out: { resource: string; message: string }[] = [];
-    for (const r of program) for (const v of runResourcePolicy(p, r, {}, settings)) out.push({ resource: r.name, message: v.message });
-    for (const v of runStackPolicy(p, program, {}, settings)) out.push({ resource: program.find((r) => v.urn?.endsWith(`::${r.name}`))?.name ?? "<program>", message: v.message });
+    // The resource each finding is reported on (its URN's), not the one being evaluated.
+    for (const r of program) for (const v of runResourcePolicy(p, r, {}, settings)) out.push({ resource: v.resource, message: v.message });
+    for (const v of runStackPolicy(p, program, {}, settings)) out.push({ resource: v.urn ? v.resource : "<program>", message: v.message });
     return out;
 }
 
@@ -104,7 +105,12 @@ describe("Stack patches", () => {
         );
         // A different namespace is a different Stack.
         const other = [prod, patch("app-prod", { destroyOnFinalize: true }, { namespace: "other" })];
-        assert.match(violations("pko-stack-destroy-on-finalize-nonprod", other)[0].message, /other\/app-prod\) is not declared/);
+        const otherNs = violations("pko-stack-destroy-on-finalize-nonprod", other);
+        assert.deepStrictEqual(
+            otherNs.map((x) => x.resource),
+            ["app-prod-patch"],
+        );
+        assert.match(otherNs[0].message, /other\/app-prod\) is not declared/);
     });
 
     it("a patch with an unknown name cannot be joined and fails closed", () => {

@@ -36,6 +36,8 @@ export interface RenderContext {
      * before each build; the caller removes `dir` when done.
      */
     scratch?: { dir?: string };
+    /** Set once the repository's links have been checked (confineLinks), so a run walks it once. */
+    linksChecked?: boolean;
     /** The destination cluster's version and APIs, as Argo CD tells Helm (default: a cluster serving PKO and Argo CD). */
     cluster?: ClusterCapabilities;
 }
@@ -65,6 +67,8 @@ function offlineEnv(): NodeJS.ProcessEnv {
         no_proxy: "",
         GIT_TERMINAL_PROMPT: "0",
         GIT_ALLOW_PROTOCOL: "file",
+        // jsonnet searches JSONNET_PATH too: only the library folders check passes (-J) may be searched.
+        JSONNET_PATH: "",
         HELM_CACHE_HOME: path.join(os.tmpdir(), "pko-guard-helm-cache"),
         HELM_CONFIG_HOME: path.join(os.tmpdir(), "pko-guard-helm-config"),
         HELM_DATA_HOME: path.join(os.tmpdir(), "pko-guard-helm-data"),
@@ -86,6 +90,47 @@ export function firstErrorLine(stderr: string): string {
         .replace(/`[^`]*`/g, "`…`")
         .replace(/[\u0000-\u001f\u007f-\u009f]/g, " ");
     return cleaned.length > 200 ? cleaned.slice(0, 200) + "…" : cleaned;
+}
+
+/** At most this many entries are walked looking for links (a repository larger than that is refused). */
+const MAX_WALK = 1_000_000;
+
+/**
+ * Argo CD's repo server refuses to render from a repository holding a symbolic link that is absolute or whose
+ * target steps outside the repository at any point (`.git` aside), since a tool following it would read the
+ * machine's files (a chart's `.Files.Get`, a value file, a jsonnet import). check refuses the same, once per
+ * run, before the first render.
+ */
+export function confineLinks(ctx: RenderContext): void {
+    if (ctx.linksChecked) return;
+    const root = path.resolve(ctx.repoRoot);
+    let seen = 0;
+    const walk = (dir: string) => {
+        let entries: fs.Dirent[];
+        try {
+            entries = fs.readdirSync(dir, { withFileTypes: true });
+        } catch {
+            return; // unreadable folders are not read by the tools either
+        }
+        for (const e of entries) {
+            if (++seen > MAX_WALK) throw new BadInputError(`${ctx.show(root)}: more than ${MAX_WALK.toLocaleString("en")} files and folders; not walked for links`);
+            const p = path.join(dir, e.name);
+            if (e.isSymbolicLink()) {
+                const target = fs.readlinkSync(p);
+                let cur = path.dirname(p);
+                const escapes =
+                    path.isAbsolute(target) ||
+                    target.split(/[\\/]/).some((part) => {
+                        cur = path.join(cur, part);
+                        const rel = path.relative(root, cur);
+                        return rel.startsWith("..") || path.isAbsolute(rel);
+                    });
+                if (escapes) throw new BadInputError(`${ctx.show(p)}: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one)`);
+            } else if (e.isDirectory() && !(dir === root && e.name === ".git")) walk(p);
+        }
+    };
+    walk(root);
+    ctx.linksChecked = true;
 }
 
 /** Runs a rendering tool; exit 2 (BadInputError) with one line when it is missing, fails or runs out of time. */
@@ -181,6 +226,7 @@ function imageEntry(spec: string): Record<string, string> {
  */
 export function renderKustomize(dir: string, ctx: RenderContext, opts: KustomizeOptions = {}): RenderedStream[] {
     const what = `${ctx.show(dir)} (kustomize)`;
+    confineLinks(ctx);
     const kfile = kustomizationFile(dir);
     if (!kfile) throw new BadInputError(`${what}: no kustomization.yaml`);
     if (remoteEntries(kfile).length > 0) throw new BadInputError(`${what}: a remote base needs the network, which check does not use; vendor it into the repository`);
@@ -268,6 +314,7 @@ export interface HelmOptions {
 /** `helm template` of a local chart; objects attributed to their template through `# Source:` comments. */
 export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): RenderedStream[] {
     const what = `${ctx.show(dir)} (helm chart)`;
+    confineLinks(ctx);
     const chart = (YAML.parse(fs.readFileSync(path.join(dir, "Chart.yaml"), "utf8")) ?? {}) as Record<string, unknown>;
     const deps = Array.isArray(chart.dependencies) ? (chart.dependencies as Record<string, unknown>[]) : [];
     for (const d of deps) {
@@ -328,21 +375,43 @@ export interface JsonnetOptions {
     tlas?: { name: string; value: string; code?: boolean }[];
 }
 
+/**
+ * Argo CD confines jsonnet to the repository, and check uses no network; a file an import reads outside it
+ * could also put a CI machine's files (`/proc/self/environ`) into an object and so into a finding. So every
+ * file the evaluation would read (the file, and all it imports transitively with `import`, `importstr` or
+ * `importbin`, as jsonnet's own parser finds them: the toolchain's `jsonnet-deps`, links resolved) must be
+ * inside the repository, checked before evaluating. A remote import cannot be resolved, so it is refused too.
+ */
+function confineJsonnet(file: string, jpath: string[], what: string, ctx: RenderContext): void {
+    const root = fs.realpathSync(ctx.repoRoot);
+    const inside = (p: string) => {
+        const rel = path.relative(root, p);
+        return rel === "" || !(rel.startsWith("..") || path.isAbsolute(rel));
+    };
+    let deps: string[];
+    try {
+        deps = runTool("jsonnet-deps", [...jpath, file], what, ctx, { cwd: path.dirname(file) })
+            .split("\n")
+            .filter((l) => l !== "");
+    } catch (e) {
+        if (e instanceof BadInputError && /couldn't open import/.test(e.message)) {
+            throw new BadInputError(`${what}: an import cannot be opened in the repository (a remote import needs the network, which check does not use: vendor it)`);
+        }
+        throw e;
+    }
+    for (const p of [fs.realpathSync(file), ...deps]) {
+        if (!inside(p)) throw new BadInputError(`${what}: an import reaches outside the repository (Argo CD refuses it)`);
+    }
+}
+
 /** Evaluates one .jsonnet file; its JSON (an object or a list of objects) as one stream. */
 export function renderJsonnet(file: string, appDir: string, ctx: RenderContext, opts: JsonnetOptions = {}): RenderedStream[] {
     const what = `${ctx.show(file)} (jsonnet)`;
-    // Argo CD confines imports to the repository, and check uses no network: refused before evaluating.
-    for (const m of fs.readFileSync(file, "utf8").matchAll(/\bimport(?:str|bin)?\s*(["'])((?:[^"'\\]|\\.)*)\1/g)) {
-        const target = m[2];
-        if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) throw new BadInputError(`${what}: a remote import needs the network, which check does not use; vendor it into the repository`);
-        const resolved = path.resolve(path.dirname(file), target);
-        const rel = path.relative(ctx.repoRoot, resolved);
-        if ((path.isAbsolute(target) || target.startsWith("..")) && (rel.startsWith("..") || path.isAbsolute(rel))) {
-            throw new BadInputError(`${what}: an import reaches outside the repository (Argo CD refuses it)`);
-        }
-    }
-    const args: string[] = ["-J", appDir];
-    for (const l of opts.libs ?? []) args.push("-J", l);
+    confineLinks(ctx);
+    const jpath: string[] = ["-J", appDir];
+    for (const l of opts.libs ?? []) jpath.push("-J", l);
+    confineJsonnet(file, jpath, what, ctx);
+    const args = [...jpath];
     for (const v of opts.extVars ?? []) args.push(v.code ? "--ext-code" : "--ext-str", `${v.name}=${v.value}`);
     for (const v of opts.tlas ?? []) args.push(v.code ? "--tla-code" : "--tla-str", `${v.name}=${v.value}`);
     args.push(file);

@@ -8,7 +8,7 @@
 import * as path from "path";
 import { isExecutable, onPath, toolchainBin } from "../toolchain";
 
-export type ToolName = "kustomize" | "helm" | "jsonnet" | "kube-yaml" | "appset-template";
+export type ToolName = "kustomize" | "helm" | "jsonnet" | "jsonnet-deps" | "kube-yaml" | "appset-template";
 
 export interface Tool {
     name: ToolName;
@@ -21,6 +21,7 @@ export const INSTALL_HINT: Record<ToolName, string> = {
     kustomize: "install kustomize v5 on PATH, or run `npm run setup` in pko-guard's folder",
     helm: "install helm v3 on PATH, or run `npm run setup` in pko-guard's folder",
     jsonnet: "install the jsonnet CLI (go-jsonnet) on PATH, or run `npm run setup` in pko-guard's folder",
+    "jsonnet-deps": "install go-jsonnet's jsonnet-deps on PATH, or run `npm run setup` in pko-guard's folder",
     "kube-yaml": "run `npm run setup` (toolchain/install.sh kube-yaml)",
     "appset-template": "run `npm run setup` in pko-guard's folder (toolchain/install.sh appset-template)",
 };

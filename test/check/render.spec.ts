@@ -211,6 +211,15 @@ describe("pko-guard check renders what Argo CD renders", function () {
             missing.err,
             /^pko-guard: ApplicationSet "ledger": 2 of its git generator's Applications do not render \(a template string does not execute \(a parameter it names does not exist\)\); Argo CD creates none of them either\n/,
         );
+        // Hostile templates are bounded: a string that grows without end, an allocation of gigabytes (the helper's
+        // address space is capped, so it ends, not the machine): one line, nothing of the template echoed.
+        write("appsets/ledger.yaml", appset("", "{{ range until 1000000 }}ledger{{ end }}"));
+        assert.match(check(["."]).err, /^pko-guard: ApplicationSet "ledger": 2 of its git generator's Applications do not render \(a template string renders more than 2097152 bytes\)/);
+        write("appsets/ledger.yaml", appset("", '{{ repeat 3000000000 "ab" }}'));
+        const bomb = check(["."]);
+        assert.strictEqual(bomb.code, 2, bomb.err);
+        assert.strictEqual(bomb.err.split("\n").length, 2, bomb.err);
+        assert.match(bomb.err, /^pko-guard: ApplicationSet "ledger" \(goTemplate\): appset-template failed: .*out of memory/);
         // templatePatch is not applied: named, not expanded.
         write("appsets/ledger.yaml", appset("  templatePatch: |\n    spec: {}\n"));
         assert.match(check(["."]).err, /ApplicationSet "ledger": templatePatch is not applied/);
@@ -257,10 +266,47 @@ describe("pko-guard check renders what Argo CD renders", function () {
         write("ledger/stack.jsonnet", 'local lib = import "https://example.com/lib.libsonnet"; {}\n');
         const remote = check(["."]);
         assert.strictEqual(remote.code, 2);
-        assert.match(remote.err, /^pko-guard: ledger\/stack\.jsonnet \(jsonnet\): a remote import needs the network/);
-        write("ledger/stack.jsonnet", 'local p = importstr "../../../../etc/passwd"; {}\n');
-        const outside = check(["."]);
-        assert.strictEqual(outside.code, 2);
-        assert.match(outside.err, /an import reaches outside the repository/);
+        assert.strictEqual(remote.err, "pko-guard: ledger/stack.jsonnet (jsonnet): an import cannot be opened in the repository (a remote import needs the network, which check does not use: vendor it)\n");
+        // Outside the repository, however it is reached: directly, from a nested import, through a verbatim
+        // string, or through a link inside the repository; nothing of the file is shown.
+        const outsideFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-outside-")), "secret.txt");
+        fs.writeFileSync(outsideFile, CANARY);
+        try {
+            const rel = path.relative(path.join(tmp, "ledger"), outsideFile);
+            const cases: [string, () => void][] = [
+                ["direct", () => write("ledger/stack.jsonnet", `local p = importstr "${rel}"; { apiVersion: "v1", kind: "ConfigMap", metadata: { name: p } }\n`)],
+                [
+                    "nested",
+                    () => {
+                        write("ledger/lib/inner.libsonnet", `{ v: importstr "../${rel}" }\n`);
+                        write("ledger/stack.jsonnet", 'local l = import "lib/inner.libsonnet"; { apiVersion: "v1", kind: "ConfigMap", metadata: { name: l.v } }\n');
+                    },
+                ],
+                ["verbatim", () => write("ledger/stack.jsonnet", `local p = importstr@"${outsideFile}"; { apiVersion: "v1", kind: "ConfigMap", metadata: { name: p } }\n`)],
+            ];
+            for (const [name, arrange] of cases) {
+                arrange();
+                const outside = check(["."]);
+                assert.deepStrictEqual([outside.code, outside.err], [2, "pko-guard: ledger/stack.jsonnet (jsonnet): an import reaches outside the repository (Argo CD refuses it)\n"], name);
+                assert.ok(!outside.out.includes(CANARY), name);
+            }
+            // A link out of the repository, anywhere in it, stops rendering as it stops Argo CD's repo server:
+            // here a chart that would put the file into a Stack's repository URL (which a finding quotes).
+            write("ledger/stack.jsonnet", "{}\n");
+            write("chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n");
+            write("chart/templates/stack.yaml", stack("  branch: '{{ .Files.Get \"files/leak\" }}'\n"));
+            fs.mkdirSync(path.join(tmp, "chart", "files"));
+            fs.symlinkSync(path.relative(path.join(tmp, "chart", "files"), outsideFile), path.join(tmp, "chart", "files", "leak"));
+            const linked = check(["."]);
+            assert.deepStrictEqual([linked.code, linked.err], [2, "pko-guard: chart/files/leak: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one)\n"]);
+            assert.ok(!linked.out.includes(CANARY));
+            // A link that stays inside is fine.
+            fs.rmSync(path.join(tmp, "chart", "files", "leak"));
+            write("chart/files/real", "release");
+            fs.symlinkSync("real", path.join(tmp, "chart", "files", "leak"));
+            assert.strictEqual(check(["."]).code, 1); // rendered: a production Stack on a branch
+        } finally {
+            fs.rmSync(path.dirname(outsideFile), { recursive: true, force: true });
+        }
     });
 });

@@ -10,7 +10,7 @@ import * as os from "os";
 import * as path from "path";
 import { jsonErrorOffset } from "../../core/pack-config";
 import { configWaivers } from "../../policies/model/waivers";
-import { assertInert, pkoGuard, prodStackYaml } from "./inert";
+import { assertInert, assertOneLine, pkoGuard, prodStackYaml } from "./inert";
 
 const CANARY = "canary-c0nf1g-77ab";
 const STACK = prodStackYaml();
@@ -27,14 +27,9 @@ describe("policy config edge cases (issue 19 item 9)", function () {
         fs.writeFileSync(path.join(tmp, "c.json"), text);
         return pkoGuard(["check", "stack.yaml", "--config", "c.json"], { cwd: tmp });
     };
-    const oneLine = (r: { code: number | null; stderr: string }, re: RegExp) => {
-        assert.strictEqual(r.code, 2, r.stderr);
-        assert.strictEqual(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
-        assert.match(r.stderr.trim(), re);
-    };
 
     it('unknown properties under "all" are rejected', () => {
-        oneLine(
+        assertOneLine(
             withConfig(JSON.stringify({ all: { enforcementLevel: "mandatory", allowedRepoPatterns: ["x"] } })),
             /^pko-guard: c\.json: all: unknown property allowedRepoPatterns \("all" takes only enforcementLevel\)$/,
         );
@@ -44,7 +39,7 @@ describe("policy config edge cases (issue 19 item 9)", function () {
     for (const date of ["9999-99-99", "2026-02-30", "2027-13-01", "2026-04-31"]) {
         it(`a waiver that expires on ${date} is rejected`, () => {
             const config = { "pko-stack-prod-pinned-commit": { waivers: [{ resource: "Stack/pulumi/app", reason: "later", expires: date }] } };
-            oneLine(withConfig(JSON.stringify(config)), /^pko-guard: c\.json: pko-stack-prod-pinned-commit: (waivers\[0\]\.expires is not a calendar date|\/waivers\/0\/expires must match pattern)/);
+            assertOneLine(withConfig(JSON.stringify(config)), /^pko-guard: c\.json: pko-stack-prod-pinned-commit: (waivers\[0\]\.expires is not a calendar date|\/waivers\/0\/expires must match pattern)/);
             // The pack itself (Pulumi Cloud applies configs without this check) does not honour it.
             assert.deepStrictEqual(configWaivers(config["pko-stack-prod-pinned-commit"]), []);
         });
@@ -63,9 +58,9 @@ describe("policy config edge cases (issue 19 item 9)", function () {
 
     it("invalid JSON: a line and column, never the text", () => {
         const r = withConfig(`{\n  "pko-stack-prod-pinned-commit": {\n    "token": ${CANARY}\n  }\n}\n`);
-        oneLine(r, /^pko-guard: c\.json: not valid JSON at line 3, column 14 /);
+        assertOneLine(r, /^pko-guard: c\.json: not valid JSON at line 3, column 14 /);
         assertInert("output", r.stdout + r.stderr, [CANARY]);
-        oneLine(withConfig(`{"a": "${CANARY}"`), /^pko-guard: c\.json: not valid JSON at line 1, column 27 /);
+        assertOneLine(withConfig(`{"a": "${CANARY}"`), /^pko-guard: c\.json: not valid JSON at line 1, column 27 /);
     });
 
     it("the JSON scanner agrees with JSON.parse", () => {

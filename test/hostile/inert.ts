@@ -31,6 +31,17 @@ export function assertInert(what: string, text: string, secrets: string[] = []):
     for (const s of secrets) assert.ok(!text.includes(s), `${what}: the secret ${s} is printed`);
 }
 
+/**
+ * Bad input's answer: exit `code` (2, or 0 for a counted skip) and one line on stderr, matching `re` (so no
+ * stack trace and no quoted document).
+ */
+export function assertOneLine(r: { code: number | null; stderr: string }, re: RegExp, code = 2): void {
+    assert.strictEqual(r.code, code, r.stderr);
+    const lines = r.stderr.trimEnd().split("\n");
+    assert.strictEqual(lines.length, 1, r.stderr);
+    assert.match(lines[0], re);
+}
+
 export interface Run {
     code: number | null;
     stdout: string;

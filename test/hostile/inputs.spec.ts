@@ -11,7 +11,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { loadManifests } from "../../core/manifests";
-import { CLI, assertInert, pkoGuard, prodStackYaml } from "./inert";
+import { aliasBombConfigMap } from "../../harness/hostile-yaml";
+import { CLI, assertInert, assertOneLine, pkoGuard, prodStackYaml } from "./inert";
 
 const CANARY = "canary-s3cr3t-9d1e";
 
@@ -27,12 +28,6 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
         fs.mkdirSync(path.dirname(f), { recursive: true });
         fs.writeFileSync(f, text);
         return f;
-    };
-    const oneLine = (r: { code: number | null; stderr: string }, re: RegExp, code = 2) => {
-        assert.strictEqual(r.code, code, r.stderr);
-        const lines = r.stderr.trimEnd().split("\n");
-        assert.strictEqual(lines.length, 1, r.stderr);
-        assert.match(lines[0], re);
     };
 
     describe("item 3: YAML errors give a position and a fixed reason, never the document's text", () => {
@@ -51,7 +46,7 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
             it(what, () => {
                 write("s.yaml", text);
                 const r = pkoGuard(["check", "s.yaml"], { cwd: tmp });
-                oneLine(r, new RegExp(`^pko-guard: s\\.yaml${re.source}`));
+                assertOneLine(r, new RegExp(`^pko-guard: s\\.yaml${re.source}`));
                 assertInert("output", r.stdout + r.stderr, [CANARY]);
             });
         }
@@ -59,14 +54,14 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
 
     describe("item 4: bounded reads, non-regular files refused", () => {
         it("a device named as a path is refused unread (/dev/zero)", () => {
-            oneLine(pkoGuard(["check", "/dev/zero"], { cwd: tmp, timeout: 60000 }), /^pko-guard: \/dev\/zero: not a regular file/);
+            assertOneLine(pkoGuard(["check", "/dev/zero"], { cwd: tmp, timeout: 60000 }), /^pko-guard: \/dev\/zero: not a regular file/);
         });
 
         it("standard input from a device that never ends is bounded by bytes read", () => {
             const zero = fs.openSync("/dev/zero", "r");
             try {
                 const r = spawnSync(process.execPath, [CLI, "check", "-"], { cwd: tmp, stdio: [zero, "pipe", "pipe"], encoding: "utf8", timeout: 120000 });
-                oneLine({ code: r.status, stderr: r.stderr }, /^pko-guard: <stdin>: larger than 16 MiB; not read$/);
+                assertOneLine({ code: r.status, stderr: r.stderr }, /^pko-guard: <stdin>: larger than 16 MiB; not read$/);
             } finally {
                 fs.closeSync(zero);
             }
@@ -74,7 +69,7 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
 
         it("standard input over 16 MiB is refused; at the limit it is read", () => {
             const big = Buffer.alloc(16 * 1024 * 1024 + 1, "#");
-            oneLine(pkoGuard(["check", "-"], { cwd: tmp, input: big }), /^pko-guard: <stdin>: larger than 16 MiB; not read$/);
+            assertOneLine(pkoGuard(["check", "-"], { cwd: tmp, input: big }), /^pko-guard: <stdin>: larger than 16 MiB; not read$/);
             const r = pkoGuard(["check", "-"], { cwd: tmp, input: Buffer.concat([Buffer.from(STACK("main")), Buffer.alloc(1024, "#")]) });
             assert.strictEqual(r.code, 1, r.stderr);
         });
@@ -84,8 +79,8 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
             write("m/ok.yaml", STACK("main"));
             const fifo = path.join(tmp, "m", "pipe.yaml");
             assert.strictEqual(spawnSync("mkfifo", [fifo]).status, 0);
-            oneLine(pkoGuard(["check", "m/pipe.yaml"], { cwd: tmp, timeout: 60000 }), /^pko-guard: m\/pipe\.yaml: not a regular file/);
-            oneLine(pkoGuard(["check", "m"], { cwd: tmp, timeout: 60000 }), /^pko-guard: m\/pipe\.yaml: not a regular file/);
+            assertOneLine(pkoGuard(["check", "m/pipe.yaml"], { cwd: tmp, timeout: 60000 }), /^pko-guard: m\/pipe\.yaml: not a regular file/);
+            assertOneLine(pkoGuard(["check", "m"], { cwd: tmp, timeout: 60000 }), /^pko-guard: m\/pipe\.yaml: not a regular file/);
             const skipped = pkoGuard(["check", "m", "--skip-unreadable"], { cwd: tmp, timeout: 60000 });
             assert.strictEqual(skipped.code, 1, skipped.stderr);
             assert.match(skipped.stderr, /^pko-guard: skipped m\/pipe\.yaml: not a regular file/m);
@@ -93,18 +88,11 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
 
         it("alias expansion is bounded per run: many small alias documents fail like one big one", () => {
             // Each document expands to ~110,000 nodes (under the per-document bound); 24 of them exceed the run's.
-            const laughs = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
-            for (let i = 1; i < 5; i++)
-                laughs.push(
-                    `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10)
-                        .fill(`*${String.fromCharCode(96 + i)}`)
-                        .join(", ")}]`,
-                );
-            const doc = (n: number) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol-${n}\ndata:\n${laughs.map((l) => "  " + l).join("\n")}\n`;
+            const doc = (n: number) => aliasBombConfigMap(`lol-${n}`, 5);
             write("one.yaml", doc(0));
             assert.strictEqual(pkoGuard(["check", "one.yaml"], { cwd: tmp }).code, 0);
             write("many.yaml", Array.from({ length: 24 }, (_, i) => doc(i)).join("---\n"));
-            oneLine(pkoGuard(["check", "many.yaml"], { cwd: tmp }), /^pko-guard: many\.yaml:\d+:1: invalid YAML: aliases in this run expand to more than 1,000,000 extra nodes$/);
+            assertOneLine(pkoGuard(["check", "many.yaml"], { cwd: tmp }), /^pko-guard: many\.yaml:\d+:1: invalid YAML: aliases in this run expand to more than 1,000,000 extra nodes$/);
         });
     });
 
@@ -152,8 +140,8 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
         it("Latin-1 (not UTF-8) fails the run, named or in a folder, unless --skip-unreadable", () => {
             write("m/ok.yaml", STACK("main"));
             write("m/latin1.yaml", Buffer.from(`${STACK()}# caf\xe9\n`, "latin1"));
-            oneLine(pkoGuard(["check", "m/latin1.yaml"], { cwd: tmp }), /^pko-guard: m\/latin1\.yaml: not UTF-8 text/);
-            oneLine(pkoGuard(["check", "m"], { cwd: tmp }), /^pko-guard: m\/latin1\.yaml: not UTF-8 text/);
+            assertOneLine(pkoGuard(["check", "m/latin1.yaml"], { cwd: tmp }), /^pko-guard: m\/latin1\.yaml: not UTF-8 text/);
+            assertOneLine(pkoGuard(["check", "m"], { cwd: tmp }), /^pko-guard: m\/latin1\.yaml: not UTF-8 text/);
             const r = pkoGuard(["check", "m", "--skip-unreadable"], { cwd: tmp });
             assert.strictEqual(r.code, 1, r.stderr);
             assert.match(r.stderr, /^pko-guard: skipped m\/latin1\.yaml: not UTF-8 text/m);

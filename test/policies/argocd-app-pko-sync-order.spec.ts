@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { policy } from "../../policies/argocd-app-pko-sync-order";
-import { TestResource, assertFindings, goodSpec, runStackPolicy, stackResource } from "../helpers";
+import { ExpectedFinding, TestResource, assertFindings, goodSpec, runStackPolicy, stackResource } from "../helpers";
 
 const wave = (w: string) => ({ annotations: { "argocd.argoproj.io/sync-wave": w } });
 const secret = (w?: string): TestResource => ({
@@ -14,18 +14,22 @@ const app = (prune: boolean, extra: Record<string, unknown> = {}): TestResource 
     props: { metadata: { name: "app" }, spec: { destination: { namespace: "pulumi" }, syncPolicy: { automated: { prune } }, ...extra } },
 });
 
+/** The one (advisory) finding, on `resource`. */
+const one = (resource: string, message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "advisory", resource, message }];
+const prunes = one("app", /auto-prunes .*Stack "s"/);
+
 describe("argocd-app-pko-sync-order", () => {
     it("does nothing when Argo CD is not in use", () => {
         assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec()), secret()]), []);
     });
     it("flags a Stack synced before its Secret, passes one synced after", () => {
-        assert.strictEqual(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("1")), secret("2")]).length, 1);
+        assertFindings(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("1")), secret("2")]), one("s", /is in sync wave 1 but its Secret "pulumi-access-token" is in wave 2/));
         assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("2")), secret("1")]), []);
         assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("1")), secret("1")]), []);
     });
     it("flags an auto-pruning Application that manages a destroyable production Stack", () => {
         const prod = stackResource("s", goodSpec({ destroyOnFinalize: true }));
-        assertFindings(runStackPolicy(policy, [prod, app(true)]), [{ policy: policy.name, level: "advisory", resource: "app", message: /auto-prunes/ }]);
+        assertFindings(runStackPolicy(policy, [prod, app(true)]), prunes);
         assert.deepStrictEqual(runStackPolicy(policy, [prod, app(false)]), []);
         const dev = stackResource("s", goodSpec({ stack: "a/b/dev", destroyOnFinalize: true }));
         assert.deepStrictEqual(runStackPolicy(policy, [dev, app(true)]), []);
@@ -39,13 +43,12 @@ describe("argocd-app-pko-sync-order", () => {
         };
         assert.deepStrictEqual(runStackPolicy(policy, [prod, app(true)]), []);
         const m = runStackPolicy(policy, [prod, patch, app(true)]);
-        assert.strictEqual(m.length, 1);
-        assert.match(m[0].message, /auto-prunes .*production StackPatch "s-patch" of Stack "s"/);
+        assertFindings(m, one("app", /auto-prunes .*production StackPatch "s-patch" of Stack "s"/));
     });
     it("uses the pack-wide production settings (pko-guard-production)", () => {
         const live = stackResource("s", goodSpec({ stack: "a/b/live", destroyOnFinalize: true }));
         assert.deepStrictEqual(runStackPolicy(policy, [live, app(true)]), []);
-        assert.strictEqual(runStackPolicy(policy, [live, app(true)], {}, { productionStackPatterns: ["/live$"] }).length, 1);
+        assertFindings(runStackPolicy(policy, [live, app(true)], {}, { productionStackPatterns: ["/live$"] }), prunes);
     });
     it("links Applications by tracking label before namespace", () => {
         const tracked = stackResource("s", goodSpec({ destroyOnFinalize: true }), { labels: { "app.kubernetes.io/instance": "other-app" } });
@@ -55,12 +58,12 @@ describe("argocd-app-pko-sync-order", () => {
         const at = (file: string) => ({ annotations: { "pko-guard/source-path": file } });
         const prod = stackResource("s", goodSpec({ destroyOnFinalize: true }), at("manifests/production/stack.yaml"));
         const syncs = (p: string) => app(true, { source: { path: p } });
-        assert.strictEqual(runStackPolicy(policy, [prod, syncs("manifests/production")]).length, 1);
-        assert.strictEqual(runStackPolicy(policy, [prod, syncs("./manifests/production/")]).length, 1);
+        assertFindings(runStackPolicy(policy, [prod, syncs("manifests/production")]), prunes);
+        assertFindings(runStackPolicy(policy, [prod, syncs("./manifests/production/")]), prunes);
         assert.deepStrictEqual(runStackPolicy(policy, [prod, syncs("manifests/staging")]), []);
         assert.deepStrictEqual(runStackPolicy(policy, [prod, syncs("manifests/prod")]), []);
-        assert.strictEqual(runStackPolicy(policy, [prod, app(true, { sources: [{ path: "charts" }, { path: "manifests" }] })]).length, 1);
+        assertFindings(runStackPolicy(policy, [prod, app(true, { sources: [{ path: "charts" }, { path: "manifests" }] })]), prunes);
         // Without a source path on the Stack (a program's resource), the namespace decides, as before.
-        assert.strictEqual(runStackPolicy(policy, [stackResource("s", goodSpec({ destroyOnFinalize: true })), syncs("manifests/staging")]).length, 1);
+        assertFindings(runStackPolicy(policy, [stackResource("s", goodSpec({ destroyOnFinalize: true })), syncs("manifests/staging")]), prunes);
     });
 });

@@ -8,21 +8,30 @@ import { ResourceValidationPolicy } from "@pulumi/policy";
 import { policy } from "../../policies/pko-guard-production";
 import { policies } from "../../policies";
 import { SETTINGS_POLICY, compileUserPattern } from "../../policies/model/production";
-import { goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "../helpers";
+import { ExpectedFinding, Reported, assertFindings, goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "../helpers";
 
-const PRODUCTION_AWARE = ["pko-stack-destroy-on-finalize-nonprod", "pko-stack-prod-pinned-commit", "pko-stack-prod-refresh", "pko-stack-preview-only-nonprod"];
+/** The production-aware resource rules, with the level each reports at. */
+const LEVELS: Record<string, ExpectedFinding["level"]> = {
+    "pko-stack-destroy-on-finalize-nonprod": "mandatory",
+    "pko-stack-prod-pinned-commit": "mandatory",
+    "pko-stack-prod-refresh": "advisory",
+    "pko-stack-preview-only-nonprod": "mandatory",
+};
+const PRODUCTION_AWARE = Object.keys(LEVELS);
 
 /** A Stack every production-aware resource rule reports when (and only when) it is production. */
 const risky = stackResource("payments-live", { stack: "acme/payments/live", projectRepo: "https://github.com/acme/app", branch: "main", destroyOnFinalize: true, preview: true }, { namespace: "payments" });
 
-function byRule(settings: Record<string, unknown>): Record<string, string[]> {
-    const out: Record<string, string[]> = {};
+function byRule(settings: Record<string, unknown>): Record<string, Reported[]> {
+    const out: Record<string, Reported[]> = {};
     for (const name of PRODUCTION_AWARE) {
         const p = policies.find((x) => x.name === name) as ResourceValidationPolicy;
-        out[name] = runResourcePolicy(p, risky, {}, settings).map((r) => r.message);
+        out[name] = runResourcePolicy(p, risky, {}, settings);
     }
     return out;
 }
+/** Exactly one finding of rule `name`, on the risky Stack, saying `message`. */
+const oneOn = (name: string, message: RegExp): ExpectedFinding[] => [{ policy: name, level: LEVELS[name], resource: "payments-live", message }];
 
 describe(SETTINGS_POLICY, () => {
     it("is listed first, so the analyzer publishes the settings before any rule of a request reads them", () => {
@@ -39,10 +48,7 @@ describe(SETTINGS_POLICY, () => {
         const none = byRule({});
         for (const name of PRODUCTION_AWARE) assert.deepStrictEqual(none[name], [], name);
         const payments = byRule({ productionNamespaces: ["payments"] });
-        for (const name of PRODUCTION_AWARE) {
-            assert.strictEqual(payments[name].length, 1, name);
-            assert.match(payments[name][0], /is production by namespace "payments"/, name);
-        }
+        for (const name of PRODUCTION_AWARE) assertFindings(payments[name], oneOn(name, /is production by namespace "payments"/));
         const byLabel = byRule({ productionLabels: { tier: ["critical"] } });
         for (const name of PRODUCTION_AWARE) assert.deepStrictEqual(byLabel[name], [], name);
     });
@@ -54,13 +60,8 @@ describe(SETTINGS_POLICY, () => {
             [{ productionNamespace: ["payments"] }, /unknown property "productionNamespace" \(did you mean productionNamespaces\?\)/],
             [{ productionNamespaces: "payments" }, /productionNamespaces must be a list of strings/],
         ] as const) {
-            const own = runResourcePolicy(policy, risky, settings, null).map((r) => r.message);
-            assert.strictEqual(own.length, 1, JSON.stringify(settings));
-            assert.match(own[0], why);
-            for (const [name, messages] of Object.entries(byRule(settings))) {
-                assert.strictEqual(messages.length, 1, name);
-                assert.match(messages[0], /cannot decide whether it is production/, name);
-            }
+            assertFindings(runResourcePolicy(policy, risky, settings, null), [{ policy: SETTINGS_POLICY, level: "mandatory", resource: "payments-live", message: why }]);
+            for (const [name, reported] of Object.entries(byRule(settings))) assertFindings(reported, oneOn(name, /cannot decide whether it is production/));
         }
         // Only Stacks (and their patches) carry the report: other resources are not about production.
         assert.deepStrictEqual(runResourcePolicy(policy, { type: "kubernetes:core/v1:ConfigMap", name: "c", props: {} }, { productionStackPatterns: ["("] }, null), []);
@@ -83,7 +84,9 @@ describe(SETTINGS_POLICY, () => {
             const destroy = policies.find((x) => x.name === "pko-stack-destroy-on-finalize-nonprod") as ResourceValidationPolicy;
             assert.deepStrictEqual(runResourcePolicy(destroy, long, {}, { productionStackPatterns: ["^acme/app/(a+)+$"] }), []);
             const hit = stackResource("app", goodSpec({ stack: `acme/app/${"a".repeat(50000)}`, destroyOnFinalize: true }));
-            assert.strictEqual(runResourcePolicy(destroy, hit, {}, { productionStackPatterns: ["^acme/app/(a+)+$"] }).length, 1);
+            assertFindings(runResourcePolicy(destroy, hit, {}, { productionStackPatterns: ["^acme/app/(a+)+$"] }), [
+                { policy: destroy.name, level: "mandatory", resource: "app", message: /is production by spec\.stack/ },
+            ]);
         });
 
         it("rejects what RE2 cannot run (lookaround, backreferences) with the reason", () => {

@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-workspace-program-objects";
 import { policy as noClusterAdmin } from "../../policies/pko-stack-no-cluster-admin";
-import { TestResource, UNKNOWN_WIRE, runResourcePolicy, runStackPolicy } from "../helpers";
+import { ExpectedFinding, TestResource, UNKNOWN_WIRE, assertFindings, messagesOn, onlyMessage, runResourcePolicy, runStackPolicy } from "../helpers";
 
 const WS = "kubernetes:auto.pulumi.com/v1alpha1:Workspace";
 const PROGRAM = "kubernetes:pulumi.com/v1:Program";
@@ -11,7 +11,7 @@ const workspace = (spec: unknown, name = "ws"): TestResource => ({ type: WS, nam
 const program = (body: unknown): TestResource => ({ type: PROGRAM, name: "prog", props: { apiVersion: "pulumi.com/v1", kind: "Program", metadata: { name: "prog" }, program: body } });
 
 function check(r: TestResource): string[] {
-    const out = runResourcePolicy(policy, r).map((x) => x.message);
+    const out = messagesOn(runResourcePolicy(policy, r), policy.name, "mandatory", r.name);
     for (const m of out) assert.ok(!m.includes(pw), `echoes a value: ${m}`);
     return out;
 }
@@ -54,7 +54,7 @@ describe("pko-workspace-program-objects", () => {
             m.find((x) => x.startsWith("spec.stacks[0].config[1]"))!,
             /a URL with a credential in its query/,
         );
-        assert.match(check(workspace(UNKNOWN_WIRE))[0], /unknown during preview/);
+        assert.match(onlyMessage(check(workspace(UNKNOWN_WIRE))), /unknown during preview/);
     });
 
     it("judges a Program's variables, resources, outputs and configuration defaults", () => {
@@ -66,7 +66,7 @@ describe("pko-workspace-program-objects", () => {
             }),
         );
         assert.deepStrictEqual(m.map((x) => x.split(" ")[0]).sort(), ["program.configuration.dbPassword", "program.resources.s.properties.stringData.key", "program.variables.conn"]);
-        assert.match(check(program(UNKNOWN_WIRE))[0], /unknown during preview/);
+        assert.match(onlyMessage(check(program(UNKNOWN_WIRE))), /unknown during preview/);
     });
 
     it("a Workspace's account is judged by pko-stack-no-cluster-admin, its pod template's account first", () => {
@@ -77,9 +77,9 @@ describe("pko-workspace-program-objects", () => {
         });
         const ws = workspace({ ...good, podTemplate: { spec: { serviceAccountName: "root-sa" } } });
         const r = runStackPolicy(noClusterAdmin, [ws, crb("root-sa")]);
-        assert.strictEqual(r.length, 1);
-        assert.match(r[0].message, /which Workspace "ws" runs as \(spec\.podTemplate\.spec\.serviceAccountName\)/);
+        const onB = (message: RegExp): ExpectedFinding[] => [{ policy: noClusterAdmin.name, level: "mandatory", resource: "b", message }];
+        assertFindings(r, onB(/which Workspace "ws" runs as \(spec\.podTemplate\.spec\.serviceAccountName\)/));
         assert.strictEqual(runStackPolicy(noClusterAdmin, [ws, crb("ws")]).length, 0);
-        assert.strictEqual(runStackPolicy(noClusterAdmin, [workspace({}), crb("default")]).length, 1);
+        assertFindings(runStackPolicy(noClusterAdmin, [workspace({}), crb("default")]), onB(/ServiceAccount pulumi\/default, which Workspace "ws"/));
     });
 });

@@ -127,7 +127,12 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
         assert.strictEqual(out["exit-code"], "1");
         assert.strictEqual(out.sarif, path.join(repo, "pko-guard.sarif"));
         const sarif = JSON.parse(fs.readFileSync(out.sarif, "utf8"));
-        assert.ok(sarif.runs[0].results.some((x: { ruleId: string }) => x.ruleId === "pko-stack-prod-pinned-commit"));
+        // Exactly the branch-tracking production Stack's finding, as `check` reports it, uploaded once.
+        const pinned = sarif.runs[0].results.filter((x: { ruleId: string }) => x.ruleId === "pko-stack-prod-pinned-commit");
+        assert.deepStrictEqual(
+            pinned.map((x: any) => [x.locations[0].logicalLocations?.[0]?.name, x.level]),
+            [["Stack/pulumi/webapp-production", "error"]],
+        );
         assert.ok(JSON.parse(fs.readFileSync(path.join(repo, "out", "report.json"), "utf8")));
         // A bad input is one annotation and exit 2.
         const bad = spawnSync("bash", [path.join(REPO_ROOT, "action", "run.sh")], {

@@ -116,7 +116,9 @@ describe("pko-guard commands from a user's project", function () {
         const sarif = JSON.parse(fs.readFileSync(path.join(project, "out", "g.sarif"), "utf8"));
         assert.deepStrictEqual(sarifErrors(sarif), []);
         assert.strictEqual(sarif.runs[0].invocations[0].executionSuccessful, false);
-        assert.match(sarif.runs[0].invocations[0].toolExecutionNotifications[0].message.text, /toolchain not found/);
+        const notes = sarif.runs[0].invocations[0].toolExecutionNotifications;
+        assert.strictEqual(notes.length, 1, JSON.stringify(notes));
+        assert.match(notes[0].message.text, /toolchain not found/);
         const xml = fs.readFileSync(path.join(project, "out", "g.xml"), "utf8");
         assert.deepStrictEqual(await junitErrors(xml), []);
         assert.match(xml, /<error /);

@@ -221,7 +221,9 @@ describe("reports for users' CI", () => {
         const sarif = JSON.parse(renderSarif([failed]));
         assert.deepStrictEqual(sarifErrors(sarif), []);
         assert.strictEqual(sarif.runs[0].invocations[0].executionSuccessful, false);
-        assert.match(sarif.runs[0].invocations[0].toolExecutionNotifications[0].message.text, /no stack named/);
+        const notes = sarif.runs[0].invocations[0].toolExecutionNotifications;
+        assert.strictEqual(notes.length, 1, JSON.stringify(notes));
+        assert.match(notes[0].message.text, /no stack named/);
         const xml = renderJunit([failed]);
         assert.deepStrictEqual(await junitErrors(xml), []);
         assert.match(xml, /<error[^>]*no stack named/);

@@ -173,12 +173,32 @@ func newRenderer(options []string) (func(string, map[string]any) (string, error)
 		if err != nil {
 			return "", errors.New("a template string does not parse")
 		}
-		var b strings.Builder
-		if err := p.Execute(&b, data); err != nil {
+		b := &capped{}
+		if err := p.Execute(b, data); err != nil {
+			if b.over {
+				return "", fmt.Errorf("a template string renders more than %d bytes", maxString)
+			}
 			return "", fmt.Errorf("a template string does not execute (%s)", reason(err))
 		}
 		return b.String(), nil
 	}, nil
+}
+
+// maxString bounds one rendered string (an Application is at most what the API server stores, ~1.5 MB).
+const maxString = 2 << 20
+
+// capped is a strings.Builder that refuses to grow past maxString, which stops the template's execution.
+type capped struct {
+	strings.Builder
+	over bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.Len()+len(p) > maxString {
+		c.over = true
+		return 0, errors.New("too large")
+	}
+	return c.Builder.Write(p)
 }
 
 // optionOK accepts what text/template's Option accepts (it panics on anything else).
@@ -242,7 +262,12 @@ func render(v any, data map[string]any, run func(string, map[string]any) (string
 	return v, nil
 }
 
+// memoryLimit bounds what a template may allocate (`repeat`, `until` and friends can ask for gigabytes): the
+// address space is capped, so a hostile template ends this process, not the machine.
+const memoryLimit = 4 << 30
+
 func main() {
+	limitMemory(memoryLimit)
 	in, err := io.ReadAll(io.LimitReader(os.Stdin, maxInput+1))
 	if err != nil || len(in) > maxInput {
 		fmt.Fprintln(os.Stderr, "appset-template: cannot read the input (at most 64 MiB)")

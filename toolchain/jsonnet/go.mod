@@ -2,7 +2,10 @@ module pko-guard/toolchain/jsonnet
 
 go 1.25.11
 
-tool github.com/google/go-jsonnet/cmd/jsonnet
+tool (
+	github.com/google/go-jsonnet/cmd/jsonnet
+	github.com/google/go-jsonnet/cmd/jsonnet-deps
+)
 
 require (
 	github.com/fatih/color v1.18.0 // indirect
