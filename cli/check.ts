@@ -6,6 +6,7 @@
  * Exit codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error.
  */
 import * as path from "path";
+import { isatty } from "tty";
 import { packConfig } from "../core/pack-config";
 import { Finding } from "../core/rows";
 import { escapeText } from "../core/escape";
@@ -71,7 +72,8 @@ export function runCheck(o: CheckOptions): CheckResult {
     const started = Date.now();
     const config = packConfig(o.config);
     // On a terminal, a long run says what it is doing (a large repository takes seconds).
-    const shown = progressLine(o.progress ?? process.stderr);
+    // Standard error's stream is made only when it is a terminal (making it costs start-up on every run).
+    const shown = progressLine(o.progress ?? (isatty(2) ? process.stderr : undefined));
     shown.show(`pko-guard check: reading ${escapeText(o.paths.join(" "))}`);
     let load: ReturnType<typeof loadManifests>;
     let findings: Finding[];
