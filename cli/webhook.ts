@@ -24,6 +24,7 @@ import { packConfig } from "../core/pack-config";
 import { ClusterCache } from "../core/cluster/cache";
 import { AdmissionInput, judgeAdmission, judgeAdmissionFresh } from "../core/cluster/admission";
 import { WATCHED_KINDS } from "../core/cluster/kinds";
+import { SharedReads } from "../core/cluster/view";
 import { loadKubeConfig } from "../core/cluster/kubeconfig";
 
 export interface WebhookOptions {
@@ -130,6 +131,8 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
         (o.log ?? ((l: string) => process.stdout.write(`${l}\n`)))(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields }));
     const config = packConfig(o.config);
     const cache = given?.cache ?? new ClusterCache(given?.kc ?? loadKubeConfig(o.kubeconfig, o.context), { log: (event, fields) => log("info", event, fields) });
+    // Fresh reads of the bindings and Stacks around reviewed objects, shared by concurrent reviews (view.ts).
+    const reads = new SharedReads((kind, ns, name) => cache.listFresh(kind, ns, name));
 
     const registry = new prom.Registry();
     const requests = new prom.Counter({
@@ -174,6 +177,15 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
         collect() {
             this.reset();
             this.inc(cache.counters.events);
+        },
+    });
+    new prom.Counter({
+        name: "pko_guard_fresh_lists_total",
+        help: "Lists sent to the API server for admission's fresh reads (concurrent reviews share them)",
+        registers: [registry],
+        collect() {
+            this.reset();
+            this.inc(reads.counters.lists);
         },
     });
     new prom.Counter({
@@ -232,7 +244,7 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
         try {
             const judge = { config, warnOnly: o.warnOnly };
             // A given cache (benchmarks) has no server behind it: judged from the cache alone.
-            const d = given?.cache ? judgeAdmission(review.input, cache, judge) : await judgeAdmissionFresh(review.input, cache, judge, (kind, ns) => cache.listFresh(kind, ns));
+            const d = given?.cache ? judgeAdmission(review.input, cache, judge) : await judgeAdmissionFresh(review.input, cache, judge, reads.read);
             const blocking = d.findings.filter((f) => f.status === "blocking");
             for (const f of blocking) denials.inc({ policy: f.policy });
             decision = d.skipped ? "skipped" : d.allowed ? (blocking.length > 0 ? "warn-only" : "allowed") : "denied";

@@ -1,7 +1,7 @@
 /**
  * In-process evaluation of the pack's own policy objects (`policies` from policies/index.ts), shared by
  * `pko-guard check` and the harness's manifest leg. Nothing here implements a rule: each policy gets the
- * arguments the analyzer would build (properties turned into a protobuf Struct and read back by the policy
+ * arguments the analyzer would build (properties turned into a protobuf Struct, ./struct.ts, and read back by the policy
  * SDK's own deserializer, wrapped in its unknown-checking proxy), the configuration the engine would send
  * (reconcilePackConfig: schema defaults, enforcement levels, `all`), and disabled policies are skipped, as
  * the analyzer skips them. `remediate` reports as `mandatory`, as the analyzer does.
@@ -14,48 +14,8 @@ import { SETTINGS_POLICY, productionSettings } from "../policies/model/productio
 import { shareAcrossPolicies } from "../policies/model/values";
 import { Level, Row, normalizeMessage, row } from "./rows";
 import { PackConfig } from "./pack-config";
-
-const structPb = require("google-protobuf/google/protobuf/struct_pb");
-
-interface PolicySdk {
-    deserializeProperties(struct: unknown, keepUnknowns: boolean): Record<string, unknown>;
-    unknownCheckingProxy(v: unknown): Record<string, unknown>;
-    UnknownValueError: new (...args: never[]) => Error;
-}
-let sdk: PolicySdk | undefined;
-
-/**
- * The policy SDK's own deserializer and unknown-checking proxy, loaded on first use. The deserializer
- * requires the `@pulumi/pulumi` index only for its `asset` classes, and that index also loads the Automation
- * API (most of a second of start-up, which `pko-guard check` would pay on every run). Unless something
- * already loaded the index, it is stood in for by a module that serves `asset` from its own module and loads
- * the real index for anything else (after which the real index is what every later `require` gets).
- */
-function policySdk(): PolicySdk {
-    if (sdk) return sdk;
-    const index = require.resolve("@pulumi/pulumi");
-    if (!require.cache[index]) {
-        const Module = require("module");
-        const standIn = new Module(index, module);
-        standIn.filename = index;
-        standIn.loaded = true;
-        standIn.exports = new Proxy(
-            {},
-            {
-                get(_t, key) {
-                    if (key === "asset") return require("@pulumi/pulumi/asset");
-                    if (require.cache[index] === standIn) delete require.cache[index];
-                    return require("@pulumi/pulumi")[key];
-                },
-            },
-        );
-        require.cache[index] = standIn;
-    }
-    const { deserializeProperties } = require("@pulumi/policy/deserialize");
-    const { unknownCheckingProxy, UnknownValueError } = require("@pulumi/policy/proxy");
-    sdk = { deserializeProperties, unknownCheckingProxy, UnknownValueError };
-    return sdk;
-}
+import { policySdk } from "./policy-sdk";
+import { structRoundTrip } from "./struct";
 
 /** A resource to evaluate: what the engine would send the analyzer for it. */
 export interface EvalResource {
@@ -64,6 +24,11 @@ export interface EvalResource {
     urn: string;
     /** Plain JSON properties (a manifest object, or a program's inputs in wire form). */
     props: Record<string, unknown>;
+    /**
+     * True when `props` is never mutated (a live object as the cluster cache holds it): its deserialized copy
+     * is then made once and reused by every evaluation that judges the same object.
+     */
+    immutable?: boolean;
 }
 
 /**
@@ -84,17 +49,26 @@ function isStackPolicy<P extends Policy>(p: P): p is P & StackValidationPolicy {
     return typeof (p as { validateStack?: unknown }).validateStack === "function";
 }
 
-/** What a policy's `props` is in `pulumi preview`: the SDK's deserialization of the wire Struct, proxied. */
+/** What a policy's `props` is in `pulumi preview`: the SDK's deserialization of the wire Struct (./struct.ts), proxied. */
 export function analyzerProps(props: Record<string, unknown>): Record<string, unknown> {
-    const struct = structPb.Struct.fromJavaScript(props);
+    const wire = structRoundTrip(props);
     const { unknownCheckingProxy, deserializeProperties } = policySdk();
-    return unknownCheckingProxy(deserializeProperties(struct, false));
+    return unknownCheckingProxy(deserializeProperties({ toJavaScript: () => wire }, false));
 }
 
-/** One deserialized copy per resource, read by every policy (so the model may remember its conversions). */
-function sharedProps(props: Record<string, unknown>): Record<string, unknown> {
-    const copy = analyzerProps(props);
+/** Deserialized copies of immutable props, kept while the props object lives. */
+const reused = new WeakMap<object, Record<string, unknown>>();
+
+/**
+ * One deserialized copy per resource, read by every policy (so the model may remember its conversions, which
+ * depend on the value alone); for immutable props, one copy for every evaluation.
+ */
+function sharedProps(r: EvalResource): Record<string, unknown> {
+    const known = r.immutable ? reused.get(r.props) : undefined;
+    if (known) return known;
+    const copy = analyzerProps(r.props);
     shareAcrossPolicies(copy);
+    if (r.immutable) reused.set(r.props, copy);
     return copy;
 }
 
@@ -124,7 +98,7 @@ function evaluateRequest(resources: EvalResource[], config: PackConfig, only?: R
         type: r.type,
         name: r.name,
         urn: r.urn,
-        props: sharedProps(r.props),
+        props: sharedProps(r),
         opts: { protect: false, ignoreChanges: [], aliases: [], customTimeouts: {}, additionalSecretOutputs: [] },
     }));
     const isType = () => false;

@@ -91,10 +91,7 @@ export function relatedObjects(o: KObject, cache: ClusterView): KObject[] {
         for (const kind of ["Stack", "ServiceAccount", "Secret", "Role", "RoleBinding", "Application"]) for (const x of cache.list(kind, n)) add(x);
         for (const b of cache.bindingsFor(n)) add(b);
     }
-    for (const a of cache.list("Application")) {
-        const dest = record(record(a.spec)?.destination)?.namespace;
-        if (typeof dest === "string" && namespaces.has(dest)) add(a);
-    }
+    for (const n of namespaces) for (const a of cache.applicationsFor(n)) add(a);
     // The roles the picked bindings (and the object, if a binding) name, and every aggregating ClusterRole
     // with the roles it selects.
     const bindings = [...picked.values(), o].filter((x) => x.kind === "RoleBinding" || x.kind === "ClusterRoleBinding");
@@ -104,7 +101,7 @@ export function relatedObjects(o: KObject, cache: ClusterView): KObject[] {
         const role = ref.kind === "Role" ? cache.get("Role", ns(b), ref.name) : cache.get("ClusterRole", "", ref.name);
         if (role) add(role);
     }
-    for (const r of cache.list("ClusterRole")) if (r.aggregationRule) add(r);
+    for (const r of cache.aggregatingClusterRoles()) add(r);
     picked.delete(identityOf(o));
     return [...picked.values()].filter((x) => !grantsOnlySystemMasters(x));
 }
@@ -129,8 +126,8 @@ function skipReason(input: AdmissionInput): string | undefined {
 }
 
 /**
- * The decision with fresh reads of the bindings and Stacks around the object (view.ts); `fresh` lists from
- * the API server. A fresh read that fails denies (unless warn-only), saying the state cannot be told.
+ * The decision with fresh reads of the bindings, roles and Stacks around the object (view.ts); `fresh`
+ * lists from the API server. A fresh read that fails denies (unless warn-only), saying the state cannot be told.
  */
 export async function judgeAdmissionFresh(input: AdmissionInput, cache: ClusterCache, o: JudgeOptions, fresh: FreshList): Promise<Decision> {
     const skipped = skipReason(input);
@@ -138,7 +135,7 @@ export async function judgeAdmissionFresh(input: AdmissionInput, cache: ClusterC
     const incoming = keepReadable(input.object!);
     let view: ClusterView;
     try {
-        view = await FreshView.read(cache, namespacesOf(incoming, cache), fresh);
+        view = await FreshView.read(cache, incoming, namespacesOf(incoming, cache), fresh);
     } catch (e) {
         const me = clusterResource(incoming);
         const message = `cluster state cannot be read (${String((e as Error).message)

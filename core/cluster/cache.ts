@@ -12,6 +12,7 @@
  * subject, which may cover any namespace's accounts), so admission can pick the objects related to one.
  */
 import * as k8s from "@kubernetes/client-node";
+import { ObjectClient, objectClient } from "./client";
 import { KObject, WATCHED_KINDS, WatchedKind, identityOf, keepReadable } from "./kinds";
 
 export type KindState = "syncing" | "synced" | "absent" | "error";
@@ -83,11 +84,14 @@ export class ClusterCache {
     private readonly versions = new Map<string, string>();
     /** subject namespace (or ANY) -> binding identity -> binding */
     private readonly bindingsBySubject = new Map<string, Map<string, KObject>>();
+    /** Argo CD Applications by destination namespace, and the aggregating ClusterRoles (identity -> object). */
+    private readonly applicationsByDestination = new Map<string, Map<string, KObject>>();
+    private readonly aggregating = new Map<string, KObject>();
     private readonly aborts = new Set<AbortController>();
     private readonly timers = new Set<NodeJS.Timeout>();
     private stopped = false;
     private readonly kinds: WatchedKind[];
-    private readonly objectApi: k8s.KubernetesObjectApi;
+    private readonly client: ObjectClient;
     private readonly watcher: k8s.Watch;
     private syncWaiters: (() => void)[] = [];
     /** Counts of watch events applied and of relists, for metrics and tests. */
@@ -98,7 +102,7 @@ export class ClusterCache {
         private readonly o: CacheOptions = {},
     ) {
         this.kinds = o.kinds ?? WATCHED_KINDS;
-        this.objectApi = k8s.KubernetesObjectApi.makeApiClient(kc);
+        this.client = objectClient(kc);
         this.watcher = new k8s.Watch(kc);
         for (const k of this.kinds) {
             this.stores.set(k.kind, new KindStore());
@@ -106,20 +110,26 @@ export class ClusterCache {
         }
     }
 
-    /** One kind (in a namespace, or all), listed now from the API server (a quorum read), kept as the cache keeps objects. */
-    async listFresh(kind: string, ns?: string): Promise<KObject[]> {
+    /**
+     * One kind (in a namespace, or all; only the object named `name` when given, by field selector: list
+     * permission suffices), listed now from the API server (a quorum read), kept as the cache keeps objects.
+     */
+    async listFresh(kind: string, ns?: string, name?: string, retry = true): Promise<KObject[]> {
         const k = this.kinds.find((x) => x.kind === kind);
         if (!k) return [];
         const out: KObject[] = [];
         let token: string | undefined;
         try {
             do {
-                const page = await this.objectApi.list(k.apiVersion, k.kind, ns, undefined, undefined, undefined, undefined, undefined, this.o.pageSize ?? 500, token);
+                const byName = name === undefined ? undefined : `metadata.name=${name}`;
+                const page = await this.client.api.list(k.apiVersion, k.kind, ns, undefined, undefined, undefined, byName, undefined, this.o.pageSize ?? 500, token);
                 for (const item of page.items) out.push(keepReadable({ ...(item as unknown as KObject), kind, apiVersion: k.apiVersion }));
                 token = page.metadata?._continue || undefined;
             } while (token);
         } catch (e) {
             if (k.optional && isAbsent(e)) return [];
+            // A kept-alive connection the server closed as the request left: a list is safe to send again, once.
+            if (retry && /ECONNRESET|socket hang up|EPIPE/i.test(errorText(e))) return this.listFresh(kind, ns, name, false);
             throw e;
         }
         return out;
@@ -142,6 +152,7 @@ export class ClusterCache {
         this.stopped = true;
         for (const a of this.aborts) a.abort();
         for (const t of this.timers) clearTimeout(t);
+        this.client.close();
         this.aborts.clear();
         this.timers.clear();
     }
@@ -191,12 +202,40 @@ export class ClusterCache {
         return [...(this.bindingsBySubject.get(ns)?.values() ?? []), ...(this.bindingsBySubject.get(ANY)?.values() ?? [])];
     }
 
+    /** Argo CD Applications whose destination is namespace `ns`. */
+    applicationsFor(ns: string): KObject[] {
+        return [...(this.applicationsByDestination.get(ns)?.values() ?? [])];
+    }
+
+    /** ClusterRoles with an aggregationRule (their rules are those of the ClusterRoles they select). */
+    aggregatingClusterRoles(): KObject[] {
+        return [...this.aggregating.values()];
+    }
+
     /** Namespaces holding at least one Stack. */
     stackNamespaces(): string[] {
         return [...(this.stores.get("Stack")?.byNs.keys() ?? [])];
     }
 
     private index(o: KObject, add: boolean): void {
+        if (o.kind === "Application") {
+            const dest = destinationOf(o);
+            if (dest === undefined) return;
+            let m = this.applicationsByDestination.get(dest);
+            if (add) {
+                if (!m) this.applicationsByDestination.set(dest, (m = new Map()));
+                m.set(identityOf(o), o);
+            } else if (m) {
+                m.delete(identityOf(o));
+                if (m.size === 0) this.applicationsByDestination.delete(dest);
+            }
+            return;
+        }
+        if (o.kind === "ClusterRole") {
+            if (add && o.aggregationRule) this.aggregating.set(identityOf(o), o);
+            else this.aggregating.delete(identityOf(o));
+            return;
+        }
         if (o.kind !== "RoleBinding" && o.kind !== "ClusterRoleBinding") return;
         const id = identityOf(o);
         for (const ns of subjectNamespaces(o)) {
@@ -250,7 +289,7 @@ export class ClusterCache {
         try {
             let token: string | undefined;
             do {
-                const page = await this.objectApi.list(k.apiVersion, k.kind, undefined, undefined, undefined, undefined, undefined, undefined, this.o.pageSize ?? 500, token);
+                const page = await this.client.api.list(k.apiVersion, k.kind, undefined, undefined, undefined, undefined, undefined, undefined, this.o.pageSize ?? 500, token);
                 for (const item of page.items) items.push(item as unknown as KObject);
                 token = page.metadata?._continue || undefined;
                 rv = page.metadata?.resourceVersion ?? rv;
@@ -330,6 +369,13 @@ export class ClusterCache {
     private log(event: string, fields: Record<string, unknown>): void {
         this.o.log?.(event, fields);
     }
+}
+
+/** An Application's destination namespace (spec.destination.namespace), when it names one. */
+export function destinationOf(o: KObject): string | undefined {
+    const spec = o.spec as { destination?: { namespace?: unknown } } | undefined;
+    const ns = spec && typeof spec === "object" ? spec.destination?.namespace : undefined;
+    return typeof ns === "string" && ns ? ns : undefined;
 }
 
 function errorText(e: unknown): string {

@@ -94,7 +94,8 @@ export function clusterResource(obj: KObject): EvalResource {
     const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
     const type = `kubernetes:${group}/${version}:${obj.kind}`;
     const identity = identityOf(obj);
-    return { type, name: identity, urn: `${CLUSTER_URN_PREFIX}${type}::${identity}`, props: obj };
+    // Live objects are never changed once read (the cache replaces an object on update): immutable.
+    return { type, name: identity, urn: `${CLUSTER_URN_PREFIX}${type}::${identity}`, props: obj, immutable: true };
 }
 
 /**

@@ -4,9 +4,10 @@
  * An informer cache trails the API server by the time a watch event takes to arrive: a `kubectl apply` of a
  * file that holds a cluster-admin binding and then the Stack it empowers sends the Stack for review before
  * the cache may have seen the binding. So the cross-object rules do not judge from the cache alone: for the
- * object under review, the bindings that can reach its namespaces (every ClusterRoleBinding, and the
- * RoleBindings of those namespaces) and the Stacks of those namespaces are read fresh from the API server
- * (quorum lists, list permission only) and replace what the cache holds of them. A fresh read that fails
+ * object under review, what can change its verdict (FreshView: the bindings that can reach its namespaces,
+ * the roles they name, the Stacks of those namespaces) is read fresh from the API server (quorum lists,
+ * list permission only) and replaces what the cache holds of it. Concurrent reviews share those reads
+ * (SharedReads), each read still sent after every review sharing it arrived. A fresh read that fails
  * means the state cannot be told: the decision fails closed.
  */
 import { ClusterCache, subjectNamespaces } from "./cache";
@@ -17,60 +18,289 @@ export interface ClusterView {
     get(kind: string, ns: string, name: string): KObject | undefined;
     bindingsFor(ns: string): KObject[];
     stackNamespaces(): string[];
+    applicationsFor(ns: string): KObject[];
+    aggregatingClusterRoles(): KObject[];
 }
 
-/** Lists one kind (in one namespace, or all) straight from the API server, as `keepReadable` keeps objects. */
-export type FreshList = (kind: string, ns?: string) => Promise<KObject[]>;
+/**
+ * Lists one kind (in one namespace, or all; only the object of that name when `name` is given) straight
+ * from the API server, as `keepReadable` keeps objects.
+ */
+export type FreshList = (kind: string, ns?: string, name?: string) => Promise<KObject[]>;
 
 function nsOf(o: KObject): string {
     const n = (o.metadata ?? {}).namespace;
     return typeof n === "string" ? n : "";
 }
 
-/** The cache overlaid with fresh lists of bindings (all ClusterRoleBindings, RoleBindings of `namespaces`) and Stacks of `namespaces`. */
+/**
+ * Fresh reads shared by concurrent reviews, still each read after its review arrived. A review may join
+ * a read of the same kind and namespace that has not been sent yet; a read already on its way was sent
+ * before the review arrived (it may miss what the review's own client wrote just before), so the review
+ * waits for it to end and joins the next one, which every review arriving meanwhile shares. So there is at
+ * most one read of a kind and namespace on its way and one waiting, however many reviews arrive; and at
+ * most `maxConcurrent` lists are sent at once in all. A read that fails fails every review that shared it
+ * (each fails closed).
+ */
+export class SharedReads {
+    private readonly sent = new Map<string, Promise<KObject[]>>();
+    private readonly waiting = new Map<string, Promise<KObject[]>>();
+    private active = 0;
+    private readonly slots: (() => void)[] = [];
+    /** Lists sent, and reviews' reads answered (a ratio above 1 is reads shared). */
+    readonly counters = { lists: 0, reads: 0 };
+
+    constructor(
+        private readonly fresh: FreshList,
+        private readonly maxConcurrent = 8,
+    ) {}
+
+    /** A FreshList whose answer was listed by a request sent after this call. */
+    readonly read: FreshList = (kind, ns, name) => {
+        this.counters.reads++;
+        const key = `${kind}\u0000${ns ?? "\u0000all"}\u0000${name ?? ""}`;
+        const queued = this.waiting.get(key);
+        if (queued) return queued;
+        const onItsWay = this.sent.get(key);
+        if (!onItsWay) return this.send(key, kind, ns, name);
+        const next = onItsWay
+            .then(
+                () => undefined,
+                () => undefined,
+            )
+            .then(() => {
+                this.waiting.delete(key);
+                return this.send(key, kind, ns, name);
+            });
+        this.waiting.set(key, next);
+        return next;
+    };
+
+    private send(key: string, kind: string, ns: string | undefined, name: string | undefined): Promise<KObject[]> {
+        const p = this.slot().then(async (release) => {
+            try {
+                this.counters.lists++;
+                return await this.fresh(kind, ns, name);
+            } finally {
+                release();
+                if (this.sent.get(key) === p) this.sent.delete(key);
+            }
+        });
+        this.sent.set(key, p);
+        return p;
+    }
+
+    private slot(): Promise<() => void> {
+        const release = () => {
+            const next = this.slots.shift();
+            if (next) next();
+            else this.active--;
+        };
+        if (this.active < this.maxConcurrent) {
+            this.active++;
+            return Promise.resolve(release);
+        }
+        return new Promise((resolve) => this.slots.push(() => resolve(release)));
+    }
+}
+
+/**
+ * Above this many namespaces (a binding to a group reaches every namespace holding a Stack), a fresh read
+ * lists RoleBindings and Stacks across all namespaces once instead of once per namespace.
+ */
+export const PER_NAMESPACE_READS = 8;
+
+/** What a fresh read holds of one namespaced kind: some namespaces' objects, or every namespace's. */
+class FreshKind {
+    constructor(
+        private readonly byNs: Map<string, KObject[]>,
+        private readonly everywhere: boolean,
+    ) {}
+
+    /** Nothing read fresh: every namespace from the cache. */
+    static none(): FreshKind {
+        return new FreshKind(new Map(), false);
+    }
+
+    static async read(kind: string, namespaces: string[], fresh: FreshList): Promise<FreshKind> {
+        if (namespaces.length <= PER_NAMESPACE_READS) {
+            const lists = await Promise.all(namespaces.map((n) => fresh(kind, n)));
+            return new FreshKind(new Map(namespaces.map((n, i) => [n, lists[i]])), false);
+        }
+        const byNs = new Map<string, KObject[]>();
+        for (const o of await fresh(kind)) {
+            const n = nsOf(o);
+            if (!byNs.has(n)) byNs.set(n, []);
+            byNs.get(n)!.push(o);
+        }
+        return new FreshKind(byNs, true);
+    }
+
+    /** Whether the fresh read tells this namespace's objects. */
+    covers(ns: string): boolean {
+        return this.everywhere || this.byNs.has(ns);
+    }
+    of(ns: string): KObject[] {
+        return this.byNs.get(ns) ?? [];
+    }
+    all(): KObject[] {
+        return [...this.byNs.values()].flat();
+    }
+    namespaces(): string[] {
+        return [...this.byNs.entries()].filter(([, l]) => l.length > 0).map(([n]) => n);
+    }
+}
+
+function record(v: unknown): Record<string, unknown> | undefined {
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+function isBinding(o: KObject): boolean {
+    return o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding";
+}
+
+interface RoleRef {
+    kind: "Role" | "ClusterRole";
+    ns: string;
+    name: string;
+}
+
+/** The role a binding names. */
+function roleRefOf(b: KObject): RoleRef | undefined {
+    const ref = record(b.roleRef);
+    if (typeof ref?.name !== "string" || (ref.kind !== "Role" && ref.kind !== "ClusterRole")) return undefined;
+    return { kind: ref.kind, ns: ref.kind === "Role" ? nsOf(b) : "", name: ref.name };
+}
+
+function roleKey(kind: string, ns: string, name: string): string {
+    return kind === "Role" ? `Role/${ns}/${name}` : `ClusterRole/${name}`;
+}
+
+/**
+ * The cache overlaid with what can change the verdict on the object under review, read fresh:
+ * - for a Stack (or a role, service account, Secret, Application): every ClusterRoleBinding and the
+ *   RoleBindings of the namespaces concerned (a binding stored just before, in the same `kubectl apply`);
+ * - for anything but a Stack: the Stacks of those namespaces (a Stack stored just before a binding that
+ *   would empower it); other Stacks never change a Stack's own findings;
+ * - the roles those bindings (and the object, if a binding) name: a role stored just before its binding
+ *   would otherwise be missing (and a missing role fails closed) or stale.
+ */
 export class FreshView implements ClusterView {
     private constructor(
         private readonly cache: ClusterCache,
-        private readonly namespaces: Set<string>,
-        private readonly crbs: KObject[],
-        private readonly rbs: Map<string, KObject[]>,
-        private readonly stacks: Map<string, KObject[]>,
+        private readonly crbs: KObject[] | undefined,
+        private readonly rbs: FreshKind,
+        private readonly stacks: FreshKind,
+        private roles = new Map<string, KObject | undefined>(),
     ) {}
 
-    static async read(cache: ClusterCache, namespaces: Set<string>, fresh: FreshList): Promise<FreshView> {
+    static async read(cache: ClusterCache, incoming: KObject, namespaces: Set<string>, fresh: FreshList): Promise<FreshView> {
         const list = [...namespaces];
-        const [crbs, rbs, stacks] = await Promise.all([fresh("ClusterRoleBinding"), Promise.all(list.map((n) => fresh("RoleBinding", n))), Promise.all(list.map((n) => fresh("Stack", n)))]);
-        return new FreshView(cache, namespaces, crbs, new Map(list.map((n, i) => [n, rbs[i]])), new Map(list.map((n, i) => [n, stacks[i]])));
+        const bindings = incoming.kind !== "RoleBinding" && incoming.kind !== "ClusterRoleBinding";
+        // The roles the cached bindings name are read alongside the bindings (one round trip, not two);
+        // a role only a fresh binding names is read once that binding is known.
+        const guessed = FreshView.roleRefs(cache, incoming, list);
+        const early = FreshView.readRoles(guessed, fresh);
+        early.catch(() => undefined); // awaited below; a failure of the bindings' reads may come first
+        const [crbs, rbs, stacks] = await Promise.all([
+            bindings ? fresh("ClusterRoleBinding") : undefined,
+            bindings ? FreshKind.read("RoleBinding", list, fresh) : FreshKind.none(),
+            incoming.kind !== "Stack" ? FreshKind.read("Stack", list, fresh) : FreshKind.none(),
+        ]);
+        const view = new FreshView(cache, crbs, rbs, stacks);
+        const late = new Map([...FreshView.roleRefs(view, incoming, list)].filter(([key]) => !guessed.has(key)));
+        const [first, second] = await Promise.all([early, FreshView.readRoles(late, fresh)]);
+        view.roles = new Map([...first, ...second]);
+        return view;
+    }
+
+    /** The roles named by the bindings reaching `namespaces` in `view`, and by `incoming` if a binding. */
+    private static roleRefs(view: ClusterView, incoming: KObject, namespaces: string[]): Map<string, RoleRef> {
+        const refs = new Map<string, RoleRef>();
+        const reaching = namespaces.length <= PER_NAMESPACE_READS ? namespaces.flatMap((n) => view.bindingsFor(n)) : [...view.list("ClusterRoleBinding"), ...view.list("RoleBinding")];
+        for (const b of [...(isBinding(incoming) ? [incoming] : []), ...reaching]) {
+            const ref = roleRefOf(b);
+            if (ref) refs.set(roleKey(ref.kind, ref.ns, ref.name), ref);
+        }
+        return refs;
+    }
+
+    /** Roles read fresh: each by name, or all Roles and ClusterRoles once when there are many. */
+    private static async readRoles(refs: Map<string, RoleRef>, fresh: FreshList): Promise<Map<string, KObject | undefined>> {
+        const out = new Map<string, KObject | undefined>();
+        if (refs.size === 0) return out;
+        if (refs.size <= 2 * PER_NAMESPACE_READS) {
+            const wanted = [...refs.entries()];
+            const found = await Promise.all(wanted.map(([, r]) => fresh(r.kind, r.kind === "Role" ? r.ns : undefined, r.name)));
+            wanted.forEach(([key, r], i) =>
+                out.set(
+                    key,
+                    found[i].find((o) => (o.metadata ?? {}).name === r.name),
+                ),
+            );
+            return out;
+        }
+        const [roles, clusterRoles] = await Promise.all([fresh("Role"), fresh("ClusterRole")]);
+        for (const key of refs.keys()) out.set(key, undefined);
+        for (const o of [...roles, ...clusterRoles]) {
+            const key = roleKey(String(o.kind), nsOf(o), String((o.metadata ?? {}).name));
+            if (refs.has(key)) out.set(key, o);
+        }
+        return out;
+    }
+
+    private freshKind(kind: string): FreshKind | undefined {
+        return kind === "RoleBinding" ? this.rbs : kind === "Stack" ? this.stacks : undefined;
     }
 
     list(kind: string, ns?: string): KObject[] {
-        if (kind === "ClusterRoleBinding") return this.crbs;
-        const fresh = kind === "RoleBinding" ? this.rbs : kind === "Stack" ? this.stacks : undefined;
-        if (fresh && ns !== undefined && fresh.has(ns)) return fresh.get(ns)!;
-        if (fresh && ns === undefined) return [...this.cache.list(kind).filter((o) => !fresh.has(nsOf(o))), ...[...fresh.values()].flat()];
-        return this.cache.list(kind, ns);
+        if (kind === "ClusterRoleBinding") return this.crbs ?? this.cache.list(kind);
+        const fresh = this.freshKind(kind);
+        if (!fresh) return this.cache.list(kind, ns);
+        if (ns !== undefined) return fresh.covers(ns) ? fresh.of(ns) : this.cache.list(kind, ns);
+        return [...this.cache.list(kind).filter((o) => !fresh.covers(nsOf(o))), ...fresh.all()];
     }
 
     get(kind: string, ns: string, name: string): KObject | undefined {
-        if (kind === "ClusterRoleBinding" || ((kind === "RoleBinding" || kind === "Stack") && this.namespaces.has(ns))) {
-            return this.list(kind, ns).find((o) => (o.metadata ?? {}).name === name);
+        if (kind === "Role" || kind === "ClusterRole") {
+            const key = roleKey(kind, ns, name);
+            if (this.roles.has(key)) return this.roles.get(key);
         }
+        if ((kind === "ClusterRoleBinding" && this.crbs) || this.freshKind(kind)?.covers(ns)) return this.list(kind, ns).find((o) => (o.metadata ?? {}).name === name);
         return this.cache.get(kind, ns, name);
     }
 
+    /** Fresh bindings by the namespaces of their subjects ("*any*" for groups and users), built on first use. */
+    private bySubject?: Map<string, KObject[]>;
+
     bindingsFor(ns: string): KObject[] {
-        const covers = (b: KObject) => subjectNamespaces(b).some((n) => n === ns || n === "*any*");
+        if (!this.bySubject) {
+            this.bySubject = new Map();
+            for (const b of [...(this.crbs ?? []), ...this.rbs.all()])
+                for (const n of subjectNamespaces(b)) {
+                    if (!this.bySubject.has(n)) this.bySubject.set(n, []);
+                    this.bySubject.get(n)!.push(b);
+                }
+        }
         const out = new Map<string, KObject>();
-        // RoleBindings of other namespaces come from the cache; those of the fresh namespaces, and every
+        // RoleBindings of namespaces not read fresh come from the cache; those read fresh, and every
         // ClusterRoleBinding, from the fresh lists.
-        for (const b of this.cache.bindingsFor(ns)) if (b.kind === "RoleBinding" && !this.rbs.has(nsOf(b))) out.set(identityOf(b), b);
-        for (const b of [...this.crbs, ...[...this.rbs.values()].flat()]) if (covers(b)) out.set(identityOf(b), b);
+        for (const b of this.cache.bindingsFor(ns)) if (b.kind === "RoleBinding" ? !this.rbs.covers(nsOf(b)) : !this.crbs) out.set(identityOf(b), b);
+        for (const b of [...(this.bySubject.get(ns) ?? []), ...(this.bySubject.get("*any*") ?? [])]) out.set(identityOf(b), b);
         return [...out.values()];
     }
 
+    applicationsFor(ns: string): KObject[] {
+        return this.cache.applicationsFor(ns);
+    }
+
+    aggregatingClusterRoles(): KObject[] {
+        return this.cache.aggregatingClusterRoles();
+    }
+
     stackNamespaces(): string[] {
-        const out = new Set(this.cache.stackNamespaces().filter((n) => !this.stacks.has(n)));
-        for (const [n, list] of this.stacks) if (list.length > 0) out.add(n);
+        const out = new Set(this.cache.stackNamespaces().filter((n) => !this.stacks.covers(n)));
+        for (const n of this.stacks.namespaces()) out.add(n);
         return [...out];
     }
 }

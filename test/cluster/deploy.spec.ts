@@ -25,7 +25,7 @@ describe("deploy/webhook manifests against a real API server", function () {
     after(async () => server?.stop());
 
     it("pass kubectl apply --dry-run=server, and the RBAC is applied for real", async () => {
-        const files = fs.readdirSync(DEPLOY).filter((f) => f.endsWith(".yaml"));
+        const files = fs.readdirSync(DEPLOY).filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml");
         assert.deepStrictEqual(files.sort(), ["deployment.yaml", "namespace.yaml", "rbac.yaml", "validatingwebhookconfiguration.yaml"]);
         // The namespace exists for real first: a dry run of namespaced objects needs it.
         const ns = await server.kubectl(["apply", "-f", path.join(DEPLOY, "namespace.yaml")]);
@@ -37,6 +37,17 @@ describe("deploy/webhook manifests against a real API server", function () {
         }
         const rbac = await server.kubectl(["apply", "-f", path.join(DEPLOY, "rbac.yaml")]);
         assert.strictEqual(rbac.code, 0, rbac.stderr);
+    });
+
+    it("kubectl apply -k applies every file, the namespace first and the webhook configuration last", async () => {
+        const built = await server.kubectl(["kustomize", DEPLOY]);
+        assert.strictEqual(built.code, 0, built.stderr);
+        const kinds = [...built.stdout.matchAll(/^kind: (\S+)$/gm)].map((m) => m[1]);
+        assert.strictEqual(kinds[0], "Namespace");
+        assert.strictEqual(kinds[kinds.length - 1], "ValidatingWebhookConfiguration");
+        assert.deepStrictEqual([...new Set(kinds)].sort(), ["ClusterRole", "ClusterRoleBinding", "Deployment", "Namespace", "PodDisruptionBudget", "Service", "ServiceAccount", "ValidatingWebhookConfiguration"]);
+        const dry = await server.kubectl(["apply", "--dry-run=server", "-k", DEPLOY]);
+        assert.strictEqual(dry.code, 0, dry.stderr);
     });
 
     it("the webhook's account may list and watch every watched kind, and nothing more", async () => {

@@ -433,7 +433,7 @@ describe("pko-stack-no-cluster-admin: effective permissions", () => {
 
 describe("pko-stack-no-cluster-admin: explain", () => {
     it("quotes PKO's migration-guide advice, refuses it, and its least-privilege Role passes the rule", () => {
-        const { explainRule } = require("../../cli/rules") as typeof import("../../cli/rules");
+        const { explainRule } = require("../../cli/explain") as typeof import("../../cli/explain");
         const YAML = require("yaml") as typeof import("yaml");
         const text = explainRule("pko-stack-no-cluster-admin");
         assert.match(text, /migration guide \(docs\/migration\.md, "here's how to assign\s+the `cluster-admin` role"\)/);

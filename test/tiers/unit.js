@@ -17,6 +17,8 @@ module.exports = {
         "test/pko-api.spec.ts",
         "test/harness/argocd-finalizers.spec.ts",
         "test/harness/policy-config.spec.ts",
+        "test/check/struct.spec.ts",
+        "test/check/yaml-positions.spec.ts",
         "test/harness/real-only.spec.ts",
         "test/harness/verdict.spec.ts",
         "test/harness/output.spec.ts",
