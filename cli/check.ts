@@ -6,6 +6,7 @@
  * Exit codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error.
  */
 import * as path from "path";
+import { isatty } from "tty";
 import { packConfig } from "../core/pack-config";
 import { Finding } from "../core/rows";
 import { escapeText } from "../core/escape";
@@ -17,6 +18,7 @@ import { Skip } from "../core/manifests/objects";
 import { evaluateManifests } from "../core/manifests/evaluate";
 import { progressLine } from "../core/progress";
 import { clusterCapabilities } from "../core/render/capabilities";
+import { mark } from "../core/timings";
 
 export interface CheckOptions {
     paths: string[];
@@ -70,15 +72,18 @@ export function runCheck(o: CheckOptions): CheckResult {
     const started = Date.now();
     const config = packConfig(o.config);
     // On a terminal, a long run says what it is doing (a large repository takes seconds).
-    const shown = progressLine(o.progress ?? process.stderr);
+    // Standard error's stream is made only when it is a terminal (making it costs start-up on every run).
+    const shown = progressLine(o.progress ?? (isatty(2) ? process.stderr : undefined));
     shown.show(`pko-guard check: reading ${escapeText(o.paths.join(" "))}`);
     let load: ReturnType<typeof loadManifests>;
     let findings: Finding[];
     try {
         load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, skipUnreadable: o.skipUnreadable, cluster: clusterCapabilities(o) });
+        mark("parsed");
         shown.show(`pko-guard check: evaluating ${load.objects.length} object(s) from ${load.files} file(s)`);
         // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.
         findings = judgeRows(evaluateManifests(load, config), o.failOnAdvisory);
+        mark("judged");
     } finally {
         shown.done();
     }

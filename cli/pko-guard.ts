@@ -23,6 +23,7 @@ import { escapeText } from "../core/escape";
 import { BadInputError, isReportedError } from "../core/errors";
 import { onInterrupt } from "../core/process";
 import { REPO_ROOT } from "../core/paths";
+import { mark } from "../core/timings";
 import { ProjectSubject } from "./reports/subject";
 import { renderFindings, renderFullTable } from "./reports/table";
 import { ReportRequest, inputClashes, parseReportOption, writeReports } from "./reports/write";
@@ -126,6 +127,7 @@ async function runJudged(o: ReportingOptions, inputs: string[], errorSubject: (m
     removeHook();
     output(judged.subject, o, judged.summaryText);
     writeReports(reports, [judged.subject]);
+    mark("reported");
     return judged.subject.outcome === "pass" ? 0 : 1;
 }
 
@@ -177,6 +179,7 @@ function checkCommand(exit: Exit): Command {
         .exitOverride()
         .action(async (paths: string[], o: CheckCliOptions) => {
             const { checkErrorSubject, runCheck, checkSummaryLine } = await import("./check");
+            mark("command");
             exit.code = await runJudged(
                 o,
                 [...paths, ...(o.config ? [o.config] : [])],

@@ -1,7 +1,7 @@
 /**
  * In-process evaluation of the pack's own policy objects (`policies` from policies/index.ts), shared by
  * `pko-guard check` and the harness's manifest leg. Nothing here implements a rule: each policy gets the
- * arguments the analyzer would build (properties turned into a protobuf Struct and read back by the policy
+ * arguments the analyzer would build (properties turned into a protobuf Struct, ./struct.ts, and read back by the policy
  * SDK's own deserializer, wrapped in its unknown-checking proxy), the configuration the engine would send
  * (reconcilePackConfig: schema defaults, enforcement levels, `all`), and disabled policies are skipped, as
  * the analyzer skips them. `remediate` reports as `mandatory`, as the analyzer does.
@@ -15,48 +15,8 @@ import { shareAcrossPolicies } from "../policies/model/values";
 import { endRequests } from "../policies/model/request";
 import { Level, Row, normalizeMessage, row } from "./rows";
 import { PackConfig } from "./pack-config";
-
-const structPb = require("google-protobuf/google/protobuf/struct_pb");
-
-interface PolicySdk {
-    deserializeProperties(struct: unknown, keepUnknowns: boolean): Record<string, unknown>;
-    unknownCheckingProxy(v: unknown): Record<string, unknown>;
-    UnknownValueError: new (...args: never[]) => Error;
-}
-let sdk: PolicySdk | undefined;
-
-/**
- * The policy SDK's own deserializer and unknown-checking proxy, loaded on first use. The deserializer
- * requires the `@pulumi/pulumi` index only for its `asset` classes, and that index also loads the Automation
- * API (most of a second of start-up, which `pko-guard check` would pay on every run). Unless something
- * already loaded the index, it is stood in for by a module that serves `asset` from its own module and loads
- * the real index for anything else (after which the real index is what every later `require` gets).
- */
-function policySdk(): PolicySdk {
-    if (sdk) return sdk;
-    const index = require.resolve("@pulumi/pulumi");
-    if (!require.cache[index]) {
-        const Module = require("module");
-        const standIn = new Module(index, module);
-        standIn.filename = index;
-        standIn.loaded = true;
-        standIn.exports = new Proxy(
-            {},
-            {
-                get(_t, key) {
-                    if (key === "asset") return require("@pulumi/pulumi/asset");
-                    if (require.cache[index] === standIn) delete require.cache[index];
-                    return require("@pulumi/pulumi")[key];
-                },
-            },
-        );
-        require.cache[index] = standIn;
-    }
-    const { deserializeProperties } = require("@pulumi/policy/deserialize");
-    const { unknownCheckingProxy, UnknownValueError } = require("@pulumi/policy/proxy");
-    sdk = { deserializeProperties, unknownCheckingProxy, UnknownValueError };
-    return sdk;
-}
+import { policySdk } from "./policy-sdk";
+import { structRoundTrip } from "./struct";
 
 /** A resource to evaluate: what the engine would send the analyzer for it. */
 export interface EvalResource {
@@ -90,11 +50,11 @@ function isStackPolicy<P extends Policy>(p: P): p is P & StackValidationPolicy {
     return typeof (p as { validateStack?: unknown }).validateStack === "function";
 }
 
-/** What a policy's `props` is in `pulumi preview`: the SDK's deserialization of the wire Struct, proxied. */
+/** What a policy's `props` is in `pulumi preview`: the SDK's deserialization of the wire Struct (./struct.ts), proxied. */
 export function analyzerProps(props: Record<string, unknown>): Record<string, unknown> {
-    const struct = structPb.Struct.fromJavaScript(props);
+    const wire = structRoundTrip(props);
     const { unknownCheckingProxy, deserializeProperties } = policySdk();
-    return unknownCheckingProxy(deserializeProperties(struct, false));
+    return unknownCheckingProxy(deserializeProperties({ toJavaScript: () => wire }, false));
 }
 
 /** Deserialized copies of immutable props, kept while the props object lives. */

@@ -30,6 +30,7 @@
  */
 import * as jsyaml from "js-yaml";
 import * as YAML from "yaml";
+import { PosNode, fastPositions, fromYamlNode } from "./yaml-positions";
 
 /** A decoding error: the reason (never the document's text) and the offset in the stream it points at. */
 export class KubeYamlError extends Error {
@@ -48,6 +49,8 @@ export interface KubeDocument {
     readonly start: number;
     /** The document's root node, ranges in stream offsets (undefined for an empty document); parsed on demand. */
     readonly node?: YAML.Node;
+    /** Where its fields are (stream offsets; ./yaml-positions.ts), found on demand: what locating a finding reads. */
+    readonly positions?: PosNode;
 }
 
 /** Set to force the exact path (tests compare both paths with the Go decoder). */
@@ -96,6 +99,7 @@ const GO_SCALAR = new jsyaml.Type("tag:yaml.org,2002:go", {
     },
 });
 const FAST_SCHEMA = jsyaml.FAILSAFE_SCHEMA.extend({ implicit: [GO_SCALAR] });
+const FAST_SCHEMA_OPTIONS: jsyaml.LoadOptions = { schema: FAST_SCHEMA, json: true };
 
 /** Constructs js-yaml cannot be trusted with (textual, conservative: a false alarm only costs the exact path). */
 const NEEDS_EXACT = /<<|\\\/|^[ \t-]*\?(?:[ \t]|$)|^[ \t-]*:(?:[ \t]|$)|[{,[][ \t]*:(?:[ \t]|$)|[\]}][ \t]*:(?:[ \t]|$)|^[ \t]*%/m;
@@ -126,7 +130,7 @@ function unbox(v: unknown): unknown {
 function fastDecode(chunk: string): { value: unknown } | undefined {
     if (!decodeOptions.fastPath || NEEDS_EXACT.test(chunk)) return undefined;
     try {
-        const value = jsyaml.load(chunk, { schema: FAST_SCHEMA, json: true });
+        const value = jsyaml.load(chunk, FAST_SCHEMA_OPTIONS);
         return { value: value === undefined ? null : unbox(value) };
     } catch {
         return undefined;
@@ -499,7 +503,7 @@ function decodeJsonStream(text: string): KubeDocument[] {
         }
         const node = YAML.parseDocument(text.slice(i, end), { version: "1.1", schema: "failsafe", uniqueKeys: false }).contents ?? undefined;
         if (node) shift(node, i);
-        out.push({ value, start: i, node: node ?? undefined });
+        out.push({ value, start: i, node: node ?? undefined, positions: fromYamlNode(node) });
         consumed = end;
     }
 }
@@ -551,21 +555,35 @@ function decodeYamlStream(text: string, from: number): KubeDocument[] {
         const fast = fastDecode(chunk);
         if (fast) {
             // Positions are needed for few documents (a finding, an error): their nodes are parsed when asked.
+            // js-yaml's parse events give them for most documents; the exact path's node tree for the others.
             let parsed: { node?: YAML.Node } | undefined;
             const node = () => (parsed ??= exactDecode(chunk, offset)).node;
+            let found: { positions?: PosNode } | undefined;
+            const positions = () => (found ??= { positions: fastPositions(chunk, offset, FAST_SCHEMA_OPTIONS) ?? fromYamlNode(node()) }).positions;
             out.push({
                 value: fast.value,
                 get start() {
-                    return node()?.range?.[0] ?? offset;
+                    return positions()?.start ?? offset;
                 },
                 get node() {
                     return node();
+                },
+                get positions() {
+                    return positions();
                 },
             });
             continue;
         }
         const exact = exactDecode(chunk, offset);
-        out.push({ value: exact.value, start: exact.node?.range?.[0] ?? offset, node: exact.node });
+        let found: { positions?: PosNode } | undefined;
+        out.push({
+            value: exact.value,
+            start: exact.node?.range?.[0] ?? offset,
+            node: exact.node,
+            get positions() {
+                return (found ??= { positions: fromYamlNode(exact.node) }).positions;
+            },
+        });
     }
     return out;
 }

@@ -35,15 +35,22 @@ export function loadPkoCrds(dir: string = PKO_CRD_DIR): Map<string, PkoCrdVersio
     for (const file of PKO_CRD_FILES) {
         const full = path.join(dir, file);
         if (!fs.existsSync(full)) throw new BadInputError(`PKO CRD ${full} not found (regenerate with schemas/pko/generate.sh)`);
-        const crd = YAML.parse(fs.readFileSync(full, "utf8")) as Crd;
-        const group = crd?.spec?.group;
-        const kind = crd?.spec?.names?.kind;
-        if (crd?.kind !== "CustomResourceDefinition" || !group || !kind) throw new BadInputError(`${full} is not a CustomResourceDefinition`);
-        for (const v of crd.spec?.versions ?? []) {
-            const schema = v.schema?.openAPIV3Schema;
-            if (!v.name || !schema) throw new BadInputError(`${full}: version ${String(v.name)} has no openAPIV3Schema`);
-            out.set(`${group}/${v.name}/${kind}`, { apiVersion: `${group}/${v.name}`, kind, served: v.served === true, schema });
-        }
+        for (const [gvk, v] of loadCrdVersions(full)) out.set(gvk, v);
+    }
+    return out;
+}
+
+/** Every version of the CustomResourceDefinition in `file` (a committed one: PKO's, Argo CD's), keyed `apiVersion/kind`. */
+export function loadCrdVersions(file: string): Map<string, PkoCrdVersion> {
+    const out = new Map<string, PkoCrdVersion>();
+    const crd = YAML.parse(fs.readFileSync(file, "utf8")) as Crd;
+    const group = crd?.spec?.group;
+    const kind = crd?.spec?.names?.kind;
+    if (crd?.kind !== "CustomResourceDefinition" || !group || !kind) throw new BadInputError(`${file} is not a CustomResourceDefinition`);
+    for (const v of crd.spec?.versions ?? []) {
+        const schema = v.schema?.openAPIV3Schema;
+        if (!v.name || !schema) throw new BadInputError(`${file}: version ${String(v.name)} has no openAPIV3Schema`);
+        out.set(`${group}/${v.name}/${kind}`, { apiVersion: `${group}/${v.name}`, kind, served: v.served === true, schema });
     }
     return out;
 }

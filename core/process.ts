@@ -19,6 +19,7 @@ import { ChildProcess, SpawnOptions, spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { REPO_ROOT } from "./paths";
 
 const children = new Set<ChildProcess>();
 const folders = new Set<string>();
@@ -26,10 +27,9 @@ const interruptHooks = new Set<(signal: NodeJS.Signals) => void>();
 let installed = false;
 let watchdog: ChildProcess | undefined;
 
-/** The watchdog's script: compiled beside this module, or (under ts-node, in tests) its source. */
+/** The watchdog's script: compiled beside this module, or tsc's output (from the CLI bundle), or (under ts-node, in tests) its source. */
 function watchdogCommand(): string[] {
-    const js = path.join(__dirname, "watchdog.js");
-    if (fs.existsSync(js)) return [js];
+    for (const js of [path.join(__dirname, "watchdog.js"), path.join(REPO_ROOT, "bin", "core", "watchdog.js")]) if (fs.existsSync(js)) return [js];
     return ["-r", require.resolve("ts-node/register/transpile-only"), path.join(__dirname, "watchdog.ts")];
 }
 

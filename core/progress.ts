@@ -8,8 +8,8 @@ export interface Progress {
     done(): void;
 }
 
-export function progressLine(stream: NodeJS.WriteStream): Progress {
-    if (!stream.isTTY) return { show: () => undefined, done: () => undefined };
+export function progressLine(stream: NodeJS.WriteStream | undefined): Progress {
+    if (!stream?.isTTY) return { show: () => undefined, done: () => undefined };
     let shown = false;
     return {
         show: (text) => {

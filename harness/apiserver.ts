@@ -13,14 +13,33 @@ import * as net from "net";
 import * as path from "path";
 import { ExecResult, Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../core/process";
 import { TOOLCHAIN_BIN } from "../core/toolchain";
+import { APPLICATION_CRD } from "./argocd";
 import { PKO_CRD_DIR, PKO_CRD_FILES } from "../core/pko-crds";
 import { Ca, issueCert, makeCa } from "./certs";
 
 export const CLUSTER_BINARIES = ["etcd", "kube-apiserver", "kubectl"] as const;
 
+/**
+ * The controllers a deploy needs besides the API server (started with `controllers: true`): the
+ * Kubernetes provider deletes with foreground propagation, which puts the `foregroundDeletion` finalizer
+ * on every object, and a Namespace keeps its `kubernetes` finalizer until its contents are gone; only
+ * the garbage collector and the namespace controller remove them, so without them `pulumi destroy` waits
+ * until its deadline.
+ */
+export const DEPLOY_CONTROLLERS = ["garbage-collector-controller", "namespace-controller"] as const;
+
 /** The cluster binaries missing from the toolchain folder (empty when `npm run setup` built them). */
 export function missingClusterBinaries(binDir = TOOLCHAIN_BIN): string[] {
-    return CLUSTER_BINARIES.filter((b) => {
+    return missingBinaries(CLUSTER_BINARIES, binDir);
+}
+
+/** The binaries the deploy leg's cluster needs (the API server's and kube-controller-manager) missing from the toolchain. */
+export function missingDeployBinaries(binDir = TOOLCHAIN_BIN): string[] {
+    return [...missingClusterBinaries(binDir), ...missingBinaries(["kube-controller-manager"], binDir)];
+}
+
+function missingBinaries(names: readonly string[], binDir: string): string[] {
+    return names.filter((b) => {
         try {
             fs.accessSync(path.join(binDir, b), fs.constants.X_OK);
             return false;
@@ -92,11 +111,13 @@ export interface StartOptions {
     binDir?: string;
     /** Readiness deadline for each of etcd and the API server (the machine may be loaded). */
     timeoutMs?: number;
+    /** Also run kube-controller-manager with DEPLOY_CONTROLLERS (objects can then be deleted for real). */
+    controllers?: boolean;
 }
 
 export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
     const binDir = o.binDir ?? TOOLCHAIN_BIN;
-    const missing = missingClusterBinaries(binDir);
+    const missing = [...missingClusterBinaries(binDir), ...(o.controllers ? missingBinaries(["kube-controller-manager"], binDir) : [])];
     if (missing.length > 0) throw new Error(`missing ${missing.join(", ")} in ${binDir}: run npm run setup`);
     const timeoutMs = o.timeoutMs ?? 180_000;
     const dir = makeTempDir("apiserver");
@@ -214,6 +235,33 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
             if (r.code !== 0) throw new Error(`kubectl apply failed (${r.code}): ${r.stderr || r.stdout}`);
             return r.stdout + r.stderr;
         };
+        if (o.controllers) {
+            const kcmLog = path.join(dir, "kube-controller-manager.log");
+            const kcm = spawnTracked(
+                path.join(binDir, "kube-controller-manager"),
+                [
+                    `--kubeconfig=${kubeconfig}`,
+                    `--controllers=${DEPLOY_CONTROLLERS.join(",")}`,
+                    "--leader-elect=false",
+                    // Nothing scrapes it: no serving port to allocate or secure.
+                    "--secure-port=0",
+                    "--v=0",
+                ],
+                { cwd: dir, stdio: ["ignore", fs.openSync(kcmLog, "a"), fs.openSync(kcmLog, "a")] },
+            );
+            started.push(kcm);
+            // Ready when it does the job: a namespace deleted with foreground propagation disappears.
+            const probe = `pko-guard-probe-${randomBytes(4).toString("hex")}`;
+            await apply(`apiVersion: v1\nkind: Namespace\nmetadata: {name: ${probe}}\n`);
+            const del = await kubectl(["delete", "namespace", probe, "--cascade=foreground", "--wait=false"]);
+            if (del.code !== 0) throw new Error(`deleting the probe namespace failed: ${del.stderr}`);
+            await waitFor(
+                "kube-controller-manager to finalize a namespace",
+                async () => /NotFound/.test((await kubectl(["get", "namespace", probe])).stderr),
+                [{ name: "kube-controller-manager", p: kcm, log: tail(kcmLog) }],
+                timeoutMs,
+            );
+        }
         return { url, kubeconfig, ca, dir, pids: started.map((p) => p.child.pid!), kubectl, apply, stop };
     } catch (e) {
         await stop();
@@ -239,24 +287,14 @@ export async function installPkoCrds(server: ApiServer): Promise<void> {
 }
 
 /**
- * A structural stand-in for Argo CD's Application CRD (any spec accepted; the repository does not carry
- * Argo CD's schema), so Applications can be stored, watched and judged in tests.
+ * Installs Argo CD's Application CRD (server-side apply: at 416 KB it is too large for the last-applied
+ * annotation) and waits until established, so Applications are validated, pruned and defaulted by the
+ * server as in a cluster running Argo CD. No Argo CD controller runs: see harness/argocd.ts for the one
+ * part of it deletion needs.
  */
 export async function installApplicationCrd(server: ApiServer): Promise<void> {
-    await server.apply(`apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: applications.argoproj.io}
-spec:
-  group: argoproj.io
-  names: {kind: Application, listKind: ApplicationList, plural: applications, singular: application, shortNames: [app, apps]}
-  scope: Namespaced
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`);
+    const r = await server.kubectl(["apply", "--server-side", "-f", APPLICATION_CRD]);
+    if (r.code !== 0) throw new Error(`installing the Application CRD failed: ${r.stderr}`);
     await waitFor(
         "the Application CRD to be established",
         async () => (await server.kubectl(["get", "crd", "applications.argoproj.io", "-o", 'jsonpath={.status.conditions[?(@.type=="Established")].status}'])).stdout.trim() === "True",

@@ -2,6 +2,7 @@
  * Validation of rendered Kubernetes manifests with a real JSON-schema validator (ajv):
  * - PKO objects (Stack, Program, Workspace, Update) against the OpenAPI v3 schemas of PKO v2.9.0's CRDs,
  *   generated from the operator's own Go API types with controller-gen and committed (core/pko-crds.ts);
+ * - Argo CD Applications against Argo CD's own Application CRD (harness/argocd.ts);
  * - Secrets, ServiceAccounts and RBAC objects against the Kubernetes OpenAPI (swagger) definitions of a
  *   pinned Kubernetes release.
  * Objects of other kinds are reported as not validated (never as valid).
@@ -17,7 +18,8 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { BadInputError } from "../core/errors";
 import { REPO_ROOT } from "../core/paths";
-import { PKO_API_VERSION, loadPkoCrds } from "../core/pko-crds";
+import { PKO_API_VERSION, loadCrdVersions, loadPkoCrds } from "../core/pko-crds";
+import { APPLICATION_CRD } from "./argocd";
 
 export const SCHEMA_DIR = path.join(REPO_ROOT, ".cache", "toolchain", "schemas");
 
@@ -85,7 +87,8 @@ function undeclaredFields(value: unknown, schema: Schema | undefined, at: string
 }
 
 export class ManifestValidator {
-    private readonly pkoSchemas = new Map<string, { validate: ValidateFunction; schema: Schema }>();
+    /** Custom resources' schemas (PKO's kinds, Argo CD's Application), keyed `apiVersion/kind`. */
+    private readonly crdSchemas = new Map<string, { validate: ValidateFunction; schema: Schema }>();
     private readonly k8s = new Map<string, { validate: ValidateFunction; schema: Schema }>();
     private readonly definitions: Record<string, Schema>;
     /** ObjectMeta, which the API server checks for custom resources (a CRD schema leaves metadata open). */
@@ -107,8 +110,8 @@ export class ManifestValidator {
         ]) {
             crdAjv.addKeyword(k);
         }
-        for (const [gvk, crd] of loadPkoCrds(pkoCrdDir)) {
-            if (crd.served) this.pkoSchemas.set(gvk, { validate: crdAjv.compile(crd.schema), schema: crd.schema });
+        for (const [gvk, crd] of [...loadPkoCrds(pkoCrdDir), ...loadCrdVersions(APPLICATION_CRD)]) {
+            if (crd.served) this.crdSchemas.set(gvk, { validate: crdAjv.compile(crd.schema), schema: crd.schema });
         }
         const swagger = JSON.parse(fs.readFileSync(path.join(schemaDir, "kubernetes-swagger.json"), "utf8"));
         this.definitions = swagger.definitions ?? {};
@@ -140,7 +143,8 @@ export class ManifestValidator {
         const name = String((doc.metadata as { name?: unknown } | undefined)?.name ?? "");
         const gvk = `${apiVersion}/${kind}`;
         const isPko = /^(auto\.)?pulumi\.com\//.test(apiVersion);
-        const entry = isPko ? this.pkoSchemas.get(gvk) : this.k8s.get(gvk);
+        const custom = this.crdSchemas.get(gvk);
+        const entry = custom ?? this.k8s.get(gvk);
         if (!entry) {
             // A PKO object without a schema is a failure (it is what this leg is for); other kinds are shown as unvalidated.
             if (isPko) return { file, kind: gvk, name, status: "invalid", errors: [`no schema for ${gvk} in the PKO ${PKO_API_VERSION} CRDs`] };
@@ -155,7 +159,7 @@ export class ManifestValidator {
             const ref = s.$ref;
             return typeof ref === "string" ? this.definitions[ref.replace(/^#\/definitions\//, "")] : s;
         };
-        if (isPko) {
+        if (custom) {
             // The CRD schema leaves metadata to the API server, which checks it as an ObjectMeta.
             const meta = this.objectMeta;
             if (!meta.validate(doc.metadata ?? {})) errors.push(...ajvErrors(meta.validate, "/metadata"));

@@ -4,12 +4,14 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { BadInputError } from "../core/errors";
+import { BadInputError, ToolchainMissingError } from "../core/errors";
 import { PACK_DIR, PACK_ENTRY, REPO_ROOT } from "../core/paths";
 import { Toolchain, findToolchain } from "../core/toolchain";
 import { Analyzer } from "./analyzer";
 import { FIXTURES_DIR, Fixture, discoverFixtures, fixtureConfig, loadFixtureWithProfiles } from "./expect";
 import { runDeployLeg } from "./legs/deploy";
+import { ApiServer, installApplicationCrd, installPkoCrds, missingDeployBinaries, startApiServer } from "./apiserver";
+import { ApplicationFinalizer, startApplicationFinalizer } from "./argocd";
 import { runMockLeg } from "./legs/mock";
 import { runRealLeg } from "./legs/real";
 import { manifestRowMapper, programFixture, runManifestLeg, runMockManifestLeg } from "./legs/manifest";
@@ -63,6 +65,22 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
     // A missing toolchain or schema is reported once, before anything runs.
     const toolchain: Toolchain | undefined = wantReal || wantDeploy ? findToolchain() : undefined;
     const validator = wantDeploy ? new ManifestValidator() : undefined;
+    const missingCluster = wantDeploy ? missingDeployBinaries() : [];
+    if (missingCluster.length > 0) throw new ToolchainMissingError(`the deploy leg's cluster toolchain is missing (${missingCluster.join(", ")}); run: npm run setup`);
+    // One API server for the whole run (start-up costs seconds), started once a program fixture needs it.
+    let cluster: ApiServer | undefined;
+    let argoCd: ApplicationFinalizer | undefined;
+    const deployCluster = async () => {
+        if (!cluster) {
+            cluster = await startApiServer({ controllers: true });
+            await installPkoCrds(cluster);
+            // The clusters the fixtures target run Argo CD: its own Application CRD, and the one part of its
+            // controller that deleting an Application needs (harness/argocd.ts).
+            await installApplicationCrd(cluster);
+            argoCd = await startApplicationFinalizer(cluster.kubeconfig);
+        }
+        return cluster;
+    };
     let analyzer = await startAnalyzer();
     // A pack stopped after a deadline is replaced for the next fixture.
     const currentAnalyzer = async () => (analyzer.alive ? analyzer : (analyzer = await startAnalyzer()));
@@ -87,7 +105,7 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
                 legs.push(
                     fixture.manifestsDir
                         ? { leg: "deploy", durationMs: 0, status: "skipped", reason: "manifest fixture: the deploy leg renders program fixtures only" }
-                        : await runDeployLeg(fixture, { toolchain, validator, timeoutMs: options.timeoutMs, descriptions }),
+                        : await runDeployLeg(fixture, { toolchain, validator, cluster: await deployCluster(), timeoutMs: options.timeoutMs, descriptions }),
                 );
             }
             const v = judgeFixture(fixture, legs);
@@ -96,6 +114,8 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
         }
     } finally {
         analyzer.stop();
+        await argoCd?.stop();
+        await cluster?.stop();
     }
     return verdicts;
 }

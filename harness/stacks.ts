@@ -10,7 +10,8 @@ import { PolicyPackRef, PulumiCli, StackRef, failure, policyArgs } from "../core
 
 /** The environment of a throw-away stack in `tmp`: nothing is read from or written to the user's Pulumi setup. */
 export function isolatedEnv(cli: PulumiCli, tmp: string): NodeJS.ProcessEnv {
-    // No in-cluster configuration may leak in: the provider renders YAML and never talks to a cluster.
+    // No in-cluster configuration may leak in: the provider renders YAML, or talks to the one cluster its
+    // stack config names (kubernetes:kubeconfig), never to the user's.
     const { KUBERNETES_SERVICE_HOST: _h, KUBERNETES_SERVICE_PORT: _p, ...inherited } = process.env;
     return {
         ...inherited,
@@ -53,15 +54,17 @@ export interface ConfigSetting {
 
 /**
  * Creates a throw-away stack in `tmp` (file backend, passphrase secrets) for the program in `cwd` and sets
- * its config, with the Kubernetes provider rendering YAML into <tmp>/rendered instead of using a cluster.
+ * its config, with the Kubernetes provider rendering YAML into <tmp>/rendered instead of using a cluster,
+ * or, given `kubeconfig`, talking to that cluster (the deploy leg's test API server).
  */
-export async function initIsolatedStack(cli: PulumiCli, cwd: string, tmp: string, stack: string, config: ConfigSetting[], timeoutMs: number): Promise<StackRef | { error: string }> {
+export async function initIsolatedStack(cli: PulumiCli, cwd: string, tmp: string, stack: string, config: ConfigSetting[], timeoutMs: number, kubeconfig?: string): Promise<StackRef | { error: string }> {
     const env = isolatedEnv(cli, tmp);
     fs.mkdirSync(path.join(tmp, "state"), { recursive: true });
     const pulumi = (args: string[], input?: string) => exec(cli.pulumi, [...args, "--non-interactive"], { cwd, env, timeoutMs, input });
     let r = await pulumi(["stack", "init", stack, "--secrets-provider", "passphrase"]);
     if (r.code !== 0) return { error: failure("pulumi stack init", r) };
-    const settings: ConfigSetting[] = [{ key: "kubernetes:renderYamlToDirectory", value: path.join(tmp, "rendered"), secret: false }, ...config];
+    const target: ConfigSetting = kubeconfig ? { key: "kubernetes:kubeconfig", value: kubeconfig, secret: false } : { key: "kubernetes:renderYamlToDirectory", value: path.join(tmp, "rendered"), secret: false };
+    const settings: ConfigSetting[] = [target, ...config];
     for (const c of settings) {
         r = await pulumi(["config", "set", c.key, ...(c.secret ? ["--secret"] : ["--plaintext"]), "-s", stack], c.value);
         if (r.code !== 0) return { error: failure(`pulumi config set ${c.key}`, r) };
@@ -91,6 +94,32 @@ export async function stateResourceCount(s: StackRef): Promise<number | undefine
     try {
         const resources = JSON.parse(r.stdout).deployment?.resources ?? [];
         return Array.isArray(resources) ? resources.length : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+/** A Kubernetes object a stack's state records: what the program sent (`inputs`) and where it lives. */
+export interface StateObject {
+    apiVersion: string;
+    kind: string;
+    name: string;
+    namespace?: string;
+    /** The program's object as sent, secrets decrypted (held in memory only). */
+    inputs: Record<string, unknown>;
+}
+
+/** The Kubernetes objects in the stack's state (`stack export --show-secrets`); undefined when it cannot be read. */
+export async function stateObjects(s: StackRef): Promise<StateObject[] | undefined> {
+    const r = await run(s, ["stack", "export", "--show-secrets"]);
+    try {
+        const resources = JSON.parse(r.stdout).deployment?.resources ?? [];
+        if (!Array.isArray(resources)) return undefined;
+        return resources.flatMap((res: { type?: string; outputs?: Record<string, any>; inputs?: Record<string, unknown> }): StateObject[] => {
+            const o = res.outputs;
+            if (!res.type?.startsWith("kubernetes:") || res.type.startsWith("pulumi:") || typeof o?.kind !== "string" || typeof o?.metadata?.name !== "string") return [];
+            return [{ apiVersion: String(o.apiVersion), kind: o.kind, name: o.metadata.name, namespace: typeof o.metadata.namespace === "string" ? o.metadata.namespace : undefined, inputs: res.inputs ?? {} }];
+        });
     } catch {
         return undefined;
     }

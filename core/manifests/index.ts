@@ -141,8 +141,19 @@ function land(o: ManifestObject, namespace: string | undefined, app: { name: str
  */
 function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[], readOne: (f: string, fromFolder: boolean, into?: LoadResult) => void, readStream: (s: RenderedStream, into: LoadResult) => void): void {
     const fresh = (): LoadResult => ({ objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [], budget: out.budget });
+    // The objects of each file (by absolute path), kept as objects are added: Applications look their files up here.
+    const byFile = new Map<string, ManifestObject[]>();
+    const index = (x: ManifestObject) => {
+        if (x.abs === undefined) return;
+        const list = byFile.get(x.abs);
+        if (list) list.push(x);
+        else byFile.set(x.abs, [x]);
+    };
     const merge = (from: LoadResult) => {
-        out.objects.push(...from.objects);
+        for (const x of from.objects) {
+            out.objects.push(x);
+            index(x);
+        }
         out.files += from.files;
         out.documents += from.documents;
         out.skipped.push(...from.skipped);
@@ -171,6 +182,7 @@ function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[],
         });
     }
     const rendered = new Set<string>();
+    for (const x of out.objects) index(x);
     for (const app of out.objects.filter((x) => x.named && isApplication(x.object))) {
         const meta = (app.object.metadata ?? {}) as Record<string, unknown>;
         const appName = { name: String(meta.name), shown: `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}` };
@@ -180,13 +192,13 @@ function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[],
         out.rendered += result.renders;
         const files = new Set(result.files);
         for (const f of result.files) {
-            if (!out.objects.some((x) => x.abs === f)) {
+            if (!byFile.has(f)) {
                 const extra = fresh();
                 readOne(f, true, extra);
                 merge(extra);
             }
         }
-        for (const x of out.objects) if (x.abs !== undefined && files.has(x.abs) && x !== app) land(x, result.namespace, appName);
+        for (const f of files) for (const x of byFile.get(f) ?? []) if (x !== app) land(x, result.namespace, appName);
         for (const s of result.streams) {
             const extra = fresh();
             readStream(s, extra);

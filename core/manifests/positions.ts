@@ -1,8 +1,9 @@
 /**
- * Positions in manifest files: a file's line index built on demand, the documents' node trees the decoder
- * kept (core/kube-yaml.ts), and a field path's node.
+ * Positions in manifest files: a file's line index built on demand, where the documents' fields are (the
+ * decoder finds them on demand: core/kube-yaml.ts, core/yaml-positions.ts), and a field path's position.
  */
 import * as YAML from "yaml";
+import { PosEntry, PosNode } from "../yaml-positions";
 
 /** Parses a field path: dotted segments, `[n]` indexes (`spec.envRefs.PULUMI_ACCESS_TOKEN`, `subjects[0]`). */
 export function fieldSegments(field: string): (string | number)[] {
@@ -19,46 +20,48 @@ export function fieldSegments(field: string): (string | number)[] {
     return out;
 }
 
-/** Each mapping's scalar keys split at dots (keys may contain dots: annotation keys), computed once a mapping. */
-const splitKeys = new WeakMap<YAML.YAMLMap, { parts: string[]; pair: YAML.Pair }[]>();
+/** Each mapping's keys split at dots (keys may contain dots: annotation keys), computed once a mapping. */
+const splitKeys = new WeakMap<PosNode, { parts: string[]; entry: PosEntry }[]>();
 
-function keysOf(map: YAML.YAMLMap<unknown, unknown>): { parts: string[]; pair: YAML.Pair }[] {
+function keysOf(map: PosNode): { parts: string[]; entry: PosEntry }[] {
     let keys = splitKeys.get(map);
     if (!keys) {
-        keys = [];
-        for (const pair of map.items) if (YAML.isScalar(pair.key)) keys.push({ parts: String(pair.key.value).split("."), pair: pair as YAML.Pair });
+        keys = (map.entries ?? []).map((entry) => ({ parts: entry.key.split("."), entry }));
         splitKeys.set(map, keys);
     }
     return keys;
 }
 
+/** What a field path reaches: a mapping entry (its key's position) or a node (a sequence item, the root). */
+export type Reached = PosNode | PosEntry;
+
 /**
- * Walks a YAML node along a field path; keys may themselves contain dots (annotation keys), so at each
- * mapping the key that names the longest run of segments wins. Linear: each mapping on the way compares
- * each of its keys once, part by part, against the segments from the current one (never joining or
- * slicing the rest of the path), so the cost is bounded by the size of the keys on the path, whatever the
- * number of segments. Returns the deepest node reached.
+ * Walks a document's positions along a field path; keys may themselves contain dots (annotation keys), so at
+ * each mapping the key that names the longest run of segments wins (the first such key when keys repeat).
+ * Linear: each mapping on the way compares each of its keys once, part by part, against the segments from the
+ * current one (never joining or slicing the rest of the path), so the cost is bounded by the size of the keys on
+ * the path, whatever the number of segments. Returns the deepest entry or node reached.
  */
-export function findNode(root: YAML.Node | null | undefined, segments: (string | number)[]): YAML.Node | YAML.Pair | undefined {
-    let node: unknown = root;
-    let found: YAML.Node | YAML.Pair | undefined = root ?? undefined;
+export function findNode(root: PosNode | undefined, segments: (string | number)[]): Reached | undefined {
+    let node: PosNode | undefined = root;
+    let found: Reached | undefined = root;
     let i = 0;
-    while (i < segments.length) {
-        if (YAML.isMap(node)) {
-            let best: { length: number; pair: YAML.Pair } | undefined;
-            for (const k of keysOf(node as YAML.YAMLMap<unknown, unknown>)) {
+    while (node && i < segments.length) {
+        if (node.entries) {
+            let best: { length: number; entry: PosEntry } | undefined;
+            for (const k of keysOf(node)) {
                 if (k.parts.length > segments.length - i || (best && k.parts.length <= best.length)) continue;
                 let match = true;
                 for (let j = 0; j < k.parts.length && match; j++) match = String(segments[i + j]) === k.parts[j];
-                if (match) best = { length: k.parts.length, pair: k.pair };
+                if (match) best = { length: k.parts.length, entry: k.entry };
             }
             if (!best) break;
-            found = best.pair;
-            node = best.pair.value;
+            found = best.entry;
+            node = best.entry.value;
             i += best.length;
-        } else if (YAML.isSeq(node) && typeof segments[i] === "number") {
-            const item = node.items[segments[i] as number];
-            if (!YAML.isNode(item)) break;
+        } else if (node.items && typeof segments[i] === "number") {
+            const item: PosNode | undefined = node.items[segments[i] as number];
+            if (!item) break;
             found = item;
             node = item;
             i++;
@@ -69,10 +72,9 @@ export function findNode(root: YAML.Node | null | undefined, segments: (string |
     return found;
 }
 
-export function startOf(n: YAML.Node | YAML.Pair | undefined): number | undefined {
+export function startOf(n: Reached | undefined): number | undefined {
     if (!n) return undefined;
-    if (YAML.isPair(n)) return YAML.isNode(n.key) ? n.key.range?.[0] : startOf(n.value as YAML.Node);
-    return n.range?.[0];
+    return "keyStart" in n ? n.keyStart : n.start;
 }
 
 /**
@@ -82,10 +84,10 @@ export function startOf(n: YAML.Node | YAML.Pair | undefined): number | undefine
 export class FileLocator {
     private lineCounter?: YAML.LineCounter;
 
-    /** `docs[i].node`: document i's root node (the decoder parses it on first use). */
+    /** `docs[i].positions`: where document i's fields are (the decoder finds them on first use). */
     constructor(
         private readonly text: string,
-        private readonly docs: readonly { readonly node?: YAML.Node }[],
+        private readonly docs: readonly { readonly positions?: PosNode }[],
     ) {}
 
     /** Line and column (1-based) of an offset in the file. */
@@ -99,9 +101,9 @@ export class FileLocator {
         return { line: p.line, column: p.col };
     }
 
-    /** The root node of document i (offsets are the file's). */
-    document(i: number): YAML.Node | undefined {
-        return this.docs[i]?.node;
+    /** The positions of document i (offsets are the file's). */
+    document(i: number): PosNode | undefined {
+        return this.docs[i]?.positions;
     }
 }
 
@@ -113,14 +115,13 @@ export interface Place {
     item?: number;
 }
 
-export function placeNode(p: Place): YAML.Node | undefined {
+export function placeNode(p: Place): PosNode | undefined {
     const root = p.locator.document(p.doc);
     if (p.item === undefined) return root;
-    const items = YAML.isMap(root) ? root.get("items", true) : undefined;
-    const item = YAML.isSeq(items) ? items.items[p.item] : undefined;
-    return YAML.isNode(item) ? item : root;
+    const items = root?.entries?.find((e) => e.key === "items")?.value;
+    return items?.items?.[p.item] ?? root;
 }
 
 export function placeStart(p: Place): { line: number; column: number } {
-    return p.locator.pos(placeNode(p)?.range?.[0]);
+    return p.locator.pos(placeNode(p)?.start);
 }

@@ -1,15 +1,20 @@
 /**
  * The deploy leg (end to end): preview with the pack; a fixture with mandatory violations stops there
- * (skipped: the gate stops it). Otherwise `pulumi up` renders the manifests to a folder (no cluster),
- * and the leg checks: every rendered manifest against its schema, no secret config value in plaintext in
- * the state or the stack's config file, and an empty stack after `pulumi destroy`.
+ * (skipped: the gate stops it). Otherwise `pulumi up` creates the objects for real in the run's test API
+ * server (harness/apiserver.ts: etcd, kube-apiserver with the PKO CRDs, and the controllers deletion
+ * needs), so the server's own validation and defaulting decide what is accepted; the leg checks that every
+ * object of the state is in the cluster, the remediated fields on the live objects, the program's objects
+ * against their schemas for what the server does not reject (below), no secret config value in plaintext
+ * in the state or the stack's config file, and, after `pulumi destroy`, an empty stack and a cluster that
+ * holds none of the objects.
  */
 import * as fs from "fs";
 import * as path from "path";
-import * as YAML from "yaml";
 import { Row } from "../../core/rows";
-import { StackRef, analyzeState, previewWithPack } from "../../core/pulumi";
-import { destroy, stateResourceCount, up } from "../stacks";
+import { StackRef, analyzeState, parseEvents, previewWithPack } from "../../core/pulumi";
+import { StateObject, destroy, stateObjects, stateResourceCount, up } from "../stacks";
+import { ApiServer } from "../apiserver";
+import { ARGOCD_VERSION } from "../argocd";
 import { withTempDir } from "../../core/process";
 import { Toolchain } from "../../core/toolchain";
 import { Fixture } from "../expect";
@@ -20,17 +25,28 @@ import { fixturePack, prepareFixtureStack } from "./real";
 export interface DeployOptions {
     toolchain: Toolchain;
     validator: ManifestValidator;
+    /** The run's API server (one per run: start-up costs seconds). */
+    cluster: ApiServer;
     timeoutMs: number;
     descriptions: Map<string, string>;
 }
 
-/** Every rendered manifest against its schema; kinds without one are listed as not validated. */
-export function manifestChecks(validator: ManifestValidator, renderedDir: string): LegCheck[] {
-    const manifests = validator.validateDirectory(renderedDir);
+/** Which schema a custom resource was checked against (the Kubernetes kinds' is the pinned release's OpenAPI). */
+function schemaNote(kind: string): string | undefined {
+    if (/^(auto\.)?pulumi\.com\//.test(kind)) return `against the PKO ${schemaVersions().pko} CRD schema`;
+    if (kind.startsWith("argoproj.io/")) return `against Argo CD ${ARGOCD_VERSION}'s Application CRD`;
+    return undefined;
+}
+
+/**
+ * The program's objects (as sent, from the state) against their schemas; kinds without one are listed as
+ * not validated. The API server already rejected anything invalid; what this adds is undeclared fields,
+ * which the server prunes with only a warning (its default field validation), so a misspelt or misplaced
+ * field would otherwise pass unnoticed.
+ */
+export function manifestChecks(validator: ManifestValidator, objects: StateObject[]): LegCheck[] {
+    const manifests = objects.map((o) => validator.validate(`${o.kind}/${o.name}`, o.inputs));
     const checks: LegCheck[] = [];
-    if (manifests.length === 0) {
-        checks.push({ check: "manifests", target: "", outcome: "fail", expected: 1, got: 0, note: "pulumi up rendered no manifests" });
-    }
     const unvalidated = [...new Set(manifests.filter((m) => m.status === "unvalidated").map((m) => m.kind))];
     if (unvalidated.length > 0) {
         checks.push({ check: "schema", target: unvalidated.join(", "), outcome: "skipped", expected: 0, got: 0, note: "no schema for these kinds: not validated" });
@@ -43,7 +59,7 @@ export function manifestChecks(validator: ManifestValidator, renderedDir: string
             outcome: m.status === "valid" ? "pass" : "fail",
             expected: 0,
             got: m.errors.length,
-            note: m.status !== "valid" ? `${m.file}: ${m.errors.slice(0, 3).join("; ")}` : /^(auto\.)?pulumi\.com\//.test(m.kind) ? `against the PKO ${schemaVersions().pko} CRD schema` : undefined,
+            note: m.status !== "valid" ? `${m.file}: ${m.errors.slice(0, 3).join("; ")}` : schemaNote(m.kind),
         });
     }
     return checks;
@@ -76,20 +92,12 @@ export function plaintextSecretChecks(fixture: Fixture, stateDir: string, progra
 }
 
 /**
- * Each expected remediation's `set` fields on the object `pulumi up` rendered for its resource (found by
+ * Each expected remediation's `set` fields on the live object the cluster holds for its resource (found by
  * `metadata.name`): the deploy leg proves the remediated object, not the program's, is what gets applied.
  */
-export function remediatedObjectChecks(fixture: Fixture, renderedDir: string): LegCheck[] {
+export function remediatedObjectChecks(fixture: Fixture, objects: Record<string, unknown>[]): LegCheck[] {
     const wanted = (fixture.expect.remediations ?? []).filter((r) => r.set);
     if (wanted.length === 0) return [];
-    const objects: Record<string, unknown>[] = [];
-    const files = fs.existsSync(renderedDir) ? fs.readdirSync(renderedDir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile() && /\.ya?ml$/.test(d.name)) : [];
-    for (const d of files) {
-        for (const doc of YAML.parseAllDocuments(fs.readFileSync(path.join(d.parentPath, d.name), "utf8"))) {
-            const o = doc.toJS() as unknown;
-            if (o !== null && typeof o === "object") objects.push(o as Record<string, unknown>);
-        }
-    }
     const at = (o: unknown, dotted: string) => dotted.split(".").reduce<unknown>((v, k) => (v !== null && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined), o);
     return wanted.flatMap((r) => {
         const o = objects.find((x) => at(x, "metadata.name") === r.resource);
@@ -101,7 +109,7 @@ export function remediatedObjectChecks(fixture: Fixture, renderedDir: string): L
                 outcome: ok ? "pass" : "fail",
                 expected: 1,
                 got: ok ? 1 : 0,
-                ...(ok ? {} : { note: o ? `rendered ${JSON.stringify(at(o, field))}, expected ${JSON.stringify(value)}` : "no rendered object of that name" }),
+                ...(ok ? {} : { note: o ? `live ${JSON.stringify(at(o, field))}, expected ${JSON.stringify(value)}` : "no live object of that name" }),
             };
         });
     });
@@ -129,26 +137,76 @@ export function auditCheck(previewRows: Row[], auditRows: Row[], exitCode: numbe
     };
 }
 
-/** `pulumi destroy`, then the stack must hold nothing. */
-async function destroyCheck(stack: StackRef): Promise<LegCheck | { error: string }> {
+/** kubectl's name for an object: Kind.version.group/name (core kinds: Kind/name), with its namespace. */
+function kubectlRef(o: StateObject): string[] {
+    const [group, version] = o.apiVersion.includes("/") ? o.apiVersion.split("/") : ["", o.apiVersion];
+    return [group ? `${o.kind}.${version}.${group}/${o.name}` : `${o.kind}/${o.name}`, ...(o.namespace ? ["-n", o.namespace] : [])];
+}
+
+/** The live object (absent when the cluster does not hold it), or an error when kubectl cannot tell. */
+async function liveObject(cluster: ApiServer, o: StateObject): Promise<{ object?: Record<string, unknown>; error?: string }> {
+    const r = await cluster.kubectl(["get", ...kubectlRef(o), "-o", "json"]);
+    if (r.code === 0) return { object: JSON.parse(r.stdout) as Record<string, unknown> };
+    if (/\(NotFound\)/.test(r.stderr)) return {};
+    return { error: `kubectl get ${o.kind}/${o.name}: ${r.stderr.trim().split("\n")[0] ?? ""}`.slice(0, 400) };
+}
+
+/**
+ * The namespaces the previewed objects are placed in but the program does not declare: a real cluster has
+ * them already (the operator's `pulumi`, a team's namespace), so the leg creates them before `pulumi up`
+ * (and deletes them after). Read from the preview's resource events (`metadata.new.inputs`).
+ */
+export function assumedNamespaces(previewOutput: string): string[] {
+    const used = new Set<string>();
+    const declared = new Set<string>();
+    for (const e of parseEvents(previewOutput) as { resourcePreEvent?: { metadata?: { type?: string; new?: { inputs?: Record<string, any> } } } }[]) {
+        const m = e.resourcePreEvent?.metadata;
+        const inputs = m?.new?.inputs;
+        if (!m?.type?.startsWith("kubernetes:") || !inputs) continue;
+        const name = inputs.metadata?.name;
+        if (m.type === "kubernetes:core/v1:Namespace" && typeof name === "string") declared.add(name);
+        const ns = inputs.metadata?.namespace;
+        if (typeof ns === "string" && ns !== "") used.add(ns);
+    }
+    return [...used].filter((n) => !declared.has(n) && n !== "default").sort();
+}
+
+/** `pulumi destroy`, then the stack must hold nothing and the cluster none of its objects. */
+async function destroyCheck(stack: StackRef, cluster: ApiServer, objects: StateObject[]): Promise<LegCheck[] | { error: string }> {
     const destroyed = await destroy(stack);
     if (destroyed.error) return { error: destroyed.error };
     const left = await stateResourceCount(stack);
-    return {
-        check: "destroy",
-        target: "",
-        outcome: left === 0 ? "pass" : "fail",
-        expected: 0,
-        got: left ?? 0,
-        note: left === 0 ? undefined : left === undefined ? "cannot read the stack after destroy" : `${left} resource(s) left after destroy`,
-    };
+    const checks: LegCheck[] = [
+        {
+            check: "destroy",
+            target: "",
+            outcome: left === 0 ? "pass" : "fail",
+            expected: 0,
+            got: left ?? 0,
+            note: left === 0 ? undefined : left === undefined ? "cannot read the stack after destroy" : `${left} resource(s) left after destroy`,
+        },
+    ];
+    for (const o of objects) {
+        const live = await liveObject(cluster, o);
+        if (live.error) return { error: live.error };
+        const gone = live.object === undefined;
+        checks.push({
+            check: "deleted from the cluster",
+            target: `${o.kind}/${o.name}`,
+            outcome: gone ? "pass" : "fail",
+            expected: 0,
+            got: gone ? 0 : 1,
+            ...(gone ? {} : { note: "still in the cluster after pulumi destroy" }),
+        });
+    }
+    return checks;
 }
 
 export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Promise<LegResult> {
     const result = legResult("deploy", Date.now());
     if (fixture.expect.mockOnly) return result.skipped(`mock-only: ${fixture.expect.mockOnly}`);
     return withTempDir("deploy", async (tmp) => {
-        const stack = await prepareFixtureStack(fixture, options.toolchain, tmp, options.timeoutMs);
+        const stack = await prepareFixtureStack(fixture, options.toolchain, tmp, options.timeoutMs, options.cluster.kubeconfig);
         if ("error" in stack) return result.error(stack.error);
         const pack = fixturePack(fixture, options.descriptions);
         const preview = await previewWithPack(stack, pack);
@@ -156,19 +214,36 @@ export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Pr
         if (preview.rows.some((r) => r.level === "mandatory")) {
             return result.skipped("not deployed: the preview has mandatory violations (the gate stops here)");
         }
+        const namespaces = assumedNamespaces(preview.output ?? "");
+        for (const ns of namespaces) {
+            const r = await options.cluster.kubectl(["create", "namespace", ns]);
+            if (r.code !== 0 && !/AlreadyExists/.test(r.stderr)) return result.error(`creating namespace ${ns}: ${r.stderr.trim().split("\n")[0] ?? ""}`);
+        }
         const deployed = await up(stack, pack);
         if (deployed.error) return result.error(deployed.error);
         // The audit path: the pack against the deployed stack's state must find what the preview found.
         const audit = await analyzeState(stack, pack);
         if (audit.error) return result.error(audit.error);
+        const objects = await stateObjects(stack);
+        if (objects === undefined) return result.error("cannot read the stack's state after pulumi up");
+        const created: LegCheck[] = objects.length === 0 ? [{ check: "created", target: "", outcome: "fail", expected: 1, got: 0, note: "pulumi up created no objects" }] : [];
+        const live: Record<string, unknown>[] = [];
+        for (const o of objects) {
+            const { object: got, error } = await liveObject(options.cluster, o);
+            if (error) return result.error(error);
+            if (got) live.push(got);
+            created.push({ check: "created", target: `${o.kind}/${o.name}`, outcome: got ? "pass" : "fail", expected: 1, got: got ? 1 : 0, ...(got ? {} : { note: "not in the cluster after pulumi up" }) });
+        }
         const checks = [
             auditCheck(preview.rows, audit.rows, audit.exitCode),
-            ...manifestChecks(options.validator, path.join(tmp, "rendered")),
-            ...remediatedObjectChecks(fixture, path.join(tmp, "rendered")),
+            ...created,
+            ...manifestChecks(options.validator, objects),
+            ...remediatedObjectChecks(fixture, live),
             ...plaintextSecretChecks(fixture, path.join(tmp, "state"), stack.cwd),
         ];
-        const destroyed = await destroyCheck(stack);
+        const destroyed = await destroyCheck(stack, options.cluster, objects);
         if ("error" in destroyed) return result.error(destroyed.error);
-        return result.ran(preview.rows, [...checks, destroyed]);
+        for (const ns of namespaces) await options.cluster.kubectl(["delete", "namespace", ns, "--wait=true", "--timeout=120s"]);
+        return result.ran(preview.rows, [...checks, ...destroyed]);
     });
 }

@@ -43,12 +43,13 @@ export function linkProgram(fixtureDir: string, programDir: string): string {
 
 /**
  * A fixture's stack, ready to preview or deploy: a linked program folder in `tmp`, a throw-away stack
- * with the fixture's config, the Kubernetes provider rendering YAML into <tmp>/rendered.
+ * with the fixture's config, the Kubernetes provider rendering YAML into <tmp>/rendered, or using the
+ * cluster of `kubeconfig`.
  */
-export async function prepareFixtureStack(fixture: Fixture, toolchain: Toolchain, tmp: string, timeoutMs: number): Promise<StackRef | { error: string }> {
+export async function prepareFixtureStack(fixture: Fixture, toolchain: Toolchain, tmp: string, timeoutMs: number, kubeconfig?: string): Promise<StackRef | { error: string }> {
     const program = linkProgram(fixture.dir, path.join(tmp, "program"));
     const config = Object.entries(fixture.expect.config).map(([key, v]) => ({ key, value: v.value, secret: v.secret === true }));
-    return initIsolatedStack(toolchain, program, tmp, fixture.expect.stack, config, timeoutMs);
+    return initIsolatedStack(toolchain, program, tmp, fixture.expect.stack, config, timeoutMs, kubeconfig);
 }
 
 /** The pack as a fixture's previews use it. */

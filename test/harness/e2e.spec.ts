@@ -1,9 +1,10 @@
 /**
  * End to end: every fixture without mandatory violations, and the governed Argo CD + PKO example, goes
- * through preview with the pack -> `pulumi up` rendering YAML -> validation of every rendered PKO object
- * against the PKO v2.9.0 CRD schemas generated from the operator's API types and of Secrets, service accounts and
- * RBAC against the Kubernetes OpenAPI schema -> `pulumi destroy` -> an empty stack. The validator itself
- * is shown to reject invalid manifests.
+ * through preview with the pack -> `pulumi up` against the run's test API server (objects created for
+ * real) -> validation of every PKO object as sent against the PKO v2.9.0 CRD schemas and of Secrets,
+ * service accounts and RBAC against the Kubernetes OpenAPI schema (undeclared fields) -> `pulumi destroy`
+ * -> an empty stack and none of the objects left in the cluster. The validator itself is shown to reject
+ * invalid manifests.
  */
 import * as assert from "assert";
 import * as fs from "fs";
@@ -48,7 +49,19 @@ describe("end to end (deploy leg)", function () {
         };
         assert.strictEqual(validator.validate("b.yaml", crb).status, "valid");
         assert.strictEqual(validator.validate("b.yaml", { ...crb, roleRef: { kind: "ClusterRole" } }).status, "invalid");
-        assert.strictEqual(validator.validate("a.yaml", { apiVersion: "argoproj.io/v1alpha1", kind: "Application" }).status, "unvalidated");
+        // Argo CD's Application against Argo CD's own CRD: required fields, types, undeclared fields.
+        const app = {
+            apiVersion: "argoproj.io/v1alpha1",
+            kind: "Application",
+            metadata: { name: "a", namespace: "argocd", finalizers: ["resources-finalizer.argocd.argoproj.io"] },
+            spec: { project: "default", source: { repoURL: "https://github.com/acme/m.git", path: "p" }, destination: { server: "https://kubernetes.default.svc", namespace: "pulumi" } },
+        };
+        assert.strictEqual(validator.validate("a.yaml", app).status, "valid", validator.validate("a.yaml", app).errors.join("; "));
+        assert.deepStrictEqual(validator.validate("a.yaml", { ...app, spec: { ...app.spec, project: 1, syncPolicy: { automated: { prun: true } } } }).errors.sort(), [
+            "/spec/project must be string",
+            "spec.syncPolicy.automated.prun: unknown field (the API server prunes it, or rejects it under strict field validation)",
+        ]);
+        assert.strictEqual(validator.validate("d.yaml", { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d" } }).status, "unvalidated");
     });
 
     it("checks PKO v2 fields against the v2.9.0 schema and rejects fields the schemas do not declare", () => {
@@ -115,13 +128,13 @@ describe("end to end (deploy leg)", function () {
         try {
             fs.mkdirSync(path.join(dir, "1-manifest"));
             fs.writeFileSync(path.join(dir, "1-manifest", "a.yaml"), "apiVersion: v1\nkind: Secret\nmetadata: {name: t\n");
-            fs.writeFileSync(path.join(dir, "1-manifest", "b.yaml"), "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\n");
+            fs.writeFileSync(path.join(dir, "1-manifest", "b.yaml"), "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n");
             const results = validator.validateDirectory(dir);
             assert.deepStrictEqual(
                 results.map((m) => [m.kind, m.status]),
                 [
                     ["(YAML)", "invalid"],
-                    ["argoproj.io/v1alpha1/Application", "unvalidated"],
+                    ["apps/v1/Deployment", "unvalidated"],
                 ],
             );
         } finally {
@@ -144,16 +157,37 @@ describe("end to end (deploy leg)", function () {
                 v.checks.some((c) => c.check === "destroy" && c.outcome === "match"),
                 `${v.fixture}: not destroyed`,
             );
+            // Created for real in the test API server, and gone from it after destroy.
+            const created = v.checks.filter((c) => c.check === "created");
+            const deleted = v.checks.filter((c) => c.check === "deleted from the cluster");
+            assert.ok(created.length > 0 && created.every((c) => c.outcome === "match"), `${v.fixture}: not created in the cluster`);
+            assert.deepStrictEqual(deleted.map((c) => c.resource).sort(), created.map((c) => c.resource).sort(), `${v.fixture}: not every created object checked after destroy`);
         }
         // Every rendered Stack, v2 fields included, is checked against the PKO v2.9.0 schema.
         const governed = verdicts.find((v) => v.fixture === "multi-stack-governed")!;
         const stackChecks = governed.checks.filter((c) => c.check === "schema pulumi.com/v1/Stack");
         assert.strictEqual(stackChecks.length, 2);
         for (const c of stackChecks) assert.deepStrictEqual([c.outcome, c.note], ["match", "against the PKO v2.9.0 CRD schema"]);
-        // Kinds without a schema are shown as not validated, never counted as valid.
+        // The example's Applications, with Argo CD's finalizer, are validated against Argo CD's CRD, created
+        // and, with the harness standing in for Argo CD's controller, deleted.
         const argo = verdicts.find((v) => v.fixture === "argocd-pko")!;
-        const none = argo.checks.find((c) => c.check === "schema");
-        assert.ok(none && none.outcome === "skipped" && none.resource.includes("argoproj.io/v1alpha1/Application"), JSON.stringify(none));
+        const apps = argo.checks.filter((c) => c.check === "schema argoproj.io/v1alpha1/Application");
+        assert.deepStrictEqual(
+            apps.map((c) => [c.resource, c.outcome, c.note]).sort(),
+            ["webapp-dev", "webapp-prod"].map((n) => [n, "match", "against Argo CD v3.6.1's Application CRD"]),
+        );
+        for (const check of ["created", "deleted from the cluster"]) {
+            assert.deepStrictEqual(
+                argo.checks
+                    .filter((c) => c.check === check && c.resource.startsWith("Application/"))
+                    .map((c) => [c.resource, c.outcome])
+                    .sort(),
+                [
+                    ["Application/webapp-dev", "match"],
+                    ["Application/webapp-prod", "match"],
+                ],
+            );
+        }
         // A fixture with mandatory violations is stopped by the gate, shown as skipped, never as deployed.
         const stopped = verdicts.find((v) => v.fixture === "creds-literal-token")!;
         const leg = stopped.legs[0];

@@ -3,6 +3,7 @@
  * names rejected with the closest valid name, patterns RE2 cannot run rejected, the settings policy
  * not disabled under rules that read it, and a file that is not JSON reported without its content.
  */
+import Ajv from "ajv";
 import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
@@ -27,6 +28,18 @@ describe("policy config check", () => {
             check(JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "examples", "profiles", f), "utf8")));
         }
         check({ "pko-guard-production": { productionNamespaces: ["payments"], productionLabels: { tier: ["prod"] } } });
+    });
+
+    it("every policy's schema defaults are valid under its schema (a run without a config file does not validate them)", () => {
+        const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: false });
+        for (const p of packPolicies()) {
+            if (!p.configSchema) continue;
+            const defaults = reconcilePackConfig(packPolicies(), {}, "default config")[p.name].properties ?? {};
+            const validate = ajv.compile({ type: "object", ...p.configSchema });
+            assert.ok(validate(defaults), `${p.name}: ${JSON.stringify(validate.errors?.[0])}`);
+            // The same defaults, given explicitly, pass the run-time check too.
+            check({ [p.name]: { ...defaults } });
+        }
     });
 
     it("rejects an unknown property name, naming the closest valid one", () => {

@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+/**
+ * The installed `pko-guard` command (bin/cli/pko-guard.js, built by ./build.ts): runs the CLI bundle
+ * (pko-guard.bundle.js beside it) with V8's code cache for it, so that a run does not compile the bundle's
+ * functions again (Node 20 has no module compile cache; this is the `vm.Script` `cachedData` that such caches use).
+ *
+ * The cache is a file beside the bundle, named for the V8 version and architecture; `npm run build` writes it
+ * by running `check` once. V8 checks it (its version, flags and the bundle's source) and rejects a cache that
+ * does not fit, and then the bundle is compiled as usual and the cache written again (to a temporary file renamed
+ * into place; a folder that cannot be written is left alone). Nothing else changes: same code, same exit.
+ * PKO_GUARD_CODE_CACHE=0 runs without it.
+ */
+import * as fs from "fs";
+import { createRequire } from "module";
+import * as path from "path";
+import * as vm from "vm";
+
+const BUNDLE = path.join(__dirname, "pko-guard.bundle.js");
+const CACHE = path.join(__dirname, `pko-guard.bundle.${process.versions.v8}-${process.arch}.cache`);
+const useCache = process.env.PKO_GUARD_CODE_CACHE !== "0";
+
+function read(file: string): Buffer | undefined {
+    try {
+        return fs.readFileSync(file);
+    } catch {
+        return undefined;
+    }
+}
+
+const source = fs.readFileSync(BUNDLE, "utf8").replace(/^#!.*/, "");
+const cachedData = useCache ? read(CACHE) : undefined;
+const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: BUNDLE, cachedData });
+if (useCache && (cachedData === undefined || script.cachedDataRejected === true)) {
+    // Written at exit, so that it holds the functions this run compiled too.
+    process.once("exit", () => {
+        const tmp = `${CACHE}.${process.pid}.tmp`;
+        try {
+            fs.writeFileSync(tmp, script.createCachedData());
+            fs.renameSync(tmp, CACHE);
+        } catch {
+            fs.rmSync(tmp, { force: true });
+        }
+    });
+}
+const bundleModule = { exports: {}, filename: BUNDLE, id: BUNDLE, loaded: false };
+(script.runInThisContext() as (...args: unknown[]) => void).call(bundleModule.exports, bundleModule.exports, createRequire(BUNDLE), bundleModule, BUNDLE, path.dirname(BUNDLE));

@@ -1,0 +1,25 @@
+/**
+ * Phase marks for the benchmark's start-up breakdown of `check` (bench/check.ts), measured inside the command
+ * users run: with PKO_GUARD_TIMINGS=FILE set, each mark (milliseconds since the process started) and Node's own
+ * bootstrap end are written to FILE as JSON when the process exits. Unset (always, outside the bench), a mark
+ * is one comparison.
+ */
+import * as fs from "fs";
+import { performance } from "perf_hooks";
+
+const file = process.env.PKO_GUARD_TIMINGS;
+const marks: Record<string, number> = {};
+
+if (file) {
+    process.once("exit", () => {
+        try {
+            fs.writeFileSync(file, JSON.stringify({ bootstrapComplete: performance.nodeTiming.bootstrapComplete, ...marks, exit: performance.now() }));
+        } catch {
+            // a benchmark aid: never a reason to fail the command
+        }
+    });
+}
+
+export function mark(name: string): void {
+    if (file) marks[name] = performance.now();
+}

@@ -1,0 +1,119 @@
+/**
+ * The fast positions (core/yaml-positions.ts: js-yaml's parse events) equal the exact path's (the `yaml`
+ * package's node tree) wherever the fast ones answer: on every document of the decoding corpus, on generated
+ * manifest repositories (the benchmark's and the peer comparison's), and on generated block and flow documents
+ * with odd keys, comments, quoting, block scalars and empty values. And they answer for ordinary manifests.
+ */
+import * as assert from "assert";
+import fc from "fast-check";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import * as jsyaml from "js-yaml";
+import * as YAML from "yaml";
+import { decodeKubeYaml, decodeOptions } from "../../core/kube-yaml";
+import { fastPositions, fromYamlNode } from "../../core/yaml-positions";
+import { generate } from "../../bench/check";
+import { writeRepository } from "../../bench/peers/manifests";
+
+const CORPUS = path.join(__dirname, "kube-yaml-corpus");
+const RUNS = Number(process.env.PKO_GUARD_PROPERTY_RUNS ?? 2000);
+const OPTIONS = { schema: jsyaml.FAILSAFE_SCHEMA, json: true };
+
+/** Every document of a stream: [fast positions or undefined, exact positions]. */
+function both(text: string): { fast: ReturnType<typeof fastPositions>; exact: ReturnType<typeof fromYamlNode> }[] {
+    const out: { fast: ReturnType<typeof fastPositions>; exact: ReturnType<typeof fromYamlNode> }[] = [];
+    let offset = 0;
+    for (const chunk of text.split(/^---[ \t]*$/m)) {
+        const doc = YAML.parseAllDocuments(chunk, { version: "1.1", schema: "failsafe", uniqueKeys: false, prettyErrors: false, strict: false });
+        const first = Array.isArray(doc) ? doc[0] : undefined;
+        if (first && first.errors.length === 0) {
+            const exact = fromYamlNode(first.contents);
+            const shifted = exact && JSON.parse(JSON.stringify(exact), (k, v) => (k === "start" || k === "keyStart" ? v + offset : v));
+            out.push({ fast: fastPositions(chunk, offset, OPTIONS), exact: shifted });
+        }
+        offset += chunk.length + 3;
+    }
+    return out;
+}
+
+function agree(text: string, label: string): number {
+    let answered = 0;
+    for (const { fast, exact } of both(text)) {
+        if (fast === undefined) continue;
+        answered++;
+        assert.deepStrictEqual(fast, exact, label);
+    }
+    return answered;
+}
+
+describe("fast document positions (core/yaml-positions.ts) equal the exact path's", function () {
+    this.timeout(120000);
+
+    it("on every document of the decoding corpus", () => {
+        for (const f of fs.readdirSync(CORPUS)) agree(fs.readFileSync(path.join(CORPUS, f), "utf8"), f);
+    });
+
+    it("on generated manifest repositories, answering for every document", () => {
+        const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-positions-"));
+        try {
+            const files: string[] = [];
+            const walk = (d: string) => fs.readdirSync(d, { withFileTypes: true }).forEach((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : files.push(path.join(d, e.name))));
+            walk(generate(tmp, 100, 5, false));
+            writeRepository(path.join(tmp, "peers"), 300);
+            walk(path.join(tmp, "peers"));
+            for (const f of files) {
+                const text = fs.readFileSync(f, "utf8");
+                const docs = both(text).length;
+                assert.strictEqual(agree(text, f), docs, `${f}: the fast positions answer for all ${docs} documents`);
+            }
+        } finally {
+            fs.rmSync(tmp, { recursive: true, force: true });
+        }
+    });
+
+    it("through the decoder: a document's positions are the same with the fast path on and off", () => {
+        const text = "a: 1\nmetadata:\n  name: x  # c\n  labels: {k.x/y: v, 'q': \"w\"}\nitems:\n- name: a\n  v: [1, 2]\n-   b\n- |\n  text\n";
+        const fast = decodeKubeYaml(text).map((d) => d.positions);
+        decodeOptions.fastPath = false;
+        try {
+            assert.deepStrictEqual(
+                decodeKubeYaml(text).map((d) => d.positions),
+                fast,
+            );
+        } finally {
+            decodeOptions.fastPath = true;
+        }
+    });
+
+    it("on generated documents: block and flow collections, quoted and dotted keys, comments, block scalars, empty values", () => {
+        const key = fc.oneof(fc.constantFrom("a", "b.c", "x/y", "'q k'", '"d.q"', "k-1", "true", "10", "n"), fc.stringMatching(/^[a-z][a-z0-9.\-/]{0,6}$/));
+        const scalar = fc.constantFrom("v", "'s'", '"d"', "1", "yes", "", "~", "null", "x y", "# c", "[]", "{}", "[1, 'a']", "{k: v}", "|\n  lit\n  lines", ">-\n  folded");
+        const doc = fc.letrec((tie) => ({
+            node: fc.oneof(
+                { depthSize: "small" },
+                scalar.map((s) => ({ s })),
+                tie("map"),
+                tie("seq"),
+            ),
+            map: fc.array(fc.tuple(key, tie("node")), { minLength: 1, maxLength: 4 }).map((pairs) => ({ pairs })),
+            seq: fc.array(tie("node"), { minLength: 1, maxLength: 3 }).map((items) => ({ items })),
+        }));
+        type N = { s?: string; pairs?: [string, N][]; items?: N[] };
+        const render = (n: N, indent: string): string => {
+            if (n.s !== undefined) return n.s.replace(/\n/g, `\n${indent}`);
+            if (n.pairs) return n.pairs.map(([k, v]) => `${k}:${v.s !== undefined ? (v.s === "" ? "" : " " + render(v, indent + "  ")) : "\n" + indent + "  " + render(v, indent + "  ")}`).join(`\n${indent}`);
+            return n.items!.map((v) => `- ${render(v, indent + "  ")}`).join(`\n${indent}`);
+        };
+        let answered = 0;
+        fc.assert(
+            fc.property(doc.map as fc.Arbitrary<N>, fc.constantFrom("", "# head\n", "\n\n"), (n, head) => {
+                const text = head + render(n, "") + "\n";
+                answered += agree(text, JSON.stringify(text));
+            }),
+            { numRuns: RUNS },
+        );
+        // The comparison is not vacuous: the fast positions answer for most generated documents.
+        assert.ok(answered > RUNS / 3, `the fast positions answered for ${answered} of ${RUNS}`);
+    });
+});
