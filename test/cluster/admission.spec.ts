@@ -303,7 +303,7 @@ describe("fresh reads shared by concurrent reviews", function () {
         const asked: string[] = [];
         const fresh = async (kind: string, ns?: string) => {
             asked.push(`${kind}/${ns ?? "*"}`);
-            return stacks.filter((x) => x.kind === kind && (ns === undefined || x.metadata.namespace === ns));
+            return stacks.filter((x) => (x as { kind?: unknown }).kind === kind && (ns === undefined || x.metadata.namespace === ns));
         };
         const toGroup = { ...adminBinding, subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:serviceaccounts" }] };
         const d = await judgeAdmissionFresh({ operation: "CREATE", object: toGroup }, cache(stacks), { config, warnOnly: false }, fresh);
