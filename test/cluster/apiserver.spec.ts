@@ -14,6 +14,22 @@ import { startApplicationFinalizer } from "../../harness/argocd";
 import { alive } from "../processes";
 import { requireCluster } from "./cluster";
 
+/** Stops the server and proves nothing of it is left: its data folder and every process it started. */
+async function stopLeavingNothing(server: Awaited<ReturnType<typeof startApiServer>>): Promise<void> {
+    const { dir, pids } = server;
+    await server.stop();
+    assert.ok(!fs.existsSync(dir), "the data folder is removed");
+    for (const pid of pids) assert.ok(!alive(pid), `process ${pid} is gone`);
+}
+
+/** The deploy leg's binaries (kube-controller-manager too) are required: missing, the spec fails (skipped only with PKO_GUARD_SKIP_REAL=1). */
+function requireControllers(ctx: Mocha.Context): void {
+    const missing = missingDeployBinaries();
+    if (missing.length === 0) return;
+    if (process.env.PKO_GUARD_SKIP_REAL === "1") ctx.skip();
+    throw new Error(`missing ${missing.join(", ")}: run npm run setup`);
+}
+
 describe("harness API server (etcd + kube-apiserver)", function () {
     this.timeout(600_000);
     before(function () {
@@ -39,22 +55,15 @@ describe("harness API server (etcd + kube-apiserver)", function () {
             const token = await server.kubectl(["create", "token", "probe", "-n", "default"]);
             assert.strictEqual(token.code, 0, token.stderr);
             assert.strictEqual(token.stdout.trim().split(".").length, 3, "a signed JWT");
-            const { dir, pids } = server;
-            await server.stop();
+            await stopLeavingNothing(server);
             stopped = true;
-            assert.ok(!fs.existsSync(dir), "the data folder is removed");
-            for (const pid of pids) assert.ok(!alive(pid), `process ${pid} is gone`);
         } finally {
             if (!stopped) await server.stop();
         }
     });
 
     it("with controllers, deletes wait on no finalizer forever: a namespace and its objects, deleted in the foreground, are gone", async function () {
-        const missing = missingDeployBinaries();
-        if (missing.length > 0) {
-            if (process.env.PKO_GUARD_SKIP_REAL === "1") this.skip();
-            throw new Error(`missing ${missing.join(", ")}: run npm run setup`);
-        }
+        requireControllers(this);
         const server = await startApiServer({ controllers: true });
         let stopped = false;
         try {
@@ -66,22 +75,15 @@ describe("harness API server (etcd + kube-apiserver)", function () {
             const ns = await server.kubectl(["delete", "namespace", "team", "--cascade=foreground", "--wait=true", "--timeout=120s"]);
             assert.strictEqual(ns.code, 0, ns.stderr);
             assert.match((await server.kubectl(["get", "namespace", "team"])).stderr, /NotFound/);
-            const { dir, pids } = server;
-            await server.stop();
+            await stopLeavingNothing(server);
             stopped = true;
-            assert.ok(!fs.existsSync(dir), "the data folder is removed");
-            for (const pid of pids) assert.ok(!alive(pid), `process ${pid} is gone`);
         } finally {
             if (!stopped) await server.stop();
         }
     });
 
     it("Argo CD's Application CRD validates for real, and Applications with Argo CD's finalizers can be deleted", async function () {
-        const missing = missingDeployBinaries();
-        if (missing.length > 0) {
-            if (process.env.PKO_GUARD_SKIP_REAL === "1") this.skip();
-            throw new Error(`missing ${missing.join(", ")}: run npm run setup`);
-        }
+        requireControllers(this);
         const server = await startApiServer({ controllers: true });
         try {
             await installApplicationCrd(server);
