@@ -14,8 +14,17 @@ import { startApplicationFinalizer } from "../../harness/argocd";
 import { alive } from "../processes";
 import { requireCluster } from "./cluster";
 
-/** Stops the server and proves nothing of it is left: its data folder and every process it started. */
-async function stopLeavingNothing(server: Awaited<ReturnType<typeof startApiServer>>): Promise<void> {
+/**
+ * Runs `body` against the server, then stops it and proves nothing of it is left: its data folder and every
+ * process it started. A failing `body` still stops it.
+ */
+async function leavingNothing(server: Awaited<ReturnType<typeof startApiServer>>, body: () => Promise<void>): Promise<void> {
+    try {
+        await body();
+    } catch (e) {
+        await server.stop();
+        throw e;
+    }
     const { dir, pids } = server;
     await server.stop();
     assert.ok(!fs.existsSync(dir), "the data folder is removed");
@@ -38,8 +47,7 @@ describe("harness API server (etcd + kube-apiserver)", function () {
 
     it("starts on loopback, serves the CRDs and kubectl, and stops leaving nothing behind", async () => {
         const server = await startApiServer();
-        let stopped = false;
-        try {
+        await leavingNothing(server, async () => {
             assert.match(server.url, /^https:\/\/127\.0\.0\.1:\d+$/);
             assert.ok(server.pids.every(alive), "etcd and kube-apiserver run");
             const v = await server.kubectl(["version", "-o", "json"]);
@@ -55,18 +63,13 @@ describe("harness API server (etcd + kube-apiserver)", function () {
             const token = await server.kubectl(["create", "token", "probe", "-n", "default"]);
             assert.strictEqual(token.code, 0, token.stderr);
             assert.strictEqual(token.stdout.trim().split(".").length, 3, "a signed JWT");
-            await stopLeavingNothing(server);
-            stopped = true;
-        } finally {
-            if (!stopped) await server.stop();
-        }
+        });
     });
 
     it("with controllers, deletes wait on no finalizer forever: a namespace and its objects, deleted in the foreground, are gone", async function () {
         requireControllers(this);
         const server = await startApiServer({ controllers: true });
-        let stopped = false;
-        try {
+        await leavingNothing(server, async () => {
             assert.strictEqual(server.pids.length, 3, "etcd, kube-apiserver and kube-controller-manager");
             await server.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: team}\n");
             // What the Kubernetes provider does on destroy: foreground propagation, then a wait until gone.
@@ -75,11 +78,7 @@ describe("harness API server (etcd + kube-apiserver)", function () {
             const ns = await server.kubectl(["delete", "namespace", "team", "--cascade=foreground", "--wait=true", "--timeout=120s"]);
             assert.strictEqual(ns.code, 0, ns.stderr);
             assert.match((await server.kubectl(["get", "namespace", "team"])).stderr, /NotFound/);
-            await stopLeavingNothing(server);
-            stopped = true;
-        } finally {
-            if (!stopped) await server.stop();
-        }
+        });
     });
 
     it("Argo CD's Application CRD validates for real, and Applications with Argo CD's finalizers can be deleted", async function () {
