@@ -14,13 +14,14 @@
  *     `valueFiles` (relative to the chart; `$<ref>/...` from a `ref` source), `values`/`valuesObject`,
  *     `parameters`, `fileParameters`, `ignoreMissingValueFiles`, `skipCrds`, and the cluster's version and APIs
  *     (`kubeVersion`/`apiVersions`, else the run's: core/render/capabilities.ts).
- *   Sources that cannot be rendered here are named, never guessed: a chart from a Helm repository (`chart`),
- *   a path that is not in this repository, a config management plugin.
+ *   Sources that cannot be rendered here are named (`notes`), never guessed: a chart from a Helm repository
+ *   (`chart`), a path that is not in this repository, a config management plugin; the Application then fails
+ *   closed (policies/argocd-app-rendered.ts).
  * - Destination: a namespaced object without `metadata.namespace` lands in `spec.destination.namespace`.
  * - ApplicationSets: the `list` and git `directories` generators (`pathParamPrefix`, `values`), in the default
  *   template syntax or, with `goTemplate`, executed as Go templates with Argo CD's functions by the toolchain's
- *   appset-template (toolchain/appset-template); other generators, `elementsYaml` and `templatePatch` are
- *   reported as not expanded.
+ *   appset-template (toolchain/appset-template); what is not expanded (other generators, a failing template)
+ *   is named (`notExpanded`) and the set fails closed (policies/argocd-app-rendered.ts).
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -87,7 +88,11 @@ export interface ApplicationOutput {
     rendered: string[];
     /** Renders run: kustomize builds, Helm templates, jsonnet evaluations. */
     renders: number;
-    /** Sources not rendered here, each one line. */
+    /**
+     * Why some of what it applies could not be computed here, one line each, naming the source's field
+     * (`spec.source`, `spec.sources[1]`) and quoting (JSON) every value it shows: the Application fails closed
+     * (argocd-app-rendered).
+     */
     notes: string[];
     /** The destination namespace, when set. */
     namespace?: string;
@@ -179,24 +184,28 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
     const refs = new Map<string, string>();
     for (const s of sources) if (s && typeof s.ref === "string") refs.set(s.ref, ctx.repoRoot);
     const who = `Application ${JSON.stringify(appName)}`;
-    for (const source of sources) {
-        if (!source) continue;
+    for (const [i, source] of sources.entries()) {
+        const field = spec.sources !== undefined ? `spec.sources[${i}]` : "spec.source";
+        if (!source) {
+            if (spec.sources !== undefined || spec.source !== undefined) out.notes.push(`${field} is not an object, so what it applies is not known`);
+            continue;
+        }
         if (typeof source.chart === "string") {
-            out.notes.push(`${who}: not rendered: chart ${JSON.stringify(source.chart)} comes from a Helm repository (check uses no network)`);
+            out.notes.push(`${field} is chart ${JSON.stringify(source.chart)} from a Helm repository, which check does not read (it uses no network)`);
             continue;
         }
         if (typeof source.path !== "string") continue; // a `ref` source of value files only
         const dir = path.resolve(ctx.repoRoot, source.path);
         const rel = path.relative(ctx.repoRoot, dir);
         if (rel.startsWith("..") || path.isAbsolute(rel) || !fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
-            out.notes.push(`${who}: not rendered: source path ${JSON.stringify(source.path)} is not a folder of this repository`);
+            out.notes.push(`${field}.path ${JSON.stringify(source.path)} is not a folder of this repository (another repository's path is not read)`);
             continue;
         }
         const explicit = ["helm", "kustomize", "directory", "plugin"].filter((t) => obj(source[t]) !== undefined);
         if (explicit.length > 1) throw new BadInputError(`${who}: its source sets more than one of ${explicit.join(", ")} (Argo CD refuses it)`);
         const type = explicit[0] ?? (kustomizationFile(dir) ? "kustomize" : isChart(dir) ? "helm" : "directory");
         if (type === "plugin") {
-            out.notes.push(`${who}: not rendered: a config management plugin renders ${JSON.stringify(source.path)}`);
+            out.notes.push(`${field}.plugin: a config management plugin renders ${JSON.stringify(source.path)}, which check does not run`);
             continue;
         }
         out.rendered.push(dir);
@@ -373,7 +382,11 @@ function pathParams(p: string, goTemplate: boolean, prefix: string): Obj {
 
 export interface AppSetExpansion {
     applications: Obj[];
-    /** Generators not expanded, one line each. */
+    /**
+     * Why some of its Applications could not be computed here (a generator or feature check does not expand,
+     * a template that does not execute), one line each naming the field (`spec.generators[1]`): the set fails
+     * closed (argocd-app-rendered).
+     */
     notExpanded: string[];
 }
 
@@ -386,14 +399,30 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
     const goTemplate = spec.goTemplate === true;
     const template = obj(spec.template) ?? {};
     const result: AppSetExpansion = { applications: [], notExpanded: [] };
+    if (spec.templatePatch !== undefined) {
+        result.notExpanded.push("spec.templatePatch is not applied by check, so none of its Applications is expanded");
+        return result;
+    }
     const dirs = () => repoDirs(repoRoot);
-    for (const g of list(spec.generators).map(obj)) {
-        if (!g) continue;
+    for (const [i, g] of list(spec.generators).map(obj).entries()) {
+        const field = `spec.generators[${i}]`;
+        if (!g) {
+            result.notExpanded.push(`${field} is not an object`);
+            continue;
+        }
         const kinds = Object.keys(g).filter((k) => k !== "selector" && k !== "values");
         const kind = kinds[0] ?? "(empty)";
         let params: Obj[] | undefined;
         let values: Record<string, string> | undefined;
-        if (kind === "list" && kinds.length === 1) {
+        if (g.selector !== undefined) {
+            result.notExpanded.push(`${field}.selector is not applied by check, so the generator is not expanded`);
+            continue;
+        }
+        if (kinds.length !== 1) {
+            result.notExpanded.push(`${field} names ${kinds.length === 0 ? "no generator" : "more than one generator"}, which Argo CD refuses`);
+            continue;
+        }
+        if (kind === "list") {
             const l = obj(g.list) ?? {};
             if (l.elementsYaml !== undefined || l.template !== undefined) params = undefined;
             else if (goTemplate) params = list(l.elements).map((e) => obj(e) ?? {});
@@ -401,12 +430,12 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
                 // The default syntax takes string values only (a `values` map as `values.<key>`); Argo CD fails the generator otherwise.
                 const flat = list(l.elements).map((e) => flatElement(obj(e) ?? {}));
                 if (flat.some((x) => x === undefined)) {
-                    result.notExpanded.push(`ApplicationSet ${JSON.stringify(name)}: a list element has a value that is not a string, which Argo CD refuses without goTemplate; it creates no Application from it`);
+                    result.notExpanded.push(`${field}.list has an element with a value that is not a string, which Argo CD refuses without goTemplate (the generator fails)`);
                     continue;
                 }
                 params = flat as Obj[];
             }
-        } else if (kind === "git" && kinds.length === 1 && obj(g.git)?.directories !== undefined && obj(g.git)?.files === undefined) {
+        } else if (kind === "git" && obj(g.git)?.directories !== undefined && obj(g.git)?.files === undefined && obj(g.git)?.template === undefined) {
             const git = obj(g.git)!;
             const entries = list(git.directories)
                 .map(obj)
@@ -421,18 +450,15 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
             if (v) values = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, String(x ?? "")]));
         }
         if (!params) {
-            result.notExpanded.push(`ApplicationSet ${JSON.stringify(name)}: the ${kind} generator is not expanded (check expands list and git directories generators)`);
+            result.notExpanded.push(
+                `${field} (${JSON.stringify(kind)} generator${kind === "list" ? " with elementsYaml or its own template" : kind === "git" ? " with files or its own template" : ""}) is not expanded by check`,
+            );
             continue;
-        }
-        if (spec.templatePatch !== undefined) {
-            result.notExpanded.push(`ApplicationSet ${JSON.stringify(name)}: templatePatch is not applied, so its Applications are not expanded`);
-            break;
         }
         let apps: Obj[];
         if (goTemplate) {
             const r = goTemplates(template, params, spec, values, ctx, `ApplicationSet ${JSON.stringify(name)}`);
-            if (r.failed > 0)
-                result.notExpanded.push(`ApplicationSet ${JSON.stringify(name)}: ${r.failed} of its ${kind} generator's Applications do not render (${r.reason ?? "template error"}); Argo CD creates none of them either`);
+            if (r.failed > 0) result.notExpanded.push(`spec.template: ${r.failed} of the Applications of ${field} do not render (${r.reason ?? "template error"}), so Argo CD creates none of them`);
             apps = r.apps;
         } else {
             apps = params.map((p) => {

@@ -182,7 +182,14 @@ describe("pko-guard check renders what Argo CD renders", function () {
         const r = check([".", "--report", "json=r.json"]);
         assert.strictEqual(r.code, 1, r.err + r.out);
         assert.ok(rows("r.json").some((x) => x.policy === "pko-stack-prod-pinned-commit" && x.resource === "Stack/pulumi/ledger-production"));
-        assert.match(r.err, /ApplicationSet "ledger": the clusters generator is not expanded/);
+        // The clusters generator fails closed on the set, at its field, in every report.
+        assert.deepStrictEqual(
+            rows("r.json")
+                .filter((x) => x.policy === "argocd-app-rendered")
+                .map((x) => [x.resource, x.line]),
+            [["ApplicationSet/argocd/ledger", 9]], // its "- clusters" line,
+        );
+        assert.match(r.err, /ApplicationSet "ledger": spec\.generators\[1\] \("clusters" generator\) is not expanded by check/);
         assert.match(r.out, /1 not rendered/);
     });
 
@@ -207,14 +214,16 @@ describe("pko-guard check renders what Argo CD renders", function () {
         // A template that does not execute (missingkey=error on a parameter that does not exist): named, nothing guessed.
         write("appsets/ledger.yaml", appset("", "ledger-{{ .env.path.nope }}"));
         const missing = check(["."]);
+        assert.strictEqual(missing.code, 1, missing.err + missing.out);
         assert.match(
             missing.err,
-            /^pko-guard: ApplicationSet "ledger": 2 of its git generator's Applications do not render \(a template string does not execute \(a parameter it names does not exist\)\); Argo CD creates none of them either\n/,
+            /^pko-guard: ApplicationSet "ledger": spec\.template: 2 of the Applications of spec\.generators\[0\] do not render \(a template string does not execute \(a parameter it names does not exist\)\), so Argo CD creates none of them\n/,
         );
+        assert.match(missing.out, /argocd-app-rendered/);
         // Hostile templates are bounded: a string that grows without end, an allocation of gigabytes (the helper's
         // address space is capped, so it ends, not the machine): one line, nothing of the template echoed.
         write("appsets/ledger.yaml", appset("", "{{ range until 1000000 }}ledger{{ end }}"));
-        assert.match(check(["."]).err, /^pko-guard: ApplicationSet "ledger": 2 of its git generator's Applications do not render \(a template string renders more than 2097152 bytes\)/);
+        assert.match(check(["."]).err, /^pko-guard: ApplicationSet "ledger": spec\.template: 2 of the Applications of spec\.generators\[0\] do not render \(a template string renders more than 2097152 bytes\)/);
         write("appsets/ledger.yaml", appset("", '{{ repeat 3000000000 "ab" }}'));
         const bomb = check(["."]);
         assert.strictEqual(bomb.code, 2, bomb.err);
@@ -222,7 +231,42 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.match(bomb.err, /^pko-guard: ApplicationSet "ledger" \(goTemplate\): appset-template failed: .*out of memory/);
         // templatePatch is not applied: named, not expanded.
         write("appsets/ledger.yaml", appset("  templatePatch: |\n    spec: {}\n"));
-        assert.match(check(["."]).err, /ApplicationSet "ledger": templatePatch is not applied/);
+        assert.match(check(["."]).err, /ApplicationSet "ledger": spec\.templatePatch is not applied/);
+    });
+
+    it("what check cannot render fails closed on its Application, in every report, unless waived with allowFailClosed", () => {
+        // A chart from a Helm repository, another repository's path, a plugin: each a mandatory finding on the
+        // Application, naming the field; an empty not-rendered annotation written in the manifest hides nothing.
+        write(
+            "apps/remote.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: remote\n  namespace: argocd\n  annotations: {pko-guard/not-rendered: ''}\nspec:\n  project: default\n  sources:\n    - {repoURL: https://charts.example.com, chart: \"ledger\\e[31m\", targetRevision: 1.0.0}\n    - {repoURL: https://example.com/other.git, path: elsewhere}\n    - {repoURL: https://example.com/repo.git, path: ledger, plugin: {name: vault}}\n  destination: {server: https://kubernetes.default.svc, namespace: pulumi}\n",
+        );
+        write("ledger/stack.yaml", stack(`  commit: ${SHA}\n`));
+        const r = check([".", "--report", "json=r.json", "--report", "sarif=r.sarif", "--report", "junit=r.xml"]);
+        assert.strictEqual(r.code, 1, r.err + r.out);
+        const found = rows("r.json").filter((x) => x.policy === "argocd-app-rendered");
+        assert.deepStrictEqual(
+            found.map((x) => [x.resource, (x as unknown as { field: string }).field, (x as unknown as { status: string }).status]),
+            [
+                ["Application/argocd/remote", "spec.sources[0]", "blocking"],
+                ["Application/argocd/remote", "spec.sources[1].path", "blocking"],
+                ["Application/argocd/remote", "spec.sources[2].plugin", "blocking"],
+            ],
+        );
+        assert.ok(!(r.out + r.err).includes("\u001b"), "a control character reached the terminal");
+        const sarif = fs.readFileSync(path.join(tmp, "r.sarif"), "utf8");
+        assert.strictEqual(sarif.match(/argocd-app-rendered/g)!.length >= 3, true);
+        assert.strictEqual((fs.readFileSync(path.join(tmp, "r.xml"), "utf8").match(/spec\.sources\[\d\]/g) ?? []).length >= 3, true);
+        for (const f of ["r.json", "r.sarif", "r.xml"]) fs.rmSync(path.join(tmp, f));
+        // Accepted by the existing waiver mechanism: only a waiver that allows fail-closed findings waives them.
+        const config = (allowFailClosed: boolean) =>
+            write("config.json", JSON.stringify({ "argocd-app-rendered": { waivers: [{ resource: "Application/argocd/remote", reason: "judged in its own CI", allowFailClosed }] } }));
+        config(false);
+        assert.strictEqual(check(["apps", "ledger", "--config", "config.json"]).code, 1);
+        config(true);
+        const waived = check(["apps", "ledger", "--config", "config.json"]);
+        assert.strictEqual(waived.code, 0, waived.err + waived.out);
+        assert.match(waived.out, /waived {2}argocd-app-rendered/);
     });
 
     it("a jsonnet file of a directory source is evaluated; never read otherwise", () => {
