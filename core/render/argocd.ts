@@ -18,7 +18,8 @@
  *   (`chart`), a path that is not in this repository, a config management plugin; the Application then fails
  *   closed (policies/argocd-app-rendered.ts).
  * - Destination: a namespaced object without `metadata.namespace` lands in `spec.destination.namespace`.
- * - ApplicationSets: the `list` and git `directories` generators (`pathParamPrefix`, `values`), in the default
+ * - ApplicationSets: the `list` (`elements`, `elementsYaml`) and git `directories` and `files` generators
+ *   (`pathParamPrefix`, `values`; at most MAX_APPLICATIONS Applications a set), in the default
  *   template syntax or, with `goTemplate`, executed as Go templates with Argo CD's functions by the toolchain's
  *   appset-template (toolchain/appset-template); what is not expanded (other generators, a failing template)
  *   is named (`notExpanded`) and the set fails closed (policies/argocd-app-rendered.ts).
@@ -26,6 +27,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../errors";
+import { decodeKubeYaml } from "../kube-yaml";
 import { normalizeKubeVersion } from "./capabilities";
 import { RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderJsonnet, renderKustomize, runTool } from "./render";
 
@@ -390,7 +392,7 @@ export interface AppSetExpansion {
     notExpanded: string[];
 }
 
-/** The Applications an ApplicationSet creates from its list and git-directory generators. */
+/** The Applications an ApplicationSet creates from its list and git (directories, files) generators. */
 export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExpansion {
     const repoRoot = ctx.repoRoot;
     const meta = obj(appset.metadata) ?? {};
@@ -404,6 +406,7 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
         return result;
     }
     const dirs = () => repoDirs(repoRoot);
+    let generated = 0;
     for (const [i, g] of list(spec.generators).map(obj).entries()) {
         const field = `spec.generators[${i}]`;
         if (!g) {
@@ -424,31 +427,58 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
         }
         if (kind === "list") {
             const l = obj(g.list) ?? {};
-            if (l.elementsYaml !== undefined || l.template !== undefined) params = undefined;
-            else if (goTemplate) params = list(l.elements).map((e) => obj(e) ?? {});
+            if (l.template !== undefined) params = undefined;
             else {
-                // The default syntax takes string values only (a `values` map as `values.<key>`); Argo CD fails the generator otherwise.
-                const flat = list(l.elements).map((e) => flatElement(obj(e) ?? {}));
-                if (flat.some((x) => x === undefined)) {
-                    result.notExpanded.push(`${field}.list has an element with a value that is not a string, which Argo CD refuses without goTemplate (the generator fails)`);
+                if (goTemplate) params = list(l.elements).map((e) => obj(e) ?? {});
+                else {
+                    // The default syntax takes string values only (a `values` map as `values.<key>`); Argo CD fails the generator otherwise.
+                    const flat = list(l.elements).map((e) => flatElement(obj(e) ?? {}));
+                    if (flat.some((x) => x === undefined)) {
+                        result.notExpanded.push(`${field}.list has an element with a value that is not a string, which Argo CD refuses without goTemplate (the generator fails)`);
+                        continue;
+                    }
+                    params = flat as Obj[];
+                }
+                // elementsYaml: a YAML list of maps, appended as they are (in either syntax), as Argo CD does.
+                if (l.elementsYaml !== undefined) {
+                    const yaml = typeof l.elementsYaml === "string" ? firstYamlValue(l.elementsYaml) : undefined;
+                    const elements = yaml?.ok && (yaml.value === null || Array.isArray(yaml.value)) ? list(yaml.value) : undefined;
+                    if (!elements || !elements.every((e) => e === null || obj(e))) {
+                        result.notExpanded.push(`${field}.list.elementsYaml is not a YAML list of maps, which fails the generator in Argo CD`);
+                        continue;
+                    }
+                    params.push(...elements.map((e) => obj(e) ?? {}));
+                }
+            }
+        } else if (kind === "git" && obj(g.git)?.template === undefined && (list(obj(g.git)?.directories).length > 0 || list(obj(g.git)?.files).length > 0)) {
+            const git = obj(g.git)!;
+            const prefix = str(git.pathParamPrefix) ?? "";
+            // Directories take precedence over files when both are set, as in Argo CD.
+            if (list(git.directories).length > 0) {
+                const entries = list(git.directories)
+                    .map(obj)
+                    .filter((x): x is Obj => !!x && typeof x.path === "string");
+                const all = dirs();
+                const chosen = new Set<string>();
+                for (const e of entries.filter((x) => x.exclude !== true)) for (const d of all) if (globDir(String(e.path)).test(d)) chosen.add(d);
+                for (const e of entries.filter((x) => x.exclude === true)) for (const d of [...chosen]) if (globDir(String(e.path)).test(d)) chosen.delete(d);
+                params = [...chosen].sort().map((d) => pathParams(d, goTemplate, prefix));
+            } else {
+                const files = gitFilesParams(git, repoRoot, goTemplate, prefix, field);
+                if (typeof files === "string") {
+                    result.notExpanded.push(files);
                     continue;
                 }
-                params = flat as Obj[];
+                params = files;
             }
-        } else if (kind === "git" && obj(g.git)?.directories !== undefined && obj(g.git)?.files === undefined && obj(g.git)?.template === undefined) {
-            const git = obj(g.git)!;
-            const entries = list(git.directories)
-                .map(obj)
-                .filter((x): x is Obj => !!x && typeof x.path === "string");
-            const all = dirs();
-            const chosen = new Set<string>();
-            for (const e of entries.filter((x) => x.exclude !== true)) for (const d of all) if (globDir(String(e.path)).test(d)) chosen.add(d);
-            for (const e of entries.filter((x) => x.exclude === true)) for (const d of [...chosen]) if (globDir(String(e.path)).test(d)) chosen.delete(d);
-            const prefix = str(git.pathParamPrefix) ?? "";
-            params = [...chosen].sort().map((d) => pathParams(d, goTemplate, prefix));
             const v = obj(git.values);
             if (v) values = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, String(x ?? "")]));
         }
+        if (params && params.length > MAX_APPLICATIONS) {
+            throw new BadInputError(`ApplicationSet ${JSON.stringify(name)}: ${field} generates more than ${MAX_APPLICATIONS} Applications (check's limit)`);
+        }
+        generated += params?.length ?? 0;
+        if (generated > MAX_APPLICATIONS) throw new BadInputError(`ApplicationSet ${JSON.stringify(name)}: its generators create more than ${MAX_APPLICATIONS} Applications (check's limit)`);
         if (!params) {
             result.notExpanded.push(
                 `${field} (${JSON.stringify(kind)} generator${kind === "list" ? " with elementsYaml or its own template" : kind === "git" ? " with files or its own template" : ""}) is not expanded by check`,
@@ -470,10 +500,155 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
         }
         for (const app of apps) {
             const m = obj(app.metadata) ?? {};
-            result.applications.push({ apiVersion: "argoproj.io/v1alpha1", kind: "Application", ...app, metadata: { ...m, namespace: str(m.namespace) ?? str(meta.namespace) } });
+            // Argo CD creates every Application in the ApplicationSet's namespace, whatever the template says.
+            result.applications.push({ apiVersion: "argoproj.io/v1alpha1", kind: "Application", ...app, metadata: { ...m, namespace: str(meta.namespace) } });
         }
     }
     return result;
+}
+
+/** At most this many Applications from one ApplicationSet: a larger set is bad input (exit 2), never half-judged. */
+export const MAX_APPLICATIONS = 10_000;
+
+/** At most this many bytes of one git files generator file (Argo CD reads small JSON/YAML files). */
+const MAX_PARAM_FILE_BYTES = 1 << 20;
+
+/** The first YAML document of a text as sigs.k8s.io/yaml's Unmarshal reads it (the product's decoder; null when empty). */
+function firstYamlValue(text: string): { ok: boolean; value?: unknown } {
+    try {
+        const docs = decodeKubeYaml(text);
+        return { ok: true, value: docs.length > 0 ? docs[0].value : null };
+    } catch {
+        return { ok: false };
+    }
+}
+
+/** Every file of the repository (posix paths relative to it; `.git` and `node_modules` aside), sorted. */
+function repoFiles(root: string): string[] {
+    const out: string[] = [];
+    const walk = (cur: string) => {
+        for (const e of fs.readdirSync(cur, { withFileTypes: true })) {
+            if (e.name === ".git" || e.name === "node_modules") continue;
+            const p = path.join(cur, e.name);
+            if (e.isDirectory()) walk(p);
+            else if (e.isFile()) out.push(path.relative(root, p).split(path.sep).join("/"));
+        }
+    };
+    walk(root);
+    return out.sort();
+}
+
+/**
+ * A git files `path` as Argo CD's repo server matches it (`git ls-files -- <pattern>`, a git pathspec): without
+ * wildcards, the file itself or every file below that folder; with them, `*` and `?` also cross `/`, `[...]`
+ * a class.
+ */
+function gitPathspec(pattern: string): RegExp {
+    const p = pattern.replace(/^\.\//, "");
+    if (!/[*?[]/.test(p)) {
+        const lit = p.replace(/\/+$/, "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        return new RegExp(`^${lit}(?:/.*)?$`);
+    }
+    let re = "";
+    for (let i = 0; i < p.length; i++) {
+        const c = p[i];
+        if (c === "*") re += ".*";
+        else if (c === "?") re += ".";
+        else if (c === "[") {
+            const end = p.indexOf("]", i + 2);
+            if (end < 0) re += "\\[";
+            else {
+                re +=
+                    "[" +
+                    p
+                        .slice(i + 1, end)
+                        .replace(/^!/, "^")
+                        .replace(/\\/g, "\\\\") +
+                    "]";
+                i = end;
+            }
+        } else if (c === "\\" && i + 1 < p.length) re += "\\" + p[++i];
+        else re += c.replace(/[.+^${}()|\\]/g, "\\$&");
+    }
+    return new RegExp(`^${re}$`);
+}
+
+/** Go's `%v` of a float64 (numbers in Argo CD's flattened parameters): shortest digits, `%e` form below 1e-4 and from 1e6 (`1e+06`). */
+export function goFloat(n: number): string {
+    if (!Number.isFinite(n)) return n > 0 ? "+Inf" : n < 0 ? "-Inf" : "NaN";
+    if (n === 0) return Object.is(n, -0) ? "-0" : "0";
+    const [mant, ex] = n.toExponential().split("e"); // shortest round-trip digits, as Go's shortest formatting
+    const x = Number(ex);
+    if (x < -4 || x >= 6) return `${mant}e${x < 0 ? "-" : "+"}${String(Math.abs(x)).padStart(2, "0")}`;
+    return String(n);
+}
+
+/** jeremywohl/flatten (DotStyle) then `%v`, as Argo CD flattens a git file's object for the default syntax. */
+function flattenParams(v: unknown, prefix: string, out: Obj): void {
+    if (Array.isArray(v)) v.forEach((x, i) => flattenParams(x, prefix === "" ? String(i) : `${prefix}.${i}`, out));
+    else if (obj(v)) for (const [k, x] of Object.entries(obj(v)!)) flattenParams(x, prefix === "" ? k : `${prefix}.${k}`, out);
+    else out[prefix] = v === null ? "<nil>" : typeof v === "number" ? goFloat(v) : String(v);
+}
+
+/** A file's parameters (Argo CD's git files generator): its object, or each object of its list, with the path parameters. */
+function gitFilesParams(git: Obj, root: string, goTemplate: boolean, prefix: string, field: string): Obj[] | string {
+    const entries = list(git.files)
+        .map(obj)
+        .filter((x): x is Obj => !!x && typeof x.path === "string");
+    const all = repoFiles(root);
+    const chosen = new Set<string>();
+    for (const e of entries.filter((x) => x.exclude !== true)) for (const f of all) if (gitPathspec(String(e.path)).test(f)) chosen.add(f);
+    for (const e of entries.filter((x) => x.exclude === true)) for (const f of [...chosen]) if (gitPathspec(String(e.path)).test(f)) chosen.delete(f);
+    const out: Obj[] = [];
+    for (const file of [...chosen].sort()) {
+        let text: string;
+        const fd = fs.openSync(path.join(root, file), fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+        try {
+            const buf = Buffer.alloc(MAX_PARAM_FILE_BYTES + 1);
+            let n = 0;
+            for (let r = 1; r > 0 && n < buf.length; n += r) r = fs.readSync(fd, buf, n, buf.length - n, null);
+            if (n > MAX_PARAM_FILE_BYTES) return `${field}.git.files: ${JSON.stringify(file)} is larger than ${MAX_PARAM_FILE_BYTES} bytes, which check does not read`;
+            text = buf.subarray(0, n).toString("utf8");
+        } finally {
+            fs.closeSync(fd);
+        }
+        const yaml = firstYamlValue(text);
+        const objects = !yaml.ok
+            ? undefined
+            : yaml.value === null
+              ? [{}]
+              : obj(yaml.value)
+                ? [yaml.value as Obj]
+                : Array.isArray(yaml.value) && yaml.value.every((x) => x === null || obj(x))
+                  ? yaml.value.map((x) => obj(x) ?? {})
+                  : undefined;
+        if (!objects) return `${field}.git.files: ${JSON.stringify(file)} is not a YAML or JSON map or list of maps, which fails the generator in Argo CD`;
+        const dir = path.posix.dirname(file);
+        const base = path.posix.basename(dir);
+        const filename = path.posix.basename(file);
+        for (const o of objects) {
+            if (goTemplate) {
+                const p = { path: dir, basename: base, filename, basenameNormalized: sanitizeName(base), filenameNormalized: sanitizeName(filename), segments: dir.split("/") };
+                out.push({ ...o, ...(prefix ? { [prefix]: { path: p } } : { path: p }) });
+            } else {
+                const flat: Obj = {};
+                flattenParams(o, "", flat);
+                const name = prefix ? `${prefix}.path` : "path";
+                Object.assign(flat, {
+                    [name]: dir,
+                    [`${name}.basename`]: base,
+                    [`${name}.filename`]: filename,
+                    [`${name}.basenameNormalized`]: sanitizeName(base),
+                    [`${name}.filenameNormalized`]: sanitizeName(filename),
+                });
+                dir.split("/").forEach((seg, i) => {
+                    if (seg !== "") flat[`${name}[${i}]`] = seg;
+                });
+                out.push(flat);
+            }
+        }
+    }
+    return out;
 }
 
 /** A git directories `path` glob: path.Match semantics (`*` stays within one segment). */

@@ -234,6 +234,86 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.match(check(["."]).err, /ApplicationSet "ledger": spec\.templatePatch is not applied/);
     });
 
+    it("git files and list elementsYaml generators: parameters as Argo CD computes them, in both syntaxes", () => {
+        write("envs/prod/config.json", '{"env": "prod", "cluster": {"namespace": "pulumi", "replicas": 1000000}, "tags": ["a", "b"]}\n');
+        write("envs/dev/config.yaml", "- env: dev\n  cluster: {namespace: dev}\n");
+        write("envs/old/config.yaml", "env: old\n");
+        write("stacks/prod/stack.yaml", stack("  branch: release\n", ""));
+        write("stacks/old/stack.yaml", stack("  branch: release\n", "").replace("ledger-production", "ledger-old"));
+        const set = (generator: string, template: string, extra = "") =>
+            `apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: ledger, namespace: argocd}\nspec:\n${extra}  generators:\n${generator}  template:\n${template}`;
+        const names = (file: string) =>
+            rows(file)
+                .filter((x) => x.policy === "pko-stack-prod-pinned-commit" && x.syncedBy !== undefined)
+                .map((x) => [x.resource, x.syncedBy]);
+        // Default syntax: the file's object flattened (numbers as Go prints them, lists by index), path parameters,
+        // exclusions; Applications land in the set's namespace whatever the template says.
+        write(
+            "appsets/ledger.yaml",
+            set(
+                "    - git:\n        repoURL: https://example.com/repo.git\n        files: [{path: 'envs/*/config.*'}, {path: envs/old/config.yaml, exclude: true}]\n",
+                "    metadata: {name: 'ledger-{{env}}-{{cluster.replicas}}-{{tags.1}}-{{path.basename}}-{{path.filenameNormalized}}', namespace: elsewhere}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: 'stacks/{{env}}'}\n      destination: {server: https://kubernetes.default.svc, namespace: '{{cluster.namespace}}'}\n",
+            ),
+        );
+        const flat = check([".", "--report", "json=flat.json"]);
+        assert.strictEqual(flat.code, 1, flat.err + flat.out);
+        assert.deepStrictEqual(names("flat.json"), [["Stack/pulumi/ledger-production", "Application argocd/ledger-prod-1e+06-b-prod-config.json"]]);
+        fs.rmSync(path.join(tmp, "flat.json"));
+        // goTemplate: the object as it is, the path parameters under pathParamPrefix.
+        write(
+            "appsets/ledger.yaml",
+            set(
+                "    - git:\n        repoURL: https://example.com/repo.git\n        pathParamPrefix: cfg\n        files: [{path: envs/prod/config.json}, {path: envs/old}]\n",
+                "    metadata: {name: 'ledger-{{ .env }}-{{ .cfg.path.basename }}-{{ .cfg.path.filename | replace \".\" \"-\" }}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: 'stacks/{{ .env }}'}\n      destination: {server: https://kubernetes.default.svc, namespace: pulumi}\n",
+                "  goTemplate: true\n",
+            ),
+        );
+        const go = check([".", "--report", "json=go.json"]);
+        assert.strictEqual(go.code, 1, go.err + go.out);
+        assert.deepStrictEqual(names("go.json").sort(), [
+            ["Stack/pulumi/ledger-old", "Application argocd/ledger-old-old-config-yaml"],
+            ["Stack/pulumi/ledger-production", "Application argocd/ledger-prod-prod-config-json"],
+        ]);
+        fs.rmSync(path.join(tmp, "go.json"));
+        // elementsYaml: appended to the elements.
+        write(
+            "appsets/ledger.yaml",
+            set(
+                "    - list:\n        elements: [{env: prod}]\n        elementsYaml: |\n          - env: old\n",
+                "    metadata: {name: 'ledger-{{env}}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: 'stacks/{{env}}'}\n      destination: {server: https://kubernetes.default.svc, namespace: pulumi}\n",
+            ),
+        );
+        const yaml = check([".", "--report", "json=yaml.json"]);
+        assert.strictEqual(yaml.code, 1, yaml.err + yaml.out);
+        assert.deepStrictEqual(names("yaml.json").sort(), [
+            ["Stack/pulumi/ledger-old", "Application argocd/ledger-old"],
+            ["Stack/pulumi/ledger-production", "Application argocd/ledger-prod"],
+        ]);
+        fs.rmSync(path.join(tmp, "yaml.json"));
+        // A file or elementsYaml that is not a map (or list of maps) fails the generator, as in Argo CD: fail closed.
+        write("envs/bad/config.yaml", "just a string\n");
+        write(
+            "appsets/ledger.yaml",
+            set(
+                "    - git:\n        repoURL: https://example.com/repo.git\n        files: [{path: 'envs/*/config.yaml'}]\n    - list:\n        elementsYaml: 'x: 1'\n",
+                "    metadata: {name: 'ledger-{{env}}'}\n    spec: {project: default}\n",
+            ),
+        );
+        const bad = check([".", "--report", "json=bad.json"]);
+        assert.strictEqual(bad.code, 1, bad.err + bad.out);
+        assert.deepStrictEqual(
+            rows("bad.json")
+                .filter((x) => x.policy === "argocd-app-rendered")
+                .map((x) => (x as unknown as { field: string }).field),
+            ["spec.generators[0].git.files", "spec.generators[1].list.elementsYaml"],
+        );
+        fs.rmSync(path.join(tmp, "bad.json"));
+        // A set that would create more Applications than check's limit is bad input, one line.
+        write("appsets/ledger.yaml", set(`    - list:\n        elementsYaml: |\n${"          - {env: x}\n".repeat(10001)}`, "    metadata: {name: 'ledger-{{env}}'}\n    spec: {project: default}\n"));
+        const big = check(["."]);
+        assert.deepStrictEqual([big.code, big.err], [2, 'pko-guard: ApplicationSet "ledger": spec.generators[0] generates more than 10000 Applications (check\'s limit)\n']);
+    });
+
     it("what check cannot render fails closed on its Application, in every report, unless waived with allowFailClosed", () => {
         // A chart from a Helm repository, another repository's path, a plugin: each a mandatory finding on the
         // Application, naming the field; an empty not-rendered annotation written in the manifest hides nothing.
