@@ -25,6 +25,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../errors";
+import { compilePathPattern } from "../path-match";
 import { normalizeKubeVersion } from "./capabilities";
 import { RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderJsonnet, renderKustomize, runTool } from "./render";
 
@@ -450,16 +451,8 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
     return result;
 }
 
-/** A git directories `path` glob: path.Match semantics (`*` stays within one segment). */
-function globDir(pattern: string): RegExp {
-    const re = pattern
-        .split("/")
-        .map((seg) =>
-            seg
-                .replace(/[.+^$()|\\{}]/g, "\\$&")
-                .replace(/\*/g, "[^/]*")
-                .replace(/\?/g, "[^/]"),
-        )
-        .join("/");
-    return new RegExp(`^${re}$`);
+/** A git directories `path` glob: Go's path.Match, as Argo CD filters the folders; a malformed one matches nothing (Argo CD logs it and skips it). */
+function globDir(pattern: string): { test(dir: string): boolean } {
+    const compiled = compilePathPattern(pattern);
+    return { test: (dir) => compiled?.matches(dir) ?? false };
 }

@@ -186,6 +186,24 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.match(r.out, /1 not rendered/);
     });
 
+    it("git directories paths match as Go's path.Match does; a malformed one matches nothing, as Argo CD skips it", () => {
+        write("envs/prod/stack.yaml", stack("  branch: release\n", ""));
+        write("envs/qa/stack.yaml", stack("  branch: qa\n", "").replace("ledger-production", "ledger-qa"));
+        write(
+            "appsets/ledger.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  generators:\n    - git:\n        repoURL: https://example.com/repo.git\n        directories: [{path: 'envs/[^q]*'}, {path: 'envs/[q'}, {path: 'envs/\\qa'}]\n  template:\n    metadata: {name: 'ledger-{{path.basename}}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: '{{path}}'}\n      destination: {server: https://kubernetes.default.svc, namespace: pulumi}\n",
+        );
+        const r = check([".", "--report", "json=r.json"]);
+        assert.strictEqual(r.code, 1, r.err + r.out);
+        const pinned = rows("r.json").filter((x) => x.policy === "pko-stack-prod-pinned-commit");
+        // `envs/[^q]*` takes prod; `envs/\qa` (an escaped q) takes qa; `envs/[q` is malformed and takes nothing.
+        assert.deepStrictEqual(pinned.map((x) => x.resource).sort(), ["Stack/pulumi/ledger-production", "Stack/pulumi/ledger-qa"]);
+        assert.ok(
+            pinned.every((x) => x.syncedBy !== undefined),
+            JSON.stringify(pinned),
+        );
+    });
+
     it("goTemplate ApplicationSets execute as Go templates with Argo CD's functions, values and path prefix", () => {
         write("envs/Prod_EU/stack.yaml", stack("  branch: release\n", ""));
         write("envs/dev/stack.yaml", stack(`  commit: ${SHA}\n`, "").replace("ledger-production", "ledger-dev").replace("myorg/ledger/production", "myorg/ledger/dev"));

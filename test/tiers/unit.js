@@ -26,6 +26,7 @@ module.exports = {
         "test/user/waivers.spec.ts",
         "test/cluster/admission.spec.ts",
         "test/check/capabilities.spec.ts",
+        "test/check/path-match.spec.ts",
     ],
     timeout: 20000,
     reporter: "spec",
