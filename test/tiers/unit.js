@@ -27,6 +27,7 @@ module.exports = {
         "test/cluster/admission.spec.ts",
         "test/check/capabilities.spec.ts",
         "test/check/path-match.spec.ts",
+        "test/check/repo-tree.spec.ts",
     ],
     timeout: 20000,
     reporter: "spec",
