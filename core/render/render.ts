@@ -97,7 +97,7 @@ const MAX_WALK = 1_000_000;
 
 /** What the one bounded walk of the repository found: what confineLinks and repoFolders each need. */
 export interface RepoTree {
-    /** Repository-relative folders (`/`-separated, sorted); folders inside a `.git` or `node_modules` folder are not listed. */
+    /** Repository-relative folders (`/`-separated, sorted); hidden folders, node_modules and what they hold are not listed. */
     folders: string[];
     /** The first symbolic link found that is absolute or steps outside the repository (absolute path). */
     escapingLink?: string;
@@ -126,7 +126,7 @@ export function repoTree(ctx: RenderContext): RepoTree {
             })
         );
     };
-    /** Walks `dir`; `listed`: its folders are listed (it is not inside a `.git` or `node_modules` folder). False once the bound is reached. */
+    /** Walks `dir`; `listed`: its folders are listed (it is not inside a hidden or node_modules folder). False once the bound is reached. */
     const walk = (dir: string, listed: boolean): boolean => {
         let entries: fs.Dirent[];
         try {
@@ -140,7 +140,9 @@ export function repoTree(ctx: RenderContext): RepoTree {
             if (e.isSymbolicLink()) {
                 if (!tree.escapingLink && escapes(p)) tree.escapingLink = p;
             } else if (e.isDirectory() && !(dir === root && e.name === ".git")) {
-                const inside = listed && e.name !== ".git" && e.name !== "node_modules";
+                // Argo CD's repo server skips hidden folders (walkDirectoryTree, v3.6.1; its default); node_modules is skipped as
+                // what a working tree installs rather than what the repository holds.
+                const inside = listed && !e.name.startsWith(".") && e.name !== "node_modules";
                 if (inside) tree.folders.push(path.relative(root, p).split(path.sep).join("/"));
                 if (!walk(p, inside)) return false;
             }

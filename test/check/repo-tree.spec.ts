@@ -1,8 +1,8 @@
 /**
  * The repository's one walk (core/render/render.ts repoTree), and what each of its two users takes from it:
  * confineLinks refuses a symbolic link that leaves the repository (anywhere but the root's `.git`, node_modules
- * included), and repoFolders lists the folders a git directories generator chooses from (none inside `.git` or
- * node_modules; links not followed) without refusing such a link. One walk a run serves both.
+ * included), and repoFolders lists the folders a git directories generator chooses from (hidden folders skipped as
+ * Argo CD's repo server skips them, node_modules too; links not followed) without refusing such a link. One walk a run serves both.
  */
 import * as assert from "assert";
 import * as fs from "fs";
@@ -32,17 +32,17 @@ describe("the repository's one walk: links confined, folders listed", () => {
     beforeEach(() => {
         root = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-tree-"));
         outside = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-tree-out-"));
-        mk("envs/prod/base", "envs/dev", ".git/objects", "sub/.git/hooks", "node_modules/pkg", "apps/node_modules/x", ".github/workflows");
+        mk("envs/prod/base", "envs/dev", ".git/objects", "sub/.git/hooks", "node_modules/pkg", "apps/node_modules/x", ".github/workflows", "envs/.old/x");
     });
     afterEach(() => {
         fs.rmSync(root, { recursive: true, force: true });
         fs.rmSync(outside, { recursive: true, force: true });
     });
 
-    it("lists folders sorted, none inside .git or node_modules, links not followed", () => {
+    it("lists folders sorted as Argo CD does, hidden ones skipped (and node_modules), links not followed", () => {
         link("envs", "linked-envs");
         link(outside, "out");
-        assert.deepStrictEqual(repoFolders(ctx()), [".github", ".github/workflows", "apps", "envs", "envs/dev", "envs/prod", "envs/prod/base", "sub"]);
+        assert.deepStrictEqual(repoFolders(ctx()), ["apps", "envs", "envs/dev", "envs/prod", "envs/prod/base", "sub"]);
     });
 
     it("accepts links that stay inside the repository", () => {
