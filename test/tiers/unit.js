@@ -12,6 +12,7 @@ module.exports = {
         "test/meta.spec.ts",
         "test/settings.spec.ts",
         "test/request.spec.ts",
+        "test/error-subjects.spec.ts",
         "test/tiers/*.spec.ts",
         "test/helpers.spec.ts",
         "test/credential-shapes.spec.ts",
