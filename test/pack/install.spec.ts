@@ -13,7 +13,7 @@ import * as os from "os";
 import * as path from "path";
 import { REPO_ROOT } from "../../core/paths";
 import { policies } from "../../policies";
-import { startAndAsk } from "./start";
+import { startAndAsk } from "../../harness/pack-start";
 
 const VERSION = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
 const NPM_QUIET = ["--no-audit", "--no-fund", "--prefer-offline"];
