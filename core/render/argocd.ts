@@ -28,8 +28,9 @@ import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../errors";
 import { decodeKubeYaml } from "../kube-yaml";
+import { compilePathPattern } from "../path-match";
 import { normalizeKubeVersion } from "./capabilities";
-import { RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderJsonnet, renderKustomize, runTool } from "./render";
+import { RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderJsonnet, renderKustomize, repoFiles, repoFolders, runTool } from "./render";
 
 type Obj = Record<string, unknown>;
 
@@ -334,20 +335,6 @@ function sanitizeName(name: string): string {
         .replace(/^[-.]+|[-.]+$/g, "");
 }
 
-function repoDirs(root: string): string[] {
-    const out: string[] = [];
-    const walk = (cur: string) => {
-        for (const e of fs.readdirSync(cur, { withFileTypes: true })) {
-            if (!e.isDirectory() || e.name === ".git" || e.name === "node_modules") continue;
-            const p = path.join(cur, e.name);
-            out.push(path.relative(root, p).split(path.sep).join("/"));
-            walk(p);
-        }
-    };
-    walk(root);
-    return out.sort();
-}
-
 /** A list element as the default syntax sees it: string values, a `values` map as `values.<key>`; undefined when Argo CD refuses it. */
 function flatElement(e: Obj): Obj | undefined {
     const out: Obj = {};
@@ -394,7 +381,6 @@ export interface AppSetExpansion {
 
 /** The Applications an ApplicationSet creates from its list and git (directories, files) generators. */
 export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExpansion {
-    const repoRoot = ctx.repoRoot;
     const meta = obj(appset.metadata) ?? {};
     const spec = obj(appset.spec) ?? {};
     const name = str(meta.name) ?? "(unnamed)";
@@ -405,7 +391,7 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
         result.notExpanded.push("spec.templatePatch is not applied by check, so none of its Applications is expanded");
         return result;
     }
-    const dirs = () => repoDirs(repoRoot);
+    const dirs = () => repoFolders(ctx);
     let generated = 0;
     for (const [i, g] of list(spec.generators).map(obj).entries()) {
         const field = `spec.generators[${i}]`;
@@ -464,7 +450,7 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
                 for (const e of entries.filter((x) => x.exclude === true)) for (const d of [...chosen]) if (globDir(String(e.path)).test(d)) chosen.delete(d);
                 params = [...chosen].sort().map((d) => pathParams(d, goTemplate, prefix));
             } else {
-                const files = gitFilesParams(git, repoRoot, goTemplate, prefix, field);
+                const files = gitFilesParams(git, ctx, goTemplate, prefix, field);
                 if (typeof files === "string") {
                     result.notExpanded.push(files);
                     continue;
@@ -523,21 +509,6 @@ function firstYamlValue(text: string): { ok: boolean; value?: unknown } {
     }
 }
 
-/** Every file of the repository (posix paths relative to it; `.git` and `node_modules` aside), sorted. */
-function repoFiles(root: string): string[] {
-    const out: string[] = [];
-    const walk = (cur: string) => {
-        for (const e of fs.readdirSync(cur, { withFileTypes: true })) {
-            if (e.name === ".git" || e.name === "node_modules") continue;
-            const p = path.join(cur, e.name);
-            if (e.isDirectory()) walk(p);
-            else if (e.isFile()) out.push(path.relative(root, p).split(path.sep).join("/"));
-        }
-    };
-    walk(root);
-    return out.sort();
-}
-
 /**
  * A git files `path` as Argo CD's repo server matches it (`git ls-files -- <pattern>`, a git pathspec): without
  * wildcards, the file itself or every file below that folder; with them, `*` and `?` also cross `/`, `[...]`
@@ -591,11 +562,12 @@ function flattenParams(v: unknown, prefix: string, out: Obj): void {
 }
 
 /** A file's parameters (Argo CD's git files generator): its object, or each object of its list, with the path parameters. */
-function gitFilesParams(git: Obj, root: string, goTemplate: boolean, prefix: string, field: string): Obj[] | string {
+function gitFilesParams(git: Obj, ctx: RenderContext, goTemplate: boolean, prefix: string, field: string): Obj[] | string {
     const entries = list(git.files)
         .map(obj)
         .filter((x): x is Obj => !!x && typeof x.path === "string");
-    const all = repoFiles(root);
+    const root = ctx.repoRoot;
+    const all = repoFiles(ctx);
     const chosen = new Set<string>();
     for (const e of entries.filter((x) => x.exclude !== true)) for (const f of all) if (gitPathspec(String(e.path)).test(f)) chosen.add(f);
     for (const e of entries.filter((x) => x.exclude === true)) for (const f of [...chosen]) if (gitPathspec(String(e.path)).test(f)) chosen.delete(f);
@@ -651,16 +623,8 @@ function gitFilesParams(git: Obj, root: string, goTemplate: boolean, prefix: str
     return out;
 }
 
-/** A git directories `path` glob: path.Match semantics (`*` stays within one segment). */
-function globDir(pattern: string): RegExp {
-    const re = pattern
-        .split("/")
-        .map((seg) =>
-            seg
-                .replace(/[.+^$()|\\{}]/g, "\\$&")
-                .replace(/\*/g, "[^/]*")
-                .replace(/\?/g, "[^/]"),
-        )
-        .join("/");
-    return new RegExp(`^${re}$`);
+/** A git directories `path` glob: Go's path.Match, as Argo CD filters the folders; a malformed one matches nothing (Argo CD logs it and skips it). */
+function globDir(pattern: string): { test(dir: string): boolean } {
+    const compiled = compilePathPattern(pattern);
+    return { test: (dir) => compiled?.matches(dir) ?? false };
 }
