@@ -19,7 +19,8 @@
  *   closed (policies/argocd-app-rendered.ts).
  * - Destination: a namespaced object without `metadata.namespace` lands in `spec.destination.namespace`.
  * - ApplicationSets: the `list` (`elements`, `elementsYaml`) and git `directories` and `files` generators
- *   (`pathParamPrefix`, `values`; at most MAX_APPLICATIONS Applications a set), in the default
+ *   (`pathParamPrefix`, `values`), `matrix` and `merge` of those (one nesting level; at most MAX_APPLICATIONS
+ *   Applications a set), in the default
  *   template syntax or, with `goTemplate`, executed as Go templates with Argo CD's functions by the toolchain's
  *   appset-template (toolchain/appset-template); what is not expanded (other generators, a failing template)
  *   is named (`notExpanded`) and the set fails closed (policies/argocd-app-rendered.ts).
@@ -379,7 +380,177 @@ export interface AppSetExpansion {
     notExpanded: string[];
 }
 
-/** The Applications an ApplicationSet creates from its list and git (directories, files) generators. */
+/** What an ApplicationSet's expansion needs besides the generator at hand. */
+interface GenEnv {
+    spec: Obj;
+    goTemplate: boolean;
+    ctx: RenderContext;
+    who: string;
+}
+
+/** A generator's parameter sets (with the git generator's `values`, applied with the template), or why check cannot compute them. */
+type Generated = { params: Obj[]; values?: Record<string, string> } | { reason: string };
+
+/** The generators check expands (matrix and merge nest them one level, as Argo CD allows). */
+const NESTING = new Set(["matrix", "merge"]);
+
+/** Argo CD's `%v` of a parameter value (non-goTemplate matrix combination): strings as they are, numbers as Go prints them. */
+function goString(v: unknown): string {
+    return typeof v === "string" ? v : typeof v === "number" ? goFloat(v) : v === null || v === undefined ? "<nil>" : typeof v === "object" ? JSON.stringify(v) : String(v);
+}
+
+/** mergo.Merge(dst, src, WithOverride) on parameter maps: maps merged key by key, a non-empty src value overrides. */
+function mergeOverride(dst: Obj, src: Obj): Obj {
+    const out: Obj = { ...dst };
+    for (const [k, v] of Object.entries(src)) {
+        const d = out[k];
+        if (obj(d) && obj(v)) out[k] = mergeOverride(obj(d)!, obj(v)!);
+        else if (!(k in out) || !(v === "" || v === 0 || v === false || v === null || v === undefined || (Array.isArray(v) && v.length === 0) || (obj(v) && Object.keys(v as Obj).length === 0))) out[k] = v;
+    }
+    return out;
+}
+
+/** Every string (and map key) of `value` rendered with each parameter set: Go templates by the toolchain's helper, else Argo CD's default syntax. */
+function interpolate(value: Obj, sets: Obj[], env: GenEnv): ({ value: Obj } | { error: string })[] {
+    if (!env.goTemplate) return sets.map((p) => ({ value: substitute(value, p) as Obj }));
+    if (sets.length === 0) return [];
+    const options = list(env.spec.goTemplateOptions).filter((x): x is string => typeof x === "string");
+    const out = runTool("appset-template", [], `${env.who} (goTemplate)`, env.ctx, { cwd: env.ctx.repoRoot, input: JSON.stringify({ template: value, params: sets, options }) });
+    const results = (JSON.parse(out) as { results: { app?: Obj; error?: string }[] }).results;
+    return results.map((r) => (obj(r.app) ? { value: r.app! } : { error: r.error ?? "template error" }));
+}
+
+function generatorParams(g: Obj | undefined, field: string, depth: number, env: GenEnv): Generated {
+    const { goTemplate, ctx } = env;
+    if (!g) return { reason: `${field} is not an object` };
+    const kinds = Object.keys(g).filter((k) => k !== "selector" && k !== "values");
+    const kind = kinds[0] ?? "(empty)";
+    if (g.selector !== undefined) return { reason: `${field}.selector is not applied by check, so the generator is not expanded` };
+    if (kinds.length !== 1) return { reason: `${field} names ${kinds.length === 0 ? "no generator" : "more than one generator"}, which Argo CD refuses` };
+    if (kind === "list" && obj(g.list)?.template === undefined) {
+        const l = obj(g.list) ?? {};
+        let params: Obj[];
+        if (goTemplate) params = list(l.elements).map((e) => obj(e) ?? {});
+        else {
+            // The default syntax takes string values only (a `values` map as `values.<key>`); Argo CD fails the generator otherwise.
+            const flat = list(l.elements).map((e) => flatElement(obj(e) ?? {}));
+            if (flat.some((x) => x === undefined)) return { reason: `${field}.list has an element with a value that is not a string, which Argo CD refuses without goTemplate (the generator fails)` };
+            params = flat as Obj[];
+        }
+        // elementsYaml: a YAML list of maps, appended as they are (in either syntax), as Argo CD does.
+        if (l.elementsYaml !== undefined) {
+            const yaml = typeof l.elementsYaml === "string" ? firstYamlValue(l.elementsYaml) : undefined;
+            const elements = yaml?.ok && (yaml.value === null || Array.isArray(yaml.value)) ? list(yaml.value) : undefined;
+            if (!elements || !elements.every((e) => e === null || obj(e))) return { reason: `${field}.list.elementsYaml is not a YAML list of maps, which fails the generator in Argo CD` };
+            params.push(...elements.map((e) => obj(e) ?? {}));
+        }
+        return { params };
+    }
+    if (kind === "git" && obj(g.git)?.template === undefined && (list(obj(g.git)?.directories).length > 0 || list(obj(g.git)?.files).length > 0)) {
+        const git = obj(g.git)!;
+        const prefix = str(git.pathParamPrefix) ?? "";
+        let params: Obj[];
+        // Directories take precedence over files when both are set, as in Argo CD.
+        if (list(git.directories).length > 0) {
+            const entries = list(git.directories)
+                .map(obj)
+                .filter((x): x is Obj => !!x && typeof x.path === "string");
+            const all = repoFolders(ctx);
+            const chosen = new Set<string>();
+            for (const e of entries.filter((x) => x.exclude !== true)) for (const d of all) if (globDir(String(e.path)).test(d)) chosen.add(d);
+            for (const e of entries.filter((x) => x.exclude === true)) for (const d of [...chosen]) if (globDir(String(e.path)).test(d)) chosen.delete(d);
+            params = [...chosen].sort().map((d) => pathParams(d, goTemplate, prefix));
+        } else {
+            const files = gitFilesParams(git, ctx, goTemplate, prefix, field);
+            if (typeof files === "string") return { reason: files };
+            params = files;
+        }
+        const v = obj(git.values);
+        if (v && depth > 0) return { reason: `${field}.git.values inside a matrix or merge generator are not applied by check` };
+        return { params, ...(v ? { values: Object.fromEntries(Object.entries(v).map(([k, x]) => [k, String(x ?? "")])) } : {}) };
+    }
+    if (NESTING.has(kind)) {
+        // Argo CD nests matrix and merge one level: a second level holds only terminal generators.
+        if (depth >= 2) return { reason: `${field} nests ${kind} deeper than Argo CD allows (it fails the generator)` };
+        const children = list(obj(g[kind])?.generators);
+        if (kind === "matrix") {
+            if (children.length !== 2) return { reason: `${field}.matrix has ${children.length} generators; Argo CD requires exactly two (it fails the generator)` };
+            const first = generatorParams(obj(children[0]), `${field}.matrix.generators[0]`, depth + 1, env);
+            if ("reason" in first) return first;
+            const second = obj(children[1]);
+            const secondField = `${field}.matrix.generators[1]`;
+            // The second generator sees each parameter set of the first when it uses templates, as in Argo CD.
+            const templated = JSON.stringify(second ?? null).includes("{{");
+            const seconds: Generated[] = [];
+            if (!templated || first.params.length === 0) {
+                const once = generatorParams(second, secondField, depth + 1, env);
+                for (let i = 0; i < first.params.length; i++) seconds.push(once);
+                if ("reason" in once) return once;
+            } else {
+                const rendered = interpolate(second ?? {}, first.params, env);
+                for (const r of rendered) {
+                    if ("error" in r) return { reason: `${secondField} does not render with the first generator's parameters (${r.error}), which fails the generator in Argo CD` };
+                    const one = generatorParams(r.value, secondField, depth + 1, env);
+                    if ("reason" in one) return one;
+                    seconds.push(one);
+                }
+            }
+            const out: Obj[] = [];
+            for (const [i, a] of first.params.entries()) {
+                const bs = (seconds[i] as { params: Obj[] }).params;
+                if (out.length + bs.length > MAX_APPLICATIONS) throw new BadInputError(`${env.who}: ${field} generates more than ${MAX_APPLICATIONS} Applications (check's limit)`);
+                for (const b of bs) {
+                    if (goTemplate) out.push(mergeOverride(mergeOverride({}, b), a));
+                    else {
+                        const combined: Obj = {};
+                        for (const [k, v] of Object.entries(a)) combined[k] = goString(v);
+                        for (const [k, v] of Object.entries(b)) {
+                            if (k in combined && combined[k] !== goString(v))
+                                return { reason: `${field}.matrix: both generators set the parameter ${JSON.stringify(k)} to different values, which fails the generator in Argo CD` };
+                            combined[k] = goString(v);
+                        }
+                        out.push(combined);
+                    }
+                }
+            }
+            return { params: out };
+        }
+        // merge: the first generator's sets, each overridden by the set of every later generator with the same merge-key values.
+        if (children.length < 2) return { reason: `${field}.merge has fewer than two generators, which fails the generator in Argo CD` };
+        const keys = [...new Set(list(obj(g.merge)?.mergeKeys).filter((k): k is string => typeof k === "string"))].sort();
+        if (keys.length === 0) return { reason: `${field}.merge has no mergeKeys, which fails the generator in Argo CD` };
+        const byKey = (sets: Obj[]): Map<string, Obj> | undefined => {
+            const m = new Map<string, Obj>();
+            for (const set of sets) {
+                const k = JSON.stringify(Object.fromEntries(keys.map((key) => [key, set[key] ?? null])));
+                if (m.has(k)) return undefined;
+                m.set(k, set);
+            }
+            return m;
+        };
+        const all: Obj[][] = [];
+        for (const [i, c] of children.entries()) {
+            const r = generatorParams(obj(c), `${field}.merge.generators[${i}]`, depth + 1, env);
+            if ("reason" in r) return r;
+            all.push(r.params);
+        }
+        const base = byKey(all[0]);
+        if (!base) return { reason: `${field}.merge: two parameter sets of generators[0] have the same merge-key values, which fails the generator in Argo CD` };
+        for (const [i, sets] of all.slice(1).entries()) {
+            const other = byKey(sets);
+            if (!other) return { reason: `${field}.merge: two parameter sets of generators[${i + 1}] have the same merge-key values, which fails the generator in Argo CD` };
+            for (const [k, set] of base) {
+                const o = other.get(k);
+                if (o) base.set(k, goTemplate ? mergeOverride(set, o) : { ...set, ...o });
+            }
+        }
+        return { params: [...base.values()] };
+    }
+    const what = kind === "list" || kind === "git" ? " with its own template, or without directories and files" : "";
+    return { reason: `${field} (${JSON.stringify(kind)} generator${what}) is not expanded by check` };
+}
+
+/** The Applications an ApplicationSet creates from its list, git (directories, files), matrix and merge generators. */
 export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExpansion {
     const meta = obj(appset.metadata) ?? {};
     const spec = obj(appset.spec) ?? {};
@@ -391,91 +562,24 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
         result.notExpanded.push("spec.templatePatch is not applied by check, so none of its Applications is expanded");
         return result;
     }
-    const dirs = () => repoFolders(ctx);
+    const env: GenEnv = { spec, goTemplate, ctx, who: `ApplicationSet ${JSON.stringify(name)}` };
     let generated = 0;
-    for (const [i, g] of list(spec.generators).map(obj).entries()) {
+    for (const [i, g] of list(spec.generators).entries()) {
         const field = `spec.generators[${i}]`;
-        if (!g) {
-            result.notExpanded.push(`${field} is not an object`);
+        const r = generatorParams(obj(g), field, 0, env);
+        if ("reason" in r) {
+            result.notExpanded.push(r.reason);
             continue;
         }
-        const kinds = Object.keys(g).filter((k) => k !== "selector" && k !== "values");
-        const kind = kinds[0] ?? "(empty)";
-        let params: Obj[] | undefined;
-        let values: Record<string, string> | undefined;
-        if (g.selector !== undefined) {
-            result.notExpanded.push(`${field}.selector is not applied by check, so the generator is not expanded`);
-            continue;
-        }
-        if (kinds.length !== 1) {
-            result.notExpanded.push(`${field} names ${kinds.length === 0 ? "no generator" : "more than one generator"}, which Argo CD refuses`);
-            continue;
-        }
-        if (kind === "list") {
-            const l = obj(g.list) ?? {};
-            if (l.template !== undefined) params = undefined;
-            else {
-                if (goTemplate) params = list(l.elements).map((e) => obj(e) ?? {});
-                else {
-                    // The default syntax takes string values only (a `values` map as `values.<key>`); Argo CD fails the generator otherwise.
-                    const flat = list(l.elements).map((e) => flatElement(obj(e) ?? {}));
-                    if (flat.some((x) => x === undefined)) {
-                        result.notExpanded.push(`${field}.list has an element with a value that is not a string, which Argo CD refuses without goTemplate (the generator fails)`);
-                        continue;
-                    }
-                    params = flat as Obj[];
-                }
-                // elementsYaml: a YAML list of maps, appended as they are (in either syntax), as Argo CD does.
-                if (l.elementsYaml !== undefined) {
-                    const yaml = typeof l.elementsYaml === "string" ? firstYamlValue(l.elementsYaml) : undefined;
-                    const elements = yaml?.ok && (yaml.value === null || Array.isArray(yaml.value)) ? list(yaml.value) : undefined;
-                    if (!elements || !elements.every((e) => e === null || obj(e))) {
-                        result.notExpanded.push(`${field}.list.elementsYaml is not a YAML list of maps, which fails the generator in Argo CD`);
-                        continue;
-                    }
-                    params.push(...elements.map((e) => obj(e) ?? {}));
-                }
-            }
-        } else if (kind === "git" && obj(g.git)?.template === undefined && (list(obj(g.git)?.directories).length > 0 || list(obj(g.git)?.files).length > 0)) {
-            const git = obj(g.git)!;
-            const prefix = str(git.pathParamPrefix) ?? "";
-            // Directories take precedence over files when both are set, as in Argo CD.
-            if (list(git.directories).length > 0) {
-                const entries = list(git.directories)
-                    .map(obj)
-                    .filter((x): x is Obj => !!x && typeof x.path === "string");
-                const all = dirs();
-                const chosen = new Set<string>();
-                for (const e of entries.filter((x) => x.exclude !== true)) for (const d of all) if (globDir(String(e.path)).test(d)) chosen.add(d);
-                for (const e of entries.filter((x) => x.exclude === true)) for (const d of [...chosen]) if (globDir(String(e.path)).test(d)) chosen.delete(d);
-                params = [...chosen].sort().map((d) => pathParams(d, goTemplate, prefix));
-            } else {
-                const files = gitFilesParams(git, ctx, goTemplate, prefix, field);
-                if (typeof files === "string") {
-                    result.notExpanded.push(files);
-                    continue;
-                }
-                params = files;
-            }
-            const v = obj(git.values);
-            if (v) values = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, String(x ?? "")]));
-        }
-        if (params && params.length > MAX_APPLICATIONS) {
-            throw new BadInputError(`ApplicationSet ${JSON.stringify(name)}: ${field} generates more than ${MAX_APPLICATIONS} Applications (check's limit)`);
-        }
-        generated += params?.length ?? 0;
-        if (generated > MAX_APPLICATIONS) throw new BadInputError(`ApplicationSet ${JSON.stringify(name)}: its generators create more than ${MAX_APPLICATIONS} Applications (check's limit)`);
-        if (!params) {
-            result.notExpanded.push(
-                `${field} (${JSON.stringify(kind)} generator${kind === "list" ? " with elementsYaml or its own template" : kind === "git" ? " with files or its own template" : ""}) is not expanded by check`,
-            );
-            continue;
-        }
+        const { params, values } = r;
+        if (params.length > MAX_APPLICATIONS) throw new BadInputError(`${env.who}: ${field} generates more than ${MAX_APPLICATIONS} Applications (check's limit)`);
+        generated += params.length;
+        if (generated > MAX_APPLICATIONS) throw new BadInputError(`${env.who}: its generators create more than ${MAX_APPLICATIONS} Applications (check's limit)`);
         let apps: Obj[];
         if (goTemplate) {
-            const r = goTemplates(template, params, spec, values, ctx, `ApplicationSet ${JSON.stringify(name)}`);
-            if (r.failed > 0) result.notExpanded.push(`spec.template: ${r.failed} of the Applications of ${field} do not render (${r.reason ?? "template error"}), so Argo CD creates none of them`);
-            apps = r.apps;
+            const t = goTemplates(template, params, spec, values, ctx, env.who);
+            if (t.failed > 0) result.notExpanded.push(`spec.template: ${t.failed} of the Applications of ${field} do not render (${t.reason ?? "template error"}), so Argo CD creates none of them`);
+            apps = t.apps;
         } else {
             apps = params.map((p) => {
                 const flat = { ...p };

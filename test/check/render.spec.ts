@@ -330,6 +330,70 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.deepStrictEqual([big.code, big.err], [2, 'pko-guard: ApplicationSet "ledger": spec.generators[0] generates more than 10000 Applications (check\'s limit)\n']);
     });
 
+    it("matrix and merge generators combine their children's parameters as Argo CD does, one nesting level deep", () => {
+        write("envs/prod/config.json", '{"env": "prod", "ns": "pulumi"}\n');
+        write("envs/dev/config.json", '{"env": "dev", "ns": "dev"}\n');
+        write("stacks/prod/stack.yaml", stack("  branch: release\n", ""));
+        const set = (generators: string, goTemplate = true) =>
+            `apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  goTemplate: ${goTemplate}\n  generators:\n${generators}  template:\n    metadata: {name: 'ledger-{{ .env }}-{{ .region }}-{{ .ns }}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: '{{ .folder }}'}\n      destination: {server: https://kubernetes.default.svc, namespace: '{{ .ns }}'}\n`;
+        const synced = (file: string) =>
+            rows(file)
+                .filter((x) => x.policy === "pko-stack-prod-pinned-commit" && x.syncedBy !== undefined)
+                .map((x) => [x.resource, x.syncedBy]);
+        const found = (file: string) =>
+            rows(file)
+                .filter((x) => x.policy === "argocd-app-rendered")
+                .map((x) => (x as unknown as { message: string }).message.replace(/; check could not.*$/, ""));
+        // matrix: git files x list, the list templated with each file's parameters; the first generator's values win.
+        write(
+            "appsets/ledger.yaml",
+            set(
+                "    - matrix:\n        generators:\n          - git: {repoURL: https://example.com/repo.git, files: [{path: 'envs/*/config.json'}]}\n          - list: {elements: [{region: eu, env: ignored, folder: 'stacks/{{ .env }}'}]}\n",
+            ),
+        );
+        const matrix = check([".", "--report", "json=m.json"]);
+        assert.strictEqual(matrix.code, 1, matrix.err + matrix.out);
+        assert.deepStrictEqual(synced("m.json"), [["Stack/pulumi/ledger-production", "Application argocd/ledger-prod-eu-pulumi"]]);
+        fs.rmSync(path.join(tmp, "m.json"));
+        // merge: base sets overridden by later generators' sets with the same merge-key values.
+        write(
+            "appsets/ledger.yaml",
+            set(
+                "    - merge:\n        mergeKeys: [env]\n        generators:\n          - list: {elements: [{env: prod, region: eu, ns: staging, folder: stacks/prod}, {env: dev, region: eu, ns: dev, folder: stacks/dev}]}\n          - list: {elements: [{env: prod, ns: pulumi}]}\n",
+            ),
+        );
+        const merge = check([".", "--report", "json=g.json"]);
+        assert.strictEqual(merge.code, 1, merge.err + merge.out);
+        assert.deepStrictEqual(synced("g.json"), [["Stack/pulumi/ledger-production", "Application argocd/ledger-prod-eu-pulumi"]]);
+        fs.rmSync(path.join(tmp, "g.json"));
+        // What Argo CD refuses fails closed: a matrix nested two levels, one of three generators, a duplicate merge key,
+        // and (default syntax) two children that set one parameter differently.
+        write(
+            "appsets/ledger.yaml",
+            set(
+                "    - matrix:\n        generators:\n          - matrix:\n              generators:\n                - matrix: {generators: [{list: {elements: []}}, {list: {elements: []}}]}\n                - list: {elements: []}\n          - list: {elements: []}\n    - matrix: {generators: [{list: {elements: []}}, {list: {elements: []}}, {list: {elements: []}}]}\n    - merge: {mergeKeys: [env], generators: [{list: {elements: [{env: a}, {env: a}]}}, {list: {elements: []}}]}\n",
+            ),
+        );
+        const refused = check([".", "--report", "json=r.json"]);
+        assert.strictEqual(refused.code, 1, refused.err + refused.out);
+        assert.deepStrictEqual(found("r.json"), [
+            'ApplicationSet "argocd/ledger": spec.generators[0].matrix.generators[0].matrix.generators[0] nests matrix deeper than Argo CD allows (it fails the generator)',
+            'ApplicationSet "argocd/ledger": spec.generators[1].matrix has 3 generators; Argo CD requires exactly two (it fails the generator)',
+            'ApplicationSet "argocd/ledger": spec.generators[2].merge: two parameter sets of generators[0] have the same merge-key values, which fails the generator in Argo CD',
+        ]);
+        fs.rmSync(path.join(tmp, "r.json"));
+        write("appsets/ledger.yaml", set("    - matrix: {generators: [{list: {elements: [{env: a}]}}, {list: {elements: [{env: b}]}}]}\n", false));
+        const conflict = check([".", "--report", "json=c.json"]);
+        assert.strictEqual(conflict.code, 1, conflict.err + conflict.out);
+        assert.deepStrictEqual(found("c.json"), ['ApplicationSet "argocd/ledger": spec.generators[0].matrix: both generators set the parameter "env" to different values, which fails the generator in Argo CD']);
+        fs.rmSync(path.join(tmp, "c.json"));
+        // A product past check's limit is bad input, one line, before it is built.
+        const many = (n: number, key: string) => `{list: {elements: [${Array.from({ length: n }, (_, i) => `{${key}: x${i}}`).join(", ")}]}}`;
+        write("appsets/ledger.yaml", set(`    - matrix: {generators: [${many(101, "env")}, ${many(100, "region")}]}\n`));
+        const big = check(["."]);
+        assert.deepStrictEqual([big.code, big.err], [2, 'pko-guard: ApplicationSet "ledger": spec.generators[0] generates more than 10000 Applications (check\'s limit)\n']);
+    });
+
     it("what check cannot render fails closed on its Application, in every report, unless waived with allowFailClosed", () => {
         // A chart from a Helm repository, another repository's path, a plugin: each a mandatory finding on the
         // Application, naming the field; an empty not-rendered annotation written in the manifest hides nothing.
