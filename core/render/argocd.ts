@@ -31,7 +31,7 @@ import { BadInputError } from "../errors";
 import { decodeKubeYaml } from "../kube-yaml";
 import { compilePathPattern } from "../path-match";
 import { normalizeKubeVersion } from "./capabilities";
-import { RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderJsonnet, renderKustomize, repoFiles, repoFolders, runTool } from "./render";
+import { KUSTOMIZATION_FILES, RenderContext, RenderedStream, renderHelm, renderJsonnet, renderKustomize, repoFiles, repoFolders, runTool } from "./render";
 
 type Obj = Record<string, unknown>;
 
@@ -177,6 +177,25 @@ function jsonnetVars(v: unknown): { name: string; value: string; code?: boolean 
         .map((x) => ({ name: String(x.name), value: String(x.value ?? ""), code: x.code === true }));
 }
 
+/**
+ * A source's type as Argo CD discovers it (util/app/discovery, v3.6.1): from the files at the folder's root only
+ * (never below it), in name order, a name ending in `Chart.yaml` says Helm and a kustomization file says
+ * kustomize, the last one found winning; neither: a directory of manifests.
+ */
+export function discoveredType(dir: string): "kustomize" | "helm" | "directory" {
+    let type: "kustomize" | "helm" | "directory" = "directory";
+    const names = fs
+        .readdirSync(dir, { withFileTypes: true })
+        .filter((e) => !e.isDirectory())
+        .map((e) => e.name)
+        .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))); // filepath.Walk's byte order
+    for (const name of names) {
+        if (name.endsWith("Chart.yaml")) type = "helm";
+        if (KUSTOMIZATION_FILES.includes(name)) type = "kustomize";
+    }
+    return type;
+}
+
 /** Renders (or lists) what an Application syncs. `appName` for messages and the default release name. */
 export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutput {
     const meta = obj(app.metadata) ?? {};
@@ -207,7 +226,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
         }
         const explicit = ["helm", "kustomize", "directory", "plugin"].filter((t) => obj(source[t]) !== undefined);
         if (explicit.length > 1) throw new BadInputError(`${who}: its source sets more than one of ${explicit.join(", ")} (Argo CD refuses it)`);
-        const type = explicit[0] ?? (kustomizationFile(dir) ? "kustomize" : isChart(dir) ? "helm" : "directory");
+        const type = explicit[0] ?? discoveredType(dir);
         if (type === "plugin") {
             out.notes.push(`${field}.plugin: a config management plugin renders ${JSON.stringify(source.path)}, which check does not run`);
             continue;
@@ -275,6 +294,12 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
         } else {
             const d = obj(source.directory) ?? {};
             const j = obj(d.jsonnet) ?? {};
+            // A recursive directory source reads its subfolders as plain manifests, kustomizations and charts
+            // included (Argo CD decides the type at the source's root only): none is rendered again with defaults.
+            if (d.recurse === true) {
+                const relDir = path.relative(ctx.repoRoot, dir).split(path.sep).join("/");
+                for (const f of repoFolders(ctx)) if (relDir === "" || f.startsWith(`${relDir}/`)) out.rendered.push(path.resolve(ctx.repoRoot, f));
+            }
             for (const f of directoryFiles(dir, d)) {
                 if (f.endsWith(".jsonnet")) {
                     out.renders++;

@@ -12,6 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { REPO_ROOT } from "../../core/paths";
 import { findTool } from "../../core/render/tools";
+import { discoveredType } from "../../core/render/argocd";
 
 const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
@@ -392,6 +393,30 @@ describe("pko-guard check renders what Argo CD renders", function () {
         write("appsets/ledger.yaml", set(`    - matrix: {generators: [${many(101, "env")}, ${many(100, "region")}]}\n`));
         const big = check(["."]);
         assert.deepStrictEqual([big.code, big.err], [2, 'pko-guard: ApplicationSet "ledger": spec.generators[0] generates more than 10000 Applications (check\'s limit)\n']);
+    });
+
+    it("a source's type is decided at its root, as Argo CD discovers it; a recursive directory reads kustomizations below it as plain files", () => {
+        // Argo CD applies ledger/sub/stack.yaml as written (pinned); the kustomization below the source's root,
+        // which would prefix and patch it onto a branch, is never built, by this Application or with defaults.
+        write("apps/ledger.yaml", app("ledger", "ledger", "    directory: {recurse: true}\n"));
+        write("ledger/sub/stack.yaml", stack(`  commit: ${SHA}\n`, ""));
+        write("ledger/sub/kustomization.yaml", "resources: [stack.yaml]\nnamePrefix: patched-\npatches:\n  - target: {kind: Stack}\n    patch: |-\n      - op: add\n        path: /spec/branch\n        value: release\n");
+        const r = check([".", "-v"]);
+        assert.strictEqual(r.code, 0, r.err + r.out);
+        assert.doesNotMatch(r.out, /patched-/);
+        assert.match(r.out, /^2 object\(s\) in /m); // the Application and the raw Stack
+        // The root's files, in name order, the last one deciding: a name ending in Chart.yaml is Helm, a kustomization kustomize.
+        const typeOf = (...files: string[]) => {
+            const d = fs.mkdtempSync(path.join(tmp, "type-"));
+            for (const f of files) fs.writeFileSync(path.join(d, f), "");
+            fs.mkdirSync(path.join(d, "below"));
+            fs.writeFileSync(path.join(d, "below", "kustomization.yaml"), "");
+            return discoveredType(d);
+        };
+        assert.deepStrictEqual(
+            [typeOf(), typeOf("Chart.yaml", "kustomization.yaml"), typeOf("kustomization.yaml", "zChart.yaml"), typeOf("MyChart.yaml"), typeOf("Kustomization")],
+            ["directory", "kustomize", "helm", "helm", "kustomize"],
+        );
     });
 
     it("what check cannot render fails closed on its Application, in every report, unless waived with allowFailClosed", () => {
