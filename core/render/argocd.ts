@@ -627,6 +627,8 @@ export const MAX_APPLICATIONS = 10_000;
 
 /** At most this many bytes of one git files generator file (Argo CD reads small JSON/YAML files). */
 const MAX_PARAM_FILE_BYTES = 1 << 20;
+/** At most this many bytes of all the files one git files generator matches (a bad input beyond: exit 2). */
+const MAX_PARAM_FILES_BYTES = 64 << 20;
 
 /** The first YAML document of a text as sigs.k8s.io/yaml's Unmarshal reads it (the product's decoder; null when empty). */
 function firstYamlValue(text: string): { ok: boolean; value?: unknown } {
@@ -701,6 +703,7 @@ function gitFilesParams(git: Obj, ctx: RenderContext, goTemplate: boolean, prefi
     for (const e of entries.filter((x) => x.exclude !== true)) for (const f of all) if (gitPathspec(String(e.path)).test(f)) chosen.add(f);
     for (const e of entries.filter((x) => x.exclude === true)) for (const f of [...chosen]) if (gitPathspec(String(e.path)).test(f)) chosen.delete(f);
     const out: Obj[] = [];
+    let total = 0;
     for (const file of [...chosen].sort()) {
         let text: string;
         const fd = fs.openSync(path.join(root, file), fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
@@ -709,6 +712,8 @@ function gitFilesParams(git: Obj, ctx: RenderContext, goTemplate: boolean, prefi
             let n = 0;
             for (let r = 1; r > 0 && n < buf.length; n += r) r = fs.readSync(fd, buf, n, buf.length - n, null);
             if (n > MAX_PARAM_FILE_BYTES) return `${field}.git.files: ${JSON.stringify(file)} is larger than ${MAX_PARAM_FILE_BYTES} bytes, which check does not read`;
+            total += n;
+            if (total > MAX_PARAM_FILES_BYTES) throw new BadInputError(`${ctx.show(path.resolve(root))}: ${field}.git.files matches more than ${MAX_PARAM_FILES_BYTES} bytes of files (check's limit)`);
             text = buf.subarray(0, n).toString("utf8");
         } finally {
             fs.closeSync(fd);
