@@ -126,7 +126,7 @@ function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): Sta
     const type = resource.type;
     if (!mayBeStack(type)) return undefined;
     const memo = isShared(resource.props) ? (views.get(resource.props as object) ?? new Map<string, StackView | undefined>()) : undefined;
-    const memoKey = `${wanted}\u0000${type}\u0000${String(resource.name)}\u0000${String(resource.urn)}`;
+    const memoKey = memo ? `${wanted}\u0000${type}\u0000${String(resource.name)}\u0000${String(resource.urn)}` : "";
     if (memo?.has(memoKey)) return memo.get(memoKey);
     // In the analyzer, the request's first policy builds the view and the others reuse it (request.ts).
     const build = () => {
@@ -425,11 +425,22 @@ export function effectiveServiceAccount(view: StackView): { name: string | Unkno
     return { name: "default", source: "the implicit default service account" };
 }
 
+/**
+ * Labels already written, by view: a request's views are shared by its policies (request.ts), most of which
+ * name the Stack, and views are never changed once built (callers copy).
+ */
+const labels = new WeakMap<StackView, string>();
+
 /** Human label of a Stack for messages: the resource name and, when known, its stack. */
 export function describeStack(view: StackView): string {
     if (view.label !== undefined) return view.label;
-    const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
-    return `Stack ${JSON.stringify(view.resourceName)}${target}`;
+    let label = labels.get(view);
+    if (label === undefined) {
+        const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
+        label = `Stack ${JSON.stringify(view.resourceName)}${target}`;
+        labels.set(view, label);
+    }
+    return label;
 }
 
 /** Names of the Secrets a Stack reads (envRefs, secretsRef, gitAuth refs, legacy fields), each once. */
