@@ -122,6 +122,21 @@ export function stackPatchView(resource: ResourceLike): StackView | undefined {
     return kindedView(resource, "StackPatch");
 }
 
+/**
+ * A resource's properties as plain data (values.ts `plain`), converted once per analyzer request: the request's
+ * first policy that reads them converts its copy, the others reuse it (request.ts). Shared: never changed.
+ */
+export function resourceProps(resource: ResourceLike): Plain {
+    if (typeof resource.urn !== "string") return plain(resource.props);
+    const { type, name } = resource;
+    return memoizedFor<string, { type: string; name: string; props: Plain }>(
+        "props",
+        resource.urn,
+        (e) => e.type === type && e.name === name,
+        () => ({ type, name, props: plain(resource.props) }),
+    ).props;
+}
+
 function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): StackView | undefined {
     const type = resource.type;
     if (!mayBeStack(type)) return undefined;
@@ -130,7 +145,7 @@ function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): Sta
     if (memo?.has(memoKey)) return memo.get(memoKey);
     // In the analyzer, the request's first policy builds the view and the others reuse it (request.ts).
     const build = () => {
-        const props = plain(resource.props);
+        const props = resourceProps(resource);
         return { type, name: resource.name, view: stackKind(type, props) === wanted ? buildView(resource, props) : undefined };
     };
     const same = (e: { type: string; name: string }) => e.type === type && e.name === resource.name;
