@@ -11,7 +11,7 @@ import { packConfig } from "../core/pack-config";
 import { Finding } from "../core/rows";
 import { escapeText } from "../core/escape";
 import { STDIN_FILE } from "./reports/location";
-import { ProjectSubject, ReportObject } from "./reports/subject";
+import { ProjectSubject, ReportObject, errorProjectSubject } from "./reports/subject";
 import { judgeRows, waiverNotices } from "../core/judge";
 import { loadManifests } from "../core/manifests";
 import { Skip } from "../core/manifests/objects";
@@ -116,18 +116,17 @@ export function runCheck(o: CheckOptions): CheckResult {
 /** The subject of a check that could not judge (bad input, an error, an interrupt): every report still renders it. */
 export function checkErrorSubject(paths: string[], message: string, durationMs: number, repoRoot?: string): ProjectSubject {
     const first = paths.find((p) => p !== "-");
-    return {
-        kind: "project",
-        name: "manifests",
-        stack: "",
-        description: `pko-guard check of ${paths.join(" ")}`,
-        programFile: first ? path.resolve(first) : "manifests",
-        ...(repoRoot !== undefined ? { root: path.resolve(repoRoot) } : {}),
-        findings: [],
-        outcome: "error",
-        error: message,
+    return errorProjectSubject(
+        {
+            name: "manifests",
+            stack: "",
+            description: `pko-guard check of ${paths.join(" ")}`,
+            programFile: first ? path.resolve(first) : "manifests",
+            ...(repoRoot !== undefined ? { root: path.resolve(repoRoot) } : {}),
+        },
+        message,
         durationMs,
-    };
+    );
 }
 
 export function checkSummaryLine(r: CheckResult): string {

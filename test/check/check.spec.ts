@@ -93,7 +93,10 @@ describe("pko-guard check", function () {
     });
 
     it("passes the corrected layout (exit 0)", () => {
-        const r = check([GOVERNED], tmp);
+        // The fixture's manifests folder is the repository its Applications' paths are relative to (inside this
+        // repository's checkout, naming it is what a user does); read from elsewhere, their folders are not this
+        // repository's and argocd-app-rendered fails closed.
+        const r = check([GOVERNED, "--repo-root", GOVERNED], tmp);
         assert.strictEqual(r.code, 0, r.stderr + r.stdout);
         assert.match(r.stdout, /0 violation\(s\), 0 blocking: PASS/);
     });
@@ -224,6 +227,15 @@ describe("pko-guard check", function () {
             write("m/s.yaml", "apiVersion: pulumi.com/v1\nkind: Stack\nspec: {}\n");
             const r = check(["m"], tmp);
             assertOneLine(r, /^pko-guard: m\/s\.yaml:1:1: Stack has no metadata\.name$/);
+        });
+
+        it("a name or namespace that YAML 1.1 decodes as a boolean or number says so, without quoting the value", () => {
+            write("m/y.yaml", "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: y\nspec: {}\n");
+            assertOneLine(check(["m/y.yaml"], tmp), /^pko-guard: m\/y\.yaml:1:1: Stack: metadata\.name is a boolean, not a string \(Kubernetes reads YAML 1\.1: .*quote the value\)$/);
+            write("m/y.yaml", "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: a\n  namespace: 0755\nspec: {}\n");
+            assertOneLine(check(["m/y.yaml"], tmp), /^pko-guard: m\/y\.yaml:1:1: Stack "a": metadata\.namespace is a number, not a string \(Kubernetes reads YAML 1\.1: /);
+            write("m/y.yaml", "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: [a]\nspec: {}\n");
+            assertOneLine(check(["m/y.yaml"], tmp), /^pko-guard: m\/y\.yaml:1:1: Stack: metadata\.name is a list, not a string$/);
         });
 
         it("no path at all is a usage error", () => {
