@@ -8,6 +8,7 @@ import { ResourceValidationPolicy } from "@pulumi/policy";
 import { policies } from "../policies";
 import { COULD_NOT_EVALUATE, programRule, resourceRule, stackRule } from "../policies/model/policy";
 import { UNKNOWN, plain } from "../policies/model/values";
+import { ReportedFinding } from "../policies/model/policy";
 import { ExpectedFinding, assertFindings, goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "./helpers";
 
 const meta = {
@@ -87,6 +88,22 @@ describe("rule wrappers", () => {
             broken,
         );
         assertFindings(r, one(/^finding \(its waivers could not be checked: Error; the finding is not waived\)$/));
+    });
+
+    it("a resource whose metadata is unknown during preview is still matched against waivers (the SDK's proxy is never read)", () => {
+        // The engine's sentinel for a value unknown during preview: the whole metadata is computed.
+        const computed = { type: "kubernetes:core/v1:ConfigMap", name: "c", props: { kind: "ConfigMap", metadata: "04da6b54-80e4-46f7-96ec-b56ff0331ba9" } };
+        const data: ReportedFinding[] = [];
+        const r = runResourcePolicy(
+            resourceRule(meta, () => ["finding"]),
+            computed,
+            { waivers: [{ resource: "c", reason: "judged in review", expires: "2099-12-31" }] },
+            {},
+            data,
+        );
+        // Waived: the finding is kept as data with its waiver (and never reported as a violation).
+        assert.deepStrictEqual(r, []);
+        assert.deepStrictEqual(data, [{ text: "finding", failClosed: false, waiver: { reason: "judged in review", expires: "2099-12-31" } }]);
     });
 
     it("passes findings through unchanged", () => {

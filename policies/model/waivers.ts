@@ -16,6 +16,8 @@
  * when the policy's config sets `allowAnnotationWaivers: true` (off by default).
  */
 import { WaiverMark } from "./message";
+import { resourceProps } from "./stack";
+import { get, isObject, str } from "./values";
 
 export interface Waiver {
     resource: string;
@@ -136,17 +138,19 @@ export function applyWaivers(policy: string, config: Record<string, unknown>, t:
 }
 
 /** The identities of a resource as the wrappers see it (type, name, URN and Kubernetes object fields). */
-export function targetOf(r: { name?: string; urn?: string; props?: unknown } | undefined, urn?: string): WaiverTarget {
-    const props = (r?.props ?? {}) as Record<string, unknown>;
-    const meta = (props.metadata ?? {}) as Record<string, unknown>;
-    const kind = typeof props.kind === "string" ? props.kind : undefined;
-    const objName = typeof meta.name === "string" ? meta.name : undefined;
-    const ns = typeof meta.namespace === "string" ? meta.namespace : "";
+export function targetOf(r: { type?: string; name?: string; urn?: string; props?: unknown } | undefined, urn?: string): WaiverTarget {
+    // Read as plain data, never through the policy SDK's proxy: a field unknown during preview (metadata of a
+    // resource whose name is computed) is UNKNOWN here, where the proxy would throw and lose the waiver check.
+    const props = r === undefined ? undefined : resourceProps({ type: r.type ?? "", name: r.name ?? "", urn: r.urn, props: r.props });
+    const kind = str(get(props, "kind"));
+    const objName = str(get(props, "metadata", "name"));
+    const ns = str(get(props, "metadata", "namespace"));
+    const annotations = get(props, "metadata", "annotations");
     const u = urn ?? r?.urn;
     return {
         urn: u,
         name: r?.name ?? (u ? u.split("::").slice(3).join("::") : undefined),
-        object: kind && objName ? `${kind}/${ns}/${objName}` : undefined,
-        annotations: meta.annotations !== null && typeof meta.annotations === "object" ? (meta.annotations as Record<string, unknown>) : undefined,
+        object: typeof kind === "string" && typeof objName === "string" && objName !== "" && kind !== "" ? `${kind}/${typeof ns === "string" ? ns : ""}/${objName}` : undefined,
+        annotations: isObject(annotations) ? (annotations as Record<string, unknown>) : undefined,
     };
 }
