@@ -12,7 +12,8 @@
  * and anything unusual found on the way (bad input, an Argo CD Application or ApplicationSet, one identity
  * twice, aliases over the run's budget, a thread that fails), is left to the single-threaded path, which then
  * says what it always says: the parallel path never has its own error messages. A small repository never
- * starts a thread (MIN_BYTES_PER_THREAD), and PKO_GUARD_WORKERS=N sets the number of threads (1: none).
+ * starts a thread (MIN_BYTES_PER_THREAD), nor a busy machine (threadsFor), and PKO_GUARD_WORKERS=N sets the
+ * number of threads (1: none).
  */
 import * as fs from "fs";
 import * as os from "os";
@@ -50,19 +51,46 @@ export interface ParallelOptions {
     onLoaded?: (load: LoadResult) => void;
 }
 
-/** How many threads a run of `bytes` uses. */
-export function threadsFor(bytes: number, requested = process.env.PKO_GUARD_WORKERS): number {
-    const n = Number(requested);
-    if (requested !== undefined && requested !== "" && Number.isInteger(n) && n >= 1) return Math.min(n, 16);
-    const cores = typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length;
-    return Math.max(1, Math.min(cores, MAX_THREADS, Math.floor(bytes / MIN_BYTES_PER_THREAD)));
+/**
+ * The threads running on this machine right now, this one included (Linux: /proc/stat's procs_running, an
+ * instant count, not the load average's minute-long memory); undefined where it cannot be read.
+ */
+export function runningNow(): number | undefined {
+    try {
+        const m = /^procs_running (\d+)$/m.exec(fs.readFileSync("/proc/stat", "utf8"));
+        return m ? Number(m[1]) : undefined;
+    } catch {
+        return undefined;
+    }
 }
 
 /**
- * How much more of a run this thread reads than each worker thread: a worker starts later (about 0.1 s) and
- * compiles the rules again in its own V8 isolate (measured: a part costs it about 1.2 times what it costs here).
+ * From this many bytes of manifests (about 50,000 objects) a run uses its threads even when no core is idle:
+ * one heap of that size costs more in garbage collection than two halves (measured under a load average of 8
+ * on 2 cores, the peers' 100k repository: two threads 54 s, one thread 88 s; at 10k: 8.0 s against 4.5 s).
  */
-const FIRST_PART_WEIGHT = 1.3;
+export const BUSY_MIN_BYTES = 16 * 1024 * 1024;
+
+/**
+ * How many threads a run of `bytes` uses: PKO_GUARD_WORKERS when set; else one per MIN_BYTES_PER_THREAD, at most
+ * MAX_THREADS and the cores, and below BUSY_MIN_BYTES no more than the cores idle right now (`running`: the
+ * threads running, this one included): a worker on a busy core only adds its start-up and its own isolate's
+ * warm-up (two threads cost 1.35-1.5 times one thread's CPU time at 10k objects).
+ */
+export function threadsFor(bytes: number, requested = process.env.PKO_GUARD_WORKERS, running = runningNow()): number {
+    const n = Number(requested);
+    if (requested !== undefined && requested !== "" && Number.isInteger(n) && n >= 1) return Math.min(n, 16);
+    const cores = typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length;
+    const idle = running === undefined || bytes >= BUSY_MIN_BYTES ? cores : cores - running + 1;
+    return Math.max(1, Math.min(cores, idle, MAX_THREADS, Math.floor(bytes / MIN_BYTES_PER_THREAD)));
+}
+
+/**
+ * How much more of a run this thread reads than each worker thread: a worker starts later (its bootstrap, about
+ * 0.05-0.1 s), and both warm up their own V8 isolate (estimated from CPU times on a loaded machine: a single
+ * thread's 5k-object run costs 0.59 of its 10k one; to be tuned on a quiet machine).
+ */
+const FIRST_PART_WEIGHT = 1.1;
 
 /** Contiguous parts of `files` by bytes, the first FIRST_PART_WEIGHT times the others' (never an empty part). */
 export function splitFiles<F>(files: F[], sizes: number[], parts: number): F[][] {
@@ -84,7 +112,7 @@ export function splitFiles<F>(files: F[], sizes: number[], parts: number): F[][]
     return out;
 }
 
-/** What a part sends back: its load (objects as plain data), its resource hooks' rows (located when the object is its own). */
+/** What a part sends back: its load (objects as plain data), its resource hooks' rows (located in the command's own part). */
 interface PartResult {
     files: number;
     documents: number;
@@ -98,8 +126,11 @@ interface PartResult {
 
 type PlainObject = Pick<ManifestObject, "file" | "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "repoPath" | "abs">;
 
-/** A part's work, in whichever thread runs it; `objects` keeps the part's own objects for locating later. */
-function runPart(files: RunFile[], cwd: string, repoRoot: string, skipUnreadable: boolean, config: PackConfig): { result: PartResult; objects: ManifestObject[] } {
+/**
+ * A part's work, in whichever thread runs it; `objects` keeps the part's own objects for locating later. The
+ * command's own part locates its rows at once; a worker's rows are located when asked (after the stack hooks).
+ */
+function runPart(files: RunFile[], cwd: string, repoRoot: string, skipUnreadable: boolean, config: PackConfig, locate: boolean): { result: PartResult; objects: ManifestObject[] } {
     const load = loadFiles(files, cwd, repoRoot, skipUnreadable);
     const base = { files: load.files, documents: load.documents, skipped: load.skipped, aliasNodes: load.budget.aliasNodes };
     if (load.objects.some((x) => x.named && (isApplication(x.object) || isApplicationSet(x.object)))) {
@@ -110,7 +141,7 @@ function runPart(files: RunFile[], cwd: string, repoRoot: string, skipUnreadable
     // is the stack hooks' too, in this thread (core/evaluate.ts `immutable`).
     const rows = evaluatePack(steady(evalResources(load.objects)), config, undefined, "resource").map((row) => {
         const obj = byUrn.get(row.urn);
-        return { row, ...(obj ? { at: rowPosition(row, obj) } : {}) };
+        return { row, ...(obj && locate ? { at: rowPosition(row, obj) } : {}) };
     });
     const plain = load.objects.map((o): PlainObject => ({ file: o.file, identity: o.identity, type: o.type, urn: o.urn, kind: o.kind, object: o.object, read: o.read, named: o.named, repoPath: o.repoPath, abs: o.abs }));
     return { result: { ...base, objects: plain, rows }, objects: load.objects };
@@ -140,9 +171,15 @@ export function servePart(): void {
     const port = parentPort!;
     let objects: Map<string, ManifestObject>;
     try {
-        const part = runPart(data.files, data.cwd, data.repoRoot, data.skipUnreadable, data.config);
+        const part = runPart(data.files, data.cwd, data.repoRoot, data.skipUnreadable, data.config, false);
         objects = new Map(part.objects.map((o) => [o.urn, o]));
         port.postMessage({ result: part.result } satisfies FromPart);
+        // While the command's thread runs the stack hooks: find the fields of this part's rows (each document's
+        // positions are parsed once and kept), so that the request to locate them is answered at once.
+        for (const { row } of part.result.rows) {
+            const obj = objects.get(row.urn);
+            if (obj) rowPosition(row, obj);
+        }
     } catch {
         // Whatever it was (bad input included), the single-threaded path says it.
         port.postMessage({ failed: true } satisfies FromPart);
@@ -260,7 +297,7 @@ async function joinParts(
 ): Promise<CheckedManifests | undefined> {
     let own: ReturnType<typeof runPart>;
     try {
-        own = runPart(first, cwd, repoRoot, skipUnreadable, config);
+        own = runPart(first, cwd, repoRoot, skipUnreadable, config, true);
     } catch {
         return undefined;
     }
