@@ -17,7 +17,7 @@ import { PACK_DIR, PACK_ENTRY, PLAIN_PACK_ENTRY, REPO_ROOT } from "../core/paths
 import { loadFixtures, runFixtures } from "../harness/runner";
 import { Toolchain, findToolchain } from "../core/toolchain";
 import { policies } from "../policies";
-import { RUN_POLICY_PACK, startAndAsk } from "../test/pack/start";
+import { RUN_POLICY_PACK, startAndAsk } from "../harness/pack-start";
 import { Figure, PartOutput } from "./types";
 import { policyHooks } from "./analyzer-path";
 

@@ -12,7 +12,7 @@ import { evaluatePack } from "../core/evaluate";
 import { judgeRows, waiverNotices } from "../core/judge";
 import { rowField } from "../core/manifests/evaluate";
 import { sortRows } from "../core/rows";
-import { ProjectSubject } from "./reports/subject";
+import { ProjectSubject, errorProjectSubject } from "./reports/subject";
 import { loadKubeConfig } from "../core/cluster/kubeconfig";
 import { ClusterCache } from "../core/cluster/cache";
 import { WATCHED_KINDS, clusterResource, grantsOnlySystemMasters } from "../core/cluster/kinds";
@@ -89,5 +89,5 @@ export function auditSummaryLine(r: AuditResult): string {
 /** The subject of an audit that could not judge (no cluster, bad config, an interrupt): every report still renders it. */
 export function auditErrorSubject(o: { kubeconfig?: string; context?: string }, message: string, durationMs: number): ProjectSubject {
     const where = `${o.context ? `context ${o.context}` : "the current context"}${o.kubeconfig ? ` of ${o.kubeconfig}` : ""}`;
-    return { kind: "project", name: "cluster", stack: o.context ?? "", description: `pko-guard audit of ${where}`, programFile: o.kubeconfig ?? "cluster", findings: [], outcome: "error", error: message, durationMs };
+    return errorProjectSubject({ name: "cluster", stack: o.context ?? "", description: `pko-guard audit of ${where}`, programFile: o.kubeconfig ?? "cluster" }, message, durationMs);
 }

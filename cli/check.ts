@@ -11,7 +11,7 @@ import { packConfig } from "../core/pack-config";
 import { Finding } from "../core/rows";
 import { escapeText } from "../core/escape";
 import { STDIN_FILE } from "./reports/location";
-import { ProjectSubject, ReportObject } from "./reports/subject";
+import { ProjectSubject, ReportObject, errorProjectSubject } from "./reports/subject";
 import { judgeRows, waiverNotices } from "../core/judge";
 import { Skip } from "../core/manifests/objects";
 import { CheckedManifests, checkManifests } from "../core/manifests/parallel";
@@ -125,18 +125,17 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
 /** The subject of a check that could not judge (bad input, an error, an interrupt): every report still renders it. */
 export function checkErrorSubject(paths: string[], message: string, durationMs: number, repoRoot?: string): ProjectSubject {
     const first = paths.find((p) => p !== "-");
-    return {
-        kind: "project",
-        name: "manifests",
-        stack: "",
-        description: `pko-guard check of ${paths.join(" ")}`,
-        programFile: first ? path.resolve(first) : "manifests",
-        ...(repoRoot !== undefined ? { root: path.resolve(repoRoot) } : {}),
-        findings: [],
-        outcome: "error",
-        error: message,
+    return errorProjectSubject(
+        {
+            name: "manifests",
+            stack: "",
+            description: `pko-guard check of ${paths.join(" ")}`,
+            programFile: first ? path.resolve(first) : "manifests",
+            ...(repoRoot !== undefined ? { root: path.resolve(repoRoot) } : {}),
+        },
+        message,
         durationMs,
-    };
+    );
 }
 
 export function checkSummaryLine(r: CheckResult): string {

@@ -12,7 +12,7 @@ import { locateRows } from "../core/locate";
 import { PACK_DIR } from "../core/paths";
 import { packConfig, yamlErrorPosition } from "../core/pack-config";
 import { previewWithPack, userEnv } from "../core/pulumi";
-import { ProjectSubject } from "./reports/subject";
+import { ProjectSubject, errorProjectSubject } from "./reports/subject";
 import { judgeRows, waiverNotices } from "../core/judge";
 import { findGateCli } from "../core/toolchain";
 
@@ -81,15 +81,5 @@ export function errorSubject(o: { projectDir: string; stack: string }, message: 
     } catch {
         // the project itself is what is wrong: name it by its folder
     }
-    return {
-        kind: "project",
-        name,
-        stack: o.stack,
-        description: `pko-guard gate of ${name} (stack ${o.stack})`,
-        programFile: path.join(dir, main),
-        findings: [],
-        outcome: "error",
-        error: message,
-        durationMs,
-    };
+    return errorProjectSubject({ name, stack: o.stack, description: `pko-guard gate of ${name} (stack ${o.stack})`, programFile: path.join(dir, main) }, message, durationMs);
 }

@@ -96,13 +96,13 @@ describe("policy catalogue", () => {
 });
 
 describe("module layout", () => {
-    /** Relative imports of every TypeScript module of the pack, the product and the harness. */
+    /** Relative imports of every TypeScript module of the pack, the product, the harness and the bench. */
     function importGraph(): Map<string, string[]> {
         const ts = require("typescript") as typeof import("typescript");
         const graph = new Map<string, string[]>();
         const files = [
             "index.ts",
-            ...["policies", "core", "cli", "harness", "pack"].flatMap((d) =>
+            ...["policies", "core", "cli", "harness", "pack", "bench"].flatMap((d) =>
                 fs
                     .readdirSync(path.join(REPO_ROOT, d), { recursive: true, encoding: "utf8" })
                     .filter((f) => f.endsWith(".ts") && !f.startsWith(`dist${path.sep}`))
@@ -128,7 +128,7 @@ describe("module layout", () => {
 
     /**
      * The layers, bottom up: the rules; the pack's entry and the neutral core; the reports; then the product's
-     * commands and the harness side by side. Imports go down or stay within a layer, never up.
+     * commands and the harness side by side; the bench on top. Imports go down or stay within a layer, never up.
      */
     const LAYERS: [string, number][] = [
         ["policies/", 0],
@@ -138,6 +138,7 @@ describe("module layout", () => {
         ["cli/reports/", 2],
         ["cli/", 3],
         ["harness/", 3],
+        ["bench/", 4],
     ];
     const layer = (f: string) => LAYERS.find(([prefix]) => f === prefix || f.startsWith(prefix))?.[1] ?? Infinity;
     const edges = () => [...importGraph()].flatMap(([file, deps]) => deps.map((dep) => ({ file, dep })));
@@ -150,7 +151,15 @@ describe("module layout", () => {
     });
 
     it("the product (pack, policies, core/, cli/) never imports the fixture harness", () => {
-        const bad = edges().filter(({ file, dep }) => !file.startsWith("harness/") && dep.startsWith("harness/"));
+        const bad = edges().filter(({ file, dep }) => !file.startsWith("harness/") && !file.startsWith("bench/") && dep.startsWith("harness/"));
+        assert.deepStrictEqual(
+            bad.map(({ file, dep }) => `${file} -> ${dep}`),
+            [],
+        );
+    });
+
+    it("the product, the harness and the bench never import test code", () => {
+        const bad = edges().filter(({ dep }) => dep.startsWith(`test${path.sep}`));
         assert.deepStrictEqual(
             bad.map(({ file, dep }) => `${file} -> ${dep}`),
             [],

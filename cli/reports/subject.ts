@@ -60,6 +60,17 @@ export interface ProjectSubject extends SubjectBase {
 
 export type ReportSubject = FixtureSubject | ProjectSubject;
 
+/** What names a project in its reports: who ran on what (`root` only when the command knows it). */
+export type ProjectIdentity = Pick<ProjectSubject, "name" | "stack" | "description" | "programFile" | "root">;
+
+/**
+ * The subject of a command that could not judge (bad input, an error, an interrupt): no findings, the outcome
+ * "error" and why. Every report still renders it; gate, check and audit each only say what they ran on.
+ */
+export function errorProjectSubject(who: ProjectIdentity, message: string, durationMs: number): ProjectSubject {
+    return { kind: "project", ...who, findings: [], outcome: "error", error: message, durationMs };
+}
+
 /** The violations a subject reports: a fixture's rows from the first leg that ran (legs agree when parity holds). */
 export function subjectRows(s: ReportSubject): Row[] {
     if (s.kind === "project") return s.findings;

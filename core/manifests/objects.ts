@@ -124,10 +124,10 @@ export function addObject(src: Source, obj: Record<string, unknown>, place: Plac
             out.objects.push(makeObject(src, obj, kind, `${kind} at ${src.file}:${where().line}`, group, version, place));
             return;
         }
-        throw new BadInputError(`${src.file}:${where().line}:${where().column}: ${kind} has no metadata.name`);
+        throw new BadInputError(`${src.file}:${where().line}:${where().column}: ${kind}${name === undefined || name === "" ? " has no metadata.name" : `: metadata.name ${notAString(name)}`}`);
     }
     if (namespace !== undefined && typeof namespace !== "string") {
-        throw new BadInputError(`${src.file}:${where().line}:${where().column}: ${kind} ${JSON.stringify(name)}: metadata.namespace is not a string`);
+        throw new BadInputError(`${src.file}:${where().line}:${where().column}: ${kind} ${JSON.stringify(name)}: metadata.namespace ${notAString(namespace)}`);
     }
     const identity = namespace ? `${kind}/${namespace}/${name}` : `${kind}/${name}`;
     const o = makeObject(src, obj, kind, identity, group, version, place);
@@ -140,6 +140,16 @@ export function addObject(src: Source, obj: Record<string, unknown>, place: Plac
         }
     }
     out.objects.push(o);
+}
+
+/**
+ * Why a value that must be a string is not one, in words that never quote the document: Kubernetes decodes
+ * YAML 1.1, so an unquoted `y`, `no`, `on` or `off` is a boolean and `0755` a number.
+ */
+function notAString(v: unknown): string {
+    const type = v === null ? "null" : Array.isArray(v) ? "a list" : typeof v === "object" ? "a map" : typeof v === "boolean" ? "a boolean" : typeof v === "number" ? "a number" : `a ${typeof v}`;
+    const hint = typeof v === "boolean" || typeof v === "number" ? " (Kubernetes reads YAML 1.1: unquoted y/n, yes/no, on/off are booleans and digits numbers; quote the value)" : "";
+    return `is ${type}, not a string${hint}`;
 }
 
 function makeObject(src: Source, obj: Record<string, unknown>, kind: string, identity: string, group: string, version: string, place: Place): ManifestObject {

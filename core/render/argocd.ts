@@ -25,8 +25,9 @@
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../errors";
+import { compilePathPattern } from "../path-match";
 import { normalizeKubeVersion } from "./capabilities";
-import { RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderJsonnet, renderKustomize, runTool } from "./render";
+import { RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderJsonnet, renderKustomize, repoFolders, runTool } from "./render";
 
 type Obj = Record<string, unknown>;
 
@@ -323,20 +324,6 @@ function sanitizeName(name: string): string {
         .replace(/^[-.]+|[-.]+$/g, "");
 }
 
-function repoDirs(root: string): string[] {
-    const out: string[] = [];
-    const walk = (cur: string) => {
-        for (const e of fs.readdirSync(cur, { withFileTypes: true })) {
-            if (!e.isDirectory() || e.name === ".git" || e.name === "node_modules") continue;
-            const p = path.join(cur, e.name);
-            out.push(path.relative(root, p).split(path.sep).join("/"));
-            walk(p);
-        }
-    };
-    walk(root);
-    return out.sort();
-}
-
 /** A list element as the default syntax sees it: string values, a `values` map as `values.<key>`; undefined when Argo CD refuses it. */
 function flatElement(e: Obj): Obj | undefined {
     const out: Obj = {};
@@ -379,14 +366,13 @@ export interface AppSetExpansion {
 
 /** The Applications an ApplicationSet creates from its list and git-directory generators. */
 export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExpansion {
-    const repoRoot = ctx.repoRoot;
     const meta = obj(appset.metadata) ?? {};
     const spec = obj(appset.spec) ?? {};
     const name = str(meta.name) ?? "(unnamed)";
     const goTemplate = spec.goTemplate === true;
     const template = obj(spec.template) ?? {};
     const result: AppSetExpansion = { applications: [], notExpanded: [] };
-    const dirs = () => repoDirs(repoRoot);
+    const dirs = () => repoFolders(ctx);
     for (const g of list(spec.generators).map(obj)) {
         if (!g) continue;
         const kinds = Object.keys(g).filter((k) => k !== "selector" && k !== "values");
@@ -450,16 +436,8 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
     return result;
 }
 
-/** A git directories `path` glob: path.Match semantics (`*` stays within one segment). */
-function globDir(pattern: string): RegExp {
-    const re = pattern
-        .split("/")
-        .map((seg) =>
-            seg
-                .replace(/[.+^$()|\\{}]/g, "\\$&")
-                .replace(/\*/g, "[^/]*")
-                .replace(/\?/g, "[^/]"),
-        )
-        .join("/");
-    return new RegExp(`^${re}$`);
+/** A git directories `path` glob: Go's path.Match, as Argo CD filters the folders; a malformed one matches nothing (Argo CD logs it and skips it). */
+function globDir(pattern: string): { test(dir: string): boolean } {
+    const compiled = compilePathPattern(pattern);
+    return { test: (dir) => compiled?.matches(dir) ?? false };
 }

@@ -36,8 +36,8 @@ export interface RenderContext {
      * before each build; the caller removes `dir` when done.
      */
     scratch?: { dir?: string };
-    /** Set once the repository's links have been checked (confineLinks), so a run walks it once. */
-    linksChecked?: boolean;
+    /** The repository's one walk (repoTree), made on first use: a run walks it once. */
+    tree?: RepoTree;
     /** The destination cluster's version and APIs, as Argo CD tells Helm (default: a cluster serving PKO and Argo CD). */
     cluster?: ClusterCapabilities;
 }
@@ -92,45 +92,90 @@ export function firstErrorLine(stderr: string): string {
     return cleaned.length > 200 ? cleaned.slice(0, 200) + "…" : cleaned;
 }
 
-/** At most this many entries are walked looking for links (a repository larger than that is refused). */
+/** At most this many entries are walked (a repository larger than that is refused). */
 const MAX_WALK = 1_000_000;
 
+/** What the one bounded walk of the repository found: what confineLinks and repoFolders each need. */
+export interface RepoTree {
+    /** Repository-relative folders (`/`-separated, sorted); hidden folders, node_modules and what they hold are not listed. */
+    folders: string[];
+    /** The first symbolic link found that is absolute or steps outside the repository (absolute path). */
+    escapingLink?: string;
+    /** Set when the repository holds more than MAX_WALK entries (the walk stopped there). */
+    tooLarge?: boolean;
+}
+
 /**
- * Argo CD's repo server refuses to render from a repository holding a symbolic link that is absolute or whose
- * target steps outside the repository at any point (`.git` aside), since a tool following it would read the
- * machine's files (a chart's `.Files.Get`, a value file, a jsonnet import). check refuses the same, once per
- * run, before the first render.
+ * The repository walked once per run (`.git` at its root aside; links are not followed, unreadable folders not
+ * read) and at most MAX_WALK entries: its folders, and its first symbolic link that leaves it.
  */
-export function confineLinks(ctx: RenderContext): void {
-    if (ctx.linksChecked) return;
+export function repoTree(ctx: RenderContext): RepoTree {
+    if (ctx.tree) return ctx.tree;
     const root = path.resolve(ctx.repoRoot);
+    const tree: RepoTree = { folders: [] };
     let seen = 0;
-    const walk = (dir: string) => {
+    const escapes = (link: string) => {
+        const target = fs.readlinkSync(link);
+        let cur = path.dirname(link);
+        return (
+            path.isAbsolute(target) ||
+            target.split(/[\\/]/).some((part) => {
+                cur = path.join(cur, part);
+                const rel = path.relative(root, cur);
+                return rel.startsWith("..") || path.isAbsolute(rel);
+            })
+        );
+    };
+    /** Walks `dir`; `listed`: its folders are listed (it is not inside a hidden or node_modules folder). False once the bound is reached. */
+    const walk = (dir: string, listed: boolean): boolean => {
         let entries: fs.Dirent[];
         try {
             entries = fs.readdirSync(dir, { withFileTypes: true });
         } catch {
-            return; // unreadable folders are not read by the tools either
+            return true; // unreadable folders are not read by the tools either
         }
         for (const e of entries) {
-            if (++seen > MAX_WALK) throw new BadInputError(`${ctx.show(root)}: more than ${MAX_WALK.toLocaleString("en")} files and folders; not walked for links`);
+            if (++seen > MAX_WALK) return false;
             const p = path.join(dir, e.name);
             if (e.isSymbolicLink()) {
-                const target = fs.readlinkSync(p);
-                let cur = path.dirname(p);
-                const escapes =
-                    path.isAbsolute(target) ||
-                    target.split(/[\\/]/).some((part) => {
-                        cur = path.join(cur, part);
-                        const rel = path.relative(root, cur);
-                        return rel.startsWith("..") || path.isAbsolute(rel);
-                    });
-                if (escapes) throw new BadInputError(`${ctx.show(p)}: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one)`);
-            } else if (e.isDirectory() && !(dir === root && e.name === ".git")) walk(p);
+                if (!tree.escapingLink && escapes(p)) tree.escapingLink = p;
+            } else if (e.isDirectory() && !(dir === root && e.name === ".git")) {
+                // Argo CD's repo server skips hidden folders (walkDirectoryTree, v3.6.1; its default); node_modules is skipped as
+                // what a working tree installs rather than what the repository holds.
+                const inside = listed && !e.name.startsWith(".") && e.name !== "node_modules";
+                if (inside) tree.folders.push(path.relative(root, p).split(path.sep).join("/"));
+                if (!walk(p, inside)) return false;
+            }
         }
+        return true;
     };
-    walk(root);
-    ctx.linksChecked = true;
+    tree.tooLarge = !walk(root, true);
+    tree.folders.sort();
+    ctx.tree = tree;
+    return tree;
+}
+
+function tooLarge(ctx: RenderContext, why: string): BadInputError {
+    return new BadInputError(`${ctx.show(path.resolve(ctx.repoRoot))}: more than ${MAX_WALK.toLocaleString("en")} files and folders; ${why}`);
+}
+
+/**
+ * Argo CD's repo server refuses to render from a repository holding a symbolic link that is absolute or whose
+ * target steps outside the repository at any point (`.git` aside), since a tool following it would read the
+ * machine's files (a chart's `.Files.Get`, a value file, a jsonnet import). check refuses the same before the
+ * first render.
+ */
+export function confineLinks(ctx: RenderContext): void {
+    const tree = repoTree(ctx);
+    if (tree.escapingLink) throw new BadInputError(`${ctx.show(tree.escapingLink)}: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one)`);
+    if (tree.tooLarge) throw tooLarge(ctx, "not walked for links");
+}
+
+/** The repository's folders as a git directories generator lists them (repository-relative, sorted). */
+export function repoFolders(ctx: RenderContext): string[] {
+    const tree = repoTree(ctx);
+    if (tree.tooLarge) throw tooLarge(ctx, "not walked for folders");
+    return tree.folders;
 }
 
 /** Runs a rendering tool; exit 2 (BadInputError) with one line when it is missing, fails or runs out of time. */

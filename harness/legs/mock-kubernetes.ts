@@ -20,6 +20,7 @@ import * as path from "path";
 import * as os from "os";
 import { BadInputError } from "../../core/errors";
 import { KubeYamlError, decodeKubeYaml } from "../../core/kube-yaml";
+import { BAD_PATTERN, compilePathPattern } from "../../core/path-match";
 import { runTool } from "../../core/render/render";
 import { findTool } from "../../core/render/tools";
 
@@ -319,9 +320,11 @@ export interface ChildRegistration {
     dependsOn: string[];
 }
 
-/** Go's filepath.Glob semantics (`*`, `?`, `[...]` within one path segment; results sorted). */
+/** Go's filepath.Glob semantics (path.Match within each path segment, core/path-match.ts; results sorted). */
 export function goGlob(pattern: string, cwd: string): string[] {
-    const hasMeta = (s: string) => /(^|[^\\])[*?[]/.test(s);
+    // Go checks the whole pattern first: a malformed one fails whatever the folder holds.
+    if (!compilePathPattern(pattern)) throw new MockRefusal(`expanding glob: ${BAD_PATTERN} ${JSON.stringify(pattern)}`);
+    const hasMeta = (s: string) => /[*?[\\]/.test(s);
     if (!hasMeta(pattern)) return fs.existsSync(path.resolve(cwd, pattern)) ? [pattern] : [];
     const abs = path.isAbsolute(pattern);
     const parts = pattern.split("/");
@@ -336,7 +339,7 @@ export function goGlob(pattern: string, cwd: string): string[] {
                 if (fs.existsSync(path.resolve(cwd, p))) next.push(p);
                 continue;
             }
-            const re = globSegment(seg);
+            const segment = compilePathPattern(seg);
             let entries: string[] = [];
             try {
                 entries = fs.readdirSync(path.resolve(cwd, base === "" ? "." : base));
@@ -344,31 +347,12 @@ export function goGlob(pattern: string, cwd: string): string[] {
                 entries = [];
             }
             for (const e of entries.sort()) {
-                if (re.test(e)) next.push(base === "" ? e : path.posix.join(base, e));
+                if (segment?.matches(e)) next.push(base === "" ? e : path.posix.join(base, e));
             }
         }
         found = next;
     }
     return found.sort();
-}
-
-function globSegment(seg: string): RegExp {
-    let re = "";
-    for (let i = 0; i < seg.length; i++) {
-        const c = seg[i];
-        if (c === "\\" && i + 1 < seg.length) re += "\\" + seg[++i];
-        else if (c === "*") re += "[^/]*";
-        else if (c === "?") re += "[^/]";
-        else if (c === "[") {
-            const end = seg.indexOf("]", i + 1);
-            if (end < 0) throw new MockRefusal(`expanding glob: syntax error in pattern ${JSON.stringify(seg)}`);
-            let cls = seg.slice(i + 1, end);
-            if (cls.startsWith("^")) cls = "^" + cls.slice(1);
-            re += `[${cls.replace(/\\/g, "\\\\")}]`;
-            i = end;
-        } else re += c.replace(/[.+^${}()|\\]/g, "\\$&");
-    }
-    return new RegExp(`^${re}$`);
 }
 
 /** Expands Kubernetes list kinds (`v1.List`, `*List`) into their items, recursively, in order. */

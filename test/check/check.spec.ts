@@ -226,6 +226,15 @@ describe("pko-guard check", function () {
             assertOneLine(r, /^pko-guard: m\/s\.yaml:1:1: Stack has no metadata\.name$/);
         });
 
+        it("a name or namespace that YAML 1.1 decodes as a boolean or number says so, without quoting the value", () => {
+            write("m/y.yaml", "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: y\nspec: {}\n");
+            assertOneLine(check(["m/y.yaml"], tmp), /^pko-guard: m\/y\.yaml:1:1: Stack: metadata\.name is a boolean, not a string \(Kubernetes reads YAML 1\.1: .*quote the value\)$/);
+            write("m/y.yaml", "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: a\n  namespace: 0755\nspec: {}\n");
+            assertOneLine(check(["m/y.yaml"], tmp), /^pko-guard: m\/y\.yaml:1:1: Stack "a": metadata\.namespace is a number, not a string \(Kubernetes reads YAML 1\.1: /);
+            write("m/y.yaml", "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: [a]\nspec: {}\n");
+            assertOneLine(check(["m/y.yaml"], tmp), /^pko-guard: m\/y\.yaml:1:1: Stack: metadata\.name is a list, not a string$/);
+        });
+
         it("no path at all is a usage error", () => {
             assert.strictEqual(check([], tmp).code, 2);
         });

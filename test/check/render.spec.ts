@@ -22,6 +22,10 @@ const stack = (extra: string, ns = "  namespace: pulumi\n") =>
 const app = (name: string, p: string, source = "") =>
     `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: ${name}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://example.com/repo.git\n    path: ${p}\n${source}  destination:\n    server: https://kubernetes.default.svc\n    namespace: pulumi\n`;
 
+/** An ApplicationSet "ledger" whose git generator takes `directories`, then `generators` (more generators' YAML), one Application a folder. */
+const gitAppSet = (directories: string, generators = "") =>
+    `apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  generators:\n    - git:\n        repoURL: https://example.com/repo.git\n        directories: ${directories}\n${generators}  template:\n    metadata: {name: 'ledger-{{path.basename}}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: '{{path}}'}\n      destination: {server: https://kubernetes.default.svc, namespace: pulumi}\n`;
+
 describe("pko-guard check renders what Argo CD renders", function () {
     this.timeout(180000);
     let tmp: string;
@@ -175,15 +179,27 @@ describe("pko-guard check renders what Argo CD renders", function () {
     it("ApplicationSet list and git-directory generators create Applications; others are named and counted", () => {
         write("envs/prod/stack.yaml", stack("  branch: release\n", ""));
         write("envs/dev/readme.json", "{}\n");
-        write(
-            "appsets/ledger.yaml",
-            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  generators:\n    - git:\n        repoURL: https://example.com/repo.git\n        directories: [{path: envs/*}, {path: envs/dev, exclude: true}]\n    - clusters: {}\n  template:\n    metadata: {name: 'ledger-{{path.basename}}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: '{{path}}'}\n      destination: {server: https://kubernetes.default.svc, namespace: pulumi}\n",
-        );
+        write("appsets/ledger.yaml", gitAppSet("[{path: envs/*}, {path: envs/dev, exclude: true}]", "    - clusters: {}\n"));
         const r = check([".", "--report", "json=r.json"]);
         assert.strictEqual(r.code, 1, r.err + r.out);
         assert.ok(rows("r.json").some((x) => x.policy === "pko-stack-prod-pinned-commit" && x.resource === "Stack/pulumi/ledger-production"));
         assert.match(r.err, /ApplicationSet "ledger": the clusters generator is not expanded/);
         assert.match(r.out, /1 not rendered/);
+    });
+
+    it("git directories paths match as Go's path.Match does; a malformed one matches nothing, as Argo CD skips it", () => {
+        write("envs/prod/stack.yaml", stack("  branch: release\n", ""));
+        write("envs/qa/stack.yaml", stack("  branch: qa\n", "").replace("ledger-production", "ledger-qa"));
+        write("appsets/ledger.yaml", gitAppSet("[{path: 'envs/[^q]*'}, {path: 'envs/[q'}, {path: 'envs/\\qa'}]"));
+        const r = check([".", "--report", "json=r.json"]);
+        assert.strictEqual(r.code, 1, r.err + r.out);
+        const pinned = rows("r.json").filter((x) => x.policy === "pko-stack-prod-pinned-commit");
+        // `envs/[^q]*` takes prod; `envs/\qa` (an escaped q) takes qa; `envs/[q` is malformed and takes nothing.
+        assert.deepStrictEqual(pinned.map((x) => x.resource).sort(), ["Stack/pulumi/ledger-production", "Stack/pulumi/ledger-qa"]);
+        assert.ok(
+            pinned.every((x) => x.syncedBy !== undefined),
+            JSON.stringify(pinned),
+        );
     });
 
     it("goTemplate ApplicationSets execute as Go templates with Argo CD's functions, values and path prefix", () => {

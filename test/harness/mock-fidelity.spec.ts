@@ -117,6 +117,11 @@ describe("mock leg: YAML as the provider reads it", () => {
             assert.deepStrictEqual(goGlob("m/*.yaml", dir), ["m/a.yaml", "m/b.yaml"]);
             assert.deepStrictEqual(goGlob("m/[ab].yaml", dir), ["m/a.yaml", "m/b.yaml"]);
             assert.deepStrictEqual(goGlob("*.yaml", dir), []);
+            // path.Match: `\\` escapes (and makes the pattern a glob), `[^...]` negates, a malformed pattern fails whatever the folder holds.
+            assert.deepStrictEqual(goGlob("m/\\a.yaml", dir), ["m/a.yaml"]);
+            assert.deepStrictEqual(goGlob("m/[^a].*", dir), ["m/b.yaml", "m/c.txt"]);
+            assert.throws(() => goGlob("m/[a", dir), /expanding glob: syntax error in pattern "m\/\[a"/);
+            assert.throws(() => goGlob("nowhere/[]", dir), /syntax error in pattern/);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }

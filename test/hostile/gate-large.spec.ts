@@ -7,14 +7,9 @@
 import * as assert from "assert";
 import { spawnSync } from "child_process";
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
-import { StackRef } from "../../core/pulumi";
-import { initIsolatedStack } from "../../harness/stacks";
-import { REPO_ROOT } from "../../core/paths";
-import { requireToolchain } from "../helpers";
+import { CLI, gateProject } from "../gate-project";
 
-const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
 const RESOURCES = 5000;
 
 const PROGRAM = `import * as k8s from "@pulumi/kubernetes";
@@ -32,29 +27,19 @@ for (let i = 0; i < ${RESOURCES}; i++) {
 
 describe(`pko-guard gate on a program with ${RESOURCES} resources (real toolchain)`, function () {
     this.timeout(3600000);
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-gate-large-"));
-    const infra = path.join(root, "infra");
-    let stack: StackRef;
-
-    before(async function () {
-        const toolchain = requireToolchain(this);
-        fs.mkdirSync(path.join(root, ".git"));
-        fs.mkdirSync(infra);
-        fs.writeFileSync(path.join(infra, "Pulumi.yaml"), "name: big\nruntime: nodejs\n");
-        fs.writeFileSync(path.join(infra, "index.ts"), PROGRAM);
-        fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(infra, "node_modules"));
-        fs.writeFileSync(path.join(root, "advisory.json"), JSON.stringify({ "pko-stack-prod-pinned-commit": "advisory" }));
-        const s = await initIsolatedStack(toolchain, infra, path.join(root, ".pulumi-tmp"), "dev", [], 300000);
-        if ("error" in s) throw new Error(s.error);
-        stack = s;
+    const project = gateProject({
+        prefix: "gate-large",
+        name: "big",
+        program: PROGRAM,
+        setup: (root) => fs.writeFileSync(path.join(root, "advisory.json"), JSON.stringify({ "pko-stack-prod-pinned-commit": "advisory" })),
     });
-    after(() => fs.rmSync(root, { recursive: true, force: true }));
+    const { root, infra } = project;
 
     function gate(...args: string[]) {
         const json = path.join(root, `report-${args.join("-").replace(/\W+/g, "_")}.json`);
         const r = spawnSync(process.execPath, [CLI, "gate", infra, "-s", "dev", "--timeout", "3000", "--report", `json=${json}`, ...args], {
             cwd: root,
-            env: stack.env,
+            env: project.stack.env,
             encoding: "utf8",
             timeout: 3300000,
             maxBuffer: 64 * 1024 * 1024,

@@ -1,7 +1,8 @@
 /**
  * The documented install paths, each from a temporary user project outside the repository:
  * - a tarball (`npm pack` of this package, as built): the `pko-guard` command works and the pack folder
- *   inside the installed package starts and reports itself;
+ *   inside the installed package starts and reports itself; the manifests the README has users
+ *   `kubectl apply` from `node_modules/pko-guard/` (CRDs, the webhook's) are installed;
  * - a git URL (`git+file://` of this repository at its HEAD commit): npm clones it, installs its
  *   devDependencies and runs `prepare` (the build), so `bin/` and `pack/dist/` exist after the install.
  *   This one tests the committed HEAD, and is slow (npm installs every devDependency for `prepare`).
@@ -13,7 +14,8 @@ import * as os from "os";
 import * as path from "path";
 import { REPO_ROOT } from "../../core/paths";
 import { policies } from "../../policies";
-import { startAndAsk } from "./start";
+import { findTool } from "../../core/render/tools";
+import { startAndAsk } from "../../harness/pack-start";
 
 const VERSION = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
 const NPM_QUIET = ["--no-audit", "--no-fund", "--prefer-offline"];
@@ -39,6 +41,33 @@ async function assertInstalled(project: string) {
     const s = await startAndAsk({ nodeArgs: ["--require", "./dist/preload.js"], script: runPolicyPack, scriptArgs: ["127.0.0.1:1", packDir], cwd: packDir });
     assert.deepStrictEqual([s.name, s.version, s.policies], ["pko-guard", VERSION, policies.length]);
     assert.ok(!s.loaded.some((f) => f.startsWith(REPO_ROOT + path.sep)), "the installed pack loaded files from the repository");
+    assertReadmeManifestsInstalled(project);
+}
+
+/**
+ * What the installed README tells users to `kubectl apply` (the PKO and PolicyReport CRDs, the webhook's
+ * manifests) is in the installed package, byte for byte the repository's files that other specs apply to a real
+ * API server, and the webhook's kustomization builds from the installed folder alone.
+ */
+function assertReadmeManifestsInstalled(project: string) {
+    const PREFIX = "node_modules/pko-guard/";
+    const readme = fs.readFileSync(path.join(project, PREFIX, "README.md"), "utf8");
+    const applied = [...new Set([...readme.matchAll(/kubectl apply[^\n]* -[fk] (node_modules\/pko-guard\/[^\s`)]+)/g)].map((m) => m[1]))].sort();
+    assert.deepStrictEqual(applied, [`${PREFIX}deploy/webhook/`, `${PREFIX}deploy/webhook/validatingwebhookconfiguration.yaml`, `${PREFIX}schemas/pko/v2.9.0/`, `${PREFIX}schemas/policyreport/v1alpha2/`]);
+    for (const rel of applied) {
+        const repo = path.join(REPO_ROOT, rel.slice(PREFIX.length));
+        const files = fs.statSync(repo).isDirectory() ? fs.readdirSync(repo).filter((f) => /\.ya?ml$/.test(f)) : [""];
+        assert.ok(files.length > 0, rel);
+        for (const f of files) {
+            const installed = path.join(project, rel, f);
+            assert.ok(fs.existsSync(installed), `${rel}${f} is not installed`);
+            assert.ok(fs.readFileSync(installed).equals(fs.readFileSync(path.join(repo, f))), `${rel}${f} differs from the repository's`);
+        }
+    }
+    const kustomize = findTool("kustomize");
+    assert.ok(kustomize, "kustomize is missing: run npm run setup");
+    const built = execFileSync(kustomize.path, ["build", path.join(project, PREFIX, "deploy", "webhook")], { encoding: "utf8" });
+    assert.match(built, /^kind: ValidatingWebhookConfiguration$/m);
 }
 
 describe("install paths from a user's project", function () {
@@ -52,6 +81,7 @@ describe("install paths from a user's project", function () {
         const out = JSON.parse(execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", project], { cwd: REPO_ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
         const files: string[] = out[0].files.map((f: { path: string }) => f.path);
         assert.ok(files.includes("pack/PulumiPolicy.yaml") && files.includes("pack/dist/index.js") && files.includes("bin/cli/pko-guard.js"), files.join(", "));
+        assert.ok(files.includes("schemas/pko/v2.9.0/pulumi.com_stacks.yaml") && files.includes("deploy/webhook/kustomization.yaml") && !files.includes("deploy/webhook/Dockerfile"), files.join(", "));
         execFileSync("npm", ["install", ...NPM_QUIET, path.join(project, out[0].filename)], { cwd: project, stdio: "ignore" });
         await assertInstalled(project);
     });

@@ -16,7 +16,7 @@ import { PACK_DIR, REPO_ROOT } from "../../core/paths";
 import { judgeLeg } from "../../harness/verdict";
 import { policies } from "../../policies";
 import { requireToolchain } from "../helpers";
-import { startAndAsk } from "./start";
+import { startAndAsk } from "../../harness/pack-start";
 
 const ROOT_PKG = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
 const PACK_FILES = ["PulumiPolicy.yaml", "dist/index.js", "dist/index.js.map", "dist/preload.js", "dist/preload.js.map", "package.json"];

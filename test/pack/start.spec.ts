@@ -11,7 +11,7 @@ import * as os from "os";
 import * as path from "path";
 import { PACK_DIR, PACK_ENTRY, PLAIN_PACK_ENTRY, REPO_ROOT } from "../../core/paths";
 import { policies } from "../../policies";
-import { RUN_POLICY_PACK, Started, startAndAsk } from "./start";
+import { RUN_POLICY_PACK, Started, startAndAsk } from "../../harness/pack-start";
 
 const VERSION = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
 const ENGINE = "127.0.0.1:1"; // run-policy-pack takes an engine address; the pack never dials it

@@ -8,15 +8,10 @@
 import * as assert from "assert";
 import { spawnSync } from "child_process";
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
-import { StackRef } from "../../core/pulumi";
-import { initIsolatedStack } from "../../harness/stacks";
-import { REPO_ROOT } from "../../core/paths";
+import { CLI, gateProject } from "../gate-project";
 import { jsonReportErrors, sarifErrors } from "../validators";
-import { requireToolchain } from "../helpers";
 
-const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
 
 const PROGRAM = `import * as k8s from "@pulumi/kubernetes";
@@ -43,18 +38,12 @@ new k8s.rbac.v1.ClusterRoleBinding("deployer-auth-delegator", {
 
 describe("pko-guard gate on a user's repository", function () {
     this.timeout(1200000);
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-user-gate-"));
-    const infra = path.join(root, "infra");
-    let stack: StackRef;
+    const project = gateProject({ prefix: "user-gate", name: "shop", program: PROGRAM, setup: initPolicy });
+    const { root, infra } = project;
 
-    before(async function () {
-        const toolchain = requireToolchain(this);
-        fs.mkdirSync(path.join(root, ".git"));
-        fs.mkdirSync(infra);
+    /** The platform team's config in policy/. */
+    function initPolicy(root: string) {
         fs.mkdirSync(path.join(root, "policy"));
-        fs.writeFileSync(path.join(infra, "Pulumi.yaml"), "name: shop\nruntime: nodejs\n");
-        fs.writeFileSync(path.join(infra, "index.ts"), PROGRAM);
-        fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(infra, "node_modules"));
         // The platform team starts from `pko-guard init` (so the engine is shown to accept its output) and adds waivers.
         const init = spawnSync(process.execPath, [CLI, "init", "policy/pko-guard.json"], { cwd: root, encoding: "utf8" });
         assert.strictEqual(init.status, 0, init.stderr);
@@ -64,11 +53,7 @@ describe("pko-guard gate on a user's repository", function () {
             { resource: "Stack/pulumi/ghost", reason: "nothing matches" },
         ];
         fs.writeFileSync(path.join(root, "policy", "pko-guard.json"), JSON.stringify(config, null, 2));
-        const s = await initIsolatedStack(toolchain, infra, path.join(root, ".pulumi-tmp"), "dev", [], 300000);
-        if ("error" in s) throw new Error(s.error);
-        stack = s;
-    });
-    after(() => fs.rmSync(root, { recursive: true, force: true }));
+    }
 
     for (const [label, cwd] of [
         ["the repository root", () => root],
@@ -79,7 +64,7 @@ describe("pko-guard gate on a user's repository", function () {
             const out = path.join(root, "out", label.replace(/\W+/g, "-"));
             const summary = path.join(out, "summary.md");
             fs.mkdirSync(out, { recursive: true });
-            const env = { ...stack.env, GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: summary };
+            const env = { ...project.stack.env, GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: summary };
             const r = spawnSync(process.execPath, [CLI, "gate", infra, "-s", "dev", "--config", path.join(root, "policy", "pko-guard.json"), "--report", `sarif=${out}/g.sarif`, "--report", `json=${out}/g.json`], {
                 cwd: cwd(),
                 env,
