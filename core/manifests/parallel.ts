@@ -28,8 +28,13 @@ import { LoadOptions, LoadResult, ManifestObject, Skip, evalResources } from "./
 import { MAX_ALIAS_EXPANSION } from "./yaml";
 import { note } from "../timings";
 
-/** Bytes of manifests that make one thread's share: below twice this, a run stays in one thread. */
-export const MIN_BYTES_PER_THREAD = 512 * 1024;
+/**
+ * Bytes of manifests that make one thread's share: below twice this (about 50,000 objects), a run stays in one
+ * thread. One thread of `check` already keeps more than one core busy (V8's concurrent garbage collection and
+ * compilation: 2.8 s of CPU in 2.0 s at 10k objects), so on 2 cores a worker paid nothing at 10k (best of 3
+ * under a load average of 5: one thread 1.97 s, two 2.39 s) while a very large run gains from two smaller heaps.
+ */
+export const MIN_BYTES_PER_THREAD = 8 * 1024 * 1024;
 /** The most threads a run uses. */
 const MAX_THREADS = 4;
 /** What marks a worker thread as one of check's parts (workerData). */
@@ -65,11 +70,11 @@ export function runningNow(): number | undefined {
 }
 
 /**
- * From this many bytes of manifests (about 50,000 objects) a run uses its threads even when no core is idle:
- * one heap of that size costs more in garbage collection than two halves (measured under a load average of 8
- * on 2 cores, the peers' 100k repository: two threads 54 s, one thread 88 s; at 10k: 8.0 s against 4.5 s).
+ * From this many bytes of manifests (about 100,000 objects) a run uses its threads even when no core is idle:
+ * one heap of that size costs more in garbage collection than two halves (measured once under a load average
+ * of 8 on 2 cores, the peers' 100k repository: two threads 54 s, one thread 88 s; at 10k: 8.0 s against 4.5 s).
  */
-export const BUSY_MIN_BYTES = 16 * 1024 * 1024;
+export const BUSY_MIN_BYTES = 32 * 1024 * 1024;
 
 /**
  * How many threads a run of `bytes` uses: PKO_GUARD_WORKERS when set; else one per MIN_BYTES_PER_THREAD, at most

@@ -173,12 +173,12 @@ describe("check on several threads", function () {
         assert.ok(parts[0].length > parts[1].length);
         assert.deepStrictEqual(splitFiles([1, 2], [1000, 1], 2), [[1], [2]]);
         assert.ok(splitFiles(files, Array(10).fill(100), 4).every((p) => p.length > 0));
-        assert.strictEqual(threadsFor(100 * 1024, undefined, 1), 1);
+        assert.strictEqual(threadsFor(4 * 1024 * 1024, undefined, 1), 1);
         assert.strictEqual(threadsFor(100 * 1024, "3"), 3);
         // A large repository on a machine with an idle core uses it; with every core busy, none.
         const cores = os.availableParallelism();
-        assert.strictEqual(threadsFor(8 * 1024 * 1024, undefined, 1), Math.min(cores, 4));
-        assert.strictEqual(threadsFor(8 * 1024 * 1024, undefined, cores + 1), 1);
+        assert.strictEqual(threadsFor(20 * 1024 * 1024, undefined, 1), Math.min(cores, 2));
+        assert.strictEqual(threadsFor(20 * 1024 * 1024, undefined, cores + 1), 1);
         // A very large one uses them anyway (two heaps collect faster than one twice their size).
         assert.strictEqual(threadsFor(64 * 1024 * 1024, undefined, cores + 1), Math.min(cores, 4));
     });
