@@ -12,6 +12,7 @@ import * as noClusterAdmin from "./pko-stack-no-cluster-admin";
 import * as pinnedCommit from "./pko-stack-prod-pinned-commit";
 import * as saClusterAdmin from "./rbac-no-cluster-admin-serviceaccount";
 import * as argoSyncOrder from "./argocd-app-pko-sync-order";
+import * as argoRendered from "./argocd-app-rendered";
 import * as authDelegator from "./pko-stack-auth-delegator";
 import * as escOrOidc from "./pko-stack-esc-or-oidc-preferred";
 import * as nameLength from "./pko-stack-name-length";
@@ -46,6 +47,7 @@ export const policies: Rule[] = [
     escOrOidc.policy,
     authDelegator.policy,
     argoSyncOrder.policy,
+    argoRendered.policy,
     nameLength.policy,
     secretCommitted.policy,
     workspaceProgram.policy,

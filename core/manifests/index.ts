@@ -23,7 +23,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../errors";
 import * as YAML from "yaml";
-import { MANIFEST_URN_PREFIX } from "../../policies/model/manifests";
+import { MANIFEST_URN_PREFIX, NOT_RENDERED } from "../../policies/model/manifests";
 import { CLUSTER_SCOPED, applicationOutput, expandApplicationSet, isApplication, isApplicationSet } from "../render/argocd";
 import { KUSTOMIZATION_FILES, RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderKustomize } from "../render/render";
 import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
@@ -193,6 +193,20 @@ function land(o: ManifestObject, namespace: string | undefined, app: { name: str
 }
 
 /**
+ * Records on an Application or ApplicationSet why check could not compute what it applies (one line a reason;
+ * argocd-app-rendered reports each, failing closed), replacing whatever the manifest itself wrote there.
+ */
+function markNotRendered(o: ManifestObject, reasons: string[]): void {
+    const meta = (o.object.metadata ?? {}) as Record<string, unknown>;
+    const annotations = meta.annotations !== null && typeof meta.annotations === "object" && !Array.isArray(meta.annotations) ? { ...(meta.annotations as Record<string, unknown>) } : {};
+    delete annotations[NOT_RENDERED];
+    const lines = reasons.map((r) => r.replace(/[\r\n]+/g, " "));
+    if (lines.length > 0) annotations[NOT_RENDERED] = lines.join("\n");
+    else if (meta.annotations === undefined || !(NOT_RENDERED in (meta.annotations as Record<string, unknown>))) return;
+    o.object = { ...o.object, metadata: { ...meta, annotations } };
+}
+
+/**
  * Argo CD's part: ApplicationSets expanded into Applications; each Application's sources rendered (or its
  * directory files read) and their objects placed in its destination namespace; folders that need rendering
  * and no Application renders are rendered with defaults (a kustomization no other kustomization uses as a
@@ -220,7 +234,9 @@ function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[],
     // ApplicationSets: the Applications they create are objects of the repository too.
     for (const set of out.objects.filter((x) => x.named && isApplicationSet(x.object))) {
         const expansion = expandApplicationSet(set.object, ctx);
-        out.notRendered.push(...expansion.notExpanded);
+        markNotRendered(set, expansion.notExpanded);
+        const setName = (set.object.metadata as Record<string, unknown> | undefined)?.name;
+        out.notRendered.push(...expansion.notExpanded.map((r) => `ApplicationSet ${JSON.stringify(setName)}: ${r}`));
         expansion.applications.forEach((app) => {
             const meta = (app.metadata ?? {}) as Record<string, unknown>;
             if (typeof meta.name !== "string" || meta.name === "") return;
@@ -246,7 +262,8 @@ function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[],
         const meta = (app.object.metadata ?? {}) as Record<string, unknown>;
         const appName = { name: String(meta.name), shown: `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}` };
         const result = applicationOutput(app.object, ctx);
-        out.notRendered.push(...result.notes);
+        markNotRendered(app, result.notes);
+        out.notRendered.push(...result.notes.map((r) => `Application ${JSON.stringify(meta.name)}: ${r}`));
         result.rendered.forEach((d) => rendered.add(d));
         out.rendered += result.renders;
         const files = new Set(result.files);

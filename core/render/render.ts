@@ -99,6 +99,8 @@ const MAX_WALK = 1_000_000;
 export interface RepoTree {
     /** Repository-relative folders (`/`-separated, sorted); hidden folders, node_modules and what they hold are not listed. */
     folders: string[];
+    /** Repository-relative regular files (`/`-separated, sorted), hidden folders' too (git lists them), not those of node_modules or a `.git`. */
+    files: string[];
     /** The first symbolic link found that is absolute or steps outside the repository (absolute path). */
     escapingLink?: string;
     /** Set when the repository holds more than MAX_WALK entries (the walk stopped there). */
@@ -112,7 +114,7 @@ export interface RepoTree {
 export function repoTree(ctx: RenderContext): RepoTree {
     if (ctx.tree) return ctx.tree;
     const root = path.resolve(ctx.repoRoot);
-    const tree: RepoTree = { folders: [] };
+    const tree: RepoTree = { folders: [], files: [] };
     let seen = 0;
     const escapes = (link: string) => {
         const target = fs.readlinkSync(link);
@@ -126,8 +128,11 @@ export function repoTree(ctx: RenderContext): RepoTree {
             })
         );
     };
-    /** Walks `dir`; `listed`: its folders are listed (it is not inside a hidden or node_modules folder). False once the bound is reached. */
-    const walk = (dir: string, listed: boolean): boolean => {
+    /**
+     * Walks `dir`; `listed`: its folders are listed (it is not inside a hidden or node_modules folder); `filed`:
+     * its files are listed (it is not inside node_modules). False once the bound is reached.
+     */
+    const walk = (dir: string, listed: boolean, filed = true): boolean => {
         let entries: fs.Dirent[];
         try {
             entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -144,13 +149,14 @@ export function repoTree(ctx: RenderContext): RepoTree {
                 // what a working tree installs rather than what the repository holds.
                 const inside = listed && !e.name.startsWith(".") && e.name !== "node_modules";
                 if (inside) tree.folders.push(path.relative(root, p).split(path.sep).join("/"));
-                if (!walk(p, inside)) return false;
-            }
+                if (!walk(p, inside, filed && e.name !== "node_modules" && e.name !== ".git")) return false;
+            } else if (filed && e.isFile()) tree.files.push(path.relative(root, p).split(path.sep).join("/"));
         }
         return true;
     };
     tree.tooLarge = !walk(root, true);
     tree.folders.sort();
+    tree.files.sort();
     ctx.tree = tree;
     return tree;
 }
@@ -176,6 +182,13 @@ export function repoFolders(ctx: RenderContext): string[] {
     const tree = repoTree(ctx);
     if (tree.tooLarge) throw tooLarge(ctx, "not walked for folders");
     return tree.folders;
+}
+
+/** The repository's files as a git files generator reads them (repository-relative, sorted). */
+export function repoFiles(ctx: RenderContext): string[] {
+    const tree = repoTree(ctx);
+    if (tree.tooLarge) throw tooLarge(ctx, "not walked for files");
+    return tree.files;
 }
 
 /** Runs a rendering tool; exit 2 (BadInputError) with one line when it is missing, fails or runs out of time. */

@@ -32,3 +32,11 @@ export function fromManifests(urn: unknown): boolean {
     const chain = parts[2].split("$");
     return chain.slice(0, -1).some((t) => YAML_COMPONENTS.has(t));
 }
+
+/**
+ * The annotation `pko-guard check` sets on an Argo CD Application or ApplicationSet whose applied objects it
+ * could not compute (a generator or feature it does not expand, a template that does not execute, a source it
+ * cannot read or render): one line a reason. check removes any value the manifest itself wrote, so only check's
+ * own reasons are read (argocd-app-rendered reports each, failing closed).
+ */
+export const NOT_RENDERED = "pko-guard/not-rendered";

@@ -93,7 +93,10 @@ describe("pko-guard check", function () {
     });
 
     it("passes the corrected layout (exit 0)", () => {
-        const r = check([GOVERNED], tmp);
+        // The fixture's manifests folder is the repository its Applications' paths are relative to (inside this
+        // repository's checkout, naming it is what a user does); read from elsewhere, their folders are not this
+        // repository's and argocd-app-rendered fails closed.
+        const r = check([GOVERNED, "--repo-root", GOVERNED], tmp);
         assert.strictEqual(r.code, 0, r.stderr + r.stdout);
         assert.match(r.stdout, /0 violation\(s\), 0 blocking: PASS/);
     });

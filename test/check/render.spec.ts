@@ -12,6 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { REPO_ROOT } from "../../core/paths";
 import { findTool } from "../../core/render/tools";
+import { discoveredType } from "../../core/render/argocd";
 
 const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
@@ -183,7 +184,14 @@ describe("pko-guard check renders what Argo CD renders", function () {
         const r = check([".", "--report", "json=r.json"]);
         assert.strictEqual(r.code, 1, r.err + r.out);
         assert.ok(rows("r.json").some((x) => x.policy === "pko-stack-prod-pinned-commit" && x.resource === "Stack/pulumi/ledger-production"));
-        assert.match(r.err, /ApplicationSet "ledger": the clusters generator is not expanded/);
+        // The clusters generator fails closed on the set, at its field, in every report.
+        assert.deepStrictEqual(
+            rows("r.json")
+                .filter((x) => x.policy === "argocd-app-rendered")
+                .map((x) => [x.resource, x.line]),
+            [["ApplicationSet/argocd/ledger", 9]], // its "- clusters" line,
+        );
+        assert.match(r.err, /ApplicationSet "ledger": spec\.generators\[1\] \("clusters" generator\) is not expanded by check/);
         assert.match(r.out, /1 not rendered/);
     });
 
@@ -223,14 +231,16 @@ describe("pko-guard check renders what Argo CD renders", function () {
         // A template that does not execute (missingkey=error on a parameter that does not exist): named, nothing guessed.
         write("appsets/ledger.yaml", appset("", "ledger-{{ .env.path.nope }}"));
         const missing = check(["."]);
+        assert.strictEqual(missing.code, 1, missing.err + missing.out);
         assert.match(
             missing.err,
-            /^pko-guard: ApplicationSet "ledger": 2 of its git generator's Applications do not render \(a template string does not execute \(a parameter it names does not exist\)\); Argo CD creates none of them either\n/,
+            /^pko-guard: ApplicationSet "ledger": spec\.template: 2 of the Applications of spec\.generators\[0\] do not render \(a template string does not execute \(a parameter it names does not exist\)\), so Argo CD creates none of them\n/,
         );
+        assert.match(missing.out, /argocd-app-rendered/);
         // Hostile templates are bounded: a string that grows without end, an allocation of gigabytes (the helper's
         // address space is capped, so it ends, not the machine): one line, nothing of the template echoed.
         write("appsets/ledger.yaml", appset("", "{{ range until 1000000 }}ledger{{ end }}"));
-        assert.match(check(["."]).err, /^pko-guard: ApplicationSet "ledger": 2 of its git generator's Applications do not render \(a template string renders more than 2097152 bytes\)/);
+        assert.match(check(["."]).err, /^pko-guard: ApplicationSet "ledger": spec\.template: 2 of the Applications of spec\.generators\[0\] do not render \(a template string renders more than 2097152 bytes\)/);
         write("appsets/ledger.yaml", appset("", '{{ repeat 3000000000 "ab" }}'));
         const bomb = check(["."]);
         assert.strictEqual(bomb.code, 2, bomb.err);
@@ -238,7 +248,210 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.match(bomb.err, /^pko-guard: ApplicationSet "ledger" \(goTemplate\): appset-template failed: .*out of memory/);
         // templatePatch is not applied: named, not expanded.
         write("appsets/ledger.yaml", appset("  templatePatch: |\n    spec: {}\n"));
-        assert.match(check(["."]).err, /ApplicationSet "ledger": templatePatch is not applied/);
+        assert.match(check(["."]).err, /ApplicationSet "ledger": spec\.templatePatch is not applied/);
+    });
+
+    it("git files and list elementsYaml generators: parameters as Argo CD computes them, in both syntaxes", () => {
+        write("envs/prod/config.json", '{"env": "prod", "cluster": {"namespace": "pulumi", "replicas": 1000000}, "tags": ["a", "b"]}\n');
+        write("envs/dev/config.yaml", "- env: dev\n  cluster: {namespace: dev}\n");
+        write("envs/old/config.yaml", "env: old\n");
+        write("stacks/prod/stack.yaml", stack("  branch: release\n", ""));
+        write("stacks/old/stack.yaml", stack("  branch: release\n", "").replace("ledger-production", "ledger-old"));
+        const set = (generator: string, template: string, extra = "") =>
+            `apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: ledger, namespace: argocd}\nspec:\n${extra}  generators:\n${generator}  template:\n${template}`;
+        const names = (file: string) =>
+            rows(file)
+                .filter((x) => x.policy === "pko-stack-prod-pinned-commit" && x.syncedBy !== undefined)
+                .map((x) => [x.resource, x.syncedBy]);
+        // Default syntax: the file's object flattened (numbers as Go prints them, lists by index), path parameters,
+        // exclusions; Applications land in the set's namespace whatever the template says.
+        write(
+            "appsets/ledger.yaml",
+            set(
+                "    - git:\n        repoURL: https://example.com/repo.git\n        files: [{path: 'envs/*/config.*'}, {path: envs/old/config.yaml, exclude: true}]\n",
+                "    metadata: {name: 'ledger-{{env}}-{{cluster.replicas}}-{{tags.1}}-{{path.basename}}-{{path.filenameNormalized}}', namespace: elsewhere}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: 'stacks/{{env}}'}\n      destination: {server: https://kubernetes.default.svc, namespace: '{{cluster.namespace}}'}\n",
+            ),
+        );
+        const flat = check([".", "--report", "json=flat.json"]);
+        assert.strictEqual(flat.code, 1, flat.err + flat.out);
+        assert.deepStrictEqual(names("flat.json"), [["Stack/pulumi/ledger-production", "Application argocd/ledger-prod-1e+06-b-prod-config.json"]]);
+        fs.rmSync(path.join(tmp, "flat.json"));
+        // goTemplate: the object as it is, the path parameters under pathParamPrefix.
+        write(
+            "appsets/ledger.yaml",
+            set(
+                "    - git:\n        repoURL: https://example.com/repo.git\n        pathParamPrefix: cfg\n        files: [{path: envs/prod/config.json}, {path: envs/old}]\n",
+                "    metadata: {name: 'ledger-{{ .env }}-{{ .cfg.path.basename }}-{{ .cfg.path.filename | replace \".\" \"-\" }}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: 'stacks/{{ .env }}'}\n      destination: {server: https://kubernetes.default.svc, namespace: pulumi}\n",
+                "  goTemplate: true\n",
+            ),
+        );
+        const go = check([".", "--report", "json=go.json"]);
+        assert.strictEqual(go.code, 1, go.err + go.out);
+        assert.deepStrictEqual(names("go.json").sort(), [
+            ["Stack/pulumi/ledger-old", "Application argocd/ledger-old-old-config-yaml"],
+            ["Stack/pulumi/ledger-production", "Application argocd/ledger-prod-prod-config-json"],
+        ]);
+        fs.rmSync(path.join(tmp, "go.json"));
+        // elementsYaml: appended to the elements.
+        write(
+            "appsets/ledger.yaml",
+            set(
+                "    - list:\n        elements: [{env: prod}]\n        elementsYaml: |\n          - env: old\n",
+                "    metadata: {name: 'ledger-{{env}}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: 'stacks/{{env}}'}\n      destination: {server: https://kubernetes.default.svc, namespace: pulumi}\n",
+            ),
+        );
+        const yaml = check([".", "--report", "json=yaml.json"]);
+        assert.strictEqual(yaml.code, 1, yaml.err + yaml.out);
+        assert.deepStrictEqual(names("yaml.json").sort(), [
+            ["Stack/pulumi/ledger-old", "Application argocd/ledger-old"],
+            ["Stack/pulumi/ledger-production", "Application argocd/ledger-prod"],
+        ]);
+        fs.rmSync(path.join(tmp, "yaml.json"));
+        // A file or elementsYaml that is not a map (or list of maps) fails the generator, as in Argo CD: fail closed.
+        write("envs/bad/config.yaml", "just a string\n");
+        write(
+            "appsets/ledger.yaml",
+            set(
+                "    - git:\n        repoURL: https://example.com/repo.git\n        files: [{path: 'envs/*/config.yaml'}]\n    - list:\n        elementsYaml: 'x: 1'\n",
+                "    metadata: {name: 'ledger-{{env}}'}\n    spec: {project: default}\n",
+            ),
+        );
+        const bad = check([".", "--report", "json=bad.json"]);
+        assert.strictEqual(bad.code, 1, bad.err + bad.out);
+        assert.deepStrictEqual(
+            rows("bad.json")
+                .filter((x) => x.policy === "argocd-app-rendered")
+                .map((x) => (x as unknown as { field: string }).field),
+            ["spec.generators[0].git.files", "spec.generators[1].list.elementsYaml"],
+        );
+        fs.rmSync(path.join(tmp, "bad.json"));
+        // A set that would create more Applications than check's limit is bad input, one line.
+        write("appsets/ledger.yaml", set(`    - list:\n        elementsYaml: |\n${"          - {env: x}\n".repeat(10001)}`, "    metadata: {name: 'ledger-{{env}}'}\n    spec: {project: default}\n"));
+        const big = check(["."]);
+        assert.deepStrictEqual([big.code, big.err], [2, 'pko-guard: ApplicationSet "ledger": spec.generators[0] generates more than 10000 Applications (check\'s limit)\n']);
+    });
+
+    it("matrix and merge generators combine their children's parameters as Argo CD does, one nesting level deep", () => {
+        write("envs/prod/config.json", '{"env": "prod", "ns": "pulumi"}\n');
+        write("envs/dev/config.json", '{"env": "dev", "ns": "dev"}\n');
+        write("stacks/prod/stack.yaml", stack("  branch: release\n", ""));
+        const set = (generators: string, goTemplate = true) =>
+            `apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  goTemplate: ${goTemplate}\n  generators:\n${generators}  template:\n    metadata: {name: 'ledger-{{ .env }}-{{ .region }}-{{ .ns }}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: '{{ .folder }}'}\n      destination: {server: https://kubernetes.default.svc, namespace: '{{ .ns }}'}\n`;
+        const synced = (file: string) =>
+            rows(file)
+                .filter((x) => x.policy === "pko-stack-prod-pinned-commit" && x.syncedBy !== undefined)
+                .map((x) => [x.resource, x.syncedBy]);
+        const found = (file: string) =>
+            rows(file)
+                .filter((x) => x.policy === "argocd-app-rendered")
+                .map((x) => (x as unknown as { message: string }).message.replace(/; check could not.*$/, ""));
+        // matrix: git files x list, the list templated with each file's parameters; the first generator's values win.
+        write(
+            "appsets/ledger.yaml",
+            set(
+                "    - matrix:\n        generators:\n          - git: {repoURL: https://example.com/repo.git, files: [{path: 'envs/*/config.json'}]}\n          - list: {elements: [{region: eu, env: ignored, folder: 'stacks/{{ .env }}'}]}\n",
+            ),
+        );
+        const matrix = check([".", "--report", "json=m.json"]);
+        assert.strictEqual(matrix.code, 1, matrix.err + matrix.out);
+        assert.deepStrictEqual(synced("m.json"), [["Stack/pulumi/ledger-production", "Application argocd/ledger-prod-eu-pulumi"]]);
+        fs.rmSync(path.join(tmp, "m.json"));
+        // merge: base sets overridden by later generators' sets with the same merge-key values.
+        write(
+            "appsets/ledger.yaml",
+            set(
+                "    - merge:\n        mergeKeys: [env]\n        generators:\n          - list: {elements: [{env: prod, region: eu, ns: staging, folder: stacks/prod}, {env: dev, region: eu, ns: dev, folder: stacks/dev}]}\n          - list: {elements: [{env: prod, ns: pulumi}]}\n",
+            ),
+        );
+        const merge = check([".", "--report", "json=g.json"]);
+        assert.strictEqual(merge.code, 1, merge.err + merge.out);
+        assert.deepStrictEqual(synced("g.json"), [["Stack/pulumi/ledger-production", "Application argocd/ledger-prod-eu-pulumi"]]);
+        fs.rmSync(path.join(tmp, "g.json"));
+        // What Argo CD refuses fails closed: a matrix nested two levels, one of three generators, a duplicate merge key,
+        // and (default syntax) two children that set one parameter differently.
+        write(
+            "appsets/ledger.yaml",
+            set(
+                "    - matrix:\n        generators:\n          - matrix:\n              generators:\n                - matrix: {generators: [{list: {elements: []}}, {list: {elements: []}}]}\n                - list: {elements: []}\n          - list: {elements: []}\n    - matrix: {generators: [{list: {elements: []}}, {list: {elements: []}}, {list: {elements: []}}]}\n    - merge: {mergeKeys: [env], generators: [{list: {elements: [{env: a}, {env: a}]}}, {list: {elements: []}}]}\n",
+            ),
+        );
+        const refused = check([".", "--report", "json=r.json"]);
+        assert.strictEqual(refused.code, 1, refused.err + refused.out);
+        assert.deepStrictEqual(found("r.json"), [
+            'ApplicationSet "argocd/ledger": spec.generators[0].matrix.generators[0].matrix.generators[0] nests matrix deeper than Argo CD allows (it fails the generator)',
+            'ApplicationSet "argocd/ledger": spec.generators[1].matrix has 3 generators; Argo CD requires exactly two (it fails the generator)',
+            'ApplicationSet "argocd/ledger": spec.generators[2].merge: two parameter sets of generators[0] have the same merge-key values, which fails the generator in Argo CD',
+        ]);
+        fs.rmSync(path.join(tmp, "r.json"));
+        write("appsets/ledger.yaml", set("    - matrix: {generators: [{list: {elements: [{env: a}]}}, {list: {elements: [{env: b}]}}]}\n", false));
+        const conflict = check([".", "--report", "json=c.json"]);
+        assert.strictEqual(conflict.code, 1, conflict.err + conflict.out);
+        assert.deepStrictEqual(found("c.json"), ['ApplicationSet "argocd/ledger": spec.generators[0].matrix: both generators set the parameter "env" to different values, which fails the generator in Argo CD']);
+        fs.rmSync(path.join(tmp, "c.json"));
+        // A product past check's limit is bad input, one line, before it is built.
+        const many = (n: number, key: string) => `{list: {elements: [${Array.from({ length: n }, (_, i) => `{${key}: x${i}}`).join(", ")}]}}`;
+        write("appsets/ledger.yaml", set(`    - matrix: {generators: [${many(101, "env")}, ${many(100, "region")}]}\n`));
+        const big = check(["."]);
+        assert.deepStrictEqual([big.code, big.err], [2, 'pko-guard: ApplicationSet "ledger": spec.generators[0] generates more than 10000 Applications (check\'s limit)\n']);
+    });
+
+    it("a source's type is decided at its root, as Argo CD discovers it; a recursive directory reads kustomizations below it as plain files", () => {
+        // Argo CD applies ledger/sub/stack.yaml as written (pinned); the kustomization below the source's root,
+        // which would prefix and patch it onto a branch, is never built, by this Application or with defaults.
+        write("apps/ledger.yaml", app("ledger", "ledger", "    directory: {recurse: true}\n"));
+        write("ledger/sub/stack.yaml", stack(`  commit: ${SHA}\n`, ""));
+        write("ledger/sub/kustomization.yaml", "resources: [stack.yaml]\nnamePrefix: patched-\npatches:\n  - target: {kind: Stack}\n    patch: |-\n      - op: add\n        path: /spec/branch\n        value: release\n");
+        const r = check([".", "-v"]);
+        assert.strictEqual(r.code, 0, r.err + r.out);
+        assert.doesNotMatch(r.out, /patched-/);
+        assert.match(r.out, /^2 object\(s\) in /m); // the Application and the raw Stack
+        // The root's files, in name order, the last one deciding: a name ending in Chart.yaml is Helm, a kustomization kustomize.
+        const typeOf = (...files: string[]) => {
+            const d = fs.mkdtempSync(path.join(tmp, "type-"));
+            for (const f of files) fs.writeFileSync(path.join(d, f), "");
+            fs.mkdirSync(path.join(d, "below"));
+            fs.writeFileSync(path.join(d, "below", "kustomization.yaml"), "");
+            return discoveredType(d);
+        };
+        assert.deepStrictEqual(
+            [typeOf(), typeOf("Chart.yaml", "kustomization.yaml"), typeOf("kustomization.yaml", "zChart.yaml"), typeOf("MyChart.yaml"), typeOf("Kustomization")],
+            ["directory", "kustomize", "helm", "helm", "kustomize"],
+        );
+    });
+
+    it("what check cannot render fails closed on its Application, in every report, unless waived with allowFailClosed", () => {
+        // A chart from a Helm repository, another repository's path, a plugin: each a mandatory finding on the
+        // Application, naming the field; an empty not-rendered annotation written in the manifest hides nothing.
+        write(
+            "apps/remote.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: remote\n  namespace: argocd\n  annotations: {pko-guard/not-rendered: ''}\nspec:\n  project: default\n  sources:\n    - {repoURL: https://charts.example.com, chart: \"ledger\\e[31m\", targetRevision: 1.0.0}\n    - {repoURL: https://example.com/other.git, path: elsewhere}\n    - {repoURL: https://example.com/repo.git, path: ledger, plugin: {name: vault}}\n  destination: {server: https://kubernetes.default.svc, namespace: pulumi}\n",
+        );
+        write("ledger/stack.yaml", stack(`  commit: ${SHA}\n`));
+        const r = check([".", "--report", "json=r.json", "--report", "sarif=r.sarif", "--report", "junit=r.xml"]);
+        assert.strictEqual(r.code, 1, r.err + r.out);
+        const found = rows("r.json").filter((x) => x.policy === "argocd-app-rendered");
+        assert.deepStrictEqual(
+            found.map((x) => [x.resource, (x as unknown as { field: string }).field, (x as unknown as { status: string }).status]),
+            [
+                ["Application/argocd/remote", "spec.sources[0]", "blocking"],
+                ["Application/argocd/remote", "spec.sources[1].path", "blocking"],
+                ["Application/argocd/remote", "spec.sources[2].plugin", "blocking"],
+            ],
+        );
+        assert.ok(!(r.out + r.err).includes("\u001b"), "a control character reached the terminal");
+        const sarif = fs.readFileSync(path.join(tmp, "r.sarif"), "utf8");
+        assert.strictEqual(sarif.match(/argocd-app-rendered/g)!.length >= 3, true);
+        assert.strictEqual((fs.readFileSync(path.join(tmp, "r.xml"), "utf8").match(/spec\.sources\[\d\]/g) ?? []).length >= 3, true);
+        for (const f of ["r.json", "r.sarif", "r.xml"]) fs.rmSync(path.join(tmp, f));
+        // Accepted by the existing waiver mechanism: only a waiver that allows fail-closed findings waives them.
+        const config = (allowFailClosed: boolean) =>
+            write("config.json", JSON.stringify({ "argocd-app-rendered": { waivers: [{ resource: "Application/argocd/remote", reason: "judged in its own CI", allowFailClosed }] } }));
+        config(false);
+        assert.strictEqual(check(["apps", "ledger", "--config", "config.json"]).code, 1);
+        config(true);
+        const waived = check(["apps", "ledger", "--config", "config.json"]);
+        assert.strictEqual(waived.code, 0, waived.err + waived.out);
+        assert.match(waived.out, /waived {2}argocd-app-rendered/);
     });
 
     it("a jsonnet file of a directory source is evaluated; never read otherwise", () => {

@@ -9,7 +9,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { BadInputError } from "../../core/errors";
-import { RenderContext, confineLinks, repoFolders, repoTree } from "../../core/render/render";
+import { RenderContext, confineLinks, repoFiles, repoFolders, repoTree } from "../../core/render/render";
 
 describe("the repository's one walk: links confined, folders listed", () => {
     let root: string;
@@ -43,6 +43,14 @@ describe("the repository's one walk: links confined, folders listed", () => {
         link("envs", "linked-envs");
         link(outside, "out");
         assert.deepStrictEqual(repoFolders(ctx()), ["apps", "envs", "envs/dev", "envs/prod", "envs/prod/base", "sub"]);
+    });
+
+    it("lists the files a git files generator reads from: hidden folders' too, not node_modules' or a .git's, links not followed", () => {
+        for (const f of ["envs/prod/config.json", ".github/workflows/ci.yaml", "node_modules/pkg/x.json", "sub/.git/hooks/h", ".git/objects/o", "top.yaml"]) fs.writeFileSync(path.join(root, f), "{}\n");
+        link("top.yaml", "linked.yaml");
+        const c = ctx();
+        assert.deepStrictEqual(repoFiles(c), [".github/workflows/ci.yaml", "envs/prod/config.json", "top.yaml"]);
+        assert.strictEqual(repoTree(c).files, repoFiles(c)); // the same walk
     });
 
     it("accepts links that stay inside the repository", () => {

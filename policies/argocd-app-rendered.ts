@@ -1,0 +1,66 @@
+/**
+ * argocd-app-rendered (mandatory)
+ *
+ * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
+ */
+import { resourceRule } from "./model/policy";
+import { NOT_RENDERED } from "./model/manifests";
+import { get, plain } from "./model/values";
+
+export const NAME = "argocd-app-rendered";
+
+const ARGO_TYPE = /^kubernetes:argoproj\.io\/[^:]+:(Application|ApplicationSet)$/;
+
+/** At most this many reasons are reported for one object (each is one finding). */
+const MAX_REASONS = 20;
+
+export const policy = resourceRule(
+    {
+        name: NAME,
+        about: {
+            what: "`pko-guard check` computed everything an Argo CD Application or ApplicationSet applies: each\nApplicationSet's generators were expanded and its template executed as Argo CD would, and each source\nwas read and rendered from this repository.",
+            why: "what cannot be computed cannot be judged: a Stack that an unexpanded generator, a failing template or a\nchart from a Helm repository would apply reaches the cluster unseen, and a folder nobody else renders is\njudged with its defaults instead of the values Argo CD passes. A gate that passes what it could not judge\nfails open.",
+            fix: "use what check expands (see the README: list with elements or elementsYaml, git directories and files,\nmatrix and merge of those; not templatePatch) and fix templates that do not execute; vendor\nremote charts and other repositories' paths into this repository. When a source can only come from\nelsewhere and is judged elsewhere, waive the finding for that Application with a waiver that sets\n`allowFailClosed: true` (and an expiry).",
+            notes: [
+                "The reasons are computed by `pko-guard check` (core/render/argocd.ts) and carried on the object in the\n`pko-guard/not-rendered` annotation, which check sets itself (a value written in the manifest is\ndiscarded). Every finding fails closed. In a Pulumi program the annotation is absent and the rule passes.",
+            ],
+            reads: ["argoproj.io/Application", "argoproj.io/ApplicationSet"],
+            readsProduction: false,
+            patternSettings: [],
+            example: [
+                {
+                    type: "kubernetes:argoproj.io/v1alpha1:Application",
+                    name: "webapp",
+                    props: {
+                        apiVersion: "argoproj.io/v1alpha1",
+                        kind: "Application",
+                        metadata: { name: "webapp", namespace: "argocd" },
+                        spec: { project: "default", source: { repoURL: "https://github.com/myorg/gitops.git", path: "stacks/webapp" }, destination: { server: "https://kubernetes.default.svc", namespace: "pulumi" } },
+                    },
+                },
+            ],
+        },
+        description: "Everything an Argo CD Application or ApplicationSet applies could be rendered and judged; what could not fails closed.",
+        enforcementLevel: "mandatory",
+        severity: "high",
+        remediationSteps: "Use the generators and sources check renders, fix the template, or vendor remote sources; waive (allowFailClosed) a source judged elsewhere.",
+        url: "https://argo-cd.readthedocs.io/en/stable/operator-manual/applicationset/",
+    },
+    (resource) => {
+        const m = ARGO_TYPE.exec(String(resource.type ?? ""));
+        if (!m) return [];
+        const props = plain(resource.props);
+        const reasons = get(props, "metadata", "annotations", NOT_RENDERED);
+        if (typeof reasons !== "string" || reasons.trim() === "") return [];
+        const name = get(props, "metadata", "name");
+        const ns = get(props, "metadata", "namespace");
+        const who = `${m[1]} ${JSON.stringify(`${typeof ns === "string" && ns !== "" ? `${ns}/` : ""}${typeof name === "string" ? name : String(resource.name ?? "")}`)}`;
+        const lines = reasons
+            .split("\n")
+            .map((l) => l.trim())
+            .filter((l) => l !== "");
+        const shown = lines.slice(0, MAX_REASONS).map((reason) => `${who}: ${reason}; check could not evaluate what it applies, so the rule fails closed.`);
+        if (lines.length > MAX_REASONS) shown.push(`${who}: ${lines.length - MAX_REASONS} more reasons; check could not evaluate what it applies, so the rule fails closed.`);
+        return shown;
+    },
+);

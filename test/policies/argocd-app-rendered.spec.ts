@@ -1,0 +1,41 @@
+import * as assert from "assert";
+import { policy } from "../../policies/argocd-app-rendered";
+import { NOT_RENDERED } from "../../policies/model/manifests";
+import { ReportedFinding } from "../../policies/model/policy";
+import { assertFindings, runResourcePolicy as runPolicy } from "../helpers";
+
+const APP = "kubernetes:argoproj.io/v1alpha1:Application";
+const SET = "kubernetes:argoproj.io/v1alpha1:ApplicationSet";
+const argo = (type: string, annotations?: Record<string, unknown>) => ({
+    type,
+    name: "ledger",
+    props: { metadata: { name: "ledger", namespace: "argocd", ...(annotations ? { annotations } : {}) }, spec: {} },
+});
+
+describe("argocd-app-rendered", () => {
+    it("passes an Application or ApplicationSet that check rendered (no reasons), and other kinds", () => {
+        assert.deepStrictEqual(runPolicy(policy, argo(APP)), []);
+        assert.deepStrictEqual(runPolicy(policy, argo(SET, { [NOT_RENDERED]: "" })), []);
+        assert.deepStrictEqual(runPolicy(policy, argo("kubernetes:core/v1:ConfigMap", { [NOT_RENDERED]: "x" })), []);
+    });
+    it("reports each reason once, mandatory and fail-closed, on the object", () => {
+        const reasons = { [NOT_RENDERED]: 'spec.generators[0] ("clusters" generator) is not expanded by check\nspec.templatePatch is not applied' };
+        const findings = runPolicy(policy, argo(SET, reasons));
+        assertFindings(findings, [
+            { policy: policy.name, level: "mandatory", resource: "ledger", message: /^ApplicationSet "argocd\/ledger": spec\.generators\[0\] .*could not evaluate what it applies, so the rule fails closed\.$/ },
+            { policy: policy.name, level: "mandatory", resource: "ledger", message: /^ApplicationSet "argocd\/ledger": spec\.templatePatch is not applied; .*fails closed\.$/ },
+        ]);
+        const data: ReportedFinding[] = [];
+        runPolicy(policy, argo(SET, reasons), {}, {}, data);
+        assert.deepStrictEqual(
+            data.map((f) => f.failClosed),
+            [true, true],
+        );
+    });
+    it("bounds the findings of one object", () => {
+        const many = Array.from({ length: 50 }, (_, i) => `spec.sources[${i}] is chart "c" from a Helm repository`).join("\n");
+        const findings = runPolicy(policy, argo(APP, { [NOT_RENDERED]: many }));
+        assert.strictEqual(findings.length, 21);
+        assert.match(findings[20].message, /30 more reasons/);
+    });
+});
