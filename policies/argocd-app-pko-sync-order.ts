@@ -8,8 +8,8 @@ import { RuleFinding, RuleContext, classify, programRule } from "./model/policy"
 import { DEFAULT_NAMESPACE } from "./model/rbac/objects";
 import { StackIdentity, stackIdentities } from "./model/rbac/stacks";
 import { SOURCE_PATH } from "./model/manifests";
-import { ResourceLike, StackView, describeStack, patchedStacks, secretsRead } from "./model/stack";
-import { Plain, UNKNOWN, Unknown, get, list, plain, str } from "./model/values";
+import { ResourceLike, StackView, describeStack, patchedStacks, resourceProps, secretsRead } from "./model/stack";
+import { Plain, UNKNOWN, Unknown, get, list, str } from "./model/values";
 
 export const NAME = "argocd-app-pko-sync-order";
 
@@ -70,7 +70,7 @@ interface Application {
 }
 
 function applications(resources: ResourceLike[]): Application[] {
-    return resources.filter((r) => APPLICATION.test(String(r.type))).map((r) => ({ r, props: plain(r.props) }));
+    return resources.filter((r) => APPLICATION.test(String(r.type))).map((r) => ({ r, props: resourceProps(r) }));
 }
 
 /** The Secrets and service accounts of the program, with their sync waves. */
@@ -79,7 +79,7 @@ function wavedObjects(resources: ResourceLike[]): K8sObject[] {
     for (const r of resources) {
         const m = /^kubernetes:core\/v1:(Secret|ServiceAccount)$/.exec(String(r.type));
         if (!m) continue;
-        const props = plain(r.props);
+        const props = resourceProps(r);
         const ns = str(get(props, "metadata", "namespace"));
         objects.push({
             kind: m[1] as K8sObject["kind"],

@@ -5,7 +5,8 @@
  */
 import { resourceRule } from "./model/policy";
 import { NOT_RENDERED } from "./model/manifests";
-import { get, plain } from "./model/values";
+import { compilePattern, patternProblem } from "./model/production";
+import { Plain, get, plain } from "./model/values";
 
 export const NAME = "argocd-app-rendered";
 
@@ -14,19 +15,39 @@ const ARGO_TYPE = /^kubernetes:argoproj\.io\/[^:]+:(Application|ApplicationSet)$
 /** At most this many reasons are reported for one object (each is one finding). */
 const MAX_REASONS = 20;
 
+/** The source a reason is about: the field it starts with (`spec.source`, `spec.sources[2]`), as check writes it. */
+const SOURCE_FIELD = /^(spec\.source|spec\.sources\[(\d+)\])(?=[ .:])/;
+
+/**
+ * The fields of an Application's sources whose repoURL matches one of the patterns: sources the platform team
+ * declared judged in their own repository's CI.
+ */
+function judgedElsewhere(spec: Plain, patterns: string[]): Set<string> {
+    const out = new Set<string>();
+    if (patterns.length === 0) return out;
+    const matches = (source: Plain) => {
+        const url = get(source, "repoURL");
+        return typeof url === "string" && patterns.some((p) => compilePattern(p)!.test(url));
+    };
+    if (matches(get(spec, "source"))) out.add("spec.source");
+    const sources = get(spec, "sources");
+    if (Array.isArray(sources)) sources.forEach((s: Plain, i) => matches(s) && out.add(`spec.sources[${i}]`));
+    return out;
+}
+
 export const policy = resourceRule(
     {
         name: NAME,
         about: {
             what: "`pko-guard check` computed everything an Argo CD Application or ApplicationSet applies: each\nApplicationSet's generators were expanded and its template executed as Argo CD would, and each source\nwas read and rendered from this repository.",
             why: "what cannot be computed cannot be judged: a Stack that an unexpanded generator, a failing template or a\nchart from a Helm repository would apply reaches the cluster unseen, and a folder nobody else renders is\njudged with its defaults instead of the values Argo CD passes. A gate that passes what it could not judge\nfails open.",
-            fix: "use what check expands (see the README: list with elements or elementsYaml, git directories and files,\nmatrix and merge of those; not templatePatch) and fix templates that do not execute; vendor\nremote charts and other repositories' paths into this repository. When a source can only come from\nelsewhere and is judged elsewhere, waive the finding for that Application with a waiver that sets\n`allowFailClosed: true` (and an expiry).",
+            fix: "use what check expands (see the README: list with elements or elementsYaml, git directories and files,\nmatrix and merge of those; not templatePatch) and fix templates that do not execute; vendor\nremote charts and other repositories' paths into this repository. When a source can only come from\nelsewhere and is judged elsewhere, list its repoURL in `sourcesJudgedElsewhere`, or waive the finding for one\nApplication with a waiver that sets `allowFailClosed: true` (and an expiry).",
             notes: [
                 "The reasons are computed by `pko-guard check` (core/render/argocd.ts) and carried on the object in the\n`pko-guard/not-rendered` annotation, which check sets itself (a value written in the manifest is\ndiscarded). Every finding fails closed. In a Pulumi program the annotation is absent and the rule passes.",
             ],
             reads: ["argoproj.io/Application", "argoproj.io/ApplicationSet"],
             readsProduction: false,
-            patternSettings: [],
+            patternSettings: ["sourcesJudgedElsewhere"],
             example: [
                 {
                     type: "kubernetes:argoproj.io/v1alpha1:Application",
@@ -43,22 +64,37 @@ export const policy = resourceRule(
         description: "Everything an Argo CD Application or ApplicationSet applies could be rendered and judged; what could not fails closed.",
         enforcementLevel: "mandatory",
         severity: "high",
-        remediationSteps: "Use the generators and sources check renders, fix the template, or vendor remote sources; waive (allowFailClosed) a source judged elsewhere.",
+        remediationSteps:
+            "Use the generators and sources check renders, fix the template, or vendor remote sources; list a source judged in its own CI in sourcesJudgedElsewhere, or waive (allowFailClosed) one Application.",
         url: "https://argo-cd.readthedocs.io/en/stable/operator-manual/applicationset/",
+        config: {
+            sourcesJudgedElsewhere: {
+                type: "array",
+                items: { type: "string", minLength: 1 },
+                description:
+                    "RE2 regular expressions of source repoURLs (a Helm repository, another git repository) that are judged in their own repository's CI: what check cannot read from such a source is not a finding here. Empty: every such source fails closed.",
+                default: [],
+            },
+        },
     },
-    (resource) => {
+    (resource, config) => {
         const m = ARGO_TYPE.exec(String(resource.type ?? ""));
         if (!m) return [];
         const props = plain(resource.props);
         const reasons = get(props, "metadata", "annotations", NOT_RENDERED);
         if (typeof reasons !== "string" || reasons.trim() === "") return [];
+        const patterns = Array.isArray(config.sourcesJudgedElsewhere) ? config.sourcesJudgedElsewhere.filter((p): p is string => typeof p === "string") : [];
+
         const name = get(props, "metadata", "name");
         const ns = get(props, "metadata", "namespace");
         const who = `${m[1]} ${JSON.stringify(`${typeof ns === "string" && ns !== "" ? `${ns}/` : ""}${typeof name === "string" ? name : String(resource.name ?? "")}`)}`;
+        const bad = patternProblem("sourcesJudgedElsewhere", patterns);
+        if (bad !== undefined) return [`${who}: ${bad}; fix the policy configuration.`];
+        const elsewhere = judgedElsewhere(get(props, "spec"), patterns);
         const lines = reasons
             .split("\n")
             .map((l) => l.trim())
-            .filter((l) => l !== "");
+            .filter((l) => l !== "" && !elsewhere.has(SOURCE_FIELD.exec(l)?.[1] ?? ""));
         const shown = lines.slice(0, MAX_REASONS).map((reason) => `${who}: ${reason}; check could not evaluate what it applies, so the rule fails closed.`);
         if (lines.length > MAX_REASONS) shown.push(`${who}: ${lines.length - MAX_REASONS} more reasons; check could not evaluate what it applies, so the rule fails closed.`);
         return shown;

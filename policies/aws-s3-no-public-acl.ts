@@ -5,7 +5,8 @@
  */
 import { bucket, ownership } from "./model/examples";
 import { resourceRule } from "./model/policy";
-import { Plain, UNKNOWN, get, list, plain } from "./model/values";
+import { Plain, UNKNOWN, get, list } from "./model/values";
+import { resourceProps } from "./model/stack";
 
 export const NAME = "aws-s3-no-public-acl";
 
@@ -73,7 +74,7 @@ export const policy = resourceRule(
         if (!BUCKET_TYPES.has(type) && !ACL_TYPES.has(type) && !OBJECT_TYPES.has(type)) {
             return [];
         }
-        const props = plain(resource.props);
+        const props = resourceProps(resource);
         const out: string[] = [];
         if (props === UNKNOWN) {
             return [`${type} inputs are unknown during preview, so the ACL cannot be verified not to be public.`];

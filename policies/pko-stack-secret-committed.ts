@@ -8,7 +8,7 @@ import { RuleFinding, programRule } from "./model/policy";
 import { fromManifests } from "./model/manifests";
 import { DEFAULT_NAMESPACE } from "./model/rbac/objects";
 import { push } from "./model/values";
-import { describeStack, patchedStacks, secretsRead } from "./model/stack";
+import { describeStack, patchedStacks, resourceProps, secretsRead } from "./model/stack";
 import { UNKNOWN, entries, get, plain, str } from "./model/values";
 
 export const NAME = "pko-stack-secret-committed";
@@ -60,7 +60,7 @@ export const policy = programRule(
         if (readers.size === 0) return findings;
         for (const r of resources) {
             if (r.type !== SECRET_TYPE || !fromManifests(r.urn)) continue;
-            const props = plain(r.props);
+            const props = resourceProps(r);
             const name = str(get(props, "metadata", "name"));
             const ns = str(get(props, "metadata", "namespace"));
             if (typeof name !== "string" || ns === UNKNOWN) continue;

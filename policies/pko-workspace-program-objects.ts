@@ -7,7 +7,8 @@ import { workspace } from "./model/examples";
 import { findCredentialShapes } from "./model/credential-shapes";
 import { isSecretConfigKey } from "./model/credentials";
 import { resourceRule } from "./model/policy";
-import { Plain, UNKNOWN, entries, get, plain } from "./model/values";
+import { Plain, UNKNOWN, entries, get } from "./model/values";
+import { resourceProps } from "./model/stack";
 import { workspaceSpecProblems } from "./pko-stack-credentials-from-secrets";
 import { workspacePodProblems } from "./pko-stack-workspace-hardening";
 
@@ -78,7 +79,7 @@ export const policy = resourceRule(
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/pulumi-kubernetes-operator/",
     },
     (resource) => {
-        const props = plain(resource.props);
+        const props = resourceProps(resource);
         const kind = pkoObjectKind(String(resource.type ?? ""), props);
         if (!kind) return [];
         if (props === UNKNOWN) return [`${kind} ${JSON.stringify(String(resource.name ?? ""))}: its inputs are unknown during preview, so it cannot be verified; the rule fails closed.`];

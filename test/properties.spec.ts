@@ -175,13 +175,32 @@ const tokenSecret: fc.Arbitrary<TestResource> = fc
             { type: "kubernetes:core/v1:Secret", name: "tok", props, urn: "urn:pulumi:dev::test::kubernetes:yaml/v2:ConfigGroup$kubernetes:core/v1:Secret::tok" },
         ),
     );
+/** What `pko-guard check` writes on an Application or ApplicationSet it could not render (policies/model/manifests.ts NOT_RENDERED). */
+const notRendered = maybe(
+    fc.record({
+        "pko-guard/not-rendered": maybe(
+            fc.constantFrom(
+                "",
+                'spec.source is chart "c" from a Helm repository, which check does not read',
+                'spec.sources[1].path "x" is not a folder of this repository\nspec.generators[0] ("clusters" generator) is not expanded by check',
+                7 as unknown as string,
+            ),
+        ),
+    }),
+);
+const argoSource = fc.record({ repoURL: maybe(fc.constantFrom("https://charts.example", "https://github.com/acme/x.git")), chart: maybe(fc.constant("c")), path: maybe(fc.constant("x")) }, { requiredKeys: [] });
 const applicationResource: fc.Arbitrary<TestResource> = fc.record({
-    type: fc.constant("kubernetes:argoproj.io/v1alpha1:Application"),
+    type: fc.constantFrom("kubernetes:argoproj.io/v1alpha1:Application", "kubernetes:argoproj.io/v1alpha1:ApplicationSet"),
     name: fc.constant("app"),
     props: fc.record({
-        metadata: maybe(fc.record({ name: maybe(fc.constant("app")) })),
+        metadata: maybe(fc.record({ name: maybe(fc.constant("app")), annotations: notRendered })),
         spec: maybe(
-            fc.record({ destination: maybe(fc.record({ namespace: maybe(fc.constantFrom("pulumi", "default")) })), syncPolicy: maybe(fc.record({ automated: maybe(fc.record({ prune: maybe(fc.boolean()) })) })) }),
+            fc.record({
+                destination: maybe(fc.record({ namespace: maybe(fc.constantFrom("pulumi", "default")) })),
+                syncPolicy: maybe(fc.record({ automated: maybe(fc.record({ prune: maybe(fc.boolean()) })) })),
+                source: maybe(argoSource),
+                sources: maybe(fc.array(maybe(argoSource), { maxLength: 3 })),
+            }),
         ),
     }),
 });
@@ -336,6 +355,7 @@ const config = fc.record({
                 extraCredentialNames: maybe(fc.array(fc.constantFrom("MY_.*", "[", "(?=X)"))),
                 allowedRepoPatterns: maybe(fc.array(fc.constantFrom("^https://github\\.com/", "(a|aa)+$"))),
                 previewOnlyStackPatterns: maybe(fc.array(fc.constantFrom("preview$", "("))),
+                sourcesJudgedElsewhere: maybe(fc.array(fc.constantFrom("^https://charts\\.example$", "acme", "(?=x)"))),
             },
             { requiredKeys: [] },
         ),

@@ -53,12 +53,14 @@ function urls(v: string): URL[] {
     return out;
 }
 
+// A URL has a password only after an `@`, and a query only after a `?` (WHATWG URL parsing): a text without
+// them is not parsed at all (most values a rule scans are plain names and URLs without either).
 function userInfoPassword(v: string): boolean {
-    return urls(v).some((u) => u.password.length > 0);
+    return v.includes("@") && urls(v).some((u) => u.password.length > 0);
 }
 
 function queryCredential(v: string): boolean {
-    return urls(v).some((u) => [...u.searchParams].some(([name, value]) => value.length > 0 && QUERY_CREDENTIAL.test(name)));
+    return v.includes("?") && urls(v).some((u) => [...u.searchParams].some(([name, value]) => value.length > 0 && QUERY_CREDENTIAL.test(name)));
 }
 
 /** JWTs: tokens of base64url characters and dots, `eyJ<header>.eyJ<payload>.<signature>`. */

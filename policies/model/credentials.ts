@@ -91,10 +91,11 @@ export function looksLikeCredential(value: unknown): boolean {
  */
 export function urlCredentialPart(url: string): "the user-info part" | "a query parameter" | "a credential-looking value" | undefined {
     const t = url.trim();
-    const m = /^[a-z][a-z0-9+.-]*:\/\/([^/?#@]*)@/i.exec(t);
+    // User-info needs an `@`, a query a `?`: most URLs have neither, and only their value is looked at.
+    const m = t.includes("@") ? /^[a-z][a-z0-9+.-]*:\/\/([^/?#@]*)@/i.exec(t) : null;
     if (m && (m[1].includes(":") || looksLikeCredential(m[1]) || m[1].length >= 20)) return "the user-info part";
-    const query = /\?([^#]*)/.exec(t)?.[1] ?? "";
-    for (const pair of query.split(/[&;]/)) {
+    const query = t.includes("?") ? (/\?([^#]*)/.exec(t)?.[1] ?? "") : "";
+    for (const pair of query === "" ? [] : query.split(/[&;]/)) {
         const name = pair.split("=")[0];
         if (name && (SECRET_CONFIG_KEY.test(name) || /^(sig|signature)$/i.test(name))) return "a query parameter";
     }

@@ -20,7 +20,7 @@ import { unknownProperty } from "./config";
 import { SettingsState, classifyProduction, Production, programKeyOf, settingsFor } from "./production";
 import { JoinedPatch, ResourceLike, StackView, stackPatches, stackView } from "./stack";
 import { report } from "./report";
-import { WAIVER_CONFIG, WaiverTarget, applyWaivers, targetOf } from "./waivers";
+import { WAIVER_CONFIG, WaiverTarget, applyWaivers, mayWaive, targetOf } from "./waivers";
 import { ExampleResource } from "./examples";
 import { MessageFacts, encodeMessage, saysFailClosed } from "./message";
 import { inRequest, openRequest } from "./request";
@@ -239,7 +239,7 @@ function isFinding(f: unknown): f is string | RuleFinding {
  * (reading an input or the config throws, the rule throws, returns something that is not a list of
  * findings, or a promise) is reported as one fail-closed violation (on `urn` when given), never thrown.
  */
-function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => unknown, urn: string | undefined, waiving: Waiving): void {
+function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => unknown, urn: string | undefined, waivingOf: () => Waiving): void {
     let findings: (string | RuleFinding)[];
     let closed = false;
     try {
@@ -251,7 +251,10 @@ function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => u
         findings = [failClosed(meta, e)];
         debugError(`${meta.name} threw`, e);
     }
+    // Nothing found (the common case): the waiver hook and its config are not needed.
+    if (findings.length === 0) return;
     const asData = (reportViolation as DataReport).finding;
+    const waiving = waivingOf();
     const config = waiving.config();
     for (const f of findings) {
         const at = typeof f === "string" ? urn : (f.urn ?? urn);
@@ -261,7 +264,8 @@ function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => u
         // The one waiver hook: a matching waiver marks the finding waived (never drops it); see waivers.ts.
         if (config) {
             try {
-                facts = { ...facts, ...applyWaivers(meta.name, config, waiving.target(at), facts.text, facts.failClosed) };
+                // A config without waivers waives nothing: the finding's resource is not looked up.
+                if (mayWaive(config)) facts = { ...facts, ...applyWaivers(meta.name, config, waiving.target(at), facts.text, facts.failClosed) };
             } catch (e) {
                 // A broken waiver never hides a finding, and is never silent: the finding says its waivers failed.
                 facts = { ...facts, text: `${facts.text} (its waivers could not be checked: ${errorKind(e)}; the finding is not waived)` };
@@ -301,7 +305,14 @@ function withConfig<F>(meta: RuleMeta, getConfig: () => unknown, check: (config:
 
 /** A `validateResource` that runs `run` on each resource through the one fail-closed path, with the resource's waivers. */
 function perResource(meta: RuleMeta, run: (args: ResourceValidationArgs) => unknown): (args: ResourceValidationArgs, reportViolation: ReportViolation) => void {
-    return (args: ResourceValidationArgs, reportViolation: ReportViolation) => evaluate(meta, reportViolation, () => inRequest(args.urn, meta.name, () => run(args)), undefined, resourceWaiving(meta, args));
+    return (args: ResourceValidationArgs, reportViolation: ReportViolation) =>
+        evaluate(
+            meta,
+            reportViolation,
+            () => inRequest(args.urn, meta.name, () => run(args)),
+            undefined,
+            () => resourceWaiving(meta, args),
+        );
 }
 
 /** A per-resource rule over any resource (the rule decides which types it cares about). */
@@ -348,7 +359,9 @@ export function stackRule(
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
             let joined: JoinedPatch[] = [];
             let resources: ResourceLike[] = [];
-            const waiving = programWaiving(meta, args.getConfig, () => resources);
+            // Built on the first finding only (most programs have none here); then shared by the patches' evaluations.
+            let waiving: Waiving | undefined;
+            const waivingOf = () => (waiving ??= programWaiving(meta, args.getConfig, () => resources));
             let key: string | undefined;
             evaluate(
                 meta,
@@ -360,12 +373,12 @@ export function stackRule(
                     return [];
                 },
                 undefined,
-                waiving,
+                waivingOf,
             );
             if (joined.length === 0) return;
             const ctx = { production: settingsFor(key) };
             for (const j of joined) {
-                evaluate(meta, reportViolation, () => introduced(judge(j.before, args.getConfig, ctx), judge(j.after, args.getConfig, ctx)).map((f) => (typeof f === "string" ? f : f.message)), j.patch.urn, waiving);
+                evaluate(meta, reportViolation, () => introduced(judge(j.before, args.getConfig, ctx), judge(j.after, args.getConfig, ctx)).map((f) => (typeof f === "string" ? f : f.message)), j.patch.urn, waivingOf);
             }
         },
     };
@@ -417,7 +430,7 @@ export function programRule(meta: RuleMeta, check: (resources: ResourceLike[], c
                         return inRequest(key, meta.name, () => check(resources, config, { production: settingsFor(key) }));
                     }),
                 undefined,
-                programWaiving(meta, args.getConfig, () => args.resources),
+                () => programWaiving(meta, args.getConfig, () => args.resources),
             ),
     };
 }
@@ -452,7 +465,7 @@ export function settingsRule<S>(
                     return [];
                 },
                 undefined,
-                NO_WAIVERS,
+                () => NO_WAIVERS,
             ),
     };
 }

@@ -122,15 +122,30 @@ export function stackPatchView(resource: ResourceLike): StackView | undefined {
     return kindedView(resource, "StackPatch");
 }
 
+/**
+ * A resource's properties as plain data (values.ts `plain`), converted once per analyzer request: the request's
+ * first policy that reads them converts its copy, the others reuse it (request.ts). Shared: never changed.
+ */
+export function resourceProps(resource: ResourceLike): Plain {
+    if (typeof resource.urn !== "string") return plain(resource.props);
+    const { type, name } = resource;
+    return memoizedFor<string, { type: string; name: string; props: Plain }>(
+        "props",
+        resource.urn,
+        (e) => e.type === type && e.name === name,
+        () => ({ type, name, props: plain(resource.props) }),
+    ).props;
+}
+
 function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): StackView | undefined {
     const type = resource.type;
     if (!mayBeStack(type)) return undefined;
     const memo = isShared(resource.props) ? (views.get(resource.props as object) ?? new Map<string, StackView | undefined>()) : undefined;
-    const memoKey = `${wanted}\u0000${type}\u0000${String(resource.name)}\u0000${String(resource.urn)}`;
+    const memoKey = memo ? `${wanted}\u0000${type}\u0000${String(resource.name)}\u0000${String(resource.urn)}` : "";
     if (memo?.has(memoKey)) return memo.get(memoKey);
     // In the analyzer, the request's first policy builds the view and the others reuse it (request.ts).
     const build = () => {
-        const props = plain(resource.props);
+        const props = resourceProps(resource);
         return { type, name: resource.name, view: stackKind(type, props) === wanted ? buildView(resource, props) : undefined };
     };
     const same = (e: { type: string; name: string }) => e.type === type && e.name === resource.name;
@@ -425,11 +440,22 @@ export function effectiveServiceAccount(view: StackView): { name: string | Unkno
     return { name: "default", source: "the implicit default service account" };
 }
 
+/**
+ * Labels already written, by view: a request's views are shared by its policies (request.ts), most of which
+ * name the Stack, and views are never changed once built (callers copy).
+ */
+const labels = new WeakMap<StackView, string>();
+
 /** Human label of a Stack for messages: the resource name and, when known, its stack. */
 export function describeStack(view: StackView): string {
     if (view.label !== undefined) return view.label;
-    const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
-    return `Stack ${JSON.stringify(view.resourceName)}${target}`;
+    let label = labels.get(view);
+    if (label === undefined) {
+        const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
+        label = `Stack ${JSON.stringify(view.resourceName)}${target}`;
+        labels.set(view, label);
+    }
+    return label;
 }
 
 /** Names of the Secrets a Stack reads (envRefs, secretsRef, gitAuth refs, legacy fields), each once. */

@@ -113,6 +113,14 @@ export function today(now = new Date()): string {
 }
 
 /**
+ * Whether a policy's config can waive anything at all: it lists waivers, or allows annotation waivers. When it
+ * cannot, `applyWaivers` leaves every finding as it is, so the wrappers skip it (and the finding's resource).
+ */
+export function mayWaive(config: Record<string, unknown>): boolean {
+    return (Array.isArray(config.waivers) && config.waivers.length > 0) || config.allowAnnotationWaivers === true;
+}
+
+/**
  * Applies a policy's waivers to one finding: the waiver that waives it (a live one that matches; for a
  * fail-closed finding only one with allowFailClosed), or the text with a note that the matching waiver
  * expired, or the text unchanged. How a waived finding is written into a message is message.ts's business.

@@ -3,8 +3,8 @@
  * their subjects, the built-in roles, server-side-apply patches joined to the objects they patch, and the
  * shapes of grants. Three-valued where preview leaves values unknown: "yes", "no", "maybe".
  */
-import { ResourceLike } from "../stack";
-import { Plain, UNKNOWN, Unknown, entries, get, isObject, list, plain, push, str } from "../values";
+import { ResourceLike, resourceProps } from "../stack";
+import { Plain, UNKNOWN, Unknown, entries, get, isObject, list, push, str } from "../values";
 import { rulesPowers } from "../permissions";
 import { listKey, memoized } from "../request";
 
@@ -175,7 +175,7 @@ export function buildRbacModel(resources: ResourceLike[]): RbacModel {
     for (const r of resources) {
         const m = RBAC_TYPE.exec(String(r?.type ?? ""));
         if (!m) continue;
-        const props = plain(r.props);
+        const props = resourceProps(r);
         const kind = m[2];
         if (m[3]) {
             (kind === "ClusterRole" || kind === "Role" ? rolePatches : bindingPatches).push({ resource: r, kind, props });

@@ -1,6 +1,6 @@
 /** The identities PKO Stacks and Workspaces run as (their service accounts), indexed for the RBAC rules. */
-import { ResourceLike, StackView, effectiveServiceAccount, patchedStacks, workspaceAccount } from "../stack";
-import { UNKNOWN, Unknown, get, plain, push, str } from "../values";
+import { ResourceLike, StackView, effectiveServiceAccount, patchedStacks, resourceProps, workspaceAccount } from "../stack";
+import { UNKNOWN, Unknown, get, push, str } from "../values";
 import { Binding, DEFAULT_NAMESPACE, ServiceAccountRef, Subject } from "./objects";
 import { GROUPS_COVERING_ALL_ACCOUNTS, subjectNamespace, subjectUnresolved } from "./grants";
 import { listKey, memoized } from "../request";
@@ -102,7 +102,7 @@ function buildWorkspaceIdentities(resources: ResourceLike[], firstOrder: number)
     for (const r of resources) {
         const type = String(r?.type ?? "");
         if (!type.startsWith("kubernetes:") || type.endsWith("Patch")) continue;
-        const props = plain(r.props);
+        const props = resourceProps(r);
         const isWorkspace = type === WORKSPACE_TYPE || (get(props, "apiVersion") === "auto.pulumi.com/v1alpha1" && get(props, "kind") === "Workspace");
         if (!isWorkspace) continue;
         const name = String(r.name ?? "");
