@@ -32,24 +32,40 @@ interface Tool {
 /**
  * pko-guard's side is the command users run: `pko-guard check <repo> --report json=FILE` (the compiled
  * CLI, a process of its own like the peers', start-up included). Its identities (`Kind/name` for
- * cluster-scoped objects) are mapped to the generator's (`Kind//name`).
+ * cluster-scoped objects) are mapped to the generator's (`Kind//name`). `threads` pins PKO_GUARD_WORKERS
+ * (undefined: the command decides, as for users); the threads a run used are kept (its timings file).
  */
-const pkoGuard: Tool = {
-    name: "pko-guard",
-    run(repo) {
-        const report = path.join(path.dirname(repo), `${path.basename(repo)}-pko-guard.json`);
-        const r = spawnSync(process.execPath, [path.join(REPO_ROOT, "bin", "cli", "pko-guard.js"), "check", repo, "--report", `json=${report}`], { encoding: "utf8", maxBuffer: 1 << 30 });
-        if (r.status !== 0 && r.status !== 1) throw new Error(`pko-guard check exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n")[0]}`);
-        const found: Findings = new Set();
-        const findings: { policy: string; resource: string }[] = JSON.parse(fs.readFileSync(report, "utf8")).projects[0].findings;
-        for (const f of findings) {
-            if (!CORE.has(f.policy)) continue;
-            const parts = f.resource.split("/");
-            found.add(`${f.policy}|${parts.length === 2 ? `${parts[0]}//${parts[1]}` : f.resource}`);
-        }
-        return found;
-    },
-};
+function pkoGuardTool(name: string, threads?: number): Tool & { used: Record<string, number> } {
+    const used: Record<string, number> = {};
+    return {
+        name,
+        used,
+        run(repo) {
+            const report = path.join(path.dirname(repo), `${path.basename(repo)}-pko-guard.json`);
+            const timings = path.join(path.dirname(repo), `${path.basename(repo)}-pko-guard-timings.json`);
+            const env = { ...process.env, PKO_GUARD_TIMINGS: timings, ...(threads !== undefined ? { PKO_GUARD_WORKERS: String(threads) } : {}) };
+            const r = spawnSync(process.execPath, [path.join(REPO_ROOT, "bin", "cli", "pko-guard.js"), "check", repo, "--report", `json=${report}`], { encoding: "utf8", maxBuffer: 1 << 30, env });
+            if (r.status !== 0 && r.status !== 1) throw new Error(`pko-guard check exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n")[0]}`);
+            try {
+                used[path.basename(repo)] = JSON.parse(fs.readFileSync(timings, "utf8")).threads;
+            } catch {
+                // the thread count is a note, never a reason to fail the part
+            }
+            const found: Findings = new Set();
+            const findings: { policy: string; resource: string }[] = JSON.parse(fs.readFileSync(report, "utf8")).projects[0].findings;
+            for (const f of findings) {
+                if (!CORE.has(f.policy)) continue;
+                const parts = f.resource.split("/");
+                found.add(`${f.policy}|${parts.length === 2 ? `${parts[0]}//${parts[1]}` : f.resource}`);
+            }
+            return found;
+        },
+    };
+}
+
+const pkoGuard = pkoGuardTool("pko-guard");
+/** The same command held to one thread, side by side (what worker threads change; no target). */
+const pkoGuardOneThread = pkoGuardTool("pko-guard 1 thread", 1);
 
 function conftest(bin: string): Tool {
     return {
@@ -148,19 +164,20 @@ export async function peers(line: (s: string) => void): Promise<PartOutput> {
                     : `  ${t.name}: DIFFERS from pko-guard on 100 objects (missing ${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", ..." : ""}; extra ${extra.slice(0, 3).join(", ")}${extra.length > 3 ? ", ..." : ""}); its timing compares different work`,
             );
         }
-        const timed = tools.filter((t) => !skipped[t.name]);
+        const timed = [...tools.filter((t) => !skipped[t.name]), pkoGuardOneThread];
         const rows: Record<string, Record<string, number>> = {};
         // Best of 2 runs; one at 100k objects (tens of seconds a tool, where one run's noise is small).
         for (const n of [1000, 10000, 100000]) {
             const repo = path.join(tmp, `repo-${n}`);
             writeRepository(repo, n);
             rows[n] = {};
+            const last: Record<string, Findings> = {};
             for (const t of timed) {
                 let best = Infinity;
                 try {
                     for (let i = 0; i < (n >= 100000 ? 1 : 2); i++) {
                         const t0 = performance.now();
-                        await t.run(repo);
+                        last[t.name] = await t.run(repo);
                         best = Math.min(best, performance.now() - t0);
                     }
                     rows[n][t.name] = best;
@@ -169,6 +186,10 @@ export async function peers(line: (s: string) => void): Promise<PartOutput> {
                 }
             }
             const own = rows[n]["pko-guard"];
+            const threads = pkoGuard.used[`repo-${n}`];
+            const one = last[pkoGuardOneThread.name];
+            const same = one !== undefined && last[pkoGuard.name] !== undefined && difference(one, last[pkoGuard.name]).length === 0 && difference(last[pkoGuard.name], one).length === 0;
+            if (threads !== undefined) line(`  ${String(n).padStart(6)} objects: pko-guard ran on ${threads} thread(s)${same ? "; on 1 thread, the same findings" : "; on 1 thread, DIFFERENT findings"}`);
             line(
                 `  ${String(n).padStart(6)} objects: ` +
                     timed
@@ -177,7 +198,7 @@ export async function peers(line: (s: string) => void): Promise<PartOutput> {
                         .join(", "),
             );
         }
-        return { data: { agree, skipped, ms: rows, pkoGuardSide: "`pko-guard check --report json` (the compiled CLI, start to verdict)" }, figures: peerFigures(rows, agree, skipped) };
+        return { data: { agree, skipped, ms: rows, threads: pkoGuard.used, pkoGuardSide: "`pko-guard check --report json` (the compiled CLI, start to verdict)" }, figures: peerFigures(rows, agree, skipped) };
     } finally {
         fs.rmSync(tmp, { recursive: true, force: true });
     }

@@ -13,9 +13,8 @@ import { escapeText } from "../core/escape";
 import { STDIN_FILE } from "./reports/location";
 import { ProjectSubject, ReportObject, errorProjectSubject } from "./reports/subject";
 import { judgeRows, waiverNotices } from "../core/judge";
-import { loadManifests } from "../core/manifests";
 import { Skip } from "../core/manifests/objects";
-import { evaluateManifests } from "../core/manifests/evaluate";
+import { CheckedManifests, checkManifests } from "../core/manifests/parallel";
 import { progressLine } from "../core/progress";
 import { clusterCapabilities } from "../core/render/capabilities";
 import { mark } from "../core/timings";
@@ -34,6 +33,10 @@ export interface CheckOptions {
     /** The destination cluster's version, and APIs it serves besides the defaults, as Helm is told (--kube-version, --api-versions). */
     kubeVersion?: string;
     apiVersions?: string[];
+    /** The script worker threads run (the installed command's file); without it the run stays in one thread. */
+    workerEntry?: string;
+    /** Threads to use (default: core/manifests/parallel.ts threadsFor). */
+    threads?: number;
     /** Where progress goes on a terminal (default standard error; nothing when it is not a terminal). */
     progress?: NodeJS.WriteStream;
 }
@@ -68,21 +71,27 @@ function objectRef(obj: Record<string, unknown>): ReportObject {
     };
 }
 
-export function runCheck(o: CheckOptions): CheckResult {
+export async function runCheck(o: CheckOptions): Promise<CheckResult> {
     const started = Date.now();
     const config = packConfig(o.config);
     // On a terminal, a long run says what it is doing (a large repository takes seconds).
     // Standard error's stream is made only when it is a terminal (making it costs start-up on every run).
     const shown = progressLine(o.progress ?? (isatty(2) ? process.stderr : undefined));
     shown.show(`pko-guard check: reading ${escapeText(o.paths.join(" "))}`);
-    let load: ReturnType<typeof loadManifests>;
+    let load: CheckedManifests["load"];
     let findings: Finding[];
     try {
-        load = loadManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, skipUnreadable: o.skipUnreadable, cluster: clusterCapabilities(o) });
-        mark("parsed");
-        shown.show(`pko-guard check: evaluating ${load.objects.length} object(s) from ${load.files} file(s)`);
+        const checked = await checkManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, skipUnreadable: o.skipUnreadable, cluster: clusterCapabilities(o) }, config, {
+            entry: o.workerEntry,
+            threads: o.threads,
+            onLoaded: (loaded) => {
+                mark("parsed");
+                shown.show(`pko-guard check: evaluating ${loaded.objects.length} object(s) from ${loaded.files} file(s)`);
+            },
+        });
+        load = checked.load;
         // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.
-        findings = judgeRows(evaluateManifests(load, config), o.failOnAdvisory);
+        findings = judgeRows(checked.rows, o.failOnAdvisory);
         mark("judged");
     } finally {
         shown.done();

@@ -19,6 +19,7 @@ import "../core/fatal";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import * as fs from "fs";
 import * as path from "path";
+import { isMainThread } from "worker_threads";
 import { escapeText } from "../core/escape";
 import { BadInputError, isReportedError } from "../core/errors";
 import { onInterrupt } from "../core/process";
@@ -185,8 +186,10 @@ function checkCommand(exit: Exit): Command {
                 [...paths, ...(o.config ? [o.config] : [])],
                 (message, durationMs) => checkErrorSubject(paths, message, durationMs, o.repoRoot),
                 async () => {
-                    const result = runCheck({
+                    const result = await runCheck({
                         paths,
+                        // Large repositories are judged on several threads, each running this command's file.
+                        workerEntry: process.argv[1],
                         config: o.config,
                         failOnAdvisory: o.failOnAdvisory,
                         repoRoot: o.repoRoot,
@@ -294,4 +297,6 @@ async function main(argv: string[]): Promise<number> {
     return exit.code;
 }
 
-main(process.argv.slice(2)).then((code) => process.exit(code));
+if (isMainThread) main(process.argv.slice(2)).then((code) => process.exit(code));
+// A worker thread of this command is a part of a large `check` (core/manifests/parallel.ts).
+else (require("../core/manifests/parallel") as typeof import("../core/manifests/parallel")).servePart();

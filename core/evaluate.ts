@@ -79,23 +79,31 @@ function levelOf(config: PackConfig, p: Policy): Level {
 }
 
 /**
+ * Which hooks an evaluation runs: both (the default), or only the per-resource or only the stack-level ones.
+ * A resource hook's findings depend on its resource and the config alone, so `check` may run them over parts of
+ * a repository in parallel and the stack hooks once over all of it (core/manifests/parallel.ts); the rows of
+ * `resource` then `stack` over the same resources, sorted, are those of `all`.
+ */
+export type Hooks = "all" | "resource" | "stack";
+
+/**
  * Evaluates every enabled policy over the resources (each resource policy per resource, each stack policy
  * once over all of them) with a reconciled pack config; returns rows in the analyzer's shape. `only` limits
  * the run to the named policies (admission re-evaluates the cluster as it was for those alone).
  */
-export function evaluatePack(resources: EvalResource[], config: PackConfig, only?: ReadonlySet<string>): EvalRow[] {
+export function evaluatePack(resources: EvalResource[], config: PackConfig, only?: ReadonlySet<string>, hooks: Hooks = "all"): EvalRow[] {
     // One evaluation is one request: it starts and ends with no settings published (settings.ts).
     productionSettings.reset();
     endRequests();
     try {
-        return evaluateRequest(resources, config, only);
+        return evaluateRequest(resources, config, only, hooks);
     } finally {
         productionSettings.reset();
         endRequests();
     }
 }
 
-function evaluateRequest(resources: EvalResource[], config: PackConfig, only?: ReadonlySet<string>): EvalRow[] {
+function evaluateRequest(resources: EvalResource[], config: PackConfig, only: ReadonlySet<string> | undefined, hooks: Hooks): EvalRow[] {
     const rows: EvalRow[] = [];
     const args = resources.map((r) => ({
         type: r.type,
@@ -143,7 +151,7 @@ function evaluateRequest(resources: EvalResource[], config: PackConfig, only?: R
                 push(decodeMessage(`${reason}: ${String((e as Error).message).split("\n")[0]}`), urn, undefined, e instanceof UnknownValueError ? "advisory" : "mandatory");
             }
         };
-        if (isResourcePolicy(p)) {
+        if (hooks !== "stack" && isResourcePolicy(p)) {
             const validations = Array.isArray(p.validateResource) ? p.validateResource : [p.validateResource];
             for (const a of args) {
                 for (const validate of validations) {
@@ -153,7 +161,7 @@ function evaluateRequest(resources: EvalResource[], config: PackConfig, only?: R
                 }
             }
         }
-        if (isStackPolicy(p)) {
+        if (hooks !== "resource" && isStackPolicy(p)) {
             const stackArgs = {
                 resources: stackResources,
                 getConfig,

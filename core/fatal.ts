@@ -2,6 +2,7 @@
  * Imported first by every command-line entry point: any error that escapes (even while loading modules)
  * becomes one line on stderr and exit code 2, never a stack trace. Set PKO_GUARD_DEBUG=1 for the trace.
  */
+import { isMainThread } from "worker_threads";
 import { escapeText } from "./escape";
 
 function fatal(e: unknown): never {
@@ -11,7 +12,10 @@ function fatal(e: unknown): never {
     process.exit(2);
 }
 
-process.on("uncaughtException", fatal);
-process.on("unhandledRejection", fatal);
+// A worker thread's failure is its parent's to handle (`check` then runs in one thread: core/manifests/parallel.ts).
+if (isMainThread) {
+    process.on("uncaughtException", fatal);
+    process.on("unhandledRejection", fatal);
+}
 
 export {};

@@ -30,19 +30,23 @@ function copy(v: unknown): unknown {
 }
 
 function copyObject(o: Record<string, unknown>): Record<string, unknown> {
+    // Every enumerable key, inherited ones included, as the Struct's `for ... in` reads them, in code-unit order
+    // (the default sort; most manifests' keys are already in order, and then nothing is sorted); a `__proto__`
+    // key's value is converted (it can throw) and then lost, as in the Struct's map. Values are converted in
+    // that order: what throws is always the same error, whichever value it is.
     const keys: string[] = [];
-    const values: unknown[] = [];
-    // Every enumerable key, inherited ones included, as the Struct's `for ... in` reads them; a `__proto__`
-    // key's value is converted (it can throw) and then lost, as in the Struct's map.
-    for (const k in o) {
-        const v = copy(o[k]);
-        if (k === "__proto__") continue;
-        keys.push(k);
-        values.push(v);
+    for (const k in o) keys.push(k);
+    for (let i = 1; i < keys.length; i++) {
+        if (keys[i - 1] > keys[i]) {
+            keys.sort();
+            break;
+        }
     }
-    const order = keys.map((_, i) => i).sort((a, b) => (keys[a] < keys[b] ? -1 : keys[a] > keys[b] ? 1 : 0));
     const out: Record<string, unknown> = {};
-    for (const i of order) out[keys[i]] = values[i];
+    for (const k of keys) {
+        const v = copy(o[k]);
+        if (k !== "__proto__") out[k] = v;
+    }
     return out;
 }
 

@@ -49,6 +49,13 @@ export function summary(r: ProjectSubject): string {
 /** The default output; `summaryText` replaces the one-line summary (pko-guard check says what it read). */
 export function renderFindings(r: ProjectSubject, width = terminalWidth(), summaryText = summary(r)): string {
     const fixes = new Map(ruleCatalogue().map((c) => [c.id, c]));
+    // A rule's fix is the same text for each of its blocking findings: wrapped once.
+    const fixLines = new Map<string, string[]>();
+    const fixOf = (policy: string, remediation: string) => {
+        let lines = fixLines.get(policy);
+        if (!lines) fixLines.set(policy, (lines = wrap(`fix: ${remediation}`, width, "  ")));
+        return lines;
+    };
     const out: string[] = [];
     for (const status of ORDER) {
         for (const f of r.findings.filter((x) => x.status === status)) {
@@ -57,7 +64,7 @@ export function renderFindings(r: ProjectSubject, width = terminalWidth(), summa
             out.push(`  resource: ${f.resource ? esc(f.resource) : "(stack)"}${where(f)}`);
             out.push(...wrap(esc(f.message), width, "    "));
             if (status === "waived" && f.waiver) out.push(...wrap(`waived: ${esc(f.waiver.reason)}${f.waiver.expires ? ` (until ${esc(f.waiver.expires)})` : ""}`, width, "  "));
-            if (status === "blocking" && rule?.remediation) out.push(...wrap(`fix: ${rule.remediation}`, width, "  "));
+            if (status === "blocking" && rule?.remediation) out.push(...fixOf(f.policy, rule.remediation));
             out.push("");
         }
     }

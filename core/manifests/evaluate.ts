@@ -20,19 +20,32 @@ export function rowField(r: EvalRow): string | undefined {
     return r.field || fieldNamedIn(r.facts.text);
 }
 
+/** A row as reports give it: at its object's file and the line and column of its field (as is when no object is known). */
+export type LocatedRow = Row & { facts: MessageFacts };
+
+/** Where a row's field is in its object (the object's own line when the row names no field). */
+export function rowPosition(r: EvalRow, obj: Pick<ManifestObject, "line" | "column" | "locate">): { line: number; column: number } {
+    const field = rowField(r);
+    return field ? obj.locate(field) : { line: obj.line, column: obj.column };
+}
+
+/** A row at its object's file, line and column (`at`: from rowPosition, here or in the thread that read the object). */
+export function locatedRow(r: EvalRow, obj: Pick<ManifestObject, "repoPath" | "abs" | "syncedBy"> | undefined, at: { line: number; column: number } | undefined): LocatedRow {
+    const { field: _field, ...plain } = r;
+    if (!obj || !at) return plain;
+    const field = rowField(r);
+    // Repository-relative, else absolute, else standard input (the location rule of cli/reports/location.ts).
+    return { ...plain, file: obj.repoPath ?? obj.abs ?? STDIN_FILE, line: at.line, column: at.column, ...(field ? { field } : {}), ...(obj.syncedBy ? { syncedBy: obj.syncedBy } : {}) };
+}
+
 /** Evaluates loaded manifests with a reconciled config; rows located at file:line:column, with their findings' facts. */
-export function evaluateManifests(load: LoadResult, config: PackConfig): (Row & { facts: MessageFacts })[] {
+export function evaluateManifests(load: LoadResult, config: PackConfig): LocatedRow[] {
     const byUrn = new Map<string, ManifestObject>(load.objects.map((o) => [o.urn, o]));
     const rows = evaluatePack(evalResources(load.objects), config);
-    return sortRows<Row & { facts: MessageFacts }>(
+    return sortRows<LocatedRow>(
         rows.map((r) => {
             const obj = byUrn.get(r.urn);
-            const { field: _field, ...plain } = r;
-            if (!obj) return plain;
-            const field = rowField(r);
-            const at = field ? obj.locate(field) : { line: obj.line, column: obj.column };
-            // Repository-relative, else absolute, else standard input (the location rule of cli/reports/location.ts).
-            return { ...plain, file: obj.repoPath ?? obj.abs ?? STDIN_FILE, line: at.line, column: at.column, ...(field ? { field } : {}), ...(obj.syncedBy ? { syncedBy: obj.syncedBy } : {}) };
+            return locatedRow(r, obj, obj && rowPosition(r, obj));
         }),
     );
 }

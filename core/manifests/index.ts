@@ -33,35 +33,13 @@ import { originals, parseSource } from "./yaml";
 /** Loads every object of the given paths; duplicates and bad input throw BadInputError (one line). */
 export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult & { repoRoot: string } {
     const cwd = o.cwd ?? process.cwd();
-    const first = paths.find((p) => p !== "-");
-    const firstDir = first ? path.resolve(cwd, first) : cwd;
-    const startDir = fs.existsSync(firstDir) && fs.statSync(firstDir).isDirectory() ? firstDir : path.dirname(firstDir);
-    const repoRoot = path.resolve(cwd, o.repoRoot ?? gitTopLevel(startDir) ?? cwd);
-    if (o.repoRoot !== undefined && !(fs.existsSync(repoRoot) && fs.statSync(repoRoot).isDirectory())) {
-        throw new BadInputError(`--repo-root ${o.repoRoot}: no such folder`);
-    }
+    const repoRoot = runRepoRoot(paths, o);
     originals.clear();
     const out: LoadResult = { objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [], budget: { aliasNodes: 0 } };
-    const shownName = (abs: string) => {
-        const rel = path.relative(cwd, abs);
-        return rel.startsWith("..") || path.isAbsolute(rel) ? abs : posix(rel);
-    };
-    const repoPathOf = (abs: string) => {
-        const rel = path.relative(repoRoot, abs);
-        return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : posix(rel);
-    };
+    const { shownName, repoPathOf, readOne } = fileReader(cwd, repoRoot, o.skipUnreadable === true, out);
     const ctx: RenderContext = { deadline: Date.now() + (o.timeoutMs ?? 300_000), repoRoot, show: (abs) => repoPathOf(abs) ?? shownName(abs), scratch: {}, cluster: o.cluster };
     /** Folders that need rendering, found by walking or named directly. */
     const roots: string[] = [];
-    const readPaths = new Set<string>();
-    const readOne = (f: string, fromFolder: boolean, into: LoadResult = out) => {
-        const shown = shownName(f);
-        const text = readFile(f, shown, fromFolder && o.skipUnreadable === true, into);
-        if (text === undefined) return;
-        into.files++;
-        readPaths.add(f);
-        parseSource({ file: shown, text, repoPath: repoPathOf(f), abs: f }, into, fromFolder);
-    };
     let stdinRead = false;
     for (const p of paths) {
         if (p === "-") {
@@ -106,6 +84,87 @@ export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult 
         seen.set(obj.identity, obj);
     }
     return { ...out, repoRoot };
+}
+
+/** How files are named (shown, repository-relative) and read into a load, for one run. */
+function fileReader(cwd: string, repoRoot: string, skipUnreadable: boolean, out: LoadResult) {
+    const shownName = (abs: string) => {
+        const rel = path.relative(cwd, abs);
+        return rel.startsWith("..") || path.isAbsolute(rel) ? abs : posix(rel);
+    };
+    const repoPathOf = (abs: string) => {
+        const rel = path.relative(repoRoot, abs);
+        return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : posix(rel);
+    };
+    const readOne = (f: string, fromFolder: boolean, into: LoadResult = out) => {
+        const shown = shownName(f);
+        const text = readFile(f, shown, fromFolder && skipUnreadable, into);
+        if (text === undefined) return;
+        into.files++;
+        parseSource({ file: shown, text, repoPath: repoPathOf(f), abs: f }, into, fromFolder);
+    };
+    return { shownName, repoPathOf, readOne };
+}
+
+/** A file of a run as loadManifests reads it: its absolute path, and whether it was found in a folder (or named). */
+export interface RunFile {
+    abs: string;
+    fromFolder: boolean;
+}
+
+/**
+ * The files a run reads, in the order loadManifests reads them, when the run is plain files: no standard input,
+ * no folder or file that needs rendering; undefined otherwise, or when a path cannot be read (loadManifests then
+ * says why, as ever).
+ */
+export function plainRunFiles(paths: string[], cwd: string): RunFile[] | undefined {
+    const files: RunFile[] = [];
+    try {
+        for (const p of paths) {
+            if (p === "-") return undefined;
+            const abs = path.resolve(cwd, p);
+            const stat = fs.statSync(abs);
+            if (stat.isDirectory()) {
+                const found: string[] = [];
+                const roots: string[] = [];
+                walk(abs, new Set(), found, roots);
+                if (roots.length > 0) return undefined;
+                for (const f of found) files.push({ abs: f, fromFolder: true });
+            } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
+                return undefined;
+            } else {
+                files.push({ abs, fromFolder: false });
+            }
+        }
+    } catch {
+        return undefined;
+    }
+    return files;
+}
+
+/**
+ * Reads some of a plain run's files (plainRunFiles) as loadManifests reads them, with no Argo CD step and no
+ * check of identities across files: the caller (core/manifests/parallel.ts) joins the parts of a run and leaves
+ * anything else to loadManifests.
+ */
+export function loadFiles(files: RunFile[], cwd: string, repoRoot: string, skipUnreadable: boolean): LoadResult {
+    const out: LoadResult = { objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [], budget: { aliasNodes: 0 } };
+    const { readOne } = fileReader(cwd, repoRoot, skipUnreadable, out);
+    for (const f of files) readOne(f.abs, f.fromFolder);
+    return out;
+}
+
+/** The repository root of a run (as loadManifests finds it), or a BadInputError. */
+export function runRepoRoot(paths: string[], o: Pick<LoadOptions, "repoRoot" | "cwd">): string {
+    const cwd = o.cwd ?? process.cwd();
+    const first = paths.find((p) => p !== "-");
+    const firstDir = first ? path.resolve(cwd, first) : cwd;
+    const startDir = fs.existsSync(firstDir) && fs.statSync(firstDir).isDirectory() ? firstDir : path.dirname(firstDir);
+    const repoRoot = path.resolve(cwd, o.repoRoot ?? gitTopLevel(startDir) ?? cwd);
+    if (o.repoRoot !== undefined && !(fs.existsSync(repoRoot) && fs.statSync(repoRoot).isDirectory())) {
+        throw new BadInputError(`--repo-root ${o.repoRoot}: no such folder`);
+    }
+    return repoRoot;
 }
 
 const TRACKING_ID = "argocd.argoproj.io/tracking-id";

@@ -68,7 +68,7 @@ describe("harness output", () => {
 });
 
 describe("check's progress", () => {
-    it("says what it is doing on a terminal, clears the line, and writes nothing to a pipe", () => {
+    it("says what it is doing on a terminal, clears the line, and writes nothing to a pipe", async () => {
         const { runCheck } = require("../../cli/check") as typeof import("../../cli/check");
 
         const path = require("path") as typeof import("path");
@@ -76,14 +76,14 @@ describe("check's progress", () => {
         const dir = path.join(REPO_ROOT, "fixtures", "gitops-guide-governed", "manifests");
         const written: string[] = [];
         const term = { isTTY: true, columns: 200, write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream;
-        runCheck({ paths: [dir], failOnAdvisory: false, repoRoot: dir, progress: term });
+        await runCheck({ paths: [dir], failOnAdvisory: false, repoRoot: dir, progress: term });
         assert.ok(
             written.some((w) => /pko-guard check: evaluating \d+ object\(s\) from \d+ file\(s\)/.test(w)),
             JSON.stringify(written),
         );
         assert.strictEqual(written[written.length - 1], "\r\u001b[K");
         const piped: string[] = [];
-        runCheck({ paths: [dir], failOnAdvisory: false, repoRoot: dir, progress: { isTTY: false, write: (s: string) => piped.push(s) } as unknown as NodeJS.WriteStream });
+        await runCheck({ paths: [dir], failOnAdvisory: false, repoRoot: dir, progress: { isTTY: false, write: (s: string) => piped.push(s) } as unknown as NodeJS.WriteStream });
         assert.deepStrictEqual(piped, []);
     });
 });

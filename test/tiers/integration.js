@@ -8,6 +8,7 @@ module.exports = {
         "test/typecheck.spec.ts",
         "test/check/check.spec.ts",
         "test/check/bundle.spec.ts",
+        "test/check/parallel.spec.ts",
         "test/check/kube-yaml.spec.ts",
         "test/check/render.spec.ts",
         "test/harness/cli.spec.ts",
