@@ -26,7 +26,8 @@ const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
  * a dev Stack instead of the delegator binding, so each of the team's two Stacks has an advisory finding (the
  * cost of locating findings at their lines).
  */
-function unit(i: number, governed: boolean): string {
+/** Unit `i` (five objects) written in `teams/<folder>/`, whose Application syncs that folder. */
+function unit(i: number, governed: boolean, folder: number): string {
     const ns = `team-${i}`;
     const delegator = `---
 apiVersion: rbac.authorization.k8s.io/v1
@@ -100,7 +101,7 @@ metadata:
 spec:
   source:
     repoURL: https://github.com/acme/manifests.git
-    path: teams/${i}
+    path: teams/${folder}
   destination:
     namespace: ${ns}
   syncPolicy:
@@ -116,7 +117,7 @@ export function generate(root: string, objects: number, files: number, governed 
     const perFile = Math.ceil(units / files);
     for (let f = 0; f * perFile < units; f++) {
         const parts: string[] = [];
-        for (let u = f * perFile; u < Math.min(units, (f + 1) * perFile); u++) parts.push(unit(u, governed));
+        for (let u = f * perFile; u < Math.min(units, (f + 1) * perFile); u++) parts.push(unit(u, governed, f));
         const file = path.join(dir, "teams", String(f), "manifests.yaml");
         fs.mkdirSync(path.dirname(file), { recursive: true });
         fs.writeFileSync(file, parts.join(""));
