@@ -27,7 +27,7 @@ const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
  * cost of locating findings at their lines).
  */
 /** Unit `i` (five objects) written in `teams/<folder>/`, whose Application syncs that folder. */
-function unit(i: number, governed: boolean, folder: number): string {
+function unit(i: number, governed: boolean, folder: number = i): string {
     const ns = `team-${i}`;
     const delegator = `---
 apiVersion: rbac.authorization.k8s.io/v1
@@ -144,7 +144,10 @@ export function generateRendered(root: string, apps: number): string {
             `applications/${team}.yaml`,
             `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: ${team}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://github.com/acme/manifests.git\n${source}  destination:\n    server: https://kubernetes.default.svc\n    namespace: ${team}\n`,
         );
-        const objects = unit(i, true).replace(/^  namespace: team-\d+\n/gm, "");
+        // The team's objects without the unit's own Application (the repository's Application is written above).
+        const objects = unit(i, true)
+            .replace(/---\napiVersion: argoproj\.io\/v1alpha1\nkind: Application\n[\s\S]*$/, "")
+            .replace(/^  namespace: team-\d+\n/gm, "");
         if (helm) {
             write(`charts/${team}/Chart.yaml`, `apiVersion: v2\nname: ${team}\nversion: 0.1.0\n`);
             write(`charts/${team}/values.yaml`, "refresh: false\n");
