@@ -77,11 +77,29 @@ const GO_NULL = {
     toString: () => "\u0000null",
 };
 
+/**
+ * go-yaml's reading of a plain scalar, for the fast path's type: js-yaml asks `resolve` and then `construct` for
+ * the same scalar, so the last answer is kept (one string and its answer; every plain scalar of a document
+ * passes here, and resolving it three times was most of the type's cost).
+ */
+let lastScalar: string | undefined;
+let lastResolved: Resolved | undefined;
+function resolvePlain(data: string): Resolved {
+    if (lastResolved === undefined || lastScalar !== data) {
+        lastResolved = resolveImplicit("", data);
+        lastScalar = data;
+    }
+    return lastResolved;
+}
+
 const GO_SCALAR = new jsyaml.Type("tag:yaml.org,2002:go", {
     kind: "scalar",
-    resolve: (data: string) => resolveImplicit("", data).tag !== STR && resolveImplicit("", data).tag !== TIMESTAMP,
+    resolve: (data: string) => {
+        const tag = resolvePlain(data).tag;
+        return tag !== STR && tag !== TIMESTAMP;
+    },
     construct: (data: string) => {
-        const r = resolveImplicit("", data);
+        const r = resolvePlain(data);
         switch (r.tag) {
             case BOOL:
                 return r.value;
