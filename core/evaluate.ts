@@ -129,9 +129,10 @@ function evaluateRequest(resources: EvalResource[], config: PackConfig, only: Re
         const notApplicable = (reason?: string) => {
             throw Object.assign(new Error(reason ?? "not applicable"), { notApplicable: true });
         };
-        const report = (fallbackUrn: string): DataReport => {
-            const out = ((message: string, urn?: string) => push(decodeMessage(normalizeMessage(message, p.description)), urn ?? fallbackUrn, undefined)) as DataReport;
-            out.finding = (f) => push({ text: f.text, failClosed: f.failClosed, ...(f.waiver ? { waiver: f.waiver } : {}) }, f.urn ?? fallbackUrn, f.field);
+        // `fallbackUrn()`: the URN of the resource being judged when the reporter is called (policies report synchronously).
+        const report = (fallbackUrn: () => string): DataReport => {
+            const out = ((message: string, urn?: string) => push(decodeMessage(normalizeMessage(message, p.description)), urn ?? fallbackUrn(), undefined)) as DataReport;
+            out.finding = (f) => push({ text: f.text, failClosed: f.failClosed, ...(f.waiver ? { waiver: f.waiver } : {}) }, f.urn ?? fallbackUrn(), f.field);
             return out;
         };
         // A waived finding is at its true level, advisory, as the pack reports it through the engine (report.ts).
@@ -153,11 +154,15 @@ function evaluateRequest(resources: EvalResource[], config: PackConfig, only: Re
         };
         if (hooks !== "stack" && isResourcePolicy(p)) {
             const validations = Array.isArray(p.validateResource) ? p.validateResource : [p.validateResource];
+            // One reporter for all of the policy's calls (not two closures made for each resource).
+            let judged = "";
+            const reportResource = report(() => judged);
             for (const a of args) {
                 for (const validate of validations) {
                     if (!validate) continue;
                     const resourceArgs = { type: a.type, name: a.name, urn: a.urn, props: a.props, opts: a.opts, isType, asType, getConfig, notApplicable, stackTags };
-                    guard(a.urn, () => validate(resourceArgs as never, report(a.urn)));
+                    judged = a.urn;
+                    guard(a.urn, () => validate(resourceArgs as never, reportResource));
                 }
             }
         }
@@ -168,7 +173,12 @@ function evaluateRequest(resources: EvalResource[], config: PackConfig, only: Re
                 notApplicable,
                 stackTags: new Map(),
             };
-            guard("", () => p.validateStack(stackArgs as never, report("")));
+            guard("", () =>
+                p.validateStack(
+                    stackArgs as never,
+                    report(() => ""),
+                ),
+            );
         }
     }
     return rows;

@@ -5,8 +5,21 @@
 import * as YAML from "yaml";
 import { PosEntry, PosNode } from "../yaml-positions";
 
-/** Parses a field path: dotted segments, `[n]` indexes (`spec.envRefs.PULUMI_ACCESS_TOKEN`, `subjects[0]`). */
-export function fieldSegments(field: string): (string | number)[] {
+/** Field paths already parsed (rules name a few fields many times); bounded, since fields can quote input keys. */
+const parsedFields = new Map<string, readonly (string | number)[]>();
+const MAX_PARSED_FIELDS = 10_000;
+
+/** Parses a field path: dotted segments, `[n]` indexes (`spec.envRefs.PULUMI_ACCESS_TOKEN`, `subjects[0]`). Shared: never changed. */
+export function fieldSegments(field: string): readonly (string | number)[] {
+    let out = parsedFields.get(field);
+    if (out === undefined) {
+        out = parseField(field);
+        if (parsedFields.size < MAX_PARSED_FIELDS) parsedFields.set(field, out);
+    }
+    return out;
+}
+
+function parseField(field: string): (string | number)[] {
     const out: (string | number)[] = [];
     for (const part of field.split(".")) {
         const m = /^([^[\]]*)((?:\[\d+\])*)$/.exec(part);
@@ -42,7 +55,7 @@ export type Reached = PosNode | PosEntry;
  * current one (never joining or slicing the rest of the path), so the cost is bounded by the size of the keys on
  * the path, whatever the number of segments. Returns the deepest entry or node reached.
  */
-export function findNode(root: PosNode | undefined, segments: (string | number)[]): Reached | undefined {
+export function findNode(root: PosNode | undefined, segments: readonly (string | number)[]): Reached | undefined {
     let node: PosNode | undefined = root;
     let found: Reached | undefined = root;
     let i = 0;

@@ -140,9 +140,9 @@ export function resourceProps(resource: ResourceLike): Plain {
 function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): StackView | undefined {
     const type = resource.type;
     if (!mayBeStack(type)) return undefined;
-    const memo = isShared(resource.props) ? (views.get(resource.props as object) ?? new Map<string, StackView | undefined>()) : undefined;
-    const memoKey = memo ? `${wanted}\u0000${type}\u0000${String(resource.name)}\u0000${String(resource.urn)}` : "";
-    if (memo?.has(memoKey)) return memo.get(memoKey);
+    // Shared inputs (check): the view this props object already has for this wanted kind, type, name and URN.
+    const shared = isShared(resource.props) ? { name: String(resource.name), urn: String(resource.urn), memo: views.get(resource.props as object) } : undefined;
+    if (shared?.memo) for (const m of shared.memo) if (m.wanted === wanted && m.type === type && m.name === shared.name && m.urn === shared.urn) return m.view;
     // In the analyzer, the request's first policy builds the view and the others reuse it (request.ts).
     const build = () => {
         const props = resourceProps(resource);
@@ -150,9 +150,10 @@ function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): Sta
     };
     const same = (e: { type: string; name: string }) => e.type === type && e.name === resource.name;
     const view = (typeof resource.urn === "string" ? memoizedFor(wanted, resource.urn, same, build) : build()).view;
-    if (memo) {
-        memo.set(memoKey, view);
-        views.set(resource.props as object, memo);
+    if (shared) {
+        const entry = { wanted, type, name: shared.name, urn: shared.urn, view };
+        if (shared.memo) shared.memo.push(entry);
+        else views.set(resource.props as object, [entry]);
     }
     return view;
 }
@@ -162,7 +163,7 @@ function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): Sta
  * with `shareAcrossPolicies` (values.ts: `pko-guard check`; never the analyzer, which deserializes per policy).
  * Views are shared: callers copy before changing one (`{ ...view }`).
  */
-const views = new WeakMap<object, Map<string, StackView | undefined>>();
+const views = new WeakMap<object, { wanted: string; type: string; name: string; urn: string; view: StackView | undefined }[]>();
 
 function buildView(resource: { type: string; name: string; urn?: string }, props: Plain): StackView {
     const spec = get(props, "spec");
