@@ -189,8 +189,26 @@ function land(o: ManifestObject, namespace: string | undefined, app: { name: str
     const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.lastIndexOf("/")) : "";
     const annotations = meta.annotations !== null && typeof meta.annotations === "object" && !Array.isArray(meta.annotations) ? (meta.annotations as Record<string, unknown>) : {};
     const tracking = `${app.name}:${group}/${o.kind}:${CLUSTER_SCOPED.has(o.kind) ? "" : ns}/${name}`;
-    o.object = { ...o.object, metadata: { ...meta, ...(ns !== "" ? { namespace: ns } : {}), annotations: { ...annotations, [TRACKING_ID]: tracking } } };
+    if (landedMetadata.has(meta) && landedMetadata.has(annotations)) {
+        // Landed before in this load (several Applications sync its folder): the copies that landing made are
+        // this object's own, so they are updated in place, to the same keys in the same order as a fresh copy.
+        if (ns !== "") meta.namespace = ns;
+        annotations[TRACKING_ID] = tracking;
+        return;
+    }
+    const landedAnnotations = { ...annotations, [TRACKING_ID]: tracking };
+    const landed = { ...meta, ...(ns !== "" ? { namespace: ns } : {}), annotations: landedAnnotations };
+    landedMetadata.add(landed);
+    landedMetadata.add(landedAnnotations);
+    o.object = { ...o.object, metadata: landed };
 }
+
+/**
+ * The metadata (and annotations) objects `land` made, which belong to the landed object alone. An object that
+ * many Applications sync (the same folder) is landed once per Application; copying it each time was most of
+ * the Argo CD step's time (in a generated 10k-object repository where 20 Applications sync each folder).
+ */
+const landedMetadata = new WeakSet<object>();
 
 /**
  * Records on an Application or ApplicationSet why check could not compute what it applies (one line a reason;
