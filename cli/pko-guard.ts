@@ -297,6 +297,21 @@ async function main(argv: string[]): Promise<number> {
     return exit.code;
 }
 
-if (isMainThread) main(process.argv.slice(2)).then((code) => process.exit(code));
+/**
+ * Exits with `code` once what was written to standard output and error has left the process. On a pipe (a CI
+ * log, `| tee`) Node writes asynchronously, and exiting at once dropped whatever the pipe had not taken yet:
+ * a check's terminal table was cut at 64 KiB. A reader that has gone away (EPIPE) does not hold the exit.
+ */
+function exitWhenWritten(code: number): void {
+    const written = (stream: NodeJS.WriteStream) =>
+        new Promise<void>((resolve) => {
+            if (stream.writableLength === 0) return resolve();
+            stream.once("error", () => resolve());
+            stream.write("", () => resolve());
+        });
+    void Promise.all([written(process.stdout), written(process.stderr)]).then(() => process.exit(code));
+}
+
+if (isMainThread) main(process.argv.slice(2)).then(exitWhenWritten);
 // A worker thread of this command is a part of a large `check` (core/manifests/parallel.ts).
 else (require("../core/manifests/parallel") as typeof import("../core/manifests/parallel")).servePart();
