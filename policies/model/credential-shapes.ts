@@ -65,6 +65,8 @@ function queryCredential(v: string): boolean {
 
 /** JWTs: tokens of base64url characters and dots, `eyJ<header>.eyJ<payload>.<signature>`. */
 function jwt(v: string): boolean {
+    // Every JWT holds `eyJ` (its header): a text without it is not scanned (most are names, URLs and commits).
+    if (!v.includes("eyJ")) return false;
     let n = 0;
     for (const m of v.matchAll(/[A-Za-z0-9_.-]{40,}/g)) {
         if (/^eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}/.test(m[0])) return true;
