@@ -506,6 +506,12 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.match(failing.err, /^pko-guard: c \(helm chart\): helm failed: /);
         assert.ok(!(failing.err + failing.out).includes(CANARY), failing.err);
         assert.strictEqual(failing.err.trim().split("\n").length, 1);
+        // kustomize quotes a generator's config over several lines, its reason after it: the reason, never the config.
+        write("h/kustomization.yaml", `helmCharts:\n  - name: ${CANARY}\n    repo: https://charts.example.com\n    version: 1.0.0\n`);
+        const helmCharts = check(["h"]);
+        assert.strictEqual(helmCharts.code, 2);
+        assert.match(helmCharts.err, /^pko-guard: h \(kustomize\): kustomize failed: .*HelmChartInflationGenerator.*`…`: must specify --enable-helm\n$/);
+        assert.ok(!(helmCharts.err + helmCharts.out).includes(CANARY), helmCharts.err);
     });
 
     it("jsonnet: a remote import or one outside the repository is refused before evaluating", () => {
