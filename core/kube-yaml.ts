@@ -119,10 +119,16 @@ const GO_SCALAR = new jsyaml.Type("tag:yaml.org,2002:go", {
 const FAST_SCHEMA = jsyaml.FAILSAFE_SCHEMA.extend({ implicit: [GO_SCALAR] });
 const FAST_SCHEMA_OPTIONS: jsyaml.LoadOptions = { schema: FAST_SCHEMA, json: true };
 
-/** Constructs js-yaml cannot be trusted with (textual, conservative: a false alarm only costs the exact path). */
-const NEEDS_EXACT = /<<|\\\/|^[ \t-]*\?(?:[ \t]|$)|^[ \t-]*:(?:[ \t]|$)|[{,[][ \t]*:(?:[ \t]|$)|[\]}][ \t]*:(?:[ \t]|$)|^[ \t]*%/m;
+/**
+ * Constructs js-yaml cannot be trusted with (textual, conservative: a false alarm only costs the exact path).
+ * Among them, every way a collection can become a mapping key, which go-yaml refuses ("invalid map key") and
+ * js-yaml turns into a string ("[object Object]", or an array's items joined): a collection before `:`, one
+ * right after a flow mapping's `{` or a `,` (a flow entry with no value; in a sequence a false alarm), and an
+ * alias before `:` (it may name a collection). `unbox` refuses "[object Object]" keys as a second guard.
+ */
+const NEEDS_EXACT = /<<|\\\/|^[ \t-]*\?(?:[ \t]|$)|^[ \t-]*:(?:[ \t]|$)|[{,[][ \t]*:(?:[ \t]|$)|[\]}][ \t]*:(?:[ \t]|$)|^[ \t]*%|[{,](?:\s|#[^\n]*\n)*[{[]|\*[\w-]+[ \t]*:/m;
 
-/** Replaces the fast path's boxes by plain values; a null key sends the document to the exact path. */
+/** Replaces the fast path's boxes by plain values; a null key or a collection turned key sends the document to the exact path. */
 function unbox(v: unknown): unknown {
     if (v === GO_NULL) return null;
     if (v instanceof GoFloat) return v.value;
@@ -136,7 +142,7 @@ function unbox(v: unknown): unknown {
     if (v !== null && typeof v === "object") {
         const o = v as Record<string, unknown>;
         for (const k of Object.keys(o)) {
-            if (k.charCodeAt(0) === 0) throw new Fallback();
+            if (k.charCodeAt(0) === 0 || k === "[object Object]") throw new Fallback();
             const x = o[k];
             if (x !== null && typeof x === "object") o[k] = unbox(x);
         }

@@ -50,7 +50,8 @@ export type Reached = PosNode | PosEntry;
 
 /**
  * Walks a document's positions along a field path; keys may themselves contain dots (annotation keys), so at
- * each mapping the key that names the longest run of segments wins (the first such key when keys repeat).
+ * each mapping the key that names the longest run of segments wins, the last such key when keys repeat: the
+ * decoder Kubernetes and Argo CD use keeps a repeated key's last value (test/check/kube-yaml-corpus/duplicates.yaml).
  * Linear: each mapping on the way compares each of its keys once, part by part, against the segments from the
  * current one (never joining or slicing the rest of the path), so the cost is bounded by the size of the keys on
  * the path, whatever the number of segments. Returns the deepest entry or node reached.
@@ -63,7 +64,7 @@ export function findNode(root: PosNode | undefined, segments: readonly (string |
         if (node.entries) {
             let best: { length: number; entry: PosEntry } | undefined;
             for (const k of keysOf(node)) {
-                if (k.parts.length > segments.length - i || (best && k.parts.length <= best.length)) continue;
+                if (k.parts.length > segments.length - i || (best && k.parts.length < best.length)) continue;
                 let match = true;
                 for (let j = 0; j < k.parts.length && match; j++) match = String(segments[i + j]) === k.parts[j];
                 if (match) best = { length: k.parts.length, entry: k.entry };
@@ -131,7 +132,8 @@ export interface Place {
 export function placeNode(p: Place): PosNode | undefined {
     const root = p.locator.document(p.doc);
     if (p.item === undefined) return root;
-    const items = root?.entries?.find((e) => e.key === "items")?.value;
+    // A repeated key's last value is the one decoded.
+    const items = root?.entries?.filter((e) => e.key === "items").pop()?.value;
     return items?.items?.[p.item] ?? root;
 }
 

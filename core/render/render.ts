@@ -77,8 +77,11 @@ function offlineEnv(): NodeJS.ProcessEnv {
 
 /** One line from a tool's error output: its first non-empty line, quoted text removed, bounded. */
 export function firstErrorLine(stderr: string): string {
-    // The error, not the warnings before it (deprecated flags, Helm's notes): `Error:` lines first.
+    // The error, not the warnings before it (deprecated flags, Helm's notes): `Error:` lines first. A quoted
+    // block over several lines (kustomize quotes a generator's whole config between backquotes, its reason
+    // after them) is elided first, so that the line keeps the reason and never the config.
     const lines = stderr
+        .replace(/`[^`]*`/g, "`…`")
         .split("\n")
         .map((l) => l.trim())
         .filter((l) => l !== "");

@@ -25,8 +25,19 @@
  *   privileged namespace (`PRIVILEGED_NAMESPACES`, via a RoleBinding there). In a RoleBinding in any other
  *   namespace it stays inside that namespace: the near miss of binding `admin` or `edit` to a Stack's
  *   account in its own namespace is not cluster-admin.
- * Not counted: reading Secrets (no bound token Secrets exist by default since Kubernetes 1.24), `create`
- * on persistentvolumes, node proxy and the like; they are sensitive but not an account's own escalation.
+ *   5. `get`/`list`/`watch` on `secrets`: each returns a Secret's data, and service account token Secrets
+ *      (created by hand or left from clusters older than 1.24) are other accounts' credentials ("Listing
+ *      secrets" in the good-practices page).
+ *   6. `get` or `create` on `nodes/proxy`: the kubelet's API runs commands in any pod of the node ("Access to
+ *      proxy subresource of Nodes"; a websocket needs only `get`).
+ *   7. `pods/exec`, `pods/attach` (`create`, or `get` for a websocket) and `pods/ephemeralcontainers`
+ *      (`update`/`patch`): a shell in another pod holds that pod's service account token; in `kube-system`
+ *      the controllers' accounts.
+ *   8. `create`/`update`/`patch` on mutating or validating webhook configurations ("Essential admission
+ *      controllers"): a webhook sees every object sent to the API server, and a mutating one rewrites them
+ *      (a pod's service account, its volumes).
+ * Not counted (see ESCALATION_PATHS): CSR approval, which needs three permissions together; `create` on
+ * persistentvolumes, an escalation only with pod creation (path 4); namespace label changes.
  */
 import { Plain, UNKNOWN, get, list } from "./values";
 
@@ -53,10 +64,35 @@ const WORKLOADS: Path[] = [
     { what: "create or change workloads (pods run as any account of their namespace)", groups: [""], resources: ["replicationcontrollers"], verbs: ["create", "update", "patch"] },
 ];
 
+/**
+ * The privilege-escalation risks of Kubernetes' "RBAC good practices" that one rule grants on its own. A
+ * subresource is also matched by a `*` resource with the same subresource, as the RBAC authorizer matches it. Not modelled: CSR
+ * approval (three rules together: create CSRs, update their approval, approve on a signer), persistent volumes
+ * (an escalation only with pod creation, which is a path already) and namespace label changes (they weaken pod
+ * security admission, which RBAC does not decide).
+ */
 export const ESCALATION_PATHS: readonly Path[] = [
     { what: "escalate or bind roles", groups: ["rbac.authorization.k8s.io"], resources: ["roles", "clusterroles"], verbs: ["escalate", "bind"] },
     { what: "impersonate users, groups or service accounts", groups: [""], resources: ["users", "groups", "serviceaccounts"], verbs: ["impersonate"] },
     { what: "create service account tokens", groups: [""], resources: ["serviceaccounts/token", "*/token"], verbs: ["create"] },
+    // get, list and watch each return a Secret's data, service account token Secrets among them.
+    { what: "read Secrets (service account tokens among them)", groups: [""], resources: ["secrets"], verbs: ["get", "list", "watch"] },
+    // The kubelet's API behind nodes/proxy runs commands in every pod of the node (a websocket needs only get).
+    { what: "reach the kubelet API through nodes/proxy (commands in any pod of a node)", groups: [""], resources: ["nodes/proxy", "*/proxy"], verbs: ["get", "create"] },
+    // A shell in another pod holds that pod's service account token.
+    {
+        what: "run commands in or attach to other pods (pods/exec, pods/attach, ephemeral containers)",
+        groups: [""],
+        resources: ["pods/exec", "pods/attach", "pods/ephemeralcontainers", "*/exec", "*/attach", "*/ephemeralcontainers"],
+        verbs: ["create", "get", "update", "patch"],
+    },
+    // A mutating webhook rewrites any object (a pod's service account, its volumes); either kind sees them all.
+    {
+        what: "change admission webhooks (see or rewrite every object sent to the API server)",
+        groups: ["admissionregistration.k8s.io"],
+        resources: ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
+        verbs: ["create", "update", "patch"],
+    },
     ...WORKLOADS,
 ];
 

@@ -278,6 +278,32 @@ describe("pko-guard check", function () {
         assert.match(r.stdout, /4 object\(s\) in 1 file\(s\) \(1 of kinds no rule reads\)/);
     });
 
+    it("locates a finding on a repeated key at its last occurrence, the value Kubernetes decodes", () => {
+        const lines = [
+            "apiVersion: v1",
+            "kind: List",
+            "items: []",
+            "items:",
+            "- apiVersion: pulumi.com/v1",
+            "  kind: Stack",
+            "  metadata: {name: app, namespace: pulumi}",
+            "  spec:",
+            "    stack: acme/app/prod",
+            "    projectRepo: https://github.com/acme/app",
+            "    commit: 0123456789abcdef0123456789abcdef01234567",
+            "    refresh: true",
+            "    destroyOnFinalize: false",
+            "    destroyOnFinalize: true",
+        ];
+        write("m/dup.yaml", lines.join("\n") + "\n");
+        const r = check(["m", "--report", "json=r.json"], tmp);
+        assert.strictEqual(r.code, 1, r.stderr);
+        const rows = JSON.parse(fs.readFileSync(path.join(tmp, "r.json"), "utf8")).projects[0].findings as { policy: string; resource: string; line: number; column: number }[];
+        const at = (policy: string) => rows.filter((x) => x.policy === policy).map((x) => [x.resource, x.line, x.column]);
+        assert.deepStrictEqual(at("pko-stack-destroy-on-finalize-nonprod"), [["Stack/pulumi/app", 14, 5]]);
+        assert.deepStrictEqual(at("pko-stack-auth-delegator"), [["Stack/pulumi/app", 5, 3]]);
+    });
+
     it("counts objects of kinds no rule reads without reporting them", () => {
         write("m/deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n---\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [deploy.yaml]\n");
         const r = check(["m"], tmp);

@@ -87,6 +87,24 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.strictEqual(direct.code, 0, direct.err + direct.out);
     });
 
+    it("a chart template that js-yaml reads but Kubernetes' decoder refuses (an unquoted {{ }} is a mapping as a key) is located, not an internal error", () => {
+        write("chart/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 0.1.0\n");
+        write("chart/values.yaml", "destroy: false\n");
+        write("chart/templates/stack.yaml", stack(`  commit: ${SHA}\n  destroyOnFinalize: {{ .Values.destroy }}\n`));
+        write("values/prod.yaml", "destroy: true\n");
+        write(
+            "apps/ledger.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  sources:\n    - repoURL: https://example.com/repo.git\n      ref: values\n    - repoURL: https://example.com/repo.git\n      path: chart\n      helm:\n        valueFiles: [$values/values/prod.yaml]\n  destination: {server: https://kubernetes.default.svc, namespace: pulumi}\n",
+        );
+        const r = check(["apps", "--report", "json=r.json"]);
+        assert.strictEqual(r.code, 1, r.err + r.out);
+        const destroy = rows("r.json").filter((x) => x.policy === "pko-stack-destroy-on-finalize-nonprod");
+        assert.deepStrictEqual(
+            destroy.map((x) => [x.resource, x.file, x.syncedBy]),
+            [["Stack/pulumi/ledger-production", "chart/templates/stack.yaml", "Application argocd/ledger"]],
+        );
+    });
+
     it("Helm is told the cluster serves PKO and Argo CD (and --api-versions, --kube-version), unless the Application says otherwise", () => {
         // A chart that renders its Stack only where the cluster serves the Stack API, and picks the source by
         // the cluster's version: what Argo CD applies on a cluster that runs PKO is a Stack on a branch.
@@ -488,6 +506,12 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.match(failing.err, /^pko-guard: c \(helm chart\): helm failed: /);
         assert.ok(!(failing.err + failing.out).includes(CANARY), failing.err);
         assert.strictEqual(failing.err.trim().split("\n").length, 1);
+        // kustomize quotes a generator's config over several lines, its reason after it: the reason, never the config.
+        write("h/kustomization.yaml", `helmCharts:\n  - name: ${CANARY}\n    repo: https://charts.example.com\n    version: 1.0.0\n`);
+        const helmCharts = check(["h"]);
+        assert.strictEqual(helmCharts.code, 2);
+        assert.match(helmCharts.err, /^pko-guard: h \(kustomize\): kustomize failed: .*HelmChartInflationGenerator.*`…`: must specify --enable-helm\n$/);
+        assert.ok(!(helmCharts.err + helmCharts.out).includes(CANARY), helmCharts.err);
     });
 
     it("jsonnet: a remote import or one outside the repository is refused before evaluating", () => {

@@ -390,7 +390,8 @@ describe("pko-stack-no-cluster-admin: effective permissions", () => {
             ]),
             one("c-binding", /grants ClusterRole "c" \(wildcard: \* verbs on \* resources\)/),
         );
-        assert.strictEqual(n([{ apiGroups: ["*"], resources: ["*"], verbs: ["get", "list", "watch"] }]).length, 0);
+        // Reading every resource of a group is not every verb (reading every group includes Secrets: an escalation path).
+        assert.strictEqual(n([{ apiGroups: ["apps", "batch"], resources: ["*"], verbs: ["get", "list", "watch"] }]).length, 0);
         // Named objects only: never every object.
         assert.strictEqual(n([{ apiGroups: ["*"], resources: ["*"], verbs: ["*"], resourceNames: ["x"] }]).length, 0);
     });
@@ -405,6 +406,13 @@ describe("pko-stack-no-cluster-admin: effective permissions", () => {
             [[{ apiGroups: [""], resources: ["pods"], verbs: ["create"] }], /create pods/],
             [[{ apiGroups: ["apps"], resources: ["daemonsets"], verbs: ["patch"] }], /workloads/],
             [[{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], verbs: ["bind"], resourceNames: ["cluster-admin"] }], /bind roles/],
+            [[{ apiGroups: [""], resources: ["secrets"], verbs: ["list"] }], /read Secrets \(service account tokens among them\)/],
+            [[{ apiGroups: ["*"], resources: ["*"], verbs: ["get", "list", "watch"] }], /read Secrets/],
+            [[{ apiGroups: [""], resources: ["nodes/proxy"], verbs: ["get"] }], /reach the kubelet API through nodes\/proxy/],
+            [[{ apiGroups: [""], resources: ["*/proxy"], verbs: ["create"] }], /kubelet API/],
+            [[{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }], /run commands in or attach to other pods/],
+            [[{ apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] }], /run commands in or attach to other pods/],
+            [[{ apiGroups: ["admissionregistration.k8s.io"], resources: ["mutatingwebhookconfigurations"], verbs: ["create"] }], /change admission webhooks/],
         ];
         for (const [rules, why] of cases) {
             const r = n(rules);
@@ -420,10 +428,14 @@ describe("pko-stack-no-cluster-admin: effective permissions", () => {
             [{ apiGroups: [""], resources: ["serviceaccounts"], verbs: ["get", "create"] }],
             [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "delete"] }],
             [{ apiGroups: ["apps"], resources: ["deployments/scale"], verbs: ["patch"] }],
+            [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"], resourceNames: ["app-config"] }],
+            [{ apiGroups: [""], resources: ["secrets"], verbs: ["create", "update", "patch", "delete"] }],
+            [{ apiGroups: [""], resources: ["services/proxy", "pods/log", "nodes"], verbs: ["get", "create"] }],
+            [{ apiGroups: ["admissionregistration.k8s.io"], resources: ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"], verbs: ["get", "list", "watch"] }],
         ]) {
             assert.strictEqual(n(rules).length, 0, JSON.stringify(rules));
         }
-        const podsAndTokens = [{ apiGroups: ["", "apps"], resources: ["pods", "serviceaccounts/token", "deployments"], verbs: ["*"] }];
+        const podsAndTokens = [{ apiGroups: ["", "apps"], resources: ["pods", "serviceaccounts/token", "deployments", "secrets", "pods/exec"], verbs: ["*"] }];
         assert.strictEqual(n(podsAndTokens, RB, "pulumi").length, 0);
         assertFindings(n(podsAndTokens, RB, "kube-system"), one("c-binding", /equivalent to cluster-admin/));
         // A binding namespace unknown during preview may be kube-system: fail closed.
