@@ -12,11 +12,11 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
-import { REPO_ROOT } from "../core/paths";
+import { CLI_ENTRY } from "../core/paths";
 import { aliasBombConfigMap } from "../harness/hostile-yaml";
 import { PartOutput } from "./types";
 
-const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+const CLI = CLI_ENTRY;
 
 interface Figure {
     ms: number;

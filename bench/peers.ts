@@ -13,7 +13,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
-import { REPO_ROOT } from "../core/paths";
+import { CLI_ENTRY, REPO_ROOT } from "../core/paths";
 import { CORE_RULES, writeRepository } from "./peers/manifests";
 import { Figure, PartOutput } from "./types";
 
@@ -44,7 +44,7 @@ function pkoGuardTool(name: string, threads?: number): Tool & { used: Record<str
             const report = path.join(path.dirname(repo), `${path.basename(repo)}-pko-guard.json`);
             const timings = path.join(path.dirname(repo), `${path.basename(repo)}-pko-guard-timings.json`);
             const env = { ...process.env, PKO_GUARD_TIMINGS: timings, ...(threads !== undefined ? { PKO_GUARD_WORKERS: String(threads) } : {}) };
-            const r = spawnSync(process.execPath, [path.join(REPO_ROOT, "bin", "cli", "pko-guard.js"), "check", repo, "--report", `json=${report}`], { encoding: "utf8", maxBuffer: 1 << 30, env });
+            const r = spawnSync(process.execPath, [CLI_ENTRY, "check", repo, "--report", `json=${report}`], { encoding: "utf8", maxBuffer: 1 << 30, env });
             if (r.status !== 0 && r.status !== 1) throw new Error(`pko-guard check exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n")[0]}`);
             try {
                 used[path.basename(repo)] = JSON.parse(fs.readFileSync(timings, "utf8")).threads;

@@ -24,3 +24,7 @@ export const PACK_DIR = path.join(REPO_ROOT, "pack");
 export const PACK_ENTRY = path.join(PACK_DIR, "dist", "index.js");
 /** The same pack compiled by tsc alone, module by module (tests compare the two). */
 export const PLAIN_PACK_ENTRY = path.join(REPO_ROOT, "bin", "index.js");
+/** The installed command (`bin` of package.json), as a user runs it; built by `npm run build`. */
+export const CLI_ENTRY = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+/** The harness's command (`npm run harness`); built by `npm run build`. */
+export const HARNESS_ENTRY = path.join(REPO_ROOT, "bin", "harness", "cli.js");

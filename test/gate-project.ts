@@ -7,13 +7,13 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../core/paths";
+import { CLI_ENTRY, REPO_ROOT } from "../core/paths";
 import { StackRef } from "../core/pulumi";
 import { initIsolatedStack } from "../harness/stacks";
 import { requireToolchain } from "./helpers";
 
 /** The installed command, as `bin` runs it. */
-export const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+export const CLI = CLI_ENTRY;
 
 export interface GateProject {
     /** The repository's root (a temporary folder holding `.git`). */

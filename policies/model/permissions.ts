@@ -36,8 +36,13 @@
  *   8. `create`/`update`/`patch` on mutating or validating webhook configurations ("Essential admission
  *      controllers"): a webhook sees every object sent to the API server, and a mutating one rewrites them
  *      (a pod's service account, its volumes).
- * Not counted (see ESCALATION_PATHS): CSR approval, which needs three permissions together; `create` on
- * persistentvolumes, an escalation only with pod creation (path 4); namespace label changes.
+ *   9. CSR approval, three permissions together (possibly over several rules, `CSR_APPROVAL`): `create` on
+ *      `certificatesigningrequests`, `update`/`patch` on their `approval`, and `approve` on the
+ *      `kubernetes.io/kube-apiserver-client` signer (or every signer): the holder requests, approves and
+ *      receives a client certificate for any user and group, `system:masters` among them ("CSRs and
+ *      certificate issuing").
+ * Not counted: `create` on persistentvolumes, an escalation only with pod creation (path 4); namespace label
+ * changes (they weaken pod security admission, which RBAC does not decide).
  */
 import { Plain, UNKNOWN, get, list } from "./values";
 
@@ -65,11 +70,9 @@ const WORKLOADS: Path[] = [
 ];
 
 /**
- * The privilege-escalation risks of Kubernetes' "RBAC good practices" that one rule grants on its own. A
- * subresource is also matched by a `*` resource with the same subresource, as the RBAC authorizer matches it. Not modelled: CSR
- * approval (three rules together: create CSRs, update their approval, approve on a signer), persistent volumes
- * (an escalation only with pod creation, which is a path already) and namespace label changes (they weaken pod
- * security admission, which RBAC does not decide).
+ * The privilege-escalation risks of Kubernetes' "RBAC good practices" that one rule grants on its own (paths
+ * 1-8 above). A subresource is also matched by a `*` resource with the same subresource, as the RBAC
+ * authorizer matches it.
  */
 export const ESCALATION_PATHS: readonly Path[] = [
     { what: "escalate or bind roles", groups: ["rbac.authorization.k8s.io"], resources: ["roles", "clusterroles"], verbs: ["escalate", "bind"] },
@@ -95,6 +98,16 @@ export const ESCALATION_PATHS: readonly Path[] = [
     },
     ...WORKLOADS,
 ];
+
+/** Path 9: every part must be granted, by one rule or several of the same role. */
+const CSR_APPROVAL: { what: string; parts: Path[] } = {
+    what: "approve certificate signing requests (a client certificate for any user or group)",
+    parts: [
+        { what: "create CSRs", groups: ["certificates.k8s.io"], resources: ["certificatesigningrequests"], verbs: ["create"] },
+        { what: "approve CSRs", groups: ["certificates.k8s.io"], resources: ["certificatesigningrequests/approval", "*/approval"], verbs: ["update", "patch"] },
+        { what: "approve for the API server's client signer", groups: ["certificates.k8s.io"], resources: ["signers"], verbs: ["approve"] },
+    ],
+};
 
 export interface Powers {
     all: Tri;
@@ -125,17 +138,28 @@ const RANK: Record<Tri, number> = { no: 0, maybe: 1, yes: 2 };
  * `cluster-admin`, for `impersonate` when it names `system:masters`; a role naming other objects is as
  * strong as those objects, which are judged where they are bound.
  */
-const NAMED_ESCALATION: Record<string, string> = { bind: "cluster-admin", escalate: "cluster-admin", impersonate: "system:masters" };
+const NAMED_ESCALATION: Record<string, string[]> = {
+    bind: ["cluster-admin"],
+    escalate: ["cluster-admin"],
+    impersonate: ["system:masters"],
+    // A signer's name, or every signer of its domain (`<domain>/*`, as the authorizer checks approve on signers).
+    approve: ["kubernetes.io/kube-apiserver-client", "kubernetes.io/*"],
+};
 
 /** Whether a rule's resourceNames lets it match the path ("yes" when it has none). */
 function namesAllow(names: Plain, p: Path): Tri {
     if (names === UNKNOWN) return "maybe";
     const items = list(names);
     if (items.length === 0) return "yes";
-    const wanted = p.verbs.map((v) => NAMED_ESCALATION[v]).filter((x): x is string => x !== undefined);
+    const wanted = p.verbs.flatMap((v) => NAMED_ESCALATION[v] ?? []);
     if (wanted.length === 0) return "no";
     if (wanted.some((w) => items.includes(w))) return "yes";
     return items.includes(UNKNOWN) ? "maybe" : "no";
+}
+
+/** Whether one rule grants a path: its group, resource and verb, and its resourceNames allowing it. */
+function pathMatch(rule: Plain, verbs: Plain, names: Plain, p: Path): Tri {
+    return and(matches(get(rule, "apiGroups"), p.groups), matches(get(rule, "resources"), p.resources), matches(verbs, p.verbs), namesAllow(names, p));
 }
 
 /** What a list of rules permits, as `Powers`. */
@@ -146,6 +170,8 @@ export function rulesPowers(rules: Plain): Powers {
     const possible = new Set<string>();
     let escalation: Tri = "no";
     let escalationWhat: string | undefined;
+    // The best each part of CSR_APPROVAL is granted by any one rule.
+    const csr: Tri[] = CSR_APPROVAL.parts.map(() => "no");
     const raise = (t: Tri, what: string) => {
         if (RANK[t] > RANK[escalation]) {
             escalation = t;
@@ -170,10 +196,13 @@ export function rulesPowers(rules: Plain): Powers {
                 if (everyResource === "yes" && v !== UNKNOWN) sure.add(verb);
             }
         }
-        for (const p of ESCALATION_PATHS) {
-            raise(and(matches(get(rule, "apiGroups"), p.groups), matches(get(rule, "resources"), p.resources), matches(verbs, p.verbs), namesAllow(names, p)), p.what);
-        }
+        for (const p of ESCALATION_PATHS) raise(pathMatch(rule, verbs, names, p), p.what);
+        CSR_APPROVAL.parts.forEach((p, i) => {
+            const t = pathMatch(rule, verbs, names, p);
+            if (RANK[t] > RANK[csr[i]]) csr[i] = t;
+        });
     }
+    raise(and(...csr), CSR_APPROVAL.what);
     const covers = (s: Set<string>) => s.has("*") || ALL_VERBS.every((v) => s.has(v));
     const all: Tri = covers(sure) ? "yes" : covers(possible) ? "maybe" : "no";
     return escalation === "no" ? { all, escalation } : { all, escalation, escalationWhat };

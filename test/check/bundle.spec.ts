@@ -11,10 +11,10 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
+import { CLI_ENTRY, REPO_ROOT } from "../../core/paths";
 import * as rpcStandIn from "../../cli/bundle/rpc";
 
-const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+const CLI = CLI_ENTRY;
 const BUNDLE = path.join(REPO_ROOT, "bin", "cli", "pko-guard.bundle.js");
 const CACHE = path.join(REPO_ROOT, "bin", "cli", `pko-guard.bundle.${process.versions.v8}-${process.arch}.cache`);
 const GUIDE = path.join(REPO_ROOT, "fixtures", "gitops-guide-example", "manifests");

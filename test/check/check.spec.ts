@@ -9,12 +9,12 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
+import { CLI_ENTRY, REPO_ROOT } from "../../core/paths";
 import { aliasBombConfigMap } from "../../harness/hostile-yaml";
 import { assertOneLine } from "../hostile/inert";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
 
-const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+const CLI = CLI_ENTRY;
 const GUIDE = path.join(REPO_ROOT, "fixtures", "gitops-guide-example", "manifests");
 const GOVERNED = path.join(REPO_ROOT, "fixtures", "gitops-guide-governed", "manifests");
 const CANARY = "canary-7f3a9c1e5b";

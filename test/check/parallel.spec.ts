@@ -12,10 +12,10 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
+import { CLI_ENTRY } from "../../core/paths";
 import { splitFiles, threadsFor } from "../../core/manifests/parallel";
 
-const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+const CLI = CLI_ENTRY;
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
 
 interface Run {

@@ -12,13 +12,13 @@ import * as fs from "fs";
 import * as https from "https";
 import * as path from "path";
 import * as jsyaml from "js-yaml";
-import { REPO_ROOT } from "../../core/paths";
+import { CLI_ENTRY, REPO_ROOT } from "../../core/paths";
 import { Spawned, makeTempDir, spawnTracked } from "../../core/process";
 import { ApiServer, freePort, installApplicationCrd, installPkoCrds, startApiServer } from "../../harness/apiserver";
 import { CertPair, issueCert } from "../../harness/certs";
 import { Doc, guideDocs, namespaceYaml, namespacesOf, requireCluster, until, yaml } from "./cluster";
 
-const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+const CLI = CLI_ENTRY;
 const CANARY = "canary-9d4e2b7a61";
 
 function get(port: number, p: string, ca: Buffer): Promise<{ status: number; body: string }> {

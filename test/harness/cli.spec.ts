@@ -4,9 +4,9 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
+import { HARNESS_ENTRY, REPO_ROOT } from "../../core/paths";
 
-const CLI = path.join(REPO_ROOT, "bin", "harness", "cli.js");
+const CLI = HARNESS_ENTRY;
 const BAD = path.join(REPO_ROOT, "test", "bad-fixtures");
 
 function harness(...args: string[]) {

@@ -13,7 +13,7 @@ import * as YAML from "yaml";
 import { Fixture } from "../../harness/expect";
 import { prepareFixtureStack } from "../../harness/legs/real";
 import { StackRef } from "../../core/pulumi";
-import { REPO_ROOT } from "../../core/paths";
+import { CLI_ENTRY, REPO_ROOT } from "../../core/paths";
 
 const EXAMPLE = path.join(REPO_ROOT, "examples", "argocd-pko");
 
@@ -42,8 +42,7 @@ describe("examples", function () {
         const prepared = await prepareFixtureStack(fixture, toolchain, tmp, 120000);
         if ("error" in prepared) throw new Error(prepared.error);
         stack = prepared;
-        const gate = (...extra: string[]) =>
-            spawnSync(process.execPath, [path.join(REPO_ROOT, "bin", "cli", "pko-guard.js"), "gate", stack!.cwd, "--stack", stack!.stack, ...extra], { encoding: "utf8", env: stack!.env });
+        const gate = (...extra: string[]) => spawnSync(process.execPath, [CLI_ENTRY, "gate", stack!.cwd, "--stack", stack!.stack, ...extra], { encoding: "utf8", env: stack!.env });
         const r = gate("--report", `json=${path.join(tmp, "r.json")}`);
         assert.strictEqual(r.status, 0, r.stdout + r.stderr);
         const rows = JSON.parse(fs.readFileSync(path.join(tmp, "r.json"), "utf8")).projects[0].findings;

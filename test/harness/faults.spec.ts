@@ -13,13 +13,13 @@ import * as path from "path";
 import { loadFixture } from "../../harness/expect";
 import { fixturePack, prepareFixtureStack } from "../../harness/legs/real";
 import { previewWithPack } from "../../core/pulumi";
-import { REPO_ROOT } from "../../core/paths";
+import { HARNESS_ENTRY, REPO_ROOT } from "../../core/paths";
 import { REQUIRED } from "../../core/toolchain";
 import { policies } from "../../policies";
 import { fixtureSecrets } from "../secrets";
 import { alive, descendants, waitFor } from "../processes";
 
-const CLI = path.join(REPO_ROOT, "bin", "harness", "cli.js");
+const CLI = HARNESS_ENTRY;
 
 function filesUnder(dir: string): string[] {
     return fs

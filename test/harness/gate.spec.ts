@@ -12,13 +12,13 @@ import * as path from "path";
 import { loadFixture } from "../../harness/expect";
 import { prepareFixtureStack } from "../../harness/legs/real";
 import { StackRef } from "../../core/pulumi";
-import { REPO_ROOT } from "../../core/paths";
+import { CLI_ENTRY, REPO_ROOT } from "../../core/paths";
 import { Toolchain } from "../../core/toolchain";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
 import { alive, descendants, waitFor } from "../processes";
 import { spawn } from "child_process";
 
-const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+const CLI = CLI_ENTRY;
 
 function gate(args: string[], env: NodeJS.ProcessEnv, cwd = REPO_ROOT) {
     const r = spawnSync(process.execPath, [CLI, "gate", ...args], { encoding: "utf8", env, cwd, timeout: 300000 });

@@ -8,11 +8,11 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
+import { HARNESS_ENTRY, REPO_ROOT } from "../../core/paths";
 import { fixtureSecrets } from "../secrets";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
 
-const CLI = path.join(REPO_ROOT, "bin", "harness", "cli.js");
+const CLI = HARNESS_ENTRY;
 const FIX = (n: string) => path.join(REPO_ROOT, "fixtures", n);
 
 describe("reports", function () {

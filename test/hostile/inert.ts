@@ -4,10 +4,9 @@
  */
 import * as assert from "assert";
 import { spawnSync } from "child_process";
-import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
+import { CLI_ENTRY } from "../../core/paths";
 
-export const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+export const CLI = CLI_ENTRY;
 
 /** Control characters that must never reach a terminal or log from input (newline is the output's own). */
 const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;

@@ -12,12 +12,12 @@ import * as path from "path";
 import { loadFixture } from "../../harness/expect";
 import { prepareFixtureStack } from "../../harness/legs/real";
 import { StackRef, parseEvents, previewWithPack } from "../../core/pulumi";
-import { PACK_DIR, REPO_ROOT } from "../../core/paths";
+import { CLI_ENTRY, PACK_DIR, REPO_ROOT } from "../../core/paths";
 import { policies } from "../../policies";
 import { requireToolchain } from "../helpers";
 
 const VERSION = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
-const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+const CLI = CLI_ENTRY;
 const descriptions = new Map(policies.map((p) => [p.name, p.description]));
 
 describe("a user's YAML project: pulumi preview --policy-pack and the gate", function () {

@@ -396,6 +396,12 @@ describe("pko-stack-no-cluster-admin: effective permissions", () => {
         assert.strictEqual(n([{ apiGroups: ["*"], resources: ["*"], verbs: ["*"], resourceNames: ["x"] }]).length, 0);
     });
 
+    const CSR_RULES = [
+        { apiGroups: ["certificates.k8s.io"], resources: ["certificatesigningrequests"], verbs: ["create", "get"] },
+        { apiGroups: ["certificates.k8s.io"], resources: ["certificatesigningrequests/approval"], verbs: ["update"] },
+        { apiGroups: ["certificates.k8s.io"], resources: ["signers"], verbs: ["approve"], resourceNames: ["kubernetes.io/kube-apiserver-client"] },
+    ];
+
     it("escalation paths held cluster-wide are cluster-admin", () => {
         const cases: [unknown, RegExp][] = [
             [[{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], verbs: ["escalate"] }], /escalate or bind roles cluster-wide/],
@@ -413,6 +419,9 @@ describe("pko-stack-no-cluster-admin: effective permissions", () => {
             [[{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }], /run commands in or attach to other pods/],
             [[{ apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] }], /run commands in or attach to other pods/],
             [[{ apiGroups: ["admissionregistration.k8s.io"], resources: ["mutatingwebhookconfigurations"], verbs: ["create"] }], /change admission webhooks/],
+            // CSR approval: three permissions, over several rules.
+            [CSR_RULES, /approve certificate signing requests/],
+            [[...CSR_RULES.slice(0, 2), { apiGroups: ["certificates.k8s.io"], resources: ["signers"], verbs: ["approve"], resourceNames: ["kubernetes.io/*"] }], /approve certificate signing requests/],
         ];
         for (const [rules, why] of cases) {
             const r = n(rules);
@@ -432,6 +441,11 @@ describe("pko-stack-no-cluster-admin: effective permissions", () => {
             [{ apiGroups: [""], resources: ["secrets"], verbs: ["create", "update", "patch", "delete"] }],
             [{ apiGroups: [""], resources: ["services/proxy", "pods/log", "nodes"], verbs: ["get", "create"] }],
             [{ apiGroups: ["admissionregistration.k8s.io"], resources: ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"], verbs: ["get", "list", "watch"] }],
+            // CSR approval without one of its three parts, or for another signer.
+            CSR_RULES.slice(0, 2),
+            CSR_RULES.slice(1),
+            [CSR_RULES[0], CSR_RULES[2]],
+            [...CSR_RULES.slice(0, 2), { apiGroups: ["certificates.k8s.io"], resources: ["signers"], verbs: ["approve"], resourceNames: ["example.com/serving"] }],
         ]) {
             assert.strictEqual(n(rules).length, 0, JSON.stringify(rules));
         }

@@ -7,13 +7,13 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
+import { CLI_ENTRY, REPO_ROOT } from "../../core/paths";
 import { packPolicies, parsePackConfig, reconcilePackConfig } from "../../core/pack-config";
 import { policies } from "../../policies";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
 import { runResourcePolicy, runStackPolicy } from "../helpers";
 
-const CLI = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+const CLI = CLI_ENTRY;
 const VERSION = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
 
 describe("pko-guard commands from a user's project", function () {

@@ -12,12 +12,12 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
-import { REPO_ROOT } from "../../core/paths";
+import { CLI_ENTRY, REPO_ROOT } from "../../core/paths";
 import { renderPolicyReport } from "../../cli/reports/policyreport";
 import { ProjectSubject } from "../../cli/reports/subject";
 
 const CRDS = path.join(REPO_ROOT, "schemas", "policyreport", "v1alpha2");
-const BIN = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+const BIN = CLI_ENTRY;
 
 type Schema = { type?: string; properties?: Record<string, Schema>; items?: Schema; additionalProperties?: unknown; "x-kubernetes-preserve-unknown-fields"?: boolean };
 
