@@ -295,7 +295,8 @@ function fail(node: YAML.Node | undefined, reason: string): never {
 }
 
 function scalarOf(node: YAML.Scalar): Resolved {
-    const src = String((node as { source?: unknown }).source ?? node.value ?? "");
+    const raw = String((node as { source?: unknown }).source ?? node.value ?? "");
+    const src = raw === FLOW_DASH ? "-" : raw;
     const tag = node.tag ?? "";
     const implicit = node.type === "PLAIN" || node.type === undefined;
     if (tag === "" && !implicit) return { tag: STR, value: src };
@@ -304,6 +305,28 @@ function scalarOf(node: YAML.Scalar): Resolved {
     } catch (e) {
         return fail(node, (e as Error).message);
     }
+}
+
+/**
+ * A `.inf` or `.nan` value. go-yaml decodes it; only the conversion to JSON refuses it, after a repeated key or
+ * a merge may have dropped it, so the document fails only when one is left in its value (`refuseNonFinite`).
+ */
+class NonFinite {
+    constructor(
+        readonly node: YAML.Node,
+        readonly value: number,
+    ) {}
+}
+
+/**
+ * Fails on the first `NonFinite` left in a converted value, as JSON conversion does. Aliased values are shared
+ * objects: each is walked once (`seen`), so an alias bomb costs its written size here, not its expansion.
+ */
+function refuseNonFinite(v: unknown, seen = new Set<object>()): void {
+    if (v === null || typeof v !== "object" || seen.has(v)) return;
+    if (v instanceof NonFinite) fail(v.node, `json: unsupported value: ${Number.isNaN(v.value) ? "NaN" : v.value > 0 ? "+Inf" : "-Inf"}`);
+    seen.add(v);
+    for (const x of Array.isArray(v) ? v : Object.values(v)) refuseNonFinite(x, seen);
 }
 
 function scalarValue(node: YAML.Scalar): unknown {
@@ -317,8 +340,7 @@ function scalarValue(node: YAML.Scalar): unknown {
         case INT:
             return Number(r.value);
         case FLOAT:
-            if (!Number.isFinite(r.value)) fail(node, `json: unsupported value: ${Number.isNaN(r.value) ? "NaN" : r.value > 0 ? "+Inf" : "-Inf"}`);
-            return r.value;
+            return Number.isFinite(r.value) ? r.value : new NonFinite(node, r.value);
         case MERGE:
             return "<<";
         default:
@@ -526,10 +548,37 @@ function checkEscapes(root: YAML.Node, chunk: string, offset: number): void {
     });
 }
 
+/**
+ * Stands for a `-` that go-yaml reads as the string "-" inside a flow collection (`[cat, -]`: a `-` followed by
+ * `,`, `]` or `}`), which the `yaml` package refuses as YAML 1.2 does. One UTF-16 unit, so offsets are kept;
+ * used only in a chunk that does not contain it, so a scalar of exactly this character is such a `-`.
+ */
+const FLOW_DASH = "\ue000";
+
+function parseOnce(text: string): YAML.Document.Parsed | undefined {
+    const docs = YAML.parseAllDocuments(text, { version: "1.1", schema: "failsafe", uniqueKeys: false, prettyErrors: false, strict: false });
+    return (Array.isArray(docs) ? docs[0] : undefined) as YAML.Document.Parsed | undefined;
+}
+
+/** The chunk's first document, with go-yaml's flow `-` (see FLOW_DASH) read as a scalar where the parser refuses it. */
+function parseExact(chunk: string): YAML.Document.Parsed | undefined {
+    let text = chunk;
+    let doc = parseOnce(text);
+    // Each round replaces every refused flow `-` the parser reports; nested ones may surface in a later round.
+    for (let round = 0; round < 8 && doc && doc.errors.length > 0 && !chunk.includes(FLOW_DASH); round++) {
+        const dashes = doc.errors.filter((e) => e.code === "BLOCK_IN_FLOW" && text[e.pos[0]] === "-" && /^[,\]}]$/.test(text[e.pos[0] + 1] ?? "")).map((e) => e.pos[0]);
+        if (dashes.length === 0) break;
+        const chars = text.split("");
+        for (const at of dashes) chars[at] = FLOW_DASH;
+        text = chars.join("");
+        doc = parseOnce(text);
+    }
+    return doc;
+}
+
 /** The exact path for one chunk: its value and its root node (stream offsets). */
 function exactDecode(chunk: string, offset: number): { value: unknown; node?: YAML.Node; empty: boolean } {
-    const docs = YAML.parseAllDocuments(chunk, { version: "1.1", schema: "failsafe", uniqueKeys: false, prettyErrors: false, strict: false });
-    const doc = (Array.isArray(docs) ? docs[0] : undefined) as YAML.Document.Parsed | undefined;
+    const doc = parseExact(chunk);
     if (!doc) {
         // A chunk that holds a directive (%YAML, %TAG) needs the `---` the split took away.
         const directive = /^%/m.exec(chunk);
@@ -547,6 +596,7 @@ function exactDecode(chunk: string, offset: number): { value: unknown; node?: YA
     let value: unknown;
     try {
         value = convert(node, ctx);
+        refuseNonFinite(value);
     } catch (e) {
         if (e instanceof KubeYamlError) throw e;
         if (e instanceof RangeError) throw new KubeYamlError("the document nests or aliases too deeply", node?.range?.[0] ?? offset);
