@@ -308,25 +308,31 @@ function scalarOf(node: YAML.Scalar): Resolved {
 }
 
 /**
- * A `.inf` or `.nan` value. go-yaml decodes it; only the conversion to JSON refuses it, after a repeated key or
- * a merge may have dropped it, so the document fails only when one is left in its value (`refuseNonFinite`).
+ * What go-yaml decodes but sigs.k8s.io/yaml's conversion to JSON refuses: a `.inf` or `.nan` value (held in the
+ * value as this object) and a null or uint64 key (held for its mapping in UNCONVERTIBLE_KEYS). The conversion
+ * runs on what decoding left, after a repeated key or a merge may have dropped them, so a document fails only
+ * when one is left in its value (`refuseUnconvertible`).
  */
-class NonFinite {
+class Unconvertible {
     constructor(
-        readonly node: YAML.Node,
-        readonly value: number,
+        readonly node: YAML.Node | undefined,
+        readonly message: string,
     ) {}
 }
 
+/** The first unconvertible key of each converted mapping that has one. */
+const UNCONVERTIBLE_KEYS = new WeakMap<object, Unconvertible>();
+
 /**
- * Fails on the first `NonFinite` left in a converted value, as JSON conversion does. Aliased values are shared
- * objects: each is walked once (`seen`), so an alias bomb costs its written size here, not its expansion.
+ * Fails on the first `Unconvertible` left in a converted value, as JSON conversion does. Aliased values are
+ * shared objects: each is walked once (`seen`), so an alias bomb costs its written size here, not its expansion.
  */
-function refuseNonFinite(v: unknown, seen = new Set<object>()): void {
+function refuseUnconvertible(v: unknown, seen = new Set<object>()): void {
     if (v === null || typeof v !== "object" || seen.has(v)) return;
-    if (v instanceof NonFinite) fail(v.node, `json: unsupported value: ${Number.isNaN(v.value) ? "NaN" : v.value > 0 ? "+Inf" : "-Inf"}`);
+    const bad = v instanceof Unconvertible ? v : UNCONVERTIBLE_KEYS.get(v);
+    if (bad) fail(bad.node, bad.message);
     seen.add(v);
-    for (const x of Array.isArray(v) ? v : Object.values(v)) refuseNonFinite(x, seen);
+    for (const x of Array.isArray(v) ? v : Object.values(v)) refuseUnconvertible(x, seen);
 }
 
 function scalarValue(node: YAML.Scalar): unknown {
@@ -340,7 +346,7 @@ function scalarValue(node: YAML.Scalar): unknown {
         case INT:
             return Number(r.value);
         case FLOAT:
-            return Number.isFinite(r.value) ? r.value : new NonFinite(node, r.value);
+            return Number.isFinite(r.value) ? r.value : new Unconvertible(node, `json: unsupported value: ${Number.isNaN(r.value) ? "NaN" : r.value > 0 ? "+Inf" : "-Inf"}`);
         case MERGE:
             return "<<";
         default:
@@ -355,18 +361,24 @@ function target(node: YAML.Node | null | undefined, ctx: Ctx): YAML.Node | null 
     return t as YAML.Node;
 }
 
-function keyString(node: YAML.Node | null | undefined, ctx: Ctx): string {
+/** A key go-yaml decodes but JSON conversion refuses (null, uint64): see `Unconvertible`. */
+class UnconvertibleKey {
+    constructor(readonly error: Unconvertible) {}
+}
+
+function keyString(node: YAML.Node | null | undefined, ctx: Ctx): string | UnconvertibleKey {
     const t = target(node, ctx);
-    if (t === null || t === undefined) fail(node ?? undefined, "unsupported map key of type: <nil>");
+    const unconvertible = (type: string) => new UnconvertibleKey(new Unconvertible(node ?? undefined, `unsupported map key of type: ${type}`));
+    if (t === null || t === undefined) return unconvertible("<nil>");
     if (!YAML.isScalar(t)) fail(node ?? undefined, "invalid map key: a mapping or sequence");
     const r = scalarOf(t);
     switch (r.tag) {
         case NULL:
-            return fail(node ?? undefined, "unsupported map key of type: <nil>");
+            return unconvertible("<nil>");
         case BOOL:
             return r.value ? "true" : "false";
         case INT:
-            if (r.unsigned) fail(node ?? undefined, "unsupported map key of type: uint64");
+            if (r.unsigned) return unconvertible("uint64");
             return r.value.toString();
         case FLOAT:
             return formatFloat32g(r.value);
@@ -395,24 +407,36 @@ function applyMapping(map: YAML.YAMLMap, out: Record<string, unknown>, ctx: Ctx)
             continue;
         }
         const key = keyString(pair.key as YAML.Node | null, ctx);
-        setKey(out, key, convert(pair.value as YAML.Node | null, ctx));
+        const value = convert(pair.value as YAML.Node | null, ctx);
+        if (key instanceof UnconvertibleKey) {
+            if (!UNCONVERTIBLE_KEYS.has(out)) UNCONVERTIBLE_KEYS.set(out, key.error);
+        } else {
+            setKey(out, key, value);
+        }
     }
 }
 
 const WANT_MAP = "map merge requires map or sequence of maps as the value";
 
+/** Copies a merged mapping's entries into `out`, with an unconvertible key it holds (go-yaml copies that key too). */
+function mergeInto(out: Record<string, unknown>, from: unknown): void {
+    Object.assign(out, from);
+    const bad = UNCONVERTIBLE_KEYS.get(from as object);
+    if (bad && !UNCONVERTIBLE_KEYS.has(out)) UNCONVERTIBLE_KEYS.set(out, bad);
+}
+
 function merge(node: YAML.Node | null, out: Record<string, unknown>, ctx: Ctx): void {
-    if (YAML.isMap(node)) return void Object.assign(out, convert(node, ctx));
+    if (YAML.isMap(node)) return mergeInto(out, convert(node, ctx));
     if (YAML.isAlias(node)) {
         if (!YAML.isMap(target(node, ctx))) fail(node, WANT_MAP);
-        return void Object.assign(out, convert(node, ctx));
+        return mergeInto(out, convert(node, ctx));
     }
     if (YAML.isSeq(node)) {
         for (let i = node.items.length - 1; i >= 0; i--) {
             const item = node.items[i] as YAML.Node;
             if (!YAML.isMap(target(item, ctx))) fail(item ?? node, WANT_MAP);
         }
-        for (let i = node.items.length - 1; i >= 0; i--) Object.assign(out, convert(node.items[i] as YAML.Node, ctx));
+        for (let i = node.items.length - 1; i >= 0; i--) mergeInto(out, convert(node.items[i] as YAML.Node, ctx));
         return;
     }
     fail(node ?? undefined, WANT_MAP);
@@ -596,7 +620,7 @@ function exactDecode(chunk: string, offset: number): { value: unknown; node?: YA
     let value: unknown;
     try {
         value = convert(node, ctx);
-        refuseNonFinite(value);
+        refuseUnconvertible(value);
     } catch (e) {
         if (e instanceof KubeYamlError) throw e;
         if (e instanceof RangeError) throw new KubeYamlError("the document nests or aliases too deeply", node?.range?.[0] ?? offset);
