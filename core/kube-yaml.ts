@@ -313,7 +313,8 @@ function fail(node: YAML.Node | undefined, reason: string): never {
 }
 
 function scalarOf(node: YAML.Scalar): Resolved {
-    const src = String((node as { source?: unknown }).source ?? node.value ?? "");
+    const raw = String((node as { source?: unknown }).source ?? node.value ?? "");
+    const src = raw === FLOW_DASH ? "-" : raw;
     const tag = node.tag ?? "";
     const implicit = node.type === "PLAIN" || node.type === undefined;
     if (tag === "" && !implicit) return { tag: STR, value: src };
@@ -322,6 +323,34 @@ function scalarOf(node: YAML.Scalar): Resolved {
     } catch (e) {
         return fail(node, (e as Error).message);
     }
+}
+
+/**
+ * What go-yaml decodes but sigs.k8s.io/yaml's conversion to JSON refuses: a `.inf` or `.nan` value (held in the
+ * value as this object) and a null or uint64 key (held for its mapping in UNCONVERTIBLE_KEYS). The conversion
+ * runs on what decoding left, after a repeated key or a merge may have dropped them, so a document fails only
+ * when one is left in its value (`refuseUnconvertible`).
+ */
+class Unconvertible {
+    constructor(
+        readonly node: YAML.Node | undefined,
+        readonly message: string,
+    ) {}
+}
+
+/** The first unconvertible key of each converted mapping that has one. */
+const UNCONVERTIBLE_KEYS = new WeakMap<object, Unconvertible>();
+
+/**
+ * Fails on the first `Unconvertible` left in a converted value, as JSON conversion does. Aliased values are
+ * shared objects: each is walked once (`seen`), so an alias bomb costs its written size here, not its expansion.
+ */
+function refuseUnconvertible(v: unknown, seen = new Set<object>()): void {
+    if (v === null || typeof v !== "object" || seen.has(v)) return;
+    const bad = v instanceof Unconvertible ? v : UNCONVERTIBLE_KEYS.get(v);
+    if (bad) fail(bad.node, bad.message);
+    seen.add(v);
+    for (const x of Array.isArray(v) ? v : Object.values(v)) refuseUnconvertible(x, seen);
 }
 
 function scalarValue(node: YAML.Scalar): unknown {
@@ -335,8 +364,7 @@ function scalarValue(node: YAML.Scalar): unknown {
         case INT:
             return Number(r.value);
         case FLOAT:
-            if (!Number.isFinite(r.value)) fail(node, `json: unsupported value: ${Number.isNaN(r.value) ? "NaN" : r.value > 0 ? "+Inf" : "-Inf"}`);
-            return r.value;
+            return Number.isFinite(r.value) ? r.value : new Unconvertible(node, `json: unsupported value: ${Number.isNaN(r.value) ? "NaN" : r.value > 0 ? "+Inf" : "-Inf"}`);
         case MERGE:
             return "<<";
         default:
@@ -351,18 +379,24 @@ function target(node: YAML.Node | null | undefined, ctx: Ctx): YAML.Node | null 
     return t as YAML.Node;
 }
 
-function keyString(node: YAML.Node | null | undefined, ctx: Ctx): string {
+/** A key go-yaml decodes but JSON conversion refuses (null, uint64): see `Unconvertible`. */
+class UnconvertibleKey {
+    constructor(readonly error: Unconvertible) {}
+}
+
+function keyString(node: YAML.Node | null | undefined, ctx: Ctx): string | UnconvertibleKey {
     const t = target(node, ctx);
-    if (t === null || t === undefined) fail(node ?? undefined, "unsupported map key of type: <nil>");
+    const unconvertible = (type: string) => new UnconvertibleKey(new Unconvertible(node ?? undefined, `unsupported map key of type: ${type}`));
+    if (t === null || t === undefined) return unconvertible("<nil>");
     if (!YAML.isScalar(t)) fail(node ?? undefined, "invalid map key: a mapping or sequence");
     const r = scalarOf(t);
     switch (r.tag) {
         case NULL:
-            return fail(node ?? undefined, "unsupported map key of type: <nil>");
+            return unconvertible("<nil>");
         case BOOL:
             return r.value ? "true" : "false";
         case INT:
-            if (r.unsigned) fail(node ?? undefined, "unsupported map key of type: uint64");
+            if (r.unsigned) return unconvertible("uint64");
             return r.value.toString();
         case FLOAT:
             return formatFloat32g(r.value);
@@ -391,24 +425,36 @@ function applyMapping(map: YAML.YAMLMap, out: Record<string, unknown>, ctx: Ctx)
             continue;
         }
         const key = keyString(pair.key as YAML.Node | null, ctx);
-        setKey(out, key, convert(pair.value as YAML.Node | null, ctx));
+        const value = convert(pair.value as YAML.Node | null, ctx);
+        if (key instanceof UnconvertibleKey) {
+            if (!UNCONVERTIBLE_KEYS.has(out)) UNCONVERTIBLE_KEYS.set(out, key.error);
+        } else {
+            setKey(out, key, value);
+        }
     }
 }
 
 const WANT_MAP = "map merge requires map or sequence of maps as the value";
 
+/** Copies a merged mapping's entries into `out`, with an unconvertible key it holds (go-yaml copies that key too). */
+function mergeInto(out: Record<string, unknown>, from: unknown): void {
+    Object.assign(out, from);
+    const bad = UNCONVERTIBLE_KEYS.get(from as object);
+    if (bad && !UNCONVERTIBLE_KEYS.has(out)) UNCONVERTIBLE_KEYS.set(out, bad);
+}
+
 function merge(node: YAML.Node | null, out: Record<string, unknown>, ctx: Ctx): void {
-    if (YAML.isMap(node)) return void Object.assign(out, convert(node, ctx));
+    if (YAML.isMap(node)) return mergeInto(out, convert(node, ctx));
     if (YAML.isAlias(node)) {
         if (!YAML.isMap(target(node, ctx))) fail(node, WANT_MAP);
-        return void Object.assign(out, convert(node, ctx));
+        return mergeInto(out, convert(node, ctx));
     }
     if (YAML.isSeq(node)) {
         for (let i = node.items.length - 1; i >= 0; i--) {
             const item = node.items[i] as YAML.Node;
             if (!YAML.isMap(target(item, ctx))) fail(item ?? node, WANT_MAP);
         }
-        for (let i = node.items.length - 1; i >= 0; i--) Object.assign(out, convert(node.items[i] as YAML.Node, ctx));
+        for (let i = node.items.length - 1; i >= 0; i--) mergeInto(out, convert(node.items[i] as YAML.Node, ctx));
         return;
     }
     fail(node ?? undefined, WANT_MAP);
@@ -544,10 +590,37 @@ function checkEscapes(root: YAML.Node, chunk: string, offset: number): void {
     });
 }
 
+/**
+ * Stands for a `-` that go-yaml reads as the string "-" inside a flow collection (`[cat, -]`: a `-` followed by
+ * `,`, `]` or `}`), which the `yaml` package refuses as YAML 1.2 does. One UTF-16 unit, so offsets are kept;
+ * used only in a chunk that does not contain it, so a scalar of exactly this character is such a `-`.
+ */
+const FLOW_DASH = "\ue000";
+
+function parseOnce(text: string): YAML.Document.Parsed | undefined {
+    const docs = YAML.parseAllDocuments(text, { version: "1.1", schema: "failsafe", uniqueKeys: false, prettyErrors: false, strict: false });
+    return (Array.isArray(docs) ? docs[0] : undefined) as YAML.Document.Parsed | undefined;
+}
+
+/** The chunk's first document, with go-yaml's flow `-` (see FLOW_DASH) read as a scalar where the parser refuses it. */
+function parseExact(chunk: string): YAML.Document.Parsed | undefined {
+    let text = chunk;
+    let doc = parseOnce(text);
+    // Each round replaces every refused flow `-` the parser reports; nested ones may surface in a later round.
+    for (let round = 0; round < 8 && doc && doc.errors.length > 0 && !chunk.includes(FLOW_DASH); round++) {
+        const dashes = doc.errors.filter((e) => e.code === "BLOCK_IN_FLOW" && text[e.pos[0]] === "-" && /^[,\]}]$/.test(text[e.pos[0] + 1] ?? "")).map((e) => e.pos[0]);
+        if (dashes.length === 0) break;
+        const chars = text.split("");
+        for (const at of dashes) chars[at] = FLOW_DASH;
+        text = chars.join("");
+        doc = parseOnce(text);
+    }
+    return doc;
+}
+
 /** The exact path for one chunk: its value and its root node (stream offsets). */
 function exactDecode(chunk: string, offset: number): { value: unknown; node?: YAML.Node; empty: boolean } {
-    const docs = YAML.parseAllDocuments(chunk, { version: "1.1", schema: "failsafe", uniqueKeys: false, prettyErrors: false, strict: false });
-    const doc = (Array.isArray(docs) ? docs[0] : undefined) as YAML.Document.Parsed | undefined;
+    const doc = parseExact(chunk);
     if (!doc) {
         // A chunk that holds a directive (%YAML, %TAG) needs the `---` the split took away.
         const directive = /^%/m.exec(chunk);
@@ -565,6 +638,7 @@ function exactDecode(chunk: string, offset: number): { value: unknown; node?: YA
     let value: unknown;
     try {
         value = convert(node, ctx);
+        refuseUnconvertible(value);
     } catch (e) {
         if (e instanceof KubeYamlError) throw e;
         if (e instanceof RangeError) throw new KubeYamlError("the document nests or aliases too deeply", node?.range?.[0] ?? offset);
