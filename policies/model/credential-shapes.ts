@@ -65,8 +65,9 @@ function queryCredential(v: string): boolean {
 
 /** JWTs: tokens of base64url characters and dots, `eyJ<header>.eyJ<payload>.<signature>`. */
 function jwt(v: string): boolean {
-    // Every JWT holds `eyJ` (its header): a text without it is not scanned (most are names, URLs and commits).
-    if (!v.includes("eyJ")) return false;
+    // A JWT is a token of at least 40 characters that starts with `eyJ`: a text without both has none, and is
+    // not split into tokens (most values a rule scans are short names and URLs).
+    if (v.length < 40 || !v.includes("eyJ")) return false;
     let n = 0;
     for (const m of v.matchAll(/[A-Za-z0-9_.-]{40,}/g)) {
         if (/^eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}/.test(m[0])) return true;

@@ -81,7 +81,9 @@ export function compileUserPattern(pattern: string): Pattern | string {
     if (hit === undefined) {
         try {
             const re = RE2JS.compile(pattern);
-            hit = { test: (input: string) => re.matcher(input).find() };
+            // `test`: whether the pattern matches anywhere in the input, as `matcher(input).find()` says, without
+            // building a Matcher or asking for groups (a quarter of the time on a Stack name).
+            hit = { test: (input: string) => re.test(input) };
         } catch (e) {
             // re2js names the offending part of the pattern (config, never a secret), not the input.
             const why = e instanceof Error ? e.message.replace(/^error parsing regexp: /, "") : "invalid";
