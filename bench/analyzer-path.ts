@@ -96,6 +96,59 @@ export function noopPack(): Policies {
     })) as Policies;
 }
 
+/** A finding as the floor that reports replays it: the pack's own message (without the SDK's prefix), where, and its own level. */
+type Replayed = { message: string; urn?: string; enforcementLevel?: string };
+
+/**
+ * The SDK's floor that also reports: the no-op pack whose hooks report, call by call, exactly the findings the
+ * pack reports there, looked up by policy and resource (found beforehand by running the pack over `reqs`).
+ * What the SDK spends carrying findings (collecting the diagnostics and building the response; over gRPC also
+ * encoding it, and the client decoding it) is in it, so the pack's time over it is pko-guard's own work (rules,
+ * views, wrappers). Informational: the issue's targets are against the plain floor (`noopPack`).
+ */
+export async function reportingFloorPack(reqs: Requests): Promise<Policies> {
+    const h = sdkHandlers();
+    // Per policy: its findings in Analyze by the request's URN (the SDK hands every policy the same URN string,
+    // so the lookup hashes it once a request), and its findings in AnalyzeStack.
+    const byPolicy = new Map<string, { resource: Map<string, Replayed[]>; stack: Replayed[] }>(policies.map((p) => [p.name, { resource: new Map(), stack: [] }]));
+    const replayed = (d: any): Replayed => {
+        const policy = policies.find((p) => p.name === d.getPolicyname());
+        const prefix = `${policy?.description ?? ""}\n`;
+        const message: string = d.getMessage();
+        // The plain form (`reportViolation(message, urn)`) gets the description prepended by the SDK; the pack's
+        // only other form is a waived finding, reported as an object at its own level, advisory (report.ts).
+        const one: Replayed = message.startsWith(prefix) ? { message: message.slice(prefix.length) } : { message, enforcementLevel: "advisory" };
+        if (d.getUrn()) one.urn = d.getUrn();
+        return one;
+    };
+    for (const req of reqs.analyze) {
+        for (const d of (await invoke(h.analyze, req)).getDiagnosticsList()) {
+            const mine = byPolicy.get(d.getPolicyname())!.resource;
+            mine.set(req.getUrn(), [...(mine.get(req.getUrn()) ?? []), replayed(d)]);
+        }
+    }
+    for (const d of (await invoke(h.analyzeStack, reqs.stack)).getDiagnosticsList()) byPolicy.get(d.getPolicyname())!.stack.push(replayed(d));
+    const replay = (list: Replayed[] | undefined, report: (...args: any[]) => void) => {
+        if (list === undefined) return;
+        for (const f of list) {
+            if (f.enforcementLevel !== undefined) report(f);
+            else if (f.urn !== undefined) report(f.message, f.urn);
+            else report(f.message);
+        }
+    };
+    return policies.map((p) => {
+        const hooks = policyHooks(p);
+        const mine = byPolicy.get(p.name)!;
+        return {
+            name: p.name,
+            description: p.description,
+            enforcementLevel: p.enforcementLevel,
+            ...(hooks.includes("validateResource") ? { validateResource: (args: { urn: string }, report: any) => replay(mine.resource.get(args.urn), report) } : {}),
+            ...(hooks.includes("validateStack") ? { validateStack: (_args: unknown, report: any) => replay(mine.stack, report) } : {}),
+        };
+    }) as Policies;
+}
+
 /** Runs Analyze for every request, one after the other as the engine does, then AnalyzeStack; returns diagnostics. */
 export async function analyzeInProcess(h: ReturnType<typeof sdkHandlers>, reqs: Requests, parts: { resources?: boolean; stack?: boolean } = {}): Promise<number> {
     let diagnostics = 0;
@@ -123,10 +176,15 @@ export class PackServer {
         readonly client: any,
     ) {}
 
-    /** Starts bin/index.js, or with `noop` the no-op pack of the same shape (bench/noop-pack.ts). */
-    static async start(repoRoot: string, noop = false): Promise<PackServer> {
+    /**
+     * Starts bin/index.js, or with `noop` the no-op pack of the same shape (bench/noop-pack.ts); with
+     * `reporting` (a number of resources) that no-op pack reports the pack's findings on the bench's program of
+     * that size (`reportingFloorPack`).
+     */
+    static async start(repoRoot: string, noop = false, reporting = 0): Promise<PackServer> {
         const args = noop ? ["-r", "ts-node/register/transpile-only", path.join(repoRoot, "bench", "noop-pack.ts")] : [path.join(repoRoot, "bin", "index.js")];
-        const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+        const env = noop && reporting > 0 ? { ...process.env, PKO_GUARD_BENCH_REPORTING: String(reporting) } : process.env;
+        const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
         let stderr = "";
         child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-2000)));
         const port = await new Promise<number>((resolve, reject) => {
