@@ -304,6 +304,31 @@ describe("pko-guard check", function () {
         assert.deepStrictEqual(at("pko-stack-auth-delegator"), [["Stack/pulumi/app", 5, 3]]);
     });
 
+    it("writes its whole output into a pipe before it exits, and a reader that goes away does not hold it", () => {
+        // 400 Stacks with advisory findings: a terminal table over twice a pipe's 64 KiB (the command used to exit
+        // with the pipe's first 64 KiB written and the rest dropped).
+        const stacks = Array.from(
+            { length: 400 },
+            (_, i) => `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: app-${i}\n  namespace: team\nspec:\n  stack: acme/app-${i}/dev\n  projectRepo: https://github.com/acme/app\n  branch: main\n`,
+        );
+        write("m/stacks.yaml", stacks.join("---\n"));
+        // Through a shell's pipe (64 KiB of buffer; the socket pairs spawnSync reads from hold more), and into a file.
+        const run = (redirect: string) => spawnSync("bash", ["-c", `"${process.execPath}" "${CLI}" check m ${redirect}; echo "exit \${PIPESTATUS[0]}"`], { cwd: tmp, encoding: "utf8", timeout: 60000 });
+        const toFile = run("> out.txt");
+        const piped = run("| cat > piped.txt");
+        for (const r of [toFile, piped]) assert.deepStrictEqual([r.status, r.stderr, r.stdout], [0, "", "exit 0\n"]);
+        const whole = fs.readFileSync(path.join(tmp, "out.txt"), "utf8");
+        assert.ok(Buffer.byteLength(whole) > 2 * 64 * 1024, `${Buffer.byteLength(whole)} bytes`);
+        assert.match(whole, /400 object\(s\) in 1 file\(s\).*400 violation\(s\), 0 blocking: PASS\n$/);
+        assert.strictEqual(Buffer.byteLength(fs.readFileSync(path.join(tmp, "piped.txt"), "utf8")), Buffer.byteLength(whole));
+        assert.strictEqual(fs.readFileSync(path.join(tmp, "piped.txt"), "utf8"), whole);
+        // `| head -1`: the reader closes the pipe after one line; the command ends with nothing on stderr.
+        const head = run("| head -1");
+        assert.strictEqual(head.status, 0, head.stderr);
+        assert.strictEqual(head.stderr, "");
+        assert.deepStrictEqual(head.stdout.split("\n"), [whole.split("\n")[0], "exit 0", ""]);
+    });
+
     it("counts objects of kinds no rule reads without reporting them", () => {
         write("m/deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n---\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [deploy.yaml]\n");
         const r = check(["m"], tmp);
