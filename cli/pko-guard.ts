@@ -21,6 +21,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { isMainThread } from "worker_threads";
 import { escapeText } from "../core/escape";
+import { exitWhenWritten } from "../core/exit";
 import { BadInputError, isReportedError } from "../core/errors";
 import { onInterrupt } from "../core/process";
 import { REPO_ROOT } from "../core/paths";
@@ -295,21 +296,6 @@ async function main(argv: string[]): Promise<number> {
         throw e;
     }
     return exit.code;
-}
-
-/**
- * Exits with `code` once what was written to standard output and error has left the process. On a pipe (a CI
- * log, `| tee`) Node writes asynchronously, and exiting at once dropped whatever the pipe had not taken yet:
- * a check's terminal table was cut at 64 KiB. A reader that has gone away (EPIPE) does not hold the exit.
- */
-function exitWhenWritten(code: number): void {
-    const written = (stream: NodeJS.WriteStream) =>
-        new Promise<void>((resolve) => {
-            if (stream.writableLength === 0) return resolve();
-            stream.once("error", () => resolve());
-            stream.write("", () => resolve());
-        });
-    void Promise.all([written(process.stdout), written(process.stderr)]).then(() => process.exit(code));
 }
 
 if (isMainThread) main(process.argv.slice(2)).then(exitWhenWritten);

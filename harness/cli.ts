@@ -9,6 +9,7 @@ import "../core/fatal";
 import { escapeText } from "../core/escape";
 import { Command, CommanderError, Option } from "commander";
 import { isReportedError } from "../core/errors";
+import { exitWhenWritten } from "../core/exit";
 import { ReportRequest, parseReportOption, writeReports } from "../cli/reports/write";
 import { progress, renderRun, styleFor } from "./table";
 import { LegChoice, fixtureSubjects, loadFixtures, runFixtures } from "./runner";
@@ -59,6 +60,6 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
+    (code) => exitWhenWritten(code),
     (e) => (isReportedError(e) ? badInput(e.message) : badInput(`unexpected error: ${String((e as Error)?.message ?? e).split("\n")[0]}`)),
 );

@@ -29,6 +29,25 @@ function assertOneLineError(stderr: string, pattern: RegExp) {
 describe("harness CLI", function () {
     this.timeout(300000);
 
+    it("ends, as pko-guard's commands do, once its output has gone into a pipe (core/exit.ts), with its exit code", () => {
+        // Both entry points end through exitWhenWritten (test/check/check.spec.ts runs pko-guard check through a pipe).
+        for (const entry of ["harness/cli.ts", "cli/pko-guard.ts"]) {
+            const source = fs.readFileSync(path.join(REPO_ROOT, entry), "utf8");
+            assert.match(source, /main\(process\.argv\.slice\(2\)\)\.then\(\s*(\(code\) => )?exitWhenWritten/, entry);
+            assert.doesNotMatch(source, /\(code\) => process\.exit\(code\)/, entry);
+        }
+        // The mechanism, through a shell's pipe (64 KiB of buffer): 1 MiB written, exit code 3.
+        const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-exit-"));
+        try {
+            const script = `process.stdout.write("x".repeat(1 << 20)); require(${JSON.stringify(path.join(REPO_ROOT, "bin", "core", "exit.js"))}).exitWhenWritten(3);`;
+            const r = spawnSync("bash", ["-c", `"${process.execPath}" -e '${script}' | cat > out.txt; echo "exit \${PIPESTATUS[0]}"`], { cwd: tmp, encoding: "utf8", timeout: 60000 });
+            assert.deepStrictEqual([r.stdout, r.stderr], ["exit 3\n", ""]);
+            assert.strictEqual(fs.statSync(path.join(tmp, "out.txt")).size, 1 << 20);
+        } finally {
+            fs.rmSync(tmp, { recursive: true, force: true });
+        }
+    });
+
     it("exits 2 with one line on an unknown flag or leg", () => {
         let r = harness("--bogus");
         assert.strictEqual(r.code, 2);

@@ -1,0 +1,15 @@
+/**
+ * How a command-line entry point ends: with its exit code, once what it wrote to standard output and error has
+ * left the process. On a pipe (a CI log, `| tee`, a shell's `|`) Node may still hold part of a large write when the
+ * command is done, and `process.exit` at that moment dropped it: `pko-guard check`'s terminal table was cut at the
+ * pipe's 64 KiB. A reader that has gone away (EPIPE, `| head -1`) does not hold the exit.
+ */
+export function exitWhenWritten(code: number): void {
+    const written = (stream: NodeJS.WriteStream) =>
+        new Promise<void>((resolve) => {
+            if (stream.writableLength === 0) return resolve();
+            stream.once("error", () => resolve());
+            stream.write("", () => resolve());
+        });
+    void Promise.all([written(process.stdout), written(process.stderr)]).then(() => process.exit(code));
+}
