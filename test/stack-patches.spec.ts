@@ -7,7 +7,9 @@
 import * as assert from "assert";
 import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { policies } from "../policies";
-import { mergePatch, patchedStacks, stackPatches } from "../policies/model/stack";
+import { describeStack, mergePatch, patchedStacks, stackPatches, stackView } from "../policies/model/stack";
+import { stackIdentities } from "../policies/model/rbac/stacks";
+import { endRequests, inRequest, openRequest } from "../policies/model/request";
 import { UNKNOWN } from "../policies/model/values";
 import { SHA, TestResource, UNKNOWN_WIRE, goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "./helpers";
 
@@ -168,6 +170,36 @@ describe("patchedStacks (what program-level rules read)", () => {
         assert.strictEqual(views[0].view.serviceAccountName, "deployer");
         assert.strictEqual(views[0].view.refresh, true);
         assert.match(views[1].view.undeclaredTarget ?? "", /pulumi\/other\) is not declared/);
+    });
+
+    it("the RBAC rules' identities name each Stack as the Stack, patched or not (an unpatched Stack is its own view)", () => {
+        const other = stackResource("app-other", goodSpec({ stack: "acme/other/dev" }));
+        const program = [prod, other, patch("app-prod", { serviceAccountName: "deployer", stack: "acme/app/patched" }, {}, "p1")].map((r) => ({ ...r, urn: r.name }));
+        // Inside one request, as the analyzer runs the RBAC rules: the views are the request's shared ones.
+        openRequest("program");
+        try {
+            inRequest("program", "test", () => {
+                const [patched, plain] = stackIdentities(program);
+                const views = patchedStacks(program);
+                assert.strictEqual(plain.view, views[1].view);
+                assert.strictEqual(describeStack(plain.view), 'Stack "app-other" (stack "acme/other/dev")');
+                // The patched view is described as the patch first; the identity, a copy of it, is described as the Stack.
+                assert.notStrictEqual(patched.view, views[0].view);
+                assert.match(describeStack(views[0].view), /^StackPatch "p1" of Stack "app-prod"/);
+                assert.strictEqual(describeStack(patched.view), 'Stack "app-prod" (stack "acme/app/patched")');
+            });
+        } finally {
+            endRequests();
+        }
+    });
+
+    it("describes a copy of a described view by the copy's own name and stack", () => {
+        const view = stackView({ ...prod, urn: "u" })!;
+        assert.match(describeStack(view), /^Stack "app-prod" \(stack /);
+        assert.strictEqual(describeStack({ ...view, resourceName: "renamed" }), `Stack "renamed" (stack ${JSON.stringify(view.stack)})`);
+        assert.strictEqual(describeStack({ ...view, stack: "acme/x/y" }), 'Stack "app-prod" (stack "acme/x/y")');
+        assert.strictEqual(describeStack({ ...view, stack: UNKNOWN }), 'Stack "app-prod"');
+        assert.match(describeStack(view), /^Stack "app-prod" \(stack /);
     });
 });
 

@@ -79,6 +79,12 @@ export interface StackView {
     serviceAccountName: string | Unknown | undefined;
     workspaceTemplate: Plain;
     environment: Plain;
+    /**
+     * The label `describeStack` wrote for this view, with the name and stack it was written from: a copy of the
+     * view (`{ ...view, resourceName }`) carries it along, and writes its own when those differ. A cache, not a
+     * fact about the Stack (no rule reads it).
+     */
+    described?: { resourceName: string; stack: string | Unknown | undefined; label: string };
 }
 
 /** Whether a type token and GVK are a PKO Stack, a patch of one, or neither. */
@@ -195,6 +201,8 @@ function buildView(resource: { type: string; name: string; urn?: string }, props
         serviceAccountName: str(s("serviceAccountName")),
         workspaceTemplate: s("workspaceTemplate"),
         environment: s("environment"),
+        // Present from the start, so that describing a view does not change its shape (see `describeStack`).
+        described: undefined,
     };
 }
 
@@ -442,20 +450,18 @@ export function effectiveServiceAccount(view: StackView): { name: string | Unkno
 }
 
 /**
- * Labels already written, by view: a request's views are shared by its policies (request.ts), most of which
- * name the Stack, and views are never changed once built (callers copy).
+ * Human label of a Stack for messages: the resource name and, when known, its stack. A request's views are
+ * shared by its policies (request.ts), most of which name the Stack, so the label is written once, onto the
+ * view (`described`, a field every built view has, so writing it keeps the view's shape: a side table keyed by
+ * view cost a lookup on every call and an entry for every view of every request).
  */
-const labels = new WeakMap<StackView, string>();
-
-/** Human label of a Stack for messages: the resource name and, when known, its stack. */
 export function describeStack(view: StackView): string {
     if (view.label !== undefined) return view.label;
-    let label = labels.get(view);
-    if (label === undefined) {
-        const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
-        label = `Stack ${JSON.stringify(view.resourceName)}${target}`;
-        labels.set(view, label);
-    }
+    const written = view.described;
+    if (written !== undefined && written.resourceName === view.resourceName && written.stack === view.stack) return written.label;
+    const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
+    const label = `Stack ${JSON.stringify(view.resourceName)}${target}`;
+    view.described = { resourceName: view.resourceName, stack: view.stack, label };
     return label;
 }
 

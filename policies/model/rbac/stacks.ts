@@ -77,7 +77,9 @@ export function buildStackIdentities(resources: ResourceLike[]): StackIdentity[]
     // program does not declare says nothing reliable about the account it runs as, so it is not a Stack here.
     for (const { view: patched, stack } of patchedStacks(resources)) {
         if (!stack) continue;
-        const view: StackView = { ...patched, resourceName: stack.resourceName, urn: stack.urn, type: stack.type, label: stack.label };
+        // An unpatched Stack is its own view (most programs patch none): copying it would only make another
+        // object for every Stack of the program, and one that every rule then describes and classifies anew.
+        const view: StackView = patched === stack ? stack : { ...patched, resourceName: stack.resourceName, urn: stack.urn, type: stack.type, label: stack.label };
         const sa = effectiveServiceAccount(view);
         const namespace = view.namespace === UNKNOWN ? UNKNOWN : (view.namespace ?? DEFAULT_NAMESPACE);
         out.push({ order: out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
