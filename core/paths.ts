@@ -24,7 +24,12 @@ export const PACK_DIR = path.join(REPO_ROOT, "pack");
 export const PACK_ENTRY = path.join(PACK_DIR, "dist", "index.js");
 /** The same pack compiled by tsc alone, module by module (tests compare the two). */
 export const PLAIN_PACK_ENTRY = path.join(REPO_ROOT, "bin", "index.js");
-/** The installed command (`bin` of package.json), as a user runs it; built by `npm run build`. */
+/**
+ * The installed command (`bin` of package.json), as a user runs it: cli/bundle/launch.ts, which runs the CLI bundle
+ * with V8's code cache for it; both built by `npm run build` (cli/bundle/build.ts).
+ */
 export const CLI_ENTRY = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
+/** The CLI bundle the installed command runs (one file for every command). */
+export const CLI_BUNDLE = path.join(REPO_ROOT, "bin", "cli", "pko-guard.bundle.js");
 /** The harness's command (`npm run harness`); built by `npm run build`. */
 export const HARNESS_ENTRY = path.join(REPO_ROOT, "bin", "harness", "cli.js");

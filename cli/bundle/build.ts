@@ -20,12 +20,9 @@ import * as esbuild from "esbuild";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { CLI_BUNDLE, CLI_ENTRY, REPO_ROOT as REPO } from "../../core/paths";
 
-const REPO = path.resolve(__dirname, "..", "..", "..");
 const HERE = path.join(REPO, "cli", "bundle");
-/** What package.json's `bin` runs: ./launch.ts, which runs the bundle with V8's code cache for it. */
-export const CLI_ENTRY = path.join(REPO, "bin", "cli", "pko-guard.js");
-export const CLI_BUNDLE = path.join(REPO, "bin", "cli", "pko-guard.bundle.js");
 /** Where the build's warm-up run judges (a checkout has it; without it no cache is written until the first run). */
 const WARM_UP = path.join(REPO, "fixtures", "gitops-guide-example", "manifests");
 

@@ -11,11 +11,11 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { CLI_ENTRY, REPO_ROOT } from "../../core/paths";
+import { CLI_BUNDLE, CLI_ENTRY, REPO_ROOT } from "../../core/paths";
 import * as rpcStandIn from "../../cli/bundle/rpc";
 
 const CLI = CLI_ENTRY;
-const BUNDLE = path.join(REPO_ROOT, "bin", "cli", "pko-guard.bundle.js");
+const BUNDLE = CLI_BUNDLE;
 const CACHE = path.join(REPO_ROOT, "bin", "cli", `pko-guard.bundle.${process.versions.v8}-${process.arch}.cache`);
 const GUIDE = path.join(REPO_ROOT, "fixtures", "gitops-guide-example", "manifests");
 
