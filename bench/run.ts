@@ -44,6 +44,13 @@ function median(xs: number[]): number {
  * 1 and 2: the whole pack on the analyzer's real path, in process (bench/analyzer-path.ts): the SDK's own
  * Analyze handler per resource, one after the other, then its AnalyzeStack handler once.
  */
+/** The order the pack and both floors run in, round by round: each first, second and third in turn. */
+const ROTATION = [
+    ["floor", "pack", "reporting"],
+    ["pack", "reporting", "floor"],
+    ["reporting", "floor", "pack"],
+] as const;
+
 async function throughput(): Promise<PartOutput> {
     line("== in-process, analyzer path (SDK Analyze per resource + AnalyzeStack; every policy deserializes and proxies its own copy)");
     const h = sdkHandlers();
@@ -68,14 +75,9 @@ async function throughput(): Promise<PartOutput> {
     await analyzeInProcess(floor, floorReqs);
     await analyzeInProcess(reporting, floorReqs);
     const paired: { pack: number; floor: number; reporting: number }[] = [];
-    const orders = [
-        ["floor", "pack", "reporting"],
-        ["pack", "reporting", "floor"],
-        ["reporting", "floor", "pack"],
-    ] as const;
     for (let i = 0; i < FLOOR_ROUNDS; i++) {
         const one = { pack: 0, floor: 0, reporting: 0 };
-        for (const which of orders[i % orders.length]) {
+        for (const which of ROTATION[i % ROTATION.length]) {
             one[which] = await timeAsync(() => analyzeInProcess(which === "pack" ? h : which === "floor" ? floor : reporting, floorReqs), 1);
         }
         paired.push(one);
@@ -140,13 +142,8 @@ async function overGrpc(): Promise<PartOutput> {
         const seq: number[] = [];
         const floorSeq: number[] = [];
         const reportingSeq: number[] = [];
-        const orders = [
-            ["floor", "pack", "reporting"],
-            ["pack", "reporting", "floor"],
-            ["reporting", "floor", "pack"],
-        ];
         for (let i = 0; i < 3; i++) {
-            for (const which of orders[i]) {
+            for (const which of ROTATION[i % ROTATION.length]) {
                 if (which === "pack") seq.push(await timeAsync(() => server.analyze(reqs, 1), 1));
                 else if (which === "floor") floorSeq.push(await timeAsync(() => floor.analyze(reqs, 1), 1));
                 else reportingSeq.push(await timeAsync(() => reporting.analyze(reqs, 1), 1));
