@@ -140,6 +140,11 @@ export async function peers(line: (s: string) => void): Promise<PartOutput> {
     }
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-peers-"));
     try {
+        // The repositories are git work trees, as manifests repositories are: `check` asks git for the repository
+        // root (Argo CD's source paths are relative to it), and that costs it a process, which a folder outside
+        // any repository would spare it.
+        const init = spawnSync("git", ["init", "-q", tmp], { encoding: "utf8" });
+        if (init.status !== 0) throw new Error(`git init failed: ${(init.stderr || String(init.error)).trim().split("\n")[0]}`);
         // Same work first: every tool must report the same findings on a small repository.
         const small = path.join(tmp, "small");
         writeRepository(small, 100);
