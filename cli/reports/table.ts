@@ -30,11 +30,21 @@ export function wrap(text: string, width: number, indent = ""): string[] {
     return lines;
 }
 
-function where(f: Finding): string {
+/** A finding's file as shown: relative to the current folder when inside it. `shown`: the files shown so far in one rendering. */
+function shownFile(file: string, shown: Map<string, string>): string {
+    let out = shown.get(file);
+    if (out === undefined) {
+        const rel = path.isAbsolute(file) ? path.relative(process.cwd(), file) : file;
+        out = esc(rel === "" || rel.startsWith("..") ? file : rel);
+        shown.set(file, out);
+    }
+    return out;
+}
+
+function where(f: Finding, shown: Map<string, string>): string {
     if (!f.file) return "";
-    const rel = path.isAbsolute(f.file) ? path.relative(process.cwd(), f.file) : f.file;
     const synced = f.syncedBy ? `; synced by ${esc(f.syncedBy)}` : "";
-    return ` (${esc(rel === "" || rel.startsWith("..") ? f.file : rel)}:${f.line ?? 1}${f.column ? `:${f.column}` : ""}${synced})`;
+    return ` (${shownFile(f.file, shown)}:${f.line ?? 1}${f.column ? `:${f.column}` : ""}${synced})`;
 }
 
 const ORDER: Finding["status"][] = ["blocking", "advisory", "waived"];
@@ -56,13 +66,22 @@ export function renderFindings(r: ProjectSubject, width = terminalWidth(), summa
         if (!lines) fixLines.set(policy, (lines = wrap(`fix: ${remediation}`, width, "  ")));
         return lines;
     };
+    // Many findings share a message (a rule says the same of many objects) and a file: each is wrapped, or
+    // shown, once a rendering.
+    const messageLines = new Map<string, string[]>();
+    const messageOf = (message: string) => {
+        let lines = messageLines.get(message);
+        if (!lines) messageLines.set(message, (lines = wrap(esc(message), width, "    ")));
+        return lines;
+    };
+    const shown = new Map<string, string>();
     const out: string[] = [];
     for (const status of ORDER) {
         for (const f of r.findings.filter((x) => x.status === status)) {
             const rule = fixes.get(f.policy);
             out.push(`${TITLE[status]}  ${esc(f.policy)}${rule?.severity ? ` [${rule.severity}]` : ""}`);
-            out.push(`  resource: ${f.resource ? esc(f.resource) : "(stack)"}${where(f)}`);
-            out.push(...wrap(esc(f.message), width, "    "));
+            out.push(`  resource: ${f.resource ? esc(f.resource) : "(stack)"}${where(f, shown)}`);
+            for (const line of messageOf(f.message)) out.push(line);
             if (status === "waived" && f.waiver) out.push(...wrap(`waived: ${esc(f.waiver.reason)}${f.waiver.expires ? ` (until ${esc(f.waiver.expires)})` : ""}`, width, "  "));
             if (status === "blocking" && rule?.remediation) out.push(...fixOf(f.policy, rule.remediation));
             out.push("");

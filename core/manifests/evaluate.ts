@@ -17,7 +17,18 @@ import { LoadResult, ManifestObject, evalResources } from "./objects";
  * a branch named "spec.x" must not move the finding.
  */
 export function rowField(r: EvalRow): string | undefined {
-    return r.field || fieldNamedIn(r.facts.text);
+    return r.field || fieldNamedInText(r.facts.text);
+}
+
+/** Messages' fields already found (a rule says the same thing of many objects); bounded, since messages quote input. */
+const namedFields = new Map<string, string | undefined>();
+const MAX_NAMED_FIELDS = 10_000;
+
+function fieldNamedInText(text: string): string | undefined {
+    if (namedFields.has(text)) return namedFields.get(text);
+    const field = fieldNamedIn(text);
+    if (namedFields.size < MAX_NAMED_FIELDS) namedFields.set(text, field);
+    return field;
 }
 
 /** A row as reports give it: at its object's file and the line and column of its field (as is when no object is known). */

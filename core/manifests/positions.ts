@@ -62,17 +62,24 @@ export function findNode(root: PosNode | undefined, segments: readonly (string |
     let i = 0;
     while (node && i < segments.length) {
         if (node.entries) {
-            let best: { length: number; entry: PosEntry } | undefined;
+            let best: PosEntry | undefined;
+            let bestLength = 0;
             for (const k of keysOf(node)) {
-                if (k.parts.length > segments.length - i || (best && k.parts.length < best.length)) continue;
+                if (k.parts.length > segments.length - i || (best && k.parts.length < bestLength)) continue;
                 let match = true;
-                for (let j = 0; j < k.parts.length && match; j++) match = String(segments[i + j]) === k.parts[j];
-                if (match) best = { length: k.parts.length, entry: k.entry };
+                for (let j = 0; j < k.parts.length && match; j++) {
+                    const segment = segments[i + j];
+                    match = (typeof segment === "string" ? segment : String(segment)) === k.parts[j];
+                }
+                if (match) {
+                    best = k.entry;
+                    bestLength = k.parts.length;
+                }
             }
             if (!best) break;
-            found = best.entry;
-            node = best.entry.value;
-            i += best.length;
+            found = best;
+            node = best.value;
+            i += bestLength;
         } else if (node.items && typeof segments[i] === "number") {
             const item: PosNode | undefined = node.items[segments[i] as number];
             if (!item) break;

@@ -28,6 +28,7 @@ module.exports = {
         "test/cluster/admission.spec.ts",
         "test/check/capabilities.spec.ts",
         "test/check/path-match.spec.ts",
+        "test/check/table.spec.ts",
         "test/check/repo-tree.spec.ts",
     ],
     timeout: 20000,
