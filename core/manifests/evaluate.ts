@@ -17,34 +17,21 @@ import { LoadResult, ManifestObject, evalResources } from "./objects";
  * a branch named "spec.x" must not move the finding.
  */
 export function rowField(r: EvalRow): string | undefined {
-    return r.field || fieldNamedInText(r.facts.text);
-}
-
-/** Messages' fields already found (a rule says the same thing of many objects); bounded, since messages quote input. */
-const namedFields = new Map<string, string | undefined>();
-const MAX_NAMED_FIELDS = 10_000;
-
-function fieldNamedInText(text: string): string | undefined {
-    if (namedFields.has(text)) return namedFields.get(text);
-    const field = fieldNamedIn(text);
-    if (namedFields.size < MAX_NAMED_FIELDS) namedFields.set(text, field);
-    return field;
+    return r.field || fieldNamedIn(r.facts.text);
 }
 
 /** A row as reports give it: at its object's file and the line and column of its field (as is when no object is known). */
 export type LocatedRow = Row & { facts: MessageFacts };
 
 /** Where a row's field is in its object (the object's own line when the row names no field). */
-export function rowPosition(r: EvalRow, obj: Pick<ManifestObject, "line" | "column" | "locate">): { line: number; column: number } {
-    const field = rowField(r);
+export function rowPosition(r: EvalRow, obj: Pick<ManifestObject, "line" | "column" | "locate">, field = rowField(r)): { line: number; column: number } {
     return field ? obj.locate(field) : { line: obj.line, column: obj.column };
 }
 
 /** A row at its object's file, line and column (`at`: from rowPosition, here or in the thread that read the object). */
-export function locatedRow(r: EvalRow, obj: Pick<ManifestObject, "repoPath" | "abs" | "syncedBy"> | undefined, at: { line: number; column: number } | undefined): LocatedRow {
+export function locatedRow(r: EvalRow, obj: Pick<ManifestObject, "repoPath" | "abs" | "syncedBy"> | undefined, at: { line: number; column: number } | undefined, field = obj && at ? rowField(r) : undefined): LocatedRow {
     const { field: _field, ...plain } = r;
     if (!obj || !at) return plain;
-    const field = rowField(r);
     // Repository-relative, else absolute, else standard input (the location rule of cli/reports/location.ts).
     return { ...plain, file: obj.repoPath ?? obj.abs ?? STDIN_FILE, line: at.line, column: at.column, ...(field ? { field } : {}), ...(obj.syncedBy ? { syncedBy: obj.syncedBy } : {}) };
 }
@@ -56,7 +43,9 @@ export function evaluateManifests(load: LoadResult, config: PackConfig): Located
     return sortRows<LocatedRow>(
         rows.map((r) => {
             const obj = byUrn.get(r.urn);
-            return locatedRow(r, obj, obj && rowPosition(r, obj));
+            if (!obj) return locatedRow(r, obj, undefined);
+            const field = rowField(r); // a message's field is found once
+            return locatedRow(r, obj, rowPosition(r, obj, field), field);
         }),
     );
 }
