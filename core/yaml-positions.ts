@@ -206,7 +206,7 @@ export class ParseLog {
                 if (key.includes("\n") || key.includes("\r")) throw new Bail();
                 const vKind = ints[v * WIDTH + INFO] & KIND;
                 const value = vKind === MAPPING || vKind === SEQUENCE ? this.build(v, text, offset) : undefined;
-                entries.push({ key, keyStart: keyStart + offset, ...(value ? { value } : {}) });
+                entries.push(value ? { key, keyStart: keyStart + offset, value } : { key, keyStart: keyStart + offset });
                 k = ints[v * WIDTH + NEXT];
             }
             // A block mapping starts at its first key; a flow mapping at its brace.

@@ -29,6 +29,7 @@ module.exports = {
         "test/check/capabilities.spec.ts",
         "test/check/path-match.spec.ts",
         "test/check/table.spec.ts",
+        "test/check/find-node.spec.ts",
         "test/check/repo-tree.spec.ts",
     ],
     timeout: 20000,
