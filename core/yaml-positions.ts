@@ -5,7 +5,9 @@
  * - from js-yaml's parse events (the fast path's parser, several times faster), for the documents it can answer
  *   for exactly: block and flow mappings and sequences of scalars, without anchors, aliases, tags, explicit keys
  *   or a byte order mark. Anything else gives undefined, and the exact path answers. The decoder records the
- *   events of its own parse (ParseLog), and a document's tree is built from them when it is asked for.
+ *   events of its own parse (ParseLog); a document's events are checked when its positions are first asked for,
+ *   and each mapping's entries and sequence's items read from them when walked (only the path to a finding is
+ *   ever built and kept).
  * test/check/yaml-positions.spec.ts requires both trees to be equal wherever the fast one answers.
  */
 import * as jsyaml from "js-yaml";
@@ -179,51 +181,134 @@ export class ParseLog {
     positions(mark: number, text: string, offset: number): PosNode | undefined {
         if (UNSUPPORTED.test(text) || mark >= this.nodes || (this.ints[mark * WIDTH + INFO] & KIND) === NONE) return undefined;
         try {
-            return this.build(mark, text, offset);
+            this.check(mark, text);
         } catch {
             return undefined;
         }
+        return this.node(mark, text, offset);
     }
 
-    private build(outer: number, text: string, offset: number): PosNode {
-        const ints = this.ints;
+    /** The node a recorded node stands for: js-yaml composed a block node by first trying it as a mapping's key. */
+    private own(outer: number): number {
         let e = outer;
-        while ((ints[e * WIDTH + INFO] & SOLE) !== 0) e++; // the only child is the next node
-        const info = ints[e * WIDTH + INFO];
+        while ((this.ints[e * WIDTH + INFO] & SOLE) !== 0) e++; // the only child is the next node
+        return e;
+    }
+
+    /** A mapping's key (recorded node k, a scalar): its text, or its value when quoted. */
+    private key(k: number, text: string, keyStart: number): string {
+        const q = text.charCodeAt(keyStart);
+        return q === 0x22 || q === 0x27 ? this.strings[(this.ints[k * WIDTH + INFO] >>> STRING_SHIFT) - 1] : text.slice(keyStart, this.ints[k * WIDTH + END]).trimEnd();
+    }
+
+    /** Throws Bail when a node of the document is one the positions do not answer for (see the header). */
+    private check(outer: number, text: string): void {
+        const ints = this.ints;
+        const e = this.own(outer);
         const next = ints[e * WIDTH + NEXT];
-        const start = contentStart(text, ints[e * WIDTH + OPEN]);
-        const kind = info & KIND;
+        const kind = ints[e * WIDTH + INFO] & KIND;
         if (kind === MAPPING) {
-            const entries: PosEntry[] = [];
             for (let k = e + 1; k < next;) {
-                if (ints[k * WIDTH + NEXT] >= next) throw new Bail(); // a key without a value
                 const v = ints[k * WIDTH + NEXT];
-                const kInfo = ints[k * WIDTH + INFO];
-                if ((kInfo & KIND) !== SCALAR || v !== k + 1) throw new Bail();
-                const keyStart = contentStart(text, ints[k * WIDTH + OPEN]);
-                const q = text.charCodeAt(keyStart);
-                const key = q === 0x22 || q === 0x27 ? this.strings[(kInfo >>> STRING_SHIFT) - 1] : text.slice(keyStart, ints[k * WIDTH + END]).trimEnd();
+                if (v >= next) throw new Bail(); // a key without a value
+                if ((ints[k * WIDTH + INFO] & KIND) !== SCALAR || v !== k + 1) throw new Bail();
+                const key = this.key(k, text, contentStart(text, ints[k * WIDTH + OPEN]));
                 if (key.includes("\n") || key.includes("\r")) throw new Bail();
                 const vKind = ints[v * WIDTH + INFO] & KIND;
-                const value = vKind === MAPPING || vKind === SEQUENCE ? this.build(v, text, offset) : undefined;
-                entries.push(value ? { key, keyStart: keyStart + offset, value } : { key, keyStart: keyStart + offset });
+                if (vKind === MAPPING || vKind === SEQUENCE) this.check(v, text);
                 k = ints[v * WIDTH + NEXT];
             }
-            // A block mapping starts at its first key; a flow mapping at its brace.
-            return { start: (text.charCodeAt(start) === 0x7b || entries.length === 0 ? start : entries[0].keyStart - offset) + offset, entries };
-        }
-        if (kind === SEQUENCE) {
-            const items: PosNode[] = [];
+        } else if (kind === SEQUENCE) {
             for (let c = e + 1; c < next; c = ints[c * WIDTH + NEXT]) {
                 if ((ints[c * WIDTH + INFO] & KIND) === NONE) throw new Bail(); // an empty item
-                items.push(this.build(c, text, offset));
+                this.check(c, text);
             }
-            if ((info & SHORT) !== 0) throw new Bail();
-            return { start: start + offset, items };
+            if ((ints[e * WIDTH + INFO] & SHORT) !== 0) throw new Bail();
+        } else if (kind !== SCALAR || next !== e + 1) {
+            throw new Bail();
         }
-        if (kind !== SCALAR || next !== e + 1) throw new Bail();
+    }
+
+    /** A checked node's positions: a scalar's start, or a collection whose entries or items are read when asked for. */
+    node(outer: number, text: string, offset: number): PosNode {
+        const e = this.own(outer);
+        const ints = this.ints;
+        const start = contentStart(text, ints[e * WIDTH + OPEN]);
+        const kind = ints[e * WIDTH + INFO] & KIND;
+        if (kind === MAPPING) {
+            // A block mapping starts at its first key; a flow mapping at its brace.
+            const first = e + 1 < ints[e * WIDTH + NEXT] && text.charCodeAt(start) !== 0x7b ? contentStart(text, ints[(e + 1) * WIDTH + OPEN]) : start;
+            return new LoggedMapping(this, e, text, offset, first + offset);
+        }
+        if (kind === SEQUENCE) return new LoggedSequence(this, e, text, offset, start + offset);
         return { start: start + offset };
     }
+
+    /** The entries of checked mapping e. */
+    entriesOf(e: number, text: string, offset: number): PosEntry[] {
+        const ints = this.ints;
+        const next = ints[e * WIDTH + NEXT];
+        const entries: PosEntry[] = [];
+        for (let k = e + 1; k < next;) {
+            const v = k + 1;
+            const keyStart = contentStart(text, ints[k * WIDTH + OPEN]);
+            const key = this.key(k, text, keyStart);
+            const vKind = ints[v * WIDTH + INFO] & KIND;
+            entries.push(vKind === MAPPING || vKind === SEQUENCE ? { key, keyStart: keyStart + offset, value: this.node(v, text, offset) } : { key, keyStart: keyStart + offset });
+            k = ints[v * WIDTH + NEXT];
+        }
+        return entries;
+    }
+
+    /** The items of checked sequence e. */
+    itemsOf(e: number, text: string, offset: number): PosNode[] {
+        const ints = this.ints;
+        const next = ints[e * WIDTH + NEXT];
+        const items: PosNode[] = [];
+        for (let c = e + 1; c < next; c = ints[c * WIDTH + NEXT]) items.push(this.node(c, text, offset));
+        return items;
+    }
+}
+
+/**
+ * A mapping of the fast positions: its entries are read from the log when first asked for, so that a document's
+ * positions hold only what locating its findings walked (a whole tree a document was as large as its value).
+ */
+class LoggedMapping implements PosNode {
+    private read?: PosEntry[];
+    constructor(
+        private readonly log: ParseLog,
+        private readonly at: number,
+        private readonly text: string,
+        private readonly offset: number,
+        readonly start: number,
+    ) {}
+    get entries(): PosEntry[] {
+        return (this.read ??= this.log.entriesOf(this.at, this.text, this.offset));
+    }
+}
+
+/** A sequence of the fast positions: its items are read from the log when first asked for (see LoggedMapping). */
+class LoggedSequence implements PosNode {
+    private read?: PosNode[];
+    constructor(
+        private readonly log: ParseLog,
+        private readonly at: number,
+        private readonly text: string,
+        private readonly offset: number,
+        readonly start: number,
+    ) {}
+    get items(): PosNode[] {
+        return (this.read ??= this.log.itemsOf(this.at, this.text, this.offset));
+    }
+}
+
+/** A tree of positions as plain objects (every entry and item read): what tests compare. */
+export function plainPositions(n: PosNode | undefined): PosNode | undefined {
+    if (!n) return undefined;
+    if (n.entries) return { start: n.start, entries: n.entries.map((e) => (e.value ? { key: e.key, keyStart: e.keyStart, value: plainPositions(e.value)! } : { key: e.key, keyStart: e.keyStart })) };
+    if (n.items) return { start: n.start, items: n.items.map((i) => plainPositions(i)!) };
+    return { start: n.start };
 }
 
 /**
@@ -241,5 +326,5 @@ export function fastPositions(chunk: string, offset: number, options: jsyaml.Loa
         return undefined;
     }
     log.end();
-    return log.positions(mark, chunk, offset);
+    return plainPositions(log.positions(mark, chunk, offset));
 }

@@ -12,7 +12,7 @@ import * as path from "path";
 import * as jsyaml from "js-yaml";
 import * as YAML from "yaml";
 import { KubeYamlError, decodeKubeYaml, decodeOptions } from "../../core/kube-yaml";
-import { ParseLog, fastPositions, fromYamlNode } from "../../core/yaml-positions";
+import { ParseLog, fastPositions, fromYamlNode, plainPositions } from "../../core/yaml-positions";
 import { generate } from "../../bench/check";
 import { writeRepository } from "../../bench/peers/manifests";
 
@@ -55,7 +55,7 @@ function agree(text: string, label: string): number {
 function decoderPositions(text: string, fastPath: boolean): unknown[] | undefined {
     decodeOptions.fastPath = fastPath;
     try {
-        return decodeKubeYaml(text).map((d) => (d.value === null ? "empty" : d.positions));
+        return decodeKubeYaml(text).map((d) => (d.value === null ? "empty" : plainPositions(d.positions)));
     } catch (e) {
         if (e instanceof KubeYamlError) return undefined;
         throw e;
@@ -108,6 +108,13 @@ describe("fast document positions (core/yaml-positions.ts) equal the exact path'
         });
     });
 
+    it("keys over several lines (flow mappings) are left to the exact path", () => {
+        for (const text of ["{a\n b: 1, c: 2}\n", '{"a\\nb": 1}\n', "x: {p\n  q: [1]}\n", "- {'k\n\n  l': v}\n"]) {
+            agree(text, JSON.stringify(text));
+            decoderAgrees(text, JSON.stringify(text));
+        }
+    });
+
     it("one parse log for many documents: each document's positions from its own mark, after documents dropped", () => {
         const docs = ["a: 1\nb:\n  c: [x, {'d.e': 2}]\n", "- 1\n- k: v\n  'q': \"w\"\n", "x: [unclosed\n", "{p: q, r: [1, 2]}\n", '"k": {"n": [true]}\n'];
         const log = new ParseLog();
@@ -132,7 +139,7 @@ describe("fast document positions (core/yaml-positions.ts) equal the exact path'
             const exact = fromYamlNode(YAML.parseDocument(text, { version: "1.1", schema: "failsafe" }).contents);
             assert.ok(exact);
             assert.deepStrictEqual(
-                log.positions(marks[i]!, text, 7),
+                plainPositions(log.positions(marks[i]!, text, 7)),
                 JSON.parse(JSON.stringify(exact), (k, v) => (k === "start" || k === "keyStart" ? v + 7 : v)),
                 text,
             );
@@ -141,11 +148,11 @@ describe("fast document positions (core/yaml-positions.ts) equal the exact path'
 
     it("through the decoder: a document's positions are the same with the fast path on and off", () => {
         const text = "a: 1\nmetadata:\n  name: x  # c\n  labels: {k.x/y: v, 'q': \"w\"}\nitems:\n- name: a\n  v: [1, 2]\n-   b\n- |\n  text\n";
-        const fast = decodeKubeYaml(text).map((d) => d.positions);
+        const fast = decodeKubeYaml(text).map((d) => plainPositions(d.positions));
         decodeOptions.fastPath = false;
         try {
             assert.deepStrictEqual(
-                decodeKubeYaml(text).map((d) => d.positions),
+                decodeKubeYaml(text).map((d) => plainPositions(d.positions)),
                 fast,
             );
         } finally {
