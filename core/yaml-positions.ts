@@ -201,6 +201,23 @@ export class ParseLog {
         return q === 0x22 || q === 0x27 ? this.strings[(this.ints[k * WIDTH + INFO] >>> STRING_SHIFT) - 1] : text.slice(keyStart, this.ints[k * WIDTH + END]).trimEnd();
     }
 
+    /** Whether a mapping's key (recorded node k) holds a line break: its text is looked at, and only made when it has one. */
+    private multiline(k: number, text: string): boolean {
+        const keyStart = contentStart(text, this.ints[k * WIDTH + OPEN]);
+        const end = this.ints[k * WIDTH + END];
+        const q = text.charCodeAt(keyStart);
+        if (q !== 0x22 && q !== 0x27) {
+            let breaks = false;
+            for (let i = keyStart; i < end && !breaks; i++) {
+                const c = text.charCodeAt(i);
+                breaks = c === 0x0a || c === 0x0d;
+            }
+            if (!breaks) return false; // nor has the key, a part of that text
+        }
+        const key = this.key(k, text, keyStart);
+        return key.includes("\n") || key.includes("\r");
+    }
+
     /** Throws Bail when a node of the document is one the positions do not answer for (see the header). */
     private check(outer: number, text: string): void {
         const ints = this.ints;
@@ -212,8 +229,7 @@ export class ParseLog {
                 const v = ints[k * WIDTH + NEXT];
                 if (v >= next) throw new Bail(); // a key without a value
                 if ((ints[k * WIDTH + INFO] & KIND) !== SCALAR || v !== k + 1) throw new Bail();
-                const key = this.key(k, text, contentStart(text, ints[k * WIDTH + OPEN]));
-                if (key.includes("\n") || key.includes("\r")) throw new Bail();
+                if (this.multiline(k, text)) throw new Bail();
                 const vKind = ints[v * WIDTH + INFO] & KIND;
                 if (vKind === MAPPING || vKind === SEQUENCE) this.check(v, text);
                 k = ints[v * WIDTH + NEXT];
