@@ -33,7 +33,11 @@ export function locatedRow(r: EvalRow, obj: Pick<ManifestObject, "repoPath" | "a
     const { field: _field, ...plain } = r;
     if (!obj || !at) return plain;
     // Repository-relative, else absolute, else standard input (the location rule of cli/reports/location.ts).
-    return { ...plain, file: obj.repoPath ?? obj.abs ?? STDIN_FILE, line: at.line, column: at.column, ...(field ? { field } : {}), ...(obj.syncedBy ? { syncedBy: obj.syncedBy } : {}) };
+    const located: LocatedRow = { ...plain, file: obj.repoPath ?? obj.abs ?? STDIN_FILE, line: at.line, column: at.column };
+    // Set as spreading them would (appended, or in place when the row has the key): no object a property.
+    if (field) located.field = field;
+    if (obj.syncedBy) located.syncedBy = obj.syncedBy;
+    return located;
 }
 
 /** Evaluates loaded manifests with a reconciled config; rows located at file:line:column, with their findings' facts. */

@@ -30,6 +30,7 @@ module.exports = {
         "test/check/path-match.spec.ts",
         "test/check/table.spec.ts",
         "test/check/find-node.spec.ts",
+        "test/check/located-row.spec.ts",
         "test/check/repo-tree.spec.ts",
     ],
     timeout: 20000,
