@@ -24,13 +24,15 @@
  * several times faster) is js-yaml with a schema whose only implicit type is go-yaml's resolver above; a
  * document with anything it cannot reproduce (merge keys, explicit tags, null, empty or collection keys,
  * floats and integers js-yaml would write differently as keys, `\/` escapes, anything js-yaml rejects) is
- * decoded by the exact path instead. Node trees (positions) are then parsed on demand, by the exact path.
+ * decoded by the exact path instead. Where a fast-path document's fields are (positions) is built on demand from
+ * js-yaml's parse events, recorded while it decodes (core/yaml-positions.ts ParseLog); node trees, and the
+ * positions of what those events do not answer for, are parsed on demand by the exact path.
  * test/check/kube-yaml.spec.ts decodes a corpus with both paths and with the real Go decoder
  * (toolchain/kube-yaml) and requires identical JSON.
  */
 import * as jsyaml from "js-yaml";
 import * as YAML from "yaml";
-import { PosNode, fastPositions, fromYamlNode } from "./yaml-positions";
+import { ParseLog, PosNode, fromYamlNode } from "./yaml-positions";
 
 /** A decoding error: the reason (never the document's text) and the offset in the stream it points at. */
 export class KubeYamlError extends Error {
@@ -150,13 +152,18 @@ function unbox(v: unknown): unknown {
     return v;
 }
 
-/** The fast path for one chunk; undefined when the exact path must decide. */
-function fastDecode(chunk: string): { value: unknown } | undefined {
+/**
+ * The fast path for one chunk; undefined when the exact path must decide. Its parse events go to `log` (the
+ * document's positions, built when asked for), under the mark returned with the value.
+ */
+function fastDecode(chunk: string, log: ParseLog, options: jsyaml.LoadOptions): { value: unknown; mark: number } | undefined {
     if (!decodeOptions.fastPath || NEEDS_EXACT.test(chunk)) return undefined;
+    const mark = log.begin(chunk);
     try {
-        const value = jsyaml.load(chunk, FAST_SCHEMA_OPTIONS);
-        return { value: value === undefined ? null : unbox(value) };
+        const value = jsyaml.load(chunk, options);
+        return { value: value === undefined ? null : unbox(value), mark };
     } catch {
+        log.drop(mark);
         return undefined;
     }
 }
@@ -649,15 +656,19 @@ function exactDecode(chunk: string, offset: number): { value: unknown; node?: YA
 
 function decodeYamlStream(text: string, from: number): KubeDocument[] {
     const out: KubeDocument[] = [];
+    const log = new ParseLog();
+    const options: jsyaml.LoadOptions = { ...FAST_SCHEMA_OPTIONS, listener: log.listener };
     for (const [offset, chunk] of splitDocuments(text, from)) {
-        const fast = fastDecode(chunk);
+        const fast = fastDecode(chunk, log, options);
         if (fast) {
-            // Positions are needed for few documents (a finding, an error): their nodes are parsed when asked.
-            // js-yaml's parse events give them for most documents; the exact path's node tree for the others.
+            // Positions are needed for some documents (a finding, an error): js-yaml's parse events, recorded
+            // while decoding, give them for most documents (built when asked); the exact path's node tree, then
+            // parsed, for the others.
             let parsed: { node?: YAML.Node } | undefined;
             const node = () => (parsed ??= exactDecode(chunk, offset)).node;
             let found: { positions?: PosNode } | undefined;
-            const positions = () => (found ??= { positions: fastPositions(chunk, offset, FAST_SCHEMA_OPTIONS) ?? fromYamlNode(node()) }).positions;
+            const mark = fast.mark;
+            const positions = () => (found ??= { positions: log.positions(mark, chunk, offset) ?? fromYamlNode(node()) }).positions;
             out.push({
                 value: fast.value,
                 get start() {
@@ -683,6 +694,7 @@ function decodeYamlStream(text: string, from: number): KubeDocument[] {
             },
         });
     }
+    log.end();
     return out;
 }
 

@@ -4,7 +4,10 @@
  * - from the `yaml` package's node tree (the exact path), for any document;
  * - from js-yaml's parse events (the fast path's parser, several times faster), for the documents it can answer
  *   for exactly: block and flow mappings and sequences of scalars, without anchors, aliases, tags, explicit keys
- *   or a byte order mark. Anything else gives undefined, and the exact path answers.
+ *   or a byte order mark. Anything else gives undefined, and the exact path answers. The decoder records the
+ *   events of its own parse (ParseLog); a document's events are checked when its positions are first asked for,
+ *   and each mapping's entries and sequence's items read from them when walked (only the path to a finding is
+ *   ever built and kept).
  * test/check/yaml-positions.spec.ts requires both trees to be equal wherever the fast one answers.
  */
 import * as jsyaml from "js-yaml";
@@ -53,14 +56,6 @@ export function fromYamlNode(n: unknown): PosNode | undefined {
 /** Constructs the fast path leaves to the exact path (see the header); a false alarm only costs the exact path. */
 const UNSUPPORTED = /(?:^|[\s[{,])[&*!?]|\uFEFF/;
 
-interface Event {
-    open: number;
-    end: number;
-    kind: string | null;
-    result: unknown;
-    children: Event[];
-}
-
 class Bail extends Error {}
 
 /** The first character of a node from where its parse began (spaces, line breaks and comments skipped). */
@@ -74,66 +69,278 @@ function contentStart(text: string, i: number): number {
     }
 }
 
-function build(outer: Event, text: string, offset: number): PosNode {
-    // js-yaml composes a block node by first trying it as a mapping's key: a node whose one child gave it its
-    // result is that child.
-    let e = outer;
-    while (e.children.length === 1 && e.children[0].result === e.result && e.children[0].kind === e.kind) e = e.children[0];
-    const start = contentStart(text, e.open);
-    if (e.kind === "mapping") {
-        if (e.children.length % 2 !== 0) throw new Bail();
-        const entries: PosEntry[] = [];
-        for (let i = 0; i < e.children.length; i += 2) {
-            const k = e.children[i];
-            const v = e.children[i + 1];
-            if (k.kind !== "scalar" || k.children.length > 0) throw new Bail();
-            const keyStart = contentStart(text, k.open);
-            const q = text.charCodeAt(keyStart);
-            const key = q === 0x22 || q === 0x27 ? String(k.result) : text.slice(keyStart, k.end).trimEnd();
-            if (key.includes("\n") || key.includes("\r")) throw new Bail();
-            const value = v.kind === "mapping" || v.kind === "sequence" ? build(v, text, offset) : undefined;
-            entries.push({ key, keyStart: keyStart + offset, ...(value ? { value } : {}) });
+/** What the listener reads of js-yaml's parser state (its type declarations leave out the node's own fields). */
+type ParseState = jsyaml.State & { kind: string | null; result: unknown; tag: string | null };
+
+// A recorded node is four numbers: where its parse began, where it ended, the index of the node after its
+// subtree (its children are the nodes from its own index + 1 up to that one, subtree by subtree), and what it is.
+const OPEN = 0;
+const END = 1;
+const NEXT = 2;
+const INFO = 3;
+const WIDTH = 4;
+// INFO: the node's kind, two flags, and (a quoted scalar) its value's index in `strings` plus one, shifted.
+const NONE = 0;
+const SCALAR = 1;
+const MAPPING = 2;
+const SEQUENCE = 3;
+const KIND = 3;
+/** Its only child has its result and kind: js-yaml composed the node by first trying it as a mapping's key. */
+const SOLE = 4;
+/** A sequence with fewer recorded items than values (an empty item, which has no node of its own). */
+const SHORT = 8;
+const STRING_SHIFT = 4;
+
+function kindCode(kind: string | null): number {
+    return kind === "scalar" ? SCALAR : kind === "mapping" ? MAPPING : kind === "sequence" ? SEQUENCE : NONE;
+}
+
+/**
+ * js-yaml's parse events of the documents of one stream, recorded while the fast path decodes them (its
+ * `listener`), as numbers in one typed array (four a node) and the values of quoted scalars (a key's text):
+ * small, and outside the collected heap. `positions` builds a document's tree from them when it is asked for
+ * (a finding's line), so a document is parsed once whether or not it gets one.
+ */
+export class ParseLog {
+    private ints = new Int32Array(1 << 12);
+    private nodes = 0;
+    private strings: string[] = [];
+    private text = "";
+    // While a document is parsed: the open nodes, their children so far, and the last closed node at each depth.
+    private depth = 0;
+    private openAt: number[] = [];
+    private childCount: number[] = [];
+    private lastResult: unknown[] = [];
+    private lastKind: number[] = [];
+
+    /** The listener to give js-yaml's `load`. */
+    readonly listener = (event: jsyaml.EventType, parsed: jsyaml.State): void => {
+        const state = parsed as ParseState;
+        const d = this.depth;
+        if (event === "open") {
+            const at = this.nodes++;
+            if (this.nodes * WIDTH > this.ints.length) {
+                const grown = new Int32Array(this.ints.length * 2);
+                grown.set(this.ints);
+                this.ints = grown;
+            }
+            this.ints[at * WIDTH + OPEN] = state.position;
+            if (d > 0) this.childCount[d - 1]++;
+            this.openAt[d] = at;
+            this.childCount[d] = 0;
+            this.depth = d + 1;
+            return;
         }
-        // A block mapping starts at its first key; a flow mapping at its brace.
-        return { start: (text.charCodeAt(start) === 0x7b || entries.length === 0 ? start : entries[0].keyStart - offset) + offset, entries };
+        const up = d - 1;
+        this.depth = up;
+        const at = this.openAt[up];
+        const kind = kindCode(state.kind);
+        let info = kind;
+        const children = this.childCount[up];
+        if (children === 1 && this.lastKind[d] === kind && this.lastResult[d] === state.result) info |= SOLE;
+        if (kind === SEQUENCE && children !== (state.result as unknown[]).length) info |= SHORT;
+        if (kind === SCALAR && state.tag === null && typeof state.result === "string") {
+            const q = this.text.charCodeAt(contentStart(this.text, this.ints[at * WIDTH + OPEN]));
+            if (q === 0x22 || q === 0x27) info |= this.strings.push(state.result) << STRING_SHIFT;
+        }
+        const base = at * WIDTH;
+        this.ints[base + END] = state.position;
+        this.ints[base + NEXT] = this.nodes;
+        this.ints[base + INFO] = info;
+        this.lastResult[up] = state.result;
+        this.lastKind[up] = kind;
+    };
+
+    /** Starts recording a document (the text js-yaml parses); returns its mark for `positions` and `drop`. */
+    begin(text: string): number {
+        this.text = text;
+        this.depth = 0;
+        return this.nodes;
     }
-    if (e.kind === "sequence") {
-        const items = e.children.map((c) => {
-            if (c.kind === null) throw new Bail(); // an empty item
-            return build(c, text, offset);
-        });
-        if (items.length !== (e.result as unknown[]).length) throw new Bail();
-        return { start: start + offset, items };
+
+    /** Forgets a document's events (one js-yaml did not parse, or the fast path did not keep). */
+    drop(mark: number): void {
+        this.nodes = mark;
+        this.depth = 0;
     }
-    if (e.kind !== "scalar" || e.children.length > 0) throw new Bail();
-    return { start: start + offset };
+
+    /** The stream is read: the parse's transient state is let go and the array trimmed to what it holds. */
+    end(): void {
+        this.text = "";
+        this.openAt = [];
+        this.childCount = [];
+        this.lastResult = [];
+        this.lastKind = [];
+        if (this.ints.length > this.nodes * WIDTH) this.ints = this.ints.slice(0, this.nodes * WIDTH);
+    }
+
+    /**
+     * The positions of the document recorded from `mark` (text: the chunk js-yaml parsed, at `offset` in the
+     * stream), or undefined when it holds something this does not answer for exactly (see the header).
+     */
+    positions(mark: number, text: string, offset: number): PosNode | undefined {
+        if (UNSUPPORTED.test(text) || mark >= this.nodes || (this.ints[mark * WIDTH + INFO] & KIND) === NONE) return undefined;
+        try {
+            this.check(mark, text);
+        } catch {
+            return undefined;
+        }
+        return this.node(mark, text, offset);
+    }
+
+    /** The node a recorded node stands for: js-yaml composed a block node by first trying it as a mapping's key. */
+    private own(outer: number): number {
+        let e = outer;
+        while ((this.ints[e * WIDTH + INFO] & SOLE) !== 0) e++; // the only child is the next node
+        return e;
+    }
+
+    /** A mapping's key (recorded node k, a scalar): its text, or its value when quoted. */
+    private key(k: number, text: string, keyStart: number): string {
+        const q = text.charCodeAt(keyStart);
+        return q === 0x22 || q === 0x27 ? this.strings[(this.ints[k * WIDTH + INFO] >>> STRING_SHIFT) - 1] : text.slice(keyStart, this.ints[k * WIDTH + END]).trimEnd();
+    }
+
+    /** Whether a mapping's key (recorded node k) holds a line break: its text is looked at, and only made when it has one. */
+    private multiline(k: number, text: string): boolean {
+        const keyStart = contentStart(text, this.ints[k * WIDTH + OPEN]);
+        const end = this.ints[k * WIDTH + END];
+        const q = text.charCodeAt(keyStart);
+        if (q !== 0x22 && q !== 0x27) {
+            let breaks = false;
+            for (let i = keyStart; i < end && !breaks; i++) {
+                const c = text.charCodeAt(i);
+                breaks = c === 0x0a || c === 0x0d;
+            }
+            if (!breaks) return false; // nor has the key, a part of that text
+        }
+        const key = this.key(k, text, keyStart);
+        return key.includes("\n") || key.includes("\r");
+    }
+
+    /** Throws Bail when a node of the document is one the positions do not answer for (see the header). */
+    private check(outer: number, text: string): void {
+        const ints = this.ints;
+        const e = this.own(outer);
+        const next = ints[e * WIDTH + NEXT];
+        const kind = ints[e * WIDTH + INFO] & KIND;
+        if (kind === MAPPING) {
+            for (let k = e + 1; k < next;) {
+                const v = ints[k * WIDTH + NEXT];
+                if (v >= next) throw new Bail(); // a key without a value
+                if ((ints[k * WIDTH + INFO] & KIND) !== SCALAR || v !== k + 1) throw new Bail();
+                if (this.multiline(k, text)) throw new Bail();
+                const vKind = ints[v * WIDTH + INFO] & KIND;
+                if (vKind === MAPPING || vKind === SEQUENCE) this.check(v, text);
+                k = ints[v * WIDTH + NEXT];
+            }
+        } else if (kind === SEQUENCE) {
+            for (let c = e + 1; c < next; c = ints[c * WIDTH + NEXT]) {
+                if ((ints[c * WIDTH + INFO] & KIND) === NONE) throw new Bail(); // an empty item
+                this.check(c, text);
+            }
+            if ((ints[e * WIDTH + INFO] & SHORT) !== 0) throw new Bail();
+        } else if (kind !== SCALAR || next !== e + 1) {
+            throw new Bail();
+        }
+    }
+
+    /** A checked node's positions: a scalar's start, or a collection whose entries or items are read when asked for. */
+    node(outer: number, text: string, offset: number): PosNode {
+        const e = this.own(outer);
+        const ints = this.ints;
+        const start = contentStart(text, ints[e * WIDTH + OPEN]);
+        const kind = ints[e * WIDTH + INFO] & KIND;
+        if (kind === MAPPING) {
+            // A block mapping starts at its first key; a flow mapping at its brace.
+            const first = e + 1 < ints[e * WIDTH + NEXT] && text.charCodeAt(start) !== 0x7b ? contentStart(text, ints[(e + 1) * WIDTH + OPEN]) : start;
+            return new LoggedMapping(this, e, text, offset, first + offset);
+        }
+        if (kind === SEQUENCE) return new LoggedSequence(this, e, text, offset, start + offset);
+        return { start: start + offset };
+    }
+
+    /** The entries of checked mapping e. */
+    entriesOf(e: number, text: string, offset: number): PosEntry[] {
+        const ints = this.ints;
+        const next = ints[e * WIDTH + NEXT];
+        const entries: PosEntry[] = [];
+        for (let k = e + 1; k < next;) {
+            const v = k + 1;
+            const keyStart = contentStart(text, ints[k * WIDTH + OPEN]);
+            const key = this.key(k, text, keyStart);
+            const vKind = ints[v * WIDTH + INFO] & KIND;
+            entries.push(vKind === MAPPING || vKind === SEQUENCE ? { key, keyStart: keyStart + offset, value: this.node(v, text, offset) } : { key, keyStart: keyStart + offset });
+            k = ints[v * WIDTH + NEXT];
+        }
+        return entries;
+    }
+
+    /** The items of checked sequence e. */
+    itemsOf(e: number, text: string, offset: number): PosNode[] {
+        const ints = this.ints;
+        const next = ints[e * WIDTH + NEXT];
+        const items: PosNode[] = [];
+        for (let c = e + 1; c < next; c = ints[c * WIDTH + NEXT]) items.push(this.node(c, text, offset));
+        return items;
+    }
+}
+
+/**
+ * A mapping of the fast positions: its entries are read from the log when first asked for, so that a document's
+ * positions hold only what locating its findings walked (a whole tree a document was as large as its value).
+ */
+class LoggedMapping implements PosNode {
+    private read?: PosEntry[];
+    constructor(
+        private readonly log: ParseLog,
+        private readonly at: number,
+        private readonly text: string,
+        private readonly offset: number,
+        readonly start: number,
+    ) {}
+    get entries(): PosEntry[] {
+        return (this.read ??= this.log.entriesOf(this.at, this.text, this.offset));
+    }
+}
+
+/** A sequence of the fast positions: its items are read from the log when first asked for (see LoggedMapping). */
+class LoggedSequence implements PosNode {
+    private read?: PosNode[];
+    constructor(
+        private readonly log: ParseLog,
+        private readonly at: number,
+        private readonly text: string,
+        private readonly offset: number,
+        readonly start: number,
+    ) {}
+    get items(): PosNode[] {
+        return (this.read ??= this.log.itemsOf(this.at, this.text, this.offset));
+    }
+}
+
+/** A tree of positions as plain objects (every entry and item read): what tests compare. */
+export function plainPositions(n: PosNode | undefined): PosNode | undefined {
+    if (!n) return undefined;
+    if (n.entries) return { start: n.start, entries: n.entries.map((e) => (e.value ? { key: e.key, keyStart: e.keyStart, value: plainPositions(e.value)! } : { key: e.key, keyStart: e.keyStart })) };
+    if (n.items) return { start: n.start, items: n.items.map((i) => plainPositions(i)!) };
+    return { start: n.start };
 }
 
 /**
  * The positions of one document chunk (offset: the chunk's offset in the stream) from js-yaml's parse events, or
- * undefined when the document holds something this does not answer for exactly.
+ * undefined when the document holds something this does not answer for exactly (a parse of its own: the decoder
+ * records its parse instead, core/kube-yaml.ts).
  */
 export function fastPositions(chunk: string, offset: number, options: jsyaml.LoadOptions): PosNode | undefined {
     if (UNSUPPORTED.test(chunk)) return undefined;
-    const stack: Event[] = [];
-    let root: Event | undefined;
-    const listener = (kind: "open" | "close", state: { position: number; kind: string | null; result: unknown }) => {
-        if (kind === "open") {
-            const e: Event = { open: state.position, end: -1, kind: null, result: undefined, children: [] };
-            if (stack.length > 0) stack[stack.length - 1].children.push(e);
-            else root ??= e;
-            stack.push(e);
-        } else {
-            const e = stack.pop()!;
-            e.end = state.position;
-            e.kind = state.kind;
-            e.result = state.result;
-        }
-    };
+    const log = new ParseLog();
+    const mark = log.begin(chunk);
     try {
-        jsyaml.load(chunk, { ...options, listener } as jsyaml.LoadOptions);
-        return root && root.kind !== null ? build(root, chunk, offset) : undefined;
+        jsyaml.load(chunk, { ...options, listener: log.listener });
     } catch {
         return undefined;
     }
+    log.end();
+    return plainPositions(log.positions(mark, chunk, offset));
 }

@@ -16,8 +16,12 @@ export function terminalWidth(stream: { isTTY?: boolean; columns?: number } = pr
     return stream.isTTY && stream.columns && stream.columns >= 40 ? stream.columns : 120;
 }
 
+/** Text whose words are separated by single spaces, with none around them: wrapped by slicing it. */
+const SPACED = /^\S+(?: \S+)*$/;
+
 /** Wraps text at word boundaries to `width` (a word longer than the width gets a line of its own, whole). */
 export function wrap(text: string, width: number, indent = ""): string[] {
+    if (SPACED.test(text)) return wrapSpaced(text, width, indent);
     const lines: string[] = [];
     let cur = "";
     for (const word of text.split(/\s+/).filter(Boolean)) {
@@ -30,11 +34,42 @@ export function wrap(text: string, width: number, indent = ""): string[] {
     return lines;
 }
 
-function where(f: Finding): string {
+/** `wrap` of SPACED text: each line a slice of it, from a word's start to a later word's end. */
+function wrapSpaced(text: string, width: number, indent: string): string[] {
+    const lines: string[] = [];
+    let start = 0; // the current line's first word
+    let end = text.indexOf(" ");
+    if (end < 0) return [indent + text];
+    for (let from = end + 1; ;) {
+        const space = text.indexOf(" ", from);
+        const wordEnd = space < 0 ? text.length : space;
+        if (indent.length + (end - start) + 1 + (wordEnd - from) > width) {
+            lines.push(indent + text.slice(start, end));
+            start = from;
+        }
+        end = wordEnd;
+        if (space < 0) break;
+        from = space + 1;
+    }
+    lines.push(indent + text.slice(start, end));
+    return lines;
+}
+
+/** A finding's file as shown: relative to the current folder when inside it. `shown`: the files shown so far in one rendering. */
+function shownFile(file: string, shown: Map<string, string>): string {
+    let out = shown.get(file);
+    if (out === undefined) {
+        const rel = path.isAbsolute(file) ? path.relative(process.cwd(), file) : file;
+        out = esc(rel === "" || rel.startsWith("..") ? file : rel);
+        shown.set(file, out);
+    }
+    return out;
+}
+
+function where(f: Finding, shown: Map<string, string>): string {
     if (!f.file) return "";
-    const rel = path.isAbsolute(f.file) ? path.relative(process.cwd(), f.file) : f.file;
     const synced = f.syncedBy ? `; synced by ${esc(f.syncedBy)}` : "";
-    return ` (${esc(rel === "" || rel.startsWith("..") ? f.file : rel)}:${f.line ?? 1}${f.column ? `:${f.column}` : ""}${synced})`;
+    return ` (${shownFile(f.file, shown)}:${f.line ?? 1}${f.column ? `:${f.column}` : ""}${synced})`;
 }
 
 const ORDER: Finding["status"][] = ["blocking", "advisory", "waived"];
@@ -56,13 +91,15 @@ export function renderFindings(r: ProjectSubject, width = terminalWidth(), summa
         if (!lines) fixLines.set(policy, (lines = wrap(`fix: ${remediation}`, width, "  ")));
         return lines;
     };
+    // Many findings share a file: each is shown once a rendering.
+    const shown = new Map<string, string>();
     const out: string[] = [];
     for (const status of ORDER) {
         for (const f of r.findings.filter((x) => x.status === status)) {
             const rule = fixes.get(f.policy);
             out.push(`${TITLE[status]}  ${esc(f.policy)}${rule?.severity ? ` [${rule.severity}]` : ""}`);
-            out.push(`  resource: ${f.resource ? esc(f.resource) : "(stack)"}${where(f)}`);
-            out.push(...wrap(esc(f.message), width, "    "));
+            out.push(`  resource: ${f.resource ? esc(f.resource) : "(stack)"}${where(f, shown)}`);
+            for (const line of wrap(esc(f.message), width, "    ")) out.push(line);
             if (status === "waived" && f.waiver) out.push(...wrap(`waived: ${esc(f.waiver.reason)}${f.waiver.expires ? ` (until ${esc(f.waiver.expires)})` : ""}`, width, "  "));
             if (status === "blocking" && rule?.remediation) out.push(...fixOf(f.policy, rule.remediation));
             out.push("");

@@ -24,18 +24,20 @@ export function rowField(r: EvalRow): string | undefined {
 export type LocatedRow = Row & { facts: MessageFacts };
 
 /** Where a row's field is in its object (the object's own line when the row names no field). */
-export function rowPosition(r: EvalRow, obj: Pick<ManifestObject, "line" | "column" | "locate">): { line: number; column: number } {
-    const field = rowField(r);
+export function rowPosition(r: EvalRow, obj: Pick<ManifestObject, "line" | "column" | "locate">, field = rowField(r)): { line: number; column: number } {
     return field ? obj.locate(field) : { line: obj.line, column: obj.column };
 }
 
 /** A row at its object's file, line and column (`at`: from rowPosition, here or in the thread that read the object). */
-export function locatedRow(r: EvalRow, obj: Pick<ManifestObject, "repoPath" | "abs" | "syncedBy"> | undefined, at: { line: number; column: number } | undefined): LocatedRow {
+export function locatedRow(r: EvalRow, obj: Pick<ManifestObject, "repoPath" | "abs" | "syncedBy"> | undefined, at: { line: number; column: number } | undefined, field = obj && at ? rowField(r) : undefined): LocatedRow {
     const { field: _field, ...plain } = r;
     if (!obj || !at) return plain;
-    const field = rowField(r);
     // Repository-relative, else absolute, else standard input (the location rule of cli/reports/location.ts).
-    return { ...plain, file: obj.repoPath ?? obj.abs ?? STDIN_FILE, line: at.line, column: at.column, ...(field ? { field } : {}), ...(obj.syncedBy ? { syncedBy: obj.syncedBy } : {}) };
+    const located: LocatedRow = { ...plain, file: obj.repoPath ?? obj.abs ?? STDIN_FILE, line: at.line, column: at.column };
+    // Set as spreading them would (appended, or in place when the row has the key): no object a property.
+    if (field) located.field = field;
+    if (obj.syncedBy) located.syncedBy = obj.syncedBy;
+    return located;
 }
 
 /** Evaluates loaded manifests with a reconciled config; rows located at file:line:column, with their findings' facts. */
@@ -45,7 +47,9 @@ export function evaluateManifests(load: LoadResult, config: PackConfig): Located
     return sortRows<LocatedRow>(
         rows.map((r) => {
             const obj = byUrn.get(r.urn);
-            return locatedRow(r, obj, obj && rowPosition(r, obj));
+            if (!obj) return locatedRow(r, obj, undefined);
+            const field = rowField(r); // a message's field is found once
+            return locatedRow(r, obj, rowPosition(r, obj, field), field);
         }),
     );
 }

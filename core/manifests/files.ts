@@ -15,8 +15,47 @@ export const MAX_FILE_BYTES = 16 * 1024 * 1024;
 export const STDIN_FILE = "<stdin>";
 const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
 
+/**
+ * Environment variables of git's that cannot make it find a repository (credentials, transport, identity,
+ * editor): any other GIT_ variable (GIT_DIR, GIT_WORK_TREE, GIT_CONFIG_*, ...) leaves the answer to git.
+ */
+const GIT_ENV_UNRELATED = /^GIT_(?:SSL_|SSH|ASKPASS$|TERMINAL_PROMPT$|AUTHOR_|COMMITTER_|EDITOR$|PAGER$|HTTP_|CURL_|PROXY_)/;
+
+/**
+ * Whether git surely finds no repository from `dir`: no GIT_ variable that could point it at one, and no folder
+ * from `dir` up to the root (its real path's and its path as given) holding what git looks for, a `.git` entry
+ * (a folder, a file of a worktree or submodule, a link) or a bare repository's `HEAD`, `objects` or `refs`.
+ * Anything unsure (an entry that cannot be looked at) is left to git. Without a repository git says it is not
+ * in one (or is not installed), which gitTopLevel reads as undefined; so this saves running it, not its answer.
+ */
+export function surelyNoRepository(dir: string, env: NodeJS.ProcessEnv = process.env): boolean {
+    for (const name of Object.keys(env)) if (name.startsWith("GIT_") && !GIT_ENV_UNRELATED.test(name)) return false;
+    let real: string;
+    try {
+        real = fs.realpathSync(dir);
+    } catch {
+        return false;
+    }
+    for (const start of new Set([real, path.resolve(dir)])) {
+        for (let d = start; ; d = path.dirname(d)) {
+            for (const name of [".git", "HEAD", "objects", "refs"]) {
+                try {
+                    if (fs.lstatSync(path.join(d, name), { throwIfNoEntry: false }) !== undefined) return false;
+                } catch (e) {
+                    const code = (e as NodeJS.ErrnoException).code;
+                    if (code !== "ENOENT" && code !== "ENOTDIR") return false;
+                }
+            }
+            if (path.dirname(d) === d) break;
+        }
+    }
+    return true;
+}
+
 /** The git top level containing `dir`, or undefined outside a work tree (or without git). */
 export function gitTopLevel(dir: string): string | undefined {
+    // Running git costs a process (a fork of this one, slower the larger its heap): not when there is no repository.
+    if (surelyNoRepository(dir)) return undefined;
     try {
         return execFileSync("git", ["rev-parse", "--show-toplevel"], { cwd: dir, stdio: ["ignore", "pipe", "ignore"], encoding: "utf8" }).trim() || undefined;
     } catch {

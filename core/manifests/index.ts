@@ -30,10 +30,13 @@ import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./fil
 import { LoadOptions, LoadResult, ManifestObject } from "./objects";
 import { originals, parseSource } from "./yaml";
 
-/** Loads every object of the given paths; duplicates and bad input throw BadInputError (one line). */
-export function loadManifests(paths: string[], o: LoadOptions = {}): LoadResult & { repoRoot: string } {
+/**
+ * Loads every object of the given paths; duplicates and bad input throw BadInputError (one line). `knownRoot`:
+ * the run's repository root when the caller has found it already (runRepoRoot, same paths and options).
+ */
+export function loadManifests(paths: string[], o: LoadOptions = {}, knownRoot?: string): LoadResult & { repoRoot: string } {
     const cwd = o.cwd ?? process.cwd();
-    const repoRoot = runRepoRoot(paths, o);
+    const repoRoot = knownRoot ?? runRepoRoot(paths, o);
     originals.clear();
     const out: LoadResult = { objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [], budget: { aliasNodes: 0 } };
     const { shownName, repoPathOf, readOne } = fileReader(cwd, repoRoot, o.skipUnreadable === true, out);

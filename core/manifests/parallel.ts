@@ -244,10 +244,10 @@ class PartThread {
     }
 }
 
-/** The single-threaded path: what `check` always did. */
-function single(paths: string[], o: LoadOptions, config: PackConfig, onLoaded?: (load: LoadResult) => void): CheckedManifests {
+/** The single-threaded path: what `check` always did (`repoRoot`: runRepoRoot's answer, when already asked). */
+function single(paths: string[], o: LoadOptions, config: PackConfig, onLoaded?: (load: LoadResult) => void, repoRoot?: string): CheckedManifests {
     note("threads", 1);
-    const load = loadManifests(paths, o);
+    const load = loadManifests(paths, o, repoRoot);
     onLoaded?.(load);
     return { load, rows: evaluateManifests(load, config) };
 }
@@ -266,7 +266,7 @@ export async function checkManifests(paths: string[], o: LoadOptions, config: Pa
         return single(paths, o, config, par.onLoaded);
     }
     const files = plainRunFiles(paths, cwd);
-    if (!files || files.length < 2) return single(paths, o, config, par.onLoaded);
+    if (!files || files.length < 2) return single(paths, o, config, par.onLoaded, repoRoot);
     const sizes = files.map((f) => {
         try {
             return fs.statSync(f.abs).size;
@@ -275,16 +275,16 @@ export async function checkManifests(paths: string[], o: LoadOptions, config: Pa
         }
     });
     const threads = Math.min(par.threads ?? threadsFor(sizes.reduce((a, b) => a + b, 0)), files.length);
-    if (threads < 2) return single(paths, o, config, par.onLoaded);
+    if (threads < 2) return single(paths, o, config, par.onLoaded, repoRoot);
     const parts = splitFiles(files, sizes, threads);
     const skipUnreadable = o.skipUnreadable === true;
     const workers: PartThread[] = [];
     try {
         for (const part of parts.slice(1)) workers.push(new PartThread(par.entry, { [PART]: true, files: part, cwd, repoRoot, skipUnreadable, config }));
         const joined = await joinParts(parts[0], workers, cwd, repoRoot, skipUnreadable, config, par.onLoaded);
-        return joined ?? single(paths, o, config, par.onLoaded);
+        return joined ?? single(paths, o, config, par.onLoaded, repoRoot);
     } catch {
-        return single(paths, o, config, par.onLoaded);
+        return single(paths, o, config, par.onLoaded, repoRoot);
     } finally {
         for (const w of workers) w.stop();
     }

@@ -33,16 +33,22 @@ function parseField(field: string): (string | number)[] {
     return out;
 }
 
-/** Each mapping's keys split at dots (keys may contain dots: annotation keys), computed once a mapping. */
-const splitKeys = new WeakMap<PosNode, { parts: string[]; entry: PosEntry }[]>();
-
-function keysOf(map: PosNode): { parts: string[]; entry: PosEntry }[] {
-    let keys = splitKeys.get(map);
-    if (!keys) {
-        keys = (map.entries ?? []).map((entry) => ({ parts: entry.key.split("."), entry }));
-        splitKeys.set(map, keys);
+/**
+ * How many segments from `i` a mapping key names (keys may contain dots: annotation keys; each dotted part
+ * must equal one segment), or 0 when it does not name them. Compares the key in place, part by part.
+ */
+function keyLength(key: string, segments: readonly (string | number)[], i: number): number {
+    let pos = 0;
+    for (let j = i; j < segments.length; j++) {
+        const dot = key.indexOf(".", pos);
+        const end = dot < 0 ? key.length : dot;
+        const segment = segments[j];
+        const s = typeof segment === "string" ? segment : String(segment);
+        if (s.length !== end - pos || !key.startsWith(s, pos)) return 0;
+        if (dot < 0) return j + 1 - i;
+        pos = dot + 1;
     }
-    return keys;
+    return 0; // more parts than segments
 }
 
 /** What a field path reaches: a mapping entry (its key's position) or a node (a sequence item, the root). */
@@ -52,9 +58,9 @@ export type Reached = PosNode | PosEntry;
  * Walks a document's positions along a field path; keys may themselves contain dots (annotation keys), so at
  * each mapping the key that names the longest run of segments wins, the last such key when keys repeat: the
  * decoder Kubernetes and Argo CD use keeps a repeated key's last value (test/check/kube-yaml-corpus/duplicates.yaml).
- * Linear: each mapping on the way compares each of its keys once, part by part, against the segments from the
- * current one (never joining or slicing the rest of the path), so the cost is bounded by the size of the keys on
- * the path, whatever the number of segments. Returns the deepest entry or node reached.
+ * Linear: each mapping on the way compares each of its keys once, part by part in place (keyLength: nothing split or
+ * kept), against the segments from the current one (never joining or slicing the rest of the path), so the cost is
+ * bounded by the size of the keys on the path, whatever the number of segments. Returns the deepest entry or node reached.
  */
 export function findNode(root: PosNode | undefined, segments: readonly (string | number)[]): Reached | undefined {
     let node: PosNode | undefined = root;
@@ -62,17 +68,19 @@ export function findNode(root: PosNode | undefined, segments: readonly (string |
     let i = 0;
     while (node && i < segments.length) {
         if (node.entries) {
-            let best: { length: number; entry: PosEntry } | undefined;
-            for (const k of keysOf(node)) {
-                if (k.parts.length > segments.length - i || (best && k.parts.length < best.length)) continue;
-                let match = true;
-                for (let j = 0; j < k.parts.length && match; j++) match = String(segments[i + j]) === k.parts[j];
-                if (match) best = { length: k.parts.length, entry: k.entry };
+            let best: PosEntry | undefined;
+            let bestLength = 0;
+            for (const entry of node.entries) {
+                const length = keyLength(entry.key, segments, i);
+                if (length > 0 && length >= bestLength) {
+                    best = entry;
+                    bestLength = length;
+                }
             }
             if (!best) break;
-            found = best.entry;
-            node = best.entry.value;
-            i += best.length;
+            found = best;
+            node = best.value;
+            i += bestLength;
         } else if (node.items && typeof segments[i] === "number") {
             const item: PosNode | undefined = node.items[segments[i] as number];
             if (!item) break;

@@ -11,8 +11,8 @@ import * as os from "os";
 import * as path from "path";
 import * as jsyaml from "js-yaml";
 import * as YAML from "yaml";
-import { decodeKubeYaml, decodeOptions } from "../../core/kube-yaml";
-import { fastPositions, fromYamlNode } from "../../core/yaml-positions";
+import { KubeYamlError, decodeKubeYaml, decodeOptions } from "../../core/kube-yaml";
+import { ParseLog, fastPositions, fromYamlNode, plainPositions } from "../../core/yaml-positions";
 import { generate } from "../../bench/check";
 import { writeRepository } from "../../bench/peers/manifests";
 
@@ -47,6 +47,43 @@ function agree(text: string, label: string): number {
     return answered;
 }
 
+/**
+ * Every document's positions as the decoder gives them, with its fast path on or off; undefined when the stream
+ * does not decode. An empty or null document's are never read (it holds no object) and left out: the fast path
+ * gives a `null` scalar's start, the exact path none.
+ */
+function decoderPositions(text: string, fastPath: boolean): unknown[] | undefined {
+    decodeOptions.fastPath = fastPath;
+    try {
+        return decodeKubeYaml(text).map((d) => (d.value === null ? "empty" : plainPositions(d.positions)));
+    } catch (e) {
+        if (e instanceof KubeYamlError) return undefined;
+        throw e;
+    } finally {
+        decodeOptions.fastPath = true;
+    }
+}
+
+/** The decoder's positions (recorded while it decodes with the fast path) are the exact path's, for a whole stream. */
+function decoderAgrees(text: string, label: string): void {
+    assert.deepStrictEqual(decoderPositions(text, true), decoderPositions(text, false), label);
+}
+
+/** Manifest files of generated repositories (the benchmark's and the peer comparison's). */
+function withGeneratedFiles(use: (files: string[]) => void): void {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-positions-"));
+    try {
+        const files: string[] = [];
+        const walk = (d: string) => fs.readdirSync(d, { withFileTypes: true }).forEach((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : files.push(path.join(d, e.name))));
+        walk(generate(tmp, 100, 5, false));
+        writeRepository(path.join(tmp, "peers"), 300);
+        walk(path.join(tmp, "peers"));
+        use(files);
+    } finally {
+        fs.rmSync(tmp, { recursive: true, force: true });
+    }
+}
+
 describe("fast document positions (core/yaml-positions.ts) equal the exact path's", function () {
     this.timeout(120000);
 
@@ -55,30 +92,67 @@ describe("fast document positions (core/yaml-positions.ts) equal the exact path'
     });
 
     it("on generated manifest repositories, answering for every document", () => {
-        const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-positions-"));
-        try {
-            const files: string[] = [];
-            const walk = (d: string) => fs.readdirSync(d, { withFileTypes: true }).forEach((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : files.push(path.join(d, e.name))));
-            walk(generate(tmp, 100, 5, false));
-            writeRepository(path.join(tmp, "peers"), 300);
-            walk(path.join(tmp, "peers"));
+        withGeneratedFiles((files) => {
             for (const f of files) {
                 const text = fs.readFileSync(f, "utf8");
                 const docs = both(text).length;
                 assert.strictEqual(agree(text, f), docs, `${f}: the fast positions answer for all ${docs} documents`);
             }
-        } finally {
-            fs.rmSync(tmp, { recursive: true, force: true });
+        });
+    });
+
+    it("through the decoder (positions recorded while it decodes), on every stream of the corpus and of generated repositories", () => {
+        for (const f of fs.readdirSync(CORPUS)) decoderAgrees(fs.readFileSync(path.join(CORPUS, f), "utf8"), f);
+        withGeneratedFiles((files) => {
+            for (const f of files) decoderAgrees(fs.readFileSync(f, "utf8"), f);
+        });
+    });
+
+    it("keys over several lines (flow mappings) are left to the exact path", () => {
+        for (const text of ["{a\n b: 1, c: 2}\n", '{"a\\nb": 1}\n', "x: {p\n  q: [1]}\n", "- {'k\n\n  l': v}\n"]) {
+            agree(text, JSON.stringify(text));
+            decoderAgrees(text, JSON.stringify(text));
         }
+    });
+
+    it("one parse log for many documents: each document's positions from its own mark, after documents dropped", () => {
+        const docs = ["a: 1\nb:\n  c: [x, {'d.e': 2}]\n", "- 1\n- k: v\n  'q': \"w\"\n", "x: [unclosed\n", "{p: q, r: [1, 2]}\n", '"k": {"n": [true]}\n'];
+        const log = new ParseLog();
+        const marks: (number | undefined)[] = [];
+        const begun: number[] = [];
+        for (const text of docs) {
+            const mark = log.begin(text);
+            begun.push(mark);
+            try {
+                jsyaml.load(text, { ...OPTIONS, listener: log.listener });
+                marks.push(mark);
+            } catch {
+                log.drop(mark); // as the decoder does with a document js-yaml refuses
+                marks.push(undefined);
+            }
+        }
+        log.end();
+        assert.strictEqual(marks[2], undefined, "the unclosed document is refused");
+        assert.strictEqual(begun[3], begun[2], "the refused document's events are dropped: the next one is recorded in their place");
+        docs.forEach((text, i) => {
+            if (marks[i] === undefined) return;
+            const exact = fromYamlNode(YAML.parseDocument(text, { version: "1.1", schema: "failsafe" }).contents);
+            assert.ok(exact);
+            assert.deepStrictEqual(
+                plainPositions(log.positions(marks[i]!, text, 7)),
+                JSON.parse(JSON.stringify(exact), (k, v) => (k === "start" || k === "keyStart" ? v + 7 : v)),
+                text,
+            );
+        });
     });
 
     it("through the decoder: a document's positions are the same with the fast path on and off", () => {
         const text = "a: 1\nmetadata:\n  name: x  # c\n  labels: {k.x/y: v, 'q': \"w\"}\nitems:\n- name: a\n  v: [1, 2]\n-   b\n- |\n  text\n";
-        const fast = decodeKubeYaml(text).map((d) => d.positions);
+        const fast = decodeKubeYaml(text).map((d) => plainPositions(d.positions));
         decodeOptions.fastPath = false;
         try {
             assert.deepStrictEqual(
-                decodeKubeYaml(text).map((d) => d.positions),
+                decodeKubeYaml(text).map((d) => plainPositions(d.positions)),
                 fast,
             );
         } finally {
@@ -115,5 +189,13 @@ describe("fast document positions (core/yaml-positions.ts) equal the exact path'
         );
         // The comparison is not vacuous: the fast positions answer for most generated documents.
         assert.ok(answered > RUNS / 3, `the fast positions answered for ${answered} of ${RUNS}`);
+        // Streams of such documents through the decoder, which records its one parse of each.
+        fc.assert(
+            fc.property(fc.array(doc.map as fc.Arbitrary<N>, { minLength: 1, maxLength: 4 }), (ns) => {
+                const text = ns.map((n) => render(n, "") + "\n").join("---\n");
+                decoderAgrees(text, JSON.stringify(text));
+            }),
+            { numRuns: Math.ceil(RUNS / 4) },
+        );
     });
 });

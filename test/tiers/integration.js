@@ -10,6 +10,7 @@ module.exports = {
         "test/check/bundle.spec.ts",
         "test/check/parallel.spec.ts",
         "test/check/kube-yaml.spec.ts",
+        "test/check/repo-root.spec.ts",
         "test/check/render.spec.ts",
         "test/harness/cli.spec.ts",
         "test/harness/e2e.spec.ts",
