@@ -75,8 +75,9 @@ function severityOf(policy: string): string | undefined {
     return ruleCatalogue().find((r) => r.id === policy)?.severity;
 }
 
-function sameObject(a: ObjectRef, b: ReportObject): boolean {
-    return a.kind === b.kind && a.name === b.name && (a.namespace ?? "") === (b.namespace ?? "");
+/** An object's identity as findings name it: kind, namespace (none for cluster-scoped) and name. */
+function objectKey(o: { kind: string; name: string; namespace?: string }): string {
+    return JSON.stringify([o.kind, o.namespace ?? "", o.name]);
 }
 
 export function renderPolicyReport(subjects: ReportSubject[], now = new Date()): string {
@@ -86,11 +87,22 @@ export function renderPolicyReport(subjects: ReportSubject[], now = new Date()):
         if (s.kind !== "project") continue;
         // namespace ("" = cluster-scoped) -> results
         const byNamespace = new Map<string, ReportResult[]>();
-        const add = (ns: string, r: ReportResult) => byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), r]);
+        const add = (ns: string, r: ReportResult) => {
+            const list = byNamespace.get(ns);
+            if (list) list.push(r);
+            else byNamespace.set(ns, [r]);
+        };
+        // The subject's objects by identity (the first of a repeated one, as a search would find it): a lookup
+        // for each finding, not a pass over every object (100k objects with 150k findings took minutes).
+        const objects = new Map<string, ReportObject>();
+        for (const o of s.objects ?? []) {
+            const key = objectKey(o);
+            if (!objects.has(key)) objects.set(key, o);
+        }
         const failed = new Set<string>();
         for (const f of s.findings) {
             const obj = objectOf(f);
-            const known = obj && s.objects?.find((o) => sameObject(obj, o));
+            const known = obj && objects.get(objectKey(obj));
             const ref: ObjectRef | undefined = obj && { ...(known?.apiVersion ? { apiVersion: known.apiVersion } : {}), ...obj };
             if (obj) failed.add(`${f.policy}\u0000${obj.kind}/${obj.namespace ?? ""}/${obj.name}`);
             add(obj?.namespace ?? "", {
