@@ -9,9 +9,10 @@
  * that judge an object of that kind and found nothing on it (only for subjects that list the objects they
  * judged: `pko-guard check` and the coming `audit`). `severity` is the rule's; `summary` counts results.
  * Rendered from the report subject only, like every other report (the gate, check and audit share it).
- * Validated against the published CRDs (schemas/policyreport) in test/user/policyreport.spec.ts.
+ * Validated against the published CRDs (schemas/policyreport) in test/user/policyreport.spec.ts, decoded as the
+ * API server decodes it (YAML 1.1: every string is written double-quoted).
  */
-import * as YAML from "yaml";
+import * as jsyaml from "js-yaml";
 import { Finding } from "../../core/rows";
 import { policies } from "../../policies";
 import { DescribedRule } from "../../policies/model/policy";
@@ -167,5 +168,7 @@ export function renderPolicyReport(subjects: ReportSubject[], now = new Date()):
             });
         }
     }
-    return docs.map((d) => YAML.stringify(d, { lineWidth: 0, aliasDuplicateObjects: false })).join("---\n");
+    // Every string value double-quoted: the API server (and kubectl) decode YAML 1.1, where a plain `on`, `y`,
+    // `NO`, `1_000` or `0b101` (a namespace, an object's name, a message) is a boolean or a number.
+    return docs.map((d) => jsyaml.dump(d, { lineWidth: -1, noRefs: true, quotingType: '"', forceQuotes: true, skipInvalid: true })).join("---\n");
 }

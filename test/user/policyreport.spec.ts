@@ -12,6 +12,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
+import { decodeKubeYaml } from "../../core/kube-yaml";
 import { CLI_ENTRY, REPO_ROOT } from "../../core/paths";
 import { renderPolicyReport } from "../../cli/reports/policyreport";
 import { ProjectSubject } from "../../cli/reports/subject";
@@ -46,7 +47,10 @@ function validator(): Ajv {
 function validateDocs(text: string): Record<string, unknown>[] {
     const ajv = validator();
     const crds = ["wgpolicyk8s.io_policyreports.yaml", "wgpolicyk8s.io_clusterpolicyreports.yaml"].map(crdSchema);
-    const docs = YAML.parseAllDocuments(text).map((d) => d.toJS() as Record<string, unknown>);
+    // Decoded as the API server and kubectl decode it (YAML 1.1: a plain `on` is true; core/kube-yaml.ts).
+    const docs = decodeKubeYaml(text)
+        .map((d) => d.value as Record<string, unknown>)
+        .filter((d) => d !== null);
     for (const doc of docs) {
         assert.strictEqual(doc.apiVersion, "wgpolicyk8s.io/v1alpha2");
         const crd = crds.find((c) => c.kind === doc.kind);
@@ -109,6 +113,34 @@ describe("PolicyReport output", function () {
             const s = d.summary as Record<string, number>;
             const rs = d.results as R[];
             for (const k of ["pass", "fail", "warn", "skip"]) assert.strictEqual(s[k], rs.filter((x) => x.result === k).length, `${String(d.kind)} summary.${k}`);
+        }
+    });
+
+    it("names, namespaces, messages and fields that YAML 1.1 reads as booleans or numbers stay strings as the API server decodes them", () => {
+        // Valid Kubernetes names and free text that a plain YAML 1.1 scalar would turn into true, false, a number or null.
+        const words = ["on", "y", "no", "off", "1_000", "0b101", "0o17", "017", "1e3", "null", "~", "2001-12-14", "1:20", "<<", "yes: no", "- x"];
+        const findings = words.map((w) => ({
+            policy: "pko-stack-prod-refresh",
+            resource: `Stack/${/^[a-z0-9]+$/.test(w) ? w : "ns"}/${w}`,
+            urn: "",
+            type: "",
+            level: "advisory" as const,
+            message: w,
+            status: "advisory" as const,
+            field: w,
+            file: w,
+            line: 1,
+            syncedBy: w,
+        }));
+        const subject: ProjectSubject = { kind: "project", name: "x", description: "", programFile: "", outcome: "pass", durationMs: 1, findings };
+        const text = renderPolicyReport([subject]);
+        const docs = validateDocs(text);
+        type R = { message: string; resources: { name: string; namespace: string }[]; properties: Record<string, string> };
+        const results = docs.flatMap((d) => (d.results as R[]).map((r) => ({ ns: (d.metadata as { namespace: string }).namespace, r })));
+        assert.deepStrictEqual(results.map((x) => x.r.message).sort(), [...words].sort());
+        for (const { ns, r } of results) {
+            for (const v of [r.message, r.resources[0].name, r.properties.field, r.properties.syncedBy, ns]) assert.strictEqual(typeof v, "string", JSON.stringify(r));
+            assert.strictEqual(r.properties.location, `${r.message}:1`);
         }
     });
 
