@@ -14,6 +14,8 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { BadInputError } from "../errors";
+import { KubeYamlError, decodeKubeYaml } from "../kube-yaml";
+import { yamlReason } from "../manifests/yaml";
 import { ClusterCapabilities, DEFAULT_CAPABILITIES } from "./capabilities";
 import { INSTALL_HINT, ToolName, findTool } from "./tools";
 
@@ -303,7 +305,18 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
     const kcopy = path.join(appDir, path.basename(kfile));
     const original = fs.readFileSync(kcopy, "utf8");
     try {
-        const k = (YAML.parse(original) ?? {}) as Record<string, unknown>;
+        // Read as kustomize reads it (sigs.k8s.io/yaml: YAML 1.1, so a plain `on` is true) and written back as
+        // JSON, which every YAML reader takes as it is: a YAML 1.2 round trip wrote a quoted "on" or "y" plain,
+        // and kustomize then read a boolean where the kustomization has a string.
+        let decoded: unknown;
+        try {
+            decoded = decodeKubeYaml(original).find((d) => d.value !== null)?.value;
+        } catch (e) {
+            if (!(e instanceof KubeYamlError)) throw e;
+            throw new BadInputError(`${what}: ${ctx.show(kfile)} is not valid YAML (${yamlReason(e.reason)})`);
+        }
+        if (decoded !== undefined && (typeof decoded !== "object" || Array.isArray(decoded))) throw new BadInputError(`${what}: ${ctx.show(kfile)} is not a mapping`);
+        const k = (decoded ?? {}) as Record<string, unknown>;
         if (opts.namePrefix) k.namePrefix = opts.namePrefix;
         if (opts.nameSuffix) k.nameSuffix = opts.nameSuffix;
         if (opts.namespace) k.namespace = opts.namespace;
@@ -324,7 +337,7 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
         if (opts.replicas && opts.replicas.length > 0) k.replicas = [...(Array.isArray(k.replicas) ? k.replicas : []), ...opts.replicas];
         const meta = Array.isArray(k.buildMetadata) ? (k.buildMetadata as string[]) : [];
         if (!meta.includes("originAnnotations")) k.buildMetadata = [...meta, "originAnnotations"];
-        fs.writeFileSync(kcopy, YAML.stringify(k));
+        fs.writeFileSync(kcopy, `${JSON.stringify(k, null, 2)}\n`);
         const out = runTool("kustomize", ["build", "."], what, ctx, { cwd: appDir });
         return splitByOrigin(out, appDir, dir);
     } finally {

@@ -70,6 +70,20 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.match(r.out, /1 rendered/);
     });
 
+    it("an Application's kustomize options keep the kustomization's quoted strings strings (kustomize reads YAML 1.1)", () => {
+        write("apps/ledger.yaml", app("ledger", "ledger", "    kustomize:\n      namePrefix: eu-\n"));
+        // Quoted, these are strings; plain, kustomize (sigs.k8s.io/yaml) would read booleans and refuse the labels.
+        write("ledger/kustomization.yaml", 'resources: [stack.yaml]\ncommonLabels:\n  env: "on"\n  "y": "n"\n');
+        write("ledger/stack.yaml", stack(""));
+        const r = check([".", "--report", "json=r.json"]);
+        assert.strictEqual(r.code, 1, r.err);
+        const pinned = rows("r.json").filter((x) => x.policy === "pko-stack-prod-pinned-commit");
+        assert.deepStrictEqual(
+            pinned.map((x) => [x.resource, x.file]),
+            [["Stack/pulumi/eu-ledger-production", "ledger/stack.yaml"]],
+        );
+    });
+
     it("Helm value files from a ref source, and a chart given directly renders with its defaults", () => {
         write("chart/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 0.1.0\n");
         write("chart/values.yaml", `pin: "commit: ${SHA}"\n`);
