@@ -6,7 +6,6 @@
 import { stack } from "./model/examples";
 import { RuleMeta, settingsRule } from "./model/policy";
 import { SETTINGS_POLICY, SettingsState, productionSchemaProperties, productionSettings, readSettings } from "./model/production";
-import { sameJsonData } from "./model/settings";
 import { describeStack, stackPatchView, stackView } from "./model/stack";
 
 export const NAME = SETTINGS_POLICY;
@@ -34,16 +33,9 @@ const meta: RuleMeta = {
 /** The settings read per configuration seen (the analyzer hands the same config in every request). */
 const states = new Map<string, SettingsState>();
 
-/**
- * The last configuration read and what `stateOf` answered for it: the analyzer hands an equal copy in every
- * request, which is then not written out again (`sameJsonData`).
- */
-let last: { config: Record<string, unknown>; configuration: string; state: SettingsState } | undefined;
-
 /** The configuration's identity (what publishing compares to tell a reconfiguration) and its settings. */
 function stateOf(config: Record<string, unknown> | string): { configuration: string; state: SettingsState } {
     if (typeof config === "string") return { configuration: `problem:${config}`, state: { problem: config } };
-    if (last !== undefined && sameJsonData(config, last.config)) return last;
     const configuration = JSON.stringify(config);
     let state = states.get(configuration);
     if (state === undefined) {
@@ -51,8 +43,7 @@ function stateOf(config: Record<string, unknown> | string): { configuration: str
         if (states.size > 100) states.clear();
         states.set(configuration, state);
     }
-    last = { config, configuration, state };
-    return last;
+    return { configuration, state };
 }
 
 export const policy = settingsRule(

@@ -7,7 +7,7 @@ import * as assert from "assert";
 import { Policies } from "@pulumi/policy";
 import { policies } from "../policies";
 import { SETTINGS_POLICY } from "../policies/model/production";
-import { endRequests, inRequest, memoized, memoizedFor, openRequest } from "../policies/model/request";
+import { endRequests, inRequest, memoized, openRequest } from "../policies/model/request";
 
 const analyzerPb = require("@pulumi/pulumi/proto/analyzer_pb");
 const structPb = require("google-protobuf/google/protobuf/struct_pb");
@@ -121,27 +121,6 @@ describe("request-scoped sharing (policies/model/request.ts)", () => {
             7,
             "the end of the event loop's turn closes it",
         );
-    });
-
-    it("a policy that ran in the previous request of the same key shares in the next one; run and build get the caller's argument", () => {
-        let built = 0;
-        const byItem = (n: number) =>
-            memoizedFor(
-                "y",
-                "item",
-                n,
-                (_earlier: number, a: number) => a === 10,
-                (a: number) => a + ++built,
-            );
-        openRequest("urn:e");
-        assert.strictEqual(inRequest("urn:e", "p1", byItem, 10), 11);
-        assert.strictEqual(inRequest("urn:e", "p2", byItem, 10), 11, "the same item: reused");
-        assert.strictEqual(inRequest("urn:e", "p3", byItem, 20), 22, "`same` says the entry is another item's: built again");
-        openRequest("urn:e");
-        const x = () => memoized("x", () => ++built);
-        assert.strictEqual(inRequest("urn:e", "p1", x), 3, "p1 ran in the previous request, not yet in this one");
-        assert.strictEqual(inRequest("urn:e", "p2", x), 3, "the new request stays open and shares");
-        assert.strictEqual(inRequest("urn:e", "p1", x), 4, "p1 called twice in it: closed");
     });
 
     it("two Analyze requests for the same resource in one turn each get their own verdicts", async () => {

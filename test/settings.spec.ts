@@ -7,7 +7,7 @@ import * as assert from "assert";
 import { evaluatePack } from "../core/evaluate";
 import { packPolicies, reconcilePackConfig } from "../core/pack-config";
 import { productionSettings } from "../policies/model/production";
-import { RequestSettings, sameJsonData } from "../policies/model/settings";
+import { RequestSettings } from "../policies/model/settings";
 import { runResourcePolicy, stackResource } from "./helpers";
 import { policy as destroyOnFinalize } from "../policies/pko-stack-destroy-on-finalize-nonprod";
 
@@ -26,43 +26,6 @@ describe("request settings (policies/model/settings.ts)", () => {
         s.reset();
         assert.strictEqual(s.read("urn:c"), undefined);
         assert.strictEqual(s.read(undefined), undefined);
-    });
-
-    it("sameJsonData: the same JSON data with keys in the same order, so that both are written alike", () => {
-        const same: [unknown, unknown][] = [
-            [{}, {}],
-            [{ a: [1, "x", true, null, { b: [] }] }, { a: [1, "x", true, null, { b: [] }] }],
-            [
-                { productionNamespaces: ["payments"], productionLabels: { env: ["prod"] } },
-                { productionNamespaces: ["payments"], productionLabels: { env: ["prod"] } },
-            ],
-            [Object.assign(Object.create(null), { a: 1 }), { a: 1 }],
-        ];
-        for (const [a, b] of same) {
-            assert.strictEqual(sameJsonData(a, b), true, JSON.stringify(a));
-            assert.strictEqual(JSON.stringify(a), JSON.stringify(b));
-        }
-        const differ: [unknown, unknown][] = [
-            [
-                { a: 1, b: 2 },
-                { b: 2, a: 1 },
-            ], // written differently
-            [{ a: 1 }, { a: 2 }],
-            [{ a: 1 }, { a: 1, b: 2 }],
-            [{ a: [1] }, { a: [1, 1] }],
-            [{ a: [] }, { a: {} }],
-            [{ a: "1" }, { a: 1 }],
-            [{ a: null }, { a: {} }],
-            [[1], { 0: 1 }],
-        ];
-        for (const [a, b] of differ) {
-            assert.strictEqual(sameJsonData(a, b), false, `${JSON.stringify(a)} / ${JSON.stringify(b)}`);
-            assert.strictEqual(sameJsonData(b, a), false, `${JSON.stringify(b)} / ${JSON.stringify(a)}`);
-        }
-        // Not plain JSON data: never "the same" (the caller writes it out instead).
-        const fn = () => 1;
-        const date = new Date(0);
-        for (const v of [undefined, fn, NaN, Infinity, -0, date, { toJSON: () => 1 }, 1n]) assert.strictEqual(sameJsonData({ a: v }, { a: v }), false, String(v));
     });
 
     it("a rule reads the settings of its own configuration, whatever was published before", () => {

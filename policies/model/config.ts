@@ -48,10 +48,8 @@ const MOVED: Record<string, string> = {
  * `enforcementLevel` is always valid. Names are shown bounded and quoted (config keys, never values).
  */
 export function unknownProperty(policy: string, given: Record<string, unknown>, valid: string[]): string | undefined {
-    // Own enumerable names in Object.keys' order (for...in walks them first), without a list per call: the wrappers
-    // check the config on every call of every policy.
-    for (const name in given) {
-        if (!Object.prototype.hasOwnProperty.call(given, name) || name === "enforcementLevel" || valid.includes(name)) continue;
+    for (const name of Object.keys(given)) {
+        if (name === "enforcementLevel" || valid.includes(name)) continue;
         if (looksLikeCredential(name)) return "unknown property (a name that looks like a credential, not shown)";
         const shown = JSON.stringify(name.length > 60 ? `${name.slice(0, 57)}...` : name);
         if (MOVED[name] !== undefined && MOVED[name] !== policy) {

@@ -18,7 +18,7 @@ import {
 } from "@pulumi/policy";
 import { unknownProperty } from "./config";
 import { SettingsState, classifyProduction, Production, programKeyOf, settingsFor } from "./production";
-import { JoinedPatch, ResourceLike, StackView, mayBeStack, stackPatches, stackView } from "./stack";
+import { JoinedPatch, ResourceLike, StackView, stackPatches, stackView } from "./stack";
 import { report } from "./report";
 import { WAIVER_CONFIG, WaiverTarget, applyWaivers, mayWaive, targetOf } from "./waivers";
 import { ExampleResource } from "./examples";
@@ -239,11 +239,11 @@ function isFinding(f: unknown): f is string | RuleFinding {
  * (reading an input or the config throws, the rule throws, returns something that is not a list of
  * findings, or a promise) is reported as one fail-closed violation (on `urn` when given), never thrown.
  */
-function evaluate<A>(meta: RuleMeta, reportViolation: ReportViolation, run: (arg: A) => unknown, arg: A, urn: string | undefined, waivingOf: (arg: A) => Waiving): void {
+function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => unknown, urn: string | undefined, waivingOf: () => Waiving): void {
     let findings: (string | RuleFinding)[];
     let closed = false;
     try {
-        const result = run(arg);
+        const result = run();
         closed = !(Array.isArray(result) && result.every(isFinding));
         findings = closed ? [failClosed(meta)] : (result as (string | RuleFinding)[]);
     } catch (e) {
@@ -254,7 +254,7 @@ function evaluate<A>(meta: RuleMeta, reportViolation: ReportViolation, run: (arg
     // Nothing found (the common case): the waiver hook and its config are not needed.
     if (findings.length === 0) return;
     const asData = (reportViolation as DataReport).finding;
-    const waiving = waivingOf(arg);
+    const waiving = waivingOf();
     const config = waiving.config();
     for (const f of findings) {
         const at = typeof f === "string" ? urn : (f.urn ?? urn);
@@ -298,31 +298,28 @@ function resourceOf(args: ResourceValidationArgs): ResourceLike {
 }
 
 /** Runs a check with the policy's config, or reports the config's problem instead (the check never sees a bad config). */
-function withConfig<F, S = undefined, C = undefined>(meta: RuleMeta, getConfig: () => unknown, check: (config: Record<string, unknown>, subject: S, ctx: C) => (string | F)[], subject?: S, ctx?: C): (string | F)[] {
+function withConfig<F>(meta: RuleMeta, getConfig: () => unknown, check: (config: Record<string, unknown>) => (string | F)[]): (string | F)[] {
     const config = readConfig(meta, getConfig);
-    // `subject` and `ctx` are passed along, so that callers need no closure per call.
-    return typeof config === "string" ? [configProblem(meta, config)] : check(config, subject as S, ctx as C);
+    return typeof config === "string" ? [configProblem(meta, config)] : check(config);
 }
 
-/**
- * A `validateResource` that runs `run` on each resource through the one fail-closed path, with the resource's
- * waivers. (Its functions are made once per policy, not per call: the analyzer calls every policy for every resource.)
- */
+/** A `validateResource` that runs `run` on each resource through the one fail-closed path, with the resource's waivers. */
 function perResource(meta: RuleMeta, run: (args: ResourceValidationArgs) => unknown): (args: ResourceValidationArgs, reportViolation: ReportViolation) => void {
-    const inItsRequest = (args: ResourceValidationArgs) => inRequest(args.urn, meta.name, run, args);
-    const waiving = (args: ResourceValidationArgs) => resourceWaiving(meta, args);
-    return (args: ResourceValidationArgs, reportViolation: ReportViolation) => evaluate(meta, reportViolation, inItsRequest, args, undefined, waiving);
+    return (args: ResourceValidationArgs, reportViolation: ReportViolation) =>
+        evaluate(
+            meta,
+            reportViolation,
+            () => inRequest(args.urn, meta.name, () => run(args)),
+            undefined,
+            () => resourceWaiving(meta, args),
+        );
 }
-
-/** No findings (shared: `evaluate` only reads a rule's findings). */
-const NONE: readonly never[] = Object.freeze([]);
 
 /** A per-resource rule over any resource (the rule decides which types it cares about). */
 export function resourceRule(meta: RuleMeta, check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[]): ResourceValidationPolicy & DescribedRule {
-    const checkResource = (config: Record<string, unknown>, args: ResourceValidationArgs) => check(resourceOf(args), config, { production: settingsFor(args.urn) });
     return {
         ...metaFields(meta),
-        validateResource: perResource(meta, (args) => withConfig(meta, args.getConfig, checkResource, args)),
+        validateResource: perResource(meta, (args) => withConfig(meta, args.getConfig, (config) => check(resourceOf(args), config, { production: settingsFor(args.urn) }))),
     };
 }
 
@@ -351,16 +348,13 @@ export function stackRule(
     check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
     fix?: SpecFix,
 ): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
-    const checkView = (config: Record<string, unknown>, view: StackView, ctx: RuleContext) => check(view, config, ctx);
-    const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) => withConfig(meta, getConfig, checkView, view, ctx);
+    const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) => withConfig(meta, getConfig, (config) => check(view, config, ctx));
     return {
         ...metaFields(meta),
         ...(fix ? { remediateResource: remediation(meta, fix) } : {}),
         validateResource: perResource(meta, (args) => {
-            // Not a Stack's type token: no view (as `stackView` says), and nothing to build for it.
-            if (!mayBeStack(args.type)) return NONE;
-            const view = stackView(args);
-            return view ? judge(view, args.getConfig, { production: settingsFor(args.urn) }) : NONE;
+            const view = stackView(resourceOf(args));
+            return view ? judge(view, args.getConfig, { production: settingsFor(args.urn) }) : [];
         }),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
             let joined: JoinedPatch[] = [];
@@ -379,20 +373,12 @@ export function stackRule(
                     return [];
                 },
                 undefined,
-                undefined,
                 waivingOf,
             );
             if (joined.length === 0) return;
             const ctx = { production: settingsFor(key) };
             for (const j of joined) {
-                evaluate(
-                    meta,
-                    reportViolation,
-                    () => introduced(judge(j.before, args.getConfig, ctx), judge(j.after, args.getConfig, ctx)).map((f) => (typeof f === "string" ? f : f.message)),
-                    undefined,
-                    j.patch.urn,
-                    waivingOf,
-                );
+                evaluate(meta, reportViolation, () => introduced(judge(j.before, args.getConfig, ctx), judge(j.after, args.getConfig, ctx)).map((f) => (typeof f === "string" ? f : f.message)), j.patch.urn, waivingOf);
             }
         },
     };
@@ -444,7 +430,6 @@ export function programRule(meta: RuleMeta, check: (resources: ResourceLike[], c
                         return inRequest(key, meta.name, () => check(resources, config, { production: settingsFor(key) }));
                     }),
                 undefined,
-                undefined,
                 () => programWaiving(meta, args.getConfig, () => args.resources),
             ),
     };
@@ -479,7 +464,6 @@ export function settingsRule<S>(
                     publish(key, readConfig(meta, args.getConfig));
                     return [];
                 },
-                undefined,
                 undefined,
                 () => NO_WAIVERS,
             ),

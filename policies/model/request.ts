@@ -18,24 +18,13 @@
 
 interface Request {
     key: string;
-    /** Made on the first memoized result. */
-    memo: Map<string, unknown> | undefined;
-    /** Which request this is (`ranIn`). */
-    id: number;
+    memo: Map<string, unknown>;
+    /** The policies that ran in it: the analyzer calls each policy once per request, so a second call is another request. */
+    ran: Set<string>;
 }
 
 let open: Request | undefined;
 let active: Request | undefined;
-
-/** The id of the last request opened. */
-let lastId = 0;
-
-/**
- * The policies that ran in a request: the id of the last request each policy ran in (the analyzer calls each
- * policy once per request, so a second call is another request). One entry a policy, for every request, rather
- * than a set for each request.
- */
-const ranIn = new Map<string, number>();
 
 /** Whether the end of this turn of the event loop is already set to close the open request. */
 let closing = false;
@@ -47,7 +36,7 @@ function closeAtEndOfTurn(): void {
 
 /** Opens the request the settings policy is called for (forgetting any other). */
 export function openRequest(key: string): void {
-    open = { key, memo: undefined, id: ++lastId };
+    open = { key, memo: new Map(), ran: new Set() };
     // Ends with this turn of the event loop at the latest (one timer a turn, holding no request); another
     // request may open before.
     if (!closing) {
@@ -65,20 +54,20 @@ export function endRequests(): void {
  * Runs a policy's rule (once per call of the policy) in the request known by `key`: inside it the model shares
  * what it derives, when that request is open and this policy has not run in it yet. A policy that runs twice
  * under one open key is in a request that the settings policy did not open (it was disabled meanwhile): then
- * the request is closed and nothing is shared. `run` gets `arg` (so that a caller needs no closure per call).
+ * the request is closed and nothing is shared.
  */
-export function inRequest<T, A = undefined>(key: string | undefined, policy: string, run: (arg: A) => T, arg?: A): T {
+export function inRequest<T>(key: string | undefined, policy: string, run: () => T): T {
     const before = active;
     active = undefined;
     if (key !== undefined && open !== undefined && open.key === key) {
-        if (ranIn.get(policy) === open.id) open = undefined;
+        if (open.ran.has(policy)) open = undefined;
         else {
-            ranIn.set(policy, open.id);
+            open.ran.add(policy);
             active = open;
         }
     }
     try {
-        return run(arg as A);
+        return run();
     } finally {
         active = before;
     }
@@ -88,30 +77,27 @@ export function inRequest<T, A = undefined>(key: string | undefined, policy: str
 export function memoized<T>(name: string, build: () => T): T {
     const request = active;
     if (request === undefined) return build();
-    const memo = (request.memo ??= new Map());
-    if (memo.has(name)) return memo.get(name) as T;
+    if (request.memo.has(name)) return request.memo.get(name) as T;
     const value = build();
-    memo.set(name, value);
+    request.memo.set(name, value);
     return value;
 }
 
 /**
- * What `build(arg)` returns for one item of the request (a resource, by its URN), computed once per open request
- * under `name`; `same(earlier, arg)` tells whether an entry built earlier is for this very item. (`arg` is passed
- * along so that callers need no closures per call.)
+ * What `build` returns for one item of the request (a resource, by its URN), computed once per open request
+ * under `name`; `same` tells whether an entry built earlier is for this very item.
  */
-export function memoizedFor<K, T, A>(name: string, item: K, arg: A, same: (earlier: T, arg: A) => boolean, build: (arg: A) => T): T {
+export function memoizedFor<K, T>(name: string, item: K, same: (earlier: T) => boolean, build: () => T): T {
     const request = active;
-    if (request === undefined) return build(arg);
-    const memo = (request.memo ??= new Map());
-    let byItem = memo.get(name) as Map<K, T> | undefined;
+    if (request === undefined) return build();
+    let byItem = request.memo.get(name) as Map<K, T> | undefined;
     if (byItem === undefined) {
         byItem = new Map();
-        memo.set(name, byItem);
+        request.memo.set(name, byItem);
     }
     const earlier = byItem.get(item);
-    if (earlier !== undefined && same(earlier, arg)) return earlier;
-    const value = build(arg);
+    if (earlier !== undefined && same(earlier)) return earlier;
+    const value = build();
     byItem.set(item, value);
     return value;
 }

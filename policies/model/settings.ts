@@ -38,34 +38,3 @@ export class RequestSettings<S> {
         this.configuration = undefined;
     }
 }
-
-/**
- * Whether two configurations are the same JSON data with their keys in the same order, so that `JSON.stringify`
- * writes both alike (a configuration's identity). The analyzer hands a policy a new copy of its config in every
- * request; comparing it with the last one read costs less than writing it out. Only plain JSON data is compared:
- * anything else (undefined, a function, a number JSON cannot write, an object that is not a plain object or array)
- * answers false, and the caller writes it out.
- */
-export function sameJsonData(a: unknown, b: unknown): boolean {
-    if (a === null || typeof a === "string" || typeof a === "boolean") return a === b;
-    if (typeof a === "number") return Number.isFinite(a) && a === b && !Object.is(a, -0) && !Object.is(b, -0);
-    if (typeof a !== "object" || b === null || typeof b !== "object") return false;
-    if (Array.isArray(a)) {
-        if (!Array.isArray(b) || Object.getPrototypeOf(a) !== Array.prototype || Object.getPrototypeOf(b) !== Array.prototype || a.length !== b.length) return false;
-        for (let i = 0; i < a.length; i++) if (!sameJsonData(a[i], b[i])) return false;
-        return true;
-    }
-    if (Array.isArray(b) || !plainObject(a) || !plainObject(b)) return false;
-    const ka = Object.keys(a);
-    const kb = Object.keys(b);
-    if (ka.length !== kb.length) return false;
-    for (let i = 0; i < ka.length; i++) {
-        if (ka[i] !== kb[i] || !sameJsonData((a as Record<string, unknown>)[ka[i]], (b as Record<string, unknown>)[kb[i]])) return false;
-    }
-    return true;
-}
-
-function plainObject(o: object): boolean {
-    const proto = Object.getPrototypeOf(o);
-    return (proto === Object.prototype || proto === null) && typeof (o as { toJSON?: unknown }).toJSON !== "function";
-}

@@ -103,7 +103,7 @@ function stackKind(type: string, props: Plain): "Stack" | "StackPatch" | undefin
 }
 
 /** Only PKO tokens, or Kubernetes tokens that could be a typed wrapper of one, are read at all. */
-export function mayBeStack(type: unknown): type is string {
+function mayBeStack(type: unknown): type is string {
     return typeof type === "string" && type.startsWith("kubernetes:") && (type.includes("pulumi.com") || type.endsWith(":Stack") || type.endsWith(":StackPatch"));
 }
 
@@ -134,30 +134,14 @@ export function stackPatchView(resource: ResourceLike): StackView | undefined {
  */
 export function resourceProps(resource: ResourceLike): Plain {
     if (typeof resource.urn !== "string") return plain(resource.props);
-    return memoizedFor("props", resource.urn, resource, sameResource, propsEntry).props;
+    const { type, name } = resource;
+    return memoizedFor<string, { type: string; name: string; props: Plain }>(
+        "props",
+        resource.urn,
+        (e) => e.type === type && e.name === name,
+        () => ({ type, name, props: plain(resource.props) }),
+    ).props;
 }
-
-/** What the request remembers for a resource (its type and name say whether an entry is for the same one). */
-interface Entry {
-    type: string;
-    name: string;
-}
-
-function sameResource(earlier: Entry, resource: ResourceLike): boolean {
-    return earlier.type === resource.type && earlier.name === resource.name;
-}
-
-function propsEntry(resource: ResourceLike): Entry & { props: Plain } {
-    return { type: resource.type, name: resource.name, props: plain(resource.props) };
-}
-
-function viewEntry(resource: ResourceLike, wanted: "Stack" | "StackPatch"): Entry & { view: StackView | undefined } {
-    const props = resourceProps(resource);
-    return { type: resource.type, name: resource.name, view: stackKind(resource.type, props) === wanted ? buildView(resource, props) : undefined };
-}
-
-const stackEntry = (resource: ResourceLike) => viewEntry(resource, "Stack");
-const patchEntry = (resource: ResourceLike) => viewEntry(resource, "StackPatch");
 
 function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): StackView | undefined {
     const type = resource.type;
@@ -166,8 +150,12 @@ function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): Sta
     const shared = isShared(resource.props) ? { name: String(resource.name), urn: String(resource.urn), memo: views.get(resource.props as object) } : undefined;
     if (shared?.memo) for (const m of shared.memo) if (m.wanted === wanted && m.type === type && m.name === shared.name && m.urn === shared.urn) return m.view;
     // In the analyzer, the request's first policy builds the view and the others reuse it (request.ts).
-    const build = wanted === "Stack" ? stackEntry : patchEntry;
-    const view = (typeof resource.urn === "string" ? memoizedFor(wanted, resource.urn, resource, sameResource, build) : build(resource)).view;
+    const build = () => {
+        const props = resourceProps(resource);
+        return { type, name: resource.name, view: stackKind(type, props) === wanted ? buildView(resource, props) : undefined };
+    };
+    const same = (e: { type: string; name: string }) => e.type === type && e.name === resource.name;
+    const view = (typeof resource.urn === "string" ? memoizedFor(wanted, resource.urn, same, build) : build()).view;
     if (shared) {
         const entry = { wanted, type, name: shared.name, urn: shared.urn, view };
         if (shared.memo) shared.memo.push(entry);
