@@ -49,6 +49,9 @@ export const policy = programRule(
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (resources) => {
+        // Only a Secret from manifests can be a finding: without one (a program's own Secrets, or none), no
+        // Stack's reads are gathered.
+        if (!resources.some((r) => r.type === SECRET_TYPE && fromManifests(r.urn))) return [];
         // The Stacks (as their patches leave them) that read each Secret, by namespace and name.
         const readers = new Map<string, string[]>();
         for (const { view } of patchedStacks(resources)) {

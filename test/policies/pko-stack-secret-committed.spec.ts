@@ -50,6 +50,13 @@ describe("pko-stack-secret-committed", () => {
         const r = runStackPolicy(policy, [stack, git, secretFrom("check", { stringData: { accessToken: TOKEN, github: "ghp_x" } })]);
         assertFindings(r, one("Secret/pulumi/pulumi-access-token", /read by Stack "app" \(stack "acme\/app\/prod"\) and Stack "git" .*\(keys "accessToken", "github"\)/));
     });
+    it("a Secret from manifests is judged whatever comes before it, Secrets of program code included", () => {
+        const code = secretFrom("code", { stringData: { accessToken: TOKEN } }, "in-code");
+        const other = stackResource("other", goodSpec());
+        const s = secretFrom("configgroup", { stringData: { accessToken: TOKEN } });
+        const r = runStackPolicy(policy, [code, stack, other, code, s]);
+        assertFindings(r, one(s.urn!.slice(s.urn!.lastIndexOf("::") + 2), /read by Stack "app" .*and Stack "other"/));
+    });
     it("never throws on malformed input", () => {
         for (const props of [{ data: "x" }, { data: [1, 2] }, { metadata: UNKNOWN_WIRE }, { stringData: { a: { nested: true } } }]) {
             assert.doesNotThrow(() => runStackPolicy(policy, [stack, secretFrom("check", props)]));
