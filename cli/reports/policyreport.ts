@@ -81,9 +81,35 @@ function objectKey(o: { kind: string; name: string; namespace?: string }): strin
     return JSON.stringify([o.kind, o.namespace ?? "", o.name]);
 }
 
+/** The PolicyReport file as one string (what the chunks of policyReportChunks make). */
 export function renderPolicyReport(subjects: ReportSubject[], now = new Date()): string {
+    return [...policyReportChunks(subjects, now)].join("");
+}
+
+// Every string value double-quoted: the API server (and kubectl) decode YAML 1.1, where a plain `on`, `y`,
+// `NO`, `1_000` or `0b101` (a namespace, an object's name, a message) is a boolean or a number.
+const DUMP: jsyaml.DumpOptions = { lineWidth: -1, noRefs: true, quotingType: '"', forceQuotes: true, skipInvalid: true };
+const RESULTS_KEY = "results:\n";
+
+/**
+ * One document as js-yaml writes it, in pieces: everything before its results, then each result as it stands
+ * in the list (written inside a `results` list of its own, that line cut off). A large repository's report is
+ * hundreds of megabytes, more than one string can hold: it is written piece by piece, never joined.
+ */
+function* documentChunks(doc: Record<string, unknown> & { results: unknown[] }): Generator<string> {
+    const { results, ...head } = doc;
+    if (results.length === 0) {
+        yield jsyaml.dump(doc, DUMP);
+        return;
+    }
+    yield jsyaml.dump(head, DUMP) + RESULTS_KEY;
+    for (const r of results) yield jsyaml.dump({ results: [r] }, DUMP).slice(RESULTS_KEY.length);
+}
+
+/** The PolicyReport file in pieces, in order (cli/reports/write.ts writes them one after another). */
+export function* policyReportChunks(subjects: ReportSubject[], now = new Date()): Generator<string> {
     const timestamp = { seconds: Math.floor(now.getTime() / 1000), nanos: 0 };
-    const docs: Record<string, unknown>[] = [];
+    const docs: (Record<string, unknown> & { results: unknown[] })[] = [];
     for (const s of subjects) {
         if (s.kind !== "project") continue;
         // namespace ("" = cluster-scoped) -> results
@@ -168,7 +194,8 @@ export function renderPolicyReport(subjects: ReportSubject[], now = new Date()):
             });
         }
     }
-    // Every string value double-quoted: the API server (and kubectl) decode YAML 1.1, where a plain `on`, `y`,
-    // `NO`, `1_000` or `0b101` (a namespace, an object's name, a message) is a boolean or a number.
-    return docs.map((d) => jsyaml.dump(d, { lineWidth: -1, noRefs: true, quotingType: '"', forceQuotes: true, skipInvalid: true })).join("---\n");
+    for (let i = 0; i < docs.length; i++) {
+        if (i > 0) yield "---\n";
+        yield* documentChunks(docs[i]);
+    }
 }

@@ -44,6 +44,37 @@ export function renderReport(format: ReportFormat, subjects: ReportSubject[]): s
     }
 }
 
+/**
+ * A report in the pieces it is written in: the PolicyReport of a large repository is more than one string can
+ * hold (hundreds of megabytes), so it is never joined; the other formats are one piece.
+ */
+function reportChunks(format: ReportFormat, subjects: ReportSubject[]): Iterable<string> {
+    if (format === "policyreport") return (require("./policyreport") as typeof import("./policyreport")).policyReportChunks(subjects);
+    return [renderReport(format, subjects)];
+}
+
+/** Writes a report's pieces into a file, one after another, about a megabyte a write (never the whole at once). */
+function writeChunks(file: string, chunks: Iterable<string>): void {
+    const fd = fs.openSync(file, "w");
+    try {
+        const flush = (text: string) => {
+            const buf = Buffer.from(text, "utf8");
+            for (let done = 0; done < buf.length;) done += fs.writeSync(fd, buf, done, buf.length - done);
+        };
+        let pending = "";
+        for (const chunk of chunks) {
+            pending += chunk;
+            if (pending.length >= 1 << 20) {
+                flush(pending);
+                pending = "";
+            }
+        }
+        flush(pending);
+    } finally {
+        fs.closeSync(fd);
+    }
+}
+
 /** Reports that could not be written (after every other one was). */
 export class ReportWriteError extends ToolError {}
 
@@ -56,7 +87,7 @@ export function writeReports(requests: ReportRequest[], subjects: ReportSubject[
     for (const r of requests) {
         try {
             fs.mkdirSync(path.dirname(path.resolve(r.file)), { recursive: true });
-            fs.writeFileSync(r.file, renderReport(r.format, subjects));
+            writeChunks(r.file, reportChunks(r.format, subjects));
         } catch (e) {
             failed.push(`${r.format}=${r.file} (${(e as NodeJS.ErrnoException).code ?? "cannot write"})`);
         }

@@ -16,6 +16,7 @@ import { decodeKubeYaml } from "../../core/kube-yaml";
 import { CLI_ENTRY, REPO_ROOT } from "../../core/paths";
 import { renderPolicyReport } from "../../cli/reports/policyreport";
 import { ProjectSubject } from "../../cli/reports/subject";
+import { writeReports } from "../../cli/reports/write";
 
 const CRDS = path.join(REPO_ROOT, "schemas", "policyreport", "v1alpha2");
 const BIN = CLI_ENTRY;
@@ -142,6 +143,28 @@ describe("PolicyReport output", function () {
             for (const v of [r.message, r.resources[0].name, r.properties.field, r.properties.syncedBy, ns]) assert.strictEqual(typeof v, "string", JSON.stringify(r));
             assert.strictEqual(r.properties.location, `${r.message}:1`);
         }
+    });
+
+    it("a report of many megabytes is written piece by piece, the same bytes as rendered whole", () => {
+        const findings = Array.from({ length: 20000 }, (_, i) => ({
+            policy: i % 2 ? "pko-stack-prod-refresh" : "pko-stack-prod-pinned-commit",
+            resource: `Stack/team-${i % 37}/app-${i}`,
+            urn: "",
+            type: "",
+            level: "mandatory" as const,
+            message: `finding ${i}: ${"x".repeat(i % 300)}`,
+            status: "blocking" as const,
+        }));
+        const subject: ProjectSubject = { kind: "project", name: "big", description: "", programFile: "", outcome: "fail", durationMs: 1, findings };
+        const file = path.join(tmp, "big", "policyreport.yaml");
+        const now = Date.now();
+        writeReports([{ format: "policyreport", file }], [subject]);
+        const written = fs.readFileSync(file, "utf8");
+        assert.ok(written.length > 4 << 20, `${written.length} bytes: more than one write`);
+        // The same second as the write (its timestamp), else the next one.
+        const whole = [now, now + 1000].map((t) => renderPolicyReport([subject], new Date(t)));
+        assert.ok(whole.includes(written), "the pieces written are the report rendered whole");
+        assert.strictEqual(validateDocs(written).length, 37);
     });
 
     it("advisory findings are warn, waived ones skip with the waiver, findings without a Kubernetes object go to the ClusterPolicyReport", () => {
