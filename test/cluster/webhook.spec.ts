@@ -113,7 +113,7 @@ describe("pko-guard webhook and audit against a real API server", function () {
         assert.match(findings, /Stack\/legacy\/webapp-production/);
         assert.match(findings, /pko-stack-prod-pinned-commit/);
         const pr = fs.readFileSync(policyReport, "utf8");
-        assert.match(pr, /apiVersion: wgpolicyk8s\.io\/v1alpha2/);
+        assert.match(pr, /apiVersion: "wgpolicyk8s\.io\/v1alpha2"/);
         assert.match(pr, /pko-stack-no-cluster-admin/);
     });
 
