@@ -133,7 +133,7 @@ describe("PolicyReport output", function () {
             line: 1,
             syncedBy: w,
         }));
-        const subject: ProjectSubject = { kind: "project", name: "x", description: "", programFile: "", outcome: "pass", durationMs: 1, findings };
+        const subject: ProjectSubject = { kind: "project", name: "x", stack: "", description: "", programFile: "", outcome: "pass", durationMs: 1, findings };
         const text = renderPolicyReport([subject]);
         const docs = validateDocs(text);
         type R = { message: string; resources: { name: string; namespace: string }[]; properties: Record<string, string> };
@@ -155,7 +155,7 @@ describe("PolicyReport output", function () {
             message: `finding ${i}: ${"x".repeat(i % 300)}`,
             status: "blocking" as const,
         }));
-        const subject: ProjectSubject = { kind: "project", name: "big", description: "", programFile: "", outcome: "fail", durationMs: 1, findings };
+        const subject: ProjectSubject = { kind: "project", name: "big", stack: "", description: "", programFile: "", outcome: "fail", durationMs: 1, findings };
         const file = path.join(tmp, "big", "policyreport.yaml");
         const now = Date.now();
         writeReports([{ format: "policyreport", file }], [subject]);
