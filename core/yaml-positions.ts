@@ -318,29 +318,3 @@ class LoggedSequence implements PosNode {
         return (this.read ??= this.log.itemsOf(this.at, this.text, this.offset));
     }
 }
-
-/** A tree of positions as plain objects (every entry and item read): what tests compare. */
-export function plainPositions(n: PosNode | undefined): PosNode | undefined {
-    if (!n) return undefined;
-    if (n.entries) return { start: n.start, entries: n.entries.map((e) => (e.value ? { key: e.key, keyStart: e.keyStart, value: plainPositions(e.value)! } : { key: e.key, keyStart: e.keyStart })) };
-    if (n.items) return { start: n.start, items: n.items.map((i) => plainPositions(i)!) };
-    return { start: n.start };
-}
-
-/**
- * The positions of one document chunk (offset: the chunk's offset in the stream) from js-yaml's parse events, or
- * undefined when the document holds something this does not answer for exactly (a parse of its own: the decoder
- * records its parse instead, core/kube-yaml.ts).
- */
-export function fastPositions(chunk: string, offset: number, options: jsyaml.LoadOptions): PosNode | undefined {
-    if (UNSUPPORTED.test(chunk)) return undefined;
-    const log = new ParseLog();
-    const mark = log.begin(chunk);
-    try {
-        jsyaml.load(chunk, { ...options, listener: log.listener });
-    } catch {
-        return undefined;
-    }
-    log.end();
-    return plainPositions(log.positions(mark, chunk, offset));
-}

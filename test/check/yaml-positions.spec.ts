@@ -12,13 +12,34 @@ import * as path from "path";
 import * as jsyaml from "js-yaml";
 import * as YAML from "yaml";
 import { KubeYamlError, decodeKubeYaml, decodeOptions } from "../../core/kube-yaml";
-import { ParseLog, fastPositions, fromYamlNode, plainPositions } from "../../core/yaml-positions";
+import { ParseLog, PosNode, fromYamlNode } from "../../core/yaml-positions";
 import { generate } from "../../bench/check";
 import { writeRepository } from "../../bench/peers/manifests";
 
 const CORPUS = path.join(__dirname, "kube-yaml-corpus");
 const RUNS = Number(process.env.PKO_GUARD_PROPERTY_RUNS ?? 2000);
 const OPTIONS = { schema: jsyaml.FAILSAFE_SCHEMA, json: true };
+
+/** A tree of positions as plain objects (every entry and item read), as the tests compare them. */
+function plainPositions(n: PosNode | undefined): PosNode | undefined {
+    if (!n) return undefined;
+    if (n.entries) return { start: n.start, entries: n.entries.map((e) => (e.value ? { key: e.key, keyStart: e.keyStart, value: plainPositions(e.value)! } : { key: e.key, keyStart: e.keyStart })) };
+    if (n.items) return { start: n.start, items: n.items.map((i) => plainPositions(i)!) };
+    return { start: n.start };
+}
+
+/** The fast positions of one document chunk on its own (its own parse, recorded as the decoder records its parse). */
+function fastPositions(chunk: string, offset: number, options: jsyaml.LoadOptions): PosNode | undefined {
+    const log = new ParseLog();
+    const mark = log.begin(chunk);
+    try {
+        jsyaml.load(chunk, { ...options, listener: log.listener });
+    } catch {
+        return undefined;
+    }
+    log.end();
+    return plainPositions(log.positions(mark, chunk, offset));
+}
 
 /** Every document of a stream: [fast positions or undefined, exact positions]. */
 function both(text: string): { fast: ReturnType<typeof fastPositions>; exact: ReturnType<typeof fromYamlNode> }[] {
