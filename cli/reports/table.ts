@@ -21,7 +21,11 @@ const SPACED = /^\S+(?: \S+)*$/;
 
 /** Wraps text at word boundaries to `width` (a word longer than the width gets a line of its own, whole). */
 export function wrap(text: string, width: number, indent = ""): string[] {
-    if (SPACED.test(text)) return wrapSpaced(text, width, indent);
+    return SPACED.test(text) ? wrapSpaced(text, width, indent) : wrapWords(text, width, indent);
+}
+
+/** `wrap` of any text: its words (split at any white space) filled greedily into lines. */
+export function wrapWords(text: string, width: number, indent: string): string[] {
     const lines: string[] = [];
     let cur = "";
     for (const word of text.split(/\s+/).filter(Boolean)) {

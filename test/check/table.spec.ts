@@ -9,7 +9,7 @@ import fc from "fast-check";
 import * as path from "path";
 import { Finding } from "../../core/rows";
 import { ProjectSubject } from "../../cli/reports/subject";
-import { renderFindings, wrap } from "../../cli/reports/table";
+import { renderFindings, wrap, wrapWords } from "../../cli/reports/table";
 
 function subject(findings: Finding[]): ProjectSubject {
     return { kind: "project", name: "manifests", stack: "", description: "", programFile: "", findings, outcome: findings.length > 0 ? "fail" : "pass", durationMs: 0 };
@@ -20,31 +20,18 @@ function blocks(out: string): string {
     return out.split("\n").slice(0, -2).join("\n");
 }
 
-/** What wrapping is (the words of the text, greedily filled into lines of `width`): wrap must give the same lines. */
-function wrapByWords(text: string, width: number, indent: string): string[] {
-    const lines: string[] = [];
-    let cur = "";
-    for (const word of text.split(/\s+/).filter(Boolean)) {
-        if (cur && indent.length + cur.length + 1 + word.length > width) {
-            lines.push(indent + cur);
-            cur = word;
-        } else cur = cur ? `${cur} ${word}` : word;
-    }
-    if (cur) lines.push(indent + cur);
-    return lines;
-}
-
 describe("the terminal output of findings that share messages and files", () => {
     it("wraps any text as its words filled into lines (single-spaced text or not)", () => {
         const part = fc.constantFrom("a", "bb", "word", "spec.envRefs.PULUMI_ACCESS_TOKEN", "x".repeat(30), " ", " ", " ", "  ", "\t", "\n", "\u00a0", "\u3000");
         fc.assert(
             fc.property(fc.array(part, { maxLength: 40 }), fc.integer({ min: 1, max: 60 }), fc.constantFrom("", "  ", "    "), (parts, width, indent) => {
                 const text = parts.join("");
-                assert.deepStrictEqual(wrap(text, width, indent), wrapByWords(text, width, indent), JSON.stringify([text, width, indent]));
+                assert.deepStrictEqual(wrap(text, width, indent), wrapWords(text, width, indent), JSON.stringify([text, width, indent]));
             }),
             { numRuns: 3000 },
         );
         assert.deepStrictEqual(wrap("one two three", 9, "  "), ["  one two", "  three"]);
+        assert.deepStrictEqual(wrap(" one  two\tthree\n", 9, "  "), ["  one two", "  three"]);
     });
 
     it("is each finding's block as rendered alone, in order", () => {
