@@ -131,7 +131,7 @@ export function* policyReportChunks(subjects: ReportSubject[], now = new Date())
             const obj = objectOf(f);
             const known = obj && objects.get(objectKey(obj));
             const ref: ObjectRef | undefined = obj && { ...(known?.apiVersion ? { apiVersion: known.apiVersion } : {}), ...obj };
-            if (obj) failed.add(`${f.policy}\u0000${obj.kind}/${obj.namespace ?? ""}/${obj.name}`);
+            if (obj) failed.add(`${f.policy}\u0000${objectKey(obj)}`);
             add(obj?.namespace ?? "", {
                 source: "pko-guard",
                 policy: f.policy,
@@ -154,7 +154,7 @@ export function* policyReportChunks(subjects: ReportSubject[], now = new Date())
         }
         for (const o of s.objects ?? []) {
             for (const [policy, kinds] of Object.entries(RULE_KINDS)) {
-                if (!kinds.includes(o.kind) || failed.has(`${policy}\u0000${o.kind}/${o.namespace ?? ""}/${o.name}`)) continue;
+                if (!kinds.includes(o.kind) || failed.has(`${policy}\u0000${objectKey(o)}`)) continue;
                 add(o.namespace ?? "", {
                     source: "pko-guard",
                     policy,
