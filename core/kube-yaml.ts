@@ -654,6 +654,55 @@ function exactDecode(chunk: string, offset: number): { value: unknown; node?: YA
     return { value, node: node && !(YAML.isScalar(node) && value === null) ? node : undefined, empty: false };
 }
 
+/**
+ * A document the fast path decoded. Positions are needed for some documents (a finding, an error): js-yaml's
+ * parse events, recorded while decoding, give them for most documents (built when asked); the exact path's node
+ * tree, then parsed, for the others. A class, its accessors on the prototype: an object literal with getters gives
+ * each document a hidden class of its own and its properties in a dictionary, kept for the whole run.
+ */
+class LoggedDocument implements KubeDocument {
+    private parsed?: { node?: YAML.Node };
+    private found?: { positions?: PosNode };
+
+    constructor(
+        readonly value: unknown,
+        private readonly chunk: string,
+        private readonly offset: number,
+        private readonly log: ParseLog,
+        private readonly mark: number,
+    ) {}
+
+    get start(): number {
+        return this.positions?.start ?? this.offset;
+    }
+
+    get node(): YAML.Node | undefined {
+        return (this.parsed ??= exactDecode(this.chunk, this.offset)).node;
+    }
+
+    get positions(): PosNode | undefined {
+        return (this.found ??= { positions: this.log.positions(this.mark, this.chunk, this.offset) ?? fromYamlNode(this.node) }).positions;
+    }
+}
+
+/** A document the exact path decoded: its node tree is at hand, its positions read from it when asked. */
+class ExactDocument implements KubeDocument {
+    readonly value: unknown;
+    readonly start: number;
+    readonly node?: YAML.Node;
+    private found?: { positions?: PosNode };
+
+    constructor(exact: { value: unknown; node?: YAML.Node }, offset: number) {
+        this.value = exact.value;
+        this.start = exact.node?.range?.[0] ?? offset;
+        this.node = exact.node;
+    }
+
+    get positions(): PosNode | undefined {
+        return (this.found ??= { positions: fromYamlNode(this.node) }).positions;
+    }
+}
+
 function decodeYamlStream(text: string, from: number): KubeDocument[] {
     const out: KubeDocument[] = [];
     const log = new ParseLog();
@@ -661,38 +710,10 @@ function decodeYamlStream(text: string, from: number): KubeDocument[] {
     for (const [offset, chunk] of splitDocuments(text, from)) {
         const fast = fastDecode(chunk, log, options);
         if (fast) {
-            // Positions are needed for some documents (a finding, an error): js-yaml's parse events, recorded
-            // while decoding, give them for most documents (built when asked); the exact path's node tree, then
-            // parsed, for the others.
-            let parsed: { node?: YAML.Node } | undefined;
-            const node = () => (parsed ??= exactDecode(chunk, offset)).node;
-            let found: { positions?: PosNode } | undefined;
-            const mark = fast.mark;
-            const positions = () => (found ??= { positions: log.positions(mark, chunk, offset) ?? fromYamlNode(node()) }).positions;
-            out.push({
-                value: fast.value,
-                get start() {
-                    return positions()?.start ?? offset;
-                },
-                get node() {
-                    return node();
-                },
-                get positions() {
-                    return positions();
-                },
-            });
+            out.push(new LoggedDocument(fast.value, chunk, offset, log, fast.mark));
             continue;
         }
-        const exact = exactDecode(chunk, offset);
-        let found: { positions?: PosNode } | undefined;
-        out.push({
-            value: exact.value,
-            start: exact.node?.range?.[0] ?? offset,
-            node: exact.node,
-            get positions() {
-                return (found ??= { positions: fromYamlNode(exact.node) }).positions;
-            },
-        });
+        out.push(new ExactDocument(exactDecode(chunk, offset), offset));
     }
     log.end();
     return out;

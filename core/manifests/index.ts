@@ -27,7 +27,7 @@ import { MANIFEST_URN_PREFIX, NOT_RENDERED } from "../../policies/model/manifest
 import { CLUSTER_SCOPED, applicationOutput, expandApplicationSet, isApplication, isApplicationSet } from "../render/argocd";
 import { KUSTOMIZATION_FILES, RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderKustomize } from "../render/render";
 import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
-import { LoadOptions, LoadResult, ManifestObject } from "./objects";
+import { LoadOptions, LoadResult, ManifestObject, madeFrom } from "./objects";
 import { originals, parseSource } from "./yaml";
 
 /**
@@ -264,17 +264,18 @@ function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[],
             const ns = typeof meta.namespace === "string" && meta.namespace !== "" ? meta.namespace : undefined;
             const identity = ns ? `Application/${ns}/${meta.name}` : `Application/${meta.name}`;
             const type = "kubernetes:argoproj.io/v1alpha1:Application";
-            out.objects.push({
-                ...set,
-                identity,
-                type,
-                urn: `${MANIFEST_URN_PREFIX}${type}::${identity}`,
-                kind: "Application",
-                object: app,
-                read: true,
-                named: true,
-                syncedBy: `ApplicationSet ${set.identity.replace(/^ApplicationSet\//, "")}`,
-            });
+            out.objects.push(
+                madeFrom(set, {
+                    identity,
+                    type,
+                    urn: `${MANIFEST_URN_PREFIX}${type}::${identity}`,
+                    kind: "Application",
+                    object: app,
+                    read: true,
+                    named: true,
+                    syncedBy: `ApplicationSet ${set.identity.replace(/^ApplicationSet\//, "")}`,
+                }),
+            );
         });
     }
     const rendered = new Set<string>();

@@ -154,31 +154,99 @@ function notAString(v: unknown): string {
 
 function makeObject(src: Source, obj: Record<string, unknown>, kind: string, identity: string, group: string, version: string, place: Place): ManifestObject {
     const type = `kubernetes:${group}/${version}:${kind}`;
-    let start: { line: number; column: number } | undefined;
-    const at = () => (start ??= placeStart(place));
-    return {
-        file: src.file,
-        // Lines are found on demand (FileLocator): most objects never need one.
-        get line() {
-            return at().line;
-        },
-        get column() {
-            return at().column;
-        },
-        identity,
-        type,
-        urn: `${MANIFEST_URN_PREFIX}${type}::${identity}`,
-        kind,
-        object: obj,
-        read: false,
-        named: false,
-        repoPath: src.repoPath,
-        abs: src.abs,
-        locate: (field: string) => {
-            const begin = startOf(findNode(placeNode(place), fieldSegments(field)));
-            return begin === undefined ? at() : place.locator.pos(begin);
-        },
-    };
+    return new PlacedObject(src.file, identity, type, `${MANIFEST_URN_PREFIX}${type}::${identity}`, kind, obj, src.repoPath, src.abs, place);
+}
+
+/**
+ * A manifest object read from a file, located through its place in it (lines found on demand: most objects
+ * never need one). A class, its accessors on the prototype: an object literal with getters gives each object a
+ * hidden class of its own and its properties in a dictionary (about 3 KB an object more, kept for the whole run).
+ */
+class PlacedObject implements ManifestObject {
+    read = false;
+    named = false;
+    declare syncedBy?: string;
+    private start?: { line: number; column: number };
+
+    constructor(
+        readonly file: string,
+        public identity: string,
+        readonly type: string,
+        public urn: string,
+        readonly kind: string,
+        public object: Record<string, unknown>,
+        readonly repoPath: string | undefined,
+        readonly abs: string | undefined,
+        private readonly place: Place,
+    ) {}
+
+    private at(): { line: number; column: number } {
+        return (this.start ??= placeStart(this.place));
+    }
+
+    get line(): number {
+        return this.at().line;
+    }
+
+    get column(): number {
+        return this.at().column;
+    }
+
+    locate(field: string): { line: number; column: number } {
+        const begin = startOf(findNode(placeNode(this.place), fieldSegments(field)));
+        return begin === undefined ? this.at() : this.place.locator.pos(begin);
+    }
+}
+
+/**
+ * An object made from another one (an Application an ApplicationSet generates): shown and located where that
+ * one is, in its file.
+ */
+export function madeFrom(from: ManifestObject, own: Pick<ManifestObject, "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "syncedBy">): ManifestObject {
+    return new MadeObject(from, own);
+}
+
+class MadeObject implements ManifestObject {
+    readonly file: string;
+    readonly repoPath?: string;
+    readonly abs?: string;
+    identity: string;
+    type: string;
+    urn: string;
+    kind: string;
+    object: Record<string, unknown>;
+    read: boolean;
+    named: boolean;
+    syncedBy?: string;
+
+    constructor(
+        private readonly from: ManifestObject,
+        own: Pick<ManifestObject, "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "syncedBy">,
+    ) {
+        this.file = from.file;
+        this.repoPath = from.repoPath;
+        this.abs = from.abs;
+        this.identity = own.identity;
+        this.type = own.type;
+        this.urn = own.urn;
+        this.kind = own.kind;
+        this.object = own.object;
+        this.read = own.read;
+        this.named = own.named;
+        this.syncedBy = own.syncedBy;
+    }
+
+    get line(): number {
+        return this.from.line;
+    }
+
+    get column(): number {
+        return this.from.column;
+    }
+
+    locate(field: string): { line: number; column: number } {
+        return this.from.locate(field);
+    }
 }
 
 /** The resources the evaluator gets: every named object, as the provider would register it. */
