@@ -115,7 +115,7 @@ function evaluateRequest(resources: EvalResource[], config: PackConfig, only: Re
     const isType = () => false;
     const asType = () => undefined;
     // One list for every stack policy, as one AnalyzeStack request would give them.
-    const stackResources = args.map((a) => ({ ...a, isType, asType, dependencies: [], propertyDependencies: {} }));
+    const stackResources = args.map((a) => ({ type: a.type, name: a.name, urn: a.urn, props: a.props, opts: a.opts, isType, asType, dependencies: [], propertyDependencies: {} }));
     // A filtered run still runs the settings policy: it publishes this request's production settings, which
     // the rules read (without it every Stack's classification would be unknown in a filtered run).
     const runs = only && new Set([...only, SETTINGS_POLICY]);
@@ -137,7 +137,9 @@ function evaluateRequest(resources: EvalResource[], config: PackConfig, only: Re
         };
         // A waived finding is at its true level, advisory, as the pack reports it through the engine (report.ts).
         const push = (facts: MessageFacts, urn: string, field: string | undefined, at: Level = facts.waiver ? "advisory" : level) => {
-            const r: EvalRow = { ...row(p.name, urn, at, normalizeMessage(encodeMessage(facts), p.description)), facts };
+            // Built by assignment, not as a spread literal: policies/model/shapes.ts.
+            const r = row(p.name, urn, at, normalizeMessage(encodeMessage(facts), p.description)) as EvalRow;
+            r.facts = facts;
             if (field !== undefined) r.field = field;
             rows.push(r);
         };

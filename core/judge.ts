@@ -16,9 +16,13 @@ import { PackConfig } from "./pack-config";
 export function judgeRows(rows: (Row & { facts?: MessageFacts })[], failOnAdvisory: boolean): Finding[] {
     return sortRows(rows).map(({ facts: given, ...r }) => {
         const facts = given ?? decodeMessage(r.message);
-        const base = { ...r, message: facts.text, ...(facts.failClosed ? { failClosed: true } : {}) };
-        if (facts.waiver) return { ...base, status: "waived", waiver: facts.waiver };
-        return { ...base, status: r.level === "mandatory" || (failOnAdvisory && r.level === "advisory") ? "blocking" : "advisory" };
+        // The row's own copy, completed by assignment (keys as a spread literal would order them; policies/model/shapes.ts).
+        const f = r as Finding;
+        f.message = facts.text;
+        if (facts.failClosed) f.failClosed = true;
+        f.status = facts.waiver ? "waived" : r.level === "mandatory" || (failOnAdvisory && r.level === "advisory") ? "blocking" : "advisory";
+        if (facts.waiver) f.waiver = facts.waiver;
+        return f;
     });
 }
 

@@ -33,8 +33,12 @@ export function locatedRow(r: EvalRow, obj: Pick<ManifestObject, "repoPath" | "a
     const { field: _field, ...plain } = r;
     if (!obj || !at) return plain;
     // Repository-relative, else absolute, else standard input (the location rule of cli/reports/location.ts).
-    const located: LocatedRow = { ...plain, file: obj.repoPath ?? obj.abs ?? STDIN_FILE, line: at.line, column: at.column };
-    // Set as spreading them would (appended, or in place when the row has the key): no object a property.
+    // Set as spreading them would (appended, or in place when the row has the key), on the row's own copy:
+    // not a spread literal (policies/model/shapes.ts).
+    const located: LocatedRow = plain;
+    located.file = obj.repoPath ?? obj.abs ?? STDIN_FILE;
+    located.line = at.line;
+    located.column = at.column;
     if (field) located.field = field;
     if (obj.syncedBy) located.syncedBy = obj.syncedBy;
     return located;

@@ -24,6 +24,7 @@ import * as path from "path";
 import { BadInputError } from "../errors";
 import * as YAML from "yaml";
 import { MANIFEST_URN_PREFIX, NOT_RENDERED } from "../../policies/model/manifests";
+import { extended } from "../../policies/model/shapes";
 import { CLUSTER_SCOPED, applicationOutput, expandApplicationSet, isApplication, isApplicationSet } from "../render/argocd";
 import { KUSTOMIZATION_FILES, RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderKustomize } from "../render/render";
 import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
@@ -199,11 +200,11 @@ function land(o: ManifestObject, namespace: string | undefined, app: { name: str
         annotations[TRACKING_ID] = tracking;
         return;
     }
-    const landedAnnotations = { ...annotations, [TRACKING_ID]: tracking };
-    const landed = { ...meta, ...(ns !== "" ? { namespace: ns } : {}), annotations: landedAnnotations };
+    const landedAnnotations = extended(annotations, { [TRACKING_ID]: tracking });
+    const landed = extended(meta, ns !== "" ? { namespace: ns, annotations: landedAnnotations } : { annotations: landedAnnotations });
     landedMetadata.add(landed);
     landedMetadata.add(landedAnnotations);
-    o.object = { ...o.object, metadata: landed };
+    o.object = extended(o.object, { metadata: landed });
 }
 
 /**

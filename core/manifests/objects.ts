@@ -8,6 +8,7 @@ import { EvalResource } from "../evaluate";
 import { ClusterCapabilities } from "../render/capabilities";
 import { policies } from "../../policies";
 import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/manifests";
+import { extended } from "../../policies/model/shapes";
 import { Place, fieldSegments, findNode, placeNode, placeStart, startOf } from "./positions";
 
 /** Kinds some pko-guard rule reads (`<group>/<Kind>`, from each rule's `about.reads`); other objects are counted, never reported. */
@@ -136,7 +137,7 @@ export function addObject(src: Source, obj: Record<string, unknown>, place: Plac
     if (src.repoPath !== undefined) {
         const annotations = (metadata.annotations !== null && typeof metadata.annotations === "object" && !Array.isArray(metadata.annotations) ? metadata.annotations : {}) as Record<string, unknown>;
         if (annotations[SOURCE_PATH] === undefined) {
-            o.object = { ...obj, metadata: { ...metadata, annotations: { ...annotations, [SOURCE_PATH]: src.repoPath } } };
+            o.object = extended(obj, { metadata: extended(metadata, { annotations: extended(annotations, { [SOURCE_PATH]: src.repoPath }) }) });
         }
     }
     out.objects.push(o);

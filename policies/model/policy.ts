@@ -23,6 +23,7 @@ import { report } from "./report";
 import { WAIVER_CONFIG, WaiverTarget, applyWaivers, mayWaive, targetOf } from "./waivers";
 import { ExampleResource } from "./examples";
 import { MessageFacts, encodeMessage, saysFailClosed } from "./message";
+import { extended } from "./shapes";
 import { inRequest, openRequest } from "./request";
 
 export const FRAMEWORK: PolicyComplianceFramework = {
@@ -265,14 +266,19 @@ function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => u
         if (config) {
             try {
                 // A config without waivers waives nothing: the finding's resource is not looked up.
-                if (mayWaive(config)) facts = { ...facts, ...applyWaivers(meta.name, config, waiving.target(at), facts.text, facts.failClosed) };
+                if (mayWaive(config)) facts = extended(facts, applyWaivers(meta.name, config, waiving.target(at), facts.text, facts.failClosed));
             } catch (e) {
                 // A broken waiver never hides a finding, and is never silent: the finding says its waivers failed.
-                facts = { ...facts, text: `${facts.text} (its waivers could not be checked: ${errorKind(e)}; the finding is not waived)` };
+                facts = extended(facts, { text: `${facts.text} (its waivers could not be checked: ${errorKind(e)}; the finding is not waived)` });
                 debugError(`${meta.name}: checking the waivers threw`, e);
             }
         }
-        if (typeof asData === "function") asData({ ...facts, ...(at !== undefined ? { urn: at } : {}), ...(field !== undefined ? { field } : {}) });
+        if (typeof asData === "function") {
+            const data: ReportedFinding = extended(facts, {});
+            if (at !== undefined) data.urn = at;
+            if (field !== undefined) data.field = field;
+            asData(data);
+        }
         // Through the engine: the encoded message, and a waived finding at its true level, advisory (report.ts).
         else report(reportViolation, { message: encodeMessage(facts), urn: at, ...(facts.waiver ? { level: "advisory" as const } : {}) });
     }

@@ -20,6 +20,7 @@ module.exports = {
         "test/harness/argocd-finalizers.spec.ts",
         "test/harness/policy-config.spec.ts",
         "test/check/struct.spec.ts",
+        "test/shapes.spec.ts",
         "test/check/yaml-positions.spec.ts",
         "test/harness/real-only.spec.ts",
         "test/harness/verdict.spec.ts",
