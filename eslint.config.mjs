@@ -35,4 +35,20 @@ export default tseslint.config(
             "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrorsIgnorePattern: "^_", ignoreRestSiblings: true }],
         },
     },
+    {
+        // Node 20's V8 gives every object a spread literal makes and then extends (`{ ...row, facts }`, or a
+        // spread followed by any key) a hidden class of its own: on a path run for every object or finding that
+        // is a hidden class per object (policies/model/shapes.ts; test/check/hidden-classes.spec.ts). Spreads that come after
+        // a literal key (`{ kind, ...rest }`) are fine.
+        files: ["core/**/*.ts", "policies/**/*.ts", "cli/**/*.ts"],
+        rules: {
+            "no-restricted-syntax": [
+                "error",
+                {
+                    selector: "ObjectExpression[properties.0.type='SpreadElement'][properties.length>1]",
+                    message: "A leading spread followed by more keys gives each object its own hidden class in Node 20: use extended() from policies/model/shapes.ts, or start the literal with a key.",
+                },
+            ],
+        },
+    },
 );

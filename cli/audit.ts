@@ -16,6 +16,7 @@ import { ProjectSubject, errorProjectSubject } from "./reports/subject";
 import { loadKubeConfig } from "../core/cluster/kubeconfig";
 import { ClusterCache } from "../core/cluster/cache";
 import { WATCHED_KINDS, clusterResource, grantsOnlySystemMasters } from "../core/cluster/kinds";
+import { extended } from "../policies/model/shapes";
 
 export interface AuditOptions {
     kubeconfig?: string;
@@ -60,7 +61,7 @@ export async function runAudit(o: AuditOptions): Promise<AuditResult> {
     const rows = evaluatePack(objects.map(clusterResource), config).map((r) => {
         const { field: _f, ...plain } = r;
         const field = rowField(r);
-        return field ? { ...plain, field } : plain;
+        return field ? extended(plain, { field }) : plain;
     });
     const findings = judgeRows(sortRows(rows), o.failOnAdvisory);
     const subject: ProjectSubject = {

@@ -18,6 +18,7 @@ import { CheckedManifests, checkManifests } from "../core/manifests/parallel";
 import { progressLine } from "../core/progress";
 import { clusterCapabilities } from "../core/render/capabilities";
 import { mark } from "../core/timings";
+import { extended } from "../policies/model/shapes";
 
 export interface CheckOptions {
     paths: string[];
@@ -63,12 +64,9 @@ export interface CheckResult {
 /** An object's reference as reports give it. */
 function objectRef(obj: Record<string, unknown>): ReportObject {
     const meta = (obj.metadata ?? {}) as Record<string, unknown>;
-    return {
-        ...(typeof obj.apiVersion === "string" ? { apiVersion: obj.apiVersion } : {}),
-        kind: String(obj.kind),
-        name: String(meta.name),
-        ...(typeof meta.namespace === "string" && meta.namespace !== "" ? { namespace: meta.namespace } : {}),
-    };
+    const ref: ReportObject = { kind: String(obj.kind), name: String(meta.name) };
+    if (typeof meta.namespace === "string" && meta.namespace !== "") ref.namespace = meta.namespace;
+    return typeof obj.apiVersion === "string" ? extended({ apiVersion: obj.apiVersion }, ref) : ref;
 }
 
 export async function runCheck(o: CheckOptions): Promise<CheckResult> {

@@ -29,6 +29,7 @@ import { mark } from "../core/timings";
 import { ProjectSubject } from "./reports/subject";
 import { renderFindings, renderFullTable } from "./reports/table";
 import { ReportRequest, inputClashes, parseReportOption, writeReports } from "./reports/write";
+import { extended } from "../policies/model/shapes";
 
 export const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
 
@@ -100,7 +101,7 @@ async function runJudged(o: ReportingOptions, inputs: string[], errorSubject: (m
     const failWith = (message: string) => {
         const failed = errorSubject(message, Date.now() - started);
         try {
-            if (githubOutput(o)) output(failed, { ...o, verbose: false });
+            if (githubOutput(o)) output(failed, extended(o, { verbose: false }));
         } catch {
             // the one line on stderr is what matters
         }

@@ -5,6 +5,7 @@
 import { policies } from "../policies";
 import { wrap } from "./reports/table";
 import { ruleCatalogue } from "./reports/subject";
+import { extended } from "../policies/model/shapes";
 
 export interface SchemaProp {
     type?: string;
@@ -23,7 +24,7 @@ export function renderRules(json: boolean, width = 120): string {
         const docs = new Map(ruleCatalogue().map((r) => [r.id, r]));
         return (
             JSON.stringify(
-                rows.map((r) => ({ ...r, doc: docs.get(r.name)!.doc, ...(docs.get(r.name)!.helpUri ? { helpUri: docs.get(r.name)!.helpUri } : {}) })),
+                rows.map((r) => extended(r, { doc: docs.get(r.name)!.doc, ...(docs.get(r.name)!.helpUri ? { helpUri: docs.get(r.name)!.helpUri } : {}) })),
                 null,
                 2,
             ) + "\n"

@@ -26,6 +26,7 @@ import { AdmissionInput, judgeAdmission, judgeAdmissionFresh } from "../core/clu
 import { WATCHED_KINDS } from "../core/cluster/kinds";
 import { SharedReads } from "../core/cluster/view";
 import { loadKubeConfig } from "../core/cluster/kubeconfig";
+import { extended } from "../policies/model/shapes";
 
 export interface WebhookOptions {
     cert: string;
@@ -199,12 +200,12 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
     });
 
     const pair = readPair(o);
-    const server = https.createServer({ ...pair, minVersion: "TLSv1.2" });
+    const server = https.createServer(extended(pair, { minVersion: "TLSv1.2" as const }));
     // Certificate reload: poll both files (inotify misses the symlink swap of mounted Secrets).
     const reload = () => {
         try {
             const next = readPair(o);
-            server.setSecureContext({ ...next, minVersion: "TLSv1.2" });
+            server.setSecureContext(extended(next, { minVersion: "TLSv1.2" as const }));
             log("info", "tls.reloaded", { cert: o.cert });
         } catch (e) {
             log("error", "tls.reload_failed", { error: escapeText(String((e as Error).message).split("\n")[0]) });
@@ -251,14 +252,14 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
             response = { uid: review.uid, allowed: d.allowed };
             if (!d.allowed) response.status = { code: 403, reason: "Forbidden", message: escapeLines(d.message ?? "denied") };
             if (d.warnings.length > 0) response.warnings = d.warnings.map((w) => truncate(escapeText(w), MAX_WARNING));
-            log(d.allowed ? "info" : "warn", "admission.decided", { ...id, decision, policies: [...new Set(d.findings.map((f) => f.policy))], blocking: blocking.length, warnings: d.warnings.length });
+            log(d.allowed ? "info" : "warn", "admission.decided", extended(id, { decision, policies: [...new Set(d.findings.map((f) => f.policy))], blocking: blocking.length, warnings: d.warnings.length }));
         } catch (e) {
             // Fail closed: a decision that could not be made denies (unless warn-only).
             decision = "error";
             response = o.warnOnly
                 ? { uid: review.uid, allowed: true, warnings: ["pko-guard could not judge this object (internal error); admitted in warn-only mode"] }
                 : { uid: review.uid, allowed: false, status: { code: 500, message: "pko-guard could not judge this object (internal error); refused" } };
-            log("error", "admission.failed", { ...id, error: escapeText(String((e as Error).message).split("\n")[0]) });
+            log("error", "admission.failed", extended(id, { error: escapeText(String((e as Error).message).split("\n")[0]) }));
         }
         requests.inc({ kind: review.kind, operation: review.input.operation, decision });
         end();

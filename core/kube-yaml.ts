@@ -33,6 +33,7 @@
 import * as jsyaml from "js-yaml";
 import * as YAML from "yaml";
 import { ParseLog, PosNode, fromYamlNode } from "./yaml-positions";
+import { extended } from "../policies/model/shapes";
 
 /** A decoding error: the reason (never the document's text) and the offset in the stream it points at. */
 export class KubeYamlError extends Error {
@@ -706,7 +707,7 @@ class ExactDocument implements KubeDocument {
 function decodeYamlStream(text: string, from: number): KubeDocument[] {
     const out: KubeDocument[] = [];
     const log = new ParseLog();
-    const options: jsyaml.LoadOptions = { ...FAST_SCHEMA_OPTIONS, listener: log.listener };
+    const options: jsyaml.LoadOptions = extended(FAST_SCHEMA_OPTIONS, { listener: log.listener });
     for (const [offset, chunk] of splitDocuments(text, from)) {
         const fast = fastDecode(chunk, log, options);
         if (fast) {

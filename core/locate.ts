@@ -7,6 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { Row } from "./rows";
+import { extended } from "../policies/model/shapes";
 
 interface Location {
     file: string;
@@ -68,5 +69,5 @@ export function locateRows<T extends Row>(rows: T[], programDir: string, main?: 
         }
         if (found.size === names.length) break;
     }
-    return rows.map((r) => (r.file || !found.has(r.resource) ? r : { ...r, ...found.get(r.resource)! }));
+    return rows.map((r) => (r.file || !found.has(r.resource) ? r : (extended(r, found.get(r.resource)!) as T)));
 }

@@ -14,6 +14,7 @@ import { isCalendarDate } from "../policies/model/waivers";
 import { looksLikeCredential } from "../policies/model/credentials";
 import { SETTINGS_POLICY, patternProblem } from "../policies/model/production";
 import { policies } from "../policies";
+import { extended } from "../policies/model/shapes";
 
 export const LEVELS = ["advisory", "mandatory", "remediate", "disabled"] as const;
 export type ConfigLevel = (typeof LEVELS)[number];
@@ -265,7 +266,7 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
         const cur = result[name];
         result[name] = {
             enforcementLevel: given.enforcementLevel ?? cur.enforcementLevel,
-            properties: given.properties ? { ...(cur.properties ?? {}), ...given.properties } : cur.properties,
+            properties: given.properties ? extended(cur.properties ?? {}, given.properties) : cur.properties,
         };
     }
     for (const p of policies) {

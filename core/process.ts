@@ -20,6 +20,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { REPO_ROOT } from "./paths";
+import { extended } from "../policies/model/shapes";
 
 const children = new Set<ChildProcess>();
 const folders = new Set<string>();
@@ -196,7 +197,7 @@ export interface Spawned {
  */
 export function spawnTracked(cmd: string, args: string[], options: SpawnOptions & { timeoutMs?: number }): Spawned {
     const { timeoutMs, ...spawnOptions } = options;
-    const child = spawn(cmd, args, { ...spawnOptions, detached: true });
+    const child = spawn(cmd, args, extended(spawnOptions, { detached: true }));
     track(child);
     let timedOut = false;
     const timer = timeoutMs !== undefined ? setTimeout(() => ((timedOut = true), killTree(child)), timeoutMs) : undefined;

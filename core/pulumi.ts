@@ -17,6 +17,7 @@ import * as path from "path";
 import { StringDecoder } from "string_decoder";
 import { Level, Row, normalizeMessage, row } from "./rows";
 import { ExecResult, exec } from "./process";
+import { extended } from "../policies/model/shapes";
 
 /** Where the CLI and the plugins it should use are. */
 export interface PulumiCli {
@@ -27,11 +28,9 @@ export interface PulumiCli {
 
 /** The user's own environment, with our toolchain first on PATH when one is used. */
 export function userEnv(cli: PulumiCli): NodeJS.ProcessEnv {
-    return {
-        ...process.env,
-        ...(cli.binDir ? { PATH: `${cli.binDir}${path.delimiter}${process.env.PATH ?? ""}` } : {}),
-        PULUMI_SKIP_UPDATE_CHECK: "true",
-    };
+    const own: NodeJS.ProcessEnv = cli.binDir ? { PATH: `${cli.binDir}${path.delimiter}${process.env.PATH ?? ""}` } : {};
+    own.PULUMI_SKIP_UPDATE_CHECK = "true";
+    return extended(process.env, own);
 }
 
 interface EngineEvent {
@@ -169,7 +168,7 @@ export async function previewWithPack(s: StackRef, pack: PolicyPackRef, o: { kee
     const whole: Buffer[] = [];
     const r = await exec(s.cli.pulumi, args, {
         cwd: s.cwd,
-        env: { ...s.env, PULUMI_ENABLE_STREAMING_JSON_PREVIEW: "1", NO_COLOR: "1" },
+        env: extended(s.env, { PULUMI_ENABLE_STREAMING_JSON_PREVIEW: "1", NO_COLOR: "1" }),
         timeoutMs: s.timeoutMs,
         onStdout: (chunk) => {
             events.push(chunk);
@@ -203,7 +202,7 @@ export async function previewWithPack(s: StackRef, pack: PolicyPackRef, o: { kee
 export async function analyzeState(s: StackRef, pack: PolicyPackRef): Promise<{ rows: Row[]; exitCode: number | null; error?: string }> {
     const r = await exec(s.cli.pulumi, ["policy", "analyze", "-s", s.stack, ...policyArgs(pack), "--json", "--non-interactive"], {
         cwd: s.cwd,
-        env: { ...s.env, NO_COLOR: "1" },
+        env: extended(s.env, { NO_COLOR: "1" }),
         timeoutMs: s.timeoutMs,
     });
     const log = parseEvents(r.stdout);

@@ -21,6 +21,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { CLI_BUNDLE, CLI_ENTRY, REPO_ROOT as REPO } from "../../core/paths";
+import { extended } from "../../policies/model/shapes";
 
 const HERE = path.join(REPO, "cli", "bundle");
 /** Where the build's warm-up run judges (a checkout has it; without it no cache is written until the first run). */
@@ -50,21 +51,27 @@ const cliResolve: esbuild.Plugin = {
 const common: esbuild.BuildOptions = { bundle: true, platform: "node", target: "node20", format: "cjs", sourcemap: true, logLevel: "error", absWorkingDir: REPO };
 
 export async function bundleCli(): Promise<void> {
-    await esbuild.build({
-        ...common,
-        entryPoints: [path.join(REPO, "cli", "pko-guard.ts")],
-        outfile: CLI_BUNDLE,
-        plugins: [cliResolve],
-        // @pulumi/policy reads the pack's package.json at run time (never on `check`'s path).
-        logOverride: { "unsupported-require-call": "silent" },
-    });
-    await esbuild.build({ ...common, entryPoints: [path.join(HERE, "launch.ts")], outfile: CLI_ENTRY });
+    await esbuild.build(
+        extended(common, {
+            entryPoints: [path.join(REPO, "cli", "pko-guard.ts")],
+            outfile: CLI_BUNDLE,
+            plugins: [cliResolve],
+            // @pulumi/policy reads the pack's package.json at run time (never on `check`'s path).
+            logOverride: { "unsupported-require-call": "silent" },
+        }),
+    );
+    await esbuild.build(extended(common, { entryPoints: [path.join(HERE, "launch.ts")], outfile: CLI_ENTRY }));
     // A stale cache is rejected by V8 anyway; remove it so that the warm-up run writes a fresh one.
     for (const f of fs.readdirSync(path.dirname(CLI_BUNDLE))) if (/^pko-guard\.bundle\..*\.cache$/.test(f)) fs.rmSync(path.join(path.dirname(CLI_BUNDLE), f));
     if (fs.existsSync(WARM_UP)) {
         const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-build-"));
         try {
-            spawnSync(process.execPath, [CLI_ENTRY, "check", WARM_UP, "--report", `json=${path.join(tmp, "warm-up.json")}`], { cwd: tmp, stdio: "ignore", timeout: 120000, env: { ...process.env, GITHUB_ACTIONS: "" } });
+            spawnSync(process.execPath, [CLI_ENTRY, "check", WARM_UP, "--report", `json=${path.join(tmp, "warm-up.json")}`], {
+                cwd: tmp,
+                stdio: "ignore",
+                timeout: 120000,
+                env: extended(process.env, { GITHUB_ACTIONS: "" }),
+            });
         } finally {
             fs.rmSync(tmp, { recursive: true, force: true });
         }

@@ -17,6 +17,7 @@ import { Finding } from "../../core/rows";
 import { policies } from "../../policies";
 import { DescribedRule } from "../../policies/model/policy";
 import { ProjectSubject, ReportObject, ReportSubject, ruleCatalogue } from "./subject";
+import { extended } from "../../policies/model/shapes";
 
 type Result = "pass" | "fail" | "warn" | "skip";
 
@@ -130,7 +131,7 @@ export function* policyReportChunks(subjects: ReportSubject[], now = new Date())
         for (const f of s.findings) {
             const obj = objectOf(f);
             const known = obj && objects.get(objectKey(obj));
-            const ref: ObjectRef | undefined = obj && { ...(known?.apiVersion ? { apiVersion: known.apiVersion } : {}), ...obj };
+            const ref: ObjectRef | undefined = obj && (known?.apiVersion ? extended({ apiVersion: known.apiVersion }, obj) : extended(obj, {}));
             if (obj) failed.add(`${f.policy}\u0000${objectKey(obj)}`);
             add(obj?.namespace ?? "", {
                 source: "pko-guard",
@@ -164,7 +165,7 @@ export function* policyReportChunks(subjects: ReportSubject[], now = new Date())
                     ...(severityOf(policy) ? { severity: severityOf(policy) } : {}),
                     scored: true,
                     timestamp,
-                    resources: [{ ...(o.apiVersion ? { apiVersion: o.apiVersion } : {}), kind: o.kind, name: o.name, ...(o.namespace ? { namespace: o.namespace } : {}) }],
+                    resources: [extended(o.apiVersion ? { apiVersion: o.apiVersion } : {}, { kind: o.kind, name: o.name, ...(o.namespace ? { namespace: o.namespace } : {}) })],
                 });
             }
         }

@@ -14,6 +14,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { ObjectClient, objectClient } from "./client";
 import { KObject, WATCHED_KINDS, WatchedKind, identityOf, keepReadable } from "./kinds";
+import { extended } from "../../policies/model/shapes";
 
 export type KindState = "syncing" | "synced" | "absent" | "error";
 
@@ -123,7 +124,7 @@ export class ClusterCache {
             do {
                 const byName = name === undefined ? undefined : `metadata.name=${name}`;
                 const page = await this.client.api.list(k.apiVersion, k.kind, ns, undefined, undefined, undefined, byName, undefined, this.o.pageSize ?? 500, token);
-                for (const item of page.items) out.push(keepReadable({ ...(item as unknown as KObject), kind, apiVersion: k.apiVersion }));
+                for (const item of page.items) out.push(keepReadable(extended(item as unknown as KObject, { kind, apiVersion: k.apiVersion })));
                 token = page.metadata?._continue || undefined;
             } while (token);
         } catch (e) {
@@ -251,14 +252,14 @@ export class ClusterCache {
     }
 
     private put(kind: string, raw: KObject): void {
-        const o = keepReadable({ ...raw, kind, apiVersion: raw.apiVersion ?? this.kinds.find((k) => k.kind === kind)!.apiVersion });
+        const o = keepReadable(extended(raw, { kind, apiVersion: raw.apiVersion ?? this.kinds.find((k) => k.kind === kind)!.apiVersion }));
         const prev = this.stores.get(kind)!.set(o);
         if (prev) this.index(prev, false);
         this.index(o, true);
     }
 
     private remove(kind: string, raw: KObject): void {
-        const o = { ...raw, kind } as KObject;
+        const o = extended(raw, { kind }) as KObject;
         const prev = this.stores.get(kind)!.delete(o);
         if (prev) this.index(prev, false);
     }

@@ -11,6 +11,7 @@
  */
 import * as https from "https";
 import * as k8s from "@kubernetes/client-node";
+import { extended } from "../../policies/model/shapes";
 
 /** The TLS options of an agent the library built, as one comparable key. */
 const TLS_KEYS = ["ca", "cert", "key", "pfx", "passphrase", "rejectUnauthorized", "servername"] as const;
@@ -35,7 +36,7 @@ class KeepAlive implements k8s.Middleware {
                 if (this.agents.size >= 8) this.close();
                 // An idle connection is closed after 30 s, before the server's own idle timeout (90 s for
                 // kube-apiserver) can close it under a request being sent.
-                pooled = new https.Agent({ ...(options as https.AgentOptions), keepAlive: true, maxSockets: this.maxSockets, timeout: 30_000 });
+                pooled = new https.Agent(extended(options as https.AgentOptions, { keepAlive: true, maxSockets: this.maxSockets, timeout: 30_000 }));
                 this.agents.set(key, pooled);
             }
             context.setAgent(pooled);

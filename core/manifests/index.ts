@@ -87,7 +87,7 @@ export function loadManifests(paths: string[], o: LoadOptions = {}, knownRoot?: 
         }
         seen.set(obj.identity, obj);
     }
-    return { ...out, repoRoot };
+    return extended(out, { repoRoot });
 }
 
 /** How files are named (shown, repository-relative) and read into a load, for one run. */
@@ -225,7 +225,7 @@ function markNotRendered(o: ManifestObject, reasons: string[]): void {
     const lines = reasons.map((r) => r.replace(/[\r\n]+/g, " "));
     if (lines.length > 0) annotations[NOT_RENDERED] = lines.join("\n");
     else if (meta.annotations === undefined || !(NOT_RENDERED in (meta.annotations as Record<string, unknown>))) return;
-    o.object = { ...o.object, metadata: { ...meta, annotations } };
+    o.object = extended(o.object, { metadata: extended(meta, { annotations }) });
 }
 
 /**

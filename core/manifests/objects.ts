@@ -105,7 +105,7 @@ export function addObject(src: Source, obj: Record<string, unknown>, place: Plac
     if (kind === "List" || (kind.endsWith("List") && Array.isArray(obj.items))) {
         const items = Array.isArray(obj.items) ? obj.items : [];
         items.forEach((item, i) => {
-            const itemPlace: Place = { ...place, item: i };
+            const itemPlace: Place = { locator: place.locator, doc: place.doc, item: i };
             if (item === null || typeof item !== "object" || Array.isArray(item)) {
                 const p = placeStart(itemPlace);
                 throw new BadInputError(`${src.file}:${p.line}:${p.column}: items[${i}] of the List is not a Kubernetes object`);

@@ -27,6 +27,7 @@ import { RunFile, loadFiles, loadManifests, plainRunFiles, runRepoRoot } from ".
 import { LoadOptions, LoadResult, ManifestObject, Skip, evalResources } from "./objects";
 import { MAX_ALIAS_EXPANSION } from "./yaml";
 import { note } from "../timings";
+import { extended } from "../../policies/model/shapes";
 
 /**
  * Bytes of manifests that make one thread's share: below twice this (about 50,000 objects), a run stays in one
@@ -139,7 +140,7 @@ function runPart(files: RunFile[], cwd: string, repoRoot: string, skipUnreadable
     const load = loadFiles(files, cwd, repoRoot, skipUnreadable);
     const base = { files: load.files, documents: load.documents, skipped: load.skipped, aliasNodes: load.budget.aliasNodes };
     if (load.objects.some((x) => x.named && (isApplication(x.object) || isApplicationSet(x.object)))) {
-        return { result: { ...base, objects: [], rows: [], unusual: true }, objects: load.objects };
+        return { result: extended(base, { objects: [], rows: [], unusual: true }), objects: load.objects };
     }
     const byUrn = new Map(load.objects.map((o) => [o.urn, o]));
     // Nothing changes an object once read here (no Argo CD step): the SDK's copy of it made for the resource hooks
@@ -149,7 +150,7 @@ function runPart(files: RunFile[], cwd: string, repoRoot: string, skipUnreadable
         return { row, ...(obj && locate ? { at: rowPosition(row, obj) } : {}) };
     });
     const plain = load.objects.map((o): PlainObject => ({ file: o.file, identity: o.identity, type: o.type, urn: o.urn, kind: o.kind, object: o.object, read: o.read, named: o.named, repoPath: o.repoPath, abs: o.abs }));
-    return { result: { ...base, objects: plain, rows }, objects: load.objects };
+    return { result: extended(base, { objects: plain, rows }), objects: load.objects };
 }
 
 interface PartData {
@@ -376,17 +377,47 @@ function steady(resources: EvalResource[]): EvalResource[] {
 
 /** An object another thread read: everything but its positions, which that thread keeps. */
 function elsewhere(x: PlainObject): ManifestObject {
-    const away = (): never => {
-        throw new Error(`${x.identity}: read by another thread; located there`);
-    };
-    return {
-        ...x,
-        get line(): number {
-            return away();
-        },
-        get column(): number {
-            return away();
-        },
-        locate: away,
-    };
+    return new ElsewhereObject(x);
+}
+
+class ElsewhereObject implements ManifestObject {
+    readonly file: string;
+    readonly identity: string;
+    readonly type: string;
+    readonly urn: string;
+    readonly kind: string;
+    readonly object: Record<string, unknown>;
+    readonly read: boolean;
+    readonly named: boolean;
+    readonly repoPath?: string;
+    readonly abs?: string;
+
+    constructor(x: PlainObject) {
+        this.file = x.file;
+        this.identity = x.identity;
+        this.type = x.type;
+        this.urn = x.urn;
+        this.kind = x.kind;
+        this.object = x.object;
+        this.read = x.read;
+        this.named = x.named;
+        this.repoPath = x.repoPath;
+        this.abs = x.abs;
+    }
+
+    private away(): never {
+        throw new Error(`${this.identity}: read by another thread; located there`);
+    }
+
+    get line(): number {
+        return this.away();
+    }
+
+    get column(): number {
+        return this.away();
+    }
+
+    locate(): never {
+        return this.away();
+    }
 }

@@ -32,6 +32,7 @@ import { decodeKubeYaml } from "../kube-yaml";
 import { compilePathPattern } from "../path-match";
 import { normalizeKubeVersion } from "./capabilities";
 import { KUSTOMIZATION_FILES, RenderContext, RenderedStream, renderHelm, renderJsonnet, renderKustomize, repoFiles, repoFolders, runTool } from "./render";
+import { extended } from "../../policies/model/shapes";
 
 type Obj = Record<string, unknown>;
 
@@ -566,7 +567,7 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
             if (!other) return { reason: `${field}.merge: two parameter sets of generators[${i + 1}] have the same merge-key values, which fails the generator in Argo CD` };
             for (const [k, set] of base) {
                 const o = other.get(k);
-                if (o) base.set(k, goTemplate ? mergeOverride(set, o) : { ...set, ...o });
+                if (o) base.set(k, goTemplate ? mergeOverride(set, o) : extended(set, o));
             }
         }
         return { params: [...base.values()] };
@@ -616,7 +617,7 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
         for (const app of apps) {
             const m = obj(app.metadata) ?? {};
             // Argo CD creates every Application in the ApplicationSet's namespace, whatever the template says.
-            result.applications.push({ apiVersion: "argoproj.io/v1alpha1", kind: "Application", ...app, metadata: { ...m, namespace: str(meta.namespace) } });
+            result.applications.push({ apiVersion: "argoproj.io/v1alpha1", kind: "Application", ...app, metadata: extended(m, { namespace: str(meta.namespace) }) });
         }
     }
     return result;
@@ -735,7 +736,7 @@ function gitFilesParams(git: Obj, ctx: RenderContext, goTemplate: boolean, prefi
         for (const o of objects) {
             if (goTemplate) {
                 const p = { path: dir, basename: base, filename, basenameNormalized: sanitizeName(base), filenameNormalized: sanitizeName(filename), segments: dir.split("/") };
-                out.push({ ...o, ...(prefix ? { [prefix]: { path: p } } : { path: p }) });
+                out.push(extended(o, prefix ? { [prefix]: { path: p } } : { path: p }));
             } else {
                 const flat: Obj = {};
                 flattenParams(o, "", flat);

@@ -18,6 +18,7 @@ import { KubeYamlError, decodeKubeYaml } from "../kube-yaml";
 import { yamlReason } from "../manifests/yaml";
 import { ClusterCapabilities, DEFAULT_CAPABILITIES } from "./capabilities";
 import { INSTALL_HINT, ToolName, findTool } from "./tools";
+import { extended } from "../../policies/model/shapes";
 
 /** A rendered manifest stream and the file (absolute path) its objects came from. */
 export interface RenderedStream {
@@ -58,8 +59,7 @@ export function isChart(dir: string): boolean {
 /** No network for rendering tools: every proxy points at a closed port, and git never prompts. */
 function offlineEnv(): NodeJS.ProcessEnv {
     const dead = "http://127.0.0.1:9";
-    return {
-        ...process.env,
+    return extended(process.env, {
         HTTP_PROXY: dead,
         HTTPS_PROXY: dead,
         http_proxy: dead,
@@ -74,7 +74,7 @@ function offlineEnv(): NodeJS.ProcessEnv {
         HELM_CACHE_HOME: path.join(os.tmpdir(), "pko-guard-helm-cache"),
         HELM_CONFIG_HOME: path.join(os.tmpdir(), "pko-guard-helm-config"),
         HELM_DATA_HOME: path.join(os.tmpdir(), "pko-guard-helm-data"),
-    };
+    });
 }
 
 /** One line from a tool's error output: its first non-empty line, quoted text removed, bounded. */
@@ -320,8 +320,8 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
         if (opts.namePrefix) k.namePrefix = opts.namePrefix;
         if (opts.nameSuffix) k.nameSuffix = opts.nameSuffix;
         if (opts.namespace) k.namespace = opts.namespace;
-        if (opts.commonLabels) k.commonLabels = { ...((k.commonLabels as object) ?? {}), ...opts.commonLabels };
-        if (opts.commonAnnotations) k.commonAnnotations = { ...((k.commonAnnotations as object) ?? {}), ...opts.commonAnnotations };
+        if (opts.commonLabels) k.commonLabels = extended((k.commonLabels as object) ?? {}, opts.commonLabels);
+        if (opts.commonAnnotations) k.commonAnnotations = extended((k.commonAnnotations as object) ?? {}, opts.commonAnnotations);
         if (opts.images && opts.images.length > 0) {
             const images = Array.isArray(k.images) ? (k.images as Record<string, string>[]) : [];
             for (const spec of opts.images) {

@@ -127,7 +127,7 @@ export type DataReport = ReportViolation & {
 
 /** The properties of a policy's config: its own, and the per-resource waivers every policy accepts. */
 function configProperties(meta: RuleMeta): Record<string, object> {
-    return { ...(meta.config ?? {}), ...WAIVER_CONFIG };
+    return extended(meta.config ?? {}, WAIVER_CONFIG);
 }
 
 /** The names of a policy's config properties (read on every call: computed once per policy). */
@@ -294,7 +294,7 @@ function metaFields(meta: RuleMeta) {
         remediationSteps: meta.remediationSteps,
         ...(meta.url ? { url: meta.url } : {}),
         configSchema: configSchema(meta),
-        about: { ...meta.about, waiverKeys: Object.keys(WAIVER_CONFIG) },
+        about: extended(meta.about, { waiverKeys: Object.keys(WAIVER_CONFIG) }),
     };
 }
 
@@ -323,10 +323,9 @@ function perResource(meta: RuleMeta, run: (args: ResourceValidationArgs) => unkn
 
 /** A per-resource rule over any resource (the rule decides which types it cares about). */
 export function resourceRule(meta: RuleMeta, check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[]): ResourceValidationPolicy & DescribedRule {
-    return {
-        ...metaFields(meta),
+    return extended(metaFields(meta), {
         validateResource: perResource(meta, (args) => withConfig(meta, args.getConfig, (config) => check(resourceOf(args), config, { production: settingsFor(args.urn) }))),
-    };
+    });
 }
 
 /** Findings of the patched Stack that the unpatched one does not have (as a multiset of messages). */
@@ -355,9 +354,7 @@ export function stackRule(
     fix?: SpecFix,
 ): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
     const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) => withConfig(meta, getConfig, (config) => check(view, config, ctx));
-    return {
-        ...metaFields(meta),
-        ...(fix ? { remediateResource: remediation(meta, fix) } : {}),
+    const hooks = {
         validateResource: perResource(meta, (args) => {
             const view = stackView(resourceOf(args));
             return view ? judge(view, args.getConfig, { production: settingsFor(args.urn) }) : [];
@@ -388,6 +385,7 @@ export function stackRule(
             }
         },
     };
+    return extended(metaFields(meta), fix ? extended({ remediateResource: remediation(meta, fix) }, hooks) : hooks);
 }
 
 /**
@@ -406,7 +404,7 @@ function remediation(meta: RuleMeta, fix: SpecFix): (args: ResourceValidationArg
             const props = args.props as Record<string, unknown>;
             const spec = props.spec;
             if (!set || Object.keys(set).length === 0 || spec === null || typeof spec !== "object" || Array.isArray(spec)) return undefined;
-            return { ...props, spec: { ...(spec as Record<string, unknown>), ...set } };
+            return extended(props, { spec: extended(spec as Record<string, unknown>, set) });
         } catch {
             return undefined;
         }
@@ -423,8 +421,7 @@ function programResources(list: PolicyResource[] | undefined): ResourceLike[] {
 
 /** A stack-level rule that sees every resource of the program. */
 export function programRule(meta: RuleMeta, check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => RuleFinding[]): StackValidationPolicy & DescribedRule {
-    return {
-        ...metaFields(meta),
+    return extended(metaFields(meta), {
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
             evaluate(
                 meta,
@@ -438,7 +435,7 @@ export function programRule(meta: RuleMeta, check: (resources: ResourceLike[], c
                 undefined,
                 () => programWaiving(meta, args.getConfig, () => args.resources),
             ),
-    };
+    });
 }
 
 /**
@@ -453,8 +450,7 @@ export function settingsRule<S>(
     problems: (resource: ResourceLike, published: S) => string[],
 ): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
     const perResourceRule = perResource(meta, (args) => problems(resourceOf(args), publish(args.urn, readConfig(meta, args.getConfig))));
-    return {
-        ...metaFields(meta),
+    return extended(metaFields(meta), {
         // Called first in every request: it opens the request whose derived data the other policies share (request.ts).
         validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) => {
             openRequest(args.urn);
@@ -473,5 +469,5 @@ export function settingsRule<S>(
                 undefined,
                 () => NO_WAIVERS,
             ),
-    };
+    });
 }

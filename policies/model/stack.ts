@@ -14,6 +14,7 @@
  */
 import { Obj, Plain, UNKNOWN, Unknown, bool, entries, get, isObject, isShared, list, num, plain, str } from "./values";
 import { listKey, memoized, memoizedFor } from "./request";
+import { extended } from "./shapes";
 
 export const STACK_TYPES = ["kubernetes:pulumi.com/v1:Stack", "kubernetes:pulumi.com/v1alpha1:Stack"] as const;
 export const STACK_PATCH_TYPES = ["kubernetes:pulumi.com/v1:StackPatch", "kubernetes:pulumi.com/v1alpha1:StackPatch"] as const;
@@ -305,7 +306,7 @@ function joinPatches(resources: ResourceLike[]): JoinedPatch[] {
             (target && isObject(target.object) ? target.object : { apiVersion: patch.apiVersion, kind: "Stack", metadata: { name: patch.name ?? null, namespace: patch.namespace ?? null } });
         const merged = mergePatch(beforeProps, patchProps);
         // A patch whose whole object is unknown leaves nothing known but the identity it was joined on.
-        const afterProps: Obj = isObject(merged) ? merged : { ...beforeProps, spec: UNKNOWN };
+        const afterProps: Obj = isObject(merged) ? merged : extended(beforeProps, { spec: UNKNOWN });
         if (k !== undefined) current.set(k, afterProps);
         const shape = { type: target?.type ?? patch.type.replace(/Patch$/, ""), name: patch.resourceName, urn: patch.urn };
         const after = buildView(shape, afterProps);

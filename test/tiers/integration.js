@@ -12,6 +12,7 @@ module.exports = {
         "test/check/kube-yaml.spec.ts",
         "test/check/repo-root.spec.ts",
         "test/check/render.spec.ts",
+        "test/check/hidden-classes.spec.ts",
         "test/harness/cli.spec.ts",
         "test/harness/e2e.spec.ts",
         "test/harness/examples.spec.ts",

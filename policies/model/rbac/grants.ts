@@ -25,6 +25,7 @@ import { UNKNOWN, Unknown } from "../values";
 import { escalationScope } from "../permissions";
 import { AdminGrant, Binding, DEFAULT_NAMESPACE, RANK, RbacModel, Role, RoleGrant, ServiceAccountRef, Subject, Tri, and, missing, or } from "./objects";
 import { eq, selectorMatches } from "./aggregation";
+import { extended } from "../shapes";
 
 /** How a role grants (or may grant) `*` on `*`, or an escalation path, with aggregation resolved. */
 
@@ -134,7 +135,7 @@ export function computeAdminGrant(binding: Binding, model: RbacModel): AdminGran
             };
         }
     }
-    return { ...best, openAggregators: [...open] };
+    return extended(best, { openAggregators: [...open] });
 }
 
 /**

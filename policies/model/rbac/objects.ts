@@ -7,6 +7,7 @@ import { ResourceLike, resourceProps } from "../stack";
 import { Plain, UNKNOWN, Unknown, entries, get, isObject, list, push, str } from "../values";
 import { rulesPowers } from "../permissions";
 import { listKey, memoized } from "../request";
+import { extended } from "../shapes";
 
 export type Tri = "yes" | "no" | "maybe";
 
@@ -129,7 +130,7 @@ export function builtInRoles(): Role[] {
         wildcard,
         // admin and edit can create pods and impersonate service accounts (bootstrappolicy's aggregate-to-edit rules).
         ...(name === "view" ? { escalation: "no" as Tri } : { escalation: "yes" as Tri, escalationWhat: name === "cluster-admin" ? "do anything" : "create pods and impersonate service accounts" }),
-        labels: { ...BOOTSTRAP, ...labels },
+        labels: extended(BOOTSTRAP, labels),
         labelsOpen: false,
         ...(selectorLabel ? { selectors: [{ matchLabels: { [selectorLabel]: "true" } }] } : {}),
         resourceName: name,

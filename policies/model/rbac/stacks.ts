@@ -4,6 +4,7 @@ import { UNKNOWN, Unknown, get, push, str } from "../values";
 import { Binding, DEFAULT_NAMESPACE, ServiceAccountRef, Subject } from "./objects";
 import { GROUPS_COVERING_ALL_ACCOUNTS, subjectNamespace, subjectUnresolved } from "./grants";
 import { listKey, memoized } from "../request";
+import { extended } from "../shapes";
 
 /** A PKO Stack together with the service account its workspace runs as. */
 export interface StackIdentity {
@@ -79,7 +80,7 @@ export function buildStackIdentities(resources: ResourceLike[]): StackIdentity[]
         if (!stack) continue;
         // An unpatched Stack is its own view (most programs patch none): copying it would only make another
         // object for every Stack of the program, and one that every rule then describes and classifies anew.
-        const view: StackView = patched === stack ? stack : { ...patched, resourceName: stack.resourceName, urn: stack.urn, type: stack.type, label: stack.label };
+        const view: StackView = patched === stack ? stack : extended(patched, { resourceName: stack.resourceName, urn: stack.urn, type: stack.type, label: stack.label });
         const sa = effectiveServiceAccount(view);
         const namespace = view.namespace === UNKNOWN ? UNKNOWN : (view.namespace ?? DEFAULT_NAMESPACE);
         out.push({ order: out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
