@@ -5,6 +5,8 @@
  * report specs use (a gate's findings in a user's repository, a harness verdict, a run that could not judge), on
  * generated values of every kind JSON.stringify takes, and on a subject of several megabytes whose strings are
  * hostile (quotes, backslashes, U+2028/U+2029, lone surrogates, control characters, strings longer than a piece).
+ * The terminal table, the full table (cli-table3, a part of the rows at a time), the GitHub workflow commands and
+ * step summary are pieces too; no piece of any output grows with the number of findings.
  */
 import * as assert from "assert";
 import fc from "fast-check";
@@ -18,7 +20,9 @@ import { jsonChunks } from "../../cli/reports/json-chunks";
 import { jsonReportChunks, renderJson } from "../../cli/reports/json";
 import { renderSarif, sarifChunks } from "../../cli/reports/sarif";
 import { FixtureSubject, ProjectSubject, ReportSubject, errorProjectSubject } from "../../cli/reports/subject";
-import { writeReports } from "../../cli/reports/write";
+import { stepSummaryChunks, workflowCommandChunks } from "../../cli/reports/github";
+import { findingsChunks, fullTableChunks } from "../../cli/reports/table";
+import { reportChunks, writeChunks, writeReports } from "../../cli/reports/write";
 
 const URN = "urn:pulumi:dev::shop::kubernetes:pulumi.com/v1:Stack::";
 
@@ -87,8 +91,8 @@ describe("reports written in pieces", () => {
         return [gate, fixture, failed];
     }
 
-    /** A check of a large repository: `n` findings with hostile strings, a few longer than a piece. */
-    function bigSubject(n: number): ProjectSubject {
+    /** A check of a large repository: `n` findings with hostile strings, a few longer than a piece when `long`. */
+    function bigSubject(n: number, long = true): ProjectSubject {
         const programFile = path.join(dir, "big", "kustomization.yaml");
         return {
             kind: "project",
@@ -103,7 +107,7 @@ describe("reports written in pieces", () => {
                 urn: "",
                 type: "pulumi.com/v1/Stack",
                 level: i % 3 ? ("advisory" as const) : ("mandatory" as const),
-                message: i % 4000 === 17 ? `long ${'\ud83d\ude00\\"\u2028'.repeat(40000)}\ud800 end` : `finding ${i}: ${hostile(i * 5)} ${"y".repeat(i % 300)}`,
+                message: long && i % 4000 === 17 ? `long ${'\ud83d\ude00\\"\u2028'.repeat(40000)}\ud800 end` : `finding ${i}: ${hostile(i * 5)} ${"y".repeat(i % 300)}`,
                 status: i % 5 === 0 ? ("waived" as const) : i % 3 ? ("advisory" as const) : ("blocking" as const),
                 ...(i % 5 === 0 ? { waiver: { reason: hostile(i + 1), ...(i % 2 ? { expires: "2099-12-31" } : {}) } } : {}),
                 // a path the file system gave: UTF-8, so no lone surrogate (the rest of its hostile characters stay)
@@ -208,5 +212,45 @@ describe("reports written in pieces", () => {
         const parsed = JSON.parse(writtenJson.toString("utf8"));
         assert.strictEqual(parsed.projects[0].findings.length, 12000);
         assert.deepStrictEqual(parsed.projects[0].findings[5], subject.findings[5]);
+    });
+
+    it("the full table rendered a part of the rows at a time is the one table cli-table3 renders of every row", () => {
+        const subjects = [...specSubjects().filter((x): x is ProjectSubject => x.kind === "project"), bigSubject(120, false)];
+        for (const s of subjects) {
+            for (const width of [40, 120]) {
+                const whole = pieces(fullTableChunks(s, width, "summary", Infinity));
+                assert.ok(whole.length <= 2 + (s.notices ?? []).length, "one table");
+                for (const rows of [1, 2, 7, 119, 120]) assert.strictEqual(pieces(fullTableChunks(s, width, "summary", rows)).join(""), whole.join(""), `width ${width}, ${rows} rows a part`);
+            }
+        }
+    });
+
+    it("no piece of any report or output grows with the number of findings", () => {
+        const small = bigSubject(300, false);
+        const large = bigSubject(3000, false);
+        const longest = (chunks: Iterable<string>) => Math.max(0, ...[...chunks].map((c) => c.length));
+        const outputs: [string, (s: ProjectSubject) => Iterable<string>][] = [
+            ["json", (s) => reportChunks("json", [s])],
+            ["sarif", (s) => reportChunks("sarif", [s])],
+            ["policyreport", (s) => reportChunks("policyreport", [s])],
+            ["table", (s) => findingsChunks(s, 100)],
+            ["full table", (s) => fullTableChunks(s, 100, "summary", 100)],
+            ["workflow commands", (s) => workflowCommandChunks([s])],
+            ["step summary", (s) => stepSummaryChunks([s])],
+        ];
+        for (const [name, chunks] of outputs) {
+            const [a, b] = [longest(chunks(small)), longest(chunks(large))];
+            const total = pieces(chunks(large)).reduce((n, c) => n + c.length, 0);
+            assert.ok(b <= Math.max(a, 1 << 17), `${name}: longest piece ${b} at 3000 findings, ${a} at 300`);
+            assert.ok(b * 4 < total, `${name}: longest piece ${b} of ${total}`);
+        }
+    });
+
+    it("the step summary is appended in pieces after what the file held", () => {
+        const file = path.join(dir, "summary.md");
+        fs.writeFileSync(file, "earlier step\n");
+        const s = bigSubject(3000, false);
+        writeChunks(file, stepSummaryChunks([s]), "a");
+        assert.ok(fs.readFileSync(file).equals(Buffer.from("earlier step\n" + pieces(stepSummaryChunks([s])).join(""), "utf8")));
     });
 });
