@@ -83,10 +83,19 @@ function print(chunks: Iterable<string>): void {
 function output(result: ProjectSubject, o: ReportingOptions, summaryText?: string): void {
     print(o.verbose ? fullTableChunks(result, undefined, summaryText) : findingsChunks(result, undefined, summaryText));
     if (githubOutput(o)) {
-        const { stepSummaryChunks, workflowCommandChunks } = require("./reports/github") as typeof import("./reports/github");
+        const { STEP_SUMMARY_BYTES, stepSummaryChunks, workflowCommandChunks } = require("./reports/github") as typeof import("./reports/github");
         print(workflowCommandChunks([result]));
         const summary = process.env.GITHUB_STEP_SUMMARY;
-        if (summary) writeChunks(summary, stepSummaryChunks([result]), "a");
+        if (summary) {
+            // what this step wrote to its summary before (another command of the step) counts against the limit too
+            let held = 0;
+            try {
+                held = fs.statSync(summary).size;
+            } catch {
+                // not there yet
+            }
+            writeChunks(summary, stepSummaryChunks([result], STEP_SUMMARY_BYTES - held), "a");
+        }
     }
 }
 

@@ -67,9 +67,32 @@ function cell(s: string): string {
     return escapeText(s, "markdown");
 }
 
-/** The step summary in pieces, a line a piece (written piece by piece, never joined, as the workflow commands are). */
-export function* stepSummaryChunks(subjects: ProjectSubject[]): Generator<string> {
+/**
+ * GitHub takes at most 1 MiB of a step's summary (its file, in bytes): a larger one is not shown at all ("upload
+ * aborted"). A large repository's findings table is more than that (about 370 bytes a finding).
+ */
+export const STEP_SUMMARY_BYTES = 1024 * 1024;
+
+/** Room kept for the lines every summary has (headings, counts, the line saying what was left out). */
+const SUMMARY_RESERVE = 64 * 1024;
+
+/**
+ * The step summary in pieces, a line a piece (written piece by piece, never joined, as the workflow commands are).
+ * Within `budget` bytes: the verdicts and counts always, then finding rows and notices while they fit; a subject
+ * whose rows did not all fit says how many were left out and where they all are.
+ */
+export function* stepSummaryChunks(subjects: ProjectSubject[], budget = Infinity): Generator<string> {
     const fixes = new Map(ruleCatalogue().map((r) => [r.id, r.remediation ?? ""]));
+    let left = budget - SUMMARY_RESERVE;
+    const fits = (line: string) => {
+        const bytes = Buffer.byteLength(line, "utf8");
+        if (bytes > left) {
+            left = 0; // nothing after a line left out (rows stay in order)
+            return false;
+        }
+        left -= bytes;
+        return true;
+    };
     yield "## pko-guard\n\n";
     for (const s of subjects) {
         const n = (st: Finding["status"]) => s.findings.filter((f) => f.status === st).length;
@@ -77,16 +100,28 @@ export function* stepSummaryChunks(subjects: ProjectSubject[]): Generator<string
         yield `### ${cell(s.name)} (stack ${cell(s.stack)}): **${verdict}**\n\n`;
         if (s.outcome === "error") yield `The gate could not run: ${cell(s.error ?? "")}\n\n`;
         yield `${n("blocking")} blocking, ${n("advisory")} advisory, ${n("waived")} waived.\n\n`;
+        let omitted = 0;
         if (s.findings.length > 0) {
             yield "| status | policy | resource | message | fix |\n|---|---|---|---|---|\n";
             for (const f of ordered(s.findings)) {
                 const status = f.status === "waived" ? `waived (${cell(f.waiver?.reason ?? "")})` : f.status;
-                yield `| ${status} | \`${f.policy}\` | ${cell(f.resource || "stack")}${f.syncedBy ? ` (synced by ${cell(f.syncedBy)})` : ""} | ${cell(f.message)} | ${f.status === "blocking" ? packCell(fixes.get(f.policy) ?? "") : ""} |\n`;
+                const line = `| ${status} | \`${f.policy}\` | ${cell(f.resource || "stack")}${f.syncedBy ? ` (synced by ${cell(f.syncedBy)})` : ""} | ${cell(f.message)} | ${f.status === "blocking" ? packCell(fixes.get(f.policy) ?? "") : ""} |\n`;
+                if (fits(line)) yield line;
+                else omitted++;
             }
             yield "\n";
         }
-        for (const n of s.notices ?? []) yield `- notice: ${n.policy ? `\`${n.policy}\`: ` : ""}${cell(n.message)}\n`;
-        if ((s.notices ?? []).length > 0) yield "\n";
+        let omittedNotices = 0;
+        for (const n of s.notices ?? []) {
+            const line = `- notice: ${n.policy ? `\`${n.policy}\`: ` : ""}${cell(n.message)}\n`;
+            if (fits(line)) yield line;
+            else omittedNotices++;
+        }
+        if ((s.notices ?? []).length > omittedNotices) yield "\n";
+        if (omitted + omittedNotices > 0) {
+            const what = [...(omitted ? [`${omitted} finding(s)`] : []), ...(omittedNotices ? [`${omittedNotices} notice(s)`] : [])].join(" and ");
+            yield `${what} not shown here: a step summary holds ${STEP_SUMMARY_BYTES / 1024} KiB at most. Every finding is in this step's log (the workflow commands) and in the reports.\n\n`;
+        }
     }
 }
 

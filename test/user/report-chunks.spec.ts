@@ -20,7 +20,7 @@ import { jsonChunks } from "../../cli/reports/json-chunks";
 import { jsonReportChunks, renderJson } from "../../cli/reports/json";
 import { renderSarif, sarifChunks } from "../../cli/reports/sarif";
 import { FixtureSubject, ProjectSubject, ReportSubject, errorProjectSubject } from "../../cli/reports/subject";
-import { stepSummaryChunks, workflowCommandChunks } from "../../cli/reports/github";
+import { STEP_SUMMARY_BYTES, stepSummaryChunks, workflowCommandChunks } from "../../cli/reports/github";
 import { findingsChunks, fullTableChunks } from "../../cli/reports/table";
 import { reportChunks, writeChunks, writeReports } from "../../cli/reports/write";
 
@@ -252,5 +252,22 @@ describe("reports written in pieces", () => {
         const s = bigSubject(3000, false);
         writeChunks(file, stepSummaryChunks([s]), "a");
         assert.ok(fs.readFileSync(file).equals(Buffer.from("earlier step\n" + pieces(stepSummaryChunks([s])).join(""), "utf8")));
+    });
+
+    it("the step summary keeps within GitHub's 1 MiB (a larger one is not shown at all) and says how many rows it left out", () => {
+        const s = bigSubject(4000, false);
+        const whole = pieces(stepSummaryChunks([s])).join("");
+        assert.ok(Buffer.byteLength(whole) > STEP_SUMMARY_BYTES, "every row is more than GitHub shows");
+        assert.doesNotMatch(whole, /not shown here/);
+        for (const budget of [STEP_SUMMARY_BYTES, 300 * 1024]) {
+            const text = pieces(stepSummaryChunks([s], budget)).join("");
+            assert.ok(Buffer.byteLength(text) <= budget, `${Buffer.byteLength(text)} bytes within ${budget}`);
+            const rows = text.split("\n").filter((l) => /^\| (blocking|advisory|waived)/.test(l)).length;
+            assert.ok(rows > 100, `${rows} rows shown`);
+            assert.match(text, new RegExp(`^${4000 - rows} finding\\(s\\) and 1 notice\\(s\\) not shown here: .* in the reports\\.$`, "m"));
+            // the rows shown are the first ones, whole, in order; the counts and verdict are all there
+            assert.ok(whole.startsWith(text.slice(0, text.lastIndexOf("|\n") + 2)));
+            assert.match(text, /^\d+ blocking, \d+ advisory, \d+ waived\.$/m);
+        }
     });
 });
