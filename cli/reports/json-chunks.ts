@@ -41,31 +41,35 @@ function written(value: unknown): boolean {
     return value !== undefined && typeof value !== "function" && typeof value !== "symbol";
 }
 
+/** How deep a subtree that is one piece may nest (deeper ones are walked, and a cycle is found by the walk). */
+const DEPTH = 64;
+
 /**
- * Whether `v` (a resolved object) is a plain subtree the engine can stringify as one piece: arrays and plain objects
- * only (no toJSON, no wrapper or class instance anywhere below: those are walked), of about `budget` characters at
- * most. A cycle never fits (each visit costs), so the walk, not this, reports it.
+ * What is left of `budget` (characters, about) once `v` (a resolved object) is written, or less than 0 when it is
+ * not a plain subtree the engine can stringify as one piece: arrays and plain objects only (no toJSON, no wrapper or
+ * class instance anywhere below: those are walked), nested at most DEPTH deep. A cycle never fits.
  */
-function fits(v: object, budget: number): number {
+function fits(v: object, budget: number, depth = 0): number {
+    if (depth > DEPTH || typeof (v as Holder).toJSON === "function") return -1;
     if (Array.isArray(v)) {
         budget -= 2 + v.length;
-        for (let i = 0; i < v.length && budget >= 0; i++) budget = fitsValue(v[i], budget);
+        for (let i = 0; i < v.length && budget >= 0; i++) budget = fitsValue(v[i], budget, depth);
         return budget;
     }
     const proto = Object.getPrototypeOf(v);
-    if ((proto !== Object.prototype && proto !== null) || typeof (v as Holder).toJSON === "function") return -1;
+    if (proto !== Object.prototype && proto !== null) return -1;
     budget -= 2;
     for (const k in v) {
         if (!Object.prototype.hasOwnProperty.call(v, k)) continue;
-        budget = fitsValue((v as Record<string, unknown>)[k], budget - k.length - 4);
+        budget = fitsValue((v as Record<string, unknown>)[k], budget - k.length - 4, depth);
         if (budget < 0) return budget;
     }
     return budget;
 }
 
-function fitsValue(v: unknown, budget: number): number {
+function fitsValue(v: unknown, budget: number, depth: number): number {
     if (typeof v === "string") return budget - v.length - 2;
-    if (typeof v === "object" && v !== null) return fits(v, budget);
+    if (typeof v === "object" && v !== null) return fits(v, budget, depth + 1);
     return typeof v === "bigint" ? -1 : budget - 8;
 }
 
@@ -137,7 +141,7 @@ export function* jsonChunks(value: unknown, indent = 0): Generator<string> {
                 let j = i;
                 for (let budget = PIECE; j < n; j++) {
                     const item = v[j];
-                    budget = typeof item === "object" && item !== null ? fits(item, budget) : fitsValue(item, budget);
+                    budget = fitsValue(item, budget, 0);
                     if (budget < 0) break;
                 }
                 if (j > i) {

@@ -154,13 +154,21 @@ describe("reports written in pieces", () => {
             sym: Symbol("s"),
             nested: { toJSON: () => ({ inner: keyed, list: [keyed] }) },
             long: [{ toJSON: () => "x".repeat(200000) }],
+            // an array's own toJSON is called with its index in the whole array, not in a run of its neighbours
+            keyedArrays: Array.from({ length: 40 }, (_, i) => (i % 7 === 3 ? Object.assign([i], { toJSON: (key: string) => `array at ${key}` }) : ["y".repeat(20000)])),
             [Symbol("hidden")]: 1,
             2: "integer keys first",
         };
         for (const indent of [0, 2]) assert.strictEqual(pieces(jsonChunks(value, indent)).join(""), JSON.stringify(value, null, indent));
+        let deep: unknown = { leaf: "deep" };
+        for (let i = 0; i < 300; i++) deep = i % 2 ? [deep, i] : { i, deep };
+        assert.strictEqual(pieces(jsonChunks(deep, 2)).join(""), JSON.stringify(deep, null, 2));
         const cyclic: Record<string, unknown> = { a: [1, 2] };
         (cyclic.a as unknown[]).push(cyclic);
         assert.throws(() => [...jsonChunks(cyclic, 2)], TypeError);
+        const selfish: unknown[] = [];
+        selfish.push(selfish);
+        assert.throws(() => [...jsonChunks({ selfish }, 2)], TypeError);
         const bigCycle: Record<string, unknown>[] = Array.from({ length: 5000 }, (_, i) => ({ i, text: "z".repeat(50) }));
         bigCycle[4000].back = bigCycle;
         assert.throws(() => [...jsonChunks({ bigCycle }, 2)], TypeError);
