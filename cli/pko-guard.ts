@@ -27,8 +27,8 @@ import { onInterrupt } from "../core/process";
 import { REPO_ROOT } from "../core/paths";
 import { mark } from "../core/timings";
 import { ProjectSubject } from "./reports/subject";
-import { renderFindings, renderFullTable } from "./reports/table";
-import { ReportRequest, inputClashes, parseReportOption, writeReports } from "./reports/write";
+import { findingsChunks, fullTableChunks } from "./reports/table";
+import { ReportRequest, batched, inputClashes, parseReportOption, writeChunks, writeReports } from "./reports/write";
 import { extended } from "../policies/model/shapes";
 
 export const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
@@ -72,14 +72,31 @@ function githubOutput(o: ReportingOptions): boolean {
     return o.format === "github" || (o.format === undefined && process.env.GITHUB_ACTIONS === "true");
 }
 
-/** Prints the result the way it was asked for: the fitted table, and under GitHub Actions the workflow commands and step summary. */
+/** Writes pieces to standard output about a megabyte at a time: a large repository's output is more than one string. */
+function print(chunks: Iterable<string>): void {
+    for (const piece of batched(chunks)) process.stdout.write(piece);
+}
+
+/**
+ * Prints the result the way it was asked for: the fitted table, and under GitHub Actions the workflow commands and
+ * step summary, each in pieces (never one string: see ./reports/write.ts).
+ */
 function output(result: ProjectSubject, o: ReportingOptions, summaryText?: string): void {
-    process.stdout.write(o.verbose ? renderFullTable(result, undefined, summaryText) : renderFindings(result, undefined, summaryText));
+    print(o.verbose ? fullTableChunks(result, undefined, summaryText) : findingsChunks(result, undefined, summaryText));
     if (githubOutput(o)) {
-        const { renderStepSummary, renderWorkflowCommands } = require("./reports/github") as typeof import("./reports/github");
-        process.stdout.write(renderWorkflowCommands([result]));
+        const { STEP_SUMMARY_BYTES, stepSummaryChunks, workflowCommandChunks } = require("./reports/github") as typeof import("./reports/github");
+        print(workflowCommandChunks([result]));
         const summary = process.env.GITHUB_STEP_SUMMARY;
-        if (summary) fs.appendFileSync(summary, renderStepSummary([result]));
+        if (summary) {
+            // what this step wrote to its summary before (another command of the step) counts against the limit too
+            let held = 0;
+            try {
+                held = fs.statSync(summary).size;
+            } catch {
+                // not there yet
+            }
+            writeChunks(summary, stepSummaryChunks([result], STEP_SUMMARY_BYTES - held), "a");
+        }
     }
 }
 
@@ -128,8 +145,12 @@ async function runJudged(o: ReportingOptions, inputs: string[], errorSubject: (m
         throw e;
     }
     removeHook();
-    output(judged.subject, o, judged.summaryText);
-    writeReports(reports, [judged.subject]);
+    try {
+        output(judged.subject, o, judged.summaryText);
+    } finally {
+        // the reports are written even when the terminal output could not be
+        writeReports(reports, [judged.subject]);
+    }
     mark("reported");
     return judged.subject.outcome === "pass" ? 0 : 1;
 }

@@ -28,11 +28,14 @@ function ordered(findings: Finding[]): Finding[] {
     return ORDER.flatMap((s) => findings.filter((f) => f.status === s));
 }
 
-export function renderWorkflowCommands(subjects: ProjectSubject[]): string {
-    const lines: string[] = [];
+/**
+ * The workflow commands in pieces, a line a piece: a large repository's commands are more than one string can
+ * hold, so they are written piece by piece (cli/pko-guard.ts), never joined.
+ */
+export function* workflowCommandChunks(subjects: ProjectSubject[]): Generator<string> {
     for (const s of subjects) {
         if (s.outcome === "error") {
-            lines.push(`::error title=${escapeProperty(`pko-guard: ${s.name}`)}::${escapeData(s.error ?? "the gate could not run")}`);
+            yield `::error title=${escapeProperty(`pko-guard: ${s.name}`)}::${escapeData(s.error ?? "the gate could not run")}\n`;
         }
         const root = s.root ?? sourceRoot(s.programFile);
         for (const f of ordered(s.findings)) {
@@ -41,13 +44,17 @@ export function renderWorkflowCommands(subjects: ProjectSubject[]): string {
             const props = [...at, `title=${escapeProperty(`${f.policy} (${f.resource || "stack"})`)}`];
             const where = place.kind === "repo" ? "" : `${placeWords(place)}:${f.line ?? 1}: `;
             const waived = f.status === "waived" ? `[waived: ${f.waiver?.reason ?? ""}${f.waiver?.expires ? `, until ${f.waiver.expires}` : ""}] ` : "";
-            lines.push(`::${COMMAND[f.status]} ${props.join(",")}::${escapeData(`${waived}${where}${f.resource ? `${f.resource}${f.syncedBy ? ` (synced by ${f.syncedBy})` : ""}: ` : ""}${f.message}`)}`);
+            yield `::${COMMAND[f.status]} ${props.join(",")}::${escapeData(`${waived}${where}${f.resource ? `${f.resource}${f.syncedBy ? ` (synced by ${f.syncedBy})` : ""}: ` : ""}${f.message}`)}\n`;
         }
         for (const n of s.notices ?? []) {
-            lines.push(`::warning title=${escapeProperty(`pko-guard: ${n.policy ?? s.name}`)}::${escapeData(n.message)}`);
+            yield `::warning title=${escapeProperty(`pko-guard: ${n.policy ?? s.name}`)}::${escapeData(n.message)}\n`;
         }
     }
-    return lines.length > 0 ? lines.join("\n") + "\n" : "";
+}
+
+/** The workflow commands as one string (what the pieces of workflowCommandChunks make). */
+export function renderWorkflowCommands(subjects: ProjectSubject[]): string {
+    return [...workflowCommandChunks(subjects)].join("");
 }
 
 /** The pack's own text (a rule's fix) in a table cell: one line, no column break. */
@@ -60,27 +67,65 @@ function cell(s: string): string {
     return escapeText(s, "markdown");
 }
 
-export function renderStepSummary(subjects: ProjectSubject[]): string {
+/**
+ * GitHub takes at most 1 MiB of a step's summary (its file, in bytes): a larger one is not shown at all ("upload
+ * aborted"). A large repository's findings table is more than that (about 370 bytes a finding).
+ */
+export const STEP_SUMMARY_BYTES = 1024 * 1024;
+
+/** Room kept for the lines every summary has (headings, counts, the line saying what was left out). */
+const SUMMARY_RESERVE = 64 * 1024;
+
+/**
+ * The step summary in pieces, a line a piece (written piece by piece, never joined, as the workflow commands are).
+ * Within `budget` bytes: the verdicts and counts always, then finding rows and notices while they fit; a subject
+ * whose rows did not all fit says how many were left out and where they all are.
+ */
+export function* stepSummaryChunks(subjects: ProjectSubject[], budget = Infinity): Generator<string> {
     const fixes = new Map(ruleCatalogue().map((r) => [r.id, r.remediation ?? ""]));
-    const out: string[] = ["## pko-guard", ""];
+    let left = budget - SUMMARY_RESERVE;
+    const fits = (line: string) => {
+        const bytes = Buffer.byteLength(line, "utf8");
+        if (bytes > left) {
+            left = 0; // nothing after a line left out (rows stay in order)
+            return false;
+        }
+        left -= bytes;
+        return true;
+    };
+    yield "## pko-guard\n\n";
     for (const s of subjects) {
         const n = (st: Finding["status"]) => s.findings.filter((f) => f.status === st).length;
         const verdict = s.outcome === "error" ? "ERROR" : s.outcome === "pass" ? "PASS" : "FAIL";
-        out.push(`### ${cell(s.name)} (stack ${cell(s.stack)}): **${verdict}**`, "");
-        if (s.outcome === "error") out.push(`The gate could not run: ${cell(s.error ?? "")}`, "");
-        out.push(`${n("blocking")} blocking, ${n("advisory")} advisory, ${n("waived")} waived.`, "");
+        yield `### ${cell(s.name)} (stack ${cell(s.stack)}): **${verdict}**\n\n`;
+        if (s.outcome === "error") yield `The gate could not run: ${cell(s.error ?? "")}\n\n`;
+        yield `${n("blocking")} blocking, ${n("advisory")} advisory, ${n("waived")} waived.\n\n`;
+        let omitted = 0;
         if (s.findings.length > 0) {
-            out.push("| status | policy | resource | message | fix |", "|---|---|---|---|---|");
+            yield "| status | policy | resource | message | fix |\n|---|---|---|---|---|\n";
             for (const f of ordered(s.findings)) {
                 const status = f.status === "waived" ? `waived (${cell(f.waiver?.reason ?? "")})` : f.status;
-                out.push(
-                    `| ${status} | \`${f.policy}\` | ${cell(f.resource || "stack")}${f.syncedBy ? ` (synced by ${cell(f.syncedBy)})` : ""} | ${cell(f.message)} | ${f.status === "blocking" ? packCell(fixes.get(f.policy) ?? "") : ""} |`,
-                );
+                const line = `| ${status} | \`${f.policy}\` | ${cell(f.resource || "stack")}${f.syncedBy ? ` (synced by ${cell(f.syncedBy)})` : ""} | ${cell(f.message)} | ${f.status === "blocking" ? packCell(fixes.get(f.policy) ?? "") : ""} |\n`;
+                if (fits(line)) yield line;
+                else omitted++;
             }
-            out.push("");
+            yield "\n";
         }
-        for (const n of s.notices ?? []) out.push(`- notice: ${n.policy ? `\`${n.policy}\`: ` : ""}${cell(n.message)}`);
-        if ((s.notices ?? []).length > 0) out.push("");
+        let omittedNotices = 0;
+        for (const n of s.notices ?? []) {
+            const line = `- notice: ${n.policy ? `\`${n.policy}\`: ` : ""}${cell(n.message)}\n`;
+            if (fits(line)) yield line;
+            else omittedNotices++;
+        }
+        if ((s.notices ?? []).length > omittedNotices) yield "\n";
+        if (omitted + omittedNotices > 0) {
+            const what = [...(omitted ? [`${omitted} finding(s)`] : []), ...(omittedNotices ? [`${omittedNotices} notice(s)`] : [])].join(" and ");
+            yield `${what} not shown here: a step summary holds ${STEP_SUMMARY_BYTES / 1024} KiB at most. Every finding is in this step's log (the workflow commands) and in the reports.\n\n`;
+        }
     }
-    return out.join("\n") + "\n";
+}
+
+/** The step summary as one string (what the pieces of stepSummaryChunks make). */
+export function renderStepSummary(subjects: ProjectSubject[]): string {
+    return [...stepSummaryChunks(subjects)].join("");
 }

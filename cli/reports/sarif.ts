@@ -17,6 +17,7 @@ import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { pathToFileURL } from "url";
+import { jsonChunks } from "./json-chunks";
 import { findingPlace, sourceRoot } from "./location";
 
 export { sourceRoot };
@@ -51,7 +52,19 @@ function rootUri(root: string): string {
     return href.endsWith("/") ? href : `${href}/`;
 }
 
+/** The SARIF file in pieces, in order (never joined: the results of a large repository are more than one string). */
+export function* sarifChunks(subjects: ReportSubject[]): Generator<string> {
+    yield* jsonChunks(sarifLog(subjects), 2);
+    yield "\n";
+}
+
+/** The SARIF file as one string (what the pieces of sarifChunks make). */
 export function renderSarif(subjects: ReportSubject[]): string {
+    return JSON.stringify(sarifLog(subjects), null, 2) + "\n";
+}
+
+/** The SARIF log of a run. */
+export function sarifLog(subjects: ReportSubject[]): Log {
     const catalogue = ruleCatalogue();
     const rules: ReportingDescriptor[] = catalogue.map((r) => ({
         id: r.id,
@@ -123,5 +136,5 @@ export function renderSarif(subjects: ReportSubject[]): string {
             },
         ],
     };
-    return JSON.stringify(log, null, 2) + "\n";
+    return log;
 }

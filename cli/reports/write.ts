@@ -30,46 +30,51 @@ export function parseReportOption(value: string, previous: ReportRequest[]): Rep
     return [...previous, { format: m[1] as ReportFormat, file: m[2] }];
 }
 
-/** Renders one format; each renderer (and its libraries) is loaded only when that format is asked for. */
-export function renderReport(format: ReportFormat, subjects: ReportSubject[]): string {
+/**
+ * A report in the pieces it is written in, each format's renderer (and its libraries) loaded only when that format
+ * is asked for. The report of a large repository is more than one string can hold (V8: 2^29-24 characters), so
+ * JSON, SARIF and the PolicyReport are never joined. JUnit is one piece: junit-report-builder renders the whole
+ * document with xmlbuilder, and its size is bounded by the findings' one-line texts (see ./junit.ts).
+ */
+export function reportChunks(format: ReportFormat, subjects: ReportSubject[]): Iterable<string> {
     switch (format) {
         case "json":
-            return (require("./json") as typeof import("./json")).renderJson(subjects);
+            return (require("./json") as typeof import("./json")).jsonReportChunks(subjects);
         case "junit":
-            return (require("./junit") as typeof import("./junit")).renderJunit(subjects);
+            return [(require("./junit") as typeof import("./junit")).renderJunit(subjects)];
         case "sarif":
-            return (require("./sarif") as typeof import("./sarif")).renderSarif(subjects);
+            return (require("./sarif") as typeof import("./sarif")).sarifChunks(subjects);
         case "policyreport":
-            return (require("./policyreport") as typeof import("./policyreport")).renderPolicyReport(subjects);
+            return (require("./policyreport") as typeof import("./policyreport")).policyReportChunks(subjects);
     }
 }
 
-/**
- * A report in the pieces it is written in: the PolicyReport of a large repository is more than one string can
- * hold (hundreds of megabytes), so it is never joined; the other formats are one piece.
- */
-function reportChunks(format: ReportFormat, subjects: ReportSubject[]): Iterable<string> {
-    if (format === "policyreport") return (require("./policyreport") as typeof import("./policyreport")).policyReportChunks(subjects);
-    return [renderReport(format, subjects)];
+/** Pieces joined into runs of about a megabyte (a run is as long as its longest piece at most a megabyte more). */
+export function* batched(chunks: Iterable<string>, size = 1 << 20): Generator<string> {
+    let pending = "";
+    for (const chunk of chunks) {
+        pending += chunk;
+        if (pending.length >= size) {
+            yield pending;
+            pending = "";
+        }
+    }
+    if (pending) yield pending;
 }
 
-/** Writes a report's pieces into a file, one after another, about a megabyte a write (never the whole at once). */
-function writeChunks(file: string, chunks: Iterable<string>): void {
-    const fd = fs.openSync(file, "w");
+/** Writes pieces into an open file, about a megabyte a write (never the whole at once). */
+export function writeChunksTo(fd: number, chunks: Iterable<string>): void {
+    for (const text of batched(chunks)) {
+        const buf = Buffer.from(text, "utf8");
+        for (let done = 0; done < buf.length;) done += fs.writeSync(fd, buf, done, buf.length - done);
+    }
+}
+
+/** Writes a report's pieces into a file (`flags` "a" appends), one after another. */
+export function writeChunks(file: string, chunks: Iterable<string>, flags = "w"): void {
+    const fd = fs.openSync(file, flags);
     try {
-        const flush = (text: string) => {
-            const buf = Buffer.from(text, "utf8");
-            for (let done = 0; done < buf.length;) done += fs.writeSync(fd, buf, done, buf.length - done);
-        };
-        let pending = "";
-        for (const chunk of chunks) {
-            pending += chunk;
-            if (pending.length >= 1 << 20) {
-                flush(pending);
-                pending = "";
-            }
-        }
-        flush(pending);
+        writeChunksTo(fd, chunks);
     } finally {
         fs.closeSync(fd);
     }

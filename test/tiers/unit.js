@@ -13,6 +13,7 @@ module.exports = {
         "test/settings.spec.ts",
         "test/request.spec.ts",
         "test/error-subjects.spec.ts",
+        "test/user/report-chunks.spec.ts",
         "test/tiers/*.spec.ts",
         "test/helpers.spec.ts",
         "test/credential-shapes.spec.ts",

@@ -1,0 +1,185 @@
+/**
+ * `JSON.stringify(value, null, indent)` in pieces, never joined: a report of a large repository is more than one
+ * JavaScript string can hold (V8's limit is 2^29-24 characters on Node 20), so JSON and SARIF are written piece by
+ * piece (./write.ts). No maintained streaming stringifier is among the project's dependencies; this follows the
+ * algorithm of ECMA-262 (SerializeJSONProperty, SerializeJSONObject, SerializeJSONArray) and leaves every leaf to
+ * the engine's own JSON.stringify, so the bytes are the engine's:
+ * - `toJSON(key)` is called on objects (and BigInts) with the key or index as JSON.stringify calls it, once;
+ * - Number, String, Boolean and BigInt wrapper objects are unwrapped;
+ * - undefined, functions and symbols are left out of objects and are `null` in arrays;
+ * - a cycle throws TypeError, a BigInt throws TypeError (as JSON.stringify does);
+ * - a string longer than a piece is quoted in slices that never split a surrogate pair (the engine escapes a
+ *   lone surrogate, and only a lone one, as \udXXX: slices escape as the whole does).
+ * Refused where JSON.stringify would return undefined instead of text (a top-level undefined, function or
+ * symbol): reports are always an object. Made for plain data (what reports are): a subtree of plain arrays and
+ * objects small enough to be one piece is measured, then handed whole to JSON.stringify (about twice the time of
+ * one JSON.stringify of the report, measured at 15k findings), so a getter in it would be read twice.
+ */
+
+/** About the size of each piece (pieces end between values; a long string leaf is sliced to this size). */
+const PIECE = 1 << 16;
+
+type Holder = { toJSON?: unknown };
+
+/** The value JSON.stringify serializes for `value` under `key`: after toJSON and unwrapping. */
+function resolve(value: unknown, key: string): unknown {
+    if ((typeof value === "object" && value !== null) || typeof value === "bigint") {
+        const toJSON = (value as Holder).toJSON;
+        if (typeof toJSON === "function") value = toJSON.call(value, key);
+    }
+    if (typeof value === "object" && value !== null) {
+        if (value instanceof Number) return Number(value);
+        if (value instanceof String) return String(value);
+        if (value instanceof Boolean) return Boolean.prototype.valueOf.call(value);
+        if (value instanceof BigInt) return BigInt.prototype.valueOf.call(value);
+    }
+    return value;
+}
+
+/** Whether JSON.stringify writes the resolved value at all (else: left out of an object, `null` in an array). */
+function written(value: unknown): boolean {
+    return value !== undefined && typeof value !== "function" && typeof value !== "symbol";
+}
+
+/** How deep a subtree that is one piece may nest (deeper ones are walked, and a cycle is found by the walk). */
+const DEPTH = 64;
+
+/**
+ * What is left of `budget` (characters, about) once `v` (a resolved object) is written, or less than 0 when it is
+ * not a plain subtree the engine can stringify as one piece: arrays and plain objects only (no toJSON, no wrapper or
+ * class instance anywhere below: those are walked), nested at most DEPTH deep. A cycle never fits.
+ */
+function fits(v: object, budget: number, depth = 0): number {
+    if (depth > DEPTH || typeof (v as Holder).toJSON === "function") return -1;
+    if (Array.isArray(v)) {
+        budget -= 2 + v.length;
+        for (let i = 0; i < v.length && budget >= 0; i++) budget = fitsValue(v[i], budget, depth);
+        return budget;
+    }
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) return -1;
+    budget -= 2;
+    for (const k in v) {
+        if (!Object.prototype.hasOwnProperty.call(v, k)) continue;
+        budget = fitsValue((v as Record<string, unknown>)[k], budget - k.length - 4, depth);
+        if (budget < 0) return budget;
+    }
+    return budget;
+}
+
+function fitsValue(v: unknown, budget: number, depth: number): number {
+    if (typeof v === "string") return budget - v.length - 2;
+    if (typeof v === "object" && v !== null) return fits(v, budget, depth + 1);
+    return typeof v === "bigint" ? -1 : budget - 8;
+}
+
+/** The pieces of JSON.stringify(value, null, indent) (indent: spaces, at most 10, as JSON.stringify takes it). */
+export function* jsonChunks(value: unknown, indent = 0): Generator<string> {
+    const gap = " ".repeat(Math.max(0, Math.min(10, Math.trunc(indent))));
+    const colon = gap ? ": " : ":";
+    const open = new Set<object>();
+    let buf = "";
+
+    /**
+     * The engine's text of `items` (plain, see fits) as the elements of an array standing at `prefix`: each
+     * after its separator ("\n" and the elements' indentation), without the array's brackets. The engine writes
+     * them at their depth (wrapped in as many arrays as the depth, then cut out), so no line is re-indented.
+     */
+    function elements(items: unknown[], prefix: string): string {
+        const depth = gap ? prefix.length / gap.length : 0;
+        let wrapped: unknown = items;
+        for (let d = 0; d < depth; d++) wrapped = [wrapped];
+        const text = JSON.stringify(wrapped, null, gap);
+        let head = 1; // "[" of each wrapping array with its line break and the next one's indentation, then the array's own "["
+        let tail = 1 + (gap ? 1 + prefix.length : 0); // the array's own line break, indentation and "]", then the wrappers'
+        for (let d = 0; d < depth; d++) {
+            head += 2 + (d + 1) * gap.length;
+            tail += 2 + d * gap.length;
+        }
+        return text.slice(head, text.length - tail);
+    }
+
+    function* longString(s: string): Generator<string> {
+        buf += '"';
+        for (let start = 0; start < s.length;) {
+            let end = Math.min(s.length, start + PIECE);
+            // never between the two halves of a pair (each half alone would be escaped as a lone surrogate)
+            const last = s.charCodeAt(end - 1);
+            if (end < s.length && last >= 0xd800 && last <= 0xdbff) end--;
+            const quoted = JSON.stringify(s.slice(start, end));
+            buf += quoted.slice(1, -1);
+            yield buf;
+            buf = "";
+            start = end;
+        }
+        buf += '"';
+    }
+
+    function* serialize(v: unknown, prefix: string): Generator<string> {
+        if (typeof v === "string") {
+            if (v.length > PIECE) yield* longString(v);
+            else buf += JSON.stringify(v);
+            return;
+        }
+        if (typeof v !== "object" || v === null) {
+            // null, booleans, numbers (non-finite ones are null); a BigInt throws TypeError as JSON.stringify's does
+            buf += JSON.stringify(v);
+            return;
+        }
+        if (fits(v, PIECE) >= 0) {
+            buf += Array.isArray(v) && v.length > 0 ? `[${elements(v, prefix)}${gap ? `\n${prefix}` : ""}]` : JSON.stringify(v, null, gap).replace(/\n/g, `\n${prefix}`);
+            return;
+        }
+        if (open.has(v)) throw new TypeError("Converting circular structure to JSON");
+        open.add(v);
+        const inner = prefix + gap;
+        const next = gap ? `\n${inner}` : "";
+        if (Array.isArray(v)) {
+            // runs of elements that fit are written by the engine, a run at a time; the others are walked
+            const n = v.length;
+            for (let i = 0; i < n;) {
+                let j = i;
+                for (let budget = PIECE; j < n; j++) {
+                    const item = v[j];
+                    budget = fitsValue(item, budget, 0);
+                    if (budget < 0) break;
+                }
+                if (j > i) {
+                    buf += (i === 0 ? "[" : ",") + elements(v.slice(i, j), prefix);
+                    i = j;
+                } else {
+                    buf += (i === 0 ? "[" : ",") + next;
+                    const item = resolve(v[i], String(i));
+                    if (written(item)) yield* serialize(item, inner);
+                    else buf += "null";
+                    i++;
+                }
+                if (buf.length >= PIECE) {
+                    yield buf;
+                    buf = "";
+                }
+            }
+            buf += (gap ? `\n${prefix}` : "") + "]";
+        } else {
+            let first = true;
+            for (const k of Object.keys(v)) {
+                const item = resolve((v as Record<string, unknown>)[k], k);
+                if (!written(item)) continue;
+                buf += (first ? "{" : ",") + next + JSON.stringify(k) + colon;
+                first = false;
+                yield* serialize(item, inner);
+                if (buf.length >= PIECE) {
+                    yield buf;
+                    buf = "";
+                }
+            }
+            buf += first ? "{}" : (gap ? `\n${prefix}` : "") + "}";
+        }
+        open.delete(v);
+    }
+
+    const top = resolve(value, "");
+    if (!written(top)) throw new TypeError(`jsonChunks: JSON.stringify writes no text for ${typeof top}`);
+    yield* serialize(top, "");
+    if (buf) yield buf;
+}
