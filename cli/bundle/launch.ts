@@ -13,7 +13,17 @@
 import * as fs from "fs";
 import { createRequire } from "module";
 import * as path from "path";
+import * as v8 from "v8";
 import * as vm from "vm";
+
+/**
+ * V8 optimizes a function once it has run for a budget of bytecode (132 KB by default in Node 20): most of a
+ * short `check` then goes to optimizing code it is about to stop running. A larger budget (set before anything is
+ * compiled, so every run and the build's warm-up see the same flags and the code cache fits) measured, 11 and 5
+ * alternating runs through a pipe: the peers' 1k repository 0.38 to 0.35 s wall and 0.56 to 0.42 s of CPU, 10k
+ * objects 1.31 to 1.32 s wall and 1.98 to 1.73 s of CPU, 100 objects 0.19 to 0.18 s.
+ */
+v8.setFlagsFromString("--interrupt-budget=500000");
 
 const BUNDLE = path.join(__dirname, "pko-guard.bundle.js");
 const CACHE = path.join(__dirname, `pko-guard.bundle.${process.versions.v8}-${process.arch}.cache`);
