@@ -6,7 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { Row } from "./rows";
+import { Row, compareText } from "./rows";
 import { extended } from "../policies/model/shapes";
 
 interface Location {
@@ -25,7 +25,7 @@ function sourceFiles(dir: string, main?: string): string[] {
         if (out.length >= MAX_FILES || depth > 6) return;
         let entries: fs.Dirent[];
         try {
-            entries = fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
+            entries = fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => compareText(a.name, b.name));
         } catch {
             return;
         }

@@ -13,7 +13,7 @@
  * API server decodes it (YAML 1.1: every string is written double-quoted).
  */
 import * as jsyaml from "js-yaml";
-import { Finding } from "../../core/rows";
+import { Finding, compareText } from "../../core/rows";
 import { policies } from "../../policies";
 import { DescribedRule } from "../../policies/model/policy";
 import { ProjectSubject, ReportObject, ReportSubject, ruleCatalogue } from "./subject";
@@ -171,7 +171,7 @@ export function* policyReportChunks(subjects: ReportSubject[], now = new Date())
         }
         const name = reportName(s);
         for (const ns of [...byNamespace.keys()].sort()) {
-            const results = byNamespace.get(ns)!.sort((a, b) => a.policy.localeCompare(b.policy) || (a.resources?.[0]?.name ?? "").localeCompare(b.resources?.[0]?.name ?? ""));
+            const results = byNamespace.get(ns)!.sort((a, b) => compareText(a.policy, b.policy) || compareText(a.resources?.[0]?.name ?? "", b.resources?.[0]?.name ?? ""));
             const n = (r: Result) => results.filter((x) => x.result === r).length;
             docs.push({
                 apiVersion: "wgpolicyk8s.io/v1alpha2",

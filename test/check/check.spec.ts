@@ -329,6 +329,27 @@ describe("pko-guard check", function () {
         assert.deepStrictEqual(head.stdout.split("\n"), [whole.split("\n")[0], "exit 0", ""]);
     });
 
+    it("orders findings the same whatever the user's locale (LANG=lt_LT sorts y before j)", () => {
+        const stack = (name: string) =>
+            `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: ${name}\n  namespace: team\n  labels:\n    env: production\nspec:\n  stack: acme/${name}/production\n  projectRepo: https://github.com/acme/app\n  branch: main\n`;
+        write("m/stacks.yaml", ["app-y", "app-j", "app-i"].map(stack).join("---\n"));
+        const orders = ["C.UTF-8", "lt_LT.UTF-8"].map((lang) => {
+            const report = path.join(tmp, `${lang}.json`);
+            const r = spawnSync(process.execPath, [CLI, "check", "m", "--report", `json=${report}`], { encoding: "utf8", cwd: tmp, timeout: 60000, env: { ...process.env, LANG: lang, LC_ALL: lang } });
+            assert.strictEqual(r.status, 1, r.stderr);
+            const findings: { policy: string; resource: string }[] = JSON.parse(fs.readFileSync(report, "utf8")).projects[0].findings;
+            return { table: r.stdout, resources: findings.map((f) => `${f.policy} ${f.resource}`) };
+        });
+        // Under lt_LT the collation puts y between i and j: the same run must still list i, j, y.
+        assert.ok(orders[0].resources.length >= 3, JSON.stringify(orders[0].resources));
+        const policy = orders[0].resources[0].split(" ")[0];
+        assert.deepStrictEqual(
+            orders[0].resources.filter((r) => r.startsWith(`${policy} `)),
+            ["i", "j", "y"].map((c) => `${policy} Stack/team/app-${c}`),
+        );
+        assert.deepStrictEqual(orders[1], orders[0]);
+    });
+
     it("counts objects of kinds no rule reads without reporting them", () => {
         write("m/deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n---\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [deploy.yaml]\n");
         const r = check(["m"], tmp);
