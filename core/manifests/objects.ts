@@ -199,18 +199,12 @@ class PlacedObject implements ManifestObject {
     }
 }
 
-/**
- * An object made from another one (an Application an ApplicationSet generates): shown and located where that
- * one is, in its file.
- */
-export function madeFrom(from: ManifestObject, own: Pick<ManifestObject, "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "syncedBy">): ManifestObject {
-    return new MadeObject(from, own);
-}
+/** What a manifest object is apart from its location. */
+export type ObjectFields = Pick<ManifestObject, "file" | "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "repoPath" | "abs" | "syncedBy">;
 
-class MadeObject implements ManifestObject {
-    readonly file: string;
-    readonly repoPath?: string;
-    readonly abs?: string;
+/** A manifest object made of given fields, located by another object (`place`). */
+export class LocatedElsewhere implements ManifestObject {
+    file: string;
     identity: string;
     type: string;
     urn: string;
@@ -218,36 +212,46 @@ class MadeObject implements ManifestObject {
     object: Record<string, unknown>;
     read: boolean;
     named: boolean;
+    repoPath?: string;
+    abs?: string;
     syncedBy?: string;
 
     constructor(
-        private readonly from: ManifestObject,
-        own: Pick<ManifestObject, "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "syncedBy">,
+        fields: ObjectFields,
+        private readonly place: Pick<ManifestObject, "line" | "column" | "locate">,
     ) {
-        this.file = from.file;
-        this.repoPath = from.repoPath;
-        this.abs = from.abs;
-        this.identity = own.identity;
-        this.type = own.type;
-        this.urn = own.urn;
-        this.kind = own.kind;
-        this.object = own.object;
-        this.read = own.read;
-        this.named = own.named;
-        this.syncedBy = own.syncedBy;
+        this.file = fields.file;
+        this.identity = fields.identity;
+        this.type = fields.type;
+        this.urn = fields.urn;
+        this.kind = fields.kind;
+        this.object = fields.object;
+        this.read = fields.read;
+        this.named = fields.named;
+        this.repoPath = fields.repoPath;
+        this.abs = fields.abs;
+        this.syncedBy = fields.syncedBy;
     }
 
     get line(): number {
-        return this.from.line;
+        return this.place.line;
     }
 
     get column(): number {
-        return this.from.column;
+        return this.place.column;
     }
 
     locate(field: string): { line: number; column: number } {
-        return this.from.locate(field);
+        return this.place.locate(field);
     }
+}
+
+/**
+ * An object made from another one (an Application an ApplicationSet generates): shown and located where that
+ * one is, in its file.
+ */
+export function madeFrom(from: ManifestObject, own: Pick<ManifestObject, "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "syncedBy">): ManifestObject {
+    return new LocatedElsewhere({ file: from.file, repoPath: from.repoPath, abs: from.abs, ...own }, from);
 }
 
 /** The resources the evaluator gets: every named object, as the provider would register it. */

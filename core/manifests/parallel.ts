@@ -24,7 +24,7 @@ import { sortRows } from "../rows";
 import { isApplication, isApplicationSet } from "../render/argocd";
 import { LocatedRow, evaluateManifests, locatedRow, rowPosition } from "./evaluate";
 import { RunFile, loadFiles, loadManifests, plainRunFiles, runRepoRoot } from "./index";
-import { LoadOptions, LoadResult, ManifestObject, Skip, evalResources } from "./objects";
+import { LoadOptions, LoadResult, LocatedElsewhere, ManifestObject, Skip, evalResources } from "./objects";
 import { MAX_ALIAS_EXPANSION } from "./yaml";
 import { note } from "../timings";
 import { extended } from "../../policies/model/shapes";
@@ -377,33 +377,12 @@ function steady(resources: EvalResource[]): EvalResource[] {
 
 /** An object another thread read: everything but its positions, which that thread keeps. */
 function elsewhere(x: PlainObject): ManifestObject {
-    return new ElsewhereObject(x);
+    return new LocatedElsewhere(x, new OtherThread(x.identity));
 }
 
-class ElsewhereObject implements ManifestObject {
-    readonly file: string;
-    readonly identity: string;
-    readonly type: string;
-    readonly urn: string;
-    readonly kind: string;
-    readonly object: Record<string, unknown>;
-    readonly read: boolean;
-    readonly named: boolean;
-    readonly repoPath?: string;
-    readonly abs?: string;
-
-    constructor(x: PlainObject) {
-        this.file = x.file;
-        this.identity = x.identity;
-        this.type = x.type;
-        this.urn = x.urn;
-        this.kind = x.kind;
-        this.object = x.object;
-        this.read = x.read;
-        this.named = x.named;
-        this.repoPath = x.repoPath;
-        this.abs = x.abs;
-    }
+/** Where an object another thread read is: only that thread can say. */
+class OtherThread {
+    constructor(private readonly identity: string) {}
 
     private away(): never {
         throw new Error(`${this.identity}: read by another thread; located there`);
