@@ -5,6 +5,7 @@
  */
 import * as assert from "assert";
 import { locatedRow } from "../../core/manifests/evaluate";
+import { compareText, sortRows } from "../../core/rows";
 import { EvalRow } from "../../core/evaluate";
 
 const facts = { text: "spec.branch is main", quoted: [] } as unknown as EvalRow["facts"];
@@ -36,5 +37,18 @@ describe("locatedRow: a row at its object's file, line and column", () => {
         assert.deepStrictEqual([located.file, located.line, located.column, located.field, located.syncedBy], ["m/a.yaml", 3, 5, "spec.branch", "Application argocd/x"]);
         // No object or place: the row as it is, without its field.
         assert.deepStrictEqual(Object.keys(locatedRow({ ...base, field: "spec.x" }, undefined, at)), ["policy", "resource", "urn", "type", "level", "message", "facts"]);
+    });
+});
+
+describe("sortRows: one order whatever the locale", () => {
+    it("sorts by policy, resource, message in UTF-16 code units (no collation: case and punctuation as JavaScript compares them)", () => {
+        const r = (policy: string, resource: string, message = "m") => ({ ...base, policy, resource, message });
+        const sorted = sortRows([r("p", "b"), r("p", "B"), r("p", "a_b"), r("p", "a-b"), r("o", "z"), r("p", "a", "y"), r("p", "a", "j"), r("p", "é"), r("p", "e")]);
+        assert.deepStrictEqual(
+            sorted.map((x) => `${x.policy} ${x.resource} ${x.message}`),
+            ["o z m", "p B m", "p a j", "p a y", "p a-b m", "p a_b m", "p b m", "p e m", "p é m"],
+        );
+        assert.strictEqual(compareText("B", "a"), -1);
+        assert.strictEqual(compareText("a", "a"), 0);
     });
 });
