@@ -64,7 +64,7 @@ export function renderSarif(subjects: ReportSubject[]): string {
 }
 
 /** The SARIF log of a run. */
-export function sarifLog(subjects: ReportSubject[]): Log {
+function sarifLog(subjects: ReportSubject[]): Log {
     const catalogue = ruleCatalogue();
     const rules: ReportingDescriptor[] = catalogue.map((r) => ({
         id: r.id,

@@ -62,19 +62,14 @@ export function* batched(chunks: Iterable<string>, size = 1 << 20): Generator<st
     if (pending) yield pending;
 }
 
-/** Writes pieces into an open file, about a megabyte a write (never the whole at once). */
-export function writeChunksTo(fd: number, chunks: Iterable<string>): void {
-    for (const text of batched(chunks)) {
-        const buf = Buffer.from(text, "utf8");
-        for (let done = 0; done < buf.length;) done += fs.writeSync(fd, buf, done, buf.length - done);
-    }
-}
-
-/** Writes a report's pieces into a file (`flags` "a" appends), one after another. */
+/** Writes a report's pieces into a file (`flags` "a" appends), one after another, about a megabyte a write. */
 export function writeChunks(file: string, chunks: Iterable<string>, flags = "w"): void {
     const fd = fs.openSync(file, flags);
     try {
-        writeChunksTo(fd, chunks);
+        for (const text of batched(chunks)) {
+            const buf = Buffer.from(text, "utf8");
+            for (let done = 0; done < buf.length;) done += fs.writeSync(fd, buf, done, buf.length - done);
+        }
     } finally {
         fs.closeSync(fd);
     }

@@ -155,31 +155,15 @@ function notAString(v: unknown): string {
 
 function makeObject(src: Source, obj: Record<string, unknown>, kind: string, identity: string, group: string, version: string, place: Place): ManifestObject {
     const type = `kubernetes:${group}/${version}:${kind}`;
-    return new PlacedObject(src.file, identity, type, `${MANIFEST_URN_PREFIX}${type}::${identity}`, kind, obj, src.repoPath, src.abs, place);
+    const fields: ObjectFields = { file: src.file, identity, type, urn: `${MANIFEST_URN_PREFIX}${type}::${identity}`, kind, object: obj, read: false, named: false, repoPath: src.repoPath, abs: src.abs };
+    return new LocatedObject(fields, new FilePlace(place));
 }
 
-/**
- * A manifest object read from a file, located through its place in it (lines found on demand: most objects
- * never need one). A class, its accessors on the prototype: an object literal with getters gives each object a
- * hidden class of its own and its properties in a dictionary (about 3 KB an object more, kept for the whole run).
- */
-class PlacedObject implements ManifestObject {
-    read = false;
-    named = false;
-    declare syncedBy?: string;
+/** Where an object is in its file: found on demand from its place in the decoded document (most objects never need it). */
+class FilePlace {
     private start?: { line: number; column: number };
 
-    constructor(
-        readonly file: string,
-        public identity: string,
-        readonly type: string,
-        public urn: string,
-        readonly kind: string,
-        public object: Record<string, unknown>,
-        readonly repoPath: string | undefined,
-        readonly abs: string | undefined,
-        private readonly place: Place,
-    ) {}
+    constructor(private readonly place: Place) {}
 
     private at(): { line: number; column: number } {
         return (this.start ??= placeStart(this.place));
@@ -202,8 +186,12 @@ class PlacedObject implements ManifestObject {
 /** What a manifest object is apart from its location. */
 export type ObjectFields = Pick<ManifestObject, "file" | "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "repoPath" | "abs" | "syncedBy">;
 
-/** A manifest object made of given fields, located by another object (`place`). */
-export class LocatedElsewhere implements ManifestObject {
+/**
+ * A manifest object: its fields, and what locates it (its place in its file, another object, another thread). A
+ * class, its accessors on the prototype: an object literal with getters gives each object a hidden class of its own
+ * and its properties in a dictionary (about 3 KB an object more, kept for the whole run).
+ */
+export class LocatedObject implements ManifestObject {
     file: string;
     identity: string;
     type: string;
@@ -251,7 +239,7 @@ export class LocatedElsewhere implements ManifestObject {
  * one is, in its file.
  */
 export function madeFrom(from: ManifestObject, own: Pick<ManifestObject, "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "syncedBy">): ManifestObject {
-    return new LocatedElsewhere({ file: from.file, repoPath: from.repoPath, abs: from.abs, ...own }, from);
+    return new LocatedObject({ file: from.file, repoPath: from.repoPath, abs: from.abs, ...own }, from);
 }
 
 /** The resources the evaluator gets: every named object, as the provider would register it. */

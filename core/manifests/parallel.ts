@@ -24,7 +24,7 @@ import { sortRows } from "../rows";
 import { isApplication, isApplicationSet } from "../render/argocd";
 import { LocatedRow, evaluateManifests, locatedRow, rowPosition } from "./evaluate";
 import { RunFile, loadFiles, loadManifests, plainRunFiles, runRepoRoot } from "./index";
-import { LoadOptions, LoadResult, LocatedElsewhere, ManifestObject, Skip, evalResources } from "./objects";
+import { LoadOptions, LoadResult, LocatedObject, ManifestObject, Skip, evalResources } from "./objects";
 import { MAX_ALIAS_EXPANSION } from "./yaml";
 import { note } from "../timings";
 import { extended } from "../../policies/model/shapes";
@@ -377,7 +377,7 @@ function steady(resources: EvalResource[]): EvalResource[] {
 
 /** An object another thread read: everything but its positions, which that thread keeps. */
 function elsewhere(x: PlainObject): ManifestObject {
-    return new LocatedElsewhere(x, new OtherThread(x.identity));
+    return new LocatedObject(x, new OtherThread(x.identity));
 }
 
 /** Where an object another thread read is: only that thread can say. */
