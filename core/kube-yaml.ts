@@ -727,3 +727,18 @@ function decodeYamlStream(text: string, from: number): KubeDocument[] {
 export function decodeKubeYaml(text: string): KubeDocument[] {
     return /^\s*\{/.test(text.slice(0, 4096)) ? decodeJsonStream(text) : decodeYamlStream(text, 0);
 }
+
+/**
+ * The first document of a text as sigs.k8s.io/yaml's Unmarshal reads it (null when empty), for the files the
+ * Kubernetes tools read that way and check reads beside them: Chart.yaml (Helm), kustomization files
+ * (kustomize), Argo CD's elementsYaml and git files generator files. `ok: false` when the text does not decode;
+ * the tool that reads it then says why.
+ */
+export function firstKubeYamlValue(text: string): { ok: true; value: unknown } | { ok: false } {
+    try {
+        const docs = decodeKubeYaml(text);
+        return { ok: true, value: docs.length > 0 ? docs[0].value : null };
+    } catch {
+        return { ok: false };
+    }
+}

@@ -22,11 +22,10 @@
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../errors";
-import * as YAML from "yaml";
 import { MANIFEST_URN_PREFIX, NOT_RENDERED } from "../../policies/model/manifests";
 import { extended } from "../../policies/model/shapes";
 import { CLUSTER_SCOPED, applicationOutput, expandApplicationSet, isApplication, isApplicationSet } from "../render/argocd";
-import { KUSTOMIZATION_FILES, RenderContext, RenderedStream, isChart, kustomizationFile, renderHelm, renderKustomize } from "../render/render";
+import { KUSTOMIZATION_FILES, RenderContext, RenderedStream, isChart, kustomizationFile, mappingOf, renderHelm, renderKustomize } from "../render/render";
 import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
 import { LoadOptions, LoadResult, ManifestObject, madeFrom } from "./objects";
 import { originals, parseSource } from "./yaml";
@@ -311,12 +310,7 @@ function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[],
     for (const r of [...new Set([...roots.map((x) => path.resolve(x)), ...rendered])]) {
         const k = kustomizationFile(r);
         if (k) {
-            let doc: Record<string, unknown> = {};
-            try {
-                doc = (YAML.parse(fs.readFileSync(k, "utf8")) ?? {}) as Record<string, unknown>;
-            } catch {
-                doc = {};
-            }
+            const doc = mappingOf(fs.readFileSync(k, "utf8"));
             for (const field of ["resources", "bases", "components"]) {
                 for (const e of Array.isArray(doc[field]) ? (doc[field] as unknown[]) : []) if (typeof e === "string") used.add(path.resolve(r, e));
             }

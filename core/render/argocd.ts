@@ -28,7 +28,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../errors";
-import { decodeKubeYaml } from "../kube-yaml";
+import { firstKubeYamlValue } from "../kube-yaml";
 import { compilePathPattern } from "../path-match";
 import { normalizeKubeVersion } from "./capabilities";
 import { KUSTOMIZATION_FILES, RenderContext, RenderedStream, renderHelm, renderJsonnet, renderKustomize, repoFiles, repoFolders, runTool } from "./render";
@@ -465,7 +465,7 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
         }
         // elementsYaml: a YAML list of maps, appended as they are (in either syntax), as Argo CD does.
         if (l.elementsYaml !== undefined) {
-            const yaml = typeof l.elementsYaml === "string" ? firstYamlValue(l.elementsYaml) : undefined;
+            const yaml = typeof l.elementsYaml === "string" ? firstKubeYamlValue(l.elementsYaml) : undefined;
             const elements = yaml?.ok && (yaml.value === null || Array.isArray(yaml.value)) ? list(yaml.value) : undefined;
             if (!elements || !elements.every((e) => e === null || obj(e))) return { reason: `${field}.list.elementsYaml is not a YAML list of maps, which fails the generator in Argo CD` };
             params.push(...elements.map((e) => obj(e) ?? {}));
@@ -631,15 +631,6 @@ const MAX_PARAM_FILE_BYTES = 1 << 20;
 /** At most this many bytes of all the files one git files generator matches (a bad input beyond: exit 2). */
 const MAX_PARAM_FILES_BYTES = 64 << 20;
 
-/** The first YAML document of a text as sigs.k8s.io/yaml's Unmarshal reads it (the product's decoder; null when empty). */
-function firstYamlValue(text: string): { ok: boolean; value?: unknown } {
-    try {
-        const docs = decodeKubeYaml(text);
-        return { ok: true, value: docs.length > 0 ? docs[0].value : null };
-    } catch {
-        return { ok: false };
-    }
-}
 
 /**
  * A git files `path` as Argo CD's repo server matches it (`git ls-files -- <pattern>`, a git pathspec): without
@@ -719,7 +710,7 @@ function gitFilesParams(git: Obj, ctx: RenderContext, goTemplate: boolean, prefi
         } finally {
             fs.closeSync(fd);
         }
-        const yaml = firstYamlValue(text);
+        const yaml = firstKubeYamlValue(text);
         const objects = !yaml.ok
             ? undefined
             : yaml.value === null

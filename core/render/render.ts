@@ -12,9 +12,8 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import * as YAML from "yaml";
 import { BadInputError } from "../errors";
-import { KubeYamlError, decodeKubeYaml } from "../kube-yaml";
+import { KubeYamlError, decodeKubeYaml, firstKubeYamlValue } from "../kube-yaml";
 import { yamlReason } from "../manifests/yaml";
 import { ClusterCapabilities, DEFAULT_CAPABILITIES } from "./capabilities";
 import { INSTALL_HINT, ToolName, findTool } from "./tools";
@@ -216,16 +215,21 @@ export function runTool(name: ToolName, args: string[], what: string, ctx: Rende
     return r.stdout;
 }
 
+/**
+ * A Chart.yaml's or a kustomization's top-level mapping as Helm and kustomize read it (sigs.k8s.io/yaml: YAML
+ * 1.1, merge keys, a repeated key's last value); empty when the text does not decode to a mapping (the tool then
+ * fails on its own and check reports that).
+ */
+export function mappingOf(text: string): Record<string, unknown> {
+    const doc = firstKubeYamlValue(text);
+    return doc.ok && doc.value !== null && typeof doc.value === "object" && !Array.isArray(doc.value) ? (doc.value as Record<string, unknown>) : {};
+}
+
 const REMOTE = /^(?:[a-z][a-z0-9+.-]*:\/\/|git@|github\.com\/|gitlab\.com\/|bitbucket\.org\/)|\?ref=|\/\/.*\?/i;
 
 /** Entries of a kustomization that point outside the repository (remote bases), refused before running. */
 function remoteEntries(kfile: string): string[] {
-    let k: Record<string, unknown> = {};
-    try {
-        k = (YAML.parse(fs.readFileSync(kfile, "utf8")) ?? {}) as Record<string, unknown>;
-    } catch {
-        return [];
-    }
+    const k = mappingOf(fs.readFileSync(kfile, "utf8"));
     const out: string[] = [];
     for (const field of ["resources", "bases", "components"]) {
         const list = k[field];
@@ -357,7 +361,7 @@ function splitByOrigin(out: string, appCopy: string, appDir: string): RenderedSt
         let text = chunk;
         const m = new RegExp(`^(\\s*)${ORIGIN.replace(/[./]/g, "\\$&")}: \\|\\n((?:\\1  .*\\n)+)`, "m").exec(chunk);
         if (m) {
-            const origin = (YAML.parse(m[2].replace(new RegExp(`^${m[1]}  `, "gm"), "")) ?? {}) as Record<string, unknown>;
+            const origin = mappingOf(m[2].replace(new RegExp(`^${m[1]}  `, "gm"), ""));
             if (typeof origin.path === "string" && !origin.repo) from = path.resolve(appDir, origin.path);
             text = chunk.slice(0, m.index) + chunk.slice(m.index + m[0].length);
             // An annotations map left empty: kustomize would not have written one.
@@ -389,9 +393,12 @@ export interface HelmOptions {
 export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): RenderedStream[] {
     const what = `${ctx.show(dir)} (helm chart)`;
     confineLinks(ctx);
-    const chart = (YAML.parse(fs.readFileSync(path.join(dir, "Chart.yaml"), "utf8")) ?? {}) as Record<string, unknown>;
-    const deps = Array.isArray(chart.dependencies) ? (chart.dependencies as Record<string, unknown>[]) : [];
-    for (const d of deps) {
+    // A Chart.yaml that does not decode is left to helm, which says why.
+    const chart = mappingOf(fs.readFileSync(path.join(dir, "Chart.yaml"), "utf8"));
+    const deps: unknown[] = Array.isArray(chart.dependencies) ? chart.dependencies : [];
+    for (const entry of deps) {
+        // An entry that is not a mapping is helm's to refuse.
+        const d = (entry !== null && typeof entry === "object" ? entry : {}) as Record<string, unknown>;
         const repo = typeof d.repository === "string" ? d.repository : "";
         const local = repo === "" || repo.startsWith("file://");
         const vendored = fs.existsSync(path.join(dir, "charts")) && fs.readdirSync(path.join(dir, "charts")).some((f) => f.startsWith(String(d.name)));

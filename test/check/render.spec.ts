@@ -528,6 +528,36 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.ok(!(helmCharts.err + helmCharts.out).includes(CANARY), helmCharts.err);
     });
 
+    it("Chart.yaml and kustomization files are read as Helm and kustomize read them (YAML 1.1, merge keys, a repeated key)", () => {
+        // Helm takes a repeated key (its last value): so does check (a YAML 1.2 parse refused it, as an internal error).
+        write("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\nname: c\n");
+        write("c/templates/stack.yaml", stack(`  commit: ${SHA}\n`));
+        const repeated = check(["c"]);
+        assert.strictEqual(repeated.err, "");
+        assert.strictEqual(repeated.code, 0);
+        assert.match(repeated.out, /resource: Stack\/pulumi\/ledger-production \(c\/templates\/stack\.yaml:7:3\)[^]*\n1 object\(s\) in 0 file\(s\) \(0 of kinds no rule reads, 1 rendered\); 1 violation\(s\), 0 blocking: PASS\n$/);
+        // A dependency from a chart repository reached through a merge key is still the dependency line.
+        write("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\nshared: &dep\n  name: ledger\n  repository: https://charts.example.com\ndependencies:\n  - <<: *dep\n");
+        const merged = check(["c"]);
+        assert.strictEqual(merged.code, 2);
+        assert.strictEqual(merged.err, 'pko-guard: c (helm chart): dependency "ledger" comes from a chart repository (helm dependency build needs the network, which check does not use); vendor it into charts/\n');
+        // A Chart.yaml that does not decode is helm's to refuse (one line, exit 2), never an internal error.
+        write("c/Chart.yaml", `apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n  - name: x\n    repository: "https://${CANARY}@charts.example.com\n`);
+        const broken = check(["c"]);
+        assert.strictEqual(broken.code, 2);
+        assert.match(broken.err, /^pko-guard: c \(helm chart\): helm failed: cannot load Chart\.yaml: .*\n$/);
+        assert.ok(!broken.err.includes(CANARY) && !broken.err.includes("internal error"), broken.err);
+        write("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies: [~]\n");
+        const nullDep = check(["c"]);
+        assert.strictEqual(nullDep.code, 2);
+        assert.match(nullDep.err, /^pko-guard: c \(helm chart\): helm failed: validation: dependencies must not contain empty or null nodes\n$/);
+        // A remote base behind a merge key is refused before kustomize runs: the line says why, never the URL (it can hold a token).
+        write("r/kustomization.yaml", `<<: {resources: ["https://x:${CANARY}@github.com/example/repo//base?ref=main"]}\n`);
+        const remote = check(["r"]);
+        assert.strictEqual(remote.code, 2);
+        assert.strictEqual(remote.err, "pko-guard: r (kustomize): a remote base needs the network, which check does not use; vendor it into the repository\n");
+    });
+
     it("jsonnet: a remote import or one outside the repository is refused before evaluating", () => {
         write("apps/ledger.yaml", app("ledger", "ledger"));
         write("ledger/stack.jsonnet", 'local lib = import "https://example.com/lib.libsonnet"; {}\n');
