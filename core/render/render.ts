@@ -82,6 +82,8 @@ export function firstErrorLine(stderr: string): string {
     // block over several lines (kustomize quotes a generator's whole config between backquotes, its reason
     // after them) is elided first, so that the line keeps the reason and never the config.
     const lines = stderr
+        // A URL's user information (a token in `https://x:TOKEN@host/...`), wherever the quotes around it are.
+        .replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi, "$1…@")
         .replace(/`[^`]*`/g, "`…`")
         .split("\n")
         .map((l) => l.trim())
@@ -225,7 +227,14 @@ export function mappingOf(text: string): Record<string, unknown> {
     return doc.ok && doc.value !== null && typeof doc.value === "object" && !Array.isArray(doc.value) ? (doc.value as Record<string, unknown>) : {};
 }
 
-const REMOTE = /^(?:[a-z][a-z0-9+.-]*:\/\/|git@|github\.com\/|gitlab\.com\/|bitbucket\.org\/)|\?ref=|\/\/.*\?/i;
+/**
+ * A kustomization entry kustomize fetches rather than reads from the repository: a URL (`https://`, `ssh://`,
+ * `file://`), go-getter's forced getter (`git::https://...`), scp-like `git@host:`, a hosting site's path, or a
+ * path with `//` and a query (`repo//base?ref=v1`).
+ */
+export function isRemoteEntry(entry: string): boolean {
+    return /^(?:[a-z][a-z0-9+.-]*::|git@|github\.com\/|gitlab\.com\/|bitbucket\.org\/)|:\/\/|\?ref=|\/\/.*\?/i.test(entry);
+}
 
 /** Entries of a kustomization that point outside the repository (remote bases), refused before running. */
 function remoteEntries(kfile: string): string[] {
@@ -233,7 +242,7 @@ function remoteEntries(kfile: string): string[] {
     const out: string[] = [];
     for (const field of ["resources", "bases", "components"]) {
         const list = k[field];
-        if (Array.isArray(list)) for (const e of list) if (typeof e === "string" && REMOTE.test(e)) out.push(field);
+        if (Array.isArray(list)) for (const e of list) if (typeof e === "string" && isRemoteEntry(e)) out.push(field);
     }
     return out;
 }

@@ -34,6 +34,7 @@ module.exports = {
         "test/check/find-node.spec.ts",
         "test/check/located-row.spec.ts",
         "test/check/repo-tree.spec.ts",
+        "test/check/tool-errors.spec.ts",
     ],
     timeout: 20000,
     reporter: "spec",
