@@ -631,7 +631,6 @@ const MAX_PARAM_FILE_BYTES = 1 << 20;
 /** At most this many bytes of all the files one git files generator matches (a bad input beyond: exit 2). */
 const MAX_PARAM_FILES_BYTES = 64 << 20;
 
-
 /**
  * A git files `path` as Argo CD's repo server matches it (`git ls-files -- <pattern>`, a git pathspec): without
  * wildcards, the file itself or every file below that folder; with them, `*` and `?` also cross `/`, `[...]`

@@ -535,7 +535,10 @@ describe("pko-guard check renders what Argo CD renders", function () {
         const repeated = check(["c"]);
         assert.strictEqual(repeated.err, "");
         assert.strictEqual(repeated.code, 0);
-        assert.match(repeated.out, /resource: Stack\/pulumi\/ledger-production \(c\/templates\/stack\.yaml:7:3\)[^]*\n1 object\(s\) in 0 file\(s\) \(0 of kinds no rule reads, 1 rendered\); 1 violation\(s\), 0 blocking: PASS\n$/);
+        assert.match(
+            repeated.out,
+            /resource: Stack\/pulumi\/ledger-production \(c\/templates\/stack\.yaml:7:3\)[^]*\n1 object\(s\) in 0 file\(s\) \(0 of kinds no rule reads, 1 rendered\); 1 violation\(s\), 0 blocking: PASS\n$/,
+        );
         // A dependency from a chart repository reached through a merge key is still the dependency line.
         write("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\nshared: &dep\n  name: ledger\n  repository: https://charts.example.com\ndependencies:\n  - <<: *dep\n");
         const merged = check(["c"]);
