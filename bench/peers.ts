@@ -31,26 +31,28 @@ interface Tool {
 
 /**
  * pko-guard's side is the command users run: `pko-guard check <repo> --report json=FILE` (the compiled
- * CLI, a process of its own like the peers', start-up included). Its identities (`Kind/name` for
- * cluster-scoped objects) are mapped to the generator's (`Kind//name`). `threads` pins PKO_GUARD_WORKERS
- * (undefined: the command decides, as for users); the threads a run used are kept (its timings file).
+ * CLI, a process of its own like the peers', start-up included), with nothing set that users do not set: the
+ * timed runs keep no phase marks (PKO_GUARD_TIMINGS loads perf_hooks and writes a file at exit). Its
+ * identities (`Kind/name` for cluster-scoped objects) are mapped to the generator's (`Kind//name`). `threads`
+ * pins PKO_GUARD_WORKERS (undefined: the command decides, as for users); `probeThreads` learns, in a run that is
+ * not timed, how many threads the command chooses for a repository (its timings file).
  */
-function pkoGuardTool(name: string, threads?: number): Tool & { used: Record<string, number> } {
+function pkoGuardTool(name: string, threads?: number): Tool & { used: Record<string, number>; probeThreads(repo: string): void } {
     const used: Record<string, number> = {};
+    const check = (repo: string, extraEnv: Record<string, string>) => {
+        const report = path.join(path.dirname(repo), `${path.basename(repo)}-pko-guard.json`);
+        const env: NodeJS.ProcessEnv = { ...process.env };
+        delete env.PKO_GUARD_TIMINGS;
+        Object.assign(env, extraEnv, threads !== undefined ? { PKO_GUARD_WORKERS: String(threads) } : {});
+        const r = spawnSync(process.execPath, [CLI_ENTRY, "check", repo, "--report", `json=${report}`], { encoding: "utf8", maxBuffer: 1 << 30, env });
+        if (r.status !== 0 && r.status !== 1) throw new Error(`pko-guard check exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n")[0]}`);
+        return report;
+    };
     return {
         name,
         used,
         run(repo) {
-            const report = path.join(path.dirname(repo), `${path.basename(repo)}-pko-guard.json`);
-            const timings = path.join(path.dirname(repo), `${path.basename(repo)}-pko-guard-timings.json`);
-            const env = { ...process.env, PKO_GUARD_TIMINGS: timings, ...(threads !== undefined ? { PKO_GUARD_WORKERS: String(threads) } : {}) };
-            const r = spawnSync(process.execPath, [CLI_ENTRY, "check", repo, "--report", `json=${report}`], { encoding: "utf8", maxBuffer: 1 << 30, env });
-            if (r.status !== 0 && r.status !== 1) throw new Error(`pko-guard check exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n")[0]}`);
-            try {
-                used[path.basename(repo)] = JSON.parse(fs.readFileSync(timings, "utf8")).threads;
-            } catch {
-                // the thread count is a note, never a reason to fail the part
-            }
+            const report = check(repo, {});
             const found: Findings = new Set();
             const findings: { policy: string; resource: string }[] = JSON.parse(fs.readFileSync(report, "utf8")).projects[0].findings;
             for (const f of findings) {
@@ -59,6 +61,15 @@ function pkoGuardTool(name: string, threads?: number): Tool & { used: Record<str
                 found.add(`${f.policy}|${parts.length === 2 ? `${parts[0]}//${parts[1]}` : f.resource}`);
             }
             return found;
+        },
+        probeThreads(repo) {
+            const timings = path.join(path.dirname(repo), `${path.basename(repo)}-pko-guard-timings.json`);
+            try {
+                check(repo, { PKO_GUARD_TIMINGS: timings });
+                used[path.basename(repo)] = JSON.parse(fs.readFileSync(timings, "utf8")).threads;
+            } catch {
+                // the thread count is a note, never a reason to fail the part
+            }
         },
     };
 }
@@ -191,6 +202,7 @@ export async function peers(line: (s: string) => void): Promise<PartOutput> {
                 }
             }
             const own = rows[n]["pko-guard"];
+            pkoGuard.probeThreads(repo);
             const threads = pkoGuard.used[`repo-${n}`];
             const one = last[pkoGuardOneThread.name];
             const same = one !== undefined && last[pkoGuard.name] !== undefined && difference(one, last[pkoGuard.name]).length === 0 && difference(last[pkoGuard.name], one).length === 0;

@@ -5,17 +5,18 @@
  * is one comparison.
  */
 import * as fs from "fs";
-import { performance } from "perf_hooks";
 import { isMainThread } from "worker_threads";
 
 // The command's own thread only (a worker thread of `check` is part of its run, not a run).
 const file = isMainThread ? process.env.PKO_GUARD_TIMINGS : undefined;
 const marks: Record<string, number> = {};
+// perf_hooks is loaded only when marks are kept: it is eleven of Node's internal modules a run would compile for nothing.
+const performance = file ? (require("perf_hooks") as typeof import("perf_hooks")).performance : undefined;
 
 if (file) {
     process.once("exit", () => {
         try {
-            fs.writeFileSync(file, JSON.stringify({ bootstrapComplete: performance.nodeTiming.bootstrapComplete, ...marks, exit: performance.now() }));
+            fs.writeFileSync(file, JSON.stringify({ bootstrapComplete: performance!.nodeTiming.bootstrapComplete, ...marks, exit: performance!.now() }));
         } catch {
             // a benchmark aid: never a reason to fail the command
         }
@@ -23,7 +24,7 @@ if (file) {
 }
 
 export function mark(name: string): void {
-    if (file) marks[name] = performance.now();
+    if (performance) marks[name] = performance.now();
 }
 
 /** A count the breakdown reports beside the marks (the threads a `check` ran on). */
