@@ -97,4 +97,25 @@ describe("the CLI bundle", function () {
         assert.ok(bundledFindings.length > 0);
         assert.deepStrictEqual(strip(bundledFindings), strip(JSON.parse(plain.stdout)));
     });
+
+    it("keeps phase marks only when asked (PKO_GUARD_TIMINGS): without them it never loads perf_hooks", () => {
+        const record = path.join(tmp, "builtins.json");
+        const preload = path.join(tmp, "record-builtins.js");
+        fs.writeFileSync(preload, `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(record)}, JSON.stringify(process.moduleLoadList)));\n`);
+        const marks = path.join(tmp, "marks.json");
+        const run = (timings: boolean) => {
+            const env: NodeJS.ProcessEnv = { ...process.env };
+            delete env.PKO_GUARD_TIMINGS;
+            if (timings) env.PKO_GUARD_TIMINGS = marks;
+            const r = spawnSync(process.execPath, ["-r", preload, CLI, "check", GUIDE, "--report", `json=${path.join(tmp, "marks-run.json")}`], { encoding: "utf8", cwd: tmp, env, timeout: 60000 });
+            assert.strictEqual(r.status, 1, r.stderr);
+            return (JSON.parse(fs.readFileSync(record, "utf8")) as string[]).includes("NativeModule perf_hooks");
+        };
+        assert.strictEqual(run(false), false, "a run without PKO_GUARD_TIMINGS loaded perf_hooks");
+        assert.ok(!fs.existsSync(marks));
+        assert.strictEqual(run(true), true);
+        const written = JSON.parse(fs.readFileSync(marks, "utf8"));
+        for (const phase of ["bootstrapComplete", "command", "parsed", "judged", "reported", "exit"]) assert.strictEqual(typeof written[phase], "number", phase);
+        assert.ok(written.bootstrapComplete < written.command && written.command <= written.parsed && written.parsed <= written.judged && written.judged <= written.reported && written.reported <= written.exit);
+    });
 });
