@@ -74,6 +74,11 @@ function pkoGuardTool(name: string, threads?: number): Tool & { used: Record<str
     };
 }
 
+/** How many times each tool runs on a repository of n objects (see `peers`). */
+const PEER_RUNS = (n: number) => (n <= 1000 ? 7 : n <= 10000 ? 3 : 1);
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
 const pkoGuard = pkoGuardTool("pko-guard");
 /** The same command held to one thread, side by side (what worker threads change; no target). */
 const pkoGuardOneThread = pkoGuardTool("pko-guard 1 thread", 1);
@@ -182,25 +187,31 @@ export async function peers(line: (s: string) => void): Promise<PartOutput> {
         }
         const timed = [...tools.filter((t) => !skipped[t.name]), pkoGuardOneThread];
         const rows: Record<string, Record<string, number>> = {};
-        // Best of 2 runs; one at 100k objects (tens of seconds a tool, where one run's noise is small).
+        // Runs alternate tool by tool, so that a machine that drifts slows every tool alike, and each tool's figure is
+        // the median of its runs: 7 at 1k objects (a run is a fraction of a second, where start-up noise is a tenth
+        // of it and one pair of runs of the same command differed by a fifth), 3 at 10k, one at 100k (tens of
+        // seconds a tool, where one run's noise is small).
         for (const n of [1000, 10000, 100000]) {
             const repo = path.join(tmp, `repo-${n}`);
             writeRepository(repo, n);
             rows[n] = {};
             const last: Record<string, Findings> = {};
-            for (const t of timed) {
-                let best = Infinity;
-                try {
-                    for (let i = 0; i < (n >= 100000 ? 1 : 2); i++) {
+            const times: Record<string, number[]> = {};
+            const failed = new Set<string>();
+            for (let i = 0; i < PEER_RUNS(n); i++) {
+                for (const t of timed) {
+                    if (failed.has(t.name)) continue;
+                    try {
                         const t0 = performance.now();
                         last[t.name] = await t.run(repo);
-                        best = Math.min(best, performance.now() - t0);
+                        (times[t.name] ??= []).push(performance.now() - t0);
+                    } catch (e) {
+                        failed.add(t.name);
+                        line(`  ${t.name}: failed on ${n} objects (${(e as Error).message}), not timed`);
                     }
-                    rows[n][t.name] = best;
-                } catch (e) {
-                    line(`  ${t.name}: failed on ${n} objects (${(e as Error).message}), not timed`);
                 }
             }
+            for (const t of timed) if (!failed.has(t.name) && times[t.name]) rows[n][t.name] = median(times[t.name]);
             const own = rows[n]["pko-guard"];
             pkoGuard.probeThreads(repo);
             const threads = pkoGuard.used[`repo-${n}`];
