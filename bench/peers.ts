@@ -187,7 +187,7 @@ export async function peers(line: (s: string) => void): Promise<PartOutput> {
         }
         const timed = [...tools.filter((t) => !skipped[t.name]), pkoGuardOneThread];
         const rows: Record<string, Record<string, number>> = {};
-        // Runs alternate tool by tool, so that a machine that drifts slows every tool alike, and each tool's figure is
+        // Runs alternate tool by tool, in an order that rotates, so that a machine that drifts slows every tool alike, and each tool's figure is
         // the median of its runs: 7 at 1k objects (a run is a fraction of a second, where start-up noise is a tenth
         // of it and one pair of runs of the same command differed by a fifth), 3 at 10k, one at 100k (tens of
         // seconds a tool, where one run's noise is small).
@@ -199,7 +199,9 @@ export async function peers(line: (s: string) => void): Promise<PartOutput> {
             const times: Record<string, number[]> = {};
             const failed = new Set<string>();
             for (let i = 0; i < PEER_RUNS(n); i++) {
-                for (const t of timed) {
+                // Each run starts the rotation one tool later: a run right after the Kyverno CLI's (which takes and
+                // frees a lot of memory) was measured a quarter slower, so no tool may always be the one after it.
+                for (const t of timed.map((_, k) => timed[(k + i) % timed.length])) {
                     if (failed.has(t.name)) continue;
                     try {
                         const t0 = performance.now();
