@@ -187,10 +187,10 @@ export async function peers(line: (s: string) => void): Promise<PartOutput> {
         }
         const timed = [...tools.filter((t) => !skipped[t.name]), pkoGuardOneThread];
         const rows: Record<string, Record<string, number>> = {};
-        // Runs alternate tool by tool, in an order that rotates, so that a machine that drifts slows every tool alike, and each tool's figure is
-        // the median of its runs: 7 at 1k objects (a run is a fraction of a second, where start-up noise is a tenth
-        // of it and one pair of runs of the same command differed by a fifth), 3 at 10k, one at 100k (tens of
-        // seconds a tool, where one run's noise is small).
+        // Runs alternate tool by tool, in an order that rotates, so that a machine that drifts slows every tool
+        // alike; each tool's figure is the median of its runs: 7 at 1k objects (a run is a fraction of a second, and
+        // two runs of the same command differed by a fifth), 3 at 10k, one at 100k (tens of seconds a tool, where
+        // one run's noise is small).
         for (const n of [1000, 10000, 100000]) {
             const repo = path.join(tmp, `repo-${n}`);
             writeRepository(repo, n);
