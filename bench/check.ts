@@ -15,6 +15,7 @@ import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
 import { CLI_ENTRY } from "../core/paths";
+import { UNMARKED, median } from "./report";
 import { PartOutput } from "./types";
 
 const CLI = CLI_ENTRY;
@@ -165,9 +166,10 @@ export function generateRendered(root: string, apps: number): string {
     return dir;
 }
 
-function runCommand(dir: string): number {
+/** The installed command over `dir`, start to verdict (ms). */
+function runCommand(dir: string, env: NodeJS.ProcessEnv = UNMARKED): number {
     const t = performance.now();
-    const r = spawnSync(process.execPath, [CLI, "check", dir, "--repo-root", dir], { encoding: "utf8", maxBuffer: 1 << 30 });
+    const r = spawnSync(process.execPath, [CLI, "check", dir, "--repo-root", dir], { encoding: "utf8", maxBuffer: 1 << 30, env });
     const ms = performance.now() - t;
     if (r.status !== 0 && r.status !== 1) throw new Error(`pko-guard check exited ${r.status}: ${r.stderr.split("\n")[0]}`);
     return ms;
@@ -180,8 +182,6 @@ async function inProcess(dir: string): Promise<number> {
     await runCheck({ paths: [dir], failOnAdvisory: false, repoRoot: dir });
     return performance.now() - t;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 export interface StartupBreakdown {
     /** `node -e 0`, start to exit (Node's own floor). */
@@ -210,21 +210,12 @@ function startupBreakdown(dir: string, objects: number): StartupBreakdown & { co
     const node: number[] = [];
     const plain: number[] = [];
     const runs: { wall: number; marks: Record<string, number> }[] = [];
-    const check = (env: NodeJS.ProcessEnv) => {
-        const t = performance.now();
-        const r = spawnSync(process.execPath, [CLI, "check", dir, "--repo-root", dir], { encoding: "utf8", env });
-        const wall = performance.now() - t;
-        if (r.status !== 0 && r.status !== 1) throw new Error(`pko-guard check exited ${r.status}: ${r.stderr.split("\n")[0]}`);
-        return wall;
-    };
-    const unmarked: NodeJS.ProcessEnv = { ...process.env };
-    delete unmarked.PKO_GUARD_TIMINGS;
     for (let i = 0; i < 6; i++) {
         const t = performance.now();
         spawnSync(process.execPath, ["-e", "0"]);
         const n = performance.now() - t;
-        const p = check(unmarked);
-        const wall = check({ ...unmarked, PKO_GUARD_TIMINGS: file });
+        const p = runCommand(dir);
+        const wall = runCommand(dir, { ...UNMARKED, PKO_GUARD_TIMINGS: file });
         if (i === 0) continue; // warm the file cache
         node.push(n);
         plain.push(p);

@@ -15,6 +15,7 @@ import * as path from "path";
 import { performance } from "perf_hooks";
 import { CLI_ENTRY, REPO_ROOT } from "../core/paths";
 import { CORE_RULES, writeRepository } from "./peers/manifests";
+import { UNMARKED, median } from "./report";
 import { Figure, PartOutput } from "./types";
 
 const PEERS_DIR = process.env.PKO_GUARD_PEERS_DIR ?? path.join(REPO_ROOT, ".cache", "bench-peers");
@@ -41,9 +42,7 @@ function pkoGuardTool(name: string, threads?: number): Tool & { used: Record<str
     const used: Record<string, number> = {};
     const check = (repo: string, extraEnv: Record<string, string>) => {
         const report = path.join(path.dirname(repo), `${path.basename(repo)}-pko-guard.json`);
-        const env: NodeJS.ProcessEnv = { ...process.env };
-        delete env.PKO_GUARD_TIMINGS;
-        Object.assign(env, extraEnv, threads !== undefined ? { PKO_GUARD_WORKERS: String(threads) } : {});
+        const env: NodeJS.ProcessEnv = Object.assign({}, UNMARKED, extraEnv, threads !== undefined ? { PKO_GUARD_WORKERS: String(threads) } : {});
         const r = spawnSync(process.execPath, [CLI_ENTRY, "check", repo, "--report", `json=${report}`], { encoding: "utf8", maxBuffer: 1 << 30, env });
         if (r.status !== 0 && r.status !== 1) throw new Error(`pko-guard check exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n")[0]}`);
         return report;
@@ -76,8 +75,6 @@ function pkoGuardTool(name: string, threads?: number): Tool & { used: Record<str
 
 /** How many times each tool runs on a repository of n objects (see `peers`). */
 const PEER_RUNS = (n: number) => (n <= 1000 ? 7 : n <= 10000 ? 3 : 1);
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const pkoGuard = pkoGuardTool("pko-guard");
 /** The same command held to one thread, side by side (what worker threads change; no target). */

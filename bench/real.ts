@@ -20,14 +20,10 @@ import { policies } from "../policies";
 import { RUN_POLICY_PACK, startAndAsk } from "../harness/pack-start";
 import { Figure, PartOutput } from "./types";
 import { policyHooks } from "./analyzer-path";
+import { median } from "./report";
 
 const ROUNDS = 5;
 const ENGINE = "127.0.0.1:1"; // run-policy-pack's engine argument; the pack never dials it
-
-function median(xs: number[]): number {
-    const s = [...xs].sort((a, b) => a - b);
-    return s[Math.floor(s.length / 2)];
-}
 
 /**
  * Today's pack as a folder: the plain compiled entry (bin/index.js, the whole SDK index), started

@@ -43,6 +43,16 @@ export interface TableRow {
 export const RESULTS_FILE = path.join(REPO_ROOT, "bench", "results.json");
 const PEERS_DIR = process.env.PKO_GUARD_PEERS_DIR ?? path.join(REPO_ROOT, ".cache", "bench-peers");
 
+/** The environment users run pko-guard in: no phase marks (PKO_GUARD_TIMINGS loads perf_hooks and writes a file at exit). */
+export const UNMARKED: NodeJS.ProcessEnv = { ...process.env };
+delete UNMARKED.PKO_GUARD_TIMINGS;
+
+/** The middle value (of an even count, the upper of the two middle ones): every median the bench prints. */
+export function median(xs: number[]): number {
+    const s = [...xs].sort((a, b) => a - b);
+    return s[Math.floor(s.length / 2)];
+}
+
 export const loadAverage = (): number[] => os.loadavg().map((x) => Math.round(x * 100) / 100);
 
 export function verdict(value: number | null, t: Target): Verdict {

@@ -28,17 +28,12 @@ import * as readline from "readline";
 import { REPO_ROOT } from "../core/paths";
 import { platformProgram } from "./programs";
 import { PackServer, analyzeInProcess, noopPack, reportingFloorPack, requests, sdkHandlers, timeAsync } from "./analyzer-path";
-import { PartRecord, ResultsFile, loadAverage, partRecord, readPrevious, renderTable, tableRows, writeResults } from "./report";
+import { PartRecord, ResultsFile, loadAverage, median, partRecord, readPrevious, renderTable, tableRows, writeResults } from "./report";
 import { Figure, PartOutput } from "./types";
 
 const line = (s: string) => process.stdout.write(s + "\n");
 const THROUGHPUT_TARGET = { op: ">=", value: 20000, source: "printed target" } as const;
 const FLOOR_ROUNDS = 5;
-
-function median(xs: number[]): number {
-    const s = [...xs].sort((a, b) => a - b);
-    return s[Math.floor(s.length / 2)];
-}
 
 /**
  * 1 and 2: the whole pack on the analyzer's real path, in process (bench/analyzer-path.ts): the SDK's own

@@ -10,13 +10,13 @@ import { isMainThread } from "worker_threads";
 // The command's own thread only (a worker thread of `check` is part of its run, not a run).
 const file = isMainThread ? process.env.PKO_GUARD_TIMINGS : undefined;
 const marks: Record<string, number> = {};
-// perf_hooks is loaded only when marks are kept: it is eleven of Node's internal modules a run would compile for nothing.
+// perf_hooks is loaded only when marks are kept: without it a 1k-object `check` compiles 8 fewer of Node's internal modules.
 const performance = file ? (require("perf_hooks") as typeof import("perf_hooks")).performance : undefined;
 
-if (file) {
+if (file && performance) {
     process.once("exit", () => {
         try {
-            fs.writeFileSync(file, JSON.stringify({ bootstrapComplete: performance!.nodeTiming.bootstrapComplete, ...marks, exit: performance!.now() }));
+            fs.writeFileSync(file, JSON.stringify({ bootstrapComplete: performance.nodeTiming.bootstrapComplete, ...marks, exit: performance.now() }));
         } catch {
             // a benchmark aid: never a reason to fail the command
         }
