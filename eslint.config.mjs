@@ -6,14 +6,33 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
     {
-        ignores: ["node_modules/", "bin/", ".cache/", "out/", ".scratch/", "pack/dist/", "fixtures/", "examples/", "test/bad-fixtures/"],
+        ignores: [
+            "node_modules/",
+            "bin/",
+            ".cache/",
+            "out/",
+            ".scratch/",
+            "pack/dist/",
+            "fixtures/",
+            "examples/",
+            "test/bad-fixtures/",
+        ],
     },
     js.configs.recommended,
     tseslint.configs.recommended,
     {
         // CommonJS files (the mocha tiers and their runner).
         files: ["**/*.js"],
-        languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly", process: "readonly", __dirname: "readonly", console: "readonly" } },
+        languageOptions: {
+            sourceType: "commonjs",
+            globals: {
+                module: "writable",
+                require: "readonly",
+                process: "readonly",
+                __dirname: "readonly",
+                console: "readonly",
+            },
+        },
     },
     {
         linterOptions: { reportUnusedDisableDirectives: "error" },
@@ -32,7 +51,15 @@ export default tseslint.config(
             "@typescript-eslint/no-unused-expressions": ["error", { allowTernary: true, allowShortCircuit: true }],
             // A leading underscore marks a value that is bound on purpose and not read (a rest sibling
             // dropped from a copy, a callback's unused parameter).
-            "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrorsIgnorePattern: "^_", ignoreRestSiblings: true }],
+            "@typescript-eslint/no-unused-vars": [
+                "error",
+                {
+                    argsIgnorePattern: "^_",
+                    varsIgnorePattern: "^_",
+                    caughtErrorsIgnorePattern: "^_",
+                    ignoreRestSiblings: true,
+                },
+            ],
         },
     },
     {
@@ -46,7 +73,8 @@ export default tseslint.config(
                 "error",
                 {
                     selector: "ObjectExpression[properties.0.type='SpreadElement'][properties.length>1]",
-                    message: "A leading spread followed by more keys gives each object its own hidden class in Node 20: use extended() from policies/model/shapes.ts, or start the literal with a key.",
+                    message:
+                        "A leading spread followed by more keys gives each object its own hidden class in Node 20: use extended() from policies/model/shapes.ts, or start the literal with a key.",
                 },
             ],
         },

@@ -35,7 +35,13 @@ export function syntheticCluster(n: number): KObject[] {
         const ns = `team-${i}`;
         const sa = `deployer`;
         out.push({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace: ns } });
-        out.push({ apiVersion: "v1", kind: "Secret", metadata: { name: "pulumi-api-secret", namespace: ns }, type: "Opaque", data: { accessToken: "" } });
+        out.push({
+            apiVersion: "v1",
+            kind: "Secret",
+            metadata: { name: "pulumi-api-secret", namespace: ns },
+            type: "Opaque",
+            data: { accessToken: "" },
+        });
         out.push({
             apiVersion: "rbac.authorization.k8s.io/v1",
             kind: "Role",
@@ -73,14 +79,21 @@ function stackObject(ns: string, name: string, sa: string, env: string): KObject
             stack: `org/${ns}/${env}`,
             projectRepo: "https://github.com/org/app.git",
             branch: "main",
-            envRefs: { PULUMI_ACCESS_TOKEN: { type: "Secret", secret: { name: "pulumi-api-secret", key: "accessToken" } } },
+            envRefs: {
+                PULUMI_ACCESS_TOKEN: { type: "Secret", secret: { name: "pulumi-api-secret", key: "accessToken" } },
+            },
         },
     };
 }
 
 function offlineKubeConfig(): k8s.KubeConfig {
     const kc = new k8s.KubeConfig();
-    kc.loadFromOptions({ clusters: [{ name: "none", server: "https://127.0.0.1:1" }], users: [{ name: "u" }], contexts: [{ name: "c", cluster: "none", user: "u" }], currentContext: "c" });
+    kc.loadFromOptions({
+        clusters: [{ name: "none", server: "https://127.0.0.1:1" }],
+        users: [{ name: "u" }],
+        contexts: [{ name: "c", cluster: "none", user: "u" }],
+        currentContext: "c",
+    });
     return kc;
 }
 
@@ -152,7 +165,13 @@ function percentile(sorted: number[], p: number): number {
 /** Creates the namespaces of `objects` and then the objects, `parallel` requests at a time. */
 export async function populate(kc: k8s.KubeConfig, objects: KObject[], parallel = 16): Promise<void> {
     const { api, close } = objectClient(kc, parallel);
-    const namespaces = [...new Set(objects.map((o) => (o.metadata ?? {}).namespace).filter((n): n is string => typeof n === "string" && n !== ""))];
+    const namespaces = [
+        ...new Set(
+            objects
+                .map((o) => (o.metadata ?? {}).namespace)
+                .filter((n): n is string => typeof n === "string" && n !== ""),
+        ),
+    ];
     const createAll = async (items: KObject[]) => {
         let next = 0;
         const one = async (): Promise<void> => {
@@ -201,7 +220,15 @@ function processCpuSeconds(pid: number): number {
  * review costs this process (the webhook; the load generator runs in its own) and `serverPids` (the API
  * server and etcd). CPU time is a figure a loaded machine barely changes, where latency is not.
  */
-export async function measureRates(port: number, caPem: string, bodies: string[], label: string, line: (s: string) => void, serverPids: number[] = [], seconds = 15): Promise<Record<string, RunFigures>> {
+export async function measureRates(
+    port: number,
+    caPem: string,
+    bodies: string[],
+    label: string,
+    line: (s: string) => void,
+    serverPids: number[] = [],
+    seconds = 15,
+): Promise<Record<string, RunFigures>> {
     const run = (rate: number, seconds: number) =>
         new Promise<{ latencies: number[]; errors: number; wall: number }>((resolve, reject) => {
             const child = spawn(process.execPath, ["-e", LOADGEN], { stdio: ["pipe", "pipe", "inherit"] });
@@ -229,7 +256,9 @@ export async function measureRates(port: number, caPem: string, bodies: string[]
         const answered = Math.max(1, sorted.length + r.errors);
         const figures: RunFigures = {
             cpuMsPerReview: Math.round(((cpu.user + cpu.system) / 1000 / answered) * 100) / 100,
-            ...(serverPids.length > 0 ? { serverCpuMsPerReview: Math.round(((server * 1000) / answered) * 100) / 100 } : {}),
+            ...(serverPids.length > 0
+                ? { serverCpuMsPerReview: Math.round(((server * 1000) / answered) * 100) / 100 }
+                : {}),
             requests: sorted.length,
             errors: r.errors,
             throughputPerSecond: Math.round((sorted.length / r.wall) * 10) / 10,
@@ -250,7 +279,16 @@ export async function measureRates(port: number, caPem: string, bodies: string[]
 export function reviewBodies(cluster: KObject[]): string[] {
     const stacks = cluster.filter((o) => o.kind === "Stack").slice(0, 400);
     return stacks.map((s, i) => {
-        const object = i % 2 === 0 ? s : { ...s, spec: { ...(s.spec as object), stack: `org/${(s.metadata as { namespace: string }).namespace}/production` } };
+        const object =
+            i % 2 === 0
+                ? s
+                : {
+                      ...s,
+                      spec: {
+                          ...(s.spec as object),
+                          stack: `org/${(s.metadata as { namespace: string }).namespace}/production`,
+                      },
+                  };
         return JSON.stringify({
             apiVersion: "admission.k8s.io/v1",
             kind: "AdmissionReview",
@@ -285,7 +323,9 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
         note = `not measured: ${missing.join(", ")} missing from the toolchain (npm run setup builds them)`;
         line(`== admission as deployed: ${note}`);
     } else {
-        line("== admission as deployed: webhook + real API server holding 10,000 objects (cache by list/watch, each review reads fresh what can change its verdict)");
+        line(
+            "== admission as deployed: webhook + real API server holding 10,000 objects (cache by list/watch, each review reads fresh what can change its verdict)",
+        );
         const server = await startApiServer();
         try {
             await installPkoCrds(server);
@@ -293,14 +333,19 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
             kc.loadFromFile(server.kubeconfig);
             const t0 = Date.now();
             await populate(kc, cluster);
-            line(`  created ${cluster.length.toLocaleString("en")} objects in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+            line(
+                `  created ${cluster.length.toLocaleString("en")} objects in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+            );
             const hook = await startWebhook(options, { kc });
             try {
                 await hook.cache.waitForSync(300_000);
                 deployed = await measureRates(hook.port, caPem, bodies, "as deployed", line, server.pids);
                 const lists = /pko_guard_fresh_lists_total (\d+)/.exec(await hook.metrics.metrics());
                 const answered = Object.values(deployed).reduce((n, f) => n + f.requests, 0);
-                if (lists) line(`  fresh lists sent to the API server: ${lists[1]} for ${answered} measured reviews and the warm-up (concurrent reviews share reads)`);
+                if (lists)
+                    line(
+                        `  fresh lists sent to the API server: ${lists[1]} for ${answered} measured reviews and the warm-up (concurrent reviews share reads)`,
+                    );
                 line(`  ${target}`);
             } finally {
                 await hook.close();
@@ -328,8 +373,14 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
         // The objects the cache was seeded from are the only other copy alive; measure without them too.
         objects.length = 0;
         const alone = heapMb() - base;
-        out[`memory${n}`] = { objects: c.size(), heapMb: Math.round(alone * 10) / 10, bytesPerObject: Math.round((alone * 1024 * 1024) / c.size()) };
-        line(`  ${n.toLocaleString("en")} objects: ${alone.toFixed(1)} MB of heap (${Math.round((alone * 1024 * 1024) / c.size())} bytes an object; ${held.toFixed(1)} MB with the seed list alive)`);
+        out[`memory${n}`] = {
+            objects: c.size(),
+            heapMb: Math.round(alone * 10) / 10,
+            bytesPerObject: Math.round((alone * 1024 * 1024) / c.size()),
+        };
+        line(
+            `  ${n.toLocaleString("en")} objects: ${alone.toFixed(1)} MB of heap (${Math.round((alone * 1024 * 1024) / c.size())} bytes an object; ${held.toFixed(1)} MB with the seed list alive)`,
+        );
     }
     const p99 = deployed?.rate200?.p99Ms ?? null;
     return {

@@ -110,14 +110,18 @@ export async function reportingFloorPack(reqs: Requests): Promise<Policies> {
     const h = sdkHandlers();
     // Per policy: its findings in Analyze by the request's URN (the SDK hands every policy the same URN string,
     // so the lookup hashes it once a request), and its findings in AnalyzeStack.
-    const byPolicy = new Map<string, { resource: Map<string, Replayed[]>; stack: Replayed[] }>(policies.map((p) => [p.name, { resource: new Map(), stack: [] }]));
+    const byPolicy = new Map<string, { resource: Map<string, Replayed[]>; stack: Replayed[] }>(
+        policies.map((p) => [p.name, { resource: new Map(), stack: [] }]),
+    );
     const replayed = (d: any): Replayed => {
         const policy = policies.find((p) => p.name === d.getPolicyname());
         const prefix = `${policy?.description ?? ""}\n`;
         const message: string = d.getMessage();
         // The plain form (`reportViolation(message, urn)`) gets the description prepended by the SDK; the pack's
         // only other form is a waived finding, reported as an object at its own level, advisory (report.ts).
-        const one: Replayed = message.startsWith(prefix) ? { message: message.slice(prefix.length) } : { message, enforcementLevel: "advisory" };
+        const one: Replayed = message.startsWith(prefix)
+            ? { message: message.slice(prefix.length) }
+            : { message, enforcementLevel: "advisory" };
         if (d.getUrn()) one.urn = d.getUrn();
         return one;
     };
@@ -127,7 +131,8 @@ export async function reportingFloorPack(reqs: Requests): Promise<Policies> {
             mine.set(req.getUrn(), [...(mine.get(req.getUrn()) ?? []), replayed(d)]);
         }
     }
-    for (const d of (await invoke(h.analyzeStack, reqs.stack)).getDiagnosticsList()) byPolicy.get(d.getPolicyname())!.stack.push(replayed(d));
+    for (const d of (await invoke(h.analyzeStack, reqs.stack)).getDiagnosticsList())
+        byPolicy.get(d.getPolicyname())!.stack.push(replayed(d));
     const replay = (list: Replayed[] | undefined, report: (...args: any[]) => void) => {
         if (list === undefined) return;
         for (const f of list) {
@@ -143,14 +148,25 @@ export async function reportingFloorPack(reqs: Requests): Promise<Policies> {
             name: p.name,
             description: p.description,
             enforcementLevel: p.enforcementLevel,
-            ...(hooks.includes("validateResource") ? { validateResource: (args: { urn: string }, report: any) => replay(mine.resource.get(args.urn), report) } : {}),
-            ...(hooks.includes("validateStack") ? { validateStack: (_args: unknown, report: any) => replay(mine.stack, report) } : {}),
+            ...(hooks.includes("validateResource")
+                ? {
+                      validateResource: (args: { urn: string }, report: any) =>
+                          replay(mine.resource.get(args.urn), report),
+                  }
+                : {}),
+            ...(hooks.includes("validateStack")
+                ? { validateStack: (_args: unknown, report: any) => replay(mine.stack, report) }
+                : {}),
         };
     }) as Policies;
 }
 
 /** Runs Analyze for every request, one after the other as the engine does, then AnalyzeStack; returns diagnostics. */
-export async function analyzeInProcess(h: ReturnType<typeof sdkHandlers>, reqs: Requests, parts: { resources?: boolean; stack?: boolean } = {}): Promise<number> {
+export async function analyzeInProcess(
+    h: ReturnType<typeof sdkHandlers>,
+    reqs: Requests,
+    parts: { resources?: boolean; stack?: boolean } = {},
+): Promise<number> {
     let diagnostics = 0;
     if (parts.resources !== false) {
         for (const req of reqs.analyze) diagnostics += (await invoke(h.analyze, req)).getDiagnosticsList().length;
@@ -160,12 +176,17 @@ export async function analyzeInProcess(h: ReturnType<typeof sdkHandlers>, reqs: 
 }
 
 /** Every diagnostic of Analyze per request then AnalyzeStack (policy name and URN; a stack finding carries its own). */
-export async function analyzeDiagnostics(h: ReturnType<typeof sdkHandlers>, reqs: Requests): Promise<{ policy: string; urn: string }[]> {
+export async function analyzeDiagnostics(
+    h: ReturnType<typeof sdkHandlers>,
+    reqs: Requests,
+): Promise<{ policy: string; urn: string }[]> {
     const out: { policy: string; urn: string }[] = [];
     for (const req of reqs.analyze) {
-        for (const d of (await invoke(h.analyze, req)).getDiagnosticsList()) out.push({ policy: d.getPolicyname(), urn: d.getUrn() || req.getUrn() });
+        for (const d of (await invoke(h.analyze, req)).getDiagnosticsList())
+            out.push({ policy: d.getPolicyname(), urn: d.getUrn() || req.getUrn() });
     }
-    for (const d of (await invoke(h.analyzeStack, reqs.stack)).getDiagnosticsList()) out.push({ policy: d.getPolicyname(), urn: d.getUrn() });
+    for (const d of (await invoke(h.analyzeStack, reqs.stack)).getDiagnosticsList())
+        out.push({ policy: d.getPolicyname(), urn: d.getUrn() });
     return out;
 }
 
@@ -182,14 +203,19 @@ export class PackServer {
      * that size (`reportingFloorPack`).
      */
     static async start(repoRoot: string, noop = false, reporting = 0): Promise<PackServer> {
-        const args = noop ? ["-r", "ts-node/register/transpile-only", path.join(repoRoot, "bench", "noop-pack.ts")] : [path.join(repoRoot, "bin", "index.js")];
-        const env = noop && reporting > 0 ? { ...process.env, PKO_GUARD_BENCH_REPORTING: String(reporting) } : process.env;
+        const args = noop
+            ? ["-r", "ts-node/register/transpile-only", path.join(repoRoot, "bench", "noop-pack.ts")]
+            : [path.join(repoRoot, "bin", "index.js")];
+        const env =
+            noop && reporting > 0 ? { ...process.env, PKO_GUARD_BENCH_REPORTING: String(reporting) } : process.env;
         const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
         let stderr = "";
         child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-2000)));
         const port = await new Promise<number>((resolve, reject) => {
             readline.createInterface({ input: child.stdout! }).once("line", (l) => resolve(Number(l.trim())));
-            child.once("exit", (code) => reject(new Error(`pack exited (code ${code}): ${stderr.trim().split("\n")[0] ?? ""}`)));
+            child.once("exit", (code) =>
+                reject(new Error(`pack exited (code ${code}): ${stderr.trim().split("\n")[0] ?? ""}`)),
+            );
         });
         const client = new analyzerGrpc.AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
             // The engine raises the message limit too: an AnalyzeStack request for 50k resources is large.
@@ -202,7 +228,11 @@ export class PackServer {
     }
 
     call(method: string, req: unknown): Promise<any> {
-        return new Promise((resolve, reject) => this.client[method](req, (err: grpc.ServiceError | null, res: any) => (err ? reject(new Error(`${method}: ${err.details || err.message}`)) : resolve(res))));
+        return new Promise((resolve, reject) =>
+            this.client[method](req, (err: grpc.ServiceError | null, res: any) =>
+                err ? reject(new Error(`${method}: ${err.details || err.message}`)) : resolve(res),
+            ),
+        );
     }
 
     /** Analyze per resource with at most `inFlight` calls outstanding (1 is the engine), then AnalyzeStack. */

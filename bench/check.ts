@@ -140,7 +140,9 @@ export function generateRendered(root: string, apps: number): string {
     for (let i = 0; i < apps; i++) {
         const team = `team-${i}`;
         const helm = i % 2 === 1;
-        const source = helm ? `    path: charts/${team}\n    helm:\n      valueFiles: [values-production.yaml]\n` : `    path: kustomize/${team}/overlays/production\n`;
+        const source = helm
+            ? `    path: charts/${team}\n    helm:\n      valueFiles: [values-production.yaml]\n`
+            : `    path: kustomize/${team}/overlays/production\n`;
         write(
             `applications/${team}.yaml`,
             `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: ${team}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://github.com/acme/manifests.git\n${source}  destination:\n    server: https://kubernetes.default.svc\n    namespace: ${team}\n`,
@@ -153,7 +155,10 @@ export function generateRendered(root: string, apps: number): string {
             write(`charts/${team}/Chart.yaml`, `apiVersion: v2\nname: ${team}\nversion: 0.1.0\n`);
             write(`charts/${team}/values.yaml`, "refresh: false\n");
             write(`charts/${team}/values-production.yaml`, "refresh: true\n");
-            write(`charts/${team}/templates/objects.yaml`, objects.replace(/refresh: true/g, "refresh: {{ .Values.refresh }}"));
+            write(
+                `charts/${team}/templates/objects.yaml`,
+                objects.replace(/refresh: true/g, "refresh: {{ .Values.refresh }}"),
+            );
         } else {
             write(`kustomize/${team}/base/objects.yaml`, objects);
             write(`kustomize/${team}/base/kustomization.yaml`, "resources: [objects.yaml]\n");
@@ -169,9 +174,14 @@ export function generateRendered(root: string, apps: number): string {
 /** The installed command over `dir`, start to verdict (ms). */
 function runCommand(dir: string, env: NodeJS.ProcessEnv = UNMARKED): number {
     const t = performance.now();
-    const r = spawnSync(process.execPath, [CLI, "check", dir, "--repo-root", dir], { encoding: "utf8", maxBuffer: 1 << 30, env });
+    const r = spawnSync(process.execPath, [CLI, "check", dir, "--repo-root", dir], {
+        encoding: "utf8",
+        maxBuffer: 1 << 30,
+        env,
+    });
     const ms = performance.now() - t;
-    if (r.status !== 0 && r.status !== 1) throw new Error(`pko-guard check exited ${r.status}: ${r.stderr.split("\n")[0]}`);
+    if (r.status !== 0 && r.status !== 1)
+        throw new Error(`pko-guard check exited ${r.status}: ${r.stderr.split("\n")[0]}`);
     return ms;
 }
 
@@ -227,7 +237,16 @@ function startupBreakdown(dir: string, objects: number): StartupBreakdown & { co
     const parseMs = m((x) => x.marks.parsed - x.marks.command);
     const rulesMs = m((x) => x.marks.judged - x.marks.parsed);
     const reportsMs = m((x) => x.marks.reported - x.marks.judged);
-    return { nodeMs, modulesMs, parseMs, rulesMs, reportsMs, restMs: m((x) => x.wall) - nodeMs - modulesMs - parseMs - rulesMs - reportsMs, objects, commandMs: median(plain) };
+    return {
+        nodeMs,
+        modulesMs,
+        parseMs,
+        rulesMs,
+        reportsMs,
+        restMs: m((x) => x.wall) - nodeMs - modulesMs - parseMs - rulesMs - reportsMs,
+        objects,
+        commandMs: median(plain),
+    };
 }
 
 export async function checkBenchmarks(line: (s: string) => void): Promise<PartOutput> {
@@ -241,26 +260,39 @@ export async function checkBenchmarks(line: (s: string) => void): Promise<PartOu
             const ms = runCommand(dir);
             const inMs = await inProcess(dir);
             command[n] = ms;
-            sizes[n] = { commandMs: ms, objectsPerSecond: (n / ms) * 1000, inProcessMs: inMs, inProcessObjectsPerSecond: (n / inMs) * 1000 };
-            line(`  ${n} objects: command ${ms.toFixed(0)} ms (${((n / ms) * 1000).toFixed(0)} objects/s), in-process ${inMs.toFixed(0)} ms (${((n / inMs) * 1000).toFixed(0)} objects/s)`);
+            sizes[n] = {
+                commandMs: ms,
+                objectsPerSecond: (n / ms) * 1000,
+                inProcessMs: inMs,
+                inProcessObjectsPerSecond: (n / inMs) * 1000,
+            };
+            line(
+                `  ${n} objects: command ${ms.toFixed(0)} ms (${((n / ms) * 1000).toFixed(0)} objects/s), in-process ${inMs.toFixed(0)} ms (${((n / inMs) * 1000).toFixed(0)} objects/s)`,
+            );
         }
         const withFindings = generate(root, 10000, 100, false);
         const findingsMs = runCommand(withFindings);
         sizes.findings10k = { commandMs: findingsMs, objectsPerSecond: (10000 / findingsMs) * 1000, findings: 4000 };
-        line(`  10000 objects with 4000 findings (every Stack advisory, each located at its line): command ${findingsMs.toFixed(0)} ms (${((10000 / findingsMs) * 1000).toFixed(0)} objects/s)`);
+        line(
+            `  10000 objects with 4000 findings (every Stack advisory, each located at its line): command ${findingsMs.toFixed(0)} ms (${((10000 / findingsMs) * 1000).toFixed(0)} objects/s)`,
+        );
         const ratio = command[10000] / command[1000];
         line(`  command time at 10k / at 1k: ${ratio.toFixed(2)} (linear is 10; start-up is part of both)`);
         const small = generate(root, 50, 10);
         runCommand(small); // warm the file cache
         const runs = [0, 1, 2, 3, 4].map(() => runCommand(small));
         const smallMs = median(runs);
-        line(`  10-file repository (50 objects), start to verdict: median ${smallMs.toFixed(0)} ms of 5 (${runs.map((x) => x.toFixed(0)).join(", ")})`);
+        line(
+            `  10-file repository (50 objects), start to verdict: median ${smallMs.toFixed(0)} ms of 5 (${runs.map((x) => x.toFixed(0)).join(", ")})`,
+        );
         const breakdown = startupBreakdown(small, 50);
         const rendered = generateRendered(root, 50);
         runCommand(rendered);
         const renderedRuns = [0, 1, 2].map(() => runCommand(rendered));
         const renderedMs = median(renderedRuns);
-        line(`  Argo CD repository, 50 Applications (25 kustomize overlays, 25 Helm charts) rendered, start to verdict: median ${renderedMs.toFixed(0)} ms of 3 (${renderedRuns.map((x) => x.toFixed(0)).join(", ")})`);
+        line(
+            `  Argo CD repository, 50 Applications (25 kustomize overlays, 25 Helm charts) rendered, start to verdict: median ${renderedMs.toFixed(0)} ms of 3 (${renderedRuns.map((x) => x.toFixed(0)).join(", ")})`,
+        );
         const tenFileRatio = breakdown.commandMs / breakdown.nodeMs;
         line(
             `  start-up breakdown, 10-file repository (the command's own phase marks, medians of 5, each run next to node -e 0): node -e 0 ${breakdown.nodeMs.toFixed(0)} ms; ` +
@@ -270,12 +302,40 @@ export async function checkBenchmarks(line: (s: string) => void): Promise<PartOu
         );
         const perSecond10k = (sizes[10000] as { objectsPerSecond: number }).objectsPerSecond;
         return {
-            data: { sizes, ratio10kTo1k: ratio, tenFileRepositoryMs: smallMs, tenFileRuns: runs, startupBreakdown: breakdown, renderedRepository50AppsMs: renderedMs, renderedRuns },
+            data: {
+                sizes,
+                ratio10kTo1k: ratio,
+                tenFileRepositoryMs: smallMs,
+                tenFileRuns: runs,
+                startupBreakdown: breakdown,
+                renderedRepository50AppsMs: renderedMs,
+                renderedRuns,
+            },
             figures: [
-                { name: "check, 10k objects, command", value: perSecond10k, unit: "objects/s", target: { op: ">=", value: 20000, source: "issue 13" } },
-                { name: "check command time at 10k / at 1k", value: ratio, unit: "", target: { op: "<=", value: 12, source: "issue 13" } },
-                { name: "check, 10-file repository, start to verdict", value: smallMs, unit: "ms", target: { op: "<", value: 1000, source: "issue 13" } },
-                { name: "check, 10-file repository / node -e 0 (side by side)", value: tenFileRatio, unit: "", target: { op: "<=", value: 2, source: "issue 23" } },
+                {
+                    name: "check, 10k objects, command",
+                    value: perSecond10k,
+                    unit: "objects/s",
+                    target: { op: ">=", value: 20000, source: "issue 13" },
+                },
+                {
+                    name: "check command time at 10k / at 1k",
+                    value: ratio,
+                    unit: "",
+                    target: { op: "<=", value: 12, source: "issue 13" },
+                },
+                {
+                    name: "check, 10-file repository, start to verdict",
+                    value: smallMs,
+                    unit: "ms",
+                    target: { op: "<", value: 1000, source: "issue 13" },
+                },
+                {
+                    name: "check, 10-file repository / node -e 0 (side by side)",
+                    value: tenFileRatio,
+                    unit: "",
+                    target: { op: "<=", value: 2, source: "issue 23" },
+                },
             ],
         };
     } finally {

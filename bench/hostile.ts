@@ -27,7 +27,10 @@ interface Figure {
 function run(dir: string, args: string[], stdin?: number | Buffer): Figure {
     const rssFile = path.join(dir, "rss");
     const preload = path.join(dir, "rss.js");
-    fs.writeFileSync(preload, `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(rssFile)}, String(process.resourceUsage().maxRSS)));\n`);
+    fs.writeFileSync(
+        preload,
+        `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(rssFile)}, String(process.resourceUsage().maxRSS)));\n`,
+    );
     const t = performance.now();
     const r = spawnSync(process.execPath, ["-r", preload, CLI, "check", ...args], {
         cwd: dir,
@@ -47,7 +50,10 @@ export async function hostileBenchmarks(line: (s: string) => void): Promise<Part
     try {
         line("hostile inputs to pko-guard check (wall time, peak RSS of the child, exit code)");
         // The same 24 documents test/hostile/inputs.spec.ts refuses (5 levels: ~110,000 nodes each).
-        fs.writeFileSync(path.join(dir, "bombs.yaml"), Array.from({ length: 24 }, (_, i) => aliasBombConfigMap(`lol-${i}`, 5)).join("---\n"));
+        fs.writeFileSync(
+            path.join(dir, "bombs.yaml"),
+            Array.from({ length: 24 }, (_, i) => aliasBombConfigMap(`lol-${i}`, 5)).join("---\n"),
+        );
         figures["24 alias bombs"] = run(dir, ["bombs.yaml"]);
         const zero = fs.openSync("/dev/zero", "r");
         try {
@@ -67,13 +73,26 @@ export async function hostileBenchmarks(line: (s: string) => void): Promise<Part
             );
             figures[`${kb} KB dotted field paths`] = run(dir, [`dotted-${kb}.yaml`]);
         }
-        fs.writeFileSync(path.join(dir, "many.yaml"), Array.from({ length: 5000 }, (_, i) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-${i}}\ndata: {k: v}\n`).join("---\n"));
+        fs.writeFileSync(
+            path.join(dir, "many.yaml"),
+            Array.from(
+                { length: 5000 },
+                (_, i) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-${i}}\ndata: {k: v}\n`,
+            ).join("---\n"),
+        );
         figures["5,000 documents"] = run(dir, ["many.yaml"]);
-        fs.writeFileSync(path.join(dir, "key.yaml"), `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: k}\ndata:\n  "${"k".repeat(1024 * 1024)}": v\n`);
+        fs.writeFileSync(
+            path.join(dir, "key.yaml"),
+            `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: k}\ndata:\n  "${"k".repeat(1024 * 1024)}": v\n`,
+        );
         figures["1 MB key"] = run(dir, ["key.yaml"]);
-        fs.writeFileSync(path.join(dir, "deep.yaml"), `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata:\n  k: ${"[".repeat(95)}x${"]".repeat(95)}\n`);
+        fs.writeFileSync(
+            path.join(dir, "deep.yaml"),
+            `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata:\n  k: ${"[".repeat(95)}x${"]".repeat(95)}\n`,
+        );
         figures["flow nested 95 deep"] = run(dir, ["deep.yaml"]);
-        for (const [name, f] of Object.entries(figures)) line(`  ${name}: ${f.ms.toFixed(0)} ms, ${f.maxRssMb.toFixed(0)} MB, exit ${f.exit}`);
+        for (const [name, f] of Object.entries(figures))
+            line(`  ${name}: ${f.ms.toFixed(0)} ms, ${f.maxRssMb.toFixed(0)} MB, exit ${f.exit}`);
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
     }

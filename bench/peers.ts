@@ -38,13 +38,26 @@ interface Tool {
  * pins PKO_GUARD_WORKERS (undefined: the command decides, as for users); `probeThreads` learns, in a run that is
  * not timed, how many threads the command chooses for a repository (its timings file).
  */
-function pkoGuardTool(name: string, threads?: number): Tool & { used: Record<string, number>; probeThreads(repo: string): void } {
+function pkoGuardTool(
+    name: string,
+    threads?: number,
+): Tool & { used: Record<string, number>; probeThreads(repo: string): void } {
     const used: Record<string, number> = {};
     const check = (repo: string, extraEnv: Record<string, string>) => {
         const report = path.join(path.dirname(repo), `${path.basename(repo)}-pko-guard.json`);
-        const env: NodeJS.ProcessEnv = Object.assign({}, UNMARKED, extraEnv, threads !== undefined ? { PKO_GUARD_WORKERS: String(threads) } : {});
-        const r = spawnSync(process.execPath, [CLI_ENTRY, "check", repo, "--report", `json=${report}`], { encoding: "utf8", maxBuffer: 1 << 30, env });
-        if (r.status !== 0 && r.status !== 1) throw new Error(`pko-guard check exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n")[0]}`);
+        const env: NodeJS.ProcessEnv = Object.assign(
+            {},
+            UNMARKED,
+            extraEnv,
+            threads !== undefined ? { PKO_GUARD_WORKERS: String(threads) } : {},
+        );
+        const r = spawnSync(process.execPath, [CLI_ENTRY, "check", repo, "--report", `json=${report}`], {
+            encoding: "utf8",
+            maxBuffer: 1 << 30,
+            env,
+        });
+        if (r.status !== 0 && r.status !== 1)
+            throw new Error(`pko-guard check exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n")[0]}`);
         return report;
     };
     return {
@@ -53,7 +66,8 @@ function pkoGuardTool(name: string, threads?: number): Tool & { used: Record<str
         run(repo) {
             const report = check(repo, {});
             const found: Findings = new Set();
-            const findings: { policy: string; resource: string }[] = JSON.parse(fs.readFileSync(report, "utf8")).projects[0].findings;
+            const findings: { policy: string; resource: string }[] = JSON.parse(fs.readFileSync(report, "utf8"))
+                .projects[0].findings;
             for (const f of findings) {
                 if (!CORE.has(f.policy)) continue;
                 const parts = f.resource.split("/");
@@ -84,10 +98,15 @@ function conftest(bin: string): Tool {
     return {
         name: "conftest",
         run(repo) {
-            const r = spawnSync(bin, ["test", "--combine", "--no-color", "-o", "json", "-p", REGO, repo], { encoding: "utf8", maxBuffer: 1 << 30 });
-            if (r.status !== 0 && r.status !== 1) throw new Error(`conftest exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n")[0]}`);
+            const r = spawnSync(bin, ["test", "--combine", "--no-color", "-o", "json", "-p", REGO, repo], {
+                encoding: "utf8",
+                maxBuffer: 1 << 30,
+            });
+            if (r.status !== 0 && r.status !== 1)
+                throw new Error(`conftest exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n")[0]}`);
             const found: Findings = new Set();
-            for (const file of JSON.parse(r.stdout) as { failures?: { msg: string }[] }[]) for (const f of file.failures ?? []) found.add(f.msg);
+            for (const file of JSON.parse(r.stdout) as { failures?: { msg: string }[] }[])
+                for (const f of file.failures ?? []) found.add(f.msg);
             return found;
         },
     };
@@ -101,19 +120,35 @@ function kyverno(bin: string): Tool {
         run(repo) {
             // `-r FOLDER` reads only the files directly inside it: every manifest file is named instead.
             const files = yamlFiles(repo);
-            const r = spawnSync(bin, ["apply", KYVERNO_POLICY, ...files.map((f) => `--resource=${f}`), "--policy-report", "--output-format", "json", "--remove-color"], {
-                encoding: "utf8",
-                maxBuffer: 1 << 30,
-            });
+            const r = spawnSync(
+                bin,
+                [
+                    "apply",
+                    KYVERNO_POLICY,
+                    ...files.map((f) => `--resource=${f}`),
+                    "--policy-report",
+                    "--output-format",
+                    "json",
+                    "--remove-color",
+                ],
+                {
+                    encoding: "utf8",
+                    maxBuffer: 1 << 30,
+                },
+            );
             const start = r.stdout.indexOf("{");
-            if (start < 0) throw new Error(`kyverno exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n")[0]}`);
+            if (start < 0)
+                throw new Error(`kyverno exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n")[0]}`);
             const found: Findings = new Set();
             const reports = JSON.parse(r.stdout.slice(start));
             for (const report of Array.isArray(reports.items) ? reports.items : [reports]) {
                 for (const res of report.results ?? []) {
                     if (res.result !== "fail") continue;
                     // The CLI gives cluster-scoped objects the namespace "default"; the others' identities have none.
-                    for (const o of res.resources ?? []) found.add(`${res.rule}|${o.kind}/${CLUSTER_SCOPED.has(o.kind) ? "" : (o.namespace ?? "")}/${o.name}`);
+                    for (const o of res.resources ?? [])
+                        found.add(
+                            `${res.rule}|${o.kind}/${CLUSTER_SCOPED.has(o.kind) ? "" : (o.namespace ?? "")}/${o.name}`,
+                        );
                 }
             }
             return found;
@@ -157,7 +192,8 @@ export async function peers(line: (s: string) => void): Promise<PartOutput> {
         // root (Argo CD's source paths are relative to it), and that costs it a process, which a folder outside
         // any repository would spare it.
         const init = spawnSync("git", ["init", "-q", tmp], { encoding: "utf8" });
-        if (init.status !== 0) throw new Error(`git init failed: ${(init.stderr || String(init.error)).trim().split("\n")[0]}`);
+        if (init.status !== 0)
+            throw new Error(`git init failed: ${(init.stderr || String(init.error)).trim().split("\n")[0]}`);
         // Same work first: every tool must report the same findings on a small repository.
         const small = path.join(tmp, "small");
         writeRepository(small, 100);
@@ -215,17 +251,36 @@ export async function peers(line: (s: string) => void): Promise<PartOutput> {
             pkoGuard.probeThreads(repo);
             const threads = pkoGuard.used[`repo-${n}`];
             const one = last[pkoGuardOneThread.name];
-            const same = one !== undefined && last[pkoGuard.name] !== undefined && difference(one, last[pkoGuard.name]).length === 0 && difference(last[pkoGuard.name], one).length === 0;
-            if (threads !== undefined) line(`  ${String(n).padStart(6)} objects: pko-guard ran on ${threads} thread(s)${same ? "; on 1 thread, the same findings" : "; on 1 thread, DIFFERENT findings"}`);
+            const same =
+                one !== undefined &&
+                last[pkoGuard.name] !== undefined &&
+                difference(one, last[pkoGuard.name]).length === 0 &&
+                difference(last[pkoGuard.name], one).length === 0;
+            if (threads !== undefined)
+                line(
+                    `  ${String(n).padStart(6)} objects: pko-guard ran on ${threads} thread(s)${same ? "; on 1 thread, the same findings" : "; on 1 thread, DIFFERENT findings"}`,
+                );
             line(
                 `  ${String(n).padStart(6)} objects: ` +
                     timed
                         .filter((t) => rows[n][t.name] !== undefined)
-                        .map((t) => `${t.name} ${rows[n][t.name].toFixed(0)} ms${t === pkoGuard ? "" : ` (x${(rows[n][t.name] / own).toFixed(2)} pko-guard)`}`)
+                        .map(
+                            (t) =>
+                                `${t.name} ${rows[n][t.name].toFixed(0)} ms${t === pkoGuard ? "" : ` (x${(rows[n][t.name] / own).toFixed(2)} pko-guard)`}`,
+                        )
                         .join(", "),
             );
         }
-        return { data: { agree, skipped, ms: rows, threads: pkoGuard.used, pkoGuardSide: "`pko-guard check --report json` (the compiled CLI, start to verdict)" }, figures: peerFigures(rows, agree, skipped) };
+        return {
+            data: {
+                agree,
+                skipped,
+                ms: rows,
+                threads: pkoGuard.used,
+                pkoGuardSide: "`pko-guard check --report json` (the compiled CLI, start to verdict)",
+            },
+            figures: peerFigures(rows, agree, skipped),
+        };
     } finally {
         fs.rmSync(tmp, { recursive: true, force: true });
     }
@@ -236,7 +291,11 @@ export async function peers(line: (s: string) => void): Promise<PartOutput> {
  * at 1k objects, 1.5 at 10k and 100k). A ratio is only a figure when the peer reported the same findings
  * first; a size this part does not time is not measured.
  */
-function peerFigures(rows: Record<string, Record<string, number>>, agree: Record<string, boolean>, skipped: Record<string, string>): Figure[] {
+function peerFigures(
+    rows: Record<string, Record<string, number>>,
+    agree: Record<string, boolean>,
+    skipped: Record<string, string>,
+): Figure[] {
     const figures: Figure[] = [];
     for (const peer of ["conftest", "kyverno"]) {
         for (const [n, target] of [

@@ -27,19 +27,32 @@ export function platformProgram(n: number): TestResourceLike[] {
                         projectRepo: "https://github.com/acme/app",
                         ...(prod ? { commit: SHA, refresh: true } : { branch: "main", destroyOnFinalize: true }),
                         serviceAccountName: sa,
-                        envRefs: { PULUMI_ACCESS_TOKEN: { type: "Secret", secret: { name: "pulumi-access-token", key: "accessToken" } } },
+                        envRefs: {
+                            PULUMI_ACCESS_TOKEN: {
+                                type: "Secret",
+                                secret: { name: "pulumi-access-token", key: "accessToken" },
+                            },
+                        },
                     },
                 },
             });
         } else if (kind === 7) {
-            out.push({ type: "kubernetes:core/v1:Secret", name: `token-${i}`, props: { metadata: { name: `token-${i}`, namespace: ns }, stringData: { accessToken: "x" } } });
+            out.push({
+                type: "kubernetes:core/v1:Secret",
+                name: `token-${i}`,
+                props: { metadata: { name: `token-${i}`, namespace: ns }, stringData: { accessToken: "x" } },
+            });
         } else if (kind === 8) {
             out.push({
                 type: "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
                 name: `crb-${i}`,
                 props: {
                     metadata: { name: `crb-${i}` },
-                    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: i % 20 === 8 ? "cluster-admin" : "system:auth-delegator" },
+                    roleRef: {
+                        apiGroup: "rbac.authorization.k8s.io",
+                        kind: "ClusterRole",
+                        name: i % 20 === 8 ? "cluster-admin" : "system:auth-delegator",
+                    },
                     subjects: [{ kind: "ServiceAccount", name: `sa-${i - 1}`, namespace: ns }],
                 },
             });

@@ -32,9 +32,15 @@ const ENGINE = "127.0.0.1:1"; // run-policy-pack's engine argument; the pack nev
 function todayPackDir(tmp: string): string {
     const dir = path.join(tmp, "today-pack");
     fs.mkdirSync(dir);
-    fs.writeFileSync(path.join(dir, "PulumiPolicy.yaml"), "runtime:\n  name: nodejs\n  options:\n    typescript: false\n");
+    fs.writeFileSync(
+        path.join(dir, "PulumiPolicy.yaml"),
+        "runtime:\n  name: nodejs\n  options:\n    typescript: false\n",
+    );
     const { version } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
-    fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "pko-guard-today", version, main: "index.js" }));
+    fs.writeFileSync(
+        path.join(dir, "package.json"),
+        JSON.stringify({ name: "pko-guard-today", version, main: "index.js" }),
+    );
     fs.writeFileSync(path.join(dir, "index.js"), `require(${JSON.stringify(PLAIN_PACK_ENTRY)});\n`);
     fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(dir, "node_modules"));
     return dir;
@@ -50,7 +56,10 @@ async function comparisonPack(name: string, policyCount: number | "like-pko-guar
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(path.join(dir, "dist"), { recursive: true });
     // Each policy with the hooks its pko-guard counterpart has (most have both a resource and a stack hook).
-    const shapes = policyCount === "like-pko-guard" ? policies.map(policyHooks) : Array.from({ length: policyCount }, () => ["validateResource"]);
+    const shapes =
+        policyCount === "like-pko-guard"
+            ? policies.map(policyHooks)
+            : Array.from({ length: policyCount }, () => ["validateResource"]);
     const entry = [
         `import { PolicyPack } from "@pulumi/policy";`,
         `process.chdir(require("path").join(__dirname, ".."));`,
@@ -89,12 +98,22 @@ export async function awsguardPack(): Promise<string> {
         devDependencies: { "@types/node": "20.19.43" },
     };
     const files: Record<string, string> = {
-        "PulumiPolicy.yaml": "runtime: nodejs\ndescription: AWSGuard, Pulumi's CrossGuard policies for AWS, every policy advisory (the README's first example).\n",
+        "PulumiPolicy.yaml":
+            "runtime: nodejs\ndescription: AWSGuard, Pulumi's CrossGuard policies for AWS, every policy advisory (the README's first example).\n",
         "index.ts": `import { AwsGuard } from "@pulumi/awsguard";\n\nnew AwsGuard({ all: "advisory" });\n`,
         "tsconfig.json":
             JSON.stringify(
                 {
-                    compilerOptions: { strict: true, outDir: "bin", target: "es2016", module: "commonjs", moduleResolution: "node", sourceMap: true, experimentalDecorators: true, forceConsistentCasingInFileNames: true },
+                    compilerOptions: {
+                        strict: true,
+                        outDir: "bin",
+                        target: "es2016",
+                        module: "commonjs",
+                        moduleResolution: "node",
+                        sourceMap: true,
+                        experimentalDecorators: true,
+                        forceConsistentCasingInFileNames: true,
+                    },
                     files: ["index.ts"],
                 },
                 null,
@@ -109,8 +128,15 @@ export async function awsguardPack(): Promise<string> {
     fs.mkdirSync(dir, { recursive: true });
     for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
     const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-    const r = await exec(npm, ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir, env: process.env, timeoutMs: 900000 });
-    if (r.code !== 0) throw new Error(`npm install of @pulumi/awsguard ${AWSGUARD_VERSION} failed: ${(r.stderr.trim().split("\n").pop() ?? "").slice(0, 200)}`);
+    const r = await exec(npm, ["install", "--no-audit", "--no-fund", "--loglevel=error"], {
+        cwd: dir,
+        env: process.env,
+        timeoutMs: 900000,
+    });
+    if (r.code !== 0)
+        throw new Error(
+            `npm install of @pulumi/awsguard ${AWSGUARD_VERSION} failed: ${(r.stderr.trim().split("\n").pop() ?? "").slice(0, 200)}`,
+        );
     fs.writeFileSync(stampFile, stamp);
     return dir;
 }
@@ -132,21 +158,55 @@ export async function packStartup(line: (s: string) => void): Promise<Record<str
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-bench-start-"));
     try {
         const today = todayPackDir(tmp);
-        const series: Record<string, number[]> = { today: [], lean: [], leanNoPreload: [], leanDirect: [], nodeBoot: [], sdkSubpaths: [], fullIndex: [] };
+        const series: Record<string, number[]> = {
+            today: [],
+            lean: [],
+            leanNoPreload: [],
+            leanDirect: [],
+            nodeBoot: [],
+            sdkSubpaths: [],
+            fullIndex: [],
+        };
         const sdkSubpaths =
             "for (const m of ['@pulumi/pulumi/asset','@pulumi/pulumi/output','@pulumi/pulumi/runtime/rpc','@pulumi/pulumi/proto/analyzer_grpc_pb','@pulumi/pulumi/proto/plugin_pb','@grpc/grpc-js']) require(m)";
         for (let i = 0; i < ROUNDS; i++) {
-            series.today.push((await startAndAsk({ script: RUN_POLICY_PACK, scriptArgs: [ENGINE, today], cwd: today, trace: false })).infoMs);
-            series.lean.push((await startAndAsk({ nodeArgs: ["--require", "./dist/preload.js"], script: RUN_POLICY_PACK, scriptArgs: [ENGINE, PACK_DIR], cwd: PACK_DIR, trace: false })).infoMs);
-            series.leanNoPreload.push((await startAndAsk({ script: RUN_POLICY_PACK, scriptArgs: [ENGINE, PACK_DIR], cwd: PACK_DIR, trace: false })).infoMs);
+            series.today.push(
+                (await startAndAsk({ script: RUN_POLICY_PACK, scriptArgs: [ENGINE, today], cwd: today, trace: false }))
+                    .infoMs,
+            );
+            series.lean.push(
+                (
+                    await startAndAsk({
+                        nodeArgs: ["--require", "./dist/preload.js"],
+                        script: RUN_POLICY_PACK,
+                        scriptArgs: [ENGINE, PACK_DIR],
+                        cwd: PACK_DIR,
+                        trace: false,
+                    })
+                ).infoMs,
+            );
+            series.leanNoPreload.push(
+                (
+                    await startAndAsk({
+                        script: RUN_POLICY_PACK,
+                        scriptArgs: [ENGINE, PACK_DIR],
+                        cwd: PACK_DIR,
+                        trace: false,
+                    })
+                ).infoMs,
+            );
             series.leanDirect.push((await startAndAsk({ script: PACK_ENTRY, cwd: PACK_DIR, trace: false })).infoMs);
             series.nodeBoot.push(runMs(["-e", "0"]));
             series.sdkSubpaths.push(runMs(["-e", sdkSubpaths]));
             series.fullIndex.push(runMs(["-e", "require('@pulumi/pulumi')"]));
         }
         const m = Object.fromEntries(Object.entries(series).map(([k, v]) => [k, median(v)]));
-        line(`  start-up to GetAnalyzerInfo (median of ${ROUNDS}, interleaved): today ${m.today.toFixed(0)} ms, lean ${m.lean.toFixed(0)} ms; lean/today ${(m.lean / m.today).toFixed(2)}`);
-        line(`  lean where a host ignores nodeargs (upstream's): ${m.leanNoPreload.toFixed(0)} ms (${(m.leanNoPreload / m.today).toFixed(2)} of today)`);
+        line(
+            `  start-up to GetAnalyzerInfo (median of ${ROUNDS}, interleaved): today ${m.today.toFixed(0)} ms, lean ${m.lean.toFixed(0)} ms; lean/today ${(m.lean / m.today).toFixed(2)}`,
+        );
+        line(
+            `  lean where a host ignores nodeargs (upstream's): ${m.leanNoPreload.toFixed(0)} ms (${(m.leanNoPreload / m.today).toFixed(2)} of today)`,
+        );
         line(
             `  lean start-up breakdown: node boot ${m.nodeBoot.toFixed(0)} ms; SDK subpaths + grpc-js the pack needs ${(m.sdkSubpaths - m.nodeBoot).toFixed(0)} ms; ` +
                 `rest of the lean entry (bundle, policies, server, gRPC round trip) ${(m.leanDirect - m.sdkSubpaths).toFixed(0)} ms; run-policy-pack's own loads ${(m.lean - m.leanDirect).toFixed(0)} ms ` +
@@ -186,15 +246,27 @@ export async function packOverhead(toolchain: Toolchain, line: (s: string) => vo
         const preview = async (packDir: string | undefined): Promise<number> => {
             const t = performance.now();
             if (packDir === undefined) {
-                const r = await exec(toolchain.pulumi, ["preview", "-s", prepared.stack, "--json", "--non-interactive"], { cwd: prepared.cwd, env, timeoutMs: 300000, keepStdout: false });
+                const r = await exec(
+                    toolchain.pulumi,
+                    ["preview", "-s", prepared.stack, "--json", "--non-interactive"],
+                    { cwd: prepared.cwd, env, timeoutMs: 300000, keepStdout: false },
+                );
                 if (r.code !== 0) throw new Error(`preview without a pack failed: ${r.stderr.split("\n")[0]}`);
             } else {
                 const p = await previewWithPack(prepared, { dir: packDir, descriptions }, { keepOutput: false });
-                if (p.error) throw new Error(`preview with ${path.basename(packDir)} failed: ${p.error.split("\n")[0]}`);
+                if (p.error)
+                    throw new Error(`preview with ${path.basename(packDir)} failed: ${p.error.split("\n")[0]}`);
             }
             return performance.now() - t;
         };
-        const variants: Record<string, string | undefined> = { without: undefined, lean: PACK_DIR, today, one: onePolicy, noops: noop, ...(awsguard ? { awsguard } : {}) };
+        const variants: Record<string, string | undefined> = {
+            without: undefined,
+            lean: PACK_DIR,
+            today,
+            one: onePolicy,
+            noops: noop,
+            ...(awsguard ? { awsguard } : {}),
+        };
         const runs: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
         for (let i = 0; i < ROUNDS; i++) {
             // One round: each variant once, the order rotated so that no variant always follows the same one.
@@ -209,15 +281,21 @@ export async function packOverhead(toolchain: Toolchain, line: (s: string) => vo
         const pairedRatio = (x: string, y: string) => median(runs[x].map((ms, i) => ms / runs[y][i]));
         const m = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v)]));
         const a = m.without;
-        line(`  50-resource preview (median of ${ROUNDS} rounds, variants interleaved): without a pack ${a.toFixed(0)} ms, pko-guard (lean) ${m.lean.toFixed(0)} ms, today's entry ${m.today.toFixed(0)} ms`);
+        line(
+            `  50-resource preview (median of ${ROUNDS} rounds, variants interleaved): without a pack ${a.toFixed(0)} ms, pko-guard (lean) ${m.lean.toFixed(0)} ms, today's entry ${m.today.toFixed(0)} ms`,
+        );
         line(
             `  added preview time over no pack (median of paired differences): pko-guard ${added("lean").toFixed(0)} ms; one-no-op-policy pack (built like pko-guard) ${added("one").toFixed(0)} ms; ` +
                 `${policies.length} no-op policies ${added("noops").toFixed(0)} ms` +
-                (awsguard ? `; awsguard ${AWSGUARD_VERSION} (as its README installs it) ${added("awsguard").toFixed(0)} ms` : ""),
+                (awsguard
+                    ? `; awsguard ${AWSGUARD_VERSION} (as its README installs it) ${added("awsguard").toFixed(0)} ms`
+                    : ""),
         );
         line(
             `  pko-guard / one-no-op pack (paired): ${pairedRatio("lean", "one").toFixed(3)} (target <= 1.05)` +
-                (awsguard ? `; pko-guard's added time / awsguard's: ${(added("lean") / added("awsguard")).toFixed(2)} (target < 1)` : ""),
+                (awsguard
+                    ? `; pko-guard's added time / awsguard's: ${(added("lean") / added("awsguard")).toFixed(2)} (target < 1)`
+                    : ""),
         );
         return {
             rounds: ROUNDS,
@@ -238,7 +316,9 @@ export async function packOverhead(toolchain: Toolchain, line: (s: string) => vo
             ratioToday: pairedRatio("today", "without"),
             ratioOnePolicy: pairedRatio("one", "without"),
             leanOverOnePolicy: pairedRatio("lean", "one"),
-            ...(awsguard ? { awsguardMs: m.awsguard, addedOverAwsguard: added("lean") / added("awsguard") } : { awsguard: `not measured: ${awsguardProblem}` }),
+            ...(awsguard
+                ? { awsguardMs: m.awsguard, addedOverAwsguard: added("lean") / added("awsguard") }
+                : { awsguard: `not measured: ${awsguardProblem}` }),
         };
     } finally {
         fs.rmSync(tmp, { recursive: true, force: true });
@@ -250,22 +330,44 @@ async function legs(line: (s: string) => void): Promise<Record<string, unknown>>
     const t = performance.now();
     const verdicts = await runFixtures(fixtures, { leg: "both", timeoutMs: 300000 });
     const wall = performance.now() - t;
-    const pairs = verdicts.map((v) => ({ mock: v.legs.find((l) => l.leg === "mock"), real: v.legs.find((l) => l.leg === "real") })).filter((p) => p.mock?.status === "ran" && p.real?.status === "ran");
+    const pairs = verdicts
+        .map((v) => ({ mock: v.legs.find((l) => l.leg === "mock"), real: v.legs.find((l) => l.leg === "real") }))
+        .filter((p) => p.mock?.status === "ran" && p.real?.status === "ran");
     const ratios = pairs.map((p) => p.mock!.durationMs / p.real!.durationMs);
     const mockTotal = pairs.reduce((n, p) => n + p.mock!.durationMs, 0);
     const realTotal = pairs.reduce((n, p) => n + p.real!.durationMs, 0);
-    line(`  per fixture (${pairs.length} run in both legs): mock/real median ${median(ratios).toFixed(2)}, min ${Math.min(...ratios).toFixed(2)}, max ${Math.max(...ratios).toFixed(2)}`);
-    line(`  whole fixture set: mock leg ${(mockTotal / 1000).toFixed(1)} s, real leg ${(realTotal / 1000).toFixed(1)} s (ratio ${(mockTotal / realTotal).toFixed(2)}); both legs wall time ${(wall / 1000).toFixed(1)} s`);
-    return { fixtures: pairs.length, medianMockOverReal: median(ratios), mockTotalMs: mockTotal, realTotalMs: realTotal, wallBothMs: wall };
+    line(
+        `  per fixture (${pairs.length} run in both legs): mock/real median ${median(ratios).toFixed(2)}, min ${Math.min(...ratios).toFixed(2)}, max ${Math.max(...ratios).toFixed(2)}`,
+    );
+    line(
+        `  whole fixture set: mock leg ${(mockTotal / 1000).toFixed(1)} s, real leg ${(realTotal / 1000).toFixed(1)} s (ratio ${(mockTotal / realTotal).toFixed(2)}); both legs wall time ${(wall / 1000).toFixed(1)} s`,
+    );
+    return {
+        fixtures: pairs.length,
+        medianMockOverReal: median(ratios),
+        mockTotalMs: mockTotal,
+        realTotalMs: realTotal,
+        wallBothMs: wall,
+    };
 }
 
-export async function realBenchmarks(line: (s: string) => void, parts: { pack: boolean; legs: boolean }): Promise<PartOutput> {
+export async function realBenchmarks(
+    line: (s: string) => void,
+    parts: { pack: boolean; legs: boolean },
+): Promise<PartOutput> {
     const data = await realData(line, parts);
-    const overhead = data.packOverhead as { ratio: number; leanOverOnePolicy: number; addedOverAwsguard?: number; awsguard?: string } | undefined;
+    const overhead = data.packOverhead as
+        { ratio: number; leanOverOnePolicy: number; addedOverAwsguard?: number; awsguard?: string } | undefined;
     const note = overhead ? {} : { note: "toolchain missing" };
     const figures: Figure[] = parts.pack
         ? [
-              { name: "50-resource preview, lean pack / without a pack", value: overhead?.ratio ?? null, unit: "", target: { op: "<=", value: 1.15, source: "printed target" }, ...note },
+              {
+                  name: "50-resource preview, lean pack / without a pack",
+                  value: overhead?.ratio ?? null,
+                  unit: "",
+                  target: { op: "<=", value: 1.15, source: "printed target" },
+                  ...note,
+              },
               {
                   name: "50-resource preview, lean pack / one-no-op-policy pack",
                   value: overhead ? overhead.leanOverOnePolicy : null,
@@ -278,14 +380,21 @@ export async function realBenchmarks(line: (s: string) => void, parts: { pack: b
                   value: overhead?.addedOverAwsguard ?? null,
                   unit: "",
                   target: { op: "<", value: 1, source: "issue 23" },
-                  ...(overhead ? (overhead.addedOverAwsguard === undefined ? { note: overhead.awsguard ?? "awsguard not measured" } : {}) : note),
+                  ...(overhead
+                      ? overhead.addedOverAwsguard === undefined
+                          ? { note: overhead.awsguard ?? "awsguard not measured" }
+                          : {}
+                      : note),
               },
           ]
         : [];
     return { data, figures };
 }
 
-async function realData(line: (s: string) => void, parts: { pack: boolean; legs: boolean }): Promise<Record<string, unknown>> {
+async function realData(
+    line: (s: string) => void,
+    parts: { pack: boolean; legs: boolean },
+): Promise<Record<string, unknown>> {
     const out: Record<string, unknown> = {};
     if (parts.pack) {
         line("== the pack's start-up");

@@ -24,7 +24,14 @@ export interface PartRecord {
 export interface ResultsFile {
     format: 2;
     updatedAt: string;
-    lastRun: { parts: string[]; startedAt: string; node: string; cpus: number; loadAverageBefore: number[]; loadAverageAfter: number[] };
+    lastRun: {
+        parts: string[];
+        startedAt: string;
+        node: string;
+        cpus: number;
+        loadAverageBefore: number[];
+        loadAverageAfter: number[];
+    };
     parts: Record<string, PartRecord>;
     table: TableRow[];
 }
@@ -68,14 +75,17 @@ export function verdict(value: number | null, t: Target): Verdict {
 export function versions(): Record<string, string> {
     const out: Record<string, string> = { node: process.version };
     try {
-        out["@pulumi/policy"] = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "node_modules", "@pulumi", "policy", "package.json"), "utf8")).version;
+        out["@pulumi/policy"] = JSON.parse(
+            fs.readFileSync(path.join(REPO_ROOT, "node_modules", "@pulumi", "policy", "package.json"), "utf8"),
+        ).version;
     } catch {
         out["@pulumi/policy"] = "unknown";
     }
     for (const peer of ["conftest", "kyverno"]) {
         let stamp = "";
         try {
-            if (fs.existsSync(path.join(PEERS_DIR, peer))) stamp = fs.readFileSync(path.join(PEERS_DIR, `${peer}.version`), "utf8").trim();
+            if (fs.existsSync(path.join(PEERS_DIR, peer)))
+                stamp = fs.readFileSync(path.join(PEERS_DIR, `${peer}.version`), "utf8").trim();
         } catch {
             stamp = "built, version unknown";
         }
@@ -98,7 +108,9 @@ export function readPrevious(line: (s: string) => void): Record<string, PartReco
     try {
         const old = JSON.parse(text) as Partial<ResultsFile>;
         if (old.format === 2 && old.parts && typeof old.parts === "object") return old.parts;
-        line(`(${path.relative(process.cwd(), RESULTS_FILE)} has the old shape, without per-part records: its figures are not kept)`);
+        line(
+            `(${path.relative(process.cwd(), RESULTS_FILE)} has the old shape, without per-part records: its figures are not kept)`,
+        );
     } catch {
         line(`(${path.relative(process.cwd(), RESULTS_FILE)} does not parse: its figures are not kept)`);
     }
@@ -108,7 +120,12 @@ export function readPrevious(line: (s: string) => void): Record<string, PartReco
 export function partRecord(out: PartOutput, startedAt: Date, before: number[]): PartRecord {
     return {
         measuredAt: startedAt.toISOString(),
-        machine: { cpus: os.cpus().length, node: process.version, loadAverageBefore: before, loadAverageAfter: loadAverage() },
+        machine: {
+            cpus: os.cpus().length,
+            node: process.version,
+            loadAverageBefore: before,
+            loadAverageAfter: loadAverage(),
+        },
         versions: versions(),
         figures: out.figures,
         data: out.data,
@@ -142,21 +159,39 @@ function shown(v: number | null, unit: string): string {
 /** The table as printed at the end of a run: one line per figure, then the versions and the machine's load. */
 export function renderTable(file: ResultsFile): string[] {
     const header = ["part", "figure", "value", "target", "verdict", "measured (UTC)"];
-    const rows = file.table.map((r) => [r.part, r.figure, shown(r.value, r.unit), r.target, r.note ? `${r.verdict} (${r.note})` : r.verdict, r.measuredAt.slice(0, 16).replace("T", " ")]);
+    const rows = file.table.map((r) => [
+        r.part,
+        r.figure,
+        shown(r.value, r.unit),
+        r.target,
+        r.note ? `${r.verdict} (${r.note})` : r.verdict,
+        r.measuredAt.slice(0, 16).replace("T", " "),
+    ]);
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
     const fmt = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join("  ");
-    const out = ["== verdicts (every part's latest figures; results.json)", fmt(header), fmt(widths.map((w) => "-".repeat(w))), ...rows.map(fmt)];
-    const counts = (["met", "not met", "not measured"] as Verdict[]).map((v) => `${file.table.filter((r) => r.verdict === v).length} ${v}`).join(", ");
+    const out = [
+        "== verdicts (every part's latest figures; results.json)",
+        fmt(header),
+        fmt(widths.map((w) => "-".repeat(w))),
+        ...rows.map(fmt),
+    ];
+    const counts = (["met", "not met", "not measured"] as Verdict[])
+        .map((v) => `${file.table.filter((r) => r.verdict === v).length} ${v}`)
+        .join(", ");
     out.push(`  ${counts}`);
     const never = ORDER.filter((p) => !file.parts[p]);
     if (never.length > 0) out.push(`  parts not measured yet (no figures in results.json): ${never.join(", ")}`);
     const v = versions();
     out.push(`  peers: conftest ${v.conftest}, Kyverno CLI ${v.kyverno}; @pulumi/policy ${v["@pulumi/policy"]}`);
     const r = file.lastRun;
-    out.push(`  this run (${r.parts.join(", ")}): Node ${r.node}, ${r.cpus} CPUs, load average (1, 5, 15 min) before ${r.loadAverageBefore.join(", ")}, after ${r.loadAverageAfter.join(", ")}`);
+    out.push(
+        `  this run (${r.parts.join(", ")}): Node ${r.node}, ${r.cpus} CPUs, load average (1, 5, 15 min) before ${r.loadAverageBefore.join(", ")}, after ${r.loadAverageAfter.join(", ")}`,
+    );
     for (const [name, p] of Object.entries(file.parts)) {
         if (r.parts.includes(name)) continue;
-        out.push(`  ${name}: kept from ${p.measuredAt} (Node ${p.machine.node}, load before ${p.machine.loadAverageBefore.join(", ")}, after ${p.machine.loadAverageAfter.join(", ")})`);
+        out.push(
+            `  ${name}: kept from ${p.measuredAt} (Node ${p.machine.node}, load before ${p.machine.loadAverageBefore.join(", ")}, after ${p.machine.loadAverageAfter.join(", ")})`,
+        );
     }
     return out;
 }

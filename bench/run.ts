@@ -27,8 +27,26 @@ import { performance } from "perf_hooks";
 import * as readline from "readline";
 import { REPO_ROOT } from "../core/paths";
 import { platformProgram } from "./programs";
-import { PackServer, analyzeInProcess, noopPack, reportingFloorPack, requests, sdkHandlers, timeAsync } from "./analyzer-path";
-import { PartRecord, ResultsFile, loadAverage, median, partRecord, readPrevious, renderTable, tableRows, writeResults } from "./report";
+import {
+    PackServer,
+    analyzeInProcess,
+    noopPack,
+    reportingFloorPack,
+    requests,
+    sdkHandlers,
+    timeAsync,
+} from "./analyzer-path";
+import {
+    PartRecord,
+    ResultsFile,
+    loadAverage,
+    median,
+    partRecord,
+    readPrevious,
+    renderTable,
+    tableRows,
+    writeResults,
+} from "./report";
 import { Figure, PartOutput } from "./types";
 
 const line = (s: string) => process.stdout.write(s + "\n");
@@ -54,7 +72,9 @@ const ROTATION = [
 const GRPC_ROUNDS = 2 * ROTATION.length;
 
 async function throughput(): Promise<PartOutput> {
-    line("== in-process, analyzer path (SDK Analyze per resource + AnalyzeStack; every policy deserializes and proxies its own copy)");
+    line(
+        "== in-process, analyzer path (SDK Analyze per resource + AnalyzeStack; every policy deserializes and proxies its own copy)",
+    );
     const h = sdkHandlers();
     const rows: Record<string, unknown> = {};
     const figures: Figure[] = [];
@@ -64,8 +84,15 @@ async function throughput(): Promise<PartOutput> {
         const ms = await timeAsync(() => analyzeInProcess(h, reqs), n >= 50000 ? 1 : 2);
         const perSecond = Math.round((n / ms) * 1000);
         rows[n] = { ms: Math.round(ms), resourcesPerSecond: perSecond };
-        figures.push({ name: `in-process throughput, ${n.toLocaleString("en")} resources`, value: perSecond, unit: "resources/s", target: THROUGHPUT_TARGET });
-        line(`  ${String(n).padStart(6)} resources: ${ms.toFixed(0).padStart(6)} ms  ${perSecond.toLocaleString("en")} resources/s  (target >= 20,000)`);
+        figures.push({
+            name: `in-process throughput, ${n.toLocaleString("en")} resources`,
+            value: perSecond,
+            unit: "resources/s",
+            target: THROUGHPUT_TARGET,
+        });
+        line(
+            `  ${String(n).padStart(6)} resources: ${ms.toFixed(0).padStart(6)} ms  ${perSecond.toLocaleString("en")} resources/s  (target >= 20,000)`,
+        );
     }
     // The SDK's floor on the same path: the pack's policies with the same hooks, doing nothing. Pack and floor
     // alternate round by round (the order swapped each round); the figure is the median of the rounds' ratios.
@@ -80,7 +107,10 @@ async function throughput(): Promise<PartOutput> {
     for (let i = 0; i < FLOOR_ROUNDS; i++) {
         const one = { pack: 0, floor: 0, reporting: 0 };
         for (const which of ROTATION[i % ROTATION.length]) {
-            one[which] = await timeAsync(() => analyzeInProcess(which === "pack" ? h : which === "floor" ? floor : reporting, floorReqs), 1);
+            one[which] = await timeAsync(
+                () => analyzeInProcess(which === "pack" ? h : which === "floor" ? floor : reporting, floorReqs),
+                1,
+            );
         }
         paired.push(one);
     }
@@ -92,7 +122,9 @@ async function throughput(): Promise<PartOutput> {
         `  SDK floor (the pack's policies and hooks, no-ops), 10000 resources: ${floorMs.toFixed(0)} ms, ${Math.round((10000 / floorMs) * 1000).toLocaleString("en")} resources/s; ` +
             `pack / floor: ${ratio.toFixed(2)} (median of ${FLOOR_ROUNDS} rotating rounds; target <= 1.15)`,
     );
-    line(`  floor that also reports the pack's findings / floor: ${reportingRatio.toFixed(2)}; pack / that floor: ${overReporting.toFixed(2)} (what carrying the findings costs the SDK; no target)`);
+    line(
+        `  floor that also reports the pack's findings / floor: ${reportingRatio.toFixed(2)}; pack / that floor: ${overReporting.toFixed(2)} (what carrying the findings costs the SDK; no target)`,
+    );
     rows.sdkFloor10k = {
         ms: Math.round(floorMs),
         resourcesPerSecond: Math.round((10000 / floorMs) * 1000),
@@ -101,8 +133,19 @@ async function throughput(): Promise<PartOutput> {
         packOverReportingFloor: overReporting,
         rounds: paired,
     };
-    figures.push({ name: "pack / SDK floor time, in process, 10k resources", value: ratio, unit: "", target: { op: "<=", value: 1.15, source: "issue 23" } });
-    return { data: { path: "in-process: @pulumi/policy server.js Analyze/AnalyzeStack handlers on protobuf requests", ...rows }, figures };
+    figures.push({
+        name: "pack / SDK floor time, in process, 10k resources",
+        value: ratio,
+        unit: "",
+        target: { op: "<=", value: 1.15, source: "issue 23" },
+    });
+    return {
+        data: {
+            path: "in-process: @pulumi/policy server.js Analyze/AnalyzeStack handlers on protobuf requests",
+            ...rows,
+        },
+        figures,
+    };
 }
 
 async function stackScaling(): Promise<PartOutput> {
@@ -117,7 +160,17 @@ async function stackScaling(): Promise<PartOutput> {
     }
     const ratio = t[10000] / t[1000];
     line(`  ratio 10k/1k: ${ratio.toFixed(1)} (linear is 10; target <= 12)`);
-    return { data: { ms1k: t[1000], ms10k: t[10000], ratio }, figures: [{ name: "AnalyzeStack time at 10k / at 1k", value: ratio, unit: "", target: { op: "<=", value: 12, source: "printed target" } }] };
+    return {
+        data: { ms1k: t[1000], ms10k: t[10000], ratio },
+        figures: [
+            {
+                name: "AnalyzeStack time at 10k / at 1k",
+                value: ratio,
+                unit: "",
+                target: { op: "<=", value: 12, source: "printed target" },
+            },
+        ],
+    };
 }
 
 /**
@@ -156,14 +209,20 @@ async function overGrpc(): Promise<PartOutput> {
         const pipedRate = Math.round((n / piped) * 1000);
         const floorRate = Math.round((n / median(floorSeq)) * 1000);
         const ratio = median(seq.map((ms, i) => ms / floorSeq[i]));
-        line(`  sequential (the engine: one Analyze in flight): ${seqRate.toLocaleString("en")} resources/s  (target >= 3,000)`);
-        line(`  pipelined (8 in flight, upper bound): ${pipedRate.toLocaleString("en")} resources/s; sequential/pipelined ${(median(seq) / piped).toFixed(2)}`);
+        line(
+            `  sequential (the engine: one Analyze in flight): ${seqRate.toLocaleString("en")} resources/s  (target >= 3,000)`,
+        );
+        line(
+            `  pipelined (8 in flight, upper bound): ${pipedRate.toLocaleString("en")} resources/s; sequential/pipelined ${(median(seq) / piped).toFixed(2)}`,
+        );
         const reportingRatio = median(reportingSeq.map((ms, i) => ms / floorSeq[i]));
         const overReporting = median(seq.map((ms, i) => ms / reportingSeq[i]));
         line(
             `  SDK floor over gRPC (no-op pack of the same shape), sequential: ${floorRate.toLocaleString("en")} resources/s; pack / floor time: ${ratio.toFixed(2)} (median of ${GRPC_ROUNDS} rotating rounds; target <= 1.10)`,
         );
-        line(`  floor that also reports the pack's findings / floor: ${reportingRatio.toFixed(2)}; pack / that floor: ${overReporting.toFixed(2)} (carrying, encoding and decoding the findings; no target)`);
+        line(
+            `  floor that also reports the pack's findings / floor: ${reportingRatio.toFixed(2)}; pack / that floor: ${overReporting.toFixed(2)} (carrying, encoding and decoding the findings; no target)`,
+        );
         Object.assign(data, {
             resources: n,
             sequentialPerSecond: seqRate,
@@ -174,8 +233,18 @@ async function overGrpc(): Promise<PartOutput> {
             reportingOverFloor: reportingRatio,
             packOverReportingFloor: overReporting,
         });
-        figures.push({ name: `over gRPC, sequential, ${n.toLocaleString("en")} resources`, value: seqRate, unit: "resources/s", target: { op: ">=", value: 3000, source: "printed target" } });
-        figures.push({ name: `pack / SDK floor time over gRPC, ${n.toLocaleString("en")} resources`, value: ratio, unit: "", target: { op: "<=", value: 1.1, source: "issue 23" } });
+        figures.push({
+            name: `over gRPC, sequential, ${n.toLocaleString("en")} resources`,
+            value: seqRate,
+            unit: "resources/s",
+            target: { op: ">=", value: 3000, source: "printed target" },
+        });
+        figures.push({
+            name: `pack / SDK floor time over gRPC, ${n.toLocaleString("en")} resources`,
+            value: ratio,
+            unit: "",
+            target: { op: "<=", value: 1.1, source: "issue 23" },
+        });
     } finally {
         server.stop();
         floor.stop();
@@ -207,7 +276,9 @@ async function startup(): Promise<PartOutput> {
     }
     const jsMs = Math.min(...js);
     const tsMs = Math.min(...ts);
-    line(`  precompiled JavaScript: ${jsMs.toFixed(0)} ms, ts-node (transpile-only): ${tsMs.toFixed(0)} ms, ratio JS/ts-node: ${(jsMs / tsMs).toFixed(2)}`);
+    line(
+        `  precompiled JavaScript: ${jsMs.toFixed(0)} ms, ts-node (transpile-only): ${tsMs.toFixed(0)} ms, ratio JS/ts-node: ${(jsMs / tsMs).toFixed(2)}`,
+    );
     return { data: { jsMs, tsNodeMs: tsMs, ratio: jsMs / tsMs }, figures: [] };
 }
 
@@ -218,7 +289,8 @@ function parts(): Set<string> {
     if (i < 0) return new Set(all);
     const chosen = (process.argv[i + 1] ?? "").split(",").filter(Boolean);
     const bad = chosen.filter((p) => !all.includes(p));
-    if (chosen.length === 0 || bad.length > 0) throw new Error(`--only takes a comma-separated list of ${all.join(", ")}`);
+    if (chosen.length === 0 || bad.length > 0)
+        throw new Error(`--only takes a comma-separated list of ${all.join(", ")}`);
     return new Set(chosen);
 }
 
@@ -254,7 +326,14 @@ async function main(): Promise<void> {
     const file: ResultsFile = {
         format: 2,
         updatedAt: new Date().toISOString(),
-        lastRun: { parts: Object.keys(measured), startedAt: startedAt.toISOString(), node: process.version, cpus: os.cpus().length, loadAverageBefore: runBefore, loadAverageAfter: loadAverage() },
+        lastRun: {
+            parts: Object.keys(measured),
+            startedAt: startedAt.toISOString(),
+            node: process.version,
+            cpus: os.cpus().length,
+            loadAverageBefore: runBefore,
+            loadAverageAfter: loadAverage(),
+        },
         parts: merged,
         table: tableRows(merged),
     };

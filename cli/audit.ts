@@ -39,14 +39,17 @@ export async function runAudit(o: AuditOptions): Promise<AuditResult> {
     const kc = loadKubeConfig(o.kubeconfig, o.context);
     const server = kc.getCurrentCluster()?.server ?? "";
     const errors: string[] = [];
-    const cache = new ClusterCache(kc, { log: (event, f) => event === "cache.list_failed" && errors.push(`${f.kind}: ${f.error}`) });
+    const cache = new ClusterCache(kc, {
+        log: (event, f) => event === "cache.list_failed" && errors.push(`${f.kind}: ${f.error}`),
+    });
     cache.start();
     try {
         await Promise.race([
             cache.waitForSync(o.timeoutMs),
             new Promise<never>((_, reject) => {
                 const t = setInterval(() => {
-                    if (errors.length > 0) reject(new BadInputError(`cannot read the cluster at ${server}: ${errors[0]}`));
+                    if (errors.length > 0)
+                        reject(new BadInputError(`cannot read the cluster at ${server}: ${errors[0]}`));
                 }, 100);
                 t.unref();
             }),
@@ -88,7 +91,20 @@ export function auditSummaryLine(r: AuditResult): string {
 }
 
 /** The subject of an audit that could not judge (no cluster, bad config, an interrupt): every report still renders it. */
-export function auditErrorSubject(o: { kubeconfig?: string; context?: string }, message: string, durationMs: number): ProjectSubject {
+export function auditErrorSubject(
+    o: { kubeconfig?: string; context?: string },
+    message: string,
+    durationMs: number,
+): ProjectSubject {
     const where = `${o.context ? `context ${o.context}` : "the current context"}${o.kubeconfig ? ` of ${o.kubeconfig}` : ""}`;
-    return errorProjectSubject({ name: "cluster", stack: o.context ?? "", description: `pko-guard audit of ${where}`, programFile: o.kubeconfig ?? "cluster" }, message, durationMs);
+    return errorProjectSubject(
+        {
+            name: "cluster",
+            stack: o.context ?? "",
+            description: `pko-guard audit of ${where}`,
+            programFile: o.kubeconfig ?? "cluster",
+        },
+        message,
+        durationMs,
+    );
 }

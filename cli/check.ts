@@ -79,14 +79,28 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
     let load: CheckedManifests["load"];
     let findings: Finding[];
     try {
-        const checked = await checkManifests(o.paths, { repoRoot: o.repoRoot, cwd: o.cwd, stdin: o.stdin, timeoutMs: o.timeoutMs, skipUnreadable: o.skipUnreadable, cluster: clusterCapabilities(o) }, config, {
-            entry: o.workerEntry,
-            threads: o.threads,
-            onLoaded: (loaded) => {
-                mark("parsed");
-                shown.show(`pko-guard check: evaluating ${loaded.objects.length} object(s) from ${loaded.files} file(s)`);
+        const checked = await checkManifests(
+            o.paths,
+            {
+                repoRoot: o.repoRoot,
+                cwd: o.cwd,
+                stdin: o.stdin,
+                timeoutMs: o.timeoutMs,
+                skipUnreadable: o.skipUnreadable,
+                cluster: clusterCapabilities(o),
             },
-        });
+            config,
+            {
+                entry: o.workerEntry,
+                threads: o.threads,
+                onLoaded: (loaded) => {
+                    mark("parsed");
+                    shown.show(
+                        `pko-guard check: evaluating ${loaded.objects.length} object(s) from ${loaded.files} file(s)`,
+                    );
+                },
+            },
+        );
         load = checked.load;
         // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.
         findings = judgeRows(checked.rows, o.failOnAdvisory);
@@ -121,7 +135,12 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
 }
 
 /** The subject of a check that could not judge (bad input, an error, an interrupt): every report still renders it. */
-export function checkErrorSubject(paths: string[], message: string, durationMs: number, repoRoot?: string): ProjectSubject {
+export function checkErrorSubject(
+    paths: string[],
+    message: string,
+    durationMs: number,
+    repoRoot?: string,
+): ProjectSubject {
     const first = paths.find((p) => p !== "-");
     return errorProjectSubject(
         {
@@ -138,7 +157,10 @@ export function checkErrorSubject(paths: string[], message: string, durationMs: 
 
 export function checkSummaryLine(r: CheckResult): string {
     const s = r.summary;
-    const skipped = (s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "") + (s.rendered > 0 ? `, ${s.rendered} rendered` : "") + (s.notRendered.length > 0 ? `, ${s.notRendered.length} not rendered` : "");
+    const skipped =
+        (s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "") +
+        (s.rendered > 0 ? `, ${s.rendered} rendered` : "") +
+        (s.notRendered.length > 0 ? `, ${s.notRendered.length} not rendered` : "");
     const blocking = r.subject.findings.filter((f) => f.status === "blocking").length;
     return (
         `${s.objects} object(s) in ${s.files} file(s) (${s.unread} of kinds no rule reads${skipped}); ` +

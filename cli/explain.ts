@@ -15,7 +15,12 @@ import { configProps } from "./rules";
 export function explainRule(name: string): string {
     const p = policies.find((x) => x.name === name);
     if (!p) throw new BadInputError(`${JSON.stringify(name)} is not a rule of this pack (see pko-guard rules)`);
-    const out: string[] = [`${p.name} (${p.enforcementLevel ?? "advisory"}, severity ${p.severity ?? "medium"})`, "", p.description, ""];
+    const out: string[] = [
+        `${p.name} (${p.enforcementLevel ?? "advisory"}, severity ${p.severity ?? "medium"})`,
+        "",
+        p.description,
+        "",
+    ];
     const about = p.about;
     out.push(`What: ${about.what}`, "", `Why: ${about.why}`, "", `Fix: ${about.fix}`, "");
     for (const note of about.notes ?? []) out.push(note, "");
@@ -47,5 +52,7 @@ export function remediationNote(p: (typeof policies)[number]): string {
             (stack ? " Its stack-level part (Stack patches) cannot remediate: the engine treats it as mandatory." : "")
         );
     }
-    return resource ? "remediate: this rule has no safe mechanical fix, so remediate acts as mandatory." : "remediate: a stack-level rule cannot remediate (the engine treats remediate as mandatory for it).";
+    return resource
+        ? "remediate: this rule has no safe mechanical fix, so remediate acts as mandatory."
+        : "remediate: a stack-level rule cannot remediate (the engine treats remediate as mandatory for it).";
 }

@@ -26,7 +26,8 @@ export interface GateOptions {
 
 function projectInfo(dir: string): { name: string; main: string } {
     const file = path.join(dir, "Pulumi.yaml");
-    if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new BadInputError(`${dir}: no such project folder`);
+    if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
+        throw new BadInputError(`${dir}: no such project folder`);
     if (!fs.existsSync(file)) throw new BadInputError(`${dir}: no Pulumi.yaml (not a Pulumi project)`);
     let doc: { name?: unknown; main?: unknown; runtime?: unknown } | null;
     try {
@@ -35,9 +36,17 @@ function projectInfo(dir: string): { name: string; main: string } {
         throw new BadInputError(`${file}: not valid YAML${yamlErrorPosition(e)}`);
     }
     if (typeof doc?.name !== "string") throw new BadInputError(`${file}: missing project name`);
-    const runtime = typeof doc.runtime === "string" ? doc.runtime : (doc.runtime as { name?: unknown } | undefined)?.name;
+    const runtime =
+        typeof doc.runtime === "string" ? doc.runtime : (doc.runtime as { name?: unknown } | undefined)?.name;
     // A Pulumi YAML program is Pulumi.yaml itself.
-    const main = typeof doc.main === "string" ? doc.main : runtime === "yaml" ? "Pulumi.yaml" : fs.existsSync(path.join(dir, "index.ts")) ? "index.ts" : "index.js";
+    const main =
+        typeof doc.main === "string"
+            ? doc.main
+            : runtime === "yaml"
+              ? "Pulumi.yaml"
+              : fs.existsSync(path.join(dir, "index.ts"))
+                ? "index.ts"
+                : "index.js";
     return { name: doc.name, main };
 }
 
@@ -50,7 +59,11 @@ export async function runGate(o: GateOptions): Promise<ProjectSubject> {
     const cli = findGateCli();
     const preview = await previewWithPack(
         { cli, cwd: dir, env: userEnv(cli), stack: o.stack, timeoutMs: o.timeoutMs },
-        { dir: PACK_DIR, config: o.config ? path.resolve(o.config) : undefined, descriptions: new Map(policies.map((p) => [p.name, p.description])) },
+        {
+            dir: PACK_DIR,
+            config: o.config ? path.resolve(o.config) : undefined,
+            descriptions: new Map(policies.map((p) => [p.name, p.description])),
+        },
         // The event stream is read incrementally and only policy events are kept (however large the preview).
         { keepOutput: false },
     );
@@ -70,7 +83,11 @@ export async function runGate(o: GateOptions): Promise<ProjectSubject> {
 }
 
 /** The subject of a gate that could not run: every report still renders it, saying why. */
-export function errorSubject(o: { projectDir: string; stack: string }, message: string, durationMs: number): ProjectSubject {
+export function errorSubject(
+    o: { projectDir: string; stack: string },
+    message: string,
+    durationMs: number,
+): ProjectSubject {
     const dir = path.resolve(o.projectDir);
     let name = path.basename(dir) || dir;
     let main = "Pulumi.yaml";
@@ -81,5 +98,14 @@ export function errorSubject(o: { projectDir: string; stack: string }, message: 
     } catch {
         // the project itself is what is wrong: name it by its folder
     }
-    return errorProjectSubject({ name, stack: o.stack, description: `pko-guard gate of ${name} (stack ${o.stack})`, programFile: path.join(dir, main) }, message, durationMs);
+    return errorProjectSubject(
+        {
+            name,
+            stack: o.stack,
+            description: `pko-guard gate of ${name} (stack ${o.stack})`,
+            programFile: path.join(dir, main),
+        },
+        message,
+        durationMs,
+    );
 }

@@ -24,8 +24,12 @@ function notes(file: string): string {
     const out = [
         `# Notes on ${path.basename(file)}`,
         "",
-        "The pko-guard policy pack config, for `pulumi preview --policy-pack <pko-guard> --policy-pack-config " + path.basename(file) + "`,",
-        "`pko-guard gate --config " + path.basename(file) + "` and Pulumi Cloud policy groups. The engine takes JSON without",
+        "The pko-guard policy pack config, for `pulumi preview --policy-pack <pko-guard> --policy-pack-config " +
+            path.basename(file) +
+            "`,",
+        "`pko-guard gate --config " +
+            path.basename(file) +
+            "` and Pulumi Cloud policy groups. The engine takes JSON without",
         "comments, so the comments are here. Every policy is listed with its defaults: change what you need.",
         "",
         `- \`enforcementLevel\`: ${LEVELS.join(", ")}.`,
@@ -35,7 +39,12 @@ function notes(file: string): string {
         "",
     ];
     for (const p of policies) {
-        out.push(`## ${p.name}`, "", `${p.description} (default level: ${p.enforcementLevel ?? "advisory"}; \`pko-guard explain ${p.name}\`)`, "");
+        out.push(
+            `## ${p.name}`,
+            "",
+            `${p.description} (default level: ${p.enforcementLevel ?? "advisory"}; \`pko-guard explain ${p.name}\`)`,
+            "",
+        );
         for (const [k, s] of Object.entries(configProps(p))) {
             if (p.about.waiverKeys.includes(k)) continue;
             out.push(`- \`${k}\` (default \`${JSON.stringify(s.default ?? null)}\`): ${s.description ?? ""}`);

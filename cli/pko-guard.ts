@@ -62,8 +62,18 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 function reportingOptions(command: Command): Command {
     return command
         .option("--config <file>", "policy pack config (JSON, as for --policy-pack-config)")
-        .option("--report <format=file>", "write a report: json, junit, sarif or policyreport (Kubernetes PolicyReport YAML) (repeatable)", parseReportOption, [] as ReportRequest[])
-        .addOption(new Option("--format <format>", "terminal output: table, or github (workflow commands + step summary; the default under GITHUB_ACTIONS=true)").choices(["table", "github"]))
+        .option(
+            "--report <format=file>",
+            "write a report: json, junit, sarif or policyreport (Kubernetes PolicyReport YAML) (repeatable)",
+            parseReportOption,
+            [] as ReportRequest[],
+        )
+        .addOption(
+            new Option(
+                "--format <format>",
+                "terminal output: table, or github (workflow commands + step summary; the default under GITHUB_ACTIONS=true)",
+            ).choices(["table", "github"]),
+        )
         .option("-v, --verbose", "print the full table", false)
         .option("--fail-on-advisory", "advisory violations block too", false);
 }
@@ -84,7 +94,8 @@ function print(chunks: Iterable<string>): void {
 function output(result: ProjectSubject, o: ReportingOptions, summaryText?: string): void {
     print(o.verbose ? fullTableChunks(result, undefined, summaryText) : findingsChunks(result, undefined, summaryText));
     if (githubOutput(o)) {
-        const { STEP_SUMMARY_BYTES, stepSummaryChunks, workflowCommandChunks } = require("./reports/github") as typeof import("./reports/github");
+        const { STEP_SUMMARY_BYTES, stepSummaryChunks, workflowCommandChunks } =
+            require("./reports/github") as typeof import("./reports/github");
         print(workflowCommandChunks([result]));
         const summary = process.env.GITHUB_STEP_SUMMARY;
         if (summary) {
@@ -111,7 +122,12 @@ interface Judged {
  * input, a tool or internal error, an interrupt), with a subject that says why when there is no verdict.
  * Resolves with the exit code (0 pass, 1 blocking findings); throws the error that ended the run.
  */
-async function runJudged(o: ReportingOptions, inputs: string[], errorSubject: (message: string, durationMs: number) => ProjectSubject, run: () => Promise<Judged>): Promise<number> {
+async function runJudged(
+    o: ReportingOptions,
+    inputs: string[],
+    errorSubject: (message: string, durationMs: number) => ProjectSubject,
+    run: () => Promise<Judged>,
+): Promise<number> {
     const started = Date.now();
     const clashes = inputClashes(o.report, inputs);
     const reports = o.report.filter((r) => !clashes.some((c) => c.request === r));
@@ -126,7 +142,9 @@ async function runJudged(o: ReportingOptions, inputs: string[], errorSubject: (m
             writeReports(reports, [failed]);
         } catch (w) {
             // The run's own error is what exits; a report that could not be written is said too, never dropped.
-            process.stderr.write(`pko-guard: ${escapeText(isReportedError(w) ? w.message : `cannot write the reports: ${String((w as Error)?.message ?? w).split("\n")[0]}`)}\n`);
+            process.stderr.write(
+                `pko-guard: ${escapeText(isReportedError(w) ? w.message : `cannot write the reports: ${String((w as Error)?.message ?? w).split("\n")[0]}`)}\n`,
+            );
         }
     };
     if (clashes.length > 0) {
@@ -141,7 +159,11 @@ async function runJudged(o: ReportingOptions, inputs: string[], errorSubject: (m
         judged = await run();
     } catch (e) {
         removeHook();
-        failWith(isReportedError(e) ? e.message : `internal error: ${String(e instanceof Error ? e.message : e).split("\n")[0]}`);
+        failWith(
+            isReportedError(e)
+                ? e.message
+                : `internal error: ${String(e instanceof Error ? e.message : e).split("\n")[0]}`,
+        );
         throw e;
     }
     removeHook();
@@ -179,12 +201,25 @@ function gateCommand(exit: Exit): Command {
         .exitOverride()
         .action(async (project: string, o: GateCliOptions) => {
             const { errorSubject, runGate } = await import("./gate");
-            const inputs = [...(o.config ? [o.config] : []), path.join(project, "Pulumi.yaml"), path.join(project, "index.ts"), path.join(project, "index.js")];
+            const inputs = [
+                ...(o.config ? [o.config] : []),
+                path.join(project, "Pulumi.yaml"),
+                path.join(project, "index.ts"),
+                path.join(project, "index.js"),
+            ];
             exit.code = await runJudged(
                 o,
                 inputs,
                 (message, durationMs) => errorSubject({ projectDir: project, stack: o.stack }, message, durationMs),
-                async () => ({ subject: await runGate({ projectDir: project, stack: o.stack, config: o.config, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 }) }),
+                async () => ({
+                    subject: await runGate({
+                        projectDir: project,
+                        stack: o.stack,
+                        config: o.config,
+                        failOnAdvisory: o.failOnAdvisory,
+                        timeoutMs: o.timeout * 1000,
+                    }),
+                }),
             );
         });
 }
@@ -192,14 +227,39 @@ function gateCommand(exit: Exit): Command {
 function checkCommand(exit: Exit): Command {
     return reportingOptions(
         new Command("check")
-            .description("check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies")
-            .argument("<paths...>", "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input"),
+            .description(
+                "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
+            )
+            .argument(
+                "<paths...>",
+                "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input",
+            ),
     )
-        .option("--repo-root <dir>", "repository root that Argo CD Application source paths are relative to (default: the git top level)")
-        .option("--skip-unreadable", "skip a folder's oversized, undecodable (not UTF-8/UTF-16) and non-regular files with a line each, instead of failing", false)
-        .option("--timeout <seconds>", "time allowed for rendering kustomizations, charts and jsonnet", timeoutSeconds, 300)
-        .option("--kube-version <version>", "the destination cluster's Kubernetes version, as Argo CD tells Helm (default: Helm's own)")
-        .option("--api-versions <group/version[/Kind]>", "an API the destination cluster serves besides Kubernetes', PKO's and Argo CD's, as Argo CD tells Helm (repeatable)", collect, [] as string[])
+        .option(
+            "--repo-root <dir>",
+            "repository root that Argo CD Application source paths are relative to (default: the git top level)",
+        )
+        .option(
+            "--skip-unreadable",
+            "skip a folder's oversized, undecodable (not UTF-8/UTF-16) and non-regular files with a line each, instead of failing",
+            false,
+        )
+        .option(
+            "--timeout <seconds>",
+            "time allowed for rendering kustomizations, charts and jsonnet",
+            timeoutSeconds,
+            300,
+        )
+        .option(
+            "--kube-version <version>",
+            "the destination cluster's Kubernetes version, as Argo CD tells Helm (default: Helm's own)",
+        )
+        .option(
+            "--api-versions <group/version[/Kind]>",
+            "an API the destination cluster serves besides Kubernetes', PKO's and Argo CD's, as Argo CD tells Helm (repeatable)",
+            collect,
+            [] as string[],
+        )
         .exitOverride()
         .action(async (paths: string[], o: CheckCliOptions) => {
             const { checkErrorSubject, runCheck, checkSummaryLine } = await import("./check");
@@ -221,7 +281,8 @@ function checkCommand(exit: Exit): Command {
                         kubeVersion: o.kubeVersion,
                         apiVersions: o.apiVersions,
                     });
-                    for (const s of result.summary.skipped) process.stderr.write(`pko-guard: skipped ${escapeText(s.file)}: ${escapeText(s.reason)}\n`);
+                    for (const s of result.summary.skipped)
+                        process.stderr.write(`pko-guard: skipped ${escapeText(s.file)}: ${escapeText(s.reason)}\n`);
                     for (const n of result.summary.notRendered) process.stderr.write(`pko-guard: ${escapeText(n)}\n`);
                     return { subject: result.subject, summaryText: checkSummaryLine(result) };
                 },
@@ -235,7 +296,9 @@ function rulesCommand(): Command {
         .option("--json", "as JSON", false)
         .action((o: { json: boolean }) => {
             const { renderRules } = require("./rules") as typeof import("./rules");
-            process.stdout.write(renderRules(o.json, process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 120));
+            process.stdout.write(
+                renderRules(o.json, process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 120),
+            );
         });
 }
 
@@ -251,7 +314,9 @@ function explainCommand(): Command {
 
 function initCommand(): Command {
     return new Command("init")
-        .description("write a policy pack config file (JSON, for --policy-pack-config) with every policy and its defaults")
+        .description(
+            "write a policy pack config file (JSON, for --policy-pack-config) with every policy and its defaults",
+        )
         .argument("[file]", "the file to write", "pko-guard.config.json")
         .option("--force", "overwrite an existing file", false)
         .action((file: string, o: { force: boolean }) => {
@@ -263,23 +328,42 @@ function initCommand(): Command {
 
 function webhookCommand(exit: Exit): Command {
     return new Command("webhook")
-        .description("serve a validating admission webhook (HTTPS: POST /validate, GET /healthz, /readyz, /metrics) judging objects with the pko-guard policies and the cluster's state")
+        .description(
+            "serve a validating admission webhook (HTTPS: POST /validate, GET /healthz, /readyz, /metrics) judging objects with the pko-guard policies and the cluster's state",
+        )
         .requiredOption("--cert <file>", "TLS certificate (PEM; reloaded when the file changes)")
         .requiredOption("--key <file>", "TLS private key (PEM; reloaded when the file changes)")
         .option("--port <n>", "port to listen on", portNumber, 8443)
-        .option("--kubeconfig <file>", "kubeconfig for reading cluster state (default: in-cluster, then KUBECONFIG or ~/.kube/config)")
+        .option(
+            "--kubeconfig <file>",
+            "kubeconfig for reading cluster state (default: in-cluster, then KUBECONFIG or ~/.kube/config)",
+        )
         .option("--context <name>", "kubeconfig context")
         .option("--config <file>", "policy pack config (JSON, as for --policy-pack-config)")
         .option("--warn-only", "deny nothing: would-be denials come back as warnings", false)
         .exitOverride()
-        .action(async (o: { cert: string; key: string; port: number; kubeconfig?: string; context?: string; config?: string; warnOnly: boolean }) => {
-            const { runWebhook } = await import("./webhook");
-            exit.code = await runWebhook(o);
-        });
+        .action(
+            async (o: {
+                cert: string;
+                key: string;
+                port: number;
+                kubeconfig?: string;
+                context?: string;
+                config?: string;
+                warnOnly: boolean;
+            }) => {
+                const { runWebhook } = await import("./webhook");
+                exit.code = await runWebhook(o);
+            },
+        );
 }
 
 function auditCommand(exit: Exit): Command {
-    return reportingOptions(new Command("audit").description("judge the Stacks and related objects of a live cluster with the pko-guard policies (check's table, reports and exit codes)"))
+    return reportingOptions(
+        new Command("audit").description(
+            "judge the Stacks and related objects of a live cluster with the pko-guard policies (check's table, reports and exit codes)",
+        ),
+    )
         .option("--kubeconfig <file>", "kubeconfig (default: KUBECONFIG or ~/.kube/config)")
         .option("--context <name>", "kubeconfig context")
         .option("--timeout <seconds>", "deadline for reading the cluster", timeoutSeconds, 300)
@@ -291,7 +375,13 @@ function auditCommand(exit: Exit): Command {
                 [...(o.config ? [o.config] : []), ...(o.kubeconfig ? [o.kubeconfig] : [])],
                 (message, durationMs) => auditErrorSubject(o, message, durationMs),
                 async () => {
-                    const result = await runAudit({ kubeconfig: o.kubeconfig, context: o.context, config: o.config, failOnAdvisory: o.failOnAdvisory, timeoutMs: o.timeout * 1000 });
+                    const result = await runAudit({
+                        kubeconfig: o.kubeconfig,
+                        context: o.context,
+                        config: o.config,
+                        failOnAdvisory: o.failOnAdvisory,
+                        timeoutMs: o.timeout * 1000,
+                    });
                     return { subject: result.subject, summaryText: auditSummaryLine(result) };
                 },
             );
@@ -306,7 +396,16 @@ async function main(argv: string[]): Promise<number> {
         .exitOverride()
         .configureOutput({ writeErr: (s) => process.stderr.write(escapeText(s.split("\n")[0]) + "\n") });
     // Each command inherits the program's settings (exit override, one-line errors), as program.command() would give.
-    for (const command of [gateCommand(exit), rulesCommand(), explainCommand(), initCommand(), checkCommand(exit), webhookCommand(exit), auditCommand(exit)]) program.addCommand(command.copyInheritedSettings(program));
+    for (const command of [
+        gateCommand(exit),
+        rulesCommand(),
+        explainCommand(),
+        initCommand(),
+        checkCommand(exit),
+        webhookCommand(exit),
+        auditCommand(exit),
+    ])
+        program.addCommand(command.copyInheritedSettings(program));
     try {
         await program.parseAsync(argv, { from: "user" });
     } catch (e) {

@@ -19,12 +19,22 @@ export function configProps(p: (typeof policies)[number]): Record<string, Schema
 }
 
 export function renderRules(json: boolean, width = 120): string {
-    const rows = policies.map((p) => ({ name: p.name, level: p.enforcementLevel ?? "advisory", severity: p.severity ?? "medium", description: p.description }));
+    const rows = policies.map((p) => ({
+        name: p.name,
+        level: p.enforcementLevel ?? "advisory",
+        severity: p.severity ?? "medium",
+        description: p.description,
+    }));
     if (json) {
         const docs = new Map(ruleCatalogue().map((r) => [r.id, r]));
         return (
             JSON.stringify(
-                rows.map((r) => extended(r, { doc: docs.get(r.name)!.doc, ...(docs.get(r.name)!.helpUri ? { helpUri: docs.get(r.name)!.helpUri } : {}) })),
+                rows.map((r) =>
+                    extended(r, {
+                        doc: docs.get(r.name)!.doc,
+                        ...(docs.get(r.name)!.helpUri ? { helpUri: docs.get(r.name)!.helpUri } : {}),
+                    }),
+                ),
                 null,
                 2,
             ) + "\n"

@@ -67,7 +67,9 @@ function readPair(o: WebhookOptions): { cert: Buffer; key: Buffer } {
     try {
         return { cert: fs.readFileSync(o.cert), key: fs.readFileSync(o.key) };
     } catch (e) {
-        throw new BadInputError(`cannot read the TLS certificate or key: ${String((e as Error).message).split("\n")[0]}`);
+        throw new BadInputError(
+            `cannot read the TLS certificate or key: ${String((e as Error).message).split("\n")[0]}`,
+        );
     }
 }
 
@@ -105,14 +107,19 @@ function parseReview(text: string): Review {
         throw new BadInputError("the body is not JSON");
     }
     const b = body as { apiVersion?: unknown; kind?: unknown; request?: Record<string, unknown> };
-    if (b?.apiVersion !== "admission.k8s.io/v1" || b.kind !== "AdmissionReview") throw new BadInputError("expected an AdmissionReview of admission.k8s.io/v1");
+    if (b?.apiVersion !== "admission.k8s.io/v1" || b.kind !== "AdmissionReview")
+        throw new BadInputError("expected an AdmissionReview of admission.k8s.io/v1");
     const r = b.request;
     if (!r || typeof r.uid !== "string") throw new BadInputError("the AdmissionReview has no request.uid");
     const object = (r.object ?? null) as AdmissionInput["object"];
     const kind = (r.kind as { kind?: string } | undefined)?.kind ?? String(object?.kind ?? "");
     return {
         uid: r.uid,
-        input: { operation: String(r.operation ?? ""), object, oldObject: (r.oldObject ?? null) as AdmissionInput["oldObject"] },
+        input: {
+            operation: String(r.operation ?? ""),
+            object,
+            oldObject: (r.oldObject ?? null) as AdmissionInput["oldObject"],
+        },
         kind,
         namespace: typeof r.namespace === "string" ? r.namespace : "",
         name: typeof r.name === "string" ? r.name : String((object?.metadata ?? {}).name ?? ""),
@@ -127,11 +134,20 @@ function truncate(s: string, n: number): string {
  * Starts the server. `cache` replaces the one read from the cluster (benchmarks seed one): it is used as
  * given, not started.
  */
-export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeConfig; cache?: ClusterCache }): Promise<Webhook> {
+export async function startWebhook(
+    o: WebhookOptions,
+    given?: { kc?: k8s.KubeConfig; cache?: ClusterCache },
+): Promise<Webhook> {
     const log = (level: string, event: string, fields: Record<string, unknown> = {}) =>
-        (o.log ?? ((l: string) => process.stdout.write(`${l}\n`)))(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields }));
+        (o.log ?? ((l: string) => process.stdout.write(`${l}\n`)))(
+            JSON.stringify({ time: new Date().toISOString(), level, event, ...fields }),
+        );
     const config = packConfig(o.config);
-    const cache = given?.cache ?? new ClusterCache(given?.kc ?? loadKubeConfig(o.kubeconfig, o.context), { log: (event, fields) => log("info", event, fields) });
+    const cache =
+        given?.cache ??
+        new ClusterCache(given?.kc ?? loadKubeConfig(o.kubeconfig, o.context), {
+            log: (event, fields) => log("info", event, fields),
+        });
     // Fresh reads of the bindings and Stacks around reviewed objects, shared by concurrent reviews (view.ts).
     const reads = new SharedReads((kind, ns, name) => cache.listFresh(kind, ns, name));
 
@@ -223,8 +239,12 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
         };
         try {
             if (req.method === "GET" && url === "/healthz") return send(200, "ok\n");
-            if (req.method === "GET" && url === "/readyz") return cache.synced() ? send(200, "ok\n") : send(503, `cache not synced: ${JSON.stringify(cache.state())}\n`);
-            if (req.method === "GET" && url === "/metrics") return send(200, await registry.metrics(), registry.contentType);
+            if (req.method === "GET" && url === "/readyz")
+                return cache.synced()
+                    ? send(200, "ok\n")
+                    : send(503, `cache not synced: ${JSON.stringify(cache.state())}\n`);
+            if (req.method === "GET" && url === "/metrics")
+                return send(200, await registry.metrics(), registry.contentType);
             if (url !== "/validate") return send(404, "not found\n");
             if (req.method !== "POST") return send(405, "POST an AdmissionReview\n");
         } catch {
@@ -239,35 +259,71 @@ export async function startWebhook(o: WebhookOptions, given?: { kc?: k8s.KubeCon
             log("warn", "admission.bad_request", { error: escapeText(String((e as Error).message)) });
             return send(400, `${(e as Error).message}\n`);
         }
-        const id = { uid: review.uid, kind: escapeText(review.kind), namespace: escapeText(review.namespace), name: escapeText(review.name), operation: review.input.operation };
+        const id = {
+            uid: review.uid,
+            kind: escapeText(review.kind),
+            namespace: escapeText(review.namespace),
+            name: escapeText(review.name),
+            operation: review.input.operation,
+        };
         let response: Record<string, unknown>;
         let decision: string;
         try {
             const judge = { config, warnOnly: o.warnOnly };
             // A given cache (benchmarks) has no server behind it: judged from the cache alone.
-            const d = given?.cache ? judgeAdmission(review.input, cache, judge) : await judgeAdmissionFresh(review.input, cache, judge, reads.read);
+            const d = given?.cache
+                ? judgeAdmission(review.input, cache, judge)
+                : await judgeAdmissionFresh(review.input, cache, judge, reads.read);
             const blocking = d.findings.filter((f) => f.status === "blocking");
             for (const f of blocking) denials.inc({ policy: f.policy });
             decision = d.skipped ? "skipped" : d.allowed ? (blocking.length > 0 ? "warn-only" : "allowed") : "denied";
             response = { uid: review.uid, allowed: d.allowed };
-            if (!d.allowed) response.status = { code: 403, reason: "Forbidden", message: escapeLines(d.message ?? "denied") };
+            if (!d.allowed)
+                response.status = { code: 403, reason: "Forbidden", message: escapeLines(d.message ?? "denied") };
             if (d.warnings.length > 0) response.warnings = d.warnings.map((w) => truncate(escapeText(w), MAX_WARNING));
-            log(d.allowed ? "info" : "warn", "admission.decided", extended(id, { decision, policies: [...new Set(d.findings.map((f) => f.policy))], blocking: blocking.length, warnings: d.warnings.length }));
+            log(
+                d.allowed ? "info" : "warn",
+                "admission.decided",
+                extended(id, {
+                    decision,
+                    policies: [...new Set(d.findings.map((f) => f.policy))],
+                    blocking: blocking.length,
+                    warnings: d.warnings.length,
+                }),
+            );
         } catch (e) {
             // Fail closed: a decision that could not be made denies (unless warn-only).
             decision = "error";
             response = o.warnOnly
-                ? { uid: review.uid, allowed: true, warnings: ["pko-guard could not judge this object (internal error); admitted in warn-only mode"] }
-                : { uid: review.uid, allowed: false, status: { code: 500, message: "pko-guard could not judge this object (internal error); refused" } };
-            log("error", "admission.failed", extended(id, { error: escapeText(String((e as Error).message).split("\n")[0]) }));
+                ? {
+                      uid: review.uid,
+                      allowed: true,
+                      warnings: ["pko-guard could not judge this object (internal error); admitted in warn-only mode"],
+                  }
+                : {
+                      uid: review.uid,
+                      allowed: false,
+                      status: { code: 500, message: "pko-guard could not judge this object (internal error); refused" },
+                  };
+            log(
+                "error",
+                "admission.failed",
+                extended(id, { error: escapeText(String((e as Error).message).split("\n")[0]) }),
+            );
         }
         requests.inc({ kind: review.kind, operation: review.input.operation, decision });
         end();
-        send(200, JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response }), "application/json");
+        send(
+            200,
+            JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response }),
+            "application/json",
+        );
     });
 
     await new Promise<void>((resolve, reject) => {
-        server.once("error", (e) => reject(new BadInputError(`cannot listen on port ${o.port}: ${(e as Error).message}`)));
+        server.once("error", (e) =>
+            reject(new BadInputError(`cannot listen on port ${o.port}: ${(e as Error).message}`)),
+        );
         server.listen(o.port, o.host ?? "0.0.0.0", () => resolve());
     });
     if (!given?.cache) cache.start();

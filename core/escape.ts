@@ -25,14 +25,20 @@ const MARKDOWN_SYNTAX = /[\\`*_{}[\]()#+\-.!|~:=$^]/g;
 
 function visible(c: string): string {
     const code = c.charCodeAt(0);
-    return NAMED[c] ?? (code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`);
+    return (
+        NAMED[c] ??
+        (code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`)
+    );
 }
 
 export type EscapeContext = "text" | "markdown";
 
 /** `s` made safe to print in `context` (see the module comment); anything not a string is shown as text first. */
 export function escapeText(s: unknown, context: EscapeContext = "text"): string {
-    const text = (typeof s === "string" ? s : String(s)).replace(CONTROL, visible).replace(/::/g, ":\\x3a").replace(/##\[/g, "#\\x23[");
+    const text = (typeof s === "string" ? s : String(s))
+        .replace(CONTROL, visible)
+        .replace(/::/g, ":\\x3a")
+        .replace(/##\[/g, "#\\x23[");
     if (context === "text") return text;
     return text.replace(MARKDOWN_SYNTAX, (c) => `\\${c}`).replace(/[&<>"']/g, (c) => HTML[c]);
 }

@@ -91,7 +91,12 @@ export type Hooks = "all" | "resource" | "stack";
  * once over all of them) with a reconciled pack config; returns rows in the analyzer's shape. `only` limits
  * the run to the named policies (admission re-evaluates the cluster as it was for those alone).
  */
-export function evaluatePack(resources: EvalResource[], config: PackConfig, only?: ReadonlySet<string>, hooks: Hooks = "all"): EvalRow[] {
+export function evaluatePack(
+    resources: EvalResource[],
+    config: PackConfig,
+    only?: ReadonlySet<string>,
+    hooks: Hooks = "all",
+): EvalRow[] {
     // One evaluation is one request: it starts and ends with no settings published (settings.ts).
     productionSettings.reset();
     endRequests();
@@ -103,7 +108,12 @@ export function evaluatePack(resources: EvalResource[], config: PackConfig, only
     }
 }
 
-function evaluateRequest(resources: EvalResource[], config: PackConfig, only: ReadonlySet<string> | undefined, hooks: Hooks): EvalRow[] {
+function evaluateRequest(
+    resources: EvalResource[],
+    config: PackConfig,
+    only: ReadonlySet<string> | undefined,
+    hooks: Hooks,
+): EvalRow[] {
     const rows: EvalRow[] = [];
     const args = resources.map((r) => ({
         type: r.type,
@@ -115,7 +125,17 @@ function evaluateRequest(resources: EvalResource[], config: PackConfig, only: Re
     const isType = () => false;
     const asType = () => undefined;
     // One list for every stack policy, as one AnalyzeStack request would give them.
-    const stackResources = args.map((a) => ({ type: a.type, name: a.name, urn: a.urn, props: a.props, opts: a.opts, isType, asType, dependencies: [], propertyDependencies: {} }));
+    const stackResources = args.map((a) => ({
+        type: a.type,
+        name: a.name,
+        urn: a.urn,
+        props: a.props,
+        opts: a.opts,
+        isType,
+        asType,
+        dependencies: [],
+        propertyDependencies: {},
+    }));
     // A filtered run still runs the settings policy: it publishes this request's production settings, which
     // the rules read (without it every Stack's classification would be unknown in a filtered run).
     const runs = only && new Set([...only, SETTINGS_POLICY]);
@@ -131,12 +151,27 @@ function evaluateRequest(resources: EvalResource[], config: PackConfig, only: Re
         };
         // `fallbackUrn()`: the URN of the resource being judged when the reporter is called (policies report synchronously).
         const report = (fallbackUrn: () => string): DataReport => {
-            const out = ((message: string, urn?: string) => push(decodeMessage(normalizeMessage(message, p.description)), urn ?? fallbackUrn(), undefined)) as DataReport;
-            out.finding = (f) => push({ text: f.text, failClosed: f.failClosed, ...(f.waiver ? { waiver: f.waiver } : {}) }, f.urn ?? fallbackUrn(), f.field);
+            const out = ((message: string, urn?: string) =>
+                push(
+                    decodeMessage(normalizeMessage(message, p.description)),
+                    urn ?? fallbackUrn(),
+                    undefined,
+                )) as DataReport;
+            out.finding = (f) =>
+                push(
+                    { text: f.text, failClosed: f.failClosed, ...(f.waiver ? { waiver: f.waiver } : {}) },
+                    f.urn ?? fallbackUrn(),
+                    f.field,
+                );
             return out;
         };
         // A waived finding is at its true level, advisory, as the pack reports it through the engine (report.ts).
-        const push = (facts: MessageFacts, urn: string, field: string | undefined, at: Level = facts.waiver ? "advisory" : level) => {
+        const push = (
+            facts: MessageFacts,
+            urn: string,
+            field: string | undefined,
+            at: Level = facts.waiver ? "advisory" : level,
+        ) => {
             // Built by assignment, not as a spread literal: policies/model/shapes.ts.
             const r = row(p.name, urn, at, normalizeMessage(encodeMessage(facts), p.description)) as EvalRow;
             r.facts = facts;
@@ -151,7 +186,12 @@ function evaluateRequest(resources: EvalResource[], config: PackConfig, only: Re
                 if ((e as { notApplicable?: boolean }).notApplicable) return;
                 const { UnknownValueError } = policySdk();
                 const reason = e instanceof UnknownValueError ? "can't run policy during preview" : "policy failed";
-                push(decodeMessage(`${reason}: ${String((e as Error).message).split("\n")[0]}`), urn, undefined, e instanceof UnknownValueError ? "advisory" : "mandatory");
+                push(
+                    decodeMessage(`${reason}: ${String((e as Error).message).split("\n")[0]}`),
+                    urn,
+                    undefined,
+                    e instanceof UnknownValueError ? "advisory" : "mandatory",
+                );
             }
         };
         if (hooks !== "stack" && isResourcePolicy(p)) {
@@ -162,7 +202,18 @@ function evaluateRequest(resources: EvalResource[], config: PackConfig, only: Re
             for (const a of args) {
                 for (const validate of validations) {
                     if (!validate) continue;
-                    const resourceArgs = { type: a.type, name: a.name, urn: a.urn, props: a.props, opts: a.opts, isType, asType, getConfig, notApplicable, stackTags };
+                    const resourceArgs = {
+                        type: a.type,
+                        name: a.name,
+                        urn: a.urn,
+                        props: a.props,
+                        opts: a.opts,
+                        isType,
+                        asType,
+                        getConfig,
+                        notApplicable,
+                        stackTags,
+                    };
                     judged = a.urn;
                     guard(a.urn, () => validate(resourceArgs as never, reportResource));
                 }

@@ -20,7 +20,11 @@ export function judgeRows(rows: (Row & { facts?: MessageFacts })[], failOnAdviso
         const f = r as Finding;
         f.message = facts.text;
         if (facts.failClosed) f.failClosed = true;
-        f.status = facts.waiver ? "waived" : r.level === "mandatory" || (failOnAdvisory && r.level === "advisory") ? "blocking" : "advisory";
+        f.status = facts.waiver
+            ? "waived"
+            : r.level === "mandatory" || (failOnAdvisory && r.level === "advisory")
+              ? "blocking"
+              : "advisory";
         if (facts.waiver) f.waiver = facts.waiver;
         return f;
     });
@@ -32,11 +36,22 @@ export function waiverNotices(config: PackConfig, findings: Finding[], now = new
     for (const [policy, entry] of Object.entries(config)) {
         for (const w of configWaivers(entry.properties ?? {})) {
             if (w.expires && w.expires < today(now)) {
-                notices.push({ level: "advisory", policy, message: `waiver for ${w.resource} expired on ${w.expires} (${w.reason}): remove or renew it` });
+                notices.push({
+                    level: "advisory",
+                    policy,
+                    message: `waiver for ${w.resource} expired on ${w.expires} (${w.reason}): remove or renew it`,
+                });
                 continue;
             }
-            const used = findings.some((f) => f.policy === policy && f.status === "waived" && f.waiver?.reason === w.reason);
-            if (!used) notices.push({ level: "advisory", policy, message: `unused waiver for ${w.resource} (${w.reason}): it matched no finding` });
+            const used = findings.some(
+                (f) => f.policy === policy && f.status === "waived" && f.waiver?.reason === w.reason,
+            );
+            if (!used)
+                notices.push({
+                    level: "advisory",
+                    policy,
+                    message: `unused waiver for ${w.resource} (${w.reason}): it matched no finding`,
+                });
         }
     }
     return notices;

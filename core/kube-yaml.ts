@@ -109,7 +109,12 @@ const GO_SCALAR = new jsyaml.Type("tag:yaml.org,2002:go", {
             case NULL:
                 return GO_NULL;
             case INT:
-                if (r.unsigned || r.value > BigInt(Number.MAX_SAFE_INTEGER) || r.value < BigInt(Number.MIN_SAFE_INTEGER)) throw new Fallback();
+                if (
+                    r.unsigned ||
+                    r.value > BigInt(Number.MAX_SAFE_INTEGER) ||
+                    r.value < BigInt(Number.MIN_SAFE_INTEGER)
+                )
+                    throw new Fallback();
                 return Number(r.value);
             case FLOAT:
                 if (!Number.isFinite(r.value)) throw new Fallback();
@@ -129,7 +134,8 @@ const FAST_SCHEMA_OPTIONS: jsyaml.LoadOptions = { schema: FAST_SCHEMA, json: tru
  * right after a flow mapping's `{` or a `,` (a flow entry with no value; in a sequence a false alarm), and an
  * alias before `:` (it may name a collection). `unbox` refuses "[object Object]" keys as a second guard.
  */
-const NEEDS_EXACT = /<<|\\\/|^[ \t-]*\?(?:[ \t]|$)|^[ \t-]*:(?:[ \t]|$)|[{,[][ \t]*:(?:[ \t]|$)|[\]}][ \t]*:(?:[ \t]|$)|^[ \t]*%|[{,](?:\s|#[^\n]*\n)*[{[]|\*[\w-]+[ \t]*:/m;
+const NEEDS_EXACT =
+    /<<|\\\/|^[ \t-]*\?(?:[ \t]|$)|^[ \t-]*:(?:[ \t]|$)|[{,[][ \t]*:(?:[ \t]|$)|[\]}][ \t]*:(?:[ \t]|$)|^[ \t]*%|[{,](?:\s|#[^\n]*\n)*[{[]|\*[\w-]+[ \t]*:/m;
 
 /** Replaces the fast path's boxes by plain values; a null key or a collection turned key sends the document to the exact path. */
 function unbox(v: unknown): unknown {
@@ -157,7 +163,11 @@ function unbox(v: unknown): unknown {
  * The fast path for one chunk; undefined when the exact path must decide. Its parse events go to `log` (the
  * document's positions, built when asked for), under the mark returned with the value.
  */
-function fastDecode(chunk: string, log: ParseLog, options: jsyaml.LoadOptions): { value: unknown; mark: number } | undefined {
+function fastDecode(
+    chunk: string,
+    log: ParseLog,
+    options: jsyaml.LoadOptions,
+): { value: unknown; mark: number } | undefined {
     if (!decodeOptions.fastPath || NEEDS_EXACT.test(chunk)) return undefined;
     const mark = log.begin(chunk);
     try {
@@ -189,8 +199,10 @@ type Resolved =
 
 /** go-yaml v2's resolve table: plain scalars with a fixed meaning. */
 const MAP = new Map<string, Resolved>();
-for (const s of ["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"]) MAP.set(s, { tag: BOOL, value: true });
-for (const s of ["n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"]) MAP.set(s, { tag: BOOL, value: false });
+for (const s of ["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"])
+    MAP.set(s, { tag: BOOL, value: true });
+for (const s of ["n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"])
+    MAP.set(s, { tag: BOOL, value: false });
 for (const s of ["", "~", "null", "Null", "NULL"]) MAP.set(s, { tag: NULL, value: null });
 for (const s of [".nan", ".NaN", ".NAN"]) MAP.set(s, { tag: FLOAT, value: NaN });
 for (const s of [".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"]) MAP.set(s, { tag: FLOAT, value: Infinity });
@@ -223,12 +235,17 @@ function isTimestamp(s: string): boolean {
     if (!/^[0-9]{4}-/.test(s)) return false;
     const d = "([0-9]{1,2})";
     const frac = "(\\.[0-9]+)?";
-    return new RegExp(`^[0-9]{4}-${d}-${d}$`).test(s) || new RegExp(`^[0-9]{4}-${d}-${d} ${d}:${d}:${d}${frac}$`).test(s) || new RegExp(`^[0-9]{4}-${d}-${d}[Tt]${d}:${d}:${d}${frac}(Z|[+-][0-9]{2}:[0-9]{2})$`).test(s);
+    return (
+        new RegExp(`^[0-9]{4}-${d}-${d}$`).test(s) ||
+        new RegExp(`^[0-9]{4}-${d}-${d} ${d}:${d}:${d}${frac}$`).test(s) ||
+        new RegExp(`^[0-9]{4}-${d}-${d}[Tt]${d}:${d}:${d}${frac}(Z|[+-][0-9]{2}:[0-9]{2})$`).test(s)
+    );
 }
 
 /** go-yaml v2's resolve(tag, in): the tag and value a scalar gets ("" tag: a plain scalar without one). */
 function resolve(tag: string, s: string): Resolved {
-    const resolvable = tag === "" || tag === STR || tag === BOOL || tag === INT || tag === FLOAT || tag === NULL || tag === TIMESTAMP;
+    const resolvable =
+        tag === "" || tag === STR || tag === BOOL || tag === INT || tag === FLOAT || tag === NULL || tag === TIMESTAMP;
     if (!resolvable) return { tag: tag === BINARY ? BINARY : "other", value: s };
     const r = resolveImplicit(tag, s);
     if (tag === "" || tag === r.tag || tag === STR) return r;
@@ -242,7 +259,18 @@ function short(tag: string): string {
 
 function resolveImplicit(tag: string, s: string): Resolved {
     const c = s === "" ? "" : s[0];
-    const hint = s === "" ? "N" : /[0-9]/.test(c) ? "D" : c === "+" || c === "-" ? "S" : "yYnNtTfFoO~".includes(c) ? "M" : c === "." ? "." : "";
+    const hint =
+        s === ""
+            ? "N"
+            : /[0-9]/.test(c)
+              ? "D"
+              : c === "+" || c === "-"
+                ? "S"
+                : "yYnNtTfFoO~".includes(c)
+                  ? "M"
+                  : c === "."
+                    ? "."
+                    : "";
     if (hint === "" || tag === STR) return { tag: STR, value: s };
     const known = MAP.get(s);
     if (known) return known;
@@ -366,13 +394,19 @@ function scalarValue(node: YAML.Scalar): unknown {
     switch (r.tag) {
         case BINARY: {
             const b64 = r.value.replace(/\s/g, "");
-            if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(b64)) fail(node, "!!binary value contains invalid base64 data");
+            if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(b64))
+                fail(node, "!!binary value contains invalid base64 data");
             return Buffer.from(b64, "base64").toString("utf8");
         }
         case INT:
             return Number(r.value);
         case FLOAT:
-            return Number.isFinite(r.value) ? r.value : new Unconvertible(node, `json: unsupported value: ${Number.isNaN(r.value) ? "NaN" : r.value > 0 ? "+Inf" : "-Inf"}`);
+            return Number.isFinite(r.value)
+                ? r.value
+                : new Unconvertible(
+                      node,
+                      `json: unsupported value: ${Number.isNaN(r.value) ? "NaN" : r.value > 0 ? "+Inf" : "-Inf"}`,
+                  );
         case MERGE:
             return "<<";
         default:
@@ -394,7 +428,8 @@ class UnconvertibleKey {
 
 function keyString(node: YAML.Node | null | undefined, ctx: Ctx): string | UnconvertibleKey {
     const t = target(node, ctx);
-    const unconvertible = (type: string) => new UnconvertibleKey(new Unconvertible(node ?? undefined, `unsupported map key of type: ${type}`));
+    const unconvertible = (type: string) =>
+        new UnconvertibleKey(new Unconvertible(node ?? undefined, `unsupported map key of type: ${type}`));
     if (t === null || t === undefined) return unconvertible("<nil>");
     if (!YAML.isScalar(t)) fail(node ?? undefined, "invalid map key: a mapping or sequence");
     const r = scalarOf(t);
@@ -414,7 +449,8 @@ function keyString(node: YAML.Node | null | undefined, ctx: Ctx): string | Uncon
 }
 
 function setKey(out: Record<string, unknown>, key: string, value: unknown): void {
-    if (key === "__proto__") Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+    if (key === "__proto__")
+        Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
     else out[key] = value;
 }
 
@@ -521,7 +557,11 @@ function splitDocuments(text: string, from: number): [number, string][] {
         const end = nl < 0 ? text.length : nl + 1;
         if (text.startsWith("---", pos)) {
             const rest = text.slice(pos + 3, end).trim();
-            if (rest.length > 0 && rest[0] !== "#") throw new KubeYamlError("invalid document separator: only spaces or a comment may follow `---` on its line", pos);
+            if (rest.length > 0 && rest[0] !== "#")
+                throw new KubeYamlError(
+                    "invalid document separator: only spaces or a comment may follow `---` on its line",
+                    pos,
+                );
             if (pos > start) chunks.push([start, text.slice(start, pos)]);
             start = end;
         }
@@ -579,7 +619,9 @@ function decodeJsonStream(text: string): KubeDocument[] {
             if (text[from] === "\n") from++;
             return [...out, ...decodeYamlStream(text, from)];
         }
-        const node = YAML.parseDocument(text.slice(i, end), { version: "1.1", schema: "failsafe", uniqueKeys: false }).contents ?? undefined;
+        const node =
+            YAML.parseDocument(text.slice(i, end), { version: "1.1", schema: "failsafe", uniqueKeys: false })
+                .contents ?? undefined;
         if (node) shift(node, i);
         out.push({ value, start: i, node: node ?? undefined, positions: fromYamlNode(node) });
         consumed = end;
@@ -606,7 +648,13 @@ function checkEscapes(root: YAML.Node, chunk: string, offset: number): void {
 const FLOW_DASH = "\ue000";
 
 function parseOnce(text: string): YAML.Document.Parsed | undefined {
-    const docs = YAML.parseAllDocuments(text, { version: "1.1", schema: "failsafe", uniqueKeys: false, prettyErrors: false, strict: false });
+    const docs = YAML.parseAllDocuments(text, {
+        version: "1.1",
+        schema: "failsafe",
+        uniqueKeys: false,
+        prettyErrors: false,
+        strict: false,
+    });
     return (Array.isArray(docs) ? docs[0] : undefined) as YAML.Document.Parsed | undefined;
 }
 
@@ -616,7 +664,12 @@ function parseExact(chunk: string): YAML.Document.Parsed | undefined {
     let doc = parseOnce(text);
     // Each round replaces every refused flow `-` the parser reports; nested ones may surface in a later round.
     for (let round = 0; round < 8 && doc && doc.errors.length > 0 && !chunk.includes(FLOW_DASH); round++) {
-        const dashes = doc.errors.filter((e) => e.code === "BLOCK_IN_FLOW" && text[e.pos[0]] === "-" && /^[,\]}]$/.test(text[e.pos[0] + 1] ?? "")).map((e) => e.pos[0]);
+        const dashes = doc.errors
+            .filter(
+                (e) =>
+                    e.code === "BLOCK_IN_FLOW" && text[e.pos[0]] === "-" && /^[,\]}]$/.test(text[e.pos[0] + 1] ?? ""),
+            )
+            .map((e) => e.pos[0]);
         if (dashes.length === 0) break;
         const chars = text.split("");
         for (const at of dashes) chars[at] = FLOW_DASH;
@@ -637,7 +690,10 @@ function exactDecode(chunk: string, offset: number): { value: unknown; node?: YA
     }
     if (doc.errors.length > 0) {
         const e = doc.errors[0];
-        throw new KubeYamlError(e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, ""), offset + (e.pos?.[0] ?? 0));
+        throw new KubeYamlError(
+            e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, ""),
+            offset + (e.pos?.[0] ?? 0),
+        );
     }
     const node = doc.contents ?? undefined;
     if (node && chunk.includes("\\/")) checkEscapes(node, chunk, 0);
@@ -649,7 +705,8 @@ function exactDecode(chunk: string, offset: number): { value: unknown; node?: YA
         refuseUnconvertible(value);
     } catch (e) {
         if (e instanceof KubeYamlError) throw e;
-        if (e instanceof RangeError) throw new KubeYamlError("the document nests or aliases too deeply", node?.range?.[0] ?? offset);
+        if (e instanceof RangeError)
+            throw new KubeYamlError("the document nests or aliases too deeply", node?.range?.[0] ?? offset);
         throw e;
     }
     return { value, node: node && !(YAML.isScalar(node) && value === null) ? node : undefined, empty: false };
@@ -682,7 +739,9 @@ class LoggedDocument implements KubeDocument {
     }
 
     get positions(): PosNode | undefined {
-        return (this.found ??= { positions: this.log.positions(this.mark, this.chunk, this.offset) ?? fromYamlNode(this.node) }).positions;
+        return (this.found ??= {
+            positions: this.log.positions(this.mark, this.chunk, this.offset) ?? fromYamlNode(this.node),
+        }).positions;
     }
 }
 

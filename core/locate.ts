@@ -31,7 +31,8 @@ function sourceFiles(dir: string, main?: string): string[] {
         }
         for (const e of entries) {
             if (e.isDirectory() && !SKIP.has(e.name) && !e.name.startsWith(".")) walk(path.join(d, e.name), depth + 1);
-            else if (e.isFile() && SOURCE.test(e.name) && !/^Pulumi\..*\.ya?ml$/.test(e.name)) out.push(path.join(d, e.name));
+            else if (e.isFile() && SOURCE.test(e.name) && !/^Pulumi\..*\.ya?ml$/.test(e.name))
+                out.push(path.join(d, e.name));
         }
     };
     walk(dir, 0);
@@ -60,9 +61,15 @@ export function locateRows<T extends Row>(rows: T[], programDir: string, main?: 
             for (let i = 0; i < lines.length; i++) {
                 const col = ['"', "'", "`"].map((q) => lines[i].indexOf(`${q}${name}${q}`)).filter((c) => c >= 0);
                 // YAML programs declare resources as map keys: `  name:`
-                const yamlKey = /\.ya?ml$/.test(file) ? lines[i].search(new RegExp(`^\\s*${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:\\s*$`)) : -1;
+                const yamlKey = /\.ya?ml$/.test(file)
+                    ? lines[i].search(new RegExp(`^\\s*${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:\\s*$`))
+                    : -1;
                 if (col.length > 0 || yamlKey >= 0) {
-                    found.set(name, { file, line: i + 1, column: (col.length > 0 ? Math.min(...col) : lines[i].indexOf(name)) + 1 });
+                    found.set(name, {
+                        file,
+                        line: i + 1,
+                        column: (col.length > 0 ? Math.min(...col) : lines[i].indexOf(name)) + 1,
+                    });
                     break;
                 }
             }

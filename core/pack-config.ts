@@ -33,7 +33,11 @@ export interface PolicyMeta {
     patternSettings?: string[];
     /** Whether the policy reads the production settings of pko-guard-production (the rule's `about`). */
     readsProduction?: boolean;
-    configSchema?: { properties?: Record<string, Record<string, unknown>>; required?: string[]; additionalProperties?: unknown };
+    configSchema?: {
+        properties?: Record<string, Record<string, unknown>>;
+        required?: string[];
+        additionalProperties?: unknown;
+    };
 }
 
 /**
@@ -160,7 +164,9 @@ export function parsePackConfig(text: string, source: string): PackConfig {
     try {
         doc = JSON.parse(text);
     } catch (e) {
-        throw new BadInputError(`${source}: not valid JSON${jsonErrorPosition(text, e)} (a policy pack config is a JSON object of policy name -> level or settings)`);
+        throw new BadInputError(
+            `${source}: not valid JSON${jsonErrorPosition(text, e)} (a policy pack config is a JSON object of policy name -> level or settings)`,
+        );
     }
     if (doc === null || typeof doc !== "object" || Array.isArray(doc)) {
         throw new BadInputError(`${source}: must be a JSON object of policy name -> level or settings`);
@@ -169,12 +175,15 @@ export function parsePackConfig(text: string, source: string): PackConfig {
     for (const [name, value] of Object.entries(doc as Record<string, unknown>)) {
         if (name === "environments") continue;
         if (typeof value === "string") {
-            if (!isLevel(value)) throw new BadInputError(`${source}: ${shown(name)}: not an enforcement level (${LEVELS.join(", ")})`);
+            if (!isLevel(value))
+                throw new BadInputError(`${source}: ${shown(name)}: not an enforcement level (${LEVELS.join(", ")})`);
             out[name] = { enforcementLevel: value };
         } else if (value !== null && typeof value === "object" && !Array.isArray(value)) {
             const { enforcementLevel, ...properties } = value as Record<string, unknown>;
             if (enforcementLevel !== undefined && !isLevel(enforcementLevel)) {
-                throw new BadInputError(`${source}: ${shown(name)}.enforcementLevel: not an enforcement level (${LEVELS.join(", ")})`);
+                throw new BadInputError(
+                    `${source}: ${shown(name)}.enforcementLevel: not an enforcement level (${LEVELS.join(", ")})`,
+                );
             }
             out[name] = {
                 enforcementLevel: enforcementLevel as ConfigLevel | undefined,
@@ -201,7 +210,9 @@ export function yamlErrorPosition(e: unknown): string {
 /** A key of the config for a message: bounded, quoted if odd (keys, never values, are shown). */
 function shown(name: string): string {
     if (looksLikeCredential(name)) return "(a name that looks like a credential, not shown)";
-    return /^[A-Za-z0-9._-]{1,80}$/.test(name) ? name : JSON.stringify(name.length > 60 ? `${name.slice(0, 57)}...` : name);
+    return /^[A-Za-z0-9._-]{1,80}$/.test(name)
+        ? name
+        : JSON.stringify(name.length > 60 ? `${name.slice(0, 57)}...` : name);
 }
 
 export function loadPackConfig(file: string): PackConfig {
@@ -243,11 +254,15 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
     const allProps = Object.keys(config.all?.properties ?? {});
     if (allProps.length > 0) {
         const name = allProps[0];
-        throw new BadInputError(`${source}: all: unknown property ${looksLikeCredential(name) ? "(a name that looks like a credential, not shown)" : shown(name)} ("all" takes only enforcementLevel)`);
+        throw new BadInputError(
+            `${source}: all: unknown property ${looksLikeCredential(name) ? "(a name that looks like a credential, not shown)" : shown(name)} ("all" takes only enforcementLevel)`,
+        );
     }
     for (const p of policies) {
         const given = config[p.name]?.properties;
-        const unknown = given ? unknownProperty(p.name, given, Object.keys(p.configSchema?.properties ?? {})) : undefined;
+        const unknown = given
+            ? unknownProperty(p.name, given, Object.keys(p.configSchema?.properties ?? {}))
+            : undefined;
         if (unknown) throw new BadInputError(`${source}: ${p.name}: ${unknown}`);
     }
     const result: PackConfig = {};
@@ -276,7 +291,9 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
             const validate = validatorOf(p.configSchema);
             if (!validate(result[p.name].properties ?? {})) {
                 const err = validate.errors?.[0];
-                throw new BadInputError(`${source}: ${p.name}: ${err?.instancePath || "config"} ${err?.message ?? "is invalid"}`);
+                throw new BadInputError(
+                    `${source}: ${p.name}: ${err?.instancePath || "config"} ${err?.message ?? "is invalid"}`,
+                );
             }
         }
         // Waiver expiries must be real dates (the schema's pattern cannot tell 2026-02-30 from 2026-02-28).
@@ -285,7 +302,9 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
             waivers.forEach((w, i) => {
                 const expires = (w as { expires?: unknown })?.expires;
                 if (typeof expires === "string" && !isCalendarDate(expires)) {
-                    throw new BadInputError(`${source}: ${p.name}: waivers[${i}].expires is not a calendar date (YYYY-MM-DD)`);
+                    throw new BadInputError(
+                        `${source}: ${p.name}: waivers[${i}].expires is not a calendar date (YYYY-MM-DD)`,
+                    );
                 }
             });
         }
@@ -303,9 +322,13 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
     }
     const settings = policies.find((p) => p.name === SETTINGS_POLICY);
     if (settings && result[SETTINGS_POLICY]?.enforcementLevel === "disabled") {
-        const readers = policies.filter((p) => p.readsProduction && result[p.name]?.enforcementLevel !== "disabled").map((p) => p.name);
+        const readers = policies
+            .filter((p) => p.readsProduction && result[p.name]?.enforcementLevel !== "disabled")
+            .map((p) => p.name);
         if (readers.length > 0) {
-            throw new BadInputError(`${source}: ${SETTINGS_POLICY} is disabled but ${readers.join(", ")} ${readers.length === 1 ? "reads" : "read"} its production settings; set it to advisory or mandatory`);
+            throw new BadInputError(
+                `${source}: ${SETTINGS_POLICY} is disabled but ${readers.join(", ")} ${readers.length === 1 ? "reads" : "read"} its production settings; set it to advisory or mandatory`,
+            );
         }
     }
     return result;

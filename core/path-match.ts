@@ -24,7 +24,10 @@ const BACKSLASH = 0x5c;
 const SLASH = 0x2f;
 const RUNE_ERROR = 0xfffd;
 
-type Token = { kind: "byte"; value: number } | { kind: "any" } | { kind: "class"; negated: boolean; ranges: Array<[number, number]> };
+type Token =
+    | { kind: "byte"; value: number }
+    | { kind: "any" }
+    | { kind: "class"; negated: boolean; ranges: Array<[number, number]> };
 
 /** Tokens that each take one byte or one character, after an optional run of stars. */
 interface Chunk {

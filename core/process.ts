@@ -30,7 +30,8 @@ let watchdog: ChildProcess | undefined;
 
 /** The watchdog's script: compiled beside this module, or tsc's output (from the CLI bundle), or (under ts-node, in tests) its source. */
 function watchdogCommand(): string[] {
-    for (const js of [path.join(__dirname, "watchdog.js"), path.join(REPO_ROOT, "bin", "core", "watchdog.js")]) if (fs.existsSync(js)) return [js];
+    for (const js of [path.join(__dirname, "watchdog.js"), path.join(REPO_ROOT, "bin", "core", "watchdog.js")])
+        if (fs.existsSync(js)) return [js];
     return ["-r", require.resolve("ts-node/register/transpile-only"), path.join(__dirname, "watchdog.ts")];
 }
 
@@ -200,7 +201,8 @@ export function spawnTracked(cmd: string, args: string[], options: SpawnOptions 
     const child = spawn(cmd, args, extended(spawnOptions, { detached: true }));
     track(child);
     let timedOut = false;
-    const timer = timeoutMs !== undefined ? setTimeout(() => ((timedOut = true), killTree(child)), timeoutMs) : undefined;
+    const timer =
+        timeoutMs !== undefined ? setTimeout(() => ((timedOut = true), killTree(child)), timeoutMs) : undefined;
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
         const done = (r: { code: number | null; signal: NodeJS.Signals | null; error?: Error }) => {
             if (timer) clearTimeout(timer);
@@ -229,8 +231,24 @@ export const KEPT_OUTPUT_CHARS = 200_000;
  * output as it arrives, so a reader that must not lose anything (the preview's event stream) reads it whole,
  * incrementally, without holding it. `keepStdout: false` keeps no stdout at all.
  */
-export async function exec(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs: number; onStdout?: (chunk: Buffer) => void; keepStdout?: boolean }): Promise<ExecResult> {
-    const p = spawnTracked(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ["pipe", "pipe", "pipe"], timeoutMs: opts.timeoutMs });
+export async function exec(
+    cmd: string,
+    args: string[],
+    opts: {
+        cwd: string;
+        env: NodeJS.ProcessEnv;
+        input?: string;
+        timeoutMs: number;
+        onStdout?: (chunk: Buffer) => void;
+        keepStdout?: boolean;
+    },
+): Promise<ExecResult> {
+    const p = spawnTracked(cmd, args, {
+        cwd: opts.cwd,
+        env: opts.env,
+        stdio: ["pipe", "pipe", "pipe"],
+        timeoutMs: opts.timeoutMs,
+    });
     let stdout = "";
     let stderr = "";
     p.child.stdout!.on("data", (d: Buffer) => {

@@ -28,7 +28,9 @@ export interface PulumiCli {
 
 /** The user's own environment, with our toolchain first on PATH when one is used. */
 export function userEnv(cli: PulumiCli): NodeJS.ProcessEnv {
-    const own: NodeJS.ProcessEnv = cli.binDir ? { PATH: `${cli.binDir}${path.delimiter}${process.env.PATH ?? ""}` } : {};
+    const own: NodeJS.ProcessEnv = cli.binDir
+        ? { PATH: `${cli.binDir}${path.delimiter}${process.env.PATH ?? ""}` }
+        : {};
     own.PULUMI_SKIP_UPDATE_CHECK = "true";
     return extended(process.env, own);
 }
@@ -87,7 +89,13 @@ export class EventReader {
     private line(l: string): void {
         if (l.trim() === "") return;
         // Cheap test first: most lines are resource events, parsed only when they might matter.
-        if (!this.all && !l.includes('"policyEvent"') && !l.includes('"policyRemediationEvent"') && !l.includes('"diagnosticEvent"')) return;
+        if (
+            !this.all &&
+            !l.includes('"policyEvent"') &&
+            !l.includes('"policyRemediationEvent"') &&
+            !l.includes('"diagnosticEvent"')
+        )
+            return;
         let e: EngineEvent;
         try {
             e = JSON.parse(l) as EngineEvent;
@@ -162,7 +170,11 @@ export function policyArgs(pack: PolicyPackRef): string[] {
  * without a mandatory violation (program error, missing stack, bad config), or with an error the policies
  * do not explain, is an error, never a result.
  */
-export async function previewWithPack(s: StackRef, pack: PolicyPackRef, o: { keepOutput?: boolean } = { keepOutput: true }): Promise<PreviewResult> {
+export async function previewWithPack(
+    s: StackRef,
+    pack: PolicyPackRef,
+    o: { keepOutput?: boolean } = { keepOutput: true },
+): Promise<PreviewResult> {
     const args = ["preview", "-s", s.stack, ...policyArgs(pack), "--json", "--non-interactive"];
     const events = new EventReader();
     const whole: Buffer[] = [];
@@ -181,15 +193,35 @@ export async function previewWithPack(s: StackRef, pack: PolicyPackRef, o: { kee
         .filter((e) => e.policyEvent)
         .map((e) => {
             const p = e.policyEvent!;
-            return row(p.policyName, p.resourceUrn ?? "", p.enforcementLevel, normalizeMessage(p.message, pack.descriptions.get(p.policyName)));
+            return row(
+                p.policyName,
+                p.resourceUrn ?? "",
+                p.enforcementLevel,
+                normalizeMessage(p.message, pack.descriptions.get(p.policyName)),
+            );
         });
-    const remediations = log.filter((e) => e.policyRemediationEvent).map((e) => ({ policy: e.policyRemediationEvent!.policyName, urn: e.policyRemediationEvent!.resourceUrn ?? "" }));
+    const remediations = log
+        .filter((e) => e.policyRemediationEvent)
+        .map((e) => ({
+            policy: e.policyRemediationEvent!.policyName,
+            urn: e.policyRemediationEvent!.resourceUrn ?? "",
+        }));
     if (r.timedOut) return { rows, remediations, exitCode: r.code, error: failure("pulumi preview", r, log), output };
     // Mandatory violations alone end with one error diagnostic, "preview failed"; any other error
     // diagnostic (a program that throws after registering a violating resource, say) is a failed run.
-    const otherErrors = log.filter((e) => e.diagnosticEvent?.severity === "error" && normalizeMessage(e.diagnosticEvent.message).trim() !== "preview failed");
+    const otherErrors = log.filter(
+        (e) =>
+            e.diagnosticEvent?.severity === "error" &&
+            normalizeMessage(e.diagnosticEvent.message).trim() !== "preview failed",
+    );
     if (r.code !== 0 && (otherErrors.length > 0 || !rows.some((x) => x.level === "mandatory"))) {
-        return { rows, remediations, exitCode: r.code, error: failure("pulumi preview", r, otherErrors.length > 0 ? otherErrors : log), output };
+        return {
+            rows,
+            remediations,
+            exitCode: r.code,
+            error: failure("pulumi preview", r, otherErrors.length > 0 ? otherErrors : log),
+            output,
+        };
     }
     return { rows, remediations, exitCode: r.code, output };
 }
@@ -199,17 +231,32 @@ export async function previewWithPack(s: StackRef, pack: PolicyPackRef, o: { kee
  * deployed stack). Rows from the engine's policy events; exit code as the CLI gives it (non-zero on a mandatory
  * violation).
  */
-export async function analyzeState(s: StackRef, pack: PolicyPackRef): Promise<{ rows: Row[]; exitCode: number | null; error?: string }> {
-    const r = await exec(s.cli.pulumi, ["policy", "analyze", "-s", s.stack, ...policyArgs(pack), "--json", "--non-interactive"], {
-        cwd: s.cwd,
-        env: extended(s.env, { NO_COLOR: "1" }),
-        timeoutMs: s.timeoutMs,
-    });
+export async function analyzeState(
+    s: StackRef,
+    pack: PolicyPackRef,
+): Promise<{ rows: Row[]; exitCode: number | null; error?: string }> {
+    const r = await exec(
+        s.cli.pulumi,
+        ["policy", "analyze", "-s", s.stack, ...policyArgs(pack), "--json", "--non-interactive"],
+        {
+            cwd: s.cwd,
+            env: extended(s.env, { NO_COLOR: "1" }),
+            timeoutMs: s.timeoutMs,
+        },
+    );
     const log = parseEvents(r.stdout);
     const rows = log
         .filter((e) => e.policyEvent)
-        .map((e) => row(e.policyEvent!.policyName, e.policyEvent!.resourceUrn ?? "", e.policyEvent!.enforcementLevel, normalizeMessage(e.policyEvent!.message, pack.descriptions.get(e.policyEvent!.policyName))));
+        .map((e) =>
+            row(
+                e.policyEvent!.policyName,
+                e.policyEvent!.resourceUrn ?? "",
+                e.policyEvent!.enforcementLevel,
+                normalizeMessage(e.policyEvent!.message, pack.descriptions.get(e.policyEvent!.policyName)),
+            ),
+        );
     const mandatory = rows.some((x) => x.level === "mandatory");
-    if (r.timedOut || (r.code !== 0 && !mandatory)) return { rows, exitCode: r.code, error: failure("pulumi policy analyze", r, log) };
+    if (r.timedOut || (r.code !== 0 && !mandatory))
+        return { rows, exitCode: r.code, error: failure("pulumi policy analyze", r, log) };
     return { rows, exitCode: r.code };
 }

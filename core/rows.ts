@@ -89,5 +89,8 @@ export function compareText(a: string, b: string): number {
 
 /** Stable order for rows, so every report and comparison is deterministic. */
 export function sortRows<R extends Row>(rows: R[]): R[] {
-    return [...rows].sort((a, b) => compareText(a.policy, b.policy) || compareText(a.resource, b.resource) || compareText(a.message, b.message));
+    return [...rows].sort(
+        (a, b) =>
+            compareText(a.policy, b.policy) || compareText(a.resource, b.resource) || compareText(a.message, b.message),
+    );
 }

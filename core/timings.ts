@@ -16,7 +16,14 @@ const performance = file ? (require("perf_hooks") as typeof import("perf_hooks")
 if (file && performance) {
     process.once("exit", () => {
         try {
-            fs.writeFileSync(file, JSON.stringify({ bootstrapComplete: performance.nodeTiming.bootstrapComplete, ...marks, exit: performance.now() }));
+            fs.writeFileSync(
+                file,
+                JSON.stringify({
+                    bootstrapComplete: performance.nodeTiming.bootstrapComplete,
+                    ...marks,
+                    exit: performance.now(),
+                }),
+            );
         } catch {
             // a benchmark aid: never a reason to fail the command
         }

@@ -15,7 +15,12 @@ export function toolchainBin(): string {
 }
 
 /** Binaries the real leg needs: the CLI, the nodejs language host and the Kubernetes provider. */
-export const REQUIRED = ["pulumi", "pulumi-language-nodejs", "pulumi-language-yaml", "pulumi-resource-kubernetes"] as const;
+export const REQUIRED = [
+    "pulumi",
+    "pulumi-language-nodejs",
+    "pulumi-language-yaml",
+    "pulumi-resource-kubernetes",
+] as const;
 
 export interface Toolchain {
     /** Folder to put first on PATH (the engine finds plugins there). */
@@ -58,7 +63,9 @@ export function findToolchain(binDir: string = toolchainBin()): Toolchain {
     if (fromPath.every((p) => p !== undefined)) {
         return { binDir: path.dirname(fromPath[0]!), pulumi: fromPath[0]! };
     }
-    throw new ToolchainMissingError(`Pulumi toolchain not found (missing ${missing.join(", ")} in ${binDir} and on PATH); run: npm run setup`);
+    throw new ToolchainMissingError(
+        `Pulumi toolchain not found (missing ${missing.join(", ")} in ${binDir} and on PATH); run: npm run setup`,
+    );
 }
 
 /**
@@ -70,5 +77,7 @@ export function findGateCli(binDir: string = toolchainBin()): { pulumi: string; 
     if (missingIn(binDir).length === 0) return { pulumi: path.join(binDir, "pulumi"), binDir };
     const pulumi = onPath("pulumi");
     if (pulumi) return { pulumi };
-    throw new ToolchainMissingError(`Pulumi toolchain not found (no complete toolchain in ${binDir}, no pulumi on PATH); run: npm run setup, or install the Pulumi CLI`);
+    throw new ToolchainMissingError(
+        `Pulumi toolchain not found (no complete toolchain in ${binDir}, no pulumi on PATH); run: npm run setup, or install the Pulumi CLI`,
+    );
 }

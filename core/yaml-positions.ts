@@ -179,7 +179,8 @@ export class ParseLog {
      * stream), or undefined when it holds something this does not answer for exactly (see the header).
      */
     positions(mark: number, text: string, offset: number): PosNode | undefined {
-        if (UNSUPPORTED.test(text) || mark >= this.nodes || (this.ints[mark * WIDTH + INFO] & KIND) === NONE) return undefined;
+        if (UNSUPPORTED.test(text) || mark >= this.nodes || (this.ints[mark * WIDTH + INFO] & KIND) === NONE)
+            return undefined;
         try {
             this.check(mark, text);
         } catch {
@@ -198,7 +199,9 @@ export class ParseLog {
     /** A mapping's key (recorded node k, a scalar): its text, or its value when quoted. */
     private key(k: number, text: string, keyStart: number): string {
         const q = text.charCodeAt(keyStart);
-        return q === 0x22 || q === 0x27 ? this.strings[(this.ints[k * WIDTH + INFO] >>> STRING_SHIFT) - 1] : text.slice(keyStart, this.ints[k * WIDTH + END]).trimEnd();
+        return q === 0x22 || q === 0x27
+            ? this.strings[(this.ints[k * WIDTH + INFO] >>> STRING_SHIFT) - 1]
+            : text.slice(keyStart, this.ints[k * WIDTH + END]).trimEnd();
     }
 
     /** Whether a mapping's key (recorded node k) holds a line break: its text is looked at, and only made when it has one. */
@@ -253,7 +256,10 @@ export class ParseLog {
         const kind = ints[e * WIDTH + INFO] & KIND;
         if (kind === MAPPING) {
             // A block mapping starts at its first key; a flow mapping at its brace.
-            const first = e + 1 < ints[e * WIDTH + NEXT] && text.charCodeAt(start) !== 0x7b ? contentStart(text, ints[(e + 1) * WIDTH + OPEN]) : start;
+            const first =
+                e + 1 < ints[e * WIDTH + NEXT] && text.charCodeAt(start) !== 0x7b
+                    ? contentStart(text, ints[(e + 1) * WIDTH + OPEN])
+                    : start;
             return new LoggedMapping(this, e, text, offset, first + offset);
         }
         if (kind === SEQUENCE) return new LoggedSequence(this, e, text, offset, start + offset);
@@ -270,7 +276,11 @@ export class ParseLog {
             const keyStart = contentStart(text, ints[k * WIDTH + OPEN]);
             const key = this.key(k, text, keyStart);
             const vKind = ints[v * WIDTH + INFO] & KIND;
-            entries.push(vKind === MAPPING || vKind === SEQUENCE ? { key, keyStart: keyStart + offset, value: this.node(v, text, offset) } : { key, keyStart: keyStart + offset });
+            entries.push(
+                vKind === MAPPING || vKind === SEQUENCE
+                    ? { key, keyStart: keyStart + offset, value: this.node(v, text, offset) }
+                    : { key, keyStart: keyStart + offset },
+            );
             k = ints[v * WIDTH + NEXT];
         }
         return entries;

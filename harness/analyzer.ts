@@ -60,16 +60,29 @@ export class Analyzer {
         let stderr = "";
         child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-4000)));
         const started = new Promise<number>((resolve, reject) => {
-            const timer = setTimeout(() => reject(new AnalyzerError(`policy pack did not start within ${timeoutMs} ms`)), timeoutMs);
+            const timer = setTimeout(
+                () => reject(new AnalyzerError(`policy pack did not start within ${timeoutMs} ms`)),
+                timeoutMs,
+            );
             const lines = readline.createInterface({ input: child.stdout! });
             lines.once("line", (line) => {
                 clearTimeout(timer);
                 const n = Number(line.trim());
-                Number.isInteger(n) && n > 0 ? resolve(n) : reject(new AnalyzerError(`policy pack printed ${JSON.stringify(line.slice(0, 80))} instead of a port`));
+                Number.isInteger(n) && n > 0
+                    ? resolve(n)
+                    : reject(
+                          new AnalyzerError(
+                              `policy pack printed ${JSON.stringify(line.slice(0, 80))} instead of a port`,
+                          ),
+                      );
             });
             void spawned.exited.then(({ code }) => {
                 clearTimeout(timer);
-                reject(new AnalyzerError(`policy pack exited (code ${code}) before serving: ${stderr.trim().split("\n")[0] ?? ""}`));
+                reject(
+                    new AnalyzerError(
+                        `policy pack exited (code ${code}) before serving: ${stderr.trim().split("\n")[0] ?? ""}`,
+                    ),
+                );
             });
         });
         let port: number;
@@ -89,7 +102,9 @@ export class Analyzer {
                 name: p.getName(),
                 description: p.getDescription(),
                 enforcementLevel: LEVEL_NAMES[p.getEnforcementlevel()] ?? "advisory",
-                configSchema: schema ? { properties: schema.getProperties()?.toJavaScript() ?? {}, required: schema.getRequiredList() } : undefined,
+                configSchema: schema
+                    ? { properties: schema.getProperties()?.toJavaScript() ?? {}, required: schema.getRequiredList() }
+                    : undefined,
             };
         });
         return new Analyzer(spawned, client, policies);
@@ -129,7 +144,14 @@ export class Analyzer {
         const descriptions = new Map(this.policies.map((p) => [p.name, p.description]));
         return response
             .getDiagnosticsList()
-            .map((d: any) => row(d.getPolicyname(), d.getUrn() || fallbackUrn, LEVEL_NAMES[d.getEnforcementlevel()] ?? "advisory", normalizeMessage(d.getMessage(), descriptions.get(d.getPolicyname()))));
+            .map((d: any) =>
+                row(
+                    d.getPolicyname(),
+                    d.getUrn() || fallbackUrn,
+                    LEVEL_NAMES[d.getEnforcementlevel()] ?? "advisory",
+                    normalizeMessage(d.getMessage(), descriptions.get(d.getPolicyname())),
+                ),
+            );
     }
 
     /**
@@ -158,7 +180,9 @@ export class Analyzer {
         const resources: WireResource[] = [];
         this.lastRemediations = [];
         for (const given of input) {
-            const remediated = this.remediating ? await this.remediate(given) : { properties: given.properties, remediations: [] };
+            const remediated = this.remediating
+                ? await this.remediate(given)
+                : { properties: given.properties, remediations: [] };
             this.lastRemediations.push(...remediated.remediations);
             const r = remediated.remediations.length > 0 ? { ...given, properties: remediated.properties } : given;
             resources.push(r);
@@ -206,7 +230,11 @@ function call<T>(client: any, method: string, req: unknown): Promise<T> {
     return new Promise((resolve, reject) => {
         client[method](req, (err: grpc.ServiceError | null, res: T) => {
             if (err) {
-                reject(new AnalyzerError(`analyzer ${method} failed: ${String(err.details || err.message).split("\n")[0]}`));
+                reject(
+                    new AnalyzerError(
+                        `analyzer ${method} failed: ${String(err.details || err.message).split("\n")[0]}`,
+                    ),
+                );
             } else {
                 resolve(res);
             }

@@ -82,24 +82,34 @@ export function freePort(): Promise<number> {
 function get(url: string, o: { ca?: Buffer; token?: string } = {}): Promise<{ status: number; body: string }> {
     return new Promise((resolve) => {
         const mod = url.startsWith("https:") ? https : http;
-        const req = mod.get(url, { ca: o.ca, headers: o.token ? { Authorization: `Bearer ${o.token}` } : {}, timeout: 10_000 }, (res) => {
-            let body = "";
-            res.on("data", (d) => (body = (body + d).slice(0, 65536)));
-            res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-        });
+        const req = mod.get(
+            url,
+            { ca: o.ca, headers: o.token ? { Authorization: `Bearer ${o.token}` } : {}, timeout: 10_000 },
+            (res) => {
+                let body = "";
+                res.on("data", (d) => (body = (body + d).slice(0, 65536)));
+                res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+            },
+        );
         req.on("timeout", () => req.destroy(new Error("timeout")));
         req.on("error", () => resolve({ status: 0, body: "" }));
     });
 }
 
 /** Polls `check` until it is true, the process exits or the deadline passes (a readiness wait, never a fixed sleep). */
-async function waitFor(what: string, check: () => Promise<boolean>, procs: { name: string; p: Spawned; log: () => string }[], timeoutMs: number): Promise<void> {
+async function waitFor(
+    what: string,
+    check: () => Promise<boolean>,
+    procs: { name: string; p: Spawned; log: () => string }[],
+    timeoutMs: number,
+): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     const exited = new Map<string, boolean>();
     for (const x of procs) void x.p.exited.then(() => exited.set(x.name, true));
     for (;;) {
         for (const x of procs) {
-            if (exited.get(x.name)) throw new Error(`${x.name} exited while waiting for ${what}:\n${x.log().slice(-3000)}`);
+            if (exited.get(x.name))
+                throw new Error(`${x.name} exited while waiting for ${what}:\n${x.log().slice(-3000)}`);
         }
         if (await check()) return;
         if (Date.now() > deadline) throw new Error(`${what} not ready after ${timeoutMs / 1000}s`);
@@ -117,7 +127,10 @@ export interface StartOptions {
 
 export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
     const binDir = o.binDir ?? TOOLCHAIN_BIN;
-    const missing = [...missingClusterBinaries(binDir), ...(o.controllers ? missingBinaries(["kube-controller-manager"], binDir) : [])];
+    const missing = [
+        ...missingClusterBinaries(binDir),
+        ...(o.controllers ? missingBinaries(["kube-controller-manager"], binDir) : []),
+    ];
     if (missing.length > 0) throw new Error(`missing ${missing.join(", ")} in ${binDir}: run npm run setup`);
     const timeoutMs = o.timeoutMs ?? 180_000;
     const dir = makeTempDir("apiserver");
@@ -131,7 +144,10 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
     };
     try {
         const ca = makeCa(path.join(dir, "pki"));
-        const serving = issueCert(ca, "kube-apiserver", { dns: ["localhost", "kubernetes", "kubernetes.default.svc"], ips: ["127.0.0.1"] });
+        const serving = issueCert(ca, "kube-apiserver", {
+            dns: ["localhost", "kubernetes", "kubernetes.default.svc"],
+            ips: ["127.0.0.1"],
+        });
         const sa = generateKeyPairSync("rsa", { modulusLength: 2048 });
         const saKey = path.join(dir, "pki", "sa.key");
         const saPub = path.join(dir, "pki", "sa.pub");
@@ -172,7 +188,12 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
         );
         started.push(etcd);
         const etcdProc = { name: "etcd", p: etcd, log: tail(etcdLog) };
-        await waitFor("etcd /health", async () => /"health":\s*"true"/.test((await get(`${client}/health`)).body), [etcdProc], timeoutMs);
+        await waitFor(
+            "etcd /health",
+            async () => /"health":\s*"true"/.test((await get(`${client}/health`)).body),
+            [etcdProc],
+            timeoutMs,
+        );
 
         const api = spawnTracked(
             path.join(binDir, "kube-apiserver"),
@@ -203,7 +224,12 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
         started.push(api);
         const url = `https://127.0.0.1:${securePort}`;
         const caPem = fs.readFileSync(ca.cert);
-        await waitFor("kube-apiserver /readyz", async () => (await get(`${url}/readyz`, { ca: caPem, token })).status === 200, [etcdProc, { name: "kube-apiserver", p: api, log: tail(apiLog) }], timeoutMs);
+        await waitFor(
+            "kube-apiserver /readyz",
+            async () => (await get(`${url}/readyz`, { ca: caPem, token })).status === 200,
+            [etcdProc, { name: "kube-apiserver", p: api, log: tail(apiLog) }],
+            timeoutMs,
+        );
 
         const kubeconfig = path.join(dir, "admin.kubeconfig");
         fs.writeFileSync(
@@ -229,7 +255,12 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
             { mode: 0o600 },
         );
         const kubectl = (args: string[], input?: string, ms = 120_000) =>
-            exec(path.join(binDir, "kubectl"), ["--kubeconfig", kubeconfig, ...args], { cwd: dir, env: { ...process.env, KUBECONFIG: kubeconfig }, input, timeoutMs: ms });
+            exec(path.join(binDir, "kubectl"), ["--kubeconfig", kubeconfig, ...args], {
+                cwd: dir,
+                env: { ...process.env, KUBECONFIG: kubeconfig },
+                input,
+                timeoutMs: ms,
+            });
         const apply = async (yaml: string) => {
             const r = await kubectl(["apply", "-f", "-"], yaml);
             if (r.code !== 0) throw new Error(`kubectl apply failed (${r.code}): ${r.stderr || r.stdout}`);
@@ -278,7 +309,13 @@ export async function installPkoCrds(server: ApiServer): Promise<void> {
     // Polled rather than `kubectl wait`, which errors out on a CRD whose status has no conditions yet.
     const established = async () => {
         for (const n of names) {
-            const r = await server.kubectl(["get", "crd", n, "-o", 'jsonpath={.status.conditions[?(@.type=="Established")].status}']);
+            const r = await server.kubectl([
+                "get",
+                "crd",
+                n,
+                "-o",
+                'jsonpath={.status.conditions[?(@.type=="Established")].status}',
+            ]);
             if (r.stdout.trim() !== "True") return false;
         }
         return true;
@@ -297,7 +334,16 @@ export async function installApplicationCrd(server: ApiServer): Promise<void> {
     if (r.code !== 0) throw new Error(`installing the Application CRD failed: ${r.stderr}`);
     await waitFor(
         "the Application CRD to be established",
-        async () => (await server.kubectl(["get", "crd", "applications.argoproj.io", "-o", 'jsonpath={.status.conditions[?(@.type=="Established")].status}'])).stdout.trim() === "True",
+        async () =>
+            (
+                await server.kubectl([
+                    "get",
+                    "crd",
+                    "applications.argoproj.io",
+                    "-o",
+                    'jsonpath={.status.conditions[?(@.type=="Established")].status}',
+                ])
+            ).stdout.trim() === "True",
         [],
         120_000,
     );

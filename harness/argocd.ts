@@ -52,7 +52,9 @@ export async function startApplicationFinalizer(kubeconfigFile: string): Promise
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(kubeconfigFile);
     const api = kc.makeApiClient(k8s.CustomObjectsApi);
-    const informer = k8s.makeInformer<k8s.KubernetesObject>(kc, `/apis/${GROUP}/${VERSION}/${PLURAL}`, () => api.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL }));
+    const informer = k8s.makeInformer<k8s.KubernetesObject>(kc, `/apis/${GROUP}/${VERSION}/${PLURAL}`, () =>
+        api.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL }),
+    );
     const state: ApplicationFinalizer = { finalized: [], errors: [], stop: async () => undefined };
     let stopped = false;
     const finalize = async (o: k8s.KubernetesObject) => {
@@ -63,13 +65,23 @@ export async function startApplicationFinalizer(kubeconfigFile: string): Promise
             // The resourceVersion makes the patch conditional: if the object changed meanwhile (409), the
             // watch delivers the newer version and this runs again on it.
             await api.patchNamespacedCustomObject(
-                { group: GROUP, version: VERSION, namespace, plural: PLURAL, name, body: { metadata: { resourceVersion, finalizers: kept } } },
+                {
+                    group: GROUP,
+                    version: VERSION,
+                    namespace,
+                    plural: PLURAL,
+                    name,
+                    body: { metadata: { resourceVersion, finalizers: kept } },
+                },
                 k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
             );
             state.finalized.push(`${namespace}/${name}`);
         } catch (e) {
             const code = (e as { code?: number }).code;
-            if (code !== 404 && code !== 409) state.errors.push(`removing Argo CD's finalizers from ${namespace}/${name}: ${String((e as Error).message).split("\n")[0]}`);
+            if (code !== 404 && code !== 409)
+                state.errors.push(
+                    `removing Argo CD's finalizers from ${namespace}/${name}: ${String((e as Error).message).split("\n")[0]}`,
+                );
         }
     };
     informer.on("add", (o) => void finalize(o));

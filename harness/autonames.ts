@@ -40,8 +40,10 @@ export function autonamesFromEvents(output: string): string[] {
         } catch {
             continue;
         }
-        const meta = e.resourcePreEvent?.metadata?.new?.inputs?.metadata as { name?: unknown; annotations?: Record<string, unknown> } | undefined;
-        if (meta?.annotations?.["pulumi.com/autonamed"] === "true" && typeof meta.name === "string") names.push(meta.name);
+        const meta = e.resourcePreEvent?.metadata?.new?.inputs?.metadata as
+            { name?: unknown; annotations?: Record<string, unknown> } | undefined;
+        if (meta?.annotations?.["pulumi.com/autonamed"] === "true" && typeof meta.name === "string")
+            names.push(meta.name);
     }
     return names;
 }

@@ -36,9 +36,31 @@ export function issueCert(ca: Ca, name: string, hosts: { dns?: string[]; ips?: s
     const cert = path.join(ca.dir, `${name}.crt`);
     const ext = path.join(ca.dir, `${name}.ext`);
     const san = [...(hosts.dns ?? []).map((d) => `DNS:${d}`), ...(hosts.ips ?? []).map((i) => `IP:${i}`)].join(",");
-    fs.writeFileSync(ext, `subjectAltName=${san}\nextendedKeyUsage=serverAuth,clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n`);
+    fs.writeFileSync(
+        ext,
+        `subjectAltName=${san}\nextendedKeyUsage=serverAuth,clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n`,
+    );
     openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key], ca.dir);
     openssl(["req", "-new", "-key", key, "-subj", `/CN=${name}`, "-out", csr], ca.dir);
-    openssl(["x509", "-req", "-in", csr, "-CA", ca.cert, "-CAkey", ca.key, "-CAcreateserial", "-days", String(days), "-extfile", ext, "-out", cert], ca.dir);
+    openssl(
+        [
+            "x509",
+            "-req",
+            "-in",
+            csr,
+            "-CA",
+            ca.cert,
+            "-CAkey",
+            ca.key,
+            "-CAcreateserial",
+            "-days",
+            String(days),
+            "-extfile",
+            ext,
+            "-out",
+            cert,
+        ],
+        ca.dir,
+    );
     return { cert, key };
 }

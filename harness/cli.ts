@@ -23,14 +23,26 @@ async function main(argv: string[]): Promise<number> {
     const program = new Command("harness")
         .description("Run fixture programs through the pko-guard policy pack and compare with expect.yaml")
         .addOption(
-            new Option("--leg <leg>", "which legs to run (both = mock + real, all = mock + real + deploy; manifest fixtures also run the manifest leg except under real and deploy)")
+            new Option(
+                "--leg <leg>",
+                "which legs to run (both = mock + real, all = mock + real + deploy; manifest fixtures also run the manifest leg except under real and deploy)",
+            )
                 .choices(["mock", "real", "deploy", "both", "all", "manifest"])
                 .default("mock"),
         )
         .option("--json <file>", "also write the JSON report to FILE (same as --report json=FILE)")
-        .option("--report <format=file>", "write a report: json, junit or sarif (repeatable)", parseReportOption, [] as ReportRequest[])
+        .option(
+            "--report <format=file>",
+            "write a report: json, junit or sarif (repeatable)",
+            parseReportOption,
+            [] as ReportRequest[],
+        )
         .option("--timeout <seconds>", "per-fixture timeout", timeoutSeconds, 300)
-        .option("-v, --verbose", "print the full table of checks (default: one line per fixture, then mismatches and errors)", false)
+        .option(
+            "-v, --verbose",
+            "print the full table of checks (default: one line per fixture, then mismatches and errors)",
+            false,
+        )
         .argument("[fixtures...]", "fixture folders (default: all of fixtures/)")
         .exitOverride()
         .configureOutput({ writeErr: (s) => process.stderr.write(s.split("\n")[0] + "\n") });
@@ -42,7 +54,13 @@ async function main(argv: string[]): Promise<number> {
         }
         throw e;
     }
-    const opts = program.opts<{ leg: LegChoice; json?: string; report: ReportRequest[]; timeout: number; verbose: boolean }>();
+    const opts = program.opts<{
+        leg: LegChoice;
+        json?: string;
+        report: ReportRequest[];
+        timeout: number;
+        verbose: boolean;
+    }>();
     const fixtures = loadFixtures(program.args);
     const shown = progress(process.stderr);
     const verdicts = await runFixtures(fixtures, {
@@ -61,5 +79,8 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
     (code) => exitWhenWritten(code),
-    (e) => (isReportedError(e) ? badInput(e.message) : badInput(`unexpected error: ${String((e as Error)?.message ?? e).split("\n")[0]}`)),
+    (e) =>
+        isReportedError(e)
+            ? badInput(e.message)
+            : badInput(`unexpected error: ${String((e as Error)?.message ?? e).split("\n")[0]}`),
 );

@@ -164,7 +164,9 @@ function checkViolations(expectFile: string, violations: ExpectedViolation[]): v
             try {
                 new RegExp(v.message);
             } catch {
-                throw new BadInputError(`${expectFile}: message ${JSON.stringify(v.message)} is not a valid regular expression`);
+                throw new BadInputError(
+                    `${expectFile}: message ${JSON.stringify(v.message)} is not a valid regular expression`,
+                );
             }
         }
     }
@@ -177,7 +179,9 @@ function checkViolations(expectFile: string, violations: ExpectedViolation[]): v
 export function loadFixtureWithProfiles(dirArg: string): Fixture[] {
     const base = loadFixture(dirArg);
     const expectFile = path.join(base.dir, "expect.yaml");
-    const doc = YAML.parse(fs.readFileSync(expectFile, "utf8")) as { profiles?: Record<string, { description?: string; policyConfig: string; violations: ExpectedViolation[] }> };
+    const doc = YAML.parse(fs.readFileSync(expectFile, "utf8")) as {
+        profiles?: Record<string, { description?: string; policyConfig: string; violations: ExpectedViolation[] }>;
+    };
     const variants = Object.entries(doc.profiles ?? {}).map(([profile, p]) => {
         const policyConfig = path.resolve(base.dir, p.policyConfig);
         if (!fs.existsSync(policyConfig)) {
@@ -188,7 +192,11 @@ export function loadFixtureWithProfiles(dirArg: string): Fixture[] {
             ...base,
             name: `${base.name}@${profile}`,
             policyConfig,
-            expect: { ...base.expect, description: p.description ?? `${base.expect.description} (profile ${profile})`, violations: p.violations },
+            expect: {
+                ...base.expect,
+                description: p.description ?? `${base.expect.description} (profile ${profile})`,
+                violations: p.violations,
+            },
         };
     });
     return [base, ...variants];
@@ -201,7 +209,9 @@ export function loadFixture(dirArg: string): Fixture {
         throw new BadInputError(`${dirArg}: no such fixture folder`);
     }
     const manifestsDir = isManifestFixture(dir) ? path.join(dir, "manifests") : undefined;
-    const { name: project, runtime } = manifestsDir ? { name: manifestProjectName(dir), runtime: "manifests" } : projectFile(dir);
+    const { name: project, runtime } = manifestsDir
+        ? { name: manifestProjectName(dir), runtime: "manifests" }
+        : projectFile(dir);
     // The mock leg runs Node programs only; a program in another language (Pulumi YAML) is real-only.
     if (runtime === "nodejs" && !fs.existsSync(path.join(dir, "index.ts"))) {
         throw new BadInputError(`${dirArg}: no index.ts`);
@@ -246,7 +256,11 @@ export function loadFixture(dirArg: string): Fixture {
 
 /** A manifest fixture: a `manifests/` folder and expect.yaml, and no Pulumi program. */
 export function isManifestFixture(dir: string): boolean {
-    return !fs.existsSync(path.join(dir, "Pulumi.yaml")) && fs.existsSync(path.join(dir, "manifests")) && fs.statSync(path.join(dir, "manifests")).isDirectory();
+    return (
+        !fs.existsSync(path.join(dir, "Pulumi.yaml")) &&
+        fs.existsSync(path.join(dir, "manifests")) &&
+        fs.statSync(path.join(dir, "manifests")).isDirectory()
+    );
 }
 
 /** The Pulumi project name of a manifest fixture's generated program (a valid project name). */

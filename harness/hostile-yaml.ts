@@ -11,7 +11,8 @@ const level = (i: number): string => String.fromCharCode(97 + i);
  * and every further level a list of `width` aliases of the one before, so the last expands to width^levels nodes.
  */
 export function aliasBombEntries(levels: number, width = 10): string[] {
-    if (!Number.isInteger(levels) || levels < 1 || levels > 26) throw new RangeError(`an alias bomb has 1 to 26 levels, not ${levels}`);
+    if (!Number.isInteger(levels) || levels < 1 || levels > 26)
+        throw new RangeError(`an alias bomb has 1 to 26 levels, not ${levels}`);
     const entries = [`a: &a [${Array(width).fill("x").join(", ")}]`];
     for (let i = 1; i < levels; i++)
         entries.push(

@@ -38,7 +38,9 @@ const K8S_DEFINITIONS: Record<string, string> = {
 export function schemaVersions(schemaDir: string = SCHEMA_DIR): { pko: string; kubernetes: string } {
     let kubernetes = "unknown";
     try {
-        kubernetes = String(JSON.parse(fs.readFileSync(path.join(schemaDir, "versions.json"), "utf8")).kubernetes ?? "unknown");
+        kubernetes = String(
+            JSON.parse(fs.readFileSync(path.join(schemaDir, "versions.json"), "utf8")).kubernetes ?? "unknown",
+        );
     } catch {
         // reported as unknown
     }
@@ -63,7 +65,14 @@ type Schema = Record<string, unknown>;
  * `opaque`, an object schema that declares no properties at all accepts anything (swagger's way of
  * writing free-form types), otherwise it accepts nothing (a structural CRD schema prunes it).
  */
-function undeclaredFields(value: unknown, schema: Schema | undefined, at: string, resolve: (s: Schema) => Schema | undefined, opaque: boolean, out: string[]): void {
+function undeclaredFields(
+    value: unknown,
+    schema: Schema | undefined,
+    at: string,
+    resolve: (s: Schema) => Schema | undefined,
+    opaque: boolean,
+    out: string[],
+): void {
     const s = schema ? resolve(schema) : undefined;
     if (!s || s["x-kubernetes-preserve-unknown-fields"] === true || s["x-kubernetes-int-or-string"] === true) return;
     if (Array.isArray(value)) {
@@ -81,7 +90,8 @@ function undeclaredFields(value: unknown, schema: Schema | undefined, at: string
     for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
         const path = at ? `${at}.${key}` : key;
         if (props[key]) undeclaredFields(v, props[key], path, resolve, opaque, out);
-        else if (additional && typeof additional === "object") undeclaredFields(v, additional, path, resolve, opaque, out);
+        else if (additional && typeof additional === "object")
+            undeclaredFields(v, additional, path, resolve, opaque, out);
         else if (additional !== true) out.push(path);
     }
 }
@@ -96,7 +106,9 @@ export class ManifestValidator {
 
     constructor(schemaDir: string = SCHEMA_DIR, pkoCrdDir?: string) {
         if (!fs.existsSync(path.join(schemaDir, "kubernetes-swagger.json"))) {
-            throw new BadInputError(`schema ${path.join(schemaDir, "kubernetes-swagger.json")} not found; run: npm run setup`);
+            throw new BadInputError(
+                `schema ${path.join(schemaDir, "kubernetes-swagger.json")} not found; run: npm run setup`,
+            );
         }
         const crdAjv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
         for (const k of [
@@ -128,11 +140,17 @@ export class ManifestValidator {
             k8sAjv.addKeyword(k);
         }
         k8sAjv.addSchema({ id: "k8s", definitions: swagger.definitions }, "k8s");
-        const entry = (def: string) => ({ validate: k8sAjv.compile({ $ref: `k8s#/definitions/${def}` }), schema: { $ref: `#/definitions/${def}` } });
+        const entry = (def: string) => ({
+            validate: k8sAjv.compile({ $ref: `k8s#/definitions/${def}` }),
+            schema: { $ref: `#/definitions/${def}` },
+        });
         for (const [gvk, def] of Object.entries(K8S_DEFINITIONS)) {
             if (this.definitions[def]) this.k8s.set(gvk, entry(def));
         }
-        if (!this.definitions[OBJECT_META]) throw new BadInputError(`${path.join(schemaDir, "kubernetes-swagger.json")} has no ${OBJECT_META}; run: npm run setup`);
+        if (!this.definitions[OBJECT_META])
+            throw new BadInputError(
+                `${path.join(schemaDir, "kubernetes-swagger.json")} has no ${OBJECT_META}; run: npm run setup`,
+            );
         this.objectMeta = entry(OBJECT_META);
     }
 
@@ -147,12 +165,20 @@ export class ManifestValidator {
         const entry = custom ?? this.k8s.get(gvk);
         if (!entry) {
             // A PKO object without a schema is a failure (it is what this leg is for); other kinds are shown as unvalidated.
-            if (isPko) return { file, kind: gvk, name, status: "invalid", errors: [`no schema for ${gvk} in the PKO ${PKO_API_VERSION} CRDs`] };
+            if (isPko)
+                return {
+                    file,
+                    kind: gvk,
+                    name,
+                    status: "invalid",
+                    errors: [`no schema for ${gvk} in the PKO ${PKO_API_VERSION} CRDs`],
+                };
             return { file, kind: gvk, name, status: "unvalidated", errors: [] };
         }
 
         const errors: string[] = [];
-        const ajvErrors = (v: ValidateFunction, prefix: string) => (v.errors ?? []).map((e) => `${prefix}${e.instancePath || "/"} ${e.message}`);
+        const ajvErrors = (v: ValidateFunction, prefix: string) =>
+            (v.errors ?? []).map((e) => `${prefix}${e.instancePath || "/"} ${e.message}`);
         if (!entry.validate(doc)) errors.push(...ajvErrors(entry.validate, ""));
         const undeclared: string[] = [];
         const resolve = (s: Schema): Schema | undefined => {
@@ -187,11 +213,18 @@ export class ManifestValidator {
         for (const file of files) {
             for (const doc of YAML.parseAllDocuments(fs.readFileSync(file, "utf8"))) {
                 if (doc.errors.length > 0) {
-                    out.push({ file: path.relative(dir, file), kind: "(YAML)", name: "", status: "invalid", errors: doc.errors.map((e) => e.message.split("\n")[0]) });
+                    out.push({
+                        file: path.relative(dir, file),
+                        kind: "(YAML)",
+                        name: "",
+                        status: "invalid",
+                        errors: doc.errors.map((e) => e.message.split("\n")[0]),
+                    });
                     continue;
                 }
                 const value = doc.toJS();
-                if (value && typeof value === "object") out.push(this.validate(path.relative(dir, file), value as Record<string, unknown>));
+                if (value && typeof value === "object")
+                    out.push(this.validate(path.relative(dir, file), value as Record<string, unknown>));
             }
         }
         return out;

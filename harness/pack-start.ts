@@ -40,24 +40,38 @@ export interface Started {
 }
 
 /** Runs `node <nodeArgs> <script> <scriptArgs>` in cwd until it answers GetAnalyzerInfo, then kills it. */
-export async function startAndAsk(opts: { nodeArgs?: string[]; script: string; scriptArgs?: string[]; cwd: string; timeoutMs?: number; trace?: boolean }): Promise<Started> {
+export async function startAndAsk(opts: {
+    nodeArgs?: string[];
+    script: string;
+    scriptArgs?: string[];
+    cwd: string;
+    timeoutMs?: number;
+    trace?: boolean;
+}): Promise<Started> {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-start-"));
     const tracer = path.join(tmp, "tracer.js");
     const trace = path.join(tmp, "loaded.json");
     fs.writeFileSync(tracer, TRACER);
     const traced = opts.trace !== false;
-    const child = spawn(process.execPath, [...(traced ? ["--require", tracer] : []), ...(opts.nodeArgs ?? []), opts.script, ...(opts.scriptArgs ?? [])], {
-        cwd: opts.cwd,
-        env: { ...process.env, PKO_GUARD_TRACE: trace },
-        stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+        process.execPath,
+        [...(traced ? ["--require", tracer] : []), ...(opts.nodeArgs ?? []), opts.script, ...(opts.scriptArgs ?? [])],
+        {
+            cwd: opts.cwd,
+            env: { ...process.env, PKO_GUARD_TRACE: trace },
+            stdio: ["ignore", "pipe", "pipe"],
+        },
+    );
     const t0 = process.hrtime.bigint();
     const ms = () => Number(process.hrtime.bigint() - t0) / 1e6;
     let stderr = "";
     child.stderr!.on("data", (d) => (stderr += d));
     try {
         const port = await new Promise<number>((resolve, reject) => {
-            const timer = setTimeout(() => reject(new Error(`no port within ${opts.timeoutMs ?? 60000} ms: ${stderr}`)), opts.timeoutMs ?? 60000);
+            const timer = setTimeout(
+                () => reject(new Error(`no port within ${opts.timeoutMs ?? 60000} ms: ${stderr}`)),
+                opts.timeoutMs ?? 60000,
+            );
             readline.createInterface({ input: child.stdout! }).once("line", (line) => {
                 clearTimeout(timer);
                 resolve(Number(line.trim()));
@@ -69,10 +83,20 @@ export async function startAndAsk(opts: { nodeArgs?: string[]; script: string; s
         });
         const portMs = ms();
         const client = new analyzerGrpc.AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-        const info = await new Promise<any>((resolve, reject) => client.getAnalyzerInfo(new emptyPb.Empty(), (e: Error | null, r: unknown) => (e ? reject(e) : resolve(r))));
+        const info = await new Promise<any>((resolve, reject) =>
+            client.getAnalyzerInfo(new emptyPb.Empty(), (e: Error | null, r: unknown) => (e ? reject(e) : resolve(r))),
+        );
         const infoMs = ms();
         client.close();
-        return { portMs, infoMs, name: info.getName(), version: info.getVersion(), policies: info.getPoliciesList().length, loaded: traced ? JSON.parse(fs.readFileSync(trace, "utf8")) : [], stderr };
+        return {
+            portMs,
+            infoMs,
+            name: info.getName(),
+            version: info.getVersion(),
+            policies: info.getPoliciesList().length,
+            loaded: traced ? JSON.parse(fs.readFileSync(trace, "utf8")) : [],
+            stderr,
+        };
     } finally {
         child.kill("SIGKILL");
         fs.rmSync(tmp, { recursive: true, force: true });

@@ -36,13 +36,21 @@ export interface RunOptions {
 }
 
 function isCollection(dir: string): boolean {
-    return fs.existsSync(dir) && fs.statSync(dir).isDirectory() && !fs.existsSync(path.join(dir, "Pulumi.yaml")) && !fs.existsSync(path.join(dir, "expect.yaml"));
+    return (
+        fs.existsSync(dir) &&
+        fs.statSync(dir).isDirectory() &&
+        !fs.existsSync(path.join(dir, "Pulumi.yaml")) &&
+        !fs.existsSync(path.join(dir, "expect.yaml"))
+    );
 }
 
 /** Loads fixture folders (all of fixtures/ when none given); throws BadInputError on any bad one. */
 export function loadFixtures(dirs: string[]): Fixture[] {
     // A folder that is not itself a program (fixtures/, examples/) stands for the fixtures inside it.
-    const list = dirs.length > 0 ? dirs.flatMap((d) => (isCollection(d) ? discoverFixtures(d) : [d])) : discoverFixtures(FIXTURES_DIR);
+    const list =
+        dirs.length > 0
+            ? dirs.flatMap((d) => (isCollection(d) ? discoverFixtures(d) : [d]))
+            : discoverFixtures(FIXTURES_DIR);
     if (list.length === 0) throw new BadInputError("no fixtures found");
     const fixtures = list.flatMap(loadFixtureWithProfiles);
     // Every leg: a config the pack would reject (unknown names, bad patterns) is bad input before anything runs.
@@ -66,7 +74,10 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
     const toolchain: Toolchain | undefined = wantReal || wantDeploy ? findToolchain() : undefined;
     const validator = wantDeploy ? new ManifestValidator() : undefined;
     const missingCluster = wantDeploy ? missingDeployBinaries() : [];
-    if (missingCluster.length > 0) throw new ToolchainMissingError(`the deploy leg's cluster toolchain is missing (${missingCluster.join(", ")}); run: npm run setup`);
+    if (missingCluster.length > 0)
+        throw new ToolchainMissingError(
+            `the deploy leg's cluster toolchain is missing (${missingCluster.join(", ")}); run: npm run setup`,
+        );
     // One API server for the whole run (start-up costs seconds), started once a program fixture needs it.
     let cluster: ApiServer | undefined;
     let argoCd: ApplicationFinalizer | undefined;
@@ -94,18 +105,37 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
             // declares the manifests, and their rows are mapped onto manifest identities.
             const program = programFixture(fixture);
             const mapRows = manifestRowMapper(fixture);
-            const mapped = (l: LegResult): LegResult => (fixture.manifestsDir && l.status === "ran" ? { ...l, rows: mapRows(l.rows) } : l);
+            const mapped = (l: LegResult): LegResult =>
+                fixture.manifestsDir && l.status === "ran" ? { ...l, rows: mapRows(l.rows) } : l;
             if (fixture.manifestsDir && wantManifest) legs.push(await runManifestLeg(fixture));
             if (wantMock) {
                 const mockOptions = { analyzer: currentAnalyzer, timeoutMs: options.timeoutMs };
-                legs.push(mapped(fixture.manifestsDir ? await runMockManifestLeg(program, mockOptions) : await runMockLeg(program, mockOptions)));
+                legs.push(
+                    mapped(
+                        fixture.manifestsDir
+                            ? await runMockManifestLeg(program, mockOptions)
+                            : await runMockLeg(program, mockOptions),
+                    ),
+                );
             }
-            if (toolchain && wantReal) legs.push(mapped(await runRealLeg(program, { toolchain, timeoutMs: options.timeoutMs, descriptions })));
+            if (toolchain && wantReal)
+                legs.push(mapped(await runRealLeg(program, { toolchain, timeoutMs: options.timeoutMs, descriptions })));
             if (toolchain && validator) {
                 legs.push(
                     fixture.manifestsDir
-                        ? { leg: "deploy", durationMs: 0, status: "skipped", reason: "manifest fixture: the deploy leg renders program fixtures only" }
-                        : await runDeployLeg(fixture, { toolchain, validator, cluster: await deployCluster(), timeoutMs: options.timeoutMs, descriptions }),
+                        ? {
+                              leg: "deploy",
+                              durationMs: 0,
+                              status: "skipped",
+                              reason: "manifest fixture: the deploy leg renders program fixtures only",
+                          }
+                        : await runDeployLeg(fixture, {
+                              toolchain,
+                              validator,
+                              cluster: await deployCluster(),
+                              timeoutMs: options.timeoutMs,
+                              descriptions,
+                          }),
                 );
             }
             const v = judgeFixture(fixture, legs);

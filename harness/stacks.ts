@@ -57,35 +57,57 @@ export interface ConfigSetting {
  * its config, with the Kubernetes provider rendering YAML into <tmp>/rendered instead of using a cluster,
  * or, given `kubeconfig`, talking to that cluster (the deploy leg's test API server).
  */
-export async function initIsolatedStack(cli: PulumiCli, cwd: string, tmp: string, stack: string, config: ConfigSetting[], timeoutMs: number, kubeconfig?: string): Promise<StackRef | { error: string }> {
+export async function initIsolatedStack(
+    cli: PulumiCli,
+    cwd: string,
+    tmp: string,
+    stack: string,
+    config: ConfigSetting[],
+    timeoutMs: number,
+    kubeconfig?: string,
+): Promise<StackRef | { error: string }> {
     const env = isolatedEnv(cli, tmp);
     fs.mkdirSync(path.join(tmp, "state"), { recursive: true });
-    const pulumi = (args: string[], input?: string) => exec(cli.pulumi, [...args, "--non-interactive"], { cwd, env, timeoutMs, input });
+    const pulumi = (args: string[], input?: string) =>
+        exec(cli.pulumi, [...args, "--non-interactive"], { cwd, env, timeoutMs, input });
     let r = await pulumi(["stack", "init", stack, "--secrets-provider", "passphrase"]);
     if (r.code !== 0) return { error: failure("pulumi stack init", r) };
-    const target: ConfigSetting = kubeconfig ? { key: "kubernetes:kubeconfig", value: kubeconfig, secret: false } : { key: "kubernetes:renderYamlToDirectory", value: path.join(tmp, "rendered"), secret: false };
+    const target: ConfigSetting = kubeconfig
+        ? { key: "kubernetes:kubeconfig", value: kubeconfig, secret: false }
+        : { key: "kubernetes:renderYamlToDirectory", value: path.join(tmp, "rendered"), secret: false };
     const settings: ConfigSetting[] = [target, ...config];
     for (const c of settings) {
-        r = await pulumi(["config", "set", c.key, ...(c.secret ? ["--secret"] : ["--plaintext"]), "-s", stack], c.value);
+        r = await pulumi(
+            ["config", "set", c.key, ...(c.secret ? ["--secret"] : ["--plaintext"]), "-s", stack],
+            c.value,
+        );
         if (r.code !== 0) return { error: failure(`pulumi config set ${c.key}`, r) };
     }
     return { cli, cwd, env, stack, timeoutMs };
 }
 
 function run(s: StackRef, args: string[]): Promise<ExecResult> {
-    return exec(s.cli.pulumi, [...args, "-s", s.stack, "--non-interactive"], { cwd: s.cwd, env: s.env, timeoutMs: s.timeoutMs });
+    return exec(s.cli.pulumi, [...args, "-s", s.stack, "--non-interactive"], {
+        cwd: s.cwd,
+        env: s.env,
+        timeoutMs: s.timeoutMs,
+    });
 }
 
 /** `pulumi up` with the pack; resolves with an error line when it fails. */
 export async function up(s: StackRef, pack: PolicyPackRef): Promise<{ error?: string }> {
     const r = await run(s, ["up", "--yes", "--skip-preview", ...policyArgs(pack)]);
-    return r.code === 0 ? {} : { error: r.timedOut ? "pulumi up timed out" : `pulumi up failed: ${errorLine(r)}`.slice(0, 400) };
+    return r.code === 0
+        ? {}
+        : { error: r.timedOut ? "pulumi up timed out" : `pulumi up failed: ${errorLine(r)}`.slice(0, 400) };
 }
 
 /** `pulumi destroy`; resolves with an error line when it fails. */
 export async function destroy(s: StackRef): Promise<{ error?: string }> {
     const r = await run(s, ["destroy", "--yes", "--skip-preview"]);
-    return r.code === 0 ? {} : { error: r.timedOut ? "pulumi destroy timed out" : `pulumi destroy failed: ${errorLine(r)}`.slice(0, 400) };
+    return r.code === 0
+        ? {}
+        : { error: r.timedOut ? "pulumi destroy timed out" : `pulumi destroy failed: ${errorLine(r)}`.slice(0, 400) };
 }
 
 /** How many resources the stack's state holds (`stack export`); undefined when it cannot be read. */
@@ -115,11 +137,31 @@ export async function stateObjects(s: StackRef): Promise<StateObject[] | undefin
     try {
         const resources = JSON.parse(r.stdout).deployment?.resources ?? [];
         if (!Array.isArray(resources)) return undefined;
-        return resources.flatMap((res: { type?: string; outputs?: Record<string, any>; inputs?: Record<string, unknown> }): StateObject[] => {
-            const o = res.outputs;
-            if (!res.type?.startsWith("kubernetes:") || res.type.startsWith("pulumi:") || typeof o?.kind !== "string" || typeof o?.metadata?.name !== "string") return [];
-            return [{ apiVersion: String(o.apiVersion), kind: o.kind, name: o.metadata.name, namespace: typeof o.metadata.namespace === "string" ? o.metadata.namespace : undefined, inputs: res.inputs ?? {} }];
-        });
+        return resources.flatMap(
+            (res: {
+                type?: string;
+                outputs?: Record<string, any>;
+                inputs?: Record<string, unknown>;
+            }): StateObject[] => {
+                const o = res.outputs;
+                if (
+                    !res.type?.startsWith("kubernetes:") ||
+                    res.type.startsWith("pulumi:") ||
+                    typeof o?.kind !== "string" ||
+                    typeof o?.metadata?.name !== "string"
+                )
+                    return [];
+                return [
+                    {
+                        apiVersion: String(o.apiVersion),
+                        kind: o.kind,
+                        name: o.metadata.name,
+                        namespace: typeof o.metadata.namespace === "string" ? o.metadata.namespace : undefined,
+                        inputs: res.inputs ?? {},
+                    },
+                ];
+            },
+        );
     } catch {
         return undefined;
     }

@@ -29,13 +29,24 @@ export function styleFor(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv = pr
     return { color, width: stream.isTTY && stream.columns ? stream.columns : 120 };
 }
 
-const CODES: Record<string, [number, number]> = { red: [31, 39], green: [32, 39], yellow: [33, 39], dim: [2, 22], bold: [1, 22] };
+const CODES: Record<string, [number, number]> = {
+    red: [31, 39],
+    green: [32, 39],
+    yellow: [33, 39],
+    dim: [2, 22],
+    bold: [1, 22],
+};
 
 function paint(style: Style, name: keyof typeof CODES, text: string): string {
     return style.color ? `\u001b[${CODES[name][0]}m${text}\u001b[${CODES[name][1]}m` : text;
 }
 
-const OUTCOME_COLOR: Record<string, keyof typeof CODES> = { match: "green", mismatch: "red", error: "red", skipped: "yellow" };
+const OUTCOME_COLOR: Record<string, keyof typeof CODES> = {
+    match: "green",
+    mismatch: "red",
+    error: "red",
+    skipped: "yellow",
+};
 
 /** The rows a fixture's legs reported (the first leg that ran; legs agree when parity holds). */
 function rowCount(v: FixtureVerdict): number {
@@ -49,7 +60,8 @@ export function renderFixtureLines(verdicts: FixtureVerdict[], style: Style): st
     return verdicts
         .map((v) => {
             const verdict = paint(style, OUTCOME_COLOR[v.outcome] ?? "bold", RESULT[v.outcome].padEnd(8));
-            const legs = v.legs.map((l) => (l.status === "ran" ? l.leg : `${l.leg}:${l.status}`)).join(" ") || "no legs";
+            const legs =
+                v.legs.map((l) => (l.status === "ran" ? l.leg : `${l.leg}:${l.status}`)).join(" ") || "no legs";
             const n = rowCount(v);
             return `${verdict} ${escapeText(v.fixture).padEnd(nameW)}  ${legs}  ${n} row${n === 1 ? "" : "s"}`;
         })
@@ -61,8 +73,11 @@ export function renderTable(verdicts: FixtureVerdict[], opts: { onlyProblems?: b
     const style = opts.style ?? { color: false, width: 120 };
     // fixture, leg, policy or check, resource, expected, got: as wide as their longest entry (names are not
     // cut), the result column takes what is left of the width (the borders take one column each, 8 in all).
-    const checks = verdicts.flatMap((v) => v.checks).filter((c) => !opts.onlyProblems || c.outcome === "mismatch" || c.outcome === "error");
-    const longest = (f: (c: (typeof checks)[number]) => string, head: string) => Math.max(head.length, ...checks.map((c) => f(c).length)) + 2;
+    const checks = verdicts
+        .flatMap((v) => v.checks)
+        .filter((c) => !opts.onlyProblems || c.outcome === "mismatch" || c.outcome === "error");
+    const longest = (f: (c: (typeof checks)[number]) => string, head: string) =>
+        Math.max(head.length, ...checks.map((c) => f(c).length)) + 2;
     const widths = [
         longest((c) => c.fixture, "fixture"),
         longest((c) => c.leg, "leg"),
@@ -90,7 +105,15 @@ export function renderTable(verdicts: FixtureVerdict[], opts: { onlyProblems?: b
             if (opts.onlyProblems && c.outcome !== "mismatch" && c.outcome !== "error") continue;
             // Names, resources and notes come from fixtures and tool output: escaped (core/escape.ts).
             const result = c.note ? `${RESULT[c.outcome]}: ${escapeText(c.note)}` : RESULT[c.outcome];
-            table.push([escapeText(c.fixture), c.leg, escapeText(c.policy ?? `check: ${c.check}`), escapeText(c.resource), String(c.expected), String(c.got), result]);
+            table.push([
+                escapeText(c.fixture),
+                c.leg,
+                escapeText(c.policy ?? `check: ${c.check}`),
+                escapeText(c.resource),
+                String(c.expected),
+                String(c.got),
+                result,
+            ]);
             rows++;
         }
     }
@@ -108,8 +131,14 @@ export function renderProblems(verdicts: FixtureVerdict[], style: Style): string
             if (c.outcome !== "mismatch" && c.outcome !== "error") continue;
             const what = escapeText(c.policy ?? `check: ${c.check}`);
             const head = `${RESULT[c.outcome]} ${escapeText(c.fixture)} [${c.leg}] ${what}${c.resource ? ` on ${escapeText(c.resource)}` : ""}`;
-            const lines = wrap(`${head}: ${c.note !== undefined ? escapeText(c.note) : `expected ${c.expected}, got ${c.got}`}`, Math.max(40, style.width - 1), "    ");
-            lines[0] = lines[0].trimStart().replace(RESULT[c.outcome], paint(style, OUTCOME_COLOR[c.outcome], RESULT[c.outcome]));
+            const lines = wrap(
+                `${head}: ${c.note !== undefined ? escapeText(c.note) : `expected ${c.expected}, got ${c.got}`}`,
+                Math.max(40, style.width - 1),
+                "    ",
+            );
+            lines[0] = lines[0]
+                .trimStart()
+                .replace(RESULT[c.outcome], paint(style, OUTCOME_COLOR[c.outcome], RESULT[c.outcome]));
             out.push(...lines);
         }
     }
@@ -135,16 +164,27 @@ export function verdictSummaryLine(verdicts: FixtureVerdict[]): string {
         mockOnly > 0 ? `${mockOnly} as mock-only` : "",
         realOnly > 0 ? `${realOnly} as real-only` : "",
         manifest > 0 ? `${manifest} as manifest fixture(s) the leg does not run` : "",
-        skipped.length - mockOnly - realOnly - manifest > 0 ? `${skipped.length - mockOnly - realOnly - manifest} stopped by the gate before deploy` : "",
+        skipped.length - mockOnly - realOnly - manifest > 0
+            ? `${skipped.length - mockOnly - realOnly - manifest} stopped by the gate before deploy`
+            : "",
     ].filter(Boolean);
-    const legs = skipped.length > 0 ? ` (${skipped.length} leg run(s) skipped: ${reasons.join(", ")}; not counted as matches)` : "";
+    const legs =
+        skipped.length > 0
+            ? ` (${skipped.length} leg run(s) skipped: ${reasons.join(", ")}; not counted as matches)`
+            : "";
     const partial = verdicts.filter((v) => v.outcome === "match" && v.legs.some((l) => l.status === "skipped")).length;
     const match = partial > 0 ? `${n("match")} match (${partial} of them with a leg skipped)` : `${n("match")} match`;
     return `${verdicts.length} fixture(s): ${match}, ${n("mismatch")} mismatch, ${n("error")} error, ${n("skipped")} skipped${legs}`;
 }
 
 /** Progress on stderr while fixtures run, only when it is a terminal (one line, rewritten in place). */
-export function progress(stream: NodeJS.WriteStream): { start(name: string, index: number, total: number): void; done(): void } {
+export function progress(stream: NodeJS.WriteStream): {
+    start(name: string, index: number, total: number): void;
+    done(): void;
+} {
     const line = progressLine(stream);
-    return { start: (name, index, total) => line.show(`[harness] ${index + 1}/${total} ${name}`), done: () => line.done() };
+    return {
+        start: (name, index, total) => line.show(`[harness] ${index + 1}/${total} ${name}`),
+        done: () => line.done(),
+    };
 }

@@ -64,7 +64,8 @@ export function judgeLeg(fixture: Fixture, result: LegResult): Check[] {
         if (e.message !== undefined) {
             const re = new RegExp(e.message);
             const bad = rows.filter((r) => !re.test(r.message));
-            if (bad.length > 0) problems.push(`${bad.length} message(s) do not match /${e.message}/: ${bad[0].message}`);
+            if (bad.length > 0)
+                problems.push(`${bad.length} message(s) do not match /${e.message}/: ${bad[0].message}`);
         }
         if (e.level !== undefined) {
             const bad = rows.filter((r) => r.level !== e.level);
@@ -92,10 +93,26 @@ export function judgeLeg(fixture: Fixture, result: LegResult): Check[] {
         });
     }
     if (checks.length === 0) {
-        checks.push({ ...base, check: "violations", resource: "", expected: 0, got: 0, outcome: "match", note: "none, as expected" });
+        checks.push({
+            ...base,
+            check: "violations",
+            resource: "",
+            expected: 0,
+            got: 0,
+            outcome: "match",
+            note: "none, as expected",
+        });
     }
     for (const c of result.checks) {
-        checks.push({ ...base, check: c.check, resource: c.target, expected: c.expected, got: c.got, outcome: LEG_CHECK_OUTCOME[c.outcome], note: c.note });
+        checks.push({
+            ...base,
+            check: c.check,
+            resource: c.target,
+            expected: c.expected,
+            got: c.got,
+            outcome: LEG_CHECK_OUTCOME[c.outcome],
+            note: c.note,
+        });
     }
     return checks;
 }
@@ -146,6 +163,12 @@ export function judgeFixture(fixture: Fixture, legs: LegResult[]): FixtureVerdic
     const ran = legs.filter((l) => l.leg !== "deploy" && l.status === "ran");
     for (const other of ran.slice(1)) checks.push(...judgeParity(fixture, ran[0], other));
     const outcomes = checks.map((c) => c.outcome);
-    const outcome: Outcome = outcomes.includes("error") ? "error" : outcomes.includes("mismatch") ? "mismatch" : outcomes.every((o) => o === "skipped") ? "skipped" : "match";
+    const outcome: Outcome = outcomes.includes("error")
+        ? "error"
+        : outcomes.includes("mismatch")
+          ? "mismatch"
+          : outcomes.every((o) => o === "skipped")
+            ? "skipped"
+            : "match";
     return { fixture: fixture.name, description: fixture.expect.description, legs, checks, outcome };
 }

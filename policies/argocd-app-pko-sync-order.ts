@@ -53,7 +53,10 @@ function manages(app: Plain, appName: string | Unknown | undefined, view: StackV
     const tracking = annotations["argocd.argoproj.io/tracking-id"];
     const instance = labels["app.kubernetes.io/instance"];
     if (typeof tracking === "string" || typeof instance === "string") {
-        return typeof appName === "string" && ((typeof tracking === "string" && tracking.split(":")[0] === appName) || instance === appName);
+        return (
+            typeof appName === "string" &&
+            ((typeof tracking === "string" && tracking.split(":")[0] === appName) || instance === appName)
+        );
     }
     const file = annotations[SOURCE_PATH];
     const folders = sourcePaths(app);
@@ -61,7 +64,10 @@ function manages(app: Plain, appName: string | Unknown | undefined, view: StackV
         return folders.some((folder) => under(normalizePath(file), folder));
     }
     const dest = get(app, "spec", "destination", "namespace");
-    return typeof dest === "string" && dest === (view.namespace === UNKNOWN ? undefined : (view.namespace ?? DEFAULT_NAMESPACE));
+    return (
+        typeof dest === "string" &&
+        dest === (view.namespace === UNKNOWN ? undefined : (view.namespace ?? DEFAULT_NAMESPACE))
+    );
 }
 
 interface Application {
@@ -93,7 +99,11 @@ function wavedObjects(resources: ResourceLike[]): K8sObject[] {
 
 /** Argo CD is in use when the program declares an Application or uses sync-wave annotations. */
 function argoInUse(apps: Application[], objects: K8sObject[], stacks: StackIdentity[]): boolean {
-    return apps.length > 0 || objects.some((o) => o.wave !== undefined) || stacks.some((s) => s.view.annotations !== UNKNOWN && s.view.annotations[WAVE] !== undefined);
+    return (
+        apps.length > 0 ||
+        objects.some((o) => o.wave !== undefined) ||
+        stacks.some((s) => s.view.annotations !== UNKNOWN && s.view.annotations[WAVE] !== undefined)
+    );
 }
 
 /** A Stack synced before a Secret or the service account it uses. */
@@ -111,7 +121,12 @@ function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): RuleFi
         const view = st.view;
         const ns = view.namespace === UNKNOWN ? undefined : (view.namespace ?? DEFAULT_NAMESPACE);
         const stackWave = view.annotations === UNKNOWN ? UNKNOWN : wave({ annotations: view.annotations as Plain });
-        const deps = [...secretsRead(view).map((name) => ({ kind: "Secret", name })), ...(typeof st.serviceAccount.name === "string" ? [{ kind: "ServiceAccount", name: st.serviceAccount.name }] : [])];
+        const deps = [
+            ...secretsRead(view).map((name) => ({ kind: "Secret", name })),
+            ...(typeof st.serviceAccount.name === "string"
+                ? [{ kind: "ServiceAccount", name: st.serviceAccount.name }]
+                : []),
+        ];
         for (const dep of deps) {
             const obj = ns === undefined ? undefined : byKey.get(key(dep.kind, ns, dep.name));
             if (!obj) continue;
@@ -141,7 +156,9 @@ function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): RuleFi
 function pruneFindings(apps: Application[], stacks: { view: StackView }[], ctx: RuleContext): RuleFinding[] {
     const findings: RuleFinding[] = [];
     // Only production Stacks with destroyOnFinalize can be at risk: found once, not once per Application.
-    const atRisk = stacks.filter((st) => st.view.destroyOnFinalize === true && classify(st.view, ctx).verdict === "production");
+    const atRisk = stacks.filter(
+        (st) => st.view.destroyOnFinalize === true && classify(st.view, ctx).verdict === "production",
+    );
     for (const { r, props } of apps) {
         if (atRisk.length === 0) break;
         if (get(props, "spec", "syncPolicy", "automated", "prune") !== true) continue;
@@ -172,10 +189,12 @@ export const policy = programRule(
             patternSettings: [],
             example: governed,
         },
-        description: "Argo CD syncs PKO Stacks after their Secrets and service accounts, and never auto-prunes production Stacks with destroyOnFinalize.",
+        description:
+            "Argo CD syncs PKO Stacks after their Secrets and service accounts, and never auto-prunes production Stacks with destroyOnFinalize.",
         enforcementLevel: "advisory",
         severity: "medium",
-        remediationSteps: "Annotate the Stack with a higher argocd.argoproj.io/sync-wave than its Secrets and service account; disable automated prune for production Applications or remove destroyOnFinalize.",
+        remediationSteps:
+            "Annotate the Stack with a higher argocd.argoproj.io/sync-wave than its Secrets and service account; disable automated prune for production Applications or remove destroyOnFinalize.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (resources: ResourceLike[], _config, ctx) => {

@@ -56,12 +56,17 @@ export const policy = resourceRule(
                         apiVersion: "argoproj.io/v1alpha1",
                         kind: "Application",
                         metadata: { name: "webapp", namespace: "argocd" },
-                        spec: { project: "default", source: { repoURL: "https://github.com/myorg/gitops.git", path: "stacks/webapp" }, destination: { server: "https://kubernetes.default.svc", namespace: "pulumi" } },
+                        spec: {
+                            project: "default",
+                            source: { repoURL: "https://github.com/myorg/gitops.git", path: "stacks/webapp" },
+                            destination: { server: "https://kubernetes.default.svc", namespace: "pulumi" },
+                        },
                     },
                 },
             ],
         },
-        description: "Everything an Argo CD Application or ApplicationSet applies could be rendered and judged; what could not fails closed.",
+        description:
+            "Everything an Argo CD Application or ApplicationSet applies could be rendered and judged; what could not fails closed.",
         enforcementLevel: "mandatory",
         severity: "high",
         remediationSteps:
@@ -83,7 +88,9 @@ export const policy = resourceRule(
         const props = plain(resource.props);
         const reasons = get(props, "metadata", "annotations", NOT_RENDERED);
         if (typeof reasons !== "string" || reasons.trim() === "") return [];
-        const patterns = Array.isArray(config.sourcesJudgedElsewhere) ? config.sourcesJudgedElsewhere.filter((p): p is string => typeof p === "string") : [];
+        const patterns = Array.isArray(config.sourcesJudgedElsewhere)
+            ? config.sourcesJudgedElsewhere.filter((p): p is string => typeof p === "string")
+            : [];
 
         const name = get(props, "metadata", "name");
         const ns = get(props, "metadata", "namespace");
@@ -95,8 +102,13 @@ export const policy = resourceRule(
             .split("\n")
             .map((l) => l.trim())
             .filter((l) => l !== "" && !elsewhere.has(SOURCE_FIELD.exec(l)?.[1] ?? ""));
-        const shown = lines.slice(0, MAX_REASONS).map((reason) => `${who}: ${reason}; check could not evaluate what it applies, so the rule fails closed.`);
-        if (lines.length > MAX_REASONS) shown.push(`${who}: ${lines.length - MAX_REASONS} more reasons; check could not evaluate what it applies, so the rule fails closed.`);
+        const shown = lines
+            .slice(0, MAX_REASONS)
+            .map((reason) => `${who}: ${reason}; check could not evaluate what it applies, so the rule fails closed.`);
+        if (lines.length > MAX_REASONS)
+            shown.push(
+                `${who}: ${lines.length - MAX_REASONS} more reasons; check could not evaluate what it applies, so the rule fails closed.`,
+            );
         return shown;
     },
 );

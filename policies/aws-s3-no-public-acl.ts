@@ -15,28 +15,42 @@ const PUBLIC_GROUPS = /acs\.amazonaws\.com\/groups\/global\/(AllUsers|Authentica
 
 const BUCKET_TYPES = new Set(["aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2"]);
 const ACL_TYPES = new Set(["aws:s3/bucketAcl:BucketAcl", "aws:s3/bucketAclV2:BucketAclV2"]);
-const OBJECT_TYPES = new Set(["aws:s3/bucketObject:BucketObject", "aws:s3/bucketObjectv2:BucketObjectv2", "aws:s3/objectCopy:ObjectCopy"]);
+const OBJECT_TYPES = new Set([
+    "aws:s3/bucketObject:BucketObject",
+    "aws:s3/bucketObjectv2:BucketObjectv2",
+    "aws:s3/objectCopy:ObjectCopy",
+]);
 
 function checkCanned(field: string, acl: Plain, out: string[]): void {
     if (acl === UNKNOWN) {
-        out.push(`${field} is unknown during preview, so it cannot be verified not to be public; set a known ACL such as "private".`);
+        out.push(
+            `${field} is unknown during preview, so it cannot be verified not to be public; set a known ACL such as "private".`,
+        );
     } else if (typeof acl === "string" && PUBLIC_CANNED.has(acl)) {
-        out.push(`${field} is the public canned ACL ${JSON.stringify(acl)}; use "private" and grant access through a bucket policy.`);
+        out.push(
+            `${field} is the public canned ACL ${JSON.stringify(acl)}; use "private" and grant access through a bucket policy.`,
+        );
     }
 }
 
 function checkGrantee(field: string, uri: Plain, out: string[]): void {
     if (uri === UNKNOWN) {
-        out.push(`${field} has a grantee URI unknown during preview, so it cannot be verified not to be public; make it known or remove the grant.`);
+        out.push(
+            `${field} has a grantee URI unknown during preview, so it cannot be verified not to be public; make it known or remove the grant.`,
+        );
     } else if (typeof uri === "string" && PUBLIC_GROUPS.test(uri)) {
         const group = PUBLIC_GROUPS.exec(uri)![1];
-        out.push(`${field} grants access to the ${group} group (public); remove the grant and use a bucket policy for specific principals.`);
+        out.push(
+            `${field} grants access to the ${group} group (public); remove the grant and use a bucket policy for specific principals.`,
+        );
     }
 }
 
 function checkGrantList(field: string, grants: Plain, uriPath: string[], out: string[]): void {
     if (grants === UNKNOWN) {
-        out.push(`${field} is unknown during preview, so the grants cannot be verified not to be public; make them known at preview time.`);
+        out.push(
+            `${field} is unknown during preview, so the grants cannot be verified not to be public; make them known at preview time.`,
+        );
         return;
     }
     list(grants).forEach((g, i) => checkGrantee(`${field}[${i}]`, get(g, ...uriPath), out));
@@ -63,10 +77,12 @@ export const policy = resourceRule(
             patternSettings: [],
             example: [bucket, ownership],
         },
-        description: "S3 buckets, bucket ACLs and objects grant no public access through canned ACLs or AllUsers/AuthenticatedUsers grants.",
+        description:
+            "S3 buckets, bucket ACLs and objects grant no public access through canned ACLs or AllUsers/AuthenticatedUsers grants.",
         enforcementLevel: "mandatory",
         severity: "critical",
-        remediationSteps: "Use the private ACL (or BucketOwnershipControls with BucketOwnerEnforced and no ACL) and grant access with a bucket policy to specific principals.",
+        remediationSteps:
+            "Use the private ACL (or BucketOwnershipControls with BucketOwnerEnforced and no ACL) and grant access with a bucket policy to specific principals.",
         url: "https://docs.aws.amazon.com/AmazonS3/latest/userguide/access-control-block-public-access.html",
     },
     (resource) => {
@@ -83,7 +99,12 @@ export const policy = resourceRule(
         if (BUCKET_TYPES.has(type)) {
             checkGrantList("grants", get(props, "grants"), ["uri"], out);
         } else if (ACL_TYPES.has(type)) {
-            checkGrantList("accessControlPolicy.grants", get(props, "accessControlPolicy", "grants"), ["grantee", "uri"], out);
+            checkGrantList(
+                "accessControlPolicy.grants",
+                get(props, "accessControlPolicy", "grants"),
+                ["grantee", "uri"],
+                out,
+            );
         }
         return out;
     },

@@ -5,7 +5,13 @@
  */
 import { stack } from "./model/examples";
 import { RuleMeta, settingsRule } from "./model/policy";
-import { SETTINGS_POLICY, SettingsState, productionSchemaProperties, productionSettings, readSettings } from "./model/production";
+import {
+    SETTINGS_POLICY,
+    SettingsState,
+    productionSchemaProperties,
+    productionSettings,
+    readSettings,
+} from "./model/production";
 import { describeStack, stackPatchView, stackView } from "./model/stack";
 
 export const NAME = SETTINGS_POLICY;
@@ -21,7 +27,8 @@ const meta: RuleMeta = {
         patternSettings: ["productionStackPatterns"],
         example: [stack],
     },
-    description: "Holds the pack's one production classification (stack patterns, namespaces, labels) that every production-aware rule reads.",
+    description:
+        "Holds the pack's one production classification (stack patterns, namespaces, labels) that every production-aware rule reads.",
     enforcementLevel: "mandatory",
     severity: "high",
     remediationSteps:
@@ -56,6 +63,10 @@ export const policy = settingsRule(
     (resource, state) => {
         if (!("problem" in state)) return [];
         const view = stackView(resource) ?? stackPatchView(resource);
-        return view ? [`${describeStack(view)}: the production settings are invalid: ${state.problem}; fix the ${NAME} configuration.`] : [];
+        return view
+            ? [
+                  `${describeStack(view)}: the production settings are invalid: ${state.problem}; fix the ${NAME} configuration.`,
+              ]
+            : [];
     },
 );

@@ -25,15 +25,22 @@ export const policy = programRule(
             patternSettings: [],
             example: governed,
         },
-        description: "Each PKO v2 Stack's service account has the system:auth-delegator ClusterRoleBinding the operator needs.",
+        description:
+            "Each PKO v2 Stack's service account has the system:auth-delegator ClusterRoleBinding the operator needs.",
         enforcementLevel: "advisory",
         severity: "medium",
-        remediationSteps: "Bind ClusterRole system:auth-delegator to the Stack's service account with a ClusterRoleBinding.",
+        remediationSteps:
+            "Bind ClusterRole system:auth-delegator to the Stack's service account with a ClusterRoleBinding.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (resources) => {
         const model = rbacModel(resources);
-        const delegators = model.bindings.filter((b) => b.kind === "ClusterRoleBinding" && b.roleKind === "ClusterRole" && b.roleName === "system:auth-delegator");
+        const delegators = model.bindings.filter(
+            (b) =>
+                b.kind === "ClusterRoleBinding" &&
+                b.roleKind === "ClusterRole" &&
+                b.roleName === "system:auth-delegator",
+        );
         // The Stacks each delegator binding may cover, found through the index rather than by scanning.
         const index = new StackIndex(stackIdentities(resources));
         const covered = new Set<unknown>();

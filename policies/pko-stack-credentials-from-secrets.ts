@@ -5,7 +5,15 @@
  */
 import { stack } from "./model/examples";
 import { credentialShape, findCredentialShapes } from "./model/credential-shapes";
-import { extraNamesProblem, isCredentialName, isFilePointerName, isPathValue, isSecretConfigKey, looksLikeCredential, urlCredentialPart } from "./model/credentials";
+import {
+    extraNamesProblem,
+    isCredentialName,
+    isFilePointerName,
+    isPathValue,
+    isSecretConfigKey,
+    looksLikeCredential,
+    urlCredentialPart,
+} from "./model/credentials";
 import { stackRule } from "./model/policy";
 import { Ref, StackView, describeStack, podContainers, resourceRef } from "./model/stack";
 import { Plain, UNKNOWN, entries, get, isObject, list, quote } from "./model/values";
@@ -17,7 +25,9 @@ const SECRET_REF_FIX = "reference a Kubernetes Secret instead: {type: Secret, se
 function refProblem(ref: Ref, what: string): string | undefined {
     switch (ref.kind) {
         case "Secret":
-            return ref.complete ? undefined : `${ref.field} (${what}) is a Secret reference without a secret name and key; set secret.name and secret.key.`;
+            return ref.complete
+                ? undefined
+                : `${ref.field} (${what}) is a Secret reference without a secret name and key; set secret.name and secret.key.`;
         case "Literal":
             return `${ref.field} (${what}) is a Literal: the credential would sit in plaintext in the Stack manifest; ${SECRET_REF_FIX}.`;
         case "Env":
@@ -31,7 +41,9 @@ function refProblem(ref: Ref, what: string): string | undefined {
 }
 
 function mapUnknown(field: string, v: Plain): string | undefined {
-    return v === UNKNOWN ? `${field} is unknown during preview, so its credentials cannot be verified to come from Kubernetes Secrets; make the map known at preview time.` : undefined;
+    return v === UNKNOWN
+        ? `${field} is unknown during preview, so its credentials cannot be verified to come from Kubernetes Secrets; make the map known at preview time.`
+        : undefined;
 }
 
 /**
@@ -60,10 +72,17 @@ function checkEnvRefs(view: StackView, extra: string[], out: string[]): void {
             const p = refProblem(ref, "a credential");
             if (p) out.push(p);
         } else if (isFilePointerName(name)) {
-            const p = ref.kind === "Literal" ? filePointerProblem(`spec.envRefs.${name} (a Literal)`, ref.literal ?? undefined) : ref.kind === "unknown" ? refProblem(ref, "a credential file's path") : undefined;
+            const p =
+                ref.kind === "Literal"
+                    ? filePointerProblem(`spec.envRefs.${name} (a Literal)`, ref.literal ?? undefined)
+                    : ref.kind === "unknown"
+                      ? refProblem(ref, "a credential file's path")
+                      : undefined;
             if (p) out.push(p);
         } else if (ref.kind === "Literal" && looksLikeCredential(ref.literal)) {
-            out.push(`spec.envRefs.${name} is a Literal whose value is a credential (${credentialShape(ref.literal)}); ${SECRET_REF_FIX}.`);
+            out.push(
+                `spec.envRefs.${name} is a Literal whose value is a credential (${credentialShape(ref.literal)}); ${SECRET_REF_FIX}.`,
+            );
         }
     }
 }
@@ -75,7 +94,9 @@ function checkPlainEnvs(view: StackView, extra: string[], out: string[]): void {
             const p = filePointerProblem(`spec.envs.${name}`, value);
             if (p) out.push(p);
         } else if (isCredentialName(name, extra) || looksLikeCredential(value)) {
-            out.push(`spec.envs.${name} holds a credential in plaintext; move it to spec.envRefs.${name} with {type: Secret, secret: {name, key}}.`);
+            out.push(
+                `spec.envs.${name} holds a credential in plaintext; move it to spec.envRefs.${name} with {type: Secret, secret: {name, key}}.`,
+            );
         }
     }
 }
@@ -83,7 +104,9 @@ function checkPlainEnvs(view: StackView, extra: string[], out: string[]): void {
 function checkSecrets(view: StackView, out: string[]): void {
     const secrets = get(view.spec, "secrets");
     if (secrets === UNKNOWN || entries(secrets).length > 0) {
-        out.push(`spec.secrets holds secret config values in plaintext in the Stack manifest; use spec.secretsRef with {type: Secret, secret: {name, key}} for each value.`);
+        out.push(
+            `spec.secrets holds secret config values in plaintext in the Stack manifest; use spec.secretsRef with {type: Secret, secret: {name, key}} for each value.`,
+        );
     }
     const secretsRef = get(view.spec, "secretsRef");
     const unknown = mapUnknown("spec.secretsRef", secretsRef);
@@ -105,7 +128,10 @@ export function literalShapeProblems(field: string, value: Plain, fix: string, o
     if (value === UNKNOWN) return;
     const { found, truncated } = findCredentialShapes(value);
     for (const f of found) out.push(`${field}${f.at} holds a credential in plaintext (${f.what}); ${fix}.`);
-    if (truncated && found.length === 0) out.push(`${field} is too large or too deeply nested to be verified to hold no credential; the rule fails closed: simplify it.`);
+    if (truncated && found.length === 0)
+        out.push(
+            `${field} is too large or too deeply nested to be verified to hold no credential; the rule fails closed: simplify it.`,
+        );
 }
 
 function checkConfig(view: StackView, out: string[]): void {
@@ -125,7 +151,9 @@ function checkConfig(view: StackView, out: string[]): void {
     }
     for (const [key] of entries(configRef)) {
         if (isSecretConfigKey(key)) {
-            out.push(`spec.configRef.${key} takes a secret-looking config value from a ConfigMap, which is not a Secret; ${fix}.`);
+            out.push(
+                `spec.configRef.${key} takes a secret-looking config value from a ConfigMap, which is not a Secret; ${fix}.`,
+            );
         }
     }
 }
@@ -181,13 +209,17 @@ export function checkEnvVarList(field: string, env: Plain, extra: string[], out:
         }
         if (value !== undefined && (credentialName || looksLikeCredential(value))) {
             const shape = credentialShape(value);
-            out.push(`${label} sets a credential as a literal value${shape ? ` (${shape})` : ""}; use valueFrom.secretKeyRef.`);
+            out.push(
+                `${label} sets a credential as a literal value${shape ? ` (${shape})` : ""}; use valueFrom.secretKeyRef.`,
+            );
             return;
         }
         if (!credentialName) return;
         const valueFrom = get(e, "valueFrom");
         if (valueFrom === UNKNOWN) {
-            out.push(`${label} has a valueFrom unknown during preview, so it cannot be verified to come from a Secret; use valueFrom.secretKeyRef.`);
+            out.push(
+                `${label} has a valueFrom unknown during preview, so it cannot be verified to come from a Secret; use valueFrom.secretKeyRef.`,
+            );
         } else if (isObject(valueFrom) && get(valueFrom, "secretKeyRef") === undefined) {
             out.push(`${label} takes a credential from something other than a Secret; use valueFrom.secretKeyRef.`);
         }
@@ -232,9 +264,19 @@ export function workspaceSpecProblems(wsSpec: Plain, at: string, extra: string[]
                 );
                 return;
             }
-            literalShapeProblems(`${field}.value`, value, "read it with valueFrom.env from a variable set by valueFrom.secretKeyRef", out);
+            literalShapeProblems(
+                `${field}.value`,
+                value,
+                "read it with valueFrom.env from a variable set by valueFrom.secretKeyRef",
+                out,
+            );
         });
-        checkUrl(`${at}.stacks[${i}].secretsProvider`, get(st, "secretsProvider"), "spec.envRefs with Secret references", out);
+        checkUrl(
+            `${at}.stacks[${i}].secretsProvider`,
+            get(st, "secretsProvider"),
+            "spec.envRefs with Secret references",
+            out,
+        );
     });
     checkUrl(`${at}.git.url`, get(wsSpec, "git", "url"), "git.auth with Secret references", out);
 }
@@ -261,7 +303,8 @@ export const policy = stackRule(
             patternSettings: ["extraCredentialNames"],
             example: [stack],
         },
-        description: "PKO Stack credentials (Pulumi access token, cloud keys, git auth, secret config, workspace env) come only from Kubernetes Secret references.",
+        description:
+            "PKO Stack credentials (Pulumi access token, cloud keys, git auth, secret config, workspace env) come only from Kubernetes Secret references.",
         enforcementLevel: "mandatory",
         severity: "critical",
         remediationSteps:
@@ -271,16 +314,21 @@ export const policy = stackRule(
             extraCredentialNames: {
                 type: "array",
                 items: { type: "string", minLength: 1 },
-                description: "Extra RE2 regular expressions (whole-name match) for environment variables that hold credentials.",
+                description:
+                    "Extra RE2 regular expressions (whole-name match) for environment variables that hold credentials.",
                 default: [],
             },
         },
     },
     (view, config) => {
         if (view.spec === UNKNOWN) {
-            return [`${describeStack(view)}: spec is unknown during preview, so its credentials cannot be verified to come from Kubernetes Secrets; make the spec known at preview time.`];
+            return [
+                `${describeStack(view)}: spec is unknown during preview, so its credentials cannot be verified to come from Kubernetes Secrets; make the spec known at preview time.`,
+            ];
         }
-        const extra = Array.isArray(config.extraCredentialNames) ? config.extraCredentialNames.filter((p): p is string => typeof p === "string") : [];
+        const extra = Array.isArray(config.extraCredentialNames)
+            ? config.extraCredentialNames.filter((p): p is string => typeof p === "string")
+            : [];
         const bad = extraNamesProblem(extra);
         if (bad !== undefined) return [`${describeStack(view)}: ${bad}; fix the policy configuration.`];
         const out: string[] = [];

@@ -27,7 +27,8 @@ export const policy = stackRule(
         description: "destroyOnFinalize is allowed only on non-production PKO Stacks.",
         enforcementLevel: "mandatory",
         severity: "high",
-        remediationSteps: "Remove spec.destroyOnFinalize (or set it to false) on production Stacks; keep it for dev and preview Stacks only.",
+        remediationSteps:
+            "Remove spec.destroyOnFinalize (or set it to false) on production Stacks; keep it for dev and preview Stacks only.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (view, _config, ctx) => {

@@ -10,7 +10,8 @@ import { UNKNOWN, entries, get, list } from "./model/values";
 
 export const NAME = "pko-stack-esc-or-oidc-preferred";
 
-const CLOUD_KEYS = /^(AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY|ARM_CLIENT_SECRET|AZURE_CLIENT_SECRET|GOOGLE_CREDENTIALS|GOOGLE_APPLICATION_CREDENTIALS)$/;
+const CLOUD_KEYS =
+    /^(AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY|ARM_CLIENT_SECRET|AZURE_CLIENT_SECRET|GOOGLE_CREDENTIALS|GOOGLE_APPLICATION_CREDENTIALS)$/;
 
 export const policy = stackRule(
     {
@@ -24,10 +25,12 @@ export const policy = stackRule(
             patternSettings: [],
             example: [stack],
         },
-        description: "PKO Stacks prefer OIDC token exchange and Pulumi ESC over long-lived static tokens and cloud keys.",
+        description:
+            "PKO Stacks prefer OIDC token exchange and Pulumi ESC over long-lived static tokens and cloud keys.",
         enforcementLevel: "advisory",
         severity: "low",
-        remediationSteps: "Use Pulumi Cloud OIDC token exchange instead of a PULUMI_ACCESS_TOKEN Secret, and ESC environments (spec.environment) for cloud credentials.",
+        remediationSteps:
+            "Use Pulumi Cloud OIDC token exchange instead of a PULUMI_ACCESS_TOKEN Secret, and ESC environments (spec.environment) for cloud credentials.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (view) => {
@@ -38,9 +41,13 @@ export const policy = stackRule(
         const token = resourceRef("spec.envRefs.PULUMI_ACCESS_TOKEN", get(envRefs, "PULUMI_ACCESS_TOKEN"));
         const legacy = get(view.spec, "accessTokenSecret");
         if (token.kind === "Secret") {
-            out.push(`${who} uses a long-lived static Pulumi access token (spec.envRefs.PULUMI_ACCESS_TOKEN from a Secret); prefer OIDC token exchange, which stores no token in the cluster.`);
+            out.push(
+                `${who} uses a long-lived static Pulumi access token (spec.envRefs.PULUMI_ACCESS_TOKEN from a Secret); prefer OIDC token exchange, which stores no token in the cluster.`,
+            );
         } else if (typeof legacy === "string" && legacy.length > 0) {
-            out.push(`${who} uses a long-lived static Pulumi access token (spec.accessTokenSecret); prefer OIDC token exchange, which stores no token in the cluster.`);
+            out.push(
+                `${who} uses a long-lived static Pulumi access token (spec.accessTokenSecret); prefer OIDC token exchange, which stores no token in the cluster.`,
+            );
         }
         const environments = list(view.environment);
         if (view.environment !== UNKNOWN && environments.length === 0) {
@@ -48,7 +55,9 @@ export const policy = stackRule(
                 .filter(([name]) => CLOUD_KEYS.test(name))
                 .map(([name]) => name);
             if (keys.length > 0) {
-                out.push(`${who} takes static cloud credentials (${keys.join(", ")}) from the cluster and attaches no ESC environment; prefer short-lived credentials from a Pulumi ESC environment (spec.environment).`);
+                out.push(
+                    `${who} takes static cloud credentials (${keys.join(", ")}) from the cluster and attaches no ESC environment; prefer short-lived credentials from a Pulumi ESC environment (spec.environment).`,
+                );
             }
         }
         return out;

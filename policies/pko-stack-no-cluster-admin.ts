@@ -20,7 +20,9 @@ function coverDoubts(binding: Binding, st: StackIdentity): string[] {
     const out: string[] = [];
     for (const s of binding.subjects) {
         if (subjectCovers(s, binding, st.serviceAccount) === "maybe" && subjectUnresolved(s, binding)) {
-            out.push(`its subject ${describeSubject(s)} could not be resolved during preview (name, kind or namespace unknown or missing)`);
+            out.push(
+                `its subject ${describeSubject(s)} could not be resolved during preview (name, kind or namespace unknown or missing)`,
+            );
         }
     }
     if (out.length === 0 && (st.serviceAccount.name === UNKNOWN || st.serviceAccount.namespace === UNKNOWN)) {
@@ -61,10 +63,12 @@ export const policy = programRule(
             patternSettings: [],
             example: governed,
         },
-        description: "No binding grants cluster-admin, or a role equivalent to it (every verb on every resource, or a privilege-escalation path cluster-wide), to the service account a PKO Stack runs as.",
+        description:
+            "No binding grants cluster-admin, or a role equivalent to it (every verb on every resource, or a privilege-escalation path cluster-wide), to the service account a PKO Stack runs as.",
         enforcementLevel: "mandatory",
         severity: "critical",
-        remediationSteps: "Bind the Stack's service account to a role with only the permissions its program needs (keep the system:auth-delegator binding PKO requires); never cluster-admin or a '*' on '*' role.",
+        remediationSteps:
+            "Bind the Stack's service account to a role with only the permissions its program needs (keep the system:auth-delegator binding PKO requires); never cluster-admin or a '*' on '*' role.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (resources) => {
@@ -89,10 +93,17 @@ export const policy = programRule(
                 const sa = describeSubject({ kind: "ServiceAccount", ...st.serviceAccount });
                 const who = `${sa}, which ${describeStack(st.view)} runs as (${st.source})`;
                 if (grant.admin === "yes" && covers === "yes") {
-                    findings.push({ message: `${describeBinding(binding)} grants ${role} to ${who}; bind a least-privilege role instead.`, urn: binding.urn, field: subjectField(binding, st.serviceAccount) });
+                    findings.push({
+                        message: `${describeBinding(binding)} grants ${role} to ${who}; bind a least-privilege role instead.`,
+                        urn: binding.urn,
+                        field: subjectField(binding, st.serviceAccount),
+                    });
                     continue;
                 }
-                const doubts = [...(grant.admin === "maybe" && grant.unknown ? [grant.unknown] : []), ...(covers === "maybe" ? coverDoubts(binding, st) : [])];
+                const doubts = [
+                    ...(grant.admin === "maybe" && grant.unknown ? [grant.unknown] : []),
+                    ...(covers === "maybe" ? coverDoubts(binding, st) : []),
+                ];
                 findings.push({
                     message: `${describeBinding(binding)} may grant ${role} to ${who}, and the rule fails closed: ${doubts.join("; ") || "values are unknown during preview"}. Make them known at preview time or bind a least-privilege role.`,
                     urn: binding.urn,

@@ -26,7 +26,8 @@ export const policy = stackRule(
             patternSettings: ["previewOnlyStackPatterns"],
             example: [stack],
         },
-        description: "Preview-only PKO Stacks set preview: true and production Stacks do not, so PR-preview Stacks never deploy.",
+        description:
+            "Preview-only PKO Stacks set preview: true and production Stacks do not, so PR-preview Stacks never deploy.",
         enforcementLevel: "mandatory",
         severity: "high",
         remediationSteps: "Set spec.preview: true on pull-request preview Stacks; remove it from production Stacks.",
@@ -35,32 +36,45 @@ export const policy = stackRule(
             previewOnlyStackPatterns: {
                 type: "array",
                 items: { type: "string", minLength: 1 },
-                description: "RE2 regular expressions matched against spec.stack; a match means the Stack must be preview-only.",
+                description:
+                    "RE2 regular expressions matched against spec.stack; a match means the Stack must be preview-only.",
                 default: DEFAULT_PREVIEW_PATTERNS,
             },
         },
     },
     (view, config, ctx) => {
         const who = describeStack(view);
-        const patterns = Array.isArray(config.previewOnlyStackPatterns) ? config.previewOnlyStackPatterns.filter((p): p is string => typeof p === "string") : DEFAULT_PREVIEW_PATTERNS;
+        const patterns = Array.isArray(config.previewOnlyStackPatterns)
+            ? config.previewOnlyStackPatterns.filter((p): p is string => typeof p === "string")
+            : DEFAULT_PREVIEW_PATTERNS;
         const bad = patternProblem("previewOnlyStackPatterns", patterns);
         if (bad !== undefined) return [`${who}: ${bad}; fix the policy configuration.`];
         const stack = view.stack;
         if (stack === UNKNOWN) {
-            return view.preview === true ? [] : [`${who}: spec.stack is unknown during preview, so it may be a preview-only Stack that deploys; the rule fails closed: make spec.stack known or set spec.preview: true.`];
+            return view.preview === true
+                ? []
+                : [
+                      `${who}: spec.stack is unknown during preview, so it may be a preview-only Stack that deploys; the rule fails closed: make spec.stack known or set spec.preview: true.`,
+                  ];
         }
         const expected = typeof stack === "string" && patterns.some((p) => compilePattern(p)!.test(stack));
         if (expected) {
             if (view.preview === true) return [];
             return view.preview === UNKNOWN
-                ? [`${who} is expected to be preview-only but spec.preview is unknown during preview; set spec.preview: true.`]
-                : [`${who} is expected to be preview-only (spec.stack matches previewOnlyStackPatterns) but does not set spec.preview: true, so it would deploy; set spec.preview: true.`];
+                ? [
+                      `${who} is expected to be preview-only but spec.preview is unknown during preview; set spec.preview: true.`,
+                  ]
+                : [
+                      `${who} is expected to be preview-only (spec.stack matches previewOnlyStackPatterns) but does not set spec.preview: true, so it would deploy; set spec.preview: true.`,
+                  ];
         }
         if (view.preview !== true && view.preview !== UNKNOWN) return [];
         const prod = classify(view, ctx);
         if (prod.verdict === "invalid-config") return [invalidSettingsMessage(who, prod.reason)];
         if (prod.verdict === "production") {
-            return [`${who} is ${prod.reason} but ${view.preview === UNKNOWN ? "spec.preview is unknown during preview" : "sets spec.preview: true"}, so it would never deploy; remove spec.preview.`];
+            return [
+                `${who} is ${prod.reason} but ${view.preview === UNKNOWN ? "spec.preview is unknown during preview" : "sets spec.preview: true"}, so it would never deploy; remove spec.preview.`,
+            ];
         }
         return [];
     },

@@ -19,12 +19,15 @@ export function pinProblems(view: StackView, allowUnpinnableSources: boolean): s
     if (view.spec === UNKNOWN) {
         return ["its spec is unknown during preview"];
     }
-    const unpinnable = [view.fluxSource !== undefined && view.fluxSource !== null ? "spec.fluxSource" : undefined, view.programRef !== undefined && view.programRef !== null ? "spec.programRef" : undefined].filter(
-        (x): x is string => x !== undefined,
-    );
+    const unpinnable = [
+        view.fluxSource !== undefined && view.fluxSource !== null ? "spec.fluxSource" : undefined,
+        view.programRef !== undefined && view.programRef !== null ? "spec.programRef" : undefined,
+    ].filter((x): x is string => x !== undefined);
     if (unpinnable.length > 0) {
         if (!allowUnpinnableSources) {
-            problems.push(`it deploys from ${unpinnable.join(" and ")}, which cannot be pinned to a commit (allowUnpinnableSources is off)`);
+            problems.push(
+                `it deploys from ${unpinnable.join(" and ")}, which cannot be pinned to a commit (allowUnpinnableSources is off)`,
+            );
         }
         if (view.projectRepo === undefined) {
             return problems;
@@ -69,12 +72,14 @@ export const policy = stackRule(
         description: "Production PKO Stacks deploy a pinned 40-hex commit, never a branch or movable ref.",
         enforcementLevel: "mandatory",
         severity: "high",
-        remediationSteps: "Set spec.commit to the full 40-hex SHA to deploy, remove spec.branch, and promote by changing the commit in Git.",
+        remediationSteps:
+            "Set spec.commit to the full 40-hex SHA to deploy, remove spec.branch, and promote by changing the commit in Git.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
         config: {
             allowUnpinnableSources: {
                 type: "boolean",
-                description: "Allow production Stacks that deploy from fluxSource or programRef (which cannot be pinned).",
+                description:
+                    "Allow production Stacks that deploy from fluxSource or programRef (which cannot be pinned).",
                 default: false,
             },
         },
@@ -91,7 +96,8 @@ export const policy = stackRule(
             classify(view, ctx),
             {
                 production: (reason) => `${who} is ${reason} but is not pinned: ${problems.join("; ")}; ${fix}.`,
-                unknown: (reason) => `${who} is not pinned (${problems.join("; ")}) and ${reason}; the rule fails closed: ${fix}, or make the deciding values known at preview time.`,
+                unknown: (reason) =>
+                    `${who} is not pinned (${problems.join("; ")}) and ${reason}; the rule fails closed: ${fix}, or make the deciding values known at preview time.`,
             },
             pinField(view),
         );

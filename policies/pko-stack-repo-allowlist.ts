@@ -28,16 +28,19 @@ export const policy = stackRule(
             patternSettings: ["allowedRepoPatterns"],
             example: [stack],
         },
-        description: "PKO Stacks deploy only from allowlisted repositories over secure transports, and from Flux or Program sources only when allowed.",
+        description:
+            "PKO Stacks deploy only from allowlisted repositories over secure transports, and from Flux or Program sources only when allowed.",
         enforcementLevel: "mandatory",
         severity: "high",
-        remediationSteps: "Point spec.projectRepo at an approved repository over https:// or ssh, or add it to allowedRepoPatterns; enable allowFluxSource/allowProgramRef to use those sources.",
+        remediationSteps:
+            "Point spec.projectRepo at an approved repository over https:// or ssh, or add it to allowedRepoPatterns; enable allowFluxSource/allowProgramRef to use those sources.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/pulumi-kubernetes-operator/",
         config: {
             allowedRepoPatterns: {
                 type: "array",
                 items: { type: "string", minLength: 1 },
-                description: "RE2 regular expressions a projectRepo URL must match; empty means any repository (the other checks still apply).",
+                description:
+                    "RE2 regular expressions a projectRepo URL must match; empty means any repository (the other checks still apply).",
                 default: [],
             },
             allowFluxSource: { type: "boolean", description: "Allow spec.fluxSource.", default: false },
@@ -50,23 +53,36 @@ export const policy = stackRule(
         const patterns = strings(config.allowedRepoPatterns);
         const bad = patternProblem("allowedRepoPatterns", patterns);
         if (bad !== undefined) return [`${who}: ${bad}; fix the policy configuration.`];
-        if (view.spec === UNKNOWN) return [`${who}: spec is unknown during preview, so its program source cannot be verified; the rule fails closed.`];
+        if (view.spec === UNKNOWN)
+            return [
+                `${who}: spec is unknown during preview, so its program source cannot be verified; the rule fails closed.`,
+            ];
         const repo = view.projectRepo;
         if (repo === UNKNOWN) {
-            out.push(`${who}: spec.projectRepo is unknown during preview, so it cannot be checked against the allowlist; the rule fails closed.`);
+            out.push(
+                `${who}: spec.projectRepo is unknown during preview, so it cannot be checked against the allowlist; the rule fails closed.`,
+            );
         } else if (typeof repo === "string") {
             if (/^http:\/\//i.test(repo.trim())) {
-                out.push(`${who}: spec.projectRepo uses plaintext http://, so the program can be altered in transit; use https:// or ssh.`);
+                out.push(
+                    `${who}: spec.projectRepo uses plaintext http://, so the program can be altered in transit; use https:// or ssh.`,
+                );
             }
             if (patterns.length > 0 && !patterns.some((p) => compilePattern(p)!.test(repo))) {
-                out.push(`${who}: spec.projectRepo ${quote(displayUrl(repo))} matches none of allowedRepoPatterns; use an approved repository or extend the allowlist.`);
+                out.push(
+                    `${who}: spec.projectRepo ${quote(displayUrl(repo))} matches none of allowedRepoPatterns; use an approved repository or extend the allowlist.`,
+                );
             }
         }
         if (view.fluxSource !== undefined && view.fluxSource !== null && config.allowFluxSource !== true) {
-            out.push(`${who}: spec.fluxSource is not allowed (allowFluxSource is off); deploy from an allowlisted projectRepo or enable allowFluxSource.`);
+            out.push(
+                `${who}: spec.fluxSource is not allowed (allowFluxSource is off); deploy from an allowlisted projectRepo or enable allowFluxSource.`,
+            );
         }
         if (view.programRef !== undefined && view.programRef !== null && config.allowProgramRef !== true) {
-            out.push(`${who}: spec.programRef is not allowed (allowProgramRef is off); deploy from an allowlisted projectRepo or enable allowProgramRef.`);
+            out.push(
+                `${who}: spec.programRef is not allowed (allowProgramRef is off); deploy from an allowlisted projectRepo or enable allowProgramRef.`,
+            );
         }
         // PKO strategic-merges spec.workspaceTemplate over the Workspace it builds from the Stack's source
         // (stack_controller.go, setupWorkspace): a template's git, flux or local source replaces the Stack's,
@@ -74,7 +90,9 @@ export const policy = stackRule(
         const wt = view.workspaceTemplate;
         const wsSpec = wt === UNKNOWN ? UNKNOWN : get(wt, "spec");
         if (wsSpec === UNKNOWN) {
-            out.push(`${who}: spec.workspaceTemplate is unknown during preview, so it cannot be verified not to replace the program source; the rule fails closed.`);
+            out.push(
+                `${who}: spec.workspaceTemplate is unknown during preview, so it cannot be verified not to replace the program source; the rule fails closed.`,
+            );
         } else {
             for (const source of ["git", "flux", "local"]) {
                 const v = get(wsSpec, source);

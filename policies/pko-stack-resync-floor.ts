@@ -18,7 +18,9 @@ export const policy = stackRule(
             what: "`spec.resyncFrequencySeconds`, when set, is at least the configured floor (default 60, PKO's own\nminimum).",
             why: "PKO polls branches and resyncs Stacks at this interval (Argo CD + PKO guide); a very low value\nhammers Git, the Pulumi Cloud API and the cluster, and PKO clamps values below 60 anyway.",
             fix: "raise `spec.resyncFrequencySeconds` to at least the floor, or remove it.",
-            notes: ["Remediate: at the `remediate` level, a numeric `spec.resyncFrequencySeconds` below the floor is raised to the\nfloor (a slower resync only delays the next poll)."],
+            notes: [
+                "Remediate: at the `remediate` level, a numeric `spec.resyncFrequencySeconds` below the floor is raised to the\nfloor (a slower resync only delays the next poll).",
+            ],
             reads: ["pulumi.com/Stack"],
             readsProduction: false,
             patternSettings: [],
@@ -43,11 +45,21 @@ export const policy = stackRule(
         const v = view.resyncFrequencySeconds;
         const who = describeStack(view);
         if (v === undefined) {
-            const raw = view.spec === UNKNOWN ? undefined : (view.spec as Record<string, unknown> | undefined)?.resyncFrequencySeconds;
-            return raw === undefined || raw === null ? [] : [`${who}: spec.resyncFrequencySeconds is not a number; set it to at least ${floor}.`];
+            const raw =
+                view.spec === UNKNOWN
+                    ? undefined
+                    : (view.spec as Record<string, unknown> | undefined)?.resyncFrequencySeconds;
+            return raw === undefined || raw === null
+                ? []
+                : [`${who}: spec.resyncFrequencySeconds is not a number; set it to at least ${floor}.`];
         }
-        if (v === UNKNOWN) return [`${who}: spec.resyncFrequencySeconds is unknown during preview; set it to at least ${floor}.`];
-        return v < floor ? [`${who}: spec.resyncFrequencySeconds is ${v}, below the floor of ${floor} seconds; raise it to at least ${floor}.`] : [];
+        if (v === UNKNOWN)
+            return [`${who}: spec.resyncFrequencySeconds is unknown during preview; set it to at least ${floor}.`];
+        return v < floor
+            ? [
+                  `${who}: spec.resyncFrequencySeconds is ${v}, below the floor of ${floor} seconds; raise it to at least ${floor}.`,
+              ]
+            : [];
     },
     (view, config) => {
         const v = view.resyncFrequencySeconds;
@@ -56,5 +68,7 @@ export const policy = stackRule(
 );
 
 function floorOf(config: Record<string, unknown>): number {
-    return typeof config.minResyncFrequencySeconds === "number" ? Math.max(config.minResyncFrequencySeconds, PKO_MINIMUM) : PKO_MINIMUM;
+    return typeof config.minResyncFrequencySeconds === "number"
+        ? Math.max(config.minResyncFrequencySeconds, PKO_MINIMUM)
+        : PKO_MINIMUM;
 }

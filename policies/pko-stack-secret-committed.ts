@@ -75,13 +75,17 @@ export const policy = programRule(
             const keys = [...new Set(fields.map((f) => f.slice(f.indexOf(".") + 1)))];
             // In name order: the engine and the mocks register resources in different orders.
             stacks.sort();
-            const shown = stacks.length > 2 ? `${stacks.slice(0, 2).join(", ")} and ${stacks.length - 2} more` : stacks.join(" and ");
+            const shown =
+                stacks.length > 2
+                    ? `${stacks.slice(0, 2).join(", ")} and ${stacks.length - 2} more`
+                    : stacks.join(" and ");
             findings.push({
                 message:
                     `Secret ${JSON.stringify(`${ns ?? DEFAULT_NAMESPACE}/${name}`)}, read by ${shown}, is committed with values in its manifest (key${keys.length > 1 ? "s" : ""} ${keys
                         .slice(0, 5)
                         .map((k) => JSON.stringify(k))
-                        .join(", ")}${keys.length > 5 ? ", ..." : ""}); ` + `base64 is not encryption: create it out of band or from a secret store, keep only the reference in Git, and rotate the credential.`,
+                        .join(", ")}${keys.length > 5 ? ", ..." : ""}); ` +
+                    `base64 is not encryption: create it out of band or from a secret store, keep only the reference in Git, and rotate the credential.`,
                 urn: typeof r.urn === "string" ? r.urn : undefined,
                 field: fields[0],
             });

@@ -13,7 +13,10 @@ export const NAME = "pko-stack-workspace-hardening";
 function flag(field: string, v: Plain, what: string, out: string[]): void {
     const b = bool(v);
     if (b === true) out.push(`${field} is true: ${what}; remove it.`);
-    else if (b === UNKNOWN) out.push(`${field} is unknown during preview (${what} if true); the rule fails closed: make it known and false.`);
+    else if (b === UNKNOWN)
+        out.push(
+            `${field} is unknown during preview (${what} if true); the rule fails closed: make it known and false.`,
+        );
 }
 
 /**
@@ -25,17 +28,25 @@ export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
     const pod = get(podTemplate, "spec");
     const POD = `${at}.podTemplate.spec`;
     if (wsSpec === UNKNOWN || podTemplate === UNKNOWN || pod === UNKNOWN) {
-        return [`${at} is unknown during preview, so the workspace pod cannot be verified to be unprivileged; the rule fails closed.`];
+        return [
+            `${at} is unknown during preview, so the workspace pod cannot be verified to be unprivileged; the rule fails closed.`,
+        ];
     }
     const out: string[] = [];
     flag(`${POD}.hostNetwork`, get(pod, "hostNetwork"), "the workspace shares the node's network", out);
     flag(`${POD}.hostPID`, get(pod, "hostPID"), "the workspace sees the node's processes", out);
     flag(`${POD}.hostIPC`, get(pod, "hostIPC"), "the workspace shares the node's IPC", out);
     const volumes = get(pod, "volumes");
-    if (volumes === UNKNOWN) out.push(`${POD}.volumes is unknown during preview, so host-path volumes cannot be ruled out; the rule fails closed.`);
+    if (volumes === UNKNOWN)
+        out.push(
+            `${POD}.volumes is unknown during preview, so host-path volumes cannot be ruled out; the rule fails closed.`,
+        );
     list(volumes).forEach((v, i) => {
         const hp = get(v, "hostPath");
-        if (v === UNKNOWN || (hp !== undefined && hp !== null)) out.push(`${POD}.volumes[${i}] ${v === UNKNOWN ? "is unknown during preview" : "mounts a hostPath"}; use an emptyDir or a PersistentVolumeClaim.`);
+        if (v === UNKNOWN || (hp !== undefined && hp !== null))
+            out.push(
+                `${POD}.volumes[${i}] ${v === UNKNOWN ? "is unknown during preview" : "mounts a hostPath"}; use an emptyDir or a PersistentVolumeClaim.`,
+            );
     });
     for (const { field, container } of podContainers(pod, POD)) {
         const sc = get(container, "securityContext");
@@ -44,14 +55,31 @@ export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
             continue;
         }
         flag(`${field}.securityContext.privileged`, get(sc, "privileged"), "the container is privileged", out);
-        flag(`${field}.securityContext.allowPrivilegeEscalation`, get(sc, "allowPrivilegeEscalation"), "the container may escalate privileges", out);
+        flag(
+            `${field}.securityContext.allowPrivilegeEscalation`,
+            get(sc, "allowPrivilegeEscalation"),
+            "the container may escalate privileges",
+            out,
+        );
         const add = get(sc, "capabilities", "add");
         if (add === UNKNOWN || list(add).length > 0) {
-            out.push(`${field}.securityContext.capabilities.add ${add === UNKNOWN ? "is unknown during preview" : "adds Linux capabilities"}; remove it (drop ALL instead).`);
+            out.push(
+                `${field}.securityContext.capabilities.add ${add === UNKNOWN ? "is unknown during preview" : "adds Linux capabilities"}; remove it (drop ALL instead).`,
+            );
         }
         const ports = get(container, "ports");
-        if (ports === UNKNOWN || list(ports).some((p) => p === UNKNOWN || get(p, "hostPort") === UNKNOWN || (get(p, "hostPort") !== undefined && get(p, "hostPort") !== null && get(p, "hostPort") !== 0))) {
-            out.push(`${field}.ports ${ports === UNKNOWN ? "are unknown during preview" : "bind a hostPort on the node"}; remove hostPort (the workspace needs no node port).`);
+        if (
+            ports === UNKNOWN ||
+            list(ports).some(
+                (p) =>
+                    p === UNKNOWN ||
+                    get(p, "hostPort") === UNKNOWN ||
+                    (get(p, "hostPort") !== undefined && get(p, "hostPort") !== null && get(p, "hostPort") !== 0),
+            )
+        ) {
+            out.push(
+                `${field}.ports ${ports === UNKNOWN ? "are unknown during preview" : "bind a hostPort on the node"}; remove hostPort (the workspace needs no node port).`,
+            );
         }
     }
     // Containers given as a non-list or items that are not objects are reported, not skipped.
@@ -77,17 +105,26 @@ export const policy = stackRule(
             patternSettings: [],
             example: [stack],
         },
-        description: "PKO workspace pods are never privileged, never escalate privileges, never share host namespaces, paths or ports, and add no capabilities.",
+        description:
+            "PKO workspace pods are never privileged, never escalate privileges, never share host namespaces, paths or ports, and add no capabilities.",
         enforcementLevel: "mandatory",
         severity: "critical",
-        remediationSteps: "Remove privileged, allowPrivilegeEscalation, hostNetwork/hostPID/hostIPC, hostPath volumes, hostPort and capabilities.add from spec.workspaceTemplate.",
+        remediationSteps:
+            "Remove privileged, allowPrivilegeEscalation, hostNetwork/hostPID/hostIPC, hostPath volumes, hostPort and capabilities.add from spec.workspaceTemplate.",
         url: "https://kubernetes.io/docs/concepts/security/pod-security-standards/",
     },
     (view) => {
         const wt = view.workspaceTemplate;
         if (wt === undefined || wt === null) return [];
-        if (wt === UNKNOWN || get(wt, "spec") === UNKNOWN || get(wt, "spec", "podTemplate") === UNKNOWN || workspacePodSpec(view) === UNKNOWN) {
-            return [`${describeStack(view)}: spec.workspaceTemplate is unknown during preview, so the workspace pod cannot be verified to be unprivileged; the rule fails closed.`];
+        if (
+            wt === UNKNOWN ||
+            get(wt, "spec") === UNKNOWN ||
+            get(wt, "spec", "podTemplate") === UNKNOWN ||
+            workspacePodSpec(view) === UNKNOWN
+        ) {
+            return [
+                `${describeStack(view)}: spec.workspaceTemplate is unknown during preview, so the workspace pod cannot be verified to be unprivileged; the rule fails closed.`,
+            ];
         }
         return workspacePodProblems(get(wt, "spec"), "spec.workspaceTemplate.spec");
     },

@@ -31,23 +31,37 @@ export function pkoObjectKind(type: string, props: Plain): "Workspace" | "Progra
 
 function shapes(field: string, value: Plain, out: string[]): void {
     if (value === UNKNOWN) {
-        out.push(`${field} is unknown during preview, so it cannot be verified to hold no credential; make it known at preview time.`);
+        out.push(
+            `${field} is unknown during preview, so it cannot be verified to hold no credential; make it known at preview time.`,
+        );
         return;
     }
     const { found, truncated } = findCredentialShapes(value);
-    for (const f of found) out.push(`${field}${f.at} holds a credential in plaintext (${f.what}); pass it as secret config of the Stack that runs the Program (spec.secretsRef).`);
-    if (truncated && found.length === 0) out.push(`${field} is too large or too deeply nested to be verified to hold no credential; the rule fails closed: simplify it.`);
+    for (const f of found)
+        out.push(
+            `${field}${f.at} holds a credential in plaintext (${f.what}); pass it as secret config of the Stack that runs the Program (spec.secretsRef).`,
+        );
+    if (truncated && found.length === 0)
+        out.push(
+            `${field} is too large or too deeply nested to be verified to hold no credential; the rule fails closed: simplify it.`,
+        );
 }
 
 function programProblems(program: Plain): string[] {
-    if (program === UNKNOWN) return ["program is unknown during preview, so it cannot be verified to hold no credential; make it known at preview time."];
+    if (program === UNKNOWN)
+        return [
+            "program is unknown during preview, so it cannot be verified to hold no credential; make it known at preview time.",
+        ];
     const out: string[] = [];
     const configuration = get(program, "configuration");
-    if (configuration === UNKNOWN) out.push("program.configuration is unknown during preview; make it known at preview time.");
+    if (configuration === UNKNOWN)
+        out.push("program.configuration is unknown during preview; make it known at preview time.");
     for (const [name, c] of entries(configuration)) {
         const def = get(c, "default");
         if (def !== undefined && def !== null && isSecretConfigKey(name)) {
-            out.push(`program.configuration.${name} looks like a secret and has a default in the Program; remove the default and set it as secret config of the Stack (spec.secretsRef).`);
+            out.push(
+                `program.configuration.${name} looks like a secret and has a default in the Program; remove the default and set it as secret config of the Stack (spec.secretsRef).`,
+            );
             continue;
         }
         if (def !== undefined) shapes(`program.configuration.${name}.default`, def, out);
@@ -66,23 +80,30 @@ export const policy = resourceRule(
             what: "the PKO objects a Stack builds on, declared directly, are judged like a Stack's own fields:\n- a `Workspace` (auto.pulumi.com/v1alpha1) carries no credential in plaintext (env values of the\n  workspace and of its pod template's containers, literal secret config values of its stacks, credentials\n  by shape in any literal config value, credentials in its git or secrets-provider URL) and its pod template\n  is hardened as `pko-stack-workspace-hardening` requires of a Stack's (no privileged or escalating\n  containers, no host network/PID/IPC, hostPath or hostPort, no added capabilities). Its service account is\n  judged by `pko-stack-no-cluster-admin` (the pod template's `serviceAccountName` wins, as for a Stack);\n- a `Program` (pulumi.com/v1) carries no credential by shape in its `variables`, `resources` properties,\n  `outputs` or `configuration` defaults, and gives no secret-looking `configuration` entry a default.",
             why: "a Workspace created directly bypasses every Stack rule, and a Program is a Pulumi YAML program\nstored in a custom resource that anyone who can read it (or its Git repository) reads in plaintext.",
             fix: "reference Kubernetes Secrets (`valueFrom.secretKeyRef` in env; `valueFrom.env` for Workspace config\nread from such a variable), keep credentials out of Program text (pass them as secret config of the Stack\nthat runs the Program, through `spec.secretsRef`), and remove the privileged settings.",
-            notes: ["Messages name the field and the credential's shape, never the value. Fails closed when the spec (or the\nprogram) is unknown during preview."],
+            notes: [
+                "Messages name the field and the credential's shape, never the value. Fails closed when the spec (or the\nprogram) is unknown during preview.",
+            ],
             reads: ["auto.pulumi.com/Workspace", "pulumi.com/Program"],
             readsProduction: false,
             patternSettings: [],
             example: [workspace],
         },
-        description: "PKO Workspace and Program objects carry no plaintext credentials, and a Workspace's pod is never privileged or host-sharing.",
+        description:
+            "PKO Workspace and Program objects carry no plaintext credentials, and a Workspace's pod is never privileged or host-sharing.",
         enforcementLevel: "mandatory",
         severity: "critical",
-        remediationSteps: "Workspace: env from valueFrom.secretKeyRef, secret config with valueFrom.env, no privileged or host settings. Program: no credentials in its text; pass them as secret config of the Stack.",
+        remediationSteps:
+            "Workspace: env from valueFrom.secretKeyRef, secret config with valueFrom.env, no privileged or host settings. Program: no credentials in its text; pass them as secret config of the Stack.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/pulumi-kubernetes-operator/",
     },
     (resource) => {
         const props = resourceProps(resource);
         const kind = pkoObjectKind(String(resource.type ?? ""), props);
         if (!kind) return [];
-        if (props === UNKNOWN) return [`${kind} ${JSON.stringify(String(resource.name ?? ""))}: its inputs are unknown during preview, so it cannot be verified; the rule fails closed.`];
+        if (props === UNKNOWN)
+            return [
+                `${kind} ${JSON.stringify(String(resource.name ?? ""))}: its inputs are unknown during preview, so it cannot be verified; the rule fails closed.`,
+            ];
         if (kind === "Program") return programProblems(get(props, "program"));
         const spec = get(props, "spec");
         const out: string[] = [];

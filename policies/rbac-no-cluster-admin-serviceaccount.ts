@@ -16,18 +16,29 @@ export const NAME = "rbac-no-cluster-admin-serviceaccount";
 function isServiceAccountSubject(kind: unknown, name: unknown): boolean {
     if (kind === "ServiceAccount") return true;
     if (typeof name !== "string") return false;
-    if (kind === "Group") return name === "system:serviceaccounts" || name === "system:authenticated" || name.startsWith("system:serviceaccounts:");
+    if (kind === "Group")
+        return (
+            name === "system:serviceaccounts" ||
+            name === "system:authenticated" ||
+            name.startsWith("system:serviceaccounts:")
+        );
     return kind === "User" && name.startsWith("system:serviceaccount:");
 }
 
 /** Whether a subject may be a service account (or a group of them); unknown kinds or names may. */
 function mayBeServiceAccount(s: Subject): boolean {
     if (s.kind === UNKNOWN || s.kind === undefined || s.kind === "") return true;
-    if ((s.kind === "Group" || s.kind === "User") && (s.name === UNKNOWN || s.name === undefined || s.name === "")) return true;
+    if ((s.kind === "Group" || s.kind === "User") && (s.name === UNKNOWN || s.name === undefined || s.name === ""))
+        return true;
     return isServiceAccountSubject(s.kind, s.name);
 }
 
-const key = (s: Subject) => JSON.stringify([s.kind === UNKNOWN ? "?" : s.kind, s.name === UNKNOWN ? "?" : s.name, s.namespace === UNKNOWN ? "?" : s.namespace]);
+const key = (s: Subject) =>
+    JSON.stringify([
+        s.kind === UNKNOWN ? "?" : s.kind,
+        s.name === UNKNOWN ? "?" : s.name,
+        s.namespace === UNKNOWN ? "?" : s.namespace,
+    ]);
 
 export const policy = programRule(
     {
@@ -48,10 +59,12 @@ export const policy = programRule(
             patternSettings: [],
             example: governed,
         },
-        description: "No binding grants cluster-admin or a wildcard-equivalent role to a service account; aggregated roles whose selectors may match roles outside the program are pointed out.",
+        description:
+            "No binding grants cluster-admin or a wildcard-equivalent role to a service account; aggregated roles whose selectors may match roles outside the program are pointed out.",
         enforcementLevel: "advisory",
         severity: "high",
-        remediationSteps: "Bind a role with only the permissions the workload needs, or remove the binding; for an aggregated ClusterRole, select only labels your own roles carry or use explicit rules.",
+        remediationSteps:
+            "Bind a role with only the permissions the workload needs, or remove the binding; for an aggregated ClusterRole, select only labels your own roles carry or use explicit rules.",
         url: "https://kubernetes.io/docs/reference/access-authn-authz/rbac/#user-facing-roles",
     },
     (resources) => {
@@ -71,7 +84,12 @@ export const policy = programRule(
                 const already = base ? wildcardReported.get(base) : undefined;
                 for (const [index, subject] of binding.subjects.entries()) {
                     if (!isServiceAccountSubject(subject.kind, subject.name)) continue;
-                    if (stacks.candidates(subject, binding).some((st) => subjectCovers(subject, binding, st.serviceAccount) !== "no")) continue;
+                    if (
+                        stacks
+                            .candidates(subject, binding)
+                            .some((st) => subjectCovers(subject, binding, st.serviceAccount) !== "no")
+                    )
+                        continue;
                     mine.add(key(subject));
                     if (already?.has(key(subject))) continue;
                     findings.push({
@@ -88,7 +106,10 @@ export const policy = programRule(
             if (base && openReported.has(base)) continue;
             const aggregators = grant.openAggregators
                 .slice(0, 3)
-                .map((r) => `ClusterRole ${typeof r.name === "string" ? JSON.stringify(r.name) : "<name unknown during preview>"}`)
+                .map(
+                    (r) =>
+                        `ClusterRole ${typeof r.name === "string" ? JSON.stringify(r.name) : "<name unknown during preview>"}`,
+                )
                 .join(", ");
             findings.push({
                 message: `${describeBinding(binding)} binds ${describeBindingRole(binding, grant)} to service accounts, and it aggregates through ${aggregators}, whose clusterRoleSelectors may match ClusterRoles this program does not declare (the cluster's own or another install's); only the program's roles were judged. Select labels only your own roles carry, or bind a role with explicit rules.`,

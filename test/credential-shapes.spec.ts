@@ -9,7 +9,13 @@ const AWS_ID = ["AKIA", "IOSFODNN7EXAMPLE"].join("");
 const PEM = ["-----BEGIN ", "RSA PRIVATE KEY-----\nMIIB\n-----END ", "RSA PRIVATE KEY-----"].join("");
 const OPENSSH = ["-----BEGIN ", "OPENSSH PRIVATE KEY-----\nb3Bl\n"].join("");
 const JWT = `eyJ${b64url(20)}.eyJ${b64url(40)}.${b64url(43)}`;
-const GCP = JSON.stringify({ type: "service_account", project_id: "p", private_key_id: "k", private_key: "x", client_email: "a@p.iam.gserviceaccount.com" });
+const GCP = JSON.stringify({
+    type: "service_account",
+    project_id: "p",
+    private_key_id: "k",
+    private_key: "x",
+    client_email: "a@p.iam.gserviceaccount.com",
+});
 
 describe("credential shapes", () => {
     it("recognises each documented shape, in the value or inside it", () => {
@@ -26,7 +32,10 @@ describe("credential shapes", () => {
             [`Bearer ${JWT}`, "a JWT"],
         ];
         for (const [value, what] of cases) assert.strictEqual(credentialShape(value), what, value.slice(0, 40));
-        const nested = findCredentialShapes({ db: { urls: ["https://ok.example.com", `postgres://u:${pw}@h/d`] }, gcp: JSON.parse(GCP) });
+        const nested = findCredentialShapes({
+            db: { urls: ["https://ok.example.com", `postgres://u:${pw}@h/d`] },
+            gcp: JSON.parse(GCP),
+        });
         assert.deepStrictEqual(nested.found, [
             { at: ".db.urls[1]", what: "a URL with a password in its user-info" },
             { at: ".gcp", what: "a GCP service-account key" },
@@ -58,7 +67,13 @@ describe("credential shapes", () => {
         const found = findCredentialShapes({ a: `postgres://u:${pw}@h/d` }).found;
         assert.ok(!JSON.stringify(found).includes(pw));
         // Quadratic traps for backtracking patterns: they must finish (mocha's timeout is generous; no timing assertions).
-        for (const hostile of ["a://".repeat(200000), "eyJ".repeat(300000), "ghp_".repeat(200000), "https://a?".repeat(100000), "x".repeat(1 << 21)]) {
+        for (const hostile of [
+            "a://".repeat(200000),
+            "eyJ".repeat(300000),
+            "ghp_".repeat(200000),
+            "https://a?".repeat(100000),
+            "x".repeat(1 << 21),
+        ]) {
             assert.strictEqual(credentialShape(hostile), undefined);
         }
         let deep: unknown = "leaf";

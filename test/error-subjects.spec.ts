@@ -27,7 +27,14 @@ describe("the subject of a command that could not judge", () => {
     it("gate names the project by its Pulumi.yaml, or by its folder when that is what is wrong", () => {
         fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: shop\nruntime: nodejs\nmain: src/index.ts\n");
         const named = errorSubject({ projectDir: dir, stack: "dev" }, "why", 7);
-        assert.deepStrictEqual(named, { kind: "project", name: "shop", stack: "dev", description: "pko-guard gate of shop (stack dev)", programFile: path.join(dir, "src/index.ts"), ...tail });
+        assert.deepStrictEqual(named, {
+            kind: "project",
+            name: "shop",
+            stack: "dev",
+            description: "pko-guard gate of shop (stack dev)",
+            programFile: path.join(dir, "src/index.ts"),
+            ...tail,
+        });
         valid(named);
         fs.rmSync(path.join(dir, "Pulumi.yaml"));
         const base = path.basename(dir);
@@ -43,7 +50,15 @@ describe("the subject of a command that could not judge", () => {
 
     it("check names the paths it was given, and the repository root when given one", () => {
         const s = checkErrorSubject(["-", "m/a.yaml"], "why", 7, dir);
-        assert.deepStrictEqual(s, { kind: "project", name: "manifests", stack: "", description: "pko-guard check of - m/a.yaml", programFile: path.resolve("m/a.yaml"), root: dir, ...tail });
+        assert.deepStrictEqual(s, {
+            kind: "project",
+            name: "manifests",
+            stack: "",
+            description: "pko-guard check of - m/a.yaml",
+            programFile: path.resolve("m/a.yaml"),
+            root: dir,
+            ...tail,
+        });
         valid(s);
         assert.ok(!("root" in checkErrorSubject(["-"], "why", 7)));
         assert.strictEqual(checkErrorSubject(["-"], "why", 7).programFile, "manifests");
@@ -51,8 +66,22 @@ describe("the subject of a command that could not judge", () => {
 
     it("audit names the context and kubeconfig, or the current context", () => {
         const s = auditErrorSubject({ kubeconfig: "/k", context: "prod" }, "why", 7);
-        assert.deepStrictEqual(s, { kind: "project", name: "cluster", stack: "prod", description: "pko-guard audit of context prod of /k", programFile: "/k", ...tail });
+        assert.deepStrictEqual(s, {
+            kind: "project",
+            name: "cluster",
+            stack: "prod",
+            description: "pko-guard audit of context prod of /k",
+            programFile: "/k",
+            ...tail,
+        });
         valid(s);
-        assert.deepStrictEqual(auditErrorSubject({}, "why", 7), { kind: "project", name: "cluster", stack: "", description: "pko-guard audit of the current context", programFile: "cluster", ...tail });
+        assert.deepStrictEqual(auditErrorSubject({}, "why", 7), {
+            kind: "project",
+            name: "cluster",
+            stack: "",
+            description: "pko-guard audit of the current context",
+            programFile: "cluster",
+            ...tail,
+        });
     });
 });

@@ -24,7 +24,12 @@ export interface GateProject {
     stack: StackRef;
 }
 
-export function gateProject(o: { prefix: string; name: string; program: string; setup?: (root: string) => void }): GateProject {
+export function gateProject(o: {
+    prefix: string;
+    name: string;
+    program: string;
+    setup?: (root: string) => void;
+}): GateProject {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), `pko-guard-${o.prefix}-`));
     const project = { root, infra: path.join(root, "infra") } as GateProject;
     before(async function () {

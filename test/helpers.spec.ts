@@ -2,8 +2,19 @@
 import * as assert from "assert";
 import { ExpectedFinding, Reported, assertFindings } from "./helpers";
 
-const found = (resource: string, message = "m", policy = "p", level = "mandatory"): Reported => ({ message, policy, level, resource });
-const want = (resource: string, message = /m/, count?: number, policy = "p", level: "mandatory" | "advisory" = "mandatory"): ExpectedFinding => ({ policy, level, resource, message, count });
+const found = (resource: string, message = "m", policy = "p", level = "mandatory"): Reported => ({
+    message,
+    policy,
+    level,
+    resource,
+});
+const want = (
+    resource: string,
+    message = /m/,
+    count?: number,
+    policy = "p",
+    level: "mandatory" | "advisory" = "mandatory",
+): ExpectedFinding => ({ policy, level, resource, message, count });
 
 describe("assertFindings", () => {
     it("passes the exact findings, in any order, and a clean result", () => {
@@ -24,7 +35,11 @@ describe("assertFindings", () => {
             [[found("a")], []],
         ];
         for (const [reported, expected] of cases) {
-            assert.throws(() => assertFindings(reported, expected), assert.AssertionError, JSON.stringify({ reported, expected: expected.map((e) => ({ ...e, message: String(e.message) })) }));
+            assert.throws(
+                () => assertFindings(reported, expected),
+                assert.AssertionError,
+                JSON.stringify({ reported, expected: expected.map((e) => ({ ...e, message: String(e.message) })) }),
+            );
         }
     });
 });

@@ -52,7 +52,12 @@ export interface Reported {
 }
 
 /** What the analyzer's reportViolation receives: a message (and URN), or an object with its own level. */
-function reporter(policy: { name: string; enforcementLevel?: string }, out: Reported[], defaultUrn: string | undefined, data?: ReportedFinding[]) {
+function reporter(
+    policy: { name: string; enforcementLevel?: string },
+    out: Reported[],
+    defaultUrn: string | undefined,
+    data?: ReportedFinding[],
+) {
     const report = (violation: any, urn?: string) => {
         const object = typeof violation === "object" && violation !== null;
         const message = object ? String(violation.message) : String(violation);
@@ -91,19 +96,34 @@ export function assertFindings(reported: Reported[], expected: ExpectedFinding[]
     const problems: string[] = [];
     for (const e of expected) {
         const want = e.count ?? 1;
-        const matches = left.filter((r) => r.policy === e.policy && r.level === e.level && r.resource === e.resource && e.message.test(r.message));
-        if (matches.length !== want) problems.push(`expected ${want} x ${e.policy} (${e.level}) on ${e.resource} matching ${e.message}, got ${matches.length}`);
+        const matches = left.filter(
+            (r) =>
+                r.policy === e.policy && r.level === e.level && r.resource === e.resource && e.message.test(r.message),
+        );
+        if (matches.length !== want)
+            problems.push(
+                `expected ${want} x ${e.policy} (${e.level}) on ${e.resource} matching ${e.message}, got ${matches.length}`,
+            );
         for (const m of matches) left.splice(left.indexOf(m), 1);
     }
     for (const r of left) problems.push(`unexpected ${r.policy} (${r.level}) on ${r.resource}: ${r.message}`);
-    assert.deepStrictEqual(problems, [], `findings:\n${reported.map((r) => `  ${r.policy} (${r.level}) on ${r.resource}: ${r.message}`).join("\n")}`);
+    assert.deepStrictEqual(
+        problems,
+        [],
+        `findings:\n${reported.map((r) => `  ${r.policy} (${r.level}) on ${r.resource}: ${r.message}`).join("\n")}`,
+    );
 }
 
 /**
  * The messages of an evaluation that may report only as `policy`, at `level`, on `resource`: for specs that
  * go on to read the messages' text. Fails on any finding of another policy, level or resource.
  */
-export function messagesOn(reported: Reported[], policy: string, level: ExpectedFinding["level"], resource: string): string[] {
+export function messagesOn(
+    reported: Reported[],
+    policy: string,
+    level: ExpectedFinding["level"],
+    resource: string,
+): string[] {
     const stray = reported.filter((r) => r.policy !== policy || r.level !== level || r.resource !== resource);
     assert.deepStrictEqual(
         stray.map((r) => `${r.policy} (${r.level}) on ${r.resource}: ${r.message}`),
@@ -136,7 +156,15 @@ function publishSettings(settings: Record<string, unknown> | null, keys: string[
 
 /** A resource as a policy sees it, in a resource's arguments and in a stack's list alike. */
 function policyResource(r: TestResource) {
-    return { type: r.type, name: r.name, urn: urnOf(r), props: analyzerProps(r.props) as Record<string, any>, opts: {} as any, isType: () => false, asType: () => undefined };
+    return {
+        type: r.type,
+        name: r.name,
+        urn: urnOf(r),
+        props: analyzerProps(r.props) as Record<string, any>,
+        opts: {} as any,
+        isType: () => false,
+        asType: () => undefined,
+    };
 }
 const notApplicable = (): never => {
     throw new Error("notApplicable");
@@ -146,19 +174,34 @@ const notApplicable = (): never => {
  * Runs a resource policy over one resource; returns what it reported. Throws if the policy throws.
  * `settings` is the pack-wide production settings (pko-guard-production's config).
  */
-export function runResourcePolicy(policy: ResourceValidationPolicy, r: TestResource, config: Record<string, unknown> = {}, settings: Record<string, unknown> | null = {}, data?: ReportedFinding[]): Reported[] {
+export function runResourcePolicy(
+    policy: ResourceValidationPolicy,
+    r: TestResource,
+    config: Record<string, unknown> = {},
+    settings: Record<string, unknown> | null = {},
+    data?: ReportedFinding[],
+): Reported[] {
     publishSettings(settings, [urnOf(r)], (p) => runResourcePolicy(p, r, settings!, null));
     const out: Reported[] = [];
     const validations = Array.isArray(policy.validateResource) ? policy.validateResource : [policy.validateResource];
     for (const validate of validations) {
         if (!validate) continue;
-        validate({ ...policyResource(r), stackTags: new Map(), getConfig: <T>() => config as T, notApplicable } as any, reporter(policy, out, urnOf(r), data));
+        validate(
+            { ...policyResource(r), stackTags: new Map(), getConfig: <T>() => config as T, notApplicable } as any,
+            reporter(policy, out, urnOf(r), data),
+        );
     }
     return out;
 }
 
 /** Runs a stack policy over a set of resources (`settings` as for runResourcePolicy). */
-export function runStackPolicy(policy: StackValidationPolicy, resources: TestResource[], config: Record<string, unknown> = {}, settings: Record<string, unknown> | null = {}, data?: ReportedFinding[]): Reported[] {
+export function runStackPolicy(
+    policy: StackValidationPolicy,
+    resources: TestResource[],
+    config: Record<string, unknown> = {},
+    settings: Record<string, unknown> | null = {},
+    data?: ReportedFinding[],
+): Reported[] {
     const { programKey } = require("../policies/model/production");
     publishSettings(settings, [programKey(resources.map(urnOf))], (p) => runStackPolicy(p, resources, settings!, null));
     const out: Reported[] = [];
@@ -175,11 +218,21 @@ export function runStackPolicy(policy: StackValidationPolicy, resources: TestRes
 }
 
 /** A PKO Stack resource in wire form. */
-export function stackResource(name: string, spec: unknown, metadata: Record<string, unknown> = {}, type = STACK_TYPE): TestResource {
+export function stackResource(
+    name: string,
+    spec: unknown,
+    metadata: Record<string, unknown> = {},
+    type = STACK_TYPE,
+): TestResource {
     return {
         type,
         name,
-        props: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name, namespace: "pulumi", ...metadata }, spec },
+        props: {
+            apiVersion: "pulumi.com/v1",
+            kind: "Stack",
+            metadata: { name, namespace: "pulumi", ...metadata },
+            spec,
+        },
     };
 }
 
@@ -191,7 +244,9 @@ export function goodSpec(overrides: Record<string, unknown> = {}): Record<string
         stack: "acme/app/prod",
         projectRepo: "https://github.com/acme/app",
         commit: SHA,
-        envRefs: { PULUMI_ACCESS_TOKEN: { type: "Secret", secret: { name: "pulumi-access-token", key: "accessToken" } } },
+        envRefs: {
+            PULUMI_ACCESS_TOKEN: { type: "Secret", secret: { name: "pulumi-access-token", key: "accessToken" } },
+        },
         ...overrides,
     };
 }

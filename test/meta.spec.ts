@@ -34,7 +34,11 @@ describe("policy catalogue", () => {
                 // preview (exit 2); its run-time reports are proven in its unit spec. It is proven in
                 // fixtures by the rules that read it (prod-by-namespace-config).
                 if (p.name === SETTINGS_POLICY) {
-                    assert.ok(fixtures.some((f) => f.policyConfig && fs.readFileSync(f.policyConfig, "utf8").includes(SETTINGS_POLICY)));
+                    assert.ok(
+                        fixtures.some(
+                            (f) => f.policyConfig && fs.readFileSync(f.policyConfig, "utf8").includes(SETTINGS_POLICY),
+                        ),
+                    );
                     return;
                 }
                 assert.ok(fixtures.some((f) => f.expect.violations.some((v) => v.policy === p.name)));
@@ -48,14 +52,24 @@ describe("policy catalogue", () => {
 
             it("describes itself: what, why, fix, the kinds it reads, production, pattern settings, waiver keys, an example", () => {
                 const a = p.about;
-                for (const k of ["what", "why", "fix"] as const) assert.ok(typeof a[k] === "string" && a[k].trim().length > 10, `${p.name}: about.${k}`);
+                for (const k of ["what", "why", "fix"] as const)
+                    assert.ok(typeof a[k] === "string" && a[k].trim().length > 10, `${p.name}: about.${k}`);
                 assert.ok(Array.isArray(a.reads) && a.reads.length > 0, `${p.name}: about.reads`);
-                for (const kind of a.reads) assert.match(kind, /^([a-z0-9.-]+\/[A-Z][A-Za-z]+|[a-z0-9-]+:[A-Za-z0-9/.-]+:[A-Za-z0-9]+)$/, `${p.name}: about.reads ${kind}`);
+                for (const kind of a.reads)
+                    assert.match(
+                        kind,
+                        /^([a-z0-9.-]+\/[A-Z][A-Za-z]+|[a-z0-9-]+:[A-Za-z0-9/.-]+:[A-Za-z0-9]+)$/,
+                        `${p.name}: about.reads ${kind}`,
+                    );
                 assert.strictEqual(typeof a.readsProduction, "boolean", `${p.name}: about.readsProduction`);
                 const settings = Object.keys((p.configSchema?.properties ?? {}) as object);
                 assert.ok(Array.isArray(a.patternSettings), `${p.name}: about.patternSettings`);
-                for (const s of a.patternSettings) assert.ok(settings.includes(s), `${p.name}: pattern setting ${s} is not a setting`);
-                assert.ok(a.waiverKeys.length > 0 && a.waiverKeys.every((k) => settings.includes(k)), `${p.name}: about.waiverKeys`);
+                for (const s of a.patternSettings)
+                    assert.ok(settings.includes(s), `${p.name}: pattern setting ${s} is not a setting`);
+                assert.ok(
+                    a.waiverKeys.length > 0 && a.waiverKeys.every((k) => settings.includes(k)),
+                    `${p.name}: about.waiverKeys`,
+                );
                 assert.ok(Array.isArray(a.example) && a.example.length > 0, `${p.name}: about.example`);
             });
 
@@ -79,9 +93,12 @@ describe("policy catalogue", () => {
         // What the CLI, check, the config check and the reports know of a rule comes from the rule's own `about`.
         const named: string[] = [];
         for (const dir of ["cli", "core", "harness"]) {
-            for (const f of fs.readdirSync(path.join(REPO_ROOT, dir), { recursive: true, encoding: "utf8" }).filter((x) => x.endsWith(".ts"))) {
+            for (const f of fs
+                .readdirSync(path.join(REPO_ROOT, dir), { recursive: true, encoding: "utf8" })
+                .filter((x) => x.endsWith(".ts"))) {
                 const text = fs.readFileSync(path.join(REPO_ROOT, dir, f), "utf8");
-                for (const name of POLICY_NAMES) if (new RegExp(`["'\`]${name}["'\`]`).test(text)) named.push(`${dir}/${f}: ${name}`);
+                for (const name of POLICY_NAMES)
+                    if (new RegExp(`["'\`]${name}["'\`]`).test(text)) named.push(`${dir}/${f}: ${name}`);
             }
         }
         assert.deepStrictEqual(named, []);
@@ -89,7 +106,8 @@ describe("policy catalogue", () => {
 
     it("fixtures name only existing policies, and some fixtures are clean", () => {
         for (const f of fixtures) {
-            for (const v of f.expect.violations) assert.ok(POLICY_NAMES.includes(v.policy), `${f.name}: unknown policy ${v.policy}`);
+            for (const v of f.expect.violations)
+                assert.ok(POLICY_NAMES.includes(v.policy), `${f.name}: unknown policy ${v.policy}`);
         }
         assert.ok(fixtures.filter((f) => f.expect.violations.length === 0).length >= 2);
     });
@@ -119,7 +137,9 @@ describe("module layout", () => {
                 file,
                 imports.map((n) => {
                     const base = path.normalize(path.join(path.dirname(file), n));
-                    return fs.existsSync(path.join(REPO_ROOT, `${base}.ts`)) ? `${base}.ts` : path.join(base, "index.ts");
+                    return fs.existsSync(path.join(REPO_ROOT, `${base}.ts`))
+                        ? `${base}.ts`
+                        : path.join(base, "index.ts");
                 }),
             );
         }
@@ -151,7 +171,9 @@ describe("module layout", () => {
     });
 
     it("the product (pack, policies, core/, cli/) never imports the fixture harness", () => {
-        const bad = edges().filter(({ file, dep }) => !file.startsWith("harness/") && !file.startsWith("bench/") && dep.startsWith("harness/"));
+        const bad = edges().filter(
+            ({ file, dep }) => !file.startsWith("harness/") && !file.startsWith("bench/") && dep.startsWith("harness/"),
+        );
         assert.deepStrictEqual(
             bad.map(({ file, dep }) => `${file} -> ${dep}`),
             [],
@@ -167,7 +189,9 @@ describe("module layout", () => {
     });
 
     it("the harness uses the core and the reports, never a command module of cli/", () => {
-        const bad = edges().filter(({ file, dep }) => file.startsWith("harness/") && dep.startsWith("cli/") && !dep.startsWith("cli/reports/"));
+        const bad = edges().filter(
+            ({ file, dep }) => file.startsWith("harness/") && dep.startsWith("cli/") && !dep.startsWith("cli/reports/"),
+        );
         assert.deepStrictEqual(
             bad.map(({ file, dep }) => `${file} -> ${dep}`),
             [],
@@ -190,7 +214,8 @@ describe("module layout", () => {
             if (seen.has(f)) return;
             seen.add(f);
             for (const d of graph.get(f) ?? []) {
-                if (layer(d) > layer(f) || (d.startsWith("cli/") && !d.startsWith("cli/reports/"))) climbs.push(`${f} -> ${d}`);
+                if (layer(d) > layer(f) || (d.startsWith("cli/") && !d.startsWith("cli/reports/")))
+                    climbs.push(`${f} -> ${d}`);
                 walk(d);
             }
         };

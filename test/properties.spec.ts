@@ -54,18 +54,37 @@ const secretValue = fc.constantFrom(
     `eyJ${CANARY}.eyJ${CANARY}.${CANARY}${CANARY}`,
     JSON.stringify({ type: "service_account", private_key: CANARY }),
 );
-const envName = fc.constantFrom("PULUMI_ACCESS_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "LOG_LEVEL", "GITHUB_TOKEN", "X");
+const envName = fc.constantFrom(
+    "PULUMI_ACCESS_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "DB_PASSWORD",
+    "LOG_LEVEL",
+    "GITHUB_TOKEN",
+    "X",
+);
 const ref = fc.record(
     {
         type: maybe(fc.constantFrom("Secret", "Literal", "Env", "FS", "Vault")),
-        secret: maybe(fc.record({ name: maybe(fc.constantFrom("pulumi-access-token", "x", "")), key: maybe(fc.string({ maxLength: 6 })) })),
+        secret: maybe(
+            fc.record({
+                name: maybe(fc.constantFrom("pulumi-access-token", "x", "")),
+                key: maybe(fc.string({ maxLength: 6 })),
+            }),
+        ),
         literal: maybe(fc.record({ value: maybe(secretValue) })),
         env: maybe(fc.record({ name: fc.constant(CANARY) })),
         filesystem: maybe(fc.record({ path: fc.constant(CANARY) })),
     },
     { requiredKeys: [] },
 );
-const envVar = fc.record({ name: maybe(envName), value: maybe(secretValue), valueFrom: maybe(fc.record({ secretKeyRef: anyValue, configMapKeyRef: anyValue })) }, { requiredKeys: [] });
+const envVar = fc.record(
+    {
+        name: maybe(envName),
+        value: maybe(secretValue),
+        valueFrom: maybe(fc.record({ secretKeyRef: anyValue, configMapKeyRef: anyValue })),
+    },
+    { requiredKeys: [] },
+);
 const container = fc.record(
     {
         env: maybe(fc.array(envVar, { maxLength: 2 })),
@@ -79,14 +98,30 @@ const workspaceSpec = fc.record(
     {
         serviceAccountName: maybe(fc.constantFrom("ws", "deployer")),
         env: maybe(fc.array(envVar, { maxLength: 2 })),
-        git: maybe(fc.record({ url: maybe(fc.constantFrom("https://github.com/a/b", `https://u:${CANARY}@github.com/a/b`)) })),
+        git: maybe(
+            fc.record({ url: maybe(fc.constantFrom("https://github.com/a/b", `https://u:${CANARY}@github.com/a/b`)) }),
+        ),
         stacks: maybe(
             fc.array(
                 maybe(
                     fc.record({
-                        secretsProvider: maybe(fc.constantFrom("passphrase", `azurekeyvault://v?client_secret=${CANARY}`)),
+                        secretsProvider: maybe(
+                            fc.constantFrom("passphrase", `azurekeyvault://v?client_secret=${CANARY}`),
+                        ),
                         config: maybe(
-                            fc.array(maybe(fc.record({ key: maybe(fc.constantFrom("app:password", "app:region")), value: maybe(secretValue), secret: maybe(fc.boolean()) }, { requiredKeys: [] })), { maxLength: 2 }),
+                            fc.array(
+                                maybe(
+                                    fc.record(
+                                        {
+                                            key: maybe(fc.constantFrom("app:password", "app:region")),
+                                            value: maybe(secretValue),
+                                            secret: maybe(fc.boolean()),
+                                        },
+                                        { requiredKeys: [] },
+                                    ),
+                                ),
+                                { maxLength: 2 },
+                            ),
                         ),
                     }),
                 ),
@@ -115,7 +150,9 @@ const workspaceSpec = fc.record(
 const spec = fc.record(
     {
         stack: maybe(fc.constantFrom("acme/app/prod", "acme/app/dev", "prod", "a/b/production-eu", "")),
-        projectRepo: maybe(fc.constantFrom("https://github.com/a/b", `https://u:${CANARY}@github.com/a/b`, `https://${CANARY}@x.io/r`)),
+        projectRepo: maybe(
+            fc.constantFrom("https://github.com/a/b", `https://u:${CANARY}@github.com/a/b`, `https://${CANARY}@x.io/r`),
+        ),
         backend: maybe(fc.constantFrom("s3://bucket", `https://u:${CANARY}@state`)),
         commit: maybe(fc.oneof(fc.stringMatching(/^[0-9a-f]{40}$/), fc.stringMatching(/^[0-9a-f]{1,12}$/))),
         branch: maybe(fc.constantFrom("main", "release", "")),
@@ -126,7 +163,9 @@ const spec = fc.record(
         envs: maybe(fc.dictionary(envName, secretValue, { maxKeys: 2 })),
         secrets: maybe(fc.dictionary(fc.string({ maxLength: 6 }), secretValue, { maxKeys: 2 })),
         secretsRef: maybe(fc.dictionary(fc.string({ maxLength: 6 }), maybe(ref), { maxKeys: 2 })),
-        config: maybe(fc.dictionary(fc.constantFrom("app:password", "app:replicas", "apiToken"), secretValue, { maxKeys: 2 })),
+        config: maybe(
+            fc.dictionary(fc.constantFrom("app:password", "app:replicas", "apiToken"), secretValue, { maxKeys: 2 }),
+        ),
         gitAuth: maybe(
             fc.record({
                 accessToken: maybe(ref),
@@ -135,15 +174,25 @@ const spec = fc.record(
                 githubApp: maybe(fc.record({ appID: maybe(ref), installationID: maybe(ref), privateKey: maybe(ref) })),
             }),
         ),
-        configRef: maybe(fc.dictionary(fc.constantFrom("app:password", "app:region", "apiToken"), maybe(fc.record({ name: maybe(fc.constant("cm")), key: maybe(fc.constant("k")) })), { maxKeys: 2 })),
-        secretsProvider: maybe(fc.constantFrom("awskms://alias/x?region=us-east-1", `hashivault://u:${CANARY}@vault/key`)),
+        configRef: maybe(
+            fc.dictionary(
+                fc.constantFrom("app:password", "app:region", "apiToken"),
+                maybe(fc.record({ name: maybe(fc.constant("cm")), key: maybe(fc.constant("k")) })),
+                { maxKeys: 2 },
+            ),
+        ),
+        secretsProvider: maybe(
+            fc.constantFrom("awskms://alias/x?region=us-east-1", `hashivault://u:${CANARY}@vault/key`),
+        ),
         fluxSource: maybe(anyValue),
         programRef: maybe(anyValue),
         workspaceTemplate: maybe(fc.record({ spec: maybe(workspaceSpec) })),
     },
     { requiredKeys: [] },
 );
-const waveAnnotations = maybe(fc.record({ "argocd.argoproj.io/sync-wave": maybe(fc.constantFrom("0", "1", "2", "-1", "x")) }));
+const waveAnnotations = maybe(
+    fc.record({ "argocd.argoproj.io/sync-wave": maybe(fc.constantFrom("0", "1", "2", "-1", "x")) }),
+);
 /** Where a core object was written: program code, or YAML manifests (read by `pko-guard check`, or a program's ConfigGroup). */
 const origin = fc.constantFrom("code", "check", "configgroup");
 const coreResource: fc.Arbitrary<TestResource> = fc
@@ -153,26 +202,57 @@ const coreResource: fc.Arbitrary<TestResource> = fc
             name: fc.constantFrom("tok", "sa"),
             props: fc.record({
                 metadata: maybe(
-                    fc.record({ name: maybe(fc.constantFrom("pulumi-access-token", "pulumi-access-token", "deployer", "default")), namespace: maybe(fc.constantFrom("pulumi", "default")), annotations: waveAnnotations }),
+                    fc.record({
+                        name: maybe(
+                            fc.constantFrom("pulumi-access-token", "pulumi-access-token", "deployer", "default"),
+                        ),
+                        namespace: maybe(fc.constantFrom("pulumi", "default")),
+                        annotations: waveAnnotations,
+                    }),
                 ),
                 stringData: maybe(fc.record({ token: secretValue })),
-                data: maybe(fc.dictionary(fc.constantFrom("accessToken", "password"), maybe(secretValue), { maxKeys: 2 })),
+                data: maybe(
+                    fc.dictionary(fc.constantFrom("accessToken", "password"), maybe(secretValue), { maxKeys: 2 }),
+                ),
             }),
         }),
         origin,
     )
-    .map(([r, o]) => (o === "code" ? r : { ...r, urn: o === "check" ? `urn:pulumi:check::manifests::${r.type}::${r.name}` : `urn:pulumi:dev::test::kubernetes:yaml/v2:ConfigGroup$${r.type}::${r.name}` }));
+    .map(([r, o]) =>
+        o === "code"
+            ? r
+            : {
+                  ...r,
+                  urn:
+                      o === "check"
+                          ? `urn:pulumi:check::manifests::${r.type}::${r.name}`
+                          : `urn:pulumi:dev::test::kubernetes:yaml/v2:ConfigGroup$${r.type}::${r.name}`,
+              },
+    );
 /** The token Secret the common Stack shape reads, written in YAML manifests, with or without values. */
 const tokenSecret: fc.Arbitrary<TestResource> = fc
     .record({
-        metadata: fc.record({ name: fc.constant("pulumi-access-token"), namespace: maybe(fc.constantFrom("pulumi", "default")) }),
+        metadata: fc.record({
+            name: fc.constant("pulumi-access-token"),
+            namespace: maybe(fc.constantFrom("pulumi", "default")),
+        }),
         stringData: maybe(fc.record({ token: maybe(secretValue) })),
         data: maybe(fc.dictionary(fc.constantFrom("token", "other"), maybe(secretValue), { maxKeys: 2 })),
     })
     .chain((props) =>
         fc.constantFrom(
-            { type: "kubernetes:core/v1:Secret", name: "tok", props, urn: "urn:pulumi:check::manifests::kubernetes:core/v1:Secret::Secret/tok" },
-            { type: "kubernetes:core/v1:Secret", name: "tok", props, urn: "urn:pulumi:dev::test::kubernetes:yaml/v2:ConfigGroup$kubernetes:core/v1:Secret::tok" },
+            {
+                type: "kubernetes:core/v1:Secret",
+                name: "tok",
+                props,
+                urn: "urn:pulumi:check::manifests::kubernetes:core/v1:Secret::Secret/tok",
+            },
+            {
+                type: "kubernetes:core/v1:Secret",
+                name: "tok",
+                props,
+                urn: "urn:pulumi:dev::test::kubernetes:yaml/v2:ConfigGroup$kubernetes:core/v1:Secret::tok",
+            },
         ),
     );
 /** What `pko-guard check` writes on an Application or ApplicationSet it could not render (policies/model/manifests.ts NOT_RENDERED). */
@@ -188,9 +268,19 @@ const notRendered = maybe(
         ),
     }),
 );
-const argoSource = fc.record({ repoURL: maybe(fc.constantFrom("https://charts.example", "https://github.com/acme/x.git")), chart: maybe(fc.constant("c")), path: maybe(fc.constant("x")) }, { requiredKeys: [] });
+const argoSource = fc.record(
+    {
+        repoURL: maybe(fc.constantFrom("https://charts.example", "https://github.com/acme/x.git")),
+        chart: maybe(fc.constant("c")),
+        path: maybe(fc.constant("x")),
+    },
+    { requiredKeys: [] },
+);
 const applicationResource: fc.Arbitrary<TestResource> = fc.record({
-    type: fc.constantFrom("kubernetes:argoproj.io/v1alpha1:Application", "kubernetes:argoproj.io/v1alpha1:ApplicationSet"),
+    type: fc.constantFrom(
+        "kubernetes:argoproj.io/v1alpha1:Application",
+        "kubernetes:argoproj.io/v1alpha1:ApplicationSet",
+    ),
     name: fc.constant("app"),
     props: fc.record({
         metadata: maybe(fc.record({ name: maybe(fc.constant("app")), annotations: notRendered })),
@@ -204,7 +294,12 @@ const applicationResource: fc.Arbitrary<TestResource> = fc.record({
         ),
     }),
 });
-const stackType = fc.constantFrom("kubernetes:pulumi.com/v1:Stack", "kubernetes:pulumi.com/v1alpha1:Stack", "kubernetes:pulumi.com/v1:StackPatch", "kubernetes:other/v1:Thing");
+const stackType = fc.constantFrom(
+    "kubernetes:pulumi.com/v1:Stack",
+    "kubernetes:pulumi.com/v1alpha1:Stack",
+    "kubernetes:pulumi.com/v1:StackPatch",
+    "kubernetes:other/v1:Thing",
+);
 const stackResource: fc.Arbitrary<TestResource> = fc.record({
     type: stackType,
     name: fc.constantFrom("app", "s"),
@@ -216,7 +311,12 @@ const stackResource: fc.Arbitrary<TestResource> = fc.record({
                 fc.record({
                     name: maybe(fc.string({ maxLength: 5 })),
                     namespace: maybe(fc.constantFrom("pulumi", "default")),
-                    labels: maybe(fc.dictionary(fc.constantFrom("env", "environment", "app.kubernetes.io/instance"), maybe(fc.constantFrom("prod", "dev", "app")))),
+                    labels: maybe(
+                        fc.dictionary(
+                            fc.constantFrom("env", "environment", "app.kubernetes.io/instance"),
+                            maybe(fc.constantFrom("prod", "dev", "app")),
+                        ),
+                    ),
                     annotations: waveAnnotations,
                 }),
             ),
@@ -230,7 +330,11 @@ const stackResource: fc.Arbitrary<TestResource> = fc.record({
             metadata: fc.record({ name: fc.constant("app"), namespace: fc.constantFrom("pulumi", "default") }),
             spec: fc.record({
                 stack: maybe(fc.constantFrom("acme/app/prod", "acme/app/dev")),
-                envRefs: fc.record({ PULUMI_ACCESS_TOKEN: maybe(fc.constant({ type: "Secret", secret: { name: "pulumi-access-token", key: "token" } })) }),
+                envRefs: fc.record({
+                    PULUMI_ACCESS_TOKEN: maybe(
+                        fc.constant({ type: "Secret", secret: { name: "pulumi-access-token", key: "token" } }),
+                    ),
+                }),
             }),
         }),
     ),
@@ -238,7 +342,17 @@ const stackResource: fc.Arbitrary<TestResource> = fc.record({
 
 const subject = fc.record({
     kind: maybe(fc.constantFrom("ServiceAccount", "Group", "User")),
-    name: maybe(fc.constantFrom("deployer", "default", "ci-bot", "system:serviceaccounts", "system:serviceaccounts:pulumi", "system:masters", "system:serviceaccount:pulumi:deployer")),
+    name: maybe(
+        fc.constantFrom(
+            "deployer",
+            "default",
+            "ci-bot",
+            "system:serviceaccounts",
+            "system:serviceaccounts:pulumi",
+            "system:masters",
+            "system:serviceaccount:pulumi:deployer",
+        ),
+    ),
     namespace: maybe(fc.constantFrom("pulumi", "default", "ci")),
 });
 const rbacResource: fc.Arbitrary<TestResource> = fc.record({
@@ -250,18 +364,67 @@ const rbacResource: fc.Arbitrary<TestResource> = fc.record({
     ),
     name: fc.constantFrom("b1", "b2", "r1"),
     props: fc.record({
-        metadata: maybe(fc.record({ name: maybe(fc.constantFrom("cluster-admin", "everything", "r1")), namespace: maybe(fc.constantFrom("pulumi", "default")) })),
-        roleRef: maybe(fc.record({ kind: maybe(fc.constantFrom("ClusterRole", "ClusterRole", "Role")), name: maybe(fc.constantFrom("cluster-admin", "cluster-admin", "everything", "r1", "view")) })),
+        metadata: maybe(
+            fc.record({
+                name: maybe(fc.constantFrom("cluster-admin", "everything", "r1")),
+                namespace: maybe(fc.constantFrom("pulumi", "default")),
+            }),
+        ),
+        roleRef: maybe(
+            fc.record({
+                kind: maybe(fc.constantFrom("ClusterRole", "ClusterRole", "Role")),
+                name: maybe(fc.constantFrom("cluster-admin", "cluster-admin", "everything", "r1", "view")),
+            }),
+        ),
         subjects: maybe(fc.array(maybe(subject), { maxLength: 3 })),
         rules: maybe(
             fc.array(
                 maybe(
                     fc.record(
                         {
-                            apiGroups: maybe(fc.array(fc.constantFrom("*", "", "rbac.authorization.k8s.io", "apps"), { maxLength: 2 })),
-                            verbs: maybe(fc.array(fc.constantFrom("*", "get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "bind", "escalate", "impersonate"), { maxLength: 4 })),
-                            resources: maybe(fc.array(fc.constantFrom("*", "pods", "roles", "clusterroles", "users", "groups", "serviceaccounts", "serviceaccounts/token", "deployments"), { maxLength: 3 })),
-                            resourceNames: maybe(fc.array(fc.constantFrom("cluster-admin", "system:masters", "view"), { maxLength: 1 })),
+                            apiGroups: maybe(
+                                fc.array(fc.constantFrom("*", "", "rbac.authorization.k8s.io", "apps"), {
+                                    maxLength: 2,
+                                }),
+                            ),
+                            verbs: maybe(
+                                fc.array(
+                                    fc.constantFrom(
+                                        "*",
+                                        "get",
+                                        "list",
+                                        "watch",
+                                        "create",
+                                        "update",
+                                        "patch",
+                                        "delete",
+                                        "deletecollection",
+                                        "bind",
+                                        "escalate",
+                                        "impersonate",
+                                    ),
+                                    { maxLength: 4 },
+                                ),
+                            ),
+                            resources: maybe(
+                                fc.array(
+                                    fc.constantFrom(
+                                        "*",
+                                        "pods",
+                                        "roles",
+                                        "clusterroles",
+                                        "users",
+                                        "groups",
+                                        "serviceaccounts",
+                                        "serviceaccounts/token",
+                                        "deployments",
+                                    ),
+                                    { maxLength: 3 },
+                                ),
+                            ),
+                            resourceNames: maybe(
+                                fc.array(fc.constantFrom("cluster-admin", "system:masters", "view"), { maxLength: 1 }),
+                            ),
                         },
                         { requiredKeys: [] },
                     ),
@@ -272,14 +435,48 @@ const rbacResource: fc.Arbitrary<TestResource> = fc.record({
     }),
 });
 const s3Resource: fc.Arbitrary<TestResource> = fc.record({
-    type: fc.constantFrom("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2", "aws:s3/bucketAcl:BucketAcl", "aws:s3/bucketObjectv2:BucketObjectv2"),
+    type: fc.constantFrom(
+        "aws:s3/bucket:Bucket",
+        "aws:s3/bucketV2:BucketV2",
+        "aws:s3/bucketAcl:BucketAcl",
+        "aws:s3/bucketObjectv2:BucketObjectv2",
+    ),
     name: fc.constant("b"),
     props: fc.oneof(
         fc.record({
             acl: maybe(fc.constantFrom("private", "public-read", "authenticated-read")),
-            grants: maybe(fc.array(maybe(fc.record({ type: maybe(fc.constant("Group")), uri: maybe(fc.constantFrom("http://acs.amazonaws.com/groups/global/AllUsers", CANARY)) })), { maxLength: 2 })),
+            grants: maybe(
+                fc.array(
+                    maybe(
+                        fc.record({
+                            type: maybe(fc.constant("Group")),
+                            uri: maybe(fc.constantFrom("http://acs.amazonaws.com/groups/global/AllUsers", CANARY)),
+                        }),
+                    ),
+                    { maxLength: 2 },
+                ),
+            ),
             accessControlPolicy: maybe(
-                fc.record({ grants: maybe(fc.array(maybe(fc.record({ grantee: maybe(fc.record({ uri: maybe(fc.constant("http://acs.amazonaws.com/groups/global/AuthenticatedUsers")) })) })), { maxLength: 2 })) }),
+                fc.record({
+                    grants: maybe(
+                        fc.array(
+                            maybe(
+                                fc.record({
+                                    grantee: maybe(
+                                        fc.record({
+                                            uri: maybe(
+                                                fc.constant(
+                                                    "http://acs.amazonaws.com/groups/global/AuthenticatedUsers",
+                                                ),
+                                            ),
+                                        }),
+                                    ),
+                                }),
+                            ),
+                            { maxLength: 2 },
+                        ),
+                    ),
+                }),
             ),
         }),
         anyValue,
@@ -294,7 +491,12 @@ const pkoObjectResource: fc.Arbitrary<TestResource> = fc.oneof(
             fc.record({
                 apiVersion: maybe(fc.constant("auto.pulumi.com/v1alpha1")),
                 kind: maybe(fc.constant("Workspace")),
-                metadata: maybe(fc.record({ name: maybe(fc.constant("ws")), namespace: maybe(fc.constantFrom("pulumi", "default")) })),
+                metadata: maybe(
+                    fc.record({
+                        name: maybe(fc.constant("ws")),
+                        namespace: maybe(fc.constantFrom("pulumi", "default")),
+                    }),
+                ),
                 spec: maybe(workspaceSpec),
             }),
             anyValue,
@@ -309,8 +511,18 @@ const pkoObjectResource: fc.Arbitrary<TestResource> = fc.oneof(
                 program: maybe(
                     fc.record(
                         {
-                            configuration: maybe(fc.dictionary(fc.constantFrom("dbPassword", "region"), maybe(fc.record({ default: maybe(secretValue) })), { maxKeys: 2 })),
-                            variables: maybe(fc.dictionary(fc.constantFrom("a", "b"), maybe(fc.oneof(secretValue, anyValue)), { maxKeys: 2 })),
+                            configuration: maybe(
+                                fc.dictionary(
+                                    fc.constantFrom("dbPassword", "region"),
+                                    maybe(fc.record({ default: maybe(secretValue) })),
+                                    { maxKeys: 2 },
+                                ),
+                            ),
+                            variables: maybe(
+                                fc.dictionary(fc.constantFrom("a", "b"), maybe(fc.oneof(secretValue, anyValue)), {
+                                    maxKeys: 2,
+                                }),
+                            ),
                             resources: maybe(anyValue),
                         },
                         { requiredKeys: [] },
@@ -321,7 +533,14 @@ const pkoObjectResource: fc.Arbitrary<TestResource> = fc.oneof(
         ),
     }),
 );
-const anyResource = fc.oneof(stackResource, rbacResource, s3Resource, coreResource, applicationResource, pkoObjectResource);
+const anyResource = fc.oneof(
+    stackResource,
+    rbacResource,
+    s3Resource,
+    coreResource,
+    applicationResource,
+    pkoObjectResource,
+);
 /** Whole programs for stack-level rules: mostly RBAC objects and Stacks. */
 const program = fc.array(
     fc.oneof(
@@ -340,7 +559,9 @@ const config = fc.record({
         fc.constant({}),
         fc.record(
             {
-                productionStackPatterns: maybe(fc.array(fc.constantFrom("prod$", "(", "^live", "^(a+)+$"), { maxLength: 2 })),
+                productionStackPatterns: maybe(
+                    fc.array(fc.constantFrom("prod$", "(", "^live", "^(a+)+$"), { maxLength: 2 }),
+                ),
                 productionNamespaces: maybe(fc.array(fc.constant("pulumi"))),
                 productionLabels: maybe(fc.constant({ env: ["prod"] })),
             },
@@ -364,7 +585,10 @@ const config = fc.record({
 type GeneratedConfig = { settings: Record<string, unknown>; own: Record<string, unknown> };
 
 /** Only the settings a policy's schema declares (the others would be rejected as unknown properties). */
-function ownConfig(p: { configSchema?: { properties?: Record<string, unknown> } }, c: GeneratedConfig): Record<string, unknown> {
+function ownConfig(
+    p: { configSchema?: { properties?: Record<string, unknown> } },
+    c: GeneratedConfig,
+): Record<string, unknown> {
     const names = Object.keys(p.configSchema?.properties ?? {});
     return Object.fromEntries(Object.entries(c.own).filter(([k]) => names.includes(k)));
 }
@@ -381,21 +605,31 @@ describe(`properties (${RUNS.toLocaleString("en")} generated cases per rule)`, f
             const isStack = "validateStack" in p;
             const isResource = "validateResource" in p;
             const run = (rs: TestResource[], c: GeneratedConfig) => [
-                ...(isResource ? rs.flatMap((r) => messages(runResourcePolicy(p as ResourceValidationPolicy, r, ownConfig(p, c), c.settings))) : []),
-                ...(isStack ? messages(runStackPolicy(p as StackValidationPolicy, rs, ownConfig(p, c), c.settings)) : []),
+                ...(isResource
+                    ? rs.flatMap((r) =>
+                          messages(runResourcePolicy(p as ResourceValidationPolicy, r, ownConfig(p, c), c.settings)),
+                      )
+                    : []),
+                ...(isStack
+                    ? messages(runStackPolicy(p as StackValidationPolicy, rs, ownConfig(p, c), c.settings))
+                    : []),
             ];
             fc.assert(
-                fc.property(isStack ? program : fc.array(anyResource, { minLength: 1, maxLength: 1 }), config, (rs, c) => {
-                    const first = run(rs, c as GeneratedConfig);
-                    const second = run(rs, c as GeneratedConfig);
-                    assert.deepStrictEqual(second, first);
-                    for (const m of first) {
-                        assert.ok(!m.includes(CANARY), `message echoes a secret: ${m}`);
-                        // The wrappers turn a throw into a fail-closed violation: that must never be needed.
-                        assert.ok(!m.includes(COULD_NOT_EVALUATE), `the rule threw: ${m}`);
-                        assert.ok(m.length > 0 && m.length < 2000);
-                    }
-                }),
+                fc.property(
+                    isStack ? program : fc.array(anyResource, { minLength: 1, maxLength: 1 }),
+                    config,
+                    (rs, c) => {
+                        const first = run(rs, c as GeneratedConfig);
+                        const second = run(rs, c as GeneratedConfig);
+                        assert.deepStrictEqual(second, first);
+                        for (const m of first) {
+                            assert.ok(!m.includes(CANARY), `message echoes a secret: ${m}`);
+                            // The wrappers turn a throw into a fail-closed violation: that must never be needed.
+                            assert.ok(!m.includes(COULD_NOT_EVALUATE), `the rule threw: ${m}`);
+                            assert.ok(m.length > 0 && m.length < 2000);
+                        }
+                    },
+                ),
                 { numRuns: RUNS },
             );
         });
@@ -407,10 +641,16 @@ describe(`properties (${RUNS.toLocaleString("en")} generated cases per rule)`, f
             const isResource = "validateResource" in p;
             // The settings policy reports only invalid settings: sample it with some.
             const settings = p.name === "pko-guard-production" ? { productionStackPatterns: ["(?=x)"] } : {};
-            const samples = fc.sample(isStack ? program : fc.array(anyResource, { minLength: 1, maxLength: 1 }), { numRuns: 3000, seed: 42 });
+            const samples = fc.sample(isStack ? program : fc.array(anyResource, { minLength: 1, maxLength: 1 }), {
+                numRuns: 3000,
+                seed: 42,
+            });
             const hits = samples.filter(
                 (rs) =>
-                    (isResource && rs.some((r) => runResourcePolicy(p as ResourceValidationPolicy, r, settings, settings).length > 0)) ||
+                    (isResource &&
+                        rs.some(
+                            (r) => runResourcePolicy(p as ResourceValidationPolicy, r, settings, settings).length > 0,
+                        )) ||
                     (isStack && runStackPolicy(p as StackValidationPolicy, rs, {}, settings).length > 0),
             ).length;
             assert.ok(hits > 10, `${p.name}: only ${hits} of 3000 samples produce a violation`);
@@ -419,25 +659,63 @@ describe(`properties (${RUNS.toLocaleString("en")} generated cases per rule)`, f
 
     it("PKO v2 fields fail closed: an unknown pod template, Workspace spec, Program or configRef is a violation", () => {
         const byName = (n: string) => policies.find((x) => x.name === n)!;
-        const ws = (spec: unknown) => ({ type: "kubernetes:auto.pulumi.com/v1alpha1:Workspace", name: "ws", props: { metadata: { name: "ws" }, spec } });
+        const ws = (spec: unknown) => ({
+            type: "kubernetes:auto.pulumi.com/v1alpha1:Workspace",
+            name: "ws",
+            props: { metadata: { name: "ws" }, spec },
+        });
         const objects = byName("pko-workspace-program-objects") as ResourceValidationPolicy;
-        for (const spec of [UNKNOWN_WIRE, { podTemplate: UNKNOWN_WIRE }, { podTemplate: { spec: UNKNOWN_WIRE } }, { stacks: UNKNOWN_WIRE }, { env: UNKNOWN_WIRE }]) {
+        for (const spec of [
+            UNKNOWN_WIRE,
+            { podTemplate: UNKNOWN_WIRE },
+            { podTemplate: { spec: UNKNOWN_WIRE } },
+            { stacks: UNKNOWN_WIRE },
+            { env: UNKNOWN_WIRE },
+        ]) {
             assert.ok(runResourcePolicy(objects, ws(spec)).length > 0, JSON.stringify(spec));
         }
-        assert.ok(runResourcePolicy(objects, { type: "kubernetes:pulumi.com/v1:Program", name: "p", props: { program: UNKNOWN_WIRE } }).length > 0);
+        assert.ok(
+            runResourcePolicy(objects, {
+                type: "kubernetes:pulumi.com/v1:Program",
+                name: "p",
+                props: { program: UNKNOWN_WIRE },
+            }).length > 0,
+        );
         const creds = byName("pko-stack-credentials-from-secrets") as ResourceValidationPolicy;
-        const stack = (s: unknown) => ({ type: "kubernetes:pulumi.com/v1:Stack", name: "s", props: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "s" }, spec: { stack: "a/b/dev", ...(s as object) } } });
-        for (const s of [{ configRef: UNKNOWN_WIRE }, { gitAuth: { githubApp: { privateKey: UNKNOWN_WIRE } } }, { workspaceTemplate: { spec: { stacks: [{ config: UNKNOWN_WIRE }] } } }]) {
+        const stack = (s: unknown) => ({
+            type: "kubernetes:pulumi.com/v1:Stack",
+            name: "s",
+            props: {
+                apiVersion: "pulumi.com/v1",
+                kind: "Stack",
+                metadata: { name: "s" },
+                spec: { stack: "a/b/dev", ...(s as object) },
+            },
+        });
+        for (const s of [
+            { configRef: UNKNOWN_WIRE },
+            { gitAuth: { githubApp: { privateKey: UNKNOWN_WIRE } } },
+            { workspaceTemplate: { spec: { stacks: [{ config: UNKNOWN_WIRE }] } } },
+        ]) {
             assert.ok(runResourcePolicy(creds, stack(s)).length > 0, JSON.stringify(s));
         }
     });
 
     it("Stack rules reach patch violations too (the program-level companion is exercised)", () => {
-        const withPatch = fc.sample(program, { numRuns: 3000, seed: 7 }).filter((rs) => rs.some((r) => r.type.endsWith(":StackPatch")));
-        for (const name of ["pko-stack-destroy-on-finalize-nonprod", "pko-stack-credentials-from-secrets", "pko-stack-prod-pinned-commit"]) {
+        const withPatch = fc
+            .sample(program, { numRuns: 3000, seed: 7 })
+            .filter((rs) => rs.some((r) => r.type.endsWith(":StackPatch")));
+        for (const name of [
+            "pko-stack-destroy-on-finalize-nonprod",
+            "pko-stack-credentials-from-secrets",
+            "pko-stack-prod-pinned-commit",
+        ]) {
             const p = policies.find((x) => x.name === name) as StackValidationPolicy;
             const hits = withPatch.filter((rs) => runStackPolicy(p, rs).length > 0).length;
-            assert.ok(hits > 10, `${name}: only ${hits} of ${withPatch.length} programs with a patch produce a patch violation`);
+            assert.ok(
+                hits > 10,
+                `${name}: only ${hits} of ${withPatch.length} programs with a patch produce a patch violation`,
+            );
         }
     });
 });
@@ -445,14 +723,21 @@ describe(`properties (${RUNS.toLocaleString("en")} generated cases per rule)`, f
 describe("the message codec (policies/model/message.ts): findings through the engine read back as the data", function () {
     this.timeout(600000);
     /** Runs a rule both ways: the engine's messages, and the in-process findings as data. */
-    function bothWays(p: (typeof policies)[number], rs: TestResource[], own: Record<string, unknown>, settings: Record<string, unknown>) {
+    function bothWays(
+        p: (typeof policies)[number],
+        rs: TestResource[],
+        own: Record<string, unknown>,
+        settings: Record<string, unknown>,
+    ) {
         const isStack = "validateStack" in p;
         const isResource = "validateResource" in p;
         const engine: string[] = [];
         const data: ReportedFinding[] = [];
         if (isResource) {
             for (const r of rs) {
-                engine.push(...runResourcePolicy(p as ResourceValidationPolicy, r, own, settings).map((x) => x.message));
+                engine.push(
+                    ...runResourcePolicy(p as ResourceValidationPolicy, r, own, settings).map((x) => x.message),
+                );
                 runResourcePolicy(p as ResourceValidationPolicy, r, own, settings, data);
             }
         }
@@ -463,10 +748,26 @@ describe("the message codec (policies/model/message.ts): findings through the en
         return { engine, data };
     }
     const failClosedByRule = new Map<string, number>();
-    const facts = (f: ReportedFinding) => ({ text: f.text, failClosed: f.failClosed, ...(f.waiver ? { waiver: f.waiver } : {}) });
+    const facts = (f: ReportedFinding) => ({
+        text: f.text,
+        failClosed: f.failClosed,
+        ...(f.waiver ? { waiver: f.waiver } : {}),
+    });
     /** Reasons that stress the prefix: brackets, the expiry's own separator, escapes, line breaks. */
     const reason = fc
-        .oneof(fc.string({ minLength: 1, maxLength: 40 }), fc.constantFrom("needs ] fix", "a; until 2026-01-01", "x; until 2026-01-01] y", "back\\slash \\]", "two\nlines", "]", ";", "[waived: nested]"))
+        .oneof(
+            fc.string({ minLength: 1, maxLength: 40 }),
+            fc.constantFrom(
+                "needs ] fix",
+                "a; until 2026-01-01",
+                "x; until 2026-01-01] y",
+                "back\\slash \\]",
+                "two\nlines",
+                "]",
+                ";",
+                "[waived: nested]",
+            ),
+        )
         .filter((s) => s.trim() !== "");
     const expires = fc.option(fc.constantFrom("2026-01-01", "2099-12-31"), { nil: undefined });
 
@@ -475,20 +776,42 @@ describe("the message codec (policies/model/message.ts): findings through the en
             let failClosed = 0;
             let waived = 0;
             fc.assert(
-                fc.property("validateStack" in p ? program : fc.array(anyResource, { minLength: 1, maxLength: 1 }), config, fc.option(fc.record({ reason, expires }), { nil: undefined }), (rs, c, w) => {
-                    const own = { ...ownConfig(p, c as GeneratedConfig), ...(w ? { waivers: [{ resource: "*", reason: w.reason, ...(w.expires ? { expires: w.expires } : {}), allowFailClosed: true }] } : {}) };
-                    const { engine, data } = bothWays(p, rs, own, (c as GeneratedConfig).settings);
-                    assert.strictEqual(engine.length, data.length);
-                    data.forEach((f, i) => {
-                        assert.deepStrictEqual(decodeMessage(engine[i]), facts(f));
-                        assert.strictEqual(encodeMessage(facts(f)), engine[i]);
-                        if (f.failClosed) failClosed++;
-                        if (f.waiver) {
-                            waived++;
-                            assert.deepStrictEqual(f.waiver, { reason: w!.reason, ...(w!.expires ? { expires: w!.expires } : {}) });
-                        }
-                    });
-                }),
+                fc.property(
+                    "validateStack" in p ? program : fc.array(anyResource, { minLength: 1, maxLength: 1 }),
+                    config,
+                    fc.option(fc.record({ reason, expires }), { nil: undefined }),
+                    (rs, c, w) => {
+                        const own = {
+                            ...ownConfig(p, c as GeneratedConfig),
+                            ...(w
+                                ? {
+                                      waivers: [
+                                          {
+                                              resource: "*",
+                                              reason: w.reason,
+                                              ...(w.expires ? { expires: w.expires } : {}),
+                                              allowFailClosed: true,
+                                          },
+                                      ],
+                                  }
+                                : {}),
+                        };
+                        const { engine, data } = bothWays(p, rs, own, (c as GeneratedConfig).settings);
+                        assert.strictEqual(engine.length, data.length);
+                        data.forEach((f, i) => {
+                            assert.deepStrictEqual(decodeMessage(engine[i]), facts(f));
+                            assert.strictEqual(encodeMessage(facts(f)), engine[i]);
+                            if (f.failClosed) failClosed++;
+                            if (f.waiver) {
+                                waived++;
+                                assert.deepStrictEqual(f.waiver, {
+                                    reason: w!.reason,
+                                    ...(w!.expires ? { expires: w!.expires } : {}),
+                                });
+                            }
+                        });
+                    },
+                ),
                 { numRuns: Math.min(RUNS, 1000), seed: 18 },
             );
             // Not vacuous: the settings policy reports only invalid settings, which these configs do not give it.
@@ -510,7 +833,9 @@ describe("the message codec (policies/model/message.ts): findings through the en
                 fc.option(fc.record({ reason, expires }), { nil: undefined }),
                 (text, closed, w) => {
                     const waiver = w ? { reason: w.reason, ...(w.expires ? { expires: w.expires } : {}) } : undefined;
-                    const decoded = decodeMessage(encodeMessage({ text, failClosed: closed, ...(waiver ? { waiver } : {}) }));
+                    const decoded = decodeMessage(
+                        encodeMessage({ text, failClosed: closed, ...(waiver ? { waiver } : {}) }),
+                    );
                     if (closed) assert.strictEqual(decoded.failClosed, true);
                     assert.deepStrictEqual(decoded.waiver, waiver);
                     // The text reads back unless it says "fails closed" in words of its own without being so.

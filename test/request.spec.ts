@@ -32,17 +32,22 @@ function fill(msg: any, r: Res): any {
 }
 
 type Handler = (call: { request: unknown }, cb: (err: unknown, res?: any) => void) => void;
-const call = (h: Handler, request: unknown) => new Promise<any>((resolve, reject) => h({ request }, (err, res) => (err ? reject(err) : resolve(res))));
+const call = (h: Handler, request: unknown) =>
+    new Promise<any>((resolve, reject) => h({ request }, (err, res) => (err ? reject(err) : resolve(res))));
 
 /** The SDK's own Analyze and AnalyzeStack handlers over a list of policies (no server). */
 function handlers(pack: Policies) {
-    return { analyze: sdkServer.makeAnalyzeRpcFun("pko-guard", "0.1.0", "advisory", pack) as Handler, stack: sdkServer.makeAnalyzeStackRpcFun("pko-guard", "0.1.0", "advisory", pack) as Handler };
+    return {
+        analyze: sdkServer.makeAnalyzeRpcFun("pko-guard", "0.1.0", "advisory", pack) as Handler,
+        stack: sdkServer.makeAnalyzeStackRpcFun("pko-guard", "0.1.0", "advisory", pack) as Handler,
+    };
 }
 
 /** Analyze per resource, then AnalyzeStack: every diagnostic as "policy urn message". */
 async function analyze(h: ReturnType<typeof handlers>, resources: Res[]): Promise<string[]> {
     const out: string[] = [];
-    const take = (res: any) => res.getDiagnosticsList().forEach((d: any) => out.push(`${d.getPolicyname()} ${d.getUrn()} ${d.getMessage()}`));
+    const take = (res: any) =>
+        res.getDiagnosticsList().forEach((d: any) => out.push(`${d.getPolicyname()} ${d.getUrn()} ${d.getMessage()}`));
     for (const r of resources) take(await call(h.analyze, fill(new analyzerPb.AnalyzeRequest(), r)));
     const stack = new analyzerPb.AnalyzeStackRequest();
     stack.setResourcesList(resources.map((r) => fill(new analyzerPb.AnalyzerResource(), r)));
@@ -59,22 +64,45 @@ async function alone(h: ReturnType<typeof handlers>, resources: Res[]): Promise<
 const stack = (name: string, spec: Record<string, unknown>): Res => ({
     type: STACK,
     name,
-    props: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name, namespace: "apps" }, spec: { stack: "acme/app/prod", projectRepo: "https://github.com/acme/app", ...spec } },
+    props: {
+        apiVersion: "pulumi.com/v1",
+        kind: "Stack",
+        metadata: { name, namespace: "apps" },
+        spec: { stack: "acme/app/prod", projectRepo: "https://github.com/acme/app", ...spec },
+    },
 });
 const patch = (name: string, target: string, spec: Record<string, unknown>): Res => ({
     type: "kubernetes:pulumi.com/v1:StackPatch",
     name,
     props: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: target, namespace: "apps" }, spec },
 });
-const secret = (name: string): Res => ({ type: "kubernetes:core/v1:Secret", name, props: { metadata: { name, namespace: "apps" } } });
+const secret = (name: string): Res => ({
+    type: "kubernetes:core/v1:Secret",
+    name,
+    props: { metadata: { name, namespace: "apps" } },
+});
 const clusterAdmin = (account: string): Res => ({
     type: "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
     name: "admin",
-    props: { metadata: { name: "admin" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" }, subjects: [{ kind: "ServiceAccount", name: account, namespace: "apps" }] },
+    props: {
+        metadata: { name: "admin" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+        subjects: [{ kind: "ServiceAccount", name: account, namespace: "apps" }],
+    },
 });
 
-const PINNED = { commit: "2b0889718d3e63feeb6079ccd5e4488d8601e353", refresh: true, envRefs: { PULUMI_ACCESS_TOKEN: { type: "Secret", secret: { name: "t", key: "k" } } } };
-const BRANCH = { branch: "main", destroyOnFinalize: true, envRefs: { PULUMI_ACCESS_TOKEN: { type: "Literal", literal: { value: "pul-0123456789abcdef0123456789abcdef01234567" } } } };
+const PINNED = {
+    commit: "2b0889718d3e63feeb6079ccd5e4488d8601e353",
+    refresh: true,
+    envRefs: { PULUMI_ACCESS_TOKEN: { type: "Secret", secret: { name: "t", key: "k" } } },
+};
+const BRANCH = {
+    branch: "main",
+    destroyOnFinalize: true,
+    envRefs: {
+        PULUMI_ACCESS_TOKEN: { type: "Literal", literal: { value: "pul-0123456789abcdef0123456789abcdef01234567" } },
+    },
+};
 
 describe("request-scoped sharing (policies/model/request.ts)", () => {
     afterEach(() => endRequests());
@@ -129,7 +157,11 @@ describe("request-scoped sharing (policies/model/request.ts)", () => {
         const branch = [stack("app", BRANCH), secret("t")];
         const expectPinned = await alone(h, pinned);
         const expectBranch = await alone(h, branch);
-        assert.notDeepStrictEqual(expectPinned, expectBranch, "the two programs must differ in verdicts for this test to mean anything");
+        assert.notDeepStrictEqual(
+            expectPinned,
+            expectBranch,
+            "the two programs must differ in verdicts for this test to mean anything",
+        );
         endRequests();
         assert.deepStrictEqual(await analyze(h, pinned), expectPinned);
         assert.deepStrictEqual(await analyze(h, branch), expectBranch);
@@ -139,7 +171,11 @@ describe("request-scoped sharing (policies/model/request.ts)", () => {
     it("two AnalyzeStack requests with the same key (size and ends) but another patch in the middle each get their own verdicts", async () => {
         const h = handlers(policies);
         const first = [stack("app", PINNED), patch("p", "app", { refresh: true }), secret("t")];
-        const second = [stack("app", PINNED), patch("p", "app", { branch: "main", commit: null, destroyOnFinalize: true }), secret("t")];
+        const second = [
+            stack("app", PINNED),
+            patch("p", "app", { branch: "main", commit: null, destroyOnFinalize: true }),
+            secret("t"),
+        ];
         const expectFirst = await alone(h, first);
         const expectSecond = await alone(h, second);
         assert.notDeepStrictEqual(expectFirst, expectSecond);

@@ -17,11 +17,21 @@ const meta = {
     enforcementLevel: "mandatory" as const,
     severity: "high" as const,
     remediationSteps: "r",
-    about: { what: "w", why: "w", fix: "f", reads: ["pulumi.com/Stack"], readsProduction: false, patternSettings: [], example: [] },
+    about: {
+        what: "w",
+        why: "w",
+        fix: "f",
+        reads: ["pulumi.com/Stack"],
+        readsProduction: false,
+        patternSettings: [],
+        example: [],
+    },
 };
 const resource = { type: "kubernetes:core/v1:ConfigMap", name: "c", props: { data: { a: "b" } } };
 /** The one finding of `policy` (mandatory) on `on`. */
-const one = (message: RegExp, policy = "test-rule", on = "c"): ExpectedFinding[] => [{ policy, level: "mandatory", resource: on, message }];
+const one = (message: RegExp, policy = "test-rule", on = "c"): ExpectedFinding[] => [
+    { policy, level: "mandatory", resource: on, message },
+];
 const literally = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 describe("rule wrappers", () => {
@@ -39,9 +49,15 @@ describe("rule wrappers", () => {
     ];
     for (const [what, check] of misbehaving) {
         it(`a rule that ${what} is reported once, fail-closed, in both wrappers`, () => {
-            assertFindings(runResourcePolicy(resourceRule(meta, check as never), resource), one(new RegExp(`^test-rule ${literally(COULD_NOT_EVALUATE)}`)));
+            assertFindings(
+                runResourcePolicy(resourceRule(meta, check as never), resource),
+                one(new RegExp(`^test-rule ${literally(COULD_NOT_EVALUATE)}`)),
+            );
             // A program rule's failure is about the program, on no resource of it.
-            assertFindings(runStackPolicy(programRule(meta, check as never), [resource]), one(new RegExp(`^test-rule ${literally(COULD_NOT_EVALUATE)}`), "test-rule", ""));
+            assertFindings(
+                runStackPolicy(programRule(meta, check as never), [resource]),
+                one(new RegExp(`^test-rule ${literally(COULD_NOT_EVALUATE)}`), "test-rule", ""),
+            );
         });
     }
 
@@ -92,7 +108,11 @@ describe("rule wrappers", () => {
 
     it("a resource whose metadata is unknown during preview is still matched against waivers (the SDK's proxy is never read)", () => {
         // The engine's sentinel for a value unknown during preview: the whole metadata is computed.
-        const computed = { type: "kubernetes:core/v1:ConfigMap", name: "c", props: { kind: "ConfigMap", metadata: "04da6b54-80e4-46f7-96ec-b56ff0331ba9" } };
+        const computed = {
+            type: "kubernetes:core/v1:ConfigMap",
+            name: "c",
+            props: { kind: "ConfigMap", metadata: "04da6b54-80e4-46f7-96ec-b56ff0331ba9" },
+        };
         const data: ReportedFinding[] = [];
         const r = runResourcePolicy(
             resourceRule(meta, () => ["finding"]),
@@ -103,7 +123,9 @@ describe("rule wrappers", () => {
         );
         // Waived: the finding is kept as data with its waiver (and never reported as a violation).
         assert.deepStrictEqual(r, []);
-        assert.deepStrictEqual(data, [{ text: "finding", failClosed: false, waiver: { reason: "judged in review", expires: "2099-12-31" } }]);
+        assert.deepStrictEqual(data, [
+            { text: "finding", failClosed: false, waiver: { reason: "judged in review", expires: "2099-12-31" } },
+        ]);
     });
 
     it("passes findings through unchanged", () => {
@@ -126,16 +148,34 @@ describe("rule wrappers", () => {
 
     describe("one fail-closed path: an input a rule cannot read is never absent, default or not-a-Stack", () => {
         /** Calls a policy's validateResource with a raw props object (no SDK proxy), as a broken input would arrive. */
-        function raw(policy: ResourceValidationPolicy, props: unknown, getConfig: () => unknown = () => ({})): string[] {
+        function raw(
+            policy: ResourceValidationPolicy,
+            props: unknown,
+            getConfig: () => unknown = () => ({}),
+        ): string[] {
             const out: string[] = [];
             // The settings policy runs first in every request, as in the analyzer.
             const settings = policies[0] as ResourceValidationPolicy;
             (settings.validateResource as (...args: any[]) => void)(
-                { type: "kubernetes:pulumi.com/v1:Stack", name: "app", urn: "urn:pulumi:dev::t::kubernetes:pulumi.com/v1:Stack::app-raw", props: {}, getConfig: () => ({}), notApplicable: () => undefined },
+                {
+                    type: "kubernetes:pulumi.com/v1:Stack",
+                    name: "app",
+                    urn: "urn:pulumi:dev::t::kubernetes:pulumi.com/v1:Stack::app-raw",
+                    props: {},
+                    getConfig: () => ({}),
+                    notApplicable: () => undefined,
+                },
                 () => undefined,
             );
             (policy.validateResource as (...args: any[]) => void)(
-                { type: "kubernetes:pulumi.com/v1:Stack", name: "app", urn: "urn:pulumi:dev::t::kubernetes:pulumi.com/v1:Stack::app-raw", props, getConfig, notApplicable: () => undefined },
+                {
+                    type: "kubernetes:pulumi.com/v1:Stack",
+                    name: "app",
+                    urn: "urn:pulumi:dev::t::kubernetes:pulumi.com/v1:Stack::app-raw",
+                    props,
+                    getConfig,
+                    notApplicable: () => undefined,
+                },
                 (m: string) => out.push(m),
             );
             return out;
@@ -150,7 +190,9 @@ describe("rule wrappers", () => {
                     },
                 },
             );
-        const rules = policies.filter((p) => "validateResource" in p && p.name.startsWith("pko-stack-")) as ResourceValidationPolicy[];
+        const rules = policies.filter(
+            (p) => "validateResource" in p && p.name.startsWith("pko-stack-"),
+        ) as ResourceValidationPolicy[];
 
         it('a Stack whose properties throw when read is reported fail-closed by every Stack rule (it was "not a Stack")', () => {
             for (const p of rules) {
@@ -197,10 +239,22 @@ describe("rule wrappers", () => {
 
         it("an unknown property in a policy's config is reported with the closest valid name", () => {
             const p = policies.find((x) => x.name === "pko-stack-prod-pinned-commit") as ResourceValidationPolicy;
-            const m = runResourcePolicy(p, stackResource("app", goodSpec({ branch: "main" })), { allowUnpinableSources: true });
-            assertFindings(m, one(/policy configuration is invalid: unknown property "allowUnpinableSources" \(did you mean allowUnpinnableSources\?\)/, p.name, "app"));
+            const m = runResourcePolicy(p, stackResource("app", goodSpec({ branch: "main" })), {
+                allowUnpinableSources: true,
+            });
+            assertFindings(
+                m,
+                one(
+                    /policy configuration is invalid: unknown property "allowUnpinableSources" \(did you mean allowUnpinnableSources\?\)/,
+                    p.name,
+                    "app",
+                ),
+            );
             const ruled = stackRule({ ...meta, config: {} }, () => []);
-            assertFindings(runResourcePolicy(ruled, stackResource("app", goodSpec()), { x: 1 }), one(/unknown property "x" \(valid: waivers, allowAnnotationWaivers\)/, "test-rule", "app"));
+            assertFindings(
+                runResourcePolicy(ruled, stackResource("app", goodSpec()), { x: 1 }),
+                one(/unknown property "x" \(valid: waivers, allowAnnotationWaivers\)/, "test-rule", "app"),
+            );
         });
 
         it("every policy's config schema is closed (additionalProperties: false)", () => {

@@ -29,11 +29,29 @@ describe("request settings (policies/model/settings.ts)", () => {
     });
 
     it("a rule reads the settings of its own configuration, whatever was published before", () => {
-        const stack = stackResource("app", { stack: "acme/app/dev", projectRepo: "https://github.com/acme/app", branch: "main", destroyOnFinalize: true }, { namespace: "payments" });
+        const stack = stackResource(
+            "app",
+            {
+                stack: "acme/app/dev",
+                projectRepo: "https://github.com/acme/app",
+                branch: "main",
+                destroyOnFinalize: true,
+            },
+            { namespace: "payments" },
+        );
         // Production by namespace under the first configuration, not under the second one (same URN).
-        assert.strictEqual(runResourcePolicy(destroyOnFinalize, stack, {}, { productionNamespaces: ["payments"] }).length, 1);
-        assert.strictEqual(runResourcePolicy(destroyOnFinalize, stack, {}, { productionNamespaces: ["other"] }).length, 0);
-        assert.strictEqual(runResourcePolicy(destroyOnFinalize, stack, {}, { productionNamespaces: ["payments"] }).length, 1);
+        assert.strictEqual(
+            runResourcePolicy(destroyOnFinalize, stack, {}, { productionNamespaces: ["payments"] }).length,
+            1,
+        );
+        assert.strictEqual(
+            runResourcePolicy(destroyOnFinalize, stack, {}, { productionNamespaces: ["other"] }).length,
+            0,
+        );
+        assert.strictEqual(
+            runResourcePolicy(destroyOnFinalize, stack, {}, { productionNamespaces: ["payments"] }).length,
+            1,
+        );
     });
 
     it("in-process evaluations are requests of their own: reconfigured, they never see each other's settings", () => {
@@ -45,13 +63,28 @@ describe("request settings (policies/model/settings.ts)", () => {
                 apiVersion: "pulumi.com/v1",
                 kind: "Stack",
                 metadata: { name: "app", namespace: "payments" },
-                spec: { stack: "acme/app/dev", projectRepo: "https://github.com/acme/app", branch: "main", destroyOnFinalize: true },
+                spec: {
+                    stack: "acme/app/dev",
+                    projectRepo: "https://github.com/acme/app",
+                    branch: "main",
+                    destroyOnFinalize: true,
+                },
             },
         };
-        const config = (namespaces: string[]) => reconcilePackConfig(packPolicies(), { "pko-guard-production": { properties: { productionNamespaces: namespaces } } }, "test");
-        const destroy = (namespaces: string[]) => evaluatePack([resource], config(namespaces)).filter((r) => r.policy === destroyOnFinalize.name);
+        const config = (namespaces: string[]) =>
+            reconcilePackConfig(
+                packPolicies(),
+                { "pko-guard-production": { properties: { productionNamespaces: namespaces } } },
+                "test",
+            );
+        const destroy = (namespaces: string[]) =>
+            evaluatePack([resource], config(namespaces)).filter((r) => r.policy === destroyOnFinalize.name);
         assert.strictEqual(destroy(["payments"]).length, 1);
-        assert.strictEqual(productionSettings.read(resource.urn), undefined, "settings left published after the evaluation");
+        assert.strictEqual(
+            productionSettings.read(resource.urn),
+            undefined,
+            "settings left published after the evaluation",
+        );
         assert.strictEqual(destroy(["other"]).length, 0);
         assert.strictEqual(destroy(["payments"]).length, 1);
     });

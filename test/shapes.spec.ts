@@ -16,7 +16,8 @@ describe("extended: { ...from, ...extra } without a hidden class per object", ()
                 const want = { ...a, ...b };
                 const got = extended(a, b);
                 assert.deepStrictEqual(Object.keys(got), Object.keys(want));
-                for (const k of Object.keys(want)) assert.strictEqual((got as Record<string, unknown>)[k], (want as Record<string, unknown>)[k]);
+                for (const k of Object.keys(want))
+                    assert.strictEqual((got as Record<string, unknown>)[k], (want as Record<string, unknown>)[k]);
                 assert.strictEqual(Object.getPrototypeOf(got), Object.prototype);
             }),
             { numRuns: 300 },

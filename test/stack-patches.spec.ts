@@ -19,17 +19,37 @@ function rule(name: string): ResourceValidationPolicy & StackValidationPolicy {
     return policies.find((p) => p.name === name) as ResourceValidationPolicy & StackValidationPolicy;
 }
 
-function patch(name: string, spec: unknown, metadata: Record<string, unknown> = {}, resourceName = `${name}-patch`): TestResource {
-    return { type: PATCH_TYPE, name: resourceName, props: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name, namespace: "pulumi", ...metadata }, ...(spec === undefined ? {} : { spec }) } };
+function patch(
+    name: string,
+    spec: unknown,
+    metadata: Record<string, unknown> = {},
+    resourceName = `${name}-patch`,
+): TestResource {
+    return {
+        type: PATCH_TYPE,
+        name: resourceName,
+        props: {
+            apiVersion: "pulumi.com/v1",
+            kind: "Stack",
+            metadata: { name, namespace: "pulumi", ...metadata },
+            ...(spec === undefined ? {} : { spec }),
+        },
+    };
 }
 
 /** Every violation of a rule over a program: per resource (Analyze) and for the program (AnalyzeStack). */
-function violations(name: string, program: TestResource[], settings: Record<string, unknown> = {}): { resource: string; message: string }[] {
+function violations(
+    name: string,
+    program: TestResource[],
+    settings: Record<string, unknown> = {},
+): { resource: string; message: string }[] {
     const p = rule(name);
     const out: { resource: string; message: string }[] = [];
     // The resource each finding is reported on (its URN's), not the one being evaluated.
-    for (const r of program) for (const v of runResourcePolicy(p, r, {}, settings)) out.push({ resource: v.resource, message: v.message });
-    for (const v of runStackPolicy(p, program, {}, settings)) out.push({ resource: v.urn ? v.resource : "<program>", message: v.message });
+    for (const r of program)
+        for (const v of runResourcePolicy(p, r, {}, settings)) out.push({ resource: v.resource, message: v.message });
+    for (const v of runStackPolicy(p, program, {}, settings))
+        out.push({ resource: v.urn ? v.resource : "<program>", message: v.message });
     return out;
 }
 
@@ -43,7 +63,10 @@ describe("Stack patches", () => {
             destroy.map((v) => v.resource),
             ["app-prod-patch"],
         );
-        assert.match(destroy[0].message, /^StackPatch "app-prod-patch" of Stack "app-prod" \(stack "acme\/app\/prod"\) is production by spec\.stack/);
+        assert.match(
+            destroy[0].message,
+            /^StackPatch "app-prod-patch" of Stack "app-prod" \(stack "acme\/app\/prod"\) is production by spec\.stack/,
+        );
         const pinned = violations("pko-stack-prod-pinned-commit", program);
         assert.deepStrictEqual(
             pinned.map((v) => v.resource),
@@ -55,7 +78,12 @@ describe("Stack patches", () => {
 
     it("is not a Stack of its own: resource-level evaluation ignores it", () => {
         const p = patch("app-prod", { branch: "main", destroyOnFinalize: true });
-        for (const name of ["pko-stack-destroy-on-finalize-nonprod", "pko-stack-prod-pinned-commit", "pko-stack-credentials-from-secrets", "pko-stack-name-length"]) {
+        for (const name of [
+            "pko-stack-destroy-on-finalize-nonprod",
+            "pko-stack-prod-pinned-commit",
+            "pko-stack-credentials-from-secrets",
+            "pko-stack-name-length",
+        ]) {
             assert.deepStrictEqual(runResourcePolicy(rule(name), p), [], name);
         }
     });
@@ -98,7 +126,10 @@ describe("Stack patches", () => {
             v.map((x) => x.resource),
             ["elsewhere-patch"],
         );
-        assert.match(v[0].message, /the Stack it patches \(pulumi\/elsewhere\) is not declared in this program, so whether it is production is unknown; the rule fails closed/);
+        assert.match(
+            v[0].message,
+            /the Stack it patches \(pulumi\/elsewhere\) is not declared in this program, so whether it is production is unknown; the rule fails closed/,
+        );
         // Fields the patch does not touch are not its doing.
         assert.deepStrictEqual(violations("pko-stack-prod-pinned-commit", [patch("elsewhere", { refresh: true })]), []);
         assert.deepStrictEqual(
@@ -116,7 +147,10 @@ describe("Stack patches", () => {
     });
 
     it("a patch with an unknown name cannot be joined and fails closed", () => {
-        const v = violations("pko-stack-destroy-on-finalize-nonprod", [prod, patch(UNKNOWN_WIRE, { destroyOnFinalize: true }, {}, "p")]);
+        const v = violations("pko-stack-destroy-on-finalize-nonprod", [
+            prod,
+            patch(UNKNOWN_WIRE, { destroyOnFinalize: true }, {}, "p"),
+        ]);
         assert.deepStrictEqual(
             v.map((x) => x.resource),
             ["p"],
@@ -125,7 +159,10 @@ describe("Stack patches", () => {
     });
 
     it("a credential the patch adds is reported on the patch; maps merge with the Stack's", () => {
-        const program = [prod, patch("app-prod", { envRefs: { AWS_SECRET_ACCESS_KEY: { type: "Literal", literal: { value: "x" } } } })];
+        const program = [
+            prod,
+            patch("app-prod", { envRefs: { AWS_SECRET_ACCESS_KEY: { type: "Literal", literal: { value: "x" } } } }),
+        ];
         const v = violations("pko-stack-credentials-from-secrets", program);
         assert.deepStrictEqual(
             v.map((x) => x.resource),
@@ -133,11 +170,19 @@ describe("Stack patches", () => {
         );
         assert.match(v[0].message, /spec\.envRefs\.AWS_SECRET_ACCESS_KEY \(a credential\) is a Literal/);
         const joined = stackPatches(program.map((r) => ({ ...r, urn: r.name })))[0];
-        assert.deepStrictEqual(Object.keys((joined.after.spec as any).envRefs).sort(), ["AWS_SECRET_ACCESS_KEY", "PULUMI_ACCESS_TOKEN"]);
+        assert.deepStrictEqual(Object.keys((joined.after.spec as any).envRefs).sort(), [
+            "AWS_SECRET_ACCESS_KEY",
+            "PULUMI_ACCESS_TOKEN",
+        ]);
     });
 
     it("several patches of one Stack apply in program order", () => {
-        const program = [prod, patch("app-prod", { destroyOnFinalize: true }, {}, "p1"), patch("app-prod", { destroyOnFinalize: false }, {}, "p2"), patch("app-prod", { destroyOnFinalize: true }, {}, "p3")];
+        const program = [
+            prod,
+            patch("app-prod", { destroyOnFinalize: true }, {}, "p1"),
+            patch("app-prod", { destroyOnFinalize: false }, {}, "p2"),
+            patch("app-prod", { destroyOnFinalize: true }, {}, "p3"),
+        ];
         assert.deepStrictEqual(
             violations("pko-stack-destroy-on-finalize-nonprod", program).map((x) => x.resource),
             ["p1", "p3"],
@@ -145,7 +190,10 @@ describe("Stack patches", () => {
     });
 
     it("the v1alpha1 patch type is a patch too", () => {
-        const p = { ...patch("app-prod", { destroyOnFinalize: true }), type: "kubernetes:pulumi.com/v1alpha1:StackPatch" };
+        const p = {
+            ...patch("app-prod", { destroyOnFinalize: true }),
+            type: "kubernetes:pulumi.com/v1alpha1:StackPatch",
+        };
         assert.deepStrictEqual(
             violations("pko-stack-destroy-on-finalize-nonprod", [prod, p]).map((x) => x.resource),
             ["app-prod-patch"],
@@ -155,7 +203,12 @@ describe("Stack patches", () => {
 
 describe("patchedStacks (what program-level rules read)", () => {
     it("gives each declared Stack after all its patches, then the undeclared ones", () => {
-        const program = [prod, patch("app-prod", { serviceAccountName: "deployer" }, {}, "p1"), patch("other", { destroyOnFinalize: true }, {}, "p2"), patch("app-prod", { refresh: true }, {}, "p3")].map((r) => ({
+        const program = [
+            prod,
+            patch("app-prod", { serviceAccountName: "deployer" }, {}, "p1"),
+            patch("other", { destroyOnFinalize: true }, {}, "p2"),
+            patch("app-prod", { refresh: true }, {}, "p3"),
+        ].map((r) => ({
             ...r,
             urn: r.name,
         }));
@@ -174,7 +227,11 @@ describe("patchedStacks (what program-level rules read)", () => {
 
     it("the RBAC rules' identities name each Stack as the Stack, patched or not (an unpatched Stack is its own view)", () => {
         const other = stackResource("app-other", goodSpec({ stack: "acme/other/dev" }));
-        const program = [prod, other, patch("app-prod", { serviceAccountName: "deployer", stack: "acme/app/patched" }, {}, "p1")].map((r) => ({ ...r, urn: r.name }));
+        const program = [
+            prod,
+            other,
+            patch("app-prod", { serviceAccountName: "deployer", stack: "acme/app/patched" }, {}, "p1"),
+        ].map((r) => ({ ...r, urn: r.name }));
         // Inside one request, as the analyzer runs the RBAC rules: the views are the request's shared ones.
         openRequest("program");
         try {
@@ -196,7 +253,10 @@ describe("patchedStacks (what program-level rules read)", () => {
     it("describes a copy of a described view by the copy's own name and stack", () => {
         const view = stackView({ ...prod, urn: "u" })!;
         assert.match(describeStack(view), /^Stack "app-prod" \(stack /);
-        assert.strictEqual(describeStack({ ...view, resourceName: "renamed" }), `Stack "renamed" (stack ${JSON.stringify(view.stack)})`);
+        assert.strictEqual(
+            describeStack({ ...view, resourceName: "renamed" }),
+            `Stack "renamed" (stack ${JSON.stringify(view.stack)})`,
+        );
         assert.strictEqual(describeStack({ ...view, stack: "acme/x/y" }), 'Stack "app-prod" (stack "acme/x/y")');
         assert.strictEqual(describeStack({ ...view, stack: UNKNOWN }), 'Stack "app-prod"');
         assert.match(describeStack(view), /^Stack "app-prod" \(stack /);
@@ -205,7 +265,10 @@ describe("patchedStacks (what program-level rules read)", () => {
 
 describe("mergePatch (server-side apply of a patch)", () => {
     it("overrides fields, merges maps, removes on null", () => {
-        assert.deepStrictEqual(mergePatch({ a: 1, m: { x: "1", y: "2" }, gone: true }, { a: 2, m: { y: "3", z: "4" }, gone: null }), { a: 2, m: { x: "1", y: "3", z: "4" } });
+        assert.deepStrictEqual(
+            mergePatch({ a: 1, m: { x: "1", y: "2" }, gone: true }, { a: 2, m: { y: "3", z: "4" }, gone: null }),
+            { a: 2, m: { x: "1", y: "3", z: "4" } },
+        );
     });
 
     it("merges lists of named objects by name and replaces other lists", () => {

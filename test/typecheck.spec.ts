@@ -12,7 +12,9 @@ describe("type-check", () => {
         this.timeout(180000);
         const tsc = path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
         for (const project of ["fixtures", "test"]) {
-            const r = spawnSync(process.execPath, [tsc, "-p", path.join(REPO_ROOT, project), "--noEmit"], { encoding: "utf8" });
+            const r = spawnSync(process.execPath, [tsc, "-p", path.join(REPO_ROOT, project), "--noEmit"], {
+                encoding: "utf8",
+            });
             assert.strictEqual(r.status, 0, `${project}: ${r.stdout}${r.stderr}`);
         }
     });

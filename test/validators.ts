@@ -10,16 +10,39 @@ import { REPO_ROOT } from "../core/paths";
 export async function junitErrors(xml: string): Promise<string[]> {
     const result = await validateXML({
         xml: [{ fileName: "report.xml", contents: xml }],
-        schema: [{ fileName: "junit.xsd", contents: fs.readFileSync(path.join(REPO_ROOT, "test", "schemas", "junit.xsd"), "utf8") }],
+        schema: [
+            {
+                fileName: "junit.xsd",
+                contents: fs.readFileSync(path.join(REPO_ROOT, "test", "schemas", "junit.xsd"), "utf8"),
+            },
+        ],
     });
     return result.valid ? [] : result.errors.map((e) => e.rawMessage);
 }
 
 /** SARIF against the official SARIF 2.1.0 (rtm.5) JSON schema. */
 export function sarifErrors(sarif: unknown): string[] {
-    const schema = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "node_modules", "@microsoft", "jest-sarif", "lib", "schemas", "sarif-2.1.0-rtm.5.json"), "utf8"));
+    const schema = JSON.parse(
+        fs.readFileSync(
+            path.join(
+                REPO_ROOT,
+                "node_modules",
+                "@microsoft",
+                "jest-sarif",
+                "lib",
+                "schemas",
+                "sarif-2.1.0-rtm.5.json",
+            ),
+            "utf8",
+        ),
+    );
     // The official schema has a pattern that is invalid under the `u` flag; read its patterns as plain RegExps.
-    const validate = new AjvDraft04({ allErrors: true, strict: false, validateFormats: false, unicodeRegExp: false }).compile(schema);
+    const validate = new AjvDraft04({
+        allErrors: true,
+        strict: false,
+        validateFormats: false,
+        unicodeRegExp: false,
+    }).compile(schema);
     return validate(sarif) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
 }
 

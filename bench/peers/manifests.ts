@@ -9,9 +9,19 @@ import * as path from "path";
 import { stringify } from "yaml";
 
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
-export const CORE_RULES = ["pko-stack-credentials-from-secrets", "pko-stack-no-cluster-admin", "pko-stack-destroy-on-finalize-nonprod", "pko-stack-prod-pinned-commit"] as const;
+export const CORE_RULES = [
+    "pko-stack-credentials-from-secrets",
+    "pko-stack-no-cluster-admin",
+    "pko-stack-destroy-on-finalize-nonprod",
+    "pko-stack-prod-pinned-commit",
+] as const;
 
-export type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: unknown };
+export type Obj = {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+    [k: string]: unknown;
+};
 
 /** The identity the comparison uses: Kind/namespace/name (namespace empty for cluster-scoped objects). */
 export function identity(o: Obj): string {
@@ -47,12 +57,17 @@ function group(g: number): Obj[] {
             spec.branch = "main";
             spec.destroyOnFinalize = true;
         }
-        if (j === 2 && g % 9 === 4) spec.envRefs = { PULUMI_ACCESS_TOKEN: { type: "Literal", literal: { value: "placeholder" } } };
+        if (j === 2 && g % 9 === 4)
+            spec.envRefs = { PULUMI_ACCESS_TOKEN: { type: "Literal", literal: { value: "placeholder" } } };
         if (j === 3 && g % 13 === 5) spec.secrets = { dbPassword: "placeholder" };
         out.push({
             apiVersion: "pulumi.com/v1",
             kind: "Stack",
-            metadata: { name, namespace: ns, labels: { env: prodByLabel ? "prod" : prodByName ? "production-candidate" : "dev" } },
+            metadata: {
+                name,
+                namespace: ns,
+                labels: { env: prodByLabel ? "prod" : prodByName ? "production-candidate" : "dev" },
+            },
             spec,
         });
     }
@@ -62,7 +77,11 @@ function group(g: number): Obj[] {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "ClusterRoleBinding",
         metadata: { name: `crb-${g}` },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: admin ? "cluster-admin" : "system:auth-delegator" },
+        roleRef: {
+            apiGroup: "rbac.authorization.k8s.io",
+            kind: "ClusterRole",
+            name: admin ? "cluster-admin" : "system:auth-delegator",
+        },
         subjects: [{ kind: "ServiceAccount", name: `sa-${g}-${admin ? 2 : 0}`, namespace: ns }],
     });
     out.push({

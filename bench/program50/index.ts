@@ -23,7 +23,9 @@ for (let i = 0; i < 10; i++) {
                 serviceAccountName: `sa-${i}`,
                 stack: `acme/app-${i}/${env}`,
                 projectRepo: "https://github.com/acme/app",
-                ...(env === "prod" ? { commit: "2b0889718d3e63feeb6079ccd5e4488d8601e353", refresh: true } : { branch: "main", destroyOnFinalize: true }),
+                ...(env === "prod"
+                    ? { commit: "2b0889718d3e63feeb6079ccd5e4488d8601e353", refresh: true }
+                    : { branch: "main", destroyOnFinalize: true }),
                 environment: ["aws"],
             },
         });

@@ -28,7 +28,15 @@ const HERE = path.join(REPO, "cli", "bundle");
 const WARM_UP = path.join(REPO, "fixtures", "gitops-guide-example", "manifests");
 
 /** Packages only other commands load (or too large to carry): ordinary requires. */
-const EXTERNAL = ["@kubernetes/client-node", "@grpc/grpc-js", "prom-client", "junit-report-builder", "ts-node", "typescript", "esbuild"];
+const EXTERNAL = [
+    "@kubernetes/client-node",
+    "@grpc/grpc-js",
+    "prom-client",
+    "junit-report-builder",
+    "ts-node",
+    "typescript",
+    "esbuild",
+];
 
 /** Stand-ins for what the policy SDK imports but `check` does not use (see the header). */
 const cliResolve: esbuild.Plugin = {
@@ -36,19 +44,33 @@ const cliResolve: esbuild.Plugin = {
     setup(build) {
         build.onResolve({ filter: /^[^./]|^\.\/server$|^\.\/policy-sdk$/ }, (args) => {
             if (path.isAbsolute(args.path)) return undefined;
-            if (args.path === "./policy-sdk") return args.importer === path.join(REPO, "core", "evaluate.ts") ? { path: path.join(HERE, "policy-sdk.ts") } : undefined;
+            if (args.path === "./policy-sdk")
+                return args.importer === path.join(REPO, "core", "evaluate.ts")
+                    ? { path: path.join(HERE, "policy-sdk.ts") }
+                    : undefined;
             const fromPolicySdk = args.importer.includes(`${path.sep}@pulumi${path.sep}policy${path.sep}`);
-            if (args.path === "./server") return fromPolicySdk ? { path: path.join(HERE, "policy-server.ts") } : undefined;
+            if (args.path === "./server")
+                return fromPolicySdk ? { path: path.join(HERE, "policy-server.ts") } : undefined;
             if (args.path === "@pulumi/pulumi" && fromPolicySdk) return { path: path.join(HERE, "pulumi.ts") };
             if (args.path === "@pulumi/pulumi/runtime/rpc" && fromPolicySdk) return { path: path.join(HERE, "rpc.ts") };
-            if (args.path === "@pulumi/pulumi" || args.path.startsWith("@pulumi/pulumi/")) return { path: args.path, external: true };
-            if (EXTERNAL.some((p) => args.path === p || args.path.startsWith(`${p}/`))) return { path: args.path, external: true };
+            if (args.path === "@pulumi/pulumi" || args.path.startsWith("@pulumi/pulumi/"))
+                return { path: args.path, external: true };
+            if (EXTERNAL.some((p) => args.path === p || args.path.startsWith(`${p}/`)))
+                return { path: args.path, external: true };
             return undefined;
         });
     },
 };
 
-const common: esbuild.BuildOptions = { bundle: true, platform: "node", target: "node20", format: "cjs", sourcemap: true, logLevel: "error", absWorkingDir: REPO };
+const common: esbuild.BuildOptions = {
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "cjs",
+    sourcemap: true,
+    logLevel: "error",
+    absWorkingDir: REPO,
+};
 
 export async function bundleCli(): Promise<void> {
     await esbuild.build(
@@ -62,16 +84,21 @@ export async function bundleCli(): Promise<void> {
     );
     await esbuild.build(extended(common, { entryPoints: [path.join(HERE, "launch.ts")], outfile: CLI_ENTRY }));
     // A stale cache is rejected by V8 anyway; remove it so that the warm-up run writes a fresh one.
-    for (const f of fs.readdirSync(path.dirname(CLI_BUNDLE))) if (/^pko-guard\.bundle\..*\.cache$/.test(f)) fs.rmSync(path.join(path.dirname(CLI_BUNDLE), f));
+    for (const f of fs.readdirSync(path.dirname(CLI_BUNDLE)))
+        if (/^pko-guard\.bundle\..*\.cache$/.test(f)) fs.rmSync(path.join(path.dirname(CLI_BUNDLE), f));
     if (fs.existsSync(WARM_UP)) {
         const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-build-"));
         try {
-            spawnSync(process.execPath, [CLI_ENTRY, "check", WARM_UP, "--report", `json=${path.join(tmp, "warm-up.json")}`], {
-                cwd: tmp,
-                stdio: "ignore",
-                timeout: 120000,
-                env: extended(process.env, { GITHUB_ACTIONS: "" }),
-            });
+            spawnSync(
+                process.execPath,
+                [CLI_ENTRY, "check", WARM_UP, "--report", `json=${path.join(tmp, "warm-up.json")}`],
+                {
+                    cwd: tmp,
+                    stdio: "ignore",
+                    timeout: 120000,
+                    env: extended(process.env, { GITHUB_ACTIONS: "" }),
+                },
+            );
         } finally {
             fs.rmSync(tmp, { recursive: true, force: true });
         }

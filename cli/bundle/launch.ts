@@ -39,7 +39,10 @@ function read(file: string): Buffer | undefined {
 
 const source = fs.readFileSync(BUNDLE, "utf8").replace(/^#!.*/, "");
 const cachedData = useCache ? read(CACHE) : undefined;
-const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: BUNDLE, cachedData });
+const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+    filename: BUNDLE,
+    cachedData,
+});
 if (useCache && (cachedData === undefined || script.cachedDataRejected === true)) {
     // Written at exit, so that it holds the functions this run compiled too.
     process.once("exit", () => {
@@ -53,4 +56,11 @@ if (useCache && (cachedData === undefined || script.cachedDataRejected === true)
     });
 }
 const bundleModule = { exports: {}, filename: BUNDLE, id: BUNDLE, loaded: false };
-(script.runInThisContext() as (...args: unknown[]) => void).call(bundleModule.exports, bundleModule.exports, createRequire(BUNDLE), bundleModule, BUNDLE, path.dirname(BUNDLE));
+(script.runInThisContext() as (...args: unknown[]) => void).call(
+    bundleModule.exports,
+    bundleModule.exports,
+    createRequire(BUNDLE),
+    bundleModule,
+    BUNDLE,
+    path.dirname(BUNDLE),
+);

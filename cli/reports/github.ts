@@ -40,10 +40,20 @@ export function* workflowCommandChunks(subjects: ProjectSubject[]): Generator<st
         const root = s.root ?? sourceRoot(s.programFile);
         for (const f of ordered(s.findings)) {
             const place = findingPlace(f.file ?? s.programFile, root);
-            const at = place.kind === "repo" ? [`file=${escapeProperty(place.path)}`, `line=${f.line ?? 1}`, ...(f.column ? [`col=${f.column}`] : [])] : [];
+            const at =
+                place.kind === "repo"
+                    ? [
+                          `file=${escapeProperty(place.path)}`,
+                          `line=${f.line ?? 1}`,
+                          ...(f.column ? [`col=${f.column}`] : []),
+                      ]
+                    : [];
             const props = [...at, `title=${escapeProperty(`${f.policy} (${f.resource || "stack"})`)}`];
             const where = place.kind === "repo" ? "" : `${placeWords(place)}:${f.line ?? 1}: `;
-            const waived = f.status === "waived" ? `[waived: ${f.waiver?.reason ?? ""}${f.waiver?.expires ? `, until ${f.waiver.expires}` : ""}] ` : "";
+            const waived =
+                f.status === "waived"
+                    ? `[waived: ${f.waiver?.reason ?? ""}${f.waiver?.expires ? `, until ${f.waiver.expires}` : ""}] `
+                    : "";
             yield `::${COMMAND[f.status]} ${props.join(",")}::${escapeData(`${waived}${where}${f.resource ? `${f.resource}${f.syncedBy ? ` (synced by ${f.syncedBy})` : ""}: ` : ""}${f.message}`)}\n`;
         }
         for (const n of s.notices ?? []) {
@@ -119,7 +129,10 @@ export function* stepSummaryChunks(subjects: ProjectSubject[], budget = Infinity
         }
         if ((s.notices ?? []).length > omittedNotices) yield "\n";
         if (omitted + omittedNotices > 0) {
-            const what = [...(omitted ? [`${omitted} finding(s)`] : []), ...(omittedNotices ? [`${omittedNotices} notice(s)`] : [])].join(" and ");
+            const what = [
+                ...(omitted ? [`${omitted} finding(s)`] : []),
+                ...(omittedNotices ? [`${omittedNotices} notice(s)`] : []),
+            ].join(" and ");
             yield `${what} not shown here: a step summary holds ${STEP_SUMMARY_BYTES / 1024} KiB at most. Every finding is in this step's log (the workflow commands) and in the reports.\n\n`;
         }
     }

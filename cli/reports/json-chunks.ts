@@ -127,7 +127,10 @@ export function* jsonChunks(value: unknown, indent = 0): Generator<string> {
             return;
         }
         if (fits(v, PIECE) >= 0) {
-            buf += Array.isArray(v) && v.length > 0 ? `[${elements(v, prefix)}${gap ? `\n${prefix}` : ""}]` : JSON.stringify(v, null, gap).replace(/\n/g, `\n${prefix}`);
+            buf +=
+                Array.isArray(v) && v.length > 0
+                    ? `[${elements(v, prefix)}${gap ? `\n${prefix}` : ""}]`
+                    : JSON.stringify(v, null, gap).replace(/\n/g, `\n${prefix}`);
             return;
         }
         if (open.has(v)) throw new TypeError("Converting circular structure to JSON");

@@ -39,7 +39,12 @@ export function renderJunit(subjects: ReportSubject[], suiteName = "pko-guard"):
         for (const rule of ruleCatalogue()) {
             const mine = s.findings.filter((f) => f.policy === rule.id);
             const tc = suite.testCase().className(s.name).name(rule.id);
-            const lines = mine.map((f) => `[${f.status}] ${f.file ? `${f.file}:${f.line}:${f.column}: ` : ""}${f.resource}${f.syncedBy ? ` (synced by ${f.syncedBy})` : ""}: ${f.message}`).join("\n");
+            const lines = mine
+                .map(
+                    (f) =>
+                        `[${f.status}] ${f.file ? `${f.file}:${f.line}:${f.column}: ` : ""}${f.resource}${f.syncedBy ? ` (synced by ${f.syncedBy})` : ""}: ${f.message}`,
+                )
+                .join("\n");
             const blocking = mine.filter((f) => f.status === "blocking");
             if (blocking.length > 0) tc.failure(lines, "violation");
             else if (mine.length > 0) tc.standardOutput(lines);

@@ -18,7 +18,8 @@ export type FindingPlace = { kind: "repo"; path: string } | { kind: "stdin" } | 
 export function findingPlace(file: string, root: string): FindingPlace {
     if (file === STDIN_FILE || file === "-") return { kind: "stdin" };
     const rel = path.isAbsolute(file) ? path.relative(root, file) : path.normalize(file);
-    if (rel === "" || rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) return { kind: "outside", name: path.basename(file) };
+    if (rel === "" || rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel))
+        return { kind: "outside", name: path.basename(file) };
     return { kind: "repo", path: rel.split(path.sep).join("/") };
 }
 

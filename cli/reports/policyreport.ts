@@ -48,14 +48,25 @@ interface ReportResult {
  * (aws-s3-no-public-acl reads Pulumi AWS types) get no pass results.
  */
 const RULE_KINDS: Record<string, string[]> = Object.fromEntries(
-    policies.map((p) => [p.name, ((p as Partial<DescribedRule>).about?.reads ?? []).filter((r) => !r.includes(":")).map((r) => r.slice(r.lastIndexOf("/") + 1))]),
+    policies.map((p) => [
+        p.name,
+        ((p as Partial<DescribedRule>).about?.reads ?? [])
+            .filter((r) => !r.includes(":"))
+            .map((r) => r.slice(r.lastIndexOf("/") + 1)),
+    ]),
 );
 
 /** `Kind/namespace/name` or `Kind/name` (check's identities), else the Pulumi type's kind and the resource name. */
 function objectOf(f: Finding): ObjectRef | undefined {
     const parts = f.resource.split("/");
-    if (/^[A-Z][A-Za-z0-9]*$/.test(parts[0] ?? "") && (parts.length === 2 || parts.length === 3) && parts.every((p) => p !== "")) {
-        return parts.length === 3 ? { kind: parts[0], namespace: parts[1], name: parts[2] } : { kind: parts[0], name: parts[1] };
+    if (
+        /^[A-Z][A-Za-z0-9]*$/.test(parts[0] ?? "") &&
+        (parts.length === 2 || parts.length === 3) &&
+        parts.every((p) => p !== "")
+    ) {
+        return parts.length === 3
+            ? { kind: parts[0], namespace: parts[1], name: parts[2] }
+            : { kind: parts[0], name: parts[1] };
     }
     if (!f.resource) return undefined;
     const kind = f.type.split(":").pop() ?? "";
@@ -89,7 +100,13 @@ export function renderPolicyReport(subjects: ReportSubject[], now = new Date()):
 
 // Every string value double-quoted: the API server (and kubectl) decode YAML 1.1, where a plain `on`, `y`,
 // `NO`, `1_000` or `0b101` (a namespace, an object's name, a message) is a boolean or a number.
-const DUMP: jsyaml.DumpOptions = { lineWidth: -1, noRefs: true, quotingType: '"', forceQuotes: true, skipInvalid: true };
+const DUMP: jsyaml.DumpOptions = {
+    lineWidth: -1,
+    noRefs: true,
+    quotingType: '"',
+    forceQuotes: true,
+    skipInvalid: true,
+};
 const RESULTS_KEY = "results:\n";
 
 /**
@@ -131,7 +148,8 @@ export function* policyReportChunks(subjects: ReportSubject[], now = new Date())
         for (const f of s.findings) {
             const obj = objectOf(f);
             const known = obj && objects.get(objectKey(obj));
-            const ref: ObjectRef | undefined = obj && (known?.apiVersion ? extended({ apiVersion: known.apiVersion }, obj) : extended(obj, {}));
+            const ref: ObjectRef | undefined =
+                obj && (known?.apiVersion ? extended({ apiVersion: known.apiVersion }, obj) : extended(obj, {}));
             if (obj) failed.add(`${f.policy}\u0000${objectKey(obj)}`);
             add(obj?.namespace ?? "", {
                 source: "pko-guard",
@@ -149,7 +167,12 @@ export function* policyReportChunks(subjects: ReportSubject[], now = new Date())
                     ...(f.field ? { field: f.field } : {}),
                     ...(f.file ? { location: `${f.file}${f.line ? `:${f.line}` : ""}` } : {}),
                     ...(f.syncedBy ? { syncedBy: f.syncedBy } : {}),
-                    ...(f.waiver ? { waiverReason: f.waiver.reason, ...(f.waiver.expires ? { waiverExpires: f.waiver.expires } : {}) } : {}),
+                    ...(f.waiver
+                        ? {
+                              waiverReason: f.waiver.reason,
+                              ...(f.waiver.expires ? { waiverExpires: f.waiver.expires } : {}),
+                          }
+                        : {}),
                 },
             });
         }
@@ -165,13 +188,25 @@ export function* policyReportChunks(subjects: ReportSubject[], now = new Date())
                     ...(severityOf(policy) ? { severity: severityOf(policy) } : {}),
                     scored: true,
                     timestamp,
-                    resources: [extended(o.apiVersion ? { apiVersion: o.apiVersion } : {}, { kind: o.kind, name: o.name, ...(o.namespace ? { namespace: o.namespace } : {}) })],
+                    resources: [
+                        extended(o.apiVersion ? { apiVersion: o.apiVersion } : {}, {
+                            kind: o.kind,
+                            name: o.name,
+                            ...(o.namespace ? { namespace: o.namespace } : {}),
+                        }),
+                    ],
                 });
             }
         }
         const name = reportName(s);
         for (const ns of [...byNamespace.keys()].sort()) {
-            const results = byNamespace.get(ns)!.sort((a, b) => compareText(a.policy, b.policy) || compareText(a.resources?.[0]?.name ?? "", b.resources?.[0]?.name ?? ""));
+            const results = byNamespace
+                .get(ns)!
+                .sort(
+                    (a, b) =>
+                        compareText(a.policy, b.policy) ||
+                        compareText(a.resources?.[0]?.name ?? "", b.resources?.[0]?.name ?? ""),
+                );
             const n = (r: Result) => results.filter((x) => x.result === r).length;
             docs.push({
                 apiVersion: "wgpolicyk8s.io/v1alpha2",
@@ -191,7 +226,20 @@ export function* policyReportChunks(subjects: ReportSubject[], now = new Date())
                 kind: "ClusterPolicyReport",
                 metadata: { name, labels: { "app.kubernetes.io/managed-by": "pko-guard" } },
                 summary: { pass: 0, fail: 0, warn: 0, error: s.outcome === "error" ? 1 : 0, skip: 0 },
-                results: s.outcome === "error" ? [{ source: "pko-guard", policy: "pko-guard", rule: "pko-guard", result: "error", message: s.error ?? "pko-guard could not judge", scored: true, timestamp }] : [],
+                results:
+                    s.outcome === "error"
+                        ? [
+                              {
+                                  source: "pko-guard",
+                                  policy: "pko-guard",
+                                  rule: "pko-guard",
+                                  result: "error",
+                                  message: s.error ?? "pko-guard could not judge",
+                                  scored: true,
+                                  timestamp,
+                              },
+                          ]
+                        : [],
             });
         }
     }

@@ -34,10 +34,18 @@ const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package
 export const SECURITY_SEVERITY: Record<string, string> = { low: "3.0", medium: "5.5", high: "8.0", critical: "9.5" };
 
 /** A file as a SARIF artifact location (the rule of ./location.ts). */
-export function artifactLocation(file: string, root: string): { uri: string; uriBaseId: string; description?: { text: string } } {
+export function artifactLocation(
+    file: string,
+    root: string,
+): { uri: string; uriBaseId: string; description?: { text: string } } {
     const p = findingPlace(file, root);
     if (p.kind === "stdin") return { uri: "stdin", uriBaseId: "STDIN", description: { text: "standard input" } };
-    if (p.kind === "outside") return { uri: encodeURIComponent(p.name), uriBaseId: "OUTSIDE", description: { text: "a file outside the repository" } };
+    if (p.kind === "outside")
+        return {
+            uri: encodeURIComponent(p.name),
+            uriBaseId: "OUTSIDE",
+            description: { text: "a file outside the repository" },
+        };
     return { uri: p.path.split("/").map(encodeURIComponent).join("/"), uriBaseId: "%SRCROOT%" };
 }
 
@@ -91,10 +99,15 @@ function sarifLog(subjects: ReportSubject[]): Log {
     const notifications: Notification[] = [];
     for (const s of subjects) {
         if (s.kind === "project" && s.outcome === "error") {
-            notifications.push({ level: "error", message: { text: `${s.name} (stack ${s.stack}): ${s.error ?? "the gate could not run"}` } });
+            notifications.push({
+                level: "error",
+                message: { text: `${s.name} (stack ${s.stack}): ${s.error ?? "the gate could not run"}` },
+            });
         }
         if (s.kind === "fixture") {
-            for (const l of s.verdict.legs) if (l.status === "error") notifications.push({ level: "error", message: { text: `${s.name} ${l.leg}: ${l.message}` } });
+            for (const l of s.verdict.legs)
+                if (l.status === "error")
+                    notifications.push({ level: "error", message: { text: `${s.name} ${l.leg}: ${l.message}` } });
         }
         // Rows without a location (a fixture's) are located in the program as the gate locates its findings.
         for (const row of locateRows(subjectRows(s), path.dirname(s.programFile), path.basename(s.programFile))) {
@@ -110,16 +123,37 @@ function sarifLog(subjects: ReportSubject[]): Log {
                 locations: [
                     {
                         physicalLocation: { artifactLocation: artifactLocation(file, root), region },
-                        ...(row.urn ? { logicalLocations: [{ name: row.resource, fullyQualifiedName: row.urn, kind: "resource" }] } : {}),
+                        ...(row.urn
+                            ? {
+                                  logicalLocations: [
+                                      { name: row.resource, fullyQualifiedName: row.urn, kind: "resource" },
+                                  ],
+                              }
+                            : {}),
                     },
                 ],
                 partialFingerprints: { "pkoGuard/v1": fingerprint(row.policy, identity, row.message) },
-                properties: { subject: s.name, resourceType: row.type, ...(f.status ? { status: f.status } : {}), ...(row.syncedBy ? { syncedBy: row.syncedBy } : {}) },
+                properties: {
+                    subject: s.name,
+                    resourceType: row.type,
+                    ...(f.status ? { status: f.status } : {}),
+                    ...(row.syncedBy ? { syncedBy: row.syncedBy } : {}),
+                },
             };
             // Gate and check findings say "waived"; a fixture's rows carry the pack's mark in the message.
-            const waiver = f.status ? (f.status === "waived" ? (f.waiver ?? { reason: "waived" }) : undefined) : decodeMessage(row.message).waiver;
+            const waiver = f.status
+                ? f.status === "waived"
+                    ? (f.waiver ?? { reason: "waived" })
+                    : undefined
+                : decodeMessage(row.message).waiver;
             if (waiver) {
-                result.suppressions = [{ kind: "external", status: "accepted", justification: `${waiver.reason}${waiver.expires ? ` (until ${waiver.expires})` : ""}` }];
+                result.suppressions = [
+                    {
+                        kind: "external",
+                        status: "accepted",
+                        justification: `${waiver.reason}${waiver.expires ? ` (until ${waiver.expires})` : ""}`,
+                    },
+                ];
             }
             results.push(result);
         }
@@ -129,9 +163,19 @@ function sarifLog(subjects: ReportSubject[]): Log {
         version: "2.1.0",
         runs: [
             {
-                tool: { driver: { name: "pko-guard", version: VERSION, semanticVersion: VERSION, ...(rules[0]?.helpUri ? { informationUri: rules[0].helpUri.split("#")[0] } : {}), rules } },
+                tool: {
+                    driver: {
+                        name: "pko-guard",
+                        version: VERSION,
+                        semanticVersion: VERSION,
+                        ...(rules[0]?.helpUri ? { informationUri: rules[0].helpUri.split("#")[0] } : {}),
+                        rules,
+                    },
+                },
                 originalUriBaseIds: { "%SRCROOT%": { uri: rootUri(root) } },
-                invocations: [{ executionSuccessful: notifications.length === 0, toolExecutionNotifications: notifications }],
+                invocations: [
+                    { executionSuccessful: notifications.length === 0, toolExecutionNotifications: notifications },
+                ],
                 results,
             },
         ],

@@ -17,7 +17,9 @@ interface SubjectBase {
 }
 
 /** A leg of a harness run, as reports show it (the harness's LegResult has this shape). */
-export type ReportLeg = { leg: string; durationMs: number } & ({ status: "ran"; rows: Row[] } | { status: "skipped"; reason: string } | { status: "error"; message: string });
+export type ReportLeg = { leg: string; durationMs: number } & (
+    { status: "ran"; rows: Row[] } | { status: "skipped"; reason: string } | { status: "error"; message: string }
+);
 
 /** One line of a harness verdict, as reports show it (the harness's Check has this shape). */
 export interface ReportCheck {
@@ -34,7 +36,13 @@ export interface ReportCheck {
 
 export interface FixtureSubject extends SubjectBase {
     kind: "fixture";
-    verdict: { fixture: string; description: string; outcome: ReportCheck["outcome"]; legs: ReportLeg[]; checks: ReportCheck[] };
+    verdict: {
+        fixture: string;
+        description: string;
+        outcome: ReportCheck["outcome"];
+        legs: ReportLeg[];
+        checks: ReportCheck[];
+    };
 }
 
 /** A Kubernetes object a run judged (reports that list passes, such as the PolicyReport, need them). */

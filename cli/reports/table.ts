@@ -80,7 +80,8 @@ const ORDER: Finding["status"][] = ["blocking", "advisory", "waived"];
 const TITLE: Record<Finding["status"], string> = { blocking: "BLOCKING", advisory: "advisory", waived: "waived" };
 
 export function summary(r: ProjectSubject): string {
-    if (r.outcome === "error") return `${esc(r.name)} (stack ${esc(r.stack)}): ERROR: ${esc(r.error ?? "the gate could not run")}`;
+    if (r.outcome === "error")
+        return `${esc(r.name)} (stack ${esc(r.stack)}): ERROR: ${esc(r.error ?? "the gate could not run")}`;
     const n = (s: Finding["status"]) => r.findings.filter((f) => f.status === s).length;
     return `${esc(r.name)} (stack ${esc(r.stack)}): ${r.findings.length} violation(s), ${n("advisory")} advisory, ${n("waived")} waived, ${n("blocking")} blocking: ${r.outcome === "pass" ? "PASS" : "FAIL"}`;
 }
@@ -90,7 +91,11 @@ export function summary(r: ProjectSubject): string {
  * check says what it read). A large repository's output is more than one string can hold: it is written piece by
  * piece (cli/pko-guard.ts), never joined.
  */
-export function* findingsChunks(r: ProjectSubject, width = terminalWidth(), summaryText = summary(r)): Generator<string> {
+export function* findingsChunks(
+    r: ProjectSubject,
+    width = terminalWidth(),
+    summaryText = summary(r),
+): Generator<string> {
     const fixes = new Map(ruleCatalogue().map((c) => [c.id, c]));
     // A rule's fix is the same text for each of its blocking findings: wrapped once.
     const fixLines = new Map<string, string[]>();
@@ -108,13 +113,21 @@ export function* findingsChunks(r: ProjectSubject, width = terminalWidth(), summ
             out.push(`${TITLE[status]}  ${esc(f.policy)}${rule?.severity ? ` [${rule.severity}]` : ""}`);
             out.push(`  resource: ${f.resource ? esc(f.resource) : "(stack)"}${where(f, shown)}`);
             for (const line of wrap(esc(f.message), width, "    ")) out.push(line);
-            if (status === "waived" && f.waiver) out.push(...wrap(`waived: ${esc(f.waiver.reason)}${f.waiver.expires ? ` (until ${esc(f.waiver.expires)})` : ""}`, width, "  "));
+            if (status === "waived" && f.waiver)
+                out.push(
+                    ...wrap(
+                        `waived: ${esc(f.waiver.reason)}${f.waiver.expires ? ` (until ${esc(f.waiver.expires)})` : ""}`,
+                        width,
+                        "  ",
+                    ),
+                );
             if (status === "blocking" && rule?.remediation) out.push(...fixOf(f.policy, rule.remediation));
             out.push("");
             yield out.join("\n") + "\n";
         }
     }
-    for (const n of r.notices ?? []) yield wrap(`notice: ${n.policy ? `${esc(n.policy)}: ` : ""}${esc(n.message)}`, width).join("\n") + "\n";
+    for (const n of r.notices ?? [])
+        yield wrap(`notice: ${n.policy ? `${esc(n.policy)}: ` : ""}${esc(n.message)}`, width).join("\n") + "\n";
     yield summaryText + "\n";
 }
 
@@ -131,8 +144,20 @@ const HEAD = ["policy", "resource", "level", "status", "where", "message"];
  * where two parts meet, the first one's bottom border and the next one's top border are the line between two rows.
  * (cli-table3's time grows faster than its rows: 8000 rows took 7.6 s in one table, 2.6 s a hundred at a time.)
  */
-export function* fullTableChunks(r: ProjectSubject, width = terminalWidth(), summaryText = summary(r), rowsPerTable = 100): Generator<string> {
-    const rows = r.findings.map((f) => [esc(f.policy), esc(f.resource), f.level, f.status, f.file ? `${esc(path.basename(f.file))}:${f.line ?? 1}` : "", esc(f.message)]);
+export function* fullTableChunks(
+    r: ProjectSubject,
+    width = terminalWidth(),
+    summaryText = summary(r),
+    rowsPerTable = 100,
+): Generator<string> {
+    const rows = r.findings.map((f) => [
+        esc(f.policy),
+        esc(f.resource),
+        f.level,
+        f.status,
+        f.file ? `${esc(path.basename(f.file))}:${f.line ?? 1}` : "",
+        esc(f.message),
+    ]);
     const widths = HEAD.map((h) => h.length);
     for (const x of rows) for (let i = 0; i < 5; i++) if (x[i].length > widths[i]) widths[i] = x[i].length;
     for (let i = 0; i < 5; i++) widths[i] += 2;

@@ -128,7 +128,10 @@ export function inputClashes(requests: ReportRequest[], inputs: string[]): { req
             } catch {
                 // not there: only an equal path clashes
             }
-            const inside = folder && !path.relative(real, target).startsWith("..") && !path.isAbsolute(path.relative(real, target));
+            const inside =
+                folder &&
+                !path.relative(real, target).startsWith("..") &&
+                !path.isAbsolute(path.relative(real, target));
             if (target === real || (inside && MANIFEST.test(target) && fs.existsSync(target))) {
                 out.push({ request, input });
                 break;

@@ -88,7 +88,8 @@ export function relatedObjects(o: KObject, cache: ClusterView): KObject[] {
     const add = (x: KObject) => picked.set(identityOf(x), x);
     const namespaces = namespacesOf(o, cache);
     for (const n of namespaces) {
-        for (const kind of ["Stack", "ServiceAccount", "Secret", "Role", "RoleBinding", "Application"]) for (const x of cache.list(kind, n)) add(x);
+        for (const kind of ["Stack", "ServiceAccount", "Secret", "Role", "RoleBinding", "Application"])
+            for (const x of cache.list(kind, n)) add(x);
         for (const b of cache.bindingsFor(n)) add(b);
     }
     for (const n of namespaces) for (const a of cache.applicationsFor(n)) add(a);
@@ -129,7 +130,12 @@ function skipReason(input: AdmissionInput): string | undefined {
  * The decision with fresh reads of the bindings, roles and Stacks around the object (view.ts); `fresh`
  * lists from the API server. A fresh read that fails denies (unless warn-only), saying the state cannot be told.
  */
-export async function judgeAdmissionFresh(input: AdmissionInput, cache: ClusterCache, o: JudgeOptions, fresh: FreshList): Promise<Decision> {
+export async function judgeAdmissionFresh(
+    input: AdmissionInput,
+    cache: ClusterCache,
+    o: JudgeOptions,
+    fresh: FreshList,
+): Promise<Decision> {
     const skipped = skipReason(input);
     if (skipped) return { allowed: true, warnings: [], findings: [], skipped };
     const incoming = keepReadable(input.object!);
@@ -141,25 +147,55 @@ export async function judgeAdmissionFresh(input: AdmissionInput, cache: ClusterC
         const message = `cluster state cannot be read (${String((e as Error).message)
             .split("\n")[0]
             .slice(0, 200)}); cross-object rules cannot be judged, so the object is refused`;
-        const finding: Finding = { policy: "pko-guard-cluster-state", resource: me.name, urn: me.urn, type: me.type, level: "mandatory", status: "blocking", message };
-        if (o.warnOnly) return { allowed: true, warnings: [`would deny: ${finding.policy}: ${message}`], findings: [finding] };
-        return { allowed: false, message: `pko-guard denied ${me.name}:\n- ${finding.policy}: ${message}`, warnings: [], findings: [finding] };
+        const finding: Finding = {
+            policy: "pko-guard-cluster-state",
+            resource: me.name,
+            urn: me.urn,
+            type: me.type,
+            level: "mandatory",
+            status: "blocking",
+            message,
+        };
+        if (o.warnOnly)
+            return { allowed: true, warnings: [`would deny: ${finding.policy}: ${message}`], findings: [finding] };
+        return {
+            allowed: false,
+            message: `pko-guard denied ${me.name}:\n- ${finding.policy}: ${message}`,
+            warnings: [],
+            findings: [finding],
+        };
     }
     return judgeAdmission(input, cache, o, view);
 }
 
 /** The decision from `view` (default: the cache alone). */
-export function judgeAdmission(input: AdmissionInput, cache: ClusterCache, o: JudgeOptions, view: ClusterView = cache): Decision {
+export function judgeAdmission(
+    input: AdmissionInput,
+    cache: ClusterCache,
+    o: JudgeOptions,
+    view: ClusterView = cache,
+): Decision {
     const skipped = skipReason(input);
     if (skipped) return { allowed: true, warnings: [], findings: [], skipped };
     const incoming = keepReadable(input.object!);
     const me = clusterResource(incoming);
     const related = relatedObjects(incoming, view);
-    const current = (input.oldObject ? keepReadable(input.oldObject) : undefined) ?? view.get(String(incoming.kind), ns(incoming), String((incoming.metadata ?? {}).name));
+    const current =
+        (input.oldObject ? keepReadable(input.oldObject) : undefined) ??
+        view.get(String(incoming.kind), ns(incoming), String((incoming.metadata ?? {}).name));
     const after = evaluatePack([...related, incoming].map(clusterResource), o.config);
     // The cluster as it is needs evaluating only for the rules that found something on another object.
     const elsewhere = new Set(after.filter((r) => r.urn !== me.urn).map((r) => r.policy));
-    const before = elsewhere.size === 0 ? new Set<string>() : new Set(evaluatePack([...related, ...(current ? [current] : [])].map(clusterResource), o.config, elsewhere).map(key));
+    const before =
+        elsewhere.size === 0
+            ? new Set<string>()
+            : new Set(
+                  evaluatePack(
+                      [...related, ...(current ? [current] : [])].map(clusterResource),
+                      o.config,
+                      elsewhere,
+                  ).map(key),
+              );
     const mine = after.filter((r) => r.urn === me.urn || !before.has(key(r)));
     const findings = judgeRows(mine, false);
     if (!cache.synced()) {
@@ -177,9 +213,20 @@ export function judgeAdmission(input: AdmissionInput, cache: ClusterCache, o: Ju
         });
     }
     const blocking = findings.filter((f) => f.status === "blocking");
-    const warnings = findings.filter((f) => f.status !== "blocking").map((f) => (f.status === "waived" ? `${f.policy} (waived: ${f.waiver?.reason ?? ""}): ${f.message}` : describeFinding(f)));
+    const warnings = findings
+        .filter((f) => f.status !== "blocking")
+        .map((f) =>
+            f.status === "waived"
+                ? `${f.policy} (waived: ${f.waiver?.reason ?? ""}): ${f.message}`
+                : describeFinding(f),
+        );
     if (blocking.length === 0) return { allowed: true, warnings, findings };
-    if (o.warnOnly) return { allowed: true, warnings: [...blocking.map((f) => `would deny: ${describeFinding(f)}`), ...warnings], findings };
+    if (o.warnOnly)
+        return {
+            allowed: true,
+            warnings: [...blocking.map((f) => `would deny: ${describeFinding(f)}`), ...warnings],
+            findings,
+        };
     const message = `pko-guard denied ${me.name}: ${blocking.length} mandatory violation(s)\n${blocking.map((f) => `- ${describeFinding(f)}`).join("\n")}`;
     return { allowed: false, message, warnings, findings };
 }

@@ -40,7 +40,8 @@ export function subjectNamespaces(binding: KObject): string[] {
     const own = typeof meta(binding).namespace === "string" ? (meta(binding).namespace as string) : "";
     const out = new Set<string>();
     for (const s of subjects) {
-        if (s && s.kind === "ServiceAccount") out.add(typeof s.namespace === "string" && s.namespace ? s.namespace : own);
+        if (s && s.kind === "ServiceAccount")
+            out.add(typeof s.namespace === "string" && s.namespace ? s.namespace : own);
         else out.add(ANY);
     }
     return [...out];
@@ -123,14 +124,27 @@ export class ClusterCache {
         try {
             do {
                 const byName = name === undefined ? undefined : `metadata.name=${name}`;
-                const page = await this.client.api.list(k.apiVersion, k.kind, ns, undefined, undefined, undefined, byName, undefined, this.o.pageSize ?? 500, token);
-                for (const item of page.items) out.push(keepReadable(extended(item as unknown as KObject, { kind, apiVersion: k.apiVersion })));
+                const page = await this.client.api.list(
+                    k.apiVersion,
+                    k.kind,
+                    ns,
+                    undefined,
+                    undefined,
+                    undefined,
+                    byName,
+                    undefined,
+                    this.o.pageSize ?? 500,
+                    token,
+                );
+                for (const item of page.items)
+                    out.push(keepReadable(extended(item as unknown as KObject, { kind, apiVersion: k.apiVersion })));
                 token = page.metadata?._continue || undefined;
             } while (token);
         } catch (e) {
             if (k.optional && isAbsent(e)) return [];
             // A kept-alive connection the server closed as the request left: a list is safe to send again, once.
-            if (retry && /ECONNRESET|socket hang up|EPIPE/i.test(errorText(e))) return this.listFresh(kind, ns, name, false);
+            if (retry && /ECONNRESET|socket hang up|EPIPE/i.test(errorText(e)))
+                return this.listFresh(kind, ns, name, false);
             throw e;
         }
         return out;
@@ -171,7 +185,15 @@ export class ClusterCache {
     waitForSync(timeoutMs: number): Promise<void> {
         if (this.synced()) return Promise.resolve();
         return new Promise((resolve, reject) => {
-            const t = setTimeout(() => reject(new Error(`cluster cache not synced after ${timeoutMs / 1000}s: ${JSON.stringify(this.state())}`)), timeoutMs);
+            const t = setTimeout(
+                () =>
+                    reject(
+                        new Error(
+                            `cluster cache not synced after ${timeoutMs / 1000}s: ${JSON.stringify(this.state())}`,
+                        ),
+                    ),
+                timeoutMs,
+            );
             this.syncWaiters.push(() => (clearTimeout(t), resolve()));
         });
     }
@@ -200,7 +222,10 @@ export class ClusterCache {
 
     /** Bindings (RoleBinding, ClusterRoleBinding) with a ServiceAccount subject in `ns`, or any Group/User subject. */
     bindingsFor(ns: string): KObject[] {
-        return [...(this.bindingsBySubject.get(ns)?.values() ?? []), ...(this.bindingsBySubject.get(ANY)?.values() ?? [])];
+        return [
+            ...(this.bindingsBySubject.get(ns)?.values() ?? []),
+            ...(this.bindingsBySubject.get(ANY)?.values() ?? []),
+        ];
     }
 
     /** Argo CD Applications whose destination is namespace `ns`. */
@@ -252,7 +277,9 @@ export class ClusterCache {
     }
 
     private put(kind: string, raw: KObject): void {
-        const o = keepReadable(extended(raw, { kind, apiVersion: raw.apiVersion ?? this.kinds.find((k) => k.kind === kind)!.apiVersion }));
+        const o = keepReadable(
+            extended(raw, { kind, apiVersion: raw.apiVersion ?? this.kinds.find((k) => k.kind === kind)!.apiVersion }),
+        );
         const prev = this.stores.get(kind)!.set(o);
         if (prev) this.index(prev, false);
         this.index(o, true);
@@ -290,7 +317,18 @@ export class ClusterCache {
         try {
             let token: string | undefined;
             do {
-                const page = await this.client.api.list(k.apiVersion, k.kind, undefined, undefined, undefined, undefined, undefined, undefined, this.o.pageSize ?? 500, token);
+                const page = await this.client.api.list(
+                    k.apiVersion,
+                    k.kind,
+                    undefined,
+                    undefined,
+                    undefined,
+                    undefined,
+                    undefined,
+                    undefined,
+                    this.o.pageSize ?? 500,
+                    token,
+                );
                 for (const item of page.items) items.push(item as unknown as KObject);
                 token = page.metadata?._continue || undefined;
                 rv = page.metadata?.resourceVersion ?? rv;
@@ -335,7 +373,10 @@ export class ClusterCache {
             this.counters.reconnects++;
             // A server-side close (its watch timeout) or a dropped connection: resume where we were.
             if (err) this.log("cache.watch_dropped", { kind: k.kind, error: errorText(err) });
-            this.later(err ? retry : 0, () => void this.watch(k, err ? Math.min(retry * 2, 10_000) : (this.o.retryMs ?? 500)));
+            this.later(
+                err ? retry : 0,
+                () => void this.watch(k, err ? Math.min(retry * 2, 10_000) : (this.o.retryMs ?? 500)),
+            );
         };
         try {
             abort = await this.watcher.watch(

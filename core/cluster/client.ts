@@ -17,7 +17,11 @@ import { extended } from "../../policies/model/shapes";
 const TLS_KEYS = ["ca", "cert", "key", "pfx", "passphrase", "rejectUnauthorized", "servername"] as const;
 
 function tlsKey(options: Record<string, unknown>): string {
-    return JSON.stringify(TLS_KEYS.map((k) => (Buffer.isBuffer(options[k]) ? (options[k] as Buffer).toString("base64") : (options[k] ?? null))));
+    return JSON.stringify(
+        TLS_KEYS.map((k) =>
+            Buffer.isBuffer(options[k]) ? (options[k] as Buffer).toString("base64") : (options[k] ?? null),
+        ),
+    );
 }
 
 /** Reuses kept-alive HTTPS agents in place of the library's one-shot ones. */
@@ -36,7 +40,13 @@ class KeepAlive implements k8s.Middleware {
                 if (this.agents.size >= 8) this.close();
                 // An idle connection is closed after 30 s, before the server's own idle timeout (90 s for
                 // kube-apiserver) can close it under a request being sent.
-                pooled = new https.Agent(extended(options as https.AgentOptions, { keepAlive: true, maxSockets: this.maxSockets, timeout: 30_000 }));
+                pooled = new https.Agent(
+                    extended(options as https.AgentOptions, {
+                        keepAlive: true,
+                        maxSockets: this.maxSockets,
+                        timeout: 30_000,
+                    }),
+                );
                 this.agents.set(key, pooled);
             }
             context.setAgent(pooled);
@@ -65,7 +75,11 @@ export function objectClient(kc: k8s.KubeConfig, maxSockets = 16): ObjectClient 
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error("the kubeconfig names no current cluster");
     const keepAlive = new KeepAlive(maxSockets);
-    const config = k8s.createConfiguration({ baseServer: new k8s.ServerConfiguration(cluster.server, {}), authMethods: { default: kc }, promiseMiddleware: [keepAlive] });
+    const config = k8s.createConfiguration({
+        baseServer: new k8s.ServerConfiguration(cluster.server, {}),
+        authMethods: { default: kc },
+        promiseMiddleware: [keepAlive],
+    });
     // Only lists are sent (no create needs a default namespace).
     return { api: new k8s.KubernetesObjectApi(config), close: () => keepAlive.close() };
 }

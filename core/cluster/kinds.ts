@@ -23,11 +23,28 @@ export const WATCHED_KINDS: WatchedKind[] = [
     { apiVersion: "v1", kind: "ServiceAccount", path: "/api/v1/serviceaccounts" },
     { apiVersion: "v1", kind: "Secret", path: "/api/v1/secrets" },
     { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", path: "/apis/rbac.authorization.k8s.io/v1/roles" },
-    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", path: "/apis/rbac.authorization.k8s.io/v1/clusterroles" },
-    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", path: "/apis/rbac.authorization.k8s.io/v1/rolebindings" },
-    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings" },
+    {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        path: "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+    },
+    {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        path: "/apis/rbac.authorization.k8s.io/v1/rolebindings",
+    },
+    {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+    },
     { apiVersion: "pulumi.com/v1", kind: "Stack", path: "/apis/pulumi.com/v1/stacks", optional: true },
-    { apiVersion: "argoproj.io/v1alpha1", kind: "Application", path: "/apis/argoproj.io/v1alpha1/applications", optional: true },
+    {
+        apiVersion: "argoproj.io/v1alpha1",
+        kind: "Application",
+        path: "/apis/argoproj.io/v1alpha1/applications",
+        optional: true,
+    },
 ];
 
 const KIND_NAMES = new Set(WATCHED_KINDS.map((k) => `${groupOf(k.apiVersion)}/${k.kind}`));
@@ -39,7 +56,9 @@ export function groupOf(apiVersion: string): string {
 
 /** Whether some rule reads objects of this apiVersion and kind (any version of the group). */
 export function isWatchedKind(apiVersion: unknown, kind: unknown): boolean {
-    return typeof apiVersion === "string" && typeof kind === "string" && KIND_NAMES.has(`${groupOf(apiVersion)}/${kind}`);
+    return (
+        typeof apiVersion === "string" && typeof kind === "string" && KIND_NAMES.has(`${groupOf(apiVersion)}/${kind}`)
+    );
 }
 
 export type KObject = Record<string, unknown> & { metadata?: Record<string, unknown> };
@@ -109,5 +128,9 @@ export function clusterResource(obj: KObject): EvalResource {
 export function grantsOnlySystemMasters(o: KObject): boolean {
     if (o.kind !== "ClusterRoleBinding" && o.kind !== "RoleBinding") return false;
     const subjects = o.subjects;
-    return Array.isArray(subjects) && subjects.length > 0 && subjects.every((s) => record(s)?.kind === "Group" && record(s)?.name === "system:masters");
+    return (
+        Array.isArray(subjects) &&
+        subjects.length > 0 &&
+        subjects.every((s) => record(s)?.kind === "Group" && record(s)?.name === "system:masters")
+    );
 }

@@ -8,12 +8,16 @@ export function loadKubeConfig(file?: string, context?: string): k8s.KubeConfig 
         if (file) kc.loadFromFile(file);
         else kc.loadFromDefault();
     } catch (e) {
-        throw new BadInputError(`cannot read the kubeconfig${file ? ` ${file}` : ""}: ${String((e as Error).message).split("\n")[0]}`);
+        throw new BadInputError(
+            `cannot read the kubeconfig${file ? ` ${file}` : ""}: ${String((e as Error).message).split("\n")[0]}`,
+        );
     }
     if (context) {
-        if (!kc.getContextObject(context)) throw new BadInputError(`no context ${JSON.stringify(context)} in the kubeconfig`);
+        if (!kc.getContextObject(context))
+            throw new BadInputError(`no context ${JSON.stringify(context)} in the kubeconfig`);
         kc.setCurrentContext(context);
     }
-    if (!kc.getCurrentCluster()) throw new BadInputError("the kubeconfig names no current cluster (use --kubeconfig or --context)");
+    if (!kc.getCurrentCluster())
+        throw new BadInputError("the kubeconfig names no current cluster (use --kubeconfig or --context)");
     return kc;
 }

@@ -194,7 +194,12 @@ export class FreshView implements ClusterView {
         private roles = new Map<string, KObject | undefined>(),
     ) {}
 
-    static async read(cache: ClusterCache, incoming: KObject, namespaces: Set<string>, fresh: FreshList): Promise<FreshView> {
+    static async read(
+        cache: ClusterCache,
+        incoming: KObject,
+        namespaces: Set<string>,
+        fresh: FreshList,
+    ): Promise<FreshView> {
         const list = [...namespaces];
         const bindings = incoming.kind !== "RoleBinding" && incoming.kind !== "ClusterRoleBinding";
         // The roles the cached bindings name are read alongside the bindings (one round trip, not two);
@@ -217,7 +222,10 @@ export class FreshView implements ClusterView {
     /** The roles named by the bindings reaching `namespaces` in `view`, and by `incoming` if a binding. */
     private static roleRefs(view: ClusterView, incoming: KObject, namespaces: string[]): Map<string, RoleRef> {
         const refs = new Map<string, RoleRef>();
-        const reaching = namespaces.length <= PER_NAMESPACE_READS ? namespaces.flatMap((n) => view.bindingsFor(n)) : [...view.list("ClusterRoleBinding"), ...view.list("RoleBinding")];
+        const reaching =
+            namespaces.length <= PER_NAMESPACE_READS
+                ? namespaces.flatMap((n) => view.bindingsFor(n))
+                : [...view.list("ClusterRoleBinding"), ...view.list("RoleBinding")];
         for (const b of [...(isBinding(incoming) ? [incoming] : []), ...reaching]) {
             const ref = roleRefOf(b);
             if (ref) refs.set(roleKey(ref.kind, ref.ns, ref.name), ref);
@@ -226,12 +234,17 @@ export class FreshView implements ClusterView {
     }
 
     /** Roles read fresh: each by name, or all Roles and ClusterRoles once when there are many. */
-    private static async readRoles(refs: Map<string, RoleRef>, fresh: FreshList): Promise<Map<string, KObject | undefined>> {
+    private static async readRoles(
+        refs: Map<string, RoleRef>,
+        fresh: FreshList,
+    ): Promise<Map<string, KObject | undefined>> {
         const out = new Map<string, KObject | undefined>();
         if (refs.size === 0) return out;
         if (refs.size <= 2 * PER_NAMESPACE_READS) {
             const wanted = [...refs.entries()];
-            const found = await Promise.all(wanted.map(([, r]) => fresh(r.kind, r.kind === "Role" ? r.ns : undefined, r.name)));
+            const found = await Promise.all(
+                wanted.map(([, r]) => fresh(r.kind, r.kind === "Role" ? r.ns : undefined, r.name)),
+            );
             wanted.forEach(([key, r], i) =>
                 out.set(
                     key,
@@ -266,7 +279,8 @@ export class FreshView implements ClusterView {
             const key = roleKey(kind, ns, name);
             if (this.roles.has(key)) return this.roles.get(key);
         }
-        if ((kind === "ClusterRoleBinding" && this.crbs) || this.freshKind(kind)?.covers(ns)) return this.list(kind, ns).find((o) => (o.metadata ?? {}).name === name);
+        if ((kind === "ClusterRoleBinding" && this.crbs) || this.freshKind(kind)?.covers(ns))
+            return this.list(kind, ns).find((o) => (o.metadata ?? {}).name === name);
         return this.cache.get(kind, ns, name);
     }
 
@@ -285,8 +299,10 @@ export class FreshView implements ClusterView {
         const out = new Map<string, KObject>();
         // RoleBindings of namespaces not read fresh come from the cache; those read fresh, and every
         // ClusterRoleBinding, from the fresh lists.
-        for (const b of this.cache.bindingsFor(ns)) if (b.kind === "RoleBinding" ? !this.rbs.covers(nsOf(b)) : !this.crbs) out.set(identityOf(b), b);
-        for (const b of [...(this.bySubject.get(ns) ?? []), ...(this.bySubject.get("*any*") ?? [])]) out.set(identityOf(b), b);
+        for (const b of this.cache.bindingsFor(ns))
+            if (b.kind === "RoleBinding" ? !this.rbs.covers(nsOf(b)) : !this.crbs) out.set(identityOf(b), b);
+        for (const b of [...(this.bySubject.get(ns) ?? []), ...(this.bySubject.get("*any*") ?? [])])
+            out.set(identityOf(b), b);
         return [...out.values()];
     }
 

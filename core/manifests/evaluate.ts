@@ -24,12 +24,21 @@ export function rowField(r: EvalRow): string | undefined {
 export type LocatedRow = Row & { facts: MessageFacts };
 
 /** Where a row's field is in its object (the object's own line when the row names no field). */
-export function rowPosition(r: EvalRow, obj: Pick<ManifestObject, "line" | "column" | "locate">, field = rowField(r)): { line: number; column: number } {
+export function rowPosition(
+    r: EvalRow,
+    obj: Pick<ManifestObject, "line" | "column" | "locate">,
+    field = rowField(r),
+): { line: number; column: number } {
     return field ? obj.locate(field) : { line: obj.line, column: obj.column };
 }
 
 /** A row at its object's file, line and column (`at`: from rowPosition, here or in the thread that read the object). */
-export function locatedRow(r: EvalRow, obj: Pick<ManifestObject, "repoPath" | "abs" | "syncedBy"> | undefined, at: { line: number; column: number } | undefined, field = obj && at ? rowField(r) : undefined): LocatedRow {
+export function locatedRow(
+    r: EvalRow,
+    obj: Pick<ManifestObject, "repoPath" | "abs" | "syncedBy"> | undefined,
+    at: { line: number; column: number } | undefined,
+    field = obj && at ? rowField(r) : undefined,
+): LocatedRow {
     const { field: _field, ...plain } = r;
     if (!obj || !at) return plain;
     // Repository-relative, else absolute, else standard input (the location rule of cli/reports/location.ts).

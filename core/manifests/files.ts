@@ -19,7 +19,8 @@ const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
  * Environment variables of git's that cannot make it find a repository (credentials, transport, identity,
  * editor): any other GIT_ variable (GIT_DIR, GIT_WORK_TREE, GIT_CONFIG_*, ...) leaves the answer to git.
  */
-const GIT_ENV_UNRELATED = /^GIT_(?:SSL_|SSH|ASKPASS$|TERMINAL_PROMPT$|AUTHOR_|COMMITTER_|EDITOR$|PAGER$|HTTP_|CURL_|PROXY_)/;
+const GIT_ENV_UNRELATED =
+    /^GIT_(?:SSL_|SSH|ASKPASS$|TERMINAL_PROMPT$|AUTHOR_|COMMITTER_|EDITOR$|PAGER$|HTTP_|CURL_|PROXY_)/;
 
 /**
  * Whether git surely finds no repository from `dir`: no GIT_ variable that could point it at one, and no folder
@@ -57,7 +58,13 @@ export function gitTopLevel(dir: string): string | undefined {
     // Running git costs a process (a fork of this one, slower the larger its heap): not when there is no repository.
     if (surelyNoRepository(dir)) return undefined;
     try {
-        return execFileSync("git", ["rev-parse", "--show-toplevel"], { cwd: dir, stdio: ["ignore", "pipe", "ignore"], encoding: "utf8" }).trim() || undefined;
+        return (
+            execFileSync("git", ["rev-parse", "--show-toplevel"], {
+                cwd: dir,
+                stdio: ["ignore", "pipe", "ignore"],
+                encoding: "utf8",
+            }).trim() || undefined
+        );
     } catch {
         return undefined;
     }
@@ -137,7 +144,8 @@ export function readStdin(fd = 0): string {
     } catch {
         throw new BadInputError(`${STDIN_FILE}: cannot read standard input`);
     }
-    if ("oversized" in r) throw new BadInputError(`${STDIN_FILE}: larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; not read`);
+    if ("oversized" in r)
+        throw new BadInputError(`${STDIN_FILE}: larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; not read`);
     const d = decodeText(r.buf);
     if ("problem" in d) throw new BadInputError(`${STDIN_FILE}: ${d.problem}`);
     return d.text;
@@ -188,7 +196,12 @@ export function walk(dir: string, seen: Set<string>, out: string[], roots: strin
  * Reads one file, bounded (see the module comment). A problem with a named file is bad input; with a file
  * found in a folder too, unless `skip` (then it is recorded as skipped and undefined is returned).
  */
-export function readFile(file: string, shown: string, skip: boolean, out: Pick<LoadResult, "skipped">): string | undefined {
+export function readFile(
+    file: string,
+    shown: string,
+    skip: boolean,
+    out: Pick<LoadResult, "skipped">,
+): string | undefined {
     const refuse = (reason: string): undefined => {
         if (!skip) throw new BadInputError(`${shown}: ${reason}`);
         out.skipped.push({ file: shown, reason });

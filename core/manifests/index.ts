@@ -24,8 +24,23 @@ import * as path from "path";
 import { BadInputError } from "../errors";
 import { MANIFEST_URN_PREFIX, NOT_RENDERED } from "../../policies/model/manifests";
 import { extended } from "../../policies/model/shapes";
-import { CLUSTER_SCOPED, applicationOutput, expandApplicationSet, isApplication, isApplicationSet } from "../render/argocd";
-import { KUSTOMIZATION_FILES, RenderContext, RenderedStream, isChart, kustomizationFile, mappingOf, renderHelm, renderKustomize } from "../render/render";
+import {
+    CLUSTER_SCOPED,
+    applicationOutput,
+    expandApplicationSet,
+    isApplication,
+    isApplicationSet,
+} from "../render/argocd";
+import {
+    KUSTOMIZATION_FILES,
+    RenderContext,
+    RenderedStream,
+    isChart,
+    kustomizationFile,
+    mappingOf,
+    renderHelm,
+    renderKustomize,
+} from "../render/render";
 import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
 import { LoadOptions, LoadResult, ManifestObject, madeFrom } from "./objects";
 import { originals, parseSource } from "./yaml";
@@ -34,13 +49,31 @@ import { originals, parseSource } from "./yaml";
  * Loads every object of the given paths; duplicates and bad input throw BadInputError (one line). `knownRoot`:
  * the run's repository root when the caller has found it already (runRepoRoot, same paths and options).
  */
-export function loadManifests(paths: string[], o: LoadOptions = {}, knownRoot?: string): LoadResult & { repoRoot: string } {
+export function loadManifests(
+    paths: string[],
+    o: LoadOptions = {},
+    knownRoot?: string,
+): LoadResult & { repoRoot: string } {
     const cwd = o.cwd ?? process.cwd();
     const repoRoot = knownRoot ?? runRepoRoot(paths, o);
     originals.clear();
-    const out: LoadResult = { objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [], budget: { aliasNodes: 0 } };
+    const out: LoadResult = {
+        objects: [],
+        files: 0,
+        documents: 0,
+        skipped: [],
+        rendered: 0,
+        notRendered: [],
+        budget: { aliasNodes: 0 },
+    };
     const { shownName, repoPathOf, readOne } = fileReader(cwd, repoRoot, o.skipUnreadable === true, out);
-    const ctx: RenderContext = { deadline: Date.now() + (o.timeoutMs ?? 300_000), repoRoot, show: (abs) => repoPathOf(abs) ?? shownName(abs), scratch: {}, cluster: o.cluster };
+    const ctx: RenderContext = {
+        deadline: Date.now() + (o.timeoutMs ?? 300_000),
+        repoRoot,
+        show: (abs) => repoPathOf(abs) ?? shownName(abs),
+        scratch: {},
+        cluster: o.cluster,
+    };
     /** Folders that need rendering, found by walking or named directly. */
     const roots: string[] = [];
     let stdinRead = false;
@@ -72,7 +105,17 @@ export function loadManifests(paths: string[], o: LoadOptions = {}, knownRoot?: 
     }
     try {
         placeApplications(out, ctx, roots, readOne, (stream, into) => {
-            parseSource({ file: shownName(stream.from), text: stream.text, repoPath: repoPathOf(stream.from), abs: stream.from, rendered: true }, into, true);
+            parseSource(
+                {
+                    file: shownName(stream.from),
+                    text: stream.text,
+                    repoPath: repoPathOf(stream.from),
+                    abs: stream.from,
+                    rendered: true,
+                },
+                into,
+                true,
+            );
         });
     } finally {
         if (ctx.scratch?.dir) fs.rmSync(ctx.scratch.dir, { recursive: true, force: true });
@@ -82,7 +125,9 @@ export function loadManifests(paths: string[], o: LoadOptions = {}, knownRoot?: 
         if (!obj.named) continue;
         const prev = seen.get(obj.identity);
         if (prev) {
-            throw new BadInputError(`${obj.identity} is defined twice: ${prev.file}:${prev.line} and ${obj.file}:${obj.line} (an object's identity is Kind/namespace/name)`);
+            throw new BadInputError(
+                `${obj.identity} is defined twice: ${prev.file}:${prev.line} and ${obj.file}:${obj.line} (an object's identity is Kind/namespace/name)`,
+            );
         }
         seen.set(obj.identity, obj);
     }
@@ -151,7 +196,15 @@ export function plainRunFiles(paths: string[], cwd: string): RunFile[] | undefin
  * anything else to loadManifests.
  */
 export function loadFiles(files: RunFile[], cwd: string, repoRoot: string, skipUnreadable: boolean): LoadResult {
-    const out: LoadResult = { objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [], budget: { aliasNodes: 0 } };
+    const out: LoadResult = {
+        objects: [],
+        files: 0,
+        documents: 0,
+        skipped: [],
+        rendered: 0,
+        notRendered: [],
+        budget: { aliasNodes: 0 },
+    };
     const { readOne } = fileReader(cwd, repoRoot, skipUnreadable, out);
     for (const f of files) readOne(f.abs, f.fromFolder);
     return out;
@@ -190,7 +243,10 @@ function land(o: ManifestObject, namespace: string | undefined, app: { name: str
     }
     const apiVersion = typeof o.object.apiVersion === "string" ? o.object.apiVersion : "";
     const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.lastIndexOf("/")) : "";
-    const annotations = meta.annotations !== null && typeof meta.annotations === "object" && !Array.isArray(meta.annotations) ? (meta.annotations as Record<string, unknown>) : {};
+    const annotations =
+        meta.annotations !== null && typeof meta.annotations === "object" && !Array.isArray(meta.annotations)
+            ? (meta.annotations as Record<string, unknown>)
+            : {};
     const tracking = `${app.name}:${group}/${o.kind}:${CLUSTER_SCOPED.has(o.kind) ? "" : ns}/${name}`;
     if (landedMetadata.has(meta) && landedMetadata.has(annotations)) {
         // Landed before in this load (several Applications sync its folder): the copies that landing made are
@@ -200,7 +256,10 @@ function land(o: ManifestObject, namespace: string | undefined, app: { name: str
         return;
     }
     const landedAnnotations = extended(annotations, { [TRACKING_ID]: tracking });
-    const landed = extended(meta, ns !== "" ? { namespace: ns, annotations: landedAnnotations } : { annotations: landedAnnotations });
+    const landed = extended(
+        meta,
+        ns !== "" ? { namespace: ns, annotations: landedAnnotations } : { annotations: landedAnnotations },
+    );
     landedMetadata.add(landed);
     landedMetadata.add(landedAnnotations);
     o.object = extended(o.object, { metadata: landed });
@@ -219,7 +278,10 @@ const landedMetadata = new WeakSet<object>();
  */
 function markNotRendered(o: ManifestObject, reasons: string[]): void {
     const meta = (o.object.metadata ?? {}) as Record<string, unknown>;
-    const annotations = meta.annotations !== null && typeof meta.annotations === "object" && !Array.isArray(meta.annotations) ? { ...(meta.annotations as Record<string, unknown>) } : {};
+    const annotations =
+        meta.annotations !== null && typeof meta.annotations === "object" && !Array.isArray(meta.annotations)
+            ? { ...(meta.annotations as Record<string, unknown>) }
+            : {};
     delete annotations[NOT_RENDERED];
     const lines = reasons.map((r) => r.replace(/[\r\n]+/g, " "));
     if (lines.length > 0) annotations[NOT_RENDERED] = lines.join("\n");
@@ -233,8 +295,22 @@ function markNotRendered(o: ManifestObject, reasons: string[]): void {
  * and no Application renders are rendered with defaults (a kustomization no other kustomization uses as a
  * base, a chart that is not another chart's subchart).
  */
-function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[], readOne: (f: string, fromFolder: boolean, into?: LoadResult) => void, readStream: (s: RenderedStream, into: LoadResult) => void): void {
-    const fresh = (): LoadResult => ({ objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [], budget: out.budget });
+function placeApplications(
+    out: LoadResult,
+    ctx: RenderContext,
+    roots: string[],
+    readOne: (f: string, fromFolder: boolean, into?: LoadResult) => void,
+    readStream: (s: RenderedStream, into: LoadResult) => void,
+): void {
+    const fresh = (): LoadResult => ({
+        objects: [],
+        files: 0,
+        documents: 0,
+        skipped: [],
+        rendered: 0,
+        notRendered: [],
+        budget: out.budget,
+    });
     // The objects of each file (by absolute path), kept as objects are added: Applications look their files up here.
     const byFile = new Map<string, ManifestObject[]>();
     const index = (x: ManifestObject) => {
@@ -282,7 +358,10 @@ function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[],
     for (const x of out.objects) index(x);
     for (const app of out.objects.filter((x) => x.named && isApplication(x.object))) {
         const meta = (app.object.metadata ?? {}) as Record<string, unknown>;
-        const appName = { name: String(meta.name), shown: `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}` };
+        const appName = {
+            name: String(meta.name),
+            shown: `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}`,
+        };
         const result = applicationOutput(app.object, ctx);
         markNotRendered(app, result.notes);
         out.notRendered.push(...result.notes.map((r) => `Application ${JSON.stringify(meta.name)}: ${r}`));
@@ -312,14 +391,17 @@ function placeApplications(out: LoadResult, ctx: RenderContext, roots: string[],
         if (k) {
             const doc = mappingOf(fs.readFileSync(k, "utf8"));
             for (const field of ["resources", "bases", "components"]) {
-                for (const e of Array.isArray(doc[field]) ? (doc[field] as unknown[]) : []) if (typeof e === "string") used.add(path.resolve(r, e));
+                for (const e of Array.isArray(doc[field]) ? (doc[field] as unknown[]) : [])
+                    if (typeof e === "string") used.add(path.resolve(r, e));
             }
         }
     }
     for (const r of unique) {
         if (used.has(r) || [...rendered].some((d) => d === r)) continue;
         if (path.basename(path.dirname(r)) === "charts" && isChart(path.dirname(path.dirname(r)))) continue;
-        const streams = kustomizationFile(r) ? renderKustomize(r, ctx) : renderHelm(r, ctx, { releaseName: path.basename(r) });
+        const streams = kustomizationFile(r)
+            ? renderKustomize(r, ctx)
+            : renderHelm(r, ctx, { releaseName: path.basename(r) });
         out.rendered++;
         for (const s of streams) {
             const extra = fresh();

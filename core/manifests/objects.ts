@@ -87,10 +87,18 @@ export interface Source {
 
 function gvk(apiVersion: string): { group: string; version: string } {
     const slash = apiVersion.lastIndexOf("/");
-    return slash < 0 ? { group: "core", version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+    return slash < 0
+        ? { group: "core", version: apiVersion }
+        : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
-export function addObject(src: Source, obj: Record<string, unknown>, place: Place, out: LoadResult, fromFolder: boolean): void {
+export function addObject(
+    src: Source,
+    obj: Record<string, unknown>,
+    place: Place,
+    out: LoadResult,
+    fromFolder: boolean,
+): void {
     const where = () => placeStart(place);
     const { apiVersion, kind } = obj;
     if (typeof apiVersion !== "string" || typeof kind !== "string" || apiVersion === "" || kind === "") {
@@ -108,7 +116,9 @@ export function addObject(src: Source, obj: Record<string, unknown>, place: Plac
             const itemPlace: Place = { locator: place.locator, doc: place.doc, item: i };
             if (item === null || typeof item !== "object" || Array.isArray(item)) {
                 const p = placeStart(itemPlace);
-                throw new BadInputError(`${src.file}:${p.line}:${p.column}: items[${i}] of the List is not a Kubernetes object`);
+                throw new BadInputError(
+                    `${src.file}:${p.line}:${p.column}: items[${i}] of the List is not a Kubernetes object`,
+                );
             }
             addObject(src, item as Record<string, unknown>, itemPlace, out, fromFolder);
         });
@@ -116,28 +126,44 @@ export function addObject(src: Source, obj: Record<string, unknown>, place: Plac
     }
     const { group, version } = gvk(apiVersion);
     const read = KINDS_RULES_READ.has(`${group}/${kind}`);
-    const metadata = (obj.metadata !== null && typeof obj.metadata === "object" && !Array.isArray(obj.metadata) ? obj.metadata : {}) as Record<string, unknown>;
+    const metadata = (
+        obj.metadata !== null && typeof obj.metadata === "object" && !Array.isArray(obj.metadata) ? obj.metadata : {}
+    ) as Record<string, unknown>;
     const name = metadata.name;
     const namespace = metadata.namespace;
     if (typeof name !== "string" || name === "") {
         if (!read) {
             // e.g. a kustomization.yaml: nothing to govern, nothing to name.
-            out.objects.push(makeObject(src, obj, kind, `${kind} at ${src.file}:${where().line}`, group, version, place));
+            out.objects.push(
+                makeObject(src, obj, kind, `${kind} at ${src.file}:${where().line}`, group, version, place),
+            );
             return;
         }
-        throw new BadInputError(`${src.file}:${where().line}:${where().column}: ${kind}${name === undefined || name === "" ? " has no metadata.name" : `: metadata.name ${notAString(name)}`}`);
+        throw new BadInputError(
+            `${src.file}:${where().line}:${where().column}: ${kind}${name === undefined || name === "" ? " has no metadata.name" : `: metadata.name ${notAString(name)}`}`,
+        );
     }
     if (namespace !== undefined && typeof namespace !== "string") {
-        throw new BadInputError(`${src.file}:${where().line}:${where().column}: ${kind} ${JSON.stringify(name)}: metadata.namespace ${notAString(namespace)}`);
+        throw new BadInputError(
+            `${src.file}:${where().line}:${where().column}: ${kind} ${JSON.stringify(name)}: metadata.namespace ${notAString(namespace)}`,
+        );
     }
     const identity = namespace ? `${kind}/${namespace}/${name}` : `${kind}/${name}`;
     const o = makeObject(src, obj, kind, identity, group, version, place);
     o.read = read;
     o.named = true;
     if (src.repoPath !== undefined) {
-        const annotations = (metadata.annotations !== null && typeof metadata.annotations === "object" && !Array.isArray(metadata.annotations) ? metadata.annotations : {}) as Record<string, unknown>;
+        const annotations = (
+            metadata.annotations !== null &&
+            typeof metadata.annotations === "object" &&
+            !Array.isArray(metadata.annotations)
+                ? metadata.annotations
+                : {}
+        ) as Record<string, unknown>;
         if (annotations[SOURCE_PATH] === undefined) {
-            o.object = extended(obj, { metadata: extended(metadata, { annotations: extended(annotations, { [SOURCE_PATH]: src.repoPath }) }) });
+            o.object = extended(obj, {
+                metadata: extended(metadata, { annotations: extended(annotations, { [SOURCE_PATH]: src.repoPath }) }),
+            });
         }
     }
     out.objects.push(o);
@@ -148,14 +174,47 @@ export function addObject(src: Source, obj: Record<string, unknown>, place: Plac
  * YAML 1.1, so an unquoted `y`, `no`, `on` or `off` is a boolean and `0755` a number.
  */
 function notAString(v: unknown): string {
-    const type = v === null ? "null" : Array.isArray(v) ? "a list" : typeof v === "object" ? "a map" : typeof v === "boolean" ? "a boolean" : typeof v === "number" ? "a number" : `a ${typeof v}`;
-    const hint = typeof v === "boolean" || typeof v === "number" ? " (Kubernetes reads YAML 1.1: unquoted y/n, yes/no, on/off are booleans and digits numbers; quote the value)" : "";
+    const type =
+        v === null
+            ? "null"
+            : Array.isArray(v)
+              ? "a list"
+              : typeof v === "object"
+                ? "a map"
+                : typeof v === "boolean"
+                  ? "a boolean"
+                  : typeof v === "number"
+                    ? "a number"
+                    : `a ${typeof v}`;
+    const hint =
+        typeof v === "boolean" || typeof v === "number"
+            ? " (Kubernetes reads YAML 1.1: unquoted y/n, yes/no, on/off are booleans and digits numbers; quote the value)"
+            : "";
     return `is ${type}, not a string${hint}`;
 }
 
-function makeObject(src: Source, obj: Record<string, unknown>, kind: string, identity: string, group: string, version: string, place: Place): ManifestObject {
+function makeObject(
+    src: Source,
+    obj: Record<string, unknown>,
+    kind: string,
+    identity: string,
+    group: string,
+    version: string,
+    place: Place,
+): ManifestObject {
     const type = `kubernetes:${group}/${version}:${kind}`;
-    const fields: ObjectFields = { file: src.file, identity, type, urn: `${MANIFEST_URN_PREFIX}${type}::${identity}`, kind, object: obj, read: false, named: false, repoPath: src.repoPath, abs: src.abs };
+    const fields: ObjectFields = {
+        file: src.file,
+        identity,
+        type,
+        urn: `${MANIFEST_URN_PREFIX}${type}::${identity}`,
+        kind,
+        object: obj,
+        read: false,
+        named: false,
+        repoPath: src.repoPath,
+        abs: src.abs,
+    };
     return new LocatedObject(fields, new FilePlace(place));
 }
 
@@ -184,7 +243,10 @@ class FilePlace {
 }
 
 /** What a manifest object is apart from its location. */
-export type ObjectFields = Pick<ManifestObject, "file" | "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "repoPath" | "abs" | "syncedBy">;
+export type ObjectFields = Pick<
+    ManifestObject,
+    "file" | "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "repoPath" | "abs" | "syncedBy"
+>;
 
 /**
  * A manifest object: its fields, and what locates it (its place in its file, another object, another thread). A
@@ -238,7 +300,10 @@ export class LocatedObject implements ManifestObject {
  * An object made from another one (an Application an ApplicationSet generates): shown and located where that
  * one is, in its file.
  */
-export function madeFrom(from: ManifestObject, own: Pick<ManifestObject, "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "syncedBy">): ManifestObject {
+export function madeFrom(
+    from: ManifestObject,
+    own: Pick<ManifestObject, "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "syncedBy">,
+): ManifestObject {
     return new LocatedObject({ file: from.file, repoPath: from.repoPath, abs: from.abs, ...own }, from);
 }
 

@@ -109,7 +109,11 @@ export function splitFiles<F>(files: F[], sizes: number[], parts: number): F[][]
         current.push(f);
         done += sizes[i];
         const left = files.length - i - 1;
-        if (out.length < parts - 1 && done >= share * (FIRST_PART_WEIGHT + out.length) && left >= parts - 1 - out.length) {
+        if (
+            out.length < parts - 1 &&
+            done >= share * (FIRST_PART_WEIGHT + out.length) &&
+            left >= parts - 1 - out.length
+        ) {
             out.push(current);
             current = [];
         }
@@ -130,15 +134,30 @@ interface PartResult {
     unusual?: boolean;
 }
 
-type PlainObject = Pick<ManifestObject, "file" | "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "repoPath" | "abs">;
+type PlainObject = Pick<
+    ManifestObject,
+    "file" | "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "repoPath" | "abs"
+>;
 
 /**
  * A part's work, in whichever thread runs it; `objects` keeps the part's own objects for locating later. The
  * command's own part locates its rows at once; a worker's rows are located when asked (after the stack hooks).
  */
-function runPart(files: RunFile[], cwd: string, repoRoot: string, skipUnreadable: boolean, config: PackConfig, locate: boolean): { result: PartResult; objects: ManifestObject[] } {
+function runPart(
+    files: RunFile[],
+    cwd: string,
+    repoRoot: string,
+    skipUnreadable: boolean,
+    config: PackConfig,
+    locate: boolean,
+): { result: PartResult; objects: ManifestObject[] } {
     const load = loadFiles(files, cwd, repoRoot, skipUnreadable);
-    const base = { files: load.files, documents: load.documents, skipped: load.skipped, aliasNodes: load.budget.aliasNodes };
+    const base = {
+        files: load.files,
+        documents: load.documents,
+        skipped: load.skipped,
+        aliasNodes: load.budget.aliasNodes,
+    };
     if (load.objects.some((x) => x.named && (isApplication(x.object) || isApplicationSet(x.object)))) {
         return { result: extended(base, { objects: [], rows: [], unusual: true }), objects: load.objects };
     }
@@ -149,7 +168,18 @@ function runPart(files: RunFile[], cwd: string, repoRoot: string, skipUnreadable
         const obj = byUrn.get(row.urn);
         return { row, ...(obj && locate ? { at: rowPosition(row, obj) } : {}) };
     });
-    const plain = load.objects.map((o): PlainObject => ({ file: o.file, identity: o.identity, type: o.type, urn: o.urn, kind: o.kind, object: o.object, read: o.read, named: o.named, repoPath: o.repoPath, abs: o.abs }));
+    const plain = load.objects.map((o): PlainObject => ({
+        file: o.file,
+        identity: o.identity,
+        type: o.type,
+        urn: o.urn,
+        kind: o.kind,
+        object: o.object,
+        read: o.read,
+        named: o.named,
+        repoPath: o.repoPath,
+        abs: o.abs,
+    }));
     return { result: extended(base, { objects: plain, rows }), objects: load.objects };
 }
 
@@ -246,7 +276,13 @@ class PartThread {
 }
 
 /** The single-threaded path: what `check` always did (`repoRoot`: runRepoRoot's answer, when already asked). */
-function single(paths: string[], o: LoadOptions, config: PackConfig, onLoaded?: (load: LoadResult) => void, repoRoot?: string): CheckedManifests {
+function single(
+    paths: string[],
+    o: LoadOptions,
+    config: PackConfig,
+    onLoaded?: (load: LoadResult) => void,
+    repoRoot?: string,
+): CheckedManifests {
     note("threads", 1);
     const load = loadManifests(paths, o, repoRoot);
     onLoaded?.(load);
@@ -257,7 +293,12 @@ function single(paths: string[], o: LoadOptions, config: PackConfig, onLoaded?: 
  * Loads and judges a `check` run: on several threads when it is plain and large enough (see the header), else
  * in this one. Either way the same load summary and the same rows.
  */
-export async function checkManifests(paths: string[], o: LoadOptions, config: PackConfig, par: ParallelOptions = {}): Promise<CheckedManifests> {
+export async function checkManifests(
+    paths: string[],
+    o: LoadOptions,
+    config: PackConfig,
+    par: ParallelOptions = {},
+): Promise<CheckedManifests> {
     if (par.entry === undefined) return single(paths, o, config, par.onLoaded);
     const cwd = o.cwd ?? process.cwd();
     let repoRoot: string;
@@ -281,7 +322,10 @@ export async function checkManifests(paths: string[], o: LoadOptions, config: Pa
     const skipUnreadable = o.skipUnreadable === true;
     const workers: PartThread[] = [];
     try {
-        for (const part of parts.slice(1)) workers.push(new PartThread(par.entry, { [PART]: true, files: part, cwd, repoRoot, skipUnreadable, config }));
+        for (const part of parts.slice(1))
+            workers.push(
+                new PartThread(par.entry, { [PART]: true, files: part, cwd, repoRoot, skipUnreadable, config }),
+            );
         const joined = await joinParts(parts[0], workers, cwd, repoRoot, skipUnreadable, config, par.onLoaded);
         return joined ?? single(paths, o, config, par.onLoaded, repoRoot);
     } catch {
@@ -313,7 +357,8 @@ async function joinParts(
         if (!("result" in m)) return undefined;
         results.push(m.result);
     }
-    if (results.some((r) => r.unusual) || results.reduce((n, r) => n + r.aliasNodes, 0) > MAX_ALIAS_EXPANSION) return undefined;
+    if (results.some((r) => r.unusual) || results.reduce((n, r) => n + r.aliasNodes, 0) > MAX_ALIAS_EXPANSION)
+        return undefined;
     // The run's objects in read order: this thread's own, then each part's as plain data.
     const owner = new Map<string, number>();
     const objects: ManifestObject[] = [...own.objects];
@@ -344,9 +389,15 @@ async function joinParts(
     onLoaded?.(load);
     // Resource hooks' rows in part order, then the stack hooks' over every object (the single-threaded order, by part).
     const rows: { row: EvalRow; at?: { line: number; column: number } }[] = results.flatMap((r) => r.rows);
-    const stackRows = evaluatePack(steady(evalResources(objects)), config, undefined, "stack").map((row) => ({ row, at: undefined as { line: number; column: number } | undefined }));
+    const stackRows = evaluatePack(steady(evalResources(objects)), config, undefined, "stack").map((row) => ({
+        row,
+        at: undefined as { line: number; column: number } | undefined,
+    }));
     const ownByUrn = new Map(own.objects.map((x) => [x.urn, x]));
-    const wanted: Map<number, { urn: string; row: EvalRow; set: (at: { line: number; column: number } | undefined) => void }[]> = new Map();
+    const wanted: Map<
+        number,
+        { urn: string; row: EvalRow; set: (at: { line: number; column: number } | undefined) => void }[]
+    > = new Map();
     const ask = (entry: { row: EvalRow; at?: { line: number; column: number } }) => {
         const part = owner.get(entry.row.urn);
         if (part === undefined) return;
@@ -367,7 +418,12 @@ async function joinParts(
         list.forEach((x, i) => x.set(m.at[i]));
     }
     const byUrn = new Map(objects.map((x) => [x.urn, x]));
-    return { load, rows: sortRows<LocatedRow>([...rows, ...stackRows].map(({ row, at }) => locatedRow(row, byUrn.get(row.urn), at))) };
+    return {
+        load,
+        rows: sortRows<LocatedRow>(
+            [...rows, ...stackRows].map(({ row, at }) => locatedRow(row, byUrn.get(row.urn), at)),
+        ),
+    };
 }
 
 function steady(resources: EvalResource[]): EvalResource[] {

@@ -117,7 +117,8 @@ export class FileLocator {
         if (!this.lineCounter) {
             this.lineCounter = new YAML.LineCounter();
             this.lineCounter.addNewLine(0);
-            for (let i = this.text.indexOf("\n"); i >= 0; i = this.text.indexOf("\n", i + 1)) this.lineCounter.addNewLine(i + 1);
+            for (let i = this.text.indexOf("\n"); i >= 0; i = this.text.indexOf("\n", i + 1))
+                this.lineCounter.addNewLine(i + 1);
         }
         const p = this.lineCounter.linePos(Math.max(0, Math.min(offset ?? 0, this.text.length)));
         return { line: p.line, column: p.col };

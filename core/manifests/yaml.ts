@@ -29,14 +29,18 @@ function checkExpansion(doc: unknown, where: () => string, budget: { aliasNodes:
         if (v === null || typeof v !== "object") return 1;
         const known = sizes.get(v);
         if (known !== undefined) return known;
-        if (active.has(v)) throw new BadInputError(`${where()}: invalid YAML: an alias refers to a node that contains it`);
+        if (active.has(v))
+            throw new BadInputError(`${where()}: invalid YAML: an alias refers to a node that contains it`);
         active.add(v);
         let n = 1;
         written++;
         for (const child of Array.isArray(v) ? v : Object.values(v)) {
             if (child === null || typeof child !== "object") written++;
             n += size(child);
-            if (n > MAX_EXPANDED_NODES) throw new BadInputError(`${where()}: invalid YAML: aliases expand to more than ${MAX_EXPANDED_NODES.toLocaleString("en")} nodes`);
+            if (n > MAX_EXPANDED_NODES)
+                throw new BadInputError(
+                    `${where()}: invalid YAML: aliases expand to more than ${MAX_EXPANDED_NODES.toLocaleString("en")} nodes`,
+                );
         }
         active.delete(v);
         sizes.set(v, n);
@@ -45,7 +49,9 @@ function checkExpansion(doc: unknown, where: () => string, budget: { aliasNodes:
     const total = size(doc);
     budget.aliasNodes += Math.max(0, total - Math.max(written, 1));
     if (budget.aliasNodes > MAX_ALIAS_EXPANSION) {
-        throw new BadInputError(`${where()}: invalid YAML: aliases in this run expand to more than ${MAX_ALIAS_EXPANSION.toLocaleString("en")} extra nodes`);
+        throw new BadInputError(
+            `${where()}: invalid YAML: aliases in this run expand to more than ${MAX_ALIAS_EXPANSION.toLocaleString("en")} extra nodes`,
+        );
     }
 }
 
@@ -58,7 +64,10 @@ export function yamlReason(reason: string): string {
         [/maxDepth|nesting|nests|too deeply|call stack/i, "mappings, sequences or aliases nested too deeply"],
         [/^invalid JSON/i, "invalid JSON"],
         [/refers to a node that contains it/i, "an alias refers to a node that contains it"],
-        [/unidentified alias|unresolved alias|unknown anchor|anchor not defined/i, "an alias refers to an anchor that is not defined"],
+        [
+            /unidentified alias|unresolved alias|unknown anchor|anchor not defined/i,
+            "an alias refers to an anchor that is not defined",
+        ],
         [/unique|duplicat/i, "a mapping key appears twice"],
         [/duplicated mapping key/i, "a mapping key appears twice"],
         [/tag/i, "a tag that cannot be resolved"],
@@ -101,10 +110,15 @@ export function parseSource(src: Source, out: LoadResult, fromFolder: boolean): 
         if (typeof value !== "object" || Array.isArray(value)) {
             const what = Array.isArray(value) ? "a list" : typeof value === "string" ? "a string" : `a ${typeof value}`;
             if (fromFolder) {
-                out.skipped.push({ file: `${src.file}:${placeStart(place).line}`, reason: `not a Kubernetes object (${what})` });
+                out.skipped.push({
+                    file: `${src.file}:${placeStart(place).line}`,
+                    reason: `not a Kubernetes object (${what})`,
+                });
                 return;
             }
-            throw new BadInputError(`${where()}: the document is ${what}, not a Kubernetes object (a mapping with apiVersion and kind)`);
+            throw new BadInputError(
+                `${where()}: the document is ${what}, not a Kubernetes object (a mapping with apiVersion and kind)`,
+            );
         }
         addObject(src, value as Record<string, unknown>, place, out, fromFolder);
     });

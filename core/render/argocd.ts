@@ -31,7 +31,17 @@ import { BadInputError } from "../errors";
 import { firstKubeYamlValue } from "../kube-yaml";
 import { compilePathPattern } from "../path-match";
 import { normalizeKubeVersion } from "./capabilities";
-import { KUSTOMIZATION_FILES, RenderContext, RenderedStream, renderHelm, renderJsonnet, renderKustomize, repoFiles, repoFolders, runTool } from "./render";
+import {
+    KUSTOMIZATION_FILES,
+    RenderContext,
+    RenderedStream,
+    renderHelm,
+    renderJsonnet,
+    renderKustomize,
+    repoFiles,
+    repoFolders,
+    runTool,
+} from "./render";
 import { extended } from "../../policies/model/shapes";
 
 type Obj = Record<string, unknown>;
@@ -141,7 +151,9 @@ function directoryFiles(dir: string, d: Obj): string[] {
     const exc = exclude ? argoGlob(exclude) : undefined;
     const out: string[] = [];
     const walk = (cur: string) => {
-        for (const e of fs.readdirSync(cur, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+        for (const e of fs
+            .readdirSync(cur, { withFileTypes: true })
+            .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
             const p = path.join(cur, e.name);
             if (e.isDirectory()) {
                 if (recurse) walk(p);
@@ -211,25 +223,35 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
     for (const [i, source] of sources.entries()) {
         const field = spec.sources !== undefined ? `spec.sources[${i}]` : "spec.source";
         if (!source) {
-            if (spec.sources !== undefined || spec.source !== undefined) out.notes.push(`${field} is not an object, so what it applies is not known`);
+            if (spec.sources !== undefined || spec.source !== undefined)
+                out.notes.push(`${field} is not an object, so what it applies is not known`);
             continue;
         }
         if (typeof source.chart === "string") {
-            out.notes.push(`${field} is chart ${JSON.stringify(source.chart)} from a Helm repository, which check does not read (it uses no network)`);
+            out.notes.push(
+                `${field} is chart ${JSON.stringify(source.chart)} from a Helm repository, which check does not read (it uses no network)`,
+            );
             continue;
         }
         if (typeof source.path !== "string") continue; // a `ref` source of value files only
         const dir = path.resolve(ctx.repoRoot, source.path);
         const rel = path.relative(ctx.repoRoot, dir);
         if (rel.startsWith("..") || path.isAbsolute(rel) || !fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
-            out.notes.push(`${field}.path ${JSON.stringify(source.path)} is not a folder of this repository (another repository's path is not read)`);
+            out.notes.push(
+                `${field}.path ${JSON.stringify(source.path)} is not a folder of this repository (another repository's path is not read)`,
+            );
             continue;
         }
         const explicit = ["helm", "kustomize", "directory", "plugin"].filter((t) => obj(source[t]) !== undefined);
-        if (explicit.length > 1) throw new BadInputError(`${who}: its source sets more than one of ${explicit.join(", ")} (Argo CD refuses it)`);
+        if (explicit.length > 1)
+            throw new BadInputError(
+                `${who}: its source sets more than one of ${explicit.join(", ")} (Argo CD refuses it)`,
+            );
         const type = explicit[0] ?? discoveredType(dir);
         if (type === "plugin") {
-            out.notes.push(`${field}.plugin: a config management plugin renders ${JSON.stringify(source.path)}, which check does not run`);
+            out.notes.push(
+                `${field}.plugin: a config management plugin renders ${JSON.stringify(source.path)}, which check does not run`,
+            );
             continue;
         }
         out.rendered.push(dir);
@@ -258,10 +280,16 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
                     const m = /^\$([^/]+)\/(.*)$/.exec(f);
                     if (m) {
                         const root = refs.get(m[1]);
-                        if (!root) throw new BadInputError(`${who}: value file ${JSON.stringify(f)} names a ref source the Application does not have`);
+                        if (!root)
+                            throw new BadInputError(
+                                `${who}: value file ${JSON.stringify(f)} names a ref source the Application does not have`,
+                            );
                         return path.resolve(root, m[2]);
                     }
-                    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(f)) throw new BadInputError(`${who}: value file ${JSON.stringify(f)} is fetched over the network, which check does not use`);
+                    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(f))
+                        throw new BadInputError(
+                            `${who}: value file ${JSON.stringify(f)} is fetched over the network, which check does not use`,
+                        );
                     return path.resolve(dir, f);
                 });
             const fileParameters = list(h.fileParameters)
@@ -271,10 +299,13 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
             // Argo CD confines value files and file parameters to the repository; so does check.
             for (const f of [...valueFiles, ...fileParameters.map((p) => p.path)]) {
                 const r = path.relative(ctx.repoRoot, f);
-                if (r.startsWith("..") || path.isAbsolute(r)) throw new BadInputError(`${who}: a value file or file parameter is outside the repository`);
+                if (r.startsWith("..") || path.isAbsolute(r))
+                    throw new BadInputError(`${who}: a value file or file parameter is outside the repository`);
             }
             const valuesObject = obj(h.valuesObject);
-            const values = valuesObject ? JSON.stringify(valuesObject) : (str(h.values) ?? (obj(h.values) ? JSON.stringify(h.values) : undefined));
+            const values = valuesObject
+                ? JSON.stringify(valuesObject)
+                : (str(h.values) ?? (obj(h.values) ? JSON.stringify(h.values) : undefined));
             out.streams.push(
                 ...renderHelm(dir, ctx, {
                     releaseName: str(h.releaseName) || appName,
@@ -284,11 +315,17 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
                     parameters: list(h.parameters)
                         .map(obj)
                         .filter((x): x is Obj => !!x && typeof x.name === "string")
-                        .map((x) => ({ name: String(x.name), value: String(x.value ?? ""), forceString: x.forceString === true })),
+                        .map((x) => ({
+                            name: String(x.name),
+                            value: String(x.value ?? ""),
+                            forceString: x.forceString === true,
+                        })),
                     fileParameters,
                     ignoreMissingValueFiles: h.ignoreMissingValueFiles === true,
                     skipCrds: h.skipCrds === true,
-                    kubeVersion: str(h.kubeVersion) ? normalizeKubeVersion(str(h.kubeVersion)!, `${who}: helm.kubeVersion`) : undefined,
+                    kubeVersion: str(h.kubeVersion)
+                        ? normalizeKubeVersion(str(h.kubeVersion)!, `${who}: helm.kubeVersion`)
+                        : undefined,
                     apiVersions: list(h.apiVersions).filter((x): x is string => typeof x === "string"),
                 }),
             );
@@ -299,7 +336,8 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
             // included (Argo CD decides the type at the source's root only): none is rendered again with defaults.
             if (d.recurse === true) {
                 const relDir = path.relative(ctx.repoRoot, dir).split(path.sep).join("/");
-                for (const f of repoFolders(ctx)) if (relDir === "" || f.startsWith(`${relDir}/`)) out.rendered.push(path.resolve(ctx.repoRoot, f));
+                for (const f of repoFolders(ctx))
+                    if (relDir === "" || f.startsWith(`${relDir}/`)) out.rendered.push(path.resolve(ctx.repoRoot, f));
             }
             for (const f of directoryFiles(dir, d)) {
                 if (f.endsWith(".jsonnet")) {
@@ -333,7 +371,10 @@ function substitute(v: unknown, params: Obj): unknown {
     }
     if (Array.isArray(v)) return v.map((x) => substitute(x, params));
     const o = obj(v);
-    if (o) return Object.fromEntries(Object.entries(o).map(([k, x]) => [substitute(k, params) as string, substitute(x, params)]));
+    if (o)
+        return Object.fromEntries(
+            Object.entries(o).map(([k, x]) => [substitute(k, params) as string, substitute(x, params)]),
+        );
     return v;
 }
 
@@ -342,7 +383,14 @@ function substitute(v: unknown, params: Obj): unknown {
  * appset-template (text/template with sprig and Argo CD's functions, `goTemplateOptions` applied), one run for
  * all parameter sets of a generator. A set whose template does not execute is named, never guessed.
  */
-function goTemplates(template: Obj, params: Obj[], spec: Obj, values: Record<string, string> | undefined, ctx: RenderContext, who: string): { apps: Obj[]; failed: number; reason?: string } {
+function goTemplates(
+    template: Obj,
+    params: Obj[],
+    spec: Obj,
+    values: Record<string, string> | undefined,
+    ctx: RenderContext,
+    who: string,
+): { apps: Obj[]; failed: number; reason?: string } {
     if (params.length === 0) return { apps: [], failed: 0 };
     const options = list(spec.goTemplateOptions).filter((x): x is string => typeof x === "string");
     const input = JSON.stringify({ template, params, options, ...(values ? { values } : {}) });
@@ -422,7 +470,15 @@ const NESTING = new Set(["matrix", "merge"]);
 
 /** Argo CD's `%v` of a parameter value (non-goTemplate matrix combination): strings as they are, numbers as Go prints them. */
 function goString(v: unknown): string {
-    return typeof v === "string" ? v : typeof v === "number" ? goFloat(v) : v === null || v === undefined ? "<nil>" : typeof v === "object" ? JSON.stringify(v) : String(v);
+    return typeof v === "string"
+        ? v
+        : typeof v === "number"
+          ? goFloat(v)
+          : v === null || v === undefined
+            ? "<nil>"
+            : typeof v === "object"
+              ? JSON.stringify(v)
+              : String(v);
 }
 
 /** mergo.Merge(dst, src, WithOverride) on parameter maps: maps merged key by key, a non-empty src value overrides. */
@@ -431,7 +487,19 @@ function mergeOverride(dst: Obj, src: Obj): Obj {
     for (const [k, v] of Object.entries(src)) {
         const d = out[k];
         if (obj(d) && obj(v)) out[k] = mergeOverride(obj(d)!, obj(v)!);
-        else if (!(k in out) || !(v === "" || v === 0 || v === false || v === null || v === undefined || (Array.isArray(v) && v.length === 0) || (obj(v) && Object.keys(v as Obj).length === 0))) out[k] = v;
+        else if (
+            !(k in out) ||
+            !(
+                v === "" ||
+                v === 0 ||
+                v === false ||
+                v === null ||
+                v === undefined ||
+                (Array.isArray(v) && v.length === 0) ||
+                (obj(v) && Object.keys(v as Obj).length === 0)
+            )
+        )
+            out[k] = v;
     }
     return out;
 }
@@ -441,7 +509,10 @@ function interpolate(value: Obj, sets: Obj[], env: GenEnv): ({ value: Obj } | { 
     if (!env.goTemplate) return sets.map((p) => ({ value: substitute(value, p) as Obj }));
     if (sets.length === 0) return [];
     const options = list(env.spec.goTemplateOptions).filter((x): x is string => typeof x === "string");
-    const out = runTool("appset-template", [], `${env.who} (goTemplate)`, env.ctx, { cwd: env.ctx.repoRoot, input: JSON.stringify({ template: value, params: sets, options }) });
+    const out = runTool("appset-template", [], `${env.who} (goTemplate)`, env.ctx, {
+        cwd: env.ctx.repoRoot,
+        input: JSON.stringify({ template: value, params: sets, options }),
+    });
     const results = (JSON.parse(out) as { results: { app?: Obj; error?: string }[] }).results;
     return results.map((r) => (obj(r.app) ? { value: r.app! } : { error: r.error ?? "template error" }));
 }
@@ -451,8 +522,12 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
     if (!g) return { reason: `${field} is not an object` };
     const kinds = Object.keys(g).filter((k) => k !== "selector" && k !== "values");
     const kind = kinds[0] ?? "(empty)";
-    if (g.selector !== undefined) return { reason: `${field}.selector is not applied by check, so the generator is not expanded` };
-    if (kinds.length !== 1) return { reason: `${field} names ${kinds.length === 0 ? "no generator" : "more than one generator"}, which Argo CD refuses` };
+    if (g.selector !== undefined)
+        return { reason: `${field}.selector is not applied by check, so the generator is not expanded` };
+    if (kinds.length !== 1)
+        return {
+            reason: `${field} names ${kinds.length === 0 ? "no generator" : "more than one generator"}, which Argo CD refuses`,
+        };
     if (kind === "list" && obj(g.list)?.template === undefined) {
         const l = obj(g.list) ?? {};
         let params: Obj[];
@@ -460,19 +535,30 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
         else {
             // The default syntax takes string values only (a `values` map as `values.<key>`); Argo CD fails the generator otherwise.
             const flat = list(l.elements).map((e) => flatElement(obj(e) ?? {}));
-            if (flat.some((x) => x === undefined)) return { reason: `${field}.list has an element with a value that is not a string, which Argo CD refuses without goTemplate (the generator fails)` };
+            if (flat.some((x) => x === undefined))
+                return {
+                    reason: `${field}.list has an element with a value that is not a string, which Argo CD refuses without goTemplate (the generator fails)`,
+                };
             params = flat as Obj[];
         }
         // elementsYaml: a YAML list of maps, appended as they are (in either syntax), as Argo CD does.
         if (l.elementsYaml !== undefined) {
             const yaml = typeof l.elementsYaml === "string" ? firstKubeYamlValue(l.elementsYaml) : undefined;
-            const elements = yaml?.ok && (yaml.value === null || Array.isArray(yaml.value)) ? list(yaml.value) : undefined;
-            if (!elements || !elements.every((e) => e === null || obj(e))) return { reason: `${field}.list.elementsYaml is not a YAML list of maps, which fails the generator in Argo CD` };
+            const elements =
+                yaml?.ok && (yaml.value === null || Array.isArray(yaml.value)) ? list(yaml.value) : undefined;
+            if (!elements || !elements.every((e) => e === null || obj(e)))
+                return {
+                    reason: `${field}.list.elementsYaml is not a YAML list of maps, which fails the generator in Argo CD`,
+                };
             params.push(...elements.map((e) => obj(e) ?? {}));
         }
         return { params };
     }
-    if (kind === "git" && obj(g.git)?.template === undefined && (list(obj(g.git)?.directories).length > 0 || list(obj(g.git)?.files).length > 0)) {
+    if (
+        kind === "git" &&
+        obj(g.git)?.template === undefined &&
+        (list(obj(g.git)?.directories).length > 0 || list(obj(g.git)?.files).length > 0)
+    ) {
         const git = obj(g.git)!;
         const prefix = str(git.pathParamPrefix) ?? "";
         let params: Obj[];
@@ -483,8 +569,10 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
                 .filter((x): x is Obj => !!x && typeof x.path === "string");
             const all = repoFolders(ctx);
             const chosen = new Set<string>();
-            for (const e of entries.filter((x) => x.exclude !== true)) for (const d of all) if (globDir(String(e.path)).test(d)) chosen.add(d);
-            for (const e of entries.filter((x) => x.exclude === true)) for (const d of [...chosen]) if (globDir(String(e.path)).test(d)) chosen.delete(d);
+            for (const e of entries.filter((x) => x.exclude !== true))
+                for (const d of all) if (globDir(String(e.path)).test(d)) chosen.add(d);
+            for (const e of entries.filter((x) => x.exclude === true))
+                for (const d of [...chosen]) if (globDir(String(e.path)).test(d)) chosen.delete(d);
             params = [...chosen].sort().map((d) => pathParams(d, goTemplate, prefix));
         } else {
             const files = gitFilesParams(git, ctx, goTemplate, prefix, field);
@@ -492,15 +580,22 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
             params = files;
         }
         const v = obj(git.values);
-        if (v && depth > 0) return { reason: `${field}.git.values inside a matrix or merge generator are not applied by check` };
-        return { params, ...(v ? { values: Object.fromEntries(Object.entries(v).map(([k, x]) => [k, String(x ?? "")])) } : {}) };
+        if (v && depth > 0)
+            return { reason: `${field}.git.values inside a matrix or merge generator are not applied by check` };
+        return {
+            params,
+            ...(v ? { values: Object.fromEntries(Object.entries(v).map(([k, x]) => [k, String(x ?? "")])) } : {}),
+        };
     }
     if (NESTING.has(kind)) {
         // Argo CD nests matrix and merge one level: a second level holds only terminal generators.
         if (depth >= 2) return { reason: `${field} nests ${kind} deeper than Argo CD allows (it fails the generator)` };
         const children = list(obj(g[kind])?.generators);
         if (kind === "matrix") {
-            if (children.length !== 2) return { reason: `${field}.matrix has ${children.length} generators; Argo CD requires exactly two (it fails the generator)` };
+            if (children.length !== 2)
+                return {
+                    reason: `${field}.matrix has ${children.length} generators; Argo CD requires exactly two (it fails the generator)`,
+                };
             const first = generatorParams(obj(children[0]), `${field}.matrix.generators[0]`, depth + 1, env);
             if ("reason" in first) return first;
             const second = obj(children[1]);
@@ -515,7 +610,10 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
             } else {
                 const rendered = interpolate(second ?? {}, first.params, env);
                 for (const r of rendered) {
-                    if ("error" in r) return { reason: `${secondField} does not render with the first generator's parameters (${r.error}), which fails the generator in Argo CD` };
+                    if ("error" in r)
+                        return {
+                            reason: `${secondField} does not render with the first generator's parameters (${r.error}), which fails the generator in Argo CD`,
+                        };
                     const one = generatorParams(r.value, secondField, depth + 1, env);
                     if ("reason" in one) return one;
                     seconds.push(one);
@@ -524,7 +622,10 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
             const out: Obj[] = [];
             for (const [i, a] of first.params.entries()) {
                 const bs = (seconds[i] as { params: Obj[] }).params;
-                if (out.length + bs.length > MAX_APPLICATIONS) throw new BadInputError(`${env.who}: ${field} generates more than ${MAX_APPLICATIONS} Applications (check's limit)`);
+                if (out.length + bs.length > MAX_APPLICATIONS)
+                    throw new BadInputError(
+                        `${env.who}: ${field} generates more than ${MAX_APPLICATIONS} Applications (check's limit)`,
+                    );
                 for (const b of bs) {
                     if (goTemplate) out.push(mergeOverride(mergeOverride({}, b), a));
                     else {
@@ -532,7 +633,9 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
                         for (const [k, v] of Object.entries(a)) combined[k] = goString(v);
                         for (const [k, v] of Object.entries(b)) {
                             if (k in combined && combined[k] !== goString(v))
-                                return { reason: `${field}.matrix: both generators set the parameter ${JSON.stringify(k)} to different values, which fails the generator in Argo CD` };
+                                return {
+                                    reason: `${field}.matrix: both generators set the parameter ${JSON.stringify(k)} to different values, which fails the generator in Argo CD`,
+                                };
                             combined[k] = goString(v);
                         }
                         out.push(combined);
@@ -542,9 +645,13 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
             return { params: out };
         }
         // merge: the first generator's sets, each overridden by the set of every later generator with the same merge-key values.
-        if (children.length < 2) return { reason: `${field}.merge has fewer than two generators, which fails the generator in Argo CD` };
-        const keys = [...new Set(list(obj(g.merge)?.mergeKeys).filter((k): k is string => typeof k === "string"))].sort();
-        if (keys.length === 0) return { reason: `${field}.merge has no mergeKeys, which fails the generator in Argo CD` };
+        if (children.length < 2)
+            return { reason: `${field}.merge has fewer than two generators, which fails the generator in Argo CD` };
+        const keys = [
+            ...new Set(list(obj(g.merge)?.mergeKeys).filter((k): k is string => typeof k === "string")),
+        ].sort();
+        if (keys.length === 0)
+            return { reason: `${field}.merge has no mergeKeys, which fails the generator in Argo CD` };
         const byKey = (sets: Obj[]): Map<string, Obj> | undefined => {
             const m = new Map<string, Obj>();
             for (const set of sets) {
@@ -561,10 +668,16 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
             all.push(r.params);
         }
         const base = byKey(all[0]);
-        if (!base) return { reason: `${field}.merge: two parameter sets of generators[0] have the same merge-key values, which fails the generator in Argo CD` };
+        if (!base)
+            return {
+                reason: `${field}.merge: two parameter sets of generators[0] have the same merge-key values, which fails the generator in Argo CD`,
+            };
         for (const [i, sets] of all.slice(1).entries()) {
             const other = byKey(sets);
-            if (!other) return { reason: `${field}.merge: two parameter sets of generators[${i + 1}] have the same merge-key values, which fails the generator in Argo CD` };
+            if (!other)
+                return {
+                    reason: `${field}.merge: two parameter sets of generators[${i + 1}] have the same merge-key values, which fails the generator in Argo CD`,
+                };
             for (const [k, set] of base) {
                 const o = other.get(k);
                 if (o) base.set(k, goTemplate ? mergeOverride(set, o) : extended(set, o));
@@ -598,13 +711,22 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
             continue;
         }
         const { params, values } = r;
-        if (params.length > MAX_APPLICATIONS) throw new BadInputError(`${env.who}: ${field} generates more than ${MAX_APPLICATIONS} Applications (check's limit)`);
+        if (params.length > MAX_APPLICATIONS)
+            throw new BadInputError(
+                `${env.who}: ${field} generates more than ${MAX_APPLICATIONS} Applications (check's limit)`,
+            );
         generated += params.length;
-        if (generated > MAX_APPLICATIONS) throw new BadInputError(`${env.who}: its generators create more than ${MAX_APPLICATIONS} Applications (check's limit)`);
+        if (generated > MAX_APPLICATIONS)
+            throw new BadInputError(
+                `${env.who}: its generators create more than ${MAX_APPLICATIONS} Applications (check's limit)`,
+            );
         let apps: Obj[];
         if (goTemplate) {
             const t = goTemplates(template, params, spec, values, ctx, env.who);
-            if (t.failed > 0) result.notExpanded.push(`spec.template: ${t.failed} of the Applications of ${field} do not render (${t.reason ?? "template error"}), so Argo CD creates none of them`);
+            if (t.failed > 0)
+                result.notExpanded.push(
+                    `spec.template: ${t.failed} of the Applications of ${field} do not render (${t.reason ?? "template error"}), so Argo CD creates none of them`,
+                );
             apps = t.apps;
         } else {
             apps = params.map((p) => {
@@ -617,7 +739,12 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
         for (const app of apps) {
             const m = obj(app.metadata) ?? {};
             // Argo CD creates every Application in the ApplicationSet's namespace, whatever the template says.
-            result.applications.push({ apiVersion: "argoproj.io/v1alpha1", kind: "Application", ...app, metadata: extended(m, { namespace: str(meta.namespace) }) });
+            result.applications.push({
+                apiVersion: "argoproj.io/v1alpha1",
+                kind: "Application",
+                ...app,
+                metadata: extended(m, { namespace: str(meta.namespace) }),
+            });
         }
     }
     return result;
@@ -679,20 +806,29 @@ export function goFloat(n: number): string {
 /** jeremywohl/flatten (DotStyle) then `%v`, as Argo CD flattens a git file's object for the default syntax. */
 function flattenParams(v: unknown, prefix: string, out: Obj): void {
     if (Array.isArray(v)) v.forEach((x, i) => flattenParams(x, prefix === "" ? String(i) : `${prefix}.${i}`, out));
-    else if (obj(v)) for (const [k, x] of Object.entries(obj(v)!)) flattenParams(x, prefix === "" ? k : `${prefix}.${k}`, out);
+    else if (obj(v))
+        for (const [k, x] of Object.entries(obj(v)!)) flattenParams(x, prefix === "" ? k : `${prefix}.${k}`, out);
     else out[prefix] = v === null ? "<nil>" : typeof v === "number" ? goFloat(v) : String(v);
 }
 
 /** A file's parameters (Argo CD's git files generator): its object, or each object of its list, with the path parameters. */
-function gitFilesParams(git: Obj, ctx: RenderContext, goTemplate: boolean, prefix: string, field: string): Obj[] | string {
+function gitFilesParams(
+    git: Obj,
+    ctx: RenderContext,
+    goTemplate: boolean,
+    prefix: string,
+    field: string,
+): Obj[] | string {
     const entries = list(git.files)
         .map(obj)
         .filter((x): x is Obj => !!x && typeof x.path === "string");
     const root = ctx.repoRoot;
     const all = repoFiles(ctx);
     const chosen = new Set<string>();
-    for (const e of entries.filter((x) => x.exclude !== true)) for (const f of all) if (gitPathspec(String(e.path)).test(f)) chosen.add(f);
-    for (const e of entries.filter((x) => x.exclude === true)) for (const f of [...chosen]) if (gitPathspec(String(e.path)).test(f)) chosen.delete(f);
+    for (const e of entries.filter((x) => x.exclude !== true))
+        for (const f of all) if (gitPathspec(String(e.path)).test(f)) chosen.add(f);
+    for (const e of entries.filter((x) => x.exclude === true))
+        for (const f of [...chosen]) if (gitPathspec(String(e.path)).test(f)) chosen.delete(f);
     const out: Obj[] = [];
     let total = 0;
     for (const file of [...chosen].sort()) {
@@ -702,9 +838,13 @@ function gitFilesParams(git: Obj, ctx: RenderContext, goTemplate: boolean, prefi
             const buf = Buffer.alloc(MAX_PARAM_FILE_BYTES + 1);
             let n = 0;
             for (let r = 1; r > 0 && n < buf.length; n += r) r = fs.readSync(fd, buf, n, buf.length - n, null);
-            if (n > MAX_PARAM_FILE_BYTES) return `${field}.git.files: ${JSON.stringify(file)} is larger than ${MAX_PARAM_FILE_BYTES} bytes, which check does not read`;
+            if (n > MAX_PARAM_FILE_BYTES)
+                return `${field}.git.files: ${JSON.stringify(file)} is larger than ${MAX_PARAM_FILE_BYTES} bytes, which check does not read`;
             total += n;
-            if (total > MAX_PARAM_FILES_BYTES) throw new BadInputError(`${ctx.show(path.resolve(root))}: ${field}.git.files matches more than ${MAX_PARAM_FILES_BYTES} bytes of files (check's limit)`);
+            if (total > MAX_PARAM_FILES_BYTES)
+                throw new BadInputError(
+                    `${ctx.show(path.resolve(root))}: ${field}.git.files matches more than ${MAX_PARAM_FILES_BYTES} bytes of files (check's limit)`,
+                );
             text = buf.subarray(0, n).toString("utf8");
         } finally {
             fs.closeSync(fd);
@@ -719,13 +859,21 @@ function gitFilesParams(git: Obj, ctx: RenderContext, goTemplate: boolean, prefi
                 : Array.isArray(yaml.value) && yaml.value.every((x) => x === null || obj(x))
                   ? yaml.value.map((x) => obj(x) ?? {})
                   : undefined;
-        if (!objects) return `${field}.git.files: ${JSON.stringify(file)} is not a YAML or JSON map or list of maps, which fails the generator in Argo CD`;
+        if (!objects)
+            return `${field}.git.files: ${JSON.stringify(file)} is not a YAML or JSON map or list of maps, which fails the generator in Argo CD`;
         const dir = path.posix.dirname(file);
         const base = path.posix.basename(dir);
         const filename = path.posix.basename(file);
         for (const o of objects) {
             if (goTemplate) {
-                const p = { path: dir, basename: base, filename, basenameNormalized: sanitizeName(base), filenameNormalized: sanitizeName(filename), segments: dir.split("/") };
+                const p = {
+                    path: dir,
+                    basename: base,
+                    filename,
+                    basenameNormalized: sanitizeName(base),
+                    filenameNormalized: sanitizeName(filename),
+                    segments: dir.split("/"),
+                };
                 out.push(extended(o, prefix ? { [prefix]: { path: p } } : { path: p }));
             } else {
                 const flat: Obj = {};

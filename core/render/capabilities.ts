@@ -47,8 +47,12 @@ export function normalizeKubeVersion(value: string, what: string): string {
 
 /** An API version as `--api-versions` takes it: `version`, `group/version` or `group/version/Kind`. */
 export function checkApiVersion(value: string, what: string): string {
-    if (!/^(?:[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?v[0-9][a-z0-9]{0,62}(?:\/[A-Za-z][A-Za-z0-9]{0,62})?$/.test(value)) {
-        throw new BadInputError(`${what}: not an API version (expected group/version or group/version/Kind, e.g. example.com/v1/Widget)`);
+    if (
+        !/^(?:[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?v[0-9][a-z0-9]{0,62}(?:\/[A-Za-z][A-Za-z0-9]{0,62})?$/.test(value)
+    ) {
+        throw new BadInputError(
+            `${what}: not an API version (expected group/version or group/version/Kind, e.g. example.com/v1/Widget)`,
+        );
     }
     return value;
 }

@@ -88,7 +88,11 @@ export function firstErrorLine(stderr: string): string {
         .split("\n")
         .map((l) => l.trim())
         .filter((l) => l !== "");
-    const line = lines.find((l) => l.startsWith("Error:")) ?? lines.find((l) => !/^(Flag --|WARNING|walk\.go)/.test(l)) ?? lines[0] ?? "no error output";
+    const line =
+        lines.find((l) => l.startsWith("Error:")) ??
+        lines.find((l) => !/^(Flag --|WARNING|walk\.go)/.test(l)) ??
+        lines[0] ??
+        "no error output";
     const cleaned = line
         .replace(/^Error: /, "")
         .replace(/"(?:[^"\\]|\\.)*"/g, '"…"')
@@ -168,7 +172,9 @@ export function repoTree(ctx: RenderContext): RepoTree {
 }
 
 function tooLarge(ctx: RenderContext, why: string): BadInputError {
-    return new BadInputError(`${ctx.show(path.resolve(ctx.repoRoot))}: more than ${MAX_WALK.toLocaleString("en")} files and folders; ${why}`);
+    return new BadInputError(
+        `${ctx.show(path.resolve(ctx.repoRoot))}: more than ${MAX_WALK.toLocaleString("en")} files and folders; ${why}`,
+    );
 }
 
 /**
@@ -179,7 +185,10 @@ function tooLarge(ctx: RenderContext, why: string): BadInputError {
  */
 export function confineLinks(ctx: RenderContext): void {
     const tree = repoTree(ctx);
-    if (tree.escapingLink) throw new BadInputError(`${ctx.show(tree.escapingLink)}: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one)`);
+    if (tree.escapingLink)
+        throw new BadInputError(
+            `${ctx.show(tree.escapingLink)}: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one)`,
+        );
     if (tree.tooLarge) throw tooLarge(ctx, "not walked for links");
 }
 
@@ -198,21 +207,42 @@ export function repoFiles(ctx: RenderContext): string[] {
 }
 
 /** Runs a rendering tool; exit 2 (BadInputError) with one line when it is missing, fails or runs out of time. */
-export function runTool(name: ToolName, args: string[], what: string, ctx: RenderContext, opts: { cwd: string; input?: string }): string {
+export function runTool(
+    name: ToolName,
+    args: string[],
+    what: string,
+    ctx: RenderContext,
+    opts: { cwd: string; input?: string },
+): string {
     const tool = findTool(name);
     if (!tool) throw new BadInputError(`${what} needs ${name}, which is not installed: ${INSTALL_HINT[name]}`);
     const left = ctx.deadline - Date.now();
     if (left <= 0) throw new BadInputError(`${what}: rendering ran out of time (--timeout)`);
-    const r = spawnSync(tool.path, args, { cwd: opts.cwd, env: offlineEnv(), input: opts.input, encoding: "utf8", timeout: left, maxBuffer: 256 * 1024 * 1024, killSignal: "SIGKILL" });
-    if (r.error && (r.error as NodeJS.ErrnoException).code === "ETIMEDOUT") throw new BadInputError(`${what}: ${name} ran out of time (--timeout)`);
-    if (r.error) throw new BadInputError(`${what}: cannot run ${name} (${(r.error as NodeJS.ErrnoException).code ?? "error"})`);
+    const r = spawnSync(tool.path, args, {
+        cwd: opts.cwd,
+        env: offlineEnv(),
+        input: opts.input,
+        encoding: "utf8",
+        timeout: left,
+        maxBuffer: 256 * 1024 * 1024,
+        killSignal: "SIGKILL",
+    });
+    if (r.error && (r.error as NodeJS.ErrnoException).code === "ETIMEDOUT")
+        throw new BadInputError(`${what}: ${name} ran out of time (--timeout)`);
+    if (r.error)
+        throw new BadInputError(`${what}: cannot run ${name} (${(r.error as NodeJS.ErrnoException).code ?? "error"})`);
     if (r.status !== 0) {
         let line = firstErrorLine(r.stderr ?? "");
         // A chart's own messages (`fail`, `required`) and template errors can quote values: the location only.
         const at = /^(.*?(?:execution error at \([^)]*\)|template: [^\s:]+:\d+(?::\d+)?))/.exec(line);
         if (name === "helm" && at) line = `${at[1]}: (the message is not shown: it can quote values)`;
-        const network = /127\.0\.0\.1:9|proxyconnect|dial tcp|no such host|could not resolve|git clone|fetching|repository.*not found/i.test(r.stderr ?? "");
-        throw new BadInputError(`${what}: ${name} failed: ${line}${network ? " (it needs the network, which check does not use)" : ""}`);
+        const network =
+            /127\.0\.0\.1:9|proxyconnect|dial tcp|no such host|could not resolve|git clone|fetching|repository.*not found/i.test(
+                r.stderr ?? "",
+            );
+        throw new BadInputError(
+            `${what}: ${name} failed: ${line}${network ? " (it needs the network, which check does not use)" : ""}`,
+        );
     }
     return r.stdout;
 }
@@ -224,7 +254,9 @@ export function runTool(name: ToolName, args: string[], what: string, ctx: Rende
  */
 export function mappingOf(text: string): Record<string, unknown> {
     const doc = firstKubeYamlValue(text);
-    return doc.ok && doc.value !== null && typeof doc.value === "object" && !Array.isArray(doc.value) ? (doc.value as Record<string, unknown>) : {};
+    return doc.ok && doc.value !== null && typeof doc.value === "object" && !Array.isArray(doc.value)
+        ? (doc.value as Record<string, unknown>)
+        : {};
 }
 
 /**
@@ -233,7 +265,9 @@ export function mappingOf(text: string): Record<string, unknown> {
  * path with `//` and a query (`repo//base?ref=v1`).
  */
 export function isRemoteEntry(entry: string): boolean {
-    return /^(?:[a-z][a-z0-9+.-]*::|git@|github\.com\/|gitlab\.com\/|bitbucket\.org\/)|:\/\/|\?ref=|\/\/.*\?/i.test(entry);
+    return /^(?:[a-z][a-z0-9+.-]*::|git@|github\.com\/|gitlab\.com\/|bitbucket\.org\/)|:\/\/|\?ref=|\/\/.*\?/i.test(
+        entry,
+    );
 }
 
 /** Entries of a kustomization that point outside the repository (remote bases), refused before running. */
@@ -305,7 +339,10 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
     confineLinks(ctx);
     const kfile = kustomizationFile(dir);
     if (!kfile) throw new BadInputError(`${what}: no kustomization.yaml`);
-    if (remoteEntries(kfile).length > 0) throw new BadInputError(`${what}: a remote base needs the network, which check does not use; vendor it into the repository`);
+    if (remoteEntries(kfile).length > 0)
+        throw new BadInputError(
+            `${what}: a remote base needs the network, which check does not use; vendor it into the repository`,
+        );
     const scratch = ctx.scratch ?? {};
     const owned = ctx.scratch === undefined;
     if (!scratch.dir) {
@@ -328,13 +365,15 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
             if (!(e instanceof KubeYamlError)) throw e;
             throw new BadInputError(`${what}: ${ctx.show(kfile)} is not valid YAML (${yamlReason(e.reason)})`);
         }
-        if (decoded !== undefined && (typeof decoded !== "object" || Array.isArray(decoded))) throw new BadInputError(`${what}: ${ctx.show(kfile)} is not a mapping`);
+        if (decoded !== undefined && (typeof decoded !== "object" || Array.isArray(decoded)))
+            throw new BadInputError(`${what}: ${ctx.show(kfile)} is not a mapping`);
         const k = (decoded ?? {}) as Record<string, unknown>;
         if (opts.namePrefix) k.namePrefix = opts.namePrefix;
         if (opts.nameSuffix) k.nameSuffix = opts.nameSuffix;
         if (opts.namespace) k.namespace = opts.namespace;
         if (opts.commonLabels) k.commonLabels = extended((k.commonLabels as object) ?? {}, opts.commonLabels);
-        if (opts.commonAnnotations) k.commonAnnotations = extended((k.commonAnnotations as object) ?? {}, opts.commonAnnotations);
+        if (opts.commonAnnotations)
+            k.commonAnnotations = extended((k.commonAnnotations as object) ?? {}, opts.commonAnnotations);
         if (opts.images && opts.images.length > 0) {
             const images = Array.isArray(k.images) ? (k.images as Record<string, string>[]) : [];
             for (const spec of opts.images) {
@@ -345,9 +384,12 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
             }
             k.images = images;
         }
-        if (opts.patches && opts.patches.length > 0) k.patches = [...(Array.isArray(k.patches) ? k.patches : []), ...opts.patches];
-        if (opts.components && opts.components.length > 0) k.components = [...(Array.isArray(k.components) ? k.components : []), ...opts.components];
-        if (opts.replicas && opts.replicas.length > 0) k.replicas = [...(Array.isArray(k.replicas) ? k.replicas : []), ...opts.replicas];
+        if (opts.patches && opts.patches.length > 0)
+            k.patches = [...(Array.isArray(k.patches) ? k.patches : []), ...opts.patches];
+        if (opts.components && opts.components.length > 0)
+            k.components = [...(Array.isArray(k.components) ? k.components : []), ...opts.components];
+        if (opts.replicas && opts.replicas.length > 0)
+            k.replicas = [...(Array.isArray(k.replicas) ? k.replicas : []), ...opts.replicas];
         const meta = Array.isArray(k.buildMetadata) ? (k.buildMetadata as string[]) : [];
         if (!meta.includes("originAnnotations")) k.buildMetadata = [...meta, "originAnnotations"];
         fs.writeFileSync(kcopy, `${JSON.stringify(k, null, 2)}\n`);
@@ -410,9 +452,13 @@ export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): 
         const d = (entry !== null && typeof entry === "object" ? entry : {}) as Record<string, unknown>;
         const repo = typeof d.repository === "string" ? d.repository : "";
         const local = repo === "" || repo.startsWith("file://");
-        const vendored = fs.existsSync(path.join(dir, "charts")) && fs.readdirSync(path.join(dir, "charts")).some((f) => f.startsWith(String(d.name)));
+        const vendored =
+            fs.existsSync(path.join(dir, "charts")) &&
+            fs.readdirSync(path.join(dir, "charts")).some((f) => f.startsWith(String(d.name)));
         if (!local && !vendored)
-            throw new BadInputError(`${what}: dependency ${JSON.stringify(String(d.name))} comes from a chart repository (helm dependency build needs the network, which check does not use); vendor it into charts/`);
+            throw new BadInputError(
+                `${what}: dependency ${JSON.stringify(String(d.name))} comes from a chart repository (helm dependency build needs the network, which check does not use); vendor it into charts/`,
+            );
     }
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-helm-"));
     try {
@@ -422,7 +468,8 @@ export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): 
         const cluster = ctx.cluster ?? DEFAULT_CAPABILITIES;
         const kubeVersion = opts.kubeVersion || cluster.kubeVersion;
         if (kubeVersion) args.push("--kube-version", kubeVersion);
-        for (const v of opts.apiVersions?.length ? opts.apiVersions : cluster.apiVersions) args.push("--api-versions", v);
+        for (const v of opts.apiVersions?.length ? opts.apiVersions : cluster.apiVersions)
+            args.push("--api-versions", v);
         for (const f of opts.valueFiles ?? []) {
             if (!fs.existsSync(f)) {
                 if (opts.ignoreMissingValueFiles) continue;
@@ -435,7 +482,8 @@ export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): 
             fs.writeFileSync(vf, opts.values);
             args.push("--values", vf);
         }
-        for (const p of opts.parameters ?? []) args.push(p.forceString ? "--set-string" : "--set", `${p.name}=${p.value}`);
+        for (const p of opts.parameters ?? [])
+            args.push(p.forceString ? "--set-string" : "--set", `${p.name}=${p.value}`);
         for (const p of opts.fileParameters ?? []) args.push("--set-file", `${p.name}=${p.path}`);
         const out = runTool("helm", args, what, ctx, { cwd: dir });
         const chartName = typeof chart.name === "string" ? chart.name : path.basename(dir);
@@ -485,17 +533,25 @@ function confineJsonnet(file: string, jpath: string[], what: string, ctx: Render
             .filter((l) => l !== "");
     } catch (e) {
         if (e instanceof BadInputError && /couldn't open import/.test(e.message)) {
-            throw new BadInputError(`${what}: an import cannot be opened in the repository (a remote import needs the network, which check does not use: vendor it)`);
+            throw new BadInputError(
+                `${what}: an import cannot be opened in the repository (a remote import needs the network, which check does not use: vendor it)`,
+            );
         }
         throw e;
     }
     for (const p of [fs.realpathSync(file), ...deps]) {
-        if (!inside(p)) throw new BadInputError(`${what}: an import reaches outside the repository (Argo CD refuses it)`);
+        if (!inside(p))
+            throw new BadInputError(`${what}: an import reaches outside the repository (Argo CD refuses it)`);
     }
 }
 
 /** Evaluates one .jsonnet file; its JSON (an object or a list of objects) as one stream. */
-export function renderJsonnet(file: string, appDir: string, ctx: RenderContext, opts: JsonnetOptions = {}): RenderedStream[] {
+export function renderJsonnet(
+    file: string,
+    appDir: string,
+    ctx: RenderContext,
+    opts: JsonnetOptions = {},
+): RenderedStream[] {
     const what = `${ctx.show(file)} (jsonnet)`;
     confineLinks(ctx);
     const jpath: string[] = ["-J", appDir];

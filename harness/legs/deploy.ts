@@ -49,7 +49,14 @@ export function manifestChecks(validator: ManifestValidator, objects: StateObjec
     const checks: LegCheck[] = [];
     const unvalidated = [...new Set(manifests.filter((m) => m.status === "unvalidated").map((m) => m.kind))];
     if (unvalidated.length > 0) {
-        checks.push({ check: "schema", target: unvalidated.join(", "), outcome: "skipped", expected: 0, got: 0, note: "no schema for these kinds: not validated" });
+        checks.push({
+            check: "schema",
+            target: unvalidated.join(", "),
+            outcome: "skipped",
+            expected: 0,
+            got: 0,
+            note: "no schema for these kinds: not validated",
+        });
     }
     for (const m of manifests) {
         if (m.status === "unvalidated") continue;
@@ -88,7 +95,14 @@ export function plaintextSecretChecks(fixture: Fixture, stateDir: string, progra
             const text = fs.readFileSync(file, "latin1");
             return secrets.some((s) => text.includes(s));
         })
-        .map((file) => ({ check: "plaintext secrets", target: path.basename(file), outcome: "fail" as const, expected: 0, got: 1, note: "a secret config value is stored in plaintext" }));
+        .map((file) => ({
+            check: "plaintext secrets",
+            target: path.basename(file),
+            outcome: "fail" as const,
+            expected: 0,
+            got: 1,
+            note: "a secret config value is stored in plaintext",
+        }));
 }
 
 /**
@@ -98,7 +112,13 @@ export function plaintextSecretChecks(fixture: Fixture, stateDir: string, progra
 export function remediatedObjectChecks(fixture: Fixture, objects: Record<string, unknown>[]): LegCheck[] {
     const wanted = (fixture.expect.remediations ?? []).filter((r) => r.set);
     if (wanted.length === 0) return [];
-    const at = (o: unknown, dotted: string) => dotted.split(".").reduce<unknown>((v, k) => (v !== null && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined), o);
+    const at = (o: unknown, dotted: string) =>
+        dotted
+            .split(".")
+            .reduce<unknown>(
+                (v, k) => (v !== null && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined),
+                o,
+            );
     return wanted.flatMap((r) => {
         const o = objects.find((x) => at(x, "metadata.name") === r.resource);
         return Object.entries(r.set!).map(([field, value]): LegCheck => {
@@ -109,7 +129,13 @@ export function remediatedObjectChecks(fixture: Fixture, objects: Record<string,
                 outcome: ok ? "pass" : "fail",
                 expected: 1,
                 got: ok ? 1 : 0,
-                ...(ok ? {} : { note: o ? `live ${JSON.stringify(at(o, field))}, expected ${JSON.stringify(value)}` : "no live object of that name" }),
+                ...(ok
+                    ? {}
+                    : {
+                          note: o
+                              ? `live ${JSON.stringify(at(o, field))}, expected ${JSON.stringify(value)}`
+                              : "no live object of that name",
+                      }),
             };
         });
     });
@@ -133,18 +159,30 @@ export function auditCheck(previewRows: Row[], auditRows: Row[], exitCode: numbe
         outcome: same && exitOk ? "pass" : "fail",
         expected: previewRows.length,
         got: auditRows.length,
-        ...(same && exitOk ? {} : { note: !exitOk ? `exit ${exitCode} does not match the findings' levels` : `preview only: ${onlyPreview.join(", ") || "-"}; audit only: ${onlyAudit.join(", ") || "-"}` }),
+        ...(same && exitOk
+            ? {}
+            : {
+                  note: !exitOk
+                      ? `exit ${exitCode} does not match the findings' levels`
+                      : `preview only: ${onlyPreview.join(", ") || "-"}; audit only: ${onlyAudit.join(", ") || "-"}`,
+              }),
     };
 }
 
 /** kubectl's name for an object: Kind.version.group/name (core kinds: Kind/name), with its namespace. */
 function kubectlRef(o: StateObject): string[] {
     const [group, version] = o.apiVersion.includes("/") ? o.apiVersion.split("/") : ["", o.apiVersion];
-    return [group ? `${o.kind}.${version}.${group}/${o.name}` : `${o.kind}/${o.name}`, ...(o.namespace ? ["-n", o.namespace] : [])];
+    return [
+        group ? `${o.kind}.${version}.${group}/${o.name}` : `${o.kind}/${o.name}`,
+        ...(o.namespace ? ["-n", o.namespace] : []),
+    ];
 }
 
 /** The live object (absent when the cluster does not hold it), or an error when kubectl cannot tell. */
-async function liveObject(cluster: ApiServer, o: StateObject): Promise<{ object?: Record<string, unknown>; error?: string }> {
+async function liveObject(
+    cluster: ApiServer,
+    o: StateObject,
+): Promise<{ object?: Record<string, unknown>; error?: string }> {
     const r = await cluster.kubectl(["get", ...kubectlRef(o), "-o", "json"]);
     if (r.code === 0) return { object: JSON.parse(r.stdout) as Record<string, unknown> };
     if (/\(NotFound\)/.test(r.stderr)) return {};
@@ -159,7 +197,9 @@ async function liveObject(cluster: ApiServer, o: StateObject): Promise<{ object?
 export function assumedNamespaces(previewOutput: string): string[] {
     const used = new Set<string>();
     const declared = new Set<string>();
-    for (const e of parseEvents(previewOutput) as { resourcePreEvent?: { metadata?: { type?: string; new?: { inputs?: Record<string, any> } } } }[]) {
+    for (const e of parseEvents(previewOutput) as {
+        resourcePreEvent?: { metadata?: { type?: string; new?: { inputs?: Record<string, any> } } };
+    }[]) {
         const m = e.resourcePreEvent?.metadata;
         const inputs = m?.new?.inputs;
         if (!m?.type?.startsWith("kubernetes:") || !inputs) continue;
@@ -172,7 +212,11 @@ export function assumedNamespaces(previewOutput: string): string[] {
 }
 
 /** `pulumi destroy`, then the stack must hold nothing and the cluster none of its objects. */
-async function destroyCheck(stack: StackRef, cluster: ApiServer, objects: StateObject[]): Promise<LegCheck[] | { error: string }> {
+async function destroyCheck(
+    stack: StackRef,
+    cluster: ApiServer,
+    objects: StateObject[],
+): Promise<LegCheck[] | { error: string }> {
     const destroyed = await destroy(stack);
     if (destroyed.error) return { error: destroyed.error };
     const left = await stateResourceCount(stack);
@@ -183,7 +227,12 @@ async function destroyCheck(stack: StackRef, cluster: ApiServer, objects: StateO
             outcome: left === 0 ? "pass" : "fail",
             expected: 0,
             got: left ?? 0,
-            note: left === 0 ? undefined : left === undefined ? "cannot read the stack after destroy" : `${left} resource(s) left after destroy`,
+            note:
+                left === 0
+                    ? undefined
+                    : left === undefined
+                      ? "cannot read the stack after destroy"
+                      : `${left} resource(s) left after destroy`,
         },
     ];
     for (const o of objects) {
@@ -206,7 +255,13 @@ export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Pr
     const result = legResult("deploy", Date.now());
     if (fixture.expect.mockOnly) return result.skipped(`mock-only: ${fixture.expect.mockOnly}`);
     return withTempDir("deploy", async (tmp) => {
-        const stack = await prepareFixtureStack(fixture, options.toolchain, tmp, options.timeoutMs, options.cluster.kubeconfig);
+        const stack = await prepareFixtureStack(
+            fixture,
+            options.toolchain,
+            tmp,
+            options.timeoutMs,
+            options.cluster.kubeconfig,
+        );
         if ("error" in stack) return result.error(stack.error);
         const pack = fixturePack(fixture, options.descriptions);
         const preview = await previewWithPack(stack, pack);
@@ -217,7 +272,8 @@ export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Pr
         const namespaces = assumedNamespaces(preview.output ?? "");
         for (const ns of namespaces) {
             const r = await options.cluster.kubectl(["create", "namespace", ns]);
-            if (r.code !== 0 && !/AlreadyExists/.test(r.stderr)) return result.error(`creating namespace ${ns}: ${r.stderr.trim().split("\n")[0] ?? ""}`);
+            if (r.code !== 0 && !/AlreadyExists/.test(r.stderr))
+                return result.error(`creating namespace ${ns}: ${r.stderr.trim().split("\n")[0] ?? ""}`);
         }
         const deployed = await up(stack, pack);
         if (deployed.error) return result.error(deployed.error);
@@ -226,13 +282,32 @@ export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Pr
         if (audit.error) return result.error(audit.error);
         const objects = await stateObjects(stack);
         if (objects === undefined) return result.error("cannot read the stack's state after pulumi up");
-        const created: LegCheck[] = objects.length === 0 ? [{ check: "created", target: "", outcome: "fail", expected: 1, got: 0, note: "pulumi up created no objects" }] : [];
+        const created: LegCheck[] =
+            objects.length === 0
+                ? [
+                      {
+                          check: "created",
+                          target: "",
+                          outcome: "fail",
+                          expected: 1,
+                          got: 0,
+                          note: "pulumi up created no objects",
+                      },
+                  ]
+                : [];
         const live: Record<string, unknown>[] = [];
         for (const o of objects) {
             const { object: got, error } = await liveObject(options.cluster, o);
             if (error) return result.error(error);
             if (got) live.push(got);
-            created.push({ check: "created", target: `${o.kind}/${o.name}`, outcome: got ? "pass" : "fail", expected: 1, got: got ? 1 : 0, ...(got ? {} : { note: "not in the cluster after pulumi up" }) });
+            created.push({
+                check: "created",
+                target: `${o.kind}/${o.name}`,
+                outcome: got ? "pass" : "fail",
+                expected: 1,
+                got: got ? 1 : 0,
+                ...(got ? {} : { note: "not in the cluster after pulumi up" }),
+            });
         }
         const checks = [
             auditCheck(preview.rows, audit.rows, audit.exitCode),
@@ -243,7 +318,8 @@ export async function runDeployLeg(fixture: Fixture, options: DeployOptions): Pr
         ];
         const destroyed = await destroyCheck(stack, options.cluster, objects);
         if ("error" in destroyed) return result.error(destroyed.error);
-        for (const ns of namespaces) await options.cluster.kubectl(["delete", "namespace", ns, "--wait=true", "--timeout=120s"]);
+        for (const ns of namespaces)
+            await options.cluster.kubectl(["delete", "namespace", ns, "--wait=true", "--timeout=120s"]);
         return result.ran(preview.rows, [...checks, ...destroyed]);
     });
 }

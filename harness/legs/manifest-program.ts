@@ -18,7 +18,11 @@ export const CONFIG_GROUP = "manifests";
 
 /** API groups the Kubernetes API server serves itself (no CRD needed). */
 function builtIn(group: string): boolean {
-    return group === "core" || group.endsWith(".k8s.io") || ["apps", "batch", "autoscaling", "policy", "extensions"].includes(group);
+    return (
+        group === "core" ||
+        group.endsWith(".k8s.io") ||
+        ["apps", "batch", "autoscaling", "policy", "extensions"].includes(group)
+    );
 }
 
 export function declareManifests(manifestsDir: string): void {
@@ -40,10 +44,21 @@ export function declareManifests(manifestsDir: string): void {
                     group,
                     scope: "Namespaced",
                     names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-                    versions: [{ name: version, served: true, storage: true, schema: { openAPIV3Schema: { type: "object", x_kubernetes_preserve_unknown_fields: true } } }],
+                    versions: [
+                        {
+                            name: version,
+                            served: true,
+                            storage: true,
+                            schema: { openAPIV3Schema: { type: "object", x_kubernetes_preserve_unknown_fields: true } },
+                        },
+                    ],
                 },
             }),
         );
     }
-    new k8s.yaml.v2.ConfigGroup(CONFIG_GROUP, { objs: objects.map((o) => o.object) }, { dependsOn: [...crds.values()] });
+    new k8s.yaml.v2.ConfigGroup(
+        CONFIG_GROUP,
+        { objs: objects.map((o) => o.object) },
+        { dependsOn: [...crds.values()] },
+    );
 }

@@ -53,7 +53,13 @@ export interface Registration {
 }
 
 /** The engine's URN: the parent's whole qualified type is kept, except for the root stack resource. */
-export function engineUrn(stack: string, project: string, type: string, name: string, parent: string | undefined): string {
+export function engineUrn(
+    stack: string,
+    project: string,
+    type: string,
+    name: string,
+    parent: string | undefined,
+): string {
     let qualified = type;
     if (parent) {
         const parentQualified = parent.split("::")[2] ?? "";
@@ -103,7 +109,17 @@ export class MockEngine {
         if (this.registrations.length === 0) return [];
         const { stack, project } = this.opts;
         const root = engineUrn(stack, project, "pulumi:pulumi:Stack", `${project}-${stack}`, undefined);
-        return [{ type: "pulumi:pulumi:Stack", name: `${project}-${stack}`, urn: root, custom: false, properties: {}, dependencies: [] }, ...this.registrations.map((r) => (r.parent ? r : { ...r, parent: root }))];
+        return [
+            {
+                type: "pulumi:pulumi:Stack",
+                name: `${project}-${stack}`,
+                urn: root,
+                custom: false,
+                properties: {},
+                dependencies: [],
+            },
+            ...this.registrations.map((r) => (r.parent ? r : { ...r, parent: root })),
+        ];
     }
 
     refuse(message: string): void {
@@ -113,12 +129,21 @@ export class MockEngine {
     /** Installs the engine's behaviour on the SDK's MockMonitor instance. */
     install(monitor: Monitor): void {
         const { stack, project } = this.opts;
-        monitor.newUrn = (parent: string, type: string, name: string) => engineUrn(stack, project, type, name, parent || undefined);
+        monitor.newUrn = (parent: string, type: string, name: string) =>
+            engineUrn(stack, project, type, name, parent || undefined);
         // Every error handed back to the SDK carries gRPC details (the SDK reports `err.details`).
-        for (const method of ["invoke", "call", "readResource", "registerResource", "registerResourceOutputs", "supportsFeature"]) {
+        for (const method of [
+            "invoke",
+            "call",
+            "readResource",
+            "registerResource",
+            "registerResourceOutputs",
+            "supportsFeature",
+        ]) {
             const original = monitor[method]?.bind(monitor);
             if (!original) continue;
-            monitor[method] = (req: unknown, callback: (err: any, res?: unknown) => void) => original(req, (err: any, res?: unknown) => callback(withDetails(err), res));
+            monitor[method] = (req: unknown, callback: (err: any, res?: unknown) => void) =>
+                original(req, (err: any, res?: unknown) => callback(withDetails(err), res));
         }
         const register = monitor.registerResource.bind(monitor);
         monitor.registerResource = (req: any, callback: (err: any, res?: unknown) => void) => {
@@ -172,7 +197,11 @@ export class MockEngine {
             // analyzer's stack view would hold it. Mocks have none of it.
             const type: string = req.getType();
             const source =
-                type === "pulumi:pulumi:StackReference" ? "its outputs come from another stack's state" : type.startsWith("kubernetes:") ? "its state comes from the cluster" : "its state comes from the provider";
+                type === "pulumi:pulumi:StackReference"
+                    ? "its outputs come from another stack's state"
+                    : type.startsWith("kubernetes:")
+                      ? "its state comes from the cluster"
+                      : "its state comes from the provider";
             const message = `cannot read ${type} "${req.getName()}" (a .get of an existing resource) in the mock leg: ${source}`;
             this.refuse(message);
             void readResource;
@@ -200,7 +229,9 @@ export class MockEngine {
         const custom: boolean = req.getCustom();
         const remote: boolean = req.getRemote();
         const urn = engineUrn(this.opts.stack, this.opts.project, type, name, parent || undefined);
-        const own: Callback[] = req.getTransformsList().map((c: any) => ({ target: c.getTarget(), token: c.getToken() }));
+        const own: Callback[] = req
+            .getTransformsList()
+            .map((c: any) => ({ target: c.getTarget(), token: c.getToken() }));
         let props = (req.getObject()?.toJavaScript() ?? {}) as Record<string, unknown>;
         let options = optionsFromRequest(req);
         const result = await this.transform(urn, { name, type, parent, custom, props, options, own });
@@ -233,11 +264,19 @@ export class MockEngine {
                     ? expandHelmV4(name, props as any, this.opts.programDir, this.k8s)
                     : type === "kubernetes:kustomize/v2:Directory"
                       ? expandKustomizeV2(name, props as any, this.opts.programDir, this.k8s)
-                      : expandYamlV2(type.endsWith(":ConfigGroup") ? "ConfigGroup" : "ConfigFile", name, props as any, this.opts.programDir, this.k8s);
+                      : expandYamlV2(
+                            type.endsWith(":ConfigGroup") ? "ConfigGroup" : "ConfigFile",
+                            name,
+                            props as any,
+                            this.opts.programDir,
+                            this.k8s,
+                        );
             await this.expandChildren(urn, children);
             return;
         }
-        const why = REFUSED_COMPONENTS[type] ?? "it is implemented by its provider (a remote component), which the mock leg does not run";
+        const why =
+            REFUSED_COMPONENTS[type] ??
+            "it is implemented by its provider (a remote component), which the mock leg does not run";
         throw new MockRefusal(`cannot expand ${type} "${name}" in the mock leg: ${why}`);
     }
 
@@ -249,7 +288,15 @@ export class MockEngine {
             const dependencies = child.dependsOn.map((n) => urns.get(n)!).filter(Boolean);
             const options = new resproto.TransformResourceOptions();
             options.setDependsOnList(dependencies);
-            const result = await this.transform(urn, { name: child.name, type: child.type, parent: componentUrn, custom: true, props: child.properties, options, own: [] });
+            const result = await this.transform(urn, {
+                name: child.name,
+                type: child.type,
+                parent: componentUrn,
+                custom: true,
+                props: child.properties,
+                options,
+                own: [],
+            });
             const props = checkKubernetesInputs(child.name, child.type, result.props as any, this.k8s);
             urns.set(child.name, urn);
             const autonamed = autonameOf(props);
@@ -269,7 +316,15 @@ export class MockEngine {
     /** Runs the transforms that apply to a registration, in the engine's order. */
     private async transform(
         urn: string,
-        r: { name: string; type: string; parent: string; custom: boolean; props: Record<string, unknown>; options: any; own: Callback[] },
+        r: {
+            name: string;
+            type: string;
+            parent: string;
+            custom: boolean;
+            props: Record<string, unknown>;
+            options: any;
+            own: Callback[];
+        },
     ): Promise<{ props: Record<string, unknown>; options: any }> {
         this.parents.set(urn, r.parent);
         if (r.own.length > 0) this.resourceTransforms.set(urn, r.own);
@@ -288,7 +343,9 @@ export class MockEngine {
             request.setCustom(r.custom);
             request.setProperties(structPb.Struct.fromJavaScript(props));
             request.setOptions(options);
-            const response = resproto.TransformResponse.deserializeBinary(await this.callback(cb, request.serializeBinary()));
+            const response = resproto.TransformResponse.deserializeBinary(
+                await this.callback(cb, request.serializeBinary()),
+            );
             if (response.getOptions()) options = response.getOptions();
             if (response.getProperties()) props = response.getProperties().toJavaScript();
         }
@@ -308,7 +365,9 @@ export class MockEngine {
             request.setToken(req.getTok());
             request.setArgs(args);
             request.setOptions(options);
-            const response = resproto.TransformInvokeResponse.deserializeBinary(await this.callback(cb, request.serializeBinary()));
+            const response = resproto.TransformInvokeResponse.deserializeBinary(
+                await this.callback(cb, request.serializeBinary()),
+            );
             if (response.getArgs()) args = response.getArgs();
             if (response.getOptions()) options = response.getOptions();
         }
@@ -324,7 +383,9 @@ export class MockEngine {
         invoke.setToken(cb.token);
         invoke.setRequest(request);
         const resp: any = await new Promise((resolve, reject) =>
-            this.client(cb.target).invoke(invoke, (err: grpc.ServiceError | null, res: unknown) => (err ? reject(new Error(`invoke transform: ${err.details || err.message}`)) : resolve(res))),
+            this.client(cb.target).invoke(invoke, (err: grpc.ServiceError | null, res: unknown) =>
+                err ? reject(new Error(`invoke transform: ${err.details || err.message}`)) : resolve(res),
+            ),
         );
         return resp.getResponse_asU8();
     }

@@ -128,7 +128,8 @@ export type CrdScopes = Map<string, string>;
 export function rememberCrd(crds: CrdScopes, obj: Json): void {
     if (!isObj(obj)) return;
     const plain = unwrap(obj) as Obj;
-    if (plain.kind !== "CustomResourceDefinition" || groupOf(String(plain.apiVersion ?? "")) !== "apiextensions.k8s.io") return;
+    if (plain.kind !== "CustomResourceDefinition" || groupOf(String(plain.apiVersion ?? "")) !== "apiextensions.k8s.io")
+        return;
     const spec = isObj(plain.spec) ? plain.spec : {};
     const names = isObj(spec.names) ? spec.names : {};
     if (typeof spec.group === "string" && typeof names.kind === "string") {
@@ -155,7 +156,8 @@ export function isNamespacedKind(apiVersion: string, kind: string, crds: CrdScop
     if (scope !== undefined) return scope === "Namespaced";
     const [g, v] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion];
     throw new MockRefusal(
-        `failed to determine if the following GVK is namespaced: ${g}/${v}, Kind=${kind} ` + `(declare its CustomResourceDefinition in the program, before the component, as the real preview needs too)`,
+        `failed to determine if the following GVK is namespaced: ${g}/${v}, Kind=${kind} ` +
+            `(declare its CustomResourceDefinition in the program, before the component, as the real preview needs too)`,
     );
 }
 
@@ -170,7 +172,15 @@ export interface CheckContext {
     random?: () => string;
 }
 
-const READ_ONLY_METADATA = ["creationTimestamp", "deletionGracePeriodSeconds", "deletionTimestamp", "generation", "managedFields", "resourceVersion", "uid"];
+const READ_ONLY_METADATA = [
+    "creationTimestamp",
+    "deletionGracePeriodSeconds",
+    "deletionTimestamp",
+    "generation",
+    "managedFields",
+    "resourceVersion",
+    "uid",
+];
 
 /** `kubernetes:<group>/<version>:<Kind>` → apiVersion and kind; undefined for other types. */
 export function kubernetesKind(type: string): { apiVersion: string; kind: string } | undefined {
@@ -202,7 +212,9 @@ export function checkKubernetesInputs(name: string, type: string, inputs: Obj, c
     const named = meta.name !== undefined && meta.name !== null && meta.name !== "";
     const generate = meta.generateName !== undefined && meta.generateName !== null && meta.generateName !== "";
     if (!named && generate) {
-        throw new MockRefusal("the `.metadata.generateName` field is not supported in YAML rendering mode (the real leg's provider mode)");
+        throw new MockRefusal(
+            "the `.metadata.generateName` field is not supported in YAML rendering mode (the real leg's provider mode)",
+        );
     }
     if (!named) {
         const suffix = (ctx.random ?? (() => crypto.randomBytes(4).toString("hex")))();
@@ -237,7 +249,11 @@ export function checkKubernetesInputs(name: string, type: string, inputs: Obj, c
 function foldStringData(secret: Obj): void {
     const sd = secret.stringData;
     const plainSd = sd === undefined ? undefined : unwrap(sd);
-    if (!isObj(plainSd) || Object.keys(plainSd).length === 0 || Object.values(plainSd).some((v) => typeof v !== "string")) {
+    if (
+        !isObj(plainSd) ||
+        Object.keys(plainSd).length === 0 ||
+        Object.values(plainSd).some((v) => typeof v !== "string")
+    ) {
         return;
     }
     const data: Obj = isObj(secret.data) && !isSecret(secret.data) ? secret.data : {};
@@ -270,7 +286,10 @@ function decodeDocuments(text: string, keep: (o: Obj) => boolean): Obj[] {
     const out: Obj[] = [];
     for (const doc of docs) {
         // Aliases share nodes in the decoded value; the copy below expands them, so bound it first.
-        if (expandedSize(doc.value) > MAX_EXPANDED_NODES) throw new MockRefusal(`decoding YAML: aliases expand to more than ${MAX_EXPANDED_NODES.toLocaleString("en")} nodes`);
+        if (expandedSize(doc.value) > MAX_EXPANDED_NODES)
+            throw new MockRefusal(
+                `decoding YAML: aliases expand to more than ${MAX_EXPANDED_NODES.toLocaleString("en")} nodes`,
+            );
         const value = JSON.parse(JSON.stringify(doc.value)) as unknown;
         if (value === null || value === undefined) continue;
         if (!isObj(value)) throw new MockRefusal(`decoding YAML: a document is not an object`);
@@ -302,7 +321,13 @@ export function decodeYamlInvoke(args: Record<string, unknown>): { result: Obj[]
     if (typeof args.defaultNamespace === "string" && args.defaultNamespace !== "") {
         throw new MockRefusal("kubernetes:yaml:decode with a defaultNamespace needs the cluster's kinds");
     }
-    return { result: decodeDocuments(args.text, (o) => typeof o.kind === "string" && o.kind !== "" && typeof o.apiVersion === "string" && o.apiVersion !== "") };
+    return {
+        result: decodeDocuments(
+            args.text,
+            (o) =>
+                typeof o.kind === "string" && o.kind !== "" && typeof o.apiVersion === "string" && o.apiVersion !== "",
+        ),
+    };
 }
 
 /** Invokes of the Kubernetes provider the mock leg cannot answer without the tools or the cluster the provider uses. */
@@ -323,7 +348,8 @@ export interface ChildRegistration {
 /** Go's filepath.Glob semantics (path.Match within each path segment, core/path-match.ts; results sorted). */
 export function goGlob(pattern: string, cwd: string): string[] {
     // Go checks the whole pattern first: a malformed one fails whatever the folder holds.
-    if (!compilePathPattern(pattern)) throw new MockRefusal(`expanding glob: ${BAD_PATTERN} ${JSON.stringify(pattern)}`);
+    if (!compilePathPattern(pattern))
+        throw new MockRefusal(`expanding glob: ${BAD_PATTERN} ${JSON.stringify(pattern)}`);
     const hasMeta = (s: string) => /[*?[\\]/.test(s);
     if (!hasMeta(pattern)) return fs.existsSync(path.resolve(cwd, pattern)) ? [pattern] : [];
     const abs = path.isAbsolute(pattern);
@@ -371,27 +397,44 @@ function expandLists(objs: Obj[]): Obj[] {
 }
 
 /** The inputs of a yaml/v2 ConfigGroup or ConfigFile, as the program registered them (wire form). */
-export function expandYamlV2(component: "ConfigGroup" | "ConfigFile", componentName: string, inputs: Obj, programDir: string, ctx: CheckContext): ChildRegistration[] {
+export function expandYamlV2(
+    component: "ConfigGroup" | "ConfigFile",
+    componentName: string,
+    inputs: Obj,
+    programDir: string,
+    ctx: CheckContext,
+): ChildRegistration[] {
     if (hasUnknown(inputs)) {
-        throw new MockRefusal(`cannot expand kubernetes:yaml/v2:${component} "${componentName}" in the mock leg: its inputs are unknown in preview`);
+        throw new MockRefusal(
+            `cannot expand kubernetes:yaml/v2:${component} "${componentName}" in the mock leg: its inputs are unknown in preview`,
+        );
     }
     const args = unwrap(inputs) as Obj;
     const texts: string[] = [];
     const readFile = (file: string) => {
         if (/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(file)) {
-            throw new MockRefusal(`cannot expand kubernetes:yaml/v2:${component} "${componentName}" in the mock leg: it fetches ${file.split("?")[0]} over the network`);
+            throw new MockRefusal(
+                `cannot expand kubernetes:yaml/v2:${component} "${componentName}" in the mock leg: it fetches ${file.split("?")[0]} over the network`,
+            );
         }
         try {
             texts.push(fs.readFileSync(path.resolve(programDir, file), "utf8"));
         } catch (e) {
-            throw new MockRefusal(`kubernetes:yaml/v2:${component} "${componentName}": reading YAML file from disk: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message} ${file}`);
+            throw new MockRefusal(
+                `kubernetes:yaml/v2:${component} "${componentName}": reading YAML file from disk: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message} ${file}`,
+            );
         }
     };
     if (component === "ConfigFile") {
-        if (typeof args.file !== "string") throw new MockRefusal(`kubernetes:yaml/v2:ConfigFile "${componentName}" needs a known \`file\``);
+        if (typeof args.file !== "string")
+            throw new MockRefusal(`kubernetes:yaml/v2:ConfigFile "${componentName}" needs a known \`file\``);
         readFile(args.file);
     } else {
-        const files = Array.isArray(args.files) ? args.files : args.files === undefined || args.files === null ? [] : [args.files];
+        const files = Array.isArray(args.files)
+            ? args.files
+            : args.files === undefined || args.files === null
+              ? []
+              : [args.files];
         for (const f of files) {
             if (typeof f !== "string") continue;
             if (/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(f)) readFile(f);
@@ -413,22 +456,36 @@ export function expandYamlV2(component: "ConfigGroup" | "ConfigFile", componentN
  * kustomize/v2 Directory: lists expanded, kind/apiVersion/name required, core group canonical, the default
  * namespace for namespaced kinds, children named `<prefix>:<namespace>/<name>`, Secrets' data secret.
  */
-function registerObjects(objs: Obj[], prefix: string, namespace: string, skipAwait: boolean, ctx: CheckContext): ChildRegistration[] {
+function registerObjects(
+    objs: Obj[],
+    prefix: string,
+    namespace: string,
+    skipAwait: boolean,
+    ctx: CheckContext,
+): ChildRegistration[] {
     // Normalize: lists expanded, kind/apiVersion/name required, core group canonical, default namespace.
     objs = expandLists(objs);
     for (const o of objs) {
         const kind = typeof o.kind === "string" ? o.kind : "";
         let apiVersion = typeof o.apiVersion === "string" ? o.apiVersion : "";
-        if (!kind || !apiVersion) throw new MockRefusal(`Kubernetes resources require a kind and apiVersion: \`${JSON.stringify(o).slice(0, 97)}...\``);
+        if (!kind || !apiVersion)
+            throw new MockRefusal(
+                `Kubernetes resources require a kind and apiVersion: \`${JSON.stringify(o).slice(0, 97)}...\``,
+            );
         const meta = isObj(o.metadata) ? o.metadata : undefined;
         if (!meta || typeof meta.name !== "string" || meta.name === "") {
-            throw new MockRefusal(`Kubernetes resources require a .metadata.name: \`${JSON.stringify(o).slice(0, 97)}...\``);
+            throw new MockRefusal(
+                `Kubernetes resources require a .metadata.name: \`${JSON.stringify(o).slice(0, 97)}...\``,
+            );
         }
         if (apiVersion.startsWith("core/")) {
             apiVersion = apiVersion.slice("core/".length);
             o.apiVersion = apiVersion;
         }
-        if (isNamespacedKind(apiVersion, kind, ctx.crds, objs) && (meta.namespace === undefined || meta.namespace === "")) {
+        if (
+            isNamespacedKind(apiVersion, kind, ctx.crds, objs) &&
+            (meta.namespace === undefined || meta.namespace === "")
+        ) {
             if (namespace) meta.namespace = namespace;
         }
     }
@@ -436,7 +493,10 @@ function registerObjects(objs: Obj[], prefix: string, namespace: string, skipAwa
         const meta = o.metadata as Obj;
         const kind = String(o.kind);
         const apiVersion = String(o.apiVersion);
-        let name = typeof meta.namespace === "string" && meta.namespace !== "" ? `${meta.namespace}/${meta.name}` : String(meta.name);
+        let name =
+            typeof meta.namespace === "string" && meta.namespace !== ""
+                ? `${meta.namespace}/${meta.name}`
+                : String(meta.name);
         if (prefix !== "") name = `${prefix}:${name}`;
         if (skipAwait) {
             meta.annotations = { ...(isObj(meta.annotations) ? meta.annotations : {}), "pulumi.com/skipAwait": "true" };
@@ -447,7 +507,12 @@ function registerObjects(objs: Obj[], prefix: string, namespace: string, skipAwa
         }
         const group = groupOf(apiVersion);
         const version = apiVersion.includes("/") ? apiVersion.split("/")[1] : apiVersion;
-        return { type: `kubernetes:${group === "" ? "core" : group}/${version}:${kind}`, name, properties: props, dependsOn: [] };
+        return {
+            type: `kubernetes:${group === "" ? "core" : group}/${version}:${kind}`,
+            name,
+            properties: props,
+            dependsOn: [],
+        };
     });
     return orderChildren(children);
 }
@@ -467,8 +532,13 @@ function orderChildren(children: ChildRegistration[]): ChildRegistration[] {
             kind: String(p.kind),
             ns: typeof meta.namespace === "string" ? meta.namespace : "",
             name: String(meta.name),
-            crd: p.kind === "CustomResourceDefinition" && isObj(p.spec) ? `${(p.spec as Obj).group}/${isObj((p.spec as Obj).names) ? ((p.spec as Obj).names as Obj).kind : ""}` : undefined,
-            dependsAnno: isObj(meta.annotations) ? (meta.annotations as Obj)["config.kubernetes.io/depends-on"] : undefined,
+            crd:
+                p.kind === "CustomResourceDefinition" && isObj(p.spec)
+                    ? `${(p.spec as Obj).group}/${isObj((p.spec as Obj).names) ? ((p.spec as Obj).names as Obj).kind : ""}`
+                    : undefined,
+            dependsAnno: isObj(meta.annotations)
+                ? (meta.annotations as Obj)["config.kubernetes.io/depends-on"]
+                : undefined,
         };
     });
     const deps = new Map<number, Set<number>>();
@@ -486,7 +556,8 @@ function orderChildren(children: ChildRegistration[]): ChildRegistration[] {
                 .filter(Boolean)) {
                 // <group>/namespaces/<ns>/<kind>/<name> or <group>/<kind>/<name>
                 const parts = ref.split("/");
-                const [group, ns, kind, name] = parts.length === 5 ? [parts[0], parts[2], parts[3], parts[4]] : [parts[0], "", parts[1], parts[2]];
+                const [group, ns, kind, name] =
+                    parts.length === 5 ? [parts[0], parts[2], parts[3], parts[4]] : [parts[0], "", parts[1], parts[2]];
                 info.forEach((b, j) => {
                     if (j !== i && b.group === group && b.kind === kind && b.name === name && b.ns === ns) set.add(j);
                 });
@@ -498,7 +569,8 @@ function orderChildren(children: ChildRegistration[]): ChildRegistration[] {
     const out: ChildRegistration[] = [];
     while (done.size < info.length) {
         const level = info.map((_, i) => i).filter((i) => !done.has(i) && [...deps.get(i)!].every((d) => done.has(d)));
-        if (level.length === 0) throw new MockRefusal("cannot order the YAML objects: their depends-on annotations form a cycle");
+        if (level.length === 0)
+            throw new MockRefusal("cannot order the YAML objects: their depends-on annotations form a cycle");
         for (const i of level) {
             info[i].c.dependsOn = [...deps.get(i)!].map((d) => info[d].c.name);
             out.push(info[i].c);
@@ -513,7 +585,8 @@ const REMOTE_REF = /^(?:[a-z][a-z0-9+.-]*:\/\/|git@|github\.com\/)|\?ref=/i;
 
 /** Runs a rendering tool for a component: a missing tool is a refusal, a failed render the component's error. */
 function renderFor(tool: "helm" | "kustomize", args: string[], what: string, cwd: string): string {
-    if (!findTool(tool)) throw new MockRefusal(`cannot expand ${what} in the mock leg: ${tool} is not installed (npm run setup)`);
+    if (!findTool(tool))
+        throw new MockRefusal(`cannot expand ${what} in the mock leg: ${tool} is not installed (npm run setup)`);
     try {
         return runTool(tool, args, what, { deadline: Date.now() + 120_000, repoRoot: cwd, show: (p) => p }, { cwd });
     } catch (e) {
@@ -528,22 +601,41 @@ function renderFor(tool: "helm" | "kustomize", args: string[], what: string, cwd
  * component's name as the prefix and the Chart's namespace (else the provider's) as the default.
  * Charts from a repository or an OCI registry are refused (they need the network).
  */
-export function expandHelmV4(componentName: string, inputs: Obj, programDir: string, ctx: CheckContext): ChildRegistration[] {
+export function expandHelmV4(
+    componentName: string,
+    inputs: Obj,
+    programDir: string,
+    ctx: CheckContext,
+): ChildRegistration[] {
     const what = `kubernetes:helm.sh/v4:Chart "${componentName}"`;
-    if (hasUnknown(inputs)) throw new MockRefusal(`cannot expand ${what} in the mock leg: its inputs are unknown in preview`);
-    const valueFiles = (Array.isArray(inputs.valueYamlFiles) ? inputs.valueYamlFiles : []).map((a) => (isObj(a) && a[SIG_KEY] === ASSET_SIG && typeof a.path === "string" ? a.path : undefined));
+    if (hasUnknown(inputs))
+        throw new MockRefusal(`cannot expand ${what} in the mock leg: its inputs are unknown in preview`);
+    const valueFiles = (Array.isArray(inputs.valueYamlFiles) ? inputs.valueYamlFiles : []).map((a) =>
+        isObj(a) && a[SIG_KEY] === ASSET_SIG && typeof a.path === "string" ? a.path : undefined,
+    );
     const args = unwrap(inputs) as Obj;
     const chart = typeof args.chart === "string" ? args.chart : "";
-    const repo = isObj(args.repositoryOpts) && typeof args.repositoryOpts.repo === "string" ? args.repositoryOpts.repo : "";
+    const repo =
+        isObj(args.repositoryOpts) && typeof args.repositoryOpts.repo === "string" ? args.repositoryOpts.repo : "";
     const dir = path.resolve(programDir, chart);
     if (repo !== "" || REMOTE_REF.test(chart) || !fs.existsSync(path.join(dir, "Chart.yaml"))) {
-        throw new MockRefusal(`cannot expand ${what} in the mock leg: the chart comes from a repository or registry (it needs the network)`);
+        throw new MockRefusal(
+            `cannot expand ${what} in the mock leg: the chart comes from a repository or registry (it needs the network)`,
+        );
     }
-    if (valueFiles.some((f) => f === undefined)) throw new MockRefusal(`cannot expand ${what} in the mock leg: a valueYamlFiles entry is not a local file asset`);
+    if (valueFiles.some((f) => f === undefined))
+        throw new MockRefusal(
+            `cannot expand ${what} in the mock leg: a valueYamlFiles entry is not a local file asset`,
+        );
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-chart-"));
     try {
         const namespace = typeof args.namespace === "string" ? args.namespace : "";
-        const cli = ["template", typeof args.name === "string" && args.name !== "" ? args.name : componentName, dir, "--no-hooks"];
+        const cli = [
+            "template",
+            typeof args.name === "string" && args.name !== "" ? args.name : componentName,
+            dir,
+            "--no-hooks",
+        ];
         if (namespace) cli.push("--namespace", namespace);
         if (args.skipCrds !== true) cli.push("--include-crds");
         for (const f of valueFiles) cli.push("--values", path.resolve(programDir, f!));
@@ -570,16 +662,31 @@ export function expandHelmV4(componentName: string, inputs: Obj, programDir: str
  * options (no load restrictions, no reordering), then the yaml/v2 path (prefix: the component's name;
  * default namespace: `namespace`, else the provider's). Remote directories are refused.
  */
-export function expandKustomizeV2(componentName: string, inputs: Obj, programDir: string, ctx: CheckContext): ChildRegistration[] {
+export function expandKustomizeV2(
+    componentName: string,
+    inputs: Obj,
+    programDir: string,
+    ctx: CheckContext,
+): ChildRegistration[] {
     const what = `kubernetes:kustomize/v2:Directory "${componentName}"`;
-    if (hasUnknown(inputs)) throw new MockRefusal(`cannot expand ${what} in the mock leg: its inputs are unknown in preview`);
+    if (hasUnknown(inputs))
+        throw new MockRefusal(`cannot expand ${what} in the mock leg: its inputs are unknown in preview`);
     const args = unwrap(inputs) as Obj;
     const directory = typeof args.directory === "string" ? args.directory : "";
-    if (REMOTE_REF.test(directory)) throw new MockRefusal(`cannot expand ${what} in the mock leg: the kustomization is remote (it needs the network)`);
+    if (REMOTE_REF.test(directory))
+        throw new MockRefusal(
+            `cannot expand ${what} in the mock leg: the kustomization is remote (it needs the network)`,
+        );
     const dir = path.resolve(programDir, directory);
-    const text = renderFor("kustomize", ["build", "--load-restrictor", "LoadRestrictionsNone", "--reorder", "none", dir], what, programDir);
+    const text = renderFor(
+        "kustomize",
+        ["build", "--load-restrictor", "LoadRestrictionsNone", "--reorder", "none", dir],
+        what,
+        programDir,
+    );
     const prefix = typeof inputs.resourcePrefix === "string" ? inputs.resourcePrefix : componentName;
-    const namespace = typeof args.namespace === "string" && args.namespace !== "" ? args.namespace : ctx.defaultNamespace;
+    const namespace =
+        typeof args.namespace === "string" && args.namespace !== "" ? args.namespace : ctx.defaultNamespace;
     return registerObjects(
         decodeDocuments(text, (o) => Object.keys(o).length > 0),
         prefix,
@@ -590,5 +697,10 @@ export function expandKustomizeV2(componentName: string, inputs: Obj, programDir
 }
 
 /** Provider-side components the mock leg expands, and why the others cannot be. */
-export const EXPANDABLE_COMPONENTS = new Set(["kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile", "kubernetes:helm.sh/v4:Chart", "kubernetes:kustomize/v2:Directory"]);
+export const EXPANDABLE_COMPONENTS = new Set([
+    "kubernetes:yaml/v2:ConfigGroup",
+    "kubernetes:yaml/v2:ConfigFile",
+    "kubernetes:helm.sh/v4:Chart",
+    "kubernetes:kustomize/v2:Directory",
+]);
 export const REFUSED_COMPONENTS: Record<string, string> = {};

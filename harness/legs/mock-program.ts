@@ -74,7 +74,9 @@ async function main(): Promise<void> {
     );
     // The engine supports transforms (of resources and invokes); the mock leg implements them (mock-engine.ts).
     const state = await import("@pulumi/pulumi/runtime/state");
-    const store = (state as unknown as { getStore(): { supportsTransforms: boolean; supportsInvokeTransforms: boolean } }).getStore();
+    const store = (
+        state as unknown as { getStore(): { supportsTransforms: boolean; supportsInvokeTransforms: boolean } }
+    ).getStore();
     store.supportsTransforms = true;
     store.supportsInvokeTransforms = true;
     engine.install((settings as unknown as { getMonitor(): Record<string, (...args: any[]) => any> }).getMonitor());

@@ -37,23 +37,38 @@ export function runProgramUnderMocks(fixture: Fixture, timeoutMs: number): Promi
             config[full] = v.value;
             if (v.secret) secretKeys.push(full);
         }
-        const p = spawnTracked(process.execPath, ["-r", "ts-node/register/transpile-only", PROGRAM_RUNNER, fixture.dir, fixture.project, fixture.expect.stack, out], {
-            cwd: fixture.dir,
-            env: {
-                ...process.env,
-                PULUMI_CONFIG: JSON.stringify(config),
-                PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(secretKeys),
-                TS_NODE_TRANSPILE_ONLY: "true",
+        const p = spawnTracked(
+            process.execPath,
+            [
+                "-r",
+                "ts-node/register/transpile-only",
+                PROGRAM_RUNNER,
+                fixture.dir,
+                fixture.project,
+                fixture.expect.stack,
+                out,
+            ],
+            {
+                cwd: fixture.dir,
+                env: {
+                    ...process.env,
+                    PULUMI_CONFIG: JSON.stringify(config),
+                    PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(secretKeys),
+                    TS_NODE_TRANSPILE_ONLY: "true",
+                },
+                stdio: ["ignore", "ignore", "pipe"],
+                timeoutMs,
             },
-            stdio: ["ignore", "ignore", "pipe"],
-            timeoutMs,
-        });
+        );
         let stderr = "";
         p.child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-8000)));
         const { code, error } = await p.exited;
         if (error) throw new MockLegError(`cannot start the mock program runner: ${error.message}`);
         if (p.timedOut()) throw new MockLegError(`program timed out after ${Math.round(timeoutMs / 1000)} s`);
-        if (code !== 0) throw new MockLegError(stderr.trim().split("\n").filter(Boolean).pop() ?? `program runner exited with code ${code}`);
+        if (code !== 0)
+            throw new MockLegError(
+                stderr.trim().split("\n").filter(Boolean).pop() ?? `program runner exited with code ${code}`,
+            );
         try {
             return JSON.parse(fs.readFileSync(out, "utf8")) as WireResource[];
         } catch (e) {
@@ -82,7 +97,10 @@ export async function runMockLeg(fixture: Fixture, options: MockOptions): Promis
         });
         // Names the provider would generate are random: masked the same way in both legs (autonames.ts).
         const generated = resources.map((r) => (r as WireResource & { autonamed?: string }).autonamed ?? "");
-        return result.ran(maskAutonames(rows, generated), remediationChecks(fixture.expect.remediations, analyzer.lastRemediations));
+        return result.ran(
+            maskAutonames(rows, generated),
+            remediationChecks(fixture.expect.remediations, analyzer.lastRemediations),
+        );
     } catch (e) {
         return result.error(e instanceof Error ? e.message : String(e));
     }

@@ -46,9 +46,19 @@ export function linkProgram(fixtureDir: string, programDir: string): string {
  * with the fixture's config, the Kubernetes provider rendering YAML into <tmp>/rendered, or using the
  * cluster of `kubeconfig`.
  */
-export async function prepareFixtureStack(fixture: Fixture, toolchain: Toolchain, tmp: string, timeoutMs: number, kubeconfig?: string): Promise<StackRef | { error: string }> {
+export async function prepareFixtureStack(
+    fixture: Fixture,
+    toolchain: Toolchain,
+    tmp: string,
+    timeoutMs: number,
+    kubeconfig?: string,
+): Promise<StackRef | { error: string }> {
     const program = linkProgram(fixture.dir, path.join(tmp, "program"));
-    const config = Object.entries(fixture.expect.config).map(([key, v]) => ({ key, value: v.value, secret: v.secret === true }));
+    const config = Object.entries(fixture.expect.config).map(([key, v]) => ({
+        key,
+        value: v.value,
+        secret: v.secret === true,
+    }));
     return initIsolatedStack(toolchain, program, tmp, fixture.expect.stack, config, timeoutMs, kubeconfig);
 }
 
@@ -67,7 +77,12 @@ export function exitCodeCheck(rows: Row[], exitCode: number | null): LegCheck {
         outcome: mandatory === failed ? "pass" : "fail",
         expected: mandatory ? 1 : 0,
         got: failed ? 1 : 0,
-        note: mandatory === failed ? undefined : mandatory ? "pulumi preview exited 0 despite a mandatory violation" : `pulumi preview exited ${exitCode} without a mandatory violation`,
+        note:
+            mandatory === failed
+                ? undefined
+                : mandatory
+                  ? "pulumi preview exited 0 despite a mandatory violation"
+                  : `pulumi preview exited ${exitCode} without a mandatory violation`,
     };
 }
 
@@ -81,6 +96,9 @@ export async function runRealLeg(fixture: Fixture, options: RealOptions): Promis
         if (preview.error) return result.error(preview.error);
         // Generated names are random: masked as the mock leg masks its own (autonames.ts).
         const rows = maskAutonames(preview.rows, autonamesFromEvents(preview.output));
-        return result.ran(rows, [exitCodeCheck(rows, preview.exitCode), ...remediationChecks(fixture.expect.remediations, preview.remediations)]);
+        return result.ran(rows, [
+            exitCodeCheck(rows, preview.exitCode),
+            ...remediationChecks(fixture.expect.remediations, preview.remediations),
+        ]);
     });
 }

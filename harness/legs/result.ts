@@ -27,15 +27,29 @@ interface LegBase {
     durationMs: number;
 }
 
-export type LegResult = (LegBase & { status: "ran"; rows: Row[]; checks: LegCheck[] }) | (LegBase & { status: "skipped"; reason: string }) | (LegBase & { status: "error"; message: string });
+export type LegResult =
+    | (LegBase & { status: "ran"; rows: Row[]; checks: LegCheck[] })
+    | (LegBase & { status: "skipped"; reason: string })
+    | (LegBase & { status: "error"; message: string });
 
 /** Builds the result of a leg that started at `started`. */
 export function legResult(leg: LegName, started: number) {
     const durationMs = () => Date.now() - started;
     return {
-        ran: (rows: Row[], checks: LegCheck[] = []): LegResult => ({ leg, durationMs: durationMs(), status: "ran", rows, checks }),
+        ran: (rows: Row[], checks: LegCheck[] = []): LegResult => ({
+            leg,
+            durationMs: durationMs(),
+            status: "ran",
+            rows,
+            checks,
+        }),
         skipped: (reason: string): LegResult => ({ leg, durationMs: durationMs(), status: "skipped", reason }),
-        error: (message: string): LegResult => ({ leg, durationMs: durationMs(), status: "error", message: message.trim() || "the leg failed without a message" }),
+        error: (message: string): LegResult => ({
+            leg,
+            durationMs: durationMs(),
+            status: "error",
+            message: message.trim() || "the leg failed without a message",
+        }),
     };
 }
 
@@ -43,16 +57,33 @@ export function legResult(leg: LegName, started: number) {
  * The remediations a fixture expects against those an engine leg saw (policy and resource name): one check
  * per expected remediation, and one failing check for each remediation nobody expected.
  */
-export function remediationChecks(expected: { policy: string; resource: string }[] | undefined, seen: { policy: string; urn: string }[]): LegCheck[] {
+export function remediationChecks(
+    expected: { policy: string; resource: string }[] | undefined,
+    seen: { policy: string; urn: string }[],
+): LegCheck[] {
     const name = (urn: string) => urn.split("::").slice(3).join("::");
     const got = seen.map((s) => ({ policy: s.policy, resource: name(s.urn) }));
     const checks: LegCheck[] = (expected ?? []).map((e) => {
         const n = got.filter((g) => g.policy === e.policy && g.resource === e.resource).length;
-        return { check: `remediation ${e.policy}`, target: e.resource, outcome: n === 1 ? "pass" : "fail", expected: 1, got: n, ...(n === 1 ? {} : { note: "the pack did not remediate it exactly once" }) };
+        return {
+            check: `remediation ${e.policy}`,
+            target: e.resource,
+            outcome: n === 1 ? "pass" : "fail",
+            expected: 1,
+            got: n,
+            ...(n === 1 ? {} : { note: "the pack did not remediate it exactly once" }),
+        };
     });
     for (const g of got) {
         if ((expected ?? []).some((e) => e.policy === g.policy && e.resource === g.resource)) continue;
-        checks.push({ check: `remediation ${g.policy}`, target: g.resource, outcome: "fail", expected: 0, got: 1, note: "unexpected remediation" });
+        checks.push({
+            check: `remediation ${g.policy}`,
+            target: g.resource,
+            outcome: "fail",
+            expected: 0,
+            got: 1,
+            note: "unexpected remediation",
+        });
     }
     return checks;
 }

@@ -15,7 +15,9 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-const Module = require("module") as { _load: (request: string, parent: { filename?: string } | null, isMain: boolean) => unknown };
+const Module = require("module") as {
+    _load: (request: string, parent: { filename?: string } | null, isMain: boolean) => unknown;
+};
 
 /** The precompiled entry of the program run-policy-pack was asked to start (its last argument), if any. */
 function precompiledEntry(argv: string[]): string | undefined {
@@ -34,9 +36,16 @@ function precompiledEntry(argv: string[]): string | undefined {
 const SDK_DIR = `${path.sep}@pulumi${path.sep}pulumi${path.sep}`;
 
 /** Is `request`, made from `parent`, the SDK asking for TypeScript ("ts"), ts-node ("ts-node") or its V8 hooks ("v8hooks")? */
-export function sdkTypeScriptRequest(request: string, parent: string | undefined): "ts" | "ts-node" | "v8hooks" | undefined {
+export function sdkTypeScriptRequest(
+    request: string,
+    parent: string | undefined,
+): "ts" | "ts-node" | "v8hooks" | undefined {
     if (!parent || !parent.includes(SDK_DIR)) return undefined;
-    if (/[\\/]cmd[\\/]run-policy-pack[\\/]index\.js$/.test(parent) && /[\\/]runtime[\\/]closure[\\/]v8Hooks$/.test(request)) return "v8hooks";
+    if (
+        /[\\/]cmd[\\/]run-policy-pack[\\/]index\.js$/.test(parent) &&
+        /[\\/]runtime[\\/]closure[\\/]v8Hooks$/.test(request)
+    )
+        return "v8hooks";
     if (request === "typescript" || /[\\/]vendor[\\/]typescript@[^\\/]+[\\/]typescript\.js$/.test(request)) return "ts";
     if (request === "ts-node" || /[\\/]vendor[\\/]ts-node@[^\\/]+$/.test(request)) return "ts-node";
     return undefined;

@@ -56,7 +56,12 @@ export function unknownProperty(policy: string, given: Record<string, unknown>, 
             return `unknown property ${shown}: ${name} is set once for the whole pack, under ${MOVED[name]}`;
         }
         const near = closestName(name, valid);
-        const options = valid.length === 0 ? "it takes no properties besides enforcementLevel" : near ? `did you mean ${near}?` : `valid: ${valid.join(", ")}`;
+        const options =
+            valid.length === 0
+                ? "it takes no properties besides enforcementLevel"
+                : near
+                  ? `did you mean ${near}?`
+                  : `valid: ${valid.join(", ")}`;
         return `unknown property ${shown} (${options})`;
     }
     return undefined;

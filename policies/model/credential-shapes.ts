@@ -60,7 +60,12 @@ function userInfoPassword(v: string): boolean {
 }
 
 function queryCredential(v: string): boolean {
-    return v.includes("?") && urls(v).some((u) => [...u.searchParams].some(([name, value]) => value.length > 0 && QUERY_CREDENTIAL.test(name)));
+    return (
+        v.includes("?") &&
+        urls(v).some((u) =>
+            [...u.searchParams].some(([name, value]) => value.length > 0 && QUERY_CREDENTIAL.test(name)),
+        )
+    );
 }
 
 /** JWTs: tokens of base64url characters and dots, `eyJ<header>.eyJ<payload>.<signature>`. */
@@ -118,7 +123,10 @@ export interface FoundShape {
  * expressions), in everything nested in it, up to `limit` findings. Walks at most `maxNodes` nodes and
  * `maxDepth` levels; `truncated` says the walk stopped early (callers fail closed on it).
  */
-export function findCredentialShapes(value: unknown, opts: { limit?: number; maxNodes?: number; maxDepth?: number } = {}): { found: FoundShape[]; truncated: boolean } {
+export function findCredentialShapes(
+    value: unknown,
+    opts: { limit?: number; maxNodes?: number; maxDepth?: number } = {},
+): { found: FoundShape[]; truncated: boolean } {
     const limit = opts.limit ?? 5;
     const maxNodes = opts.maxNodes ?? 20000;
     const maxDepth = opts.maxDepth ?? 64;
@@ -149,7 +157,12 @@ export function findCredentialShapes(value: unknown, opts: { limit?: number; max
             found.push({ at, what });
             return;
         }
-        for (const [k, x] of Object.entries(obj)) walk(x, /^[A-Za-z_][A-Za-z0-9_-]*$/.test(k) ? `${at}.${k}` : `${at}[${JSON.stringify(k.slice(0, 64))}]`, depth + 1);
+        for (const [k, x] of Object.entries(obj))
+            walk(
+                x,
+                /^[A-Za-z_][A-Za-z0-9_-]*$/.test(k) ? `${at}.${k}` : `${at}[${JSON.stringify(k.slice(0, 64))}]`,
+                depth + 1,
+            );
     };
     walk(value, "", 0);
     return { found, truncated };

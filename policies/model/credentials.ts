@@ -25,16 +25,25 @@ const KNOWN_CREDENTIAL_NAMES = new Set([
 ]);
 
 /** Generic name shapes: `*_TOKEN`, `*_SECRET*`, `*_PASSWORD`, `*_KEY`, passphrases, credentials. */
-const CREDENTIAL_NAME = /(^|_)TOKEN$|(^|_)SECRET|(^|_)PASSWORD$|(^|_)PASSWD$|(^|_)KEY$|PASSPHRASE|(^|_)CREDENTIALS?($|_)|(^|_)API_?KEY($|_)|PRIVATE_?KEY/;
+const CREDENTIAL_NAME =
+    /(^|_)TOKEN$|(^|_)SECRET|(^|_)PASSWORD$|(^|_)PASSWD$|(^|_)KEY$|PASSPHRASE|(^|_)CREDENTIALS?($|_)|(^|_)API_?KEY($|_)|PRIVATE_?KEY/;
 
 /** Config keys that hold secrets (the part after `project:` is what is checked). */
-const SECRET_CONFIG_KEY = /(password|passwd|passphrase|secret|token|api[-_]?key|private[-_]?key|credential|access[-_]?key)/i;
+const SECRET_CONFIG_KEY =
+    /(password|passwd|passphrase|secret|token|api[-_]?key|private[-_]?key|credential|access[-_]?key)/i;
 
 /**
  * Variables whose value names a file holding a credential (the documented way to point a tool at a
  * Secret mounted as a file): the variable's value is a path, not a credential.
  */
-const FILE_POINTER_NAMES = new Set(["GOOGLE_APPLICATION_CREDENTIALS", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AZURE_FEDERATED_TOKEN_FILE", "KUBECONFIG"]);
+const FILE_POINTER_NAMES = new Set([
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AZURE_FEDERATED_TOKEN_FILE",
+    "KUBECONFIG",
+]);
 
 function canonical(name: string): string {
     return name.toUpperCase().replace(/[-.]/g, "_");
@@ -67,7 +76,9 @@ export function extraNamesProblem(extraPatterns: string[]): string | undefined {
  * file-pointer variable (`isFilePointerName`) is not, unless `extraPatterns` names it.
  */
 export function isCredentialName(name: string, extraPatterns: string[] = []): boolean {
-    if (extraPatterns.some((p) => compilePattern(p) !== undefined && compilePattern(`^(?:${p})$`)?.test(name) === true)) {
+    if (
+        extraPatterns.some((p) => compilePattern(p) !== undefined && compilePattern(`^(?:${p})$`)?.test(name) === true)
+    ) {
         return true;
     }
     if (isFilePointerName(name)) return false;
@@ -89,7 +100,9 @@ export function looksLikeCredential(value: unknown): boolean {
  * Where a URL carries a credential, or undefined: its user-info part (`https://user:pass@host`) or a
  * query parameter named like one (`?access_token=...`, `?sig=...`), or a credential-looking value anywhere.
  */
-export function urlCredentialPart(url: string): "the user-info part" | "a query parameter" | "a credential-looking value" | undefined {
+export function urlCredentialPart(
+    url: string,
+): "the user-info part" | "a query parameter" | "a credential-looking value" | undefined {
     const t = url.trim();
     // User-info needs an `@`, a query a `?`: most URLs have neither, and only their value is looked at.
     const m = t.includes("@") ? /^[a-z][a-z0-9+.-]*:\/\/([^/?#@]*)@/i.exec(t) : null;

@@ -14,7 +14,11 @@ const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
 const serviceAccount: ExampleResource = {
     type: "kubernetes:core/v1:ServiceAccount",
     name: "webapp",
-    props: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "webapp", namespace: "pulumi", annotations: { "argocd.argoproj.io/sync-wave": "1" } } },
+    props: {
+        apiVersion: "v1",
+        kind: "ServiceAccount",
+        metadata: { name: "webapp", namespace: "pulumi", annotations: { "argocd.argoproj.io/sync-wave": "1" } },
+    },
 };
 
 const authDelegator: ExampleResource = {
@@ -36,7 +40,11 @@ export const stack: ExampleResource = {
     props: {
         apiVersion: "pulumi.com/v1",
         kind: "Stack",
-        metadata: { name: "webapp-production", namespace: "pulumi", annotations: { "argocd.argoproj.io/sync-wave": "2" } },
+        metadata: {
+            name: "webapp-production",
+            namespace: "pulumi",
+            annotations: { "argocd.argoproj.io/sync-wave": "2" },
+        },
         spec: {
             serviceAccountName: "webapp",
             stack: "myorg/webapp/production",
@@ -74,7 +82,12 @@ export const workspace: ExampleResource = {
             serviceAccountName: "webapp",
             git: { url: "https://github.com/acme/webapp", ref: SHA },
             env: [{ name: "DB_PASSWORD", valueFrom: { secretKeyRef: { name: "webapp-db", key: "password" } } }],
-            stacks: [{ name: "acme/webapp/production", config: [{ key: "webapp:dbPassword", valueFrom: { env: "DB_PASSWORD" }, secret: true }] }],
+            stacks: [
+                {
+                    name: "acme/webapp/production",
+                    config: [{ key: "webapp:dbPassword", valueFrom: { env: "DB_PASSWORD" }, secret: true }],
+                },
+            ],
         },
     },
 };

@@ -95,6 +95,9 @@ export function decodeMessage(message: string): MessageFacts {
 export function fieldNamedIn(text: string): string | undefined {
     // Values a message quotes ("...", user text) are never taken for a field name.
     const unquoted = text.replace(/"(?:[^"\\]|\\.)*"/g, '""');
-    const m = /(?:^|[\s(`'"])((?:spec|metadata|roleRef|subjects|rules|data|stringData)(?:\.[A-Za-z0-9_\-/]+|\[\d+\])*)/.exec(unquoted);
+    const m =
+        /(?:^|[\s(`'"])((?:spec|metadata|roleRef|subjects|rules|data|stringData)(?:\.[A-Za-z0-9_\-/]+|\[\d+\])*)/.exec(
+            unquoted,
+        );
     return m ? m[1] : undefined;
 }

@@ -49,7 +49,16 @@ import { Plain, UNKNOWN, get, list } from "./values";
 type Tri = "yes" | "no" | "maybe";
 
 /** Every verb the API server's resource requests use; listing all of them on `*` is `*`. */
-export const ALL_VERBS: readonly string[] = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"];
+export const ALL_VERBS: readonly string[] = [
+    "get",
+    "list",
+    "watch",
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+];
 
 /** Namespaces where creating pods or tokens gives cluster-admin-equivalent access (the controllers' accounts live there). */
 export const PRIVILEGED_NAMESPACES: ReadonlySet<string> = new Set(["kube-system"]);
@@ -64,9 +73,24 @@ interface Path {
 
 const WORKLOADS: Path[] = [
     { what: "create pods", groups: [""], resources: ["pods"], verbs: ["create"] },
-    { what: "create or change workloads (pods run as any account of their namespace)", groups: ["apps"], resources: ["deployments", "daemonsets", "statefulsets", "replicasets"], verbs: ["create", "update", "patch"] },
-    { what: "create or change workloads (pods run as any account of their namespace)", groups: ["batch"], resources: ["jobs", "cronjobs"], verbs: ["create", "update", "patch"] },
-    { what: "create or change workloads (pods run as any account of their namespace)", groups: [""], resources: ["replicationcontrollers"], verbs: ["create", "update", "patch"] },
+    {
+        what: "create or change workloads (pods run as any account of their namespace)",
+        groups: ["apps"],
+        resources: ["deployments", "daemonsets", "statefulsets", "replicasets"],
+        verbs: ["create", "update", "patch"],
+    },
+    {
+        what: "create or change workloads (pods run as any account of their namespace)",
+        groups: ["batch"],
+        resources: ["jobs", "cronjobs"],
+        verbs: ["create", "update", "patch"],
+    },
+    {
+        what: "create or change workloads (pods run as any account of their namespace)",
+        groups: [""],
+        resources: ["replicationcontrollers"],
+        verbs: ["create", "update", "patch"],
+    },
 ];
 
 /**
@@ -75,18 +99,50 @@ const WORKLOADS: Path[] = [
  * authorizer matches it.
  */
 export const ESCALATION_PATHS: readonly Path[] = [
-    { what: "escalate or bind roles", groups: ["rbac.authorization.k8s.io"], resources: ["roles", "clusterroles"], verbs: ["escalate", "bind"] },
-    { what: "impersonate users, groups or service accounts", groups: [""], resources: ["users", "groups", "serviceaccounts"], verbs: ["impersonate"] },
-    { what: "create service account tokens", groups: [""], resources: ["serviceaccounts/token", "*/token"], verbs: ["create"] },
+    {
+        what: "escalate or bind roles",
+        groups: ["rbac.authorization.k8s.io"],
+        resources: ["roles", "clusterroles"],
+        verbs: ["escalate", "bind"],
+    },
+    {
+        what: "impersonate users, groups or service accounts",
+        groups: [""],
+        resources: ["users", "groups", "serviceaccounts"],
+        verbs: ["impersonate"],
+    },
+    {
+        what: "create service account tokens",
+        groups: [""],
+        resources: ["serviceaccounts/token", "*/token"],
+        verbs: ["create"],
+    },
     // get, list and watch each return a Secret's data, service account token Secrets among them.
-    { what: "read Secrets (service account tokens among them)", groups: [""], resources: ["secrets"], verbs: ["get", "list", "watch"] },
+    {
+        what: "read Secrets (service account tokens among them)",
+        groups: [""],
+        resources: ["secrets"],
+        verbs: ["get", "list", "watch"],
+    },
     // The kubelet's API behind nodes/proxy runs commands in every pod of the node (a websocket needs only get).
-    { what: "reach the kubelet API through nodes/proxy (commands in any pod of a node)", groups: [""], resources: ["nodes/proxy", "*/proxy"], verbs: ["get", "create"] },
+    {
+        what: "reach the kubelet API through nodes/proxy (commands in any pod of a node)",
+        groups: [""],
+        resources: ["nodes/proxy", "*/proxy"],
+        verbs: ["get", "create"],
+    },
     // A shell in another pod holds that pod's service account token.
     {
         what: "run commands in or attach to other pods (pods/exec, pods/attach, ephemeral containers)",
         groups: [""],
-        resources: ["pods/exec", "pods/attach", "pods/ephemeralcontainers", "*/exec", "*/attach", "*/ephemeralcontainers"],
+        resources: [
+            "pods/exec",
+            "pods/attach",
+            "pods/ephemeralcontainers",
+            "*/exec",
+            "*/attach",
+            "*/ephemeralcontainers",
+        ],
         verbs: ["create", "get", "update", "patch"],
     },
     // A mutating webhook rewrites any object (a pod's service account, its volumes); either kind sees them all.
@@ -103,9 +159,24 @@ export const ESCALATION_PATHS: readonly Path[] = [
 const CSR_APPROVAL: { what: string; parts: Path[] } = {
     what: "approve certificate signing requests (a client certificate for any user or group)",
     parts: [
-        { what: "create CSRs", groups: ["certificates.k8s.io"], resources: ["certificatesigningrequests"], verbs: ["create"] },
-        { what: "approve CSRs", groups: ["certificates.k8s.io"], resources: ["certificatesigningrequests/approval", "*/approval"], verbs: ["update", "patch"] },
-        { what: "approve for the API server's client signer", groups: ["certificates.k8s.io"], resources: ["signers"], verbs: ["approve"] },
+        {
+            what: "create CSRs",
+            groups: ["certificates.k8s.io"],
+            resources: ["certificatesigningrequests"],
+            verbs: ["create"],
+        },
+        {
+            what: "approve CSRs",
+            groups: ["certificates.k8s.io"],
+            resources: ["certificatesigningrequests/approval", "*/approval"],
+            verbs: ["update", "patch"],
+        },
+        {
+            what: "approve for the API server's client signer",
+            groups: ["certificates.k8s.io"],
+            resources: ["signers"],
+            verbs: ["approve"],
+        },
     ],
 };
 
@@ -159,12 +230,18 @@ function namesAllow(names: Plain, p: Path): Tri {
 
 /** Whether one rule grants a path: its group, resource and verb, and its resourceNames allowing it. */
 function pathMatch(rule: Plain, verbs: Plain, names: Plain, p: Path): Tri {
-    return and(matches(get(rule, "apiGroups"), p.groups), matches(get(rule, "resources"), p.resources), matches(verbs, p.verbs), namesAllow(names, p));
+    return and(
+        matches(get(rule, "apiGroups"), p.groups),
+        matches(get(rule, "resources"), p.resources),
+        matches(verbs, p.verbs),
+        namesAllow(names, p),
+    );
 }
 
 /** What a list of rules permits, as `Powers`. */
 export function rulesPowers(rules: Plain): Powers {
-    if (rules === UNKNOWN) return { all: "maybe", escalation: "maybe", escalationWhat: "its rules are unknown during preview" };
+    if (rules === UNKNOWN)
+        return { all: "maybe", escalation: "maybe", escalationWhat: "its rules are unknown during preview" };
     // all: the union of the verbs of the rules that cover every resource (sure), or may (possible).
     const sure = new Set<string>();
     const possible = new Set<string>();

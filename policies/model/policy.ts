@@ -30,7 +30,8 @@ export const FRAMEWORK: PolicyComplianceFramework = {
     name: "pko-guard",
     version: "1",
     reference: "https://github.com/pulumi/pulumi-kubernetes-operator",
-    specification: "Governed PKO deployments: credentials from Secrets, least-privilege RBAC, production safety, no public S3 ACLs.",
+    specification:
+        "Governed PKO deployments: credentials from Secrets, least-privilege RBAC, production safety, no public S3 ACLs.",
 };
 
 /** Metadata every pko-guard policy carries, in this order. */
@@ -86,7 +87,11 @@ export interface DescribedRule {
  * depend on the production settings: the SDK runs only `remediate`-level policies in its Remediate call, before
  * any Analyze, so the settings policy has published nothing for the resource yet (`settingsFor` says so).
  */
-export type SpecFix = (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => Record<string, unknown> | undefined;
+export type SpecFix = (
+    view: StackView,
+    config: Record<string, unknown>,
+    ctx: RuleContext,
+) => Record<string, unknown> | undefined;
 
 /** What a rule gets besides its own config: the pack-wide production settings for this request. */
 export interface RuleContext {
@@ -148,7 +153,10 @@ function configPropertyNames(meta: RuleMeta): string[] {
  * only validates the listed properties), and by tools that read the full schema.
  */
 function configSchema(meta: RuleMeta): PolicyConfigSchema {
-    return { properties: configProperties(meta) as PolicyConfigSchema["properties"], additionalProperties: false } as PolicyConfigSchema;
+    return {
+        properties: configProperties(meta) as PolicyConfigSchema["properties"],
+        additionalProperties: false,
+    } as PolicyConfigSchema;
 }
 
 /**
@@ -191,7 +199,11 @@ function resourceWaiving(meta: RuleMeta, args: ResourceValidationArgs): Waiving 
  * by URN among the program's resources (indexed once, on the first finding, so that many findings on a large
  * program stay linear).
  */
-function programWaiving(meta: RuleMeta, getConfig: () => unknown, resources: () => readonly { urn?: unknown }[] | undefined): Waiving {
+function programWaiving(
+    meta: RuleMeta,
+    getConfig: () => unknown,
+    resources: () => readonly { urn?: unknown }[] | undefined,
+): Waiving {
     let byUrn: Map<unknown, { urn?: unknown }> | undefined;
     return {
         config: () => usableConfig(meta, getConfig),
@@ -216,7 +228,10 @@ export const COULD_NOT_EVALUATE = "could not evaluate this resource";
 function failClosed(meta: RuleMeta, error?: unknown): string {
     // A rule that throws has a bug (rules handle every input): say so, by the error's kind only (its message
     // may quote the input); PKO_GUARD_DEBUG=1 prints the error itself.
-    const why = error === undefined ? "unexpected input shape" : `the rule failed on this input: ${errorKind(error)}; PKO_GUARD_DEBUG=1 prints its stack`;
+    const why =
+        error === undefined
+            ? "unexpected input shape"
+            : `the rule failed on this input: ${errorKind(error)}; PKO_GUARD_DEBUG=1 prints its stack`;
     return `${meta.name} ${COULD_NOT_EVALUATE} (${why}); the resource is reported so that a governance gate never passes by accident. Fix: check the manifest's fields.`;
 }
 
@@ -232,7 +247,9 @@ function debugError(what: string, e: unknown): void {
 }
 
 function isFinding(f: unknown): f is string | RuleFinding {
-    return typeof f === "string" || (f !== null && typeof f === "object" && typeof (f as RuleFinding).message === "string");
+    return (
+        typeof f === "string" || (f !== null && typeof f === "object" && typeof (f as RuleFinding).message === "string")
+    );
 }
 
 /**
@@ -240,7 +257,13 @@ function isFinding(f: unknown): f is string | RuleFinding {
  * (reading an input or the config throws, the rule throws, returns something that is not a list of
  * findings, or a promise) is reported as one fail-closed violation (on `urn` when given), never thrown.
  */
-function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => unknown, urn: string | undefined, waivingOf: () => Waiving): void {
+function evaluate(
+    meta: RuleMeta,
+    reportViolation: ReportViolation,
+    run: () => unknown,
+    urn: string | undefined,
+    waivingOf: () => Waiving,
+): void {
     let findings: (string | RuleFinding)[];
     let closed = false;
     try {
@@ -266,10 +289,16 @@ function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => u
         if (config) {
             try {
                 // A config without waivers waives nothing: the finding's resource is not looked up.
-                if (mayWaive(config)) facts = extended(facts, applyWaivers(meta.name, config, waiving.target(at), facts.text, facts.failClosed));
+                if (mayWaive(config))
+                    facts = extended(
+                        facts,
+                        applyWaivers(meta.name, config, waiving.target(at), facts.text, facts.failClosed),
+                    );
             } catch (e) {
                 // A broken waiver never hides a finding, and is never silent: the finding says its waivers failed.
-                facts = extended(facts, { text: `${facts.text} (its waivers could not be checked: ${errorKind(e)}; the finding is not waived)` });
+                facts = extended(facts, {
+                    text: `${facts.text} (its waivers could not be checked: ${errorKind(e)}; the finding is not waived)`,
+                });
                 debugError(`${meta.name}: checking the waivers threw`, e);
             }
         }
@@ -280,7 +309,12 @@ function evaluate(meta: RuleMeta, reportViolation: ReportViolation, run: () => u
             asData(data);
         }
         // Through the engine: the encoded message, and a waived finding at its true level, advisory (report.ts).
-        else report(reportViolation, { message: encodeMessage(facts), urn: at, ...(facts.waiver ? { level: "advisory" as const } : {}) });
+        else
+            report(reportViolation, {
+                message: encodeMessage(facts),
+                urn: at,
+                ...(facts.waiver ? { level: "advisory" as const } : {}),
+            });
     }
 }
 
@@ -304,13 +338,20 @@ function resourceOf(args: ResourceValidationArgs): ResourceLike {
 }
 
 /** Runs a check with the policy's config, or reports the config's problem instead (the check never sees a bad config). */
-function withConfig<F>(meta: RuleMeta, getConfig: () => unknown, check: (config: Record<string, unknown>) => (string | F)[]): (string | F)[] {
+function withConfig<F>(
+    meta: RuleMeta,
+    getConfig: () => unknown,
+    check: (config: Record<string, unknown>) => (string | F)[],
+): (string | F)[] {
     const config = readConfig(meta, getConfig);
     return typeof config === "string" ? [configProblem(meta, config)] : check(config);
 }
 
 /** A `validateResource` that runs `run` on each resource through the one fail-closed path, with the resource's waivers. */
-function perResource(meta: RuleMeta, run: (args: ResourceValidationArgs) => unknown): (args: ResourceValidationArgs, reportViolation: ReportViolation) => void {
+function perResource(
+    meta: RuleMeta,
+    run: (args: ResourceValidationArgs) => unknown,
+): (args: ResourceValidationArgs, reportViolation: ReportViolation) => void {
     return (args: ResourceValidationArgs, reportViolation: ReportViolation) =>
         evaluate(
             meta,
@@ -322,9 +363,16 @@ function perResource(meta: RuleMeta, run: (args: ResourceValidationArgs) => unkn
 }
 
 /** A per-resource rule over any resource (the rule decides which types it cares about). */
-export function resourceRule(meta: RuleMeta, check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[]): ResourceValidationPolicy & DescribedRule {
+export function resourceRule(
+    meta: RuleMeta,
+    check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
+): ResourceValidationPolicy & DescribedRule {
     return extended(metaFields(meta), {
-        validateResource: perResource(meta, (args) => withConfig(meta, args.getConfig, (config) => check(resourceOf(args), config, { production: settingsFor(args.urn) }))),
+        validateResource: perResource(meta, (args) =>
+            withConfig(meta, args.getConfig, (config) =>
+                check(resourceOf(args), config, { production: settingsFor(args.urn) }),
+            ),
+        ),
     });
 }
 
@@ -353,7 +401,8 @@ export function stackRule(
     check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
     fix?: SpecFix,
 ): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
-    const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) => withConfig(meta, getConfig, (config) => check(view, config, ctx));
+    const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) =>
+        withConfig(meta, getConfig, (config) => check(view, config, ctx));
     const hooks = {
         validateResource: perResource(meta, (args) => {
             const view = stackView(resourceOf(args));
@@ -381,7 +430,16 @@ export function stackRule(
             if (joined.length === 0) return;
             const ctx = { production: settingsFor(key) };
             for (const j of joined) {
-                evaluate(meta, reportViolation, () => introduced(judge(j.before, args.getConfig, ctx), judge(j.after, args.getConfig, ctx)).map((f) => (typeof f === "string" ? f : f.message)), j.patch.urn, waivingOf);
+                evaluate(
+                    meta,
+                    reportViolation,
+                    () =>
+                        introduced(judge(j.before, args.getConfig, ctx), judge(j.after, args.getConfig, ctx)).map(
+                            (f) => (typeof f === "string" ? f : f.message),
+                        ),
+                    j.patch.urn,
+                    waivingOf,
+                );
             }
         },
     };
@@ -394,7 +452,10 @@ export function stackRule(
  * preview, any failure) changes nothing: the validation that follows then reports the finding, which the SDK
  * raises to mandatory at this level, so a failed fix never passes silently.
  */
-function remediation(meta: RuleMeta, fix: SpecFix): (args: ResourceValidationArgs) => Record<string, unknown> | undefined {
+function remediation(
+    meta: RuleMeta,
+    fix: SpecFix,
+): (args: ResourceValidationArgs) => Record<string, unknown> | undefined {
     return (args) => {
         try {
             const view = stackView(resourceOf(args));
@@ -403,7 +464,14 @@ function remediation(meta: RuleMeta, fix: SpecFix): (args: ResourceValidationArg
             const set = fix(view, config, { production: settingsFor(args.urn) });
             const props = args.props as Record<string, unknown>;
             const spec = props.spec;
-            if (!set || Object.keys(set).length === 0 || spec === null || typeof spec !== "object" || Array.isArray(spec)) return undefined;
+            if (
+                !set ||
+                Object.keys(set).length === 0 ||
+                spec === null ||
+                typeof spec !== "object" ||
+                Array.isArray(spec)
+            )
+                return undefined;
             return extended(props, { spec: extended(spec as Record<string, unknown>, set) });
         } catch {
             return undefined;
@@ -420,7 +488,10 @@ function programResources(list: PolicyResource[] | undefined): ResourceLike[] {
 }
 
 /** A stack-level rule that sees every resource of the program. */
-export function programRule(meta: RuleMeta, check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => RuleFinding[]): StackValidationPolicy & DescribedRule {
+export function programRule(
+    meta: RuleMeta,
+    check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => RuleFinding[],
+): StackValidationPolicy & DescribedRule {
     return extended(metaFields(meta), {
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
             evaluate(
@@ -430,7 +501,9 @@ export function programRule(meta: RuleMeta, check: (resources: ResourceLike[], c
                     withConfig(meta, args.getConfig, (config) => {
                         const resources = programResources(args.resources);
                         const key = programKeyOf(resources);
-                        return inRequest(key, meta.name, () => check(resources, config, { production: settingsFor(key) }));
+                        return inRequest(key, meta.name, () =>
+                            check(resources, config, { production: settingsFor(key) }),
+                        );
                     }),
                 undefined,
                 () => programWaiving(meta, args.getConfig, () => args.resources),
@@ -449,7 +522,9 @@ export function settingsRule<S>(
     publish: (key: string, config: Record<string, unknown> | string) => S,
     problems: (resource: ResourceLike, published: S) => string[],
 ): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
-    const perResourceRule = perResource(meta, (args) => problems(resourceOf(args), publish(args.urn, readConfig(meta, args.getConfig))));
+    const perResourceRule = perResource(meta, (args) =>
+        problems(resourceOf(args), publish(args.urn, readConfig(meta, args.getConfig))),
+    );
     return extended(metaFields(meta), {
         // Called first in every request: it opens the request whose derived data the other policies share (request.ts).
         validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) => {

@@ -44,7 +44,8 @@ export const productionSchemaProperties = {
     productionStackPatterns: {
         type: "array",
         items: { type: "string", minLength: 1 },
-        description: "RE2 regular expressions matched against spec.stack (org/project/stack); a match makes the Stack production.",
+        description:
+            "RE2 regular expressions matched against spec.stack (org/project/stack); a match makes the Stack production.",
         default: DEFAULT_PRODUCTION.productionStackPatterns,
     },
     productionNamespaces: {
@@ -131,13 +132,24 @@ function labelMap(v: unknown): v is Record<string, string[]> {
 export function readSettings(config: Record<string, unknown>): SettingsState {
     const c = config;
     const out: ProductionSettings = {
-        productionStackPatterns: c.productionStackPatterns === undefined ? DEFAULT_PRODUCTION.productionStackPatterns : (c.productionStackPatterns as string[]),
-        productionNamespaces: c.productionNamespaces === undefined ? DEFAULT_PRODUCTION.productionNamespaces : (c.productionNamespaces as string[]),
-        productionLabels: c.productionLabels === undefined ? DEFAULT_PRODUCTION.productionLabels : (c.productionLabels as Record<string, string[]>),
+        productionStackPatterns:
+            c.productionStackPatterns === undefined
+                ? DEFAULT_PRODUCTION.productionStackPatterns
+                : (c.productionStackPatterns as string[]),
+        productionNamespaces:
+            c.productionNamespaces === undefined
+                ? DEFAULT_PRODUCTION.productionNamespaces
+                : (c.productionNamespaces as string[]),
+        productionLabels:
+            c.productionLabels === undefined
+                ? DEFAULT_PRODUCTION.productionLabels
+                : (c.productionLabels as Record<string, string[]>),
     };
-    if (!stringArray(out.productionStackPatterns)) return { problem: "productionStackPatterns must be a list of strings" };
+    if (!stringArray(out.productionStackPatterns))
+        return { problem: "productionStackPatterns must be a list of strings" };
     if (!stringArray(out.productionNamespaces)) return { problem: "productionNamespaces must be a list of strings" };
-    if (!labelMap(out.productionLabels)) return { problem: "productionLabels must map label names to lists of strings" };
+    if (!labelMap(out.productionLabels))
+        return { problem: "productionLabels must map label names to lists of strings" };
     const bad = patternProblem("productionStackPatterns", out.productionStackPatterns);
     if (bad) return { problem: bad };
     return { settings: out };
@@ -170,7 +182,11 @@ export function programKeyOf(resources: readonly { urn?: string }[]): string {
 // Classification.
 
 /** `production` carries how the Stack is production, e.g. `production by namespace "payments"`. */
-export type Production = { verdict: "production"; reason: string } | { verdict: "non-production" } | { verdict: "unknown"; reason: string } | { verdict: "invalid-config"; reason: string };
+export type Production =
+    | { verdict: "production"; reason: string }
+    | { verdict: "non-production" }
+    | { verdict: "unknown"; reason: string }
+    | { verdict: "invalid-config"; reason: string };
 
 /**
  * The last classification of each view, with the settings it was made under: a request's views are shared by
@@ -198,7 +214,10 @@ function classify(view: StackView, state: SettingsState): Production {
         const stack = view.stack;
         const hit = config.productionStackPatterns.find((p) => compilePattern(p)!.test(stack));
         if (hit !== undefined) {
-            return { verdict: "production", reason: `production by spec.stack ${quote(stack)} (pattern ${quote(hit)})` };
+            return {
+                verdict: "production",
+                reason: `production by spec.stack ${quote(stack)} (pattern ${quote(hit)})`,
+            };
         }
     }
     if (config.productionNamespaces.length > 0) {
@@ -247,7 +266,12 @@ export interface ProductionFinding {
  * the fail-closed message, or none for rules that do not fail closed; and a configuration error when
  * the production settings are invalid or missing.
  */
-export function productionFindings(who: string, production: Production, messages: { production: (classification: string) => string; unknown?: (reason: string) => string }, field?: string): ProductionFinding[] {
+export function productionFindings(
+    who: string,
+    production: Production,
+    messages: { production: (classification: string) => string; unknown?: (reason: string) => string },
+    field?: string,
+): ProductionFinding[] {
     const at = (message: string): ProductionFinding => (field === undefined ? { message } : { message, field });
     switch (production.verdict) {
         case "non-production":

@@ -38,7 +38,11 @@ interface SdkViolation {
 /** Reports one finding: at its policy's level, or (object form) at its own. */
 export function report(reportViolation: ReportViolation, v: Violation): void {
     if (v.level !== undefined) {
-        const own: SdkViolation = { message: v.message, enforcementLevel: v.level, ...(v.urn !== undefined ? { urn: v.urn } : {}) };
+        const own: SdkViolation = {
+            message: v.message,
+            enforcementLevel: v.level,
+            ...(v.urn !== undefined ? { urn: v.urn } : {}),
+        };
         (reportViolation as unknown as (v: SdkViolation) => void)(own);
         return;
     }

@@ -22,7 +22,8 @@ export function extended<T extends object, U extends object>(from: T, extra: U):
 
 function copyInto(out: Record<string, unknown>, from: Record<string, unknown>): void {
     for (const k of Object.keys(from)) {
-        if (k === "__proto__") Object.defineProperty(out, k, { value: from[k], enumerable: true, writable: true, configurable: true });
+        if (k === "__proto__")
+            Object.defineProperty(out, k, { value: from[k], enumerable: true, writable: true, configurable: true });
         else out[k] = from[k];
     }
 }

@@ -17,7 +17,10 @@ import { listKey, memoized, memoizedFor } from "./request";
 import { extended } from "./shapes";
 
 export const STACK_TYPES = ["kubernetes:pulumi.com/v1:Stack", "kubernetes:pulumi.com/v1alpha1:Stack"] as const;
-export const STACK_PATCH_TYPES = ["kubernetes:pulumi.com/v1:StackPatch", "kubernetes:pulumi.com/v1alpha1:StackPatch"] as const;
+export const STACK_PATCH_TYPES = [
+    "kubernetes:pulumi.com/v1:StackPatch",
+    "kubernetes:pulumi.com/v1alpha1:StackPatch",
+] as const;
 
 /** What the analyzer gives a policy about one resource (a subset of ResourceValidationArgs). */
 export interface ResourceLike {
@@ -105,7 +108,11 @@ function stackKind(type: string, props: Plain): "Stack" | "StackPatch" | undefin
 
 /** Only PKO tokens, or Kubernetes tokens that could be a typed wrapper of one, are read at all. */
 function mayBeStack(type: unknown): type is string {
-    return typeof type === "string" && type.startsWith("kubernetes:") && (type.includes("pulumi.com") || type.endsWith(":Stack") || type.endsWith(":StackPatch"));
+    return (
+        typeof type === "string" &&
+        type.startsWith("kubernetes:") &&
+        (type.includes("pulumi.com") || type.endsWith(":Stack") || type.endsWith(":StackPatch"))
+    );
 }
 
 function stringMap(v: Plain): Record<string, string | Unknown | undefined> | Unknown {
@@ -148,12 +155,20 @@ function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): Sta
     const type = resource.type;
     if (!mayBeStack(type)) return undefined;
     // Shared inputs (check): the view this props object already has for this wanted kind, type, name and URN.
-    const shared = isShared(resource.props) ? { name: String(resource.name), urn: String(resource.urn), memo: views.get(resource.props as object) } : undefined;
-    if (shared?.memo) for (const m of shared.memo) if (m.wanted === wanted && m.type === type && m.name === shared.name && m.urn === shared.urn) return m.view;
+    const shared = isShared(resource.props)
+        ? { name: String(resource.name), urn: String(resource.urn), memo: views.get(resource.props as object) }
+        : undefined;
+    if (shared?.memo)
+        for (const m of shared.memo)
+            if (m.wanted === wanted && m.type === type && m.name === shared.name && m.urn === shared.urn) return m.view;
     // In the analyzer, the request's first policy builds the view and the others reuse it (request.ts).
     const build = () => {
         const props = resourceProps(resource);
-        return { type, name: resource.name, view: stackKind(type, props) === wanted ? buildView(resource, props) : undefined };
+        return {
+            type,
+            name: resource.name,
+            view: stackKind(type, props) === wanted ? buildView(resource, props) : undefined,
+        };
     };
     const same = (e: { type: string; name: string }) => e.type === type && e.name === resource.name;
     const view = (typeof resource.urn === "string" ? memoizedFor(wanted, resource.urn, same, build) : build()).view;
@@ -170,7 +185,10 @@ function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): Sta
  * with `shareAcrossPolicies` (values.ts: `pko-guard check`; never the analyzer, which deserializes per policy).
  * Views are shared: callers copy before changing one (`{ ...view }`).
  */
-const views = new WeakMap<object, { wanted: string; type: string; name: string; urn: string; view: StackView | undefined }[]>();
+const views = new WeakMap<
+    object,
+    { wanted: string; type: string; name: string; urn: string; view: StackView | undefined }[]
+>();
 
 function buildView(resource: { type: string; name: string; urn?: string }, props: Plain): StackView {
     const spec = get(props, "spec");
@@ -303,12 +321,22 @@ function joinPatches(resources: ResourceLike[]): JoinedPatch[] {
               : `the Stack it patches (${k}) is not declared in this program, so whether it is production is unknown`;
         const beforeProps: Obj =
             (k !== undefined ? current.get(k) : undefined) ??
-            (target && isObject(target.object) ? target.object : { apiVersion: patch.apiVersion, kind: "Stack", metadata: { name: patch.name ?? null, namespace: patch.namespace ?? null } });
+            (target && isObject(target.object)
+                ? target.object
+                : {
+                      apiVersion: patch.apiVersion,
+                      kind: "Stack",
+                      metadata: { name: patch.name ?? null, namespace: patch.namespace ?? null },
+                  });
         const merged = mergePatch(beforeProps, patchProps);
         // A patch whose whole object is unknown leaves nothing known but the identity it was joined on.
         const afterProps: Obj = isObject(merged) ? merged : extended(beforeProps, { spec: UNKNOWN });
         if (k !== undefined) current.set(k, afterProps);
-        const shape = { type: target?.type ?? patch.type.replace(/Patch$/, ""), name: patch.resourceName, urn: patch.urn };
+        const shape = {
+            type: target?.type ?? patch.type.replace(/Patch$/, ""),
+            name: patch.resourceName,
+            urn: patch.urn,
+        };
         const after = buildView(shape, afterProps);
         const label = `StackPatch ${JSON.stringify(patch.resourceName)} of ${target ? `Stack ${JSON.stringify(target.resourceName)}` : `Stack ${typeof patch.name === "string" ? JSON.stringify(patch.name) : "<unknown>"}`}${typeof after.stack === "string" ? ` (stack ${JSON.stringify(after.stack.slice(0, 120))})` : ""}`;
         after.label = label;
@@ -327,7 +355,9 @@ function joinPatches(resources: ResourceLike[]): JoinedPatch[] {
  * (its `undeclaredTarget` says why production is unknown). Rules over the whole program (RBAC, Argo CD)
  * read these instead of the bare Stacks so that a patch cannot change a Stack behind their back.
  */
-export function patchedStacks(resources: ResourceLike[]): { view: StackView; stack?: StackView; patchedBy: StackView[] }[] {
+export function patchedStacks(
+    resources: ResourceLike[],
+): { view: StackView; stack?: StackView; patchedBy: StackView[] }[] {
     return memoized(`patchedStacks\u0000${listKey(resources)}`, () => mergePatches(resources));
 }
 
@@ -421,7 +451,8 @@ export function workspaceAccount(wsSpec: Plain, at: string): { name: string | Un
     const podTemplate = get(wsSpec, "podTemplate");
     const podSpec = get(podTemplate, "spec");
     const fromPod = get(podSpec, "serviceAccountName");
-    if (podTemplate === UNKNOWN || podSpec === UNKNOWN || fromPod === UNKNOWN) return { name: UNKNOWN, source: podField };
+    if (podTemplate === UNKNOWN || podSpec === UNKNOWN || fromPod === UNKNOWN)
+        return { name: UNKNOWN, source: podField };
     if (typeof fromPod === "string" && fromPod.length > 0) return { name: fromPod, source: podField };
     const own = get(wsSpec, "serviceAccountName");
     if (own === UNKNOWN) return { name: UNKNOWN, source: `${at}.serviceAccountName` };
@@ -439,7 +470,10 @@ export function workspaceAccount(wsSpec: Plain, at: string): { name: string | Un
  */
 export function effectiveServiceAccount(view: StackView): { name: string | Unknown; source: string } {
     const wt = view.workspaceTemplate;
-    const fromTemplate = wt === UNKNOWN ? { name: UNKNOWN as Unknown, source: "spec.workspaceTemplate" } : workspaceAccount(get(wt, "spec"), "spec.workspaceTemplate.spec");
+    const fromTemplate =
+        wt === UNKNOWN
+            ? { name: UNKNOWN as Unknown, source: "spec.workspaceTemplate" }
+            : workspaceAccount(get(wt, "spec"), "spec.workspaceTemplate.spec");
     if (fromTemplate) return fromTemplate;
     if (view.serviceAccountName === UNKNOWN || view.spec === UNKNOWN) {
         return { name: UNKNOWN, source: "spec.serviceAccountName" };
@@ -459,7 +493,8 @@ export function effectiveServiceAccount(view: StackView): { name: string | Unkno
 export function describeStack(view: StackView): string {
     if (view.label !== undefined) return view.label;
     const written = view.described;
-    if (written !== undefined && written.resourceName === view.resourceName && written.stack === view.stack) return written.label;
+    if (written !== undefined && written.resourceName === view.resourceName && written.stack === view.stack)
+        return written.label;
     const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
     const label = `Stack ${JSON.stringify(view.resourceName)}${target}`;
     view.described = { resourceName: view.resourceName, stack: view.stack, label };

@@ -32,7 +32,8 @@ export const WAIVE_ANNOTATION = "pko-guard.io/waive";
 export const WAIVER_CONFIG: Record<string, object> = {
     waivers: {
         type: "array",
-        description: "Per-resource exceptions: {resource (URN, Pulumi name or Kind/namespace/name; globs * ?), reason, expires (YYYY-MM-DD), allowFailClosed}.",
+        description:
+            "Per-resource exceptions: {resource (URN, Pulumi name or Kind/namespace/name; globs * ?), reason, expires (YYYY-MM-DD), allowFailClosed}.",
         default: [],
         items: {
             type: "object",
@@ -85,7 +86,13 @@ export function isCalendarDate(s: string): boolean {
 /** A waiver entry; one whose expiry is not a calendar date waives nothing (fails closed; the config check rejects it). */
 function isWaiver(w: unknown): w is Waiver {
     const o = w as Record<string, unknown>;
-    return o !== null && typeof o === "object" && typeof o.resource === "string" && typeof o.reason === "string" && (o.expires === undefined || (typeof o.expires === "string" && isCalendarDate(o.expires)));
+    return (
+        o !== null &&
+        typeof o === "object" &&
+        typeof o.resource === "string" &&
+        typeof o.reason === "string" &&
+        (o.expires === undefined || (typeof o.expires === "string" && isCalendarDate(o.expires)))
+    );
 }
 
 /** The waivers of a policy's config (malformed entries are ignored here; the config schema rejects them). */
@@ -127,21 +134,37 @@ export function mayWaive(config: Record<string, unknown>): boolean {
  * fail-closed finding only one with allowFailClosed), or the text with a note that the matching waiver
  * expired, or the text unchanged. How a waived finding is written into a message is message.ts's business.
  */
-export function applyWaivers(policy: string, config: Record<string, unknown>, t: WaiverTarget, text: string, failClosed: boolean, now = new Date()): { text: string; waiver?: WaiverMark } {
-    const candidates = [...configWaivers(config), ...annotationWaivers(policy, config, t)].filter((w) => waiverMatches(w, t));
+export function applyWaivers(
+    policy: string,
+    config: Record<string, unknown>,
+    t: WaiverTarget,
+    text: string,
+    failClosed: boolean,
+    now = new Date(),
+): { text: string; waiver?: WaiverMark } {
+    const candidates = [...configWaivers(config), ...annotationWaivers(policy, config, t)].filter((w) =>
+        waiverMatches(w, t),
+    );
     const eligible = candidates.filter((w) => !failClosed || w.allowFailClosed === true);
     const live = eligible.find((w) => !w.expires || w.expires >= today(now));
     if (live) return { text, waiver: { reason: live.reason, ...(live.expires ? { expires: live.expires } : {}) } };
     const expired = eligible.find((w) => w.expires && w.expires < today(now));
-    if (expired) return { text: `${text} (waiver for ${expired.resource} expired ${expired.expires}: ${expired.reason})` };
+    if (expired)
+        return { text: `${text} (waiver for ${expired.resource} expired ${expired.expires}: ${expired.reason})` };
     return { text };
 }
 
 /** The identities of a resource as the wrappers see it (type, name, URN and Kubernetes object fields). */
-export function targetOf(r: { type?: string; name?: string; urn?: string; props?: unknown } | undefined, urn?: string): WaiverTarget {
+export function targetOf(
+    r: { type?: string; name?: string; urn?: string; props?: unknown } | undefined,
+    urn?: string,
+): WaiverTarget {
     // Read as plain data, never through the policy SDK's proxy: a field unknown during preview (metadata of a
     // resource whose name is computed) is UNKNOWN here, where the proxy would throw and lose the waiver check.
-    const props = r === undefined ? undefined : resourceProps({ type: r.type ?? "", name: r.name ?? "", urn: r.urn, props: r.props });
+    const props =
+        r === undefined
+            ? undefined
+            : resourceProps({ type: r.type ?? "", name: r.name ?? "", urn: r.urn, props: r.props });
     const kind = str(get(props, "kind"));
     const objName = str(get(props, "metadata", "name"));
     const ns = str(get(props, "metadata", "namespace"));
@@ -150,7 +173,10 @@ export function targetOf(r: { type?: string; name?: string; urn?: string; props?
     return {
         urn: u,
         name: r?.name ?? (u ? u.split("::").slice(3).join("::") : undefined),
-        object: typeof kind === "string" && typeof objName === "string" && objName !== "" && kind !== "" ? `${kind}/${typeof ns === "string" ? ns : ""}/${objName}` : undefined,
+        object:
+            typeof kind === "string" && typeof objName === "string" && objName !== "" && kind !== ""
+                ? `${kind}/${typeof ns === "string" ? ns : ""}/${objName}`
+                : undefined,
         annotations: isObject(annotations) ? (annotations as Record<string, unknown>) : undefined,
     };
 }

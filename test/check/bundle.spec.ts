@@ -46,7 +46,12 @@ describe("the CLI bundle", function () {
         for (const f of [CLI, BUNDLE]) fs.copyFileSync(f, path.join(pkg, "bin", "cli", path.basename(f)));
         const copied = path.join(pkg, "bin", "cli", path.basename(CACHE));
         const run = (env: Record<string, string> = {}) => {
-            const r = spawnSync(process.execPath, [path.join(pkg, "bin", "cli", "pko-guard.js"), "check", GUIDE], { encoding: "utf8", cwd: tmp, timeout: 60000, env: { ...process.env, GITHUB_ACTIONS: "", ...env } });
+            const r = spawnSync(process.execPath, [path.join(pkg, "bin", "cli", "pko-guard.js"), "check", GUIDE], {
+                encoding: "utf8",
+                cwd: tmp,
+                timeout: 60000,
+                env: { ...process.env, GITHUB_ACTIONS: "", ...env },
+            });
             return `${r.status}\n${r.stdout}\n${r.stderr}`;
         };
         const reference = run({ PKO_GUARD_CODE_CACHE: "0" });
@@ -68,18 +73,35 @@ describe("the CLI bundle", function () {
 
     it("holds the SDK's own wire signatures in its stand-in for @pulumi/pulumi/runtime/rpc", () => {
         const rpc = require("@pulumi/pulumi/runtime/rpc");
-        for (const k of Object.keys(rpcStandIn)) assert.strictEqual((rpcStandIn as Record<string, string>)[k], rpc[k], k);
-        assert.deepStrictEqual(Object.keys(rpcStandIn).sort(), ["specialArchiveSig", "specialAssetSig", "specialSecretSig", "specialSigKey"]);
+        for (const k of Object.keys(rpcStandIn))
+            assert.strictEqual((rpcStandIn as Record<string, string>)[k], rpc[k], k);
+        assert.deepStrictEqual(Object.keys(rpcStandIn).sort(), [
+            "specialArchiveSig",
+            "specialAssetSig",
+            "specialSecretSig",
+            "specialSigKey",
+        ]);
     });
 
     it("runs check without the SDK's index or runtime, gRPC, the Kubernetes client or ts-node, with the module-by-module verdict", () => {
         const record = path.join(tmp, "loaded.json");
         const preload = path.join(tmp, "record.js");
-        fs.writeFileSync(preload, `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(record)}, JSON.stringify(Object.values(require.cache).filter((m) => m.loaded).map((m) => m.filename))));\n`);
-        const bundled = spawnSync(process.execPath, ["-r", preload, CLI, "check", GUIDE, "--report", `json=${path.join(tmp, "bundled.json")}`], { encoding: "utf8", cwd: tmp, timeout: 60000 });
+        fs.writeFileSync(
+            preload,
+            `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(record)}, JSON.stringify(Object.values(require.cache).filter((m) => m.loaded).map((m) => m.filename))));\n`,
+        );
+        const bundled = spawnSync(
+            process.execPath,
+            ["-r", preload, CLI, "check", GUIDE, "--report", `json=${path.join(tmp, "bundled.json")}`],
+            { encoding: "utf8", cwd: tmp, timeout: 60000 },
+        );
         assert.strictEqual(bundled.status, 1, bundled.stderr);
         const loaded: string[] = JSON.parse(fs.readFileSync(record, "utf8"));
-        const unwanted = loaded.filter((f) => /node_modules[\\/](@grpc|@kubernetes|ts-node|typescript)[\\/]|@pulumi[\\/]pulumi[\\/](index|runtime|automation)/.test(f));
+        const unwanted = loaded.filter((f) =>
+            /node_modules[\\/](@grpc|@kubernetes|ts-node|typescript)[\\/]|@pulumi[\\/]pulumi[\\/](index|runtime|automation)/.test(
+                f,
+            ),
+        );
         assert.deepStrictEqual(unwanted, []);
         assert.ok(loaded.length < 10, `${loaded.length} modules loaded: ${loaded.slice(0, 10).join(", ")}`);
         // The same findings as tsc's output of the same sources (cli/check.js, module by module).
@@ -92,8 +114,10 @@ describe("the CLI bundle", function () {
             { encoding: "utf8", cwd: tmp, timeout: 60000 },
         );
         assert.strictEqual(plain.status, 0, plain.stderr);
-        const strip = (fs: { policy: string; resource: string; message: string; line?: number }[]) => fs.map((f) => `${f.policy} ${f.resource} ${f.line} ${f.message}`).sort();
-        const bundledFindings = JSON.parse(fs.readFileSync(path.join(tmp, "bundled.json"), "utf8")).projects[0].findings;
+        const strip = (fs: { policy: string; resource: string; message: string; line?: number }[]) =>
+            fs.map((f) => `${f.policy} ${f.resource} ${f.line} ${f.message}`).sort();
+        const bundledFindings = JSON.parse(fs.readFileSync(path.join(tmp, "bundled.json"), "utf8")).projects[0]
+            .findings;
         assert.ok(bundledFindings.length > 0);
         assert.deepStrictEqual(strip(bundledFindings), strip(JSON.parse(plain.stdout)));
     });
@@ -101,13 +125,20 @@ describe("the CLI bundle", function () {
     it("keeps phase marks only when asked (PKO_GUARD_TIMINGS): without them it never loads perf_hooks", () => {
         const record = path.join(tmp, "builtins.json");
         const preload = path.join(tmp, "record-builtins.js");
-        fs.writeFileSync(preload, `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(record)}, JSON.stringify(process.moduleLoadList)));\n`);
+        fs.writeFileSync(
+            preload,
+            `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(record)}, JSON.stringify(process.moduleLoadList)));\n`,
+        );
         const marks = path.join(tmp, "marks.json");
         const run = (timings: boolean) => {
             const env: NodeJS.ProcessEnv = { ...process.env };
             delete env.PKO_GUARD_TIMINGS;
             if (timings) env.PKO_GUARD_TIMINGS = marks;
-            const r = spawnSync(process.execPath, ["-r", preload, CLI, "check", GUIDE, "--report", `json=${path.join(tmp, "marks-run.json")}`], { encoding: "utf8", cwd: tmp, env, timeout: 60000 });
+            const r = spawnSync(
+                process.execPath,
+                ["-r", preload, CLI, "check", GUIDE, "--report", `json=${path.join(tmp, "marks-run.json")}`],
+                { encoding: "utf8", cwd: tmp, env, timeout: 60000 },
+            );
             assert.strictEqual(r.status, 1, r.stderr);
             return (JSON.parse(fs.readFileSync(record, "utf8")) as string[]).includes("NativeModule perf_hooks");
         };
@@ -115,7 +146,14 @@ describe("the CLI bundle", function () {
         assert.ok(!fs.existsSync(marks));
         assert.strictEqual(run(true), true);
         const written = JSON.parse(fs.readFileSync(marks, "utf8"));
-        for (const phase of ["bootstrapComplete", "command", "parsed", "judged", "reported", "exit"]) assert.strictEqual(typeof written[phase], "number", phase);
-        assert.ok(written.bootstrapComplete < written.command && written.command <= written.parsed && written.parsed <= written.judged && written.judged <= written.reported && written.reported <= written.exit);
+        for (const phase of ["bootstrapComplete", "command", "parsed", "judged", "reported", "exit"])
+            assert.strictEqual(typeof written[phase], "number", phase);
+        assert.ok(
+            written.bootstrapComplete < written.command &&
+                written.command <= written.parsed &&
+                written.parsed <= written.judged &&
+                written.judged <= written.reported &&
+                written.reported <= written.exit,
+        );
     });
 });

@@ -51,7 +51,21 @@ describe("pko-guard check", function () {
     it("fails the guide's layout for the webapp cluster-admin binding and the release branch, at the fields' lines, with valid reports", async () => {
         const repo = path.join(tmp, "webapp-manifests");
         fs.cpSync(GUIDE, repo, { recursive: true });
-        const r = check(["manifests", "applications", "--repo-root", ".", "--report", "json=out/r.json", "--report", "junit=out/r.xml", "--report", "sarif=out/r.sarif"], repo);
+        const r = check(
+            [
+                "manifests",
+                "applications",
+                "--repo-root",
+                ".",
+                "--report",
+                "json=out/r.json",
+                "--report",
+                "junit=out/r.xml",
+                "--report",
+                "sarif=out/r.sarif",
+            ],
+            repo,
+        );
         assert.strictEqual(r.code, 1, r.stderr);
         const prod = path.join(repo, "manifests", "production", "stack.yaml");
         const branchLine = lineOf(prod, /^\s+branch: release/);
@@ -59,31 +73,69 @@ describe("pko-guard check", function () {
         assert.strictEqual(fs.readFileSync(prod, "utf8").split("\n")[subjectLine - 1].trim(), "- kind: ServiceAccount");
         const json = JSON.parse(fs.readFileSync(path.join(repo, "out", "r.json"), "utf8"));
         assert.deepStrictEqual(jsonReportErrors(json), []);
-        const rows = json.projects[0].findings as { policy: string; resource: string; file: string; line: number; column: number; field?: string; level: string }[];
+        const rows = json.projects[0].findings as {
+            policy: string;
+            resource: string;
+            file: string;
+            line: number;
+            column: number;
+            field?: string;
+            level: string;
+        }[];
         const pinned = rows.filter((x) => x.policy === "pko-stack-prod-pinned-commit");
         assert.deepStrictEqual(
             pinned.map((x) => [x.resource, x.file, x.line, x.field, x.level]),
-            [["Stack/pulumi/webapp-production", "manifests/production/stack.yaml", branchLine, "spec.branch", "mandatory"]],
+            [
+                [
+                    "Stack/pulumi/webapp-production",
+                    "manifests/production/stack.yaml",
+                    branchLine,
+                    "spec.branch",
+                    "mandatory",
+                ],
+            ],
         );
         const admin = rows.filter((x) => x.policy === "pko-stack-no-cluster-admin");
         assert.strictEqual(admin.length, 3);
         for (const x of admin) {
-            assert.deepStrictEqual([x.resource, x.file, x.line, x.column, x.field], ["ClusterRoleBinding/webapp:cluster-admin", "manifests/production/stack.yaml", subjectLine, 5, "subjects[0]"]);
+            assert.deepStrictEqual(
+                [x.resource, x.file, x.line, x.column, x.field],
+                [
+                    "ClusterRoleBinding/webapp:cluster-admin",
+                    "manifests/production/stack.yaml",
+                    subjectLine,
+                    5,
+                    "subjects[0]",
+                ],
+            );
         }
         assert.deepStrictEqual(
             rows
                 .filter((x) => x.level === "mandatory")
                 .map((x) => x.policy)
                 .sort(),
-            ["pko-stack-no-cluster-admin", "pko-stack-no-cluster-admin", "pko-stack-no-cluster-admin", "pko-stack-prod-pinned-commit"],
+            [
+                "pko-stack-no-cluster-admin",
+                "pko-stack-no-cluster-admin",
+                "pko-stack-no-cluster-admin",
+                "pko-stack-prod-pinned-commit",
+            ],
         );
         assert.match(r.stdout, new RegExp(`manifests/production/stack.yaml:${branchLine}:3`));
-        assert.match(r.stdout, /9 object\(s\) in 6 file\(s\) \(0 of kinds no rule reads\); 4 violation\(s\), 4 blocking: FAIL/);
+        assert.match(
+            r.stdout,
+            /9 object\(s\) in 6 file\(s\) \(0 of kinds no rule reads\); 4 violation\(s\), 4 blocking: FAIL/,
+        );
 
         const sarif = JSON.parse(fs.readFileSync(path.join(repo, "out", "r.sarif"), "utf8"));
         assert.deepStrictEqual(sarifErrors(sarif), []);
-        const result = sarif.runs[0].results.find((x: { ruleId: string }) => x.ruleId === "pko-stack-prod-pinned-commit");
-        assert.deepStrictEqual(result.locations[0].physicalLocation.artifactLocation.uri, "manifests/production/stack.yaml");
+        const result = sarif.runs[0].results.find(
+            (x: { ruleId: string }) => x.ruleId === "pko-stack-prod-pinned-commit",
+        );
+        assert.deepStrictEqual(
+            result.locations[0].physicalLocation.artifactLocation.uri,
+            "manifests/production/stack.yaml",
+        );
         assert.deepStrictEqual(result.locations[0].physicalLocation.region, { startLine: branchLine, startColumn: 3 });
         assert.strictEqual(result.level, "error");
 
@@ -110,7 +162,14 @@ describe("pko-guard check", function () {
             {
                 apiVersion: "v1",
                 kind: "List",
-                items: [{ apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "app", namespace: "pulumi" }, spec: { stack: "acme/app/prod", projectRepo: "https://github.com/acme/app", branch: "main" } }],
+                items: [
+                    {
+                        apiVersion: "pulumi.com/v1",
+                        kind: "Stack",
+                        metadata: { name: "app", namespace: "pulumi" },
+                        spec: { stack: "acme/app/prod", projectRepo: "https://github.com/acme/app", branch: "main" },
+                    },
+                ],
             },
             null,
             2,
@@ -121,16 +180,32 @@ describe("pko-guard check", function () {
     });
 
     it("applies --config (levels, disabled policies, properties) and --fail-on-advisory as the gate does", () => {
-        const f = write("stack.yaml", "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: app\n  namespace: payments\nspec:\n  stack: acme/app/main\n  projectRepo: https://github.com/acme/app\n  branch: main\n");
+        const f = write(
+            "stack.yaml",
+            "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: app\n  namespace: payments\nspec:\n  stack: acme/app/main\n  projectRepo: https://github.com/acme/app\n  branch: main\n",
+        );
         assert.strictEqual(check([f], tmp).code, 0);
         // Production is one setting of the pack (pko-guard-production), read by every production-aware rule.
         write("cfg.json", JSON.stringify({ "pko-guard-production": { productionNamespaces: ["payments"] } }));
         const r = check([f, "--config", "cfg.json"], tmp);
         assert.strictEqual(r.code, 1);
         assert.match(r.stdout, /pko-stack-prod-pinned-commit/);
-        write("off.json", JSON.stringify({ "pko-guard-production": { productionNamespaces: ["payments"] }, "pko-stack-prod-pinned-commit": "disabled" }));
+        write(
+            "off.json",
+            JSON.stringify({
+                "pko-guard-production": { productionNamespaces: ["payments"] },
+                "pko-stack-prod-pinned-commit": "disabled",
+            }),
+        );
         assert.doesNotMatch(check([f, "--config", "off.json"], tmp).stdout, /pko-stack-prod-pinned-commit/);
-        write("adv.json", JSON.stringify({ "pko-guard-production": { productionNamespaces: ["payments"] }, "pko-stack-prod-pinned-commit": "advisory", "pko-stack-prod-refresh": "disabled" }));
+        write(
+            "adv.json",
+            JSON.stringify({
+                "pko-guard-production": { productionNamespaces: ["payments"] },
+                "pko-stack-prod-pinned-commit": "advisory",
+                "pko-stack-prod-refresh": "disabled",
+            }),
+        );
         assert.strictEqual(check([f, "--config", "adv.json"], tmp).code, 0);
         assert.strictEqual(check([f, "--config", "adv.json", "--fail-on-advisory"], tmp).code, 1);
         write("bad.json", JSON.stringify({ "no-such-policy": "mandatory" }));
@@ -149,7 +224,9 @@ describe("pko-guard check", function () {
         write("repo/applications/production.yaml", app("production"));
         write("repo/applications/staging.yaml", app("staging"));
         const r = check([".", "--repo-root", ".", "--report", "json=r.json"], path.join(tmp, "repo"));
-        const rows = JSON.parse(fs.readFileSync(path.join(tmp, "repo", "r.json"), "utf8")).projects[0].findings.filter((x: { policy: string }) => x.policy === "argocd-app-pko-sync-order");
+        const rows = JSON.parse(fs.readFileSync(path.join(tmp, "repo", "r.json"), "utf8")).projects[0].findings.filter(
+            (x: { policy: string }) => x.policy === "argocd-app-pko-sync-order",
+        );
         // By namespace alone both Applications would manage the production Stack; by path only its own does.
         assert.strictEqual(rows.length, 1, r.stdout);
         assert.match(rows[0].message, /Application "Application\/argocd\/webapp-production" auto-prunes/);
@@ -158,7 +235,10 @@ describe("pko-guard check", function () {
 
     describe("bad input: one line on stderr, exit 2 (or a counted skip)", () => {
         it("invalid YAML names the file and line, and never quotes it", () => {
-            const f = write("m/bad.yaml", `apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  token: [${CANARY}\n`);
+            const f = write(
+                "m/bad.yaml",
+                `apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  token: [${CANARY}\n`,
+            );
             const r = check(["m"], tmp);
             assertOneLine(r, /^pko-guard: m\/bad\.yaml:\d+:\d+: invalid YAML: /);
             assert.ok(!(r.stdout + r.stderr).includes(CANARY));
@@ -168,9 +248,15 @@ describe("pko-guard check", function () {
         it("aliases that expand without bound, or contain themselves: one line, exit 2", () => {
             write("m/laughs.yaml", aliasBombConfigMap("lol", 9));
             const r = check(["m/laughs.yaml"], tmp);
-            assertOneLine(r, /^pko-guard: m\/laughs\.yaml:1:1: invalid YAML: aliases expand to more than 1,000,000 nodes$/);
+            assertOneLine(
+                r,
+                /^pko-guard: m\/laughs\.yaml:1:1: invalid YAML: aliases expand to more than 1,000,000 nodes$/,
+            );
             write("m/loop.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: loop}\ndata: &d {self: *d}\n");
-            assertOneLine(check(["m/loop.yaml"], tmp), /^pko-guard: m\/loop\.yaml:4:17: invalid YAML: an alias refers to a node that contains it$/);
+            assertOneLine(
+                check(["m/loop.yaml"], tmp),
+                /^pko-guard: m\/loop\.yaml:4:17: invalid YAML: an alias refers to a node that contains it$/,
+            );
         });
 
         it("a document that is not a mapping: exit 2 for a named file, a counted skip inside a folder", () => {
@@ -180,7 +266,10 @@ describe("pko-guard check", function () {
             write("m/ci.yml", "name: ci\non: push\n");
             const folder = check(["m"], tmp);
             assert.strictEqual(folder.code, 0, folder.stderr);
-            assert.match(folder.stderr, /^pko-guard: skipped m\/ci\.yml:1: not a Kubernetes object \(no apiVersion and kind\)$/m);
+            assert.match(
+                folder.stderr,
+                /^pko-guard: skipped m\/ci\.yml:1: not a Kubernetes object \(no apiVersion and kind\)$/m,
+            );
             assert.match(folder.stderr, /^pko-guard: skipped m\/list\.yaml:1: not a Kubernetes object \(a list\)$/m);
             assert.match(folder.stdout, /0 object\(s\) in 2 file\(s\) \(0 of kinds no rule reads, 2 skipped\)/);
         });
@@ -220,7 +309,10 @@ describe("pko-guard check", function () {
             write("m/a.yaml", sa);
             write("m/b/c.yaml", `---\n${sa}`);
             const r = check(["m"], tmp);
-            assertOneLine(r, /^pko-guard: ServiceAccount\/pulumi\/webapp is defined twice: m\/a\.yaml:1 and m\/b\/c\.yaml:2 /);
+            assertOneLine(
+                r,
+                /^pko-guard: ServiceAccount\/pulumi\/webapp is defined twice: m\/a\.yaml:1 and m\/b\/c\.yaml:2 /,
+            );
         });
 
         it("a governed kind without metadata.name", () => {
@@ -231,11 +323,23 @@ describe("pko-guard check", function () {
 
         it("a name or namespace that YAML 1.1 decodes as a boolean or number says so, without quoting the value", () => {
             write("m/y.yaml", "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: y\nspec: {}\n");
-            assertOneLine(check(["m/y.yaml"], tmp), /^pko-guard: m\/y\.yaml:1:1: Stack: metadata\.name is a boolean, not a string \(Kubernetes reads YAML 1\.1: .*quote the value\)$/);
-            write("m/y.yaml", "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: a\n  namespace: 0755\nspec: {}\n");
-            assertOneLine(check(["m/y.yaml"], tmp), /^pko-guard: m\/y\.yaml:1:1: Stack "a": metadata\.namespace is a number, not a string \(Kubernetes reads YAML 1\.1: /);
+            assertOneLine(
+                check(["m/y.yaml"], tmp),
+                /^pko-guard: m\/y\.yaml:1:1: Stack: metadata\.name is a boolean, not a string \(Kubernetes reads YAML 1\.1: .*quote the value\)$/,
+            );
+            write(
+                "m/y.yaml",
+                "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: a\n  namespace: 0755\nspec: {}\n",
+            );
+            assertOneLine(
+                check(["m/y.yaml"], tmp),
+                /^pko-guard: m\/y\.yaml:1:1: Stack "a": metadata\.namespace is a number, not a string \(Kubernetes reads YAML 1\.1: /,
+            );
             write("m/y.yaml", "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: [a]\nspec: {}\n");
-            assertOneLine(check(["m/y.yaml"], tmp), /^pko-guard: m\/y\.yaml:1:1: Stack: metadata\.name is a list, not a string$/);
+            assertOneLine(
+                check(["m/y.yaml"], tmp),
+                /^pko-guard: m\/y\.yaml:1:1: Stack: metadata\.name is a list, not a string$/,
+            );
         });
 
         it("no path at all is a usage error", () => {
@@ -245,9 +349,17 @@ describe("pko-guard check", function () {
 
     it("finds lines in any document layout: comments, empty documents, flow and indented roots, CRLF, a BOM, unknown tags", () => {
         const stack = (name: string, indent = "") =>
-            ["apiVersion: pulumi.com/v1", "kind: Stack", "metadata:", `  name: ${name}`, "  namespace: pulumi", "spec:", "  stack: acme/app/prod", "  projectRepo: https://github.com/acme/app", "  branch: release"].map(
-                (l) => indent + l,
-            );
+            [
+                "apiVersion: pulumi.com/v1",
+                "kind: Stack",
+                "metadata:",
+                `  name: ${name}`,
+                "  namespace: pulumi",
+                "spec:",
+                "  stack: acme/app/prod",
+                "  projectRepo: https://github.com/acme/app",
+                "  branch: release",
+            ].map((l) => indent + l);
         const lines = [
             "\ufeff# a comment before the first document",
             "---",
@@ -267,9 +379,16 @@ describe("pko-guard check", function () {
         write("m/all.yaml", lines.join("\r\n") + "\r\n");
         const r = check(["m", "--report", "json=r.json"], tmp);
         assert.strictEqual(r.code, 1, r.stderr);
-        const rows = JSON.parse(fs.readFileSync(path.join(tmp, "r.json"), "utf8")).projects[0].findings as { policy: string; resource: string; line: number; column: number }[];
+        const rows = JSON.parse(fs.readFileSync(path.join(tmp, "r.json"), "utf8")).projects[0].findings as {
+            policy: string;
+            resource: string;
+            line: number;
+            column: number;
+        }[];
         const branchLines = lines.map((l, i) => (/branch: release/.test(l) ? i + 1 : 0)).filter((n) => n > 0);
-        const pinned = rows.filter((x) => x.policy === "pko-stack-prod-pinned-commit").map((x) => [x.resource, x.line, x.column]);
+        const pinned = rows
+            .filter((x) => x.policy === "pko-stack-prod-pinned-commit")
+            .map((x) => [x.resource, x.line, x.column]);
         assert.deepStrictEqual(pinned, [
             ["Stack/pulumi/first", branchLines[0], 3],
             ["Stack/pulumi/indented", branchLines[1], 5],
@@ -298,8 +417,14 @@ describe("pko-guard check", function () {
         write("m/dup.yaml", lines.join("\n") + "\n");
         const r = check(["m", "--report", "json=r.json"], tmp);
         assert.strictEqual(r.code, 1, r.stderr);
-        const rows = JSON.parse(fs.readFileSync(path.join(tmp, "r.json"), "utf8")).projects[0].findings as { policy: string; resource: string; line: number; column: number }[];
-        const at = (policy: string) => rows.filter((x) => x.policy === policy).map((x) => [x.resource, x.line, x.column]);
+        const rows = JSON.parse(fs.readFileSync(path.join(tmp, "r.json"), "utf8")).projects[0].findings as {
+            policy: string;
+            resource: string;
+            line: number;
+            column: number;
+        }[];
+        const at = (policy: string) =>
+            rows.filter((x) => x.policy === policy).map((x) => [x.resource, x.line, x.column]);
         assert.deepStrictEqual(at("pko-stack-destroy-on-finalize-nonprod"), [["Stack/pulumi/app", 14, 5]]);
         assert.deepStrictEqual(at("pko-stack-auth-delegator"), [["Stack/pulumi/app", 5, 3]]);
     });
@@ -309,18 +434,27 @@ describe("pko-guard check", function () {
         // with the pipe's first 64 KiB written and the rest dropped).
         const stacks = Array.from(
             { length: 400 },
-            (_, i) => `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: app-${i}\n  namespace: team\nspec:\n  stack: acme/app-${i}/dev\n  projectRepo: https://github.com/acme/app\n  branch: main\n`,
+            (_, i) =>
+                `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: app-${i}\n  namespace: team\nspec:\n  stack: acme/app-${i}/dev\n  projectRepo: https://github.com/acme/app\n  branch: main\n`,
         );
         write("m/stacks.yaml", stacks.join("---\n"));
         // Through a shell's pipe (64 KiB of buffer; the socket pairs spawnSync reads from hold more), and into a file.
-        const run = (redirect: string) => spawnSync("bash", ["-c", `"${process.execPath}" "${CLI}" check m ${redirect}; echo "exit \${PIPESTATUS[0]}"`], { cwd: tmp, encoding: "utf8", timeout: 60000 });
+        const run = (redirect: string) =>
+            spawnSync(
+                "bash",
+                ["-c", `"${process.execPath}" "${CLI}" check m ${redirect}; echo "exit \${PIPESTATUS[0]}"`],
+                { cwd: tmp, encoding: "utf8", timeout: 60000 },
+            );
         const toFile = run("> out.txt");
         const piped = run("| cat > piped.txt");
         for (const r of [toFile, piped]) assert.deepStrictEqual([r.status, r.stderr, r.stdout], [0, "", "exit 0\n"]);
         const whole = fs.readFileSync(path.join(tmp, "out.txt"), "utf8");
         assert.ok(Buffer.byteLength(whole) > 2 * 64 * 1024, `${Buffer.byteLength(whole)} bytes`);
         assert.match(whole, /400 object\(s\) in 1 file\(s\).*400 violation\(s\), 0 blocking: PASS\n$/);
-        assert.strictEqual(Buffer.byteLength(fs.readFileSync(path.join(tmp, "piped.txt"), "utf8")), Buffer.byteLength(whole));
+        assert.strictEqual(
+            Buffer.byteLength(fs.readFileSync(path.join(tmp, "piped.txt"), "utf8")),
+            Buffer.byteLength(whole),
+        );
         assert.strictEqual(fs.readFileSync(path.join(tmp, "piped.txt"), "utf8"), whole);
         // `| head -1`: the reader closes the pipe after one line; the command ends with nothing on stderr.
         const head = run("| head -1");
@@ -335,9 +469,15 @@ describe("pko-guard check", function () {
         write("m/stacks.yaml", ["app-y", "app-j", "app-i"].map(stack).join("---\n"));
         const orders = ["C.UTF-8", "lt_LT.UTF-8"].map((lang) => {
             const report = path.join(tmp, `${lang}.json`);
-            const r = spawnSync(process.execPath, [CLI, "check", "m", "--report", `json=${report}`], { encoding: "utf8", cwd: tmp, timeout: 60000, env: { ...process.env, LANG: lang, LC_ALL: lang } });
+            const r = spawnSync(process.execPath, [CLI, "check", "m", "--report", `json=${report}`], {
+                encoding: "utf8",
+                cwd: tmp,
+                timeout: 60000,
+                env: { ...process.env, LANG: lang, LC_ALL: lang },
+            });
             assert.strictEqual(r.status, 1, r.stderr);
-            const findings: { policy: string; resource: string }[] = JSON.parse(fs.readFileSync(report, "utf8")).projects[0].findings;
+            const findings: { policy: string; resource: string }[] = JSON.parse(fs.readFileSync(report, "utf8"))
+                .projects[0].findings;
             return { table: r.stdout, resources: findings.map((f) => `${f.policy} ${f.resource}`) };
         });
         // Under lt_LT the collation puts y between i and j: the same run must still list i, j, y.
@@ -351,7 +491,10 @@ describe("pko-guard check", function () {
     });
 
     it("counts objects of kinds no rule reads without reporting them", () => {
-        write("m/deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n---\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [deploy.yaml]\n");
+        write(
+            "m/deploy.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n---\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [deploy.yaml]\n",
+        );
         const r = check(["m"], tmp);
         assert.strictEqual(r.code, 0, r.stderr);
         assert.match(r.stdout, /2 object\(s\) in 1 file\(s\) \(2 of kinds no rule reads\); 0 violation\(s\)/);
@@ -359,14 +502,21 @@ describe("pko-guard check", function () {
 
     it("never shows a Secret's data or stringData, in any output", () => {
         const b64 = Buffer.from(CANARY).toString("base64");
-        write("m/secret.yaml", `apiVersion: v1\nkind: Secret\nmetadata:\n  name: pulumi-access-token\n  namespace: pulumi\ndata:\n  token: ${b64}\nstringData:\n  other: ${CANARY}\n`);
+        write(
+            "m/secret.yaml",
+            `apiVersion: v1\nkind: Secret\nmetadata:\n  name: pulumi-access-token\n  namespace: pulumi\ndata:\n  token: ${b64}\nstringData:\n  other: ${CANARY}\n`,
+        );
         write(
             "m/stack.yaml",
             `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: app\n  namespace: pulumi\nspec:\n  stack: acme/app/prod\n  projectRepo: https://user:${CANARY}@github.com/acme/app\n  branch: main\n  envRefs:\n    PULUMI_ACCESS_TOKEN:\n      type: Literal\n      literal:\n        value: ${CANARY}\n`,
         );
         const r = check(["m", "--report", "json=r.json", "--report", "junit=r.xml", "--report", "sarif=r.sarif"], tmp);
         assert.strictEqual(r.code, 1, r.stderr);
-        for (const text of [r.stdout, r.stderr, ...["r.json", "r.xml", "r.sarif"].map((f) => fs.readFileSync(path.join(tmp, f), "utf8"))]) {
+        for (const text of [
+            r.stdout,
+            r.stderr,
+            ...["r.json", "r.xml", "r.sarif"].map((f) => fs.readFileSync(path.join(tmp, f), "utf8")),
+        ]) {
             assert.ok(!text.includes(CANARY) && !text.includes(b64), text);
         }
     });

@@ -20,7 +20,8 @@ function reference(root: PosNode | undefined, segments: readonly (string | numbe
             for (const entry of node.entries) {
                 const parts = entry.key.split(".");
                 if (parts.length > segments.length - i) continue;
-                if (parts.every((p, j) => String(segments[i + j]) === p) && (!best || parts.length >= best.length)) best = { length: parts.length, entry };
+                if (parts.every((p, j) => String(segments[i + j]) === p) && (!best || parts.length >= best.length))
+                    best = { length: parts.length, entry };
             }
             if (!best) break;
             found = best.entry;
@@ -41,17 +42,34 @@ describe("findNode: a field path's place in a document's positions", () => {
     it("by hand: dotted keys, the longest run, the last repeated key, indexes", () => {
         const name: PosEntry = { key: "name", keyStart: 20 };
         const dotted: PosEntry = { key: "app.kubernetes.io/name", keyStart: 40 };
-        const short: PosEntry = { key: "app", keyStart: 30, value: { start: 31, entries: [{ key: "kubernetes", keyStart: 32 }] } };
+        const short: PosEntry = {
+            key: "app",
+            keyStart: 30,
+            value: { start: 31, entries: [{ key: "kubernetes", keyStart: 32 }] },
+        };
         const item: PosNode = { start: 60, entries: [{ key: "x", keyStart: 61 }] };
         const root: PosNode = {
             start: 0,
             entries: [
-                { key: "metadata", keyStart: 0, value: { start: 10, entries: [name, { key: "labels", keyStart: 25, value: { start: 26, entries: [short, dotted] } }] } },
+                {
+                    key: "metadata",
+                    keyStart: 0,
+                    value: {
+                        start: 10,
+                        entries: [
+                            name,
+                            { key: "labels", keyStart: 25, value: { start: 26, entries: [short, dotted] } },
+                        ],
+                    },
+                },
                 { key: "items", keyStart: 50, value: { start: 55, items: [{ start: 56 }, item] } },
                 { key: "metadata", keyStart: 70, value: { start: 71, entries: [{ key: "name", keyStart: 72 }] } },
             ],
         };
-        assert.strictEqual(findNode(root, fieldSegments("metadata.name")), root.entries![2].value!.entries![0] as PosEntry);
+        assert.strictEqual(
+            findNode(root, fieldSegments("metadata.name")),
+            root.entries![2].value!.entries![0] as PosEntry,
+        );
         assert.strictEqual(findNode(root, fieldSegments("items[1].x")), item.entries![0]);
         assert.strictEqual(findNode(root, fieldSegments("items[2]")), root.entries![1]);
         const labels = { start: 26, entries: [short, dotted] };
@@ -66,7 +84,14 @@ describe("findNode: a field path's place in a document's positions", () => {
             node: fc.oneof({ depthSize: "small" }, fc.constant({ start: 0 } as PosNode), tie("map"), tie("seq")),
             map: fc
                 .array(fc.tuple(word, fc.option(tie("node"), { nil: undefined })), { maxLength: 5 })
-                .map((pairs) => ({ start: 0, entries: pairs.map(([key, value], i) => ({ key, keyStart: i, ...(value ? { value: value as PosNode } : {}) })) })),
+                .map((pairs) => ({
+                    start: 0,
+                    entries: pairs.map(([key, value], i) => ({
+                        key,
+                        keyStart: i,
+                        ...(value ? { value: value as PosNode } : {}),
+                    })),
+                })),
             seq: fc.array(tie("node"), { maxLength: 3 }).map((items) => ({ start: 0, items: items as PosNode[] })),
         }));
         const segment = fc.oneof(fc.constantFrom("a", "b", "0", "c", "spec", "x/y", "b.0"), fc.nat({ max: 3 }));

@@ -47,7 +47,11 @@ process.stdout.write(
         objects: { n: objects.length, classes: hiddenClasses(objects) },
         metadata: hiddenClasses(objects.map((o) => o.metadata as object)),
         annotations: hiddenClasses(objects.map((o) => (o.metadata as Record<string, object>).annotations)),
-        rows: { n: rows.length, classes: hiddenClasses(rows), policies: [...new Set(rows.map((r) => r.policy))].length },
+        rows: {
+            n: rows.length,
+            classes: hiddenClasses(rows),
+            policies: [...new Set(rows.map((r) => r.policy))].length,
+        },
         located: hiddenClasses(located),
         findings: hiddenClasses(findings),
     }),

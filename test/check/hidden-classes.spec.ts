@@ -44,7 +44,11 @@ describe("hidden classes on check's hot paths", () => {
         this.timeout(120000);
         const dir = repository(60);
         try {
-            const r = spawnSync(process.execPath, ["--allow-natives-syntax", "-r", "ts-node/register/transpile-only", PROBE, dir], { encoding: "utf8", timeout: 110000 });
+            const r = spawnSync(
+                process.execPath,
+                ["--allow-natives-syntax", "-r", "ts-node/register/transpile-only", PROBE, dir],
+                { encoding: "utf8", timeout: 110000 },
+            );
             assert.strictEqual(r.status, 0, r.stderr);
             const got = JSON.parse(r.stdout);
             // The premise (V8 11.3, Node 20): a spread literal that adds a key makes a class per object.

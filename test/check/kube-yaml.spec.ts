@@ -22,7 +22,8 @@ function canonical(v: unknown): unknown {
     if (v !== null && typeof v === "object") {
         const o = v as Record<string, unknown>;
         const out: Record<string, unknown> = {};
-        for (const k of Object.keys(o).sort()) Object.defineProperty(out, k, { value: canonical(o[k]), enumerable: true });
+        for (const k of Object.keys(o).sort())
+            Object.defineProperty(out, k, { value: canonical(o[k]), enumerable: true });
         return out;
     }
     return v;
@@ -61,10 +62,17 @@ describe("YAML decoding matches sigs.k8s.io/yaml (differential)", function () {
                 decodeOptions.fastPath = true;
             }
             if (go.error !== undefined) {
-                assert.ok(mine.error !== undefined, `${path}: Go fails (${go.error}) but pko-guard decodes ${JSON.stringify(mine.docs)}`);
+                assert.ok(
+                    mine.error !== undefined,
+                    `${path}: Go fails (${go.error}) but pko-guard decodes ${JSON.stringify(mine.docs)}`,
+                );
                 continue;
             }
-            assert.strictEqual(mine.error, undefined, `${path}: pko-guard fails (${mine.error}) but Go decodes ${JSON.stringify(go.docs)}`);
+            assert.strictEqual(
+                mine.error,
+                undefined,
+                `${path}: pko-guard fails (${mine.error}) but Go decodes ${JSON.stringify(go.docs)}`,
+            );
             assert.deepStrictEqual(JSON.stringify(canonical(mine.docs)), JSON.stringify(canonical(go.docs)), path);
         }
         return go.error === undefined;

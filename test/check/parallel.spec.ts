@@ -50,7 +50,9 @@ function writeRepo(dir: string): void {
                 `  destroyOnFinalize: ${!prod || f % 7 === 3}`,
                 "  envRefs:",
                 "    PULUMI_ACCESS_TOKEN:",
-                ...(j === 2 && f % 5 === 1 ? ["      type: Literal", "      literal:", "        value: placeholder"] : ["      type: Secret", "      secret:", "        name: token", "        key: accessToken"]),
+                ...(j === 2 && f % 5 === 1
+                    ? ["      type: Literal", "      literal:", "        value: placeholder"]
+                    : ["      type: Secret", "      secret:", "        name: token", "        key: accessToken"]),
             ];
             docs.push(lines.join("\n") + "\n");
         }
@@ -87,12 +89,16 @@ function run(args: string[], cwd: string, threads: number): Run {
     const out = fs.mkdtempSync(path.join(cwd, "out-"));
     const reports = ["json", "sarif", "junit", "policyreport"];
     const timings = path.join(out, "timings.json");
-    const r = spawnSync(process.execPath, [CLI, "check", ...args, ...reports.map((f) => ["--report", `${f}=${path.join(out, f)}`]).flat()], {
-        cwd,
-        encoding: "utf8",
-        timeout: 120000,
-        env: { ...process.env, PKO_GUARD_WORKERS: String(threads), PKO_GUARD_TIMINGS: timings, GITHUB_ACTIONS: "" },
-    });
+    const r = spawnSync(
+        process.execPath,
+        [CLI, "check", ...args, ...reports.map((f) => ["--report", `${f}=${path.join(out, f)}`]).flat()],
+        {
+            cwd,
+            encoding: "utf8",
+            timeout: 120000,
+            env: { ...process.env, PKO_GUARD_WORKERS: String(threads), PKO_GUARD_TIMINGS: timings, GITHUB_ACTIONS: "" },
+        },
+    );
     const json = JSON.parse(fs.readFileSync(path.join(out, "json"), "utf8"));
     const read: Record<string, string> = {};
     for (const f of reports) {
@@ -124,13 +130,22 @@ describe("check on several threads", function () {
         // What makes order show: findings of the four kinds, a stack-level one on a Stack read at the far end,
         // ties (one account bound twice), skipped documents in files of different parts, in read order.
         const findings = one.json.projects[0].findings;
-        for (const p of ["pko-stack-credentials-from-secrets", "pko-stack-destroy-on-finalize-nonprod", "pko-stack-prod-pinned-commit", "pko-stack-no-cluster-admin"]) {
+        for (const p of [
+            "pko-stack-credentials-from-secrets",
+            "pko-stack-destroy-on-finalize-nonprod",
+            "pko-stack-prod-pinned-commit",
+            "pko-stack-no-cluster-admin",
+        ]) {
             assert.ok(
                 findings.some((f) => f.policy === p),
                 p,
             );
         }
-        assert.ok(findings.some((f) => f.policy === "pko-stack-no-cluster-admin" && /group-3\d\.yaml$/.test(f.file) && f.line > 1));
+        assert.ok(
+            findings.some(
+                (f) => f.policy === "pko-stack-no-cluster-admin" && /group-3\d\.yaml$/.test(f.file) && f.line > 1,
+            ),
+        );
         const skipped = one.stderr.split("\n").filter((l) => l.includes("skipped"));
         assert.deepStrictEqual(
             skipped.map((l) => /group-(\d+)/.exec(l)?.[1]),
@@ -143,17 +158,24 @@ describe("check on several threads", function () {
             assert.strictEqual(many.code, one.code);
             assert.strictEqual(many.stderr, one.stderr);
             assert.strictEqual(many.stdout, one.stdout);
-            for (const f of Object.keys(one.reports)) assert.strictEqual(many.reports[f], one.reports[f], `${f} report on ${threads} threads`);
+            for (const f of Object.keys(one.reports))
+                assert.strictEqual(many.reports[f], one.reports[f], `${f} report on ${threads} threads`);
         }
     });
 
     it("reports bad input read by a worker thread as the single-threaded run does: one line, exit 2", () => {
         const bad = path.join(tmp, "bad");
         writeRepo(bad);
-        fs.writeFileSync(path.join(bad, "manifests", "team-3", "group-39.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: [oops\n");
+        fs.writeFileSync(
+            path.join(bad, "manifests", "team-3", "group-39.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: [oops\n",
+        );
         const dup = path.join(tmp, "dup");
         writeRepo(dup);
-        fs.copyFileSync(path.join(dup, "manifests", "team-0", "group-00.yaml"), path.join(dup, "manifests", "team-3", "group-99.yaml"));
+        fs.copyFileSync(
+            path.join(dup, "manifests", "team-0", "group-00.yaml"),
+            path.join(dup, "manifests", "team-3", "group-99.yaml"),
+        );
         for (const repo of ["bad", "dup"]) {
             const one = run([repo], tmp, 1);
             const many = run([repo], tmp, 3);

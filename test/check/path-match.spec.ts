@@ -38,11 +38,13 @@ describe("path.Match matches Go's (differential)", () => {
     });
 
     it("knows a malformed pattern whatever the name", () => {
-        for (const [pattern, , , error] of table.cases) assert.strictEqual(compilePathPattern(pattern) === undefined, error !== null, pattern);
+        for (const [pattern, , , error] of table.cases)
+            assert.strictEqual(compilePathPattern(pattern) === undefined, error !== null, pattern);
     });
 
     it("covers Go's quirks the table holds", () => {
-        const has = (p: string, n: string, m: boolean) => table.cases.some((c) => c[0] === p && c[1] === n && c[2] === m && c[3] === null);
+        const has = (p: string, n: string, m: boolean) =>
+            table.cases.some((c) => c[0] === p && c[1] === n && c[2] === m && c[3] === null);
         // A star skips bytes, so two `?` can take the two trailing bytes of one three-byte character.
         assert.ok(has("*??", "€", true));
         // A class matches `/`; `*` and `?` never do.

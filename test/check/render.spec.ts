@@ -36,13 +36,26 @@ describe("pko-guard check renders what Argo CD renders", function () {
         fs.writeFileSync(f, text);
     };
     const check = (args: string[], env: NodeJS.ProcessEnv = process.env) => {
-        const r = spawnSync(process.execPath, [CLI, "check", "--repo-root", ".", ...args], { cwd: tmp, encoding: "utf8", env, timeout: 120000 });
+        const r = spawnSync(process.execPath, [CLI, "check", "--repo-root", ".", ...args], {
+            cwd: tmp,
+            encoding: "utf8",
+            env,
+            timeout: 120000,
+        });
         return { code: r.status, out: r.stdout, err: r.stderr };
     };
-    const rows = (file: string) => JSON.parse(fs.readFileSync(path.join(tmp, file), "utf8")).projects[0].findings as { policy: string; resource: string; file: string; line: number; syncedBy?: string }[];
+    const rows = (file: string) =>
+        JSON.parse(fs.readFileSync(path.join(tmp, file), "utf8")).projects[0].findings as {
+            policy: string;
+            resource: string;
+            file: string;
+            line: number;
+            syncedBy?: string;
+        }[];
 
     before(() => {
-        for (const t of ["kustomize", "helm", "jsonnet"] as const) assert.ok(findTool(t), `${t} is missing: run npm run setup`);
+        for (const t of ["kustomize", "helm", "jsonnet"] as const)
+            assert.ok(findTool(t), `${t} is missing: run npm run setup`);
     });
     beforeEach(() => {
         tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-render-"));
@@ -127,7 +140,10 @@ describe("pko-guard check renders what Argo CD renders", function () {
             "chart/templates/stack.yaml",
             `{{- if .Capabilities.APIVersions.Has "pulumi.com/v1/Stack" }}\n${stack(`{{- if semverCompare ">=1.31.0-0" .Capabilities.KubeVersion.Version }}\n  commit: ${SHA}\n{{- else }}\n  branch: release\n{{- end }}\n`, "")}{{- end }}\n`,
         );
-        write("chart/templates/widget.yaml", '{{- if .Capabilities.APIVersions.Has "example.com/v1/Widget" }}\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: widget}\n{{- end }}\n');
+        write(
+            "chart/templates/widget.yaml",
+            '{{- if .Capabilities.APIVersions.Has "example.com/v1/Widget" }}\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: widget}\n{{- end }}\n',
+        );
         write("apps/ledger.yaml", app("ledger", "chart"));
         const pinned = (file: string) =>
             rows(file)
@@ -135,20 +151,41 @@ describe("pko-guard check renders what Argo CD renders", function () {
                 .map((x) => [x.policy, x.resource]);
         const old = check([".", "--kube-version", "v1.30.2-eks-1", "--report", "json=old.json"]);
         assert.strictEqual(old.code, 1, old.err + old.out);
-        assert.deepStrictEqual(pinned("old.json"), [["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger-production"]]);
+        assert.deepStrictEqual(pinned("old.json"), [
+            ["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger-production"],
+        ]);
         assert.match(old.out, /^2 object\(s\) in /m); // the Application and the Stack
-        const current = check([".", "--kube-version", "1.31", "--api-versions", "example.com/v1/Widget", "-v", "--report", "json=new.json"]);
+        const current = check([
+            ".",
+            "--kube-version",
+            "1.31",
+            "--api-versions",
+            "example.com/v1/Widget",
+            "-v",
+            "--report",
+            "json=new.json",
+        ]);
         assert.strictEqual(current.code, 0, current.err + current.out);
         assert.deepStrictEqual(pinned("new.json"), []);
         assert.match(current.out, /^3 object\(s\) in /m); // and the ServiceAccount the Widget API brings
         // The Application's own apiVersions replace the cluster's, as in Argo CD: no Stack API, no Stack.
-        write("apps/ledger.yaml", app("ledger", "chart", "    helm:\n      apiVersions: [example.com/v1/Widget]\n      kubeVersion: v1.29.0\n"));
+        write(
+            "apps/ledger.yaml",
+            app(
+                "ledger",
+                "chart",
+                "    helm:\n      apiVersions: [example.com/v1/Widget]\n      kubeVersion: v1.29.0\n",
+            ),
+        );
         const own = check([".", "-v"]);
         assert.strictEqual(own.code, 0, own.err + own.out);
         assert.doesNotMatch(own.out, /ledger-production/);
         assert.match(own.out, /^2 object\(s\) in /m); // the Application and the ServiceAccount
         const bad = check([".", "--kube-version", "latest"]);
-        assert.deepStrictEqual([bad.code, bad.err], [2, "pko-guard: --kube-version: not a Kubernetes version (expected e.g. 1.31 or v1.31.4)\n"]);
+        assert.deepStrictEqual(
+            [bad.code, bad.err],
+            [2, "pko-guard: --kube-version: not a Kubernetes version (expected e.g. 1.31 or v1.31.4)\n"],
+        );
     });
 
     it("a finding names what syncs its object: the Application, or the ApplicationSet for a generated Application", () => {
@@ -156,8 +193,21 @@ describe("pko-guard check renders what Argo CD renders", function () {
         write("chart/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 0.1.0\n");
         write("chart/values.yaml", `pin: "commit: ${SHA}"\n`);
         write("chart/templates/stack.yaml", stack("  {{ .Values.pin }}\n  destroyOnFinalize: true\n", ""));
-        write("apps/staging.yaml", app("ledger-staging", "chart", `    helm:\n      releaseName: ledger\n`).replace("namespace: pulumi\n", "namespace: staging\n"));
-        write("apps/production.yaml", app("ledger-prod", "chart", `    helm:\n      releaseName: ledger\n      values: "pin: 'branch: release'"\n`));
+        write(
+            "apps/staging.yaml",
+            app("ledger-staging", "chart", `    helm:\n      releaseName: ledger\n`).replace(
+                "namespace: pulumi\n",
+                "namespace: staging\n",
+            ),
+        );
+        write(
+            "apps/production.yaml",
+            app(
+                "ledger-prod",
+                "chart",
+                `    helm:\n      releaseName: ledger\n      values: "pin: 'branch: release'"\n`,
+            ),
+        );
         write(
             "appsets/projects.yaml",
             "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: projects, namespace: argocd}\nspec:\n  generators:\n    - list: {elements: [{env: qa}]}\n  template:\n    metadata: {name: 'ledger-{{env}}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: chart}\n      destination: {server: https://kubernetes.default.svc, namespace: '{{env}}'}\n      syncPolicy: {automated: {prune: true}}\n",
@@ -169,8 +219,14 @@ describe("pko-guard check renders what Argo CD renders", function () {
             pinned.map((x) => [x.resource, x.file, x.syncedBy]),
             [["Stack/pulumi/ledger-production", "chart/templates/stack.yaml", "Application argocd/ledger-prod"]],
         );
-        assert.match(r.out, /resource: Stack\/pulumi\/ledger-production \(chart\/templates\/stack\.yaml:\d+:\d+; synced by Application argocd\/ledger-prod\)/);
-        const sarif = JSON.parse(fs.readFileSync(path.join(tmp, "r.sarif"), "utf8")).runs[0].results as { ruleId: string; properties: { syncedBy?: string } }[];
+        assert.match(
+            r.out,
+            /resource: Stack\/pulumi\/ledger-production \(chart\/templates\/stack\.yaml:\d+:\d+; synced by Application argocd\/ledger-prod\)/,
+        );
+        const sarif = JSON.parse(fs.readFileSync(path.join(tmp, "r.sarif"), "utf8")).runs[0].results as {
+            ruleId: string;
+            properties: { syncedBy?: string };
+        }[];
         assert.deepStrictEqual(
             sarif.filter((x) => x.ruleId === "pko-stack-prod-pinned-commit").map((x) => x.properties.syncedBy),
             ["Application argocd/ledger-prod"],
@@ -206,16 +262,27 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
         const r = check([".", "--report", "json=r.json"]);
         assert.strictEqual(r.code, 1, r.err + r.out);
-        assert.ok(rows("r.json").some((x) => x.policy === "pko-stack-no-cluster-admin" && x.resource === "ClusterRoleBinding/ledger-admin"));
+        assert.ok(
+            rows("r.json").some(
+                (x) => x.policy === "pko-stack-no-cluster-admin" && x.resource === "ClusterRoleBinding/ledger-admin",
+            ),
+        );
     });
 
     it("ApplicationSet list and git-directory generators create Applications; others are named and counted", () => {
         write("envs/prod/stack.yaml", stack("  branch: release\n", ""));
         write("envs/dev/readme.json", "{}\n");
-        write("appsets/ledger.yaml", gitAppSet("[{path: envs/*}, {path: envs/dev, exclude: true}]", "    - clusters: {}\n"));
+        write(
+            "appsets/ledger.yaml",
+            gitAppSet("[{path: envs/*}, {path: envs/dev, exclude: true}]", "    - clusters: {}\n"),
+        );
         const r = check([".", "--report", "json=r.json"]);
         assert.strictEqual(r.code, 1, r.err + r.out);
-        assert.ok(rows("r.json").some((x) => x.policy === "pko-stack-prod-pinned-commit" && x.resource === "Stack/pulumi/ledger-production"));
+        assert.ok(
+            rows("r.json").some(
+                (x) => x.policy === "pko-stack-prod-pinned-commit" && x.resource === "Stack/pulumi/ledger-production",
+            ),
+        );
         // The clusters generator fails closed on the set, at its field, in every report.
         assert.deepStrictEqual(
             rows("r.json")
@@ -223,7 +290,10 @@ describe("pko-guard check renders what Argo CD renders", function () {
                 .map((x) => [x.resource, x.line]),
             [["ApplicationSet/argocd/ledger", 9]], // its "- clusters" line,
         );
-        assert.match(r.err, /ApplicationSet "ledger": spec\.generators\[1\] \("clusters" generator\) is not expanded by check/);
+        assert.match(
+            r.err,
+            /ApplicationSet "ledger": spec\.generators\[1\] \("clusters" generator\) is not expanded by check/,
+        );
         assert.match(r.out, /1 not rendered/);
     });
 
@@ -235,7 +305,10 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.strictEqual(r.code, 1, r.err + r.out);
         const pinned = rows("r.json").filter((x) => x.policy === "pko-stack-prod-pinned-commit");
         // `envs/[^q]*` takes prod; `envs/\qa` (an escaped q) takes qa; `envs/[q` is malformed and takes nothing.
-        assert.deepStrictEqual(pinned.map((x) => x.resource).sort(), ["Stack/pulumi/ledger-production", "Stack/pulumi/ledger-qa"]);
+        assert.deepStrictEqual(pinned.map((x) => x.resource).sort(), [
+            "Stack/pulumi/ledger-production",
+            "Stack/pulumi/ledger-qa",
+        ]);
         assert.ok(
             pinned.every((x) => x.syncedBy !== undefined),
             JSON.stringify(pinned),
@@ -244,7 +317,12 @@ describe("pko-guard check renders what Argo CD renders", function () {
 
     it("goTemplate ApplicationSets execute as Go templates with Argo CD's functions, values and path prefix", () => {
         write("envs/Prod_EU/stack.yaml", stack("  branch: release\n", ""));
-        write("envs/dev/stack.yaml", stack(`  commit: ${SHA}\n`, "").replace("ledger-production", "ledger-dev").replace("myorg/ledger/production", "myorg/ledger/dev"));
+        write(
+            "envs/dev/stack.yaml",
+            stack(`  commit: ${SHA}\n`, "")
+                .replace("ledger-production", "ledger-dev")
+                .replace("myorg/ledger/production", "myorg/ledger/dev"),
+        );
         const appset = (extra: string, name = "ledger-{{ .env.path.basenameNormalized }}") =>
             `apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  goTemplate: true\n  goTemplateOptions: ["missingkey=error"]\n  generators:\n    - git:\n        repoURL: https://example.com/repo.git\n        pathParamPrefix: env\n        directories: [{path: envs/*}]\n        values:\n          team: '{{ index .env.path.segments 0 | upper }}'\n  template:\n    metadata: {name: '${name}'}\n    spec:\n      project: default\n      source: {repoURL: https://example.com/repo.git, path: '{{ .env.path.path }}'}\n      destination: {server: https://kubernetes.default.svc, namespace: '{{ .env.path.basename | lower | replace "_" "-" }}-{{ .values.team | lower }}'}\n${extra}`;
         write("appsets/ledger.yaml", appset(""));
@@ -272,19 +350,28 @@ describe("pko-guard check renders what Argo CD renders", function () {
         // Hostile templates are bounded: a string that grows without end, an allocation of gigabytes (the helper's
         // address space is capped, so it ends, not the machine): one line, nothing of the template echoed.
         write("appsets/ledger.yaml", appset("", "{{ range until 1000000 }}ledger{{ end }}"));
-        assert.match(check(["."]).err, /^pko-guard: ApplicationSet "ledger": spec\.template: 2 of the Applications of spec\.generators\[0\] do not render \(a template string renders more than 2097152 bytes\)/);
+        assert.match(
+            check(["."]).err,
+            /^pko-guard: ApplicationSet "ledger": spec\.template: 2 of the Applications of spec\.generators\[0\] do not render \(a template string renders more than 2097152 bytes\)/,
+        );
         write("appsets/ledger.yaml", appset("", '{{ repeat 3000000000 "ab" }}'));
         const bomb = check(["."]);
         assert.strictEqual(bomb.code, 2, bomb.err);
         assert.strictEqual(bomb.err.split("\n").length, 2, bomb.err);
-        assert.match(bomb.err, /^pko-guard: ApplicationSet "ledger" \(goTemplate\): appset-template failed: .*out of memory/);
+        assert.match(
+            bomb.err,
+            /^pko-guard: ApplicationSet "ledger" \(goTemplate\): appset-template failed: .*out of memory/,
+        );
         // templatePatch is not applied: named, not expanded.
         write("appsets/ledger.yaml", appset("  templatePatch: |\n    spec: {}\n"));
         assert.match(check(["."]).err, /ApplicationSet "ledger": spec\.templatePatch is not applied/);
     });
 
     it("git files and list elementsYaml generators: parameters as Argo CD computes them, in both syntaxes", () => {
-        write("envs/prod/config.json", '{"env": "prod", "cluster": {"namespace": "pulumi", "replicas": 1000000}, "tags": ["a", "b"]}\n');
+        write(
+            "envs/prod/config.json",
+            '{"env": "prod", "cluster": {"namespace": "pulumi", "replicas": 1000000}, "tags": ["a", "b"]}\n',
+        );
         write("envs/dev/config.yaml", "- env: dev\n  cluster: {namespace: dev}\n");
         write("envs/old/config.yaml", "env: old\n");
         write("stacks/prod/stack.yaml", stack("  branch: release\n", ""));
@@ -306,7 +393,9 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
         const flat = check([".", "--report", "json=flat.json"]);
         assert.strictEqual(flat.code, 1, flat.err + flat.out);
-        assert.deepStrictEqual(names("flat.json"), [["Stack/pulumi/ledger-production", "Application argocd/ledger-prod-1e+06-b-prod-config.json"]]);
+        assert.deepStrictEqual(names("flat.json"), [
+            ["Stack/pulumi/ledger-production", "Application argocd/ledger-prod-1e+06-b-prod-config.json"],
+        ]);
         fs.rmSync(path.join(tmp, "flat.json"));
         // goTemplate: the object as it is, the path parameters under pathParamPrefix.
         write(
@@ -358,9 +447,21 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
         fs.rmSync(path.join(tmp, "bad.json"));
         // A set that would create more Applications than check's limit is bad input, one line.
-        write("appsets/ledger.yaml", set(`    - list:\n        elementsYaml: |\n${"          - {env: x}\n".repeat(10001)}`, "    metadata: {name: 'ledger-{{env}}'}\n    spec: {project: default}\n"));
+        write(
+            "appsets/ledger.yaml",
+            set(
+                `    - list:\n        elementsYaml: |\n${"          - {env: x}\n".repeat(10001)}`,
+                "    metadata: {name: 'ledger-{{env}}'}\n    spec: {project: default}\n",
+            ),
+        );
         const big = check(["."]);
-        assert.deepStrictEqual([big.code, big.err], [2, 'pko-guard: ApplicationSet "ledger": spec.generators[0] generates more than 10000 Applications (check\'s limit)\n']);
+        assert.deepStrictEqual(
+            [big.code, big.err],
+            [
+                2,
+                'pko-guard: ApplicationSet "ledger": spec.generators[0] generates more than 10000 Applications (check\'s limit)\n',
+            ],
+        );
     });
 
     it("matrix and merge generators combine their children's parameters as Argo CD does, one nesting level deep", () => {
@@ -386,7 +487,9 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
         const matrix = check([".", "--report", "json=m.json"]);
         assert.strictEqual(matrix.code, 1, matrix.err + matrix.out);
-        assert.deepStrictEqual(synced("m.json"), [["Stack/pulumi/ledger-production", "Application argocd/ledger-prod-eu-pulumi"]]);
+        assert.deepStrictEqual(synced("m.json"), [
+            ["Stack/pulumi/ledger-production", "Application argocd/ledger-prod-eu-pulumi"],
+        ]);
         fs.rmSync(path.join(tmp, "m.json"));
         // merge: base sets overridden by later generators' sets with the same merge-key values.
         write(
@@ -397,7 +500,9 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
         const merge = check([".", "--report", "json=g.json"]);
         assert.strictEqual(merge.code, 1, merge.err + merge.out);
-        assert.deepStrictEqual(synced("g.json"), [["Stack/pulumi/ledger-production", "Application argocd/ledger-prod-eu-pulumi"]]);
+        assert.deepStrictEqual(synced("g.json"), [
+            ["Stack/pulumi/ledger-production", "Application argocd/ledger-prod-eu-pulumi"],
+        ]);
         fs.rmSync(path.join(tmp, "g.json"));
         // What Argo CD refuses fails closed: a matrix nested two levels, one of three generators, a duplicate merge key,
         // and (default syntax) two children that set one parameter differently.
@@ -415,16 +520,34 @@ describe("pko-guard check renders what Argo CD renders", function () {
             'ApplicationSet "argocd/ledger": spec.generators[2].merge: two parameter sets of generators[0] have the same merge-key values, which fails the generator in Argo CD',
         ]);
         fs.rmSync(path.join(tmp, "r.json"));
-        write("appsets/ledger.yaml", set("    - matrix: {generators: [{list: {elements: [{env: a}]}}, {list: {elements: [{env: b}]}}]}\n", false));
+        write(
+            "appsets/ledger.yaml",
+            set(
+                "    - matrix: {generators: [{list: {elements: [{env: a}]}}, {list: {elements: [{env: b}]}}]}\n",
+                false,
+            ),
+        );
         const conflict = check([".", "--report", "json=c.json"]);
         assert.strictEqual(conflict.code, 1, conflict.err + conflict.out);
-        assert.deepStrictEqual(found("c.json"), ['ApplicationSet "argocd/ledger": spec.generators[0].matrix: both generators set the parameter "env" to different values, which fails the generator in Argo CD']);
+        assert.deepStrictEqual(found("c.json"), [
+            'ApplicationSet "argocd/ledger": spec.generators[0].matrix: both generators set the parameter "env" to different values, which fails the generator in Argo CD',
+        ]);
         fs.rmSync(path.join(tmp, "c.json"));
         // A product past check's limit is bad input, one line, before it is built.
-        const many = (n: number, key: string) => `{list: {elements: [${Array.from({ length: n }, (_, i) => `{${key}: x${i}}`).join(", ")}]}}`;
-        write("appsets/ledger.yaml", set(`    - matrix: {generators: [${many(101, "env")}, ${many(100, "region")}]}\n`));
+        const many = (n: number, key: string) =>
+            `{list: {elements: [${Array.from({ length: n }, (_, i) => `{${key}: x${i}}`).join(", ")}]}}`;
+        write(
+            "appsets/ledger.yaml",
+            set(`    - matrix: {generators: [${many(101, "env")}, ${many(100, "region")}]}\n`),
+        );
         const big = check(["."]);
-        assert.deepStrictEqual([big.code, big.err], [2, 'pko-guard: ApplicationSet "ledger": spec.generators[0] generates more than 10000 Applications (check\'s limit)\n']);
+        assert.deepStrictEqual(
+            [big.code, big.err],
+            [
+                2,
+                'pko-guard: ApplicationSet "ledger": spec.generators[0] generates more than 10000 Applications (check\'s limit)\n',
+            ],
+        );
     });
 
     it("a source's type is decided at its root, as Argo CD discovers it; a recursive directory reads kustomizations below it as plain files", () => {
@@ -432,7 +555,10 @@ describe("pko-guard check renders what Argo CD renders", function () {
         // which would prefix and patch it onto a branch, is never built, by this Application or with defaults.
         write("apps/ledger.yaml", app("ledger", "ledger", "    directory: {recurse: true}\n"));
         write("ledger/sub/stack.yaml", stack(`  commit: ${SHA}\n`, ""));
-        write("ledger/sub/kustomization.yaml", "resources: [stack.yaml]\nnamePrefix: patched-\npatches:\n  - target: {kind: Stack}\n    patch: |-\n      - op: add\n        path: /spec/branch\n        value: release\n");
+        write(
+            "ledger/sub/kustomization.yaml",
+            "resources: [stack.yaml]\nnamePrefix: patched-\npatches:\n  - target: {kind: Stack}\n    patch: |-\n      - op: add\n        path: /spec/branch\n        value: release\n",
+        );
         const r = check([".", "-v"]);
         assert.strictEqual(r.code, 0, r.err + r.out);
         assert.doesNotMatch(r.out, /patched-/);
@@ -446,7 +572,13 @@ describe("pko-guard check renders what Argo CD renders", function () {
             return discoveredType(d);
         };
         assert.deepStrictEqual(
-            [typeOf(), typeOf("Chart.yaml", "kustomization.yaml"), typeOf("kustomization.yaml", "zChart.yaml"), typeOf("MyChart.yaml"), typeOf("Kustomization")],
+            [
+                typeOf(),
+                typeOf("Chart.yaml", "kustomization.yaml"),
+                typeOf("kustomization.yaml", "zChart.yaml"),
+                typeOf("MyChart.yaml"),
+                typeOf("Kustomization"),
+            ],
             ["directory", "kustomize", "helm", "helm", "kustomize"],
         );
     });
@@ -463,7 +595,11 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.strictEqual(r.code, 1, r.err + r.out);
         const found = rows("r.json").filter((x) => x.policy === "argocd-app-rendered");
         assert.deepStrictEqual(
-            found.map((x) => [x.resource, (x as unknown as { field: string }).field, (x as unknown as { status: string }).status]),
+            found.map((x) => [
+                x.resource,
+                (x as unknown as { field: string }).field,
+                (x as unknown as { status: string }).status,
+            ]),
             [
                 ["Application/argocd/remote", "spec.sources[0]", "blocking"],
                 ["Application/argocd/remote", "spec.sources[1].path", "blocking"],
@@ -473,11 +609,23 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.ok(!(r.out + r.err).includes("\u001b"), "a control character reached the terminal");
         const sarif = fs.readFileSync(path.join(tmp, "r.sarif"), "utf8");
         assert.strictEqual(sarif.match(/argocd-app-rendered/g)!.length >= 3, true);
-        assert.strictEqual((fs.readFileSync(path.join(tmp, "r.xml"), "utf8").match(/spec\.sources\[\d\]/g) ?? []).length >= 3, true);
+        assert.strictEqual(
+            (fs.readFileSync(path.join(tmp, "r.xml"), "utf8").match(/spec\.sources\[\d\]/g) ?? []).length >= 3,
+            true,
+        );
         for (const f of ["r.json", "r.sarif", "r.xml"]) fs.rmSync(path.join(tmp, f));
         // Accepted by the existing waiver mechanism: only a waiver that allows fail-closed findings waives them.
         const config = (allowFailClosed: boolean) =>
-            write("config.json", JSON.stringify({ "argocd-app-rendered": { waivers: [{ resource: "Application/argocd/remote", reason: "judged in its own CI", allowFailClosed }] } }));
+            write(
+                "config.json",
+                JSON.stringify({
+                    "argocd-app-rendered": {
+                        waivers: [
+                            { resource: "Application/argocd/remote", reason: "judged in its own CI", allowFailClosed },
+                        ],
+                    },
+                }),
+            );
         config(false);
         assert.strictEqual(check(["apps", "ledger", "--config", "config.json"]).code, 1);
         config(true);
@@ -502,16 +650,26 @@ describe("pko-guard check renders what Argo CD renders", function () {
         write("k/stack.yaml", stack(`  commit: ${SHA}\n`));
         const empty = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-notools-"));
         try {
-            const noTools = check(["k"], { ...process.env, PATH: path.dirname(process.execPath), PKO_GUARD_TOOLCHAIN_BIN: empty });
+            const noTools = check(["k"], {
+                ...process.env,
+                PATH: path.dirname(process.execPath),
+                PKO_GUARD_TOOLCHAIN_BIN: empty,
+            });
             assert.strictEqual(noTools.code, 2);
-            assert.match(noTools.err, /^pko-guard: k \(kustomize\) needs kustomize, which is not installed: .*npm run setup.*\n$/);
+            assert.match(
+                noTools.err,
+                /^pko-guard: k \(kustomize\) needs kustomize, which is not installed: .*npm run setup.*\n$/,
+            );
         } finally {
             fs.rmSync(empty, { recursive: true, force: true });
         }
         write("r/kustomization.yaml", "resources: [https://github.com/example/repo//base?ref=main]\n");
         const remote = check(["r"]);
         assert.strictEqual(remote.code, 2);
-        assert.match(remote.err, /^pko-guard: r \(kustomize\): a remote base needs the network, which check does not use/);
+        assert.match(
+            remote.err,
+            /^pko-guard: r \(kustomize\): a remote base needs the network, which check does not use/,
+        );
         write("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n");
         write("c/values.yaml", `token: ${CANARY}\n`);
         write("c/templates/x.yaml", '{{ fail (printf "bad token %s" .Values.token) }}\n');
@@ -521,10 +679,16 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.ok(!(failing.err + failing.out).includes(CANARY), failing.err);
         assert.strictEqual(failing.err.trim().split("\n").length, 1);
         // kustomize quotes a generator's config over several lines, its reason after it: the reason, never the config.
-        write("h/kustomization.yaml", `helmCharts:\n  - name: ${CANARY}\n    repo: https://charts.example.com\n    version: 1.0.0\n`);
+        write(
+            "h/kustomization.yaml",
+            `helmCharts:\n  - name: ${CANARY}\n    repo: https://charts.example.com\n    version: 1.0.0\n`,
+        );
         const helmCharts = check(["h"]);
         assert.strictEqual(helmCharts.code, 2);
-        assert.match(helmCharts.err, /^pko-guard: h \(kustomize\): kustomize failed: .*HelmChartInflationGenerator.*`…`: must specify --enable-helm\n$/);
+        assert.match(
+            helmCharts.err,
+            /^pko-guard: h \(kustomize\): kustomize failed: .*HelmChartInflationGenerator.*`…`: must specify --enable-helm\n$/,
+        );
         assert.ok(!(helmCharts.err + helmCharts.out).includes(CANARY), helmCharts.err);
     });
 
@@ -540,12 +704,21 @@ describe("pko-guard check renders what Argo CD renders", function () {
             /resource: Stack\/pulumi\/ledger-production \(c\/templates\/stack\.yaml:7:3\)[^]*\n1 object\(s\) in 0 file\(s\) \(0 of kinds no rule reads, 1 rendered\); 1 violation\(s\), 0 blocking: PASS\n$/,
         );
         // A dependency from a chart repository reached through a merge key is still the dependency line.
-        write("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\nshared: &dep\n  name: ledger\n  repository: https://charts.example.com\ndependencies:\n  - <<: *dep\n");
+        write(
+            "c/Chart.yaml",
+            "apiVersion: v2\nname: c\nversion: 0.1.0\nshared: &dep\n  name: ledger\n  repository: https://charts.example.com\ndependencies:\n  - <<: *dep\n",
+        );
         const merged = check(["c"]);
         assert.strictEqual(merged.code, 2);
-        assert.strictEqual(merged.err, 'pko-guard: c (helm chart): dependency "ledger" comes from a chart repository (helm dependency build needs the network, which check does not use); vendor it into charts/\n');
+        assert.strictEqual(
+            merged.err,
+            'pko-guard: c (helm chart): dependency "ledger" comes from a chart repository (helm dependency build needs the network, which check does not use); vendor it into charts/\n',
+        );
         // A Chart.yaml that does not decode is helm's to refuse (one line, exit 2), never an internal error.
-        write("c/Chart.yaml", `apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n  - name: x\n    repository: "https://${CANARY}@charts.example.com\n`);
+        write(
+            "c/Chart.yaml",
+            `apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n  - name: x\n    repository: "https://${CANARY}@charts.example.com\n`,
+        );
         const broken = check(["c"]);
         assert.strictEqual(broken.code, 2);
         assert.match(broken.err, /^pko-guard: c \(helm chart\): helm failed: cannot load Chart\.yaml: .*\n$/);
@@ -553,12 +726,21 @@ describe("pko-guard check renders what Argo CD renders", function () {
         write("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies: [~]\n");
         const nullDep = check(["c"]);
         assert.strictEqual(nullDep.code, 2);
-        assert.match(nullDep.err, /^pko-guard: c \(helm chart\): helm failed: validation: dependencies must not contain empty or null nodes\n$/);
+        assert.match(
+            nullDep.err,
+            /^pko-guard: c \(helm chart\): helm failed: validation: dependencies must not contain empty or null nodes\n$/,
+        );
         // A remote base behind a merge key is refused before kustomize runs: the line says why, never the URL (it can hold a token).
-        write("r/kustomization.yaml", `<<: {resources: ["https://x:${CANARY}@github.com/example/repo//base?ref=main"]}\n`);
+        write(
+            "r/kustomization.yaml",
+            `<<: {resources: ["https://x:${CANARY}@github.com/example/repo//base?ref=main"]}\n`,
+        );
         const remote = check(["r"]);
         assert.strictEqual(remote.code, 2);
-        assert.strictEqual(remote.err, "pko-guard: r (kustomize): a remote base needs the network, which check does not use; vendor it into the repository\n");
+        assert.strictEqual(
+            remote.err,
+            "pko-guard: r (kustomize): a remote base needs the network, which check does not use; vendor it into the repository\n",
+        );
     });
 
     it("jsonnet: a remote import or one outside the repository is refused before evaluating", () => {
@@ -566,7 +748,10 @@ describe("pko-guard check renders what Argo CD renders", function () {
         write("ledger/stack.jsonnet", 'local lib = import "https://example.com/lib.libsonnet"; {}\n');
         const remote = check(["."]);
         assert.strictEqual(remote.code, 2);
-        assert.strictEqual(remote.err, "pko-guard: ledger/stack.jsonnet (jsonnet): an import cannot be opened in the repository (a remote import needs the network, which check does not use: vendor it)\n");
+        assert.strictEqual(
+            remote.err,
+            "pko-guard: ledger/stack.jsonnet (jsonnet): an import cannot be opened in the repository (a remote import needs the network, which check does not use: vendor it)\n",
+        );
         // Outside the repository, however it is reached: directly, from a nested import, through a verbatim
         // string, or through a link inside the repository; nothing of the file is shown.
         const outsideFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-outside-")), "secret.txt");
@@ -574,20 +759,44 @@ describe("pko-guard check renders what Argo CD renders", function () {
         try {
             const rel = path.relative(path.join(tmp, "ledger"), outsideFile);
             const cases: [string, () => void][] = [
-                ["direct", () => write("ledger/stack.jsonnet", `local p = importstr "${rel}"; { apiVersion: "v1", kind: "ConfigMap", metadata: { name: p } }\n`)],
+                [
+                    "direct",
+                    () =>
+                        write(
+                            "ledger/stack.jsonnet",
+                            `local p = importstr "${rel}"; { apiVersion: "v1", kind: "ConfigMap", metadata: { name: p } }\n`,
+                        ),
+                ],
                 [
                     "nested",
                     () => {
                         write("ledger/lib/inner.libsonnet", `{ v: importstr "../${rel}" }\n`);
-                        write("ledger/stack.jsonnet", 'local l = import "lib/inner.libsonnet"; { apiVersion: "v1", kind: "ConfigMap", metadata: { name: l.v } }\n');
+                        write(
+                            "ledger/stack.jsonnet",
+                            'local l = import "lib/inner.libsonnet"; { apiVersion: "v1", kind: "ConfigMap", metadata: { name: l.v } }\n',
+                        );
                     },
                 ],
-                ["verbatim", () => write("ledger/stack.jsonnet", `local p = importstr@"${outsideFile}"; { apiVersion: "v1", kind: "ConfigMap", metadata: { name: p } }\n`)],
+                [
+                    "verbatim",
+                    () =>
+                        write(
+                            "ledger/stack.jsonnet",
+                            `local p = importstr@"${outsideFile}"; { apiVersion: "v1", kind: "ConfigMap", metadata: { name: p } }\n`,
+                        ),
+                ],
             ];
             for (const [name, arrange] of cases) {
                 arrange();
                 const outside = check(["."]);
-                assert.deepStrictEqual([outside.code, outside.err], [2, "pko-guard: ledger/stack.jsonnet (jsonnet): an import reaches outside the repository (Argo CD refuses it)\n"], name);
+                assert.deepStrictEqual(
+                    [outside.code, outside.err],
+                    [
+                        2,
+                        "pko-guard: ledger/stack.jsonnet (jsonnet): an import reaches outside the repository (Argo CD refuses it)\n",
+                    ],
+                    name,
+                );
                 assert.ok(!outside.out.includes(CANARY), name);
             }
             // A link out of the repository, anywhere in it, stops rendering as it stops Argo CD's repo server:
@@ -596,9 +805,18 @@ describe("pko-guard check renders what Argo CD renders", function () {
             write("chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n");
             write("chart/templates/stack.yaml", stack("  branch: '{{ .Files.Get \"files/leak\" }}'\n"));
             fs.mkdirSync(path.join(tmp, "chart", "files"));
-            fs.symlinkSync(path.relative(path.join(tmp, "chart", "files"), outsideFile), path.join(tmp, "chart", "files", "leak"));
+            fs.symlinkSync(
+                path.relative(path.join(tmp, "chart", "files"), outsideFile),
+                path.join(tmp, "chart", "files", "leak"),
+            );
             const linked = check(["."]);
-            assert.deepStrictEqual([linked.code, linked.err], [2, "pko-guard: chart/files/leak: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one)\n"]);
+            assert.deepStrictEqual(
+                [linked.code, linked.err],
+                [
+                    2,
+                    "pko-guard: chart/files/leak: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one)\n",
+                ],
+            );
             assert.ok(!linked.out.includes(CANARY));
             // A link that stays inside is fine.
             fs.rmSync(path.join(tmp, "chart", "files", "leak"));

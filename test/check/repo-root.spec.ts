@@ -46,7 +46,14 @@ describe("the repository root: git's answer, without running git where there is 
         git(repo, "worktree", "add", "-q", worktree);
         fs.mkdirSync(path.join(worktree, "deep"));
         fs.symlinkSync(path.join(repo, "apps"), path.join(tmp, "link"));
-        for (const dir of [repo, path.join(repo, "apps", "a"), worktree, path.join(worktree, "deep"), path.join(tmp, "link"), path.join(tmp, "link", "a")]) {
+        for (const dir of [
+            repo,
+            path.join(repo, "apps", "a"),
+            worktree,
+            path.join(worktree, "deep"),
+            path.join(tmp, "link"),
+            path.join(tmp, "link", "a"),
+        ]) {
             assert.strictEqual(surelyNoRepository(dir), false, dir);
             assert.strictEqual(gitTopLevel(dir), gitSays(dir), dir);
             assert.ok(gitTopLevel(dir), dir);
@@ -66,7 +73,14 @@ describe("the repository root: git's answer, without running git where there is 
     it("GIT_DIR and other variables that point git at a repository leave it to git; credential and transport ones do not", () => {
         const dir = path.join(tmp, "plain");
         fs.mkdirSync(dir, { recursive: true });
-        for (const name of ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES", "GIT_CONFIG_PARAMETERS", "GIT_OBJECT_DIRECTORY"]) {
+        for (const name of [
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_COMMON_DIR",
+            "GIT_CEILING_DIRECTORIES",
+            "GIT_CONFIG_PARAMETERS",
+            "GIT_OBJECT_DIRECTORY",
+        ]) {
             assert.strictEqual(surelyNoRepository(dir, { [name]: path.join(tmp, "repo", ".git") }), false, name);
         }
         for (const name of ["GIT_SSL_CAINFO", "GIT_TERMINAL_PROMPT", "GIT_SSH_COMMAND", "GIT_AUTHOR_NAME"]) {

@@ -14,7 +14,11 @@ import { RenderContext, confineLinks, repoFiles, repoFolders, repoTree } from ".
 describe("the repository's one walk: links confined, folders listed", () => {
     let root: string;
     let outside: string;
-    const ctx = (): RenderContext => ({ deadline: Date.now() + 60_000, repoRoot: root, show: (abs) => path.relative(root, abs) || "." });
+    const ctx = (): RenderContext => ({
+        deadline: Date.now() + 60_000,
+        repoRoot: root,
+        show: (abs) => path.relative(root, abs) || ".",
+    });
     const mk = (...rels: string[]) => {
         for (const rel of rels) fs.mkdirSync(path.join(root, rel), { recursive: true });
     };
@@ -32,7 +36,16 @@ describe("the repository's one walk: links confined, folders listed", () => {
     beforeEach(() => {
         root = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-tree-"));
         outside = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-tree-out-"));
-        mk("envs/prod/base", "envs/dev", ".git/objects", "sub/.git/hooks", "node_modules/pkg", "apps/node_modules/x", ".github/workflows", "envs/.old/x");
+        mk(
+            "envs/prod/base",
+            "envs/dev",
+            ".git/objects",
+            "sub/.git/hooks",
+            "node_modules/pkg",
+            "apps/node_modules/x",
+            ".github/workflows",
+            "envs/.old/x",
+        );
     });
     afterEach(() => {
         fs.rmSync(root, { recursive: true, force: true });
@@ -46,7 +59,15 @@ describe("the repository's one walk: links confined, folders listed", () => {
     });
 
     it("lists the files a git files generator reads from: hidden folders' too, not node_modules' or a .git's, links not followed", () => {
-        for (const f of ["envs/prod/config.json", ".github/workflows/ci.yaml", "node_modules/pkg/x.json", "sub/.git/hooks/h", ".git/objects/o", "top.yaml"]) fs.writeFileSync(path.join(root, f), "{}\n");
+        for (const f of [
+            "envs/prod/config.json",
+            ".github/workflows/ci.yaml",
+            "node_modules/pkg/x.json",
+            "sub/.git/hooks/h",
+            ".git/objects/o",
+            "top.yaml",
+        ])
+            fs.writeFileSync(path.join(root, f), "{}\n");
         link("top.yaml", "linked.yaml");
         const c = ctx();
         assert.deepStrictEqual(repoFiles(c), [".github/workflows/ci.yaml", "envs/prod/config.json", "top.yaml"]);
@@ -69,7 +90,10 @@ describe("the repository's one walk: links confined, folders listed", () => {
         it(`refuses ${where}, and still lists the folders`, () => {
             link(target(), rel);
             const c = ctx();
-            assert.strictEqual(refusal(c), `${rel}: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one)`);
+            assert.strictEqual(
+                refusal(c),
+                `${rel}: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one)`,
+            );
             assert.ok(repoFolders(c).includes("envs/prod/base"));
         });
     }

@@ -44,10 +44,46 @@ function same(x: unknown): void {
     if ("value" in a && "value" in b) assert.deepStrictEqual(shape(b.value), shape(a.value));
 }
 
-const key = fc.oneof(fc.string(), fc.constantFrom("__proto__", "constructor", "toString", "hasOwnProperty", "0", "10", "2", "-1", "1.5", "", "é", "B", "a", "_"));
-const odd = fc.constantFrom<unknown>(NaN, Infinity, -Infinity, -0, 0, 2 ** 53 + 2, 1e-320, undefined, 10n, () => 1, Symbol("s"));
+const key = fc.oneof(
+    fc.string(),
+    fc.constantFrom(
+        "__proto__",
+        "constructor",
+        "toString",
+        "hasOwnProperty",
+        "0",
+        "10",
+        "2",
+        "-1",
+        "1.5",
+        "",
+        "é",
+        "B",
+        "a",
+        "_",
+    ),
+);
+const odd = fc.constantFrom<unknown>(
+    NaN,
+    Infinity,
+    -Infinity,
+    -0,
+    0,
+    2 ** 53 + 2,
+    1e-320,
+    undefined,
+    10n,
+    () => 1,
+    Symbol("s"),
+);
 const value = fc.letrec((tie) => ({
-    v: fc.oneof({ depthSize: "small", withCrossShrink: true }, fc.jsonValue({ maxDepth: 2 }), odd, tie("arr"), tie("obj")),
+    v: fc.oneof(
+        { depthSize: "small", withCrossShrink: true },
+        fc.jsonValue({ maxDepth: 2 }),
+        odd,
+        tie("arr"),
+        tie("obj"),
+    ),
     arr: fc.array(tie("v"), { maxLength: 5 }),
     obj: fc.dictionary(key, tie("v"), { maxKeys: 6 }),
 }));
@@ -73,7 +109,20 @@ describe("the wire Struct's round trip (core/struct.ts) is google-protobuf's", (
     it("on the cases named: holes, own __proto__ keys, inherited keys, arrays and primitives at the top", () => {
         const holes = [1, , 3]; // eslint-disable-line no-sparse-arrays
         const inherited = Object.assign(Object.create({ inherited: 1 }), { own: 2 });
-        for (const x of [{ a: holes }, JSON.parse('{"__proto__": {"polluted": 1}, "b": 1}'), inherited, { a: inherited }, [1, 2], "ab", null, undefined, 3, { a: [undefined] }, { a: { b: 10n } }, { a: new Date(0) }])
+        for (const x of [
+            { a: holes },
+            JSON.parse('{"__proto__": {"polluted": 1}, "b": 1}'),
+            inherited,
+            { a: inherited },
+            [1, 2],
+            "ab",
+            null,
+            undefined,
+            3,
+            { a: [undefined] },
+            { a: { b: 10n } },
+            { a: new Date(0) },
+        ])
             same(x);
     });
 });

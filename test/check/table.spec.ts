@@ -12,7 +12,16 @@ import { ProjectSubject } from "../../cli/reports/subject";
 import { renderFindings, wrap, wrapWords } from "../../cli/reports/table";
 
 function subject(findings: Finding[]): ProjectSubject {
-    return { kind: "project", name: "manifests", stack: "", description: "", programFile: "", findings, outcome: findings.length > 0 ? "fail" : "pass", durationMs: 0 };
+    return {
+        kind: "project",
+        name: "manifests",
+        stack: "",
+        description: "",
+        programFile: "",
+        findings,
+        outcome: findings.length > 0 ? "fail" : "pass",
+        durationMs: 0,
+    };
 }
 
 /** The lines of a rendering without its summary line. */
@@ -22,12 +31,35 @@ function blocks(out: string): string {
 
 describe("the terminal output of findings that share messages and files", () => {
     it("wraps any text as its words filled into lines (single-spaced text or not)", () => {
-        const part = fc.constantFrom("a", "bb", "word", "spec.envRefs.PULUMI_ACCESS_TOKEN", "x".repeat(30), " ", " ", " ", "  ", "\t", "\n", "\u00a0", "\u3000");
+        const part = fc.constantFrom(
+            "a",
+            "bb",
+            "word",
+            "spec.envRefs.PULUMI_ACCESS_TOKEN",
+            "x".repeat(30),
+            " ",
+            " ",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\u00a0",
+            "\u3000",
+        );
         fc.assert(
-            fc.property(fc.array(part, { maxLength: 40 }), fc.integer({ min: 1, max: 60 }), fc.constantFrom("", "  ", "    "), (parts, width, indent) => {
-                const text = parts.join("");
-                assert.deepStrictEqual(wrap(text, width, indent), wrapWords(text, width, indent), JSON.stringify([text, width, indent]));
-            }),
+            fc.property(
+                fc.array(part, { maxLength: 40 }),
+                fc.integer({ min: 1, max: 60 }),
+                fc.constantFrom("", "  ", "    "),
+                (parts, width, indent) => {
+                    const text = parts.join("");
+                    assert.deepStrictEqual(
+                        wrap(text, width, indent),
+                        wrapWords(text, width, indent),
+                        JSON.stringify([text, width, indent]),
+                    );
+                },
+            ),
             { numRuns: 3000 },
         );
         assert.deepStrictEqual(wrap("one two three", 9, "  "), ["  one two", "  three"]);
@@ -35,8 +67,14 @@ describe("the terminal output of findings that share messages and files", () => 
     });
 
     it("is each finding's block as rendered alone, in order", () => {
-        const long = "spec.envRefs.PULUMI_ACCESS_TOKEN (a credential) is a Literal: the credential would sit in plaintext in the Stack manifest; reference a Kubernetes Secret instead.";
-        const files = [path.join(process.cwd(), "manifests", "a.yaml"), path.join(path.dirname(process.cwd()), "elsewhere", "a.yaml"), "other/a.yaml", undefined];
+        const long =
+            "spec.envRefs.PULUMI_ACCESS_TOKEN (a credential) is a Literal: the credential would sit in plaintext in the Stack manifest; reference a Kubernetes Secret instead.";
+        const files = [
+            path.join(process.cwd(), "manifests", "a.yaml"),
+            path.join(path.dirname(process.cwd()), "elsewhere", "a.yaml"),
+            "other/a.yaml",
+            undefined,
+        ];
         const messages = [long, "short message", `${long} (and more)`, long.replace(/ /g, "  ")];
         const findings: Finding[] = [];
         for (let i = 0; i < 24; i++) {
@@ -54,7 +92,10 @@ describe("the terminal output of findings that share messages and files", () => 
         }
         for (const width of [60, 120]) {
             const together = blocks(renderFindings(subject(findings), width, "summary"));
-            const ordered = [...findings.filter((f) => f.status === "blocking"), ...findings.filter((f) => f.status === "advisory")];
+            const ordered = [
+                ...findings.filter((f) => f.status === "blocking"),
+                ...findings.filter((f) => f.status === "advisory"),
+            ];
             const alone = ordered.map((f) => blocks(renderFindings(subject([f]), width, "summary"))).join("\n");
             assert.strictEqual(together, alone, `width ${width}`);
         }

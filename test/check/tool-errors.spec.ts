@@ -23,10 +23,16 @@ describe("rendering tools: error lines and remote entries", () => {
             assert.ok(!line.includes(TOKEN), line);
             assert.ok(!line.includes("\n") && !line.startsWith("Error:"), line);
         }
-        assert.strictEqual(firstErrorLine(cases[1]), "fetching https://…@charts.example.com/index.yaml: dial tcp: lookup charts.example.com: no such host");
+        assert.strictEqual(
+            firstErrorLine(cases[1]),
+            "fetching https://…@charts.example.com/index.yaml: dial tcp: lookup charts.example.com: no such host",
+        );
         assert.strictEqual(firstErrorLine("WARNING: x\nError: no such file 'values.yaml'\n"), "no such file '…'");
         // An address without user information stays as it is: it says what was fetched.
-        assert.strictEqual(firstErrorLine("Error: fetching https://charts.example.com/x.tgz failed"), "fetching https://charts.example.com/x.tgz failed");
+        assert.strictEqual(
+            firstErrorLine("Error: fetching https://charts.example.com/x.tgz failed"),
+            "fetching https://charts.example.com/x.tgz failed",
+        );
     });
 
     it("a kustomization entry kustomize fetches is remote in each form it accepts; a path in the repository is not", () => {
@@ -44,7 +50,15 @@ describe("rendering tools: error lines and remote entries", () => {
         ]) {
             assert.ok(isRemoteEntry(e), e);
         }
-        for (const e of ["../base", "stack.yaml", "overlays/prod", "./github/base", "charts/ledger.yaml", "base/git-ops.yaml"]) assert.ok(!isRemoteEntry(e), e);
+        for (const e of [
+            "../base",
+            "stack.yaml",
+            "overlays/prod",
+            "./github/base",
+            "charts/ledger.yaml",
+            "base/git-ops.yaml",
+        ])
+            assert.ok(!isRemoteEntry(e), e);
     });
 
     it("Chart.yaml and kustomizations decode as sigs.k8s.io/yaml does: merge keys, a repeated key's last value, YAML 1.1", () => {
@@ -52,6 +66,7 @@ describe("rendering tools: error lines and remote entries", () => {
         assert.deepStrictEqual(mappingOf("x: &r [a]\n<<: {resources: *r}\n"), { x: ["a"], resources: ["a"] });
         assert.deepStrictEqual(mappingOf("resources: [yes, 'on']\n"), { resources: [true, "on"] });
         // Not a mapping, or not decodable: empty (the tool that reads it says why).
-        for (const text of ["- a\n", "", "a: [\n", "null\n"]) assert.deepStrictEqual(mappingOf(text), {}, JSON.stringify(text));
+        for (const text of ["- a\n", "", "a: [\n", "null\n"])
+            assert.deepStrictEqual(mappingOf(text), {}, JSON.stringify(text));
     });
 });

@@ -102,7 +102,12 @@ export function yamlDocuments(seed: number, count: number): string[] {
         const n = 1 + Math.floor(rnd() * 3);
         for (let i = 0; i < n; i++) {
             if (r < 0.8) {
-                const k = rnd() < 0.05 && anchors.length ? `*${pick(anchors)} ` : rnd() < 0.05 ? `? ${pick(KEYS)}\n${ind}  ` : pick(KEYS);
+                const k =
+                    rnd() < 0.05 && anchors.length
+                        ? `*${pick(anchors)} `
+                        : rnd() < 0.05
+                          ? `? ${pick(KEYS)}\n${ind}  `
+                          : pick(KEYS);
                 out += `\n${ind}  ${k}:${value(d + 1, ind + "  ")}`;
             } else {
                 out += `\n${ind}  -${value(d + 1, ind + "    ")}`;

@@ -23,7 +23,15 @@ const OPTIONS = { schema: jsyaml.FAILSAFE_SCHEMA, json: true };
 /** A tree of positions as plain objects (every entry and item read), as the tests compare them. */
 function plainPositions(n: PosNode | undefined): PosNode | undefined {
     if (!n) return undefined;
-    if (n.entries) return { start: n.start, entries: n.entries.map((e) => (e.value ? { key: e.key, keyStart: e.keyStart, value: plainPositions(e.value)! } : { key: e.key, keyStart: e.keyStart })) };
+    if (n.entries)
+        return {
+            start: n.start,
+            entries: n.entries.map((e) =>
+                e.value
+                    ? { key: e.key, keyStart: e.keyStart, value: plainPositions(e.value)! }
+                    : { key: e.key, keyStart: e.keyStart },
+            ),
+        };
     if (n.items) return { start: n.start, items: n.items.map((i) => plainPositions(i)!) };
     return { start: n.start };
 }
@@ -46,11 +54,19 @@ function both(text: string): { fast: ReturnType<typeof fastPositions>; exact: Re
     const out: { fast: ReturnType<typeof fastPositions>; exact: ReturnType<typeof fromYamlNode> }[] = [];
     let offset = 0;
     for (const chunk of text.split(/^---[ \t]*$/m)) {
-        const doc = YAML.parseAllDocuments(chunk, { version: "1.1", schema: "failsafe", uniqueKeys: false, prettyErrors: false, strict: false });
+        const doc = YAML.parseAllDocuments(chunk, {
+            version: "1.1",
+            schema: "failsafe",
+            uniqueKeys: false,
+            prettyErrors: false,
+            strict: false,
+        });
         const first = Array.isArray(doc) ? doc[0] : undefined;
         if (first && first.errors.length === 0) {
             const exact = fromYamlNode(first.contents);
-            const shifted = exact && JSON.parse(JSON.stringify(exact), (k, v) => (k === "start" || k === "keyStart" ? v + offset : v));
+            const shifted =
+                exact &&
+                JSON.parse(JSON.stringify(exact), (k, v) => (k === "start" || k === "keyStart" ? v + offset : v));
             out.push({ fast: fastPositions(chunk, offset, OPTIONS), exact: shifted });
         }
         offset += chunk.length + 3;
@@ -95,7 +111,10 @@ function withGeneratedFiles(use: (files: string[]) => void): void {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-positions-"));
     try {
         const files: string[] = [];
-        const walk = (d: string) => fs.readdirSync(d, { withFileTypes: true }).forEach((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : files.push(path.join(d, e.name))));
+        const walk = (d: string) =>
+            fs
+                .readdirSync(d, { withFileTypes: true })
+                .forEach((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : files.push(path.join(d, e.name))));
         walk(generate(tmp, 100, 5, false));
         writeRepository(path.join(tmp, "peers"), 300);
         walk(path.join(tmp, "peers"));
@@ -137,7 +156,13 @@ describe("fast document positions (core/yaml-positions.ts) equal the exact path'
     });
 
     it("one parse log for many documents: each document's positions from its own mark, after documents dropped", () => {
-        const docs = ["a: 1\nb:\n  c: [x, {'d.e': 2}]\n", "- 1\n- k: v\n  'q': \"w\"\n", "x: [unclosed\n", "{p: q, r: [1, 2]}\n", '"k": {"n": [true]}\n'];
+        const docs = [
+            "a: 1\nb:\n  c: [x, {'d.e': 2}]\n",
+            "- 1\n- k: v\n  'q': \"w\"\n",
+            "x: [unclosed\n",
+            "{p: q, r: [1, 2]}\n",
+            '"k": {"n": [true]}\n',
+        ];
         const log = new ParseLog();
         const marks: (number | undefined)[] = [];
         const begun: number[] = [];
@@ -154,7 +179,11 @@ describe("fast document positions (core/yaml-positions.ts) equal the exact path'
         }
         log.end();
         assert.strictEqual(marks[2], undefined, "the unclosed document is refused");
-        assert.strictEqual(begun[3], begun[2], "the refused document's events are dropped: the next one is recorded in their place");
+        assert.strictEqual(
+            begun[3],
+            begun[2],
+            "the refused document's events are dropped: the next one is recorded in their place",
+        );
         docs.forEach((text, i) => {
             if (marks[i] === undefined) return;
             const exact = fromYamlNode(YAML.parseDocument(text, { version: "1.1", schema: "failsafe" }).contents);
@@ -168,7 +197,8 @@ describe("fast document positions (core/yaml-positions.ts) equal the exact path'
     });
 
     it("through the decoder: a document's positions are the same with the fast path on and off", () => {
-        const text = "a: 1\nmetadata:\n  name: x  # c\n  labels: {k.x/y: v, 'q': \"w\"}\nitems:\n- name: a\n  v: [1, 2]\n-   b\n- |\n  text\n";
+        const text =
+            "a: 1\nmetadata:\n  name: x  # c\n  labels: {k.x/y: v, 'q': \"w\"}\nitems:\n- name: a\n  v: [1, 2]\n-   b\n- |\n  text\n";
         const fast = decodeKubeYaml(text).map((d) => plainPositions(d.positions));
         decodeOptions.fastPath = false;
         try {
@@ -182,8 +212,28 @@ describe("fast document positions (core/yaml-positions.ts) equal the exact path'
     });
 
     it("on generated documents: block and flow collections, quoted and dotted keys, comments, block scalars, empty values", () => {
-        const key = fc.oneof(fc.constantFrom("a", "b.c", "x/y", "'q k'", '"d.q"', "k-1", "true", "10", "n"), fc.stringMatching(/^[a-z][a-z0-9.\-/]{0,6}$/));
-        const scalar = fc.constantFrom("v", "'s'", '"d"', "1", "yes", "", "~", "null", "x y", "# c", "[]", "{}", "[1, 'a']", "{k: v}", "|\n  lit\n  lines", ">-\n  folded");
+        const key = fc.oneof(
+            fc.constantFrom("a", "b.c", "x/y", "'q k'", '"d.q"', "k-1", "true", "10", "n"),
+            fc.stringMatching(/^[a-z][a-z0-9.\-/]{0,6}$/),
+        );
+        const scalar = fc.constantFrom(
+            "v",
+            "'s'",
+            '"d"',
+            "1",
+            "yes",
+            "",
+            "~",
+            "null",
+            "x y",
+            "# c",
+            "[]",
+            "{}",
+            "[1, 'a']",
+            "{k: v}",
+            "|\n  lit\n  lines",
+            ">-\n  folded",
+        );
         const doc = fc.letrec((tie) => ({
             node: fc.oneof(
                 { depthSize: "small" },
@@ -197,7 +247,13 @@ describe("fast document positions (core/yaml-positions.ts) equal the exact path'
         type N = { s?: string; pairs?: [string, N][]; items?: N[] };
         const render = (n: N, indent: string): string => {
             if (n.s !== undefined) return n.s.replace(/\n/g, `\n${indent}`);
-            if (n.pairs) return n.pairs.map(([k, v]) => `${k}:${v.s !== undefined ? (v.s === "" ? "" : " " + render(v, indent + "  ")) : "\n" + indent + "  " + render(v, indent + "  ")}`).join(`\n${indent}`);
+            if (n.pairs)
+                return n.pairs
+                    .map(
+                        ([k, v]) =>
+                            `${k}:${v.s !== undefined ? (v.s === "" ? "" : " " + render(v, indent + "  ")) : "\n" + indent + "  " + render(v, indent + "  ")}`,
+                    )
+                    .join(`\n${indent}`);
             return n.items!.map((v) => `- ${render(v, indent + "  ")}`).join(`\n${indent}`);
         };
         let answered = 0;

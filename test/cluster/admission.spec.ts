@@ -17,7 +17,12 @@ const CANARY = "canary-51c0ffee77";
 
 function cache(objects: Doc[], synced = true): ClusterCache {
     const kc = new k8s.KubeConfig();
-    kc.loadFromOptions({ clusters: [{ name: "none", server: "https://127.0.0.1:1" }], users: [{ name: "u" }], contexts: [{ name: "c", cluster: "none", user: "u" }], currentContext: "c" });
+    kc.loadFromOptions({
+        clusters: [{ name: "none", server: "https://127.0.0.1:1" }],
+        users: [{ name: "u" }],
+        contexts: [{ name: "c", cluster: "none", user: "u" }],
+        currentContext: "c",
+    });
     const c = new ClusterCache(kc);
     for (const k of WATCHED_KINDS)
         if (synced || k.kind !== "Stack")
@@ -37,20 +42,34 @@ describe("admission decisions with cluster state", function () {
     const adminBinding = example.find((d) => d.kind === "ClusterRoleBinding" && /cluster-admin/.test(d.metadata.name))!;
 
     it("denies a Stack whose account already has cluster-admin, naming the rule, the field and the fix", () => {
-        const d = judgeAdmission({ operation: "CREATE", object: stackOf(governed) }, cache([...governed.filter((x) => x.kind !== "Stack"), adminBinding]), { config, warnOnly: false });
+        const d = judgeAdmission(
+            { operation: "CREATE", object: stackOf(governed) },
+            cache([...governed.filter((x) => x.kind !== "Stack"), adminBinding]),
+            { config, warnOnly: false },
+        );
         assert.strictEqual(d.allowed, false);
-        assert.match(d.message!, /- pko-stack-no-cluster-admin: ClusterRoleBinding "ClusterRoleBinding\/pulumi-webapp:cluster-admin" grants cluster-admin .* \(field subjects\[0\]\) Fix: Bind/);
+        assert.match(
+            d.message!,
+            /- pko-stack-no-cluster-admin: ClusterRoleBinding "ClusterRoleBinding\/pulumi-webapp:cluster-admin" grants cluster-admin .* \(field subjects\[0\]\) Fix: Bind/,
+        );
         assert.strictEqual(d.findings.filter((f) => f.status === "blocking").length, 1);
     });
 
     it("denies a binding that would give an existing Stack's account cluster-admin", () => {
-        const d = judgeAdmission({ operation: "CREATE", object: adminBinding }, cache(governed), { config, warnOnly: false });
+        const d = judgeAdmission({ operation: "CREATE", object: adminBinding }, cache(governed), {
+            config,
+            warnOnly: false,
+        });
         assert.strictEqual(d.allowed, false);
         assert.match(d.message!, /which Stack "Stack\/pulumi\/webapp-production"/);
     });
 
     it("admits the same binding with a warning when no Stack runs as the account", () => {
-        const d = judgeAdmission({ operation: "CREATE", object: adminBinding }, cache(governed.filter((x) => x.kind !== "Stack")), { config, warnOnly: false });
+        const d = judgeAdmission(
+            { operation: "CREATE", object: adminBinding },
+            cache(governed.filter((x) => x.kind !== "Stack")),
+            { config, warnOnly: false },
+        );
         assert.strictEqual(d.allowed, true);
         assert.ok(
             d.warnings.some((w) => /^rbac-no-cluster-admin-serviceaccount: /.test(w)),
@@ -66,37 +85,77 @@ describe("admission decisions with cluster state", function () {
             roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
             subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:masters" }],
         };
-        const ok = judgeAdmission({ operation: "CREATE", object: stackOf(governed) }, cache([...governed.filter((x) => x.kind !== "Stack"), bootstrap]), { config, warnOnly: false });
+        const ok = judgeAdmission(
+            { operation: "CREATE", object: stackOf(governed) },
+            cache([...governed.filter((x) => x.kind !== "Stack"), bootstrap]),
+            { config, warnOnly: false },
+        );
         assert.strictEqual(ok.allowed, true, ok.message);
-        const both = { ...bootstrap, metadata: { ...bootstrap.metadata, name: "sneaky" }, subjects: [...bootstrap.subjects, { kind: "ServiceAccount", name: "webapp", namespace: "pulumi" }] };
-        const denied = judgeAdmission({ operation: "CREATE", object: stackOf(governed) }, cache([...governed.filter((x) => x.kind !== "Stack"), both]), { config, warnOnly: false });
+        const both = {
+            ...bootstrap,
+            metadata: { ...bootstrap.metadata, name: "sneaky" },
+            subjects: [...bootstrap.subjects, { kind: "ServiceAccount", name: "webapp", namespace: "pulumi" }],
+        };
+        const denied = judgeAdmission(
+            { operation: "CREATE", object: stackOf(governed) },
+            cache([...governed.filter((x) => x.kind !== "Stack"), both]),
+            { config, warnOnly: false },
+        );
         assert.strictEqual(denied.allowed, false);
     });
 
     it("reads bindings and Stacks fresh: a binding the cache has not seen yet still denies the Stack", async () => {
         const c = cache(governed.filter((x) => x.kind !== "Stack"));
-        const fresh = async (kind: string, ns?: string) => [...governed.filter((x) => x.kind !== "Stack"), adminBinding].filter((x) => x.kind === kind && (ns === undefined || x.metadata.namespace === ns));
-        assert.strictEqual(judgeAdmission({ operation: "CREATE", object: stackOf(governed) }, c, { config, warnOnly: false }).allowed, true, "the stale cache alone would admit");
-        const d = await judgeAdmissionFresh({ operation: "CREATE", object: stackOf(governed) }, c, { config, warnOnly: false }, fresh);
+        const fresh = async (kind: string, ns?: string) =>
+            [...governed.filter((x) => x.kind !== "Stack"), adminBinding].filter(
+                (x) => x.kind === kind && (ns === undefined || x.metadata.namespace === ns),
+            );
+        assert.strictEqual(
+            judgeAdmission({ operation: "CREATE", object: stackOf(governed) }, c, { config, warnOnly: false }).allowed,
+            true,
+            "the stale cache alone would admit",
+        );
+        const d = await judgeAdmissionFresh(
+            { operation: "CREATE", object: stackOf(governed) },
+            c,
+            { config, warnOnly: false },
+            fresh,
+        );
         assert.strictEqual(d.allowed, false);
         assert.match(d.message!, /pko-stack-no-cluster-admin/);
     });
 
     it("fails closed when the fresh read fails", async () => {
-        const d = await judgeAdmissionFresh({ operation: "CREATE", object: stackOf(governed) }, cache(governed), { config, warnOnly: false }, async () => {
-            throw new Error("connection refused");
-        });
+        const d = await judgeAdmissionFresh(
+            { operation: "CREATE", object: stackOf(governed) },
+            cache(governed),
+            { config, warnOnly: false },
+            async () => {
+                throw new Error("connection refused");
+            },
+        );
         assert.strictEqual(d.allowed, false);
         assert.match(d.message!, /cluster state cannot be read \(connection refused\)/);
     });
 
     it("findings the cluster already had are not blamed on an unrelated object", () => {
-        const d = judgeAdmission({ operation: "CREATE", object: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "other", namespace: "pulumi" } } }, cache(example), { config, warnOnly: false });
+        const d = judgeAdmission(
+            {
+                operation: "CREATE",
+                object: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "other", namespace: "pulumi" } },
+            },
+            cache(example),
+            { config, warnOnly: false },
+        );
         assert.strictEqual(d.allowed, true, d.message);
     });
 
     it("warn-only denies nothing and returns the would-be denials as warnings", () => {
-        const d = judgeAdmission({ operation: "CREATE", object: stackOf(example) }, cache(example.filter((x) => x.kind !== "Stack")), { config, warnOnly: true });
+        const d = judgeAdmission(
+            { operation: "CREATE", object: stackOf(example) },
+            cache(example.filter((x) => x.kind !== "Stack")),
+            { config, warnOnly: true },
+        );
         assert.strictEqual(d.allowed, true);
         assert.ok(
             d.warnings.some((w) => /^would deny: pko-stack-prod-pinned-commit: .*\(field spec\.branch\)/.test(w)),
@@ -118,19 +177,59 @@ describe("admission decisions with cluster state", function () {
     });
 
     it("ignores deletions and kinds no rule reads", () => {
-        assert.strictEqual(judgeAdmission({ operation: "DELETE", object: null, oldObject: adminBinding }, cache([]), { config, warnOnly: false }).allowed, true);
-        assert.strictEqual(judgeAdmission({ operation: "CREATE", object: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x" } } }, cache([], false), { config, warnOnly: false }).allowed, true);
+        assert.strictEqual(
+            judgeAdmission({ operation: "DELETE", object: null, oldObject: adminBinding }, cache([]), {
+                config,
+                warnOnly: false,
+            }).allowed,
+            true,
+        );
+        assert.strictEqual(
+            judgeAdmission(
+                { operation: "CREATE", object: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x" } } },
+                cache([], false),
+                { config, warnOnly: false },
+            ).allowed,
+            true,
+        );
     });
 
     it("relates an object to the Applications deploying to its namespace and to every aggregating ClusterRole, through the cache's indexes", () => {
-        const app = (name: string, namespace: string) => ({ apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name, namespace: "argocd" }, spec: { destination: { namespace } } });
-        const aggregate = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "agg" }, aggregationRule: { clusterRoleSelectors: [{ matchLabels: { x: "y" } }] } };
-        const plain = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "plain" }, rules: [] };
-        const c = cache([...governed.filter((x) => x.kind !== "Stack"), app("here", "pulumi"), app("elsewhere", "other"), aggregate, plain]);
+        const app = (name: string, namespace: string) => ({
+            apiVersion: "argoproj.io/v1alpha1",
+            kind: "Application",
+            metadata: { name, namespace: "argocd" },
+            spec: { destination: { namespace } },
+        });
+        const aggregate = {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRole",
+            metadata: { name: "agg" },
+            aggregationRule: { clusterRoleSelectors: [{ matchLabels: { x: "y" } }] },
+        };
+        const plain = {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRole",
+            metadata: { name: "plain" },
+            rules: [],
+        };
+        const c = cache([
+            ...governed.filter((x) => x.kind !== "Stack"),
+            app("here", "pulumi"),
+            app("elsewhere", "other"),
+            aggregate,
+            plain,
+        ]);
         const names = (objects: KObject[]) => objects.map((x) => `${x.kind}/${(x.metadata ?? {}).name}`);
         const related = names(relatedObjects(stackOf(governed), c));
-        assert.ok(related.includes("Application/here") && !related.includes("Application/elsewhere"), JSON.stringify(related));
-        assert.ok(related.includes("ClusterRole/agg") && !related.includes("ClusterRole/plain"), JSON.stringify(related));
+        assert.ok(
+            related.includes("Application/here") && !related.includes("Application/elsewhere"),
+            JSON.stringify(related),
+        );
+        assert.ok(
+            related.includes("ClusterRole/agg") && !related.includes("ClusterRole/plain"),
+            JSON.stringify(related),
+        );
         // The indexes follow updates: the Application moved away, the role no longer aggregating.
         c.seed("Application", [app("here", "moved")]);
         c.seed("ClusterRole", [{ ...aggregate, aggregationRule: undefined }]);
@@ -142,7 +241,15 @@ describe("admission decisions with cluster state", function () {
         const secret = {
             apiVersion: "v1",
             kind: "Secret",
-            metadata: { name: "t", namespace: "pulumi", annotations: { "kubectl.kubernetes.io/last-applied-configuration": JSON.stringify({ stringData: { accessToken: CANARY } }) } },
+            metadata: {
+                name: "t",
+                namespace: "pulumi",
+                annotations: {
+                    "kubectl.kubernetes.io/last-applied-configuration": JSON.stringify({
+                        stringData: { accessToken: CANARY },
+                    }),
+                },
+            },
             data: { accessToken: Buffer.from(CANARY).toString("base64") },
             stringData: { other: CANARY },
         };
@@ -170,7 +277,12 @@ class SlowServer {
         this.sent++;
         this.inFlight++;
         this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
-        const snapshot = this.objects.filter((x) => x.kind === kind && (ns === undefined || (x.metadata ?? {}).namespace === ns) && (name === undefined || (x.metadata ?? {}).name === name));
+        const snapshot = this.objects.filter(
+            (x) =>
+                x.kind === kind &&
+                (ns === undefined || (x.metadata ?? {}).namespace === ns) &&
+                (name === undefined || (x.metadata ?? {}).name === name),
+        );
         return new Promise((resolve) => {
             const end = () => {
                 this.inFlight--;
@@ -204,15 +316,30 @@ describe("fresh reads shared by concurrent reviews", function () {
         const reads = new SharedReads(server.list);
         const stale = cache(governed.filter((x) => x.kind !== "Stack"));
         // Review 1 (another Stack of the namespace) sends its reads; they are on their way...
-        const first = judgeAdmissionFresh({ operation: "CREATE", object: { ...stack, metadata: { ...stack.metadata, name: "other" } } }, stale, { config, warnOnly: false }, reads.read);
+        const first = judgeAdmissionFresh(
+            { operation: "CREATE", object: { ...stack, metadata: { ...stack.metadata, name: "other" } } },
+            stale,
+            { config, warnOnly: false },
+            reads.read,
+        );
         await settle();
         const sentForFirst = server.sent;
         assert.ok(sentForFirst >= 2, "ClusterRoleBindings and the namespace's RoleBindings");
         // ...when the cluster-admin binding is stored, and then the Stack it empowers comes for review.
         server.objects.push(adminBinding);
-        const second = judgeAdmissionFresh({ operation: "CREATE", object: stack }, stale, { config, warnOnly: false }, reads.read);
+        const second = judgeAdmissionFresh(
+            { operation: "CREATE", object: stack },
+            stale,
+            { config, warnOnly: false },
+            reads.read,
+        );
         // A third review arriving while the second waits shares the second's reads.
-        const third = judgeAdmissionFresh({ operation: "CREATE", object: stack }, stale, { config, warnOnly: false }, reads.read);
+        const third = judgeAdmissionFresh(
+            { operation: "CREATE", object: stack },
+            stale,
+            { config, warnOnly: false },
+            reads.read,
+        );
         await settle();
         assert.strictEqual(server.sent, sentForFirst, "nothing more is sent while the same reads are on their way");
         server.release();
@@ -225,7 +352,12 @@ describe("fresh reads shared by concurrent reviews", function () {
     });
 
     it("reads fresh the role a binding names: a role stored just before its binding and Stack is neither missing nor stale", async () => {
-        const role = (rules: unknown[]) => ({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "stack-deployer" }, rules });
+        const role = (rules: unknown[]) => ({
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRole",
+            metadata: { name: "stack-deployer" },
+            rules,
+        });
         const narrow = role([{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list"] }]);
         const wildcard = role([{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }]);
         const binding = {
@@ -240,9 +372,15 @@ describe("fresh reads shared by concurrent reviews", function () {
             const server = new SlowServer();
             server.release();
             server.objects = served;
-            return judgeAdmissionFresh({ operation: "CREATE", object: stack }, cache(cached), { config, warnOnly: false }, new SharedReads(server.list).read);
+            return judgeAdmissionFresh(
+                { operation: "CREATE", object: stack },
+                cache(cached),
+                { config, warnOnly: false },
+                new SharedReads(server.list).read,
+            );
         };
-        const fromCache = (cached: KObject[]) => judgeAdmission({ operation: "CREATE", object: stack }, cache(cached), { config, warnOnly: false }).allowed;
+        const fromCache = (cached: KObject[]) =>
+            judgeAdmission({ operation: "CREATE", object: stack }, cache(cached), { config, warnOnly: false }).allowed;
         // The cache has not seen the role yet (a binding to no role grants nothing), or holds it as it was.
         assert.strictEqual(fromCache([...base, binding]), true, "the cache alone would admit");
         assert.strictEqual(fromCache([...base, binding, narrow]), true, "the cache alone would admit");
@@ -283,7 +421,13 @@ describe("fresh reads shared by concurrent reviews", function () {
                 await settle();
                 throw new Error("the server went away");
             });
-        const review = (reads: SharedReads) => judgeAdmissionFresh({ operation: "CREATE", object: stack }, cache(governed), { config, warnOnly: false }, reads.read);
+        const review = (reads: SharedReads) =>
+            judgeAdmissionFresh(
+                { operation: "CREATE", object: stack },
+                cache(governed),
+                { config, warnOnly: false },
+                reads.read,
+            );
         assert.strictEqual((await review(failing())).allowed, false);
         const alone = calls;
         calls = 0;
@@ -303,12 +447,26 @@ describe("fresh reads shared by concurrent reviews", function () {
         const asked: string[] = [];
         const fresh = async (kind: string, ns?: string) => {
             asked.push(`${kind}/${ns ?? "*"}`);
-            return stacks.filter((x) => (x as { kind?: unknown }).kind === kind && (ns === undefined || x.metadata.namespace === ns));
+            return stacks.filter(
+                (x) => (x as { kind?: unknown }).kind === kind && (ns === undefined || x.metadata.namespace === ns),
+            );
         };
-        const toGroup = { ...adminBinding, subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:serviceaccounts" }] };
-        const d = await judgeAdmissionFresh({ operation: "CREATE", object: toGroup }, cache(stacks), { config, warnOnly: false }, fresh);
+        const toGroup = {
+            ...adminBinding,
+            subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:serviceaccounts" }],
+        };
+        const d = await judgeAdmissionFresh(
+            { operation: "CREATE", object: toGroup },
+            cache(stacks),
+            { config, warnOnly: false },
+            fresh,
+        );
         // The Stacks cluster-wide once, and the role the binding names; no binding read for a binding.
         assert.deepStrictEqual(asked.sort(), ["ClusterRole/*", "Stack/*"]);
-        assert.strictEqual(d.allowed, false, "a binding giving every account cluster-admin is denied for the Stacks it reaches");
+        assert.strictEqual(
+            d.allowed,
+            false,
+            "a binding giving every account cluster-admin is denied for the Stacks it reaches",
+        );
     });
 });

@@ -18,7 +18,10 @@ import { requireCluster } from "./cluster";
  * Runs `body` against the server, then stops it and proves nothing of it is left: its data folder and every
  * process it started. A failing `body` still stops it.
  */
-async function leavingNothing(server: Awaited<ReturnType<typeof startApiServer>>, body: () => Promise<void>): Promise<void> {
+async function leavingNothing(
+    server: Awaited<ReturnType<typeof startApiServer>>,
+    body: () => Promise<void>,
+): Promise<void> {
     try {
         await body();
     } catch (e) {
@@ -71,11 +74,29 @@ describe("harness API server (etcd + kube-apiserver)", function () {
         const server = await startApiServer({ controllers: true });
         await leavingNothing(server, async () => {
             assert.strictEqual(server.pids.length, 3, "etcd, kube-apiserver and kube-controller-manager");
-            await server.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: team}\n");
+            await server.apply(
+                "apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: team}\n",
+            );
             // What the Kubernetes provider does on destroy: foreground propagation, then a wait until gone.
-            const cm = await server.kubectl(["delete", "configmap", "c", "-n", "team", "--cascade=foreground", "--wait=true", "--timeout=120s"]);
+            const cm = await server.kubectl([
+                "delete",
+                "configmap",
+                "c",
+                "-n",
+                "team",
+                "--cascade=foreground",
+                "--wait=true",
+                "--timeout=120s",
+            ]);
             assert.strictEqual(cm.code, 0, cm.stderr);
-            const ns = await server.kubectl(["delete", "namespace", "team", "--cascade=foreground", "--wait=true", "--timeout=120s"]);
+            const ns = await server.kubectl([
+                "delete",
+                "namespace",
+                "team",
+                "--cascade=foreground",
+                "--wait=true",
+                "--timeout=120s",
+            ]);
             assert.strictEqual(ns.code, 0, ns.stderr);
             assert.match((await server.kubectl(["get", "namespace", "team"])).stderr, /NotFound/);
         });
@@ -92,15 +113,27 @@ describe("harness API server (etcd + kube-apiserver)", function () {
                 .filter((f) => /^(fixtures|examples)\//.test(f) && !f.includes("node_modules") && /\.ya?ml$/.test(f))
                 .filter((f) => /^kind:\s*Application\s*$/m.test(fs.readFileSync(path.join(REPO_ROOT, f), "utf8")));
             assert.ok(files.length >= 20, `Application files found: ${files.length}`);
-            const dry = await server.kubectl(["apply", "--dry-run=server", "--validate=strict", ...files.flatMap((f) => ["-f", path.join(REPO_ROOT, f)])]);
+            const dry = await server.kubectl([
+                "apply",
+                "--dry-run=server",
+                "--validate=strict",
+                ...files.flatMap((f) => ["-f", path.join(REPO_ROOT, f)]),
+            ]);
             assert.strictEqual(dry.code, 0, dry.stderr);
             assert.strictEqual(dry.stdout.match(/created \(server dry run\)/g)?.length, files.length, dry.stdout);
             // The schema is Argo CD's, not a permissive stand-in: a misplaced field and a wrong type are refused.
-            const app = (spec: string) => `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: probe, namespace: argocd}\nspec: ${spec}\n`;
-            const unknown = await server.kubectl(["apply", "--dry-run=server", "--validate=strict", "-f", "-"], app("{project: default, destination: {}, sources: [], repoURL: x}"));
+            const app = (spec: string) =>
+                `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: probe, namespace: argocd}\nspec: ${spec}\n`;
+            const unknown = await server.kubectl(
+                ["apply", "--dry-run=server", "--validate=strict", "-f", "-"],
+                app("{project: default, destination: {}, sources: [], repoURL: x}"),
+            );
             assert.notStrictEqual(unknown.code, 0);
             assert.match(unknown.stderr, /unknown field "spec\.repoURL"/);
-            const wrongType = await server.kubectl(["apply", "--dry-run=server", "-f", "-"], app("{project: default, destination: {}, source: {repoURL: x, path: [a]}}"));
+            const wrongType = await server.kubectl(
+                ["apply", "--dry-run=server", "-f", "-"],
+                app("{project: default, destination: {}, source: {repoURL: x, path: [a]}}"),
+            );
             assert.notStrictEqual(wrongType.code, 0);
             assert.match(wrongType.stderr, /spec\.source\.path/);
 
@@ -110,7 +143,15 @@ describe("harness API server (etcd + kube-apiserver)", function () {
             await server.apply(withFinalizers("before"));
             const del = await server.kubectl(["delete", "application", "before", "-n", "argocd", "--wait=false"]);
             assert.strictEqual(del.code, 0, del.stderr);
-            const held = await server.kubectl(["get", "application", "before", "-n", "argocd", "-o", "jsonpath={.metadata.deletionTimestamp} {.metadata.finalizers}"]);
+            const held = await server.kubectl([
+                "get",
+                "application",
+                "before",
+                "-n",
+                "argocd",
+                "-o",
+                "jsonpath={.metadata.deletionTimestamp} {.metadata.finalizers}",
+            ]);
             assert.strictEqual(held.code, 0, held.stderr);
             assert.match(held.stdout, /^\S+Z \["resources-finalizer\.argocd\.argoproj\.io\/background"\]$/);
             // The stand-in finalizes the one already waiting (seen in its list) and one deleted later (its watch),
@@ -119,9 +160,22 @@ describe("harness API server (etcd + kube-apiserver)", function () {
             try {
                 await server.apply(withFinalizers("after"));
                 for (const name of ["before", "after"]) {
-                    const r = await server.kubectl(["delete", "application", name, "-n", "argocd", "--cascade=foreground", "--ignore-not-found", "--wait=true", "--timeout=120s"]);
+                    const r = await server.kubectl([
+                        "delete",
+                        "application",
+                        name,
+                        "-n",
+                        "argocd",
+                        "--cascade=foreground",
+                        "--ignore-not-found",
+                        "--wait=true",
+                        "--timeout=120s",
+                    ]);
                     assert.strictEqual(r.code, 0, r.stderr);
-                    assert.match((await server.kubectl(["get", "application", name, "-n", "argocd"])).stderr, /NotFound/);
+                    assert.match(
+                        (await server.kubectl(["get", "application", name, "-n", "argocd"])).stderr,
+                        /NotFound/,
+                    );
                 }
                 assert.deepStrictEqual(argoCd.errors, []);
                 assert.deepStrictEqual([...new Set(argoCd.finalized)].sort(), ["argocd/after", "argocd/before"]);

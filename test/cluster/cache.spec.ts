@@ -62,9 +62,19 @@ describe("cluster cache: a dropped and reconnected watch loses no update", funct
     /** name -> spec.branch, as the server has the Stacks of namespace w. */
     const serverStacks = async () => {
         const r = await server.kubectl(["get", "stacks.pulumi.com", "-n", "w", "-o", "json"]);
-        return Object.fromEntries((JSON.parse(r.stdout).items as { metadata: { name: string }; spec: { branch: string } }[]).map((s) => [s.metadata.name, s.spec.branch]));
+        return Object.fromEntries(
+            (JSON.parse(r.stdout).items as { metadata: { name: string }; spec: { branch: string } }[]).map((s) => [
+                s.metadata.name,
+                s.spec.branch,
+            ]),
+        );
     };
-    const cachedStacks = () => Object.fromEntries(cache.list("Stack", "w").map((s) => [String((s.metadata ?? {}).name), String((s.spec as { branch: string }).branch)]));
+    const cachedStacks = () =>
+        Object.fromEntries(
+            cache
+                .list("Stack", "w")
+                .map((s) => [String((s.metadata ?? {}).name), String((s.spec as { branch: string }).branch)]),
+        );
     const same = async () => JSON.stringify(cachedStacks()) === JSON.stringify(await serverStacks());
 
     it("applies every create, update and delete made while its connections were cut", async () => {
@@ -74,7 +84,9 @@ describe("cluster cache: a dropped and reconnected watch loses no update", funct
         const kc = new k8s.KubeConfig();
         kc.loadFromFile(server.kubeconfig);
         const viaRelay = kc.getCurrentCluster()!;
-        kc.clusters = kc.clusters.map((c) => (c.name === viaRelay.name ? { ...c, server: `https://127.0.0.1:${relay.port}` } : c));
+        kc.clusters = kc.clusters.map((c) =>
+            c.name === viaRelay.name ? { ...c, server: `https://127.0.0.1:${relay.port}` } : c,
+        );
         cache = new ClusterCache(kc, { retryMs: 100 });
         for (let i = 0; i < 5; i++) await server.apply(stack(`s${i}`, "main"));
         cache.start();
@@ -101,7 +113,9 @@ describe("cluster cache: a dropped and reconnected watch loses no update", funct
         assert.ok(cache.synced());
         // Secrets stay without values through the reconnects too.
         await server.kubectl(["create", "secret", "generic", "t", "-n", "w", "--from-literal=token=canary-0a1b2c3d"]);
-        await until("the Secret in the cache", () => cache.list("Secret", "w").some((s) => (s.metadata ?? {}).name === "t"));
+        await until("the Secret in the cache", () =>
+            cache.list("Secret", "w").some((s) => (s.metadata ?? {}).name === "t"),
+        );
         assert.ok(!JSON.stringify(cache.list("Secret")).includes(Buffer.from("canary-0a1b2c3d").toString("base64")));
     });
 });

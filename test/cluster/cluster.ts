@@ -13,7 +13,9 @@ export function requireCluster(ctx: Mocha.Context): void {
     const missing = missingClusterBinaries();
     if (missing.length === 0) return;
     if (process.env.PKO_GUARD_SKIP_REAL === "1") ctx.skip();
-    throw new Error(`the cluster toolchain is not installed (${missing.join(", ")}): run npm run setup (or set PKO_GUARD_SKIP_REAL=1)`);
+    throw new Error(
+        `the cluster toolchain is not installed (${missing.join(", ")}): run npm run setup (or set PKO_GUARD_SKIP_REAL=1)`,
+    );
 }
 
 export type Doc = Record<string, any>;
@@ -39,7 +41,9 @@ export function yaml(docs: Doc[]): string {
 
 /** Namespace objects for every namespace the documents use (applied first: the test cluster creates none). */
 export function namespacesOf(docs: Doc[]): Doc[] {
-    const names = new Set(docs.map((d) => d.metadata?.namespace).filter((n): n is string => typeof n === "string" && n !== ""));
+    const names = new Set(
+        docs.map((d) => d.metadata?.namespace).filter((n): n is string => typeof n === "string" && n !== ""),
+    );
     return [...names].map((name) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } }));
 }
 

@@ -26,13 +26,27 @@ describe("deploy/webhook manifests against a real API server", function () {
 
     it("pass kubectl apply --dry-run=server, and the RBAC is applied for real", async () => {
         const files = fs.readdirSync(DEPLOY).filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml");
-        assert.deepStrictEqual(files.sort(), ["deployment.yaml", "namespace.yaml", "rbac.yaml", "validatingwebhookconfiguration.yaml"]);
+        assert.deepStrictEqual(files.sort(), [
+            "deployment.yaml",
+            "namespace.yaml",
+            "rbac.yaml",
+            "validatingwebhookconfiguration.yaml",
+        ]);
         // The namespace exists for real first: a dry run of namespaced objects needs it.
         const ns = await server.kubectl(["apply", "-f", path.join(DEPLOY, "namespace.yaml")]);
         assert.strictEqual(ns.code, 0, ns.stderr);
-        const dry = await server.kubectl(["apply", "--dry-run=server", ...files.flatMap((f) => ["-f", path.join(DEPLOY, f)])]);
+        const dry = await server.kubectl([
+            "apply",
+            "--dry-run=server",
+            ...files.flatMap((f) => ["-f", path.join(DEPLOY, f)]),
+        ]);
         assert.strictEqual(dry.code, 0, dry.stderr);
-        for (const kind of ["deployment.apps/pko-guard-webhook", "poddisruptionbudget.policy/pko-guard-webhook", "service/pko-guard-webhook", "validatingwebhookconfiguration.admissionregistration.k8s.io/pko-guard"]) {
+        for (const kind of [
+            "deployment.apps/pko-guard-webhook",
+            "poddisruptionbudget.policy/pko-guard-webhook",
+            "service/pko-guard-webhook",
+            "validatingwebhookconfiguration.admissionregistration.k8s.io/pko-guard",
+        ]) {
             assert.match(dry.stdout, new RegExp(`${kind.replace(/[./]/g, "\\$&")} created \\(server dry run\\)`));
         }
         const rbac = await server.kubectl(["apply", "-f", path.join(DEPLOY, "rbac.yaml")]);
@@ -45,7 +59,16 @@ describe("deploy/webhook manifests against a real API server", function () {
         const kinds = [...built.stdout.matchAll(/^kind: (\S+)$/gm)].map((m) => m[1]);
         assert.strictEqual(kinds[0], "Namespace");
         assert.strictEqual(kinds[kinds.length - 1], "ValidatingWebhookConfiguration");
-        assert.deepStrictEqual([...new Set(kinds)].sort(), ["ClusterRole", "ClusterRoleBinding", "Deployment", "Namespace", "PodDisruptionBudget", "Service", "ServiceAccount", "ValidatingWebhookConfiguration"]);
+        assert.deepStrictEqual([...new Set(kinds)].sort(), [
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Deployment",
+            "Namespace",
+            "PodDisruptionBudget",
+            "Service",
+            "ServiceAccount",
+            "ValidatingWebhookConfiguration",
+        ]);
         const dry = await server.kubectl(["apply", "--dry-run=server", "-k", DEPLOY]);
         assert.strictEqual(dry.code, 0, dry.stderr);
     });

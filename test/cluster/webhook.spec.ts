@@ -35,7 +35,9 @@ function get(port: number, p: string, ca: Buffer): Promise<{ status: number; bod
 
 /** The repository's webhook configuration, pointed at a URL with a CA bundle instead of the in-cluster Service. */
 function webhookConfiguration(url: string, caBundle: string, failurePolicy?: string): string {
-    const doc = jsyaml.load(fs.readFileSync(path.join(REPO_ROOT, "deploy", "webhook", "validatingwebhookconfiguration.yaml"), "utf8")) as Doc;
+    const doc = jsyaml.load(
+        fs.readFileSync(path.join(REPO_ROOT, "deploy", "webhook", "validatingwebhookconfiguration.yaml"), "utf8"),
+    ) as Doc;
     for (const w of doc.webhooks) {
         w.clientConfig = { url: `${url}/validate`, caBundle };
         if (failurePolicy) w.failurePolicy = failurePolicy;
@@ -56,10 +58,25 @@ describe("pko-guard webhook and audit against a real API server", function () {
     const startWebhook = async () => {
         port = await freePort();
         logs = "";
-        hook = spawnTracked(process.execPath, [CLI, "webhook", "--cert", tls.cert, "--key", tls.key, "--port", String(port), "--kubeconfig", server.kubeconfig], {
-            cwd: work,
-            stdio: ["ignore", "pipe", "pipe"],
-        });
+        hook = spawnTracked(
+            process.execPath,
+            [
+                CLI,
+                "webhook",
+                "--cert",
+                tls.cert,
+                "--key",
+                tls.key,
+                "--port",
+                String(port),
+                "--kubeconfig",
+                server.kubeconfig,
+            ],
+            {
+                cwd: work,
+                stdio: ["ignore", "pipe", "pipe"],
+            },
+        );
         hook.child.stdout!.on("data", (d) => (logs += d));
         hook.child.stderr!.on("data", (d) => (logs += d));
         await until("the webhook's /readyz", async () => {
@@ -67,15 +84,21 @@ describe("pko-guard webhook and audit against a real API server", function () {
             return (await get(port, "/readyz", caPem)).status === 200;
         });
     };
-    const register = (failurePolicy?: string) => server.apply(webhookConfiguration(`https://127.0.0.1:${port}`, caPem.toString("base64"), failurePolicy));
+    const register = (failurePolicy?: string) =>
+        server.apply(webhookConfiguration(`https://127.0.0.1:${port}`, caPem.toString("base64"), failurePolicy));
     const apply = async (docs: Doc[]) => {
         const namespaces = namespacesOf(docs);
         if (namespaces.length > 0) await server.apply(yaml(namespaces));
         return server.kubectl(["apply", "-f", "-"], yaml(docs));
     };
-    const exists = async (kind: string, ns: string, name: string) => (await server.kubectl(["get", kind, name, ...(ns ? ["-n", ns] : [])])).code === 0;
+    const exists = async (kind: string, ns: string, name: string) =>
+        (await server.kubectl(["get", kind, name, ...(ns ? ["-n", ns] : [])])).code === 0;
     const audit = (args: string[]) => {
-        const r = require("child_process").spawnSync(process.execPath, [CLI, "audit", "--kubeconfig", server.kubeconfig, ...args], { cwd: work, encoding: "utf8", timeout: 300_000 });
+        const r = require("child_process").spawnSync(
+            process.execPath,
+            [CLI, "audit", "--kubeconfig", server.kubeconfig, ...args],
+            { cwd: work, encoding: "utf8", timeout: 300_000 },
+        );
         return { code: r.status as number | null, stdout: r.stdout as string, stderr: r.stderr as string };
     };
 
@@ -87,7 +110,8 @@ describe("pko-guard webhook and audit against a real API server", function () {
         work = makeTempDir("webhook-test");
         tls = issueCert(server.ca, "webhook", { ips: ["127.0.0.1"], dns: ["localhost"] });
         caPem = fs.readFileSync(server.ca.cert);
-        for (const ns of ["legacy", "guide", "governed", "xa", "xb", "creds", "down"]) await server.apply(namespaceYaml(ns));
+        for (const ns of ["legacy", "guide", "governed", "xa", "xb", "creds", "down"])
+            await server.apply(namespaceYaml(ns));
         // Admitted before any webhook exists: the guide's production setup, as it is (cluster-admin, branch).
         const legacy = await apply(guideDocs("gitops-guide-example", "manifests/production/stack.yaml", "legacy"));
         assert.strictEqual(legacy.code, 0, legacy.stderr);
@@ -129,7 +153,10 @@ describe("pko-guard webhook and audit against a real API server", function () {
         const r = await apply(guideDocs("gitops-guide-example", "manifests/production/stack.yaml", "guide"));
         assert.notStrictEqual(r.code, 0, r.stdout);
         assert.match(r.stderr, /denied the request/);
-        assert.match(r.stderr, /pko-stack-no-cluster-admin: .*grants cluster-admin to ServiceAccount guide\/webapp.*Fix: /);
+        assert.match(
+            r.stderr,
+            /pko-stack-no-cluster-admin: .*grants cluster-admin to ServiceAccount guide\/webapp.*Fix: /,
+        );
         assert.match(r.stderr, /pko-stack-prod-pinned-commit: .*\(field spec\.branch\) Fix: Set spec\.commit/);
         // The binding came first, when no Stack ran as the account: admitted, with the advisory rule's warning.
         assert.match(r.stderr, /Warning: rbac-no-cluster-admin-serviceaccount/);
@@ -146,7 +173,9 @@ describe("pko-guard webhook and audit against a real API server", function () {
         const r1 = await apply(guideDocs("gitops-guide-governed", "manifests/production/stack.yaml", "xa"));
         assert.strictEqual(r1.code, 0, r1.stderr);
         // No wait for the webhook's cache: the bindings and Stacks around a reviewed object are read fresh.
-        const admin = guideDocs("gitops-guide-example", "manifests/production/stack.yaml", "xa").filter((d) => d.kind === "ClusterRoleBinding" && /cluster-admin/.test(d.metadata.name));
+        const admin = guideDocs("gitops-guide-example", "manifests/production/stack.yaml", "xa").filter(
+            (d) => d.kind === "ClusterRoleBinding" && /cluster-admin/.test(d.metadata.name),
+        );
         const r2 = await apply(admin);
         assert.notStrictEqual(r2.code, 0, r2.stdout);
         assert.match(
@@ -158,7 +187,9 @@ describe("pko-guard webhook and audit against a real API server", function () {
 
     it("cross-object, binding first: a Stack whose account already has cluster-admin is denied", async () => {
         const docs = guideDocs("gitops-guide-governed", "manifests/production/stack.yaml", "xb");
-        const admin = guideDocs("gitops-guide-example", "manifests/production/stack.yaml", "xb").filter((d) => d.kind === "ClusterRoleBinding" && /cluster-admin/.test(d.metadata.name));
+        const admin = guideDocs("gitops-guide-example", "manifests/production/stack.yaml", "xb").filter(
+            (d) => d.kind === "ClusterRoleBinding" && /cluster-admin/.test(d.metadata.name),
+        );
         const r1 = await apply([...docs.filter((d) => d.kind !== "Stack"), ...admin]);
         assert.strictEqual(r1.code, 0, r1.stderr);
         assert.match(r1.stderr, /Warning: rbac-no-cluster-admin-serviceaccount/);
@@ -170,12 +201,22 @@ describe("pko-guard webhook and audit against a real API server", function () {
     });
 
     it("never logs or echoes a Secret value or a literal credential", async () => {
-        const secret = { apiVersion: "v1", kind: "Secret", metadata: { name: "pulumi-token", namespace: "creds" }, stringData: { accessToken: CANARY } };
+        const secret = {
+            apiVersion: "v1",
+            kind: "Secret",
+            metadata: { name: "pulumi-token", namespace: "creds" },
+            stringData: { accessToken: CANARY },
+        };
         const stack = {
             apiVersion: "pulumi.com/v1",
             kind: "Stack",
             metadata: { name: "literal", namespace: "creds" },
-            spec: { stack: "myorg/app/dev", projectRepo: "https://github.com/myorg/app.git", branch: "main", envRefs: { PULUMI_ACCESS_TOKEN: { type: "Literal", literal: { value: CANARY } } } },
+            spec: {
+                stack: "myorg/app/dev",
+                projectRepo: "https://github.com/myorg/app.git",
+                branch: "main",
+                envRefs: { PULUMI_ACCESS_TOKEN: { type: "Literal", literal: { value: CANARY } } },
+            },
         };
         const r = await apply([secret, stack]);
         assert.notStrictEqual(r.code, 0);
@@ -188,7 +229,10 @@ describe("pko-guard webhook and audit against a real API server", function () {
 
     it("serves Prometheus metrics: requests, denials by rule, a latency histogram, cache sync state", async () => {
         const m = (await get(port, "/metrics", caPem)).body;
-        assert.match(m, /pko_guard_admission_requests_total\{kind="Stack",operation="CREATE",decision="denied"\} [1-9]/);
+        assert.match(
+            m,
+            /pko_guard_admission_requests_total\{kind="Stack",operation="CREATE",decision="denied"\} [1-9]/,
+        );
         assert.match(m, /pko_guard_admission_denials_total\{policy="pko-stack-no-cluster-admin"\} [1-9]/);
         assert.match(m, /pko_guard_admission_duration_seconds_bucket\{le="0.1"\} [1-9]/);
         assert.match(m, /pko_guard_cache_synced 1/);
@@ -198,28 +242,66 @@ describe("pko-guard webhook and audit against a real API server", function () {
     it("--warn-only admits what it would deny, with the denials as warnings; bad requests get 400", async () => {
         const warnPort = await freePort();
         let out = "";
-        const w = spawnTracked(process.execPath, [CLI, "webhook", "--cert", tls.cert, "--key", tls.key, "--port", String(warnPort), "--kubeconfig", server.kubeconfig, "--warn-only"], {
-            cwd: work,
-            stdio: ["ignore", "pipe", "pipe"],
-        });
+        const w = spawnTracked(
+            process.execPath,
+            [
+                CLI,
+                "webhook",
+                "--cert",
+                tls.cert,
+                "--key",
+                tls.key,
+                "--port",
+                String(warnPort),
+                "--kubeconfig",
+                server.kubeconfig,
+                "--warn-only",
+            ],
+            {
+                cwd: work,
+                stdio: ["ignore", "pipe", "pipe"],
+            },
+        );
         w.child.stdout!.on("data", (d) => (out += d));
         try {
-            await until("the warn-only webhook's /readyz", async () => (await get(warnPort, "/readyz", caPem)).status === 200);
-            const stack = guideDocs("gitops-guide-example", "manifests/production/stack.yaml", "guide").find((d) => d.kind === "Stack")!;
+            await until(
+                "the warn-only webhook's /readyz",
+                async () => (await get(warnPort, "/readyz", caPem)).status === 200,
+            );
+            const stack = guideDocs("gitops-guide-example", "manifests/production/stack.yaml", "guide").find(
+                (d) => d.kind === "Stack",
+            )!;
             const post = (body: string) =>
                 new Promise<{ status: number; body: string }>((resolve, reject) => {
-                    const req = https.request({ host: "127.0.0.1", port: warnPort, path: "/validate", method: "POST", ca: caPem, headers: { "Content-Type": "application/json" } }, (res) => {
-                        let b = "";
-                        res.on("data", (d) => (b += d));
-                        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: b }));
-                    });
+                    const req = https.request(
+                        {
+                            host: "127.0.0.1",
+                            port: warnPort,
+                            path: "/validate",
+                            method: "POST",
+                            ca: caPem,
+                            headers: { "Content-Type": "application/json" },
+                        },
+                        (res) => {
+                            let b = "";
+                            res.on("data", (d) => (b += d));
+                            res.on("end", () => resolve({ status: res.statusCode ?? 0, body: b }));
+                        },
+                    );
                     req.on("error", reject);
                     req.end(body);
                 });
             const review = {
                 apiVersion: "admission.k8s.io/v1",
                 kind: "AdmissionReview",
-                request: { uid: "u-1", kind: { group: "pulumi.com", version: "v1", kind: "Stack" }, operation: "CREATE", namespace: "guide", name: stack.metadata.name, object: stack },
+                request: {
+                    uid: "u-1",
+                    kind: { group: "pulumi.com", version: "v1", kind: "Stack" },
+                    operation: "CREATE",
+                    namespace: "guide",
+                    name: stack.metadata.name,
+                    object: stack,
+                },
             };
             const r = await post(JSON.stringify(review));
             assert.strictEqual(r.status, 200);
@@ -231,7 +313,11 @@ describe("pko-guard webhook and audit against a real API server", function () {
                 r.body,
             );
             assert.strictEqual((await post("{not json")).status, 400);
-            assert.strictEqual((await post(JSON.stringify({ apiVersion: "admission.k8s.io/v1beta1", kind: "AdmissionReview" }))).status, 400);
+            assert.strictEqual(
+                (await post(JSON.stringify({ apiVersion: "admission.k8s.io/v1beta1", kind: "AdmissionReview" })))
+                    .status,
+                400,
+            );
             assert.strictEqual((await get(warnPort, "/nope", caPem)).status, 404);
             assert.match(out, /"decision":"warn-only"/);
         } finally {

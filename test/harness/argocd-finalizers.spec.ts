@@ -16,17 +16,40 @@ describe("harness: Argo CD finalizers on a deleted Application", () => {
         ]) {
             assert.ok(isArgoCdFinalizer(f), f);
         }
-        for (const f of ["foregroundDeletion", "orphan", "kubernetes", "finalizer.pulumi.com", "argoproj.io/x", "x.argocd.argoproj.io.evil.example/y", "resources-finalizer.argocd.argoproj.io/a/b", ""]) {
+        for (const f of [
+            "foregroundDeletion",
+            "orphan",
+            "kubernetes",
+            "finalizer.pulumi.com",
+            "argoproj.io/x",
+            "x.argocd.argoproj.io.evil.example/y",
+            "resources-finalizer.argocd.argoproj.io/a/b",
+            "",
+        ]) {
             assert.ok(!isArgoCdFinalizer(f), f);
         }
     });
 
     it("keeps every other finalizer, and touches nothing before deletion or without Argo CD's", () => {
-        const deleting = (finalizers: string[]) => ({ metadata: { name: "a", namespace: "argocd", deletionTimestamp: new Date(0), finalizers } });
-        assert.deepStrictEqual(finalizersAfterArgoCd(deleting(["foregroundDeletion", "resources-finalizer.argocd.argoproj.io/background", "example.com/keep"])), ["foregroundDeletion", "example.com/keep"]);
+        const deleting = (finalizers: string[]) => ({
+            metadata: { name: "a", namespace: "argocd", deletionTimestamp: new Date(0), finalizers },
+        });
+        assert.deepStrictEqual(
+            finalizersAfterArgoCd(
+                deleting([
+                    "foregroundDeletion",
+                    "resources-finalizer.argocd.argoproj.io/background",
+                    "example.com/keep",
+                ]),
+            ),
+            ["foregroundDeletion", "example.com/keep"],
+        );
         assert.deepStrictEqual(finalizersAfterArgoCd(deleting(["resources-finalizer.argocd.argoproj.io"])), []);
         assert.strictEqual(finalizersAfterArgoCd(deleting(["foregroundDeletion"])), undefined);
         assert.strictEqual(finalizersAfterArgoCd(deleting([])), undefined);
-        assert.strictEqual(finalizersAfterArgoCd({ metadata: { name: "a", finalizers: ["resources-finalizer.argocd.argoproj.io"] } }), undefined);
+        assert.strictEqual(
+            finalizersAfterArgoCd({ metadata: { name: "a", finalizers: ["resources-finalizer.argocd.argoproj.io"] } }),
+            undefined,
+        );
     });
 });

@@ -15,7 +15,12 @@ function harness(...args: string[]) {
 
 /** Runs the harness; `env` adds to the environment (e.g. the run's own PKO_GUARD_TMPDIR). */
 function harnessIn(env: NodeJS.ProcessEnv, ...args: string[]) {
-    const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", cwd: REPO_ROOT, timeout: 180000, env: { ...process.env, ...env } });
+    const r = spawnSync(process.execPath, [CLI, ...args], {
+        encoding: "utf8",
+        cwd: REPO_ROOT,
+        timeout: 180000,
+        env: { ...process.env, ...env },
+    });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -40,7 +45,11 @@ describe("harness CLI", function () {
         const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-exit-"));
         try {
             const script = `process.stdout.write("x".repeat(1 << 20)); require(${JSON.stringify(path.join(REPO_ROOT, "bin", "core", "exit.js"))}).exitWhenWritten(3);`;
-            const r = spawnSync("bash", ["-c", `"${process.execPath}" -e '${script}' | cat > out.txt; echo "exit \${PIPESTATUS[0]}"`], { cwd: tmp, encoding: "utf8", timeout: 60000 });
+            const r = spawnSync(
+                "bash",
+                ["-c", `"${process.execPath}" -e '${script}' | cat > out.txt; echo "exit \${PIPESTATUS[0]}"`],
+                { cwd: tmp, encoding: "utf8", timeout: 60000 },
+            );
             assert.deepStrictEqual([r.stdout, r.stderr], ["exit 3\n", ""]);
             assert.strictEqual(fs.statSync(path.join(tmp, "out.txt")).size, 1 << 20);
         } finally {
@@ -72,7 +81,10 @@ describe("harness CLI", function () {
         assertOneLineError(r.stderr, /expect\.yaml: \/violations\/0\/count must be >= 1/);
         r = harness(path.join(BAD, "bad-config"));
         assert.strictEqual(r.code, 2);
-        assertOneLineError(r.stderr, /policy-config\.json: pko-stack-prod-pinned-commit: \/allowUnpinnableSources must be boolean/);
+        assertOneLineError(
+            r.stderr,
+            /policy-config\.json: pko-stack-prod-pinned-commit: \/allowUnpinnableSources must be boolean/,
+        );
     });
 
     it("reports a throwing, hanging, empty or uncompilable program as a per-fixture error and exits 1", () => {
@@ -103,19 +115,29 @@ describe("harness CLI", function () {
         try {
             fs.mkdirSync(tmp, { recursive: true });
             fs.symlinkSync(path.join(REPO_ROOT, "fixtures", "_lib"), path.join(root, "fixtures", "_lib"));
-            fs.symlinkSync(path.join(REPO_ROOT, "fixtures", "tsconfig.json"), path.join(root, "fixtures", "tsconfig.json"));
+            fs.symlinkSync(
+                path.join(REPO_ROOT, "fixtures", "tsconfig.json"),
+                path.join(root, "fixtures", "tsconfig.json"),
+            );
             fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(root, "node_modules"));
             const src = path.join(REPO_ROOT, "fixtures", "creds-literal-token");
             for (const f of ["Pulumi.yaml", "index.ts"]) fs.copyFileSync(path.join(src, f), path.join(tmp, f));
-            fs.writeFileSync(path.join(tmp, "expect.yaml"), "description: wrong count on purpose\nviolations:\n  - policy: pko-stack-credentials-from-secrets\n    resource: app-dev\n    count: 2\n");
+            fs.writeFileSync(
+                path.join(tmp, "expect.yaml"),
+                "description: wrong count on purpose\nviolations:\n  - policy: pko-stack-credentials-from-secrets\n    resource: app-dev\n    count: 2\n",
+            );
             const r = harness(tmp);
             assert.strictEqual(r.code, 1);
             // One line per fixture, then each mismatch with names whole; no table unless --verbose.
             assert.match(r.stdout, /^MISMATCH wrong-count {2}mock {2}2 rows$/m);
-            assert.match(r.stdout, /^MISMATCH wrong-count \[mock\] pko-stack-credentials-from-secrets on app-dev: expected 2, got 1$/m);
+            assert.match(
+                r.stdout,
+                /^MISMATCH wrong-count \[mock\] pko-stack-credentials-from-secrets on app-dev: expected 2, got 1$/m,
+            );
             assert.doesNotMatch(r.stdout, /[┌│]/);
             assert.doesNotMatch(r.stdout, /\u001b\[/, "no colour when stdout is not a terminal");
-            for (const line of r.stdout.split("\n")) assert.ok(line.length <= 120, `line longer than the default width: ${line}`);
+            for (const line of r.stdout.split("\n"))
+                assert.ok(line.length <= 120, `line longer than the default width: ${line}`);
             const verbose = harness("--verbose", tmp);
             assert.match(verbose.stdout, /│ wrong-count +│ mock +│ pko-stack-credentials-from-secrets +│/);
         } finally {

@@ -25,9 +25,18 @@ describe("examples", function () {
     after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
     it("the GitHub Actions workflow runs the gate and uploads SARIF", () => {
-        const wf = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, "examples", "github-actions", "pko-guard.yml"), "utf8"));
+        const wf = YAML.parse(
+            fs.readFileSync(path.join(REPO_ROOT, "examples", "github-actions", "pko-guard.yml"), "utf8"),
+        );
         const steps: { run?: string; uses?: string; with?: Record<string, unknown> }[] = wf.jobs.gate.steps;
-        assert.ok(steps.some((s) => /^[^/]+\/pko-guard@/.test(s.uses ?? "") && s.with?.command === "gate" && s.with?.["upload-sarif"] === true));
+        assert.ok(
+            steps.some(
+                (s) =>
+                    /^[^/]+\/pko-guard@/.test(s.uses ?? "") &&
+                    s.with?.command === "gate" &&
+                    s.with?.["upload-sarif"] === true,
+            ),
+        );
         assert.ok(wf.on.pull_request);
     });
 
@@ -37,16 +46,32 @@ describe("examples", function () {
             name: "argocd-pko",
             dir: EXAMPLE,
             project: "argocd-pko-governed",
-            expect: { description: "example", stack: "dev", config: { pulumiAccessToken: { value: "pul-00000000000000000000000000000000000000ex", secret: true } }, violations: [] },
+            expect: {
+                description: "example",
+                stack: "dev",
+                config: { pulumiAccessToken: { value: "pul-00000000000000000000000000000000000000ex", secret: true } },
+                violations: [],
+            },
         };
         const prepared = await prepareFixtureStack(fixture, toolchain, tmp, 120000);
         if ("error" in prepared) throw new Error(prepared.error);
         stack = prepared;
-        const gate = (...extra: string[]) => spawnSync(process.execPath, [CLI_ENTRY, "gate", stack!.cwd, "--stack", stack!.stack, ...extra], { encoding: "utf8", env: stack!.env });
+        const gate = (...extra: string[]) =>
+            spawnSync(process.execPath, [CLI_ENTRY, "gate", stack!.cwd, "--stack", stack!.stack, ...extra], {
+                encoding: "utf8",
+                env: stack!.env,
+            });
         const r = gate("--report", `json=${path.join(tmp, "r.json")}`);
         assert.strictEqual(r.status, 0, r.stdout + r.stderr);
         const rows = JSON.parse(fs.readFileSync(path.join(tmp, "r.json"), "utf8")).projects[0].findings;
-        assert.ok(rows.length > 0 && rows.every((x: { level: string; policy: string }) => x.level === "advisory" && x.policy === "pko-stack-esc-or-oidc-preferred"), JSON.stringify(rows));
+        assert.ok(
+            rows.length > 0 &&
+                rows.every(
+                    (x: { level: string; policy: string }) =>
+                        x.level === "advisory" && x.policy === "pko-stack-esc-or-oidc-preferred",
+                ),
+            JSON.stringify(rows),
+        );
         assert.strictEqual(gate("--config", path.join(REPO_ROOT, "examples", "profiles", "strict.json")).status, 1);
     });
 });

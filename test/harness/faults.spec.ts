@@ -39,15 +39,21 @@ describe("harness faults and leaks", function () {
             // The run's own temporary root: nothing another run does on this machine can change what we count.
             const root = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-interrupt-"));
             try {
-                const child = spawn(process.execPath, [CLI, "--timeout", "120", path.join(REPO_ROOT, "test", "bad-fixtures", "hangs")], {
-                    stdio: ["ignore", "pipe", "pipe"],
-                    env: { ...process.env, PKO_GUARD_TMPDIR: root },
-                });
+                const child = spawn(
+                    process.execPath,
+                    [CLI, "--timeout", "120", path.join(REPO_ROOT, "test", "bad-fixtures", "hangs")],
+                    {
+                        stdio: ["ignore", "pipe", "pipe"],
+                        env: { ...process.env, PKO_GUARD_TMPDIR: root },
+                    },
+                );
                 let stderr = "";
                 child.stderr.on("data", (d) => (stderr += d));
                 const mockFolders = () => {
                     try {
-                        return fs.readdirSync(root).flatMap((r) => fs.readdirSync(path.join(root, r)).filter((d) => d.startsWith("mock-")));
+                        return fs
+                            .readdirSync(root)
+                            .flatMap((r) => fs.readdirSync(path.join(root, r)).filter((d) => d.startsWith("mock-")));
                     } catch {
                         return []; // a folder went away between two reads: not started yet, or already done
                     }
@@ -61,8 +67,14 @@ describe("harness faults and leaks", function () {
                 assert.strictEqual(code, exitCode, stderr);
                 assert.match(stderr, new RegExp(`interrupted \\(${signal}\\); cleaned up`));
                 assert.deepStrictEqual(fs.readdirSync(root), [], "temporary folders left behind");
-                await waitFor("every process of the run to end", () => started.every((p) => !alive(p)), 10000).catch(() => undefined);
-                assert.deepStrictEqual(started.filter(alive), [], "processes of the run survived it (the analyzer or the program runner)");
+                await waitFor("every process of the run to end", () => started.every((p) => !alive(p)), 10000).catch(
+                    () => undefined,
+                );
+                assert.deepStrictEqual(
+                    started.filter(alive),
+                    [],
+                    "processes of the run survived it (the analyzer or the program runner)",
+                );
             } finally {
                 fs.rmSync(root, { recursive: true, force: true });
             }
@@ -71,20 +83,33 @@ describe("harness faults and leaks", function () {
 
     it("a missing toolchain is a one-line error, exit 2; a broken one is a per-fixture error, exit 1", () => {
         const fixture = path.join(REPO_ROOT, "fixtures", "creds-literal-token");
-        let r = spawnSync(process.execPath, [CLI, "--leg", "real", fixture], { encoding: "utf8", env: { ...process.env, PATH: "/usr/bin:/bin", PKO_GUARD_TOOLCHAIN_BIN: "/nonexistent" } });
+        let r = spawnSync(process.execPath, [CLI, "--leg", "real", fixture], {
+            encoding: "utf8",
+            env: { ...process.env, PATH: "/usr/bin:/bin", PKO_GUARD_TOOLCHAIN_BIN: "/nonexistent" },
+        });
         assert.strictEqual(r.status, 2);
         assert.match(r.stderr.trim(), /^pko-guard harness: Pulumi toolchain not found .*run: npm run setup$/);
         const broken = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-broken-"));
         try {
             for (const b of REQUIRED) {
-                fs.writeFileSync(path.join(broken, b), "#!/bin/sh\necho 'segmentation fault (simulated)' >&2\nexit 139\n", { mode: 0o755 });
+                fs.writeFileSync(
+                    path.join(broken, b),
+                    "#!/bin/sh\necho 'segmentation fault (simulated)' >&2\nexit 139\n",
+                    { mode: 0o755 },
+                );
             }
             const json = path.join(broken, "report.json");
-            r = spawnSync(process.execPath, [CLI, "--leg", "both", "--json", json, fixture], { encoding: "utf8", env: { ...process.env, PKO_GUARD_TOOLCHAIN_BIN: broken } });
+            r = spawnSync(process.execPath, [CLI, "--leg", "both", "--json", json, fixture], {
+                encoding: "utf8",
+                env: { ...process.env, PKO_GUARD_TOOLCHAIN_BIN: broken },
+            });
             assert.strictEqual(r.status, 1, r.stderr);
             assert.match(r.stdout, /0 match, 0 mismatch, 1 error/);
             const legs = JSON.parse(fs.readFileSync(json, "utf8")).fixtures[0].legs;
-            assert.strictEqual(legs.find((l: { leg: string }) => l.leg === "real").error, "pulumi stack init failed: segmentation fault (simulated)");
+            assert.strictEqual(
+                legs.find((l: { leg: string }) => l.leg === "real").error,
+                "pulumi stack init failed: segmentation fault (simulated)",
+            );
         } finally {
             fs.rmSync(broken, { recursive: true, force: true });
         }
@@ -95,7 +120,18 @@ describe("harness faults and leaks", function () {
         const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-faults-"));
         try {
             const json = path.join(tmp, "report.json");
-            const r = spawnSync(process.execPath, [CLI, "--leg", "both", "--json", json, path.join(REPO_ROOT, "test", "bad-fixtures", "violates-then-throws")], { encoding: "utf8", timeout: 300000 });
+            const r = spawnSync(
+                process.execPath,
+                [
+                    CLI,
+                    "--leg",
+                    "both",
+                    "--json",
+                    json,
+                    path.join(REPO_ROOT, "test", "bad-fixtures", "violates-then-throws"),
+                ],
+                { encoding: "utf8", timeout: 300000 },
+            );
             assert.strictEqual(r.status, 1, r.stderr);
             const [fixture] = JSON.parse(fs.readFileSync(json, "utf8")).fixtures;
             assert.strictEqual(fixture.outcome, "error");
@@ -112,26 +148,46 @@ describe("harness faults and leaks", function () {
         const toolchain = requireToolchain(this);
         const secrets = fixtureSecrets();
         const descriptions = new Map(policies.map((p) => [p.name, p.description]));
-        for (const name of ["creds-secret-wrapped-literal", "creds-plaintext-secrets-and-config", "creds-workspace-env", "creds-git-auth", "creds-repo-url-credentials"]) {
+        for (const name of [
+            "creds-secret-wrapped-literal",
+            "creds-plaintext-secrets-and-config",
+            "creds-workspace-env",
+            "creds-git-auth",
+            "creds-repo-url-credentials",
+        ]) {
             const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-leak-"));
             try {
                 const fixture = loadFixture(path.join(REPO_ROOT, "fixtures", name));
                 const prepared = await prepareFixtureStack(fixture, toolchain, tmp, 120000);
                 if ("error" in prepared) throw new Error(prepared.error);
-                const result = await previewWithPack({ ...prepared, timeoutMs: 300000 }, fixturePack(fixture, descriptions));
+                const result = await previewWithPack(
+                    { ...prepared, timeoutMs: 300000 },
+                    fixturePack(fixture, descriptions),
+                );
                 assert.ok(
                     result.rows.some((r) => r.policy === "pko-stack-credentials-from-secrets"),
                     `${name}: no violation`,
                 );
                 // Policy messages never carry a secret; the secret config value never appears in plaintext.
-                for (const row of result.rows) for (const s of secrets) assert.ok(!row.message.includes(s), `${name}: message leaks ${s.slice(0, 6)}`);
+                for (const row of result.rows)
+                    for (const s of secrets)
+                        assert.ok(!row.message.includes(s), `${name}: message leaks ${s.slice(0, 6)}`);
                 const config = Object.values(fixture.expect.config)
                     .filter((c) => c.secret)
                     .map((c) => c.value);
-                for (const s of config) assert.ok(!result.output.includes(s), `${name}: the event stream leaks a secret config value`);
-                for (const file of filesUnder(tmp).filter((f) => !f.includes(`${path.sep}node_modules${path.sep}`) && !f.includes(`${path.sep}plugins${path.sep}`))) {
+                for (const s of config)
+                    assert.ok(!result.output.includes(s), `${name}: the event stream leaks a secret config value`);
+                for (const file of filesUnder(tmp).filter(
+                    (f) =>
+                        !f.includes(`${path.sep}node_modules${path.sep}`) &&
+                        !f.includes(`${path.sep}plugins${path.sep}`),
+                )) {
                     const text = fs.readFileSync(file, "latin1");
-                    for (const s of config) assert.ok(!text.includes(s), `${name}: ${path.relative(tmp, file)} holds a secret in plaintext`);
+                    for (const s of config)
+                        assert.ok(
+                            !text.includes(s),
+                            `${name}: ${path.relative(tmp, file)} holds a secret in plaintext`,
+                        );
                 }
             } finally {
                 fs.rmSync(tmp, { recursive: true, force: true });

@@ -32,7 +32,12 @@ describe("fixtures through both legs", function () {
     let verdicts: Map<string, FixtureVerdict>;
 
     before(async () => {
-        verdicts = new Map((await runFixtures(fixtures, { leg: real ? "both" : "mock", timeoutMs: 300000 })).map((v) => [v.fixture, v]));
+        verdicts = new Map(
+            (await runFixtures(fixtures, { leg: real ? "both" : "mock", timeoutMs: 300000 })).map((v) => [
+                v.fixture,
+                v,
+            ]),
+        );
     });
 
     it("has at least 20 fixtures, failing and clean ones", () => {
@@ -42,7 +47,10 @@ describe("fixtures through both legs", function () {
 
     it("has the real-leg toolchain installed (npm run setup)", function () {
         if (skipReal) this.skip();
-        assert.ok(real, "the Pulumi toolchain is not installed: run npm run setup (or set PKO_GUARD_SKIP_REAL=1 to run the mock leg only)");
+        assert.ok(
+            real,
+            "the Pulumi toolchain is not installed: run npm run setup (or set PKO_GUARD_SKIP_REAL=1 to run the mock leg only)",
+        );
     });
 
     for (const f of fixtures) {
@@ -67,7 +75,11 @@ describe("fixtures through both legs", function () {
                 if (f.manifestsDir && v.legs.find((l) => l.leg === "mock")?.status === "skipped") return this.skip();
                 if (f.expect.realOnly) {
                     // A program the mock leg cannot run (not Node) is shown as skipped with its reason, never as a match.
-                    assert.strictEqual(v.legs.find((l) => l.leg === "mock")?.status, "skipped", "a real-only fixture must be shown as skipped in the mock leg");
+                    assert.strictEqual(
+                        v.legs.find((l) => l.leg === "mock")?.status,
+                        "skipped",
+                        "a real-only fixture must be shown as skipped in the mock leg",
+                    );
                     return this.skip();
                 }
                 const bad = v.checks.filter((c) => c.leg === "mock" && c.outcome !== "match");
@@ -93,7 +105,11 @@ describe("fixtures through both legs", function () {
                 const exit = v.checks.filter((c) => c.leg === "real" && c.check === "exit code");
                 assert.strictEqual(exit.length, 1);
                 const mandatory = realLeg.status === "ran" && realLeg.rows.some((r) => r.level === "mandatory");
-                assert.strictEqual(exit[0].got, mandatory ? 1 : 0, `pulumi preview exit code: ${JSON.stringify(exit[0])}`);
+                assert.strictEqual(
+                    exit[0].got,
+                    mandatory ? 1 : 0,
+                    `pulumi preview exit code: ${JSON.stringify(exit[0])}`,
+                );
             });
         });
     }

@@ -34,7 +34,12 @@ describe("pko-guard gate", function () {
     before(async function () {
         toolchain = requireToolchain(this);
         for (const name of ["creds-secret-wrapped-literal", "governed-oidc-esc", "rbac-unused-sa-admin"]) {
-            const p = await prepareFixtureStack(loadFixture(path.join(REPO_ROOT, "fixtures", name)), toolchain, path.join(tmp, name), 120000);
+            const p = await prepareFixtureStack(
+                loadFixture(path.join(REPO_ROOT, "fixtures", name)),
+                toolchain,
+                path.join(tmp, name),
+                120000,
+            );
             if ("error" in p) throw new Error(p.error);
             stacks[name] = p;
         }
@@ -44,7 +49,20 @@ describe("pko-guard gate", function () {
     it("exits 1 on a mandatory violation, with a table and valid reports that hide the secret", async () => {
         const s = stacks["creds-secret-wrapped-literal"];
         const out = (f: string) => path.join(tmp, f);
-        const r = gate([s.cwd, "--stack", s.stack, "--report", `junit=${out("g.xml")}`, "--report", `sarif=${out("g.sarif")}`, "--report", `json=${out("g.json")}`], s.env);
+        const r = gate(
+            [
+                s.cwd,
+                "--stack",
+                s.stack,
+                "--report",
+                `junit=${out("g.xml")}`,
+                "--report",
+                `sarif=${out("g.sarif")}`,
+                "--report",
+                `json=${out("g.json")}`,
+            ],
+            s.env,
+        );
         assert.strictEqual(r.code, 1, r.stderr);
         assert.match(r.stdout, /pko-stack-credentials-from-secrets/);
         assert.match(r.stdout, /1 blocking: FAIL/);
@@ -53,17 +71,26 @@ describe("pko-guard gate", function () {
         assert.match(xml, /<failure/);
         const sarif = JSON.parse(fs.readFileSync(out("g.sarif"), "utf8"));
         assert.deepStrictEqual(sarifErrors(sarif), []);
-        assert.ok(sarif.runs[0].results.some((x: { ruleId: string; level: string }) => x.ruleId === "pko-stack-credentials-from-secrets" && x.level === "error"));
+        assert.ok(
+            sarif.runs[0].results.some(
+                (x: { ruleId: string; level: string }) =>
+                    x.ruleId === "pko-stack-credentials-from-secrets" && x.level === "error",
+            ),
+        );
         assert.deepStrictEqual(jsonReportErrors(JSON.parse(fs.readFileSync(out("g.json"), "utf8"))), []);
         const secret = "pul-0123456789abcdef0123456789abcdef01234567";
-        for (const text of [r.stdout, r.stderr, xml, JSON.stringify(sarif), fs.readFileSync(out("g.json"), "utf8")]) assert.ok(!text.includes(secret));
+        for (const text of [r.stdout, r.stderr, xml, JSON.stringify(sarif), fs.readFileSync(out("g.json"), "utf8")])
+            assert.ok(!text.includes(secret));
     });
 
     it("exits 0 on a clean project, and on advisories unless --fail-on-advisory", () => {
         const clean = stacks["governed-oidc-esc"];
         assert.strictEqual(gate([clean.cwd, "--stack", clean.stack], clean.env).code, 0);
         // Without the project's toolchain, the pulumi on the user's PATH is used as installed.
-        const own = gate([clean.cwd, "--stack", clean.stack], { ...clean.env, PKO_GUARD_TOOLCHAIN_BIN: "/nonexistent" });
+        const own = gate([clean.cwd, "--stack", clean.stack], {
+            ...clean.env,
+            PKO_GUARD_TOOLCHAIN_BIN: "/nonexistent",
+        });
         assert.strictEqual(own.code, 0, own.stderr);
         const adv = stacks["rbac-unused-sa-admin"];
         const r = gate([adv.cwd, "--stack", adv.stack], adv.env);
@@ -74,7 +101,10 @@ describe("pko-guard gate", function () {
 
     it("applies a policy config (strict profile makes advisories block)", () => {
         const adv = stacks["rbac-unused-sa-admin"];
-        const r = gate([adv.cwd, "--stack", adv.stack, "--config", path.join(REPO_ROOT, "examples", "profiles", "strict.json")], adv.env);
+        const r = gate(
+            [adv.cwd, "--stack", adv.stack, "--config", path.join(REPO_ROOT, "examples", "profiles", "strict.json")],
+            adv.env,
+        );
         assert.strictEqual(r.code, 1, r.stderr);
     });
 
@@ -84,9 +114,18 @@ describe("pko-guard gate", function () {
         ["SIGTERM", 143],
     ] as const) {
         it(`leaves no process behind when ${how} ends a hanging preview (exit ${expected})`, async () => {
-            const hangs = await prepareFixtureStack(loadFixture(path.join(REPO_ROOT, "test", "bad-fixtures", "hangs")), toolchain!, path.join(tmp, `hangs-${how}`), 120000);
+            const hangs = await prepareFixtureStack(
+                loadFixture(path.join(REPO_ROOT, "test", "bad-fixtures", "hangs")),
+                toolchain!,
+                path.join(tmp, `hangs-${how}`),
+                120000,
+            );
             if ("error" in hangs) throw new Error(hangs.error);
-            const child = spawn(process.execPath, [CLI, "gate", hangs.cwd, "--stack", hangs.stack, ...(how === "--timeout" ? ["--timeout", "20"] : [])], { env: hangs.env, stdio: ["ignore", "pipe", "pipe"] });
+            const child = spawn(
+                process.execPath,
+                [CLI, "gate", hangs.cwd, "--stack", hangs.stack, ...(how === "--timeout" ? ["--timeout", "20"] : [])],
+                { env: hangs.env, stdio: ["ignore", "pipe", "pipe"] },
+            );
             let stderr = "";
             child.stderr.on("data", (d) => (stderr += d));
             const exited = new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
@@ -104,7 +143,9 @@ describe("pko-guard gate", function () {
             const code = await exited;
             assert.strictEqual(code, expected, stderr);
             if (how === "--timeout") assert.match(stderr.trim(), /^pko-guard: pulumi preview timed out$/);
-            await waitFor("every process of the preview to end", () => [...seen].every((p) => !alive(p)), 10000).catch(() => undefined);
+            await waitFor("every process of the preview to end", () => [...seen].every((p) => !alive(p)), 10000).catch(
+                () => undefined,
+            );
             assert.deepStrictEqual([...seen].filter(alive), [], "processes survived the gate");
         });
     }
@@ -118,7 +159,11 @@ describe("pko-guard gate", function () {
             [[s.cwd, "--stack", s.stack, "--config", "/no/such.json"], s.env, /cannot read policy config/],
             [[s.cwd, "--stack", s.stack, "--report", "pdf=x"], s.env, /FORMAT=FILE/],
             [[s.cwd, "--stack", s.stack, "--timeout", "1e9"], s.env, /at most 86400 seconds/],
-            [[s.cwd, "--stack", s.stack], { ...s.env, PATH: "/usr/bin:/bin", PKO_GUARD_TOOLCHAIN_BIN: "/nonexistent" }, /toolchain not found.*npm run setup/],
+            [
+                [s.cwd, "--stack", s.stack],
+                { ...s.env, PATH: "/usr/bin:/bin", PKO_GUARD_TOOLCHAIN_BIN: "/nonexistent" },
+                /toolchain not found.*npm run setup/,
+            ],
         ];
         for (const [args, env, pattern] of cases) {
             const r = gate(args, env);

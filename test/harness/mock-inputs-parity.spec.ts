@@ -22,7 +22,13 @@ import { REPO_ROOT } from "../../core/paths";
 import { maskedName } from "../../harness/autonames";
 import { SIG_KEY, SECRET_SIG } from "../../harness/legs/mock-kubernetes";
 
-const FIXTURES = ["fidelity-autonamed-sa", "fidelity-transforms", "fidelity-yaml-v1", "fidelity-yaml-v2", "fidelity-component-parents"];
+const FIXTURES = [
+    "fidelity-autonamed-sa",
+    "fidelity-transforms",
+    "fidelity-yaml-v1",
+    "fidelity-yaml-v2",
+    "fidelity-component-parents",
+];
 
 /** Wire form → the event stream's display form: secrets as "[secret]", generated names masked. */
 function display(v: unknown, names: Set<string>): unknown {
@@ -37,7 +43,14 @@ function display(v: unknown, names: Set<string>): unknown {
 }
 
 interface PreEvent {
-    resourcePreEvent?: { metadata: { urn: string; type: string; op: string; new?: { inputs?: Record<string, unknown>; parent?: string } } };
+    resourcePreEvent?: {
+        metadata: {
+            urn: string;
+            type: string;
+            op: string;
+            new?: { inputs?: Record<string, unknown>; parent?: string };
+        };
+    };
 }
 
 describe("mock leg inputs = real preview inputs (mock-fidelity fixtures)", function () {
@@ -51,7 +64,10 @@ describe("mock leg inputs = real preview inputs (mock-fidelity fixtures)", funct
             try {
                 toolchain = findToolchain();
             } catch (e) {
-                if (e instanceof ToolchainMissingError) assert.fail("the Pulumi toolchain is not installed: run npm run setup (or set PKO_GUARD_SKIP_REAL=1)");
+                if (e instanceof ToolchainMissingError)
+                    assert.fail(
+                        "the Pulumi toolchain is not installed: run npm run setup (or set PKO_GUARD_SKIP_REAL=1)",
+                    );
                 throw e;
             }
             const [fixture] = loadFixtures([path.join(REPO_ROOT, "fixtures", name)]);
@@ -70,18 +86,29 @@ describe("mock leg inputs = real preview inputs (mock-fidelity fixtures)", funct
                     if (!m || m.type.startsWith("pulumi:providers:")) continue;
                     real.set(m.urn, { inputs: m.new?.inputs ?? {}, parent: m.new?.parent });
                 }
-                const names = new Set(mock.map((r) => (r as { autonamed?: string }).autonamed).filter((n): n is string => !!n));
+                const names = new Set(
+                    mock.map((r) => (r as { autonamed?: string }).autonamed).filter((n): n is string => !!n),
+                );
                 const realNames = new Set<string>();
                 for (const r of real.values()) {
-                    const meta = r.inputs.metadata as { name?: string; annotations?: Record<string, string> } | undefined;
+                    const meta = r.inputs.metadata as
+                        { name?: string; annotations?: Record<string, string> } | undefined;
                     if (meta?.annotations?.["pulumi.com/autonamed"] === "true" && meta.name) realNames.add(meta.name);
                 }
-                assert.deepStrictEqual([...mock.map((r) => r.urn)].sort(), [...real.keys()].sort(), "the same resources, with the same URNs");
+                assert.deepStrictEqual(
+                    [...mock.map((r) => r.urn)].sort(),
+                    [...real.keys()].sort(),
+                    "the same resources, with the same URNs",
+                );
                 for (const r of mock) {
                     const other = real.get(r.urn)!;
                     assert.strictEqual(r.parent ?? "", other.parent ?? "", `parent of ${r.urn}`);
                     if (!r.type.startsWith("kubernetes:") || !(r as { custom?: boolean }).custom) continue;
-                    assert.deepStrictEqual(display(r.properties, names), display(other.inputs, realNames), `checked inputs of ${r.urn}`);
+                    assert.deepStrictEqual(
+                        display(r.properties, names),
+                        display(other.inputs, realNames),
+                        `checked inputs of ${r.urn}`,
+                    );
                 }
             } finally {
                 fs.rmSync(tmp, { recursive: true, force: true });

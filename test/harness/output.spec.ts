@@ -7,7 +7,13 @@ const tty = (columns: number) => ({ isTTY: true, columns }) as unknown as NodeJS
 const pipe = { isTTY: false } as unknown as NodeJS.WriteStream;
 
 const verdicts: FixtureVerdict[] = [
-    { fixture: "ok-fixture", description: "", outcome: "match", checks: [], legs: [{ leg: "mock", durationMs: 1, status: "ran", rows: [], checks: [] }] },
+    {
+        fixture: "ok-fixture",
+        description: "",
+        outcome: "match",
+        checks: [],
+        legs: [{ leg: "mock", durationMs: 1, status: "ran", rows: [], checks: [] }],
+    },
     {
         fixture: "argocd-cluster-admin-for-simplicity",
         description: "",
@@ -27,7 +33,15 @@ const verdicts: FixtureVerdict[] = [
                 outcome: "mismatch",
                 note: "missing: " + "word ".repeat(60),
             },
-            { fixture: "argocd-cluster-admin-for-simplicity", leg: "mock", policy: "pko-stack-prod-refresh", resource: "x", expected: 1, got: 1, outcome: "match" },
+            {
+                fixture: "argocd-cluster-admin-for-simplicity",
+                leg: "mock",
+                policy: "pko-stack-prod-refresh",
+                resource: "x",
+                expected: 1,
+                got: 1,
+                outcome: "match",
+            },
         ],
     } as FixtureVerdict,
 ];
@@ -38,7 +52,10 @@ describe("harness output", () => {
         assert.strictEqual(styleFor(tty(100), { NO_COLOR: "1" }).color, false);
         assert.strictEqual(styleFor(pipe, {}).color, false);
         assert.match(renderRun(verdicts, { verbose: false, style: styleFor(tty(100), {}) }), /\u001b\[31mMISMATCH/);
-        assert.doesNotMatch(renderRun(verdicts, { verbose: false, style: styleFor(tty(100), { NO_COLOR: "1" }) }), /\u001b\[/);
+        assert.doesNotMatch(
+            renderRun(verdicts, { verbose: false, style: styleFor(tty(100), { NO_COLOR: "1" }) }),
+            /\u001b\[/,
+        );
     });
 
     it("one line per fixture, then only the problems, wrapped to the terminal with names whole", () => {
@@ -46,15 +63,28 @@ describe("harness output", () => {
         const lines = out.split("\n");
         assert.match(lines[0], /^match +ok-fixture +mock +0 rows$/);
         assert.match(lines[1], /^MISMATCH argocd-cluster-admin-for-simplicity +mock real:skipped +0 rows$/);
-        for (const name of ["argocd-cluster-admin-for-simplicity", "rbac-no-cluster-admin-serviceaccount", "a-very-long-resource-name-for-a-binding"]) assert.ok(out.includes(name), name);
+        for (const name of [
+            "argocd-cluster-admin-for-simplicity",
+            "rbac-no-cluster-admin-serviceaccount",
+            "a-very-long-resource-name-for-a-binding",
+        ])
+            assert.ok(out.includes(name), name);
         assert.doesNotMatch(out, /pko-stack-prod-refresh/, "matches are not detailed by default");
         for (const l of lines) assert.ok(l.length <= 80, `${l.length}: ${l}`);
-        assert.match(renderRun(verdicts, { verbose: true, style: styleFor(pipe, {}) }), /pko-stack-prod-refresh/, "--verbose shows every check");
+        assert.match(
+            renderRun(verdicts, { verbose: true, style: styleFor(pipe, {}) }),
+            /pko-stack-prod-refresh/,
+            "--verbose shows every check",
+        );
     });
 
     it("progress goes to stderr only when it is a terminal", () => {
         const written: string[] = [];
-        const term = { isTTY: true, columns: 40, write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream;
+        const term = {
+            isTTY: true,
+            columns: 40,
+            write: (s: string) => written.push(s),
+        } as unknown as NodeJS.WriteStream;
         const p = progress(term);
         p.start("some-fixture", 2, 59);
         p.done();
@@ -75,7 +105,11 @@ describe("check's progress", () => {
         const { REPO_ROOT } = require("../../core/paths") as typeof import("../../core/paths");
         const dir = path.join(REPO_ROOT, "fixtures", "gitops-guide-governed", "manifests");
         const written: string[] = [];
-        const term = { isTTY: true, columns: 200, write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream;
+        const term = {
+            isTTY: true,
+            columns: 200,
+            write: (s: string) => written.push(s),
+        } as unknown as NodeJS.WriteStream;
         await runCheck({ paths: [dir], failOnAdvisory: false, repoRoot: dir, progress: term });
         assert.ok(
             written.some((w) => /pko-guard check: evaluating \d+ object\(s\) from \d+ file\(s\)/.test(w)),
@@ -83,7 +117,12 @@ describe("check's progress", () => {
         );
         assert.strictEqual(written[written.length - 1], "\r\u001b[K");
         const piped: string[] = [];
-        await runCheck({ paths: [dir], failOnAdvisory: false, repoRoot: dir, progress: { isTTY: false, write: (s: string) => piped.push(s) } as unknown as NodeJS.WriteStream });
+        await runCheck({
+            paths: [dir],
+            failOnAdvisory: false,
+            repoRoot: dir,
+            progress: { isTTY: false, write: (s: string) => piped.push(s) } as unknown as NodeJS.WriteStream,
+        });
         assert.deepStrictEqual(piped, []);
     });
 });

@@ -43,28 +43,55 @@ describe("policy config check", () => {
     });
 
     it("rejects an unknown property name, naming the closest valid one", () => {
-        rejects({ "pko-guard-production": { productionNamespace: ["payments"] } }, /^cfg\.json: pko-guard-production: unknown property "productionNamespace" \(did you mean productionNamespaces\?\)$/);
-        rejects({ "pko-stack-prod-pinned-commit": { allowUnpinnedSources: true } }, /did you mean allowUnpinnableSources\?/);
+        rejects(
+            { "pko-guard-production": { productionNamespace: ["payments"] } },
+            /^cfg\.json: pko-guard-production: unknown property "productionNamespace" \(did you mean productionNamespaces\?\)$/,
+        );
+        rejects(
+            { "pko-stack-prod-pinned-commit": { allowUnpinnedSources: true } },
+            /did you mean allowUnpinnableSources\?/,
+        );
         // Besides enforcementLevel, a rule without settings of its own takes only the waiver keys every policy takes.
-        rejects({ "pko-stack-name-length": { maxLength: 40 } }, /unknown property "maxLength" \(valid: waivers, allowAnnotationWaivers\)/);
+        rejects(
+            { "pko-stack-name-length": { maxLength: 40 } },
+            /unknown property "maxLength" \(valid: waivers, allowAnnotationWaivers\)/,
+        );
     });
 
     it("says where the production settings moved when a rule is given them", () => {
-        rejects({ "pko-stack-prod-pinned-commit": { productionNamespaces: ["payments"] } }, /productionNamespaces is set once for the whole pack, under pko-guard-production/);
+        rejects(
+            { "pko-stack-prod-pinned-commit": { productionNamespaces: ["payments"] } },
+            /productionNamespaces is set once for the whole pack, under pko-guard-production/,
+        );
     });
 
     it("rejects patterns RE2 cannot run (no lookaround, no backreferences), before any preview", () => {
-        rejects({ "pko-guard-production": { productionStackPatterns: ["(?!dev)prod"] } }, /productionStackPatterns entry "\(\?!dev\)prod" is not a valid RE2 regular expression/);
+        rejects(
+            { "pko-guard-production": { productionStackPatterns: ["(?!dev)prod"] } },
+            /productionStackPatterns entry "\(\?!dev\)prod" is not a valid RE2 regular expression/,
+        );
         rejects({ "pko-stack-repo-allowlist": { allowedRepoPatterns: ["(a)\\1"] } }, /allowedRepoPatterns entry/);
-        rejects({ "pko-stack-credentials-from-secrets": { extraCredentialNames: ["["] } }, /extraCredentialNames entry "\[" is not a valid RE2/);
-        rejects({ "pko-stack-preview-only-nonprod": { previewOnlyStackPatterns: ["(?<=pr-)\\d+"] } }, /previewOnlyStackPatterns entry/);
+        rejects(
+            { "pko-stack-credentials-from-secrets": { extraCredentialNames: ["["] } },
+            /extraCredentialNames entry "\[" is not a valid RE2/,
+        );
+        rejects(
+            { "pko-stack-preview-only-nonprod": { previewOnlyStackPatterns: ["(?<=pr-)\\d+"] } },
+            /previewOnlyStackPatterns entry/,
+        );
         // Catastrophic for a backtracking engine, linear for RE2: accepted.
         check({ "pko-guard-production": { productionStackPatterns: ["^(a+)+$", "(a|aa)+$", "(.*a){20}"] } });
     });
 
     it("rejects disabling the settings policy while a production-aware rule is enabled", () => {
-        rejects({ "pko-guard-production": "disabled" }, /pko-guard-production is disabled but pko-stack-destroy-on-finalize-nonprod, .* read its production settings; set it to advisory or mandatory/);
-        rejects({ all: "disabled", "pko-stack-prod-refresh": "advisory" }, /pko-guard-production is disabled but pko-stack-prod-refresh reads/);
+        rejects(
+            { "pko-guard-production": "disabled" },
+            /pko-guard-production is disabled but pko-stack-destroy-on-finalize-nonprod, .* read its production settings; set it to advisory or mandatory/,
+        );
+        rejects(
+            { all: "disabled", "pko-stack-prod-refresh": "advisory" },
+            /pko-guard-production is disabled but pko-stack-prod-refresh reads/,
+        );
         check({ all: "disabled", "pko-stack-credentials-from-secrets": "mandatory" });
     });
 
@@ -87,7 +114,9 @@ describe("policy config check", () => {
                         () => loadPackConfig(file),
                         (e: unknown) =>
                             e instanceof BadInputError &&
-                            /cfg\.json: not valid JSON( at line \d+, column \d+)? \(a policy pack config is a JSON object/.test(e.message) &&
+                            /cfg\.json: not valid JSON( at line \d+, column \d+)? \(a policy pack config is a JSON object/.test(
+                                e.message,
+                            ) &&
                             !e.message.includes(secret) &&
                             !e.message.includes("AKIA") &&
                             !e.message.includes("BEGIN") &&
@@ -109,7 +138,11 @@ describe("policy config check", () => {
                 (e: Error) => !e.message.includes(secret),
             );
             assert.throws(
-                () => parsePackConfig(JSON.stringify({ "pko-stack-prod-refresh": { enforcementLevel: secret } }), "cfg.json"),
+                () =>
+                    parsePackConfig(
+                        JSON.stringify({ "pko-stack-prod-refresh": { enforcementLevel: secret } }),
+                        "cfg.json",
+                    ),
                 (e: Error) => !e.message.includes(secret),
             );
         });
@@ -141,7 +174,10 @@ describe("fixtures' policy config", () => {
             fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: typo\nruntime: nodejs\n");
             fs.writeFileSync(path.join(dir, "index.ts"), "export {};\n");
             fs.writeFileSync(path.join(dir, "expect.yaml"), "description: d\nviolations: []\n");
-            fs.writeFileSync(path.join(dir, "policy-config.json"), JSON.stringify({ "pko-guard-production": { productionNamespace: ["payments"] } }));
+            fs.writeFileSync(
+                path.join(dir, "policy-config.json"),
+                JSON.stringify({ "pko-guard-production": { productionNamespace: ["payments"] } }),
+            );
             assert.throws(
                 () => loadFixtures([dir]),
                 (e: unknown) => e instanceof BadInputError && /did you mean productionNamespaces\?/.test(e.message),

@@ -30,7 +30,8 @@ describe("reports", function () {
         fs.symlinkSync(FIX("_lib"), path.join(tmp, "fixtures", "_lib"));
         fs.symlinkSync(FIX("tsconfig.json"), path.join(tmp, "fixtures", "tsconfig.json"));
         fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(tmp, "node_modules"));
-        for (const f of ["Pulumi.yaml", "index.ts"]) fs.copyFileSync(path.join(FIX("creds-git-auth"), f), path.join(bad, f));
+        for (const f of ["Pulumi.yaml", "index.ts"])
+            fs.copyFileSync(path.join(FIX("creds-git-auth"), f), path.join(bad, f));
         fs.writeFileSync(
             path.join(bad, "expect.yaml"),
             fs
@@ -38,8 +39,24 @@ describe("reports", function () {
                 .replace(/^description: .*$/m, 'description: "expects the wrong count <on purpose> & escapes"')
                 .replace('count: 2\n    message: "spec', 'count: 7\n    message: "spec'),
         );
-        const fixtures = fs.readdirSync(path.join(REPO_ROOT, "fixtures")).filter((d) => fs.existsSync(path.join(FIX(d), "expect.yaml")));
-        const r = spawnSync(process.execPath, [CLI, "--report", `json=${files.json}`, "--report", `junit=${files.junit}`, "--report", `sarif=${files.sarif}`, ...fixtures.map(FIX), bad], { encoding: "utf8" });
+        const fixtures = fs
+            .readdirSync(path.join(REPO_ROOT, "fixtures"))
+            .filter((d) => fs.existsSync(path.join(FIX(d), "expect.yaml")));
+        const r = spawnSync(
+            process.execPath,
+            [
+                CLI,
+                "--report",
+                `json=${files.json}`,
+                "--report",
+                `junit=${files.junit}`,
+                "--report",
+                `sarif=${files.sarif}`,
+                ...fixtures.map(FIX),
+                bad,
+            ],
+            { encoding: "utf8" },
+        );
         assert.strictEqual(r.status, 1, r.stderr);
         stdout = r.stdout + r.stderr;
     });
@@ -62,7 +79,11 @@ describe("reports", function () {
             assert.ok(rules.includes(res.ruleId), res.ruleId);
             const uri = res.locations[0].physicalLocation.artifactLocation.uri;
             // A fixture outside the repository is named by its base name, never by an absolute path.
-            if (res.properties.subject === "report-mismatch") assert.deepStrictEqual([uri, res.locations[0].physicalLocation.artifactLocation.uriBaseId], ["index.ts", "OUTSIDE"]);
+            if (res.properties.subject === "report-mismatch")
+                assert.deepStrictEqual(
+                    [uri, res.locations[0].physicalLocation.artifactLocation.uriBaseId],
+                    ["index.ts", "OUTSIDE"],
+                );
             // Program fixtures are located at their program; manifest fixtures at the manifest file and line.
             else assert.match(uri, /^fixtures\/[^/]+\/(index\.ts|manifests\/.+\.(ya?ml|jsonnet))$/);
             assert.match(res.locations[0].logicalLocations[0].fullyQualifiedName, /^urn:pulumi:/);
@@ -78,8 +99,16 @@ describe("reports", function () {
     it("never contains a secret value from the fixtures, in any report or the table", () => {
         const secrets = fixtureSecrets();
         assert.ok(secrets.length >= 8, `only found ${secrets.length} planted secrets`);
-        for (const planted of ["canary-url-password", "canary-workspace-secret", "pul-canaryliteral000000000000000000000000000"]) assert.ok(secrets.includes(planted), `${planted} is not collected`);
-        for (const [name, text] of [["table", stdout], ...Object.entries(files).map(([k, f]) => [k, fs.readFileSync(f, "utf8")])]) {
+        for (const planted of [
+            "canary-url-password",
+            "canary-workspace-secret",
+            "pul-canaryliteral000000000000000000000000000",
+        ])
+            assert.ok(secrets.includes(planted), `${planted} is not collected`);
+        for (const [name, text] of [
+            ["table", stdout],
+            ...Object.entries(files).map(([k, f]) => [k, fs.readFileSync(f, "utf8")]),
+        ]) {
             for (const s of secrets) assert.ok(!text.includes(s), `${name} contains the secret ${s.slice(0, 6)}...`);
         }
     });

@@ -16,7 +16,17 @@ const PATCH = "kubernetes:pulumi.com/v1:StackPatch";
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
 
 function stack(name: string, namespace: string, spec: Record<string, unknown>, type = STACK): WireResource {
-    return { type, name, urn: urn(type, name), properties: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: name.replace(/-patch$/, ""), namespace }, spec } };
+    return {
+        type,
+        name,
+        urn: urn(type, name),
+        properties: {
+            apiVersion: "pulumi.com/v1",
+            kind: "Stack",
+            metadata: { name: name.replace(/-patch$/, ""), namespace },
+            spec,
+        },
+    };
 }
 
 const program: WireResource[] = [
@@ -45,7 +55,11 @@ describe("production settings through the real analyzer", function () {
         await analyzer.configure(reconciled, { project, stack: "dev" });
         const got = await analyzer.analyze(program);
         return got
-            .filter((r) => ["pko-stack-destroy-on-finalize-nonprod", "pko-stack-prod-refresh", "pko-guard-production"].includes(r.policy))
+            .filter((r) =>
+                ["pko-stack-destroy-on-finalize-nonprod", "pko-stack-prod-refresh", "pko-guard-production"].includes(
+                    r.policy,
+                ),
+            )
             .map((r) => `${r.policy} ${r.resource}: ${r.message}`)
             .sort();
     }
@@ -68,13 +82,21 @@ describe("production settings through the real analyzer", function () {
         analyzer = await Analyzer.start(PACK_ENTRY, REPO_ROOT);
         const got = await rows({ "pko-guard-production": { enforcementLevel: "disabled" } }, true);
         assert.ok(got.length >= 1, "nothing reported");
-        for (const r of got) assert.match(r, /cannot decide whether it is production: the settings policy pko-guard-production is disabled/);
+        for (const r of got)
+            assert.match(
+                r,
+                /cannot decide whether it is production: the settings policy pko-guard-production is disabled/,
+            );
     });
 
     it("an unknown property the engine lets through is reported by the pack", async () => {
         const got = await rows({ "pko-guard-production": { productionNamespace: ["payments"] } }, true);
         assert.ok(
-            got.some((r) => /^pko-guard-production payments-live: .*unknown property "productionNamespace" \(did you mean productionNamespaces\?\)/.test(r)),
+            got.some((r) =>
+                /^pko-guard-production payments-live: .*unknown property "productionNamespace" \(did you mean productionNamespaces\?\)/.test(
+                    r,
+                ),
+            ),
             got.join("\n"),
         );
     });

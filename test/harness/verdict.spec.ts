@@ -24,7 +24,13 @@ const row = (policy = "p1", resource = "r1", message = "bad thing", level: Row["
     level,
     message,
 });
-const leg = (rows: Row[], checks: LegCheck[] = []): LegResult => ({ leg: "mock", status: "ran", rows, checks, durationMs: 1 });
+const leg = (rows: Row[], checks: LegCheck[] = []): LegResult => ({
+    leg: "mock",
+    status: "ran",
+    rows,
+    checks,
+    durationMs: 1,
+});
 const failed = (message: string): LegResult => ({ leg: "mock", status: "error", message, durationMs: 1 });
 const skipped = (reason: string): LegResult => ({ leg: "mock", status: "skipped", reason, durationMs: 1 });
 const outcome = (l: LegResult, f: Fixture = fixture) => judgeFixture(f, [l]).outcome;
@@ -47,7 +53,13 @@ describe("verdict", () => {
     });
 
     it("fails on a wrong level when a level is expected", () => {
-        const f = { ...fixture, expect: { ...fixture.expect, violations: [{ policy: "p1", resource: "r1", count: 1, level: "advisory" as const }] } };
+        const f = {
+            ...fixture,
+            expect: {
+                ...fixture.expect,
+                violations: [{ policy: "p1", resource: "r1", count: 1, level: "advisory" as const }],
+            },
+        };
         assert.strictEqual(outcome(leg([row()]), f), "mismatch");
         assert.strictEqual(outcome(leg([row("p1", "r1", "m", "advisory")]), f), "match");
     });
@@ -67,7 +79,14 @@ describe("verdict", () => {
 
     it("a leg's own failed check is a mismatch, shown as a check and never as a policy", () => {
         const clean = { ...fixture, expect: { ...fixture.expect, violations: [] } };
-        const destroy: LegCheck = { check: "destroy", target: "", outcome: "fail", expected: 0, got: 2, note: "2 resource(s) left after destroy" };
+        const destroy: LegCheck = {
+            check: "destroy",
+            target: "",
+            outcome: "fail",
+            expected: 0,
+            got: 2,
+            note: "2 resource(s) left after destroy",
+        };
         assert.strictEqual(outcome(leg([], [destroy]), clean), "mismatch");
         const [, check] = judgeLeg(clean, leg([], [destroy]));
         assert.deepStrictEqual([check.check, check.policy, check.outcome], ["destroy", undefined, "mismatch"]);
@@ -85,8 +104,23 @@ describe("verdict", () => {
 
     it("parity compares URNs between engine legs, and identities only against the manifest leg", () => {
         const a = leg([row(), row()]);
-        const moved = (l: LegResult, name: LegResult["leg"]): LegResult => (l.status === "ran" ? { ...l, leg: name, rows: l.rows.map((r) => ({ ...r, urn: `urn:pulumi:dev::f::parent$t::${r.resource}` })) } : l);
-        assert.strictEqual(judgeParity(fixture, a, moved(a, "real")).length, 2, "a different parent chain is a mismatch between mock and real");
-        assert.strictEqual(judgeParity(fixture, moved(a, "manifest"), a).length, 0, "the manifest leg has no engine URNs");
+        const moved = (l: LegResult, name: LegResult["leg"]): LegResult =>
+            l.status === "ran"
+                ? {
+                      ...l,
+                      leg: name,
+                      rows: l.rows.map((r) => ({ ...r, urn: `urn:pulumi:dev::f::parent$t::${r.resource}` })),
+                  }
+                : l;
+        assert.strictEqual(
+            judgeParity(fixture, a, moved(a, "real")).length,
+            2,
+            "a different parent chain is a mismatch between mock and real",
+        );
+        assert.strictEqual(
+            judgeParity(fixture, moved(a, "manifest"), a).length,
+            0,
+            "the manifest leg has no engine URNs",
+        );
     });
 });

@@ -38,21 +38,37 @@ describe("policy config edge cases (issue 19 item 9)", function () {
 
     for (const date of ["9999-99-99", "2026-02-30", "2027-13-01", "2026-04-31"]) {
         it(`a waiver that expires on ${date} is rejected`, () => {
-            const config = { "pko-stack-prod-pinned-commit": { waivers: [{ resource: "Stack/pulumi/app", reason: "later", expires: date }] } };
-            assertOneLine(withConfig(JSON.stringify(config)), /^pko-guard: c\.json: pko-stack-prod-pinned-commit: (waivers\[0\]\.expires is not a calendar date|\/waivers\/0\/expires must match pattern)/);
+            const config = {
+                "pko-stack-prod-pinned-commit": {
+                    waivers: [{ resource: "Stack/pulumi/app", reason: "later", expires: date }],
+                },
+            };
+            assertOneLine(
+                withConfig(JSON.stringify(config)),
+                /^pko-guard: c\.json: pko-stack-prod-pinned-commit: (waivers\[0\]\.expires is not a calendar date|\/waivers\/0\/expires must match pattern)/,
+            );
             // The pack itself (Pulumi Cloud applies configs without this check) does not honour it.
             assert.deepStrictEqual(configWaivers(config["pko-stack-prod-pinned-commit"]), []);
         });
     }
 
     it("a real date still waives", () => {
-        const config = { "pko-stack-prod-pinned-commit": { waivers: [{ resource: "Stack/pulumi/app", reason: "later", expires: "2096-02-29" }] } };
+        const config = {
+            "pko-stack-prod-pinned-commit": {
+                waivers: [{ resource: "Stack/pulumi/app", reason: "later", expires: "2096-02-29" }],
+            },
+        };
         const r = withConfig(JSON.stringify(config));
         assert.match(r.stdout, /^waived {2}pko-stack-prod-pinned-commit/m);
     });
 
     it("JSON with a byte-order mark is accepted", () => {
-        const r = withConfig(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ "pko-stack-prod-pinned-commit": "advisory" }))]));
+        const r = withConfig(
+            Buffer.concat([
+                Buffer.from([0xef, 0xbb, 0xbf]),
+                Buffer.from(JSON.stringify({ "pko-stack-prod-pinned-commit": "advisory" })),
+            ]),
+        );
         assert.strictEqual(r.code, 0, r.stderr);
     });
 
@@ -64,7 +80,18 @@ describe("policy config edge cases (issue 19 item 9)", function () {
     });
 
     it("the JSON scanner agrees with JSON.parse", () => {
-        for (const text of ["{}", "[1, 2.5e-3, true, null]", '{"a": }', "[1,]", '{"a" 1}', '"\\u12"', "[01]", "[".repeat(50000) + "]".repeat(50000), "[".repeat(50000), "{} x"]) {
+        for (const text of [
+            "{}",
+            "[1, 2.5e-3, true, null]",
+            '{"a": }',
+            "[1,]",
+            '{"a" 1}',
+            '"\\u12"',
+            "[01]",
+            "[".repeat(50000) + "]".repeat(50000),
+            "[".repeat(50000),
+            "{} x",
+        ]) {
             let valid = true;
             try {
                 JSON.parse(text);

@@ -19,7 +19,10 @@ describe("one escape for human-facing output (issue 19 item 2)", function () {
         assert.strictEqual(escapeText("\u001b[31m"), "\\x1b[31m");
         assert.strictEqual(escapeText("x::error::y"), "x:\\x3aerror:\\x3ay");
         assert.strictEqual(escapeText("\u202e"), "\\u202e");
-        assert.strictEqual(escapeText("plain Stack/pulumi/app-prod (a.yaml:3:5)"), "plain Stack/pulumi/app-prod (a.yaml:3:5)");
+        assert.strictEqual(
+            escapeText("plain Stack/pulumi/app-prod (a.yaml:3:5)"),
+            "plain Stack/pulumi/app-prod (a.yaml:3:5)",
+        );
         for (const s of CORPUS) {
             for (const context of ["text", "markdown"] as const) {
                 const e = escapeText(s, context);
@@ -44,7 +47,12 @@ describe("one escape for human-facing output (issue 19 item 2)", function () {
                 apiVersion: "pulumi.com/v1",
                 kind: "Stack",
                 metadata: { name, namespace, labels: { env: "production" } },
-                spec: { stack: "acme/app/prod", projectRepo: "https://github.com/acme/app", branch: `main${name}`, serviceAccountName: name },
+                spec: {
+                    stack: "acme/app/prod",
+                    projectRepo: "https://github.com/acme/app",
+                    branch: `main${name}`,
+                    serviceAccountName: name,
+                },
             });
 
         it("names, namespaces and messages from input: table, workflow commands and step summary stay inert", () => {
@@ -52,7 +60,10 @@ describe("one escape for human-facing output (issue 19 item 2)", function () {
             fs.writeFileSync(path.join(tmp, "stacks.yaml"), docs.join("\n---\n"));
             const summary = path.join(tmp, "summary.md");
             for (const args of [["--verbose"], [], ["--format", "github"]]) {
-                const r = pkoGuard(["check", "stacks.yaml", ...args], { cwd: tmp, env: { ...process.env, GITHUB_ACTIONS: "", GITHUB_STEP_SUMMARY: summary } });
+                const r = pkoGuard(["check", "stacks.yaml", ...args], {
+                    cwd: tmp,
+                    env: { ...process.env, GITHUB_ACTIONS: "", GITHUB_STEP_SUMMARY: summary },
+                });
                 assert.strictEqual(r.code, 1, r.stderr);
                 assert.match(r.stdout, /BLOCKING|blocking/);
                 assertInert(`stdout ${args.join(" ")}`, r.stdout);

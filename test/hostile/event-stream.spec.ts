@@ -14,7 +14,12 @@ import { EventReader, previewWithPack } from "../../core/pulumi";
 const STACK_URN = "urn:pulumi:dev::big::kubernetes:pulumi.com/v1:Stack::billing-prod";
 
 /** A fake `pulumi` (a node script) that prints the policy events, then `resources` resource events, and exits. */
-function fakeCli(dir: string, resources: number, policy: { level: "mandatory" | "advisory"; count: number }, exitCode: number): string {
+function fakeCli(
+    dir: string,
+    resources: number,
+    policy: { level: "mandatory" | "advisory"; count: number },
+    exitCode: number,
+): string {
     const file = path.join(dir, `pulumi-${resources}-${policy.level}`);
     const script = `#!${process.execPath}
 const out = [];
@@ -43,7 +48,11 @@ describe("the gate's event stream (issue 19 item 1)", function () {
 
     it("keeps every policy event after 5,000 resource events (mandatory: a violation, not a failed preview)", async () => {
         const cli = fakeCli(tmp, 5000, { level: "mandatory", count: 3 }, 255);
-        const r = await previewWithPack({ cli: { pulumi: cli }, cwd: tmp, env: process.env, stack: "dev", timeoutMs: 60000 }, pack, { keepOutput: false });
+        const r = await previewWithPack(
+            { cli: { pulumi: cli }, cwd: tmp, env: process.env, stack: "dev", timeoutMs: 60000 },
+            pack,
+            { keepOutput: false },
+        );
         assert.strictEqual(r.error, undefined);
         assert.deepStrictEqual(
             r.rows.map((x) => [x.policy, x.resource, x.level, x.message]),
@@ -53,7 +62,11 @@ describe("the gate's event stream (issue 19 item 1)", function () {
 
     it("keeps every advisory policy event after 5,000 resource events (exit 0)", async () => {
         const cli = fakeCli(tmp, 5000, { level: "advisory", count: 2 }, 0);
-        const r = await previewWithPack({ cli: { pulumi: cli }, cwd: tmp, env: process.env, stack: "dev", timeoutMs: 60000 }, pack, { keepOutput: false });
+        const r = await previewWithPack(
+            { cli: { pulumi: cli }, cwd: tmp, env: process.env, stack: "dev", timeoutMs: 60000 },
+            pack,
+            { keepOutput: false },
+        );
         assert.strictEqual(r.error, undefined);
         assert.strictEqual(r.rows.length, 2);
         assert.ok(r.output.length <= 200_001 + 10, "without keepOutput, only a bounded tail of the output is held");
@@ -62,7 +75,14 @@ describe("the gate's event stream (issue 19 item 1)", function () {
     it("reads events split anywhere, multi-byte characters included", () => {
         const events = [
             { resourcePreEvent: { metadata: { urn: "u", note: "ç".repeat(1000) } } },
-            { policyEvent: { resourceUrn: STACK_URN, message: "é€ message", policyName: "p", enforcementLevel: "advisory" } },
+            {
+                policyEvent: {
+                    resourceUrn: STACK_URN,
+                    message: "é€ message",
+                    policyName: "p",
+                    enforcementLevel: "advisory",
+                },
+            },
             { diagnosticEvent: { message: "boom", severity: "error" } },
             { diagnosticEvent: { message: "fine", severity: "info" } },
         ];
@@ -75,8 +95,12 @@ describe("the gate's event stream (issue 19 item 1)", function () {
     });
 
     it("keeps every remediation event among resource events (the pack's remediate level)", () => {
-        const remediation = { policyRemediationEvent: { resourceUrn: STACK_URN, policyName: "pko-stack-resync-floor" } };
-        const lines = Array.from({ length: 5000 }, (_, i) => JSON.stringify({ resourcePreEvent: { metadata: { urn: `u${i}` } } }));
+        const remediation = {
+            policyRemediationEvent: { resourceUrn: STACK_URN, policyName: "pko-stack-resync-floor" },
+        };
+        const lines = Array.from({ length: 5000 }, (_, i) =>
+            JSON.stringify({ resourcePreEvent: { metadata: { urn: `u${i}` } } }),
+        );
         lines.splice(2500, 0, JSON.stringify(remediation));
         const reader = new EventReader();
         reader.push(Buffer.from(lines.join("\n")));

@@ -29,9 +29,45 @@ const SEED = 19_2026;
 const CANARY = "fuzzc4n4ry";
 
 /** Characters that break naive output, for names and file names. */
-const HOSTILE = ["\n", "\r", "\t", "\u0000", "\u0007", "\u001b", "\u007f", "\u0085", "\u009b", "\u2028", "\u202e", ":", "::", "#", "##[", "[", "`", "<", ">", "|", "*", "_", "%", "&", '"', "'", "\\", "é", "€", "😀"];
+const HOSTILE = [
+    "\n",
+    "\r",
+    "\t",
+    "\u0000",
+    "\u0007",
+    "\u001b",
+    "\u007f",
+    "\u0085",
+    "\u009b",
+    "\u2028",
+    "\u202e",
+    ":",
+    "::",
+    "#",
+    "##[",
+    "[",
+    "`",
+    "<",
+    ">",
+    "|",
+    "*",
+    "_",
+    "%",
+    "&",
+    '"',
+    "'",
+    "\\",
+    "é",
+    "€",
+    "😀",
+];
 
-const piece = fc.oneof(fc.constantFrom(...HOSTILE), fc.constantFrom(...CORPUS), fc.string({ maxLength: 6 }), fc.constantFrom("::error::PWNED", "::set-output name=x::PWNED", "::stop-commands::PWNED"));
+const piece = fc.oneof(
+    fc.constantFrom(...HOSTILE),
+    fc.constantFrom(...CORPUS),
+    fc.string({ maxLength: 6 }),
+    fc.constantFrom("::error::PWNED", "::set-output name=x::PWNED", "::stop-commands::PWNED"),
+);
 const hostileText = fc.array(piece, { minLength: 1, maxLength: 4 }).map((a) => a.join(""));
 
 /** A YAML double-quoted scalar that holds any string (everything outside printable ASCII escaped). */
@@ -83,16 +119,28 @@ const validParams = fc.record({
 
 function validCase(c: typeof validParams extends fc.Arbitrary<infer T> ? T : never): Case {
     {
-        const docs = [`apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${quoted(c.name)}\n  namespace: ${quoted(c.namespace)}\nstringData:\n  password: ${CANARY}-password\n  token: ${quoted(`${CANARY}-${c.value}`)}\n`];
+        const docs = [
+            `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${quoted(c.name)}\n  namespace: ${quoted(c.namespace)}\nstringData:\n  password: ${CANARY}-password\n  token: ${quoted(`${CANARY}-${c.value}`)}\n`,
+        ];
         // A production Stack on a branch blocks (1); without it nothing may block (0).
         if (c.blocking) {
             docs.push(
                 `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: ${quoted(`s-${c.name}`)}\n  namespace: ${quoted(c.namespace)}\n  labels: {env: production}\nspec:\n  stack: ${quoted(`acme/${c.value}/prod`)}\n  projectRepo: https://github.com/acme/app\n  branch: ${quoted(c.value)}\n`,
             );
         }
-        const data = (i: number) => [`  deep: ${"[".repeat(c.flowDepth)}${quoted(c.value)}${"]".repeat(c.flowDepth)}`, ...(c.hugeKey && i === 0 ? [`  ${quoted("k".repeat(100_000) + c.value)}: v`] : [])];
-        for (let i = 0; i < c.documents; i++) docs.push(`apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-${i}\n  namespace: ${quoted(c.namespace)}\ndata:\n${data(i).join("\n")}\n`);
-        return { files: [{ name: c.file, bytes: encode(docs.join("---\n"), c.eol, c.encoding) }], expected: c.blocking ? 1 : 0, orBadInput: c.eol === "\r" };
+        const data = (i: number) => [
+            `  deep: ${"[".repeat(c.flowDepth)}${quoted(c.value)}${"]".repeat(c.flowDepth)}`,
+            ...(c.hugeKey && i === 0 ? [`  ${quoted("k".repeat(100_000) + c.value)}: v`] : []),
+        ];
+        for (let i = 0; i < c.documents; i++)
+            docs.push(
+                `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-${i}\n  namespace: ${quoted(c.namespace)}\ndata:\n${data(i).join("\n")}\n`,
+            );
+        return {
+            files: [{ name: c.file, bytes: encode(docs.join("---\n"), c.eol, c.encoding) }],
+            expected: c.blocking ? 1 : 0,
+            orBadInput: c.eol === "\r",
+        };
     }
 }
 
@@ -106,12 +154,23 @@ const badParams = fc.record({
 function badCase(c: typeof badParams extends fc.Arbitrary<infer T> ? T : never): Case {
     {
         const bad: Record<string, Buffer> = {
-            alias: Buffer.from(`apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: *${CANARY}\n`),
-            tag: Buffer.from(`apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: !${CANARY}! x\n`),
-            latin1: Buffer.from(`apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caf\xe9}\ndata: {k: ${CANARY}-\xe9}\n`, "latin1"),
-            deep: Buffer.from(`apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata:\n  k: ${"[".repeat(5000)}${CANARY}${"]".repeat(5000)}\n`),
+            alias: Buffer.from(
+                `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: *${CANARY}\n`,
+            ),
+            tag: Buffer.from(
+                `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: !${CANARY}! x\n`,
+            ),
+            latin1: Buffer.from(
+                `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caf\xe9}\ndata: {k: ${CANARY}-\xe9}\n`,
+                "latin1",
+            ),
+            deep: Buffer.from(
+                `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata:\n  k: ${"[".repeat(5000)}${CANARY}${"]".repeat(5000)}\n`,
+            ),
             binary: Buffer.from(`apiVersion: v1\u0000${CANARY}\n`),
-            "unclosed-flow": Buffer.from(`apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: [${CANARY}\n`),
+            "unclosed-flow": Buffer.from(
+                `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: [${CANARY}\n`,
+            ),
         };
         return { files: [...validCase(c.good).files, { name: `bad-${c.file}`, bytes: bad[c.kind] }], expected: 2 };
     }
@@ -127,26 +186,43 @@ describe("fuzz: hostile inputs (issue 19)", function () {
         let n = 0;
         fc.assert(
             // Parameters (printed on failure), not files: each case is built from them.
-            fc.property(fc.oneof({ arbitrary: validParams.map((p) => ({ valid: p })), weight: 3 }, { arbitrary: badParams.map((p) => ({ bad: p })), weight: 1 }), (params) => {
-                const c = "valid" in params ? validCase(params.valid) : badCase(params.bad);
-                const dir = path.join(tmp, `case-${n++}`);
-                fs.mkdirSync(path.join(dir, "repo"), { recursive: true });
-                for (const f of c.files) fs.writeFileSync(path.join(dir, "repo", f.name), f.bytes);
-                const summary = path.join(dir, "summary.md");
-                const reports = ["json", "sarif", "junit"].flatMap((f) => ["--report", `${f}=${path.join(dir, `r.${f}`)}`]);
-                const r = pkoGuard(["check", "repo", "--format", "github", ...reports], { cwd: dir, env: { ...process.env, GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: summary } });
-                if (!(c.orBadInput && r.code === 2)) assert.strictEqual(r.code, c.expected, `expected exit ${c.expected}: ${r.stderr.slice(0, 500)}`);
-                if (r.code === 2) assert.strictEqual(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
-                assertInert("stdout", r.stdout, [CANARY]);
-                assertInert("stderr", r.stderr, [CANARY]);
-                assertInert("step summary", fs.readFileSync(summary, "utf8"), [CANARY]);
-                for (const f of ["json", "sarif", "junit"]) {
-                    const text = fs.readFileSync(path.join(dir, `r.${f}`), "utf8");
-                    assert.ok(!text.includes(CANARY), `the ${f} report holds the secret`);
-                    if (f !== "junit") JSON.parse(text);
-                }
-                fs.rmSync(dir, { recursive: true, force: true });
-            }),
+            fc.property(
+                fc.oneof(
+                    { arbitrary: validParams.map((p) => ({ valid: p })), weight: 3 },
+                    { arbitrary: badParams.map((p) => ({ bad: p })), weight: 1 },
+                ),
+                (params) => {
+                    const c = "valid" in params ? validCase(params.valid) : badCase(params.bad);
+                    const dir = path.join(tmp, `case-${n++}`);
+                    fs.mkdirSync(path.join(dir, "repo"), { recursive: true });
+                    for (const f of c.files) fs.writeFileSync(path.join(dir, "repo", f.name), f.bytes);
+                    const summary = path.join(dir, "summary.md");
+                    const reports = ["json", "sarif", "junit"].flatMap((f) => [
+                        "--report",
+                        `${f}=${path.join(dir, `r.${f}`)}`,
+                    ]);
+                    const r = pkoGuard(["check", "repo", "--format", "github", ...reports], {
+                        cwd: dir,
+                        env: { ...process.env, GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: summary },
+                    });
+                    if (!(c.orBadInput && r.code === 2))
+                        assert.strictEqual(
+                            r.code,
+                            c.expected,
+                            `expected exit ${c.expected}: ${r.stderr.slice(0, 500)}`,
+                        );
+                    if (r.code === 2) assert.strictEqual(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
+                    assertInert("stdout", r.stdout, [CANARY]);
+                    assertInert("stderr", r.stderr, [CANARY]);
+                    assertInert("step summary", fs.readFileSync(summary, "utf8"), [CANARY]);
+                    for (const f of ["json", "sarif", "junit"]) {
+                        const text = fs.readFileSync(path.join(dir, `r.${f}`), "utf8");
+                        assert.ok(!text.includes(CANARY), `the ${f} report holds the secret`);
+                        if (f !== "junit") JSON.parse(text);
+                    }
+                    fs.rmSync(dir, { recursive: true, force: true });
+                },
+            ),
             { seed: SEED, numRuns: 24, endOnFailure: true },
         );
     });
@@ -157,63 +233,77 @@ describe("fuzz: hostile inputs (issue 19)", function () {
             message: hostileText,
             file: hostileText,
             reason: hostileText,
-            status: fc.constantFrom("blocking", "advisory", "waived") as fc.Arbitrary<"blocking" | "advisory" | "waived">,
+            status: fc.constantFrom("blocking", "advisory", "waived") as fc.Arbitrary<
+                "blocking" | "advisory" | "waived"
+            >,
         });
         fc.assert(
-            fc.property(fc.array(finding, { minLength: 1, maxLength: 5 }), hostileText, hostileText, fc.boolean(), (findings, name, error, failed) => {
-                const subject: ProjectSubject = {
-                    kind: "project",
-                    name,
-                    stack: name,
-                    description: "fuzz",
-                    programFile: path.join(tmp, "index.ts"),
-                    findings: findings.map((f, i) => ({
-                        policy: "pko-stack-prod-pinned-commit",
-                        resource: f.resource,
-                        urn: `urn:pulumi:dev::p::kubernetes:pulumi.com/v1:Stack::${f.resource}`,
-                        type: "kubernetes:pulumi.com/v1:Stack",
-                        level: "mandatory",
-                        message: f.message,
-                        file: path.join(tmp, f.file.replace(/\//g, "_")),
-                        line: i + 1,
-                        status: f.status,
-                        ...(f.status === "waived" ? { waiver: { reason: f.reason, expires: "2099-01-01" } } : {}),
-                    })),
-                    notices: [{ level: "advisory", policy: "pko-stack-prod-pinned-commit", message: error }],
-                    outcome: failed ? "error" : "fail",
-                    ...(failed ? { error } : {}),
-                    durationMs: 1,
-                };
-                assertInert("table", renderFindings(subject, 80));
-                assertInert("full table", renderFullTable(subject, 100));
-                assertInert("workflow commands", renderWorkflowCommands([subject]));
-                assertInert("step summary", renderStepSummary([subject]));
-                for (const f of ["json", "sarif"] as const) JSON.parse([...reportChunks(f, [subject])].join(""));
-            }),
+            fc.property(
+                fc.array(finding, { minLength: 1, maxLength: 5 }),
+                hostileText,
+                hostileText,
+                fc.boolean(),
+                (findings, name, error, failed) => {
+                    const subject: ProjectSubject = {
+                        kind: "project",
+                        name,
+                        stack: name,
+                        description: "fuzz",
+                        programFile: path.join(tmp, "index.ts"),
+                        findings: findings.map((f, i) => ({
+                            policy: "pko-stack-prod-pinned-commit",
+                            resource: f.resource,
+                            urn: `urn:pulumi:dev::p::kubernetes:pulumi.com/v1:Stack::${f.resource}`,
+                            type: "kubernetes:pulumi.com/v1:Stack",
+                            level: "mandatory",
+                            message: f.message,
+                            file: path.join(tmp, f.file.replace(/\//g, "_")),
+                            line: i + 1,
+                            status: f.status,
+                            ...(f.status === "waived" ? { waiver: { reason: f.reason, expires: "2099-01-01" } } : {}),
+                        })),
+                        notices: [{ level: "advisory", policy: "pko-stack-prod-pinned-commit", message: error }],
+                        outcome: failed ? "error" : "fail",
+                        ...(failed ? { error } : {}),
+                        durationMs: 1,
+                    };
+                    assertInert("table", renderFindings(subject, 80));
+                    assertInert("full table", renderFullTable(subject, 100));
+                    assertInert("workflow commands", renderWorkflowCommands([subject]));
+                    assertInert("step summary", renderStepSummary([subject]));
+                    for (const f of ["json", "sarif"] as const) JSON.parse([...reportChunks(f, [subject])].join(""));
+                },
+            ),
             { seed: SEED, numRuns: 200 },
         );
     });
 
     it("the event reader keeps exactly the policy events of any stream, split anywhere", () => {
         const event = fc.oneof(
-            hostileText.map((m) => ({ policyEvent: { resourceUrn: "urn:x", message: m, policyName: "p", enforcementLevel: "mandatory" } })),
+            hostileText.map((m) => ({
+                policyEvent: { resourceUrn: "urn:x", message: m, policyName: "p", enforcementLevel: "mandatory" },
+            })),
             hostileText.map((m) => ({ resourcePreEvent: { metadata: { urn: m } } })),
             hostileText.map((m) => ({ diagnosticEvent: { message: m, severity: "info" } })),
         );
         fc.assert(
-            fc.property(fc.array(event, { maxLength: 40 }), fc.array(fc.integer({ min: 1, max: 97 }), { minLength: 1, maxLength: 10 }), (events, sizes) => {
-                const bytes = Buffer.from(events.map((e) => JSON.stringify(e)).join("\n") + "\n");
-                const reader = new EventReader();
-                for (let i = 0, k = 0; i < bytes.length; k++) {
-                    const size = sizes[k % sizes.length];
-                    reader.push(bytes.subarray(i, i + size));
-                    i += size;
-                }
-                assert.deepStrictEqual(
-                    reader.end(),
-                    events.filter((e) => "policyEvent" in e),
-                );
-            }),
+            fc.property(
+                fc.array(event, { maxLength: 40 }),
+                fc.array(fc.integer({ min: 1, max: 97 }), { minLength: 1, maxLength: 10 }),
+                (events, sizes) => {
+                    const bytes = Buffer.from(events.map((e) => JSON.stringify(e)).join("\n") + "\n");
+                    const reader = new EventReader();
+                    for (let i = 0, k = 0; i < bytes.length; k++) {
+                        const size = sizes[k % sizes.length];
+                        reader.push(bytes.subarray(i, i + size));
+                        i += size;
+                    }
+                    assert.deepStrictEqual(
+                        reader.end(),
+                        events.filter((e) => "policyEvent" in e),
+                    );
+                },
+            ),
             { seed: SEED, numRuns: 200 },
         );
     });

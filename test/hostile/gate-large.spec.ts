@@ -31,21 +31,31 @@ describe(`pko-guard gate on a program with ${RESOURCES} resources (real toolchai
         prefix: "gate-large",
         name: "big",
         program: PROGRAM,
-        setup: (root) => fs.writeFileSync(path.join(root, "advisory.json"), JSON.stringify({ "pko-stack-prod-pinned-commit": "advisory" })),
+        setup: (root) =>
+            fs.writeFileSync(
+                path.join(root, "advisory.json"),
+                JSON.stringify({ "pko-stack-prod-pinned-commit": "advisory" }),
+            ),
     });
     const { root, infra } = project;
 
     function gate(...args: string[]) {
         const json = path.join(root, `report-${args.join("-").replace(/\W+/g, "_")}.json`);
-        const r = spawnSync(process.execPath, [CLI, "gate", infra, "-s", "dev", "--timeout", "3000", "--report", `json=${json}`, ...args], {
-            cwd: root,
-            env: project.stack.env,
-            encoding: "utf8",
-            timeout: 3300000,
-            maxBuffer: 64 * 1024 * 1024,
-        });
+        const r = spawnSync(
+            process.execPath,
+            [CLI, "gate", infra, "-s", "dev", "--timeout", "3000", "--report", `json=${json}`, ...args],
+            {
+                cwd: root,
+                env: project.stack.env,
+                encoding: "utf8",
+                timeout: 3300000,
+                maxBuffer: 64 * 1024 * 1024,
+            },
+        );
         const report = JSON.parse(fs.readFileSync(json, "utf8"));
-        const findings = report.projects[0].findings.map((f: { policy: string; resource: string; status: string }) => `${f.policy} ${f.resource} ${f.status}`);
+        const findings = report.projects[0].findings.map(
+            (f: { policy: string; resource: string; status: string }) => `${f.policy} ${f.resource} ${f.status}`,
+        );
         return { code: r.status, stdout: r.stdout, stderr: r.stderr, findings };
     }
 
@@ -61,7 +71,10 @@ describe(`pko-guard gate on a program with ${RESOURCES} resources (real toolchai
         const advisory = path.join(root, "advisory.json");
         const plain = gate("--config", advisory);
         assert.strictEqual(plain.code, 0, plain.stderr + plain.stdout.slice(-2000));
-        assert.ok(plain.findings.includes("pko-stack-prod-pinned-commit billing-prod advisory"), plain.findings.join("\n"));
+        assert.ok(
+            plain.findings.includes("pko-stack-prod-pinned-commit billing-prod advisory"),
+            plain.findings.join("\n"),
+        );
         const strict = gate("--config", advisory, "--fail-on-advisory");
         assert.strictEqual(strict.code, 1, strict.stderr + strict.stdout.slice(-2000));
         assert.deepStrictEqual(

@@ -23,7 +23,10 @@ export function assertInert(what: string, text: string, secrets: string[] = []):
         const t = line.trimStart();
         if (t.startsWith("::")) {
             const m = OWN_COMMAND.exec(t);
-            assert.ok(m && !m[3].includes("::"), `${what}: a workflow command that pko-guard did not mean: ${JSON.stringify(line)}`);
+            assert.ok(
+                m && !m[3].includes("::"),
+                `${what}: a workflow command that pko-guard did not mean: ${JSON.stringify(line)}`,
+            );
         }
         assert.ok(!line.includes("##["), `${what}: a legacy workflow command marker: ${JSON.stringify(line)}`);
     }
@@ -47,8 +50,17 @@ export interface Run {
     stderr: string;
 }
 
-export function pkoGuard(args: string[], o: { cwd: string; input?: string | Buffer; env?: NodeJS.ProcessEnv; timeout?: number }): Run {
-    const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", cwd: o.cwd, input: o.input, env: o.env ?? { ...process.env, GITHUB_ACTIONS: "" }, timeout: o.timeout ?? 120000 });
+export function pkoGuard(
+    args: string[],
+    o: { cwd: string; input?: string | Buffer; env?: NodeJS.ProcessEnv; timeout?: number },
+): Run {
+    const r = spawnSync(process.execPath, [CLI, ...args], {
+        encoding: "utf8",
+        cwd: o.cwd,
+        input: o.input,
+        env: o.env ?? { ...process.env, GITHUB_ACTIONS: "" },
+        timeout: o.timeout ?? 120000,
+    });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -32,10 +32,26 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
 
     describe("item 3: YAML errors give a position and a fixed reason, never the document's text", () => {
         const cases: [string, string, RegExp][] = [
-            ["an undefined alias", `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: *${CANARY}\n`, /:5:\d+: invalid YAML: an alias refers to an anchor that is not defined$/],
-            ["an undeclared tag handle", `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: !${CANARY}! x\n`, /:5:\d+: invalid YAML: a tag that cannot be resolved$/],
-            ["a bad escape", `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: "\\q${CANARY}"\n`, /:5:\d+: invalid YAML: an invalid escape sequence$/],
-            ["an unclosed flow sequence", `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: [${CANARY}\n`, /:\d+:\d+: invalid YAML: bad indentation$/],
+            [
+                "an undefined alias",
+                `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: *${CANARY}\n`,
+                /:5:\d+: invalid YAML: an alias refers to an anchor that is not defined$/,
+            ],
+            [
+                "an undeclared tag handle",
+                `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: !${CANARY}! x\n`,
+                /:5:\d+: invalid YAML: a tag that cannot be resolved$/,
+            ],
+            [
+                "a bad escape",
+                `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: "\\q${CANARY}"\n`,
+                /:5:\d+: invalid YAML: an invalid escape sequence$/,
+            ],
+            [
+                "an unclosed flow sequence",
+                `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: [${CANARY}\n`,
+                /:\d+:\d+: invalid YAML: bad indentation$/,
+            ],
             [
                 "flow collections nested too deeply",
                 `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\ndata:\n  k: ${"[".repeat(5000)}${CANARY}${"]".repeat(5000)}\n`,
@@ -54,14 +70,25 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
 
     describe("item 4: bounded reads, non-regular files refused", () => {
         it("a device named as a path is refused unread (/dev/zero)", () => {
-            assertOneLine(pkoGuard(["check", "/dev/zero"], { cwd: tmp, timeout: 60000 }), /^pko-guard: \/dev\/zero: not a regular file/);
+            assertOneLine(
+                pkoGuard(["check", "/dev/zero"], { cwd: tmp, timeout: 60000 }),
+                /^pko-guard: \/dev\/zero: not a regular file/,
+            );
         });
 
         it("standard input from a device that never ends is bounded by bytes read", () => {
             const zero = fs.openSync("/dev/zero", "r");
             try {
-                const r = spawnSync(process.execPath, [CLI, "check", "-"], { cwd: tmp, stdio: [zero, "pipe", "pipe"], encoding: "utf8", timeout: 120000 });
-                assertOneLine({ code: r.status, stderr: r.stderr }, /^pko-guard: <stdin>: larger than 16 MiB; not read$/);
+                const r = spawnSync(process.execPath, [CLI, "check", "-"], {
+                    cwd: tmp,
+                    stdio: [zero, "pipe", "pipe"],
+                    encoding: "utf8",
+                    timeout: 120000,
+                });
+                assertOneLine(
+                    { code: r.status, stderr: r.stderr },
+                    /^pko-guard: <stdin>: larger than 16 MiB; not read$/,
+                );
             } finally {
                 fs.closeSync(zero);
             }
@@ -69,8 +96,14 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
 
         it("standard input over 16 MiB is refused; at the limit it is read", () => {
             const big = Buffer.alloc(16 * 1024 * 1024 + 1, "#");
-            assertOneLine(pkoGuard(["check", "-"], { cwd: tmp, input: big }), /^pko-guard: <stdin>: larger than 16 MiB; not read$/);
-            const r = pkoGuard(["check", "-"], { cwd: tmp, input: Buffer.concat([Buffer.from(STACK("main")), Buffer.alloc(1024, "#")]) });
+            assertOneLine(
+                pkoGuard(["check", "-"], { cwd: tmp, input: big }),
+                /^pko-guard: <stdin>: larger than 16 MiB; not read$/,
+            );
+            const r = pkoGuard(["check", "-"], {
+                cwd: tmp,
+                input: Buffer.concat([Buffer.from(STACK("main")), Buffer.alloc(1024, "#")]),
+            });
             assert.strictEqual(r.code, 1, r.stderr);
         });
 
@@ -79,8 +112,14 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
             write("m/ok.yaml", STACK("main"));
             const fifo = path.join(tmp, "m", "pipe.yaml");
             assert.strictEqual(spawnSync("mkfifo", [fifo]).status, 0);
-            assertOneLine(pkoGuard(["check", "m/pipe.yaml"], { cwd: tmp, timeout: 60000 }), /^pko-guard: m\/pipe\.yaml: not a regular file/);
-            assertOneLine(pkoGuard(["check", "m"], { cwd: tmp, timeout: 60000 }), /^pko-guard: m\/pipe\.yaml: not a regular file/);
+            assertOneLine(
+                pkoGuard(["check", "m/pipe.yaml"], { cwd: tmp, timeout: 60000 }),
+                /^pko-guard: m\/pipe\.yaml: not a regular file/,
+            );
+            assertOneLine(
+                pkoGuard(["check", "m"], { cwd: tmp, timeout: 60000 }),
+                /^pko-guard: m\/pipe\.yaml: not a regular file/,
+            );
             const skipped = pkoGuard(["check", "m", "--skip-unreadable"], { cwd: tmp, timeout: 60000 });
             assert.strictEqual(skipped.code, 1, skipped.stderr);
             assert.match(skipped.stderr, /^pko-guard: skipped m\/pipe\.yaml: not a regular file/m);
@@ -92,14 +131,20 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
             write("one.yaml", doc(0));
             assert.strictEqual(pkoGuard(["check", "one.yaml"], { cwd: tmp }).code, 0);
             write("many.yaml", Array.from({ length: 24 }, (_, i) => doc(i)).join("---\n"));
-            assertOneLine(pkoGuard(["check", "many.yaml"], { cwd: tmp }), /^pko-guard: many\.yaml:\d+:1: invalid YAML: aliases in this run expand to more than 1,000,000 extra nodes$/);
+            assertOneLine(
+                pkoGuard(["check", "many.yaml"], { cwd: tmp }),
+                /^pko-guard: many\.yaml:\d+:1: invalid YAML: aliases in this run expand to more than 1,000,000 extra nodes$/,
+            );
         });
     });
 
     describe("item 5: field location is linear and lands on the right line", () => {
         it("a field path of 50,000 segments through dotted keys", () => {
             const key = Array.from({ length: 25000 }, (_, i) => `k${i}`).join(".");
-            write("c.yaml", `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    other: x\n    "${key}":\n      deeper: 1\n`);
+            write(
+                "c.yaml",
+                `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    other: x\n    "${key}":\n      deeper: 1\n`,
+            );
             const obj = loadManifests(["c.yaml"], { cwd: tmp }).objects[0];
             assert.deepStrictEqual(obj.locate(`metadata.annotations.${key}`), { line: 7, column: 5 });
             assert.deepStrictEqual(obj.locate(`metadata.annotations.${key}.deeper`), { line: 8, column: 7 });
@@ -130,7 +175,10 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
                 assert.strictEqual(r.code, 1, r.stderr);
                 const rows = JSON.parse(fs.readFileSync(path.join(tmp, "r.json"), "utf8")).projects[0].findings;
                 assert.ok(
-                    rows.some((x: { policy: string; line: number }) => x.policy === "pko-stack-prod-pinned-commit" && x.line === 10),
+                    rows.some(
+                        (x: { policy: string; line: number }) =>
+                            x.policy === "pko-stack-prod-pinned-commit" && x.line === 10,
+                    ),
                     JSON.stringify(rows),
                 );
                 assert.strictEqual(pkoGuard(["check", "-"], { cwd: tmp, input: encode(STACK()) }).code, 1);
@@ -140,7 +188,10 @@ describe("hostile input to check (issue 19 items 3-6)", function () {
         it("Latin-1 (not UTF-8) fails the run, named or in a folder, unless --skip-unreadable", () => {
             write("m/ok.yaml", STACK("main"));
             write("m/latin1.yaml", Buffer.from(`${STACK()}# caf\xe9\n`, "latin1"));
-            assertOneLine(pkoGuard(["check", "m/latin1.yaml"], { cwd: tmp }), /^pko-guard: m\/latin1\.yaml: not UTF-8 text/);
+            assertOneLine(
+                pkoGuard(["check", "m/latin1.yaml"], { cwd: tmp }),
+                /^pko-guard: m\/latin1\.yaml: not UTF-8 text/,
+            );
             assertOneLine(pkoGuard(["check", "m"], { cwd: tmp }), /^pko-guard: m\/latin1\.yaml: not UTF-8 text/);
             const r = pkoGuard(["check", "m", "--skip-unreadable"], { cwd: tmp });
             assert.strictEqual(r.code, 1, r.stderr);

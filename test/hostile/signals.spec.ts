@@ -28,14 +28,26 @@ describe("signals: the gate's children die with it (issue 19 item 10)", function
         const pulumi = path.join(process.env.PKO_GUARD_TOOLCHAIN_BIN ?? TOOLCHAIN_BIN, "pulumi");
         if (!fs.existsSync(pulumi) || !fs.existsSync(path.join(path.dirname(pulumi), "pulumi-language-nodejs"))) {
             if (process.env.PKO_GUARD_SKIP_REAL === "1") this.skip();
-            throw new Error("the Pulumi CLI and nodejs language host are not built: run npm run setup (or set PKO_GUARD_SKIP_REAL=1)");
+            throw new Error(
+                "the Pulumi CLI and nodejs language host are not built: run npm run setup (or set PKO_GUARD_SKIP_REAL=1)",
+            );
         }
         fs.mkdirSync(project);
         fs.writeFileSync(path.join(project, "Pulumi.yaml"), "name: hangs\nruntime: nodejs\n");
         // A program that never finishes (no provider needed).
-        fs.writeFileSync(path.join(project, "index.ts"), "export = new Promise(() => setInterval(() => undefined, 1 << 30));\n");
+        fs.writeFileSync(
+            path.join(project, "index.ts"),
+            "export = new Promise(() => setInterval(() => undefined, 1 << 30));\n",
+        );
         fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(project, "node_modules"));
-        const s = await initIsolatedStack({ pulumi, binDir: path.dirname(pulumi) }, project, path.join(root, ".state"), "dev", [], 300000);
+        const s = await initIsolatedStack(
+            { pulumi, binDir: path.dirname(pulumi) },
+            project,
+            path.join(root, ".state"),
+            "dev",
+            [],
+            300000,
+        );
         if ("error" in s) throw new Error(s.error);
         stack = s;
     });
@@ -43,11 +55,16 @@ describe("signals: the gate's children die with it (issue 19 item 10)", function
 
     /** Starts the gate and resolves once its preview is running: the CLI, the language host and the program. */
     async function startGate(reports: string[]) {
-        const child = spawn(process.execPath, [CLI, "gate", project, "-s", "dev", ...reports], { env: stack.env, stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(process.execPath, [CLI, "gate", project, "-s", "dev", ...reports], {
+            env: stack.env,
+            stdio: ["ignore", "pipe", "pipe"],
+        });
         let stderr = "";
         child.stderr.on("data", (d) => (stderr += d));
         child.stdout.resume();
-        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once("exit", (code, signal) => r({ code, signal })));
+        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+            child.once("exit", (code, signal) => r({ code, signal })),
+        );
         const seen = new Set<number>();
         await waitFor(
             "the preview's processes (CLI, language host, program)",
@@ -64,7 +81,9 @@ describe("signals: the gate's children die with it (issue 19 item 10)", function
         const g = await startGate([]);
         g.child.kill("SIGKILL");
         assert.deepStrictEqual(await g.exited, { code: null, signal: "SIGKILL" });
-        await waitFor("every process of the preview to end", () => [...g.seen].every((p) => !alive(p)), 120000).catch(() => undefined);
+        await waitFor("every process of the preview to end", () => [...g.seen].every((p) => !alive(p)), 120000).catch(
+            () => undefined,
+        );
         assert.deepStrictEqual([...g.seen].filter(alive), [], "processes outlived the gate");
     });
 
@@ -78,7 +97,11 @@ describe("signals: the gate's children die with it (issue 19 item 10)", function
             g.child.kill(signal);
             const r = await g.exited;
             assert.strictEqual(r.code, expected, g.stderr());
-            await waitFor("every process of the preview to end", () => [...g.seen].every((p) => !alive(p)), 120000).catch(() => undefined);
+            await waitFor(
+                "every process of the preview to end",
+                () => [...g.seen].every((p) => !alive(p)),
+                120000,
+            ).catch(() => undefined);
             assert.deepStrictEqual([...g.seen].filter(alive), [], "processes outlived the gate");
             const json = JSON.parse(fs.readFileSync(path.join(out, "r.json"), "utf8"));
             assert.deepStrictEqual(jsonReportErrors(json), []);

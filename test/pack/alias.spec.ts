@@ -21,7 +21,10 @@ export function namesTakenFromSdk(source: string): { names: Set<string>; unknown
     const unknown: string[] = [];
     for (const m of source.matchAll(BARE)) {
         const line = source.slice(source.lastIndexOf("\n", m.index!) + 1, source.indexOf("\n", m.index!));
-        const bound = /(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:__importStar\()?require\("@pulumi\/pulumi"\)\)?;/.exec(line);
+        const bound =
+            /(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:__importStar\()?require\("@pulumi\/pulumi"\)\)?;/.exec(
+                line,
+            );
         if (!bound) {
             unknown.push(line.trim());
             continue;
@@ -47,7 +50,9 @@ describe("lean pack entry: the @pulumi/pulumi alias", function () {
     const policyDir = path.dirname(require.resolve("@pulumi/policy/package.json"));
 
     it("the scanner finds names, and reports usage shapes it does not understand", () => {
-        const found = namesTakenFromSdk('const pulumi_1 = require("@pulumi/pulumi");\nnew pulumi_1.asset.FileAsset(p); pulumi_1.runtime.x();');
+        const found = namesTakenFromSdk(
+            'const pulumi_1 = require("@pulumi/pulumi");\nnew pulumi_1.asset.FileAsset(p); pulumi_1.runtime.x();',
+        );
         assert.deepStrictEqual([...found.names].sort(), ["asset", "runtime"]);
         assert.deepStrictEqual(found.unknown, []);
         assert.strictEqual(namesTakenFromSdk('const { asset } = require("@pulumi/pulumi");').unknown.length, 1);
@@ -58,20 +63,34 @@ describe("lean pack entry: the @pulumi/pulumi alias", function () {
         const taken = new Set<string>();
         for (const file of jsFiles(policyDir)) {
             const { names, unknown } = namesTakenFromSdk(fs.readFileSync(file, "utf8"));
-            assert.deepStrictEqual(unknown, [], `${path.relative(policyDir, file)} uses @pulumi/pulumi in a way the alias check does not understand`);
+            assert.deepStrictEqual(
+                unknown,
+                [],
+                `${path.relative(policyDir, file)} uses @pulumi/pulumi in a way the alias check does not understand`,
+            );
             names.forEach((n) => taken.add(n));
         }
         assert.ok(taken.size > 0, "found no use of @pulumi/pulumi in @pulumi/policy: the scan is broken");
         const alias = require(path.join(REPO_ROOT, "pack", "src", "pulumi-sdk"));
         const full = require("@pulumi/pulumi");
         for (const name of taken) {
-            assert.ok(alias[name] !== undefined, `pack/src/pulumi-sdk.ts does not export ${name}, which @pulumi/policy uses`);
-            assert.strictEqual(alias[name], full[name], `pack/src/pulumi-sdk.ts exports another ${name} than the SDK index`);
+            assert.ok(
+                alias[name] !== undefined,
+                `pack/src/pulumi-sdk.ts does not export ${name}, which @pulumi/policy uses`,
+            );
+            assert.strictEqual(
+                alias[name],
+                full[name],
+                `pack/src/pulumi-sdk.ts exports another ${name} than the SDK index`,
+            );
         }
     });
 
     it("our own compiled pack code never asks for the bare @pulumi/pulumi", () => {
-        for (const file of [path.join(REPO_ROOT, "bin", "index.js"), ...jsFiles(path.join(REPO_ROOT, "bin", "policies"))]) {
+        for (const file of [
+            path.join(REPO_ROOT, "bin", "index.js"),
+            ...jsFiles(path.join(REPO_ROOT, "bin", "policies")),
+        ]) {
             assert.doesNotMatch(fs.readFileSync(file, "utf8"), BARE, file);
         }
     });

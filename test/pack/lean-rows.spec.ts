@@ -48,6 +48,9 @@ describe("lean pack entry: rows identical to the plain compiled entry on every f
             assert.deepStrictEqual(got[0].map(key).sort(), got[1].map(key).sort(), f.name);
             rows += got[0].length;
         }
-        assert.ok(rows > fixtures.length, `only ${rows} rows over ${fixtures.length} fixtures: the comparison proves little`);
+        assert.ok(
+            rows > fixtures.length,
+            `only ${rows} rows over ${fixtures.length} fixtures: the comparison proves little`,
+        );
     });
 });

@@ -19,7 +19,14 @@ import { requireToolchain } from "../helpers";
 import { startAndAsk } from "../../harness/pack-start";
 
 const ROOT_PKG = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
-const PACK_FILES = ["PulumiPolicy.yaml", "dist/index.js", "dist/index.js.map", "dist/preload.js", "dist/preload.js.map", "package.json"];
+const PACK_FILES = [
+    "PulumiPolicy.yaml",
+    "dist/index.js",
+    "dist/index.js.map",
+    "dist/preload.js",
+    "dist/preload.js.map",
+    "package.json",
+];
 /** The CLI's own dependencies: none may reach the published pack. */
 const CLI_ONLY = ["commander", "cli-table3", "junit-report-builder", "ajv", "yaml"];
 
@@ -30,10 +37,20 @@ describe("published pack (npm pack in pack/ -> production install -> preview)", 
     const descriptions = new Map(policies.map((p) => [p.name, p.description]));
 
     before(() => {
-        const out = JSON.parse(execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", tmp], { cwd: PACK_DIR, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
+        const out = JSON.parse(
+            execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", tmp], {
+                cwd: PACK_DIR,
+                encoding: "utf8",
+                stdio: ["ignore", "pipe", "ignore"],
+            }),
+        );
         assert.deepStrictEqual(out[0].files.map((f: { path: string }) => f.path).sort(), PACK_FILES);
         execFileSync("tar", ["xzf", path.join(tmp, out[0].filename), "-C", tmp]);
-        execFileSync("npm", ["install", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline"], { cwd: packDir, stdio: "ignore" });
+        execFileSync(
+            "npm",
+            ["install", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline"],
+            { cwd: packDir, stdio: "ignore" },
+        );
     });
     after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -41,7 +58,10 @@ describe("published pack (npm pack in pack/ -> production install -> preview)", 
         const pkg = JSON.parse(fs.readFileSync(path.join(packDir, "package.json"), "utf8"));
         assert.strictEqual(pkg.version, ROOT_PKG.version);
         // The policy SDK, the Pulumi SDK it needs, and the linear-time regular expression engine the rules run user patterns on.
-        assert.deepStrictEqual(pkg.dependencies, Object.fromEntries(["@pulumi/policy", "@pulumi/pulumi", "re2js"].map((d) => [d, ROOT_PKG.dependencies[d]])));
+        assert.deepStrictEqual(
+            pkg.dependencies,
+            Object.fromEntries(["@pulumi/policy", "@pulumi/pulumi", "re2js"].map((d) => [d, ROOT_PKG.dependencies[d]])),
+        );
         assert.strictEqual(pkg.devDependencies, undefined);
     });
 
@@ -53,7 +73,10 @@ describe("published pack (npm pack in pack/ -> production install -> preview)", 
             [],
             "the CLI's dependencies were installed with the pack",
         );
-        assert.ok(!fs.existsSync(path.join(packDir, "bin")) && !fs.existsSync(path.join(packDir, "harness")), "harness or CLI code in the published pack");
+        assert.ok(
+            !fs.existsSync(path.join(packDir, "bin")) && !fs.existsSync(path.join(packDir, "harness")),
+            "harness or CLI code in the published pack",
+        );
     });
 
     it("the installed copy starts from a user's project folder and reports itself", async () => {

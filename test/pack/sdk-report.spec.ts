@@ -36,7 +36,10 @@ describe("policy SDK: a finding's own enforcement level (internal object form of
     let analyzer: Analyzer | undefined;
     before(async () => {
         dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-sdk-report-"));
-        fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "sdk-report-probe", version: "0.0.1" }));
+        fs.writeFileSync(
+            path.join(dir, "package.json"),
+            JSON.stringify({ name: "sdk-report-probe", version: "0.0.1" }),
+        );
         fs.writeFileSync(path.join(dir, "index.js"), PACK);
         analyzer = await Analyzer.start(path.join(dir, "index.js"), dir);
         await analyzer.configure({}, { project: "p", stack: "s" });
@@ -68,7 +71,10 @@ describe("policy SDK: a finding's own enforcement level (internal object form of
             const spec = JSON.parse(fs.readFileSync(file, "utf8")).dependencies["@pulumi/policy"] as string;
             const m = /^(\d+)\.(\d+)\.\d+$/.exec(spec);
             assert.ok(m, `${file}: @pulumi/policy must be pinned exactly (got ${spec})`);
-            assert.ok(Number(m[1]) > 1 || Number(m[2]) >= 20, `${file}: @pulumi/policy ${spec} has no per-finding level`);
+            assert.ok(
+                Number(m[1]) > 1 || Number(m[2]) >= 20,
+                `${file}: @pulumi/policy ${spec} has no per-finding level`,
+            );
         }
     });
 });

@@ -44,19 +44,34 @@ describe("the pack starts from anywhere, under either host's way of starting it"
     });
 
     it("as our host starts it (nodeargs to node): no TypeScript, no SDK index", async () => {
-        const s = await startAndAsk({ nodeArgs: PRELOAD, script: RUN_POLICY_PACK, scriptArgs: [ENGINE, PACK_DIR], cwd: PACK_DIR });
+        const s = await startAndAsk({
+            nodeArgs: PRELOAD,
+            script: RUN_POLICY_PACK,
+            scriptArgs: [ENGINE, PACK_DIR],
+            cwd: PACK_DIR,
+        });
         assertIsPack(s);
         assert.ok(!loadedAny(s, TYPESCRIPT), "TypeScript was loaded despite the preload");
         assert.ok(!loadedAny(s, /[\\/]ts-node[\\/]/), "ts-node was loaded despite the preload");
-        assert.ok(!loadedAny(s, /[\\/]runtime[\\/]closure[\\/]v8Hooks\.js$/), "V8 hooks were set up despite the preload");
+        assert.ok(
+            !loadedAny(s, /[\\/]runtime[\\/]closure[\\/]v8Hooks\.js$/),
+            "V8 hooks were set up despite the preload",
+        );
         assert.ok(!loadedAny(s, SDK_INDEX) && !loadedAny(s, AUTOMATION), "the SDK index was loaded by the lean entry");
     });
 
     it("as upstream's host starts it (nodeargs to the script): the stand-in is not applied, TypeScript loads, the pack still works", async () => {
-        const s = await startAndAsk({ script: RUN_POLICY_PACK, scriptArgs: [...PRELOAD, ENGINE, PACK_DIR], cwd: PACK_DIR });
+        const s = await startAndAsk({
+            script: RUN_POLICY_PACK,
+            scriptArgs: [...PRELOAD, ENGINE, PACK_DIR],
+            cwd: PACK_DIR,
+        });
         assertIsPack(s);
         assert.ok(loadedAny(s, TYPESCRIPT), "expected run-policy-pack's ordinary TypeScript set-up");
-        assert.ok(loadedAny(s, /[\\/]runtime[\\/]closure[\\/]v8Hooks\.js$/), "expected run-policy-pack's ordinary V8 hooks");
+        assert.ok(
+            loadedAny(s, /[\\/]runtime[\\/]closure[\\/]v8Hooks\.js$/),
+            "expected run-policy-pack's ordinary V8 hooks",
+        );
         assert.ok(!loadedAny(s, SDK_INDEX), "the SDK index was loaded by the lean entry");
     });
 
@@ -66,7 +81,10 @@ describe("the pack starts from anywhere, under either host's way of starting it"
     });
 
     it("from a user's project with a package.json of its own (another name and version)", async () => {
-        fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "user-project", version: "9.9.9" }));
+        fs.writeFileSync(
+            path.join(project, "package.json"),
+            JSON.stringify({ name: "user-project", version: "9.9.9" }),
+        );
         try {
             assertIsPack(await startAndAsk({ script: RUN_POLICY_PACK, scriptArgs: [ENGINE, PACK_DIR], cwd: project }));
             assertIsPack(await startAndAsk({ script: PACK_ENTRY, cwd: project }));

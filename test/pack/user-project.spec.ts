@@ -27,7 +27,12 @@ describe("a user's YAML project: pulumi preview --policy-pack and the gate", fun
 
     before(async function () {
         const toolchain = requireToolchain(this);
-        const p = await prepareFixtureStack(loadFixture(path.join(REPO_ROOT, "fixtures", "yaml-program-stack")), toolchain, tmp, 300000);
+        const p = await prepareFixtureStack(
+            loadFixture(path.join(REPO_ROOT, "fixtures", "yaml-program-stack")),
+            toolchain,
+            tmp,
+            300000,
+        );
         if ("error" in p) throw new Error(p.error);
         s = p;
         fs.rmSync(path.join(s.cwd, "node_modules")); // a YAML project has none
@@ -42,9 +47,15 @@ describe("a user's YAML project: pulumi preview --policy-pack and the gate", fun
             .map((e) => (e as { policyEvent?: { policyPackName?: string; policyPackVersion?: string } }).policyEvent)
             .filter((e) => e !== undefined);
         assert.ok(packs.length > 0, "no policy events");
-        for (const e of packs) assert.deepStrictEqual([e!.policyPackName, e!.policyPackVersion], ["pko-guard", VERSION]);
+        for (const e of packs)
+            assert.deepStrictEqual([e!.policyPackName, e!.policyPackVersion], ["pko-guard", VERSION]);
         assert.ok(
-            r.rows.some((x) => x.policy === "pko-stack-prod-pinned-commit" && x.resource.endsWith("app-prod") && x.level === "mandatory"),
+            r.rows.some(
+                (x) =>
+                    x.policy === "pko-stack-prod-pinned-commit" &&
+                    x.resource.endsWith("app-prod") &&
+                    x.level === "mandatory",
+            ),
             JSON.stringify(r.rows),
         );
     }
@@ -64,7 +75,12 @@ describe("a user's YAML project: pulumi preview --policy-pack and the gate", fun
     });
 
     it("the gate, run in the project folder, blocks on the mandatory violation", () => {
-        const r = spawnSync(process.execPath, [CLI, "gate", ".", "--stack", s.stack], { cwd: s.cwd, env: s.env, encoding: "utf8", timeout: 300000 });
+        const r = spawnSync(process.execPath, [CLI, "gate", ".", "--stack", s.stack], {
+            cwd: s.cwd,
+            env: s.env,
+            encoding: "utf8",
+            timeout: 300000,
+        });
         assert.strictEqual(r.status, 1, r.stderr);
         assert.match(r.stdout, /pko-stack-prod-pinned-commit/);
     });

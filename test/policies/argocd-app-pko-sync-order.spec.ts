@@ -11,11 +11,16 @@ const secret = (w?: string): TestResource => ({
 const app = (prune: boolean, extra: Record<string, unknown> = {}): TestResource => ({
     type: "kubernetes:argoproj.io/v1alpha1:Application",
     name: "app",
-    props: { metadata: { name: "app" }, spec: { destination: { namespace: "pulumi" }, syncPolicy: { automated: { prune } }, ...extra } },
+    props: {
+        metadata: { name: "app" },
+        spec: { destination: { namespace: "pulumi" }, syncPolicy: { automated: { prune } }, ...extra },
+    },
 });
 
 /** The one (advisory) finding, on `resource`. */
-const one = (resource: string, message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "advisory", resource, message }];
+const one = (resource: string, message: RegExp): ExpectedFinding[] => [
+    { policy: policy.name, level: "advisory", resource, message },
+];
 const prunes = one("app", /auto-prunes .*Stack "s"/);
 
 describe("argocd-app-pko-sync-order", () => {
@@ -23,7 +28,10 @@ describe("argocd-app-pko-sync-order", () => {
         assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec()), secret()]), []);
     });
     it("flags a Stack synced before its Secret, passes one synced after", () => {
-        assertFindings(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("1")), secret("2")]), one("s", /is in sync wave 1 but its Secret "pulumi-access-token" is in wave 2/));
+        assertFindings(
+            runStackPolicy(policy, [stackResource("s", goodSpec(), wave("1")), secret("2")]),
+            one("s", /is in sync wave 1 but its Secret "pulumi-access-token" is in wave 2/),
+        );
         assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("2")), secret("1")]), []);
         assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("1")), secret("1")]), []);
     });
@@ -39,7 +47,12 @@ describe("argocd-app-pko-sync-order", () => {
         const patch = {
             type: "kubernetes:pulumi.com/v1:StackPatch",
             name: "s-patch",
-            props: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "s", namespace: "pulumi" }, spec: { destroyOnFinalize: true } },
+            props: {
+                apiVersion: "pulumi.com/v1",
+                kind: "Stack",
+                metadata: { name: "s", namespace: "pulumi" },
+                spec: { destroyOnFinalize: true },
+            },
         };
         assert.deepStrictEqual(runStackPolicy(policy, [prod, app(true)]), []);
         const m = runStackPolicy(policy, [prod, patch, app(true)]);
@@ -51,7 +64,9 @@ describe("argocd-app-pko-sync-order", () => {
         assertFindings(runStackPolicy(policy, [live, app(true)], {}, { productionStackPatterns: ["/live$"] }), prunes);
     });
     it("links Applications by tracking label before namespace", () => {
-        const tracked = stackResource("s", goodSpec({ destroyOnFinalize: true }), { labels: { "app.kubernetes.io/instance": "other-app" } });
+        const tracked = stackResource("s", goodSpec({ destroyOnFinalize: true }), {
+            labels: { "app.kubernetes.io/instance": "other-app" },
+        });
         assert.deepStrictEqual(runStackPolicy(policy, [tracked, app(true)]), []);
     });
     it("links Applications by spec.source.path to the Stack's source-path annotation, before namespace", () => {
@@ -62,8 +77,17 @@ describe("argocd-app-pko-sync-order", () => {
         assertFindings(runStackPolicy(policy, [prod, syncs("./manifests/production/")]), prunes);
         assert.deepStrictEqual(runStackPolicy(policy, [prod, syncs("manifests/staging")]), []);
         assert.deepStrictEqual(runStackPolicy(policy, [prod, syncs("manifests/prod")]), []);
-        assertFindings(runStackPolicy(policy, [prod, app(true, { sources: [{ path: "charts" }, { path: "manifests" }] })]), prunes);
+        assertFindings(
+            runStackPolicy(policy, [prod, app(true, { sources: [{ path: "charts" }, { path: "manifests" }] })]),
+            prunes,
+        );
         // Without a source path on the Stack (a program's resource), the namespace decides, as before.
-        assertFindings(runStackPolicy(policy, [stackResource("s", goodSpec({ destroyOnFinalize: true })), syncs("manifests/staging")]), prunes);
+        assertFindings(
+            runStackPolicy(policy, [
+                stackResource("s", goodSpec({ destroyOnFinalize: true })),
+                syncs("manifests/staging"),
+            ]),
+            prunes,
+        );
     });
 });

@@ -19,11 +19,25 @@ describe("argocd-app-rendered", () => {
         assert.deepStrictEqual(runPolicy(policy, argo("kubernetes:core/v1:ConfigMap", { [NOT_RENDERED]: "x" })), []);
     });
     it("reports each reason once, mandatory and fail-closed, on the object", () => {
-        const reasons = { [NOT_RENDERED]: 'spec.generators[0] ("clusters" generator) is not expanded by check\nspec.templatePatch is not applied' };
+        const reasons = {
+            [NOT_RENDERED]:
+                'spec.generators[0] ("clusters" generator) is not expanded by check\nspec.templatePatch is not applied',
+        };
         const findings = runPolicy(policy, argo(SET, reasons));
         assertFindings(findings, [
-            { policy: policy.name, level: "mandatory", resource: "ledger", message: /^ApplicationSet "argocd\/ledger": spec\.generators\[0\] .*could not evaluate what it applies, so the rule fails closed\.$/ },
-            { policy: policy.name, level: "mandatory", resource: "ledger", message: /^ApplicationSet "argocd\/ledger": spec\.templatePatch is not applied; .*fails closed\.$/ },
+            {
+                policy: policy.name,
+                level: "mandatory",
+                resource: "ledger",
+                message:
+                    /^ApplicationSet "argocd\/ledger": spec\.generators\[0\] .*could not evaluate what it applies, so the rule fails closed\.$/,
+            },
+            {
+                policy: policy.name,
+                level: "mandatory",
+                resource: "ledger",
+                message: /^ApplicationSet "argocd\/ledger": spec\.templatePatch is not applied; .*fails closed\.$/,
+            },
         ]);
         const data: ReportedFinding[] = [];
         runPolicy(policy, argo(SET, reasons), {}, {}, data);
@@ -60,12 +74,31 @@ describe("argocd-app-rendered", () => {
         assert.strictEqual(runPolicy(policy, app).length, 3);
         const findings = runPolicy(policy, app, { sourcesJudgedElsewhere: ["^https://charts\\.jetstack\\.io$"] });
         assertFindings(findings, [
-            { policy: policy.name, level: "mandatory", resource: "platform", message: /: spec\.sources\[1\]\.path "stacks" is not a folder/ },
-            { policy: policy.name, level: "mandatory", resource: "platform", message: /: spec\.sources\[2\]\.plugin: / },
+            {
+                policy: policy.name,
+                level: "mandatory",
+                resource: "platform",
+                message: /: spec\.sources\[1\]\.path "stacks" is not a folder/,
+            },
+            {
+                policy: policy.name,
+                level: "mandatory",
+                resource: "platform",
+                message: /: spec\.sources\[2\]\.plugin: /,
+            },
         ]);
-        assert.deepStrictEqual(runPolicy(policy, app, { sourcesJudgedElsewhere: ["^https://charts\\.jetstack\\.io", "github\\.com/acme/"] }), []);
-        const single = { ...app, props: { ...app.props, spec: { source: { repoURL: "https://charts.jetstack.io", chart: "cert-manager" } } } };
-        single.props.metadata.annotations[NOT_RENDERED] = 'spec.source is chart "cert-manager" from a Helm repository, which check does not read (it uses no network)';
+        assert.deepStrictEqual(
+            runPolicy(policy, app, {
+                sourcesJudgedElsewhere: ["^https://charts\\.jetstack\\.io", "github\\.com/acme/"],
+            }),
+            [],
+        );
+        const single = {
+            ...app,
+            props: { ...app.props, spec: { source: { repoURL: "https://charts.jetstack.io", chart: "cert-manager" } } },
+        };
+        single.props.metadata.annotations[NOT_RENDERED] =
+            'spec.source is chart "cert-manager" from a Helm repository, which check does not read (it uses no network)';
         assert.deepStrictEqual(runPolicy(policy, single, { sourcesJudgedElsewhere: ["jetstack"] }), []);
     });
     it("an invalid sourcesJudgedElsewhere pattern is one config finding, failing closed", () => {
@@ -76,12 +109,16 @@ describe("argocd-app-rendered", () => {
                 policy: policy.name,
                 level: "mandatory",
                 resource: "ledger",
-                message: /^Application "argocd\/ledger": sourcesJudgedElsewhere entry "\(\?=x\)" is not a valid RE2 regular expression.*fix the policy configuration\.$/,
+                message:
+                    /^Application "argocd\/ledger": sourcesJudgedElsewhere entry "\(\?=x\)" is not a valid RE2 regular expression.*fix the policy configuration\.$/,
             },
         ]);
     });
     it("bounds the findings of one object", () => {
-        const many = Array.from({ length: 50 }, (_, i) => `spec.sources[${i}] is chart "c" from a Helm repository`).join("\n");
+        const many = Array.from(
+            { length: 50 },
+            (_, i) => `spec.sources[${i}] is chart "c" from a Helm repository`,
+        ).join("\n");
         const findings = runPolicy(policy, argo(APP, { [NOT_RENDERED]: many }));
         assert.strictEqual(findings.length, 21);
         assert.match(findings[20].message, /30 more reasons/);

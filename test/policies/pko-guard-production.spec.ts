@@ -8,7 +8,15 @@ import { ResourceValidationPolicy } from "@pulumi/policy";
 import { policy } from "../../policies/pko-guard-production";
 import { policies } from "../../policies";
 import { SETTINGS_POLICY, compileUserPattern } from "../../policies/model/production";
-import { ExpectedFinding, Reported, assertFindings, goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "../helpers";
+import {
+    ExpectedFinding,
+    Reported,
+    assertFindings,
+    goodSpec,
+    runResourcePolicy,
+    runStackPolicy,
+    stackResource,
+} from "../helpers";
 
 /** The production-aware resource rules, with the level each reports at. */
 const LEVELS: Record<string, ExpectedFinding["level"]> = {
@@ -20,7 +28,17 @@ const LEVELS: Record<string, ExpectedFinding["level"]> = {
 const PRODUCTION_AWARE = Object.keys(LEVELS);
 
 /** A Stack every production-aware resource rule reports when (and only when) it is production. */
-const risky = stackResource("payments-live", { stack: "acme/payments/live", projectRepo: "https://github.com/acme/app", branch: "main", destroyOnFinalize: true, preview: true }, { namespace: "payments" });
+const risky = stackResource(
+    "payments-live",
+    {
+        stack: "acme/payments/live",
+        projectRepo: "https://github.com/acme/app",
+        branch: "main",
+        destroyOnFinalize: true,
+        preview: true,
+    },
+    { namespace: "payments" },
+);
 
 function byRule(settings: Record<string, unknown>): Record<string, Reported[]> {
     const out: Record<string, Reported[]> = {};
@@ -31,7 +49,9 @@ function byRule(settings: Record<string, unknown>): Record<string, Reported[]> {
     return out;
 }
 /** Exactly one finding of rule `name`, on the risky Stack, saying `message`. */
-const oneOn = (name: string, message: RegExp): ExpectedFinding[] => [{ policy: name, level: LEVELS[name], resource: "payments-live", message }];
+const oneOn = (name: string, message: RegExp): ExpectedFinding[] => [
+    { policy: name, level: LEVELS[name], resource: "payments-live", message },
+];
 
 describe(SETTINGS_POLICY, () => {
     it("is listed first, so the analyzer publishes the settings before any rule of a request reads them", () => {
@@ -48,23 +68,41 @@ describe(SETTINGS_POLICY, () => {
         const none = byRule({});
         for (const name of PRODUCTION_AWARE) assert.deepStrictEqual(none[name], [], name);
         const payments = byRule({ productionNamespaces: ["payments"] });
-        for (const name of PRODUCTION_AWARE) assertFindings(payments[name], oneOn(name, /is production by namespace "payments"/));
+        for (const name of PRODUCTION_AWARE)
+            assertFindings(payments[name], oneOn(name, /is production by namespace "payments"/));
         const byLabel = byRule({ productionLabels: { tier: ["critical"] } });
         for (const name of PRODUCTION_AWARE) assert.deepStrictEqual(byLabel[name], [], name);
     });
 
     it("reports invalid settings on each Stack, and the rules fail closed instead of using defaults", () => {
         for (const [settings, why] of [
-            [{ productionStackPatterns: ["(?=prod)"] }, /productionStackPatterns entry "\(\?=prod\)" is not a valid RE2 regular expression/],
+            [
+                { productionStackPatterns: ["(?=prod)"] },
+                /productionStackPatterns entry "\(\?=prod\)" is not a valid RE2 regular expression/,
+            ],
             [{ productionStackPatterns: ["(unclosed"] }, /not a valid RE2 regular expression/],
-            [{ productionNamespace: ["payments"] }, /unknown property "productionNamespace" \(did you mean productionNamespaces\?\)/],
+            [
+                { productionNamespace: ["payments"] },
+                /unknown property "productionNamespace" \(did you mean productionNamespaces\?\)/,
+            ],
             [{ productionNamespaces: "payments" }, /productionNamespaces must be a list of strings/],
         ] as const) {
-            assertFindings(runResourcePolicy(policy, risky, settings, null), [{ policy: SETTINGS_POLICY, level: "mandatory", resource: "payments-live", message: why }]);
-            for (const [name, reported] of Object.entries(byRule(settings))) assertFindings(reported, oneOn(name, /cannot decide whether it is production/));
+            assertFindings(runResourcePolicy(policy, risky, settings, null), [
+                { policy: SETTINGS_POLICY, level: "mandatory", resource: "payments-live", message: why },
+            ]);
+            for (const [name, reported] of Object.entries(byRule(settings)))
+                assertFindings(reported, oneOn(name, /cannot decide whether it is production/));
         }
         // Only Stacks (and their patches) carry the report: other resources are not about production.
-        assert.deepStrictEqual(runResourcePolicy(policy, { type: "kubernetes:core/v1:ConfigMap", name: "c", props: {} }, { productionStackPatterns: ["("] }, null), []);
+        assert.deepStrictEqual(
+            runResourcePolicy(
+                policy,
+                { type: "kubernetes:core/v1:ConfigMap", name: "c", props: {} },
+                { productionStackPatterns: ["("] },
+                null,
+            ),
+            [],
+        );
     });
 
     describe("user patterns run in linear time (RE2)", () => {
@@ -81,9 +119,17 @@ describe(SETTINGS_POLICY, () => {
         it("classifies with a catastrophic pattern on a long spec.stack", () => {
             const stack = `acme/app/${"a".repeat(50000)}!`;
             const long = stackResource("app", goodSpec({ stack, destroyOnFinalize: true }));
-            const destroy = policies.find((x) => x.name === "pko-stack-destroy-on-finalize-nonprod") as ResourceValidationPolicy;
-            assert.deepStrictEqual(runResourcePolicy(destroy, long, {}, { productionStackPatterns: ["^acme/app/(a+)+$"] }), []);
-            const hit = stackResource("app", goodSpec({ stack: `acme/app/${"a".repeat(50000)}`, destroyOnFinalize: true }));
+            const destroy = policies.find(
+                (x) => x.name === "pko-stack-destroy-on-finalize-nonprod",
+            ) as ResourceValidationPolicy;
+            assert.deepStrictEqual(
+                runResourcePolicy(destroy, long, {}, { productionStackPatterns: ["^acme/app/(a+)+$"] }),
+                [],
+            );
+            const hit = stackResource(
+                "app",
+                goodSpec({ stack: `acme/app/${"a".repeat(50000)}`, destroyOnFinalize: true }),
+            );
             assertFindings(runResourcePolicy(destroy, hit, {}, { productionStackPatterns: ["^acme/app/(a+)+$"] }), [
                 { policy: destroy.name, level: "mandatory", resource: "app", message: /is production by spec\.stack/ },
             ]);
@@ -93,7 +139,10 @@ describe(SETTINGS_POLICY, () => {
             for (const p of ["(?!dev)prod", "(a)\\1", "(?<=x)y"]) {
                 const c = compileUserPattern(p);
                 assert.strictEqual(typeof c, "string", p);
-                assert.match(c as string, /is not a valid RE2 regular expression .*lookarounds and backreferences are not supported/);
+                assert.match(
+                    c as string,
+                    /is not a valid RE2 regular expression .*lookarounds and backreferences are not supported/,
+                );
             }
         });
     });

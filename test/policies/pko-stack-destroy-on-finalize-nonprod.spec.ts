@@ -1,13 +1,23 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-destroy-on-finalize-nonprod";
-import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, secret, stackResource, ExpectedFinding, assertFindings } from "../helpers";
+import {
+    UNKNOWN_WIRE,
+    goodSpec,
+    runResourcePolicy,
+    secret,
+    stackResource,
+    ExpectedFinding,
+    assertFindings,
+} from "../helpers";
 
 /** `settings`: the pack-wide production settings (pko-guard-production's config). */
 function run(spec: unknown, metadata: Record<string, unknown> = {}, settings: Record<string, unknown> | null = {}) {
     return runResourcePolicy(policy, stackResource("app", spec, metadata), {}, settings);
 }
 /** The one finding an input should produce. */
-const one = (message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "mandatory", resource: "app", message }];
+const one = (message: RegExp): ExpectedFinding[] => [
+    { policy: policy.name, level: "mandatory", resource: "app", message },
+];
 const check = (...a: Parameters<typeof run>) => run(...a).map((r) => r.message);
 
 describe("pko-stack-destroy-on-finalize-nonprod", () => {
@@ -17,7 +27,13 @@ describe("pko-stack-destroy-on-finalize-nonprod", () => {
     });
 
     it("passes destroyOnFinalize on non-production stacks", () => {
-        for (const stack of ["acme/app/dev", "acme/app/staging", "acme/app/preview", "acme/production-tools/dev", "acme/app/reprod"]) {
+        for (const stack of [
+            "acme/app/dev",
+            "acme/app/staging",
+            "acme/app/preview",
+            "acme/production-tools/dev",
+            "acme/app/reprod",
+        ]) {
             assert.deepStrictEqual(check(goodSpec({ stack, destroyOnFinalize: true })), [], stack);
         }
     });
@@ -45,7 +61,10 @@ describe("pko-stack-destroy-on-finalize-nonprod", () => {
     it("fails closed when destroyOnFinalize or the production signals are unknown", () => {
         assertFindings(run(goodSpec({ destroyOnFinalize: UNKNOWN_WIRE })), one(/unknown during preview/));
         assertFindings(run(goodSpec({ stack: UNKNOWN_WIRE, destroyOnFinalize: true })), one(/fails closed/));
-        assertFindings(run(goodSpec({ stack: "a/b/dev", destroyOnFinalize: true }), { labels: UNKNOWN_WIRE }), one(/metadata\.labels/));
+        assertFindings(
+            run(goodSpec({ stack: "a/b/dev", destroyOnFinalize: true }), { labels: UNKNOWN_WIRE }),
+            one(/metadata\.labels/),
+        );
         assert.strictEqual(check(UNKNOWN_WIRE).length, 1);
     });
 
@@ -61,9 +80,15 @@ describe("pko-stack-destroy-on-finalize-nonprod", () => {
 
     it("says once how the Stack is production, in the pack's one wording", () => {
         const dev = goodSpec({ stack: "acme/app/live", destroyOnFinalize: true });
-        assertFindings(run(dev, { namespace: "payments" }, { productionNamespaces: ["payments"] }), one(/is production by namespace "payments" and/));
+        assertFindings(
+            run(dev, { namespace: "payments" }, { productionNamespaces: ["payments"] }),
+            one(/is production by namespace "payments" and/),
+        );
         assertFindings(run(dev, { labels: { env: "prod" } }), one(/is production by label env="prod" and/));
-        assertFindings(run(goodSpec({ destroyOnFinalize: true })), one(/is production by spec\.stack "acme\/app\/prod" \(pattern/));
+        assertFindings(
+            run(goodSpec({ destroyOnFinalize: true })),
+            one(/is production by spec\.stack "acme\/app\/prod" \(pattern/),
+        );
     });
 
     it("fails closed on every Stack it judges when the settings policy did not run (disabled)", () => {
@@ -74,8 +99,13 @@ describe("pko-stack-destroy-on-finalize-nonprod", () => {
     });
 
     it("rejects production settings in its own config: they are set once, under pko-guard-production", () => {
-        const m = runResourcePolicy(policy, stackResource("app", goodSpec({ destroyOnFinalize: true })), { productionNamespaces: ["payments"] }).map((r) => r.message);
+        const m = runResourcePolicy(policy, stackResource("app", goodSpec({ destroyOnFinalize: true })), {
+            productionNamespaces: ["payments"],
+        }).map((r) => r.message);
         assert.strictEqual(m.length, 1);
-        assert.match(m[0], /unknown property "productionNamespaces": productionNamespaces is set once for the whole pack, under pko-guard-production/);
+        assert.match(
+            m[0],
+            /unknown property "productionNamespaces": productionNamespaces is set once for the whole pack, under pko-guard-production/,
+        );
     });
 });

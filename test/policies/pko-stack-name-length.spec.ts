@@ -2,9 +2,12 @@ import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-name-length";
 import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource, ExpectedFinding, assertFindings } from "../helpers";
 
-const run = (resourceName: string, name: unknown) => runResourcePolicy(policy, stackResource(resourceName, goodSpec(), { name }));
+const run = (resourceName: string, name: unknown) =>
+    runResourcePolicy(policy, stackResource(resourceName, goodSpec(), { name }));
 /** The one finding an input should produce. */
-const one = (resource: string, message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "mandatory", resource, message }];
+const one = (resource: string, message: RegExp): ExpectedFinding[] => [
+    { policy: policy.name, level: "mandatory", resource, message },
+];
 const check = (...a: Parameters<typeof run>) => run(...a).map((r) => r.message);
 
 describe("pko-stack-name-length", () => {

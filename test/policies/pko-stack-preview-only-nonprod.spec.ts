@@ -2,9 +2,12 @@ import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-preview-only-nonprod";
 import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource, ExpectedFinding, assertFindings } from "../helpers";
 
-const run = (spec: unknown, config: Record<string, unknown> = {}) => runResourcePolicy(policy, stackResource("app", spec), config);
+const run = (spec: unknown, config: Record<string, unknown> = {}) =>
+    runResourcePolicy(policy, stackResource("app", spec), config);
 /** The one finding an input should produce. */
-const one = (message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "mandatory", resource: "app", message }];
+const one = (message: RegExp): ExpectedFinding[] => [
+    { policy: policy.name, level: "mandatory", resource: "app", message },
+];
 const check = (...a: Parameters<typeof run>) => run(...a).map((r) => r.message);
 
 describe("pko-stack-preview-only-nonprod", () => {
@@ -23,7 +26,10 @@ describe("pko-stack-preview-only-nonprod", () => {
         assertFindings(run(goodSpec({ preview: true })), one(/never deploy/));
     });
     it("uses configured patterns, fails closed on an unknown stack, reports bad patterns", () => {
-        assert.strictEqual(check(goodSpec({ stack: "o/p/review-app" }), { previewOnlyStackPatterns: ["review-app$"] }).length, 1);
+        assert.strictEqual(
+            check(goodSpec({ stack: "o/p/review-app" }), { previewOnlyStackPatterns: ["review-app$"] }).length,
+            1,
+        );
         assert.strictEqual(check(goodSpec({ stack: UNKNOWN_WIRE })).length, 1);
         assert.strictEqual(check(goodSpec({ stack: UNKNOWN_WIRE, preview: true })).length, 0);
         assertFindings(run(goodSpec(), { previewOnlyStackPatterns: ["("] }), one(/not a valid RE2 regular expression/));

@@ -1,12 +1,22 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-prod-pinned-commit";
-import { SHA, UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource, ExpectedFinding, assertFindings } from "../helpers";
+import {
+    SHA,
+    UNKNOWN_WIRE,
+    goodSpec,
+    runResourcePolicy,
+    stackResource,
+    ExpectedFinding,
+    assertFindings,
+} from "../helpers";
 
 function run(spec: unknown, config: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}) {
     return runResourcePolicy(policy, stackResource("app", spec, metadata), config);
 }
 /** The one finding an input should produce. */
-const one = (message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "mandatory", resource: "app", message }];
+const one = (message: RegExp): ExpectedFinding[] => [
+    { policy: policy.name, level: "mandatory", resource: "app", message },
+];
 const check = (...a: Parameters<typeof run>) => run(...a).map((r) => r.message);
 
 describe("pko-stack-prod-pinned-commit", () => {
@@ -38,7 +48,11 @@ describe("pko-stack-prod-pinned-commit", () => {
     });
 
     it("flags unpinnable sources unless allowed", () => {
-        const flux = goodSpec({ projectRepo: undefined, commit: undefined, fluxSource: { sourceRef: { kind: "GitRepository", name: "x" } } });
+        const flux = goodSpec({
+            projectRepo: undefined,
+            commit: undefined,
+            fluxSource: { sourceRef: { kind: "GitRepository", name: "x" } },
+        });
         assertFindings(run(flux), one(/spec\.fluxSource/));
         assert.deepStrictEqual(check(flux, { allowUnpinnableSources: true }), []);
         const program = goodSpec({ projectRepo: undefined, commit: undefined, programRef: { name: "p" } });
@@ -53,7 +67,12 @@ describe("pko-stack-prod-pinned-commit", () => {
     });
 
     it("applies to v1alpha1 Stacks", () => {
-        const r = stackResource("old", goodSpec({ commit: undefined, branch: "main" }), {}, "kubernetes:pulumi.com/v1alpha1:Stack");
+        const r = stackResource(
+            "old",
+            goodSpec({ commit: undefined, branch: "main" }),
+            {},
+            "kubernetes:pulumi.com/v1alpha1:Stack",
+        );
         assert.strictEqual(runResourcePolicy(policy, r).length, 1);
     });
 });

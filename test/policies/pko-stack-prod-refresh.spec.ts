@@ -4,7 +4,9 @@ import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource, ExpectedFindi
 
 const run = (spec: unknown) => runResourcePolicy(policy, stackResource("app", spec));
 /** The one finding an input should produce. */
-const one = (message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "advisory", resource: "app", message }];
+const one = (message: RegExp): ExpectedFinding[] => [
+    { policy: policy.name, level: "advisory", resource: "app", message },
+];
 const check = (...a: Parameters<typeof run>) => run(...a).map((r) => r.message);
 
 describe("pko-stack-prod-refresh", () => {

@@ -1,10 +1,22 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-repo-allowlist";
-import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource, ExpectedFinding, assertFindings, messagesOn, onlyMessage } from "../helpers";
+import {
+    UNKNOWN_WIRE,
+    goodSpec,
+    runResourcePolicy,
+    stackResource,
+    ExpectedFinding,
+    assertFindings,
+    messagesOn,
+    onlyMessage,
+} from "../helpers";
 
-const run = (spec: unknown, config: Record<string, unknown> = {}) => runResourcePolicy(policy, stackResource("app", spec), config);
+const run = (spec: unknown, config: Record<string, unknown> = {}) =>
+    runResourcePolicy(policy, stackResource("app", spec), config);
 /** The one finding an input should produce. */
-const one = (message: RegExp): ExpectedFinding[] => [{ policy: policy.name, level: "mandatory", resource: "app", message }];
+const one = (message: RegExp): ExpectedFinding[] => [
+    { policy: policy.name, level: "mandatory", resource: "app", message },
+];
 /** The messages of an evaluation, which may only be this policy's mandatory findings on the Stack. */
 const check = (...a: Parameters<typeof run>) => messagesOn(run(...a), policy.name, "mandatory", "app");
 const acme = { allowedRepoPatterns: ["^https://github\\.com/acme/"] };
@@ -50,9 +62,16 @@ describe("pko-stack-repo-allowlist: the workspace template's source", () => {
         const run = (workspaceTemplate: unknown) => check(goodSpec({ workspaceTemplate }));
         assert.deepStrictEqual(run({ spec: { image: "pulumi/pulumi:latest-nonroot" } }), []);
         for (const source of ["git", "flux", "local"]) {
-            const m = run({ spec: { [source]: source === "git" ? { url: "https://github.com/evil/app", ref: "main" } : { dir: "x" } } });
+            const m = run({
+                spec: {
+                    [source]: source === "git" ? { url: "https://github.com/evil/app", ref: "main" } : { dir: "x" },
+                },
+            });
             assert.strictEqual(m.length, 1, source);
-            assert.match(m[0], new RegExp(`spec\\.workspaceTemplate\\.spec\\.${source} replaces the Stack's program source`));
+            assert.match(
+                m[0],
+                new RegExp(`spec\\.workspaceTemplate\\.spec\\.${source} replaces the Stack's program source`),
+            );
         }
         assert.match(onlyMessage(run(UNKNOWN_WIRE)), /fails closed/);
         assert.match(onlyMessage(run({ spec: UNKNOWN_WIRE })), /fails closed/);

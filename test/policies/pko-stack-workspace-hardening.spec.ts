@@ -9,7 +9,10 @@ const container = (securityContext: unknown) => ({ containers: [{ name: "pulumi"
 describe("pko-stack-workspace-hardening", () => {
     it("passes Stacks without a template and restricted templates", () => {
         assert.deepStrictEqual(check(goodSpec()), []);
-        assert.deepStrictEqual(check(withPod(container({ allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } }))), []);
+        assert.deepStrictEqual(
+            check(withPod(container({ allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } }))),
+            [],
+        );
         assert.deepStrictEqual(check(goodSpec({ workspaceTemplate: { spec: { serviceAccountName: "x" } } })), []);
     });
     it("flags each dangerous setting once", () => {
@@ -25,8 +28,22 @@ describe("pko-stack-workspace-hardening", () => {
             ).length,
             1,
         );
-        assert.strictEqual(check(withPod(container({ privileged: true, allowPrivilegeEscalation: true, capabilities: { add: ["SYS_ADMIN"] } }))).length, 3);
-        assert.strictEqual(check(withPod({ initContainers: [{ name: "i", securityContext: { privileged: "true" } }] })).length, 1);
+        assert.strictEqual(
+            check(
+                withPod(
+                    container({
+                        privileged: true,
+                        allowPrivilegeEscalation: true,
+                        capabilities: { add: ["SYS_ADMIN"] },
+                    }),
+                ),
+            ).length,
+            3,
+        );
+        assert.strictEqual(
+            check(withPod({ initContainers: [{ name: "i", securityContext: { privileged: "true" } }] })).length,
+            1,
+        );
     });
     it("fails closed on unknown settings", () => {
         assert.strictEqual(check(withPod(container({ privileged: UNKNOWN_WIRE }))).length, 1);

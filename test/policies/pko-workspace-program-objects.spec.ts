@@ -1,14 +1,31 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-workspace-program-objects";
 import { policy as noClusterAdmin } from "../../policies/pko-stack-no-cluster-admin";
-import { ExpectedFinding, TestResource, UNKNOWN_WIRE, assertFindings, messagesOn, onlyMessage, runResourcePolicy, runStackPolicy } from "../helpers";
+import {
+    ExpectedFinding,
+    TestResource,
+    UNKNOWN_WIRE,
+    assertFindings,
+    messagesOn,
+    onlyMessage,
+    runResourcePolicy,
+    runStackPolicy,
+} from "../helpers";
 
 const WS = "kubernetes:auto.pulumi.com/v1alpha1:Workspace";
 const PROGRAM = "kubernetes:pulumi.com/v1:Program";
 const pw = ["pa", "55", "w0rd!"].join("");
 
-const workspace = (spec: unknown, name = "ws"): TestResource => ({ type: WS, name, props: { apiVersion: "auto.pulumi.com/v1alpha1", kind: "Workspace", metadata: { name, namespace: "pulumi" }, spec } });
-const program = (body: unknown): TestResource => ({ type: PROGRAM, name: "prog", props: { apiVersion: "pulumi.com/v1", kind: "Program", metadata: { name: "prog" }, program: body } });
+const workspace = (spec: unknown, name = "ws"): TestResource => ({
+    type: WS,
+    name,
+    props: { apiVersion: "auto.pulumi.com/v1alpha1", kind: "Workspace", metadata: { name, namespace: "pulumi" }, spec },
+});
+const program = (body: unknown): TestResource => ({
+    type: PROGRAM,
+    name: "prog",
+    props: { apiVersion: "pulumi.com/v1", kind: "Program", metadata: { name: "prog" }, program: body },
+});
 
 function check(r: TestResource): string[] {
     const out = messagesOn(runResourcePolicy(policy, r), policy.name, "mandatory", r.name);
@@ -17,12 +34,31 @@ function check(r: TestResource): string[] {
 }
 
 describe("pko-workspace-program-objects", () => {
-    const good = { serviceAccountName: "ws", git: { url: "https://github.com/acme/app", ref: "a".repeat(40) }, stacks: [{ name: "dev", config: [{ key: "aws:region", value: "us-east-1" }] }] };
+    const good = {
+        serviceAccountName: "ws",
+        git: { url: "https://github.com/acme/app", ref: "a".repeat(40) },
+        stacks: [{ name: "dev", config: [{ key: "aws:region", value: "us-east-1" }] }],
+    };
 
     it("passes a Workspace and a Program without credentials or privilege, and ignores other kinds", () => {
         assert.deepStrictEqual(check(workspace(good)), []);
-        assert.deepStrictEqual(check(program({ variables: { region: "us-east-1" }, resources: { cm: { type: "kubernetes:core/v1:ConfigMap", properties: { data: { a: "b" } } } } })), []);
-        assert.deepStrictEqual(check({ type: "kubernetes:core/v1:ConfigMap", name: "c", props: { data: { url: `postgres://a:${pw}@h/d` } } }), []);
+        assert.deepStrictEqual(
+            check(
+                program({
+                    variables: { region: "us-east-1" },
+                    resources: { cm: { type: "kubernetes:core/v1:ConfigMap", properties: { data: { a: "b" } } } },
+                }),
+            ),
+            [],
+        );
+        assert.deepStrictEqual(
+            check({
+                type: "kubernetes:core/v1:ConfigMap",
+                name: "c",
+                props: { data: { url: `postgres://a:${pw}@h/d` } },
+            }),
+            [],
+        );
     });
 
     it("judges a Workspace's env, stacks' config, URLs and pod template like a Stack's workspace template", () => {
@@ -40,7 +76,12 @@ describe("pko-workspace-program-objects", () => {
                         ],
                     },
                 ],
-                podTemplate: { spec: { hostNetwork: true, containers: [{ name: "pulumi", securityContext: { privileged: true } }] } },
+                podTemplate: {
+                    spec: {
+                        hostNetwork: true,
+                        containers: [{ name: "pulumi", securityContext: { privileged: true } }],
+                    },
+                },
             }),
         );
         assert.deepStrictEqual(m.map((x) => x.split(" ")[0]).sort(), [
@@ -60,12 +101,24 @@ describe("pko-workspace-program-objects", () => {
     it("judges a Program's variables, resources, outputs and configuration defaults", () => {
         const m = check(
             program({
-                configuration: { dbPassword: { type: "String", default: "x" }, region: { type: "String", default: "us-east-1" } },
+                configuration: {
+                    dbPassword: { type: "String", default: "x" },
+                    region: { type: "String", default: "us-east-1" },
+                },
                 variables: { conn: `mysql://root:${pw}@db/app`, plain: "hello" },
-                resources: { s: { type: "kubernetes:core/v1:Secret", properties: { stringData: { key: ["-----BEGIN ", "EC PRIVATE KEY-----"].join("") } } } },
+                resources: {
+                    s: {
+                        type: "kubernetes:core/v1:Secret",
+                        properties: { stringData: { key: ["-----BEGIN ", "EC PRIVATE KEY-----"].join("") } },
+                    },
+                },
             }),
         );
-        assert.deepStrictEqual(m.map((x) => x.split(" ")[0]).sort(), ["program.configuration.dbPassword", "program.resources.s.properties.stringData.key", "program.variables.conn"]);
+        assert.deepStrictEqual(m.map((x) => x.split(" ")[0]).sort(), [
+            "program.configuration.dbPassword",
+            "program.resources.s.properties.stringData.key",
+            "program.variables.conn",
+        ]);
         assert.match(onlyMessage(check(program(UNKNOWN_WIRE))), /unknown during preview/);
     });
 
@@ -73,13 +126,22 @@ describe("pko-workspace-program-objects", () => {
         const crb = (sa: string): TestResource => ({
             type: "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
             name: "b",
-            props: { metadata: { name: "b" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" }, subjects: [{ kind: "ServiceAccount", name: sa, namespace: "pulumi" }] },
+            props: {
+                metadata: { name: "b" },
+                roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+                subjects: [{ kind: "ServiceAccount", name: sa, namespace: "pulumi" }],
+            },
         });
         const ws = workspace({ ...good, podTemplate: { spec: { serviceAccountName: "root-sa" } } });
         const r = runStackPolicy(noClusterAdmin, [ws, crb("root-sa")]);
-        const onB = (message: RegExp): ExpectedFinding[] => [{ policy: noClusterAdmin.name, level: "mandatory", resource: "b", message }];
+        const onB = (message: RegExp): ExpectedFinding[] => [
+            { policy: noClusterAdmin.name, level: "mandatory", resource: "b", message },
+        ];
         assertFindings(r, onB(/which Workspace "ws" runs as \(spec\.podTemplate\.spec\.serviceAccountName\)/));
         assert.strictEqual(runStackPolicy(noClusterAdmin, [ws, crb("ws")]).length, 0);
-        assertFindings(runStackPolicy(noClusterAdmin, [workspace({}), crb("default")]), onB(/ServiceAccount pulumi\/default, which Workspace "ws"/));
+        assertFindings(
+            runStackPolicy(noClusterAdmin, [workspace({}), crb("default")]),
+            onB(/ServiceAccount pulumi\/default, which Workspace "ws"/),
+        );
     });
 });

@@ -14,10 +14,14 @@ const SUMMARY = /^\s*(\d+) (passing|failing|pending)\b/;
 function runTier(tier, extraArgs) {
     return new Promise((resolve) => {
         const counts = { passing: 0, failing: 0, pending: 0, summarised: false };
-        const child = spawn(process.execPath, [MOCHA, "--config", path.join("test", "tiers", `${tier}.js`), ...extraArgs], {
-            cwd: ROOT,
-            stdio: ["ignore", "pipe", "inherit"],
-        });
+        const child = spawn(
+            process.execPath,
+            [MOCHA, "--config", path.join("test", "tiers", `${tier}.js`), ...extraArgs],
+            {
+                cwd: ROOT,
+                stdio: ["ignore", "pipe", "inherit"],
+            },
+        );
         let pending = "";
         const scan = (line) => {
             const m = SUMMARY.exec(line);

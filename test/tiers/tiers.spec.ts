@@ -14,7 +14,10 @@ interface Tier {
     config: { spec: string[]; require: string[] };
 }
 
-const TIERS: Tier[] = ["unit", "integration"].map((name) => ({ name, config: require(path.join(REPO_ROOT, "test", "tiers", `${name}.js`)) }));
+const TIERS: Tier[] = ["unit", "integration"].map((name) => ({
+    name,
+    config: require(path.join(REPO_ROOT, "test", "tiers", `${name}.js`)),
+}));
 
 /** Every `*.spec.ts` under test/, as repository-relative paths with forward slashes. */
 function allSpecs(): string[] {
@@ -38,14 +41,19 @@ describe("test tiers", () => {
 
     it("every spec is in exactly one tier (add a new spec to test/tiers/unit.js or integration.js)", () => {
         const tiersOf = new Map<string, string[]>(specs.map((s) => [s, []]));
-        for (const tier of TIERS) for (const entry of tier.config.spec) for (const s of expand(entry, specs)) tiersOf.get(s)!.push(tier.name);
+        for (const tier of TIERS)
+            for (const entry of tier.config.spec) for (const s of expand(entry, specs)) tiersOf.get(s)!.push(tier.name);
         const unclassified = specs.filter((s) => tiersOf.get(s)!.length === 0);
-        const twice = specs.filter((s) => tiersOf.get(s)!.length > 1).map((s) => `${s} (${tiersOf.get(s)!.join(", ")})`);
+        const twice = specs
+            .filter((s) => tiersOf.get(s)!.length > 1)
+            .map((s) => `${s} (${tiersOf.get(s)!.join(", ")})`);
         assert.deepStrictEqual({ unclassified, twice }, { unclassified: [], twice: [] });
     });
 
     it("every tier entry names at least one spec", () => {
-        const stale = TIERS.flatMap((t) => t.config.spec.filter((entry) => expand(entry, specs).length === 0).map((entry) => `${t.name}: ${entry}`));
+        const stale = TIERS.flatMap((t) =>
+            t.config.spec.filter((entry) => expand(entry, specs).length === 0).map((entry) => `${t.name}: ${entry}`),
+        );
         assert.deepStrictEqual(stale, []);
     });
 
@@ -69,13 +77,19 @@ describe("test tiers", () => {
 
         for (const name of ["spawn", "spawnSync", "exec", "execSync", "execFile", "execFileSync", "fork"]) {
             it(`refuses child_process.${name}, and reports the attempt even when its error is caught`, () => {
-                assert.throws(() => childProcess[name](process.execPath, ["-e", "0"]), /^Error: child_process\.\w+ in a unit spec: the unit tier starts no process/);
+                assert.throws(
+                    () => childProcess[name](process.execPath, ["-e", "0"]),
+                    /^Error: child_process\.\w+ in a unit spec: the unit tier starts no process/,
+                );
                 assert.deepStrictEqual(attempts.length, 1);
             });
         }
 
         it("refuses a connection", () => {
-            assert.throws(() => net.connect({ host: "127.0.0.1", port: 9 }), /a network connection \(net\.Socket\.connect\) in a unit spec/);
+            assert.throws(
+                () => net.connect({ host: "127.0.0.1", port: 9 }),
+                /a network connection \(net\.Socket\.connect\) in a unit spec/,
+            );
             assert.deepStrictEqual(attempts.length, 1);
         });
 

@@ -26,7 +26,10 @@ function manifestRepo(root: string): string {
     const repo = path.join(root, "repo");
     fs.cpSync(path.join(REPO_ROOT, "fixtures", "gitops-guide-example", "manifests"), repo, { recursive: true });
     fs.mkdirSync(path.join(repo, ".github", "workflows"), { recursive: true });
-    fs.copyFileSync(path.join(EXAMPLES, "pko-guard-manifests.yml"), path.join(repo, ".github", "workflows", "pko-guard-manifests.yml"));
+    fs.copyFileSync(
+        path.join(EXAMPLES, "pko-guard-manifests.yml"),
+        path.join(repo, ".github", "workflows", "pko-guard-manifests.yml"),
+    );
     fs.writeFileSync(path.join(repo, ".pre-commit-config.yaml"), "repos: []\n");
     fs.writeFileSync(path.join(repo, "README.md"), "# infra\n");
     assert.strictEqual(spawnSync("git", ["init", "-q", "."], { cwd: repo }).status, 0);
@@ -43,16 +46,24 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
     it("action.yml is a composite action that installs pko-guard from its own checkout and uploads SARIF when asked", () => {
         const action = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, "action.yml"), "utf8"));
         assert.strictEqual(action.runs.using, "composite");
-        const steps: { run?: string; uses?: string; if?: string; "working-directory"?: string; env?: Record<string, string> }[] = action.runs.steps;
+        const steps: {
+            run?: string;
+            uses?: string;
+            if?: string;
+            "working-directory"?: string;
+            env?: Record<string, string>;
+        }[] = action.runs.steps;
         const install = steps.find((s) => /npm ci\b/.test(s.run ?? ""))!;
         assert.strictEqual(install["working-directory"], "${{ github.action_path }}");
-        for (const s of steps) assert.doesNotMatch(s.run ?? "", /npm (install|i) .*pko-guard|npx pko-guard/, "never from a registry");
+        for (const s of steps)
+            assert.doesNotMatch(s.run ?? "", /npm (install|i) .*pko-guard|npx pko-guard/, "never from a registry");
         // Inputs never become script text (injection); they travel as environment variables.
         for (const s of steps) assert.doesNotMatch(s.run ?? "", /\$\{\{\s*inputs\./);
         const upload = steps.find((s) => s.uses?.startsWith("github/codeql-action/upload-sarif"))!;
         assert.match(upload.if!, /always\(\)/);
         assert.match(upload.if!, /inputs\.upload-sarif == 'true'/);
-        for (const input of ["command", "paths", "config", "reports", "fail-on-advisory", "upload-sarif", "stack"]) assert.ok(action.inputs[input], input);
+        for (const input of ["command", "paths", "config", "reports", "fail-on-advisory", "upload-sarif", "stack"])
+            assert.ok(action.inputs[input], input);
     });
 
     it("both workflow examples use the action at a pinned ref, and none installs pko-guard from a package registry", () => {
@@ -61,7 +72,9 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
             const text = fs.readFileSync(path.join(EXAMPLES, file), "utf8");
             assert.doesNotMatch(text, /npm (install|i)\b[^\n]*\bpko-guard\b|npx pko-guard/, file);
             const wf = YAML.parse(text);
-            const uses = Object.values(wf.jobs as Record<string, { steps: { uses?: string }[] }>).flatMap((j) => j.steps.map((s) => s.uses ?? ""));
+            const uses = Object.values(wf.jobs as Record<string, { steps: { uses?: string }[] }>).flatMap((j) =>
+                j.steps.map((s) => s.uses ?? ""),
+            );
             assert.ok(
                 uses.some((u) => ACTION_REF.test(u)),
                 `${file} uses the pko-guard action`,
@@ -75,7 +88,8 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
             process.stderr.write(`      skipped: ${lint.reason}\n`);
             this.skip();
         }
-        const run = (args: string[], cwd = REPO_ROOT) => spawnSync(lint as string, ["-no-color", "-shellcheck=", "-pyflakes=", ...args], { encoding: "utf8", cwd });
+        const run = (args: string[], cwd = REPO_ROOT) =>
+            spawnSync(lint as string, ["-no-color", "-shellcheck=", "-pyflakes=", ...args], { encoding: "utf8", cwd });
         const plain = run(WORKFLOWS.map((f) => path.join(EXAMPLES, f)));
         assert.strictEqual(plain.status, 0, `${plain.stdout}${plain.stderr}`);
         // The same workflows in a repository that holds the action: `uses: ./` makes actionlint read action.yml.
@@ -84,7 +98,11 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
         fs.copyFileSync(path.join(REPO_ROOT, "action.yml"), path.join(repo, "action.yml"));
         spawnSync("git", ["init", "-q", "."], { cwd: repo });
         const local = (text: string) => text.replace(/uses: [^/\s]+\/pko-guard@\S+/g, "uses: ./");
-        for (const f of WORKFLOWS) fs.writeFileSync(path.join(repo, ".github", "workflows", f), local(fs.readFileSync(path.join(EXAMPLES, f), "utf8")));
+        for (const f of WORKFLOWS)
+            fs.writeFileSync(
+                path.join(repo, ".github", "workflows", f),
+                local(fs.readFileSync(path.join(EXAMPLES, f), "utf8")),
+            );
         const checked = run([], repo);
         assert.strictEqual(checked.status, 0, `${checked.stdout}${checked.stderr}`);
         // A misspelt input is caught, so the clean result above means something.
@@ -128,7 +146,9 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
         assert.strictEqual(out.sarif, path.join(repo, "pko-guard.sarif"));
         const sarif = JSON.parse(fs.readFileSync(out.sarif, "utf8"));
         // Exactly the branch-tracking production Stack's finding, as `check` reports it, uploaded once.
-        const pinned = sarif.runs[0].results.filter((x: { ruleId: string }) => x.ruleId === "pko-stack-prod-pinned-commit");
+        const pinned = sarif.runs[0].results.filter(
+            (x: { ruleId: string }) => x.ruleId === "pko-stack-prod-pinned-commit",
+        );
         assert.deepStrictEqual(
             pinned.map((x: any) => [x.locations[0].logicalLocations?.[0]?.name, x.level]),
             [["Stack/pulumi/webapp-production", "error"]],
@@ -145,7 +165,14 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
     });
 
     it("the pre-commit hook's entry, run as pre-commit runs it (selected files as arguments, from the repository root)", () => {
-        const hooks = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, ".pre-commit-hooks.yaml"), "utf8")) as { id: string; entry: string; language: string; files: string; exclude: string; pass_filenames?: boolean }[];
+        const hooks = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, ".pre-commit-hooks.yaml"), "utf8")) as {
+            id: string;
+            entry: string;
+            language: string;
+            files: string;
+            exclude: string;
+            pass_filenames?: boolean;
+        }[];
         const hook = hooks.find((h) => h.id === "pko-guard-check")!;
         assert.ok(hook, "a pko-guard-check hook");
         // language: script: the entry is a script of this repository, run by its path inside pre-commit's clone.

@@ -16,7 +16,12 @@ export function actionlint(): string | { reason: string } {
     const go = spawnSync("go", ["version"], { encoding: "utf8" });
     if (go.status !== 0) return { reason: "go is not installed, so actionlint cannot be built" };
     fs.mkdirSync(bin, { recursive: true });
-    const r = spawnSync("go", ["install", ACTIONLINT], { encoding: "utf8", env: { ...process.env, GOBIN: bin, GOFLAGS: "-mod=mod" }, timeout: 900000 });
-    if (r.status !== 0 || !fs.existsSync(exe)) return { reason: `go install ${ACTIONLINT} failed: ${(r.stderr || "timed out").trim().split("\n").pop()}` };
+    const r = spawnSync("go", ["install", ACTIONLINT], {
+        encoding: "utf8",
+        env: { ...process.env, GOBIN: bin, GOFLAGS: "-mod=mod" },
+        timeout: 900000,
+    });
+    if (r.status !== 0 || !fs.existsSync(exe))
+        return { reason: `go install ${ACTIONLINT} failed: ${(r.stderr || "timed out").trim().split("\n").pop()}` };
     return exe;
 }

@@ -37,7 +37,8 @@ describe("pko-guard commands from a user's project", function () {
     it("rules lists every rule with level and severity, and --json", () => {
         const r = run(["rules"]);
         assert.strictEqual(r.code, 0, r.stderr);
-        for (const p of policies) assert.match(r.stdout, new RegExp(`^${p.name} +${p.enforcementLevel} +${p.severity} `, "m"));
+        for (const p of policies)
+            assert.match(r.stdout, new RegExp(`^${p.name} +${p.enforcementLevel} +${p.severity} `, "m"));
         const json = JSON.parse(run(["rules", "--json"]).stdout);
         assert.deepStrictEqual(
             json.map((x: { name: string }) => x.name),
@@ -69,7 +70,9 @@ describe("pko-guard commands from a user's project", function () {
             ]) {
                 assert.match(r.stdout, section, `${p.name}: ${section}`);
             }
-            for (const [k, s] of Object.entries((p.configSchema?.properties ?? {}) as Record<string, { default?: unknown }>)) {
+            for (const [k, s] of Object.entries(
+                (p.configSchema?.properties ?? {}) as Record<string, { default?: unknown }>,
+            )) {
                 assert.ok(r.stdout.includes(`  ${k} [${JSON.stringify(s.default ?? null)}]`), `${p.name}: ${k}`);
             }
         }
@@ -82,7 +85,10 @@ describe("pko-guard commands from a user's project", function () {
         for (const p of policies) {
             const example = p.about.example;
             assert.ok(example && example.length > 0, `${p.name} has no example`);
-            const found = "validateStack" in p ? runStackPolicy(p as never, example) : example.flatMap((r) => runResourcePolicy(p as never, r));
+            const found =
+                "validateStack" in p
+                    ? runStackPolicy(p as never, example)
+                    : example.flatMap((r) => runResourcePolicy(p as never, r));
             assert.deepStrictEqual(found, [], p.name);
         }
     });
@@ -99,8 +105,16 @@ describe("pko-guard commands from a user's project", function () {
         );
         const reconciled = reconcilePackConfig(packPolicies(), parsed, file);
         for (const p of policies) assert.strictEqual(reconciled[p.name].enforcementLevel, p.enforcementLevel);
-        assert.deepStrictEqual(JSON.parse(text)["pko-stack-resync-floor"], { enforcementLevel: "advisory", minResyncFrequencySeconds: 60, waivers: [], allowAnnotationWaivers: false });
-        assert.match(fs.readFileSync(path.join(project, "policy", "pko-guard.md"), "utf8"), /## pko-stack-resync-floor/);
+        assert.deepStrictEqual(JSON.parse(text)["pko-stack-resync-floor"], {
+            enforcementLevel: "advisory",
+            minResyncFrequencySeconds: 60,
+            waivers: [],
+            allowAnnotationWaivers: false,
+        });
+        assert.match(
+            fs.readFileSync(path.join(project, "policy", "pko-guard.md"), "utf8"),
+            /## pko-stack-resync-floor/,
+        );
         const again = run(["init", "policy/pko-guard.json"]);
         assert.strictEqual(again.code, 2);
         assert.match(again.stderr, /exists \(use --force to overwrite\)\n$/);
@@ -109,8 +123,28 @@ describe("pko-guard commands from a user's project", function () {
 
     it("a gate that cannot run still writes every requested report, valid and saying why, then exits 2 with one line", async () => {
         const summary = path.join(project, "summary.md");
-        const env = { ...process.env, PATH: path.dirname(process.execPath), PKO_GUARD_TOOLCHAIN_BIN: path.join(project, "no-toolchain"), GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: summary };
-        const r = run(["gate", ".", "-s", "dev", "--report", "sarif=out/g.sarif", "--report", "junit=out/g.xml", "--report", "json=out/g.json"], env);
+        const env = {
+            ...process.env,
+            PATH: path.dirname(process.execPath),
+            PKO_GUARD_TOOLCHAIN_BIN: path.join(project, "no-toolchain"),
+            GITHUB_ACTIONS: "true",
+            GITHUB_STEP_SUMMARY: summary,
+        };
+        const r = run(
+            [
+                "gate",
+                ".",
+                "-s",
+                "dev",
+                "--report",
+                "sarif=out/g.sarif",
+                "--report",
+                "junit=out/g.xml",
+                "--report",
+                "json=out/g.json",
+            ],
+            env,
+        );
         assert.strictEqual(r.code, 2);
         assert.match(r.stderr, /^pko-guard: Pulumi toolchain not found[^\n]*\n$/);
         const sarif = JSON.parse(fs.readFileSync(path.join(project, "out", "g.sarif"), "utf8"));

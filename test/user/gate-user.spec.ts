@@ -45,7 +45,10 @@ describe("pko-guard gate on a user's repository", function () {
     function initPolicy(root: string) {
         fs.mkdirSync(path.join(root, "policy"));
         // The platform team starts from `pko-guard init` (so the engine is shown to accept its output) and adds waivers.
-        const init = spawnSync(process.execPath, [CLI, "init", "policy/pko-guard.json"], { cwd: root, encoding: "utf8" });
+        const init = spawnSync(process.execPath, [CLI, "init", "policy/pko-guard.json"], {
+            cwd: root,
+            encoding: "utf8",
+        });
         assert.strictEqual(init.status, 0, init.stderr);
         const config = JSON.parse(fs.readFileSync(path.join(root, "policy", "pko-guard.json"), "utf8"));
         config["pko-stack-prod-pinned-commit"].waivers = [
@@ -65,20 +68,42 @@ describe("pko-guard gate on a user's repository", function () {
             const summary = path.join(out, "summary.md");
             fs.mkdirSync(out, { recursive: true });
             const env = { ...project.stack.env, GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: summary };
-            const r = spawnSync(process.execPath, [CLI, "gate", infra, "-s", "dev", "--config", path.join(root, "policy", "pko-guard.json"), "--report", `sarif=${out}/g.sarif`, "--report", `json=${out}/g.json`], {
-                cwd: cwd(),
-                env,
-                encoding: "utf8",
-                timeout: 600000,
-            });
+            const r = spawnSync(
+                process.execPath,
+                [
+                    CLI,
+                    "gate",
+                    infra,
+                    "-s",
+                    "dev",
+                    "--config",
+                    path.join(root, "policy", "pko-guard.json"),
+                    "--report",
+                    `sarif=${out}/g.sarif`,
+                    "--report",
+                    `json=${out}/g.json`,
+                ],
+                {
+                    cwd: cwd(),
+                    env,
+                    encoding: "utf8",
+                    timeout: 600000,
+                },
+            );
             assert.strictEqual(r.status, 1, r.stderr + r.stdout);
             assert.match(r.stdout, /^BLOCKING {2}pko-stack-prod-pinned-commit/m);
             assert.match(r.stdout, /^waived {2}pko-stack-prod-pinned-commit/m);
             assert.match(r.stdout, /unused waiver for Stack\/pulumi\/ghost/);
             assert.match(r.stdout, /shop \(stack dev\): 2 violation\(s\), 0 advisory, 1 waived, 1 blocking: FAIL/);
-            assert.match(r.stdout, /^::error file=[^,]*index\.ts,line=11,col=7,title=pko-stack-prod-pinned-commit \(billing-prod\)::/m);
+            assert.match(
+                r.stdout,
+                /^::error file=[^,]*index\.ts,line=11,col=7,title=pko-stack-prod-pinned-commit \(billing-prod\)::/m,
+            );
             assert.match(r.stdout, /^::notice file=[^,]*index\.ts,line=12,col=7,/m);
-            assert.match(fs.readFileSync(summary, "utf8"), /\| blocking \| `pko-stack-prod-pinned-commit` \| billing\\-prod \|/);
+            assert.match(
+                fs.readFileSync(summary, "utf8"),
+                /\| blocking \| `pko-stack-prod-pinned-commit` \| billing\\-prod \|/,
+            );
 
             const json = JSON.parse(fs.readFileSync(path.join(out, "g.json"), "utf8"));
             assert.deepStrictEqual(jsonReportErrors(json), []);

@@ -21,7 +21,13 @@ import { writeReports } from "../../cli/reports/write";
 const CRDS = path.join(REPO_ROOT, "schemas", "policyreport", "v1alpha2");
 const BIN = CLI_ENTRY;
 
-type Schema = { type?: string; properties?: Record<string, Schema>; items?: Schema; additionalProperties?: unknown; "x-kubernetes-preserve-unknown-fields"?: boolean };
+type Schema = {
+    type?: string;
+    properties?: Record<string, Schema>;
+    items?: Schema;
+    additionalProperties?: unknown;
+    "x-kubernetes-preserve-unknown-fields"?: boolean;
+};
 
 function crdSchema(file: string): { kind: string; scope: string; schema: Schema } {
     const crd = YAML.parse(fs.readFileSync(path.join(CRDS, file), "utf8"));
@@ -32,15 +38,21 @@ function crdSchema(file: string): { kind: string; scope: string; schema: Schema 
 /** Fields the structural schema does not declare (what the API server prunes). */
 function undeclared(value: unknown, schema: Schema, at = ""): string[] {
     if (schema["x-kubernetes-preserve-unknown-fields"]) return [];
-    if (Array.isArray(value)) return schema.items ? value.flatMap((v, i) => undeclared(v, schema.items!, `${at}[${i}]`)) : [];
+    if (Array.isArray(value))
+        return schema.items ? value.flatMap((v, i) => undeclared(v, schema.items!, `${at}[${i}]`)) : [];
     if (value === null || typeof value !== "object") return [];
     if (!schema.properties) return [];
-    return Object.entries(value).flatMap(([k, v]) => (schema.properties![k] ? undeclared(v, schema.properties![k], `${at}.${k}`) : [`${at}.${k}`]));
+    return Object.entries(value).flatMap(([k, v]) =>
+        schema.properties![k] ? undeclared(v, schema.properties![k], `${at}.${k}`) : [`${at}.${k}`],
+    );
 }
 
 function validator(): Ajv {
     const ajv = new Ajv({ strict: false, allErrors: true });
-    ajv.addFormat("int32", { type: "number", validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+    ajv.addFormat("int32", {
+        type: "number",
+        validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31,
+    });
     ajv.addFormat("int64", { type: "number", validate: (n: number) => Number.isSafeInteger(n) });
     return ajv;
 }
@@ -58,7 +70,11 @@ function validateDocs(text: string): Record<string, unknown>[] {
         assert.ok(crd, `kind ${String(doc.kind)}`);
         const validate = ajv.compile(crd.schema);
         assert.ok(validate(doc), `${String(doc.kind)}: ${ajv.errorsText(validate.errors)}`);
-        assert.deepStrictEqual(undeclared(doc, crd.schema), [], `${String(doc.kind)} has fields its CRD does not declare`);
+        assert.deepStrictEqual(
+            undeclared(doc, crd.schema),
+            [],
+            `${String(doc.kind)} has fields its CRD does not declare`,
+        );
         const meta = doc.metadata as { name: string; namespace?: string };
         assert.match(meta.name, /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
         assert.strictEqual(meta.namespace !== undefined, crd.scope === "Namespaced", `${String(doc.kind)} namespace`);
@@ -86,11 +102,31 @@ describe("PolicyReport output", function () {
     });
 
     it("the validation catches what the API server would refuse or prune", () => {
-        const base = { apiVersion: "wgpolicyk8s.io/v1alpha2", kind: "ClusterPolicyReport", metadata: { name: "x" }, results: [{ policy: "p", result: "pass" }] };
+        const base = {
+            apiVersion: "wgpolicyk8s.io/v1alpha2",
+            kind: "ClusterPolicyReport",
+            metadata: { name: "x" },
+            results: [{ policy: "p", result: "pass" }],
+        };
         assert.doesNotThrow(() => validateDocs(YAML.stringify(base)));
-        assert.throws(() => validateDocs(YAML.stringify({ ...base, results: [{ policy: "p", result: "bogus" }] })), /must be equal to one of the allowed values/);
-        assert.throws(() => validateDocs(YAML.stringify({ ...base, results: [{ policy: "p", result: "pass", status: "x" }] })), /does not declare/);
-        assert.throws(() => validateDocs(YAML.stringify({ ...base, results: [{ policy: "p", result: "pass", timestamp: { seconds: 1.5, nanos: 0 } }] })), /must match format/);
+        assert.throws(
+            () => validateDocs(YAML.stringify({ ...base, results: [{ policy: "p", result: "bogus" }] })),
+            /must be equal to one of the allowed values/,
+        );
+        assert.throws(
+            () => validateDocs(YAML.stringify({ ...base, results: [{ policy: "p", result: "pass", status: "x" }] })),
+            /does not declare/,
+        );
+        assert.throws(
+            () =>
+                validateDocs(
+                    YAML.stringify({
+                        ...base,
+                        results: [{ policy: "p", result: "pass", timestamp: { seconds: 1.5, nanos: 0 } }],
+                    }),
+                ),
+            /must match format/,
+        );
     });
 
     it("check writes PolicyReports per namespace and a ClusterPolicyReport, valid against the published CRDs, with fail/pass per rule and object", () => {
@@ -98,14 +134,26 @@ describe("PolicyReport output", function () {
         fs.cpSync(path.join(REPO_ROOT, "fixtures", "gitops-guide-example", "manifests"), repo, { recursive: true });
         spawnSync("git", ["init", "-q", "."], { cwd: repo });
         const out = path.join(tmp, "reports", "policyreport.yaml");
-        const r = spawnSync(process.execPath, [BIN, "check", "manifests", "applications", "--report", `policyreport=${out}`], { cwd: repo, encoding: "utf8", env: { ...process.env, GITHUB_ACTIONS: "" } });
+        const r = spawnSync(
+            process.execPath,
+            [BIN, "check", "manifests", "applications", "--report", `policyreport=${out}`],
+            { cwd: repo, encoding: "utf8", env: { ...process.env, GITHUB_ACTIONS: "" } },
+        );
         assert.strictEqual(r.status, 1, r.stderr);
         const docs = validateDocs(fs.readFileSync(out, "utf8"));
-        const kinds = docs.map((d) => `${String(d.kind)}/${(d.metadata as { namespace?: string }).namespace ?? ""}`).sort();
+        const kinds = docs
+            .map((d) => `${String(d.kind)}/${(d.metadata as { namespace?: string }).namespace ?? ""}`)
+            .sort();
         assert.deepStrictEqual(kinds, ["ClusterPolicyReport/", "PolicyReport/argocd", "PolicyReport/pulumi"]);
-        type R = { policy: string; result: string; severity?: string; resources?: { kind: string; name: string; namespace?: string }[] };
+        type R = {
+            policy: string;
+            result: string;
+            severity?: string;
+            resources?: { kind: string; name: string; namespace?: string }[];
+        };
         const results = docs.flatMap((d) => d.results as R[]);
-        const find = (policy: string, name: string) => results.filter((x) => x.policy === policy && x.resources?.[0]?.name === name).map((x) => x.result);
+        const find = (policy: string, name: string) =>
+            results.filter((x) => x.policy === policy && x.resources?.[0]?.name === name).map((x) => x.result);
         assert.deepStrictEqual(find("pko-stack-prod-pinned-commit", "webapp-production"), ["fail"]);
         assert.deepStrictEqual(find("pko-stack-prod-pinned-commit", "webapp-staging"), ["pass"]);
         assert.deepStrictEqual(find("pko-stack-no-cluster-admin", "webapp:cluster-admin"), ["fail", "fail", "fail"]);
@@ -113,13 +161,31 @@ describe("PolicyReport output", function () {
         for (const d of docs) {
             const s = d.summary as Record<string, number>;
             const rs = d.results as R[];
-            for (const k of ["pass", "fail", "warn", "skip"]) assert.strictEqual(s[k], rs.filter((x) => x.result === k).length, `${String(d.kind)} summary.${k}`);
+            for (const k of ["pass", "fail", "warn", "skip"])
+                assert.strictEqual(s[k], rs.filter((x) => x.result === k).length, `${String(d.kind)} summary.${k}`);
         }
     });
 
     it("names, namespaces, messages and fields that YAML 1.1 reads as booleans or numbers stay strings as the API server decodes them", () => {
         // Valid Kubernetes names and free text that a plain YAML 1.1 scalar would turn into true, false, a number or null.
-        const words = ["on", "y", "no", "off", "1_000", "0b101", "0o17", "017", "1e3", "null", "~", "2001-12-14", "1:20", "<<", "yes: no", "- x"];
+        const words = [
+            "on",
+            "y",
+            "no",
+            "off",
+            "1_000",
+            "0b101",
+            "0o17",
+            "017",
+            "1e3",
+            "null",
+            "~",
+            "2001-12-14",
+            "1:20",
+            "<<",
+            "yes: no",
+            "- x",
+        ];
         const findings = words.map((w) => ({
             policy: "pko-stack-prod-refresh",
             resource: `Stack/${/^[a-z0-9]+$/.test(w) ? w : "ns"}/${w}`,
@@ -133,14 +199,30 @@ describe("PolicyReport output", function () {
             line: 1,
             syncedBy: w,
         }));
-        const subject: ProjectSubject = { kind: "project", name: "x", stack: "", description: "", programFile: "", outcome: "pass", durationMs: 1, findings };
+        const subject: ProjectSubject = {
+            kind: "project",
+            name: "x",
+            stack: "",
+            description: "",
+            programFile: "",
+            outcome: "pass",
+            durationMs: 1,
+            findings,
+        };
         const text = renderPolicyReport([subject]);
         const docs = validateDocs(text);
-        type R = { message: string; resources: { name: string; namespace: string }[]; properties: Record<string, string> };
-        const results = docs.flatMap((d) => (d.results as R[]).map((r) => ({ ns: (d.metadata as { namespace: string }).namespace, r })));
+        type R = {
+            message: string;
+            resources: { name: string; namespace: string }[];
+            properties: Record<string, string>;
+        };
+        const results = docs.flatMap((d) =>
+            (d.results as R[]).map((r) => ({ ns: (d.metadata as { namespace: string }).namespace, r })),
+        );
         assert.deepStrictEqual(results.map((x) => x.r.message).sort(), [...words].sort());
         for (const { ns, r } of results) {
-            for (const v of [r.message, r.resources[0].name, r.properties.field, r.properties.syncedBy, ns]) assert.strictEqual(typeof v, "string", JSON.stringify(r));
+            for (const v of [r.message, r.resources[0].name, r.properties.field, r.properties.syncedBy, ns])
+                assert.strictEqual(typeof v, "string", JSON.stringify(r));
             assert.strictEqual(r.properties.location, `${r.message}:1`);
         }
     });
@@ -155,7 +237,16 @@ describe("PolicyReport output", function () {
             message: `finding ${i}: ${"x".repeat(i % 300)}`,
             status: "blocking" as const,
         }));
-        const subject: ProjectSubject = { kind: "project", name: "big", stack: "", description: "", programFile: "", outcome: "fail", durationMs: 1, findings };
+        const subject: ProjectSubject = {
+            kind: "project",
+            name: "big",
+            stack: "",
+            description: "",
+            programFile: "",
+            outcome: "fail",
+            durationMs: 1,
+            findings,
+        };
         const file = path.join(tmp, "big", "policyreport.yaml");
         const now = Date.now();
         writeReports([{ format: "policyreport", file }], [subject]);
@@ -177,7 +268,15 @@ describe("PolicyReport output", function () {
             outcome: "pass",
             durationMs: 1,
             findings: [
-                { policy: "pko-stack-prod-refresh", resource: "Stack/pulumi/shop", urn: "", type: "", level: "advisory", message: "set refresh", status: "advisory" },
+                {
+                    policy: "pko-stack-prod-refresh",
+                    resource: "Stack/pulumi/shop",
+                    urn: "",
+                    type: "",
+                    level: "advisory",
+                    message: "set refresh",
+                    status: "advisory",
+                },
                 {
                     policy: "pko-stack-prod-pinned-commit",
                     resource: "Stack/pulumi/shop",
@@ -206,10 +305,16 @@ describe("PolicyReport output", function () {
         assert.strictEqual(results.find((r) => r.policy === "pko-stack-prod-refresh")!.result, "warn");
         const waived = results.find((r) => r.policy === "pko-stack-prod-pinned-commit")!;
         assert.strictEqual(waived.result, "skip");
-        assert.deepStrictEqual([waived.properties!.waiverReason, waived.properties!.waiverExpires], ["moving: in Q1", "2099-12-31"]);
+        assert.deepStrictEqual(
+            [waived.properties!.waiverReason, waived.properties!.waiverExpires],
+            ["moving: in Q1", "2099-12-31"],
+        );
         const cluster = docs.find((d) => d.kind === "ClusterPolicyReport")!;
         assert.deepStrictEqual(
-            (cluster.results as { result: string; resources: { kind: string }[] }[]).map((r) => [r.result, r.resources[0].kind]),
+            (cluster.results as { result: string; resources: { kind: string }[] }[]).map((r) => [
+                r.result,
+                r.resources[0].kind,
+            ]),
             [["fail", "BucketAcl"]],
         );
     });

@@ -32,7 +32,23 @@ function pieces(chunks: Iterable<string>): string[] {
 }
 
 /** Strings no report escapes by accident: JSON's own characters, line separators, lone surrogates, controls. */
-const HOSTILE = ['"', "\\", "\u2028", "\u2029", "\ud800", "\udfff", "\udbff\udfff", "\u0000", "\u001f", "\u007f", "\b\f\n\r\t", "</script>", "😀", "é", "%0A::error::"];
+const HOSTILE = [
+    '"',
+    "\\",
+    "\u2028",
+    "\u2029",
+    "\ud800",
+    "\udfff",
+    "\udbff\udfff",
+    "\u0000",
+    "\u001f",
+    "\u007f",
+    "\b\f\n\r\t",
+    "</script>",
+    "😀",
+    "é",
+    "%0A::error::",
+];
 
 function hostile(i: number): string {
     return `${HOSTILE[i % HOSTILE.length]}x${i}${HOSTILE[(i * 7) % HOSTILE.length]}${'\\"'.repeat(i % 5)}${HOSTILE[(i * 3) % HOSTILE.length]}`;
@@ -50,11 +66,29 @@ describe("reports written in pieces", () => {
         const program = path.join(dir, "repo", "infra", "pulumi");
         fs.mkdirSync(path.join(dir, "repo", ".git"), { recursive: true });
         fs.mkdirSync(program, { recursive: true });
-        fs.writeFileSync(path.join(program, "index.ts"), ['pkoStack("payments", { spec: {} });', 'pkoStack("legacy-prod", { spec: {} });', ""].join("\n"));
+        fs.writeFileSync(
+            path.join(program, "index.ts"),
+            ['pkoStack("payments", { spec: {} });', 'pkoStack("legacy-prod", { spec: {} });', ""].join("\n"),
+        );
         const rows = [
-            row("pko-stack-prod-pinned-commit", `${URN}payments`, "mandatory", 'Stack "payments" is production but tracks branch "main"; set spec.commit to the full 40-hex SHA.'),
-            row("pko-stack-prod-refresh", `${URN}payments`, "advisory", "Stack is production and does not set spec.refresh: true; set it."),
-            row("pko-stack-prod-pinned-commit", `${URN}legacy-prod`, "mandatory", "[waived: moving in Q1; until 2099-12-31] Stack legacy-prod tracks a branch."),
+            row(
+                "pko-stack-prod-pinned-commit",
+                `${URN}payments`,
+                "mandatory",
+                'Stack "payments" is production but tracks branch "main"; set spec.commit to the full 40-hex SHA.',
+            ),
+            row(
+                "pko-stack-prod-refresh",
+                `${URN}payments`,
+                "advisory",
+                "Stack is production and does not set spec.refresh: true; set it.",
+            ),
+            row(
+                "pko-stack-prod-pinned-commit",
+                `${URN}legacy-prod`,
+                "mandatory",
+                "[waived: moving in Q1; until 2099-12-31] Stack legacy-prod tracks a branch.",
+            ),
         ];
         const gate: ProjectSubject = {
             kind: "project",
@@ -63,7 +97,13 @@ describe("reports written in pieces", () => {
             description: "gate",
             programFile: path.join(program, "index.ts"),
             findings: locateRows(judgeRows(rows, false), program, "index.ts"),
-            notices: [{ level: "advisory", policy: "pko-stack-prod-refresh", message: "unused waiver for ghost (x): it matched no finding" }],
+            notices: [
+                {
+                    level: "advisory",
+                    policy: "pko-stack-prod-refresh",
+                    message: "unused waiver for ghost (x): it matched no finding",
+                },
+            ],
             outcome: "fail",
             durationMs: 5,
         };
@@ -82,12 +122,33 @@ describe("reports written in pieces", () => {
                     { leg: "deploy", durationMs: 1, status: "error", message: 'apply failed: "quoted"\nsecond line' },
                 ],
                 checks: [
-                    { fixture: "creds-git-auth", leg: "mock", policy: "pko-stack-prod-pinned-commit", resource: "payments", expected: 7, got: 2, outcome: "mismatch" },
-                    { fixture: "creds-git-auth", leg: "deploy", check: "applied", resource: "", expected: 1, got: 0, outcome: "error", note: "the apply failed" },
+                    {
+                        fixture: "creds-git-auth",
+                        leg: "mock",
+                        policy: "pko-stack-prod-pinned-commit",
+                        resource: "payments",
+                        expected: 7,
+                        got: 2,
+                        outcome: "mismatch",
+                    },
+                    {
+                        fixture: "creds-git-auth",
+                        leg: "deploy",
+                        check: "applied",
+                        resource: "",
+                        expected: 1,
+                        got: 0,
+                        outcome: "error",
+                        note: "the apply failed",
+                    },
                 ],
             },
         };
-        const failed = errorProjectSubject({ name: "shop", stack: "prod", description: "check", programFile: path.join(program, "index.ts") }, "cannot read manifests: EACCES", 9);
+        const failed = errorProjectSubject(
+            { name: "shop", stack: "prod", description: "check", programFile: path.join(program, "index.ts") },
+            "cannot read manifests: EACCES",
+            9,
+        );
         return [gate, fixture, failed];
     }
 
@@ -107,9 +168,14 @@ describe("reports written in pieces", () => {
                 urn: "",
                 type: "pulumi.com/v1/Stack",
                 level: i % 3 ? ("advisory" as const) : ("mandatory" as const),
-                message: long && i % 4000 === 17 ? `long ${'\ud83d\ude00\\"\u2028'.repeat(40000)}\ud800 end` : `finding ${i}: ${hostile(i * 5)} ${"y".repeat(i % 300)}`,
+                message:
+                    long && i % 4000 === 17
+                        ? `long ${'\ud83d\ude00\\"\u2028'.repeat(40000)}\ud800 end`
+                        : `finding ${i}: ${hostile(i * 5)} ${"y".repeat(i % 300)}`,
                 status: i % 5 === 0 ? ("waived" as const) : i % 3 ? ("advisory" as const) : ("blocking" as const),
-                ...(i % 5 === 0 ? { waiver: { reason: hostile(i + 1), ...(i % 2 ? { expires: "2099-12-31" } : {}) } } : {}),
+                ...(i % 5 === 0
+                    ? { waiver: { reason: hostile(i + 1), ...(i % 2 ? { expires: "2099-12-31" } : {}) } }
+                    : {}),
                 // a path the file system gave: UTF-8, so no lone surrogate (the rest of its hostile characters stay)
                 file: path.join(dir, "big", `apps/${hostile(i % 11).replace(/[\ud800-\udfff]/g, "?")}/stack.yaml`),
                 line: 1 + (i % 90),
@@ -135,11 +201,15 @@ describe("reports written in pieces", () => {
             withSet: true,
         });
         fc.assert(
-            fc.property(fc.oneof(value, fc.dictionary(fc.string(), value)), fc.constantFrom(0, 2, 4, 11), (v, indent) => {
-                const expected = JSON.stringify(v, null, indent);
-                if (expected === undefined) assert.throws(() => [...jsonChunks(v, indent)], TypeError);
-                else assert.strictEqual(pieces(jsonChunks(v, indent)).join(""), expected);
-            }),
+            fc.property(
+                fc.oneof(value, fc.dictionary(fc.string(), value)),
+                fc.constantFrom(0, 2, 4, 11),
+                (v, indent) => {
+                    const expected = JSON.stringify(v, null, indent);
+                    if (expected === undefined) assert.throws(() => [...jsonChunks(v, indent)], TypeError);
+                    else assert.strictEqual(pieces(jsonChunks(v, indent)).join(""), expected);
+                },
+            ),
             { numRuns: 500 },
         );
     });
@@ -147,7 +217,20 @@ describe("reports written in pieces", () => {
     it("jsonChunks calls toJSON with the key or index JSON.stringify passes, leaves out what it leaves out, and throws where it throws", () => {
         const keyed = { toJSON: (key: string) => `key=${key}` };
         const value = {
-            a: [keyed, undefined, () => 1, Symbol("s"), keyed, new Date(0), Object(5), Object("s"), Object(false), NaN, -0, Infinity],
+            a: [
+                keyed,
+                undefined,
+                () => 1,
+                Symbol("s"),
+                keyed,
+                new Date(0),
+                Object(5),
+                Object("s"),
+                Object(false),
+                NaN,
+                -0,
+                Infinity,
+            ],
             b: keyed,
             skipped: undefined,
             fn: () => 1,
@@ -155,11 +238,14 @@ describe("reports written in pieces", () => {
             nested: { toJSON: () => ({ inner: keyed, list: [keyed] }) },
             long: [{ toJSON: () => "x".repeat(200000) }],
             // an array's own toJSON is called with its index in the whole array, not in a run of its neighbours
-            keyedArrays: Array.from({ length: 40 }, (_, i) => (i % 7 === 3 ? Object.assign([i], { toJSON: (key: string) => `array at ${key}` }) : ["y".repeat(20000)])),
+            keyedArrays: Array.from({ length: 40 }, (_, i) =>
+                i % 7 === 3 ? Object.assign([i], { toJSON: (key: string) => `array at ${key}` }) : ["y".repeat(20000)],
+            ),
             [Symbol("hidden")]: 1,
             2: "integer keys first",
         };
-        for (const indent of [0, 2]) assert.strictEqual(pieces(jsonChunks(value, indent)).join(""), JSON.stringify(value, null, indent));
+        for (const indent of [0, 2])
+            assert.strictEqual(pieces(jsonChunks(value, indent)).join(""), JSON.stringify(value, null, indent));
         let deep: unknown = { leaf: "deep" };
         for (let i = 0; i < 300; i++) deep = i % 2 ? [deep, i] : { i, deep };
         assert.strictEqual(pieces(jsonChunks(deep, 2)).join(""), JSON.stringify(deep, null, 2));
@@ -169,7 +255,10 @@ describe("reports written in pieces", () => {
         const selfish: unknown[] = [];
         selfish.push(selfish);
         assert.throws(() => [...jsonChunks({ selfish }, 2)], TypeError);
-        const bigCycle: Record<string, unknown>[] = Array.from({ length: 5000 }, (_, i) => ({ i, text: "z".repeat(50) }));
+        const bigCycle: Record<string, unknown>[] = Array.from({ length: 5000 }, (_, i) => ({
+            i,
+            text: "z".repeat(50),
+        }));
         bigCycle[4000].back = bigCycle;
         assert.throws(() => [...jsonChunks({ bigCycle }, 2)], TypeError);
         assert.throws(() => [...jsonChunks({ n: 1n }, 2)], TypeError);
@@ -211,24 +300,38 @@ describe("reports written in pieces", () => {
         );
         const writtenSarif = fs.readFileSync(sarif);
         assert.ok(writtenSarif.length > 8 << 20, `${writtenSarif.length} bytes of SARIF: many pieces`);
-        assert.ok(writtenSarif.equals(Buffer.from(renderSarif([subject]), "utf8")), "the SARIF written is the SARIF rendered whole");
+        assert.ok(
+            writtenSarif.equals(Buffer.from(renderSarif([subject]), "utf8")),
+            "the SARIF written is the SARIF rendered whole",
+        );
         const writtenJson = fs.readFileSync(json);
         assert.ok(writtenJson.length > 4 << 20, `${writtenJson.length} bytes of JSON: many pieces`);
         // The time the report says it was generated (the only part that differs between two renderings).
         const generatedAt = /"generatedAt": "([^"]+)"/.exec(writtenJson.subarray(0, 200).toString("utf8"))![1];
-        assert.ok(writtenJson.equals(Buffer.from(renderJson([subject], new Date(generatedAt)), "utf8")), "the JSON written is the JSON rendered whole");
+        assert.ok(
+            writtenJson.equals(Buffer.from(renderJson([subject], new Date(generatedAt)), "utf8")),
+            "the JSON written is the JSON rendered whole",
+        );
         const parsed = JSON.parse(writtenJson.toString("utf8"));
         assert.strictEqual(parsed.projects[0].findings.length, 12000);
         assert.deepStrictEqual(parsed.projects[0].findings[5], subject.findings[5]);
     });
 
     it("the full table rendered a part of the rows at a time is the one table cli-table3 renders of every row", () => {
-        const subjects = [...specSubjects().filter((x): x is ProjectSubject => x.kind === "project"), bigSubject(120, false)];
+        const subjects = [
+            ...specSubjects().filter((x): x is ProjectSubject => x.kind === "project"),
+            bigSubject(120, false),
+        ];
         for (const s of subjects) {
             for (const width of [40, 120]) {
                 const whole = pieces(fullTableChunks(s, width, "summary", Infinity));
                 assert.ok(whole.length <= 2 + (s.notices ?? []).length, "one table");
-                for (const rows of [1, 2, 7, 119, 120]) assert.strictEqual(pieces(fullTableChunks(s, width, "summary", rows)).join(""), whole.join(""), `width ${width}, ${rows} rows a part`);
+                for (const rows of [1, 2, 7, 119, 120])
+                    assert.strictEqual(
+                        pieces(fullTableChunks(s, width, "summary", rows)).join(""),
+                        whole.join(""),
+                        `width ${width}, ${rows} rows a part`,
+                    );
             }
         }
     });
@@ -259,7 +362,11 @@ describe("reports written in pieces", () => {
         fs.writeFileSync(file, "earlier step\n");
         const s = bigSubject(3000, false);
         writeChunks(file, stepSummaryChunks([s]), "a");
-        assert.ok(fs.readFileSync(file).equals(Buffer.from("earlier step\n" + pieces(stepSummaryChunks([s])).join(""), "utf8")));
+        assert.ok(
+            fs
+                .readFileSync(file)
+                .equals(Buffer.from("earlier step\n" + pieces(stepSummaryChunks([s])).join(""), "utf8")),
+        );
     });
 
     it("the step summary keeps within GitHub's 1 MiB (a larger one is not shown at all) and says how many rows it left out", () => {
@@ -272,7 +379,13 @@ describe("reports written in pieces", () => {
             assert.ok(Buffer.byteLength(text) <= budget, `${Buffer.byteLength(text)} bytes within ${budget}`);
             const rows = text.split("\n").filter((l) => /^\| (blocking|advisory|waived)/.test(l)).length;
             assert.ok(rows > 100, `${rows} rows shown`);
-            assert.match(text, new RegExp(`^${4000 - rows} finding\\(s\\) and 1 notice\\(s\\) not shown here: .* in the reports\\.$`, "m"));
+            assert.match(
+                text,
+                new RegExp(
+                    `^${4000 - rows} finding\\(s\\) and 1 notice\\(s\\) not shown here: .* in the reports\\.$`,
+                    "m",
+                ),
+            );
             // the rows shown are the first ones, whole, in order; the counts and verdict are all there
             assert.ok(whole.startsWith(text.slice(0, text.lastIndexOf("|\n") + 2)));
             assert.match(text, /^\d+ blocking, \d+ advisory, \d+ waived\.$/m);

@@ -32,15 +32,40 @@ function userRepo(): { root: string; program: string } {
     const program = path.join(root, "infra", "pulumi");
     fs.mkdirSync(program, { recursive: true });
     fs.writeFileSync(path.join(program, "Pulumi.yaml"), "name: shop\nruntime: nodejs\n");
-    fs.writeFileSync(path.join(program, "index.ts"), ['import { pkoStack } from "./lib";', "", "// the stacks", `pkoStack("${LONG}", { spec: {} });`, 'pkoStack("legacy-prod", { spec: {} });', ""].join("\n"));
+    fs.writeFileSync(
+        path.join(program, "index.ts"),
+        [
+            'import { pkoStack } from "./lib";',
+            "",
+            "// the stacks",
+            `pkoStack("${LONG}", { spec: {} });`,
+            'pkoStack("legacy-prod", { spec: {} });',
+            "",
+        ].join("\n"),
+    );
     return { root, program };
 }
 
 function subject(program: string): ProjectSubject {
     const rows = [
-        row("pko-stack-prod-pinned-commit", `${URN}${LONG}`, "mandatory", `Stack "${LONG}" (stack "acme/app/prod") is production but tracks branch "main"; set spec.commit to the full 40-hex SHA.`),
-        row("pko-stack-prod-refresh", `${URN}${LONG}`, "advisory", "Stack is production and does not set spec.refresh: true; set it."),
-        row("pko-stack-prod-pinned-commit", `${URN}legacy-prod`, "mandatory", "[waived: moving in Q1; until 2099-12-31] Stack legacy-prod tracks a branch."),
+        row(
+            "pko-stack-prod-pinned-commit",
+            `${URN}${LONG}`,
+            "mandatory",
+            `Stack "${LONG}" (stack "acme/app/prod") is production but tracks branch "main"; set spec.commit to the full 40-hex SHA.`,
+        ),
+        row(
+            "pko-stack-prod-refresh",
+            `${URN}${LONG}`,
+            "advisory",
+            "Stack is production and does not set spec.refresh: true; set it.",
+        ),
+        row(
+            "pko-stack-prod-pinned-commit",
+            `${URN}legacy-prod`,
+            "mandatory",
+            "[waived: moving in Q1; until 2099-12-31] Stack legacy-prod tracks a branch.",
+        ),
     ];
     const findings = locateRows(judgeRows(rows, false), program, "index.ts");
     return {
@@ -50,7 +75,13 @@ function subject(program: string): ProjectSubject {
         description: "gate",
         programFile: path.join(program, "index.ts"),
         findings,
-        notices: [{ level: "advisory", policy: "pko-stack-prod-refresh", message: "unused waiver for ghost (x): it matched no finding" }],
+        notices: [
+            {
+                level: "advisory",
+                policy: "pko-stack-prod-refresh",
+                message: "unused waiver for ghost (x): it matched no finding",
+            },
+        ],
         outcome: "fail",
         durationMs: 5,
     };
@@ -70,7 +101,16 @@ describe("reports for users' CI", () => {
         try {
             const blocker = path.join(dir, "not-a-folder");
             fs.writeFileSync(blocker, "");
-            const subject: ProjectSubject = { kind: "project", name: "p", stack: "s", description: "d", programFile: "index.ts", findings: [], outcome: "pass", durationMs: 1 };
+            const subject: ProjectSubject = {
+                kind: "project",
+                name: "p",
+                stack: "s",
+                description: "d",
+                programFile: "index.ts",
+                findings: [],
+                outcome: "pass",
+                durationMs: 1,
+            };
             const good = path.join(dir, "ok.json");
             assert.throws(
                 () =>
@@ -81,7 +121,9 @@ describe("reports for users' CI", () => {
                         ],
                         [subject],
                     ),
-                (e: unknown) => e instanceof ToolError && /^cannot write report .*not-a-folder\/r\.sarif \(E[A-Z]+\)$/.test(e.message),
+                (e: unknown) =>
+                    e instanceof ToolError &&
+                    /^cannot write report .*not-a-folder\/r\.sarif \(E[A-Z]+\)$/.test(e.message),
             );
             assert.ok(fs.existsSync(good));
         } finally {
@@ -110,16 +152,28 @@ describe("reports for users' CI", () => {
             const run = sarif.runs[0];
             assert.deepStrictEqual(run.originalUriBaseIds, { "%SRCROOT%": { uri: `file://${root}/` } });
             const locs = run.results.map((r: any) => r.locations[0].physicalLocation);
-            for (const l of locs) assert.deepStrictEqual(l.artifactLocation, { uri: "infra/pulumi/index.ts", uriBaseId: "%SRCROOT%" });
+            for (const l of locs)
+                assert.deepStrictEqual(l.artifactLocation, { uri: "infra/pulumi/index.ts", uriBaseId: "%SRCROOT%" });
             assert.deepStrictEqual(locs.map((l: any) => l.region.startLine).sort(), [4, 4, 5]);
         });
     }
 
     it("a manifest finding's relative file (pko-guard check) is already relative to the repository root", () => {
-        assert.deepStrictEqual(artifactLocation("deploy/prod/stack.yaml", "/anywhere"), { uri: "deploy/prod/stack.yaml", uriBaseId: "%SRCROOT%" });
+        assert.deepStrictEqual(artifactLocation("deploy/prod/stack.yaml", "/anywhere"), {
+            uri: "deploy/prod/stack.yaml",
+            uriBaseId: "%SRCROOT%",
+        });
         // Outside the repository and standard input are named as such, never by an absolute path.
-        assert.deepStrictEqual(artifactLocation("/elsewhere/x.yaml", "/repo"), { uri: "x.yaml", uriBaseId: "OUTSIDE", description: { text: "a file outside the repository" } });
-        assert.deepStrictEqual(artifactLocation("<stdin>", "/repo"), { uri: "stdin", uriBaseId: "STDIN", description: { text: "standard input" } });
+        assert.deepStrictEqual(artifactLocation("/elsewhere/x.yaml", "/repo"), {
+            uri: "x.yaml",
+            uriBaseId: "OUTSIDE",
+            description: { text: "a file outside the repository" },
+        });
+        assert.deepStrictEqual(artifactLocation("<stdin>", "/repo"), {
+            uri: "stdin",
+            uriBaseId: "STDIN",
+            description: { text: "standard input" },
+        });
     });
 
     it("without git, SARIF paths are relative to the working directory", () => {
@@ -129,9 +183,15 @@ describe("reports for users' CI", () => {
             fs.writeFileSync(path.join(plain, "app", "index.ts"), `new Stack("${LONG}");\n`);
             const s = { ...subject(path.join(plain, "app")), programFile: path.join(plain, "app", "index.ts") };
             const sarif = sarifFrom(plain, s);
-            assert.strictEqual(sarif.runs[0].results[0].locations[0].physicalLocation.artifactLocation.uri, "app/index.ts");
+            assert.strictEqual(
+                sarif.runs[0].results[0].locations[0].physicalLocation.artifactLocation.uri,
+                "app/index.ts",
+            );
             const fromRoot = sarifFrom("/", s);
-            assert.strictEqual(fromRoot.runs[0].results[0].locations[0].physicalLocation.artifactLocation.uri, path.join(plain, "app", "index.ts").slice(1));
+            assert.strictEqual(
+                fromRoot.runs[0].results[0].locations[0].physicalLocation.artifactLocation.uri,
+                path.join(plain, "app", "index.ts").slice(1),
+            );
         } finally {
             fs.rmSync(plain, { recursive: true, force: true });
         }
@@ -146,7 +206,10 @@ describe("reports for users' CI", () => {
         try {
             delete process.env.PKO_GUARD_DOCS_URL;
             driver = JSON.parse(renderSarif([subject(program)])).runs[0].tool.driver;
-            assert.ok(driver.rules.every((r: any) => r.helpUri === undefined) && driver.informationUri === undefined, "no helpUri without a configured base");
+            assert.ok(
+                driver.rules.every((r: any) => r.helpUri === undefined) && driver.informationUri === undefined,
+                "no helpUri without a configured base",
+            );
             for (const r of driver.rules) assert.ok(r.help.text.includes(`README.md#rule-${r.id}`), r.id);
             process.env.PKO_GUARD_DOCS_URL = "https://git.example.org/acme/pko-guard/blob/v1/";
             driver = JSON.parse(renderSarif([subject(program)])).runs[0].tool.driver;
@@ -160,7 +223,10 @@ describe("reports for users' CI", () => {
         assert.strictEqual(new Set(rules.map((r: any) => r.helpUri)).size, rules.length);
         for (const r of rules) {
             assert.ok(Number(r.properties["security-severity"]) > 0, r.id);
-            assert.ok(r.helpUri.startsWith("https://git.example.org/acme/pko-guard/blob/v1/README.md#rule-"), r.helpUri);
+            assert.ok(
+                r.helpUri.startsWith("https://git.example.org/acme/pko-guard/blob/v1/README.md#rule-"),
+                r.helpUri,
+            );
             const anchor = r.helpUri.split("#")[1];
             assert.ok(readme.includes(`<a id="${anchor}"></a>`), `README has no anchor ${anchor}`);
         }
@@ -181,12 +247,19 @@ describe("reports for users' CI", () => {
         assert.strictEqual(fingerprint("r", "u", "is 15 seconds"), fingerprint("r", "u", "is 30 seconds"));
         const waived = a.filter((r: any) => r.suppressions);
         assert.strictEqual(waived.length, 1);
-        assert.deepStrictEqual(waived[0].suppressions, [{ kind: "external", status: "accepted", justification: "moving in Q1 (until 2099-12-31)" }]);
+        assert.deepStrictEqual(waived[0].suppressions, [
+            { kind: "external", status: "accepted", justification: "moving in Q1 (until 2099-12-31)" },
+        ]);
     });
 
     it("fixture rows (no status, no location) are located in the program and the pack's waiver mark suppresses them", () => {
         const rows = [
-            row("pko-stack-prod-pinned-commit", `${URN}legacy-prod`, "mandatory", "[waived: r; until 2099-12-31] tracks a branch"),
+            row(
+                "pko-stack-prod-pinned-commit",
+                `${URN}legacy-prod`,
+                "mandatory",
+                "[waived: r; until 2099-12-31] tracks a branch",
+            ),
             row("pko-stack-prod-pinned-commit", `${URN}${LONG}`, "mandatory", "tracks a branch"),
         ];
         const fixture = {
@@ -194,11 +267,20 @@ describe("reports for users' CI", () => {
             name: "f",
             description: "d",
             programFile: path.join(program, "index.ts"),
-            verdict: { fixture: "f", description: "d", outcome: "match" as const, legs: [{ leg: "mock", durationMs: 1, status: "ran" as const, rows }], checks: [] },
+            verdict: {
+                fixture: "f",
+                description: "d",
+                outcome: "match" as const,
+                legs: [{ leg: "mock", durationMs: 1, status: "ran" as const, rows }],
+                checks: [],
+            },
         };
         const results = JSON.parse(renderSarif([fixture])).runs[0].results;
         assert.deepStrictEqual(
-            results.map((r: any) => [r.locations[0].physicalLocation.region.startLine, r.suppressions?.[0]?.justification]),
+            results.map((r: any) => [
+                r.locations[0].physicalLocation.region.startLine,
+                r.suppressions?.[0]?.justification,
+            ]),
             [
                 [5, "r (until 2099-12-31)"],
                 [4, undefined],
@@ -257,7 +339,10 @@ describe("reports for users' CI", () => {
             lines[0],
             `::error file=${file},line=4,col=10,title=pko-stack-prod-pinned-commit (${LONG})::${LONG}: Stack "${LONG}" (stack "acme/app/prod") is production but tracks branch "main"; set spec.commit to the full 40-hex SHA.`,
         );
-        assert.match(lines[1], /^::warning file=.*,line=4,col=10,title=pko-stack-prod-refresh .*spec.refresh: true; set it\.$/);
+        assert.match(
+            lines[1],
+            /^::warning file=.*,line=4,col=10,title=pko-stack-prod-refresh .*spec.refresh: true; set it\.$/,
+        );
         assert.match(lines[2], /^::notice file=.*line=5.*::\[waived: moving in Q1, until 2099-12-31\] legacy-prod: /);
         assert.match(lines[3], /^::warning title=pko-guard%3A pko-stack-prod-refresh::unused waiver for ghost/);
         assert.strictEqual(lines.length, 4);
@@ -280,22 +365,32 @@ describe("reports for users' CI", () => {
             const out = renderFindings(subject(program), width);
             const lines = out.trimEnd().split("\n");
             // Only the lines that carry names (the policy heading, the resource and its file) may be longer.
-            for (const l of lines) if (!/^(BLOCKING|advisory|waived) |^ {2}resource: /.test(l)) assert.ok(l.length <= width, `${l.length}: ${l}`);
+            for (const l of lines)
+                if (!/^(BLOCKING|advisory|waived) |^ {2}resource: /.test(l))
+                    assert.ok(l.length <= width, `${l.length}: ${l}`);
             assert.ok(
                 lines.some((l) => l.includes(`resource: ${LONG}`)),
                 "the long name is printed whole",
             );
-            const order = ["BLOCKING  pko-stack-prod-pinned-commit", "advisory  pko-stack-prod-refresh", "waived  pko-stack-prod-pinned-commit"].map((h) => lines.findIndex((l) => l.startsWith(h)));
+            const order = [
+                "BLOCKING  pko-stack-prod-pinned-commit",
+                "advisory  pko-stack-prod-refresh",
+                "waived  pko-stack-prod-pinned-commit",
+            ].map((h) => lines.findIndex((l) => l.startsWith(h)));
             assert.ok(
                 order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])),
                 String(order),
             );
             assert.ok(lines.some((l) => l.trim().startsWith("fix: ")));
-            assert.match(lines[lines.length - 1], /^shop \(stack dev\): 3 violation\(s\), 1 advisory, 1 waived, 1 blocking: FAIL$/);
+            assert.match(
+                lines[lines.length - 1],
+                /^shop \(stack dev\): 3 violation\(s\), 1 advisory, 1 waived, 1 blocking: FAIL$/,
+            );
             const full = renderFullTable(subject(program), width);
             assert.ok(full.includes(LONG), "the full table keeps the name whole");
             const wide = renderFullTable(subject(program), 200);
-            for (const l of wide.split("\n").filter((x) => /^[│┌├└]/.test(x))) assert.ok(l.length <= 200, `${l.length}`);
+            for (const l of wide.split("\n").filter((x) => /^[│┌├└]/.test(x)))
+                assert.ok(l.length <= 200, `${l.length}`);
         });
     }
 });

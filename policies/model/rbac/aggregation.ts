@@ -52,7 +52,9 @@ export function selectorMatches(selector: Plain, role: Role): Tri {
     if (expressions === UNKNOWN) results.push("maybe");
     else {
         for (const e of list(expressions)) {
-            results.push(e === UNKNOWN ? "maybe" : requirement(role, get(e, "key"), get(e, "operator"), get(e, "values")));
+            results.push(
+                e === UNKNOWN ? "maybe" : requirement(role, get(e, "key"), get(e, "operator"), get(e, "values")),
+            );
         }
     }
     return results.reduce<Tri>((acc, t) => and(acc, t), "yes");

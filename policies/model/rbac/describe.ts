@@ -2,7 +2,8 @@
 import { UNKNOWN, Unknown } from "../values";
 import { AdminGrant, Binding, RoleGrant, Subject, missing } from "./objects";
 
-export const quoteName = (v: string | Unknown | undefined) => (v === UNKNOWN ? "<unknown during preview>" : v === undefined || v === "" ? "<missing>" : JSON.stringify(v));
+export const quoteName = (v: string | Unknown | undefined) =>
+    v === UNKNOWN ? "<unknown during preview>" : v === undefined || v === "" ? "<missing>" : JSON.stringify(v);
 
 /** A readable description of a role for messages, e.g. `ClusterRole "x" (aggregates ClusterRole "y": * verbs on * resources)`. */
 export function describeRole(name: string, kind: string | Unknown | undefined, g?: RoleGrant): string {
@@ -11,7 +12,9 @@ export function describeRole(name: string, kind: string | Unknown | undefined, g
     const source = g?.source;
     let how = "";
     if (source && g?.wildcard === "yes") {
-        const patched = source.patches ? ` as patched by ${source.patches.map((p) => JSON.stringify(p)).join(", ")}` : "";
+        const patched = source.patches
+            ? ` as patched by ${source.patches.map((p) => JSON.stringify(p)).join(", ")}`
+            : "";
         how =
             source.name === name && source.kind === k && !source.builtIn
                 ? ` (wildcard: * verbs on * resources${patched})`
@@ -23,10 +26,14 @@ export function describeRole(name: string, kind: string | Unknown | undefined, g
 /** A readable name of the binding's role. */
 export function describeBindingRole(binding: Binding, g: AdminGrant): string {
     if (binding.patch?.roleOutsideProgram) return "the role it binds in the cluster (not in this program)";
-    if (typeof binding.roleName !== "string" || binding.roleName === "") return `${typeof binding.roleKind === "string" && binding.roleKind ? binding.roleKind : "role"} ${quoteName(binding.roleName)}`;
+    if (typeof binding.roleName !== "string" || binding.roleName === "")
+        return `${typeof binding.roleKind === "string" && binding.roleKind ? binding.roleKind : "role"} ${quoteName(binding.roleName)}`;
     if (g.escalation && g.admin === "yes") {
         const src = g.grant?.escalationSource;
-        const through = src && !(src.name === binding.roleName && src.kind === binding.roleKind) ? ` through ${src.kind} ${quoteName(src.name)}, which it aggregates` : "";
+        const through =
+            src && !(src.name === binding.roleName && src.kind === binding.roleKind)
+                ? ` through ${src.kind} ${quoteName(src.name)}, which it aggregates`
+                : "";
         const kind = typeof binding.roleKind === "string" && binding.roleKind ? binding.roleKind : "role";
         return `${kind} ${JSON.stringify(binding.roleName)} (equivalent to cluster-admin: ${g.escalation}${through})`;
     }
@@ -36,7 +43,9 @@ export function describeBindingRole(binding: Binding, g: AdminGrant): string {
 /** A binding's kind and resource name for messages; a patch names what it patches. */
 export function describeBinding(binding: Binding): string {
     if (!binding.patch) return `${binding.kind} ${JSON.stringify(binding.resourceName)}`;
-    const target = binding.patch.base ? `${binding.kind} ${JSON.stringify(binding.patch.base.resourceName)} of this program` : `${binding.kind} ${quoteName(binding.patch.target)}, which this program does not declare`;
+    const target = binding.patch.base
+        ? `${binding.kind} ${JSON.stringify(binding.patch.base.resourceName)} of this program`
+        : `${binding.kind} ${quoteName(binding.patch.target)}, which this program does not declare`;
     return `${binding.kind}Patch ${JSON.stringify(binding.resourceName)} (patching ${target})`;
 }
 
@@ -44,5 +53,7 @@ export function describeBinding(binding: Binding): string {
 export function describeSubject(s: Subject): string {
     const part = (v: string | Unknown | undefined) => (v === UNKNOWN ? "<unknown>" : (v ?? ""));
     const name = s.name === UNKNOWN ? "<unknown>" : missing(s.name) ? "<missing name>" : s.name;
-    return s.kind === "ServiceAccount" ? `ServiceAccount ${part(s.namespace) ? part(s.namespace) + "/" : ""}${name}` : `${missing(s.kind) ? "<missing kind>" : part(s.kind)} ${name}`;
+    return s.kind === "ServiceAccount"
+        ? `ServiceAccount ${part(s.namespace) ? part(s.namespace) + "/" : ""}${name}`
+        : `${missing(s.kind) ? "<missing kind>" : part(s.kind)} ${name}`;
 }

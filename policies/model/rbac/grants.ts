@@ -23,7 +23,21 @@
  */
 import { UNKNOWN, Unknown } from "../values";
 import { escalationScope } from "../permissions";
-import { AdminGrant, Binding, DEFAULT_NAMESPACE, RANK, RbacModel, Role, RoleGrant, ServiceAccountRef, Subject, Tri, and, missing, or } from "./objects";
+import {
+    AdminGrant,
+    Binding,
+    DEFAULT_NAMESPACE,
+    RANK,
+    RbacModel,
+    Role,
+    RoleGrant,
+    ServiceAccountRef,
+    Subject,
+    Tri,
+    and,
+    missing,
+    or,
+} from "./objects";
 import { eq, selectorMatches } from "./aggregation";
 import { extended } from "../shapes";
 
@@ -114,14 +128,21 @@ export function computeAdminGrant(binding: Binding, model: RbacModel): AdminGran
         const via = RANK[escalates] > RANK[admin] ? escalates : admin;
         const byEscalation = RANK[escalates] > RANK[admin];
         // At equal certainty, `*` on `*` is the plainer reason to report than an escalation path.
-        if (RANK[via] > RANK[best.admin] || (via !== "no" && via === best.admin && !byEscalation && best.escalation !== undefined)) {
+        if (
+            RANK[via] > RANK[best.admin] ||
+            (via !== "no" && via === best.admin && !byEscalation && best.escalation !== undefined)
+        ) {
             const what = grant.escalationSource?.escalationWhat ?? "escalate its privileges";
             best = {
                 admin: via,
                 role,
                 grant,
                 openAggregators: [],
-                ...(byEscalation ? { escalation: `it can ${what}${binding.kind === "ClusterRoleBinding" ? " cluster-wide" : " in a privileged namespace"}` } : {}),
+                ...(byEscalation
+                    ? {
+                          escalation: `it can ${what}${binding.kind === "ClusterRoleBinding" ? " cluster-wide" : " in a privileged namespace"}`,
+                      }
+                    : {}),
                 ...(via === "maybe"
                     ? {
                           unknown:
@@ -145,7 +166,10 @@ export function computeAdminGrant(binding: Binding, model: RbacModel): AdminGran
  * and `system:authenticated`), so binding a role to it grants a Stack's account nothing (and the group
  * already bypasses authorization).
  */
-export const GROUPS_COVERING_ALL_ACCOUNTS: ReadonlySet<string> = new Set(["system:serviceaccounts", "system:authenticated"]);
+export const GROUPS_COVERING_ALL_ACCOUNTS: ReadonlySet<string> = new Set([
+    "system:serviceaccounts",
+    "system:authenticated",
+]);
 
 /**
  * The namespace a ServiceAccount subject names: its own, else (in a RoleBinding) the binding's; UNKNOWN

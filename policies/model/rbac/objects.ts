@@ -11,7 +11,8 @@ import { extended } from "../shapes";
 
 export type Tri = "yes" | "no" | "maybe";
 
-export const RBAC_TYPE = /^kubernetes:rbac\.authorization\.k8s\.io\/(v1|v1beta1|v1alpha1):(ClusterRoleBinding|RoleBinding|ClusterRole|Role)(Patch)?$/;
+export const RBAC_TYPE =
+    /^kubernetes:rbac\.authorization\.k8s\.io\/(v1|v1beta1|v1alpha1):(ClusterRoleBinding|RoleBinding|ClusterRole|Role)(Patch)?$/;
 
 /** The namespace a namespaced object lands in when metadata.namespace is not set. */
 export const DEFAULT_NAMESPACE = "default";
@@ -91,7 +92,11 @@ export const RANK: Record<Tri, number> = { no: 0, maybe: 1, yes: 2 };
 
 export function powersOf(rules: Plain): Pick<Role, "wildcard" | "escalation" | "escalationWhat"> {
     const p = rulesPowers(rules);
-    return { wildcard: p.all, escalation: p.escalation, ...(p.escalationWhat ? { escalationWhat: p.escalationWhat } : {}) };
+    return {
+        wildcard: p.all,
+        escalation: p.escalation,
+        ...(p.escalationWhat ? { escalationWhat: p.escalationWhat } : {}),
+    };
 }
 
 /** A name that identifies nothing: absent or empty (Kubernetes rejects both; in preview they stand for a value not yet known). */
@@ -129,14 +134,25 @@ export function builtInRoles(): Role[] {
         namespace: undefined,
         wildcard,
         // admin and edit can create pods and impersonate service accounts (bootstrappolicy's aggregate-to-edit rules).
-        ...(name === "view" ? { escalation: "no" as Tri } : { escalation: "yes" as Tri, escalationWhat: name === "cluster-admin" ? "do anything" : "create pods and impersonate service accounts" }),
+        ...(name === "view"
+            ? { escalation: "no" as Tri }
+            : {
+                  escalation: "yes" as Tri,
+                  escalationWhat:
+                      name === "cluster-admin" ? "do anything" : "create pods and impersonate service accounts",
+              }),
         labels: extended(BOOTSTRAP, labels),
         labelsOpen: false,
         ...(selectorLabel ? { selectors: [{ matchLabels: { [selectorLabel]: "true" } }] } : {}),
         resourceName: name,
         builtIn: true,
     });
-    return [role("cluster-admin", "yes", {}), role("admin", "no", {}, `${AGG}admin`), role("edit", "no", { [`${AGG}admin`]: "true" }, `${AGG}edit`), role("view", "no", { [`${AGG}edit`]: "true" }, `${AGG}view`)];
+    return [
+        role("cluster-admin", "yes", {}),
+        role("admin", "no", {}, `${AGG}admin`),
+        role("edit", "no", { [`${AGG}admin`]: "true" }, `${AGG}edit`),
+        role("view", "no", { [`${AGG}edit`]: "true" }, `${AGG}view`),
+    ];
 }
 
 /**
@@ -154,12 +170,18 @@ export interface RawPatch {
 }
 
 export function objectKey(kind: string, name: string, namespace: string | undefined): string {
-    return kind === "Role" || kind === "RoleBinding" ? `${kind}/${namespace ?? DEFAULT_NAMESPACE}/${name}` : `${kind}/${name}`;
+    return kind === "Role" || kind === "RoleBinding"
+        ? `${kind}/${namespace ?? DEFAULT_NAMESPACE}/${name}`
+        : `${kind}/${name}`;
 }
 
 export function readSubjects(raw: Plain): Subject[] | Unknown {
     if (raw === UNKNOWN) return UNKNOWN;
-    return list(raw).map((s) => (s === UNKNOWN ? { kind: UNKNOWN, name: UNKNOWN, namespace: UNKNOWN } : { kind: str(get(s, "kind")), name: str(get(s, "name")), namespace: str(get(s, "namespace")) }));
+    return list(raw).map((s) =>
+        s === UNKNOWN
+            ? { kind: UNKNOWN, name: UNKNOWN, namespace: UNKNOWN }
+            : { kind: str(get(s, "kind")), name: str(get(s, "name")), namespace: str(get(s, "namespace")) },
+    );
 }
 
 export function has(props: Plain, key: string): boolean {
@@ -179,7 +201,11 @@ export function buildRbacModel(resources: ResourceLike[]): RbacModel {
         const props = resourceProps(r);
         const kind = m[2];
         if (m[3]) {
-            (kind === "ClusterRole" || kind === "Role" ? rolePatches : bindingPatches).push({ resource: r, kind, props });
+            (kind === "ClusterRole" || kind === "Role" ? rolePatches : bindingPatches).push({
+                resource: r,
+                kind,
+                props,
+            });
             continue;
         }
         const name = str(get(props, "metadata", "name"));
@@ -217,7 +243,9 @@ export function buildRbacModel(resources: ResourceLike[]): RbacModel {
         }
     }
     // The cluster's bootstrap roles the program does not redeclare.
-    const builtIns = builtInRoles().filter((b) => !declaredRoles.has(objectKey("ClusterRole", b.name as string, undefined)));
+    const builtIns = builtInRoles().filter(
+        (b) => !declaredRoles.has(objectKey("ClusterRole", b.name as string, undefined)),
+    );
     const builtInByName = new Map(builtIns.map((b) => [b.name as string, b]));
     roles.push(...mergeRolePatches(rolePatches, declaredRoles, builtInByName));
     for (const p of bindingPatches) bindings.push(mergeBindingPatch(p, declaredBindings));
@@ -232,7 +260,15 @@ export function buildRbacModel(resources: ResourceLike[]): RbacModel {
             rolesWithUnknownName.push(role);
         }
     }
-    return { roles, bindings, rolesByName, rolesWithUnknownName, clusterRoles: all.filter((r) => r.kind === "ClusterRole"), grants: new Map(), adminGrants: new Map() };
+    return {
+        roles,
+        bindings,
+        rolesByName,
+        rolesWithUnknownName,
+        clusterRoles: all.filter((r) => r.kind === "ClusterRole"),
+        grants: new Map(),
+        adminGrants: new Map(),
+    };
 }
 
 /**
@@ -240,7 +276,11 @@ export function buildRbacModel(resources: ResourceLike[]): RbacModel {
  * with every patch of that target applied. Two patches that set the same list are both applied as the
  * union of their lists (either may win); two that set the same label to different values leave it unknown.
  */
-export function mergeRolePatches(patches: RawPatch[], declared: Map<string, Role>, builtIns: Map<string, Role>): Role[] {
+export function mergeRolePatches(
+    patches: RawPatch[],
+    declared: Map<string, Role>,
+    builtIns: Map<string, Role>,
+): Role[] {
     const groups = new Map<string, RawPatch[]>();
     const unkeyed: RawPatch[] = [];
     for (const p of patches) {
@@ -255,7 +295,9 @@ export function mergeRolePatches(patches: RawPatch[], declared: Map<string, Role
     const out: Role[] = [];
     for (const [key, group] of groups) {
         const name = str(get(group[0].props, "metadata", "name"));
-        const base = declared.get(key) ?? (group[0].kind === "ClusterRole" && typeof name === "string" ? builtIns.get(name) : undefined);
+        const base =
+            declared.get(key) ??
+            (group[0].kind === "ClusterRole" && typeof name === "string" ? builtIns.get(name) : undefined);
         out.push(mergeRole(group, base));
     }
     for (const p of unkeyed) out.push(mergeRole([p], undefined));
@@ -279,7 +321,9 @@ export function mergeRole(group: RawPatch[], base: Role | undefined): Role {
             labels = UNKNOWN;
         } else if (labels !== UNKNOWN) {
             const next = { ...labels };
-            for (const [k, v] of Object.entries(labelsOf(patchLabels) as Record<string, string | Unknown | undefined>)) {
+            for (const [k, v] of Object.entries(
+                labelsOf(patchLabels) as Record<string, string | Unknown | undefined>,
+            )) {
                 next[k] = setBy.has(k) && setBy.get(k) !== v ? UNKNOWN : v;
                 setBy.set(k, v);
             }
@@ -289,14 +333,21 @@ export function mergeRole(group: RawPatch[], base: Role | undefined): Role {
             const w = powersOf(get(p.props, "rules"));
             wildcard = rulesSet ? or([wildcard, w.wildcard]) : w.wildcard;
             const e = rulesSet ? or([escalation, w.escalation]) : w.escalation;
-            if (e !== escalation || !rulesSet) escalationWhat = RANK[w.escalation] >= RANK[escalation] || !rulesSet ? w.escalationWhat : escalationWhat;
+            if (e !== escalation || !rulesSet)
+                escalationWhat =
+                    RANK[w.escalation] >= RANK[escalation] || !rulesSet ? w.escalationWhat : escalationWhat;
             escalation = e;
             rulesSet = true;
         }
         if (kind === "ClusterRole" && has(p.props, "aggregationRule")) {
             const s = p.props === UNKNOWN ? UNKNOWN : selectorsOf(p.props);
             if (s !== undefined) {
-                selectors = selectorsSet && selectors !== undefined ? (selectors === UNKNOWN || s === UNKNOWN ? UNKNOWN : [...selectors, ...s]) : s;
+                selectors =
+                    selectorsSet && selectors !== undefined
+                        ? selectors === UNKNOWN || s === UNKNOWN
+                            ? UNKNOWN
+                            : [...selectors, ...s]
+                        : s;
                 selectorsSet = true;
             }
         }
@@ -321,10 +372,17 @@ export function mergeRole(group: RawPatch[], base: Role | undefined): Role {
 export function mergeBindingPatch(p: RawPatch, declared: Map<string, Binding>): Binding {
     const name = str(get(p.props, "metadata", "name"));
     const namespace = str(get(p.props, "metadata", "namespace"));
-    const base = typeof name === "string" && name !== "" && (namespace === undefined || typeof namespace === "string") ? declared.get(objectKey(p.kind, name, namespace)) : undefined;
+    const base =
+        typeof name === "string" && name !== "" && (namespace === undefined || typeof namespace === "string")
+            ? declared.get(objectKey(p.kind, name, namespace))
+            : undefined;
     const setsRoleRef = has(p.props, "roleRef");
     const setsSubjects = has(p.props, "subjects");
-    const subjects: Subject[] | Unknown = setsSubjects ? readSubjects(get(p.props, "subjects")) : base ? base.subjects : [];
+    const subjects: Subject[] | Unknown = setsSubjects
+        ? readSubjects(get(p.props, "subjects"))
+        : base
+          ? base.subjects
+          : [];
     // roleRef is atomic: the patch's whole, else the target's; a target outside the program has a role we cannot see.
     const roleKind = setsRoleRef ? str(get(p.props, "roleRef", "kind")) : base ? base.roleKind : UNKNOWN;
     const roleName = setsRoleRef ? str(get(p.props, "roleRef", "name")) : base ? base.roleName : UNKNOWN;

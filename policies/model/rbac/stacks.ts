@@ -1,5 +1,12 @@
 /** The identities PKO Stacks and Workspaces run as (their service accounts), indexed for the RBAC rules. */
-import { ResourceLike, StackView, effectiveServiceAccount, patchedStacks, resourceProps, workspaceAccount } from "../stack";
+import {
+    ResourceLike,
+    StackView,
+    effectiveServiceAccount,
+    patchedStacks,
+    resourceProps,
+    workspaceAccount,
+} from "../stack";
 import { UNKNOWN, Unknown, get, push, str } from "../values";
 import { Binding, DEFAULT_NAMESPACE, ServiceAccountRef, Subject } from "./objects";
 import { GROUPS_COVERING_ALL_ACCOUNTS, subjectNamespace, subjectUnresolved } from "./grants";
@@ -41,7 +48,8 @@ export class StackIndex {
     /** A superset of the Stacks the subject may cover (subjectCovers decides exactly). */
     candidates(subject: Subject, binding: Binding): StackIdentity[] {
         const { kind, name } = subject;
-        if (subjectUnresolved(subject, binding) || typeof kind !== "string" || typeof name !== "string") return this.stacks;
+        if (subjectUnresolved(subject, binding) || typeof kind !== "string" || typeof name !== "string")
+            return this.stacks;
         let found: StackIdentity[] = [];
         if (kind === "ServiceAccount") {
             const ns = subjectNamespace(subject, binding);
@@ -49,7 +57,8 @@ export class StackIndex {
             found = this.byAccount.get(`${ns}/${name}`) ?? [];
         } else if (kind === "Group") {
             if (GROUPS_COVERING_ALL_ACCOUNTS.has(name)) return this.stacks;
-            if (name.startsWith("system:serviceaccounts:")) found = this.byNamespace.get(name.slice("system:serviceaccounts:".length)) ?? [];
+            if (name.startsWith("system:serviceaccounts:"))
+                found = this.byNamespace.get(name.slice("system:serviceaccounts:".length)) ?? [];
         } else if (kind === "User" && name.startsWith("system:serviceaccount:")) {
             const [ns, ...rest] = name.slice("system:serviceaccount:".length).split(":");
             found = this.byAccount.get(`${ns}/${rest.join(":")}`) ?? [];
@@ -80,7 +89,15 @@ export function buildStackIdentities(resources: ResourceLike[]): StackIdentity[]
         if (!stack) continue;
         // An unpatched Stack is its own view (most programs patch none): copying it would only make another
         // object for every Stack of the program, and one that every rule then describes and classifies anew.
-        const view: StackView = patched === stack ? stack : extended(patched, { resourceName: stack.resourceName, urn: stack.urn, type: stack.type, label: stack.label });
+        const view: StackView =
+            patched === stack
+                ? stack
+                : extended(patched, {
+                      resourceName: stack.resourceName,
+                      urn: stack.urn,
+                      type: stack.type,
+                      label: stack.label,
+                  });
         const sa = effectiveServiceAccount(view);
         const namespace = view.namespace === UNKNOWN ? UNKNOWN : (view.namespace ?? DEFAULT_NAMESPACE);
         out.push({ order: out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
@@ -97,7 +114,9 @@ export const WORKSPACE_TYPE = "kubernetes:auto.pulumi.com/v1alpha1:Workspace";
  * `serviceAccountName` wins over `spec.serviceAccountName`, which the CRD defaults to `default`.
  */
 export function workspaceIdentities(resources: ResourceLike[], firstOrder = 0): StackIdentity[] {
-    return memoized(`workspaceIdentities\u0000${firstOrder}\u0000${listKey(resources)}`, () => buildWorkspaceIdentities(resources, firstOrder));
+    return memoized(`workspaceIdentities\u0000${firstOrder}\u0000${listKey(resources)}`, () =>
+        buildWorkspaceIdentities(resources, firstOrder),
+    );
 }
 
 function buildWorkspaceIdentities(resources: ResourceLike[], firstOrder: number): StackIdentity[] {
@@ -106,7 +125,9 @@ function buildWorkspaceIdentities(resources: ResourceLike[], firstOrder: number)
         const type = String(r?.type ?? "");
         if (!type.startsWith("kubernetes:") || type.endsWith("Patch")) continue;
         const props = resourceProps(r);
-        const isWorkspace = type === WORKSPACE_TYPE || (get(props, "apiVersion") === "auto.pulumi.com/v1alpha1" && get(props, "kind") === "Workspace");
+        const isWorkspace =
+            type === WORKSPACE_TYPE ||
+            (get(props, "apiVersion") === "auto.pulumi.com/v1alpha1" && get(props, "kind") === "Workspace");
         if (!isWorkspace) continue;
         const name = String(r.name ?? "");
         const namespaceRaw = str(get(props, "metadata", "namespace"));
@@ -139,9 +160,20 @@ function buildWorkspaceIdentities(resources: ResourceLike[], firstOrder: number)
             environment: undefined,
         };
         const spec = get(props, "spec");
-        const sa = props === UNKNOWN ? { name: UNKNOWN as Unknown, source: "spec" } : (workspaceAccount(spec, "spec") ?? { name: "default", source: "the Workspace's default service account" });
+        const sa =
+            props === UNKNOWN
+                ? { name: UNKNOWN as Unknown, source: "spec" }
+                : (workspaceAccount(spec, "spec") ?? {
+                      name: "default",
+                      source: "the Workspace's default service account",
+                  });
         const namespace = namespaceRaw === UNKNOWN || props === UNKNOWN ? UNKNOWN : (namespaceRaw ?? DEFAULT_NAMESPACE);
-        out.push({ order: firstOrder + out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
+        out.push({
+            order: firstOrder + out.length,
+            view,
+            serviceAccount: { name: sa.name, namespace },
+            source: sa.source,
+        });
     }
     return out;
 }
