@@ -65,16 +65,25 @@ export default tseslint.config(
     {
         // Node 20's V8 gives every object a spread literal makes and then extends (`{ ...row, facts }`, or a
         // spread followed by any key) a hidden class of its own: on a path run for every object or finding that
-        // is a hidden class per object (policies/model/shapes.ts; test/check/hidden-classes.spec.ts). Spreads that come after
+        // is a hidden class per object (support/shapes.ts; test/check/hidden-classes.spec.ts). Spreads that come after
         // a literal key (`{ kind, ...rest }`) are fine.
-        files: ["core/**/*.ts", "policies/**/*.ts", "cli/**/*.ts"],
+        files: [
+            "policies/**/*.ts",
+            "evaluation/**/*.ts",
+            "support/**/*.ts",
+            "engine/**/*.ts",
+            "gitops/**/*.ts",
+            "cluster/**/*.ts",
+            "reports/**/*.ts",
+            "cli/**/*.ts",
+        ],
         rules: {
             "no-restricted-syntax": [
                 "error",
                 {
                     selector: "ObjectExpression[properties.0.type='SpreadElement'][properties.length>1]",
                     message:
-                        "A leading spread followed by more keys gives each object its own hidden class in Node 20: use extended() from policies/model/shapes.ts, or start the literal with a key.",
+                        "A leading spread followed by more keys gives each object its own hidden class in Node 20: use extended() from support/shapes.ts, or start the literal with a key.",
                 },
             ],
         },

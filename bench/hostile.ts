@@ -12,7 +12,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
-import { CLI_ENTRY } from "../core/paths";
+import { CLI_ENTRY } from "../support/paths";
 import { aliasBombConfigMap } from "../harness/hostile-yaml";
 import { PartOutput } from "./types";
 

@@ -13,9 +13,9 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
-import { CLI_ENTRY, REPO_ROOT } from "../core/paths";
-import { CORE_RULES, writeRepository } from "./peers/manifests";
-import { UNMARKED, median } from "./report";
+import { CLI_ENTRY, REPO_ROOT } from "../support/paths";
+import { CORE_RULES, writeRepository } from "./peers/peer-manifests";
+import { UNMARKED, median } from "./figures";
 import { Figure, PartOutput } from "./types";
 
 const PEERS_DIR = process.env.PKO_GUARD_PEERS_DIR ?? path.join(REPO_ROOT, ".cache", "bench-peers");

@@ -9,23 +9,23 @@
  *     resources, next to the SDK's floor over gRPC (the same policies and hooks as no-ops, bench/noop-pack.ts);
  *  3. the pack's analyzer start-up: precompiled JavaScript / ts-node;
  *  4. the pack's start-up to GetAnalyzerInfo (lean vs plain entry) and its overhead on a real preview of a
- *     50-resource program (with the pack / without, and where the difference goes: bench/real.ts);
+ *     50-resource program (with the pack / without, and where the difference goes: bench/preview-speed.ts);
  *  5. mock leg / real leg time per fixture, and each leg's wall time over the whole fixture set;
  *  6. peers (conftest, Kyverno) against `pko-guard check` (bench/peers.ts), and `pko-guard check` itself
- *     on generated repositories (bench/check.ts);
+ *     on generated repositories (bench/check-speed.ts);
  *  7. admission: the webhook's latency (p50, p99) and throughput at 50 and 200 requests/s with a cache of 10k
- *     objects, and the cache's memory at 10k and 100k objects (bench/admission.ts);
+ *     objects, and the cache's memory at 10k and 100k objects (bench/admission-load.ts);
  *  8. hostile inputs to `pko-guard check` (bench/hostile.ts): time and peak memory on alias bombs, endless
  *     standard input, long dotted field paths, many documents, huge keys, deep flow collections.
  * The preview parts of 4 and 5 need the toolchain (npm run setup); without it they are reported as not measured.
  */
-import "../core/fatal";
+import "../support/fatal";
 import { spawn } from "child_process";
 import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
 import * as readline from "readline";
-import { REPO_ROOT } from "../core/paths";
+import { REPO_ROOT } from "../support/paths";
 import { platformProgram } from "./programs";
 import {
     PackServer,
@@ -46,7 +46,7 @@ import {
     renderTable,
     tableRows,
     writeResults,
-} from "./report";
+} from "./figures";
 import { Figure, PartOutput } from "./types";
 
 const line = (s: string) => process.stdout.write(s + "\n");
@@ -302,10 +302,10 @@ function partRunners(): Record<string, () => Promise<PartOutput>> {
         grpc: overGrpc,
         startup,
         peers: async () => (await import("./peers")).peers(line),
-        real: async () => (await import("./real")).realBenchmarks(line, { pack: true, legs: false }),
-        legs: async () => (await import("./real")).realBenchmarks(line, { pack: false, legs: true }),
-        check: async () => (await import("./check")).checkBenchmarks(line),
-        admission: async () => (await import("./admission")).admissionBenchmarks(line),
+        real: async () => (await import("./preview-speed")).realBenchmarks(line, { pack: true, legs: false }),
+        legs: async () => (await import("./preview-speed")).realBenchmarks(line, { pack: false, legs: true }),
+        check: async () => (await import("./check-speed")).checkBenchmarks(line),
+        admission: async () => (await import("./admission-load")).admissionBenchmarks(line),
         hostile: async () => (await import("./hostile")).hostileBenchmarks(line),
     };
 }

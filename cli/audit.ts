@@ -1,22 +1,22 @@
 /**
  * `pko-guard audit [--kubeconfig FILE] [--context NAME]`: judges what a live cluster already holds. Every
- * object of the kinds the rules read (core/cluster/kinds.ts: Stacks, their service accounts, roles and
+ * object of the kinds the rules read (cluster/kinds.ts: Stacks, their service accounts, roles and
  * bindings, Secrets' names and keys, Argo CD Applications) is read through the same cache the webhook
  * keeps (listed, paged, Secret values never kept) and judged as one program by `check`'s in-process
  * evaluator with the same config, levels and waivers; the table, reports and exit codes are `check`'s.
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad input or the cluster could not be read.
  */
-import { BadInputError } from "../core/errors";
-import { packConfig } from "../core/pack-config";
-import { evaluatePack } from "../core/evaluate";
-import { judgeRows, waiverNotices } from "../core/judge";
-import { rowField } from "../core/manifests/evaluate";
-import { sortRows } from "../core/rows";
-import { ProjectSubject, errorProjectSubject } from "./reports/subject";
-import { loadKubeConfig } from "../core/cluster/kubeconfig";
-import { ClusterCache } from "../core/cluster/cache";
-import { WATCHED_KINDS, clusterResource, grantsOnlySystemMasters } from "../core/cluster/kinds";
-import { extended } from "../policies/model/shapes";
+import { BadInputError } from "../support/errors";
+import { packConfig } from "../evaluation/pack-config";
+import { evaluatePack } from "../evaluation/evaluate";
+import { judgeRows, waiverNotices } from "../evaluation/judge";
+import { rowField } from "../gitops/manifests/evaluate-manifests";
+import { sortRows } from "../evaluation/rows";
+import { ProjectSubject, errorProjectSubject } from "../reports/subject";
+import { loadKubeConfig } from "../cluster/kubeconfig";
+import { ClusterCache } from "../cluster/cache";
+import { WATCHED_KINDS, clusterResource, grantsOnlySystemMasters } from "../cluster/kinds";
+import { extended } from "../support/shapes";
 
 export interface AuditOptions {
     kubeconfig?: string;

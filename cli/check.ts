@@ -1,24 +1,24 @@
 /**
  * `pko-guard check PATH...`: the gate over Kubernetes manifests (the Argo CD + PKO GitOps flow). One run is
  * one program: every object given is one resource of it, so stack-level rules judge the layout as a whole.
- * Rules are the pack's own policy objects, evaluated in-process (core/evaluate.ts) with the reconciled pack
+ * Rules are the pack's own policy objects, evaluated in-process (evaluation/evaluate.ts) with the reconciled pack
  * config; rows carry file:line:column (of the field the rule named, else of the object).
  * Exit codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error.
  */
 import * as path from "path";
 import { isatty } from "tty";
-import { packConfig } from "../core/pack-config";
-import { Finding } from "../core/rows";
-import { escapeText } from "../core/escape";
-import { STDIN_FILE } from "./reports/location";
-import { ProjectSubject, ReportObject, errorProjectSubject } from "./reports/subject";
-import { judgeRows, waiverNotices } from "../core/judge";
-import { Skip } from "../core/manifests/objects";
-import { CheckedManifests, checkManifests } from "../core/manifests/parallel";
-import { progressLine } from "../core/progress";
-import { clusterCapabilities } from "../core/render/capabilities";
-import { mark } from "../core/timings";
-import { extended } from "../policies/model/shapes";
+import { packConfig } from "../evaluation/pack-config";
+import { Finding } from "../evaluation/rows";
+import { escapeText } from "../support/escape";
+import { STDIN_FILE } from "../reports/location";
+import { ProjectSubject, ReportObject, errorProjectSubject } from "../reports/subject";
+import { judgeRows, waiverNotices } from "../evaluation/judge";
+import { Skip } from "../gitops/manifests/manifest-objects";
+import { CheckedManifests, checkManifests } from "../gitops/manifests/parallel";
+import { progressLine } from "../support/progress";
+import { clusterCapabilities } from "../gitops/render/capabilities";
+import { mark } from "../support/timings";
+import { extended } from "../support/shapes";
 
 export interface CheckOptions {
     paths: string[];
@@ -36,7 +36,7 @@ export interface CheckOptions {
     apiVersions?: string[];
     /** The script worker threads run (the installed command's file); without it the run stays in one thread. */
     workerEntry?: string;
-    /** Threads to use (default: core/manifests/parallel.ts threadsFor). */
+    /** Threads to use (default: gitops/manifests/parallel.ts threadsFor). */
     threads?: number;
     /** Where progress goes on a terminal (default standard error; nothing when it is not a terminal). */
     progress?: NodeJS.WriteStream;

@@ -5,11 +5,11 @@
 import * as path from "path";
 import * as YAML from "yaml";
 import { policies } from "../policies";
-import { BadInputError } from "../core/errors";
-import { LEVELS } from "../core/pack-config";
-import { REPO_ROOT } from "../core/paths";
-import { wrap } from "./reports/table";
-import { ruleAnchor, ruleCatalogue } from "./reports/subject";
+import { BadInputError } from "../support/errors";
+import { LEVELS } from "../evaluation/pack-config";
+import { REPO_ROOT } from "../support/paths";
+import { wrap } from "../reports/table";
+import { ruleAnchor, ruleCatalogue } from "../reports/subject";
 import { configProps } from "./rules";
 
 export function explainRule(name: string): string {

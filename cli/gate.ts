@@ -7,14 +7,14 @@ import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
 import { policies } from "../policies";
-import { BadInputError, ToolError } from "../core/errors";
-import { locateRows } from "../core/locate";
-import { PACK_DIR } from "../core/paths";
-import { packConfig, yamlErrorPosition } from "../core/pack-config";
-import { previewWithPack, userEnv } from "../core/pulumi";
-import { ProjectSubject, errorProjectSubject } from "./reports/subject";
-import { judgeRows, waiverNotices } from "../core/judge";
-import { findGateCli } from "../core/toolchain";
+import { BadInputError, ToolError } from "../support/errors";
+import { locateRows } from "../engine/source-locations";
+import { PACK_DIR } from "../support/paths";
+import { packConfig, yamlErrorPosition } from "../evaluation/pack-config";
+import { previewWithPack, userEnv } from "../engine/pulumi-cli";
+import { ProjectSubject, errorProjectSubject } from "../reports/subject";
+import { judgeRows, waiverNotices } from "../evaluation/judge";
+import { findGateCli } from "../support/toolchain";
 
 export interface GateOptions {
     projectDir: string;

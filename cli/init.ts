@@ -5,8 +5,8 @@
 import * as fs from "fs";
 import * as path from "path";
 import { policies } from "../policies";
-import { BadInputError } from "../core/errors";
-import { LEVELS } from "../core/pack-config";
+import { BadInputError } from "../support/errors";
+import { LEVELS } from "../evaluation/pack-config";
 import { configProps } from "./rules";
 
 /** Every policy with its level and every config default, as `--policy-pack-config` takes it. */

@@ -14,22 +14,22 @@
  *                  [-v|--verbose] [--fail-on-advisory]
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
  */
-import { timeoutSeconds } from "../core/options";
-import "../core/fatal";
+import { timeoutSeconds } from "../support/options";
+import "../support/fatal";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import * as fs from "fs";
 import * as path from "path";
 import { isMainThread } from "worker_threads";
-import { escapeText } from "../core/escape";
-import { exitWhenWritten } from "../core/exit";
-import { BadInputError, isReportedError } from "../core/errors";
-import { onInterrupt } from "../core/process";
-import { REPO_ROOT } from "../core/paths";
-import { mark } from "../core/timings";
-import { ProjectSubject } from "./reports/subject";
-import { findingsChunks, fullTableChunks } from "./reports/table";
-import { ReportRequest, batched, inputClashes, parseReportOption, writeChunks, writeReports } from "./reports/write";
-import { extended } from "../policies/model/shapes";
+import { escapeText } from "../support/escape";
+import { exitWhenWritten } from "../support/exit";
+import { BadInputError, isReportedError } from "../support/errors";
+import { onInterrupt } from "../support/process";
+import { REPO_ROOT } from "../support/paths";
+import { mark } from "../support/timings";
+import { ProjectSubject } from "../reports/subject";
+import { findingsChunks, fullTableChunks } from "../reports/table";
+import { ReportRequest, batched, inputClashes, parseReportOption, writeChunks, writeReports } from "../reports/write";
+import { extended } from "../support/shapes";
 
 export const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
 
@@ -95,7 +95,7 @@ function output(result: ProjectSubject, o: ReportingOptions, summaryText?: strin
     print(o.verbose ? fullTableChunks(result, undefined, summaryText) : findingsChunks(result, undefined, summaryText));
     if (githubOutput(o)) {
         const { STEP_SUMMARY_BYTES, stepSummaryChunks, workflowCommandChunks } =
-            require("./reports/github") as typeof import("./reports/github");
+            require("../reports/github") as typeof import("../reports/github");
         print(workflowCommandChunks([result]));
         const summary = process.env.GITHUB_STEP_SUMMARY;
         if (summary) {
@@ -420,5 +420,5 @@ async function main(argv: string[]): Promise<number> {
 }
 
 if (isMainThread) main(process.argv.slice(2)).then(exitWhenWritten);
-// A worker thread of this command is a part of a large `check` (core/manifests/parallel.ts).
-else (require("../core/manifests/parallel") as typeof import("../core/manifests/parallel")).servePart();
+// A worker thread of this command is a part of a large `check` (gitops/manifests/parallel.ts).
+else (require("../gitops/manifests/parallel") as typeof import("../gitops/manifests/parallel")).servePart();

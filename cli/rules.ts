@@ -3,9 +3,9 @@
  * config keys from here too).
  */
 import { policies } from "../policies";
-import { wrap } from "./reports/table";
-import { ruleCatalogue } from "./reports/subject";
-import { extended } from "../policies/model/shapes";
+import { wrap } from "../reports/table";
+import { ruleCatalogue } from "../reports/subject";
+import { extended } from "../support/shapes";
 
 export interface SchemaProp {
     type?: string;

@@ -2,7 +2,7 @@
  * `pko-guard webhook --cert FILE --key FILE [--port N] [--kubeconfig FILE] [--config FILE] [--warn-only]`:
  * a validating admission webhook (AdmissionReview admission.k8s.io/v1) over HTTPS.
  *
- *   POST /validate  the decision of core/cluster/admission.ts for the request's object: mandatory findings
+ *   POST /validate  the decision of cluster/admission.ts for the request's object: mandatory findings
  *                   deny (each rule, its field and its fix), advisory ones come back as warnings; with
  *                   --warn-only nothing is denied (would-be denials become warnings)
  *   GET /healthz    200 while the server runs
@@ -15,18 +15,18 @@
  * object's content (no Secret value or literal credential can reach them).
  */
 import * as fs from "fs";
-import { escapeText } from "../core/escape";
+import { escapeText } from "../support/escape";
 import * as https from "https";
 import * as k8s from "@kubernetes/client-node";
 import * as prom from "prom-client";
-import { BadInputError } from "../core/errors";
-import { packConfig } from "../core/pack-config";
-import { ClusterCache } from "../core/cluster/cache";
-import { AdmissionInput, judgeAdmission, judgeAdmissionFresh } from "../core/cluster/admission";
-import { WATCHED_KINDS } from "../core/cluster/kinds";
-import { SharedReads } from "../core/cluster/view";
-import { loadKubeConfig } from "../core/cluster/kubeconfig";
-import { extended } from "../policies/model/shapes";
+import { BadInputError } from "../support/errors";
+import { packConfig } from "../evaluation/pack-config";
+import { ClusterCache } from "../cluster/cache";
+import { AdmissionInput, judgeAdmission, judgeAdmissionFresh } from "../cluster/admission";
+import { WATCHED_KINDS } from "../cluster/kinds";
+import { SharedReads } from "../cluster/view";
+import { loadKubeConfig } from "../cluster/kubeconfig";
+import { extended } from "../support/shapes";
 
 export interface WebhookOptions {
     cert: string;
@@ -55,7 +55,7 @@ export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** The API server truncates longer warnings; keep each whole and readable. */
 const MAX_WARNING = 250;
 
-/** A message of several lines (a denial): each line escaped (core/escape.ts), the line breaks kept. */
+/** A message of several lines (a denial): each line escaped (support/escape.ts), the line breaks kept. */
 function escapeLines(s: string): string {
     return s
         .split("\n")

@@ -6,9 +6,9 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import * as readline from "readline";
-import { Level, Row, normalizeMessage, row } from "../core/rows";
-import { PackConfig, PolicyMeta } from "../core/pack-config";
-import { Spawned, spawnTracked } from "../core/process";
+import { Level, Row, normalizeMessage, row } from "../evaluation/rows";
+import { PackConfig, PolicyMeta } from "../evaluation/pack-config";
+import { Spawned, spawnTracked } from "../support/process";
 
 const analyzerPb = require("@pulumi/pulumi/proto/analyzer_pb");
 const analyzerGrpc = require("@pulumi/pulumi/proto/analyzer_grpc_pb");

@@ -11,10 +11,10 @@ import * as https from "https";
 import * as http from "http";
 import * as net from "net";
 import * as path from "path";
-import { ExecResult, Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../core/process";
-import { TOOLCHAIN_BIN } from "../core/toolchain";
-import { APPLICATION_CRD } from "./argocd";
-import { PKO_CRD_DIR, PKO_CRD_FILES } from "../core/pko-crds";
+import { ExecResult, Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../support/process";
+import { TOOLCHAIN_BIN } from "../support/toolchain";
+import { APPLICATION_CRD } from "./argocd-finalizers";
+import { PKO_CRD_DIR, PKO_CRD_FILES } from "../cluster/pko-crds";
 import { Ca, issueCert, makeCa } from "./certs";
 
 export const CLUSTER_BINARIES = ["etcd", "kube-apiserver", "kubectl"] as const;
@@ -326,7 +326,7 @@ export async function installPkoCrds(server: ApiServer): Promise<void> {
 /**
  * Installs Argo CD's Application CRD (server-side apply: at 416 KB it is too large for the last-applied
  * annotation) and waits until established, so Applications are validated, pruned and defaulted by the
- * server as in a cluster running Argo CD. No Argo CD controller runs: see harness/argocd.ts for the one
+ * server as in a cluster running Argo CD. No Argo CD controller runs: see harness/argocd-finalizers.ts for the one
  * part of it deletion needs.
  */
 export async function installApplicationCrd(server: ApiServer): Promise<void> {

@@ -5,7 +5,7 @@
  * random part becomes `********`. Nothing else is touched, so a name that is missing, unknown or
  * different in one leg still shows as a mismatch.
  */
-import { Row } from "../core/rows";
+import { Row } from "../evaluation/rows";
 
 export const AUTONAME_MASK = "********";
 

@@ -4,14 +4,14 @@
  * Exit codes: 0 no mismatch and no fixture error (skipped legs are listed as skipped), 1 any mismatch or
  * fixture error, 2 bad input.
  */
-import { timeoutSeconds } from "../core/options";
-import "../core/fatal";
-import { escapeText } from "../core/escape";
+import { timeoutSeconds } from "../support/options";
+import "../support/fatal";
+import { escapeText } from "../support/escape";
 import { Command, CommanderError, Option } from "commander";
-import { isReportedError } from "../core/errors";
-import { exitWhenWritten } from "../core/exit";
-import { ReportRequest, parseReportOption, writeReports } from "../cli/reports/write";
-import { progress, renderRun, styleFor } from "./table";
+import { isReportedError } from "../support/errors";
+import { exitWhenWritten } from "../support/exit";
+import { ReportRequest, parseReportOption, writeReports } from "../reports/write";
+import { progress, renderRun, styleFor } from "./verdict-table";
 import { LegChoice, fixtureSubjects, loadFixtures, runFixtures } from "./runner";
 
 function badInput(message: string): never {

@@ -3,13 +3,13 @@
  * optionally policy-config.json. expect.yaml is validated against a JSON schema (ajv); a fixture whose
  * expectations are invalid is bad input, reported before anything runs.
  */
-import { PackConfig, packConfig, yamlErrorPosition } from "../core/pack-config";
+import { PackConfig, packConfig, yamlErrorPosition } from "../evaluation/pack-config";
 import Ajv from "ajv";
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { BadInputError } from "../core/errors";
-import { REPO_ROOT } from "../core/paths";
+import { BadInputError } from "../support/errors";
+import { REPO_ROOT } from "../support/paths";
 
 /** The fixtures folder of this repository (the harness's default). */
 export const FIXTURES_DIR = path.join(REPO_ROOT, "fixtures");
@@ -284,7 +284,7 @@ const configs = new WeakMap<Fixture, PackConfig>();
 
 /**
  * The fixture's pack config (its policy-config.json, or the defaults), loaded and reconciled once per fixture
- * by the one function every command uses (core/pack-config.ts); every leg reads it from here.
+ * by the one function every command uses (evaluation/pack-config.ts); every leg reads it from here.
  */
 export function fixtureConfig(fixture: Fixture): PackConfig {
     let config = configs.get(fixture);

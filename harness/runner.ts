@@ -4,20 +4,20 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { BadInputError, ToolchainMissingError } from "../core/errors";
-import { PACK_DIR, PACK_ENTRY, REPO_ROOT } from "../core/paths";
-import { Toolchain, findToolchain } from "../core/toolchain";
+import { BadInputError, ToolchainMissingError } from "../support/errors";
+import { PACK_DIR, PACK_ENTRY, REPO_ROOT } from "../support/paths";
+import { Toolchain, findToolchain } from "../support/toolchain";
 import { Analyzer } from "./analyzer";
 import { FIXTURES_DIR, Fixture, discoverFixtures, fixtureConfig, loadFixtureWithProfiles } from "./expect";
 import { runDeployLeg } from "./legs/deploy";
 import { ApiServer, installApplicationCrd, installPkoCrds, missingDeployBinaries, startApiServer } from "./apiserver";
-import { ApplicationFinalizer, startApplicationFinalizer } from "./argocd";
+import { ApplicationFinalizer, startApplicationFinalizer } from "./argocd-finalizers";
 import { runMockLeg } from "./legs/mock";
 import { runRealLeg } from "./legs/real";
 import { manifestRowMapper, programFixture, runManifestLeg, runMockManifestLeg } from "./legs/manifest";
 import { LegResult } from "./legs/result";
-import { ManifestValidator } from "./manifests";
-import { FixtureSubject } from "../cli/reports/subject";
+import { ManifestValidator } from "./schema-validation";
+import { FixtureSubject } from "../reports/subject";
 import { FixtureVerdict, judgeFixture } from "./verdict";
 
 /**
@@ -86,7 +86,7 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
             cluster = await startApiServer({ controllers: true });
             await installPkoCrds(cluster);
             // The clusters the fixtures target run Argo CD: its own Application CRD, and the one part of its
-            // controller that deleting an Application needs (harness/argocd.ts).
+            // controller that deleting an Application needs (harness/argocd-finalizers.ts).
             await installApplicationCrd(cluster);
             argoCd = await startApplicationFinalizer(cluster.kubeconfig);
         }

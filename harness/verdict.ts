@@ -3,7 +3,7 @@
  * adds the checks each leg made itself. A fixture matches only when the set of (policy, resource, count)
  * is exactly the expected one in every leg that ran, the legs agree, and every leg check passed.
  */
-import { Row, sortRows } from "../core/rows";
+import { Row, sortRows } from "../evaluation/rows";
 import { Fixture } from "./expect";
 import { LegName, LegResult } from "./legs/result";
 

@@ -7,7 +7,7 @@ import { governed } from "./model/examples";
 import { RuleFinding, RuleContext, classify, programRule } from "./model/policy";
 import { DEFAULT_NAMESPACE } from "./model/rbac/objects";
 import { StackIdentity, stackIdentities } from "./model/rbac/stacks";
-import { SOURCE_PATH } from "./model/manifests";
+import { SOURCE_PATH } from "./model/origin";
 import { ResourceLike, StackView, describeStack, patchedStacks, resourceProps, secretsRead } from "./model/stack";
 import { Plain, UNKNOWN, Unknown, get, list, str } from "./model/values";
 

@@ -4,7 +4,7 @@
  * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
 import { resourceRule } from "./model/policy";
-import { NOT_RENDERED } from "./model/manifests";
+import { NOT_RENDERED } from "./model/origin";
 import { compilePattern, patternProblem } from "./model/production";
 import { Plain, get, plain } from "./model/values";
 
@@ -43,7 +43,7 @@ export const policy = resourceRule(
             why: "what cannot be computed cannot be judged: a Stack that an unexpanded generator, a failing template or a\nchart from a Helm repository would apply reaches the cluster unseen, and a folder nobody else renders is\njudged with its defaults instead of the values Argo CD passes. A gate that passes what it could not judge\nfails open.",
             fix: "use what check expands (see the README: list with elements or elementsYaml, git directories and files,\nmatrix and merge of those; not templatePatch) and fix templates that do not execute; vendor\nremote charts and other repositories' paths into this repository. When a source can only come from\nelsewhere and is judged elsewhere, list its repoURL in `sourcesJudgedElsewhere`, or waive the finding for one\nApplication with a waiver that sets `allowFailClosed: true` (and an expiry).",
             notes: [
-                "The reasons are computed by `pko-guard check` (core/render/argocd.ts) and carried on the object in the\n`pko-guard/not-rendered` annotation, which check sets itself (a value written in the manifest is\ndiscarded). Every finding fails closed. In a Pulumi program the annotation is absent and the rule passes.",
+                "The reasons are computed by `pko-guard check` (gitops/argocd/applications.ts) and carried on the object in the\n`pko-guard/not-rendered` annotation, which check sets itself (a value written in the manifest is\ndiscarded). Every finding fails closed. In a Pulumi program the annotation is absent and the rule passes.",
             ],
             reads: ["argoproj.io/Application", "argoproj.io/ApplicationSet"],
             readsProduction: false,

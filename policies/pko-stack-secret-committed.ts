@@ -5,7 +5,7 @@
  */
 import { governed } from "./model/examples";
 import { RuleFinding, programRule } from "./model/policy";
-import { fromManifests } from "./model/manifests";
+import { fromManifests } from "./model/origin";
 import { DEFAULT_NAMESPACE } from "./model/rbac/objects";
 import { push } from "./model/values";
 import { describeStack, patchedStacks, resourceProps, secretsRead } from "./model/stack";

@@ -1,6 +1,6 @@
 /**
  * The subject a command reports when it could not judge: gate, check and audit each say what they ran on, and
- * the one builder (cli/reports/subject.ts errorProjectSubject) adds the rest: no findings, the outcome "error",
+ * the one builder (reports/subject.ts errorProjectSubject) adds the rest: no findings, the outcome "error",
  * the message and the time. Each renders as a valid JSON report.
  */
 import * as assert from "assert";
@@ -10,8 +10,8 @@ import * as path from "path";
 import { auditErrorSubject } from "../cli/audit";
 import { checkErrorSubject } from "../cli/check";
 import { errorSubject } from "../cli/gate";
-import { renderJson } from "../cli/reports/json";
-import { ProjectSubject } from "../cli/reports/subject";
+import { renderJson } from "../reports/json";
+import { ProjectSubject } from "../reports/subject";
 import { jsonReportErrors } from "./validators";
 
 describe("the subject of a command that could not judge", () => {

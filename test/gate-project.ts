@@ -1,15 +1,15 @@
 /**
  * The user's project the gate's real-toolchain specs run on, outside this repository: a git repository in a
  * temporary folder with the Pulumi program in infra/ (Pulumi.yaml, index.ts, this repository's node_modules
- * linked) and an isolated stack `dev` (harness/stacks.ts). Call it inside a `describe`: it registers the
+ * linked) and an isolated stack `dev` (harness/throwaway-stacks.ts). Call it inside a `describe`: it registers the
  * suite's `before` (which needs the toolchain: requireToolchain) and `after` (which removes the folder).
  */
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { CLI_ENTRY, REPO_ROOT } from "../core/paths";
-import { StackRef } from "../core/pulumi";
-import { initIsolatedStack } from "../harness/stacks";
+import { CLI_ENTRY, REPO_ROOT } from "../support/paths";
+import { StackRef } from "../engine/pulumi-cli";
+import { initIsolatedStack } from "../harness/throwaway-stacks";
 import { requireToolchain } from "./helpers";
 
 /** The installed command, as `bin` runs it. */

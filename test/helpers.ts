@@ -255,8 +255,8 @@ export function goodSpec(overrides: Record<string, unknown> = {}): Record<string
  * The real-leg toolchain for a test, or: skip the test when PKO_GUARD_SKIP_REAL=1 (reported as pending,
  * never as passing), else fail with the fix. A missing toolchain never makes a real-leg test pass.
  */
-export function requireToolchain(ctx: Mocha.Context): import("../core/toolchain").Toolchain {
-    const { findToolchain } = require("../core/toolchain") as typeof import("../core/toolchain");
+export function requireToolchain(ctx: Mocha.Context): import("../support/toolchain").Toolchain {
+    const { findToolchain } = require("../support/toolchain") as typeof import("../support/toolchain");
     try {
         return findToolchain();
     } catch {

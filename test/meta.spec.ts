@@ -6,7 +6,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import { loadFixtures } from "../harness/runner";
-import { REPO_ROOT } from "../core/paths";
+import { REPO_ROOT } from "../support/paths";
 import { POLICY_NAMES, policies } from "../policies";
 import { SETTINGS_POLICY } from "../policies/model/production";
 
@@ -92,7 +92,7 @@ describe("policy catalogue", () => {
     it("adding a rule touches only the rule, its spec, a fixture and the README: no other product module names a rule", () => {
         // What the CLI, check, the config check and the reports know of a rule comes from the rule's own `about`.
         const named: string[] = [];
-        for (const dir of ["cli", "core", "harness"]) {
+        for (const dir of ["cli", "evaluation", "support", "engine", "gitops", "cluster", "reports", "harness"]) {
             for (const f of fs
                 .readdirSync(path.join(REPO_ROOT, dir), { recursive: true, encoding: "utf8" })
                 .filter((x) => x.endsWith(".ts"))) {
@@ -120,7 +120,19 @@ describe("module layout", () => {
         const graph = new Map<string, string[]>();
         const files = [
             "index.ts",
-            ...["policies", "core", "cli", "harness", "pack", "bench"].flatMap((d) =>
+            ...[
+                "policies",
+                "support",
+                "evaluation",
+                "engine",
+                "gitops",
+                "cluster",
+                "reports",
+                "cli",
+                "harness",
+                "pack",
+                "bench",
+            ].flatMap((d) =>
                 fs
                     .readdirSync(path.join(REPO_ROOT, d), { recursive: true, encoding: "utf8" })
                     .filter((f) => f.endsWith(".ts") && !f.startsWith(`dist${path.sep}`))
@@ -147,18 +159,24 @@ describe("module layout", () => {
     }
 
     /**
-     * The layers, bottom up: the rules; the pack's entry and the neutral core; the reports; then the product's
-     * commands and the harness side by side; the bench on top. Imports go down or stay within a layer, never up.
+     * The layers, bottom up: neutral support (processes, paths, errors, escaping); the rules; the evaluation seam
+     * (in-process evaluator, rows, judging, pack config) beside the pack's entry; what feeds it (GitOps manifests,
+     * the cluster, the Pulumi engine); the reports; the commands and the harness side by side; the bench on top.
+     * Imports go down or stay within a layer, never up.
      */
     const LAYERS: [string, number][] = [
-        ["policies/", 0],
-        ["index.ts", 1],
-        ["pack/", 1],
-        ["core/", 1],
-        ["cli/reports/", 2],
-        ["cli/", 3],
-        ["harness/", 3],
-        ["bench/", 4],
+        ["support/", 0],
+        ["policies/", 1],
+        ["evaluation/", 2],
+        ["index.ts", 2],
+        ["pack/", 2],
+        ["engine/", 3],
+        ["gitops/", 3],
+        ["cluster/", 3],
+        ["reports/", 4],
+        ["cli/", 5],
+        ["harness/", 5],
+        ["bench/", 6],
     ];
     const layer = (f: string) => LAYERS.find(([prefix]) => f === prefix || f.startsWith(prefix))?.[1] ?? Infinity;
     const edges = () => [...importGraph()].flatMap(([file, deps]) => deps.map((dep) => ({ file, dep })));
@@ -170,7 +188,7 @@ describe("module layout", () => {
         );
     });
 
-    it("the product (pack, policies, core/, cli/) never imports the fixture harness", () => {
+    it("the product (pack, policies, evaluation, gitops, cluster, engine, reports, cli) never imports the fixture harness", () => {
         const bad = edges().filter(
             ({ file, dep }) => !file.startsWith("harness/") && !file.startsWith("bench/") && dep.startsWith("harness/"),
         );
@@ -188,17 +206,15 @@ describe("module layout", () => {
         );
     });
 
-    it("the harness uses the core and the reports, never a command module of cli/", () => {
-        const bad = edges().filter(
-            ({ file, dep }) => file.startsWith("harness/") && dep.startsWith("cli/") && !dep.startsWith("cli/reports/"),
-        );
+    it("the harness uses the layers below and the reports, never a command module of cli/", () => {
+        const bad = edges().filter(({ file, dep }) => file.startsWith("harness/") && dep.startsWith("cli/"));
         assert.deepStrictEqual(
             bad.map(({ file, dep }) => `${file} -> ${dep}`),
             [],
         );
     });
 
-    it("imports go down the layers (policies < core < reports < commands, harness), never up", () => {
+    it("imports go down the layers (support < policies < evaluation < gitops, cluster, engine < reports < commands, harness), never up", () => {
         const bad = edges().filter(({ file, dep }) => layer(dep) > layer(file));
         assert.deepStrictEqual(
             bad.map(({ file, dep }) => `${file} -> ${dep}`),
@@ -206,7 +222,7 @@ describe("module layout", () => {
         );
     });
 
-    it("a fixture's walk from harness/runner.ts goes harness -> core -> policies without climbing back", () => {
+    it("a fixture's walk from harness/runner.ts goes harness -> evaluation -> policies without climbing back", () => {
         const graph = importGraph();
         const seen = new Set<string>();
         const climbs: string[] = [];
@@ -214,14 +230,28 @@ describe("module layout", () => {
             if (seen.has(f)) return;
             seen.add(f);
             for (const d of graph.get(f) ?? []) {
-                if (layer(d) > layer(f) || (d.startsWith("cli/") && !d.startsWith("cli/reports/")))
-                    climbs.push(`${f} -> ${d}`);
+                if (layer(d) > layer(f) || d.startsWith("cli/")) climbs.push(`${f} -> ${d}`);
                 walk(d);
             }
         };
         walk(path.join("harness", "runner.ts"));
         assert.deepStrictEqual(climbs, []);
-        assert.ok([...seen].some((f) => f.startsWith("core/")) && [...seen].some((f) => f.startsWith("policies/")));
+        assert.ok(
+            [...seen].some((f) => f.startsWith("evaluation/")) && [...seen].some((f) => f.startsWith("policies/")),
+        );
+    });
+
+    it("has no two modules of one name (a file name says which module it is)", () => {
+        const byName = new Map<string, string[]>();
+        for (const file of importGraph().keys()) {
+            const name = path.basename(file);
+            if (name === "index.ts") continue;
+            byName.set(name, [...(byName.get(name) ?? []), file]);
+        }
+        assert.deepStrictEqual(
+            [...byName.values()].filter((files) => files.length > 1),
+            [],
+        );
     });
 
     it("has no import cycle", () => {

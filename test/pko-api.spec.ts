@@ -6,7 +6,7 @@ import * as assert from "assert";
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
-import { PKO_CRD_DIR, PKO_CRD_FILES, loadPkoCrds } from "../core/pko-crds";
+import { PKO_CRD_DIR, PKO_CRD_FILES, loadPkoCrds } from "../cluster/pko-crds";
 import * as YAML from "yaml";
 
 describe("PKO v2.9.0 API as data", () => {

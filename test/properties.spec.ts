@@ -255,7 +255,7 @@ const tokenSecret: fc.Arbitrary<TestResource> = fc
             },
         ),
     );
-/** What `pko-guard check` writes on an Application or ApplicationSet it could not render (policies/model/manifests.ts NOT_RENDERED). */
+/** What `pko-guard check` writes on an Application or ApplicationSet it could not render (policies/model/origin.ts NOT_RENDERED). */
 const notRendered = maybe(
     fc.record({
         "pko-guard/not-rendered": maybe(

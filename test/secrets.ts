@@ -1,7 +1,7 @@
 /** The secret values planted in the fixtures' secret-bearing fields and secret config (canaries). */
 import * as fs from "fs";
 import * as path from "path";
-import { REPO_ROOT } from "../core/paths";
+import { REPO_ROOT } from "../support/paths";
 
 /** Every secret value planted in the fixtures' secret-bearing fields and config. */
 export function fixtureSecrets(): string[] {

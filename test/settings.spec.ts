@@ -4,8 +4,8 @@
  * and ends with nothing published.
  */
 import * as assert from "assert";
-import { evaluatePack } from "../core/evaluate";
-import { packPolicies, reconcilePackConfig } from "../core/pack-config";
+import { evaluatePack } from "../evaluation/evaluate";
+import { packPolicies, reconcilePackConfig } from "../evaluation/pack-config";
 import { productionSettings } from "../policies/model/production";
 import { RequestSettings } from "../policies/model/settings";
 import { runResourcePolicy, stackResource } from "./helpers";

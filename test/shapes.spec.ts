@@ -1,11 +1,11 @@
 /**
- * `extended` (policies/model/shapes.ts) is `{ ...from, ...extra }` key for key: the same keys in the same order
+ * `extended` (support/shapes.ts) is `{ ...from, ...extra }` key for key: the same keys in the same order
  * with the same values, `__proto__` an own key and never the prototype. That the objects it makes share their
  * hidden classes is test/check/hidden-classes.spec.ts's (a fresh process).
  */
 import * as assert from "assert";
 import * as fc from "fast-check";
-import { extended } from "../policies/model/shapes";
+import { extended } from "../support/shapes";
 
 describe("extended: { ...from, ...extra } without a hidden class per object", () => {
     it("keys, order and values as the spread gives them; __proto__ an own key", () => {

@@ -5,7 +5,7 @@
 import * as assert from "assert";
 import { spawnSync } from "child_process";
 import * as path from "path";
-import { REPO_ROOT } from "../core/paths";
+import { REPO_ROOT } from "../support/paths";
 
 describe("type-check", () => {
     it("fixture, example and bench programs and the tests themselves type-check", function () {

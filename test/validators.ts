@@ -4,7 +4,7 @@ import AjvDraft04 from "ajv-draft-04";
 import * as fs from "fs";
 import * as path from "path";
 import { validateXML } from "xmllint-wasm";
-import { REPO_ROOT } from "../core/paths";
+import { REPO_ROOT } from "../support/paths";
 
 /** JUnit XML against test/schemas/junit.xsd, with libxml2. Returns the errors (empty when valid). */
 export async function junitErrors(xml: string): Promise<string[]> {
@@ -48,7 +48,7 @@ export function sarifErrors(sarif: unknown): string[] {
 
 /** The JSON report against its documented schema. */
 export function jsonReportErrors(report: unknown): string[] {
-    const schema = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "cli", "reports", "report.schema.json"), "utf8"));
+    const schema = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "reports", "report.schema.json"), "utf8"));
     const validate = new Ajv({ allErrors: true, strict: false, validateFormats: false }).compile(schema);
     return validate(report) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
 }

@@ -10,15 +10,15 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { Row } from "../../core/rows";
-import { StackRef, analyzeState, parseEvents, previewWithPack } from "../../core/pulumi";
-import { StateObject, destroy, stateObjects, stateResourceCount, up } from "../stacks";
+import { Row } from "../../evaluation/rows";
+import { StackRef, analyzeState, parseEvents, previewWithPack } from "../../engine/pulumi-cli";
+import { StateObject, destroy, stateObjects, stateResourceCount, up } from "../throwaway-stacks";
 import { ApiServer } from "../apiserver";
-import { ARGOCD_VERSION } from "../argocd";
-import { withTempDir } from "../../core/process";
-import { Toolchain } from "../../core/toolchain";
+import { ARGOCD_VERSION } from "../argocd-finalizers";
+import { withTempDir } from "../../support/process";
+import { Toolchain } from "../../support/toolchain";
 import { Fixture } from "../expect";
-import { ManifestValidator, schemaVersions } from "../manifests";
+import { ManifestValidator, schemaVersions } from "../schema-validation";
 import { LegCheck, LegResult, legResult } from "./result";
 import { fixturePack, prepareFixtureStack } from "./real";
 

@@ -12,7 +12,7 @@
  * harness maps that to the manifest identity `Kind/<namespace>/<name>` (manifestRowMapper in manifest.ts).
  */
 import * as k8s from "@pulumi/kubernetes";
-import { loadManifests } from "../../core/manifests";
+import { loadManifests } from "../../gitops/manifests/load";
 
 export const CONFIG_GROUP = "manifests";
 

@@ -6,12 +6,12 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { loadManifests } from "../../core/manifests";
-import { ManifestObject } from "../../core/manifests/objects";
-import { evaluateManifests } from "../../core/manifests/evaluate";
-import { Row } from "../../core/rows";
-import { REPO_ROOT } from "../../core/paths";
-import { makeTempDir } from "../../core/process";
+import { loadManifests } from "../../gitops/manifests/load";
+import { ManifestObject } from "../../gitops/manifests/manifest-objects";
+import { evaluateManifests } from "../../gitops/manifests/evaluate-manifests";
+import { Row } from "../../evaluation/rows";
+import { REPO_ROOT } from "../../support/paths";
+import { makeTempDir } from "../../support/process";
 import { Fixture, fixtureConfig } from "../expect";
 import { LegResult, legResult } from "./result";
 import { CONFIG_GROUP } from "./manifest-program";

@@ -18,11 +18,11 @@ import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import * as os from "os";
-import { BadInputError } from "../../core/errors";
-import { KubeYamlError, decodeKubeYaml } from "../../core/kube-yaml";
-import { BAD_PATTERN, compilePathPattern } from "../../core/path-match";
-import { runTool } from "../../core/render/render";
-import { findTool } from "../../core/render/tools";
+import { BadInputError } from "../../support/errors";
+import { KubeYamlError, decodeKubeYaml } from "../../gitops/decode/kube-yaml";
+import { BAD_PATTERN, compilePathPattern } from "../../gitops/argocd/path-match";
+import { runTool } from "../../gitops/render/render";
+import { findTool } from "../../gitops/render/tools";
 
 /** The engine's wire sentinels. */
 export const UNKNOWN_WIRE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -272,7 +272,7 @@ function foldStringData(secret: Obj): void {
 
 /**
  * Multi-document YAML (or JSON) text into objects, as the provider's decoder reads it: the product's one
- * Kubernetes YAML decoder (core/kube-yaml.ts), which `pko-guard check` uses too. `keep` decides which
+ * Kubernetes YAML decoder (gitops/decode/kube-yaml.ts), which `pko-guard check` uses too. `keep` decides which
  * documents count (v1 decode: those with kind and apiVersion; v2: every non-empty one).
  */
 function decodeDocuments(text: string, keep: (o: Obj) => boolean): Obj[] {
@@ -345,7 +345,7 @@ export interface ChildRegistration {
     dependsOn: string[];
 }
 
-/** Go's filepath.Glob semantics (path.Match within each path segment, core/path-match.ts; results sorted). */
+/** Go's filepath.Glob semantics (path.Match within each path segment, gitops/argocd/path-match.ts; results sorted). */
 export function goGlob(pattern: string, cwd: string): string[] {
     // Go checks the whole pattern first: a malformed one fails whatever the folder holds.
     if (!compilePathPattern(pattern))

@@ -8,8 +8,8 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
-import { spawnTracked, withDeadline, withTempDir } from "../../core/process";
+import { REPO_ROOT } from "../../support/paths";
+import { spawnTracked, withDeadline, withTempDir } from "../../support/process";
 import { Analyzer, WireResource } from "../analyzer";
 import { Fixture, fixtureConfig } from "../expect";
 import { LegResult, legResult, remediationChecks } from "./result";

@@ -1,6 +1,6 @@
 /**
  * The real leg: `pulumi preview --policy-pack` with the real CLI, engine, nodejs language host and
- * Kubernetes provider, offline, through core/pulumi.ts and harness/stacks.ts. Each fixture gets a throw-away stack in a
+ * Kubernetes provider, offline, through engine/pulumi-cli.ts and harness/throwaway-stacks.ts. Each fixture gets a throw-away stack in a
  * temporary program folder whose files are symbolic links to the fixture's (Node resolves them to their
  * real paths, so the fixture's imports and the repository's node_modules work; stack config files land
  * in the temporary folder, never in the fixture). The leg's own check: `pulumi preview` exits non-zero
@@ -8,12 +8,12 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { PolicyPackRef, StackRef, previewWithPack } from "../../core/pulumi";
-import { initIsolatedStack } from "../stacks";
-import { PACK_DIR, REPO_ROOT } from "../../core/paths";
-import { withTempDir } from "../../core/process";
-import { Toolchain } from "../../core/toolchain";
-import { Row } from "../../core/rows";
+import { PolicyPackRef, StackRef, previewWithPack } from "../../engine/pulumi-cli";
+import { initIsolatedStack } from "../throwaway-stacks";
+import { PACK_DIR, REPO_ROOT } from "../../support/paths";
+import { withTempDir } from "../../support/process";
+import { Toolchain } from "../../support/toolchain";
+import { Row } from "../../evaluation/rows";
 import { Fixture } from "../expect";
 import { LegCheck, LegResult, legResult, remediationChecks } from "./result";
 import { autonamesFromEvents, maskAutonames } from "../autonames";

@@ -3,7 +3,7 @@
  * the reason), or it failed to run (with one line). A leg that failed or was skipped never has rows that
  * could be mistaken for a clean result.
  */
-import { Row } from "../../core/rows";
+import { Row } from "../../evaluation/rows";
 
 export type LegName = "mock" | "real" | "deploy" | "manifest";
 

@@ -23,7 +23,7 @@ import { report } from "./report";
 import { WAIVER_CONFIG, WaiverTarget, applyWaivers, mayWaive, targetOf } from "./waivers";
 import { ExampleResource } from "./examples";
 import { MessageFacts, encodeMessage, saysFailClosed } from "./message";
-import { extended } from "./shapes";
+import { extended } from "../../support/shapes";
 import { inRequest, openRequest } from "./request";
 
 export const FRAMEWORK: PolicyComplianceFramework = {

@@ -14,7 +14,7 @@
  */
 import { Obj, Plain, UNKNOWN, Unknown, bool, entries, get, isObject, isShared, list, num, plain, str } from "./values";
 import { listKey, memoized, memoizedFor } from "./request";
-import { extended } from "./shapes";
+import { extended } from "../../support/shapes";
 
 export const STACK_TYPES = ["kubernetes:pulumi.com/v1:Stack", "kubernetes:pulumi.com/v1alpha1:Stack"] as const;
 export const STACK_PATCH_TYPES = [

@@ -1,5 +1,5 @@
 /**
- * The installed command is one bundle (cli/bundle/build.ts) run by a launcher with V8's code cache for it
+ * The installed command is one bundle (cli/bundle/build-cli.ts) run by a launcher with V8's code cache for it
  * (cli/bundle/launch.ts): package.json's `bin` is the launcher, `files` ships both, the cache changes nothing
  * but time (with, without, or a cache that does not fit), and
  * `check` runs from it without loading what only other commands need (the Pulumi SDK's index and runtime,
@@ -11,7 +11,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { CLI_BUNDLE, CLI_ENTRY, REPO_ROOT } from "../../core/paths";
+import { CLI_BUNDLE, CLI_ENTRY, REPO_ROOT } from "../../support/paths";
 import * as rpcStandIn from "../../cli/bundle/rpc";
 
 const CLI = CLI_ENTRY;
@@ -109,7 +109,7 @@ describe("the CLI bundle", function () {
             process.execPath,
             [
                 "-e",
-                `require(${JSON.stringify(path.join(REPO_ROOT, "bin", "core", "fatal.js"))}); const { runCheck } = require(${JSON.stringify(path.join(REPO_ROOT, "bin", "cli", "check.js"))}); runCheck({ paths: [${JSON.stringify(GUIDE)}], failOnAdvisory: false }).then((r) => process.stdout.write(JSON.stringify(r.subject.findings)))`,
+                `require(${JSON.stringify(path.join(REPO_ROOT, "bin", "support", "fatal.js"))}); const { runCheck } = require(${JSON.stringify(path.join(REPO_ROOT, "bin", "cli", "check.js"))}); runCheck({ paths: [${JSON.stringify(GUIDE)}], failOnAdvisory: false }).then((r) => process.stdout.write(JSON.stringify(r.subject.findings)))`,
             ],
             { encoding: "utf8", cwd: tmp, timeout: 60000 },
         );

@@ -1,5 +1,5 @@
 /**
- * The cluster `check` tells Helm about (core/render/capabilities.ts): PKO's APIs exactly as the committed
+ * The cluster `check` tells Helm about (gitops/render/capabilities.ts): PKO's APIs exactly as the committed
  * v2.9.0 CRDs define them, Argo CD's normalization of a Kubernetes version, and the shapes `--api-versions`
  * takes. The rendering itself is proven with the real Helm in render.spec.ts.
  */
@@ -7,14 +7,14 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { REPO_ROOT } from "../../core/paths";
-import { BadInputError } from "../../core/errors";
+import { REPO_ROOT } from "../../support/paths";
+import { BadInputError } from "../../support/errors";
 import {
     OPERATOR_API_VERSIONS,
     checkApiVersion,
     clusterCapabilities,
     normalizeKubeVersion,
-} from "../../core/render/capabilities";
+} from "../../gitops/render/capabilities";
 
 describe("cluster capabilities for Helm", () => {
     it("lists every served version and kind of PKO's committed CRDs, as Argo CD lists a cluster's APIs", () => {

@@ -9,7 +9,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { CLI_ENTRY, REPO_ROOT } from "../../core/paths";
+import { CLI_ENTRY, REPO_ROOT } from "../../support/paths";
 import { aliasBombConfigMap } from "../../harness/hostile-yaml";
 import { assertOneLine } from "../hostile/inert";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";

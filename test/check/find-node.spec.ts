@@ -1,13 +1,13 @@
 /**
- * Walking a document's positions along a field path (core/manifests/positions.ts findNode): at each mapping the
+ * Walking a document's positions along a field path (gitops/decode/field-positions.ts findNode): at each mapping the
  * key that names the longest run of segments wins (keys may contain dots), the last such key when keys repeat;
  * a sequence item by its index. Compared with that rule written plainly (keys split at dots) on generated trees
  * and paths, and on a few cases by hand.
  */
 import * as assert from "assert";
 import fc from "fast-check";
-import { PosEntry, PosNode } from "../../core/yaml-positions";
-import { Reached, fieldSegments, findNode } from "../../core/manifests/positions";
+import { PosEntry, PosNode } from "../../gitops/decode/yaml-positions";
+import { Reached, fieldSegments, findNode } from "../../gitops/decode/field-positions";
 
 /** The rule, plainly: each key split at dots, compared with the segments from the current one. */
 function reference(root: PosNode | undefined, segments: readonly (string | number)[]): Reached | undefined {

@@ -5,13 +5,13 @@
  * run every object built key by key from `{}` may then get a class of its own, whatever the code does.
  */
 import * as path from "path";
-import { extended } from "../../policies/model/shapes";
-import { evaluatePack } from "../../core/evaluate";
-import { judgeRows } from "../../core/judge";
-import { loadManifests } from "../../core/manifests/index";
-import { evalResources } from "../../core/manifests/objects";
-import { evaluateManifests } from "../../core/manifests/evaluate";
-import { packConfig } from "../../core/pack-config";
+import { extended } from "../../support/shapes";
+import { evaluatePack } from "../../evaluation/evaluate";
+import { judgeRows } from "../../evaluation/judge";
+import { loadManifests } from "../../gitops/manifests/load";
+import { evalResources } from "../../gitops/manifests/manifest-objects";
+import { evaluateManifests } from "../../gitops/manifests/evaluate-manifests";
+import { packConfig } from "../../evaluation/pack-config";
 
 const haveSameMap = new Function("a", "b", "return %HaveSameMap(a, b)") as (a: object, b: object) => boolean;
 

@@ -1,5 +1,5 @@
 /**
- * Hidden classes on `check`'s hot paths (policies/model/shapes.ts): objects made alike share one, as V8's own
+ * Hidden classes on `check`'s hot paths (support/shapes.ts): objects made alike share one, as V8's own
  * `%HaveSameMap` says, counted in a fresh process (test/check/hidden-classes-probe.ts). Node 20's V8 gives every
  * object a spread literal extends (`{ ...row, facts }`) a hidden class of its own: each count below fails when
  * such a literal comes back on its path (the source-path annotation, rows, located rows, findings).

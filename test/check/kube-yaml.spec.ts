@@ -1,5 +1,5 @@
 /**
- * The differential test of pko-guard's YAML decoding (core/kube-yaml.ts): every document of the corpus
+ * The differential test of pko-guard's YAML decoding (gitops/decode/kube-yaml.ts): every document of the corpus
  * (test/check/kube-yaml-corpus: YAML 1.1 booleans, numbers, merge keys, duplicate keys, tags, anchors,
  * separators, JSON streams, and inputs that must fail) is decoded by the real Go decoder, the way Kubernetes
  * clients and Argo CD read manifests (toolchain/kube-yaml: apimachinery's YAMLOrJSONDecoder over
@@ -10,8 +10,8 @@ import * as assert from "assert";
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { KubeYamlError, decodeKubeYaml, decodeOptions } from "../../core/kube-yaml";
-import { INSTALL_HINT, findTool } from "../../core/render/tools";
+import { KubeYamlError, decodeKubeYaml, decodeOptions } from "../../gitops/decode/kube-yaml";
+import { INSTALL_HINT, findTool } from "../../gitops/render/tools";
 import { yamlDocuments } from "./yaml-gen";
 
 const CORPUS = path.join(__dirname, "kube-yaml-corpus");

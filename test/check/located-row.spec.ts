@@ -1,12 +1,12 @@
 /**
- * A row located at its object (core/manifests/evaluate.ts locatedRow): the row's keys in their order (its own
+ * A row located at its object (gitops/manifests/evaluate-manifests.ts locatedRow): the row's keys in their order (its own
  * `field` left out), then file, line and column, then the field and what syncs the object when known; a key the
  * row already has stays in its place. Reports write rows as they are, so the order is what the JSON report shows.
  */
 import * as assert from "assert";
-import { locatedRow } from "../../core/manifests/evaluate";
-import { compareText, sortRows } from "../../core/rows";
-import { EvalRow } from "../../core/evaluate";
+import { locatedRow } from "../../gitops/manifests/evaluate-manifests";
+import { compareText, sortRows } from "../../evaluation/rows";
+import { EvalRow } from "../../evaluation/evaluate";
 
 const facts = { text: "spec.branch is main", quoted: [] } as unknown as EvalRow["facts"];
 const base = {

@@ -1,10 +1,10 @@
 /**
- * `pko-guard check` on several threads (core/manifests/parallel.ts) gives what the single-threaded run gives,
+ * `pko-guard check` on several threads (gitops/manifests/parallel.ts) gives what the single-threaded run gives,
  * byte for byte: every report, the terminal output, the skipped-file lines and the exit code, run as users run
  * the command (the installed file, from a folder outside the repository) with PKO_GUARD_WORKERS=1 and 2, 3, 4.
  * The repository is built so that order shows: skipped files and objects in every part (reports list them in
  * read order), a stack-level finding on an object another thread read, findings that tie in the sort. The
- * timings file (core/timings.ts) proves the threads really ran, so the comparison cannot pass by falling back.
+ * timings file (support/timings.ts) proves the threads really ran, so the comparison cannot pass by falling back.
  * Bad input read by a worker thread is the single-threaded run's one line and exit 2.
  */
 import * as assert from "assert";
@@ -12,8 +12,8 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { CLI_ENTRY } from "../../core/paths";
-import { splitFiles, threadsFor } from "../../core/manifests/parallel";
+import { CLI_ENTRY } from "../../support/paths";
+import { splitFiles, threadsFor } from "../../gitops/manifests/parallel";
 
 const CLI = CLI_ENTRY;
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";

@@ -1,12 +1,12 @@
 /**
- * The differential test of core/path-match.ts, pko-guard's one `path.Match`: every case of
+ * The differential test of gitops/argocd/path-match.ts, pko-guard's one `path.Match`: every case of
  * test/check/path-match/cases.json is Go's own answer (generate.sh runs Go's path.Match; PROVENANCE.md), and the
  * TypeScript implementation must give the same match and the same error for each, malformed patterns included.
  */
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
-import { BAD_PATTERN, compilePathPattern, pathMatch } from "../../core/path-match";
+import { BAD_PATTERN, compilePathPattern, pathMatch } from "../../gitops/argocd/path-match";
 
 interface Table {
     generator: string;

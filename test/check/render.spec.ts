@@ -10,9 +10,9 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { CLI_ENTRY } from "../../core/paths";
-import { findTool } from "../../core/render/tools";
-import { discoveredType } from "../../core/render/argocd";
+import { CLI_ENTRY } from "../../support/paths";
+import { findTool } from "../../gitops/render/tools";
+import { discoveredType } from "../../gitops/argocd/applications";
 
 const CLI = CLI_ENTRY;
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";

@@ -1,5 +1,5 @@
 /**
- * The repository root of a run (core/manifests/files.ts gitTopLevel): git's own answer, `git rev-parse
+ * The repository root of a run (gitops/manifests/files.ts gitTopLevel): git's own answer, `git rev-parse
  * --show-toplevel`, except that git is not run where it surely finds no repository (surelyNoRepository). Each
  * case compares gitTopLevel with git run directly: outside any repository, in a repository and a folder of it, in
  * a linked worktree (a `.git` file), in a bare repository, through a symbolic link into a repository, and with
@@ -10,7 +10,7 @@ import { execFileSync, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { gitTopLevel, surelyNoRepository } from "../../core/manifests/files";
+import { gitTopLevel, surelyNoRepository } from "../../gitops/manifests/files";
 
 /** What git itself says from `dir` (undefined: not a work tree). */
 function gitSays(dir: string, env: NodeJS.ProcessEnv = process.env): string | undefined {

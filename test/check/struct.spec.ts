@@ -1,12 +1,12 @@
 /**
- * core/struct.ts gives what google-protobuf's `Struct.fromJavaScript(x).toJavaScript()` gives (the wire form the
+ * evaluation/struct.ts gives what google-protobuf's `Struct.fromJavaScript(x).toJavaScript()` gives (the wire form the
  * policy SDK reads back in `pulumi preview`): the same values, the same key order at every level, and an error
  * exactly when google-protobuf throws one, on generated JSON and on the odd values hostile or programmatic input
  * can hold (NaN, infinities, -0, `__proto__` and numeric keys, holes, undefined, bigints, functions).
  */
 import * as assert from "assert";
 import fc from "fast-check";
-import { structRoundTrip } from "../../core/struct";
+import { structRoundTrip } from "../../evaluation/struct";
 
 const structPb = require("google-protobuf/google/protobuf/struct_pb");
 
@@ -88,7 +88,7 @@ const value = fc.letrec((tie) => ({
     obj: fc.dictionary(key, tie("v"), { maxKeys: 6 }),
 }));
 
-describe("the wire Struct's round trip (core/struct.ts) is google-protobuf's", () => {
+describe("the wire Struct's round trip (evaluation/struct.ts) is google-protobuf's", () => {
     it("on generated JSON objects, with odd values and keys", () => {
         fc.assert(
             fc.property(fc.dictionary(key, value.v, { maxKeys: 8 }), (x) => same(x)),

@@ -1,5 +1,5 @@
 /**
- * The terminal output of many findings (cli/reports/table.ts renderFindings) wraps each message and shows each
+ * The terminal output of many findings (reports/table.ts renderFindings) wraps each message and shows each
  * file once a rendering, for the findings that share them: the output must be each finding's block as it is
  * rendered alone, in order, whatever the findings share (messages, files, absolute or relative to the current
  * folder, or outside it).
@@ -7,9 +7,9 @@
 import * as assert from "assert";
 import fc from "fast-check";
 import * as path from "path";
-import { Finding } from "../../core/rows";
-import { ProjectSubject } from "../../cli/reports/subject";
-import { renderFindings, wrap, wrapWords } from "../../cli/reports/table";
+import { Finding } from "../../evaluation/rows";
+import { ProjectSubject } from "../../reports/subject";
+import { renderFindings, wrap, wrapWords } from "../../reports/table";
 
 function subject(findings: Finding[]): ProjectSubject {
     return {

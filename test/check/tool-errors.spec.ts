@@ -1,11 +1,11 @@
 /**
- * What check says when a rendering tool fails, and what it refuses before running one (core/render/render.ts):
+ * What check says when a rendering tool fails, and what it refuses before running one (gitops/render/render.ts):
  * a tool's error is one line without quoted text and without a URL's user information however the quotes fall
  * around it, and a kustomization entry that kustomize would fetch over the network is recognised in each form
  * kustomize accepts (refused with its own line, before kustomize can quote the URL).
  */
 import * as assert from "assert";
-import { firstErrorLine, isRemoteEntry, mappingOf } from "../../core/render/render";
+import { firstErrorLine, isRemoteEntry, mappingOf } from "../../gitops/render/render";
 
 describe("rendering tools: error lines and remote entries", () => {
     const TOKEN = "ghp_canary5d1c0e";

@@ -1,5 +1,5 @@
 /**
- * The fast positions (core/yaml-positions.ts: js-yaml's parse events) equal the exact path's (the `yaml`
+ * The fast positions (gitops/decode/yaml-positions.ts: js-yaml's parse events) equal the exact path's (the `yaml`
  * package's node tree) wherever the fast ones answer: on every document of the decoding corpus, on generated
  * manifest repositories (the benchmark's and the peer comparison's), and on generated block and flow documents
  * with odd keys, comments, quoting, block scalars and empty values. And they answer for ordinary manifests.
@@ -11,10 +11,10 @@ import * as os from "os";
 import * as path from "path";
 import * as jsyaml from "js-yaml";
 import * as YAML from "yaml";
-import { KubeYamlError, decodeKubeYaml, decodeOptions } from "../../core/kube-yaml";
-import { ParseLog, PosNode, fromYamlNode } from "../../core/yaml-positions";
-import { generate } from "../../bench/check";
-import { writeRepository } from "../../bench/peers/manifests";
+import { KubeYamlError, decodeKubeYaml, decodeOptions } from "../../gitops/decode/kube-yaml";
+import { ParseLog, PosNode, fromYamlNode } from "../../gitops/decode/yaml-positions";
+import { generate } from "../../bench/check-speed";
+import { writeRepository } from "../../bench/peers/peer-manifests";
 
 const CORPUS = path.join(__dirname, "kube-yaml-corpus");
 const RUNS = Number(process.env.PKO_GUARD_PROPERTY_RUNS ?? 2000);
@@ -124,7 +124,7 @@ function withGeneratedFiles(use: (files: string[]) => void): void {
     }
 }
 
-describe("fast document positions (core/yaml-positions.ts) equal the exact path's", function () {
+describe("fast document positions (gitops/decode/yaml-positions.ts) equal the exact path's", function () {
     this.timeout(120000);
 
     it("on every document of the decoding corpus", () => {

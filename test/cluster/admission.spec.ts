@@ -1,16 +1,16 @@
 /**
- * The admission decision (core/cluster/admission.ts) over a cache seeded with cluster state, no server:
+ * The admission decision (cluster/admission.ts) over a cache seeded with cluster state, no server:
  * deny with rule, field and fix; both directions of the cross-object rule; warn-only denies nothing;
  * an unsynced cache fails closed; Secret values never enter the cache or a decision. Fresh reads shared
  * by concurrent reviews are still each sent after the review arrived.
  */
 import * as assert from "assert";
 import * as k8s from "@kubernetes/client-node";
-import { packConfig } from "../../core/pack-config";
-import { ClusterCache } from "../../core/cluster/cache";
-import { judgeAdmission, judgeAdmissionFresh, relatedObjects } from "../../core/cluster/admission";
-import { KObject, WATCHED_KINDS } from "../../core/cluster/kinds";
-import { PER_NAMESPACE_READS, SharedReads } from "../../core/cluster/view";
+import { packConfig } from "../../evaluation/pack-config";
+import { ClusterCache } from "../../cluster/cache";
+import { judgeAdmission, judgeAdmissionFresh, relatedObjects } from "../../cluster/admission";
+import { KObject, WATCHED_KINDS } from "../../cluster/kinds";
+import { PER_NAMESPACE_READS, SharedReads } from "../../cluster/view";
 import { Doc, guideDocs } from "./cluster";
 
 const CANARY = "canary-51c0ffee77";

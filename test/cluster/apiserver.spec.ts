@@ -8,9 +8,9 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
+import { REPO_ROOT } from "../../support/paths";
 import { installApplicationCrd, installPkoCrds, missingDeployBinaries, startApiServer } from "../../harness/apiserver";
-import { startApplicationFinalizer } from "../../harness/argocd";
+import { startApplicationFinalizer } from "../../harness/argocd-finalizers";
 import { alive } from "../processes";
 import { requireCluster } from "./cluster";
 

@@ -7,7 +7,7 @@
 import * as assert from "assert";
 import * as net from "net";
 import * as k8s from "@kubernetes/client-node";
-import { ClusterCache } from "../../core/cluster/cache";
+import { ClusterCache } from "../../cluster/cache";
 import { ApiServer, freePort, installPkoCrds, startApiServer } from "../../harness/apiserver";
 import { namespaceYaml, requireCluster, until } from "./cluster";
 

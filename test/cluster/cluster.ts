@@ -6,7 +6,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as jsyaml from "js-yaml";
-import { REPO_ROOT } from "../../core/paths";
+import { REPO_ROOT } from "../../support/paths";
 import { missingClusterBinaries } from "../../harness/apiserver";
 
 export function requireCluster(ctx: Mocha.Context): void {

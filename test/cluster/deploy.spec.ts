@@ -6,8 +6,8 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
-import { WATCHED_KINDS } from "../../core/cluster/kinds";
+import { REPO_ROOT } from "../../support/paths";
+import { WATCHED_KINDS } from "../../cluster/kinds";
 import { ApiServer, installApplicationCrd, installPkoCrds, startApiServer } from "../../harness/apiserver";
 import { requireCluster } from "./cluster";
 

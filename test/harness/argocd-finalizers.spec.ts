@@ -1,10 +1,10 @@
 /**
- * The harness's stand-in for Argo CD's controller on deletion (harness/argocd.ts) removes Argo CD's own
+ * The harness's stand-in for Argo CD's controller on deletion (harness/argocd-finalizers.ts) removes Argo CD's own
  * finalizers, and only from an Application being deleted; every other finalizer stays with its owner.
  * (test/cluster/apiserver.spec.ts proves the watcher against a real API server.)
  */
 import * as assert from "assert";
-import { finalizersAfterArgoCd, isArgoCdFinalizer } from "../../harness/argocd";
+import { finalizersAfterArgoCd, isArgoCdFinalizer } from "../../harness/argocd-finalizers";
 
 describe("harness: Argo CD finalizers on a deleted Application", () => {
     it("recognizes Argo CD's finalizers, with and without a suffix, and nothing else", () => {

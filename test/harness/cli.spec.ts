@@ -4,7 +4,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { HARNESS_ENTRY, REPO_ROOT } from "../../core/paths";
+import { HARNESS_ENTRY, REPO_ROOT } from "../../support/paths";
 
 const CLI = HARNESS_ENTRY;
 const BAD = path.join(REPO_ROOT, "test", "bad-fixtures");
@@ -34,7 +34,7 @@ function assertOneLineError(stderr: string, pattern: RegExp) {
 describe("harness CLI", function () {
     this.timeout(300000);
 
-    it("ends, as pko-guard's commands do, once its output has gone into a pipe (core/exit.ts), with its exit code", () => {
+    it("ends, as pko-guard's commands do, once its output has gone into a pipe (support/exit.ts), with its exit code", () => {
         // Both entry points end through exitWhenWritten (test/check/check.spec.ts runs pko-guard check through a pipe).
         for (const entry of ["harness/cli.ts", "cli/pko-guard.ts"]) {
             const source = fs.readFileSync(path.join(REPO_ROOT, entry), "utf8");
@@ -44,7 +44,7 @@ describe("harness CLI", function () {
         // The mechanism, through a shell's pipe (64 KiB of buffer): 1 MiB written, exit code 3.
         const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-exit-"));
         try {
-            const script = `process.stdout.write("x".repeat(1 << 20)); require(${JSON.stringify(path.join(REPO_ROOT, "bin", "core", "exit.js"))}).exitWhenWritten(3);`;
+            const script = `process.stdout.write("x".repeat(1 << 20)); require(${JSON.stringify(path.join(REPO_ROOT, "bin", "support", "exit.js"))}).exitWhenWritten(3);`;
             const r = spawnSync(
                 "bash",
                 ["-c", `"${process.execPath}" -e '${script}' | cat > out.txt; echo "exit \${PIPESTATUS[0]}"`],

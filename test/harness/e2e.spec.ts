@@ -10,8 +10,8 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { ManifestValidator } from "../../harness/manifests";
-import { REPO_ROOT } from "../../core/paths";
+import { ManifestValidator } from "../../harness/schema-validation";
+import { REPO_ROOT } from "../../support/paths";
 import { loadFixtures, runFixtures } from "../../harness/runner";
 import { requireToolchain } from "../helpers";
 

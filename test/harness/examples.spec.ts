@@ -12,8 +12,8 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { Fixture } from "../../harness/expect";
 import { prepareFixtureStack } from "../../harness/legs/real";
-import { StackRef } from "../../core/pulumi";
-import { CLI_ENTRY, REPO_ROOT } from "../../core/paths";
+import { StackRef } from "../../engine/pulumi-cli";
+import { CLI_ENTRY, REPO_ROOT } from "../../support/paths";
 
 const EXAMPLE = path.join(REPO_ROOT, "examples", "argocd-pko");
 

@@ -10,8 +10,8 @@
  */
 import * as assert from "assert";
 import { loadFixtures, runFixtures } from "../../harness/runner";
-import { ToolchainMissingError } from "../../core/errors";
-import { findToolchain } from "../../core/toolchain";
+import { ToolchainMissingError } from "../../support/errors";
+import { findToolchain } from "../../support/toolchain";
 import { FixtureVerdict } from "../../harness/verdict";
 
 function toolchainAvailable(): boolean {

@@ -22,8 +22,8 @@ import {
 } from "../../harness/legs/mock-kubernetes";
 import { engineUrn } from "../../harness/legs/mock-engine";
 import { autonamesFromEvents, maskAutonames } from "../../harness/autonames";
-import { REPO_ROOT } from "../../core/paths";
-import { row } from "../../core/rows";
+import { REPO_ROOT } from "../../support/paths";
+import { row } from "../../evaluation/rows";
 
 const secret = (value: any): any => ({ [SIG_KEY]: SECRET_SIG, value });
 const ctx = () => ({ crds: new Map<string, string>(), defaultNamespace: "", random: () => "0a1b2c3d" });

@@ -15,10 +15,10 @@ import * as path from "path";
 import { loadFixtures } from "../../harness/runner";
 import { runProgramUnderMocks } from "../../harness/legs/mock";
 import { fixturePack, prepareFixtureStack } from "../../harness/legs/real";
-import { previewWithPack } from "../../core/pulumi";
-import { findToolchain } from "../../core/toolchain";
-import { ToolchainMissingError } from "../../core/errors";
-import { REPO_ROOT } from "../../core/paths";
+import { previewWithPack } from "../../engine/pulumi-cli";
+import { findToolchain } from "../../support/toolchain";
+import { ToolchainMissingError } from "../../support/errors";
+import { REPO_ROOT } from "../../support/paths";
 import { maskedName } from "../../harness/autonames";
 import { SIG_KEY, SECRET_SIG } from "../../harness/legs/mock-kubernetes";
 

@@ -1,6 +1,6 @@
 /** What the harness prints: colour only on a terminal without NO_COLOR, progress only when stderr is a terminal, lines that fit. */
 import * as assert from "assert";
-import { progress, renderRun, styleFor } from "../../harness/table";
+import { progress, renderRun, styleFor } from "../../harness/verdict-table";
 import { FixtureVerdict } from "../../harness/verdict";
 
 const tty = (columns: number) => ({ isTTY: true, columns }) as unknown as NodeJS.WriteStream;
@@ -102,7 +102,7 @@ describe("check's progress", () => {
         const { runCheck } = require("../../cli/check") as typeof import("../../cli/check");
 
         const path = require("path") as typeof import("path");
-        const { REPO_ROOT } = require("../../core/paths") as typeof import("../../core/paths");
+        const { REPO_ROOT } = require("../../support/paths") as typeof import("../../support/paths");
         const dir = path.join(REPO_ROOT, "fixtures", "gitops-guide-governed", "manifests");
         const written: string[] = [];
         const term = {

@@ -8,8 +8,8 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { BadInputError } from "../../core/errors";
-import { loadPackConfig, packPolicies, parsePackConfig, reconcilePackConfig } from "../../core/pack-config";
+import { BadInputError } from "../../support/errors";
+import { loadPackConfig, packPolicies, parsePackConfig, reconcilePackConfig } from "../../evaluation/pack-config";
 
 function check(doc: unknown): void {
     reconcilePackConfig(packPolicies(), parsePackConfig(JSON.stringify(doc), "cfg.json"), "cfg.json");
@@ -152,7 +152,7 @@ describe("policy config check", () => {
 describe("YAML files that do not parse", () => {
     it("are reported with the error kind and position, never their content", () => {
         const YAML = require("yaml");
-        const { yamlErrorPosition } = require("../../core/pack-config");
+        const { yamlErrorPosition } = require("../../evaluation/pack-config");
         for (const text of ["a: b: c: SECRET-A", 'key: "unterminated SECRET-B', "x: *SECRET-C\n", "{a: SECRET-D"]) {
             let shown = "";
             try {

@@ -7,8 +7,8 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
-import { BadInputError } from "../../core/errors";
+import { REPO_ROOT } from "../../support/paths";
+import { BadInputError } from "../../support/errors";
 import { loadFixture } from "../../harness/expect";
 import { runMockLeg } from "../../harness/legs/mock";
 

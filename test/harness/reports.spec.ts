@@ -8,7 +8,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { HARNESS_ENTRY, REPO_ROOT } from "../../core/paths";
+import { HARNESS_ENTRY, REPO_ROOT } from "../../support/paths";
 import { fixtureSecrets } from "../secrets";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
 

@@ -5,8 +5,8 @@
  * policy disabled the rules fail closed; an unknown property that reaches the pack is reported.
  */
 import * as assert from "assert";
-import { PACK_ENTRY, REPO_ROOT } from "../../core/paths";
-import { PackConfig, parsePackConfig, reconcilePackConfig } from "../../core/pack-config";
+import { PACK_ENTRY, REPO_ROOT } from "../../support/paths";
+import { PackConfig, parsePackConfig, reconcilePackConfig } from "../../evaluation/pack-config";
 import { Analyzer, WireResource } from "../../harness/analyzer";
 
 const project = "settings";

@@ -6,7 +6,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
+import { REPO_ROOT } from "../../support/paths";
 import { Analyzer } from "../../harness/analyzer";
 import { loadFixture } from "../../harness/expect";
 import { runMockLeg } from "../../harness/legs/mock";

@@ -1,7 +1,7 @@
 /** The verdict must fail for every way a leg can disagree with expectations; nothing passes by accident. */
 import * as assert from "assert";
 import { Fixture } from "../../harness/expect";
-import { Row } from "../../core/rows";
+import { Row } from "../../evaluation/rows";
 import { LegCheck, LegResult } from "../../harness/legs/result";
 import { judgeFixture, judgeLeg, judgeParity } from "../../harness/verdict";
 

@@ -8,7 +8,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { jsonErrorOffset } from "../../core/pack-config";
+import { jsonErrorOffset } from "../../evaluation/pack-config";
 import { configWaivers } from "../../policies/model/waivers";
 import { assertInert, assertOneLine, pkoGuard, prodStackYaml } from "./inert";
 

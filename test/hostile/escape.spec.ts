@@ -8,7 +8,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { escapeText } from "../../core/escape";
+import { escapeText } from "../../support/escape";
 import { CORPUS, assertInert, pkoGuard } from "./inert";
 
 describe("one escape for human-facing output (issue 19 item 2)", function () {

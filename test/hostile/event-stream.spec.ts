@@ -9,7 +9,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { EventReader, previewWithPack } from "../../core/pulumi";
+import { EventReader, previewWithPack } from "../../engine/pulumi-cli";
 
 const STACK_URN = "urn:pulumi:dev::big::kubernetes:pulumi.com/v1:Stack::billing-prod";
 

@@ -18,11 +18,11 @@ import * as fc from "fast-check";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { EventReader } from "../../core/pulumi";
-import { renderStepSummary, renderWorkflowCommands } from "../../cli/reports/github";
-import { ProjectSubject } from "../../cli/reports/subject";
-import { renderFindings, renderFullTable } from "../../cli/reports/table";
-import { reportChunks } from "../../cli/reports/write";
+import { EventReader } from "../../engine/pulumi-cli";
+import { renderStepSummary, renderWorkflowCommands } from "../../reports/github";
+import { ProjectSubject } from "../../reports/subject";
+import { renderFindings, renderFullTable } from "../../reports/table";
+import { reportChunks } from "../../reports/write";
 import { CORPUS, assertInert, pkoGuard } from "./inert";
 
 const SEED = 19_2026;
@@ -97,7 +97,7 @@ function encode(text: string, eol: Eol, encoding: Encoding): Buffer {
 interface Case {
     files: { name: string; bytes: Buffer }[];
     expected: 0 | 1 | 2;
-    /** CR-only line ends: whether they decode is the Kubernetes decoder's call (core/kube-yaml.ts), so 2 is accepted too. */
+    /** CR-only line ends: whether they decode is the Kubernetes decoder's call (gitops/decode/kube-yaml.ts), so 2 is accepted too. */
     orBadInput?: boolean;
 }
 

@@ -4,7 +4,7 @@
  */
 import * as assert from "assert";
 import { spawnSync } from "child_process";
-import { CLI_ENTRY } from "../../core/paths";
+import { CLI_ENTRY } from "../../support/paths";
 
 export const CLI = CLI_ENTRY;
 

@@ -10,7 +10,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { loadManifests } from "../../core/manifests";
+import { loadManifests } from "../../gitops/manifests/load";
 import { aliasBombConfigMap } from "../../harness/hostile-yaml";
 import { CLI, assertInert, assertOneLine, pkoGuard, prodStackYaml } from "./inert";
 

@@ -7,7 +7,7 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
-import { PACK_ENTRY, REPO_ROOT } from "../../core/paths";
+import { PACK_ENTRY, REPO_ROOT } from "../../support/paths";
 
 const BARE = /require\("@pulumi\/pulumi"\)/g;
 

@@ -12,9 +12,9 @@ import { execFileSync, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
+import { REPO_ROOT } from "../../support/paths";
 import { policies } from "../../policies";
-import { findTool } from "../../core/render/tools";
+import { findTool } from "../../gitops/render/tools";
 import { startAndAsk } from "../../harness/pack-start";
 
 const VERSION = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;

@@ -9,8 +9,8 @@ import { Analyzer } from "../../harness/analyzer";
 import { fixtureConfig } from "../../harness/expect";
 import { runProgramUnderMocks } from "../../harness/legs/mock";
 import { programFixture } from "../../harness/legs/manifest";
-import { Row } from "../../core/rows";
-import { PACK_DIR, PACK_ENTRY, PLAIN_PACK_ENTRY, REPO_ROOT } from "../../core/paths";
+import { Row } from "../../evaluation/rows";
+import { PACK_DIR, PACK_ENTRY, PLAIN_PACK_ENTRY, REPO_ROOT } from "../../support/paths";
 import { loadFixtures } from "../../harness/runner";
 
 const key = (r: Row) => JSON.stringify([r.policy, r.resource, r.urn, r.level, r.message]);

@@ -12,7 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { loadFixture } from "../../harness/expect";
 import { runRealLeg } from "../../harness/legs/real";
-import { PACK_DIR, REPO_ROOT } from "../../core/paths";
+import { PACK_DIR, REPO_ROOT } from "../../support/paths";
 import { judgeLeg } from "../../harness/verdict";
 import { policies } from "../../policies";
 import { requireToolchain } from "../helpers";

@@ -9,7 +9,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
+import { REPO_ROOT } from "../../support/paths";
 import { Analyzer } from "../../harness/analyzer";
 
 const PACK = `

@@ -9,7 +9,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { PACK_DIR, PACK_ENTRY, PLAIN_PACK_ENTRY, REPO_ROOT } from "../../core/paths";
+import { PACK_DIR, PACK_ENTRY, PLAIN_PACK_ENTRY, REPO_ROOT } from "../../support/paths";
 import { policies } from "../../policies";
 import { RUN_POLICY_PACK, Started, startAndAsk } from "../../harness/pack-start";
 

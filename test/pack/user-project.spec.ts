@@ -11,8 +11,8 @@ import * as os from "os";
 import * as path from "path";
 import { loadFixture } from "../../harness/expect";
 import { prepareFixtureStack } from "../../harness/legs/real";
-import { StackRef, parseEvents, previewWithPack } from "../../core/pulumi";
-import { CLI_ENTRY, PACK_DIR, REPO_ROOT } from "../../core/paths";
+import { StackRef, parseEvents, previewWithPack } from "../../engine/pulumi-cli";
+import { CLI_ENTRY, PACK_DIR, REPO_ROOT } from "../../support/paths";
 import { policies } from "../../policies";
 import { requireToolchain } from "../helpers";
 

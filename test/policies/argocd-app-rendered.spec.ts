@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { policy } from "../../policies/argocd-app-rendered";
-import { NOT_RENDERED } from "../../policies/model/manifests";
+import { NOT_RENDERED } from "../../policies/model/origin";
 import { ReportedFinding } from "../../policies/model/policy";
 import { assertFindings, runResourcePolicy as runPolicy } from "../helpers";
 

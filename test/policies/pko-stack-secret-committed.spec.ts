@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { policy } from "../../policies/pko-stack-secret-committed";
-import { fromManifests } from "../../policies/model/manifests";
+import { fromManifests } from "../../policies/model/origin";
 import {
     ExpectedFinding,
     TestResource,

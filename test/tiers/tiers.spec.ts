@@ -6,7 +6,7 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
+import { REPO_ROOT } from "../../support/paths";
 import { refuseProcessesAndConnections } from "./guard";
 
 interface Tier {

@@ -14,7 +14,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
-import { REPO_ROOT } from "../../core/paths";
+import { REPO_ROOT } from "../../support/paths";
 import { actionlint } from "./actionlint";
 
 const EXAMPLES = path.join(REPO_ROOT, "examples", "github-actions");

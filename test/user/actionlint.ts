@@ -5,7 +5,7 @@
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { REPO_ROOT } from "../../core/paths";
+import { REPO_ROOT } from "../../support/paths";
 
 export const ACTIONLINT = "github.com/rhysd/actionlint/cmd/actionlint@v1.7.8";
 

@@ -12,11 +12,11 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
-import { decodeKubeYaml } from "../../core/kube-yaml";
-import { CLI_ENTRY, REPO_ROOT } from "../../core/paths";
-import { renderPolicyReport } from "../../cli/reports/policyreport";
-import { ProjectSubject } from "../../cli/reports/subject";
-import { writeReports } from "../../cli/reports/write";
+import { decodeKubeYaml } from "../../gitops/decode/kube-yaml";
+import { CLI_ENTRY, REPO_ROOT } from "../../support/paths";
+import { renderPolicyReport } from "../../reports/policyreport";
+import { ProjectSubject } from "../../reports/subject";
+import { writeReports } from "../../reports/write";
 
 const CRDS = path.join(REPO_ROOT, "schemas", "policyreport", "v1alpha2");
 const BIN = CLI_ENTRY;
@@ -60,7 +60,7 @@ function validator(): Ajv {
 function validateDocs(text: string): Record<string, unknown>[] {
     const ajv = validator();
     const crds = ["wgpolicyk8s.io_policyreports.yaml", "wgpolicyk8s.io_clusterpolicyreports.yaml"].map(crdSchema);
-    // Decoded as the API server and kubectl decode it (YAML 1.1: a plain `on` is true; core/kube-yaml.ts).
+    // Decoded as the API server and kubectl decode it (YAML 1.1: a plain `on` is true; gitops/decode/kube-yaml.ts).
     const docs = decodeKubeYaml(text)
         .map((d) => d.value as Record<string, unknown>)
         .filter((d) => d !== null);

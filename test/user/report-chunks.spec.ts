@@ -1,6 +1,6 @@
 /**
  * Reports are written in pieces, never as one string (a large repository's report is more than V8's 2^29-24
- * characters): JSON and SARIF come from cli/reports/json-chunks.ts, and the file written is byte for byte what
+ * characters): JSON and SARIF come from reports/json-chunks.ts, and the file written is byte for byte what
  * JSON.stringify makes of the same report (same indentation, key order, escaping). Checked on the subjects the
  * report specs use (a gate's findings in a user's repository, a harness verdict, a run that could not judge), on
  * generated values of every kind JSON.stringify takes, and on a subject of several megabytes whose strings are
@@ -13,16 +13,16 @@ import fc from "fast-check";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { judgeRows } from "../../core/judge";
-import { locateRows } from "../../core/locate";
-import { row } from "../../core/rows";
-import { jsonChunks } from "../../cli/reports/json-chunks";
-import { jsonReportChunks, renderJson } from "../../cli/reports/json";
-import { renderSarif, sarifChunks } from "../../cli/reports/sarif";
-import { FixtureSubject, ProjectSubject, ReportSubject, errorProjectSubject } from "../../cli/reports/subject";
-import { STEP_SUMMARY_BYTES, stepSummaryChunks, workflowCommandChunks } from "../../cli/reports/github";
-import { findingsChunks, fullTableChunks } from "../../cli/reports/table";
-import { reportChunks, writeChunks, writeReports } from "../../cli/reports/write";
+import { judgeRows } from "../../evaluation/judge";
+import { locateRows } from "../../engine/source-locations";
+import { row } from "../../evaluation/rows";
+import { jsonChunks } from "../../reports/json-chunks";
+import { jsonReportChunks, renderJson } from "../../reports/json";
+import { renderSarif, sarifChunks } from "../../reports/sarif";
+import { FixtureSubject, ProjectSubject, ReportSubject, errorProjectSubject } from "../../reports/subject";
+import { STEP_SUMMARY_BYTES, stepSummaryChunks, workflowCommandChunks } from "../../reports/github";
+import { findingsChunks, fullTableChunks } from "../../reports/table";
+import { reportChunks, writeChunks, writeReports } from "../../reports/write";
 
 const URN = "urn:pulumi:dev::shop::kubernetes:pulumi.com/v1:Stack::";
 

@@ -8,18 +8,18 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { judgeRows } from "../../core/judge";
-import { locateRows } from "../../core/locate";
-import { row } from "../../core/rows";
-import { REPO_ROOT } from "../../core/paths";
-import { escapeData, escapeProperty, renderStepSummary, renderWorkflowCommands } from "../../cli/reports/github";
-import { renderJson } from "../../cli/reports/json";
-import { renderJunit } from "../../cli/reports/junit";
-import { artifactLocation, fingerprint, renderSarif } from "../../cli/reports/sarif";
-import { ProjectSubject, ruleCatalogue } from "../../cli/reports/subject";
-import { renderFindings, renderFullTable } from "../../cli/reports/table";
-import { writeReports } from "../../cli/reports/write";
-import { ToolError } from "../../core/errors";
+import { judgeRows } from "../../evaluation/judge";
+import { locateRows } from "../../engine/source-locations";
+import { row } from "../../evaluation/rows";
+import { REPO_ROOT } from "../../support/paths";
+import { escapeData, escapeProperty, renderStepSummary, renderWorkflowCommands } from "../../reports/github";
+import { renderJson } from "../../reports/json";
+import { renderJunit } from "../../reports/junit";
+import { artifactLocation, fingerprint, renderSarif } from "../../reports/sarif";
+import { ProjectSubject, ruleCatalogue } from "../../reports/subject";
+import { renderFindings, renderFullTable } from "../../reports/table";
+import { writeReports } from "../../reports/write";
+import { ToolError } from "../../support/errors";
 import { jsonReportErrors, junitErrors, sarifErrors } from "../validators";
 
 const URN = "urn:pulumi:dev::shop::kubernetes:pulumi.com/v1:Stack::";
@@ -327,7 +327,7 @@ describe("reports for users' CI", () => {
     });
 
     it("GitHub workflow commands: blocking first, file and line, escaped per the runner's rules", () => {
-        // Line breaks from input are shown escaped (core/escape.ts), never as a new line of the annotation.
+        // Line breaks from input are shown escaped (support/escape.ts), never as a new line of the annotation.
         assert.strictEqual(escapeData("50% done\r\nnext"), "50%25 done\\r\\nnext");
         assert.strictEqual(escapeProperty("a:b,c%"), "a%3Ab%2Cc%25");
         const lines = renderWorkflowCommands([subject(program)])

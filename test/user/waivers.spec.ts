@@ -1,7 +1,7 @@
 /** Waivers: matching, the pack's marks (through the real rule wrappers), reading them back, unused/expired notices. */
 import * as assert from "assert";
-import { judgeRows, waiverNotices } from "../../core/judge";
-import { row } from "../../core/rows";
+import { judgeRows, waiverNotices } from "../../evaluation/judge";
+import { row } from "../../evaluation/rows";
 import { policies } from "../../policies";
 import { policy as pinned } from "../../policies/pko-stack-prod-pinned-commit";
 import { policy as noClusterAdmin } from "../../policies/pko-stack-no-cluster-admin";

@@ -9,7 +9,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { REPO_ROOT } from "../../core/paths";
+import { REPO_ROOT } from "../../support/paths";
 import { actionlint } from "./actionlint";
 
 const WORKFLOW = path.join(REPO_ROOT, "examples", "github-actions", "pko-guard.yml");

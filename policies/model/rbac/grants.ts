@@ -39,7 +39,7 @@ import {
     or,
 } from "./objects";
 import { eq, selectorMatches } from "./aggregation";
-import { extended } from "../shapes";
+import { extended } from "../../../support/shapes";
 
 /** How a role grants (or may grant) `*` on `*`, or an escalation path, with aggregation resolved. */
 

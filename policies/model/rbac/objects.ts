@@ -7,7 +7,7 @@ import { ResourceLike, resourceProps } from "../stack";
 import { Plain, UNKNOWN, Unknown, entries, get, isObject, list, push, str } from "../values";
 import { rulesPowers } from "../permissions";
 import { listKey, memoized } from "../request";
-import { extended } from "../shapes";
+import { extended } from "../../../support/shapes";
 
 export type Tri = "yes" | "no" | "maybe";
 

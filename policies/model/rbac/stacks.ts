@@ -11,7 +11,7 @@ import { UNKNOWN, Unknown, get, push, str } from "../values";
 import { Binding, DEFAULT_NAMESPACE, ServiceAccountRef, Subject } from "./objects";
 import { GROUPS_COVERING_ALL_ACCOUNTS, subjectNamespace, subjectUnresolved } from "./grants";
 import { listKey, memoized } from "../request";
-import { extended } from "../shapes";
+import { extended } from "../../../support/shapes";
 
 /** A PKO Stack together with the service account its workspace runs as. */
 export interface StackIdentity {

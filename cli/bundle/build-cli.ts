@@ -1,0 +1,113 @@
+/**
+ * Builds the installed command, bin/cli/pko-guard.js (what package.json's `bin` points at), as one esbuild
+ * bundle over tsc's module-by-module output (part of `npm run build`, after tsc and the pack).
+ *
+ * Start-up is what users feel on every `pko-guard check`: one file instead of a tree of ~450 modules, and each
+ * command's code runs only when that command does (esbuild keeps `import()`/`require()`d modules as lazy
+ * initializers). The libraries `check` uses are in the bundle; what only other commands use stays an ordinary
+ * require (the Pulumi SDK and gRPC for `gate`, the Kubernetes client for `webhook` and `audit`, report writers).
+ * `check` runs the policy SDK's own deserializer and proxy (evaluation/evaluate.ts through evaluation/policy-sdk.ts, which is
+ * ./policy-sdk.ts here: no run-time stand-in), which import more than they use:
+ * - the bare `@pulumi/pulumi` (its whole index: for `asset` and `Output`) is ./pulumi.ts, which loads those two
+ *   from the SDK's own modules when first used;
+ * - `@pulumi/pulumi/runtime/rpc` (gRPC and the SDK's runtime: for four signature constants) is ./rpc.ts;
+ * - the SDK's analyzer server (gRPC; `check` serves nothing) is ./policy-server.ts, loading the real one if called.
+ * test/check/bundle.spec.ts proves the constants equal the SDK's and that `check` loads none of those modules.
+ * Run as `node bin/cli/bundle/build-cli.js`; exits 1 with one line on failure.
+ */
+import { spawnSync } from "child_process";
+import * as esbuild from "esbuild";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { CLI_BUNDLE, CLI_ENTRY, REPO_ROOT as REPO } from "../../support/paths";
+import { extended } from "../../support/shapes";
+
+const HERE = path.join(REPO, "cli", "bundle");
+/** Where the build's warm-up run judges (a checkout has it; without it no cache is written until the first run). */
+const WARM_UP = path.join(REPO, "fixtures", "gitops-guide-example", "manifests");
+
+/** Packages only other commands load (or too large to carry): ordinary requires. */
+const EXTERNAL = [
+    "@kubernetes/client-node",
+    "@grpc/grpc-js",
+    "prom-client",
+    "junit-report-builder",
+    "ts-node",
+    "typescript",
+    "esbuild",
+];
+
+/** Stand-ins for what the policy SDK imports but `check` does not use (see the header). */
+const cliResolve: esbuild.Plugin = {
+    name: "pko-guard-cli",
+    setup(build) {
+        build.onResolve({ filter: /^[^./]|^\.\/server$|^\.\/policy-sdk$/ }, (args) => {
+            if (path.isAbsolute(args.path)) return undefined;
+            if (args.path === "./policy-sdk")
+                return args.importer === path.join(REPO, "evaluation", "evaluate.ts")
+                    ? { path: path.join(HERE, "bundled-policy-sdk.ts") }
+                    : undefined;
+            const fromPolicySdk = args.importer.includes(`${path.sep}@pulumi${path.sep}policy${path.sep}`);
+            if (args.path === "./server")
+                return fromPolicySdk ? { path: path.join(HERE, "policy-server.ts") } : undefined;
+            if (args.path === "@pulumi/pulumi" && fromPolicySdk) return { path: path.join(HERE, "pulumi.ts") };
+            if (args.path === "@pulumi/pulumi/runtime/rpc" && fromPolicySdk) return { path: path.join(HERE, "rpc.ts") };
+            if (args.path === "@pulumi/pulumi" || args.path.startsWith("@pulumi/pulumi/"))
+                return { path: args.path, external: true };
+            if (EXTERNAL.some((p) => args.path === p || args.path.startsWith(`${p}/`)))
+                return { path: args.path, external: true };
+            return undefined;
+        });
+    },
+};
+
+const common: esbuild.BuildOptions = {
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "cjs",
+    sourcemap: true,
+    logLevel: "error",
+    absWorkingDir: REPO,
+};
+
+export async function bundleCli(): Promise<void> {
+    await esbuild.build(
+        extended(common, {
+            entryPoints: [path.join(REPO, "cli", "pko-guard.ts")],
+            outfile: CLI_BUNDLE,
+            plugins: [cliResolve],
+            // @pulumi/policy reads the pack's package.json at run time (never on `check`'s path).
+            logOverride: { "unsupported-require-call": "silent" },
+        }),
+    );
+    await esbuild.build(extended(common, { entryPoints: [path.join(HERE, "launch.ts")], outfile: CLI_ENTRY }));
+    // A stale cache is rejected by V8 anyway; remove it so that the warm-up run writes a fresh one.
+    for (const f of fs.readdirSync(path.dirname(CLI_BUNDLE)))
+        if (/^pko-guard\.bundle\..*\.cache$/.test(f)) fs.rmSync(path.join(path.dirname(CLI_BUNDLE), f));
+    if (fs.existsSync(WARM_UP)) {
+        const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-build-"));
+        try {
+            spawnSync(
+                process.execPath,
+                [CLI_ENTRY, "check", WARM_UP, "--report", `json=${path.join(tmp, "warm-up.json")}`],
+                {
+                    cwd: tmp,
+                    stdio: "ignore",
+                    timeout: 120000,
+                    env: extended(process.env, { GITHUB_ACTIONS: "" }),
+                },
+            );
+        } finally {
+            fs.rmSync(tmp, { recursive: true, force: true });
+        }
+    }
+}
+
+if (require.main === module) {
+    bundleCli().catch((e) => {
+        process.stderr.write(`cli build failed: ${e.message.split("\n")[0]}\n`);
+        process.exit(1);
+    });
+}

@@ -1,0 +1,232 @@
+/**
+ * Judging one object the cluster is about to store, with the cluster's state: the decision `pko-guard
+ * webhook` returns. The rules are the pack's own policy objects run by `check`'s in-process evaluator, with
+ * the same reconciled config, levels and waivers (judgeRows).
+ *
+ * The object is judged together with the live objects related to it (relatedObjects): the objects of its
+ * namespace and of the namespaces its bindings' subjects name, the bindings that cover those namespaces'
+ * service accounts, the roles those bindings name (and every aggregating ClusterRole), and the Argo CD
+ * Applications deploying there. It is evaluated twice, with the cluster as it is and with the object
+ * applied; a finding is the object's when it is about the object, or when it appears only once the
+ * object is applied (a binding that gives a Stack's account cluster-admin is reported on the binding; a
+ * Stack whose account already has it makes a finding on that binding appear, naming the Stack): both
+ * directions of a cross-object rule.
+ *
+ * Until the cache has synced every kind, the decision fails closed (a mandatory denial saying why), as it
+ * does when a rule cannot tell (the rules' own fail-closed path for unknown or missing values).
+ */
+import { policies } from "../policies/index";
+import { EvalRow, evaluatePack } from "../evaluation/evaluate";
+import { judgeRows } from "../evaluation/judge";
+import { PackConfig } from "../evaluation/pack-config";
+import { Finding } from "../evaluation/rows";
+import { ClusterCache, subjectNamespaces } from "./cache";
+import { ClusterView, FreshList, FreshView } from "./view";
+import { KObject, clusterResource, grantsOnlySystemMasters, identityOf, isWatchedKind, keepReadable } from "./kinds";
+
+export interface Decision {
+    allowed: boolean;
+    /** The denial message (one line per blocking finding: rule, field, fix). */
+    message?: string;
+    warnings: string[];
+    /** The findings behind the decision (for logs and metrics). */
+    findings: Finding[];
+    /** Why nothing was judged, when the object is of no kind any rule reads (or a deletion). */
+    skipped?: string;
+}
+
+export interface AdmissionInput {
+    operation: string;
+    object?: KObject | null;
+    oldObject?: KObject | null;
+}
+
+export interface JudgeOptions {
+    config: PackConfig;
+    warnOnly: boolean;
+}
+
+const REMEDIATION = new Map(policies.map((p) => [p.name, (p as { remediationSteps?: string }).remediationSteps ?? ""]));
+
+function ns(o: KObject): string {
+    const n = (o.metadata ?? {}).namespace;
+    return typeof n === "string" ? n : "";
+}
+
+function record(v: unknown): Record<string, unknown> | undefined {
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+/** The namespaces whose Stacks and accounts an object can affect. */
+export function namespacesOf(o: KObject, cache: ClusterView): Set<string> {
+    const out = new Set<string>();
+    if (ns(o)) out.add(ns(o));
+    if (o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding") {
+        for (const n of subjectNamespaces(o)) {
+            if (n === "*any*") for (const s of cache.stackNamespaces()) out.add(s);
+            else if (n) out.add(n);
+        }
+    }
+    if (o.kind === "ClusterRole" || o.kind === "Role") {
+        // Every binding that names this role, wherever its subjects are.
+        const name = (o.metadata ?? {}).name;
+        for (const b of [...cache.list("ClusterRoleBinding"), ...cache.list("RoleBinding", ns(o) || undefined)]) {
+            const ref = record(b.roleRef);
+            if (ref?.kind === o.kind && ref?.name === name) for (const n of namespacesOf(b, cache)) out.add(n);
+        }
+    }
+    if (o.kind === "Application") {
+        const dest = record(record(o.spec)?.destination)?.namespace;
+        if (typeof dest === "string" && dest) out.add(dest);
+    }
+    return out;
+}
+
+/** The live objects related to `o` (see the module comment); `o`'s own live version excluded. */
+export function relatedObjects(o: KObject, cache: ClusterView): KObject[] {
+    const picked = new Map<string, KObject>();
+    const add = (x: KObject) => picked.set(identityOf(x), x);
+    const namespaces = namespacesOf(o, cache);
+    for (const n of namespaces) {
+        for (const kind of ["Stack", "ServiceAccount", "Secret", "Role", "RoleBinding", "Application"])
+            for (const x of cache.list(kind, n)) add(x);
+        for (const b of cache.bindingsFor(n)) add(b);
+    }
+    for (const n of namespaces) for (const a of cache.applicationsFor(n)) add(a);
+    // The roles the picked bindings (and the object, if a binding) name, and every aggregating ClusterRole
+    // with the roles it selects.
+    const bindings = [...picked.values(), o].filter((x) => x.kind === "RoleBinding" || x.kind === "ClusterRoleBinding");
+    for (const b of bindings) {
+        const ref = record(b.roleRef);
+        if (typeof ref?.name !== "string") continue;
+        const role = ref.kind === "Role" ? cache.get("Role", ns(b), ref.name) : cache.get("ClusterRole", "", ref.name);
+        if (role) add(role);
+    }
+    for (const r of cache.aggregatingClusterRoles()) add(r);
+    picked.delete(identityOf(o));
+    return [...picked.values()].filter((x) => !grantsOnlySystemMasters(x));
+}
+
+function key(r: EvalRow): string {
+    return `${r.policy}\u0000${r.urn}\u0000${r.message}`;
+}
+
+/** Names the field and the fix of a finding, on one line. */
+export function describeFinding(f: Finding): string {
+    const field = f.field ? ` (field ${f.field})` : "";
+    const fix = REMEDIATION.get(f.policy);
+    return `${f.policy}: ${f.message}${field}${fix ? ` Fix: ${fix}` : ""}`;
+}
+
+/** Whether an admission is judged at all (creates and updates of the kinds rules read). */
+function skipReason(input: AdmissionInput): string | undefined {
+    const obj = input.object;
+    if (input.operation === "DELETE" || input.operation === "CONNECT" || !obj) return "not a create or update";
+    if (!isWatchedKind(obj.apiVersion, obj.kind)) return "no rule reads this kind";
+    return undefined;
+}
+
+/**
+ * The decision with fresh reads of the bindings, roles and Stacks around the object (view.ts); `fresh`
+ * lists from the API server. A fresh read that fails denies (unless warn-only), saying the state cannot be told.
+ */
+export async function judgeAdmissionFresh(
+    input: AdmissionInput,
+    cache: ClusterCache,
+    o: JudgeOptions,
+    fresh: FreshList,
+): Promise<Decision> {
+    const skipped = skipReason(input);
+    if (skipped) return { allowed: true, warnings: [], findings: [], skipped };
+    const incoming = keepReadable(input.object!);
+    let view: ClusterView;
+    try {
+        view = await FreshView.read(cache, incoming, namespacesOf(incoming, cache), fresh);
+    } catch (e) {
+        const me = clusterResource(incoming);
+        const message = `cluster state cannot be read (${String((e as Error).message)
+            .split("\n")[0]
+            .slice(0, 200)}); cross-object rules cannot be judged, so the object is refused`;
+        const finding: Finding = {
+            policy: "pko-guard-cluster-state",
+            resource: me.name,
+            urn: me.urn,
+            type: me.type,
+            level: "mandatory",
+            status: "blocking",
+            message,
+        };
+        if (o.warnOnly)
+            return { allowed: true, warnings: [`would deny: ${finding.policy}: ${message}`], findings: [finding] };
+        return {
+            allowed: false,
+            message: `pko-guard denied ${me.name}:\n- ${finding.policy}: ${message}`,
+            warnings: [],
+            findings: [finding],
+        };
+    }
+    return judgeAdmission(input, cache, o, view);
+}
+
+/** The decision from `view` (default: the cache alone). */
+export function judgeAdmission(
+    input: AdmissionInput,
+    cache: ClusterCache,
+    o: JudgeOptions,
+    view: ClusterView = cache,
+): Decision {
+    const skipped = skipReason(input);
+    if (skipped) return { allowed: true, warnings: [], findings: [], skipped };
+    const incoming = keepReadable(input.object!);
+    const me = clusterResource(incoming);
+    const related = relatedObjects(incoming, view);
+    const current =
+        (input.oldObject ? keepReadable(input.oldObject) : undefined) ??
+        view.get(String(incoming.kind), ns(incoming), String((incoming.metadata ?? {}).name));
+    const after = evaluatePack([...related, incoming].map(clusterResource), o.config);
+    // The cluster as it is needs evaluating only for the rules that found something on another object.
+    const elsewhere = new Set(after.filter((r) => r.urn !== me.urn).map((r) => r.policy));
+    const before =
+        elsewhere.size === 0
+            ? new Set<string>()
+            : new Set(
+                  evaluatePack(
+                      [...related, ...(current ? [current] : [])].map(clusterResource),
+                      o.config,
+                      elsewhere,
+                  ).map(key),
+              );
+    const mine = after.filter((r) => r.urn === me.urn || !before.has(key(r)));
+    const findings = judgeRows(mine, false);
+    if (!cache.synced()) {
+        const pending = Object.entries(cache.state())
+            .filter(([, s]) => s !== "synced" && s !== "absent")
+            .map(([k]) => k);
+        findings.push({
+            policy: "pko-guard-cluster-state",
+            resource: me.name,
+            urn: me.urn,
+            type: me.type,
+            level: "mandatory",
+            status: "blocking",
+            message: `cluster state is not known yet (not synced: ${pending.join(", ")}); cross-object rules cannot be judged, so the object is refused until the cache has synced`,
+        });
+    }
+    const blocking = findings.filter((f) => f.status === "blocking");
+    const warnings = findings
+        .filter((f) => f.status !== "blocking")
+        .map((f) =>
+            f.status === "waived"
+                ? `${f.policy} (waived: ${f.waiver?.reason ?? ""}): ${f.message}`
+                : describeFinding(f),
+        );
+    if (blocking.length === 0) return { allowed: true, warnings, findings };
+    if (o.warnOnly)
+        return {
+            allowed: true,
+            warnings: [...blocking.map((f) => `would deny: ${describeFinding(f)}`), ...warnings],
+            findings,
+        };
+    const message = `pko-guard denied ${me.name}: ${blocking.length} mandatory violation(s)\n${blocking.map((f) => `- ${describeFinding(f)}`).join("\n")}`;
+    return { allowed: false, message, warnings, findings };
+}

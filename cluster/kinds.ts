@@ -1,0 +1,136 @@
+/**
+ * The cluster objects pko-guard's rules read, and how a live object becomes a resource for the in-process
+ * evaluator. Shared by `pko-guard webhook` (admission), `pko-guard audit` and the informer cache.
+ *
+ * What is kept of an object is what a rule can read, and never a Secret's value: a Secret keeps its name,
+ * namespace, labels, type and the names of its keys (each value emptied), and loses the
+ * `kubectl.kubernetes.io/last-applied-configuration` annotation (which holds the whole object, values
+ * included). `managedFields` are dropped from every object (nothing reads them; they are most of its size).
+ */
+import { EvalResource } from "../evaluation/evaluate";
+
+export interface WatchedKind {
+    apiVersion: string;
+    kind: string;
+    /** The list/watch path across all namespaces. */
+    path: string;
+    /** True for kinds a CRD may not define yet (absent means: no such object can exist). */
+    optional?: boolean;
+}
+
+/** Every kind a stack-level or cross-object rule reads. */
+export const WATCHED_KINDS: WatchedKind[] = [
+    { apiVersion: "v1", kind: "ServiceAccount", path: "/api/v1/serviceaccounts" },
+    { apiVersion: "v1", kind: "Secret", path: "/api/v1/secrets" },
+    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", path: "/apis/rbac.authorization.k8s.io/v1/roles" },
+    {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        path: "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+    },
+    {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        path: "/apis/rbac.authorization.k8s.io/v1/rolebindings",
+    },
+    {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+    },
+    { apiVersion: "pulumi.com/v1", kind: "Stack", path: "/apis/pulumi.com/v1/stacks", optional: true },
+    {
+        apiVersion: "argoproj.io/v1alpha1",
+        kind: "Application",
+        path: "/apis/argoproj.io/v1alpha1/applications",
+        optional: true,
+    },
+];
+
+const KIND_NAMES = new Set(WATCHED_KINDS.map((k) => `${groupOf(k.apiVersion)}/${k.kind}`));
+
+export function groupOf(apiVersion: string): string {
+    const slash = apiVersion.lastIndexOf("/");
+    return slash < 0 ? "core" : apiVersion.slice(0, slash);
+}
+
+/** Whether some rule reads objects of this apiVersion and kind (any version of the group). */
+export function isWatchedKind(apiVersion: unknown, kind: unknown): boolean {
+    return (
+        typeof apiVersion === "string" && typeof kind === "string" && KIND_NAMES.has(`${groupOf(apiVersion)}/${kind}`)
+    );
+}
+
+export type KObject = Record<string, unknown> & { metadata?: Record<string, unknown> };
+
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+function record(v: unknown): Record<string, unknown> | undefined {
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+/**
+ * The part of a live object the rules read, as plain JSON (Dates and class instances of the client
+ * library become JSON values): no managedFields, and for Secrets no values (see the module comment).
+ */
+export function keepReadable(obj: KObject): KObject {
+    const plainObj = JSON.parse(JSON.stringify(obj)) as KObject;
+    const metadata = record(plainObj.metadata) ?? {};
+    delete metadata.managedFields;
+    if (plainObj.kind === "Secret") {
+        const annotations = record(metadata.annotations);
+        if (annotations) delete annotations[LAST_APPLIED];
+        const out: KObject = { apiVersion: plainObj.apiVersion, kind: "Secret", metadata };
+        if (typeof plainObj.type === "string") out.type = plainObj.type;
+        for (const field of ["data", "stringData"]) {
+            const values = record(plainObj[field]);
+            if (values) out[field] = Object.fromEntries(Object.keys(values).map((k) => [k, ""]));
+        }
+        return out;
+    }
+    plainObj.metadata = metadata;
+    return plainObj;
+}
+
+/** Identity of a live object: `Kind/namespace/name`, or `Kind/name` when cluster-scoped (as `check` names objects). */
+export function identityOf(obj: KObject): string {
+    const m = record(obj.metadata) ?? {};
+    const ns = typeof m.namespace === "string" && m.namespace ? m.namespace : undefined;
+    return ns ? `${obj.kind}/${ns}/${m.name}` : `${obj.kind}/${m.name}`;
+}
+
+/**
+ * The URN prefix of objects read from a live cluster. Not `check`'s manifest prefix: a live object is not
+ * known to come from files in Git, so the rules about what must never be committed do not judge it.
+ */
+export const CLUSTER_URN_PREFIX = "urn:pulumi:cluster::live::";
+
+/** The resource the evaluator judges for a live object (type `kubernetes:<group>/<version>:<Kind>`). */
+export function clusterResource(obj: KObject): EvalResource {
+    const apiVersion = String(obj.apiVersion);
+    const slash = apiVersion.lastIndexOf("/");
+    const group = slash < 0 ? "core" : apiVersion.slice(0, slash);
+    const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+    const type = `kubernetes:${group}/${version}:${obj.kind}`;
+    const identity = identityOf(obj);
+    // Live objects are never changed once read (the cache replaces an object on update): immutable.
+    return { type, name: identity, urn: `${CLUSTER_URN_PREFIX}${type}::${identity}`, props: obj, immutable: true };
+}
+
+/**
+ * True for a binding whose only subjects are the group `system:masters`. Every cluster holds one (the
+ * bootstrap `cluster-admin` ClusterRoleBinding); the authorizer grants that group everything whatever the
+ * bindings say, and no service account token can join it. The rules count `system:masters` as covering
+ * every account (a program that binds a role to it is judged so), which in a live cluster would make the
+ * bootstrap binding a finding against every Stack: judged live, such a binding grants nothing, so live
+ * state leaves it out. The object under admission is always judged as it is.
+ */
+export function grantsOnlySystemMasters(o: KObject): boolean {
+    if (o.kind !== "ClusterRoleBinding" && o.kind !== "RoleBinding") return false;
+    const subjects = o.subjects;
+    return (
+        Array.isArray(subjects) &&
+        subjects.length > 0 &&
+        subjects.every((s) => record(s)?.kind === "Group" && record(s)?.name === "system:masters")
+    );
+}

@@ -1,0 +1,238 @@
+/**
+ * In-process evaluation of the pack's own policy objects (`policies` from policies/index.ts), shared by
+ * `pko-guard check` and the harness's manifest leg. Nothing here implements a rule: each policy gets the
+ * arguments the analyzer would build (properties turned into a protobuf Struct, ./struct.ts, and read back by the policy
+ * SDK's own deserializer, wrapped in its unknown-checking proxy), the configuration the engine would send
+ * (reconcilePackConfig: schema defaults, enforcement levels, `all`), and disabled policies are skipped, as
+ * the analyzer skips them. `remediate` reports as `mandatory`, as the analyzer does.
+ */
+import { Policy, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
+import { policies } from "../policies/index";
+import { MessageFacts, decodeMessage, encodeMessage } from "../policies/model/message";
+import { DataReport } from "../policies/model/policy";
+import { SETTINGS_POLICY, productionSettings } from "../policies/model/production";
+import { shareAcrossPolicies } from "../policies/model/values";
+import { endRequests } from "../policies/model/request";
+import { Level, Row, normalizeMessage, row } from "./rows";
+import { PackConfig } from "./pack-config";
+import { policySdk } from "./policy-sdk";
+import { structRoundTrip } from "./struct";
+
+/** A resource to evaluate: what the engine would send the analyzer for it. */
+export interface EvalResource {
+    type: string;
+    name: string;
+    urn: string;
+    /** Plain JSON properties (a manifest object, or a program's inputs in wire form). */
+    props: Record<string, unknown>;
+    /**
+     * True when `props` is never mutated (a live object as the cluster cache holds it): its deserialized copy
+     * is then made once and reused by every evaluation that judges the same object.
+     */
+    immutable?: boolean;
+}
+
+/**
+ * A violation row as the analyzer would give it (its message encoded as the engine carries it), with the
+ * finding's facts as data (text, waiver, fail-closed) and the field the rule named when it gave one.
+ */
+export interface EvalRow extends Row {
+    facts: MessageFacts;
+    field?: string;
+}
+
+function isResourcePolicy<P extends Policy>(p: P): p is P & ResourceValidationPolicy {
+    const v = (p as { validateResource?: unknown }).validateResource;
+    return typeof v === "function" || Array.isArray(v);
+}
+
+function isStackPolicy<P extends Policy>(p: P): p is P & StackValidationPolicy {
+    return typeof (p as { validateStack?: unknown }).validateStack === "function";
+}
+
+/** What a policy's `props` is in `pulumi preview`: the SDK's deserialization of the wire Struct (./struct.ts), proxied. */
+export function analyzerProps(props: Record<string, unknown>): Record<string, unknown> {
+    const wire = structRoundTrip(props);
+    const { unknownCheckingProxy, deserializeProperties } = policySdk();
+    return unknownCheckingProxy(deserializeProperties({ toJavaScript: () => wire }, false));
+}
+
+/** Deserialized copies of immutable props, kept while the props object lives. */
+const reused = new WeakMap<object, Record<string, unknown>>();
+
+/**
+ * One deserialized copy per resource, read by every policy (so the model may remember its conversions, which
+ * depend on the value alone); for immutable props, one copy for every evaluation.
+ */
+function sharedProps(r: EvalResource): Record<string, unknown> {
+    const known = r.immutable ? reused.get(r.props) : undefined;
+    if (known) return known;
+    const copy = analyzerProps(r.props);
+    shareAcrossPolicies(copy);
+    if (r.immutable) reused.set(r.props, copy);
+    return copy;
+}
+
+function levelOf(config: PackConfig, p: Policy): Level {
+    const level = config[p.name]?.enforcementLevel ?? p.enforcementLevel ?? "advisory";
+    return level === "remediate" ? "mandatory" : level;
+}
+
+/**
+ * Which hooks an evaluation runs: both (the default), or only the per-resource or only the stack-level ones.
+ * A resource hook's findings depend on its resource and the config alone, so `check` may run them over parts of
+ * a repository in parallel and the stack hooks once over all of it (gitops/manifests/parallel.ts); the rows of
+ * `resource` then `stack` over the same resources, sorted, are those of `all`.
+ */
+export type Hooks = "all" | "resource" | "stack";
+
+/**
+ * Evaluates every enabled policy over the resources (each resource policy per resource, each stack policy
+ * once over all of them) with a reconciled pack config; returns rows in the analyzer's shape. `only` limits
+ * the run to the named policies (admission re-evaluates the cluster as it was for those alone).
+ */
+export function evaluatePack(
+    resources: EvalResource[],
+    config: PackConfig,
+    only?: ReadonlySet<string>,
+    hooks: Hooks = "all",
+): EvalRow[] {
+    // One evaluation is one request: it starts and ends with no settings published (settings.ts).
+    productionSettings.reset();
+    endRequests();
+    try {
+        return evaluateRequest(resources, config, only, hooks);
+    } finally {
+        productionSettings.reset();
+        endRequests();
+    }
+}
+
+function evaluateRequest(
+    resources: EvalResource[],
+    config: PackConfig,
+    only: ReadonlySet<string> | undefined,
+    hooks: Hooks,
+): EvalRow[] {
+    const rows: EvalRow[] = [];
+    const args = resources.map((r) => ({
+        type: r.type,
+        name: r.name,
+        urn: r.urn,
+        props: sharedProps(r),
+        opts: { protect: false, ignoreChanges: [], aliases: [], customTimeouts: {}, additionalSecretOutputs: [] },
+    }));
+    const isType = () => false;
+    const asType = () => undefined;
+    // One list for every stack policy, as one AnalyzeStack request would give them.
+    const stackResources = args.map((a) => ({
+        type: a.type,
+        name: a.name,
+        urn: a.urn,
+        props: a.props,
+        opts: a.opts,
+        isType,
+        asType,
+        dependencies: [],
+        propertyDependencies: {},
+    }));
+    // A filtered run still runs the settings policy: it publishes this request's production settings, which
+    // the rules read (without it every Stack's classification would be unknown in a filtered run).
+    const runs = only && new Set([...only, SETTINGS_POLICY]);
+    for (const p of policies) {
+        if (runs && !runs.has(p.name)) continue;
+        const level = levelOf(config, p);
+        if (level === "disabled") continue;
+        const properties = config[p.name]?.properties ?? {};
+        const getConfig = <T>() => properties as T;
+        const stackTags = new Map<string, string>();
+        const notApplicable = (reason?: string) => {
+            throw Object.assign(new Error(reason ?? "not applicable"), { notApplicable: true });
+        };
+        // `fallbackUrn()`: the URN of the resource being judged when the reporter is called (policies report synchronously).
+        const report = (fallbackUrn: () => string): DataReport => {
+            const out = ((message: string, urn?: string) =>
+                push(
+                    decodeMessage(normalizeMessage(message, p.description)),
+                    urn ?? fallbackUrn(),
+                    undefined,
+                )) as DataReport;
+            out.finding = (f) =>
+                push(
+                    { text: f.text, failClosed: f.failClosed, ...(f.waiver ? { waiver: f.waiver } : {}) },
+                    f.urn ?? fallbackUrn(),
+                    f.field,
+                );
+            return out;
+        };
+        // A waived finding is at its true level, advisory, as the pack reports it through the engine (report.ts).
+        const push = (
+            facts: MessageFacts,
+            urn: string,
+            field: string | undefined,
+            at: Level = facts.waiver ? "advisory" : level,
+        ) => {
+            // Built by assignment, not as a spread literal: support/shapes.ts.
+            const r = row(p.name, urn, at, normalizeMessage(encodeMessage(facts), p.description)) as EvalRow;
+            r.facts = facts;
+            if (field !== undefined) r.field = field;
+            rows.push(r);
+        };
+        // What the analyzer does when a policy reads an unknown value: an advisory diagnostic, never a pass.
+        const guard = (urn: string, run: () => void) => {
+            try {
+                run();
+            } catch (e) {
+                if ((e as { notApplicable?: boolean }).notApplicable) return;
+                const { UnknownValueError } = policySdk();
+                const reason = e instanceof UnknownValueError ? "can't run policy during preview" : "policy failed";
+                push(
+                    decodeMessage(`${reason}: ${String((e as Error).message).split("\n")[0]}`),
+                    urn,
+                    undefined,
+                    e instanceof UnknownValueError ? "advisory" : "mandatory",
+                );
+            }
+        };
+        if (hooks !== "stack" && isResourcePolicy(p)) {
+            const validations = Array.isArray(p.validateResource) ? p.validateResource : [p.validateResource];
+            // One reporter for all of the policy's calls (not two closures made for each resource).
+            let judged = "";
+            const reportResource = report(() => judged);
+            for (const a of args) {
+                for (const validate of validations) {
+                    if (!validate) continue;
+                    const resourceArgs = {
+                        type: a.type,
+                        name: a.name,
+                        urn: a.urn,
+                        props: a.props,
+                        opts: a.opts,
+                        isType,
+                        asType,
+                        getConfig,
+                        notApplicable,
+                        stackTags,
+                    };
+                    judged = a.urn;
+                    guard(a.urn, () => validate(resourceArgs as never, reportResource));
+                }
+            }
+        }
+        if (hooks !== "resource" && isStackPolicy(p)) {
+            const stackArgs = {
+                resources: stackResources,
+                getConfig,
+                notApplicable,
+                stackTags: new Map(),
+            };
+            guard("", () =>
+                p.validateStack(
+                    stackArgs as never,
+                    report(() => ""),
+                ),
+            );
+        }
+    }
+    return rows;
+}

@@ -1,0 +1,355 @@
+/**
+ * Policy pack configuration, handled as the Pulumi engine handles `--policy-pack-config`: parse the
+ * file (`"all"`, `"<policy>": "<level>"` or `{enforcementLevel, ...properties}`), start from every
+ * policy's defaults (level and schema defaults), apply the file, then validate each policy's
+ * properties against its config schema. The mock leg sends the result to the analyzer, as the engine
+ * does; invalid config is bad input for both legs.
+ */
+import type Ajv from "ajv";
+import type { ValidateFunction } from "ajv";
+import * as fs from "fs";
+import { BadInputError } from "../support/errors";
+import { unknownProperty } from "../policies/model/config";
+import { isCalendarDate } from "../policies/model/waivers";
+import { looksLikeCredential } from "../policies/model/credentials";
+import { SETTINGS_POLICY, patternProblem } from "../policies/model/production";
+import { policies } from "../policies/index";
+import { extended } from "../support/shapes";
+
+export const LEVELS = ["advisory", "mandatory", "remediate", "disabled"] as const;
+export type ConfigLevel = (typeof LEVELS)[number];
+
+export interface PolicyConfigEntry {
+    enforcementLevel?: ConfigLevel;
+    properties?: Record<string, unknown>;
+}
+
+export type PackConfig = Record<string, PolicyConfigEntry>;
+
+export interface PolicyMeta {
+    name: string;
+    enforcementLevel: ConfigLevel;
+    /** Settings holding regular expressions (RE2), checked here before any preview (the rule's `about`). */
+    patternSettings?: string[];
+    /** Whether the policy reads the production settings of pko-guard-production (the rule's `about`). */
+    readsProduction?: boolean;
+    configSchema?: {
+        properties?: Record<string, Record<string, unknown>>;
+        required?: string[];
+        additionalProperties?: unknown;
+    };
+}
+
+/**
+ * The offset of the first JSON syntax error in `text` (a small RFC 8259 scanner), or undefined when it is
+ * valid. Node 20's JSON.parse messages give no position for many errors and quote the text instead.
+ */
+export function jsonErrorOffset(text: string): number | undefined {
+    let i = 0;
+    const ws = () => {
+        while (i < text.length && " \t\n\r".includes(text[i])) i++;
+    };
+    const fail = (): never => {
+        throw i;
+    };
+    const literal = (word: string) => (text.startsWith(word, i) ? (i += word.length) : fail());
+    const string = () => {
+        i++; // the opening quote
+        for (;;) {
+            if (i >= text.length) fail();
+            const c = text.charCodeAt(i);
+            if (c === 0x22) return void i++;
+            if (c < 0x20) fail();
+            if (c === 0x5c) {
+                const e = text[i + 1];
+                if (e === "u") {
+                    if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) {
+                        i++;
+                        fail();
+                    }
+                    i += 6;
+                } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
+                else {
+                    i++;
+                    fail();
+                }
+            } else i++;
+        }
+    };
+    const number = () => {
+        const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+        if (!m) fail();
+        i += m![0].length;
+    };
+    /** An object member's key and its colon. */
+    const key = () => {
+        if (text[i] !== '"') fail();
+        string();
+        ws();
+        if (text[i] !== ":") fail();
+        i++;
+    };
+    // Iterative over containers, so deep nesting cannot overflow the stack.
+    const stack: ("{" | "[")[] = [];
+    const value = () => {
+        for (;;) {
+            ws();
+            const c = text[i];
+            if (c === "{" || c === "[") {
+                i++;
+                ws();
+                if (text[i] === (c === "{" ? "}" : "]")) return void i++;
+                stack.push(c);
+                if (c === "{") key();
+                continue;
+            }
+            if (c === '"') string();
+            else if (c === "t") literal("true");
+            else if (c === "f") literal("false");
+            else if (c === "n") literal("null");
+            else if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) number();
+            else fail();
+            return;
+        }
+    };
+    try {
+        value();
+        for (;;) {
+            ws();
+            const top = stack[stack.length - 1];
+            if (top === undefined) break;
+            if (text[i] === (top === "{" ? "}" : "]")) {
+                stack.pop();
+                i++;
+                continue;
+            }
+            if (text[i] !== ",") fail();
+            i++;
+            ws();
+            if (top === "{") key();
+            value();
+        }
+        ws();
+        if (i < text.length) fail();
+        return undefined;
+    } catch (e) {
+        if (typeof e === "number") return Math.min(e, text.length);
+        throw e;
+    }
+}
+
+/**
+ * Where a JSON parse failed, without its content: JSON.parse messages quote the text around the error,
+ * and the wrong file (a credentials file, say) must never be echoed.
+ */
+export function jsonErrorPosition(text: string, _e?: unknown): string {
+    const offset = jsonErrorOffset(text);
+    if (offset === undefined) return "";
+    const before = text.slice(0, offset);
+    const line = before.split("\n").length;
+    const column = before.length - before.lastIndexOf("\n");
+    return ` at line ${line}, column ${column}`;
+}
+
+function isLevel(v: unknown): v is ConfigLevel {
+    return typeof v === "string" && (LEVELS as readonly string[]).includes(v);
+}
+
+/** Parses a policy config document; throws BadInputError with one line on anything malformed. */
+export function parsePackConfig(text: string, source: string): PackConfig {
+    // A byte-order mark (editors on Windows write one) is not content.
+    if (text.startsWith("\ufeff")) text = text.slice(1);
+    if (text.trim() === "") return {};
+    let doc: unknown;
+    try {
+        doc = JSON.parse(text);
+    } catch (e) {
+        throw new BadInputError(
+            `${source}: not valid JSON${jsonErrorPosition(text, e)} (a policy pack config is a JSON object of policy name -> level or settings)`,
+        );
+    }
+    if (doc === null || typeof doc !== "object" || Array.isArray(doc)) {
+        throw new BadInputError(`${source}: must be a JSON object of policy name -> level or settings`);
+    }
+    const out: PackConfig = {};
+    for (const [name, value] of Object.entries(doc as Record<string, unknown>)) {
+        if (name === "environments") continue;
+        if (typeof value === "string") {
+            if (!isLevel(value))
+                throw new BadInputError(`${source}: ${shown(name)}: not an enforcement level (${LEVELS.join(", ")})`);
+            out[name] = { enforcementLevel: value };
+        } else if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+            const { enforcementLevel, ...properties } = value as Record<string, unknown>;
+            if (enforcementLevel !== undefined && !isLevel(enforcementLevel)) {
+                throw new BadInputError(
+                    `${source}: ${shown(name)}.enforcementLevel: not an enforcement level (${LEVELS.join(", ")})`,
+                );
+            }
+            out[name] = {
+                enforcementLevel: enforcementLevel as ConfigLevel | undefined,
+                properties: Object.keys(properties).length > 0 ? properties : undefined,
+            };
+        } else {
+            throw new BadInputError(`${source}: ${shown(name)}: must be an enforcement level or an object`);
+        }
+    }
+    return out;
+}
+
+/**
+ * What went wrong in a YAML file and where, without its content: the yaml library's error code and
+ * position only (some of its messages quote the text, such as an alias name).
+ */
+export function yamlErrorPosition(e: unknown): string {
+    const err = e as { code?: unknown; linePos?: { line: number; col: number }[] };
+    const code = typeof err?.code === "string" ? ` (${err.code.toLowerCase().replace(/_/g, " ")})` : "";
+    const at = err?.linePos?.[0] ? ` at line ${err.linePos[0].line}, column ${err.linePos[0].col}` : "";
+    return `${code}${at}`;
+}
+
+/** A key of the config for a message: bounded, quoted if odd (keys, never values, are shown). */
+function shown(name: string): string {
+    if (looksLikeCredential(name)) return "(a name that looks like a credential, not shown)";
+    return /^[A-Za-z0-9._-]{1,80}$/.test(name)
+        ? name
+        : JSON.stringify(name.length > 60 ? `${name.slice(0, 57)}...` : name);
+}
+
+export function loadPackConfig(file: string): PackConfig {
+    let text: string;
+    try {
+        text = fs.readFileSync(file, "utf8");
+    } catch {
+        throw new BadInputError(`${file}: cannot read policy config`);
+    }
+    return parsePackConfig(text, file);
+}
+
+let ajv: Ajv | undefined;
+/** Each policy's compiled config schema (compiling is most of a small run's start-up: done once, on first use). */
+const validators = new WeakMap<object, ValidateFunction>();
+
+function validatorOf(schema: object): ValidateFunction {
+    let v = validators.get(schema);
+    if (!v) {
+        ajv ??= new (require("ajv").default as typeof Ajv)({ allErrors: true, strict: false, useDefaults: false });
+        v = ajv.compile({ type: "object", ...schema });
+        validators.set(schema, v);
+    }
+    return v;
+}
+
+/**
+ * Reconciles a parsed config with the pack's policies as the engine does and validates it.
+ * Unknown policy names are rejected (the engine ignores them; here a typo must not pass silently).
+ */
+export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, source: string): PackConfig {
+    const known = new Set(policies.map((p) => p.name));
+    for (const name of Object.keys(config)) {
+        if (name !== "all" && !known.has(name)) {
+            throw new BadInputError(`${source}: ${shown(name)} is not a policy of this pack`);
+        }
+    }
+    // "all" sets the level of every policy and nothing else.
+    const allProps = Object.keys(config.all?.properties ?? {});
+    if (allProps.length > 0) {
+        const name = allProps[0];
+        throw new BadInputError(
+            `${source}: all: unknown property ${looksLikeCredential(name) ? "(a name that looks like a credential, not shown)" : shown(name)} ("all" takes only enforcementLevel)`,
+        );
+    }
+    for (const p of policies) {
+        const given = config[p.name]?.properties;
+        const unknown = given
+            ? unknownProperty(p.name, given, Object.keys(p.configSchema?.properties ?? {}))
+            : undefined;
+        if (unknown) throw new BadInputError(`${source}: ${p.name}: ${unknown}`);
+    }
+    const result: PackConfig = {};
+    for (const p of policies) {
+        const defaults: Record<string, unknown> = {};
+        for (const [k, s] of Object.entries(p.configSchema?.properties ?? {})) {
+            if ("default" in s) defaults[k] = s.default;
+        }
+        result[p.name] = {
+            enforcementLevel: config.all?.enforcementLevel ?? p.enforcementLevel,
+            properties: Object.keys(defaults).length > 0 ? defaults : undefined,
+        };
+    }
+    for (const [name, given] of Object.entries(config)) {
+        if (name === "all") continue;
+        const cur = result[name];
+        result[name] = {
+            enforcementLevel: given.enforcementLevel ?? cur.enforcementLevel,
+            properties: given.properties ? extended(cur.properties ?? {}, given.properties) : cur.properties,
+        };
+    }
+    for (const p of policies) {
+        if (!p.configSchema) continue;
+        // A policy's schema defaults are valid (test/harness/policy-config.spec.ts): the schema checks given properties.
+        if (config[p.name]?.properties !== undefined) {
+            const validate = validatorOf(p.configSchema);
+            if (!validate(result[p.name].properties ?? {})) {
+                const err = validate.errors?.[0];
+                throw new BadInputError(
+                    `${source}: ${p.name}: ${err?.instancePath || "config"} ${err?.message ?? "is invalid"}`,
+                );
+            }
+        }
+        // Waiver expiries must be real dates (the schema's pattern cannot tell 2026-02-30 from 2026-02-28).
+        const waivers = result[p.name].properties?.waivers;
+        if (Array.isArray(waivers)) {
+            waivers.forEach((w, i) => {
+                const expires = (w as { expires?: unknown })?.expires;
+                if (typeof expires === "string" && !isCalendarDate(expires)) {
+                    throw new BadInputError(
+                        `${source}: ${p.name}: waivers[${i}].expires is not a calendar date (YYYY-MM-DD)`,
+                    );
+                }
+            });
+        }
+        // User patterns run with RE2 (linear time): reject what it cannot compile before any preview.
+        for (const setting of p.patternSettings ?? []) {
+            const value = result[p.name].properties?.[setting];
+            const bad = Array.isArray(value)
+                ? patternProblem(
+                      setting,
+                      value.filter((v): v is string => typeof v === "string"),
+                  )
+                : undefined;
+            if (bad) throw new BadInputError(`${source}: ${p.name}: ${bad}`);
+        }
+    }
+    const settings = policies.find((p) => p.name === SETTINGS_POLICY);
+    if (settings && result[SETTINGS_POLICY]?.enforcementLevel === "disabled") {
+        const readers = policies
+            .filter((p) => p.readsProduction && result[p.name]?.enforcementLevel !== "disabled")
+            .map((p) => p.name);
+        if (readers.length > 0) {
+            throw new BadInputError(
+                `${source}: ${SETTINGS_POLICY} is disabled but ${readers.join(", ")} ${readers.length === 1 ? "reads" : "read"} its production settings; set it to advisory or mandatory`,
+            );
+        }
+    }
+    return result;
+}
+
+/** The pack's policies as the config reconciler needs them (from the pack's own modules, closed schemas included). */
+export function packPolicies(): PolicyMeta[] {
+    return policies.map((p) => ({
+        name: p.name,
+        enforcementLevel: p.enforcementLevel ?? "advisory",
+        configSchema: p.configSchema as PolicyMeta["configSchema"],
+        patternSettings: p.about.patternSettings,
+        readsProduction: p.about.readsProduction,
+    }));
+}
+
+/**
+ * The pack config of a run (the gate, `check`) or of a fixture (every harness leg): the file, or none for the
+ * defaults, loaded and reconciled with the pack's policies as the engine does. The one way config is read:
+ * BadInputError with one line on anything the pack would reject.
+ */
+export function packConfig(file?: string): PackConfig {
+    return reconcilePackConfig(packPolicies(), file ? loadPackConfig(file) : {}, file ?? "default config");
+}

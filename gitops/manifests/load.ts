@@ -1,0 +1,412 @@
+/**
+ * Reads Kubernetes manifests for `pko-guard check` and the manifest leg (files.ts: files and folders; yaml.ts:
+ * documents; positions.ts: lines; objects.ts: objects and identities; Argo CD's part here): files and folders
+ * (recursive `.yaml`/`.yml`/`.json`), multi-document YAML, `kind: List` and typed lists, and `-` for standard
+ * input, decoded as Kubernetes decodes them (gitops/decode/kube-yaml.ts). Argo CD Applications are rendered with the real
+ * tools (gitops/render/) and their objects placed in their destination namespace; folders that need rendering
+ * are never read as raw files. Every object knows its file, line and column, and a field's.
+ *
+ * Each object becomes the resource the Kubernetes provider would register for it:
+ * - type: `kubernetes:<group>/<version>:<Kind>`, the core group as `core` (`kubernetes:core/v1:Secret`);
+ * - name (identity): `Kind/namespace/name`, or `Kind/name` when the object sets no namespace (cluster-scoped
+ *   objects, and namespaced objects whose namespace is chosen when applied: Argo CD's destination, `-n`);
+ * - urn: `urn:pulumi:check::manifests::<type>::<identity>` (synthesized; no Pulumi stack exists).
+ * Two objects with one identity are bad input (exit 2) naming both files.
+ *
+ * Bad input is one line each, never the content of a file (a Secret's values never appear): invalid YAML
+ * (file:line:column), a document that is not a mapping, an unreadable path, a named file that is binary or
+ * larger than MAX_FILE_BYTES (exit 2). Inside a folder, binary and oversized files, and documents that are
+ * not Kubernetes objects (no apiVersion/kind, e.g. a CI workflow), are skipped and counted; hidden folders
+ * (`.git`, `.github`) and `node_modules` are not walked.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { BadInputError } from "../../support/errors";
+import { MANIFEST_URN_PREFIX, NOT_RENDERED } from "../../policies/model/origin";
+import { extended } from "../../support/shapes";
+import {
+    CLUSTER_SCOPED,
+    applicationOutput,
+    expandApplicationSet,
+    isApplication,
+    isApplicationSet,
+} from "../argocd/applications";
+import {
+    KUSTOMIZATION_FILES,
+    RenderContext,
+    RenderedStream,
+    isChart,
+    kustomizationFile,
+    mappingOf,
+    renderHelm,
+    renderKustomize,
+} from "../render/render";
+import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
+import { LoadOptions, LoadResult, ManifestObject, madeFrom } from "./manifest-objects";
+import { originals, parseSource } from "../decode/manifest-yaml";
+
+/**
+ * Loads every object of the given paths; duplicates and bad input throw BadInputError (one line). `knownRoot`:
+ * the run's repository root when the caller has found it already (runRepoRoot, same paths and options).
+ */
+export function loadManifests(
+    paths: string[],
+    o: LoadOptions = {},
+    knownRoot?: string,
+): LoadResult & { repoRoot: string } {
+    const cwd = o.cwd ?? process.cwd();
+    const repoRoot = knownRoot ?? runRepoRoot(paths, o);
+    originals.clear();
+    const out: LoadResult = {
+        objects: [],
+        files: 0,
+        documents: 0,
+        skipped: [],
+        rendered: 0,
+        notRendered: [],
+        budget: { aliasNodes: 0 },
+    };
+    const { shownName, repoPathOf, readOne } = fileReader(cwd, repoRoot, o.skipUnreadable === true, out);
+    const ctx: RenderContext = {
+        deadline: Date.now() + (o.timeoutMs ?? 300_000),
+        repoRoot,
+        show: (abs) => repoPathOf(abs) ?? shownName(abs),
+        scratch: {},
+        cluster: o.cluster,
+    };
+    /** Folders that need rendering, found by walking or named directly. */
+    const roots: string[] = [];
+    let stdinRead = false;
+    for (const p of paths) {
+        if (p === "-") {
+            if (stdinRead) throw new BadInputError("-: standard input given twice");
+            stdinRead = true;
+            const text = o.stdin ? o.stdin() : readStdin();
+            out.files++;
+            parseSource({ file: STDIN_FILE, text }, out, false);
+            continue;
+        }
+        const abs = path.resolve(cwd, p);
+        let stat: fs.Stats;
+        try {
+            stat = fs.statSync(abs);
+        } catch {
+            throw new BadInputError(`${p}: no such file or folder`);
+        }
+        if (stat.isDirectory()) {
+            const files: string[] = [];
+            walk(abs, new Set(), files, roots);
+            for (const f of files) readOne(f, true);
+        } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
+            roots.push(path.dirname(abs));
+        } else {
+            readOne(abs, false);
+        }
+    }
+    try {
+        placeApplications(out, ctx, roots, readOne, (stream, into) => {
+            parseSource(
+                {
+                    file: shownName(stream.from),
+                    text: stream.text,
+                    repoPath: repoPathOf(stream.from),
+                    abs: stream.from,
+                    rendered: true,
+                },
+                into,
+                true,
+            );
+        });
+    } finally {
+        if (ctx.scratch?.dir) fs.rmSync(ctx.scratch.dir, { recursive: true, force: true });
+    }
+    const seen = new Map<string, ManifestObject>();
+    for (const obj of out.objects) {
+        if (!obj.named) continue;
+        const prev = seen.get(obj.identity);
+        if (prev) {
+            throw new BadInputError(
+                `${obj.identity} is defined twice: ${prev.file}:${prev.line} and ${obj.file}:${obj.line} (an object's identity is Kind/namespace/name)`,
+            );
+        }
+        seen.set(obj.identity, obj);
+    }
+    return extended(out, { repoRoot });
+}
+
+/** How files are named (shown, repository-relative) and read into a load, for one run. */
+function fileReader(cwd: string, repoRoot: string, skipUnreadable: boolean, out: LoadResult) {
+    const shownName = (abs: string) => {
+        const rel = path.relative(cwd, abs);
+        return rel.startsWith("..") || path.isAbsolute(rel) ? abs : posix(rel);
+    };
+    const repoPathOf = (abs: string) => {
+        const rel = path.relative(repoRoot, abs);
+        return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : posix(rel);
+    };
+    const readOne = (f: string, fromFolder: boolean, into: LoadResult = out) => {
+        const shown = shownName(f);
+        const text = readFile(f, shown, fromFolder && skipUnreadable, into);
+        if (text === undefined) return;
+        into.files++;
+        parseSource({ file: shown, text, repoPath: repoPathOf(f), abs: f }, into, fromFolder);
+    };
+    return { shownName, repoPathOf, readOne };
+}
+
+/** A file of a run as loadManifests reads it: its absolute path, and whether it was found in a folder (or named). */
+export interface RunFile {
+    abs: string;
+    fromFolder: boolean;
+}
+
+/**
+ * The files a run reads, in the order loadManifests reads them, when the run is plain files: no standard input,
+ * no folder or file that needs rendering; undefined otherwise, or when a path cannot be read (loadManifests then
+ * says why, as ever).
+ */
+export function plainRunFiles(paths: string[], cwd: string): RunFile[] | undefined {
+    const files: RunFile[] = [];
+    try {
+        for (const p of paths) {
+            if (p === "-") return undefined;
+            const abs = path.resolve(cwd, p);
+            const stat = fs.statSync(abs);
+            if (stat.isDirectory()) {
+                const found: string[] = [];
+                const roots: string[] = [];
+                walk(abs, new Set(), found, roots);
+                if (roots.length > 0) return undefined;
+                for (const f of found) files.push({ abs: f, fromFolder: true });
+            } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
+                return undefined;
+            } else {
+                files.push({ abs, fromFolder: false });
+            }
+        }
+    } catch {
+        return undefined;
+    }
+    return files;
+}
+
+/**
+ * Reads some of a plain run's files (plainRunFiles) as loadManifests reads them, with no Argo CD step and no
+ * check of identities across files: the caller (gitops/manifests/parallel.ts) joins the parts of a run and leaves
+ * anything else to loadManifests.
+ */
+export function loadFiles(files: RunFile[], cwd: string, repoRoot: string, skipUnreadable: boolean): LoadResult {
+    const out: LoadResult = {
+        objects: [],
+        files: 0,
+        documents: 0,
+        skipped: [],
+        rendered: 0,
+        notRendered: [],
+        budget: { aliasNodes: 0 },
+    };
+    const { readOne } = fileReader(cwd, repoRoot, skipUnreadable, out);
+    for (const f of files) readOne(f.abs, f.fromFolder);
+    return out;
+}
+
+/** The repository root of a run (as loadManifests finds it), or a BadInputError. */
+export function runRepoRoot(paths: string[], o: Pick<LoadOptions, "repoRoot" | "cwd">): string {
+    const cwd = o.cwd ?? process.cwd();
+    const first = paths.find((p) => p !== "-");
+    const firstDir = first ? path.resolve(cwd, first) : cwd;
+    const startDir = fs.existsSync(firstDir) && fs.statSync(firstDir).isDirectory() ? firstDir : path.dirname(firstDir);
+    const repoRoot = path.resolve(cwd, o.repoRoot ?? gitTopLevel(startDir) ?? cwd);
+    if (o.repoRoot !== undefined && !(fs.existsSync(repoRoot) && fs.statSync(repoRoot).isDirectory())) {
+        throw new BadInputError(`--repo-root ${o.repoRoot}: no such folder`);
+    }
+    return repoRoot;
+}
+
+const TRACKING_ID = "argocd.argoproj.io/tracking-id";
+
+/**
+ * The object as it lands: in `namespace` when it is namespaced and names none, and marked as synced by the
+ * Application `app` the way Argo CD v3 marks what it applies by default (annotation tracking,
+ * `<app>:<group>/<Kind>:<namespace>/<name>`), so that rules know which Application manages it.
+ */
+function land(o: ManifestObject, namespace: string | undefined, app: { name: string; shown: string }): void {
+    o.syncedBy = `Application ${app.shown}`;
+    if (!o.named) return;
+    const meta = (o.object.metadata ?? {}) as Record<string, unknown>;
+    const name = String(meta.name);
+    let ns = typeof meta.namespace === "string" ? meta.namespace : "";
+    if (namespace && ns === "" && !CLUSTER_SCOPED.has(o.kind)) {
+        ns = namespace;
+        o.identity = `${o.kind}/${namespace}/${name}`;
+        o.urn = `${o.urn.slice(0, o.urn.lastIndexOf("::") + 2)}${o.identity}`;
+    }
+    const apiVersion = typeof o.object.apiVersion === "string" ? o.object.apiVersion : "";
+    const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.lastIndexOf("/")) : "";
+    const annotations =
+        meta.annotations !== null && typeof meta.annotations === "object" && !Array.isArray(meta.annotations)
+            ? (meta.annotations as Record<string, unknown>)
+            : {};
+    const tracking = `${app.name}:${group}/${o.kind}:${CLUSTER_SCOPED.has(o.kind) ? "" : ns}/${name}`;
+    if (landedMetadata.has(meta) && landedMetadata.has(annotations)) {
+        // Landed before in this load (several Applications sync its folder): the copies that landing made are
+        // this object's own, so they are updated in place, to the same keys in the same order as a fresh copy.
+        if (ns !== "") meta.namespace = ns;
+        annotations[TRACKING_ID] = tracking;
+        return;
+    }
+    const landedAnnotations = extended(annotations, { [TRACKING_ID]: tracking });
+    const landed = extended(
+        meta,
+        ns !== "" ? { namespace: ns, annotations: landedAnnotations } : { annotations: landedAnnotations },
+    );
+    landedMetadata.add(landed);
+    landedMetadata.add(landedAnnotations);
+    o.object = extended(o.object, { metadata: landed });
+}
+
+/**
+ * The metadata (and annotations) objects `land` made, which belong to the landed object alone. An object that
+ * many Applications sync (the same folder) is landed once per Application; copying it each time was most of
+ * the Argo CD step's time (in a generated 10k-object repository where 20 Applications sync each folder).
+ */
+const landedMetadata = new WeakSet<object>();
+
+/**
+ * Records on an Application or ApplicationSet why check could not compute what it applies (one line a reason;
+ * argocd-app-rendered reports each, failing closed), replacing whatever the manifest itself wrote there.
+ */
+function markNotRendered(o: ManifestObject, reasons: string[]): void {
+    const meta = (o.object.metadata ?? {}) as Record<string, unknown>;
+    const annotations =
+        meta.annotations !== null && typeof meta.annotations === "object" && !Array.isArray(meta.annotations)
+            ? { ...(meta.annotations as Record<string, unknown>) }
+            : {};
+    delete annotations[NOT_RENDERED];
+    const lines = reasons.map((r) => r.replace(/[\r\n]+/g, " "));
+    if (lines.length > 0) annotations[NOT_RENDERED] = lines.join("\n");
+    else if (meta.annotations === undefined || !(NOT_RENDERED in (meta.annotations as Record<string, unknown>))) return;
+    o.object = extended(o.object, { metadata: extended(meta, { annotations }) });
+}
+
+/**
+ * Argo CD's part: ApplicationSets expanded into Applications; each Application's sources rendered (or its
+ * directory files read) and their objects placed in its destination namespace; folders that need rendering
+ * and no Application renders are rendered with defaults (a kustomization no other kustomization uses as a
+ * base, a chart that is not another chart's subchart).
+ */
+function placeApplications(
+    out: LoadResult,
+    ctx: RenderContext,
+    roots: string[],
+    readOne: (f: string, fromFolder: boolean, into?: LoadResult) => void,
+    readStream: (s: RenderedStream, into: LoadResult) => void,
+): void {
+    const fresh = (): LoadResult => ({
+        objects: [],
+        files: 0,
+        documents: 0,
+        skipped: [],
+        rendered: 0,
+        notRendered: [],
+        budget: out.budget,
+    });
+    // The objects of each file (by absolute path), kept as objects are added: Applications look their files up here.
+    const byFile = new Map<string, ManifestObject[]>();
+    const index = (x: ManifestObject) => {
+        if (x.abs === undefined) return;
+        const list = byFile.get(x.abs);
+        if (list) list.push(x);
+        else byFile.set(x.abs, [x]);
+    };
+    const merge = (from: LoadResult) => {
+        for (const x of from.objects) {
+            out.objects.push(x);
+            index(x);
+        }
+        out.files += from.files;
+        out.documents += from.documents;
+        out.skipped.push(...from.skipped);
+    };
+    // ApplicationSets: the Applications they create are objects of the repository too.
+    for (const set of out.objects.filter((x) => x.named && isApplicationSet(x.object))) {
+        const expansion = expandApplicationSet(set.object, ctx);
+        markNotRendered(set, expansion.notExpanded);
+        const setName = (set.object.metadata as Record<string, unknown> | undefined)?.name;
+        out.notRendered.push(...expansion.notExpanded.map((r) => `ApplicationSet ${JSON.stringify(setName)}: ${r}`));
+        expansion.applications.forEach((app) => {
+            const meta = (app.metadata ?? {}) as Record<string, unknown>;
+            if (typeof meta.name !== "string" || meta.name === "") return;
+            const ns = typeof meta.namespace === "string" && meta.namespace !== "" ? meta.namespace : undefined;
+            const identity = ns ? `Application/${ns}/${meta.name}` : `Application/${meta.name}`;
+            const type = "kubernetes:argoproj.io/v1alpha1:Application";
+            out.objects.push(
+                madeFrom(set, {
+                    identity,
+                    type,
+                    urn: `${MANIFEST_URN_PREFIX}${type}::${identity}`,
+                    kind: "Application",
+                    object: app,
+                    read: true,
+                    named: true,
+                    syncedBy: `ApplicationSet ${set.identity.replace(/^ApplicationSet\//, "")}`,
+                }),
+            );
+        });
+    }
+    const rendered = new Set<string>();
+    for (const x of out.objects) index(x);
+    for (const app of out.objects.filter((x) => x.named && isApplication(x.object))) {
+        const meta = (app.object.metadata ?? {}) as Record<string, unknown>;
+        const appName = {
+            name: String(meta.name),
+            shown: `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}`,
+        };
+        const result = applicationOutput(app.object, ctx);
+        markNotRendered(app, result.notes);
+        out.notRendered.push(...result.notes.map((r) => `Application ${JSON.stringify(meta.name)}: ${r}`));
+        result.rendered.forEach((d) => rendered.add(d));
+        out.rendered += result.renders;
+        const files = new Set(result.files);
+        for (const f of result.files) {
+            if (!byFile.has(f)) {
+                const extra = fresh();
+                readOne(f, true, extra);
+                merge(extra);
+            }
+        }
+        for (const f of files) for (const x of byFile.get(f) ?? []) if (x !== app) land(x, result.namespace, appName);
+        for (const s of result.streams) {
+            const extra = fresh();
+            readStream(s, extra);
+            for (const x of extra.objects) land(x, result.namespace, appName);
+            merge(extra);
+        }
+    }
+    // Folders nobody renders: leaves only (bases and subcharts are rendered through what uses them).
+    const unique = [...new Set(roots.map((r) => path.resolve(r)))].filter((r) => !rendered.has(r));
+    const used = new Set<string>();
+    for (const r of [...new Set([...roots.map((x) => path.resolve(x)), ...rendered])]) {
+        const k = kustomizationFile(r);
+        if (k) {
+            const doc = mappingOf(fs.readFileSync(k, "utf8"));
+            for (const field of ["resources", "bases", "components"]) {
+                for (const e of Array.isArray(doc[field]) ? (doc[field] as unknown[]) : [])
+                    if (typeof e === "string") used.add(path.resolve(r, e));
+            }
+        }
+    }
+    for (const r of unique) {
+        if (used.has(r) || [...rendered].some((d) => d === r)) continue;
+        if (path.basename(path.dirname(r)) === "charts" && isChart(path.dirname(path.dirname(r)))) continue;
+        const streams = kustomizationFile(r)
+            ? renderKustomize(r, ctx)
+            : renderHelm(r, ctx, { releaseName: path.basename(r) });
+        out.rendered++;
+        for (const s of streams) {
+            const extra = fresh();
+            readStream(s, extra);
+            merge(extra);
+        }
+    }
+}

@@ -1,0 +1,458 @@
+/**
+ * `check` over a large repository on several cores: the run's files are split into contiguous parts (in the
+ * order loadManifests reads them), and each part is read, decoded and judged by every per-resource hook in a
+ * thread of its own (worker threads; the first part in this thread), its findings located in its own files. The
+ * stack-level hooks then run here once over every object, exactly as a single-threaded run gives them (the
+ * pack's stack policies see the whole repository), and their findings are located by the thread that read
+ * the object. The rows, sorted (evaluation/rows.ts), are those of the single-threaded run, byte for byte: a resource
+ * hook's findings depend on its resource and the config alone (evaluation/evaluate.ts `Hooks`), objects and skipped
+ * files are joined in part order, and rows that tie in the sort come from one part in its own order.
+ *
+ * Only plain runs are split (files and folders without anything to render, no standard input); anything else,
+ * and anything unusual found on the way (bad input, an Argo CD Application or ApplicationSet, one identity
+ * twice, aliases over the run's budget, a thread that fails), is left to the single-threaded path, which then
+ * says what it always says: the parallel path never has its own error messages. A small repository never
+ * starts a thread (MIN_BYTES_PER_THREAD), nor a busy machine (threadsFor), and PKO_GUARD_WORKERS=N sets the
+ * number of threads (1: none).
+ */
+import * as fs from "fs";
+import * as os from "os";
+import { Worker, isMainThread, parentPort, workerData } from "worker_threads";
+import { EvalResource, EvalRow, evaluatePack } from "../../evaluation/evaluate";
+import { PackConfig } from "../../evaluation/pack-config";
+import { sortRows } from "../../evaluation/rows";
+import { isApplication, isApplicationSet } from "../argocd/applications";
+import { LocatedRow, evaluateManifests, locatedRow, rowPosition } from "./evaluate-manifests";
+import { RunFile, loadFiles, loadManifests, plainRunFiles, runRepoRoot } from "./load";
+import { LoadOptions, LoadResult, LocatedObject, ManifestObject, Skip, evalResources } from "./manifest-objects";
+import { MAX_ALIAS_EXPANSION } from "../decode/manifest-yaml";
+import { note } from "../../support/timings";
+import { extended } from "../../support/shapes";
+
+/**
+ * Bytes of manifests that make one thread's share: below twice this (about 50,000 objects), a run stays in one
+ * thread. One thread of `check` already keeps more than one core busy (V8's concurrent garbage collection and
+ * compilation: 2.8 s of CPU in 2.0 s at 10k objects), so on 2 cores a worker paid nothing at 10k (best of 3
+ * under a load average of 5: one thread 1.97 s, two 2.39 s) while a very large run gains from two smaller heaps.
+ */
+export const MIN_BYTES_PER_THREAD = 8 * 1024 * 1024;
+/** The most threads a run uses. */
+const MAX_THREADS = 4;
+/** What marks a worker thread as one of check's parts (workerData). */
+const PART = "pkoGuardCheckPart";
+
+/** A loaded run with its rows located, as `check` uses it. */
+export interface CheckedManifests {
+    load: LoadResult & { repoRoot: string };
+    rows: LocatedRow[];
+}
+
+/** Where a worker thread starts: the installed command's file (it serves a part when it sees PART; cli/pko-guard.ts). */
+export interface ParallelOptions {
+    /** The script a worker thread runs (undefined: no worker threads). */
+    entry?: string;
+    /** Threads to use (default: PKO_GUARD_WORKERS, else by the repository's size and the machine's cores). */
+    threads?: number;
+    /** Called once the run is read (with several threads: read and judged by the resource hooks), before the rest. */
+    onLoaded?: (load: LoadResult) => void;
+}
+
+/**
+ * The threads running on this machine right now, this one included (Linux: /proc/stat's procs_running, an
+ * instant count, not the load average's minute-long memory); undefined where it cannot be read.
+ */
+export function runningNow(): number | undefined {
+    try {
+        const m = /^procs_running (\d+)$/m.exec(fs.readFileSync("/proc/stat", "utf8"));
+        return m ? Number(m[1]) : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+/**
+ * From this many bytes of manifests (about 100,000 objects) a run uses its threads even when no core is idle:
+ * one heap of that size costs more in garbage collection than two halves (measured once under a load average
+ * of 8 on 2 cores, the peers' 100k repository: two threads 54 s, one thread 88 s; at 10k: 8.0 s against 4.5 s).
+ */
+export const BUSY_MIN_BYTES = 32 * 1024 * 1024;
+
+/**
+ * How many threads a run of `bytes` uses: PKO_GUARD_WORKERS when set; else one per MIN_BYTES_PER_THREAD, at most
+ * MAX_THREADS and the cores, and below BUSY_MIN_BYTES no more than the cores idle right now (`running`: the
+ * threads running, this one included): a worker on a busy core only adds its start-up and its own isolate's
+ * warm-up (two threads cost 1.35-1.5 times one thread's CPU time at 10k objects).
+ */
+export function threadsFor(bytes: number, requested = process.env.PKO_GUARD_WORKERS, running = runningNow()): number {
+    const n = Number(requested);
+    if (requested !== undefined && requested !== "" && Number.isInteger(n) && n >= 1) return Math.min(n, 16);
+    const cores = typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length;
+    const idle = running === undefined || bytes >= BUSY_MIN_BYTES ? cores : cores - running + 1;
+    return Math.max(1, Math.min(cores, idle, MAX_THREADS, Math.floor(bytes / MIN_BYTES_PER_THREAD)));
+}
+
+/**
+ * How much more of a run this thread reads than each worker thread: a worker starts later (its bootstrap, about
+ * 0.05-0.1 s), and both warm up their own V8 isolate (estimated from CPU times on a loaded machine: a single
+ * thread's 5k-object run costs 0.59 of its 10k one; to be tuned on a quiet machine).
+ */
+const FIRST_PART_WEIGHT = 1.1;
+
+/** Contiguous parts of `files` by bytes, the first FIRST_PART_WEIGHT times the others' (never an empty part). */
+export function splitFiles<F>(files: F[], sizes: number[], parts: number): F[][] {
+    const total = sizes.reduce((a, b) => a + b, 0);
+    const share = total / (FIRST_PART_WEIGHT + parts - 1);
+    const out: F[][] = [];
+    let current: F[] = [];
+    let done = 0;
+    files.forEach((f, i) => {
+        current.push(f);
+        done += sizes[i];
+        const left = files.length - i - 1;
+        if (
+            out.length < parts - 1 &&
+            done >= share * (FIRST_PART_WEIGHT + out.length) &&
+            left >= parts - 1 - out.length
+        ) {
+            out.push(current);
+            current = [];
+        }
+    });
+    if (current.length > 0) out.push(current);
+    return out;
+}
+
+/** What a part sends back: its load (objects as plain data), its resource hooks' rows (located in the command's own part). */
+interface PartResult {
+    files: number;
+    documents: number;
+    skipped: Skip[];
+    aliasNodes: number;
+    objects: PlainObject[];
+    rows: { row: EvalRow; at?: { line: number; column: number } }[];
+    /** Something only the single-threaded path handles (an Application, an ApplicationSet). */
+    unusual?: boolean;
+}
+
+type PlainObject = Pick<
+    ManifestObject,
+    "file" | "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "repoPath" | "abs"
+>;
+
+/**
+ * A part's work, in whichever thread runs it; `objects` keeps the part's own objects for locating later. The
+ * command's own part locates its rows at once; a worker's rows are located when asked (after the stack hooks).
+ */
+function runPart(
+    files: RunFile[],
+    cwd: string,
+    repoRoot: string,
+    skipUnreadable: boolean,
+    config: PackConfig,
+    locate: boolean,
+): { result: PartResult; objects: ManifestObject[] } {
+    const load = loadFiles(files, cwd, repoRoot, skipUnreadable);
+    const base = {
+        files: load.files,
+        documents: load.documents,
+        skipped: load.skipped,
+        aliasNodes: load.budget.aliasNodes,
+    };
+    if (load.objects.some((x) => x.named && (isApplication(x.object) || isApplicationSet(x.object)))) {
+        return { result: extended(base, { objects: [], rows: [], unusual: true }), objects: load.objects };
+    }
+    const byUrn = new Map(load.objects.map((o) => [o.urn, o]));
+    // Nothing changes an object once read here (no Argo CD step): the SDK's copy of it made for the resource hooks
+    // is the stack hooks' too, in this thread (evaluation/evaluate.ts `immutable`).
+    const rows = evaluatePack(steady(evalResources(load.objects)), config, undefined, "resource").map((row) => {
+        const obj = byUrn.get(row.urn);
+        return { row, ...(obj && locate ? { at: rowPosition(row, obj) } : {}) };
+    });
+    const plain = load.objects.map((o): PlainObject => ({
+        file: o.file,
+        identity: o.identity,
+        type: o.type,
+        urn: o.urn,
+        kind: o.kind,
+        object: o.object,
+        read: o.read,
+        named: o.named,
+        repoPath: o.repoPath,
+        abs: o.abs,
+    }));
+    return { result: extended(base, { objects: plain, rows }), objects: load.objects };
+}
+
+interface PartData {
+    [PART]: true;
+    files: RunFile[];
+    cwd: string;
+    repoRoot: string;
+    skipUnreadable: boolean;
+    config: PackConfig;
+}
+
+type FromPart = { result: PartResult } | { failed: true } | { at: ({ line: number; column: number } | undefined)[] };
+type ToPart = { locate: { urn: string; row: EvalRow }[] };
+
+/** Whether this thread is a part of a check (the installed command then serves it instead of parsing arguments). */
+export function isPartThread(): boolean {
+    return !isMainThread && (workerData as Partial<PartData> | undefined)?.[PART] === true;
+}
+
+/** A part's thread: runs its part, answers requests to locate rows on its objects, until it is terminated. */
+export function servePart(): void {
+    if (!isPartThread()) return;
+    const data = workerData as PartData;
+    const port = parentPort!;
+    let objects: Map<string, ManifestObject>;
+    try {
+        const part = runPart(data.files, data.cwd, data.repoRoot, data.skipUnreadable, data.config, false);
+        objects = new Map(part.objects.map((o) => [o.urn, o]));
+        port.postMessage({ result: part.result } satisfies FromPart);
+        // While the command's thread runs the stack hooks: find the fields of this part's rows (each document's
+        // positions are parsed once and kept), so that the request to locate them is answered at once.
+        for (const { row } of part.result.rows) {
+            const obj = objects.get(row.urn);
+            if (obj) rowPosition(row, obj);
+        }
+    } catch {
+        // Whatever it was (bad input included), the single-threaded path says it.
+        port.postMessage({ failed: true } satisfies FromPart);
+        return;
+    }
+    port.on("message", (m: ToPart) => {
+        let at: ({ line: number; column: number } | undefined)[];
+        try {
+            at = m.locate.map(({ urn, row }) => {
+                const obj = objects.get(urn);
+                return obj ? rowPosition(row, obj) : undefined;
+            });
+        } catch {
+            port.postMessage({ failed: true } satisfies FromPart);
+            return;
+        }
+        port.postMessage({ at } satisfies FromPart);
+    });
+}
+
+/** One worker thread running a part: its result, then rows located on request (messages kept until asked for). */
+class PartThread {
+    private readonly worker: Worker;
+    private readonly waiting: ((m: FromPart) => void)[] = [];
+    private readonly received: FromPart[] = [];
+    private failure?: FromPart;
+
+    constructor(entry: string, data: PartData) {
+        this.worker = new Worker(entry, { workerData: data });
+        this.worker.on("message", (m: FromPart) => {
+            const w = this.waiting.shift();
+            if (w) w(m);
+            else this.received.push(m);
+        });
+        const fail = () => {
+            this.failure = { failed: true };
+            for (const w of this.waiting.splice(0)) w(this.failure);
+        };
+        this.worker.on("error", fail);
+        this.worker.on("exit", fail);
+    }
+
+    next(): Promise<FromPart> {
+        const m = this.received.shift();
+        if (m) return Promise.resolve(m);
+        if (this.failure) return Promise.resolve(this.failure);
+        return new Promise((resolve) => this.waiting.push(resolve));
+    }
+
+    send(m: ToPart): void {
+        this.worker.postMessage(m);
+    }
+
+    stop(): void {
+        this.worker.removeAllListeners("exit");
+        void this.worker.terminate();
+    }
+}
+
+/** The single-threaded path: what `check` always did (`repoRoot`: runRepoRoot's answer, when already asked). */
+function single(
+    paths: string[],
+    o: LoadOptions,
+    config: PackConfig,
+    onLoaded?: (load: LoadResult) => void,
+    repoRoot?: string,
+): CheckedManifests {
+    note("threads", 1);
+    const load = loadManifests(paths, o, repoRoot);
+    onLoaded?.(load);
+    return { load, rows: evaluateManifests(load, config) };
+}
+
+/**
+ * Loads and judges a `check` run: on several threads when it is plain and large enough (see the header), else
+ * in this one. Either way the same load summary and the same rows.
+ */
+export async function checkManifests(
+    paths: string[],
+    o: LoadOptions,
+    config: PackConfig,
+    par: ParallelOptions = {},
+): Promise<CheckedManifests> {
+    if (par.entry === undefined) return single(paths, o, config, par.onLoaded);
+    const cwd = o.cwd ?? process.cwd();
+    let repoRoot: string;
+    try {
+        repoRoot = runRepoRoot(paths, o);
+    } catch {
+        return single(paths, o, config, par.onLoaded);
+    }
+    const files = plainRunFiles(paths, cwd);
+    if (!files || files.length < 2) return single(paths, o, config, par.onLoaded, repoRoot);
+    const sizes = files.map((f) => {
+        try {
+            return fs.statSync(f.abs).size;
+        } catch {
+            return 0;
+        }
+    });
+    const threads = Math.min(par.threads ?? threadsFor(sizes.reduce((a, b) => a + b, 0)), files.length);
+    if (threads < 2) return single(paths, o, config, par.onLoaded, repoRoot);
+    const parts = splitFiles(files, sizes, threads);
+    const skipUnreadable = o.skipUnreadable === true;
+    const workers: PartThread[] = [];
+    try {
+        for (const part of parts.slice(1))
+            workers.push(
+                new PartThread(par.entry, { [PART]: true, files: part, cwd, repoRoot, skipUnreadable, config }),
+            );
+        const joined = await joinParts(parts[0], workers, cwd, repoRoot, skipUnreadable, config, par.onLoaded);
+        return joined ?? single(paths, o, config, par.onLoaded, repoRoot);
+    } catch {
+        return single(paths, o, config, par.onLoaded, repoRoot);
+    } finally {
+        for (const w of workers) w.stop();
+    }
+}
+
+/** The parts joined into one run, or undefined when the single-threaded path must decide. */
+async function joinParts(
+    first: RunFile[],
+    workers: PartThread[],
+    cwd: string,
+    repoRoot: string,
+    skipUnreadable: boolean,
+    config: PackConfig,
+    onLoaded?: (load: LoadResult) => void,
+): Promise<CheckedManifests | undefined> {
+    let own: ReturnType<typeof runPart>;
+    try {
+        own = runPart(first, cwd, repoRoot, skipUnreadable, config, true);
+    } catch {
+        return undefined;
+    }
+    const results: PartResult[] = [own.result];
+    for (const w of workers) {
+        const m = await w.next();
+        if (!("result" in m)) return undefined;
+        results.push(m.result);
+    }
+    if (results.some((r) => r.unusual) || results.reduce((n, r) => n + r.aliasNodes, 0) > MAX_ALIAS_EXPANSION)
+        return undefined;
+    // The run's objects in read order: this thread's own, then each part's as plain data.
+    const owner = new Map<string, number>();
+    const objects: ManifestObject[] = [...own.objects];
+    own.objects.forEach((x) => owner.set(x.urn, 0));
+    results.slice(1).forEach((r, i) => {
+        for (const x of r.objects) {
+            objects.push(elsewhere(x));
+            owner.set(x.urn, i + 1);
+        }
+    });
+    const identities = new Set<string>();
+    for (const x of objects) {
+        if (!x.named) continue;
+        if (identities.has(x.identity)) return undefined; // loadManifests names both places
+        identities.add(x.identity);
+    }
+    const load: LoadResult & { repoRoot: string } = {
+        objects,
+        files: results.reduce((n, r) => n + r.files, 0),
+        documents: results.reduce((n, r) => n + r.documents, 0),
+        skipped: results.flatMap((r) => r.skipped),
+        rendered: 0,
+        notRendered: [],
+        budget: { aliasNodes: results.reduce((n, r) => n + r.aliasNodes, 0) },
+        repoRoot,
+    };
+    note("threads", results.length);
+    onLoaded?.(load);
+    // Resource hooks' rows in part order, then the stack hooks' over every object (the single-threaded order, by part).
+    const rows: { row: EvalRow; at?: { line: number; column: number } }[] = results.flatMap((r) => r.rows);
+    const stackRows = evaluatePack(steady(evalResources(objects)), config, undefined, "stack").map((row) => ({
+        row,
+        at: undefined as { line: number; column: number } | undefined,
+    }));
+    const ownByUrn = new Map(own.objects.map((x) => [x.urn, x]));
+    const wanted: Map<
+        number,
+        { urn: string; row: EvalRow; set: (at: { line: number; column: number } | undefined) => void }[]
+    > = new Map();
+    const ask = (entry: { row: EvalRow; at?: { line: number; column: number } }) => {
+        const part = owner.get(entry.row.urn);
+        if (part === undefined) return;
+        if (part === 0) {
+            entry.at = rowPosition(entry.row, ownByUrn.get(entry.row.urn)!);
+            return;
+        }
+        const list = wanted.get(part) ?? [];
+        list.push({ urn: entry.row.urn, row: entry.row, set: (at) => (entry.at = at) });
+        wanted.set(part, list);
+    };
+    for (const entry of rows) if (!entry.at) ask(entry);
+    for (const entry of stackRows) ask(entry);
+    for (const [part, list] of wanted) workers[part - 1].send({ locate: list.map(({ urn, row }) => ({ urn, row })) });
+    for (const [part, list] of wanted) {
+        const m = await workers[part - 1].next();
+        if (!("at" in m)) return undefined;
+        list.forEach((x, i) => x.set(m.at[i]));
+    }
+    const byUrn = new Map(objects.map((x) => [x.urn, x]));
+    return {
+        load,
+        rows: sortRows<LocatedRow>(
+            [...rows, ...stackRows].map(({ row, at }) => locatedRow(row, byUrn.get(row.urn), at)),
+        ),
+    };
+}
+
+function steady(resources: EvalResource[]): EvalResource[] {
+    for (const r of resources) r.immutable = true;
+    return resources;
+}
+
+/** An object another thread read: everything but its positions, which that thread keeps. */
+function elsewhere(x: PlainObject): ManifestObject {
+    return new LocatedObject(x, new OtherThread(x.identity));
+}
+
+/** Where an object another thread read is: only that thread can say. */
+class OtherThread {
+    constructor(private readonly identity: string) {}
+
+    private away(): never {
+        throw new Error(`${this.identity}: read by another thread; located there`);
+    }
+
+    get line(): number {
+        return this.away();
+    }
+
+    get column(): number {
+        return this.away();
+    }
+
+    locate(): never {
+        return this.away();
+    }
+}

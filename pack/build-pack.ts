@@ -1,0 +1,66 @@
+/**
+ * Builds the policy pack folder's code (pack/dist, part of `npm run build`, after tsc):
+ * - dist/index.js (+ .map): the lean pack entry. index.ts, the rules and `@pulumi/policy` in one file;
+ *   every other package stays an ordinary require, and the bare `@pulumi/pulumi` that `@pulumi/policy`
+ *   asks for is src/pulumi-sdk.ts (only what it uses), so the SDK's index is never loaded.
+ * - dist/preload.js: src/preload.ts, the TypeScript stand-in that PulumiPolicy.yaml preloads.
+ * Run as `node bin/pack/build-pack.js`; exits 1 with one line on failure.
+ */
+import * as esbuild from "esbuild";
+import * as path from "path";
+
+const REPO = path.resolve(__dirname, "..", "..");
+const PACK = path.join(REPO, "pack");
+const ALIAS = path.join(PACK, "src", "pulumi-sdk.ts");
+
+/** Bundles @pulumi/policy (and our code); aliases its bare @pulumi/pulumi; leaves every other package external. */
+const leanResolve: esbuild.Plugin = {
+    name: "pko-guard-lean",
+    setup(build) {
+        build.onResolve({ filter: /^[^./]/ }, (args) => {
+            if (path.isAbsolute(args.path)) return undefined;
+            if (args.path === "@pulumi/pulumi" && args.importer !== ALIAS) return { path: ALIAS };
+            if (args.path === "@pulumi/policy" || args.path.startsWith("@pulumi/policy/")) return undefined;
+            return { path: args.path, external: true };
+        });
+    },
+};
+
+const common: esbuild.BuildOptions = {
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "cjs",
+    sourcemap: true,
+    logLevel: "error",
+    absWorkingDir: REPO,
+};
+
+/** Bundles a pack entry the lean way (also used by the benchmark for its comparison packs). */
+export async function bundleLeanEntry(entry: string, outfile: string): Promise<void> {
+    await esbuild.build({
+        ...common,
+        entryPoints: [entry],
+        outfile,
+        plugins: [leanResolve],
+        // @pulumi/policy reads the pack's package.json at run time from the working directory.
+        logOverride: { "unsupported-require-call": "silent" },
+    });
+}
+
+async function main(): Promise<void> {
+    await bundleLeanEntry(path.join(REPO, "index.ts"), path.join(PACK, "dist", "index.js"));
+    await esbuild.build({
+        ...common,
+        entryPoints: [path.join(PACK, "src", "preload.ts")],
+        outfile: path.join(PACK, "dist", "preload.js"),
+        packages: "external",
+    });
+}
+
+if (require.main === module) {
+    main().catch((e: Error) => {
+        process.stderr.write(`pack build failed: ${e.message.split("\n")[0]}\n`);
+        process.exit(1);
+    });
+}

@@ -1,0 +1,40 @@
+/**
+ * The one rule for where a finding is in machine-read outputs (SARIF and GitHub workflow commands):
+ * - a file inside the repository root (%SRCROOT%: the subject's root — `--repo-root`, else the git top
+ *   level, else the working directory) is its path relative to that root, `/`-separated;
+ * - standard input is named as such ("standard input"), never a file;
+ * - a file outside the root is named as such, by its base name only: no absolute path leaves the machine.
+ * Finding files are absolute, relative to the root (check's manifests), or STDIN_FILE.
+ */
+import * as fs from "fs";
+import * as path from "path";
+
+import { STDIN_FILE } from "../gitops/manifests/files";
+
+export { STDIN_FILE };
+
+export type FindingPlace = { kind: "repo"; path: string } | { kind: "stdin" } | { kind: "outside"; name: string };
+
+export function findingPlace(file: string, root: string): FindingPlace {
+    if (file === STDIN_FILE || file === "-") return { kind: "stdin" };
+    const rel = path.isAbsolute(file) ? path.relative(root, file) : path.normalize(file);
+    if (rel === "" || rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel))
+        return { kind: "outside", name: path.basename(file) };
+    return { kind: "repo", path: rel.split(path.sep).join("/") };
+}
+
+/** The place in words, for a message when there is no repository path to point at. */
+export function placeWords(p: FindingPlace): string {
+    return p.kind === "repo" ? p.path : p.kind === "stdin" ? "standard input" : `${p.name} (outside the repository)`;
+}
+
+/** The repository root for a file: the nearest folder up with a .git entry, else `fallback`. */
+export function sourceRoot(file: string, fallback = process.cwd()): string {
+    let dir = path.dirname(path.resolve(file));
+    for (;;) {
+        if (fs.existsSync(path.join(dir, ".git"))) return dir;
+        const up = path.dirname(dir);
+        if (up === dir) return path.resolve(fallback);
+        dir = up;
+    }
+}

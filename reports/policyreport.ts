@@ -1,0 +1,250 @@
+/**
+ * The Kubernetes PolicyReport (`wgpolicyk8s.io/v1alpha2`, the Policy WG's API that Kyverno, Policy Reporter
+ * and other cluster tooling read): one `PolicyReport` per namespace for namespaced objects and one
+ * `ClusterPolicyReport` for cluster-scoped objects and findings without a Kubernetes object (a Pulumi resource
+ * that is not one, a program-level finding), as a multi-document YAML file.
+ *
+ * Results, per rule and object: `fail` (a blocking finding), `warn` (an advisory one), `skip` (waived: the
+ * waiver's reason and expiry in `properties`, as exceptions are reported by Kyverno), and `pass` for the rules
+ * that judge an object of that kind and found nothing on it (only for subjects that list the objects they
+ * judged: `pko-guard check` and the coming `audit`). `severity` is the rule's; `summary` counts results.
+ * Rendered from the report subject only, like every other report (the gate, check and audit share it).
+ * Validated against the published CRDs (schemas/policyreport) in test/user/policyreport.spec.ts, decoded as the
+ * API server decodes it (YAML 1.1: every string is written double-quoted).
+ */
+import * as jsyaml from "js-yaml";
+import { Finding, compareText } from "../evaluation/rows";
+import { policies } from "../policies/index";
+import { DescribedRule } from "../policies/model/policy";
+import { ProjectSubject, ReportObject, ReportSubject, ruleCatalogue } from "./subject";
+import { extended } from "../support/shapes";
+
+type Result = "pass" | "fail" | "warn" | "skip";
+
+interface ObjectRef {
+    apiVersion?: string;
+    kind: string;
+    name: string;
+    namespace?: string;
+}
+
+interface ReportResult {
+    source: "pko-guard";
+    policy: string;
+    rule: string;
+    category?: string;
+    result: Result;
+    severity?: string;
+    message?: string;
+    scored: boolean;
+    timestamp: { seconds: number; nanos: number };
+    resources?: ObjectRef[];
+    properties?: Record<string, string>;
+}
+
+/**
+ * The Kubernetes kinds each rule judges, from the rules' own description (`about.reads`, `group/Kind`): an
+ * object of such a kind with no finding of the rule gets a pass result. Rules that read no Kubernetes kind
+ * (aws-s3-no-public-acl reads Pulumi AWS types) get no pass results.
+ */
+const RULE_KINDS: Record<string, string[]> = Object.fromEntries(
+    policies.map((p) => [
+        p.name,
+        ((p as Partial<DescribedRule>).about?.reads ?? [])
+            .filter((r) => !r.includes(":"))
+            .map((r) => r.slice(r.lastIndexOf("/") + 1)),
+    ]),
+);
+
+/** `Kind/namespace/name` or `Kind/name` (check's identities), else the Pulumi type's kind and the resource name. */
+function objectOf(f: Finding): ObjectRef | undefined {
+    const parts = f.resource.split("/");
+    if (
+        /^[A-Z][A-Za-z0-9]*$/.test(parts[0] ?? "") &&
+        (parts.length === 2 || parts.length === 3) &&
+        parts.every((p) => p !== "")
+    ) {
+        return parts.length === 3
+            ? { kind: parts[0], namespace: parts[1], name: parts[2] }
+            : { kind: parts[0], name: parts[1] };
+    }
+    if (!f.resource) return undefined;
+    const kind = f.type.split(":").pop() ?? "";
+    return { kind: kind || "Resource", name: f.resource };
+}
+
+const RESULT: Record<Finding["status"], Result> = { blocking: "fail", advisory: "warn", waived: "skip" };
+
+/** A DNS-1123 name for the report. */
+function reportName(subject: ProjectSubject): string {
+    const base = `pko-guard-${subject.name}${subject.stack ? `-${subject.stack}` : ""}`
+        .toLowerCase()
+        .replace(/[^a-z0-9-]+/g, "-")
+        .replace(/^-+|-+$/g, "");
+    return base.slice(0, 63).replace(/-+$/, "") || "pko-guard";
+}
+
+function severityOf(policy: string): string | undefined {
+    return ruleCatalogue().find((r) => r.id === policy)?.severity;
+}
+
+/** An object's identity as findings name it: kind, namespace (none for cluster-scoped) and name. */
+function objectKey(o: { kind: string; name: string; namespace?: string }): string {
+    return JSON.stringify([o.kind, o.namespace ?? "", o.name]);
+}
+
+/** The PolicyReport file as one string (what the chunks of policyReportChunks make). */
+export function renderPolicyReport(subjects: ReportSubject[], now = new Date()): string {
+    return [...policyReportChunks(subjects, now)].join("");
+}
+
+// Every string value double-quoted: the API server (and kubectl) decode YAML 1.1, where a plain `on`, `y`,
+// `NO`, `1_000` or `0b101` (a namespace, an object's name, a message) is a boolean or a number.
+const DUMP: jsyaml.DumpOptions = {
+    lineWidth: -1,
+    noRefs: true,
+    quotingType: '"',
+    forceQuotes: true,
+    skipInvalid: true,
+};
+const RESULTS_KEY = "results:\n";
+
+/**
+ * One document as js-yaml writes it, in pieces: everything before its results, then each result as it stands
+ * in the list (written inside a `results` list of its own, that line cut off). A large repository's report is
+ * hundreds of megabytes, more than one string can hold: it is written piece by piece, never joined.
+ */
+function* documentChunks(doc: Record<string, unknown> & { results: unknown[] }): Generator<string> {
+    const { results, ...head } = doc;
+    if (results.length === 0) {
+        yield jsyaml.dump(doc, DUMP);
+        return;
+    }
+    yield jsyaml.dump(head, DUMP) + RESULTS_KEY;
+    for (const r of results) yield jsyaml.dump({ results: [r] }, DUMP).slice(RESULTS_KEY.length);
+}
+
+/** The PolicyReport file in pieces, in order (reports/write.ts writes them one after another). */
+export function* policyReportChunks(subjects: ReportSubject[], now = new Date()): Generator<string> {
+    const timestamp = { seconds: Math.floor(now.getTime() / 1000), nanos: 0 };
+    const docs: (Record<string, unknown> & { results: unknown[] })[] = [];
+    for (const s of subjects) {
+        if (s.kind !== "project") continue;
+        // namespace ("" = cluster-scoped) -> results
+        const byNamespace = new Map<string, ReportResult[]>();
+        const add = (ns: string, r: ReportResult) => {
+            const list = byNamespace.get(ns);
+            if (list) list.push(r);
+            else byNamespace.set(ns, [r]);
+        };
+        // The subject's objects by identity (the first of a repeated one, as a search would find it): a lookup
+        // for each finding, not a pass over every object (100k objects with 150k findings took minutes).
+        const objects = new Map<string, ReportObject>();
+        for (const o of s.objects ?? []) {
+            const key = objectKey(o);
+            if (!objects.has(key)) objects.set(key, o);
+        }
+        const failed = new Set<string>();
+        for (const f of s.findings) {
+            const obj = objectOf(f);
+            const known = obj && objects.get(objectKey(obj));
+            const ref: ObjectRef | undefined =
+                obj && (known?.apiVersion ? extended({ apiVersion: known.apiVersion }, obj) : extended(obj, {}));
+            if (obj) failed.add(`${f.policy}\u0000${objectKey(obj)}`);
+            add(obj?.namespace ?? "", {
+                source: "pko-guard",
+                policy: f.policy,
+                rule: f.policy,
+                category: "pko-guard",
+                result: RESULT[f.status],
+                ...(severityOf(f.policy) ? { severity: severityOf(f.policy) } : {}),
+                message: f.message,
+                scored: true,
+                timestamp,
+                ...(ref ? { resources: [ref] } : {}),
+                properties: {
+                    level: f.level,
+                    ...(f.field ? { field: f.field } : {}),
+                    ...(f.file ? { location: `${f.file}${f.line ? `:${f.line}` : ""}` } : {}),
+                    ...(f.syncedBy ? { syncedBy: f.syncedBy } : {}),
+                    ...(f.waiver
+                        ? {
+                              waiverReason: f.waiver.reason,
+                              ...(f.waiver.expires ? { waiverExpires: f.waiver.expires } : {}),
+                          }
+                        : {}),
+                },
+            });
+        }
+        for (const o of s.objects ?? []) {
+            for (const [policy, kinds] of Object.entries(RULE_KINDS)) {
+                if (!kinds.includes(o.kind) || failed.has(`${policy}\u0000${objectKey(o)}`)) continue;
+                add(o.namespace ?? "", {
+                    source: "pko-guard",
+                    policy,
+                    rule: policy,
+                    category: "pko-guard",
+                    result: "pass",
+                    ...(severityOf(policy) ? { severity: severityOf(policy) } : {}),
+                    scored: true,
+                    timestamp,
+                    resources: [
+                        extended(o.apiVersion ? { apiVersion: o.apiVersion } : {}, {
+                            kind: o.kind,
+                            name: o.name,
+                            ...(o.namespace ? { namespace: o.namespace } : {}),
+                        }),
+                    ],
+                });
+            }
+        }
+        const name = reportName(s);
+        for (const ns of [...byNamespace.keys()].sort()) {
+            const results = byNamespace
+                .get(ns)!
+                .sort(
+                    (a, b) =>
+                        compareText(a.policy, b.policy) ||
+                        compareText(a.resources?.[0]?.name ?? "", b.resources?.[0]?.name ?? ""),
+                );
+            const n = (r: Result) => results.filter((x) => x.result === r).length;
+            docs.push({
+                apiVersion: "wgpolicyk8s.io/v1alpha2",
+                kind: ns ? "PolicyReport" : "ClusterPolicyReport",
+                metadata: {
+                    name,
+                    ...(ns ? { namespace: ns } : {}),
+                    labels: { "app.kubernetes.io/managed-by": "pko-guard" },
+                },
+                summary: { pass: n("pass"), fail: n("fail"), warn: n("warn"), error: 0, skip: n("skip") },
+                results,
+            });
+        }
+        if (byNamespace.size === 0) {
+            docs.push({
+                apiVersion: "wgpolicyk8s.io/v1alpha2",
+                kind: "ClusterPolicyReport",
+                metadata: { name, labels: { "app.kubernetes.io/managed-by": "pko-guard" } },
+                summary: { pass: 0, fail: 0, warn: 0, error: s.outcome === "error" ? 1 : 0, skip: 0 },
+                results:
+                    s.outcome === "error"
+                        ? [
+                              {
+                                  source: "pko-guard",
+                                  policy: "pko-guard",
+                                  rule: "pko-guard",
+                                  result: "error",
+                                  message: s.error ?? "pko-guard could not judge",
+                                  scored: true,
+                                  timestamp,
+                              },
+                          ]
+                        : [],
+            });
+        }
+    }
+    for (let i = 0; i < docs.length; i++) {
+        if (i > 0) yield "---\n";
+        yield* documentChunks(docs[i]);
+    }
+}

@@ -1,0 +1,129 @@
+/**
+ * What every report renders: subjects. A fixture subject carries a harness verdict (legs, rows, checks);
+ * a project subject carries a gate's findings (rows judged blocking or not). JSON, JUnit and SARIF are
+ * all rendered from these and nothing else.
+ */
+import { policies } from "../policies/index";
+import { Finding, Notice, Row } from "../evaluation/rows";
+
+interface SubjectBase {
+    /** Fixture name or project name. */
+    name: string;
+    description: string;
+    /** The program's entry file (absolute; SARIF makes it relative to the repository root). */
+    programFile: string;
+    /** The repository root (%SRCROOT%) when the command knows it (check); else the program's git top level. */
+    root?: string;
+}
+
+/** A leg of a harness run, as reports show it (the harness's LegResult has this shape). */
+export type ReportLeg = { leg: string; durationMs: number } & (
+    { status: "ran"; rows: Row[] } | { status: "skipped"; reason: string } | { status: "error"; message: string }
+);
+
+/** One line of a harness verdict, as reports show it (the harness's Check has this shape). */
+export interface ReportCheck {
+    fixture: string;
+    leg: string;
+    policy?: string;
+    check?: string;
+    resource: string;
+    expected: number;
+    got: number;
+    outcome: "match" | "mismatch" | "error" | "skipped";
+    note?: string;
+}
+
+export interface FixtureSubject extends SubjectBase {
+    kind: "fixture";
+    verdict: {
+        fixture: string;
+        description: string;
+        outcome: ReportCheck["outcome"];
+        legs: ReportLeg[];
+        checks: ReportCheck[];
+    };
+}
+
+/** A Kubernetes object a run judged (reports that list passes, such as the PolicyReport, need them). */
+export interface ReportObject {
+    apiVersion?: string;
+    kind: string;
+    name: string;
+    namespace?: string;
+}
+
+export interface ProjectSubject extends SubjectBase {
+    kind: "project";
+    stack: string;
+    findings: Finding[];
+    /** "error": the tool could not judge the project (the message says why); reports still render it. */
+    outcome: "pass" | "fail" | "error";
+    error?: string;
+    notices?: Notice[];
+    durationMs: number;
+    /** The Kubernetes objects some rule judged, when the run knows them (check; not the gate). */
+    objects?: ReportObject[];
+}
+
+export type ReportSubject = FixtureSubject | ProjectSubject;
+
+/** What names a project in its reports: who ran on what (`root` only when the command knows it). */
+export type ProjectIdentity = Pick<ProjectSubject, "name" | "stack" | "description" | "programFile" | "root">;
+
+/**
+ * The subject of a command that could not judge (bad input, an error, an interrupt): no findings, the outcome
+ * "error" and why. Every report still renders it; gate, check and audit each only say what they ran on.
+ */
+export function errorProjectSubject(who: ProjectIdentity, message: string, durationMs: number): ProjectSubject {
+    return { kind: "project", ...who, findings: [], outcome: "error", error: message, durationMs };
+}
+
+/** The violations a subject reports: a fixture's rows from the first leg that ran (legs agree when parity holds). */
+export function subjectRows(s: ReportSubject): Row[] {
+    if (s.kind === "project") return s.findings;
+    const ran = s.verdict.legs.find((l) => l.status === "ran");
+    return ran?.status === "ran" ? ran.rows : [];
+}
+
+/** The README anchor of a rule's catalogue row (an HTML anchor `<a id="rule-NAME">` in the catalogue). */
+export function ruleAnchor(name: string): string {
+    return `rule-${name}`;
+}
+
+/**
+ * Where a rule's documentation is: its catalogue row in this repository's README (`README.md#rule-<name>`,
+ * relative to the repository root, and shipped in the package). A link with a host exists only when the user
+ * says where their copy is published: PKO_GUARD_DOCS_URL, the base under which README.md is served (e.g.
+ * `https://github.com/acme/pko-guard/blob/v0.1.0`); pko-guard invents no host.
+ */
+export function ruleDocPath(name: string): string {
+    return `README.md#${ruleAnchor(name)}`;
+}
+
+/** The configured documentation base URL (http or https, without a trailing slash), or undefined. */
+export function docsBaseUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
+    const raw = env.PKO_GUARD_DOCS_URL?.trim();
+    if (!raw) return undefined;
+    try {
+        const u = new URL(raw);
+        return u.protocol === "https:" || u.protocol === "http:" ? raw.replace(/\/+$/, "") : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+/** Rule metadata from the pack itself (name, description, severity, remediation, where its documentation is). */
+export function ruleCatalogue(env: NodeJS.ProcessEnv = process.env) {
+    const base = docsBaseUrl(env);
+    return policies.map((p) => ({
+        id: p.name,
+        description: p.description,
+        level: p.enforcementLevel ?? "advisory",
+        severity: p.severity,
+        remediation: p.remediationSteps,
+        url: p.url,
+        doc: ruleDocPath(p.name),
+        ...(base ? { helpUri: `${base}/${ruleDocPath(p.name)}` } : {}),
+    }));
+}

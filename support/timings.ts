@@ -1,0 +1,40 @@
+/**
+ * Phase marks for the benchmark's start-up breakdown of `check` (bench/check-speed.ts), measured inside the command
+ * users run: with PKO_GUARD_TIMINGS=FILE set, each mark (milliseconds since the process started) and Node's own
+ * bootstrap end are written to FILE as JSON when the process exits. Unset (always, outside the bench), a mark
+ * is one comparison.
+ */
+import * as fs from "fs";
+import { isMainThread } from "worker_threads";
+
+// The command's own thread only (a worker thread of `check` is part of its run, not a run).
+const file = isMainThread ? process.env.PKO_GUARD_TIMINGS : undefined;
+const marks: Record<string, number> = {};
+// perf_hooks is loaded only when marks are kept: without it a 1k-object `check` compiles 8 fewer of Node's internal modules.
+const performance = file ? (require("perf_hooks") as typeof import("perf_hooks")).performance : undefined;
+
+if (file && performance) {
+    process.once("exit", () => {
+        try {
+            fs.writeFileSync(
+                file,
+                JSON.stringify({
+                    bootstrapComplete: performance.nodeTiming.bootstrapComplete,
+                    ...marks,
+                    exit: performance.now(),
+                }),
+            );
+        } catch {
+            // a benchmark aid: never a reason to fail the command
+        }
+    });
+}
+
+export function mark(name: string): void {
+    if (performance) marks[name] = performance.now();
+}
+
+/** A count the breakdown reports beside the marks (the threads a `check` ran on). */
+export function note(name: string, value: number): void {
+    if (file) marks[name] = value;
+}
