@@ -1,40 +1,10 @@
-// Mocha config of the unit tier (`npm run test:unit`): specs that run in this one process from the
-// TypeScript sources, without a build, a child process or a connection (test/tiers/unit-guard.ts makes
-// any of those fail the spec). Every spec is listed in exactly one tier (test/unit/test/tiers/tiers.spec.ts):
-// a file, or `folder/*.spec.ts` for a folder that holds only unit specs.
+// Mocha config of the unit tier (`npm run test:unit`): every spec under test/unit/, run in this one process
+// from the TypeScript sources, without a build, a child process or a connection (test/tiers/unit-guard.ts
+// makes any of those fail the spec). The folder is the tier: test/unit/ mirrors the source tree, and
+// test/unit/test/tiers/tiers.spec.ts fails on a spec outside test/unit/ and test/integration/.
 module.exports = {
     require: ["ts-node/register/transpile-only", "test/tiers/unit-guard.ts"],
-    spec: [
-        "test/unit/policies/*.spec.ts",
-        "test/unit/policies/model/rule-wrappers.spec.ts",
-        "test/unit/policies/model/stack-patches.spec.ts",
-        "test/unit/meta.spec.ts",
-        "test/unit/policies/model/settings.spec.ts",
-        "test/unit/policies/model/request.spec.ts",
-        "test/unit/reports/error-subjects.spec.ts",
-        "test/unit/reports/report-chunks.spec.ts",
-        "test/unit/test/tiers/*.spec.ts",
-        "test/unit/test/support/helpers.spec.ts",
-        "test/unit/policies/model/credential-shapes.spec.ts",
-        "test/unit/cluster/pko-crds.spec.ts",
-        "test/unit/harness/argocd-finalizers.spec.ts",
-        "test/unit/evaluation/pack-config.spec.ts",
-        "test/unit/evaluation/struct.spec.ts",
-        "test/unit/support/shapes.spec.ts",
-        "test/unit/gitops/decode/yaml-positions.spec.ts",
-        "test/unit/harness/real-only.spec.ts",
-        "test/unit/harness/verdict.spec.ts",
-        "test/unit/harness/output.spec.ts",
-        "test/unit/policies/model/waivers.spec.ts",
-        "test/unit/cluster/admission.spec.ts",
-        "test/unit/gitops/render/capabilities.spec.ts",
-        "test/unit/gitops/argocd/path-match.spec.ts",
-        "test/unit/reports/table.spec.ts",
-        "test/unit/gitops/decode/find-node.spec.ts",
-        "test/unit/gitops/manifests/located-row.spec.ts",
-        "test/unit/gitops/render/repo-tree.spec.ts",
-        "test/unit/gitops/render/tool-errors.spec.ts",
-    ],
+    spec: ["test/unit/**/*.spec.ts"],
     timeout: 20000,
     reporter: "spec",
 };
