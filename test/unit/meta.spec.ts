@@ -1,6 +1,7 @@
 /**
  * Meta checks: every policy has its own module, a unit spec and a failing fixture; every fixture names
- * only policies that exist; every policy carries the metadata reports rely on.
+ * only policies that exist; every policy carries the metadata reports rely on; imports go down the layers;
+ * the test tree mirrors the source tree.
  */
 import * as assert from "assert";
 import * as fs from "fs";
@@ -25,7 +26,7 @@ describe("policy catalogue", () => {
                 assert.strictEqual(require(file).NAME, p.name);
             });
 
-            it("has a unit spec", () => {
+            it("has a unit spec, test/unit/policies/<name>.spec.ts", () => {
                 assert.ok(fs.existsSync(path.join(REPO_ROOT, "test", "unit", "policies", `${p.name}.spec.ts`)));
             });
 
@@ -271,4 +272,37 @@ describe("module layout", () => {
         for (const f of graph.keys()) visit(f, []);
         assert.deepStrictEqual(cycles, []);
     });
+});
+
+describe("test layout", () => {
+    /** Folders the test tree may not mirror: generated or installed ones, and the test tree's own tiers and data. */
+    const NOT_SOURCE = new Set(["bin", "out", "pack/dist", "test/unit", "test/integration", "test/data"]);
+
+    /** The folders under `root` (relative to it, forward slashes), hidden ones, node_modules and `skip` left out. */
+    function foldersUnder(root: string, skip: Set<string> = new Set()): string[] {
+        const found: string[] = [];
+        const walk = (rel: string) => {
+            for (const e of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
+                const child = rel ? `${rel}/${e.name}` : e.name;
+                if (!e.isDirectory() || e.name.startsWith(".") || e.name === "node_modules" || skip.has(child))
+                    continue;
+                found.push(child);
+                walk(child);
+            }
+        };
+        walk("");
+        return found;
+    }
+
+    for (const tier of ["unit", "integration"]) {
+        it(`every folder of test/${tier}/ mirrors a source folder (test/${tier}/<source path>/)`, () => {
+            const sources = new Set(foldersUnder(REPO_ROOT, NOT_SOURCE));
+            const folders = foldersUnder(path.join(REPO_ROOT, "test", tier));
+            assert.ok(folders.length > 0, `test/${tier}/ has no folder`);
+            assert.deepStrictEqual(
+                folders.filter((rel) => !sources.has(rel)).map((rel) => `test/${tier}/${rel}`),
+                [],
+            );
+        });
+    }
 });
