@@ -15,6 +15,7 @@ import { sortRows } from "../evaluation/rows";
 import { ProjectSubject, errorProjectSubject } from "../reports/subject";
 import { loadKubeConfig } from "../cluster/kubeconfig";
 import { ClusterCache } from "../cluster/cache";
+import { Transport } from "../cluster/client";
 import { WATCHED_KINDS, clusterResource, grantsOnlySystemMasters } from "../cluster/kinds";
 import { extended } from "../support/shapes";
 
@@ -33,7 +34,8 @@ export interface AuditResult {
     server: string;
 }
 
-export async function runAudit(o: AuditOptions): Promise<AuditResult> {
+/** `given.transport` replaces the requests and watches sent to the API server (tests). */
+export async function runAudit(o: AuditOptions, given?: { transport?: Transport }): Promise<AuditResult> {
     const started = Date.now();
     const config = packConfig(o.config);
     const kc = loadKubeConfig(o.kubeconfig, o.context);
@@ -41,6 +43,7 @@ export async function runAudit(o: AuditOptions): Promise<AuditResult> {
     const errors: string[] = [];
     const cache = new ClusterCache(kc, {
         log: (event, f) => event === "cache.list_failed" && errors.push(`${f.kind}: ${f.error}`),
+        transport: given?.transport,
     });
     cache.start();
     try {

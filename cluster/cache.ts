@@ -12,7 +12,7 @@
  * subject, which may cover any namespace's accounts), so admission can pick the objects related to one.
  */
 import * as k8s from "@kubernetes/client-node";
-import { ObjectClient, objectClient } from "./client";
+import { ObjectClient, Transport, WatchFn, objectClient, watchFn } from "./client";
 import { KObject, WATCHED_KINDS, WatchedKind, identityOf, keepReadable } from "./kinds";
 import { extended } from "../support/shapes";
 
@@ -25,6 +25,8 @@ export interface CacheOptions {
     /** Reconnect delay after a watch error (doubles up to 10 s; reset by any event). */
     retryMs?: number;
     log?: (event: string, fields: Record<string, unknown>) => void;
+    /** Stand-ins for the API server's requests and watches (tests). */
+    transport?: Transport;
 }
 
 const ANY = "*any*";
@@ -94,7 +96,7 @@ export class ClusterCache {
     private stopped = false;
     private readonly kinds: WatchedKind[];
     private readonly client: ObjectClient;
-    private readonly watcher: k8s.Watch;
+    private readonly watcher: WatchFn;
     private syncWaiters: (() => void)[] = [];
     /** Counts of watch events applied and of relists, for metrics and tests. */
     readonly counters = { events: 0, relists: 0, reconnects: 0 };
@@ -104,8 +106,8 @@ export class ClusterCache {
         private readonly o: CacheOptions = {},
     ) {
         this.kinds = o.kinds ?? WATCHED_KINDS;
-        this.client = objectClient(kc);
-        this.watcher = new k8s.Watch(kc);
+        this.client = objectClient(kc, undefined, o.transport?.httpApi);
+        this.watcher = watchFn(kc, o.transport);
         for (const k of this.kinds) {
             this.stores.set(k.kind, new KindStore());
             this.states.set(k.kind, "syncing");
@@ -379,7 +381,7 @@ export class ClusterCache {
             );
         };
         try {
-            abort = await this.watcher.watch(
+            abort = await this.watcher(
                 k.path,
                 { resourceVersion: this.versions.get(k.kind), allowWatchBookmarks: true },
                 (phase: string, obj: KObject) => {

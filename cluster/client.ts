@@ -1,6 +1,6 @@
 /**
  * The Kubernetes API client the cluster cache and admission's fresh reads use: `@kubernetes/client-node`'s
- * KubernetesObjectApi, with its requests sent over kept-alive connections.
+ * KubernetesObjectApi, with its requests sent over kept-alive connections, and its Watch.
  *
  * The library builds a new `https.Agent` (without keep-alive) for every request it sends, so every list
  * pays a TCP connection and a TLS handshake on both sides; admission reads the cluster on every review, and
@@ -12,6 +12,7 @@
 import * as https from "https";
 import * as k8s from "@kubernetes/client-node";
 import { extended } from "../support/shapes";
+import { KObject } from "./kinds";
 
 /** The TLS options of an agent the library built, as one comparable key. */
 const TLS_KEYS = ["ca", "cert", "key", "pfx", "passphrase", "rejectUnauthorized", "servername"] as const;
@@ -64,14 +65,44 @@ class KeepAlive implements k8s.Middleware {
     }
 }
 
+/**
+ * Starts a watch of `path` as `k8s.Watch#watch` does: `onEvent` for each event, `done` once when it ends
+ * (aborted, closed by the server, or failed).
+ */
+export type WatchFn = (
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: (phase: string, obj: KObject) => void,
+    done: (err: unknown) => void,
+) => Promise<AbortController>;
+
+/**
+ * How the API server is reached: requests through `httpApi` (default: the library's own HTTP library) and
+ * watches through `watch` (default: the library's Watch). Tests give stand-ins for both.
+ */
+export interface Transport {
+    httpApi?: k8s.HttpLibrary;
+    watch?: WatchFn;
+}
+
+/** The watch function of `transport`, else the library's Watch for `kc`. */
+export function watchFn(kc: k8s.KubeConfig, transport?: Transport): WatchFn {
+    if (transport?.watch) return transport.watch;
+    const watcher = new k8s.Watch(kc);
+    return (path, query, onEvent, done) => watcher.watch(path, query, onEvent, done);
+}
+
 export interface ObjectClient {
     api: k8s.KubernetesObjectApi;
     /** Closes the kept-alive connections. */
     close(): void;
 }
 
-/** A KubernetesObjectApi for `kc` whose requests share kept-alive connections (at most `maxSockets` at once). */
-export function objectClient(kc: k8s.KubeConfig, maxSockets = 16): ObjectClient {
+/**
+ * A KubernetesObjectApi for `kc` whose requests share kept-alive connections (at most `maxSockets` at once),
+ * sent through `httpApi` when given.
+ */
+export function objectClient(kc: k8s.KubeConfig, maxSockets = 16, httpApi?: k8s.HttpLibrary): ObjectClient {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error("the kubeconfig names no current cluster");
     const keepAlive = new KeepAlive(maxSockets);
@@ -79,6 +110,7 @@ export function objectClient(kc: k8s.KubeConfig, maxSockets = 16): ObjectClient 
         baseServer: new k8s.ServerConfiguration(cluster.server, {}),
         authMethods: { default: kc },
         promiseMiddleware: [keepAlive],
+        httpApi,
     });
     // Only lists are sent (no create needs a default namespace).
     return { api: new k8s.KubernetesObjectApi(config), close: () => keepAlive.close() };
