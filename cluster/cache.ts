@@ -1,6 +1,6 @@
 /**
  * An informer-style cache of the cluster objects pko-guard's rules read (kinds.ts): for each kind, a
- * reflector lists every object (paged) through `@kubernetes/client-node`, then watches from the list's
+ * reflector lists every object, page by page (client.ts listAll), then watches from the list's
  * resourceVersion, with bookmarks. A watch that ends (the server's timeout, a dropped connection) resumes
  * from the last resourceVersion it saw, so no update is lost; a resourceVersion too old for the server
  * (410 Gone) relists and replaces the kind's objects (a delete missed while disconnected disappears then).
@@ -12,7 +12,7 @@
  * subject, which may cover any namespace's accounts), so admission can pick the objects related to one.
  */
 import * as k8s from "@kubernetes/client-node";
-import { ObjectClient, Transport, WatchFn, objectClient, watchFn } from "./client";
+import { ObjectClient, Transport, WatchFn, listAll, objectClient, watchFn } from "./client";
 import { KObject, WATCHED_KINDS, WatchedKind, identityOf, keepReadable } from "./kinds";
 import { extended } from "../support/shapes";
 
@@ -122,26 +122,10 @@ export class ClusterCache {
         const k = this.kinds.find((x) => x.kind === kind);
         if (!k) return [];
         const out: KObject[] = [];
-        let token: string | undefined;
         try {
-            do {
-                const byName = name === undefined ? undefined : `metadata.name=${name}`;
-                const page = await this.client.api.list(
-                    k.apiVersion,
-                    k.kind,
-                    ns,
-                    undefined,
-                    undefined,
-                    undefined,
-                    byName,
-                    undefined,
-                    this.o.pageSize ?? 500,
-                    token,
-                );
-                for (const item of page.items)
-                    out.push(keepReadable(extended(item as unknown as KObject, { kind, apiVersion: k.apiVersion })));
-                token = page.metadata?._continue || undefined;
-            } while (token);
+            await listAll(this.client, k, { namespace: ns, name, pageSize: this.o.pageSize ?? 500 }, (item) =>
+                out.push(keepReadable(extended(item as KObject, { kind, apiVersion: k.apiVersion }))),
+            );
         } catch (e) {
             if (k.optional && isAbsent(e)) return [];
             // A kept-alive connection the server closed as the request left: a list is safe to send again, once.
@@ -317,24 +301,9 @@ export class ClusterCache {
         const items: KObject[] = [];
         let rv = "";
         try {
-            let token: string | undefined;
-            do {
-                const page = await this.client.api.list(
-                    k.apiVersion,
-                    k.kind,
-                    undefined,
-                    undefined,
-                    undefined,
-                    undefined,
-                    undefined,
-                    undefined,
-                    this.o.pageSize ?? 500,
-                    token,
-                );
-                for (const item of page.items) items.push(item as unknown as KObject);
-                token = page.metadata?._continue || undefined;
-                rv = page.metadata?.resourceVersion ?? rv;
-            } while (token);
+            rv = await listAll(this.client, k, { pageSize: this.o.pageSize ?? 500 }, (item) =>
+                items.push(item as KObject),
+            );
         } catch (e) {
             if (this.stopped) return;
             if (k.optional && isAbsent(e)) {

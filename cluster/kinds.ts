@@ -70,8 +70,8 @@ function record(v: unknown): Record<string, unknown> | undefined {
 }
 
 /**
- * The part of a live object the rules read, as plain JSON (Dates and class instances of the client
- * library become JSON values): no managedFields, and for Secrets no values (see the module comment).
+ * The part of a live object the rules read, as a plain JSON copy: no managedFields, and for Secrets no values
+ * (see the module comment).
  */
 export function keepReadable(obj: KObject): KObject {
     const plainObj = JSON.parse(JSON.stringify(obj)) as KObject;
