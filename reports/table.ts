@@ -2,11 +2,14 @@
  * The gate's terminal output (and the check command's): blocking findings first with the policy's fix,
  * then advisories, then waived findings and notices, then a one-line summary. It fits the terminal:
  * names are printed whole on their own line and only messages wrap (width: the TTY's columns, else 120).
- * `--verbose` renders the full table (every column) sized to the same width.
- * Every string from input (names, files, messages, reasons, errors) is printed through support/escape.ts.
+ * `--verbose` renders the full table (every column) sized to the same width; where the table cannot fit (long
+ * names on a narrow terminal), each finding's columns are printed one under the other instead, never cut off.
+ * Every string from input (names, files, messages, reasons, errors) is printed through support/escape.ts; colour
+ * (support/color.ts) paints only the output's own words (a finding's status, the verdict).
  */
 import Table from "cli-table3";
 import * as path from "path";
+import { PLAIN, Painter } from "../support/color";
 import { escapeText as esc } from "../support/escape";
 import { Finding } from "../evaluation/rows";
 import { ProjectSubject, ruleCatalogue } from "./subject";
@@ -78,6 +81,17 @@ function where(f: Finding, shown: Map<string, string>): string {
 
 const ORDER: Finding["status"][] = ["blocking", "advisory", "waived"];
 const TITLE: Record<Finding["status"], string> = { blocking: "BLOCKING", advisory: "advisory", waived: "waived" };
+const HUE = { blocking: "red", advisory: "yellow", waived: "dim" } as const;
+
+/** A summary line with its verdict painted: the PASS or FAIL that ends it, or the ERROR that follows the subject. */
+export function paintVerdict(line: string, paint: Painter): string {
+    const m = /: (PASS|FAIL)$/.exec(line) ?? /\): (ERROR): /.exec(line);
+    if (!m) return line;
+    const at = m.index + m[0].indexOf(m[1]);
+    return (
+        line.slice(0, at) + paint("bold", paint(m[1] === "PASS" ? "green" : "red", m[1])) + line.slice(at + m[1].length)
+    );
+}
 
 export function summary(r: ProjectSubject): string {
     if (r.outcome === "error")
@@ -89,12 +103,13 @@ export function summary(r: ProjectSubject): string {
 /**
  * The default output in pieces, a finding's block a piece (`summaryText` replaces the one-line summary: pko-guard
  * check says what it read). A large repository's output is more than one string can hold: it is written piece by
- * piece (cli/pko-guard.ts), never joined.
+ * piece (cli/program.ts), never joined. `paint` colours the statuses and the verdict (none by default).
  */
 export function* findingsChunks(
     r: ProjectSubject,
     width = terminalWidth(),
     summaryText = summary(r),
+    paint: Painter = PLAIN,
 ): Generator<string> {
     const fixes = new Map(ruleCatalogue().map((c) => [c.id, c]));
     // A rule's fix is the same text for each of its blocking findings: wrapped once.
@@ -110,7 +125,9 @@ export function* findingsChunks(
         for (const f of r.findings.filter((x) => x.status === status)) {
             const rule = fixes.get(f.policy);
             const out: string[] = [];
-            out.push(`${TITLE[status]}  ${esc(f.policy)}${rule?.severity ? ` [${rule.severity}]` : ""}`);
+            out.push(
+                `${paint(HUE[status], TITLE[status])}  ${esc(f.policy)}${rule?.severity ? ` [${rule.severity}]` : ""}`,
+            );
             out.push(`  resource: ${f.resource ? esc(f.resource) : "(stack)"}${where(f, shown)}`);
             for (const line of wrap(esc(f.message), width, "    ")) out.push(line);
             if (status === "waived" && f.waiver)
@@ -128,7 +145,7 @@ export function* findingsChunks(
     }
     for (const n of r.notices ?? [])
         yield wrap(`notice: ${n.policy ? `${esc(n.policy)}: ` : ""}${esc(n.message)}`, width).join("\n") + "\n";
-    yield summaryText + "\n";
+    yield paintVerdict(summaryText, paint) + "\n";
 }
 
 /** The default output as one string (what the pieces of findingsChunks make). */
@@ -139,7 +156,8 @@ export function renderFindings(r: ProjectSubject, width = terminalWidth(), summa
 const HEAD = ["policy", "resource", "level", "status", "where", "message"];
 
 /**
- * The full table, every column, sized to `width` (names get their full length, the message the rest), in pieces:
+ * The full table, every column, sized to `width` (names get their full length, the message the rest; where that
+ * leaves the message less than MIN_MESSAGE_WIDTH, the findings as records instead: see recordChunks), in pieces:
  * cli-table3 renders `rowsPerTable` rows at a time (a row's height is its own, the columns' widths are fixed), and
  * where two parts meet, the first one's bottom border and the next one's top border are the line between two rows.
  * (cli-table3's time grows faster than its rows: 8000 rows took 7.6 s in one table, 2.6 s a hundred at a time.)
@@ -149,6 +167,7 @@ export function* fullTableChunks(
     width = terminalWidth(),
     summaryText = summary(r),
     rowsPerTable = 100,
+    paint: Painter = PLAIN,
 ): Generator<string> {
     const rows = r.findings.map((f) => [
         esc(f.policy),
@@ -163,25 +182,63 @@ export function* fullTableChunks(
     for (let i = 0; i < 5; i++) widths[i] += 2;
     // borders: one per column plus one
     const used = widths.slice(0, 5).reduce((a, b) => a + b, 0) + HEAD.length + 1;
-    widths[5] = Math.max(20, width - used);
+    if (width - used < MIN_MESSAGE_WIDTH) yield* recordChunks(rows, width, rowsPerTable);
+    else yield* tableChunks(rows, [...widths.slice(0, 5), width - used], rowsPerTable);
+    for (const n of r.notices ?? []) yield `notice: ${n.policy ? `${esc(n.policy)}: ` : ""}${esc(n.message)}\n`;
+    yield paintVerdict(summaryText, paint) + "\n";
+}
+
+/** The narrowest message column the full table is drawn with: narrower, each finding's columns are a record. */
+const MIN_MESSAGE_WIDTH = 30;
+
+/** The rows as cli-table3 tables of `rowsPerTable` rows joined into one (see fullTableChunks). */
+function* tableChunks(rows: string[][], widths: number[], rowsPerTable: number): Generator<string> {
+    // cli-table3 cuts a word longer than its column (with "…"): such a word is broken across lines instead.
+    const room = widths[5] - 2;
+    const whole = (text: string) =>
+        text
+            .split(" ")
+            .map((w) => (w.length > room ? (w.match(new RegExp(`[^]{1,${room}}`, "g")) ?? []).join(" ") : w))
+            .join(" ");
     const render = (part: string[][], head: string[]) => {
         const table = new Table({ head, style: { head: [], border: [] }, wordWrap: true, colWidths: widths });
-        for (const x of part) table.push(x);
+        for (const x of part) table.push([...x.slice(0, 5), whole(x[5])]);
         return table.toString();
     };
-    if (rows.length === 0) yield render([["(none)", "", "", "", "", "no violations"]], HEAD) + "\n";
-    else {
-        const twoRows = render([HEAD.map(() => ""), HEAD.map(() => "")], []).split("\n");
-        const between = twoRows[2]; // top border, a row, the line between two rows, a row, bottom border
-        for (let i = 0; i < rows.length; i += rowsPerTable) {
-            const text = render(rows.slice(i, i + rowsPerTable), i === 0 ? HEAD : []);
-            const from = i === 0 ? 0 : text.indexOf("\n") + 1;
-            const to = i + rowsPerTable < rows.length ? text.lastIndexOf("\n") : text.length;
-            yield (i === 0 ? "" : between + "\n") + text.slice(from, to) + "\n";
-        }
+    if (rows.length === 0) {
+        yield render([["(none)", "", "", "", "", "no violations"]], HEAD) + "\n";
+        return;
     }
-    for (const n of r.notices ?? []) yield `notice: ${n.policy ? `${esc(n.policy)}: ` : ""}${esc(n.message)}\n`;
-    yield summaryText + "\n";
+    const twoRows = render([HEAD.map(() => ""), HEAD.map(() => "")], []).split("\n");
+    const between = twoRows[2]; // top border, a row, the line between two rows, a row, bottom border
+    for (let i = 0; i < rows.length; i += rowsPerTable) {
+        const text = render(rows.slice(i, i + rowsPerTable), i === 0 ? HEAD : []);
+        const from = i === 0 ? 0 : text.indexOf("\n") + 1;
+        const to = i + rowsPerTable < rows.length ? text.lastIndexOf("\n") : text.length;
+        yield (i === 0 ? "" : between + "\n") + text.slice(from, to) + "\n";
+    }
+}
+
+/**
+ * The rows where the table cannot fit the width: each finding's columns one under the other, labelled, names
+ * whole on their line and the message wrapped, `rowsPerTable` findings a piece.
+ */
+function* recordChunks(rows: string[][], width: number, rowsPerTable: number): Generator<string> {
+    const pad = Math.max(...HEAD.map((h) => h.length)) + 2;
+    const label = HEAD.map((h) => `${h}:`.padEnd(pad));
+    if (rows.length === 0) {
+        yield "no violations\n";
+        return;
+    }
+    for (let i = 0; i < rows.length; i += rowsPerTable) {
+        const out: string[] = [];
+        for (const x of rows.slice(i, i + rowsPerTable)) {
+            for (let c = 0; c < 5; c++) if (x[c] !== "") out.push(label[c] + x[c]);
+            const lines = wrap(x[5], Math.max(20, width - pad));
+            out.push((label[5] + (lines[0] ?? "")).trimEnd(), ...lines.slice(1).map((l) => " ".repeat(pad) + l), "");
+        }
+        yield out.join("\n") + "\n";
+    }
 }
 
 /** The full table as one string (what the pieces of fullTableChunks make). */

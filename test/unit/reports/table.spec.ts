@@ -9,7 +9,7 @@ import fc from "fast-check";
 import * as path from "path";
 import { Finding } from "../../../evaluation/rows";
 import { ProjectSubject } from "../../../reports/subject";
-import { renderFindings, wrap, wrapWords } from "../../../reports/table";
+import { renderFindings, renderFullTable, wrap, wrapWords } from "../../../reports/table";
 
 function subject(findings: Finding[]): ProjectSubject {
     return {
@@ -99,5 +99,54 @@ describe("the terminal output of findings that share messages and files", () => 
             const alone = ordered.map((f) => blocks(renderFindings(subject([f]), width, "summary"))).join("\n");
             assert.strictEqual(together, alone, `width ${width}`);
         }
+    });
+});
+
+describe("the full table (--verbose)", () => {
+    const finding = (resource: string, message: string): Finding => ({
+        policy: "pko-stack-prod-pinned-commit",
+        resource,
+        urn: `urn:pulumi:check::manifests::kubernetes:pulumi.com/v1:Stack::${resource}`,
+        type: "kubernetes:pulumi.com/v1:Stack",
+        level: "mandatory",
+        status: "blocking",
+        message,
+        file: "/r/m/stack.yaml",
+        line: 4,
+    });
+    const longest = (text: string) => Math.max(...text.split("\n").map((l) => l.length));
+    const word = `spec.${"x".repeat(70)}`;
+
+    it("breaks a word longer than the message column across lines instead of cutting it off", () => {
+        const out = renderFullTable(subject([finding("Stack/p/a", `set ${word} now`)]), 120, "summary");
+        assert.ok(longest(out) <= 120, out);
+        assert.match(out, /^┌/);
+        assert.ok(!out.includes("…"), out);
+        const cells = out
+            .split("\n")
+            .filter((l) => l.startsWith("│"))
+            .map((l) => l.split("│")[6].trim())
+            .join("");
+        assert.ok(cells.includes(word), cells);
+    });
+
+    it("where the table cannot fit, each finding's columns one under the other, names whole", () => {
+        const name = `Stack/pulumi/${"n".repeat(60)}`;
+        const out = renderFullTable(subject([finding(name, "not pinned")]), 80, "summary");
+        assert.strictEqual(
+            out,
+            [
+                "policy:   pko-stack-prod-pinned-commit",
+                `resource: ${name}`,
+                "level:    mandatory",
+                "status:   blocking",
+                "where:    stack.yaml:4",
+                "message:  not pinned",
+                "",
+                "summary",
+                "",
+            ].join("\n"),
+        );
+        assert.match(renderFullTable(subject([finding(name, "not pinned")]), 240, "summary"), /^┌/);
     });
 });
