@@ -6,7 +6,8 @@
  * - a report path that is one of the run's inputs (a manifest, the config, the program) is refused before
  *   anything is written (`refuseInputPaths`), so a report never overwrites what it judges;
  * - a report that cannot be written does not stop the others: each is tried, then one line names the ones
- *   that failed (ReportWriteError, exit 2).
+ *   that failed (ReportWriteError, exit 2);
+ * - FILE `-` is standard output (where the command gives one: gate, check and audit), never a file named `-`.
  */
 import { InvalidArgumentError } from "commander";
 import * as fs from "fs";
@@ -15,6 +16,8 @@ import { ToolError } from "../support/errors";
 import type { ReportSubject } from "./subject";
 
 export const FORMATS = ["json", "junit", "sarif", "policyreport"] as const;
+/** The report file that is standard output. */
+export const STDOUT = "-";
 export type ReportFormat = (typeof FORMATS)[number];
 export interface ReportRequest {
     format: ReportFormat;
@@ -81,10 +84,25 @@ export class ReportWriteError extends ToolError {}
 /**
  * Writes every requested report. A report that cannot be written never goes unnoticed, and never keeps the
  * others from being written: all are tried, then ReportWriteError names the ones that failed (one line, exit 2).
+ * The report to STDOUT goes to `stdout` in pieces of about a megabyte; without it (a command whose standard output
+ * is its table) that report cannot be written.
  */
-export function writeReports(requests: ReportRequest[], subjects: ReportSubject[]): void {
+export function writeReports(
+    requests: ReportRequest[],
+    subjects: ReportSubject[],
+    stdout?: (piece: string) => void,
+): void {
     const failed: string[] = [];
     for (const r of requests) {
+        if (r.file === STDOUT) {
+            try {
+                if (stdout) for (const piece of batched(reportChunks(r.format, subjects))) stdout(piece);
+                else failed.push(`${r.format}=${STDOUT} (standard output is this command's own)`);
+            } catch {
+                failed.push(`${r.format}=${STDOUT} (cannot write)`);
+            }
+            continue;
+        }
         try {
             fs.mkdirSync(path.dirname(path.resolve(r.file)), { recursive: true });
             writeChunks(r.file, reportChunks(r.format, subjects));
@@ -118,6 +136,7 @@ const MANIFEST = /\.(ya?ml|json)$/i;
 export function inputClashes(requests: ReportRequest[], inputs: string[]): { request: ReportRequest; input: string }[] {
     const out: { request: ReportRequest; input: string }[] = [];
     for (const request of requests) {
+        if (request.file === STDOUT) continue;
         const target = realish(request.file);
         for (const input of inputs) {
             if (input === "-") continue;

@@ -16,3 +16,21 @@ export class ToolError extends Error {}
 export function isReportedError(e: unknown): e is Error {
     return e instanceof BadInputError || e instanceof ToolchainMissingError || e instanceof ToolError;
 }
+
+/**
+ * Bad input found in several places at once (every file of a run that cannot be read): each problem is a line of
+ * its own, then `summary`; the message (what reports carry) says it all on one line.
+ */
+export class BadInputsError extends BadInputError {
+    constructor(
+        readonly problems: string[],
+        readonly summary: string,
+    ) {
+        super(`${summary}: ${problems.join("; ")}`);
+    }
+}
+
+/** The lines a reported error is printed as, each after `pko-guard: ` (one, unless it is a BadInputsError). */
+export function errorLines(e: Error): string[] {
+    return e instanceof BadInputsError ? [...e.problems, e.summary] : [e.message];
+}
