@@ -3,13 +3,15 @@
  * one program: every object given is one resource of it, so stack-level rules judge the layout as a whole.
  * Rules are the pack's own policy objects, evaluated in-process (evaluation/evaluate.ts) with the reconciled pack
  * config; rows carry file:line:column (of the field the rule named, else of the object).
- * Exit codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error.
+ * Exit codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error; a run
+ * that finds no Kubernetes object at all is bad input.
  */
 import * as path from "path";
 import { isatty } from "tty";
 import { packConfig } from "../evaluation/pack-config";
 import { Finding } from "../evaluation/rows";
 import { escapeText } from "../support/escape";
+import { BadInputError, BadInputsError } from "../support/errors";
 import { STDIN_FILE } from "../reports/location";
 import { ProjectSubject, ReportObject, errorProjectSubject } from "../reports/subject";
 import { judgeRows, waiverNotices } from "../evaluation/judge";
@@ -102,6 +104,12 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
             },
         );
         load = checked.load;
+        if (load.objects.length === 0) {
+            // with the skipped files' lines that a run always prints first
+            const skipped = load.skipped.map((x) => `skipped ${x.file}: ${x.reason}`);
+            const line = nothingFound(o.paths, load);
+            throw skipped.length > 0 ? new BadInputsError(skipped, line) : new BadInputError(line);
+        }
         // Judged as the gate judges a preview: waived findings (marked by the pack) do not block.
         findings = judgeRows(checked.rows, o.failOnAdvisory);
         mark("judged");
@@ -132,6 +140,15 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
         objects: named.filter((x) => x.read).map((x) => objectRef(x.object)),
     };
     return { subject, summary };
+}
+
+/**
+ * Why a run that read no Kubernetes object is bad input (a mistyped path in CI would otherwise pass): what it was
+ * given, what it read, and the repository root it used.
+ */
+function nothingFound(paths: string[], load: CheckedManifests["load"]): string {
+    const skipped = load.skipped.length > 0 ? `, ${load.skipped.length} skipped` : "";
+    return `no Kubernetes object found in ${paths.join(" ")} (${load.files} file(s) read${skipped}; repository root ${load.repoRoot})`;
 }
 
 /** The subject of a check that could not judge (bad input, an error, an interrupt): every report still renders it. */

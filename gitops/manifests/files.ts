@@ -153,9 +153,10 @@ export function readStdin(fd = 0): string {
 
 /**
  * Files under a folder, sorted, following no folder twice. A folder that needs rendering (a kustomization,
- * a Helm chart) is never read as raw files: it goes to `roots` instead.
+ * a Helm chart) is never read as raw files: it goes to `roots` instead. A broken symbolic link or a folder that
+ * cannot be read below `dir` is bad input: thrown, or with `problems`, kept there and the walk goes on.
  */
-export function walk(dir: string, seen: Set<string>, out: string[], roots: string[]): void {
+export function walk(dir: string, seen: Set<string>, out: string[], roots: string[], problems?: string[]): void {
     let real: string;
     try {
         real = fs.realpathSync(dir);
@@ -177,18 +178,21 @@ export function walk(dir: string, seen: Set<string>, out: string[], roots: strin
     for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
         const p = path.join(dir, e.name);
         let isDir = e.isDirectory();
-        if (e.isSymbolicLink()) {
-            try {
-                isDir = fs.statSync(p).isDirectory();
-            } catch {
-                throw new BadInputError(`${p}: broken symbolic link`);
+        try {
+            if (e.isSymbolicLink()) {
+                try {
+                    isDir = fs.statSync(p).isDirectory();
+                } catch {
+                    throw new BadInputError(`${p}: broken symbolic link`);
+                }
             }
+            if (isDir && !e.name.startsWith(".") && e.name !== "node_modules") walk(p, seen, out, roots, problems);
+        } catch (err) {
+            if (!problems || !(err instanceof BadInputError)) throw err;
+            problems.push(err.message);
+            continue;
         }
-        if (isDir) {
-            if (!e.name.startsWith(".") && e.name !== "node_modules") walk(p, seen, out, roots);
-        } else if (EXTENSIONS.has(path.extname(e.name).toLowerCase())) {
-            out.push(p);
-        }
+        if (!isDir && EXTENSIONS.has(path.extname(e.name).toLowerCase())) out.push(p);
     }
 }
 

@@ -15,13 +15,14 @@
  *
  * Bad input is one line each, never the content of a file (a Secret's values never appear): invalid YAML
  * (file:line:column), a document that is not a mapping, an unreadable path, a named file that is binary or
- * larger than MAX_FILE_BYTES (exit 2). Inside a folder, binary and oversized files, and documents that are
+ * larger than MAX_FILE_BYTES (exit 2). Every file is read before the run fails: each file that cannot be read
+ * or decoded is a line (see `unreadable`), not just the first. Inside a folder, binary and oversized files, and documents that are
  * not Kubernetes objects (no apiVersion/kind, e.g. a CI workflow), are skipped and counted; hidden folders
  * (`.git`, `.github`) and `node_modules` are not walked.
  */
 import * as fs from "fs";
 import * as path from "path";
-import { BadInputError } from "../../support/errors";
+import { BadInputError, BadInputsError } from "../../support/errors";
 import { MANIFEST_URN_PREFIX, NOT_RENDERED } from "../../policies/model/origin";
 import { extended } from "../../support/shapes";
 import {
@@ -66,7 +67,7 @@ export function loadManifests(
         notRendered: [],
         budget: { aliasNodes: 0 },
     };
-    const { shownName, repoPathOf, readOne } = fileReader(cwd, repoRoot, o.skipUnreadable === true, out);
+    const { shownName, repoPathOf, readOne, problems } = fileReader(cwd, repoRoot, o.skipUnreadable === true, out);
     const ctx: RenderContext = {
         deadline: Date.now() + (o.timeoutMs ?? 300_000),
         repoRoot,
@@ -91,11 +92,17 @@ export function loadManifests(
         try {
             stat = fs.statSync(abs);
         } catch {
-            throw new BadInputError(`${p}: no such file or folder`);
+            problems.push(`${p}: no such file or folder`);
+            continue;
         }
         if (stat.isDirectory()) {
             const files: string[] = [];
-            walk(abs, new Set(), files, roots);
+            try {
+                walk(abs, new Set(), files, roots, problems);
+            } catch (e) {
+                if (!(e instanceof BadInputError)) throw e;
+                problems.push(e.message);
+            }
             for (const f of files) readOne(f, true);
         } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
             roots.push(path.dirname(abs));
@@ -103,6 +110,7 @@ export function loadManifests(
             readOne(abs, false);
         }
     }
+    unreadable(problems);
     try {
         placeApplications(out, ctx, roots, readOne, (stream, into) => {
             parseSource(
@@ -120,6 +128,7 @@ export function loadManifests(
     } finally {
         if (ctx.scratch?.dir) fs.rmSync(ctx.scratch.dir, { recursive: true, force: true });
     }
+    unreadable(problems);
     const seen = new Map<string, ManifestObject>();
     for (const obj of out.objects) {
         if (!obj.named) continue;
@@ -134,7 +143,20 @@ export function loadManifests(
     return extended(out, { repoRoot });
 }
 
-/** How files are named (shown, repository-relative) and read into a load, for one run. */
+/**
+ * Fails the run when some file could not be read or decoded: with that file's one line (as ever) when it is the
+ * only one, else with a line for each (BadInputsError).
+ */
+function unreadable(problems: string[]): void {
+    if (problems.length === 1) throw new BadInputError(problems[0]);
+    if (problems.length > 1)
+        throw new BadInputsError(problems, `${problems.length} files cannot be read as manifests`);
+}
+
+/**
+ * How files are named (shown, repository-relative) and read into a load, for one run. A file that cannot be read
+ * or decoded (bad input) does not stop the reading: its line is kept in `problems`, for the caller to fail with.
+ */
 function fileReader(cwd: string, repoRoot: string, skipUnreadable: boolean, out: LoadResult) {
     const shownName = (abs: string) => {
         const rel = path.relative(cwd, abs);
@@ -144,14 +166,20 @@ function fileReader(cwd: string, repoRoot: string, skipUnreadable: boolean, out:
         const rel = path.relative(repoRoot, abs);
         return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : posix(rel);
     };
+    const problems: string[] = [];
     const readOne = (f: string, fromFolder: boolean, into: LoadResult = out) => {
         const shown = shownName(f);
-        const text = readFile(f, shown, fromFolder && skipUnreadable, into);
-        if (text === undefined) return;
-        into.files++;
-        parseSource({ file: shown, text, repoPath: repoPathOf(f), abs: f }, into, fromFolder);
+        try {
+            const text = readFile(f, shown, fromFolder && skipUnreadable, into);
+            if (text === undefined) return;
+            into.files++;
+            parseSource({ file: shown, text, repoPath: repoPathOf(f), abs: f }, into, fromFolder);
+        } catch (e) {
+            if (!(e instanceof BadInputError)) throw e;
+            problems.push(e.message);
+        }
     };
-    return { shownName, repoPathOf, readOne };
+    return { shownName, repoPathOf, readOne, problems };
 }
 
 /** A file of a run as loadManifests reads it: its absolute path, and whether it was found in a folder (or named). */
@@ -205,8 +233,9 @@ export function loadFiles(files: RunFile[], cwd: string, repoRoot: string, skipU
         notRendered: [],
         budget: { aliasNodes: 0 },
     };
-    const { readOne } = fileReader(cwd, repoRoot, skipUnreadable, out);
+    const { readOne, problems } = fileReader(cwd, repoRoot, skipUnreadable, out);
     for (const f of files) readOne(f.abs, f.fromFolder);
+    unreadable(problems);
     return out;
 }
 

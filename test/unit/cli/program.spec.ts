@@ -160,6 +160,42 @@ describe("pko-guard's command line", () => {
         });
         afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
+        it("a run that finds no Kubernetes object is exit 2, one line naming the paths and the repository root", async () => {
+            write("m/ci.yml", "name: ci\non: push\n");
+            fs.mkdirSync(path.join(tmp, "empty"));
+            const r = await run(["check", "m", "empty", "--repo-root", "."], { cwd: tmp });
+            assert.deepStrictEqual(r, {
+                code: 2,
+                stdout: "",
+                stderr:
+                    "pko-guard: skipped m/ci.yml:1: not a Kubernetes object (no apiVersion and kind)\n" +
+                    `pko-guard: no Kubernetes object found in m empty (1 file(s) read, 1 skipped; repository root ${tmp})\n`,
+            });
+        });
+
+        it("every file that cannot be read is said, each on its line, then the run fails", async () => {
+            write("m/a.yaml", Buffer.from([0x61, 0x00]));
+            write("m/b.yaml", "x: [\n");
+            write("m/c.yaml", STACK("c"));
+            fs.symlinkSync(path.join(tmp, "gone.yaml"), path.join(tmp, "m", "d.yaml"));
+            const r = await run(["check", "m", "nowhere.yaml", "--report", "json=r.json"], { cwd: tmp });
+            assert.strictEqual(r.code, 2);
+            assert.strictEqual(
+                r.stderr,
+                [
+                    `pko-guard: ${path.join(tmp, "m", "d.yaml")}: broken symbolic link`,
+                    "pko-guard: m/a.yaml: binary file, not a manifest",
+                    "pko-guard: m/b.yaml:2:1: invalid YAML: bad indentation",
+                    "pko-guard: nowhere.yaml: no such file or folder",
+                    "pko-guard: 4 files cannot be read as manifests",
+                    "",
+                ].join("\n"),
+            );
+            // The report says all of them too.
+            const json = JSON.parse(fs.readFileSync(path.join(tmp, "r.json"), "utf8"));
+            assert.match(json.projects[0].error, /^4 files cannot be read as manifests: .*m\/a\.yaml.*nowhere\.yaml/);
+        });
+
         it("refuses two reports on standard output, or a report beside --format github", async () => {
             write("m/c.yaml", STACK("c"));
             const two = await run(
