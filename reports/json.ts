@@ -1,13 +1,24 @@
 /**
- * The JSON report: a stable, documented shape (schemaVersion 1, documented in report.schema.json next to this file;
- * fields are only added).
+ * The JSON report: a stable, documented shape (schemaVersion 2, documented in report.schema.json next to this file;
+ * within a version, fields are only added).
  * { schemaVersion, tool, generatedAt, summary,
  *   fixtures: [{ fixture, description, outcome, legs: [{leg, status, durationMs, error?, skipped?, rows}], checks }],
- *   projects: [{ project, stack, description, outcome (pass|fail|error), error?, durationMs,
- *                findings: [Row & {status (blocking|advisory|waived), waiver?, file?, line?, column?}], notices }] }
+ *   projects: [{ project, stack?, description, outcome (pass|fail|error), error?, durationMs,
+ *                findings: [{ rule, severity, status (blocking|advisory|waived), object?, location?, fix?,
+ *                             ...Row, waiver?, failClosed? }], notices }] }
+ * A report holds what its run made: `fixtures` (and their counts in `summary`) for the harness, `projects` (and
+ * theirs) for gate, check and audit; `stack` only where there is one (not for check).
+ * Version 2 (from 1): `fixtures` and its counts are left out of a report without fixtures (they were `[]` and 0),
+ * `projects` and its counts out of one without projects, `stack` out of check's; each finding gained `rule`,
+ * `severity`, `object`, `location` and `fix`.
  */
+import { Finding } from "../evaluation/rows";
 import { jsonChunks } from "./json-chunks";
-import { ReportSubject } from "./subject";
+import { kubernetesObject } from "./finding-objects";
+import { ReportSubject, ruleCatalogue } from "./subject";
+import { extended } from "../support/shapes";
+
+export const SCHEMA_VERSION = 2;
 
 /** The JSON report file in pieces, in order (never joined: see ./json-chunks.ts). */
 export function* jsonReportChunks(subjects: ReportSubject[], now = new Date()): Generator<string> {
@@ -24,46 +35,85 @@ export function renderJson(subjects: ReportSubject[], now = new Date()): string 
 function jsonReport(subjects: ReportSubject[], now: Date): Record<string, unknown> {
     const fixtures = subjects.flatMap((s) => (s.kind === "fixture" ? [s.verdict] : []));
     const projects = subjects.flatMap((s) => (s.kind === "project" ? [s] : []));
+    const hasFixtures = fixtures.length > 0 || projects.length === 0;
     const count = (o: string) => fixtures.filter((v) => v.outcome === o).length;
     const findings = projects.flatMap((p) => p.findings);
+    const rules = new Map(ruleCatalogue().map((r) => [r.id, r]));
     return {
-        schemaVersion: 1,
+        schemaVersion: SCHEMA_VERSION,
         tool: "pko-guard",
         generatedAt: now.toISOString(),
-        summary: {
-            fixtures: fixtures.length,
-            match: count("match"),
-            mismatch: count("mismatch"),
-            error: count("error"),
-            skipped: count("skipped"),
-            projects: projects.length,
-            blocking: findings.filter((f) => f.status === "blocking").length,
-            advisory: findings.filter((f) => f.status === "advisory").length,
-            waived: findings.filter((f) => f.status === "waived").length,
-        },
-        fixtures: fixtures.map((v) => ({
-            fixture: v.fixture,
-            description: v.description,
-            outcome: v.outcome,
-            legs: v.legs.map((l) => ({
-                leg: l.leg,
-                status: l.status,
-                durationMs: l.durationMs,
-                ...(l.status === "error" ? { error: l.message } : {}),
-                ...(l.status === "skipped" ? { skipped: l.reason } : {}),
-                rows: l.status === "ran" ? l.rows : [],
-            })),
-            checks: v.checks,
-        })),
-        projects: projects.map((p) => ({
-            project: p.name,
-            stack: p.stack,
-            description: p.description,
-            outcome: p.outcome,
-            ...(p.error ? { error: p.error } : {}),
-            durationMs: p.durationMs,
-            findings: p.findings,
-            notices: p.notices ?? [],
-        })),
+        summary: extended(
+            hasFixtures
+                ? {
+                      fixtures: fixtures.length,
+                      match: count("match"),
+                      mismatch: count("mismatch"),
+                      error: count("error"),
+                      skipped: count("skipped"),
+                  }
+                : {},
+            projects.length > 0
+                ? {
+                      projects: projects.length,
+                      blocking: findings.filter((f) => f.status === "blocking").length,
+                      advisory: findings.filter((f) => f.status === "advisory").length,
+                      waived: findings.filter((f) => f.status === "waived").length,
+                  }
+                : {},
+        ),
+        ...(hasFixtures
+            ? {
+                  fixtures: fixtures.map((v) => ({
+                      fixture: v.fixture,
+                      description: v.description,
+                      outcome: v.outcome,
+                      legs: v.legs.map((l) => ({
+                          leg: l.leg,
+                          status: l.status,
+                          durationMs: l.durationMs,
+                          ...(l.status === "error" ? { error: l.message } : {}),
+                          ...(l.status === "skipped" ? { skipped: l.reason } : {}),
+                          rows: l.status === "ran" ? l.rows : [],
+                      })),
+                      checks: v.checks,
+                  })),
+              }
+            : {}),
+        ...(projects.length > 0
+            ? {
+                  projects: projects.map((p) => ({
+                      project: p.name,
+                      ...(p.stack !== "" ? { stack: p.stack } : {}),
+                      description: p.description,
+                      outcome: p.outcome,
+                      ...(p.error ? { error: p.error } : {}),
+                      durationMs: p.durationMs,
+                      findings: p.findings.map((f) => reportFinding(f, rules.get(f.policy))),
+                      notices: p.notices ?? [],
+                  })),
+              }
+            : {}),
+    };
+}
+
+/**
+ * A finding as the report gives it: what a reader wants first (the rule, its severity, the status, the object,
+ * where it is), then the row as judged (the message among it), then the rule's fix.
+ */
+function reportFinding(
+    f: Finding,
+    rule: { severity?: string; remediation?: string } | undefined,
+): Record<string, unknown> {
+    const object = kubernetesObject(f);
+    const { status, ...row } = f;
+    return {
+        rule: f.policy,
+        ...(rule?.severity ? { severity: rule.severity } : {}),
+        status,
+        ...(object ? { object } : {}),
+        ...(f.file ? { location: `${f.file}:${f.line ?? 1}` } : {}),
+        ...row,
+        ...(rule?.remediation ? { fix: rule.remediation } : {}),
     };
 }

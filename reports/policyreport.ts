@@ -14,8 +14,7 @@
  */
 import * as jsyaml from "js-yaml";
 import { Finding, compareText } from "../evaluation/rows";
-import { policies } from "../policies/index";
-import { DescribedRule } from "../policies/model/policy";
+import { RULE_KINDS, objectKey, objectOf } from "./finding-objects";
 import { ProjectSubject, ReportObject, ReportSubject, ruleCatalogue } from "./subject";
 import { extended } from "../support/shapes";
 
@@ -42,37 +41,6 @@ interface ReportResult {
     properties?: Record<string, string>;
 }
 
-/**
- * The Kubernetes kinds each rule judges, from the rules' own description (`about.reads`, `group/Kind`): an
- * object of such a kind with no finding of the rule gets a pass result. Rules that read no Kubernetes kind
- * (aws-s3-no-public-acl reads Pulumi AWS types) get no pass results.
- */
-const RULE_KINDS: Record<string, string[]> = Object.fromEntries(
-    policies.map((p) => [
-        p.name,
-        ((p as Partial<DescribedRule>).about?.reads ?? [])
-            .filter((r) => !r.includes(":"))
-            .map((r) => r.slice(r.lastIndexOf("/") + 1)),
-    ]),
-);
-
-/** `Kind/namespace/name` or `Kind/name` (check's identities), else the Pulumi type's kind and the resource name. */
-function objectOf(f: Finding): ObjectRef | undefined {
-    const parts = f.resource.split("/");
-    if (
-        /^[A-Z][A-Za-z0-9]*$/.test(parts[0] ?? "") &&
-        (parts.length === 2 || parts.length === 3) &&
-        parts.every((p) => p !== "")
-    ) {
-        return parts.length === 3
-            ? { kind: parts[0], namespace: parts[1], name: parts[2] }
-            : { kind: parts[0], name: parts[1] };
-    }
-    if (!f.resource) return undefined;
-    const kind = f.type.split(":").pop() ?? "";
-    return { kind: kind || "Resource", name: f.resource };
-}
-
 const RESULT: Record<Finding["status"], Result> = { blocking: "fail", advisory: "warn", waived: "skip" };
 
 /** A DNS-1123 name for the report. */
@@ -86,11 +54,6 @@ function reportName(subject: ProjectSubject): string {
 
 function severityOf(policy: string): string | undefined {
     return ruleCatalogue().find((r) => r.id === policy)?.severity;
-}
-
-/** An object's identity as findings name it: kind, namespace (none for cluster-scoped) and name. */
-function objectKey(o: { kind: string; name: string; namespace?: string }): string {
-    return JSON.stringify([o.kind, o.namespace ?? "", o.name]);
 }
 
 /** The PolicyReport file as one string (what the chunks of policyReportChunks make). */

@@ -11,6 +11,7 @@ import * as path from "path";
 import { main } from "../../../cli/program";
 import { OutStream, Terminal } from "../../../cli/guide";
 import { policies } from "../../../policies";
+import { jsonReportErrors } from "../../support/validators";
 
 /** A stream that keeps what is written; a terminal of `columns` when given (with colours). */
 function stream(columns?: number): OutStream & { text: string } {
@@ -194,6 +195,45 @@ describe("pko-guard's command line", () => {
             // The report says all of them too.
             const json = JSON.parse(fs.readFileSync(path.join(tmp, "r.json"), "utf8"));
             assert.match(json.projects[0].error, /^4 files cannot be read as manifests: .*m\/a\.yaml.*nowhere\.yaml/);
+        });
+
+        it("--format json (or --report json=-) writes that report alone to standard output, the summary to stderr", async () => {
+            write("m/c.yaml", STACK("c"));
+            for (const argv of [
+                ["--format", "json"],
+                ["--report", "json=-"],
+            ]) {
+                const r = await run(["check", "m", "--repo-root", ".", ...argv], { cwd: tmp });
+                assert.strictEqual(r.code, 1, r.stderr);
+                const json = JSON.parse(r.stdout);
+                assert.deepStrictEqual(jsonReportErrors(json), []);
+                const pinned = json.projects[0].findings.find(
+                    (f: { rule: string }) => f.rule === "pko-stack-prod-pinned-commit",
+                );
+                assert.deepStrictEqual(
+                    [pinned.severity, pinned.status, pinned.object, pinned.location],
+                    [
+                        "high",
+                        "blocking",
+                        {
+                            apiVersion: "pulumi.com/v1",
+                            kind: "Stack",
+                            namespace: "pulumi",
+                            name: "c-with-a-rather-long-name-for-the-table",
+                        },
+                        "m/c.yaml:9",
+                    ],
+                );
+                assert.match(pinned.fix, /spec\.commit/);
+                assert.match(r.stderr, /^1 object\(s\) in 1 file\(s\) .*: FAIL\n$/);
+                assert.ok(!fs.existsSync(path.join(tmp, "-")), "no file named -");
+            }
+            for (const format of ["sarif", "junit", "policyreport"]) {
+                const r = await run(["check", "m", "--format", format], { cwd: tmp });
+                assert.strictEqual(r.code, 1, r.stderr);
+                assert.match(r.stdout, format === "junit" ? /^<\?xml/ : format === "sarif" ? /^\{/ : /^apiVersion:/);
+                assert.ok(!r.stdout.includes("BLOCKING"), "no table on standard output");
+            }
         });
 
         it("refuses two reports on standard output, or a report beside --format github", async () => {

@@ -314,7 +314,12 @@ describe("reports written in pieces", () => {
         );
         const parsed = JSON.parse(writtenJson.toString("utf8"));
         assert.strictEqual(parsed.projects[0].findings.length, 12000);
-        assert.deepStrictEqual(parsed.projects[0].findings[5], subject.findings[5]);
+        // The finding as judged, and what the report adds to it: the rule, its severity and fix, where it is.
+        const { rule, severity, location, fix, ...row } = parsed.projects[0].findings[5];
+        const f = subject.findings[5];
+        assert.deepStrictEqual(row, f);
+        assert.deepStrictEqual([rule, location], [f.policy, `${f.file}:${f.line}`]);
+        assert.ok(severity && fix, "the rule's severity and fix");
     });
 
     it("the full table rendered a part of the rows at a time is the one table cli-table3 renders of every row", () => {
