@@ -1,9 +1,12 @@
 /**
  * JUnit XML (the Jenkins/Surefire shape CI systems render): one <testsuite> per fixture or project. A
  * fixture has one <testcase> per check (leg x policy x resource, or a leg's own check): mismatches are
- * <failure>s, errors <error>s, skipped legs <skipped/>. A project has one <testcase> per policy of the
- * pack: blocking findings are a <failure>, advisories are listed in its output. XML escaping is the
- * library's.
+ * <failure>s, errors <error>s, skipped legs <skipped/>. A project has one <testcase> per rule and object the
+ * rule read (`RULE KIND/NAMESPACE/NAME`): the objects a run lists (check: every object it judged, for each rule
+ * that reads its kind) and every object or resource with a finding (a stack-level one is `(stack)`). Blocking
+ * findings are the case's <failure>, advisory and waived ones its output; a case without findings passed. A rule
+ * that read nothing is no test case (a gate, which lists no objects, has cases for its findings only). XML
+ * escaping is the library's.
  * Unlike JSON, SARIF and the PolicyReport, this report is one string (junit-report-builder renders the whole
  * document with xmlbuilder, and a rule's findings are one attribute of its testcase by this shape): it holds a
  * line of each finding, about 330 bytes (JSON about 780, SARIF about 1,500, measured on `check` of 10k objects),
@@ -11,7 +14,37 @@
  * and says so (reports/write.ts), and the other reports are still written.
  */
 import junit from "junit-report-builder";
-import { ReportSubject, ruleCatalogue } from "./subject";
+import { Finding, compareText } from "../evaluation/rows";
+import { RULE_KINDS } from "./finding-objects";
+import { ProjectSubject, ReportSubject, ruleCatalogue } from "./subject";
+
+/** A project's test case: a rule, what it read (an object's identity, a resource, or `(stack)`) and its findings. */
+interface ProjectCase {
+    rule: string;
+    what: string;
+    findings: Finding[];
+}
+
+/** A project's test cases, by rule in the pack's order, then by what was read. */
+export function projectCases(s: ProjectSubject): ProjectCase[] {
+    const cases = new Map<string, ProjectCase>();
+    const add = (rule: string, what: string) => {
+        const key = `${rule}\u0000${what}`;
+        let c = cases.get(key);
+        if (!c) cases.set(key, (c = { rule, what, findings: [] }));
+        return c;
+    };
+    for (const o of s.objects ?? [])
+        for (const [rule, kinds] of Object.entries(RULE_KINDS))
+            if (kinds.includes(o.kind))
+                add(rule, o.namespace ? `${o.kind}/${o.namespace}/${o.name}` : `${o.kind}/${o.name}`);
+    for (const f of s.findings) add(f.policy, f.resource || "(stack)").findings.push(f);
+    const order = new Map(ruleCatalogue().map((r, i) => [r.id, i]));
+    const rank = (rule: string) => order.get(rule) ?? order.size;
+    return [...cases.values()].sort(
+        (a, b) => rank(a.rule) - rank(b.rule) || compareText(a.rule, b.rule) || compareText(a.what, b.what),
+    );
+}
 
 export function renderJunit(subjects: ReportSubject[], suiteName = "pko-guard"): string {
     const builder = junit.newBuilder();
@@ -36,18 +69,16 @@ export function renderJunit(subjects: ReportSubject[], suiteName = "pko-guard"):
                 .error(s.error ?? "the gate could not run", "error");
             continue;
         }
-        for (const rule of ruleCatalogue()) {
-            const mine = s.findings.filter((f) => f.policy === rule.id);
-            const tc = suite.testCase().className(s.name).name(rule.id);
-            const lines = mine
+        for (const c of projectCases(s)) {
+            const tc = suite.testCase().className(s.name).name(`${c.rule} ${c.what}`);
+            const lines = c.findings
                 .map(
                     (f) =>
                         `[${f.status}] ${f.file ? `${f.file}:${f.line}:${f.column}: ` : ""}${f.resource}${f.syncedBy ? ` (synced by ${f.syncedBy})` : ""}: ${f.message}`,
                 )
                 .join("\n");
-            const blocking = mine.filter((f) => f.status === "blocking");
-            if (blocking.length > 0) tc.failure(lines, "violation");
-            else if (mine.length > 0) tc.standardOutput(lines);
+            if (c.findings.some((f) => f.status === "blocking")) tc.failure(lines, "violation");
+            else if (c.findings.length > 0) tc.standardOutput(lines);
         }
     }
     return builder.build();
