@@ -38,6 +38,7 @@ import {
     renderHelm,
     renderJsonnet,
     renderKustomize,
+    rootInUse,
     repoFiles,
     repoFolders,
     runTool,
@@ -238,7 +239,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
         const rel = path.relative(ctx.repoRoot, dir);
         if (rel.startsWith("..") || path.isAbsolute(rel) || !fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
             out.notes.push(
-                `${field}.path ${JSON.stringify(source.path)} is not a folder of this repository (another repository's path is not read)`,
+                `${field}.path ${JSON.stringify(source.path)} is not a folder of this repository (another repository's path is not read; ${rootInUse(ctx)})`,
             );
             continue;
         }
@@ -300,7 +301,9 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
             for (const f of [...valueFiles, ...fileParameters.map((p) => p.path)]) {
                 const r = path.relative(ctx.repoRoot, f);
                 if (r.startsWith("..") || path.isAbsolute(r))
-                    throw new BadInputError(`${who}: a value file or file parameter is outside the repository`);
+                    throw new BadInputError(
+                        `${who}: a value file or file parameter is outside the repository (${rootInUse(ctx)})`,
+                    );
             }
             const valuesObject = obj(h.valuesObject);
             const values = valuesObject

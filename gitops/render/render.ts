@@ -44,6 +44,14 @@ export interface RenderContext {
     cluster?: ClusterCapabilities;
 }
 
+/**
+ * The repository root a run uses, as a message that fails closed because of it says: a manifests folder inside
+ * another repository is judged against that repository's root (the git top level) unless --repo-root says otherwise.
+ */
+export function rootInUse(ctx: Pick<RenderContext, "repoRoot">): string {
+    return `the repository root in use is ${ctx.repoRoot}; --repo-root sets another`;
+}
+
 export const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 export function kustomizationFile(dir: string): string | undefined {
@@ -187,7 +195,7 @@ export function confineLinks(ctx: RenderContext): void {
     const tree = repoTree(ctx);
     if (tree.escapingLink)
         throw new BadInputError(
-            `${ctx.show(tree.escapingLink)}: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one)`,
+            `${ctx.show(tree.escapingLink)}: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one; ${rootInUse(ctx)})`,
         );
     if (tree.tooLarge) throw tooLarge(ctx, "not walked for links");
 }
@@ -541,7 +549,9 @@ function confineJsonnet(file: string, jpath: string[], what: string, ctx: Render
     }
     for (const p of [fs.realpathSync(file), ...deps]) {
         if (!inside(p))
-            throw new BadInputError(`${what}: an import reaches outside the repository (Argo CD refuses it)`);
+            throw new BadInputError(
+                `${what}: an import reaches outside the repository (Argo CD refuses it; ${rootInUse(ctx)})`,
+            );
     }
 }
 

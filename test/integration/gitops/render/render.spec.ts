@@ -793,7 +793,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
                     [outside.code, outside.err],
                     [
                         2,
-                        "pko-guard: ledger/stack.jsonnet (jsonnet): an import reaches outside the repository (Argo CD refuses it)\n",
+                        `pko-guard: ledger/stack.jsonnet (jsonnet): an import reaches outside the repository (Argo CD refuses it; the repository root in use is ${fs.realpathSync(tmp)}; --repo-root sets another)\n`,
                     ],
                     name,
                 );
@@ -814,7 +814,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
                 [linked.code, linked.err],
                 [
                     2,
-                    "pko-guard: chart/files/leak: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one)\n",
+                    `pko-guard: chart/files/leak: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one; the repository root in use is ${fs.realpathSync(tmp)}; --repo-root sets another)\n`,
                 ],
             );
             assert.ok(!linked.out.includes(CANARY));
