@@ -264,6 +264,7 @@ describe("pko-guard check", function () {
             const named = check(["m/list.yaml"], tmp);
             assertOneLine(named, /^pko-guard: m\/list\.yaml:1:1: the document is a list, not a Kubernetes object/);
             write("m/ci.yml", "name: ci\non: push\n");
+            write("m/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n");
             const folder = check(["m"], tmp);
             assert.strictEqual(folder.code, 0, folder.stderr);
             assert.match(
@@ -271,7 +272,21 @@ describe("pko-guard check", function () {
                 /^pko-guard: skipped m\/ci\.yml:1: not a Kubernetes object \(no apiVersion and kind\)$/m,
             );
             assert.match(folder.stderr, /^pko-guard: skipped m\/list\.yaml:1: not a Kubernetes object \(a list\)$/m);
-            assert.match(folder.stdout, /0 object\(s\) in 2 file\(s\) \(0 of kinds no rule reads, 2 skipped\)/);
+            assert.match(folder.stdout, /1 object\(s\) in 3 file\(s\) \(1 of kinds no rule reads, 2 skipped\)/);
+            // Nothing but those: no Kubernetes object at all is bad input, said after the skipped files.
+            fs.rmSync(path.join(tmp, "m", "cm.yaml"));
+            const none = check(["m"], tmp);
+            assert.deepStrictEqual(
+                [none.code, none.stdout, none.stderr.split("\n").slice(-2)],
+                [
+                    2,
+                    "",
+                    [
+                        `pko-guard: no Kubernetes object found in m (2 file(s) read, 2 skipped; repository root ${fs.realpathSync(tmp)})`,
+                        "",
+                    ],
+                ],
+            );
         });
 
         it("an unreadable path", () => {
@@ -284,6 +299,7 @@ describe("pko-guard check", function () {
 
         it("a binary file: exit 2 when named and inside a folder; a counted skip with --skip-unreadable", () => {
             write("m/blob.yaml", Buffer.from([0x61, 0x00, 0x62, 0x0a]));
+            write("m/ok.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n");
             const named = check(["m/blob.yaml"], tmp);
             assertOneLine(named, /^pko-guard: m\/blob\.yaml: binary file, not a manifest$/);
             const folder = check(["m"], tmp);
@@ -295,6 +311,7 @@ describe("pko-guard check", function () {
 
         it("an oversized file: exit 2 when named and inside a folder; a counted skip with --skip-unreadable", () => {
             const f = write("m/huge.yaml", "");
+            write("m/ok.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n");
             fs.truncateSync(f, 17 * 1024 * 1024); // sparse: cheap to create; read only up to the limit
             const named = check(["m/huge.yaml"], tmp);
             assertOneLine(named, /^pko-guard: m\/huge\.yaml: larger than 16 MiB; not read$/);
@@ -519,5 +536,77 @@ describe("pko-guard check", function () {
         ]) {
             assert.ok(!text.includes(CANARY) && !text.includes(b64), text);
         }
+    });
+
+    describe("nothing silent, nothing lost (issue 37)", () => {
+        const STACK = (name: string) =>
+            `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: ${name}\n  namespace: pulumi\nspec:\n  stack: org/${name}/production\n  projectRepo: https://github.com/org/app\n  branch: main\n`;
+
+        it("--format json through a pipe: standard output is the report alone, never a file named -", () => {
+            write("m/a.yaml", STACK("a"));
+            for (const args of [
+                ["--format", "json"],
+                ["--report", "json=-"],
+            ]) {
+                const r = check(["m", ...args], tmp);
+                assert.strictEqual(r.code, 1, r.stderr);
+                const json = JSON.parse(r.stdout);
+                assert.deepStrictEqual(jsonReportErrors(json), []);
+                assert.strictEqual(json.schemaVersion, 2);
+                assert.ok(!("fixtures" in json) && !("stack" in json.projects[0]), "no harness leftovers");
+                assert.match(r.stderr, /blocking: FAIL\n$/);
+                assert.ok(!fs.existsSync(path.join(tmp, "-")));
+            }
+        });
+
+        it("every unreadable file is said, on the parallel path as on one thread", () => {
+            for (let i = 0; i < 4; i++) write(`m/ok-${i}.yaml`, STACK(`s${i}`));
+            write("m/b1.yaml", Buffer.from([0x61, 0x00]));
+            write("m/b2.yaml", Buffer.from([0x62, 0x00]));
+            for (const workers of ["1", "2"]) {
+                const r = spawnSync(process.execPath, [CLI, "check", "m"], {
+                    cwd: tmp,
+                    encoding: "utf8",
+                    env: { ...process.env, PKO_GUARD_WORKERS: workers },
+                });
+                assert.deepStrictEqual(
+                    [r.status, r.stdout, r.stderr],
+                    [
+                        2,
+                        "",
+                        "pko-guard: m/b1.yaml: binary file, not a manifest\n" +
+                            "pko-guard: m/b2.yaml: binary file, not a manifest\n" +
+                            "pko-guard: 2 files cannot be read as manifests\n",
+                    ],
+                    `PKO_GUARD_WORKERS=${workers}`,
+                );
+            }
+        });
+
+        it("a manifests folder inside another repository fails closed naming the root in use and --repo-root", () => {
+            const outer = fs.realpathSync(tmp);
+            spawnSync("git", ["init", "-q", outer]);
+            write(
+                "manifests-repo/apps/web/stack.yaml",
+                STACK("web").replace("branch: main", `commit: ${"a".repeat(40)}`),
+            );
+            write(
+                "manifests-repo/applications/web.yaml",
+                "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: web\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://github.com/org/manifests\n    path: apps/web\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: pulumi\n",
+            );
+            const repo = path.join(outer, "manifests-repo");
+            const nested = check(["."], repo);
+            assert.strictEqual(nested.code, 1, nested.stderr);
+            assert.ok(
+                nested.stderr.includes(
+                    `spec.source.path "apps/web" is not a folder of this repository (another repository's path is not read; the repository root in use is ${outer}; --repo-root sets another)`,
+                ),
+                nested.stderr,
+            );
+            assert.match(nested.stdout, /argocd-app-rendered/);
+            const rooted = check([".", "--repo-root", "."], repo);
+            assert.ok(!rooted.stderr.includes("not a folder of this repository"), rooted.stderr);
+            assert.doesNotMatch(rooted.stdout, /argocd-app-rendered/);
+        });
     });
 });

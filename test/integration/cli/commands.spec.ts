@@ -163,4 +163,36 @@ describe("pko-guard commands from a user's project", function () {
         assert.match(r.stdout, /^::error title=pko-guard%3A shop::Pulumi toolchain not found/m);
         assert.match(fs.readFileSync(summary, "utf8"), /### shop \(stack dev\): \*\*ERROR\*\*/);
     });
+
+    it("without a command: the commands and an example on stderr, exit 2; help: on stdout, exit 0", () => {
+        const none = run([]);
+        assert.strictEqual(none.code, 2);
+        assert.strictEqual(none.stdout, "");
+        for (const c of ["check", "gate", "audit", "webhook", "rules", "explain", "init"])
+            assert.match(none.stderr, new RegExp(`^  ${c} .*\\S$`, "m"), c);
+        assert.match(none.stderr, /^Examples:$/m);
+        const help = run(["help"]);
+        assert.deepStrictEqual([help.code, help.stdout, help.stderr], [0, none.stderr, ""]);
+        const typo = run(["chek"]);
+        assert.deepStrictEqual(
+            [typo.code, typo.stderr],
+            [2, "pko-guard: unknown command 'chek' (did you mean check?)\n"],
+        );
+    });
+
+    it("audit without a kubeconfig says so, naming where it looked", () => {
+        const home = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-home-"));
+        try {
+            const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
+            delete env.KUBECONFIG;
+            const r = run(["audit"], env);
+            assert.strictEqual(r.code, 2);
+            assert.strictEqual(
+                r.stderr,
+                `pko-guard: no kubeconfig found: KUBECONFIG is not set, there is no ${path.join(home, ".kube", "config")}, and no in-cluster service account (/var/run/secrets/kubernetes.io/serviceaccount/token); give --kubeconfig FILE\n`,
+            );
+        } finally {
+            fs.rmSync(home, { recursive: true, force: true });
+        }
+    });
 });
