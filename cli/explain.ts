@@ -15,12 +15,8 @@ import { configProps } from "./rules";
 export function explainRule(name: string): string {
     const p = policies.find((x) => x.name === name);
     if (!p) throw new BadInputError(`${JSON.stringify(name)} is not a rule of this pack (see pko-guard rules)`);
-    const out: string[] = [
-        `${p.name} (${p.enforcementLevel ?? "advisory"}, severity ${p.severity ?? "medium"})`,
-        "",
-        p.description,
-        "",
-    ];
+    // The rule's description is its `what` as plain text (policies/model/prose.ts): "What:" says it.
+    const out: string[] = [`${p.name} (${p.enforcementLevel ?? "advisory"}, severity ${p.severity ?? "medium"})`, ""];
     const about = p.about;
     out.push(`What: ${about.what}`, "", `Why: ${about.why}`, "", `Fix: ${about.fix}`, "");
     for (const note of about.notes ?? []) out.push(note, "");

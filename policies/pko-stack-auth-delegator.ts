@@ -25,12 +25,8 @@ export const policy = programRule(
             patternSettings: [],
             example: governed,
         },
-        description:
-            "Each PKO v2 Stack's service account has the system:auth-delegator ClusterRoleBinding the operator needs.",
         enforcementLevel: "advisory",
         severity: "medium",
-        remediationSteps:
-            "Bind ClusterRole system:auth-delegator to the Stack's service account with a ClusterRoleBinding.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (resources) => {

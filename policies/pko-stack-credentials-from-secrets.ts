@@ -303,12 +303,8 @@ export const policy = stackRule(
             patternSettings: ["extraCredentialNames"],
             example: [stack],
         },
-        description:
-            "PKO Stack credentials (Pulumi access token, cloud keys, git auth, secret config, workspace env) come only from Kubernetes Secret references.",
         enforcementLevel: "mandatory",
         severity: "critical",
-        remediationSteps:
-            "Store each credential in a Kubernetes Secret and reference it: envRefs/secretsRef/gitAuth entries as {type: Secret, secret: {name, key}}, workspace env as valueFrom.secretKeyRef; drop spec.secrets, plaintext spec.envs credentials and credentials embedded in URLs.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/pulumi-kubernetes-operator/",
         config: {
             extraCredentialNames: {

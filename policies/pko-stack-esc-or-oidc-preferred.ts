@@ -25,12 +25,8 @@ export const policy = stackRule(
             patternSettings: [],
             example: [stack],
         },
-        description:
-            "PKO Stacks prefer OIDC token exchange and Pulumi ESC over long-lived static tokens and cloud keys.",
         enforcementLevel: "advisory",
         severity: "low",
-        remediationSteps:
-            "Use Pulumi Cloud OIDC token exchange instead of a PULUMI_ACCESS_TOKEN Secret, and ESC environments (spec.environment) for cloud credentials.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (view) => {

@@ -41,11 +41,8 @@ export const policy = programRule(
             patternSettings: [],
             example: governed,
         },
-        description: "Secrets that PKO Stacks read are not committed with their values in YAML manifests.",
         enforcementLevel: "advisory",
         severity: "high",
-        remediationSteps:
-            "Remove the Secret's data/stringData from Git (and rotate the credential: it is in the history); create the Secret out of band or from a secret store (External Secrets, Sealed Secrets, SOPS), and keep only the Stack's reference in the manifests.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (resources) => {

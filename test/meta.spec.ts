@@ -9,6 +9,7 @@ import { loadFixtures } from "../harness/runner";
 import { REPO_ROOT } from "../support/paths";
 import { POLICY_NAMES, policies } from "../policies";
 import { SETTINGS_POLICY } from "../policies/model/production";
+import { plainText } from "../policies/model/prose";
 
 describe("policy catalogue", () => {
     const fixtures = loadFixtures([]);
@@ -48,6 +49,20 @@ describe("policy catalogue", () => {
                 assert.ok(p.description.length > 20);
                 assert.ok(["advisory", "mandatory"].includes(p.enforcementLevel!));
                 assert.ok(p.severity && p.framework && p.remediationSteps && p.url);
+            });
+
+            it("says what it checks and how to fix it in one paragraph each: the SDK's description and remediation steps", () => {
+                for (const k of ["what", "fix"] as const) {
+                    const text = p.about[k];
+                    assert.ok(!/\n(- |\d+\. )/.test(text), `${p.name}: about.${k} holds a list (details go in notes)`);
+                    assert.ok(/[.)]$/.test(text.trim()), `${p.name}: about.${k} does not end a sentence`);
+                    assert.ok(
+                        text.length <= 400,
+                        `${p.name}: about.${k} is ${text.length} characters (details go in notes)`,
+                    );
+                }
+                assert.strictEqual(p.description, plainText(p.about.what));
+                assert.strictEqual(p.remediationSteps, plainText(p.about.fix));
             });
 
             it("describes itself: what, why, fix, the kinds it reads, production, pattern settings, waiver keys, an example", () => {

@@ -13,10 +13,8 @@ import { ExpectedFinding, assertFindings, goodSpec, runResourcePolicy, runStackP
 
 const meta = {
     name: "test-rule",
-    description: "d",
     enforcementLevel: "mandatory" as const,
     severity: "high" as const,
-    remediationSteps: "r",
     about: {
         what: "w",
         why: "w",
@@ -126,6 +124,15 @@ describe("rule wrappers", () => {
         assert.deepStrictEqual(data, [
             { text: "finding", failClosed: false, waiver: { reason: "judged in review", expires: "2099-12-31" } },
         ]);
+    });
+
+    it("derives the SDK's description and remediation steps from `about`: what and fix as plain text", () => {
+        const p = resourceRule(
+            { ...meta, about: { ...meta.about, what: "every `spec.x` is\nset.", fix: "`spec.x: true`, always." } },
+            () => [],
+        );
+        assert.strictEqual(p.description, "Every spec.x is set.");
+        assert.strictEqual(p.remediationSteps, "spec.x: true, always.");
     });
 
     it("passes findings through unchanged", () => {

@@ -23,6 +23,7 @@ import { report } from "./report";
 import { WAIVER_CONFIG, WaiverTarget, applyWaivers, mayWaive, targetOf } from "./waivers";
 import { ExampleResource } from "./examples";
 import { MessageFacts, encodeMessage, saysFailClosed } from "./message";
+import { plainText } from "./prose";
 import { extended } from "../../support/shapes";
 import { inRequest, openRequest } from "./request";
 
@@ -34,13 +35,14 @@ export const FRAMEWORK: PolicyComplianceFramework = {
         "Governed PKO deployments: credentials from Secrets, least-privilege RBAC, production safety, no public S3 ACLs.",
 };
 
-/** Metadata every pko-guard policy carries, in this order. */
+/**
+ * Metadata every pko-guard policy carries, in this order. Its prose is `about` alone: the SDK's `description`
+ * and `remediationSteps` derive from `about.what` and `about.fix` (metaFields, prose.ts).
+ */
 export interface RuleMeta {
     name: string;
-    description: string;
     enforcementLevel: EnforcementLevel;
     severity: Severity;
-    remediationSteps: string;
     url?: string;
     /** Extra JSON-schema properties for the policy's config (enforcementLevel is implicit). */
     config?: Record<string, object>;
@@ -54,11 +56,15 @@ export interface RuleMeta {
  * test/meta.spec.ts fails when a rule lacks any of it.
  */
 export interface RuleAbout {
-    /** What the rule checks, why it matters, and how to fix a finding (`pko-guard explain`). */
+    /**
+     * What the rule checks, why it matters, and how to fix a finding (`pko-guard explain`): one paragraph each.
+     * `what` is also the SDK's description and `fix` its remediation steps, as plain text (prose.ts): both say
+     * it whole, in a few lines; details and examples go in `notes`.
+     */
     what: string;
     why: string;
     fix: string;
-    /** Further paragraphs for `explain` (when it fails closed, where findings are reported). */
+    /** Further paragraphs for `explain` (details, when it fails closed, where findings are reported). */
     notes?: string[];
     /**
      * The kinds of resources the rule reads: Kubernetes kinds as `<group>/<Kind>` (the core group as `core`:
@@ -321,11 +327,11 @@ function evaluate(
 function metaFields(meta: RuleMeta) {
     return {
         name: meta.name,
-        description: meta.description,
+        description: plainText(meta.about.what),
         enforcementLevel: meta.enforcementLevel,
         severity: meta.severity,
         framework: FRAMEWORK,
-        remediationSteps: meta.remediationSteps,
+        remediationSteps: plainText(meta.about.fix),
         ...(meta.url ? { url: meta.url } : {}),
         configSchema: configSchema(meta),
         about: extended(meta.about, { waiverKeys: Object.keys(WAIVER_CONFIG) }),
