@@ -33,7 +33,10 @@ export function explainRule(name: string): string {
         out.pop();
     }
     const entry = ruleCatalogue().find((r) => r.id === name)!;
-    out.push("", `Documentation: ${entry.helpUri ?? `${path.join(REPO_ROOT, "README.md")}#${ruleAnchor(name)}`}`);
+    out.push(
+        "",
+        `Documentation: ${entry.helpUri ?? `${path.join(REPO_ROOT, "docs", "rules.md")}#${ruleAnchor(name)}`}`,
+    );
     if (p.url) out.push(`Background: ${p.url}`);
     return out.join("\n") + "\n";
 }

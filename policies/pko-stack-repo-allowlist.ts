@@ -25,6 +25,7 @@ export const policy = stackRule(
             fix: "use an approved repository over HTTPS or SSH, or add it to `allowedRepoPatterns`; set\n`allowFluxSource` or `allowProgramRef` to deploy from those sources.",
             notes: [
                 "The workspace template sets no source of its own (`spec.workspaceTemplate.spec.git`, `.flux`, `.local`):\nPKO merges the template over the Workspace it builds, so such a source would replace the Stack's, past\nthis rule and the pinned commit.",
+                "Messages show a repository as scheme, host and path only.",
             ],
             reads: ["pulumi.com/Stack"],
             readsProduction: false,

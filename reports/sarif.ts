@@ -1,7 +1,7 @@
 /**
  * SARIF 2.1.0 for GitHub code scanning: one run of the pko-guard tool, its rules from the pack's own
  * metadata (ruleId = policy name, `security-severity` from the policy's severity, the rule's documentation
- * `README.md#rule-<name>` in its help, and a helpUri to it only under a configured PKO_GUARD_DOCS_URL, since
+ * `docs/rules.md#rule-<name>` in its help, and a helpUri to it only under a configured PKO_GUARD_DOCS_URL, since
  * SARIF wants an absolute URI and pko-guard invents no host), one result per violation located at the resource's declaration line (the row's
  * file and line, else the program's entry file, line 1), with the URN as a logical location.
  * Paths follow the one rule of ./location.ts (shared with the GitHub output): `artifactLocation.uri` is
@@ -26,7 +26,7 @@ import { decodeMessage } from "../policies/model/message";
 import { locateRows } from "../engine/source-locations";
 import { REPO_ROOT } from "../support/paths";
 import { Finding } from "../evaluation/rows";
-import { ReportSubject, ruleCatalogue, subjectRows } from "./subject";
+import { ReportSubject, docsBaseUrl, ruleCatalogue, subjectRows } from "./subject";
 
 const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
 
@@ -74,6 +74,7 @@ export function renderSarif(subjects: ReportSubject[]): string {
 /** The SARIF log of a run. */
 function sarifLog(subjects: ReportSubject[]): Log {
     const catalogue = ruleCatalogue();
+    const base = docsBaseUrl();
     const rules: ReportingDescriptor[] = catalogue.map((r) => ({
         id: r.id,
         name: r.id,
@@ -168,7 +169,7 @@ function sarifLog(subjects: ReportSubject[]): Log {
                         name: "pko-guard",
                         version: VERSION,
                         semanticVersion: VERSION,
-                        ...(rules[0]?.helpUri ? { informationUri: rules[0].helpUri.split("#")[0] } : {}),
+                        ...(base ? { informationUri: `${base}/README.md` } : {}),
                         rules,
                     },
                 },

@@ -35,6 +35,7 @@ module.exports = {
         "test/check/located-row.spec.ts",
         "test/check/repo-tree.spec.ts",
         "test/check/tool-errors.spec.ts",
+        "test/unit/docs/generate-rules.spec.ts",
     ],
     timeout: 20000,
     reporter: "spec",
