@@ -174,7 +174,7 @@ function pruneFindings(apps: Application[], stacks: { view: StackView }[], ctx: 
     return findings;
 }
 
-export const policy = programRule(
+export const rule = programRule(
     {
         name: NAME,
         about: {

@@ -35,7 +35,7 @@ function judgedElsewhere(spec: Plain, patterns: string[]): Set<string> {
     return out;
 }
 
-export const policy = resourceRule(
+export const rule = resourceRule(
     {
         name: NAME,
         about: {

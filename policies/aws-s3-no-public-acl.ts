@@ -56,7 +56,7 @@ function checkGrantList(field: string, grants: Plain, uriPath: string[], out: st
     list(grants).forEach((g, i) => checkGrantee(`${field}[${i}]`, get(g, ...uriPath), out));
 }
 
-export const policy = resourceRule(
+export const rule = resourceRule(
     {
         name: NAME,
         about: {

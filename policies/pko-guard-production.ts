@@ -6,10 +6,10 @@
 import { stack } from "./model/examples";
 import { RuleMeta, settingsRule } from "./model/policy";
 import {
+    ProductionSink,
     SETTINGS_POLICY,
     SettingsState,
     productionSchemaProperties,
-    productionSettings,
     readSettings,
 } from "./model/production";
 import { describeStack, stackPatchView, stackView } from "./model/stack";
@@ -20,7 +20,7 @@ const meta: RuleMeta = {
     name: NAME,
     about: {
         what: "holds the pack's one production classification (`productionStackPatterns`, `productionNamespaces`,\n`productionLabels`), which every production-aware rule reads, so a Stack is production for all of them or\nfor none. It reports only invalid settings, on every Stack and Stack patch.",
-        why: "CrossGuard gives each policy only its own configuration. Settings repeated in five policies drift\napart (a namespace marked production for one rule but not for another); one policy holding them, listed\nfirst and read by the others, works the same under `--policy-pack-config`, Pulumi Cloud policy groups\nand the harness.",
+        why: "CrossGuard gives each policy only its own configuration. Settings repeated in five policies drift\napart (a namespace marked production for one rule but not for another); one policy holding them,\nwhich the pack places first and the others read, works the same under `--policy-pack-config`, Pulumi\nCloud policy groups and the harness.",
         fix: "correct the settings: `productionStackPatterns` are RE2 regular expressions (no lookaround or\nbackreferences), `productionNamespaces` a list of namespaces, `productionLabels` a map of label name to\nvalues. Do not disable this policy while production-aware rules are enabled: they\nthen cannot classify and report every Stack they judge (the CLI and harness reject such a config).",
         notes: [
             "Invalid settings are a pattern that is not valid RE2 syntax, a value of the wrong type or an unknown\nproperty.",
@@ -52,11 +52,12 @@ function stateOf(config: Record<string, unknown> | string): { configuration: str
     return { configuration, state };
 }
 
-export const policy = settingsRule(
+/** Built by the pack with its settings sink, and placed first (policies/index.ts `buildPolicies`). */
+export const rule = settingsRule(
     meta,
-    (request, config) => {
+    (sink: ProductionSink, request, config) => {
         const { configuration, state } = stateOf(config);
-        productionSettings.publish(request, configuration, state);
+        sink.publish(request, configuration, state);
         return state;
     },
     (resource, state) => {

@@ -13,7 +13,7 @@ import { describeStack } from "./model/stack";
 
 export const NAME = "pko-stack-auth-delegator";
 
-export const policy = programRule(
+export const rule = programRule(
     {
         name: NAME,
         about: {

@@ -290,7 +290,7 @@ function checkWorkspace(view: StackView, extra: string[], out: string[]): void {
     workspaceSpecProblems(get(view.workspaceTemplate, "spec"), "spec.workspaceTemplate.spec", extra, out);
 }
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {

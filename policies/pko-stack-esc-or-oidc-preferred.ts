@@ -13,7 +13,7 @@ export const NAME = "pko-stack-esc-or-oidc-preferred";
 const CLOUD_KEYS =
     /^(AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY|ARM_CLIENT_SECRET|AZURE_CLIENT_SECRET|GOOGLE_CREDENTIALS|GOOGLE_APPLICATION_CREDENTIALS)$/;
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {

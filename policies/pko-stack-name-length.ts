@@ -13,7 +13,7 @@ export const MAX_NAME_LENGTH = 42;
 /** Length the Kubernetes provider adds when it autonames a resource: "-" and 8 random characters. */
 const AUTONAME_SUFFIX = 9;
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {

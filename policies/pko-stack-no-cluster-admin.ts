@@ -38,7 +38,7 @@ function subjectField(binding: Binding, sa: ServiceAccountRef): string {
     return i >= 0 ? `subjects[${i}]` : "roleRef";
 }
 
-export const policy = programRule(
+export const rule = programRule(
     {
         name: NAME,
         about: {

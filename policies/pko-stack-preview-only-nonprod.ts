@@ -13,7 +13,7 @@ export const NAME = "pko-stack-preview-only-nonprod";
 
 export const DEFAULT_PREVIEW_PATTERNS = ["(^|/)(preview|pr-[0-9]+)$"];
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {

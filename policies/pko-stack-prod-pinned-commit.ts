@@ -56,7 +56,7 @@ function pinField(view: StackView): string {
     return view.commit === undefined ? "spec" : "spec.commit";
 }
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {

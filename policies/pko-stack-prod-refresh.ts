@@ -11,7 +11,7 @@ import { UNKNOWN } from "./model/values";
 
 export const NAME = "pko-stack-prod-refresh";
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {

@@ -16,7 +16,7 @@ function strings(v: unknown): string[] {
     return Array.isArray(v) ? v.filter((p): p is string => typeof p === "string") : [];
 }
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {

@@ -11,7 +11,7 @@ import { UNKNOWN } from "./model/values";
 export const NAME = "pko-stack-resync-floor";
 export const PKO_MINIMUM = 60;
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {

@@ -26,7 +26,7 @@ function filledKeys(props: ReturnType<typeof plain>): string[] {
     return out;
 }
 
-export const policy = programRule(
+export const rule = programRule(
     {
         name: NAME,
         about: {

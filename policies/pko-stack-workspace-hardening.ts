@@ -92,7 +92,7 @@ export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
     return out;
 }
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {

@@ -73,7 +73,7 @@ function programProblems(program: Plain): string[] {
     return out;
 }
 
-export const policy = resourceRule(
+export const rule = resourceRule(
     {
         name: NAME,
         about: {

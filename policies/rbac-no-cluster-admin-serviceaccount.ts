@@ -40,7 +40,7 @@ const key = (s: Subject) =>
         s.namespace === UNKNOWN ? "?" : s.namespace,
     ]);
 
-export const policy = programRule(
+export const rule = programRule(
     {
         name: NAME,
         about: {

@@ -20,10 +20,11 @@ describe("policy catalogue", () => {
 
     for (const p of policies) {
         describe(p.name, () => {
-            it("lives in policies/<name>.ts, exporting its NAME", () => {
+            it("lives in policies/<name>.ts, exporting its NAME and its rule", () => {
                 const file = path.join(REPO_ROOT, "policies", `${p.name}.ts`);
                 assert.ok(fs.existsSync(file), `${file} missing`);
                 assert.strictEqual(require(file).NAME, p.name);
+                assert.strictEqual(require(file).rule.name, p.name);
             });
 
             it("has a unit spec", () => {

@@ -8,6 +8,7 @@ import { ResourceValidationPolicy } from "@pulumi/policy";
 import { policies } from "../policies";
 import { COULD_NOT_EVALUATE, programRule, resourceRule, stackRule } from "../policies/model/policy";
 import { UNKNOWN, plain } from "../policies/model/values";
+import { productionChannel } from "../policies/model/production";
 import { ReportedFinding } from "../policies/model/policy";
 import { ExpectedFinding, assertFindings, goodSpec, runResourcePolicy, runStackPolicy, stackResource } from "./helpers";
 
@@ -130,7 +131,7 @@ describe("rule wrappers", () => {
         const p = resourceRule(
             { ...meta, about: { ...meta.about, what: "every `spec.x` is\nset.", fix: "`spec.x: true`, always." } },
             () => [],
-        );
+        ).build(productionChannel());
         assert.strictEqual(p.description, "Every spec.x is set.");
         assert.strictEqual(p.remediationSteps, "spec.x: true, always.");
     });

@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policy } from "../../policies/pko-stack-prod-refresh";
+import { rule as policy } from "../../policies/pko-stack-prod-refresh";
 import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource, ExpectedFinding, assertFindings } from "../helpers";
 
 const run = (spec: unknown) => runResourcePolicy(policy, stackResource("app", spec));
