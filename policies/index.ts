@@ -43,7 +43,7 @@ export type Rule = (ResourceValidationPolicy | StackValidationPolicy) & Describe
 
 /**
  * The rules that read the pack's settings, in catalogue order (reports and listings follow it). Every rule file of
- * policies/ is here or is the settings policy, and nothing else (test/meta.spec.ts).
+ * policies/ is here or is the settings policy, and nothing else (test/unit/meta.spec.ts).
  */
 export const RULES: RuleDefinition<ResourceValidationPolicy | StackValidationPolicy>[] = [
     credentials.rule,
