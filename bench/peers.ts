@@ -14,6 +14,7 @@ import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
 import { CLI_ENTRY, REPO_ROOT } from "../support/paths";
+import { CLUSTER_SCOPED_KINDS } from "../support/kube-kinds";
 import { CORE_RULES, writeRepository } from "./peers/peer-manifests";
 import { UNMARKED, median } from "./figures";
 import { Figure, PartOutput } from "./types";
@@ -112,8 +113,6 @@ function conftest(bin: string): Tool {
     };
 }
 
-const CLUSTER_SCOPED = new Set(["ClusterRoleBinding", "ClusterRole", "Namespace"]);
-
 function kyverno(bin: string): Tool {
     return {
         name: "kyverno",
@@ -147,7 +146,7 @@ function kyverno(bin: string): Tool {
                     // The CLI gives cluster-scoped objects the namespace "default"; the others' identities have none.
                     for (const o of res.resources ?? [])
                         found.add(
-                            `${res.rule}|${o.kind}/${CLUSTER_SCOPED.has(o.kind) ? "" : (o.namespace ?? "")}/${o.name}`,
+                            `${res.rule}|${o.kind}/${CLUSTER_SCOPED_KINDS.has(o.kind) ? "" : (o.namespace ?? "")}/${o.name}`,
                         );
                 }
             }

@@ -63,36 +63,6 @@ export function isApplicationSet(o: Obj): boolean {
     return o.kind === "ApplicationSet" && typeof o.apiVersion === "string" && o.apiVersion.startsWith("argoproj.io/");
 }
 
-/** Kinds that are cluster-scoped (no destination namespace applies); custom resources are taken as namespaced. */
-export const CLUSTER_SCOPED = new Set([
-    "Namespace",
-    "Node",
-    "PersistentVolume",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "CustomResourceDefinition",
-    "StorageClass",
-    "PriorityClass",
-    "RuntimeClass",
-    "IngressClass",
-    "CSIDriver",
-    "CSINode",
-    "VolumeAttachment",
-    "APIService",
-    "MutatingWebhookConfiguration",
-    "ValidatingWebhookConfiguration",
-    "ValidatingAdmissionPolicy",
-    "ValidatingAdmissionPolicyBinding",
-    "MutatingAdmissionPolicy",
-    "MutatingAdmissionPolicyBinding",
-    "PodSecurityPolicy",
-    "FlowSchema",
-    "PriorityLevelConfiguration",
-    "CertificateSigningRequest",
-    "ComponentStatus",
-    "ClusterIssuer",
-]);
-
 /** What one Application syncs. */
 export interface ApplicationOutput {
     /** Files of directory sources (absolute): their objects are the Application's, read as manifests. */

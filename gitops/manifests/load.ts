@@ -24,13 +24,8 @@ import * as path from "path";
 import { BadInputError } from "../../support/errors";
 import { MANIFEST_URN_PREFIX, NOT_RENDERED } from "../../policies/model/origin";
 import { extended } from "../../support/shapes";
-import {
-    CLUSTER_SCOPED,
-    applicationOutput,
-    expandApplicationSet,
-    isApplication,
-    isApplicationSet,
-} from "../argocd/applications";
+import { applicationOutput, expandApplicationSet, isApplication, isApplicationSet } from "../argocd/applications";
+import { CLUSTER_SCOPED_KINDS } from "../../support/kube-kinds";
 import {
     KUSTOMIZATION_FILES,
     RenderContext,
@@ -236,7 +231,7 @@ function land(o: ManifestObject, namespace: string | undefined, app: { name: str
     const meta = (o.object.metadata ?? {}) as Record<string, unknown>;
     const name = String(meta.name);
     let ns = typeof meta.namespace === "string" ? meta.namespace : "";
-    if (namespace && ns === "" && !CLUSTER_SCOPED.has(o.kind)) {
+    if (namespace && ns === "" && !CLUSTER_SCOPED_KINDS.has(o.kind)) {
         ns = namespace;
         o.identity = `${o.kind}/${namespace}/${name}`;
         o.urn = `${o.urn.slice(0, o.urn.lastIndexOf("::") + 2)}${o.identity}`;
@@ -247,7 +242,7 @@ function land(o: ManifestObject, namespace: string | undefined, app: { name: str
         meta.annotations !== null && typeof meta.annotations === "object" && !Array.isArray(meta.annotations)
             ? (meta.annotations as Record<string, unknown>)
             : {};
-    const tracking = `${app.name}:${group}/${o.kind}:${CLUSTER_SCOPED.has(o.kind) ? "" : ns}/${name}`;
+    const tracking = `${app.name}:${group}/${o.kind}:${CLUSTER_SCOPED_KINDS.has(o.kind) ? "" : ns}/${name}`;
     if (landedMetadata.has(meta) && landedMetadata.has(annotations)) {
         // Landed before in this load (several Applications sync its folder): the copies that landing made are
         // this object's own, so they are updated in place, to the same keys in the same order as a fresh copy.

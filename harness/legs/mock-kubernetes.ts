@@ -23,6 +23,7 @@ import { KubeYamlError, decodeKubeYaml } from "../../gitops/decode/kube-yaml";
 import { BAD_PATTERN, compilePathPattern } from "../../gitops/argocd/path-match";
 import { runTool } from "../../gitops/render/render";
 import { findTool } from "../../gitops/render/tools";
+import { PROVIDER_CLUSTER_SCOPED_KINDS } from "../../support/kube-kinds";
 
 /** The engine's wire sentinels. */
 export const UNKNOWN_WIRE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -109,11 +110,6 @@ const NAMESPACED_BUILTIN = new Set(
         " ",
     ),
 );
-const CLUSTER_BUILTIN = new Set(
-    "APIService CertificateSigningRequest ClusterRole ClusterRoleBinding CSIDriver CSINode CustomResourceDefinition FlowSchema IngressClass MutatingWebhookConfiguration Namespace Node PersistentVolume PodSecurityPolicy PriorityClass PriorityLevelConfiguration RuntimeClass StorageClass ValidatingWebhookConfiguration VolumeAttachment".split(
-        " ",
-    ),
-);
 
 function groupOf(apiVersion: string): string {
     const i = apiVersion.indexOf("/");
@@ -147,7 +143,7 @@ export function isNamespacedKind(apiVersion: string, kind: string, crds: CrdScop
     if (KNOWN_GROUP_VERSIONS.has(gv) || KNOWN_GROUP_VERSIONS.has(apiVersion)) {
         const base = kind.replace(/Patch$/, "").replace(/List$/, "");
         if (NAMESPACED_BUILTIN.has(base)) return true;
-        if (CLUSTER_BUILTIN.has(base)) return false;
+        if (PROVIDER_CLUSTER_SCOPED_KINDS.has(base)) return false;
     }
     const group = groupOf(apiVersion);
     const local = new Map<string, string>();
