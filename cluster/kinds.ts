@@ -8,6 +8,7 @@
  * included). `managedFields` are dropped from every object (nothing reads them; they are most of its size).
  */
 import { EvalResource } from "../evaluation/evaluate";
+import { record } from "../support/records";
 
 export interface WatchedKind {
     apiVersion: string;
@@ -64,10 +65,6 @@ export function isWatchedKind(apiVersion: unknown, kind: unknown): boolean {
 export type KObject = Record<string, unknown> & { metadata?: Record<string, unknown> };
 
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
-
-function record(v: unknown): Record<string, unknown> | undefined {
-    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-}
 
 /**
  * The part of a live object the rules read, as plain JSON (Dates and class instances of the client

@@ -43,18 +43,9 @@ import {
     runTool,
 } from "../render/render";
 import { extended } from "../../support/shapes";
+import { list, record, str } from "../../support/records";
 
 type Obj = Record<string, unknown>;
-
-function obj(v: unknown): Obj | undefined {
-    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : undefined;
-}
-function str(v: unknown): string | undefined {
-    return typeof v === "string" ? v : undefined;
-}
-function list(v: unknown): unknown[] {
-    return Array.isArray(v) ? v : [];
-}
 
 export function isApplication(o: Obj): boolean {
     return o.kind === "Application" && typeof o.apiVersion === "string" && o.apiVersion.startsWith("argoproj.io/");
@@ -148,14 +139,14 @@ function directoryFiles(dir: string, d: Obj): string[] {
 }
 
 function pairs(v: unknown): Record<string, string> | undefined {
-    const o = obj(v);
+    const o = record(v);
     if (!o) return undefined;
     return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, String(x)]));
 }
 
 function jsonnetVars(v: unknown): { name: string; value: string; code?: boolean }[] {
     return list(v)
-        .map(obj)
+        .map(record)
         .filter((x): x is Obj => !!x && typeof x.name === "string")
         .map((x) => ({ name: String(x.name), value: String(x.value ?? ""), code: x.code === true }));
 }
@@ -181,12 +172,12 @@ export function discoveredType(dir: string): "kustomize" | "helm" | "directory" 
 
 /** Renders (or lists) what an Application syncs. `appName` for messages and the default release name. */
 export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutput {
-    const meta = obj(app.metadata) ?? {};
-    const spec = obj(app.spec) ?? {};
+    const meta = record(app.metadata) ?? {};
+    const spec = record(app.spec) ?? {};
     const appName = str(meta.name) ?? "(unnamed)";
-    const namespace = str(obj(spec.destination)?.namespace) || undefined;
+    const namespace = str(record(spec.destination)?.namespace) || undefined;
     const out: ApplicationOutput = { files: [], streams: [], rendered: [], renders: 0, notes: [], namespace };
-    const sources = spec.sources !== undefined ? list(spec.sources).map(obj) : [obj(spec.source)];
+    const sources = spec.sources !== undefined ? list(spec.sources).map(record) : [record(spec.source)];
     const refs = new Map<string, string>();
     for (const s of sources) if (s && typeof s.ref === "string") refs.set(s.ref, ctx.repoRoot);
     const who = `Application ${JSON.stringify(appName)}`;
@@ -212,7 +203,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
             );
             continue;
         }
-        const explicit = ["helm", "kustomize", "directory", "plugin"].filter((t) => obj(source[t]) !== undefined);
+        const explicit = ["helm", "kustomize", "directory", "plugin"].filter((t) => record(source[t]) !== undefined);
         if (explicit.length > 1)
             throw new BadInputError(
                 `${who}: its source sets more than one of ${explicit.join(", ")} (Argo CD refuses it)`,
@@ -227,7 +218,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
         out.rendered.push(dir);
         if (type === "kustomize") {
             out.renders++;
-            const k = obj(source.kustomize) ?? {};
+            const k = record(source.kustomize) ?? {};
             out.streams.push(
                 ...renderKustomize(dir, ctx, {
                     namePrefix: str(k.namePrefix),
@@ -243,7 +234,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
             );
         } else if (type === "helm") {
             out.renders++;
-            const h = obj(source.helm) ?? {};
+            const h = record(source.helm) ?? {};
             const valueFiles = list(h.valueFiles)
                 .filter((x): x is string => typeof x === "string")
                 .map((f) => {
@@ -263,7 +254,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
                     return path.resolve(dir, f);
                 });
             const fileParameters = list(h.fileParameters)
-                .map(obj)
+                .map(record)
                 .filter((x): x is Obj => !!x && typeof x.name === "string" && typeof x.path === "string")
                 .map((x) => ({ name: String(x.name), path: path.resolve(dir, String(x.path)) }));
             // Argo CD confines value files and file parameters to the repository; so does check.
@@ -272,10 +263,10 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
                 if (r.startsWith("..") || path.isAbsolute(r))
                     throw new BadInputError(`${who}: a value file or file parameter is outside the repository`);
             }
-            const valuesObject = obj(h.valuesObject);
+            const valuesObject = record(h.valuesObject);
             const values = valuesObject
                 ? JSON.stringify(valuesObject)
-                : (str(h.values) ?? (obj(h.values) ? JSON.stringify(h.values) : undefined));
+                : (str(h.values) ?? (record(h.values) ? JSON.stringify(h.values) : undefined));
             out.streams.push(
                 ...renderHelm(dir, ctx, {
                     releaseName: str(h.releaseName) || appName,
@@ -283,7 +274,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
                     valueFiles,
                     values,
                     parameters: list(h.parameters)
-                        .map(obj)
+                        .map(record)
                         .filter((x): x is Obj => !!x && typeof x.name === "string")
                         .map((x) => ({
                             name: String(x.name),
@@ -300,8 +291,8 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
                 }),
             );
         } else {
-            const d = obj(source.directory) ?? {};
-            const j = obj(d.jsonnet) ?? {};
+            const d = record(source.directory) ?? {};
+            const j = record(d.jsonnet) ?? {};
             // A recursive directory source reads its subfolders as plain manifests, kustomizations and charts
             // included (Argo CD decides the type at the source's root only): none is rendered again with defaults.
             if (d.recurse === true) {
@@ -340,7 +331,7 @@ function substitute(v: unknown, params: Obj): unknown {
         });
     }
     if (Array.isArray(v)) return v.map((x) => substitute(x, params));
-    const o = obj(v);
+    const o = record(v);
     if (o)
         return Object.fromEntries(
             Object.entries(o).map(([k, x]) => [substitute(k, params) as string, substitute(x, params)]),
@@ -366,7 +357,7 @@ function goTemplates(
     const input = JSON.stringify({ template, params, options, ...(values ? { values } : {}) });
     const out = runTool("appset-template", [], `${who} (goTemplate)`, ctx, { cwd: ctx.repoRoot, input });
     const results = (JSON.parse(out) as { results: { app?: Obj; error?: string }[] }).results;
-    const apps = results.map((r) => r.app).filter((a): a is Obj => !!obj(a));
+    const apps = results.map((r) => r.app).filter((a): a is Obj => !!record(a));
     const firstError = results.find((r) => typeof r.error === "string")?.error;
     return { apps, failed: results.length - apps.length, reason: firstError };
 }
@@ -385,7 +376,7 @@ function flatElement(e: Obj): Obj | undefined {
     const out: Obj = {};
     for (const [k, v] of Object.entries(e)) {
         if (k === "values") {
-            const m = obj(v);
+            const m = record(v);
             if (!m) return undefined;
             for (const [vk, vv] of Object.entries(m)) {
                 if (typeof vv !== "string") return undefined;
@@ -456,7 +447,7 @@ function mergeOverride(dst: Obj, src: Obj): Obj {
     const out: Obj = { ...dst };
     for (const [k, v] of Object.entries(src)) {
         const d = out[k];
-        if (obj(d) && obj(v)) out[k] = mergeOverride(obj(d)!, obj(v)!);
+        if (record(d) && record(v)) out[k] = mergeOverride(record(d)!, record(v)!);
         else if (
             !(k in out) ||
             !(
@@ -466,7 +457,7 @@ function mergeOverride(dst: Obj, src: Obj): Obj {
                 v === null ||
                 v === undefined ||
                 (Array.isArray(v) && v.length === 0) ||
-                (obj(v) && Object.keys(v as Obj).length === 0)
+                (record(v) && Object.keys(v as Obj).length === 0)
             )
         )
             out[k] = v;
@@ -484,7 +475,7 @@ function interpolate(value: Obj, sets: Obj[], env: GenEnv): ({ value: Obj } | { 
         input: JSON.stringify({ template: value, params: sets, options }),
     });
     const results = (JSON.parse(out) as { results: { app?: Obj; error?: string }[] }).results;
-    return results.map((r) => (obj(r.app) ? { value: r.app! } : { error: r.error ?? "template error" }));
+    return results.map((r) => (record(r.app) ? { value: r.app! } : { error: r.error ?? "template error" }));
 }
 
 function generatorParams(g: Obj | undefined, field: string, depth: number, env: GenEnv): Generated {
@@ -498,13 +489,13 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
         return {
             reason: `${field} names ${kinds.length === 0 ? "no generator" : "more than one generator"}, which Argo CD refuses`,
         };
-    if (kind === "list" && obj(g.list)?.template === undefined) {
-        const l = obj(g.list) ?? {};
+    if (kind === "list" && record(g.list)?.template === undefined) {
+        const l = record(g.list) ?? {};
         let params: Obj[];
-        if (goTemplate) params = list(l.elements).map((e) => obj(e) ?? {});
+        if (goTemplate) params = list(l.elements).map((e) => record(e) ?? {});
         else {
             // The default syntax takes string values only (a `values` map as `values.<key>`); Argo CD fails the generator otherwise.
-            const flat = list(l.elements).map((e) => flatElement(obj(e) ?? {}));
+            const flat = list(l.elements).map((e) => flatElement(record(e) ?? {}));
             if (flat.some((x) => x === undefined))
                 return {
                     reason: `${field}.list has an element with a value that is not a string, which Argo CD refuses without goTemplate (the generator fails)`,
@@ -516,26 +507,26 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
             const yaml = typeof l.elementsYaml === "string" ? firstKubeYamlValue(l.elementsYaml) : undefined;
             const elements =
                 yaml?.ok && (yaml.value === null || Array.isArray(yaml.value)) ? list(yaml.value) : undefined;
-            if (!elements || !elements.every((e) => e === null || obj(e)))
+            if (!elements || !elements.every((e) => e === null || record(e)))
                 return {
                     reason: `${field}.list.elementsYaml is not a YAML list of maps, which fails the generator in Argo CD`,
                 };
-            params.push(...elements.map((e) => obj(e) ?? {}));
+            params.push(...elements.map((e) => record(e) ?? {}));
         }
         return { params };
     }
     if (
         kind === "git" &&
-        obj(g.git)?.template === undefined &&
-        (list(obj(g.git)?.directories).length > 0 || list(obj(g.git)?.files).length > 0)
+        record(g.git)?.template === undefined &&
+        (list(record(g.git)?.directories).length > 0 || list(record(g.git)?.files).length > 0)
     ) {
-        const git = obj(g.git)!;
+        const git = record(g.git)!;
         const prefix = str(git.pathParamPrefix) ?? "";
         let params: Obj[];
         // Directories take precedence over files when both are set, as in Argo CD.
         if (list(git.directories).length > 0) {
             const entries = list(git.directories)
-                .map(obj)
+                .map(record)
                 .filter((x): x is Obj => !!x && typeof x.path === "string");
             const all = repoFolders(ctx);
             const chosen = new Set<string>();
@@ -549,7 +540,7 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
             if (typeof files === "string") return { reason: files };
             params = files;
         }
-        const v = obj(git.values);
+        const v = record(git.values);
         if (v && depth > 0)
             return { reason: `${field}.git.values inside a matrix or merge generator are not applied by check` };
         return {
@@ -560,15 +551,15 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
     if (NESTING.has(kind)) {
         // Argo CD nests matrix and merge one level: a second level holds only terminal generators.
         if (depth >= 2) return { reason: `${field} nests ${kind} deeper than Argo CD allows (it fails the generator)` };
-        const children = list(obj(g[kind])?.generators);
+        const children = list(record(g[kind])?.generators);
         if (kind === "matrix") {
             if (children.length !== 2)
                 return {
                     reason: `${field}.matrix has ${children.length} generators; Argo CD requires exactly two (it fails the generator)`,
                 };
-            const first = generatorParams(obj(children[0]), `${field}.matrix.generators[0]`, depth + 1, env);
+            const first = generatorParams(record(children[0]), `${field}.matrix.generators[0]`, depth + 1, env);
             if ("reason" in first) return first;
-            const second = obj(children[1]);
+            const second = record(children[1]);
             const secondField = `${field}.matrix.generators[1]`;
             // The second generator sees each parameter set of the first when it uses templates, as in Argo CD.
             const templated = JSON.stringify(second ?? null).includes("{{");
@@ -618,7 +609,7 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
         if (children.length < 2)
             return { reason: `${field}.merge has fewer than two generators, which fails the generator in Argo CD` };
         const keys = [
-            ...new Set(list(obj(g.merge)?.mergeKeys).filter((k): k is string => typeof k === "string")),
+            ...new Set(list(record(g.merge)?.mergeKeys).filter((k): k is string => typeof k === "string")),
         ].sort();
         if (keys.length === 0)
             return { reason: `${field}.merge has no mergeKeys, which fails the generator in Argo CD` };
@@ -633,7 +624,7 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
         };
         const all: Obj[][] = [];
         for (const [i, c] of children.entries()) {
-            const r = generatorParams(obj(c), `${field}.merge.generators[${i}]`, depth + 1, env);
+            const r = generatorParams(record(c), `${field}.merge.generators[${i}]`, depth + 1, env);
             if ("reason" in r) return r;
             all.push(r.params);
         }
@@ -661,11 +652,11 @@ function generatorParams(g: Obj | undefined, field: string, depth: number, env: 
 
 /** The Applications an ApplicationSet creates from its list, git (directories, files), matrix and merge generators. */
 export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExpansion {
-    const meta = obj(appset.metadata) ?? {};
-    const spec = obj(appset.spec) ?? {};
+    const meta = record(appset.metadata) ?? {};
+    const spec = record(appset.spec) ?? {};
     const name = str(meta.name) ?? "(unnamed)";
     const goTemplate = spec.goTemplate === true;
-    const template = obj(spec.template) ?? {};
+    const template = record(spec.template) ?? {};
     const result: AppSetExpansion = { applications: [], notExpanded: [] };
     if (spec.templatePatch !== undefined) {
         result.notExpanded.push("spec.templatePatch is not applied by check, so none of its Applications is expanded");
@@ -675,7 +666,7 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
     let generated = 0;
     for (const [i, g] of list(spec.generators).entries()) {
         const field = `spec.generators[${i}]`;
-        const r = generatorParams(obj(g), field, 0, env);
+        const r = generatorParams(record(g), field, 0, env);
         if ("reason" in r) {
             result.notExpanded.push(r.reason);
             continue;
@@ -707,7 +698,7 @@ export function expandApplicationSet(appset: Obj, ctx: RenderContext): AppSetExp
             });
         }
         for (const app of apps) {
-            const m = obj(app.metadata) ?? {};
+            const m = record(app.metadata) ?? {};
             // Argo CD creates every Application in the ApplicationSet's namespace, whatever the template says.
             result.applications.push({
                 apiVersion: "argoproj.io/v1alpha1",
@@ -776,8 +767,8 @@ export function goFloat(n: number): string {
 /** jeremywohl/flatten (DotStyle) then `%v`, as Argo CD flattens a git file's object for the default syntax. */
 function flattenParams(v: unknown, prefix: string, out: Obj): void {
     if (Array.isArray(v)) v.forEach((x, i) => flattenParams(x, prefix === "" ? String(i) : `${prefix}.${i}`, out));
-    else if (obj(v))
-        for (const [k, x] of Object.entries(obj(v)!)) flattenParams(x, prefix === "" ? k : `${prefix}.${k}`, out);
+    else if (record(v))
+        for (const [k, x] of Object.entries(record(v)!)) flattenParams(x, prefix === "" ? k : `${prefix}.${k}`, out);
     else out[prefix] = v === null ? "<nil>" : typeof v === "number" ? goFloat(v) : String(v);
 }
 
@@ -790,7 +781,7 @@ function gitFilesParams(
     field: string,
 ): Obj[] | string {
     const entries = list(git.files)
-        .map(obj)
+        .map(record)
         .filter((x): x is Obj => !!x && typeof x.path === "string");
     const root = ctx.repoRoot;
     const all = repoFiles(ctx);
@@ -824,10 +815,10 @@ function gitFilesParams(
             ? undefined
             : yaml.value === null
               ? [{}]
-              : obj(yaml.value)
+              : record(yaml.value)
                 ? [yaml.value as Obj]
-                : Array.isArray(yaml.value) && yaml.value.every((x) => x === null || obj(x))
-                  ? yaml.value.map((x) => obj(x) ?? {})
+                : Array.isArray(yaml.value) && yaml.value.every((x) => x === null || record(x))
+                  ? yaml.value.map((x) => record(x) ?? {})
                   : undefined;
         if (!objects)
             return `${field}.git.files: ${JSON.stringify(file)} is not a YAML or JSON map or list of maps, which fails the generator in Argo CD`;

@@ -26,6 +26,7 @@ import { MANIFEST_URN_PREFIX, NOT_RENDERED } from "../../policies/model/origin";
 import { extended } from "../../support/shapes";
 import { applicationOutput, expandApplicationSet, isApplication, isApplicationSet } from "../argocd/applications";
 import { CLUSTER_SCOPED_KINDS } from "../../support/kube-kinds";
+import { record } from "../../support/records";
 import {
     KUSTOMIZATION_FILES,
     RenderContext,
@@ -238,10 +239,7 @@ function land(o: ManifestObject, namespace: string | undefined, app: { name: str
     }
     const apiVersion = typeof o.object.apiVersion === "string" ? o.object.apiVersion : "";
     const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.lastIndexOf("/")) : "";
-    const annotations =
-        meta.annotations !== null && typeof meta.annotations === "object" && !Array.isArray(meta.annotations)
-            ? (meta.annotations as Record<string, unknown>)
-            : {};
+    const annotations = record(meta.annotations) ?? {};
     const tracking = `${app.name}:${group}/${o.kind}:${CLUSTER_SCOPED_KINDS.has(o.kind) ? "" : ns}/${name}`;
     if (landedMetadata.has(meta) && landedMetadata.has(annotations)) {
         // Landed before in this load (several Applications sync its folder): the copies that landing made are
@@ -273,10 +271,7 @@ const landedMetadata = new WeakSet<object>();
  */
 function markNotRendered(o: ManifestObject, reasons: string[]): void {
     const meta = (o.object.metadata ?? {}) as Record<string, unknown>;
-    const annotations =
-        meta.annotations !== null && typeof meta.annotations === "object" && !Array.isArray(meta.annotations)
-            ? { ...(meta.annotations as Record<string, unknown>) }
-            : {};
+    const annotations = { ...(record(meta.annotations) ?? {}) };
     delete annotations[NOT_RENDERED];
     const lines = reasons.map((r) => r.replace(/[\r\n]+/g, " "));
     if (lines.length > 0) annotations[NOT_RENDERED] = lines.join("\n");

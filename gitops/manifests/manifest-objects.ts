@@ -9,6 +9,7 @@ import { ClusterCapabilities } from "../render/capabilities";
 import { policies } from "../../policies/index";
 import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/origin";
 import { extended } from "../../support/shapes";
+import { record } from "../../support/records";
 import { Place, fieldSegments, findNode, placeNode, placeStart, startOf } from "../decode/field-positions";
 
 /** Kinds some pko-guard rule reads (`<group>/<Kind>`, from each rule's `about.reads`); other objects are counted, never reported. */
@@ -126,9 +127,7 @@ export function addObject(
     }
     const { group, version } = gvk(apiVersion);
     const read = KINDS_RULES_READ.has(`${group}/${kind}`);
-    const metadata = (
-        obj.metadata !== null && typeof obj.metadata === "object" && !Array.isArray(obj.metadata) ? obj.metadata : {}
-    ) as Record<string, unknown>;
+    const metadata = record(obj.metadata) ?? {};
     const name = metadata.name;
     const namespace = metadata.namespace;
     if (typeof name !== "string" || name === "") {

@@ -18,6 +18,7 @@ import { yamlReason } from "../decode/manifest-yaml";
 import { ClusterCapabilities, DEFAULT_CAPABILITIES } from "./capabilities";
 import { INSTALL_HINT, ToolName, findTool } from "./tools";
 import { extended } from "../../support/shapes";
+import { record } from "../../support/records";
 
 /** A rendered manifest stream and the file (absolute path) its objects came from. */
 export interface RenderedStream {
@@ -254,9 +255,7 @@ export function runTool(
  */
 export function mappingOf(text: string): Record<string, unknown> {
     const doc = firstKubeYamlValue(text);
-    return doc.ok && doc.value !== null && typeof doc.value === "object" && !Array.isArray(doc.value)
-        ? (doc.value as Record<string, unknown>)
-        : {};
+    return (doc.ok ? record(doc.value) : undefined) ?? {};
 }
 
 /**

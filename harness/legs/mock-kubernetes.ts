@@ -24,6 +24,7 @@ import { BAD_PATTERN, compilePathPattern } from "../../gitops/argocd/path-match"
 import { runTool } from "../../gitops/render/render";
 import { findTool } from "../../gitops/render/tools";
 import { PROVIDER_CLUSTER_SCOPED_KINDS } from "../../support/kube-kinds";
+import { isRecord } from "../../support/records";
 
 /** The engine's wire sentinels. */
 export const UNKNOWN_WIRE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -39,8 +40,9 @@ export class MockRefusal extends Error {}
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
 
+/** A map of wire values (isRecord, typed for the wire form). */
 export function isObj(v: unknown): v is Obj {
-    return typeof v === "object" && v !== null && !Array.isArray(v);
+    return isRecord(v);
 }
 
 export function isSecret(v: unknown): boolean {
