@@ -31,17 +31,11 @@ import { BadInputError } from "../../support/errors";
 import { firstKubeYamlValue } from "../decode/kube-yaml";
 import { compilePathPattern } from "./path-match";
 import { normalizeKubeVersion } from "../render/capabilities";
-import {
-    KUSTOMIZATION_FILES,
-    RenderContext,
-    RenderedStream,
-    renderHelm,
-    renderJsonnet,
-    renderKustomize,
-    repoFiles,
-    repoFolders,
-    runTool,
-} from "../render/render";
+import { RenderContext, RenderedStream, runTool } from "../render/render";
+import { repoFiles, repoFolders } from "../render/repo-tree";
+import { KUSTOMIZATION_FILES, renderKustomize } from "../render/kustomize";
+import { renderHelm } from "../render/helm";
+import { renderJsonnet } from "../render/jsonnet";
 import { extended } from "../../support/shapes";
 import { list, record, str } from "../../support/records";
 

@@ -27,16 +27,9 @@ import { extended } from "../../support/shapes";
 import { applicationOutput, expandApplicationSet, isApplication, isApplicationSet } from "../argocd/applications";
 import { CLUSTER_SCOPED_KINDS } from "../../support/kube-kinds";
 import { record } from "../../support/records";
-import {
-    KUSTOMIZATION_FILES,
-    RenderContext,
-    RenderedStream,
-    isChart,
-    kustomizationFile,
-    mappingOf,
-    renderHelm,
-    renderKustomize,
-} from "../render/render";
+import { RenderContext, RenderedStream, mappingOf } from "../render/render";
+import { KUSTOMIZATION_FILES, kustomizationFile, renderKustomize } from "../render/kustomize";
+import { isChart, renderHelm } from "../render/helm";
 import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
 import { LoadOptions, LoadResult, ManifestObject, madeFrom } from "./manifest-objects";
 import { originals, parseSource } from "../decode/manifest-yaml";
