@@ -7,7 +7,7 @@
  * - transforms (`registerResourceTransform`, the `transforms` option): the SDK's own callback server is
  *   used as the engine uses it (gRPC `Callbacks.Invoke` with a `TransformRequest`), in the engine's order:
  *   the resource's transforms, then its parents' (nearest first), then the stack's, in registration order;
- * - the Kubernetes provider's Check on every Kubernetes object (autonaming, defaults: mock-kubernetes.ts);
+ * - the Kubernetes provider's Check on every Kubernetes object (autonaming, defaults: mock-check.ts);
  * - the provider-side YAML components (`kubernetes:yaml/v2:ConfigGroup`/`ConfigFile`), expanded into the
  *   children the provider registers; every other remote component is refused;
  * - invokes: `kubernetes:yaml:decode` answered, the ones needing Helm, kustomize or a cluster refused;
@@ -15,22 +15,11 @@
  *   (a plain Error has none, so the SDK used to report an empty message).
  */
 import * as grpc from "@grpc/grpc-js";
-import {
-    AUTONAMED_ANNOTATION,
-    CheckContext,
-    ChildRegistration,
-    EXPANDABLE_COMPONENTS,
-    MockRefusal,
-    REFUSED_COMPONENTS,
-    REFUSED_INVOKES,
-    checkKubernetesInputs,
-    decodeYamlInvoke,
-    expandHelmV4,
-    expandKustomizeV2,
-    expandYamlV2,
-    isObj,
-    kubernetesKind,
-} from "./mock-kubernetes";
+import { AUTONAMED_ANNOTATION, CheckContext, checkKubernetesInputs, kubernetesKind } from "./mock-check";
+import { EXPANDABLE_COMPONENTS, REFUSED_COMPONENTS, expandHelmV4, expandKustomizeV2 } from "./mock-components";
+import { ChildRegistration } from "./mock-register";
+import { MockRefusal, isObj } from "./mock-wire";
+import { REFUSED_INVOKES, decodeYamlInvoke, expandYamlV2 } from "./mock-yaml";
 
 const structPb = require("google-protobuf/google/protobuf/struct_pb");
 const resproto = require("@pulumi/pulumi/proto/resource_pb");
