@@ -21,7 +21,7 @@ import { spawn } from "child_process";
 import * as k8s from "@kubernetes/client-node";
 import { ClusterCache } from "../cluster/cache";
 import { KObject, WATCHED_KINDS } from "../cluster/kinds";
-import { startWebhook } from "../cli/webhook";
+import { WebhookOptions, startWebhook } from "../cli/webhook";
 import { makeCa, issueCert } from "../harness/certs";
 import { installPkoCrds, missingClusterBinaries, startApiServer } from "../harness/apiserver";
 import { objectClient } from "../cluster/client";
@@ -326,33 +326,8 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
         line(
             "== admission as deployed: webhook + real API server holding 10,000 objects (cache by list/watch, each review reads fresh what can change its verdict)",
         );
-        const server = await startApiServer();
-        try {
-            await installPkoCrds(server);
-            const kc = new k8s.KubeConfig();
-            kc.loadFromFile(server.kubeconfig);
-            const t0 = Date.now();
-            await populate(kc, cluster);
-            line(
-                `  created ${cluster.length.toLocaleString("en")} objects in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
-            );
-            const hook = await startWebhook(options, { kc });
-            try {
-                await hook.cache.waitForSync(300_000);
-                deployed = await measureRates(hook.port, caPem, bodies, "as deployed", line, server.pids);
-                const lists = /pko_guard_fresh_lists_total (\d+)/.exec(await hook.metrics.metrics());
-                const answered = Object.values(deployed).reduce((n, f) => n + f.requests, 0);
-                if (lists)
-                    line(
-                        `  fresh lists sent to the API server: ${lists[1]} for ${answered} measured reviews and the warm-up (concurrent reviews share reads)`,
-                    );
-                line(`  ${target}`);
-            } finally {
-                await hook.close();
-            }
-        } finally {
-            await server.stop();
-        }
+        deployed = await asDeployed(cluster, bodies, options, caPem, line);
+        line(`  ${target}`);
         out.deployed = deployed;
     }
 
@@ -365,23 +340,7 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
     }
 
     line("== cluster cache memory (heap growth after a full GC; Secrets hold key names only)");
-    for (const n of [10_000, 100_000]) {
-        const objects = syntheticCluster(n);
-        const base = heapMb();
-        const c = seededCache(objects);
-        const held = heapMb() - base;
-        // The objects the cache was seeded from are the only other copy alive; measure without them too.
-        objects.length = 0;
-        const alone = heapMb() - base;
-        out[`memory${n}`] = {
-            objects: c.size(),
-            heapMb: Math.round(alone * 10) / 10,
-            bytesPerObject: Math.round((alone * 1024 * 1024) / c.size()),
-        };
-        line(
-            `  ${n.toLocaleString("en")} objects: ${alone.toFixed(1)} MB of heap (${Math.round((alone * 1024 * 1024) / c.size())} bytes an object; ${held.toFixed(1)} MB with the seed list alive)`,
-        );
-    }
+    for (const n of [10_000, 100_000]) out[`memory${n}`] = cacheMemory(n, line);
     const p99 = deployed?.rate200?.p99Ms ?? null;
     return {
         data: out,
@@ -394,5 +353,62 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
                 ...(note ? { note } : {}),
             },
         ],
+    };
+}
+
+/**
+ * The webhook as deployed: a real API server holding `cluster`, the webhook's cache synced from it by list and
+ * watch, every review reading fresh what can change its verdict; its latencies at each request rate.
+ */
+async function asDeployed(
+    cluster: KObject[],
+    bodies: string[],
+    options: WebhookOptions,
+    caPem: string,
+    line: (s: string) => void,
+): Promise<Record<string, RunFigures>> {
+    const server = await startApiServer();
+    try {
+        await installPkoCrds(server);
+        const kc = new k8s.KubeConfig();
+        kc.loadFromFile(server.kubeconfig);
+        const t0 = Date.now();
+        await populate(kc, cluster);
+        line(`  created ${cluster.length.toLocaleString("en")} objects in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        const hook = await startWebhook(options, { kc });
+        try {
+            await hook.cache.waitForSync(300_000);
+            const deployed = await measureRates(hook.port, caPem, bodies, "as deployed", line, server.pids);
+            const lists = /pko_guard_fresh_lists_total (\d+)/.exec(await hook.metrics.metrics());
+            const answered = Object.values(deployed).reduce((n, f) => n + f.requests, 0);
+            if (lists)
+                line(
+                    `  fresh lists sent to the API server: ${lists[1]} for ${answered} measured reviews and the warm-up (concurrent reviews share reads)`,
+                );
+            return deployed;
+        } finally {
+            await hook.close();
+        }
+    } finally {
+        await server.stop();
+    }
+}
+
+/** The heap a seeded cache of `n` synthetic objects holds, after a full GC (without and with its seed list). */
+function cacheMemory(n: number, line: (s: string) => void): Record<string, number> {
+    const objects = syntheticCluster(n);
+    const base = heapMb();
+    const c = seededCache(objects);
+    const held = heapMb() - base;
+    // The objects the cache was seeded from are the only other copy alive; measure without them too.
+    objects.length = 0;
+    const alone = heapMb() - base;
+    line(
+        `  ${n.toLocaleString("en")} objects: ${alone.toFixed(1)} MB of heap (${Math.round((alone * 1024 * 1024) / c.size())} bytes an object; ${held.toFixed(1)} MB with the seed list alive)`,
+    );
+    return {
+        objects: c.size(),
+        heapMb: Math.round(alone * 10) / 10,
+        bytesPerObject: Math.round((alone * 1024 * 1024) / c.size()),
     };
 }

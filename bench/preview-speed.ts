@@ -231,100 +231,130 @@ export async function packOverhead(toolchain: Toolchain, line: (s: string) => vo
         };
         const prepared = await prepareFixtureStack(fixture, toolchain, tmp, 300000);
         if ("error" in prepared) throw new Error(prepared.error);
-        const descriptions = new Map(policies.map((p) => [p.name, p.description]));
-        const today = todayPackDir(tmp);
-        const onePolicy = await comparisonPack("one-noop-policy", 1);
-        const noop = await comparisonPack("noop-like-pko-guard", "like-pko-guard");
-        let awsguard: string | undefined;
-        let awsguardProblem: string | undefined;
-        try {
-            awsguard = await awsguardPack();
-        } catch (e) {
-            awsguardProblem = (e as Error).message;
-            line(`  awsguard: not measured (${awsguardProblem})`);
-        }
-        // Every variant runs the same command (the engine's JSON event stream), the pack the only difference.
-        const env = { ...prepared.env, PULUMI_ENABLE_STREAMING_JSON_PREVIEW: "1", NO_COLOR: "1" };
-        const preview = async (packDir: string | undefined): Promise<number> => {
-            const t = performance.now();
-            if (packDir === undefined) {
-                const r = await exec(
-                    toolchain.pulumi,
-                    ["preview", "-s", prepared.stack, "--json", "--non-interactive"],
-                    { cwd: prepared.cwd, env, timeoutMs: 300000, keepStdout: false },
-                );
-                if (r.code !== 0) throw new Error(`preview without a pack failed: ${r.stderr.split("\n")[0]}`);
-            } else {
-                const p = await previewWithPack(prepared, { dir: packDir, descriptions }, { keepOutput: false });
-                if (p.error)
-                    throw new Error(`preview with ${path.basename(packDir)} failed: ${p.error.split("\n")[0]}`);
-            }
-            return performance.now() - t;
-        };
-        const variants: Record<string, string | undefined> = {
-            without: undefined,
-            lean: PACK_DIR,
-            today,
-            one: onePolicy,
-            noops: noop,
-            ...(awsguard ? { awsguard } : {}),
-        };
-        const runs: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+        const packs = await overheadPacks(tmp, line);
+        const preview = previewTimer(toolchain, prepared);
+        const runs: Record<string, number[]> = Object.fromEntries(Object.keys(packs.variants).map((k) => [k, []]));
         for (let i = 0; i < ROUNDS; i++) {
             // One round: each variant once, the order rotated so that no variant always follows the same one.
-            const names = Object.keys(variants);
+            const names = Object.keys(packs.variants);
             for (let j = 0; j < names.length; j++) {
                 const name = names[(i + j) % names.length];
-                runs[name].push(await preview(variants[name]));
+                runs[name].push(await preview(packs.variants[name]));
             }
         }
-        // Added time of a pack: the median over rounds of (preview with it - preview without, same round).
-        const added = (name: string) => median(runs[name].map((ms, i) => ms - runs.without[i]));
-        const pairedRatio = (x: string, y: string) => median(runs[x].map((ms, i) => ms / runs[y][i]));
-        const m = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v)]));
-        const a = m.without;
-        line(
-            `  50-resource preview (median of ${ROUNDS} rounds, variants interleaved): without a pack ${a.toFixed(0)} ms, pko-guard (lean) ${m.lean.toFixed(0)} ms, today's entry ${m.today.toFixed(0)} ms`,
-        );
-        line(
-            `  added preview time over no pack (median of paired differences): pko-guard ${added("lean").toFixed(0)} ms; one-no-op-policy pack (built like pko-guard) ${added("one").toFixed(0)} ms; ` +
-                `${policies.length} no-op policies ${added("noops").toFixed(0)} ms` +
-                (awsguard
-                    ? `; awsguard ${AWSGUARD_VERSION} (as its README installs it) ${added("awsguard").toFixed(0)} ms`
-                    : ""),
-        );
-        line(
-            `  pko-guard / one-no-op pack (paired): ${pairedRatio("lean", "one").toFixed(3)} (target <= 1.05)` +
-                (awsguard
-                    ? `; pko-guard's added time / awsguard's: ${(added("lean") / added("awsguard")).toFixed(2)} (target < 1)`
-                    : ""),
-        );
-        return {
-            rounds: ROUNDS,
-            loadAverage: os.loadavg(),
-            runsMs: runs,
-            medianMs: m,
-            addedMs: Object.fromEntries(
-                Object.keys(variants)
-                    .filter((k) => k !== "without")
-                    .map((k) => [k, added(k)]),
-            ),
-            withoutMs: a,
-            leanMs: m.lean,
-            todayMs: m.today,
-            onePolicyMs: m.one,
-            noopLikePkoGuardMs: m.noops,
-            ratio: pairedRatio("lean", "without"),
-            ratioToday: pairedRatio("today", "without"),
-            ratioOnePolicy: pairedRatio("one", "without"),
-            leanOverOnePolicy: pairedRatio("lean", "one"),
-            ...(awsguard
-                ? { awsguardMs: m.awsguard, addedOverAwsguard: added("lean") / added("awsguard") }
-                : { awsguard: `not measured: ${awsguardProblem}` }),
-        };
+        return overheadFigures(runs, packs, line);
     } finally {
         fs.rmSync(tmp, { recursive: true, force: true });
     }
+}
+
+/** The packs a preview's added time is measured for (by name; `without`: no pack), and why awsguard is not among them. */
+interface OverheadPacks {
+    variants: Record<string, string | undefined>;
+    awsguard?: string;
+    awsguardProblem?: string;
+}
+
+async function overheadPacks(tmp: string, line: (s: string) => void): Promise<OverheadPacks> {
+    const today = todayPackDir(tmp);
+    const onePolicy = await comparisonPack("one-noop-policy", 1);
+    const noop = await comparisonPack("noop-like-pko-guard", "like-pko-guard");
+    let awsguard: string | undefined;
+    let awsguardProblem: string | undefined;
+    try {
+        awsguard = await awsguardPack();
+    } catch (e) {
+        awsguardProblem = (e as Error).message;
+        line(`  awsguard: not measured (${awsguardProblem})`);
+    }
+    const variants: Record<string, string | undefined> = {
+        without: undefined,
+        lean: PACK_DIR,
+        today,
+        one: onePolicy,
+        noops: noop,
+        ...(awsguard ? { awsguard } : {}),
+    };
+    return { variants, awsguard, awsguardProblem };
+}
+
+/** Times one preview of the prepared program with a pack folder (undefined: without a pack). */
+function previewTimer(
+    toolchain: Toolchain,
+    prepared: Exclude<Awaited<ReturnType<typeof prepareFixtureStack>>, { error: string }>,
+): (packDir: string | undefined) => Promise<number> {
+    const descriptions = new Map(policies.map((p) => [p.name, p.description]));
+    // Every variant runs the same command (the engine's JSON event stream), the pack the only difference.
+    const env = { ...prepared.env, PULUMI_ENABLE_STREAMING_JSON_PREVIEW: "1", NO_COLOR: "1" };
+    return async (packDir) => {
+        const t = performance.now();
+        if (packDir === undefined) {
+            const r = await exec(toolchain.pulumi, ["preview", "-s", prepared.stack, "--json", "--non-interactive"], {
+                cwd: prepared.cwd,
+                env,
+                timeoutMs: 300000,
+                keepStdout: false,
+            });
+            if (r.code !== 0) throw new Error(`preview without a pack failed: ${r.stderr.split("\n")[0]}`);
+        } else {
+            const p = await previewWithPack(prepared, { dir: packDir, descriptions }, { keepOutput: false });
+            if (p.error) throw new Error(`preview with ${path.basename(packDir)} failed: ${p.error.split("\n")[0]}`);
+        }
+        return performance.now() - t;
+    };
+}
+
+/** The figures of the interleaved rounds: medians, added times over no pack and paired ratios, said and returned. */
+function overheadFigures(
+    runs: Record<string, number[]>,
+    packs: OverheadPacks,
+    line: (s: string) => void,
+): Record<string, unknown> {
+    const { variants, awsguard, awsguardProblem } = packs;
+    // Added time of a pack: the median over rounds of (preview with it - preview without, same round).
+    const added = (name: string) => median(runs[name].map((ms, i) => ms - runs.without[i]));
+    const pairedRatio = (x: string, y: string) => median(runs[x].map((ms, i) => ms / runs[y][i]));
+    const m = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v)]));
+    const a = m.without;
+    line(
+        `  50-resource preview (median of ${ROUNDS} rounds, variants interleaved): without a pack ${a.toFixed(0)} ms, pko-guard (lean) ${m.lean.toFixed(0)} ms, today's entry ${m.today.toFixed(0)} ms`,
+    );
+    line(
+        `  added preview time over no pack (median of paired differences): pko-guard ${added("lean").toFixed(0)} ms; one-no-op-policy pack (built like pko-guard) ${added("one").toFixed(0)} ms; ` +
+            `${policies.length} no-op policies ${added("noops").toFixed(0)} ms` +
+            (awsguard
+                ? `; awsguard ${AWSGUARD_VERSION} (as its README installs it) ${added("awsguard").toFixed(0)} ms`
+                : ""),
+    );
+    line(
+        `  pko-guard / one-no-op pack (paired): ${pairedRatio("lean", "one").toFixed(3)} (target <= 1.05)` +
+            (awsguard
+                ? `; pko-guard's added time / awsguard's: ${(added("lean") / added("awsguard")).toFixed(2)} (target < 1)`
+                : ""),
+    );
+    return {
+        rounds: ROUNDS,
+        loadAverage: os.loadavg(),
+        runsMs: runs,
+        medianMs: m,
+        addedMs: Object.fromEntries(
+            Object.keys(variants)
+                .filter((k) => k !== "without")
+                .map((k) => [k, added(k)]),
+        ),
+        withoutMs: a,
+        leanMs: m.lean,
+        todayMs: m.today,
+        onePolicyMs: m.one,
+        noopLikePkoGuardMs: m.noops,
+        ratio: pairedRatio("lean", "without"),
+        ratioToday: pairedRatio("today", "without"),
+        ratioOnePolicy: pairedRatio("one", "without"),
+        leanOverOnePolicy: pairedRatio("lean", "one"),
+        ...(awsguard
+            ? { awsguardMs: m.awsguard, addedOverAwsguard: added("lean") / added("awsguard") }
+            : { awsguard: `not measured: ${awsguardProblem}` }),
+    };
 }
 
 async function legs(line: (s: string) => void): Promise<Record<string, unknown>> {
