@@ -61,6 +61,11 @@ export interface LoadResult {
     budget: { aliasNodes: number };
 }
 
+/** A load with nothing read yet, counting aliases against `budget` (its own, or a run's it shares). */
+export function emptyLoad(budget: LoadResult["budget"] = { aliasNodes: 0 }): LoadResult {
+    return { objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [], budget };
+}
+
 export interface LoadOptions {
     /** Repository root for source paths (default: the git top level of the first path, else its folder). */
     repoRoot?: string;
