@@ -1,5 +1,5 @@
 // ESLint flat config: typescript-eslint's recommended rules (syntax only, no type information, so a run
-// takes seconds) over the code this repository owns. Fixtures, examples and test/bad-fixtures are inputs
+// takes seconds) over the code this repository owns. Fixtures, examples and test/data/bad-fixtures are inputs
 // to the tests (programs a user writes, some deliberately broken), not code of ours.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
@@ -15,7 +15,7 @@ export default tseslint.config(
             "pack/dist/",
             "fixtures/",
             "examples/",
-            "test/bad-fixtures/",
+            "test/data/bad-fixtures/",
         ],
     },
     js.configs.recommended,
@@ -65,8 +65,8 @@ export default tseslint.config(
     {
         // Node 20's V8 gives every object a spread literal makes and then extends (`{ ...row, facts }`, or a
         // spread followed by any key) a hidden class of its own: on a path run for every object or finding that
-        // is a hidden class per object (support/shapes.ts; test/check/hidden-classes.spec.ts). Spreads that come after
-        // a literal key (`{ kind, ...rest }`) are fine.
+        // is a hidden class per object (support/shapes.ts; test/integration/support/hidden-classes.spec.ts). Spreads
+        // that come after a literal key (`{ kind, ...rest }`) are fine.
         files: [
             "policies/**/*.ts",
             "evaluation/**/*.ts",

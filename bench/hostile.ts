@@ -49,7 +49,8 @@ export async function hostileBenchmarks(line: (s: string) => void): Promise<Part
     const figures: Record<string, Figure> = {};
     try {
         line("hostile inputs to pko-guard check (wall time, peak RSS of the child, exit code)");
-        // The same 24 documents test/hostile/inputs.spec.ts refuses (5 levels: ~110,000 nodes each).
+        // The same 24 documents test/integration/gitops/manifests/hostile-inputs.spec.ts refuses (5 levels:
+        // ~110,000 nodes each).
         fs.writeFileSync(
             path.join(dir, "bombs.yaml"),
             Array.from({ length: 24 }, (_, i) => aliasBombConfigMap(`lol-${i}`, 5)).join("---\n"),

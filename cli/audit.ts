@@ -4,6 +4,9 @@
  * bindings, Secrets' names and keys, Argo CD Applications) is read through the same cache the webhook
  * keeps (listed, paged, Secret values never kept) and judged as one program by `check`'s in-process
  * evaluator with the same config, levels and waivers; the table, reports and exit codes are `check`'s.
+ * An object pko-guard cannot read (cluster/kinds.ts decodeObject: nested too deep) is not judged: each is
+ * a blocking finding of its own (`pko-guard-unreadable-object`, naming it and why), so an audit that could
+ * not judge everything never passes; the summary says how many objects of each kind were read and judged.
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad input or the cluster could not be read.
  */
 import { BadInputError } from "../support/errors";
@@ -15,7 +18,10 @@ import { sortRows } from "../evaluation/rows";
 import { ProjectSubject, errorProjectSubject } from "../reports/subject";
 import { loadKubeConfig } from "../cluster/kubeconfig";
 import { ClusterCache } from "../cluster/cache";
+import { Transport } from "../cluster/client";
+import { UNREADABLE_OBJECT } from "../cluster/admission";
 import { WATCHED_KINDS, clusterResource, grantsOnlySystemMasters } from "../cluster/kinds";
+import { Finding } from "../evaluation/rows";
 import { extended } from "../support/shapes";
 
 export interface AuditOptions {
@@ -28,12 +34,13 @@ export interface AuditOptions {
 
 export interface AuditResult {
     subject: ProjectSubject;
-    /** Objects read, by kind. */
-    counts: Record<string, number>;
+    /** Objects read, and of them judged (all but those pko-guard could not read), by kind. */
+    counts: Record<string, { read: number; judged: number }>;
     server: string;
 }
 
-export async function runAudit(o: AuditOptions): Promise<AuditResult> {
+/** `given.transport` replaces the requests and watches sent to the API server (tests). */
+export async function runAudit(o: AuditOptions, given?: { transport?: Transport }): Promise<AuditResult> {
     const started = Date.now();
     const config = packConfig(o.config);
     const kc = loadKubeConfig(o.kubeconfig, o.context);
@@ -41,6 +48,7 @@ export async function runAudit(o: AuditOptions): Promise<AuditResult> {
     const errors: string[] = [];
     const cache = new ClusterCache(kc, {
         log: (event, f) => event === "cache.list_failed" && errors.push(`${f.kind}: ${f.error}`),
+        transport: given?.transport,
     });
     cache.start();
     try {
@@ -60,18 +68,42 @@ export async function runAudit(o: AuditOptions): Promise<AuditResult> {
         cache.stop();
     }
     const objects = WATCHED_KINDS.flatMap((k) => cache.list(k.kind)).filter((o) => !grantsOnlySystemMasters(o));
-    const counts = Object.fromEntries(WATCHED_KINDS.map((k) => [k.kind, cache.size(k.kind)]));
+    const unreadable = cache.unreadable();
+    const counts = Object.fromEntries(
+        WATCHED_KINDS.map((k) => [
+            k.kind,
+            { read: cache.size(k.kind) + cache.unreadable(k.kind).length, judged: cache.size(k.kind) },
+        ]),
+    );
     const rows = evaluatePack(objects.map(clusterResource), config).map((r) => {
         const { field: _f, ...plain } = r;
         const field = rowField(r);
         return field ? extended(plain, { field }) : plain;
     });
     const findings = judgeRows(sortRows(rows), o.failOnAdvisory);
+    for (const u of unreadable) {
+        const r = clusterResource({
+            apiVersion: u.apiVersion,
+            kind: u.kind,
+            metadata: { namespace: u.namespace, name: u.name },
+        });
+        const unjudged: Finding = {
+            policy: UNREADABLE_OBJECT,
+            resource: r.name,
+            urn: r.urn,
+            type: r.type,
+            level: "mandatory",
+            status: "blocking",
+            failClosed: true,
+            message: `${r.name} was read but not judged: ${u.reason}; pko-guard cannot tell what it grants or holds, so the audit fails until it is fixed or removed`,
+        };
+        findings.push(unjudged);
+    }
     const subject: ProjectSubject = {
         kind: "project",
         name: "cluster",
         stack: kc.getCurrentContext(),
-        description: `pko-guard audit of ${server} (context ${kc.getCurrentContext()}; ${objects.length} object(s))`,
+        description: `pko-guard audit of ${server} (context ${kc.getCurrentContext()}; ${objects.length} object(s)${unreadable.length > 0 ? `, ${unreadable.length} more not judged` : ""})`,
         programFile: server,
         findings,
         notices: waiverNotices(config, findings),
@@ -82,12 +114,11 @@ export async function runAudit(o: AuditOptions): Promise<AuditResult> {
 }
 
 export function auditSummaryLine(r: AuditResult): string {
-    const read = Object.entries(r.counts)
-        .filter(([, n]) => n > 0)
-        .map(([k, n]) => `${n} ${k}`)
-        .join(", ");
+    const counts = Object.entries(r.counts).filter(([, n]) => n.read > 0);
+    const read = counts.map(([k, n]) => `${n.read} ${k} read, ${n.judged} judged`).join("; ");
+    const unjudged = counts.reduce((sum, [, n]) => sum + n.read - n.judged, 0);
     const blocking = r.subject.findings.filter((f) => f.status === "blocking").length;
-    return `${read || "no object"} read; ${r.subject.findings.length} violation(s), ${blocking} blocking: ${r.subject.outcome === "pass" ? "PASS" : "FAIL"}`;
+    return `${read || "no object read"}${unjudged > 0 ? ` (${unjudged} not judged: ${UNREADABLE_OBJECT})` : ""}; ${r.subject.findings.length} violation(s), ${blocking} blocking: ${r.subject.outcome === "pass" ? "PASS" : "FAIL"}`;
 }
 
 /** The subject of an audit that could not judge (no cluster, bad config, an interrupt): every report still renders it. */

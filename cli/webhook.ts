@@ -239,6 +239,15 @@ function webhookMetrics(cache: ClusterCache, reads: SharedReads): WebhookMetrics
             for (const k of WATCHED_KINDS) this.set({ kind: k.kind }, cache.size(k.kind));
         },
     });
+    new prom.Gauge({
+        name: "pko_guard_cache_unreadable_objects",
+        help: "Objects of the cluster that pko-guard could not read (not cached; decisions they could change are refused), by kind",
+        labelNames: ["kind"],
+        registers: [registry],
+        collect() {
+            for (const k of WATCHED_KINDS) this.set({ kind: k.kind }, cache.unreadable(k.kind).length);
+        },
+    });
     countedMetric(registry, "pko_guard_cache_watch_events_total", "Watch events applied to the cache", () => {
         return cache.counters.events;
     });

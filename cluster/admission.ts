@@ -13,7 +13,9 @@
  * directions of a cross-object rule.
  *
  * Until the cache has synced every kind, the decision fails closed (a mandatory denial saying why), as it
- * does when a rule cannot tell (the rules' own fail-closed path for unknown or missing values).
+ * does when a rule cannot tell (the rules' own fail-closed path for unknown or missing values), when a live
+ * object that could change the decision could not be read (kinds.ts decodeObject: it would have been
+ * related, so the verdict cannot be told without it), and when the object under review cannot be read.
  */
 import { policies } from "../policies/index";
 import { EvalRow, evaluatePack } from "../evaluation/evaluate";
@@ -22,7 +24,16 @@ import { PackConfig } from "../evaluation/pack-config";
 import { Finding } from "../evaluation/rows";
 import { ClusterCache, subjectNamespaces } from "./cache";
 import { ClusterView, FreshList, FreshView } from "./view";
-import { KObject, clusterResource, grantsOnlySystemMasters, identityOf, isWatchedKind, keepReadable } from "./kinds";
+import {
+    KObject,
+    UnreadableObject,
+    clusterResource,
+    decodeObject,
+    grantsOnlySystemMasters,
+    identityOf,
+    isWatchedKind,
+    unreadableIdentity,
+} from "./kinds";
 import { record } from "../support/records";
 
 export interface Decision {
@@ -80,10 +91,13 @@ export function namespacesOf(o: KObject, cache: ClusterView): Set<string> {
 }
 
 /** The live objects related to `o` (see the module comment); `o`'s own live version excluded. */
-export function relatedObjects(o: KObject, cache: ClusterView): KObject[] {
+export function relatedObjects(
+    o: KObject,
+    cache: ClusterView,
+    namespaces: Set<string> = namespacesOf(o, cache),
+): KObject[] {
     const picked = new Map<string, KObject>();
     const add = (x: KObject) => picked.set(identityOf(x), x);
-    const namespaces = namespacesOf(o, cache);
     for (const n of namespaces) {
         for (const kind of ["Stack", "ServiceAccount", "Secret", "Role", "RoleBinding", "Application"])
             for (const x of cache.list(kind, n)) add(x);
@@ -135,34 +149,75 @@ export async function judgeAdmissionFresh(
 ): Promise<Decision> {
     const skipped = skipReason(input);
     if (skipped) return { allowed: true, warnings: [], findings: [], skipped };
-    const incoming = keepReadable(input.object!);
+    const decoded = decodeObject(input.object, kindOf(input.object!));
+    if (!decoded.object) return unreadableDecision(decoded.unreadable, o);
+    const incoming = decoded.object;
     let view: ClusterView;
     try {
         view = await FreshView.read(cache, incoming, namespacesOf(incoming, cache), fresh);
     } catch (e) {
-        const me = clusterResource(incoming);
         const message = `cluster state cannot be read (${String((e as Error).message)
             .split("\n")[0]
             .slice(0, 200)}); cross-object rules cannot be judged, so the object is refused`;
-        const finding: Finding = {
-            policy: "pko-guard-cluster-state",
-            resource: me.name,
-            urn: me.urn,
-            type: me.type,
-            level: "mandatory",
-            status: "blocking",
-            message,
-        };
-        if (o.warnOnly)
-            return { allowed: true, warnings: [`would deny: ${finding.policy}: ${message}`], findings: [finding] };
-        return {
-            allowed: false,
-            message: `pko-guard denied ${me.name}:\n- ${finding.policy}: ${message}`,
-            warnings: [],
-            findings: [finding],
-        };
+        return refusal(clusterResource(incoming), CLUSTER_STATE, message, o);
     }
     return judgeAdmission(input, cache, o, view);
+}
+
+/** The policy name of a refusal because the cluster state around the object cannot be told. */
+const CLUSTER_STATE = "pko-guard-cluster-state";
+/** The policy name of a finding on an object pko-guard cannot read (under review, or in audit). */
+export const UNREADABLE_OBJECT = "pko-guard-unreadable-object";
+
+function kindOf(obj: KObject): { kind: string; apiVersion: string } {
+    return { kind: String(obj.kind), apiVersion: String(obj.apiVersion) };
+}
+
+/** A mandatory finding no rule made: the decision fails closed, saying why. */
+function stateFinding(me: { name: string; urn: string; type: string }, policy: string, message: string): Finding {
+    return {
+        policy,
+        resource: me.name,
+        urn: me.urn,
+        type: me.type,
+        level: "mandatory",
+        status: "blocking",
+        message,
+    };
+}
+
+/** The decision that refuses the object for one fail-closed finding (allowed with a warning when warn-only). */
+function refusal(
+    me: { name: string; urn: string; type: string },
+    policy: string,
+    message: string,
+    o: JudgeOptions,
+): Decision {
+    const finding = stateFinding(me, policy, message);
+    if (o.warnOnly) return { allowed: true, warnings: [`would deny: ${policy}: ${message}`], findings: [finding] };
+    return {
+        allowed: false,
+        message: `pko-guard denied ${me.name}:\n- ${policy}: ${message}`,
+        warnings: [],
+        findings: [finding],
+    };
+}
+
+/** The decision on an object under review that pko-guard cannot read: refused (fail closed). */
+function unreadableDecision(u: UnreadableObject, o: JudgeOptions): Decision {
+    const me = clusterResource({
+        apiVersion: u.apiVersion,
+        kind: u.kind,
+        metadata: { namespace: u.namespace, name: u.name },
+    });
+    return refusal(me, UNREADABLE_OBJECT, `pko-guard cannot judge this object: ${u.reason}, so it is refused`, o);
+}
+
+/** Names the first few of `objects` and how many more. */
+function someOf(objects: UnreadableObject[]): string {
+    const named = objects.slice(0, 3).map((u) => `${unreadableIdentity(u)} (${u.reason})`);
+    const more = objects.length > 3 ? ` and ${objects.length - 3} more` : "";
+    return `${named.join(", ")}${more}`;
 }
 
 /** The decision from `view` (default: the cache alone). */
@@ -174,12 +229,15 @@ export function judgeAdmission(
 ): Decision {
     const skipped = skipReason(input);
     if (skipped) return { allowed: true, warnings: [], findings: [], skipped };
-    const incoming = keepReadable(input.object!);
+    const decoded = decodeObject(input.object, kindOf(input.object!));
+    if (!decoded.object) return unreadableDecision(decoded.unreadable, o);
+    const incoming = decoded.object;
     const me = clusterResource(incoming);
-    const related = relatedObjects(incoming, view);
-    const current =
-        (input.oldObject ? keepReadable(input.oldObject) : undefined) ??
-        view.get(String(incoming.kind), ns(incoming), String((incoming.metadata ?? {}).name));
+    const namespaces = namespacesOf(incoming, view);
+    const related = relatedObjects(incoming, view, namespaces);
+    // The old version is only the cluster as it was: one that cannot be read is left out (the cache has none).
+    const old = input.oldObject ? decodeObject(input.oldObject, kindOf(input.oldObject)).object : undefined;
+    const current = old ?? view.get(String(incoming.kind), ns(incoming), String((incoming.metadata ?? {}).name));
     const after = evaluatePack([...related, incoming].map(clusterResource), o.config);
     // The cluster as it is needs evaluating only for the rules that found something on another object.
     const elsewhere = new Set(after.filter((r) => r.urn !== me.urn).map((r) => r.policy));
@@ -195,19 +253,26 @@ export function judgeAdmission(
               );
     const mine = after.filter((r) => r.urn === me.urn || !before.has(key(r)));
     const findings = judgeRows(mine, false);
+    const unread = view.unreadableFor(namespaces).filter((u) => unreadableIdentity(u) !== me.name);
+    if (unread.length > 0)
+        findings.push(
+            stateFinding(
+                me,
+                CLUSTER_STATE,
+                `cluster objects that could change this decision cannot be read: ${someOf(unread)}; cross-object rules cannot be judged, so the object is refused until they are fixed or removed`,
+            ),
+        );
     if (!cache.synced()) {
         const pending = Object.entries(cache.state())
             .filter(([, s]) => s !== "synced" && s !== "absent")
             .map(([k]) => k);
-        findings.push({
-            policy: "pko-guard-cluster-state",
-            resource: me.name,
-            urn: me.urn,
-            type: me.type,
-            level: "mandatory",
-            status: "blocking",
-            message: `cluster state is not known yet (not synced: ${pending.join(", ")}); cross-object rules cannot be judged, so the object is refused until the cache has synced`,
-        });
+        findings.push(
+            stateFinding(
+                me,
+                CLUSTER_STATE,
+                `cluster state is not known yet (not synced: ${pending.join(", ")}); cross-object rules cannot be judged, so the object is refused until the cache has synced`,
+            ),
+        );
     }
     const blocking = findings.filter((f) => f.status === "blocking");
     const warnings = findings

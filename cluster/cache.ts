@@ -1,19 +1,34 @@
 /**
  * An informer-style cache of the cluster objects pko-guard's rules read (kinds.ts): for each kind, a
- * reflector lists every object (paged) through `@kubernetes/client-node`, then watches from the list's
+ * reflector lists every object, page by page (client.ts listAll), then watches from the list's
  * resourceVersion, with bookmarks. A watch that ends (the server's timeout, a dropped connection) resumes
  * from the last resourceVersion it saw, so no update is lost; a resourceVersion too old for the server
  * (410 Gone) relists and replaces the kind's objects (a delete missed while disconnected disappears then).
  * Kinds a CRD defines (Stack, Application) may be absent: then no such object can exist, the kind counts as
  * synced and empty, and the reflector looks again every `absentRecheckMs`.
  *
- * Objects are stored as `keepReadable` makes them (never a Secret value). Indexes: by kind and namespace,
- * and bindings by the namespaces of their ServiceAccount subjects (plus every binding with a Group or User
- * subject, which may cover any namespace's accounts), so admission can pick the objects related to one.
+ * Objects are stored as `keepReadable` makes them (never a Secret value), each decoded alone
+ * (kinds.ts decodeObject): one pko-guard cannot read (nested too deep) is not stored but kept as an
+ * UnreadableObject, named in the log, counted, and given to admission (which fails closed on the decisions
+ * it could change) and audit (which reports it); the objects around it are read as usual.
+ *
+ * Indexes: by kind and namespace, and bindings by the namespaces of their ServiceAccount subjects (plus every
+ * binding with a Group or User subject, which may cover any namespace's accounts), so admission can pick the
+ * objects related to one.
  */
 import * as k8s from "@kubernetes/client-node";
-import { ObjectClient, objectClient } from "./client";
-import { KObject, WATCHED_KINDS, WatchedKind, identityOf, keepReadable } from "./kinds";
+import { ObjectClient, Transport, WatchFn, listAll, objectClient, watchFn } from "./client";
+import {
+    Decoded,
+    KObject,
+    UnreadableObject,
+    WATCHED_KINDS,
+    WatchedKind,
+    decodeObject,
+    identityOf,
+    unreadableIdentity,
+} from "./kinds";
+import { escapeText } from "../support/escape";
 import { extended } from "../support/shapes";
 
 export type KindState = "syncing" | "synced" | "absent" | "error";
@@ -25,6 +40,8 @@ export interface CacheOptions {
     /** Reconnect delay after a watch error (doubles up to 10 s; reset by any event). */
     retryMs?: number;
     log?: (event: string, fields: Record<string, unknown>) => void;
+    /** Stand-ins for the API server's requests and watches (tests). */
+    transport?: Transport;
 }
 
 const ANY = "*any*";
@@ -82,6 +99,8 @@ class KindStore {
 
 export class ClusterCache {
     private readonly stores = new Map<string, KindStore>();
+    /** kind -> identity -> an object of that kind pko-guard could not read (not in `stores`). */
+    private readonly unreadables = new Map<string, Map<string, UnreadableObject>>();
     private readonly states = new Map<string, KindState>();
     private readonly versions = new Map<string, string>();
     /** subject namespace (or ANY) -> binding identity -> binding */
@@ -94,7 +113,7 @@ export class ClusterCache {
     private stopped = false;
     private readonly kinds: WatchedKind[];
     private readonly client: ObjectClient;
-    private readonly watcher: k8s.Watch;
+    private readonly watcher: WatchFn;
     private syncWaiters: (() => void)[] = [];
     /** Counts of watch events applied and of relists, for metrics and tests. */
     readonly counters = { events: 0, relists: 0, reconnects: 0 };
@@ -104,10 +123,11 @@ export class ClusterCache {
         private readonly o: CacheOptions = {},
     ) {
         this.kinds = o.kinds ?? WATCHED_KINDS;
-        this.client = objectClient(kc);
-        this.watcher = new k8s.Watch(kc);
+        this.client = objectClient(kc, undefined, o.transport?.httpApi);
+        this.watcher = watchFn(kc, o.transport);
         for (const k of this.kinds) {
             this.stores.set(k.kind, new KindStore());
+            this.unreadables.set(k.kind, new Map());
             this.states.set(k.kind, "syncing");
         }
     }
@@ -115,31 +135,20 @@ export class ClusterCache {
     /**
      * One kind (in a namespace, or all; only the object named `name` when given, by field selector: list
      * permission suffices), listed now from the API server (a quorum read), kept as the cache keeps objects.
+     * An object of it that cannot be read fails the read (UnreadableObjectsError): the caller cannot tell
+     * what the list holds.
      */
     async listFresh(kind: string, ns?: string, name?: string, retry = true): Promise<KObject[]> {
         const k = this.kinds.find((x) => x.kind === kind);
         if (!k) return [];
         const out: KObject[] = [];
-        let token: string | undefined;
+        const unreadable: UnreadableObject[] = [];
         try {
-            do {
-                const byName = name === undefined ? undefined : `metadata.name=${name}`;
-                const page = await this.client.api.list(
-                    k.apiVersion,
-                    k.kind,
-                    ns,
-                    undefined,
-                    undefined,
-                    undefined,
-                    byName,
-                    undefined,
-                    this.o.pageSize ?? 500,
-                    token,
-                );
-                for (const item of page.items)
-                    out.push(keepReadable(extended(item as unknown as KObject, { kind, apiVersion: k.apiVersion })));
-                token = page.metadata?._continue || undefined;
-            } while (token);
+            await listAll(this.client, k, { namespace: ns, name, pageSize: this.o.pageSize ?? 500 }, (item) => {
+                const d = decodeObject(item, k);
+                if (d.object) out.push(d.object);
+                else unreadable.push(d.unreadable);
+            });
         } catch (e) {
             if (k.optional && isAbsent(e)) return [];
             // A kept-alive connection the server closed as the request left: a list is safe to send again, once.
@@ -147,6 +156,7 @@ export class ClusterCache {
                 return this.listFresh(kind, ns, name, false);
             throw e;
         }
+        if (unreadable.length > 0) throw new UnreadableObjectsError(unreadable);
         return out;
     }
 
@@ -159,7 +169,11 @@ export class ClusterCache {
      * unit tests of what is judged with a given cluster state (not started: no watch follows).
      */
     seed(kind: string, objects: KObject[]): void {
-        this.replace(kind, objects);
+        const k = this.kinds.find((x) => x.kind === kind)!;
+        this.replace(
+            kind,
+            objects.map((o) => decodeObject(o, k)),
+        );
         this.setState(kind, "synced");
     }
 
@@ -198,6 +212,19 @@ export class ClusterCache {
         });
     }
 
+    /** The objects of a kind (or of every kind) that pko-guard could not read, none of them stored. */
+    unreadable(kind?: string): UnreadableObject[] {
+        if (kind) return [...(this.unreadables.get(kind)?.values() ?? [])];
+        return [...this.unreadables.values()].flatMap((m) => [...m.values()]);
+    }
+
+    /** The objects pko-guard could not read that could change a decision about these namespaces. */
+    unreadableFor(namespaces: Iterable<string>): UnreadableObject[] {
+        const wanted = new Set(namespaces);
+        return this.unreadable().filter((u) => u.everywhere || u.namespaces.some((n) => wanted.has(n)));
+    }
+
+    /** Objects held of a kind (or of every kind); those that could not be read are not held (unreadable()). */
     size(kind?: string): number {
         if (kind) return this.stores.get(kind)?.size ?? 0;
         let n = 0;
@@ -238,9 +265,11 @@ export class ClusterCache {
         return [...this.aggregating.values()];
     }
 
-    /** Namespaces holding at least one Stack. */
+    /** Namespaces holding at least one Stack (one that could not be read included). */
     stackNamespaces(): string[] {
-        return [...(this.stores.get("Stack")?.byNs.keys() ?? [])];
+        const out = new Set(this.stores.get("Stack")?.byNs.keys() ?? []);
+        for (const u of this.unreadable("Stack")) if (u.namespace) out.add(u.namespace);
+        return [...out];
     }
 
     private index(o: KObject, add: boolean): void {
@@ -276,10 +305,23 @@ export class ClusterCache {
         }
     }
 
-    private put(kind: string, raw: KObject): void {
-        const o = keepReadable(
-            extended(raw, { kind, apiVersion: raw.apiVersion ?? this.kinds.find((k) => k.kind === kind)!.apiVersion }),
-        );
+    /** Stores a decoded object (replacing its previous version), or records it as unreadable (dropping that one). */
+    private put(kind: string, d: Decoded): void {
+        if (d.unreadable) {
+            const u = d.unreadable;
+            const prev = this.stores.get(kind)!.delete({ kind, metadata: { namespace: u.namespace, name: u.name } });
+            if (prev) this.index(prev, false);
+            this.unreadables.get(kind)!.set(unreadableIdentity(u), u);
+            this.log("cache.unreadable", {
+                kind,
+                namespace: escapeText(u.namespace),
+                name: escapeText(u.name),
+                reason: u.reason,
+            });
+            return;
+        }
+        const o = d.object;
+        this.unreadables.get(kind)!.delete(identityOf(o));
         const prev = this.stores.get(kind)!.set(o);
         if (prev) this.index(prev, false);
         this.index(o, true);
@@ -289,6 +331,7 @@ export class ClusterCache {
         const o = extended(raw, { kind }) as KObject;
         const prev = this.stores.get(kind)!.delete(o);
         if (prev) this.index(prev, false);
+        this.unreadables.get(kind)!.delete(identityOf(o));
     }
 
     private setState(kind: string, s: KindState): void {
@@ -312,27 +355,12 @@ export class ClusterCache {
     private async relist(k: WatchedKind, retry = this.o.retryMs ?? 500): Promise<void> {
         if (this.stopped) return;
         this.counters.relists++;
-        const items: KObject[] = [];
+        const items: Decoded[] = [];
         let rv = "";
         try {
-            let token: string | undefined;
-            do {
-                const page = await this.client.api.list(
-                    k.apiVersion,
-                    k.kind,
-                    undefined,
-                    undefined,
-                    undefined,
-                    undefined,
-                    undefined,
-                    undefined,
-                    this.o.pageSize ?? 500,
-                    token,
-                );
-                for (const item of page.items) items.push(item as unknown as KObject);
-                token = page.metadata?._continue || undefined;
-                rv = page.metadata?.resourceVersion ?? rv;
-            } while (token);
+            rv = await listAll(this.client, k, { pageSize: this.o.pageSize ?? 500 }, (item) =>
+                items.push(decodeObject(item, k)),
+            );
         } catch (e) {
             if (this.stopped) return;
             if (k.optional && isAbsent(e)) {
@@ -350,13 +378,18 @@ export class ClusterCache {
         this.replace(k.kind, items);
         this.versions.set(k.kind, rv);
         this.setState(k.kind, "synced");
-        this.log("cache.listed", { kind: k.kind, objects: items.length });
+        this.log("cache.listed", {
+            kind: k.kind,
+            objects: this.size(k.kind),
+            unreadable: this.unreadables.get(k.kind)!.size,
+        });
         void this.watch(k, this.o.retryMs ?? 500);
     }
 
-    private replace(kind: string, items: KObject[]): void {
+    private replace(kind: string, items: Decoded[]): void {
         for (const o of this.stores.get(kind)!.all()) this.remove(kind, o);
-        for (const o of items) this.put(kind, o);
+        this.unreadables.get(kind)!.clear();
+        for (const d of items) this.put(kind, d);
     }
 
     private async watch(k: WatchedKind, retry: number): Promise<void> {
@@ -379,7 +412,7 @@ export class ClusterCache {
             );
         };
         try {
-            abort = await this.watcher.watch(
+            abort = await this.watcher(
                 k.path,
                 { resourceVersion: this.versions.get(k.kind), allowWatchBookmarks: true },
                 (phase: string, obj: KObject) => {
@@ -395,7 +428,7 @@ export class ClusterCache {
                     if (phase === "BOOKMARK") return;
                     this.counters.events++;
                     if (phase === "DELETED") this.remove(k.kind, obj);
-                    else this.put(k.kind, obj);
+                    else this.put(k.kind, decodeObject(obj, k));
                 },
                 done,
             );
@@ -410,6 +443,15 @@ export class ClusterCache {
 
     private log(event: string, fields: Record<string, unknown>): void {
         this.o.log?.(event, fields);
+    }
+}
+
+/** A fresh read that met objects pko-guard cannot read: what it lists cannot be told. */
+export class UnreadableObjectsError extends Error {
+    constructor(readonly objects: UnreadableObject[]) {
+        const first = objects[0];
+        const more = objects.length > 1 ? ` and ${objects.length - 1} more object(s)` : "";
+        super(`${unreadableIdentity(first)}${more} cannot be read: ${first.reason}`);
     }
 }
 

@@ -6,8 +6,14 @@
  * namespace, labels, type and the names of its keys (each value emptied), and loses the
  * `kubectl.kubernetes.io/last-applied-configuration` annotation (which holds the whole object, values
  * included). `managedFields` are dropped from every object (nothing reads them; they are most of its size).
+ *
+ * Every object read from the cluster (a list, a watch, a review) is decoded by decodeObject, one at a time:
+ * an object pko-guard cannot judge (one nested deeper than MAX_DEPTH, say) comes back as an
+ * UnreadableObject naming it, so it is skipped alone, counted and reported, never an exception that stops
+ * the reading of the others.
  */
 import { EvalResource } from "../evaluation/evaluate";
+import { extended } from "../support/shapes";
 import { record } from "../support/records";
 
 export interface WatchedKind {
@@ -67,8 +73,8 @@ export type KObject = Record<string, unknown> & { metadata?: Record<string, unkn
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 
 /**
- * The part of a live object the rules read, as plain JSON (Dates and class instances of the client
- * library become JSON values): no managedFields, and for Secrets no values (see the module comment).
+ * The part of a live object the rules read, as a plain JSON copy: no managedFields, and for Secrets no values
+ * (see the module comment).
  */
 export function keepReadable(obj: KObject): KObject {
     const plainObj = JSON.parse(JSON.stringify(obj)) as KObject;
@@ -87,6 +93,100 @@ export function keepReadable(obj: KObject): KObject {
     }
     plainObj.metadata = metadata;
     return plainObj;
+}
+
+/**
+ * How deeply a live object may nest (objects and arrays within one another, the object itself being level 1)
+ * and still be judged. Judging copies and walks an object recursively (the analyzer's Struct round trip, the
+ * policy SDK's deserialization, the rules' walks), and V8's stack runs out a few thousand levels down; the
+ * objects Kubernetes and its operators define nest a few dozen levels. An object deeper than this is
+ * skipped, whatever holds it (a CRD that preserves unknown fields lets any depth be stored).
+ */
+export const MAX_DEPTH = 512;
+
+/** A live object pko-guard could not read, named without its content. */
+export interface UnreadableObject {
+    kind: string;
+    apiVersion: string;
+    /** "" when cluster-scoped (or when the object names none). */
+    namespace: string;
+    name: string;
+    /** Why, in a few words (never the object's content). */
+    reason: string;
+    /**
+     * The namespaces whose decisions it could change had it been read: its own, and an Application's
+     * destination. `everywhere` for kinds whose reach is in what could not be read (a binding's subjects, a
+     * role's bindings) and for an Application whose destination cannot be told.
+     */
+    namespaces: string[];
+    everywhere: boolean;
+}
+
+/** A live object as kept (`object`), or why it cannot be (`unreadable`). */
+export type Decoded =
+    { object: KObject; unreadable?: undefined } | { object?: undefined; unreadable: UnreadableObject };
+
+/**
+ * Whether the object or array `v` nests deeper than `max` levels (`v` itself being level 1). The walk recurses
+ * at most `max` calls deep and stops there, so any depth is safe to ask about.
+ */
+export function nestsDeeperThan(v: object, max: number): boolean {
+    if (max < 1) return true;
+    if (Array.isArray(v)) {
+        for (const c of v) if (c !== null && typeof c === "object" && nestsDeeperThan(c, max - 1)) return true;
+        return false;
+    }
+    for (const k of Object.keys(v)) {
+        const c = (v as Record<string, unknown>)[k];
+        if (c !== null && typeof c === "object" && nestsDeeperThan(c, max - 1)) return true;
+    }
+    return false;
+}
+
+/** The kinds whose reach is their own namespace (and an Application's destination). */
+const OWN_REACH = new Set(["Stack", "ServiceAccount", "Secret", "Application"]);
+
+function text(v: unknown): string {
+    return typeof v === "string" ? v : "";
+}
+
+/**
+ * A live object of `kind` (its apiVersion and kind filled in when it lacks them, as items of a built-in
+ * kind's list do) as keepReadable keeps it, or, when pko-guard cannot judge it, why: not a JSON object,
+ * nested deeper than MAX_DEPTH, or a copy that fails. Never throws.
+ */
+export function decodeObject(raw: unknown, kind: { kind: string; apiVersion: string }): Decoded {
+    const o = record(raw);
+    const metadata = record(o?.metadata);
+    const apiVersion = typeof o?.apiVersion === "string" ? o.apiVersion : kind.apiVersion;
+    const unreadable = (reason: string): Decoded => {
+        const namespace = text(metadata?.namespace);
+        const namespaces = namespace ? [namespace] : [];
+        let everywhere = !namespace || !OWN_REACH.has(kind.kind);
+        if (kind.kind === "Application") {
+            const destination = text(record(record(record(o?.spec)?.destination))?.namespace);
+            if (destination) namespaces.push(destination);
+            else everywhere = true;
+        }
+        const name = text(metadata?.name);
+        return { unreadable: { kind: kind.kind, apiVersion, namespace, name, reason, namespaces, everywhere } };
+    };
+    if (!o) return unreadable("it is not a JSON object");
+    if (nestsDeeperThan(o, MAX_DEPTH)) return unreadable(`it nests deeper than ${MAX_DEPTH} levels`);
+    try {
+        return { object: keepReadable(extended(o, { kind: kind.kind, apiVersion })) };
+    } catch (e) {
+        return unreadable(
+            `it cannot be copied (${String((e as Error).message)
+                .split("\n")[0]
+                .slice(0, 120)})`,
+        );
+    }
+}
+
+/** The identity of an object pko-guard could not read, as identityOf names a read one. */
+export function unreadableIdentity(u: UnreadableObject): string {
+    return u.namespace ? `${u.kind}/${u.namespace}/${u.name}` : `${u.kind}/${u.name}`;
 }
 
 /** Identity of a live object: `Kind/namespace/name`, or `Kind/name` when cluster-scoped (as `check` names objects). */

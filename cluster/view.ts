@@ -8,10 +8,12 @@
  * the roles they name, the Stacks of those namespaces) is read fresh from the API server (quorum lists,
  * list permission only) and replaces what the cache holds of it. Concurrent reviews share those reads
  * (SharedReads), each read still sent after every review sharing it arrived. A fresh read that fails
- * means the state cannot be told: the decision fails closed.
+ * means the state cannot be told: the decision fails closed, as it does when a fresh read meets an object
+ * pko-guard cannot read (cache.ts UnreadableObjectsError). The objects the cache could not read are the
+ * cache's (unreadableFor).
  */
 import { ClusterCache, subjectNamespaces } from "./cache";
-import { KObject, identityOf } from "./kinds";
+import { KObject, UnreadableObject, identityOf } from "./kinds";
 
 export interface ClusterView {
     list(kind: string, ns?: string): KObject[];
@@ -20,6 +22,8 @@ export interface ClusterView {
     stackNamespaces(): string[];
     applicationsFor(ns: string): KObject[];
     aggregatingClusterRoles(): KObject[];
+    /** The objects pko-guard could not read that could change a decision about these namespaces. */
+    unreadableFor(namespaces: Iterable<string>): UnreadableObject[];
 }
 
 /**
@@ -312,6 +316,11 @@ export class FreshView implements ClusterView {
 
     aggregatingClusterRoles(): KObject[] {
         return this.cache.aggregatingClusterRoles();
+    }
+
+    unreadableFor(namespaces: Iterable<string>): UnreadableObject[] {
+        // A fresh read that met one fails the view (FreshView.read throws), so only the cache's remain.
+        return this.cache.unreadableFor(namespaces);
     }
 
     stackNamespaces(): string[] {

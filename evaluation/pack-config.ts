@@ -286,7 +286,8 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
     }
     for (const p of policies) {
         if (!p.configSchema) continue;
-        // A policy's schema defaults are valid (test/harness/policy-config.spec.ts): the schema checks given properties.
+        // A policy's schema defaults are valid (test/unit/evaluation/pack-config.spec.ts): the schema checks given
+        // properties.
         if (config[p.name]?.properties !== undefined) {
             const validate = validatorOf(p.configSchema);
             if (!validate(result[p.name].properties ?? {})) {

@@ -6,7 +6,7 @@
  * dropped (the map stores keys as properties of a plain object), and anything that is not JSON (undefined, a
  * hole, a function, a bigint, a symbol) throws "Unexpected struct type.". Done here in one pass instead of
  * building a message object for every value (most of `check`'s time on large repositories);
- * test/check/struct.spec.ts requires identical results, key order and errors to google-protobuf's on
+ * test/unit/evaluation/struct.spec.ts requires identical results, key order and errors to google-protobuf's on
  * generated values.
  */
 

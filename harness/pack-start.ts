@@ -3,7 +3,7 @@
  * <engine> <pack folder>`, from a chosen working directory), then asking it GetAnalyzerInfo over gRPC.
  * Also records which files the pack's Node process had loaded when it printed its port (unless
  * `trace: false`, as the benchmark runs it), and how long it took to serve. Shared by the pack's tests
- * (test/pack/) and the bench (bench/preview-speed.ts), which never imports test code.
+ * (test/integration/pack/) and the bench (bench/preview-speed.ts), which never imports test code.
  */
 import * as grpc from "@grpc/grpc-js";
 import { spawn } from "child_process";

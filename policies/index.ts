@@ -28,7 +28,7 @@ import * as workspaceProgram from "./pko-workspace-program-objects";
 export type Rule = (ResourceValidationPolicy | StackValidationPolicy) & DescribedRule;
 
 /**
- * Every rule file of policies/ is listed here, and nothing else (test/meta.spec.ts). In this order: the analyzer calls policies in list order in every request, and the settings policy
+ * Every rule file of policies/ is listed here, and nothing else (test/unit/meta.spec.ts). In this order: the analyzer calls policies in list order in every request, and the settings policy
  * (pko-guard-production) must publish the pack's production settings before any rule reads them.
  */
 export const policies: Rule[] = [

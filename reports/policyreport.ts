@@ -9,8 +9,8 @@
  * that judge an object of that kind and found nothing on it (only for subjects that list the objects they
  * judged: `pko-guard check` and the coming `audit`). `severity` is the rule's; `summary` counts results.
  * Rendered from the report subject only, like every other report (the gate, check and audit share it).
- * Validated against the published CRDs (schemas/policyreport) in test/user/policyreport.spec.ts, decoded as the
- * API server decodes it (YAML 1.1: every string is written double-quoted).
+ * Validated against the published CRDs (schemas/policyreport) in test/integration/reports/policyreport.spec.ts,
+ * decoded as the API server decodes it (YAML 1.1: every string is written double-quoted).
  */
 import * as jsyaml from "js-yaml";
 import { Finding, compareText } from "../evaluation/rows";

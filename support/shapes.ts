@@ -4,8 +4,8 @@
  * `o.key = value`) a hidden class of its own when `key` is not one of `from`'s: at 10k objects that is tens of
  * thousands of hidden classes and descriptor arrays kept for the run (a few hundred bytes each), every property
  * read of them is megamorphic and every `for ... in` over them builds its own enumeration cache. Objects built
- * key by key, or a literal followed by assignments, share one hidden class. Measured in test/check/hidden-classes.spec.ts with
- * V8's own `%HaveSameMap`.
+ * key by key, or a literal followed by assignments, share one hidden class. Measured in
+ * test/integration/support/hidden-classes.spec.ts with V8's own `%HaveSameMap`.
  */
 
 /**

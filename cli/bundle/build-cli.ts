@@ -12,7 +12,8 @@
  *   from the SDK's own modules when first used;
  * - `@pulumi/pulumi/runtime/rpc` (gRPC and the SDK's runtime: for four signature constants) is ./rpc.ts;
  * - the SDK's analyzer server (gRPC; `check` serves nothing) is ./policy-server.ts, loading the real one if called.
- * test/check/bundle.spec.ts proves the constants equal the SDK's and that `check` loads none of those modules.
+ * test/integration/cli/bundle/bundle.spec.ts proves the constants equal the SDK's and that `check` loads none of
+ * those modules.
  * Run as `node bin/cli/bundle/build-cli.js`; exits 1 with one line on failure.
  */
 import { spawnSync } from "child_process";

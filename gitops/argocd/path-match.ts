@@ -4,7 +4,7 @@
  * `filepath.Glob` (the Kubernetes provider's yaml/v2 `files`) matches each path element with it (on Unix
  * `filepath.Match` is `path.Match`).
  *
- * Semantics, proved against Go itself on every case of test/check/path-match/cases.json:
+ * Semantics, proved against Go itself on every case of test/data/path-match/cases.json:
  * - `*` matches any run of bytes without `/`; `?` one character (a UTF-8 sequence, or one stray byte) other than `/`;
  * - `[...]` one character (`/` included) in its ranges (`a-z`, `\]` escapes), `[^...]` one not in them;
  * - `\c` the byte `c`; anything else itself. Matching works on the UTF-8 bytes, as Go does;

@@ -57,7 +57,7 @@ export type Reached = PosNode | PosEntry;
 /**
  * Walks a document's positions along a field path; keys may themselves contain dots (annotation keys), so at
  * each mapping the key that names the longest run of segments wins, the last such key when keys repeat: the
- * decoder Kubernetes and Argo CD use keeps a repeated key's last value (test/check/kube-yaml-corpus/duplicates.yaml).
+ * decoder Kubernetes and Argo CD use keeps a repeated key's last value (test/data/kube-yaml-corpus/duplicates.yaml).
  * Linear: each mapping on the way compares each of its keys once, part by part in place (keyLength: nothing split or
  * kept), against the segments from the current one (never joining or slicing the rest of the path), so the cost is
  * bounded by the size of the keys on the path, whatever the number of segments. Returns the deepest entry or node reached.

@@ -28,7 +28,7 @@
  * fast-path document's fields are (positions) is built on demand from js-yaml's parse events, recorded while it
  * decodes (gitops/decode/yaml-positions.ts ParseLog); node trees, and the positions of what those events do not
  * answer for, are parsed on demand by the exact path.
- * test/check/kube-yaml.spec.ts decodes a corpus with both paths and with the real Go decoder
+ * test/integration/gitops/decode/kube-yaml.spec.ts decodes a corpus with both paths and with the real Go decoder
  * (toolchain/kube-yaml) and requires identical JSON.
  */
 import * as jsyaml from "js-yaml";

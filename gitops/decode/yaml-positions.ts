@@ -8,7 +8,7 @@
  *   events of its own parse (ParseLog); a document's events are checked when its positions are first asked for,
  *   and each mapping's entries and sequence's items read from them when walked (only the path to a finding is
  *   ever built and kept).
- * test/check/yaml-positions.spec.ts requires both trees to be equal wherever the fast one answers.
+ * test/unit/gitops/decode/yaml-positions.spec.ts requires both trees to be equal wherever the fast one answers.
  */
 import * as jsyaml from "js-yaml";
 import * as YAML from "yaml";

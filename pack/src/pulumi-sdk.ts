@@ -2,7 +2,7 @@
  * What the bundled pack entry gives `@pulumi/policy` when it asks for `@pulumi/pulumi` (the bundler
  * aliases that bare import here). The SDK's index loads everything, the Automation API included, which
  * is most of a policy pack's start-up; `@pulumi/policy` only takes `asset` and `Output` from it
- * (test/pack/alias.spec.ts scans its code so an SDK upgrade that takes more fails a test). Both come
+ * (test/integration/pack/alias.spec.ts scans its code so an SDK upgrade that takes more fails a test). Both come
  * from the same module files the index re-exports, so identity (instanceof, isInstance) is unchanged.
  * An SDK without these subpaths gets the full index: slower, never broken.
  */

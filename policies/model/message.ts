@@ -13,7 +13,8 @@
  * - the field a finding is about is not written: through the engine nothing needs it (the gate locates the
  *   resource in the program); in-process findings carry it, and `fieldNamedIn` reads the field a message
  *   names for findings whose rule gave none.
- * Nothing else reads these marks (no regex on wording elsewhere); test/properties.spec.ts round-trips them.
+ * Nothing else reads these marks (no regex on wording elsewhere); test/unit/policies/properties.spec.ts
+ * round-trips them.
  */
 
 /** A waiver that waived a finding: its reason and, when it has one, its expiry (YYYY-MM-DD). */

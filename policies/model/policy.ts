@@ -51,7 +51,7 @@ export interface RuleMeta {
 /**
  * A rule's description of itself, as data next to its code. `pko-guard rules`, `explain` and `init`, the
  * config check (pattern settings, readers of the production settings) and `check`'s kind filter read it;
- * test/meta.spec.ts fails when a rule lacks any of it.
+ * test/unit/meta.spec.ts fails when a rule lacks any of it.
  */
 export interface RuleAbout {
     /** What the rule checks, why it matters, and how to fix a finding (`pko-guard explain`). */

@@ -7,10 +7,10 @@
  * (`convertDiagnostics`, v3.248.0) fails a preview or an update only on diagnostics whose own level is
  * mandatory. The SDK marks that form internal and its public `ReportViolation` type does not declare it, so
  * nothing else in the pack may use it: a finding with its own level goes through `report` below, and
- * test/pack/sdk-report.spec.ts drives the real analyzer to prove the SDK still honours it (an SDK upgrade
- * that drops or changes the form fails that test, not a user's gate). The object form does not prefix the
- * policy's description to the message; the row readers strip that prefix when present, so both forms read
- * the same.
+ * test/integration/policies/model/sdk-report.spec.ts drives the real analyzer to prove the SDK still honours it
+ * (an SDK upgrade that drops or changes the form fails that test, not a user's gate). The object form does not
+ * prefix the policy's description to the message; the row readers strip that prefix when present, so both
+ * forms read the same.
  *
  * In-process evaluators (`pko-guard check`, the harness's manifest leg, the webhook) never come here: they
  * take findings as data (policy.ts `DataReport`), with the waiver that decides their status.

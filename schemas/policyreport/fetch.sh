@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fetches the published PolicyReport / ClusterPolicyReport CustomResourceDefinitions (wgpolicyk8s.io/v1alpha2)
-# that `pko-guard check --report policyreport=FILE` is validated against (test/user/policyreport.spec.ts).
+# that `pko-guard check --report policyreport=FILE` is validated against
+# (test/integration/reports/policyreport.spec.ts).
 #
 #   schemas/policyreport/fetch.sh [KYVERNO_VERSION]
 #

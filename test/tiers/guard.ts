@@ -17,7 +17,7 @@ export function refuseProcessesAndConnections(onAttempt: (message: string) => vo
     const refuse = (target: Record<string, unknown>, key: string, what: string) => {
         patched.push([target, key, target[key]]);
         target[key] = () => {
-            const message = `${what} in a unit spec: the unit tier starts no process and opens no connection (list the spec in test/tiers/integration.js)`;
+            const message = `${what} in a unit spec: the unit tier starts no process and opens no connection (move the spec under test/integration/)`;
             onAttempt(message);
             throw new Error(message);
         };

@@ -1,48 +1,10 @@
-// Mocha config of the integration tier (`npm run test:integration`, after a build): specs that start
-// processes (the CLI, the pack, mock-leg programs, real previews with the toolchain from `npm run setup`,
-// npm and git), read the build's output or open connections. Every spec is listed in exactly one tier
-// (test/tiers/tiers.spec.ts).
+// Mocha config of the integration tier (`npm run test:integration`, after a build): every spec under
+// test/integration/, specs that start processes (the CLI, the pack, mock-leg programs, real previews with the
+// toolchain from `npm run setup`, npm and git), read the build's output or open connections. The folder is the
+// tier: test/integration/ mirrors the source tree (test/unit/test/tiers/tiers.spec.ts).
 module.exports = {
     require: ["ts-node/register/transpile-only"],
-    spec: [
-        "test/typecheck.spec.ts",
-        "test/check/check.spec.ts",
-        "test/check/bundle.spec.ts",
-        "test/check/parallel.spec.ts",
-        "test/check/kube-yaml.spec.ts",
-        "test/check/repo-root.spec.ts",
-        "test/check/render.spec.ts",
-        "test/check/hidden-classes.spec.ts",
-        "test/harness/cli.spec.ts",
-        "test/harness/e2e.spec.ts",
-        "test/harness/examples.spec.ts",
-        "test/harness/faults.spec.ts",
-        "test/harness/fixtures.spec.ts",
-        "test/harness/gate.spec.ts",
-        "test/harness/mock-fidelity.spec.ts",
-        "test/harness/mock-inputs-parity.spec.ts",
-        "test/harness/reports.spec.ts",
-        "test/harness/settings-analyzer.spec.ts",
-        "test/harness/timeouts.spec.ts",
-        "test/pack/alias.spec.ts",
-        "test/pack/install.spec.ts",
-        "test/pack/lean-rows.spec.ts",
-        "test/pack/published.spec.ts",
-        "test/pack/start.spec.ts",
-        "test/pack/user-project.spec.ts",
-        "test/user/commands.spec.ts",
-        "test/user/gate-user.spec.ts",
-        "test/user/reports.spec.ts",
-        "test/user/workflow.spec.ts",
-        "test/user/action.spec.ts",
-        "test/user/policyreport.spec.ts",
-        "test/pack/sdk-report.spec.ts",
-        "test/cluster/apiserver.spec.ts",
-        "test/cluster/cache.spec.ts",
-        "test/cluster/deploy.spec.ts",
-        "test/cluster/webhook.spec.ts",
-        "test/hostile/*.spec.ts",
-    ],
+    spec: ["test/integration/**/*.spec.ts"],
     timeout: 20000,
     reporter: "spec",
 };

@@ -52,9 +52,15 @@ function runTier(tier, extraArgs) {
 async function main() {
     const extraArgs = process.argv.slice(2);
     const results = [];
-    for (const tier of TIERS) results.push(await runTier(tier, extraArgs));
+    for (const tier of TIERS) {
+        const started = Date.now();
+        const result = await runTier(tier, extraArgs);
+        result.seconds = Math.round((Date.now() - started) / 1000);
+        results.push(result);
+    }
     const total = (k) => results.reduce((n, r) => n + r[k], 0);
     for (const r of results) {
+        console.log(`[tests] the ${r.tier} tier took ${r.seconds} s`);
         if (!r.summarised) console.log(`[tests] the ${r.tier} tier printed no summary (exit ${r.code})`);
     }
     const failed = results.some((r) => r.code !== 0 || !r.summarised);

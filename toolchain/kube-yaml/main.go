@@ -3,7 +3,7 @@
 // k8s.io/apimachinery's YAMLOrJSONDecoder, each converted to JSON by
 // sigs.k8s.io/yaml (go-yaml v2 resolver: YAML 1.1 booleans, merge keys).
 //
-// It exists for pko-guard's differential test (test/check/yaml-differential.spec.ts):
+// It exists for pko-guard's differential test (test/integration/gitops/decode/kube-yaml.spec.ts):
 // stdin is the stream, stdout one JSON object, either
 //
 //	{"docs":[<doc>, ...]}    every non-empty document, in order ("null" and empty ones skipped)

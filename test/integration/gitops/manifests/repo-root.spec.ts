@@ -1,0 +1,99 @@
+/**
+ * The repository root of a run (gitops/manifests/files.ts gitTopLevel): git's own answer, `git rev-parse
+ * --show-toplevel`, except that git is not run where it surely finds no repository (surelyNoRepository). Each
+ * case compares gitTopLevel with git run directly: outside any repository, in a repository and a folder of it, in
+ * a linked worktree (a `.git` file), in a bare repository, through a symbolic link into a repository, and with
+ * GIT_DIR set.
+ */
+import * as assert from "assert";
+import { execFileSync, spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { gitTopLevel, surelyNoRepository } from "../../../../gitops/manifests/files";
+
+/** What git itself says from `dir` (undefined: not a work tree). */
+function gitSays(dir: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+    const r = spawnSync("git", ["rev-parse", "--show-toplevel"], { cwd: dir, env, encoding: "utf8" });
+    return r.status === 0 ? r.stdout.trim() || undefined : undefined;
+}
+
+describe("the repository root: git's answer, without running git where there is surely no repository", () => {
+    let tmp: string;
+    const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, stdio: "ignore" });
+
+    before(function () {
+        tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-repo-root-")));
+        // The cases need a temporary folder that is itself in no repository.
+        if (gitSays(tmp) !== undefined) this.skip();
+    });
+    after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+    it("outside any repository: git is not run, and its answer (none) is kept", () => {
+        const dir = path.join(tmp, "plain", "manifests");
+        fs.mkdirSync(dir, { recursive: true });
+        assert.strictEqual(surelyNoRepository(dir), true);
+        assert.strictEqual(gitTopLevel(dir), undefined);
+        assert.strictEqual(gitSays(dir), undefined);
+    });
+
+    it("in a repository and a folder of it, a linked worktree (a .git file) and through a symbolic link: git's answer", () => {
+        const repo = path.join(tmp, "repo");
+        fs.mkdirSync(path.join(repo, "apps", "a"), { recursive: true });
+        git(repo, "init", "-q");
+        git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "one");
+        const worktree = path.join(tmp, "worktree");
+        git(repo, "worktree", "add", "-q", worktree);
+        fs.mkdirSync(path.join(worktree, "deep"));
+        fs.symlinkSync(path.join(repo, "apps"), path.join(tmp, "link"));
+        for (const dir of [
+            repo,
+            path.join(repo, "apps", "a"),
+            worktree,
+            path.join(worktree, "deep"),
+            path.join(tmp, "link"),
+            path.join(tmp, "link", "a"),
+        ]) {
+            assert.strictEqual(surelyNoRepository(dir), false, dir);
+            assert.strictEqual(gitTopLevel(dir), gitSays(dir), dir);
+            assert.ok(gitTopLevel(dir), dir);
+        }
+    });
+
+    it("in a bare repository (no .git entry, but HEAD, objects, refs): left to git", () => {
+        const bare = path.join(tmp, "bare.git");
+        fs.mkdirSync(bare);
+        git(bare, "init", "-q", "--bare");
+        for (const dir of [bare, path.join(bare, "refs")]) {
+            assert.strictEqual(surelyNoRepository(dir), false, dir);
+            assert.strictEqual(gitTopLevel(dir), gitSays(dir), dir);
+        }
+    });
+
+    it("GIT_DIR and other variables that point git at a repository leave it to git; credential and transport ones do not", () => {
+        const dir = path.join(tmp, "plain");
+        fs.mkdirSync(dir, { recursive: true });
+        for (const name of [
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_COMMON_DIR",
+            "GIT_CEILING_DIRECTORIES",
+            "GIT_CONFIG_PARAMETERS",
+            "GIT_OBJECT_DIRECTORY",
+        ]) {
+            assert.strictEqual(surelyNoRepository(dir, { [name]: path.join(tmp, "repo", ".git") }), false, name);
+        }
+        for (const name of ["GIT_SSL_CAINFO", "GIT_TERMINAL_PROMPT", "GIT_SSH_COMMAND", "GIT_AUTHOR_NAME"]) {
+            assert.strictEqual(surelyNoRepository(dir, { [name]: "x" }), true, name);
+        }
+        // GIT_DIR makes git answer outside any repository's folders: its answer is what the root is.
+        const env = { ...process.env, GIT_DIR: path.join(tmp, "repo", ".git"), GIT_WORK_TREE: path.join(tmp, "repo") };
+        assert.ok(gitSays(dir, env));
+    });
+
+    it("a folder that does not exist: left to git (which cannot run there)", () => {
+        const dir = path.join(tmp, "missing");
+        assert.strictEqual(surelyNoRepository(dir), false);
+        assert.strictEqual(gitTopLevel(dir), undefined);
+    });
+});

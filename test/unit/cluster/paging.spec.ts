@@ -1,0 +1,139 @@
+/**
+ * Lists past the first page, through the client library as it answers (test/support/fake-cluster.ts): the
+ * cache's list, admission's fresh reads and audit see every Stack and Application of a kind that takes
+ * several pages, so a binding that gives the 501st Stack's account cluster-admin is found.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as path from "path";
+import { packConfig } from "../../../evaluation/pack-config";
+import { ClusterCache } from "../../../cluster/cache";
+import { judgeAdmission, judgeAdmissionFresh } from "../../../cluster/admission";
+import { WATCHED_KINDS } from "../../../cluster/kinds";
+import { auditSummaryLine, runAudit } from "../../../cli/audit";
+import { makeTempDir } from "../../../support/process";
+import { FakeCluster, offlineKubeConfig } from "../../support/fake-cluster";
+
+/** More than two pages of the cache's 500 objects. */
+const STACKS = 1234;
+const APPLICATIONS = 777;
+/** The Stack in the second page (the 501st by name) runs as `webapp`. */
+const TARGET = 500;
+
+const pad = (i: number) => String(i).padStart(4, "0");
+
+function stack(i: number): Record<string, unknown> {
+    return {
+        apiVersion: "pulumi.com/v1",
+        kind: "Stack",
+        metadata: { name: `stack-${pad(i)}`, namespace: "crowd" },
+        spec: {
+            serviceAccountName: i === TARGET ? "webapp" : `sa-${pad(i)}`,
+            stack: `org/app/s${pad(i)}`,
+            projectRepo: "https://github.com/org/app.git",
+            commit: "0123456789abcdef0123456789abcdef01234567",
+        },
+    };
+}
+
+function application(i: number): Record<string, unknown> {
+    return {
+        apiVersion: "argoproj.io/v1alpha1",
+        kind: "Application",
+        metadata: { name: `app-${pad(i)}`, namespace: "argocd" },
+        spec: {
+            project: "default",
+            source: { repoURL: "https://github.com/org/deploy.git", path: `apps/${pad(i)}`, targetRevision: "main" },
+            destination: { server: "https://kubernetes.default.svc", namespace: `dest-${pad(i)}` },
+        },
+    };
+}
+
+const webapp = { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "webapp", namespace: "crowd" } };
+const adminBinding = {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name: "webapp:cluster-admin" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+    subjects: [{ kind: "ServiceAccount", name: "webapp", namespace: "crowd" }],
+};
+const clusterAdmin = {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: "cluster-admin" },
+    rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }],
+};
+
+function crowd(): FakeCluster {
+    const f = new FakeCluster();
+    f.add(webapp, clusterAdmin);
+    for (let i = 0; i < STACKS; i++) f.add(stack(i));
+    for (let i = 0; i < APPLICATIONS; i++) f.add(application(i));
+    return f;
+}
+
+describe("cluster lists past the first page", function () {
+    this.timeout(120_000);
+    const config = packConfig();
+    let cache: ClusterCache | undefined;
+    afterEach(() => cache?.stop());
+
+    it("the cache lists every Stack and Application, page by page", async () => {
+        const fake = crowd();
+        cache = new ClusterCache(offlineKubeConfig(), { transport: fake.transport });
+        cache.start();
+        await cache.waitForSync(60_000);
+        assert.strictEqual(cache.size("Stack"), STACKS);
+        assert.strictEqual(cache.size("Application"), APPLICATIONS);
+        assert.ok(cache.get("Stack", "crowd", `stack-${pad(TARGET)}`), "the 501st Stack is cached");
+        assert.strictEqual(cache.applicationsFor(`dest-${pad(APPLICATIONS - 1)}`).length, 1);
+        const stackPages = fake.requests.filter((r) => r.startsWith("/apis/pulumi.com/v1/stacks?"));
+        assert.strictEqual(stackPages.length, Math.ceil(STACKS / 500), stackPages.join("\n"));
+        // The cache alone denies a binding that gives the 501st Stack's account cluster-admin.
+        const d = judgeAdmission({ operation: "CREATE", object: adminBinding }, cache, { config, warnOnly: false });
+        assert.strictEqual(d.allowed, false, "admitted");
+        assert.match(d.message!, new RegExp(`Stack/crowd/stack-${pad(TARGET)}`));
+    });
+
+    it("a fresh read lists every page: the binding is denied with an empty cache", async () => {
+        const fake = crowd();
+        cache = new ClusterCache(offlineKubeConfig(), { transport: fake.transport });
+        for (const k of WATCHED_KINDS) cache.seed(k.kind, []);
+        assert.strictEqual((await cache.listFresh("Stack", "crowd")).length, STACKS);
+        const d = await judgeAdmissionFresh(
+            { operation: "CREATE", object: adminBinding },
+            cache,
+            { config, warnOnly: false },
+            (kind, ns, name) => cache!.listFresh(kind, ns, name),
+        );
+        assert.strictEqual(d.allowed, false, "admitted");
+        assert.match(d.message!, new RegExp(`Stack/crowd/stack-${pad(TARGET)}`));
+    });
+
+    it("audit reads and judges every Stack: the 501st Stack's cluster-admin binding fails it", async () => {
+        const fake = crowd().add(adminBinding);
+        const dir = makeTempDir("paging-audit");
+        try {
+            const kubeconfig = path.join(dir, "kubeconfig");
+            fs.writeFileSync(kubeconfig, offlineKubeConfig().exportConfig());
+            const r = await runAudit(
+                { kubeconfig, failOnAdvisory: false, timeoutMs: 60_000 },
+                { transport: fake.transport },
+            );
+            assert.match(auditSummaryLine(r), new RegExp(`\\b${STACKS} Stack\\b`));
+            assert.match(auditSummaryLine(r), new RegExp(`\\b${APPLICATIONS} Application\\b`));
+            assert.strictEqual(r.subject.outcome, "fail");
+            assert.ok(
+                r.subject.findings.some(
+                    (f) =>
+                        f.policy === "pko-stack-no-cluster-admin" &&
+                        f.status === "blocking" &&
+                        f.message.includes(`Stack/crowd/stack-${pad(TARGET)}`),
+                ),
+                JSON.stringify(r.subject.findings.map((f) => `${f.policy}: ${f.message}`)),
+            );
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});

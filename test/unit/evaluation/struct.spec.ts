@@ -1,0 +1,128 @@
+/**
+ * evaluation/struct.ts gives what google-protobuf's `Struct.fromJavaScript(x).toJavaScript()` gives (the wire form the
+ * policy SDK reads back in `pulumi preview`): the same values, the same key order at every level, and an error
+ * exactly when google-protobuf throws one, on generated JSON and on the odd values hostile or programmatic input
+ * can hold (NaN, infinities, -0, `__proto__` and numeric keys, holes, undefined, bigints, functions).
+ */
+import * as assert from "assert";
+import fc from "fast-check";
+import { structRoundTrip } from "../../../evaluation/struct";
+
+const structPb = require("google-protobuf/google/protobuf/struct_pb");
+
+const RUNS = Number(process.env.PKO_GUARD_PROPERTY_RUNS ?? 10000);
+
+type Outcome = { value: unknown } | { error: string };
+
+function viaProtobuf(x: unknown): Outcome {
+    try {
+        return { value: structPb.Struct.fromJavaScript(x).toJavaScript() };
+    } catch (e) {
+        return { error: (e as Error).message };
+    }
+}
+
+function viaStruct(x: unknown): Outcome {
+    try {
+        return { value: structRoundTrip(x as Record<string, unknown>) };
+    } catch (e) {
+        return { error: (e as Error).message };
+    }
+}
+
+/** Every object's keys, in order, at every level (deepStrictEqual does not compare key order). */
+function shape(v: unknown): unknown {
+    if (v === null || typeof v !== "object") return typeof v;
+    if (Array.isArray(v)) return v.map(shape);
+    return Object.keys(v).map((k) => [k, shape((v as Record<string, unknown>)[k])]);
+}
+
+function same(x: unknown): void {
+    const a = viaProtobuf(x);
+    const b = viaStruct(x);
+    assert.deepStrictEqual(b, a);
+    if ("value" in a && "value" in b) assert.deepStrictEqual(shape(b.value), shape(a.value));
+}
+
+const key = fc.oneof(
+    fc.string(),
+    fc.constantFrom(
+        "__proto__",
+        "constructor",
+        "toString",
+        "hasOwnProperty",
+        "0",
+        "10",
+        "2",
+        "-1",
+        "1.5",
+        "",
+        "é",
+        "B",
+        "a",
+        "_",
+    ),
+);
+const odd = fc.constantFrom<unknown>(
+    NaN,
+    Infinity,
+    -Infinity,
+    -0,
+    0,
+    2 ** 53 + 2,
+    1e-320,
+    undefined,
+    10n,
+    () => 1,
+    Symbol("s"),
+);
+const value = fc.letrec((tie) => ({
+    v: fc.oneof(
+        { depthSize: "small", withCrossShrink: true },
+        fc.jsonValue({ maxDepth: 2 }),
+        odd,
+        tie("arr"),
+        tie("obj"),
+    ),
+    arr: fc.array(tie("v"), { maxLength: 5 }),
+    obj: fc.dictionary(key, tie("v"), { maxKeys: 6 }),
+}));
+
+describe("the wire Struct's round trip (evaluation/struct.ts) is google-protobuf's", () => {
+    it("on generated JSON objects, with odd values and keys", () => {
+        fc.assert(
+            fc.property(fc.dictionary(key, value.v, { maxKeys: 8 }), (x) => same(x)),
+            { numRuns: RUNS },
+        );
+    });
+
+    it("on plain JSON (the manifests' case): equal values, sorted keys, no error", () => {
+        fc.assert(
+            fc.property(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 4 })), (x) => {
+                same(x);
+                assert.ok("value" in viaStruct(x));
+            }),
+            { numRuns: RUNS },
+        );
+    });
+
+    it("on the cases named: holes, own __proto__ keys, inherited keys, arrays and primitives at the top", () => {
+        const holes = [1, , 3]; // eslint-disable-line no-sparse-arrays
+        const inherited = Object.assign(Object.create({ inherited: 1 }), { own: 2 });
+        for (const x of [
+            { a: holes },
+            JSON.parse('{"__proto__": {"polluted": 1}, "b": 1}'),
+            inherited,
+            { a: inherited },
+            [1, 2],
+            "ab",
+            null,
+            undefined,
+            3,
+            { a: [undefined] },
+            { a: { b: 10n } },
+            { a: new Date(0) },
+        ])
+            same(x);
+    });
+});

@@ -1,0 +1,100 @@
+import * as assert from "assert";
+import { policy } from "../../../policies/argocd-app-pko-sync-order";
+import {
+    ExpectedFinding,
+    TestResource,
+    assertFindings,
+    goodSpec,
+    runStackPolicy,
+    stackResource,
+} from "../../support/helpers";
+
+const wave = (w: string) => ({ annotations: { "argocd.argoproj.io/sync-wave": w } });
+const secret = (w?: string): TestResource => ({
+    type: "kubernetes:core/v1:Secret",
+    name: "tok",
+    props: { metadata: { name: "pulumi-access-token", namespace: "pulumi", ...(w ? wave(w) : {}) } },
+});
+const app = (prune: boolean, extra: Record<string, unknown> = {}): TestResource => ({
+    type: "kubernetes:argoproj.io/v1alpha1:Application",
+    name: "app",
+    props: {
+        metadata: { name: "app" },
+        spec: { destination: { namespace: "pulumi" }, syncPolicy: { automated: { prune } }, ...extra },
+    },
+});
+
+/** The one (advisory) finding, on `resource`. */
+const one = (resource: string, message: RegExp): ExpectedFinding[] => [
+    { policy: policy.name, level: "advisory", resource, message },
+];
+const prunes = one("app", /auto-prunes .*Stack "s"/);
+
+describe("argocd-app-pko-sync-order", () => {
+    it("does nothing when Argo CD is not in use", () => {
+        assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec()), secret()]), []);
+    });
+    it("flags a Stack synced before its Secret, passes one synced after", () => {
+        assertFindings(
+            runStackPolicy(policy, [stackResource("s", goodSpec(), wave("1")), secret("2")]),
+            one("s", /is in sync wave 1 but its Secret "pulumi-access-token" is in wave 2/),
+        );
+        assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("2")), secret("1")]), []);
+        assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("1")), secret("1")]), []);
+    });
+    it("flags an auto-pruning Application that manages a destroyable production Stack", () => {
+        const prod = stackResource("s", goodSpec({ destroyOnFinalize: true }));
+        assertFindings(runStackPolicy(policy, [prod, app(true)]), prunes);
+        assert.deepStrictEqual(runStackPolicy(policy, [prod, app(false)]), []);
+        const dev = stackResource("s", goodSpec({ stack: "a/b/dev", destroyOnFinalize: true }));
+        assert.deepStrictEqual(runStackPolicy(policy, [dev, app(true)]), []);
+    });
+    it("sees a patch that sets destroyOnFinalize on a production Stack the Application prunes", () => {
+        const prod = stackResource("s", goodSpec());
+        const patch = {
+            type: "kubernetes:pulumi.com/v1:StackPatch",
+            name: "s-patch",
+            props: {
+                apiVersion: "pulumi.com/v1",
+                kind: "Stack",
+                metadata: { name: "s", namespace: "pulumi" },
+                spec: { destroyOnFinalize: true },
+            },
+        };
+        assert.deepStrictEqual(runStackPolicy(policy, [prod, app(true)]), []);
+        const m = runStackPolicy(policy, [prod, patch, app(true)]);
+        assertFindings(m, one("app", /auto-prunes .*production StackPatch "s-patch" of Stack "s"/));
+    });
+    it("uses the pack-wide production settings (pko-guard-production)", () => {
+        const live = stackResource("s", goodSpec({ stack: "a/b/live", destroyOnFinalize: true }));
+        assert.deepStrictEqual(runStackPolicy(policy, [live, app(true)]), []);
+        assertFindings(runStackPolicy(policy, [live, app(true)], {}, { productionStackPatterns: ["/live$"] }), prunes);
+    });
+    it("links Applications by tracking label before namespace", () => {
+        const tracked = stackResource("s", goodSpec({ destroyOnFinalize: true }), {
+            labels: { "app.kubernetes.io/instance": "other-app" },
+        });
+        assert.deepStrictEqual(runStackPolicy(policy, [tracked, app(true)]), []);
+    });
+    it("links Applications by spec.source.path to the Stack's source-path annotation, before namespace", () => {
+        const at = (file: string) => ({ annotations: { "pko-guard/source-path": file } });
+        const prod = stackResource("s", goodSpec({ destroyOnFinalize: true }), at("manifests/production/stack.yaml"));
+        const syncs = (p: string) => app(true, { source: { path: p } });
+        assertFindings(runStackPolicy(policy, [prod, syncs("manifests/production")]), prunes);
+        assertFindings(runStackPolicy(policy, [prod, syncs("./manifests/production/")]), prunes);
+        assert.deepStrictEqual(runStackPolicy(policy, [prod, syncs("manifests/staging")]), []);
+        assert.deepStrictEqual(runStackPolicy(policy, [prod, syncs("manifests/prod")]), []);
+        assertFindings(
+            runStackPolicy(policy, [prod, app(true, { sources: [{ path: "charts" }, { path: "manifests" }] })]),
+            prunes,
+        );
+        // Without a source path on the Stack (a program's resource), the namespace decides, as before.
+        assertFindings(
+            runStackPolicy(policy, [
+                stackResource("s", goodSpec({ destroyOnFinalize: true })),
+                syncs("manifests/staging"),
+            ]),
+            prunes,
+        );
+    });
+});

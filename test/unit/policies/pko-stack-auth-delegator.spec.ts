@@ -1,0 +1,73 @@
+import * as assert from "assert";
+import { policy } from "../../../policies/pko-stack-auth-delegator";
+import {
+    ExpectedFinding,
+    TestResource,
+    UNKNOWN_WIRE,
+    assertFindings,
+    goodSpec,
+    runStackPolicy,
+    stackResource,
+} from "../../support/helpers";
+
+const delegator = (subjects: unknown): TestResource => ({
+    type: "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+    name: "d",
+    props: { metadata: { name: "d" }, roleRef: { kind: "ClusterRole", name: "system:auth-delegator" }, subjects },
+});
+const stack = stackResource("app", goodSpec({ serviceAccountName: "deployer" }));
+/** The one (advisory) finding on Stack "app". */
+const onApp = (message: RegExp): ExpectedFinding[] => [
+    { policy: policy.name, level: "advisory", resource: "app", message },
+];
+
+describe("pko-stack-auth-delegator", () => {
+    it("passes when the Stack's account has the binding (or may have it)", () => {
+        assert.deepStrictEqual(
+            runStackPolicy(policy, [
+                stack,
+                delegator([{ kind: "ServiceAccount", name: "deployer", namespace: "pulumi" }]),
+            ]),
+            [],
+        );
+        assert.deepStrictEqual(runStackPolicy(policy, [stack, delegator(UNKNOWN_WIRE)]), []);
+    });
+    it("reports each v1 Stack whose account lacks it, on the Stack", () => {
+        const r = runStackPolicy(policy, [
+            stack,
+            delegator([{ kind: "ServiceAccount", name: "other", namespace: "pulumi" }]),
+        ]);
+        assertFindings(r, onApp(/ServiceAccount pulumi\/deployer/));
+        assert.match(r[0].urn!, /Stack::app$/);
+    });
+    it("skips v1alpha1 (PKO v1) Stacks", () => {
+        const old = stackResource("old", goodSpec(), {}, "kubernetes:pulumi.com/v1alpha1:Stack");
+        assert.deepStrictEqual(runStackPolicy(policy, [old]), []);
+    });
+    it("counts a patch that adds the account to a delegator binding, judged merged", () => {
+        const other = delegator([{ kind: "ServiceAccount", name: "other", namespace: "pulumi" }]);
+        const patch = (subjects: unknown): TestResource => ({
+            type: "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBindingPatch",
+            name: "p",
+            props: { metadata: { name: "d" }, subjects },
+        });
+        assert.deepStrictEqual(
+            runStackPolicy(policy, [
+                stack,
+                other,
+                patch([{ kind: "ServiceAccount", name: "deployer", namespace: "pulumi" }]),
+            ]),
+            [],
+        );
+        assertFindings(
+            runStackPolicy(policy, [stack, other, patch([{ kind: "ServiceAccount", name: "x", namespace: "pulumi" }])]),
+            onApp(/ServiceAccount pulumi\/deployer/),
+        );
+    });
+    it("takes a delegator subject whose name is not resolved yet as possibly the Stack's (advisory: no noise)", () => {
+        assert.deepStrictEqual(
+            runStackPolicy(policy, [stack, delegator([{ kind: "ServiceAccount", namespace: "pulumi" }])]),
+            [],
+        );
+    });
+});

@@ -1,0 +1,103 @@
+/**
+ * The terminal output of many findings (reports/table.ts renderFindings) wraps each message and shows each
+ * file once a rendering, for the findings that share them: the output must be each finding's block as it is
+ * rendered alone, in order, whatever the findings share (messages, files, absolute or relative to the current
+ * folder, or outside it).
+ */
+import * as assert from "assert";
+import fc from "fast-check";
+import * as path from "path";
+import { Finding } from "../../../evaluation/rows";
+import { ProjectSubject } from "../../../reports/subject";
+import { renderFindings, wrap, wrapWords } from "../../../reports/table";
+
+function subject(findings: Finding[]): ProjectSubject {
+    return {
+        kind: "project",
+        name: "manifests",
+        stack: "",
+        description: "",
+        programFile: "",
+        findings,
+        outcome: findings.length > 0 ? "fail" : "pass",
+        durationMs: 0,
+    };
+}
+
+/** The lines of a rendering without its summary line. */
+function blocks(out: string): string {
+    return out.split("\n").slice(0, -2).join("\n");
+}
+
+describe("the terminal output of findings that share messages and files", () => {
+    it("wraps any text as its words filled into lines (single-spaced text or not)", () => {
+        const part = fc.constantFrom(
+            "a",
+            "bb",
+            "word",
+            "spec.envRefs.PULUMI_ACCESS_TOKEN",
+            "x".repeat(30),
+            " ",
+            " ",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\u00a0",
+            "\u3000",
+        );
+        fc.assert(
+            fc.property(
+                fc.array(part, { maxLength: 40 }),
+                fc.integer({ min: 1, max: 60 }),
+                fc.constantFrom("", "  ", "    "),
+                (parts, width, indent) => {
+                    const text = parts.join("");
+                    assert.deepStrictEqual(
+                        wrap(text, width, indent),
+                        wrapWords(text, width, indent),
+                        JSON.stringify([text, width, indent]),
+                    );
+                },
+            ),
+            { numRuns: 3000 },
+        );
+        assert.deepStrictEqual(wrap("one two three", 9, "  "), ["  one two", "  three"]);
+        assert.deepStrictEqual(wrap(" one  two\tthree\n", 9, "  "), ["  one two", "  three"]);
+    });
+
+    it("is each finding's block as rendered alone, in order", () => {
+        const long =
+            "spec.envRefs.PULUMI_ACCESS_TOKEN (a credential) is a Literal: the credential would sit in plaintext in the Stack manifest; reference a Kubernetes Secret instead.";
+        const files = [
+            path.join(process.cwd(), "manifests", "a.yaml"),
+            path.join(path.dirname(process.cwd()), "elsewhere", "a.yaml"),
+            "other/a.yaml",
+            undefined,
+        ];
+        const messages = [long, "short message", `${long} (and more)`, long.replace(/ /g, "  ")];
+        const findings: Finding[] = [];
+        for (let i = 0; i < 24; i++) {
+            const file = files[i % files.length];
+            findings.push({
+                policy: i % 3 === 0 ? "pko-stack-credentials-from-secrets" : "pko-stack-destroy-on-finalize",
+                resource: `Stack/team/app-${i}`,
+                urn: `urn:pulumi:check::manifests::kubernetes:pulumi.com/v1:Stack::Stack/team/app-${i}`,
+                type: "kubernetes:pulumi.com/v1:Stack",
+                level: i % 2 === 0 ? "mandatory" : "advisory",
+                status: i % 2 === 0 ? "blocking" : "advisory",
+                message: messages[(i * 7) % messages.length],
+                ...(file ? { file, line: i + 1, column: 3 } : {}),
+            });
+        }
+        for (const width of [60, 120]) {
+            const together = blocks(renderFindings(subject(findings), width, "summary"));
+            const ordered = [
+                ...findings.filter((f) => f.status === "blocking"),
+                ...findings.filter((f) => f.status === "advisory"),
+            ];
+            const alone = ordered.map((f) => blocks(renderFindings(subject([f]), width, "summary"))).join("\n");
+            assert.strictEqual(together, alone, `width ${width}`);
+        }
+    });
+});
