@@ -89,7 +89,7 @@ function subject(program: string): ProjectSubject {
 
 /** Renders SARIF in a separate process whose working directory is `cwd` (the compiled reports, as users run them). */
 function sarifFrom(cwd: string, s: ProjectSubject): any {
-    const script = `process.stdout.write(require(${JSON.stringify(path.join(REPO_ROOT, "bin", "cli", "reports", "sarif.js"))}).renderSarif([JSON.parse(process.argv[1])]))`;
+    const script = `process.stdout.write(require(${JSON.stringify(path.join(REPO_ROOT, "bin", "reports", "sarif.js"))}).renderSarif([JSON.parse(process.argv[1])]))`;
     const r = spawnSync(process.execPath, ["-e", script, JSON.stringify(s)], { cwd, encoding: "utf8" });
     assert.strictEqual(r.status, 0, r.stderr);
     return JSON.parse(r.stdout);
