@@ -3,7 +3,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { PolicyPack } from "@pulumi/policy";
-import { policies } from "./policies";
+import { buildPolicies } from "./policies";
 
 // @pulumi/policy reads the pack's version from `package.json` in the current directory, and a host may
 // start the pack from the user's project folder: work from the folder of the pack's own package.json
@@ -17,4 +17,5 @@ function packHome(start: string): string | undefined {
 const home = packHome(__dirname);
 if (home && home !== process.cwd()) process.chdir(home);
 
-new PolicyPack("pko-guard", { policies });
+// The pack's policies, built here with their settings channel: the settings policy first, then every rule.
+new PolicyPack("pko-guard", { policies: buildPolicies() });

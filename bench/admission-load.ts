@@ -19,93 +19,13 @@ import * as v8 from "v8";
 import * as vm from "vm";
 import { spawn } from "child_process";
 import * as k8s from "@kubernetes/client-node";
-import { ClusterCache } from "../cluster/cache";
-import { KObject, WATCHED_KINDS } from "../cluster/kinds";
-import { startWebhook } from "../cli/webhook";
+import { KObject } from "../cluster/kinds";
+import { WebhookOptions, startWebhook } from "../cli/webhook";
 import { makeCa, issueCert } from "../harness/certs";
 import { installPkoCrds, missingClusterBinaries, startApiServer } from "../harness/apiserver";
-import { objectClient } from "../cluster/client";
 import { makeTempDir } from "../support/process";
 import { PartOutput } from "./types";
-
-/** A cluster of `n` objects: per namespace 2 Stacks, their account, a Secret, a Role and RoleBinding; a ClusterRoleBinding per 10. */
-export function syntheticCluster(n: number): KObject[] {
-    const out: KObject[] = [];
-    for (let i = 0; out.length < n; i++) {
-        const ns = `team-${i}`;
-        const sa = `deployer`;
-        out.push({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace: ns } });
-        out.push({
-            apiVersion: "v1",
-            kind: "Secret",
-            metadata: { name: "pulumi-api-secret", namespace: ns },
-            type: "Opaque",
-            data: { accessToken: "" },
-        });
-        out.push({
-            apiVersion: "rbac.authorization.k8s.io/v1",
-            kind: "Role",
-            metadata: { name: "deployer", namespace: ns },
-            rules: [{ apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list", "create", "update"] }],
-        });
-        out.push({
-            apiVersion: "rbac.authorization.k8s.io/v1",
-            kind: "RoleBinding",
-            metadata: { name: "deployer", namespace: ns },
-            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "deployer" },
-            subjects: [{ kind: "ServiceAccount", name: sa, namespace: ns }],
-        });
-        for (const env of ["dev", "staging"]) out.push(stackObject(ns, `app-${env}`, sa, env));
-        if (i % 10 === 0) {
-            out.push({
-                apiVersion: "rbac.authorization.k8s.io/v1",
-                kind: "ClusterRoleBinding",
-                metadata: { name: `${ns}:auth-delegator` },
-                roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:auth-delegator" },
-                subjects: [{ kind: "ServiceAccount", name: sa, namespace: ns }],
-            });
-        }
-    }
-    return out.slice(0, n);
-}
-
-function stackObject(ns: string, name: string, sa: string, env: string): KObject {
-    return {
-        apiVersion: "pulumi.com/v1",
-        kind: "Stack",
-        metadata: { name, namespace: ns },
-        spec: {
-            serviceAccountName: sa,
-            stack: `org/${ns}/${env}`,
-            projectRepo: "https://github.com/org/app.git",
-            branch: "main",
-            envRefs: {
-                PULUMI_ACCESS_TOKEN: { type: "Secret", secret: { name: "pulumi-api-secret", key: "accessToken" } },
-            },
-        },
-    };
-}
-
-function offlineKubeConfig(): k8s.KubeConfig {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromOptions({
-        clusters: [{ name: "none", server: "https://127.0.0.1:1" }],
-        users: [{ name: "u" }],
-        contexts: [{ name: "c", cluster: "none", user: "u" }],
-        currentContext: "c",
-    });
-    return kc;
-}
-
-export function seededCache(objects: KObject[]): ClusterCache {
-    const c = new ClusterCache(offlineKubeConfig());
-    for (const k of WATCHED_KINDS)
-        c.seed(
-            k.kind,
-            objects.filter((o) => o.kind === k.kind),
-        );
-    return c;
-}
+import { populate, reviewBodies, seededCache, syntheticCluster } from "./synthetic-cluster";
 
 const gc: () => void = (() => {
     v8.setFlagsFromString("--expose-gc");
@@ -160,34 +80,6 @@ tick();
 
 function percentile(sorted: number[], p: number): number {
     return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-/** Creates the namespaces of `objects` and then the objects, `parallel` requests at a time. */
-export async function populate(kc: k8s.KubeConfig, objects: KObject[], parallel = 16): Promise<void> {
-    const { api, close } = objectClient(kc, parallel);
-    const namespaces = [
-        ...new Set(
-            objects
-                .map((o) => (o.metadata ?? {}).namespace)
-                .filter((n): n is string => typeof n === "string" && n !== ""),
-        ),
-    ];
-    const createAll = async (items: KObject[]) => {
-        let next = 0;
-        const one = async (): Promise<void> => {
-            while (next < items.length) {
-                const o = items[next++];
-                await api.create(o as k8s.KubernetesObject);
-            }
-        };
-        await Promise.all(Array.from({ length: parallel }, one));
-    };
-    try {
-        await createAll(namespaces.map((name) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } })));
-        await createAll(objects);
-    } finally {
-        close();
-    }
 }
 
 interface RunFigures {
@@ -275,36 +167,6 @@ export async function measureRates(
     return out;
 }
 
-/** AdmissionReviews updating existing Stacks of 200 namespaces (half of them production-shaped, so denied). */
-export function reviewBodies(cluster: KObject[]): string[] {
-    const stacks = cluster.filter((o) => o.kind === "Stack").slice(0, 400);
-    return stacks.map((s, i) => {
-        const object =
-            i % 2 === 0
-                ? s
-                : {
-                      ...s,
-                      spec: {
-                          ...(s.spec as object),
-                          stack: `org/${(s.metadata as { namespace: string }).namespace}/production`,
-                      },
-                  };
-        return JSON.stringify({
-            apiVersion: "admission.k8s.io/v1",
-            kind: "AdmissionReview",
-            request: {
-                uid: `u${i}`,
-                kind: { group: "pulumi.com", version: "v1", kind: "Stack" },
-                operation: "UPDATE",
-                namespace: (s.metadata as { namespace: string }).namespace,
-                name: (s.metadata as { name: string }).name,
-                object,
-                oldObject: s,
-            },
-        });
-    });
-}
-
 export async function admissionBenchmarks(line: (s: string) => void): Promise<PartOutput> {
     const out: Record<string, unknown> = {};
     const dir = makeTempDir("bench-admission");
@@ -326,33 +188,8 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
         line(
             "== admission as deployed: webhook + real API server holding 10,000 objects (cache by list/watch, each review reads fresh what can change its verdict)",
         );
-        const server = await startApiServer();
-        try {
-            await installPkoCrds(server);
-            const kc = new k8s.KubeConfig();
-            kc.loadFromFile(server.kubeconfig);
-            const t0 = Date.now();
-            await populate(kc, cluster);
-            line(
-                `  created ${cluster.length.toLocaleString("en")} objects in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
-            );
-            const hook = await startWebhook(options, { kc });
-            try {
-                await hook.cache.waitForSync(300_000);
-                deployed = await measureRates(hook.port, caPem, bodies, "as deployed", line, server.pids);
-                const lists = /pko_guard_fresh_lists_total (\d+)/.exec(await hook.metrics.metrics());
-                const answered = Object.values(deployed).reduce((n, f) => n + f.requests, 0);
-                if (lists)
-                    line(
-                        `  fresh lists sent to the API server: ${lists[1]} for ${answered} measured reviews and the warm-up (concurrent reviews share reads)`,
-                    );
-                line(`  ${target}`);
-            } finally {
-                await hook.close();
-            }
-        } finally {
-            await server.stop();
-        }
+        deployed = await asDeployed(cluster, bodies, options, caPem, line);
+        line(`  ${target}`);
         out.deployed = deployed;
     }
 
@@ -365,23 +202,7 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
     }
 
     line("== cluster cache memory (heap growth after a full GC; Secrets hold key names only)");
-    for (const n of [10_000, 100_000]) {
-        const objects = syntheticCluster(n);
-        const base = heapMb();
-        const c = seededCache(objects);
-        const held = heapMb() - base;
-        // The objects the cache was seeded from are the only other copy alive; measure without them too.
-        objects.length = 0;
-        const alone = heapMb() - base;
-        out[`memory${n}`] = {
-            objects: c.size(),
-            heapMb: Math.round(alone * 10) / 10,
-            bytesPerObject: Math.round((alone * 1024 * 1024) / c.size()),
-        };
-        line(
-            `  ${n.toLocaleString("en")} objects: ${alone.toFixed(1)} MB of heap (${Math.round((alone * 1024 * 1024) / c.size())} bytes an object; ${held.toFixed(1)} MB with the seed list alive)`,
-        );
-    }
+    for (const n of [10_000, 100_000]) out[`memory${n}`] = cacheMemory(n, line);
     const p99 = deployed?.rate200?.p99Ms ?? null;
     return {
         data: out,
@@ -394,5 +215,62 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
                 ...(note ? { note } : {}),
             },
         ],
+    };
+}
+
+/**
+ * The webhook as deployed: a real API server holding `cluster`, the webhook's cache synced from it by list and
+ * watch, every review reading fresh what can change its verdict; its latencies at each request rate.
+ */
+async function asDeployed(
+    cluster: KObject[],
+    bodies: string[],
+    options: WebhookOptions,
+    caPem: string,
+    line: (s: string) => void,
+): Promise<Record<string, RunFigures>> {
+    const server = await startApiServer();
+    try {
+        await installPkoCrds(server);
+        const kc = new k8s.KubeConfig();
+        kc.loadFromFile(server.kubeconfig);
+        const t0 = Date.now();
+        await populate(kc, cluster);
+        line(`  created ${cluster.length.toLocaleString("en")} objects in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        const hook = await startWebhook(options, { kc });
+        try {
+            await hook.cache.waitForSync(300_000);
+            const deployed = await measureRates(hook.port, caPem, bodies, "as deployed", line, server.pids);
+            const lists = /pko_guard_fresh_lists_total (\d+)/.exec(await hook.metrics.metrics());
+            const answered = Object.values(deployed).reduce((n, f) => n + f.requests, 0);
+            if (lists)
+                line(
+                    `  fresh lists sent to the API server: ${lists[1]} for ${answered} measured reviews and the warm-up (concurrent reviews share reads)`,
+                );
+            return deployed;
+        } finally {
+            await hook.close();
+        }
+    } finally {
+        await server.stop();
+    }
+}
+
+/** The heap a seeded cache of `n` synthetic objects holds, after a full GC (without and with its seed list). */
+function cacheMemory(n: number, line: (s: string) => void): Record<string, number> {
+    const objects = syntheticCluster(n);
+    const base = heapMb();
+    const c = seededCache(objects);
+    const held = heapMb() - base;
+    // The objects the cache was seeded from are the only other copy alive; measure without them too.
+    objects.length = 0;
+    const alone = heapMb() - base;
+    line(
+        `  ${n.toLocaleString("en")} objects: ${alone.toFixed(1)} MB of heap (${Math.round((alone * 1024 * 1024) / c.size())} bytes an object; ${held.toFixed(1)} MB with the seed list alive)`,
+    );
+    return {
+        objects: c.size(),
+        heapMb: Math.round(alone * 10) / 10,
+        bytesPerObject: Math.round((alone * 1024 * 1024) / c.size()),
     };
 }

@@ -14,6 +14,7 @@ import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
 import { CLI_ENTRY, REPO_ROOT } from "../support/paths";
+import { CLUSTER_SCOPED_KINDS } from "../support/kube-kinds";
 import { CORE_RULES, writeRepository } from "./peers/peer-manifests";
 import { UNMARKED, median } from "./figures";
 import { Figure, PartOutput } from "./types";
@@ -112,8 +113,6 @@ function conftest(bin: string): Tool {
     };
 }
 
-const CLUSTER_SCOPED = new Set(["ClusterRoleBinding", "ClusterRole", "Namespace"]);
-
 function kyverno(bin: string): Tool {
     return {
         name: "kyverno",
@@ -147,7 +146,7 @@ function kyverno(bin: string): Tool {
                     // The CLI gives cluster-scoped objects the namespace "default"; the others' identities have none.
                     for (const o of res.resources ?? [])
                         found.add(
-                            `${res.rule}|${o.kind}/${CLUSTER_SCOPED.has(o.kind) ? "" : (o.namespace ?? "")}/${o.name}`,
+                            `${res.rule}|${o.kind}/${CLUSTER_SCOPED_KINDS.has(o.kind) ? "" : (o.namespace ?? "")}/${o.name}`,
                         );
                 }
             }
@@ -173,19 +172,8 @@ function difference(a: Findings, b: Findings): string[] {
 
 export async function peers(line: (s: string) => void): Promise<PartOutput> {
     line("== peers on generated manifest repositories (four core Stack rules)");
-    const tools: Tool[] = [pkoGuard];
     const skipped: Record<string, string> = {};
-    for (const [name, make] of [
-        ["conftest", conftest],
-        ["kyverno", kyverno],
-    ] as const) {
-        const bin = path.join(PEERS_DIR, name);
-        if (fs.existsSync(bin)) tools.push(make(bin));
-        else {
-            skipped[name] = "not built";
-            line(`  ${name}: not built, skipped (build it with: bash bench/peers/build.sh ${name})`);
-        }
-    }
+    const tools = builtTools(line, skipped);
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-peers-"));
     try {
         // The repositories are git work trees, as manifests repositories are: `check` asks git for the repository
@@ -194,83 +182,14 @@ export async function peers(line: (s: string) => void): Promise<PartOutput> {
         const init = spawnSync("git", ["init", "-q", tmp], { encoding: "utf8" });
         if (init.status !== 0)
             throw new Error(`git init failed: ${(init.stderr || String(init.error)).trim().split("\n")[0]}`);
-        // Same work first: every tool must report the same findings on a small repository.
-        const small = path.join(tmp, "small");
-        writeRepository(small, 100);
-        const reference = await pkoGuard.run(small);
-        const agree: Record<string, boolean> = {};
-        for (const t of tools.slice(1)) {
-            let found: Findings;
-            try {
-                found = await t.run(small);
-            } catch (e) {
-                line(`  ${t.name}: could not run (${(e as Error).message}), skipped`);
-                skipped[t.name] = (e as Error).message;
-                agree[t.name] = false;
-                continue;
-            }
-            const missing = difference(reference, found);
-            const extra = difference(found, reference);
-            agree[t.name] = missing.length === 0 && extra.length === 0;
-            line(
-                agree[t.name]
-                    ? `  ${t.name}: same ${reference.size} findings as pko-guard on 100 objects`
-                    : `  ${t.name}: DIFFERS from pko-guard on 100 objects (missing ${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", ..." : ""}; extra ${extra.slice(0, 3).join(", ")}${extra.length > 3 ? ", ..." : ""}); its timing compares different work`,
-            );
-        }
+        const agree = await agreement(tools, tmp, line, skipped);
         const timed = [...tools.filter((t) => !skipped[t.name]), pkoGuardOneThread];
         const rows: Record<string, Record<string, number>> = {};
         // Runs alternate tool by tool, in an order that rotates, so that a machine that drifts slows every tool
         // alike; each tool's figure is the median of its runs: 7 at 1k objects (a run is a fraction of a second, and
         // two runs of the same command differed by a fifth), 3 at 10k, one at 100k (tens of seconds a tool, where
         // one run's noise is small).
-        for (const n of [1000, 10000, 100000]) {
-            const repo = path.join(tmp, `repo-${n}`);
-            writeRepository(repo, n);
-            rows[n] = {};
-            const last: Record<string, Findings> = {};
-            const times: Record<string, number[]> = {};
-            const failed = new Set<string>();
-            for (let i = 0; i < PEER_RUNS(n); i++) {
-                // Each run starts the rotation one tool later: a run right after the Kyverno CLI's (which takes and
-                // frees a lot of memory) was measured a quarter slower, so no tool may always be the one after it.
-                for (const t of timed.map((_, k) => timed[(k + i) % timed.length])) {
-                    if (failed.has(t.name)) continue;
-                    try {
-                        const t0 = performance.now();
-                        last[t.name] = await t.run(repo);
-                        (times[t.name] ??= []).push(performance.now() - t0);
-                    } catch (e) {
-                        failed.add(t.name);
-                        line(`  ${t.name}: failed on ${n} objects (${(e as Error).message}), not timed`);
-                    }
-                }
-            }
-            for (const t of timed) if (!failed.has(t.name) && times[t.name]) rows[n][t.name] = median(times[t.name]);
-            const own = rows[n]["pko-guard"];
-            pkoGuard.probeThreads(repo);
-            const threads = pkoGuard.used[`repo-${n}`];
-            const one = last[pkoGuardOneThread.name];
-            const same =
-                one !== undefined &&
-                last[pkoGuard.name] !== undefined &&
-                difference(one, last[pkoGuard.name]).length === 0 &&
-                difference(last[pkoGuard.name], one).length === 0;
-            if (threads !== undefined)
-                line(
-                    `  ${String(n).padStart(6)} objects: pko-guard ran on ${threads} thread(s)${same ? "; on 1 thread, the same findings" : "; on 1 thread, DIFFERENT findings"}`,
-                );
-            line(
-                `  ${String(n).padStart(6)} objects: ` +
-                    timed
-                        .filter((t) => rows[n][t.name] !== undefined)
-                        .map(
-                            (t) =>
-                                `${t.name} ${rows[n][t.name].toFixed(0)} ms${t === pkoGuard ? "" : ` (x${(rows[n][t.name] / own).toFixed(2)} pko-guard)`}`,
-                        )
-                        .join(", "),
-            );
-        }
+        for (const n of [1000, 10000, 100000]) rows[n] = await timeAtSize(n, timed, tmp, line);
         return {
             data: {
                 agree,
@@ -284,6 +203,111 @@ export async function peers(line: (s: string) => void): Promise<PartOutput> {
     } finally {
         fs.rmSync(tmp, { recursive: true, force: true });
     }
+}
+
+/** pko-guard, then each peer that is built (the others named in `skipped`). */
+function builtTools(line: (s: string) => void, skipped: Record<string, string>): Tool[] {
+    const tools: Tool[] = [pkoGuard];
+    for (const [name, make] of [
+        ["conftest", conftest],
+        ["kyverno", kyverno],
+    ] as const) {
+        const bin = path.join(PEERS_DIR, name);
+        if (fs.existsSync(bin)) tools.push(make(bin));
+        else {
+            skipped[name] = "not built";
+            line(`  ${name}: not built, skipped (build it with: bash bench/peers/build.sh ${name})`);
+        }
+    }
+    return tools;
+}
+
+/** Same work first: whether each peer reports pko-guard's findings on a small repository (one that cannot run is skipped). */
+async function agreement(
+    tools: Tool[],
+    tmp: string,
+    line: (s: string) => void,
+    skipped: Record<string, string>,
+): Promise<Record<string, boolean>> {
+    const small = path.join(tmp, "small");
+    writeRepository(small, 100);
+    const reference = await pkoGuard.run(small);
+    const agree: Record<string, boolean> = {};
+    for (const t of tools.slice(1)) {
+        let found: Findings;
+        try {
+            found = await t.run(small);
+        } catch (e) {
+            line(`  ${t.name}: could not run (${(e as Error).message}), skipped`);
+            skipped[t.name] = (e as Error).message;
+            agree[t.name] = false;
+            continue;
+        }
+        const missing = difference(reference, found);
+        const extra = difference(found, reference);
+        agree[t.name] = missing.length === 0 && extra.length === 0;
+        line(
+            agree[t.name]
+                ? `  ${t.name}: same ${reference.size} findings as pko-guard on 100 objects`
+                : `  ${t.name}: DIFFERS from pko-guard on 100 objects (missing ${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", ..." : ""}; extra ${extra.slice(0, 3).join(", ")}${extra.length > 3 ? ", ..." : ""}); its timing compares different work`,
+        );
+    }
+    return agree;
+}
+
+/** Each tool's median time on a repository of `n` objects, the runs interleaved (a tool that fails is not timed). */
+async function timeAtSize(
+    n: number,
+    timed: Tool[],
+    tmp: string,
+    line: (s: string) => void,
+): Promise<Record<string, number>> {
+    const repo = path.join(tmp, `repo-${n}`);
+    writeRepository(repo, n);
+    const row: Record<string, number> = {};
+    const last: Record<string, Findings> = {};
+    const times: Record<string, number[]> = {};
+    const failed = new Set<string>();
+    for (let i = 0; i < PEER_RUNS(n); i++) {
+        // Each run starts the rotation one tool later: a run right after the Kyverno CLI's (which takes and
+        // frees a lot of memory) was measured a quarter slower, so no tool may always be the one after it.
+        for (const t of timed.map((_, k) => timed[(k + i) % timed.length])) {
+            if (failed.has(t.name)) continue;
+            try {
+                const t0 = performance.now();
+                last[t.name] = await t.run(repo);
+                (times[t.name] ??= []).push(performance.now() - t0);
+            } catch (e) {
+                failed.add(t.name);
+                line(`  ${t.name}: failed on ${n} objects (${(e as Error).message}), not timed`);
+            }
+        }
+    }
+    for (const t of timed) if (!failed.has(t.name) && times[t.name]) row[t.name] = median(times[t.name]);
+    const own = row["pko-guard"];
+    pkoGuard.probeThreads(repo);
+    const threads = pkoGuard.used[`repo-${n}`];
+    const one = last[pkoGuardOneThread.name];
+    const same =
+        one !== undefined &&
+        last[pkoGuard.name] !== undefined &&
+        difference(one, last[pkoGuard.name]).length === 0 &&
+        difference(last[pkoGuard.name], one).length === 0;
+    if (threads !== undefined)
+        line(
+            `  ${String(n).padStart(6)} objects: pko-guard ran on ${threads} thread(s)${same ? "; on 1 thread, the same findings" : "; on 1 thread, DIFFERENT findings"}`,
+        );
+    line(
+        `  ${String(n).padStart(6)} objects: ` +
+            timed
+                .filter((t) => row[t.name] !== undefined)
+                .map(
+                    (t) =>
+                        `${t.name} ${row[t.name].toFixed(0)} ms${t === pkoGuard ? "" : ` (x${(row[t.name] / own).toFixed(2)} pko-guard)`}`,
+                )
+                .join(", "),
+    );
+    return row;
 }
 
 /**

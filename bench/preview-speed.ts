@@ -13,135 +13,17 @@ import { Fixture } from "../harness/expect";
 import { prepareFixtureStack } from "../harness/legs/real";
 import { previewWithPack } from "../engine/pulumi-cli";
 import { exec } from "../support/process";
-import { PACK_DIR, PACK_ENTRY, PLAIN_PACK_ENTRY, REPO_ROOT } from "../support/paths";
+import { PACK_DIR, PACK_ENTRY, REPO_ROOT } from "../support/paths";
 import { loadFixtures, runFixtures } from "../harness/runner";
 import { Toolchain, findToolchain } from "../support/toolchain";
 import { policies } from "../policies/index";
 import { RUN_POLICY_PACK, startAndAsk } from "../harness/pack-start";
 import { Figure, PartOutput } from "./types";
-import { policyHooks } from "./analyzer-path";
 import { median } from "./figures";
+import { AWSGUARD_VERSION, awsguardPack, comparisonPack, todayPackDir } from "./comparison-packs";
 
 const ROUNDS = 5;
 const ENGINE = "127.0.0.1:1"; // run-policy-pack's engine argument; the pack never dials it
-
-/**
- * Today's pack as a folder: the plain compiled entry (bin/index.js, the whole SDK index), started
- * without the TypeScript stand-in, i.e. PulumiPolicy.yaml without nodeargs, as before the lean entry.
- */
-function todayPackDir(tmp: string): string {
-    const dir = path.join(tmp, "today-pack");
-    fs.mkdirSync(dir);
-    fs.writeFileSync(
-        path.join(dir, "PulumiPolicy.yaml"),
-        "runtime:\n  name: nodejs\n  options:\n    typescript: false\n",
-    );
-    const { version } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
-    fs.writeFileSync(
-        path.join(dir, "package.json"),
-        JSON.stringify({ name: "pko-guard-today", version, main: "index.js" }),
-    );
-    fs.writeFileSync(path.join(dir, "index.js"), `require(${JSON.stringify(PLAIN_PACK_ENTRY)});\n`);
-    fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(dir, "node_modules"));
-    return dir;
-}
-
-/**
- * A comparison pack built the way the pko-guard pack is (lean bundle, the same PulumiPolicy.yaml with its
- * preload), under .cache/bench-packs so that the bundler resolves the repository's packages: `policies`
- * no-op policies, as many resource and stack policies as pko-guard has when `policies` is "like-pko-guard".
- */
-async function comparisonPack(name: string, policyCount: number | "like-pko-guard"): Promise<string> {
-    const dir = path.join(REPO_ROOT, ".cache", "bench-packs", name);
-    fs.rmSync(dir, { recursive: true, force: true });
-    fs.mkdirSync(path.join(dir, "dist"), { recursive: true });
-    // Each policy with the hooks its pko-guard counterpart has (most have both a resource and a stack hook).
-    const shapes =
-        policyCount === "like-pko-guard"
-            ? policies.map(policyHooks)
-            : Array.from({ length: policyCount }, () => ["validateResource"]);
-    const entry = [
-        `import { PolicyPack } from "@pulumi/policy";`,
-        `process.chdir(require("path").join(__dirname, ".."));`,
-        `const shapes: string[][] = ${JSON.stringify(shapes)};`,
-        `new PolicyPack(${JSON.stringify(name)}, { policies: shapes.map((hooks, i) => ({ name: "noop-" + i, description: "does nothing", enforcementLevel: "advisory", ...Object.fromEntries(hooks.map((h) => [h, () => undefined])) })) as any });`,
-    ].join("\n");
-    fs.writeFileSync(path.join(dir, "entry.ts"), entry);
-    // The compiled build script (it finds the repository from its own place, bin/pack/).
-    const { bundleLeanEntry } = require(
-        path.join(REPO_ROOT, "bin", "pack", "build"),
-    ) as typeof import("../pack/build-pack");
-    await bundleLeanEntry(path.join(dir, "entry.ts"), path.join(dir, "dist", "index.js"));
-    fs.copyFileSync(path.join(PACK_DIR, "dist", "preload.js"), path.join(dir, "dist", "preload.js"));
-    fs.copyFileSync(path.join(PACK_DIR, "PulumiPolicy.yaml"), path.join(dir, "PulumiPolicy.yaml"));
-    fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name, version: "0.0.0", main: "dist/index.js" }));
-    return dir;
-}
-
-/**
- * Pulumi's own published AWS pack, as its README sets it up: a policy pack folder (PulumiPolicy.yaml, an
- * index.ts constructing `AwsGuard`, a package.json naming `@pulumi/awsguard`, as `pulumi policy new
- * awsguard-typescript` writes them), `npm install` in it, then `pulumi preview --policy-pack <dir>`; the
- * SDK loads index.ts through its own TypeScript set-up, as for any TypeScript pack. Bench only: installed
- * into .cache/bench-packs/awsguard (once, again when this recipe changes), never a dependency of pko-guard.
- * awsguard 0.3.1 declares `@pulumi/policy ^1.3.0`, `@pulumi/pulumi ^3.0.0`, `@pulumi/aws ^4.0.0` and
- * `aws-sdk ^2.545.0` as dependencies (no peers): the folder pins the policy SDK and the Pulumi SDK to
- * pko-guard's (1.21.0, 3.248.0; the newest @pulumi/pulumi needs Node 22), so both packs run on the same SDK;
- * @pulumi/aws resolves to 4.x as awsguard asks (pko-guard's 7.48.0 devDependency is outside its range).
- */
-export const AWSGUARD_VERSION = "0.3.1";
-
-export async function awsguardPack(): Promise<string> {
-    const dir = path.join(REPO_ROOT, ".cache", "bench-packs", "awsguard");
-    const pkg = {
-        name: "awsguard-typescript",
-        version: "0.0.1",
-        dependencies: { "@pulumi/awsguard": AWSGUARD_VERSION, "@pulumi/policy": "1.21.0", "@pulumi/pulumi": "3.248.0" },
-        devDependencies: { "@types/node": "20.19.43" },
-    };
-    const files: Record<string, string> = {
-        "PulumiPolicy.yaml":
-            "runtime: nodejs\ndescription: AWSGuard, Pulumi's CrossGuard policies for AWS, every policy advisory (the README's first example).\n",
-        "index.ts": `import { AwsGuard } from "@pulumi/awsguard";\n\nnew AwsGuard({ all: "advisory" });\n`,
-        "tsconfig.json":
-            JSON.stringify(
-                {
-                    compilerOptions: {
-                        strict: true,
-                        outDir: "bin",
-                        target: "es2016",
-                        module: "commonjs",
-                        moduleResolution: "node",
-                        sourceMap: true,
-                        experimentalDecorators: true,
-                        forceConsistentCasingInFileNames: true,
-                    },
-                    files: ["index.ts"],
-                },
-                null,
-                4,
-            ) + "\n",
-        "package.json": JSON.stringify(pkg, null, 4) + "\n",
-    };
-    const stamp = JSON.stringify(files);
-    const stampFile = path.join(dir, ".installed");
-    if (fs.existsSync(stampFile) && fs.readFileSync(stampFile, "utf8") === stamp) return dir;
-    fs.rmSync(dir, { recursive: true, force: true });
-    fs.mkdirSync(dir, { recursive: true });
-    for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
-    const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-    const r = await exec(npm, ["install", "--no-audit", "--no-fund", "--loglevel=error"], {
-        cwd: dir,
-        env: process.env,
-        timeoutMs: 900000,
-    });
-    if (r.code !== 0)
-        throw new Error(
-            `npm install of @pulumi/awsguard ${AWSGUARD_VERSION} failed: ${(r.stderr.trim().split("\n").pop() ?? "").slice(0, 200)}`,
-        );
-    fs.writeFileSync(stampFile, stamp);
-    return dir;
-}
 
 /** Milliseconds for `node args` to exit (for the breakdown's fixed parts). */
 function runMs(args: string[]): number {
@@ -231,100 +113,130 @@ export async function packOverhead(toolchain: Toolchain, line: (s: string) => vo
         };
         const prepared = await prepareFixtureStack(fixture, toolchain, tmp, 300000);
         if ("error" in prepared) throw new Error(prepared.error);
-        const descriptions = new Map(policies.map((p) => [p.name, p.description]));
-        const today = todayPackDir(tmp);
-        const onePolicy = await comparisonPack("one-noop-policy", 1);
-        const noop = await comparisonPack("noop-like-pko-guard", "like-pko-guard");
-        let awsguard: string | undefined;
-        let awsguardProblem: string | undefined;
-        try {
-            awsguard = await awsguardPack();
-        } catch (e) {
-            awsguardProblem = (e as Error).message;
-            line(`  awsguard: not measured (${awsguardProblem})`);
-        }
-        // Every variant runs the same command (the engine's JSON event stream), the pack the only difference.
-        const env = { ...prepared.env, PULUMI_ENABLE_STREAMING_JSON_PREVIEW: "1", NO_COLOR: "1" };
-        const preview = async (packDir: string | undefined): Promise<number> => {
-            const t = performance.now();
-            if (packDir === undefined) {
-                const r = await exec(
-                    toolchain.pulumi,
-                    ["preview", "-s", prepared.stack, "--json", "--non-interactive"],
-                    { cwd: prepared.cwd, env, timeoutMs: 300000, keepStdout: false },
-                );
-                if (r.code !== 0) throw new Error(`preview without a pack failed: ${r.stderr.split("\n")[0]}`);
-            } else {
-                const p = await previewWithPack(prepared, { dir: packDir, descriptions }, { keepOutput: false });
-                if (p.error)
-                    throw new Error(`preview with ${path.basename(packDir)} failed: ${p.error.split("\n")[0]}`);
-            }
-            return performance.now() - t;
-        };
-        const variants: Record<string, string | undefined> = {
-            without: undefined,
-            lean: PACK_DIR,
-            today,
-            one: onePolicy,
-            noops: noop,
-            ...(awsguard ? { awsguard } : {}),
-        };
-        const runs: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+        const packs = await overheadPacks(tmp, line);
+        const preview = previewTimer(toolchain, prepared);
+        const runs: Record<string, number[]> = Object.fromEntries(Object.keys(packs.variants).map((k) => [k, []]));
         for (let i = 0; i < ROUNDS; i++) {
             // One round: each variant once, the order rotated so that no variant always follows the same one.
-            const names = Object.keys(variants);
+            const names = Object.keys(packs.variants);
             for (let j = 0; j < names.length; j++) {
                 const name = names[(i + j) % names.length];
-                runs[name].push(await preview(variants[name]));
+                runs[name].push(await preview(packs.variants[name]));
             }
         }
-        // Added time of a pack: the median over rounds of (preview with it - preview without, same round).
-        const added = (name: string) => median(runs[name].map((ms, i) => ms - runs.without[i]));
-        const pairedRatio = (x: string, y: string) => median(runs[x].map((ms, i) => ms / runs[y][i]));
-        const m = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v)]));
-        const a = m.without;
-        line(
-            `  50-resource preview (median of ${ROUNDS} rounds, variants interleaved): without a pack ${a.toFixed(0)} ms, pko-guard (lean) ${m.lean.toFixed(0)} ms, today's entry ${m.today.toFixed(0)} ms`,
-        );
-        line(
-            `  added preview time over no pack (median of paired differences): pko-guard ${added("lean").toFixed(0)} ms; one-no-op-policy pack (built like pko-guard) ${added("one").toFixed(0)} ms; ` +
-                `${policies.length} no-op policies ${added("noops").toFixed(0)} ms` +
-                (awsguard
-                    ? `; awsguard ${AWSGUARD_VERSION} (as its README installs it) ${added("awsguard").toFixed(0)} ms`
-                    : ""),
-        );
-        line(
-            `  pko-guard / one-no-op pack (paired): ${pairedRatio("lean", "one").toFixed(3)} (target <= 1.05)` +
-                (awsguard
-                    ? `; pko-guard's added time / awsguard's: ${(added("lean") / added("awsguard")).toFixed(2)} (target < 1)`
-                    : ""),
-        );
-        return {
-            rounds: ROUNDS,
-            loadAverage: os.loadavg(),
-            runsMs: runs,
-            medianMs: m,
-            addedMs: Object.fromEntries(
-                Object.keys(variants)
-                    .filter((k) => k !== "without")
-                    .map((k) => [k, added(k)]),
-            ),
-            withoutMs: a,
-            leanMs: m.lean,
-            todayMs: m.today,
-            onePolicyMs: m.one,
-            noopLikePkoGuardMs: m.noops,
-            ratio: pairedRatio("lean", "without"),
-            ratioToday: pairedRatio("today", "without"),
-            ratioOnePolicy: pairedRatio("one", "without"),
-            leanOverOnePolicy: pairedRatio("lean", "one"),
-            ...(awsguard
-                ? { awsguardMs: m.awsguard, addedOverAwsguard: added("lean") / added("awsguard") }
-                : { awsguard: `not measured: ${awsguardProblem}` }),
-        };
+        return overheadFigures(runs, packs, line);
     } finally {
         fs.rmSync(tmp, { recursive: true, force: true });
     }
+}
+
+/** The packs a preview's added time is measured for (by name; `without`: no pack), and why awsguard is not among them. */
+interface OverheadPacks {
+    variants: Record<string, string | undefined>;
+    awsguard?: string;
+    awsguardProblem?: string;
+}
+
+async function overheadPacks(tmp: string, line: (s: string) => void): Promise<OverheadPacks> {
+    const today = todayPackDir(tmp);
+    const onePolicy = await comparisonPack("one-noop-policy", 1);
+    const noop = await comparisonPack("noop-like-pko-guard", "like-pko-guard");
+    let awsguard: string | undefined;
+    let awsguardProblem: string | undefined;
+    try {
+        awsguard = await awsguardPack();
+    } catch (e) {
+        awsguardProblem = (e as Error).message;
+        line(`  awsguard: not measured (${awsguardProblem})`);
+    }
+    const variants: Record<string, string | undefined> = {
+        without: undefined,
+        lean: PACK_DIR,
+        today,
+        one: onePolicy,
+        noops: noop,
+        ...(awsguard ? { awsguard } : {}),
+    };
+    return { variants, awsguard, awsguardProblem };
+}
+
+/** Times one preview of the prepared program with a pack folder (undefined: without a pack). */
+function previewTimer(
+    toolchain: Toolchain,
+    prepared: Exclude<Awaited<ReturnType<typeof prepareFixtureStack>>, { error: string }>,
+): (packDir: string | undefined) => Promise<number> {
+    const descriptions = new Map(policies.map((p) => [p.name, p.description]));
+    // Every variant runs the same command (the engine's JSON event stream), the pack the only difference.
+    const env = { ...prepared.env, PULUMI_ENABLE_STREAMING_JSON_PREVIEW: "1", NO_COLOR: "1" };
+    return async (packDir) => {
+        const t = performance.now();
+        if (packDir === undefined) {
+            const r = await exec(toolchain.pulumi, ["preview", "-s", prepared.stack, "--json", "--non-interactive"], {
+                cwd: prepared.cwd,
+                env,
+                timeoutMs: 300000,
+                keepStdout: false,
+            });
+            if (r.code !== 0) throw new Error(`preview without a pack failed: ${r.stderr.split("\n")[0]}`);
+        } else {
+            const p = await previewWithPack(prepared, { dir: packDir, descriptions }, { keepOutput: false });
+            if (p.error) throw new Error(`preview with ${path.basename(packDir)} failed: ${p.error.split("\n")[0]}`);
+        }
+        return performance.now() - t;
+    };
+}
+
+/** The figures of the interleaved rounds: medians, added times over no pack and paired ratios, said and returned. */
+function overheadFigures(
+    runs: Record<string, number[]>,
+    packs: OverheadPacks,
+    line: (s: string) => void,
+): Record<string, unknown> {
+    const { variants, awsguard, awsguardProblem } = packs;
+    // Added time of a pack: the median over rounds of (preview with it - preview without, same round).
+    const added = (name: string) => median(runs[name].map((ms, i) => ms - runs.without[i]));
+    const pairedRatio = (x: string, y: string) => median(runs[x].map((ms, i) => ms / runs[y][i]));
+    const m = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v)]));
+    const a = m.without;
+    line(
+        `  50-resource preview (median of ${ROUNDS} rounds, variants interleaved): without a pack ${a.toFixed(0)} ms, pko-guard (lean) ${m.lean.toFixed(0)} ms, today's entry ${m.today.toFixed(0)} ms`,
+    );
+    line(
+        `  added preview time over no pack (median of paired differences): pko-guard ${added("lean").toFixed(0)} ms; one-no-op-policy pack (built like pko-guard) ${added("one").toFixed(0)} ms; ` +
+            `${policies.length} no-op policies ${added("noops").toFixed(0)} ms` +
+            (awsguard
+                ? `; awsguard ${AWSGUARD_VERSION} (as its README installs it) ${added("awsguard").toFixed(0)} ms`
+                : ""),
+    );
+    line(
+        `  pko-guard / one-no-op pack (paired): ${pairedRatio("lean", "one").toFixed(3)} (target <= 1.05)` +
+            (awsguard
+                ? `; pko-guard's added time / awsguard's: ${(added("lean") / added("awsguard")).toFixed(2)} (target < 1)`
+                : ""),
+    );
+    return {
+        rounds: ROUNDS,
+        loadAverage: os.loadavg(),
+        runsMs: runs,
+        medianMs: m,
+        addedMs: Object.fromEntries(
+            Object.keys(variants)
+                .filter((k) => k !== "without")
+                .map((k) => [k, added(k)]),
+        ),
+        withoutMs: a,
+        leanMs: m.lean,
+        todayMs: m.today,
+        onePolicyMs: m.one,
+        noopLikePkoGuardMs: m.noops,
+        ratio: pairedRatio("lean", "without"),
+        ratioToday: pairedRatio("today", "without"),
+        ratioOnePolicy: pairedRatio("one", "without"),
+        leanOverOnePolicy: pairedRatio("lean", "one"),
+        ...(awsguard
+            ? { awsguardMs: m.awsguard, addedOverAwsguard: added("lean") / added("awsguard") }
+            : { awsguard: `not measured: ${awsguardProblem}` }),
+    };
 }
 
 async function legs(line: (s: string) => void): Promise<Record<string, unknown>> {

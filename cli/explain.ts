@@ -23,12 +23,8 @@ export function explainRule(name: string, width = 80): string {
         ).replace(/^ \((.*)\)$/, ": $1");
         throw new BadInputError(`${JSON.stringify(name)} is not a rule of this pack${hint} (see pko-guard rules)`);
     }
-    const out: string[] = [
-        `${p.name} (${p.enforcementLevel ?? "advisory"}, severity ${p.severity ?? "medium"})`,
-        "",
-        p.description,
-        "",
-    ];
+    // The rule's description is its `what` as plain text (policies/model/prose.ts): "What:" says it.
+    const out: string[] = [`${p.name} (${p.enforcementLevel ?? "advisory"}, severity ${p.severity ?? "medium"})`, ""];
     const about = p.about;
     out.push(`What: ${about.what}`, "", `Why: ${about.why}`, "", `Fix: ${about.fix}`, "");
     for (const note of about.notes ?? []) out.push(note, "");
@@ -48,7 +44,10 @@ export function explainRule(name: string, width = 80): string {
         out.pop();
     }
     const entry = ruleCatalogue().find((r) => r.id === name)!;
-    out.push("", `Documentation: ${entry.helpUri ?? `${path.join(REPO_ROOT, "README.md")}#${ruleAnchor(name)}`}`);
+    out.push(
+        "",
+        `Documentation: ${entry.helpUri ?? `${path.join(REPO_ROOT, "docs", "rules.md")}#${ruleAnchor(name)}`}`,
+    );
     if (p.url) out.push(`Background: ${p.url}`);
     return out.join("\n") + "\n";
 }

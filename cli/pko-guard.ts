@@ -10,4 +10,4 @@ import { main } from "./program";
 
 if (isMainThread) main(process.argv.slice(2)).then(exitWhenWritten);
 // A worker thread of this command is a part of a large `check` (gitops/manifests/parallel.ts).
-else (require("../gitops/manifests/parallel") as typeof import("../gitops/manifests/parallel")).servePart();
+else (require("../gitops/manifests/check-parts") as typeof import("../gitops/manifests/check-parts")).servePart();

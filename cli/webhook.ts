@@ -17,6 +17,7 @@
 import * as fs from "fs";
 import { escapeText } from "../support/escape";
 import * as https from "https";
+import type { IncomingMessage, ServerResponse } from "http";
 import * as k8s from "@kubernetes/client-node";
 import * as prom from "prom-client";
 import { BadInputError } from "../support/errors";
@@ -73,7 +74,7 @@ function readPair(o: WebhookOptions): { cert: Buffer; key: Buffer } {
     }
 }
 
-function readBody(req: import("http").IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<string> {
     return new Promise((resolve, reject) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -130,6 +131,28 @@ function truncate(s: string, n: number): string {
     return s.length <= n ? s : `${s.slice(0, n - 1)}…`;
 }
 
+type Log = (level: string, event: string, fields?: Record<string, unknown>) => void;
+
+/** The webhook's own metrics (the cache's and the fresh reads' are read from them when scraped). */
+interface WebhookMetrics {
+    registry: prom.Registry;
+    requests: prom.Counter;
+    denials: prom.Counter;
+    latency: prom.Histogram;
+}
+
+/** What answering a request needs. */
+interface Serving {
+    o: WebhookOptions;
+    /** Judged from the cache alone (a given cache has no server behind it). */
+    cacheOnly: boolean;
+    cache: ClusterCache;
+    reads: SharedReads;
+    config: ReturnType<typeof packConfig>;
+    metrics: WebhookMetrics;
+    log: Log;
+}
+
 /**
  * Starts the server. `cache` replaces the one read from the cluster (benchmarks seed one): it is used as
  * given, not started.
@@ -138,7 +161,7 @@ export async function startWebhook(
     o: WebhookOptions,
     given?: { kc?: k8s.KubeConfig; cache?: ClusterCache },
 ): Promise<Webhook> {
-    const log = (level: string, event: string, fields: Record<string, unknown> = {}) =>
+    const log: Log = (level, event, fields = {}) =>
         (o.log ?? ((l: string) => process.stdout.write(`${l}\n`)))(
             JSON.stringify({ time: new Date().toISOString(), level, event, ...fields }),
         );
@@ -150,7 +173,36 @@ export async function startWebhook(
         });
     // Fresh reads of the bindings and Stacks around reviewed objects, shared by concurrent reviews (view.ts).
     const reads = new SharedReads((kind, ns, name) => cache.listFresh(kind, ns, name));
+    const metrics = webhookMetrics(cache, reads);
+    const { server, reload } = tlsServer(o, log);
+    const serving: Serving = { o, cacheOnly: given?.cache !== undefined, cache, reads, config, metrics, log };
+    server.on("request", (req, res) => handleRequest(req, res, serving));
 
+    await new Promise<void>((resolve, reject) => {
+        server.once("error", (e) =>
+            reject(new BadInputError(`cannot listen on port ${o.port}: ${(e as Error).message}`)),
+        );
+        server.listen(o.port, o.host ?? "0.0.0.0", () => resolve());
+    });
+    if (!given?.cache) cache.start();
+    const port = (server.address() as import("net").AddressInfo).port;
+    log("info", "webhook.listening", { port, warnOnly: o.warnOnly });
+    return {
+        port,
+        cache,
+        metrics: metrics.registry,
+        close: async () => {
+            fs.unwatchFile(o.cert, reload);
+            fs.unwatchFile(o.key, reload);
+            cache.stop();
+            server.closeAllConnections();
+            await new Promise<void>((r) => server.close(() => r()));
+        },
+    };
+}
+
+/** The metrics registry: requests, denials by rule, latency, and the cache's and fresh reads' counts. */
+function webhookMetrics(cache: ClusterCache, reads: SharedReads): WebhookMetrics {
     const registry = new prom.Registry();
     const requests = new prom.Counter({
         name: "pko_guard_admission_requests_total",
@@ -196,37 +248,42 @@ export async function startWebhook(
             for (const k of WATCHED_KINDS) this.set({ kind: k.kind }, cache.unreadable(k.kind).length);
         },
     });
-    new prom.Counter({
-        name: "pko_guard_cache_watch_events_total",
-        help: "Watch events applied to the cache",
-        registers: [registry],
-        collect() {
-            this.reset();
-            this.inc(cache.counters.events);
-        },
+    countedMetric(registry, "pko_guard_cache_watch_events_total", "Watch events applied to the cache", () => {
+        return cache.counters.events;
     });
-    new prom.Counter({
-        name: "pko_guard_fresh_lists_total",
-        help: "Lists sent to the API server for admission's fresh reads (concurrent reviews share them)",
-        registers: [registry],
-        collect() {
-            this.reset();
-            this.inc(reads.counters.lists);
-        },
+    countedMetric(
+        registry,
+        "pko_guard_fresh_lists_total",
+        "Lists sent to the API server for admission's fresh reads (concurrent reviews share them)",
+        () => reads.counters.lists,
+    );
+    countedMetric(registry, "pko_guard_cache_relists_total", "Full lists of a kind (start, 410 Gone, errors)", () => {
+        return cache.counters.relists;
     });
-    new prom.Counter({
-        name: "pko_guard_cache_relists_total",
-        help: "Full lists of a kind (start, 410 Gone, errors)",
-        registers: [registry],
-        collect() {
-            this.reset();
-            this.inc(cache.counters.relists);
-        },
-    });
+    return { registry, requests, denials, latency };
+}
 
+/** A counter whose value is another object's count, read when scraped. */
+function countedMetric(registry: prom.Registry, name: string, help: string, count: () => number): void {
+    new prom.Counter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+            this.reset();
+            this.inc(count());
+        },
+    });
+}
+
+/**
+ * The HTTPS server with the certificate and key read from their files, and the reload (kept to stop polling):
+ * both files are polled (inotify misses the symlink swap of mounted Secrets), a pair that does not load is logged
+ * and the old one kept.
+ */
+function tlsServer(o: WebhookOptions, log: Log): { server: https.Server; reload: () => void } {
     const pair = readPair(o);
     const server = https.createServer(extended(pair, { minVersion: "TLSv1.2" as const }));
-    // Certificate reload: poll both files (inotify misses the symlink swap of mounted Secrets).
     const reload = () => {
         try {
             const next = readPair(o);
@@ -239,117 +296,101 @@ export async function startWebhook(
     const poll = o.certPollMs ?? 2000;
     fs.watchFile(o.cert, { interval: poll }, reload);
     fs.watchFile(o.key, { interval: poll }, reload);
+    return { server, reload };
+}
 
-    server.on("request", async (req, res) => {
-        const url = (req.url ?? "").split("?")[0];
-        const send = (status: number, body: string, type = "text/plain; charset=utf-8") => {
-            res.writeHead(status, { "Content-Type": type, "Content-Length": Buffer.byteLength(body) });
-            res.end(body);
-        };
-        try {
-            if (req.method === "GET" && url === "/healthz") return send(200, "ok\n");
-            if (req.method === "GET" && url === "/readyz")
-                return cache.synced()
-                    ? send(200, "ok\n")
-                    : send(503, `cache not synced: ${JSON.stringify(cache.state())}\n`);
-            if (req.method === "GET" && url === "/metrics")
-                return send(200, await registry.metrics(), registry.contentType);
-            if (url !== "/validate") return send(404, "not found\n");
-            if (req.method !== "POST") return send(405, "POST an AdmissionReview\n");
-        } catch {
-            return send(500, "internal error\n");
-        }
-        const end = latency.startTimer();
-        let review: Review;
-        try {
-            review = parseReview(await readBody(req));
-        } catch (e) {
-            end();
-            log("warn", "admission.bad_request", { error: escapeText(String((e as Error).message)) });
-            return send(400, `${(e as Error).message}\n`);
-        }
-        const id = {
-            uid: review.uid,
-            kind: escapeText(review.kind),
-            namespace: escapeText(review.namespace),
-            name: escapeText(review.name),
-            operation: review.input.operation,
-        };
-        let response: Record<string, unknown>;
-        let decision: string;
-        try {
-            const judge = { config, warnOnly: o.warnOnly };
-            // A given cache (benchmarks) has no server behind it: judged from the cache alone.
-            const d = given?.cache
-                ? judgeAdmission(review.input, cache, judge)
-                : await judgeAdmissionFresh(review.input, cache, judge, reads.read);
-            const blocking = d.findings.filter((f) => f.status === "blocking");
-            for (const f of blocking) denials.inc({ policy: f.policy });
-            decision = d.skipped ? "skipped" : d.allowed ? (blocking.length > 0 ? "warn-only" : "allowed") : "denied";
-            response = { uid: review.uid, allowed: d.allowed };
-            if (!d.allowed)
-                response.status = { code: 403, reason: "Forbidden", message: escapeLines(d.message ?? "denied") };
-            if (d.warnings.length > 0) response.warnings = d.warnings.map((w) => truncate(escapeText(w), MAX_WARNING));
-            log(
-                d.allowed ? "info" : "warn",
-                "admission.decided",
-                extended(id, {
-                    decision,
-                    policies: [...new Set(d.findings.map((f) => f.policy))],
-                    blocking: blocking.length,
-                    warnings: d.warnings.length,
-                }),
-            );
-        } catch (e) {
-            // Fail closed: a decision that could not be made denies (unless warn-only).
-            decision = "error";
-            response = o.warnOnly
-                ? {
-                      uid: review.uid,
-                      allowed: true,
-                      warnings: ["pko-guard could not judge this object (internal error); admitted in warn-only mode"],
-                  }
-                : {
-                      uid: review.uid,
-                      allowed: false,
-                      status: { code: 500, message: "pko-guard could not judge this object (internal error); refused" },
-                  };
-            log(
-                "error",
-                "admission.failed",
-                extended(id, { error: escapeText(String((e as Error).message).split("\n")[0]) }),
-            );
-        }
-        requests.inc({ kind: review.kind, operation: review.input.operation, decision });
-        end();
-        send(
-            200,
-            JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response }),
-            "application/json",
-        );
-    });
-
-    await new Promise<void>((resolve, reject) => {
-        server.once("error", (e) =>
-            reject(new BadInputError(`cannot listen on port ${o.port}: ${(e as Error).message}`)),
-        );
-        server.listen(o.port, o.host ?? "0.0.0.0", () => resolve());
-    });
-    if (!given?.cache) cache.start();
-    const port = (server.address() as import("net").AddressInfo).port;
-    log("info", "webhook.listening", { port, warnOnly: o.warnOnly });
-    return {
-        port,
-        cache,
-        metrics: registry,
-        close: async () => {
-            fs.unwatchFile(o.cert, reload);
-            fs.unwatchFile(o.key, reload);
-            cache.stop();
-            server.closeAllConnections();
-            await new Promise<void>((r) => server.close(() => r()));
-        },
+/** One request: a probe, the metrics, or an AdmissionReview judged and answered. */
+async function handleRequest(req: IncomingMessage, res: ServerResponse, s: Serving): Promise<void> {
+    const url = (req.url ?? "").split("?")[0];
+    const send = (status: number, body: string, type = "text/plain; charset=utf-8") => {
+        res.writeHead(status, { "Content-Type": type, "Content-Length": Buffer.byteLength(body) });
+        res.end(body);
     };
+    try {
+        if (req.method === "GET" && url === "/healthz") return send(200, "ok\n");
+        if (req.method === "GET" && url === "/readyz")
+            return s.cache.synced()
+                ? send(200, "ok\n")
+                : send(503, `cache not synced: ${JSON.stringify(s.cache.state())}\n`);
+        if (req.method === "GET" && url === "/metrics")
+            return send(200, await s.metrics.registry.metrics(), s.metrics.registry.contentType);
+        if (url !== "/validate") return send(404, "not found\n");
+        if (req.method !== "POST") return send(405, "POST an AdmissionReview\n");
+    } catch {
+        return send(500, "internal error\n");
+    }
+    const end = s.metrics.latency.startTimer();
+    let review: Review;
+    try {
+        review = parseReview(await readBody(req));
+    } catch (e) {
+        end();
+        s.log("warn", "admission.bad_request", { error: escapeText(String((e as Error).message)) });
+        return send(400, `${(e as Error).message}\n`);
+    }
+    const { response, decision } = await decide(review, s);
+    s.metrics.requests.inc({ kind: review.kind, operation: review.input.operation, decision });
+    end();
+    send(
+        200,
+        JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response }),
+        "application/json",
+    );
+}
+
+/** The AdmissionReview's response and the decision counted; a decision that could not be made denies (unless warn-only). */
+async function decide(review: Review, s: Serving): Promise<{ response: Record<string, unknown>; decision: string }> {
+    const id = {
+        uid: review.uid,
+        kind: escapeText(review.kind),
+        namespace: escapeText(review.namespace),
+        name: escapeText(review.name),
+        operation: review.input.operation,
+    };
+    try {
+        const judge = { config: s.config, warnOnly: s.o.warnOnly };
+        // A given cache (benchmarks) has no server behind it: judged from the cache alone.
+        const d = s.cacheOnly
+            ? judgeAdmission(review.input, s.cache, judge)
+            : await judgeAdmissionFresh(review.input, s.cache, judge, s.reads.read);
+        const blocking = d.findings.filter((f) => f.status === "blocking");
+        for (const f of blocking) s.metrics.denials.inc({ policy: f.policy });
+        const decision = d.skipped ? "skipped" : d.allowed ? (blocking.length > 0 ? "warn-only" : "allowed") : "denied";
+        const response: Record<string, unknown> = { uid: review.uid, allowed: d.allowed };
+        if (!d.allowed)
+            response.status = { code: 403, reason: "Forbidden", message: escapeLines(d.message ?? "denied") };
+        if (d.warnings.length > 0) response.warnings = d.warnings.map((w) => truncate(escapeText(w), MAX_WARNING));
+        s.log(
+            d.allowed ? "info" : "warn",
+            "admission.decided",
+            extended(id, {
+                decision,
+                policies: [...new Set(d.findings.map((f) => f.policy))],
+                blocking: blocking.length,
+                warnings: d.warnings.length,
+            }),
+        );
+        return { response, decision };
+    } catch (e) {
+        // Fail closed: a decision that could not be made denies (unless warn-only).
+        const response = s.o.warnOnly
+            ? {
+                  uid: review.uid,
+                  allowed: true,
+                  warnings: ["pko-guard could not judge this object (internal error); admitted in warn-only mode"],
+              }
+            : {
+                  uid: review.uid,
+                  allowed: false,
+                  status: { code: 500, message: "pko-guard could not judge this object (internal error); refused" },
+              };
+        s.log(
+            "error",
+            "admission.failed",
+            extended(id, { error: escapeText(String((e as Error).message).split("\n")[0]) }),
+        );
+        return { response, decision: "error" };
+    }
 }
 
 /** The command: serves until SIGTERM or SIGINT, then closes and exits 0. */

@@ -34,6 +34,7 @@ import {
     isWatchedKind,
     unreadableIdentity,
 } from "./kinds";
+import { record } from "../support/records";
 
 export interface Decision {
     allowed: boolean;
@@ -62,10 +63,6 @@ const REMEDIATION = new Map(policies.map((p) => [p.name, (p as { remediationStep
 function ns(o: KObject): string {
     const n = (o.metadata ?? {}).namespace;
     return typeof n === "string" ? n : "";
-}
-
-function record(v: unknown): Record<string, unknown> | undefined {
-    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 
 /** The namespaces whose Stacks and accounts an object can affect. */

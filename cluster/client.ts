@@ -21,6 +21,7 @@
 import * as https from "https";
 import * as k8s from "@kubernetes/client-node";
 import { extended } from "../support/shapes";
+import { str } from "../support/records";
 import { KObject, WatchedKind } from "./kinds";
 
 /** The TLS options of an agent the library built, as one comparable key. */
@@ -135,10 +136,6 @@ export function listPath(kind: WatchedKind, namespace?: string): string {
     return `${kind.path.slice(0, slash)}/namespaces/${encodeURIComponent(namespace)}${kind.path.slice(slash)}`;
 }
 
-function text(v: unknown): string | undefined {
-    return typeof v === "string" && v !== "" ? v : undefined;
-}
-
 /**
  * Every object of a list, page by page: `each` is given each object as the API server sent it (plain JSON),
  * in the server's order, as its page arrives. Returns the list's resourceVersion (the last page's).
@@ -195,8 +192,8 @@ export function objectClient(kc: k8s.KubeConfig, maxSockets = 16, httpApi?: k8s.
         if (!list || !Array.isArray(list.items)) throw new Error(`the list of ${kind.kind} holds no items`);
         return {
             items: list.items,
-            continueToken: text(list.metadata?.continue),
-            resourceVersion: text(list.metadata?.resourceVersion) ?? "",
+            continueToken: str(list.metadata?.continue) || undefined,
+            resourceVersion: str(list.metadata?.resourceVersion) || "",
         };
     };
     // Only lists are sent through listPage; `api` serves the bench's creates (no default namespace needed).

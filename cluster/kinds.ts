@@ -14,6 +14,7 @@
  */
 import { EvalResource } from "../evaluation/evaluate";
 import { extended } from "../support/shapes";
+import { record, str } from "../support/records";
 
 export interface WatchedKind {
     apiVersion: string;
@@ -70,10 +71,6 @@ export function isWatchedKind(apiVersion: unknown, kind: unknown): boolean {
 export type KObject = Record<string, unknown> & { metadata?: Record<string, unknown> };
 
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
-
-function record(v: unknown): Record<string, unknown> | undefined {
-    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-}
 
 /**
  * The part of a live object the rules read, as a plain JSON copy: no managedFields, and for Secrets no values
@@ -149,10 +146,6 @@ export function nestsDeeperThan(v: object, max: number): boolean {
 /** The kinds whose reach is their own namespace (and an Application's destination). */
 const OWN_REACH = new Set(["Stack", "ServiceAccount", "Secret", "Application"]);
 
-function text(v: unknown): string {
-    return typeof v === "string" ? v : "";
-}
-
 /**
  * A live object of `kind` (its apiVersion and kind filled in when it lacks them, as items of a built-in
  * kind's list do) as keepReadable keeps it, or, when pko-guard cannot judge it, why: not a JSON object,
@@ -163,15 +156,15 @@ export function decodeObject(raw: unknown, kind: { kind: string; apiVersion: str
     const metadata = record(o?.metadata);
     const apiVersion = typeof o?.apiVersion === "string" ? o.apiVersion : kind.apiVersion;
     const unreadable = (reason: string): Decoded => {
-        const namespace = text(metadata?.namespace);
+        const namespace = str(metadata?.namespace) ?? "";
         const namespaces = namespace ? [namespace] : [];
         let everywhere = !namespace || !OWN_REACH.has(kind.kind);
         if (kind.kind === "Application") {
-            const destination = text(record(record(record(o?.spec)?.destination))?.namespace);
+            const destination = str(record(record(record(o?.spec)?.destination))?.namespace) ?? "";
             if (destination) namespaces.push(destination);
             else everywhere = true;
         }
-        const name = text(metadata?.name);
+        const name = str(metadata?.name) ?? "";
         return { unreadable: { kind: kind.kind, apiVersion, namespace, name, reason, namespaces, everywhere } };
     };
     if (!o) return unreadable("it is not a JSON object");

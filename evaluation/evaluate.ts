@@ -1,16 +1,16 @@
 /**
- * In-process evaluation of the pack's own policy objects (`policies` from policies/index.ts), shared by
- * `pko-guard check` and the harness's manifest leg. Nothing here implements a rule: each policy gets the
+ * In-process evaluation of the pack's own policy objects (a pack built by policies/index.ts `buildPolicies`),
+ * shared by `pko-guard check` and the harness's manifest leg. Nothing here implements a rule: each policy gets the
  * arguments the analyzer would build (properties turned into a protobuf Struct, ./struct.ts, and read back by the policy
  * SDK's own deserializer, wrapped in its unknown-checking proxy), the configuration the engine would send
  * (reconcilePackConfig: schema defaults, enforcement levels, `all`), and disabled policies are skipped, as
  * the analyzer skips them. `remediate` reports as `mandatory`, as the analyzer does.
  */
 import { Policy, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
-import { policies } from "../policies/index";
+import { Rule, buildPolicies } from "../policies/index";
 import { MessageFacts, decodeMessage, encodeMessage } from "../policies/model/message";
 import { DataReport } from "../policies/model/policy";
-import { SETTINGS_POLICY, productionSettings } from "../policies/model/production";
+import { SETTINGS_POLICY } from "../policies/model/production";
 import { shareAcrossPolicies } from "../policies/model/values";
 import { endRequests } from "../policies/model/request";
 import { Level, Row, normalizeMessage, row } from "./rows";
@@ -97,18 +97,18 @@ export function evaluatePack(
     only?: ReadonlySet<string>,
     hooks: Hooks = "all",
 ): EvalRow[] {
-    // One evaluation is one request: it starts and ends with no settings published (settings.ts).
-    productionSettings.reset();
+    // One evaluation is one request, of a pack of its own: its settings channel starts empty and is dropped
+    // with it, so no evaluation reads the settings another published (policies/index.ts).
     endRequests();
     try {
-        return evaluateRequest(resources, config, only, hooks);
+        return evaluateRequest(buildPolicies(), resources, config, only, hooks);
     } finally {
-        productionSettings.reset();
         endRequests();
     }
 }
 
 function evaluateRequest(
+    policies: Rule[],
     resources: EvalResource[],
     config: PackConfig,
     only: ReadonlySet<string> | undefined,

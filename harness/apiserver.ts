@@ -15,7 +15,7 @@ import { ExecResult, Spawned, exec, makeTempDir, removeTempDir, spawnTracked } f
 import { TOOLCHAIN_BIN } from "../support/toolchain";
 import { APPLICATION_CRD } from "./argocd-finalizers";
 import { PKO_CRD_DIR, PKO_CRD_FILES } from "../cluster/pko-crds";
-import { Ca, issueCert, makeCa } from "./certs";
+import { Ca, CertPair, issueCert, makeCa } from "./certs";
 
 export const CLUSTER_BINARIES = ["etcd", "kube-apiserver", "kubectl"] as const;
 
@@ -143,117 +143,14 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
         removeTempDir(dir);
     };
     try {
-        const ca = makeCa(path.join(dir, "pki"));
-        const serving = issueCert(ca, "kube-apiserver", {
-            dns: ["localhost", "kubernetes", "kubernetes.default.svc"],
-            ips: ["127.0.0.1"],
-        });
-        const sa = generateKeyPairSync("rsa", { modulusLength: 2048 });
-        const saKey = path.join(dir, "pki", "sa.key");
-        const saPub = path.join(dir, "pki", "sa.pub");
-        fs.writeFileSync(saKey, sa.privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
-        fs.writeFileSync(saPub, sa.publicKey.export({ type: "spki", format: "pem" }));
-        const token = randomBytes(24).toString("hex");
-        const tokens = path.join(dir, "pki", "tokens.csv");
-        fs.writeFileSync(tokens, `${token},pko-guard-admin,pko-guard-admin,"system:masters"\n`, { mode: 0o600 });
-
+        const creds = writeCredentials(dir);
         const [clientPort, peerPort, securePort] = [await freePort(), await freePort(), await freePort()];
-        const etcdLog = path.join(dir, "etcd.log");
-        const apiLog = path.join(dir, "kube-apiserver.log");
-        const tail = (f: string) => () => {
-            try {
-                return fs.readFileSync(f, "utf8");
-            } catch {
-                return "";
-            }
-        };
-        const client = `http://127.0.0.1:${clientPort}`;
-        const peer = `http://127.0.0.1:${peerPort}`;
-        const etcd = spawnTracked(
-            path.join(binDir, "etcd"),
-            [
-                "--name=pko-guard",
-                `--data-dir=${path.join(dir, "etcd")}`,
-                `--listen-client-urls=${client}`,
-                `--advertise-client-urls=${client}`,
-                `--listen-peer-urls=${peer}`,
-                `--initial-advertise-peer-urls=${peer}`,
-                `--initial-cluster=pko-guard=${peer}`,
-                "--listen-metrics-urls=",
-                "--log-level=warn",
-                // A throwaway store: durability buys nothing and costs seconds on a loaded disk.
-                "--unsafe-no-fsync",
-            ],
-            { cwd: dir, stdio: ["ignore", fs.openSync(etcdLog, "a"), fs.openSync(etcdLog, "a")] },
-        );
-        started.push(etcd);
-        const etcdProc = { name: "etcd", p: etcd, log: tail(etcdLog) };
-        await waitFor(
-            "etcd /health",
-            async () => /"health":\s*"true"/.test((await get(`${client}/health`)).body),
-            [etcdProc],
-            timeoutMs,
-        );
-
-        const api = spawnTracked(
-            path.join(binDir, "kube-apiserver"),
-            [
-                `--etcd-servers=${client}`,
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
-                `--secure-port=${securePort}`,
-                `--cert-dir=${path.join(dir, "certs")}`,
-                `--tls-cert-file=${serving.cert}`,
-                `--tls-private-key-file=${serving.key}`,
-                `--client-ca-file=${ca.cert}`,
-                `--token-auth-file=${tokens}`,
-                "--authorization-mode=RBAC",
-                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-                `--service-account-key-file=${saPub}`,
-                `--service-account-signing-key-file=${saKey}`,
-                "--service-cluster-ip-range=10.96.0.0/16",
-                // No nodes, no kubelets: the kubernetes Service's endpoints would point at loopback, which
-                // Endpoints validation rejects.
-                "--endpoint-reconciler-type=none",
-                "--enable-priority-and-fairness=false",
-                "--profiling=false",
-                "--v=0",
-            ],
-            { cwd: dir, stdio: ["ignore", fs.openSync(apiLog, "a"), fs.openSync(apiLog, "a")] },
-        );
-        started.push(api);
+        const run: Run = { binDir, dir, timeoutMs, started };
+        const etcd = await startEtcd(run, clientPort, peerPort);
         const url = `https://127.0.0.1:${securePort}`;
-        const caPem = fs.readFileSync(ca.cert);
-        await waitFor(
-            "kube-apiserver /readyz",
-            async () => (await get(`${url}/readyz`, { ca: caPem, token })).status === 200,
-            [etcdProc, { name: "kube-apiserver", p: api, log: tail(apiLog) }],
-            timeoutMs,
-        );
-
-        const kubeconfig = path.join(dir, "admin.kubeconfig");
-        fs.writeFileSync(
-            kubeconfig,
-            [
-                "apiVersion: v1",
-                "kind: Config",
-                "clusters:",
-                "- name: pko-guard",
-                "  cluster:",
-                `    server: ${url}`,
-                `    certificate-authority-data: ${caPem.toString("base64")}`,
-                "users:",
-                "- name: admin",
-                "  user:",
-                `    token: ${token}`,
-                "contexts:",
-                "- name: pko-guard",
-                "  context: {cluster: pko-guard, user: admin, namespace: default}",
-                "current-context: pko-guard",
-                "",
-            ].join("\n"),
-            { mode: 0o600 },
-        );
+        const caPem = fs.readFileSync(creds.ca.cert);
+        await startKubeApiServer(run, creds, etcd, securePort, caPem);
+        const kubeconfig = writeKubeconfig(dir, url, caPem, creds.token);
         const kubectl = (args: string[], input?: string, ms = 120_000) =>
             exec(path.join(binDir, "kubectl"), ["--kubeconfig", kubeconfig, ...args], {
                 cwd: dir,
@@ -266,38 +163,202 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
             if (r.code !== 0) throw new Error(`kubectl apply failed (${r.code}): ${r.stderr || r.stdout}`);
             return r.stdout + r.stderr;
         };
-        if (o.controllers) {
-            const kcmLog = path.join(dir, "kube-controller-manager.log");
-            const kcm = spawnTracked(
-                path.join(binDir, "kube-controller-manager"),
-                [
-                    `--kubeconfig=${kubeconfig}`,
-                    `--controllers=${DEPLOY_CONTROLLERS.join(",")}`,
-                    "--leader-elect=false",
-                    // Nothing scrapes it: no serving port to allocate or secure.
-                    "--secure-port=0",
-                    "--v=0",
-                ],
-                { cwd: dir, stdio: ["ignore", fs.openSync(kcmLog, "a"), fs.openSync(kcmLog, "a")] },
-            );
-            started.push(kcm);
-            // Ready when it does the job: a namespace deleted with foreground propagation disappears.
-            const probe = `pko-guard-probe-${randomBytes(4).toString("hex")}`;
-            await apply(`apiVersion: v1\nkind: Namespace\nmetadata: {name: ${probe}}\n`);
-            const del = await kubectl(["delete", "namespace", probe, "--cascade=foreground", "--wait=false"]);
-            if (del.code !== 0) throw new Error(`deleting the probe namespace failed: ${del.stderr}`);
-            await waitFor(
-                "kube-controller-manager to finalize a namespace",
-                async () => /NotFound/.test((await kubectl(["get", "namespace", probe])).stderr),
-                [{ name: "kube-controller-manager", p: kcm, log: tail(kcmLog) }],
-                timeoutMs,
-            );
-        }
-        return { url, kubeconfig, ca, dir, pids: started.map((p) => p.child.pid!), kubectl, apply, stop };
+        if (o.controllers) await startControllers(run, kubeconfig, kubectl, apply);
+        return { url, kubeconfig, ca: creds.ca, dir, pids: started.map((p) => p.child.pid!), kubectl, apply, stop };
     } catch (e) {
         await stop();
         throw e;
     }
+}
+
+/** One start-up's toolchain folder, folder, readiness deadline and the processes started so far (stopped in reverse). */
+interface Run {
+    binDir: string;
+    dir: string;
+    timeoutMs: number;
+    started: Spawned[];
+}
+
+/** A started process, its name and its log so far (for a readiness wait). */
+type Watched = { name: string; p: Spawned; log: () => string };
+
+/** A log file's text so far ("" before it exists). */
+function logTail(f: string): () => string {
+    return () => {
+        try {
+            return fs.readFileSync(f, "utf8");
+        } catch {
+            return "";
+        }
+    };
+}
+
+/** What the API server authenticates with: its CA and serving certificate, service-account keys, the admin token. */
+interface Credentials {
+    ca: Ca;
+    serving: CertPair;
+    saKey: string;
+    saPub: string;
+    token: string;
+    /** The static token file (the admin token in `system:masters`). */
+    tokens: string;
+}
+
+function writeCredentials(dir: string): Credentials {
+    const ca = makeCa(path.join(dir, "pki"));
+    const serving = issueCert(ca, "kube-apiserver", {
+        dns: ["localhost", "kubernetes", "kubernetes.default.svc"],
+        ips: ["127.0.0.1"],
+    });
+    const sa = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    const saKey = path.join(dir, "pki", "sa.key");
+    const saPub = path.join(dir, "pki", "sa.pub");
+    fs.writeFileSync(saKey, sa.privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+    fs.writeFileSync(saPub, sa.publicKey.export({ type: "spki", format: "pem" }));
+    const token = randomBytes(24).toString("hex");
+    const tokens = path.join(dir, "pki", "tokens.csv");
+    fs.writeFileSync(tokens, `${token},pko-guard-admin,pko-guard-admin,"system:masters"\n`, { mode: 0o600 });
+    return { ca, serving, saKey, saPub, token, tokens };
+}
+
+/** etcd on loopback, once `/health` says so: its client URL and the process. */
+async function startEtcd(run: Run, clientPort: number, peerPort: number): Promise<{ client: string; proc: Watched }> {
+    const etcdLog = path.join(run.dir, "etcd.log");
+    const client = `http://127.0.0.1:${clientPort}`;
+    const peer = `http://127.0.0.1:${peerPort}`;
+    const etcd = spawnTracked(
+        path.join(run.binDir, "etcd"),
+        [
+            "--name=pko-guard",
+            `--data-dir=${path.join(run.dir, "etcd")}`,
+            `--listen-client-urls=${client}`,
+            `--advertise-client-urls=${client}`,
+            `--listen-peer-urls=${peer}`,
+            `--initial-advertise-peer-urls=${peer}`,
+            `--initial-cluster=pko-guard=${peer}`,
+            "--listen-metrics-urls=",
+            "--log-level=warn",
+            // A throwaway store: durability buys nothing and costs seconds on a loaded disk.
+            "--unsafe-no-fsync",
+        ],
+        { cwd: run.dir, stdio: ["ignore", fs.openSync(etcdLog, "a"), fs.openSync(etcdLog, "a")] },
+    );
+    run.started.push(etcd);
+    const proc = { name: "etcd", p: etcd, log: logTail(etcdLog) };
+    await waitFor(
+        "etcd /health",
+        async () => /"health":\s*"true"/.test((await get(`${client}/health`)).body),
+        [proc],
+        run.timeoutMs,
+    );
+    return { client, proc };
+}
+
+/** kube-apiserver over that etcd, on `securePort`, once `/readyz` answers 200. */
+async function startKubeApiServer(
+    run: Run,
+    creds: Credentials,
+    etcd: { client: string; proc: Watched },
+    securePort: number,
+    caPem: Buffer,
+): Promise<void> {
+    const apiLog = path.join(run.dir, "kube-apiserver.log");
+    const api = spawnTracked(
+        path.join(run.binDir, "kube-apiserver"),
+        [
+            `--etcd-servers=${etcd.client}`,
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            `--secure-port=${securePort}`,
+            `--cert-dir=${path.join(run.dir, "certs")}`,
+            `--tls-cert-file=${creds.serving.cert}`,
+            `--tls-private-key-file=${creds.serving.key}`,
+            `--client-ca-file=${creds.ca.cert}`,
+            `--token-auth-file=${creds.tokens}`,
+            "--authorization-mode=RBAC",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            `--service-account-key-file=${creds.saPub}`,
+            `--service-account-signing-key-file=${creds.saKey}`,
+            "--service-cluster-ip-range=10.96.0.0/16",
+            // No nodes, no kubelets: the kubernetes Service's endpoints would point at loopback, which
+            // Endpoints validation rejects.
+            "--endpoint-reconciler-type=none",
+            "--enable-priority-and-fairness=false",
+            "--profiling=false",
+            "--v=0",
+        ],
+        { cwd: run.dir, stdio: ["ignore", fs.openSync(apiLog, "a"), fs.openSync(apiLog, "a")] },
+    );
+    run.started.push(api);
+    await waitFor(
+        "kube-apiserver /readyz",
+        async () =>
+            (await get(`https://127.0.0.1:${securePort}/readyz`, { ca: caPem, token: creds.token })).status === 200,
+        [etcd.proc, { name: "kube-apiserver", p: api, log: logTail(apiLog) }],
+        run.timeoutMs,
+    );
+}
+
+/** The admin kubeconfig (the static token, the CA inline), written under `dir`. */
+function writeKubeconfig(dir: string, url: string, caPem: Buffer, token: string): string {
+    const kubeconfig = path.join(dir, "admin.kubeconfig");
+    fs.writeFileSync(
+        kubeconfig,
+        [
+            "apiVersion: v1",
+            "kind: Config",
+            "clusters:",
+            "- name: pko-guard",
+            "  cluster:",
+            `    server: ${url}`,
+            `    certificate-authority-data: ${caPem.toString("base64")}`,
+            "users:",
+            "- name: admin",
+            "  user:",
+            `    token: ${token}`,
+            "contexts:",
+            "- name: pko-guard",
+            "  context: {cluster: pko-guard, user: admin, namespace: default}",
+            "current-context: pko-guard",
+            "",
+        ].join("\n"),
+        { mode: 0o600 },
+    );
+    return kubeconfig;
+}
+
+/** kube-controller-manager with DEPLOY_CONTROLLERS, once it does the job: a namespace deleted in the foreground goes. */
+async function startControllers(
+    run: Run,
+    kubeconfig: string,
+    kubectl: ApiServer["kubectl"],
+    apply: ApiServer["apply"],
+): Promise<void> {
+    const kcmLog = path.join(run.dir, "kube-controller-manager.log");
+    const kcm = spawnTracked(
+        path.join(run.binDir, "kube-controller-manager"),
+        [
+            `--kubeconfig=${kubeconfig}`,
+            `--controllers=${DEPLOY_CONTROLLERS.join(",")}`,
+            "--leader-elect=false",
+            // Nothing scrapes it: no serving port to allocate or secure.
+            "--secure-port=0",
+            "--v=0",
+        ],
+        { cwd: run.dir, stdio: ["ignore", fs.openSync(kcmLog, "a"), fs.openSync(kcmLog, "a")] },
+    );
+    run.started.push(kcm);
+    // Ready when it does the job: a namespace deleted with foreground propagation disappears.
+    const probe = `pko-guard-probe-${randomBytes(4).toString("hex")}`;
+    await apply(`apiVersion: v1\nkind: Namespace\nmetadata: {name: ${probe}}\n`);
+    const del = await kubectl(["delete", "namespace", probe, "--cascade=foreground", "--wait=false"]);
+    if (del.code !== 0) throw new Error(`deleting the probe namespace failed: ${del.stderr}`);
+    await waitFor(
+        "kube-controller-manager to finalize a namespace",
+        async () => /NotFound/.test((await kubectl(["get", "namespace", probe])).stderr),
+        [{ name: "kube-controller-manager", p: kcm, log: logTail(kcmLog) }],
+        run.timeoutMs,
+    );
 }
 
 /** Installs the committed PKO v2.9.0 CRDs (server-side apply: they are too large for the last-applied annotation) and waits until established. */

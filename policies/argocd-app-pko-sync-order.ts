@@ -174,7 +174,7 @@ function pruneFindings(apps: Application[], stacks: { view: StackView }[], ctx: 
     return findings;
 }
 
-export const policy = programRule(
+export const rule = programRule(
     {
         name: NAME,
         about: {
@@ -189,12 +189,8 @@ export const policy = programRule(
             patternSettings: [],
             example: governed,
         },
-        description:
-            "Argo CD syncs PKO Stacks after their Secrets and service accounts, and never auto-prunes production Stacks with destroyOnFinalize.",
         enforcementLevel: "advisory",
         severity: "medium",
-        remediationSteps:
-            "Annotate the Stack with a higher argocd.argoproj.io/sync-wave than its Secrets and service account; disable automated prune for production Applications or remove destroyOnFinalize.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (resources: ResourceLike[], _config, ctx) => {

@@ -35,14 +35,15 @@ function judgedElsewhere(spec: Plain, patterns: string[]): Set<string> {
     return out;
 }
 
-export const policy = resourceRule(
+export const rule = resourceRule(
     {
         name: NAME,
         about: {
             what: "`pko-guard check` computed everything an Argo CD Application or ApplicationSet applies: each\nApplicationSet's generators were expanded and its template executed as Argo CD would, and each source\nwas read and rendered from this repository.",
             why: "what cannot be computed cannot be judged: a Stack that an unexpanded generator, a failing template or a\nchart from a Helm repository would apply reaches the cluster unseen, and a folder nobody else renders is\njudged with its defaults instead of the values Argo CD passes. A gate that passes what it could not judge\nfails open.",
-            fix: "use what check expands (see the README: list with elements or elementsYaml, git directories and files,\nmatrix and merge of those; not templatePatch) and fix templates that do not execute; vendor\nremote charts and other repositories' paths into this repository. When a source can only come from\nelsewhere and is judged elsewhere, list its repoURL in `sourcesJudgedElsewhere`, or waive the finding for one\nApplication with a waiver that sets `allowFailClosed: true` (and an expiry).",
+            fix: "use what check expands (see the notes) and fix templates that do not execute; vendor remote charts\nand other repositories' paths into this repository. A source judged in its own CI: list its repoURL in\n`sourcesJudgedElsewhere`, or waive the finding for one Application with `allowFailClosed: true`.",
             notes: [
+                "What check expands: ApplicationSet generators `list` (with `elements` or `elementsYaml`), git\n`directories` and `files`, and `matrix` and `merge` of those (not `templatePatch`); sources that are\nfolders of this repository (directory, kustomize, Helm). A waiver of a finding here sets\n`allowFailClosed: true` and an expiry.",
                 "The reasons are computed by `pko-guard check` (gitops/argocd/applications.ts) and carried on the object in the\n`pko-guard/not-rendered` annotation, which check sets itself (a value written in the manifest is\ndiscarded). Every finding fails closed. In a Pulumi program the annotation is absent and the rule passes.",
             ],
             reads: ["argoproj.io/Application", "argoproj.io/ApplicationSet"],
@@ -65,12 +66,8 @@ export const policy = resourceRule(
                 },
             ],
         },
-        description:
-            "Everything an Argo CD Application or ApplicationSet applies could be rendered and judged; what could not fails closed.",
         enforcementLevel: "mandatory",
         severity: "high",
-        remediationSteps:
-            "Use the generators and sources check renders, fix the template, or vendor remote sources; list a source judged in its own CI in sourcesJudgedElsewhere, or waive (allowFailClosed) one Application.",
         url: "https://argo-cd.readthedocs.io/en/stable/operator-manual/applicationset/",
         config: {
             sourcesJudgedElsewhere: {

@@ -56,7 +56,7 @@ function checkGrantList(field: string, grants: Plain, uriPath: string[], out: st
     list(grants).forEach((g, i) => checkGrantee(`${field}[${i}]`, get(g, ...uriPath), out));
 }
 
-export const policy = resourceRule(
+export const rule = resourceRule(
     {
         name: NAME,
         about: {
@@ -77,12 +77,8 @@ export const policy = resourceRule(
             patternSettings: [],
             example: [bucket, ownership],
         },
-        description:
-            "S3 buckets, bucket ACLs and objects grant no public access through canned ACLs or AllUsers/AuthenticatedUsers grants.",
         enforcementLevel: "mandatory",
         severity: "critical",
-        remediationSteps:
-            "Use the private ACL (or BucketOwnershipControls with BucketOwnerEnforced and no ACL) and grant access with a bucket policy to specific principals.",
         url: "https://docs.aws.amazon.com/AmazonS3/latest/userguide/access-control-block-public-access.html",
     },
     (resource) => {

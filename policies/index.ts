@@ -1,9 +1,23 @@
 /**
- * The pko-guard rule catalogue: every policy of the pack, one module a rule, named as the policy.
- * Importing this module does not start an analyzer; only the pack entry point (../index.ts) does.
+ * The pko-guard rule catalogue: every policy of the pack, one module a rule, named as the policy, and how the
+ * pack is built from them. Importing this module does not start an analyzer; only the pack entry point
+ * (../index.ts) does.
+ *
+ * How pack-wide settings reach the rules: CrossGuard gives each policy only its own config, so the production
+ * classification lives in one policy's config (pko-guard-production) and travels to the rules through a channel
+ * that `buildPolicies` makes for the pack it builds (model/production.ts `productionChannel`, model/settings.ts):
+ * - the settings policy is built with the channel's writing side and placed first by `buildPolicies` itself,
+ *   so the analyzer, which calls a pack's policies in order in every request, calls it before any rule; no list
+ *   of rules has to remember to put it first;
+ * - every rule is built with the channel's reading side; its hooks read the settings published for the one
+ *   request they serve (a resource's URN, a program's key) and hand them to the rule as its context
+ *   (model/policy.ts `RuleContext`): a rule has no other way to them;
+ * - what is published lasts for that request only (model/settings.ts), and each built pack has its own channel:
+ *   the analyzer's pack, each in-process evaluation's (evaluation/evaluate.ts), a test's.
  */
 import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
-import { DescribedRule } from "./model/policy";
+import { DescribedRule, RuleDefinition } from "./model/policy";
+import { productionChannel } from "./model/production";
 import * as production from "./pko-guard-production";
 import * as s3PublicAcl from "./aws-s3-no-public-acl";
 import * as credentials from "./pko-stack-credentials-from-secrets";
@@ -28,29 +42,43 @@ import * as workspaceProgram from "./pko-workspace-program-objects";
 export type Rule = (ResourceValidationPolicy | StackValidationPolicy) & DescribedRule;
 
 /**
- * Every rule file of policies/ is listed here, and nothing else (test/unit/meta.spec.ts). In this order: the analyzer calls policies in list order in every request, and the settings policy
- * (pko-guard-production) must publish the pack's production settings before any rule reads them.
+ * The rules that read the pack's settings, in catalogue order (reports and listings follow it). Every rule file of
+ * policies/ is here or is the settings policy, and nothing else (test/unit/meta.spec.ts).
  */
-export const policies: Rule[] = [
-    production.policy,
-    credentials.policy,
-    noClusterAdmin.policy,
-    destroyOnFinalize.policy,
-    pinnedCommit.policy,
-    saClusterAdmin.policy,
-    s3PublicAcl.policy,
-    prodRefresh.policy,
-    previewOnly.policy,
-    repoAllowlist.policy,
-    resyncFloor.policy,
-    workspaceHardening.policy,
-    escOrOidc.policy,
-    authDelegator.policy,
-    argoSyncOrder.policy,
-    argoRendered.policy,
-    nameLength.policy,
-    secretCommitted.policy,
-    workspaceProgram.policy,
+export const RULES: RuleDefinition<ResourceValidationPolicy | StackValidationPolicy>[] = [
+    credentials.rule,
+    noClusterAdmin.rule,
+    destroyOnFinalize.rule,
+    pinnedCommit.rule,
+    saClusterAdmin.rule,
+    s3PublicAcl.rule,
+    prodRefresh.rule,
+    previewOnly.rule,
+    repoAllowlist.rule,
+    resyncFloor.rule,
+    workspaceHardening.rule,
+    escOrOidc.rule,
+    authDelegator.rule,
+    argoSyncOrder.rule,
+    argoRendered.rule,
+    nameLength.rule,
+    secretCommitted.rule,
+    workspaceProgram.rule,
 ];
+
+/**
+ * A pack: the settings policy first, then every rule, all built around one new settings channel (see above).
+ * The pack entry builds the analyzer's pack with it; each in-process evaluation builds its own.
+ */
+export function buildPolicies(): Rule[] {
+    const settings = productionChannel();
+    return [production.rule.build(settings), ...RULES.map((r) => r.build(settings))];
+}
+
+/**
+ * The pack's policies, built once: the catalogue every command and report reads (names, metadata, config
+ * schemas), and a pack to drive in process (tests, the bench).
+ */
+export const policies: Rule[] = buildPolicies();
 
 export const POLICY_NAMES: string[] = policies.map((p) => p.name);

@@ -6,10 +6,10 @@
 import { stack } from "./model/examples";
 import { RuleMeta, settingsRule } from "./model/policy";
 import {
+    ProductionSink,
     SETTINGS_POLICY,
     SettingsState,
     productionSchemaProperties,
-    productionSettings,
     readSettings,
 } from "./model/production";
 import { describeStack, stackPatchView, stackView } from "./model/stack";
@@ -19,20 +19,19 @@ export const NAME = SETTINGS_POLICY;
 const meta: RuleMeta = {
     name: NAME,
     about: {
-        what: "holds the pack's one production classification: `productionStackPatterns`,\n`productionNamespaces` and `productionLabels`. Every production-aware rule\n(pko-stack-destroy-on-finalize-nonprod, pko-stack-prod-pinned-commit, pko-stack-prod-refresh,\npko-stack-preview-only-nonprod, argocd-app-pko-sync-order) reads these settings, so a Stack is\nproduction for all of them or for none. It reports only invalid settings (a pattern that is not valid\nRE2 syntax, a value of the wrong type, an unknown property), on every Stack and Stack patch.",
-        why: "CrossGuard gives each policy only its own configuration. Settings repeated in five policies drift\napart (a namespace marked production for one rule but not for another); one policy holding them, listed\nfirst and read by the others, works the same under `--policy-pack-config`, Pulumi Cloud policy groups\nand the harness.",
-        fix: "correct the settings. Do not disable this policy while production-aware rules are enabled: they\nthen cannot classify and report every Stack they judge (the CLI and harness reject such a config).",
+        what: "holds the pack's one production classification (`productionStackPatterns`, `productionNamespaces`,\n`productionLabels`), which every production-aware rule reads, so a Stack is production for all of them or\nfor none. It reports only invalid settings, on every Stack and Stack patch.",
+        why: "CrossGuard gives each policy only its own configuration. Settings repeated in five policies drift\napart (a namespace marked production for one rule but not for another); one policy holding them,\nwhich the pack places first and the others read, works the same under `--policy-pack-config`, Pulumi\nCloud policy groups and the harness.",
+        fix: "correct the settings: `productionStackPatterns` are RE2 regular expressions (no lookaround or\nbackreferences), `productionNamespaces` a list of namespaces, `productionLabels` a map of label name to\nvalues. Do not disable this policy while production-aware rules are enabled: they\nthen cannot classify and report every Stack they judge (the CLI and harness reject such a config).",
+        notes: [
+            "Invalid settings are a pattern that is not valid RE2 syntax, a value of the wrong type or an unknown\nproperty.",
+        ],
         reads: ["pulumi.com/Stack"],
         readsProduction: false,
         patternSettings: ["productionStackPatterns"],
         example: [stack],
     },
-    description:
-        "Holds the pack's one production classification (stack patterns, namespaces, labels) that every production-aware rule reads.",
     enforcementLevel: "mandatory",
     severity: "high",
-    remediationSteps:
-        "Fix the pko-guard-production settings: productionStackPatterns are RE2 regular expressions (no lookaround or backreferences), productionNamespaces a list of namespaces, productionLabels a map of label name to values.",
     url: "https://www.pulumi.com/docs/iac/using-pulumi/crossguard/configuration/",
     config: { ...productionSchemaProperties },
 };
@@ -53,11 +52,12 @@ function stateOf(config: Record<string, unknown> | string): { configuration: str
     return { configuration, state };
 }
 
-export const policy = settingsRule(
+/** Built by the pack with its settings sink, and placed first (policies/index.ts `buildPolicies`). */
+export const rule = settingsRule(
     meta,
-    (request, config) => {
+    (sink: ProductionSink, request, config) => {
         const { configuration, state } = stateOf(config);
-        productionSettings.publish(request, configuration, state);
+        sink.publish(request, configuration, state);
         return state;
     },
     (resource, state) => {

@@ -13,24 +13,23 @@ import { describeStack } from "./model/stack";
 
 export const NAME = "pko-stack-auth-delegator";
 
-export const policy = programRule(
+export const rule = programRule(
     {
         name: NAME,
         about: {
             what: "the service account each PKO v2 Stack (pulumi.com/v1) runs as has a ClusterRoleBinding to\n`system:auth-delegator` in the program.",
             why: "PKO v2 workspace pods authenticate the operator's requests with TokenReview/SubjectAccessReview;\nwithout that binding the Stack never gets past its first reconcile. The Argo CD + PKO guide declares\nit next to every Stack's service account.",
             fix: "add a ClusterRoleBinding of `system:auth-delegator` to the Stack's service account.",
+            notes: [
+                "A binding patch that adds the account counts, and so does a subject whose name is not resolved during\npreview (it may be the account).",
+            ],
             reads: ["pulumi.com/Stack", "core/ServiceAccount", "rbac.authorization.k8s.io/ClusterRoleBinding"],
             readsProduction: false,
             patternSettings: [],
             example: governed,
         },
-        description:
-            "Each PKO v2 Stack's service account has the system:auth-delegator ClusterRoleBinding the operator needs.",
         enforcementLevel: "advisory",
         severity: "medium",
-        remediationSteps:
-            "Bind ClusterRole system:auth-delegator to the Stack's service account with a ClusterRoleBinding.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (resources) => {

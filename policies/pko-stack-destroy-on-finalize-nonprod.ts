@@ -11,7 +11,7 @@ import { UNKNOWN } from "./model/values";
 
 export const NAME = "pko-stack-destroy-on-finalize-nonprod";
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {
@@ -24,11 +24,8 @@ export const policy = stackRule(
             patternSettings: [],
             example: [stack],
         },
-        description: "destroyOnFinalize is allowed only on non-production PKO Stacks.",
         enforcementLevel: "mandatory",
         severity: "high",
-        remediationSteps:
-            "Remove spec.destroyOnFinalize (or set it to false) on production Stacks; keep it for dev and preview Stacks only.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (view, _config, ctx) => {

@@ -13,7 +13,7 @@ export const NAME = "pko-stack-esc-or-oidc-preferred";
 const CLOUD_KEYS =
     /^(AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY|ARM_CLIENT_SECRET|AZURE_CLIENT_SECRET|GOOGLE_CREDENTIALS|GOOGLE_APPLICATION_CREDENTIALS)$/;
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {
@@ -25,12 +25,8 @@ export const policy = stackRule(
             patternSettings: [],
             example: [stack],
         },
-        description:
-            "PKO Stacks prefer OIDC token exchange and Pulumi ESC over long-lived static tokens and cloud keys.",
         enforcementLevel: "advisory",
         severity: "low",
-        remediationSteps:
-            "Use Pulumi Cloud OIDC token exchange instead of a PULUMI_ACCESS_TOKEN Secret, and ESC environments (spec.environment) for cloud credentials.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (view) => {

@@ -13,22 +13,20 @@ export const MAX_NAME_LENGTH = 42;
 /** Length the Kubernetes provider adds when it autonames a resource: "-" and 8 random characters. */
 const AUTONAME_SUFFIX = 9;
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {
-            what: "a Stack's `metadata.name` is at most 42 characters (an autonamed Stack: its Pulumi name plus the\n8-character random suffix and dash).",
+            what: `a Stack's \`metadata.name\` is at most ${MAX_NAME_LENGTH} characters (an autonamed Stack: its Pulumi name plus the\n8-character random suffix and dash).`,
             why: "the operator derives workspace object names (StatefulSet, Service, pods) from the Stack's name and\nrejects names that would not fit Kubernetes' limits once prefixed and suffixed.",
-            fix: "shorten `metadata.name`.",
+            fix: `shorten \`metadata.name\` to at most ${MAX_NAME_LENGTH} characters.`,
             reads: ["pulumi.com/Stack"],
             readsProduction: false,
             patternSettings: [],
             example: [stack],
         },
-        description: `PKO Stack names fit the operator's limit of ${MAX_NAME_LENGTH} characters.`,
         enforcementLevel: "mandatory",
         severity: "medium",
-        remediationSteps: `Shorten metadata.name to at most ${MAX_NAME_LENGTH} characters.`,
         url: "https://github.com/pulumi/pulumi-kubernetes-operator",
     },
     (view) => {

@@ -13,24 +13,24 @@ export const NAME = "pko-stack-preview-only-nonprod";
 
 export const DEFAULT_PREVIEW_PATTERNS = ["(^|/)(preview|pr-[0-9]+)$"];
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {
-            what: "Stacks that configuration expects to be preview-only (pull-request previews, by default a\n`spec.stack` ending in `preview` or `pr-<n>`) set `spec.preview: true`, so they never deploy; and a\nproduction Stack that is not expected to be preview-only does not set `spec.preview: true` (it would\nsilently never deploy). A `preview: true` Stack is otherwise fine anywhere.",
+            what: "Stacks that configuration expects to be preview-only (pull-request previews, by default a\n`spec.stack` ending in `preview` or `pr-<n>`) set `spec.preview: true`, so they never deploy; and a\nproduction Stack that is not expected to be preview-only does not set `spec.preview: true` (it would\nsilently never deploy).",
             why: "the Argo CD + PKO guide previews pull requests with a dedicated Stack with `preview: true` on the\nPR branch and a dedicated Pulumi stack; without the flag, that Stack runs `pulumi up` from an\nunreviewed branch.",
             fix: "set `spec.preview: true` on preview Stacks; remove it from production Stacks.",
-            notes: ["Fails closed when the preview flag or the deciding values are unknown during preview."],
+            notes: [
+                "A `preview: true` Stack is otherwise fine anywhere.",
+                "Fails closed when the preview flag or the deciding values are unknown during preview.",
+            ],
             reads: ["pulumi.com/Stack"],
             readsProduction: true,
             patternSettings: ["previewOnlyStackPatterns"],
             example: [stack],
         },
-        description:
-            "Preview-only PKO Stacks set preview: true and production Stacks do not, so PR-preview Stacks never deploy.",
         enforcementLevel: "mandatory",
         severity: "high",
-        remediationSteps: "Set spec.preview: true on pull-request preview Stacks; remove it from production Stacks.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
         config: {
             previewOnlyStackPatterns: {

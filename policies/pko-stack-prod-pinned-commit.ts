@@ -56,7 +56,7 @@ function pinField(view: StackView): string {
     return view.commit === undefined ? "spec" : "spec.commit";
 }
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {
@@ -69,11 +69,8 @@ export const policy = stackRule(
             patternSettings: [],
             example: [stack],
         },
-        description: "Production PKO Stacks deploy a pinned 40-hex commit, never a branch or movable ref.",
         enforcementLevel: "mandatory",
         severity: "high",
-        remediationSteps:
-            "Set spec.commit to the full 40-hex SHA to deploy, remove spec.branch, and promote by changing the commit in Git.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
         config: {
             allowUnpinnableSources: {

@@ -11,7 +11,7 @@ import { UNKNOWN } from "./model/values";
 
 export const NAME = "pko-stack-prod-refresh";
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {
@@ -23,10 +23,8 @@ export const policy = stackRule(
             patternSettings: [],
             example: [stack],
         },
-        description: "Production PKO Stacks set refresh: true so drift is seen before each update.",
         enforcementLevel: "advisory",
         severity: "medium",
-        remediationSteps: "Set spec.refresh: true on production Stacks.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (view, _config, ctx) => {

@@ -16,24 +16,24 @@ function strings(v: unknown): string[] {
     return Array.isArray(v) ? v.filter((p): p is string => typeof p === "string") : [];
 }
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {
-            what: "`spec.projectRepo` matches one of the configured `allowedRepoPatterns` (when configured), is\nnever a plaintext `http://` URL, and Flux (`spec.fluxSource`) or Program (`spec.programRef`) sources\nare used only when configured (`allowFluxSource`, `allowProgramRef`). The workspace template sets no\nsource of its own (`spec.workspaceTemplate.spec.git`, `.flux`, `.local`): PKO merges the template over the\nWorkspace it builds, so such a source would replace the Stack's, past this rule and the pinned commit.",
+            what: "`spec.projectRepo` matches one of the configured `allowedRepoPatterns` (when configured), is\nnever a plaintext `http://` URL, and Flux (`spec.fluxSource`) or Program (`spec.programRef`) sources\nare used only when configured (`allowFluxSource`, `allowProgramRef`).",
             why: "a Stack runs whatever program its source contains with the Stack's credentials and service\naccount; the source is the supply chain. Plain HTTP lets anyone on the path change the program.",
-            fix: "use an approved repository over HTTPS or SSH, or extend the allowlist.",
+            fix: "use an approved repository over HTTPS or SSH, or add it to `allowedRepoPatterns`; set\n`allowFluxSource` or `allowProgramRef` to deploy from those sources.",
+            notes: [
+                "The workspace template sets no source of its own (`spec.workspaceTemplate.spec.git`, `.flux`, `.local`):\nPKO merges the template over the Workspace it builds, so such a source would replace the Stack's, past\nthis rule and the pinned commit.",
+                "Messages show a repository as scheme, host and path only.",
+            ],
             reads: ["pulumi.com/Stack"],
             readsProduction: false,
             patternSettings: ["allowedRepoPatterns"],
             example: [stack],
         },
-        description:
-            "PKO Stacks deploy only from allowlisted repositories over secure transports, and from Flux or Program sources only when allowed.",
         enforcementLevel: "mandatory",
         severity: "high",
-        remediationSteps:
-            "Point spec.projectRepo at an approved repository over https:// or ssh, or add it to allowedRepoPatterns; enable allowFluxSource/allowProgramRef to use those sources.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/pulumi-kubernetes-operator/",
         config: {
             allowedRepoPatterns: {

@@ -11,7 +11,7 @@ import { UNKNOWN } from "./model/values";
 export const NAME = "pko-stack-resync-floor";
 export const PKO_MINIMUM = 60;
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {
@@ -26,10 +26,8 @@ export const policy = stackRule(
             patternSettings: [],
             example: [stack],
         },
-        description: "PKO Stacks resync no more often than the configured floor (PKO's minimum is 60 seconds).",
         enforcementLevel: "advisory",
         severity: "low",
-        remediationSteps: "Set spec.resyncFrequencySeconds to at least the floor (60 by default), or leave it unset.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
         config: {
             minResyncFrequencySeconds: {

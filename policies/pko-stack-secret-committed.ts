@@ -26,7 +26,7 @@ function filledKeys(props: ReturnType<typeof plain>): string[] {
     return out;
 }
 
-export const policy = programRule(
+export const rule = programRule(
     {
         name: NAME,
         about: {
@@ -34,6 +34,7 @@ export const policy = programRule(
             why: "manifests live in Git, and a Secret's `data` is base64, not encryption: anyone who can read the\nrepository (or its history, forks and CI logs) holds the credential. The Argo CD + PKO guide creates the\ntoken Secret out of band and commits only the Stack that references it.",
             fix: "create the Secret out of band (`kubectl create secret generic ...`), or from a secret store\n(External Secrets Operator, Sealed Secrets, SOPS), and keep only the Stack's reference in Git.",
             notes: [
+                "The Secrets a Stack reads: those its `envRefs`, `secretsRef`, `gitAuth` and legacy token fields name, in\nits namespace, as patches leave the Stack. Written with values: a non-empty `data` or `stringData` key.\nYAML a program declares: the provider's `ConfigFile`, `ConfigGroup` and `kustomize.Directory`\ncomponents, told by the URN's parent types. Reported on the Secret, at its first filled key, naming the\nkeys and the Stacks.",
                 "Only the names of the keys are ever shown, never a value. Keys with an empty value (placeholders) do\nnot count. Secrets declared in program code are not judged: the analyzer cannot tell a value from\nPulumi config secrets (encrypted in state) from a literal.",
             ],
             reads: ["core/Secret", "pulumi.com/Stack"],
@@ -41,11 +42,8 @@ export const policy = programRule(
             patternSettings: [],
             example: governed,
         },
-        description: "Secrets that PKO Stacks read are not committed with their values in YAML manifests.",
         enforcementLevel: "advisory",
         severity: "high",
-        remediationSteps:
-            "Remove the Secret's data/stringData from Git (and rotate the credential: it is in the history); create the Secret out of band or from a secret store (External Secrets, Sealed Secrets, SOPS), and keep only the Stack's reference in the manifests.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (resources) => {

@@ -92,25 +92,21 @@ export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
     return out;
 }
 
-export const policy = stackRule(
+export const rule = stackRule(
     {
         name: NAME,
         about: {
             what: "a Stack's workspace template never asks for privileged containers, privilege escalation, host\nnetwork/PID/IPC, host-path volumes, host ports or added capabilities. A Stack without a workspace template is fine\n(PKO's default workspace runs with the restricted profile).",
             why: "the workspace pod runs program code from Git with the Stack's credentials; a privileged or\nhost-sharing pod turns a compromised program into a compromised node.",
-            fix: "remove those settings from `spec.workspaceTemplate`.",
+            fix: "remove `privileged`, `allowPrivilegeEscalation`, `hostNetwork`/`hostPID`/`hostIPC`, `hostPath` volumes,\n`hostPort` and `capabilities.add` from `spec.workspaceTemplate`.",
             notes: ["Fails closed when any of those settings is unknown during preview."],
             reads: ["pulumi.com/Stack"],
             readsProduction: false,
             patternSettings: [],
             example: [stack],
         },
-        description:
-            "PKO workspace pods are never privileged, never escalate privileges, never share host namespaces, paths or ports, and add no capabilities.",
         enforcementLevel: "mandatory",
         severity: "critical",
-        remediationSteps:
-            "Remove privileged, allowPrivilegeEscalation, hostNetwork/hostPID/hostIPC, hostPath volumes, hostPort and capabilities.add from spec.workspaceTemplate.",
         url: "https://kubernetes.io/docs/concepts/security/pod-security-standards/",
     },
     (view) => {

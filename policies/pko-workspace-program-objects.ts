@@ -73,14 +73,15 @@ function programProblems(program: Plain): string[] {
     return out;
 }
 
-export const policy = resourceRule(
+export const rule = resourceRule(
     {
         name: NAME,
         about: {
-            what: "the PKO objects a Stack builds on, declared directly, are judged like a Stack's own fields:\n- a `Workspace` (auto.pulumi.com/v1alpha1) carries no credential in plaintext (env values of the\n  workspace and of its pod template's containers, literal secret config values of its stacks, credentials\n  by shape in any literal config value, credentials in its git or secrets-provider URL) and its pod template\n  is hardened as `pko-stack-workspace-hardening` requires of a Stack's (no privileged or escalating\n  containers, no host network/PID/IPC, hostPath or hostPort, no added capabilities). Its service account is\n  judged by `pko-stack-no-cluster-admin` (the pod template's `serviceAccountName` wins, as for a Stack);\n- a `Program` (pulumi.com/v1) carries no credential by shape in its `variables`, `resources` properties,\n  `outputs` or `configuration` defaults, and gives no secret-looking `configuration` entry a default.",
+            what: "a PKO `Workspace` or `Program` declared directly carries no plaintext credential, and a Workspace's\npod template is hardened as a Stack's workspace template must be.",
             why: "a Workspace created directly bypasses every Stack rule, and a Program is a Pulumi YAML program\nstored in a custom resource that anyone who can read it (or its Git repository) reads in plaintext.",
             fix: "reference Kubernetes Secrets (`valueFrom.secretKeyRef` in env; `valueFrom.env` for Workspace config\nread from such a variable), keep credentials out of Program text (pass them as secret config of the Stack\nthat runs the Program, through `spec.secretsRef`), and remove the privileged settings.",
             notes: [
+                "They are judged like a Stack's own fields:\n- a `Workspace` (auto.pulumi.com/v1alpha1) carries no credential in plaintext (env values of the\n  workspace and of its pod template's containers, literal secret config values of its stacks, credentials\n  by shape in any literal config value, credentials in its git or secrets-provider URL) and its pod template\n  is hardened as `pko-stack-workspace-hardening` requires of a Stack's (no privileged or escalating\n  containers, no host network/PID/IPC, hostPath or hostPort, no added capabilities). Its service account is\n  judged by `pko-stack-no-cluster-admin` (the pod template's `serviceAccountName` wins, as for a Stack);\n- a `Program` (pulumi.com/v1) carries no credential by shape in its `variables`, `resources` properties,\n  `outputs` or `configuration` defaults, and gives no secret-looking `configuration` entry a default.",
                 "Messages name the field and the credential's shape, never the value. Fails closed when the spec (or the\nprogram) is unknown during preview.",
             ],
             reads: ["auto.pulumi.com/Workspace", "pulumi.com/Program"],
@@ -88,12 +89,8 @@ export const policy = resourceRule(
             patternSettings: [],
             example: [workspace],
         },
-        description:
-            "PKO Workspace and Program objects carry no plaintext credentials, and a Workspace's pod is never privileged or host-sharing.",
         enforcementLevel: "mandatory",
         severity: "critical",
-        remediationSteps:
-            "Workspace: env from valueFrom.secretKeyRef, secret config with valueFrom.env, no privileged or host settings. Program: no credentials in its text; pass them as secret config of the Stack.",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/pulumi-kubernetes-operator/",
     },
     (resource) => {

@@ -40,13 +40,16 @@ const key = (s: Subject) =>
         s.namespace === UNKNOWN ? "?" : s.namespace,
     ]);
 
-export const policy = programRule(
+export const rule = programRule(
     {
         name: NAME,
         about: {
-            what: "two findings.\n1. A ClusterRoleBinding or RoleBinding of the program (or a patch of one, judged merged) grants\n   `cluster-admin`, or a ClusterRole/Role whose rules, own or aggregated, give `*` verbs on `*`\n   resources, to a service account, or to a group of service accounts, that no PKO Stack of the\n   program runs as. (Bindings to a Stack's account are `pko-stack-no-cluster-admin`.)\n2. A binding gives a service account (any, a Stack's included) a ClusterRole that aggregates by label\n   selectors declared in this program, and the program's roles do not make it wildcard: the cluster\n   may hold ClusterRoles the program does not declare that match those selectors (built-in ones such\n   as those labelled `rbac.authorization.k8s.io/aggregate-to-admin`, or any install's), so the role's\n   effective rules cannot be judged from the program. The pack does not guess; it says so here. The\n   built-in `admin`/`edit`/`view` roles bound as they are do not raise this.",
+            what: "no binding of the program gives `cluster-admin`, or a role with `*` verbs on `*` resources, to a\nservice account (or a group of them) that no PKO Stack of the program runs as; and a binding of a ClusterRole\nthat aggregates roles the program cannot show is pointed out.",
             why: 'any pod running as that account can do anything in the cluster; it is usually a leftover of a\n"cluster-admin for simplicity" setup. An aggregated role grows with whatever is installed later.',
             fix: "bind a least-privilege role, or remove the binding; for aggregation, use selectors only your\nown roles carry, or a role with explicit rules.",
+            notes: [
+                "Two findings:\n1. A ClusterRoleBinding or RoleBinding of the program (or a patch of one, judged merged) grants\n   `cluster-admin`, or a ClusterRole/Role whose rules, own or aggregated, give `*` verbs on `*`\n   resources, to a service account, or to a group of service accounts, that no PKO Stack of the\n   program runs as. (Bindings to a Stack's account are `pko-stack-no-cluster-admin`.)\n2. A binding gives a service account (any, a Stack's included) a ClusterRole that aggregates by label\n   selectors declared in this program, and the program's roles do not make it wildcard: the cluster\n   may hold ClusterRoles the program does not declare that match those selectors (built-in ones such\n   as those labelled `rbac.authorization.k8s.io/aggregate-to-admin`, or any install's), so the role's\n   effective rules cannot be judged from the program. The pack does not guess; it says so here. The\n   built-in `admin`/`edit`/`view` roles bound as they are do not raise this.",
+            ],
             reads: [
                 "pulumi.com/Stack",
                 "core/ServiceAccount",
@@ -59,12 +62,8 @@ export const policy = programRule(
             patternSettings: [],
             example: governed,
         },
-        description:
-            "No binding grants cluster-admin or a wildcard-equivalent role to a service account; aggregated roles whose selectors may match roles outside the program are pointed out.",
         enforcementLevel: "advisory",
         severity: "high",
-        remediationSteps:
-            "Bind a role with only the permissions the workload needs, or remove the binding; for an aggregated ClusterRole, select only labels your own roles carry or use explicit rules.",
         url: "https://kubernetes.io/docs/reference/access-authn-authz/rbac/#user-facing-roles",
     },
     (resources) => {

@@ -75,17 +75,33 @@ function fitsValue(v: unknown, budget: number, depth: number): number {
 
 /** The pieces of JSON.stringify(value, null, indent) (indent: spaces, at most 10, as JSON.stringify takes it). */
 export function* jsonChunks(value: unknown, indent = 0): Generator<string> {
-    const gap = " ".repeat(Math.max(0, Math.min(10, Math.trunc(indent))));
-    const colon = gap ? ": " : ":";
-    const open = new Set<object>();
-    let buf = "";
+    const writer = new ChunkWriter(indent);
+    const top = resolve(value, "");
+    if (!written(top)) throw new TypeError(`jsonChunks: JSON.stringify writes no text for ${typeof top}`);
+    yield* writer.serialize(top, "");
+    if (writer.buf) yield writer.buf;
+}
+
+/** One jsonChunks run: its layout, the text not yet yielded, and the objects being written (a cycle throws). */
+class ChunkWriter {
+    /** The text written since the last piece. */
+    buf = "";
+    private readonly gap: string;
+    private readonly colon: string;
+    private readonly open = new Set<object>();
+
+    constructor(indent: number) {
+        this.gap = " ".repeat(Math.max(0, Math.min(10, Math.trunc(indent))));
+        this.colon = this.gap ? ": " : ":";
+    }
 
     /**
      * The engine's text of `items` (plain, see fits) as the elements of an array standing at `prefix`: each
      * after its separator ("\n" and the elements' indentation), without the array's brackets. The engine writes
      * them at their depth (wrapped in as many arrays as the depth, then cut out), so no line is re-indented.
      */
-    function elements(items: unknown[], prefix: string): string {
+    private elements(items: unknown[], prefix: string): string {
+        const gap = this.gap;
         const depth = gap ? prefix.length / gap.length : 0;
         let wrapped: unknown = items;
         for (let d = 0; d < depth; d++) wrapped = [wrapped];
@@ -99,90 +115,94 @@ export function* jsonChunks(value: unknown, indent = 0): Generator<string> {
         return text.slice(head, text.length - tail);
     }
 
-    function* longString(s: string): Generator<string> {
-        buf += '"';
+    private *longString(s: string): Generator<string> {
+        this.buf += '"';
         for (let start = 0; start < s.length;) {
             let end = Math.min(s.length, start + PIECE);
             // never between the two halves of a pair (each half alone would be escaped as a lone surrogate)
             const last = s.charCodeAt(end - 1);
             if (end < s.length && last >= 0xd800 && last <= 0xdbff) end--;
             const quoted = JSON.stringify(s.slice(start, end));
-            buf += quoted.slice(1, -1);
-            yield buf;
-            buf = "";
+            this.buf += quoted.slice(1, -1);
+            yield this.buf;
+            this.buf = "";
             start = end;
         }
-        buf += '"';
+        this.buf += '"';
     }
 
-    function* serialize(v: unknown, prefix: string): Generator<string> {
+    /** Writes `v` (resolved) standing at `prefix`, yielding a piece whenever the text reaches PIECE. */
+    *serialize(v: unknown, prefix: string): Generator<string> {
         if (typeof v === "string") {
-            if (v.length > PIECE) yield* longString(v);
-            else buf += JSON.stringify(v);
+            if (v.length > PIECE) yield* this.longString(v);
+            else this.buf += JSON.stringify(v);
             return;
         }
         if (typeof v !== "object" || v === null) {
             // null, booleans, numbers (non-finite ones are null); a BigInt throws TypeError as JSON.stringify's does
-            buf += JSON.stringify(v);
+            this.buf += JSON.stringify(v);
             return;
         }
         if (fits(v, PIECE) >= 0) {
-            buf +=
+            this.buf +=
                 Array.isArray(v) && v.length > 0
-                    ? `[${elements(v, prefix)}${gap ? `\n${prefix}` : ""}]`
-                    : JSON.stringify(v, null, gap).replace(/\n/g, `\n${prefix}`);
+                    ? `[${this.elements(v, prefix)}${this.gap ? `\n${prefix}` : ""}]`
+                    : JSON.stringify(v, null, this.gap).replace(/\n/g, `\n${prefix}`);
             return;
         }
-        if (open.has(v)) throw new TypeError("Converting circular structure to JSON");
-        open.add(v);
-        const inner = prefix + gap;
-        const next = gap ? `\n${inner}` : "";
-        if (Array.isArray(v)) {
-            // runs of elements that fit are written by the engine, a run at a time; the others are walked
-            const n = v.length;
-            for (let i = 0; i < n;) {
-                let j = i;
-                for (let budget = PIECE; j < n; j++) {
-                    const item = v[j];
-                    budget = fitsValue(item, budget, 0);
-                    if (budget < 0) break;
-                }
-                if (j > i) {
-                    buf += (i === 0 ? "[" : ",") + elements(v.slice(i, j), prefix);
-                    i = j;
-                } else {
-                    buf += (i === 0 ? "[" : ",") + next;
-                    const item = resolve(v[i], String(i));
-                    if (written(item)) yield* serialize(item, inner);
-                    else buf += "null";
-                    i++;
-                }
-                if (buf.length >= PIECE) {
-                    yield buf;
-                    buf = "";
-                }
-            }
-            buf += (gap ? `\n${prefix}` : "") + "]";
-        } else {
-            let first = true;
-            for (const k of Object.keys(v)) {
-                const item = resolve((v as Record<string, unknown>)[k], k);
-                if (!written(item)) continue;
-                buf += (first ? "{" : ",") + next + JSON.stringify(k) + colon;
-                first = false;
-                yield* serialize(item, inner);
-                if (buf.length >= PIECE) {
-                    yield buf;
-                    buf = "";
-                }
-            }
-            buf += first ? "{}" : (gap ? `\n${prefix}` : "") + "}";
-        }
-        open.delete(v);
+        if (this.open.has(v)) throw new TypeError("Converting circular structure to JSON");
+        this.open.add(v);
+        if (Array.isArray(v)) yield* this.array(v, prefix);
+        else yield* this.object(v, prefix);
+        this.open.delete(v);
     }
 
-    const top = resolve(value, "");
-    if (!written(top)) throw new TypeError(`jsonChunks: JSON.stringify writes no text for ${typeof top}`);
-    yield* serialize(top, "");
-    if (buf) yield buf;
+    /** An array too large for one piece: runs of elements that fit are written by the engine, a run at a time; the others are walked. */
+    private *array(v: unknown[], prefix: string): Generator<string> {
+        const inner = prefix + this.gap;
+        const next = this.gap ? `\n${inner}` : "";
+        const n = v.length;
+        for (let i = 0; i < n;) {
+            let j = i;
+            for (let budget = PIECE; j < n; j++) {
+                const item = v[j];
+                budget = fitsValue(item, budget, 0);
+                if (budget < 0) break;
+            }
+            if (j > i) {
+                this.buf += (i === 0 ? "[" : ",") + this.elements(v.slice(i, j), prefix);
+                i = j;
+            } else {
+                this.buf += (i === 0 ? "[" : ",") + next;
+                const item = resolve(v[i], String(i));
+                if (written(item)) yield* this.serialize(item, inner);
+                else this.buf += "null";
+                i++;
+            }
+            if (this.buf.length >= PIECE) {
+                yield this.buf;
+                this.buf = "";
+            }
+        }
+        this.buf += (this.gap ? `\n${prefix}` : "") + "]";
+    }
+
+    /** An object too large for one piece: each member written in turn. */
+    private *object(v: object, prefix: string): Generator<string> {
+        const inner = prefix + this.gap;
+        const next = this.gap ? `\n${inner}` : "";
+        let first = true;
+        for (const k of Object.keys(v)) {
+            const item = resolve((v as Record<string, unknown>)[k], k);
+            if (!written(item)) continue;
+            this.buf += (first ? "{" : ",") + next + JSON.stringify(k) + this.colon;
+            first = false;
+            yield* this.serialize(item, inner);
+            if (this.buf.length >= PIECE) {
+                yield this.buf;
+                this.buf = "";
+            }
+        }
+        this.buf += first ? "{}" : (this.gap ? `\n${prefix}` : "") + "}";
+    }
 }

@@ -1,7 +1,7 @@
 /**
  * SARIF 2.1.0 for GitHub code scanning: one run of the pko-guard tool, its rules from the pack's own
  * metadata (ruleId = policy name, `security-severity` from the policy's severity, the rule's documentation
- * `README.md#rule-<name>` in its help, and a helpUri to it only under a configured PKO_GUARD_DOCS_URL, since
+ * `docs/rules.md#rule-<name>` in its help, and a helpUri to it only under a configured PKO_GUARD_DOCS_URL, since
  * SARIF wants an absolute URI and pko-guard invents no host), one result per violation located at the resource's declaration line (the row's
  * file and line, else the program's entry file, line 1), with the URN as a logical location.
  * Paths follow the one rule of ./location.ts (shared with the GitHub output): `artifactLocation.uri` is
@@ -26,7 +26,7 @@ import { decodeMessage } from "../policies/model/message";
 import { locateRows } from "../engine/source-locations";
 import { REPO_ROOT } from "../support/paths";
 import { Finding } from "../evaluation/rows";
-import { ReportSubject, ruleCatalogue, subjectRows } from "./subject";
+import { ReportSubject, docsBaseUrl, ruleCatalogue, subjectRows } from "./subject";
 
 const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
 
@@ -71,10 +71,9 @@ export function renderSarif(subjects: ReportSubject[]): string {
     return JSON.stringify(sarifLog(subjects), null, 2) + "\n";
 }
 
-/** The SARIF log of a run. */
-function sarifLog(subjects: ReportSubject[]): Log {
-    const catalogue = ruleCatalogue();
-    const rules: ReportingDescriptor[] = catalogue.map((r) => ({
+/** The run's rules as SARIF reporting descriptors, in the catalogue's order. */
+function sarifRules(catalogue: ReturnType<typeof ruleCatalogue>): ReportingDescriptor[] {
+    return catalogue.map((r) => ({
         id: r.id,
         name: r.id,
         shortDescription: { text: r.description },
@@ -92,71 +91,23 @@ function sarifLog(subjects: ReportSubject[]): Log {
             tags: ["security", "pulumi", "crossguard", "kubernetes"],
         },
     }));
+}
+
+/** The SARIF log of a run. */
+function sarifLog(subjects: ReportSubject[]): Log {
+    const catalogue = ruleCatalogue();
+    const base = docsBaseUrl();
+    const rules = sarifRules(catalogue);
     const ruleIndex = new Map(catalogue.map((r, i) => [r.id, i]));
     // One root for the run: the first subject's repository (subjects of one run share a repository).
     const root = subjects.length > 0 ? (subjects[0].root ?? sourceRoot(subjects[0].programFile)) : process.cwd();
     const results: Result[] = [];
     const notifications: Notification[] = [];
     for (const s of subjects) {
-        if (s.kind === "project" && s.outcome === "error") {
-            notifications.push({
-                level: "error",
-                message: { text: `${s.name} (stack ${s.stack}): ${s.error ?? "the gate could not run"}` },
-            });
-        }
-        if (s.kind === "fixture") {
-            for (const l of s.verdict.legs)
-                if (l.status === "error")
-                    notifications.push({ level: "error", message: { text: `${s.name} ${l.leg}: ${l.message}` } });
-        }
+        notifications.push(...subjectNotifications(s));
         // Rows without a location (a fixture's) are located in the program as the gate locates its findings.
-        for (const row of locateRows(subjectRows(s), path.dirname(s.programFile), path.basename(s.programFile))) {
-            const f = row as Finding;
-            const file = row.file ?? s.programFile;
-            const region = { startLine: row.line ?? 1, ...(row.column ? { startColumn: row.column } : {}) };
-            const identity = row.urn || `${s.name}/${row.resource}`;
-            const result: Result = {
-                ruleId: row.policy,
-                ...(ruleIndex.has(row.policy) ? { ruleIndex: ruleIndex.get(row.policy) } : {}),
-                level: row.level === "mandatory" ? "error" : "warning",
-                message: { text: `${row.resource ? `${row.resource}: ` : ""}${row.message}` },
-                locations: [
-                    {
-                        physicalLocation: { artifactLocation: artifactLocation(file, root), region },
-                        ...(row.urn
-                            ? {
-                                  logicalLocations: [
-                                      { name: row.resource, fullyQualifiedName: row.urn, kind: "resource" },
-                                  ],
-                              }
-                            : {}),
-                    },
-                ],
-                partialFingerprints: { "pkoGuard/v1": fingerprint(row.policy, identity, row.message) },
-                properties: {
-                    subject: s.name,
-                    resourceType: row.type,
-                    ...(f.status ? { status: f.status } : {}),
-                    ...(row.syncedBy ? { syncedBy: row.syncedBy } : {}),
-                },
-            };
-            // Gate and check findings say "waived"; a fixture's rows carry the pack's mark in the message.
-            const waiver = f.status
-                ? f.status === "waived"
-                    ? (f.waiver ?? { reason: "waived" })
-                    : undefined
-                : decodeMessage(row.message).waiver;
-            if (waiver) {
-                result.suppressions = [
-                    {
-                        kind: "external",
-                        status: "accepted",
-                        justification: `${waiver.reason}${waiver.expires ? ` (until ${waiver.expires})` : ""}`,
-                    },
-                ];
-            }
-            results.push(result);
-        }
+        for (const row of locateRows(subjectRows(s), path.dirname(s.programFile), path.basename(s.programFile)))
+            results.push(sarifResult(row, s, root, ruleIndex));
     }
     const log: Log = {
         $schema: "https://json.schemastore.org/sarif-2.1.0.json",
@@ -168,7 +119,7 @@ function sarifLog(subjects: ReportSubject[]): Log {
                         name: "pko-guard",
                         version: VERSION,
                         semanticVersion: VERSION,
-                        ...(rules[0]?.helpUri ? { informationUri: rules[0].helpUri.split("#")[0] } : {}),
+                        ...(base ? { informationUri: `${base}/README.md` } : {}),
                         rules,
                     },
                 },
@@ -181,4 +132,73 @@ function sarifLog(subjects: ReportSubject[]): Log {
         ],
     };
     return log;
+}
+
+/** What a subject says about the run itself: a project the gate could not run, a fixture leg that failed. */
+function subjectNotifications(s: ReportSubject): Notification[] {
+    const notifications: Notification[] = [];
+    if (s.kind === "project" && s.outcome === "error") {
+        notifications.push({
+            level: "error",
+            message: { text: `${s.name} (stack ${s.stack}): ${s.error ?? "the gate could not run"}` },
+        });
+    }
+    if (s.kind === "fixture") {
+        for (const l of s.verdict.legs)
+            if (l.status === "error")
+                notifications.push({ level: "error", message: { text: `${s.name} ${l.leg}: ${l.message}` } });
+    }
+    return notifications;
+}
+
+/** One row of a subject as a SARIF result (located under `root`, its waiver as a suppression). */
+function sarifResult(
+    row: ReturnType<typeof locateRows>[number],
+    s: ReportSubject,
+    root: string,
+    ruleIndex: Map<string, number>,
+): Result {
+    const f = row as Finding;
+    const file = row.file ?? s.programFile;
+    const region = { startLine: row.line ?? 1, ...(row.column ? { startColumn: row.column } : {}) };
+    const identity = row.urn || `${s.name}/${row.resource}`;
+    const result: Result = {
+        ruleId: row.policy,
+        ...(ruleIndex.has(row.policy) ? { ruleIndex: ruleIndex.get(row.policy) } : {}),
+        level: row.level === "mandatory" ? "error" : "warning",
+        message: { text: `${row.resource ? `${row.resource}: ` : ""}${row.message}` },
+        locations: [
+            {
+                physicalLocation: { artifactLocation: artifactLocation(file, root), region },
+                ...(row.urn
+                    ? {
+                          logicalLocations: [{ name: row.resource, fullyQualifiedName: row.urn, kind: "resource" }],
+                      }
+                    : {}),
+            },
+        ],
+        partialFingerprints: { "pkoGuard/v1": fingerprint(row.policy, identity, row.message) },
+        properties: {
+            subject: s.name,
+            resourceType: row.type,
+            ...(f.status ? { status: f.status } : {}),
+            ...(row.syncedBy ? { syncedBy: row.syncedBy } : {}),
+        },
+    };
+    // Gate and check findings say "waived"; a fixture's rows carry the pack's mark in the message.
+    const waiver = f.status
+        ? f.status === "waived"
+            ? (f.waiver ?? { reason: "waived" })
+            : undefined
+        : decodeMessage(row.message).waiver;
+    if (waiver) {
+        result.suppressions = [
+            {
+                kind: "external",
+                status: "accepted",
+                justification: `${waiver.reason}${waiver.expires ? ` (until ${waiver.expires})` : ""}`,
+            },
+        ];
+    }
+    return result;
 }

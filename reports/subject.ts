@@ -86,19 +86,20 @@ export function subjectRows(s: ReportSubject): Row[] {
     return ran?.status === "ran" ? ran.rows : [];
 }
 
-/** The README anchor of a rule's catalogue row (an HTML anchor `<a id="rule-NAME">` in the catalogue). */
+/** The anchor of a rule's section in the rule reference (an HTML anchor `<a id="rule-NAME">` in docs/rules.md). */
 export function ruleAnchor(name: string): string {
     return `rule-${name}`;
 }
 
 /**
- * Where a rule's documentation is: its catalogue row in this repository's README (`README.md#rule-<name>`,
- * relative to the repository root, and shipped in the package). A link with a host exists only when the user
- * says where their copy is published: PKO_GUARD_DOCS_URL, the base under which README.md is served (e.g.
- * `https://github.com/acme/pko-guard/blob/v0.1.0`); pko-guard invents no host.
+ * Where a rule's documentation is: its section of the rule reference (`docs/rules.md#rule-<name>`, generated
+ * from the rules by `npm run docs`, relative to the repository root, and shipped in the package). A link with a
+ * host exists only when the user says where their copy is published: PKO_GUARD_DOCS_URL, the base under which
+ * the repository's files are served (e.g. `https://github.com/acme/pko-guard/blob/v0.1.0`); pko-guard invents
+ * no host.
  */
 export function ruleDocPath(name: string): string {
-    return `README.md#${ruleAnchor(name)}`;
+    return `docs/rules.md#${ruleAnchor(name)}`;
 }
 
 /** The configured documentation base URL (http or https, without a trailing slash), or undefined. */

@@ -8,7 +8,8 @@ import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../../support/errors";
 import { LoadResult } from "./manifest-objects";
-import { isChart, kustomizationFile } from "../render/render";
+import { kustomizationFile } from "../render/kustomize";
+import { isChart } from "../render/helm";
 
 export const MAX_FILE_BYTES = 16 * 1024 * 1024;
 /** How standard input is named in messages and findings. */

@@ -25,25 +25,15 @@ import * as path from "path";
 import { BadInputError, BadInputsError } from "../../support/errors";
 import { MANIFEST_URN_PREFIX, NOT_RENDERED } from "../../policies/model/origin";
 import { extended } from "../../support/shapes";
-import {
-    CLUSTER_SCOPED,
-    applicationOutput,
-    expandApplicationSet,
-    isApplication,
-    isApplicationSet,
-} from "../argocd/applications";
-import {
-    KUSTOMIZATION_FILES,
-    RenderContext,
-    RenderedStream,
-    isChart,
-    kustomizationFile,
-    mappingOf,
-    renderHelm,
-    renderKustomize,
-} from "../render/render";
+import { applicationOutput, isApplication, isApplicationSet } from "../argocd/applications";
+import { expandApplicationSet } from "../argocd/application-sets";
+import { CLUSTER_SCOPED_KINDS } from "../../support/kube-kinds";
+import { record } from "../../support/records";
+import { RenderContext, RenderedStream, mappingOf } from "../render/render";
+import { KUSTOMIZATION_FILES, kustomizationFile, renderKustomize } from "../render/kustomize";
+import { isChart, renderHelm } from "../render/helm";
 import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
-import { LoadOptions, LoadResult, ManifestObject, madeFrom } from "./manifest-objects";
+import { LoadOptions, LoadResult, ManifestObject, emptyLoad, madeFrom } from "./manifest-objects";
 import { originals, parseSource } from "../decode/manifest-yaml";
 
 /**
@@ -58,15 +48,7 @@ export function loadManifests(
     const cwd = o.cwd ?? process.cwd();
     const repoRoot = knownRoot ?? runRepoRoot(paths, o);
     originals.clear();
-    const out: LoadResult = {
-        objects: [],
-        files: 0,
-        documents: 0,
-        skipped: [],
-        rendered: 0,
-        notRendered: [],
-        budget: { aliasNodes: 0 },
-    };
+    const out = emptyLoad();
     const { shownName, repoPathOf, readOne, problems } = fileReader(cwd, repoRoot, o.skipUnreadable === true, out);
     const ctx: RenderContext = {
         deadline: Date.now() + (o.timeoutMs ?? 300_000),
@@ -149,8 +131,7 @@ export function loadManifests(
  */
 function unreadable(problems: string[]): void {
     if (problems.length === 1) throw new BadInputError(problems[0]);
-    if (problems.length > 1)
-        throw new BadInputsError(problems, `${problems.length} files cannot be read as manifests`);
+    if (problems.length > 1) throw new BadInputsError(problems, `${problems.length} files cannot be read as manifests`);
 }
 
 /**
@@ -224,15 +205,7 @@ export function plainRunFiles(paths: string[], cwd: string): RunFile[] | undefin
  * anything else to loadManifests.
  */
 export function loadFiles(files: RunFile[], cwd: string, repoRoot: string, skipUnreadable: boolean): LoadResult {
-    const out: LoadResult = {
-        objects: [],
-        files: 0,
-        documents: 0,
-        skipped: [],
-        rendered: 0,
-        notRendered: [],
-        budget: { aliasNodes: 0 },
-    };
+    const out = emptyLoad();
     const { readOne, problems } = fileReader(cwd, repoRoot, skipUnreadable, out);
     for (const f of files) readOne(f.abs, f.fromFolder);
     unreadable(problems);
@@ -265,18 +238,15 @@ function land(o: ManifestObject, namespace: string | undefined, app: { name: str
     const meta = (o.object.metadata ?? {}) as Record<string, unknown>;
     const name = String(meta.name);
     let ns = typeof meta.namespace === "string" ? meta.namespace : "";
-    if (namespace && ns === "" && !CLUSTER_SCOPED.has(o.kind)) {
+    if (namespace && ns === "" && !CLUSTER_SCOPED_KINDS.has(o.kind)) {
         ns = namespace;
         o.identity = `${o.kind}/${namespace}/${name}`;
         o.urn = `${o.urn.slice(0, o.urn.lastIndexOf("::") + 2)}${o.identity}`;
     }
     const apiVersion = typeof o.object.apiVersion === "string" ? o.object.apiVersion : "";
     const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.lastIndexOf("/")) : "";
-    const annotations =
-        meta.annotations !== null && typeof meta.annotations === "object" && !Array.isArray(meta.annotations)
-            ? (meta.annotations as Record<string, unknown>)
-            : {};
-    const tracking = `${app.name}:${group}/${o.kind}:${CLUSTER_SCOPED.has(o.kind) ? "" : ns}/${name}`;
+    const annotations = record(meta.annotations) ?? {};
+    const tracking = `${app.name}:${group}/${o.kind}:${CLUSTER_SCOPED_KINDS.has(o.kind) ? "" : ns}/${name}`;
     if (landedMetadata.has(meta) && landedMetadata.has(annotations)) {
         // Landed before in this load (several Applications sync its folder): the copies that landing made are
         // this object's own, so they are updated in place, to the same keys in the same order as a fresh copy.
@@ -307,10 +277,7 @@ const landedMetadata = new WeakSet<object>();
  */
 function markNotRendered(o: ManifestObject, reasons: string[]): void {
     const meta = (o.object.metadata ?? {}) as Record<string, unknown>;
-    const annotations =
-        meta.annotations !== null && typeof meta.annotations === "object" && !Array.isArray(meta.annotations)
-            ? { ...(meta.annotations as Record<string, unknown>) }
-            : {};
+    const annotations = { ...(record(meta.annotations) ?? {}) };
     delete annotations[NOT_RENDERED];
     const lines = reasons.map((r) => r.replace(/[\r\n]+/g, " "));
     if (lines.length > 0) annotations[NOT_RENDERED] = lines.join("\n");
@@ -331,15 +298,6 @@ function placeApplications(
     readOne: (f: string, fromFolder: boolean, into?: LoadResult) => void,
     readStream: (s: RenderedStream, into: LoadResult) => void,
 ): void {
-    const fresh = (): LoadResult => ({
-        objects: [],
-        files: 0,
-        documents: 0,
-        skipped: [],
-        rendered: 0,
-        notRendered: [],
-        budget: out.budget,
-    });
     // The objects of each file (by absolute path), kept as objects are added: Applications look their files up here.
     const byFile = new Map<string, ManifestObject[]>();
     const index = (x: ManifestObject) => {
@@ -348,16 +306,44 @@ function placeApplications(
         if (list) list.push(x);
         else byFile.set(x.abs, [x]);
     };
-    const merge = (from: LoadResult) => {
-        for (const x of from.objects) {
-            out.objects.push(x);
-            index(x);
-        }
-        out.files += from.files;
-        out.documents += from.documents;
-        out.skipped.push(...from.skipped);
+    const placing: Placing = {
+        ctx,
+        byFile,
+        readOne,
+        readStream,
+        fresh: () => emptyLoad(out.budget),
+        merge: (from) => {
+            for (const x of from.objects) {
+                out.objects.push(x);
+                index(x);
+            }
+            out.files += from.files;
+            out.documents += from.documents;
+            out.skipped.push(...from.skipped);
+        },
     };
-    // ApplicationSets: the Applications they create are objects of the repository too.
+    expandApplicationSets(out, ctx);
+    const rendered = new Set<string>();
+    for (const x of out.objects) index(x);
+    for (const app of out.objects.filter((x) => x.named && isApplication(x.object)))
+        placeApplication(app, out, rendered, placing);
+    renderUnclaimed(out, roots, rendered, placing);
+}
+
+/** What placing objects needs: the render context, the objects by file, reading into a fresh load, merging it. */
+interface Placing {
+    ctx: RenderContext;
+    byFile: Map<string, ManifestObject[]>;
+    readOne: (f: string, fromFolder: boolean, into?: LoadResult) => void;
+    readStream: (s: RenderedStream, into: LoadResult) => void;
+    /** An empty load that shares the run's alias budget. */
+    fresh: () => LoadResult;
+    /** Adds a load's objects (indexed by file) and counts to the run's. */
+    merge: (from: LoadResult) => void;
+}
+
+/** ApplicationSets: the Applications they create are objects of the repository too. */
+function expandApplicationSets(out: LoadResult, ctx: RenderContext): void {
     for (const set of out.objects.filter((x) => x.named && isApplicationSet(x.object))) {
         const expansion = expandApplicationSet(set.object, ctx);
         markNotRendered(set, expansion.notExpanded);
@@ -383,36 +369,39 @@ function placeApplications(
             );
         });
     }
-    const rendered = new Set<string>();
-    for (const x of out.objects) index(x);
-    for (const app of out.objects.filter((x) => x.named && isApplication(x.object))) {
-        const meta = (app.object.metadata ?? {}) as Record<string, unknown>;
-        const appName = {
-            name: String(meta.name),
-            shown: `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}`,
-        };
-        const result = applicationOutput(app.object, ctx);
-        markNotRendered(app, result.notes);
-        out.notRendered.push(...result.notes.map((r) => `Application ${JSON.stringify(meta.name)}: ${r}`));
-        result.rendered.forEach((d) => rendered.add(d));
-        out.rendered += result.renders;
-        const files = new Set(result.files);
-        for (const f of result.files) {
-            if (!byFile.has(f)) {
-                const extra = fresh();
-                readOne(f, true, extra);
-                merge(extra);
-            }
-        }
-        for (const f of files) for (const x of byFile.get(f) ?? []) if (x !== app) land(x, result.namespace, appName);
-        for (const s of result.streams) {
-            const extra = fresh();
-            readStream(s, extra);
-            for (const x of extra.objects) land(x, result.namespace, appName);
-            merge(extra);
+}
+
+/** One Application: its sources rendered (or its files read) and their objects landed in its destination. */
+function placeApplication(app: ManifestObject, out: LoadResult, rendered: Set<string>, p: Placing): void {
+    const meta = (app.object.metadata ?? {}) as Record<string, unknown>;
+    const appName = {
+        name: String(meta.name),
+        shown: `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}`,
+    };
+    const result = applicationOutput(app.object, p.ctx);
+    markNotRendered(app, result.notes);
+    out.notRendered.push(...result.notes.map((r) => `Application ${JSON.stringify(meta.name)}: ${r}`));
+    result.rendered.forEach((d) => rendered.add(d));
+    out.rendered += result.renders;
+    const files = new Set(result.files);
+    for (const f of result.files) {
+        if (!p.byFile.has(f)) {
+            const extra = p.fresh();
+            p.readOne(f, true, extra);
+            p.merge(extra);
         }
     }
-    // Folders nobody renders: leaves only (bases and subcharts are rendered through what uses them).
+    for (const f of files) for (const x of p.byFile.get(f) ?? []) if (x !== app) land(x, result.namespace, appName);
+    for (const s of result.streams) {
+        const extra = p.fresh();
+        p.readStream(s, extra);
+        for (const x of extra.objects) land(x, result.namespace, appName);
+        p.merge(extra);
+    }
+}
+
+/** Folders nobody renders, rendered with defaults: leaves only (bases and subcharts are rendered through what uses them). */
+function renderUnclaimed(out: LoadResult, roots: string[], rendered: Set<string>, p: Placing): void {
     const unique = [...new Set(roots.map((r) => path.resolve(r)))].filter((r) => !rendered.has(r));
     const used = new Set<string>();
     for (const r of [...new Set([...roots.map((x) => path.resolve(x)), ...rendered])]) {
@@ -429,13 +418,13 @@ function placeApplications(
         if (used.has(r) || [...rendered].some((d) => d === r)) continue;
         if (path.basename(path.dirname(r)) === "charts" && isChart(path.dirname(path.dirname(r)))) continue;
         const streams = kustomizationFile(r)
-            ? renderKustomize(r, ctx)
-            : renderHelm(r, ctx, { releaseName: path.basename(r) });
+            ? renderKustomize(r, p.ctx)
+            : renderHelm(r, p.ctx, { releaseName: path.basename(r) });
         out.rendered++;
         for (const s of streams) {
-            const extra = fresh();
-            readStream(s, extra);
-            merge(extra);
+            const extra = p.fresh();
+            p.readStream(s, extra);
+            p.merge(extra);
         }
     }
 }

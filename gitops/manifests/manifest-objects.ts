@@ -9,6 +9,7 @@ import { ClusterCapabilities } from "../render/capabilities";
 import { policies } from "../../policies/index";
 import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/origin";
 import { extended } from "../../support/shapes";
+import { record } from "../../support/records";
 import { Place, fieldSegments, findNode, placeNode, placeStart, startOf } from "../decode/field-positions";
 
 /** Kinds some pko-guard rule reads (`<group>/<Kind>`, from each rule's `about.reads`); other objects are counted, never reported. */
@@ -58,6 +59,11 @@ export interface LoadResult {
     notRendered: string[];
     /** What aliases have added so far in this run (bounded by MAX_ALIAS_EXPANSION). */
     budget: { aliasNodes: number };
+}
+
+/** A load with nothing read yet, counting aliases against `budget` (its own, or a run's it shares). */
+export function emptyLoad(budget: LoadResult["budget"] = { aliasNodes: 0 }): LoadResult {
+    return { objects: [], files: 0, documents: 0, skipped: [], rendered: 0, notRendered: [], budget };
 }
 
 export interface LoadOptions {
@@ -126,9 +132,7 @@ export function addObject(
     }
     const { group, version } = gvk(apiVersion);
     const read = KINDS_RULES_READ.has(`${group}/${kind}`);
-    const metadata = (
-        obj.metadata !== null && typeof obj.metadata === "object" && !Array.isArray(obj.metadata) ? obj.metadata : {}
-    ) as Record<string, unknown>;
+    const metadata = record(obj.metadata) ?? {};
     const name = metadata.name;
     const namespace = metadata.namespace;
     if (typeof name !== "string" || name === "") {

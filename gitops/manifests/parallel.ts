@@ -17,17 +17,15 @@
  */
 import * as fs from "fs";
 import * as os from "os";
-import { Worker, isMainThread, parentPort, workerData } from "worker_threads";
-import { EvalResource, EvalRow, evaluatePack } from "../../evaluation/evaluate";
+import { EvalRow, evaluatePack } from "../../evaluation/evaluate";
 import { PackConfig } from "../../evaluation/pack-config";
 import { sortRows } from "../../evaluation/rows";
-import { isApplication, isApplicationSet } from "../argocd/applications";
 import { LocatedRow, evaluateManifests, locatedRow, rowPosition } from "./evaluate-manifests";
-import { RunFile, loadFiles, loadManifests, plainRunFiles, runRepoRoot } from "./load";
-import { LoadOptions, LoadResult, LocatedObject, ManifestObject, Skip, evalResources } from "./manifest-objects";
+import { RunFile, loadManifests, plainRunFiles, runRepoRoot } from "./load";
+import { LoadOptions, LoadResult, ManifestObject, evalResources } from "./manifest-objects";
+import { PartResult, PartThread, elsewhere, runPart, steady } from "./check-parts";
 import { MAX_ALIAS_EXPANSION } from "../decode/manifest-yaml";
 import { note } from "../../support/timings";
-import { extended } from "../../support/shapes";
 
 /**
  * Bytes of manifests that make one thread's share: below twice this (about 50,000 objects), a run stays in one
@@ -38,8 +36,6 @@ import { extended } from "../../support/shapes";
 export const MIN_BYTES_PER_THREAD = 8 * 1024 * 1024;
 /** The most threads a run uses. */
 const MAX_THREADS = 4;
-/** What marks a worker thread as one of check's parts (workerData). */
-const PART = "pkoGuardCheckPart";
 
 /** A loaded run with its rows located, as `check` uses it. */
 export interface CheckedManifests {
@@ -47,7 +43,7 @@ export interface CheckedManifests {
     rows: LocatedRow[];
 }
 
-/** Where a worker thread starts: the installed command's file (it serves a part when it sees PART; cli/pko-guard.ts). */
+/** Where a worker thread starts: the installed command's file (it serves a part when it sees one: ./check-parts.ts). */
 export interface ParallelOptions {
     /** The script a worker thread runs (undefined: no worker threads). */
     entry?: string;
@@ -122,159 +118,6 @@ export function splitFiles<F>(files: F[], sizes: number[], parts: number): F[][]
     return out;
 }
 
-/** What a part sends back: its load (objects as plain data), its resource hooks' rows (located in the command's own part). */
-interface PartResult {
-    files: number;
-    documents: number;
-    skipped: Skip[];
-    aliasNodes: number;
-    objects: PlainObject[];
-    rows: { row: EvalRow; at?: { line: number; column: number } }[];
-    /** Something only the single-threaded path handles (an Application, an ApplicationSet). */
-    unusual?: boolean;
-}
-
-type PlainObject = Pick<
-    ManifestObject,
-    "file" | "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "repoPath" | "abs"
->;
-
-/**
- * A part's work, in whichever thread runs it; `objects` keeps the part's own objects for locating later. The
- * command's own part locates its rows at once; a worker's rows are located when asked (after the stack hooks).
- */
-function runPart(
-    files: RunFile[],
-    cwd: string,
-    repoRoot: string,
-    skipUnreadable: boolean,
-    config: PackConfig,
-    locate: boolean,
-): { result: PartResult; objects: ManifestObject[] } {
-    const load = loadFiles(files, cwd, repoRoot, skipUnreadable);
-    const base = {
-        files: load.files,
-        documents: load.documents,
-        skipped: load.skipped,
-        aliasNodes: load.budget.aliasNodes,
-    };
-    if (load.objects.some((x) => x.named && (isApplication(x.object) || isApplicationSet(x.object)))) {
-        return { result: extended(base, { objects: [], rows: [], unusual: true }), objects: load.objects };
-    }
-    const byUrn = new Map(load.objects.map((o) => [o.urn, o]));
-    // Nothing changes an object once read here (no Argo CD step): the SDK's copy of it made for the resource hooks
-    // is the stack hooks' too, in this thread (evaluation/evaluate.ts `immutable`).
-    const rows = evaluatePack(steady(evalResources(load.objects)), config, undefined, "resource").map((row) => {
-        const obj = byUrn.get(row.urn);
-        return { row, ...(obj && locate ? { at: rowPosition(row, obj) } : {}) };
-    });
-    const plain = load.objects.map((o): PlainObject => ({
-        file: o.file,
-        identity: o.identity,
-        type: o.type,
-        urn: o.urn,
-        kind: o.kind,
-        object: o.object,
-        read: o.read,
-        named: o.named,
-        repoPath: o.repoPath,
-        abs: o.abs,
-    }));
-    return { result: extended(base, { objects: plain, rows }), objects: load.objects };
-}
-
-interface PartData {
-    [PART]: true;
-    files: RunFile[];
-    cwd: string;
-    repoRoot: string;
-    skipUnreadable: boolean;
-    config: PackConfig;
-}
-
-type FromPart = { result: PartResult } | { failed: true } | { at: ({ line: number; column: number } | undefined)[] };
-type ToPart = { locate: { urn: string; row: EvalRow }[] };
-
-/** Whether this thread is a part of a check (the installed command then serves it instead of parsing arguments). */
-export function isPartThread(): boolean {
-    return !isMainThread && (workerData as Partial<PartData> | undefined)?.[PART] === true;
-}
-
-/** A part's thread: runs its part, answers requests to locate rows on its objects, until it is terminated. */
-export function servePart(): void {
-    if (!isPartThread()) return;
-    const data = workerData as PartData;
-    const port = parentPort!;
-    let objects: Map<string, ManifestObject>;
-    try {
-        const part = runPart(data.files, data.cwd, data.repoRoot, data.skipUnreadable, data.config, false);
-        objects = new Map(part.objects.map((o) => [o.urn, o]));
-        port.postMessage({ result: part.result } satisfies FromPart);
-        // While the command's thread runs the stack hooks: find the fields of this part's rows (each document's
-        // positions are parsed once and kept), so that the request to locate them is answered at once.
-        for (const { row } of part.result.rows) {
-            const obj = objects.get(row.urn);
-            if (obj) rowPosition(row, obj);
-        }
-    } catch {
-        // Whatever it was (bad input included), the single-threaded path says it.
-        port.postMessage({ failed: true } satisfies FromPart);
-        return;
-    }
-    port.on("message", (m: ToPart) => {
-        let at: ({ line: number; column: number } | undefined)[];
-        try {
-            at = m.locate.map(({ urn, row }) => {
-                const obj = objects.get(urn);
-                return obj ? rowPosition(row, obj) : undefined;
-            });
-        } catch {
-            port.postMessage({ failed: true } satisfies FromPart);
-            return;
-        }
-        port.postMessage({ at } satisfies FromPart);
-    });
-}
-
-/** One worker thread running a part: its result, then rows located on request (messages kept until asked for). */
-class PartThread {
-    private readonly worker: Worker;
-    private readonly waiting: ((m: FromPart) => void)[] = [];
-    private readonly received: FromPart[] = [];
-    private failure?: FromPart;
-
-    constructor(entry: string, data: PartData) {
-        this.worker = new Worker(entry, { workerData: data });
-        this.worker.on("message", (m: FromPart) => {
-            const w = this.waiting.shift();
-            if (w) w(m);
-            else this.received.push(m);
-        });
-        const fail = () => {
-            this.failure = { failed: true };
-            for (const w of this.waiting.splice(0)) w(this.failure);
-        };
-        this.worker.on("error", fail);
-        this.worker.on("exit", fail);
-    }
-
-    next(): Promise<FromPart> {
-        const m = this.received.shift();
-        if (m) return Promise.resolve(m);
-        if (this.failure) return Promise.resolve(this.failure);
-        return new Promise((resolve) => this.waiting.push(resolve));
-    }
-
-    send(m: ToPart): void {
-        this.worker.postMessage(m);
-    }
-
-    stop(): void {
-        this.worker.removeAllListeners("exit");
-        void this.worker.terminate();
-    }
-}
-
 /** The single-threaded path: what `check` always did (`repoRoot`: runRepoRoot's answer, when already asked). */
 function single(
     paths: string[],
@@ -323,9 +166,7 @@ export async function checkManifests(
     const workers: PartThread[] = [];
     try {
         for (const part of parts.slice(1))
-            workers.push(
-                new PartThread(par.entry, { [PART]: true, files: part, cwd, repoRoot, skipUnreadable, config }),
-            );
+            workers.push(new PartThread(par.entry, { files: part, cwd, repoRoot, skipUnreadable, config }));
         const joined = await joinParts(parts[0], workers, cwd, repoRoot, skipUnreadable, config, par.onLoaded);
         return joined ?? single(paths, o, config, par.onLoaded, repoRoot);
     } catch {
@@ -334,6 +175,9 @@ export async function checkManifests(
         for (const w of workers) w.stop();
     }
 }
+
+/** A row, and where its finding is once located. */
+type RowAt = { row: EvalRow; at?: { line: number; column: number } };
 
 /** The parts joined into one run, or undefined when the single-threaded path must decide. */
 async function joinParts(
@@ -351,18 +195,54 @@ async function joinParts(
     } catch {
         return undefined;
     }
-    const results: PartResult[] = [own.result];
+    const results = await partResults(own.result, workers);
+    if (!results) return undefined;
+    if (results.some((r) => r.unusual) || results.reduce((n, r) => n + r.aliasNodes, 0) > MAX_ALIAS_EXPANSION)
+        return undefined;
+    const joined = joinObjects(own.objects, results);
+    if (!joined) return undefined;
+    const { objects, owner } = joined;
+    const load = joinedLoad(objects, results, repoRoot);
+    note("threads", results.length);
+    onLoaded?.(load);
+    // Resource hooks' rows in part order, then the stack hooks' over every object (the single-threaded order, by part).
+    const rows: RowAt[] = results.flatMap((r) => r.rows);
+    const stackRows = evaluatePack(steady(evalResources(objects)), config, undefined, "stack").map((row) => ({
+        row,
+        at: undefined as { line: number; column: number } | undefined,
+    }));
+    if (!(await locateRows(rows, stackRows, owner, own.objects, workers))) return undefined;
+    const byUrn = new Map(objects.map((x) => [x.urn, x]));
+    return {
+        load,
+        rows: sortRows<LocatedRow>(
+            [...rows, ...stackRows].map(({ row, at }) => locatedRow(row, byUrn.get(row.urn), at)),
+        ),
+    };
+}
+
+/** Every part's result, this thread's first; undefined when a worker failed. */
+async function partResults(own: PartResult, workers: PartThread[]): Promise<PartResult[] | undefined> {
+    const results: PartResult[] = [own];
     for (const w of workers) {
         const m = await w.next();
         if (!("result" in m)) return undefined;
         results.push(m.result);
     }
-    if (results.some((r) => r.unusual) || results.reduce((n, r) => n + r.aliasNodes, 0) > MAX_ALIAS_EXPANSION)
-        return undefined;
-    // The run's objects in read order: this thread's own, then each part's as plain data.
+    return results;
+}
+
+/**
+ * The run's objects in read order: this thread's own, then each part's as plain data; and the part that read
+ * each (by URN). Undefined when two objects have one identity (loadManifests names both places).
+ */
+function joinObjects(
+    ownObjects: ManifestObject[],
+    results: PartResult[],
+): { objects: ManifestObject[]; owner: Map<string, number> } | undefined {
     const owner = new Map<string, number>();
-    const objects: ManifestObject[] = [...own.objects];
-    own.objects.forEach((x) => owner.set(x.urn, 0));
+    const objects: ManifestObject[] = [...ownObjects];
+    ownObjects.forEach((x) => owner.set(x.urn, 0));
     results.slice(1).forEach((r, i) => {
         for (const x of r.objects) {
             objects.push(elsewhere(x));
@@ -372,9 +252,14 @@ async function joinParts(
     const identities = new Set<string>();
     for (const x of objects) {
         if (!x.named) continue;
-        if (identities.has(x.identity)) return undefined; // loadManifests names both places
+        if (identities.has(x.identity)) return undefined;
         identities.add(x.identity);
     }
+    return { objects, owner };
+}
+
+/** The load summary of the joined parts, as loadManifests gives it for the same files. */
+function joinedLoad(objects: ManifestObject[], results: PartResult[], repoRoot: string) {
     const load: LoadResult & { repoRoot: string } = {
         objects,
         files: results.reduce((n, r) => n + r.files, 0),
@@ -385,20 +270,26 @@ async function joinParts(
         budget: { aliasNodes: results.reduce((n, r) => n + r.aliasNodes, 0) },
         repoRoot,
     };
-    note("threads", results.length);
-    onLoaded?.(load);
-    // Resource hooks' rows in part order, then the stack hooks' over every object (the single-threaded order, by part).
-    const rows: { row: EvalRow; at?: { line: number; column: number } }[] = results.flatMap((r) => r.rows);
-    const stackRows = evaluatePack(steady(evalResources(objects)), config, undefined, "stack").map((row) => ({
-        row,
-        at: undefined as { line: number; column: number } | undefined,
-    }));
-    const ownByUrn = new Map(own.objects.map((x) => [x.urn, x]));
+    return load;
+}
+
+/**
+ * Locates the rows not yet located: on this thread's own objects here, on another part's objects by that part's
+ * thread (one request each). False when a thread failed to answer.
+ */
+async function locateRows(
+    rows: RowAt[],
+    stackRows: RowAt[],
+    owner: Map<string, number>,
+    ownObjects: ManifestObject[],
+    workers: PartThread[],
+): Promise<boolean> {
+    const ownByUrn = new Map(ownObjects.map((x) => [x.urn, x]));
     const wanted: Map<
         number,
         { urn: string; row: EvalRow; set: (at: { line: number; column: number } | undefined) => void }[]
     > = new Map();
-    const ask = (entry: { row: EvalRow; at?: { line: number; column: number } }) => {
+    const ask = (entry: RowAt) => {
         const part = owner.get(entry.row.urn);
         if (part === undefined) return;
         if (part === 0) {
@@ -414,45 +305,8 @@ async function joinParts(
     for (const [part, list] of wanted) workers[part - 1].send({ locate: list.map(({ urn, row }) => ({ urn, row })) });
     for (const [part, list] of wanted) {
         const m = await workers[part - 1].next();
-        if (!("at" in m)) return undefined;
+        if (!("at" in m)) return false;
         list.forEach((x, i) => x.set(m.at[i]));
     }
-    const byUrn = new Map(objects.map((x) => [x.urn, x]));
-    return {
-        load,
-        rows: sortRows<LocatedRow>(
-            [...rows, ...stackRows].map(({ row, at }) => locatedRow(row, byUrn.get(row.urn), at)),
-        ),
-    };
-}
-
-function steady(resources: EvalResource[]): EvalResource[] {
-    for (const r of resources) r.immutable = true;
-    return resources;
-}
-
-/** An object another thread read: everything but its positions, which that thread keeps. */
-function elsewhere(x: PlainObject): ManifestObject {
-    return new LocatedObject(x, new OtherThread(x.identity));
-}
-
-/** Where an object another thread read is: only that thread can say. */
-class OtherThread {
-    constructor(private readonly identity: string) {}
-
-    private away(): never {
-        throw new Error(`${this.identity}: read by another thread; located there`);
-    }
-
-    get line(): number {
-        return this.away();
-    }
-
-    get column(): number {
-        return this.away();
-    }
-
-    locate(): never {
-        return this.away();
-    }
+    return true;
 }

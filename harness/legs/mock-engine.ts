@@ -6,36 +6,25 @@
  *   dependencies and grandchildren match the real preview;
  * - transforms (`registerResourceTransform`, the `transforms` option): the SDK's own callback server is
  *   used as the engine uses it (gRPC `Callbacks.Invoke` with a `TransformRequest`), in the engine's order:
- *   the resource's transforms, then its parents' (nearest first), then the stack's, in registration order;
- * - the Kubernetes provider's Check on every Kubernetes object (autonaming, defaults: mock-kubernetes.ts);
- * - the provider-side YAML components (`kubernetes:yaml/v2:ConfigGroup`/`ConfigFile`), expanded into the
- *   children the provider registers; every other remote component is refused;
+ *   the resource's transforms, then its parents' (nearest first), then the stack's, in registration order
+ *   (mock-transforms.ts);
+ * - the Kubernetes provider's Check on every Kubernetes object (autonaming, defaults: mock-check.ts);
+ * - the provider-side components (`kubernetes:yaml/v2:ConfigGroup`/`ConfigFile`: mock-yaml.ts; a local
+ *   `helm.sh/v4:Chart` or `kustomize/v2:Directory`: mock-components.ts), expanded into the children the
+ *   provider registers; every other remote component is refused;
  * - invokes: `kubernetes:yaml:decode` answered, the ones needing Helm, kustomize or a cluster refused;
  * - errors the monitor returns carry gRPC `details`, which the SDK turns into the program's error message
  *   (a plain Error has none, so the SDK used to report an empty message).
  */
-import * as grpc from "@grpc/grpc-js";
-import {
-    AUTONAMED_ANNOTATION,
-    CheckContext,
-    ChildRegistration,
-    EXPANDABLE_COMPONENTS,
-    MockRefusal,
-    REFUSED_COMPONENTS,
-    REFUSED_INVOKES,
-    checkKubernetesInputs,
-    decodeYamlInvoke,
-    expandHelmV4,
-    expandKustomizeV2,
-    expandYamlV2,
-    isObj,
-    kubernetesKind,
-} from "./mock-kubernetes";
+import { AUTONAMED_ANNOTATION, CheckContext, checkKubernetesInputs, kubernetesKind } from "./mock-check";
+import { EXPANDABLE_COMPONENTS, REFUSED_COMPONENTS, expandHelmV4, expandKustomizeV2 } from "./mock-components";
+import { ChildRegistration } from "./mock-register";
+import { MockRefusal, isObj } from "./mock-wire";
+import { Callback, Transforms, applyOptions, optionsFromRequest } from "./mock-transforms";
+import { REFUSED_INVOKES, decodeYamlInvoke, expandYamlV2 } from "./mock-yaml";
 
 const structPb = require("google-protobuf/google/protobuf/struct_pb");
 const resproto = require("@pulumi/pulumi/proto/resource_pb");
-const callbackPb = require("@pulumi/pulumi/proto/callback_pb");
-const callbackGrpc = require("@pulumi/pulumi/proto/callback_grpc_pb");
 const provproto = require("@pulumi/pulumi/proto/provider_pb");
 
 /** One registration as the engine would hand it to analyzers (wire form). */
@@ -70,11 +59,6 @@ export function engineUrn(
     return `urn:pulumi:${stack}::${project}::${qualified}::${name}`;
 }
 
-interface Callback {
-    target: string;
-    token: string;
-}
-
 type Monitor = Record<string, any>;
 
 export interface MockEngineOptions {
@@ -89,11 +73,7 @@ export class MockEngine {
     readonly registrations: Registration[] = [];
     /** The first reason the mock leg cannot reproduce the engine for this program. */
     refusal?: string;
-    private readonly stackTransforms: Callback[] = [];
-    private readonly invokeTransforms: Callback[] = [];
-    private readonly resourceTransforms = new Map<string, Callback[]>();
-    private readonly parents = new Map<string, string>();
-    private readonly clients = new Map<string, any>();
+    private readonly transforms = new Transforms();
     private readonly k8s: CheckContext;
 
     constructor(private readonly opts: MockEngineOptions) {
@@ -155,10 +135,32 @@ export class MockEngine {
                 },
             );
         };
+        this.installInvoke(monitor);
+        monitor.registerStackTransform = (req: any, callback: (err: any, res?: unknown) => void) => {
+            this.transforms.addStackTransform({ target: req.getTarget(), token: req.getToken() });
+            callback(null, {});
+        };
+        monitor.registerStackInvokeTransform = (req: any, callback: (err: any, res?: unknown) => void) => {
+            this.transforms.addInvokeTransform({ target: req.getTarget(), token: req.getToken() });
+            callback(null, {});
+        };
+        this.installReadResource(monitor);
+        const supportsFeature = monitor.supportsFeature.bind(monitor);
+        monitor.supportsFeature = (req: any, callback: (err: any, res?: unknown) => void) => {
+            if (req.getId() === "transforms" || req.getId() === "invokeTransforms") {
+                callback(null, { getHassupport: () => true });
+                return;
+            }
+            supportsFeature(req, callback);
+        };
+    }
+
+    /** Invokes: the stack's invoke transforms first, then `kubernetes:yaml:decode` answered, others refused or mocked. */
+    private installInvoke(monitor: Monitor): void {
         const invoke = monitor.invoke.bind(monitor);
         monitor.invoke = (req: any, callback: (err: any, res?: unknown) => void) => {
             // The engine runs the stack's invoke transforms first, in registration order.
-            this.transformInvoke(req).then(
+            this.transforms.transformInvoke(req).then(
                 () => answer(req, callback),
                 (e) => callback(withDetails(e)),
             );
@@ -183,14 +185,10 @@ export class MockEngine {
             }
             invoke(req, callback);
         };
-        monitor.registerStackTransform = (req: any, callback: (err: any, res?: unknown) => void) => {
-            this.stackTransforms.push({ target: req.getTarget(), token: req.getToken() });
-            callback(null, {});
-        };
-        monitor.registerStackInvokeTransform = (req: any, callback: (err: any, res?: unknown) => void) => {
-            this.invokeTransforms.push({ target: req.getTarget(), token: req.getToken() });
-            callback(null, {});
-        };
+    }
+
+    /** `.get` of an existing resource: refused, since its state is what mocks do not have. */
+    private installReadResource(monitor: Monitor): void {
         const readResource = monitor.readResource.bind(monitor);
         monitor.readResource = (req: any, callback: (err: any, res?: unknown) => void) => {
             // `.get`: the engine reads the live state through the provider (a cluster, another stack); the
@@ -207,20 +205,12 @@ export class MockEngine {
             void readResource;
             callback(withDetails(new MockRefusal(message)));
         };
-        const supportsFeature = monitor.supportsFeature.bind(monitor);
-        monitor.supportsFeature = (req: any, callback: (err: any, res?: unknown) => void) => {
-            if (req.getId() === "transforms" || req.getId() === "invokeTransforms") {
-                callback(null, { getHassupport: () => true });
-                return;
-            }
-            supportsFeature(req, callback);
-        };
     }
 
     /**
      * The engine's side of one registration: transforms, then (for Kubernetes objects) the provider's
-     * Check; the request is updated in place so the mocks (and thus the program) see the result. Returns
-     * what to expand for a provider-side component.
+     * Check; the request is updated in place so the mocks (and thus the program) see the result. A
+     * provider-side component is then expanded (expandComponent).
      */
     private async onRegister(req: any): Promise<void> {
         const type: string = req.getType();
@@ -234,7 +224,7 @@ export class MockEngine {
             .map((c: any) => ({ target: c.getTarget(), token: c.getToken() }));
         let props = (req.getObject()?.toJavaScript() ?? {}) as Record<string, unknown>;
         let options = optionsFromRequest(req);
-        const result = await this.transform(urn, { name, type, parent, custom, props, options, own });
+        const result = await this.transforms.transform(urn, { name, type, parent, custom, props, options, own });
         props = result.props;
         options = result.options;
         applyOptions(req, options);
@@ -255,7 +245,11 @@ export class MockEngine {
             dependencies: req.getDependenciesList(),
             ...(autonamed ? { autonamed } : {}),
         });
-        if (!remote) return;
+        if (remote) await this.expandComponent(type, name, urn, props);
+    }
+
+    /** A provider-side component's children, registered as its provider would; other remote components refused. */
+    private async expandComponent(type: string, name: string, urn: string, props: Record<string, unknown>) {
         if (EXPANDABLE_COMPONENTS.has(type)) {
             // As Construct: the children are registered before the component's registration returns, and a
             // bad manifest fails the component's registration.
@@ -288,7 +282,7 @@ export class MockEngine {
             const dependencies = child.dependsOn.map((n) => urns.get(n)!).filter(Boolean);
             const options = new resproto.TransformResourceOptions();
             options.setDependsOnList(dependencies);
-            const result = await this.transform(urn, {
+            const result = await this.transforms.transform(urn, {
                 name: child.name,
                 type: child.type,
                 parent: componentUrn,
@@ -313,94 +307,8 @@ export class MockEngine {
         }
     }
 
-    /** Runs the transforms that apply to a registration, in the engine's order. */
-    private async transform(
-        urn: string,
-        r: {
-            name: string;
-            type: string;
-            parent: string;
-            custom: boolean;
-            props: Record<string, unknown>;
-            options: any;
-            own: Callback[];
-        },
-    ): Promise<{ props: Record<string, unknown>; options: any }> {
-        this.parents.set(urn, r.parent);
-        if (r.own.length > 0) this.resourceTransforms.set(urn, r.own);
-        const chain: Callback[] = [...r.own];
-        for (let p = r.parent; p; p = this.parents.get(p) ?? "") {
-            chain.push(...(this.resourceTransforms.get(p) ?? []));
-        }
-        chain.push(...this.stackTransforms);
-        let props = r.props;
-        let options = r.options;
-        for (const cb of chain) {
-            const request = new resproto.TransformRequest();
-            request.setName(r.name);
-            request.setType(r.type);
-            request.setParent(r.parent);
-            request.setCustom(r.custom);
-            request.setProperties(structPb.Struct.fromJavaScript(props));
-            request.setOptions(options);
-            const response = resproto.TransformResponse.deserializeBinary(
-                await this.callback(cb, request.serializeBinary()),
-            );
-            if (response.getOptions()) options = response.getOptions();
-            if (response.getProperties()) props = response.getProperties().toJavaScript();
-        }
-        return { props, options };
-    }
-
-    /** The stack's invoke transforms, applied to the request's args and options in place. */
-    private async transformInvoke(req: any): Promise<void> {
-        if (this.invokeTransforms.length === 0) return;
-        let args = req.getArgs();
-        let options = new resproto.TransformInvokeOptions();
-        options.setProvider(req.getProvider());
-        options.setVersion(req.getVersion());
-        options.setPluginDownloadUrl(req.getPlugindownloadurl());
-        for (const cb of this.invokeTransforms) {
-            const request = new resproto.TransformInvokeRequest();
-            request.setToken(req.getTok());
-            request.setArgs(args);
-            request.setOptions(options);
-            const response = resproto.TransformInvokeResponse.deserializeBinary(
-                await this.callback(cb, request.serializeBinary()),
-            );
-            if (response.getArgs()) args = response.getArgs();
-            if (response.getOptions()) options = response.getOptions();
-        }
-        req.setArgs(args);
-        req.setProvider(options.getProvider());
-        req.setVersion(options.getVersion());
-        req.setPlugindownloadurl(options.getPluginDownloadUrl());
-    }
-
-    /** Calls a program's callback (a transform) through the SDK's callback server, as the engine does. */
-    private async callback(cb: Callback, request: Uint8Array): Promise<Uint8Array> {
-        const invoke = new callbackPb.CallbackInvokeRequest();
-        invoke.setToken(cb.token);
-        invoke.setRequest(request);
-        const resp: any = await new Promise((resolve, reject) =>
-            this.client(cb.target).invoke(invoke, (err: grpc.ServiceError | null, res: unknown) =>
-                err ? reject(new Error(`invoke transform: ${err.details || err.message}`)) : resolve(res),
-            ),
-        );
-        return resp.getResponse_asU8();
-    }
-
-    private client(target: string): any {
-        let c = this.clients.get(target);
-        if (!c) {
-            c = new callbackGrpc.CallbacksClient(target, grpc.credentials.createInsecure());
-            this.clients.set(target, c);
-        }
-        return c;
-    }
-
     close(): void {
-        for (const c of this.clients.values()) c.close();
+        this.transforms.close();
     }
 }
 
@@ -408,43 +316,6 @@ function autonameOf(props: Record<string, unknown>): string | undefined {
     const meta = props.metadata;
     if (!isObj(meta) || !isObj(meta.annotations)) return undefined;
     return meta.annotations[AUTONAMED_ANNOTATION] === "true" && typeof meta.name === "string" ? meta.name : undefined;
-}
-
-/** The options the engine passes to transforms, from a registration request. */
-function optionsFromRequest(req: any): any {
-    const o = new resproto.TransformResourceOptions();
-    o.setDependsOnList(req.getDependenciesList());
-    o.setProtect(req.getProtect());
-    o.setIgnoreChangesList(req.getIgnorechangesList());
-    o.setReplaceOnChangesList(req.getReplaceonchangesList());
-    o.setVersion(req.getVersion());
-    o.setAliasesList(req.getAliasesList());
-    o.setProvider(req.getProvider());
-    const providers = o.getProvidersMap();
-    for (const [k, v] of req.getProvidersMap().entries()) providers.set(k, v);
-    o.setHideDiffList(req.getHidediffsList());
-    if (req.getCustomtimeouts()) o.setCustomTimeouts(req.getCustomtimeouts());
-    o.setPluginDownloadUrl(req.getPlugindownloadurl());
-    o.setRetainOnDelete(req.getRetainondelete());
-    o.setDeletedWith(req.getDeletedwith());
-    if (req.getDeletebeforereplacedefined()) o.setDeleteBeforeReplace(req.getDeletebeforereplace());
-    o.setAdditionalSecretOutputsList(req.getAdditionalsecretoutputsList());
-    return o;
-}
-
-/** Writes transformed options back onto the request, as the engine uses them after transforms. */
-function applyOptions(req: any, o: any): void {
-    req.setDependenciesList(o.getDependsOnList());
-    if (o.hasProtect?.() ?? true) req.setProtect(o.getProtect());
-    req.setIgnorechangesList(o.getIgnoreChangesList());
-    req.setReplaceonchangesList(o.getReplaceOnChangesList());
-    req.setVersion(o.getVersion());
-    req.setAliasesList(o.getAliasesList());
-    req.setProvider(o.getProvider());
-    req.setHidediffsList(o.getHideDiffList());
-    req.setPlugindownloadurl(o.getPluginDownloadUrl());
-    req.setDeletedwith(o.getDeletedWith());
-    req.setAdditionalsecretoutputsList(o.getAdditionalSecretOutputsList());
 }
 
 function message(e: unknown): string {

@@ -17,12 +17,13 @@ import {
     StackValidationPolicy,
 } from "@pulumi/policy";
 import { unknownProperty } from "./config";
-import { SettingsState, classifyProduction, Production, programKeyOf, settingsFor } from "./production";
+import { ProductionSource, SettingsState, classifyProduction, Production, programKeyOf } from "./production";
 import { JoinedPatch, ResourceLike, StackView, stackPatches, stackView } from "./stack";
 import { report } from "./report";
 import { WAIVER_CONFIG, WaiverTarget, applyWaivers, mayWaive, targetOf } from "./waivers";
 import { ExampleResource } from "./examples";
 import { MessageFacts, encodeMessage, saysFailClosed } from "./message";
+import { plainText } from "./prose";
 import { extended } from "../../support/shapes";
 import { inRequest, openRequest } from "./request";
 
@@ -34,13 +35,14 @@ export const FRAMEWORK: PolicyComplianceFramework = {
         "Governed PKO deployments: credentials from Secrets, least-privilege RBAC, production safety, no public S3 ACLs.",
 };
 
-/** Metadata every pko-guard policy carries, in this order. */
+/**
+ * Metadata every pko-guard policy carries, in this order. Its prose is `about` alone: the SDK's `description`
+ * and `remediationSteps` derive from `about.what` and `about.fix` (metaFields, prose.ts).
+ */
 export interface RuleMeta {
     name: string;
-    description: string;
     enforcementLevel: EnforcementLevel;
     severity: Severity;
-    remediationSteps: string;
     url?: string;
     /** Extra JSON-schema properties for the policy's config (enforcementLevel is implicit). */
     config?: Record<string, object>;
@@ -54,11 +56,15 @@ export interface RuleMeta {
  * test/unit/meta.spec.ts fails when a rule lacks any of it.
  */
 export interface RuleAbout {
-    /** What the rule checks, why it matters, and how to fix a finding (`pko-guard explain`). */
+    /**
+     * What the rule checks, why it matters, and how to fix a finding (`pko-guard explain`): one paragraph each.
+     * `what` is also the SDK's description and `fix` its remediation steps, as plain text (prose.ts): both say
+     * it whole, in a few lines; details and examples go in `notes`.
+     */
     what: string;
     why: string;
     fix: string;
-    /** Further paragraphs for `explain` (when it fails closed, where findings are reported). */
+    /** Further paragraphs for `explain` (details, when it fails closed, where findings are reported). */
     notes?: string[];
     /**
      * The kinds of resources the rule reads: Kubernetes kinds as `<group>/<Kind>` (the core group as `core`:
@@ -85,7 +91,7 @@ export interface DescribedRule {
  * (branches and commits, credentials, RBAC). Only the Stack itself is remediated: the stack-level companion
  * that judges patches cannot remediate (the SDK runs stack policies at `remediate` as mandatory). A fix cannot
  * depend on the production settings: the SDK runs only `remediate`-level policies in its Remediate call, before
- * any Analyze, so the settings policy has published nothing for the resource yet (`settingsFor` says so).
+ * any Analyze, so the settings policy has published nothing for the resource yet (`ctx.production` says so).
  */
 export type SpecFix = (
     view: StackView,
@@ -96,6 +102,23 @@ export type SpecFix = (
 /** What a rule gets besides its own config: the pack-wide production settings for this request. */
 export interface RuleContext {
     production: SettingsState;
+}
+
+/**
+ * A rule as its module defines it (`export const rule = stackRule(...)`): its name, and `build`, which makes the
+ * CrossGuard policy the pack serves. The pack builds every rule with its own production settings source
+ * (policies/index.ts `buildPolicies`); each hook of the policy reads, from that source, the settings of the one
+ * request it serves, and hands them to the rule as its context. A rule never reads settings any other way.
+ */
+export interface RuleDefinition<P> {
+    readonly name: string;
+    readonly build: (settings: ProductionSource) => P & DescribedRule;
+}
+
+/** The settings policy as its module defines it: built with the pack's settings sink, which it writes to. */
+export interface SettingsDefinition<P, Sink> {
+    readonly name: string;
+    readonly build: (sink: Sink) => P & DescribedRule;
 }
 
 /** The pack's one production classification of a Stack, as this request's settings say. */
@@ -321,11 +344,11 @@ function evaluate(
 function metaFields(meta: RuleMeta) {
     return {
         name: meta.name,
-        description: meta.description,
+        description: plainText(meta.about.what),
         enforcementLevel: meta.enforcementLevel,
         severity: meta.severity,
         framework: FRAMEWORK,
-        remediationSteps: meta.remediationSteps,
+        remediationSteps: plainText(meta.about.fix),
         ...(meta.url ? { url: meta.url } : {}),
         configSchema: configSchema(meta),
         about: extended(meta.about, { waiverKeys: Object.keys(WAIVER_CONFIG) }),
@@ -366,11 +389,19 @@ function perResource(
 export function resourceRule(
     meta: RuleMeta,
     check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
+): RuleDefinition<ResourceValidationPolicy> {
+    return { name: meta.name, build: (settings) => resourcePolicy(meta, check, settings) };
+}
+
+function resourcePolicy(
+    meta: RuleMeta,
+    check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
+    settings: ProductionSource,
 ): ResourceValidationPolicy & DescribedRule {
     return extended(metaFields(meta), {
         validateResource: perResource(meta, (args) =>
             withConfig(meta, args.getConfig, (config) =>
-                check(resourceOf(args), config, { production: settingsFor(args.urn) }),
+                check(resourceOf(args), config, { production: settings.production(args.urn) }),
             ),
         ),
     });
@@ -400,13 +431,22 @@ export function stackRule(
     meta: RuleMeta,
     check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
     fix?: SpecFix,
+): RuleDefinition<ResourceValidationPolicy & StackValidationPolicy> {
+    return { name: meta.name, build: (settings) => stackPolicy(meta, check, fix, settings) };
+}
+
+function stackPolicy(
+    meta: RuleMeta,
+    check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
+    fix: SpecFix | undefined,
+    settings: ProductionSource,
 ): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
     const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) =>
         withConfig(meta, getConfig, (config) => check(view, config, ctx));
     const hooks = {
         validateResource: perResource(meta, (args) => {
             const view = stackView(resourceOf(args));
-            return view ? judge(view, args.getConfig, { production: settingsFor(args.urn) }) : [];
+            return view ? judge(view, args.getConfig, { production: settings.production(args.urn) }) : [];
         }),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
             let joined: JoinedPatch[] = [];
@@ -428,7 +468,7 @@ export function stackRule(
                 waivingOf,
             );
             if (joined.length === 0) return;
-            const ctx = { production: settingsFor(key) };
+            const ctx = { production: settings.production(key) };
             for (const j of joined) {
                 evaluate(
                     meta,
@@ -443,7 +483,10 @@ export function stackRule(
             }
         },
     };
-    return extended(metaFields(meta), fix ? extended({ remediateResource: remediation(meta, fix) }, hooks) : hooks);
+    return extended(
+        metaFields(meta),
+        fix ? extended({ remediateResource: remediation(meta, fix, settings) }, hooks) : hooks,
+    );
 }
 
 /**
@@ -455,13 +498,14 @@ export function stackRule(
 function remediation(
     meta: RuleMeta,
     fix: SpecFix,
+    settings: ProductionSource,
 ): (args: ResourceValidationArgs) => Record<string, unknown> | undefined {
     return (args) => {
         try {
             const view = stackView(resourceOf(args));
             const config = view ? readConfig(meta, args.getConfig) : undefined;
             if (!view || config === undefined || typeof config === "string") return undefined;
-            const set = fix(view, config, { production: settingsFor(args.urn) });
+            const set = fix(view, config, { production: settings.production(args.urn) });
             const props = args.props as Record<string, unknown>;
             const spec = props.spec;
             if (
@@ -491,6 +535,14 @@ function programResources(list: PolicyResource[] | undefined): ResourceLike[] {
 export function programRule(
     meta: RuleMeta,
     check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => RuleFinding[],
+): RuleDefinition<StackValidationPolicy> {
+    return { name: meta.name, build: (settings) => programPolicy(meta, check, settings) };
+}
+
+function programPolicy(
+    meta: RuleMeta,
+    check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => RuleFinding[],
+    settings: ProductionSource,
 ): StackValidationPolicy & DescribedRule {
     return extended(metaFields(meta), {
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
@@ -502,7 +554,7 @@ export function programRule(
                         const resources = programResources(args.resources);
                         const key = programKeyOf(resources);
                         return inRequest(key, meta.name, () =>
-                            check(resources, config, { production: settingsFor(key) }),
+                            check(resources, config, { production: settings.production(key) }),
                         );
                     }),
                 undefined,
@@ -512,12 +564,23 @@ export function programRule(
 }
 
 /**
- * The settings policy: a policy whose config holds settings every rule shares. The analyzer calls it
- * first in every request (it is listed first); it publishes its settings for that request (`publish`,
- * keyed by the resource's URN or the program) and reports `problems` (invalid settings) on the
- * resources they concern.
+ * The settings policy: a policy whose config holds settings every rule shares. The pack places it first
+ * (policies/index.ts), so the analyzer calls it first in every request; it publishes its settings for that
+ * request to the pack's sink (`publish`, keyed by the resource's URN or the program) and reports `problems`
+ * (invalid settings) on the resources they concern.
  */
-export function settingsRule<S>(
+export function settingsRule<S, Sink>(
+    meta: RuleMeta,
+    publish: (sink: Sink, key: string, config: Record<string, unknown> | string) => S,
+    problems: (resource: ResourceLike, published: S) => string[],
+): SettingsDefinition<ResourceValidationPolicy & StackValidationPolicy, Sink> {
+    return {
+        name: meta.name,
+        build: (sink) => settingsPolicy(meta, (key, config) => publish(sink, key, config), problems),
+    };
+}
+
+function settingsPolicy<S>(
     meta: RuleMeta,
     publish: (key: string, config: Record<string, unknown> | string) => S,
     problems: (resource: ResourceLike, published: S) => string[],

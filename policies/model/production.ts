@@ -1,14 +1,16 @@
 /**
  * Production classification of a PKO Stack: one decision for the whole pack.
  *
- * The settings live in the configuration of one policy, `pko-guard-production` (listed first in the
- * pack). CrossGuard hands every policy only its own configuration (the engine sends config per policy
- * name; `"all"` carries only a level), so that policy publishes its settings each time the analyzer calls
- * it (productionSettings, through settings.ts), and every production-aware rule reads them from there. The
- * analyzer calls a pack's policies in list order within each request (`Analyze` per resource,
- * `AnalyzeStack` for the program), so the settings are published for a request (keyed by the resource's URN,
- * or by the program) before any rule of that request reads them; a new configuration resets what an earlier
- * one published.
+ * The settings live in the configuration of one policy, `pko-guard-production`. CrossGuard hands every
+ * policy only its own configuration (the engine sends config per policy name; `"all"` carries only a
+ * level), so that policy publishes its settings each time the analyzer calls it, and every production-aware
+ * rule reads them, through the pack's channel (`productionChannel`, settings.ts). The channel is explicit:
+ * the pack builder (policies/index.ts `buildPolicies`) makes one per pack, gives its writing side to the
+ * settings policy, which it places first, and its reading side to every rule it builds; the rule wrappers
+ * (policy.ts) read the settings of the request they serve into the rule's context. The analyzer calls a
+ * pack's policies in list order within each request (`Analyze` per resource, `AnalyzeStack` for the
+ * program), so the settings are published for a request (keyed by the resource's URN, or by the program)
+ * before any rule of that request reads them.
  * When the settings policy is disabled the analyzer never calls it, nothing is published for the
  * request, and production-aware rules report that they cannot classify (fail closed).
  *
@@ -155,17 +157,32 @@ export function readSettings(config: Record<string, unknown>): SettingsState {
     return { settings: out };
 }
 
-/** The production settings of each request, as the settings policy published them (settings.ts). */
-export const productionSettings = new RequestSettings<SettingsState>();
-
 const DISABLED: SettingsState = {
     problem: `the settings policy ${SETTINGS_POLICY} is disabled (or did not run), so no rule can tell production Stacks apart; enable ${SETTINGS_POLICY} (advisory or mandatory)`,
     disabled: true,
 };
 
-/** The settings the settings policy published for this request (or why there are none). */
-export function settingsFor(key: string | undefined): SettingsState {
-    return productionSettings.read(key) ?? DISABLED;
+/** What a pack's rules read: the production settings of the request a policy hook serves. */
+export interface ProductionSource {
+    /** The settings the pack's settings policy published for this request (or why there are none). */
+    production(request: string | undefined): SettingsState;
+}
+
+/** What a pack's settings policy writes: the settings of a request, read from `configuration` (its identity). */
+export interface ProductionSink {
+    publish(request: string, configuration: string, settings: SettingsState): void;
+}
+
+/**
+ * One pack's production settings, per request (settings.ts): what its settings policy publishes and its rules
+ * read. The pack builder makes one per pack and hands out its two sides (policies/index.ts).
+ */
+export function productionChannel(): ProductionSource & ProductionSink {
+    const published = new RequestSettings<SettingsState>();
+    return {
+        publish: (request, configuration, settings) => published.publish(request, configuration, settings),
+        production: (request) => published.read(request) ?? DISABLED,
+    };
 }
 
 /** The key of a stack-level request: the program's resources, as few of them as identify it. */

@@ -139,19 +139,31 @@ export function onlyMessage(messages: string[]): string {
     return messages[0];
 }
 
+/** A rule as its module exports it (`rule`, built here), or a policy of the built catalogue pack (`policies`). */
+export type Runnable<P> = P | { name: string; build: (settings: never) => P };
+
 /**
- * The pack's production settings for the next evaluation: run the settings policy (pko-guard-production)
- * first, as the analyzer does in every request, with `settings` as its config; `null` leaves it out
- * (as when it is disabled). Its own reports are not returned.
+ * The policy to run and the settings policy that publishes the production settings it reads, as a pack holds
+ * them. A rule is built into a pack of its own, with a new settings channel (policies/index.ts), so nothing
+ * another run published can reach it; a policy of the catalogue pack reads that pack's settings, which its own
+ * settings policy publishes. The settings policy runs first, as the analyzer runs it in every request, with
+ * `settings` as its config; `null` leaves it out (as when it is disabled), for a rule only. Its own reports
+ * are not returned.
  */
-function publishSettings(settings: Record<string, unknown> | null, keys: string[], run: (p: any) => void): void {
-    if (settings === null) {
-        const { productionSettings } = require("../../policies/model/production");
-        for (const key of keys) productionSettings.reset(key);
-        return;
+function inPack<P>(policy: Runnable<P>, settings: Record<string, unknown> | null): { run: P; settingsPolicy?: any } {
+    const { rule: settingsRule } = require("../../policies/pko-guard-production");
+    const built = policy as { build?: (settings: unknown) => P };
+    if (typeof built.build === "function") {
+        const { productionChannel } = require("../../policies/model/production");
+        const channel = productionChannel();
+        return {
+            run: built.build(channel),
+            settingsPolicy: settings === null ? undefined : settingsRule.build(channel),
+        };
     }
-    const { policy } = require("../../policies/pko-guard-production");
-    run(policy);
+    if (settings === null) throw new Error("settings: null needs a rule as its module exports it (a pack of its own)");
+    const { policies } = require("../../policies");
+    return { run: policy as P, settingsPolicy: policies.find((p: { name: string }) => p.name === settingsRule.name) };
 }
 
 /** A resource as a policy sees it, in a resource's arguments and in a stack's list alike. */
@@ -175,13 +187,24 @@ const notApplicable = (): never => {
  * `settings` is the pack-wide production settings (pko-guard-production's config).
  */
 export function runResourcePolicy(
-    policy: ResourceValidationPolicy,
+    rule: Runnable<ResourceValidationPolicy>,
     r: TestResource,
     config: Record<string, unknown> = {},
     settings: Record<string, unknown> | null = {},
     data?: ReportedFinding[],
 ): Reported[] {
-    publishSettings(settings, [urnOf(r)], (p) => runResourcePolicy(p, r, settings!, null));
+    const { run, settingsPolicy } = inPack(rule, settings);
+    if (settingsPolicy) validateResource(settingsPolicy, r, settings!);
+    return validateResource(run, r, config, data);
+}
+
+/** Runs a built resource policy's validations over one resource, as the analyzer calls them. */
+function validateResource(
+    policy: ResourceValidationPolicy,
+    r: TestResource,
+    config: Record<string, unknown>,
+    data?: ReportedFinding[],
+): Reported[] {
     const out: Reported[] = [];
     const validations = Array.isArray(policy.validateResource) ? policy.validateResource : [policy.validateResource];
     for (const validate of validations) {
@@ -196,14 +219,24 @@ export function runResourcePolicy(
 
 /** Runs a stack policy over a set of resources (`settings` as for runResourcePolicy). */
 export function runStackPolicy(
-    policy: StackValidationPolicy,
+    rule: Runnable<StackValidationPolicy>,
     resources: TestResource[],
     config: Record<string, unknown> = {},
     settings: Record<string, unknown> | null = {},
     data?: ReportedFinding[],
 ): Reported[] {
-    const { programKey } = require("../../policies/model/production");
-    publishSettings(settings, [programKey(resources.map(urnOf))], (p) => runStackPolicy(p, resources, settings!, null));
+    const { run, settingsPolicy } = inPack(rule, settings);
+    if (settingsPolicy) validateStack(settingsPolicy, resources, settings!);
+    return validateStack(run, resources, config, data);
+}
+
+/** Runs a built stack policy over a set of resources, as the analyzer calls it. */
+function validateStack(
+    policy: StackValidationPolicy,
+    resources: TestResource[],
+    config: Record<string, unknown>,
+    data?: ReportedFinding[],
+): Reported[] {
     const out: Reported[] = [];
     policy.validateStack(
         {

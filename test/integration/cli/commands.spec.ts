@@ -45,11 +45,11 @@ describe("pko-guard commands from a user's project", function () {
             policies.map((p) => p.name),
         );
         assert.deepStrictEqual(Object.keys(json[0]), ["name", "level", "severity", "description", "doc"]);
-        // Each rule's documentation: its README catalogue row, which exists.
-        const readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
+        // Each rule's documentation: its section of the rule reference, which exists.
+        const reference = fs.readFileSync(path.join(REPO_ROOT, "docs", "rules.md"), "utf8");
         for (const x of json) {
-            assert.strictEqual(x.doc, `README.md#rule-${x.name}`);
-            assert.ok(readme.includes(`<a id="rule-${x.name}"></a>`), x.name);
+            assert.strictEqual(x.doc, `docs/rules.md#rule-${x.name}`);
+            assert.ok(reference.includes(`<a id="rule-${x.name}"></a>`), x.name);
         }
     });
 
@@ -66,7 +66,7 @@ describe("pko-guard commands from a user's project", function () {
                 /^ {4}remediate: /m,
                 /^ {2}waivers \[\[\]\]/m,
                 /^An example that passes/m,
-                /^Documentation: \S+README\.md#rule-/m,
+                /^Documentation: \S+docs\/rules\.md#rule-/m,
             ]) {
                 assert.match(r.stdout, section, `${p.name}: ${section}`);
             }

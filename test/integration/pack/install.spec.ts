@@ -126,6 +126,7 @@ describe("install paths from a user's project", function () {
         assert.ok(
             files.includes("schemas/pko/v2.9.0/pulumi.com_stacks.yaml") &&
                 files.includes("deploy/webhook/kustomization.yaml") &&
+                files.includes("docs/rules.md") &&
                 !files.includes("deploy/webhook/Dockerfile"),
             files.join(", "),
         );

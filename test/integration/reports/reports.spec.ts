@@ -89,7 +89,7 @@ function subject(program: string): ProjectSubject {
 
 /** Renders SARIF in a separate process whose working directory is `cwd` (the compiled reports, as users run them). */
 function sarifFrom(cwd: string, s: ProjectSubject): any {
-    const script = `process.stdout.write(require(${JSON.stringify(path.join(REPO_ROOT, "bin", "cli", "reports", "sarif.js"))}).renderSarif([JSON.parse(process.argv[1])]))`;
+    const script = `process.stdout.write(require(${JSON.stringify(path.join(REPO_ROOT, "bin", "reports", "sarif.js"))}).renderSarif([JSON.parse(process.argv[1])]))`;
     const r = spawnSync(process.execPath, ["-e", script, JSON.stringify(s)], { cwd, encoding: "utf8" });
     assert.strictEqual(r.status, 0, r.stderr);
     return JSON.parse(r.stdout);
@@ -198,7 +198,7 @@ describe("reports for users' CI", () => {
     });
 
     it("SARIF rules carry security-severity and their documentation: no invented host, a helpUri under the configured base", () => {
-        const readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
+        const reference = fs.readFileSync(path.join(REPO_ROOT, "docs", "rules.md"), "utf8");
         const plain = JSON.parse(renderSarif([subject(program)])).runs[0].tool.driver;
         const saved = process.env.PKO_GUARD_DOCS_URL;
         let rules: any[];
@@ -210,7 +210,7 @@ describe("reports for users' CI", () => {
                 driver.rules.every((r: any) => r.helpUri === undefined) && driver.informationUri === undefined,
                 "no helpUri without a configured base",
             );
-            for (const r of driver.rules) assert.ok(r.help.text.includes(`README.md#rule-${r.id}`), r.id);
+            for (const r of driver.rules) assert.ok(r.help.text.includes(`docs/rules.md#rule-${r.id}`), r.id);
             process.env.PKO_GUARD_DOCS_URL = "https://git.example.org/acme/pko-guard/blob/v1/";
             driver = JSON.parse(renderSarif([subject(program)])).runs[0].tool.driver;
             rules = driver.rules;
@@ -224,11 +224,11 @@ describe("reports for users' CI", () => {
         for (const r of rules) {
             assert.ok(Number(r.properties["security-severity"]) > 0, r.id);
             assert.ok(
-                r.helpUri.startsWith("https://git.example.org/acme/pko-guard/blob/v1/README.md#rule-"),
+                r.helpUri.startsWith("https://git.example.org/acme/pko-guard/blob/v1/docs/rules.md#rule-"),
                 r.helpUri,
             );
             const anchor = r.helpUri.split("#")[1];
-            assert.ok(readme.includes(`<a id="${anchor}"></a>`), `README has no anchor ${anchor}`);
+            assert.ok(reference.includes(`<a id="${anchor}"></a>`), `docs/rules.md has no anchor ${anchor}`);
         }
         const critical = rules.find((r: any) => r.id === "pko-stack-credentials-from-secrets");
         assert.strictEqual(critical.properties["security-severity"], "9.5");

@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/argocd-app-pko-sync-order";
+import { rule as policy } from "../../../policies/argocd-app-pko-sync-order";
 import {
     ExpectedFinding,
     TestResource,

@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/argocd-app-rendered";
+import { rule as policy } from "../../../policies/argocd-app-rendered";
 import { NOT_RENDERED } from "../../../policies/model/origin";
 import { ReportedFinding } from "../../../policies/model/policy";
 import { assertFindings, runResourcePolicy as runPolicy } from "../../support/helpers";

@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/aws-s3-no-public-acl";
+import { rule as policy } from "../../../policies/aws-s3-no-public-acl";
 import { UNKNOWN_WIRE, runResourcePolicy, secret, ExpectedFinding, assertFindings } from "../../support/helpers";
 
 const run = (type: string, props: unknown) => runResourcePolicy(policy, { type, name: "b", props });

@@ -5,8 +5,8 @@
  */
 import * as assert from "assert";
 import { ResourceValidationPolicy } from "@pulumi/policy";
-import { policy } from "../../../policies/pko-guard-production";
-import { policies } from "../../../policies";
+import { rule as policy } from "../../../policies/pko-guard-production";
+import { buildPolicies, policies } from "../../../policies";
 import { SETTINGS_POLICY, compileUserPattern } from "../../../policies/model/production";
 import {
     ExpectedFinding,
@@ -54,8 +54,9 @@ const oneOn = (name: string, message: RegExp): ExpectedFinding[] => [
 ];
 
 describe(SETTINGS_POLICY, () => {
-    it("is listed first, so the analyzer publishes the settings before any rule of a request reads them", () => {
+    it("is placed first by the pack, so the analyzer publishes the settings before any rule of a request reads them", () => {
         assert.strictEqual(policies[0].name, SETTINGS_POLICY);
+        assert.strictEqual(buildPolicies()[0].name, SETTINGS_POLICY);
         assert.ok("validateResource" in policies[0] && "validateStack" in policies[0]);
     });
 

@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/pko-stack-auth-delegator";
+import { rule as policy } from "../../../policies/pko-stack-auth-delegator";
 import {
     ExpectedFinding,
     TestResource,

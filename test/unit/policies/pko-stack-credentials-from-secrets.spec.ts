@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/pko-stack-credentials-from-secrets";
+import { rule as policy } from "../../../policies/pko-stack-credentials-from-secrets";
 import {
     ExpectedFinding,
     UNKNOWN_WIRE,

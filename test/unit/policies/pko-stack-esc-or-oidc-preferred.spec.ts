@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/pko-stack-esc-or-oidc-preferred";
+import { rule as policy } from "../../../policies/pko-stack-esc-or-oidc-preferred";
 import { goodSpec, runResourcePolicy, stackResource, ExpectedFinding, assertFindings } from "../../support/helpers";
 
 const run = (spec: unknown) => runResourcePolicy(policy, stackResource("app", spec));

@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/pko-stack-name-length";
+import { rule as policy } from "../../../policies/pko-stack-name-length";
 import {
     UNKNOWN_WIRE,
     goodSpec,

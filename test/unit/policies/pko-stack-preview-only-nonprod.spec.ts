@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/pko-stack-preview-only-nonprod";
+import { rule as policy } from "../../../policies/pko-stack-preview-only-nonprod";
 import {
     UNKNOWN_WIRE,
     goodSpec,

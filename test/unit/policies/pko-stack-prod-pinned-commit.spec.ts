@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/pko-stack-prod-pinned-commit";
+import { rule as policy } from "../../../policies/pko-stack-prod-pinned-commit";
 import {
     SHA,
     UNKNOWN_WIRE,

@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/pko-stack-prod-refresh";
+import { rule as policy } from "../../../policies/pko-stack-prod-refresh";
 import {
     UNKNOWN_WIRE,
     goodSpec,

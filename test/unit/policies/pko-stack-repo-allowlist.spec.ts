@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/pko-stack-repo-allowlist";
+import { rule as policy } from "../../../policies/pko-stack-repo-allowlist";
 import {
     UNKNOWN_WIRE,
     goodSpec,

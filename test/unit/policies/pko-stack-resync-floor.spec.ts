@@ -1,5 +1,6 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/pko-stack-resync-floor";
+import { rule as policy } from "../../../policies/pko-stack-resync-floor";
+import { productionChannel } from "../../../policies/model/production";
 import {
     UNKNOWN_WIRE,
     analyzerProps,
@@ -45,7 +46,8 @@ describe("pko-stack-resync-floor", () => {
     it("remediates a numeric value below the floor to the floor, and nothing else (patches, unknowns, non-numbers)", () => {
         const remediate = (spec: unknown, config: Record<string, unknown> = {}, type?: string) => {
             const r = stackResource("app", spec, {}, type);
-            return policy.remediateResource!({
+            // Remediation runs before any Analyze of the resource: nothing is published in the pack's channel.
+            return policy.build(productionChannel()).remediateResource!({
                 type: r.type,
                 name: "app",
                 urn: `urn:pulumi:dev::p::${r.type}::app`,

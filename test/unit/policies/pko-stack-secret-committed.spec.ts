@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/pko-stack-secret-committed";
+import { rule as policy } from "../../../policies/pko-stack-secret-committed";
 import { fromManifests } from "../../../policies/model/origin";
 import {
     ExpectedFinding,

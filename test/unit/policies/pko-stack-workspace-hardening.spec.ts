@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/pko-stack-workspace-hardening";
+import { rule as policy } from "../../../policies/pko-stack-workspace-hardening";
 import { UNKNOWN_WIRE, goodSpec, runResourcePolicy, stackResource } from "../../support/helpers";
 
 const withPod = (spec: unknown) => goodSpec({ workspaceTemplate: { spec: { podTemplate: { spec } } } });

@@ -1,6 +1,6 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/pko-workspace-program-objects";
-import { policy as noClusterAdmin } from "../../../policies/pko-stack-no-cluster-admin";
+import { rule as policy } from "../../../policies/pko-workspace-program-objects";
+import { rule as noClusterAdmin } from "../../../policies/pko-stack-no-cluster-admin";
 import {
     ExpectedFinding,
     TestResource,

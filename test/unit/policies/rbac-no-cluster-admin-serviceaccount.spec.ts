@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policy } from "../../../policies/rbac-no-cluster-admin-serviceaccount";
+import { rule as policy } from "../../../policies/rbac-no-cluster-admin-serviceaccount";
 import {
     ExpectedFinding,
     TestResource,

@@ -12,7 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { CLI_ENTRY } from "../../../../support/paths";
 import { findTool } from "../../../../gitops/render/tools";
-import { discoveredType } from "../../../../gitops/argocd/applications";
+import { discoveredType } from "../../../../gitops/argocd/application-sources";
 
 const CLI = CLI_ENTRY;
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";

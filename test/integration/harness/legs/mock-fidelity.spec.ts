@@ -1,6 +1,6 @@
 /**
- * The mock leg reproduces what the engine and the Kubernetes provider do in preview (mock-engine.ts,
- * mock-kubernetes.ts), or refuses the program with a reason: never a silent match.
+ * The mock leg reproduces what the engine and the Kubernetes provider do in preview (mock-engine.ts, and
+ * mock-check.ts and its neighbours), or refuses the program with a reason: never a silent match.
  */
 import * as assert from "assert";
 import * as fs from "fs";
@@ -8,18 +8,10 @@ import * as os from "os";
 import * as path from "path";
 import { Fixture } from "../../../../harness/expect";
 import { runProgramUnderMocks } from "../../../../harness/legs/mock";
-import {
-    AUTONAMED_ANNOTATION,
-    MockRefusal,
-    SECRET_SIG,
-    SIG_KEY,
-    UNKNOWN_WIRE,
-    checkKubernetesInputs,
-    decodeYamlInvoke,
-    expandYamlV2,
-    goGlob,
-    isNamespacedKind,
-} from "../../../../harness/legs/mock-kubernetes";
+import { MockRefusal, SECRET_SIG, SIG_KEY, UNKNOWN_WIRE } from "../../../../harness/legs/mock-wire";
+import { AUTONAMED_ANNOTATION, checkKubernetesInputs } from "../../../../harness/legs/mock-check";
+import { isNamespacedKind } from "../../../../harness/legs/mock-kinds";
+import { decodeYamlInvoke, expandYamlV2, goGlob } from "../../../../harness/legs/mock-yaml";
 import { engineUrn } from "../../../../harness/legs/mock-engine";
 import { autonamesFromEvents, maskAutonames } from "../../../../harness/autonames";
 import { REPO_ROOT } from "../../../../support/paths";

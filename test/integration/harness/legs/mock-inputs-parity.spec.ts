@@ -20,7 +20,7 @@ import { findToolchain } from "../../../../support/toolchain";
 import { ToolchainMissingError } from "../../../../support/errors";
 import { REPO_ROOT } from "../../../../support/paths";
 import { maskedName } from "../../../../harness/autonames";
-import { SIG_KEY, SECRET_SIG } from "../../../../harness/legs/mock-kubernetes";
+import { SIG_KEY, SECRET_SIG } from "../../../../harness/legs/mock-wire";
 
 const FIXTURES = [
     "fidelity-autonamed-sa",

@@ -1,5 +1,5 @@
 /**
- * The repository's one walk (gitops/render/render.ts repoTree), and what each of its two users takes from it:
+ * The repository's one walk (gitops/render/repo-tree.ts repoTree), and what each of its two users takes from it:
  * confineLinks refuses a symbolic link that leaves the repository (anywhere but the root's `.git`, node_modules
  * included), and repoFolders lists the folders a git directories generator chooses from (hidden folders skipped as
  * Argo CD's repo server skips them, node_modules too; links not followed) without refusing such a link. One walk a run serves both.
@@ -9,7 +9,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { BadInputError } from "../../../../support/errors";
-import { RenderContext, confineLinks, repoFiles, repoFolders, repoTree } from "../../../../gitops/render/render";
+import { RenderContext } from "../../../../gitops/render/render";
+import { confineLinks, repoFiles, repoFolders, repoTree } from "../../../../gitops/render/repo-tree";
 
 describe("the repository's one walk: links confined, folders listed", () => {
     let root: string;

@@ -5,7 +5,8 @@
  * kustomize accepts (refused with its own line, before kustomize can quote the URL).
  */
 import * as assert from "assert";
-import { firstErrorLine, isRemoteEntry, mappingOf } from "../../../../gitops/render/render";
+import { firstErrorLine, mappingOf } from "../../../../gitops/render/render";
+import { isRemoteEntry } from "../../../../gitops/render/kustomize";
 
 describe("rendering tools: error lines and remote entries", () => {
     const TOKEN = "ghp_canary5d1c0e";

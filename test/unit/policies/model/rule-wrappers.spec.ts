@@ -8,6 +8,7 @@ import { ResourceValidationPolicy } from "@pulumi/policy";
 import { policies } from "../../../../policies";
 import { COULD_NOT_EVALUATE, programRule, resourceRule, stackRule } from "../../../../policies/model/policy";
 import { UNKNOWN, plain } from "../../../../policies/model/values";
+import { productionChannel } from "../../../../policies/model/production";
 import { ReportedFinding } from "../../../../policies/model/policy";
 import {
     ExpectedFinding,
@@ -20,10 +21,8 @@ import {
 
 const meta = {
     name: "test-rule",
-    description: "d",
     enforcementLevel: "mandatory" as const,
     severity: "high" as const,
-    remediationSteps: "r",
     about: {
         what: "w",
         why: "w",
@@ -133,6 +132,15 @@ describe("rule wrappers", () => {
         assert.deepStrictEqual(data, [
             { text: "finding", failClosed: false, waiver: { reason: "judged in review", expires: "2099-12-31" } },
         ]);
+    });
+
+    it("derives the SDK's description and remediation steps from `about`: what and fix as plain text", () => {
+        const p = resourceRule(
+            { ...meta, about: { ...meta.about, what: "every `spec.x` is\nset.", fix: "`spec.x: true`, always." } },
+            () => [],
+        ).build(productionChannel());
+        assert.strictEqual(p.description, "Every spec.x is set.");
+        assert.strictEqual(p.remediationSteps, "spec.x: true, always.");
     });
 
     it("passes findings through unchanged", () => {

@@ -3,8 +3,8 @@ import * as assert from "assert";
 import { judgeRows, waiverNotices } from "../../../../evaluation/judge";
 import { row } from "../../../../evaluation/rows";
 import { policies } from "../../../../policies";
-import { policy as pinned } from "../../../../policies/pko-stack-prod-pinned-commit";
-import { policy as noClusterAdmin } from "../../../../policies/pko-stack-no-cluster-admin";
+import { rule as pinned } from "../../../../policies/pko-stack-prod-pinned-commit";
+import { rule as noClusterAdmin } from "../../../../policies/pko-stack-no-cluster-admin";
 import { decodeMessage } from "../../../../policies/model/message";
 import { applyWaivers, waiverMatches } from "../../../../policies/model/waivers";
 import {

@@ -1,0 +1,252 @@
+/**
+ * One source of an Argo CD Application rendered as its repo server renders it (gitops/argocd/applications.ts
+ * dispatches each source here by type): a directory of manifests (and jsonnet files), a kustomization with the
+ * Application's kustomize options, a local Helm chart with its value files and parameters; and the type a source
+ * that names none gets, as Argo CD discovers it.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { BadInputError } from "../../support/errors";
+import { normalizeKubeVersion } from "../render/capabilities";
+import { RenderContext, RenderedStream } from "../render/render";
+import { repoFolders, rootInUse } from "../render/repo-tree";
+import { KUSTOMIZATION_FILES, renderKustomize } from "../render/kustomize";
+import { renderHelm } from "../render/helm";
+import { renderJsonnet } from "../render/jsonnet";
+import { list, record, str } from "../../support/records";
+
+type Obj = Record<string, unknown>;
+
+/** What the sources of one Application add up to (gitops/argocd/applications.ts ApplicationOutput). */
+export interface SourceOutput {
+    /** Files of directory sources (absolute): their objects are the Application's, read as manifests. */
+    files: string[];
+    /** Rendered streams (kustomize, Helm, jsonnet). */
+    streams: RenderedStream[];
+    /** Folders of its sources (absolute), so they are not rendered again with defaults. */
+    rendered: string[];
+    /** Renders run: kustomize builds, Helm templates, jsonnet evaluations. */
+    renders: number;
+}
+
+/** What rendering a source needs of its Application. */
+export interface SourceOwner {
+    /** The Application's name (Helm's default release name). */
+    name: string;
+    /** The Application as named in messages. */
+    who: string;
+    /** The destination namespace, when set. */
+    namespace?: string;
+    /** The folder of each `ref` source (value files named `$<ref>/...`). */
+    refs: Map<string, string>;
+}
+
+/** gobwas/glob without separators, as Argo CD's glob.Match: `*` and `?` cross `/`, `{a,b}`, `[...]`. */
+export function argoGlob(pattern: string): RegExp {
+    let re = "";
+    let depth = 0;
+    for (let i = 0; i < pattern.length; i++) {
+        const c = pattern[i];
+        if (c === "\\" && i + 1 < pattern.length) re += "\\" + pattern[++i];
+        else if (c === "*") re += ".*";
+        else if (c === "?") re += ".";
+        else if (c === "{") {
+            re += "(?:";
+            depth++;
+        } else if (c === "}" && depth > 0) {
+            re += ")";
+            depth--;
+        } else if (c === "," && depth > 0) re += "|";
+        else if (c === "[") {
+            const end = pattern.indexOf("]", i + 1);
+            if (end < 0) re += "\\[";
+            else {
+                re += "[" + pattern.slice(i + 1, end).replace(/^!/, "^") + "]";
+                i = end;
+            }
+        } else re += c.replace(/[.+^$()|\\]/g, "\\$&");
+    }
+    return new RegExp(`^${re}$`);
+}
+
+const MANIFEST_FILE = /\.(yaml|yml|json|jsonnet)$/;
+
+function directoryFiles(dir: string, d: Obj): string[] {
+    const recurse = d.recurse === true;
+    const include = str(d.include) ?? "";
+    const exclude = str(d.exclude) ?? "";
+    const inc = include ? argoGlob(include) : undefined;
+    const exc = exclude ? argoGlob(exclude) : undefined;
+    const out: string[] = [];
+    const walk = (cur: string) => {
+        for (const e of fs
+            .readdirSync(cur, { withFileTypes: true })
+            .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+            const p = path.join(cur, e.name);
+            if (e.isDirectory()) {
+                if (recurse) walk(p);
+                continue;
+            }
+            if (!MANIFEST_FILE.test(e.name)) continue;
+            const rel = path.relative(dir, p).split(path.sep).join("/");
+            if (exc && exc.test(rel)) continue;
+            if (inc && !inc.test(rel)) continue;
+            let text = "";
+            try {
+                text = fs.readFileSync(p, "utf8");
+            } catch {
+                continue;
+            }
+            if (text.includes("+argocd:skip-file-rendering")) continue;
+            out.push(p);
+        }
+    };
+    walk(dir);
+    return out;
+}
+
+function pairs(v: unknown): Record<string, string> | undefined {
+    const o = record(v);
+    if (!o) return undefined;
+    return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, String(x)]));
+}
+
+function jsonnetVars(v: unknown): { name: string; value: string; code?: boolean }[] {
+    return list(v)
+        .map(record)
+        .filter((x): x is Obj => !!x && typeof x.name === "string")
+        .map((x) => ({ name: String(x.name), value: String(x.value ?? ""), code: x.code === true }));
+}
+
+/**
+ * A source's type as Argo CD discovers it (util/app/discovery, v3.6.1): from the files at the folder's root only
+ * (never below it), in name order, a name ending in `Chart.yaml` says Helm and a kustomization file says
+ * kustomize, the last one found winning; neither: a directory of manifests.
+ */
+export function discoveredType(dir: string): "kustomize" | "helm" | "directory" {
+    let type: "kustomize" | "helm" | "directory" = "directory";
+    const names = fs
+        .readdirSync(dir, { withFileTypes: true })
+        .filter((e) => !e.isDirectory())
+        .map((e) => e.name)
+        .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))); // filepath.Walk's byte order
+    for (const name of names) {
+        if (name.endsWith("Chart.yaml")) type = "helm";
+        if (KUSTOMIZATION_FILES.includes(name)) type = "kustomize";
+    }
+    return type;
+}
+
+/** A kustomize source: `kustomize build` with the Application's kustomize options. */
+export function kustomizeSource(source: Obj, dir: string, ctx: RenderContext, out: SourceOutput): void {
+    out.renders++;
+    const k = record(source.kustomize) ?? {};
+    out.streams.push(
+        ...renderKustomize(dir, ctx, {
+            namePrefix: str(k.namePrefix),
+            nameSuffix: str(k.nameSuffix),
+            namespace: str(k.namespace),
+            images: list(k.images).filter((x): x is string => typeof x === "string"),
+            commonLabels: pairs(k.commonLabels),
+            commonAnnotations: pairs(k.commonAnnotations),
+            patches: list(k.patches),
+            components: list(k.components).filter((x): x is string => typeof x === "string"),
+            replicas: list(k.replicas),
+        }),
+    );
+}
+
+/** A Helm source's value files, absolute: relative to the chart, or `$<ref>/...` in a `ref` source's folder. */
+function valueFilesOf(h: Obj, dir: string, owner: SourceOwner): string[] {
+    return list(h.valueFiles)
+        .filter((x): x is string => typeof x === "string")
+        .map((f) => {
+            const m = /^\$([^/]+)\/(.*)$/.exec(f);
+            if (m) {
+                const root = owner.refs.get(m[1]);
+                if (!root)
+                    throw new BadInputError(
+                        `${owner.who}: value file ${JSON.stringify(f)} names a ref source the Application does not have`,
+                    );
+                return path.resolve(root, m[2]);
+            }
+            if (/^[a-z][a-z0-9+.-]*:\/\//i.test(f))
+                throw new BadInputError(
+                    `${owner.who}: value file ${JSON.stringify(f)} is fetched over the network, which check does not use`,
+                );
+            return path.resolve(dir, f);
+        });
+}
+
+/** A Helm source: `helm template` of the chart with the Application's value files, values and parameters. */
+export function helmSource(source: Obj, dir: string, owner: SourceOwner, ctx: RenderContext, out: SourceOutput): void {
+    out.renders++;
+    const h = record(source.helm) ?? {};
+    const valueFiles = valueFilesOf(h, dir, owner);
+    const fileParameters = list(h.fileParameters)
+        .map(record)
+        .filter((x): x is Obj => !!x && typeof x.name === "string" && typeof x.path === "string")
+        .map((x) => ({ name: String(x.name), path: path.resolve(dir, String(x.path)) }));
+    // Argo CD confines value files and file parameters to the repository; so does check.
+    for (const f of [...valueFiles, ...fileParameters.map((p) => p.path)]) {
+        const r = path.relative(ctx.repoRoot, f);
+        if (r.startsWith("..") || path.isAbsolute(r))
+            throw new BadInputError(
+                `${owner.who}: a value file or file parameter is outside the repository (${rootInUse(ctx)})`,
+            );
+    }
+    const valuesObject = record(h.valuesObject);
+    const values = valuesObject
+        ? JSON.stringify(valuesObject)
+        : (str(h.values) ?? (record(h.values) ? JSON.stringify(h.values) : undefined));
+    out.streams.push(
+        ...renderHelm(dir, ctx, {
+            releaseName: str(h.releaseName) || owner.name,
+            namespace: owner.namespace,
+            valueFiles,
+            values,
+            parameters: list(h.parameters)
+                .map(record)
+                .filter((x): x is Obj => !!x && typeof x.name === "string")
+                .map((x) => ({
+                    name: String(x.name),
+                    value: String(x.value ?? ""),
+                    forceString: x.forceString === true,
+                })),
+            fileParameters,
+            ignoreMissingValueFiles: h.ignoreMissingValueFiles === true,
+            skipCrds: h.skipCrds === true,
+            kubeVersion: str(h.kubeVersion)
+                ? normalizeKubeVersion(str(h.kubeVersion)!, `${owner.who}: helm.kubeVersion`)
+                : undefined,
+            apiVersions: list(h.apiVersions).filter((x): x is string => typeof x === "string"),
+        }),
+    );
+}
+
+/** A directory source: its manifest files, its jsonnet files evaluated. */
+export function directorySource(source: Obj, dir: string, ctx: RenderContext, out: SourceOutput): void {
+    const d = record(source.directory) ?? {};
+    const j = record(d.jsonnet) ?? {};
+    // A recursive directory source reads its subfolders as plain manifests, kustomizations and charts
+    // included (Argo CD decides the type at the source's root only): none is rendered again with defaults.
+    if (d.recurse === true) {
+        const relDir = path.relative(ctx.repoRoot, dir).split(path.sep).join("/");
+        for (const f of repoFolders(ctx))
+            if (relDir === "" || f.startsWith(`${relDir}/`)) out.rendered.push(path.resolve(ctx.repoRoot, f));
+    }
+    for (const f of directoryFiles(dir, d)) {
+        if (f.endsWith(".jsonnet")) {
+            out.renders++;
+            out.streams.push(
+                ...renderJsonnet(f, dir, ctx, {
+                    libs: list(j.libs)
+                        .filter((x): x is string => typeof x === "string")
+                        .map((l) => path.resolve(ctx.repoRoot, l)),
+                    extVars: jsonnetVars(j.extVars),
+                    tlas: jsonnetVars(j.tlas),
+                }),
+            );
+        } else out.files.push(f);
+    }
+}

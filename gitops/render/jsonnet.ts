@@ -1,0 +1,76 @@
+/** A .jsonnet file evaluated as Argo CD's repo server evaluates it, every file it reads confined to the repository. */
+import * as fs from "fs";
+import * as path from "path";
+import { BadInputError } from "../../support/errors";
+import { RenderContext, RenderedStream, runTool } from "./render";
+import { confineLinks, rootInUse } from "./repo-tree";
+
+export interface JsonnetOptions {
+    /** Library folders (-J), absolute. The file's folder comes first, as Argo CD's VM does. */
+    libs?: string[];
+    extVars?: { name: string; value: string; code?: boolean }[];
+    tlas?: { name: string; value: string; code?: boolean }[];
+}
+
+/**
+ * Argo CD confines jsonnet to the repository, and check uses no network; a file an import reads outside it
+ * could also put a CI machine's files (`/proc/self/environ`) into an object and so into a finding. So every
+ * file the evaluation would read (the file, and all it imports transitively with `import`, `importstr` or
+ * `importbin`, as jsonnet's own parser finds them: the toolchain's `jsonnet-deps`, links resolved) must be
+ * inside the repository, checked before evaluating. A remote import cannot be resolved, so it is refused too.
+ */
+function confineJsonnet(file: string, jpath: string[], what: string, ctx: RenderContext): void {
+    const root = fs.realpathSync(ctx.repoRoot);
+    const inside = (p: string) => {
+        const rel = path.relative(root, p);
+        return rel === "" || !(rel.startsWith("..") || path.isAbsolute(rel));
+    };
+    let deps: string[];
+    try {
+        deps = runTool("jsonnet-deps", [...jpath, file], what, ctx, { cwd: path.dirname(file) })
+            .split("\n")
+            .filter((l) => l !== "");
+    } catch (e) {
+        if (e instanceof BadInputError && /couldn't open import/.test(e.message)) {
+            throw new BadInputError(
+                `${what}: an import cannot be opened in the repository (a remote import needs the network, which check does not use: vendor it)`,
+            );
+        }
+        throw e;
+    }
+    for (const p of [fs.realpathSync(file), ...deps]) {
+        if (!inside(p))
+            throw new BadInputError(
+                `${what}: an import reaches outside the repository (Argo CD refuses it; ${rootInUse(ctx)})`,
+            );
+    }
+}
+
+/** Evaluates one .jsonnet file; its JSON (an object or a list of objects) as one stream. */
+export function renderJsonnet(
+    file: string,
+    appDir: string,
+    ctx: RenderContext,
+    opts: JsonnetOptions = {},
+): RenderedStream[] {
+    const what = `${ctx.show(file)} (jsonnet)`;
+    confineLinks(ctx);
+    const jpath: string[] = ["-J", appDir];
+    for (const l of opts.libs ?? []) jpath.push("-J", l);
+    confineJsonnet(file, jpath, what, ctx);
+    const args = [...jpath];
+    for (const v of opts.extVars ?? []) args.push(v.code ? "--ext-code" : "--ext-str", `${v.name}=${v.value}`);
+    for (const v of opts.tlas ?? []) args.push(v.code ? "--tla-code" : "--tla-str", `${v.name}=${v.value}`);
+    args.push(file);
+    const out = runTool("jsonnet", args, what, ctx, { cwd: path.dirname(file) });
+    let value: unknown;
+    try {
+        value = JSON.parse(out);
+    } catch {
+        throw new BadInputError(`${what}: the jsonnet output is not JSON`);
+    }
+    const items = Array.isArray(value) ? value : [value];
+    // A YAML stream of JSON documents (JSON is valid flow YAML; the leading marker keeps it from being read as
+    // a JSON stream, which allows no separators).
+    return [{ text: items.map((i) => "---\n" + JSON.stringify(i)).join("\n") + "\n", from: file }];
+}
