@@ -75,6 +75,12 @@ describe("pko-guard's command line", () => {
             }
             assert.match(lines[at + 1 + COMMANDS.length], /^ {2}help \[command\]/);
             assert.match(none.stderr, /\nExamples:\n {2}pko-guard check \S/);
+            // the rule the examples explain is one of the pack's
+            const explained = /pko-guard explain (\S+)/.exec(none.stderr)![1];
+            assert.ok(
+                policies.some((p) => p.name === explained),
+                explained,
+            );
             assert.ok(longest(none.stderr) <= 80, "80 columns");
         });
 

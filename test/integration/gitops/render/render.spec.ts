@@ -642,7 +642,15 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
         assert.strictEqual(check(["."]).code, 1);
         fs.rmSync(path.join(tmp, "apps"), { recursive: true });
-        assert.strictEqual(check(["."]).code, 0);
+        // Nothing else in the repository: no object was read at all.
+        const alone = check(["."]);
+        assert.deepStrictEqual(
+            [alone.code, alone.err],
+            [
+                2,
+                `pko-guard: no Kubernetes object found in . (0 file(s) read; repository root ${fs.realpathSync(tmp)})\n`,
+            ],
+        );
     });
 
     it("bad input: missing tool, remote base, a failing chart (no value echoed), a timeout: one line, exit 2", () => {
