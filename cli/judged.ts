@@ -9,8 +9,7 @@
  */
 import { Command, Option } from "commander";
 import * as fs from "fs";
-import { painter } from "../support/color";
-import { colorFor } from "../support/color";
+import { colorFor, painter } from "../support/color";
 import { escapeText } from "../support/escape";
 import { BadInputError, isReportedError } from "../support/errors";
 import { onInterrupt } from "../support/process";
