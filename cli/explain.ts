@@ -13,8 +13,11 @@ import { wrap } from "../reports/table";
 import { ruleAnchor, ruleCatalogue } from "../reports/subject";
 import { configProps } from "./rules";
 
-/** The explanation, its prose wrapped to `width` columns (the example and the links are never wrapped). */
-export function explainRule(name: string, width = 80): string {
+/**
+ * The explanation. Its prose is reflowed into paragraphs, wrapped to `width` columns when given (the command gives
+ * the terminal's, or 80); the example that passes and the links are never wrapped.
+ */
+export function explainRule(name: string, width = Infinity): string {
     const p = policies.find((x) => x.name === name);
     if (!p) {
         const hint = didYouMean(
@@ -56,24 +59,49 @@ export function explainRule(name: string, width = 80): string {
 const KEEP = "\u0000";
 
 /**
- * Lines wrapped to `width`, at spaces: a line keeps its indentation, and its continuation lines are indented two columns more
- * when it is indented (a config key's description under its key), none when it is not (a paragraph).
+ * Blocks of prose (each may hold the line breaks of the text it comes from) reflowed to `width`. A block whose
+ * every line is indented is code (a note's example) and stays as written. Otherwise its lines are joined into
+ * paragraphs: a list item (`- `, `1. `) starts one of its own, its later lines hanging under its text; an indented
+ * block (a config key) hangs two columns deeper; a blank line stays.
  */
-function fitted(lines: string[], width: number): string[] {
-    return lines.flatMap((line) => {
-        if (line.length <= width) return [line];
-        const indent = /^ */.exec(line)![0];
-        const hang = indent ? `${indent}  ` : "";
-        const out: string[] = [];
-        let current = indent;
-        for (const word of line.trim().split(/ +/)) {
-            if (current.trim() !== "" && current.length + 1 + word.length > width) {
-                out.push(current);
-                current = hang + word;
-            } else current = current.trim() === "" ? current + word : `${current} ${word}`;
+function fitted(blocks: string[], width: number): string[] {
+    return blocks.flatMap((block) => {
+        const lines = block.split("\n");
+        if (lines.length > 1 && lines.every((l) => l === "" || /^\s/.test(l))) return lines;
+        const paragraphs: Paragraph[] = [];
+        for (const line of lines) {
+            const item = /^( *)((?:[-*]|\d+\.) +)(.*)$/.exec(line);
+            const last = paragraphs[paragraphs.length - 1];
+            if (line.trim() === "") paragraphs.push({ head: "", hang: "", words: [] });
+            else if (item || !last || last.words.length === 0) {
+                const indent = item ? item[1] : /^ */.exec(line)![0];
+                const head = item ? indent + item[2] : indent;
+                const hang = item ? " ".repeat(head.length) : indent ? `${indent}  ` : "";
+                paragraphs.push({ head, hang, words: (item ? item[3] : line).trim().split(/\s+/) });
+            } else last.words.push(...line.trim().split(/\s+/));
         }
-        return [...out, current];
+        return paragraphs.flatMap((p) => (p.words.length === 0 ? [""] : filled(p, width)));
     });
+}
+
+/** A paragraph: what its first line starts with, what its other lines start with, its words. */
+interface Paragraph {
+    head: string;
+    hang: string;
+    words: string[];
+}
+
+/** A paragraph's words filled into lines of at most `width` (a word longer than that has a line of its own). */
+function filled(p: Paragraph, width: number): string[] {
+    const out: string[] = [];
+    let current = p.head + p.words[0];
+    for (const word of p.words.slice(1)) {
+        if (current.length + 1 + word.length > width) {
+            out.push(current);
+            current = p.hang + word;
+        } else current += ` ${word}`;
+    }
+    return [...out, current];
 }
 
 /** What the `remediate` level does for this rule. */

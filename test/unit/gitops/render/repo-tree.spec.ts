@@ -93,7 +93,7 @@ describe("the repository's one walk: links confined, folders listed", () => {
             const c = ctx();
             assert.strictEqual(
                 refusal(c),
-                `${rel}: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one)`,
+                `${rel}: a symbolic link that points outside the repository (Argo CD refuses to render a repository holding one; the repository root in use is ${root}; --repo-root sets another)`,
             );
             assert.ok(repoFolders(c).includes("envs/prod/base"));
         });
