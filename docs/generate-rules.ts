@@ -116,7 +116,7 @@ export function renderRulesPage(): string {
         "",
         "Every rule of the pko-guard pack, in the pack's order, as the rule describes itself (`pko-guard explain",
         "RULE` prints the same). Levels are defaults: set any policy's `enforcementLevel` in the pack config",
-        "([README, Configuration](../README.md#configuration)); `pko-guard init` writes a config with every key below.",
+        "([docs/configuration.md](configuration.md)); `pko-guard init` writes a config with every key below.",
         "",
         "| rule | default level | severity | what it checks |",
         "|---|---|---|---|",

@@ -130,6 +130,16 @@ describe("install paths from a user's project", function () {
                 !files.includes("deploy/webhook/Dockerfile"),
             files.join(", "),
         );
+        // the README's links to docs/ resolve in the installed package too
+        const readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
+        const linked = [...new Set([...readme.matchAll(/\]\((docs\/[^)#\s]+\.md)/g)].map((m) => m[1]))];
+        assert.ok(linked.length > 5, linked.join(", "));
+        assert.deepStrictEqual(
+            linked.filter((f) => !files.includes(f)),
+            [],
+            "docs pages the README links are missing from the package",
+        );
+        assert.ok(!files.includes("docs/generate-rules.ts"), files.join(", "));
         execFileSync("npm", ["install", ...NPM_QUIET, path.join(project, out[0].filename)], {
             cwd: project,
             stdio: "ignore",

@@ -341,7 +341,9 @@ describe("reports written in pieces", () => {
         }
     });
 
-    it("no piece of any report or output grows with the number of findings", () => {
+    it("no piece of any report or output grows with the number of findings", function () {
+        // Renders every format at several sizes: seconds on a quiet machine, far more when it is shared.
+        this.timeout(120000);
         const small = bigSubject(300, false);
         const large = bigSubject(3000, false);
         const longest = (chunks: Iterable<string>) => Math.max(0, ...[...chunks].map((c) => c.length));
