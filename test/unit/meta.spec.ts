@@ -381,7 +381,13 @@ describe("module layout", () => {
 
 describe("test layout", () => {
     /** Folders the test tree may not mirror: generated or installed ones, and the test tree's own tiers and data. */
-    const NOT_SOURCE = new Set(["bin", "out", "pack/dist", "test/unit", "test/integration", "test/data"]);
+    const NOT_SOURCE = new Set([
+        "bin",
+        "out",
+        "pack/dist",
+        "test/data",
+        ...(require("../tiers/names") as string[]).map((t) => `test/${t}`),
+    ]);
 
     /** The folders under `root` (relative to it, forward slashes), hidden ones, node_modules and `skip` left out. */
     function foldersUnder(root: string, skip: Set<string> = new Set()): string[] {
@@ -399,7 +405,7 @@ describe("test layout", () => {
         return found;
     }
 
-    for (const tier of ["unit", "integration"]) {
+    for (const tier of require("../tiers/names") as string[]) {
         it(`every folder of test/${tier}/ mirrors a source folder (test/${tier}/<source path>/)`, () => {
             const sources = new Set(foldersUnder(REPO_ROOT, NOT_SOURCE));
             const folders = foldersUnder(path.join(REPO_ROOT, "test", tier));
