@@ -24,7 +24,6 @@ import { WAIVER_CONFIG, WaiverTarget, applyWaivers, mayWaive, targetOf } from ".
 import { ExampleResource } from "./examples";
 import { MessageFacts, encodeMessage, saysFailClosed } from "./message";
 import { plainText } from "./prose";
-import { extended } from "../../support/shapes";
 import { inRequest, openRequest } from "./request";
 
 export const FRAMEWORK: PolicyComplianceFramework = {
@@ -155,7 +154,7 @@ export type DataReport = ReportViolation & {
 
 /** The properties of a policy's config: its own, and the per-resource waivers every policy accepts. */
 function configProperties(meta: RuleMeta): Record<string, object> {
-    return extended(meta.config ?? {}, WAIVER_CONFIG);
+    return { ...meta.config, ...WAIVER_CONFIG };
 }
 
 /** The names of a policy's config properties (read on every call: computed once per policy). */
@@ -313,20 +312,21 @@ function evaluate(
             try {
                 // A config without waivers waives nothing: the finding's resource is not looked up.
                 if (mayWaive(config))
-                    facts = extended(
-                        facts,
-                        applyWaivers(meta.name, config, waiving.target(at), facts.text, facts.failClosed),
-                    );
+                    facts = {
+                        ...facts,
+                        ...applyWaivers(meta.name, config, waiving.target(at), facts.text, facts.failClosed),
+                    };
             } catch (e) {
                 // A broken waiver never hides a finding, and is never silent: the finding says its waivers failed.
-                facts = extended(facts, {
+                facts = {
+                    ...facts,
                     text: `${facts.text} (its waivers could not be checked: ${errorKind(e)}; the finding is not waived)`,
-                });
+                };
                 debugError(`${meta.name}: checking the waivers threw`, e);
             }
         }
         if (typeof asData === "function") {
-            const data: ReportedFinding = extended(facts, {});
+            const data: ReportedFinding = { ...facts };
             if (at !== undefined) data.urn = at;
             if (field !== undefined) data.field = field;
             asData(data);
@@ -351,7 +351,7 @@ function metaFields(meta: RuleMeta) {
         remediationSteps: plainText(meta.about.fix),
         ...(meta.url ? { url: meta.url } : {}),
         configSchema: configSchema(meta),
-        about: extended(meta.about, { waiverKeys: Object.keys(WAIVER_CONFIG) }),
+        about: { ...meta.about, waiverKeys: Object.keys(WAIVER_CONFIG) },
     };
 }
 
@@ -398,13 +398,14 @@ function resourcePolicy(
     check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
     settings: ProductionSource,
 ): ResourceValidationPolicy & DescribedRule {
-    return extended(metaFields(meta), {
+    return {
+        ...metaFields(meta),
         validateResource: perResource(meta, (args) =>
             withConfig(meta, args.getConfig, (config) =>
                 check(resourceOf(args), config, { production: settings.production(args.urn) }),
             ),
         ),
-    });
+    };
 }
 
 /** Findings of the patched Stack that the unpatched one does not have (as a multiset of messages). */
@@ -483,10 +484,7 @@ function stackPolicy(
             }
         },
     };
-    return extended(
-        metaFields(meta),
-        fix ? extended({ remediateResource: remediation(meta, fix, settings) }, hooks) : hooks,
-    );
+    return { ...metaFields(meta), ...(fix ? { remediateResource: remediation(meta, fix, settings) } : {}), ...hooks };
 }
 
 /**
@@ -516,7 +514,7 @@ function remediation(
                 Array.isArray(spec)
             )
                 return undefined;
-            return extended(props, { spec: extended(spec as Record<string, unknown>, set) });
+            return { ...props, spec: { ...(spec as Record<string, unknown>), ...set } };
         } catch {
             return undefined;
         }
@@ -544,7 +542,8 @@ function programPolicy(
     check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => RuleFinding[],
     settings: ProductionSource,
 ): StackValidationPolicy & DescribedRule {
-    return extended(metaFields(meta), {
+    return {
+        ...metaFields(meta),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
             evaluate(
                 meta,
@@ -560,7 +559,7 @@ function programPolicy(
                 undefined,
                 () => programWaiving(meta, args.getConfig, () => args.resources),
             ),
-    });
+    };
 }
 
 /**
@@ -588,7 +587,8 @@ function settingsPolicy<S>(
     const perResourceRule = perResource(meta, (args) =>
         problems(resourceOf(args), publish(args.urn, readConfig(meta, args.getConfig))),
     );
-    return extended(metaFields(meta), {
+    return {
+        ...metaFields(meta),
         // Called first in every request: it opens the request whose derived data the other policies share (request.ts).
         validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) => {
             openRequest(args.urn);
@@ -607,5 +607,5 @@ function settingsPolicy<S>(
                 undefined,
                 () => NO_WAIVERS,
             ),
-    });
+    };
 }

@@ -14,7 +14,6 @@
  */
 import { Obj, Plain, UNKNOWN, Unknown, bool, entries, get, isObject, isShared, list, num, plain, str } from "./values";
 import { listKey, memoized, memoizedFor } from "./request";
-import { extended } from "../../support/shapes";
 
 export const STACK_TYPES = ["kubernetes:pulumi.com/v1:Stack", "kubernetes:pulumi.com/v1alpha1:Stack"] as const;
 export const STACK_PATCH_TYPES = [
@@ -330,7 +329,7 @@ function joinPatches(resources: ResourceLike[]): JoinedPatch[] {
                   });
         const merged = mergePatch(beforeProps, patchProps);
         // A patch whose whole object is unknown leaves nothing known but the identity it was joined on.
-        const afterProps: Obj = isObject(merged) ? merged : extended(beforeProps, { spec: UNKNOWN });
+        const afterProps: Obj = isObject(merged) ? merged : { ...beforeProps, spec: UNKNOWN };
         if (k !== undefined) current.set(k, afterProps);
         const shape = {
             type: target?.type ?? patch.type.replace(/Patch$/, ""),

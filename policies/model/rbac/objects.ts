@@ -7,7 +7,6 @@ import { ResourceLike, resourceProps } from "../stack";
 import { Plain, UNKNOWN, Unknown, entries, get, isObject, list, push, str } from "../values";
 import { rulesPowers } from "../permissions";
 import { listKey, memoized } from "../request";
-import { extended } from "../../../support/shapes";
 
 export type Tri = "yes" | "no" | "maybe";
 
@@ -141,7 +140,7 @@ export function builtInRoles(): Role[] {
                   escalationWhat:
                       name === "cluster-admin" ? "do anything" : "create pods and impersonate service accounts",
               }),
-        labels: extended(BOOTSTRAP, labels),
+        labels: { ...BOOTSTRAP, ...labels },
         labelsOpen: false,
         ...(selectorLabel ? { selectors: [{ matchLabels: { [selectorLabel]: "true" } }] } : {}),
         resourceName: name,

@@ -11,7 +11,6 @@ import { UNKNOWN, Unknown, get, push, str } from "../values";
 import { Binding, DEFAULT_NAMESPACE, ServiceAccountRef, Subject } from "./objects";
 import { GROUPS_COVERING_ALL_ACCOUNTS, subjectNamespace, subjectUnresolved } from "./grants";
 import { listKey, memoized } from "../request";
-import { extended } from "../../../support/shapes";
 
 /** A PKO Stack together with the service account its workspace runs as. */
 export interface StackIdentity {
@@ -92,12 +91,13 @@ export function buildStackIdentities(resources: ResourceLike[]): StackIdentity[]
         const view: StackView =
             patched === stack
                 ? stack
-                : extended(patched, {
+                : {
+                      ...patched,
                       resourceName: stack.resourceName,
                       urn: stack.urn,
                       type: stack.type,
                       label: stack.label,
-                  });
+                  };
         const sa = effectiveServiceAccount(view);
         const namespace = view.namespace === UNKNOWN ? UNKNOWN : (view.namespace ?? DEFAULT_NAMESPACE);
         out.push({ order: out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
