@@ -11,12 +11,11 @@ import { Rule, buildPolicies } from "../policies/index";
 import { MessageFacts, decodeMessage, encodeMessage } from "../policies/model/message";
 import { DataReport } from "../policies/model/policy";
 import { SETTINGS_POLICY } from "../policies/model/production";
-import { shareAcrossPolicies } from "../policies/model/values";
-import { endRequests } from "../policies/model/request";
 import { Level, Row, normalizeMessage, row } from "./rows";
 import { PackConfig } from "./pack-config";
 import { policySdk } from "./policy-sdk";
 import { structRoundTrip } from "./struct";
+import { sharingViews } from "./request-cache";
 
 /** A resource to evaluate: what the engine would send the analyzer for it. */
 export interface EvalResource {
@@ -61,17 +60,24 @@ export function analyzerProps(props: Record<string, unknown>): Record<string, un
 const reused = new WeakMap<object, Record<string, unknown>>();
 
 /**
- * One deserialized copy per resource, read by every policy (so the model may remember its conversions, which
- * depend on the value alone); for immutable props, one copy for every evaluation.
+ * One deserialized copy per resource, read by every policy (so what the rules derive from it, which depends on the
+ * value alone, is derived once: `views`); for immutable props, one copy for every evaluation.
  */
 function sharedProps(r: EvalResource): Record<string, unknown> {
     const known = r.immutable ? reused.get(r.props) : undefined;
     if (known) return known;
     const copy = analyzerProps(r.props);
-    shareAcrossPolicies(copy);
     if (r.immutable) reused.set(r.props, copy);
     return copy;
 }
+
+/**
+ * What the rules derive from the resources, shared by every policy of an evaluation (./request-cache.ts): kept
+ * by the identity of the copies above and of the evaluation's resource list, so the derived data of an immutable
+ * copy serves every evaluation that reads it, and nothing else outlives its evaluation. Every hook gets them in
+ * its arguments (policies/model/policy.ts `WithViews`).
+ */
+const views = sharingViews();
 
 function levelOf(config: PackConfig, p: Policy): Level {
     const level = config[p.name]?.enforcementLevel ?? p.enforcementLevel ?? "advisory";
@@ -99,12 +105,7 @@ export function evaluatePack(
 ): EvalRow[] {
     // One evaluation is one request, of a pack of its own: its settings channel starts empty and is dropped
     // with it, so no evaluation reads the settings another published (policies/index.ts).
-    endRequests();
-    try {
-        return evaluateRequest(buildPolicies(), resources, config, only, hooks);
-    } finally {
-        endRequests();
-    }
+    return evaluateRequest(buildPolicies(), resources, config, only, hooks);
 }
 
 function evaluateRequest(
@@ -213,6 +214,7 @@ function evaluateRequest(
                         getConfig,
                         notApplicable,
                         stackTags,
+                        views,
                     };
                     judged = a.urn;
                     guard(a.urn, () => validate(resourceArgs as never, reportResource));
@@ -225,6 +227,7 @@ function evaluateRequest(
                 getConfig,
                 notApplicable,
                 stackTags: new Map(),
+                views,
             };
             guard("", () =>
                 p.validateStack(

@@ -18,13 +18,13 @@ import {
 } from "@pulumi/policy";
 import { unknownProperty } from "./config";
 import { ProductionSource, SettingsState, classifyProduction, Production, programKeyOf } from "./production";
-import { JoinedPatch, ResourceLike, StackView, stackPatches, stackView } from "./stack";
+import { JoinedPatch, ResourceLike, StackView } from "./stack";
 import { report } from "./report";
 import { WAIVER_CONFIG, WaiverTarget, applyWaivers, mayWaive, targetOf } from "./waivers";
 import { ExampleResource } from "./examples";
 import { MessageFacts, encodeMessage, saysFailClosed } from "./message";
 import { plainText } from "./prose";
-import { inRequest, openRequest } from "./request";
+import { Views, computedViews } from "./views";
 
 export const FRAMEWORK: PolicyComplianceFramework = {
     name: "pko-guard",
@@ -98,9 +98,14 @@ export type SpecFix = (
     ctx: RuleContext,
 ) => Record<string, unknown> | undefined;
 
-/** What a rule gets besides its own config: the pack-wide production settings for this request. */
+/**
+ * What a rule gets besides its own config: the pack-wide production settings for this request, and the views it
+ * reads of the resources (views.ts: shared by the policies of one evaluation or analyzer request, else computed
+ * anew).
+ */
 export interface RuleContext {
     production: SettingsState;
+    views: Views;
 }
 
 /**
@@ -355,6 +360,19 @@ function metaFields(meta: RuleMeta) {
     };
 }
 
+/**
+ * The SDK's arguments as the evaluation seam extends them (evaluation/request-cache.ts: the pack's policies in the
+ * analyzer, and the in-process evaluator): with the views every policy of one request reads. A hook called without
+ * them (a policy on its own) computes its own.
+ */
+export interface WithViews {
+    views: Views;
+}
+
+function viewsOf(args: object): Views {
+    return (args as Partial<WithViews>).views ?? computedViews;
+}
+
 /** The resource a per-resource evaluation is about, as rules read it. */
 function resourceOf(args: ResourceValidationArgs): ResourceLike {
     return { type: args.type, name: args.name, urn: args.urn, props: args.props };
@@ -379,7 +397,7 @@ function perResource(
         evaluate(
             meta,
             reportViolation,
-            () => inRequest(args.urn, meta.name, () => run(args)),
+            () => run(args),
             undefined,
             () => resourceWaiving(meta, args),
         );
@@ -402,7 +420,7 @@ function resourcePolicy(
         ...metaFields(meta),
         validateResource: perResource(meta, (args) =>
             withConfig(meta, args.getConfig, (config) =>
-                check(resourceOf(args), config, { production: settings.production(args.urn) }),
+                check(resourceOf(args), config, { production: settings.production(args.urn), views: viewsOf(args) }),
             ),
         ),
     };
@@ -446,8 +464,9 @@ function stackPolicy(
         withConfig(meta, getConfig, (config) => check(view, config, ctx));
     const hooks = {
         validateResource: perResource(meta, (args) => {
-            const view = stackView(resourceOf(args));
-            return view ? judge(view, args.getConfig, { production: settings.production(args.urn) }) : [];
+            const views = viewsOf(args);
+            const view = views.view(resourceOf(args), "Stack");
+            return view ? judge(view, args.getConfig, { production: settings.production(args.urn), views }) : [];
         }),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
             let joined: JoinedPatch[] = [];
@@ -456,20 +475,21 @@ function stackPolicy(
             let waiving: Waiving | undefined;
             const waivingOf = () => (waiving ??= programWaiving(meta, args.getConfig, () => resources));
             let key: string | undefined;
+            const views = viewsOf(args);
             evaluate(
                 meta,
                 reportViolation,
                 () => {
                     resources = programResources(args.resources);
                     key = programKeyOf(resources);
-                    joined = inRequest(key, meta.name, () => stackPatches(resources));
+                    joined = views.stackPatches(resources);
                     return [];
                 },
                 undefined,
                 waivingOf,
             );
             if (joined.length === 0) return;
-            const ctx = { production: settings.production(key) };
+            const ctx = { production: settings.production(key), views };
             for (const j of joined) {
                 evaluate(
                     meta,
@@ -500,10 +520,11 @@ function remediation(
 ): (args: ResourceValidationArgs) => Record<string, unknown> | undefined {
     return (args) => {
         try {
-            const view = stackView(resourceOf(args));
+            const views = viewsOf(args);
+            const view = views.view(resourceOf(args), "Stack");
             const config = view ? readConfig(meta, args.getConfig) : undefined;
             if (!view || config === undefined || typeof config === "string") return undefined;
-            const set = fix(view, config, { production: settings.production(args.urn) });
+            const set = fix(view, config, { production: settings.production(args.urn), views });
             const props = args.props as Record<string, unknown>;
             const spec = props.spec;
             if (
@@ -552,9 +573,7 @@ function programPolicy(
                     withConfig(meta, args.getConfig, (config) => {
                         const resources = programResources(args.resources);
                         const key = programKeyOf(resources);
-                        return inRequest(key, meta.name, () =>
-                            check(resources, config, { production: settings.production(key) }),
-                        );
+                        return check(resources, config, { production: settings.production(key), views: viewsOf(args) });
                     }),
                 undefined,
                 () => programWaiving(meta, args.getConfig, () => args.resources),
@@ -589,18 +608,13 @@ function settingsPolicy<S>(
     );
     return {
         ...metaFields(meta),
-        // Called first in every request: it opens the request whose derived data the other policies share (request.ts).
-        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) => {
-            openRequest(args.urn);
-            perResourceRule(args, reportViolation);
-        },
+        validateResource: perResourceRule,
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
             evaluate(
                 meta,
                 reportViolation,
                 () => {
                     const key = programKeyOf(programResources(args.resources));
-                    openRequest(key);
                     publish(key, readConfig(meta, args.getConfig));
                     return [];
                 },
