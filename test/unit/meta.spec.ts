@@ -243,6 +243,16 @@ describe("module layout", () => {
         );
     });
 
+    it("policies/ is the rules' domain alone: it imports only policies/ and packages, never support/ or evaluation/", () => {
+        const bad = edges().filter(
+            ({ file, dep }) => file.startsWith(`policies${path.sep}`) && !dep.startsWith(`policies${path.sep}`),
+        );
+        assert.deepStrictEqual(
+            bad.map(({ file, dep }) => `${file} -> ${dep}`),
+            [],
+        );
+    });
+
     it("a fixture's walk from harness/runner.ts goes harness -> evaluation -> policies without climbing back", () => {
         const graph = importGraph();
         const seen = new Set<string>();
