@@ -6,10 +6,11 @@
 import { governed } from "./model/examples";
 import { RuleFinding, RuleContext, classify, programRule } from "./model/policy";
 import { DEFAULT_NAMESPACE } from "./model/rbac/objects";
-import { StackIdentity, stackIdentities } from "./model/rbac/stacks";
+import { StackIdentity } from "./model/rbac/stacks";
 import { SOURCE_PATH } from "./model/origin";
-import { ResourceLike, StackView, describeStack, patchedStacks, resourceProps, secretsRead } from "./model/stack";
+import { ResourceLike, StackView, describeStack, secretsRead } from "./model/stack";
 import { Plain, UNKNOWN, Unknown, get, list, str } from "./model/values";
+import { Views } from "./model/views";
 
 export const NAME = "argocd-app-pko-sync-order";
 
@@ -75,17 +76,17 @@ interface Application {
     props: Plain;
 }
 
-function applications(resources: ResourceLike[]): Application[] {
-    return resources.filter((r) => APPLICATION.test(String(r.type))).map((r) => ({ r, props: resourceProps(r) }));
+function applications(resources: ResourceLike[], views: Views): Application[] {
+    return resources.filter((r) => APPLICATION.test(String(r.type))).map((r) => ({ r, props: views.props(r) }));
 }
 
 /** The Secrets and service accounts of the program, with their sync waves. */
-function wavedObjects(resources: ResourceLike[]): K8sObject[] {
+function wavedObjects(resources: ResourceLike[], views: Views): K8sObject[] {
     const objects: K8sObject[] = [];
     for (const r of resources) {
         const m = /^kubernetes:core\/v1:(Secret|ServiceAccount)$/.exec(String(r.type));
         if (!m) continue;
-        const props = resourceProps(r);
+        const props = views.props(r);
         const ns = str(get(props, "metadata", "namespace"));
         objects.push({
             kind: m[1] as K8sObject["kind"],
@@ -194,10 +195,10 @@ export const rule = programRule(
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (resources: ResourceLike[], _config, ctx) => {
-        const apps = applications(resources);
-        const objects = wavedObjects(resources);
-        const stacks = stackIdentities(resources);
+        const apps = applications(resources, ctx.views);
+        const objects = wavedObjects(resources, ctx.views);
+        const stacks = ctx.views.stackIdentities(resources);
         if (!argoInUse(apps, objects, stacks)) return [];
-        return [...syncWaveFindings(stacks, objects), ...pruneFindings(apps, patchedStacks(resources), ctx)];
+        return [...syncWaveFindings(stacks, objects), ...pruneFindings(apps, ctx.views.patchedStacks(resources), ctx)];
     },
 );

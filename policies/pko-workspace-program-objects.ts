@@ -8,7 +8,6 @@ import { findCredentialShapes } from "./model/credential-shapes";
 import { isSecretConfigKey } from "./model/credentials";
 import { resourceRule } from "./model/policy";
 import { Plain, UNKNOWN, entries, get } from "./model/values";
-import { resourceProps } from "./model/stack";
 import { workspaceSpecProblems } from "./pko-stack-credentials-from-secrets";
 import { workspacePodProblems } from "./pko-stack-workspace-hardening";
 
@@ -93,8 +92,8 @@ export const rule = resourceRule(
         severity: "critical",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/pulumi-kubernetes-operator/",
     },
-    (resource) => {
-        const props = resourceProps(resource);
+    (resource, _config, ctx) => {
+        const props = ctx.views.props(resource);
         const kind = pkoObjectKind(String(resource.type ?? ""), props);
         if (!kind) return [];
         if (props === UNKNOWN)

@@ -5,8 +5,8 @@
  */
 import { governed } from "./model/examples";
 import { RuleFinding, programRule } from "./model/policy";
-import { Binding, Subject, rbacModel } from "./model/rbac/objects";
-import { StackIndex, stackIdentities, workspaceIdentities } from "./model/rbac/stacks";
+import { Binding, Subject } from "./model/rbac/objects";
+import { StackIndex } from "./model/rbac/stacks";
 import { adminGrant, subjectCovers } from "./model/rbac/grants";
 import { describeBinding, describeBindingRole, describeSubject } from "./model/rbac/describe";
 import { UNKNOWN } from "./model/values";
@@ -66,10 +66,10 @@ export const rule = programRule(
         severity: "high",
         url: "https://kubernetes.io/docs/reference/access-authn-authz/rbac/#user-facing-roles",
     },
-    (resources) => {
-        const model = rbacModel(resources);
-        const identities = stackIdentities(resources);
-        const stacks = new StackIndex([...identities, ...workspaceIdentities(resources, identities.length)]);
+    (resources, _config, ctx) => {
+        const model = ctx.views.rbacModel(resources);
+        const identities = ctx.views.stackIdentities(resources);
+        const stacks = new StackIndex([...identities, ...ctx.views.workspaceIdentities(resources, identities.length)]);
         const findings: RuleFinding[] = [];
         const wildcardReported = new Map<Binding, Set<string>>();
         const openReported = new Set<Binding>();

@@ -39,7 +39,6 @@ import {
     or,
 } from "./objects";
 import { eq, selectorMatches } from "./aggregation";
-import { extended } from "../../../support/shapes";
 
 /** How a role grants (or may grant) `*` on `*`, or an escalation path, with aggregation resolved. */
 
@@ -156,7 +155,7 @@ export function computeAdminGrant(binding: Binding, model: RbacModel): AdminGran
             };
         }
     }
-    return extended(best, { openAggregators: [...open] });
+    return { ...best, openAggregators: [...open] };
 }
 
 /**
