@@ -16,6 +16,7 @@ import { Fixture, fixtureConfig } from "../expect";
 import { LegResult, legResult } from "./result";
 import { CONFIG_GROUP } from "./manifest-program";
 import { MockOptions, runMockLeg, runProgramUnderMocks } from "./mock";
+import { programModules } from "./real";
 
 export async function runManifestLeg(fixture: Fixture): Promise<LegResult> {
     const result = legResult("manifest", Date.now());
@@ -57,7 +58,7 @@ export function programFixture(fixture: Fixture): Fixture {
     );
     const helper = path.join(REPO_ROOT, "bin", "harness", "legs", "manifest-program.js");
     // The mock leg resolves its ts-node hook from the program folder, as a fixture under fixtures/ does.
-    fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(dir, "node_modules"));
+    fs.symlinkSync(programModules(fixture.dir), path.join(dir, "node_modules"));
     fs.writeFileSync(
         path.join(dir, "index.js"),
         `require(${JSON.stringify(helper)}).declareManifests(${JSON.stringify(fixture.manifestsDir)});\n`,
