@@ -5,6 +5,9 @@
  * `check`: 0 every fixture matches, 1 a mismatch or a fixture error, 2 bad input (one line).
  */
 import { Command, InvalidArgumentError, Option } from "commander";
+import * as fs from "fs";
+import * as path from "path";
+import { BadInputError } from "../support/errors";
 import { timeoutSeconds } from "../support/options";
 import { escapeText } from "../support/escape";
 import { ReportRequest, parseReportOption } from "../reports/write";
@@ -72,6 +75,9 @@ export function testCommand(): Command {
 export async function runTest(paths: string[], o: TestCliOptions, term: Terminal): Promise<number> {
     const { runPacks } = await import("../harness/packs");
     const packs = runPacks({ defaultPack: o.defaultPack, packs: o.policyPack, packConfigs: o.policyPackConfig });
+    // Every leg reads the config from its own folder (the real leg's CLI runs in a temporary one).
+    const config = o.config === undefined ? undefined : path.resolve(o.config);
+    if (config !== undefined && !fs.existsSync(config)) throw new BadInputError(`${o.config}: no such policy config`);
     if (o.migrate) {
         const { migrateFixtures } = await import("../harness/scaffold");
         const r = migrateFixtures(paths);
@@ -81,7 +87,7 @@ export async function runTest(paths: string[], o: TestCliOptions, term: Terminal
     }
     if (o.init) {
         const { scaffoldFixture } = await import("../harness/scaffold");
-        const r = await scaffoldFixture(o.init, { packs, config: o.config, timeoutMs: o.timeout * 1000 });
+        const r = await scaffoldFixture(o.init, { packs, config, timeoutMs: o.timeout * 1000 });
         term.out.write(
             `wrote ${escapeText(r.file)}: ${r.violations} violation(s) as the ${r.leg} leg reports them today; review each, then run pko-guard test\n`,
         );
@@ -97,7 +103,7 @@ export async function runTest(paths: string[], o: TestCliOptions, term: Terminal
             timeoutMs: o.timeout * 1000,
             verbose: o.verbose,
             jobs: o.jobs,
-            config: o.config,
+            config,
             packs,
             reports: o.report,
             format: o.format,
