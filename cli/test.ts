@@ -39,11 +39,11 @@ function jobCount(v: string): number {
 /** The command's options (the action is cli/program.ts's, which loads runTest only when the command runs). */
 export function testCommand(): Command {
     return new Command("test")
-        .summary("run your fixtures through the pack: does each stack get the verdict you expect?")
+        .summary("prove your fixtures get the verdicts expected")
         .description(
             "run fixtures (a folder with a Pulumi program or manifests/ and an expect.yaml) through the policy packs in a mock preview, a real preview and the manifest check, and compare the verdicts with expect.yaml",
         )
-        .argument("[paths...]", "fixture folders, or folders holding fixtures at any depth", ["."])
+        .argument("[path...]", "fixture folders, or folders holding fixtures at any depth", ["."])
         .addOption(
             new Option("--leg <leg>", "legs: mock, real (pulumi preview), manifest (check), both (mock + real), all")
                 .choices(["mock", "real", "manifest", "both", "all", "deploy"])
