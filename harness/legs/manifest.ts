@@ -104,7 +104,8 @@ export function manifestRowMapper(fixture: Fixture): (rows: Row[]) => Row[] {
  * the leg is shown as skipped with that reason (never as a match), instead of judging an empty program.
  */
 export async function runMockManifestLeg(program: Fixture, options: MockOptions): Promise<LegResult> {
-    const result = legResult("mock", Date.now());
+    const started = Date.now();
+    const result = legResult("mock", started);
     let resources;
     try {
         resources = await runProgramUnderMocks(program, options.timeoutMs);
@@ -117,6 +118,6 @@ export async function runMockManifestLeg(program: Fixture, options: MockOptions)
             "manifest fixture: the mock leg does not expand the yaml/v2 ConfigGroup (a provider-side component registers no children under mocks)",
         );
     }
-    // The mock leg proper (it runs the program again: the registrations above only decided whether it can).
-    return runMockLeg(program, options);
+    // The mock leg proper, on those registrations.
+    return runMockLeg(program, options, { resources, started });
 }

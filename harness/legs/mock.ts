@@ -78,12 +78,20 @@ export function runProgramUnderMocks(fixture: Fixture, timeoutMs: number): Promi
     });
 }
 
-export async function runMockLeg(fixture: Fixture, options: MockOptions): Promise<LegResult> {
-    const started = Date.now();
+/**
+ * The mock leg of a fixture: its program under mocks (or the registrations of a run already made, `registered`),
+ * judged by every pack of the run.
+ */
+export async function runMockLeg(
+    fixture: Fixture,
+    options: MockOptions,
+    registered?: { resources: WireResource[]; started: number },
+): Promise<LegResult> {
+    const started = registered?.started ?? Date.now();
     const result = legResult("mock", started);
     if (fixture.expect.realOnly) return result.skipped(`real-only: ${fixture.expect.realOnly}`);
     try {
-        const resources = await runProgramUnderMocks(fixture, options.timeoutMs);
+        const resources = registered?.resources ?? (await runProgramUnderMocks(fixture, options.timeoutMs));
         if (resources.length === 0) return result.error("program registered no resources");
         const rows: Row[] = [];
         const remediations: Analyzer["lastRemediations"] = [];
