@@ -144,6 +144,8 @@ export interface PolicyPackRef {
     config?: string;
     /** Policy descriptions by name, to strip the SDK's description prefix from messages. */
     descriptions: Map<string, string>;
+    /** More packs for the same run (the harness's `--policy-pack`), after this one, each with its config. */
+    more?: { dir: string; config?: string }[];
 }
 
 export interface PreviewResult {
@@ -162,7 +164,11 @@ export interface PreviewResult {
 
 /** The `--policy-pack` (and `--policy-pack-config`) arguments of a pulumi command. */
 export function policyArgs(pack: PolicyPackRef): string[] {
-    return ["--policy-pack", pack.dir, ...(pack.config ? ["--policy-pack-config", pack.config] : [])];
+    return [pack, ...(pack.more ?? [])].flatMap((p) => [
+        "--policy-pack",
+        p.dir,
+        ...(p.config ? ["--policy-pack-config", p.config] : []),
+    ]);
 }
 
 /**
