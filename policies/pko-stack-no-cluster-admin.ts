@@ -21,7 +21,7 @@ function coverDoubts(binding: Binding, st: StackIdentity): string[] {
     for (const s of binding.subjects) {
         if (subjectCovers(s, binding, st.serviceAccount) === "maybe" && subjectUnresolved(s, binding)) {
             out.push(
-                `its subject ${describeSubject(s)} could not be resolved during preview (name, kind or namespace unknown or missing)`,
+                `its subject ${describeSubject(s)} could not be resolved (its name, kind or namespace is missing, or unknown during preview)`,
             );
         }
     }

@@ -105,7 +105,7 @@ export function computeAdminGrant(binding: Binding, model: RbacModel): AdminGran
     if (roleName === UNKNOWN || roleKind === UNKNOWN || missing(roleName) || missing(roleKind)) {
         const why = binding.patch?.roleOutsideProgram
             ? "it sets subjects of a binding this program does not declare without its roleRef, so their role is one the program cannot see"
-            : "its roleRef is unknown or missing during preview";
+            : "its roleRef is missing, or unknown during preview";
         return { admin: "maybe", unknown: why, openAggregators: [] };
     }
     if (roleKind === "ClusterRole" && roleName === "cluster-admin") return { admin: "yes", openAggregators: [] };
@@ -181,6 +181,20 @@ export function subjectNamespace(subject: Subject, binding: Binding): string | U
 }
 
 /**
+ * Whether the API server rejects the subject, so the binding is never stored and grants nothing: a
+ * ClusterRoleBinding's ServiceAccount subject with no namespace (kubernetes pkg/apis/rbac/validation
+ * `ValidateRoleBindingSubject`: the namespace is required when the binding is not namespaced).
+ */
+export function subjectRejected(subject: Subject, binding: Binding): boolean {
+    return (
+        subject.kind === "ServiceAccount" &&
+        binding.kind === "ClusterRoleBinding" &&
+        subject.namespace !== UNKNOWN &&
+        missing(subject.namespace)
+    );
+}
+
+/**
  * Whether a subject's identity could not be resolved during preview: its kind or name is unknown or
  * missing, or (for a ServiceAccount of a ClusterRoleBinding) its namespace is. Such a subject is never
  * taken for a concrete account: it may be any.
@@ -188,7 +202,7 @@ export function subjectNamespace(subject: Subject, binding: Binding): string | U
 export function subjectUnresolved(subject: Subject, binding: Binding): boolean {
     const { kind, name } = subject;
     if (kind === UNKNOWN || name === UNKNOWN || missing(kind) || missing(name)) return true;
-    if (kind !== "ServiceAccount") return false;
+    if (kind !== "ServiceAccount" || subjectRejected(subject, binding)) return false;
     const ns = subjectNamespace(subject, binding);
     return ns === UNKNOWN || missing(ns);
 }
@@ -198,6 +212,7 @@ export function subjectCovers(subject: Subject, binding: Binding, sa: ServiceAcc
     const { kind, name } = subject;
     if (kind === UNKNOWN || missing(kind)) return "maybe";
     if (kind === "ServiceAccount") {
+        if (subjectRejected(subject, binding)) return "no";
         // A RoleBinding's ServiceAccount subject defaults to the binding's namespace; a missing name or
         // (where it decides) namespace is not resolved yet, so it may be any.
         const ns = subjectNamespace(subject, binding);
