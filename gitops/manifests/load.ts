@@ -289,7 +289,8 @@ function markNotRendered(o: ManifestObject, reasons: string[]): void {
 
 /**
  * Argo CD's part: ApplicationSets expanded into Applications; each Application's sources rendered (or its
- * directory files read) and their objects placed in its destination namespace; folders that need rendering
+ * directory files read) and their objects placed in its destination namespace, then the Applications and
+ * ApplicationSets that rendering produced, in turn (../argocd/app-tree.ts); folders that need rendering
  * and no Application renders are rendered with defaults (a kustomization no other kustomization uses as a
  * base, a chart that is not another chart's subchart).
  */

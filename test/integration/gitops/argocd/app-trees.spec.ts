@@ -119,6 +119,31 @@ describe("check on Argo CD Application trees and Argo CD's own inputs", function
         assert.deepStrictEqual([corrected.code, corrected.findings], [0, []], corrected.err);
     });
 
+    it("a jsonnet source whose output is not Kubernetes objects is refused, as Argo CD refuses it", () => {
+        // kube-prometheus style: a mapping of objects by name, which Argo CD cannot decode (no kind).
+        const repo = path.join(tmp, "jsonnet-map");
+        fs.cpSync(path.join(DATA, "kustomize-app-of-apps", "corrected"), repo, { recursive: true });
+        fs.writeFileSync(
+            path.join(repo, "stacks", "production", "stack.jsonnet"),
+            '{ stack: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "s" } } }\n',
+        );
+        const r = spawnSync(process.execPath, [CLI_ENTRY, "check", ".", "--repo-root", "."], {
+            cwd: repo,
+            encoding: "utf8",
+            timeout: 120000,
+        });
+        assert.deepStrictEqual(
+            [r.status, r.stderr.split("\n").filter((l) => !l.startsWith("pko-guard: skipped"))],
+            [
+                2,
+                [
+                    "pko-guard: stacks/production/stack.jsonnet (jsonnet): its output is not a Kubernetes object (no kind), so Argo CD fails to render it; yield an object or a list of objects",
+                    "",
+                ],
+            ],
+        );
+    });
+
     it(".argocd-source.yaml, then .argocd-source-<app>.yaml, are merged into the source before rendering", () => {
         // The app's own file replaces the repository-wide file's parameters (a merge patch replaces lists).
         const risky = check("source-overrides/risky");
