@@ -8,13 +8,13 @@ import { RuleFinding, RuleContext, classify, programRule } from "./model/policy"
 import { DEFAULT_NAMESPACE } from "./model/rbac/objects";
 import { StackIdentity } from "./model/rbac/stacks";
 import { SOURCE_PATH } from "./model/origin";
+import { HOOK_WEIGHT, SYNC_WAVE, syncWave as wave } from "./model/sync-waves";
 import { ResourceLike, StackView, describeStack, secretsRead } from "./model/stack";
 import { Plain, UNKNOWN, Unknown, get, list, str } from "./model/values";
 import { Views } from "./model/views";
 
 export const NAME = "argocd-app-pko-sync-order";
 
-const WAVE = "argocd.argoproj.io/sync-wave";
 const APPLICATION = /^kubernetes:argoproj\.io\/v1alpha1:Application$/;
 
 interface K8sObject {
@@ -22,13 +22,6 @@ interface K8sObject {
     name: string | Unknown | undefined;
     namespace: string;
     wave: number | Unknown | undefined;
-}
-
-function wave(metadata: Plain): number | Unknown | undefined {
-    const v = get(metadata, "annotations", WAVE);
-    if (v === UNKNOWN) return UNKNOWN;
-    if (typeof v === "string" && /^-?\d+$/.test(v.trim())) return Number(v.trim());
-    return undefined;
 }
 
 function normalizePath(p: string): string {
@@ -103,7 +96,11 @@ function argoInUse(apps: Application[], objects: K8sObject[], stacks: StackIdent
     return (
         apps.length > 0 ||
         objects.some((o) => o.wave !== undefined) ||
-        stacks.some((s) => s.view.annotations !== UNKNOWN && s.view.annotations[WAVE] !== undefined)
+        stacks.some(
+            (s) =>
+                s.view.annotations !== UNKNOWN &&
+                (s.view.annotations[SYNC_WAVE] !== undefined || s.view.annotations[HOOK_WEIGHT] !== undefined),
+        )
     );
 }
 
@@ -184,6 +181,7 @@ export const rule = programRule(
             fix: "give the Stack a higher sync wave than its Secrets and service account; turn off automated prune\nfor production or remove destroyOnFinalize.",
             notes: [
                 "An Application manages a Stack when the Stack carries Argo CD's tracking label\n(`app.kubernetes.io/instance`) or annotation (`argocd.argoproj.io/tracking-id`) naming it, or, without\neither, when the Stack's manifest file lies under the Application's `spec.source.path` (or one of\n`spec.sources[].path`): the file is read from the Stack's `pko-guard/source-path` annotation, its path\nrelative to the repository root, which `pko-guard check` sets on every manifest it reads (a program's\nresources have none). Without either, when the Application's destination namespace is the Stack's namespace.",
+                "An object's wave is computed as Argo CD computes it (gitops-engine `syncwaves.Wave`): its\n`argocd.argoproj.io/sync-wave` annotation when that is an integer, else its Helm `helm.sh/hook-weight`\nannotation when that is an integer, else 0.",
             ],
             reads: ["argoproj.io/Application", "pulumi.com/Stack", "core/Secret", "core/ServiceAccount"],
             readsProduction: true,
