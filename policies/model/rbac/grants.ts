@@ -50,24 +50,7 @@ import { eq, selectorMatches } from "./aggregation";
 export function roleGrant(role: Role, model: RbacModel): RoleGrant {
     const hit = model.grants.get(role);
     if (hit) return hit;
-    const reach = new Map<Role, Tri>([[role, "yes"]]);
-    const queue: Role[] = [role];
-    while (queue.length > 0) {
-        const from = queue.shift()!;
-        const selectors = from.selectors;
-        if (selectors === undefined) continue;
-        const here = reach.get(from)!;
-        for (const to of model.clusterRoles) {
-            if (to === from) continue;
-            // The controller skips the aggregating role itself (by name).
-            if (typeof to.name === "string" && to.name === from.name) continue;
-            const edge = selectors === UNKNOWN ? "maybe" : or(selectors.map((s) => selectorMatches(s, to)));
-            const t = and(here, edge);
-            if (t === "no" || RANK[t] <= RANK[reach.get(to) ?? "no"]) continue;
-            reach.set(to, t);
-            queue.push(to);
-        }
-    }
+    const reach = aggregationReach(role, model.clusterRoles);
     let wildcard: Tri = "no";
     let source: Role | undefined;
     let escalation: Tri = "no";
@@ -89,6 +72,45 @@ export function roleGrant(role: Role, model: RbacModel): RoleGrant {
     const result: RoleGrant = { wildcard, source, escalation, escalationSource, openAggregators };
     model.grants.set(role, result);
     return result;
+}
+
+/**
+ * The roles whose rules `role` holds with aggregation resolved: itself ("yes") and every ClusterRole of
+ * `clusterRoles` its selectors reach, transitively, each as certain as its least certain match, as the
+ * Kubernetes aggregation controller copies them (it skips the aggregating role itself, by name).
+ * Cycle-safe: each role's reach can only improve from "no" to "maybe" to "yes".
+ */
+export function aggregationReach(role: Role, clusterRoles: readonly Role[]): Map<Role, Tri> {
+    const reach = new Map<Role, Tri>([[role, "yes"]]);
+    const queue: Role[] = [role];
+    while (queue.length > 0) {
+        const from = queue.shift()!;
+        const selectors = from.selectors;
+        if (selectors === undefined) continue;
+        const here = reach.get(from)!;
+        for (const to of clusterRoles) {
+            if (to === from) continue;
+            if (typeof to.name === "string" && to.name === from.name) continue;
+            const edge = selectors === UNKNOWN ? "maybe" : or(selectors.map((s) => selectorMatches(s, to)));
+            const t = and(here, edge);
+            if (t === "no" || RANK[t] <= RANK[reach.get(to) ?? "no"]) continue;
+            reach.set(to, t);
+            queue.push(to);
+        }
+    }
+    return reach;
+}
+
+/**
+ * The aggregating ClusterRoles of `clusterRoles` that reach `role` (directly or through others, "maybe"
+ * included): the roles whose effective rules `role` widens. A ClusterRole labelled to feed `admin` widens
+ * `admin`, and every binding of `admin` grants what it adds.
+ */
+export function aggregatorsOf(role: Role, clusterRoles: readonly Role[]): Role[] {
+    return clusterRoles.filter(
+        (r) =>
+            r !== role && r.selectors !== undefined && (aggregationReach(r, clusterRoles).get(role) ?? "no") !== "no",
+    );
 }
 
 /** Whether the binding's role is cluster-admin or a wildcard-equivalent role, with what decides it. */
