@@ -123,6 +123,8 @@ export interface StartOptions {
     timeoutMs?: number;
     /** Also run kube-controller-manager with DEPLOY_CONTROLLERS (objects can then be deleted for real). */
     controllers?: boolean;
+    /** An AdmissionConfiguration file (`--admission-control-config-file`): e.g. the client certificate webhooks get. */
+    admissionConfigFile?: string;
 }
 
 export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
@@ -149,7 +151,7 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
         const etcd = await startEtcd(run, clientPort, peerPort);
         const url = `https://127.0.0.1:${securePort}`;
         const caPem = fs.readFileSync(creds.ca.cert);
-        await startKubeApiServer(run, creds, etcd, securePort, caPem);
+        await startKubeApiServer(run, creds, etcd, securePort, caPem, o.admissionConfigFile);
         const kubeconfig = writeKubeconfig(dir, url, caPem, creds.token);
         const kubectl = (args: string[], input?: string, ms = 120_000) =>
             exec(path.join(binDir, "kubectl"), ["--kubeconfig", kubeconfig, ...args], {
@@ -261,6 +263,7 @@ async function startKubeApiServer(
     etcd: { client: string; proc: Watched },
     securePort: number,
     caPem: Buffer,
+    admissionConfigFile?: string,
 ): Promise<void> {
     const apiLog = path.join(run.dir, "kube-apiserver.log");
     const api = spawnTracked(
@@ -285,6 +288,7 @@ async function startKubeApiServer(
             "--endpoint-reconciler-type=none",
             "--enable-priority-and-fairness=false",
             "--profiling=false",
+            ...(admissionConfigFile ? [`--admission-control-config-file=${admissionConfigFile}`] : []),
             "--v=0",
         ],
         { cwd: run.dir, stdio: ["ignore", fs.openSync(apiLog, "a"), fs.openSync(apiLog, "a")] },
