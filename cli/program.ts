@@ -249,7 +249,7 @@ function webhookCommand(run: Run): Command {
             3,
         )
         .option("--max-body-bytes <n>", "largest review accepted (413 beyond)", positiveInt, 4 * 1024 * 1024)
-        .option("--max-concurrent <n>", "reviews judged at once (429 beyond)", positiveInt, 32)
+        .option("--max-concurrent <n>", "reviews judged at once (429 beyond)", positiveInt, 64)
         .exitOverride()
         .action(
             async (o: {

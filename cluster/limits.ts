@@ -29,7 +29,8 @@ export interface ServeLimits {
 export const DEFAULT_LIMITS: ServeLimits = {
     // An object is at most ~1.5 MiB in etcd; an update's review holds it twice.
     maxBodyBytes: 4 * 1024 * 1024,
-    maxConcurrent: 32,
+    // Reviews are small and judged in milliseconds; the bytes in flight bound the memory of large ones.
+    maxConcurrent: 64,
     maxInflightBytes: 16 * 1024 * 1024,
     headersTimeoutMs: 10_000,
     // The API server waits at most 30 s (timeoutSeconds' maximum) for a webhook.
