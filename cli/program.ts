@@ -9,7 +9,9 @@
  *   pko-guard --version
  *   pko-guard check PATH... [--config FILE] [--report FORMAT=FILE ...] [--format FORMAT] [-v|--verbose]
  *                  [--fail-on-advisory] [--repo-root DIR] [--skip-unreadable] [--timeout SECONDS]
- *   pko-guard webhook --cert FILE --key FILE [--port N] [--kubeconfig FILE] [--context NAME] [--config FILE] [--warn-only]
+ *   pko-guard webhook --cert FILE --key FILE [--client-ca FILE] [--host ADDR] [--port N] [--health-port N]
+ *                    [--kubeconfig FILE] [--context NAME] [--config FILE] [--warn-only] [--read-timeout SECONDS]
+ *                    [--max-body-bytes N] [--max-concurrent N]
  *   pko-guard audit [--kubeconfig FILE] [--context NAME] [--config FILE] [--report FORMAT=FILE ...] [--format FORMAT]
  *                  [-v|--verbose] [--fail-on-advisory]
  *   pko-guard test [PATH...] [--leg LEG] [--config FILE] [--policy-pack DIR ...] [--no-default-pack] [--jobs N]
@@ -50,6 +52,19 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 function portNumber(v: string): number {
     const n = Number(v);
     if (!/^\d+$/.test(v) || n < 1 || n > 65535) throw new InvalidArgumentError("a port is a number from 1 to 65535");
+    return n;
+}
+
+function positiveInt(v: string): number {
+    const n = Number(v);
+    if (!/^\d+$/.test(v) || n < 1 || !Number.isSafeInteger(n)) throw new InvalidArgumentError("a whole number above 0");
+    return n;
+}
+
+/** A review's read deadline: below the 30 s an API server waits at most for a webhook. */
+function readTimeout(v: string): number {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0 || n >= 30) throw new InvalidArgumentError("seconds, above 0 and below 30");
     return n;
 }
 
@@ -211,7 +226,17 @@ function webhookCommand(run: Run): Command {
         )
         .requiredOption("--cert <file>", "TLS certificate (PEM; reloaded when the file changes)")
         .requiredOption("--key <file>", "TLS private key (PEM; reloaded when the file changes)")
+        .option(
+            "--client-ca <file>",
+            "CA of the API server's client certificate (PEM): callers without one it signed are refused in the TLS handshake",
+        )
+        .option("--host <address>", "address to listen on (default: 127.0.0.1, or every address with --client-ca)")
         .option("--port <n>", "port to listen on", portNumber, 8443)
+        .option(
+            "--health-port <n>",
+            "port for /healthz, /readyz and /metrics, asking no client certificate",
+            portNumber,
+        )
         .option(
             "--kubeconfig <file>",
             "kubeconfig for reading cluster state (default: in-cluster, then KUBECONFIG or ~/.kube/config)",
@@ -219,19 +244,34 @@ function webhookCommand(run: Run): Command {
         .option("--context <name>", "kubeconfig context")
         .option("--config <file>", "policy pack config (JSON, as for --policy-pack-config)")
         .option("--warn-only", "deny nothing: would-be denials come back as warnings", false)
+        .option(
+            "--read-timeout <seconds>",
+            "deadline of a review's reads of the API server (keep it below the webhook's timeoutSeconds)",
+            readTimeout,
+            3,
+        )
+        .option("--max-body-bytes <n>", "largest review accepted (413 beyond)", positiveInt, 4 * 1024 * 1024)
+        .option("--max-concurrent <n>", "reviews judged at once (429 beyond)", positiveInt, 64)
         .exitOverride()
         .action(
             async (o: {
                 cert: string;
                 key: string;
+                clientCa?: string;
+                host?: string;
                 port: number;
+                healthPort?: number;
                 kubeconfig?: string;
                 context?: string;
                 config?: string;
                 warnOnly: boolean;
+                readTimeout: number;
+                maxBodyBytes: number;
+                maxConcurrent: number;
             }) => {
                 const { runWebhook } = await import("./webhook");
-                run.code = await runWebhook(o);
+                const limits = { maxBodyBytes: o.maxBodyBytes, maxConcurrent: o.maxConcurrent };
+                run.code = await runWebhook(Object.assign({ readTimeoutMs: o.readTimeout * 1000, limits }, o));
             },
         );
 }

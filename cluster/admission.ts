@@ -185,6 +185,27 @@ export async function judgeAdmissionFresh(
 const CLUSTER_STATE = "pko-guard-cluster-state";
 /** The policy name of a finding on an object pko-guard cannot read (under review, or in audit). */
 export const UNREADABLE_OBJECT = "pko-guard-unreadable-object";
+/** The names of pko-guard's own refusals (no rule of the pack makes them). */
+export const OWN_POLICIES: readonly string[] = [CLUSTER_STATE, UNREADABLE_OBJECT];
+
+/** Findings a denial lists at most (the rest counted), and the characters of each line at most. */
+export const DENIAL_LISTED = 10;
+export const DENIAL_LINE = 600;
+
+/**
+ * The denial message: how many mandatory findings and how many objects they are about, then the first
+ * DENIAL_LISTED of them (rule, field, fix), each line clipped to DENIAL_LINE characters, then how many more.
+ * A binding that reaches hundreds of Stacks is denied in a few kilobytes; `pko-guard audit` lists everything.
+ */
+export function denialMessage(subject: string, blocking: Finding[]): string {
+    const objects = new Set(blocking.map((f) => f.resource)).size;
+    const clip = (line: string) => (line.length <= DENIAL_LINE ? line : `${line.slice(0, DENIAL_LINE - 1)}…`);
+    const lines = blocking.slice(0, DENIAL_LISTED).map((f) => clip(`- ${describeFinding(f)}`));
+    if (blocking.length > DENIAL_LISTED)
+        lines.push(`- and ${blocking.length - DENIAL_LISTED} more (pko-guard audit lists every finding)`);
+    const about = objects > 1 ? ` about ${objects} objects` : "";
+    return `pko-guard denied ${subject}: ${blocking.length} mandatory violation(s)${about}\n${lines.join("\n")}`;
+}
 
 function kindOf(obj: KObject): { kind: string; apiVersion: string } {
     return { kind: String(obj.kind), apiVersion: String(obj.apiVersion) };
@@ -306,6 +327,5 @@ export function judgeAdmission(
             warnings: [...blocking.map((f) => `would deny: ${describeFinding(f)}`), ...warnings],
             findings,
         };
-    const message = `pko-guard denied ${me.name}: ${blocking.length} mandatory violation(s)\n${blocking.map((f) => `- ${describeFinding(f)}`).join("\n")}`;
-    return { allowed: false, message, warnings, findings };
+    return { allowed: false, message: denialMessage(me.name, blocking), warnings, findings };
 }

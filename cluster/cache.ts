@@ -49,6 +49,8 @@ export class ClusterCache extends ClusterStore {
     private readonly client: ObjectClient;
     private readonly watcher: WatchFn;
     private syncWaiters: (() => void)[] = [];
+    /** Kinds whose watch failed and has not been opened again since (stale()). */
+    private readonly watchesDown = new Set<string>();
     /** Counts of watch events applied and of relists, for metrics and tests. */
     readonly counters = { events: 0, relists: 0, reconnects: 0 };
 
@@ -71,24 +73,31 @@ export class ClusterCache extends ClusterStore {
      * One kind (in a namespace, or all; only the object named `name` when given, by field selector: list
      * permission suffices), listed now from the API server (a quorum read), kept as the cache keeps objects.
      * An object of it that cannot be read fails the read (UnreadableObjectsError): the caller cannot tell
-     * what the list holds.
+     * what the list holds. `signal` aborts the list on its way (a deadline: cluster/deadline.ts).
      */
-    async listFresh(kind: string, ns?: string, name?: string, retry = true): Promise<KObject[]> {
+    async listFresh(kind: string, ns?: string, name?: string, signal?: AbortSignal, retry = true): Promise<KObject[]> {
         const k = this.kinds.find((x) => x.kind === kind);
         if (!k) return [];
         const out: KObject[] = [];
         const unreadable: UnreadableObject[] = [];
+        const q = { namespace: ns, name, pageSize: this.o.pageSize ?? 500 };
         try {
-            await listAll(this.client, k, { namespace: ns, name, pageSize: this.o.pageSize ?? 500 }, (item) => {
-                const d = decodeObject(item, k);
-                if (d.object) out.push(d.object);
-                else unreadable.push(d.unreadable);
-            });
+            await listAll(
+                this.client,
+                k,
+                q,
+                (item) => {
+                    const d = decodeObject(item, k);
+                    if (d.object) out.push(d.object);
+                    else unreadable.push(d.unreadable);
+                },
+                signal,
+            );
         } catch (e) {
             if (k.optional && isAbsent(e)) return [];
             // A kept-alive connection the server closed as the request left: a list is safe to send again, once.
-            if (retry && /ECONNRESET|socket hang up|EPIPE/i.test(errorText(e)))
-                return this.listFresh(kind, ns, name, false);
+            if (retry && !signal?.aborted && /ECONNRESET|socket hang up|EPIPE/i.test(errorText(e)))
+                return this.listFresh(kind, ns, name, signal, false);
             throw e;
         }
         if (unreadable.length > 0) throw new UnreadableObjectsError(unreadable);
@@ -128,6 +137,14 @@ export class ClusterCache extends ClusterStore {
 
     state(): Record<string, KindState> {
         return Object.fromEntries(this.states);
+    }
+
+    /**
+     * The kinds whose objects may be out of date: a list that failed (state "error"), or a watch that failed
+     * and has not been opened again since (the reflector keeps retrying; readiness reports these).
+     */
+    stale(): string[] {
+        return this.kinds.map((k) => k.kind).filter((k) => this.states.get(k) === "error" || this.watchesDown.has(k));
     }
 
     /** Resolves once synced (or rejects after timeoutMs). */
@@ -202,10 +219,13 @@ export class ClusterCache extends ClusterStore {
     private async watch(k: WatchedKind, retry: number): Promise<void> {
         if (this.stopped) return;
         let gone = false;
+        let ended = false;
         let abort: AbortController | undefined;
         const done = (err: unknown) => {
+            ended = true;
             if (abort) this.aborts.delete(abort);
             if (this.stopped) return;
+            if (err) this.watchesDown.add(k.kind);
             if (gone) {
                 void this.relist(k);
                 return;
@@ -240,6 +260,8 @@ export class ClusterCache extends ClusterStore {
                 done,
             );
             this.aborts.add(abort);
+            // The watch function returns once the server answered; a refused watch has called done already.
+            if (!ended) this.watchesDown.delete(k.kind);
             if (this.stopped) abort.abort();
         } catch (e) {
             // The watch request itself failed (e.g. 410 answered as a status code before streaming).

@@ -141,6 +141,8 @@ export interface StartOptions {
      * deleted for real); a list of controllers runs those as a cluster runs them (CONTROL_PLANE_CONTROLLERS).
      */
     controllers?: boolean | readonly string[];
+    /** An AdmissionConfiguration file (`--admission-control-config-file`): e.g. the client certificate webhooks get. */
+    admissionConfigFile?: string;
 }
 
 export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
@@ -167,12 +169,12 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
         const etcd = await startEtcd(run, clientPort, peerPort);
         const url = `https://127.0.0.1:${securePort}`;
         const caPem = fs.readFileSync(creds.ca.cert);
-        let api = await startKubeApiServer(run, creds, etcd, securePort, caPem);
+        let api = await startKubeApiServer(run, creds, etcd, securePort, caPem, o.admissionConfigFile);
         const restart = async () => {
             api.kill();
             await api.exited;
             started.splice(started.indexOf(api), 1);
-            api = await startKubeApiServer(run, creds, etcd, securePort, caPem);
+            api = await startKubeApiServer(run, creds, etcd, securePort, caPem, o.admissionConfigFile);
         };
         const kubeconfig = writeKubeconfig(dir, url, caPem, creds.token);
         const kubectl = (args: string[], input?: string, ms = 120_000) =>
@@ -298,6 +300,7 @@ async function startKubeApiServer(
     etcd: { client: string; proc: Watched },
     securePort: number,
     caPem: Buffer,
+    admissionConfigFile?: string,
 ): Promise<Spawned> {
     const apiLog = path.join(run.dir, "kube-apiserver.log");
     const api = spawnTracked(
@@ -322,6 +325,7 @@ async function startKubeApiServer(
             "--endpoint-reconciler-type=none",
             "--enable-priority-and-fairness=false",
             "--profiling=false",
+            ...(admissionConfigFile ? [`--admission-control-config-file=${admissionConfigFile}`] : []),
             "--v=0",
         ],
         { cwd: run.dir, stdio: ["ignore", fs.openSync(apiLog, "a"), fs.openSync(apiLog, "a")] },
