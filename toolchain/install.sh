@@ -190,8 +190,12 @@ fi
 stamp_of() { # name
 	spec "$1"
 	local dir="$TOOLCHAIN_DIR/$MODULE" hash
-	hash="$(cd "$dir" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) | LC_ALL=C sort |
-		xargs sha256sum | sha256sum | cut -c1-16)"
+	# The language hosts share toolchain/langhost (a local module they replace): its files count too.
+	local dirs=("$dir")
+	if grep -q 'pko-guard/toolchain/langhost =>' "$dir/go.mod"; then dirs+=("$TOOLCHAIN_DIR/langhost"); fi
+	hash="$(for d in "${dirs[@]}"; do
+		(cd "$d" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) | LC_ALL=C sort | xargs sha256sum)
+	done | sha256sum | cut -c1-16)"
 	printf '%s %s wrapper-sha256:%s\n' "$VERSION" "$(go env GOVERSION)" "$hash"
 }
 

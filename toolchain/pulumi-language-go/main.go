@@ -29,113 +29,26 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/protobuf/types/known/emptypb"
-
 	"github.com/pulumi/pulumi/sdk/v3/go/common/constant"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/util/cmdutil"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/logging"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/version"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+
+	"pko-guard/toolchain/langhost"
 )
 
-const healthcheckLimit = 5 * time.Minute
-
 func main() {
-	showVersion := flag.Bool("version", false, "print the plugin version and exit")
-	flag.String("tracing", "", "accepted for compatibility; ignored")
 	flag.String("binary", "", "accepted for compatibility; use the runtime option `binary`")
 	flag.String("root", "", "accepted for compatibility; ignored")
-	flag.Parse()
-	if *showVersion {
-		fmt.Println(version.Version)
-		return
-	}
-	logging.InitLogging(false, 0, false)
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	cancel := make(chan bool)
-	go func() { <-ctx.Done(); close(cancel) }()
-
-	h := newHost()
-	if args := flag.Args(); len(args) > 0 {
-		h.setEngine(ctx, args[0])
-	}
-	handle, err := rpcutil.ServeWithOptions(rpcutil.ServeOptions{
-		Cancel: cancel,
-		Init: func(srv *grpc.Server) error {
-			pulumirpc.RegisterLanguageRuntimeServer(srv, h)
-			return nil
-		},
-		Options: rpcutil.TracingServerInterceptorOptions(nil),
-	})
-	if err != nil {
-		cmdutil.Exit(fmt.Errorf("could not start language host RPC server: %w", err))
-	}
-	fmt.Printf("%d\n", handle.Port)
-	if err := <-handle.Done; err != nil {
-		cmdutil.Exit(fmt.Errorf("language host RPC stopped serving: %w", err))
-	}
+	langhost.Main(&host{Base: langhost.NewBase()})
 }
 
 type host struct {
-	pulumirpc.UnimplementedLanguageRuntimeServer
-
-	mu            sync.Mutex
-	engineAddress string
-	healthchecked bool
-
-	cancelCtx  context.Context
-	cancelFunc context.CancelFunc
-}
-
-func newHost() *host {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &host{cancelCtx: ctx, cancelFunc: cancel}
-}
-
-// setEngine records the engine address and, once, exits the process if the engine goes away.
-func (h *host) setEngine(ctx context.Context, addr string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.engineAddress = addr
-	if addr == "" || h.healthchecked {
-		return
-	}
-	h.healthchecked = true
-	if err := rpcutil.Healthcheck(ctx, addr, healthcheckLimit, func() { os.Exit(1) }); err != nil {
-		cmdutil.Exit(fmt.Errorf("could not start health check host RPC server: %w", err))
-	}
-}
-
-func (h *host) engine() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.engineAddress
-}
-
-func (h *host) Handshake(_ context.Context, req *pulumirpc.LanguageHandshakeRequest,
-) (*pulumirpc.LanguageHandshakeResponse, error) {
-	h.setEngine(context.Background(), req.EngineAddress)
-	return &pulumirpc.LanguageHandshakeResponse{}, nil
-}
-
-func (h *host) GetPluginInfo(context.Context, *emptypb.Empty) (*pulumirpc.PluginInfo, error) {
-	return &pulumirpc.PluginInfo{Version: version.Version}, nil
-}
-
-func (h *host) Cancel(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
-	h.cancelFunc()
-	return &emptypb.Empty{}, nil
+	langhost.Base
 }
 
 func (h *host) About(ctx context.Context, _ *pulumirpc.AboutRequest) (*pulumirpc.AboutResponse, error) {
@@ -188,7 +101,7 @@ func (h *host) programEnv(req *pulumirpc.RunRequest) ([]string, error) {
 		}
 	}
 	add("PULUMI_MONITOR", req.GetMonitorAddress())
-	add("PULUMI_ENGINE", h.engine())
+	add("PULUMI_ENGINE", h.Engine())
 	add("PULUMI_PROJECT", req.GetProject())
 	add("PULUMI_STACK", req.GetStack())
 	add("PULUMI_ORGANIZATION", req.GetOrganization())
@@ -237,7 +150,7 @@ func program(ctx context.Context, info *pulumirpc.ProgramInfo) (exe string, clea
 
 // Run builds and runs the Go program.
 func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.RunResponse, error) {
-	cmdCtx, cmdCancel := context.WithCancel(h.cancelCtx)
+	cmdCtx, cmdCancel := context.WithCancel(h.CancelCtx)
 	defer cmdCancel()
 	stopAfter := context.AfterFunc(ctx, cmdCancel)
 	defer stopAfter()
