@@ -8,7 +8,6 @@ import { findCredentialShapes } from "./model/credential-shapes";
 import { isSecretConfigKey, looksLikeCredential } from "./model/credentials";
 import { resourceRule } from "./model/policy";
 import { Plain, UNKNOWN, entries, get, isObject, quote } from "./model/values";
-import { resourceProps } from "./model/stack";
 import { workspaceSpecProblems } from "./pko-stack-credentials-from-secrets";
 import { workspacePodProblems } from "./pko-stack-workspace-hardening";
 
