@@ -71,8 +71,8 @@ export interface ApiServer {
     ca: Ca;
     /** The folder holding everything (removed by stop). */
     dir: string;
-    /** PIDs of etcd and kube-apiserver (for leftover checks). */
-    pids: number[];
+    /** PIDs of etcd, kube-apiserver and kube-controller-manager, as they run now (for leftover checks). */
+    readonly pids: number[];
     /** Stops kube-apiserver and starts it again over the same etcd, returning once `/readyz` answers 200. */
     restart(): Promise<void>;
     /** Runs kubectl with the admin kubeconfig. */
@@ -194,8 +194,20 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
             const kcm = writeKubeconfig(dir, url, caPem, creds.kcmToken, "kube-controller-manager");
             await startControllers(run, kcm, o.controllers, true, kubectl, apply);
         }
-        const pids = started.map((p) => p.child.pid!);
-        return { url, kubeconfig, ca: creds.ca, dir, pids, restart, kubectl, apply, stop };
+        return {
+            url,
+            kubeconfig,
+            ca: creds.ca,
+            dir,
+            // What runs now (a restart replaces kube-apiserver's).
+            get pids() {
+                return started.map((p) => p.child.pid!);
+            },
+            restart,
+            kubectl,
+            apply,
+            stop,
+        };
     } catch (e) {
         await stop();
         throw e;
