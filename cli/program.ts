@@ -14,6 +14,8 @@
  *                    [--max-body-bytes N] [--max-concurrent N]
  *   pko-guard audit [--kubeconfig FILE] [--context NAME] [--config FILE] [--report FORMAT=FILE ...] [--format FORMAT]
  *                  [-v|--verbose] [--fail-on-advisory]
+ *   pko-guard test [PATH...] [--leg LEG] [--config FILE] [--policy-pack DIR ...] [--no-default-pack] [--jobs N]
+ *                  [--report FORMAT=FILE ...] [--format table|github] [--init DIR] [--migrate]   (./test.ts)
  * FORMAT: table, github, or a report (json, junit, sarif, policyreport) alone on standard output (./judged.ts).
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
  * Output goes to a Terminal (./guide.ts: the process's streams, or a spec's).
@@ -274,6 +276,16 @@ function webhookCommand(run: Run): Command {
         );
 }
 
+function testCommand(run: Run): Command {
+    const { testCommand: options } = require("./test") as typeof import("./test");
+    return options()
+        .exitOverride()
+        .action(async (paths: string[], o: import("./test").TestCliOptions) => {
+            const { runTest } = await import("./test");
+            run.code = await runTest(paths, o, run.term);
+        });
+}
+
 function auditCommand(run: Run): Command {
     return reportingOptions(
         new Command("audit")
@@ -336,6 +348,7 @@ export async function main(argv: string[], term: Terminal = processTerminal()): 
         checkCommand(run),
         gateCommand(run),
         auditCommand(run),
+        testCommand(run),
         webhookCommand(run),
         rulesCommand(run),
         explainCommand(run),

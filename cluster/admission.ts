@@ -5,12 +5,13 @@
  *
  * The object is judged together with the live objects related to it (relatedObjects): the objects of its
  * namespace and of the namespaces its bindings' subjects name, the bindings that cover those namespaces'
- * service accounts, the roles those bindings name (and every aggregating ClusterRole), and the Argo CD
- * Applications deploying there. It is evaluated twice, with the cluster as it is and with the object
- * applied; a finding is the object's when it is about the object, or when it appears only once the
- * object is applied (a binding that gives a Stack's account cluster-admin is reported on the binding; a
- * Stack whose account already has it makes a finding on that binding appear, naming the Stack): both
- * directions of a cross-object rule.
+ * service accounts, the roles those bindings name (and every aggregating ClusterRole with the roles it
+ * selects), and the Argo CD Applications deploying there. A ClusterRole concerns the namespaces of the
+ * bindings of every role it feeds by aggregation (aggregated-roles.ts): it is judged as widening them. It
+ * is evaluated twice, with the cluster as it is and with the object applied; a finding is the object's
+ * when it is about the object, or when it appears only once the object is applied (a binding that gives a
+ * Stack's account cluster-admin is reported on the binding; a Stack whose account already has it makes a
+ * finding on that binding appear, naming the Stack): both directions of a cross-object rule.
  *
  * Until the cache has synced every kind, the decision fails closed (a mandatory denial saying why), as it
  * does when a rule cannot tell (the rules' own fail-closed path for unknown or missing values), when a live
@@ -24,6 +25,7 @@ import { PackConfig } from "../evaluation/pack-config";
 import { Finding } from "../evaluation/rows";
 import { ClusterCache, subjectNamespaces } from "./cache";
 import { ClusterView, FreshList, FreshView } from "./view";
+import { aggregatorNames, selectedRoles } from "./aggregated-roles";
 import {
     KObject,
     UnreadableObject,
@@ -76,11 +78,11 @@ export function namespacesOf(o: KObject, cache: ClusterView): Set<string> {
         }
     }
     if (o.kind === "ClusterRole" || o.kind === "Role") {
-        // Every binding that names this role, wherever its subjects are.
-        const name = (o.metadata ?? {}).name;
+        // Every binding that names this role, or a ClusterRole it feeds by aggregation, wherever its subjects are.
+        const names = new Set([(o.metadata ?? {}).name, ...aggregatorNames(o, cache.aggregatingClusterRoles())]);
         for (const b of [...cache.list("ClusterRoleBinding"), ...cache.list("RoleBinding", ns(o) || undefined)]) {
             const ref = record(b.roleRef);
-            if (ref?.kind === o.kind && ref?.name === name) for (const n of namespacesOf(b, cache)) out.add(n);
+            if (ref?.kind === o.kind && names.has(ref?.name)) for (const n of namespacesOf(b, cache)) out.add(n);
         }
     }
     if (o.kind === "Application") {
@@ -89,6 +91,19 @@ export function namespacesOf(o: KObject, cache: ClusterView): Set<string> {
     }
     return out;
 }
+
+/** The kinds of a namespace judged with an object concerning it (a Workspace's account as a Stack's). */
+const NAMESPACE_KINDS = [
+    "Stack",
+    "Program",
+    "Workspace",
+    "Update",
+    "ServiceAccount",
+    "Secret",
+    "Role",
+    "RoleBinding",
+    "Application",
+];
 
 /** The live objects related to `o` (see the module comment); `o`'s own live version excluded. */
 export function relatedObjects(
@@ -99,8 +114,7 @@ export function relatedObjects(
     const picked = new Map<string, KObject>();
     const add = (x: KObject) => picked.set(identityOf(x), x);
     for (const n of namespaces) {
-        for (const kind of ["Stack", "ServiceAccount", "Secret", "Role", "RoleBinding", "Application"])
-            for (const x of cache.list(kind, n)) add(x);
+        for (const kind of NAMESPACE_KINDS) for (const x of cache.list(kind, n)) add(x);
         for (const b of cache.bindingsFor(n)) add(b);
     }
     for (const n of namespaces) for (const a of cache.applicationsFor(n)) add(a);
@@ -114,6 +128,9 @@ export function relatedObjects(
         if (role) add(role);
     }
     for (const r of cache.aggregatingClusterRoles()) add(r);
+    // An aggregating ClusterRole under review is judged by what its own selectors pick.
+    const selected = o.kind === "ClusterRole" && o.aggregationRule ? selectedRoles(cache.list("ClusterRole"), o) : [];
+    for (const r of [...cache.aggregatedClusterRoles(), ...selected]) add(r);
     picked.delete(identityOf(o));
     return [...picked.values()].filter((x) => !grantsOnlySystemMasters(x));
 }

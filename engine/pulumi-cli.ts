@@ -8,8 +8,8 @@
  * Why not the Automation API (`@pulumi/pulumi/automation`, `LocalWorkspace` with `policyPacks` and
  * `onEvent`): it runs this same CLI underneath, but through execa without a process group, so a deadline
  * or an interrupt kills only the CLI and leaves the language host and providers behind (issue 10, item
- * 12); requiring it costs more than a second of start-up on these machines (measured 2026-11-23: 11-19 s
- * on a loaded 2-core machine, against ~0.05 s for child_process); and its event stream needs an event-log
+ * 12); requiring it costs seconds of start-up where child_process costs a small fraction of one (the figures:
+ * docs/benchmarks.md); and its event stream needs an event-log
  * file in a temporary folder, where `--json` with PULUMI_ENABLE_STREAMING_JSON_PREVIEW gives the same
  * engine events on stdout.
  */
@@ -144,6 +144,8 @@ export interface PolicyPackRef {
     config?: string;
     /** Policy descriptions by name, to strip the SDK's description prefix from messages. */
     descriptions: Map<string, string>;
+    /** More packs for the same run (the harness's `--policy-pack`), after this one, each with its config. */
+    more?: { dir: string; config?: string }[];
 }
 
 export interface PreviewResult {
@@ -162,7 +164,11 @@ export interface PreviewResult {
 
 /** The `--policy-pack` (and `--policy-pack-config`) arguments of a pulumi command. */
 export function policyArgs(pack: PolicyPackRef): string[] {
-    return ["--policy-pack", pack.dir, ...(pack.config ? ["--policy-pack-config", pack.config] : [])];
+    return [pack, ...(pack.more ?? [])].flatMap((p) => [
+        "--policy-pack",
+        p.dir,
+        ...(p.config ? ["--policy-pack-config", p.config] : []),
+    ]);
 }
 
 /**

@@ -25,6 +25,7 @@ SRC_DIR="$CACHE_DIR/src"
 # for why these differ from the npm packages where they do.
 PULUMI_VERSION="v3.248.0"              # github.com/pulumi/pulumi/pkg/v3 v3.248.0
 NODEJS_HOST_VERSION="v3.248.0+pkoguard" # pko-guard's own host (toolchain/pulumi-language-nodejs/main.go) on sdk/v3 v3.248.0
+GO_HOST_VERSION="v3.248.0+pkoguard"     # pko-guard's own host (toolchain/pulumi-language-go/main.go) on sdk/v3 v3.248.0
 YAML_HOST_VERSION="v1.19.1"             # github.com/pulumi/pulumi-yaml v1.19.1 (on pkg/v3 + sdk/v3 v3.248.0, the engine's)
 KUBERNETES_VERSION="4.27.0"             # provider/v4 v4.0.0-20260304044920-867400a6a208 = v4.27.0 + 2 commits
 # A real API server for admission tests and the deploy leg (toolchain/etcd, toolchain/kubernetes).
@@ -48,7 +49,7 @@ KUBE_YAML_VERSION="apimachinery-v0.37.0+yaml-v1.6.0" # toolchain/kube-yaml/main.
 APPSET_TEMPLATE_VERSION="sprig-v3.3.0+slug-v1.15.0"  # toolchain/appset-template/main.go: ApplicationSet goTemplate on text/template + Argo CD's sprig and slug pins
 
 
-ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-yaml pulumi-resource-kubernetes schemas kustomize helm jsonnet jsonnet-deps kube-yaml appset-template etcd kube-apiserver kubectl kube-controller-manager)
+ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-go pulumi-language-yaml pulumi-resource-kubernetes schemas kustomize helm jsonnet jsonnet-deps kube-yaml appset-template etcd kube-apiserver kubectl kube-controller-manager)
 
 spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper folder, default: the name)
 	MODULE="$1"
@@ -62,6 +63,12 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper fol
 		;;
 	pulumi-language-nodejs)
 		VERSION="$NODEJS_HOST_VERSION"
+		PKG="." # wrapper main.go
+		VERSION_VAR="github.com/pulumi/pulumi/sdk/v3/go/common/version.Version"
+		ESTIMATE="~2 min, seconds right after pulumi"
+		;;
+	pulumi-language-go)
+		VERSION="$GO_HOST_VERSION"
 		PKG="." # wrapper main.go
 		VERSION_VAR="github.com/pulumi/pulumi/sdk/v3/go/common/version.Version"
 		ESTIMATE="~2 min, seconds right after pulumi"

@@ -18,14 +18,13 @@ import {
 } from "@pulumi/policy";
 import { unknownProperty } from "./config";
 import { ProductionSource, SettingsState, classifyProduction, Production, programKeyOf } from "./production";
-import { JoinedPatch, ResourceLike, StackView, stackPatches, stackView } from "./stack";
+import { JoinedPatch, ResourceLike, StackView } from "./stack";
 import { report } from "./report";
 import { WAIVER_CONFIG, WaiverTarget, applyWaivers, mayWaive, targetOf } from "./waivers";
 import { ExampleResource } from "./examples";
 import { MessageFacts, encodeMessage, saysFailClosed } from "./message";
 import { plainText } from "./prose";
-import { extended } from "../../support/shapes";
-import { inRequest, openRequest } from "./request";
+import { Views, computedViews } from "./views";
 
 export const FRAMEWORK: PolicyComplianceFramework = {
     name: "pko-guard",
@@ -99,9 +98,14 @@ export type SpecFix = (
     ctx: RuleContext,
 ) => Record<string, unknown> | undefined;
 
-/** What a rule gets besides its own config: the pack-wide production settings for this request. */
+/**
+ * What a rule gets besides its own config: the pack-wide production settings for this request, and the views it
+ * reads of the resources (views.ts: shared by the policies of one evaluation or analyzer request, else computed
+ * anew).
+ */
 export interface RuleContext {
     production: SettingsState;
+    views: Views;
 }
 
 /**
@@ -155,7 +159,7 @@ export type DataReport = ReportViolation & {
 
 /** The properties of a policy's config: its own, and the per-resource waivers every policy accepts. */
 function configProperties(meta: RuleMeta): Record<string, object> {
-    return extended(meta.config ?? {}, WAIVER_CONFIG);
+    return { ...meta.config, ...WAIVER_CONFIG };
 }
 
 /** The names of a policy's config properties (read on every call: computed once per policy). */
@@ -313,20 +317,21 @@ function evaluate(
             try {
                 // A config without waivers waives nothing: the finding's resource is not looked up.
                 if (mayWaive(config))
-                    facts = extended(
-                        facts,
-                        applyWaivers(meta.name, config, waiving.target(at), facts.text, facts.failClosed),
-                    );
+                    facts = {
+                        ...facts,
+                        ...applyWaivers(meta.name, config, waiving.target(at), facts.text, facts.failClosed),
+                    };
             } catch (e) {
                 // A broken waiver never hides a finding, and is never silent: the finding says its waivers failed.
-                facts = extended(facts, {
+                facts = {
+                    ...facts,
                     text: `${facts.text} (its waivers could not be checked: ${errorKind(e)}; the finding is not waived)`,
-                });
+                };
                 debugError(`${meta.name}: checking the waivers threw`, e);
             }
         }
         if (typeof asData === "function") {
-            const data: ReportedFinding = extended(facts, {});
+            const data: ReportedFinding = { ...facts };
             if (at !== undefined) data.urn = at;
             if (field !== undefined) data.field = field;
             asData(data);
@@ -351,8 +356,21 @@ function metaFields(meta: RuleMeta) {
         remediationSteps: plainText(meta.about.fix),
         ...(meta.url ? { url: meta.url } : {}),
         configSchema: configSchema(meta),
-        about: extended(meta.about, { waiverKeys: Object.keys(WAIVER_CONFIG) }),
+        about: { ...meta.about, waiverKeys: Object.keys(WAIVER_CONFIG) },
     };
+}
+
+/**
+ * The SDK's arguments as the evaluation seam extends them (evaluation/request-cache.ts: the pack's policies in the
+ * analyzer, and the in-process evaluator): with the views every policy of one request reads. A hook called without
+ * them (a policy on its own) computes its own.
+ */
+export interface WithViews {
+    views: Views;
+}
+
+function viewsOf(args: object): Views {
+    return (args as Partial<WithViews>).views ?? computedViews;
 }
 
 /** The resource a per-resource evaluation is about, as rules read it. */
@@ -379,7 +397,7 @@ function perResource(
         evaluate(
             meta,
             reportViolation,
-            () => inRequest(args.urn, meta.name, () => run(args)),
+            () => run(args),
             undefined,
             () => resourceWaiving(meta, args),
         );
@@ -398,13 +416,14 @@ function resourcePolicy(
     check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
     settings: ProductionSource,
 ): ResourceValidationPolicy & DescribedRule {
-    return extended(metaFields(meta), {
+    return {
+        ...metaFields(meta),
         validateResource: perResource(meta, (args) =>
             withConfig(meta, args.getConfig, (config) =>
-                check(resourceOf(args), config, { production: settings.production(args.urn) }),
+                check(resourceOf(args), config, { production: settings.production(args.urn), views: viewsOf(args) }),
             ),
         ),
-    });
+    };
 }
 
 /** Findings of the patched Stack that the unpatched one does not have (as a multiset of messages). */
@@ -445,8 +464,9 @@ function stackPolicy(
         withConfig(meta, getConfig, (config) => check(view, config, ctx));
     const hooks = {
         validateResource: perResource(meta, (args) => {
-            const view = stackView(resourceOf(args));
-            return view ? judge(view, args.getConfig, { production: settings.production(args.urn) }) : [];
+            const views = viewsOf(args);
+            const view = views.view(resourceOf(args), "Stack");
+            return view ? judge(view, args.getConfig, { production: settings.production(args.urn), views }) : [];
         }),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
             let joined: JoinedPatch[] = [];
@@ -455,20 +475,21 @@ function stackPolicy(
             let waiving: Waiving | undefined;
             const waivingOf = () => (waiving ??= programWaiving(meta, args.getConfig, () => resources));
             let key: string | undefined;
+            const views = viewsOf(args);
             evaluate(
                 meta,
                 reportViolation,
                 () => {
                     resources = programResources(args.resources);
                     key = programKeyOf(resources);
-                    joined = inRequest(key, meta.name, () => stackPatches(resources));
+                    joined = views.stackPatches(resources);
                     return [];
                 },
                 undefined,
                 waivingOf,
             );
             if (joined.length === 0) return;
-            const ctx = { production: settings.production(key) };
+            const ctx = { production: settings.production(key), views };
             for (const j of joined) {
                 evaluate(
                     meta,
@@ -483,10 +504,7 @@ function stackPolicy(
             }
         },
     };
-    return extended(
-        metaFields(meta),
-        fix ? extended({ remediateResource: remediation(meta, fix, settings) }, hooks) : hooks,
-    );
+    return { ...metaFields(meta), ...(fix ? { remediateResource: remediation(meta, fix, settings) } : {}), ...hooks };
 }
 
 /**
@@ -502,10 +520,11 @@ function remediation(
 ): (args: ResourceValidationArgs) => Record<string, unknown> | undefined {
     return (args) => {
         try {
-            const view = stackView(resourceOf(args));
+            const views = viewsOf(args);
+            const view = views.view(resourceOf(args), "Stack");
             const config = view ? readConfig(meta, args.getConfig) : undefined;
             if (!view || config === undefined || typeof config === "string") return undefined;
-            const set = fix(view, config, { production: settings.production(args.urn) });
+            const set = fix(view, config, { production: settings.production(args.urn), views });
             const props = args.props as Record<string, unknown>;
             const spec = props.spec;
             if (
@@ -516,7 +535,7 @@ function remediation(
                 Array.isArray(spec)
             )
                 return undefined;
-            return extended(props, { spec: extended(spec as Record<string, unknown>, set) });
+            return { ...props, spec: { ...(spec as Record<string, unknown>), ...set } };
         } catch {
             return undefined;
         }
@@ -544,7 +563,8 @@ function programPolicy(
     check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => RuleFinding[],
     settings: ProductionSource,
 ): StackValidationPolicy & DescribedRule {
-    return extended(metaFields(meta), {
+    return {
+        ...metaFields(meta),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
             evaluate(
                 meta,
@@ -553,14 +573,12 @@ function programPolicy(
                     withConfig(meta, args.getConfig, (config) => {
                         const resources = programResources(args.resources);
                         const key = programKeyOf(resources);
-                        return inRequest(key, meta.name, () =>
-                            check(resources, config, { production: settings.production(key) }),
-                        );
+                        return check(resources, config, { production: settings.production(key), views: viewsOf(args) });
                     }),
                 undefined,
                 () => programWaiving(meta, args.getConfig, () => args.resources),
             ),
-    });
+    };
 }
 
 /**
@@ -588,24 +606,20 @@ function settingsPolicy<S>(
     const perResourceRule = perResource(meta, (args) =>
         problems(resourceOf(args), publish(args.urn, readConfig(meta, args.getConfig))),
     );
-    return extended(metaFields(meta), {
-        // Called first in every request: it opens the request whose derived data the other policies share (request.ts).
-        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) => {
-            openRequest(args.urn);
-            perResourceRule(args, reportViolation);
-        },
+    return {
+        ...metaFields(meta),
+        validateResource: perResourceRule,
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
             evaluate(
                 meta,
                 reportViolation,
                 () => {
                     const key = programKeyOf(programResources(args.resources));
-                    openRequest(key);
                     publish(key, readConfig(meta, args.getConfig));
                     return [];
                 },
                 undefined,
                 () => NO_WAIVERS,
             ),
-    });
+    };
 }

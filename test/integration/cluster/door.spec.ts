@@ -1,63 +1,30 @@
 /**
- * `pko-guard webhook` at the door of a real API server (etcd + kube-apiserver from the toolchain), deployed as
- * shipped: kube-apiserver presents a client certificate through the AdmissionConfiguration and kubeconfig of
- * deploy/webhook/apiserver/ (user renamed to this webhook's address), the webhook asks for it (--client-ca)
- * and refuses other callers in the TLS handshake, its probes on the health port. The webhook reads the cluster
- * through a proxy the spec pauses (test/support/pausable-proxy.ts): while the API server hangs for it, a review
- * is refused within its read deadline, later ones are not held behind the stuck reads, /readyz turns 503 while
- * /healthz stays 200; resumed, readiness recovers by itself and reviews are judged again. Waits are on
- * conditions only.
+ * The shipped webhook configuration (deploy/webhook/validatingwebhookconfiguration.yaml) with the webhook
+ * down, on a real API server and kube-controller-manager run as a cluster runs it (its own identity, one
+ * account a controller): no namespace is left out (a user's write in kube-system is sent to the webhook, so
+ * refused under `failurePolicy: Fail`), yet the cluster itself is never blocked: the API server starts (its
+ * bootstrap RBAC re-created), the service-account and ClusterRole aggregation controllers do their work, and a
+ * namespace is deleted whole, an object's last finalizer dropped by an update the configuration leaves free.
+ * Waits are on conditions only.
  */
 import * as assert from "assert";
 import * as fs from "fs";
-import * as https from "https";
 import * as path from "path";
 import * as jsyaml from "js-yaml";
-import { CLI_ENTRY, REPO_ROOT } from "../../../support/paths";
-import { Spawned, makeTempDir, removeTempDir, spawnTracked } from "../../../support/process";
-import { ApiServer, freePort, installPkoCrds, startApiServer } from "../../../harness/apiserver";
-import { Ca, CertPair, issueCert, makeCa } from "../../../harness/certs";
-import { Doc, guideDocs, namespaceYaml, namespacesOf, requireCluster, until, yaml } from "../../support/cluster";
-import { PausableProxy, startPausableProxy } from "../../support/pausable-proxy";
+import { REPO_ROOT } from "../../../support/paths";
+import {
+    ApiServer,
+    CONTROL_PLANE_CONTROLLERS,
+    freePort,
+    installPkoCrds,
+    startApiServer,
+} from "../../../harness/apiserver";
+import { Doc, namespaceYaml, requireCluster, until, yaml } from "../../support/cluster";
 
-const APISERVER_DIR = path.join(REPO_ROOT, "deploy", "webhook", "apiserver");
+const REFUSED = /failed calling webhook "validate\.pko-guard\.dev"/;
 
-interface Answer {
-    status: number;
-    body: string;
-}
-
-function get(port: number, p: string, ca: Buffer, pair?: { cert: Buffer; key: Buffer }): Promise<Answer> {
-    return new Promise((resolve, reject) => {
-        https
-            .get({ host: "127.0.0.1", port, path: p, ca, agent: false, ...(pair ?? {}) }, (res) => {
-                let body = "";
-                res.on("data", (d) => (body += d));
-                res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-            })
-            .on("error", reject);
-    });
-}
-
-/** The shipped admission configuration and kubeconfig, for a webhook at 127.0.0.1:`port`, under `dir`. */
-function admissionConfig(dir: string, port: number, client: CertPair): string {
-    const kubeconfig = jsyaml.load(fs.readFileSync(path.join(APISERVER_DIR, "webhook-kubeconfig.yaml"), "utf8")) as Doc;
-    assert.strictEqual(kubeconfig.users[0].name, "pko-guard-webhook.pko-guard-system.svc");
-    kubeconfig.users[0].name = `127.0.0.1:${port}`;
-    kubeconfig.users[0].user = { "client-certificate": client.cert, "client-key": client.key };
-    const kubeconfigFile = path.join(dir, "webhook-kubeconfig.yaml");
-    fs.writeFileSync(kubeconfigFile, jsyaml.dump(kubeconfig));
-    const config = jsyaml.load(
-        fs.readFileSync(path.join(APISERVER_DIR, "admission-configuration.yaml"), "utf8"),
-    ) as Doc;
-    config.plugins[0].configuration.kubeConfigFile = kubeconfigFile;
-    const configFile = path.join(dir, "admission-configuration.yaml");
-    fs.writeFileSync(configFile, jsyaml.dump(config));
-    return configFile;
-}
-
-/** The shipped webhook configuration, pointed at `url` with `caBundle`. */
-function webhookConfiguration(url: string, caBundle: string): string {
+/** The shipped configuration as it is, pointed at `url` (nothing listens there) with a CA bundle. */
+function shippedConfiguration(url: string, caBundle: string): string {
     const doc = jsyaml.load(
         fs.readFileSync(path.join(REPO_ROOT, "deploy", "webhook", "validatingwebhookconfiguration.yaml"), "utf8"),
     ) as Doc;
@@ -65,113 +32,156 @@ function webhookConfiguration(url: string, caBundle: string): string {
     return jsyaml.dump(doc);
 }
 
-describe("the webhook at a real API server: client certificates, deadlines and honest health", function () {
+const clusterRole = (name: string, extra: Doc): Doc => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name },
+    ...extra,
+});
+
+describe("the shipped webhook configuration with the webhook down, on a real API server", function () {
     this.timeout(900_000);
-    let dir: string;
     let server: ApiServer;
-    let proxy: PausableProxy;
-    let hook: Spawned | undefined;
-    let logs = "";
-    let port: number;
-    let healthPort: number;
-    let caPem: Buffer;
-    let clientCa: Ca;
+    const kubectl = (...args: string[]) => server.kubectl(args);
+    const exists = async (...args: string[]) => (await kubectl("get", ...args)).code === 0;
 
     before(async function () {
         requireCluster(this);
-        dir = makeTempDir("door-spec");
-        clientCa = makeCa(path.join(dir, "clients"), "apiserver-clients");
-        const client = issueCert(clientCa, "kube-apiserver", { dns: ["kube-apiserver"] });
-        port = await freePort();
-        healthPort = await freePort();
-        server = await startApiServer({ admissionConfigFile: admissionConfig(dir, port, client) });
+        server = await startApiServer({ controllers: CONTROL_PLANE_CONTROLLERS });
         await installPkoCrds(server);
-        for (const ns of ["judged", "hang", "after"]) await server.apply(namespaceYaml(ns));
-        caPem = fs.readFileSync(server.ca.cert);
-        // The webhook reads the cluster through the proxy.
-        proxy = await startPausableProxy({ host: "127.0.0.1", port: Number(new URL(server.url).port) });
-        const proxied = path.join(dir, "proxied.kubeconfig");
-        fs.writeFileSync(
-            proxied,
-            fs.readFileSync(server.kubeconfig, "utf8").replace(server.url, `https://127.0.0.1:${proxy.port}`),
+        // Before the webhook is registered: a namespace to delete later, its Stack held by a finalizer as
+        // PKO holds one, and an aggregating ClusterRole with the role it selects.
+        await server.apply(namespaceYaml("leaving"));
+        await server.apply(
+            yaml([
+                {
+                    apiVersion: "pulumi.com/v1",
+                    kind: "Stack",
+                    metadata: { name: "app", namespace: "leaving", finalizers: ["example.com/hold"] },
+                    spec: { stack: "acme/app/dev", projectRepo: "https://github.com/acme/app", branch: "main" },
+                },
+                {
+                    apiVersion: "v1",
+                    kind: "Secret",
+                    metadata: { name: "s", namespace: "leaving" },
+                    stringData: { k: "v" },
+                },
+                clusterRole("door-agg", {
+                    aggregationRule: { clusterRoleSelectors: [{ matchLabels: { "pko-guard.test/agg": "true" } }] },
+                }),
+                clusterRole("door-member", {
+                    metadata: { name: "door-member", labels: { "pko-guard.test/agg": "true" } },
+                    rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }],
+                }),
+            ]),
         );
-        const tls = issueCert(server.ca, "webhook", { ips: ["127.0.0.1"] });
-        hook = spawnTracked(
-            process.execPath,
-            [
-                CLI_ENTRY,
-                "webhook",
-                ...["--cert", tls.cert, "--key", tls.key, "--client-ca", clientCa.cert],
-                ...["--host", "127.0.0.1", "--port", String(port), "--health-port", String(healthPort)],
-                ...["--kubeconfig", proxied, "--read-timeout", "1"],
-            ],
-            { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
+        const aggregated = async () =>
+            (await kubectl("get", "clusterrole", "door-agg", "-o", "jsonpath={.rules}")).stdout;
+        await until("the aggregation controller to copy door-member's rules", async () =>
+            /configmaps/.test(await aggregated()),
         );
-        hook.child.stdout!.on("data", (d) => (logs += d));
-        hook.child.stderr!.on("data", (d) => (logs += d));
-        await until("the webhook's /readyz", async () => {
-            if (hook!.child.exitCode !== null) throw new Error(`the webhook exited: ${logs}`);
-            return (await get(healthPort, "/readyz", caPem).catch(() => ({ status: 0 }))).status === 200;
+        const ca = fs.readFileSync(server.ca.cert).toString("base64");
+        await server.apply(shippedConfiguration(`https://127.0.0.1:${await freePort()}`, ca));
+        // Registered once a write the webhook judges is refused (the API server's informer has it).
+        await until("the webhook configuration to take effect", async () =>
+            REFUSED.test((await server.kubectl(["create", "serviceaccount", "probe", "-n", "default"])).stderr),
+        );
+    });
+    after(async () => server?.stop());
+
+    it("sends a user's writes in kube-system: a RoleBinding and a Stack there are refused while it is down", async () => {
+        const binding = await kubectl(
+            "create",
+            "rolebinding",
+            "stack-admin",
+            "-n",
+            "kube-system",
+            "--clusterrole=cluster-admin",
+            "--serviceaccount=leaving:default",
+        );
+        assert.notStrictEqual(binding.code, 0, binding.stdout);
+        assert.match(binding.stderr, REFUSED);
+        const stack = await server.kubectl(
+            ["apply", "-f", "-"],
+            yaml([
+                {
+                    apiVersion: "pulumi.com/v1",
+                    kind: "Stack",
+                    metadata: { name: "app", namespace: "kube-system" },
+                    spec: { stack: "acme/app/dev", projectRepo: "https://github.com/acme/app", branch: "main" },
+                },
+            ]),
+        );
+        assert.match(stack.stderr, REFUSED);
+        assert.ok(!(await exists("rolebinding", "stack-admin", "-n", "kube-system")));
+    });
+
+    it("the service-account controller still gives a new namespace its default ServiceAccount", async () => {
+        await server.apply(namespaceYaml("fresh"));
+        await until("the default ServiceAccount of namespace fresh", () =>
+            exists("serviceaccount", "default", "-n", "fresh"),
+        );
+    });
+
+    it("the aggregation controller still updates an aggregating ClusterRole; a user's update of it is refused", async () => {
+        const label = await kubectl("label", "clusterrole", "door-agg", "team=x");
+        assert.match(label.stderr, REFUSED);
+        const del = await kubectl("delete", "clusterrole", "door-member");
+        assert.strictEqual(del.code, 0, del.stderr);
+        await until("the aggregation controller to drop door-member's rules", async () => {
+            const r = await kubectl("get", "clusterrole", "door-agg", "-o", "jsonpath={.rules}");
+            return r.code === 0 && !/configmaps/.test(r.stdout);
         });
-        await server.apply(webhookConfiguration(`https://127.0.0.1:${port}`, caPem.toString("base64")));
-    });
-    after(async () => {
-        hook?.kill();
-        await hook?.exited;
-        await proxy?.close();
-        await server?.stop();
-        if (dir) removeTempDir(dir);
     });
 
-    const apply = async (docs: Doc[]) => {
-        const namespaces = namespacesOf(docs);
-        if (namespaces.length > 0) await server.apply(yaml(namespaces));
-        return server.kubectl(["apply", "-f", "-"], yaml(docs));
-    };
-    const production = (ns: string) => guideDocs("gitops-guide-example", "manifests/production/stack.yaml", ns);
-    const governed = (ns: string) => guideDocs("gitops-guide-governed", "manifests/production/stack.yaml", ns);
-
-    it("the API server presents its client certificate and is judged; a caller without one is refused at TLS", async () => {
-        const r = await apply(production("judged"));
-        assert.notStrictEqual(r.code, 0, r.stdout);
-        assert.match(r.stderr, /admission webhook "validate\.pko-guard\.dev" denied the request/);
-        assert.match(r.stderr, /pko-stack-no-cluster-admin: /);
-        const bare = await get(port, "/healthz", caPem).then(
-            (a) => `answered ${a.status}`,
-            (e: Error) => e.message,
+    it("a namespace is deleted whole: the update that drops an object's last finalizer is left free, a change of its spec is not", async () => {
+        const del = await kubectl("delete", "namespace", "leaving", "--wait=false");
+        assert.strictEqual(del.code, 0, del.stderr);
+        await until("the Stack to be marked for deletion", async () =>
+            /\S/.test(
+                (await kubectl("get", "stack", "app", "-n", "leaving", "-o", "jsonpath={.metadata.deletionTimestamp}"))
+                    .stdout,
+            ),
         );
-        assert.doesNotMatch(bare, /^answered/);
-        await until("the refusal logged", () => /"event":"tls.client_refused"/.test(logs));
-        const client = issueCert(clientCa, "someone", { dns: ["someone"] });
-        const pair = { cert: fs.readFileSync(client.cert), key: fs.readFileSync(client.key) };
-        // A caller with a certificate the CA signed is answered (the probes are on the health port).
-        assert.strictEqual((await get(port, "/validate", caPem, pair)).status, 405);
+        const change = await kubectl(
+            "patch",
+            "stack",
+            "app",
+            "-n",
+            "leaving",
+            "--type=merge",
+            "-p",
+            '{"spec":{"branch":"other"}}',
+        );
+        assert.match(change.stderr, REFUSED);
+        const release = await kubectl(
+            "patch",
+            "stack",
+            "app",
+            "-n",
+            "leaving",
+            "--type=merge",
+            "-p",
+            '{"metadata":{"finalizers":null}}',
+        );
+        assert.strictEqual(release.code, 0, release.stderr);
+        await until("namespace leaving to be gone", async () =>
+            /NotFound/.test((await kubectl("get", "namespace", "leaving")).stderr),
+        );
     });
 
-    it("an API server that hangs: reviews refused within the deadline, readiness false; resumed, it recovers by itself", async () => {
-        proxy.pause();
-        const stack = governed("hang").filter((d) => d.kind === "Stack" || d.kind === "ServiceAccount");
-        const first = await apply(stack);
-        assert.notStrictEqual(first.code, 0, first.stdout);
-        assert.match(
-            first.stderr,
-            /pko-guard-cluster-state: cluster state cannot be read \(.*did not answer before its deadline\)/,
+    it("the API server starts with it registered, re-creating the bootstrap RBAC it writes", async () => {
+        const role = ["clusterrole", "system:aggregate-to-view"];
+        const binding = ["rolebinding", "system::extension-apiserver-authentication-reader", "-n", "kube-system"];
+        assert.ok((await exists(...role)) && (await exists(...binding)), "bootstrap objects exist");
+        for (const what of [role, binding]) assert.strictEqual((await kubectl("delete", ...what)).code, 0);
+        assert.ok(!(await exists(...role)) && !(await exists(...binding)));
+        await server.restart();
+        await until(
+            "the bootstrap ClusterRole and kube-system RoleBinding to be re-created",
+            async () => (await exists(...role)) && (await exists(...binding)),
         );
-        // Not held behind the stuck reads: a second review is refused the same way, within its own deadline.
-        const second = await apply(stack);
-        assert.match(second.stderr, /pko-guard-cluster-state: cluster state cannot be read/);
-        await until("/readyz to say the reads fail", async () => {
-            const r = await get(healthPort, "/readyz", caPem);
-            return r.status === 503 && /fresh reads of the API server failing/.test(r.body);
-        });
-        assert.strictEqual((await get(healthPort, "/healthz", caPem)).status, 200);
-        proxy.resume();
-        await until("/readyz to recover", async () => (await get(healthPort, "/readyz", caPem)).status === 200);
-        const admitted = await apply(governed("after"));
-        assert.strictEqual(admitted.code, 0, admitted.stderr);
-        const denied = await apply(production("after"));
-        assert.notStrictEqual(denied.code, 0);
-        assert.match(denied.stderr, /pko-stack-no-cluster-admin: /);
-        assert.doesNotMatch(denied.stderr, /pko-guard-cluster-state/);
+        // Still registered and still refusing a user's write.
+        assert.match((await kubectl("create", "serviceaccount", "after-restart", "-n", "default")).stderr, REFUSED);
     });
 });

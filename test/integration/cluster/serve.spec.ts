@@ -7,6 +7,7 @@
  */
 import * as assert from "assert";
 import * as fs from "fs";
+import * as http from "http";
 import * as https from "https";
 import * as path from "path";
 import * as tls from "tls";
@@ -153,7 +154,7 @@ describe("the webhook's servers: authenticated and bounded", function () {
         // A review whose body is still arriving holds the only place.
         const body = review("Widget", "slow");
         let answered: Promise<Answer>;
-        const held = new Promise<https.ClientRequest>((resolve) => {
+        const held = new Promise<http.ClientRequest>((resolve) => {
             answered = new Promise<Answer>((done, fail) => {
                 const req = https.request(
                     {
