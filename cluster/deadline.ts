@@ -17,6 +17,7 @@
  * so that readiness recovers once the API server answers, even when no review arrives (a replica that is not
  * ready is sent none).
  */
+import { setMaxListeners } from "events";
 import { UnreadableObjectsError } from "./cache";
 import { KObject } from "./kinds";
 import { FreshList, SharedReads } from "./view";
@@ -107,6 +108,8 @@ export class FreshReads {
     /** The reads of one review: each fails once the review's deadline passes (the read left to its own). */
     forReview(): FreshList {
         const review = this.deadline(this.o.readTimeoutMs);
+        // Every read of the review listens on its deadline at once (a few dozen at most): not a leak.
+        setMaxListeners(200, review);
         return (kind, ns, name) =>
             withDeadline(`${describe(kind, ns, name)} (fresh read)`, review, () => this.shared.read(kind, ns, name));
     }

@@ -105,6 +105,21 @@ describe("cluster/deadline: fresh reads under deadlines, and their health", () =
         assert.doesNotMatch(third.message!, /pko-guard-cluster-state/);
     });
 
+    it("a review's many reads at once raise no listener warning (the webhook's stderr stays JSON lines)", async () => {
+        const warnings: string[] = [];
+        const onWarning = (w: Error) => warnings.push(w.name);
+        process.on("warning", onWarning);
+        try {
+            const reads = new FreshReads(async () => [], { readTimeoutMs: 60_000 });
+            const read = reads.forReview();
+            await Promise.all(Array.from({ length: 40 }, (_, i) => read("Stack", `ns${i}`)));
+            await new Promise((r) => setImmediate(r));
+        } finally {
+            process.off("warning", onWarning);
+        }
+        assert.deepStrictEqual(warnings, []);
+    });
+
     it("withDeadline fails at the deadline even when the work ignores the abort", async () => {
         const c = new AbortController();
         const never = withDeadline("a read", c.signal, () => new Promise<never>(() => undefined));
