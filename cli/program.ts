@@ -6,6 +6,7 @@
  *   pko-guard rules [--json]        the rule catalogue
  *   pko-guard explain RULE          what a rule checks, why, the fix, its config keys and an example that passes
  *   pko-guard init [FILE]           a pack config file with every policy and its defaults (+ FILE's .md notes)
+ *   pko-guard doctor [--profile check|gate|cluster|all]   each tool, its version, where it is from, how to install it
  *   pko-guard --version
  *   pko-guard check PATH... [--config FILE] [--report FORMAT=FILE ...] [--format FORMAT] [-v|--verbose]
  *                  [--fail-on-advisory] [--repo-root DIR] [--skip-unreadable] [--timeout SECONDS]
@@ -201,6 +202,27 @@ function initCommand(run: Run): Command {
         });
 }
 
+function doctorCommand(run: Run): Command {
+    return new Command("doctor")
+        .summary("list the tools check and gate use, and how to install a missing one")
+        .description(
+            "list each tool of the toolchain (kustomize, Helm, jsonnet, the Pulumi CLI, ...): its version, where it comes from (toolchain cache, PATH, missing) and the command that installs a missing one",
+        )
+        .option("--profile <profile>", "check, gate, cluster or all", profileName, "all")
+        .action((o: { profile: string }) => {
+            const { runDoctor } = require("./doctor") as typeof import("./doctor");
+            const r = runDoctor(o.profile as "all");
+            run.term.out.write(r.text);
+            run.code = r.code;
+        });
+}
+
+function profileName(v: string): string {
+    if (!["check", "gate", "cluster", "all"].includes(v))
+        throw new InvalidArgumentError("a profile is check, gate, cluster or all");
+    return v;
+}
+
 function webhookCommand(run: Run): Command {
     return new Command("webhook")
         .summary("serve a validating admission webhook")
@@ -300,6 +322,7 @@ export async function main(argv: string[], term: Terminal = processTerminal()): 
         rulesCommand(run),
         explainCommand(run),
         initCommand(run),
+        doctorCommand(run),
     ])
         program.addCommand(command.copyInheritedSettings(program));
     // `help NAME` of no command says so as `NAME` alone would (with commander's suggestion), not with the help.
