@@ -71,7 +71,7 @@ function gateCommand(run: Run): Command {
         .option("--timeout <seconds>", "preview timeout", timeoutSeconds, 1800)
         .exitOverride()
         .action(async (project: string, o: GateCliOptions) => {
-            const { errorSubject, runGate } = await import("./gate");
+            const { errorSubject, gateSummaryLine, runGate } = await import("./gate");
             const inputs = [
                 ...(o.config ? [o.config] : []),
                 path.join(project, "Pulumi.yaml"),
@@ -83,15 +83,17 @@ function gateCommand(run: Run): Command {
                 o,
                 inputs,
                 (message, durationMs) => errorSubject({ projectDir: project, stack: o.stack }, message, durationMs),
-                async () => ({
-                    subject: await runGate({
+                async () => {
+                    const { subject, plan } = await runGate({
                         projectDir: project,
                         stack: o.stack,
                         config: o.config,
                         failOnAdvisory: o.failOnAdvisory,
                         timeoutMs: o.timeout * 1000,
-                    }),
-                }),
+                        progress: (line) => run.term.err.write(line),
+                    });
+                    return { subject, summaryText: gateSummaryLine(subject, plan) };
+                },
             );
         });
 }
