@@ -1,12 +1,10 @@
 /**
- * The GitHub Action (action.yml at the repository root) and the pre-commit hook (.pre-commit-hooks.yaml), as
- * users run them:
+ * The GitHub Action (action.yml at the repository root), as users run it (the pre-commit hook's spec is
+ * test/integration/hooks/pre-commit.spec.ts):
  * - both workflow examples use the action (none installs pko-guard from a package registry) and lint clean with
  *   actionlint, which also checks every `with:` input against action.yml once `uses:` points at a local copy;
  * - the action installs pko-guard from its own checkout (`npm ci` in the action's folder) and its command step
  *   (action/run.sh) turns inputs into a command line, in a real repository layout, with a SARIF file for upload;
- * - the hook's entry runs the way pre-commit runs it: the script by its path in the hook repository, from the
- *   user's repository root, with the files the hook's `files`/`exclude` patterns select as arguments.
  */
 import * as assert from "assert";
 import { spawnSync } from "child_process";
@@ -37,7 +35,7 @@ function manifestRepo(root: string): string {
     return repo;
 }
 
-describe("the pko-guard GitHub Action and pre-commit hook", function () {
+describe("the pko-guard GitHub Action", function () {
     this.timeout(900000);
     let tmp: string;
     before(() => (tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-action-"))));
@@ -162,46 +160,5 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
         });
         assert.strictEqual(bad.status, 2);
         assert.match(bad.stdout, /^::error title=pko-guard::command must be check or gate$/m);
-    });
-
-    it("the pre-commit hook's entry, run as pre-commit runs it (selected files as arguments, from the repository root)", () => {
-        const hooks = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, ".pre-commit-hooks.yaml"), "utf8")) as {
-            id: string;
-            entry: string;
-            language: string;
-            files: string;
-            exclude: string;
-            pass_filenames?: boolean;
-        }[];
-        const hook = hooks.find((h) => h.id === "pko-guard-check")!;
-        assert.ok(hook, "a pko-guard-check hook");
-        // language: script: the entry is a script of this repository, run by its path inside pre-commit's clone.
-        assert.strictEqual(hook.language, "script");
-        assert.notStrictEqual(hook.pass_filenames, false);
-        const repo = manifestRepo(path.join(tmp, "hook"));
-        // pre-commit: the tracked files matching `files` and not `exclude` (Python regular expressions, searched).
-        const tracked = spawnSync("git", ["ls-files"], { cwd: repo, encoding: "utf8" }).stdout.trim().split("\n");
-        const files = tracked.filter((f) => new RegExp(hook.files).test(f) && !new RegExp(hook.exclude).test(f));
-        assert.deepStrictEqual(
-            files.filter((f) => f.startsWith(".") || f === "README.md"),
-            [],
-            "the workflow, pre-commit's own config and non-manifests are not given to check",
-        );
-        assert.ok(files.includes("manifests/production/stack.yaml"));
-        // pre-commit runs <its clone of this repository>/<entry> <files...>; here the clone is this checkout,
-        // already installed (the script's first-run `npm ci` is skipped when the install marker is there).
-        const [script, ...args] = hook.entry.split(/\s+/);
-        const exe = path.join(REPO_ROOT, script);
-        fs.mkdirSync(path.join(REPO_ROOT, "node_modules"), { recursive: true });
-        fs.writeFileSync(path.join(REPO_ROOT, "node_modules", ".pko-guard-installed"), "");
-        const env = { ...process.env, GITHUB_ACTIONS: "" };
-        const r = spawnSync(exe, [...args, ...files], { cwd: repo, encoding: "utf8", env });
-        assert.strictEqual(r.status, 1, `${r.stdout}${r.stderr}`);
-        assert.match(r.stdout, /manifests\/production\/stack\.yaml/);
-        assert.match(r.stdout, /pko-stack-prod-pinned-commit/);
-        // A commit that touches only a clean file passes.
-        const clean = spawnSync(exe, [...args, "manifests/preview/stack.yaml"], { cwd: repo, encoding: "utf8", env });
-        assert.strictEqual(clean.status, 0, `${clean.stdout}${clean.stderr}`);
-        assert.doesNotMatch(clean.stdout, /pko-stack-prod-pinned-commit/);
     });
 });
