@@ -206,7 +206,7 @@ function initCommand(run: Run): Command {
 
 function doctorCommand(run: Run): Command {
     return new Command("doctor")
-        .summary("list the tools check and gate use, and how to install a missing one")
+        .summary("the tools: version, source, install command")
         .description(
             "list each tool of the toolchain (kustomize, Helm, jsonnet, the Pulumi CLI, ...): its version, where it comes from (toolchain cache, PATH, missing) and the command that installs a missing one",
         )

@@ -119,4 +119,12 @@ describe("the pre-commit hook, run by pre-commit on a real repository", function
         assert.match(r.out, /pko-guard check\.+Passed/);
         assert.strictEqual(git(user, "log", "-1", "--format=%s"), "make every rule mandatory");
     });
+
+    it("a commit that touches no YAML, JSON or jsonnet skips the hook", () => {
+        fs.writeFileSync(path.join(user, "NOTES.md"), "notes\n");
+        git(user, "add", "NOTES.md");
+        const r = commit("add notes");
+        assert.strictEqual(r.status, 0, r.out);
+        assert.match(r.out, /pko-guard check\.+\(no files to check\)Skipped/);
+    });
 });
