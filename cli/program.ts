@@ -6,6 +6,7 @@
  *   pko-guard rules [--json]        the rule catalogue
  *   pko-guard explain RULE          what a rule checks, why, the fix, its config keys and an example that passes
  *   pko-guard init [FILE]           a pack config file with every policy and its defaults (+ FILE's .md notes)
+ *   pko-guard doctor [--profile check|gate|cluster|all]   each tool, its version, where it is from, how to install it
  *   pko-guard --version
  *   pko-guard check PATH... [--config FILE] [--report FORMAT=FILE ...] [--format FORMAT] [-v|--verbose]
  *                  [--fail-on-advisory] [--repo-root DIR] [--skip-unreadable] [--timeout SECONDS]
@@ -87,7 +88,7 @@ function gateCommand(run: Run): Command {
         .option("--timeout <seconds>", "preview timeout", timeoutSeconds, 1800)
         .exitOverride()
         .action(async (project: string, o: GateCliOptions) => {
-            const { errorSubject, runGate } = await import("./gate");
+            const { errorSubject, gateSummaryLine, runGate } = await import("./gate");
             const inputs = [
                 ...(o.config ? [o.config] : []),
                 path.join(project, "Pulumi.yaml"),
@@ -99,15 +100,17 @@ function gateCommand(run: Run): Command {
                 o,
                 inputs,
                 (message, durationMs) => errorSubject({ projectDir: project, stack: o.stack }, message, durationMs),
-                async () => ({
-                    subject: await runGate({
+                async () => {
+                    const { subject, plan } = await runGate({
                         projectDir: project,
                         stack: o.stack,
                         config: o.config,
                         failOnAdvisory: o.failOnAdvisory,
                         timeoutMs: o.timeout * 1000,
-                    }),
-                }),
+                        progress: (line) => run.term.err.write(line),
+                    });
+                    return { subject, summaryText: gateSummaryLine(subject, plan) };
+                },
             );
         });
 }
@@ -216,6 +219,27 @@ function initCommand(run: Run): Command {
             const notes = initConfig(file, o.force);
             run.term.out.write(`wrote ${file} and ${notes}\n`);
         });
+}
+
+function doctorCommand(run: Run): Command {
+    return new Command("doctor")
+        .summary("the tools: version, source, install command")
+        .description(
+            "list each tool of the toolchain (kustomize, Helm, jsonnet, the Pulumi CLI, ...): its version, where it comes from (toolchain cache, PATH, missing) and the command that installs a missing one",
+        )
+        .option("--profile <profile>", "check, gate, cluster or all", profileName, "all")
+        .action((o: { profile: string }) => {
+            const { runDoctor } = require("./doctor") as typeof import("./doctor");
+            const r = runDoctor(o.profile as "all");
+            run.term.out.write(r.text);
+            run.code = r.code;
+        });
+}
+
+function profileName(v: string): string {
+    if (!["check", "gate", "cluster", "all"].includes(v))
+        throw new InvalidArgumentError("a profile is check, gate, cluster or all");
+    return v;
 }
 
 function webhookCommand(run: Run): Command {
@@ -353,6 +377,7 @@ export async function main(argv: string[], term: Terminal = processTerminal()): 
         rulesCommand(run),
         explainCommand(run),
         initCommand(run),
+        doctorCommand(run),
     ])
         program.addCommand(command.copyInheritedSettings(program));
     // `help NAME` of no command says so as `NAME` alone would (with commander's suggestion), not with the help.

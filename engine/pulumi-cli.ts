@@ -35,11 +35,18 @@ export function userEnv(cli: PulumiCli): NodeJS.ProcessEnv {
     return extended(process.env, own);
 }
 
-interface EngineEvent {
+export interface EngineEvent {
     policyEvent?: { resourceUrn?: string; message: string; policyName: string; enforcementLevel: Level };
     diagnosticEvent?: { message: string; severity: string; urn?: string };
     policyRemediationEvent?: { resourceUrn?: string; policyName: string };
+    /** A step the engine is about to take on a resource (op: create, update, delete, replace, same, read, ...). */
+    resourcePreEvent?: { metadata?: { op?: string; urn?: string; type?: string } };
+    /** The end of the run: how many resources each operation touches (the plan's summary). */
+    summaryEvent?: { resourceChanges?: Record<string, number> };
 }
+
+/** The events that tell how a preview progresses (handed to a watcher as they come). */
+const PROGRESS_KEYS = ['"resourcePreEvent"', '"summaryEvent"'];
 
 /** Parses the engine's JSON event stream (one event per line; other lines are ignored). */
 export function parseEvents(text: string): EngineEvent[] {
@@ -64,7 +71,11 @@ export class EventReader {
     private readonly kept: EngineEvent[] = [];
     private diagnostics = 0;
 
-    constructor(private readonly all = false) {}
+    /** `watch` sees every progress event (resourcePreEvent, summaryEvent) as soon as its line is read. */
+    constructor(
+        private readonly all = false,
+        private readonly watch?: (e: EngineEvent) => void,
+    ) {}
 
     push(chunk: Buffer): void {
         const text = this.decoder.write(chunk);
@@ -88,6 +99,13 @@ export class EventReader {
 
     private line(l: string): void {
         if (l.trim() === "") return;
+        if (this.watch && PROGRESS_KEYS.some((k) => l.includes(k))) {
+            try {
+                this.watch(JSON.parse(l) as EngineEvent);
+            } catch {
+                // not an event line
+            }
+        }
         // Cheap test first: most lines are resource events, parsed only when they might matter.
         if (
             !this.all &&
@@ -179,10 +197,10 @@ export function policyArgs(pack: PolicyPackRef): string[] {
 export async function previewWithPack(
     s: StackRef,
     pack: PolicyPackRef,
-    o: { keepOutput?: boolean } = { keepOutput: true },
+    o: { keepOutput?: boolean; onProgress?: (e: EngineEvent) => void } = { keepOutput: true },
 ): Promise<PreviewResult> {
     const args = ["preview", "-s", s.stack, ...policyArgs(pack), "--json", "--non-interactive"];
-    const events = new EventReader();
+    const events = new EventReader(false, o.onProgress);
     const whole: Buffer[] = [];
     const r = await exec(s.cli.pulumi, args, {
         cwd: s.cwd,
