@@ -116,15 +116,40 @@ function evaluateRequest(
     hooks: Hooks,
 ): EvalRow[] {
     const rows: EvalRow[] = [];
+    const request = analyzerRequest(resources);
+    // A filtered run still runs the settings policy: it publishes this request's production settings, which
+    // the rules read (without it every Stack's classification would be unknown in a filtered run).
+    const runs = only && new Set([...only, SETTINGS_POLICY]);
+    for (const p of policies) {
+        if (runs && !runs.has(p.name)) continue;
+        const level = levelOf(config, p);
+        if (level === "disabled") continue;
+        const run = policyRun(p, level, config[p.name]?.properties ?? {}, rows);
+        if (hooks !== "stack" && isResourcePolicy(p)) runResourceHooks(p, request, run);
+        if (hooks !== "resource" && isStackPolicy(p)) runStackHook(p, request, run);
+    }
+    return rows;
+}
+
+/** What the SDK does not use in pko-guard's hooks, the same for every call. */
+const NO_OPTS = { protect: false, ignoreChanges: [], aliases: [], customTimeouts: {}, additionalSecretOutputs: [] };
+const isType = () => false;
+const asType = () => undefined;
+
+/** One request as the analyzer hands it to the policies: each resource's arguments, and one list for every stack hook. */
+interface AnalyzerRequest {
+    args: { type: string; name: string; urn: string; props: Record<string, unknown>; opts: typeof NO_OPTS }[];
+    stackResources: object[];
+}
+
+function analyzerRequest(resources: EvalResource[]): AnalyzerRequest {
     const args = resources.map((r) => ({
         type: r.type,
         name: r.name,
         urn: r.urn,
         props: sharedProps(r),
-        opts: { protect: false, ignoreChanges: [], aliases: [], customTimeouts: {}, additionalSecretOutputs: [] },
+        opts: NO_OPTS,
     }));
-    const isType = () => false;
-    const asType = () => undefined;
     // One list for every stack policy, as one AnalyzeStack request would give them.
     const stackResources = args.map((a) => ({
         type: a.type,
@@ -137,21 +162,27 @@ function evaluateRequest(
         dependencies: [],
         propertyDependencies: {},
     }));
-    // A filtered run still runs the settings policy: it publishes this request's production settings, which
-    // the rules read (without it every Stack's classification would be unknown in a filtered run).
-    const runs = only && new Set([...only, SETTINGS_POLICY]);
-    for (const p of policies) {
-        if (runs && !runs.has(p.name)) continue;
-        const level = levelOf(config, p);
-        if (level === "disabled") continue;
-        const properties = config[p.name]?.properties ?? {};
-        const getConfig = <T>() => properties as T;
-        const stackTags = new Map<string, string>();
-        const notApplicable = (reason?: string) => {
+    return { args, stackResources };
+}
+
+/** One policy's run: its config, how it reports into `rows`, and the analyzer's handling of what its hooks throw. */
+interface PolicyRun {
+    getConfig: <T>() => T;
+    notApplicable: (reason?: string) => never;
+    /** A reporter whose findings without a URN are about `fallbackUrn()` (policies report synchronously). */
+    report: (fallbackUrn: () => string) => DataReport;
+    /** Runs a hook about `urn` as the analyzer does. */
+    guard: (urn: string, run: () => void) => void;
+}
+
+function policyRun(p: Rule, level: Level, properties: Record<string, unknown>, rows: EvalRow[]): PolicyRun {
+    const push = rowPusher(p, level, rows);
+    return {
+        getConfig: <T>() => properties as T,
+        notApplicable: (reason?: string) => {
             throw Object.assign(new Error(reason ?? "not applicable"), { notApplicable: true });
-        };
-        // `fallbackUrn()`: the URN of the resource being judged when the reporter is called (policies report synchronously).
-        const report = (fallbackUrn: () => string): DataReport => {
+        },
+        report: (fallbackUrn) => {
             const out = ((message: string, urn?: string) =>
                 push(
                     decodeMessage(normalizeMessage(message, p.description)),
@@ -165,77 +196,79 @@ function evaluateRequest(
                     f.field,
                 );
             return out;
-        };
-        // A waived finding is at its true level, advisory, as the pack reports it through the engine (report.ts).
-        const push = (
-            facts: MessageFacts,
-            urn: string,
-            field: string | undefined,
-            at: Level = facts.waiver ? "advisory" : level,
-        ) => {
-            // Built by assignment, not as a spread literal: support/shapes.ts.
-            const r = row(p.name, urn, at, normalizeMessage(encodeMessage(facts), p.description)) as EvalRow;
-            r.facts = facts;
-            if (field !== undefined) r.field = field;
-            rows.push(r);
-        };
-        // What the analyzer does when a policy reads an unknown value: an advisory diagnostic, never a pass.
-        const guard = (urn: string, run: () => void) => {
-            try {
-                run();
-            } catch (e) {
-                if ((e as { notApplicable?: boolean }).notApplicable) return;
-                const { UnknownValueError } = policySdk();
-                const reason = e instanceof UnknownValueError ? "can't run policy during preview" : "policy failed";
-                push(
-                    decodeMessage(`${reason}: ${String((e as Error).message).split("\n")[0]}`),
-                    urn,
-                    undefined,
-                    e instanceof UnknownValueError ? "advisory" : "mandatory",
-                );
-            }
-        };
-        if (hooks !== "stack" && isResourcePolicy(p)) {
-            const validations = Array.isArray(p.validateResource) ? p.validateResource : [p.validateResource];
-            // One reporter for all of the policy's calls (not two closures made for each resource).
-            let judged = "";
-            const reportResource = report(() => judged);
-            for (const a of args) {
-                for (const validate of validations) {
-                    if (!validate) continue;
-                    const resourceArgs = {
-                        type: a.type,
-                        name: a.name,
-                        urn: a.urn,
-                        props: a.props,
-                        opts: a.opts,
-                        isType,
-                        asType,
-                        getConfig,
-                        notApplicable,
-                        stackTags,
-                        views,
-                    };
-                    judged = a.urn;
-                    guard(a.urn, () => validate(resourceArgs as never, reportResource));
-                }
-            }
-        }
-        if (hooks !== "resource" && isStackPolicy(p)) {
-            const stackArgs = {
-                resources: stackResources,
+        },
+        guard: (urn, run) => guarded(push, urn, run),
+    };
+}
+
+type PushRow = (facts: MessageFacts, urn: string, field: string | undefined, at?: Level) => void;
+
+/** Adds a policy's finding to `rows`; a waived finding is at its true level, advisory, as the pack reports it through the engine (report.ts). */
+function rowPusher(p: Rule, level: Level, rows: EvalRow[]): PushRow {
+    return (facts, urn, field, at = facts.waiver ? "advisory" : level) => {
+        // Built by assignment, not as a spread literal: support/shapes.ts.
+        const r = row(p.name, urn, at, normalizeMessage(encodeMessage(facts), p.description)) as EvalRow;
+        r.facts = facts;
+        if (field !== undefined) r.field = field;
+        rows.push(r);
+    };
+}
+
+/** What the analyzer does when a policy reads an unknown value: an advisory diagnostic, never a pass. */
+function guarded(push: PushRow, urn: string, run: () => void): void {
+    try {
+        run();
+    } catch (e) {
+        if ((e as { notApplicable?: boolean }).notApplicable) return;
+        const { UnknownValueError } = policySdk();
+        const reason = e instanceof UnknownValueError ? "can't run policy during preview" : "policy failed";
+        push(
+            decodeMessage(`${reason}: ${String((e as Error).message).split("\n")[0]}`),
+            urn,
+            undefined,
+            e instanceof UnknownValueError ? "advisory" : "mandatory",
+        );
+    }
+}
+
+/** Every resource through the policy's resource hooks, with the views every policy of the evaluation shares. */
+function runResourceHooks(p: Rule & ResourceValidationPolicy, request: AnalyzerRequest, run: PolicyRun): void {
+    const validations = Array.isArray(p.validateResource) ? p.validateResource : [p.validateResource];
+    const { getConfig, notApplicable } = run;
+    const stackTags = new Map<string, string>();
+    // One reporter for all of the policy's calls (not two closures made for each resource).
+    let judged = "";
+    const reportResource = run.report(() => judged);
+    for (const a of request.args) {
+        for (const validate of validations) {
+            if (!validate) continue;
+            const resourceArgs = {
+                type: a.type,
+                name: a.name,
+                urn: a.urn,
+                props: a.props,
+                opts: a.opts,
+                isType,
+                asType,
                 getConfig,
                 notApplicable,
-                stackTags: new Map(),
+                stackTags,
                 views,
             };
-            guard("", () =>
-                p.validateStack(
-                    stackArgs as never,
-                    report(() => ""),
-                ),
-            );
+            judged = a.urn;
+            run.guard(a.urn, () => validate(resourceArgs as never, reportResource));
         }
     }
-    return rows;
+}
+
+/** The program through the policy's stack hook. */
+function runStackHook(p: Rule & StackValidationPolicy, request: AnalyzerRequest, run: PolicyRun): void {
+    const { getConfig, notApplicable } = run;
+    const stackArgs = { resources: request.stackResources, getConfig, notApplicable, stackTags: new Map(), views };
+    run.guard("", () =>
+        p.validateStack(
+            stackArgs as never,
+            run.report(() => ""),
+        ),
+    );
 }
