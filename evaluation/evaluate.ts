@@ -136,7 +136,7 @@ const NO_OPTS = { protect: false, ignoreChanges: [], aliases: [], customTimeouts
 const isType = () => false;
 const asType = () => undefined;
 
-/** One request as the analyzer hands it to the policies: each resource's arguments, and one list for every stack hook. */
+/** One request as the analyzer hands it to the policies: each resource's arguments, one list for every stack hook. */
 interface AnalyzerRequest {
     args: { type: string; name: string; urn: string; props: Record<string, unknown>; opts: typeof NO_OPTS }[];
     stackResources: object[];
@@ -203,7 +203,10 @@ function policyRun(p: Rule, level: Level, properties: Record<string, unknown>, r
 
 type PushRow = (facts: MessageFacts, urn: string, field: string | undefined, at?: Level) => void;
 
-/** Adds a policy's finding to `rows`; a waived finding is at its true level, advisory, as the pack reports it through the engine (report.ts). */
+/**
+ * Adds a policy's finding to `rows`; a waived finding is at its true level, advisory, as the pack reports it through
+ * the engine (report.ts).
+ */
 function rowPusher(p: Rule, level: Level, rows: EvalRow[]): PushRow {
     return (facts, urn, field, at = facts.waiver ? "advisory" : level) => {
         // Built by assignment, not as a spread literal: support/shapes.ts.

@@ -10,8 +10,8 @@
  * `WithViews`), so that the first policy that reads something derives it and the others reuse it:
  * - an in-process evaluation (./evaluate.ts: `check`, the manifest leg, admission, audit) deserializes each
  *   resource once for every policy and makes one resource list for its stack hooks;
- * - the analyzer (a preview: index.ts serves its pack through `sharingRequests`) deserializes every input again for each policy, so the
- *   policies of one request read its first policy's inputs instead (`sharingRequests`); a request is known by what
+ * - the analyzer (a preview: index.ts serves its pack through `sharingRequests`) deserializes every input again for
+ *   each policy, so the policies of one request read its first policy's inputs instead; a request is known by what
  *   it is about and ends when another begins, at the latest with the turn of the event loop.
  * Why it is worth it, in figures: docs/benchmarks.md.
  */
