@@ -30,6 +30,11 @@ export interface EvalResource {
      * is then made once and reused by every evaluation that judges the same object.
      */
     immutable?: boolean;
+    /**
+     * The scope whose stack-level (cross-object) rules see it: resources of one scope are one program to those
+     * rules, as if each scope were its own preview (`check`: the cluster an object lands in). Unset: one scope.
+     */
+    scope?: string;
 }
 
 /**
@@ -124,18 +129,26 @@ function evaluateRequest(
     }));
     const isType = () => false;
     const asType = () => undefined;
-    // One list for every stack policy, as one AnalyzeStack request would give them.
-    const stackResources = args.map((a) => ({
-        type: a.type,
-        name: a.name,
-        urn: a.urn,
-        props: a.props,
-        opts: a.opts,
-        isType,
-        asType,
-        dependencies: [],
-        propertyDependencies: {},
-    }));
+    // One list a scope for every stack policy, as one AnalyzeStack request would give them.
+    const scopes = new Map<string | undefined, unknown[]>();
+    args.forEach((a, i) => {
+        const scope = resources[i].scope;
+        const stackResource = {
+            type: a.type,
+            name: a.name,
+            urn: a.urn,
+            props: a.props,
+            opts: a.opts,
+            isType,
+            asType,
+            dependencies: [],
+            propertyDependencies: {},
+        };
+        const list = scopes.get(scope);
+        if (list) list.push(stackResource);
+        else scopes.set(scope, [stackResource]);
+    });
+    const stackScopes = scopes.size > 0 ? [...scopes.values()] : [[]];
     // A filtered run still runs the settings policy: it publishes this request's production settings, which
     // the rules read (without it every Stack's classification would be unknown in a filtered run).
     const runs = only && new Set([...only, SETTINGS_POLICY]);
@@ -220,18 +233,20 @@ function evaluateRequest(
             }
         }
         if (hooks !== "resource" && isStackPolicy(p)) {
-            const stackArgs = {
-                resources: stackResources,
-                getConfig,
-                notApplicable,
-                stackTags: new Map(),
-            };
-            guard("", () =>
-                p.validateStack(
-                    stackArgs as never,
-                    report(() => ""),
-                ),
-            );
+            for (const stackResources of stackScopes) {
+                const stackArgs = {
+                    resources: stackResources,
+                    getConfig,
+                    notApplicable,
+                    stackTags: new Map(),
+                };
+                guard("", () =>
+                    p.validateStack(
+                        stackArgs as never,
+                        report(() => ""),
+                    ),
+                );
+            }
         }
     }
     return rows;

@@ -11,7 +11,7 @@
  * - name (identity): `Kind/namespace/name`, or `Kind/name` when the object sets no namespace (cluster-scoped
  *   objects, and namespaced objects whose namespace is chosen when applied: Argo CD's destination, `-n`);
  * - urn: `urn:pulumi:check::manifests::<type>::<identity>` (synthesized; no Pulumi stack exists).
- * Two objects with one identity are bad input (exit 2) naming both files.
+ * Identities are per cluster (./scopes.ts): one defined twice in one cluster is judged in each place and reported.
  *
  * Bad input is one line each, never the content of a file (a Secret's values never appear): invalid YAML
  * (file:line:column), a document that is not a mapping, an unreadable path, a named file that is binary or
@@ -33,7 +33,17 @@ import { RenderContext, RenderedStream, mappingOf } from "../render/render";
 import { KUSTOMIZATION_FILES, kustomizationFile, renderKustomize } from "../render/kustomize";
 import { isChart, renderHelm } from "../render/helm";
 import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
-import { LoadOptions, LoadResult, ManifestObject, emptyLoad, madeFrom } from "./manifest-objects";
+import {
+    LoadOptions,
+    LoadResult,
+    LocatedObject,
+    ManifestObject,
+    ObjectFields,
+    emptyLoad,
+    madeFrom,
+} from "./manifest-objects";
+import { scopeObjects } from "./scopes";
+import { destinationCluster } from "../argocd/destinations";
 import { originals, parseSource } from "../decode/manifest-yaml";
 
 /**
@@ -111,17 +121,8 @@ export function loadManifests(
         if (ctx.scratch?.dir) fs.rmSync(ctx.scratch.dir, { recursive: true, force: true });
     }
     unreadable(problems);
-    const seen = new Map<string, ManifestObject>();
-    for (const obj of out.objects) {
-        if (!obj.named) continue;
-        const prev = seen.get(obj.identity);
-        if (prev) {
-            throw new BadInputError(
-                `${obj.identity} is defined twice: ${prev.file}:${prev.line} and ${obj.file}:${obj.line} (an object's identity is Kind/namespace/name)`,
-            );
-        }
-        seen.set(obj.identity, obj);
-    }
+    // Identities are per cluster; one defined twice in a cluster is a finding on each definition (./scopes.ts).
+    out.duplicates = scopeObjects(out.objects);
     return extended(out, { repoRoot });
 }
 
@@ -227,13 +228,54 @@ export function runRepoRoot(paths: string[], o: Pick<LoadOptions, "repoRoot" | "
 
 const TRACKING_ID = "argocd.argoproj.io/tracking-id";
 
+/** The Application objects land by: its name, as shown, and its destination cluster (../argocd/destinations.ts). */
+interface AppLanding {
+    name: string;
+    shown: string;
+    cluster: string;
+}
+
+/** What an object was before any Application landed it, and the objects landing made of it (one a scope and identity). */
+const landings = new WeakMap<ManifestObject, { base: ObjectFields; landed: ManifestObject[] }>();
+
+/**
+ * Lands an object read from a file an Application syncs: in place the first time, and again in place for
+ * another Application that puts it at the same identity in the same cluster (the last one tracks it, as the
+ * folder's one object); for another cluster or namespace, a copy of the object as read is landed there (`add`).
+ */
+function landFileObject(x: ManifestObject, namespace: string | undefined, app: AppLanding, add: Placing["add"]): void {
+    const entry = landings.get(x);
+    if (!entry || !x.named) {
+        if (!entry) landings.set(x, { base: objectFields(x), landed: [x] });
+        land(x, namespace, app);
+        return;
+    }
+    const meta = record(entry.base.object.metadata) ?? {};
+    const lands =
+        namespace && x.named && (meta.namespace ?? "") === "" && !CLUSTER_SCOPED_KINDS.has(x.kind)
+            ? `${x.kind}/${namespace}/${String(meta.name)}`
+            : entry.base.identity;
+    const same = entry.landed.find((v) => (v.scope ?? "") === app.cluster && v.identity === lands);
+    if (same) return land(same, namespace, app);
+    const copy = new LocatedObject({ ...entry.base }, x);
+    entry.landed.push(copy);
+    land(copy, namespace, app);
+    add(copy);
+}
+
+function objectFields(x: ManifestObject): ObjectFields {
+    const { file, identity, type, urn, kind, object, read, named, repoPath, abs, syncedBy, scope } = x;
+    return { file, identity, type, urn, kind, object, read, named, repoPath, abs, syncedBy, scope };
+}
+
 /**
  * The object as it lands: in `namespace` when it is namespaced and names none, and marked as synced by the
  * Application `app` the way Argo CD v3 marks what it applies by default (annotation tracking,
  * `<app>:<group>/<Kind>:<namespace>/<name>`), so that rules know which Application manages it.
  */
-function land(o: ManifestObject, namespace: string | undefined, app: { name: string; shown: string }): void {
+function land(o: ManifestObject, namespace: string | undefined, app: AppLanding): void {
     o.syncedBy = `Application ${app.shown}`;
+    o.scope = app.cluster;
     if (!o.named) return;
     const meta = (o.object.metadata ?? {}) as Record<string, unknown>;
     const name = String(meta.name);
@@ -312,6 +354,7 @@ function placeApplications(
         readOne,
         readStream,
         fresh: () => emptyLoad(out.budget),
+        add: (x) => out.objects.push(x),
         merge: (from) => {
             for (const x of from.objects) {
                 out.objects.push(x);
@@ -340,6 +383,8 @@ interface Placing {
     fresh: () => LoadResult;
     /** Adds a load's objects (indexed by file) and counts to the run's. */
     merge: (from: LoadResult) => void;
+    /** Adds one object (a copy landed elsewhere: not indexed by file). */
+    add: (x: ManifestObject) => void;
 }
 
 /** ApplicationSets: the Applications they create are objects of the repository too. */
@@ -374,9 +419,10 @@ function expandApplicationSets(out: LoadResult, ctx: RenderContext): void {
 /** One Application: its sources rendered (or its files read) and their objects landed in its destination. */
 function placeApplication(app: ManifestObject, out: LoadResult, rendered: Set<string>, p: Placing): void {
     const meta = (app.object.metadata ?? {}) as Record<string, unknown>;
-    const appName = {
+    const appName: AppLanding = {
         name: String(meta.name),
         shown: `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}`,
+        cluster: destinationCluster(app.object),
     };
     const result = applicationOutput(app.object, p.ctx);
     markNotRendered(app, result.notes);
@@ -391,7 +437,8 @@ function placeApplication(app: ManifestObject, out: LoadResult, rendered: Set<st
             p.merge(extra);
         }
     }
-    for (const f of files) for (const x of p.byFile.get(f) ?? []) if (x !== app) land(x, result.namespace, appName);
+    for (const f of files)
+        for (const x of p.byFile.get(f) ?? []) if (x !== app) landFileObject(x, result.namespace, appName, p.add);
     for (const s of result.streams) {
         const extra = p.fresh();
         p.readStream(s, extra);

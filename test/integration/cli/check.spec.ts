@@ -321,15 +321,39 @@ describe("pko-guard check", function () {
             assertOneLine(skipped, /^pko-guard: skipped m\/huge\.yaml: larger than 16 MiB; not read$/, 0);
         });
 
-        it("two objects with one identity name both files", () => {
+        it("two objects with one identity are no bad input: both judged, an advisory finding on each naming both files", () => {
             const sa = "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: webapp\n  namespace: pulumi\n";
             write("m/a.yaml", sa);
             write("m/b/c.yaml", `---\n${sa}`);
-            const r = check(["m"], tmp);
-            assertOneLine(
-                r,
-                /^pko-guard: ServiceAccount\/pulumi\/webapp is defined twice: m\/a\.yaml:1 and m\/b\/c\.yaml:2 /,
+            const r = check(["m", "--format", "json"], tmp);
+            assert.strictEqual(r.code, 0, r.stderr);
+            const rows = JSON.parse(r.stdout).projects[0].findings as Record<string, unknown>[];
+            assert.deepStrictEqual(
+                rows.map((x) => [x.policy, x.resource, x.file, x.line, x.level, x.status]),
+                [
+                    [
+                        "pko-guard-duplicate-object",
+                        "ServiceAccount/pulumi/webapp",
+                        "m/a.yaml",
+                        1,
+                        "advisory",
+                        "advisory",
+                    ],
+                    [
+                        "pko-guard-duplicate-object",
+                        "ServiceAccount/pulumi/webapp",
+                        "m/b/c.yaml",
+                        2,
+                        "advisory",
+                        "advisory",
+                    ],
+                ],
             );
+            assert.match(
+                String(rows[0].message),
+                /defined 2 times in the files no Application syncs: "m\/a\.yaml:1", "m\/b\/c\.yaml:2"; /,
+            );
+            assert.strictEqual(check(["m", "--fail-on-advisory"], tmp).code, 1);
         });
 
         it("a governed kind without metadata.name", () => {
