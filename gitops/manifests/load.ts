@@ -43,6 +43,7 @@ import {
     madeFrom,
 } from "./manifest-objects";
 import { scopeObjects } from "./scopes";
+import { CONFIG_FILE, walkFilter } from "./exclude";
 import { destinationCluster } from "../argocd/destinations";
 import { originals, parseSource } from "../decode/manifest-yaml";
 
@@ -66,7 +67,9 @@ export function loadManifests(
         show: (abs) => repoPathOf(abs) ?? shownName(abs),
         scratch: {},
         cluster: o.cluster,
+        repository: o.repository,
     };
+    const skip = walkFilter(repoRoot, o.exclude);
     /** Folders that need rendering, found by walking or named directly. */
     const roots: string[] = [];
     let stdinRead = false;
@@ -90,7 +93,7 @@ export function loadManifests(
         if (stat.isDirectory()) {
             const files: string[] = [];
             try {
-                walk(abs, new Set(), files, roots, problems);
+                walk(abs, new Set(), files, roots, problems, skip);
             } catch (e) {
                 if (!(e instanceof BadInputError)) throw e;
                 problems.push(e.message);
@@ -98,7 +101,7 @@ export function loadManifests(
             for (const f of files) readOne(f, true);
         } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
             roots.push(path.dirname(abs));
-        } else {
+        } else if (abs !== path.join(repoRoot, CONFIG_FILE)) {
             readOne(abs, false);
         }
     }
@@ -175,7 +178,13 @@ export interface RunFile {
  * no folder or file that needs rendering; undefined otherwise, or when a path cannot be read (loadManifests then
  * says why, as ever).
  */
-export function plainRunFiles(paths: string[], cwd: string): RunFile[] | undefined {
+export function plainRunFiles(
+    paths: string[],
+    cwd: string,
+    repoRoot: string,
+    exclude?: string[],
+): RunFile[] | undefined {
+    const skip = walkFilter(repoRoot, exclude);
     const files: RunFile[] = [];
     try {
         for (const p of paths) {
@@ -185,12 +194,12 @@ export function plainRunFiles(paths: string[], cwd: string): RunFile[] | undefin
             if (stat.isDirectory()) {
                 const found: string[] = [];
                 const roots: string[] = [];
-                walk(abs, new Set(), found, roots);
+                walk(abs, new Set(), found, roots, undefined, skip);
                 if (roots.length > 0) return undefined;
                 for (const f of found) files.push({ abs: f, fromFolder: true });
             } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
                 return undefined;
-            } else {
+            } else if (abs !== path.join(repoRoot, CONFIG_FILE)) {
                 files.push({ abs, fromFolder: false });
             }
         }

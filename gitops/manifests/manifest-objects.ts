@@ -6,6 +6,7 @@
 import { BadInputError } from "../../support/errors";
 import { EvalResource } from "../../evaluation/evaluate";
 import { ClusterCapabilities } from "../render/capabilities";
+import type { CheckedRepository } from "../argocd/repo-url";
 import { policies } from "../../policies/index";
 import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/origin";
 import { extended } from "../../support/shapes";
@@ -87,6 +88,13 @@ export interface LoadOptions {
     skipUnreadable?: boolean;
     /** The destination cluster Helm is told about (default: gitops/render/capabilities.ts DEFAULT_CAPABILITIES). */
     cluster?: ClusterCapabilities;
+    /** Globs of paths (repository-relative) that walking folders leaves out (./exclude.ts). */
+    exclude?: string[];
+    /**
+     * The repository checked: an Application source is read only when its repoURL names it
+     * (gitops/argocd/repo-url.ts). Unset: every source path is read (the harness's fixtures).
+     */
+    repository?: CheckedRepository;
 }
 
 export interface Source {
