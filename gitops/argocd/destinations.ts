@@ -23,9 +23,13 @@ export function destinationCluster(app: Record<string, unknown>): string {
     return NO_CLUSTER;
 }
 
-/** A scope as messages show it: `cluster "https://..."`, or what no Application syncs. */
-export function describeScope(scope: string): string {
-    if (scope === NO_CLUSTER) return "in the files no Application syncs";
+/**
+ * A scope as messages show it: `cluster "https://..."`, or what no Application syncs (`synced`: some of its
+ * objects are synced by an Application that names no destination cluster).
+ */
+export function describeScope(scope: string, synced = false): string {
+    if (scope === NO_CLUSTER)
+        return synced ? "among the objects of no destination cluster" : "in the files no Application syncs";
     const shown = scope.startsWith("name:") ? scope.slice("name:".length) : scope;
     return `in cluster ${JSON.stringify(shown)}`;
 }

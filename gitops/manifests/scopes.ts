@@ -53,7 +53,10 @@ function place(o: ManifestObject): string {
 export function duplicateRows(groups: ManifestObject[][]): EvalRow[] {
     const rows: EvalRow[] = [];
     for (const group of groups) {
-        const where = describeScope(group[0].scope ?? NO_CLUSTER);
+        const where = describeScope(
+            group[0].scope ?? NO_CLUSTER,
+            group.some((o) => o.syncedBy !== undefined),
+        );
         // One text for every definition (so they sort together, in read order), naming each place.
         const text =
             `${group[0].identity} is defined ${group.length} times ${where}: ${group.map(place).join(", ")}; ` +
