@@ -9,13 +9,16 @@
 import * as path from "path";
 import { isatty } from "tty";
 import { packConfig } from "../evaluation/pack-config";
-import { Finding } from "../evaluation/rows";
+import { Finding, Notice } from "../evaluation/rows";
 import { escapeText } from "../support/escape";
 import { BadInputError, BadInputsError } from "../support/errors";
 import { STDIN_FILE } from "../reports/location";
 import { ProjectSubject, ReportObject, errorProjectSubject } from "../reports/subject";
 import { judgeRows, waiverNotices } from "../evaluation/judge";
-import { Skip } from "../gitops/manifests/manifest-objects";
+import { ManifestObject, Skip } from "../gitops/manifests/manifest-objects";
+import { runRepoRoot } from "../gitops/manifests/load";
+import { checkedRepository, unknownRepositoryNotice } from "../gitops/manifests/repository";
+import type { CheckedRepository } from "../gitops/argocd/repo-url";
 import { CheckedManifests, checkManifests } from "../gitops/manifests/parallel";
 import { progressLine } from "../support/progress";
 import { clusterCapabilities } from "../gitops/render/capabilities";
@@ -42,6 +45,13 @@ export interface CheckOptions {
     threads?: number;
     /** Where progress goes on a terminal (default standard error; nothing when it is not a terminal). */
     progress?: NodeJS.WriteStream;
+    /** Globs (repository-relative) of what walking folders leaves out (--exclude, the configuration file's `exclude`). */
+    exclude?: string[];
+    /**
+     * URLs declared as this repository (--repository, `repositories`): with the origin remote, what an Application
+     * source's repoURL must name to be read here. Unset: no repository check (every source path is read).
+     */
+    repositories?: { url: string; from: string }[];
 }
 
 export interface CheckSummary {
@@ -80,6 +90,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
     shown.show(`pko-guard check: reading ${escapeText(o.paths.join(" "))}`);
     let load: CheckedManifests["load"];
     let findings: Finding[];
+    const repository = o.repositories && checkedRepository(runRepoRoot(o.paths, o), o.repositories);
     try {
         const checked = await checkManifests(
             o.paths,
@@ -90,6 +101,8 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
                 timeoutMs: o.timeoutMs,
                 skipUnreadable: o.skipUnreadable,
                 cluster: clusterCapabilities(o),
+                exclude: o.exclude,
+                repository,
             },
             config,
             {
@@ -134,12 +147,19 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
         programFile: named[0]?.abs ?? (named[0] ? STDIN_FILE : path.join(load.repoRoot, "manifests")),
         root: load.repoRoot,
         findings,
-        notices: waiverNotices(config, findings),
+        notices: [...waiverNotices(config, findings), ...repositoryNotices(repository, load.objects)],
         outcome: findings.some((f) => f.status === "blocking") ? "fail" : "pass",
         durationMs: Date.now() - started,
         objects: named.filter((x) => x.read).map((x) => objectRef(x.object)),
     };
     return { subject, summary };
+}
+
+/** The one notice of a run with Applications whose repository's URL is not known (gitops/manifests/repository.ts). */
+function repositoryNotices(repository: CheckedRepository | undefined, objects: ManifestObject[]): Notice[] {
+    const notice = repository && unknownRepositoryNotice(repository);
+    if (!notice || !objects.some((x) => x.kind === "Application" || x.kind === "ApplicationSet")) return [];
+    return [{ level: "advisory", message: notice }];
 }
 
 /**

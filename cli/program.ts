@@ -10,6 +10,7 @@
  *   pko-guard --version
  *   pko-guard check PATH... [--config FILE] [--report FORMAT=FILE ...] [--format FORMAT] [-v|--verbose]
  *                  [--fail-on-advisory] [--repo-root DIR] [--skip-unreadable] [--timeout SECONDS]
+ *                  [--exclude GLOB ...] [--repository URL ...] [--print-config]   (over .pko-guard.yaml: ./check-config.ts)
  *   pko-guard webhook --cert FILE --key FILE [--client-ca FILE] [--host ADDR] [--port N] [--health-port N]
  *                    [--kubeconfig FILE] [--context NAME] [--config FILE] [--warn-only] [--read-timeout SECONDS]
  *                    [--max-body-bytes N] [--max-concurrent N]
@@ -41,10 +42,13 @@ interface GateCliOptions extends ReportingOptions {
 
 interface CheckCliOptions extends ReportingOptions {
     repoRoot?: string;
-    skipUnreadable: boolean;
-    timeout: number;
+    skipUnreadable?: boolean;
+    timeout?: number;
     kubeVersion?: string;
     apiVersions: string[];
+    exclude: string[];
+    repository: string[];
+    printConfig: boolean;
 }
 
 /** A repeatable option's values, in order. */
@@ -115,18 +119,9 @@ function gateCommand(run: Run): Command {
         });
 }
 
-function checkCommand(run: Run): Command {
-    return reportingOptions(
-        new Command("check")
-            .summary("check Kubernetes manifests (a GitOps repository)")
-            .description(
-                "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
-            )
-            .argument(
-                "<paths...>",
-                "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input",
-            ),
-    )
+/** check's own options (besides the reporting ones): each can also be set in .pko-guard.yaml (./check-config.ts). */
+function checkOptions(command: Command): Command {
+    return command
         .option(
             "--repo-root <dir>",
             "repository root that Argo CD Application source paths are relative to (default: the git top level)",
@@ -134,13 +129,11 @@ function checkCommand(run: Run): Command {
         .option(
             "--skip-unreadable",
             "skip a folder's oversized, undecodable (not UTF-8/UTF-16) and non-regular files with a line each, instead of failing",
-            false,
         )
         .option(
             "--timeout <seconds>",
-            "time allowed for rendering kustomizations, charts and jsonnet",
+            "time allowed for rendering kustomizations, charts and jsonnet (default: 300)",
             timeoutSeconds,
-            300,
         )
         .option(
             "--kube-version <version>",
@@ -152,9 +145,52 @@ function checkCommand(run: Run): Command {
             collect,
             [] as string[],
         )
+        .option(
+            "--exclude <glob>",
+            "leave paths matching GLOB out of the folders read (repeatable)",
+            collect,
+            [] as string[],
+        )
+        .option(
+            "--repository <url>",
+            "a URL of this repository besides its origin remote: Application sources naming it are read here (repeatable)",
+            collect,
+            [] as string[],
+        )
+        .option(
+            "--print-config",
+            "print the settings in force (.pko-guard.yaml, options, defaults) and where each comes from",
+            false,
+        );
+}
+
+function checkCommand(run: Run): Command {
+    return checkOptions(
+        reportingOptions(
+            new Command("check")
+                .summary("check Kubernetes manifests (a GitOps repository)")
+                .description(
+                    "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
+                )
+                .argument(
+                    "[paths...]",
+                    "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input",
+                ),
+        ),
+    )
         .exitOverride()
-        .action(async (paths: string[], o: CheckCliOptions) => {
+        .action(async (paths: string[], o: CheckCliOptions, command: Command) => {
+            if (paths.length === 0 && !o.printConfig)
+                command.error("error: missing required argument 'paths'", {
+                    exitCode: 2,
+                    code: "commander.missingArgument",
+                });
             const { checkErrorSubject, runCheck, checkSummaryLine } = await import("./check");
+            const { checkFlags, checkSettings, printedConfig, settingsOptions } = await import("./check-config");
+            if (o.printConfig) {
+                run.term.out.write(printedConfig(checkSettings(paths.length > 0 ? paths : ["."], checkFlags(o))));
+                return;
+            }
             mark("command");
             run.code = await runJudged(
                 run.term,
@@ -162,20 +198,11 @@ function checkCommand(run: Run): Command {
                 [...paths, ...(o.config ? [o.config] : [])],
                 (message, durationMs) => checkErrorSubject(paths, message, durationMs, o.repoRoot),
                 async () => {
-                    const result = await runCheck({
-                        paths,
-                        // Large repositories are judged on several threads, each running this command's file.
-                        workerEntry: process.argv[1],
-                        config: o.config,
-                        failOnAdvisory: o.failOnAdvisory,
-                        repoRoot: o.repoRoot,
-                        skipUnreadable: o.skipUnreadable,
-                        timeoutMs: o.timeout * 1000,
-                        kubeVersion: o.kubeVersion,
-                        apiVersions: o.apiVersions,
-                    });
-                    for (const s of result.summary.skipped)
-                        run.term.err.write(`pko-guard: skipped ${escapeText(s.file)}: ${escapeText(s.reason)}\n`);
+                    // Large repositories are judged on several threads, each running this command's file.
+                    const settings = checkSettings(paths, checkFlags(o));
+                    const result = await runCheck(settingsOptions(paths, settings, process.argv[1]));
+                    for (const x of result.summary.skipped)
+                        run.term.err.write(`pko-guard: skipped ${escapeText(x.file)}: ${escapeText(x.reason)}\n`);
                     for (const n of result.summary.notRendered) run.term.err.write(`pko-guard: ${escapeText(n)}\n`);
                     return { subject: result.subject, summaryText: checkSummaryLine(result) };
                 },

@@ -29,6 +29,11 @@ export interface EvalResource {
      * is then made once and reused by every evaluation that judges the same object.
      */
     immutable?: boolean;
+    /**
+     * The scope whose stack-level (cross-object) rules see it: resources of one scope are one program to those
+     * rules, as if each scope were its own preview (`check`: the cluster an object lands in). Unset: one scope.
+     */
+    scope?: string;
 }
 
 /**
@@ -136,10 +141,11 @@ const NO_OPTS = { protect: false, ignoreChanges: [], aliases: [], customTimeouts
 const isType = () => false;
 const asType = () => undefined;
 
-/** One request as the analyzer hands it to the policies: each resource's arguments, one list for every stack hook. */
+/** One request as the analyzer hands it to the policies: each resource's arguments, one list a scope for the stack hooks. */
 interface AnalyzerRequest {
     args: { type: string; name: string; urn: string; props: Record<string, unknown>; opts: typeof NO_OPTS }[];
-    stackResources: object[];
+    /** The resources of each scope: one program to the stack hooks (EvalResource.scope). */
+    stackScopes: object[][];
 }
 
 function analyzerRequest(resources: EvalResource[]): AnalyzerRequest {
@@ -150,19 +156,26 @@ function analyzerRequest(resources: EvalResource[]): AnalyzerRequest {
         props: sharedProps(r),
         opts: NO_OPTS,
     }));
-    // One list for every stack policy, as one AnalyzeStack request would give them.
-    const stackResources = args.map((a) => ({
-        type: a.type,
-        name: a.name,
-        urn: a.urn,
-        props: a.props,
-        opts: a.opts,
-        isType,
-        asType,
-        dependencies: [],
-        propertyDependencies: {},
-    }));
-    return { args, stackResources };
+    // One list a scope for every stack policy, as one AnalyzeStack request would give them.
+    const scopes = new Map<string | undefined, object[]>();
+    args.forEach((a, i) => {
+        const stackResource = {
+            type: a.type,
+            name: a.name,
+            urn: a.urn,
+            props: a.props,
+            opts: a.opts,
+            isType,
+            asType,
+            dependencies: [],
+            propertyDependencies: {},
+        };
+        const scope = resources[i].scope;
+        const list = scopes.get(scope);
+        if (list) list.push(stackResource);
+        else scopes.set(scope, [stackResource]);
+    });
+    return { args, stackScopes: scopes.size > 0 ? [...scopes.values()] : [[]] };
 }
 
 /** One policy's run: its config, how it reports into `rows`, and the analyzer's handling of what its hooks throw. */
@@ -264,14 +277,16 @@ function runResourceHooks(p: Rule & ResourceValidationPolicy, request: AnalyzerR
     }
 }
 
-/** The program through the policy's stack hook. */
+/** The program through the policy's stack hook, once a scope. */
 function runStackHook(p: Rule & StackValidationPolicy, request: AnalyzerRequest, run: PolicyRun): void {
     const { getConfig, notApplicable } = run;
-    const stackArgs = { resources: request.stackResources, getConfig, notApplicable, stackTags: new Map(), views };
-    run.guard("", () =>
-        p.validateStack(
-            stackArgs as never,
-            run.report(() => ""),
-        ),
-    );
+    for (const resources of request.stackScopes) {
+        const stackArgs = { resources, getConfig, notApplicable, stackTags: new Map(), views };
+        run.guard("", () =>
+            p.validateStack(
+                stackArgs as never,
+                run.report(() => ""),
+            ),
+        );
+    }
 }

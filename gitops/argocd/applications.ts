@@ -37,6 +37,7 @@ import {
 } from "./application-sources";
 import { withOverrides } from "./source-overrides";
 import { list, record, str } from "../../support/records";
+import { isThisRepository } from "./repo-url";
 
 type Obj = Record<string, unknown>;
 
@@ -68,18 +69,55 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
     const out: ApplicationOutput = { files: [], streams: [], rendered: [], renders: 0, notes: [], namespace };
     const sources = spec.sources !== undefined ? list(spec.sources).map(record) : [record(spec.source)];
     const refs = new Map<string, string>();
-    for (const s of sources) if (s && typeof s.ref === "string") refs.set(s.ref, ctx.repoRoot);
+    const fieldOf = (i: number) => (spec.sources !== undefined ? `spec.sources[${i}]` : "spec.source");
+    // A `ref` source of another repository: its `$ref/...` files are that repository's, never read here.
+    const foreignRefs = new Map<string, string>();
+    for (const [i, s] of sources.entries()) {
+        if (!s || typeof s.ref !== "string") continue;
+        const other = otherRepository(s, fieldOf(i), ctx);
+        if (other) foreignRefs.set(s.ref, fieldOf(i));
+        else refs.set(s.ref, ctx.repoRoot);
+        if (other && typeof s.path !== "string" && typeof s.chart !== "string")
+            out.notes.push(`${other}, so its files ($${s.ref}/...) are not read`);
+    }
     const owner: SourceOwner = { name: appName, who: `Application ${JSON.stringify(appName)}`, namespace, refs };
     for (const [i, source] of sources.entries()) {
-        const field = spec.sources !== undefined ? `spec.sources[${i}]` : "spec.source";
+        const field = fieldOf(i);
         if (!source) {
             if (spec.sources !== undefined || spec.source !== undefined)
                 out.notes.push(`${field} is not an object, so what it applies is not known`);
             continue;
         }
+        const foreign = list(record(source.helm)?.valueFiles).find(
+            (f) => typeof f === "string" && foreignRefs.has(/^\$([^/]+)\//.exec(f)?.[1] ?? ""),
+        );
+        if (typeof foreign === "string") {
+            const ref = /^\$([^/]+)\//.exec(foreign)![1];
+            out.notes.push(
+                `${field}.helm.valueFiles: ${JSON.stringify(foreign)} is a file of ${foreignRefs.get(ref)}, another repository, which check does not read`,
+            );
+            continue;
+        }
         renderSource(source, field, owner, ctx, out, app);
     }
     return out;
+}
+
+/**
+ * Why a source is not read from the checked repository (its `repoURL` names another one: ./repo-url.ts), as a
+ * note naming the field; undefined when it is this repository, or when the caller knows no repository (the
+ * harness's fixtures are folders of this repository, not repositories of their own).
+ */
+function otherRepository(source: Obj, field: string, ctx: RenderContext): string | undefined {
+    if (!ctx.repository) return undefined;
+    const url = source.repoURL;
+    if (typeof url !== "string" || url.trim() === "") return `${field}.repoURL is not set`;
+    if (isThisRepository(ctx.repository, url)) return undefined;
+    const known =
+        ctx.repository.urls.length === 0
+            ? "; this repository's URL is not known (no origin remote, none declared)"
+            : "";
+    return `${field}.repoURL ${JSON.stringify(url)} is another repository than the one checked${known}`;
 }
 
 /** One source (at `field`) rendered into `out` by its type, or named in `out.notes` when check cannot render it. */
@@ -99,6 +137,11 @@ function renderSource(
         return;
     }
     if (typeof source.path !== "string") return; // a `ref` source of value files only
+    const other = otherRepository(source, field, ctx);
+    if (other) {
+        out.notes.push(`${other}, so ${JSON.stringify(source.path)} is not read from this one`);
+        return;
+    }
     const dir = path.resolve(ctx.repoRoot, source.path);
     const rel = path.relative(ctx.repoRoot, dir);
     if (rel.startsWith("..") || path.isAbsolute(rel) || !fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {

@@ -9,6 +9,7 @@ import { PackConfig } from "../../evaluation/pack-config";
 import { Row, sortRows } from "../../evaluation/rows";
 import { STDIN_FILE } from "./files";
 import { LoadResult, ManifestObject, evalResources } from "./manifest-objects";
+import { duplicateRows } from "./scopes";
 
 /**
  * The field a row points at: the one the rule gave, else the first field path its message names (messages
@@ -56,7 +57,7 @@ export function locatedRow(
 /** Evaluates loaded manifests with a reconciled config; rows located at file:line:column, with their findings' facts. */
 export function evaluateManifests(load: LoadResult, config: PackConfig): LocatedRow[] {
     const byUrn = new Map<string, ManifestObject>(load.objects.map((o) => [o.urn, o]));
-    const rows = evaluatePack(evalResources(load.objects), config);
+    const rows = [...evaluatePack(evalResources(load.objects), config), ...duplicateRows(load.duplicates ?? [])];
     return sortRows<LocatedRow>(
         rows.map((r) => {
             const obj = byUrn.get(r.urn);

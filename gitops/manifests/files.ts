@@ -157,7 +157,14 @@ export function readStdin(fd = 0): string {
  * a Helm chart) is never read as raw files: it goes to `roots` instead. A broken symbolic link or a folder that
  * cannot be read below `dir` is bad input: thrown, or with `problems`, kept there and the walk goes on.
  */
-export function walk(dir: string, seen: Set<string>, out: string[], roots: string[], problems?: string[]): void {
+export function walk(
+    dir: string,
+    seen: Set<string>,
+    out: string[],
+    roots: string[],
+    problems?: string[],
+    skip?: (abs: string) => boolean,
+): void {
     let real: string;
     try {
         real = fs.realpathSync(dir);
@@ -178,6 +185,7 @@ export function walk(dir: string, seen: Set<string>, out: string[], roots: strin
     }
     for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
         const p = path.join(dir, e.name);
+        if (skip?.(p)) continue; // excluded (./exclude.ts)
         let isDir = e.isDirectory();
         try {
             if (e.isSymbolicLink()) {
@@ -187,7 +195,8 @@ export function walk(dir: string, seen: Set<string>, out: string[], roots: strin
                     throw new BadInputError(`${p}: broken symbolic link`);
                 }
             }
-            if (isDir && !e.name.startsWith(".") && e.name !== "node_modules") walk(p, seen, out, roots, problems);
+            if (isDir && !e.name.startsWith(".") && e.name !== "node_modules")
+                walk(p, seen, out, roots, problems, skip);
         } catch (err) {
             if (!problems || !(err instanceof BadInputError)) throw err;
             problems.push(err.message);

@@ -11,7 +11,7 @@
  * - name (identity): `Kind/namespace/name`, or `Kind/name` when the object sets no namespace (cluster-scoped
  *   objects, and namespaced objects whose namespace is chosen when applied: Argo CD's destination, `-n`);
  * - urn: `urn:pulumi:check::manifests::<type>::<identity>` (synthesized; no Pulumi stack exists).
- * Two objects with one identity are bad input (exit 2) naming both files.
+ * Identities are per cluster (./scopes.ts): one defined twice in one cluster is judged in each place and reported.
  *
  * Bad input is one line each, never the content of a file (a Secret's values never appear): invalid YAML
  * (file:line:column), a document that is not a mapping, an unreadable path, a named file that is binary or
@@ -35,7 +35,18 @@ import { RenderContext, RenderedStream, mappingOf } from "../render/render";
 import { KUSTOMIZATION_FILES, kustomizationFile, renderKustomize } from "../render/kustomize";
 import { isChart, renderHelm } from "../render/helm";
 import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
-import { LoadOptions, LoadResult, ManifestObject, emptyLoad, madeFrom } from "./manifest-objects";
+import {
+    LoadOptions,
+    LoadResult,
+    LocatedObject,
+    ManifestObject,
+    ObjectFields,
+    emptyLoad,
+    madeFrom,
+} from "./manifest-objects";
+import { scopeObjects } from "./scopes";
+import { CONFIG_FILE, walkFilter } from "./exclude";
+import { destinationCluster } from "../argocd/destinations";
 import { originals, parseSource } from "../decode/manifest-yaml";
 
 /**
@@ -58,7 +69,9 @@ export function loadManifests(
         show: (abs) => repoPathOf(abs) ?? shownName(abs),
         scratch: {},
         cluster: o.cluster,
+        repository: o.repository,
     };
+    const skip = walkFilter(repoRoot, o.exclude);
     /** Folders that need rendering, found by walking or named directly. */
     const roots: string[] = [];
     let stdinRead = false;
@@ -82,7 +95,7 @@ export function loadManifests(
         if (stat.isDirectory()) {
             const files: string[] = [];
             try {
-                walk(abs, new Set(), files, roots, problems);
+                walk(abs, new Set(), files, roots, problems, skip);
             } catch (e) {
                 if (!(e instanceof BadInputError)) throw e;
                 problems.push(e.message);
@@ -90,7 +103,7 @@ export function loadManifests(
             for (const f of files) readOne(f, true);
         } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
             roots.push(path.dirname(abs));
-        } else {
+        } else if (abs !== path.join(repoRoot, CONFIG_FILE)) {
             readOne(abs, false);
         }
     }
@@ -113,17 +126,8 @@ export function loadManifests(
         if (ctx.scratch?.dir) fs.rmSync(ctx.scratch.dir, { recursive: true, force: true });
     }
     unreadable(problems);
-    const seen = new Map<string, ManifestObject>();
-    for (const obj of out.objects) {
-        if (!obj.named) continue;
-        const prev = seen.get(obj.identity);
-        if (prev) {
-            throw new BadInputError(
-                `${obj.identity} is defined twice: ${prev.file}:${prev.line} and ${obj.file}:${obj.line} (an object's identity is Kind/namespace/name)`,
-            );
-        }
-        seen.set(obj.identity, obj);
-    }
+    // Identities are per cluster; one defined twice in a cluster is a finding on each definition (./scopes.ts).
+    out.duplicates = scopeObjects(out.objects);
     return extended(out, { repoRoot });
 }
 
@@ -176,7 +180,13 @@ export interface RunFile {
  * no folder or file that needs rendering; undefined otherwise, or when a path cannot be read (loadManifests then
  * says why, as ever).
  */
-export function plainRunFiles(paths: string[], cwd: string): RunFile[] | undefined {
+export function plainRunFiles(
+    paths: string[],
+    cwd: string,
+    repoRoot: string,
+    exclude?: string[],
+): RunFile[] | undefined {
+    const skip = walkFilter(repoRoot, exclude);
     const files: RunFile[] = [];
     try {
         for (const p of paths) {
@@ -186,12 +196,12 @@ export function plainRunFiles(paths: string[], cwd: string): RunFile[] | undefin
             if (stat.isDirectory()) {
                 const found: string[] = [];
                 const roots: string[] = [];
-                walk(abs, new Set(), found, roots);
+                walk(abs, new Set(), found, roots, undefined, skip);
                 if (roots.length > 0) return undefined;
                 for (const f of found) files.push({ abs: f, fromFolder: true });
             } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
                 return undefined;
-            } else {
+            } else if (abs !== path.join(repoRoot, CONFIG_FILE)) {
                 files.push({ abs, fromFolder: false });
             }
         }
@@ -229,13 +239,54 @@ export function runRepoRoot(paths: string[], o: Pick<LoadOptions, "repoRoot" | "
 
 const TRACKING_ID = "argocd.argoproj.io/tracking-id";
 
+/** The Application objects land by: its name, as shown, and its destination cluster (../argocd/destinations.ts). */
+interface AppLanding {
+    name: string;
+    shown: string;
+    cluster: string;
+}
+
+/** What an object was before any Application landed it, and the objects landing made of it (one a scope and identity). */
+const landings = new WeakMap<ManifestObject, { base: ObjectFields; landed: ManifestObject[] }>();
+
+/**
+ * Lands an object read from a file an Application syncs: in place the first time, and again in place for
+ * another Application that puts it at the same identity in the same cluster (the last one tracks it, as the
+ * folder's one object); for another cluster or namespace, a copy of the object as read is landed there (`add`).
+ */
+function landFileObject(x: ManifestObject, namespace: string | undefined, app: AppLanding, add: Placing["add"]): void {
+    const entry = landings.get(x);
+    if (!entry || !x.named) {
+        if (!entry) landings.set(x, { base: objectFields(x), landed: [x] });
+        land(x, namespace, app);
+        return;
+    }
+    const meta = record(entry.base.object.metadata) ?? {};
+    const lands =
+        namespace && x.named && (meta.namespace ?? "") === "" && !CLUSTER_SCOPED_KINDS.has(x.kind)
+            ? `${x.kind}/${namespace}/${String(meta.name)}`
+            : entry.base.identity;
+    const same = entry.landed.find((v) => (v.scope ?? "") === app.cluster && v.identity === lands);
+    if (same) return land(same, namespace, app);
+    const copy = new LocatedObject({ ...entry.base }, x);
+    entry.landed.push(copy);
+    land(copy, namespace, app);
+    add(copy);
+}
+
+function objectFields(x: ManifestObject): ObjectFields {
+    const { file, identity, type, urn, kind, object, read, named, repoPath, abs, syncedBy, scope } = x;
+    return { file, identity, type, urn, kind, object, read, named, repoPath, abs, syncedBy, scope };
+}
+
 /**
  * The object as it lands: in `namespace` when it is namespaced and names none, and marked as synced by the
  * Application `app` the way Argo CD v3 marks what it applies by default (annotation tracking,
  * `<app>:<group>/<Kind>:<namespace>/<name>`), so that rules know which Application manages it.
  */
-function land(o: ManifestObject, namespace: string | undefined, app: { name: string; shown: string }): void {
+function land(o: ManifestObject, namespace: string | undefined, app: AppLanding): void {
     o.syncedBy = `Application ${app.shown}`;
+    o.scope = app.cluster;
     if (!o.named) return;
     const meta = (o.object.metadata ?? {}) as Record<string, unknown>;
     const name = String(meta.name);
@@ -315,6 +366,7 @@ function placeApplications(
         readOne,
         readStream,
         fresh: () => emptyLoad(out.budget),
+        add: (x) => out.objects.push(x),
         merge: (from) => {
             for (const x of from.objects) {
                 out.objects.push(x);
@@ -359,6 +411,8 @@ interface Placing {
     fresh: () => LoadResult;
     /** Adds a load's objects (indexed by file) and counts to the run's. */
     merge: (from: LoadResult) => void;
+    /** Adds one object (a copy landed elsewhere: not indexed by file). */
+    add: (x: ManifestObject) => void;
 }
 
 /** ApplicationSets (`sets`, default: all of the load's): the Applications they create are objects too; returns those. */
@@ -412,9 +466,10 @@ function placeApplication(
 ): ManifestObject[] {
     const meta = (app.object.metadata ?? {}) as Record<string, unknown>;
     const shown = `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}`;
-    const appName = {
+    const appName: AppLanding = {
         name: String(meta.name),
         shown: [shown, ...[...tree.via].reverse()].join(" via "),
+        cluster: destinationCluster(app.object),
     };
     const added: ManifestObject[] = [];
     const applied = (x: ManifestObject) => {
@@ -444,7 +499,7 @@ function placeApplication(
     for (const f of files)
         for (const x of p.byFile.get(f) ?? [])
             if (x !== app && !tree.unapplied.has(x)) {
-                if (applied(x)) land(x, result.namespace, appName);
+                if (applied(x)) landFileObject(x, result.namespace, appName, p.add);
                 else tree.unapplied.add(x);
             }
     for (const s of result.streams) {

@@ -6,10 +6,12 @@
 import { BadInputError } from "../../support/errors";
 import { EvalResource } from "../../evaluation/evaluate";
 import { ClusterCapabilities } from "../render/capabilities";
+import type { CheckedRepository } from "../argocd/repo-url";
 import { policies } from "../../policies/index";
 import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/origin";
 import { extended } from "../../support/shapes";
 import { record } from "../../support/records";
+import { viewScope } from "../argocd/destinations";
 import { Place, fieldSegments, findNode, placeNode, placeStart, startOf } from "../decode/field-positions";
 
 /** Kinds some pko-guard rule reads (`<group>/<Kind>`, from each rule's `about.reads`); other objects are counted, never reported. */
@@ -41,6 +43,11 @@ export interface ManifestObject extends Location {
     syncedBy?: string;
     /** The file it was read from (absolute), for matching directory sources. */
     abs?: string;
+    /**
+     * The cluster it lands in (gitops/argocd/destinations.ts): the destination of the Application that syncs it;
+     * unset for objects no Application syncs, which share one scope.
+     */
+    scope?: string;
 }
 
 export interface Skip {
@@ -59,6 +66,8 @@ export interface LoadResult {
     notRendered: string[];
     /** What aliases have added so far in this run (bounded by MAX_ALIAS_EXPANSION). */
     budget: { aliasNodes: number };
+    /** Identities defined more than once in one scope: each group's definitions, in read order (./scopes.ts). */
+    duplicates?: ManifestObject[][];
 }
 
 /** A load with nothing read yet, counting aliases against `budget` (its own, or a run's it shares). */
@@ -79,6 +88,13 @@ export interface LoadOptions {
     skipUnreadable?: boolean;
     /** The destination cluster Helm is told about (default: gitops/render/capabilities.ts DEFAULT_CAPABILITIES). */
     cluster?: ClusterCapabilities;
+    /** Globs of paths (repository-relative) that walking folders leaves out (./exclude.ts). */
+    exclude?: string[];
+    /**
+     * The repository checked: an Application source is read only when its repoURL names it
+     * (gitops/argocd/repo-url.ts). Unset: every source path is read (the harness's fixtures).
+     */
+    repository?: CheckedRepository;
 }
 
 export interface Source {
@@ -249,7 +265,18 @@ class FilePlace {
 /** What a manifest object is apart from its location. */
 export type ObjectFields = Pick<
     ManifestObject,
-    "file" | "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "repoPath" | "abs" | "syncedBy"
+    | "file"
+    | "identity"
+    | "type"
+    | "urn"
+    | "kind"
+    | "object"
+    | "read"
+    | "named"
+    | "repoPath"
+    | "abs"
+    | "syncedBy"
+    | "scope"
 >;
 
 /**
@@ -269,6 +296,7 @@ export class LocatedObject implements ManifestObject {
     repoPath?: string;
     abs?: string;
     syncedBy?: string;
+    scope?: string;
 
     constructor(
         fields: ObjectFields,
@@ -285,6 +313,7 @@ export class LocatedObject implements ManifestObject {
         this.repoPath = fields.repoPath;
         this.abs = fields.abs;
         this.syncedBy = fields.syncedBy;
+        this.scope = fields.scope;
     }
 
     get line(): number {
@@ -311,7 +340,15 @@ export function madeFrom(
     return new LocatedObject({ file: from.file, repoPath: from.repoPath, abs: from.abs, ...own }, from);
 }
 
-/** The resources the evaluator gets: every named object, as the provider would register it. */
+/** The resources the evaluator gets: every named object, as the provider would register it, in its view's scope. */
 export function evalResources(objects: ManifestObject[]): EvalResource[] {
-    return objects.filter((o) => o.named).map((o) => ({ type: o.type, name: o.identity, urn: o.urn, props: o.object }));
+    return objects
+        .filter((o) => o.named)
+        .map((o) => ({
+            type: o.type,
+            name: o.identity,
+            urn: o.urn,
+            props: o.object,
+            scope: viewScope(o.object, o.scope),
+        }));
 }

@@ -150,7 +150,7 @@ export async function checkManifests(
     } catch {
         return single(paths, o, config, par.onLoaded);
     }
-    const files = plainRunFiles(paths, cwd);
+    const files = plainRunFiles(paths, cwd, repoRoot, o.exclude);
     if (!files || files.length < 2) return single(paths, o, config, par.onLoaded, repoRoot);
     const sizes = files.map((f) => {
         try {

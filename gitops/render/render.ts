@@ -15,6 +15,7 @@ import * as path from "path";
 import { BadInputError } from "../../support/errors";
 import { firstKubeYamlValue } from "../decode/kube-yaml";
 import { ClusterCapabilities } from "./capabilities";
+import type { CheckedRepository } from "../argocd/repo-url";
 import { RepoContext } from "./repo-tree";
 import { INSTALL_HINT, ToolName, findTool } from "./tools";
 import { extended } from "../../support/shapes";
@@ -38,6 +39,11 @@ export interface RenderContext extends RepoContext {
     scratch?: { dir?: string };
     /** The destination cluster's version and APIs, as Argo CD tells Helm (default: a cluster serving PKO and Argo CD). */
     cluster?: ClusterCapabilities;
+    /**
+     * The repository checked: Application sources whose repoURL names another are not read (gitops/argocd/repo-url.ts).
+     * Unset: every source's path is read from the repository root (the harness's fixtures).
+     */
+    repository?: CheckedRepository;
 }
 
 /** No network for rendering tools: every proxy points at a closed port, and git never prompts. */

@@ -31,6 +31,9 @@ function manifestRepo(root: string): string {
     fs.writeFileSync(path.join(repo, ".pre-commit-config.yaml"), "repos: []\n");
     fs.writeFileSync(path.join(repo, "README.md"), "# infra\n");
     assert.strictEqual(spawnSync("git", ["init", "-q", "."], { cwd: repo }).status, 0);
+    // What its Applications name as their repository (check reads only sources of this repository).
+    const origin = ["remote", "add", "origin", "https://github.com/myorg/webapp-manifests.git"];
+    assert.strictEqual(spawnSync("git", origin, { cwd: repo }).status, 0);
     assert.strictEqual(spawnSync("git", ["add", "-A"], { cwd: repo }).status, 0);
     return repo;
 }

@@ -57,6 +57,8 @@ describe("pko-guard check", function () {
                 "applications",
                 "--repo-root",
                 ".",
+                "--repository",
+                "https://github.com/myorg/webapp-manifests.git",
                 "--report",
                 "json=out/r.json",
                 "--report",
@@ -148,7 +150,10 @@ describe("pko-guard check", function () {
         // The fixture's manifests folder is the repository its Applications' paths are relative to (inside this
         // repository's checkout, naming it is what a user does); read from elsewhere, their folders are not this
         // repository's and argocd-app-rendered fails closed.
-        const r = check([GOVERNED, "--repo-root", GOVERNED], tmp);
+        const r = check(
+            [GOVERNED, "--repo-root", GOVERNED, "--repository", "https://github.com/myorg/webapp-manifests.git"],
+            tmp,
+        );
         assert.strictEqual(r.code, 0, r.stderr + r.stdout);
         assert.match(r.stdout, /0 violation\(s\), 0 blocking: PASS/);
     });
@@ -218,12 +223,15 @@ describe("pko-guard check", function () {
         const stack = (env: string, prod: boolean) =>
             `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: webapp-${env}\n  namespace: pulumi\nspec:\n  stack: myorg/webapp/${env}\n  projectRepo: https://github.com/myorg/webapp\n  ${prod ? "commit: 2b0889718d3e63feeb6079ccd5e4488d8601e353" : "branch: main"}\n  destroyOnFinalize: true\n`;
         const app = (env: string) =>
-            `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: webapp-${env}\n  namespace: argocd\nspec:\n  source:\n    path: manifests/${env}\n  destination:\n    namespace: pulumi\n  syncPolicy:\n    automated:\n      prune: true\n`;
+            `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: webapp-${env}\n  namespace: argocd\nspec:\n  source:\n    repoURL: https://github.com/myorg/webapp\n    path: manifests/${env}\n  destination:\n    namespace: pulumi\n  syncPolicy:\n    automated:\n      prune: true\n`;
         write("repo/manifests/production/stack.yaml", stack("production", true));
         write("repo/manifests/staging/stack.yaml", stack("staging", false));
         write("repo/applications/production.yaml", app("production"));
         write("repo/applications/staging.yaml", app("staging"));
-        const r = check([".", "--repo-root", ".", "--report", "json=r.json"], path.join(tmp, "repo"));
+        const r = check(
+            [".", "--repo-root", ".", "--repository", "https://github.com/myorg/webapp", "--report", "json=r.json"],
+            path.join(tmp, "repo"),
+        );
         const rows = JSON.parse(fs.readFileSync(path.join(tmp, "repo", "r.json"), "utf8")).projects[0].findings.filter(
             (x: { policy: string }) => x.policy === "argocd-app-pko-sync-order",
         );
@@ -321,15 +329,39 @@ describe("pko-guard check", function () {
             assertOneLine(skipped, /^pko-guard: skipped m\/huge\.yaml: larger than 16 MiB; not read$/, 0);
         });
 
-        it("two objects with one identity name both files", () => {
+        it("two objects with one identity are no bad input: both judged, an advisory finding on each naming both files", () => {
             const sa = "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: webapp\n  namespace: pulumi\n";
             write("m/a.yaml", sa);
             write("m/b/c.yaml", `---\n${sa}`);
-            const r = check(["m"], tmp);
-            assertOneLine(
-                r,
-                /^pko-guard: ServiceAccount\/pulumi\/webapp is defined twice: m\/a\.yaml:1 and m\/b\/c\.yaml:2 /,
+            const r = check(["m", "--format", "json"], tmp);
+            assert.strictEqual(r.code, 0, r.stderr);
+            const rows = JSON.parse(r.stdout).projects[0].findings as Record<string, unknown>[];
+            assert.deepStrictEqual(
+                rows.map((x) => [x.policy, x.resource, x.file, x.line, x.level, x.status]),
+                [
+                    [
+                        "pko-guard-duplicate-object",
+                        "ServiceAccount/pulumi/webapp",
+                        "m/a.yaml",
+                        1,
+                        "advisory",
+                        "advisory",
+                    ],
+                    [
+                        "pko-guard-duplicate-object",
+                        "ServiceAccount/pulumi/webapp",
+                        "m/b/c.yaml",
+                        2,
+                        "advisory",
+                        "advisory",
+                    ],
+                ],
             );
+            assert.match(
+                String(rows[0].message),
+                /defined 2 times in the files no Application syncs: "m\/a\.yaml:1", "m\/b\/c\.yaml:2"; /,
+            );
+            assert.strictEqual(check(["m", "--fail-on-advisory"], tmp).code, 1);
         });
 
         it("a governed kind without metadata.name", () => {
@@ -595,7 +627,7 @@ describe("pko-guard check", function () {
                 "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: web\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://github.com/org/manifests\n    path: apps/web\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: pulumi\n",
             );
             const repo = path.join(outer, "manifests-repo");
-            const nested = check(["."], repo);
+            const nested = check([".", "--repository", "https://github.com/org/manifests"], repo);
             assert.strictEqual(nested.code, 1, nested.stderr);
             assert.ok(
                 nested.stderr.includes(
@@ -604,7 +636,7 @@ describe("pko-guard check", function () {
                 nested.stderr,
             );
             assert.match(nested.stdout, /argocd-app-rendered/);
-            const rooted = check([".", "--repo-root", "."], repo);
+            const rooted = check([".", "--repo-root", ".", "--repository", "https://github.com/org/manifests"], repo);
             assert.ok(!rooted.stderr.includes("not a folder of this repository"), rooted.stderr);
             assert.doesNotMatch(rooted.stdout, /argocd-app-rendered/);
         });

@@ -133,6 +133,7 @@ describe("PolicyReport output", function () {
         const repo = path.join(tmp, "repo");
         fs.cpSync(path.join(REPO_ROOT, "fixtures", "gitops-guide-example", "manifests"), repo, { recursive: true });
         spawnSync("git", ["init", "-q", "."], { cwd: repo });
+        spawnSync("git", ["remote", "add", "origin", "https://github.com/myorg/webapp-manifests.git"], { cwd: repo });
         const out = path.join(tmp, "reports", "policyreport.yaml");
         const r = spawnSync(
             process.execPath,

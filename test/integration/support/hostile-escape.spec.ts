@@ -81,8 +81,8 @@ describe("one escape for human-facing output (issue 19 item 2)", function () {
             fs.writeFileSync(path.join(tmp, "repo", `b${evil}`), stack("dup", "x\n::error::PWNED"));
             fs.writeFileSync(path.join(tmp, "repo", `c${evil}`), stack("dup", "x\n::error::PWNED"));
             const r = pkoGuard(["check", "repo", "--format", "github"], { cwd: tmp });
-            assert.strictEqual(r.code, 2, r.stderr);
-            assert.match(r.stderr, /is defined twice/);
+            assert.strictEqual(r.code, 1, r.stderr);
+            assert.match(r.stdout, /pko-guard-duplicate-object/);
             assertInert("stderr", r.stderr);
             assertInert("stdout", r.stdout);
             fs.rmSync(path.join(tmp, "repo", `c${evil}`));

@@ -113,7 +113,7 @@ describe("the CLI bundle", function () {
             process.execPath,
             [
                 "-e",
-                `require(${JSON.stringify(path.join(REPO_ROOT, "bin", "support", "fatal.js"))}); const { runCheck } = require(${JSON.stringify(path.join(REPO_ROOT, "bin", "cli", "check.js"))}); runCheck({ paths: [${JSON.stringify(GUIDE)}], failOnAdvisory: false }).then((r) => process.stdout.write(JSON.stringify(r.subject.findings)))`,
+                `require(${JSON.stringify(path.join(REPO_ROOT, "bin", "support", "fatal.js"))}); const { runCheck } = require(${JSON.stringify(path.join(REPO_ROOT, "bin", "cli", "check.js"))}); runCheck({ paths: [${JSON.stringify(GUIDE)}], failOnAdvisory: false, repositories: [] }).then((r) => process.stdout.write(JSON.stringify(r.subject.findings)))`,
             ],
             { encoding: "utf8", cwd: tmp, timeout: 60000 },
         );

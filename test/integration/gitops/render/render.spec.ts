@@ -36,7 +36,9 @@ describe("pko-guard check renders what Argo CD renders", function () {
         fs.writeFileSync(f, text);
     };
     const check = (args: string[], env: NodeJS.ProcessEnv = process.env) => {
-        const r = spawnSync(process.execPath, [CLI, "check", "--repo-root", ".", ...args], {
+        // The Applications below name this repository https://example.com/repo.git (no origin remote here).
+        const repo = ["--repository", "https://example.com/repo.git"];
+        const r = spawnSync(process.execPath, [CLI, "check", "--repo-root", ".", ...repo, ...args], {
             cwd: tmp,
             encoding: "utf8",
             env,
@@ -602,7 +604,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
             ]),
             [
                 ["Application/argocd/remote", "spec.sources[0]", "blocking"],
-                ["Application/argocd/remote", "spec.sources[1].path", "blocking"],
+                ["Application/argocd/remote", "spec.sources[1].repoURL", "blocking"],
                 ["Application/argocd/remote", "spec.sources[2].plugin", "blocking"],
             ],
         );

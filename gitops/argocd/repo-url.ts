@@ -1,0 +1,55 @@
+/**
+ * Which repository an Application source reads: `check` reads a source from the checked repository only when its
+ * `repoURL` is this repository (the `origin` remote, or a URL the user declares as the same repository); any
+ * other repository's path is not read, even when a folder of that name exists here (argocd-app-rendered then
+ * fails closed, naming the field). check judges the working tree as it is: `targetRevision` is not read (a
+ * branch, tag or commit of this repository is what its CI checks out).
+ *
+ * URLs are compared as Argo CD compares repositories (util/git `NormalizeGitURL`: the scp form
+ * `git@host:owner/repo` read as `ssh://git@host/owner/repo`, a trailing `.git` dropped), and beyond it across
+ * schemes, as one repository is reached by HTTPS and by SSH: what is compared is the host (lower case, without
+ * user information, without the scheme's default port) and the path (without a trailing `/` or `.git`; its case
+ * kept, as a git server may tell `Repo` from `repo`).
+ */
+
+const DEFAULT_PORTS: Record<string, string> = { "https:": "443", "http:": "80", "ssh:": "22", "git:": "9418" };
+
+/** `host/path` of a git repository URL (the comparison key), or undefined when it is not one. */
+export function normalizeRepoUrl(raw: string): string | undefined {
+    let text = raw.trim();
+    if (text === "") return undefined;
+    // The scp form `[user@]host:path` (no scheme; a colon before any slash), as git reads it.
+    const scp = /^(?:[^@/:]+@)?([^@/:]+):(?!\/\/)(.+)$/.exec(text);
+    if (scp && !/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) text = `ssh://${scp[1]}/${scp[2].replace(/^\/+/, "")}`;
+    let url: URL;
+    try {
+        url = new URL(text.replace(/^git\+ssh:/i, "ssh:").replace(/^ssh\+git:/i, "ssh:"));
+    } catch {
+        return undefined;
+    }
+    if (!["https:", "http:", "ssh:", "git:", "file:"].includes(url.protocol)) return undefined;
+    const host = url.hostname.toLowerCase();
+    const port = url.port !== "" && url.port !== DEFAULT_PORTS[url.protocol] ? `:${url.port}` : "";
+    let repoPath = decodeURIComponent(url.pathname).replace(/\/+$/, "");
+    if (repoPath.toLowerCase().endsWith(".git")) repoPath = repoPath.slice(0, -".git".length);
+    repoPath = repoPath.replace(/\/+$/, "").replace(/^\/+/, "");
+    if (url.protocol !== "file:" && (host === "" || repoPath === "")) return undefined;
+    return `${url.protocol === "file:" ? "file://" : ""}${host}${port}/${repoPath}`;
+}
+
+/** The repository `check` judges: the URLs that name it (normalized), and where each came from. */
+export interface CheckedRepository {
+    /** Each URL that names this repository, as given, with where it came from (`origin remote`, a file, a flag). */
+    urls: { url: string; from: string }[];
+}
+
+/** Whether `repoURL` names the checked repository. */
+export function isThisRepository(repo: CheckedRepository, repoURL: string): boolean {
+    const key = normalizeRepoUrl(repoURL);
+    return key !== undefined && repo.urls.some((u) => normalizeRepoUrl(u.url) === key);
+}
+
+/** A URL as shown to users: without user information (a remote's URL can hold a token). */
+export function shownUrl(url: string): string {
+    return url.trim().replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, "$1");
+}

@@ -1,0 +1,46 @@
+/**
+ * The repository `check` judges, as Application sources name it (gitops/argocd/repo-url.ts): the `origin`
+ * remote of the git repository whose top level is the repository root, plus the URLs the user declares as the
+ * same repository (`repositories:` of the configuration file, `--repository`). When the root is not a git top
+ * level (a folder inside another repository, a copy without `.git`) or has no `origin`, only declared URLs
+ * count: with none, no Application source is read from this folder (each fails closed), and the run says so
+ * once (a notice), rather than guess which repository the folder is.
+ */
+import { execFileSync } from "child_process";
+import * as fs from "fs";
+import { CheckedRepository } from "../argocd/repo-url";
+import { gitTopLevel } from "./files";
+
+/** The `origin` remote's URL of the git repository whose top level is `repoRoot`, if any. */
+export function originRemote(repoRoot: string): string | undefined {
+    const top = gitTopLevel(repoRoot);
+    if (top === undefined) return undefined;
+    try {
+        if (fs.realpathSync(top) !== fs.realpathSync(repoRoot)) return undefined;
+        const url = execFileSync("git", ["remote", "get-url", "origin"], {
+            cwd: repoRoot,
+            stdio: ["ignore", "pipe", "ignore"],
+            encoding: "utf8",
+            maxBuffer: 64 * 1024,
+        }).trim();
+        return url === "" ? undefined : url;
+    } catch {
+        return undefined;
+    }
+}
+
+/** The checked repository: its origin remote (when the root is a git top level), then the declared URLs. */
+export function checkedRepository(repoRoot: string, declared: { url: string; from: string }[]): CheckedRepository {
+    const origin = originRemote(repoRoot);
+    return { urls: [...(origin !== undefined ? [{ url: origin, from: "origin remote" }] : []), ...declared] };
+}
+
+/** The one notice of a run whose repository's URL is not known (no origin remote, none declared). */
+export function unknownRepositoryNotice(repo: CheckedRepository): string | undefined {
+    if (repo.urls.length > 0) return undefined;
+    return (
+        "this repository's URL is not known (the repository root is not a git top level with an origin remote, " +
+        "and no URL is declared): no Application source is read from it, each fails closed; declare it under " +
+        "repositories: in .pko-guard.yaml, or with --repository URL"
+    );
+}
