@@ -4,6 +4,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { PolicyPack } from "@pulumi/policy";
 import { buildPolicies } from "./policies";
+import { sharingRequests } from "./evaluation/request-cache";
 
 // @pulumi/policy reads the pack's version from `package.json` in the current directory, and a host may
 // start the pack from the user's project folder: work from the folder of the pack's own package.json
@@ -17,5 +18,6 @@ function packHome(start: string): string | undefined {
 const home = packHome(__dirname);
 if (home && home !== process.cwd()) process.chdir(home);
 
-// The pack's policies, built here with their settings channel: the settings policy first, then every rule.
-new PolicyPack("pko-guard", { policies: buildPolicies() });
+// The pack's policies, built here with their settings channel (the settings policy first, then every rule), and
+// sharing what their rules derive within each request (evaluation/request-cache.ts).
+new PolicyPack("pko-guard", { policies: sharingRequests(buildPolicies()) });

@@ -21,6 +21,7 @@ import { performance } from "perf_hooks";
 import * as readline from "readline";
 import { Policies } from "@pulumi/policy";
 import { policies } from "../policies";
+import { sharingRequests } from "../evaluation/request-cache";
 import { TestResourceLike } from "./types";
 
 const analyzerPb = require("@pulumi/pulumi/proto/analyzer_pb");
@@ -64,8 +65,8 @@ function invoke(handler: Handler, request: unknown): Promise<any> {
     return new Promise((resolve, reject) => handler({ request }, (err, res) => (err ? reject(err) : resolve(res))));
 }
 
-/** The SDK's own Analyze / AnalyzeStack handlers over the pack's policies (no server is started). */
-export function sdkHandlers(pack: Policies = policies): { analyze: Handler; analyzeStack: Handler } {
+/** The SDK's own Analyze / AnalyzeStack handlers over the pack's policies as index.ts serves them (no server is started). */
+export function sdkHandlers(pack: Policies = sharingRequests(policies)): { analyze: Handler; analyzeStack: Handler } {
     return {
         analyze: sdkServer.makeAnalyzeRpcFun(PACK, VERSION, "advisory", pack),
         analyzeStack: sdkServer.makeAnalyzeStackRpcFun(PACK, VERSION, "advisory", pack),

@@ -16,7 +16,9 @@
  *  7. admission: the webhook's latency (p50, p99) and throughput at 50 and 200 requests/s with a cache of 10k
  *     objects, and the cache's memory at 10k and 100k objects (bench/admission-load.ts);
  *  8. hostile inputs to `pko-guard check` (bench/hostile.ts): time and peak memory on alias bombs, endless
- *     standard input, long dotted field paths, many documents, huge keys, deep flow collections.
+ *     standard input, long dotted field paths, many documents, huge keys, deep flow collections;
+ *  9. `pko-guard test`, the installed command: start-up and the mock leg's cost per fixture after it, with one job
+ *     and with the cores (bench/harness-speed.ts).
  * The preview parts of 4 and 5 need the toolchain (npm run setup); without it they are reported as not measured.
  */
 import "../support/fatal";
@@ -282,10 +284,22 @@ async function startup(): Promise<PartOutput> {
     return { data: { jsMs, tsNodeMs: tsMs, ratio: jsMs / tsMs }, figures: [] };
 }
 
-/** `npm run bench -- --only throughput,stack,grpc,startup,peers,real,legs,check,admission,hostile` runs some parts (default: all). */
+/** `npm run bench -- --only throughput,stack,grpc,startup,peers,real,legs,check,admission,hostile,harness` runs some parts (default: all). */
 function parts(): Set<string> {
     const i = process.argv.indexOf("--only");
-    const all = ["throughput", "stack", "grpc", "startup", "peers", "real", "legs", "check", "admission", "hostile"];
+    const all = [
+        "throughput",
+        "stack",
+        "grpc",
+        "startup",
+        "peers",
+        "real",
+        "legs",
+        "check",
+        "admission",
+        "hostile",
+        "harness",
+    ];
     if (i < 0) return new Set(all);
     const chosen = (process.argv[i + 1] ?? "").split(",").filter(Boolean);
     const bad = chosen.filter((p) => !all.includes(p));
@@ -307,6 +321,7 @@ function partRunners(): Record<string, () => Promise<PartOutput>> {
         check: async () => (await import("./check-speed")).checkBenchmarks(line),
         admission: async () => (await import("./admission-load")).admissionBenchmarks(line),
         hostile: async () => (await import("./hostile")).hostileBenchmarks(line),
+        harness: async () => (await import("./harness-speed")).harnessBenchmarks(line),
     };
 }
 

@@ -11,8 +11,10 @@ import { BadInputError, ToolError } from "../support/errors";
 import { locateRows } from "../engine/source-locations";
 import { PACK_DIR } from "../support/paths";
 import { packConfig, yamlErrorPosition } from "../evaluation/pack-config";
-import { previewWithPack, userEnv } from "../engine/pulumi-cli";
+import { EngineEvent, previewWithPack, userEnv } from "../engine/pulumi-cli";
+import { escapeText } from "../support/escape";
 import { ProjectSubject, errorProjectSubject } from "../reports/subject";
+import { summary } from "../reports/table";
 import { judgeRows, waiverNotices } from "../evaluation/judge";
 import { findGateCli } from "../support/toolchain";
 
@@ -22,6 +24,34 @@ export interface GateOptions {
     config?: string;
     failOnAdvisory: boolean;
     timeoutMs: number;
+    /** Where progress lines go as the preview runs (standard error): one at the start, one a resource. */
+    progress?: (line: string) => void;
+}
+
+export interface GateResult {
+    subject: ProjectSubject;
+    /** The plan's counts by operation (the engine's summary event), when the preview got that far. */
+    plan?: Record<string, number>;
+}
+
+/** The progress line of a resource step: `pko-guard: preview: create kubernetes:core/v1:Secret token`. */
+export function stepLine(e: EngineEvent): string | undefined {
+    const m = e.resourcePreEvent?.metadata;
+    if (!m?.urn || !m.op) return undefined;
+    const name = m.urn.split("::").pop() ?? m.urn;
+    return `pko-guard: preview: ${escapeText(m.op)} ${escapeText(m.type ?? "")} ${escapeText(name)}\n`;
+}
+
+/** The plan's summary: `plan: 3 to create, 1 to update, 0 to delete, 2 unchanged` (+ other operations). */
+export function planText(changes: Record<string, number>): string {
+    const n = (op: string) => changes[op] ?? 0;
+    const known = new Set(["create", "update", "delete", "same"]);
+    const others = Object.keys(changes)
+        .filter((op) => !known.has(op) && n(op) > 0)
+        .sort()
+        .map((op) => `${n(op)} to ${escapeText(op)}`);
+    const parts = [`${n("create")} to create`, `${n("update")} to update`, ...others, `${n("delete")} to delete`];
+    return `plan: ${parts.join(", ")}, ${n("same")} unchanged`;
 }
 
 function projectInfo(dir: string): { name: string; main: string } {
@@ -50,13 +80,22 @@ function projectInfo(dir: string): { name: string; main: string } {
     return { name: doc.name, main };
 }
 
-/** Previews the project's stack with the pack and judges the findings; the result is a report subject. */
-export async function runGate(o: GateOptions): Promise<ProjectSubject> {
+/** Previews the project's stack with the pack and judges the findings; the result holds a report subject. */
+export async function runGate(o: GateOptions): Promise<GateResult> {
     const started = Date.now();
     const dir = path.resolve(o.projectDir);
     const project = projectInfo(dir);
     const config = packConfig(o.config);
     const cli = findGateCli();
+    o.progress?.(
+        `pko-guard: previewing ${escapeText(project.name)} (stack ${escapeText(o.stack)}) with the pko-guard policy pack\n`,
+    );
+    let plan: Record<string, number> | undefined;
+    const onProgress = (e: EngineEvent) => {
+        const line = stepLine(e);
+        if (line) o.progress?.(line);
+        if (e.summaryEvent?.resourceChanges) plan = e.summaryEvent.resourceChanges;
+    };
     const preview = await previewWithPack(
         { cli, cwd: dir, env: userEnv(cli), stack: o.stack, timeoutMs: o.timeoutMs },
         {
@@ -65,11 +104,11 @@ export async function runGate(o: GateOptions): Promise<ProjectSubject> {
             descriptions: new Map(policies.map((p) => [p.name, p.description])),
         },
         // The event stream is read incrementally and only policy events are kept (however large the preview).
-        { keepOutput: false },
+        { keepOutput: false, onProgress },
     );
     if (preview.error) throw new ToolError(preview.error);
     const findings = locateRows(judgeRows(preview.rows, o.failOnAdvisory), dir, project.main);
-    return {
+    const subject: ProjectSubject = {
         kind: "project",
         name: project.name,
         stack: o.stack,
@@ -80,6 +119,7 @@ export async function runGate(o: GateOptions): Promise<ProjectSubject> {
         outcome: findings.some((f) => f.status === "blocking") ? "fail" : "pass",
         durationMs: Date.now() - started,
     };
+    return { subject, plan };
 }
 
 /** The subject of a gate that could not run: every report still renders it, saying why. */
@@ -108,4 +148,9 @@ export function errorSubject(
         message,
         durationMs,
     );
+}
+
+/** The gate's closing lines: the plan's summary (when the preview reported one), then the verdict line. */
+export function gateSummaryLine(subject: ProjectSubject, plan: Record<string, number> | undefined): string {
+    return plan ? `${planText(plan)}\n${summary(subject)}` : summary(subject);
 }

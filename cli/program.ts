@@ -6,13 +6,18 @@
  *   pko-guard rules [--json]        the rule catalogue
  *   pko-guard explain RULE          what a rule checks, why, the fix, its config keys and an example that passes
  *   pko-guard init [FILE]           a pack config file with every policy and its defaults (+ FILE's .md notes)
+ *   pko-guard doctor [--profile check|gate|cluster|all]   each tool, its version, where it is from, how to install it
  *   pko-guard --version
  *   pko-guard check PATH... [--config FILE] [--report FORMAT=FILE ...] [--format FORMAT] [-v|--verbose]
  *                  [--fail-on-advisory] [--repo-root DIR] [--skip-unreadable] [--timeout SECONDS]
  *                  [--exclude GLOB ...] [--repository URL ...] [--print-config]   (over .pko-guard.yaml: ./check-config.ts)
- *   pko-guard webhook --cert FILE --key FILE [--port N] [--kubeconfig FILE] [--context NAME] [--config FILE] [--warn-only]
+ *   pko-guard webhook --cert FILE --key FILE [--client-ca FILE] [--host ADDR] [--port N] [--health-port N]
+ *                    [--kubeconfig FILE] [--context NAME] [--config FILE] [--warn-only] [--read-timeout SECONDS]
+ *                    [--max-body-bytes N] [--max-concurrent N]
  *   pko-guard audit [--kubeconfig FILE] [--context NAME] [--config FILE] [--report FORMAT=FILE ...] [--format FORMAT]
  *                  [-v|--verbose] [--fail-on-advisory]
+ *   pko-guard test [PATH...] [--leg LEG] [--config FILE] [--policy-pack DIR ...] [--no-default-pack] [--jobs N]
+ *                  [--report FORMAT=FILE ...] [--format table|github] [--init DIR] [--migrate]   (./test.ts)
  * FORMAT: table, github, or a report (json, junit, sarif, policyreport) alone on standard output (./judged.ts).
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
  * Output goes to a Terminal (./guide.ts: the process's streams, or a spec's).
@@ -55,6 +60,19 @@ function portNumber(v: string): number {
     return n;
 }
 
+function positiveInt(v: string): number {
+    const n = Number(v);
+    if (!/^\d+$/.test(v) || n < 1 || !Number.isSafeInteger(n)) throw new InvalidArgumentError("a whole number above 0");
+    return n;
+}
+
+/** A review's read deadline: below the 30 s an API server waits at most for a webhook. */
+function readTimeout(v: string): number {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0 || n >= 30) throw new InvalidArgumentError("seconds, above 0 and below 30");
+    return n;
+}
+
 /** A run of the command: where it writes, and the exit code an action sets (0 pass, 1 blocking findings). */
 interface Run {
     term: Terminal;
@@ -74,7 +92,7 @@ function gateCommand(run: Run): Command {
         .option("--timeout <seconds>", "preview timeout", timeoutSeconds, 1800)
         .exitOverride()
         .action(async (project: string, o: GateCliOptions) => {
-            const { errorSubject, runGate } = await import("./gate");
+            const { errorSubject, gateSummaryLine, runGate } = await import("./gate");
             const inputs = [
                 ...(o.config ? [o.config] : []),
                 path.join(project, "Pulumi.yaml"),
@@ -86,15 +104,17 @@ function gateCommand(run: Run): Command {
                 o,
                 inputs,
                 (message, durationMs) => errorSubject({ projectDir: project, stack: o.stack }, message, durationMs),
-                async () => ({
-                    subject: await runGate({
+                async () => {
+                    const { subject, plan } = await runGate({
                         projectDir: project,
                         stack: o.stack,
                         config: o.config,
                         failOnAdvisory: o.failOnAdvisory,
                         timeoutMs: o.timeout * 1000,
-                    }),
-                }),
+                        progress: (line) => run.term.err.write(line),
+                    });
+                    return { subject, summaryText: gateSummaryLine(subject, plan) };
+                },
             );
         });
 }
@@ -228,6 +248,27 @@ function initCommand(run: Run): Command {
         });
 }
 
+function doctorCommand(run: Run): Command {
+    return new Command("doctor")
+        .summary("the tools: version, source, install command")
+        .description(
+            "list each tool of the toolchain (kustomize, Helm, jsonnet, the Pulumi CLI, ...): its version, where it comes from (toolchain cache, PATH, missing) and the command that installs a missing one",
+        )
+        .option("--profile <profile>", "check, gate, cluster or all", profileName, "all")
+        .action((o: { profile: string }) => {
+            const { runDoctor } = require("./doctor") as typeof import("./doctor");
+            const r = runDoctor(o.profile as "all");
+            run.term.out.write(r.text);
+            run.code = r.code;
+        });
+}
+
+function profileName(v: string): string {
+    if (!["check", "gate", "cluster", "all"].includes(v))
+        throw new InvalidArgumentError("a profile is check, gate, cluster or all");
+    return v;
+}
+
 function webhookCommand(run: Run): Command {
     return new Command("webhook")
         .summary("serve a validating admission webhook")
@@ -236,7 +277,17 @@ function webhookCommand(run: Run): Command {
         )
         .requiredOption("--cert <file>", "TLS certificate (PEM; reloaded when the file changes)")
         .requiredOption("--key <file>", "TLS private key (PEM; reloaded when the file changes)")
+        .option(
+            "--client-ca <file>",
+            "CA of the API server's client certificate (PEM): callers without one it signed are refused in the TLS handshake",
+        )
+        .option("--host <address>", "address to listen on (default: 127.0.0.1, or every address with --client-ca)")
         .option("--port <n>", "port to listen on", portNumber, 8443)
+        .option(
+            "--health-port <n>",
+            "port for /healthz, /readyz and /metrics, asking no client certificate",
+            portNumber,
+        )
         .option(
             "--kubeconfig <file>",
             "kubeconfig for reading cluster state (default: in-cluster, then KUBECONFIG or ~/.kube/config)",
@@ -244,21 +295,46 @@ function webhookCommand(run: Run): Command {
         .option("--context <name>", "kubeconfig context")
         .option("--config <file>", "policy pack config (JSON, as for --policy-pack-config)")
         .option("--warn-only", "deny nothing: would-be denials come back as warnings", false)
+        .option(
+            "--read-timeout <seconds>",
+            "deadline of a review's reads of the API server (keep it below the webhook's timeoutSeconds)",
+            readTimeout,
+            3,
+        )
+        .option("--max-body-bytes <n>", "largest review accepted (413 beyond)", positiveInt, 4 * 1024 * 1024)
+        .option("--max-concurrent <n>", "reviews judged at once (429 beyond)", positiveInt, 64)
         .exitOverride()
         .action(
             async (o: {
                 cert: string;
                 key: string;
+                clientCa?: string;
+                host?: string;
                 port: number;
+                healthPort?: number;
                 kubeconfig?: string;
                 context?: string;
                 config?: string;
                 warnOnly: boolean;
+                readTimeout: number;
+                maxBodyBytes: number;
+                maxConcurrent: number;
             }) => {
                 const { runWebhook } = await import("./webhook");
-                run.code = await runWebhook(o);
+                const limits = { maxBodyBytes: o.maxBodyBytes, maxConcurrent: o.maxConcurrent };
+                run.code = await runWebhook(Object.assign({ readTimeoutMs: o.readTimeout * 1000, limits }, o));
             },
         );
+}
+
+function testCommand(run: Run): Command {
+    const { testCommand: options } = require("./test") as typeof import("./test");
+    return options()
+        .exitOverride()
+        .action(async (paths: string[], o: import("./test").TestCliOptions) => {
+            const { runTest } = await import("./test");
+            run.code = await runTest(paths, o, run.term);
+        });
 }
 
 function auditCommand(run: Run): Command {
@@ -323,10 +399,12 @@ export async function main(argv: string[], term: Terminal = processTerminal()): 
         checkCommand(run),
         gateCommand(run),
         auditCommand(run),
+        testCommand(run),
         webhookCommand(run),
         rulesCommand(run),
         explainCommand(run),
         initCommand(run),
+        doctorCommand(run),
     ])
         program.addCommand(command.copyInheritedSettings(program));
     // `help NAME` of no command says so as `NAME` alone would (with commander's suggestion), not with the help.

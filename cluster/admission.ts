@@ -5,12 +5,13 @@
  *
  * The object is judged together with the live objects related to it (relatedObjects): the objects of its
  * namespace and of the namespaces its bindings' subjects name, the bindings that cover those namespaces'
- * service accounts, the roles those bindings name (and every aggregating ClusterRole), and the Argo CD
- * Applications deploying there. It is evaluated twice, with the cluster as it is and with the object
- * applied; a finding is the object's when it is about the object, or when it appears only once the
- * object is applied (a binding that gives a Stack's account cluster-admin is reported on the binding; a
- * Stack whose account already has it makes a finding on that binding appear, naming the Stack): both
- * directions of a cross-object rule.
+ * service accounts, the roles those bindings name (and every aggregating ClusterRole with the roles it
+ * selects), and the Argo CD Applications deploying there. A ClusterRole concerns the namespaces of the
+ * bindings of every role it feeds by aggregation (aggregated-roles.ts): it is judged as widening them. It
+ * is evaluated twice, with the cluster as it is and with the object applied; a finding is the object's
+ * when it is about the object, or when it appears only once the object is applied (a binding that gives a
+ * Stack's account cluster-admin is reported on the binding; a Stack whose account already has it makes a
+ * finding on that binding appear, naming the Stack): both directions of a cross-object rule.
  *
  * Until the cache has synced every kind, the decision fails closed (a mandatory denial saying why), as it
  * does when a rule cannot tell (the rules' own fail-closed path for unknown or missing values), when a live
@@ -24,6 +25,7 @@ import { PackConfig } from "../evaluation/pack-config";
 import { Finding } from "../evaluation/rows";
 import { ClusterCache, subjectNamespaces } from "./cache";
 import { ClusterView, FreshList, FreshView } from "./view";
+import { aggregatorNames, selectedRoles } from "./aggregated-roles";
 import {
     KObject,
     UnreadableObject,
@@ -76,11 +78,11 @@ export function namespacesOf(o: KObject, cache: ClusterView): Set<string> {
         }
     }
     if (o.kind === "ClusterRole" || o.kind === "Role") {
-        // Every binding that names this role, wherever its subjects are.
-        const name = (o.metadata ?? {}).name;
+        // Every binding that names this role, or a ClusterRole it feeds by aggregation, wherever its subjects are.
+        const names = new Set([(o.metadata ?? {}).name, ...aggregatorNames(o, cache.aggregatingClusterRoles())]);
         for (const b of [...cache.list("ClusterRoleBinding"), ...cache.list("RoleBinding", ns(o) || undefined)]) {
             const ref = record(b.roleRef);
-            if (ref?.kind === o.kind && ref?.name === name) for (const n of namespacesOf(b, cache)) out.add(n);
+            if (ref?.kind === o.kind && names.has(ref?.name)) for (const n of namespacesOf(b, cache)) out.add(n);
         }
     }
     if (o.kind === "Application") {
@@ -89,6 +91,19 @@ export function namespacesOf(o: KObject, cache: ClusterView): Set<string> {
     }
     return out;
 }
+
+/** The kinds of a namespace judged with an object concerning it (a Workspace's account as a Stack's). */
+const NAMESPACE_KINDS = [
+    "Stack",
+    "Program",
+    "Workspace",
+    "Update",
+    "ServiceAccount",
+    "Secret",
+    "Role",
+    "RoleBinding",
+    "Application",
+];
 
 /** The live objects related to `o` (see the module comment); `o`'s own live version excluded. */
 export function relatedObjects(
@@ -99,8 +114,7 @@ export function relatedObjects(
     const picked = new Map<string, KObject>();
     const add = (x: KObject) => picked.set(identityOf(x), x);
     for (const n of namespaces) {
-        for (const kind of ["Stack", "ServiceAccount", "Secret", "Role", "RoleBinding", "Application"])
-            for (const x of cache.list(kind, n)) add(x);
+        for (const kind of NAMESPACE_KINDS) for (const x of cache.list(kind, n)) add(x);
         for (const b of cache.bindingsFor(n)) add(b);
     }
     for (const n of namespaces) for (const a of cache.applicationsFor(n)) add(a);
@@ -114,6 +128,9 @@ export function relatedObjects(
         if (role) add(role);
     }
     for (const r of cache.aggregatingClusterRoles()) add(r);
+    // An aggregating ClusterRole under review is judged by what its own selectors pick.
+    const selected = o.kind === "ClusterRole" && o.aggregationRule ? selectedRoles(cache.list("ClusterRole"), o) : [];
+    for (const r of [...cache.aggregatedClusterRoles(), ...selected]) add(r);
     picked.delete(identityOf(o));
     return [...picked.values()].filter((x) => !grantsOnlySystemMasters(x));
 }
@@ -168,6 +185,27 @@ export async function judgeAdmissionFresh(
 const CLUSTER_STATE = "pko-guard-cluster-state";
 /** The policy name of a finding on an object pko-guard cannot read (under review, or in audit). */
 export const UNREADABLE_OBJECT = "pko-guard-unreadable-object";
+/** The names of pko-guard's own refusals (no rule of the pack makes them). */
+export const OWN_POLICIES: readonly string[] = [CLUSTER_STATE, UNREADABLE_OBJECT];
+
+/** Findings a denial lists at most (the rest counted), and the characters of each line at most. */
+export const DENIAL_LISTED = 10;
+export const DENIAL_LINE = 600;
+
+/**
+ * The denial message: how many mandatory findings and how many objects they are about, then the first
+ * DENIAL_LISTED of them (rule, field, fix), each line clipped to DENIAL_LINE characters, then how many more.
+ * A binding that reaches hundreds of Stacks is denied in a few kilobytes; `pko-guard audit` lists everything.
+ */
+export function denialMessage(subject: string, blocking: Finding[]): string {
+    const objects = new Set(blocking.map((f) => f.resource)).size;
+    const clip = (line: string) => (line.length <= DENIAL_LINE ? line : `${line.slice(0, DENIAL_LINE - 1)}…`);
+    const lines = blocking.slice(0, DENIAL_LISTED).map((f) => clip(`- ${describeFinding(f)}`));
+    if (blocking.length > DENIAL_LISTED)
+        lines.push(`- and ${blocking.length - DENIAL_LISTED} more (pko-guard audit lists every finding)`);
+    const about = objects > 1 ? ` about ${objects} objects` : "";
+    return `pko-guard denied ${subject}: ${blocking.length} mandatory violation(s)${about}\n${lines.join("\n")}`;
+}
 
 function kindOf(obj: KObject): { kind: string; apiVersion: string } {
     return { kind: String(obj.kind), apiVersion: String(obj.apiVersion) };
@@ -289,6 +327,5 @@ export function judgeAdmission(
             warnings: [...blocking.map((f) => `would deny: ${describeFinding(f)}`), ...warnings],
             findings,
         };
-    const message = `pko-guard denied ${me.name}: ${blocking.length} mandatory violation(s)\n${blocking.map((f) => `- ${describeFinding(f)}`).join("\n")}`;
-    return { allowed: false, message, warnings, findings };
+    return { allowed: false, message: denialMessage(me.name, blocking), warnings, findings };
 }

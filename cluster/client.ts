@@ -120,8 +120,8 @@ export interface ListPage {
 
 export interface ObjectClient {
     api: k8s.KubernetesObjectApi;
-    /** One page of a list (the page after `continueToken`, or the first). */
-    listPage(kind: WatchedKind, q: ListQuery, continueToken?: string): Promise<ListPage>;
+    /** One page of a list (the page after `continueToken`, or the first); `signal` aborts the request. */
+    listPage(kind: WatchedKind, q: ListQuery, continueToken?: string, signal?: AbortSignal): Promise<ListPage>;
     /** Closes the kept-alive connections. */
     close(): void;
 }
@@ -138,18 +138,21 @@ export function listPath(kind: WatchedKind, namespace?: string): string {
 
 /**
  * Every object of a list, page by page: `each` is given each object as the API server sent it (plain JSON),
- * in the server's order, as its page arrives. Returns the list's resourceVersion (the last page's).
+ * in the server's order, as its page arrives. Returns the list's resourceVersion (the last page's). `signal`
+ * aborts the page on its way (admission's fresh reads give each list a deadline: cluster/deadline.ts).
  */
 export async function listAll(
     client: ObjectClient,
     kind: WatchedKind,
     q: ListQuery,
     each: (item: unknown) => void,
+    signal?: AbortSignal,
 ): Promise<string> {
     let token: string | undefined;
     let resourceVersion = "";
     do {
-        const page = await client.listPage(kind, q, token);
+        signal?.throwIfAborted();
+        const page = await client.listPage(kind, q, token, signal);
         for (const item of page.items) each(item);
         resourceVersion = page.resourceVersion || resourceVersion;
         token = page.continueToken;
@@ -171,8 +174,15 @@ export function objectClient(kc: k8s.KubeConfig, maxSockets = 16, httpApi?: k8s.
         promiseMiddleware: [keepAlive],
         httpApi,
     });
-    const listPage = async (kind: WatchedKind, q: ListQuery, continueToken?: string): Promise<ListPage> => {
+    const listPage = async (
+        kind: WatchedKind,
+        q: ListQuery,
+        continueToken?: string,
+        signal?: AbortSignal,
+    ): Promise<ListPage> => {
         const request = config.baseServer.makeRequestContext(listPath(kind, q.namespace), k8s.HttpMethod.GET);
+        // The library's fetch ends the request (and its connection) when the signal aborts.
+        if (signal) request.setSignal(signal);
         request.setHeaderParam("Accept", "application/json");
         if (q.name !== undefined) request.setQueryParam("fieldSelector", `metadata.name=${q.name}`);
         request.setQueryParam("limit", String(q.pageSize));

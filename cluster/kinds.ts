@@ -25,7 +25,11 @@ export interface WatchedKind {
     optional?: boolean;
 }
 
-/** Every kind a stack-level or cross-object rule reads. */
+/**
+ * Every kind a rule reads: the webhook's cache and `audit` list and watch these, the shipped
+ * ValidatingWebhookConfiguration sends their creates and updates (deploy/webhook/; a unit spec holds the
+ * three to the same list), and the webhook's ClusterRole lists and watches them.
+ */
 export const WATCHED_KINDS: WatchedKind[] = [
     { apiVersion: "v1", kind: "ServiceAccount", path: "/api/v1/serviceaccounts" },
     { apiVersion: "v1", kind: "Secret", path: "/api/v1/secrets" },
@@ -46,6 +50,21 @@ export const WATCHED_KINDS: WatchedKind[] = [
         path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
     },
     { apiVersion: "pulumi.com/v1", kind: "Stack", path: "/apis/pulumi.com/v1/stacks", optional: true },
+    // PKO's other objects (schemas/pko/): a Workspace created directly runs a program as its own account, a
+    // Program holds Pulumi YAML, and an Update runs an operation (a destroy, say) on a stack of a Workspace.
+    { apiVersion: "pulumi.com/v1", kind: "Program", path: "/apis/pulumi.com/v1/programs", optional: true },
+    {
+        apiVersion: "auto.pulumi.com/v1alpha1",
+        kind: "Workspace",
+        path: "/apis/auto.pulumi.com/v1alpha1/workspaces",
+        optional: true,
+    },
+    {
+        apiVersion: "auto.pulumi.com/v1alpha1",
+        kind: "Update",
+        path: "/apis/auto.pulumi.com/v1alpha1/updates",
+        optional: true,
+    },
     {
         apiVersion: "argoproj.io/v1alpha1",
         kind: "Application",
@@ -144,7 +163,7 @@ export function nestsDeeperThan(v: object, max: number): boolean {
 }
 
 /** The kinds whose reach is their own namespace (and an Application's destination). */
-const OWN_REACH = new Set(["Stack", "ServiceAccount", "Secret", "Application"]);
+const OWN_REACH = new Set(["Stack", "Program", "Workspace", "Update", "ServiceAccount", "Secret", "Application"]);
 
 /**
  * A live object of `kind` (its apiVersion and kind filled in when it lacks them, as items of a built-in

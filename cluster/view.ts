@@ -22,6 +22,8 @@ export interface ClusterView {
     stackNamespaces(): string[];
     applicationsFor(ns: string): KObject[];
     aggregatingClusterRoles(): KObject[];
+    /** The ClusterRoles the aggregating ones select (store.ts aggregatedClusterRoles). */
+    aggregatedClusterRoles(): KObject[];
     /** The objects pko-guard could not read that could change a decision about these namespaces. */
     unreadableFor(namespaces: Iterable<string>): UnreadableObject[];
 }
@@ -316,6 +318,10 @@ export class FreshView implements ClusterView {
 
     aggregatingClusterRoles(): KObject[] {
         return this.cache.aggregatingClusterRoles();
+    }
+
+    aggregatedClusterRoles(): KObject[] {
+        return this.cache.aggregatedClusterRoles();
     }
 
     unreadableFor(namespaces: Iterable<string>): UnreadableObject[] {

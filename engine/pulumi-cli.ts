@@ -8,8 +8,8 @@
  * Why not the Automation API (`@pulumi/pulumi/automation`, `LocalWorkspace` with `policyPacks` and
  * `onEvent`): it runs this same CLI underneath, but through execa without a process group, so a deadline
  * or an interrupt kills only the CLI and leaves the language host and providers behind (issue 10, item
- * 12); requiring it costs more than a second of start-up on these machines (measured 2026-11-23: 11-19 s
- * on a loaded 2-core machine, against ~0.05 s for child_process); and its event stream needs an event-log
+ * 12); requiring it costs seconds of start-up where child_process costs a small fraction of one (the figures:
+ * docs/benchmarks.md); and its event stream needs an event-log
  * file in a temporary folder, where `--json` with PULUMI_ENABLE_STREAMING_JSON_PREVIEW gives the same
  * engine events on stdout.
  */
@@ -35,11 +35,18 @@ export function userEnv(cli: PulumiCli): NodeJS.ProcessEnv {
     return extended(process.env, own);
 }
 
-interface EngineEvent {
+export interface EngineEvent {
     policyEvent?: { resourceUrn?: string; message: string; policyName: string; enforcementLevel: Level };
     diagnosticEvent?: { message: string; severity: string; urn?: string };
     policyRemediationEvent?: { resourceUrn?: string; policyName: string };
+    /** A step the engine is about to take on a resource (op: create, update, delete, replace, same, read, ...). */
+    resourcePreEvent?: { metadata?: { op?: string; urn?: string; type?: string } };
+    /** The end of the run: how many resources each operation touches (the plan's summary). */
+    summaryEvent?: { resourceChanges?: Record<string, number> };
 }
+
+/** The events that tell how a preview progresses (handed to a watcher as they come). */
+const PROGRESS_KEYS = ['"resourcePreEvent"', '"summaryEvent"'];
 
 /** Parses the engine's JSON event stream (one event per line; other lines are ignored). */
 export function parseEvents(text: string): EngineEvent[] {
@@ -64,7 +71,11 @@ export class EventReader {
     private readonly kept: EngineEvent[] = [];
     private diagnostics = 0;
 
-    constructor(private readonly all = false) {}
+    /** `watch` sees every progress event (resourcePreEvent, summaryEvent) as soon as its line is read. */
+    constructor(
+        private readonly all = false,
+        private readonly watch?: (e: EngineEvent) => void,
+    ) {}
 
     push(chunk: Buffer): void {
         const text = this.decoder.write(chunk);
@@ -88,6 +99,13 @@ export class EventReader {
 
     private line(l: string): void {
         if (l.trim() === "") return;
+        if (this.watch && PROGRESS_KEYS.some((k) => l.includes(k))) {
+            try {
+                this.watch(JSON.parse(l) as EngineEvent);
+            } catch {
+                // not an event line
+            }
+        }
         // Cheap test first: most lines are resource events, parsed only when they might matter.
         if (
             !this.all &&
@@ -144,6 +162,8 @@ export interface PolicyPackRef {
     config?: string;
     /** Policy descriptions by name, to strip the SDK's description prefix from messages. */
     descriptions: Map<string, string>;
+    /** More packs for the same run (the harness's `--policy-pack`), after this one, each with its config. */
+    more?: { dir: string; config?: string }[];
 }
 
 export interface PreviewResult {
@@ -162,7 +182,11 @@ export interface PreviewResult {
 
 /** The `--policy-pack` (and `--policy-pack-config`) arguments of a pulumi command. */
 export function policyArgs(pack: PolicyPackRef): string[] {
-    return ["--policy-pack", pack.dir, ...(pack.config ? ["--policy-pack-config", pack.config] : [])];
+    return [pack, ...(pack.more ?? [])].flatMap((p) => [
+        "--policy-pack",
+        p.dir,
+        ...(p.config ? ["--policy-pack-config", p.config] : []),
+    ]);
 }
 
 /**
@@ -173,10 +197,10 @@ export function policyArgs(pack: PolicyPackRef): string[] {
 export async function previewWithPack(
     s: StackRef,
     pack: PolicyPackRef,
-    o: { keepOutput?: boolean } = { keepOutput: true },
+    o: { keepOutput?: boolean; onProgress?: (e: EngineEvent) => void } = { keepOutput: true },
 ): Promise<PreviewResult> {
     const args = ["preview", "-s", s.stack, ...policyArgs(pack), "--json", "--non-interactive"];
-    const events = new EventReader();
+    const events = new EventReader(false, o.onProgress);
     const whole: Buffer[] = [];
     const r = await exec(s.cli.pulumi, args, {
         cwd: s.cwd,

@@ -11,12 +11,11 @@ import { Rule, buildPolicies } from "../policies/index";
 import { MessageFacts, decodeMessage, encodeMessage } from "../policies/model/message";
 import { DataReport } from "../policies/model/policy";
 import { SETTINGS_POLICY } from "../policies/model/production";
-import { shareAcrossPolicies } from "../policies/model/values";
-import { endRequests } from "../policies/model/request";
 import { Level, Row, normalizeMessage, row } from "./rows";
 import { PackConfig } from "./pack-config";
 import { policySdk } from "./policy-sdk";
 import { structRoundTrip } from "./struct";
+import { sharingViews } from "./request-cache";
 
 /** A resource to evaluate: what the engine would send the analyzer for it. */
 export interface EvalResource {
@@ -66,17 +65,24 @@ export function analyzerProps(props: Record<string, unknown>): Record<string, un
 const reused = new WeakMap<object, Record<string, unknown>>();
 
 /**
- * One deserialized copy per resource, read by every policy (so the model may remember its conversions, which
- * depend on the value alone); for immutable props, one copy for every evaluation.
+ * One deserialized copy per resource, read by every policy (so what the rules derive from it, which depends on the
+ * value alone, is derived once: `views`); for immutable props, one copy for every evaluation.
  */
 function sharedProps(r: EvalResource): Record<string, unknown> {
     const known = r.immutable ? reused.get(r.props) : undefined;
     if (known) return known;
     const copy = analyzerProps(r.props);
-    shareAcrossPolicies(copy);
     if (r.immutable) reused.set(r.props, copy);
     return copy;
 }
+
+/**
+ * What the rules derive from the resources, shared by every policy of an evaluation (./request-cache.ts): kept
+ * by the identity of the copies above and of the evaluation's resource list, so the derived data of an immutable
+ * copy serves every evaluation that reads it, and nothing else outlives its evaluation. Every hook gets them in
+ * its arguments (policies/model/policy.ts `WithViews`).
+ */
+const views = sharingViews();
 
 function levelOf(config: PackConfig, p: Policy): Level {
     const level = config[p.name]?.enforcementLevel ?? p.enforcementLevel ?? "advisory";
@@ -104,12 +110,7 @@ export function evaluatePack(
 ): EvalRow[] {
     // One evaluation is one request, of a pack of its own: its settings channel starts empty and is dropped
     // with it, so no evaluation reads the settings another published (policies/index.ts).
-    endRequests();
-    try {
-        return evaluateRequest(buildPolicies(), resources, config, only, hooks);
-    } finally {
-        endRequests();
-    }
+    return evaluateRequest(buildPolicies(), resources, config, only, hooks);
 }
 
 function evaluateRequest(
@@ -120,19 +121,44 @@ function evaluateRequest(
     hooks: Hooks,
 ): EvalRow[] {
     const rows: EvalRow[] = [];
+    const request = analyzerRequest(resources);
+    // A filtered run still runs the settings policy: it publishes this request's production settings, which
+    // the rules read (without it every Stack's classification would be unknown in a filtered run).
+    const runs = only && new Set([...only, SETTINGS_POLICY]);
+    for (const p of policies) {
+        if (runs && !runs.has(p.name)) continue;
+        const level = levelOf(config, p);
+        if (level === "disabled") continue;
+        const run = policyRun(p, level, config[p.name]?.properties ?? {}, rows);
+        if (hooks !== "stack" && isResourcePolicy(p)) runResourceHooks(p, request, run);
+        if (hooks !== "resource" && isStackPolicy(p)) runStackHook(p, request, run);
+    }
+    return rows;
+}
+
+/** What the SDK does not use in pko-guard's hooks, the same for every call. */
+const NO_OPTS = { protect: false, ignoreChanges: [], aliases: [], customTimeouts: {}, additionalSecretOutputs: [] };
+const isType = () => false;
+const asType = () => undefined;
+
+/** One request as the analyzer hands it to the policies: each resource's arguments, one list a scope for the stack hooks. */
+interface AnalyzerRequest {
+    args: { type: string; name: string; urn: string; props: Record<string, unknown>; opts: typeof NO_OPTS }[];
+    /** The resources of each scope: one program to the stack hooks (EvalResource.scope). */
+    stackScopes: object[][];
+}
+
+function analyzerRequest(resources: EvalResource[]): AnalyzerRequest {
     const args = resources.map((r) => ({
         type: r.type,
         name: r.name,
         urn: r.urn,
         props: sharedProps(r),
-        opts: { protect: false, ignoreChanges: [], aliases: [], customTimeouts: {}, additionalSecretOutputs: [] },
+        opts: NO_OPTS,
     }));
-    const isType = () => false;
-    const asType = () => undefined;
     // One list a scope for every stack policy, as one AnalyzeStack request would give them.
-    const scopes = new Map<string | undefined, unknown[]>();
+    const scopes = new Map<string | undefined, object[]>();
     args.forEach((a, i) => {
-        const scope = resources[i].scope;
         const stackResource = {
             type: a.type,
             name: a.name,
@@ -144,26 +170,32 @@ function evaluateRequest(
             dependencies: [],
             propertyDependencies: {},
         };
+        const scope = resources[i].scope;
         const list = scopes.get(scope);
         if (list) list.push(stackResource);
         else scopes.set(scope, [stackResource]);
     });
-    const stackScopes = scopes.size > 0 ? [...scopes.values()] : [[]];
-    // A filtered run still runs the settings policy: it publishes this request's production settings, which
-    // the rules read (without it every Stack's classification would be unknown in a filtered run).
-    const runs = only && new Set([...only, SETTINGS_POLICY]);
-    for (const p of policies) {
-        if (runs && !runs.has(p.name)) continue;
-        const level = levelOf(config, p);
-        if (level === "disabled") continue;
-        const properties = config[p.name]?.properties ?? {};
-        const getConfig = <T>() => properties as T;
-        const stackTags = new Map<string, string>();
-        const notApplicable = (reason?: string) => {
+    return { args, stackScopes: scopes.size > 0 ? [...scopes.values()] : [[]] };
+}
+
+/** One policy's run: its config, how it reports into `rows`, and the analyzer's handling of what its hooks throw. */
+interface PolicyRun {
+    getConfig: <T>() => T;
+    notApplicable: (reason?: string) => never;
+    /** A reporter whose findings without a URN are about `fallbackUrn()` (policies report synchronously). */
+    report: (fallbackUrn: () => string) => DataReport;
+    /** Runs a hook about `urn` as the analyzer does. */
+    guard: (urn: string, run: () => void) => void;
+}
+
+function policyRun(p: Rule, level: Level, properties: Record<string, unknown>, rows: EvalRow[]): PolicyRun {
+    const push = rowPusher(p, level, rows);
+    return {
+        getConfig: <T>() => properties as T,
+        notApplicable: (reason?: string) => {
             throw Object.assign(new Error(reason ?? "not applicable"), { notApplicable: true });
-        };
-        // `fallbackUrn()`: the URN of the resource being judged when the reporter is called (policies report synchronously).
-        const report = (fallbackUrn: () => string): DataReport => {
+        },
+        report: (fallbackUrn) => {
             const out = ((message: string, urn?: string) =>
                 push(
                     decodeMessage(normalizeMessage(message, p.description)),
@@ -177,77 +209,84 @@ function evaluateRequest(
                     f.field,
                 );
             return out;
-        };
-        // A waived finding is at its true level, advisory, as the pack reports it through the engine (report.ts).
-        const push = (
-            facts: MessageFacts,
-            urn: string,
-            field: string | undefined,
-            at: Level = facts.waiver ? "advisory" : level,
-        ) => {
-            // Built by assignment, not as a spread literal: support/shapes.ts.
-            const r = row(p.name, urn, at, normalizeMessage(encodeMessage(facts), p.description)) as EvalRow;
-            r.facts = facts;
-            if (field !== undefined) r.field = field;
-            rows.push(r);
-        };
-        // What the analyzer does when a policy reads an unknown value: an advisory diagnostic, never a pass.
-        const guard = (urn: string, run: () => void) => {
-            try {
-                run();
-            } catch (e) {
-                if ((e as { notApplicable?: boolean }).notApplicable) return;
-                const { UnknownValueError } = policySdk();
-                const reason = e instanceof UnknownValueError ? "can't run policy during preview" : "policy failed";
-                push(
-                    decodeMessage(`${reason}: ${String((e as Error).message).split("\n")[0]}`),
-                    urn,
-                    undefined,
-                    e instanceof UnknownValueError ? "advisory" : "mandatory",
-                );
-            }
-        };
-        if (hooks !== "stack" && isResourcePolicy(p)) {
-            const validations = Array.isArray(p.validateResource) ? p.validateResource : [p.validateResource];
-            // One reporter for all of the policy's calls (not two closures made for each resource).
-            let judged = "";
-            const reportResource = report(() => judged);
-            for (const a of args) {
-                for (const validate of validations) {
-                    if (!validate) continue;
-                    const resourceArgs = {
-                        type: a.type,
-                        name: a.name,
-                        urn: a.urn,
-                        props: a.props,
-                        opts: a.opts,
-                        isType,
-                        asType,
-                        getConfig,
-                        notApplicable,
-                        stackTags,
-                    };
-                    judged = a.urn;
-                    guard(a.urn, () => validate(resourceArgs as never, reportResource));
-                }
-            }
-        }
-        if (hooks !== "resource" && isStackPolicy(p)) {
-            for (const stackResources of stackScopes) {
-                const stackArgs = {
-                    resources: stackResources,
-                    getConfig,
-                    notApplicable,
-                    stackTags: new Map(),
-                };
-                guard("", () =>
-                    p.validateStack(
-                        stackArgs as never,
-                        report(() => ""),
-                    ),
-                );
-            }
+        },
+        guard: (urn, run) => guarded(push, urn, run),
+    };
+}
+
+type PushRow = (facts: MessageFacts, urn: string, field: string | undefined, at?: Level) => void;
+
+/**
+ * Adds a policy's finding to `rows`; a waived finding is at its true level, advisory, as the pack reports it through
+ * the engine (report.ts).
+ */
+function rowPusher(p: Rule, level: Level, rows: EvalRow[]): PushRow {
+    return (facts, urn, field, at = facts.waiver ? "advisory" : level) => {
+        // Built by assignment, not as a spread literal: support/shapes.ts.
+        const r = row(p.name, urn, at, normalizeMessage(encodeMessage(facts), p.description)) as EvalRow;
+        r.facts = facts;
+        if (field !== undefined) r.field = field;
+        rows.push(r);
+    };
+}
+
+/** What the analyzer does when a policy reads an unknown value: an advisory diagnostic, never a pass. */
+function guarded(push: PushRow, urn: string, run: () => void): void {
+    try {
+        run();
+    } catch (e) {
+        if ((e as { notApplicable?: boolean }).notApplicable) return;
+        const { UnknownValueError } = policySdk();
+        const reason = e instanceof UnknownValueError ? "can't run policy during preview" : "policy failed";
+        push(
+            decodeMessage(`${reason}: ${String((e as Error).message).split("\n")[0]}`),
+            urn,
+            undefined,
+            e instanceof UnknownValueError ? "advisory" : "mandatory",
+        );
+    }
+}
+
+/** Every resource through the policy's resource hooks, with the views every policy of the evaluation shares. */
+function runResourceHooks(p: Rule & ResourceValidationPolicy, request: AnalyzerRequest, run: PolicyRun): void {
+    const validations = Array.isArray(p.validateResource) ? p.validateResource : [p.validateResource];
+    const { getConfig, notApplicable } = run;
+    const stackTags = new Map<string, string>();
+    // One reporter for all of the policy's calls (not two closures made for each resource).
+    let judged = "";
+    const reportResource = run.report(() => judged);
+    for (const a of request.args) {
+        for (const validate of validations) {
+            if (!validate) continue;
+            const resourceArgs = {
+                type: a.type,
+                name: a.name,
+                urn: a.urn,
+                props: a.props,
+                opts: a.opts,
+                isType,
+                asType,
+                getConfig,
+                notApplicable,
+                stackTags,
+                views,
+            };
+            judged = a.urn;
+            run.guard(a.urn, () => validate(resourceArgs as never, reportResource));
         }
     }
-    return rows;
+}
+
+/** The program through the policy's stack hook, once a scope. */
+function runStackHook(p: Rule & StackValidationPolicy, request: AnalyzerRequest, run: PolicyRun): void {
+    const { getConfig, notApplicable } = run;
+    for (const resources of request.stackScopes) {
+        const stackArgs = { resources, getConfig, notApplicable, stackTags: new Map(), views };
+        run.guard("", () =>
+            p.validateStack(
+                stackArgs as never,
+                run.report(() => ""),
+            ),
+        );
+    }
 }

@@ -45,96 +45,126 @@ export interface PolicyMeta {
  * valid. Node 20's JSON.parse messages give no position for many errors and quote the text instead.
  */
 export function jsonErrorOffset(text: string): number | undefined {
-    let i = 0;
-    const ws = () => {
-        while (i < text.length && " \t\n\r".includes(text[i])) i++;
-    };
-    const fail = (): never => {
-        throw i;
-    };
-    const literal = (word: string) => (text.startsWith(word, i) ? (i += word.length) : fail());
-    const string = () => {
-        i++; // the opening quote
-        for (;;) {
-            if (i >= text.length) fail();
-            const c = text.charCodeAt(i);
-            if (c === 0x22) return void i++;
-            if (c < 0x20) fail();
-            if (c === 0x5c) {
-                const e = text[i + 1];
-                if (e === "u") {
-                    if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) {
-                        i++;
-                        fail();
-                    }
-                    i += 6;
-                } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
-                else {
-                    i++;
-                    fail();
-                }
-            } else i++;
-        }
-    };
-    const number = () => {
-        const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
-        if (!m) fail();
-        i += m![0].length;
-    };
-    /** An object member's key and its colon. */
-    const key = () => {
-        if (text[i] !== '"') fail();
-        string();
-        ws();
-        if (text[i] !== ":") fail();
-        i++;
-    };
-    // Iterative over containers, so deep nesting cannot overflow the stack.
-    const stack: ("{" | "[")[] = [];
-    const value = () => {
-        for (;;) {
-            ws();
-            const c = text[i];
-            if (c === "{" || c === "[") {
-                i++;
-                ws();
-                if (text[i] === (c === "{" ? "}" : "]")) return void i++;
-                stack.push(c);
-                if (c === "{") key();
-                continue;
-            }
-            if (c === '"') string();
-            else if (c === "t") literal("true");
-            else if (c === "f") literal("false");
-            else if (c === "n") literal("null");
-            else if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) number();
-            else fail();
-            return;
-        }
-    };
     try {
-        value();
-        for (;;) {
-            ws();
-            const top = stack[stack.length - 1];
-            if (top === undefined) break;
-            if (text[i] === (top === "{" ? "}" : "]")) {
-                stack.pop();
-                i++;
-                continue;
-            }
-            if (text[i] !== ",") fail();
-            i++;
-            ws();
-            if (top === "{") key();
-            value();
-        }
-        ws();
-        if (i < text.length) fail();
+        new JsonScanner(text).document();
         return undefined;
     } catch (e) {
         if (typeof e === "number") return Math.min(e, text.length);
         throw e;
+    }
+}
+
+/** A scan of one JSON text; each step throws the offset of the first error it meets (caught by jsonErrorOffset). */
+class JsonScanner {
+    private i = 0;
+    /** The containers open around the scan: iterative over them, so deep nesting cannot overflow the stack. */
+    private readonly open: ("{" | "[")[] = [];
+
+    constructor(private readonly text: string) {}
+
+    /** One value, then every container's remaining members and its end, then nothing but white space. */
+    document(): void {
+        const text = this.text;
+        this.value();
+        for (;;) {
+            this.ws();
+            const top = this.open[this.open.length - 1];
+            if (top === undefined) break;
+            if (text[this.i] === (top === "{" ? "}" : "]")) {
+                this.open.pop();
+                this.i++;
+                continue;
+            }
+            if (text[this.i] !== ",") this.fail();
+            this.i++;
+            this.ws();
+            if (top === "{") this.key();
+            this.value();
+        }
+        this.ws();
+        if (this.i < text.length) this.fail();
+    }
+
+    private fail(): never {
+        throw this.i;
+    }
+
+    private ws(): void {
+        while (this.i < this.text.length && " \t\n\r".includes(this.text[this.i])) this.i++;
+    }
+
+    /** A scalar, an empty container, or the opening of a container (left open, its first key read). */
+    private value(): void {
+        const text = this.text;
+        for (;;) {
+            this.ws();
+            const c = text[this.i];
+            if (c === "{" || c === "[") {
+                this.i++;
+                this.ws();
+                if (text[this.i] === (c === "{" ? "}" : "]")) return void this.i++;
+                this.open.push(c);
+                if (c === "{") this.key();
+                continue;
+            }
+            if (c === '"') this.string();
+            else if (c === "t") this.literal("true");
+            else if (c === "f") this.literal("false");
+            else if (c === "n") this.literal("null");
+            else if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) this.number();
+            else this.fail();
+            return;
+        }
+    }
+
+    private literal(word: string): void {
+        if (!this.text.startsWith(word, this.i)) this.fail();
+        this.i += word.length;
+    }
+
+    private string(): void {
+        const text = this.text;
+        this.i++; // the opening quote
+        for (;;) {
+            if (this.i >= text.length) this.fail();
+            const c = text.charCodeAt(this.i);
+            if (c === 0x22) return void this.i++;
+            if (c < 0x20) this.fail();
+            if (c === 0x5c) this.escape();
+            else this.i++;
+        }
+    }
+
+    /** A backslash escape: `\uXXXX` or one of `"\/bfnrt`; an error is at the character after the backslash. */
+    private escape(): void {
+        const text = this.text;
+        const e = text[this.i + 1];
+        if (e === "u") {
+            if (!/^[0-9a-fA-F]{4}$/.test(text.slice(this.i + 2, this.i + 6))) {
+                this.i++;
+                this.fail();
+            }
+            this.i += 6;
+        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) this.i += 2;
+        else {
+            this.i++;
+            this.fail();
+        }
+    }
+
+    private number(): void {
+        const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(this.text.slice(this.i, this.i + 400));
+        if (!m) this.fail();
+        this.i += m[0].length;
+    }
+
+    /** An object member's key and its colon. */
+    private key(): void {
+        if (this.text[this.i] !== '"') this.fail();
+        this.string();
+        this.ws();
+        if (this.text[this.i] !== ":") this.fail();
+        this.i++;
     }
 }
 
@@ -244,6 +274,31 @@ function validatorOf(schema: object): ValidateFunction {
  * Unknown policy names are rejected (the engine ignores them; here a typo must not pass silently).
  */
 export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, source: string): PackConfig {
+    rejectUnknownNames(policies, config, source);
+    const result = withDefaults(policies, config);
+    for (const [name, given] of Object.entries(config)) {
+        if (name === "all") continue;
+        const cur = result[name];
+        result[name] = {
+            enforcementLevel: given.enforcementLevel ?? cur.enforcementLevel,
+            properties: given.properties ? extended(cur.properties ?? {}, given.properties) : cur.properties,
+        };
+    }
+    for (const p of policies) {
+        if (!p.configSchema) continue;
+        const properties = result[p.name].properties;
+        // A policy's schema defaults are valid (test/unit/evaluation/pack-config.spec.ts): the schema checks given
+        // properties.
+        if (config[p.name]?.properties !== undefined) checkSchema(p, properties, source);
+        checkWaiverDates(p, properties, source);
+        checkPatterns(p, properties, source);
+    }
+    requireSettingsForReaders(policies, result, source);
+    return result;
+}
+
+/** Policy names the pack does not have, properties under `all`, properties a policy's schema does not have. */
+function rejectUnknownNames(policies: PolicyMeta[], config: PackConfig, source: string): void {
     const known = new Set(policies.map((p) => p.name));
     for (const name of Object.keys(config)) {
         if (name !== "all" && !known.has(name)) {
@@ -265,6 +320,10 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
             : undefined;
         if (unknown) throw new BadInputError(`${source}: ${p.name}: ${unknown}`);
     }
+}
+
+/** Every policy at its level (or `all`'s) with its schema's defaults, before the config's own entries. */
+function withDefaults(policies: PolicyMeta[], config: PackConfig): PackConfig {
     const result: PackConfig = {};
     for (const p of policies) {
         const defaults: Record<string, unknown> = {};
@@ -276,63 +335,57 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
             properties: Object.keys(defaults).length > 0 ? defaults : undefined,
         };
     }
-    for (const [name, given] of Object.entries(config)) {
-        if (name === "all") continue;
-        const cur = result[name];
-        result[name] = {
-            enforcementLevel: given.enforcementLevel ?? cur.enforcementLevel,
-            properties: given.properties ? extended(cur.properties ?? {}, given.properties) : cur.properties,
-        };
-    }
-    for (const p of policies) {
-        if (!p.configSchema) continue;
-        // A policy's schema defaults are valid (test/unit/evaluation/pack-config.spec.ts): the schema checks given
-        // properties.
-        if (config[p.name]?.properties !== undefined) {
-            const validate = validatorOf(p.configSchema);
-            if (!validate(result[p.name].properties ?? {})) {
-                const err = validate.errors?.[0];
-                throw new BadInputError(
-                    `${source}: ${p.name}: ${err?.instancePath || "config"} ${err?.message ?? "is invalid"}`,
-                );
-            }
-        }
-        // Waiver expiries must be real dates (the schema's pattern cannot tell 2026-02-30 from 2026-02-28).
-        const waivers = result[p.name].properties?.waivers;
-        if (Array.isArray(waivers)) {
-            waivers.forEach((w, i) => {
-                const expires = (w as { expires?: unknown })?.expires;
-                if (typeof expires === "string" && !isCalendarDate(expires)) {
-                    throw new BadInputError(
-                        `${source}: ${p.name}: waivers[${i}].expires is not a calendar date (YYYY-MM-DD)`,
-                    );
-                }
-            });
-        }
-        // User patterns run with RE2 (linear time): reject what it cannot compile before any preview.
-        for (const setting of p.patternSettings ?? []) {
-            const value = result[p.name].properties?.[setting];
-            const bad = Array.isArray(value)
-                ? patternProblem(
-                      setting,
-                      value.filter((v): v is string => typeof v === "string"),
-                  )
-                : undefined;
-            if (bad) throw new BadInputError(`${source}: ${p.name}: ${bad}`);
-        }
-    }
-    const settings = policies.find((p) => p.name === SETTINGS_POLICY);
-    if (settings && result[SETTINGS_POLICY]?.enforcementLevel === "disabled") {
-        const readers = policies
-            .filter((p) => p.readsProduction && result[p.name]?.enforcementLevel !== "disabled")
-            .map((p) => p.name);
-        if (readers.length > 0) {
-            throw new BadInputError(
-                `${source}: ${SETTINGS_POLICY} is disabled but ${readers.join(", ")} ${readers.length === 1 ? "reads" : "read"} its production settings; set it to advisory or mandatory`,
-            );
-        }
-    }
     return result;
+}
+
+function checkSchema(p: PolicyMeta, properties: Record<string, unknown> | undefined, source: string): void {
+    const validate = validatorOf(p.configSchema!);
+    if (!validate(properties ?? {})) {
+        const err = validate.errors?.[0];
+        throw new BadInputError(
+            `${source}: ${p.name}: ${err?.instancePath || "config"} ${err?.message ?? "is invalid"}`,
+        );
+    }
+}
+
+/** Waiver expiries must be real dates (the schema's pattern cannot tell 2026-02-30 from 2026-02-28). */
+function checkWaiverDates(p: PolicyMeta, properties: Record<string, unknown> | undefined, source: string): void {
+    const waivers = properties?.waivers;
+    if (!Array.isArray(waivers)) return;
+    waivers.forEach((w, i) => {
+        const expires = (w as { expires?: unknown })?.expires;
+        if (typeof expires === "string" && !isCalendarDate(expires)) {
+            throw new BadInputError(`${source}: ${p.name}: waivers[${i}].expires is not a calendar date (YYYY-MM-DD)`);
+        }
+    });
+}
+
+/** User patterns run with RE2 (linear time): reject what it cannot compile before any preview. */
+function checkPatterns(p: PolicyMeta, properties: Record<string, unknown> | undefined, source: string): void {
+    for (const setting of p.patternSettings ?? []) {
+        const value = properties?.[setting];
+        const bad = Array.isArray(value)
+            ? patternProblem(
+                  setting,
+                  value.filter((v): v is string => typeof v === "string"),
+              )
+            : undefined;
+        if (bad) throw new BadInputError(`${source}: ${p.name}: ${bad}`);
+    }
+}
+
+/** The settings policy may not be disabled while a rule that reads its settings is enabled. */
+function requireSettingsForReaders(policies: PolicyMeta[], result: PackConfig, source: string): void {
+    const settings = policies.find((p) => p.name === SETTINGS_POLICY);
+    if (!settings || result[SETTINGS_POLICY]?.enforcementLevel !== "disabled") return;
+    const readers = policies
+        .filter((p) => p.readsProduction && result[p.name]?.enforcementLevel !== "disabled")
+        .map((p) => p.name);
+    if (readers.length > 0) {
+        throw new BadInputError(
+            `${source}: ${SETTINGS_POLICY} is disabled but ${readers.join(", ")} ${readers.length === 1 ? "reads" : "read"} its production settings; set it to advisory or mandatory`,
+        );
+    }
 }
 
 /** The pack's policies as the config reconciler needs them (from the pack's own modules, closed schemas included). */

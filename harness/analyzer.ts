@@ -50,12 +50,15 @@ export class Analyzer {
     ) {}
 
     /**
-     * Starts the pack at `entry` (a JavaScript file) in `packDir` (the folder with its package.json,
-     * which the policy SDK reads the pack version from) and connects to it.
+     * Starts the pack at `entry` (a JavaScript file, or node's arguments that run the pack) in `packDir` (the
+     * folder with its package.json, which the policy SDK reads the pack version from) and connects to it.
      */
-    static async start(entry: string, packDir: string, timeoutMs = 30000): Promise<Analyzer> {
+    static async start(entry: string | string[], packDir: string, timeoutMs = 30000): Promise<Analyzer> {
         // Tracked and in its own process group: killed on Ctrl-C / SIGTERM like every other child.
-        const spawned = spawnTracked(process.execPath, [entry], { cwd: packDir, stdio: ["ignore", "pipe", "pipe"] });
+        const spawned = spawnTracked(process.execPath, typeof entry === "string" ? [entry] : entry, {
+            cwd: packDir,
+            stdio: ["ignore", "pipe", "pipe"],
+        });
         const child = spawned.child;
         let stderr = "";
         child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-4000)));

@@ -28,6 +28,19 @@ export const CLUSTER_BINARIES = ["etcd", "kube-apiserver", "kubectl"] as const;
  */
 export const DEPLOY_CONTROLLERS = ["garbage-collector-controller", "namespace-controller"] as const;
 
+/**
+ * The controllers a cluster's own writes come from that an admission webhook must leave free (the door's tests,
+ * started with `controllers: CONTROL_PLANE_CONTROLLERS`): each namespace's `default` ServiceAccount, ClusterRole
+ * aggregation, and what deleting a namespace needs. Started this way, kube-controller-manager runs as a cluster
+ * runs it: as `system:kube-controller-manager`, each controller with its own account in kube-system
+ * (`--use-service-account-credentials`, as kubeadm sets it).
+ */
+export const CONTROL_PLANE_CONTROLLERS = [
+    ...DEPLOY_CONTROLLERS,
+    "serviceaccount-controller",
+    "clusterrole-aggregation-controller",
+] as const;
+
 /** The cluster binaries missing from the toolchain folder (empty when `npm run setup` built them). */
 export function missingClusterBinaries(binDir = TOOLCHAIN_BIN): string[] {
     return missingBinaries(CLUSTER_BINARIES, binDir);
@@ -58,8 +71,10 @@ export interface ApiServer {
     ca: Ca;
     /** The folder holding everything (removed by stop). */
     dir: string;
-    /** PIDs of etcd and kube-apiserver (for leftover checks). */
-    pids: number[];
+    /** PIDs of etcd, kube-apiserver and kube-controller-manager, as they run now (for leftover checks). */
+    readonly pids: number[];
+    /** Stops kube-apiserver and starts it again over the same etcd, returning once `/readyz` answers 200. */
+    restart(): Promise<void>;
     /** Runs kubectl with the admin kubeconfig. */
     kubectl(args: string[], input?: string, timeoutMs?: number): Promise<ExecResult>;
     /** Applies YAML text, failing with kubectl's output unless it succeeds. */
@@ -121,8 +136,13 @@ export interface StartOptions {
     binDir?: string;
     /** Readiness deadline for each of etcd and the API server (the machine may be loaded). */
     timeoutMs?: number;
-    /** Also run kube-controller-manager with DEPLOY_CONTROLLERS (objects can then be deleted for real). */
-    controllers?: boolean;
+    /**
+     * Also run kube-controller-manager: `true` with DEPLOY_CONTROLLERS as the admin (objects can then be
+     * deleted for real); a list of controllers runs those as a cluster runs them (CONTROL_PLANE_CONTROLLERS).
+     */
+    controllers?: boolean | readonly string[];
+    /** An AdmissionConfiguration file (`--admission-control-config-file`): e.g. the client certificate webhooks get. */
+    admissionConfigFile?: string;
 }
 
 export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
@@ -149,7 +169,13 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
         const etcd = await startEtcd(run, clientPort, peerPort);
         const url = `https://127.0.0.1:${securePort}`;
         const caPem = fs.readFileSync(creds.ca.cert);
-        await startKubeApiServer(run, creds, etcd, securePort, caPem);
+        let api = await startKubeApiServer(run, creds, etcd, securePort, caPem, o.admissionConfigFile);
+        const restart = async () => {
+            api.kill();
+            await api.exited;
+            started.splice(started.indexOf(api), 1);
+            api = await startKubeApiServer(run, creds, etcd, securePort, caPem, o.admissionConfigFile);
+        };
         const kubeconfig = writeKubeconfig(dir, url, caPem, creds.token);
         const kubectl = (args: string[], input?: string, ms = 120_000) =>
             exec(path.join(binDir, "kubectl"), ["--kubeconfig", kubeconfig, ...args], {
@@ -163,8 +189,25 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
             if (r.code !== 0) throw new Error(`kubectl apply failed (${r.code}): ${r.stderr || r.stdout}`);
             return r.stdout + r.stderr;
         };
-        if (o.controllers) await startControllers(run, kubeconfig, kubectl, apply);
-        return { url, kubeconfig, ca: creds.ca, dir, pids: started.map((p) => p.child.pid!), kubectl, apply, stop };
+        if (o.controllers === true) await startControllers(run, kubeconfig, DEPLOY_CONTROLLERS, false, kubectl, apply);
+        else if (o.controllers) {
+            const kcm = writeKubeconfig(dir, url, caPem, creds.kcmToken, "kube-controller-manager");
+            await startControllers(run, kcm, o.controllers, true, kubectl, apply);
+        }
+        return {
+            url,
+            kubeconfig,
+            ca: creds.ca,
+            dir,
+            // What runs now (a restart replaces kube-apiserver's).
+            get pids() {
+                return started.map((p) => p.child.pid!);
+            },
+            restart,
+            kubectl,
+            apply,
+            stop,
+        };
     } catch (e) {
         await stop();
         throw e;
@@ -200,7 +243,9 @@ interface Credentials {
     saKey: string;
     saPub: string;
     token: string;
-    /** The static token file (the admin token in `system:masters`). */
+    /** kube-controller-manager's token (the user `system:kube-controller-manager`, as its certificate names it). */
+    kcmToken: string;
+    /** The static token file (the admin token in `system:masters`, and kube-controller-manager's). */
     tokens: string;
 }
 
@@ -216,9 +261,15 @@ function writeCredentials(dir: string): Credentials {
     fs.writeFileSync(saKey, sa.privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
     fs.writeFileSync(saPub, sa.publicKey.export({ type: "spki", format: "pem" }));
     const token = randomBytes(24).toString("hex");
+    const kcmToken = randomBytes(24).toString("hex");
     const tokens = path.join(dir, "pki", "tokens.csv");
-    fs.writeFileSync(tokens, `${token},pko-guard-admin,pko-guard-admin,"system:masters"\n`, { mode: 0o600 });
-    return { ca, serving, saKey, saPub, token, tokens };
+    fs.writeFileSync(
+        tokens,
+        `${token},pko-guard-admin,pko-guard-admin,"system:masters"\n` +
+            `${kcmToken},system:kube-controller-manager,system:kube-controller-manager\n`,
+        { mode: 0o600 },
+    );
+    return { ca, serving, saKey, saPub, token, kcmToken, tokens };
 }
 
 /** etcd on loopback, once `/health` says so: its client URL and the process. */
@@ -261,7 +312,8 @@ async function startKubeApiServer(
     etcd: { client: string; proc: Watched },
     securePort: number,
     caPem: Buffer,
-): Promise<void> {
+    admissionConfigFile?: string,
+): Promise<Spawned> {
     const apiLog = path.join(run.dir, "kube-apiserver.log");
     const api = spawnTracked(
         path.join(run.binDir, "kube-apiserver"),
@@ -285,6 +337,7 @@ async function startKubeApiServer(
             "--endpoint-reconciler-type=none",
             "--enable-priority-and-fairness=false",
             "--profiling=false",
+            ...(admissionConfigFile ? [`--admission-control-config-file=${admissionConfigFile}`] : []),
             "--v=0",
         ],
         { cwd: run.dir, stdio: ["ignore", fs.openSync(apiLog, "a"), fs.openSync(apiLog, "a")] },
@@ -297,11 +350,12 @@ async function startKubeApiServer(
         [etcd.proc, { name: "kube-apiserver", p: api, log: logTail(apiLog) }],
         run.timeoutMs,
     );
+    return api;
 }
 
-/** The admin kubeconfig (the static token, the CA inline), written under `dir`. */
-function writeKubeconfig(dir: string, url: string, caPem: Buffer, token: string): string {
-    const kubeconfig = path.join(dir, "admin.kubeconfig");
+/** A kubeconfig of a static token (the admin's unless named), the CA inline, written under `dir`. */
+function writeKubeconfig(dir: string, url: string, caPem: Buffer, token: string, user = "admin"): string {
+    const kubeconfig = path.join(dir, `${user}.kubeconfig`);
     fs.writeFileSync(
         kubeconfig,
         [
@@ -327,10 +381,12 @@ function writeKubeconfig(dir: string, url: string, caPem: Buffer, token: string)
     return kubeconfig;
 }
 
-/** kube-controller-manager with DEPLOY_CONTROLLERS, once it does the job: a namespace deleted in the foreground goes. */
+/** kube-controller-manager with `controllers`, once it does the job: a namespace deleted in the foreground goes. */
 async function startControllers(
     run: Run,
     kubeconfig: string,
+    controllers: readonly string[],
+    ownCredentials: boolean,
     kubectl: ApiServer["kubectl"],
     apply: ApiServer["apply"],
 ): Promise<void> {
@@ -339,7 +395,9 @@ async function startControllers(
         path.join(run.binDir, "kube-controller-manager"),
         [
             `--kubeconfig=${kubeconfig}`,
-            `--controllers=${DEPLOY_CONTROLLERS.join(",")}`,
+            `--controllers=${controllers.join(",")}`,
+            // One account a controller when run as the cluster runs it (its own kubeconfig), as kubeadm does.
+            ...(ownCredentials ? ["--use-service-account-credentials=true"] : []),
             "--leader-elect=false",
             // Nothing scrapes it: no serving port to allocate or secure.
             "--secure-port=0",

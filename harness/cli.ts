@@ -10,9 +10,11 @@ import { escapeText } from "../support/escape";
 import { Command, CommanderError, Option } from "commander";
 import { isReportedError } from "../support/errors";
 import { exitWhenWritten } from "../support/exit";
-import { ReportRequest, parseReportOption, writeReports } from "../reports/write";
-import { progress, renderRun, styleFor } from "./verdict-table";
-import { LegChoice, fixtureSubjects, loadFixtures, runFixtures } from "./runner";
+import { ReportRequest, parseReportOption } from "../reports/write";
+import { styleFor } from "./verdict-table";
+import { LegChoice } from "./runner";
+import { DEFAULT_PACK } from "./packs";
+import { runSuite } from "./suite";
 
 function badInput(message: string): never {
     process.stderr.write(`pko-guard harness: ${escapeText(message)}\n`);
@@ -38,6 +40,7 @@ async function main(argv: string[]): Promise<number> {
             [] as ReportRequest[],
         )
         .option("--timeout <seconds>", "per-fixture timeout", timeoutSeconds, 300)
+        .option("-j, --jobs <n>", "fixtures run at once (default: the cores)", (v) => Math.max(1, Number(v) || 1))
         .option(
             "-v, --verbose",
             "print the full table of checks (default: one line per fixture, then mismatches and errors)",
@@ -60,21 +63,21 @@ async function main(argv: string[]): Promise<number> {
         report: ReportRequest[];
         timeout: number;
         verbose: boolean;
+        jobs?: number;
     }>();
-    const fixtures = loadFixtures(program.args);
-    const shown = progress(process.stderr);
-    const verdicts = await runFixtures(fixtures, {
-        leg: opts.leg,
-        timeoutMs: opts.timeout * 1000,
-        onStart: (f, i, total) => shown.start(f.name, i, total),
-    });
-    shown.done();
-    process.stdout.write(renderRun(verdicts, { verbose: opts.verbose, style: styleFor(process.stdout) }) + "\n");
-    const reports = [...opts.report, ...(opts.json ? [{ format: "json" as const, file: opts.json }] : [])];
-    writeReports(reports, fixtureSubjects(verdicts, fixtures));
-    // Skipped by design (mock-only fixtures, fixtures the gate stops before deploy) is shown as skipped,
-    // never as a match, and does not fail the run; any mismatch or error does.
-    return verdicts.some((v) => v.outcome === "mismatch" || v.outcome === "error") ? 1 : 0;
+    // The same run as `pko-guard test` (harness/suite.ts), over fixtures/ when no folder is given.
+    return runSuite(
+        {
+            paths: program.args,
+            leg: opts.leg,
+            timeoutMs: opts.timeout * 1000,
+            verbose: opts.verbose,
+            jobs: opts.jobs,
+            packs: [DEFAULT_PACK],
+            reports: [...opts.report, ...(opts.json ? [{ format: "json" as const, file: opts.json }] : [])],
+        },
+        { out: process.stdout, err: process.stderr, style: styleFor(process.stdout) },
+    );
 }
 
 main(process.argv.slice(2)).then(

@@ -4,12 +4,12 @@
  * expectations are invalid is bad input, reported before anything runs.
  */
 import { PackConfig, packConfig, yamlErrorPosition } from "../evaluation/pack-config";
-import Ajv from "ajv";
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
 import { BadInputError } from "../support/errors";
 import { REPO_ROOT } from "../support/paths";
+import { ExpectFile, readExpectFile } from "./expect-file";
 
 /** The fixtures folder of this repository (the harness's default). */
 export const FIXTURES_DIR = path.join(REPO_ROOT, "fixtures");
@@ -20,6 +20,8 @@ export interface ExpectedViolation {
     count: number;
     message?: string;
     level?: "mandatory" | "advisory";
+    /** The line of expect.yaml the expectation is written on (where a mismatch points). */
+    line?: number;
 }
 
 export interface ExpectedRemediation {
@@ -63,75 +65,18 @@ export interface Fixture {
     manifestsDir?: string;
     project: string;
     expect: Expectation;
-    /** Path of policy-config.json when the fixture has one. */
+    /** The policy config: the fixture's policy-config.json, else the run's `--config`, else none (defaults). */
     policyConfig?: string;
+    /** The expectation file (expect.yaml); a fixture built in code has none. */
+    expectFile?: string;
+    /** The line of its `violations` (where an unexpected violation points). */
+    violationsLine?: number;
 }
 
-const schema = {
-    type: "object",
-    additionalProperties: false,
-    required: ["description", "violations"],
-    not: { required: ["mockOnly", "realOnly"] },
-    properties: {
-        description: { type: "string", minLength: 1 },
-        stack: { type: "string", pattern: "^[A-Za-z0-9_.-]+$" },
-        mockOnly: { type: "string", minLength: 1 },
-        realOnly: { type: "string", minLength: 1 },
-        profiles: {
-            type: "object",
-            additionalProperties: {
-                type: "object",
-                additionalProperties: false,
-                required: ["policyConfig", "violations"],
-                properties: {
-                    description: { type: "string", minLength: 1 },
-                    policyConfig: { type: "string", minLength: 1 },
-                    violations: { $ref: "#/properties/violations" },
-                },
-            },
-        },
-        config: {
-            type: "object",
-            additionalProperties: {
-                type: "object",
-                additionalProperties: false,
-                required: ["value"],
-                properties: { value: { type: "string" }, secret: { type: "boolean" } },
-            },
-        },
-        remediations: {
-            type: "array",
-            items: {
-                type: "object",
-                additionalProperties: false,
-                required: ["policy", "resource"],
-                properties: {
-                    policy: { type: "string", minLength: 1 },
-                    resource: { type: "string", minLength: 1 },
-                    set: { type: "object", minProperties: 1 },
-                },
-            },
-        },
-        violations: {
-            type: "array",
-            items: {
-                type: "object",
-                additionalProperties: false,
-                required: ["policy", "resource", "count"],
-                properties: {
-                    policy: { type: "string", minLength: 1 },
-                    resource: { type: "string", minLength: 1 },
-                    count: { type: "integer", minimum: 1 },
-                    message: { type: "string", minLength: 1 },
-                    level: { enum: ["mandatory", "advisory"] },
-                },
-            },
-        },
-    },
-} as const;
-
-const ajv = new Ajv({ allErrors: true });
-const validate = ajv.compile(schema);
+/** What a run gives every fixture: the policy config for those without their own. */
+export interface LoadOptions {
+    policyConfig?: string;
+}
 
 function projectFile(dir: string): { name: string; runtime: string } {
     const file = path.join(dir, "Pulumi.yaml");
@@ -152,12 +97,19 @@ function projectFile(dir: string): { name: string; runtime: string } {
     return { name, runtime: typeof runtimeName === "string" ? runtimeName : "nodejs" };
 }
 
-function checkViolations(expectFile: string, violations: ExpectedViolation[]): void {
+/** The expected violations at `at` of the file, each with its line; duplicates and bad patterns are bad input. */
+function checkViolations(parsed: ExpectFile, at: (string | number)[]): ExpectedViolation[] {
+    const expectFile = parsed.file;
+    const listed = (at.reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], parsed.data) ??
+        []) as ExpectedViolation[];
+    const violations = listed.map((v, i) => ({ ...v, line: parsed.lineOf([...at, i]) }));
     const seen = new Set<string>();
     for (const v of violations) {
         const key = `${v.policy}\u0000${v.resource}`;
         if (seen.has(key)) {
-            throw new BadInputError(`${expectFile}: ${v.policy} on ${v.resource} is listed twice (use count)`);
+            throw new BadInputError(
+                `${expectFile}:${v.line}: ${v.policy} on ${v.resource} is listed twice (use count)`,
+            );
         }
         seen.add(key);
         if (v.message !== undefined) {
@@ -165,29 +117,28 @@ function checkViolations(expectFile: string, violations: ExpectedViolation[]): v
                 new RegExp(v.message);
             } catch {
                 throw new BadInputError(
-                    `${expectFile}: message ${JSON.stringify(v.message)} is not a valid regular expression`,
+                    `${expectFile}:${v.line}: message ${JSON.stringify(v.message)} is not a valid regular expression`,
                 );
             }
         }
     }
+    return violations;
 }
 
 /**
  * Loads one fixture folder, validating everything the legs will rely on. A fixture with `profiles`
  * yields one more fixture per profile (`name@profile`): the same program under another policy config.
  */
-export function loadFixtureWithProfiles(dirArg: string): Fixture[] {
-    const base = loadFixture(dirArg);
-    const expectFile = path.join(base.dir, "expect.yaml");
-    const doc = YAML.parse(fs.readFileSync(expectFile, "utf8")) as {
-        profiles?: Record<string, { description?: string; policyConfig: string; violations: ExpectedViolation[] }>;
-    };
-    const variants = Object.entries(doc.profiles ?? {}).map(([profile, p]) => {
+export function loadFixtureWithProfiles(dirArg: string, options: LoadOptions = {}): Fixture[] {
+    const { fixture: base, parsed } = readFixture(dirArg, options);
+    const profiles = (parsed.data.profiles ?? {}) as Record<string, { description?: string; policyConfig: string }>;
+    const variants = Object.entries(profiles).map(([profile, p]) => {
         const policyConfig = path.resolve(base.dir, p.policyConfig);
         if (!fs.existsSync(policyConfig)) {
-            throw new BadInputError(`${expectFile}: profile ${profile}: no such policy config ${p.policyConfig}`);
+            throw new BadInputError(
+                `${parsed.file}:${parsed.lineOf(["profiles", profile, "policyConfig"])}: profile ${profile}: no such policy config ${p.policyConfig}`,
+            );
         }
-        checkViolations(expectFile, p.violations);
         return {
             ...base,
             name: `${base.name}@${profile}`,
@@ -195,15 +146,21 @@ export function loadFixtureWithProfiles(dirArg: string): Fixture[] {
             expect: {
                 ...base.expect,
                 description: p.description ?? `${base.expect.description} (profile ${profile})`,
-                violations: p.violations,
+                violations: checkViolations(parsed, ["profiles", profile, "violations"]),
             },
+            violationsLine: parsed.lineOf(["profiles", profile, "violations"]),
         };
     });
     return [base, ...variants];
 }
 
 /** Loads one fixture folder (its default profile), validating everything the legs will rely on. */
-export function loadFixture(dirArg: string): Fixture {
+export function loadFixture(dirArg: string, options: LoadOptions = {}): Fixture {
+    return readFixture(dirArg, options).fixture;
+}
+
+/** A fixture folder's program (or manifests), checked as loading checks it, before expectations are read. */
+function fixtureProgram(dirArg: string): { dir: string; manifestsDir?: string; project: string; runtime: string } {
     const dir = path.resolve(dirArg);
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
         throw new BadInputError(`${dirArg}: no such fixture folder`);
@@ -213,30 +170,44 @@ export function loadFixture(dirArg: string): Fixture {
         ? { name: manifestProjectName(dir), runtime: "manifests" }
         : projectFile(dir);
     // The mock leg runs Node programs only; a program in another language (Pulumi YAML) is real-only.
-    if (runtime === "nodejs" && !fs.existsSync(path.join(dir, "index.ts"))) {
-        throw new BadInputError(`${dirArg}: no index.ts`);
+    if (runtime === "nodejs" && !["index.ts", "index.js"].some((f) => fs.existsSync(path.join(dir, f)))) {
+        throw new BadInputError(`${dirArg}: no index.ts or index.js`);
     }
+    return { dir, manifestsDir, project, runtime };
+}
+
+/**
+ * A program folder (or manifest folder) as a fixture that expects nothing yet, for `pko-guard test --init`: the
+ * folder's policy-config.json, else `options.policyConfig`; stack `dev`.
+ */
+export function bareFixture(dirArg: string, options: LoadOptions = {}): Fixture & { runtime: string } {
+    const { dir, manifestsDir, project, runtime } = fixtureProgram(dirArg);
+    const policyConfig = path.join(dir, "policy-config.json");
+    return {
+        name: path.basename(dir),
+        dir,
+        project,
+        runtime,
+        expect: { description: `${path.basename(dir)} (scaffolded)`, stack: "dev", config: {}, violations: [] },
+        policyConfig: fs.existsSync(policyConfig) ? policyConfig : options.policyConfig,
+        ...(manifestsDir ? { manifestsDir } : {}),
+    };
+}
+
+function readFixture(dirArg: string, options: LoadOptions): { fixture: Fixture; parsed: ExpectFile } {
+    const { dir, manifestsDir, project, runtime } = fixtureProgram(dirArg);
     const expectFile = path.join(dir, "expect.yaml");
     if (!fs.existsSync(expectFile)) {
         throw new BadInputError(`${dirArg}: no expect.yaml`);
     }
-    let doc: unknown;
-    try {
-        doc = YAML.parse(fs.readFileSync(expectFile, "utf8"));
-    } catch (e) {
-        throw new BadInputError(`${expectFile}: not valid YAML${yamlErrorPosition(e)}`);
-    }
-    if (!validate(doc)) {
-        const err = validate.errors?.[0];
-        throw new BadInputError(`${expectFile}: ${err?.instancePath || "/"} ${err?.message ?? "is invalid"}`);
-    }
-    const e = doc as unknown as Partial<Expectation> & { violations: ExpectedViolation[] };
-    checkViolations(expectFile, e.violations);
+    const parsed = readExpectFile(expectFile);
+    const e = parsed.data as unknown as Partial<Expectation>;
+    const violations = checkViolations(parsed, ["violations"]);
     if (!manifestsDir && runtime !== "nodejs" && !e.realOnly) {
         throw new BadInputError(`${expectFile}: a ${runtime} program cannot run in the mock leg: set realOnly (why)`);
     }
     const policyConfig = path.join(dir, "policy-config.json");
-    return {
+    const fixture: Fixture = {
         name: path.basename(dir),
         dir,
         project,
@@ -244,14 +215,17 @@ export function loadFixture(dirArg: string): Fixture {
             description: e.description!,
             stack: e.stack ?? "dev",
             config: e.config ?? {},
-            violations: e.violations,
+            violations,
             ...(e.remediations ? { remediations: e.remediations } : {}),
             mockOnly: e.mockOnly,
             realOnly: e.realOnly,
         },
-        policyConfig: fs.existsSync(policyConfig) ? policyConfig : undefined,
+        policyConfig: fs.existsSync(policyConfig) ? policyConfig : options.policyConfig,
+        expectFile,
+        violationsLine: parsed.lineOf(["violations"]),
         ...(manifestsDir ? { manifestsDir } : {}),
     };
+    return { fixture, parsed };
 }
 
 /** A manifest fixture: a `manifests/` folder and expect.yaml, and no Pulumi program. */
@@ -268,16 +242,32 @@ function manifestProjectName(dir: string): string {
     return `manifests-${path.basename(dir).replace(/[^A-Za-z0-9_.-]/g, "-")}`;
 }
 
-/** Every fixture folder under a root (a folder with an expect.yaml), sorted by name. */
+/** How deep under a root fixtures are looked for, and how many folders at most (a bound on a hostile tree). */
+const DISCOVERY_DEPTH = 8;
+const DISCOVERY_FOLDERS = 20000;
+
+/**
+ * Every fixture folder under a root (a folder with an expect.yaml), at any depth up to DISCOVERY_DEPTH, sorted by
+ * path. A fixture's own subfolders are not searched; nor are node_modules, hidden folders and `_`-folders (shared
+ * helpers such as fixtures/_lib). Symbolic links to folders are not followed.
+ */
 export function discoverFixtures(root: string): string[] {
-    if (!fs.existsSync(root)) {
+    if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) {
         throw new BadInputError(`${root}: no such folder`);
     }
-    return fs
-        .readdirSync(root, { withFileTypes: true })
-        .filter((d) => d.isDirectory() && fs.existsSync(path.join(root, d.name, "expect.yaml")))
-        .map((d) => path.join(root, d.name))
-        .sort();
+    const found: string[] = [];
+    let seen = 0;
+    const walk = (dir: string, depth: number) => {
+        if (++seen > DISCOVERY_FOLDERS) throw new BadInputError(`${root}: more than ${DISCOVERY_FOLDERS} folders`);
+        for (const d of fs.readdirSync(dir, { withFileTypes: true })) {
+            if (!d.isDirectory() || /^[._]/.test(d.name) || d.name === "node_modules") continue;
+            const sub = path.join(dir, d.name);
+            if (fs.existsSync(path.join(sub, "expect.yaml"))) found.push(sub);
+            else if (depth < DISCOVERY_DEPTH) walk(sub, depth + 1);
+        }
+    };
+    walk(root, 1);
+    return found.sort();
 }
 
 const configs = new WeakMap<Fixture, PackConfig>();

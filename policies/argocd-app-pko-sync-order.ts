@@ -6,14 +6,15 @@
 import { governed } from "./model/examples";
 import { RuleFinding, RuleContext, classify, programRule } from "./model/policy";
 import { DEFAULT_NAMESPACE } from "./model/rbac/objects";
-import { StackIdentity, stackIdentities } from "./model/rbac/stacks";
+import { StackIdentity } from "./model/rbac/stacks";
 import { SOURCE_PATH } from "./model/origin";
-import { ResourceLike, StackView, describeStack, patchedStacks, resourceProps, secretsRead } from "./model/stack";
+import { HOOK_WEIGHT, SYNC_WAVE, syncWave as wave } from "./model/sync-waves";
+import { ResourceLike, StackView, describeStack, secretsRead } from "./model/stack";
 import { Plain, UNKNOWN, Unknown, get, list, str } from "./model/values";
+import { Views } from "./model/views";
 
 export const NAME = "argocd-app-pko-sync-order";
 
-const WAVE = "argocd.argoproj.io/sync-wave";
 const APPLICATION = /^kubernetes:argoproj\.io\/v1alpha1:Application$/;
 
 interface K8sObject {
@@ -21,13 +22,6 @@ interface K8sObject {
     name: string | Unknown | undefined;
     namespace: string;
     wave: number | Unknown | undefined;
-}
-
-function wave(metadata: Plain): number | Unknown | undefined {
-    const v = get(metadata, "annotations", WAVE);
-    if (v === UNKNOWN) return UNKNOWN;
-    if (typeof v === "string" && /^-?\d+$/.test(v.trim())) return Number(v.trim());
-    return undefined;
 }
 
 function normalizePath(p: string): string {
@@ -75,17 +69,17 @@ interface Application {
     props: Plain;
 }
 
-function applications(resources: ResourceLike[]): Application[] {
-    return resources.filter((r) => APPLICATION.test(String(r.type))).map((r) => ({ r, props: resourceProps(r) }));
+function applications(resources: ResourceLike[], views: Views): Application[] {
+    return resources.filter((r) => APPLICATION.test(String(r.type))).map((r) => ({ r, props: views.props(r) }));
 }
 
 /** The Secrets and service accounts of the program, with their sync waves. */
-function wavedObjects(resources: ResourceLike[]): K8sObject[] {
+function wavedObjects(resources: ResourceLike[], views: Views): K8sObject[] {
     const objects: K8sObject[] = [];
     for (const r of resources) {
         const m = /^kubernetes:core\/v1:(Secret|ServiceAccount)$/.exec(String(r.type));
         if (!m) continue;
-        const props = resourceProps(r);
+        const props = views.props(r);
         const ns = str(get(props, "metadata", "namespace"));
         objects.push({
             kind: m[1] as K8sObject["kind"],
@@ -102,7 +96,11 @@ function argoInUse(apps: Application[], objects: K8sObject[], stacks: StackIdent
     return (
         apps.length > 0 ||
         objects.some((o) => o.wave !== undefined) ||
-        stacks.some((s) => s.view.annotations !== UNKNOWN && s.view.annotations[WAVE] !== undefined)
+        stacks.some(
+            (s) =>
+                s.view.annotations !== UNKNOWN &&
+                (s.view.annotations[SYNC_WAVE] !== undefined || s.view.annotations[HOOK_WEIGHT] !== undefined),
+        )
     );
 }
 
@@ -183,6 +181,7 @@ export const rule = programRule(
             fix: "give the Stack a higher sync wave than its Secrets and service account; turn off automated prune\nfor production or remove destroyOnFinalize.",
             notes: [
                 "An Application manages a Stack when the Stack carries Argo CD's tracking label\n(`app.kubernetes.io/instance`) or annotation (`argocd.argoproj.io/tracking-id`) naming it, or, without\neither, when the Stack's manifest file lies under the Application's `spec.source.path` (or one of\n`spec.sources[].path`): the file is read from the Stack's `pko-guard/source-path` annotation, its path\nrelative to the repository root, which `pko-guard check` sets on every manifest it reads (a program's\nresources have none). Without either, when the Application's destination namespace is the Stack's namespace.",
+                "An object's wave is computed as Argo CD computes it (gitops-engine `syncwaves.Wave`): its\n`argocd.argoproj.io/sync-wave` annotation when that is an integer, else its Helm `helm.sh/hook-weight`\nannotation when that is an integer, else 0.",
             ],
             reads: ["argoproj.io/Application", "pulumi.com/Stack", "core/Secret", "core/ServiceAccount"],
             readsProduction: true,
@@ -194,10 +193,10 @@ export const rule = programRule(
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
     (resources: ResourceLike[], _config, ctx) => {
-        const apps = applications(resources);
-        const objects = wavedObjects(resources);
-        const stacks = stackIdentities(resources);
+        const apps = applications(resources, ctx.views);
+        const objects = wavedObjects(resources, ctx.views);
+        const stacks = ctx.views.stackIdentities(resources);
         if (!argoInUse(apps, objects, stacks)) return [];
-        return [...syncWaveFindings(stacks, objects), ...pruneFindings(apps, patchedStacks(resources), ctx)];
+        return [...syncWaveFindings(stacks, objects), ...pruneFindings(apps, ctx.views.patchedStacks(resources), ctx)];
     },
 );

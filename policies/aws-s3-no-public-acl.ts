@@ -6,7 +6,6 @@
 import { bucket, ownership } from "./model/examples";
 import { resourceRule } from "./model/policy";
 import { Plain, UNKNOWN, get, list } from "./model/values";
-import { resourceProps } from "./model/stack";
 
 export const NAME = "aws-s3-no-public-acl";
 
@@ -81,12 +80,12 @@ export const rule = resourceRule(
         severity: "critical",
         url: "https://docs.aws.amazon.com/AmazonS3/latest/userguide/access-control-block-public-access.html",
     },
-    (resource) => {
+    (resource, _config, ctx) => {
         const type = resource.type;
         if (!BUCKET_TYPES.has(type) && !ACL_TYPES.has(type) && !OBJECT_TYPES.has(type)) {
             return [];
         }
-        const props = resourceProps(resource);
+        const props = ctx.views.props(resource);
         const out: string[] = [];
         if (props === UNKNOWN) {
             return [`${type} inputs are unknown during preview, so the ACL cannot be verified not to be public.`];

@@ -37,6 +37,7 @@ import * as resyncFloor from "./pko-stack-resync-floor";
 import * as workspaceHardening from "./pko-stack-workspace-hardening";
 import * as secretCommitted from "./pko-stack-secret-committed";
 import * as workspaceProgram from "./pko-workspace-program-objects";
+import * as updateApprovedPath from "./pko-update-prod-approved-path";
 
 /** A rule of the pack: a CrossGuard policy that describes itself (`about`, policies/model/policy.ts). */
 export type Rule = (ResourceValidationPolicy | StackValidationPolicy) & DescribedRule;
@@ -64,6 +65,7 @@ export const RULES: RuleDefinition<ResourceValidationPolicy | StackValidationPol
     nameLength.rule,
     secretCommitted.rule,
     workspaceProgram.rule,
+    updateApprovedPath.rule,
 ];
 
 /**

@@ -5,10 +5,9 @@
  */
 import { governed } from "./model/examples";
 import { RuleFinding, programRule } from "./model/policy";
-import { StackIndex, stackIdentities } from "./model/rbac/stacks";
+import { StackIndex } from "./model/rbac/stacks";
 import { bindingCovers } from "./model/rbac/grants";
 import { describeSubject } from "./model/rbac/describe";
-import { rbacModel } from "./model/rbac/objects";
 import { describeStack } from "./model/stack";
 
 export const NAME = "pko-stack-auth-delegator";
@@ -32,8 +31,8 @@ export const rule = programRule(
         severity: "medium",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
-    (resources) => {
-        const model = rbacModel(resources);
+    (resources, _config, ctx) => {
+        const model = ctx.views.rbacModel(resources);
         const delegators = model.bindings.filter(
             (b) =>
                 b.kind === "ClusterRoleBinding" &&
@@ -41,7 +40,7 @@ export const rule = programRule(
                 b.roleName === "system:auth-delegator",
         );
         // The Stacks each delegator binding may cover, found through the index rather than by scanning.
-        const index = new StackIndex(stackIdentities(resources));
+        const index = new StackIndex(ctx.views.stackIdentities(resources));
         const covered = new Set<unknown>();
         for (const b of delegators) {
             for (const st of index.coveredBy(b)) if (bindingCovers(b, st.serviceAccount) !== "no") covered.add(st);

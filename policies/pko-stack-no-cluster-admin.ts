@@ -5,8 +5,8 @@
  */
 import { governed } from "./model/examples";
 import { RuleFinding, programRule } from "./model/policy";
-import { Binding, ServiceAccountRef, rbacModel } from "./model/rbac/objects";
-import { StackIdentity, StackIndex, stackIdentities, workspaceIdentities } from "./model/rbac/stacks";
+import { Binding, ServiceAccountRef } from "./model/rbac/objects";
+import { StackIdentity, StackIndex } from "./model/rbac/stacks";
 import { adminGrant, bindingCovers, subjectCovers, subjectUnresolved } from "./model/rbac/grants";
 import { describeBinding, describeBindingRole, describeSubject } from "./model/rbac/describe";
 import { describeStack } from "./model/stack";
@@ -21,7 +21,7 @@ function coverDoubts(binding: Binding, st: StackIdentity): string[] {
     for (const s of binding.subjects) {
         if (subjectCovers(s, binding, st.serviceAccount) === "maybe" && subjectUnresolved(s, binding)) {
             out.push(
-                `its subject ${describeSubject(s)} could not be resolved during preview (name, kind or namespace unknown or missing)`,
+                `its subject ${describeSubject(s)} could not be resolved (its name, kind or namespace is missing, or unknown during preview)`,
             );
         }
     }
@@ -70,10 +70,10 @@ export const rule = programRule(
         severity: "critical",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
-    (resources) => {
-        const model = rbacModel(resources);
-        const identities = stackIdentities(resources);
-        const stacks = new StackIndex([...identities, ...workspaceIdentities(resources, identities.length)]);
+    (resources, _config, ctx) => {
+        const model = ctx.views.rbacModel(resources);
+        const identities = ctx.views.stackIdentities(resources);
+        const stacks = new StackIndex([...identities, ...ctx.views.workspaceIdentities(resources, identities.length)]);
         const findings: RuleFinding[] = [];
         const reported = new Map<Binding, Set<StackIdentity>>();
         for (const binding of model.bindings) {

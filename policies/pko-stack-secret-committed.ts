@@ -8,7 +8,7 @@ import { RuleFinding, programRule } from "./model/policy";
 import { fromManifests } from "./model/origin";
 import { DEFAULT_NAMESPACE } from "./model/rbac/objects";
 import { push } from "./model/values";
-import { describeStack, patchedStacks, resourceProps, secretsRead } from "./model/stack";
+import { describeStack, secretsRead } from "./model/stack";
 import { UNKNOWN, entries, get, plain, str } from "./model/values";
 
 export const NAME = "pko-stack-secret-committed";
@@ -46,13 +46,13 @@ export const rule = programRule(
         severity: "high",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/argocd/",
     },
-    (resources) => {
+    (resources, _config, ctx) => {
         // Only a Secret from manifests can be a finding: without one (a program's own Secrets, or none), no
         // Stack's reads are gathered.
         if (!resources.some((r) => r.type === SECRET_TYPE && fromManifests(r.urn))) return [];
         // The Stacks (as their patches leave them) that read each Secret, by namespace and name.
         const readers = new Map<string, string[]>();
-        for (const { view } of patchedStacks(resources)) {
+        for (const { view } of ctx.views.patchedStacks(resources)) {
             if (view.namespace === UNKNOWN) continue;
             const ns = view.namespace ?? DEFAULT_NAMESPACE;
             for (const name of secretsRead(view)) push(readers, `${ns}/${name}`, describeStack(view));
@@ -61,7 +61,7 @@ export const rule = programRule(
         if (readers.size === 0) return findings;
         for (const r of resources) {
             if (r.type !== SECRET_TYPE || !fromManifests(r.urn)) continue;
-            const props = resourceProps(r);
+            const props = ctx.views.props(r);
             const name = str(get(props, "metadata", "name"));
             const ns = str(get(props, "metadata", "namespace"));
             if (typeof name !== "string" || ns === UNKNOWN) continue;

@@ -20,6 +20,26 @@ function flag(field: string, v: Plain, what: string, out: string[]): void {
 }
 
 /**
+ * Added capabilities beyond what the restricted Pod Security profile allows: it requires `drop: [ALL]` and allows
+ * adding back `NET_BIND_SERVICE` alone (kubernetes.io/docs/concepts/security/pod-security-standards, "Capabilities
+ * (v1.22+)"; pod-security-admission's `capabilities_restricted` check).
+ */
+function capabilityProblem(field: string, capabilities: Plain): string | undefined {
+    const add = get(capabilities, "add");
+    if (add === UNKNOWN)
+        return `${field}.add is unknown during preview (it may add Linux capabilities); the rule fails closed: make it known.`;
+    const added = list(add);
+    if (added.length === 0) return undefined;
+    if (!added.every((c) => c === "NET_BIND_SERVICE"))
+        return `${field}.add adds Linux capabilities beyond NET_BIND_SERVICE (the only one the restricted Pod Security profile allows); remove them, keep drop: [ALL].`;
+    const drop = get(capabilities, "drop");
+    if (drop === UNKNOWN)
+        return `${field}.drop is unknown during preview, so NET_BIND_SERVICE may be added to the default capabilities; the rule fails closed: make it known, with ALL.`;
+    if (list(drop).some((c) => c === "ALL")) return undefined;
+    return `${field}.add adds NET_BIND_SERVICE without ${field.split(".").pop()}.drop: [ALL]; the restricted Pod Security profile allows it only when every other capability is dropped: add drop: [ALL].`;
+}
+
+/**
  * The hardening problems of a workspace's pod template, for a Workspace spec found at `at` (a Stack's
  * `spec.workspaceTemplate.spec`, or a Workspace's `spec`). Shared with the rule for Workspace objects.
  */
@@ -61,12 +81,8 @@ export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
             "the container may escalate privileges",
             out,
         );
-        const add = get(sc, "capabilities", "add");
-        if (add === UNKNOWN || list(add).length > 0) {
-            out.push(
-                `${field}.securityContext.capabilities.add ${add === UNKNOWN ? "is unknown during preview" : "adds Linux capabilities"}; remove it (drop ALL instead).`,
-            );
-        }
+        const p = capabilityProblem(`${field}.securityContext.capabilities`, get(sc, "capabilities"));
+        if (p) out.push(p);
         const ports = get(container, "ports");
         if (
             ports === UNKNOWN ||
@@ -96,9 +112,9 @@ export const rule = stackRule(
     {
         name: NAME,
         about: {
-            what: "a Stack's workspace template never asks for privileged containers, privilege escalation, host\nnetwork/PID/IPC, host-path volumes, host ports or added capabilities. A Stack without a workspace template is fine\n(PKO's default workspace runs with the restricted profile).",
+            what: "a Stack's workspace template never asks for privileged containers, privilege escalation, host\nnetwork/PID/IPC, host-path volumes, host ports or added capabilities (adding back `NET_BIND_SERVICE` with\n`drop: [ALL]`, as the restricted Pod Security profile allows, is fine). A Stack without a workspace template is fine\n(PKO's default workspace runs with the restricted profile).",
             why: "the workspace pod runs program code from Git with the Stack's credentials; a privileged or\nhost-sharing pod turns a compromised program into a compromised node.",
-            fix: "remove `privileged`, `allowPrivilegeEscalation`, `hostNetwork`/`hostPID`/`hostIPC`, `hostPath` volumes,\n`hostPort` and `capabilities.add` from `spec.workspaceTemplate`.",
+            fix: "remove `privileged`, `allowPrivilegeEscalation`, `hostNetwork`/`hostPID`/`hostIPC`, `hostPath` volumes,\n`hostPort` and `capabilities.add` (but `NET_BIND_SERVICE` with `drop: [ALL]`) from `spec.workspaceTemplate`.",
             notes: ["Fails closed when any of those settings is unknown during preview."],
             reads: ["pulumi.com/Stack"],
             readsProduction: false,

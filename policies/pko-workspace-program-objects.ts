@@ -5,10 +5,9 @@
  */
 import { workspace } from "./model/examples";
 import { findCredentialShapes } from "./model/credential-shapes";
-import { isSecretConfigKey } from "./model/credentials";
+import { isSecretConfigKey, looksLikeCredential } from "./model/credentials";
 import { resourceRule } from "./model/policy";
-import { Plain, UNKNOWN, entries, get } from "./model/values";
-import { resourceProps } from "./model/stack";
+import { Plain, UNKNOWN, entries, get, isObject, quote } from "./model/values";
 import { workspaceSpecProblems } from "./pko-stack-credentials-from-secrets";
 import { workspacePodProblems } from "./pko-stack-workspace-hardening";
 
@@ -47,6 +46,39 @@ function shapes(field: string, value: Plain, out: string[]): void {
         );
 }
 
+/**
+ * A property name that says credential but names or points at one (`secretName`, `tokenSecretRef`,
+ * `passwordFile`, `apiKeyArn`): it holds a reference, not the credential.
+ */
+const NAMES_A_REFERENCE = /(name|ref|refs|arn|id|file|path|selector)$/i;
+
+/** A literal a Program holds: a string with no `${...}` interpolation, or a number. */
+function isLiteral(v: Plain): boolean {
+    return (typeof v === "string" && v !== "" && !v.includes("${")) || typeof v === "number";
+}
+
+/**
+ * Properties named like a credential (the Stack config key names, `isSecretConfigKey`) holding a literal, at any
+ * depth of `value` (a Program's resource properties, `fn::secret` wrappers included: the literal is in the Program
+ * all the same). Bounded: a value too deep is left to the shape check, which fails closed on it.
+ */
+function namedCredentialLiterals(field: string, value: Plain, out: string[], depth = 0): void {
+    if (depth > 32) return;
+    const items: [string | undefined, string, Plain][] = Array.isArray(value)
+        ? value.map((v, i) => [undefined, `[${i}]`, v])
+        : entries(value).map(([k, v]) => [k, /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? `.${k}` : `[${quote(k)}]`, v]);
+    for (const [name, at, v] of items) {
+        const named = name !== undefined && isSecretConfigKey(name) && !NAMES_A_REFERENCE.test(name);
+        const literal = isObject(v) ? get(v, "fn::secret") : v;
+        // A literal with a credential's shape is reported by the shape check already, once.
+        if (named && isLiteral(literal) && !looksLikeCredential(literal)) {
+            out.push(
+                `${field}${at} is named like a credential and holds a literal in the Program; pass it as secret config of the Stack that runs the Program (spec.secretsRef) and refer to that config with \${...}.`,
+            );
+        } else if (typeof v === "object" && v !== null) namedCredentialLiterals(`${field}${at}`, v, out, depth + 1);
+    }
+}
+
 function programProblems(program: Plain): string[] {
     if (program === UNKNOWN)
         return [
@@ -70,6 +102,9 @@ function programProblems(program: Plain): string[] {
         const v = get(program, part);
         if (v !== undefined) shapes(`program.${part}`, v, out);
     }
+    namedCredentialLiterals("program.variables", get(program, "variables"), out);
+    for (const [name, r] of entries(get(program, "resources")))
+        namedCredentialLiterals(`program.resources.${name}.properties`, get(r, "properties"), out);
     return out;
 }
 
@@ -81,7 +116,7 @@ export const rule = resourceRule(
             why: "a Workspace created directly bypasses every Stack rule, and a Program is a Pulumi YAML program\nstored in a custom resource that anyone who can read it (or its Git repository) reads in plaintext.",
             fix: "reference Kubernetes Secrets (`valueFrom.secretKeyRef` in env; `valueFrom.env` for Workspace config\nread from such a variable), keep credentials out of Program text (pass them as secret config of the Stack\nthat runs the Program, through `spec.secretsRef`), and remove the privileged settings.",
             notes: [
-                "They are judged like a Stack's own fields:\n- a `Workspace` (auto.pulumi.com/v1alpha1) carries no credential in plaintext (env values of the\n  workspace and of its pod template's containers, literal secret config values of its stacks, credentials\n  by shape in any literal config value, credentials in its git or secrets-provider URL) and its pod template\n  is hardened as `pko-stack-workspace-hardening` requires of a Stack's (no privileged or escalating\n  containers, no host network/PID/IPC, hostPath or hostPort, no added capabilities). Its service account is\n  judged by `pko-stack-no-cluster-admin` (the pod template's `serviceAccountName` wins, as for a Stack);\n- a `Program` (pulumi.com/v1) carries no credential by shape in its `variables`, `resources` properties,\n  `outputs` or `configuration` defaults, and gives no secret-looking `configuration` entry a default.",
+                "They are judged like a Stack's own fields:\n- a `Workspace` (auto.pulumi.com/v1alpha1) carries no credential in plaintext (env values of the\n  workspace and of its pod template's containers, literal secret config values of its stacks, credentials\n  by shape in any literal config value, credentials in its git or secrets-provider URL) and its pod template\n  is hardened as `pko-stack-workspace-hardening` requires of a Stack's (no privileged or escalating\n  containers, no host network/PID/IPC, hostPath or hostPort, no added capabilities). Its service account is\n  judged by `pko-stack-no-cluster-admin` (the pod template's `serviceAccountName` wins, as for a Stack);\n- a `Program` (pulumi.com/v1) carries no credential by shape in its `variables`, `resources` properties,\n  `outputs` or `configuration` defaults, gives no secret-looking `configuration` entry a default, and holds no\n  literal in a variable or resource property named like a credential (the names a Stack's `config` keys are\n  judged by: `password`, `token`, `secret`, `apiKey`, ...; `fn::secret` of a literal included; a name ending in\n  `Name`, `Ref`, `Arn`, `Id`, `File`, `Path` or `Selector`, such as `secretName`, names a credential and is fine).",
                 "Messages name the field and the credential's shape, never the value. Fails closed when the spec (or the\nprogram) is unknown during preview.",
             ],
             reads: ["auto.pulumi.com/Workspace", "pulumi.com/Program"],
@@ -93,8 +128,8 @@ export const rule = resourceRule(
         severity: "critical",
         url: "https://www.pulumi.com/docs/iac/guides/continuous-delivery/pulumi-kubernetes-operator/",
     },
-    (resource) => {
-        const props = resourceProps(resource);
+    (resource, _config, ctx) => {
+        const props = ctx.views.props(resource);
         const kind = pkoObjectKind(String(resource.type ?? ""), props);
         if (!kind) return [];
         if (props === UNKNOWN)

@@ -5,9 +5,9 @@
  */
 import { governed } from "./model/examples";
 import { RuleFinding, programRule } from "./model/policy";
-import { Binding, Subject, rbacModel } from "./model/rbac/objects";
-import { StackIndex, stackIdentities, workspaceIdentities } from "./model/rbac/stacks";
-import { adminGrant, subjectCovers } from "./model/rbac/grants";
+import { Binding, Subject } from "./model/rbac/objects";
+import { StackIndex } from "./model/rbac/stacks";
+import { adminGrant, subjectCovers, subjectRejected } from "./model/rbac/grants";
 import { describeBinding, describeBindingRole, describeSubject } from "./model/rbac/describe";
 import { UNKNOWN } from "./model/values";
 
@@ -40,6 +40,27 @@ const key = (s: Subject) =>
         s.namespace === UNKNOWN ? "?" : s.namespace,
     ]);
 
+/**
+ * A binding's subjects the API server rejects (grants.ts `subjectRejected`): the binding is invalid, never applied,
+ * and grants nothing; a patch's that its target has already are not reported again.
+ */
+function rejectedSubjects(binding: Binding, role: string): RuleFinding[] {
+    if (binding.subjects === UNKNOWN) return [];
+    const base = binding.patch?.base?.subjects;
+    const inBase = new Set(base === undefined || base === UNKNOWN ? [] : base.map(key));
+    return binding.subjects.flatMap((subject, index) =>
+        subjectRejected(subject, binding) && !inBase.has(key(subject))
+            ? [
+                  {
+                      message: `${describeBinding(binding)} is invalid: its subject ${describeSubject(subject)} (subjects[${index}]) is a ServiceAccount with no namespace, which the API server rejects in a ClusterRoleBinding, so the binding is never applied and grants ${role} to nobody; set subjects[${index}].namespace to the account's namespace (and bind a least-privilege role).`,
+                      urn: binding.urn,
+                      field: `subjects[${index}]`,
+                  },
+              ]
+            : [],
+    );
+}
+
 export const rule = programRule(
     {
         name: NAME,
@@ -49,6 +70,7 @@ export const rule = programRule(
             fix: "bind a least-privilege role, or remove the binding; for aggregation, use selectors only your\nown roles carry, or a role with explicit rules.",
             notes: [
                 "Two findings:\n1. A ClusterRoleBinding or RoleBinding of the program (or a patch of one, judged merged) grants\n   `cluster-admin`, or a ClusterRole/Role whose rules, own or aggregated, give `*` verbs on `*`\n   resources, to a service account, or to a group of service accounts, that no PKO Stack of the\n   program runs as. (Bindings to a Stack's account are `pko-stack-no-cluster-admin`.)\n2. A binding gives a service account (any, a Stack's included) a ClusterRole that aggregates by label\n   selectors declared in this program, and the program's roles do not make it wildcard: the cluster\n   may hold ClusterRoles the program does not declare that match those selectors (built-in ones such\n   as those labelled `rbac.authorization.k8s.io/aggregate-to-admin`, or any install's), so the role's\n   effective rules cannot be judged from the program. The pack does not guess; it says so here. The\n   built-in `admin`/`edit`/`view` roles bound as they are do not raise this.",
+                "A ClusterRoleBinding of such a role whose ServiceAccount subject has no namespace is reported as\ninvalid: the API server rejects it, so it is never applied and grants nothing (it is not a possible grant).",
             ],
             reads: [
                 "pulumi.com/Stack",
@@ -66,23 +88,25 @@ export const rule = programRule(
         severity: "high",
         url: "https://kubernetes.io/docs/reference/access-authn-authz/rbac/#user-facing-roles",
     },
-    (resources) => {
-        const model = rbacModel(resources);
-        const identities = stackIdentities(resources);
-        const stacks = new StackIndex([...identities, ...workspaceIdentities(resources, identities.length)]);
+    (resources, _config, ctx) => {
+        const model = ctx.views.rbacModel(resources);
+        const identities = ctx.views.stackIdentities(resources);
+        const stacks = new StackIndex([...identities, ...ctx.views.workspaceIdentities(resources, identities.length)]);
         const findings: RuleFinding[] = [];
         const wildcardReported = new Map<Binding, Set<string>>();
         const openReported = new Set<Binding>();
         for (const binding of model.bindings) {
             const grant = adminGrant(binding, model);
             const base = binding.patch?.base;
+            if (grant.admin !== "no") findings.push(...rejectedSubjects(binding, describeBindingRole(binding, grant)));
             if (grant.admin === "yes" && binding.subjects !== UNKNOWN) {
                 const role = describeBindingRole(binding, grant);
                 const mine = new Set<string>();
                 wildcardReported.set(binding, mine);
                 const already = base ? wildcardReported.get(base) : undefined;
                 for (const [index, subject] of binding.subjects.entries()) {
-                    if (!isServiceAccountSubject(subject.kind, subject.name)) continue;
+                    if (!isServiceAccountSubject(subject.kind, subject.name) || subjectRejected(subject, binding))
+                        continue;
                     if (
                         stacks
                             .candidates(subject, binding)

@@ -1,7 +1,8 @@
 /**
  * JUnit XML (the Jenkins/Surefire shape CI systems render): one <testsuite> per fixture or project. A
- * fixture has one <testcase> per check (leg x policy x resource, or a leg's own check): mismatches are
- * <failure>s, errors <error>s, skipped legs <skipped/>. A project has one <testcase> per rule and object the
+ * fixture has one <testcase> per leg (and one for the legs' parity when they disagree): a mismatch is its
+ * <failure>, listing every check that failed (policy or check, resource, expected and got), an error its <error>,
+ * a skipped leg <skipped/>. A project has one <testcase> per rule and object the
  * rule read (`RULE KIND/NAMESPACE/NAME`): the objects a run lists (check: every object it judged, for each rule
  * that reads its kind) and every object or resource with a finding (a stack-level one is `(stack)`). Blocking
  * findings are the case's <failure>, advisory and waived ones its output; a case without findings passed. A rule
@@ -9,14 +10,14 @@
  * escaping is the library's.
  * Unlike JSON, SARIF and the PolicyReport, this report is one string (junit-report-builder renders the whole
  * document with xmlbuilder, and a rule's findings are one attribute of its testcase by this shape): it holds a
- * line of each finding, about 330 bytes (JSON about 780, SARIF about 1,500, measured on `check` of 10k objects),
- * so it stays within V8's 2^29-24 characters up to about 1.6 million findings. Past that, writing it fails
+ * line of each finding, a few hundred bytes (less than JSON or SARIF spend on one: docs/benchmarks.md), so it
+ * stays within V8's 2^29-24 characters up to more than a million findings. Past that, writing it fails
  * and says so (reports/write.ts), and the other reports are still written.
  */
 import junit from "junit-report-builder";
 import { Finding, compareText } from "../evaluation/rows";
 import { RULE_KINDS } from "./finding-objects";
-import { ProjectSubject, ReportSubject, ruleCatalogue } from "./subject";
+import { ProjectSubject, ReportCheck, ReportSubject, ruleCatalogue } from "./subject";
 
 /** A project's test case: a rule, what it read (an object's identity, a resource, or `(stack)`) and its findings. */
 interface ProjectCase {
@@ -46,18 +47,53 @@ export function projectCases(s: ProjectSubject): ProjectCase[] {
     );
 }
 
+/** A fixture's test case: one leg (or the legs' parity), its outcome and the checks that made it so. */
+interface FixtureCase {
+    leg: string;
+    outcome: ReportCheck["outcome"];
+    count: number;
+    bad: { what: string; resource: string; note: string }[];
+}
+
+/**
+ * A fixture's test cases, one a leg in the order the legs ran (then the parity between them): an error wins over a
+ * mismatch, a mismatch over a match; a leg all skipped is skipped. The case's message lists every check that failed.
+ */
+export function fixtureCases(checks: ReportCheck[]): FixtureCase[] {
+    const legs = [...new Set(checks.map((c) => c.leg))];
+    return legs.map((leg) => {
+        const own = checks.filter((c) => c.leg === leg);
+        const outcomes = own.map((c) => c.outcome);
+        const outcome = outcomes.includes("error")
+            ? "error"
+            : outcomes.includes("mismatch")
+              ? "mismatch"
+              : outcomes.every((o) => o === "skipped")
+                ? "skipped"
+                : "match";
+        const bad = own
+            .filter((c) => c.outcome === outcome && (outcome === "error" || outcome === "mismatch"))
+            .map((c) => ({
+                what: c.policy ?? `check ${c.check}`,
+                resource: c.resource,
+                note: c.note ?? `expected ${c.expected}, got ${c.got}`,
+            }));
+        return { leg, outcome, count: own.length, bad };
+    });
+}
+
 export function renderJunit(subjects: ReportSubject[], suiteName = "pko-guard"): string {
     const builder = junit.newBuilder();
     for (const s of subjects) {
         const suite = builder.testSuite().name(`${suiteName}: ${s.name}`);
         if (s.kind === "fixture") {
-            for (const c of s.verdict.checks) {
-                const what = c.policy ?? `check ${c.check}`;
-                const tc = suite.testCase().className(s.name).name([c.leg, what, c.resource].filter(Boolean).join(" "));
-                const message = c.note ?? `expected ${c.expected}, got ${c.got}`;
-                if (c.outcome === "mismatch") tc.failure(message, "violation");
-                else if (c.outcome === "error") tc.error(message, "error");
+            for (const c of fixtureCases(s.verdict.checks)) {
+                const tc = suite.testCase().className(s.name).name(c.leg);
+                const lines = c.bad.map((b) => `${b.what}${b.resource ? ` on ${b.resource}` : ""}: ${b.note}`);
+                if (c.outcome === "mismatch") tc.failure(lines.join("\n"), "mismatch");
+                else if (c.outcome === "error") tc.error(lines.join("\n"), "error");
                 else if (c.outcome === "skipped") tc.skipped();
+                if (c.outcome === "match") tc.standardOutput(`${c.count} check(s) passed`);
             }
             continue;
         }

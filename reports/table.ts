@@ -160,7 +160,7 @@ const HEAD = ["policy", "resource", "level", "status", "where", "message"];
  * leaves the message less than MIN_MESSAGE_WIDTH, the findings as records instead: see recordChunks), in pieces:
  * cli-table3 renders `rowsPerTable` rows at a time (a row's height is its own, the columns' widths are fixed), and
  * where two parts meet, the first one's bottom border and the next one's top border are the line between two rows.
- * (cli-table3's time grows faster than its rows: 8000 rows took 7.6 s in one table, 2.6 s a hundred at a time.)
+ * (cli-table3's time grows faster than its rows, so many small tables beat one: docs/benchmarks.md.)
  */
 export function* fullTableChunks(
     r: ProjectSubject,

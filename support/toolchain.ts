@@ -1,6 +1,7 @@
 /**
- * Where the Pulumi toolchain is: the binaries `npm run setup` builds into .cache/toolchain/bin, or a
- * `pulumi` on PATH. One function answers, or says clearly that it is missing and how to install it.
+ * Where the toolchain is: the binaries toolchain/install.sh builds (or links from PATH) into .cache/toolchain/bin,
+ * or ones on PATH. One function answers, or says clearly that it is missing and how to install it. The tools, their
+ * install profiles and which versions on PATH fit are toolchain/tools.txt, read here as install.sh reads it.
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -8,18 +9,98 @@ import { ToolchainMissingError } from "./errors";
 import { REPO_ROOT } from "./paths";
 
 export const TOOLCHAIN_BIN = path.join(REPO_ROOT, ".cache", "toolchain", "bin");
+/** The install script, shipped in the package (package.json `files`), so its command works from a packed install. */
+export const INSTALL_SCRIPT = path.join(REPO_ROOT, "toolchain", "install.sh");
+/** The tool table install.sh and `pko-guard doctor` share. */
+export const TOOLS_FILE = path.join(REPO_ROOT, "toolchain", "tools.txt");
+
+export const PROFILES = ["check", "gate", "cluster", "all"] as const;
+export type Profile = (typeof PROFILES)[number];
+
+/** A row of toolchain/tools.txt. */
+export interface ToolSpec {
+    name: string;
+    /** The profiles that include it (every tool is in `all`). */
+    profiles: Profile[];
+    /** probe: one on PATH fits when its version is in [min, below); pulumi: shipped beside a fitting pulumi. */
+    reuse: "probe" | "pulumi" | "never";
+    min?: string;
+    below?: string;
+    /** The arguments that make it print its version. */
+    probe: string[];
+}
+
+/** Parses the tool table (comments and blank lines skipped). */
+export function parseTools(text: string): ToolSpec[] {
+    return text
+        .split("\n")
+        .map((l) => l.trim())
+        .filter((l) => l !== "" && !l.startsWith("#"))
+        .map((l) => {
+            const [name, profiles, reuse, min, below, ...probe] = l.split(/\s+/);
+            return {
+                name,
+                profiles: [...(profiles === "-" ? [] : (profiles.split(",") as Profile[])), "all"],
+                reuse: reuse as ToolSpec["reuse"],
+                ...(min && min !== "-" ? { min } : {}),
+                ...(below && below !== "-" ? { below } : {}),
+                probe,
+            };
+        });
+}
+
+export function toolSpecs(file: string = TOOLS_FILE): ToolSpec[] {
+    return parseTools(fs.readFileSync(file, "utf8"));
+}
+
+/** The tools a profile installs, in the table's order. */
+export function profileTools(profile: Profile, specs: ToolSpec[] = toolSpecs()): ToolSpec[] {
+    return specs.filter((s) => s.profiles.includes(profile));
+}
+
+/** The first x.y.z in a tool's version output (what install.sh's version_of takes). */
+export function firstVersion(output: string): string | undefined {
+    return /(\d+)\.(\d+)\.(\d+)/.exec(output)?.[0];
+}
+
+function compareVersions(a: string, b: string): number {
+    const pa = a.split(".").map(Number);
+    const pb = b.split(".").map(Number);
+    for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+        const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+        if (d !== 0) return d;
+    }
+    return 0;
+}
+
+/** min <= version < below, as install.sh's fits (sort -V). */
+export function versionFits(version: string, min: string, below: string): boolean {
+    return compareVersions(version, min) >= 0 && compareVersions(version, below) < 0;
+}
+
+/** The command that installs `what` (a tool or a profile) into this package's toolchain, as one shell line. */
+export function installCommand(what: string): string {
+    const script = /^[\w@%+=:,./-]+$/.test(INSTALL_SCRIPT)
+        ? INSTALL_SCRIPT
+        : `'${INSTALL_SCRIPT.replace(/'/g, "'\\''")}'`;
+    return `bash ${script} ${what}`;
+}
 
 /** The toolchain folder in force: PKO_GUARD_TOOLCHAIN_BIN, else the project's own build. */
 export function toolchainBin(): string {
     return process.env.PKO_GUARD_TOOLCHAIN_BIN ?? TOOLCHAIN_BIN;
 }
 
-/** Binaries the real leg needs: the CLI, the nodejs language host and the Kubernetes provider. */
+/**
+ * Binaries the real leg and the gate need: the CLI, the nodejs and YAML language hosts, the Kubernetes provider
+ * and the plugin that runs a nodejs program's `pulumi.dynamic` providers.
+ */
 export const REQUIRED = [
     "pulumi",
     "pulumi-language-nodejs",
     "pulumi-language-yaml",
     "pulumi-resource-kubernetes",
+    "pulumi-resource-pulumi-nodejs",
 ] as const;
 
 export interface Toolchain {
@@ -37,12 +118,22 @@ export function isExecutable(file: string): boolean {
     }
 }
 
-/** The first executable `name` in a folder of PATH. */
-export function onPath(name: string): string | undefined {
-    for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
-        if (dir && isExecutable(path.join(dir, name))) return path.join(dir, name);
+/** The first executable `name` in a folder of PATH (`pathEnv`, default the process's), skipping `except`. */
+export function onPath(name: string, pathEnv: string = process.env.PATH ?? "", except?: string): string | undefined {
+    const skip = except ? realDir(except) : undefined;
+    for (const dir of pathEnv.split(path.delimiter)) {
+        if (!dir || (skip !== undefined && realDir(dir) === skip)) continue;
+        if (isExecutable(path.join(dir, name))) return path.join(dir, name);
     }
     return undefined;
+}
+
+function realDir(dir: string): string {
+    try {
+        return fs.realpathSync(dir);
+    } catch {
+        return path.resolve(dir);
+    }
 }
 
 /** The required binaries that `binDir` lacks. */
@@ -78,6 +169,6 @@ export function findGateCli(binDir: string = toolchainBin()): { pulumi: string; 
     const pulumi = onPath("pulumi");
     if (pulumi) return { pulumi };
     throw new ToolchainMissingError(
-        `Pulumi toolchain not found (no complete toolchain in ${binDir}, no pulumi on PATH); run: npm run setup, or install the Pulumi CLI`,
+        `Pulumi toolchain not found (no complete toolchain in ${binDir}, no pulumi on PATH); install the Pulumi CLI, or run: ${installCommand("gate")}`,
     );
 }

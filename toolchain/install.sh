@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# Builds the Pulumi toolchain this repo's harness needs from pinned Go modules
-# (no prebuilt downloads) into <repo>/.cache/toolchain/bin.
+# Installs the toolchain pko-guard's commands and tests use into <package>/.cache/toolchain/bin, built from
+# pinned Go modules (no prebuilt downloads), or taken from PATH where a fitting one is already installed.
 #
-#   toolchain/install.sh                # all default binaries
-#   toolchain/install.sh pulumi         # only the named ones
-#   toolchain/install.sh --list         # print names and pinned versions
+#   toolchain/install.sh                  # profile `all` (what `npm run setup` runs): every tool, built
+#   toolchain/install.sh check            # a profile: check (kustomize, Helm, jsonnet and their helpers),
+#                                         #   gate (the Pulumi CLI, language hosts, providers), cluster (etcd,
+#                                         #   kube-apiserver, kubectl, kube-controller-manager, the schemas)
+#   toolchain/install.sh helm pulumi      # only the named tools (profiles and names mix)
+#   toolchain/install.sh --dry-run gate   # what would be built, taken from PATH or is up to date; nothing changes
+#   toolchain/install.sh --list           # every tool: pinned version and profiles
+#   --use-path / --no-path                # take fitting tools from PATH (default for profiles and names, not
+#                                         #   for `all`, whose pinned builds the test suite expects) / never
 #
-# Each binary has a wrapper module in toolchain/<name>/ (go.mod + go.sum, plus
+# toolchain/tools.txt says which profile needs each tool and when one on PATH fits (its version range, or
+# shipped beside a fitting `pulumi`); a fitting tool is linked into bin/ (stamp `path <version> <target>`), so
+# every command and test finds it where it finds the built ones.
+# Each built binary has a wrapper module in toolchain/<name>/ (go.mod + go.sum, plus
 # main.go where upstream's command cannot be built straight from its module).
 # A stamp file bin/<name>.version records the pinned version and a hash of the
 # wrapper's files; a binary whose stamp matches is not rebuilt. Build logs go
@@ -25,6 +34,7 @@ SRC_DIR="$CACHE_DIR/src"
 # for why these differ from the npm packages where they do.
 PULUMI_VERSION="v3.248.0"              # github.com/pulumi/pulumi/pkg/v3 v3.248.0
 NODEJS_HOST_VERSION="v3.248.0+pkoguard" # pko-guard's own host (toolchain/pulumi-language-nodejs/main.go) on sdk/v3 v3.248.0
+GO_HOST_VERSION="v3.248.0+pkoguard"     # pko-guard's own host (toolchain/pulumi-language-go/main.go) on sdk/v3 v3.248.0
 YAML_HOST_VERSION="v1.19.1"             # github.com/pulumi/pulumi-yaml v1.19.1 (on pkg/v3 + sdk/v3 v3.248.0, the engine's)
 KUBERNETES_VERSION="4.27.0"             # provider/v4 v4.0.0-20260304044920-867400a6a208 = v4.27.0 + 2 commits
 # A real API server for admission tests and the deploy leg (toolchain/etcd, toolchain/kubernetes).
@@ -48,7 +58,10 @@ KUBE_YAML_VERSION="apimachinery-v0.37.0+yaml-v1.6.0" # toolchain/kube-yaml/main.
 APPSET_TEMPLATE_VERSION="sprig-v3.3.0+slug-v1.15.0"  # toolchain/appset-template/main.go: ApplicationSet goTemplate on text/template + Argo CD's sprig and slug pins
 
 
-ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-yaml pulumi-resource-kubernetes schemas kustomize helm jsonnet jsonnet-deps kube-yaml appset-template etcd kube-apiserver kubectl kube-controller-manager)
+TOOLS_FILE="$TOOLCHAIN_DIR/tools.txt"
+PROFILES=(check gate cluster all)
+# Every tool, in build order (pulumi before the hosts that reuse its build cache).
+ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-go pulumi-language-yaml pulumi-resource-kubernetes pulumi-resource-pulumi-nodejs pulumi-resource-pulumi-python schemas kustomize helm jsonnet jsonnet-deps kube-yaml appset-template etcd kube-apiserver kubectl kube-controller-manager)
 
 spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper folder, default: the name)
 	MODULE="$1"
@@ -62,6 +75,12 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper fol
 		;;
 	pulumi-language-nodejs)
 		VERSION="$NODEJS_HOST_VERSION"
+		PKG="." # wrapper main.go
+		VERSION_VAR="github.com/pulumi/pulumi/sdk/v3/go/common/version.Version"
+		ESTIMATE="~2 min, seconds right after pulumi"
+		;;
+	pulumi-language-go)
+		VERSION="$GO_HOST_VERSION"
 		PKG="." # wrapper main.go
 		VERSION_VAR="github.com/pulumi/pulumi/sdk/v3/go/common/version.Version"
 		ESTIMATE="~2 min, seconds right after pulumi"
@@ -147,6 +166,16 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper fol
 		VERSION_VAR=""
 		ESTIMATE="~30 s"
 		;;
+	pulumi-resource-pulumi-nodejs | pulumi-resource-pulumi-python)
+		# The dynamic-provider plugins (what runs a program's `pulumi.dynamic` providers): shell scripts
+		# upstream ships in the SDK, sdk/nodejs/dist and sdk/python/dist of github.com/pulumi/pulumi (the
+		# same files the Pulumi CLI's release archives carry); copied from the sdk/v3 module, never built.
+		VERSION="$PULUMI_VERSION"
+		MODULE="pulumi"
+		PKG=""
+		VERSION_VAR=""
+		ESTIMATE="seconds (a copy)"
+		;;
 	schemas)
 		VERSION="kubernetes-$K8S_OPENAPI_VERSION"
 		ESTIMATE="~1 min (a module download)"
@@ -158,33 +187,71 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper fol
 say() { printf '[toolchain] %s\n' "$*"; }
 die() { printf '[toolchain] error: %s\n' "$*" >&2; exit 1; }
 
-if [[ "${1:-}" == "--list" ]]; then
-	for n in "${ALL_NAMES[@]}"; do spec "$n"; printf '%s %s\n' "$n" "$VERSION"; done
-	exit 0
-fi
+source "$TOOLCHAIN_DIR/reuse.sh"
 
-command -v go >/dev/null 2>&1 || die "go not found on PATH; install Go >= 1.25 (https://go.dev/dl) and re-run toolchain/install.sh"
-
-names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=("${ALL_NAMES[@]}")
-for n in "${names[@]}"; do
-	spec "$n" || die "unknown binary '$n' (known: ${ALL_NAMES[*]})"
+dry_run=0
+use_path=""
+names=()
+for arg in "$@"; do
+	case "$arg" in
+	--list)
+		for n in "${ALL_NAMES[@]}"; do
+			spec "$n"
+			tool_row "$n"
+			printf '%s %s %s\n' "$n" "$VERSION" "${ROW_PROFILES//-/all}"
+		done
+		exit 0
+		;;
+	--dry-run) dry_run=1 ;;
+	--use-path) use_path=1 ;;
+	--no-path) use_path=0 ;;
+	-*) die "unknown option '$arg' (known: --list, --dry-run, --use-path, --no-path)" ;;
+	*) names+=("$arg") ;;
+	esac
 done
+[[ ${#names[@]} -gt 0 ]] || names=(all)
+# Profiles expand to their tools, in build order; the profile `all` builds the pinned versions unless asked.
+wanted=()
+for n in "${names[@]}"; do
+	if [[ " ${PROFILES[*]} " == *" $n "* ]]; then
+		[[ "$n" != all || -n "$use_path" ]] || use_path=0
+		for t in "${ALL_NAMES[@]}"; do
+			tool_row "$t"
+			[[ "$n" == all || ",$ROW_PROFILES," == *",$n,"* ]] && wanted+=("$t")
+		done
+	else
+		spec "$n" || die "unknown profile or tool '$n' (profiles: ${PROFILES[*]}; tools: ${ALL_NAMES[*]})"
+		wanted+=("$n")
+	fi
+done
+[[ -n "$use_path" ]] || use_path=1
+# Each tool once, in build order.
+names=()
+for t in "${ALL_NAMES[@]}"; do [[ " ${wanted[*]} " == *" $t "* ]] && names+=("$t"); done
 
-mkdir -p "$BIN_DIR" "$LOG_DIR" "$SRC_DIR"
+[[ $dry_run == 1 ]] || mkdir -p "$BIN_DIR" "$LOG_DIR" "$SRC_DIR"
 
 # One installer at a time (parallel test runs may all call this).
-if command -v flock >/dev/null 2>&1; then
+if [[ $dry_run == 0 ]] && command -v flock >/dev/null 2>&1; then
 	exec 9>"$CACHE_DIR/.lock"
 	flock 9
 fi
+
+have_go() { command -v go >/dev/null 2>&1; }
+need_go() { # name: a build needs Go
+	have_go || die "go not found on PATH, needed to build $1; install Go >= 1.25 (https://go.dev/dl) and re-run toolchain/install.sh"
+}
 
 # Stamp: pinned version + Go version + hash of every file of the wrapper module.
 stamp_of() { # name
 	spec "$1"
 	local dir="$TOOLCHAIN_DIR/$MODULE" hash
-	hash="$(cd "$dir" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) | LC_ALL=C sort |
-		xargs sha256sum | sha256sum | cut -c1-16)"
+	# The language hosts share toolchain/langhost (a local module they replace): its files count too.
+	local dirs=("$dir")
+	if grep -q 'pko-guard/toolchain/langhost =>' "$dir/go.mod"; then dirs+=("$TOOLCHAIN_DIR/langhost"); fi
+	hash="$(for d in "${dirs[@]}"; do
+		(cd "$d" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) | LC_ALL=C sort | xargs sha256sum)
+	done | sha256sum | cut -c1-16)"
 	printf '%s %s wrapper-sha256:%s\n' "$VERSION" "$(go env GOVERSION)" "$hash"
 }
 
@@ -275,9 +342,76 @@ build_schemas() {
 	say "fetched schemas in $((SECONDS - start))s -> $out"
 }
 
+built_current() { # name: the built binary's stamp matches (without Go to compare: its pinned version does)
+	local out="$BIN_DIR/$1"
+	[[ -x "$out" && ! -L "$out" && -f "$out.version" ]] || return 1
+	if have_go; then
+		[[ "$(cat "$out.version")" == "$(stamp_of "$1")" ]]
+	else
+		spec "$1"
+		[[ "$(cut -d' ' -f1 "$out.version")" == "$VERSION" ]]
+	fi
+}
+
+copy_script() { # name: a dynamic-provider plugin, copied from the sdk/v3 module as upstream ships it
+	local name="$1" out="$BIN_DIR/$1" stamp sdk src
+	stamp="$(stamp_of "$name")"
+	if [[ -x "$out" && -f "$out.version" && "$(cat "$out.version")" == "$stamp" ]]; then
+		say "$name $VERSION up to date"
+		return 0
+	fi
+	sdk="$(cd "$TOOLCHAIN_DIR/$MODULE" && go mod download -json github.com/pulumi/pulumi/sdk/v3 |
+		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+	case "$name" in
+	*-nodejs) src="$sdk/nodejs/dist/$name" ;;
+	*) src="$sdk/python/dist/$name" ;;
+	esac
+	[[ -f "$src" ]] || die "$name not found in github.com/pulumi/pulumi/sdk/v3 ($src)"
+	# The module cache is read-only; the copy is ours, and executable.
+	cp "$src" "$out.tmp" && chmod 0755 "$out.tmp" && mv -f "$out.tmp" "$out"
+	printf '%s\n' "$stamp" >"$out.version"
+	say "copied $name $VERSION from github.com/pulumi/pulumi/sdk/v3 -> $out"
+}
+
+install_one() { # name: up to date (built, or linked from PATH), taken from PATH, or built
+	local name="$1" out="$BIN_DIR/$1" found
+	spec "$name"
+	if [[ "$name" == pulumi-resource-pulumi-python ]] && ! command -v python3 >/dev/null && ! command -v python >/dev/null; then
+		say "$name skipped: no Python on PATH (it runs the dynamic providers of Python programs)"
+		return 0
+	fi
+	if [[ -L "$out" ]] && linked_fits "$name"; then
+		say "$name $LINKED_VERSION from PATH ($(readlink "$out")) up to date"
+		return 0
+	fi
+	if [[ "$name" == schemas ]]; then
+		if [[ $dry_run == 1 ]]; then say "schemas: fetched if not up to date ($ESTIMATE)"; else need_go schemas && build_schemas; fi
+		return 0
+	fi
+	if built_current "$name"; then
+		say "$name $VERSION up to date"
+		return 0
+	fi
+	if [[ $use_path == 1 ]] && found="$(path_candidate "$name")"; then
+		if [[ $dry_run == 1 ]]; then
+			say "$name ${found#* } would be used from PATH (${found%% *})"
+			return 0
+		fi
+		rm -f "$out.tmp" && ln -s "${found%% *}" "$out.tmp" && mv -Tf "$out.tmp" "$out"
+		printf 'path %s %s\n' "${found#* }" "${found%% *}" >"$out.version"
+		say "$name ${found#* } from PATH (${found%% *}): used, not built"
+		return 0
+	fi
+	if [[ $dry_run == 1 ]]; then
+		say "$name $VERSION would be built (takes $ESTIMATE)"
+		return 0
+	fi
+	[[ ! -L "$out" ]] || rm -f "$out" "$out.version" # a link to a tool that no longer fits
+	need_go "$name"
+	if [[ -z "$PKG" ]]; then copy_script "$name"; else build_one "$name"; fi
+}
+
 # Sequential on purpose: each go build already uses every core, and on a
 # 2-core machine parallel builds only add memory pressure.
-for n in "${names[@]}"; do
-	if [[ "$n" == schemas ]]; then build_schemas; else build_one "$n"; fi
-done
-say "binaries are in $BIN_DIR (put it first on PATH)"
+for n in "${names[@]}"; do install_one "$n"; done
+[[ $dry_run == 1 ]] || say "binaries are in $BIN_DIR (put it first on PATH)"

@@ -32,6 +32,7 @@ const WARM_UP = path.join(REPO, "fixtures", "gitops-guide-example", "manifests")
 const EXTERNAL = [
     "@kubernetes/client-node",
     "@grpc/grpc-js",
+    "google-protobuf",
     "prom-client",
     "junit-report-builder",
     "ts-node",

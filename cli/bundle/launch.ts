@@ -19,9 +19,8 @@ import * as vm from "vm";
 /**
  * V8 optimizes a function once it has run for a budget of bytecode (132 KB by default in Node 20): most of a
  * short `check` then goes to optimizing code it is about to stop running. A larger budget (set before anything is
- * compiled, so every run and the build's warm-up see the same flags and the code cache fits) measured, 11 and 5
- * alternating runs through a pipe: the peers' 1k repository 0.38 to 0.35 s wall and 0.56 to 0.42 s of CPU, 10k
- * objects 1.31 to 1.32 s wall and 1.98 to 1.73 s of CPU, 100 objects 0.19 to 0.18 s.
+ * compiled, so every run and the build's warm-up see the same flags and the code cache fits) spends less CPU time
+ * for the same or a shorter wall time (the figures: docs/benchmarks.md).
  */
 v8.setFlagsFromString("--interrupt-budget=500000");
 

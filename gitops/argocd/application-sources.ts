@@ -27,6 +27,8 @@ export interface SourceOutput {
     rendered: string[];
     /** Renders run: kustomize builds, Helm templates, jsonnet evaluations. */
     renders: number;
+    /** Jsonnet files (absolute) of directory sources that yield no object (Argo CD applies nothing of them). */
+    empty?: string[];
 }
 
 /** What rendering a source needs of its Application. */
@@ -202,7 +204,8 @@ export function helmSource(source: Obj, dir: string, owner: SourceOwner, ctx: Re
     out.streams.push(
         ...renderHelm(dir, ctx, {
             releaseName: str(h.releaseName) || owner.name,
-            namespace: owner.namespace,
+            // helm.namespace overrides the destination's (argo-cd GetNamespaceOrDefault).
+            namespace: str(h.namespace) || owner.namespace,
             valueFiles,
             values,
             parameters: list(h.parameters)
@@ -216,6 +219,7 @@ export function helmSource(source: Obj, dir: string, owner: SourceOwner, ctx: Re
             fileParameters,
             ignoreMissingValueFiles: h.ignoreMissingValueFiles === true,
             skipCrds: h.skipCrds === true,
+            skipTests: h.skipTests === true,
             kubeVersion: str(h.kubeVersion)
                 ? normalizeKubeVersion(str(h.kubeVersion)!, `${owner.who}: helm.kubeVersion`)
                 : undefined,
@@ -238,15 +242,15 @@ export function directorySource(source: Obj, dir: string, ctx: RenderContext, ou
     for (const f of directoryFiles(dir, d)) {
         if (f.endsWith(".jsonnet")) {
             out.renders++;
-            out.streams.push(
-                ...renderJsonnet(f, dir, ctx, {
-                    libs: list(j.libs)
-                        .filter((x): x is string => typeof x === "string")
-                        .map((l) => path.resolve(ctx.repoRoot, l)),
-                    extVars: jsonnetVars(j.extVars),
-                    tlas: jsonnetVars(j.tlas),
-                }),
-            );
+            const streams = renderJsonnet(f, dir, ctx, {
+                libs: list(j.libs)
+                    .filter((x): x is string => typeof x === "string")
+                    .map((l) => path.resolve(ctx.repoRoot, l)),
+                extVars: jsonnetVars(j.extVars),
+                tlas: jsonnetVars(j.tlas),
+            });
+            if (streams.length === 0) (out.empty ??= []).push(f);
+            out.streams.push(...streams);
         } else out.files.push(f);
     }
 }

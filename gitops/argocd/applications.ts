@@ -18,6 +18,8 @@
  *   Sources that cannot be rendered here are named (`notes`), never guessed: a chart from a Helm repository
  *   (`chart`), a path that is not in this repository, a config management plugin; the Application then fails
  *   closed (policies/argocd-app-rendered.ts).
+ * - Override files: `.argocd-source.yaml` and `.argocd-source-<app>.yaml` in a source's folder are merged into
+ *   it first, as Argo CD's repo server does (./source-overrides.ts).
  * - Destination: a namespaced object without `metadata.namespace` lands in `spec.destination.namespace`.
  */
 import * as fs from "fs";
@@ -33,6 +35,7 @@ import {
     helmSource,
     kustomizeSource,
 } from "./application-sources";
+import { withOverrides } from "./source-overrides";
 import { list, record, str } from "../../support/records";
 import { isThisRepository } from "./repo-url";
 
@@ -95,7 +98,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
             );
             continue;
         }
-        renderSource(source, field, owner, ctx, out);
+        renderSource(source, field, owner, ctx, out, app);
     }
     return out;
 }
@@ -118,7 +121,15 @@ function otherRepository(source: Obj, field: string, ctx: RenderContext): string
 }
 
 /** One source (at `field`) rendered into `out` by its type, or named in `out.notes` when check cannot render it. */
-function renderSource(source: Obj, field: string, owner: SourceOwner, ctx: RenderContext, out: ApplicationOutput) {
+function renderSource(
+    written: Obj,
+    field: string,
+    owner: SourceOwner,
+    ctx: RenderContext,
+    out: ApplicationOutput,
+    app: Obj,
+) {
+    let source = written;
     if (typeof source.chart === "string") {
         out.notes.push(
             `${field} is chart ${JSON.stringify(source.chart)} from a Helm repository, which check does not read (it uses no network)`,
@@ -139,6 +150,7 @@ function renderSource(source: Obj, field: string, owner: SourceOwner, ctx: Rende
         );
         return;
     }
+    source = withOverrides(source, dir, app, owner.who, ctx);
     const explicit = ["helm", "kustomize", "directory", "plugin"].filter((t) => record(source[t]) !== undefined);
     if (explicit.length > 1)
         throw new BadInputError(

@@ -27,6 +27,8 @@ import { MANIFEST_URN_PREFIX, NOT_RENDERED } from "../../policies/model/origin";
 import { extended } from "../../support/shapes";
 import { applicationOutput, isApplication, isApplicationSet } from "../argocd/applications";
 import { expandApplicationSet } from "../argocd/application-sets";
+import { appKey, walkApplicationTree } from "../argocd/app-tree";
+import { neverApplied } from "../argocd/sync-hooks";
 import { CLUSTER_SCOPED_KINDS } from "../../support/kube-kinds";
 import { record } from "../../support/records";
 import { RenderContext, RenderedStream, mappingOf } from "../render/render";
@@ -338,7 +340,8 @@ function markNotRendered(o: ManifestObject, reasons: string[]): void {
 
 /**
  * Argo CD's part: ApplicationSets expanded into Applications; each Application's sources rendered (or its
- * directory files read) and their objects placed in its destination namespace; folders that need rendering
+ * directory files read) and their objects placed in its destination namespace, then the Applications and
+ * ApplicationSets that rendering produced, in turn (../argocd/app-tree.ts); folders that need rendering
  * and no Application renders are rendered with defaults (a kustomization no other kustomization uses as a
  * base, a chart that is not another chart's subchart).
  */
@@ -377,8 +380,24 @@ function placeApplications(
     expandApplicationSets(out, ctx);
     const rendered = new Set<string>();
     for (const x of out.objects) index(x);
-    for (const app of out.objects.filter((x) => x.named && isApplication(x.object)))
-        placeApplication(app, out, rendered, placing);
+    const unapplied = new Set<ManifestObject>();
+    walkApplicationTree(
+        out.objects.filter((x) => x.named && isApplication(x.object)),
+        {
+            place: (app, via) => placeApplication(app, out, rendered, placing, { via, unapplied }),
+            expandSet: (set) => expandApplicationSets(out, ctx, [set]),
+            drop: (o) => unapplied.add(o),
+            fail: (o, reason) => {
+                const before = record(record(o.object.metadata)?.annotations)?.[NOT_RENDERED];
+                markNotRendered(o, [
+                    ...(typeof before === "string" && before !== "" ? before.split("\n") : []),
+                    reason,
+                ]);
+                out.notRendered.push(`${o.kind} ${JSON.stringify(appKey(o))}: ${reason}`);
+            },
+        },
+    );
+    if (unapplied.size > 0) out.objects = out.objects.filter((x) => !unapplied.has(x));
     renderUnclaimed(out, roots, rendered, placing);
 }
 
@@ -396,9 +415,14 @@ interface Placing {
     add: (x: ManifestObject) => void;
 }
 
-/** ApplicationSets: the Applications they create are objects of the repository too. */
-function expandApplicationSets(out: LoadResult, ctx: RenderContext): void {
-    for (const set of out.objects.filter((x) => x.named && isApplicationSet(x.object))) {
+/** ApplicationSets (`sets`, default: all of the load's): the Applications they create are objects too; returns those. */
+function expandApplicationSets(
+    out: LoadResult,
+    ctx: RenderContext,
+    sets = out.objects.filter((x) => x.named && isApplicationSet(x.object)),
+): ManifestObject[] {
+    const created: ManifestObject[] = [];
+    for (const set of sets) {
         const expansion = expandApplicationSet(set.object, ctx);
         markNotRendered(set, expansion.notExpanded);
         const setName = (set.object.metadata as Record<string, unknown> | undefined)?.name;
@@ -409,7 +433,7 @@ function expandApplicationSets(out: LoadResult, ctx: RenderContext): void {
             const ns = typeof meta.namespace === "string" && meta.namespace !== "" ? meta.namespace : undefined;
             const identity = ns ? `Application/${ns}/${meta.name}` : `Application/${meta.name}`;
             const type = "kubernetes:argoproj.io/v1alpha1:Application";
-            out.objects.push(
+            created.push(
                 madeFrom(set, {
                     identity,
                     type,
@@ -423,20 +447,45 @@ function expandApplicationSets(out: LoadResult, ctx: RenderContext): void {
             );
         });
     }
+    out.objects.push(...created);
+    return created;
 }
 
-/** One Application: its sources rendered (or its files read) and their objects landed in its destination. */
-function placeApplication(app: ManifestObject, out: LoadResult, rendered: Set<string>, p: Placing): void {
+/**
+ * One Application: its sources rendered (or its files read) and their objects landed in its destination, but
+ * hooks Argo CD never applies (../argocd/sync-hooks.ts), which are skipped (added to `tree.unapplied` when
+ * read before). `tree.via`: the Applications above it in an Application tree, shown on what it syncs. Returns
+ * the objects it added to the load.
+ */
+function placeApplication(
+    app: ManifestObject,
+    out: LoadResult,
+    rendered: Set<string>,
+    p: Placing,
+    tree: { via: string[]; unapplied: Set<ManifestObject> },
+): ManifestObject[] {
     const meta = (app.object.metadata ?? {}) as Record<string, unknown>;
+    const shown = `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}`;
     const appName: AppLanding = {
         name: String(meta.name),
-        shown: `${typeof meta.namespace === "string" ? meta.namespace + "/" : ""}${String(meta.name)}`,
+        shown: [shown, ...[...tree.via].reverse()].join(" via "),
         cluster: destinationCluster(app.object),
+    };
+    const added: ManifestObject[] = [];
+    const applied = (x: ManifestObject) => {
+        const why = neverApplied(x.object);
+        if (why) out.skipped.push({ file: x.file, reason: `${x.identity}: ${why}` });
+        return !why;
     };
     const result = applicationOutput(app.object, p.ctx);
     markNotRendered(app, result.notes);
     out.notRendered.push(...result.notes.map((r) => `Application ${JSON.stringify(meta.name)}: ${r}`));
     result.rendered.forEach((d) => rendered.add(d));
+    for (const f of result.empty ?? [])
+        out.skipped.push({
+            file: p.ctx.show(f),
+            reason: `yields no objects, so Application ${appName.shown} applies none of it`,
+        });
     out.rendered += result.renders;
     const files = new Set(result.files);
     for (const f of result.files) {
@@ -444,16 +493,24 @@ function placeApplication(app: ManifestObject, out: LoadResult, rendered: Set<st
             const extra = p.fresh();
             p.readOne(f, true, extra);
             p.merge(extra);
+            added.push(...extra.objects);
         }
     }
     for (const f of files)
-        for (const x of p.byFile.get(f) ?? []) if (x !== app) landFileObject(x, result.namespace, appName, p.add);
+        for (const x of p.byFile.get(f) ?? [])
+            if (x !== app && !tree.unapplied.has(x)) {
+                if (applied(x)) landFileObject(x, result.namespace, appName, p.add);
+                else tree.unapplied.add(x);
+            }
     for (const s of result.streams) {
         const extra = p.fresh();
         p.readStream(s, extra);
+        extra.objects = extra.objects.filter(applied);
         for (const x of extra.objects) land(x, result.namespace, appName);
         p.merge(extra);
+        added.push(...extra.objects);
     }
+    return added.filter((x) => !tree.unapplied.has(x));
 }
 
 /** Folders nobody renders, rendered with defaults: leaves only (bases and subcharts are rendered through what uses them). */

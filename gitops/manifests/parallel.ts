@@ -30,8 +30,8 @@ import { note } from "../../support/timings";
 /**
  * Bytes of manifests that make one thread's share: below twice this (about 50,000 objects), a run stays in one
  * thread. One thread of `check` already keeps more than one core busy (V8's concurrent garbage collection and
- * compilation: 2.8 s of CPU in 2.0 s at 10k objects), so on 2 cores a worker paid nothing at 10k (best of 3
- * under a load average of 5: one thread 1.97 s, two 2.39 s) while a very large run gains from two smaller heaps.
+ * compilation), so on 2 cores a worker gains nothing at 10k objects (it was slower), while a very large run gains
+ * from two smaller heaps (the figures: docs/benchmarks.md).
  */
 export const MIN_BYTES_PER_THREAD = 8 * 1024 * 1024;
 /** The most threads a run uses. */
@@ -68,8 +68,8 @@ export function runningNow(): number | undefined {
 
 /**
  * From this many bytes of manifests (about 100,000 objects) a run uses its threads even when no core is idle:
- * one heap of that size costs more in garbage collection than two halves (measured once under a load average
- * of 8 on 2 cores, the peers' 100k repository: two threads 54 s, one thread 88 s; at 10k: 8.0 s against 4.5 s).
+ * one heap of that size costs more in garbage collection than two halves, while at 10k objects two threads on
+ * busy cores were slower than one (the figures: docs/benchmarks.md).
  */
 export const BUSY_MIN_BYTES = 32 * 1024 * 1024;
 
@@ -77,7 +77,7 @@ export const BUSY_MIN_BYTES = 32 * 1024 * 1024;
  * How many threads a run of `bytes` uses: PKO_GUARD_WORKERS when set; else one per MIN_BYTES_PER_THREAD, at most
  * MAX_THREADS and the cores, and below BUSY_MIN_BYTES no more than the cores idle right now (`running`: the
  * threads running, this one included): a worker on a busy core only adds its start-up and its own isolate's
- * warm-up (two threads cost 1.35-1.5 times one thread's CPU time at 10k objects).
+ * warm-up (two threads cost more CPU time than one at 10k objects: docs/benchmarks.md).
  */
 export function threadsFor(bytes: number, requested = process.env.PKO_GUARD_WORKERS, running = runningNow()): number {
     const n = Number(requested);
@@ -88,9 +88,9 @@ export function threadsFor(bytes: number, requested = process.env.PKO_GUARD_WORK
 }
 
 /**
- * How much more of a run this thread reads than each worker thread: a worker starts later (its bootstrap, about
- * 0.05-0.1 s), and both warm up their own V8 isolate (estimated from CPU times on a loaded machine: a single
- * thread's 5k-object run costs 0.59 of its 10k one; to be tuned on a quiet machine).
+ * How much more of a run this thread reads than each worker thread: a worker starts later (its bootstrap), and
+ * both warm up their own V8 isolate (an estimate from CPU times on a loaded machine, to be tuned on a quiet one:
+ * docs/benchmarks.md).
  */
 const FIRST_PART_WEIGHT = 1.1;
 

@@ -22,9 +22,49 @@ export interface HelmOptions {
     fileParameters?: { name: string; path: string }[];
     ignoreMissingValueFiles?: boolean;
     skipCrds?: boolean;
+    /** `helm.skipTests`: `--skip-tests` (Argo CD never applies a test hook either way). */
+    skipTests?: boolean;
     /** The Application's own `helm.kubeVersion` / `helm.apiVersions`: they replace the cluster's (as in Argo CD). */
     kubeVersion?: string;
     apiVersions?: string[];
+}
+
+/**
+ * A parameter value as Argo CD escapes it for Helm's command line (argo-cd util/helm/cmd.go
+ * `cleanSetParameters`): every comma not already preceded by a backslash gets one, so that Helm reads the
+ * value as one string (`a,destroyOnFinalize=true` sets the parameter, nothing else); a value written as a
+ * Helm list (`{a,b}`) is passed as it is. Backslashes are not escaped otherwise.
+ */
+export function cleanSetParameter(value: string): string {
+    if (value.startsWith("{") && value.endsWith("}")) return value;
+    let out = "";
+    let prev = "";
+    for (const c of value) {
+        out += c === "," && prev !== "\\" ? "\\," : c;
+        prev = c;
+    }
+    return out;
+}
+
+/**
+ * The `--set`, `--set-string` and `--set-file` arguments as Argo CD builds them (argo-cd
+ * reposerver/repository/repository.go `helmTemplate`, util/helm/cmd.go `template`): parameters go into maps by
+ * name (the last of a repeated name wins), `forceString` ones to `--set-string`, every value escaped.
+ */
+export function setArgs(opts: Pick<HelmOptions, "parameters" | "fileParameters">): string[] {
+    const set = new Map<string, string>();
+    const setString = new Map<string, string>();
+    const setFile = new Map<string, string>();
+    for (const p of opts.parameters ?? []) (p.forceString ? setString : set).set(p.name, p.value);
+    for (const p of opts.fileParameters ?? []) setFile.set(p.name, p.path);
+    const args: string[] = [];
+    for (const [flag, m] of [
+        ["--set", set],
+        ["--set-string", setString],
+        ["--set-file", setFile],
+    ] as const)
+        for (const [k, v] of m) args.push(flag, `${k}=${cleanSetParameter(v)}`);
+    return args;
 }
 
 /** `helm template` of a local chart; objects attributed to their template through `# Source:` comments. */
@@ -52,6 +92,7 @@ export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): 
         const args = ["template", opts.releaseName, dir];
         if (opts.namespace) args.push("--namespace", opts.namespace);
         if (!opts.skipCrds) args.push("--include-crds");
+        if (opts.skipTests) args.push("--skip-tests");
         const cluster = ctx.cluster ?? DEFAULT_CAPABILITIES;
         const kubeVersion = opts.kubeVersion || cluster.kubeVersion;
         if (kubeVersion) args.push("--kube-version", kubeVersion);
@@ -69,9 +110,7 @@ export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): 
             fs.writeFileSync(vf, opts.values);
             args.push("--values", vf);
         }
-        for (const p of opts.parameters ?? [])
-            args.push(p.forceString ? "--set-string" : "--set", `${p.name}=${p.value}`);
-        for (const p of opts.fileParameters ?? []) args.push("--set-file", `${p.name}=${p.path}`);
+        args.push(...setArgs(opts));
         const out = runTool("helm", args, what, ctx, { cwd: dir });
         const chartName = typeof chart.name === "string" ? chart.name : path.basename(dir);
         const streams: RenderedStream[] = [];

@@ -46,7 +46,7 @@ function confineJsonnet(file: string, jpath: string[], what: string, ctx: Render
     }
 }
 
-/** Evaluates one .jsonnet file; its JSON (an object or a list of objects) as one stream. */
+/** Evaluates one .jsonnet file; its JSON (an object or a list of objects) as one stream, none when it yields none. */
 export function renderJsonnet(
     file: string,
     appDir: string,
@@ -69,7 +69,18 @@ export function renderJsonnet(
     } catch {
         throw new BadInputError(`${what}: the jsonnet output is not JSON`);
     }
-    const items = Array.isArray(value) ? value : [value];
+    // Argo CD reads the output as a list of objects, else as one (reposerver/repository/repository.go
+    // `findManifests`), each decoded by apimachinery's unstructured JSON scheme, which refuses an object with no
+    // `kind`: the source then fails to render. `null` and `[]` are no objects at all (the caller says so).
+    const items = value === null ? [] : Array.isArray(value) ? value : [value];
+    items.forEach((item, i) => {
+        const kind = item !== null && typeof item === "object" && !Array.isArray(item) ? item.kind : undefined;
+        if (typeof kind !== "string" || kind === "")
+            throw new BadInputError(
+                `${what}: ${Array.isArray(value) ? `item ${i} of its output` : "its output"} is not a Kubernetes object (no kind), so Argo CD fails to render it; yield an object or a list of objects`,
+            );
+    });
+    if (items.length === 0) return [];
     // A YAML stream of JSON documents (JSON is valid flow YAML; the leading marker keeps it from being read as
     // a JSON stream, which allows no separators).
     return [{ text: items.map((i) => "---\n" + JSON.stringify(i)).join("\n") + "\n", from: file }];

@@ -2,11 +2,11 @@
  * The rendering tools `pko-guard check` runs where Argo CD's repo server would (kustomize, helm, jsonnet),
  * ApplicationSet goTemplate expansion (appset-template: Go's text/template with Argo CD's functions), and the
  * reference YAML decoder of the differential test (kube-yaml). Each is taken from the project's own
- * toolchain build (`npm run setup`: .cache/toolchain/bin, pinned versions, toolchain/install.sh) when it is
+ * toolchain (.cache/toolchain/bin: toolchain/install.sh's pinned builds, or fitting tools it linked from PATH) when it is
  * there, else from PATH; `source` says which, so a run can say what rendered it.
  */
 import * as path from "path";
-import { isExecutable, onPath, toolchainBin } from "../../support/toolchain";
+import { installCommand, isExecutable, onPath, toolchainBin } from "../../support/toolchain";
 
 export type ToolName = "kustomize" | "helm" | "jsonnet" | "jsonnet-deps" | "kube-yaml" | "appset-template";
 
@@ -16,14 +16,17 @@ export interface Tool {
     source: "toolchain" | "PATH";
 }
 
-/** What to run when a tool is missing (one line's worth). */
+/**
+ * What to run when a tool is missing (one line's worth): this package's own toolchain/install.sh, which ships in
+ * the package, so the command works from a packed install (`npm run setup` needs the development build).
+ */
 export const INSTALL_HINT: Record<ToolName, string> = {
-    kustomize: "install kustomize v5 on PATH, or run `npm run setup` in pko-guard's folder",
-    helm: "install helm v3 on PATH, or run `npm run setup` in pko-guard's folder",
-    jsonnet: "install the jsonnet CLI (go-jsonnet) on PATH, or run `npm run setup` in pko-guard's folder",
-    "jsonnet-deps": "install go-jsonnet's jsonnet-deps on PATH, or run `npm run setup` in pko-guard's folder",
-    "kube-yaml": "run `npm run setup` (toolchain/install.sh kube-yaml)",
-    "appset-template": "run `npm run setup` in pko-guard's folder (toolchain/install.sh appset-template)",
+    kustomize: `install kustomize v5 on PATH, or run: ${installCommand("kustomize")}`,
+    helm: `install helm v3 on PATH, or run: ${installCommand("helm")}`,
+    jsonnet: `install the jsonnet CLI (go-jsonnet) on PATH, or run: ${installCommand("jsonnet")}`,
+    "jsonnet-deps": `install go-jsonnet's jsonnet-deps on PATH, or run: ${installCommand("jsonnet-deps")}`,
+    "kube-yaml": `run: ${installCommand("kube-yaml")}`,
+    "appset-template": `run: ${installCommand("appset-template")}`,
 };
 
 const found = new Map<ToolName, Tool | undefined>();

@@ -16,6 +16,7 @@ import { Fixture, fixtureConfig } from "../expect";
 import { LegResult, legResult } from "./result";
 import { CONFIG_GROUP } from "./manifest-program";
 import { MockOptions, runMockLeg, runProgramUnderMocks } from "./mock";
+import { programModules } from "./real";
 
 export async function runManifestLeg(fixture: Fixture): Promise<LegResult> {
     const result = legResult("manifest", Date.now());
@@ -57,7 +58,7 @@ export function programFixture(fixture: Fixture): Fixture {
     );
     const helper = path.join(REPO_ROOT, "bin", "harness", "legs", "manifest-program.js");
     // The mock leg resolves its ts-node hook from the program folder, as a fixture under fixtures/ does.
-    fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(dir, "node_modules"));
+    fs.symlinkSync(programModules(fixture.dir), path.join(dir, "node_modules"));
     fs.writeFileSync(
         path.join(dir, "index.js"),
         `require(${JSON.stringify(helper)}).declareManifests(${JSON.stringify(fixture.manifestsDir)});\n`,
@@ -103,7 +104,8 @@ export function manifestRowMapper(fixture: Fixture): (rows: Row[]) => Row[] {
  * the leg is shown as skipped with that reason (never as a match), instead of judging an empty program.
  */
 export async function runMockManifestLeg(program: Fixture, options: MockOptions): Promise<LegResult> {
-    const result = legResult("mock", Date.now());
+    const started = Date.now();
+    const result = legResult("mock", started);
     let resources;
     try {
         resources = await runProgramUnderMocks(program, options.timeoutMs);
@@ -116,6 +118,6 @@ export async function runMockManifestLeg(program: Fixture, options: MockOptions)
             "manifest fixture: the mock leg does not expand the yaml/v2 ConfigGroup (a provider-side component registers no children under mocks)",
         );
     }
-    // The mock leg proper (it runs the program again: the registrations above only decided whether it can).
-    return runMockLeg(program, options);
+    // The mock leg proper, on those registrations.
+    return runMockLeg(program, options, { resources, started });
 }

@@ -46,6 +46,38 @@ export function describeError(e: unknown): string {
     return String(e);
 }
 
+/**
+ * TypeScript programs are compiled as the Node language host compiles them (@pulumi/pulumi's cmd/run/run.ts): the
+ * project's `typescript` and `ts-node` when it has them, else the SDK's vendored ones; the tsconfig.json of the
+ * program folder, else none (skipProject); ES2020 with nodenext modules from TypeScript 4.7 on. Only transpiled:
+ * the mock leg runs the program, type errors are the real leg's (and the user's build's) to report.
+ */
+function registerTypeScript(dir: string): void {
+    if (!fs.existsSync(path.join(dir, "index.ts"))) return;
+    const tsutils = require("@pulumi/pulumi/tsutils") as {
+        typeScriptRequireStrings(): { tsnodeRequire: string; typescriptRequire: string };
+        loadTypeScriptCompilerOptions(file: string): Record<string, unknown>;
+    };
+    const tsConfig = path.join(dir, "tsconfig.json");
+    const { tsnodeRequire, typescriptRequire } = tsutils.typeScriptRequireStrings();
+    const version = String((require(typescriptRequire) as { version: string }).version);
+    const [major, minor] = version.split(".").map(Number);
+    const nodeNext = major > 4 || (major === 4 && minor >= 7);
+    (require(tsnodeRequire) as { register(o: object): void }).register({
+        compiler: typescriptRequire,
+        transpileOnly: true,
+        project: tsConfig,
+        skipProject: !fs.existsSync(tsConfig),
+        compilerOptions: {
+            target: "ES2020",
+            module: nodeNext ? "nodenext" : "commonjs",
+            moduleResolution: nodeNext ? "nodenext" : "node",
+            sourceMap: "true",
+            ...tsutils.loadTypeScriptCompilerOptions(tsConfig),
+        },
+    });
+}
+
 async function main(): Promise<void> {
     const [programDir, project, stack, outFile] = process.argv.slice(2);
     if (!programDir || !project || !stack || !outFile) {
@@ -86,6 +118,7 @@ async function main(): Promise<void> {
         programError = programError ?? e;
     });
     try {
+        registerTypeScript(dir);
         const entry = require.resolve(dir);
         require(entry);
     } catch (e) {

@@ -11,13 +11,23 @@ import * as path from "path";
 import { REPO_ROOT } from "../../support/paths";
 import { spawnTracked, withDeadline, withTempDir } from "../../support/process";
 import { Analyzer, WireResource } from "../analyzer";
-import { Fixture, fixtureConfig } from "../expect";
+import { Fixture } from "../expect";
+import { PackConfig } from "../../evaluation/pack-config";
+import { Row } from "../../evaluation/rows";
 import { LegResult, legResult, remediationChecks } from "./result";
 import { maskAutonames } from "../autonames";
 
-export interface MockOptions {
+/** A pack of the run, as the mock leg drives it. */
+export interface MockPack {
     /** The pack's analyzer (a new one when the last was stopped after a deadline). */
     analyzer: () => Promise<Analyzer>;
+    /** The config the pack is configured with for a fixture (the engine's reconciled policy config). */
+    config: (analyzer: Analyzer, fixture: Fixture) => PackConfig;
+}
+
+export interface MockOptions {
+    /** Every pack of the run, in order: each judges the program's registrations as in one preview. */
+    packs: MockPack[];
     timeoutMs: number;
 }
 
@@ -39,22 +49,13 @@ export function runProgramUnderMocks(fixture: Fixture, timeoutMs: number): Promi
         }
         const p = spawnTracked(
             process.execPath,
-            [
-                "-r",
-                "ts-node/register/transpile-only",
-                PROGRAM_RUNNER,
-                fixture.dir,
-                fixture.project,
-                fixture.expect.stack,
-                out,
-            ],
+            [PROGRAM_RUNNER, fixture.dir, fixture.project, fixture.expect.stack, out],
             {
                 cwd: fixture.dir,
                 env: {
                     ...process.env,
                     PULUMI_CONFIG: JSON.stringify(config),
                     PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(secretKeys),
-                    TS_NODE_TRANSPILE_ONLY: "true",
                 },
                 stdio: ["ignore", "ignore", "pipe"],
                 timeoutMs,
@@ -77,30 +78,47 @@ export function runProgramUnderMocks(fixture: Fixture, timeoutMs: number): Promi
     });
 }
 
-export async function runMockLeg(fixture: Fixture, options: MockOptions): Promise<LegResult> {
-    const started = Date.now();
+/**
+ * The mock leg of a fixture: its program under mocks (or the registrations of a run already made, `registered`),
+ * judged by every pack of the run.
+ */
+export async function runMockLeg(
+    fixture: Fixture,
+    options: MockOptions,
+    registered?: { resources: WireResource[]; started: number },
+): Promise<LegResult> {
+    const started = registered?.started ?? Date.now();
     const result = legResult("mock", started);
     if (fixture.expect.realOnly) return result.skipped(`real-only: ${fixture.expect.realOnly}`);
     try {
-        const resources = await runProgramUnderMocks(fixture, options.timeoutMs);
+        const resources = registered?.resources ?? (await runProgramUnderMocks(fixture, options.timeoutMs));
         if (resources.length === 0) return result.error("program registered no resources");
-        const analyzer = await options.analyzer();
-        const remaining = Math.max(options.timeoutMs - (Date.now() - started), 1);
-        const analysis = (async () => {
-            await analyzer.configure(fixtureConfig(fixture), { project: fixture.project, stack: fixture.expect.stack });
-            return analyzer.analyze(resources);
-        })();
-        const rows = await withDeadline(analysis, remaining, () => {
-            // A pack still busy past the deadline is killed; the next fixture gets a new one.
-            analyzer.stop();
-            return new MockLegError(`the policy pack timed out after ${Math.round(options.timeoutMs / 1000)} s`);
-        });
+        const rows: Row[] = [];
+        const remediations: Analyzer["lastRemediations"] = [];
+        for (const pack of options.packs) {
+            const analyzer = await pack.analyzer();
+            const remaining = Math.max(options.timeoutMs - (Date.now() - started), 1);
+            const analysis = (async () => {
+                await analyzer.configure(pack.config(analyzer, fixture), {
+                    project: fixture.project,
+                    stack: fixture.expect.stack,
+                });
+                return analyzer.analyze(resources);
+            })();
+            rows.push(
+                ...(await withDeadline(analysis, remaining, () => {
+                    // A pack still busy past the deadline is killed; the next fixture gets a new one.
+                    analyzer.stop();
+                    return new MockLegError(
+                        `the policy pack timed out after ${Math.round(options.timeoutMs / 1000)} s`,
+                    );
+                })),
+            );
+            remediations.push(...analyzer.lastRemediations);
+        }
         // Names the provider would generate are random: masked the same way in both legs (autonames.ts).
         const generated = resources.map((r) => (r as WireResource & { autonamed?: string }).autonamed ?? "");
-        return result.ran(
-            maskAutonames(rows, generated),
-            remediationChecks(fixture.expect.remediations, analyzer.lastRemediations),
-        );
+        return result.ran(maskAutonames(rows, generated), remediationChecks(fixture.expect.remediations, remediations));
     } catch (e) {
         return result.error(e instanceof Error ? e.message : String(e));
     }

@@ -10,11 +10,12 @@ import * as fs from "fs";
 import * as path from "path";
 import { PolicyPackRef, StackRef, previewWithPack } from "../../engine/pulumi-cli";
 import { initIsolatedStack } from "../throwaway-stacks";
-import { PACK_DIR, REPO_ROOT } from "../../support/paths";
+import { PACK_DIR } from "../../support/paths";
 import { withTempDir } from "../../support/process";
 import { Toolchain } from "../../support/toolchain";
 import { Row } from "../../evaluation/rows";
 import { Fixture } from "../expect";
+import { PackSpec } from "../packs";
 import { LegCheck, LegResult, legResult, remediationChecks } from "./result";
 import { autonamesFromEvents, maskAutonames } from "../autonames";
 
@@ -23,13 +24,28 @@ export interface RealOptions {
     timeoutMs: number;
     /** The policy pack folder (default: this repository). */
     packDir?: string;
+    /** The run's packs (default: pko-guard's alone); pko-guard's takes the fixture's config. */
+    packs?: PackSpec[];
     /** Policy descriptions by name, to strip the SDK's description prefix from messages. */
     descriptions: Map<string, string>;
 }
 
 /**
- * A temporary program folder for a fixture: links to each of its files and to the repository's
- * node_modules, so `pulumi stack init`/`config set` write their files here and never into the fixture.
+ * The node_modules a fixture's program runs with: the nearest one up from the fixture that holds the Pulumi SDK
+ * (the user's project's), else the one this package's SDK is installed in.
+ */
+export function programModules(fixtureDir: string): string {
+    for (let dir = fixtureDir; ; dir = path.dirname(dir)) {
+        if (fs.existsSync(path.join(dir, "node_modules", "@pulumi", "pulumi", "package.json")))
+            return path.join(dir, "node_modules");
+        if (path.dirname(dir) === dir) break;
+    }
+    return path.dirname(path.dirname(path.dirname(require.resolve("@pulumi/pulumi/package.json"))));
+}
+
+/**
+ * A temporary program folder for a fixture: links to each of its files and to the node_modules it runs with
+ * (programModules), so `pulumi stack init`/`config set` write their files here and never into the fixture.
  */
 export function linkProgram(fixtureDir: string, programDir: string): string {
     fs.mkdirSync(programDir, { recursive: true });
@@ -37,7 +53,7 @@ export function linkProgram(fixtureDir: string, programDir: string): string {
         if (/^Pulumi\.[^.]+\.yaml$/.test(entry) || entry === "node_modules") continue;
         fs.symlinkSync(path.join(fixtureDir, entry), path.join(programDir, entry));
     }
-    fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(programDir, "node_modules"));
+    fs.symlinkSync(programModules(fixtureDir), path.join(programDir, "node_modules"));
     return programDir;
 }
 
@@ -67,6 +83,29 @@ export function fixturePack(fixture: Fixture, descriptions: Map<string, string>,
     return { dir: packDir, config: fixture.policyConfig, descriptions };
 }
 
+/**
+ * The run's packs as one preview uses them, in order, each with its config. With more than one pack every pack
+ * gets a config file (`{}`, the defaults, written into `tmp` for those without), so that the CLI pairs each
+ * `--policy-pack-config` with its own `--policy-pack`.
+ */
+export function fixturePacks(
+    fixture: Fixture,
+    descriptions: Map<string, string>,
+    packs: PackSpec[],
+    tmp: string,
+): PolicyPackRef {
+    const configs = packs.map((p) => (p.builtin ? fixture.policyConfig : p.config));
+    const refs = packs.map((p, i) => {
+        let config = configs[i];
+        if (!config && packs.length > 1) {
+            config = path.join(tmp, `policy-config-${i}.json`);
+            fs.writeFileSync(config, "{}\n");
+        }
+        return { dir: p.dir, config };
+    });
+    return { ...refs[0], descriptions, more: refs.slice(1) };
+}
+
 /** `pulumi preview` must exit non-zero exactly when a mandatory violation was reported. */
 export function exitCodeCheck(rows: Row[], exitCode: number | null): LegCheck {
     const mandatory = rows.some((r) => r.level === "mandatory");
@@ -92,7 +131,10 @@ export async function runRealLeg(fixture: Fixture, options: RealOptions): Promis
     return withTempDir("real", async (tmp) => {
         const stack = await prepareFixtureStack(fixture, options.toolchain, tmp, options.timeoutMs);
         if ("error" in stack) return result.error(stack.error);
-        const preview = await previewWithPack(stack, fixturePack(fixture, options.descriptions, options.packDir));
+        const pack = options.packs
+            ? fixturePacks(fixture, options.descriptions, options.packs, tmp)
+            : fixturePack(fixture, options.descriptions, options.packDir);
+        const preview = await previewWithPack(stack, pack);
         if (preview.error) return result.error(preview.error);
         // Generated names are random: masked as the mock leg masks its own (autonames.ts).
         const rows = maskAutonames(preview.rows, autonamesFromEvents(preview.output));

@@ -5,84 +5,33 @@
  * a gRPC error or, worse, a silently skipped advisory.
  */
 import {
-    EnforcementLevel,
-    PolicyComplianceFramework,
-    PolicyConfigSchema,
     PolicyResource,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
-    Severity,
     StackValidationArgs,
     StackValidationPolicy,
 } from "@pulumi/policy";
-import { unknownProperty } from "./config";
 import { ProductionSource, SettingsState, classifyProduction, Production, programKeyOf } from "./production";
-import { JoinedPatch, ResourceLike, StackView, stackPatches, stackView } from "./stack";
-import { report } from "./report";
-import { WAIVER_CONFIG, WaiverTarget, applyWaivers, mayWaive, targetOf } from "./waivers";
-import { ExampleResource } from "./examples";
-import { MessageFacts, encodeMessage, saysFailClosed } from "./message";
-import { plainText } from "./prose";
-import { extended } from "../../support/shapes";
-import { inRequest, openRequest } from "./request";
+import { JoinedPatch, ResourceLike, StackView } from "./stack";
+import { DescribedRule, RuleMeta, metaFields, readConfig } from "./rule-meta";
+import {
+    RuleFinding,
+    Waiving,
+    NO_WAIVERS,
+    configProblem,
+    evaluate,
+    programWaiving,
+    resourceOf,
+    resourceWaiving,
+} from "./fail-closed";
+import { Views, computedViews } from "./views";
 
-export const FRAMEWORK: PolicyComplianceFramework = {
-    name: "pko-guard",
-    version: "1",
-    reference: "https://github.com/pulumi/pulumi-kubernetes-operator",
-    specification:
-        "Governed PKO deployments: credentials from Secrets, least-privilege RBAC, production safety, no public S3 ACLs.",
-};
-
-/**
- * Metadata every pko-guard policy carries, in this order. Its prose is `about` alone: the SDK's `description`
- * and `remediationSteps` derive from `about.what` and `about.fix` (metaFields, prose.ts).
- */
-export interface RuleMeta {
-    name: string;
-    enforcementLevel: EnforcementLevel;
-    severity: Severity;
-    url?: string;
-    /** Extra JSON-schema properties for the policy's config (enforcementLevel is implicit). */
-    config?: Record<string, object>;
-    /** What the rule says about itself (the CLI, `check` and the config check derive everything from it). */
-    about: RuleAbout;
-}
-
-/**
- * A rule's description of itself, as data next to its code. `pko-guard rules`, `explain` and `init`, the
- * config check (pattern settings, readers of the production settings) and `check`'s kind filter read it;
- * test/unit/meta.spec.ts fails when a rule lacks any of it.
- */
-export interface RuleAbout {
-    /**
-     * What the rule checks, why it matters, and how to fix a finding (`pko-guard explain`): one paragraph each.
-     * `what` is also the SDK's description and `fix` its remediation steps, as plain text (prose.ts): both say
-     * it whole, in a few lines; details and examples go in `notes`.
-     */
-    what: string;
-    why: string;
-    fix: string;
-    /** Further paragraphs for `explain` (details, when it fails closed, where findings are reported). */
-    notes?: string[];
-    /**
-     * The kinds of resources the rule reads: Kubernetes kinds as `<group>/<Kind>` (the core group as `core`:
-     * `core/Secret`, `pulumi.com/Stack`), other providers' resources by type token (`aws:s3/bucket:Bucket`).
-     */
-    reads: string[];
-    /** Whether the rule reads the production classification (the settings of pko-guard-production). */
-    readsProduction: boolean;
-    /** The settings of its config that hold regular expressions (RE2, checked before any preview). */
-    patternSettings: string[];
-    /** A program the rule passes, as the resources the pack sees (shown by `explain`; a test runs it). */
-    example: ExampleResource[];
-}
-
-/** What a built policy carries about itself: the rule's own description, and the config keys of its waivers. */
-export interface DescribedRule {
-    about: RuleAbout & { waiverKeys: string[] };
-}
+// What rules and the layers above read of a rule's metadata and findings, from the modules that define them.
+export { FRAMEWORK } from "./rule-meta";
+export type { RuleAbout, DescribedRule, RuleMeta } from "./rule-meta";
+export { COULD_NOT_EVALUATE } from "./fail-closed";
+export type { DataReport, ReportedFinding, RuleFinding } from "./fail-closed";
 
 /**
  * A Stack rule's mechanical fix, run at the `remediate` enforcement level: the `spec` fields to set on a Stack
@@ -99,9 +48,14 @@ export type SpecFix = (
     ctx: RuleContext,
 ) => Record<string, unknown> | undefined;
 
-/** What a rule gets besides its own config: the pack-wide production settings for this request. */
+/**
+ * What a rule gets besides its own config: the pack-wide production settings for this request, and the views it
+ * reads of the resources (views.ts: shared by the policies of one evaluation or analyzer request, else computed
+ * anew).
+ */
 export interface RuleContext {
     production: SettingsState;
+    views: Views;
 }
 
 /**
@@ -126,238 +80,17 @@ export function classify(view: StackView, ctx: RuleContext): Production {
     return classifyProduction(view, ctx.production);
 }
 
-/** A violation message, optionally attached to another resource's URN (stack policies). */
-export interface RuleFinding {
-    message: string;
-    urn?: string;
-    /**
-     * The field the finding is about, as a path in the Kubernetes object (`spec.branch`,
-     * `spec.envRefs.PULUMI_ACCESS_TOKEN`, `subjects[0]`), when the rule knows it. The analyzer has no place
-     * for it (CrossGuard reports a message and a URN); in-process evaluators (`pko-guard check`) use it to
-     * point at the field's line.
-     */
-    field?: string;
-}
-
-/** A finding as in-process evaluators get it: its facts as data (the engine gets them encoded in the message). */
-export interface ReportedFinding extends MessageFacts {
-    urn?: string;
-    field?: string;
-}
-
 /**
- * A violation reporter that also takes findings as data. In-process evaluators (`check`, the manifest leg)
- * pass one with `finding`; the analyzer's plain `ReportViolation` gets the encoded message and the URN.
+ * The SDK's arguments as the evaluation seam extends them (evaluation/request-cache.ts: the pack's policies in the
+ * analyzer, and the in-process evaluator): with the views every policy of one request reads. A hook called without
+ * them (a policy on its own) computes its own.
  */
-export type DataReport = ReportViolation & {
-    finding?: (f: ReportedFinding) => void;
-};
-
-/** The properties of a policy's config: its own, and the per-resource waivers every policy accepts. */
-function configProperties(meta: RuleMeta): Record<string, object> {
-    return extended(meta.config ?? {}, WAIVER_CONFIG);
+export interface WithViews {
+    views: Views;
 }
 
-/** The names of a policy's config properties (read on every call: computed once per policy). */
-const configNames = new WeakMap<RuleMeta, string[]>();
-
-function configPropertyNames(meta: RuleMeta): string[] {
-    let names = configNames.get(meta);
-    if (names === undefined) {
-        names = Object.keys(configProperties(meta));
-        configNames.set(meta, names);
-    }
-    return names;
-}
-
-/**
- * The policy's config schema. Every policy has one, closed (`additionalProperties: false`), so that a
- * misspelt property is rejected: by the CLI/harness config check, by the pack at run time (the engine
- * only validates the listed properties), and by tools that read the full schema.
- */
-function configSchema(meta: RuleMeta): PolicyConfigSchema {
-    return {
-        properties: configProperties(meta) as PolicyConfigSchema["properties"],
-        additionalProperties: false,
-    } as PolicyConfigSchema;
-}
-
-/**
- * The policy's config as the analyzer hands it over, or a message part saying why it cannot be used.
- * Reading it may throw (a broken analyzer): that propagates to `evaluate`, which fails closed.
- */
-function readConfig(meta: RuleMeta, getConfig: () => unknown): Record<string, unknown> | string {
-    const c = getConfig();
-    if (c === null || typeof c !== "object" || Array.isArray(c)) return "its configuration is not an object";
-    const unknown = unknownProperty(meta.name, c as Record<string, unknown>, configPropertyNames(meta));
-    return unknown ?? (c as Record<string, unknown>);
-}
-
-/** What the waiver hook needs: the policy's config (undefined when unusable: nothing is waived) and where a finding is. */
-interface Waiving {
-    config: () => Record<string, unknown> | undefined;
-    target: (urn?: string) => WaiverTarget;
-}
-
-const NO_WAIVERS: Waiving = { config: () => undefined, target: (urn) => targetOf(undefined, urn) };
-
-/** The config for the waiver hook: a config that cannot be read or is invalid waives nothing (never hides a finding). */
-function usableConfig(meta: RuleMeta, getConfig: () => unknown): Record<string, unknown> | undefined {
-    try {
-        const c = readConfig(meta, getConfig);
-        return typeof c === "string" ? undefined : c;
-    } catch {
-        return undefined;
-    }
-}
-
-/** The waiver hook's view of a per-resource evaluation: the policy's config and the resource itself. */
-function resourceWaiving(meta: RuleMeta, args: ResourceValidationArgs): Waiving {
-    const resource = resourceOf(args);
-    return { config: () => usableConfig(meta, args.getConfig), target: (urn) => targetOf(resource, urn) };
-}
-
-/**
- * The waiver hook's view of a program-level evaluation: the policy's config, and a finding's resource found
- * by URN among the program's resources (indexed once, on the first finding, so that many findings on a large
- * program stay linear).
- */
-function programWaiving(
-    meta: RuleMeta,
-    getConfig: () => unknown,
-    resources: () => readonly { urn?: unknown }[] | undefined,
-): Waiving {
-    let byUrn: Map<unknown, { urn?: unknown }> | undefined;
-    return {
-        config: () => usableConfig(meta, getConfig),
-        target: (urn) => {
-            if (urn === undefined) return targetOf(undefined, urn);
-            if (!byUrn) {
-                byUrn = new Map();
-                for (const r of resources() ?? []) if (!byUrn.has(r.urn)) byUrn.set(r.urn, r);
-            }
-            return targetOf(byUrn.get(urn) as Parameters<typeof targetOf>[0], urn);
-        },
-    };
-}
-
-function configProblem(meta: RuleMeta, problem: string): string {
-    return `${meta.name} cannot evaluate this resource: its policy configuration is invalid: ${problem}. Fix the policy pack configuration.`;
-}
-
-/** What every fail-closed message of the wrappers says (tests look for it). */
-export const COULD_NOT_EVALUATE = "could not evaluate this resource";
-
-function failClosed(meta: RuleMeta, error?: unknown): string {
-    // A rule that throws has a bug (rules handle every input): say so, by the error's kind only (its message
-    // may quote the input); PKO_GUARD_DEBUG=1 prints the error itself.
-    const why =
-        error === undefined
-            ? "unexpected input shape"
-            : `the rule failed on this input: ${errorKind(error)}; PKO_GUARD_DEBUG=1 prints its stack`;
-    return `${meta.name} ${COULD_NOT_EVALUATE} (${why}); the resource is reported so that a governance gate never passes by accident. Fix: check the manifest's fields.`;
-}
-
-function errorKind(e: unknown): string {
-    return e instanceof Error && /^[A-Za-z]{1,40}$/.test(e.name) ? e.name : "error";
-}
-
-/** Under PKO_GUARD_DEBUG=1, an error that is a bug (a rule's, a waiver's) is printed: its first line and stack. */
-function debugError(what: string, e: unknown): void {
-    if (!process.env.PKO_GUARD_DEBUG) return;
-    const first = String(e instanceof Error ? e.message : e).split("\n")[0];
-    process.stderr.write(`pko-guard: ${what}: ${first}\n${e instanceof Error ? (e.stack ?? "") : ""}\n`);
-}
-
-function isFinding(f: unknown): f is string | RuleFinding {
-    return (
-        typeof f === "string" || (f !== null && typeof f === "object" && typeof (f as RuleFinding).message === "string")
-    );
-}
-
-/**
- * Runs a rule and reports what it finds: the one fail-closed path of the pack. Whatever goes wrong
- * (reading an input or the config throws, the rule throws, returns something that is not a list of
- * findings, or a promise) is reported as one fail-closed violation (on `urn` when given), never thrown.
- */
-function evaluate(
-    meta: RuleMeta,
-    reportViolation: ReportViolation,
-    run: () => unknown,
-    urn: string | undefined,
-    waivingOf: () => Waiving,
-): void {
-    let findings: (string | RuleFinding)[];
-    let closed = false;
-    try {
-        const result = run();
-        closed = !(Array.isArray(result) && result.every(isFinding));
-        findings = closed ? [failClosed(meta)] : (result as (string | RuleFinding)[]);
-    } catch (e) {
-        closed = true;
-        findings = [failClosed(meta, e)];
-        debugError(`${meta.name} threw`, e);
-    }
-    // Nothing found (the common case): the waiver hook and its config are not needed.
-    if (findings.length === 0) return;
-    const asData = (reportViolation as DataReport).finding;
-    const waiving = waivingOf();
-    const config = waiving.config();
-    for (const f of findings) {
-        const at = typeof f === "string" ? urn : (f.urn ?? urn);
-        const field = typeof f === "string" || typeof f.field !== "string" ? undefined : f.field;
-        let facts: MessageFacts = { text: typeof f === "string" ? f : f.message, failClosed: false };
-        facts.failClosed = closed || saysFailClosed(facts.text);
-        // The one waiver hook: a matching waiver marks the finding waived (never drops it); see waivers.ts.
-        if (config) {
-            try {
-                // A config without waivers waives nothing: the finding's resource is not looked up.
-                if (mayWaive(config))
-                    facts = extended(
-                        facts,
-                        applyWaivers(meta.name, config, waiving.target(at), facts.text, facts.failClosed),
-                    );
-            } catch (e) {
-                // A broken waiver never hides a finding, and is never silent: the finding says its waivers failed.
-                facts = extended(facts, {
-                    text: `${facts.text} (its waivers could not be checked: ${errorKind(e)}; the finding is not waived)`,
-                });
-                debugError(`${meta.name}: checking the waivers threw`, e);
-            }
-        }
-        if (typeof asData === "function") {
-            const data: ReportedFinding = extended(facts, {});
-            if (at !== undefined) data.urn = at;
-            if (field !== undefined) data.field = field;
-            asData(data);
-        }
-        // Through the engine: the encoded message, and a waived finding at its true level, advisory (report.ts).
-        else
-            report(reportViolation, {
-                message: encodeMessage(facts),
-                urn: at,
-                ...(facts.waiver ? { level: "advisory" as const } : {}),
-            });
-    }
-}
-
-function metaFields(meta: RuleMeta) {
-    return {
-        name: meta.name,
-        description: plainText(meta.about.what),
-        enforcementLevel: meta.enforcementLevel,
-        severity: meta.severity,
-        framework: FRAMEWORK,
-        remediationSteps: plainText(meta.about.fix),
-        ...(meta.url ? { url: meta.url } : {}),
-        configSchema: configSchema(meta),
-        about: extended(meta.about, { waiverKeys: Object.keys(WAIVER_CONFIG) }),
-    };
-}
-
-/** The resource a per-resource evaluation is about, as rules read it. */
-function resourceOf(args: ResourceValidationArgs): ResourceLike {
-    return { type: args.type, name: args.name, urn: args.urn, props: args.props };
+function viewsOf(args: object): Views {
+    return (args as Partial<WithViews>).views ?? computedViews;
 }
 
 /** Runs a check with the policy's config, or reports the config's problem instead (the check never sees a bad config). */
@@ -379,7 +112,7 @@ function perResource(
         evaluate(
             meta,
             reportViolation,
-            () => inRequest(args.urn, meta.name, () => run(args)),
+            () => run(args),
             undefined,
             () => resourceWaiving(meta, args),
         );
@@ -398,13 +131,14 @@ function resourcePolicy(
     check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
     settings: ProductionSource,
 ): ResourceValidationPolicy & DescribedRule {
-    return extended(metaFields(meta), {
+    return {
+        ...metaFields(meta),
         validateResource: perResource(meta, (args) =>
             withConfig(meta, args.getConfig, (config) =>
-                check(resourceOf(args), config, { production: settings.production(args.urn) }),
+                check(resourceOf(args), config, { production: settings.production(args.urn), views: viewsOf(args) }),
             ),
         ),
-    });
+    };
 }
 
 /** Findings of the patched Stack that the unpatched one does not have (as a multiset of messages). */
@@ -445,8 +179,9 @@ function stackPolicy(
         withConfig(meta, getConfig, (config) => check(view, config, ctx));
     const hooks = {
         validateResource: perResource(meta, (args) => {
-            const view = stackView(resourceOf(args));
-            return view ? judge(view, args.getConfig, { production: settings.production(args.urn) }) : [];
+            const views = viewsOf(args);
+            const view = views.view(resourceOf(args), "Stack");
+            return view ? judge(view, args.getConfig, { production: settings.production(args.urn), views }) : [];
         }),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
             let joined: JoinedPatch[] = [];
@@ -455,20 +190,21 @@ function stackPolicy(
             let waiving: Waiving | undefined;
             const waivingOf = () => (waiving ??= programWaiving(meta, args.getConfig, () => resources));
             let key: string | undefined;
+            const views = viewsOf(args);
             evaluate(
                 meta,
                 reportViolation,
                 () => {
                     resources = programResources(args.resources);
                     key = programKeyOf(resources);
-                    joined = inRequest(key, meta.name, () => stackPatches(resources));
+                    joined = views.stackPatches(resources);
                     return [];
                 },
                 undefined,
                 waivingOf,
             );
             if (joined.length === 0) return;
-            const ctx = { production: settings.production(key) };
+            const ctx = { production: settings.production(key), views };
             for (const j of joined) {
                 evaluate(
                     meta,
@@ -483,10 +219,7 @@ function stackPolicy(
             }
         },
     };
-    return extended(
-        metaFields(meta),
-        fix ? extended({ remediateResource: remediation(meta, fix, settings) }, hooks) : hooks,
-    );
+    return { ...metaFields(meta), ...(fix ? { remediateResource: remediation(meta, fix, settings) } : {}), ...hooks };
 }
 
 /**
@@ -502,10 +235,11 @@ function remediation(
 ): (args: ResourceValidationArgs) => Record<string, unknown> | undefined {
     return (args) => {
         try {
-            const view = stackView(resourceOf(args));
+            const views = viewsOf(args);
+            const view = views.view(resourceOf(args), "Stack");
             const config = view ? readConfig(meta, args.getConfig) : undefined;
             if (!view || config === undefined || typeof config === "string") return undefined;
-            const set = fix(view, config, { production: settings.production(args.urn) });
+            const set = fix(view, config, { production: settings.production(args.urn), views });
             const props = args.props as Record<string, unknown>;
             const spec = props.spec;
             if (
@@ -516,7 +250,7 @@ function remediation(
                 Array.isArray(spec)
             )
                 return undefined;
-            return extended(props, { spec: extended(spec as Record<string, unknown>, set) });
+            return { ...props, spec: { ...(spec as Record<string, unknown>), ...set } };
         } catch {
             return undefined;
         }
@@ -544,7 +278,8 @@ function programPolicy(
     check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => RuleFinding[],
     settings: ProductionSource,
 ): StackValidationPolicy & DescribedRule {
-    return extended(metaFields(meta), {
+    return {
+        ...metaFields(meta),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
             evaluate(
                 meta,
@@ -553,14 +288,12 @@ function programPolicy(
                     withConfig(meta, args.getConfig, (config) => {
                         const resources = programResources(args.resources);
                         const key = programKeyOf(resources);
-                        return inRequest(key, meta.name, () =>
-                            check(resources, config, { production: settings.production(key) }),
-                        );
+                        return check(resources, config, { production: settings.production(key), views: viewsOf(args) });
                     }),
                 undefined,
                 () => programWaiving(meta, args.getConfig, () => args.resources),
             ),
-    });
+    };
 }
 
 /**
@@ -588,24 +321,20 @@ function settingsPolicy<S>(
     const perResourceRule = perResource(meta, (args) =>
         problems(resourceOf(args), publish(args.urn, readConfig(meta, args.getConfig))),
     );
-    return extended(metaFields(meta), {
-        // Called first in every request: it opens the request whose derived data the other policies share (request.ts).
-        validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) => {
-            openRequest(args.urn);
-            perResourceRule(args, reportViolation);
-        },
+    return {
+        ...metaFields(meta),
+        validateResource: perResourceRule,
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
             evaluate(
                 meta,
                 reportViolation,
                 () => {
                     const key = programKeyOf(programResources(args.resources));
-                    openRequest(key);
                     publish(key, readConfig(meta, args.getConfig));
                     return [];
                 },
                 undefined,
                 () => NO_WAIVERS,
             ),
-    });
+    };
 }

@@ -72,6 +72,10 @@ export interface Pattern {
     test(input: string): boolean;
 }
 
+/**
+ * Each pattern compiled, by its text: what a pattern compiles to depends on its text alone, so nothing here can go
+ * stale (a compiled regular expression, as a literal would be; the configured patterns are few).
+ */
 const patterns = new Map<string, Pattern | string>();
 
 /**
@@ -205,23 +209,8 @@ export type Production =
     | { verdict: "unknown"; reason: string }
     | { verdict: "invalid-config"; reason: string };
 
-/**
- * The last classification of each view, with the settings it was made under: a request's views are shared by
- * its policies (request.ts) and never changed once built, and several rules classify the same Stack (each
- * classification runs the RE2 stack patterns). Results are shared: callers never change them.
- */
-const classified = new WeakMap<StackView, { state: SettingsState; production: Production }>();
-
 /** Classifies a Stack as production, non-production, unknown (during preview), or says it cannot. */
 export function classifyProduction(view: StackView, state: SettingsState): Production {
-    const hit = classified.get(view);
-    if (hit !== undefined && hit.state === state) return hit.production;
-    const production = classify(view, state);
-    classified.set(view, { state, production });
-    return production;
-}
-
-function classify(view: StackView, state: SettingsState): Production {
     if ("problem" in state) return { verdict: "invalid-config", reason: state.problem };
     const config = state.settings;
     const unknownFields: string[] = [];

@@ -12,9 +12,7 @@
  * `UNKNOWN`. Nothing here catches: an input that throws when read reaches the rule wrappers
  * (policy.ts), which report the resource fail-closed.
  */
-import { Obj, Plain, UNKNOWN, Unknown, bool, entries, get, isObject, isShared, list, num, plain, str } from "./values";
-import { listKey, memoized, memoizedFor } from "./request";
-import { extended } from "../../support/shapes";
+import { Obj, Plain, UNKNOWN, Unknown, bool, entries, get, isObject, list, num, plain, str } from "./values";
 
 export const STACK_TYPES = ["kubernetes:pulumi.com/v1:Stack", "kubernetes:pulumi.com/v1alpha1:Stack"] as const;
 export const STACK_PATCH_TYPES = [
@@ -83,12 +81,6 @@ export interface StackView {
     serviceAccountName: string | Unknown | undefined;
     workspaceTemplate: Plain;
     environment: Plain;
-    /**
-     * The label `describeStack` wrote for this view, with the name and stack it was written from: a copy of the
-     * view (`{ ...view, resourceName }`) carries it along, and writes its own when those differ. A cache, not a
-     * fact about the Stack (no rule reads it).
-     */
-    described?: { resourceName: string; stack: string | Unknown | undefined; label: string };
 }
 
 /** Whether a type token and GVK are a PKO Stack, a patch of one, or neither. */
@@ -136,59 +128,28 @@ export function stackPatchView(resource: ResourceLike): StackView | undefined {
     return kindedView(resource, "StackPatch");
 }
 
-/**
- * A resource's properties as plain data (values.ts `plain`), converted once per analyzer request: the request's
- * first policy that reads them converts its copy, the others reuse it (request.ts). Shared: never changed.
- */
+/** A resource's properties as plain data (values.ts `plain`). */
 export function resourceProps(resource: ResourceLike): Plain {
-    if (typeof resource.urn !== "string") return plain(resource.props);
-    const { type, name } = resource;
-    return memoizedFor<string, { type: string; name: string; props: Plain }>(
-        "props",
-        resource.urn,
-        (e) => e.type === type && e.name === name,
-        () => ({ type, name, props: plain(resource.props) }),
-    ).props;
+    return plain(resource.props);
 }
 
-function kindedView(resource: ResourceLike, wanted: "Stack" | "StackPatch"): StackView | undefined {
+/** What a resource is to the functions below: a Stack, a patch of one, or neither (the kind asked for or undefined). */
+export type ViewOf = (resource: ResourceLike, wanted: "Stack" | "StackPatch") => StackView | undefined;
+
+/**
+ * The view of a resource of the `wanted` kind, or undefined. Its properties (read through `propsOf`) are read only
+ * when its type token says it may be a Stack.
+ */
+export function kindedView(
+    resource: ResourceLike,
+    wanted: "Stack" | "StackPatch",
+    propsOf: (resource: ResourceLike) => Plain = resourceProps,
+): StackView | undefined {
     const type = resource.type;
     if (!mayBeStack(type)) return undefined;
-    // Shared inputs (check): the view this props object already has for this wanted kind, type, name and URN.
-    const shared = isShared(resource.props)
-        ? { name: String(resource.name), urn: String(resource.urn), memo: views.get(resource.props as object) }
-        : undefined;
-    if (shared?.memo)
-        for (const m of shared.memo)
-            if (m.wanted === wanted && m.type === type && m.name === shared.name && m.urn === shared.urn) return m.view;
-    // In the analyzer, the request's first policy builds the view and the others reuse it (request.ts).
-    const build = () => {
-        const props = resourceProps(resource);
-        return {
-            type,
-            name: resource.name,
-            view: stackKind(type, props) === wanted ? buildView(resource, props) : undefined,
-        };
-    };
-    const same = (e: { type: string; name: string }) => e.type === type && e.name === resource.name;
-    const view = (typeof resource.urn === "string" ? memoizedFor(wanted, resource.urn, same, build) : build()).view;
-    if (shared) {
-        const entry = { wanted, type, name: shared.name, urn: shared.urn, view };
-        if (shared.memo) shared.memo.push(entry);
-        else views.set(resource.props as object, [entry]);
-    }
-    return view;
+    const props = propsOf(resource);
+    return stackKind(type, props) === wanted ? buildView(resource, props) : undefined;
 }
-
-/**
- * Views already built, by props object (and the resource's type, name and URN), only for inputs registered
- * with `shareAcrossPolicies` (values.ts: `pko-guard check`; never the analyzer, which deserializes per policy).
- * Views are shared: callers copy before changing one (`{ ...view }`).
- */
-const views = new WeakMap<
-    object,
-    { wanted: string; type: string; name: string; urn: string; view: StackView | undefined }[]
->();
 
 function buildView(resource: { type: string; name: string; urn?: string }, props: Plain): StackView {
     const spec = get(props, "spec");
@@ -220,8 +181,6 @@ function buildView(resource: { type: string; name: string; urn?: string }, props
         serviceAccountName: str(s("serviceAccountName")),
         workspaceTemplate: s("workspaceTemplate"),
         environment: s("environment"),
-        // Present from the start, so that describing a view does not change its shape (see `describeStack`).
-        described: undefined,
     };
 }
 
@@ -282,12 +241,24 @@ function key(view: StackView): string | undefined {
  * Every patch of a Stack in the program, in program order, joined to the program's Stack of the same
  * name and namespace (several patches of one Stack apply in order). A patch whose target is not
  * declared, or whose name or namespace is unknown, is judged on its own fields with production
- * unknown.
+ * unknown. `viewOf` gives each resource's view (views.ts).
  */
-export function stackPatches(resources: ResourceLike[]): JoinedPatch[] {
+export function stackPatches(resources: ResourceLike[], viewOf: ViewOf = kindedView): JoinedPatch[] {
     // Most programs patch no Stack: then no view is needed (a patch's type token says it may be one).
     if (!resources.some((r) => mayBePatch(r.type))) return [];
-    return memoized(`stackPatches\u0000${listKey(resources)}`, () => joinPatches(resources));
+    const stacks = new Map<string, StackView>();
+    const patches: StackView[] = [];
+    for (const r of resources) {
+        const stack = viewOf(r, "Stack");
+        if (stack) {
+            const k = key(stack);
+            if (k !== undefined && !stacks.has(k)) stacks.set(k, stack);
+            continue;
+        }
+        const patch = viewOf(r, "StackPatch");
+        if (patch) patches.push(patch);
+    }
+    return joinPatches(stacks, patches);
 }
 
 /** Whether a resource's type token allows it to be a Stack patch (stackKind's rule, before reading any property). */
@@ -295,19 +266,8 @@ function mayBePatch(type: unknown): boolean {
     return mayBeStack(type) && ((STACK_PATCH_TYPES as readonly string[]).includes(type) || type.endsWith("Patch"));
 }
 
-function joinPatches(resources: ResourceLike[]): JoinedPatch[] {
-    const stacks = new Map<string, StackView>();
-    const patches: StackView[] = [];
-    for (const r of resources) {
-        const stack = stackView(r);
-        if (stack) {
-            const k = key(stack);
-            if (k !== undefined && !stacks.has(k)) stacks.set(k, stack);
-            continue;
-        }
-        const patch = stackPatchView(r);
-        if (patch) patches.push(patch);
-    }
+/** Each patch joined to the Stack of its name and namespace (`stacks`: the first Stack of each). */
+function joinPatches(stacks: Map<string, StackView>, patches: StackView[]): JoinedPatch[] {
     const current = new Map<string, Obj>();
     const out: JoinedPatch[] = [];
     for (const patch of patches) {
@@ -330,7 +290,7 @@ function joinPatches(resources: ResourceLike[]): JoinedPatch[] {
                   });
         const merged = mergePatch(beforeProps, patchProps);
         // A patch whose whole object is unknown leaves nothing known but the identity it was joined on.
-        const afterProps: Obj = isObject(merged) ? merged : extended(beforeProps, { spec: UNKNOWN });
+        const afterProps: Obj = isObject(merged) ? merged : { ...beforeProps, spec: UNKNOWN };
         if (k !== undefined) current.set(k, afterProps);
         const shape = {
             type: target?.type ?? patch.type.replace(/Patch$/, ""),
@@ -349,30 +309,38 @@ function joinPatches(resources: ResourceLike[]): JoinedPatch[] {
     return out;
 }
 
+/** A Stack of the program as its patches leave it (`patchedStacks`). */
+export interface PatchedStack {
+    /** The Stack after its patches (the declared Stack's own view when nothing patches it). */
+    view: StackView;
+    /** The declared Stack; undefined for a patched Stack the program does not declare. */
+    stack?: StackView;
+    /** The patches of it, in program order. */
+    patchedBy: StackView[];
+}
+
 /**
  * The program's Stacks as they will be after every patch: each declared Stack merged with its patches
  * (in program order; `patchedBy` lists them), then a view per patched Stack the program does not declare
  * (its `undeclaredTarget` says why production is unknown). Rules over the whole program (RBAC, Argo CD)
- * read these instead of the bare Stacks so that a patch cannot change a Stack behind their back.
+ * read these instead of the bare Stacks so that a patch cannot change a Stack behind their back. `viewOf` gives
+ * each resource's view and `joined` is `stackPatches` of the same resources (views.ts).
  */
 export function patchedStacks(
     resources: ResourceLike[],
-): { view: StackView; stack?: StackView; patchedBy: StackView[] }[] {
-    return memoized(`patchedStacks\u0000${listKey(resources)}`, () => mergePatches(resources));
-}
-
-function mergePatches(resources: ResourceLike[]): { view: StackView; stack?: StackView; patchedBy: StackView[] }[] {
-    const joined = stackPatches(resources);
+    viewOf: ViewOf = kindedView,
+    joined: JoinedPatch[] = stackPatches(resources, viewOf),
+): PatchedStack[] {
     const last = new Map<string, { after: StackView; patches: StackView[]; declared: boolean }>();
     joined.forEach((j, i) => {
         const k = key(j.patch) ?? `#${i}`;
         const prev = last.get(k);
         last.set(k, { after: j.after, patches: [...(prev?.patches ?? []), j.patch], declared: j.target !== undefined });
     });
-    const out: { view: StackView; stack?: StackView; patchedBy: StackView[] }[] = [];
+    const out: PatchedStack[] = [];
     const used = new Set<string>();
     for (const r of resources) {
-        const stack = stackView(r);
+        const stack = viewOf(r, "Stack");
         if (!stack) continue;
         const k = key(stack);
         // Patches join the first Stack of a name and namespace (as stackPatches does).
@@ -484,21 +452,11 @@ export function effectiveServiceAccount(view: StackView): { name: string | Unkno
     return { name: "default", source: "the implicit default service account" };
 }
 
-/**
- * Human label of a Stack for messages: the resource name and, when known, its stack. A request's views are
- * shared by its policies (request.ts), most of which name the Stack, so the label is written once, onto the
- * view (`described`, a field every built view has, so writing it keeps the view's shape: a side table keyed by
- * view cost a lookup on every call and an entry for every view of every request).
- */
+/** Human label of a Stack for messages: the resource name and, when known, its stack. */
 export function describeStack(view: StackView): string {
     if (view.label !== undefined) return view.label;
-    const written = view.described;
-    if (written !== undefined && written.resourceName === view.resourceName && written.stack === view.stack)
-        return written.label;
     const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
-    const label = `Stack ${JSON.stringify(view.resourceName)}${target}`;
-    view.described = { resourceName: view.resourceName, stack: view.stack, label };
-    return label;
+    return `Stack ${JSON.stringify(view.resourceName)}${target}`;
 }
 
 /** Names of the Secrets a Stack reads (envRefs, secretsRef, gitAuth refs, legacy fields), each once. */

@@ -62,37 +62,9 @@ export function plain(input: unknown): Plain {
     if (raw === null || typeof raw !== "object") {
         return convert(raw, 0, new Set());
     }
-    const memo = shared.has(raw);
-    const known = memo ? converted.get(raw) : undefined;
-    if (known !== undefined) return known;
     // Deserialized analyzer inputs are already plain JSON; most contain nothing to convert, and are then
     // used as they are (a scan allocates nothing; a copy is made only when something must change).
-    const result: Plain = isAlreadyPlain(raw, 0, new Set()) ? (raw as Plain) : convert(raw, 0, new Set());
-    if (memo) converted.set(raw, result);
-    return result;
-}
-
-/**
- * Inputs that one copy serves every policy with: an in-process evaluator (`pko-guard check`) deserializes a
- * resource once and registers it here (`shareAcrossPolicies`), and the other policies reuse the first one's
- * conversion (`converted`) and Stack view (stack.ts). The analyzer deserializes a fresh copy per policy and
- * registers nothing, so there nothing is remembered: an entry would only keep its copy alive past the
- * young-generation collector (measured: twice the Analyze time at 10k resources). Results are shared:
- * callers never mutate them.
- */
-const shared = new WeakSet<object>();
-const converted = new WeakMap<object, Plain>();
-
-/** Registers an input (the SDK's proxy, or a plain object) that every policy of an evaluation reads. */
-export function shareAcrossPolicies(input: unknown): void {
-    const raw = unproxy(input);
-    if (raw !== null && typeof raw === "object") shared.add(raw);
-}
-
-/** Whether an input was registered with `shareAcrossPolicies` (memoizing on it pays). */
-export function isShared(input: unknown): boolean {
-    const raw = unproxy(input);
-    return raw !== null && typeof raw === "object" && shared.has(raw);
+    return isAlreadyPlain(raw, 0, new Set()) ? (raw as Plain) : convert(raw, 0, new Set());
 }
 
 /** True when a value needs no conversion: JSON data without unknown sentinels or secret wrappers. */

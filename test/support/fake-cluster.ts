@@ -26,6 +26,7 @@ interface Watcher {
     kind: WatchedKind;
     onEvent: (phase: string, obj: never) => void;
     controller: AbortController;
+    done: (err: unknown) => void;
 }
 
 /** An offline kubeconfig (nothing listens at its server's address). */
@@ -92,22 +93,70 @@ export class FakeCluster {
         }
     }
 
+    /** Lists held unanswered while hanging, and those aborted by their caller meanwhile. */
+    private held: (() => void)[] = [];
+    readonly hung = { held: 0, aborted: 0 };
+
+    /**
+     * Stops answering lists (an API server that hangs): each is held until `recover()` or until its request's
+     * signal aborts (rejected then, as fetch rejects an aborted request).
+     */
+    hang(): void {
+        this.hanging = true;
+    }
+
+    /** Answers again, the held lists included. */
+    recover(): void {
+        this.hanging = false;
+        const held = this.held;
+        this.held = [];
+        for (const go of held) go();
+    }
+
+    private hanging = false;
+
+    private async send(ctx: k8s.RequestContext): Promise<k8s.ResponseContext> {
+        if (this.hanging) {
+            this.hung.held++;
+            await new Promise<void>((resolve, reject) => {
+                const signal = ctx.getSignal();
+                this.held.push(resolve);
+                signal?.addEventListener("abort", () => {
+                    this.hung.aborted++;
+                    reject(new Error("The operation was aborted."));
+                });
+            });
+        }
+        return this.answer(ctx);
+    }
+
+    /** While set, a watch is refused (as by a server that fails). */
+    refuseWatches = false;
+
+    /** Ends every open watch with an error (a dropped connection). */
+    dropWatches(): void {
+        for (const w of [...this.watchers]) {
+            this.watchers.delete(w);
+            w.done(new Error("connection reset"));
+        }
+    }
+
     /** The number of open watches. */
     watching(): number {
         return this.watchers.size;
     }
 
     readonly transport: Transport = {
-        httpApi: k8s.wrapHttpLibrary({ send: async (ctx) => this.answer(ctx) }),
+        httpApi: k8s.wrapHttpLibrary({ send: (ctx) => this.send(ctx) }),
         watch: ((path, _query, onEvent, done) => {
             const kind = WATCHED_KINDS.find((k) => k.path === path);
             if (!kind) return Promise.reject(new Error(`no such watch path ${path}`));
+            if (this.refuseWatches) return Promise.reject(new Error("watch refused"));
             const controller = new AbortController();
-            const w: Watcher = { kind, onEvent: onEvent as Watcher["onEvent"], controller };
+            const w: Watcher = { kind, onEvent: onEvent as Watcher["onEvent"], controller, done };
             this.watchers.add(w);
             controller.signal.addEventListener("abort", () => {
-                this.watchers.delete(w);
-                done(null);
+                if (this.watchers.delete(w)) done(null);
             });
             return Promise.resolve(controller);
         }) as WatchFn,

@@ -1,6 +1,6 @@
-// `npm test`: the unit tier, then the integration tier, each in its own mocha process (the unit tier's
-// guard must not reach the integration specs). Both tiers always run, even when the first fails, and the
-// run ends with one plain closing line over both: "tests: N passed, N failed, N skipped". The exit code
+// `npm test`: each tier of test/tiers/names.js in turn (unit, integration, corpus), each in its own mocha
+// process (the unit tier's guard must not reach the other specs). Every tier runs, even when an earlier one
+// fails, and the run ends with one plain closing line over all of them: "tests: N passed, N failed, N skipped". The exit code
 // is non-zero when a tier failed or printed no summary (a tier that crashed must not read as a pass).
 "use strict";
 const { spawn } = require("child_process");
@@ -8,7 +8,7 @@ const path = require("path");
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const MOCHA = require.resolve("mocha/bin/mocha.js", { paths: [ROOT] });
-const TIERS = ["unit", "integration"];
+const TIERS = require("./names");
 const SUMMARY = /^\s*(\d+) (passing|failing|pending)\b/;
 
 function runTier(tier, extraArgs) {

@@ -31,27 +31,23 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/emptypb"
 
 	sdk "github.com/pulumi/pulumi/sdk/v3"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/config"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/util/cmdutil"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/logging"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/version"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+
+	"pko-guard/toolchain/langhost"
 )
 
 const (
@@ -59,102 +55,15 @@ const (
 	runPluginModule  = "@pulumi/pulumi/cmd/run-plugin"
 	runPolicyModule  = "@pulumi/pulumi/cmd/run-policy-pack"
 	bailExitCode     = 32 // the SDK already reported a user-actionable error
-	healthcheckLimit = 5 * time.Minute
 )
 
 func main() {
-	showVersion := flag.Bool("version", false, "print the plugin version and exit")
-	flag.String("tracing", "", "accepted for compatibility; ignored")
 	flag.String("runtime", "nodejs", "accepted for compatibility; only nodejs is supported")
-	flag.Parse()
-	if *showVersion {
-		fmt.Println(version.Version)
-		return
-	}
-	logging.InitLogging(false, 0, false)
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	cancel := make(chan bool)
-	go func() { <-ctx.Done(); close(cancel) }()
-
-	host := newHost()
-	if args := flag.Args(); len(args) > 0 {
-		host.setEngine(ctx, args[0])
-	}
-
-	handle, err := rpcutil.ServeWithOptions(rpcutil.ServeOptions{
-		Cancel: cancel,
-		Init: func(srv *grpc.Server) error {
-			pulumirpc.RegisterLanguageRuntimeServer(srv, host)
-			return nil
-		},
-		Options: rpcutil.TracingServerInterceptorOptions(nil),
-	})
-	if err != nil {
-		cmdutil.Exit(fmt.Errorf("could not start language host RPC server: %w", err))
-	}
-	fmt.Printf("%d\n", handle.Port)
-	if err := <-handle.Done; err != nil {
-		cmdutil.Exit(fmt.Errorf("language host RPC stopped serving: %w", err))
-	}
+	langhost.Main(&host{Base: langhost.NewBase()})
 }
 
 type host struct {
-	pulumirpc.UnimplementedLanguageRuntimeServer
-
-	mu            sync.Mutex
-	engineAddress string
-	healthchecked bool
-
-	cancelCtx  context.Context
-	cancelFunc context.CancelFunc
-}
-
-func newHost() *host {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &host{cancelCtx: ctx, cancelFunc: cancel}
-}
-
-// setEngine records the engine address and, once, exits the process if the
-// engine goes away (as upstream hosts do).
-func (h *host) setEngine(ctx context.Context, addr string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.engineAddress = addr
-	if addr == "" || h.healthchecked {
-		return
-	}
-	h.healthchecked = true
-	if err := rpcutil.Healthcheck(ctx, addr, healthcheckLimit, func() { os.Exit(1) }); err != nil {
-		cmdutil.Exit(fmt.Errorf("could not start health check host RPC server: %w", err))
-	}
-}
-
-func (h *host) engine() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.engineAddress
-}
-
-func (h *host) Handshake(ctx context.Context, req *pulumirpc.LanguageHandshakeRequest,
-) (*pulumirpc.LanguageHandshakeResponse, error) {
-	h.setEngine(context.Background(), req.EngineAddress)
-	return &pulumirpc.LanguageHandshakeResponse{}, nil
-}
-
-func (h *host) GetPluginInfo(context.Context, *emptypb.Empty) (*pulumirpc.PluginInfo, error) {
-	return &pulumirpc.PluginInfo{Version: version.Version}, nil
-}
-
-func (h *host) Cancel(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
-	h.cancelFunc()
-	return &emptypb.Empty{}, nil
-}
-
-func (h *host) RuntimeOptionsPrompts(context.Context, *pulumirpc.RuntimeOptionsRequest,
-) (*pulumirpc.RuntimeOptionsResponse, error) {
-	return &pulumirpc.RuntimeOptionsResponse{}, nil
+	langhost.Base
 }
 
 func (h *host) About(ctx context.Context, _ *pulumirpc.AboutRequest) (*pulumirpc.AboutResponse, error) {
@@ -457,7 +366,7 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 		}
 	}
 	flagArg("monitor", req.GetMonitorAddress())
-	flagArg("engine", h.engine())
+	flagArg("engine", h.Engine())
 	flagArg("organization", req.GetOrganization())
 	flagArg("project", req.GetProject())
 	flagArg("root-directory", info.GetRootDirectory())
@@ -477,7 +386,7 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	env := append(os.Environ(), "PULUMI_CONFIG="+string(cfgJSON), "PULUMI_CONFIG_SECRET_KEYS="+string(secretJSON))
 	env = append(env, opts.env()...)
 
-	cmdCtx, cmdCancel := context.WithCancel(h.cancelCtx)
+	cmdCtx, cmdCancel := context.WithCancel(h.CancelCtx)
 	defer cmdCancel()
 	stopAfter := context.AfterFunc(ctx, cmdCancel)
 	defer stopAfter()

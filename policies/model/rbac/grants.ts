@@ -39,7 +39,6 @@ import {
     or,
 } from "./objects";
 import { eq, selectorMatches } from "./aggregation";
-import { extended } from "../../../support/shapes";
 
 /** How a role grants (or may grant) `*` on `*`, or an escalation path, with aggregation resolved. */
 
@@ -51,24 +50,7 @@ import { extended } from "../../../support/shapes";
 export function roleGrant(role: Role, model: RbacModel): RoleGrant {
     const hit = model.grants.get(role);
     if (hit) return hit;
-    const reach = new Map<Role, Tri>([[role, "yes"]]);
-    const queue: Role[] = [role];
-    while (queue.length > 0) {
-        const from = queue.shift()!;
-        const selectors = from.selectors;
-        if (selectors === undefined) continue;
-        const here = reach.get(from)!;
-        for (const to of model.clusterRoles) {
-            if (to === from) continue;
-            // The controller skips the aggregating role itself (by name).
-            if (typeof to.name === "string" && to.name === from.name) continue;
-            const edge = selectors === UNKNOWN ? "maybe" : or(selectors.map((s) => selectorMatches(s, to)));
-            const t = and(here, edge);
-            if (t === "no" || RANK[t] <= RANK[reach.get(to) ?? "no"]) continue;
-            reach.set(to, t);
-            queue.push(to);
-        }
-    }
+    const reach = aggregationReach(role, model.clusterRoles);
     let wildcard: Tri = "no";
     let source: Role | undefined;
     let escalation: Tri = "no";
@@ -92,6 +74,45 @@ export function roleGrant(role: Role, model: RbacModel): RoleGrant {
     return result;
 }
 
+/**
+ * The roles whose rules `role` holds with aggregation resolved: itself ("yes") and every ClusterRole of
+ * `clusterRoles` its selectors reach, transitively, each as certain as its least certain match, as the
+ * Kubernetes aggregation controller copies them (it skips the aggregating role itself, by name).
+ * Cycle-safe: each role's reach can only improve from "no" to "maybe" to "yes".
+ */
+export function aggregationReach(role: Role, clusterRoles: readonly Role[]): Map<Role, Tri> {
+    const reach = new Map<Role, Tri>([[role, "yes"]]);
+    const queue: Role[] = [role];
+    while (queue.length > 0) {
+        const from = queue.shift()!;
+        const selectors = from.selectors;
+        if (selectors === undefined) continue;
+        const here = reach.get(from)!;
+        for (const to of clusterRoles) {
+            if (to === from) continue;
+            if (typeof to.name === "string" && to.name === from.name) continue;
+            const edge = selectors === UNKNOWN ? "maybe" : or(selectors.map((s) => selectorMatches(s, to)));
+            const t = and(here, edge);
+            if (t === "no" || RANK[t] <= RANK[reach.get(to) ?? "no"]) continue;
+            reach.set(to, t);
+            queue.push(to);
+        }
+    }
+    return reach;
+}
+
+/**
+ * The aggregating ClusterRoles of `clusterRoles` that reach `role` (directly or through others, "maybe"
+ * included): the roles whose effective rules `role` widens. A ClusterRole labelled to feed `admin` widens
+ * `admin`, and every binding of `admin` grants what it adds.
+ */
+export function aggregatorsOf(role: Role, clusterRoles: readonly Role[]): Role[] {
+    return clusterRoles.filter(
+        (r) =>
+            r !== role && r.selectors !== undefined && (aggregationReach(r, clusterRoles).get(role) ?? "no") !== "no",
+    );
+}
+
 /** Whether the binding's role is cluster-admin or a wildcard-equivalent role, with what decides it. */
 export function adminGrant(binding: Binding, model: RbacModel): AdminGrant {
     const hit = model.adminGrants.get(binding);
@@ -106,7 +127,7 @@ export function computeAdminGrant(binding: Binding, model: RbacModel): AdminGran
     if (roleName === UNKNOWN || roleKind === UNKNOWN || missing(roleName) || missing(roleKind)) {
         const why = binding.patch?.roleOutsideProgram
             ? "it sets subjects of a binding this program does not declare without its roleRef, so their role is one the program cannot see"
-            : "its roleRef is unknown or missing during preview";
+            : "its roleRef is missing, or unknown during preview";
         return { admin: "maybe", unknown: why, openAggregators: [] };
     }
     if (roleKind === "ClusterRole" && roleName === "cluster-admin") return { admin: "yes", openAggregators: [] };
@@ -156,7 +177,7 @@ export function computeAdminGrant(binding: Binding, model: RbacModel): AdminGran
             };
         }
     }
-    return extended(best, { openAggregators: [...open] });
+    return { ...best, openAggregators: [...open] };
 }
 
 /**
@@ -182,6 +203,20 @@ export function subjectNamespace(subject: Subject, binding: Binding): string | U
 }
 
 /**
+ * Whether the API server rejects the subject, so the binding is never stored and grants nothing: a
+ * ClusterRoleBinding's ServiceAccount subject with no namespace (kubernetes pkg/apis/rbac/validation
+ * `ValidateRoleBindingSubject`: the namespace is required when the binding is not namespaced).
+ */
+export function subjectRejected(subject: Subject, binding: Binding): boolean {
+    return (
+        subject.kind === "ServiceAccount" &&
+        binding.kind === "ClusterRoleBinding" &&
+        subject.namespace !== UNKNOWN &&
+        missing(subject.namespace)
+    );
+}
+
+/**
  * Whether a subject's identity could not be resolved during preview: its kind or name is unknown or
  * missing, or (for a ServiceAccount of a ClusterRoleBinding) its namespace is. Such a subject is never
  * taken for a concrete account: it may be any.
@@ -189,7 +224,7 @@ export function subjectNamespace(subject: Subject, binding: Binding): string | U
 export function subjectUnresolved(subject: Subject, binding: Binding): boolean {
     const { kind, name } = subject;
     if (kind === UNKNOWN || name === UNKNOWN || missing(kind) || missing(name)) return true;
-    if (kind !== "ServiceAccount") return false;
+    if (kind !== "ServiceAccount" || subjectRejected(subject, binding)) return false;
     const ns = subjectNamespace(subject, binding);
     return ns === UNKNOWN || missing(ns);
 }
@@ -199,6 +234,7 @@ export function subjectCovers(subject: Subject, binding: Binding, sa: ServiceAcc
     const { kind, name } = subject;
     if (kind === UNKNOWN || missing(kind)) return "maybe";
     if (kind === "ServiceAccount") {
+        if (subjectRejected(subject, binding)) return "no";
         // A RoleBinding's ServiceAccount subject defaults to the binding's namespace; a missing name or
         // (where it decides) namespace is not resolved yet, so it may be any.
         const ns = subjectNamespace(subject, binding);

@@ -6,8 +6,6 @@
 import { ResourceLike, resourceProps } from "../stack";
 import { Plain, UNKNOWN, Unknown, entries, get, isObject, list, push, str } from "../values";
 import { rulesPowers } from "../permissions";
-import { listKey, memoized } from "../request";
-import { extended } from "../../../support/shapes";
 
 export type Tri = "yes" | "no" | "maybe";
 
@@ -141,7 +139,7 @@ export function builtInRoles(): Role[] {
                   escalationWhat:
                       name === "cluster-admin" ? "do anything" : "create pods and impersonate service accounts",
               }),
-        labels: extended(BOOTSTRAP, labels),
+        labels: { ...BOOTSTRAP, ...labels },
         labelsOpen: false,
         ...(selectorLabel ? { selectors: [{ matchLabels: { [selectorLabel]: "true" } }] } : {}),
         resourceName: name,
@@ -153,14 +151,6 @@ export function builtInRoles(): Role[] {
         role("edit", "no", { [`${AGG}admin`]: "true" }, `${AGG}edit`),
         role("view", "no", { [`${AGG}edit`]: "true" }, `${AGG}view`),
     ];
-}
-
-/**
- * The RBAC view of a program's resources, once per analyzer request (request.ts): the policies of a request
- * share it, and with it the grants resolved so far (the same answers whichever policy asks).
- */
-export function rbacModel(resources: ResourceLike[]): RbacModel {
-    return memoized(`rbacModel\u0000${listKey(resources)}`, () => buildRbacModel(resources));
 }
 
 export interface RawPatch {
@@ -188,7 +178,14 @@ export function has(props: Plain, key: string): boolean {
     return props === UNKNOWN || (isObject(props) && props[key] !== undefined);
 }
 
-export function buildRbacModel(resources: ResourceLike[]): RbacModel {
+/**
+ * The RBAC view of a program's resources (`propsOf` reads a resource's properties as plain data: views.ts). Its
+ * grants are resolved as rules ask, and the answers kept in it: every rule that reads one model gets the same.
+ */
+export function rbacModel(
+    resources: ResourceLike[],
+    propsOf: (resource: ResourceLike) => Plain = resourceProps,
+): RbacModel {
     const roles: Role[] = [];
     const bindings: Binding[] = [];
     const rolePatches: RawPatch[] = [];
@@ -198,7 +195,7 @@ export function buildRbacModel(resources: ResourceLike[]): RbacModel {
     for (const r of resources) {
         const m = RBAC_TYPE.exec(String(r?.type ?? ""));
         if (!m) continue;
-        const props = resourceProps(r);
+        const props = propsOf(r);
         const kind = m[2];
         if (m[3]) {
             (kind === "ClusterRole" || kind === "Role" ? rolePatches : bindingPatches).push({

@@ -1,17 +1,15 @@
 /** The identities PKO Stacks and Workspaces run as (their service accounts), indexed for the RBAC rules. */
 import {
+    PatchedStack,
     ResourceLike,
     StackView,
     effectiveServiceAccount,
-    patchedStacks,
     resourceProps,
     workspaceAccount,
 } from "../stack";
-import { UNKNOWN, Unknown, get, push, str } from "../values";
+import { Plain, UNKNOWN, Unknown, get, push, str } from "../values";
 import { Binding, DEFAULT_NAMESPACE, ServiceAccountRef, Subject } from "./objects";
 import { GROUPS_COVERING_ALL_ACCOUNTS, subjectNamespace, subjectUnresolved } from "./grants";
-import { listKey, memoized } from "../request";
-import { extended } from "../../../support/shapes";
 
 /** A PKO Stack together with the service account its workspace runs as. */
 export interface StackIdentity {
@@ -75,29 +73,26 @@ export class StackIndex {
     }
 }
 
-/** The program's Stacks and the accounts they run as (once per analyzer request: request.ts). */
-export function stackIdentities(resources: ResourceLike[]): StackIdentity[] {
-    return memoized(`stackIdentities\u0000${listKey(resources)}`, () => buildStackIdentities(resources));
-}
-
-export function buildStackIdentities(resources: ResourceLike[]): StackIdentity[] {
+/** The program's Stacks and the accounts they run as, from its Stacks after their patches (`patchedStacks`). */
+export function stackIdentitiesOf(patched: PatchedStack[]): StackIdentity[] {
     const out: StackIdentity[] = [];
     // Each declared Stack as it will be after its patches (a patch that switches a Stack's service account
     // is judged with the account it switches to), under the Stack's own identity. A patch of a Stack the
     // program does not declare says nothing reliable about the account it runs as, so it is not a Stack here.
-    for (const { view: patched, stack } of patchedStacks(resources)) {
+    for (const { view: patchedView, stack } of patched) {
         if (!stack) continue;
         // An unpatched Stack is its own view (most programs patch none): copying it would only make another
-        // object for every Stack of the program, and one that every rule then describes and classifies anew.
+        // object for every Stack of the program.
         const view: StackView =
-            patched === stack
+            patchedView === stack
                 ? stack
-                : extended(patched, {
+                : {
+                      ...patchedView,
                       resourceName: stack.resourceName,
                       urn: stack.urn,
                       type: stack.type,
                       label: stack.label,
-                  });
+                  };
         const sa = effectiveServiceAccount(view);
         const namespace = view.namespace === UNKNOWN ? UNKNOWN : (view.namespace ?? DEFAULT_NAMESPACE);
         out.push({ order: out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
@@ -113,18 +108,16 @@ export const WORKSPACE_TYPE = "kubernetes:auto.pulumi.com/v1alpha1:Workspace";
  * judge a Workspace's the same way). The account follows the workspace controller: the pod template's
  * `serviceAccountName` wins over `spec.serviceAccountName`, which the CRD defaults to `default`.
  */
-export function workspaceIdentities(resources: ResourceLike[], firstOrder = 0): StackIdentity[] {
-    return memoized(`workspaceIdentities\u0000${firstOrder}\u0000${listKey(resources)}`, () =>
-        buildWorkspaceIdentities(resources, firstOrder),
-    );
-}
-
-function buildWorkspaceIdentities(resources: ResourceLike[], firstOrder: number): StackIdentity[] {
+export function workspaceIdentities(
+    resources: ResourceLike[],
+    firstOrder = 0,
+    propsOf: (resource: ResourceLike) => Plain = resourceProps,
+): StackIdentity[] {
     const out: StackIdentity[] = [];
     for (const r of resources) {
         const type = String(r?.type ?? "");
         if (!type.startsWith("kubernetes:") || type.endsWith("Patch")) continue;
-        const props = resourceProps(r);
+        const props = propsOf(r);
         const isWorkspace =
             type === WORKSPACE_TYPE ||
             (get(props, "apiVersion") === "auto.pulumi.com/v1alpha1" && get(props, "kind") === "Workspace");

@@ -1,12 +1,10 @@
 /**
- * The GitHub Action (action.yml at the repository root) and the pre-commit hook (.pre-commit-hooks.yaml), as
- * users run them:
+ * The GitHub Action (action.yml at the repository root), as users run it (the pre-commit hook's spec is
+ * test/integration/hooks/pre-commit.spec.ts):
  * - both workflow examples use the action (none installs pko-guard from a package registry) and lint clean with
  *   actionlint, which also checks every `with:` input against action.yml once `uses:` points at a local copy;
  * - the action installs pko-guard from its own checkout (`npm ci` in the action's folder) and its command step
  *   (action/run.sh) turns inputs into a command line, in a real repository layout, with a SARIF file for upload;
- * - the hook's entry runs the way pre-commit runs it: the script by its path in the hook repository, from the
- *   user's repository root, with the files the hook's `files`/`exclude` patterns select as arguments.
  */
 import * as assert from "assert";
 import { spawnSync } from "child_process";
@@ -40,33 +38,97 @@ function manifestRepo(root: string): string {
     return repo;
 }
 
-describe("the pko-guard GitHub Action and pre-commit hook", function () {
+describe("the pko-guard GitHub Action", function () {
     this.timeout(900000);
     let tmp: string;
     before(() => (tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-action-"))));
     after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-    it("action.yml is a composite action that installs pko-guard from its own checkout and uploads SARIF when asked", () => {
+    it("action.yml runs the packed command: no build step, the job's Node unless asked, every report format", () => {
         const action = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, "action.yml"), "utf8"));
         assert.strictEqual(action.runs.using, "composite");
         const steps: {
             run?: string;
             uses?: string;
             if?: string;
-            "working-directory"?: string;
+            with?: Record<string, string>;
             env?: Record<string, string>;
         }[] = action.runs.steps;
-        const install = steps.find((s) => /npm ci\b/.test(s.run ?? ""))!;
-        assert.strictEqual(install["working-directory"], "${{ github.action_path }}");
-        for (const s of steps)
-            assert.doesNotMatch(s.run ?? "", /npm (install|i) .*pko-guard|npx pko-guard/, "never from a registry");
-        // Inputs never become script text (injection); they travel as environment variables.
-        for (const s of steps) assert.doesNotMatch(s.run ?? "", /\$\{\{\s*inputs\./);
+        for (const s of steps) {
+            assert.doesNotMatch(s.run ?? "", /npm (ci|run|install)|tsc|npx/, "no install or build in a step's script");
+            // Inputs never become script text (injection); they travel as environment variables.
+            assert.doesNotMatch(s.run ?? "", /\$\{\{\s*inputs\./);
+        }
+        assert.match(steps.find((s) => s.env?.PKO_GUARD_PACKAGE !== undefined)!.run!, /action\/install\.sh/);
+        // The job's Node.js is left alone unless node-version asks for one.
+        const setup = steps.find((s) => s.uses?.startsWith("actions/setup-node"))!;
+        assert.strictEqual(setup.if, "inputs.node-version != ''");
+        assert.strictEqual(action.inputs["node-version"].default, "");
+        // A checkout packed once per content, cached; a given tarball skips both.
+        const cache = steps.find((s) => s.uses?.startsWith("actions/cache"))!;
+        assert.strictEqual(cache.if, "inputs.package == ''");
+        assert.match(action.inputs.reports.description, /json, junit, sarif, policyreport/);
         const upload = steps.find((s) => s.uses?.startsWith("github/codeql-action/upload-sarif"))!;
         assert.match(upload.if!, /always\(\)/);
         assert.match(upload.if!, /inputs\.upload-sarif == 'true'/);
-        for (const input of ["command", "paths", "config", "reports", "fail-on-advisory", "upload-sarif", "stack"])
+        for (const input of [
+            "command",
+            "paths",
+            "config",
+            "reports",
+            "fail-on-advisory",
+            "upload-sarif",
+            "stack",
+            "package",
+        ])
             assert.ok(action.inputs[input], input);
+        // The documented ref exists: a commit or main, never a tag this repository does not have.
+        for (const doc of [
+            "action.yml",
+            "docs/ci.md",
+            "README.md",
+            ...WORKFLOWS.map((f) => `examples/github-actions/${f}`),
+        ])
+            assert.doesNotMatch(fs.readFileSync(path.join(REPO_ROOT, doc), "utf8"), /pko-guard@v\d/, doc);
+    });
+
+    it("the install step installs a packed tarball with its runtime dependencies only, then reuses it", () => {
+        const work = path.join(tmp, "packed");
+        fs.mkdirSync(work);
+        // The package as `npm pack` makes it from the build (what a release asset holds).
+        const pack = spawnSync("npm", ["pack", "--ignore-scripts", "--pack-destination", work], {
+            cwd: REPO_ROOT,
+            encoding: "utf8",
+        });
+        assert.strictEqual(pack.status, 0, pack.stderr);
+        const tarball = fs.readdirSync(work).find((f) => f.endsWith(".tgz"))!;
+        const dir = path.join(tmp, "installed");
+        const outputs = path.join(work, "github-output");
+        const install = (pkg: string) =>
+            spawnSync("bash", [path.join(REPO_ROOT, "action", "install.sh")], {
+                cwd: work,
+                encoding: "utf8",
+                env: {
+                    ...process.env,
+                    PKO_GUARD_PACKAGE: pkg,
+                    PKO_GUARD_INSTALL_DIR: dir,
+                    GITHUB_OUTPUT: outputs,
+                    npm_config_prefer_offline: "true",
+                },
+            });
+        const r = install(tarball);
+        assert.strictEqual(r.status, 0, `${r.stdout}${r.stderr}`);
+        const bin = path.join(dir, "node_modules", "pko-guard", "bin", "cli", "pko-guard.js");
+        assert.strictEqual(fs.readFileSync(outputs, "utf8"), `bin=${bin}\n`);
+        assert.match(r.stdout, /^pko-guard: 0\.\d+\.\d+ at /m);
+        const modules = fs.readdirSync(path.join(dir, "node_modules"));
+        for (const dev of ["typescript", "esbuild", "mocha", "ts-node"]) assert.ok(!modules.includes(dev), dev);
+        assert.ok(fs.existsSync(path.join(dir, "node_modules", "@pulumi", "policy")), "runtime dependencies");
+        // Without a package, an installed pack (the cache's) is used as is: no npm at all.
+        const again = install("");
+        assert.strictEqual(again.status, 0, again.stderr);
+        assert.match(again.stdout, /^pko-guard: using the packed pko-guard cached for this action's commit$/m);
+        fs.writeFileSync(path.join(work, "bin-path"), bin);
     });
 
     it("both workflow examples use the action at a pinned ref, and none installs pko-guard from a package registry", () => {
@@ -128,9 +190,13 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
                 GITHUB_ACTION_PATH: REPO_ROOT,
                 GITHUB_OUTPUT: outputs,
                 GITHUB_ACTIONS: "",
+                // The packed command the install step put in place (the build's, if that spec did not run).
+                ...(fs.existsSync(path.join(tmp, "packed", "bin-path"))
+                    ? { PKO_GUARD_BIN: fs.readFileSync(path.join(tmp, "packed", "bin-path"), "utf8") }
+                    : {}),
                 PKO_GUARD_COMMAND: "check",
                 PKO_GUARD_PATHS: "manifests\napplications\n",
-                PKO_GUARD_REPORTS: "json=out/report.json\n",
+                PKO_GUARD_REPORTS: "json=out/report.json\npolicyreport=out/policyreport.yaml\n",
                 PKO_GUARD_FAIL_ON_ADVISORY: "false",
                 PKO_GUARD_UPLOAD_SARIF: "true",
                 PKO_GUARD_SARIF_FILE: "pko-guard.sarif",
@@ -157,6 +223,10 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
             [["Stack/pulumi/webapp-production", "error"]],
         );
         assert.ok(JSON.parse(fs.readFileSync(path.join(repo, "out", "report.json"), "utf8")));
+        assert.match(
+            fs.readFileSync(path.join(repo, "out", "policyreport.yaml"), "utf8"),
+            /^kind: "?(Cluster)?PolicyReport"?$/m,
+        );
         // A bad input is one annotation and exit 2.
         const bad = spawnSync("bash", [path.join(REPO_ROOT, "action", "run.sh")], {
             cwd: repo,
@@ -165,46 +235,5 @@ describe("the pko-guard GitHub Action and pre-commit hook", function () {
         });
         assert.strictEqual(bad.status, 2);
         assert.match(bad.stdout, /^::error title=pko-guard::command must be check or gate$/m);
-    });
-
-    it("the pre-commit hook's entry, run as pre-commit runs it (selected files as arguments, from the repository root)", () => {
-        const hooks = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, ".pre-commit-hooks.yaml"), "utf8")) as {
-            id: string;
-            entry: string;
-            language: string;
-            files: string;
-            exclude: string;
-            pass_filenames?: boolean;
-        }[];
-        const hook = hooks.find((h) => h.id === "pko-guard-check")!;
-        assert.ok(hook, "a pko-guard-check hook");
-        // language: script: the entry is a script of this repository, run by its path inside pre-commit's clone.
-        assert.strictEqual(hook.language, "script");
-        assert.notStrictEqual(hook.pass_filenames, false);
-        const repo = manifestRepo(path.join(tmp, "hook"));
-        // pre-commit: the tracked files matching `files` and not `exclude` (Python regular expressions, searched).
-        const tracked = spawnSync("git", ["ls-files"], { cwd: repo, encoding: "utf8" }).stdout.trim().split("\n");
-        const files = tracked.filter((f) => new RegExp(hook.files).test(f) && !new RegExp(hook.exclude).test(f));
-        assert.deepStrictEqual(
-            files.filter((f) => f.startsWith(".") || f === "README.md"),
-            [],
-            "the workflow, pre-commit's own config and non-manifests are not given to check",
-        );
-        assert.ok(files.includes("manifests/production/stack.yaml"));
-        // pre-commit runs <its clone of this repository>/<entry> <files...>; here the clone is this checkout,
-        // already installed (the script's first-run `npm ci` is skipped when the install marker is there).
-        const [script, ...args] = hook.entry.split(/\s+/);
-        const exe = path.join(REPO_ROOT, script);
-        fs.mkdirSync(path.join(REPO_ROOT, "node_modules"), { recursive: true });
-        fs.writeFileSync(path.join(REPO_ROOT, "node_modules", ".pko-guard-installed"), "");
-        const env = { ...process.env, GITHUB_ACTIONS: "" };
-        const r = spawnSync(exe, [...args, ...files], { cwd: repo, encoding: "utf8", env });
-        assert.strictEqual(r.status, 1, `${r.stdout}${r.stderr}`);
-        assert.match(r.stdout, /manifests\/production\/stack\.yaml/);
-        assert.match(r.stdout, /pko-stack-prod-pinned-commit/);
-        // A commit that touches only a clean file passes.
-        const clean = spawnSync(exe, [...args, "manifests/preview/stack.yaml"], { cwd: repo, encoding: "utf8", env });
-        assert.strictEqual(clean.status, 0, `${clean.stdout}${clean.stderr}`);
-        assert.doesNotMatch(clean.stdout, /pko-stack-prod-pinned-commit/);
     });
 });

@@ -4,8 +4,10 @@
  * the repository's own ValidatingWebhookConfiguration (deploy/webhook/, pointed at the local server with
  * its CA bundle), `kubectl apply` of the guide's manifests denied for the cluster-admin binding and the
  * moving production branch and the corrected ones admitted, the cross-object rule in both orders,
- * advisory findings as kubectl warnings, what was admitted before the webhook existed found by audit,
- * and the configured failurePolicy when the webhook is down. Waits are on conditions only.
+ * kube-system judged like any namespace, a ClusterRole judged by the role it feeds by aggregation, PKO's
+ * Workspace and Program objects judged (and audited), advisory findings as kubectl warnings, what was
+ * admitted before the webhook existed found by audit, and the configured failurePolicy when the webhook is
+ * down (door.spec.ts shows what it leaves free). Waits are on conditions only.
  */
 import * as assert from "assert";
 import * as fs from "fs";
@@ -198,6 +200,94 @@ describe("pko-guard webhook and audit against a real API server", function () {
         assert.match(r2.stderr, /Stack\/xb\/webapp-production: 1 mandatory violation/);
         assert.match(r2.stderr, /pko-stack-no-cluster-admin: .*which Stack "Stack\/xb\/webapp-production"/);
         assert.ok(!(await exists("stack", "xb", "webapp-production")));
+    });
+
+    it("judges kube-system like any namespace: a cluster-admin RoleBinding there to a Stack's account, a Stack there", async () => {
+        // The Stack of namespace governed (admitted above) runs as governed/webapp.
+        const binding = await server.kubectl([
+            "create",
+            "rolebinding",
+            "webapp-admin",
+            "-n",
+            "kube-system",
+            "--clusterrole=cluster-admin",
+            "--serviceaccount=governed:webapp",
+        ]);
+        assert.notStrictEqual(binding.code, 0, binding.stdout);
+        assert.match(
+            binding.stderr,
+            /pko-stack-no-cluster-admin: RoleBinding "RoleBinding\/kube-system\/webapp-admin" grants cluster-admin to ServiceAccount governed\/webapp, which Stack "Stack\/governed\/webapp-production"/,
+        );
+        assert.ok(!(await exists("rolebinding", "kube-system", "webapp-admin")));
+        const stack = guideDocs("gitops-guide-example", "manifests/production/stack.yaml", "kube-system").filter(
+            (d) => d.kind === "Stack",
+        );
+        const r = await server.kubectl(["apply", "-f", "-"], yaml(stack));
+        assert.notStrictEqual(r.code, 0, r.stdout);
+        assert.match(r.stderr, /pko-guard denied Stack\/kube-system\/webapp-production/);
+        assert.match(r.stderr, /pko-stack-prod-pinned-commit: /);
+    });
+
+    it("judges a ClusterRole by the role it feeds: labelled to aggregate into admin, bound to a Stack's account", async () => {
+        const bound = await server.kubectl([
+            "create",
+            "rolebinding",
+            "webapp-admin",
+            "-n",
+            "governed",
+            "--clusterrole=admin",
+            "--serviceaccount=governed:webapp",
+        ]);
+        assert.strictEqual(bound.code, 0, bound.stderr);
+        const feeding = {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRole",
+            metadata: { name: "feeds-admin", labels: { "rbac.authorization.k8s.io/aggregate-to-admin": "true" } },
+            rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }],
+        };
+        const r = await server.kubectl(["apply", "-f", "-"], yaml([feeding]));
+        assert.notStrictEqual(r.code, 0, r.stdout);
+        assert.match(
+            r.stderr,
+            /pko-guard denied ClusterRole\/feeds-admin: 1 mandatory violation.*\n- pko-stack-no-cluster-admin: RoleBinding "RoleBinding\/governed\/webapp-admin" grants ClusterRole "admin" \(wildcard by aggregation: it aggregates ClusterRole "feeds-admin"/,
+        );
+        assert.ok(!(await exists("clusterrole", "", "feeds-admin")));
+        // The same rules without the label feed nothing bound: admitted.
+        const plain = await server.kubectl(
+            ["apply", "-f", "-"],
+            yaml([{ ...feeding, metadata: { name: "feeds-admin" } }]),
+        );
+        assert.strictEqual(plain.code, 0, plain.stderr);
+    });
+
+    it("judges PKO's Workspace and Program objects: a privileged one is denied, a hardened one admitted and audited", async () => {
+        const workspace = (name: string, podSpec: Doc) => ({
+            apiVersion: "auto.pulumi.com/v1alpha1",
+            kind: "Workspace",
+            metadata: { name, namespace: "creds" },
+            spec: {
+                serviceAccountName: "default",
+                git: { url: "https://github.com/acme/app", ref: "0123456789abcdef0123456789abcdef01234567" },
+                podTemplate: { spec: { containers: [{ name: "pulumi" }], ...podSpec } },
+            },
+        });
+        const bad = await apply([workspace("loose", { hostNetwork: true })]);
+        assert.notStrictEqual(bad.code, 0, bad.stdout);
+        assert.match(bad.stderr, /pko-workspace-program-objects: .*spec\.podTemplate\.spec\.hostNetwork/);
+        const program = {
+            apiVersion: "pulumi.com/v1",
+            kind: "Program",
+            metadata: { name: "conn", namespace: "creds" },
+            program: { variables: { conn: `mysql://root:${CANARY}@db/app` } },
+        };
+        const p = await apply([program]);
+        assert.notStrictEqual(p.code, 0, p.stdout);
+        assert.match(p.stderr, /pko-workspace-program-objects: program\.variables\.conn/);
+        assert.ok(!p.stderr.includes(CANARY));
+        const good = await apply([workspace("hardened", {})]);
+        assert.strictEqual(good.code, 0, good.stderr);
+        const r = audit([]);
+        assert.match(r.stdout, /1 Workspace read, 1 judged/);
     });
 
     it("never logs or echoes a Secret value or a literal credential", async () => {

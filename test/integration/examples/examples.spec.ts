@@ -1,7 +1,8 @@
 /**
  * The user-facing examples stay true: the Argo CD + PKO governed project passes the gate with the real
  * CLI (advisories only), the strict profile turns those advisories into blocking ones, and the GitHub
- * Actions workflow is valid YAML that gates with SARIF upload.
+ * Actions workflow is valid YAML that gates with SARIF upload. The example's README works as written: its shell
+ * lines, run from a fresh shell (an empty HOME, a PATH without the toolchain) at the root of a clone's layout.
  */
 import * as assert from "assert";
 import { requireToolchain } from "../../support/helpers";
@@ -14,6 +15,7 @@ import { Fixture } from "../../../harness/expect";
 import { prepareFixtureStack } from "../../../harness/legs/real";
 import { StackRef } from "../../../engine/pulumi-cli";
 import { CLI_ENTRY, REPO_ROOT } from "../../../support/paths";
+import { toolchainBin } from "../../../support/toolchain";
 
 const EXAMPLE = path.join(REPO_ROOT, "examples", "argocd-pko");
 
@@ -38,6 +40,38 @@ describe("examples", function () {
             ),
         );
         assert.ok(wf.on.pull_request);
+    });
+
+    it("the example's README, run as written from a fresh shell with a local backend, passes the gate", function () {
+        requireToolchain(this);
+        // A clone's layout: the example, the built command and packages, the toolchain in .cache/toolchain/bin.
+        const clone = path.join(tmp, "clone");
+        fs.mkdirSync(path.join(clone, ".cache", "toolchain"), { recursive: true });
+        fs.cpSync(EXAMPLE, path.join(clone, "examples", "argocd-pko"), { recursive: true });
+        for (const d of ["package.json", "node_modules", "bin", "pack"])
+            fs.symlinkSync(path.join(REPO_ROOT, d), path.join(clone, d));
+        fs.symlinkSync(toolchainBin(), path.join(clone, ".cache", "toolchain", "bin"));
+        const readme = fs.readFileSync(path.join(EXAMPLE, "README.md"), "utf8");
+        const script = /```sh\n([\s\S]*?)```/.exec(readme)![1];
+        const home = path.join(tmp, "home");
+        fs.mkdirSync(home);
+        const r = spawnSync("bash", ["--noprofile", "--norc", "-e", "-c", script], {
+            cwd: clone,
+            encoding: "utf8",
+            // A fresh shell; PULUMI_HOME keeps the CLI's workspace files in the test's folder (the CLI finds the
+            // user's home from the password database, not HOME).
+            env: {
+                HOME: home,
+                PATH: [path.dirname(process.execPath), "/usr/bin", "/bin"].join(path.delimiter),
+                PULUMI_HOME: path.join(tmp, "pulumi-home"),
+            },
+            timeout: 300000,
+        });
+        assert.strictEqual(r.status, 0, `${r.stdout}${r.stderr}`);
+        assert.match(r.stderr, /^pko-guard: previewing argocd-pko-governed \(stack dev\)/m);
+        assert.match(r.stdout, /^plan: 15 to create, 0 to update, 0 to delete, 0 unchanged$/m);
+        assert.match(r.stdout, /^argocd-pko-governed \(stack dev\): 2 violation\(s\), 2 advisory, 0 waived, 0 blocking: PASS$/m);
+        assert.ok(fs.existsSync(path.join(home, ".pulumi-local", ".pulumi", "stacks")), "the state is in the local backend");
     });
 
     it("the Argo CD + PKO governed project passes the gate (advisories only), and fails it under the strict profile", async function () {

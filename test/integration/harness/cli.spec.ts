@@ -79,7 +79,7 @@ describe("harness CLI", function () {
         assertOneLineError(r.stderr, /no such fixture folder/);
         r = harness(path.join(BAD, "bad-expect"));
         assert.strictEqual(r.code, 2);
-        assertOneLineError(r.stderr, /expect\.yaml: \/violations\/0\/count must be >= 1/);
+        assertOneLineError(r.stderr, /expect\.yaml:\d+: \/violations\/0\/count must be >= 1/);
         r = harness(path.join(BAD, "bad-config"));
         assert.strictEqual(r.code, 2);
         assertOneLineError(

@@ -29,7 +29,10 @@ new PolicyPack("slow", { policies: [{ name: "slow-policy", description: "never r
         const analyzer = await Analyzer.start(path.join(tmp, "index.js"), tmp);
         const fixture = loadFixture(path.join(REPO_ROOT, "fixtures", "creds-literal-token"));
         const started = Date.now();
-        const result = await runMockLeg(fixture, { analyzer: async () => analyzer, timeoutMs: 45000 });
+        const result = await runMockLeg(fixture, {
+            packs: [{ analyzer: async () => analyzer, config: () => ({}) }],
+            timeoutMs: 45000,
+        });
         assert.strictEqual(result.status, "error", JSON.stringify(result));
         assert.match(result.status === "error" ? result.message : "", /^the policy pack timed out after 45 s$/);
         assert.ok(Date.now() - started < 120000, "the leg outlived its timeout by far");

@@ -59,6 +59,38 @@ async function assertInstalled(project: string) {
         "the installed pack loaded files from the repository",
     );
     assertReadmeManifestsInstalled(project);
+    assertDoctorHintWorks(project);
+}
+
+/**
+ * `pko-guard doctor` in the installed package names, for a missing tool, a command that works there: the package's
+ * own toolchain/install.sh (shipped in `files`), never `npm run setup` (no tsc in an installed package).
+ */
+function assertDoctorHintWorks(project: string) {
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-no-toolchain-"));
+    try {
+        const env = { ...process.env, PKO_GUARD_TOOLCHAIN_BIN: empty, PATH: path.dirname(process.execPath) };
+        const doctor = spawnSync(
+            process.execPath,
+            [
+                path.join(project, "node_modules", "pko-guard", "bin", "cli", "pko-guard.js"),
+                "doctor",
+                "--profile",
+                "check",
+            ],
+            { cwd: project, encoding: "utf8", env },
+        );
+        assert.strictEqual(doctor.status, 1, doctor.stderr);
+        assert.doesNotMatch(doctor.stdout, /npm run/);
+        const script = path.join(fs.realpathSync(project), "node_modules", "pko-guard", "toolchain", "install.sh");
+        assert.match(doctor.stdout, new RegExp(`^ {2}kustomize +- +missing; install: bash ${script} kustomize$`, "m"));
+        // The command runs from the installed package (a dry run: nothing is built here).
+        const dry = spawnSync("bash", [script, "--dry-run", "check"], { encoding: "utf8" });
+        assert.strictEqual(dry.status, 0, dry.stderr);
+        assert.match(dry.stdout, /\[toolchain\] appset-template \S+ would be built/);
+    } finally {
+        fs.rmSync(empty, { recursive: true, force: true });
+    }
 }
 
 /**

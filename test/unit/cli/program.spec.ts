@@ -43,7 +43,7 @@ async function run(argv: string[], o: { columns?: number; env?: NodeJS.ProcessEn
     }
 }
 
-const COMMANDS = ["check", "gate", "audit", "webhook", "rules", "explain", "init"];
+const COMMANDS = ["check", "gate", "audit", "test", "webhook", "rules", "explain", "init", "doctor"];
 const ESC = "\u001b[";
 const longest = (text: string) => Math.max(...text.split("\n").map((l) => l.length));
 /**

@@ -69,11 +69,11 @@ describe("PKO v2.9.0 API as data", () => {
             p.replace(/^P\./, "W.podTemplate.spec.").replace(/^W\./, workspacePrefix);
         const byKind: Record<string, RegExp[]> = {
             Stack: patterns
-                .filter((p) => !p.startsWith("program."))
+                .filter((p) => !p.startsWith("program.") && !p.startsWith("update."))
                 .map((p) => glob(expand(p, "spec.workspaceTemplate.spec."))),
             Workspace: patterns.filter((p) => /^[WP]\./.test(p)).map((p) => glob(expand(p, "spec."))),
             Program: patterns.filter((p) => p.startsWith("program.")).map(glob),
-            Update: [],
+            Update: patterns.filter((p) => p.startsWith("update.")).map((p) => glob(p.slice("update.".length))),
         };
 
         /** Paths of every declared field whose name looks security-relevant (maps as `*`, list items as `[]`). */
@@ -108,6 +108,14 @@ describe("PKO v2.9.0 API as data", () => {
                 );
             }
             assert.ok(checked > 300, `only ${checked} fields were checked`);
+        });
+
+        it("lists every spec field of the Update: each is an operation, its stack or its options", () => {
+            const update = [...loadPkoCrds().values()].find((c) => c.kind === "Update")!;
+            const spec = (update.schema.properties as Record<string, { properties: Record<string, unknown> }>).spec;
+            const fields = Object.keys(spec.properties).map((k) => `spec.${k}`);
+            assert.ok(fields.includes("spec.type") && fields.length >= 14, fields.join(", "));
+            assert.deepStrictEqual(unlisted("Update", fields), []);
         });
 
         it("would catch a new field: a made-up token or auth field is not covered by the table", () => {

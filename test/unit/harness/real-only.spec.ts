@@ -22,7 +22,10 @@ function yamlFixture(expect: string): string {
 describe("realOnly fixtures", () => {
     it("the YAML fixture is skipped in the mock leg with its reason", async () => {
         const f = loadFixture(path.join(REPO_ROOT, "fixtures", "yaml-program-stack"));
-        const r = await runMockLeg(f, { analyzer: () => Promise.reject(new Error("must not start")), timeoutMs: 1000 });
+        const r = await runMockLeg(f, {
+            packs: [{ analyzer: () => Promise.reject(new Error("must not start")), config: () => ({}) }],
+            timeoutMs: 1000,
+        });
         assert.strictEqual(r.status, "skipped");
         assert.match(r.status === "skipped" ? r.reason : "", /^real-only: /);
     });

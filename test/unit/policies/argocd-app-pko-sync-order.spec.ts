@@ -42,6 +42,33 @@ describe("argocd-app-pko-sync-order", () => {
         assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("2")), secret("1")]), []);
         assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("1")), secret("1")]), []);
     });
+    it("reads a Helm hook-weight as the wave when no sync-wave is set (gitops-engine syncwaves.Wave)", () => {
+        const weighted = (w: string, extra: Record<string, string> = {}): TestResource => ({
+            type: "kubernetes:core/v1:Secret",
+            name: "tok",
+            props: {
+                metadata: {
+                    name: "pulumi-access-token",
+                    namespace: "pulumi",
+                    annotations: { "helm.sh/hook-weight": w, ...extra },
+                },
+            },
+        });
+        assertFindings(
+            runStackPolicy(policy, [stackResource("s", goodSpec(), wave("1")), weighted("5")]),
+            one("s", /is in sync wave 1 but its Secret "pulumi-access-token" is in wave 5/),
+        );
+        // The sync-wave annotation wins over the weight; a weight that is not an integer (Atoi) is wave 0.
+        const waved = weighted("5", { "argocd.argoproj.io/sync-wave": "1" });
+        assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("1")), waved]), []);
+        assert.deepStrictEqual(runStackPolicy(policy, [stackResource("s", goodSpec(), wave("0")), weighted("x")]), []);
+        // A sync-wave that is not an integer (" 2", Atoi refuses spaces) falls back to the weight.
+        const spaced = weighted("3", { "argocd.argoproj.io/sync-wave": " 2" });
+        assertFindings(
+            runStackPolicy(policy, [stackResource("s", goodSpec(), wave("+2")), spaced]),
+            one("s", /is in sync wave 2 but its Secret "pulumi-access-token" is in wave 3/),
+        );
+    });
     it("flags an auto-pruning Application that manages a destroyable production Stack", () => {
         const prod = stackResource("s", goodSpec({ destroyOnFinalize: true }));
         assertFindings(runStackPolicy(policy, [prod, app(true)]), prunes);

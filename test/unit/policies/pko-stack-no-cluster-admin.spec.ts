@@ -1,5 +1,6 @@
 import * as assert from "assert";
 import { rule as policy } from "../../../policies/pko-stack-no-cluster-admin";
+import { rule as saAdmin } from "../../../policies/rbac-no-cluster-admin-serviceaccount";
 import {
     ExpectedFinding,
     TestResource,
@@ -475,7 +476,13 @@ describe("pko-stack-no-cluster-admin: names that come from other resources", () 
             { kind: "ServiceAccount", name: "", namespace: "pulumi" },
         ]) {
             const r = check([stack(), binding(CRB, "a", admin, [subject])]);
-            assertFindings(r, one("a", /fails closed: its subject .* could not be resolved during preview/));
+            assertFindings(
+                r,
+                one(
+                    "a",
+                    /fails closed: its subject .* could not be resolved \(its name, kind or namespace is missing, or unknown during preview\)/,
+                ),
+            );
         }
     });
 
@@ -487,11 +494,21 @@ describe("pko-stack-no-cluster-admin: names that come from other resources", () 
         );
     });
 
-    it("fails closed on a ClusterRoleBinding ServiceAccount subject whose namespace is missing or unknown, when the name could be the Stack's", () => {
-        assertFindings(
-            check([stack(), binding(CRB, "a", admin, [{ kind: "ServiceAccount", name: "deployer" }])]),
-            one("a", /fails closed/),
-        );
+    it("fails closed on a ClusterRoleBinding ServiceAccount subject whose namespace is unknown, when the name could be the Stack's", () => {
+        // One with no namespace at all is invalid (the API server rejects it): it grants nothing, and
+        // rbac-no-cluster-admin-serviceaccount reports it as invalid, not as a possible grant.
+        const rejected = [stack(), binding(CRB, "a", admin, [{ kind: "ServiceAccount", name: "deployer" }])];
+        assert.deepStrictEqual(check(rejected), []);
+        assertFindings(runStackPolicy(saAdmin, rejected), [
+            {
+                policy: saAdmin.name,
+                level: "advisory",
+                resource: "a",
+                message:
+                    /^ClusterRoleBinding "a" is invalid: its subject ServiceAccount deployer \(subjects\[0\]\) is a ServiceAccount with no namespace, which the API server rejects in a ClusterRoleBinding, so the binding is never applied and grants cluster-admin to nobody; set subjects\[0\]\.namespace/,
+            },
+        ]);
+        assert.ok(!runStackPolicy(saAdmin, rejected)[0].message.includes("preview"));
         assertFindings(
             check([stack(), binding(CRB, "a", admin, [sa("deployer", UNKNOWN_WIRE)])]),
             one("a", /fails closed/),

@@ -52,4 +52,21 @@ describe("pko-stack-workspace-hardening", () => {
         assert.strictEqual(check(goodSpec({ workspaceTemplate: UNKNOWN_WIRE })).length, 1);
         assert.strictEqual(check(withPod({ containers: UNKNOWN_WIRE })).length, 1);
     });
+    it("allows NET_BIND_SERVICE with drop ALL, as the restricted profile does, and nothing more", () => {
+        const caps = (capabilities: unknown) => check(withPod(container({ capabilities })));
+        assert.deepStrictEqual(caps({ add: ["NET_BIND_SERVICE"], drop: ["ALL"] }), []);
+        const field = "spec.workspaceTemplate.spec.podTemplate.spec.containers[0].securityContext.capabilities";
+        assert.deepStrictEqual(caps({ add: ["NET_BIND_SERVICE"] }), [
+            `${field}.add adds NET_BIND_SERVICE without capabilities.drop: [ALL]; the restricted Pod Security profile allows it only when every other capability is dropped: add drop: [ALL].`,
+        ]);
+        assert.deepStrictEqual(caps({ add: ["NET_BIND_SERVICE", "NET_RAW"], drop: ["ALL"] }), [
+            `${field}.add adds Linux capabilities beyond NET_BIND_SERVICE (the only one the restricted Pod Security profile allows); remove them, keep drop: [ALL].`,
+        ]);
+        assert.match(
+            caps({ add: ["NET_BIND_SERVICE"], drop: UNKNOWN_WIRE })[0],
+            /drop is unknown during preview.*fails closed/,
+        );
+        assert.match(caps({ add: UNKNOWN_WIRE, drop: ["ALL"] })[0], /add is unknown during preview.*fails closed/);
+        assert.ok(caps({ add: ["SYS_ADMIN"] }).every((m) => !m.includes("drop ALL instead")));
+    });
 });

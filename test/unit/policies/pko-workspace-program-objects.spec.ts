@@ -122,6 +122,43 @@ describe("pko-workspace-program-objects", () => {
         assert.match(onlyMessage(check(program(UNKNOWN_WIRE))), /unknown during preview/);
     });
 
+    it("judges a Program's properties named like a credential as a Stack's config keys, literals only", () => {
+        const m = check(
+            program({
+                variables: { dbPassword: pw, region: "us-east-1", apiToken: "${secretToken}" },
+                resources: {
+                    db: {
+                        type: "aws:rds:Instance",
+                        properties: {
+                            password: pw,
+                            masterUserSecret: { "fn::secret": pw },
+                            passwordFile: "/run/secrets/db",
+                            tokenSecretRef: "db-token",
+                            secretName: "db-creds",
+                            username: "admin",
+                            clientSecret: "${config.clientSecret}",
+                            nested: [{ "app-secret": 12345 }],
+                        },
+                    },
+                },
+            }),
+        );
+        assert.deepStrictEqual(m.map((x) => x.split(" ")[0]).sort(), [
+            "program.resources.db.properties.masterUserSecret",
+            'program.resources.db.properties.nested[0]["app-secret"]',
+            "program.resources.db.properties.password",
+            "program.variables.dbPassword",
+        ]);
+        assert.ok(
+            m.every((x) => /named like a credential and holds a literal.*spec\.secretsRef/.test(x)),
+            m.join("\n"),
+        );
+        // A credential by shape under a credential's name is reported once, by its shape.
+        const token = ["ghp_", "a".repeat(36)].join("");
+        const one = check(program({ resources: { r: { type: "x:y:Z", properties: { token } } } }));
+        assert.match(onlyMessage(one), /program\.resources\.r\.properties\.token holds a credential in plaintext \(/);
+    });
+
     it("a Workspace's account is judged by pko-stack-no-cluster-admin, its pod template's account first", () => {
         const crb = (sa: string): TestResource => ({
             type: "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",

@@ -83,6 +83,9 @@ describe("deploy/webhook manifests against a real API server", function () {
             RoleBinding: "rolebindings.rbac.authorization.k8s.io",
             ClusterRoleBinding: "clusterrolebindings.rbac.authorization.k8s.io",
             Stack: "stacks.pulumi.com",
+            Program: "programs.pulumi.com",
+            Workspace: "workspaces.auto.pulumi.com",
+            Update: "updates.auto.pulumi.com",
             Application: "applications.argoproj.io",
         };
         for (const k of WATCHED_KINDS) {

@@ -668,7 +668,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
             assert.strictEqual(noTools.code, 2);
             assert.match(
                 noTools.err,
-                /^pko-guard: k \(kustomize\) needs kustomize, which is not installed: .*npm run setup.*\n$/,
+                /^pko-guard: k \(kustomize\) needs kustomize, which is not installed: .*run: bash \S+\/toolchain\/install\.sh kustomize\n$/,
             );
         } finally {
             fs.rmSync(empty, { recursive: true, force: true });

@@ -8,8 +8,7 @@ import * as assert from "assert";
 import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { policies } from "../../../../policies";
 import { describeStack, mergePatch, patchedStacks, stackPatches, stackView } from "../../../../policies/model/stack";
-import { stackIdentities } from "../../../../policies/model/rbac/stacks";
-import { endRequests, inRequest, openRequest } from "../../../../policies/model/request";
+import { sharingViews } from "../../../../evaluation/request-cache";
 import { UNKNOWN } from "../../../../policies/model/values";
 import {
     SHA,
@@ -240,22 +239,16 @@ describe("patchedStacks (what program-level rules read)", () => {
             other,
             patch("app-prod", { serviceAccountName: "deployer", stack: "acme/app/patched" }, {}, "p1"),
         ].map((r) => ({ ...r, urn: r.name }));
-        // Inside one request, as the analyzer runs the RBAC rules: the views are the request's shared ones.
-        openRequest("program");
-        try {
-            inRequest("program", "test", () => {
-                const [patched, plain] = stackIdentities(program);
-                const views = patchedStacks(program);
-                assert.strictEqual(plain.view, views[1].view);
-                assert.strictEqual(describeStack(plain.view), 'Stack "app-other" (stack "acme/other/dev")');
-                // The patched view is described as the patch first; the identity, a copy of it, is described as the Stack.
-                assert.notStrictEqual(patched.view, views[0].view);
-                assert.match(describeStack(views[0].view), /^StackPatch "p1" of Stack "app-prod"/);
-                assert.strictEqual(describeStack(patched.view), 'Stack "app-prod" (stack "acme/app/patched")');
-            });
-        } finally {
-            endRequests();
-        }
+        // As an in-process evaluation runs the RBAC rules: views shared by its policies (evaluation/request-cache.ts).
+        const shared = sharingViews();
+        const [patched, plain] = shared.stackIdentities(program);
+        const views = shared.patchedStacks(program);
+        assert.strictEqual(plain.view, views[1].view);
+        assert.strictEqual(describeStack(plain.view), 'Stack "app-other" (stack "acme/other/dev")');
+        // The patched view is described as the patch first; the identity, a copy of it, is described as the Stack.
+        assert.notStrictEqual(patched.view, views[0].view);
+        assert.match(describeStack(views[0].view), /^StackPatch "p1" of Stack "app-prod"/);
+        assert.strictEqual(describeStack(patched.view), 'Stack "app-prod" (stack "acme/app/patched")');
     });
 
     it("describes a copy of a described view by the copy's own name and stack", () => {

@@ -1,6 +1,6 @@
 /**
  * Tests in tiers: the folder is the tier. Each tier's mocha config runs exactly the specs under its own folder
- * (test/unit/, test/integration/), every spec lives under exactly one of them (none elsewhere, so a new spec
+ * (test/unit/, test/integration/, test/corpus/), every spec lives under exactly one of them (none elsewhere, so a new spec
  * cannot sit unclassified), only the unit tier loads the guard, and the guard refuses child processes and
  * connections even when the code under test catches the error.
  */
@@ -10,7 +10,7 @@ import * as path from "path";
 import { REPO_ROOT } from "../../../../support/paths";
 import { refuseProcessesAndConnections } from "../../../tiers/guard";
 
-const TIER_NAMES = ["unit", "integration"];
+const TIER_NAMES: string[] = require("../../../tiers/names");
 
 interface Tier {
     name: string;
@@ -39,7 +39,7 @@ describe("test tiers", () => {
         );
     });
 
-    it("every spec lives under exactly one tier folder (test/unit/ or test/integration/), none elsewhere", () => {
+    it("every spec lives under exactly one tier folder (test/<tier>/), none elsewhere", () => {
         const specs = allSpecs();
         const tiersOf = (s: string) => TIER_NAMES.filter((name) => s.startsWith(`test/${name}/`));
         assert.deepStrictEqual(

@@ -1,0 +1,134 @@
+/**
+ * Deadlines on admission's fresh reads of the API server, and whether those reads are failing.
+ *
+ * A review reads the cluster around its object (view.ts FreshView), through lists shared by concurrent reviews
+ * (view.ts SharedReads). An API server that stops answering must not hold a review past the webhook's timeout,
+ * nor hold later reviews behind a list that never ends:
+ * - every list sent has its own deadline (`readTimeoutMs`): its request is aborted then (the library's fetch
+ *   ends it) and the read fails even if the request ignores the abort, so a review sharing it, or waiting for
+ *   it to end before joining the next (SharedReads), waits no longer than that;
+ * - every review has a deadline for all its reads (`readTimeoutMs` from its arrival): a review still waiting
+ *   then fails closed (admission.ts: "cluster state cannot be read") and leaves the read behind; nothing
+ *   waits on that read but its own deadline.
+ * Deadlines are `AbortSignal.timeout` signals (a stand-in factory in tests).
+ *
+ * Health: a list that ends in an error or its deadline marks the reads failing, and one that succeeds marks
+ * them healthy. While failing, `probe()` sends one small list (a ClusterRoleBinding by a name no object has)
+ * so that readiness recovers once the API server answers, even when no review arrives (a replica that is not
+ * ready is sent none).
+ */
+import { setMaxListeners } from "events";
+import { UnreadableObjectsError } from "./cache";
+import { KObject } from "./kinds";
+import { FreshList, SharedReads } from "./view";
+
+/** Lists one kind as FreshList does, ended when `signal` aborts (ClusterCache#listFresh). */
+export type SignalledList = (kind: string, ns?: string, name?: string, signal?: AbortSignal) => Promise<KObject[]>;
+
+/** A read that did not end by its deadline. */
+export class DeadlineError extends Error {}
+
+/**
+ * `run(signal)`, failed with a DeadlineError as soon as `signal` aborts (whether or not `run` heeds it).
+ */
+export function withDeadline<T>(
+    what: string,
+    signal: AbortSignal,
+    run: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+    if (signal.aborted) return Promise.reject(new DeadlineError(`${what} did not answer before its deadline`));
+    return new Promise<T>((resolve, reject) => {
+        const onAbort = () => reject(new DeadlineError(`${what} did not answer before its deadline`));
+        signal.addEventListener("abort", onAbort, { once: true });
+        run(signal).then(
+            (v) => {
+                signal.removeEventListener("abort", onAbort);
+                resolve(v);
+            },
+            (e) => {
+                signal.removeEventListener("abort", onAbort);
+                reject(signal.aborted ? new DeadlineError(`${what} did not answer before its deadline`) : e);
+            },
+        );
+    });
+}
+
+export interface FreshReadsOptions {
+    /** Each list's deadline, and each review's for all its reads. */
+    readTimeoutMs: number;
+    /** Lists sent at once, in all (SharedReads). */
+    maxConcurrent?: number;
+    /** Makes a deadline signal (default AbortSignal.timeout). */
+    deadline?: (ms: number) => AbortSignal;
+}
+
+/** The name of the object the readiness probe lists (none has it: the answer is an empty list). */
+export const PROBE_NAME = "pko-guard-readiness-probe";
+
+function describe(kind: string, ns?: string, name?: string): string {
+    return `the list of ${kind}${ns !== undefined ? ` in namespace ${ns}` : ""}${name !== undefined ? ` named ${name}` : ""}`;
+}
+
+function firstLine(e: unknown): string {
+    return String(e instanceof Error ? e.message : e)
+        .split("\n")[0]
+        .slice(0, 200);
+}
+
+/** Admission's fresh reads: shared, each list and each review under a deadline, and their health. */
+export class FreshReads {
+    readonly shared: SharedReads;
+    /** Set while the last list sent failed: its error, first line. */
+    private failure?: string;
+    private probing?: Promise<void>;
+    private readonly deadline: (ms: number) => AbortSignal;
+
+    constructor(
+        private readonly list: SignalledList,
+        private readonly o: FreshReadsOptions,
+    ) {
+        this.deadline = o.deadline ?? ((ms) => AbortSignal.timeout(ms));
+        this.shared = new SharedReads((kind, ns, name) => this.sendOne(kind, ns, name), o.maxConcurrent);
+    }
+
+    /** One list sent under its own deadline; its outcome is the reads' health (an unreadable object is not). */
+    private async sendOne(kind: string, ns?: string, name?: string): Promise<KObject[]> {
+        try {
+            const out = await withDeadline(describe(kind, ns, name), this.deadline(this.o.readTimeoutMs), (signal) =>
+                this.list(kind, ns, name, signal),
+            );
+            this.failure = undefined;
+            return out;
+        } catch (e) {
+            if (!(e instanceof UnreadableObjectsError)) this.failure = firstLine(e);
+            throw e;
+        }
+    }
+
+    /** The reads of one review: each fails once the review's deadline passes (the read left to its own). */
+    forReview(): FreshList {
+        const review = this.deadline(this.o.readTimeoutMs);
+        // Every read of the review listens on its deadline at once (a few dozen at most): not a leak.
+        setMaxListeners(200, review);
+        return (kind, ns, name) =>
+            withDeadline(`${describe(kind, ns, name)} (fresh read)`, review, () => this.shared.read(kind, ns, name));
+    }
+
+    /** Why fresh reads are failing, or undefined while they answer. */
+    failing(): string | undefined {
+        return this.failure;
+    }
+
+    /** While failing: one small list, at most one at a time, whose outcome sets the health. */
+    probe(): Promise<void> {
+        if (this.failure === undefined) return Promise.resolve();
+        if (!this.probing)
+            this.probing = this.sendOne("ClusterRoleBinding", undefined, PROBE_NAME)
+                .then(
+                    () => undefined,
+                    () => undefined,
+                )
+                .finally(() => (this.probing = undefined));
+        return this.probing;
+    }
+}

@@ -1,0 +1,144 @@
+/**
+ * An API server that stops answering, through the client library with a stand-in server
+ * (test/support/fake-cluster.ts): each fresh read of a review has a deadline (here a signal the spec fires:
+ * the deadline passing), a review whose reads are stuck fails closed then, the stuck lists are aborted and
+ * nothing later waits on them; the reads are marked failing until one answers again (the readiness probe);
+ * a watch that fails marks its kind stale until it is opened again.
+ */
+import * as assert from "assert";
+import { packConfig } from "../../../evaluation/pack-config";
+import { ClusterCache } from "../../../cluster/cache";
+import { judgeAdmissionFresh } from "../../../cluster/admission";
+import { DeadlineError, FreshReads, PROBE_NAME, withDeadline } from "../../../cluster/deadline";
+import { FakeCluster, offlineKubeConfig } from "../../support/fake-cluster";
+
+const stack = {
+    apiVersion: "pulumi.com/v1",
+    kind: "Stack",
+    metadata: { name: "webapp", namespace: "app" },
+    spec: {
+        serviceAccountName: "webapp",
+        stack: "org/app/prod",
+        projectRepo: "https://github.com/org/app.git",
+        commit: "0123456789abcdef0123456789abcdef01234567",
+    },
+};
+const adminBinding = {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name: "webapp:cluster-admin" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+    subjects: [{ kind: "ServiceAccount", name: "webapp", namespace: "app" }],
+};
+const clusterAdmin = {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: "cluster-admin" },
+    rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }],
+};
+const account = { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "webapp", namespace: "app" } };
+
+/** Turns of the event loop until `check` holds (no timer: the fake answers within a few turns). */
+async function until(check: () => boolean): Promise<void> {
+    for (let i = 0; i < 10_000 && !check(); i++) await new Promise((r) => setImmediate(r));
+    assert.ok(check(), "condition never held");
+}
+
+describe("cluster/deadline: fresh reads under deadlines, and their health", () => {
+    let cache: ClusterCache | undefined;
+    afterEach(() => cache?.stop());
+
+    /** A synced cache over a fake cluster, fresh reads whose deadlines are signals the spec fires. */
+    async function setUp() {
+        const fake = new FakeCluster().add(account, adminBinding, clusterAdmin);
+        cache = new ClusterCache(offlineKubeConfig(), { transport: fake.transport, retryMs: 1 });
+        cache.start();
+        await cache.waitForSync(10_000);
+        const deadlines: AbortController[] = [];
+        const reads = new FreshReads((kind, ns, name, signal) => cache!.listFresh(kind, ns, name, signal), {
+            readTimeoutMs: 1000,
+            deadline: () => {
+                const c = new AbortController();
+                deadlines.push(c);
+                return c.signal;
+            },
+        });
+        const passAll = () => deadlines.splice(0).forEach((c) => c.abort());
+        const review = () =>
+            judgeAdmissionFresh(
+                { operation: "CREATE", object: stack },
+                cache!,
+                { config: packConfig(undefined), warnOnly: false },
+                reads.forReview(),
+            );
+        return { fake, reads, passAll, review };
+    }
+
+    it("a stuck read fails its review closed at the deadline, is aborted, and no later review waits on it", async () => {
+        const { fake, reads, passAll, review } = await setUp();
+        fake.hang();
+        const first = review();
+        await until(() => fake.hung.held > 0);
+        passAll();
+        const d1 = await first;
+        assert.strictEqual(d1.allowed, false);
+        assert.match(
+            d1.message!,
+            /pko-guard-cluster-state: cluster state cannot be read \(the list of \w+.*did not answer before its deadline\)/,
+        );
+        await until(() => fake.hung.aborted === fake.hung.held);
+        assert.match(reads.failing() ?? "", /did not answer before its deadline/);
+        // Still hanging: a later review sends its own lists (the stuck ones were abandoned) and fails closed too.
+        const heldBefore = fake.hung.held;
+        const second = review();
+        await until(() => fake.hung.held > heldBefore);
+        passAll();
+        assert.strictEqual((await second).allowed, false);
+        // The server answers again: the readiness probe finds it, and a review is judged by the rules.
+        fake.recover();
+        await reads.probe();
+        assert.strictEqual(reads.failing(), undefined);
+        assert.ok(fake.requests.some((r) => r.includes(encodeURIComponent(`metadata.name=${PROBE_NAME}`))));
+        const third = await review();
+        assert.strictEqual(third.allowed, false);
+        assert.match(third.message!, /pko-stack-no-cluster-admin/);
+        assert.doesNotMatch(third.message!, /pko-guard-cluster-state/);
+    });
+
+    it("a review's many reads at once raise no listener warning (the webhook's stderr stays JSON lines)", async () => {
+        const warnings: string[] = [];
+        const onWarning = (w: Error) => warnings.push(w.name);
+        process.on("warning", onWarning);
+        try {
+            const reads = new FreshReads(async () => [], { readTimeoutMs: 60_000 });
+            const read = reads.forReview();
+            await Promise.all(Array.from({ length: 40 }, (_, i) => read("Stack", `ns${i}`)));
+            await new Promise((r) => setImmediate(r));
+        } finally {
+            process.off("warning", onWarning);
+        }
+        assert.deepStrictEqual(warnings, []);
+    });
+
+    it("withDeadline fails at the deadline even when the work ignores the abort", async () => {
+        const c = new AbortController();
+        const never = withDeadline("a read", c.signal, () => new Promise<never>(() => undefined));
+        c.abort();
+        await assert.rejects(
+            never,
+            (e: Error) => e instanceof DeadlineError && /a read did not answer/.test(e.message),
+        );
+    });
+
+    it("a failed watch marks its kind stale until it is opened again", async () => {
+        const { fake } = await setUp();
+        assert.deepStrictEqual(cache!.stale(), []);
+        fake.refuseWatches = true;
+        fake.dropWatches();
+        await until(() => cache!.stale().length > 0);
+        assert.ok(cache!.stale().includes("Stack"), cache!.stale().join(","));
+        fake.refuseWatches = false;
+        await until(() => cache!.stale().length === 0);
+        assert.ok(fake.watching() > 0);
+    });
+});
