@@ -85,6 +85,8 @@ describe("the pre-commit hook, run by pre-commit on a real repository", function
             `repos:\n  - repo: ${hooks}\n    rev: ${rev}\n    hooks:\n      - id: pko-guard-check\n        args: [--config, policy/pko-guard.json]\n`,
         );
         git(user, "init", "-q", ".");
+        // What its Applications name as their repository (check reads only sources of this repository).
+        git(user, "remote", "add", "origin", "https://github.com/myorg/webapp-manifests.git");
         git(user, "add", "-A");
         git(user, "commit", "-q", "-m", "governed");
         const install = spawnSync("pre-commit", ["install"], { cwd: user, env, encoding: "utf8" });

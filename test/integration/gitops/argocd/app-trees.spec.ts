@@ -15,6 +15,8 @@ import { CLI_ENTRY, REPO_ROOT } from "../../../../support/paths";
 import { findTool } from "../../../../gitops/render/tools";
 
 const DATA = path.join(REPO_ROOT, "test", "data", "argocd-trees");
+/** The repository the data's Applications name (the temporary copies have no origin remote). */
+const SAME_REPOSITORY = ["--repository", "https://example.com/platform.git"];
 
 interface Run {
     code: number | null;
@@ -41,7 +43,7 @@ describe("check on Argo CD Application trees and Argo CD's own inputs", function
         fs.cpSync(path.join(DATA, fixture), repo, { recursive: true });
         const r = spawnSync(
             process.execPath,
-            [CLI_ENTRY, "check", ".", "--repo-root", ".", "--report", "json=../r.json"],
+            [CLI_ENTRY, "check", ".", "--repo-root", ".", ...SAME_REPOSITORY, "--report", "json=../r.json"],
             {
                 cwd: repo,
                 encoding: "utf8",
@@ -127,7 +129,7 @@ describe("check on Argo CD Application trees and Argo CD's own inputs", function
             path.join(repo, "stacks", "production", "stack.jsonnet"),
             '{ stack: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "s" } } }\n',
         );
-        const r = spawnSync(process.execPath, [CLI_ENTRY, "check", ".", "--repo-root", "."], {
+        const r = spawnSync(process.execPath, [CLI_ENTRY, "check", ".", "--repo-root", ".", ...SAME_REPOSITORY], {
             cwd: repo,
             encoding: "utf8",
             timeout: 120000,

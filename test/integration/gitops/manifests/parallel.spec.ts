@@ -163,7 +163,7 @@ describe("check on several threads", function () {
         }
     });
 
-    it("reports bad input read by a worker thread as the single-threaded run does: one line, exit 2", () => {
+    it("reports bad input read by a worker thread as the single-threaded run does: one line, exit 2; duplicates as findings", () => {
         const bad = path.join(tmp, "bad");
         writeRepo(bad);
         fs.writeFileSync(
@@ -176,15 +176,23 @@ describe("check on several threads", function () {
             path.join(dup, "manifests", "team-0", "group-00.yaml"),
             path.join(dup, "manifests", "team-3", "group-99.yaml"),
         );
-        for (const repo of ["bad", "dup"]) {
-            const one = run([repo], tmp, 1);
-            const many = run([repo], tmp, 3);
-            assert.strictEqual(one.code, 2, one.stderr);
-            assert.strictEqual(one.stderr.trim().split("\n").length, 1, one.stderr);
-            assert.strictEqual(many.code, 2);
-            assert.strictEqual(many.stderr, one.stderr);
-            assert.strictEqual(many.reports.json, one.reports.json);
-        }
+        const one = run(["bad"], tmp, 1);
+        const many = run(["bad"], tmp, 3);
+        assert.strictEqual(one.code, 2, one.stderr);
+        assert.strictEqual(one.stderr.trim().split("\n").length, 1, one.stderr);
+        assert.strictEqual(many.code, 2);
+        assert.strictEqual(many.stderr, one.stderr);
+        assert.strictEqual(many.reports.json, one.reports.json);
+        // One identity twice is no bad input (a finding on each definition): the same run on any number of threads.
+        const dupOne = run(["dup"], tmp, 1);
+        const dupMany = run(["dup"], tmp, 3);
+        assert.notStrictEqual(dupOne.code, 2, dupOne.stderr);
+        assert.deepStrictEqual(
+            [dupMany.code, dupMany.stdout, dupMany.stderr],
+            [dupOne.code, dupOne.stdout, dupOne.stderr],
+        );
+        assert.strictEqual(dupMany.reports.json, dupOne.reports.json);
+        assert.match(dupOne.reports.json, /"pko-guard-duplicate-object"/);
     });
 
     it("splits files into contiguous parts by bytes, the first larger, and starts no thread for a small repository or a busy machine unless it is very large", () => {
