@@ -263,8 +263,8 @@ describe("the webhook as shipped, probed on a real API server", function () {
         assert.match(b, /^HTTP\/1\.1 405 /);
     });
 
-    // Fixed by fb5e2ed (kube-system judged; matchConditions exclude identities, not namespaces): before it, the
-    // namespace selector left kube-system out and this binding was admitted.
+    // Fixed by ee9bcaa (the shipped configuration leaves no namespace out; matchConditions free identities) and
+    // fb5e2ed (kube-system judged at a live door): before them, kube-system was never sent and this was admitted.
     it("a kube-system RoleBinding giving cluster-admin to a Stack's account is denied", async () => {
         const r = await server.kubectl([
             ...["create", "rolebinding", "webapp-admin", "-n", "kube-system"],
@@ -277,8 +277,8 @@ describe("the webhook as shipped, probed on a real API server", function () {
         );
     });
 
-    // Fixed by fb5e2ed (a ClusterRole judged by what it aggregates into): before it, this ClusterRole was admitted
-    // and the aggregation controller then widened the bound role.
+    // Fixed by ee9bcaa and fb5e2ed (a ClusterRole judged by the roles it feeds): before them, this ClusterRole was
+    // admitted and the aggregation controller then widened the bound role.
     it("an aggregate-to-admin ClusterRole feeding a role bound to a Stack's account is denied", async () => {
         const bound = await server.kubectl([
             ...["create", "rolebinding", "webapp-admin", "-n", "governed"],

@@ -7,6 +7,8 @@
  * is refused within its read deadline, later ones are not held behind the stuck reads, /readyz turns 503 while
  * /healthz stays 200; resumed, readiness recovers by itself and reviews are judged again. Waits are on
  * conditions only.
+ * Fixed by 8f32ab9 (--client-ca, read deadlines, readiness) and a60b1a2 (the shipped client certificate); before
+ * them, any caller was answered, and one stuck list held every review while /readyz answered 200.
  */
 import * as assert from "assert";
 import * as fs from "fs";
