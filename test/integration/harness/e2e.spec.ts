@@ -244,7 +244,10 @@ describe("end to end (deploy leg)", function () {
     });
 
     it("deploys, validates and destroys every clean fixture and the governed example", async () => {
-        const fixtures = loadFixtures([path.join(REPO_ROOT, "fixtures"), path.join(REPO_ROOT, "examples")]);
+        const fixtures = loadFixtures([
+            path.join(REPO_ROOT, "fixtures"),
+            path.join(REPO_ROOT, "examples", "argocd-pko"),
+        ]);
         const verdicts = await runFixtures(fixtures, { leg: "deploy", timeoutMs: 300000 });
         const deployed = verdicts.filter((v) => v.legs[0].status === "ran");
         const failures = verdicts.flatMap((v) =>

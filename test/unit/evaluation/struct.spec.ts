@@ -88,7 +88,9 @@ const value = fc.letrec((tie) => ({
     obj: fc.dictionary(key, tie("v"), { maxKeys: 6 }),
 }));
 
-describe("the wire Struct's round trip (evaluation/struct.ts) is google-protobuf's", () => {
+describe("the wire Struct's round trip (evaluation/struct.ts) is google-protobuf's", function () {
+    // The work grows with PKO_GUARD_PROPERTY_RUNS (10,000 under `npm test`), and the machine may be loaded.
+    this.timeout(600000);
     it("on generated JSON objects, with odd values and keys", () => {
         fc.assert(
             fc.property(fc.dictionary(key, value.v, { maxKeys: 8 }), (x) => same(x)),

@@ -35,7 +35,7 @@ describe("pko-update-prod-approved-path", () => {
         assertFindings(
             run(update({ type: "destroy" })),
             one(
-                /^Update "u" runs `pulumi destroy` on stack "acme\/webapp\/production", production by spec\.stackName "acme\/webapp\/production" \(pattern .*\); production stacks change through their Stack .* approvedUpdateNamespaces\.$/,
+                /^Update "u" runs `pulumi destroy` on stack "acme\/webapp\/production", production by spec\.stackName "acme\/webapp\/production" \(pattern .*\); change production through its Stack, or create the Update in a namespace listed in approvedUpdateNamespaces\.$/,
             ),
         );
         assertFindings(

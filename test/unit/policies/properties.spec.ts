@@ -482,8 +482,36 @@ const s3Resource: fc.Arbitrary<TestResource> = fc.record({
         anyValue,
     ),
 });
-/** PKO Workspace and Program objects declared directly. */
+/** PKO Workspace, Program and Update objects declared directly. */
 const pkoObjectResource: fc.Arbitrary<TestResource> = fc.oneof(
+    fc.record({
+        type: fc.constant("kubernetes:auto.pulumi.com/v1alpha1:Update"),
+        name: fc.constant("u"),
+        props: fc.oneof(
+            fc.record({
+                apiVersion: fc.constant("auto.pulumi.com/v1alpha1"),
+                kind: fc.constant("Update"),
+                metadata: maybe(
+                    fc.record({
+                        name: maybe(fc.constant("u")),
+                        namespace: maybe(fc.constantFrom("pulumi", "break-glass")),
+                    }),
+                ),
+                spec: maybe(
+                    fc.record(
+                        {
+                            stackName: maybe(fc.constantFrom("acme/webapp/production", "acme/app/dev")),
+                            workspaceName: maybe(fc.constant("webapp")),
+                            type: maybe(fc.constantFrom("destroy", "up", "preview", "refresh")),
+                            remove: maybe(fc.boolean()),
+                        },
+                        { requiredKeys: [] },
+                    ),
+                ),
+            }),
+            anyValue,
+        ),
+    }),
     fc.record({
         type: fc.constantFrom("kubernetes:auto.pulumi.com/v1alpha1:Workspace", "kubernetes:other/v1:Thing"),
         name: fc.constant("ws"),

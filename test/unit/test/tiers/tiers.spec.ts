@@ -1,6 +1,6 @@
 /**
  * Tests in tiers: the folder is the tier. Each tier's mocha config runs exactly the specs under its own folder
- * (test/unit/, test/integration/, test/corpus/), every spec lives under exactly one of them (none elsewhere, so a new spec
+ * (test/unit/, test/integration/, test/chaos/, test/corpus/), every spec lives under exactly one of them (none elsewhere, so a new spec
  * cannot sit unclassified), only the unit tier loads the guard, and the guard refuses child processes and
  * connections even when the code under test catches the error.
  */

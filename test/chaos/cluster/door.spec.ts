@@ -5,6 +5,8 @@
  * refused under `failurePolicy: Fail`), yet the cluster itself is never blocked: the API server starts (its
  * bootstrap RBAC re-created), the service-account and ClusterRole aggregation controllers do their work, and a
  * namespace is deleted whole, an object's last finalizer dropped by an update the configuration leaves free.
+ * Fixed by ee9bcaa (no namespace left out; matchConditions free the control plane's identities) and fb5e2ed;
+ * before them, kube-system was never sent to the webhook.
  * Waits are on conditions only.
  */
 import * as assert from "assert";

@@ -7,63 +7,19 @@
  * is refused within its read deadline, later ones are not held behind the stuck reads, /readyz turns 503 while
  * /healthz stays 200; resumed, readiness recovers by itself and reviews are judged again. Waits are on
  * conditions only.
+ * Fixed by 8f32ab9 (--client-ca, read deadlines, readiness) and a60b1a2 (the shipped client certificate); before
+ * them, any caller was answered, and one stuck list held every review while /readyz answered 200.
  */
 import * as assert from "assert";
 import * as fs from "fs";
-import * as https from "https";
 import * as path from "path";
-import * as jsyaml from "js-yaml";
-import { CLI_ENTRY, REPO_ROOT } from "../../../support/paths";
+import { CLI_ENTRY } from "../../../support/paths";
 import { Spawned, makeTempDir, removeTempDir, spawnTracked } from "../../../support/process";
 import { ApiServer, freePort, installPkoCrds, startApiServer } from "../../../harness/apiserver";
-import { Ca, CertPair, issueCert, makeCa } from "../../../harness/certs";
+import { Ca, issueCert, makeCa } from "../../../harness/certs";
+import { admissionConfig, get, webhookConfiguration } from "../../support/shipped-door";
 import { Doc, guideDocs, namespaceYaml, namespacesOf, requireCluster, until, yaml } from "../../support/cluster";
 import { PausableProxy, startPausableProxy } from "../../support/pausable-proxy";
-
-const APISERVER_DIR = path.join(REPO_ROOT, "deploy", "webhook", "apiserver");
-
-interface Answer {
-    status: number;
-    body: string;
-}
-
-function get(port: number, p: string, ca: Buffer, pair?: { cert: Buffer; key: Buffer }): Promise<Answer> {
-    return new Promise((resolve, reject) => {
-        https
-            .get({ host: "127.0.0.1", port, path: p, ca, agent: false, ...(pair ?? {}) }, (res) => {
-                let body = "";
-                res.on("data", (d) => (body += d));
-                res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-            })
-            .on("error", reject);
-    });
-}
-
-/** The shipped admission configuration and kubeconfig, for a webhook at 127.0.0.1:`port`, under `dir`. */
-function admissionConfig(dir: string, port: number, client: CertPair): string {
-    const kubeconfig = jsyaml.load(fs.readFileSync(path.join(APISERVER_DIR, "webhook-kubeconfig.yaml"), "utf8")) as Doc;
-    assert.strictEqual(kubeconfig.users[0].name, "pko-guard-webhook.pko-guard-system.svc");
-    kubeconfig.users[0].name = `127.0.0.1:${port}`;
-    kubeconfig.users[0].user = { "client-certificate": client.cert, "client-key": client.key };
-    const kubeconfigFile = path.join(dir, "webhook-kubeconfig.yaml");
-    fs.writeFileSync(kubeconfigFile, jsyaml.dump(kubeconfig));
-    const config = jsyaml.load(
-        fs.readFileSync(path.join(APISERVER_DIR, "admission-configuration.yaml"), "utf8"),
-    ) as Doc;
-    config.plugins[0].configuration.kubeConfigFile = kubeconfigFile;
-    const configFile = path.join(dir, "admission-configuration.yaml");
-    fs.writeFileSync(configFile, jsyaml.dump(config));
-    return configFile;
-}
-
-/** The shipped webhook configuration, pointed at `url` with `caBundle`. */
-function webhookConfiguration(url: string, caBundle: string): string {
-    const doc = jsyaml.load(
-        fs.readFileSync(path.join(REPO_ROOT, "deploy", "webhook", "validatingwebhookconfiguration.yaml"), "utf8"),
-    ) as Doc;
-    for (const w of doc.webhooks) w.clientConfig = { url: `${url}/validate`, caBundle };
-    return jsyaml.dump(doc);
-}
 
 describe("the webhook at a real API server: client certificates, deadlines and honest health", function () {
     this.timeout(900_000);

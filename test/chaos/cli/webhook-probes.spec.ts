@@ -1,0 +1,323 @@
+/**
+ * Issue 36's probes of `pko-guard webhook` (cli/webhook.ts) as an attacker and an operator would run them, on a
+ * real API server with the door deployed as shipped: kube-apiserver presents its client certificate through
+ * deploy/webhook/apiserver/, the shipped ValidatingWebhookConfiguration points at the webhook, started as a
+ * process with the Deployment's arguments (--client-ca, --host, --port, --health-port) and its default limits.
+ * One API server for every case. Each case names the commit that fixed what it probes; docs/verified-facts.md
+ * records the ones run at the commit before their fix. Waits are on conditions and events, never on time.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as https from "https";
+import * as path from "path";
+import * as tls from "tls";
+import * as jsyaml from "js-yaml";
+import { CLI_ENTRY, REPO_ROOT } from "../../../support/paths";
+import { Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../../../support/process";
+import { ApiServer, freePort, installPkoCrds, startApiServer } from "../../../harness/apiserver";
+import { Ca, issueCert, makeCa } from "../../../harness/certs";
+import { Doc, guideDocs, namespaceYaml, namespacesOf, requireCluster, until, yaml } from "../../support/cluster";
+import { deepJson } from "../../support/fake-cluster";
+import { admissionConfig, get, webhookConfiguration } from "../../support/shipped-door";
+
+const DEPTH = 5000;
+
+/** The memory limit of the shipped Deployment's container, in bytes. */
+function shippedMemoryLimit(): number {
+    const docs = jsyaml.loadAll(fs.readFileSync(path.join(REPO_ROOT, "deploy", "webhook", "deployment.yaml"), "utf8"));
+    const deployment = docs.find((d) => (d as Doc)?.kind === "Deployment") as Doc;
+    const limit: string = deployment.spec.template.spec.containers[0].resources.limits.memory;
+    const m = /^(\d+)Mi$/.exec(limit);
+    assert.ok(m, `unexpected memory limit ${limit}`);
+    return Number(m[1]) * 1024 * 1024;
+}
+
+/** The highest resident set of a process so far (VmHWM), in bytes. */
+function peakRss(pid: number): number {
+    const m = /^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+    assert.ok(m);
+    return Number(m[1]) * 1024;
+}
+
+/** An AdmissionReview creating an object of `kind` in namespace `ns`, padded to about `bytes`. */
+function review(kind: string, ns: string, uid: string, bytes = 0): string {
+    const object: Doc = {
+        apiVersion: kind === "Stack" ? "pulumi.com/v1" : "example.com/v1",
+        kind,
+        metadata: { name: uid, namespace: ns },
+        spec: { stack: "org/app/x", config: { pad: { value: "x".repeat(bytes) } } },
+    };
+    const group = kind === "Stack" ? "pulumi.com" : "example.com";
+    return JSON.stringify({
+        apiVersion: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        request: { uid, kind: { group, version: "v1", kind }, operation: "CREATE", namespace: ns, name: uid, object },
+    });
+}
+
+interface Posted {
+    status: number;
+    body: string;
+}
+
+describe("the webhook as shipped, probed on a real API server", function () {
+    this.timeout(900_000);
+    let dir: string;
+    let server: ApiServer;
+    let hook: Spawned | undefined;
+    let logs = "";
+    let port: number;
+    let healthPort: number;
+    let caPem: Buffer;
+    let clientCa: Ca;
+    let pair: { cert: Buffer; key: Buffer };
+
+    const post = (body: string, withCert = true): Promise<Posted> =>
+        new Promise((resolve, reject) => {
+            const req = https.request(
+                {
+                    host: "127.0.0.1",
+                    port,
+                    path: "/validate",
+                    method: "POST",
+                    ca: caPem,
+                    agent: false,
+                    headers: { "Content-Type": "application/json" },
+                    ...(withCert ? pair : {}),
+                },
+                (res) => {
+                    let text = "";
+                    res.on("data", (d) => (text = (text + d).slice(0, 65536)));
+                    res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+                },
+            );
+            req.on("error", reject);
+            req.end(body);
+        });
+    const apply = async (docs: Doc[]) => {
+        const namespaces = namespacesOf(docs);
+        if (namespaces.length > 0) await server.apply(yaml(namespaces));
+        return server.kubectl(["apply", "-f", "-"], yaml(docs));
+    };
+    const metrics = async () => (await get(healthPort, "/metrics", caPem)).body;
+
+    before(async function () {
+        requireCluster(this);
+        dir = makeTempDir("chaos-probes");
+        clientCa = makeCa(path.join(dir, "clients"), "apiserver-clients");
+        const apiClient = issueCert(clientCa, "kube-apiserver", { dns: ["kube-apiserver"] });
+        const probe = issueCert(clientCa, "prober", { dns: ["prober"] });
+        pair = { cert: fs.readFileSync(probe.cert), key: fs.readFileSync(probe.key) };
+        port = await freePort();
+        healthPort = await freePort();
+        server = await startApiServer({ admissionConfigFile: admissionConfig(dir, port, apiClient) });
+        await installPkoCrds(server);
+        for (const ns of ["attic", "judged", "governed"]) await server.apply(namespaceYaml(ns));
+        caPem = fs.readFileSync(server.ca.cert);
+        // A Stack nested 5,000 levels deep (the Stack CRD keeps unknown fields under spec.config), stored before
+        // the webhook starts, in a namespace nothing else uses.
+        const deep = path.join(dir, "deep-stack.json");
+        const spec = { stack: "org/app/deep", projectRepo: "https://github.com/org/app.git", commit: "0".repeat(40) };
+        const stack = { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: "deep", namespace: "attic" } };
+        fs.writeFileSync(deep, deepJson({ ...stack, spec }, "config", DEPTH));
+        const created = await server.kubectl([
+            "create",
+            "--raw",
+            "/apis/pulumi.com/v1/namespaces/attic/stacks",
+            "-f",
+            deep,
+        ]);
+        assert.strictEqual(created.code, 0, created.stderr);
+        const serving = issueCert(server.ca, "webhook", { ips: ["127.0.0.1"] });
+        hook = spawnTracked(
+            process.execPath,
+            [
+                CLI_ENTRY,
+                "webhook",
+                ...["--cert", serving.cert, "--key", serving.key, "--client-ca", clientCa.cert],
+                ...["--host", "127.0.0.1", "--port", String(port), "--health-port", String(healthPort)],
+                ...["--kubeconfig", server.kubeconfig],
+            ],
+            { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
+        );
+        hook.child.stdout!.on("data", (d) => (logs += d));
+        hook.child.stderr!.on("data", (d) => (logs += d));
+        await until("the webhook's /readyz", async () => {
+            if (hook!.child.exitCode !== null) throw new Error(`the webhook exited: ${logs.slice(-3000)}`);
+            return (await get(healthPort, "/readyz", caPem).catch(() => ({ status: 0 }))).status === 200;
+        });
+        await server.apply(webhookConfiguration(`https://127.0.0.1:${port}`, caPem.toString("base64")));
+        const governed = await apply(guideDocs("gitops-guide-governed", "manifests/production/stack.yaml", "governed"));
+        assert.strictEqual(governed.code, 0, governed.stderr);
+    });
+    after(async () => {
+        hook?.kill();
+        await hook?.exited;
+        await server?.stop();
+        if (dir) removeTempDir(dir);
+    });
+
+    // Fixed by 0f78251 (each cluster object decoded alone): before it, the webhook exited at start-up with
+    // "Maximum call stack size exceeded", and under failurePolicy Fail every judged write was refused.
+    it("a Stack 5,000 levels deep in another namespace does not stop it: ready, judging, the deep one named", async () => {
+        assert.strictEqual(hook!.child.exitCode, null);
+        assert.match(logs, /"event":"cache.unreadable","kind":"Stack","namespace":"attic","name":"deep"/);
+        const r = await apply(guideDocs("gitops-guide-example", "manifests/production/stack.yaml", "judged"));
+        assert.notStrictEqual(r.code, 0, r.stdout);
+        assert.match(r.stderr, /admission webhook "validate\.pko-guard\.dev" denied the request/);
+        assert.match(r.stderr, /pko-stack-no-cluster-admin: /);
+    });
+
+    // Fixed by 8afce69 and 0f78251 (paging by metadata.continue; objects decoded alone): before them audit
+    // stopped at 500 objects, and exited 2 with no report on the deep Stack. (>500: test/chaos/cluster/paging.spec.ts.)
+    it("audit as a process reports the deep Stack it could not judge and counts what it read", async () => {
+        const r = await exec(process.execPath, [CLI_ENTRY, "audit", "--kubeconfig", server.kubeconfig], {
+            cwd: dir,
+            env: process.env,
+            timeoutMs: 300_000,
+        });
+        assert.notStrictEqual(r.code, 2, r.stderr);
+        assert.match(r.stdout + r.stderr, /attic\/deep/);
+        const stacks = /(\d+) Stack read, (\d+) judged/.exec(r.stdout);
+        assert.ok(stacks, r.stdout);
+        assert.strictEqual(Number(stacks[1]) - Number(stacks[2]), 1, stacks[0]);
+        assert.match(r.stdout, /\(1 not judged: /);
+    });
+    // Fixed by 8f32ab9 (--client-ca, --host): before it, an unauthenticated POST got a denial naming every
+    // Stack, its account and bindings, and made the API server serve the lists behind it.
+    it("an unauthenticated POST of a review gets nothing: refused in the TLS handshake", async () => {
+        const before = await metrics();
+        const outcome = await post(review("Stack", "judged", "anon"), false).then(
+            (a) => `answered ${a.status}: ${a.body.slice(0, 200)}`,
+            (e: Error) => e.message,
+        );
+        assert.doesNotMatch(outcome, /^answered/);
+        await until("the refusal logged", () => /"event":"tls.client_refused"/.test(logs));
+        const counted = (m: string) => m.split("\n").filter((l) => l.startsWith("pko_guard_admission_requests_total"));
+        assert.deepStrictEqual(counted(await metrics()), counted(before));
+    });
+
+    // Fixed by 8f32ab9 (metric labels from a closed set): before it, 200 reviews of made-up kinds grew /metrics
+    // to 20 MB and memory for good.
+    it("200 reviews of made-up kinds add no metric series", async () => {
+        const before = await metrics();
+        for (let i = 0; i < 200; i++) {
+            const a = await post(review(`MadeUp${i}`, "judged", `u${i}`));
+            assert.strictEqual(a.status, 200, a.body);
+        }
+        const after = await metrics();
+        assert.doesNotMatch(after, /MadeUp/);
+        const series = (m: string) => m.split("\n").filter((l) => l && !l.startsWith("#")).length;
+        assert.ok(series(after) <= series(before) + 1, `${series(before)} series, then ${series(after)}`);
+        assert.ok(after.length < before.length + 2048, `${before.length} bytes, then ${after.length}`);
+    });
+
+    // Fixed by 8f32ab9 (body and concurrency limits): before it, 16 concurrent 3.9 MB reviews took 658 MB,
+    // beyond the Deployment's 512Mi.
+    it("16 concurrent 3.9 MB reviews and 16 of 5 MB: refused beyond the limits, memory under the shipped limit", async () => {
+        const limit = shippedMemoryLimit();
+        // -1: the connection closed while the body was sent (refused by its Content-Length before it was read).
+        const sent = (body: string) =>
+            post(body).then(
+                (a) => a.status,
+                () => -1,
+            );
+        const statuses = await Promise.all([
+            ...Array.from({ length: 16 }, (_, i) => sent(review("Stack", "judged", `big-${i}`, 3_900_000))),
+            ...Array.from({ length: 16 }, (_, i) => sent(review("Stack", "judged", `huge-${i}`, 5_000_000))),
+        ]);
+        const large = statuses.slice(0, 16);
+        const huge = statuses.slice(16);
+        assert.deepStrictEqual(
+            large.filter((s) => ![200, 429, -1].includes(s)),
+            [],
+            `the 3.9 MB reviews: ${large}`,
+        );
+        // The bytes in flight (16 MiB) let about four be judged at once: some are judged, the rest refused.
+        const judged = large.filter((s) => s === 200).length;
+        assert.ok(judged >= 1 && judged < 16, `the 3.9 MB reviews: ${large}`);
+        assert.deepStrictEqual(
+            huge.filter((s) => s !== 413 && s !== -1),
+            [],
+            `the 5 MB reviews: ${huge}`,
+        );
+        assert.strictEqual(hook!.child.exitCode, null);
+        const peak = peakRss(hook!.child.pid!);
+        assert.ok(peak < limit, `peak resident set ${peak} bytes, limit ${limit}`);
+    });
+
+    // Fixed by 8f32ab9 (header, keep-alive and idle timeouts): before it, idle connections were never closed.
+    it("closes a connection that never sends a request and an idle kept-alive one, with the shipped defaults", async () => {
+        const closed = (socket: tls.TLSSocket) =>
+            new Promise<string>((resolve) => {
+                let data = "";
+                socket.on("data", (d) => (data += d));
+                socket.on("error", () => undefined);
+                socket.on("close", () => resolve(data));
+            });
+        const options = { host: "127.0.0.1", port, ca: caPem, ...pair };
+        const silent = tls.connect(options);
+        const keptAlive = tls.connect(options, () => keptAlive.write("GET /validate HTTP/1.1\r\nHost: x\r\n\r\n"));
+        const [a, b] = await Promise.all([closed(silent), closed(keptAlive)]);
+        assert.ok(a === "" || /^HTTP\/1\.1 408 /.test(a), a);
+        assert.match(b, /^HTTP\/1\.1 405 /);
+    });
+
+    // Fixed by ee9bcaa (the shipped configuration leaves no namespace out; matchConditions free identities) and
+    // fb5e2ed (kube-system judged at a live door): before them, kube-system was never sent and this was admitted.
+    it("a kube-system RoleBinding giving cluster-admin to a Stack's account is denied", async () => {
+        const r = await server.kubectl([
+            ...["create", "rolebinding", "webapp-admin", "-n", "kube-system"],
+            ...["--clusterrole=cluster-admin", "--serviceaccount=governed:webapp"],
+        ]);
+        assert.notStrictEqual(r.code, 0, r.stdout);
+        assert.match(
+            r.stderr,
+            /pko-stack-no-cluster-admin: RoleBinding "RoleBinding\/kube-system\/webapp-admin" grants cluster-admin to ServiceAccount governed\/webapp/,
+        );
+    });
+
+    // Fixed by ee9bcaa and fb5e2ed (a ClusterRole judged by the roles it feeds): before them, this ClusterRole was
+    // admitted and the aggregation controller then widened the bound role.
+    it("an aggregate-to-admin ClusterRole feeding a role bound to a Stack's account is denied", async () => {
+        const bound = await server.kubectl([
+            ...["create", "rolebinding", "webapp-admin", "-n", "governed"],
+            ...["--clusterrole=admin", "--serviceaccount=governed:webapp"],
+        ]);
+        assert.strictEqual(bound.code, 0, bound.stderr);
+        const feeding = {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRole",
+            metadata: { name: "feeds-admin", labels: { "rbac.authorization.k8s.io/aggregate-to-admin": "true" } },
+            rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }],
+        };
+        const r = await server.kubectl(["apply", "-f", "-"], yaml([feeding]));
+        assert.notStrictEqual(r.code, 0, r.stdout);
+        assert.match(r.stderr, /pko-guard denied ClusterRole\/feeds-admin: .*\n- pko-stack-no-cluster-admin: /);
+    });
+
+    // The race of issue 36 (a Group binding right after its Stack, admitted 4 times of 6 with a watch behind):
+    // bounded by the fresh reads of the Stacks around a reviewed binding (8f32ab9 gave them deadlines; a read
+    // that fails or times out denies). What is left is the window between the Stack's write and its being
+    // listed, which a fresh list of the API server closes: docs/cluster.md.
+    it("a Group binding created right after its Stack is denied every time (6 of 6)", async () => {
+        // The deep Stack goes first: while a Stack cannot be read, a cluster-wide binding cannot be judged and is
+        // refused fail-closed (pko-guard-cluster-state), which would hide what this probe looks at.
+        const removed = await server.kubectl(["delete", "stack", "deep", "-n", "attic"]);
+        assert.strictEqual(removed.code, 0, removed.stderr);
+        // (kubectl waits for the deletion; the binding's review lists the Stacks fresh.)
+        const admitted: string[] = [];
+        for (let i = 0; i < 6; i++) {
+            const ns = `race-${i}`;
+            const s = await apply(guideDocs("gitops-guide-governed", "manifests/production/stack.yaml", ns));
+            assert.strictEqual(s.code, 0, s.stderr);
+            const b = await server.kubectl([
+                ...["create", "clusterrolebinding", `${ns}-all-admin`, "--clusterrole=cluster-admin"],
+                `--group=system:serviceaccounts:${ns}`,
+            ]);
+            if (b.code === 0) admitted.push(ns);
+            else assert.match(b.stderr, /pko-stack-no-cluster-admin: /);
+        }
+        assert.deepStrictEqual(admitted, []);
+    });
+});
