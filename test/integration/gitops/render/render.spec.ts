@@ -811,7 +811,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
             }
             // A link out of the repository, anywhere in it, stops rendering as it stops Argo CD's repo server:
             // here a chart that would put the file into a Stack's repository URL (which a finding quotes).
-            write("ledger/stack.jsonnet", "{}\n");
+            write("ledger/stack.jsonnet", "[]\n"); // yields nothing (`{}` has no kind: Argo CD fails it)
             write("chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n");
             write("chart/templates/stack.yaml", stack("  branch: '{{ .Files.Get \"files/leak\" }}'\n"));
             fs.mkdirSync(path.join(tmp, "chart", "files"));
