@@ -375,6 +375,8 @@ const EXAMPLES = `
 Examples:
   pko-guard check manifests/ applications/   judge a GitOps repository
   pko-guard check . --format sarif > pko-guard.sarif
+  pko-guard gate infra/ --stack prod         preview a program with the pack
+  pko-guard test fixtures/ --leg both        prove your fixtures' verdicts
   pko-guard explain pko-stack-prod-pinned-commit
 
 'pko-guard help COMMAND' shows a command's options.`;
