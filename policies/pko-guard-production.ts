@@ -36,20 +36,13 @@ const meta: RuleMeta = {
     config: { ...productionSchemaProperties },
 };
 
-/** The settings read per configuration seen (the analyzer hands the same config in every request). */
-const states = new Map<string, SettingsState>();
-
-/** The configuration's identity (what publishing compares to tell a reconfiguration) and its settings. */
+/**
+ * The configuration's identity (what publishing compares to tell a reconfiguration) and its settings, read anew
+ * each time: reading them costs about what computing the identity does (docs/benchmarks.md).
+ */
 function stateOf(config: Record<string, unknown> | string): { configuration: string; state: SettingsState } {
     if (typeof config === "string") return { configuration: `problem:${config}`, state: { problem: config } };
-    const configuration = JSON.stringify(config);
-    let state = states.get(configuration);
-    if (state === undefined) {
-        state = readSettings(config);
-        if (states.size > 100) states.clear();
-        states.set(configuration, state);
-    }
-    return { configuration, state };
+    return { configuration: JSON.stringify(config), state: readSettings(config) };
 }
 
 /** Built by the pack with its settings sink, and placed first (policies/index.ts `buildPolicies`). */
