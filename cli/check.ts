@@ -41,7 +41,7 @@ export interface CheckOptions {
     apiVersions?: string[];
     /** The script worker threads run (the installed command's file); without it the run stays in one thread. */
     workerEntry?: string;
-    /** Threads to use (default: gitops/manifests/parallel.ts threadsFor). */
+    /** Threads to use (default: evaluation/threads.ts threadsFor). */
     threads?: number;
     /** Where progress goes on a terminal (default standard error; nothing when it is not a terminal). */
     progress?: NodeJS.WriteStream;

@@ -1,16 +1,18 @@
 /**
  * One part of a large `check` run (gitops/manifests/parallel.ts): its files read, decoded and judged by every
  * per-resource hook, in whichever thread runs it; a worker thread serving its part (servePart) and the command's
- * handle on one (PartThread); and the objects other threads read, as the command's thread holds them.
+ * handle on one (startPart, over evaluation/threads.ts); and the objects other threads read, as the command's
+ * thread holds them.
  */
-import { Worker, isMainThread, parentPort, workerData } from "worker_threads";
-import { EvalResource, EvalRow, evaluatePack } from "../../evaluation/evaluate";
+import { parentPort } from "worker_threads";
+import { EvalRow, evaluatePack } from "../../evaluation/evaluate";
 import { PackConfig } from "../../evaluation/pack-config";
 import { isApplication, isApplicationSet } from "../argocd/applications";
 import { rowPosition } from "./evaluate-manifests";
 import { RunFile, loadFiles } from "./load";
 import { LocatedObject, ManifestObject, Skip, evalResources } from "./manifest-objects";
 import { extended } from "../../support/shapes";
+import { Failed, PartThread, partJob, steady } from "../../evaluation/threads";
 
 /** What marks a worker thread as one of check's parts (workerData). */
 const PART = "pkoGuardCheckPart";
@@ -76,8 +78,8 @@ export function runPart(
     return { result: extended(base, { objects: plain, rows }), objects: load.objects };
 }
 
-interface PartData {
-    [PART]: true;
+/** What a part is given to do. */
+export interface PartJob {
     files: RunFile[];
     cwd: string;
     repoRoot: string;
@@ -85,21 +87,26 @@ interface PartData {
     config: PackConfig;
 }
 
-/** What a part is given to do. */
-export type PartJob = Omit<PartData, typeof PART>;
-
-type FromPart = { result: PartResult } | { failed: true } | { at: ({ line: number; column: number } | undefined)[] };
+type FromPart = { result: PartResult } | Failed | { at: ({ line: number; column: number } | undefined)[] };
 type ToPart = { locate: { urn: string; row: EvalRow }[] };
+
+/** The command's handle on one part's thread. */
+export type CheckPartThread = PartThread<PartJob, ToPart, FromPart>;
+
+/** Starts a worker thread on `entry` (the installed command's file) that serves `job` (servePart). */
+export function startPart(entry: string, job: PartJob): CheckPartThread {
+    return new PartThread<PartJob, ToPart, FromPart>(entry, PART, job);
+}
 
 /** Whether this thread is a part of a check (the installed command then serves it instead of parsing arguments). */
 export function isPartThread(): boolean {
-    return !isMainThread && (workerData as Partial<PartData> | undefined)?.[PART] === true;
+    return partJob<PartJob>(PART) !== undefined;
 }
 
 /** A part's thread: runs its part, answers requests to locate rows on its objects, until it is terminated. */
 export function servePart(): void {
-    if (!isPartThread()) return;
-    const data = workerData as PartData;
+    const data = partJob<PartJob>(PART);
+    if (data === undefined) return;
     const port = parentPort!;
     let objects: Map<string, ManifestObject>;
     try {
@@ -130,59 +137,6 @@ export function servePart(): void {
         }
         port.postMessage({ at } satisfies FromPart);
     });
-}
-
-/** One worker thread running a part: its result, then rows located on request (messages kept until asked for). */
-export class PartThread {
-    private readonly worker: Worker;
-    private readonly waiting: ((m: FromPart) => void)[] = [];
-    private readonly received: FromPart[] = [];
-    private failure?: FromPart;
-
-    constructor(entry: string, job: PartJob) {
-        const data: PartData = {
-            [PART]: true,
-            files: job.files,
-            cwd: job.cwd,
-            repoRoot: job.repoRoot,
-            skipUnreadable: job.skipUnreadable,
-            config: job.config,
-        };
-        this.worker = new Worker(entry, { workerData: data });
-        this.worker.on("message", (m: FromPart) => {
-            const w = this.waiting.shift();
-            if (w) w(m);
-            else this.received.push(m);
-        });
-        const fail = () => {
-            this.failure = { failed: true };
-            for (const w of this.waiting.splice(0)) w(this.failure);
-        };
-        this.worker.on("error", fail);
-        this.worker.on("exit", fail);
-    }
-
-    next(): Promise<FromPart> {
-        const m = this.received.shift();
-        if (m) return Promise.resolve(m);
-        if (this.failure) return Promise.resolve(this.failure);
-        return new Promise((resolve) => this.waiting.push(resolve));
-    }
-
-    send(m: ToPart): void {
-        this.worker.postMessage(m);
-    }
-
-    stop(): void {
-        this.worker.removeAllListeners("exit");
-        void this.worker.terminate();
-    }
-}
-
-/** Resources nothing changes once read: the SDK's copy made for the resource hooks serves the stack hooks too. */
-export function steady(resources: EvalResource[]): EvalResource[] {
-    for (const r of resources) r.immutable = true;
-    return resources;
 }
 
 /** An object another thread read: everything but its positions, which that thread keeps. */

@@ -11,31 +11,21 @@
  * Only plain runs are split (files and folders without anything to render, no standard input); anything else,
  * and anything unusual found on the way (bad input, an Argo CD Application or ApplicationSet, one identity
  * twice, aliases over the run's budget, a thread that fails), is left to the single-threaded path, which then
- * says what it always says: the parallel path never has its own error messages. A small repository never
- * starts a thread (MIN_BYTES_PER_THREAD), nor a busy machine (threadsFor), and PKO_GUARD_WORKERS=N sets the
- * number of threads (1: none).
+ * says what it always says: the parallel path never has its own error messages. How many threads a run uses, how
+ * its files are split and the threads themselves are the evaluation seam's (evaluation/threads.ts): a small
+ * repository never starts a thread, nor a busy machine, and PKO_GUARD_WORKERS=N sets the number (1: none).
  */
 import * as fs from "fs";
-import * as os from "os";
 import { EvalRow, evaluatePack } from "../../evaluation/evaluate";
 import { PackConfig } from "../../evaluation/pack-config";
 import { sortRows } from "../../evaluation/rows";
 import { LocatedRow, evaluateManifests, locatedRow, rowPosition } from "./evaluate-manifests";
 import { RunFile, loadManifests, plainRunFiles, runRepoRoot } from "./load";
 import { LoadOptions, LoadResult, ManifestObject, evalResources } from "./manifest-objects";
-import { PartResult, PartThread, elsewhere, runPart, steady } from "./check-parts";
+import { CheckPartThread, PartResult, elsewhere, runPart, startPart } from "./check-parts";
+import { splitBySize, steady, threadsFor } from "../../evaluation/threads";
 import { MAX_ALIAS_EXPANSION } from "../decode/manifest-yaml";
 import { note } from "../../support/timings";
-
-/**
- * Bytes of manifests that make one thread's share: below twice this (about 50,000 objects), a run stays in one
- * thread. One thread of `check` already keeps more than one core busy (V8's concurrent garbage collection and
- * compilation), so on 2 cores a worker gains nothing at 10k objects (it was slower), while a very large run gains
- * from two smaller heaps (the figures: docs/benchmarks.md).
- */
-export const MIN_BYTES_PER_THREAD = 8 * 1024 * 1024;
-/** The most threads a run uses. */
-const MAX_THREADS = 4;
 
 /** A loaded run with its rows located, as `check` uses it. */
 export interface CheckedManifests {
@@ -51,71 +41,6 @@ export interface ParallelOptions {
     threads?: number;
     /** Called once the run is read (with several threads: read and judged by the resource hooks), before the rest. */
     onLoaded?: (load: LoadResult) => void;
-}
-
-/**
- * The threads running on this machine right now, this one included (Linux: /proc/stat's procs_running, an
- * instant count, not the load average's minute-long memory); undefined where it cannot be read.
- */
-export function runningNow(): number | undefined {
-    try {
-        const m = /^procs_running (\d+)$/m.exec(fs.readFileSync("/proc/stat", "utf8"));
-        return m ? Number(m[1]) : undefined;
-    } catch {
-        return undefined;
-    }
-}
-
-/**
- * From this many bytes of manifests (about 100,000 objects) a run uses its threads even when no core is idle:
- * one heap of that size costs more in garbage collection than two halves, while at 10k objects two threads on
- * busy cores were slower than one (the figures: docs/benchmarks.md).
- */
-export const BUSY_MIN_BYTES = 32 * 1024 * 1024;
-
-/**
- * How many threads a run of `bytes` uses: PKO_GUARD_WORKERS when set; else one per MIN_BYTES_PER_THREAD, at most
- * MAX_THREADS and the cores, and below BUSY_MIN_BYTES no more than the cores idle right now (`running`: the
- * threads running, this one included): a worker on a busy core only adds its start-up and its own isolate's
- * warm-up (two threads cost more CPU time than one at 10k objects: docs/benchmarks.md).
- */
-export function threadsFor(bytes: number, requested = process.env.PKO_GUARD_WORKERS, running = runningNow()): number {
-    const n = Number(requested);
-    if (requested !== undefined && requested !== "" && Number.isInteger(n) && n >= 1) return Math.min(n, 16);
-    const cores = typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length;
-    const idle = running === undefined || bytes >= BUSY_MIN_BYTES ? cores : cores - running + 1;
-    return Math.max(1, Math.min(cores, idle, MAX_THREADS, Math.floor(bytes / MIN_BYTES_PER_THREAD)));
-}
-
-/**
- * How much more of a run this thread reads than each worker thread: a worker starts later (its bootstrap), and
- * both warm up their own V8 isolate (an estimate from CPU times on a loaded machine, to be tuned on a quiet one:
- * docs/benchmarks.md).
- */
-const FIRST_PART_WEIGHT = 1.1;
-
-/** Contiguous parts of `files` by bytes, the first FIRST_PART_WEIGHT times the others' (never an empty part). */
-export function splitFiles<F>(files: F[], sizes: number[], parts: number): F[][] {
-    const total = sizes.reduce((a, b) => a + b, 0);
-    const share = total / (FIRST_PART_WEIGHT + parts - 1);
-    const out: F[][] = [];
-    let current: F[] = [];
-    let done = 0;
-    files.forEach((f, i) => {
-        current.push(f);
-        done += sizes[i];
-        const left = files.length - i - 1;
-        if (
-            out.length < parts - 1 &&
-            done >= share * (FIRST_PART_WEIGHT + out.length) &&
-            left >= parts - 1 - out.length
-        ) {
-            out.push(current);
-            current = [];
-        }
-    });
-    if (current.length > 0) out.push(current);
-    return out;
 }
 
 /** The single-threaded path: what `check` always did (`repoRoot`: runRepoRoot's answer, when already asked). */
@@ -161,12 +86,12 @@ export async function checkManifests(
     });
     const threads = Math.min(par.threads ?? threadsFor(sizes.reduce((a, b) => a + b, 0)), files.length);
     if (threads < 2) return single(paths, o, config, par.onLoaded, repoRoot);
-    const parts = splitFiles(files, sizes, threads);
+    const parts = splitBySize(files, sizes, threads);
     const skipUnreadable = o.skipUnreadable === true;
-    const workers: PartThread[] = [];
+    const workers: CheckPartThread[] = [];
     try {
         for (const part of parts.slice(1))
-            workers.push(new PartThread(par.entry, { files: part, cwd, repoRoot, skipUnreadable, config }));
+            workers.push(startPart(par.entry, { files: part, cwd, repoRoot, skipUnreadable, config }));
         const joined = await joinParts(parts[0], workers, cwd, repoRoot, skipUnreadable, config, par.onLoaded);
         return joined ?? single(paths, o, config, par.onLoaded, repoRoot);
     } catch {
@@ -182,7 +107,7 @@ type RowAt = { row: EvalRow; at?: { line: number; column: number } };
 /** The parts joined into one run, or undefined when the single-threaded path must decide. */
 async function joinParts(
     first: RunFile[],
-    workers: PartThread[],
+    workers: CheckPartThread[],
     cwd: string,
     repoRoot: string,
     skipUnreadable: boolean,
@@ -222,7 +147,7 @@ async function joinParts(
 }
 
 /** Every part's result, this thread's first; undefined when a worker failed. */
-async function partResults(own: PartResult, workers: PartThread[]): Promise<PartResult[] | undefined> {
+async function partResults(own: PartResult, workers: CheckPartThread[]): Promise<PartResult[] | undefined> {
     const results: PartResult[] = [own];
     for (const w of workers) {
         const m = await w.next();
@@ -282,7 +207,7 @@ async function locateRows(
     stackRows: RowAt[],
     owner: Map<string, number>,
     ownObjects: ManifestObject[],
-    workers: PartThread[],
+    workers: CheckPartThread[],
 ): Promise<boolean> {
     const ownByUrn = new Map(ownObjects.map((x) => [x.urn, x]));
     const wanted: Map<

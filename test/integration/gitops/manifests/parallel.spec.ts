@@ -13,7 +13,6 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { CLI_ENTRY } from "../../../../support/paths";
-import { splitFiles, threadsFor } from "../../../../gitops/manifests/parallel";
 
 const CLI = CLI_ENTRY;
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
@@ -193,23 +192,5 @@ describe("check on several threads", function () {
         );
         assert.strictEqual(dupMany.reports.json, dupOne.reports.json);
         assert.match(dupOne.reports.json, /"pko-guard-duplicate-object"/);
-    });
-
-    it("splits files into contiguous parts by bytes, the first larger, and starts no thread for a small repository or a busy machine unless it is very large", () => {
-        const files = Array.from({ length: 10 }, (_, i) => i);
-        const parts = splitFiles(files, Array(10).fill(100), 2);
-        assert.deepStrictEqual(parts.flat(), files);
-        assert.strictEqual(parts.length, 2);
-        assert.ok(parts[0].length > parts[1].length);
-        assert.deepStrictEqual(splitFiles([1, 2], [1000, 1], 2), [[1], [2]]);
-        assert.ok(splitFiles(files, Array(10).fill(100), 4).every((p) => p.length > 0));
-        assert.strictEqual(threadsFor(4 * 1024 * 1024, undefined, 1), 1);
-        assert.strictEqual(threadsFor(100 * 1024, "3"), 3);
-        // A large repository on a machine with an idle core uses it; with every core busy, none.
-        const cores = os.availableParallelism();
-        assert.strictEqual(threadsFor(20 * 1024 * 1024, undefined, 1), Math.min(cores, 2));
-        assert.strictEqual(threadsFor(20 * 1024 * 1024, undefined, cores + 1), 1);
-        // A very large one uses them anyway (two heaps collect faster than one twice their size).
-        assert.strictEqual(threadsFor(64 * 1024 * 1024, undefined, cores + 1), Math.min(cores, 4));
     });
 });
