@@ -1,32 +1,100 @@
 /**
- * pko-stack-preview-only-nonprod (mandatory)
+ * pko-stack-preview-only-nonprod (mandatory, stack-level)
  *
  * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
+ *
+ * Stack-level, not per resource: whether a `preview: true` production Stack is a preview twin (another Stack
+ * of the same program, repository or namespace deploys the same `spec.stack`, as PKO's examples/preview-demo
+ * does) can only be told with the other Stacks in view. Patches are judged as the Stack rules judge them
+ * (policy.ts `stackRule`): a Stack on its own fields, each patch on the merged Stack, reporting on the patch
+ * what it introduces.
  */
 import { stack } from "./model/examples";
-import { classify, stackRule } from "./model/policy";
+import { RuleContext, RuleFinding, classify, programRule } from "./model/policy";
 import { compilePattern, invalidSettingsMessage, patternProblem } from "./model/production";
-import { describeStack } from "./model/stack";
+import { StackView, describeStack, patchedStacks, stackPatches, stackView } from "./model/stack";
 import { UNKNOWN } from "./model/values";
 
 export const NAME = "pko-stack-preview-only-nonprod";
 
 export const DEFAULT_PREVIEW_PATTERNS = ["(^|/)(preview|pr-[0-9]+)$"];
 
-export const rule = stackRule(
+/** What a Stack is judged with besides itself: the patterns, and the stacks other Stacks deploy. */
+interface Judging {
+    patterns: string[];
+    twinNames: string[];
+    /** `spec.stack` of every Stack that deploys (preview neither true nor unknown), as patches leave them. */
+    deployed: Set<string>;
+    ctx: RuleContext;
+}
+
+function strings(v: unknown, fallback: string[]): string[] {
+    return Array.isArray(v) ? v.filter((p): p is string => typeof p === "string") : fallback;
+}
+
+function judge(view: StackView, j: Judging): string[] {
+    const who = describeStack(view);
+    const stack = view.stack;
+    if (stack === UNKNOWN) {
+        return view.preview === true
+            ? []
+            : [
+                  `${who}: spec.stack is unknown during preview, so it may be a preview-only Stack that deploys; the rule fails closed: make spec.stack known or set spec.preview: true.`,
+              ];
+    }
+    const expected = typeof stack === "string" && j.patterns.some((p) => compilePattern(p)!.test(stack));
+    if (expected) {
+        if (view.preview === true) return [];
+        return view.preview === UNKNOWN
+            ? [
+                  `${who} is expected to be preview-only but spec.preview is unknown during preview; set spec.preview: true.`,
+              ]
+            : [
+                  `${who} is expected to be preview-only (spec.stack matches previewOnlyStackPatterns) but does not set spec.preview: true, so it would deploy; set spec.preview: true.`,
+              ];
+    }
+    if (view.preview !== true && view.preview !== UNKNOWN) return [];
+    // A preview twin: another Stack deploys this stack, so this one only previews it (never a second deployer).
+    if (view.preview === true && typeof stack === "string" && j.deployed.has(stack)) return [];
+    const name = view.name;
+    if (typeof name === "string" && j.twinNames.some((p) => compilePattern(p)!.test(name))) return [];
+    const prod = classify(view, j.ctx);
+    if (prod.verdict === "invalid-config") return [invalidSettingsMessage(who, prod.reason)];
+    if (prod.verdict !== "production") return [];
+    if (view.preview === UNKNOWN)
+        return [
+            `${who} is ${prod.reason} but spec.preview is unknown during preview, so it may never deploy; make spec.preview known.`,
+        ];
+    return [
+        `${who} is ${prod.reason} but sets spec.preview: true, so it never deploys, and no Stack judged with it deploys this stack. If it previews a Stack deployed elsewhere (a preview twin), keep spec.preview: true and list its name in previewTwinNames; if it is meant to deploy, first make sure no other Stack deploys this stack, then set spec.preview: false.`,
+    ];
+}
+
+/** Findings of the patched Stack that the unpatched one does not have (as a multiset of messages). */
+function introduced(before: string[], after: string[]): string[] {
+    const seen = new Map<string, number>();
+    for (const m of before) seen.set(m, (seen.get(m) ?? 0) + 1);
+    return after.filter((m) => {
+        const n = seen.get(m) ?? 0;
+        if (n > 0) seen.set(m, n - 1);
+        return n === 0;
+    });
+}
+
+export const rule = programRule(
     {
         name: NAME,
         about: {
             what: "Stacks that configuration expects to be preview-only (pull-request previews, by default a\n`spec.stack` ending in `preview` or `pr-<n>`) set `spec.preview: true`, so they never deploy; and a\nproduction Stack that is not expected to be preview-only does not set `spec.preview: true` (it would\nsilently never deploy).",
             why: "the Argo CD + PKO guide previews pull requests with a dedicated Stack with `preview: true` on the\nPR branch and a dedicated Pulumi stack; without the flag, that Stack runs `pulumi up` from an\nunreviewed branch.",
-            fix: "set `spec.preview: true` on preview Stacks; remove it from production Stacks.",
+            fix: "set `spec.preview: true` on preview Stacks; a production Stack with it is either a preview twin (keep\nthe flag; list its name in `previewTwinNames` when its deployer is elsewhere) or meant to deploy (set\n`spec.preview: false` once no other Stack deploys its stack).",
             notes: [
-                "A `preview: true` Stack is otherwise fine anywhere.",
+                "A `preview: true` Stack is otherwise fine anywhere. A production one is a preview twin, and passes, when\nanother Stack judged with it (the same program, the repository `check` reads, the namespace at admission)\ndeploys the same `spec.stack`, as PKO's `examples/preview-demo` and Kargo's previews do; or when its\n`metadata.name` matches `previewTwinNames` (a twin whose deployer is elsewhere). Without either, the\nfinding never advises removing the flag blindly: that would make a second deployer of production.",
                 "Fails closed when the preview flag or the deciding values are unknown during preview.",
             ],
             reads: ["pulumi.com/Stack"],
             readsProduction: true,
-            patternSettings: ["previewOnlyStackPatterns"],
+            patternSettings: ["previewOnlyStackPatterns", "previewTwinNames"],
             example: [stack],
         },
         enforcementLevel: "mandatory",
@@ -40,42 +108,39 @@ export const rule = stackRule(
                     "RE2 regular expressions matched against spec.stack; a match means the Stack must be preview-only.",
                 default: DEFAULT_PREVIEW_PATTERNS,
             },
+            previewTwinNames: {
+                type: "array",
+                items: { type: "string", minLength: 1 },
+                description:
+                    "RE2 regular expressions matched against metadata.name; a production Stack with spec.preview: true whose name matches is a preview twin of a Stack deployed elsewhere.",
+                default: [],
+            },
         },
     },
-    (view, config, ctx) => {
-        const who = describeStack(view);
-        const patterns = Array.isArray(config.previewOnlyStackPatterns)
-            ? config.previewOnlyStackPatterns.filter((p): p is string => typeof p === "string")
-            : DEFAULT_PREVIEW_PATTERNS;
-        const bad = patternProblem("previewOnlyStackPatterns", patterns);
-        if (bad !== undefined) return [`${who}: ${bad}; fix the policy configuration.`];
-        const stack = view.stack;
-        if (stack === UNKNOWN) {
-            return view.preview === true
-                ? []
-                : [
-                      `${who}: spec.stack is unknown during preview, so it may be a preview-only Stack that deploys; the rule fails closed: make spec.stack known or set spec.preview: true.`,
-                  ];
+    (resources, config, ctx) => {
+        const patterns = strings(config.previewOnlyStackPatterns, DEFAULT_PREVIEW_PATTERNS);
+        const twinNames = strings(config.previewTwinNames, []);
+        const bad =
+            patternProblem("previewOnlyStackPatterns", patterns) ?? patternProblem("previewTwinNames", twinNames);
+        const deployed = new Set<string>();
+        for (const { view } of patchedStacks(resources))
+            if (view.preview !== true && view.preview !== UNKNOWN && typeof view.stack === "string")
+                deployed.add(view.stack);
+        const j: Judging = { patterns, twinNames, deployed, ctx };
+        const findings: RuleFinding[] = [];
+        const on = (urn: string | undefined, messages: string[]) => {
+            for (const message of messages) findings.push(urn === undefined ? { message } : { message, urn });
+        };
+        for (const r of resources) {
+            const view = stackView(r);
+            if (!view) continue;
+            on(
+                view.urn,
+                bad !== undefined ? [`${describeStack(view)}: ${bad}; fix the policy configuration.`] : judge(view, j),
+            );
         }
-        const expected = typeof stack === "string" && patterns.some((p) => compilePattern(p)!.test(stack));
-        if (expected) {
-            if (view.preview === true) return [];
-            return view.preview === UNKNOWN
-                ? [
-                      `${who} is expected to be preview-only but spec.preview is unknown during preview; set spec.preview: true.`,
-                  ]
-                : [
-                      `${who} is expected to be preview-only (spec.stack matches previewOnlyStackPatterns) but does not set spec.preview: true, so it would deploy; set spec.preview: true.`,
-                  ];
-        }
-        if (view.preview !== true && view.preview !== UNKNOWN) return [];
-        const prod = classify(view, ctx);
-        if (prod.verdict === "invalid-config") return [invalidSettingsMessage(who, prod.reason)];
-        if (prod.verdict === "production") {
-            return [
-                `${who} is ${prod.reason} but ${view.preview === UNKNOWN ? "spec.preview is unknown during preview" : "sets spec.preview: true"}, so it would never deploy; remove spec.preview.`,
-            ];
-        }
-        return [];
+        if (bad !== undefined) return findings;
+        for (const p of stackPatches(resources)) on(p.patch.urn, introduced(judge(p.before, j), judge(p.after, j)));
+        return findings;
     },
 );

@@ -3,14 +3,15 @@ import { rule as policy } from "../../../policies/pko-stack-preview-only-nonprod
 import {
     UNKNOWN_WIRE,
     goodSpec,
-    runResourcePolicy,
+    runStackPolicy,
     stackResource,
     ExpectedFinding,
+    TestResource,
     assertFindings,
 } from "../../support/helpers";
 
 const run = (spec: unknown, config: Record<string, unknown> = {}) =>
-    runResourcePolicy(policy, stackResource("app", spec), config);
+    runStackPolicy(policy, [stackResource("app", spec)], config);
 /** The one finding an input should produce. */
 const one = (message: RegExp): ExpectedFinding[] => [
     { policy: policy.name, level: "mandatory", resource: "app", message },
@@ -30,7 +31,48 @@ describe("pko-stack-preview-only-nonprod", () => {
         assertFindings(run(goodSpec({ stack: "o/p/pr-3", preview: UNKNOWN_WIRE })), one(/unknown during preview/));
     });
     it("flags production stuck in preview", () => {
-        assertFindings(run(goodSpec({ preview: true })), one(/never deploy/));
+        assertFindings(
+            run(goodSpec({ preview: true })),
+            one(
+                /^Stack "app" \(stack "acme\/app\/prod"\) is production by spec\.stack .* but sets spec\.preview: true, so it never deploys, and no Stack judged with it deploys this stack\. If it previews a Stack deployed elsewhere \(a preview twin\), keep spec\.preview: true and list its name in previewTwinNames; if it is meant to deploy, first make sure no other Stack deploys this stack, then set spec\.preview: false\.$/,
+            ),
+        );
+        assert.ok(!check(goodSpec({ preview: true }))[0].includes("remove spec.preview"));
+        assertFindings(
+            run(goodSpec({ preview: UNKNOWN_WIRE })),
+            one(/spec\.preview is unknown during preview, so it may never deploy; make spec\.preview known\.$/),
+        );
+    });
+    it("recognises a preview twin: a preview: true Stack of the stack another Stack deploys", () => {
+        // PKO's examples/preview-demo: two Stacks on one Pulumi stack, the second with preview: true.
+        const twin = stackResource("app-next", goodSpec({ preview: true, commit: "c".repeat(40) }));
+        const deployer = stackResource("app", goodSpec());
+        assert.deepStrictEqual(runStackPolicy(policy, [deployer, twin]), []);
+        assert.deepStrictEqual(runStackPolicy(policy, [twin, deployer]), []);
+        // Another stack's deployer, or a deployer that is itself preview-only, is no twin.
+        const other = stackResource("other", goodSpec({ stack: "acme/other/prod" }));
+        assert.strictEqual(runStackPolicy(policy, [other, twin]).length, 1);
+        const alsoPreview = stackResource("app", goodSpec({ preview: true }));
+        assert.strictEqual(runStackPolicy(policy, [alsoPreview, twin]).length, 2);
+        // A patch that turns the deployer into a preview Stack leaves the twin alone, and is reported itself.
+        const patch: TestResource = {
+            type: "kubernetes:pulumi.com/v1:StackPatch",
+            name: "app-patch",
+            props: {
+                apiVersion: "pulumi.com/v1",
+                kind: "Stack",
+                metadata: { name: "app", namespace: "pulumi" },
+                spec: { preview: true },
+            },
+        };
+        const r = runStackPolicy(policy, [deployer, twin, patch]);
+        assert.deepStrictEqual(r.map((f) => f.resource).sort(), ["app-next", "app-patch"]);
+    });
+    it("lets a setting declare twins whose deployer is elsewhere, by name", () => {
+        const twin = goodSpec({ preview: true });
+        assert.deepStrictEqual(check(twin, { previewTwinNames: ["^app$"] }), []);
+        assert.strictEqual(check(twin, { previewTwinNames: ["-next$"] }).length, 1);
+        assertFindings(run(twin, { previewTwinNames: ["("] }), one(/previewTwinNames entry .* not a valid RE2/));
     });
     it("uses configured patterns, fails closed on an unknown stack, reports bad patterns", () => {
         assert.strictEqual(
