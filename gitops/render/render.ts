@@ -18,6 +18,7 @@ import { ClusterCapabilities } from "./capabilities";
 import type { CheckedRepository } from "../argocd/repo-url";
 import { RepoContext } from "./repo-tree";
 import { INSTALL_HINT, ToolName, findTool } from "./tools";
+import { PathMap, firstErrorLine } from "./tool-errors";
 import { extended } from "../../support/shapes";
 import { record } from "../../support/records";
 
@@ -67,30 +68,11 @@ function offlineEnv(): NodeJS.ProcessEnv {
     });
 }
 
-/** One line from a tool's error output: its first non-empty line, quoted text removed, bounded. */
-export function firstErrorLine(stderr: string): string {
-    // The error, not the warnings before it (deprecated flags, Helm's notes): `Error:` lines first. A quoted
-    // block over several lines (kustomize quotes a generator's whole config between backquotes, its reason
-    // after them) is elided first, so that the line keeps the reason and never the config.
-    const lines = stderr
-        // A URL's user information (a token in `https://x:TOKEN@host/...`), wherever the quotes around it are.
-        .replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi, "$1…@")
-        .replace(/`[^`]*`/g, "`…`")
-        .split("\n")
-        .map((l) => l.trim())
-        .filter((l) => l !== "");
-    const line =
-        lines.find((l) => l.startsWith("Error:")) ??
-        lines.find((l) => !/^(Flag --|WARNING|walk\.go)/.test(l)) ??
-        lines[0] ??
-        "no error output";
-    const cleaned = line
-        .replace(/^Error: /, "")
-        .replace(/"(?:[^"\\]|\\.)*"/g, '"…"')
-        .replace(/'(?:[^'\\]|\\.)*'/g, "'…'")
-        .replace(/`[^`]*`/g, "`…`")
-        .replace(/[\u0000-\u001f\u007f-\u009f]/g, " ");
-    return cleaned.length > 200 ? cleaned.slice(0, 200) + "…" : cleaned;
+/** The folders a tool's messages name, as check shows them: relative to the repository, its scratch copy too. */
+function toolPaths(ctx: RenderContext): PathMap[] {
+    const paths: PathMap[] = [{ from: path.resolve(ctx.repoRoot), to: "" }];
+    if (ctx.scratch?.dir) paths.push({ from: path.join(ctx.scratch.dir, "repo"), to: "" });
+    return paths;
 }
 
 /** Runs a rendering tool; exit 2 (BadInputError) with one line when it is missing, fails or runs out of time. */
@@ -119,7 +101,7 @@ export function runTool(
     if (r.error)
         throw new BadInputError(`${what}: cannot run ${name} (${(r.error as NodeJS.ErrnoException).code ?? "error"})`);
     if (r.status !== 0) {
-        let line = firstErrorLine(r.stderr ?? "");
+        let line = firstErrorLine(r.stderr ?? "", toolPaths(ctx));
         // A chart's own messages (`fail`, `required`) and template errors can quote values: the location only.
         const at = /^(.*?(?:execution error at \([^)]*\)|template: [^\s:]+:\d+(?::\d+)?))/.exec(line);
         if (name === "helm" && at) line = `${at[1]}: (the message is not shown: it can quote values)`;

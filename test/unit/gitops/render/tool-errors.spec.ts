@@ -5,7 +5,8 @@
  * kustomize accepts (refused with its own line, before kustomize can quote the URL).
  */
 import * as assert from "assert";
-import { firstErrorLine, mappingOf } from "../../../../gitops/render/render";
+import { mappingOf } from "../../../../gitops/render/render";
+import { firstErrorLine } from "../../../../gitops/render/tool-errors";
 import { isRemoteEntry } from "../../../../gitops/render/kustomize";
 
 describe("rendering tools: error lines and remote entries", () => {
@@ -28,12 +29,42 @@ describe("rendering tools: error lines and remote entries", () => {
             firstErrorLine(cases[1]),
             "fetching https://…@charts.example.com/index.yaml: dial tcp: lookup charts.example.com: no such host",
         );
-        assert.strictEqual(firstErrorLine("WARNING: x\nError: no such file 'values.yaml'\n"), "no such file '…'");
+        // A quoted file name is shown (unquoted); quoted text that is not a path, a value perhaps, is not.
+        assert.strictEqual(
+            firstErrorLine("WARNING: x\nError: no such file 'values.yaml'\n"),
+            "no such file values.yaml",
+        );
+        assert.strictEqual(firstErrorLine(`Error: invalid literal '${TOKEN}'`), "invalid literal '…'");
         // An address without user information stays as it is: it says what was fetched.
         assert.strictEqual(
             firstErrorLine("Error: fetching https://charts.example.com/x.tgz failed"),
             "fetching https://charts.example.com/x.tgz failed",
         );
+    });
+
+    it("kustomize's error names the repository's file, not check's temporary copy, says why once and whole", () => {
+        const scratch = "/tmp/pko-guard-kustomize-sjPtQk";
+        const missing = `${scratch}/repo/app/missing-deployment.yaml`;
+        const stderr = `Error: accumulating resources: accumulation err='accumulating resources from 'missing-deployment.yaml': evalsymlink failure on '${missing}' : lstat ${missing}: no such file or directory': must build at directory: not a valid directory: evalsymlink failure on '${missing}' : lstat ${missing}: no such file or directory\n`;
+        const line = firstErrorLine(stderr, [
+            { from: "/home/u/repo", to: "" },
+            { from: `${scratch}/repo`, to: "" },
+        ]);
+        assert.strictEqual(
+            line,
+            "accumulating resources: accumulation err=accumulating resources from missing-deployment.yaml: evalsymlink failure on app/missing-deployment.yaml: lstat app/missing-deployment.yaml: no such file or directory: must build at directory: not a valid directory",
+        );
+        // Without the map, a temporary folder of check's own is still never shown.
+        assert.ok(!firstErrorLine(stderr).includes("/tmp/"), firstErrorLine(stderr));
+    });
+
+    it("a long error is cut between segments, keeping what failed and why, never mid-word", () => {
+        const middle = Array.from({ length: 40 }, (_, i) => `wrapping layer number ${i}`).join(": ");
+        const line = firstErrorLine(`Error: building overlay: ${middle}: no such file or directory`);
+        assert.ok(line.length <= 300, line);
+        assert.match(line, /^building overlay: …: .*: no such file or directory$/);
+        for (const segment of line.split(": ").slice(2))
+            assert.match(segment, /^(wrapping layer number \d+|no such file or directory)$/);
     });
 
     it("a kustomization entry kustomize fetches is remote in each form it accepts; a path in the repository is not", () => {
