@@ -1,8 +1,8 @@
 /**
  * Reads Kubernetes manifests for `pko-guard check` and the manifest leg (files.ts: files and folders; yaml.ts:
  * documents; positions.ts: lines; objects.ts: objects and identities; Argo CD's part here): files and folders
- * (recursive `.yaml`/`.yml`/`.json`), multi-document YAML, `kind: List` and typed lists, and `-` for standard
- * input, decoded as Kubernetes decodes them (gitops/decode/kube-yaml.ts). Argo CD Applications are rendered with the real
+ * (recursive `.yaml`/`.yml`/`.json`; a `.jsonnet` file when named), multi-document YAML, `kind: List` and typed
+ * lists, and `-` for standard input, decoded as Kubernetes decodes them (gitops/decode/kube-yaml.ts). Argo CD Applications are rendered with the real
  * tools (gitops/render/) and their objects placed in their destination namespace; folders that need rendering
  * are never read as raw files. Every object knows its file, line and column, and a field's.
  *
@@ -24,7 +24,8 @@ import * as fs from "fs";
 import * as path from "path";
 import { BadInputError, BadInputsError } from "../../support/errors";
 import { extended } from "../../support/shapes";
-import { RenderContext } from "../render/render";
+import { RenderContext, RenderedStream } from "../render/render";
+import { renderJsonnet } from "../render/jsonnet";
 import { KUSTOMIZATION_FILES } from "../render/kustomize";
 import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
 import { LoadOptions, LoadResult, emptyLoad } from "./manifest-objects";
@@ -32,6 +33,10 @@ import { scopeObjects } from "./scopes";
 import { CONFIG_FILE, walkFilter } from "./exclude";
 import { originals, parseSource } from "../decode/manifest-yaml";
 import { placeApplications } from "./placement";
+
+/** A jsonnet program, and a jsonnet library (only ever imported). */
+const JSONNET = /\.jsonnet$/i;
+const JSONNET_LIBRARY = /\.libsonnet$/i;
 
 /**
  * Loads every object of the given paths; duplicates and bad input throw BadInputError (one line). `knownRoot`:
@@ -58,6 +63,7 @@ export function loadManifests(
     const skip = walkFilter(repoRoot, o.exclude);
     /** Folders that need rendering, found by walking or named directly. */
     const roots: string[] = [];
+    const jsonnetFiles: string[] = [];
     let stdinRead = false;
     for (const p of paths) {
         if (p === "-") {
@@ -87,25 +93,35 @@ export function loadManifests(
             for (const f of files) readOne(f, true);
         } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
             roots.push(path.dirname(abs));
+        } else if (JSONNET.test(abs)) {
+            jsonnetFiles.push(abs);
+        } else if (JSONNET_LIBRARY.test(abs)) {
+            problems.push(`${p}: a jsonnet library, evaluated only where a .jsonnet file imports it: name that file`);
         } else if (abs !== path.join(repoRoot, CONFIG_FILE)) {
             readOne(abs, false);
         }
     }
     unreadable(problems);
+    const parseRendered = (stream: RenderedStream, into: LoadResult) =>
+        parseSource(
+            {
+                file: shownName(stream.from),
+                text: stream.text,
+                repoPath: repoPathOf(stream.from),
+                abs: stream.from,
+                rendered: true,
+            },
+            into,
+            true,
+        );
     try {
-        placeApplications(out, ctx, roots, readOne, (stream, into) => {
-            parseSource(
-                {
-                    file: shownName(stream.from),
-                    text: stream.text,
-                    repoPath: repoPathOf(stream.from),
-                    abs: stream.from,
-                    rendered: true,
-                },
-                into,
-                true,
-            );
-        });
+        // A .jsonnet file named on the command line is evaluated as an Argo CD directory source evaluates it (its
+        // folder on the library path); in a folder, one is read only as part of an Application's source.
+        for (const f of jsonnetFiles) {
+            out.files++;
+            for (const stream of renderJsonnet(f, path.dirname(f), ctx)) parseRendered(stream, out);
+        }
+        placeApplications(out, ctx, roots, readOne, parseRendered);
     } finally {
         if (ctx.scratch?.dir) fs.rmSync(ctx.scratch.dir, { recursive: true, force: true });
     }

@@ -655,6 +655,39 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
     });
 
+    it("a .jsonnet file named on the command line is evaluated and judged; a .libsonnet is named as a library", () => {
+        write(
+            "lib/stack.libsonnet",
+            `{ stack(name): { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name: name, namespace: "pulumi" }, spec: { stack: "myorg/ledger/production", projectRepo: "https://github.com/myorg/ledger.git", branch: "release", refresh: true, environment: ["aws-credentials"] } } }\n`,
+        );
+        write("lib/ledger.jsonnet", `local s = import "stack.libsonnet";\ns.stack("ledger-production")\n`);
+        const named = check(["--format", "json", "lib/ledger.jsonnet"]);
+        assert.strictEqual(named.code, 1, named.err);
+        const findings = JSON.parse(named.out).projects[0].findings as {
+            rule: string;
+            resource: string;
+            file: string;
+        }[];
+        assert.deepStrictEqual(
+            findings.filter((f) => f.rule === "pko-stack-prod-pinned-commit").map((f) => [f.resource, f.file]),
+            [["Stack/pulumi/ledger-production", "lib/ledger.jsonnet"]],
+        );
+        const library = check(["lib/stack.libsonnet"]);
+        assert.deepStrictEqual(
+            [library.code, library.err],
+            [
+                2,
+                "pko-guard: lib/stack.libsonnet: a jsonnet library, evaluated only where a .jsonnet file imports it: name that file\n",
+            ],
+        );
+        write("lib/bad.jsonnet", `error "boom"\n`);
+        const bad = check(["lib/bad.jsonnet"]);
+        assert.deepStrictEqual(
+            [bad.code, bad.err],
+            [2, "pko-guard: lib/bad.jsonnet (jsonnet): jsonnet failed: RUNTIME ERROR: boom\n"],
+        );
+    });
+
     it("bad input: missing tool, remote base, a failing chart (no value echoed), a timeout: one line, exit 2", () => {
         write("k/kustomization.yaml", "resources: [stack.yaml]\n");
         write("k/stack.yaml", stack(`  commit: ${SHA}\n`));
