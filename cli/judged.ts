@@ -102,7 +102,10 @@ function output(term: Terminal, result: ProjectSubject, o: ReportingOptions, rep
     const width = terminalWidth(term.out);
     print(
         term,
-        o.verbose ? fullTableChunks(result, width, text, 100, paint) : findingsChunks(result, width, text, paint),
+        o.verbose
+            ? // Off a terminal there is no width to fit: every column whole, a finding's message on one line.
+              fullTableChunks(result, term.out.isTTY ? width : Infinity, text, 100, paint)
+            : findingsChunks(result, width, text, paint),
     );
     if (githubOutput(o, term.env)) {
         const { STEP_SUMMARY_BYTES, stepSummaryChunks, workflowCommandChunks } =

@@ -3,7 +3,8 @@
  * then advisories, then waived findings and notices, then a one-line summary. It fits the terminal:
  * names are printed whole on their own line and only messages wrap (width: the TTY's columns, else 120).
  * `--verbose` renders the full table (every column) sized to the same width; where the table cannot fit (long
- * names on a narrow terminal), each finding's columns are printed one under the other instead, never cut off.
+ * names on a narrow terminal), each finding's columns are printed one under the other instead, never cut off;
+ * with no width to fit (off a terminal: an infinite width), one under the other with each message on one line.
  * Every string from input (names, files, messages, reasons, errors) is printed through support/escape.ts; colour
  * (support/color.ts) paints only the output's own words (a finding's status, the verdict).
  */
@@ -169,12 +170,13 @@ export function* fullTableChunks(
     rowsPerTable = 100,
     paint: Painter = PLAIN,
 ): Generator<string> {
+    const shown = new Map<string, string>();
     const rows = r.findings.map((f) => [
         esc(f.policy),
         esc(f.resource),
         f.level,
         f.status,
-        f.file ? `${esc(path.basename(f.file))}:${f.line ?? 1}` : "",
+        f.file ? `${shownFile(f.file, shown)}:${f.line ?? 1}${f.column ? `:${f.column}` : ""}` : "",
         esc(f.message),
     ]);
     const widths = HEAD.map((h) => h.length);
@@ -182,7 +184,7 @@ export function* fullTableChunks(
     for (let i = 0; i < 5; i++) widths[i] += 2;
     // borders: one per column plus one
     const used = widths.slice(0, 5).reduce((a, b) => a + b, 0) + HEAD.length + 1;
-    if (width - used < MIN_MESSAGE_WIDTH) yield* recordChunks(rows, width, rowsPerTable);
+    if (!Number.isFinite(width) || width - used < MIN_MESSAGE_WIDTH) yield* recordChunks(rows, width, rowsPerTable);
     else yield* tableChunks(rows, [...widths.slice(0, 5), width - used], rowsPerTable);
     for (const n of r.notices ?? []) yield `notice: ${n.policy ? `${esc(n.policy)}: ` : ""}${esc(n.message)}\n`;
     yield paintVerdict(summaryText, paint) + "\n";
@@ -234,7 +236,7 @@ function* recordChunks(rows: string[][], width: number, rowsPerTable: number): G
         const out: string[] = [];
         for (const x of rows.slice(i, i + rowsPerTable)) {
             for (let c = 0; c < 5; c++) if (x[c] !== "") out.push(label[c] + x[c]);
-            const lines = wrap(x[5], Math.max(20, width - pad));
+            const lines = Number.isFinite(width) ? wrap(x[5], Math.max(20, width - pad)) : [x[5]];
             out.push((label[5] + (lines[0] ?? "")).trimEnd(), ...lines.slice(1).map((l) => " ".repeat(pad) + l), "");
         }
         yield out.join("\n") + "\n";

@@ -140,7 +140,8 @@ describe("the full table (--verbose)", () => {
                 `resource: ${name}`,
                 "level:    mandatory",
                 "status:   blocking",
-                "where:    stack.yaml:4",
+                // The file as the default output shows it (outside the current folder: whole), never its base name.
+                "where:    /r/m/stack.yaml:4",
                 "message:  not pinned",
                 "",
                 "summary",
@@ -148,5 +149,17 @@ describe("the full table (--verbose)", () => {
             ].join("\n"),
         );
         assert.match(renderFullTable(subject([finding(name, "not pinned")]), 240, "summary"), /^┌/);
+    });
+
+    it("off a terminal (no width to fit) every column whole and each message on one line, words never cut", () => {
+        const message = Array.from({ length: 30 }, (_, i) => `spec.envRefs.PULUMI_ACCESS_TOKEN_${i}`).join(" ");
+        const out = renderFullTable(subject([finding("Stack/pulumi/ledger", message)]), Infinity, "summary");
+        const lines = out.split("\n");
+        assert.deepStrictEqual(
+            lines.filter((l) => l.startsWith("message:  ")),
+            [`message:  ${message}`],
+        );
+        assert.ok(!out.includes("…"), out);
+        assert.ok(lines.includes("where:    /r/m/stack.yaml:4"), out);
     });
 });
