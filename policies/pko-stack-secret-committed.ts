@@ -31,7 +31,7 @@ export const rule = programRule(
         name: NAME,
         about: {
             what: "a Kubernetes Secret that a PKO Stack reads (its Pulumi access token, git credentials, envRefs,\nsecretsRef) is not written with its values into YAML manifests: a GitOps repository that `pko-guard check`\nreads, or YAML that a Pulumi program hands to the provider's YAML or kustomize components.",
-            why: "manifests live in Git, and a Secret's `data` is base64, not encryption: anyone who can read the\nrepository (or its history, forks and CI logs) holds the credential. The Argo CD + PKO guide creates the\ntoken Secret out of band and commits only the Stack that references it.",
+            why: "manifests live in Git, a Secret's `stringData` is plain text and its `data` only base64: anyone who can read the\nrepository (or its history, forks and CI logs) holds the credential. The Argo CD + PKO guide creates the\ntoken Secret out of band and commits only the Stack that references it.",
             fix: "create the Secret out of band (`kubectl create secret generic ...`), or from a secret store\n(External Secrets Operator, Sealed Secrets, SOPS), and keep only the Stack's reference in Git.",
             notes: [
                 "The Secrets a Stack reads: those its `envRefs`, `secretsRef`, `gitAuth` and legacy token fields name, in\nits namespace, as patches leave the Stack. Written with values: a non-empty `data` or `stringData` key.\nYAML a program declares: the provider's `ConfigFile`, `ConfigGroup` and `kustomize.Directory`\ncomponents, told by the URN's parent types. Reported on the Secret, at its first filled key, naming the\nkeys and the Stacks.",
@@ -77,13 +77,18 @@ export const rule = programRule(
                 stacks.length > 2
                     ? `${stacks.slice(0, 2).join(", ")} and ${stacks.length - 2} more`
                     : stacks.join(" and ");
+            // The namespace as the object's identity has it: none written means the one it is applied to.
+            const secret =
+                ns === undefined
+                    ? `${JSON.stringify(name)} (no metadata.namespace: "${DEFAULT_NAMESPACE}" assumed)`
+                    : JSON.stringify(`${ns}/${name}`);
             findings.push({
                 message:
-                    `Secret ${JSON.stringify(`${ns ?? DEFAULT_NAMESPACE}/${name}`)}, read by ${shown}, is committed with values in its manifest (key${keys.length > 1 ? "s" : ""} ${keys
+                    `Secret ${secret}, read by ${shown}, is committed with values in its manifest (key${keys.length > 1 ? "s" : ""} ${keys
                         .slice(0, 5)
                         .map((k) => JSON.stringify(k))
                         .join(", ")}${keys.length > 5 ? ", ..." : ""}); ` +
-                    `base64 is not encryption: create it out of band or from a secret store, keep only the reference in Git, and rotate the credential.`,
+                    `anyone who can read the repository can read them (data is only base64, stringData plain text): create it out of band or from a secret store, keep only the reference in Git, and rotate the credential.`,
                 urn: typeof r.urn === "string" ? r.urn : undefined,
                 field: fields[0],
             });

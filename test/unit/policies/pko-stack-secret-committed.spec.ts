@@ -57,6 +57,28 @@ describe("pko-stack-secret-committed", () => {
             assert.ok(!r[0].message.includes(TOKEN), "the value is never shown");
         }
     });
+    it("says what stringData is (plain text), and shows the namespace as the Secret's identity has it", () => {
+        const r = runStackPolicy(policy, [stack, secretFrom("check", { stringData: { accessToken: TOKEN } })]);
+        assert.match(r[0].message, /stringData plain text/);
+        assert.ok(!/base64 is not encryption/.test(r[0].message), r[0].message);
+        // Neither the Stack nor the Secret says a namespace: both are where they are applied ("default" here).
+        const bare = stackResource("app", goodSpec(), { namespace: undefined });
+        const s: TestResource = {
+            type: SECRET_TYPE,
+            name: "pulumi-access-token",
+            urn: `urn:pulumi:check::manifests::${SECRET_TYPE}::Secret/pulumi-access-token`,
+            props: { apiVersion: "v1", kind: "Secret", metadata: { name: "pulumi-access-token" }, data: { a: "eA==" } },
+        };
+        const out = runStackPolicy(policy, [bare, s]);
+        assertFindings(
+            out,
+            one(
+                "Secret/pulumi-access-token",
+                /^Secret "pulumi-access-token" \(no metadata\.namespace: "default" assumed\), read by/,
+            ),
+        );
+    });
+
     it("reads data as well as stringData, and a value that is unknown or secret-wrapped still counts", () => {
         const encoded = Buffer.from(TOKEN).toString("base64");
         for (const data of [
