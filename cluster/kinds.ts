@@ -12,6 +12,7 @@
  * UnreadableObject naming it, so it is skipped alone, counted and reported, never an exception that stops
  * the reading of the others.
  */
+import { CLUSTER_URN_PREFIX } from "../policies/model/origin";
 import { EvalResource } from "../evaluation/evaluate";
 import { extended } from "../support/shapes";
 import { record, str } from "../support/records";
@@ -215,7 +216,7 @@ export function identityOf(obj: KObject): string {
  * The URN prefix of objects read from a live cluster. Not `check`'s manifest prefix: a live object is not
  * known to come from files in Git, so the rules about what must never be committed do not judge it.
  */
-export const CLUSTER_URN_PREFIX = "urn:pulumi:cluster::live::";
+export { CLUSTER_URN_PREFIX };
 
 /** The resource the evaluator judges for a live object (type `kubernetes:<group>/<version>:<Kind>`). */
 export function clusterResource(obj: KObject): EvalResource {

@@ -9,6 +9,7 @@ import { StackIndex } from "./model/rbac/stacks";
 import { bindingCovers } from "./model/rbac/grants";
 import { describeSubject } from "./model/rbac/describe";
 import { describeStack } from "./model/stack";
+import { judgedWith } from "./model/origin";
 
 export const NAME = "pko-stack-auth-delegator";
 
@@ -50,7 +51,7 @@ export const rule = programRule(
             if (st.view.apiVersion !== "pulumi.com/v1") continue;
             if (covered.has(st)) continue;
             findings.push({
-                message: `${describeStack(st.view)} runs as ${describeSubject({ kind: "ServiceAccount", ...st.serviceAccount })} (${st.source}), which has no system:auth-delegator ClusterRoleBinding in this program; PKO v2 needs it, add one.`,
+                message: `${describeStack(st.view)} runs as ${describeSubject({ kind: "ServiceAccount", ...st.serviceAccount })} (${st.source}), which has no system:auth-delegator ClusterRoleBinding ${judgedWith(st.view.urn).among}; PKO v2 needs it, add one.`,
                 urn: st.view.urn,
             });
         }

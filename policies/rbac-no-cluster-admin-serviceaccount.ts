@@ -10,6 +10,7 @@ import { StackIndex } from "./model/rbac/stacks";
 import { adminGrant, subjectCovers, subjectRejected } from "./model/rbac/grants";
 import { describeBinding, describeBindingRole, describeSubject } from "./model/rbac/describe";
 import { UNKNOWN } from "./model/values";
+import { judgedWith } from "./model/origin";
 
 export const NAME = "rbac-no-cluster-admin-serviceaccount";
 
@@ -116,7 +117,7 @@ export const rule = programRule(
                     mine.add(key(subject));
                     if (already?.has(key(subject))) continue;
                     findings.push({
-                        message: `${describeBinding(binding)} grants ${role} to ${describeSubject(subject)}, which no PKO Stack of this program runs as; bind a least-privilege role or remove the binding.`,
+                        message: `${describeBinding(binding)} grants ${role} to ${describeSubject(subject)}, which no PKO Stack ${judgedWith(binding.urn).of} runs as; bind a least-privilege role or remove the binding.`,
                         urn: binding.urn,
                         field: `subjects[${index}]`,
                     });

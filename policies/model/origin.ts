@@ -40,3 +40,18 @@ export function fromManifests(urn: unknown): boolean {
  * own reasons are read (argocd-app-rendered reports each, failing closed).
  */
 export const NOT_RENDERED = "pko-guard/not-rendered";
+
+/** The URN prefix of a live object the webhook or `audit` reads (cluster/kinds.ts). */
+export const CLUSTER_URN_PREFIX = "urn:pulumi:cluster::live::";
+
+/**
+ * What a resource is judged with, as a message says it: the manifests `check` reads with it, the cluster's objects
+ * (admission, audit), or the program being previewed. `among` ends "which has no binding ..."; `of` ends "no Stack ...".
+ */
+export function judgedWith(urn: unknown): { among: string; of: string } {
+    if (typeof urn === "string" && urn.startsWith(MANIFEST_URN_PREFIX))
+        return { among: "among the manifests checked with it", of: "of the manifests checked" };
+    if (typeof urn === "string" && urn.startsWith(CLUSTER_URN_PREFIX))
+        return { among: "in the cluster", of: "in the cluster" };
+    return { among: "in this program", of: "of this program" };
+}

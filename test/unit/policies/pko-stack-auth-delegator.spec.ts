@@ -40,6 +40,23 @@ describe("pko-stack-auth-delegator", () => {
         assertFindings(r, onApp(/ServiceAccount pulumi\/deployer/));
         assert.match(r[0].urn!, /Stack::app$/);
     });
+    it("says what the Stack was judged with: the program, the manifests checked, or the cluster", () => {
+        for (const [urn, where] of [
+            [undefined, /ClusterRoleBinding in this program;/],
+            [
+                "urn:pulumi:check::manifests::kubernetes:pulumi.com/v1:Stack::Stack/pulumi/app",
+                /ClusterRoleBinding among the manifests checked with it;/,
+            ],
+            [
+                "urn:pulumi:cluster::live::kubernetes:pulumi.com/v1:Stack::Stack/pulumi/app",
+                /ClusterRoleBinding in the cluster;/,
+            ],
+        ] as const) {
+            const r = runStackPolicy(policy, [{ ...stack, urn }]);
+            assert.strictEqual(r.length, 1);
+            assert.match(r[0].message, where);
+        }
+    });
     it("skips v1alpha1 (PKO v1) Stacks", () => {
         const old = stackResource("old", goodSpec(), {}, "kubernetes:pulumi.com/v1alpha1:Stack");
         assert.deepStrictEqual(runStackPolicy(policy, [old]), []);

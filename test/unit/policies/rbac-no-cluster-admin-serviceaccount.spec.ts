@@ -28,7 +28,16 @@ describe("rbac-no-cluster-admin-serviceaccount", () => {
             stack,
             crb("ci", "cluster-admin", [{ kind: "ServiceAccount", name: "ci", namespace: "ci" }]),
         ]);
-        assertFindings(r, one("ci", /ServiceAccount ci\/ci, which no PKO Stack/));
+        assertFindings(r, one("ci", /ServiceAccount ci\/ci, which no PKO Stack of this program runs as/));
+        // In check's manifests, or at the cluster's door, it says so rather than "program".
+        const manifests = runStackPolicy(policy, [
+            stack,
+            {
+                ...crb("ci", "cluster-admin", [{ kind: "ServiceAccount", name: "ci", namespace: "ci" }]),
+                urn: `urn:pulumi:check::manifests::${CRB}::ClusterRoleBinding/ci`,
+            },
+        ]);
+        assert.match(manifests[0].message, /which no PKO Stack of the manifests checked runs as/);
     });
 
     it("leaves the Stack's own account to pko-stack-no-cluster-admin", () => {
