@@ -4,7 +4,7 @@
  * linear time (RE2).
  */
 import * as assert from "assert";
-import { ResourceValidationPolicy } from "@pulumi/policy";
+import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { rule as policy } from "../../../policies/pko-guard-production";
 import { buildPolicies, policies } from "../../../policies";
 import { SETTINGS_POLICY, compileUserPattern } from "../../../policies/model/production";
@@ -43,8 +43,12 @@ const risky = stackResource(
 function byRule(settings: Record<string, unknown>): Record<string, Reported[]> {
     const out: Record<string, Reported[]> = {};
     for (const name of PRODUCTION_AWARE) {
-        const p = policies.find((x) => x.name === name) as ResourceValidationPolicy;
-        out[name] = runResourcePolicy(p, risky, {}, settings);
+        const p = policies.find((x) => x.name === name)!;
+        // Resource rules judge the Stack alone; stack-level rules (which see the other Stacks) the program of it.
+        out[name] =
+            "validateResource" in p
+                ? runResourcePolicy(p as ResourceValidationPolicy, risky, {}, settings)
+                : runStackPolicy(p as StackValidationPolicy, [risky], {}, settings);
     }
     return out;
 }
