@@ -64,6 +64,8 @@ export interface Fixture {
      */
     manifestsDir?: string;
     project: string;
+    /** The program's language (Pulumi.yaml `runtime`): the mock leg runs `nodejs` and `go` programs. */
+    runtime?: string;
     expect: Expectation;
     /** The policy config: the fixture's policy-config.json, else the run's `--config`, else none (defaults). */
     policyConfig?: string;
@@ -159,6 +161,9 @@ export function loadFixture(dirArg: string, options: LoadOptions = {}): Fixture 
     return readFixture(dirArg, options).fixture;
 }
 
+/** The languages whose programs the mock leg runs (harness/legs/mock-program.ts). */
+export const MOCK_RUNTIMES = ["nodejs", "go"];
+
 /** A fixture folder's program (or manifests), checked as loading checks it, before expectations are read. */
 function fixtureProgram(dirArg: string): { dir: string; manifestsDir?: string; project: string; runtime: string } {
     const dir = path.resolve(dirArg);
@@ -169,7 +174,7 @@ function fixtureProgram(dirArg: string): { dir: string; manifestsDir?: string; p
     const { name: project, runtime } = manifestsDir
         ? { name: manifestProjectName(dir), runtime: "manifests" }
         : projectFile(dir);
-    // The mock leg runs Node programs only; a program in another language (Pulumi YAML) is real-only.
+    // The mock leg runs Node and Go programs; a program in another language (Pulumi YAML) is real-only.
     if (runtime === "nodejs" && !["index.ts", "index.js"].some((f) => fs.existsSync(path.join(dir, f)))) {
         throw new BadInputError(`${dirArg}: no index.ts or index.js`);
     }
@@ -203,7 +208,7 @@ function readFixture(dirArg: string, options: LoadOptions): { fixture: Fixture; 
     const parsed = readExpectFile(expectFile);
     const e = parsed.data as unknown as Partial<Expectation>;
     const violations = checkViolations(parsed, ["violations"]);
-    if (!manifestsDir && runtime !== "nodejs" && !e.realOnly) {
+    if (!manifestsDir && !MOCK_RUNTIMES.includes(runtime) && !e.realOnly) {
         throw new BadInputError(`${expectFile}: a ${runtime} program cannot run in the mock leg: set realOnly (why)`);
     }
     const policyConfig = path.join(dir, "policy-config.json");
@@ -211,6 +216,7 @@ function readFixture(dirArg: string, options: LoadOptions): { fixture: Fixture; 
         name: path.basename(dir),
         dir,
         project,
+        runtime,
         expect: {
             description: e.description!,
             stack: e.stack ?? "dev",

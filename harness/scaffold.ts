@@ -12,7 +12,7 @@ import * as YAML from "yaml";
 import { Row } from "../evaluation/rows";
 import { BadInputError, ToolError } from "../support/errors";
 import { FIXTURE_SCHEMA, migratedText, versionedHeader } from "./expect-file";
-import { bareFixture, discoverFixtures } from "./expect";
+import { MOCK_RUNTIMES, bareFixture, discoverFixtures } from "./expect";
 import { PackSpec } from "./packs";
 import { LegChoice, runFixtures } from "./runner";
 
@@ -54,7 +54,11 @@ export async function scaffoldFixture(
     const file = path.join(path.resolve(dir), "expect.yaml");
     if (fs.existsSync(file)) throw new BadInputError(`${dir}: expect.yaml exists already (review or remove it)`);
     const fixture = bareFixture(dir, { policyConfig: o.config });
-    const leg: LegChoice = fixture.manifestsDir ? "manifest" : fixture.runtime === "nodejs" ? "mock" : "real";
+    const leg: LegChoice = fixture.manifestsDir
+        ? "manifest"
+        : MOCK_RUNTIMES.includes(fixture.runtime)
+          ? "mock"
+          : "real";
     const onlyDefault = o.packs.length === 1 && o.packs[0].builtin;
     const chosen: LegChoice = leg === "manifest" && !onlyDefault ? "mock" : leg;
     const [verdict] = await runFixtures([fixture], { leg: chosen, timeoutMs: o.timeoutMs, packs: o.packs, jobs: 1 });
@@ -68,8 +72,8 @@ export async function scaffoldFixture(
     const violations = expectations(ran.rows);
     const body = new YAML.Document({
         description: `${path.basename(path.resolve(dir))}: scaffolded by pko-guard test --init; review each violation`,
-        ...(fixture.runtime !== "nodejs" && !fixture.manifestsDir
-            ? { realOnly: `a ${fixture.runtime} program: the mock leg runs Node programs only` }
+        ...(!MOCK_RUNTIMES.includes(fixture.runtime) && !fixture.manifestsDir
+            ? { realOnly: `a ${fixture.runtime} program: the mock leg runs Node and Go programs only` }
             : {}),
         violations,
     });

@@ -127,6 +127,12 @@ export class MockEngine {
         }
         const register = monitor.registerResource.bind(monitor);
         monitor.registerResource = (req: any, callback: (err: any, res?: unknown) => void) => {
+            // A program that registers its root stack itself (the Go SDK does): answered, and not a registration
+            // of its own, since analyzerView gives the root as the engine does.
+            if (req.getType() === "pulumi:pulumi:Stack" && !req.getParent()) {
+                register(req, callback);
+                return;
+            }
             this.onRegister(req).then(
                 () => register(req, callback),
                 (e) => {

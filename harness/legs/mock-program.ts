@@ -2,7 +2,9 @@
  * Child process of the mock leg: runs one fixture program under Pulumi runtime mocks in preview mode
  * and writes every resource registration, in the engine's wire form, to a JSON file.
  *
- *   node mock-program.js <program-dir> <project> <stack> <out.json>
+ *   node mock-program.js <program-dir> <project> <stack> <out.json> [nodejs|go]
+ *
+ * A Go program runs as its own process against the same mocked monitor, served over gRPC (mock-go.ts).
  *
  * Configuration for the program comes from PULUMI_CONFIG / PULUMI_CONFIG_SECRET_KEYS (as the language
  * host passes it). The raw protobuf request is captured (not the mocks' deserialized inputs), so secret
@@ -12,6 +14,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { MockEngine } from "./mock-engine";
+import { runGoProgram } from "./mock-go";
 
 /** The Kubernetes provider's default namespace in the real leg (no kubeconfig: none, so nothing is defaulted). */
 const PROVIDER_NAMESPACE = "";
@@ -79,7 +82,7 @@ function registerTypeScript(dir: string): void {
 }
 
 async function main(): Promise<void> {
-    const [programDir, project, stack, outFile] = process.argv.slice(2);
+    const [programDir, project, stack, outFile, runtime = "nodejs"] = process.argv.slice(2);
     if (!programDir || !project || !stack || !outFile) {
         fail("usage: mock-program <program-dir> <project> <stack> <out.json>");
     }
@@ -111,7 +114,24 @@ async function main(): Promise<void> {
     ).getStore();
     store.supportsTransforms = true;
     store.supportsInvokeTransforms = true;
-    engine.install((settings as unknown as { getMonitor(): Record<string, (...args: any[]) => any> }).getMonitor());
+    const monitor = (settings as unknown as { getMonitor(): Record<string, (...args: any[]) => any> }).getMonitor();
+    engine.install(monitor);
+    if (runtime === "go") {
+        try {
+            await runGoProgram(dir, monitor, {
+                project,
+                stack,
+                config: process.env.PULUMI_CONFIG ?? "{}",
+                secretKeys: process.env.PULUMI_CONFIG_SECRET_KEYS ?? "[]",
+            });
+        } catch (e) {
+            if (engine.refusal !== undefined) fail(engine.refusal);
+            fail(`program failed: ${describeError(e)}`);
+        }
+        if (engine.refusal !== undefined) fail(engine.refusal);
+        fs.writeFileSync(outFile, JSON.stringify(engine.analyzerView()));
+        process.exit(0);
+    }
 
     let programError: unknown;
     process.on("unhandledRejection", (e) => {

@@ -49,7 +49,7 @@ export function runProgramUnderMocks(fixture: Fixture, timeoutMs: number): Promi
         }
         const p = spawnTracked(
             process.execPath,
-            [PROGRAM_RUNNER, fixture.dir, fixture.project, fixture.expect.stack, out],
+            [PROGRAM_RUNNER, fixture.dir, fixture.project, fixture.expect.stack, out, fixture.runtime ?? "nodejs"],
             {
                 cwd: fixture.dir,
                 env: {
