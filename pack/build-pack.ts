@@ -8,8 +8,9 @@
  */
 import * as esbuild from "esbuild";
 import * as path from "path";
+import { BUNDLE_OPTIONS, POLICY_SDK_LOG, runBuild } from "../support/bundling";
+import { REPO_ROOT as REPO } from "../support/paths";
 
-const REPO = path.resolve(__dirname, "..", "..");
 const PACK = path.join(REPO, "pack");
 const ALIAS = path.join(PACK, "src", "pulumi-sdk.ts");
 
@@ -26,41 +27,25 @@ const leanResolve: esbuild.Plugin = {
     },
 };
 
-const common: esbuild.BuildOptions = {
-    bundle: true,
-    platform: "node",
-    target: "node20",
-    format: "cjs",
-    sourcemap: true,
-    logLevel: "error",
-    absWorkingDir: REPO,
-};
-
 /** Bundles a pack entry the lean way (also used by the benchmark for its comparison packs). */
 export async function bundleLeanEntry(entry: string, outfile: string): Promise<void> {
     await esbuild.build({
-        ...common,
+        ...BUNDLE_OPTIONS,
         entryPoints: [entry],
         outfile,
         plugins: [leanResolve],
-        // @pulumi/policy reads the pack's package.json at run time from the working directory.
-        logOverride: { "unsupported-require-call": "silent" },
+        logOverride: POLICY_SDK_LOG,
     });
 }
 
 async function main(): Promise<void> {
     await bundleLeanEntry(path.join(REPO, "index.ts"), path.join(PACK, "dist", "index.js"));
     await esbuild.build({
-        ...common,
+        ...BUNDLE_OPTIONS,
         entryPoints: [path.join(PACK, "src", "preload.ts")],
         outfile: path.join(PACK, "dist", "preload.js"),
         packages: "external",
     });
 }
 
-if (require.main === module) {
-    main().catch((e: Error) => {
-        process.stderr.write(`pack build failed: ${e.message.split("\n")[0]}\n`);
-        process.exit(1);
-    });
-}
+if (require.main === module) runBuild("pack", main);

@@ -21,6 +21,7 @@ import * as esbuild from "esbuild";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { BUNDLE_OPTIONS, POLICY_SDK_LOG, runBuild } from "../../support/bundling";
 import { CLI_BUNDLE, CLI_ENTRY, REPO_ROOT as REPO } from "../../support/paths";
 import { extended } from "../../support/shapes";
 
@@ -64,27 +65,17 @@ const cliResolve: esbuild.Plugin = {
     },
 };
 
-const common: esbuild.BuildOptions = {
-    bundle: true,
-    platform: "node",
-    target: "node20",
-    format: "cjs",
-    sourcemap: true,
-    logLevel: "error",
-    absWorkingDir: REPO,
-};
-
 export async function bundleCli(): Promise<void> {
     await esbuild.build(
-        extended(common, {
+        extended(BUNDLE_OPTIONS, {
             entryPoints: [path.join(REPO, "cli", "pko-guard.ts")],
             outfile: CLI_BUNDLE,
             plugins: [cliResolve],
-            // @pulumi/policy reads the pack's package.json at run time (never on `check`'s path).
-            logOverride: { "unsupported-require-call": "silent" },
+            // Never on `check`'s path.
+            logOverride: POLICY_SDK_LOG,
         }),
     );
-    await esbuild.build(extended(common, { entryPoints: [path.join(HERE, "launch.ts")], outfile: CLI_ENTRY }));
+    await esbuild.build(extended(BUNDLE_OPTIONS, { entryPoints: [path.join(HERE, "launch.ts")], outfile: CLI_ENTRY }));
     // A stale cache is rejected by V8 anyway; remove it so that the warm-up run writes a fresh one.
     for (const f of fs.readdirSync(path.dirname(CLI_BUNDLE)))
         if (/^pko-guard\.bundle\..*\.cache$/.test(f)) fs.rmSync(path.join(path.dirname(CLI_BUNDLE), f));
@@ -107,9 +98,4 @@ export async function bundleCli(): Promise<void> {
     }
 }
 
-if (require.main === module) {
-    bundleCli().catch((e) => {
-        process.stderr.write(`cli build failed: ${e.message.split("\n")[0]}\n`);
-        process.exit(1);
-    });
-}
+if (require.main === module) runBuild("cli", bundleCli);

@@ -13,8 +13,9 @@
  * Objects are kept as JSON text, so one nested deeper than JSON.stringify can go still reaches the client.
  */
 import * as k8s from "@kubernetes/client-node";
+import { CacheOptions, ClusterCache } from "../../cluster/cache";
 import { Transport, WatchFn } from "../../cluster/client";
-import { WATCHED_KINDS, WatchedKind } from "../../cluster/kinds";
+import { KObject, WATCHED_KINDS, WatchedKind } from "../../cluster/kinds";
 
 interface Stored {
     namespace: string;
@@ -39,6 +40,21 @@ export function offlineKubeConfig(): k8s.KubeConfig {
         currentContext: "fake",
     });
     return kc;
+}
+
+/**
+ * A cluster cache over an offline kubeconfig, as if synced with `objects`: every watched kind seeded with its
+ * objects, but the kinds in `unsynced`, which stay unsynced (`o`: a transport, for fresh reads).
+ */
+export function seededCache(objects: KObject[] = [], unsynced: string[] = [], o: CacheOptions = {}): ClusterCache {
+    const c = new ClusterCache(offlineKubeConfig(), o);
+    for (const k of WATCHED_KINDS)
+        if (!unsynced.includes(k.kind))
+            c.seed(
+                k.kind,
+                objects.filter((x) => x.kind === k.kind),
+            );
+    return c;
 }
 
 /** The JSON text of `obj` with `depth` objects nested under `field` of its spec (`{"a":{"a":...}}`). */

@@ -21,49 +21,17 @@ import { auditSummaryLine, runAudit } from "../../../cli/audit";
 import { ApiServer, installApplicationCrd, installPkoCrds, startApiServer } from "../../../harness/apiserver";
 import { deepJson } from "../../support/fake-cluster";
 import { namespaceYaml, requireCluster } from "../../support/cluster";
+import {
+    APPLICATIONS,
+    STACKS,
+    TARGET,
+    TARGET_STACK,
+    adminBinding,
+    crowdObjects,
+    pad,
+} from "../../support/paging-crowd";
 
-const STACKS = 1234;
-const APPLICATIONS = 777;
-/** The 501st Stack by name (the second page's first) runs as `webapp`. */
-const TARGET = 500;
 const DEPTH = 5000;
-
-const pad = (i: number) => String(i).padStart(4, "0");
-
-function stack(i: number): k8s.KubernetesObject {
-    return {
-        apiVersion: "pulumi.com/v1",
-        kind: "Stack",
-        metadata: { name: `stack-${pad(i)}`, namespace: "crowd" },
-        spec: {
-            serviceAccountName: i === TARGET ? "webapp" : `sa-${pad(i)}`,
-            stack: `org/app/s${pad(i)}`,
-            projectRepo: "https://github.com/org/app.git",
-            commit: "0123456789abcdef0123456789abcdef01234567",
-        },
-    } as k8s.KubernetesObject;
-}
-
-function application(i: number): k8s.KubernetesObject {
-    return {
-        apiVersion: "argoproj.io/v1alpha1",
-        kind: "Application",
-        metadata: { name: `app-${pad(i)}`, namespace: "argocd" },
-        spec: {
-            project: "default",
-            source: { repoURL: "https://github.com/org/deploy.git", path: `apps/${pad(i)}`, targetRevision: "main" },
-            destination: { server: "https://kubernetes.default.svc", namespace: `dest-${pad(i)}` },
-        },
-    } as k8s.KubernetesObject;
-}
-
-const adminBinding = {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "ClusterRoleBinding",
-    metadata: { name: "crowd-webapp:cluster-admin" },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
-    subjects: [{ kind: "ServiceAccount", name: "webapp", namespace: "crowd" }],
-};
 
 describe("cluster lists past the first page, on a real API server", function () {
     this.timeout(900_000);
@@ -82,10 +50,7 @@ describe("cluster lists past the first page, on a real API server", function () 
         kc = loadKubeConfig(server.kubeconfig);
         const { api, close } = objectClient(kc, 16);
         try {
-            const objects = [
-                ...Array.from({ length: STACKS }, (_, i) => stack(i)),
-                ...Array.from({ length: APPLICATIONS }, (_, i) => application(i)),
-            ];
+            const objects = crowdObjects() as k8s.KubernetesObject[];
             let next = 0;
             const worker = async () => {
                 while (next < objects.length) await api.create(objects[next++]);
@@ -140,7 +105,7 @@ describe("cluster lists past the first page, on a real API server", function () 
         assert.deepStrictEqual(unreadable, ["attic/deep"]);
         const d = judgeAdmission({ operation: "CREATE", object: adminBinding }, cache, { config, warnOnly: false });
         assert.strictEqual(d.allowed, false, "admitted");
-        assert.match(d.message!, new RegExp(`Stack/crowd/stack-${pad(TARGET)}`));
+        assert.match(d.message!, new RegExp(TARGET_STACK));
     });
 
     it("a fresh read lists every page: the binding is denied with an empty cache", async () => {
@@ -154,7 +119,7 @@ describe("cluster lists past the first page, on a real API server", function () 
             (kind, ns, name) => cache!.listFresh(kind, ns, name),
         );
         assert.strictEqual(d.allowed, false, "admitted");
-        assert.match(d.message!, new RegExp(`Stack/crowd/stack-${pad(TARGET)}`));
+        assert.match(d.message!, new RegExp(TARGET_STACK));
     });
 
     it("audit reads and judges every Stack but the deep one, which it reports, and fails", async () => {
@@ -166,7 +131,7 @@ describe("cluster lists past the first page, on a real API server", function () 
         assert.strictEqual(r.subject.outcome, "fail");
         const by = (policy: string) => r.subject.findings.filter((f) => f.policy === policy);
         assert.ok(
-            by("pko-stack-no-cluster-admin").some((f) => f.message.includes(`Stack/crowd/stack-${pad(TARGET)}`)),
+            by("pko-stack-no-cluster-admin").some((f) => f.message.includes(TARGET_STACK)),
             JSON.stringify(r.subject.findings.map((f) => `${f.policy}: ${f.message}`).slice(0, 20)),
         );
         assert.deepStrictEqual(

@@ -11,26 +11,11 @@ import * as http from "http";
 import * as https from "https";
 import * as path from "path";
 import * as tls from "tls";
-import * as k8s from "@kubernetes/client-node";
-import { ClusterCache } from "../../../cluster/cache";
-import { WATCHED_KINDS } from "../../../cluster/kinds";
 import { Webhook, WebhookOptions, startWebhook } from "../../../cli/webhook";
 import { Ca, CertPair, issueCert, makeCa } from "../../../harness/certs";
 import { makeTempDir, removeTempDir } from "../../../support/process";
 import { until } from "../../support/cluster";
-
-function seeded(): ClusterCache {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromOptions({
-        clusters: [{ name: "none", server: "https://127.0.0.1:1" }],
-        users: [{ name: "u" }],
-        contexts: [{ name: "c", cluster: "none", user: "u" }],
-        currentContext: "c",
-    });
-    const c = new ClusterCache(kc);
-    for (const k of WATCHED_KINDS) c.seed(k.kind, []);
-    return c;
-}
+import { seededCache } from "../../support/fake-cluster";
 
 interface Answer {
     status: number;
@@ -67,7 +52,7 @@ describe("the webhook's servers: authenticated and bounded", function () {
     const start = async (o: Partial<WebhookOptions> = {}) => {
         const w = await startWebhook(
             { cert: serving.cert, key: serving.key, port: 0, warnOnly: false, log: (l) => logs.push(l), ...o },
-            { cache: seeded() },
+            { cache: seededCache() },
         );
         hooks.push(w);
         return w;

@@ -5,33 +5,14 @@
  * by concurrent reviews are still each sent after the review arrived.
  */
 import * as assert from "assert";
-import * as k8s from "@kubernetes/client-node";
 import { packConfig } from "../../../evaluation/pack-config";
-import { ClusterCache } from "../../../cluster/cache";
 import { judgeAdmission, judgeAdmissionFresh, relatedObjects } from "../../../cluster/admission";
-import { KObject, WATCHED_KINDS } from "../../../cluster/kinds";
+import { KObject } from "../../../cluster/kinds";
 import { PER_NAMESPACE_READS, SharedReads } from "../../../cluster/view";
 import { Doc, guideDocs } from "../../support/cluster";
+import { seededCache } from "../../support/fake-cluster";
 
 const CANARY = "canary-51c0ffee77";
-
-function cache(objects: Doc[], synced = true): ClusterCache {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromOptions({
-        clusters: [{ name: "none", server: "https://127.0.0.1:1" }],
-        users: [{ name: "u" }],
-        contexts: [{ name: "c", cluster: "none", user: "u" }],
-        currentContext: "c",
-    });
-    const c = new ClusterCache(kc);
-    for (const k of WATCHED_KINDS)
-        if (synced || k.kind !== "Stack")
-            c.seed(
-                k.kind,
-                objects.filter((o) => o.kind === k.kind),
-            );
-    return c;
-}
 
 describe("admission decisions with cluster state", function () {
     this.timeout(60_000);
@@ -44,7 +25,7 @@ describe("admission decisions with cluster state", function () {
     it("denies a Stack whose account already has cluster-admin, naming the rule, the field and the fix", () => {
         const d = judgeAdmission(
             { operation: "CREATE", object: stackOf(governed) },
-            cache([...governed.filter((x) => x.kind !== "Stack"), adminBinding]),
+            seededCache([...governed.filter((x) => x.kind !== "Stack"), adminBinding]),
             { config, warnOnly: false },
         );
         assert.strictEqual(d.allowed, false);
@@ -56,7 +37,7 @@ describe("admission decisions with cluster state", function () {
     });
 
     it("denies a binding that would give an existing Stack's account cluster-admin", () => {
-        const d = judgeAdmission({ operation: "CREATE", object: adminBinding }, cache(governed), {
+        const d = judgeAdmission({ operation: "CREATE", object: adminBinding }, seededCache(governed), {
             config,
             warnOnly: false,
         });
@@ -67,7 +48,7 @@ describe("admission decisions with cluster state", function () {
     it("admits the same binding with a warning when no Stack runs as the account", () => {
         const d = judgeAdmission(
             { operation: "CREATE", object: adminBinding },
-            cache(governed.filter((x) => x.kind !== "Stack")),
+            seededCache(governed.filter((x) => x.kind !== "Stack")),
             { config, warnOnly: false },
         );
         assert.strictEqual(d.allowed, true);
@@ -87,7 +68,7 @@ describe("admission decisions with cluster state", function () {
         };
         const ok = judgeAdmission(
             { operation: "CREATE", object: stackOf(governed) },
-            cache([...governed.filter((x) => x.kind !== "Stack"), bootstrap]),
+            seededCache([...governed.filter((x) => x.kind !== "Stack"), bootstrap]),
             { config, warnOnly: false },
         );
         assert.strictEqual(ok.allowed, true, ok.message);
@@ -98,14 +79,14 @@ describe("admission decisions with cluster state", function () {
         };
         const denied = judgeAdmission(
             { operation: "CREATE", object: stackOf(governed) },
-            cache([...governed.filter((x) => x.kind !== "Stack"), both]),
+            seededCache([...governed.filter((x) => x.kind !== "Stack"), both]),
             { config, warnOnly: false },
         );
         assert.strictEqual(denied.allowed, false);
     });
 
     it("reads bindings and Stacks fresh: a binding the cache has not seen yet still denies the Stack", async () => {
-        const c = cache(governed.filter((x) => x.kind !== "Stack"));
+        const c = seededCache(governed.filter((x) => x.kind !== "Stack"));
         const fresh = async (kind: string, ns?: string) =>
             [...governed.filter((x) => x.kind !== "Stack"), adminBinding].filter(
                 (x) => x.kind === kind && (ns === undefined || x.metadata.namespace === ns),
@@ -128,7 +109,7 @@ describe("admission decisions with cluster state", function () {
     it("fails closed when the fresh read fails", async () => {
         const d = await judgeAdmissionFresh(
             { operation: "CREATE", object: stackOf(governed) },
-            cache(governed),
+            seededCache(governed),
             { config, warnOnly: false },
             async () => {
                 throw new Error("connection refused");
@@ -144,7 +125,7 @@ describe("admission decisions with cluster state", function () {
                 operation: "CREATE",
                 object: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "other", namespace: "pulumi" } },
             },
-            cache(example),
+            seededCache(example),
             { config, warnOnly: false },
         );
         assert.strictEqual(d.allowed, true, d.message);
@@ -153,7 +134,7 @@ describe("admission decisions with cluster state", function () {
     it("warn-only denies nothing and returns the would-be denials as warnings", () => {
         const d = judgeAdmission(
             { operation: "CREATE", object: stackOf(example) },
-            cache(example.filter((x) => x.kind !== "Stack")),
+            seededCache(example.filter((x) => x.kind !== "Stack")),
             { config, warnOnly: true },
         );
         assert.strictEqual(d.allowed, true);
@@ -166,9 +147,9 @@ describe("admission decisions with cluster state", function () {
     it("fails closed until the cache has synced", () => {
         const d = judgeAdmission(
             { operation: "CREATE", object: stackOf(governed) },
-            cache(
+            seededCache(
                 governed.filter((x) => x.kind !== "Stack"),
-                false,
+                ["Stack"],
             ),
             { config, warnOnly: false },
         );
@@ -178,7 +159,7 @@ describe("admission decisions with cluster state", function () {
 
     it("ignores deletions and kinds no rule reads", () => {
         assert.strictEqual(
-            judgeAdmission({ operation: "DELETE", object: null, oldObject: adminBinding }, cache([]), {
+            judgeAdmission({ operation: "DELETE", object: null, oldObject: adminBinding }, seededCache([]), {
                 config,
                 warnOnly: false,
             }).allowed,
@@ -187,7 +168,7 @@ describe("admission decisions with cluster state", function () {
         assert.strictEqual(
             judgeAdmission(
                 { operation: "CREATE", object: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x" } } },
-                cache([], false),
+                seededCache([], ["Stack"]),
                 { config, warnOnly: false },
             ).allowed,
             true,
@@ -213,7 +194,7 @@ describe("admission decisions with cluster state", function () {
             metadata: { name: "plain" },
             rules: [],
         };
-        const c = cache([
+        const c = seededCache([
             ...governed.filter((x) => x.kind !== "Stack"),
             app("here", "pulumi"),
             app("elsewhere", "other"),
@@ -253,7 +234,7 @@ describe("admission decisions with cluster state", function () {
             data: { accessToken: Buffer.from(CANARY).toString("base64") },
             stringData: { other: CANARY },
         };
-        const c = cache([secret]);
+        const c = seededCache([secret]);
         const held = JSON.stringify(c.list("Secret"));
         assert.ok(!held.includes(CANARY) && !held.includes(Buffer.from(CANARY).toString("base64")), held);
         assert.deepStrictEqual(c.list("Secret")[0].data, { accessToken: "" });
@@ -314,7 +295,7 @@ describe("fresh reads shared by concurrent reviews", function () {
         const server = new SlowServer();
         server.objects = governed.filter((x) => x.kind !== "Stack");
         const reads = new SharedReads(server.list);
-        const stale = cache(governed.filter((x) => x.kind !== "Stack"));
+        const stale = seededCache(governed.filter((x) => x.kind !== "Stack"));
         // Review 1 (another Stack of the namespace) sends its reads; they are on their way...
         const first = judgeAdmissionFresh(
             { operation: "CREATE", object: { ...stack, metadata: { ...stack.metadata, name: "other" } } },
@@ -374,13 +355,14 @@ describe("fresh reads shared by concurrent reviews", function () {
             server.objects = served;
             return judgeAdmissionFresh(
                 { operation: "CREATE", object: stack },
-                cache(cached),
+                seededCache(cached),
                 { config, warnOnly: false },
                 new SharedReads(server.list).read,
             );
         };
         const fromCache = (cached: KObject[]) =>
-            judgeAdmission({ operation: "CREATE", object: stack }, cache(cached), { config, warnOnly: false }).allowed;
+            judgeAdmission({ operation: "CREATE", object: stack }, seededCache(cached), { config, warnOnly: false })
+                .allowed;
         // The cache has not seen the role yet (a binding to no role grants nothing), or holds it as it was.
         assert.strictEqual(fromCache([...base, binding]), true, "the cache alone would admit");
         assert.strictEqual(fromCache([...base, binding, narrow]), true, "the cache alone would admit");
@@ -424,7 +406,7 @@ describe("fresh reads shared by concurrent reviews", function () {
         const review = (reads: SharedReads) =>
             judgeAdmissionFresh(
                 { operation: "CREATE", object: stack },
-                cache(governed),
+                seededCache(governed),
                 { config, warnOnly: false },
                 reads.read,
             );
@@ -457,7 +439,7 @@ describe("fresh reads shared by concurrent reviews", function () {
         };
         const d = await judgeAdmissionFresh(
             { operation: "CREATE", object: toGroup },
-            cache(stacks),
+            seededCache(stacks),
             { config, warnOnly: false },
             fresh,
         );

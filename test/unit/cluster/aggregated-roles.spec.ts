@@ -7,21 +7,10 @@
  */
 import * as assert from "assert";
 import { packConfig } from "../../../evaluation/pack-config";
-import { ClusterCache } from "../../../cluster/cache";
 import { judgeAdmission, namespacesOf } from "../../../cluster/admission";
 import { aggregatorNames, selectedRoles } from "../../../cluster/aggregated-roles";
-import { KObject, WATCHED_KINDS } from "../../../cluster/kinds";
-import { offlineKubeConfig } from "../../support/fake-cluster";
-
-function seeded(objects: KObject[]): ClusterCache {
-    const c = new ClusterCache(offlineKubeConfig());
-    for (const k of WATCHED_KINDS)
-        c.seed(
-            k.kind,
-            objects.filter((o) => o.kind === k.kind),
-        );
-    return c;
-}
+import { KObject } from "../../../cluster/kinds";
+import { seededCache } from "../../support/fake-cluster";
 
 const RBAC = "rbac.authorization.k8s.io/v1";
 const AGG = "rbac.authorization.k8s.io/aggregate-to-";
@@ -84,7 +73,7 @@ describe("a ClusterRole judged by what it aggregates into", function () {
         d.findings.filter((f) => f.status === "blocking").map((f) => `${f.policy} ${f.resource}`);
 
     it("denies a role labelled to feed admin, bound to a Stack's account, as widening it (reported on the binding)", () => {
-        const c = seeded([...bootstrap, stack, account, bound("admin")]);
+        const c = seededCache([...bootstrap, stack, account, bound("admin")]);
         const d = judgeAdmission({ operation: "CREATE", object: feeding("admin") }, c, o);
         assert.strictEqual(d.allowed, false);
         assert.deepStrictEqual(blocking(d), ["pko-stack-no-cluster-admin RoleBinding/apps/deployer-admin"]);
@@ -99,7 +88,7 @@ describe("a ClusterRole judged by what it aggregates into", function () {
     });
 
     it("follows aggregation through other aggregating roles (view feeds edit feeds admin)", () => {
-        const c = seeded([...bootstrap, stack, account, bound("admin")]);
+        const c = seededCache([...bootstrap, stack, account, bound("admin")]);
         assert.deepStrictEqual(aggregatorNames(feeding("view"), c.aggregatingClusterRoles()).sort(), [
             "admin",
             "edit",
@@ -113,14 +102,20 @@ describe("a ClusterRole judged by what it aggregates into", function () {
     it("with no admin in the cache, the bootstrap stand-in's selectors decide", () => {
         const d = judgeAdmission(
             { operation: "CREATE", object: feeding("admin") },
-            seeded([stack, account, bound("admin")]),
+            seededCache([stack, account, bound("admin")]),
             o,
         );
         assert.deepStrictEqual(blocking(d), ["pko-stack-no-cluster-admin RoleBinding/apps/deployer-admin"]);
     });
 
     it("an update that adds the label is judged as the create is", () => {
-        const c = seeded([...bootstrap, stack, account, bound("admin"), clusterRole("extra", { rules: WILDCARD })]);
+        const c = seededCache([
+            ...bootstrap,
+            stack,
+            account,
+            bound("admin"),
+            clusterRole("extra", { rules: WILDCARD }),
+        ]);
         const d = judgeAdmission(
             { operation: "UPDATE", object: feeding("admin"), oldObject: clusterRole("extra", { rules: WILDCARD }) },
             c,
@@ -135,7 +130,7 @@ describe("a ClusterRole judged by what it aggregates into", function () {
             aggregationRule: { clusterRoleSelectors: [{ matchLabels: { team: "apps" } }] },
             rules: [],
         });
-        const c = seeded([stack, account, bound("mine"), mine, wild]);
+        const c = seededCache([stack, account, bound("mine"), mine, wild]);
         const widened = {
             ...mine,
             aggregationRule: { clusterRoleSelectors: [{ matchLabels: { team: "ops" } }] },
@@ -148,7 +143,7 @@ describe("a ClusterRole judged by what it aggregates into", function () {
         assert.strictEqual(d.allowed, false);
         assert.deepStrictEqual(blocking(d), ["pko-stack-no-cluster-admin RoleBinding/apps/deployer-mine"]);
         // A binding of it made once the cache holds the widened role is denied too: the cache keeps what it selects.
-        const after = seeded([stack, account, widened, wild]);
+        const after = seededCache([stack, account, widened, wild]);
         assert.deepStrictEqual(
             after.aggregatedClusterRoles().map((r) => r.metadata!.name),
             ["wild"],

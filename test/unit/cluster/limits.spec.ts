@@ -4,11 +4,8 @@
  * sets, warnings and denials bounded however many findings there are.
  */
 import * as assert from "assert";
-import * as k8s from "@kubernetes/client-node";
 import { packConfig } from "../../../evaluation/pack-config";
-import { ClusterCache } from "../../../cluster/cache";
 import { DENIAL_LISTED, judgeAdmission } from "../../../cluster/admission";
-import { WATCHED_KINDS } from "../../../cluster/kinds";
 import {
     DEFAULT_LIMITS,
     InFlight,
@@ -21,25 +18,9 @@ import {
     operationLabel,
     policyLabel,
 } from "../../../cluster/limits";
+import { seededCache } from "../../support/fake-cluster";
 
 const STACKS = 300;
-
-function seeded(objects: Record<string, unknown>[]): ClusterCache {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromOptions({
-        clusters: [{ name: "none", server: "https://127.0.0.1:1" }],
-        users: [{ name: "u" }],
-        contexts: [{ name: "c", cluster: "none", user: "u" }],
-        currentContext: "c",
-    });
-    const c = new ClusterCache(kc);
-    for (const k of WATCHED_KINDS)
-        c.seed(
-            k.kind,
-            objects.filter((o) => o.kind === k.kind),
-        );
-    return c;
-}
 
 describe("cluster/limits: what the webhook accepts, and bounded answers", () => {
     it("refuses a review beyond the concurrent reviews or bytes in flight (429), and frees its place when done", () => {
@@ -131,7 +112,7 @@ describe("cluster/limits: what the webhook accepts, and bounded answers", () => 
             roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
             subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:serviceaccounts" }],
         };
-        const d = judgeAdmission({ operation: "CREATE", object: binding }, seeded(objects), {
+        const d = judgeAdmission({ operation: "CREATE", object: binding }, seededCache(objects), {
             config: packConfig(),
             warnOnly: false,
         });

@@ -1,7 +1,7 @@
 /**
  * Lists past the first page, through the client library as it answers (test/support/fake-cluster.ts): the
  * cache's list, admission's fresh reads and audit see every Stack and Application of a kind that takes
- * several pages, so a binding that gives the 501st Stack's account cluster-admin is found.
+ * several pages, so a binding that gives the 501st Stack's account cluster-admin is found (test/support/paging-crowd.ts).
  */
 import * as assert from "assert";
 import * as fs from "fs";
@@ -13,50 +13,17 @@ import { WATCHED_KINDS } from "../../../cluster/kinds";
 import { auditSummaryLine, runAudit } from "../../../cli/audit";
 import { makeTempDir } from "../../../support/process";
 import { FakeCluster, offlineKubeConfig } from "../../support/fake-cluster";
-
-/** More than two pages of the cache's 500 objects. */
-const STACKS = 1234;
-const APPLICATIONS = 777;
-/** The Stack in the second page (the 501st by name) runs as `webapp`. */
-const TARGET = 500;
-
-const pad = (i: number) => String(i).padStart(4, "0");
-
-function stack(i: number): Record<string, unknown> {
-    return {
-        apiVersion: "pulumi.com/v1",
-        kind: "Stack",
-        metadata: { name: `stack-${pad(i)}`, namespace: "crowd" },
-        spec: {
-            serviceAccountName: i === TARGET ? "webapp" : `sa-${pad(i)}`,
-            stack: `org/app/s${pad(i)}`,
-            projectRepo: "https://github.com/org/app.git",
-            commit: "0123456789abcdef0123456789abcdef01234567",
-        },
-    };
-}
-
-function application(i: number): Record<string, unknown> {
-    return {
-        apiVersion: "argoproj.io/v1alpha1",
-        kind: "Application",
-        metadata: { name: `app-${pad(i)}`, namespace: "argocd" },
-        spec: {
-            project: "default",
-            source: { repoURL: "https://github.com/org/deploy.git", path: `apps/${pad(i)}`, targetRevision: "main" },
-            destination: { server: "https://kubernetes.default.svc", namespace: `dest-${pad(i)}` },
-        },
-    };
-}
+import {
+    APPLICATIONS,
+    STACKS,
+    TARGET,
+    TARGET_STACK,
+    adminBinding,
+    crowdObjects,
+    pad,
+} from "../../support/paging-crowd";
 
 const webapp = { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "webapp", namespace: "crowd" } };
-const adminBinding = {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "ClusterRoleBinding",
-    metadata: { name: "webapp:cluster-admin" },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
-    subjects: [{ kind: "ServiceAccount", name: "webapp", namespace: "crowd" }],
-};
 const clusterAdmin = {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
@@ -67,8 +34,7 @@ const clusterAdmin = {
 function crowd(): FakeCluster {
     const f = new FakeCluster();
     f.add(webapp, clusterAdmin);
-    for (let i = 0; i < STACKS; i++) f.add(stack(i));
-    for (let i = 0; i < APPLICATIONS; i++) f.add(application(i));
+    f.add(...crowdObjects());
     return f;
 }
 
@@ -92,7 +58,7 @@ describe("cluster lists past the first page", function () {
         // The cache alone denies a binding that gives the 501st Stack's account cluster-admin.
         const d = judgeAdmission({ operation: "CREATE", object: adminBinding }, cache, { config, warnOnly: false });
         assert.strictEqual(d.allowed, false, "admitted");
-        assert.match(d.message!, new RegExp(`Stack/crowd/stack-${pad(TARGET)}`));
+        assert.match(d.message!, new RegExp(TARGET_STACK));
     });
 
     it("a fresh read lists every page: the binding is denied with an empty cache", async () => {
@@ -107,7 +73,7 @@ describe("cluster lists past the first page", function () {
             (kind, ns, name) => cache!.listFresh(kind, ns, name),
         );
         assert.strictEqual(d.allowed, false, "admitted");
-        assert.match(d.message!, new RegExp(`Stack/crowd/stack-${pad(TARGET)}`));
+        assert.match(d.message!, new RegExp(TARGET_STACK));
     });
 
     it("audit reads and judges every Stack: the 501st Stack's cluster-admin binding fails it", async () => {
@@ -128,7 +94,7 @@ describe("cluster lists past the first page", function () {
                     (f) =>
                         f.policy === "pko-stack-no-cluster-admin" &&
                         f.status === "blocking" &&
-                        f.message.includes(`Stack/crowd/stack-${pad(TARGET)}`),
+                        f.message.includes(TARGET_STACK),
                 ),
                 JSON.stringify(r.subject.findings.map((f) => `${f.policy}: ${f.message}`)),
             );

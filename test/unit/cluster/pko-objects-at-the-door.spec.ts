@@ -6,20 +6,9 @@
  */
 import * as assert from "assert";
 import { packConfig } from "../../../evaluation/pack-config";
-import { ClusterCache } from "../../../cluster/cache";
 import { judgeAdmission, namespacesOf, relatedObjects } from "../../../cluster/admission";
-import { KObject, WATCHED_KINDS, isWatchedKind } from "../../../cluster/kinds";
-import { offlineKubeConfig } from "../../support/fake-cluster";
-
-function seeded(objects: KObject[]): ClusterCache {
-    const c = new ClusterCache(offlineKubeConfig());
-    for (const k of WATCHED_KINDS)
-        c.seed(
-            k.kind,
-            objects.filter((o) => o.kind === k.kind),
-        );
-    return c;
-}
+import { KObject, isWatchedKind } from "../../../cluster/kinds";
+import { seededCache } from "../../support/fake-cluster";
 
 const SHA = "0123456789abcdef0123456789abcdef01234567";
 const TOKEN = ["pul", "-", "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0"].join("");
@@ -71,7 +60,7 @@ describe("PKO's Workspace, Program and Update objects at the door", function () 
                     },
                 }),
             },
-            seeded([account]),
+            seededCache([account]),
             o,
         );
         assert.strictEqual(d.allowed, false);
@@ -85,7 +74,7 @@ describe("PKO's Workspace, Program and Update objects at the door", function () 
         assert.ok(!d.message!.includes(TOKEN), "the token is never echoed");
         // The same Workspace without them is admitted.
         assert.strictEqual(
-            judgeAdmission({ operation: "CREATE", object: workspace() }, seeded([account]), o).allowed,
+            judgeAdmission({ operation: "CREATE", object: workspace() }, seededCache([account]), o).allowed,
             true,
         );
     });
@@ -97,7 +86,7 @@ describe("PKO's Workspace, Program and Update objects at the door", function () 
             metadata: { name: "p", namespace: "team" },
             program: { variables: { conn: `mysql://root:${TOKEN}@db/app` } },
         };
-        const d = judgeAdmission({ operation: "CREATE", object: program }, seeded([]), o);
+        const d = judgeAdmission({ operation: "CREATE", object: program }, seededCache([]), o);
         assert.strictEqual(d.allowed, false);
         assert.deepStrictEqual(blocking(d), ["pko-workspace-program-objects Program/team/p"]);
         assert.match(d.message!, /program\.variables\.conn/);
@@ -106,7 +95,7 @@ describe("PKO's Workspace, Program and Update objects at the door", function () 
     it("a Workspace's account given cluster-admin is denied in both orders, naming the Workspace", () => {
         const first = judgeAdmission(
             { operation: "CREATE", object: adminBinding(toRunner) },
-            seeded([account, workspace()]),
+            seededCache([account, workspace()]),
             o,
         );
         assert.strictEqual(first.allowed, false);
@@ -114,7 +103,7 @@ describe("PKO's Workspace, Program and Update objects at the door", function () 
         assert.match(first.message!, /ServiceAccount team\/runner, which Workspace/);
         const second = judgeAdmission(
             { operation: "CREATE", object: workspace() },
-            seeded([account, adminBinding(toRunner)]),
+            seededCache([account, adminBinding(toRunner)]),
             o,
         );
         assert.strictEqual(second.allowed, false);
@@ -127,7 +116,7 @@ describe("PKO's Workspace, Program and Update objects at the door", function () 
             name: "system:serviceaccounts",
             apiGroup: "rbac.authorization.k8s.io",
         });
-        const c = seeded([account, workspace()]);
+        const c = seededCache([account, workspace()]);
         assert.ok(namespacesOf(group, c).has("team"));
         const d = judgeAdmission({ operation: "CREATE", object: group }, c, o);
         assert.strictEqual(d.allowed, false);
@@ -146,7 +135,7 @@ describe("PKO's Workspace, Program and Update objects at the door", function () 
             kind: "Program",
             metadata: { name: "p", namespace: "team" },
         };
-        const c = seeded([account, workspace(), update, program]);
+        const c = seededCache([account, workspace(), update, program]);
         const d = judgeAdmission({ operation: "CREATE", object: update }, c, o);
         assert.strictEqual(d.skipped, undefined, "an Update is judged");
         const related = relatedObjects(account, c).map((x) => `${x.kind}/${(x.metadata ?? {}).name}`);
