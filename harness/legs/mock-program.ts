@@ -3,6 +3,13 @@
  * and writes every resource registration, in the engine's wire form, to a JSON file.
  *
  *   node mock-program.js <program-dir> <project> <stack> <out.json> [nodejs|go]
+ *   node mock-program.js --serve
+ *
+ * With --serve it is a warm worker of mock-workers.ts: @pulumi/pulumi and the TypeScript compiler are loaded
+ * once, and each program of a job (an IPC message) runs in a fresh SDK state (runtime/state.ts's
+ * withLocalStorage, as the SDK's automation server runs inline programs one after another), with the
+ * program's own modules dropped from the require cache; the registrations go back as the reply. A worker
+ * whose program failed exits after replying: its process may hold that program's leftovers.
  *
  * A Go program runs as its own process against the same mocked monitor, served over gRPC (mock-go.ts).
  *
@@ -15,18 +22,25 @@ import * as fs from "fs";
 import * as path from "path";
 import { MockEngine } from "./mock-engine";
 import { runGoProgram } from "./mock-go";
+import { typeScriptKey } from "./mock-workers";
 
 /** The Kubernetes provider's default namespace in the real leg (no kubeconfig: none, so nothing is defaulted). */
 const PROVIDER_NAMESPACE = "";
 
-function fail(message: string): never {
-    // One line: compiler and runtime errors span several lines; keep their gist, bounded.
-    const line = message
+/** A failure of the program run, as one line (the leg's error). */
+class RunFailure extends Error {}
+
+/** One line: compiler and runtime errors span several lines; keep their gist, bounded. */
+function oneLine(message: string): string {
+    return message
         .replace(/\u001b\[[0-9;]*m/g, "")
         .replace(/\s+/g, " ")
         .trim()
         .slice(0, 400);
-    process.stderr.write(`${line}\n`);
+}
+
+function fail(message: string): never {
+    process.stderr.write(`${oneLine(message)}\n`);
     process.exit(3);
 }
 
@@ -56,7 +70,6 @@ export function describeError(e: unknown): string {
  * the mock leg runs the program, type errors are the real leg's (and the user's build's) to report.
  */
 function registerTypeScript(dir: string): void {
-    if (!fs.existsSync(path.join(dir, "index.ts"))) return;
     const tsutils = require("@pulumi/pulumi/tsutils") as {
         typeScriptRequireStrings(): { tsnodeRequire: string; typescriptRequire: string };
         loadTypeScriptCompilerOptions(file: string): Record<string, unknown>;
@@ -81,12 +94,24 @@ function registerTypeScript(dir: string): void {
     });
 }
 
-async function main(): Promise<void> {
-    const [programDir, project, stack, outFile, runtime = "nodejs"] = process.argv.slice(2);
-    if (!programDir || !project || !stack || !outFile) {
-        fail("usage: mock-program <program-dir> <project> <stack> <out.json>");
-    }
-    const dir = path.resolve(programDir);
+/** A program to run: its folder, project, stack and runtime, and the config the language host would pass. */
+export interface ProgramJob {
+    dir: string;
+    project: string;
+    stack: string;
+    runtime: string;
+    config: string;
+    secretKeys: string;
+}
+
+/** The TypeScript set-up this process registered (ts-node's hook is process-wide: one set-up a process). */
+let registeredTypeScript: string | undefined;
+/** The program error of the run under way (an unhandled rejection is one). */
+let programError: unknown;
+
+/** Runs one program under the mocked engine; resolves with the registrations, rejects with a RunFailure. */
+async function runProgram(job: ProgramJob): Promise<unknown[]> {
+    const { dir, project, stack } = job;
     // Resolve the fixture's own imports from the fixture folder.
     process.chdir(dir);
     const pulumi = await import("@pulumi/pulumi");
@@ -116,42 +141,90 @@ async function main(): Promise<void> {
     store.supportsInvokeTransforms = true;
     const monitor = (settings as unknown as { getMonitor(): Record<string, (...args: any[]) => any> }).getMonitor();
     engine.install(monitor);
-    if (runtime === "go") {
+    programError = undefined;
+    if (job.runtime === "go") {
         try {
-            await runGoProgram(dir, monitor, {
-                project,
-                stack,
-                config: process.env.PULUMI_CONFIG ?? "{}",
-                secretKeys: process.env.PULUMI_CONFIG_SECRET_KEYS ?? "[]",
-            });
+            await runGoProgram(dir, monitor, { project, stack, config: job.config, secretKeys: job.secretKeys });
         } catch (e) {
-            if (engine.refusal !== undefined) fail(engine.refusal);
-            fail(`program failed: ${describeError(e)}`);
+            programError = e;
         }
-        if (engine.refusal !== undefined) fail(engine.refusal);
-        fs.writeFileSync(outFile, JSON.stringify(engine.analyzerView()));
-        process.exit(0);
+    } else {
+        try {
+            const ts = typeScriptKey(dir);
+            if (ts !== undefined && registeredTypeScript === undefined) registerTypeScript(dir);
+            else if (ts !== undefined && ts !== registeredTypeScript)
+                throw new RunFailure("a worker runs programs of one TypeScript set-up");
+            registeredTypeScript = ts ?? registeredTypeScript;
+            require(require.resolve(dir));
+        } catch (e) {
+            programError = e;
+        }
+        await (settings as unknown as { waitForRPCs(): Promise<void> }).waitForRPCs();
+        // Let late applies settle, then drain again.
+        await new Promise((r) => setImmediate(r));
+        await (settings as unknown as { waitForRPCs(): Promise<void> }).waitForRPCs();
     }
+    // A refusal explains a program error it caused (the SDK only sees the monitor's error), so it wins.
+    if (engine.refusal !== undefined) throw new RunFailure(engine.refusal);
+    if (programError instanceof RunFailure) throw programError;
+    if (programError !== undefined) throw new RunFailure(`program failed: ${describeError(programError)}`);
+    return engine.analyzerView();
+}
 
-    let programError: unknown;
+/** The harness's own compiled modules (bin/), kept loaded between programs. */
+const OWN_MODULES = path.resolve(__dirname, "..", "..") + path.sep;
+
+/** Runs a program in a fresh SDK state, its own modules (not node_modules nor the harness's) loaded anew. */
+function runFresh(job: ProgramJob): Promise<unknown[]> {
+    for (const key of Object.keys(require.cache))
+        if (!key.split(path.sep).includes("node_modules") && !key.startsWith(OWN_MODULES)) delete require.cache[key];
+    process.env.PULUMI_CONFIG = job.config;
+    process.env.PULUMI_CONFIG_SECRET_KEYS = job.secretKeys;
+    const state = require("@pulumi/pulumi/runtime/state") as {
+        withLocalStorage<T>(callback: () => Promise<T>): Promise<T>;
+    };
+    return state.withLocalStorage(() => runProgram(job));
+}
+
+/** A reply of the worker: the registrations, or the run's error as one line. */
+export type ProgramReply = { resources: unknown[] } | { error: string };
+
+function serve(): void {
+    // Preload what every program needs, so that a job costs its program alone.
+    require("@pulumi/pulumi");
+    const send = (reply: ProgramReply, after?: () => void) => process.send!(reply, undefined, {}, () => after?.());
+    process.on("message", (job: ProgramJob) => {
+        runFresh(job).then(
+            (resources) => send({ resources }),
+            (e) => send({ error: oneLine(e instanceof Error ? e.message : String(e)) }, () => process.exit(3)),
+        );
+    });
+    // The harness gone: nothing more to run.
+    process.on("disconnect", () => process.exit(0));
+}
+
+async function main(): Promise<void> {
     process.on("unhandledRejection", (e) => {
         programError = programError ?? e;
     });
-    try {
-        registerTypeScript(dir);
-        const entry = require.resolve(dir);
-        require(entry);
-    } catch (e) {
-        programError = e;
+    if (process.argv[2] === "--serve") return serve();
+    const [programDir, project, stack, outFile, runtime = "nodejs"] = process.argv.slice(2);
+    if (!programDir || !project || !stack || !outFile) {
+        fail("usage: mock-program <program-dir> <project> <stack> <out.json>");
     }
-    await (settings as unknown as { waitForRPCs(): Promise<void> }).waitForRPCs();
-    // Let late applies settle, then drain again.
-    await new Promise((r) => setImmediate(r));
-    await (settings as unknown as { waitForRPCs(): Promise<void> }).waitForRPCs();
-    // A refusal explains a program error it caused (the SDK only sees the monitor's error), so it wins.
-    if (engine.refusal !== undefined) fail(engine.refusal);
-    if (programError !== undefined) fail(`program failed: ${describeError(programError)}`);
-    fs.writeFileSync(outFile, JSON.stringify(engine.analyzerView()));
+    const job: ProgramJob = {
+        dir: path.resolve(programDir),
+        project,
+        stack,
+        runtime,
+        config: process.env.PULUMI_CONFIG ?? "{}",
+        secretKeys: process.env.PULUMI_CONFIG_SECRET_KEYS ?? "[]",
+    };
+    try {
+        fs.writeFileSync(outFile, JSON.stringify(await runFresh(job)));
+    } catch (e) {
+        fail(e instanceof RunFailure ? e.message : `mock run failed: ${describeError(e)}`);
+    }
     process.exit(0);
 }
 
