@@ -22,7 +22,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { MockEngine } from "./mock-engine";
 import { runGoProgram } from "./mock-go";
-import { typeScriptKey } from "./mock-workers";
+import { ProgramJob, ProgramReply, typeScriptKey } from "./mock-workers";
 
 /** The Kubernetes provider's default namespace in the real leg (no kubeconfig: none, so nothing is defaulted). */
 const PROVIDER_NAMESPACE = "";
@@ -92,16 +92,6 @@ function registerTypeScript(dir: string): void {
             ...tsutils.loadTypeScriptCompilerOptions(tsConfig),
         },
     });
-}
-
-/** A program to run: its folder, project, stack and runtime, and the config the language host would pass. */
-export interface ProgramJob {
-    dir: string;
-    project: string;
-    stack: string;
-    runtime: string;
-    config: string;
-    secretKeys: string;
 }
 
 /** The TypeScript set-up this process registered (ts-node's hook is process-wide: one set-up a process). */
@@ -185,9 +175,6 @@ function runFresh(job: ProgramJob): Promise<unknown[]> {
     };
     return state.withLocalStorage(() => runProgram(job));
 }
-
-/** A reply of the worker: the registrations, or the run's error as one line. */
-export type ProgramReply = { resources: unknown[] } | { error: string };
 
 function serve(): void {
     // Preload what every program needs, so that a job costs its program alone.

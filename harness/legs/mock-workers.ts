@@ -10,7 +10,19 @@ import * as fs from "fs";
 import * as path from "path";
 import { REPO_ROOT } from "../../support/paths";
 import { Spawned, spawnTracked } from "../../support/process";
-import type { ProgramJob, ProgramReply } from "./mock-program";
+
+/** A program to run: its folder, project, stack and runtime, and the config the language host would pass. */
+export interface ProgramJob {
+    dir: string;
+    project: string;
+    stack: string;
+    runtime: string;
+    config: string;
+    secretKeys: string;
+}
+
+/** A reply of the worker: the registrations, or the run's error as one line. */
+export type ProgramReply = { resources: unknown[] } | { error: string };
 
 /** The compiled worker (the harness always runs from compiled JavaScript in bin/). */
 const PROGRAM_RUNNER = path.join(REPO_ROOT, "bin", "harness", "legs", "mock-program.js");
