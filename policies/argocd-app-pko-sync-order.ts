@@ -8,7 +8,7 @@ import { RuleFinding, RuleContext, classify, programRule } from "./model/policy"
 import { DEFAULT_NAMESPACE } from "./model/rbac/objects";
 import { StackIdentity } from "./model/rbac/stacks";
 import { SOURCE_PATH } from "./model/origin";
-import { HOOK_WEIGHT, SYNC_WAVE, syncWave as wave } from "./model/sync-waves";
+import { HOOK_WEIGHT, SYNC_PHASES, SYNC_WAVE, SyncPhase, syncPhase, syncWave as wave } from "./model/sync-waves";
 import { ResourceLike, StackView, describeStack, secretsRead } from "./model/stack";
 import { Plain, UNKNOWN, Unknown, get, list, str } from "./model/values";
 import { Views } from "./model/views";
@@ -22,6 +22,35 @@ interface K8sObject {
     name: string | Unknown | undefined;
     namespace: string;
     wave: number | Unknown | undefined;
+    /** The first phase of a sync it is applied in (undefined: none). */
+    phase: SyncPhase | Unknown | undefined;
+}
+
+/** When in a sync Argo CD applies an object: its phase, then its wave (gitops-engine `syncTasks.Less`). */
+interface SyncPosition {
+    phase: SyncPhase | undefined;
+    wave: number;
+}
+
+/** An object's position from its metadata; UNKNOWN when a deciding annotation is unknown during preview. */
+function position(metadata: Plain): SyncPosition | Unknown {
+    const phase = syncPhase(metadata);
+    const w = wave(metadata);
+    if (phase === UNKNOWN || w === UNKNOWN) return UNKNOWN;
+    return { phase, wave: w ?? 0 };
+}
+
+/** How a position reads in a message: "wave 2", or "the PreSync phase, wave 2" for a hook. */
+function describePosition(p: SyncPosition, first: boolean): string {
+    if (p.phase === undefined) return "no sync phase (a hook Argo CD applies in none)";
+    if (p.phase === "Sync") return first ? `sync wave ${p.wave}` : `wave ${p.wave}`;
+    return `the ${p.phase} phase (wave ${p.wave})`;
+}
+
+/** Whether Argo CD applies `a` strictly before `b` in a successful sync (an object of no phase: never). */
+function before(a: SyncPosition, b: SyncPosition): boolean {
+    const rank = (p: SyncPosition) => (p.phase === undefined ? Infinity : SYNC_PHASES.indexOf(p.phase));
+    return rank(a) !== rank(b) ? rank(a) < rank(b) : a.wave < b.wave;
 }
 
 function normalizePath(p: string): string {
@@ -86,6 +115,7 @@ function wavedObjects(resources: ResourceLike[], views: Views): K8sObject[] {
             name: str(get(props, "metadata", "name")),
             namespace: typeof ns === "string" ? ns : DEFAULT_NAMESPACE,
             wave: wave(get(props, "metadata")),
+            phase: syncPhase(get(props, "metadata")),
         });
     }
     return objects;
@@ -104,6 +134,14 @@ function argoInUse(apps: Application[], objects: K8sObject[], stacks: StackIdent
     );
 }
 
+/** What to change so the Stack comes after its dependency. */
+function advice(own: SyncPosition, theirs: SyncPosition): string {
+    if (theirs.phase === undefined || theirs.phase === "SyncFail" || theirs.phase === "PostSync")
+        return "apply it as a plain object (no hook annotation) or in an earlier phase, before the Stack";
+    if (own.phase === theirs.phase) return `give the Stack a wave of at least ${theirs.wave}`;
+    return `apply the Stack in the ${theirs.phase} phase or later (wave at least ${theirs.wave}), or the dependency earlier`;
+}
+
 /** A Stack synced before a Secret or the service account it uses. */
 function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): RuleFinding[] {
     const findings: RuleFinding[] = [];
@@ -118,7 +156,7 @@ function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): RuleFi
     for (const st of stacks) {
         const view = st.view;
         const ns = view.namespace === UNKNOWN ? undefined : (view.namespace ?? DEFAULT_NAMESPACE);
-        const stackWave = view.annotations === UNKNOWN ? UNKNOWN : wave({ annotations: view.annotations as Plain });
+        const own = view.annotations === UNKNOWN ? UNKNOWN : position({ annotations: view.annotations as Plain });
         const deps = [
             ...secretsRead(view).map((name) => ({ kind: "Secret", name })),
             ...(typeof st.serviceAccount.name === "string"
@@ -128,16 +166,17 @@ function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): RuleFi
         for (const dep of deps) {
             const obj = ns === undefined ? undefined : byKey.get(key(dep.kind, ns, dep.name));
             if (!obj) continue;
-            const depWave = obj.wave ?? 0;
-            const own = stackWave ?? 0;
-            if (depWave === UNKNOWN || own === UNKNOWN) {
+            const theirs: SyncPosition | Unknown =
+                obj.wave === UNKNOWN || obj.phase === UNKNOWN ? UNKNOWN : { phase: obj.phase, wave: obj.wave ?? 0 };
+            const what = `its ${dep.kind} ${JSON.stringify(dep.name)}`;
+            if (theirs === UNKNOWN || own === UNKNOWN) {
                 findings.push({
-                    message: `${describeStack(view)}: the sync wave of the Stack or of its ${dep.kind} ${JSON.stringify(dep.name)} is unknown during preview; make the sync-wave annotations known.`,
+                    message: `${describeStack(view)}: the sync wave or hook phase of the Stack or of ${what} is unknown during preview; make the sync-wave and hook annotations known.`,
                     urn: view.urn,
                 });
-            } else if (own < depWave) {
+            } else if (before(own, theirs) || (theirs.phase === undefined && own.phase !== undefined)) {
                 findings.push({
-                    message: `${describeStack(view)} is in sync wave ${own} but its ${dep.kind} ${JSON.stringify(dep.name)} is in wave ${depWave}, so Argo CD applies the Stack first; give the Stack a wave of at least ${depWave}.`,
+                    message: `${describeStack(view)} is in ${describePosition(own, true)} but ${what} is in ${describePosition(theirs, false)}, so Argo CD applies the Stack first; ${advice(own, theirs)}.`,
                     urn: view.urn,
                 });
             }
@@ -181,7 +220,7 @@ export const rule = programRule(
             fix: "give the Stack a higher sync wave than its Secrets and service account; turn off automated prune\nfor production or remove destroyOnFinalize.",
             notes: [
                 "An Application manages a Stack when the Stack carries Argo CD's tracking label\n(`app.kubernetes.io/instance`) or annotation (`argocd.argoproj.io/tracking-id`) naming it, or, without\neither, when the Stack's manifest file lies under the Application's `spec.source.path` (or one of\n`spec.sources[].path`): the file is read from the Stack's `pko-guard/source-path` annotation, its path\nrelative to the repository root, which `pko-guard check` sets on every manifest it reads (a program's\nresources have none). Without either, when the Application's destination namespace is the Stack's namespace.",
-                "An object's wave is computed as Argo CD computes it (gitops-engine `syncwaves.Wave`): its\n`argocd.argoproj.io/sync-wave` annotation when that is an integer, else its Helm `helm.sh/hook-weight`\nannotation when that is an integer, else 0.",
+                "An object's wave is computed as Argo CD computes it (gitops-engine `syncwaves.Wave`): its\n`argocd.argoproj.io/sync-wave` annotation when that is an integer, else its Helm `helm.sh/hook-weight`\nannotation when that is an integer, else 0. Objects are ordered as gitops-engine orders a sync's tasks:\nby phase first (PreSync, Sync, PostSync; an object that is not a hook is in Sync; a hook's phase comes\nfrom `argocd.argoproj.io/hook`, else from Helm's `pre-install`/`pre-upgrade` and\n`post-install`/`post-upgrade`), then by wave. A dependency that is only a SyncFail hook, or a hook\nArgo CD applies in no phase (`Skip`, Helm `test`), is never there before the Stack.",
             ],
             reads: ["argoproj.io/Application", "pulumi.com/Stack", "core/Secret", "core/ServiceAccount"],
             readsProduction: true,

@@ -11,17 +11,18 @@ import { adminGrant, bindingCovers, subjectCovers, subjectUnresolved } from "./m
 import { describeBinding, describeBindingRole, describeSubject } from "./model/rbac/describe";
 import { describeStack } from "./model/stack";
 import { UNKNOWN } from "./model/values";
+import { judgedInPreview } from "./model/origin";
 
 export const NAME = "pko-stack-no-cluster-admin";
 
 /** Why a binding only may cover a Stack's account, for the fail-closed message. */
-function coverDoubts(binding: Binding, st: StackIdentity): string[] {
+function coverDoubts(binding: Binding, st: StackIdentity, preview: boolean): string[] {
     if (binding.subjects === UNKNOWN) return ["its subjects are unknown during preview"];
     const out: string[] = [];
     for (const s of binding.subjects) {
         if (subjectCovers(s, binding, st.serviceAccount) === "maybe" && subjectUnresolved(s, binding)) {
             out.push(
-                `its subject ${describeSubject(s)} could not be resolved (its name, kind or namespace is missing, or unknown during preview)`,
+                `its subject ${describeSubject(s)} could not be resolved (its name, kind or namespace is ${preview ? "missing, or unknown during preview" : "missing"})`,
             );
         }
     }
@@ -51,7 +52,7 @@ export const rule = programRule(
                 "A least-privilege Role for a program that deploys an app into namespace `apps`:",
                 '  apiVersion: rbac.authorization.k8s.io/v1\n  kind: Role\n  metadata: {name: my-stack-deployer, namespace: apps}\n  rules:\n  - apiGroups: [""]\n    resources: [configmaps, services]\n    verbs: [get, list, watch, create, update, patch, delete]\n  - apiGroups: [apps]\n    resources: [deployments]\n    verbs: [get, list, watch, create, update, patch, delete]\n  ---\n  apiVersion: rbac.authorization.k8s.io/v1\n  kind: RoleBinding\n  metadata: {name: my-stack-deployer, namespace: apps}\n  roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: my-stack-deployer}\n  subjects: [{kind: ServiceAccount, name: my-stack, namespace: default}]',
                 "Aggregated ClusterRoles are resolved (the rules of every ClusterRole of the program, or built-in\none, whose labels match a selector, transitively). Server-side-apply patches of bindings and roles\nare judged merged with the object they patch (see model/rbac.ts); a patch that grants what its target\nalready grants is not reported twice.",
-                "Reported on the binding (or the patch), naming the Stack. Fails closed when the role, the subjects, a\nsubject's name (or the namespace of a ClusterRoleBinding's ServiceAccount subject), an aggregation\nselector or the labels it reads, or the Stack's service account are unknown or missing during preview:\na name that is not there yet is never taken for a concrete account.",
+                "Reported on the binding (or the patch), naming the Stack. Fails closed when the role, the subjects, a\nsubject's name (or the namespace of a ClusterRoleBinding's ServiceAccount subject), an aggregation\nselector or the labels it reads, or the Stack's service account are missing (or, in a preview, unknown):\na name that is not there yet is never taken for a concrete account.",
             ],
             reads: [
                 "pulumi.com/Stack",
@@ -99,12 +100,15 @@ export const rule = programRule(
                     });
                     continue;
                 }
+                // Values are unknown only in a preview; as written (check, the cluster) they are missing: set them.
+                const preview = judgedInPreview(binding.urn);
                 const doubts = [
                     ...(grant.admin === "maybe" && grant.unknown ? [grant.unknown] : []),
-                    ...(covers === "maybe" ? coverDoubts(binding, st) : []),
+                    ...(covers === "maybe" ? coverDoubts(binding, st, preview) : []),
                 ];
+                const settle = preview ? "Make them known at preview time" : "Set them";
                 findings.push({
-                    message: `${describeBinding(binding)} may grant ${role} to ${who}, and the rule fails closed: ${doubts.join("; ") || "values are unknown during preview"}. Make them known at preview time or bind a least-privilege role.`,
+                    message: `${describeBinding(binding)} may grant ${role} to ${who}, and the rule fails closed: ${doubts.join("; ") || `values are ${preview ? "unknown during preview" : "missing"}`}. ${settle} or bind a least-privilege role.`,
                     urn: binding.urn,
                     field: subjectField(binding, st.serviceAccount),
                 });

@@ -8,7 +8,7 @@ import { RuleFinding, programRule } from "./model/policy";
 import { Binding, Subject } from "./model/rbac/objects";
 import { StackIndex } from "./model/rbac/stacks";
 import { adminGrant, subjectCovers, subjectRejected } from "./model/rbac/grants";
-import { describeBinding, describeBindingRole, describeSubject } from "./model/rbac/describe";
+import { describeBinding, describeBindingRole, describeSubject, quoteName } from "./model/rbac/describe";
 import { UNKNOWN } from "./model/values";
 import { judgedWith } from "./model/origin";
 
@@ -130,13 +130,10 @@ export const rule = programRule(
             if (base && openReported.has(base)) continue;
             const aggregators = grant.openAggregators
                 .slice(0, 3)
-                .map(
-                    (r) =>
-                        `ClusterRole ${typeof r.name === "string" ? JSON.stringify(r.name) : "<name unknown during preview>"}`,
-                )
+                .map((r) => `ClusterRole ${quoteName(r.name)}`)
                 .join(", ");
             findings.push({
-                message: `${describeBinding(binding)} binds ${describeBindingRole(binding, grant)} to service accounts, and it aggregates through ${aggregators}, whose clusterRoleSelectors may match ClusterRoles this program does not declare (the cluster's own or another install's); only the program's roles were judged. Select labels only your own roles carry, or bind a role with explicit rules.`,
+                message: `${describeBinding(binding)} binds ${describeBindingRole(binding, grant)} to service accounts, and it aggregates through ${aggregators}, whose clusterRoleSelectors may match ClusterRoles not declared ${judgedWith(binding.urn).among} (the cluster's own or another install's); only the roles ${judgedWith(binding.urn).among} were judged. Select labels only your own roles carry, or bind a role with explicit rules.`,
                 urn: binding.urn,
             });
         }

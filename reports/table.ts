@@ -13,6 +13,7 @@ import * as path from "path";
 import { PLAIN, Painter } from "../support/color";
 import { escapeText as esc } from "../support/escape";
 import { Finding } from "../evaluation/rows";
+import { judgedInPreview } from "../policies/model/origin";
 import { ProjectSubject, ruleCatalogue } from "./subject";
 
 /** The width to render for: the terminal's columns when stdout is a TTY, else 120. */
@@ -74,10 +75,20 @@ function shownFile(file: string, shown: Map<string, string>): string {
     return out;
 }
 
+/**
+ * Where a finding is: its file, line and column; for a program's resource (the gate) whose declaration the
+ * program's source does not show (engine/source-locations.ts: a name built at run time), that there is none.
+ */
+function place(f: Finding, shown: Map<string, string>): string {
+    if (f.file) return `${shownFile(f.file, shown)}:${f.line ?? 1}${f.column ? `:${f.column}` : ""}`;
+    return f.resource && judgedInPreview(f.urn) ? "no source line found" : "";
+}
+
 function where(f: Finding, shown: Map<string, string>): string {
-    if (!f.file) return "";
+    const at = place(f, shown);
+    if (!at) return "";
     const synced = f.syncedBy ? `; synced by ${esc(f.syncedBy)}` : "";
-    return ` (${shownFile(f.file, shown)}:${f.line ?? 1}${f.column ? `:${f.column}` : ""}${synced})`;
+    return ` (${at}${synced})`;
 }
 
 const ORDER: Finding["status"][] = ["blocking", "advisory", "waived"];
@@ -176,7 +187,7 @@ export function* fullTableChunks(
         esc(f.resource),
         f.level,
         f.status,
-        f.file ? `${shownFile(f.file, shown)}:${f.line ?? 1}${f.column ? `:${f.column}` : ""}` : "",
+        place(f, shown),
         esc(f.message),
     ]);
     const widths = HEAD.map((h) => h.length);

@@ -37,7 +37,7 @@ import {
 } from "./application-sources";
 import { withOverrides } from "./source-overrides";
 import { list, record, str } from "../../support/records";
-import { isThisRepository } from "./repo-url";
+import { otherRepository } from "./repo-url";
 
 type Obj = Record<string, unknown>;
 
@@ -74,7 +74,7 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
     const foreignRefs = new Map<string, string>();
     for (const [i, s] of sources.entries()) {
         if (!s || typeof s.ref !== "string") continue;
-        const other = otherRepository(s, fieldOf(i), ctx);
+        const other = otherRepository(s.repoURL, fieldOf(i), ctx.repository);
         if (other) foreignRefs.set(s.ref, fieldOf(i));
         else refs.set(s.ref, ctx.repoRoot);
         if (other && typeof s.path !== "string" && typeof s.chart !== "string")
@@ -103,23 +103,6 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
     return out;
 }
 
-/**
- * Why a source is not read from the checked repository (its `repoURL` names another one: ./repo-url.ts), as a
- * note naming the field; undefined when it is this repository, or when the caller knows no repository (the
- * harness's fixtures are folders of this repository, not repositories of their own).
- */
-function otherRepository(source: Obj, field: string, ctx: RenderContext): string | undefined {
-    if (!ctx.repository) return undefined;
-    const url = source.repoURL;
-    if (typeof url !== "string" || url.trim() === "") return `${field}.repoURL is not set`;
-    if (isThisRepository(ctx.repository, url)) return undefined;
-    const known =
-        ctx.repository.urls.length === 0
-            ? "; this repository's URL is not known (no origin remote, none declared)"
-            : "";
-    return `${field}.repoURL ${JSON.stringify(url)} is another repository than the one checked${known}`;
-}
-
 /** One source (at `field`) rendered into `out` by its type, or named in `out.notes` when check cannot render it. */
 function renderSource(
     written: Obj,
@@ -137,7 +120,7 @@ function renderSource(
         return;
     }
     if (typeof source.path !== "string") return; // a `ref` source of value files only
-    const other = otherRepository(source, field, ctx);
+    const other = otherRepository(source.repoURL, field, ctx.repository);
     if (other) {
         out.notes.push(`${other}, so ${JSON.stringify(source.path)} is not read from this one`);
         return;

@@ -9,6 +9,7 @@ import { RenderContext } from "../render/render";
 import { executeGoTemplates, substitute } from "./appset-templates";
 import { flatElement, goString, mergeOverride } from "./generator-params";
 import { gitDirectoryParams, gitFilesParams } from "./git-generator";
+import { otherRepository } from "./repo-url";
 import { extended } from "../../support/shapes";
 import { list, record, str } from "../../support/records";
 
@@ -98,6 +99,9 @@ function listParams(l: Obj, field: string, goTemplate: boolean): Generated {
 
 /** A git generator's parameter sets (directories, else files) and its `values`. */
 function gitParams(git: Obj, field: string, depth: number, env: GenEnv): Generated {
+    // The folders and files are this repository's only when the generator names it (as an Application source).
+    const other = otherRepository(git.repoURL, `${field}.git`, env.ctx.repository);
+    if (other !== undefined) return { reason: other };
     const prefix = str(git.pathParamPrefix) ?? "";
     let params: Obj[];
     // Directories take precedence over files when both are set, as in Argo CD.

@@ -53,3 +53,21 @@ export function isThisRepository(repo: CheckedRepository, repoURL: string): bool
 export function shownUrl(url: string): string {
     return url.trim().replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, "$1");
 }
+
+/**
+ * Why a `repoURL` (at `field`: an Application source's, an ApplicationSet git generator's) is not read from the
+ * checked repository, naming the field; undefined when it names this repository, or when the caller knows no
+ * repository (the harness's fixtures are folders of this repository, not repositories of their own).
+ */
+export function otherRepository(
+    repoURL: unknown,
+    field: string,
+    repository: CheckedRepository | undefined,
+): string | undefined {
+    if (!repository) return undefined;
+    if (typeof repoURL !== "string" || repoURL.trim() === "") return `${field}.repoURL is not set`;
+    if (isThisRepository(repository, repoURL)) return undefined;
+    const known =
+        repository.urls.length === 0 ? "; this repository's URL is not known (no origin remote, none declared)" : "";
+    return `${field}.repoURL ${JSON.stringify(repoURL)} is another repository than the one checked${known}`;
+}

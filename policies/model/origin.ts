@@ -55,3 +55,12 @@ export function judgedWith(urn: unknown): { among: string; of: string } {
         return { among: "in the cluster", of: "in the cluster" };
     return { among: "in this program", of: "of this program" };
 }
+
+/**
+ * Whether the resource is judged in a preview through the Pulumi engine (a program), the one run where a value can
+ * be unknown and a missing one may stand for one not known yet: neither check's manifests nor the cluster's objects.
+ * Messages say "unknown during preview" and "make it known at preview time" only then.
+ */
+export function judgedInPreview(urn: unknown): boolean {
+    return !(typeof urn === "string" && (urn.startsWith(MANIFEST_URN_PREFIX) || urn.startsWith(CLUSTER_URN_PREFIX)));
+}

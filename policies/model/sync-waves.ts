@@ -1,8 +1,14 @@
 /**
- * An object's Argo CD sync wave, computed where Argo CD computes it: gitops-engine pkg/sync/syncwaves/waves.go
- * `Wave`. The `argocd.argoproj.io/sync-wave` annotation when it parses as an integer (Go's strconv.Atoi: an
- * optional sign and digits, no spaces), else Helm's `helm.sh/hook-weight` parsed the same way
- * (pkg/sync/hook/helm/weight.go `Weight`, read for every object, hook or not), else wave 0.
+ * When Argo CD applies an object in a sync, as gitops-engine orders its tasks (pkg/sync/sync_tasks.go
+ * `syncTasks.Less`): by phase first (PreSync, Sync, PostSync, then SyncFail, which runs only when the sync
+ * fails), then by wave, then by kind and name.
+ * - Its wave (pkg/sync/syncwaves/waves.go `Wave`): the `argocd.argoproj.io/sync-wave` annotation when it parses
+ *   as an integer (Go's strconv.Atoi: an optional sign and digits, no spaces), else Helm's `helm.sh/hook-weight`
+ *   parsed the same way (pkg/sync/hook/helm/weight.go `Weight`, read for every object, hook or not), else 0.
+ * - Its phases (pkg/sync/sync_phase.go `syncPhases`): Sync for an object that is not a hook; a hook's types among
+ *   the phases otherwise (pkg/sync/hook/hook.go `Types`: the Argo CD types of `argocd.argoproj.io/hook`, comma-
+ *   separated and trimmed; only when there is none, the Helm types gitops-engine maps, pkg/sync/hook/helm/type.go:
+ *   `pre-install`/`pre-upgrade` to PreSync, `post-install`/`post-upgrade` to PostSync).
  */
 import { Plain, UNKNOWN, Unknown, get } from "./values";
 
@@ -22,4 +28,57 @@ export function syncWave(metadata: Plain): number | Unknown | undefined {
         if (typeof v === "string" && ATOI.test(v)) return Number(v);
     }
     return undefined;
+}
+
+export const ARGO_HOOK = "argocd.argoproj.io/hook";
+export const HELM_HOOK = "helm.sh/hook";
+
+/** The phases of a sync, in the order Argo CD runs them (SyncFail only when the sync fails). */
+export const SYNC_PHASES = ["PreSync", "Sync", "PostSync", "SyncFail"] as const;
+export type SyncPhase = (typeof SYNC_PHASES)[number];
+
+const ARGO_TYPES = new Set(["PreSync", "Sync", "PostSync", "SyncFail", "Skip"]);
+const HELM_TYPES: Record<string, SyncPhase> = {
+    "pre-install": "PreSync",
+    "pre-upgrade": "PreSync",
+    "post-install": "PostSync",
+    "post-upgrade": "PostSync",
+};
+
+/** An annotation's comma-separated values, trimmed, once each (pkg/sync/resource/annotations.go `GetAnnotationCSVs`). */
+export function annotationValues(v: unknown): string[] {
+    return [
+        ...new Set(
+            String(v ?? "")
+                .split(",")
+                .map((x) => x.trim())
+                .filter((x) => x !== ""),
+        ),
+    ];
+}
+
+/** The hook types gitops-engine reads of an object's annotations (`hook.Types`): Argo CD's, else Helm's mapped. */
+export function hookTypes(annotations: Record<string, unknown>): string[] {
+    const argo = annotationValues(annotations[ARGO_HOOK]).filter((t) => ARGO_TYPES.has(t));
+    if (argo.length > 0) return argo;
+    return [
+        ...new Set(annotationValues(annotations[HELM_HOOK]).flatMap((t) => (HELM_TYPES[t] ? [HELM_TYPES[t]] : []))),
+    ];
+}
+
+/**
+ * The first phase of a sync in which Argo CD applies the object (Sync when it is not a hook); undefined when it is
+ * applied in none (a hook of other types only: never, or only when its Application is deleted); UNKNOWN when a
+ * hook annotation is unknown during preview.
+ */
+export function syncPhase(metadata: Plain): SyncPhase | Unknown | undefined {
+    const annotations = get(metadata, "annotations");
+    if (annotations === UNKNOWN) return UNKNOWN;
+    if (annotations === null || typeof annotations !== "object" || Array.isArray(annotations)) return "Sync";
+    const a = annotations as Record<string, unknown>;
+    if (a[ARGO_HOOK] === UNKNOWN || (a[ARGO_HOOK] === undefined && a[HELM_HOOK] === UNKNOWN)) return UNKNOWN;
+    const argo = typeof a[ARGO_HOOK] === "string";
+    if (!argo && (typeof a[HELM_HOOK] !== "string" || a[HELM_HOOK] === "crd-install")) return "Sync";
+    const types = hookTypes(a);
+    return SYNC_PHASES.find((p) => types.includes(p));
 }

@@ -127,7 +127,7 @@ export function computeAdminGrant(binding: Binding, model: RbacModel): AdminGran
     if (roleName === UNKNOWN || roleKind === UNKNOWN || missing(roleName) || missing(roleKind)) {
         const why = binding.patch?.roleOutsideProgram
             ? "it sets subjects of a binding this program does not declare without its roleRef, so their role is one the program cannot see"
-            : "its roleRef is missing, or unknown during preview";
+            : `its roleRef is ${roleName === UNKNOWN || roleKind === UNKNOWN ? "unknown during preview" : "missing"}`;
         return { admin: "maybe", unknown: why, openAggregators: [] };
     }
     if (roleKind === "ClusterRole" && roleName === "cluster-admin") return { admin: "yes", openAggregators: [] };
@@ -168,7 +168,7 @@ export function computeAdminGrant(binding: Binding, model: RbacModel): AdminGran
                     ? {
                           unknown:
                               target === "maybe"
-                                  ? "a role of this program whose name is unknown during preview may be it"
+                                  ? `a role judged with it whose name is ${role.name === UNKNOWN ? "unknown during preview" : "missing"} may be it`
                                   : byEscalation && scope === "maybe"
                                     ? "the binding's namespace is unknown during preview and its role can escalate privileges in a privileged namespace"
                                     : "its role's rules, labels or aggregation selectors are unknown during preview",

@@ -69,6 +69,67 @@ describe("argocd-app-pko-sync-order", () => {
             one("s", /is in sync wave 2 but its Secret "pulumi-access-token" is in wave 3/),
         );
     });
+    it("orders by hook phase before wave, as gitops-engine orders sync tasks (PreSync, Sync, PostSync, SyncFail)", () => {
+        const hooked = (annotations: Record<string, string>): TestResource => ({
+            type: "kubernetes:core/v1:Secret",
+            name: "tok",
+            props: { metadata: { name: "pulumi-access-token", namespace: "pulumi", annotations } },
+        });
+        const stack = (annotations: Record<string, string>) => stackResource("s", goodSpec(), { annotations });
+        // A PreSync hook Secret (Argo CD's or Helm's pre-install) is there before a Sync-phase Stack of any wave.
+        for (const pre of [
+            { "argocd.argoproj.io/hook": "PreSync" },
+            { "helm.sh/hook": "pre-install,pre-upgrade" },
+        ] as Record<string, string>[])
+            assert.deepStrictEqual(
+                runStackPolicy(policy, [
+                    stack({ "argocd.argoproj.io/sync-wave": "-5" }),
+                    hooked({ ...pre, "argocd.argoproj.io/sync-wave": "9" }),
+                ]),
+                [],
+            );
+        // A PostSync hook Secret comes after the Stack, whatever the waves say.
+        assertFindings(
+            runStackPolicy(policy, [
+                stack({ "argocd.argoproj.io/sync-wave": "9" }),
+                hooked({ "argocd.argoproj.io/hook": "PostSync" }),
+            ]),
+            one(
+                "s",
+                /is in sync wave 9 but its Secret "pulumi-access-token" is in the PostSync phase \(wave 0\), so Argo CD applies the Stack first; apply it as a plain object/,
+            ),
+        );
+        // A SyncFail hook is applied only when the sync fails; a Skip or a Helm test hook never.
+        for (const late of [
+            { "argocd.argoproj.io/hook": "SyncFail" },
+            { "argocd.argoproj.io/hook": "Skip" },
+            { "helm.sh/hook": "test" },
+        ] as Record<string, string>[])
+            assert.strictEqual(
+                runStackPolicy(policy, [stack({ "argocd.argoproj.io/sync-wave": "1" }), hooked(late)]).length,
+                1,
+                JSON.stringify(late),
+            );
+        // A Stack that is itself a PreSync hook comes before a Sync-phase Secret in a lower wave.
+        assertFindings(
+            runStackPolicy(policy, [
+                stack({ "argocd.argoproj.io/hook": "PreSync", "argocd.argoproj.io/sync-wave": "3" }),
+                secret("1"),
+            ]),
+            one(
+                "s",
+                /is in the PreSync phase \(wave 3\) but its Secret "pulumi-access-token" is in wave 1, so Argo CD applies the Stack first; apply the Stack in the Sync phase or later/,
+            ),
+        );
+        // Within one phase, waves decide.
+        assertFindings(
+            runStackPolicy(policy, [
+                stack({ "argocd.argoproj.io/hook": "PreSync", "argocd.argoproj.io/sync-wave": "1" }),
+                hooked({ "argocd.argoproj.io/hook": "PreSync", "argocd.argoproj.io/sync-wave": "2" }),
+            ]),
+            one("s", /give the Stack a wave of at least 2/),
+        );
+    });
     it("flags an auto-pruning Application that manages a destroyable production Stack", () => {
         const prod = stackResource("s", goodSpec({ destroyOnFinalize: true }));
         assertFindings(runStackPolicy(policy, [prod, app(true)]), prunes);

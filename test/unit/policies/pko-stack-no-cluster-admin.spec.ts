@@ -486,6 +486,26 @@ describe("pko-stack-no-cluster-admin: names that come from other resources", () 
         }
     });
 
+    it("speaks of a preview only in one: check's manifests and the cluster's objects say missing and set", () => {
+        // The run is told by the URN: a program's (a preview), check's manifests, the cluster's (admission, audit).
+        const nameless = binding(CRB, "a", admin, [{ kind: "ServiceAccount", namespace: "pulumi" }]);
+        const program = check([stack(), nameless]);
+        assert.strictEqual(program.length, 1);
+        assert.match(
+            program[0].message,
+            /is missing, or unknown during preview\)\. Make them known at preview time or/,
+        );
+        for (const prefix of ["urn:pulumi:check::manifests::", "urn:pulumi:cluster::live::"]) {
+            const r = check([
+                { ...stack(), urn: `${prefix}kubernetes:pulumi.com/v1:Stack::Stack/pulumi/app` },
+                { ...nameless, urn: `${prefix}${CRB}::ClusterRoleBinding/a` },
+            ]);
+            assert.strictEqual(r.length, 1, prefix);
+            assert.match(r[0].message, /namespace is missing\)\. Set them or bind a least-privilege role\.$/);
+            assert.doesNotMatch(r[0].message, /preview/);
+        }
+    });
+
     it("never lets a Stack with a missing subject name 'run as default' unnoticed", () => {
         const noSa = stackResource("app", goodSpec());
         assertFindings(

@@ -85,6 +85,25 @@ const agg = role("agg", { aggregationRule: { clusterRoleSelectors: [{ matchLabel
 const ciSa = { kind: "ServiceAccount", name: "ci", namespace: "ci" };
 
 describe("rbac-no-cluster-admin-serviceaccount: aggregation", () => {
+    it("names the roles an aggregation was judged with as the run has them (no program in check)", () => {
+        const narrow = role("part", { labels: LABEL, rules: NARROW });
+        const prefix = "urn:pulumi:check::manifests::";
+        const r = runStackPolicy(policy, [
+            stack,
+            agg,
+            narrow,
+            {
+                ...crb("b", "agg", [ciSa]),
+                urn: `${prefix}kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding::b`,
+            },
+        ]);
+        assert.strictEqual(r.length, 1);
+        assert.match(
+            r[0].message,
+            /ClusterRoles not declared among the manifests checked with it .*only the roles among the manifests checked with it were judged/,
+        );
+        assert.doesNotMatch(r[0].message, /program|preview/);
+    });
     it("flags a wildcard-by-aggregation role on an account no Stack uses", () => {
         const r = runStackPolicy(policy, [
             stack,
@@ -107,7 +126,7 @@ describe("rbac-no-cluster-admin-serviceaccount: aggregation", () => {
                 r,
                 one(
                     "b",
-                    /aggregates through ClusterRole "agg", whose clusterRoleSelectors may match ClusterRoles this program does not declare/,
+                    /aggregates through ClusterRole "agg", whose clusterRoleSelectors may match ClusterRoles not declared in this program/,
                 ),
             );
         }

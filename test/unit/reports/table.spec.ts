@@ -163,3 +163,30 @@ describe("the full table (--verbose)", () => {
         assert.ok(lines.includes("where:    /r/m/stack.yaml:4"), out);
     });
 });
+
+describe("a gate finding whose declaration the program's source does not show", () => {
+    const finding = (urn: string, file?: string): Finding => ({
+        policy: "pko-stack-prod-pinned-commit",
+        resource: "prod-app",
+        urn,
+        type: "kubernetes:pulumi.com/v1:Stack",
+        level: "mandatory",
+        status: "blocking",
+        message: "not pinned",
+        ...(file ? { file, line: 3, column: 7 } : {}),
+    });
+    const program = "urn:pulumi:dev::shop::kubernetes:pulumi.com/v1:Stack::prod-app";
+
+    it("says there is no source line, in the default output and in the full table", () => {
+        const out = renderFindings(subject([finding(program)]), 120);
+        assert.match(out, /^ {2}resource: prod-app \(no source line found\)$/m);
+        const table = renderFullTable(subject([finding(program)]), Infinity, "summary");
+        assert.ok(table.split("\n").includes("where:    no source line found"), table);
+    });
+
+    it("shows the line when there is one, and says nothing of a line where none is expected (the cluster)", () => {
+        assert.match(renderFindings(subject([finding(program, "/p/index.ts")]), 120), /\(\/p\/index\.ts:3:7\)$/m);
+        const live = finding("urn:pulumi:cluster::live::kubernetes:pulumi.com/v1:Stack::Stack/pulumi/prod-app");
+        assert.match(renderFindings(subject([live]), 120), /^ {2}resource: prod-app$/m);
+    });
+});

@@ -4,6 +4,7 @@
  * - one kustomize base sent to two clusters by two Applications: two objects, each judged and attributed;
  * - per-cluster folders and an example copy no Application syncs: judged in each place, an advisory duplicate,
  *   excluded with `exclude:` of `.pko-guard.yaml` or `--exclude`;
+ * - an ApplicationSet whose git generator names another repository: not expanded (fails closed naming the field);
  * - an Application of another repository whose path exists here: not read (fails closed naming
  *   spec.source.repoURL) until the origin remote, in any of its URL forms, or a declared URL is that repository.
  */
@@ -173,6 +174,32 @@ describe("check on real repository layouts", function () {
             corrected.rows.every(
                 (x) => x.syncedBy === "Application argocd/web" || x.resource.startsWith("Application/"),
             ),
+        );
+    });
+
+    it("an ApplicationSet whose git generator reads another repository fails closed, naming the nested field", () => {
+        layout("appset-other-repo", "https://github.com/acme/manifests.git");
+        const risky = rows();
+        assert.strictEqual(risky.code, 1);
+        assert.deepStrictEqual(
+            risky.rows.filter((x) => x.level === "mandatory").map((x) => [x.policy, x.resource, x.field]),
+            [
+                [
+                    "argocd-app-rendered",
+                    "ApplicationSet/argocd/web",
+                    "spec.generators[0].matrix.generators[1].git.repoURL",
+                ],
+                // Not generated from here: judged as a file no Application syncs.
+                ["pko-stack-prod-pinned-commit", "Stack/pulumi/web", "spec.branch"],
+            ],
+        );
+        assert.match(risky.err, /git\.repoURL "https:\/\/github\.com\/acme\/web-manifests\.git" is another repository/);
+        // The generator's repository is this one: its folders are read, and the Application it makes syncs the Stack.
+        spawnSync("git", ["remote", "set-url", "origin", "git@github.com:acme/web-manifests.git"], { cwd: repo });
+        const same = rows();
+        assert.deepStrictEqual(
+            same.rows.filter((x) => x.level === "mandatory").map((x) => [x.policy, x.resource, x.syncedBy]),
+            [["pko-stack-prod-pinned-commit", "Stack/pulumi/web", "Application argocd/web-east"]],
         );
     });
 
