@@ -13,12 +13,12 @@ import * as path from "path";
 import * as tls from "tls";
 import * as jsyaml from "js-yaml";
 import { CLI_ENTRY, REPO_ROOT } from "../../../support/paths";
-import { Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../../../support/process";
-import { ApiServer, freePort, installPkoCrds, startApiServer } from "../../../harness/apiserver";
-import { Ca, issueCert, makeCa } from "../../../harness/certs";
-import { Doc, guideDocs, namespaceYaml, namespacesOf, requireCluster, until, yaml } from "../../support/cluster";
+import { Spawned, exec, removeTempDir } from "../../../support/process";
+import { ApiServer } from "../../../harness/apiserver";
+import { Ca, issueCert } from "../../../harness/certs";
+import { Doc, guideDocs, namespacesOf, requireCluster, until, yaml } from "../../support/cluster";
 import { deepJson } from "../../support/fake-cluster";
-import { admissionConfig, get, webhookConfiguration } from "../../support/shipped-door";
+import { get, startDoor, startShippedWebhook } from "../../support/shipped-door";
 
 const DEPTH = 5000;
 
@@ -103,17 +103,10 @@ describe("the webhook as shipped, probed on a real API server", function () {
 
     before(async function () {
         requireCluster(this);
-        dir = makeTempDir("chaos-probes");
-        clientCa = makeCa(path.join(dir, "clients"), "apiserver-clients");
-        const apiClient = issueCert(clientCa, "kube-apiserver", { dns: ["kube-apiserver"] });
+        const door = await startDoor("chaos-probes", ["attic", "judged", "governed"]);
+        ({ dir, server, clientCa, port, healthPort, caPem } = door);
         const probe = issueCert(clientCa, "prober", { dns: ["prober"] });
         pair = { cert: fs.readFileSync(probe.cert), key: fs.readFileSync(probe.key) };
-        port = await freePort();
-        healthPort = await freePort();
-        server = await startApiServer({ admissionConfigFile: admissionConfig(dir, port, apiClient) });
-        await installPkoCrds(server);
-        for (const ns of ["attic", "judged", "governed"]) await server.apply(namespaceYaml(ns));
-        caPem = fs.readFileSync(server.ca.cert);
         // A Stack nested 5,000 levels deep (the Stack CRD keeps unknown fields under spec.config), stored before
         // the webhook starts, in a namespace nothing else uses.
         const deep = path.join(dir, "deep-stack.json");
@@ -128,25 +121,7 @@ describe("the webhook as shipped, probed on a real API server", function () {
             deep,
         ]);
         assert.strictEqual(created.code, 0, created.stderr);
-        const serving = issueCert(server.ca, "webhook", { ips: ["127.0.0.1"] });
-        hook = spawnTracked(
-            process.execPath,
-            [
-                CLI_ENTRY,
-                "webhook",
-                ...["--cert", serving.cert, "--key", serving.key, "--client-ca", clientCa.cert],
-                ...["--host", "127.0.0.1", "--port", String(port), "--health-port", String(healthPort)],
-                ...["--kubeconfig", server.kubeconfig],
-            ],
-            { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
-        );
-        hook.child.stdout!.on("data", (d) => (logs += d));
-        hook.child.stderr!.on("data", (d) => (logs += d));
-        await until("the webhook's /readyz", async () => {
-            if (hook!.child.exitCode !== null) throw new Error(`the webhook exited: ${logs.slice(-3000)}`);
-            return (await get(healthPort, "/readyz", caPem).catch(() => ({ status: 0 }))).status === 200;
-        });
-        await server.apply(webhookConfiguration(`https://127.0.0.1:${port}`, caPem.toString("base64")));
+        hook = await startShippedWebhook(door, server.kubeconfig, [], (d) => (logs += d));
         const governed = await apply(guideDocs("gitops-guide-governed", "manifests/production/stack.yaml", "governed"));
         assert.strictEqual(governed.code, 0, governed.stderr);
     });
