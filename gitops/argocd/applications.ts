@@ -38,6 +38,7 @@ import {
 import { withOverrides } from "./source-overrides";
 import { list, record, str } from "../../support/records";
 import { otherRepository } from "./repo-url";
+import { buildEnv, needsUnknownRevision } from "./build-env";
 
 type Obj = Record<string, unknown>;
 
@@ -146,8 +147,15 @@ function renderSource(
         );
         return;
     }
+    const env = buildEnv(app, source, ctx.repository?.revision);
+    if (needsUnknownRevision(source, env)) {
+        out.notes.push(
+            `${field} uses $ARGOCD_APP_REVISION, the commit Argo CD renders, which check does not know here (the repository root is not in a git repository with a commit)`,
+        );
+        return;
+    }
     out.rendered.push(dir);
-    if (type === "kustomize") kustomizeSource(source, dir, ctx, out);
-    else if (type === "helm") helmSource(source, dir, owner, ctx, out);
-    else directorySource(source, dir, ctx, out);
+    if (type === "kustomize") kustomizeSource(source, dir, ctx, out, env);
+    else if (type === "helm") helmSource(source, dir, { env, ...owner }, ctx, out);
+    else directorySource(source, dir, ctx, out, env);
 }
