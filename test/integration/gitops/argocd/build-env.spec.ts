@@ -114,10 +114,17 @@ describe("Argo CD's build environment in rendering", function () {
             objects(
                 app({
                     path: "k",
+                    // A hostile revision name: `kustomize edit add label rev:rel,b:c` (what Argo CD runs) sets
+                    // one label `rev` to `rel,b:c` (kustomize v5.8.2, docs/verified-facts.md); so does check.
+                    targetRevision: "rel,b:c",
                     kustomize: {
                         namePrefix: "$ARGOCD_APP_NAME-",
                         images: ["web=registry.example.com/web:$ARGOCD_APP_REVISION_SHORT_8"],
-                        commonLabels: { project: "$ARGOCD_APP_PROJECT_NAME", ns: "$ARGOCD_APP_NAMESPACE" },
+                        commonLabels: {
+                            project: "$ARGOCD_APP_PROJECT_NAME",
+                            ns: "$ARGOCD_APP_NAMESPACE",
+                            rev: "$ARGOCD_APP_SOURCE_TARGET_REVISION",
+                        },
                         commonAnnotations: { path: "$ARGOCD_APP_SOURCE_PATH" },
                         ...extra,
                     },
@@ -128,6 +135,8 @@ describe("Argo CD's build environment in rendering", function () {
         assert.strictEqual(plain.spec.template.spec.containers[0].image, "registry.example.com/web:2b088971");
         assert.strictEqual(plain.metadata.labels.project, "payments");
         assert.strictEqual(plain.metadata.labels.ns, "web-prod");
+        assert.deepStrictEqual(Object.keys(plain.metadata.labels).sort(), ["ns", "project", "rev"]);
+        assert.strictEqual(plain.metadata.labels.rev, "rel,b:c");
         assert.strictEqual(plain.metadata.annotations.path, "$ARGOCD_APP_SOURCE_PATH");
         assert.strictEqual(kustomize({ commonAnnotationsEnvsubst: true }).metadata.annotations.path, "k");
     });
