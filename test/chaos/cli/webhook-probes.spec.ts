@@ -143,6 +143,26 @@ describe("the webhook as shipped, probed on a real API server", function () {
         assert.match(r.stderr, /pko-stack-no-cluster-admin: /);
     });
 
+    // Fixed by 1150c80 (binding-reach.ts): before it, the deep Stack made every ClusterRoleBinding to a group or
+    // user fail closed, wherever it granted. Its account cannot be known, so a binding that could grant to an
+    // account of its namespace is still refused.
+    it("the deep Stack refuses only the bindings that could grant to its namespace's accounts", async () => {
+        const crb = (name: string, subject: Record<string, string>): Doc => ({
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRoleBinding",
+            metadata: { name },
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
+            subjects: [{ apiGroup: "rbac.authorization.k8s.io", ...subject }],
+        });
+        const team = await apply([crb("probe-team-view", { kind: "Group", name: "team" })]);
+        assert.strictEqual(team.code, 0, team.stderr);
+        const alice = await apply([crb("probe-alice-view", { kind: "User", name: "alice" })]);
+        assert.strictEqual(alice.code, 0, alice.stderr);
+        const attic = await apply([crb("probe-attic-view", { kind: "Group", name: "system:serviceaccounts:attic" })]);
+        assert.notStrictEqual(attic.code, 0, attic.stdout);
+        assert.match(attic.stderr, /pko-guard-cluster-state: .*Stack\/attic\/deep/);
+    });
+
     // Fixed by 8afce69 and 0f78251 (paging by metadata.continue; objects decoded alone): before them audit
     // stopped at 500 objects, and exited 2 with no report on the deep Stack. (>500: test/chaos/cluster/paging.spec.ts.)
     it("audit as a process reports the deep Stack it could not judge and counts what it read", async () => {
