@@ -111,7 +111,10 @@ describe("pko-stack-preview-only-nonprod", () => {
         assert.deepStrictEqual(judged("https://prod"), []);
         const apart = judged("https://staging");
         assert.strictEqual(apart.length, 1);
-        assert.match(apart[0], /^https:\/\/staging\/Stack\/pulumi\/app-next: .*no Stack judged with it deploys this stack/);
+        assert.match(
+            apart[0],
+            /^https:\/\/staging\/Stack\/pulumi\/app-next: .*no Stack judged with it deploys this stack/,
+        );
         assert.deepStrictEqual(judged("https://staging", { previewTwinNames: ["-next$"] }), []);
     });
     it("lets a setting declare twins whose deployer is elsewhere, by name", () => {
