@@ -63,7 +63,7 @@ describe("pko-stack-auth-delegator", () => {
         assert.strictEqual(r.length, 1);
         assert.match(
             r[0].message,
-            /ServiceAccount default\/deployer \(spec\.serviceAccountName; no metadata\.namespace: "default" assumed\)/,
+            /ServiceAccount default\/deployer \(spec\.serviceAccountName; no namespace set, "default" assumed\)/,
         );
     });
     it("skips v1alpha1 (PKO v1) Stacks", () => {
