@@ -81,6 +81,43 @@ function registerTypeScript(dir: string): void {
     });
 }
 
+type Settings = { waitForRPCs(): Promise<void> };
+
+/** Runs a Node program in this process under the installed mocks; resolves with the error it failed with, if any. */
+async function nodeProgramError(dir: string, settings: unknown): Promise<unknown> {
+    let programError: unknown;
+    process.on("unhandledRejection", (e) => {
+        programError = programError ?? e;
+    });
+    try {
+        registerTypeScript(dir);
+        const entry = require.resolve(dir);
+        require(entry);
+    } catch (e) {
+        programError = e;
+    }
+    await (settings as Settings).waitForRPCs();
+    // Let late applies settle, then drain again.
+    await new Promise((r) => setImmediate(r));
+    await (settings as Settings).waitForRPCs();
+    return programError;
+}
+
+/** Runs a Go program against the installed mocks, served over gRPC; resolves with the error it failed with, if any. */
+async function goProgramError(dir: string, monitor: Record<string, any>, project: string, stack: string) {
+    try {
+        await runGoProgram(dir, monitor, {
+            project,
+            stack,
+            config: process.env.PULUMI_CONFIG ?? "{}",
+            secretKeys: process.env.PULUMI_CONFIG_SECRET_KEYS ?? "[]",
+        });
+        return undefined;
+    } catch (e) {
+        return e;
+    }
+}
+
 async function main(): Promise<void> {
     const [programDir, project, stack, outFile, runtime = "nodejs"] = process.argv.slice(2);
     if (!programDir || !project || !stack || !outFile) {
@@ -116,38 +153,8 @@ async function main(): Promise<void> {
     store.supportsInvokeTransforms = true;
     const monitor = (settings as unknown as { getMonitor(): Record<string, (...args: any[]) => any> }).getMonitor();
     engine.install(monitor);
-    if (runtime === "go") {
-        try {
-            await runGoProgram(dir, monitor, {
-                project,
-                stack,
-                config: process.env.PULUMI_CONFIG ?? "{}",
-                secretKeys: process.env.PULUMI_CONFIG_SECRET_KEYS ?? "[]",
-            });
-        } catch (e) {
-            if (engine.refusal !== undefined) fail(engine.refusal);
-            fail(`program failed: ${describeError(e)}`);
-        }
-        if (engine.refusal !== undefined) fail(engine.refusal);
-        fs.writeFileSync(outFile, JSON.stringify(engine.analyzerView()));
-        process.exit(0);
-    }
-
-    let programError: unknown;
-    process.on("unhandledRejection", (e) => {
-        programError = programError ?? e;
-    });
-    try {
-        registerTypeScript(dir);
-        const entry = require.resolve(dir);
-        require(entry);
-    } catch (e) {
-        programError = e;
-    }
-    await (settings as unknown as { waitForRPCs(): Promise<void> }).waitForRPCs();
-    // Let late applies settle, then drain again.
-    await new Promise((r) => setImmediate(r));
-    await (settings as unknown as { waitForRPCs(): Promise<void> }).waitForRPCs();
+    const programError =
+        runtime === "go" ? await goProgramError(dir, monitor, project, stack) : await nodeProgramError(dir, settings);
     // A refusal explains a program error it caused (the SDK only sees the monitor's error), so it wins.
     if (engine.refusal !== undefined) fail(engine.refusal);
     if (programError !== undefined) fail(`program failed: ${describeError(programError)}`);
