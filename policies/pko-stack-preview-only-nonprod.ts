@@ -13,7 +13,7 @@ import { stack } from "./model/examples";
 import { RuleContext, RuleFinding, classify, programRule } from "./model/policy";
 import { compilePattern, invalidSettingsMessage, patternProblem } from "./model/production";
 import { StackView, describeStack, patchedStacks, stackPatches, stackView } from "./model/stack";
-import { UNKNOWN } from "./model/values";
+import { UNKNOWN, configStrings } from "./model/values";
 
 export const NAME = "pko-stack-preview-only-nonprod";
 
@@ -26,10 +26,6 @@ interface Judging {
     /** The Pulumi stack (`deployedKey`) of every Stack that deploys (preview neither true nor unknown), as patches leave them. */
     deployed: Set<string>;
     ctx: RuleContext;
-}
-
-function strings(v: unknown, fallback: string[]): string[] {
-    return Array.isArray(v) ? v.filter((p): p is string => typeof p === "string") : fallback;
 }
 
 /**
@@ -130,8 +126,8 @@ export const rule = programRule(
         },
     },
     (resources, config, ctx) => {
-        const patterns = strings(config.previewOnlyStackPatterns, DEFAULT_PREVIEW_PATTERNS);
-        const twinNames = strings(config.previewTwinNames, []);
+        const patterns = configStrings(config.previewOnlyStackPatterns, DEFAULT_PREVIEW_PATTERNS);
+        const twinNames = configStrings(config.previewTwinNames);
         const bad =
             patternProblem("previewOnlyStackPatterns", patterns) ?? patternProblem("previewTwinNames", twinNames);
         const deployed = new Set<string>();
