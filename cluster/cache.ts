@@ -26,7 +26,7 @@ import {
 } from "./kinds";
 import { ClusterStore, KindState, meta } from "./store";
 
-export { KindState, subjectNamespaces } from "./store";
+export { KindState } from "./store";
 
 export interface CacheOptions {
     kinds?: WatchedKind[];
@@ -64,7 +64,7 @@ export class ClusterCache extends ClusterStore {
             (event, fields) => o.log?.(event, fields),
         );
         this.kinds = kinds;
-        this.client = objectClient(kc, undefined, o.transport?.httpApi);
+        this.client = objectClient(kc, undefined, o.transport?.send);
         this.watcher = watchFn(kc, o.transport);
         for (const k of this.kinds) this.states.set(k.kind, "syncing");
     }
