@@ -176,7 +176,8 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
     const cluster = syntheticCluster(10_000);
     const bodies = reviewBodies(cluster);
     const options = { cert: tls.cert, key: tls.key, port: 0, host: "127.0.0.1", warnOnly: false, log: () => undefined };
-    const target = "(target p99 < 25 ms at 200 req/s)";
+    // Issue 36: as deployed, p99 at most 100 ms at 200 reviews/s, with the judgement's share of the CPU.
+    const TARGET_MS = 100;
 
     let deployed: Record<string, RunFigures> | undefined;
     let note: string | undefined;
@@ -189,7 +190,9 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
             "== admission as deployed: webhook + real API server holding 10,000 objects (cache by list/watch, each review reads fresh what can change its verdict)",
         );
         deployed = await asDeployed(cluster, bodies, options, caPem, line);
-        line(`  ${target}`);
+        const p99 = deployed.rate200?.p99Ms;
+        const verdict = p99 !== undefined && p99 <= TARGET_MS ? "met" : "not met";
+        line(`  target p99 <= ${TARGET_MS} ms at 200 req/s (issue 36): ${p99} ms, ${verdict}`);
         out.deployed = deployed;
     }
 
@@ -200,6 +203,7 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
     } finally {
         await hook.close();
     }
+    if (deployed) judgementShare(deployed, out.judgementAlone as Record<string, RunFigures>, line);
 
     line("== cluster cache memory (heap growth after a full GC; Secrets hold key names only)");
     for (const n of [10_000, 100_000]) out[`memory${n}`] = cacheMemory(n, line);
@@ -211,11 +215,27 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
                 name: "admission p99 latency at 200 requests/s",
                 value: p99,
                 unit: "ms",
-                target: { op: "<", value: 25, source: "issue 24" },
+                target: { op: "<=", value: TARGET_MS, source: "issue 36" },
                 ...(note ? { note } : {}),
             },
         ],
     };
+}
+
+/** The judgement's share of the webhook's CPU a review as deployed (the rest: fresh reads, TLS, GC), by rate. */
+function judgementShare(
+    deployed: Record<string, RunFigures>,
+    alone: Record<string, RunFigures>,
+    line: (s: string) => void,
+): void {
+    for (const [rate, d] of Object.entries(deployed)) {
+        const a = alone[rate];
+        if (!a || d.cpuMsPerReview <= 0) continue;
+        const share = Math.round((a.cpuMsPerReview / d.cpuMsPerReview) * 100);
+        line(
+            `  judgement's share of the webhook's CPU a review as deployed, ${rate.slice(4)} req/s: ${share}% (${a.cpuMsPerReview} of ${d.cpuMsPerReview} ms)`,
+        );
+    }
 }
 
 /**

@@ -23,7 +23,8 @@ import { EvalRow, evaluatePack } from "../evaluation/evaluate";
 import { judgeRows } from "../evaluation/judge";
 import { PackConfig } from "../evaluation/pack-config";
 import { Finding } from "../evaluation/rows";
-import { ClusterCache, subjectNamespaces } from "./cache";
+import { ClusterCache } from "./cache";
+import { EVERY_NAMESPACE, accountNamespaces } from "./binding-reach";
 import { ClusterView, FreshList, FreshView } from "./view";
 import { aggregatorNames, selectedRoles } from "./aggregated-roles";
 import {
@@ -67,13 +68,17 @@ function ns(o: KObject): string {
     return typeof n === "string" ? n : "";
 }
 
-/** The namespaces whose Stacks and accounts an object can affect. */
+/**
+ * The namespaces whose Stacks and accounts an object can affect. A binding's are its own (a RoleBinding's)
+ * and those whose accounts its subjects can cover (binding-reach.ts): a binding to a group no account is in
+ * is not judged with, nor refused for, the Stacks of every namespace.
+ */
 export function namespacesOf(o: KObject, cache: ClusterView): Set<string> {
     const out = new Set<string>();
     if (ns(o)) out.add(ns(o));
     if (o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding") {
-        for (const n of subjectNamespaces(o)) {
-            if (n === "*any*") for (const s of cache.stackNamespaces()) out.add(s);
+        for (const n of accountNamespaces(o)) {
+            if (n === EVERY_NAMESPACE) for (const s of cache.stackNamespaces()) out.add(s);
             else if (n) out.add(n);
         }
     }

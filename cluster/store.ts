@@ -3,36 +3,24 @@
  * as `keepReadable` keeps them, the objects pko-guard could not read (kinds.ts decodeObject), and the indexes
  * admission picks the objects related to one by:
  * - by kind and namespace;
- * - bindings by the namespaces of their ServiceAccount subjects (plus every binding with a Group or User
- *   subject, which may cover any namespace's accounts);
+ * - bindings by the namespaces whose service accounts their subjects can cover, as the rules read a subject
+ *   (binding-reach.ts); a binding that covers every account (or one that cannot be told) is found for every
+ *   namespace, and one whose subjects cover no account (`system:masters`, a controller's user) for none;
  * - Argo CD Applications by destination namespace;
  * - aggregating ClusterRoles, and the ClusterRoles they select (aggregated-roles.ts, recomputed when a
  *   ClusterRole changes), so a review sees what an aggregating role holds by its selectors.
  */
 import { Decoded, KObject, UnreadableObject, identityOf, unreadableIdentity } from "./kinds";
 import { selectedRoles } from "./aggregated-roles";
+import { EVERY_NAMESPACE, accountNamespaces } from "./binding-reach";
 import { escapeText } from "../support/escape";
 
 export type KindState = "syncing" | "synced" | "absent" | "error";
 
-const ANY = "*any*";
 const CLUSTER = "";
 
 export function meta(o: KObject): Record<string, unknown> {
     return (o.metadata ?? {}) as Record<string, unknown>;
-}
-
-/** Namespaces whose service accounts a binding's subjects name; ANY for groups and users (they may cover any). */
-export function subjectNamespaces(binding: KObject): string[] {
-    const subjects = Array.isArray(binding.subjects) ? (binding.subjects as Record<string, unknown>[]) : [];
-    const own = typeof meta(binding).namespace === "string" ? (meta(binding).namespace as string) : "";
-    const out = new Set<string>();
-    for (const s of subjects) {
-        if (s && s.kind === "ServiceAccount")
-            out.add(typeof s.namespace === "string" && s.namespace ? s.namespace : own);
-        else out.add(ANY);
-    }
-    return [...out];
 }
 
 /** An Application's destination namespace (spec.destination.namespace), when it names one. */
@@ -91,7 +79,7 @@ export class ClusterStore {
     private readonly stores = new Map<string, KindStore>();
     /** kind -> identity -> an object of that kind pko-guard could not read (not in `stores`). */
     private readonly unreadables = new Map<string, Map<string, UnreadableObject>>();
-    /** subject namespace (or ANY) -> binding identity -> binding */
+    /** subject namespace (or EVERY_NAMESPACE) -> binding identity -> binding */
     private readonly bindingsBySubject = new Map<string, Map<string, KObject>>();
     /** Argo CD Applications by destination namespace, and the aggregating ClusterRoles (identity -> object). */
     private readonly applicationsByDestination = new Map<string, Map<string, KObject>>();
@@ -148,7 +136,7 @@ export class ClusterStore {
     bindingsFor(ns: string): KObject[] {
         return [
             ...(this.bindingsBySubject.get(ns)?.values() ?? []),
-            ...(this.bindingsBySubject.get(ANY)?.values() ?? []),
+            ...(this.bindingsBySubject.get(EVERY_NAMESPACE)?.values() ?? []),
         ];
     }
 
@@ -195,7 +183,7 @@ export class ClusterStore {
             return;
         }
         if (o.kind !== "RoleBinding" && o.kind !== "ClusterRoleBinding") return;
-        for (const ns of subjectNamespaces(o)) indexed(this.bindingsBySubject, ns, o, add);
+        for (const ns of accountNamespaces(o)) indexed(this.bindingsBySubject, ns, o, add);
     }
 
     /** Stores a decoded object (replacing its previous version), or records it as unreadable (dropping that one). */

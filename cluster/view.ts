@@ -12,7 +12,8 @@
  * pko-guard cannot read (cache.ts UnreadableObjectsError). The objects the cache could not read are the
  * cache's (unreadableFor).
  */
-import { ClusterCache, subjectNamespaces } from "./cache";
+import { ClusterCache } from "./cache";
+import { EVERY_NAMESPACE, accountNamespaces } from "./binding-reach";
 import { KObject, UnreadableObject, identityOf } from "./kinds";
 
 export interface ClusterView {
@@ -290,14 +291,14 @@ export class FreshView implements ClusterView {
         return this.cache.get(kind, ns, name);
     }
 
-    /** Fresh bindings by the namespaces of their subjects ("*any*" for groups and users), built on first use. */
+    /** Fresh bindings by the namespaces whose accounts they can cover (binding-reach.ts), built on first use. */
     private bySubject?: Map<string, KObject[]>;
 
     bindingsFor(ns: string): KObject[] {
         if (!this.bySubject) {
             this.bySubject = new Map();
             for (const b of [...(this.crbs ?? []), ...this.rbs.all()])
-                for (const n of subjectNamespaces(b)) {
+                for (const n of accountNamespaces(b)) {
                     if (!this.bySubject.has(n)) this.bySubject.set(n, []);
                     this.bySubject.get(n)!.push(b);
                 }
@@ -307,7 +308,7 @@ export class FreshView implements ClusterView {
         // ClusterRoleBinding, from the fresh lists.
         for (const b of this.cache.bindingsFor(ns))
             if (b.kind === "RoleBinding" ? !this.rbs.covers(nsOf(b)) : !this.crbs) out.set(identityOf(b), b);
-        for (const b of [...(this.bySubject.get(ns) ?? []), ...(this.bySubject.get("*any*") ?? [])])
+        for (const b of [...(this.bySubject.get(ns) ?? []), ...(this.bySubject.get(EVERY_NAMESPACE) ?? [])])
             out.set(identityOf(b), b);
         return [...out.values()];
     }

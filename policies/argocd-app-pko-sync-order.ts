@@ -174,7 +174,7 @@ function syncWaveFindings(stacks: StackIdentity[], objects: K8sObject[]): RuleFi
                     message: `${describeStack(view)}: the sync wave or hook phase of the Stack or of ${what} is unknown during preview; make the sync-wave and hook annotations known.`,
                     urn: view.urn,
                 });
-            } else if (before(own, theirs) || (theirs.phase === undefined && own.phase !== undefined)) {
+            } else if (before(own, theirs)) {
                 findings.push({
                     message: `${describeStack(view)} is in ${describePosition(own, true)} but ${what} is in ${describePosition(theirs, false)}, so Argo CD applies the Stack first; ${advice(own, theirs)}.`,
                     urn: view.urn,

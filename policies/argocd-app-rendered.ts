@@ -6,7 +6,7 @@
 import { resourceRule } from "./model/policy";
 import { NOT_RENDERED } from "./model/origin";
 import { compilePattern, patternProblem } from "./model/production";
-import { Plain, get, plain } from "./model/values";
+import { Plain, configStrings, get, plain } from "./model/values";
 
 export const NAME = "argocd-app-rendered";
 
@@ -85,9 +85,7 @@ export const rule = resourceRule(
         const props = plain(resource.props);
         const reasons = get(props, "metadata", "annotations", NOT_RENDERED);
         if (typeof reasons !== "string" || reasons.trim() === "") return [];
-        const patterns = Array.isArray(config.sourcesJudgedElsewhere)
-            ? config.sourcesJudgedElsewhere.filter((p): p is string => typeof p === "string")
-            : [];
+        const patterns = configStrings(config.sourcesJudgedElsewhere);
 
         const name = get(props, "metadata", "name");
         const ns = get(props, "metadata", "namespace");

@@ -16,7 +16,7 @@ import {
 } from "./model/credentials";
 import { stackRule } from "./model/policy";
 import { Ref, StackView, describeStack, podContainers, resourceRef } from "./model/stack";
-import { Plain, UNKNOWN, entries, get, isObject, list, quote } from "./model/values";
+import { Plain, UNKNOWN, configStrings, entries, get, isObject, list, quote } from "./model/values";
 
 export const NAME = "pko-stack-credentials-from-secrets";
 
@@ -328,9 +328,7 @@ export const rule = stackRule(
                 `${describeStack(view)}: spec is unknown during preview, so its credentials cannot be verified to come from Kubernetes Secrets; make the spec known at preview time.`,
             ];
         }
-        const extra = Array.isArray(config.extraCredentialNames)
-            ? config.extraCredentialNames.filter((p): p is string => typeof p === "string")
-            : [];
+        const extra = configStrings(config.extraCredentialNames);
         const bad = extraNamesProblem(extra);
         if (bad !== undefined) return [`${describeStack(view)}: ${bad}; fix the policy configuration.`];
         const out: string[] = [];

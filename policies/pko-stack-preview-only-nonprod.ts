@@ -13,7 +13,7 @@ import { stack } from "./model/examples";
 import { RuleContext, RuleFinding, classify, programRule } from "./model/policy";
 import { compilePattern, invalidSettingsMessage, patternProblem } from "./model/production";
 import { StackView, describeStack, patchedStacks, stackPatches, stackView } from "./model/stack";
-import { UNKNOWN } from "./model/values";
+import { UNKNOWN, configStrings } from "./model/values";
 
 export const NAME = "pko-stack-preview-only-nonprod";
 
@@ -23,13 +23,19 @@ export const DEFAULT_PREVIEW_PATTERNS = ["(^|/)(preview|pr-[0-9]+)$"];
 interface Judging {
     patterns: string[];
     twinNames: string[];
-    /** `spec.stack` of every Stack that deploys (preview neither true nor unknown), as patches leave them. */
+    /** The Pulumi stack (`deployedKey`) of every Stack that deploys (preview neither true nor unknown), as patches leave them. */
     deployed: Set<string>;
     ctx: RuleContext;
 }
 
-function strings(v: unknown, fallback: string[]): string[] {
-    return Array.isArray(v) ? v.filter((p): p is string => typeof p === "string") : fallback;
+/**
+ * The Pulumi stack a Stack runs on: `spec.stack` in its state backend (`spec.backend`, else the default one), so
+ * that one name in two backends is two stacks. Undefined when either is unknown: such a Stack is never taken
+ * for the twin or the deployer of another.
+ */
+function deployedKey(view: StackView): string | undefined {
+    if (typeof view.stack !== "string" || view.backend === UNKNOWN) return undefined;
+    return JSON.stringify([typeof view.backend === "string" ? view.backend : "", view.stack]);
 }
 
 function judge(view: StackView, j: Judging): string[] {
@@ -55,7 +61,8 @@ function judge(view: StackView, j: Judging): string[] {
     }
     if (view.preview !== true && view.preview !== UNKNOWN) return [];
     // A preview twin: another Stack deploys this stack, so this one only previews it (never a second deployer).
-    if (view.preview === true && typeof stack === "string" && j.deployed.has(stack)) return [];
+    const key = deployedKey(view);
+    if (view.preview === true && key !== undefined && j.deployed.has(key)) return [];
     const name = view.name;
     if (typeof name === "string" && j.twinNames.some((p) => compilePattern(p)!.test(name))) return [];
     const prod = classify(view, j.ctx);
@@ -89,7 +96,8 @@ export const rule = programRule(
             why: "the Argo CD + PKO guide previews pull requests with a dedicated Stack with `preview: true` on the\nPR branch and a dedicated Pulumi stack; without the flag, that Stack runs `pulumi up` from an\nunreviewed branch.",
             fix: "set `spec.preview: true` on preview Stacks; a production Stack with it is either a preview twin (keep\nthe flag; list its name in `previewTwinNames` when its deployer is elsewhere) or meant to deploy (set\n`spec.preview: false` once no other Stack deploys its stack).",
             notes: [
-                "A `preview: true` Stack is otherwise fine anywhere. A production one is a preview twin, and passes, when\nanother Stack judged with it (the same program, the repository `check` reads, the namespace at admission)\ndeploys the same `spec.stack`, as PKO's `examples/preview-demo` and Kargo's previews do; or when its\n`metadata.name` matches `previewTwinNames` (a twin whose deployer is elsewhere). Without either, the\nfinding never advises removing the flag blindly: that would make a second deployer of production.",
+                "A `preview: true` Stack is otherwise fine anywhere. A production one is a preview twin, and passes, when\nanother Stack judged with it deploys the same Pulumi stack (the same `spec.stack` in the same `spec.backend`),\nas PKO's `examples/preview-demo` and Kargo's previews do; or when its `metadata.name` matches\n`previewTwinNames`. Judged with it are: the gate's whole program (every namespace); in `check`, the objects\nthat land in the same destination cluster; at admission, the Stacks of its namespace; in `audit`, the\ncluster's. Without either, the finding never advises removing the flag blindly: that would make a second\ndeployer of production.",
+                "What a platform team does: keep a twin beside its deployer (same repository and cluster, same\nnamespace for the door), or, when the deployer lives elsewhere (another cluster, another namespace, or a\nStack the admission webhook sees only after the twin), name the twins in `previewTwinNames` (e.g.\n`-preview$`), so that only Stacks named as previews may hold a production stack with the flag.",
                 "Fails closed when the preview flag or the deciding values are unknown during preview.",
             ],
             reads: ["pulumi.com/Stack"],
@@ -118,14 +126,15 @@ export const rule = programRule(
         },
     },
     (resources, config, ctx) => {
-        const patterns = strings(config.previewOnlyStackPatterns, DEFAULT_PREVIEW_PATTERNS);
-        const twinNames = strings(config.previewTwinNames, []);
+        const patterns = configStrings(config.previewOnlyStackPatterns, DEFAULT_PREVIEW_PATTERNS);
+        const twinNames = configStrings(config.previewTwinNames);
         const bad =
             patternProblem("previewOnlyStackPatterns", patterns) ?? patternProblem("previewTwinNames", twinNames);
         const deployed = new Set<string>();
-        for (const { view } of patchedStacks(resources))
-            if (view.preview !== true && view.preview !== UNKNOWN && typeof view.stack === "string")
-                deployed.add(view.stack);
+        for (const { view } of patchedStacks(resources)) {
+            const key = deployedKey(view);
+            if (view.preview !== true && view.preview !== UNKNOWN && key !== undefined) deployed.add(key);
+        }
         const j: Judging = { patterns, twinNames, deployed, ctx };
         const findings: RuleFinding[] = [];
         const on = (urn: string | undefined, messages: string[]) => {

@@ -8,13 +8,9 @@ import { displayUrl } from "./model/credentials";
 import { stackRule } from "./model/policy";
 import { compilePattern, patternProblem } from "./model/production";
 import { describeStack } from "./model/stack";
-import { UNKNOWN, get, quote } from "./model/values";
+import { UNKNOWN, configStrings, get, quote } from "./model/values";
 
 export const NAME = "pko-stack-repo-allowlist";
-
-function strings(v: unknown): string[] {
-    return Array.isArray(v) ? v.filter((p): p is string => typeof p === "string") : [];
-}
 
 export const rule = stackRule(
     {
@@ -50,7 +46,7 @@ export const rule = stackRule(
     (view, config) => {
         const who = describeStack(view);
         const out: string[] = [];
-        const patterns = strings(config.allowedRepoPatterns);
+        const patterns = configStrings(config.allowedRepoPatterns);
         const bad = patternProblem("allowedRepoPatterns", patterns);
         if (bad !== undefined) return [`${who}: ${bad}; fix the policy configuration.`];
         if (view.spec === UNKNOWN)

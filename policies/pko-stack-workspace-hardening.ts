@@ -101,8 +101,11 @@ export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
     // Containers given as a non-list or items that are not objects are reported, not skipped.
     for (const kind of ["containers", "initContainers"]) {
         const cs = get(pod, kind);
-        if (cs === UNKNOWN || list(cs).some((c) => c === UNKNOWN || (c !== null && !isObject(c)))) {
-            out.push(`${POD}.${kind} is unknown or malformed during preview; the rule fails closed.`);
+        // Unknown only in a preview; an item that is not an object is malformed in any run.
+        const unknown = cs === UNKNOWN || list(cs).some((c) => c === UNKNOWN);
+        if (unknown || list(cs).some((c) => c !== null && !isObject(c))) {
+            const what = unknown ? "is unknown during preview" : "holds an item that is not an object";
+            out.push(`${POD}.${kind} ${what}; the rule fails closed.`);
         }
     }
     return out;

@@ -14,6 +14,7 @@ import { KUSTOMIZATION_FILES, renderKustomize } from "../render/kustomize";
 import { renderHelm } from "../render/helm";
 import { renderJsonnet } from "../render/jsonnet";
 import { list, record, str } from "../../support/records";
+import { BuildEnv, envsubst } from "./build-env";
 
 type Obj = Record<string, unknown>;
 
@@ -41,6 +42,8 @@ export interface SourceOwner {
     namespace?: string;
     /** The folder of each `ref` source (value files named `$<ref>/...`). */
     refs: Map<string, string>;
+    /** The build environment of the source being rendered (./build-env.ts); unset: nothing is substituted. */
+    env?: BuildEnv;
 }
 
 /** gobwas/glob without separators, as Argo CD's glob.Match: `*` and `?` cross `/`, `{a,b}`, `[...]`. */
@@ -113,11 +116,12 @@ function pairs(v: unknown): Record<string, string> | undefined {
     return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, String(x)]));
 }
 
-function jsonnetVars(v: unknown): { name: string; value: string; code?: boolean }[] {
+/** Jsonnet TLAs or ext vars, their values substituted (argo-cd repository.go `makeJsonnetVM`). */
+function jsonnetVars(v: unknown, env: BuildEnv | undefined): { name: string; value: string; code?: boolean }[] {
     return list(v)
         .map(record)
         .filter((x): x is Obj => !!x && typeof x.name === "string")
-        .map((x) => ({ name: String(x.name), value: String(x.value ?? ""), code: x.code === true }));
+        .map((x) => ({ name: String(x.name), value: subst(String(x.value ?? ""), env), code: x.code === true }));
 }
 
 /**
@@ -139,18 +143,33 @@ export function discoveredType(dir: string): "kustomize" | "helm" | "directory" 
     return type;
 }
 
-/** A kustomize source: `kustomize build` with the Application's kustomize options. */
-export function kustomizeSource(source: Obj, dir: string, ctx: RenderContext, out: SourceOutput): void {
+/** A string substituted with the build environment as Argo CD does (./build-env.ts), when there is one. */
+function subst(s: string, env: BuildEnv | undefined): string {
+    return env ? envsubst(s, env) : s;
+}
+
+function substValues(m: Record<string, string> | undefined, env: BuildEnv | undefined) {
+    return m && Object.fromEntries(Object.entries(m).map(([k, v]) => [k, subst(v, env)]));
+}
+
+/**
+ * A kustomize source: `kustomize build` with the Application's kustomize options; `images`, `commonLabels` and
+ * (with `commonAnnotationsEnvsubst`) `commonAnnotations` values substituted (argo-cd util/kustomize/kustomize.go).
+ */
+export function kustomizeSource(source: Obj, dir: string, ctx: RenderContext, out: SourceOutput, env?: BuildEnv) {
     out.renders++;
     const k = record(source.kustomize) ?? {};
+    const annotations = pairs(k.commonAnnotations);
     out.streams.push(
         ...renderKustomize(dir, ctx, {
             namePrefix: str(k.namePrefix),
             nameSuffix: str(k.nameSuffix),
             namespace: str(k.namespace),
-            images: list(k.images).filter((x): x is string => typeof x === "string"),
-            commonLabels: pairs(k.commonLabels),
-            commonAnnotations: pairs(k.commonAnnotations),
+            images: list(k.images)
+                .filter((x): x is string => typeof x === "string")
+                .map((x) => subst(x, env)),
+            commonLabels: substValues(pairs(k.commonLabels), env),
+            commonAnnotations: k.commonAnnotationsEnvsubst === true ? substValues(annotations, env) : annotations,
             patches: list(k.patches),
             components: list(k.components).filter((x): x is string => typeof x === "string"),
             replicas: list(k.replicas),
@@ -162,16 +181,16 @@ export function kustomizeSource(source: Obj, dir: string, ctx: RenderContext, ou
 function valueFilesOf(h: Obj, dir: string, owner: SourceOwner): string[] {
     return list(h.valueFiles)
         .filter((x): x is string => typeof x === "string")
-        .map((f) => {
-            const m = /^\$([^/]+)\/(.*)$/.exec(f);
-            if (m) {
-                const root = owner.refs.get(m[1]);
-                if (!root)
-                    throw new BadInputError(
-                        `${owner.who}: value file ${JSON.stringify(f)} names a ref source the Application does not have`,
-                    );
-                return path.resolve(root, m[2]);
-            }
+        .map((raw) => {
+            // A `$<ref>/...` file is substituted after its ref is resolved, any other before (argo-cd
+            // reposerver/repository/repository.go `getResolvedValueFiles`).
+            const m = /^\$([^/]+)\/(.*)$/.exec(raw);
+            if (m && owner.refs.has(m[1])) return path.resolve(owner.refs.get(m[1])!, subst(m[2], owner.env));
+            if (m && !owner.env?.has(m[1].replace(/^\{(.*)\}$/, "$1")))
+                throw new BadInputError(
+                    `${owner.who}: value file ${JSON.stringify(raw)} names a ref source the Application does not have`,
+                );
+            const f = subst(raw, owner.env);
             if (/^[a-z][a-z0-9+.-]*:\/\//i.test(f))
                 throw new BadInputError(
                     `${owner.who}: value file ${JSON.stringify(f)} is fetched over the network, which check does not use`,
@@ -188,7 +207,7 @@ export function helmSource(source: Obj, dir: string, owner: SourceOwner, ctx: Re
     const fileParameters = list(h.fileParameters)
         .map(record)
         .filter((x): x is Obj => !!x && typeof x.name === "string" && typeof x.path === "string")
-        .map((x) => ({ name: String(x.name), path: path.resolve(dir, String(x.path)) }));
+        .map((x) => ({ name: String(x.name), path: path.resolve(dir, subst(String(x.path), owner.env)) }));
     // Argo CD confines value files and file parameters to the repository; so does check.
     for (const f of [...valueFiles, ...fileParameters.map((p) => p.path)]) {
         const r = path.relative(ctx.repoRoot, f);
@@ -213,7 +232,8 @@ export function helmSource(source: Obj, dir: string, owner: SourceOwner, ctx: Re
                 .filter((x): x is Obj => !!x && typeof x.name === "string")
                 .map((x) => ({
                     name: String(x.name),
-                    value: String(x.value ?? ""),
+                    // Substituted here, its commas escaped after (util/helm/cmd.go), as Argo CD does.
+                    value: subst(String(x.value ?? ""), owner.env),
                     forceString: x.forceString === true,
                 })),
             fileParameters,
@@ -229,7 +249,7 @@ export function helmSource(source: Obj, dir: string, owner: SourceOwner, ctx: Re
 }
 
 /** A directory source: its manifest files, its jsonnet files evaluated. */
-export function directorySource(source: Obj, dir: string, ctx: RenderContext, out: SourceOutput): void {
+export function directorySource(source: Obj, dir: string, ctx: RenderContext, out: SourceOutput, env?: BuildEnv) {
     const d = record(source.directory) ?? {};
     const j = record(d.jsonnet) ?? {};
     // A recursive directory source reads its subfolders as plain manifests, kustomizations and charts
@@ -246,8 +266,8 @@ export function directorySource(source: Obj, dir: string, ctx: RenderContext, ou
                 libs: list(j.libs)
                     .filter((x): x is string => typeof x === "string")
                     .map((l) => path.resolve(ctx.repoRoot, l)),
-                extVars: jsonnetVars(j.extVars),
-                tlas: jsonnetVars(j.tlas),
+                extVars: jsonnetVars(j.extVars, env),
+                tlas: jsonnetVars(j.tlas, env),
             });
             if (streams.length === 0) (out.empty ??= []).push(f);
             out.streams.push(...streams);

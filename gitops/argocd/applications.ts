@@ -38,6 +38,8 @@ import {
 import { withOverrides } from "./source-overrides";
 import { list, record, str } from "../../support/records";
 import { otherRepository } from "./repo-url";
+import { buildEnv, needsUnknownRevision } from "./build-env";
+import { remoteDependency } from "../render/helm";
 
 type Obj = Record<string, unknown>;
 
@@ -103,6 +105,20 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
     return out;
 }
 
+/** Why check cannot render a source of a known folder (after its field's name), or undefined. */
+function unrenderable(type: string, source: Obj, dir: string, app: Obj, ctx: RenderContext): string | undefined {
+    if (type === "plugin")
+        return `.plugin: a config management plugin renders ${JSON.stringify(source.path)}, which check does not run`;
+    if (type === "helm") {
+        const remote = remoteDependency(dir);
+        if (remote !== undefined)
+            return ` is a chart whose dependency ${JSON.stringify(remote)} comes from a chart repository (helm dependency build needs the network, which check does not use)`;
+    }
+    if (needsUnknownRevision(source, buildEnv(app, source, ctx.repository?.revision)))
+        return " uses $ARGOCD_APP_REVISION, the commit Argo CD renders, which check does not know here (the repository root is not in a git repository with a commit)";
+    return undefined;
+}
+
 /** One source (at `field`) rendered into `out` by its type, or named in `out.notes` when check cannot render it. */
 function renderSource(
     written: Obj,
@@ -140,14 +156,15 @@ function renderSource(
             `${owner.who}: its source sets more than one of ${explicit.join(", ")} (Argo CD refuses it)`,
         );
     const type = explicit[0] ?? discoveredType(dir);
-    if (type === "plugin") {
-        out.notes.push(
-            `${field}.plugin: a config management plugin renders ${JSON.stringify(source.path)}, which check does not run`,
-        );
+    // The folder is this Application's input even when check cannot render it: never rendered again with defaults.
+    out.rendered.push(dir);
+    const why = unrenderable(type, source, dir, app, ctx);
+    if (why) {
+        out.notes.push(`${field}${why}`);
         return;
     }
-    out.rendered.push(dir);
-    if (type === "kustomize") kustomizeSource(source, dir, ctx, out);
-    else if (type === "helm") helmSource(source, dir, owner, ctx, out);
-    else directorySource(source, dir, ctx, out);
+    const env = buildEnv(app, source, ctx.repository?.revision);
+    if (type === "kustomize") kustomizeSource(source, dir, ctx, out, env);
+    else if (type === "helm") helmSource(source, dir, { env, ...owner }, ctx, out);
+    else directorySource(source, dir, ctx, out, env);
 }

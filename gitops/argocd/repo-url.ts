@@ -41,6 +41,8 @@ export function normalizeRepoUrl(raw: string): string | undefined {
 export interface CheckedRepository {
     /** Each URL that names this repository, as given, with where it came from (`origin remote`, a file, a flag). */
     urls: { url: string; from: string }[];
+    /** The HEAD commit of the working tree, when it is in a git repository with one (Argo CD's ARGOCD_APP_REVISION). */
+    revision?: string;
 }
 
 /** Whether `repoURL` names the checked repository. */

@@ -18,6 +18,7 @@ import { kustomizationFile, renderKustomize } from "../render/kustomize";
 import { isChart, renderHelm } from "../render/helm";
 import { LoadResult, LocatedObject, ManifestObject, ObjectFields, emptyLoad, madeFrom } from "./manifest-objects";
 import { destinationCluster } from "../argocd/destinations";
+import { BadInputError } from "../../support/errors";
 
 const TRACKING_ID = "argocd.argoproj.io/tracking-id";
 
@@ -163,9 +164,8 @@ export function placeApplications(
     const rendered = new Set<string>();
     for (const x of out.objects) index(x);
     const unapplied = new Set<ManifestObject>();
-    walkApplicationTree(
-        out.objects.filter((x) => x.named && isApplication(x.object)),
-        {
+    const walk = (apps: ManifestObject[]) =>
+        walkApplicationTree(apps, {
             place: (app, via) => placeApplication(app, out, rendered, placing, { via, unapplied }),
             expandSet: (set) => expandApplicationSets(out, ctx, [set]),
             drop: (o) => unapplied.add(o),
@@ -177,10 +177,16 @@ export function placeApplications(
                 ]);
                 out.notRendered.push(`${o.kind} ${JSON.stringify(appKey(o))}: ${reason}`);
             },
-        },
-    );
+        });
+    walk(out.objects.filter((x) => x.named && isApplication(x.object)));
+    // Applications that unclaimed folders render (an app-of-apps chart whose root Application is made outside
+    // the repository, as argocd-example-apps' `apps`) are placed in turn, like those of plain files.
+    renderUnclaimed(out, roots, rendered, placing, (objects) => {
+        const sets = objects.filter((x) => x.named && isApplicationSet(x.object));
+        const created = sets.length > 0 ? expandApplicationSets(out, ctx, sets) : [];
+        walk([...objects.filter((x) => x.named && isApplication(x.object)), ...created.filter((x) => x.named)]);
+    });
     if (unapplied.size > 0) out.objects = out.objects.filter((x) => !unapplied.has(x));
-    renderUnclaimed(out, roots, rendered, placing);
 }
 
 /** What placing objects needs: the render context, the objects by file, reading into a fresh load, merging it. */
@@ -295,8 +301,18 @@ function placeApplication(
     return added.filter((x) => !tree.unapplied.has(x));
 }
 
-/** Folders nobody renders, rendered with defaults: leaves only (bases and subcharts are rendered through what uses them). */
-function renderUnclaimed(out: LoadResult, roots: string[], rendered: Set<string>, p: Placing): void {
+/**
+ * Folders nobody renders, rendered with defaults: leaves only (bases and subcharts are rendered through what uses
+ * them). Those whose output holds Applications or ApplicationSets are merged first and `place`d; the folders
+ * their Applications then render are not rendered again with defaults (nor is their error raised).
+ */
+function renderUnclaimed(
+    out: LoadResult,
+    roots: string[],
+    rendered: Set<string>,
+    p: Placing,
+    place: (objects: ManifestObject[]) => void,
+): void {
     const unique = [...new Set(roots.map((r) => path.resolve(r)))].filter((r) => !rendered.has(r));
     const used = new Set<string>();
     for (const r of [...new Set([...roots.map((x) => path.resolve(x)), ...rendered])]) {
@@ -309,17 +325,34 @@ function renderUnclaimed(out: LoadResult, roots: string[], rendered: Set<string>
             }
         }
     }
+    const loads = new Map<string, LoadResult | BadInputError>();
     for (const r of unique) {
-        if (used.has(r) || [...rendered].some((d) => d === r)) continue;
+        if (used.has(r) || rendered.has(r)) continue;
         if (path.basename(path.dirname(r)) === "charts" && isChart(path.dirname(path.dirname(r)))) continue;
-        const streams = kustomizationFile(r)
-            ? renderKustomize(r, p.ctx)
-            : renderHelm(r, p.ctx, { releaseName: path.basename(r) });
-        out.rendered++;
-        for (const s of streams) {
+        try {
+            const streams = kustomizationFile(r)
+                ? renderKustomize(r, p.ctx)
+                : renderHelm(r, p.ctx, { releaseName: path.basename(r) });
             const extra = p.fresh();
-            p.readStream(s, extra);
-            p.merge(extra);
+            for (const s of streams) p.readStream(s, extra);
+            loads.set(r, extra);
+        } catch (e) {
+            if (!(e instanceof BadInputError)) throw e;
+            loads.set(r, e);
         }
+    }
+    const holdsApps = (l: LoadResult | BadInputError): l is LoadResult =>
+        !(l instanceof Error) && l.objects.some((x) => isApplication(x.object) || isApplicationSet(x.object));
+    const parents = [...loads.values()].filter(holdsApps);
+    for (const l of parents) {
+        out.rendered++;
+        p.merge(l);
+    }
+    if (parents.length > 0) place(parents.flatMap((l) => l.objects));
+    for (const [r, l] of loads) {
+        if (holdsApps(l) || rendered.has(r)) continue;
+        if (l instanceof Error) throw l;
+        out.rendered++;
+        p.merge(l);
     }
 }

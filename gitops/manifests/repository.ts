@@ -29,10 +29,29 @@ export function originRemote(repoRoot: string): string | undefined {
     }
 }
 
+/** The HEAD commit of the git repository holding `repoRoot`, if it has one (the working tree check judges). */
+export function headCommit(repoRoot: string): string | undefined {
+    if (gitTopLevel(repoRoot) === undefined) return undefined;
+    try {
+        const sha = execFileSync("git", ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], {
+            cwd: repoRoot,
+            stdio: ["ignore", "pipe", "ignore"],
+            encoding: "utf8",
+            maxBuffer: 64 * 1024,
+        }).trim();
+        return /^[0-9a-f]{40,64}$/.test(sha) ? sha : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
 /** The checked repository: its origin remote (when the root is a git top level), then the declared URLs. */
 export function checkedRepository(repoRoot: string, declared: { url: string; from: string }[]): CheckedRepository {
     const origin = originRemote(repoRoot);
-    return { urls: [...(origin !== undefined ? [{ url: origin, from: "origin remote" }] : []), ...declared] };
+    return {
+        urls: [...(origin !== undefined ? [{ url: origin, from: "origin remote" }] : []), ...declared],
+        revision: headCommit(repoRoot),
+    };
 }
 
 /** The one notice of a run whose repository's URL is not known (no origin remote, none declared). */

@@ -67,10 +67,11 @@ export function setArgs(opts: Pick<HelmOptions, "parameters" | "fileParameters">
     return args;
 }
 
-/** `helm template` of a local chart; objects attributed to their template through `# Source:` comments. */
-export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): RenderedStream[] {
-    const what = `${ctx.show(dir)} (helm chart)`;
-    confineLinks(ctx);
+/**
+ * The first dependency of a chart that comes from a chart repository and is not vendored into `charts/` (Argo
+ * CD's repo server runs `helm dependency build` for it, which needs the network); undefined when there is none.
+ */
+export function remoteDependency(dir: string): string | undefined {
     // A Chart.yaml that does not decode is left to helm, which says why.
     const chart = mappingOf(fs.readFileSync(path.join(dir, "Chart.yaml"), "utf8"));
     const deps: unknown[] = Array.isArray(chart.dependencies) ? chart.dependencies : [];
@@ -82,11 +83,21 @@ export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): 
         const vendored =
             fs.existsSync(path.join(dir, "charts")) &&
             fs.readdirSync(path.join(dir, "charts")).some((f) => f.startsWith(String(d.name)));
-        if (!local && !vendored)
-            throw new BadInputError(
-                `${what}: dependency ${JSON.stringify(String(d.name))} comes from a chart repository (helm dependency build needs the network, which check does not use); vendor it into charts/`,
-            );
+        if (!local && !vendored) return String(d.name);
     }
+    return undefined;
+}
+
+/** `helm template` of a local chart; objects attributed to their template through `# Source:` comments. */
+export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): RenderedStream[] {
+    const what = `${ctx.show(dir)} (helm chart)`;
+    confineLinks(ctx);
+    const chart = mappingOf(fs.readFileSync(path.join(dir, "Chart.yaml"), "utf8"));
+    const remote = remoteDependency(dir);
+    if (remote !== undefined)
+        throw new BadInputError(
+            `${what}: dependency ${JSON.stringify(remote)} comes from a chart repository (helm dependency build needs the network, which check does not use); vendor it into charts/`,
+        );
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-helm-"));
     try {
         const args = ["template", opts.releaseName, dir];

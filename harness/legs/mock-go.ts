@@ -15,6 +15,7 @@ const grpc = require("@grpc/grpc-js");
 const resrpc = require("@pulumi/pulumi/proto/resource_grpc_pb");
 const enginerpc = require("@pulumi/pulumi/proto/engine_grpc_pb");
 const resproto = require("@pulumi/pulumi/proto/resource_pb");
+const engineproto = require("@pulumi/pulumi/proto/engine_pb");
 const emptyproto = require("google-protobuf/google/protobuf/empty_pb");
 
 type Monitor = Record<string, any>;
@@ -65,7 +66,6 @@ function monitorHandlers(monitor: Monitor): Record<string, (call: any, cb: Callb
 /** The Engine service: the program's error logs kept (its failure is logged, then it exits), a root resource. */
 function engineHandlers(errors: string[]): Record<string, (call: any, cb: Callback) => void> {
     let root = "";
-    const engineproto = require("@pulumi/pulumi/proto/engine_pb");
     return {
         log: (call, cb) => {
             if (call.request.getSeverity() === LOG_ERROR) errors.push(String(call.request.getMessage()));

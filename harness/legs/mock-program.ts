@@ -94,10 +94,45 @@ function registerTypeScript(dir: string): void {
     });
 }
 
+type Settings = { waitForRPCs(): Promise<void> };
+
 /** The TypeScript set-up this process registered (ts-node's hook is process-wide: one set-up a process). */
 let registeredTypeScript: string | undefined;
-/** The program error of the run under way (an unhandled rejection is one). */
+/** The error of the Node program under way: an unhandled rejection is one (one listener, set in main). */
 let programError: unknown;
+/** Whether a program runs: an unhandled rejection between programs leaves a worker of unknown state. */
+let running = false;
+
+/** Runs a Node program in this process under the installed mocks; resolves with the error it failed with, if any. */
+async function nodeProgramError(dir: string, settings: unknown): Promise<unknown> {
+    programError = undefined;
+    try {
+        const ts = typeScriptKey(dir);
+        if (ts !== undefined && registeredTypeScript === undefined) registerTypeScript(dir);
+        else if (ts !== undefined && ts !== registeredTypeScript)
+            throw new RunFailure("a worker runs programs of one TypeScript set-up");
+        registeredTypeScript = ts ?? registeredTypeScript;
+        require(require.resolve(dir));
+    } catch (e) {
+        programError = e;
+    }
+    await (settings as Settings).waitForRPCs();
+    // Let late applies settle, then drain again.
+    await new Promise((r) => setImmediate(r));
+    await (settings as Settings).waitForRPCs();
+    return programError;
+}
+
+/** Runs a Go program against the installed mocks, served over gRPC; resolves with the error it failed with, if any. */
+async function goProgramError(job: ProgramJob, monitor: Record<string, any>): Promise<unknown> {
+    const { dir, project, stack, config, secretKeys } = job;
+    try {
+        await runGoProgram(dir, monitor, { project, stack, config, secretKeys });
+        return undefined;
+    } catch (e) {
+        return e;
+    }
+}
 
 /** Runs one program under the mocked engine; resolves with the registrations, rejects with a RunFailure. */
 async function runProgram(job: ProgramJob): Promise<unknown[]> {
@@ -131,29 +166,8 @@ async function runProgram(job: ProgramJob): Promise<unknown[]> {
     store.supportsInvokeTransforms = true;
     const monitor = (settings as unknown as { getMonitor(): Record<string, (...args: any[]) => any> }).getMonitor();
     engine.install(monitor);
-    programError = undefined;
-    if (job.runtime === "go") {
-        try {
-            await runGoProgram(dir, monitor, { project, stack, config: job.config, secretKeys: job.secretKeys });
-        } catch (e) {
-            programError = e;
-        }
-    } else {
-        try {
-            const ts = typeScriptKey(dir);
-            if (ts !== undefined && registeredTypeScript === undefined) registerTypeScript(dir);
-            else if (ts !== undefined && ts !== registeredTypeScript)
-                throw new RunFailure("a worker runs programs of one TypeScript set-up");
-            registeredTypeScript = ts ?? registeredTypeScript;
-            require(require.resolve(dir));
-        } catch (e) {
-            programError = e;
-        }
-        await (settings as unknown as { waitForRPCs(): Promise<void> }).waitForRPCs();
-        // Let late applies settle, then drain again.
-        await new Promise((r) => setImmediate(r));
-        await (settings as unknown as { waitForRPCs(): Promise<void> }).waitForRPCs();
-    }
+    const programError =
+        job.runtime === "go" ? await goProgramError(job, monitor) : await nodeProgramError(dir, settings);
     // A refusal explains a program error it caused (the SDK only sees the monitor's error), so it wins.
     if (engine.refusal !== undefined) throw new RunFailure(engine.refusal);
     if (programError instanceof RunFailure) throw programError;
@@ -176,14 +190,23 @@ function runFresh(job: ProgramJob): Promise<unknown[]> {
     return state.withLocalStorage(() => runProgram(job));
 }
 
+/** A run's failure as the leg reports it: the program's own, else the runner's. */
+function failureLine(e: unknown): string {
+    return oneLine(e instanceof RunFailure ? e.message : `mock run failed: ${describeError(e)}`);
+}
+
 function serve(): void {
     // Preload what every program needs, so that a job costs its program alone.
     require("@pulumi/pulumi");
     const send = (reply: ProgramReply, after?: () => void) => process.send!(reply, undefined, {}, () => after?.());
     process.on("message", (job: ProgramJob) => {
+        running = true;
         runFresh(job).then(
-            (resources) => send({ resources }),
-            (e) => send({ error: oneLine(e instanceof Error ? e.message : String(e)) }, () => process.exit(3)),
+            (resources) => {
+                running = false;
+                send({ resources });
+            },
+            (e) => send({ error: failureLine(e) }, () => process.exit(3)),
         );
     });
     // The harness gone: nothing more to run.
@@ -192,6 +215,8 @@ function serve(): void {
 
 async function main(): Promise<void> {
     process.on("unhandledRejection", (e) => {
+        // A late rejection of a finished program: this worker's state is unknown, the next program gets a new one.
+        if (!running && process.argv[2] === "--serve") process.exit(3);
         programError = programError ?? e;
     });
     if (process.argv[2] === "--serve") return serve();
@@ -207,10 +232,11 @@ async function main(): Promise<void> {
         config: process.env.PULUMI_CONFIG ?? "{}",
         secretKeys: process.env.PULUMI_CONFIG_SECRET_KEYS ?? "[]",
     };
+    running = true;
     try {
         fs.writeFileSync(outFile, JSON.stringify(await runFresh(job)));
     } catch (e) {
-        fail(e instanceof RunFailure ? e.message : `mock run failed: ${describeError(e)}`);
+        fail(failureLine(e));
     }
     process.exit(0);
 }

@@ -44,15 +44,21 @@ export const NOT_RENDERED = "pko-guard/not-rendered";
 /** The URN prefix of a live object the webhook or `audit` reads (cluster/kinds.ts). */
 export const CLUSTER_URN_PREFIX = "urn:pulumi:cluster::live::";
 
+/** Which run judges a resource, from its URN: check's manifests, the cluster's objects, or a program's preview. */
+export function judgedBy(urn: unknown): "manifests" | "cluster" | "program" {
+    if (typeof urn === "string" && urn.startsWith(MANIFEST_URN_PREFIX)) return "manifests";
+    if (typeof urn === "string" && urn.startsWith(CLUSTER_URN_PREFIX)) return "cluster";
+    return "program";
+}
+
 /**
  * What a resource is judged with, as a message says it: the manifests `check` reads with it, the cluster's objects
  * (admission, audit), or the program being previewed. `among` ends "which has no binding ..."; `of` ends "no Stack ...".
  */
 export function judgedWith(urn: unknown): { among: string; of: string } {
-    if (typeof urn === "string" && urn.startsWith(MANIFEST_URN_PREFIX))
-        return { among: "among the manifests checked with it", of: "of the manifests checked" };
-    if (typeof urn === "string" && urn.startsWith(CLUSTER_URN_PREFIX))
-        return { among: "in the cluster", of: "in the cluster" };
+    const by = judgedBy(urn);
+    if (by === "manifests") return { among: "among the manifests checked with it", of: "of the manifests checked" };
+    if (by === "cluster") return { among: "in the cluster", of: "in the cluster" };
     return { among: "in this program", of: "of this program" };
 }
 
@@ -62,5 +68,5 @@ export function judgedWith(urn: unknown): { among: string; of: string } {
  * Messages say "unknown during preview" and "make it known at preview time" only then.
  */
 export function judgedInPreview(urn: unknown): boolean {
-    return !(typeof urn === "string" && (urn.startsWith(MANIFEST_URN_PREFIX) || urn.startsWith(CLUSTER_URN_PREFIX)));
+    return judgedBy(urn) === "program";
 }

@@ -93,6 +93,12 @@ function viewsOf(args: object): Views {
     return (args as Partial<WithViews>).views ?? computedViews;
 }
 
+/**
+ * A policy's SDK fields and `about`, derived from its metadata once, where the rule is defined: the pack is built
+ * anew for every in-process evaluation (policies/index.ts), and the fields never differ between builds.
+ */
+type MetaFields = ReturnType<typeof metaFields>;
+
 /** Runs a check with the policy's config, or reports the config's problem instead (the check never sees a bad config). */
 function withConfig<F>(
     meta: RuleMeta,
@@ -123,16 +129,18 @@ export function resourceRule(
     meta: RuleMeta,
     check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
 ): RuleDefinition<ResourceValidationPolicy> {
-    return { name: meta.name, build: (settings) => resourcePolicy(meta, check, settings) };
+    const fields = metaFields(meta);
+    return { name: meta.name, build: (settings) => resourcePolicy(meta, fields, check, settings) };
 }
 
 function resourcePolicy(
     meta: RuleMeta,
+    fields: MetaFields,
     check: (resource: ResourceLike, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
     settings: ProductionSource,
 ): ResourceValidationPolicy & DescribedRule {
     return {
-        ...metaFields(meta),
+        ...fields,
         validateResource: perResource(meta, (args) =>
             withConfig(meta, args.getConfig, (config) =>
                 check(resourceOf(args), config, { production: settings.production(args.urn), views: viewsOf(args) }),
@@ -166,11 +174,13 @@ export function stackRule(
     check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
     fix?: SpecFix,
 ): RuleDefinition<ResourceValidationPolicy & StackValidationPolicy> {
-    return { name: meta.name, build: (settings) => stackPolicy(meta, check, fix, settings) };
+    const fields = metaFields(meta);
+    return { name: meta.name, build: (settings) => stackPolicy(meta, fields, check, fix, settings) };
 }
 
 function stackPolicy(
     meta: RuleMeta,
+    fields: MetaFields,
     check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
     fix: SpecFix | undefined,
     settings: ProductionSource,
@@ -219,7 +229,7 @@ function stackPolicy(
             }
         },
     };
-    return { ...metaFields(meta), ...(fix ? { remediateResource: remediation(meta, fix, settings) } : {}), ...hooks };
+    return { ...fields, ...(fix ? { remediateResource: remediation(meta, fix, settings) } : {}), ...hooks };
 }
 
 /**
@@ -270,16 +280,18 @@ export function programRule(
     meta: RuleMeta,
     check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => RuleFinding[],
 ): RuleDefinition<StackValidationPolicy> {
-    return { name: meta.name, build: (settings) => programPolicy(meta, check, settings) };
+    const fields = metaFields(meta);
+    return { name: meta.name, build: (settings) => programPolicy(meta, fields, check, settings) };
 }
 
 function programPolicy(
     meta: RuleMeta,
+    fields: MetaFields,
     check: (resources: ResourceLike[], config: Record<string, unknown>, ctx: RuleContext) => RuleFinding[],
     settings: ProductionSource,
 ): StackValidationPolicy & DescribedRule {
     return {
-        ...metaFields(meta),
+        ...fields,
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
             evaluate(
                 meta,
@@ -307,14 +319,16 @@ export function settingsRule<S, Sink>(
     publish: (sink: Sink, key: string, config: Record<string, unknown> | string) => S,
     problems: (resource: ResourceLike, published: S) => string[],
 ): SettingsDefinition<ResourceValidationPolicy & StackValidationPolicy, Sink> {
+    const fields = metaFields(meta);
     return {
         name: meta.name,
-        build: (sink) => settingsPolicy(meta, (key, config) => publish(sink, key, config), problems),
+        build: (sink) => settingsPolicy(meta, fields, (key, config) => publish(sink, key, config), problems),
     };
 }
 
 function settingsPolicy<S>(
     meta: RuleMeta,
+    fields: MetaFields,
     publish: (key: string, config: Record<string, unknown> | string) => S,
     problems: (resource: ResourceLike, published: S) => string[],
 ): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
@@ -322,7 +336,7 @@ function settingsPolicy<S>(
         problems(resourceOf(args), publish(args.urn, readConfig(meta, args.getConfig))),
     );
     return {
-        ...metaFields(meta),
+        ...fields,
         validateResource: perResourceRule,
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) =>
             evaluate(

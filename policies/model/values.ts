@@ -212,6 +212,11 @@ export function list(v: Plain): Plain[] {
 }
 
 /** Quotes a field name or other non-secret identifier for a message, bounded in length. */
+/** A configuration property that lists strings: its strings (others left out), or `fallback` when it is not a list. */
+export function configStrings(v: unknown, fallback: string[] = []): string[] {
+    return Array.isArray(v) ? v.filter((p): p is string => typeof p === "string") : fallback;
+}
+
 export function quote(s: string): string {
     const clean = s.replace(/[\u0000-\u001f\u007f]/g, "?");
     return JSON.stringify(clean.length > 120 ? clean.slice(0, 117) + "..." : clean);

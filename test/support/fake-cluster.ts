@@ -2,8 +2,9 @@
  * A stand-in for the API server behind `@kubernetes/client-node`, for unit specs of the cluster cache,
  * admission's fresh reads and audit (cluster/client.ts `Transport`): no connection is opened.
  *
- * Requests go through the library as they would to a server (its request building, authentication and
- * response parsing all run); this class answers them as kube-apiserver does: discovery of the watched
+ * List requests are built and authenticated by the library as they would be for a server, then handed to this
+ * class in place of the HTTPS send (the client's own parsing of the answer runs); it answers them as
+ * kube-apiserver does: discovery of the watched
  * kinds' groups, and lists of a kind in all namespaces or one, by `metadata.name` field selector, in pages
  * of `limit` objects ordered by namespace and name (as etcd's keys order them) with an opaque `continue`
  * token in the list's `metadata` while objects remain. Watches get the events `emit` sends, each parsed
@@ -14,7 +15,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { CacheOptions, ClusterCache } from "../../cluster/cache";
-import { Transport, WatchFn } from "../../cluster/client";
+import { ListResponse, Transport, WatchFn } from "../../cluster/client";
 import { KObject, WATCHED_KINDS, WatchedKind } from "../../cluster/kinds";
 
 interface Stored {
@@ -131,7 +132,7 @@ export class FakeCluster {
 
     private hanging = false;
 
-    private async send(ctx: k8s.RequestContext): Promise<k8s.ResponseContext> {
+    private async send(ctx: k8s.RequestContext): Promise<ListResponse> {
         if (this.hanging) {
             this.hung.held++;
             await new Promise<void>((resolve, reject) => {
@@ -163,7 +164,7 @@ export class FakeCluster {
     }
 
     readonly transport: Transport = {
-        httpApi: k8s.wrapHttpLibrary({ send: (ctx) => this.send(ctx) }),
+        send: (ctx) => this.send(ctx),
         watch: ((path, _query, onEvent, done) => {
             const kind = WATCHED_KINDS.find((k) => k.path === path);
             if (!kind) return Promise.reject(new Error(`no such watch path ${path}`));
@@ -192,15 +193,11 @@ export class FakeCluster {
         return k;
     }
 
-    private respond(status: number, body: string): k8s.ResponseContext {
-        return new k8s.ResponseContext(
-            status,
-            { "content-type": "application/json" },
-            { text: async () => body, binary: async () => Buffer.from(body) },
-        );
+    private respond(status: number, body: string): ListResponse {
+        return { status, body };
     }
 
-    private answer(ctx: k8s.RequestContext): k8s.ResponseContext {
+    private answer(ctx: k8s.RequestContext): ListResponse {
         const url = new URL(ctx.getUrl());
         this.requests.push(`${url.pathname}${url.search}`);
         const discovery = WATCHED_KINDS.filter(

@@ -3,7 +3,11 @@
  * test/chaos/cluster/paging.spec.ts on a real API server): more Stacks and Argo CD Applications than two pages
  * of 500 each, and a binding that gives the 501st Stack's account (the second page's first by name) cluster-admin.
  */
-import { KObject } from "../../cluster/kinds";
+import * as assert from "assert";
+import { ClusterCache } from "../../cluster/cache";
+import { judgeAdmissionFresh } from "../../cluster/admission";
+import { KObject, WATCHED_KINDS } from "../../cluster/kinds";
+import { PackConfig } from "../../evaluation/pack-config";
 
 export const STACKS = 1234;
 export const APPLICATIONS = 777;
@@ -57,3 +61,20 @@ export const adminBinding = {
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
     subjects: [{ kind: "ServiceAccount", name: "webapp", namespace: "crowd" }],
 };
+
+/**
+ * A fresh read lists every page: with `cache` seeded empty (synced, holding nothing), admission's fresh reads
+ * alone find the 501st Stack and deny the binding.
+ */
+export async function assertDeniedByFreshRead(cache: ClusterCache, config: PackConfig): Promise<void> {
+    for (const k of WATCHED_KINDS) cache.seed(k.kind, []);
+    assert.strictEqual((await cache.listFresh("Stack", "crowd")).length, STACKS);
+    const d = await judgeAdmissionFresh(
+        { operation: "CREATE", object: adminBinding },
+        cache,
+        { config, warnOnly: false },
+        (kind, ns, name) => cache.listFresh(kind, ns, name),
+    );
+    assert.strictEqual(d.allowed, false, "admitted");
+    assert.match(d.message!, new RegExp(TARGET_STACK));
+}

@@ -1,16 +1,20 @@
 /**
  * The cluster door as deploy/webhook/ ships it, for specs on a real API server: the AdmissionConfiguration and
  * kubeconfig through which kube-apiserver presents its client certificate (deploy/webhook/apiserver/), the
- * ValidatingWebhookConfiguration pointed at a local webhook, and an HTTPS GET that may present a certificate.
+ * ValidatingWebhookConfiguration pointed at a local webhook, and an HTTPS GET that may present a certificate;
+ * an API server that sends its reviews through that door (startDoor) and `pko-guard webhook` serving it as a
+ * process (startShippedWebhook).
  */
 import * as assert from "assert";
 import * as fs from "fs";
 import * as https from "https";
 import * as path from "path";
 import * as jsyaml from "js-yaml";
-import { REPO_ROOT } from "../../support/paths";
-import { CertPair } from "../../harness/certs";
-import { Doc } from "./cluster";
+import { CLI_ENTRY, REPO_ROOT } from "../../support/paths";
+import { Spawned, makeTempDir, removeTempDir, spawnTracked } from "../../support/process";
+import { ApiServer, freePort, installPkoCrds, startApiServer } from "../../harness/apiserver";
+import { Ca, CertPair, issueCert, makeCa } from "../../harness/certs";
+import { Doc, namespaceYaml, until } from "./cluster";
 
 const APISERVER_DIR = path.join(REPO_ROOT, "deploy", "webhook", "apiserver");
 
@@ -55,4 +59,86 @@ export function webhookConfiguration(url: string, caBundle: string): string {
     ) as Doc;
     for (const w of doc.webhooks) w.clientConfig = { url: `${url}/validate`, caBundle };
     return jsyaml.dump(doc);
+}
+
+/** A real API server whose admission reviews go through the shipped door to a webhook at 127.0.0.1:`port`. */
+export interface Door {
+    /** The spec's own temporary folder (certificates, configurations). */
+    dir: string;
+    server: ApiServer;
+    /** The CA the webhook takes client certificates of (kube-apiserver's among them). */
+    clientCa: Ca;
+    /** The webhook's port and its health port. */
+    port: number;
+    healthPort: number;
+    /** The API server's CA, which also issues the webhook's serving certificate. */
+    caPem: Buffer;
+}
+
+/**
+ * Starts an API server that presents a client certificate of its own CA to the webhook, with the PKO CRDs and
+ * `namespaces`, in a new temporary folder named after `prefix`. On failure nothing is left running.
+ */
+export async function startDoor(prefix: string, namespaces: string[]): Promise<Door> {
+    const dir = makeTempDir(prefix);
+    let server: ApiServer | undefined;
+    try {
+        const clientCa = makeCa(path.join(dir, "clients"), "apiserver-clients");
+        const client = issueCert(clientCa, "kube-apiserver", { dns: ["kube-apiserver"] });
+        const port = await freePort();
+        const healthPort = await freePort();
+        server = await startApiServer({ admissionConfigFile: admissionConfig(dir, port, client) });
+        await installPkoCrds(server);
+        for (const ns of namespaces) await server.apply(namespaceYaml(ns));
+        return { dir, server, clientCa, port, healthPort, caPem: fs.readFileSync(server.ca.cert) };
+    } catch (e) {
+        await server?.stop();
+        removeTempDir(dir);
+        throw e;
+    }
+}
+
+/**
+ * Starts `pko-guard webhook` as a process on the door's ports (a serving certificate of the API server's CA,
+ * client certificates of the door's CA), reading the cluster through `kubeconfig`, with `extra` arguments; waits
+ * until it is ready, then applies the shipped ValidatingWebhookConfiguration. Its output goes to `log`. A webhook
+ * that exits before it is ready fails the start with the end of its output.
+ */
+export async function startShippedWebhook(
+    door: Door,
+    kubeconfig: string,
+    extra: string[],
+    log: (d: string) => void,
+): Promise<Spawned> {
+    const serving = issueCert(door.server.ca, "webhook", { ips: ["127.0.0.1"] });
+    const hook = spawnTracked(
+        process.execPath,
+        [
+            CLI_ENTRY,
+            "webhook",
+            ...["--cert", serving.cert, "--key", serving.key, "--client-ca", door.clientCa.cert],
+            ...["--host", "127.0.0.1", "--port", String(door.port), "--health-port", String(door.healthPort)],
+            ...["--kubeconfig", kubeconfig, ...extra],
+        ],
+        { cwd: door.dir, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let tail = "";
+    const onData = (d: Buffer) => {
+        tail = (tail + d).slice(-3000);
+        log(String(d));
+    };
+    hook.child.stdout!.on("data", onData);
+    hook.child.stderr!.on("data", onData);
+    try {
+        await until("the webhook's /readyz", async () => {
+            if (hook.child.exitCode !== null) throw new Error(`the webhook exited: ${tail}`);
+            return (await get(door.healthPort, "/readyz", door.caPem).catch(() => ({ status: 0 }))).status === 200;
+        });
+    } catch (e) {
+        hook.kill();
+        await hook.exited;
+        throw e;
+    }
+    await door.server.apply(webhookConfiguration(`https://127.0.0.1:${door.port}`, door.caPem.toString("base64")));
+    return hook;
 }

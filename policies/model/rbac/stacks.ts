@@ -95,7 +95,9 @@ export function stackIdentitiesOf(patched: PatchedStack[]): StackIdentity[] {
                   };
         const sa = effectiveServiceAccount(view);
         const namespace = view.namespace === UNKNOWN ? UNKNOWN : (view.namespace ?? DEFAULT_NAMESPACE);
-        out.push({ order: out.length, view, serviceAccount: { name: sa.name, namespace }, source: sa.source });
+        // A Stack that names no namespace is read in "default", as the account it runs as: said where it is shown.
+        const source = view.namespace === undefined ? `${sa.source}; no namespace set, "default" assumed` : sa.source;
+        out.push({ order: out.length, view, serviceAccount: { name: sa.name, namespace }, source });
     }
     return out;
 }

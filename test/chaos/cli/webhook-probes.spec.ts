@@ -13,12 +13,12 @@ import * as path from "path";
 import * as tls from "tls";
 import * as jsyaml from "js-yaml";
 import { CLI_ENTRY, REPO_ROOT } from "../../../support/paths";
-import { Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../../../support/process";
-import { ApiServer, freePort, installPkoCrds, startApiServer } from "../../../harness/apiserver";
-import { Ca, issueCert, makeCa } from "../../../harness/certs";
-import { Doc, guideDocs, namespaceYaml, namespacesOf, requireCluster, until, yaml } from "../../support/cluster";
+import { Spawned, exec, removeTempDir } from "../../../support/process";
+import { ApiServer } from "../../../harness/apiserver";
+import { Ca, issueCert } from "../../../harness/certs";
+import { Doc, guideDocs, namespacesOf, requireCluster, until, yaml } from "../../support/cluster";
 import { deepJson } from "../../support/fake-cluster";
-import { admissionConfig, get, webhookConfiguration } from "../../support/shipped-door";
+import { get, startDoor, startShippedWebhook } from "../../support/shipped-door";
 
 const DEPTH = 5000;
 
@@ -103,17 +103,10 @@ describe("the webhook as shipped, probed on a real API server", function () {
 
     before(async function () {
         requireCluster(this);
-        dir = makeTempDir("chaos-probes");
-        clientCa = makeCa(path.join(dir, "clients"), "apiserver-clients");
-        const apiClient = issueCert(clientCa, "kube-apiserver", { dns: ["kube-apiserver"] });
+        const door = await startDoor("chaos-probes", ["attic", "judged", "governed"]);
+        ({ dir, server, clientCa, port, healthPort, caPem } = door);
         const probe = issueCert(clientCa, "prober", { dns: ["prober"] });
         pair = { cert: fs.readFileSync(probe.cert), key: fs.readFileSync(probe.key) };
-        port = await freePort();
-        healthPort = await freePort();
-        server = await startApiServer({ admissionConfigFile: admissionConfig(dir, port, apiClient) });
-        await installPkoCrds(server);
-        for (const ns of ["attic", "judged", "governed"]) await server.apply(namespaceYaml(ns));
-        caPem = fs.readFileSync(server.ca.cert);
         // A Stack nested 5,000 levels deep (the Stack CRD keeps unknown fields under spec.config), stored before
         // the webhook starts, in a namespace nothing else uses.
         const deep = path.join(dir, "deep-stack.json");
@@ -128,25 +121,7 @@ describe("the webhook as shipped, probed on a real API server", function () {
             deep,
         ]);
         assert.strictEqual(created.code, 0, created.stderr);
-        const serving = issueCert(server.ca, "webhook", { ips: ["127.0.0.1"] });
-        hook = spawnTracked(
-            process.execPath,
-            [
-                CLI_ENTRY,
-                "webhook",
-                ...["--cert", serving.cert, "--key", serving.key, "--client-ca", clientCa.cert],
-                ...["--host", "127.0.0.1", "--port", String(port), "--health-port", String(healthPort)],
-                ...["--kubeconfig", server.kubeconfig],
-            ],
-            { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
-        );
-        hook.child.stdout!.on("data", (d) => (logs += d));
-        hook.child.stderr!.on("data", (d) => (logs += d));
-        await until("the webhook's /readyz", async () => {
-            if (hook!.child.exitCode !== null) throw new Error(`the webhook exited: ${logs.slice(-3000)}`);
-            return (await get(healthPort, "/readyz", caPem).catch(() => ({ status: 0 }))).status === 200;
-        });
-        await server.apply(webhookConfiguration(`https://127.0.0.1:${port}`, caPem.toString("base64")));
+        hook = await startShippedWebhook(door, server.kubeconfig, [], (d) => (logs += d));
         const governed = await apply(guideDocs("gitops-guide-governed", "manifests/production/stack.yaml", "governed"));
         assert.strictEqual(governed.code, 0, governed.stderr);
     });
@@ -166,6 +141,26 @@ describe("the webhook as shipped, probed on a real API server", function () {
         assert.notStrictEqual(r.code, 0, r.stdout);
         assert.match(r.stderr, /admission webhook "validate\.pko-guard\.dev" denied the request/);
         assert.match(r.stderr, /pko-stack-no-cluster-admin: /);
+    });
+
+    // Fixed by 1150c80 (binding-reach.ts): before it, the deep Stack made every ClusterRoleBinding to a group or
+    // user fail closed, wherever it granted. Its account cannot be known, so a binding that could grant to an
+    // account of its namespace is still refused.
+    it("the deep Stack refuses only the bindings that could grant to its namespace's accounts", async () => {
+        const crb = (name: string, subject: Record<string, string>): Doc => ({
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRoleBinding",
+            metadata: { name },
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
+            subjects: [{ apiGroup: "rbac.authorization.k8s.io", ...subject }],
+        });
+        const team = await apply([crb("probe-team-view", { kind: "Group", name: "team" })]);
+        assert.strictEqual(team.code, 0, team.stderr);
+        const alice = await apply([crb("probe-alice-view", { kind: "User", name: "alice" })]);
+        assert.strictEqual(alice.code, 0, alice.stderr);
+        const attic = await apply([crb("probe-attic-view", { kind: "Group", name: "system:serviceaccounts:attic" })]);
+        assert.notStrictEqual(attic.code, 0, attic.stdout);
+        assert.match(attic.stderr, /pko-guard-cluster-state: .*Stack\/attic\/deep/);
     });
 
     // Fixed by 8afce69 and 0f78251 (paging by metadata.continue; objects decoded alone): before them audit

@@ -13,12 +13,11 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
-import { CLI_ENTRY } from "../../../support/paths";
-import { Spawned, makeTempDir, removeTempDir, spawnTracked } from "../../../support/process";
-import { ApiServer, freePort, installPkoCrds, startApiServer } from "../../../harness/apiserver";
-import { Ca, issueCert, makeCa } from "../../../harness/certs";
-import { admissionConfig, get, webhookConfiguration } from "../../support/shipped-door";
-import { Doc, guideDocs, namespaceYaml, namespacesOf, requireCluster, until, yaml } from "../../support/cluster";
+import { Spawned, removeTempDir } from "../../../support/process";
+import { ApiServer } from "../../../harness/apiserver";
+import { Ca, issueCert } from "../../../harness/certs";
+import { get, startDoor, startShippedWebhook } from "../../support/shipped-door";
+import { Doc, guideDocs, namespacesOf, requireCluster, until, yaml } from "../../support/cluster";
 import { PausableProxy, startPausableProxy } from "../../support/pausable-proxy";
 
 describe("the webhook at a real API server: client certificates, deadlines and honest health", function () {
@@ -35,15 +34,8 @@ describe("the webhook at a real API server: client certificates, deadlines and h
 
     before(async function () {
         requireCluster(this);
-        dir = makeTempDir("door-spec");
-        clientCa = makeCa(path.join(dir, "clients"), "apiserver-clients");
-        const client = issueCert(clientCa, "kube-apiserver", { dns: ["kube-apiserver"] });
-        port = await freePort();
-        healthPort = await freePort();
-        server = await startApiServer({ admissionConfigFile: admissionConfig(dir, port, client) });
-        await installPkoCrds(server);
-        for (const ns of ["judged", "hang", "after"]) await server.apply(namespaceYaml(ns));
-        caPem = fs.readFileSync(server.ca.cert);
+        const door = await startDoor("door-spec", ["judged", "hang", "after"]);
+        ({ dir, server, clientCa, port, healthPort, caPem } = door);
         // The webhook reads the cluster through the proxy.
         proxy = await startPausableProxy({ host: "127.0.0.1", port: Number(new URL(server.url).port) });
         const proxied = path.join(dir, "proxied.kubeconfig");
@@ -51,25 +43,7 @@ describe("the webhook at a real API server: client certificates, deadlines and h
             proxied,
             fs.readFileSync(server.kubeconfig, "utf8").replace(server.url, `https://127.0.0.1:${proxy.port}`),
         );
-        const tls = issueCert(server.ca, "webhook", { ips: ["127.0.0.1"] });
-        hook = spawnTracked(
-            process.execPath,
-            [
-                CLI_ENTRY,
-                "webhook",
-                ...["--cert", tls.cert, "--key", tls.key, "--client-ca", clientCa.cert],
-                ...["--host", "127.0.0.1", "--port", String(port), "--health-port", String(healthPort)],
-                ...["--kubeconfig", proxied, "--read-timeout", "1"],
-            ],
-            { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
-        );
-        hook.child.stdout!.on("data", (d) => (logs += d));
-        hook.child.stderr!.on("data", (d) => (logs += d));
-        await until("the webhook's /readyz", async () => {
-            if (hook!.child.exitCode !== null) throw new Error(`the webhook exited: ${logs}`);
-            return (await get(healthPort, "/readyz", caPem).catch(() => ({ status: 0 }))).status === 200;
-        });
-        await server.apply(webhookConfiguration(`https://127.0.0.1:${port}`, caPem.toString("base64")));
+        hook = await startShippedWebhook(door, proxied, ["--read-timeout", "1"], (d) => (logs += d));
     });
     after(async () => {
         hook?.kill();

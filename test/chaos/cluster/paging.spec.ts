@@ -14,8 +14,7 @@ import * as k8s from "@kubernetes/client-node";
 import { packConfig } from "../../../evaluation/pack-config";
 import { ClusterCache } from "../../../cluster/cache";
 import { objectClient } from "../../../cluster/client";
-import { judgeAdmission, judgeAdmissionFresh } from "../../../cluster/admission";
-import { WATCHED_KINDS } from "../../../cluster/kinds";
+import { judgeAdmission } from "../../../cluster/admission";
 import { loadKubeConfig } from "../../../cluster/kubeconfig";
 import { auditSummaryLine, runAudit } from "../../../cli/audit";
 import { ApiServer, installApplicationCrd, installPkoCrds, startApiServer } from "../../../harness/apiserver";
@@ -27,6 +26,7 @@ import {
     TARGET,
     TARGET_STACK,
     adminBinding,
+    assertDeniedByFreshRead,
     crowdObjects,
     pad,
 } from "../../support/paging-crowd";
@@ -110,16 +110,7 @@ describe("cluster lists past the first page, on a real API server", function () 
 
     it("a fresh read lists every page: the binding is denied with an empty cache", async () => {
         cache = new ClusterCache(kc);
-        for (const k of WATCHED_KINDS) cache.seed(k.kind, []);
-        assert.strictEqual((await cache.listFresh("Stack", "crowd")).length, STACKS);
-        const d = await judgeAdmissionFresh(
-            { operation: "CREATE", object: adminBinding },
-            cache,
-            { config, warnOnly: false },
-            (kind, ns, name) => cache!.listFresh(kind, ns, name),
-        );
-        assert.strictEqual(d.allowed, false, "admitted");
-        assert.match(d.message!, new RegExp(TARGET_STACK));
+        await assertDeniedByFreshRead(cache, config);
     });
 
     it("audit reads and judges every Stack but the deep one, which it reports, and fails", async () => {

@@ -8,8 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { packConfig } from "../../../evaluation/pack-config";
 import { ClusterCache } from "../../../cluster/cache";
-import { judgeAdmission, judgeAdmissionFresh } from "../../../cluster/admission";
-import { WATCHED_KINDS } from "../../../cluster/kinds";
+import { judgeAdmission } from "../../../cluster/admission";
 import { auditSummaryLine, runAudit } from "../../../cli/audit";
 import { makeTempDir } from "../../../support/process";
 import { FakeCluster, offlineKubeConfig } from "../../support/fake-cluster";
@@ -19,6 +18,7 @@ import {
     TARGET,
     TARGET_STACK,
     adminBinding,
+    assertDeniedByFreshRead,
     crowdObjects,
     pad,
 } from "../../support/paging-crowd";
@@ -64,16 +64,7 @@ describe("cluster lists past the first page", function () {
     it("a fresh read lists every page: the binding is denied with an empty cache", async () => {
         const fake = crowd();
         cache = new ClusterCache(offlineKubeConfig(), { transport: fake.transport });
-        for (const k of WATCHED_KINDS) cache.seed(k.kind, []);
-        assert.strictEqual((await cache.listFresh("Stack", "crowd")).length, STACKS);
-        const d = await judgeAdmissionFresh(
-            { operation: "CREATE", object: adminBinding },
-            cache,
-            { config, warnOnly: false },
-            (kind, ns, name) => cache!.listFresh(kind, ns, name),
-        );
-        assert.strictEqual(d.allowed, false, "admitted");
-        assert.match(d.message!, new RegExp(TARGET_STACK));
+        await assertDeniedByFreshRead(cache, config);
     });
 
     it("audit reads and judges every Stack: the 501st Stack's cluster-admin binding fails it", async () => {

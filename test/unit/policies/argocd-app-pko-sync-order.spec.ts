@@ -77,7 +77,10 @@ describe("argocd-app-pko-sync-order", () => {
         });
         const stack = (annotations: Record<string, string>) => stackResource("s", goodSpec(), { annotations });
         // A PreSync hook Secret (Argo CD's or Helm's pre-install) is there before a Sync-phase Stack of any wave.
-        for (const pre of [{ "argocd.argoproj.io/hook": "PreSync" }, { "helm.sh/hook": "pre-install,pre-upgrade" }])
+        for (const pre of [
+            { "argocd.argoproj.io/hook": "PreSync" },
+            { "helm.sh/hook": "pre-install,pre-upgrade" },
+        ] as Record<string, string>[])
             assert.deepStrictEqual(
                 runStackPolicy(policy, [
                     stack({ "argocd.argoproj.io/sync-wave": "-5" }),
@@ -101,7 +104,7 @@ describe("argocd-app-pko-sync-order", () => {
             { "argocd.argoproj.io/hook": "SyncFail" },
             { "argocd.argoproj.io/hook": "Skip" },
             { "helm.sh/hook": "test" },
-        ])
+        ] as Record<string, string>[])
             assert.strictEqual(
                 runStackPolicy(policy, [stack({ "argocd.argoproj.io/sync-wave": "1" }), hooked(late)]).length,
                 1,

@@ -57,6 +57,15 @@ describe("pko-stack-auth-delegator", () => {
             assert.match(r[0].message, where);
         }
     });
+    it('says that a Stack naming no namespace is read in "default", as the account it runs as', () => {
+        const bare = stackResource("app", goodSpec({ serviceAccountName: "deployer" }), { namespace: undefined });
+        const r = runStackPolicy(policy, [bare]);
+        assert.strictEqual(r.length, 1);
+        assert.match(
+            r[0].message,
+            /ServiceAccount default\/deployer \(spec\.serviceAccountName; no namespace set, "default" assumed\)/,
+        );
+    });
     it("skips v1alpha1 (PKO v1) Stacks", () => {
         const old = stackResource("old", goodSpec(), {}, "kubernetes:pulumi.com/v1alpha1:Stack");
         assert.deepStrictEqual(runStackPolicy(policy, [old]), []);

@@ -1,4 +1,6 @@
 import * as assert from "assert";
+import { EvalResource, evaluatePack } from "../../../evaluation/evaluate";
+import { packPolicies, reconcilePackConfig } from "../../../evaluation/pack-config";
 import { rule as policy } from "../../../policies/pko-stack-preview-only-nonprod";
 import {
     UNKNOWN_WIRE,
@@ -67,6 +69,53 @@ describe("pko-stack-preview-only-nonprod", () => {
         };
         const r = runStackPolicy(policy, [deployer, twin, patch]);
         assert.deepStrictEqual(r.map((f) => f.resource).sort(), ["app-next", "app-patch"]);
+    });
+    it("recognises a twin in another namespace of the program, but not one on another state backend", () => {
+        const deployer = stackResource("app", goodSpec(), { namespace: "prod" });
+        const twin = stackResource("app-next", goodSpec({ preview: true }), { namespace: "previews" });
+        assert.deepStrictEqual(runStackPolicy(policy, [deployer, twin]), []);
+        // One spec.stack in two backends is two Pulumi stacks: the preview Stack's own one deploys nowhere.
+        const elsewhere = stackResource("app-next", goodSpec({ preview: true, backend: "s3://other-state" }));
+        assert.deepStrictEqual(
+            runStackPolicy(policy, [deployer, elsewhere]).map((f) => f.resource),
+            ["app-next"],
+        );
+        const sameBackend = (name: string, extra: Record<string, unknown>) =>
+            stackResource(name, goodSpec({ backend: "s3://state", ...extra }));
+        assert.deepStrictEqual(
+            runStackPolicy(policy, [sameBackend("app", {}), sameBackend("app-next", { preview: true })]),
+            [],
+        );
+        // A backend unknown during preview is never taken for the deployer's: fail closed.
+        const unknown = stackResource("app-next", goodSpec({ preview: true, backend: UNKNOWN_WIRE }));
+        assert.strictEqual(runStackPolicy(policy, [deployer, unknown]).length, 1);
+    });
+    it("in check, sees a twin's deployer only in the cluster the twin lands in (a scope), else the setting", () => {
+        const object = (name: string, spec: Record<string, unknown>, scope: string): EvalResource => ({
+            type: "kubernetes:pulumi.com/v1:Stack",
+            name: `Stack/pulumi/${name}`,
+            urn: `urn:pulumi:check::manifests::kubernetes:pulumi.com/v1:Stack::${scope}/Stack/pulumi/${name}`,
+            props: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name, namespace: "pulumi" }, spec },
+            scope,
+        });
+        const judged = (twinCluster: string, config: Record<string, unknown> = {}) =>
+            evaluatePack(
+                [
+                    object("app", goodSpec(), "https://prod"),
+                    object("app-next", goodSpec({ preview: true }), twinCluster),
+                ],
+                reconcilePackConfig(packPolicies(), { [policy.name]: { properties: config } }, "test"),
+            )
+                .filter((r) => r.policy === policy.name)
+                .map((r) => `${r.resource}: ${r.message}`);
+        assert.deepStrictEqual(judged("https://prod"), []);
+        const apart = judged("https://staging");
+        assert.strictEqual(apart.length, 1);
+        assert.match(
+            apart[0],
+            /^https:\/\/staging\/Stack\/pulumi\/app-next: .*no Stack judged with it deploys this stack/,
+        );
+        assert.deepStrictEqual(judged("https://staging", { previewTwinNames: ["-next$"] }), []);
     });
     it("lets a setting declare twins whose deployer is elsewhere, by name", () => {
         const twin = goodSpec({ preview: true });

@@ -45,6 +45,15 @@ describe("pko-stack-workspace-hardening", () => {
             1,
         );
     });
+    it("says a container list is malformed, not unknown during preview, when an item is not an object", () => {
+        const pod = "spec.workspaceTemplate.spec.podTemplate.spec";
+        assert.deepStrictEqual(check(withPod({ containers: ["pulumi"] })), [
+            `${pod}.containers holds an item that is not an object; the rule fails closed.`,
+        ]);
+        assert.deepStrictEqual(check(withPod({ initContainers: [UNKNOWN_WIRE] })), [
+            `${pod}.initContainers is unknown during preview; the rule fails closed.`,
+        ]);
+    });
     it("fails closed on unknown settings", () => {
         assert.strictEqual(check(withPod(container({ privileged: UNKNOWN_WIRE }))).length, 1);
         assert.strictEqual(check(withPod(container(UNKNOWN_WIRE))).length, 1);

@@ -1,7 +1,8 @@
 /**
  * `pko-guard check .` on the Argo CD repositories of test/data/argocd-trees/, each class risky and corrected, as a
  * user runs it (a copy in a temporary folder, the real kustomize, Helm and jsonnet): Application trees (a Helm
- * chart and a kustomization of Applications and ApplicationSets, a cycle), `.argocd-source*.yaml` overrides, Helm
+ * chart and a kustomization of Applications and ApplicationSets, a chart of Applications no Application renders,
+ * a cycle), `.argocd-source*.yaml` overrides, Helm
  * parameters escaped as Argo CD escapes them, and Helm hooks as gitops-engine maps them (hooks never applied are
  * not judged; a hook-weight is a sync wave). Every finding of each run is expected: rule, status, object and
  * what synced it.
@@ -82,6 +83,20 @@ describe("check on Argo CD Application trees and Argo CD's own inputs", function
         assert.ok(risky.messages.some((m) => /spec\.source\.plugin: a config management plugin/.test(m)));
         // The root renders its own manifest too (self-managed): one Application, not a cycle, not defined twice.
         const corrected = check("helm-app-of-apps/corrected");
+        assert.deepStrictEqual([corrected.code, corrected.findings], [0, []], corrected.err);
+    });
+
+    it("an app-of-apps chart no Application in the repository renders: its children are placed all the same", () => {
+        // As argocd-example-apps' `apps`: the root Application is made outside the repository (`argocd app
+        // create`). The plugin child's folder holds a kustomization that does not build: it is that Application's
+        // input (failing closed), never rendered with defaults.
+        const risky = check("unrooted-app-of-apps/risky");
+        assert.strictEqual(risky.code, 1, risky.err);
+        assert.deepStrictEqual(risky.findings, [
+            ["blocking", "argocd-app-rendered", "Application/tools", ""],
+            ["blocking", "pko-stack-prod-pinned-commit", "Stack/pulumi/ledger-production", "Application ledger"],
+        ]);
+        const corrected = check("unrooted-app-of-apps/corrected");
         assert.deepStrictEqual([corrected.code, corrected.findings], [0, []], corrected.err);
     });
 

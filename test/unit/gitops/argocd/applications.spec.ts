@@ -58,3 +58,47 @@ describe("an Application's source outside the repository root in use", () => {
         );
     });
 });
+
+describe("an Application's source check cannot render", () => {
+    let tmp: string;
+    beforeEach(() => {
+        tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-app-unrenderable-")));
+    });
+    afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
+    const ctx = (): RenderContext => ({
+        deadline: Date.now() + 60_000,
+        repoRoot: tmp,
+        show: (abs) => path.relative(tmp, abs),
+        scratch: {},
+    });
+    const app = (source: Record<string, unknown>) => ({
+        apiVersion: "argoproj.io/v1alpha1",
+        kind: "Application",
+        metadata: { name: "web", namespace: "argocd" },
+        spec: { source: { repoURL: "https://git.example/r", ...source }, destination: { namespace: "web" } },
+    });
+
+    it("fails closed on a chart with a dependency from a chart repository, its folder claimed (not exit 2)", () => {
+        fs.mkdirSync(path.join(tmp, "wp"));
+        fs.writeFileSync(
+            path.join(tmp, "wp", "Chart.yaml"),
+            "apiVersion: v2\nname: wp\nversion: 1.0.0\ndependencies:\n  - name: wordpress\n    version: 9.0.3\n    repository: https://charts.example.com\n",
+        );
+        const out = applicationOutput(app({ path: "wp" }), ctx());
+        assert.deepStrictEqual(out.notes, [
+            'spec.source is a chart whose dependency "wordpress" comes from a chart repository (helm dependency build needs the network, which check does not use)',
+        ]);
+        assert.deepStrictEqual(out.rendered, [path.join(tmp, "wp")]);
+        assert.strictEqual(out.renders, 0);
+    });
+
+    it("claims a plugin source's folder, so it is not rendered again with defaults", () => {
+        fs.mkdirSync(path.join(tmp, "p"));
+        fs.writeFileSync(path.join(tmp, "p", "kustomization.yaml"), "resources: [all.yaml]\n");
+        const out = applicationOutput(app({ path: "p", plugin: { name: "kustomized-helm" } }), ctx());
+        assert.deepStrictEqual(out.notes, [
+            'spec.source.plugin: a config management plugin renders "p", which check does not run',
+        ]);
+        assert.deepStrictEqual(out.rendered, [path.join(tmp, "p")]);
+    });
+});

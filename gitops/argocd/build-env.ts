@@ -1,0 +1,124 @@
+/**
+ * Argo CD's build environment and where its repo server substitutes it, so check renders what Argo CD renders.
+ *
+ * The variables (argo-cd reposerver/repository/repository.go `newEnv`): ARGOCD_APP_NAME, ARGOCD_APP_NAMESPACE
+ * (the destination namespace, controller/state.go), ARGOCD_APP_PROJECT_NAME, ARGOCD_APP_REVISION (the resolved
+ * commit: here the HEAD commit of the checked working tree), ARGOCD_APP_REVISION_SHORT (its first 7 characters)
+ * and _SHORT_8, ARGOCD_APP_SOURCE_REPO_URL, ARGOCD_APP_SOURCE_PATH, ARGOCD_APP_SOURCE_TARGET_REVISION.
+ * `KUBE_VERSION` and `KUBE_API_VERSIONS` are only a config management plugin's environment (`getPluginEnvs`),
+ * which check does not run: in every place below they are unknown names, which substitute to nothing.
+ *
+ * The places (`Env.Envsubst`, pkg/apis/application/v1alpha1/types.go, is Go's os.Expand with `$$` for `$`):
+ * - Helm (`helmTemplate`, `getResolvedValueFiles`): parameter values (`--set`, `--set-string`, substituted
+ *   before Argo CD escapes their commas), `valueFiles` (a `$<ref>/...` one after its ref segment is resolved)
+ *   and `fileParameters` paths; never `values`/`valuesObject`, `releaseName` or `namespace`.
+ * - Kustomize (util/kustomize/kustomize.go `Build`): `images` and `commonLabels` values; `commonAnnotations`
+ *   values only with `commonAnnotationsEnvsubst: true`; never `namePrefix`, `nameSuffix` or `namespace`.
+ * - Jsonnet (`makeJsonnetVM`): `directory.jsonnet` TLA and ext var values.
+ */
+import { list, record, str } from "../../support/records";
+
+type Obj = Record<string, unknown>;
+
+/** The build environment of one source: name to value; the revision entries are absent when it is unknown. */
+export type BuildEnv = Map<string, string>;
+
+export const REVISION_VARS = ["ARGOCD_APP_REVISION", "ARGOCD_APP_REVISION_SHORT", "ARGOCD_APP_REVISION_SHORT_8"];
+
+/** The environment Argo CD's repo server builds for `source` of `app`, at commit `revision` when known. */
+export function buildEnv(app: Obj, source: Obj, revision: string | undefined): BuildEnv {
+    const meta = record(app.metadata) ?? {};
+    const spec = record(app.spec) ?? {};
+    const env: BuildEnv = new Map([
+        ["ARGOCD_APP_NAME", str(meta.name) ?? ""],
+        ["ARGOCD_APP_NAMESPACE", str(record(spec.destination)?.namespace) ?? ""],
+        ["ARGOCD_APP_PROJECT_NAME", str(spec.project) ?? ""],
+        ["ARGOCD_APP_SOURCE_REPO_URL", str(source.repoURL) ?? ""],
+        ["ARGOCD_APP_SOURCE_PATH", str(source.path) ?? ""],
+        ["ARGOCD_APP_SOURCE_TARGET_REVISION", str(source.targetRevision) ?? ""],
+    ]);
+    if (revision !== undefined) {
+        env.set("ARGOCD_APP_REVISION", revision);
+        env.set("ARGOCD_APP_REVISION_SHORT", revision.slice(0, 7));
+        env.set("ARGOCD_APP_REVISION_SHORT_8", revision.slice(0, 8));
+    }
+    return env;
+}
+
+const SPECIAL = /^[*#$@!?\-0-9]$/;
+const ALNUM = /^[A-Za-z0-9_]$/;
+
+/** Go's os `getShellName`: the name after a `$` and how many characters it takes (name "" and 0: not a name). */
+function shellName(s: string): [string, number] {
+    if (s[0] === "{") {
+        if (s.length > 2 && SPECIAL.test(s[1]) && s[2] === "}") return [s[1], 3];
+        for (let i = 1; i < s.length; i++) if (s[i] === "}") return i === 1 ? ["", 2] : [s.slice(1, i), i + 1];
+        return ["", 1];
+    }
+    if (SPECIAL.test(s[0])) return [s[0], 1];
+    let i = 0;
+    while (i < s.length && ALNUM.test(s[i])) i++;
+    return [s.slice(0, i), i];
+}
+
+/** Go's os.Expand with `name` mapped through `lookup`. */
+function expand(s: string, lookup: (name: string) => string): string {
+    let out = "";
+    let from = 0;
+    for (let j = 0; j < s.length; j++) {
+        if (s[j] !== "$" || j + 1 >= s.length) continue;
+        out += s.slice(from, j);
+        const [name, w] = shellName(s.slice(j + 1));
+        if (name === "" && w === 0) out += "$";
+        else if (name !== "") out += lookup(name);
+        // else: bad syntax (`${}`, an unclosed `${`), whose characters Go drops
+        j += w;
+        from = j + 1;
+    }
+    return out + s.slice(from);
+}
+
+/** `Env.Envsubst`: `$$` is `$`, a known name its value, any other name nothing. */
+export function envsubst(s: string, env: BuildEnv): string {
+    return expand(s, (name) => (name === "$" ? "$" : (env.get(name) ?? "")));
+}
+
+/** The names a string refers to, as `envsubst` reads them. */
+function namesIn(s: string): string[] {
+    const names: string[] = [];
+    expand(s, (name) => {
+        names.push(name);
+        return "";
+    });
+    return names;
+}
+
+const strings = (v: unknown): string[] => list(v).filter((x): x is string => typeof x === "string");
+const values = (v: unknown): string[] => Object.values(record(v) ?? {}).map((x) => String(x));
+const named = (v: unknown, key: string): string[] =>
+    list(v)
+        .map(record)
+        .flatMap((x) => (x && x[key] !== undefined ? [String(x[key])] : []));
+
+/** The strings of a source Argo CD substitutes (its Helm, kustomize and jsonnet places above). */
+export function substitutedStrings(source: Obj): string[] {
+    const h = record(source.helm) ?? {};
+    const k = record(source.kustomize) ?? {};
+    const j = record(record(source.directory)?.jsonnet) ?? {};
+    return [
+        ...named(h.parameters, "value"),
+        ...strings(h.valueFiles),
+        ...named(h.fileParameters, "path"),
+        ...strings(k.images),
+        ...values(k.commonLabels),
+        ...(k.commonAnnotationsEnvsubst === true ? values(k.commonAnnotations) : []),
+        ...named(j.tlas, "value"),
+        ...named(j.extVars, "value"),
+    ];
+}
+
+/** Whether a source's substituted strings use the revision, which `env` does not know. */
+export function needsUnknownRevision(source: Obj, env: BuildEnv): boolean {
+    if (env.has("ARGOCD_APP_REVISION")) return false;
+    return substitutedStrings(source).some((s) => namesIn(s).some((n) => REVISION_VARS.includes(n)));
+}
