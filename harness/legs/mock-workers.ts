@@ -68,11 +68,11 @@ function startWorker(): Worker {
     return w;
 }
 
-/** An idle worker that can run a program of this TypeScript set-up, else a new one. */
+/** The idle worker last used that can run a program of this TypeScript set-up (the warmest), else a new one. */
 function takeWorker(typeScript: string | undefined): Worker {
-    const i = idle.findIndex(
-        (w) => !w.gone && (typeScript === undefined || w.typeScript === undefined || w.typeScript === typeScript),
-    );
+    let i = idle.length - 1;
+    const fits = (w: Worker) => typeScript === undefined || w.typeScript === undefined || w.typeScript === typeScript;
+    while (i >= 0 && (idle[i].gone || !fits(idle[i]))) i--;
     const w = i >= 0 ? idle.splice(i, 1)[0] : startWorker();
     hold(w, true);
     return w;
