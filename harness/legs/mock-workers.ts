@@ -7,6 +7,7 @@
  * next fixture starts a new one. Idle workers never keep the harness alive, and end with it.
  */
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import { REPO_ROOT } from "../../support/paths";
 import { Spawned, spawnTracked } from "../../support/process";
@@ -43,7 +44,13 @@ interface Worker {
     gone: boolean;
 }
 
+/** Idle workers, the one used last at the end. */
 const idle: Worker[] = [];
+/**
+ * The most workers kept idle: the cores (`--jobs`' default). Fixtures of as many TypeScript set-ups would
+ * otherwise each leave a worker waiting; past this the worker used longest ago ends.
+ */
+const MAX_IDLE = Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
 
 /** Lets the harness exit while `w` waits (ref: keeps it alive while `w` runs a program). */
 function hold(w: Worker, ref: boolean): void {
@@ -98,6 +105,7 @@ export function runInWorker(job: ProgramJob, timeoutMs: number): Promise<unknown
             w.typeScript = w.typeScript ?? typeScript;
             hold(w, false);
             idle.push(w);
+            if (idle.length > MAX_IDLE) idle.shift()!.spawned.kill();
             resolve(reply.resources);
         };
         const timer = setTimeout(() => {

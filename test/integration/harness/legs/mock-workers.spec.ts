@@ -99,6 +99,23 @@ describe("mock leg: warm workers", function () {
         assert.deepStrictEqual([a2, b2], [a1, b1], "a program of the same set-up did not reuse its warm worker");
     });
 
+    it("keeps at most the cores' count of workers idle, ending the one used longest ago", async () => {
+        const cores = Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
+        const pids: number[] = [];
+        for (let i = 0; i < cores + 2; i++) {
+            const tsconfig = JSON.stringify({ compilerOptions: { strict: true }, "pko-guard-spec": `idle-${i}` });
+            pids.push(await ranIn(program(`idle-cap-${i}`, CONFIG_MAP, tsconfig)));
+        }
+        assert.strictEqual(new Set(pids).size, pids.length, "set-ups shared a worker");
+        const ended = pids.slice(0, 2);
+        await waitFor("the workers used longest ago to end", () => ended.every((p) => !alive(p)), 10000);
+        assert.deepStrictEqual(
+            pids.slice(2).filter((p) => !alive(p)),
+            [],
+            "a worker used more recently was ended",
+        );
+    });
+
     for (const watchdog of [true, false]) {
         it(`a harness exits with its workers idle, and they end with it (${watchdog ? "with" : "without"} the watchdog)`, async () => {
             const f = program(`idle-${watchdog}`, CONFIG_MAP);
