@@ -98,6 +98,8 @@ type Settings = { waitForRPCs(): Promise<void> };
 
 /** The TypeScript set-up this process registered (ts-node's hook is process-wide: one set-up a process). */
 let registeredTypeScript: string | undefined;
+/** The folder TypeScript was registered in: ts-node writes its diagnostics' paths relative to it. */
+let registeredIn = "";
 /** The error of the Node program under way: an unhandled rejection is one (one listener, set in main). */
 let programError: unknown;
 /** Whether a program runs: an unhandled rejection between programs leaves a worker of unknown state. */
@@ -108,8 +110,10 @@ async function nodeProgramError(dir: string, settings: unknown): Promise<unknown
     programError = undefined;
     try {
         const ts = typeScriptKey(dir);
-        if (ts !== undefined && registeredTypeScript === undefined) registerTypeScript(dir);
-        else if (ts !== undefined && ts !== registeredTypeScript)
+        if (ts !== undefined && registeredTypeScript === undefined) {
+            registerTypeScript(dir);
+            registeredIn = dir;
+        } else if (ts !== undefined && ts !== registeredTypeScript)
             throw new RunFailure("a worker runs programs of one TypeScript set-up");
         registeredTypeScript = ts ?? registeredTypeScript;
         require(require.resolve(dir));
@@ -132,6 +136,12 @@ async function goProgramError(job: ProgramJob, monitor: Record<string, any>): Pr
     } catch (e) {
         return e;
     }
+}
+
+/** A Node program's error with its compiler paths relative to its own folder, as a process of its own gives them. */
+function fromProgram(job: ProgramJob, message: string): string {
+    const rel = job.runtime === "go" || !registeredIn ? "" : path.relative(registeredIn, job.dir);
+    return rel ? message.split(rel + path.sep).join("") : message;
 }
 
 /** Runs one program under the mocked engine; resolves with the registrations, rejects with a RunFailure. */
@@ -171,7 +181,8 @@ async function runProgram(job: ProgramJob): Promise<unknown[]> {
     // A refusal explains a program error it caused (the SDK only sees the monitor's error), so it wins.
     if (engine.refusal !== undefined) throw new RunFailure(engine.refusal);
     if (programError instanceof RunFailure) throw programError;
-    if (programError !== undefined) throw new RunFailure(`program failed: ${describeError(programError)}`);
+    if (programError !== undefined)
+        throw new RunFailure(`program failed: ${fromProgram(job, describeError(programError))}`);
     return engine.analyzerView();
 }
 

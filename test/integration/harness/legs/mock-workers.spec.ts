@@ -77,6 +77,14 @@ describe("mock leg: warm workers", function () {
         assert.ok(![first, second].includes(third), "a program ran in a worker that had failed");
     });
 
+    it("gives a compiler error's paths from the program's folder, whichever folder the worker compiled first", async () => {
+        await ranIn(program("compiled-first", CONFIG_MAP));
+        const broken = program("broken", `const x = {;\n`);
+        const message = await failure(broken);
+        assert.match(message, /^program failed: ⨯ Unable to compile TypeScript: index\.ts\(2,\d+\): error TS\d+/);
+        assert.ok(!message.includes(".."), message);
+    });
+
     it("a program that overruns the timeout is killed with its worker, and the next fixture gets a new one", async () => {
         const spin = program("spins", `${CONFIG_MAP}for (;;) {}\n`);
         assert.strictEqual(await failure(spin, 5000), "program timed out after 5 s");
