@@ -48,34 +48,47 @@ async function until(check: () => boolean): Promise<void> {
     assert.ok(check(), "condition never held");
 }
 
-describe("cluster/deadline: fresh reads under deadlines, and their health", () => {
-    let cache: ClusterCache | undefined;
-    afterEach(() => cache?.stop());
-
-    /** A synced cache over a fake cluster, fresh reads whose deadlines are signals the spec fires. */
-    async function setUp() {
-        const fake = new FakeCluster().add(account, adminBinding, clusterAdmin);
-        cache = new ClusterCache(offlineKubeConfig(), { transport: fake.transport, retryMs: 1 });
-        cache.start();
-        await cache.waitForSync(10_000);
-        const deadlines: AbortController[] = [];
-        const reads = new FreshReads((kind, ns, name, signal) => cache!.listFresh(kind, ns, name, signal), {
+/**
+ * A synced cache over a fake cluster holding `objects`, and fresh reads whose deadlines are signals the spec fires
+ * (`passAll`), at revisions when `atRevisions` (as the webhook makes them), else quorum lists.
+ */
+async function freshReadsOver(objects: Record<string, unknown>[], atRevisions: boolean) {
+    const fake = new FakeCluster().add(...objects);
+    const cache = new ClusterCache(offlineKubeConfig(), { transport: fake.transport, retryMs: 1 });
+    cache.start();
+    await cache.waitForSync(10_000);
+    const deadlines: AbortController[] = [];
+    const reads = new FreshReads(
+        (kind, ns, name, signal, floor) => cache.listFresh(kind, ns, name, signal, floor),
+        {
             readTimeoutMs: 1000,
             deadline: () => {
                 const c = new AbortController();
                 deadlines.push(c);
                 return c.signal;
             },
-        });
-        const passAll = () => deadlines.splice(0).forEach((c) => c.abort());
-        const review = () =>
-            judgeAdmissionFresh(
-                { operation: "CREATE", object: stack },
-                cache!,
-                { config: packConfig(undefined), warnOnly: false },
-                reads.forReview(),
-            );
-        return { fake, reads, passAll, review };
+        },
+        atRevisions ? (signal) => cache.currentRevision(PROBE_NAME, signal) : undefined,
+    );
+    const passAll = () => deadlines.splice(0).forEach((c) => c.abort());
+    const review = () =>
+        judgeAdmissionFresh(
+            { operation: "CREATE", object: stack },
+            cache,
+            { config: packConfig(undefined), warnOnly: false },
+            reads.forReview(),
+        );
+    return { cache, fake, reads, passAll, review };
+}
+
+describe("cluster/deadline: fresh reads under deadlines, and their health", () => {
+    let cache: ClusterCache | undefined;
+    afterEach(() => cache?.stop());
+
+    async function setUp() {
+        const made = await freshReadsOver([account, adminBinding, clusterAdmin], false);
+        cache = made.cache;
+        return made;
     }
 
     it("a stuck read fails its review closed at the deadline, is aborted, and no later review waits on it", async () => {
@@ -154,32 +167,9 @@ describe("fresh reads at the API server's revision, read after the review arrive
     afterEach(() => cache?.stop());
 
     async function setUp() {
-        const fake = new FakeCluster().add(account, clusterAdmin);
-        cache = new ClusterCache(offlineKubeConfig(), { transport: fake.transport });
-        cache.start();
-        await cache.waitForSync(10_000);
-        const deadlines: AbortController[] = [];
-        const reads = new FreshReads(
-            (kind, ns, name, signal, floor) => cache!.listFresh(kind, ns, name, signal, floor),
-            {
-                readTimeoutMs: 1000,
-                deadline: () => {
-                    const c = new AbortController();
-                    deadlines.push(c);
-                    return c.signal;
-                },
-            },
-            (signal) => cache!.currentRevision(PROBE_NAME, signal),
-        );
-        const review = () =>
-            judgeAdmissionFresh(
-                { operation: "CREATE", object: stack },
-                cache!,
-                { config: packConfig(undefined), warnOnly: false },
-                reads.forReview(),
-            );
-        const passAll = () => deadlines.splice(0).forEach((c) => c.abort());
-        return { fake, review, passAll };
+        const made = await freshReadsOver([account, clusterAdmin], true);
+        cache = made.cache;
+        return made;
     }
 
     it("reads the revision first, lists at it, and sees a binding stored just before the review", async () => {
