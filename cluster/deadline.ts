@@ -133,16 +133,18 @@ export class FreshReads {
         const review = this.deadline(this.o.readTimeoutMs);
         // Every read of the review listens on its deadline at once (a few dozen at most): not a leak.
         setMaxListeners(200, review);
-        const floor = this.shared.atRevisions
-            ? withDeadline("the API server's current revision (fresh read)", review, () => this.shared.revision())
-            : undefined;
-        floor?.catch(() => undefined); // each read below waits for it and fails with it
+        // Read on the review's first read (a review that reads nothing fresh, a skipped one, sends nothing).
+        let floor: Promise<string> | undefined;
+        const floorOfReview = () =>
+            (floor ??= withDeadline("the API server's current revision (fresh read)", review, () =>
+                this.shared.revision(),
+            ));
         return (kind, ns, name) => {
             const read = (at?: string) =>
                 withDeadline(`${describe(kind, ns, name)} (fresh read)`, review, () =>
                     this.shared.read(kind, ns, name, at),
                 );
-            return floor ? floor.then(read) : read();
+            return this.shared.atRevisions ? floorOfReview().then(read) : read();
         };
     }
 
