@@ -24,7 +24,7 @@ import { packConfig } from "../evaluation/pack-config";
 import { ClusterCache } from "../cluster/cache";
 import { AdmissionInput, OWN_POLICIES, judgeAdmission, judgeAdmissionFresh } from "../cluster/admission";
 import { WebhookMetrics, webhookMetrics } from "../cluster/admission-metrics";
-import { FreshReads } from "../cluster/deadline";
+import { FreshReads, PROBE_NAME } from "../cluster/deadline";
 import {
     DEFAULT_LIMITS,
     InFlight,
@@ -156,10 +156,12 @@ export async function startWebhook(
             log: (event, fields) => log("info", event, fields),
         });
     // Fresh reads of the bindings and Stacks around reviewed objects, shared by concurrent reviews (view.ts),
-    // each list and each review under a deadline (deadline.ts).
-    const reads = new FreshReads((kind, ns, name, signal) => cache.listFresh(kind, ns, name, signal), {
-        readTimeoutMs: o.readTimeoutMs ?? READ_TIMEOUT_MS,
-    });
+    // each list and each review under a deadline, made at a revision read after the review arrived (deadline.ts).
+    const reads = new FreshReads(
+        (kind, ns, name, signal, floor) => cache.listFresh(kind, ns, name, signal, floor),
+        { readTimeoutMs: o.readTimeoutMs ?? READ_TIMEOUT_MS },
+        (signal) => cache.currentRevision(PROBE_NAME, signal),
+    );
     const inFlight = new InFlight(limits);
     const metrics = webhookMetrics(cache, reads, inFlight);
     const servers = tlsServers(

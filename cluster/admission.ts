@@ -281,7 +281,13 @@ export function judgeAdmission(
     // The old version is only the cluster as it was: one that cannot be read is left out (the cache has none).
     const old = input.oldObject ? decodeObject(input.oldObject, kindOf(input.oldObject)).object : undefined;
     const current = old ?? view.get(String(incoming.kind), ns(incoming), String((incoming.metadata ?? {}).name));
-    const after = evaluatePack([...related, incoming].map(clusterResource), o.config);
+    // A resource hook's findings depend on its resource and the config alone (evaluation/evaluate.ts Hooks): on
+    // a related object they are the same with or without the object under review, so only the object under
+    // review runs them; the stack hooks, which can find something new on another object, see everything.
+    const after = [
+        ...evaluatePack([clusterResource(incoming)], o.config, undefined, "resource"),
+        ...evaluatePack([...related, incoming].map(clusterResource), o.config, undefined, "stack"),
+    ];
     // The cluster as it is needs evaluating only for the rules that found something on another object.
     const elsewhere = new Set(after.filter((r) => r.urn !== me.urn).map((r) => r.policy));
     const before =
@@ -292,6 +298,7 @@ export function judgeAdmission(
                       [...related, ...(current ? [current] : [])].map(clusterResource),
                       o.config,
                       elsewhere,
+                      "stack",
                   ).map(key),
               );
     const mine = after.filter((r) => r.urn === me.urn || !before.has(key(r)));

@@ -72,16 +72,25 @@ export class ClusterCache extends ClusterStore {
 
     /**
      * One kind (in a namespace, or all; only the object named `name` when given, by field selector: list
-     * permission suffices), listed now from the API server (a quorum read), kept as the cache keeps objects.
+     * permission suffices), listed now from the API server, kept as the cache keeps objects: a quorum read, or
+     * with `notOlderThan` a read at that resourceVersion or later, which the API server answers from its watch
+     * cache once that cache has reached it.
      * An object of it that cannot be read fails the read (UnreadableObjectsError): the caller cannot tell
      * what the list holds. `signal` aborts the list on its way (a deadline: cluster/deadline.ts).
      */
-    async listFresh(kind: string, ns?: string, name?: string, signal?: AbortSignal, retry = true): Promise<KObject[]> {
+    async listFresh(
+        kind: string,
+        ns?: string,
+        name?: string,
+        signal?: AbortSignal,
+        notOlderThan?: string,
+        retry = true,
+    ): Promise<KObject[]> {
         const k = this.kinds.find((x) => x.kind === kind);
         if (!k) return [];
         const out: KObject[] = [];
         const unreadable: UnreadableObject[] = [];
-        const q = { namespace: ns, name, pageSize: this.o.pageSize ?? 500 };
+        const q = { namespace: ns, name, pageSize: this.o.pageSize ?? 500, notOlderThan };
         try {
             await listAll(
                 this.client,
@@ -100,7 +109,7 @@ export class ClusterCache extends ClusterStore {
             if (k.optional && isAbsent(e)) return [];
             // A kept-alive connection the server closed as the request left: a list is safe to send again, once.
             if (retry && !signal?.aborted && /ECONNRESET|socket hang up|EPIPE/i.test(errorText(e)))
-                return this.listFresh(kind, ns, name, signal, false);
+                return this.listFresh(kind, ns, name, signal, notOlderThan, false);
             throw e;
         }
         if (unreadable.length > 0) throw new UnreadableObjectsError(unreadable);
@@ -119,6 +128,19 @@ export class ClusterCache extends ClusterStore {
         const cached = this.get(kind, typeof m.namespace === "string" ? m.namespace : "", m.name);
         const c = cached?.metadata;
         return c && c.resourceVersion === m.resourceVersion && c.uid === m.uid ? cached : undefined;
+    }
+
+    /**
+     * The API server's current revision: the resourceVersion of a quorum list of the ClusterRoleBinding named
+     * `probeName` (one no object has, so the answer is empty). Every write the API server had acknowledged when
+     * the list was sent is at or before it.
+     */
+    async currentRevision(probeName: string, signal?: AbortSignal): Promise<string> {
+        const k = this.kinds.find((x) => x.kind === "ClusterRoleBinding");
+        if (!k) throw new Error("ClusterRoleBindings are not watched");
+        const rv = await listAll(this.client, k, { name: probeName, pageSize: 1 }, () => undefined, signal);
+        if (!rv) throw new Error("the API server gave its list no resourceVersion");
+        return rv;
     }
 
     start(): void {

@@ -161,6 +161,8 @@ export interface ListQuery {
     name?: string;
     /** Objects a page (the API server's `limit`). */
     pageSize: number;
+    /** A resourceVersion the answer is at least as new as (served from the API server's watch cache). */
+    notOlderThan?: string;
 }
 
 /** One page of a list, as the API server sends it. */
@@ -257,6 +259,10 @@ export function objectClient(kc: k8s.KubeConfig, maxSockets = 16, send: ListSend
         if (q.name !== undefined) request.setQueryParam("fieldSelector", `metadata.name=${q.name}`);
         request.setQueryParam("limit", String(q.pageSize));
         if (continueToken !== undefined) request.setQueryParam("continue", continueToken);
+        else if (q.notOlderThan !== undefined) {
+            request.setQueryParam("resourceVersion", q.notOlderThan);
+            request.setQueryParam("resourceVersionMatch", "NotOlderThan");
+        }
         // What KubernetesObjectApi does before sending: the kubeconfig's credentials and TLS, then the pool.
         await kc.applySecurityAuthentication(request);
         await keepAlive.pre(request);

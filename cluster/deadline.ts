@@ -23,7 +23,16 @@ import { KObject } from "./kinds";
 import { FreshList, SharedReads } from "./view";
 
 /** Lists one kind as FreshList does, ended when `signal` aborts (ClusterCache#listFresh). */
-export type SignalledList = (kind: string, ns?: string, name?: string, signal?: AbortSignal) => Promise<KObject[]>;
+export type SignalledList = (
+    kind: string,
+    ns?: string,
+    name?: string,
+    signal?: AbortSignal,
+    floor?: string,
+) => Promise<KObject[]>;
+
+/** Reads the API server's current revision, ended when `signal` aborts (ClusterCache#currentRevision). */
+export type SignalledRevision = (signal: AbortSignal) => Promise<string>;
 
 /** A read that did not end by its deadline. */
 export class DeadlineError extends Error {}
@@ -83,20 +92,28 @@ export class FreshReads {
     private probing?: Promise<void>;
     private readonly deadline: (ms: number) => AbortSignal;
 
+    /**
+     * `list` sends one list; `revision`, when given, reads the API server's current revision, and each review's
+     * lists are then made at the revision read after it arrived (see forReview).
+     */
     constructor(
         private readonly list: SignalledList,
         private readonly o: FreshReadsOptions,
+        revision?: SignalledRevision,
     ) {
         this.deadline = o.deadline ?? ((ms) => AbortSignal.timeout(ms));
-        this.shared = new SharedReads((kind, ns, name) => this.sendOne(kind, ns, name), o.maxConcurrent);
+        this.shared = new SharedReads(
+            (kind, ns, name, floor) =>
+                this.sendOne(describe(kind, ns, name), (signal) => this.list(kind, ns, name, signal, floor)),
+            o.maxConcurrent,
+            revision && (() => this.sendOne("the API server's current revision", revision)),
+        );
     }
 
-    /** One list sent under its own deadline; its outcome is the reads' health (an unreadable object is not). */
-    private async sendOne(kind: string, ns?: string, name?: string): Promise<KObject[]> {
+    /** One request sent under its own deadline; its outcome is the reads' health (an unreadable object is not). */
+    private async sendOne<T>(what: string, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
         try {
-            const out = await withDeadline(describe(kind, ns, name), this.deadline(this.o.readTimeoutMs), (signal) =>
-                this.list(kind, ns, name, signal),
-            );
+            const out = await withDeadline(what, this.deadline(this.o.readTimeoutMs), send);
             this.failure = undefined;
             return out;
         } catch (e) {
@@ -105,13 +122,30 @@ export class FreshReads {
         }
     }
 
-    /** The reads of one review: each fails once the review's deadline passes (the read left to its own). */
+    /**
+     * The reads of one review: each fails once the review's deadline passes (the read left to its own). With a
+     * source of revisions, the review first reads the API server's current revision (shared with the reviews
+     * arriving meanwhile, sent after this one arrived), then lists at that revision or later: the API server
+     * answers those from its watch cache, without a quorum read of etcd for each list, and every write it had
+     * acknowledged when the review arrived is in the answer.
+     */
     forReview(): FreshList {
         const review = this.deadline(this.o.readTimeoutMs);
         // Every read of the review listens on its deadline at once (a few dozen at most): not a leak.
         setMaxListeners(200, review);
-        return (kind, ns, name) =>
-            withDeadline(`${describe(kind, ns, name)} (fresh read)`, review, () => this.shared.read(kind, ns, name));
+        // Read on the review's first read (a review that reads nothing fresh, a skipped one, sends nothing).
+        let floor: Promise<string> | undefined;
+        const floorOfReview = () =>
+            (floor ??= withDeadline("the API server's current revision (fresh read)", review, () =>
+                this.shared.revision(),
+            ));
+        return (kind, ns, name) => {
+            const read = (at?: string) =>
+                withDeadline(`${describe(kind, ns, name)} (fresh read)`, review, () =>
+                    this.shared.read(kind, ns, name, at),
+                );
+            return this.shared.atRevisions ? floorOfReview().then(read) : read();
+        };
     }
 
     /** Why fresh reads are failing, or undefined while they answer. */
@@ -123,7 +157,9 @@ export class FreshReads {
     probe(): Promise<void> {
         if (this.failure === undefined) return Promise.resolve();
         if (!this.probing)
-            this.probing = this.sendOne("ClusterRoleBinding", undefined, PROBE_NAME)
+            this.probing = this.sendOne(describe("ClusterRoleBinding", undefined, PROBE_NAME), (signal) =>
+                this.list("ClusterRoleBinding", undefined, PROBE_NAME, signal),
+            )
                 .then(
                     () => undefined,
                     () => undefined,

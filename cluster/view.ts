@@ -5,9 +5,10 @@
  * file that holds a cluster-admin binding and then the Stack it empowers sends the Stack for review before
  * the cache may have seen the binding. So the cross-object rules do not judge from the cache alone: for the
  * object under review, what can change its verdict (FreshView: the bindings that can reach its namespaces,
- * the roles they name, the Stacks of those namespaces) is read fresh from the API server (quorum lists,
- * list permission only) and replaces what the cache holds of it. Concurrent reviews share those reads
- * (SharedReads), each read still sent after every review sharing it arrived. A fresh read that fails
+ * the roles they name, the Stacks of those namespaces) is read fresh from the API server (quorum lists, or
+ * lists at a revision read after the review arrived: deadline.ts; list permission only) and replaces what the
+ * cache holds of it. Concurrent reviews share those reads (SharedReads), each still as new as every review
+ * sharing it. A fresh read that fails
  * means the state cannot be told: the decision fails closed, as it does when a fresh read meets an object
  * pko-guard cannot read (cache.ts UnreadableObjectsError). The objects the cache could not read are the
  * cache's (unreadableFor).
@@ -31,9 +32,10 @@ export interface ClusterView {
 
 /**
  * Lists one kind (in one namespace, or all; only the object of that name when `name` is given) straight
- * from the API server, as `keepReadable` keeps objects.
+ * from the API server, as `keepReadable` keeps objects: a quorum read, or with `floor` a read at that
+ * resourceVersion or later.
  */
-export type FreshList = (kind: string, ns?: string, name?: string) => Promise<KObject[]>;
+export type FreshList = (kind: string, ns?: string, name?: string, floor?: string) => Promise<KObject[]>;
 
 function nsOf(o: KObject): string {
     const n = (o.metadata ?? {}).namespace;
@@ -41,17 +43,19 @@ function nsOf(o: KObject): string {
 }
 
 /**
- * Fresh reads shared by concurrent reviews, still each read after its review arrived. A review may join
- * a read of the same kind and namespace that has not been sent yet; a read already on its way was sent
- * before the review arrived (it may miss what the review's own client wrote just before), so the review
- * waits for it to end and joins the next one, which every review arriving meanwhile shares. So there is at
- * most one read of a kind and namespace on its way and one waiting, however many reviews arrive; and at
- * most `maxConcurrent` lists are sent at once in all. A read that fails fails every review that shared it
- * (each fails closed).
+ * Fresh reads shared by concurrent reviews, still each as new as its review. A review may join a read of the
+ * same kind and namespace that has not been sent yet; a quorum read already on its way was sent before the
+ * review arrived (it may miss what the review's own client wrote just before), so the review waits for it to
+ * end and joins the next one, which every review arriving meanwhile shares. So there is at most one read of a
+ * kind and namespace on its way and one waiting, however many reviews arrive; and at most `maxConcurrent`
+ * lists are sent at once in all. The API server's current revision (`revision`) is shared the same way.
+ * A read at a floor (a revision read after its review arrived) answers as of that revision or later
+ * whenever it was sent, so a review joins one on its way at the same floor. A read that fails fails every
+ * review that shared it (each fails closed).
  */
 export class SharedReads {
-    private readonly sent = new Map<string, Promise<KObject[]>>();
-    private readonly waiting = new Map<string, Promise<KObject[]>>();
+    private readonly sent = new Map<string, Promise<unknown>>();
+    private readonly waiting = new Map<string, Promise<unknown>>();
     private active = 0;
     private readonly slots: (() => void)[] = [];
     /** Lists sent, and reviews' reads answered (a ratio above 1 is reads shared). */
@@ -60,16 +64,34 @@ export class SharedReads {
     constructor(
         private readonly fresh: FreshList,
         private readonly maxConcurrent = 8,
+        private readonly currentRevision?: () => Promise<string>,
     ) {}
 
-    /** A FreshList whose answer was listed by a request sent after this call. */
-    readonly read: FreshList = (kind, ns, name) => {
+    /** A FreshList whose answer was listed by a request sent after this call, or at a floor read after it. */
+    readonly read: FreshList = (kind, ns, name, floor) => {
         this.counters.reads++;
-        const key = `${kind}\u0000${ns ?? "\u0000all"}\u0000${name ?? ""}`;
-        const queued = this.waiting.get(key);
+        const key = `${kind}\u0000${ns ?? "\u0000all"}\u0000${name ?? ""}\u0000${floor ?? ""}`;
+        return this.shared(key, floor !== undefined, () => this.fresh(kind, ns, name, floor));
+    };
+
+    /** Whether reads can be made at a revision (a source of the current revision was given). */
+    get atRevisions(): boolean {
+        return this.currentRevision !== undefined;
+    }
+
+    /** The API server's current revision, read by a request sent after this call. */
+    revision(): Promise<string> {
+        const current = this.currentRevision;
+        if (!current) return Promise.reject(new Error("no source of the API server's revision"));
+        return this.shared("\u0000revision", false, current);
+    }
+
+    private shared<T>(key: string, joinOnItsWay: boolean, list: () => Promise<T>): Promise<T> {
+        const queued = this.waiting.get(key) as Promise<T> | undefined;
         if (queued) return queued;
-        const onItsWay = this.sent.get(key);
-        if (!onItsWay) return this.send(key, kind, ns, name);
+        const onItsWay = this.sent.get(key) as Promise<T> | undefined;
+        if (!onItsWay) return this.send(key, list);
+        if (joinOnItsWay) return onItsWay;
         const next = onItsWay
             .then(
                 () => undefined,
@@ -77,17 +99,17 @@ export class SharedReads {
             )
             .then(() => {
                 this.waiting.delete(key);
-                return this.send(key, kind, ns, name);
+                return this.send(key, list);
             });
         this.waiting.set(key, next);
         return next;
-    };
+    }
 
-    private send(key: string, kind: string, ns: string | undefined, name: string | undefined): Promise<KObject[]> {
+    private send<T>(key: string, list: () => Promise<T>): Promise<T> {
         const p = this.slot().then(async (release) => {
             try {
                 this.counters.lists++;
-                return await this.fresh(kind, ns, name);
+                return await list();
             } finally {
                 release();
                 if (this.sent.get(key) === p) this.sent.delete(key);

@@ -19,7 +19,7 @@ import { ResourceValidation, ResourceValidationPolicy, StackValidation, StackVal
 import { Rule } from "../policies/index";
 import { programKeyOf } from "../policies/model/production";
 import { JoinedPatch, PatchedStack, ResourceLike, StackView } from "../policies/model/stack";
-import { RbacModel } from "../policies/model/rbac/objects";
+import { Powers, RbacModel } from "../policies/model/rbac/objects";
 import { StackIdentity } from "../policies/model/rbac/stacks";
 import { Plain } from "../policies/model/values";
 import { Views, derivedViews } from "../policies/model/views";
@@ -50,6 +50,7 @@ class SharingViews implements Views {
     private viewTable?: Table<ViewEntry[]>;
     private stackPatchesTable?: Table<JoinedPatch[]>;
     private patchedStacksTable?: Table<PatchedStack[]>;
+    private powersTable?: Table<Powers>;
     private rbacModelTable?: Table<RbacModel>;
     private stackIdentitiesTable?: Table<StackIdentity[]>;
     private workspaceIdentitiesTable?: Table<Map<number, StackIdentity[]>>;
@@ -94,6 +95,14 @@ class SharingViews implements Views {
     patchedStacks(resources: ResourceLike[]): PatchedStack[] {
         const table = (this.patchedStacksTable ??= this.table());
         return remembered(table, resources, () => this.derive.patchedStacks(resources));
+    }
+
+    powers(rules: Plain): Powers {
+        // By the identity of the rules as `props` gave them: a live role's rules are one object for as long as
+        // the cache holds it, so its rules are classified once, however many reviews judge it.
+        if (rules === null || typeof rules !== "object") return this.derive.powers(rules);
+        const table = (this.powersTable ??= this.table());
+        return remembered(table, rules, () => this.derive.powers(rules));
     }
 
     rbacModel(resources: ResourceLike[]): RbacModel {

@@ -9,13 +9,13 @@ import { generateKeyPairSync, randomBytes } from "crypto";
 import * as fs from "fs";
 import * as https from "https";
 import * as http from "http";
-import * as net from "net";
 import * as path from "path";
 import { ExecResult, Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../support/process";
 import { TOOLCHAIN_BIN } from "../support/toolchain";
 import { APPLICATION_CRD } from "./argocd-finalizers";
 import { PKO_CRD_DIR, PKO_CRD_FILES } from "../cluster/pko-crds";
 import { Ca, CertPair, issueCert, makeCa } from "./certs";
+import { onFreePorts } from "./ports";
 
 export const CLUSTER_BINARIES = ["etcd", "kube-apiserver", "kubectl"] as const;
 
@@ -80,18 +80,6 @@ export interface ApiServer {
     /** Applies YAML text, failing with kubectl's output unless it succeeds. */
     apply(yaml: string): Promise<string>;
     stop(): Promise<void>;
-}
-
-/** A free TCP port on loopback (bound, read, released). */
-export function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-        const s = net.createServer();
-        s.once("error", reject);
-        s.listen(0, "127.0.0.1", () => {
-            const port = (s.address() as net.AddressInfo).port;
-            s.close(() => resolve(port));
-        });
-    });
 }
 
 function get(url: string, o: { ca?: Buffer; token?: string } = {}): Promise<{ status: number; body: string }> {
@@ -164,12 +152,16 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
     };
     try {
         const creds = writeCredentials(dir);
-        const [clientPort, peerPort, securePort] = [await freePort(), await freePort(), await freePort()];
         const run: Run = { binDir, dir, timeoutMs, started };
-        const etcd = await startEtcd(run, clientPort, peerPort);
-        const url = `https://127.0.0.1:${securePort}`;
+        const etcd = await onFreePorts(2, ([client, peer]) => startEtcd(run, client, peer));
         const caPem = fs.readFileSync(creds.ca.cert);
-        let api = await startKubeApiServer(run, creds, etcd, securePort, caPem, o.admissionConfigFile);
+        let securePort = 0;
+        let api = await onFreePorts(1, async ([port]) => {
+            const a = await startKubeApiServer(run, creds, etcd, port, caPem, o.admissionConfigFile);
+            securePort = port;
+            return a;
+        });
+        const url = `https://127.0.0.1:${securePort}`;
         const restart = async () => {
             api.kill();
             await api.exited;
@@ -275,6 +267,8 @@ function writeCredentials(dir: string): Credentials {
 /** etcd on loopback, once `/health` says so: its client URL and the process. */
 async function startEtcd(run: Run, clientPort: number, peerPort: number): Promise<{ client: string; proc: Watched }> {
     const etcdLog = path.join(run.dir, "etcd.log");
+    // A start again on other ports begins with an empty store (one that failed may have begun one).
+    fs.rmSync(path.join(run.dir, "etcd"), { recursive: true, force: true });
     const client = `http://127.0.0.1:${clientPort}`;
     const peer = `http://127.0.0.1:${peerPort}`;
     const etcd = spawnTracked(

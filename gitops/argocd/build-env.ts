@@ -1,8 +1,8 @@
 /**
  * Argo CD's build environment and where its repo server substitutes it, so check renders what Argo CD renders.
  *
- * The variables (argo-cd reposerver/repository/repository.go `newEnv`): ARGOCD_APP_NAME, ARGOCD_APP_NAMESPACE
- * (the destination namespace, controller/state.go), ARGOCD_APP_PROJECT_NAME, ARGOCD_APP_REVISION (the resolved
+ * The variables (argo-cd reposerver/repository/repository.go `newEnv`): ARGOCD_APP_NAME (the instance name),
+ * ARGOCD_APP_NAMESPACE (the destination namespace, controller/state.go), ARGOCD_APP_PROJECT_NAME, ARGOCD_APP_REVISION (the resolved
  * commit: here the HEAD commit of the checked working tree), ARGOCD_APP_REVISION_SHORT (its first 7 characters)
  * and _SHORT_8, ARGOCD_APP_SOURCE_REPO_URL, ARGOCD_APP_SOURCE_PATH, ARGOCD_APP_SOURCE_TARGET_REVISION.
  * `KUBE_VERSION` and `KUBE_API_VERSIONS` are only a config management plugin's environment (`getPluginEnvs`),
@@ -17,6 +17,7 @@
  * - Jsonnet (`makeJsonnetVM`): `directory.jsonnet` TLA and ext var values.
  */
 import { list, record, str } from "../../support/records";
+import { instanceName } from "./source-overrides";
 
 type Obj = Record<string, unknown>;
 
@@ -27,10 +28,11 @@ export const REVISION_VARS = ["ARGOCD_APP_REVISION", "ARGOCD_APP_REVISION_SHORT"
 
 /** The environment Argo CD's repo server builds for `source` of `app`, at commit `revision` when known. */
 export function buildEnv(app: Obj, source: Obj, revision: string | undefined): BuildEnv {
-    const meta = record(app.metadata) ?? {};
     const spec = record(app.spec) ?? {};
     const env: BuildEnv = new Map([
-        ["ARGOCD_APP_NAME", str(meta.name) ?? ""],
+        // The instance name (controller/state.go sends `app.InstanceName(controlPlaneNamespace)`): `<ns>_<name>` for
+        // an Application outside the control plane's namespace.
+        ["ARGOCD_APP_NAME", instanceName(app)],
         ["ARGOCD_APP_NAMESPACE", str(record(spec.destination)?.namespace) ?? ""],
         ["ARGOCD_APP_PROJECT_NAME", str(spec.project) ?? ""],
         ["ARGOCD_APP_SOURCE_REPO_URL", str(source.repoURL) ?? ""],

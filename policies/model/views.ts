@@ -9,7 +9,7 @@
  * that share what they derive between the policies of one request (evaluation/request-cache.ts).
  */
 import { JoinedPatch, PatchedStack, ResourceLike, StackView, kindedView, patchedStacks, stackPatches } from "./stack";
-import { RbacModel, rbacModel } from "./rbac/objects";
+import { Powers, RbacModel, powersOf, rbacModel } from "./rbac/objects";
 import { StackIdentity, stackIdentitiesOf, workspaceIdentities } from "./rbac/stacks";
 import { Plain, plain } from "./values";
 
@@ -22,6 +22,8 @@ export interface Views {
     stackPatches(resources: ResourceLike[]): JoinedPatch[];
     /** The program's Stacks after their patches (stack.ts `patchedStacks`). */
     patchedStacks(resources: ResourceLike[]): PatchedStack[];
+    /** What a role's `rules` (a role's props' field, as `props` gives it) allow (rbac/objects.ts `powersOf`). */
+    powers(rules: Plain): Powers;
     /** The program's RBAC model (rbac/objects.ts). */
     rbacModel(resources: ResourceLike[]): RbacModel;
     /** The program's Stacks and the accounts they run as (rbac/stacks.ts). */
@@ -42,7 +44,8 @@ export function derivedViews(views: Views): Views {
         view: (resource, wanted) => kindedView(resource, wanted, props),
         stackPatches: (resources) => stackPatches(resources, view),
         patchedStacks: (resources) => patchedStacks(resources, view, views.stackPatches(resources)),
-        rbacModel: (resources) => rbacModel(resources, props),
+        powers: (rules) => powersOf(rules),
+        rbacModel: (resources) => rbacModel(resources, props, (rules) => views.powers(rules)),
         stackIdentities: (resources) => stackIdentitiesOf(views.patchedStacks(resources)),
         workspaceIdentities: (resources, firstOrder) => workspaceIdentities(resources, firstOrder, props),
     };

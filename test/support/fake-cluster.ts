@@ -68,6 +68,7 @@ export function deepJson(obj: Record<string, unknown>, field: string, depth: num
 export class FakeCluster {
     private readonly byKind = new Map<string, Stored[]>();
     private readonly watchers = new Set<Watcher>();
+    /** The revision: one more for every store or removal, given as a list's resourceVersion (as etcd's is). */
     private version = 1;
     /** The path and query of every request answered, in order. */
     readonly requests: string[] = [];
@@ -76,9 +77,10 @@ export class FakeCluster {
         for (const k of WATCHED_KINDS) this.byKind.set(k.kind, []);
     }
 
-    /** Stores objects (given as objects or as JSON text) without telling watchers. */
+    /** Stores objects (given as objects or as JSON text) without telling watchers; each store is a new revision. */
     add(...objects: (Record<string, unknown> | string)[]): this {
         for (const o of objects) {
+            this.version++;
             const s = this.stored(o);
             const list = this.byKind.get(this.kindOf(s).kind)!;
             const at = list.findIndex((x) => x.namespace === s.namespace && x.name === s.name);
@@ -92,12 +94,13 @@ export class FakeCluster {
     emit(phase: "ADDED" | "MODIFIED" | "DELETED", o: Record<string, unknown> | string): void {
         const s = this.stored(o);
         const kind = this.kindOf(s);
-        if (phase === "DELETED")
+        if (phase === "DELETED") {
+            this.version++;
             this.byKind.set(
                 kind.kind,
                 this.byKind.get(kind.kind)!.filter((x) => x.namespace !== s.namespace || x.name !== s.name),
             );
-        else this.add(s.text);
+        } else this.add(s.text);
         const line = `{"type":"${phase}","object":${s.text}}`;
         for (const w of this.watchers) {
             if (w.kind !== kind || w.controller.signal.aborted) continue;

@@ -12,7 +12,8 @@ import * as path from "path";
 import * as jsyaml from "js-yaml";
 import { CLI_ENTRY, REPO_ROOT } from "../../support/paths";
 import { Spawned, makeTempDir, removeTempDir, spawnTracked } from "../../support/process";
-import { ApiServer, freePort, installPkoCrds, startApiServer } from "../../harness/apiserver";
+import { ApiServer, installPkoCrds, startApiServer } from "../../harness/apiserver";
+import { freePort } from "../../harness/ports";
 import { Ca, CertPair, issueCert, makeCa } from "../../harness/certs";
 import { Doc, namespaceYaml, until } from "./cluster";
 

@@ -88,7 +88,10 @@ export function or(values: Tri[]): Tri {
 
 export const RANK: Record<Tri, number> = { no: 0, maybe: 1, yes: 2 };
 
-export function powersOf(rules: Plain): Pick<Role, "wildcard" | "escalation" | "escalationWhat"> {
+/** What a role's rules allow that the rules judge: everything, or escalation (and what). */
+export type Powers = Pick<Role, "wildcard" | "escalation" | "escalationWhat">;
+
+export function powersOf(rules: Plain): Powers {
     const p = rulesPowers(rules);
     return {
         wildcard: p.all,
@@ -185,6 +188,7 @@ export function has(props: Plain, key: string): boolean {
 export function rbacModel(
     resources: ResourceLike[],
     propsOf: (resource: ResourceLike) => Plain = resourceProps,
+    powersOfRules: (rules: Plain) => Powers = powersOf,
 ): RbacModel {
     const roles: Role[] = [];
     const bindings: Binding[] = [];
@@ -212,7 +216,7 @@ export function rbacModel(
                 kind,
                 name,
                 namespace,
-                ...powersOf(get(props, "rules")),
+                ...powersOfRules(get(props, "rules")),
                 labels: labelsOf(get(props, "metadata", "labels")),
                 labelsOpen: false,
                 resourceName: String(r.name ?? ""),

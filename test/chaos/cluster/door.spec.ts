@@ -14,13 +14,8 @@ import * as fs from "fs";
 import * as path from "path";
 import * as jsyaml from "js-yaml";
 import { REPO_ROOT } from "../../../support/paths";
-import {
-    ApiServer,
-    CONTROL_PLANE_CONTROLLERS,
-    freePort,
-    installPkoCrds,
-    startApiServer,
-} from "../../../harness/apiserver";
+import { ApiServer, CONTROL_PLANE_CONTROLLERS, installPkoCrds, startApiServer } from "../../../harness/apiserver";
+import { freePort } from "../../../harness/ports";
 import { Doc, namespaceYaml, requireCluster, until, yaml } from "../../support/cluster";
 
 const REFUSED = /failed calling webhook "validate\.pko-guard\.dev"/;

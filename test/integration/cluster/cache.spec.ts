@@ -8,7 +8,8 @@ import * as assert from "assert";
 import * as net from "net";
 import * as k8s from "@kubernetes/client-node";
 import { ClusterCache } from "../../../cluster/cache";
-import { ApiServer, freePort, installPkoCrds, startApiServer } from "../../../harness/apiserver";
+import { ApiServer, installPkoCrds, startApiServer } from "../../../harness/apiserver";
+import { freePort } from "../../../harness/ports";
 import { namespaceYaml, requireCluster, until } from "../../support/cluster";
 
 /** A TCP relay to the API server whose connections can all be cut, and new ones refused, until resumed. */

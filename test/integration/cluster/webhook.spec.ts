@@ -16,7 +16,8 @@ import * as path from "path";
 import * as jsyaml from "js-yaml";
 import { CLI_ENTRY, REPO_ROOT } from "../../../support/paths";
 import { Spawned, makeTempDir, spawnTracked } from "../../../support/process";
-import { ApiServer, freePort, installApplicationCrd, installPkoCrds, startApiServer } from "../../../harness/apiserver";
+import { ApiServer, installApplicationCrd, installPkoCrds, startApiServer } from "../../../harness/apiserver";
+import { freePort } from "../../../harness/ports";
 import { CertPair, issueCert } from "../../../harness/certs";
 import { Doc, guideDocs, namespaceYaml, namespacesOf, requireCluster, until, yaml } from "../../support/cluster";
 

@@ -30,6 +30,14 @@ describe("Argo CD's build environment", () => {
         assert.strictEqual(buildEnv(app, source, undefined).has("ARGOCD_APP_REVISION"), false);
     });
 
+    it("names an Application outside the control plane's namespace as Argo CD does: <namespace>_<name>", () => {
+        const named = (namespace?: string) =>
+            buildEnv({ ...app, metadata: { name: "web", ...(namespace ? { namespace } : {}) } }, source, SHA).get(
+                "ARGOCD_APP_NAME",
+            );
+        assert.deepStrictEqual([named("argocd"), named(undefined), named("team-a")], ["web", "web", "team-a_web"]);
+    });
+
     it("substitutes as Go's os.Expand with Argo CD's mapping ($$ is $, unknown names are empty)", () => {
         const env = new Map([
             ["ARGOCD_APP_NAME", "web"],
