@@ -15,7 +15,7 @@ import * as path from "path";
 import { performance } from "perf_hooks";
 import { loadFixtures } from "../harness/runner";
 import { CLI_ENTRY } from "../support/paths";
-import { median } from "./figures";
+import { median, verdict } from "./figures";
 import { Figure, PartOutput } from "./types";
 
 const SAMPLE = 8;
@@ -69,8 +69,11 @@ export async function harnessBenchmarks(line: (s: string) => void): Promise<Part
         const perFixtureJobs = (median(parallel) - startup) / (sample.length - 1);
         const leg = median(legs);
         line(`  start-up (one fixture): ${startup.toFixed(0)} ms`);
-        line(`  per fixture after start-up, --jobs 1: ${perFixture.toFixed(0)} ms (target <= ${TARGET.value} ms)`);
-        line(`  per fixture after start-up, --jobs ${cores}: ${perFixtureJobs.toFixed(0)} ms`);
+        const target = (ms: number) => `(target <= ${TARGET.value} ms: ${verdict(ms, TARGET)})`;
+        line(`  per fixture after start-up, --jobs 1: ${perFixture.toFixed(0)} ms ${target(perFixture)}`);
+        line(
+            `  per fixture after start-up, --jobs ${cores}: ${perFixtureJobs.toFixed(0)} ms ${target(perFixtureJobs)}`,
+        );
         line(`  the mock leg's own time per fixture (median): ${leg.toFixed(0)} ms`);
         const figures: Figure[] = [
             {

@@ -3,6 +3,13 @@
  * and writes every resource registration, in the engine's wire form, to a JSON file.
  *
  *   node mock-program.js <program-dir> <project> <stack> <out.json> [nodejs|go]
+ *   node mock-program.js --serve
+ *
+ * With --serve it is a warm worker of mock-workers.ts: @pulumi/pulumi and the TypeScript compiler are loaded
+ * once, and each program of a job (an IPC message) runs in a fresh SDK state (runtime/state.ts's
+ * withLocalStorage, as the SDK's automation server runs inline programs one after another), with the
+ * program's own modules dropped from the require cache; the registrations go back as the reply. A worker
+ * whose program failed exits after replying: its process may hold that program's leftovers.
  *
  * A Go program runs as its own process against the same mocked monitor, served over gRPC (mock-go.ts).
  *
@@ -15,18 +22,25 @@ import * as fs from "fs";
 import * as path from "path";
 import { MockEngine } from "./mock-engine";
 import { runGoProgram } from "./mock-go";
+import { ProgramJob, ProgramReply, typeScriptKey } from "./mock-workers";
 
 /** The Kubernetes provider's default namespace in the real leg (no kubeconfig: none, so nothing is defaulted). */
 const PROVIDER_NAMESPACE = "";
 
-function fail(message: string): never {
-    // One line: compiler and runtime errors span several lines; keep their gist, bounded.
-    const line = message
+/** A failure of the program run, as one line (the leg's error). */
+class RunFailure extends Error {}
+
+/** One line: compiler and runtime errors span several lines; keep their gist, bounded. */
+function oneLine(message: string): string {
+    return message
         .replace(/\u001b\[[0-9;]*m/g, "")
         .replace(/\s+/g, " ")
         .trim()
         .slice(0, 400);
-    process.stderr.write(`${line}\n`);
+}
+
+function fail(message: string): never {
+    process.stderr.write(`${oneLine(message)}\n`);
     process.exit(3);
 }
 
@@ -56,7 +70,6 @@ export function describeError(e: unknown): string {
  * the mock leg runs the program, type errors are the real leg's (and the user's build's) to report.
  */
 function registerTypeScript(dir: string): void {
-    if (!fs.existsSync(path.join(dir, "index.ts"))) return;
     const tsutils = require("@pulumi/pulumi/tsutils") as {
         typeScriptRequireStrings(): { tsnodeRequire: string; typescriptRequire: string };
         loadTypeScriptCompilerOptions(file: string): Record<string, unknown>;
@@ -83,16 +96,27 @@ function registerTypeScript(dir: string): void {
 
 type Settings = { waitForRPCs(): Promise<void> };
 
+/** The TypeScript set-up this process registered (ts-node's hook is process-wide: one set-up a process). */
+let registeredTypeScript: string | undefined;
+/** The folder TypeScript was registered in: ts-node writes its diagnostics' paths relative to it. */
+let registeredIn = "";
+/** The error of the Node program under way: an unhandled rejection is one (one listener, set in main). */
+let programError: unknown;
+/** Whether a program runs: an unhandled rejection between programs leaves a worker of unknown state. */
+let running = false;
+
 /** Runs a Node program in this process under the installed mocks; resolves with the error it failed with, if any. */
 async function nodeProgramError(dir: string, settings: unknown): Promise<unknown> {
-    let programError: unknown;
-    process.on("unhandledRejection", (e) => {
-        programError = programError ?? e;
-    });
+    programError = undefined;
     try {
-        registerTypeScript(dir);
-        const entry = require.resolve(dir);
-        require(entry);
+        const ts = typeScriptKey(dir);
+        if (ts !== undefined && registeredTypeScript === undefined) {
+            registerTypeScript(dir);
+            registeredIn = dir;
+        } else if (ts !== undefined && ts !== registeredTypeScript)
+            throw new RunFailure("a worker runs programs of one TypeScript set-up");
+        registeredTypeScript = ts ?? registeredTypeScript;
+        require(require.resolve(dir));
     } catch (e) {
         programError = e;
     }
@@ -104,26 +128,25 @@ async function nodeProgramError(dir: string, settings: unknown): Promise<unknown
 }
 
 /** Runs a Go program against the installed mocks, served over gRPC; resolves with the error it failed with, if any. */
-async function goProgramError(dir: string, monitor: Record<string, any>, project: string, stack: string) {
+async function goProgramError(job: ProgramJob, monitor: Record<string, any>): Promise<unknown> {
+    const { dir, project, stack, config, secretKeys } = job;
     try {
-        await runGoProgram(dir, monitor, {
-            project,
-            stack,
-            config: process.env.PULUMI_CONFIG ?? "{}",
-            secretKeys: process.env.PULUMI_CONFIG_SECRET_KEYS ?? "[]",
-        });
+        await runGoProgram(dir, monitor, { project, stack, config, secretKeys });
         return undefined;
     } catch (e) {
         return e;
     }
 }
 
-async function main(): Promise<void> {
-    const [programDir, project, stack, outFile, runtime = "nodejs"] = process.argv.slice(2);
-    if (!programDir || !project || !stack || !outFile) {
-        fail("usage: mock-program <program-dir> <project> <stack> <out.json>");
-    }
-    const dir = path.resolve(programDir);
+/** A Node program's error with its compiler paths relative to its own folder, as a process of its own gives them. */
+function fromProgram(job: ProgramJob, message: string): string {
+    const rel = job.runtime === "go" || !registeredIn ? "" : path.relative(registeredIn, job.dir);
+    return rel ? message.split(rel + path.sep).join("") : message;
+}
+
+/** Runs one program under the mocked engine; resolves with the registrations, rejects with a RunFailure. */
+async function runProgram(job: ProgramJob): Promise<unknown[]> {
+    const { dir, project, stack } = job;
     // Resolve the fixture's own imports from the fixture folder.
     process.chdir(dir);
     const pulumi = await import("@pulumi/pulumi");
@@ -154,11 +177,78 @@ async function main(): Promise<void> {
     const monitor = (settings as unknown as { getMonitor(): Record<string, (...args: any[]) => any> }).getMonitor();
     engine.install(monitor);
     const programError =
-        runtime === "go" ? await goProgramError(dir, monitor, project, stack) : await nodeProgramError(dir, settings);
+        job.runtime === "go" ? await goProgramError(job, monitor) : await nodeProgramError(dir, settings);
     // A refusal explains a program error it caused (the SDK only sees the monitor's error), so it wins.
-    if (engine.refusal !== undefined) fail(engine.refusal);
-    if (programError !== undefined) fail(`program failed: ${describeError(programError)}`);
-    fs.writeFileSync(outFile, JSON.stringify(engine.analyzerView()));
+    if (engine.refusal !== undefined) throw new RunFailure(engine.refusal);
+    if (programError instanceof RunFailure) throw programError;
+    if (programError !== undefined)
+        throw new RunFailure(`program failed: ${fromProgram(job, describeError(programError))}`);
+    return engine.analyzerView();
+}
+
+/** The harness's own compiled modules (bin/), kept loaded between programs. */
+const OWN_MODULES = path.resolve(__dirname, "..", "..") + path.sep;
+
+/** Runs a program in a fresh SDK state, its own modules (not node_modules nor the harness's) loaded anew. */
+function runFresh(job: ProgramJob): Promise<unknown[]> {
+    for (const key of Object.keys(require.cache))
+        if (!key.split(path.sep).includes("node_modules") && !key.startsWith(OWN_MODULES)) delete require.cache[key];
+    process.env.PULUMI_CONFIG = job.config;
+    process.env.PULUMI_CONFIG_SECRET_KEYS = job.secretKeys;
+    const state = require("@pulumi/pulumi/runtime/state") as {
+        withLocalStorage<T>(callback: () => Promise<T>): Promise<T>;
+    };
+    return state.withLocalStorage(() => runProgram(job));
+}
+
+/** A run's failure as the leg reports it: the program's own, else the runner's. */
+function failureLine(e: unknown): string {
+    return oneLine(e instanceof RunFailure ? e.message : `mock run failed: ${describeError(e)}`);
+}
+
+function serve(): void {
+    // Preload what every program needs, so that a job costs its program alone.
+    require("@pulumi/pulumi");
+    const send = (reply: ProgramReply, after?: () => void) => process.send!(reply, undefined, {}, () => after?.());
+    process.on("message", (job: ProgramJob) => {
+        running = true;
+        runFresh(job).then(
+            (resources) => {
+                running = false;
+                send({ resources });
+            },
+            (e) => send({ error: failureLine(e) }, () => process.exit(3)),
+        );
+    });
+    // The harness gone: nothing more to run.
+    process.on("disconnect", () => process.exit(0));
+}
+
+async function main(): Promise<void> {
+    process.on("unhandledRejection", (e) => {
+        // A late rejection of a finished program: this worker's state is unknown, the next program gets a new one.
+        if (!running && process.argv[2] === "--serve") process.exit(3);
+        programError = programError ?? e;
+    });
+    if (process.argv[2] === "--serve") return serve();
+    const [programDir, project, stack, outFile, runtime = "nodejs"] = process.argv.slice(2);
+    if (!programDir || !project || !stack || !outFile) {
+        fail("usage: mock-program <program-dir> <project> <stack> <out.json>");
+    }
+    const job: ProgramJob = {
+        dir: path.resolve(programDir),
+        project,
+        stack,
+        runtime,
+        config: process.env.PULUMI_CONFIG ?? "{}",
+        secretKeys: process.env.PULUMI_CONFIG_SECRET_KEYS ?? "[]",
+    };
+    running = true;
+    try {
+        fs.writeFileSync(outFile, JSON.stringify(await runFresh(job)));
+    } catch (e) {
+        fail(failureLine(e));
+    }
     process.exit(0);
 }
 

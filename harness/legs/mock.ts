@@ -6,10 +6,8 @@
  * The timeout bounds the whole leg: the program (its process group is killed) and the analyzer's work
  * (a pack that overruns is killed, and the leg is an error).
  */
-import * as fs from "fs";
-import * as path from "path";
-import { REPO_ROOT } from "../../support/paths";
-import { spawnTracked, withDeadline, withTempDir } from "../../support/process";
+import { withDeadline } from "../../support/process";
+import { runInWorker } from "./mock-workers";
 import { Analyzer, WireResource } from "../analyzer";
 import { Fixture } from "../expect";
 import { PackConfig } from "../../evaluation/pack-config";
@@ -31,51 +29,30 @@ export interface MockOptions {
     timeoutMs: number;
 }
 
-/** The compiled child-process runner (the harness always runs from compiled JavaScript in bin/). */
-const PROGRAM_RUNNER = path.join(REPO_ROOT, "bin", "harness", "legs", "mock-program.js");
-
 class MockLegError extends Error {}
 
-/** Runs the fixture program under mocks; resolves with the registrations or rejects with one line. */
-export function runProgramUnderMocks(fixture: Fixture, timeoutMs: number): Promise<WireResource[]> {
-    return withTempDir("mock", async (tmp) => {
-        const out = path.join(tmp, "resources.json");
-        const config: Record<string, string> = {};
-        const secretKeys: string[] = [];
-        for (const [key, v] of Object.entries(fixture.expect.config)) {
-            const full = key.includes(":") ? key : `${fixture.project}:${key}`;
-            config[full] = v.value;
-            if (v.secret) secretKeys.push(full);
-        }
-        const p = spawnTracked(
-            process.execPath,
-            [PROGRAM_RUNNER, fixture.dir, fixture.project, fixture.expect.stack, out, fixture.runtime ?? "nodejs"],
-            {
-                cwd: fixture.dir,
-                env: {
-                    ...process.env,
-                    PULUMI_CONFIG: JSON.stringify(config),
-                    PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(secretKeys),
-                },
-                stdio: ["ignore", "ignore", "pipe"],
-                timeoutMs,
-            },
-        );
-        let stderr = "";
-        p.child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-8000)));
-        const { code, error } = await p.exited;
-        if (error) throw new MockLegError(`cannot start the mock program runner: ${error.message}`);
-        if (p.timedOut()) throw new MockLegError(`program timed out after ${Math.round(timeoutMs / 1000)} s`);
-        if (code !== 0)
-            throw new MockLegError(
-                stderr.trim().split("\n").filter(Boolean).pop() ?? `program runner exited with code ${code}`,
-            );
-        try {
-            return JSON.parse(fs.readFileSync(out, "utf8")) as WireResource[];
-        } catch (e) {
-            throw new MockLegError(`unreadable program output: ${(e as Error).message}`);
-        }
-    });
+/** Runs the fixture program under mocks (in a warm worker); resolves with the registrations or rejects with one line. */
+export async function runProgramUnderMocks(fixture: Fixture, timeoutMs: number): Promise<WireResource[]> {
+    const config: Record<string, string> = {};
+    const secretKeys: string[] = [];
+    for (const [key, v] of Object.entries(fixture.expect.config)) {
+        const full = key.includes(":") ? key : `${fixture.project}:${key}`;
+        config[full] = v.value;
+        if (v.secret) secretKeys.push(full);
+    }
+    const job = {
+        dir: fixture.dir,
+        project: fixture.project,
+        stack: fixture.expect.stack,
+        runtime: fixture.runtime ?? "nodejs",
+        config: JSON.stringify(config),
+        secretKeys: JSON.stringify(secretKeys),
+    };
+    try {
+        return (await runInWorker(job, timeoutMs)) as WireResource[];
+    } catch (e) {
+        throw new MockLegError((e as Error).message);
+    }
 }
 
 /**

@@ -104,7 +104,8 @@ describe("harness CLI", function () {
         assert.match(outcomes["registers-nothing"][1], /registered no resources/);
         assert.match(outcomes["syntax-error"][1], /Unable to compile TypeScript.*TS1005/);
         for (const o of Object.values(outcomes)) assert.strictEqual((o as string[])[0], "error");
-        assert.deepStrictEqual(fs.readdirSync(root), [], "temporary folders left behind");
+        // The mock leg's workers need no temporary folder, so the root may never have been made.
+        assert.deepStrictEqual(fs.existsSync(root) ? fs.readdirSync(root) : [], [], "temporary folders left behind");
         fs.rmSync(tmp, { recursive: true, force: true });
     });
 

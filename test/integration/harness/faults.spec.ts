@@ -38,28 +38,24 @@ describe("harness faults and leaks", function () {
         it(`an interrupted run (${signal}) kills its children and the pack's analyzer, removes its temporary folders and exits ${exitCode}`, async () => {
             // The run's own temporary root: nothing another run does on this machine can change what we count.
             const root = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-interrupt-"));
+            const fixture = path.join(REPO_ROOT, "test", "data", "bad-fixtures", "hangs");
             try {
-                const child = spawn(
-                    process.execPath,
-                    [CLI, "--timeout", "120", path.join(REPO_ROOT, "test", "data", "bad-fixtures", "hangs")],
-                    {
-                        stdio: ["ignore", "pipe", "pipe"],
-                        env: { ...process.env, PKO_GUARD_TMPDIR: root },
-                    },
-                );
+                const child = spawn(process.execPath, [CLI, "--timeout", "120", fixture], {
+                    stdio: ["ignore", "pipe", "pipe"],
+                    env: { ...process.env, PKO_GUARD_TMPDIR: root },
+                });
                 let stderr = "";
                 child.stderr.on("data", (d) => (stderr += d));
-                const mockFolders = () => {
+                // A mock-leg worker runs a program in the program's folder (harness/legs/mock-program.ts).
+                const inFixture = (pid: number) => {
                     try {
-                        return fs
-                            .readdirSync(root)
-                            .flatMap((r) => fs.readdirSync(path.join(root, r)).filter((d) => d.startsWith("mock-")));
+                        return fs.readlinkSync(`/proc/${pid}/cwd`) === fixture;
                     } catch {
-                        return []; // a folder went away between two reads: not started yet, or already done
+                        return false; // gone between the listing and the read
                     }
                 };
-                // Started: the fixture's temporary folder exists, and the analyzer and program runner run.
-                await waitFor("the run to start its fixture", () => mockFolders().length > 0);
+                // Started: a worker runs the fixture's program, and the analyzer runs.
+                await waitFor("the run to start its fixture", () => descendants(child.pid!).some(inFixture));
                 await waitFor("the analyzer and the program runner", () => descendants(child.pid!).length >= 2);
                 const started = descendants(child.pid!);
                 child.kill(signal);
