@@ -8,12 +8,11 @@
 import * as assert from "assert";
 import { execFileSync } from "child_process";
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import { parseAllDocuments } from "yaml";
 import { applicationOutput } from "../../../../gitops/argocd/applications";
 import { checkedRepository } from "../../../../gitops/manifests/repository";
-import { RenderContext } from "../../../../gitops/render/render";
+import { tempRepository } from "../../../support/temp-repository";
 import { findTool } from "../../../../gitops/render/tools";
 
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
@@ -22,26 +21,17 @@ type Obj = Record<string, any>;
 
 describe("Argo CD's build environment in rendering", function () {
     this.timeout(120000);
-    let tmp: string;
+    const repo = tempRepository("build-env");
     before(() => {
         for (const t of ["kustomize", "helm", "jsonnet"] as const) assert.ok(findTool(t), `${t} is missing`);
     });
-    beforeEach(() => {
-        tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-build-env-")));
-    });
-    afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
     const write = (rel: string, text: string) => {
-        fs.mkdirSync(path.dirname(path.join(tmp, rel)), { recursive: true });
-        fs.writeFileSync(path.join(tmp, rel), text);
+        fs.mkdirSync(path.dirname(path.join(repo.root, rel)), { recursive: true });
+        fs.writeFileSync(path.join(repo.root, rel), text);
     };
-    const ctx = (revision: string | undefined): RenderContext => ({
-        deadline: Date.now() + 60_000,
-        repoRoot: tmp,
-        show: (abs) => path.relative(tmp, abs),
-        scratch: {},
-        repository: { urls: [{ url: URL, from: "test" }], revision },
-    });
+    const ctx = (revision: string | undefined) =>
+        repo.context(undefined, { repository: { urls: [{ url: URL, from: "test" }], revision } });
     const app = (source: Obj) => ({
         apiVersion: "argoproj.io/v1alpha1",
         kind: "Application",
@@ -175,14 +165,14 @@ describe("Argo CD's build environment in rendering", function () {
         write("README.md", "x\n");
         const git = (...args: string[]) =>
             execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], {
-                cwd: tmp,
+                cwd: repo.root,
                 encoding: "utf8",
             }).trim();
-        assert.strictEqual(checkedRepository(tmp, []).revision, undefined);
+        assert.strictEqual(checkedRepository(repo.root, []).revision, undefined);
         git("init", "-q");
-        assert.strictEqual(checkedRepository(tmp, []).revision, undefined);
+        assert.strictEqual(checkedRepository(repo.root, []).revision, undefined);
         git("add", ".");
         git("commit", "-q", "-m", "x");
-        assert.strictEqual(checkedRepository(tmp, []).revision, git("rev-parse", "HEAD"));
+        assert.strictEqual(checkedRepository(repo.root, []).revision, git("rev-parse", "HEAD"));
     });
 });

@@ -5,23 +5,13 @@
  */
 import * as assert from "assert";
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import { instanceName, mergePatch, withOverrides } from "../../../../gitops/argocd/source-overrides";
-import { RenderContext } from "../../../../gitops/render/render";
+import { tempRepository } from "../../../support/temp-repository";
 
 describe("Argo CD source override files", () => {
-    let tmp: string;
-    beforeEach(() => {
-        tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-overrides-")));
-    });
-    afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
-    const ctx = (): RenderContext => ({
-        deadline: Date.now() + 60_000,
-        repoRoot: tmp,
-        show: (abs) => path.relative(tmp, abs),
-        scratch: {},
-    });
+    const repo = tempRepository("overrides");
+    const ctx = () => repo.context();
     const app = (name: string, namespace?: string) => ({ metadata: { name, ...(namespace ? { namespace } : {}) } });
     const source = {
         repoURL: "https://example.com/r.git",
@@ -44,38 +34,41 @@ describe("Argo CD source override files", () => {
     });
     it("merges .argocd-source.yaml, then the app's file; keeps repoURL, path, chart and targetRevision", () => {
         fs.writeFileSync(
-            path.join(tmp, ".argocd-source.yaml"),
+            path.join(repo.root, ".argocd-source.yaml"),
             "helm:\n  parameters: [{name: a, value: '1'}]\n  releaseName: rel\n",
         );
         fs.writeFileSync(
-            path.join(tmp, ".argocd-source-web.yaml"),
+            path.join(repo.root, ".argocd-source-web.yaml"),
             "path: elsewhere\nrepoURL: https://evil.example/x.git\nchart: c\nhelm:\n  parameters: [{name: b, value: '2'}]\n",
         );
-        fs.writeFileSync(path.join(tmp, ".argocd-source-other.yaml"), "plugin: {name: vault}\n");
-        assert.deepStrictEqual(withOverrides(source, tmp, app("web"), "Application web", ctx()), {
+        fs.writeFileSync(path.join(repo.root, ".argocd-source-other.yaml"), "plugin: {name: vault}\n");
+        assert.deepStrictEqual(withOverrides(source, repo.root, app("web"), "Application web", ctx()), {
             repoURL: "https://example.com/r.git",
             path: "chart",
             targetRevision: "main",
             helm: { releaseName: "rel", parameters: [{ name: "b", value: "2" }] },
         });
         // A namespaced Application reads <namespace>_<name>; an override can change the type (a plugin here).
-        fs.writeFileSync(path.join(tmp, ".argocd-source-team-a_other.yaml"), "plugin: {name: vault}\n");
-        assert.deepStrictEqual(withOverrides(source, tmp, app("other", "team-a"), "Application other", ctx()).plugin, {
-            name: "vault",
-        });
+        fs.writeFileSync(path.join(repo.root, ".argocd-source-team-a_other.yaml"), "plugin: {name: vault}\n");
+        assert.deepStrictEqual(
+            withOverrides(source, repo.root, app("other", "team-a"), "Application other", ctx()).plugin,
+            {
+                name: "vault",
+            },
+        );
     });
     it("leaves a source with no files (or an empty one) as it is; a file that is no mapping is bad input", () => {
-        assert.strictEqual(withOverrides(source, tmp, app("web"), "Application web", ctx()), source);
-        fs.writeFileSync(path.join(tmp, ".argocd-source.yaml"), "");
-        assert.deepStrictEqual(withOverrides(source, tmp, app("web"), "Application web", ctx()), source);
-        fs.writeFileSync(path.join(tmp, ".argocd-source.yaml"), "- a\n");
+        assert.strictEqual(withOverrides(source, repo.root, app("web"), "Application web", ctx()), source);
+        fs.writeFileSync(path.join(repo.root, ".argocd-source.yaml"), "");
+        assert.deepStrictEqual(withOverrides(source, repo.root, app("web"), "Application web", ctx()), source);
+        fs.writeFileSync(path.join(repo.root, ".argocd-source.yaml"), "- a\n");
         assert.throws(
-            () => withOverrides(source, tmp, app("web"), "Application web", ctx()),
+            () => withOverrides(source, repo.root, app("web"), "Application web", ctx()),
             /Application web: \.argocd-source\.yaml is not a mapping of source fields/,
         );
-        fs.writeFileSync(path.join(tmp, ".argocd-source.yaml"), "a: [\n");
+        fs.writeFileSync(path.join(repo.root, ".argocd-source.yaml"), "a: [\n");
         assert.throws(
-            () => withOverrides(source, tmp, app("web"), "Application web", ctx()),
+            () => withOverrides(source, repo.root, app("web"), "Application web", ctx()),
             /is not valid YAML \(Argo CD fails the source\)/,
         );
     });
