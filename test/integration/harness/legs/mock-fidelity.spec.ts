@@ -16,6 +16,7 @@ import { engineUrn } from "../../../../harness/legs/mock-engine";
 import { autonamesFromEvents, maskAutonames } from "../../../../harness/autonames";
 import { REPO_ROOT } from "../../../../support/paths";
 import { row } from "../../../../evaluation/rows";
+import { programFixture } from "../../../support/program-fixture";
 
 const secret = (value: any): any => ({ [SIG_KEY]: SECRET_SIG, value });
 const ctx = () => ({ crds: new Map<string, string>(), defaultNamespace: "", random: () => "0a1b2c3d" });
@@ -252,19 +253,7 @@ describe("mock leg: programs (child process under mocks)", function () {
     });
     after(() => fs.rmSync(root, { recursive: true, force: true }));
 
-    function program(name: string, source: string): Fixture {
-        const dir = path.join(root, name);
-        fs.mkdirSync(dir);
-        fs.writeFileSync(path.join(dir, "Pulumi.yaml"), `name: ${name}\nruntime: nodejs\n`);
-        fs.writeFileSync(path.join(dir, "index.ts"), source);
-        fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(dir, "node_modules"));
-        return {
-            name,
-            dir,
-            project: name,
-            expect: { description: name, stack: "dev", config: {}, violations: [] } as any,
-        };
-    }
+    const program = (name: string, source: string): Fixture => programFixture(root, name, source);
 
     async function refusal(f: Fixture): Promise<string> {
         try {

@@ -13,6 +13,7 @@ import { Fixture } from "../../../../harness/expect";
 import { runProgramUnderMocks } from "../../../../harness/legs/mock";
 import { REPO_ROOT } from "../../../../support/paths";
 import { alive, waitFor } from "../../../support/processes";
+import { programFixture } from "../../../support/program-fixture";
 
 const WRITE_PID = `require("fs").writeFileSync("worker.pid", String(process.pid));\n`;
 const CONFIG_MAP = `import * as k8s from "@pulumi/kubernetes";\nnew k8s.core.v1.ConfigMap("cm", { metadata: { name: "cm" } });\n`;
@@ -25,18 +26,7 @@ describe("mock leg: warm workers", function () {
 
     /** A TypeScript program folder; `tsconfig` (its text) gives it a TypeScript set-up of its own. */
     function program(name: string, source: string, tsconfig?: string): Fixture {
-        const dir = path.join(root, name);
-        fs.mkdirSync(dir);
-        fs.writeFileSync(path.join(dir, "Pulumi.yaml"), `name: ${name}\nruntime: nodejs\n`);
-        fs.writeFileSync(path.join(dir, "index.ts"), WRITE_PID + source);
-        if (tsconfig !== undefined) fs.writeFileSync(path.join(dir, "tsconfig.json"), tsconfig);
-        fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(dir, "node_modules"));
-        return {
-            name,
-            dir,
-            project: name,
-            expect: { description: name, stack: "dev", config: {}, violations: [] } as any,
-        };
+        return programFixture(root, name, WRITE_PID + source, tsconfig);
     }
 
     const pidOf = (f: Fixture): number => Number(fs.readFileSync(path.join(f.dir, "worker.pid"), "utf8"));
