@@ -191,21 +191,12 @@ export function listPath(kind: WatchedKind, namespace?: string): string {
     return `${kind.path.slice(0, slash)}/namespaces/${encodeURIComponent(namespace)}${kind.path.slice(slash)}`;
 }
 
-/** A list's JSON; a body that is not JSON is one line that never quotes it (V8's message would). */
-function parseList(text: string, kind: WatchedKind): { items?: unknown; metadata?: Record<string, unknown> } {
-    try {
-        return JSON.parse(text) as { items?: unknown; metadata?: Record<string, unknown> };
-    } catch {
-        throw new Error(`the list of ${kind.kind} is not JSON`);
-    }
-}
-
-/** An error answer's body: the API server's Status as an object, else its text. */
-function statusBody(text: string): unknown {
+/** `text` as JSON, or undefined when it is not JSON (V8's message would quote the text). */
+function parsedJson(text: string): unknown {
     try {
         return JSON.parse(text);
     } catch {
-        return text;
+        return undefined;
     }
 }
 
@@ -268,8 +259,14 @@ export function objectClient(kc: k8s.KubeConfig, maxSockets = 16, send: ListSend
         await keepAlive.pre(request);
         const response = await send(request);
         if (response.status < 200 || response.status > 299)
-            throw new k8s.ApiException(response.status, "Unsuccessful HTTP Request", statusBody(response.body), {});
-        const list = parseList(response.body, kind);
+            throw new k8s.ApiException(
+                response.status,
+                "Unsuccessful HTTP Request",
+                parsedJson(response.body) ?? response.body,
+                {},
+            );
+        const list = parsedJson(response.body) as { items?: unknown; metadata?: Record<string, unknown> } | undefined;
+        if (list === undefined) throw new Error(`the list of ${kind.kind} is not JSON`);
         if (!list || !Array.isArray(list.items)) throw new Error(`the list of ${kind.kind} holds no items`);
         return {
             items: list.items,
