@@ -72,6 +72,12 @@ export function webhookMetrics(cache: ClusterCache, reads: FreshReads, inFlight:
         "Lists sent to the API server for admission's fresh reads (concurrent reviews share them)",
         () => reads.shared.counters.lists,
     );
+    counted(
+        registry,
+        "pko_guard_fresh_reads_kept_total",
+        "Fresh reads answered by a read made at the same API server revision (no write stored since), without a list",
+        () => reads.shared.counters.kept,
+    );
     counted(registry, "pko_guard_cache_relists_total", "Full lists of a kind (start, 410 Gone, errors)", () => {
         return cache.counters.relists;
     });

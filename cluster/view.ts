@@ -42,6 +42,9 @@ function nsOf(o: KObject): string {
     return typeof n === "string" ? n : "";
 }
 
+/** At most this many answers are kept for the newest revision (each a list of objects the cache mostly holds). */
+const MAX_ANSWERS_AT_REVISION = 10_000;
+
 /**
  * Fresh reads shared by concurrent reviews, still each as new as its review. A review may join a read of the
  * same kind and namespace that has not been sent yet; a quorum read already on its way was sent before the
@@ -50,16 +53,22 @@ function nsOf(o: KObject): string {
  * kind and namespace on its way and one waiting, however many reviews arrive; and at most `maxConcurrent`
  * lists are sent at once in all. The API server's current revision (`revision`) is shared the same way.
  * A read at a floor (a revision read after its review arrived) answers as of that revision or later
- * whenever it was sent, so a review joins one on its way at the same floor. A read that fails fails every
- * review that shared it (each fails closed).
+ * whenever it was sent, so a review joins one on its way at the same floor; and once answered, it answers
+ * every later review whose floor is the same revision: while the revision read after each review arrived is
+ * unchanged, nothing has been stored since (every write takes the next revision of the one etcd, see
+ * docs/cluster.md), so a list sent now would hold the same. Those answers are kept for the newest revision
+ * read alone, and dropped when a revision read returns another. A read that fails fails every review that
+ * shared it (each fails closed) and is never kept.
  */
 export class SharedReads {
     private readonly sent = new Map<string, Promise<unknown>>();
     private readonly waiting = new Map<string, Promise<unknown>>();
     private active = 0;
     private readonly slots: (() => void)[] = [];
-    /** Lists sent, and reviews' reads answered (a ratio above 1 is reads shared). */
-    readonly counters = { lists: 0, reads: 0 };
+    /** The newest revision read, and the reads answered at it, by key. */
+    private newest: { revision?: string; answers: Map<string, KObject[]> } = { answers: new Map() };
+    /** Lists sent, reviews' reads answered, and those answered by a read kept at their revision (no list). */
+    readonly counters = { lists: 0, reads: 0, kept: 0 };
 
     constructor(
         private readonly fresh: FreshList,
@@ -71,7 +80,18 @@ export class SharedReads {
     readonly read: FreshList = (kind, ns, name, floor) => {
         this.counters.reads++;
         const key = `${kind}\u0000${ns ?? "\u0000all"}\u0000${name ?? ""}\u0000${floor ?? ""}`;
-        return this.shared(key, floor !== undefined, () => this.fresh(kind, ns, name, floor));
+        const kept = floor !== undefined && floor === this.newest.revision ? this.newest.answers.get(key) : undefined;
+        if (kept) {
+            this.counters.kept++;
+            return Promise.resolve(kept);
+        }
+        return this.shared(key, floor !== undefined, async () => {
+            const answer = await this.fresh(kind, ns, name, floor);
+            const newest = this.newest;
+            if (floor !== undefined && floor === newest.revision && newest.answers.size < MAX_ANSWERS_AT_REVISION)
+                newest.answers.set(key, answer);
+            return answer;
+        });
     };
 
     /** Whether reads can be made at a revision (a source of the current revision was given). */
@@ -83,7 +103,12 @@ export class SharedReads {
     revision(): Promise<string> {
         const current = this.currentRevision;
         if (!current) return Promise.reject(new Error("no source of the API server's revision"));
-        return this.shared("\u0000revision", false, current);
+        return this.shared("\u0000revision", false, async () => {
+            // Revision reads end one after another (at most one on its way): the last answered is the newest.
+            const revision = await current();
+            if (revision !== this.newest.revision) this.newest = { revision, answers: new Map() };
+            return revision;
+        });
     }
 
     private shared<T>(key: string, joinOnItsWay: boolean, list: () => Promise<T>): Promise<T> {

@@ -14,6 +14,7 @@ import { packConfig } from "../../../evaluation/pack-config";
 import { ClusterCache } from "../../../cluster/cache";
 import { judgeAdmissionFresh } from "../../../cluster/admission";
 import { DeadlineError, FreshReads, PROBE_NAME, withDeadline } from "../../../cluster/deadline";
+import { SharedReads } from "../../../cluster/view";
 import { FakeCluster, offlineKubeConfig } from "../../support/fake-cluster";
 
 const stack = {
@@ -206,6 +207,63 @@ describe("fresh reads at the API server's revision, read after the review arrive
         assert.strictEqual(d2.allowed, false);
         assert.match(d2.message!, /pko-stack-no-cluster-admin/);
         assert.ok(d1.findings.length > 0);
+    });
+
+    it("a review at the revision an earlier one read is answered by its reads: one revision read, no list", async () => {
+        const { fake, review, reads } = await setUp();
+        fake.add(adminBinding);
+        const first = fake.requests.length;
+        assert.strictEqual((await review()).allowed, false);
+        const listsOfFirst = fake.requests.slice(first).filter((r) => !isRevisionRead(r));
+        assert.ok(listsOfFirst.length > 0, "the first review listed nothing");
+        const second = fake.requests.length;
+        const kept = reads.shared.counters.kept;
+        const d = await review();
+        assert.strictEqual(d.allowed, false);
+        assert.match(d.message!, /pko-stack-no-cluster-admin/);
+        const sent = fake.requests.slice(second);
+        assert.strictEqual(sent.length, 1, sent.join("\n"));
+        assert.ok(isRevisionRead(sent[0]), sent[0]);
+        assert.strictEqual(reads.shared.counters.kept - kept, listsOfFirst.length);
+    });
+
+    it("a write between two reviews moves the revision: the second lists anew and sees it", async () => {
+        const { fake, review } = await setUp();
+        assert.strictEqual((await review()).allowed, true);
+        fake.add(adminBinding); // stored after the first review, its watch event not arrived
+        const from = fake.requests.length;
+        const d = await review();
+        assert.strictEqual(d.allowed, false);
+        assert.match(d.message!, /pko-stack-no-cluster-admin/);
+        assert.ok(fake.requests.slice(from).filter((r) => !isRevisionRead(r)).length > 0);
+    });
+
+    it("a read that failed is not kept, nor one answered at a revision no longer the newest", async () => {
+        let revision = "5";
+        const sent: string[] = [];
+        let fail = true;
+        const shared = new SharedReads(
+            async (kind, _ns, _name, floor) => {
+                sent.push(`${kind}@${floor}`);
+                if (fail) throw new Error("the list failed");
+                return [];
+            },
+            8,
+            async () => revision,
+        );
+        const floor = await shared.revision();
+        await assert.rejects(shared.read("RoleBinding", "app", undefined, floor), /the list failed/);
+        fail = false;
+        await shared.read("RoleBinding", "app", undefined, floor);
+        await shared.read("RoleBinding", "app", undefined, floor);
+        assert.deepStrictEqual(sent, ["RoleBinding@5", "RoleBinding@5"]);
+        revision = "6";
+        assert.strictEqual(await shared.revision(), "6");
+        await shared.read("RoleBinding", "app", undefined, "5"); // a review that read the older revision
+        await shared.read("RoleBinding", "app", undefined, "6");
+        await shared.read("RoleBinding", "app", undefined, "6");
+        assert.deepStrictEqual(sent.slice(2), ["RoleBinding@5", "RoleBinding@6"]);
+        assert.strictEqual(shared.counters.kept, 2);
     });
 
     it("a review that reads nothing fresh (a deletion, a kind no rule reads) sends nothing", async () => {
