@@ -9,10 +9,13 @@
  *   - as deployed: a real API server (etcd + kube-apiserver from the toolchain) holding the objects; the
  *     webhook lists and watches them into its cache and reads the bindings and Stacks around each reviewed
  *     object fresh (the path every review takes in production). This is the figure judged against the
- *     target. The API server and etcd share the machine's cores with the webhook and the sender.
+ *     target. The API server and etcd share the machine's cores with the webhook and the sender. Measured
+ *     twice at 200/s: with the cluster not written to (the API server's own writes only), and written to
+ *     steadily (bench/cluster-writes.ts), where reads made at one revision can answer later reviews only
+ *     between two writes.
  *   - judgement alone: a cache seeded in-process, no fresh reads (what the rules cost, without the cluster).
  * Cache memory: heap growth of a seeded cache at 10,000 and 100,000 objects, after a full GC.
- * Not a test: nothing here asserts a timing. The target (issue 24): p99 under 25 ms at 200 requests/s.
+ * Not a test: nothing here asserts a timing. The target (issue 36): p99 at most 100 ms at 200 requests/s.
  */
 import * as fs from "fs";
 import * as v8 from "v8";
@@ -25,6 +28,7 @@ import { makeCa, issueCert } from "../harness/certs";
 import { installPkoCrds, missingClusterBinaries, startApiServer } from "../harness/apiserver";
 import { makeTempDir } from "../support/process";
 import { PartOutput } from "./types";
+import { startClusterWrites } from "./cluster-writes";
 import { populate, reviewBodies, seededCache, syntheticCluster } from "./synthetic-cluster";
 
 const gc: () => void = (() => {
@@ -94,7 +98,6 @@ interface RunFigures {
     maxMs: number;
 }
 
-/** Open-loop load at 50 and 200 requests/s against a webhook on `port`; one line a rate. */
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); 0 when unreadable. */
 function processCpuSeconds(pid: number): number {
     try {
@@ -108,7 +111,7 @@ function processCpuSeconds(pid: number): number {
 }
 
 /**
- * Open-loop load at 50 and 200 requests/s against a webhook on `port`; one line a rate, with the CPU time a
+ * Open-loop load at each of `rates` requests/s against a webhook on `port`; one line a rate, with the CPU time a
  * review costs this process (the webhook; the load generator runs in its own) and `serverPids` (the API
  * server and etcd). CPU time is a figure a loaded machine barely changes, where latency is not.
  */
@@ -120,6 +123,7 @@ export async function measureRates(
     line: (s: string) => void,
     serverPids: number[] = [],
     seconds = 15,
+    rates = [50, 200],
 ): Promise<Record<string, RunFigures>> {
     const run = (rate: number, seconds: number) =>
         new Promise<{ latencies: number[]; errors: number; wall: number }>((resolve, reject) => {
@@ -138,7 +142,7 @@ export async function measureRates(
         });
     await run(50, 2); // warm-up (JIT, TLS sessions, the client's connections to the API server)
     const out: Record<string, RunFigures> = {};
-    for (const rate of [50, 200]) {
+    for (const rate of rates) {
         const cpu0 = process.cpuUsage();
         const server0 = serverPids.reduce((n, p) => n + processCpuSeconds(p), 0);
         const r = await run(rate, seconds);
@@ -190,9 +194,14 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
             "== admission as deployed: webhook + real API server holding 10,000 objects (cache by list/watch, each review reads fresh what can change its verdict)",
         );
         deployed = await asDeployed(cluster, bodies, options, caPem, line);
-        const p99 = deployed.rate200?.p99Ms;
-        const verdict = p99 !== undefined && p99 <= TARGET_MS ? "met" : "not met";
-        line(`  target p99 <= ${TARGET_MS} ms at 200 req/s (issue 36): ${p99} ms, ${verdict}`);
+        for (const [key, what] of [
+            ["rate200", "not written to"],
+            ["busy200", `written to ${CLUSTER_WRITES_PER_SECOND} times a second`],
+        ]) {
+            const p99 = deployed[key]?.p99Ms;
+            const verdict = p99 !== undefined && p99 <= TARGET_MS ? "met" : "not met";
+            line(`  target p99 <= ${TARGET_MS} ms at 200 req/s (issue 36), cluster ${what}: ${p99} ms, ${verdict}`);
+        }
         out.deployed = deployed;
     }
 
@@ -207,17 +216,21 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
 
     line("== cluster cache memory (heap growth after a full GC; Secrets hold key names only)");
     for (const n of [10_000, 100_000]) out[`memory${n}`] = cacheMemory(n, line);
-    const p99 = deployed?.rate200?.p99Ms ?? null;
+    const figure = (name: string, p99: number | undefined) => ({
+        name,
+        value: p99 ?? null,
+        unit: "ms",
+        target: { op: "<=" as const, value: TARGET_MS, source: "issue 36" },
+        ...(note ? { note } : {}),
+    });
     return {
         data: out,
         figures: [
-            {
-                name: "admission p99 latency at 200 requests/s",
-                value: p99,
-                unit: "ms",
-                target: { op: "<=", value: TARGET_MS, source: "issue 36" },
-                ...(note ? { note } : {}),
-            },
+            figure("admission p99 latency at 200 requests/s", deployed?.rate200?.p99Ms),
+            figure(
+                `admission p99 at 200 requests/s, cluster written to ${CLUSTER_WRITES_PER_SECOND}/s`,
+                deployed?.busy200?.p99Ms,
+            ),
         ],
     };
 }
@@ -261,19 +274,52 @@ async function asDeployed(
         try {
             await hook.cache.waitForSync(300_000);
             const deployed = await measureRates(hook.port, caPem, bodies, "as deployed", line, server.pids);
-            const lists = /pko_guard_fresh_lists_total (\d+)/.exec(await hook.metrics.metrics());
-            const answered = Object.values(deployed).reduce((n, f) => n + f.requests, 0);
-            if (lists)
-                line(
-                    `  fresh lists sent to the API server: ${lists[1]} for ${answered} measured reviews and the warm-up (concurrent reviews share reads)`,
-                );
-            return deployed;
+            const quiet = await freshReadCounts(hook);
+            line(
+                `  fresh lists sent to the API server: ${quiet.lists} for ${answered(deployed)} measured reviews and the warm-up; reads answered by one made at the same revision: ${quiet.kept}`,
+            );
+            line(
+                `== admission as deployed, the cluster written to ${CLUSTER_WRITES_PER_SECOND} times a second (a Lease renewed, as the node leases of a cluster of ~${CLUSTER_WRITES_PER_SECOND * 10} nodes are)`,
+            );
+            const writes = await startClusterWrites(kc, CLUSTER_WRITES_PER_SECOND);
+            const busy = await measureRates(
+                hook.port,
+                caPem,
+                bodies,
+                "as deployed, written to",
+                line,
+                server.pids,
+                15,
+                [200],
+            );
+            const written = await writes.stop();
+            const after = await freshReadCounts(hook);
+            line(
+                `  fresh lists sent: ${after.lists - quiet.lists} for ${answered(busy)} reviews (and a warm-up); reads answered by one at the same revision: ${after.kept - quiet.kept}; writes acknowledged meanwhile: ${written.writes} (${written.errors} failed)`,
+            );
+            return { ...deployed, busy200: busy.rate200 };
         } finally {
             await hook.close();
         }
     } finally {
         await server.stop();
     }
+}
+
+/** Lease renewals a second while the `busy200` figures are measured (bench/cluster-writes.ts). */
+const CLUSTER_WRITES_PER_SECOND = 10;
+
+function answered(figures: Record<string, RunFigures>): number {
+    return Object.values(figures).reduce((n, f) => n + f.requests, 0);
+}
+
+/** The webhook's counts of lists sent for fresh reads and of reads answered by one kept at their revision. */
+async function freshReadCounts(hook: {
+    metrics: { metrics(): Promise<string> };
+}): Promise<{ lists: number; kept: number }> {
+    const text = await hook.metrics.metrics();
+    const count = (name: string) => Number(new RegExp(`${name} (\\d+)`).exec(text)?.[1] ?? NaN);
+    return { lists: count("pko_guard_fresh_lists_total"), kept: count("pko_guard_fresh_reads_kept_total") };
 }
 
 /** The heap a seeded cache of `n` synthetic objects holds, after a full GC (without and with its seed list). */
