@@ -25,7 +25,8 @@ import { PackConfig } from "../evaluation/pack-config";
 import { Finding } from "../evaluation/rows";
 import { ClusterCache } from "./cache";
 import { EVERY_NAMESPACE, accountNamespaces } from "./binding-reach";
-import { ClusterView, FreshList, FreshView } from "./view";
+import { FreshList } from "./shared-reads";
+import { ClusterView, FreshView } from "./view";
 import { aggregatorNames, selectedRoles } from "./aggregated-roles";
 import {
     KObject,

@@ -20,7 +20,7 @@
 import { setMaxListeners } from "events";
 import { UnreadableObjectsError } from "./cache";
 import { KObject } from "./kinds";
-import { FreshList, SharedReads } from "./view";
+import { FreshList, SharedReads } from "./shared-reads";
 
 /** Lists one kind as FreshList does, ended when `signal` aborts (ClusterCache#listFresh). */
 export type SignalledList = (

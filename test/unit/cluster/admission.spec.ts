@@ -8,7 +8,8 @@ import * as assert from "assert";
 import { packConfig } from "../../../evaluation/pack-config";
 import { judgeAdmission, judgeAdmissionFresh, relatedObjects } from "../../../cluster/admission";
 import { KObject } from "../../../cluster/kinds";
-import { PER_NAMESPACE_READS, SharedReads } from "../../../cluster/view";
+import { SharedReads } from "../../../cluster/shared-reads";
+import { PER_NAMESPACE_READS } from "../../../cluster/view";
 import { Doc, guideDocs } from "../../support/cluster";
 import { seededCache } from "../../support/fake-cluster";
 

@@ -1,0 +1,174 @@
+/**
+ * Fresh reads shared by concurrent reviews (cluster/view.ts reads the cluster around a reviewed object through
+ * them; cluster/deadline.ts puts them under deadlines).
+ */
+import { KObject } from "./kinds";
+
+/**
+ * Lists one kind (in one namespace, or all; only the object of that name when `name` is given) straight
+ * from the API server, as `keepReadable` keeps objects: a quorum read, or with `floor` a read at that
+ * resourceVersion or later.
+ */
+export type FreshList = (kind: string, ns?: string, name?: string, floor?: string) => Promise<KObject[]>;
+
+/** Revision reads on their way at once (each may wait for the API server's next watch progress request). */
+const MAX_REVISION_READS = 32;
+
+/**
+ * Whether `revision` should replace `newest` as the newest revision read: concurrent revision reads may end out
+ * of order. Resource versions compare as integers (Kubernetes 1.35, KEP-5504); one that is not an integer
+ * replaces any other.
+ */
+function newer(revision: string, newest: string | undefined): boolean {
+    if (newest === undefined || revision === newest) return revision !== newest;
+    const integer = /^[1-9][0-9]*$/;
+    if (!integer.test(revision) || !integer.test(newest)) return true;
+    return revision.length !== newest.length ? revision.length > newest.length : revision > newest;
+}
+
+/** At most this many answers are kept for the newest revision (each a list of objects the cache mostly holds). */
+const MAX_ANSWERS_AT_REVISION = 10_000;
+
+/**
+ * Fresh reads shared by concurrent reviews, still each as new as its review. A review may join a read of the
+ * same kind and namespace that has not been sent yet; a quorum read already on its way was sent before the
+ * review arrived (it may miss what the review's own client wrote just before), so the review waits for it to
+ * end and joins the next one, which every review arriving meanwhile shares. So there is at most one read of a
+ * kind and namespace on its way and one waiting, however many reviews arrive; and at most `maxConcurrent`
+ * lists are sent at once in all. The API server's current revision is read much the same way (`revision`).
+ * A read at a floor (a revision read after its review arrived) answers as of that revision or later
+ * whenever it was sent, so a review joins one on its way at the same floor; and once answered, it answers
+ * every later review whose floor is the same revision: while the revision read after each review arrived is
+ * unchanged, nothing has been stored since (every write takes the next revision of the one etcd, see
+ * docs/cluster.md), so a list sent now would hold the same. Those answers are kept for the newest revision
+ * read alone, and dropped when a revision read returns another. A read that fails fails every review that
+ * shared it (each fails closed) and is never kept.
+ */
+export class SharedReads {
+    private readonly sent = new Map<string, Promise<unknown>>();
+    private readonly waiting = new Map<string, Promise<unknown>>();
+    private active = 0;
+    private readonly slots: (() => void)[] = [];
+    /** The newest revision read, and the reads answered at it, by key. */
+    private newest: { revision?: string; answers: Map<string, KObject[]> } = { answers: new Map() };
+    /** Lists sent, reviews' reads answered, and those answered by a read kept at their revision (no list). */
+    readonly counters = { lists: 0, reads: 0, kept: 0 };
+
+    constructor(
+        private readonly fresh: FreshList,
+        private readonly maxConcurrent = 8,
+        private readonly currentRevision?: () => Promise<string>,
+    ) {}
+
+    /** A FreshList whose answer was listed by a request sent after this call, or at a floor read after it. */
+    readonly read: FreshList = (kind, ns, name, floor) => {
+        this.counters.reads++;
+        const key = `${kind}\u0000${ns ?? "\u0000all"}\u0000${name ?? ""}\u0000${floor ?? ""}`;
+        const kept = floor !== undefined && floor === this.newest.revision ? this.newest.answers.get(key) : undefined;
+        if (kept) {
+            this.counters.kept++;
+            return Promise.resolve(kept);
+        }
+        return this.shared(key, floor !== undefined, async () => {
+            const answer = await this.fresh(kind, ns, name, floor);
+            const newest = this.newest;
+            if (floor !== undefined && floor === newest.revision && newest.answers.size < MAX_ANSWERS_AT_REVISION)
+                newest.answers.set(key, answer);
+            return answer;
+        });
+    };
+
+    /** Whether reads can be made at a revision (a source of the current revision was given). */
+    get atRevisions(): boolean {
+        return this.currentRevision !== undefined;
+    }
+
+    /**
+     * The API server's current revision, read by a request sent after this call. Unlike lists, revision reads
+     * do not wait for one another: the API server answers one once its watch cache has caught up with etcd,
+     * which can take until its next watch progress request (docs/cluster.md), and a review that waited for
+     * the read on its way to end before sending its own could wait for two. A read not sent yet (every one of
+     * `MAX_REVISION_READS` on its way) is shared by the reviews arriving meanwhile.
+     */
+    revision(): Promise<string> {
+        const current = this.currentRevision;
+        if (!current) return Promise.reject(new Error("no source of the API server's revision"));
+        if (this.revisionQueued) return this.revisionQueued;
+        const read: Promise<string> = this.revisionSlot().then(async (release) => {
+            if (this.revisionQueued === read) this.revisionQueued = undefined;
+            try {
+                this.counters.lists++;
+                const revision = await current();
+                if (newer(revision, this.newest.revision)) this.newest = { revision, answers: new Map() };
+                return revision;
+            } finally {
+                release();
+            }
+        });
+        this.revisionQueued = read;
+        return read;
+    }
+
+    private revisionQueued?: Promise<string>;
+    private revisionsOnTheirWay = 0;
+    private readonly revisionWaiters: (() => void)[] = [];
+
+    private revisionSlot(): Promise<() => void> {
+        const release = () => {
+            const next = this.revisionWaiters.shift();
+            if (next) next();
+            else this.revisionsOnTheirWay--;
+        };
+        if (this.revisionsOnTheirWay < MAX_REVISION_READS) {
+            this.revisionsOnTheirWay++;
+            return Promise.resolve(release);
+        }
+        return new Promise((resolve) => this.revisionWaiters.push(() => resolve(release)));
+    }
+
+    private shared<T>(key: string, joinOnItsWay: boolean, list: () => Promise<T>): Promise<T> {
+        const queued = this.waiting.get(key) as Promise<T> | undefined;
+        if (queued) return queued;
+        const onItsWay = this.sent.get(key) as Promise<T> | undefined;
+        if (!onItsWay) return this.send(key, list);
+        if (joinOnItsWay) return onItsWay;
+        const next = onItsWay
+            .then(
+                () => undefined,
+                () => undefined,
+            )
+            .then(() => {
+                this.waiting.delete(key);
+                return this.send(key, list);
+            });
+        this.waiting.set(key, next);
+        return next;
+    }
+
+    private send<T>(key: string, list: () => Promise<T>): Promise<T> {
+        const p = this.slot().then(async (release) => {
+            try {
+                this.counters.lists++;
+                return await list();
+            } finally {
+                release();
+                if (this.sent.get(key) === p) this.sent.delete(key);
+            }
+        });
+        this.sent.set(key, p);
+        return p;
+    }
+
+    private slot(): Promise<() => void> {
+        const release = () => {
+            const next = this.slots.shift();
+            if (next) next();
+            else this.active--;
+        };
+        if (this.active < this.maxConcurrent) {
+            this.active++;
+            return Promise.resolve(release);
+        }
+        return new Promise((resolve) => this.slots.push(() => resolve(release)));
+    }
+}
