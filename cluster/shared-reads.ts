@@ -14,18 +14,6 @@ export type FreshList = (kind: string, ns?: string, name?: string, floor?: strin
 /** Revision reads on their way at once (each may wait for the API server's next watch progress request). */
 const MAX_REVISION_READS = 32;
 
-/**
- * Whether `revision` should replace `newest` as the newest revision read: concurrent revision reads may end out
- * of order. Resource versions compare as integers (Kubernetes 1.35, KEP-5504); one that is not an integer
- * replaces any other.
- */
-function newer(revision: string, newest: string | undefined): boolean {
-    if (newest === undefined || revision === newest) return revision !== newest;
-    const integer = /^[1-9][0-9]*$/;
-    if (!integer.test(revision) || !integer.test(newest)) return true;
-    return revision.length !== newest.length ? revision.length > newest.length : revision > newest;
-}
-
 /** At most this many answers are kept for the newest revision (each a list of objects the cache mostly holds). */
 const MAX_ANSWERS_AT_REVISION = 10_000;
 
@@ -50,7 +38,11 @@ export class SharedReads {
     private active = 0;
     private readonly slots: (() => void)[] = [];
     /** The newest revision read, and the reads answered at it, by key. */
-    private newest: { revision?: string; answers: Map<string, KObject[]> } = { answers: new Map() };
+    private newest: { revision?: string; sent: number; answers: Map<string, KObject[]> } = {
+        sent: 0,
+        answers: new Map(),
+    };
+    private revisionReadsSent = 0;
     /** Lists sent, reviews' reads answered, and those answered by a read kept at their revision (no list). */
     readonly counters = { lists: 0, reads: 0, kept: 0 };
 
@@ -88,7 +80,8 @@ export class SharedReads {
      * do not wait for one another: the API server answers one once its watch cache has caught up with etcd,
      * which can take until its next watch progress request (docs/cluster.md), and a review that waited for
      * the read on its way to end before sending its own could wait for two. A read not sent yet (every one of
-     * `MAX_REVISION_READS` on its way) is shared by the reviews arriving meanwhile.
+     * `MAX_REVISION_READS` on its way) is shared by the reviews arriving meanwhile. The answers kept are those
+     * at the revision the read sent last answered.
      */
     revision(): Promise<string> {
         const current = this.currentRevision;
@@ -98,8 +91,15 @@ export class SharedReads {
             if (this.revisionQueued === read) this.revisionQueued = undefined;
             try {
                 this.counters.lists++;
+                const sent = ++this.revisionReadsSent;
                 const revision = await current();
-                if (newer(revision, this.newest.revision)) this.newest = { revision, answers: new Map() };
+                // The newest is the answer of the read sent last: one sent earlier may end later, and a read
+                // sent later that answers another revision, even a lower one (etcd restored from a backup),
+                // means what was kept may no longer hold.
+                if (sent > this.newest.sent) {
+                    const same = revision === this.newest.revision;
+                    this.newest = { revision, sent, answers: same ? this.newest.answers : new Map() };
+                }
                 return revision;
             } finally {
                 release();

@@ -82,6 +82,19 @@ describe("cluster/shared-reads: answers kept at a revision, revision reads side 
         await reads.read("Role", "app", "r", "11");
         await reads.read("Role", "app", "r", "11");
         assert.deepStrictEqual(sent, ["Role@11"], "answers at 11 were dropped by the older read ending last");
+        // A read sent later answering a lower revision (etcd restored from a backup): what was kept is dropped,
+        // and the revision 11 reached again is listed anew.
+        for (const [i, revision] of [
+            [5, "9"],
+            [6, "11"],
+        ] as const) {
+            const next = reads.revision();
+            await until(() => source.sent() === i + 1);
+            source.answer(i, revision);
+            assert.strictEqual(await next, revision);
+        }
+        await reads.read("Role", "app", "r", "11");
+        assert.deepStrictEqual(sent, ["Role@11", "Role@11"]);
     });
 
     it("reviews arriving while every revision read slot is taken share one read, sent when a slot frees", async () => {
