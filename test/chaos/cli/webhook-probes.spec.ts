@@ -315,4 +315,27 @@ describe("the webhook as shipped, probed on a real API server", function () {
         }
         assert.deepStrictEqual(admitted, []);
     });
+
+    // Reads made at one revision answer later reviews at the same revision (cluster/shared-reads.ts, 6222173):
+    // a server-side dry run of the Stack is reviewed and stores nothing, so its reads are kept; the binding that
+    // follows moves the revision, and the Stack's own review must list again and see it.
+    it("a Stack applied right after a binding to its account is denied, its dry run just before (6 of 6)", async () => {
+        const admitted: string[] = [];
+        for (let i = 0; i < 6; i++) {
+            const ns = `kept-${i}`;
+            const docs = guideDocs("gitops-guide-governed", "manifests/production/stack.yaml", ns);
+            await server.apply(yaml(namespacesOf(docs)));
+            const dry = await server.kubectl(["apply", "--dry-run=server", "-f", "-"], yaml(docs));
+            assert.strictEqual(dry.code, 0, dry.stderr);
+            const b = await server.kubectl([
+                ...["create", "rolebinding", `${ns}-admin`, "--clusterrole=cluster-admin", "-n", ns],
+                `--serviceaccount=${ns}:webapp`,
+            ]);
+            assert.strictEqual(b.code, 0, b.stderr); // no Stack runs as the account yet: admitted
+            const s = await apply(docs);
+            if (s.code === 0) admitted.push(ns);
+            else assert.match(s.stderr, /pko-stack-no-cluster-admin: /);
+        }
+        assert.deepStrictEqual(admitted, []);
+    });
 });
