@@ -241,12 +241,14 @@ function judgementShare(
     alone: Record<string, RunFigures>,
     line: (s: string) => void,
 ): void {
-    for (const [rate, d] of Object.entries(deployed)) {
-        const a = alone[rate];
+    for (const [key, d] of Object.entries(deployed)) {
+        const busy = key.startsWith("busy");
+        const a = alone[key.replace("busy", "rate")];
         if (!a || d.cpuMsPerReview <= 0) continue;
         const share = Math.round((a.cpuMsPerReview / d.cpuMsPerReview) * 100);
+        const what = `${key.slice(4)} req/s${busy ? ", cluster written to" : ""}`;
         line(
-            `  judgement's share of the webhook's CPU a review as deployed, ${rate.slice(4)} req/s: ${share}% (${a.cpuMsPerReview} of ${d.cpuMsPerReview} ms)`,
+            `  judgement's share of the webhook's CPU a review as deployed, ${what}: ${share}% (${a.cpuMsPerReview} of ${d.cpuMsPerReview} ms)`,
         );
     }
 }
