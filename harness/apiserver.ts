@@ -131,6 +131,8 @@ export interface StartOptions {
     controllers?: boolean | readonly string[];
     /** An AdmissionConfiguration file (`--admission-control-config-file`): e.g. the client certificate webhooks get. */
     admissionConfigFile?: string;
+    /** More kube-apiserver flags (e.g. `--watch-cache-sizes`), after the harness's own. */
+    apiServerFlags?: readonly string[];
 }
 
 export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
@@ -157,7 +159,7 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
         const caPem = fs.readFileSync(creds.ca.cert);
         let securePort = 0;
         let api = await onFreePorts(1, async ([port]) => {
-            const a = await startKubeApiServer(run, creds, etcd, port, caPem, o.admissionConfigFile);
+            const a = await startKubeApiServer(run, creds, etcd, port, caPem, o);
             securePort = port;
             return a;
         });
@@ -166,7 +168,7 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
             api.kill();
             await api.exited;
             started.splice(started.indexOf(api), 1);
-            api = await startKubeApiServer(run, creds, etcd, securePort, caPem, o.admissionConfigFile);
+            api = await startKubeApiServer(run, creds, etcd, securePort, caPem, o);
         };
         const kubeconfig = writeKubeconfig(dir, url, caPem, creds.token);
         const kubectl = (args: string[], input?: string, ms = 120_000) =>
@@ -306,7 +308,7 @@ async function startKubeApiServer(
     etcd: { client: string; proc: Watched },
     securePort: number,
     caPem: Buffer,
-    admissionConfigFile?: string,
+    o: StartOptions,
 ): Promise<Spawned> {
     const apiLog = path.join(run.dir, "kube-apiserver.log");
     const api = spawnTracked(
@@ -331,8 +333,9 @@ async function startKubeApiServer(
             "--endpoint-reconciler-type=none",
             "--enable-priority-and-fairness=false",
             "--profiling=false",
-            ...(admissionConfigFile ? [`--admission-control-config-file=${admissionConfigFile}`] : []),
+            ...(o.admissionConfigFile ? [`--admission-control-config-file=${o.admissionConfigFile}`] : []),
             "--v=0",
+            ...(o.apiServerFlags ?? []),
         ],
         { cwd: run.dir, stdio: ["ignore", fs.openSync(apiLog, "a"), fs.openSync(apiLog, "a")] },
     );
