@@ -1,0 +1,485 @@
+/**
+ * Red-team probes of issue 36's classes 2-4 (no object stops the door, every PKO object at the door, no excluded
+ * namespace or identity a bypass): variants of the issue's own examples (test/chaos/cli/webhook-probes.spec.ts),
+ * on a real API server with the door deployed as shipped (test/support/shipped-door.ts). REDTEAM.md records what
+ * each found. Two classes got through before their fix: a Windows host-process Workspace (fixed by 900c3cc), and
+ * a write under a freed controller identity, impersonated or with its token, that is not that controller's own
+ * write (a Workspace made host-network as the garbage collector, a wildcard role labelled into a bound role as
+ * the aggregation controller, a cluster-admin binding as the webhook's own account; fixed by the commit that
+ * added this spec: each identity freed only for its one write).
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as path from "path";
+import { ExecResult, Spawned, removeTempDir } from "../../../support/process";
+import { ApiServer } from "../../../harness/apiserver";
+import { Doc, guideDocs, namespacesOf, requireCluster, until, yaml } from "../../support/cluster";
+import { startDoor, startShippedWebhook } from "../../support/shipped-door";
+
+const TOKEN = "pul-" + "0123456789abcdef".repeat(2) + "01234567";
+const RBAC = "rbac.authorization.k8s.io";
+
+const denied = (r: ExecResult, rule?: RegExp) => {
+    assert.notStrictEqual(r.code, 0, `admitted: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, /denied the request/, r.stderr);
+    if (rule) assert.match(r.stderr, rule, r.stderr);
+};
+const admitted = (r: ExecResult) => assert.strictEqual(r.code, 0, r.stderr);
+
+const clusterRole = (name: string, extra: Doc): Doc => ({
+    apiVersion: `${RBAC}/v1`,
+    kind: "ClusterRole",
+    metadata: { name, ...(extra.metadata ?? {}) },
+    ...extra,
+    ...(extra.metadata ? { metadata: { name, ...extra.metadata } } : {}),
+});
+const binding = (kind: string, name: string, ns: string | undefined, role: string, subject: Doc): Doc => ({
+    apiVersion: `${RBAC}/v1`,
+    kind,
+    metadata: ns ? { name, namespace: ns } : { name },
+    roleRef: { apiGroup: RBAC, kind: "ClusterRole", name: role },
+    subjects: [subject],
+});
+const sa = (name: string, namespace: string) => ({ kind: "ServiceAccount", name, namespace });
+const group = (name: string) => ({ apiGroup: RBAC, kind: "Group", name });
+const user = (name: string) => ({ apiGroup: RBAC, kind: "User", name });
+const workspace = (name: string, spec: Doc): Doc => ({
+    apiVersion: "auto.pulumi.com/v1alpha1",
+    kind: "Workspace",
+    metadata: { name, namespace: "ws" },
+    spec: { serviceAccountName: "runner", git: { url: "https://github.com/acme/app", ref: "0".repeat(40) }, ...spec },
+});
+const podTemplate = (container: Doc, pod: Doc = {}) => ({
+    podTemplate: { spec: { containers: [{ name: "pulumi", ...container }], ...pod } },
+});
+
+describe("red-team probes of the door as shipped, on a real API server", function () {
+    this.timeout(900_000);
+    let dir: string;
+    let server: ApiServer;
+    let hook: Spawned | undefined;
+    let logs = "";
+
+    const kubectl = (...args: string[]) => server.kubectl(args);
+    const apply = (docs: Doc[], ...extra: string[]) => server.kubectl(["apply", ...extra, "-f", "-"], yaml(docs));
+    const create = (docs: Doc[]) => server.kubectl(["create", "-f", "-"], yaml(docs));
+
+    before(async function () {
+        requireCluster(this);
+        const door = await startDoor("redteam-objects", ["ws", "attic", "pko-guard-system", "other"]);
+        ({ dir, server } = door);
+        hook = await startShippedWebhook(door, server.kubeconfig, [], (d) => (logs += d));
+        const governed = guideDocs("gitops-guide-governed", "manifests/production/stack.yaml", "governed");
+        await server.apply(yaml(namespacesOf(governed)));
+        admitted(await apply(governed));
+    });
+    after(async () => {
+        hook?.kill();
+        await hook?.exited;
+        await server?.stop();
+        if (dir) removeTempDir(dir);
+    });
+
+    describe("class 4: excluded namespaces and identities", () => {
+        it("a RoleBinding in the webhook's own namespace and in kube-public", async () => {
+            for (const ns of ["pko-guard-system", "kube-public"])
+                denied(
+                    await create([binding("RoleBinding", "x", ns, "cluster-admin", sa("webapp", "governed"))]),
+                    /pko-stack-no-cluster-admin/,
+                );
+        });
+        it("a RoleBinding in a namespace created after the webhook started", async () => {
+            await server.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: later}\n");
+            denied(
+                await create([binding("RoleBinding", "x", "later", "cluster-admin", sa("webapp", "governed"))]),
+                /pko-stack-no-cluster-admin/,
+            );
+        });
+        for (const [what, subject] of [
+            ["Group system:serviceaccounts", group("system:serviceaccounts")],
+            ["Group system:serviceaccounts:governed", group("system:serviceaccounts:governed")],
+            ["Group system:authenticated", group("system:authenticated")],
+            ["User system:serviceaccount:governed:webapp", user("system:serviceaccount:governed:webapp")],
+        ] as const) {
+            it(`a ClusterRoleBinding and a RoleBinding to ${what}`, async () => {
+                const n = what.replace(/[^a-z]/gi, "-").toLowerCase();
+                denied(await create([binding("ClusterRoleBinding", n, undefined, "cluster-admin", subject)]));
+                denied(await create([binding("RoleBinding", n, "governed", "cluster-admin", subject)]));
+            });
+        }
+        it("a user named like a control-plane identity, and impersonating one that is not exact", async () => {
+            for (const as of [
+                "system:kube-controller-manager:x",
+                "system:apiserver ",
+                "system:serviceaccount:kube-system:x",
+            ])
+                denied(
+                    await server.kubectl(
+                        ["create", "--as", as, "--as-group", "system:masters", "-f", "-"],
+                        yaml([
+                            binding("ClusterRoleBinding", "imp", undefined, "cluster-admin", sa("webapp", "governed")),
+                        ]),
+                    ),
+                    /pko-stack-no-cluster-admin/,
+                );
+        });
+        it("the garbage collector's identity makes a Workspace host-network and unpins a production Stack", async () => {
+            const as = ["--as", "system:serviceaccount:kube-system:generic-garbage-collector"];
+            admitted(
+                await create([
+                    { ...workspace("gc-ws", podTemplate({})), metadata: { name: "gc-ws", namespace: "governed" } },
+                ]),
+            );
+            denied(
+                await kubectl(
+                    ...["patch", "workspace", "gc-ws", "-n", "governed", "--type=merge", ...as, "-p"],
+                    JSON.stringify({ spec: { podTemplate: { spec: { hostNetwork: true } } } }),
+                ),
+                /pko-workspace-program-objects/,
+            );
+            denied(
+                await kubectl(
+                    ...["patch", "stack", "webapp-production", "-n", "governed", "--type=merge", ...as, "-p"],
+                    JSON.stringify({ spec: { commit: null, branch: "main" } }),
+                ),
+                /pko-stack-prod-pinned-commit/,
+            );
+        });
+        it("the aggregation controller's identity labels a wildcard role into a bound aggregating role", async () => {
+            admitted(
+                await create([
+                    clusterRole("agg-top", {
+                        aggregationRule: { clusterRoleSelectors: [{ matchLabels: { "probe/agg": "true" } }] },
+                    }),
+                    binding("RoleBinding", "agg-top", "governed", "agg-top", sa("webapp", "governed")),
+                    clusterRole("agg-wild", { rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }] }),
+                ]),
+            );
+            const r = await kubectl(
+                ...["label", "clusterrole", "agg-wild", "probe/agg=true"],
+                ...["--as", "system:serviceaccount:kube-system:clusterrole-aggregation-controller"],
+            );
+            denied(r, /pko-stack-no-cluster-admin/);
+        });
+        it("the webhook's own account, given cluster-admin, binds cluster-admin to a Stack's account", async () => {
+            await server.apply(
+                "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: pko-guard-webhook, namespace: pko-guard-system}\n",
+            );
+            await create([
+                binding(
+                    "ClusterRoleBinding",
+                    "hook-admin",
+                    undefined,
+                    "cluster-admin",
+                    sa("pko-guard-webhook", "pko-guard-system"),
+                ),
+            ]);
+            const r = await server.kubectl(
+                ["create", "--as", "system:serviceaccount:pko-guard-system:pko-guard-webhook", "-f", "-"],
+                yaml([binding("ClusterRoleBinding", "via-hook", undefined, "cluster-admin", sa("webapp", "governed"))]),
+            );
+            denied(r, /pko-stack-no-cluster-admin/);
+        });
+        it("an aggregation label added by label, JSON patch, merge patch and server-side apply", async () => {
+            admitted(
+                await create([
+                    clusterRole("lbl-top", {
+                        aggregationRule: { clusterRoleSelectors: [{ matchLabels: { "probe/lbl": "true" } }] },
+                    }),
+                    binding("RoleBinding", "lbl-top", "governed", "lbl-top", sa("webapp", "governed")),
+                    clusterRole("lbl-wild", { rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }] }),
+                ]),
+            );
+            const label = "probe/lbl";
+            denied(await kubectl("label", "clusterrole", "lbl-wild", `${label}=true`), /pko-stack-no-cluster-admin/);
+            denied(
+                await kubectl(
+                    ...["patch", "clusterrole", "lbl-wild", "--type=json", "-p"],
+                    JSON.stringify([{ op: "add", path: "/metadata/labels", value: { [label]: "true" } }]),
+                ),
+            );
+            denied(
+                await kubectl(
+                    ...["patch", "clusterrole", "lbl-wild", "--type=merge", "-p"],
+                    JSON.stringify({ metadata: { labels: { [label]: "true" } } }),
+                ),
+            );
+            denied(
+                await apply(
+                    [
+                        clusterRole("lbl-wild", {
+                            metadata: { labels: { [label]: "true" } },
+                            rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }],
+                        }),
+                    ],
+                    "--server-side",
+                    "--force-conflicts",
+                ),
+            );
+        });
+        it("an aggregation chain of the cluster's own roles: leaf -> mid -> top, top bound to a Stack's account", async () => {
+            admitted(
+                await create([
+                    clusterRole("chain-top", {
+                        aggregationRule: { clusterRoleSelectors: [{ matchLabels: { "probe/top": "true" } }] },
+                    }),
+                    clusterRole("chain-mid", {
+                        metadata: { labels: { "probe/top": "true" } },
+                        aggregationRule: { clusterRoleSelectors: [{ matchLabels: { "probe/mid": "true" } }] },
+                    }),
+                    binding("RoleBinding", "chain", "governed", "chain-top", sa("webapp", "governed")),
+                ]),
+            );
+            denied(
+                await create([
+                    clusterRole("chain-leaf", {
+                        metadata: { labels: { "probe/mid": "true" } },
+                        rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }],
+                    }),
+                ]),
+                /pko-stack-no-cluster-admin/,
+            );
+            // A leaf already there, then the middle role's selector changed to pick it.
+            admitted(
+                await create([
+                    clusterRole("chain-leaf2", {
+                        metadata: { labels: { "probe/other": "true" } },
+                        rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }],
+                    }),
+                ]),
+            );
+            denied(
+                await kubectl(
+                    ...["patch", "clusterrole", "chain-mid", "--type=json", "-p"],
+                    JSON.stringify([
+                        {
+                            op: "add",
+                            path: "/aggregationRule/clusterRoleSelectors/-",
+                            value: { matchLabels: { "probe/other": "true" } },
+                        },
+                    ]),
+                ),
+                /pko-stack-no-cluster-admin/,
+            );
+        });
+    });
+
+    describe("class 3: every PKO object", () => {
+        before(async () => {
+            await server.apply("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: runner, namespace: ws}\n");
+        });
+        const wsCases: [string, Doc][] = [
+            ["privileged", podTemplate({ securityContext: { privileged: true } })],
+            ["hostNetwork", podTemplate({}, { hostNetwork: true })],
+            ["hostPID", podTemplate({}, { hostPID: true })],
+            [
+                "an init container escalating",
+                podTemplate(
+                    {},
+                    { initContainers: [{ name: "i", securityContext: { allowPrivilegeEscalation: true } }] },
+                ),
+            ],
+            ["SYS_ADMIN", podTemplate({ securityContext: { capabilities: { add: ["SYS_ADMIN"] } } })],
+            ["a hostPath volume", podTemplate({}, { volumes: [{ name: "h", hostPath: { path: "/" } }] })],
+            [
+                "a Windows hostProcess container",
+                podTemplate({ securityContext: { windowsOptions: { hostProcess: true } } }),
+            ],
+            [
+                "a Windows hostProcess pod",
+                podTemplate({}, { hostNetwork: false, securityContext: { windowsOptions: { hostProcess: true } } }),
+            ],
+            ["a literal token in env", { env: [{ name: "PULUMI_ACCESS_TOKEN", value: TOKEN }] }],
+            [
+                "a literal token in a container's env",
+                podTemplate({ env: [{ name: "PULUMI_ACCESS_TOKEN", value: TOKEN }] }),
+            ],
+            [
+                "a literal token in an init container's env",
+                podTemplate(
+                    {},
+                    { initContainers: [{ name: "i", env: [{ name: "AWS_SECRET_ACCESS_KEY", value: "abc" }] }] },
+                ),
+            ],
+            [
+                "a literal secret stack config",
+                { stacks: [{ name: "o/p/s", config: [{ key: "p:dbPassword", value: "hunter2", secret: true }] }] },
+            ],
+            [
+                "a token-shaped object config value",
+                { stacks: [{ name: "o/p/s", config: [{ key: "p:x", value: { nested: [TOKEN] } }] }] },
+            ],
+            ["a token in the git URL", { git: { url: `https://x:${TOKEN}@github.com/acme/app`, ref: "0".repeat(40) } }],
+        ];
+        for (const [what, spec] of wsCases) {
+            it(`a Workspace created with ${what}`, async () => {
+                const name = what
+                    .replace(/[^a-z]/gi, "-")
+                    .toLowerCase()
+                    .slice(0, 40);
+                denied(await create([workspace(name, spec)]), /pko-workspace-program-objects/);
+            });
+        }
+        it("a benign Workspace, then patched to hostNetwork (JSON), a token (merge), privileged (apply)", async () => {
+            admitted(await create([workspace("patched", podTemplate({}))]));
+            denied(
+                await kubectl(
+                    ...["patch", "workspace", "patched", "-n", "ws", "--type=json", "-p"],
+                    JSON.stringify([{ op: "add", path: "/spec/podTemplate/spec/hostNetwork", value: true }]),
+                ),
+            );
+            denied(
+                await kubectl(
+                    ...["patch", "workspace", "patched", "-n", "ws", "--type=merge", "-p"],
+                    JSON.stringify({ spec: { env: [{ name: "PULUMI_ACCESS_TOKEN", value: TOKEN }] } }),
+                ),
+            );
+            denied(
+                await apply(
+                    [workspace("patched", podTemplate({ securityContext: { privileged: true } }))],
+                    "--server-side",
+                    "--force-conflicts",
+                ),
+            );
+        });
+        it("a Workspace whose account is cluster-admin, either order", async () => {
+            admitted(await create([workspace("admin-ws", {})]));
+            denied(
+                await create([
+                    binding("ClusterRoleBinding", "runner-admin", undefined, "cluster-admin", sa("runner", "ws")),
+                ]),
+            );
+        });
+        const programCases: [string, Doc][] = [
+            [
+                "a token in a resource property",
+                { resources: { b: { type: "aws:s3:Bucket", properties: { tags: { t: TOKEN } } } } },
+            ],
+            [
+                "a password literal",
+                { resources: { db: { type: "aws:rds:Instance", properties: { password: "hunter2" } } } },
+            ],
+            ["a token in outputs", { outputs: { o: TOKEN } }],
+            ["a token in a variable", { variables: { v: TOKEN } }],
+            ["a secret config default", { configuration: { dbPassword: { type: "String", default: "x" } } }],
+            [
+                "a token in a provider option",
+                { resources: { b: { type: "aws:s3:Bucket", options: { provider: { token: TOKEN } } } } },
+            ],
+        ];
+        for (const [what, program] of programCases) {
+            it(`a Program with ${what}`, async () => {
+                const name = what
+                    .replace(/[^a-z]/gi, "-")
+                    .toLowerCase()
+                    .slice(0, 40);
+                denied(
+                    await create([
+                        { apiVersion: "pulumi.com/v1", kind: "Program", metadata: { name, namespace: "ws" }, program },
+                    ]),
+                    /pko-workspace-program-objects/,
+                );
+            });
+        }
+        const stackCases: [string, Doc][] = [
+            ["envRefs Literal", { envRefs: { PULUMI_ACCESS_TOKEN: { type: "Literal", literal: { value: TOKEN } } } }],
+            ["spec.secrets", { secrets: { dbPassword: "hunter2" } }],
+            ["gitAuth literal", { gitAuth: { accessToken: { type: "Literal", literal: { value: TOKEN } } } }],
+            ["a token in projectRepo", { projectRepo: `https://x:${TOKEN}@github.com/acme/app` }],
+            [
+                "a privileged workspace",
+                { workspaceTemplate: { spec: podTemplate({ securityContext: { privileged: true } }) } },
+            ],
+            [
+                "a workspace env literal",
+                { workspaceTemplate: { spec: { env: [{ name: "PULUMI_ACCESS_TOKEN", value: TOKEN }] } } },
+            ],
+        ];
+        for (const version of ["v1", "v1alpha1"])
+            for (const [what, spec] of stackCases) {
+                it(`a Stack ${version} with ${what}`, async () => {
+                    const name = `${version}-${what.replace(/[^a-z]/gi, "-").toLowerCase()}`.slice(0, 40);
+                    const stack = {
+                        apiVersion: `pulumi.com/${version}`,
+                        kind: "Stack",
+                        metadata: { name, namespace: "ws" },
+                        spec: {
+                            stack: "o/p/s",
+                            projectRepo: "https://github.com/acme/app",
+                            commit: "0".repeat(40),
+                            ...spec,
+                        },
+                    };
+                    denied(await create([stack]));
+                });
+            }
+    });
+
+    describe("class 2: objects that could stop the door, after it started", () => {
+        const DEEP = `${'{"a":'.repeat(5000)}1${"}".repeat(5000)}`;
+        /** `doc` as JSON text with the value `"__deep__"` nested 5,000 levels deep, in a file (kubectl sends it as is). */
+        const deepFile = (name: string, doc: Doc) => {
+            const file = path.join(dir, `${name}.json`);
+            fs.writeFileSync(file, JSON.stringify(doc).replace('"__deep__"', DEEP));
+            return file;
+        };
+        const stack = (name: string, spec: Doc = {}) => ({
+            apiVersion: "pulumi.com/v1",
+            kind: "Stack",
+            metadata: { name, namespace: "attic" },
+            spec: { stack: "o/p/s", projectRepo: "https://github.com/acme/app", commit: "0".repeat(40), ...spec },
+        });
+        it("a deep Workspace config value and a deep Program output under review are refused, named", async () => {
+            const ws = workspace("deep-ws", { stacks: [{ name: "o/p/s", config: [{ key: "k", value: "__deep__" }] }] });
+            ws.metadata.namespace = "attic";
+            const wsPath = "/apis/auto.pulumi.com/v1alpha1/namespaces/attic/workspaces";
+            denied(
+                await kubectl("create", "--raw", wsPath, "-f", deepFile("deep-ws", ws)),
+                /Workspace\/attic\/deep-ws[^]*pko-guard-unreadable-object/,
+            );
+            const prog = {
+                apiVersion: "pulumi.com/v1",
+                kind: "Program",
+                metadata: { name: "deep-prog", namespace: "attic" },
+            };
+            denied(
+                await kubectl(
+                    ...["create", "--raw", "/apis/pulumi.com/v1/namespaces/attic/programs", "-f"],
+                    deepFile("deep-prog", { ...prog, program: { outputs: { o: "__deep__" } } }),
+                ),
+                /Program\/attic\/deep-prog[^]*pko-guard-unreadable-object/,
+            );
+        });
+        it("20,000 config keys and a 700 KB value of control and bidi characters are judged", async () => {
+            const keys = Object.fromEntries(Array.from({ length: 20000 }, (_, i) => [`k${i}`, { value: "v" }]));
+            admitted(await server.kubectl(["create", "-f", "-"], JSON.stringify(stack("many", { config: keys }))));
+            const odd = { k: { value: "\u202e\u0000\u001b[31m".repeat(40000) } };
+            admitted(await server.kubectl(["create", "-f", "-"], JSON.stringify(stack("odd", { config: odd }))));
+            assert.strictEqual(hook!.child.exitCode, null);
+        });
+        // The status subresource is never sent to the webhook, so a Stack 5,000 levels deep reaches its cache
+        // by a watch event, after it started.
+        it("a Stack whose status becomes 5,000 levels deep: skipped and named, its namespace's bindings refused", async () => {
+            admitted(await create([stack("deep-status")]));
+            const got = await kubectl("get", "stack", "deep-status", "-n", "attic", "-o", "json");
+            const status = "/apis/pulumi.com/v1/namespaces/attic/stacks/deep-status/status";
+            const file = deepFile("deep-status", { ...JSON.parse(got.stdout), status: { outputs: "__deep__" } });
+            admitted(await kubectl("replace", "--raw", status, "-f", file));
+            await until("the deep Stack logged", () =>
+                /"event":"cache.unreadable","kind":"Stack","namespace":"attic","name":"deep-status"/.test(logs),
+            );
+            assert.strictEqual(hook!.child.exitCode, null);
+            denied(
+                await create([binding("RoleBinding", "attic-admin", "attic", "cluster-admin", sa("default", "attic"))]),
+                /pko-guard-cluster-state: [^]*Stack\/attic\/deep-status/,
+            );
+            denied(
+                await create([
+                    binding("ClusterRoleBinding", "after-deep", undefined, "cluster-admin", sa("webapp", "governed")),
+                ]),
+                /pko-stack-no-cluster-admin/,
+            );
+            admitted(await server.kubectl(["create", "serviceaccount", "fine", "-n", "other"]));
+        });
+    });
+});
