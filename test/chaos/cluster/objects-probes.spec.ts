@@ -309,6 +309,15 @@ describe("red-team probes of the door as shipped, on a real API server", functio
                 "a token-shaped object config value",
                 { stacks: [{ name: "o/p/s", config: [{ key: "p:x", value: { nested: [TOKEN] } }] }] },
             ],
+            ["a token in a container's args", podTemplate({ args: ["--token", TOKEN] })],
+            [
+                "a token in a container's command",
+                podTemplate({ command: ["sh", "-c", `PULUMI_ACCESS_TOKEN=${TOKEN} pulumi up`] }),
+            ],
+            [
+                "a token in a stack's secrets provider URL",
+                { stacks: [{ name: "o/p/s", secretsProvider: `hashivault://x?token=${TOKEN}` }] },
+            ],
             ["a token in the git URL", { git: { url: `https://x:${TOKEN}@github.com/acme/app`, ref: "0".repeat(40) } }],
         ];
         for (const [what, spec] of wsCases) {
@@ -381,6 +390,23 @@ describe("red-team probes of the door as shipped, on a real API server", functio
                 );
             });
         }
+        const update = (name: string, type: string) => ({
+            apiVersion: "auto.pulumi.com/v1alpha1",
+            kind: "Update",
+            metadata: { name, namespace: "ws" },
+            spec: { workspaceName: "w", stackName: "acme/app/production", type },
+        });
+        it("an Update destroying a production stack, created, or patched from a preview", async () => {
+            denied(await create([update("destroy-prod", "destroy")]), /pko-update-prod-approved-path/);
+            admitted(await create([update("preview-prod", "preview")]));
+            denied(
+                await kubectl(
+                    ...["patch", "update", "preview-prod", "-n", "ws", "--type=merge", "-p"],
+                    JSON.stringify({ spec: { type: "destroy" } }),
+                ),
+                /pko-update-prod-approved-path/,
+            );
+        });
         const stackCases: [string, Doc][] = [
             ["envRefs Literal", { envRefs: { PULUMI_ACCESS_TOKEN: { type: "Literal", literal: { value: TOKEN } } } }],
             ["spec.secrets", { secrets: { dbPassword: "hunter2" } }],
@@ -393,6 +419,44 @@ describe("red-team probes of the door as shipped, on a real API server", functio
             [
                 "a workspace env literal",
                 { workspaceTemplate: { spec: { env: [{ name: "PULUMI_ACCESS_TOKEN", value: TOKEN }] } } },
+            ],
+            [
+                "basic auth literal",
+                {
+                    gitAuth: {
+                        basicAuth: {
+                            userName: { type: "Literal", literal: { value: "u" } },
+                            password: { type: "Literal", literal: { value: "hunter2" } },
+                        },
+                    },
+                },
+            ],
+            [
+                "an SSH key literal",
+                {
+                    gitAuth: {
+                        sshAuth: {
+                            sshPrivateKey: {
+                                type: "Literal",
+                                literal: {
+                                    value: "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+                                },
+                            },
+                        },
+                    },
+                },
+            ],
+            ["an Env ref", { envRefs: { PULUMI_ACCESS_TOKEN: { type: "Env", env: { name: "TOKEN" } } } }],
+            ["a literal secret config key", { config: { "aws:secretKey": "abc123" } }],
+            ["a token-shaped config value", { config: { "app:x": TOKEN } }],
+            ["a token in the backend URL", { backend: `https://user:${TOKEN}@api.example.com` }],
+            [
+                "a token in a workspace container's args",
+                { workspaceTemplate: { spec: podTemplate({ args: ["--token", TOKEN] }) } },
+            ],
+            [
+                "an update template that destroys",
+                { stack: "acme/app/production", updateTemplate: { spec: { type: "destroy" } } },
             ],
         ];
         for (const version of ["v1", "v1alpha1"])
