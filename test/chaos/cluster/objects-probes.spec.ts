@@ -521,6 +521,32 @@ describe("red-team probes of the door as shipped, on a real API server", functio
             admitted(await server.kubectl(["create", "-f", "-"], JSON.stringify(stack("odd", { config: odd }))));
             assert.strictEqual(hook!.child.exitCode, null);
         });
+        it("values of every JSON type where the CRDs keep unknown fields get an answer, never an error", async () => {
+            const odd = [null, 0, -1.5e308, true, [], [[[]]], {}, { "": { "\u0000": [null] } }, "\ud800", "${x}"];
+            const answers = [];
+            for (const [i, value] of odd.entries()) {
+                answers.push(
+                    await create([
+                        workspace(`odd-ws-${i}`, { stacks: [{ name: "o/p/s", config: [{ key: "k", value }] }] }),
+                        {
+                            apiVersion: "pulumi.com/v1",
+                            kind: "Program",
+                            metadata: { name: `odd-prog-${i}`, namespace: "ws" },
+                            program: {
+                                configuration: { c: { type: "String", default: value } },
+                                resources: {
+                                    r: { type: "x:y:Z", properties: { p: value }, options: { provider: value } },
+                                },
+                                outputs: { o: value },
+                            },
+                        },
+                    ]),
+                );
+            }
+            for (const a of answers)
+                assert.doesNotMatch(a.stderr, /failed calling webhook|Internal error|500/, a.stderr);
+            assert.strictEqual(hook!.child.exitCode, null);
+        });
         // The status subresource is never sent to the webhook, so a Stack 5,000 levels deep reaches its cache
         // by a watch event, after it started.
         it("a Stack whose status becomes 5,000 levels deep: skipped and named, its namespace's bindings refused", async () => {
