@@ -257,7 +257,8 @@ export class FakeCluster {
     }
 
     private list(k: WatchedKind, namespace: string | undefined, q: URLSearchParams): string {
-        const byName = /^metadata\.name=(.*)$/.exec(q.get("fieldSelector") ?? "")?.[1];
+        // The value unescaped as the API server reads it (client.ts fieldSelectorValue escapes it).
+        const byName = /^metadata\.name=(.*)$/.exec(q.get("fieldSelector") ?? "")?.[1]?.replace(/\\(.)/g, "$1");
         const all = this.byKind
             .get(k.kind)!
             .filter((s) => (namespace === undefined || s.namespace === namespace) && (!byName || s.name === byName))

@@ -547,6 +547,28 @@ describe("red-team probes of the door as shipped, on a real API server", functio
                 assert.doesNotMatch(a.stderr, /failed calling webhook|Internal error|500/, a.stderr);
             assert.strictEqual(hook!.child.exitCode, null);
         });
+        for (const [i, name] of [
+            "x,metadata.name=y",
+            "a,b",
+            "a=b",
+            "a!=b",
+            "a\\b",
+            "esc\u001b[2Jx",
+            "nl\nx",
+            "bidi\u202ex",
+            "Upper ü",
+        ].entries())
+            it(`a wildcard ClusterRole named ${JSON.stringify(name)} bound to a Stack's account`, async () => {
+                const role = clusterRole(name, { rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }] });
+                const made = await server.kubectl(["create", "-f", "-"], JSON.stringify(role));
+                assert.strictEqual(made.code, 0, made.stderr);
+                const b = await server.kubectl(
+                    ["create", "-f", "-"],
+                    JSON.stringify(binding("RoleBinding", `to-odd-${i}`, "governed", name, sa("webapp", "governed"))),
+                );
+                denied(b, /pko-stack-no-cluster-admin/);
+                assert.doesNotMatch(b.stderr, /\u001b|\u202e/);
+            });
         // The status subresource is never sent to the webhook, so a Stack 5,000 levels deep reaches its cache
         // by a watch event, after it started.
         it("a Stack whose status becomes 5,000 levels deep: skipped and named, its namespace's bindings refused", async () => {
