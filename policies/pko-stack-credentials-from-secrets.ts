@@ -316,7 +316,7 @@ export const rule = stackRule(
     {
         name: NAME,
         about: {
-            what: "every credential a PKO Stack uses (the Pulumi access token, cloud keys, git auth tokens,\npasswords and SSH keys, secret config values, credentials in the workspace pod's environment, arguments or\ncommand) comes from a Kubernetes Secret reference. Literal values, `Env`/`FS` refs, the plaintext `spec.secrets` and\n`spec.envs` fields, and credentials embedded in repository or backend URLs are violations.",
+            what: "every credential a PKO Stack uses (the Pulumi access token, cloud keys, git auth tokens,\npasswords and SSH keys, secret config values, credentials in the workspace pod) comes\nfrom a Kubernetes Secret reference. Literal values, `Env`/`FS` refs, the plaintext `spec.secrets` and\n`spec.envs` fields, and credentials embedded in repository or backend URLs are violations.",
             why: "a Stack manifest is synced from Git (Argo CD) and readable by anyone who can read the custom\nresource; the PKO guide stores the access token in a Secret and references it with\n`envRefs.PULUMI_ACCESS_TOKEN: {type: Secret, ...}`, and the Argo CD guide does the same.",
             fix: "create a Kubernetes Secret and reference it: `{type: Secret, secret: {name, key}}` for envRefs,\nsecretsRef and gitAuth; `valueFrom.secretKeyRef` in the workspace pod; move secret config to secretsRef.",
             notes: [
