@@ -11,7 +11,8 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
-import { ExecResult, Spawned, removeTempDir } from "../../../support/process";
+import { ExecResult, Spawned, exec, removeTempDir } from "../../../support/process";
+import { CLI_ENTRY } from "../../../support/paths";
 import { ApiServer } from "../../../harness/apiserver";
 import { Doc, guideDocs, namespacesOf, requireCluster, until, yaml } from "../../support/cluster";
 import { startDoor, startShippedWebhook } from "../../support/shipped-door";
@@ -569,6 +570,28 @@ describe("red-team probes of the door as shipped, on a real API server", functio
                 denied(b, /pko-stack-no-cluster-admin/);
                 assert.doesNotMatch(b.stderr, /\u001b|\u202e/);
             });
+        it("audit's output and reports name an oddly named binding escaped", async () => {
+            // Admitted with a warning (rbac-no-cluster-admin-serviceaccount is advisory): no Stack runs as other/x.
+            const odd = "odd\u001b[2J\u202e\nname";
+            const made = await server.kubectl(
+                ["create", "-f", "-"],
+                JSON.stringify(binding("ClusterRoleBinding", odd, undefined, "cluster-admin", sa("x", "other"))),
+            );
+            assert.strictEqual(made.code, 0, made.stderr);
+            assert.match(made.stderr, /Warning: rbac-no-cluster-admin-serviceaccount: /);
+            assert.doesNotMatch(made.stderr, /[\u0000-\u0008\u000b-\u001f\u007f\u202a-\u202e\u2066-\u2069]/);
+            const report = path.join(dir, "audit.json");
+            const r = await exec(
+                process.execPath,
+                [CLI_ENTRY, "audit", "--kubeconfig", server.kubeconfig, "--report", `json=${report}`],
+                { cwd: dir, env: process.env, timeoutMs: 300_000 },
+            );
+            assert.ok(r.code === 0 || r.code === 1, r.stderr);
+            assert.match(r.stdout, /rbac-no-cluster-admin-serviceaccount/);
+            assert.match(r.stdout, /odd\\u001b\[2J/);
+            assert.doesNotMatch(r.stdout + r.stderr, /[\u0000-\u0008\u000b-\u001f\u007f\u202a-\u202e\u2066-\u2069]/);
+            assert.ok(JSON.parse(fs.readFileSync(report, "utf8")));
+        });
         // The status subresource is never sent to the webhook, so a Stack 5,000 levels deep reaches its cache
         // by a watch event, after it started.
         it("a Stack whose status becomes 5,000 levels deep: skipped and named, its namespace's bindings refused", async () => {
