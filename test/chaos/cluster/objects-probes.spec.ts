@@ -17,6 +17,7 @@ import { ApiServer } from "../../../harness/apiserver";
 import { Doc, guideDocs, namespacesOf, requireCluster, until, yaml } from "../../support/cluster";
 import { startDoor, startShippedWebhook } from "../../support/shipped-door";
 
+const wildcard = { apiGroups: ["*"], resources: ["*"], verbs: ["*"] };
 const TOKEN = "pul-" + "0123456789abcdef".repeat(2) + "01234567";
 const RBAC = "rbac.authorization.k8s.io";
 
@@ -217,6 +218,56 @@ describe("red-team probes of the door as shipped, on a real API server", functio
                     "--force-conflicts",
                 ),
             );
+        });
+        for (const [what, selector] of [
+            ["an empty selector", {}],
+            ["matchExpressions DoesNotExist", { matchExpressions: [{ key: "probe/none", operator: "DoesNotExist" }] }],
+            ["matchExpressions NotIn", { matchExpressions: [{ key: "probe/none", operator: "NotIn", values: ["x"] }] }],
+            ["an empty matchLabels", { matchLabels: {} }],
+        ] as const)
+            it(`an aggregating role with ${what} (it picks cluster-admin) bound to a Stack's account, either order`, async () => {
+                const n = what.replace(/[^a-z]/gi, "-").toLowerCase();
+                const agg = clusterRole(`sel-${n}`, { aggregationRule: { clusterRoleSelectors: [selector] } });
+                const bound = binding("RoleBinding", `sel-${n}`, "governed", `sel-${n}`, sa("webapp", "governed"));
+                const first = await create([bound]);
+                if (first.code === 0) denied(await create([agg]), /pko-stack-no-cluster-admin/);
+                else {
+                    denied(first);
+                    assert.fail(`the binding to a role not there yet was refused: ${first.stderr}`);
+                }
+                const agg2 = clusterRole(`sel2-${n}`, { aggregationRule: { clusterRoleSelectors: [selector] } });
+                admitted(await create([agg2]));
+                denied(
+                    await create([
+                        binding("RoleBinding", `sel2-${n}`, "governed", `sel2-${n}`, sa("webapp", "governed")),
+                    ]),
+                    /pko-stack-no-cluster-admin/,
+                );
+            });
+        it("an aggregating role selecting by matchExpressions Exists/In, fed a wildcard role", async () => {
+            admitted(
+                await create([
+                    clusterRole("expr-top", {
+                        aggregationRule: {
+                            clusterRoleSelectors: [
+                                { matchExpressions: [{ key: "probe/exists", operator: "Exists" }] },
+                                { matchExpressions: [{ key: "probe/in", operator: "In", values: ["a", "b"] }] },
+                            ],
+                        },
+                    }),
+                    binding("RoleBinding", "expr-top", "governed", "expr-top", sa("webapp", "governed")),
+                ]),
+            );
+            for (const labels of [{ "probe/exists": "" }, { "probe/in": "b" }])
+                denied(
+                    await create([
+                        clusterRole(`expr-${Object.keys(labels)[0].split("/")[1]}`, {
+                            metadata: { labels },
+                            rules: [wildcard],
+                        }),
+                    ]),
+                    /pko-stack-no-cluster-admin/,
+                );
         });
         it("an aggregation chain of the cluster's own roles: leaf -> mid -> top, top bound to a Stack's account", async () => {
             admitted(
