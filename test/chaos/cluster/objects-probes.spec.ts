@@ -498,6 +498,20 @@ describe("red-team probes of the door as shipped, on a real API server", functio
                     },
                 },
             ],
+            ["secretsRef Literal", { secretsRef: { dbPassword: { type: "Literal", literal: { value: "hunter2" } } } }],
+            [
+                "a GitHub App key literal",
+                {
+                    gitAuth: {
+                        githubApp: {
+                            appID: { type: "Literal", literal: { value: "1" } },
+                            installationID: { type: "Literal", literal: { value: "2" } },
+                            privateKey: { type: "Literal", literal: { value: "x" } },
+                        },
+                    },
+                },
+            ],
+            ["an FS ref", { envRefs: { PULUMI_ACCESS_TOKEN: { type: "FS", filesystem: { path: "/etc/token" } } } }],
             ["an Env ref", { envRefs: { PULUMI_ACCESS_TOKEN: { type: "Env", env: { name: "TOKEN" } } } }],
             ["a literal secret config key", { config: { "aws:secretKey": "abc123" } }],
             ["a token-shaped config value", { config: { "app:x": TOKEN } }],
