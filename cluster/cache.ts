@@ -221,7 +221,12 @@ export class ClusterCache extends ClusterStore {
         this.timers.add(t);
     }
 
-    private async relist(k: WatchedKind, retry = this.o.retryMs ?? 500): Promise<void> {
+    /**
+     * Lists kind `k` whole and replaces its objects; a list that fails is tried again after `retry` ms (doubling).
+     * A continue token that expired on the way (410: etcd compacted the revision the list was read at, as a
+     * long list of a large cluster can meet) lists again from the start at once, up to MAX_EXPIRED times in a row.
+     */
+    private async relist(k: WatchedKind, retry = this.o.retryMs ?? 500, expired = 0): Promise<void> {
         if (this.stopped) return;
         this.counters.relists++;
         const items: Decoded[] = [];
@@ -237,6 +242,10 @@ export class ClusterCache extends ClusterStore {
                 this.setState(k.kind, "absent");
                 this.later(this.o.absentRecheckMs ?? 30_000, () => void this.relist(k));
                 return;
+            }
+            if (isExpired(e) && expired < MAX_EXPIRED) {
+                this.log("cache.list_expired", { kind: k.kind });
+                return this.relist(k, retry, expired + 1);
             }
             this.log("cache.list_failed", { kind: k.kind, error: errorText(e) });
             this.setState(k.kind, "error");
@@ -329,6 +338,14 @@ function errorText(e: unknown): string {
 }
 
 /** A list that failed because the API group or kind is not served (its CRD is not installed). */
+/** Lists again from the start after this many expired continue tokens in a row, then as after any failure. */
+const MAX_EXPIRED = 3;
+
+/** A 410 answer to a list: its continue token expired (a watch's 410 is handled where the watch ends). */
+function isExpired(e: unknown): boolean {
+    return (e as { code?: number }).code === 410;
+}
+
 function isAbsent(e: unknown): boolean {
     const code = (e as { code?: number; statusCode?: number }).code ?? (e as { statusCode?: number }).statusCode;
     return code === 404 || /Unrecognized API version and kind|404|not found/i.test(errorText(e));

@@ -191,6 +191,16 @@ export function listPath(kind: WatchedKind, namespace?: string): string {
     return `${kind.path.slice(0, slash)}/namespaces/${encodeURIComponent(namespace)}${kind.path.slice(slash)}`;
 }
 
+/**
+ * `v` as the value of a field selector. The API server splits a selector at `,` and `=` and reads `\` as an
+ * escape (k8s.io/apimachinery/pkg/fields/selector.go, EscapeValue), and an RBAC object's name may hold any of
+ * them (it need only be a path segment): unescaped, a ClusterRole named `x,metadata.name=y` would be read as
+ * absent, and a binding to it judged as granting nothing.
+ */
+export function fieldSelectorValue(v: string): string {
+    return v.replace(/[\\,=]/g, (c) => `\\${c}`);
+}
+
 /** `text` as JSON, or undefined when it is not JSON (V8's message would quote the text). */
 function parsedJson(text: string): unknown {
     try {
@@ -247,7 +257,7 @@ export function objectClient(kc: k8s.KubeConfig, maxSockets = 16, send: ListSend
         // Node's client ends the request (and its connection) when the signal aborts.
         if (signal) request.setSignal(signal);
         request.setHeaderParam("Accept", "application/json");
-        if (q.name !== undefined) request.setQueryParam("fieldSelector", `metadata.name=${q.name}`);
+        if (q.name !== undefined) request.setQueryParam("fieldSelector", `metadata.name=${fieldSelectorValue(q.name)}`);
         request.setQueryParam("limit", String(q.pageSize));
         if (continueToken !== undefined) request.setQueryParam("continue", continueToken);
         else if (q.notOlderThan !== undefined) {

@@ -234,6 +234,27 @@ export function checkEnvVarList(field: string, env: Plain, extra: string[], out:
  * literal config value, and credentials in the git URL or a stack's secrets provider URL.
  * Shared with the rule for Workspace objects.
  */
+/**
+ * Credentials by shape anywhere else in a workspace pod template (a container's `args` or `command`, a probe's
+ * header, an annotation): every field but the containers' `env`, judged by name and value above.
+ */
+function podTemplateShapeProblems(podTemplate: Plain, at: string, out: string[]): void {
+    const fix = "pass it from a Secret (valueFrom.secretKeyRef in env, or a mounted Secret volume)";
+    for (const [key, value] of entries(podTemplate)) {
+        if (key !== "spec") literalShapeProblems(`${at}.${key}`, value, fix, out);
+    }
+    const pod = get(podTemplate, "spec");
+    for (const [key, value] of entries(pod)) {
+        if (key !== "containers" && key !== "initContainers")
+            literalShapeProblems(`${at}.spec.${key}`, value, fix, out);
+    }
+    for (const { field, container } of podContainers(pod, `${at}.spec`)) {
+        for (const [key, value] of entries(container)) {
+            if (key !== "env") literalShapeProblems(`${field}.${key}`, value, fix, out);
+        }
+    }
+}
+
 export function workspaceSpecProblems(wsSpec: Plain, at: string, extra: string[], out: string[]): void {
     if (wsSpec === UNKNOWN) {
         out.push(mapUnknown(at, UNKNOWN)!);
@@ -243,6 +264,7 @@ export function workspaceSpecProblems(wsSpec: Plain, at: string, extra: string[]
     for (const { field, container } of podContainers(get(wsSpec, "podTemplate", "spec"), `${at}.podTemplate.spec`)) {
         checkEnvVarList(`${field}.env`, get(container, "env"), extra, out);
     }
+    podTemplateShapeProblems(get(wsSpec, "podTemplate"), `${at}.podTemplate`, out);
     const stacks = get(wsSpec, "stacks");
     if (stacks === UNKNOWN) out.push(mapUnknown(`${at}.stacks`, UNKNOWN)!);
     list(stacks).forEach((st, i) => {
@@ -294,13 +316,13 @@ export const rule = stackRule(
     {
         name: NAME,
         about: {
-            what: "every credential a PKO Stack uses (the Pulumi access token, cloud keys, git auth tokens,\npasswords and SSH keys, secret config values, credentials in the workspace pod's environment) comes\nfrom a Kubernetes Secret reference. Literal values, `Env`/`FS` refs, the plaintext `spec.secrets` and\n`spec.envs` fields, and credentials embedded in repository or backend URLs are violations.",
+            what: "every credential a PKO Stack uses (the Pulumi access token, cloud keys, git auth tokens,\npasswords and SSH keys, secret config values, credentials in the workspace pod) comes\nfrom a Kubernetes Secret reference. Literal values, `Env`/`FS` refs, the plaintext `spec.secrets` and\n`spec.envs` fields, and credentials embedded in repository or backend URLs are violations.",
             why: "a Stack manifest is synced from Git (Argo CD) and readable by anyone who can read the custom\nresource; the PKO guide stores the access token in a Secret and references it with\n`envRefs.PULUMI_ACCESS_TOKEN: {type: Secret, ...}`, and the Argo CD guide does the same.",
             fix: "create a Kubernetes Secret and reference it: `{type: Secret, secret: {name, key}}` for envRefs,\nsecretsRef and gitAuth; `valueFrom.secretKeyRef` in the workspace pod; move secret config to secretsRef.",
             notes: [
                 "Credential names: `PULUMI_ACCESS_TOKEN`, `*_TOKEN`, `*_SECRET*`, `*_PASSWORD`, `*_KEY`, cloud keys, and\nwhat `extraCredentialNames` matches; gitAuth tokens, passwords and SSH keys; `secretsRef`; secret-looking\n`config` keys; the workspace pod's env. Credentials in `projectRepo`/`backend` URLs are user-info or\nquery parameters such as `access_token` or `sig`.",
                 "File-pointer variables (`GOOGLE_APPLICATION_CREDENTIALS`, `AWS_SHARED_CREDENTIALS_FILE`, `AWS_CONFIG_FILE`,\n`AWS_WEB_IDENTITY_TOKEN_FILE`, `AZURE_FEDERATED_TOKEN_FILE`, `KUBECONFIG`, and every `*_FILE` / `*_PATH` such\nas `PULUMI_CONFIG_PASSPHRASE_FILE`) name a file holding the credential: a literal value (envRefs\n`Literal`, `envs`, workspace env `value`) is fine when it is a path (absolute, or starting with `./`, `../`\nor `~/`; for `KUBECONFIG` a `:`-separated list of such paths; one line, no whitespace, quotes or braces)\nand a violation otherwise (inline content: a JSON key, a PEM block, a token); a value unknown during\npreview fails closed. A name `extraCredentialNames` matches is a credential even when it ends in `_FILE`.",
-                "Credentials by value: whatever a field is called, a literal value pko-guard reads (envRefs `Literal`, env\n`value`, `config` values however nested, Workspace config, Program text) that has a credential's shape\nis a violation naming the field and the shape: a URL with a password in its user-info (a bare login such\nas `ssh://git@host/...` is not), a URL with a credential query parameter (`token`, `access_token`,\n`api_key`, `password`, `secret`, `sig`, `X-Amz-Signature`, ...), a PEM private key, an AWS access key id, a\nGCP service-account key, a JWT, Pulumi/GitHub/GitLab/Slack tokens, an Azure storage `AccountKey=`\n(model/credential-shapes.ts).",
+                "Credentials by value: whatever a field is called, a literal value pko-guard reads (envRefs `Literal`, env\n`value`, `config` values however nested, Workspace config, Program text, any field of the workspace pod\ntemplate: a container's `args`, `command` or probes) that has a credential's shape\nis a violation naming the field and the shape: a URL with a password in its user-info (a bare login such\nas `ssh://git@host/...` is not), a URL with a credential query parameter (`token`, `access_token`,\n`api_key`, `password`, `secret`, `sig`, `X-Amz-Signature`, ...), a PEM private key, an AWS access key id, a\nGCP service-account key, a JWT, Pulumi/GitHub/GitLab/Slack tokens, an Azure storage `AccountKey=`\n(model/credential-shapes.ts).",
                 "PKO v2 fields: `configRef` keys that look secret are violations (ConfigMaps are plaintext);\n`gitAuth.githubApp.privateKey` must be a Secret reference; `secretsProvider` URLs are checked for\ncredentials.",
                 "Messages name the field, never the value.",
             ],

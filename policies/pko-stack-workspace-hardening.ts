@@ -56,6 +56,13 @@ export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
     flag(`${POD}.hostNetwork`, get(pod, "hostNetwork"), "the workspace shares the node's network", out);
     flag(`${POD}.hostPID`, get(pod, "hostPID"), "the workspace sees the node's processes", out);
     flag(`${POD}.hostIPC`, get(pod, "hostIPC"), "the workspace shares the node's IPC", out);
+    // Pod Security's baseline profile forbids a Windows host process at either level, as it does privileged.
+    flag(
+        `${POD}.securityContext.windowsOptions.hostProcess`,
+        get(pod, "securityContext", "windowsOptions", "hostProcess"),
+        "the workspace runs as a Windows host process, with the node's privileges",
+        out,
+    );
     const volumes = get(pod, "volumes");
     if (volumes === UNKNOWN)
         out.push(
@@ -79,6 +86,12 @@ export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
             `${field}.securityContext.allowPrivilegeEscalation`,
             get(sc, "allowPrivilegeEscalation"),
             "the container may escalate privileges",
+            out,
+        );
+        flag(
+            `${field}.securityContext.windowsOptions.hostProcess`,
+            get(sc, "windowsOptions", "hostProcess"),
+            "the container runs as a Windows host process, with the node's privileges",
             out,
         );
         const p = capabilityProblem(`${field}.securityContext.capabilities`, get(sc, "capabilities"));
@@ -115,9 +128,9 @@ export const rule = stackRule(
     {
         name: NAME,
         about: {
-            what: "a Stack's workspace template never asks for privileged containers, privilege escalation, host\nnetwork/PID/IPC, host-path volumes, host ports or added capabilities (adding back `NET_BIND_SERVICE` with\n`drop: [ALL]`, as the restricted Pod Security profile allows, is fine). A Stack without a workspace template is fine\n(PKO's default workspace runs with the restricted profile).",
+            what: "a Stack's workspace template never asks for privileged containers, privilege escalation, Windows host\nprocesses, host network/PID/IPC, host-path volumes, host ports or added capabilities (adding back `NET_BIND_SERVICE` with\n`drop: [ALL]`, as the restricted Pod Security profile allows, is fine). A Stack without a workspace template is fine\n(PKO's default workspace runs with the restricted profile).",
             why: "the workspace pod runs program code from Git with the Stack's credentials; a privileged or\nhost-sharing pod turns a compromised program into a compromised node.",
-            fix: "remove `privileged`, `allowPrivilegeEscalation`, `hostNetwork`/`hostPID`/`hostIPC`, `hostPath` volumes,\n`hostPort` and `capabilities.add` (but `NET_BIND_SERVICE` with `drop: [ALL]`) from `spec.workspaceTemplate`.",
+            fix: "remove `privileged`, `allowPrivilegeEscalation`, `windowsOptions.hostProcess`, `hostNetwork`/`hostPID`/`hostIPC`, `hostPath` volumes,\n`hostPort` and `capabilities.add` (but `NET_BIND_SERVICE` with `drop: [ALL]`) from `spec.workspaceTemplate`.",
             notes: ["Fails closed when any of those settings is unknown during preview."],
             reads: ["pulumi.com/Stack"],
             readsProduction: false,

@@ -65,6 +65,18 @@ export function deepJson(obj: Record<string, unknown>, field: string, depth: num
     return JSON.stringify({ ...obj, spec }).replace(marker, `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`);
 }
 
+/** The API server's answer to an expired continue token (k8s.io/apiserver storage errors, NewResourceExpired). */
+const EXPIRED = {
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message:
+        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+    reason: "Expired",
+    code: 410,
+};
+
 export class FakeCluster {
     private readonly byKind = new Map<string, Stored[]>();
     private readonly watchers = new Set<Watcher>();
@@ -150,6 +162,12 @@ export class FakeCluster {
         return this.answer(ctx);
     }
 
+    /**
+     * While above zero, a list page asked for by a continue token is answered 410 Expired, as the API server
+     * answers one whose revision etcd has compacted, and the count goes down by one.
+     */
+    expireContinues = 0;
+
     /** While set, a watch is refused (as by a server that fails). */
     refuseWatches = false;
 
@@ -229,13 +247,18 @@ export class FakeCluster {
             if (!m) continue;
             if (this.absent.includes(k.kind))
                 return this.respond(404, JSON.stringify({ kind: "Status", code: 404, message: "not found" }));
+            if (url.searchParams.get("continue") && this.expireContinues > 0) {
+                this.expireContinues--;
+                return this.respond(410, JSON.stringify(EXPIRED));
+            }
             return this.respond(200, this.list(k, m[1] ? decodeURIComponent(m[1]) : undefined, url.searchParams));
         }
         return this.respond(404, JSON.stringify({ kind: "Status", code: 404, message: "not found" }));
     }
 
     private list(k: WatchedKind, namespace: string | undefined, q: URLSearchParams): string {
-        const byName = /^metadata\.name=(.*)$/.exec(q.get("fieldSelector") ?? "")?.[1];
+        // The value unescaped as the API server reads it (client.ts fieldSelectorValue escapes it).
+        const byName = /^metadata\.name=(.*)$/.exec(q.get("fieldSelector") ?? "")?.[1]?.replace(/\\(.)/g, "$1");
         const all = this.byKind
             .get(k.kind)!
             .filter((s) => (namespace === undefined || s.namespace === namespace) && (!byName || s.name === byName))

@@ -4,7 +4,8 @@
  * account a controller): no namespace is left out (a user's write in kube-system is sent to the webhook, so
  * refused under `failurePolicy: Fail`), yet the cluster itself is never blocked: the API server starts (its
  * bootstrap RBAC re-created), the service-account and ClusterRole aggregation controllers do their work, and a
- * namespace is deleted whole, an object's last finalizer dropped by an update the configuration leaves free.
+ * namespace is deleted whole, an object's last finalizer dropped by an update the configuration leaves free, and
+ * the garbage collector orphans an object.
  * Fixed by ee9bcaa (no namespace left out; matchConditions free the control plane's identities) and fb5e2ed;
  * before them, kube-system was never sent to the webhook.
  * Waits are on conditions only.
@@ -72,6 +73,23 @@ describe("the shipped webhook configuration with the webhook down, on a real API
                 }),
             ]),
         );
+        // A Secret owned by a ConfigMap (an owner the webhook does not judge), for the garbage collector to orphan.
+        await server.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: owner, namespace: default}\n");
+        const uid = (await kubectl("get", "configmap", "owner", "-n", "default", "-o", "jsonpath={.metadata.uid}"))
+            .stdout;
+        await server.apply(
+            yaml([
+                {
+                    apiVersion: "v1",
+                    kind: "Secret",
+                    metadata: {
+                        name: "owned",
+                        namespace: "default",
+                        ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "owner", uid }],
+                    },
+                },
+            ]),
+        );
         const aggregated = async () =>
             (await kubectl("get", "clusterrole", "door-agg", "-o", "jsonpath={.rules}")).stdout;
         await until("the aggregation controller to copy door-member's rules", async () =>
@@ -128,6 +146,25 @@ describe("the shipped webhook configuration with the webhook down, on a real API
         await until("the aggregation controller to drop door-member's rules", async () => {
             const r = await kubectl("get", "clusterrole", "door-agg", "-o", "jsonpath={.rules}");
             return r.code === 0 && !/configmaps/.test(r.stdout);
+        });
+    });
+
+    // Its identity is freed for that change alone (test/chaos/cluster/objects-probes.spec.ts: the same identity
+    // changing a Workspace's pod template is judged).
+    it("the garbage collector still drops the owner reference of an orphaned object", async () => {
+        const del = await kubectl("delete", "configmap", "owner", "-n", "default", "--cascade=orphan");
+        assert.strictEqual(del.code, 0, del.stderr);
+        await until("the garbage collector to orphan Secret default/owned", async () => {
+            const r = await kubectl(
+                "get",
+                "secret",
+                "owned",
+                "-n",
+                "default",
+                "-o",
+                "jsonpath={.metadata.ownerReferences}",
+            );
+            return r.code === 0 && r.stdout.trim() === "";
         });
     });
 

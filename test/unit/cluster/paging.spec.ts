@@ -61,14 +61,31 @@ describe("cluster lists past the first page", function () {
         assert.match(d.message!, new RegExp(TARGET_STACK));
     });
 
+    it("a continue token that expires (410) mid-list: the cache lists the kind again from the start, whole", async () => {
+        const fake = crowd();
+        fake.expireContinues = 2;
+        const failed: string[] = [];
+        cache = new ClusterCache(offlineKubeConfig(), {
+            transport: fake.transport,
+            log: (event, f) => event === "cache.list_failed" && failed.push(String(f.kind)),
+        });
+        cache.start();
+        await cache.waitForSync(60_000);
+        assert.strictEqual(fake.expireContinues, 0);
+        assert.strictEqual(cache.size("Stack"), STACKS);
+        assert.strictEqual(cache.size("Application"), APPLICATIONS);
+        assert.deepStrictEqual(failed, []);
+    });
+
     it("a fresh read lists every page: the binding is denied with an empty cache", async () => {
         const fake = crowd();
         cache = new ClusterCache(offlineKubeConfig(), { transport: fake.transport });
         await assertDeniedByFreshRead(cache, config);
     });
 
-    it("audit reads and judges every Stack: the 501st Stack's cluster-admin binding fails it", async () => {
+    it("audit reads and judges every Stack, a continue token expiring on the way: the 501st Stack's binding fails it", async () => {
         const fake = crowd().add(adminBinding);
+        fake.expireContinues = 1;
         const dir = makeTempDir("paging-audit");
         try {
             const kubeconfig = path.join(dir, "kubeconfig");
@@ -77,6 +94,7 @@ describe("cluster lists past the first page", function () {
                 { kubeconfig, failOnAdvisory: false, timeoutMs: 60_000 },
                 { transport: fake.transport },
             );
+            assert.strictEqual(fake.expireContinues, 0);
             assert.match(auditSummaryLine(r), new RegExp(`\\b${STACKS} Stack\\b`));
             assert.match(auditSummaryLine(r), new RegExp(`\\b${APPLICATIONS} Application\\b`));
             assert.strictEqual(r.subject.outcome, "fail");

@@ -183,6 +183,46 @@ describe("pko-stack-credentials-from-secrets", () => {
         assert.strictEqual(check(spec).length, 2);
     });
 
+    it("flags a credential by shape anywhere else in the workspace pod template: args, command, probes", () => {
+        const POD = "spec.workspaceTemplate.spec.podTemplate";
+        const container = {
+            name: "pulumi",
+            args: ["--token", CANARY],
+            command: ["sh", "-c", `PULUMI_ACCESS_TOKEN=${CANARY} pulumi up`],
+            env: [{ name: "AWS_SECRET_ACCESS_KEY", value: CANARY }],
+            readinessProbe: { httpGet: { path: "/", port: 80, httpHeaders: [{ name: "A", value: CANARY }] } },
+        };
+        const spec = goodSpec({
+            workspaceTemplate: {
+                spec: {
+                    podTemplate: {
+                        metadata: { annotations: { a: CANARY } },
+                        spec: { containers: [container], initContainers: [{ name: "i", args: [CANARY] }] },
+                    },
+                },
+            },
+        });
+        const fields = check(spec).map((m) => m.split(" ")[0]);
+        assert.deepStrictEqual(fields.sort(), [
+            `${POD}.metadata.annotations.a`,
+            `${POD}.spec.containers[0].args[1]`,
+            `${POD}.spec.containers[0].command[2]`,
+            `${POD}.spec.containers[0].env[0]`,
+            `${POD}.spec.containers[0].readinessProbe.httpGet.httpHeaders[0].value`,
+            `${POD}.spec.initContainers[0].args[0]`,
+        ]);
+        assert.deepStrictEqual(
+            check(
+                goodSpec({
+                    workspaceTemplate: {
+                        spec: { podTemplate: { spec: { containers: [{ name: "p", args: ["--x"] }] } } },
+                    },
+                }),
+            ),
+            [],
+        );
+    });
+
     it("fails closed when a credential's reference or the spec is unknown", () => {
         assertFindings(
             run(goodSpec({ envRefs: { PULUMI_ACCESS_TOKEN: { type: UNKNOWN_WIRE } } })),

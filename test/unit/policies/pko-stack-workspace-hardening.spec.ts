@@ -15,6 +15,22 @@ describe("pko-stack-workspace-hardening", () => {
         );
         assert.deepStrictEqual(check(goodSpec({ workspaceTemplate: { spec: { serviceAccountName: "x" } } })), []);
     });
+    it("flags a Windows host process, of a container and of the pod, as Pod Security's baseline does", () => {
+        const messages = check(
+            withPod({
+                securityContext: { windowsOptions: { hostProcess: true } },
+                ...container({ windowsOptions: { hostProcess: true } }),
+            }),
+        );
+        assert.deepStrictEqual(
+            messages.map((m) => m.split(" is true")[0]),
+            [
+                "spec.workspaceTemplate.spec.podTemplate.spec.securityContext.windowsOptions.hostProcess",
+                "spec.workspaceTemplate.spec.podTemplate.spec.containers[0].securityContext.windowsOptions.hostProcess",
+            ],
+        );
+        assert.deepStrictEqual(check(withPod(container({ windowsOptions: { hostProcess: false } }))), []);
+    });
     it("flags each dangerous setting once", () => {
         assert.strictEqual(check(withPod({ hostNetwork: true, hostPID: true, hostIPC: true })).length, 3);
         assert.strictEqual(

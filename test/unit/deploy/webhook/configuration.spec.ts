@@ -2,8 +2,8 @@
  * The shipped webhook configuration (deploy/webhook/) and the kinds the rules read (cluster/kinds.ts
  * WATCHED_KINDS) are one list: every watched kind's creates and updates are sent to the webhook and its
  * ClusterRole lists and watches them, nothing else. No namespace is left out: the configuration has no
- * namespace or object selector, and its matchConditions free named control-plane identities, never a
- * namespace's accounts as a whole.
+ * namespace or object selector, and its matchConditions free named control-plane identities, each for its own
+ * kind of write, never a namespace's accounts as a whole.
  */
 import * as assert from "assert";
 import * as fs from "fs";
@@ -63,9 +63,14 @@ describe("deploy/webhook: the configuration and the watched kinds", () => {
             "system:serviceaccount:kube-system:service-account-controller",
             "system:serviceaccount:kube-system:clusterrole-aggregation-controller",
             "system:serviceaccount:kube-system:generic-garbage-collector",
-            "system:serviceaccount:pko-guard-system:pko-guard-webhook",
+            "system:serviceaccount:kube-system:legacy-service-account-token-cleaner",
         ])
             assert.ok(identities.includes(`'${who}'`), who);
+        // The webhook's own account writes nothing: freeing it would only free whoever holds its token.
+        assert.doesNotMatch(identities, /pko-guard-webhook/);
+        // Each controller is freed only with the kind of its one write (test/chaos/cluster/objects-probes.spec.ts).
+        for (const kind of ["ServiceAccount", "Secret", "ClusterRole"])
+            assert.ok(identities.includes(`request.kind.kind == '${kind}'`), kind);
         // Names compared whole: no prefix, namespace or group match that would free every account of kube-system.
         assert.doesNotMatch(identities, /startsWith|matches|groups|namespace/);
         assert.strictEqual(docs("namespace.yaml")[0].metadata.labels, undefined);
