@@ -3,7 +3,13 @@
  * reflector lists every object, page by page (client.ts listAll), then watches from the list's
  * resourceVersion, with bookmarks. A watch that ends (the server's timeout, a dropped connection) resumes
  * from the last resourceVersion it saw, so no update is lost; a resourceVersion too old for the server
- * (410 Gone) relists and replaces the kind's objects (a delete missed while disconnected disappears then).
+ * (410 Gone) relists and replaces the kind's objects (a delete missed while disconnected disappears then),
+ * and so does a watch the server refuses at its start (an API server restarted on another store answers a
+ * resourceVersion it never had with "Too large resource version": asking again would never end).
+ * Each watch asks the server to end it after `watchTimeoutSeconds`; one silent for longer than that and a
+ * margin (`watchStallMs`: open, yet neither an event, a bookmark nor its end arrives, as through a proxy that
+ * hangs) is stalled: its kind counts as stale (readiness false) until an event arrives or the server ends a
+ * watch, and it is ended and opened again.
  * Kinds a CRD defines (Stack, Application) may be absent: then no such object can exist, the kind counts as
  * synced and empty, and the reflector looks again every `absentRecheckMs`.
  *
@@ -38,6 +44,10 @@ export interface CacheOptions {
     log?: (event: string, fields: Record<string, unknown>) => void;
     /** Stand-ins for the API server's requests and watches (tests). */
     transport?: Transport;
+    /** The server ends each watch after this (default 60 s): a healthy watch is never silent for longer. */
+    watchTimeoutSeconds?: number;
+    /** A watch silent for this long is stalled (default: watchTimeoutSeconds and 10 s). */
+    watchStallMs?: number;
 }
 
 export class ClusterCache extends ClusterStore {
@@ -52,6 +62,8 @@ export class ClusterCache extends ClusterStore {
     private syncWaiters: (() => void)[] = [];
     /** Kinds whose watch failed and has not been opened again since (stale()). */
     private readonly watchesDown = new Set<string>();
+    /** Kinds whose watch stalled, until an event arrives or the server ends a watch (stale()). */
+    private readonly stalled = new Set<string>();
     /** Counts of watch events applied and of relists, for metrics and tests. */
     readonly counters = { events: 0, relists: 0, reconnects: 0 };
 
@@ -183,7 +195,9 @@ export class ClusterCache extends ClusterStore {
      * and has not been opened again since (the reflector keeps retrying; readiness reports these).
      */
     stale(): string[] {
-        return this.kinds.map((k) => k.kind).filter((k) => this.states.get(k) === "error" || this.watchesDown.has(k));
+        return this.kinds
+            .map((k) => k.kind)
+            .filter((k) => this.states.get(k) === "error" || this.watchesDown.has(k) || this.stalled.has(k));
     }
 
     /** Resolves once synced (or rejects after timeoutMs). */
@@ -221,7 +235,8 @@ export class ClusterCache extends ClusterStore {
         this.timers.add(t);
     }
 
-    private async relist(k: WatchedKind, retry = this.o.retryMs ?? 500): Promise<void> {
+    /** Lists the kind, then watches it; `watchRetry` is the watch's back-off when it was refused before. */
+    private async relist(k: WatchedKind, retry = this.o.retryMs ?? 500, watchRetry?: number): Promise<void> {
         if (this.stopped) return;
         this.counters.relists++;
         const items: Decoded[] = [];
@@ -252,7 +267,30 @@ export class ClusterCache extends ClusterStore {
             objects: this.size(k.kind),
             unreadable: this.unreadable(k.kind).length,
         });
-        void this.watch(k, this.o.retryMs ?? 500);
+        void this.watch(k, watchRetry ?? this.o.retryMs ?? 500);
+    }
+
+    /** A timer that marks the kind stalled and ends its watch when re-armed no sooner than watchStallMs. */
+    private stallGuard(k: WatchedKind, current: () => AbortController | undefined) {
+        const ms = this.o.watchStallMs ?? (this.o.watchTimeoutSeconds ?? 60) * 1000 + 10_000;
+        let t: NodeJS.Timeout | undefined;
+        const clear = () => {
+            if (t) clearTimeout(t);
+            if (t) this.timers.delete(t);
+        };
+        const arm = () => {
+            clear();
+            if (this.stopped) return;
+            t = setTimeout(() => {
+                this.timers.delete(t!);
+                this.stalled.add(k.kind);
+                this.log("cache.watch_stalled", { kind: k.kind, silentMs: ms });
+                current()?.abort();
+            }, ms);
+            this.timers.add(t);
+        };
+        arm();
+        return { arm, clear };
     }
 
     private async watch(k: WatchedKind, retry: number): Promise<void> {
@@ -260,13 +298,23 @@ export class ClusterCache extends ClusterStore {
         let gone = false;
         let ended = false;
         let abort: AbortController | undefined;
+        const stall = this.stallGuard(k, () => abort);
         const done = (err: unknown) => {
             ended = true;
+            stall.clear();
             if (abort) this.aborts.delete(abort);
             if (this.stopped) return;
             if (err) this.watchesDown.add(k.kind);
+            // Ended by the server (its timeout): it answers; a stalled watch ended by us is not that.
+            else if (!abort?.signal.aborted) this.stalled.delete(k.kind);
             if (gone) {
                 void this.relist(k);
+                return;
+            }
+            if (err && abort === undefined) {
+                // Refused at its start: its resourceVersion may be one the server will never serve.
+                this.log("cache.watch_refused", { kind: k.kind, error: errorText(err) });
+                this.later(retry, () => void this.relist(k, undefined, Math.min(retry * 2, 10_000)));
                 return;
             }
             this.counters.reconnects++;
@@ -280,8 +328,14 @@ export class ClusterCache extends ClusterStore {
         try {
             abort = await this.watcher(
                 k.path,
-                { resourceVersion: this.versions.get(k.kind), allowWatchBookmarks: true },
+                {
+                    resourceVersion: this.versions.get(k.kind),
+                    allowWatchBookmarks: true,
+                    timeoutSeconds: this.o.watchTimeoutSeconds ?? 60,
+                },
                 (phase: string, obj: KObject) => {
+                    stall.arm();
+                    this.stalled.delete(k.kind);
                     if (phase === "ERROR") {
                         const code = (obj as { code?: number }).code;
                         if (code === 410) gone = true;
