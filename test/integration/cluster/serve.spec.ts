@@ -10,6 +10,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as http from "http";
 import * as https from "https";
+import * as net from "net";
 import * as path from "path";
 import * as tls from "tls";
 import { Webhook, WebhookOptions, startWebhook } from "../../../cli/webhook";
@@ -213,6 +214,18 @@ describe("the webhook's servers: authenticated and bounded", function () {
         } finally {
             for (const s of tricklers) s.destroy();
         }
+    });
+
+    it("closes a connection that never finishes its TLS handshake, within the header timeout", async function () {
+        // Node's own handshake timeout is 120 s: a caller with no certificate could hold connections that long.
+        this.timeout(20_000);
+        const w = await start({ clientCa: clientCa.cert, limits: { headersTimeoutMs: 300 } });
+        const refusals = () => logs.filter((l) => /"event":"tls.client_refused"/.test(l)).length;
+        const before = refusals();
+        const mute = net.connect(w.port, "127.0.0.1");
+        mute.on("error", () => undefined);
+        await new Promise<void>((resolve) => mute.on("close", () => resolve()));
+        assert.strictEqual(refusals(), before + 1, logs.join("\n"));
     });
 
     it("closes a connection that never sends a request, one whose headers stall, and an idle kept-alive one", async function () {
