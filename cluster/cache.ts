@@ -9,7 +9,9 @@
  * Each watch asks the server to end it after `watchTimeoutSeconds`; one silent for longer than that and a
  * margin (`watchStallMs`: open, yet neither an event, a bookmark nor its end arrives, as through a proxy that
  * hangs) is stalled: its kind counts as stale (readiness false) until an event arrives or the server ends a
- * watch, and it is ended and opened again.
+ * watch, and it is ended and opened again. A watch the server ends having sent nothing, not even a bookmark,
+ * may be one a replaced store accepted at a resourceVersion ahead of its own (kube-apiserver's watch cache then
+ * sends nothing until its revision passes it): the server's revision is read, and a kind ahead of it relists.
  * Kinds a CRD defines (Stack, Application) may be absent: then no such object can exist, the kind counts as
  * synced and empty, and the reflector looks again every `absentRecheckMs`.
  *
@@ -49,6 +51,9 @@ export interface CacheOptions {
     /** A watch silent for this long is stalled (default: watchTimeoutSeconds and 10 s). */
     watchStallMs?: number;
 }
+
+/** The name of the ClusterRoleBinding listed to read the server's revision (no object has it). */
+const REVISION_PROBE = "pko-guard-readiness-probe";
 
 export class ClusterCache extends ClusterStore {
     private readonly states = new Map<string, KindState>();
@@ -260,6 +265,7 @@ export class ClusterCache extends ClusterStore {
         }
         if (this.stopped) return;
         this.replace(k.kind, items);
+        this.stalled.delete(k.kind);
         this.versions.set(k.kind, rv);
         this.setState(k.kind, "synced");
         this.log("cache.listed", {
@@ -271,7 +277,7 @@ export class ClusterCache extends ClusterStore {
     }
 
     /** A timer that marks the kind stalled and ends its watch when re-armed no sooner than watchStallMs. */
-    private stallGuard(k: WatchedKind, current: () => AbortController | undefined) {
+    private stallGuard(k: WatchedKind, onStall: () => void) {
         const ms = this.o.watchStallMs ?? (this.o.watchTimeoutSeconds ?? 60) * 1000 + 10_000;
         let t: NodeJS.Timeout | undefined;
         const clear = () => {
@@ -285,7 +291,7 @@ export class ClusterCache extends ClusterStore {
                 this.timers.delete(t!);
                 this.stalled.add(k.kind);
                 this.log("cache.watch_stalled", { kind: k.kind, silentMs: ms });
-                current()?.abort();
+                onStall();
             }, ms);
             this.timers.add(t);
         };
@@ -293,12 +299,31 @@ export class ClusterCache extends ClusterStore {
         return { arm, clear };
     }
 
+    /**
+     * After a watch that sent nothing: relists when the server's revision is behind the kind's resourceVersion
+     * (its store was replaced), else watches on. Revisions compare as numbers, as etcd's do.
+     */
+    private async resumeOrRelist(k: WatchedKind): Promise<void> {
+        const ours = this.versions.get(k.kind) ?? "";
+        const theirs = await this.currentRevision(REVISION_PROBE).catch(() => "");
+        if (this.stopped) return;
+        if (/^\d+$/.test(ours) && /^\d+$/.test(theirs) && BigInt(theirs) < BigInt(ours)) {
+            this.log("cache.store_replaced", { kind: k.kind, resourceVersion: ours, serverRevision: theirs });
+            void this.relist(k);
+        } else void this.watch(k, this.o.retryMs ?? 500);
+    }
+
     private async watch(k: WatchedKind, retry: number): Promise<void> {
         if (this.stopped) return;
         let gone = false;
         let ended = false;
+        let sent = false;
         let abort: AbortController | undefined;
-        const stall = this.stallGuard(k, () => abort);
+        let stalledOut = false;
+        const stall = this.stallGuard(k, () => {
+            stalledOut = true;
+            abort?.abort();
+        });
         const done = (err: unknown) => {
             ended = true;
             stall.clear();
@@ -306,7 +331,7 @@ export class ClusterCache extends ClusterStore {
             if (this.stopped) return;
             if (err) this.watchesDown.add(k.kind);
             // Ended by the server (its timeout): it answers; a stalled watch ended by us is not that.
-            else if (!abort?.signal.aborted) this.stalled.delete(k.kind);
+            else if (!stalledOut) this.stalled.delete(k.kind);
             if (gone) {
                 void this.relist(k);
                 return;
@@ -318,6 +343,10 @@ export class ClusterCache extends ClusterStore {
                 return;
             }
             this.counters.reconnects++;
+            if (!err && !sent) {
+                void this.resumeOrRelist(k);
+                return;
+            }
             // A server-side close (its watch timeout) or a dropped connection: resume where we were.
             if (err) this.log("cache.watch_dropped", { kind: k.kind, error: errorText(err) });
             this.later(
@@ -334,6 +363,7 @@ export class ClusterCache extends ClusterStore {
                     timeoutSeconds: this.o.watchTimeoutSeconds ?? 60,
                 },
                 (phase: string, obj: KObject) => {
+                    sent = true;
                     stall.arm();
                     this.stalled.delete(k.kind);
                     if (phase === "ERROR") {

@@ -6,7 +6,10 @@
  *   again, and the kind is fresh again once an event arrives;
  * - a watch refused at its start, as an API server whose store was replaced (a new etcd: the cache's
  *   resourceVersion is one it never had, "Too large resource version") refuses it, relists instead of asking
- *   again from the same resourceVersion for ever, and recovers by itself with what the new store holds.
+ *   again from the same resourceVersion for ever, and recovers by itself with what the new store holds;
+ * - a watch an API server on a replaced store accepts at a resourceVersion ahead of its own (kube-apiserver's
+ *   watch cache then sends nothing until its revision passes it) and ends at its timeout having sent nothing:
+ *   the cache reads the server's revision, finds its own ahead of it, and relists.
  */
 import * as assert from "assert";
 import { ClusterCache } from "../../../cluster/cache";
@@ -103,5 +106,32 @@ describe("the cache's watches and readiness", () => {
         await until("recovered", () => cache!.stale().length === 0 && fake.watching() === 1);
         assert.ok(cache.get("Stack", "app", "new"), "relisted: the new store's Stack is cached");
         assert.ok(watches.filter((v) => v === listed).length < 5, `asked again from ${listed}: ${watches.join(",")}`);
+    });
+
+    it("a watch ended with nothing sent, on a server whose revision is behind the cache's, relists", async () => {
+        // The old store: many writes, so its revision is well ahead of the new one's.
+        const old = new FakeCluster().add(stack("old"));
+        for (let i = 0; i < 20; i++) old.add(stack(`churn-${i}`));
+        const fresh = new FakeCluster().add(stack("new"));
+        let target = old;
+        const CRB = WATCHED_KINDS.find((k) => k.kind === "ClusterRoleBinding")!;
+        cache = new ClusterCache(offlineKubeConfig(), {
+            kinds: [STACK, CRB],
+            retryMs: 1,
+            transport: {
+                send: (ctx) => target.transport.send!(ctx),
+                watch: (path, query, onEvent, done) => target.transport.watch!(path, query, onEvent, done),
+            },
+        });
+        cache.start();
+        await cache.waitForSync(10_000);
+        assert.ok(cache.get("Stack", "app", "old"));
+        // The API server restarts on a new store, which accepts the cache's resourceVersion and sends nothing.
+        target = fresh;
+        old.endWatches();
+        await until("watching the new store", () => fresh.watching() === 2);
+        fresh.endWatches();
+        await until("relisted from the new store", () => cache!.get("Stack", "app", "new") !== undefined);
+        assert.strictEqual(cache.get("Stack", "app", "old"), undefined);
     });
 });
