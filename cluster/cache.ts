@@ -9,7 +9,7 @@
  * Each watch asks the server to end it after `watchTimeoutSeconds`; one silent for longer than that and a
  * margin (`watchStallMs`: open, yet neither an event, a bookmark nor its end arrives, as through a proxy that
  * hangs) is stalled: its kind counts as stale (readiness false) until an event arrives or the server ends a
- * watch, and it is ended and opened again. A watch the server ends having sent nothing, not even a bookmark,
+ * watch, and it is ended and opened again (a watch whose start is never answered is left behind, another sent). A watch the server ends having sent nothing, not even a bookmark,
  * may be one a replaced store accepted at a resourceVersion ahead of its own (kube-apiserver's watch cache then
  * sends nothing until its revision passes it): the server's revision is read, and a kind ahead of it relists.
  * Kinds a CRD defines (Stack, Application) may be absent: then no such object can exist, the kind counts as
@@ -320,9 +320,13 @@ export class ClusterCache extends ClusterStore {
         let sent = false;
         let abort: AbortController | undefined;
         let stalledOut = false;
+        let abandoned = false;
         const stall = this.stallGuard(k, () => {
             stalledOut = true;
-            abort?.abort();
+            if (abort || ended) return abort?.abort();
+            // A start that never answers (a connection held open): left behind, and another one sent.
+            abandoned = true;
+            this.later(retry, () => void this.watch(k, Math.min(retry * 2, 10_000)));
         });
         const done = (err: unknown) => {
             ended = true;
@@ -366,22 +370,15 @@ export class ClusterCache extends ClusterStore {
                     sent = true;
                     stall.arm();
                     this.stalled.delete(k.kind);
-                    if (phase === "ERROR") {
-                        const code = (obj as { code?: number }).code;
-                        if (code === 410) gone = true;
-                        this.log("cache.watch_error", { kind: k.kind, code });
-                        abort?.abort();
-                        return;
-                    }
-                    const rv = meta(obj).resourceVersion;
-                    if (typeof rv === "string") this.versions.set(k.kind, rv);
-                    if (phase === "BOOKMARK") return;
-                    this.counters.events++;
-                    if (phase === "DELETED") this.remove(k.kind, obj);
-                    else this.put(k.kind, decodeObject(obj, k));
+                    if (phase !== "ERROR") return this.applyEvent(k, phase, obj);
+                    const code = (obj as { code?: number }).code;
+                    gone ||= code === 410;
+                    this.log("cache.watch_error", { kind: k.kind, code });
+                    abort?.abort();
                 },
-                done,
+                (err: unknown) => (abandoned ? undefined : done(err)),
             );
+            if (abandoned) return abort.abort();
             this.aborts.add(abort);
             // The watch function returns once the server answered; a refused watch has called done already.
             if (!ended) this.watchesDown.delete(k.kind);
@@ -389,8 +386,18 @@ export class ClusterCache extends ClusterStore {
         } catch (e) {
             // The watch request itself failed (e.g. 410 answered as a status code before streaming).
             if (/\b410\b|Gone|too old/i.test(errorText(e))) gone = true;
-            done(e);
+            if (!abandoned) done(e);
         }
+    }
+
+    /** Applies a watch event that is not an error: its resourceVersion, and the object unless a bookmark. */
+    private applyEvent(k: WatchedKind, phase: string, obj: KObject): void {
+        const rv = meta(obj).resourceVersion;
+        if (typeof rv === "string") this.versions.set(k.kind, rv);
+        if (phase === "BOOKMARK") return;
+        this.counters.events++;
+        if (phase === "DELETED") this.remove(k.kind, obj);
+        else this.put(k.kind, decodeObject(obj, k));
     }
 
     private log(event: string, fields: Record<string, unknown>): void {

@@ -3,7 +3,8 @@
  * watch misbehaves:
  * - a watch that stalls silently (open, no event, no close) counts its kind stale once nothing arrived for
  *   `watchStallMs` (the server ends a healthy watch at the `timeoutSeconds` it is sent), is ended and opened
- *   again, and the kind is fresh again once an event arrives;
+ *   again, and the kind is fresh again once an event arrives; a start that is never answered (a connection
+ *   held open) is left behind and another sent;
  * - a watch refused at its start, as an API server whose store was replaced (a new etcd: the cache's
  *   resourceVersion is one it never had, "Too large resource version") refuses it, relists instead of asking
  *   again from the same resourceVersion for ever, and recovers by itself with what the new store holds;
@@ -71,6 +72,31 @@ describe("the cache's watches and readiness", () => {
         assert.deepStrictEqual(cache.stale(), ["Stack"]);
         const last = opened[opened.length - 1];
         last.onEvent("ADDED", stack("b") as never);
+        assert.deepStrictEqual(cache.stale(), []);
+        assert.ok(cache.get("Stack", "app", "b"));
+    });
+
+    it("a watch whose start is never answered is left behind: the kind is stale, and another start recovers it", async () => {
+        const fake = new FakeCluster().add(stack("a"));
+        let starts = 0;
+        // The second start hangs (a connection held open before the server answers); the others are the fake's.
+        const watch: WatchFn = (path, query, onEvent, done) => {
+            if (++starts !== 2) return fake.transport.watch!(path, query, onEvent, done);
+            return new Promise<AbortController>(() => undefined);
+        };
+        cache = new ClusterCache(offlineKubeConfig(), {
+            kinds: [STACK],
+            retryMs: 1,
+            watchStallMs: 5,
+            transport: { send: fake.transport.send, watch },
+        });
+        cache.start();
+        await cache.waitForSync(10_000);
+        await until("watching", () => fake.watching() === 1);
+        fake.dropWatches();
+        await until("the hung start noticed", () => cache!.stale().includes("Stack") && starts >= 3);
+        await until("watching again", () => fake.watching() === 1);
+        fake.emit("ADDED", stack("b"));
         assert.deepStrictEqual(cache.stale(), []);
         assert.ok(cache.get("Stack", "app", "b"));
     });
