@@ -4,8 +4,9 @@
  * resourceVersion, with bookmarks. A watch that ends (the server's timeout, a dropped connection) resumes
  * from the last resourceVersion it saw, so no update is lost; a resourceVersion too old for the server
  * (410 Gone) relists and replaces the kind's objects (a delete missed while disconnected disappears then),
- * and so does a watch the server refuses at its start (an API server restarted on another store answers a
- * resourceVersion it never had with "Too large resource version": asking again would never end).
+ * and so does a watch the server refuses at its start with an HTTP status (an API server restarted on another
+ * store answers a resourceVersion it never had with "Too large resource version": asking again would never
+ * end); a watch whose connection fails resumes, with back-off.
  * Each watch asks the server to end it after `watchTimeoutSeconds`; one silent for longer than that and a
  * margin (`watchStallMs`: open, yet neither an event, a bookmark nor its end arrives, as through a proxy that
  * hangs) is stalled: its kind counts as stale (readiness false) until an event arrives or the server ends a
@@ -340,8 +341,9 @@ export class ClusterCache extends ClusterStore {
                 void this.relist(k);
                 return;
             }
-            if (err && abort === undefined) {
-                // Refused at its start: its resourceVersion may be one the server will never serve.
+            if (err && abort === undefined && typeof (err as { statusCode?: unknown }).statusCode === "number") {
+                // Refused by the server at its start (not a connection that failed): its resourceVersion may be
+                // one the server will never serve.
                 this.log("cache.watch_refused", { kind: k.kind, error: errorText(err) });
                 this.later(retry, () => void this.relist(k, undefined, Math.min(retry * 2, 10_000)));
                 return;
