@@ -259,9 +259,10 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, s: Servi
     let release: (() => void) | undefined;
     let review: Review;
     try {
-        const length = announcedLength(req, s.limits);
-        release = s.inFlight.enter(length);
-        review = parseReview(await readBody(req, length));
+        // Bytes are held as they arrive; a place to be judged is taken once the body is whole.
+        const body = await readBody(req, announcedLength(req, s.limits), s.inFlight);
+        release = s.inFlight.enter(body.bytes);
+        review = parseReview(body.text);
     } catch (e) {
         release?.();
         end();
@@ -269,6 +270,8 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, s: Servi
         s.metrics.refused.inc({ status: String(status) });
         s.log("warn", "admission.refused", { status, error: escapeText(String((e as Error).message)) });
         if (status === 429) res.setHeader("Retry-After", "1");
+        // The rest of a refused body is not read: the connection ends with the answer.
+        res.setHeader("Connection", "close");
         return send(res, status, `${(e as Error).message}\n`);
     }
     try {

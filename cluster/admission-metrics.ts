@@ -56,6 +56,9 @@ export function webhookMetrics(cache: ClusterCache, reads: FreshReads, inFlight:
         reads.failing() !== undefined ? 1 : 0,
     );
     gauge(registry, "pko_guard_admission_in_flight", "Reviews being judged now", () => inFlight.size());
+    gauge(registry, "pko_guard_admission_body_bytes", "Bytes of review bodies held now, arriving or being judged", () =>
+        inFlight.heldBytes(),
+    );
     byKind(registry, "pko_guard_cache_objects", "Objects held in the cluster cache, by kind", (k) => cache.size(k));
     byKind(
         registry,

@@ -39,6 +39,7 @@ import {
     unreadableIdentity,
 } from "./kinds";
 import { record } from "../support/records";
+import { escapeText } from "../support/escape";
 
 export interface Decision {
     allowed: boolean;
@@ -202,15 +203,17 @@ export const DENIAL_LINE = 600;
  * The denial message: how many mandatory findings and how many objects they are about, then the first
  * DENIAL_LISTED of them (rule, field, fix), each line clipped to DENIAL_LINE characters, then how many more.
  * A binding that reaches hundreds of Stacks is denied in a few kilobytes; `pko-guard audit` lists everything.
+ * Each line is escaped before it is clipped: a value a finding quotes (a map key of the object, say) can
+ * neither start a line of its own in what kubectl prints nor carry a terminal escape.
  */
 export function denialMessage(subject: string, blocking: Finding[]): string {
     const objects = new Set(blocking.map((f) => f.resource)).size;
     const clip = (line: string) => (line.length <= DENIAL_LINE ? line : `${line.slice(0, DENIAL_LINE - 1)}…`);
-    const lines = blocking.slice(0, DENIAL_LISTED).map((f) => clip(`- ${describeFinding(f)}`));
+    const lines = blocking.slice(0, DENIAL_LISTED).map((f) => clip(`- ${escapeText(describeFinding(f))}`));
     if (blocking.length > DENIAL_LISTED)
         lines.push(`- and ${blocking.length - DENIAL_LISTED} more (pko-guard audit lists every finding)`);
     const about = objects > 1 ? ` about ${objects} objects` : "";
-    return `pko-guard denied ${subject}: ${blocking.length} mandatory violation(s)${about}\n${lines.join("\n")}`;
+    return `pko-guard denied ${escapeText(subject)}: ${blocking.length} mandatory violation(s)${about}\n${lines.join("\n")}`;
 }
 
 function kindOf(obj: KObject): { kind: string; apiVersion: string } {
@@ -241,7 +244,7 @@ function refusal(
     if (o.warnOnly) return { allowed: true, warnings: [`would deny: ${policy}: ${message}`], findings: [finding] };
     return {
         allowed: false,
-        message: `pko-guard denied ${me.name}:\n- ${policy}: ${message}`,
+        message: `pko-guard denied ${escapeText(me.name)}:\n- ${escapeText(`${policy}: ${message}`)}`,
         warnings: [],
         findings: [finding],
     };

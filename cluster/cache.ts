@@ -3,7 +3,16 @@
  * reflector lists every object, page by page (client.ts listAll), then watches from the list's
  * resourceVersion, with bookmarks. A watch that ends (the server's timeout, a dropped connection) resumes
  * from the last resourceVersion it saw, so no update is lost; a resourceVersion too old for the server
- * (410 Gone) relists and replaces the kind's objects (a delete missed while disconnected disappears then).
+ * (410 Gone) relists and replaces the kind's objects (a delete missed while disconnected disappears then),
+ * and so does a watch the server refuses at its start with an HTTP status (an API server restarted on another
+ * store answers a resourceVersion it never had with "Too large resource version": asking again would never
+ * end); a watch whose connection fails resumes, with back-off.
+ * Each watch asks the server to end it after `watchTimeoutSeconds`; one silent for longer than that and a
+ * margin (`watchStallMs`: open, yet neither an event, a bookmark nor its end arrives, as through a proxy that
+ * hangs) is stalled: its kind counts as stale (readiness false) until an event arrives or the server ends a
+ * watch, and it is ended and opened again (a watch whose start is never answered is left behind, another sent). A watch the server ends having sent nothing, not even a bookmark,
+ * may be one a replaced store accepted at a resourceVersion ahead of its own (kube-apiserver's watch cache then
+ * sends nothing until its revision passes it): the server's revision is read, and a kind ahead of it relists.
  * Kinds a CRD defines (Stack, Application) may be absent: then no such object can exist, the kind counts as
  * synced and empty, and the reflector looks again every `absentRecheckMs`.
  *
@@ -38,7 +47,14 @@ export interface CacheOptions {
     log?: (event: string, fields: Record<string, unknown>) => void;
     /** Stand-ins for the API server's requests and watches (tests). */
     transport?: Transport;
+    /** The server ends each watch after this (default 60 s): a healthy watch is never silent for longer. */
+    watchTimeoutSeconds?: number;
+    /** A watch silent for this long is stalled (default: watchTimeoutSeconds and 10 s). */
+    watchStallMs?: number;
 }
+
+/** The name of the ClusterRoleBinding listed to read the server's revision (no object has it). */
+const REVISION_PROBE = "pko-guard-readiness-probe";
 
 export class ClusterCache extends ClusterStore {
     private readonly states = new Map<string, KindState>();
@@ -52,6 +68,8 @@ export class ClusterCache extends ClusterStore {
     private syncWaiters: (() => void)[] = [];
     /** Kinds whose watch failed and has not been opened again since (stale()). */
     private readonly watchesDown = new Set<string>();
+    /** Kinds whose watch stalled, until an event arrives or the server ends a watch (stale()). */
+    private readonly stalled = new Set<string>();
     /** Counts of watch events applied and of relists, for metrics and tests. */
     readonly counters = { events: 0, relists: 0, reconnects: 0 };
 
@@ -183,7 +201,9 @@ export class ClusterCache extends ClusterStore {
      * and has not been opened again since (the reflector keeps retrying; readiness reports these).
      */
     stale(): string[] {
-        return this.kinds.map((k) => k.kind).filter((k) => this.states.get(k) === "error" || this.watchesDown.has(k));
+        return this.kinds
+            .map((k) => k.kind)
+            .filter((k) => this.states.get(k) === "error" || this.watchesDown.has(k) || this.stalled.has(k));
     }
 
     /** Resolves once synced (or rejects after timeoutMs). */
@@ -222,11 +242,17 @@ export class ClusterCache extends ClusterStore {
     }
 
     /**
-     * Lists kind `k` whole and replaces its objects; a list that fails is tried again after `retry` ms (doubling).
-     * A continue token that expired on the way (410: etcd compacted the revision the list was read at, as a
-     * long list of a large cluster can meet) lists again from the start at once, up to MAX_EXPIRED times in a row.
+     * Lists kind `k` whole, replaces its objects, then watches it; a list that fails is tried again after `retry`
+     * ms (doubling); `watchRetry` is the watch's back-off when it was refused before. A continue token that
+     * expired on the way (410: etcd compacted the revision the list was read at, as a long list of a large
+     * cluster can meet) lists again from the start at once, up to MAX_EXPIRED times in a row.
      */
-    private async relist(k: WatchedKind, retry = this.o.retryMs ?? 500, expired = 0): Promise<void> {
+    private async relist(
+        k: WatchedKind,
+        retry = this.o.retryMs ?? 500,
+        watchRetry?: number,
+        expired = 0,
+    ): Promise<void> {
         if (this.stopped) return;
         this.counters.relists++;
         const items: Decoded[] = [];
@@ -245,7 +271,7 @@ export class ClusterCache extends ClusterStore {
             }
             if (isExpired(e) && expired < MAX_EXPIRED) {
                 this.log("cache.list_expired", { kind: k.kind });
-                return this.relist(k, retry, expired + 1);
+                return this.relist(k, retry, watchRetry, expired + 1);
             }
             this.log("cache.list_failed", { kind: k.kind, error: errorText(e) });
             this.setState(k.kind, "error");
@@ -254,6 +280,7 @@ export class ClusterCache extends ClusterStore {
         }
         if (this.stopped) return;
         this.replace(k.kind, items);
+        this.stalled.delete(k.kind);
         this.versions.set(k.kind, rv);
         this.setState(k.kind, "synced");
         this.log("cache.listed", {
@@ -261,24 +288,85 @@ export class ClusterCache extends ClusterStore {
             objects: this.size(k.kind),
             unreadable: this.unreadable(k.kind).length,
         });
-        void this.watch(k, this.o.retryMs ?? 500);
+        void this.watch(k, watchRetry ?? this.o.retryMs ?? 500);
+    }
+
+    /** A timer that marks the kind stalled and ends its watch when re-armed no sooner than watchStallMs. */
+    private stallGuard(k: WatchedKind, onStall: () => void) {
+        const ms = this.o.watchStallMs ?? (this.o.watchTimeoutSeconds ?? 60) * 1000 + 10_000;
+        let t: NodeJS.Timeout | undefined;
+        const clear = () => {
+            if (t) clearTimeout(t);
+            if (t) this.timers.delete(t);
+        };
+        const arm = () => {
+            clear();
+            if (this.stopped) return;
+            t = setTimeout(() => {
+                this.timers.delete(t!);
+                this.stalled.add(k.kind);
+                this.log("cache.watch_stalled", { kind: k.kind, silentMs: ms });
+                onStall();
+            }, ms);
+            this.timers.add(t);
+        };
+        arm();
+        return { arm, clear };
+    }
+
+    /**
+     * After a watch that sent nothing: relists when the server's revision is behind the kind's resourceVersion
+     * (its store was replaced), else watches on. Revisions compare as numbers, as etcd's do.
+     */
+    private async resumeOrRelist(k: WatchedKind): Promise<void> {
+        const ours = this.versions.get(k.kind) ?? "";
+        const theirs = await this.currentRevision(REVISION_PROBE).catch(() => "");
+        if (this.stopped) return;
+        if (/^\d+$/.test(ours) && /^\d+$/.test(theirs) && BigInt(theirs) < BigInt(ours)) {
+            this.log("cache.store_replaced", { kind: k.kind, resourceVersion: ours, serverRevision: theirs });
+            void this.relist(k);
+        } else void this.watch(k, this.o.retryMs ?? 500);
     }
 
     private async watch(k: WatchedKind, retry: number): Promise<void> {
         if (this.stopped) return;
         let gone = false;
         let ended = false;
+        let sent = false;
         let abort: AbortController | undefined;
+        let stalledOut = false;
+        let abandoned = false;
+        const stall = this.stallGuard(k, () => {
+            stalledOut = true;
+            if (abort || ended) return abort?.abort();
+            // A start that never answers (a connection held open): left behind, and another one sent.
+            abandoned = true;
+            this.later(retry, () => void this.watch(k, Math.min(retry * 2, 10_000)));
+        });
         const done = (err: unknown) => {
             ended = true;
+            stall.clear();
             if (abort) this.aborts.delete(abort);
             if (this.stopped) return;
             if (err) this.watchesDown.add(k.kind);
+            // Ended by the server (its timeout): it answers; a stalled watch ended by us is not that.
+            else if (!stalledOut) this.stalled.delete(k.kind);
             if (gone) {
                 void this.relist(k);
                 return;
             }
+            if (err && abort === undefined && typeof (err as { statusCode?: unknown }).statusCode === "number") {
+                // Refused by the server at its start (not a connection that failed): its resourceVersion may be
+                // one the server will never serve.
+                this.log("cache.watch_refused", { kind: k.kind, error: errorText(err) });
+                this.later(retry, () => void this.relist(k, undefined, Math.min(retry * 2, 10_000)));
+                return;
+            }
             this.counters.reconnects++;
+            if (!err && !sent) {
+                void this.resumeOrRelist(k);
+                return;
+            }
             // A server-side close (its watch timeout) or a dropped connection: resume where we were.
             if (err) this.log("cache.watch_dropped", { kind: k.kind, error: errorText(err) });
             this.later(
@@ -289,24 +377,24 @@ export class ClusterCache extends ClusterStore {
         try {
             abort = await this.watcher(
                 k.path,
-                { resourceVersion: this.versions.get(k.kind), allowWatchBookmarks: true },
-                (phase: string, obj: KObject) => {
-                    if (phase === "ERROR") {
-                        const code = (obj as { code?: number }).code;
-                        if (code === 410) gone = true;
-                        this.log("cache.watch_error", { kind: k.kind, code });
-                        abort?.abort();
-                        return;
-                    }
-                    const rv = meta(obj).resourceVersion;
-                    if (typeof rv === "string") this.versions.set(k.kind, rv);
-                    if (phase === "BOOKMARK") return;
-                    this.counters.events++;
-                    if (phase === "DELETED") this.remove(k.kind, obj);
-                    else this.put(k.kind, decodeObject(obj, k));
+                {
+                    resourceVersion: this.versions.get(k.kind),
+                    allowWatchBookmarks: true,
+                    timeoutSeconds: this.o.watchTimeoutSeconds ?? 60,
                 },
-                done,
+                (phase: string, obj: KObject) => {
+                    sent = true;
+                    stall.arm();
+                    this.stalled.delete(k.kind);
+                    if (phase !== "ERROR") return this.applyEvent(k, phase, obj);
+                    const code = (obj as { code?: number }).code;
+                    gone ||= code === 410;
+                    this.log("cache.watch_error", { kind: k.kind, code });
+                    abort?.abort();
+                },
+                (err: unknown) => (abandoned ? undefined : done(err)),
             );
+            if (abandoned) return abort.abort();
             this.aborts.add(abort);
             // The watch function returns once the server answered; a refused watch has called done already.
             if (!ended) this.watchesDown.delete(k.kind);
@@ -314,8 +402,18 @@ export class ClusterCache extends ClusterStore {
         } catch (e) {
             // The watch request itself failed (e.g. 410 answered as a status code before streaming).
             if (/\b410\b|Gone|too old/i.test(errorText(e))) gone = true;
-            done(e);
+            if (!abandoned) done(e);
         }
+    }
+
+    /** Applies a watch event that is not an error: its resourceVersion, and the object unless a bookmark. */
+    private applyEvent(k: WatchedKind, phase: string, obj: KObject): void {
+        const rv = meta(obj).resourceVersion;
+        if (typeof rv === "string") this.versions.set(k.kind, rv);
+        if (phase === "BOOKMARK") return;
+        this.counters.events++;
+        if (phase === "DELETED") this.remove(k.kind, obj);
+        else this.put(k.kind, decodeObject(obj, k));
     }
 
     private log(event: string, fields: Record<string, unknown>): void {

@@ -224,12 +224,18 @@ export async function listAll(
 ): Promise<string> {
     let token: string | undefined;
     let resourceVersion = "";
+    // A token handed back twice would page the same objects for ever (a misbehaving server or proxy): the
+    // list fails instead, and its reader fails closed (a stale cache kind, a refused review, audit exit 2).
+    const seen = new Set<string>();
     do {
         signal?.throwIfAborted();
         const page = await client.listPage(kind, q, token, signal);
         for (const item of page.items) each(item);
         resourceVersion = page.resourceVersion || resourceVersion;
         token = page.continueToken;
+        if (token !== undefined && seen.has(token))
+            throw new Error(`the list of ${kind.kind} loops: the API server sent a continue token it gave before`);
+        if (token !== undefined) seen.add(token);
     } while (token);
     return resourceVersion;
 }

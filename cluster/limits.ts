@@ -3,8 +3,10 @@
  * share of memory, time or metrics:
  * - a review's body: JSON by its Content-Type, else 415; at most `maxBodyBytes`, else 413 (before a byte of it
  *   is read when its Content-Length says so);
- * - reviews judged at once: at most `maxConcurrent`, holding at most `maxInflightBytes` of bodies in all (one
- *   large review costs about ten times its size while judged); beyond, 429 with Retry-After;
+ * - bodies held at once, arriving or judged: at most `maxInflightBytes` in all (one large review costs about
+ *   ten times its size while judged), each byte counted as it arrives, so a body trickled in (slowly, or
+ *   chunked without an end) holds only what it sent, not what it announced; reviews judged at once, once their
+ *   body is whole: at most `maxConcurrent`. Beyond either, 429 with Retry-After;
  * - time: the HTTPS server's own limits (serve.ts): headers within `headersTimeoutMs`, the whole request within
  *   `requestTimeoutMs`, an idle kept-alive connection closed after `keepAliveTimeoutMs`, any connection silent
  *   for `idleTimeoutMs` (one that never sends a request) closed;
@@ -50,7 +52,10 @@ export class Refused extends Error {
     }
 }
 
-/** The reviews being judged and the body bytes they hold; a review enters only within both limits. */
+/**
+ * The body bytes held by requests (arriving or being judged) and the reviews being judged: bytes are taken
+ * as they arrive (`take`), a place to be judged once the body is whole (`enter`), each within its limit.
+ */
 export class InFlight {
     private reviews = 0;
     private bytes = 0;
@@ -59,29 +64,52 @@ export class InFlight {
 
     constructor(private readonly limits: ServeLimits) {}
 
-    /** Takes a place for a review of `bytes`; returns its release, or throws Refused (429). */
+    private refuse(): never {
+        this.refused++;
+        throw new Refused(
+            429,
+            `too many reviews at once (${this.reviews} being judged, at most ${this.limits.maxConcurrent}; ${this.bytes} bytes of bodies held, at most ${this.limits.maxInflightBytes}); retry`,
+        );
+    }
+
+    /** Takes `n` more bytes of a body as they arrive, or throws Refused (429) and takes none. */
+    take(n: number): void {
+        if (this.bytes + n > this.limits.maxInflightBytes) this.refuse();
+        this.bytes += n;
+    }
+
+    /** Gives back bytes taken. */
+    give(n: number): void {
+        this.bytes -= n;
+    }
+
+    /**
+     * A place to judge a review whose `bytes` were taken as they arrived; returns its release, which gives them
+     * back too. Beyond maxConcurrent, gives them back and throws Refused (429).
+     */
     enter(bytes: number): () => void {
-        if (this.reviews >= this.limits.maxConcurrent || this.bytes + bytes > this.limits.maxInflightBytes) {
-            this.refused++;
-            throw new Refused(
-                429,
-                `too many reviews at once (${this.reviews} being judged, at most ${this.limits.maxConcurrent} and ${this.limits.maxInflightBytes} bytes); retry`,
-            );
+        if (this.reviews >= this.limits.maxConcurrent) {
+            this.give(bytes);
+            this.refuse();
         }
         this.reviews++;
-        this.bytes += bytes;
         let released = false;
         return () => {
             if (released) return;
             released = true;
             this.reviews--;
-            this.bytes -= bytes;
+            this.give(bytes);
         };
     }
 
     /** Reviews being judged now. */
     size(): number {
         return this.reviews;
+    }
+
+    /** Bytes of bodies held now, arriving or judged. */
+    heldBytes(): number {
+        return this.bytes;
     }
 }
 
@@ -104,23 +132,46 @@ export function announcedLength(req: IncomingMessage, limits: ServeLimits): numb
     return length;
 }
 
-/** The body, at most `length` bytes (announcedLength; more is refused). */
-export function readBody(req: IncomingMessage, length: number): Promise<string> {
+/**
+ * The body, at most `length` bytes (announcedLength; more is refused), each chunk taken from `inFlight` as it
+ * arrives (429 beyond its bytes). Resolves with the text and the bytes taken, which the caller gives back
+ * (InFlight#enter's release); on a refusal they are given back here.
+ */
+export function readBody(
+    req: IncomingMessage,
+    length: number,
+    inFlight: InFlight,
+): Promise<{ text: string; bytes: number }> {
     return new Promise((resolve, reject) => {
         const chunks: Buffer[] = [];
         let size = 0;
+        let settled = false;
+        const fail = (e: Error) => {
+            if (settled) return;
+            settled = true;
+            inFlight.give(size);
+            // What else arrives is read and dropped; the refusal closes the connection (cli/webhook.ts).
+            chunks.length = 0;
+            reject(e);
+        };
         req.on("data", (c: Buffer) => {
-            size += c.length;
-            if (size > length) {
-                reject(new Refused(413, `request body larger than ${length} bytes`));
-                req.destroy();
-                return;
+            if (settled) return;
+            if (size + c.length > length) return fail(new Refused(413, `request body larger than ${length} bytes`));
+            try {
+                inFlight.take(c.length);
+            } catch (e) {
+                return fail(e as Error);
             }
+            size += c.length;
             chunks.push(c);
         });
-        req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-        req.on("error", reject);
-        req.on("aborted", () => reject(new Refused(400, "the request was aborted")));
+        req.on("end", () => {
+            if (settled) return;
+            settled = true;
+            resolve({ text: Buffer.concat(chunks).toString("utf8"), bytes: size });
+        });
+        req.on("error", fail);
+        req.on("aborted", () => fail(new Refused(400, "the request was aborted")));
     });
 }
 

@@ -9,9 +9,10 @@
  *   TLS handshake, one the CA did not sign: the API server presents one through the kubeconfig its
  *   AdmissionConfiguration names (`kubeConfigFile`), nobody else can. The CA file is reloaded with the pair.
  *   kubelet's probes present none, so they go to the health server, which asks for none.
- * - Time limits are Node's own (limits.ts): `headersTimeout`, `requestTimeout` (enforced every
- *   `connectionsCheckingInterval`), `keepAliveTimeout`, and the socket inactivity `timeout` that also closes a
- *   connection that never sends a request; `maxHeaderSize` bounds the headers.
+ * - Time limits are Node's own (limits.ts): `handshakeTimeout` (as long as `headersTimeout`), `headersTimeout`,
+ *   `requestTimeout` (enforced every `connectionsCheckingInterval`), `keepAliveTimeout`, and the socket
+ *   inactivity `timeout` that also closes a connection that never sends a request; `maxHeaderSize` bounds the
+ *   headers.
  */
 import * as fs from "fs";
 import * as https from "https";
@@ -60,6 +61,9 @@ function serverLimits(l: ServeLimits): https.ServerOptions {
         maxHeaderSize: l.maxHeaderSize,
         // How often the headers and request timeouts are checked (default 30 s, longer than the limits).
         connectionsCheckingInterval: Math.min(1000, l.headersTimeoutMs),
+        // A TLS handshake gets no longer than headers do (Node's default is 120 s, before any limit above
+        // applies): a caller that connects and never finishes it holds nothing for long.
+        handshakeTimeout: l.headersTimeoutMs,
     };
 }
 

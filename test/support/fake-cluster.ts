@@ -179,6 +179,11 @@ export class FakeCluster {
         }
     }
 
+    /** Ends every open watch without an error, as the server does at a watch's timeoutSeconds. */
+    endWatches(): void {
+        for (const w of [...this.watchers]) w.controller.abort();
+    }
+
     /** The number of open watches. */
     watching(): number {
         return this.watchers.size;

@@ -2,13 +2,15 @@
  * The webhook's servers as a caller meets them (cli/webhook.ts startWebhook over cluster/serve.ts and
  * cluster/limits.ts), in-process over a seeded cache: callers without a certificate the client CA signed are
  * refused in the TLS handshake while probes are served on the health port; wrong content types, oversized
- * bodies and reviews beyond the concurrency limit are refused with their status; made-up kinds add no metric
- * series; silent, slow and idle connections are closed by the server. Waits are on events and conditions.
+ * bodies and reviews beyond the byte limit are refused with their status; bodies trickled in hold only what
+ * they sent, so they do not keep a review from being judged; made-up kinds add no metric series; silent, slow
+ * and idle connections are closed by the server. Waits are on events and conditions.
  */
 import * as assert from "assert";
 import * as fs from "fs";
 import * as http from "http";
 import * as https from "https";
+import * as net from "net";
 import * as path from "path";
 import * as tls from "tls";
 import { Webhook, WebhookOptions, startWebhook } from "../../../cli/webhook";
@@ -128,15 +130,15 @@ describe("the webhook's servers: authenticated and bounded", function () {
         assert.ok(logs.some((l) => /"event":"webhook.unauthenticated"/.test(l)));
     });
 
-    it("refuses a wrong content type (415), an oversized body (413) and reviews beyond the concurrency limit (429)", async () => {
-        const w = await start({ limits: { maxConcurrent: 1, maxBodyBytes: 64 * 1024 } });
+    it("refuses a wrong content type (415), an oversized body (413) and a body beyond the bytes held (429)", async () => {
+        const w = await start({ limits: { maxConcurrent: 1, maxBodyBytes: 64 * 1024, maxInflightBytes: 400 } });
         const plain = await request(w.port, { body: review("Widget"), headers: { "Content-Type": "text/plain" } });
         assert.strictEqual(plain.status, 415);
         const big = "x".repeat(70 * 1024);
         const oversized = await request(w.port, { body: big, headers: { "Content-Type": "application/json" } });
         assert.strictEqual(oversized.status, 413);
         assert.match(oversized.body, /larger than 65536 bytes/);
-        // A review whose body is still arriving holds the only place.
+        // A review whose body is still arriving holds the bytes it sent: with them, another is beyond the bytes.
         const body = review("Widget", "slow");
         let answered: Promise<Answer>;
         const held = new Promise<http.ClientRequest>((resolve) => {
@@ -158,18 +160,18 @@ describe("the webhook's servers: authenticated and bounded", function () {
                     },
                 );
                 req.on("error", fail);
-                req.write(body.slice(0, 10));
+                req.write(body.slice(0, 240));
                 resolve(req);
             });
         });
         const slow = await held;
-        await until("the slow review to be in flight", async () =>
-            /pko_guard_admission_in_flight 1/.test(await w.metrics.metrics()),
+        await until("the slow review's bytes to be held", async () =>
+            /pko_guard_admission_body_bytes 240/.test(await w.metrics.metrics()),
         );
         const busy = await request(w.port, { body: review("Widget", "busy") });
         assert.strictEqual(busy.status, 429);
         assert.strictEqual(busy.headers["retry-after"], "1");
-        slow.end(body.slice(10));
+        slow.end(body.slice(240));
         assert.strictEqual((await answered!).status, 200);
         assert.strictEqual((await request(w.port, { body: review("Widget", "after") })).status, 200);
         const m = await w.metrics.metrics();
@@ -187,6 +189,43 @@ describe("the webhook's servers: authenticated and bounded", function () {
             'pko_guard_admission_requests_total{kind="other",operation="CREATE",decision="skipped"} 40',
         ]);
         assert.doesNotMatch(m, /MadeUp/);
+    });
+
+    it("bodies trickled in (announced or chunked, never ending) hold only what they sent: a review is still judged", async () => {
+        const w = await start({ limits: { maxConcurrent: 4, maxInflightBytes: 4096 } });
+        const heads = [
+            ...Array.from({ length: 6 }, () => "Content-Length: 1000\r\n\r\n{"),
+            ...Array.from({ length: 3 }, () => "Transfer-Encoding: chunked\r\n\r\n1\r\n{\r\n"),
+        ];
+        const tricklers = heads.map((head) => {
+            const s = tls.connect({ host: "127.0.0.1", port: w.port, ...tlsOptions() }, () =>
+                s.write(`POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${head}`),
+            );
+            s.on("error", () => undefined);
+            return s;
+        });
+        try {
+            await until("the trickled bytes to be held", async () =>
+                /pko_guard_admission_body_bytes 9\n/.test(await w.metrics.metrics()),
+            );
+            const judged = await request(w.port, { body: review("Widget", "while-trickled") });
+            assert.strictEqual(judged.status, 200, judged.body);
+            assert.match(judged.body, /"uid":"while-trickled"/);
+        } finally {
+            for (const s of tricklers) s.destroy();
+        }
+    });
+
+    it("closes a connection that never finishes its TLS handshake, within the header timeout", async function () {
+        // Node's own handshake timeout is 120 s: a caller with no certificate could hold connections that long.
+        this.timeout(20_000);
+        const w = await start({ clientCa: clientCa.cert, limits: { headersTimeoutMs: 300 } });
+        const refusals = () => logs.filter((l) => /"event":"tls.client_refused"/.test(l)).length;
+        const before = refusals();
+        const mute = net.connect(w.port, "127.0.0.1");
+        mute.on("error", () => undefined);
+        await new Promise<void>((resolve) => mute.on("close", () => resolve()));
+        assert.strictEqual(refusals(), before + 1, logs.join("\n"));
     });
 
     it("closes a connection that never sends a request, one whose headers stall, and an idle kept-alive one", async function () {
