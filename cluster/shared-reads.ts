@@ -17,6 +17,28 @@ const MAX_REVISION_READS = 32;
 /** At most this many answers are kept for the newest revision (each a list of objects the cache mostly holds). */
 const MAX_ANSWERS_AT_REVISION = 10_000;
 
+/** At most `max` holders at once; the others wait, in order, for a release. */
+class Slots {
+    private held = 0;
+    private readonly waiters: (() => void)[] = [];
+
+    constructor(private readonly max: number) {}
+
+    /** Resolves with the slot's release once one is free. */
+    take(): Promise<() => void> {
+        const release = () => {
+            const next = this.waiters.shift();
+            if (next) next();
+            else this.held--;
+        };
+        if (this.held < this.max) {
+            this.held++;
+            return Promise.resolve(release);
+        }
+        return new Promise((resolve) => this.waiters.push(() => resolve(release)));
+    }
+}
+
 /**
  * Fresh reads shared by concurrent reviews, still each as new as its review. A review may join a read of the
  * same kind and namespace that has not been sent yet; a quorum read already on its way was sent before the
@@ -35,8 +57,8 @@ const MAX_ANSWERS_AT_REVISION = 10_000;
 export class SharedReads {
     private readonly sent = new Map<string, Promise<unknown>>();
     private readonly waiting = new Map<string, Promise<unknown>>();
-    private active = 0;
-    private readonly slots: (() => void)[] = [];
+    private readonly lists: Slots;
+    private readonly revisionReads = new Slots(MAX_REVISION_READS);
     /** The newest revision read, and the reads answered at it, by key. */
     private newest: { revision?: string; sent: number; answers: Map<string, KObject[]> } = {
         sent: 0,
@@ -48,9 +70,11 @@ export class SharedReads {
 
     constructor(
         private readonly fresh: FreshList,
-        private readonly maxConcurrent = 8,
+        maxConcurrent = 8,
         private readonly currentRevision?: () => Promise<string>,
-    ) {}
+    ) {
+        this.lists = new Slots(maxConcurrent);
+    }
 
     /** A FreshList whose answer was listed by a request sent after this call, or at a floor read after it. */
     readonly read: FreshList = (kind, ns, name, floor) => {
@@ -87,7 +111,7 @@ export class SharedReads {
         const current = this.currentRevision;
         if (!current) return Promise.reject(new Error("no source of the API server's revision"));
         if (this.revisionQueued) return this.revisionQueued;
-        const read: Promise<string> = this.revisionSlot().then(async (release) => {
+        const read: Promise<string> = this.revisionReads.take().then(async (release) => {
             if (this.revisionQueued === read) this.revisionQueued = undefined;
             try {
                 this.counters.lists++;
@@ -110,21 +134,6 @@ export class SharedReads {
     }
 
     private revisionQueued?: Promise<string>;
-    private revisionsOnTheirWay = 0;
-    private readonly revisionWaiters: (() => void)[] = [];
-
-    private revisionSlot(): Promise<() => void> {
-        const release = () => {
-            const next = this.revisionWaiters.shift();
-            if (next) next();
-            else this.revisionsOnTheirWay--;
-        };
-        if (this.revisionsOnTheirWay < MAX_REVISION_READS) {
-            this.revisionsOnTheirWay++;
-            return Promise.resolve(release);
-        }
-        return new Promise((resolve) => this.revisionWaiters.push(() => resolve(release)));
-    }
 
     private shared<T>(key: string, joinOnItsWay: boolean, list: () => Promise<T>): Promise<T> {
         const queued = this.waiting.get(key) as Promise<T> | undefined;
@@ -146,7 +155,7 @@ export class SharedReads {
     }
 
     private send<T>(key: string, list: () => Promise<T>): Promise<T> {
-        const p = this.slot().then(async (release) => {
+        const p = this.lists.take().then(async (release) => {
             try {
                 this.counters.lists++;
                 return await list();
@@ -157,18 +166,5 @@ export class SharedReads {
         });
         this.sent.set(key, p);
         return p;
-    }
-
-    private slot(): Promise<() => void> {
-        const release = () => {
-            const next = this.slots.shift();
-            if (next) next();
-            else this.active--;
-        };
-        if (this.active < this.maxConcurrent) {
-            this.active++;
-            return Promise.resolve(release);
-        }
-        return new Promise((resolve) => this.slots.push(() => resolve(release)));
     }
 }
