@@ -24,7 +24,7 @@ import { packConfig } from "../evaluation/pack-config";
 import { ClusterCache } from "../cluster/cache";
 import { AdmissionInput, OWN_POLICIES, judgeAdmission, judgeAdmissionFresh } from "../cluster/admission";
 import { WebhookMetrics, webhookMetrics } from "../cluster/admission-metrics";
-import { FreshReads, PROBE_NAME } from "../cluster/deadline";
+import { FreshReads } from "../cluster/deadline";
 import {
     DEFAULT_LIMITS,
     InFlight,
@@ -160,7 +160,7 @@ export async function startWebhook(
     const reads = new FreshReads(
         (kind, ns, name, signal, floor) => cache.listFresh(kind, ns, name, signal, floor),
         { readTimeoutMs: o.readTimeoutMs ?? READ_TIMEOUT_MS },
-        (signal) => cache.currentRevision(PROBE_NAME, signal),
+        (signal) => cache.currentRevision(signal),
     );
     const inFlight = new InFlight(limits);
     const metrics = webhookMetrics(cache, reads, inFlight);

@@ -53,8 +53,11 @@ export interface CacheOptions {
     watchStallMs?: number;
 }
 
-/** The name of the ClusterRoleBinding listed to read the server's revision (no object has it). */
-const REVISION_PROBE = "pko-guard-readiness-probe";
+/**
+ * The name of the ClusterRoleBinding listed to read the server's revision, and by the webhook's readiness probe
+ * (deadline.ts): no object has it, so the answer is an empty list.
+ */
+export const PROBE_NAME = "pko-guard-readiness-probe";
 
 export class ClusterCache extends ClusterStore {
     private readonly states = new Map<string, KindState>();
@@ -150,13 +153,13 @@ export class ClusterCache extends ClusterStore {
 
     /**
      * The API server's current revision: the resourceVersion of a quorum list of the ClusterRoleBinding named
-     * `probeName` (one no object has, so the answer is empty). Every write the API server had acknowledged when
+     * PROBE_NAME (one no object has, so the answer is empty). Every write the API server had acknowledged when
      * the list was sent is at or before it.
      */
-    async currentRevision(probeName: string, signal?: AbortSignal): Promise<string> {
+    async currentRevision(signal?: AbortSignal): Promise<string> {
         const k = this.kinds.find((x) => x.kind === "ClusterRoleBinding");
         if (!k) throw new Error("ClusterRoleBindings are not watched");
-        const rv = await listAll(this.client, k, { name: probeName, pageSize: 1 }, () => undefined, signal);
+        const rv = await listAll(this.client, k, { name: PROBE_NAME, pageSize: 1 }, () => undefined, signal);
         if (!rv) throw new Error("the API server gave its list no resourceVersion");
         return rv;
     }
@@ -320,7 +323,7 @@ export class ClusterCache extends ClusterStore {
      */
     private async resumeOrRelist(k: WatchedKind): Promise<void> {
         const ours = this.versions.get(k.kind) ?? "";
-        const theirs = await this.currentRevision(REVISION_PROBE).catch(() => "");
+        const theirs = await this.currentRevision().catch(() => "");
         if (this.stopped) return;
         if (/^\d+$/.test(ours) && /^\d+$/.test(theirs) && BigInt(theirs) < BigInt(ours)) {
             this.log("cache.store_replaced", { kind: k.kind, resourceVersion: ours, serverRevision: theirs });
@@ -435,7 +438,6 @@ function errorText(e: unknown): string {
     return m.split("\n")[0].slice(0, 300);
 }
 
-/** A list that failed because the API group or kind is not served (its CRD is not installed). */
 /** Lists again from the start after this many expired continue tokens in a row, then as after any failure. */
 const MAX_EXPIRED = 3;
 
@@ -444,6 +446,7 @@ function isExpired(e: unknown): boolean {
     return (e as { code?: number }).code === 410;
 }
 
+/** A list that failed because the API group or kind is not served (its CRD is not installed). */
 function isAbsent(e: unknown): boolean {
     const code = (e as { code?: number; statusCode?: number }).code ?? (e as { statusCode?: number }).statusCode;
     return code === 404 || /Unrecognized API version and kind|404|not found/i.test(errorText(e));

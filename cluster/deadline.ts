@@ -18,7 +18,7 @@
  * ready is sent none).
  */
 import { setMaxListeners } from "events";
-import { UnreadableObjectsError } from "./cache";
+import { PROBE_NAME, UnreadableObjectsError } from "./cache";
 import { KObject } from "./kinds";
 import { FreshList, SharedReads } from "./shared-reads";
 
@@ -70,9 +70,6 @@ export interface FreshReadsOptions {
     /** Makes a deadline signal (default AbortSignal.timeout). */
     deadline?: (ms: number) => AbortSignal;
 }
-
-/** The name of the object the readiness probe lists (none has it: the answer is an empty list). */
-export const PROBE_NAME = "pko-guard-readiness-probe";
 
 function describe(kind: string, ns?: string, name?: string): string {
     return `the list of ${kind}${ns !== undefined ? ` in namespace ${ns}` : ""}${name !== undefined ? ` named ${name}` : ""}`;

@@ -227,14 +227,6 @@ export function checkEnvVarList(field: string, env: Plain, extra: string[], out:
 }
 
 /**
- * The credentials a Workspace spec carries (a Stack's `spec.workspaceTemplate.spec`, or a Workspace's
- * `spec`, found at `at`): env of the workspace and of every container of its pod template, the stacks'
- * config items (a secret config value must not be a literal; the Workspace API reads secret values only
- * from the pod's environment or files, `valueFrom.env`/`valueFrom.path`), credentials by shape in any
- * literal config value, and credentials in the git URL or a stack's secrets provider URL.
- * Shared with the rule for Workspace objects.
- */
-/**
  * Credentials by shape anywhere else in a workspace pod template (a container's `args` or `command`, a probe's
  * header, an annotation): every field but the containers' `env`, judged by name and value above.
  */
@@ -255,6 +247,14 @@ function podTemplateShapeProblems(podTemplate: Plain, at: string, out: string[])
     }
 }
 
+/**
+ * The credentials a Workspace spec carries (a Stack's `spec.workspaceTemplate.spec`, or a Workspace's
+ * `spec`, found at `at`): env of the workspace and of every container of its pod template, the stacks'
+ * config items (a secret config value must not be a literal; the Workspace API reads secret values only
+ * from the pod's environment or files, `valueFrom.env`/`valueFrom.path`), credentials by shape in any
+ * literal config value, and credentials in the git URL or a stack's secrets provider URL.
+ * Shared with the rule for Workspace objects.
+ */
 export function workspaceSpecProblems(wsSpec: Plain, at: string, extra: string[], out: string[]): void {
     if (wsSpec === UNKNOWN) {
         out.push(mapUnknown(at, UNKNOWN)!);

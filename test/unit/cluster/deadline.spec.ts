@@ -11,9 +11,9 @@
  */
 import * as assert from "assert";
 import { packConfig } from "../../../evaluation/pack-config";
-import { ClusterCache } from "../../../cluster/cache";
+import { ClusterCache, PROBE_NAME } from "../../../cluster/cache";
 import { judgeAdmissionFresh } from "../../../cluster/admission";
-import { DeadlineError, FreshReads, PROBE_NAME, withDeadline } from "../../../cluster/deadline";
+import { DeadlineError, FreshReads, withDeadline } from "../../../cluster/deadline";
 import { FakeCluster, offlineKubeConfig } from "../../support/fake-cluster";
 
 const stack = {
@@ -68,7 +68,7 @@ async function freshReadsOver(objects: Record<string, unknown>[], atRevisions: b
                 return c.signal;
             },
         },
-        atRevisions ? (signal) => cache.currentRevision(PROBE_NAME, signal) : undefined,
+        atRevisions ? (signal) => cache.currentRevision(signal) : undefined,
     );
     const passAll = () => deadlines.splice(0).forEach((c) => c.abort());
     const review = () =>
