@@ -2,6 +2,7 @@
  * Fresh reads shared by concurrent reviews (cluster/view.ts reads the cluster around a reviewed object through
  * them; cluster/deadline.ts puts them under deadlines).
  */
+import { performance } from "perf_hooks";
 import { KObject } from "./kinds";
 
 /**
@@ -14,8 +15,23 @@ export type FreshList = (kind: string, ns?: string, name?: string, floor?: strin
 /** Revision reads on their way at once (each may wait for the API server's next watch progress request). */
 const MAX_REVISION_READS = 32;
 
+/**
+ * A revision read is sent at least this long after the one before it (group commit): the reviews arriving
+ * meanwhile share it. Under load each review then costs a fraction of a request (the request, not the API
+ * server, is most of a review's CPU beyond its judgement), for at most this much more latency; with reviews
+ * further apart than this, each sends its own at once. docs/benchmarks.md has the figures behind the value.
+ */
+export const REVISION_READ_SPACING_MS = 20;
+
 /** At most this many answers are kept for the newest revision (each a list of objects the cache mostly holds). */
 const MAX_ANSWERS_AT_REVISION = 10_000;
+
+/** Resolves once `performance.now()` has reached `at` (a timer may fire a little early: it waits again). */
+function until(at: number): Promise<void> {
+    const wait = at - performance.now();
+    if (!(wait > 0)) return Promise.resolve();
+    return new Promise<void>((resolve) => setTimeout(resolve, Math.ceil(wait))).then(() => until(at));
+}
 
 /** At most `max` holders at once; the others wait, in order, for a release. */
 class Slots {
@@ -72,6 +88,7 @@ export class SharedReads {
         private readonly fresh: FreshList,
         maxConcurrent = 8,
         private readonly currentRevision?: () => Promise<string>,
+        private readonly revisionSpacingMs = REVISION_READ_SPACING_MS,
     ) {
         this.lists = new Slots(maxConcurrent);
     }
@@ -103,37 +120,42 @@ export class SharedReads {
      * The API server's current revision, read by a request sent after this call. Unlike lists, revision reads
      * do not wait for one another: the API server answers one once its watch cache has caught up with etcd,
      * which can take until its next watch progress request (docs/cluster.md), and a review that waited for
-     * the read on its way to end before sending its own could wait for two. A read not sent yet (every one of
-     * `MAX_REVISION_READS` on its way) is shared by the reviews arriving meanwhile. The answers kept are those
-     * at the revision the read sent last answered.
+     * the read on its way to end before sending its own could wait for two. A read is sent no sooner than
+     * `revisionSpacingMs` after the one before it, nor while every one of `MAX_REVISION_READS` is on its way;
+     * the reviews arriving until it is sent share it. The answers kept are those at the revision the read sent
+     * last answered.
      */
     revision(): Promise<string> {
         const current = this.currentRevision;
         if (!current) return Promise.reject(new Error("no source of the API server's revision"));
         if (this.revisionQueued) return this.revisionQueued;
-        const read: Promise<string> = this.revisionReads.take().then(async (release) => {
-            if (this.revisionQueued === read) this.revisionQueued = undefined;
-            try {
-                this.counters.lists++;
-                const sent = ++this.revisionReadsSent;
-                const revision = await current();
-                // The newest is the answer of the read sent last: one sent earlier may end later, and a read
-                // sent later that answers another revision, even a lower one (etcd restored from a backup),
-                // means what was kept may no longer hold.
-                if (sent > this.newest.sent) {
-                    const same = revision === this.newest.revision;
-                    this.newest = { revision, sent, answers: same ? this.newest.answers : new Map() };
+        const read: Promise<string> = until(this.lastRevisionSentAt + this.revisionSpacingMs)
+            .then(() => this.revisionReads.take())
+            .then(async (release) => {
+                if (this.revisionQueued === read) this.revisionQueued = undefined;
+                this.lastRevisionSentAt = performance.now();
+                try {
+                    this.counters.lists++;
+                    const sent = ++this.revisionReadsSent;
+                    const revision = await current();
+                    // The newest is the answer of the read sent last: one sent earlier may end later, and a read
+                    // sent later that answers another revision, even a lower one (etcd restored from a backup),
+                    // means what was kept may no longer hold.
+                    if (sent > this.newest.sent) {
+                        const same = revision === this.newest.revision;
+                        this.newest = { revision, sent, answers: same ? this.newest.answers : new Map() };
+                    }
+                    return revision;
+                } finally {
+                    release();
                 }
-                return revision;
-            } finally {
-                release();
-            }
-        });
+            });
         this.revisionQueued = read;
         return read;
     }
 
     private revisionQueued?: Promise<string>;
+    private lastRevisionSentAt = -Infinity;
 
     private shared<T>(key: string, joinOnItsWay: boolean, list: () => Promise<T>): Promise<T> {
         const queued = this.waiting.get(key) as Promise<T> | undefined;

@@ -4,6 +4,7 @@
  * API server, are test/unit/cluster/deadline.spec.ts's and admission.spec.ts's.
  */
 import * as assert from "assert";
+import { performance } from "perf_hooks";
 import { SharedReads } from "../../../cluster/shared-reads";
 
 /** A revision source whose reads end when the spec says: `answer(i, revision)` ends the i-th read sent. */
@@ -19,6 +20,12 @@ function heldRevisions() {
 /** Turns of the event loop until `check` holds. */
 async function until(check: () => boolean): Promise<void> {
     for (let i = 0; i < 1000 && !check(); i++) await new Promise((r) => setImmediate(r));
+    assert.ok(check(), "condition never held");
+}
+
+/** Until `check` holds, looking every millisecond (a spaced read is sent by a timer). */
+async function spaced(check: () => boolean): Promise<void> {
+    for (let i = 0; i < 10_000 && !check(); i++) await new Promise((r) => setTimeout(r, 1));
     assert.ok(check(), "condition never held");
 }
 
@@ -51,9 +58,9 @@ describe("cluster/shared-reads: answers kept at a revision, revision reads side 
         assert.strictEqual(shared.counters.kept, 2);
     });
 
-    it("a review arriving while a revision read is on its way sends its own at once, not after it", async () => {
+    it("a review arriving while a revision read is on its way sends its own without waiting for its answer", async () => {
         const source = heldRevisions();
-        const shared = new SharedReads(async () => [], 8, source.read);
+        const shared = new SharedReads(async () => [], 8, source.read, 0);
         const first = shared.revision();
         await until(() => source.sent() === 1);
         const second = shared.revision();
@@ -67,9 +74,10 @@ describe("cluster/shared-reads: answers kept at a revision, revision reads side 
             async (kind, _ns, _name, floor) => (sent.push(`${kind}@${floor}`), []),
             8,
             source.read,
+            0,
         );
         const r = reads.revision();
-        await until(() => source.sent() === 3);
+        await spaced(() => source.sent() === 3);
         source.answer(2, "9");
         await r;
         const late = reads.revision();
@@ -99,7 +107,7 @@ describe("cluster/shared-reads: answers kept at a revision, revision reads side 
 
     it("reviews arriving while every revision read slot is taken share one read, sent when a slot frees", async () => {
         const source = heldRevisions();
-        const shared = new SharedReads(async () => [], 8, source.read);
+        const shared = new SharedReads(async () => [], 8, source.read, 0);
         const onTheirWay: Promise<string>[] = [];
         for (let i = 1; i <= 32; i++) {
             onTheirWay.push(shared.revision()); // one arriving once the read before it was sent
@@ -115,5 +123,25 @@ describe("cluster/shared-reads: answers kept at a revision, revision reads side 
         for (let i = 1; i < 32; i++) source.answer(i, "5");
         await Promise.all(onTheirWay);
         assert.strictEqual(source.sent(), 33);
+    });
+    it("a revision read is sent no sooner than the spacing after the one before; reviews until then share it", async () => {
+        const source = heldRevisions();
+        const spacingMs = 40;
+        const shared = new SharedReads(async () => [], 8, source.read, spacingMs);
+        const askedFirstAt = performance.now();
+        const first = shared.revision();
+        await until(() => source.sent() === 1); // the first of a quiet spell is sent at once
+        const arriving = [shared.revision(), shared.revision(), shared.revision()];
+        await new Promise((r) => setTimeout(r, spacingMs / 4));
+        assert.strictEqual(source.sent(), 1, "sent before the spacing passed");
+        await spaced(() => source.sent() === 2);
+        assert.ok(performance.now() - askedFirstAt >= spacingMs - 1, "sent before the spacing passed");
+        const afterItWasSent = shared.revision(); // arrived once the shared read was on its way: not joined
+        source.answer(1, "8");
+        assert.deepStrictEqual(await Promise.all(arriving), ["8", "8", "8"]);
+        await spaced(() => source.sent() === 3);
+        source.answer(2, "9");
+        source.answer(0, "7");
+        assert.deepStrictEqual([await first, await afterItWasSent], ["7", "9"]);
     });
 });
