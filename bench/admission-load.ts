@@ -1,17 +1,20 @@
 /**
  * Admission figures (`npm run bench -- --only admission`): the webhook server (cli/webhook.ts) over HTTPS,
  * sent AdmissionReviews of Stacks at a fixed rate (open loop: a request leaves every 1/rate seconds whether
- * or not earlier ones have returned) by a load generator in a worker thread (its own event loop; keep-alive
- * TLS connections, as the API server keeps them). Latency is measured by the sender, request to response;
- * throughput is responses per second over the run.
+ * or not earlier ones have returned) by a load generator in a process of its own (keep-alive TLS connections,
+ * as the API server keeps them). Latency is measured by the sender, request to response; throughput is
+ * responses per second over the run. At each rate the first seconds, while the sender opens its connections,
+ * are not counted; their p99 is printed beside (bench/admission-rates.ts).
  *
  * Two setups, 10,000 cluster objects each:
- *   - as deployed: a real API server (etcd + kube-apiserver from the toolchain) holding the objects; the
- *     webhook lists and watches them into its cache and reads the bindings and Stacks around each reviewed
- *     object fresh (the path every review takes in production). This is the figure judged against the
- *     target. The API server and etcd share the machine's cores with the webhook and the sender. Measured
- *     twice at 200/s: with the cluster not written to (the API server's own writes only), and written to
- *     steadily (bench/cluster-writes.ts), where reads made at one revision can answer later reviews only
+ *   - as deployed: a real API server (etcd + kube-apiserver from the toolchain) holding the objects, and
+ *     `pko-guard webhook` in a process of its own with deploy/webhook's arguments (a client certificate asked
+ *     of every caller; bench/webhook-process.ts). One replica takes the whole load, where the Deployment runs
+ *     two. The webhook lists and watches the objects into its cache and reads the bindings and Stacks around
+ *     each reviewed object fresh (the path every review takes in production). This is the figure judged
+ *     against the target. The API server and etcd share the machine's cores with the webhook and the sender.
+ *     Measured twice at 200/s: with the cluster not written to (the API server's own writes only), and written
+ *     to steadily (bench/cluster-writes.ts), where reads made at one revision can answer later reviews only
  *     between two writes.
  *   - judgement alone: a cache seeded in-process, no fresh reads (what the rules cost, without the cluster).
  * Cache memory: heap growth of a seeded cache at 10,000 and 100,000 objects, after a full GC.
@@ -45,6 +48,7 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
     const dir = makeTempDir("bench-admission");
     const ca = makeCa(dir);
     const tls = issueCert(ca, "webhook", { ips: ["127.0.0.1"] });
+    const client = issueCert(ca, "kube-apiserver", { dns: ["kube-apiserver"] });
     const caPem = fs.readFileSync(ca.cert, "utf8");
     const cluster = syntheticCluster(10_000);
     const bodies = reviewBodies(cluster);
@@ -62,11 +66,12 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
         line(
             "== admission as deployed: webhook + real API server holding 10,000 objects (cache by list/watch, each review reads fresh what can change its verdict)",
         );
-        deployed = await asDeployed(cluster, bodies, options, caPem, line, { label: "as deployed", quiet: true });
+        const bench = { ca, serving: tls, client };
+        deployed = await asDeployed(cluster, bodies, bench, line, { label: "as deployed", quiet: true });
         line(
             "== admission as deployed, kube-apiserver's watch cache off for RBAC (--watch-cache-sizes ...#0: reads of bindings and roles go to etcd)",
         );
-        const uncached = await asDeployed(cluster, bodies, options, caPem, line, {
+        const uncached = await asDeployed(cluster, bodies, bench, line, {
             label: "RBAC watch cache off",
             apiServerFlags: RBAC_WATCH_CACHE_OFF,
             quiet: false,
@@ -83,7 +88,7 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
     line("== admission, judgement alone: webhook over HTTPS with a seeded cache of 10,000 objects, no fresh reads");
     const hook = await startWebhook(options, { cache: seededCache(cluster) });
     try {
-        out.judgementAlone = await measureRates(hook.port, caPem, bodies, "judgement alone", line);
+        out.judgementAlone = await measureRates({ port: hook.port, ca: caPem }, bodies, "judgement alone", line);
     } finally {
         await hook.close();
     }
