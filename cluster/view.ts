@@ -108,6 +108,29 @@ function roleKey(kind: string, ns: string, name: string): string {
     return kind === "Role" ? `Role/${ns}/${name}` : `ClusterRole/${name}`;
 }
 
+/** `bindings` by the namespaces whose accounts they can cover (binding-reach.ts), in their order. */
+function bySubject(bindings: KObject[]): Map<string, KObject[]> {
+    const out = new Map<string, KObject[]>();
+    for (const b of bindings)
+        for (const n of accountNamespaces(b)) {
+            if (!out.has(n)) out.set(n, []);
+            out.get(n)!.push(b);
+        }
+    return out;
+}
+
+/**
+ * A fresh list of every ClusterRoleBinding by subject, once per list: a list kept at a revision answers the
+ * reviews of every namespace (shared-reads.ts), each of which would otherwise index all of it again.
+ */
+const crbIndexes = new WeakMap<KObject[], Map<string, KObject[]>>();
+
+function crbsBySubject(crbs: KObject[]): Map<string, KObject[]> {
+    let index = crbIndexes.get(crbs);
+    if (!index) crbIndexes.set(crbs, (index = bySubject(crbs)));
+    return index;
+}
+
 /**
  * The cache overlaid with what can change the verdict on the object under review, read fresh:
  * - for a Stack (or a role, service account, Secret, Application): every ClusterRoleBinding and the
@@ -216,25 +239,19 @@ export class FreshView implements ClusterView {
         return this.cache.get(kind, ns, name);
     }
 
-    /** Fresh bindings by the namespaces whose accounts they can cover (binding-reach.ts), built on first use. */
-    private bySubject?: Map<string, KObject[]>;
+    /** The fresh RoleBindings by the namespaces whose accounts they can cover, built on first use. */
+    private rbsBySubject?: Map<string, KObject[]>;
 
     bindingsFor(ns: string): KObject[] {
-        if (!this.bySubject) {
-            this.bySubject = new Map();
-            for (const b of [...(this.crbs ?? []), ...this.rbs.all()])
-                for (const n of accountNamespaces(b)) {
-                    if (!this.bySubject.has(n)) this.bySubject.set(n, []);
-                    this.bySubject.get(n)!.push(b);
-                }
-        }
+        const crbs = this.crbs ? crbsBySubject(this.crbs) : undefined;
+        this.rbsBySubject ??= bySubject(this.rbs.all());
         const out = new Map<string, KObject>();
         // RoleBindings of namespaces not read fresh come from the cache; those read fresh, and every
         // ClusterRoleBinding, from the fresh lists.
         for (const b of this.cache.bindingsFor(ns))
             if (b.kind === "RoleBinding" ? !this.rbs.covers(nsOf(b)) : !this.crbs) out.set(identityOf(b), b);
-        for (const b of [...(this.bySubject.get(ns) ?? []), ...(this.bySubject.get(EVERY_NAMESPACE) ?? [])])
-            out.set(identityOf(b), b);
+        for (const n of [ns, EVERY_NAMESPACE])
+            for (const b of [...(crbs?.get(n) ?? []), ...(this.rbsBySubject.get(n) ?? [])]) out.set(identityOf(b), b);
         return [...out.values()];
     }
 
