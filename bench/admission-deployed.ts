@@ -34,8 +34,8 @@ async function freshReadCounts(hook: { metrics(): Promise<string> }): Promise<{ 
 
 /**
  * kube-apiserver flags that turn its watch cache off for the kinds a Stack's review reads fresh, so those reads
- * go to etcd and never wait for the cache to catch up (docs/cluster.md: an operator's choice for a cluster that
- * is written to often).
+ * go to etcd and never wait for the cache to catch up: an operator's lever for a cluster that is written to
+ * often, measured here against the default (docs/cluster.md says what it showed).
  */
 export const RBAC_WATCH_CACHE_OFF = [
     "--watch-cache-sizes=" +
