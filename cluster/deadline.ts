@@ -69,8 +69,6 @@ export interface FreshReadsOptions {
     maxConcurrent?: number;
     /** Makes a deadline signal (default AbortSignal.timeout). */
     deadline?: (ms: number) => AbortSignal;
-    /** Least time between two revision reads sent (SharedReads; default REVISION_READ_SPACING_MS). */
-    revisionSpacingMs?: number;
 }
 
 function describe(kind: string, ns?: string, name?: string): string {
@@ -106,7 +104,6 @@ export class FreshReads {
                 this.sendOne(describe(kind, ns, name), (signal) => this.list(kind, ns, name, signal, floor)),
             o.maxConcurrent,
             revision && (() => this.sendOne("the API server's current revision", revision)),
-            o.revisionSpacingMs,
         );
     }
 
