@@ -5,10 +5,10 @@
  * deploy/webhook/apiserver/), probes and metrics on a port of their own. Its log lines go to a pipe this
  * process drains, as a container's go to the runtime's.
  */
-import * as https from "https";
 import { CLI_ENTRY } from "../support/paths";
 import { spawnTracked } from "../support/process";
 import { freePort } from "../harness/ports";
+import { get, waitFor } from "../harness/readiness";
 
 export interface WebhookFiles {
     cert: string;
@@ -26,18 +26,6 @@ export interface WebhookProcess {
     metrics(): Promise<string>;
     /** Ends it (SIGTERM to its process group) and waits for it to exit. */
     close(): Promise<void>;
-}
-
-function get(port: number, path: string, ca: string): Promise<{ status: number; body: string }> {
-    return new Promise((resolve, reject) => {
-        https
-            .get({ host: "127.0.0.1", port, path, ca, agent: false }, (res) => {
-                let body = "";
-                res.on("data", (d) => (body += d));
-                res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-            })
-            .on("error", reject);
-    });
 }
 
 /** Starts the webhook and waits until /readyz answers 200 (its cache synced), at most `readyMs`. */
@@ -66,21 +54,27 @@ export async function startWebhookProcess(
         hook.child.kill("SIGTERM");
         await hook.exited;
     };
-    const deadline = Date.now() + readyMs;
-    for (;;) {
-        if (hook.child.exitCode !== null) throw new Error(`the webhook exited before it was ready: ${tail}`);
-        const ready = await get(healthPort, "/readyz", caPem).catch(() => undefined);
-        if (ready?.status === 200) break;
-        if (Date.now() > deadline) {
-            await close();
-            throw new Error(`the webhook was not ready within ${readyMs / 1000} s: ${tail}`);
-        }
-        await new Promise((r) => setTimeout(r, 250));
+    const ca = Buffer.from(caPem);
+    const health = (path: string) => get(`https://127.0.0.1:${healthPort}${path}`, { ca });
+    try {
+        await waitFor(
+            "the webhook's /readyz",
+            async () => (await health("/readyz")).status === 200,
+            [{ name: "pko-guard webhook", p: hook, log: () => tail }],
+            readyMs,
+        );
+    } catch (e) {
+        await close();
+        throw e;
     }
     return {
         port,
         pid: hook.child.pid!,
-        metrics: async () => (await get(healthPort, "/metrics", caPem)).body,
+        metrics: async () => {
+            const answer = await health("/metrics");
+            if (answer.status !== 200) throw new Error(`the webhook's /metrics answered ${answer.status}`);
+            return answer.body;
+        },
         close,
     };
 }

@@ -7,8 +7,6 @@
  */
 import { generateKeyPairSync, randomBytes } from "crypto";
 import * as fs from "fs";
-import * as https from "https";
-import * as http from "http";
 import * as path from "path";
 import { ExecResult, Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../support/process";
 import { TOOLCHAIN_BIN } from "../support/toolchain";
@@ -16,6 +14,7 @@ import { APPLICATION_CRD } from "./argocd-finalizers";
 import { PKO_CRD_DIR, PKO_CRD_FILES } from "../cluster/pko-crds";
 import { Ca, CertPair, issueCert, makeCa } from "./certs";
 import { onFreePorts } from "./ports";
+import { get, waitFor } from "./readiness";
 
 export const CLUSTER_BINARIES = ["etcd", "kube-apiserver", "kubectl"] as const;
 
@@ -80,44 +79,6 @@ export interface ApiServer {
     /** Applies YAML text, failing with kubectl's output unless it succeeds. */
     apply(yaml: string): Promise<string>;
     stop(): Promise<void>;
-}
-
-function get(url: string, o: { ca?: Buffer; token?: string } = {}): Promise<{ status: number; body: string }> {
-    return new Promise((resolve) => {
-        const mod = url.startsWith("https:") ? https : http;
-        const req = mod.get(
-            url,
-            { ca: o.ca, headers: o.token ? { Authorization: `Bearer ${o.token}` } : {}, timeout: 10_000 },
-            (res) => {
-                let body = "";
-                res.on("data", (d) => (body = (body + d).slice(0, 65536)));
-                res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-            },
-        );
-        req.on("timeout", () => req.destroy(new Error("timeout")));
-        req.on("error", () => resolve({ status: 0, body: "" }));
-    });
-}
-
-/** Polls `check` until it is true, the process exits or the deadline passes (a readiness wait, never a fixed sleep). */
-async function waitFor(
-    what: string,
-    check: () => Promise<boolean>,
-    procs: { name: string; p: Spawned; log: () => string }[],
-    timeoutMs: number,
-): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    const exited = new Map<string, boolean>();
-    for (const x of procs) void x.p.exited.then(() => exited.set(x.name, true));
-    for (;;) {
-        for (const x of procs) {
-            if (exited.get(x.name))
-                throw new Error(`${x.name} exited while waiting for ${what}:\n${x.log().slice(-3000)}`);
-        }
-        if (await check()) return;
-        if (Date.now() > deadline) throw new Error(`${what} not ready after ${timeoutMs / 1000}s`);
-        await new Promise((r) => setTimeout(r, 250));
-    }
 }
 
 export interface StartOptions {
