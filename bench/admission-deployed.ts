@@ -17,10 +17,6 @@ import { startWebhookProcess } from "./webhook-process";
 /** Lease renewals a second while the `busy200` figures are measured (bench/cluster-writes.ts). */
 export const CLUSTER_WRITES_PER_SECOND = 10;
 
-function caPem(tls: BenchTls): string {
-    return fs.readFileSync(tls.ca.cert, "utf8");
-}
-
 function answered(figures: Record<string, RunFigures>): number {
     return Object.values(figures).reduce((n, f) => n + f.requests, 0);
 }
@@ -82,11 +78,12 @@ export async function asDeployed(
         await populate(kc, cluster);
         line(`  created ${cluster.length.toLocaleString("en")} objects in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
         const files = { cert: tls.serving.cert, key: tls.serving.key, clientCa: tls.ca.cert };
-        const hook = await startWebhookProcess({ ...files, kubeconfig: server.kubeconfig }, caPem(tls));
+        const ca = fs.readFileSync(tls.ca.cert, "utf8");
+        const hook = await startWebhookProcess({ ...files, kubeconfig: server.kubeconfig }, ca);
         try {
             const target: LoadTarget = {
                 port: hook.port,
-                ca: caPem(tls),
+                ca,
                 client: {
                     cert: fs.readFileSync(tls.client.cert, "utf8"),
                     key: fs.readFileSync(tls.client.key, "utf8"),
