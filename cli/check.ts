@@ -157,9 +157,10 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
 
 /** The one notice of a run with Applications whose repository's URL is not known (gitops/manifests/repository.ts). */
 function repositoryNotices(repository: CheckedRepository | undefined, objects: ManifestObject[]): Notice[] {
-    const notice = repository && unknownRepositoryNotice(repository);
-    if (!notice || !objects.some((x) => x.kind === "Application" || x.kind === "ApplicationSet")) return [];
-    return [{ level: "advisory", message: notice }];
+    // Only a run with Applications asks for the origin remote (a git process).
+    if (!repository || !objects.some((x) => x.kind === "Application" || x.kind === "ApplicationSet")) return [];
+    const notice = unknownRepositoryNotice(repository);
+    return notice ? [{ level: "advisory", message: notice }] : [];
 }
 
 /**
