@@ -40,4 +40,8 @@ while [ $# -gt 0 ]; do
     shift
 done
 [ "${#paths[@]}" -gt 0 ] || paths=(.)
-exec node "$here/bin/cli/pko-guard.js" check "${options[@]}" -- "${paths[@]}"
+# From the command's start-up snapshot when the build made one that fits this node (bin/cli/pko-guard.sh decides;
+# otherwise it runs bin/cli/pko-guard.js): each commit's wait is mostly start-up.
+launcher=(node "$here/bin/cli/pko-guard.js")
+[ -x "$here/bin/cli/pko-guard.sh" ] && launcher=("$here/bin/cli/pko-guard.sh")
+exec "${launcher[@]}" check "${options[@]}" -- "${paths[@]}"

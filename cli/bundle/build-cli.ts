@@ -24,6 +24,7 @@ import * as path from "path";
 import { BUNDLE_OPTIONS, POLICY_SDK_LOG, runBuild } from "../../support/bundling";
 import { CLI_BUNDLE, CLI_ENTRY, REPO_ROOT as REPO } from "../../support/paths";
 import { extended } from "../../support/shapes";
+import { buildSnapshot } from "./snapshot-build";
 
 const HERE = path.join(REPO, "cli", "bundle");
 /** Where the build's warm-up run judges (a checkout has it; without it no cache is written until the first run). */
@@ -109,6 +110,7 @@ export async function bundleCli(): Promise<void> {
             fs.rmSync(tmp, { recursive: true, force: true });
         }
     }
+    await buildSnapshot();
 }
 
 if (require.main === module) runBuild("cli", bundleCli);

@@ -6,6 +6,7 @@
  * there, else from PATH; `source` says which, so a run can say what rendered it.
  */
 import * as path from "path";
+import { forgetInSnapshot } from "../../support/snapshot";
 import { installCommand, isExecutable, onPath, toolchainBin } from "../../support/toolchain";
 
 export type ToolName = "kustomize" | "helm" | "jsonnet" | "jsonnet-deps" | "kube-yaml" | "appset-template";
@@ -30,6 +31,8 @@ export const INSTALL_HINT: Record<ToolName, string> = {
 };
 
 const found = new Map<ToolName, Tool | undefined>();
+// What PATH held where a start-up snapshot was built is not what a run started from it finds.
+forgetInSnapshot(() => found.clear());
 
 /** The tool, from the project's toolchain first, else PATH; undefined when neither has it. */
 export function findTool(name: ToolName): Tool | undefined {
