@@ -49,6 +49,21 @@ export interface HostCredential {
     header: string;
 }
 
+/** The entries of Helm's repositories.yaml (none when it is missing or unreadable). */
+function helmRepositories(env: NodeJS.ProcessEnv): Record<string, unknown>[] {
+    const file = env.HELM_REPOSITORY_CONFIG ?? path.join(helmConfigHome(env), "repositories.yaml");
+    const text = readSmall(file);
+    if (text === undefined) return [];
+    let doc: unknown;
+    try {
+        doc = parse(text, { maxAliasCount: 100 });
+    } catch {
+        return [];
+    }
+    const repos = (doc as { repositories?: unknown })?.repositories;
+    return Array.isArray(repos) ? repos.filter((r): r is Record<string, unknown> => !!r && typeof r === "object") : [];
+}
+
 function basic(user: string, password: string): string {
     return `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
 }
@@ -59,25 +74,19 @@ function sameRepo(a: string, b: string): boolean {
 
 /** The credential Helm's repositories.yaml holds for a chart repository URL, bound to that URL's host. */
 export function helmRepoCredential(repoUrl: string, env: NodeJS.ProcessEnv = process.env): HostCredential | undefined {
-    const file = env.HELM_REPOSITORY_CONFIG ?? path.join(helmConfigHome(env), "repositories.yaml");
-    const text = readSmall(file);
-    if (text === undefined) return undefined;
-    let doc: unknown;
-    try {
-        doc = parse(text, { maxAliasCount: 100 });
-    } catch {
-        return undefined;
-    }
-    const repos = (doc as { repositories?: unknown })?.repositories;
-    if (!Array.isArray(repos)) return undefined;
-    for (const r of repos) {
-        if (!r || typeof r !== "object") continue;
-        const { url, username, password } = r as Record<string, unknown>;
+    for (const r of helmRepositories(env)) {
+        const { url, username, password } = r;
         if (typeof url !== "string" || !sameRepo(url, repoUrl)) continue;
         if (typeof username !== "string" || username === "") return undefined;
         const u = new URL(url);
         return { host: u.hostname.toLowerCase(), port: urlPort(u), header: basic(username, String(password ?? "")) };
     }
+    return undefined;
+}
+
+/** The URL of the repository Helm's repositories.yaml names `name` (a dependency's `@name` or `alias:name`). */
+export function helmRepoUrlByName(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+    for (const r of helmRepositories(env)) if (r.name === name && typeof r.url === "string") return r.url;
     return undefined;
 }
 

@@ -15,6 +15,7 @@
  * that is the caller's contract).
  */
 import { spawnSync } from "child_process";
+import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { REPO_ROOT } from "../../support/paths";
@@ -23,12 +24,12 @@ import { cachedSource, keep, scratchIn } from "./cache";
 import { gitCheckout, isCommit } from "./git";
 import { helmPull } from "./helm-repo";
 import { ociPull } from "./oci";
-import { FetchError } from "./http-client";
+import { Budget, FetchError, policyGet } from "./http-client";
 import { FetchPolicy, shownUrl } from "./policy";
 
 export { FetchError } from "./http-client";
 
-export type SourceKind = "git" | "helm" | "oci";
+export type SourceKind = "git" | "helm" | "oci" | "file";
 
 /** A fetched source: where it is on this machine, and what it was resolved to. */
 export interface FetchedSource {
@@ -53,11 +54,14 @@ export interface FetchedSource {
 export type FetchRequest =
     | { kind: "git"; url: string; ref: string }
     | { kind: "helm"; url: string; chart: string; version: string }
-    | { kind: "oci"; url: string; version: string };
+    | { kind: "oci"; url: string; version: string }
+    /** One file over HTTP(S) (a kustomization's remote resource). */
+    | { kind: "file"; url: string };
 
 /** Whether a reference can move: anything but a full commit hash (git) or an exact version (charts). */
 export function isFloating(req: FetchRequest): boolean {
     if (req.kind === "git") return !isCommit(req.ref);
+    if (req.kind === "file") return true;
     return !/^v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/.test(req.version.trim());
 }
 
@@ -67,7 +71,7 @@ function cacheUrl(req: FetchRequest): string {
 }
 
 function refOf(req: FetchRequest): string {
-    return req.kind === "git" ? req.ref : req.version;
+    return req.kind === "git" ? req.ref : req.kind === "file" ? "" : req.version;
 }
 
 /** The cache's answer for a request, when the policy lets it answer (offline; a reference that cannot move). */
@@ -107,6 +111,15 @@ export async function fetchSource(req: FetchRequest, policy: FetchPolicy): Promi
             const got = await gitCheckout(policy, req.url, req.ref, tree);
             checkTree(tree, policy, url);
             return keep(policy, scratch, extended(base, { resolved: got.commit, digest: `git-tree:${got.tree}` }));
+        }
+        if (req.kind === "file") {
+            const budget = new Budget(policy.limits.maxBytes, policy.limits.timeoutMs);
+            const answer = await policyGet(policy, req.url, { budget });
+            const digest = `sha256:${crypto.createHash("sha256").update(answer.body).digest("hex")}`;
+            const name = path.posix.basename(new URL(req.url).pathname).replace(/[^\w.-]/g, "_") || "resource.yaml";
+            fs.mkdirSync(tree);
+            fs.writeFileSync(path.join(tree, name), answer.body);
+            return keep(policy, scratch, extended(base, { resolved: digest, digest }));
         }
         const pulled = path.join(scratch, "pull");
         const got =

@@ -99,7 +99,7 @@ async function serveRepository(policy: FetchPolicy, repoUrl: string, budget: Bud
 }
 
 /** A helm that reaches nothing but our server: every proxy at a closed port, its homes empty temporary folders. */
-function helmEnv(home: string): NodeJS.ProcessEnv {
+export function helmEnv(home: string): NodeJS.ProcessEnv {
     const dead = "http://127.0.0.1:9";
     const env: NodeJS.ProcessEnv = {};
     for (const k of ["PATH", "HOME", "LANG"]) if (process.env[k] !== undefined) env[k] = process.env[k];

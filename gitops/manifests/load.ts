@@ -59,6 +59,8 @@ export function loadManifests(
         scratch: {},
         cluster: o.cluster,
         repository: o.repository,
+        fetch: o.fetch,
+        fetched: [],
     };
     const skip = walkFilter(repoRoot, o.exclude);
     /** Folders that need rendering, found by walking or named directly. */
@@ -105,9 +107,9 @@ export function loadManifests(
     const parseRendered = (stream: RenderedStream, into: LoadResult) =>
         parseSource(
             {
-                file: shownName(stream.from),
+                file: stream.shown ?? shownName(stream.from),
                 text: stream.text,
-                repoPath: repoPathOf(stream.from),
+                repoPath: stream.shown === undefined ? repoPathOf(stream.from) : undefined,
                 abs: stream.from,
                 rendered: true,
             },
@@ -128,6 +130,7 @@ export function loadManifests(
     unreadable(problems);
     // Identities are per cluster; one defined twice in a cluster is a finding on each definition (./scopes.ts).
     out.duplicates = scopeObjects(out.objects);
+    if (ctx.fetched!.length > 0) out.fetched = ctx.fetched;
     return extended(out, { repoRoot });
 }
 

@@ -13,6 +13,8 @@ import { extended } from "../../support/shapes";
 import { record } from "../../support/records";
 import { viewScope } from "../argocd/destinations";
 import { Place, fieldSegments, findNode, placeNode, placeStart, startOf } from "../decode/field-positions";
+import type { FetchPolicy } from "../fetch/policy";
+import type { FetchedSource } from "../fetch/fetch";
 
 /** Kinds some pko-guard rule reads (`<group>/<Kind>`, from each rule's `about.reads`); other objects are counted, never reported. */
 const KINDS_RULES_READ = new Set(policies.flatMap((p) => p.about.reads));
@@ -68,6 +70,8 @@ export interface LoadResult {
     budget: { aliasNodes: number };
     /** Identities defined more than once in one scope: each group's definitions, in read order (./scopes.ts). */
     duplicates?: ManifestObject[][];
+    /** Remote sources fetched (or taken from the cache) for the run, in the order they were first used. */
+    fetched?: FetchedSource[];
 }
 
 /** A load with nothing read yet, counting aliases against `budget` (its own, or a run's it shares). */
@@ -95,6 +99,8 @@ export interface LoadOptions {
      * (gitops/argocd/repo-url.ts). Unset: every source path is read (the harness's fixtures).
      */
     repository?: CheckedRepository;
+    /** The network policy for remote sources (gitops/fetch/policy.ts); unset: nothing is fetched. */
+    fetch?: FetchPolicy;
 }
 
 export interface Source {
