@@ -15,7 +15,7 @@ import { RenderContext, RenderedStream } from "../render/render";
 import { str } from "../../support/records";
 import { extended } from "../../support/shapes";
 import { SourceOutput } from "./application-sources";
-import { shownUrl } from "../fetch/policy";
+import { shownUrl } from "../fetch/network-policy";
 
 type Obj = Record<string, unknown>;
 

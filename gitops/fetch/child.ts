@@ -5,7 +5,7 @@
  */
 import { isReportedError } from "../../support/errors";
 import { FetchRequest, fetchSource } from "./fetch";
-import { FetchPolicy } from "./policy";
+import { FetchPolicy } from "./network-policy";
 
 async function main(): Promise<void> {
     const chunks: Buffer[] = [];

@@ -1,6 +1,6 @@
 /**
  * Remote sources as Argo CD's repo server (and Flux's source-controller) fetch them, under one network policy
- * (./policy.ts), into one content-addressed cache (./cache.ts). The API every caller uses:
+ * (./network-policy.ts), into one content-addressed cache (./source-cache.ts). The API every caller uses:
  *
  * - `fetchGit(url, ref, policy)`: a git repository at a branch, tag, commit or `HEAD` (./git.ts);
  * - `fetchChart(repoUrl, chart, version, policy)`: a chart from a Helm chart repository over HTTP(S), the version
@@ -20,50 +20,16 @@ import * as fs from "fs";
 import * as path from "path";
 import { REPO_ROOT } from "../../support/paths";
 import { extended } from "../../support/shapes";
-import { cachedSource, keep, scratchIn } from "./cache";
-import { gitCheckout, isCommit } from "./git";
+import { cachedSource, keep, scratchIn } from "./source-cache";
+import { gitCheckout } from "./git";
 import { helmPull } from "./helm-repo";
 import { ociPull } from "./oci";
 import { Budget, FetchError, policyGet } from "./http-client";
-import { FetchPolicy, shownUrl } from "./policy";
+import { FetchPolicy, shownUrl } from "./network-policy";
 
 export { FetchError } from "./http-client";
-
-export type SourceKind = "git" | "helm" | "oci" | "file";
-
-/** A fetched source: where it is on this machine, and what it was resolved to. */
-export interface FetchedSource {
-    kind: SourceKind;
-    /** The URL as shown anywhere (no credentials); for a Helm repository chart, `<repository>#<chart>`. */
-    url: string;
-    /** The reference as written (a branch, tag, commit, chart version or constraint; "" for the default). */
-    ref: string;
-    /** What it resolved to: a commit hash, a chart version (OCI: `version@sha256:...`). */
-    resolved: string;
-    /** The content's digest: `sha256:...` of a chart archive, `git-tree:<id>` of a checkout. */
-    digest: string;
-    /** Whether the reference can resolve to something else later (a branch, a tag, a version range). */
-    floating: boolean;
-    /** The local folder: a checkout's root, or the chart's folder. */
-    path: string;
-    /** Whether the cache answered without fetching. */
-    fromCache: boolean;
-}
-
-/** What to fetch. */
-export type FetchRequest =
-    | { kind: "git"; url: string; ref: string }
-    | { kind: "helm"; url: string; chart: string; version: string }
-    | { kind: "oci"; url: string; version: string }
-    /** One file over HTTP(S) (a kustomization's remote resource). */
-    | { kind: "file"; url: string };
-
-/** Whether a reference can move: anything but a full commit hash (git) or an exact version (charts). */
-export function isFloating(req: FetchRequest): boolean {
-    if (req.kind === "git") return !isCommit(req.ref);
-    if (req.kind === "file") return true;
-    return !/^v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/.test(req.version.trim());
-}
+export { FetchRequest, FetchedSource, SourceKind, isFloating } from "./fetched-source";
+import { FetchRequest, FetchedSource, isFloating } from "./fetched-source";
 
 /** The cache's name for a request's URL (credentials never kept). */
 function cacheUrl(req: FetchRequest): string {

@@ -15,13 +15,9 @@ import { extended } from "../../support/shapes";
 import { onPath } from "../../support/toolchain";
 import { firstErrorLine } from "../render/tool-errors";
 import { Budget, FetchError } from "./http-client";
-import { FetchPolicy, refusedUrl, shownUrl } from "./policy";
+import { FetchPolicy, refusedUrl, shownUrl } from "./network-policy";
 import { startPolicyProxy } from "./proxy";
-
-/** A commit named by its full hash: a revision that cannot move. */
-export function isCommit(ref: string): boolean {
-    return /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i.test(ref);
-}
+import { isCommit } from "./fetched-source";
 
 /** What git runs with: the proxy everywhere, nothing of the user's configuration but their credential settings. */
 async function gitEnv(proxy: string, home: string): Promise<NodeJS.ProcessEnv> {

@@ -18,9 +18,9 @@ import { exec } from "../../support/process";
 import { extended } from "../../support/shapes";
 import { findTool } from "../render/tools";
 import { firstErrorLine } from "../render/tool-errors";
-import { authFor, helmRepoCredential } from "./credentials";
+import { authFor, helmRepoCredential } from "./source-credentials";
 import { Budget, FetchError, policyGet } from "./http-client";
-import { FetchPolicy, shownUrl } from "./policy";
+import { FetchPolicy, shownUrl } from "./network-policy";
 
 interface Served {
     url: string;

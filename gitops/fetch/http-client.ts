@@ -1,5 +1,5 @@
 /**
- * HTTP(S) GET under the network policy (./policy.ts): each URL checked, its name resolved once and every address
+ * HTTP(S) GET under the network policy (./network-policy.ts): each URL checked, its name resolved once and every address
  * checked, the connection made to the checked address (no second lookup a rebinding DNS could answer otherwise),
  * redirects followed by hand (bounded, each checked again), and every answer bounded in bytes and time. A
  * credential goes only to the host it belongs to (`auth` is asked per request, by URL). Failures are one line
@@ -10,7 +10,7 @@ import * as http from "http";
 import * as https from "https";
 import * as net from "net";
 import { BadInputError } from "../../support/errors";
-import { FetchPolicy, forbiddenAddress, hostAllowed, refusedUrl, shownUrl, urlPort } from "./policy";
+import { FetchPolicy, forbiddenAddress, hostAllowed, refusedUrl, shownUrl, urlPort } from "./network-policy";
 
 /** A fetch that failed: one line, exit 2 (or the fail-closed finding where the caller's contract says so). */
 export class FetchError extends BadInputError {}

@@ -14,9 +14,9 @@ import * as path from "path";
 import { exec } from "../../support/process";
 import { findTool } from "../render/tools";
 import { firstErrorLine } from "../render/tool-errors";
-import { HostCredential, registryCredential } from "./credentials";
+import { HostCredential, registryCredential } from "./source-credentials";
 import { Answer, Budget, FetchError, policyGet } from "./http-client";
-import { FetchPolicy, hostAllowed, shownUrl } from "./policy";
+import { FetchPolicy, hostAllowed, shownUrl } from "./network-policy";
 import { helmEnv } from "./helm-repo";
 
 /** `oci://host[:port]/path/chart` split: the registry's host and port, and the repository path. */

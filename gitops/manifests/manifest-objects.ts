@@ -13,7 +13,7 @@ import { extended } from "../../support/shapes";
 import { record } from "../../support/records";
 import { viewScope } from "../argocd/destinations";
 import { Place, fieldSegments, findNode, placeNode, placeStart, startOf } from "../decode/field-positions";
-import type { FetchPolicy } from "../fetch/policy";
+import type { FetchPolicy } from "../fetch/network-policy";
 import type { FetchedSource } from "../fetch/fetch";
 
 /** Kinds some pko-guard rule reads (`<group>/<Kind>`, from each rule's `about.reads`); other objects are counted, never reported. */
@@ -99,7 +99,7 @@ export interface LoadOptions {
      * (gitops/argocd/repo-url.ts). Unset: every source path is read (the harness's fixtures).
      */
     repository?: CheckedRepository;
-    /** The network policy for remote sources (gitops/fetch/policy.ts); unset: nothing is fetched. */
+    /** The network policy for remote sources (gitops/fetch/network-policy.ts); unset: nothing is fetched. */
     fetch?: FetchPolicy;
 }
 

@@ -8,7 +8,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../../support/errors";
-import { helmRepoUrlByName } from "../fetch/credentials";
+import { helmRepoUrlByName } from "../fetch/source-credentials";
 import { FetchError, FetchRequest, FetchedSource, fetchSourceSync, fromCache } from "../fetch/fetch";
 import { RenderContext, mappingOf } from "./render";
 

@@ -16,7 +16,7 @@ import { BadInputError } from "../../support/errors";
 import { firstKubeYamlValue } from "../decode/kube-yaml";
 import { ClusterCapabilities } from "./capabilities";
 import type { CheckedRepository } from "../argocd/repo-url";
-import type { FetchPolicy } from "../fetch/policy";
+import type { FetchPolicy } from "../fetch/network-policy";
 import type { FetchedSource } from "../fetch/fetch";
 import { RepoContext } from "./repo-tree";
 import { INSTALL_HINT, ToolName, findTool } from "./tools";

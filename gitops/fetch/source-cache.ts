@@ -4,13 +4,13 @@
  * - `v1/content/<key>/`: a fetched tree, `key` the SHA-256 of (kind, URL, resolved revision or digest); written
  *   once (fetched into `v1/tmp/` and renamed), never changed after;
  * - `v1/refs/<key>.json`: what a reference (kind, URL, ref as written) last resolved to, and its content's key.
- * Nothing in it holds a credential: URLs are kept as shown (./policy.ts shownUrl).
+ * Nothing in it holds a credential: URLs are kept as shown (./network-policy.ts shownUrl).
  */
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
-import type { FetchedSource, SourceKind } from "./fetch";
-import { FetchPolicy } from "./policy";
+import type { FetchedSource, SourceKind } from "./fetched-source";
+import { FetchPolicy } from "./network-policy";
 import { extended } from "../../support/shapes";
 
 function sha256(parts: string[]): string {

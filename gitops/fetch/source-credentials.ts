@@ -14,7 +14,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
-import { urlPort } from "./policy";
+import { urlPort } from "./network-policy";
 
 /** The most of a configuration file read. */
 const MAX_CONFIG = 4 * 1024 * 1024;
