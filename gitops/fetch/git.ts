@@ -132,7 +132,9 @@ export async function gitCheckout(
             "resolve",
         );
         const tree = await git(["rev-parse", `${commit}^{tree}`], "resolve");
-        const files = (await git(["ls-tree", "-r", "--name-only", "-z", commit], "list")).split("\0").length;
+        const files = (await git(["ls-tree", "-r", "--name-only", "-z", commit], "list"))
+            .split("\0")
+            .filter((f) => f !== "").length;
         if (files > policy.limits.maxFiles)
             throw new FetchError(`${shown}: ${files} files, more than the fetch limit (${policy.limits.maxFiles})`);
         fs.mkdirSync(into, { recursive: true });
