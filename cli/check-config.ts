@@ -20,6 +20,7 @@ import { checkedRepository, unknownRepositoryNotice } from "../gitops/manifests/
 import { normalizeRepoUrl, shownUrl } from "../gitops/argocd/repo-url";
 import { checkApiVersion, normalizeKubeVersion } from "../gitops/render/capabilities";
 import type { CheckOptions } from "./check";
+import { FetchFlags, allowHostProblem, runFetchPolicy } from "./check-fetch";
 
 /** A value in force and where it came from (`--exclude`, `.pko-guard.yaml`, `default`, `origin remote`). */
 export interface Setting<T> {
@@ -38,6 +39,8 @@ export interface CheckFlags {
     skipUnreadable?: boolean;
     failOnAdvisory?: boolean;
     timeout?: number;
+    /** The network options (./check-fetch.ts). */
+    fetch?: FetchFlags;
 }
 
 /** What a `check` run uses. */
@@ -53,6 +56,10 @@ export interface CheckSettings {
     skipUnreadable: Setting<boolean>;
     failOnAdvisory: Setting<boolean>;
     timeout: Setting<number>;
+    /** Hosts fetches may reach whatever their address (--allow-host, `allow-hosts`). */
+    allowHosts: Setting<string>[];
+    /** The network options given (./check-fetch.ts). */
+    fetch: FetchFlags;
 }
 
 /** The file's fields as read (each checked), by key. */
@@ -65,6 +72,7 @@ type FileFields = {
     "skip-unreadable"?: boolean;
     "fail-on-advisory"?: boolean;
     timeout?: number;
+    "allow-hosts"?: string[];
 };
 
 const KEYS = [
@@ -76,6 +84,7 @@ const KEYS = [
     "skip-unreadable",
     "fail-on-advisory",
     "timeout",
+    "allow-hosts",
 ];
 
 /** Why a value is not a list of non-empty strings (or undefined when it is one). */
@@ -119,6 +128,12 @@ function fieldProblem(key: string, v: unknown): string | undefined {
         case "skip-unreadable":
         case "fail-on-advisory":
             return typeof v === "boolean" ? undefined : "must be true or false";
+        case "allow-hosts": {
+            const bad = notStrings(v);
+            if (bad) return bad;
+            const i = (v as string[]).findIndex((h) => allowHostProblem(h) !== undefined);
+            return i >= 0 ? `item ${i + 1} ${allowHostProblem((v as string[])[i])}` : undefined;
+        }
         case "timeout":
             return typeof v === "number" && Number.isFinite(v) && v > 0 && v <= MAX_TIMEOUT_SECONDS
                 ? undefined
@@ -190,6 +205,8 @@ export function checkSettings(paths: string[], flags: CheckFlags, cwd = process.
         skipUnreadable: yes(flags.skipUnreadable, "--skip-unreadable", fields["skip-unreadable"]),
         failOnAdvisory: yes(flags.failOnAdvisory, "--fail-on-advisory", fields["fail-on-advisory"]),
         timeout: one(flags.timeout, "--timeout", fields.timeout) ?? { value: 300, from: "default" },
+        allowHosts: many(flags.fetch?.allowHost ?? [], "--allow-host", fields["allow-hosts"]),
+        fetch: flags.fetch ?? { allowHost: [] },
     };
 }
 
@@ -212,6 +229,12 @@ export function printedConfig(s: CheckSettings): string {
         ["skip-unreadable", `${s.skipUnreadable.value} (${s.skipUnreadable.from})`],
         ["fail-on-advisory", `${s.failOnAdvisory.value} (${s.failOnAdvisory.from})`],
         ["timeout", `${s.timeout.value} s (${s.timeout.from})`],
+        ...list("allow-hosts", s.allowHosts),
+        ["network", s.fetch.offline ? "offline: the cache only (--offline)" : "fetches remote sources (default)"],
+        [
+            "cache-dir",
+            `${runFetchPolicy(s.fetch, [], s.repoRoot).cacheDir} (${s.fetch.cacheDir ? "--cache-dir" : "default"})`,
+        ],
     ];
     return lines.map(([k, v]) => `${k.padEnd(20)}${escapeText(v)}\n`).join("");
 }
@@ -233,6 +256,7 @@ export function checkFlags(o: CheckFlags): CheckFlags {
         skipUnreadable: o.skipUnreadable,
         failOnAdvisory: o.failOnAdvisory || undefined,
         timeout: o.timeout,
+        fetch: o.fetch,
     };
 }
 
@@ -250,5 +274,10 @@ export function settingsOptions(paths: string[], s: CheckSettings, workerEntry?:
         apiVersions: s.apiVersions.map((a) => a.value),
         exclude: s.exclude.map((x) => x.value),
         repositories: s.repositories.map((r) => ({ url: r.value, from: r.from })),
+        fetch: runFetchPolicy(
+            s.fetch,
+            s.allowHosts.map((h) => h.value),
+            s.repoRoot,
+        ),
     };
 }

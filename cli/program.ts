@@ -30,8 +30,10 @@ import { escapeText } from "../support/escape";
 import { errorLines, isReportedError } from "../support/errors";
 import { REPO_ROOT } from "../support/paths";
 import { mark } from "../support/timings";
+import { extended } from "../support/shapes";
 import { Terminal, guide, processTerminal, textWidth } from "./guide";
 import { ReportingOptions, reportingOptions, runJudged } from "./judged";
+import { fetchFlags, fetchOptions } from "./check-fetch";
 
 export const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
 
@@ -49,6 +51,10 @@ interface CheckCliOptions extends ReportingOptions {
     exclude: string[];
     repository: string[];
     printConfig: boolean;
+    offline?: boolean;
+    allowHost: string[];
+    cacheDir?: string;
+    refresh?: boolean;
 }
 
 /** A repeatable option's values, in order. */
@@ -165,17 +171,19 @@ function checkOptions(command: Command): Command {
 }
 
 function checkCommand(run: Run): Command {
-    return checkOptions(
-        reportingOptions(
-            new Command("check")
-                .summary("check Kubernetes manifests (a GitOps repository)")
-                .description(
-                    "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
-                )
-                .argument(
-                    "[paths...]",
-                    "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input",
-                ),
+    return fetchOptions(
+        checkOptions(
+            reportingOptions(
+                new Command("check")
+                    .summary("check Kubernetes manifests (a GitOps repository)")
+                    .description(
+                        "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
+                    )
+                    .argument(
+                        "[paths...]",
+                        "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input",
+                    ),
+            ),
         ),
     )
         .exitOverride()
@@ -185,10 +193,11 @@ function checkCommand(run: Run): Command {
                     exitCode: 2,
                     code: "commander.missingArgument",
                 });
-            const { checkErrorSubject, runCheck, checkSummaryLine } = await import("./check");
+            const { checkErrorSubject, runCheck, checkSummaryLine, fetchedLines } = await import("./check");
             const { checkFlags, checkSettings, printedConfig, settingsOptions } = await import("./check-config");
+            const flags = checkFlags(extended(o, { fetch: fetchFlags(o) }));
             if (o.printConfig) {
-                run.term.out.write(printedConfig(checkSettings(paths.length > 0 ? paths : ["."], checkFlags(o))));
+                run.term.out.write(printedConfig(checkSettings(paths.length > 0 ? paths : ["."], flags)));
                 return;
             }
             mark("command");
@@ -199,11 +208,13 @@ function checkCommand(run: Run): Command {
                 (message, durationMs) => checkErrorSubject(paths, message, durationMs, o.repoRoot),
                 async () => {
                     // Large repositories are judged on several threads, each running this command's file.
-                    const settings = checkSettings(paths, checkFlags(o));
+                    const settings = checkSettings(paths, flags);
                     const result = await runCheck(settingsOptions(paths, settings, process.argv[1]));
                     for (const x of result.summary.skipped)
                         run.term.err.write(`pko-guard: skipped ${escapeText(x.file)}: ${escapeText(x.reason)}\n`);
                     for (const n of result.summary.notRendered) run.term.err.write(`pko-guard: ${escapeText(n)}\n`);
+                    if (o.verbose)
+                        for (const l of fetchedLines(result)) run.term.err.write(`pko-guard: ${escapeText(l)}\n`);
                     return { subject: result.subject, summaryText: checkSummaryLine(result) };
                 },
             );
