@@ -10,7 +10,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { FetchError, FetchRequest, FetchedSource, fetchSourceSync, fromCache } from "../fetch/fetch";
+import { FetchError, FetchRequest, FetchedSource, fetchSourceSync, floatingNote, fromCache } from "../fetch/fetch";
 import { RenderContext, RenderedStream } from "../render/render";
 import { str } from "../../support/records";
 import { extended } from "../../support/shapes";
@@ -104,12 +104,16 @@ export function mergeFetched(from: SourceOutput, got: FetchedSource, into: Sourc
         const rel = path.relative(got.path, abs).split(path.sep).join("/");
         return rel.startsWith("..") ? undefined : `${shownUrl(got.url)}@${got.resolved}${rel === "" ? "" : `/${rel}`}`;
     };
+    const floating = floatingNote(got);
     for (const f of from.files) {
         const size = fs.statSync(f).size;
         if (size > MAX_FILE) throw new FetchError(`${named(f) ?? got.url}: larger than ${MAX_FILE} bytes`);
-        into.streams.push({ text: fs.readFileSync(f, "utf8"), from: f, shown: named(f) });
+        into.streams.push({ text: fs.readFileSync(f, "utf8"), from: f, shown: named(f), floating });
     }
-    for (const s of from.streams) into.streams.push(extended(s, { shown: s.shown ?? named(s.from) }) as RenderedStream);
+    for (const s of from.streams)
+        into.streams.push(
+            extended(s, { shown: s.shown ?? named(s.from), floating: s.floating ?? floating }) as RenderedStream,
+        );
     into.renders += from.renders;
     if (from.empty) (into.empty ??= []).push(...from.empty);
 }

@@ -28,7 +28,7 @@ import { Budget, FetchError, policyGet } from "./http-client";
 import { FetchPolicy, shownUrl } from "./network-policy";
 
 export { FetchError } from "./http-client";
-export { FetchRequest, FetchedSource, SourceKind, isFloating } from "./fetched-source";
+export { FetchRequest, FetchedSource, SourceKind, floatingNote, isFloating } from "./fetched-source";
 import { FetchRequest, FetchedSource, isFloating } from "./fetched-source";
 
 /** The cache's name for a request's URL (credentials never kept). */

@@ -39,3 +39,10 @@ export function isFloating(req: FetchRequest): boolean {
     if (req.kind === "file") return true;
     return !/^v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/.test(req.version.trim());
 }
+
+/** How an object from a floating source says where it came from: `<url> at <ref>, resolved to <x>`; else undefined. */
+export function floatingNote(s: FetchedSource): string | undefined {
+    return s.floating
+        ? `${s.url} at ${s.ref === "" ? "its default" : JSON.stringify(s.ref)}, resolved to ${s.resolved}`
+        : undefined;
+}

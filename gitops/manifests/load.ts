@@ -101,6 +101,7 @@ export function loadManifests(
                 file: stream.shown ?? shownName(stream.from),
                 text: stream.text,
                 repoPath: stream.shown === undefined ? repoPathOf(stream.from) : undefined,
+                floating: stream.floating,
                 abs: stream.from,
                 rendered: true,
             },

@@ -8,7 +8,7 @@ import { EvalResource } from "../../evaluation/evaluate";
 import { ClusterCapabilities } from "../render/capabilities";
 import type { CheckedRepository } from "../argocd/repo-url";
 import { policies } from "../../policies/index";
-import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/origin";
+import { FLOATING_SOURCE, MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/origin";
 import { extended } from "../../support/shapes";
 import { record } from "../../support/records";
 import { viewScope } from "../argocd/destinations";
@@ -111,6 +111,8 @@ export interface Source {
     abs?: string;
     /** Rendered output: positions are looked up in the file it came from (`abs`), not in this text. */
     rendered?: boolean;
+    /** The floating reference of the fetched source it came from (`<url> at <ref>, resolved to <x>`), if any. */
+    floating?: string;
 }
 
 function gvk(apiVersion: string): { group: string; version: string } {
@@ -178,19 +180,23 @@ export function addObject(
     const o = makeObject(src, obj, kind, identity, group, version, place);
     o.read = read;
     o.named = true;
-    if (src.repoPath !== undefined) {
-        const annotations = (
-            metadata.annotations !== null &&
-            typeof metadata.annotations === "object" &&
-            !Array.isArray(metadata.annotations)
-                ? metadata.annotations
-                : {}
-        ) as Record<string, unknown>;
-        if (annotations[SOURCE_PATH] === undefined) {
-            o.object = extended(obj, {
-                metadata: extended(metadata, { annotations: extended(annotations, { [SOURCE_PATH]: src.repoPath }) }),
-            });
-        }
+    const annotations = (
+        metadata.annotations !== null &&
+        typeof metadata.annotations === "object" &&
+        !Array.isArray(metadata.annotations)
+            ? metadata.annotations
+            : {}
+    ) as Record<string, unknown>;
+    if (src.repoPath !== undefined && annotations[SOURCE_PATH] === undefined) {
+        o.object = extended(obj, {
+            metadata: extended(metadata, { annotations: extended(annotations, { [SOURCE_PATH]: src.repoPath }) }),
+        });
+    }
+    if (src.floating !== undefined || annotations[FLOATING_SOURCE] !== undefined) {
+        // Only check's own value is read: one the manifest wrote is dropped.
+        const { [FLOATING_SOURCE]: _written, ...rest } = record(record(o.object.metadata)?.annotations) ?? {};
+        const own = src.floating === undefined ? rest : extended(rest, { [FLOATING_SOURCE]: src.floating });
+        o.object = extended(o.object, { metadata: extended(record(o.object.metadata) ?? {}, { annotations: own }) });
     }
     out.objects.push(o);
 }

@@ -7,6 +7,7 @@ import { DEFAULT_CAPABILITIES } from "./capabilities";
 import { RenderContext, RenderedStream, mappingOf, runTool } from "./render";
 import { confineLinks } from "./repo-tree";
 import { buildDependencies, dependenciesFetchable } from "./chart-dependencies";
+import { floatingNote } from "../fetch/fetched-source";
 
 export function isChart(dir: string): boolean {
     return fs.existsSync(path.join(dir, "Chart.yaml"));
@@ -134,6 +135,7 @@ export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): 
             const m = /^# Source: (.+)$/m.exec(chunk);
             let from = dir;
             let shown: string | undefined;
+            let floating: string | undefined;
             if (m) {
                 // `<chart>/templates/x.yaml`, or `<chart>/charts/<sub>/templates/x.yaml`
                 const rel = m[1].trim().split("/").slice(1).join("/");
@@ -146,10 +148,11 @@ export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): 
                         if (inDep.startsWith("..") || path.isAbsolute(inDep)) continue;
                         from = path.join(d.source.path, inDep);
                         shown = `${d.source.url}@${d.source.resolved}/${inDep.split(path.sep).join("/")}`;
+                        floating = floatingNote(d.source);
                     }
                 }
             }
-            streams.push(shown === undefined ? { text: chunk, from } : { text: chunk, from, shown });
+            streams.push(shown === undefined ? { text: chunk, from } : { text: chunk, from, shown, floating });
         }
         return streams;
     } finally {

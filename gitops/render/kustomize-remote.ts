@@ -9,7 +9,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../../support/errors";
-import { FetchError, FetchRequest, FetchedSource, fetchSourceSync, fromCache } from "../fetch/fetch";
+import { FetchError, FetchRequest, FetchedSource, fetchSourceSync, floatingNote, fromCache } from "../fetch/fetch";
 import { RenderContext, mappingOf } from "./render";
 
 /** How deep remote bases may name remote bases. */
@@ -158,7 +158,7 @@ export class Localizer {
     }
 
     /** How a file of a fetched copy is named in findings (`<url>@<resolved>/<path>`), and where it is cached. */
-    named(abs: string): { from: string; shown: string } | undefined {
+    named(abs: string): { from: string; shown: string; floating?: string } | undefined {
         for (const c of this.copies) {
             const rel = path.relative(c.local, abs);
             if (rel.startsWith("..") || path.isAbsolute(rel)) continue;
@@ -168,7 +168,7 @@ export class Localizer {
                 c.source.kind === "file"
                     ? c.source.url
                     : `${c.source.url}@${c.source.resolved}/${rel.split(path.sep).join("/")}`;
-            return { from, shown };
+            return { from, shown, floating: floatingNote(c.source) };
         }
         return undefined;
     }

@@ -175,6 +175,7 @@ function splitByOrigin(out: string, appCopy: string, appDir: string, localizer?:
         if (chunk.trim() === "") continue;
         let from = appDir;
         let shown: string | undefined;
+        let floating: string | undefined;
         let text = chunk;
         const m = new RegExp(`^(\\s*)${ORIGIN.replace(/[./]/g, "\\$&")}: \\|\\n((?:\\1  .*\\n)+)`, "m").exec(chunk);
         if (m) {
@@ -184,13 +185,14 @@ function splitByOrigin(out: string, appCopy: string, appDir: string, localizer?:
                 const remote = localizer?.named(path.resolve(appCopy, origin.path));
                 from = remote?.from ?? path.resolve(appDir, origin.path);
                 shown = remote?.shown;
+                floating = remote?.floating;
             }
             text = chunk.slice(0, m.index) + chunk.slice(m.index + m[0].length);
             // An annotations map left empty: kustomize would not have written one.
             text = text.replace(/^(\s*)annotations:\s*\n(?!\1\s)/m, "");
         }
         const body = text.replace(/^\n+/, "");
-        streams.push(shown === undefined ? { text: body, from } : { text: body, from, shown });
+        streams.push(shown === undefined ? { text: body, from } : { text: body, from, shown, floating });
     }
     return streams;
 }

@@ -34,6 +34,8 @@ export interface RenderedStream {
      * `<url>@<resolved>/<path>`); unset: the file's path, relative to the working folder.
      */
     shown?: string;
+    /** When it came from a fetched source whose reference can move: `<url> at <ref>, resolved to <x>`. */
+    floating?: string;
 }
 
 /** A run's rendering: its repository (./repo-tree.ts RepoContext), deadline, scratch copy and cluster. */
