@@ -36,7 +36,7 @@ export function rowPosition(
 /** A row at its object's file, line and column (`at`: from rowPosition, here or in the thread that read the object). */
 export function locatedRow(
     r: EvalRow,
-    obj: Pick<ManifestObject, "repoPath" | "abs" | "syncedBy" | "file"> | undefined,
+    obj: (Pick<ManifestObject, "repoPath" | "abs" | "syncedBy"> & { file?: string }) | undefined,
     at: { line: number; column: number } | undefined,
     field = obj && at ? rowField(r) : undefined,
 ): LocatedRow {

@@ -9,6 +9,7 @@ import * as fs from "fs";
 import * as http from "http";
 import * as net from "net";
 import * as path from "path";
+import * as zlib from "zlib";
 
 /** A hook that answers a request itself (returns true) or lets the server answer it (false). */
 export type Hook = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
@@ -134,4 +135,40 @@ export function makeRepository(root: string, name: string, files: Record<string,
     git(dir, "commit", "-q", "-m", "content");
     git(dir, "config", "uploadpack.allowAnySHA1InWant", "true");
     return git(dir, "rev-parse", "HEAD");
+}
+
+/** A tar entry of `tarGz`: a regular file (`body`) or a symbolic link (`link`), at any path (even `../x`). */
+export interface TarEntry {
+    name: string;
+    body?: string;
+    link?: string;
+}
+
+/** A gzipped ustar archive of `entries`, written byte by byte, so a spec can make archives no tool would. */
+export function tarGz(entries: TarEntry[]): Buffer {
+    const blocks: Buffer[] = [];
+    for (const e of entries) {
+        const body = Buffer.from(e.body ?? "");
+        const h = Buffer.alloc(512);
+        h.write(e.name, 0, 100, "utf8");
+        h.write("0000644\0", 100);
+        h.write("0000000\0", 108);
+        h.write("0000000\0", 116);
+        h.write(`${(e.link ? 0 : body.length).toString(8).padStart(11, "0")}\0`, 124);
+        h.write("00000000000\0", 136);
+        h.write("        ", 148);
+        h.write(e.link ? "2" : "0", 156);
+        if (e.link) h.write(e.link, 157, 100, "utf8");
+        h.write("ustar\0" + "00", 257);
+        let sum = 0;
+        for (const b of h) sum += b;
+        h.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148);
+        blocks.push(h);
+        if (!e.link) {
+            blocks.push(body);
+            blocks.push(Buffer.alloc((512 - (body.length % 512)) % 512));
+        }
+    }
+    blocks.push(Buffer.alloc(1024));
+    return zlib.gzipSync(Buffer.concat(blocks));
 }
