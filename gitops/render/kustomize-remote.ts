@@ -121,7 +121,8 @@ export class Localizer {
                 `${this.what}: a remote base names ${JSON.stringify(r.subdir)}, which ${got.url}@${got.resolved} does not hold`,
             );
         this.walk(target, depth + 1);
-        return target;
+        // kustomize takes a base by a relative path only.
+        return path.relative(kdir, target);
     }
 
     /** Rewrites the remote entries of `k` (a kustomization in `kdir`, decoded), following its local bases. */

@@ -172,3 +172,38 @@ export function tarGz(entries: TarEntry[]): Buffer {
     blocks.push(Buffer.alloc(1024));
     return zlib.gzipSync(Buffer.concat(blocks));
 }
+
+/**
+ * A server of this module in a process of its own (for code under test that blocks its own event loop while it
+ * waits for a fetch: check's rendering is synchronous): started by `node`, ready when it prints its port.
+ */
+export async function serverProcess(kind: "git" | "files", root: string): Promise<TestServer> {
+    const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", __filename, kind, root], {
+        stdio: ["ignore", "pipe", "inherit"],
+    });
+    const port = await new Promise<number>((resolve, reject) => {
+        let out = "";
+        child.stdout.on("data", (c: Buffer) => {
+            out += c.toString();
+            const m = /^(\d+)\n/.exec(out);
+            if (m) resolve(Number(m[1]));
+        });
+        child.on("exit", () => reject(new Error(`the ${kind} server process exited`)));
+    });
+    return {
+        port,
+        url: `http://127.0.0.1:${port}`,
+        seen: [],
+        close: () =>
+            new Promise<void>((resolve) => {
+                child.removeAllListeners("exit");
+                child.on("exit", () => resolve());
+                child.kill("SIGKILL");
+            }),
+    };
+}
+
+if (require.main === module) {
+    const [kind, root] = process.argv.slice(2);
+    void (kind === "git" ? gitServer(root) : fileServer(root)).then((s) => process.stdout.write(`${s.port}\n`));
+}
