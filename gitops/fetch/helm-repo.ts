@@ -48,7 +48,9 @@ function rewriteIndex(text: string, repoUrl: string, base: string, table: Served
                 } catch {
                     return;
                 }
-                table.push({ url: abs, version, digest: typeof digest === "string" ? digest : undefined });
+                // A digest of digits alone reads as a number: its text is still the digest.
+                const text = typeof digest === "string" || typeof digest === "number" ? String(digest) : undefined;
+                table.push({ url: abs, version, digest: text });
                 urls.items[i] = doc.createNode(`${base}/charts/${table.length - 1}.tgz`);
             });
             return visit.SKIP;
