@@ -129,6 +129,6 @@ export class PartThread<Job, In, Out> {
 
     stop(): void {
         this.worker.removeAllListeners("exit");
-        void this.worker.terminate();
+        this.worker.terminate().catch(() => undefined); // a thread that cannot be ended is ended with the process
     }
 }
