@@ -1,6 +1,6 @@
 /**
  * What the judging commands (gate, check, audit) share: their reporting options and how a run's result is
- * printed and reported (the rules of ./reports/write.ts: every requested report on every outcome).
+ * printed and reported (the rules of ../reports/write.ts: every requested report on every outcome).
  *
  * Standard output holds one thing. By default the findings (the table; under GitHub Actions also the workflow
  * commands). With `--format json|junit|sarif|policyreport` or `--report FORMAT=-`, that report alone: the table is
@@ -90,7 +90,7 @@ function print(term: Terminal, chunks: Iterable<string>): void {
 
 /**
  * Prints the result the way it was asked for: the fitted table, and under GitHub Actions the workflow commands and
- * step summary, each in pieces (never one string: see ./reports/write.ts); only the summary line, on standard error,
+ * step summary, each in pieces (never one string: see ../reports/write.ts); only the summary line, on standard error,
  * when a report has standard output.
  */
 function output(term: Terminal, result: ProjectSubject, o: ReportingOptions, reportOnStdout: boolean, text?: string) {
@@ -131,7 +131,7 @@ export interface Judged {
 }
 
 /**
- * Runs a judging command (gate, check, audit) under the report rules of ./reports/write.ts: report paths that are
+ * Runs a judging command (gate, check, audit) under the report rules of ../reports/write.ts: report paths that are
  * inputs are refused first; every other requested report is written on every outcome (the verdict, bad
  * input, a tool or internal error, an interrupt), with a subject that says why when there is no verdict.
  * Resolves with the exit code (0 pass, 1 blocking findings); throws the error that ended the run.
