@@ -7,7 +7,7 @@
  * Exit codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error; a run
  * that finds no Kubernetes object at all is bad input.
  */
-import { Command } from "commander";
+import { Argument, Command } from "commander";
 import * as path from "path";
 import { isatty } from "tty";
 import { packConfig } from "../evaluation/pack-config";
@@ -280,12 +280,17 @@ function checkOptions(command: Command): Command {
         )
         .option(
             "--print-config",
-            "print the settings in force (.pko-guard.yaml, options, defaults) and where each comes from",
+            "print the settings in force (.pko-guard.yaml, options, defaults) and where each comes from; without paths, the working folder's",
             false,
         );
 }
 
 export function command(run: Run): Command {
+    // Required, but for --print-config, which reads the working folder's settings without them.
+    const pathsArgument = new Argument(
+        "<paths...>",
+        "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input",
+    );
     return checkOptions(
         reportingOptions(
             new Command("check")
@@ -293,36 +298,32 @@ export function command(run: Run): Command {
                 .description(
                     "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
                 )
-                .argument(
-                    "[paths...]",
-                    "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input",
-                ),
+                .addArgument(pathsArgument),
         ),
-    ).action(async (paths: string[], o: CheckCliOptions, command: Command) => {
-        if (paths.length === 0 && !o.printConfig)
-            command.error("error: missing required argument 'paths'", {
-                exitCode: 2,
-                code: "commander.missingArgument",
-            });
-        if (o.printConfig) {
-            run.term.out.write(printedConfig(checkSettings(paths.length > 0 ? paths : ["."], checkFlags(o))));
-            return;
-        }
-        mark("command");
-        run.code = await runJudged(
-            run.term,
-            o,
-            [...paths, ...(o.config ? [o.config] : [])],
-            (message, durationMs) => checkErrorSubject(paths, message, durationMs, o.repoRoot),
-            async () => {
-                // Large repositories are judged on several threads, each running this command's file.
-                const settings = checkSettings(paths, checkFlags(o));
-                const result = await runCheck(settingsOptions(paths, settings, process.argv[1]));
-                for (const x of result.summary.skipped)
-                    run.term.err.write(`pko-guard: skipped ${escapeText(x.file)}: ${escapeText(x.reason)}\n`);
-                for (const n of result.summary.notRendered) run.term.err.write(`pko-guard: ${escapeText(n)}\n`);
-                return { subject: result.subject, summaryText: checkSummaryLine(result) };
-            },
-        );
-    });
+    )
+        .on("option:print-config", () => {
+            pathsArgument.required = false;
+        })
+        .action(async (paths: string[], o: CheckCliOptions) => {
+            if (o.printConfig) {
+                run.term.out.write(printedConfig(checkSettings(paths.length > 0 ? paths : ["."], checkFlags(o))));
+                return;
+            }
+            mark("command");
+            run.code = await runJudged(
+                run.term,
+                o,
+                [...paths, ...(o.config ? [o.config] : [])],
+                (message, durationMs) => checkErrorSubject(paths, message, durationMs, o.repoRoot),
+                async () => {
+                    // Large repositories are judged on several threads, each running this command's file.
+                    const settings = checkSettings(paths, checkFlags(o));
+                    const result = await runCheck(settingsOptions(paths, settings, process.argv[1]));
+                    for (const x of result.summary.skipped)
+                        run.term.err.write(`pko-guard: skipped ${escapeText(x.file)}: ${escapeText(x.reason)}\n`);
+                    for (const n of result.summary.notRendered) run.term.err.write(`pko-guard: ${escapeText(n)}\n`);
+                    return { subject: result.subject, summaryText: checkSummaryLine(result) };
+                },
+            );
+        });
 }
