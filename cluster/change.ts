@@ -55,9 +55,10 @@ function judgedPart(o: KObject, deleting: boolean): string {
     const metadata: Record<string, unknown> = { ...(record(o.metadata) ?? {}) };
     for (const k of SERVER_METADATA) delete metadata[k];
     if (deleting) for (const k of RELEASING_METADATA) delete metadata[k];
-    const annotations = record(metadata.annotations);
-    if (annotations)
-        metadata.annotations = Object.fromEntries(Object.entries(annotations).filter(([k]) => readAnnotation(k)));
+    // The annotations a rule reads, or none (an empty map and none are one).
+    const read = Object.entries(record(metadata.annotations) ?? {}).filter(([k]) => readAnnotation(k));
+    if (read.length > 0) metadata.annotations = Object.fromEntries(read);
+    else delete metadata.annotations;
     return sorted(extended(o, { metadata }));
 }
 
