@@ -124,7 +124,9 @@ export function runCorpusEntry(dir: string, entry: CorpusEntry = readCorpusEntry
         return {
             exit: r.status,
             stderr: r.status === 2 ? r.stderr.split("\n").filter((l) => l.trim() !== "") : [],
-            findings: fs.existsSync(report) ? findingsOf(JSON.parse(fs.readFileSync(report, "utf8"))) : [],
+            findings: fs.existsSync(report)
+                ? findingsOf(JSON.parse(fs.readFileSync(report, "utf8")) as Parameters<typeof findingsOf>[0])
+                : [],
         };
     } finally {
         fs.rmSync(root, { recursive: true, force: true });

@@ -130,7 +130,8 @@ function violationEdits(
         const message = item.get("message");
         const level = item.get("level", true);
         const count = item.get("count", true);
-        const newLevel = YAML.isScalar(level) && g.level ? g.level : (level as YAML.Scalar | undefined)?.value;
+        const written = YAML.isScalar(level) ? level.value : undefined;
+        const newLevel = written !== undefined && g.level ? g.level : written;
         kept.push({
             ...g,
             level: newLevel as Observed["level"],
