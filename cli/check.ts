@@ -15,7 +15,9 @@ import { Finding, Notice } from "../evaluation/rows";
 import { escapeText } from "../support/escape";
 import { BadInputError, BadInputsError } from "../support/errors";
 import { STDIN_FILE } from "../reports/location";
-import { ProjectSubject, ReportObject, errorProjectSubject } from "../reports/subject";
+import { ProjectSubject, ReportObject, ReportSource, errorProjectSubject } from "../reports/subject";
+import type { FetchPolicy } from "../gitops/fetch/network-policy";
+import type { FetchedSource } from "../gitops/fetch/fetch";
 import { judgeRows, waiverNotices } from "../evaluation/judge";
 import { ManifestObject, Skip } from "../gitops/manifests/manifest-objects";
 import { runRepoRoot } from "../gitops/manifests/load";
@@ -59,6 +61,11 @@ export interface CheckOptions {
      * source's repoURL must name to be read here. Unset: no repository check (every source path is read).
      */
     repositories?: { url: string; from: string }[];
+    /**
+     * The network policy for remote sources (charts, other repositories, remote bases: gitops/fetch/network-policy.ts).
+     * Unset: nothing is fetched and such sources are not read (the fail-closed finding, or exit 2).
+     */
+    fetch?: FetchPolicy;
 }
 
 export interface CheckSummary {
@@ -72,6 +79,8 @@ export interface CheckSummary {
     rendered: number;
     /** Sources and ApplicationSet generators not rendered or expanded here (one line each, on stderr). */
     notRendered: string[];
+    /** Remote sources fetched or taken from the cache, in the order first used. */
+    fetched: ReportSource[];
 }
 
 /** A check run: a report subject (the manifests as one project) and what was read. */
@@ -110,6 +119,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
                 cluster: clusterCapabilities(o),
                 exclude: o.exclude,
                 repository,
+                fetch: o.fetch,
             },
             config,
             {
@@ -145,6 +155,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
         skipped: load.skipped,
         rendered: load.rendered,
         notRendered: load.notRendered,
+        fetched: (load.fetched ?? []).map(reportSource),
     };
     const subject: ProjectSubject = {
         kind: "project",
@@ -158,8 +169,30 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
         outcome: findings.some((f) => f.status === "blocking") ? "fail" : "pass",
         durationMs: Date.now() - started,
         objects: named.filter((x) => x.read).map((x) => objectRef(x.object)),
+        ...(summary.fetched.length > 0 ? { sources: summary.fetched } : {}),
     };
     return { subject, summary };
+}
+
+/** A fetched source as reports list it: everything but where it is on this machine. */
+function reportSource(s: FetchedSource): ReportSource {
+    return {
+        kind: s.kind,
+        url: s.url,
+        ref: s.ref,
+        resolved: s.resolved,
+        digest: s.digest,
+        floating: s.floating,
+        fromCache: s.fromCache,
+    };
+}
+
+/** The lines `--verbose` prints for the fetched sources: URL, reference, what it resolved to, digest. */
+export function fetchedLines(r: CheckResult): string[] {
+    return r.summary.fetched.map(
+        (s) =>
+            `fetched ${s.kind} ${s.url} ${s.ref === "" ? "(default)" : s.ref} -> ${s.resolved} (${s.digest}${s.floating ? ", floating" : ""}${s.fromCache ? ", from the cache" : ""})`,
+    );
 }
 
 /** The one notice of a run with Applications whose repository's URL is not known (gitops/manifests/repository.ts). */
