@@ -14,7 +14,7 @@
 import { ARGO_HOOK, HELM_HOOK, HOOK_WEIGHT, SYNC_WAVE } from "../policies/model/sync-waves";
 import { SOURCE_PATH } from "../policies/model/origin";
 import { WAIVE_ANNOTATION } from "../policies/model/waivers";
-import { ReviewContext, Requester, sameStack } from "../policies/model/review";
+import { ReviewContext, Requester, stackMatcher } from "../policies/model/review";
 import { policies } from "../policies/index";
 import { EvalResource } from "../evaluation/evaluate";
 import { KObject, clusterResource, identityOf } from "./kinds";
@@ -97,9 +97,10 @@ export function stacksNamingSame(o: KObject, view: ClusterView): KObject[] {
     const name = record(o.spec)?.stack;
     if (o.kind !== "Stack" || typeof name !== "string") return [];
     const me = identityOf(o);
+    const same = stackMatcher(name);
     return view.list("Stack").filter((s) => {
         const other = record(s.spec)?.stack;
-        return typeof other === "string" && identityOf(s) !== me && sameStack(other, name);
+        return typeof other === "string" && same(other) && identityOf(s) !== me;
     });
 }
 

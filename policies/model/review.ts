@@ -49,12 +49,25 @@ export function stackKey(stack: string): string | undefined {
  * the token's default organization and the program's project, which the door cannot see).
  */
 export function sameStack(a: string, b: string): boolean {
+    return stackMatcher(a)(b);
+}
+
+/**
+ * `sameStack` with one side fixed, its key computed once: the cluster door compares one Stack's name with every
+ * Stack of the cluster. A name whose last segment differs is told apart without being split.
+ */
+export function stackMatcher(a: string): (b: string) => boolean {
     const x = stackKey(a);
-    const y = stackKey(b);
-    if (x === undefined || y === undefined) return false;
-    if (x === y) return true;
-    const [short, long] = x.length < y.length ? [x, y] : [y, x];
-    const s = short.split("/");
-    const l = long.split("/");
-    return s.length < l.length && l.length <= 3 && s.every((part, i) => part === l[l.length - s.length + i]);
+    if (x === undefined) return () => false;
+    const xs = x.split("/");
+    const last = xs[xs.length - 1];
+    return (b: string) => {
+        if (!b.toLowerCase().includes(last)) return false;
+        const y = stackKey(b);
+        if (y === undefined) return false;
+        if (x === y) return true;
+        const ys = y.split("/");
+        const [s, l] = xs.length < ys.length ? [xs, ys] : [ys, xs];
+        return s.length < l.length && l.length <= 3 && s.every((part, i) => part === l[l.length - s.length + i]);
+    };
 }
