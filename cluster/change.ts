@@ -92,10 +92,20 @@ export function requesterOf(userInfo: unknown): Requester | undefined {
     return { username: u.username, groups };
 }
 
-/** The cluster's other Stacks naming the Pulumi stack `o` (a Stack) names; none for anything else. */
+/**
+ * The Pulumi stack an object names: a Stack's `spec.stack`, an Update's `spec.stackName` (the stack it deploys or
+ * destroys); undefined for anything else.
+ */
+function stackNamed(o: KObject): string | undefined {
+    const spec = record(o.spec);
+    const name = o.kind === "Stack" ? spec?.stack : o.kind === "Update" ? spec?.stackName : undefined;
+    return typeof name === "string" ? name : undefined;
+}
+
+/** The cluster's Stacks (but `o` itself) naming the Pulumi stack `o` (a Stack or an Update) names. */
 export function stacksNamingSame(o: KObject, view: ClusterView): KObject[] {
-    const name = record(o.spec)?.stack;
-    if (o.kind !== "Stack" || typeof name !== "string") return [];
+    const name = stackNamed(o);
+    if (name === undefined) return [];
     const me = identityOf(o);
     const same = stackMatcher(name);
     return view.list("Stack").filter((s) => {

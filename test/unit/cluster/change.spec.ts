@@ -149,6 +149,19 @@ describe("changes and deletions at the door", function () {
             assert.strictEqual(d.allowed, true, d.message);
         });
 
+        it("denies an Update that destroys a stack a production Stack of another namespace deploys", () => {
+            const update: KObject = {
+                apiVersion: "auto.pulumi.com/v1alpha1",
+                kind: "Update",
+                metadata: { name: "teardown", namespace: "team-b" },
+                spec: { workspaceName: "twin", stackName: "acme/payments/live", type: "destroy" },
+            };
+            const d = judge({ operation: "CREATE", object: update }, [prod]);
+            assert.deepStrictEqual(blocking(d), ["pko-update-prod-approved-path"]);
+            assert.match(d.message!, /is the stack "Stack\/team-a\/payments" deploys/);
+            assert.strictEqual(judge({ operation: "CREATE", object: update }, []).allowed, true);
+        });
+
         it("names one stack by a short name or in another case, never another stack", () => {
             assert.ok(sameStack("acme/payments/live", "ACME/Payments/live"));
             assert.ok(sameStack("acme/payments/live", "payments/live"));
