@@ -14,7 +14,7 @@
 import { ARGO_HOOK, HELM_HOOK, HOOK_WEIGHT, SYNC_WAVE } from "../policies/model/sync-waves";
 import { SOURCE_PATH } from "../policies/model/origin";
 import { WAIVE_ANNOTATION } from "../policies/model/waivers";
-import { ReviewContext, Requester, stackMatcher } from "../policies/model/review";
+import { ReviewContext, Requester, stackMatcher, stacksIndex } from "../policies/model/review";
 import { policies } from "../policies/index";
 import { EvalResource } from "../evaluation/evaluate";
 import { KObject, clusterResource, identityOf } from "./kinds";
@@ -121,11 +121,24 @@ export function reviewContext(
     peers: KObject[],
     requester: Requester | undefined,
 ): ReviewContext {
+    const stacks = peers.map(clusterResource);
     return {
         earlier: new Map(old ? [[incoming.urn, clusterResource(old)]] : []),
-        stacks: peers.map(clusterResource),
+        stacksNaming: () => stacks,
         ...(requester ? { requester } : {}),
     };
+}
+
+/**
+ * The context of a judgement of the whole cluster (`pko-guard audit`): every Stack, looked up by the Pulumi stack
+ * it names, so a Stack another production Stack's stack makes production is judged so, as the door judges it.
+ */
+export function clusterReview(objects: readonly KObject[]): ReviewContext {
+    const stacks = objects.flatMap((o) => {
+        const stack = o.kind === "Stack" ? record(o.spec)?.stack : undefined;
+        return typeof stack === "string" ? [{ resource: clusterResource(o), stack }] : [];
+    });
+    return { earlier: new Map(), stacksNaming: stacksIndex(stacks) };
 }
 
 /** The policies that judge a deletion (their `about.deletion` says why). */

@@ -21,13 +21,43 @@ export interface Requester {
 export interface ReviewContext {
     /** Earlier versions of objects under review, by their URN in the evaluation. */
     earlier: ReadonlyMap<string, ResourceLike>;
-    /** Stack objects judged with the ones under review (those naming the same Pulumi stack suffice). */
-    stacks: readonly ResourceLike[];
+    /**
+     * Stack objects judged with the ones under review that may name the Pulumi stack `stack` (at least every one
+     * that does, by `sameStack`; the caller checks).
+     */
+    stacksNaming(stack: string): readonly ResourceLike[];
     requester?: Requester;
 }
 
-/** No context: a preview, `check`, audit. */
-export const NO_REVIEW: ReviewContext = { earlier: new Map(), stacks: [] };
+/** No context: a preview, `check`. */
+export const NO_REVIEW: ReviewContext = { earlier: new Map(), stacksNaming: () => [] };
+
+/** The last segment of a stack's key: every name `sameStack` matches with it ends with the same. */
+function lastSegment(stack: string): string | undefined {
+    const key = stackKey(stack);
+    return key === undefined ? undefined : key.slice(key.lastIndexOf("/") + 1);
+}
+
+/**
+ * `stacksNaming` over `stacks` (each with the `spec.stack` it names), indexed by the last segment of their names:
+ * a cluster's thousands of Stacks are looked up, never walked, for each Stack judged.
+ */
+export function stacksIndex(
+    stacks: readonly { resource: ResourceLike; stack: string }[],
+): ReviewContext["stacksNaming"] {
+    const index = new Map<string, ResourceLike[]>();
+    for (const { resource, stack } of stacks) {
+        const last = lastSegment(stack);
+        if (last === undefined) continue;
+        const list = index.get(last);
+        if (list) list.push(resource);
+        else index.set(last, [resource]);
+    }
+    return (stack) => {
+        const last = lastSegment(stack);
+        return last === undefined ? [] : (index.get(last) ?? []);
+    };
+}
 
 /**
  * A Pulumi stack's name as the door compares it: `spec.stack` trimmed, without empty segments, in lower case (a

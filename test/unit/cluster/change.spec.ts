@@ -10,7 +10,11 @@ import { packConfig, packPolicies, reconcilePackConfig } from "../../../evaluati
 import { Decision, judgeAdmission } from "../../../cluster/admission";
 import { metadataOnly, readAnnotation } from "../../../cluster/change";
 import { KObject } from "../../../cluster/kinds";
-import { seededCache } from "../../support/fake-cluster";
+import * as fs from "fs";
+import * as path from "path";
+import { FakeCluster, offlineKubeConfig, seededCache } from "../../support/fake-cluster";
+import { makeTempDir } from "../../../support/process";
+import { runAudit } from "../../../cli/audit";
 import { goodSpec } from "../../support/helpers";
 import { sameStack } from "../../../policies/model/review";
 
@@ -160,6 +164,29 @@ describe("changes and deletions at the door", function () {
             assert.deepStrictEqual(blocking(d), ["pko-update-prod-approved-path"]);
             assert.match(d.message!, /is the stack "Stack\/team-a\/payments" deploys/);
             assert.strictEqual(judge({ operation: "CREATE", object: update }, []).allowed, true);
+        });
+
+        it("is how audit judges the cluster's Stacks too", async () => {
+            const dir = makeTempDir("change-audit");
+            try {
+                const kubeconfig = path.join(dir, "kubeconfig");
+                fs.writeFileSync(kubeconfig, offlineKubeConfig().exportConfig());
+                const fake = new FakeCluster().add(prod, twin);
+                const r = await runAudit(
+                    { kubeconfig, failOnAdvisory: false, timeoutMs: 30_000 },
+                    { transport: fake.transport },
+                );
+                const onTwin = r.subject.findings.filter(
+                    (f) => f.resource === "Stack/team-b/twin" && f.status === "blocking",
+                );
+                assert.deepStrictEqual([...new Set(onTwin.map((f) => f.policy))].sort(), [PRODUCTION, DESTROY, PINNED]);
+                assert.deepStrictEqual(
+                    r.subject.findings.filter((f) => f.resource === "Stack/team-a/payments" && f.status === "blocking"),
+                    [],
+                );
+            } finally {
+                fs.rmSync(dir, { recursive: true, force: true });
+            }
         });
 
         it("names one stack by a short name or in another case, never another stack", () => {
