@@ -5,7 +5,7 @@
  *   the same Pulumi stack as a Stack under review, and who asks. The rules classify production with it
  *   (production.ts `classifyInContext`): production is sticky and belongs to the stack.
  * - `metadataOnly`: an UPDATE that changes nothing a rule reads: annotations no rule reads (nor PKO acts on),
- *   server-kept metadata, and, on an object being deleted, its finalizers and owner references (how PKO, Argo CD
+ *   server-kept metadata, a status, and, on an object being deleted, its finalizers and owner references (how PKO, Argo CD
  *   and the garbage collector let it go). Such an update of an object that already violates a rule is admitted;
  *   any other update of it is denied unless it removes the violation (admission.ts).
  * - `judgesDeletion`: the kinds whose DELETE a rule judges (a Stack, whose deletion runs `pulumi destroy` when its
@@ -59,7 +59,9 @@ function judgedPart(o: KObject, deleting: boolean): string {
     const read = Object.entries(record(metadata.annotations) ?? {}).filter(([k]) => readAnnotation(k));
     if (read.length > 0) metadata.annotations = Object.fromEntries(read);
     else delete metadata.annotations;
-    return sorted(extended(o, { metadata }));
+    // No rule reads a status (Argo CD writes an Application's through the object itself).
+    const { status: _status, ...rest } = o;
+    return sorted(extended(rest, { metadata }));
 }
 
 function sorted(v: unknown): string {

@@ -304,6 +304,8 @@ describe("changes and deletions at the door", function () {
             };
             assert.ok(metadataOnly(a, { ...a, metadata: { name: "s", resourceVersion: "2" } }));
             assert.ok(!metadataOnly(a, { ...a, data: { k: "Yg==" } }));
+            const app = { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: "a" }, spec: {} };
+            assert.ok(metadataOnly(app, { ...app, status: { sync: { status: "Synced" } } }));
         });
     });
 });
