@@ -191,7 +191,7 @@ interface PolicyRun {
     /** A reporter whose findings without a URN are about `fallbackUrn()` (policies report synchronously). */
     report: (fallbackUrn: () => string) => DataReport;
     /** Runs a hook about `urn` as the analyzer does. */
-    guard: (urn: string, run: () => void) => void;
+    guard: (urn: string, run: () => unknown) => void;
 }
 
 function policyRun(p: Rule, level: Level, properties: Record<string, unknown>, rows: EvalRow[]): PolicyRun {
@@ -236,10 +236,17 @@ function rowPusher(p: Rule, level: Level, rows: EvalRow[]): PushRow {
     };
 }
 
-/** What the analyzer does when a policy reads an unknown value: an advisory diagnostic, never a pass. */
-function guarded(push: PushRow, urn: string, run: () => void): void {
+/**
+ * What the analyzer does when a policy reads an unknown value: an advisory diagnostic, never a pass. A hook that
+ * answers with a promise is not waited for: it fails the policy (the rules are synchronous), and its outcome is dropped.
+ */
+function guarded(push: PushRow, urn: string, run: () => unknown): void {
     try {
-        run();
+        const out = run();
+        if (out instanceof Promise) {
+            out.catch(() => undefined);
+            throw new Error("an asynchronous policy hook is not supported");
+        }
     } catch (e) {
         if ((e as { notApplicable?: boolean }).notApplicable) return;
         const { UnknownValueError } = policySdk();

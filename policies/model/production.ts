@@ -155,7 +155,7 @@ function stringArray(v: unknown): v is string[] {
 }
 
 function labelMap(v: unknown): v is Record<string, string[]> {
-    return v !== null && typeof v === "object" && !Array.isArray(v) && Object.values(v as object).every(stringArray);
+    return v !== null && typeof v === "object" && !Array.isArray(v) && Object.values(v).every(stringArray);
 }
 
 /**

@@ -83,7 +83,7 @@ function configProperties(meta: RuleMeta): Record<string, object> {
  */
 function configSchema(meta: RuleMeta): PolicyConfigSchema {
     return {
-        properties: configProperties(meta) as PolicyConfigSchema["properties"],
+        properties: configProperties(meta),
         additionalProperties: false,
     } as PolicyConfigSchema;
 }
