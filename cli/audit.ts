@@ -9,6 +9,7 @@
  * not judge everything never passes; the summary says how many objects of each kind were read and judged.
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad input or the cluster could not be read.
  */
+import { Command } from "commander";
 import { BadInputError } from "../support/errors";
 import { packConfig } from "../evaluation/pack-config";
 import { evaluatePack } from "../evaluation/evaluate";
@@ -21,8 +22,13 @@ import { ClusterCache } from "../cluster/cache";
 import { Transport } from "../cluster/client";
 import { UNREADABLE_OBJECT } from "../cluster/admission";
 import { WATCHED_KINDS, clusterResource, grantsOnlySystemMasters } from "../cluster/kinds";
+import { clusterReview } from "../cluster/change";
 import { Finding } from "../evaluation/rows";
 import { extended } from "../support/shapes";
+import { timeoutSeconds } from "../support/options";
+import type { Run } from "./guide";
+import { runJudged } from "./verdict/judged-run";
+import { ReportingOptions, reportingOptions } from "./verdict/reporting-options";
 
 export interface AuditOptions {
     kubeconfig?: string;
@@ -47,7 +53,7 @@ export async function runAudit(o: AuditOptions, given?: { transport?: Transport 
     const server = kc.getCurrentCluster()?.server ?? "";
     const errors: string[] = [];
     const cache = new ClusterCache(kc, {
-        log: (event, f) => event === "cache.list_failed" && errors.push(`${f.kind}: ${f.error}`),
+        log: (event, f) => event === "cache.list_failed" && errors.push(`${String(f.kind)}: ${String(f.error)}`),
         transport: given?.transport,
     });
     cache.start();
@@ -75,11 +81,14 @@ export async function runAudit(o: AuditOptions, given?: { transport?: Transport 
             { read: cache.size(k.kind) + cache.unreadable(k.kind).length, judged: cache.size(k.kind) },
         ]),
     );
-    const rows = evaluatePack(objects.map(clusterResource), config).map((r) => {
-        const { field: _f, ...plain } = r;
-        const field = rowField(r);
-        return field ? extended(plain, { field }) : plain;
-    });
+    // With every Stack by the Pulumi stack it names: production belongs to the stack, as at the door.
+    const rows = evaluatePack(objects.map(clusterResource), config, undefined, "all", clusterReview(objects)).map(
+        (r) => {
+            const { field: _f, ...plain } = r;
+            const field = rowField(r);
+            return field ? extended(plain, { field }) : plain;
+        },
+    );
     const findings = judgeRows(sortRows(rows), o.failOnAdvisory);
     for (const u of unreadable) {
         const r = clusterResource({
@@ -138,4 +147,41 @@ export function auditErrorSubject(
         message,
         durationMs,
     );
+}
+
+interface AuditCliOptions extends ReportingOptions {
+    kubeconfig?: string;
+    context?: string;
+    timeout: number;
+}
+
+export function command(run: Run): Command {
+    return reportingOptions(
+        new Command("audit")
+            .summary("judge what a live cluster holds")
+            .description(
+                "judge the Stacks and related objects of a live cluster with the pko-guard policies (check's table, reports and exit codes)",
+            ),
+    )
+        .option("--kubeconfig <file>", "kubeconfig (default: KUBECONFIG or ~/.kube/config)")
+        .option("--context <name>", "kubeconfig context")
+        .option("--timeout <seconds>", "deadline for reading the cluster", timeoutSeconds, 300)
+        .action(async (o: AuditCliOptions) => {
+            run.code = await runJudged(
+                run.term,
+                o,
+                [...(o.config ? [o.config] : []), ...(o.kubeconfig ? [o.kubeconfig] : [])],
+                (message, durationMs) => auditErrorSubject(o, message, durationMs),
+                async () => {
+                    const result = await runAudit({
+                        kubeconfig: o.kubeconfig,
+                        context: o.context,
+                        config: o.config,
+                        failOnAdvisory: o.failOnAdvisory,
+                        timeoutMs: o.timeout * 1000,
+                    });
+                    return { subject: result.subject, summaryText: auditSummaryLine(result) };
+                },
+            );
+        });
 }

@@ -2,10 +2,12 @@
  * `pko-guard check PATH...`: the gate over Kubernetes manifests (the Argo CD + PKO GitOps flow). One run is
  * one program: every object given is one resource of it, so stack-level rules judge the layout as a whole.
  * Rules are the pack's own policy objects, evaluated in-process (evaluation/evaluate.ts) with the reconciled pack
- * config; rows carry file:line:column (of the field the rule named, else of the object).
+ * config; rows carry file:line:column (of the field the rule named, else of the object). Every option but the
+ * reporting ones can also be set in the repository's `.pko-guard.yaml` (gitops/manifests/check-settings.ts).
  * Exit codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error; a run
  * that finds no Kubernetes object at all is bad input.
  */
+import { Argument, Command } from "commander";
 import * as path from "path";
 import { isatty } from "tty";
 import { packConfig } from "../evaluation/pack-config";
@@ -13,7 +15,10 @@ import { Finding, Notice } from "../evaluation/rows";
 import { escapeText } from "../support/escape";
 import { BadInputError, BadInputsError } from "../support/errors";
 import { STDIN_FILE } from "../reports/location";
-import { ProjectSubject, ReportObject, errorProjectSubject } from "../reports/subject";
+import { ProjectSubject, ReportObject, ReportSource, errorProjectSubject } from "../reports/subject";
+import { FetchPolicy, runFetchPolicy } from "../gitops/fetch/network-policy";
+import { fetchFlags, fetchOptions } from "./check-fetch";
+import type { FetchedSource } from "../gitops/fetch/fetch";
 import { judgeRows, waiverNotices } from "../evaluation/judge";
 import { ManifestObject, Skip } from "../gitops/manifests/manifest-objects";
 import { runRepoRoot } from "../gitops/manifests/load";
@@ -24,6 +29,11 @@ import { progressLine } from "../support/progress";
 import { clusterCapabilities } from "../gitops/render/capabilities";
 import { mark } from "../support/timings";
 import { extended } from "../support/shapes";
+import { collect, timeoutSeconds } from "../support/options";
+import { CheckSettings, checkFlags, checkSettings, printedConfig } from "../gitops/manifests/check-settings";
+import type { Run } from "./guide";
+import { runJudged } from "./verdict/judged-run";
+import { ReportingOptions, reportingOptions } from "./verdict/reporting-options";
 
 export interface CheckOptions {
     paths: string[];
@@ -52,6 +62,11 @@ export interface CheckOptions {
      * source's repoURL must name to be read here. Unset: no repository check (every source path is read).
      */
     repositories?: { url: string; from: string }[];
+    /**
+     * The network policy for remote sources (charts, other repositories, remote bases: gitops/fetch/network-policy.ts).
+     * Unset: nothing is fetched and such sources are not read (the fail-closed finding, or exit 2).
+     */
+    fetch?: FetchPolicy;
 }
 
 export interface CheckSummary {
@@ -65,6 +80,8 @@ export interface CheckSummary {
     rendered: number;
     /** Sources and ApplicationSet generators not rendered or expanded here (one line each, on stderr). */
     notRendered: string[];
+    /** Remote sources fetched or taken from the cache, in the order first used. */
+    fetched: ReportSource[];
 }
 
 /** A check run: a report subject (the manifests as one project) and what was read. */
@@ -103,6 +120,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
                 cluster: clusterCapabilities(o),
                 exclude: o.exclude,
                 repository,
+                fetch: o.fetch,
             },
             config,
             {
@@ -138,6 +156,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
         skipped: load.skipped,
         rendered: load.rendered,
         notRendered: load.notRendered,
+        fetched: (load.fetched ?? []).map(reportSource),
     };
     const subject: ProjectSubject = {
         kind: "project",
@@ -151,8 +170,30 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
         outcome: findings.some((f) => f.status === "blocking") ? "fail" : "pass",
         durationMs: Date.now() - started,
         objects: named.filter((x) => x.read).map((x) => objectRef(x.object)),
+        ...(summary.fetched.length > 0 ? { sources: summary.fetched } : {}),
     };
     return { subject, summary };
+}
+
+/** A fetched source as reports list it: everything but where it is on this machine. */
+function reportSource(s: FetchedSource): ReportSource {
+    return {
+        kind: s.kind,
+        url: s.url,
+        ref: s.ref,
+        resolved: s.resolved,
+        digest: s.digest,
+        floating: s.floating,
+        fromCache: s.fromCache,
+    };
+}
+
+/** The lines `--verbose` prints for the fetched sources: URL, reference, what it resolved to, digest. */
+export function fetchedLines(r: CheckResult): string[] {
+    return r.summary.fetched.map(
+        (s) =>
+            `fetched ${s.kind} ${s.url} ${s.ref === "" ? "(default)" : s.ref} -> ${s.resolved} (${s.digest}${s.floating ? ", floating" : ""}${s.fromCache ? ", from the cache" : ""})`,
+    );
 }
 
 /** The one notice of a run with Applications whose repository's URL is not known (gitops/manifests/repository.ts). */
@@ -204,4 +245,134 @@ export function checkSummaryLine(r: CheckResult): string {
         `${s.objects} object(s) in ${s.files} file(s) (${s.unread} of kinds no rule reads${skipped}); ` +
         `${r.subject.findings.length} violation(s), ${blocking} blocking: ${r.subject.outcome === "pass" ? "PASS" : "FAIL"}`
     );
+}
+
+/** A check run's options from its settings (`workerEntry`: the script worker threads run). */
+function settingsOptions(paths: string[], s: CheckSettings, workerEntry?: string): CheckOptions {
+    return {
+        paths,
+        workerEntry,
+        config: s.config?.value,
+        failOnAdvisory: s.failOnAdvisory.value,
+        repoRoot: s.repoRoot,
+        skipUnreadable: s.skipUnreadable.value,
+        timeoutMs: s.timeout.value * 1000,
+        kubeVersion: s.kubeVersion?.value,
+        apiVersions: s.apiVersions.map((a) => a.value),
+        exclude: s.exclude.map((x) => x.value),
+        repositories: s.repositories.map((r) => ({ url: r.value, from: r.from })),
+        fetch: runFetchPolicy(
+            s.fetch,
+            s.allowHosts.map((h) => h.value),
+            s.repoRoot,
+        ),
+    };
+}
+
+interface CheckCliOptions extends ReportingOptions {
+    repoRoot?: string;
+    skipUnreadable?: boolean;
+    timeout?: number;
+    kubeVersion?: string;
+    apiVersions: string[];
+    exclude: string[];
+    repository: string[];
+    printConfig: boolean;
+    offline?: boolean;
+    allowHost: string[];
+    cacheDir?: string;
+    refresh?: boolean;
+}
+
+/** check's own options (besides the reporting ones): each can also be set in .pko-guard.yaml. */
+function checkOptions(command: Command): Command {
+    return command
+        .option(
+            "--repo-root <dir>",
+            "repository root that Argo CD Application source paths are relative to (default: the git top level)",
+        )
+        .option(
+            "--skip-unreadable",
+            "skip a folder's oversized, undecodable (not UTF-8/UTF-16) and non-regular files with a line each, instead of failing",
+        )
+        .option(
+            "--timeout <seconds>",
+            "time allowed for rendering kustomizations, charts and jsonnet (default: 300)",
+            timeoutSeconds,
+        )
+        .option(
+            "--kube-version <version>",
+            "the destination cluster's Kubernetes version, as Argo CD tells Helm (default: Helm's own)",
+        )
+        .option(
+            "--api-versions <group/version[/Kind]>",
+            "an API the destination cluster serves besides Kubernetes', PKO's and Argo CD's, as Argo CD tells Helm (repeatable)",
+            collect,
+            [] as string[],
+        )
+        .option(
+            "--exclude <glob>",
+            "leave paths matching GLOB out of the folders read (repeatable)",
+            collect,
+            [] as string[],
+        )
+        .option(
+            "--repository <url>",
+            "a URL of this repository besides its origin remote: Application sources naming it are read here (repeatable)",
+            collect,
+            [] as string[],
+        )
+        .option(
+            "--print-config",
+            "print the settings in force (.pko-guard.yaml, options, defaults) and where each comes from; without paths, the working folder's",
+            false,
+        );
+}
+
+export function command(run: Run): Command {
+    // Required, but for --print-config, which reads the working folder's settings without them.
+    const pathsArgument = new Argument(
+        "<paths...>",
+        "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input",
+    );
+    return fetchOptions(
+        checkOptions(
+            reportingOptions(
+                new Command("check")
+                    .summary("check Kubernetes manifests (a GitOps repository)")
+                    .description(
+                        "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
+                    )
+                    .addArgument(pathsArgument),
+            ),
+        ),
+    )
+        .on("option:print-config", () => {
+            pathsArgument.required = false;
+        })
+        .action(async (paths: string[], o: CheckCliOptions) => {
+            const flags = checkFlags(extended(o, { fetch: fetchFlags(o) }));
+            if (o.printConfig) {
+                run.term.out.write(printedConfig(checkSettings(paths.length > 0 ? paths : ["."], flags)));
+                return;
+            }
+            mark("command");
+            run.code = await runJudged(
+                run.term,
+                o,
+                [...paths, ...(o.config ? [o.config] : [])],
+                (message, durationMs) => checkErrorSubject(paths, message, durationMs, o.repoRoot),
+                async () => {
+                    // Large repositories are judged on several threads, each running this command's file.
+                    const settings = checkSettings(paths, flags);
+                    const result = await runCheck(settingsOptions(paths, settings, process.argv[1]));
+                    for (const x of result.summary.skipped)
+                        run.term.err.write(`pko-guard: skipped ${escapeText(x.file)}: ${escapeText(x.reason)}\n`);
+                    for (const n of result.summary.notRendered) run.term.err.write(`pko-guard: ${escapeText(n)}\n`);
+                    if (o.verbose)
+                        for (const l of fetchedLines(result)) run.term.err.write(`pko-guard: ${escapeText(l)}\n`);
+                    return { subject: result.subject, summaryText: checkSummaryLine(result) };
+                },
+            );
+        });
 }

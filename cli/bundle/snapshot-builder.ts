@@ -19,6 +19,7 @@ import * as vm from "vm";
 interface Command {
     main(argv: string[], term?: unknown): Promise<number>;
     exitWhenWritten(code: number): void;
+    escaped(e: unknown): void;
     note(name: string, value: number): void;
 }
 
@@ -147,7 +148,7 @@ warmUp(command, warmDir, reportsDir).then(
             // What ./launch.ts sets before the bundle runs (V8 refuses a snapshot built with other flags).
             v8.setFlagsFromString("--interrupt-budget=500000");
             command.note("snapshot", 1);
-            command.main(process.argv.slice(2)).then(command.exitWhenWritten);
+            command.main(process.argv.slice(2)).then(command.exitWhenWritten, command.escaped);
         });
     },
     (e: Error) => {

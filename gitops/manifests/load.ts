@@ -52,14 +52,7 @@ export function loadManifests(
     originals.clear();
     const out = emptyLoad();
     const { shownName, repoPathOf, readOne, problems } = fileReader(cwd, repoRoot, o.skipUnreadable === true, out);
-    const ctx: RenderContext = {
-        deadline: Date.now() + (o.timeoutMs ?? 300_000),
-        repoRoot,
-        show: (abs) => repoPathOf(abs) ?? shownName(abs),
-        scratch: {},
-        cluster: o.cluster,
-        repository: o.repository,
-    };
+    const ctx = renderContext(o, repoRoot, (abs) => repoPathOf(abs) ?? shownName(abs));
     const skip = walkFilter(repoRoot, o.exclude);
     /** Folders that need rendering, found by walking or named directly. */
     const roots: string[] = [];
@@ -105,9 +98,10 @@ export function loadManifests(
     const parseRendered = (stream: RenderedStream, into: LoadResult) =>
         parseSource(
             {
-                file: shownName(stream.from),
+                file: stream.shown ?? shownName(stream.from),
                 text: stream.text,
-                repoPath: repoPathOf(stream.from),
+                repoPath: stream.shown === undefined ? repoPathOf(stream.from) : undefined,
+                floating: stream.floating,
                 abs: stream.from,
                 rendered: true,
             },
@@ -128,7 +122,22 @@ export function loadManifests(
     unreadable(problems);
     // Identities are per cluster; one defined twice in a cluster is a finding on each definition (./scopes.ts).
     out.duplicates = scopeObjects(out.objects);
+    if (ctx.fetched!.length > 0) out.fetched = ctx.fetched;
     return extended(out, { repoRoot });
+}
+
+/** A run's render context: its deadline, repository, cluster, fetch policy, and a scratch copy made on first use. */
+function renderContext(o: LoadOptions, repoRoot: string, show: (abs: string) => string): RenderContext {
+    return {
+        deadline: Date.now() + (o.timeoutMs ?? 300_000),
+        repoRoot,
+        show,
+        scratch: {},
+        cluster: o.cluster,
+        repository: o.repository,
+        fetch: o.fetch,
+        fetched: [],
+    };
 }
 
 /**
@@ -167,61 +176,6 @@ function fileReader(cwd: string, repoRoot: string, skipUnreadable: boolean, out:
         }
     };
     return { shownName, repoPathOf, readOne, problems };
-}
-
-/** A file of a run as loadManifests reads it: its absolute path, and whether it was found in a folder (or named). */
-export interface RunFile {
-    abs: string;
-    fromFolder: boolean;
-}
-
-/**
- * The files a run reads, in the order loadManifests reads them, when the run is plain files: no standard input,
- * no folder or file that needs rendering; undefined otherwise, or when a path cannot be read (loadManifests then
- * says why, as ever).
- */
-export function plainRunFiles(
-    paths: string[],
-    cwd: string,
-    repoRoot: string,
-    exclude?: string[],
-): RunFile[] | undefined {
-    const skip = walkFilter(repoRoot, exclude);
-    const files: RunFile[] = [];
-    try {
-        for (const p of paths) {
-            if (p === "-") return undefined;
-            const abs = path.resolve(cwd, p);
-            const stat = fs.statSync(abs);
-            if (stat.isDirectory()) {
-                const found: string[] = [];
-                const roots: string[] = [];
-                walk(abs, new Set(), found, roots, undefined, skip);
-                if (roots.length > 0) return undefined;
-                for (const f of found) files.push({ abs: f, fromFolder: true });
-            } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
-                return undefined;
-            } else if (abs !== path.join(repoRoot, CONFIG_FILE)) {
-                files.push({ abs, fromFolder: false });
-            }
-        }
-    } catch {
-        return undefined;
-    }
-    return files;
-}
-
-/**
- * Reads some of a plain run's files (plainRunFiles) as loadManifests reads them, with no Argo CD step and no
- * check of identities across files: the caller (gitops/manifests/parallel.ts) joins the parts of a run and leaves
- * anything else to loadManifests.
- */
-export function loadFiles(files: RunFile[], cwd: string, repoRoot: string, skipUnreadable: boolean): LoadResult {
-    const out = emptyLoad();
-    const { readOne, problems } = fileReader(cwd, repoRoot, skipUnreadable, out);
-    for (const f of files) readOne(f.abs, f.fromFolder);
-    unreadable(problems);
-    return out;
 }
 
 /** The repository root of a run (as loadManifests finds it), or a BadInputError. */

@@ -1,25 +1,25 @@
 /**
- * `check`'s settings for one repository: the configuration file `.pko-guard.yaml` at the repository root (its keys
- * are the long options' names, in the style of `.checkov.yaml`), the command line's options over it, and the
- * defaults under both. The file is read bounded and decoded as YAML; every invalid field is one line (all of them
- * before the run stops, exit 2), and nothing of the file's text is echoed. The file is never taken for a
- * manifest (gitops/manifests/exclude.ts). `check --print-config` shows what is in force and where each value
+ * `check`'s settings for one repository (cli/check.ts runs with them): the configuration file `.pko-guard.yaml` at
+ * the repository root (its keys are the long options' names, in the style of `.checkov.yaml`), the command line's
+ * options over it, and the defaults under both. The file is read bounded and decoded as YAML; every invalid field
+ * is one line (all of them before the run stops, exit 2), and nothing of the file's text is echoed. The file is
+ * never taken for a manifest (./exclude.ts). `check --print-config` shows what is in force and where each value
  * came from.
  */
 import * as fs from "fs";
 import * as path from "path";
 import { parseDocument } from "yaml";
-import { BadInputError, BadInputsError } from "../support/errors";
-import { escapeText } from "../support/escape";
-import { didYouMean } from "../support/suggest";
-import { MAX_TIMEOUT_SECONDS } from "../support/options";
-import { CONFIG_FILE, globRegExp } from "../gitops/manifests/exclude";
-import { readFile } from "../gitops/manifests/files";
-import { runRepoRoot } from "../gitops/manifests/load";
-import { checkedRepository, unknownRepositoryNotice } from "../gitops/manifests/repository";
-import { normalizeRepoUrl, shownUrl } from "../gitops/argocd/repo-url";
-import { checkApiVersion, normalizeKubeVersion } from "../gitops/render/capabilities";
-import type { CheckOptions } from "./check";
+import { BadInputError, BadInputsError } from "../../support/errors";
+import { escapeText } from "../../support/escape";
+import { didYouMean } from "../../support/suggest";
+import { MAX_TIMEOUT_SECONDS } from "../../support/options";
+import { CONFIG_FILE, globRegExp } from "./exclude";
+import { readFile } from "./files";
+import { runRepoRoot } from "./load";
+import { checkedRepository, unknownRepositoryNotice } from "./repository";
+import { normalizeRepoUrl, shownUrl } from "../argocd/repo-url";
+import { checkApiVersion, normalizeKubeVersion } from "../render/capabilities";
+import { FetchFlags, allowHostProblem, runFetchPolicy } from "../fetch/network-policy";
 
 /** A value in force and where it came from (`--exclude`, `.pko-guard.yaml`, `default`, `origin remote`). */
 export interface Setting<T> {
@@ -38,6 +38,8 @@ export interface CheckFlags {
     skipUnreadable?: boolean;
     failOnAdvisory?: boolean;
     timeout?: number;
+    /** The network options (./check-fetch.ts). */
+    fetch?: FetchFlags;
 }
 
 /** What a `check` run uses. */
@@ -53,6 +55,10 @@ export interface CheckSettings {
     skipUnreadable: Setting<boolean>;
     failOnAdvisory: Setting<boolean>;
     timeout: Setting<number>;
+    /** Hosts fetches may reach whatever their address (--allow-host, `allow-hosts`). */
+    allowHosts: Setting<string>[];
+    /** The network options given (./check-fetch.ts). */
+    fetch: FetchFlags;
 }
 
 /** The file's fields as read (each checked), by key. */
@@ -65,6 +71,7 @@ type FileFields = {
     "skip-unreadable"?: boolean;
     "fail-on-advisory"?: boolean;
     timeout?: number;
+    "allow-hosts"?: string[];
 };
 
 const KEYS = [
@@ -76,6 +83,7 @@ const KEYS = [
     "skip-unreadable",
     "fail-on-advisory",
     "timeout",
+    "allow-hosts",
 ];
 
 /** Why a value is not a list of non-empty strings (or undefined when it is one). */
@@ -119,6 +127,12 @@ function fieldProblem(key: string, v: unknown): string | undefined {
         case "skip-unreadable":
         case "fail-on-advisory":
             return typeof v === "boolean" ? undefined : "must be true or false";
+        case "allow-hosts": {
+            const bad = notStrings(v);
+            if (bad) return bad;
+            const i = (v as string[]).findIndex((h) => allowHostProblem(h) !== undefined);
+            return i >= 0 ? `item ${i + 1} ${allowHostProblem((v as string[])[i])}` : undefined;
+        }
         case "timeout":
             return typeof v === "number" && Number.isFinite(v) && v > 0 && v <= MAX_TIMEOUT_SECONDS
                 ? undefined
@@ -158,7 +172,7 @@ export function readCheckConfig(file: string, shown: string): FileFields {
     }
     if (problems.length === 1) throw new BadInputError(problems[0]);
     if (problems.length > 1) throw new BadInputsError(problems, `${shown}: ${problems.length} invalid fields`);
-    return value as FileFields;
+    return value;
 }
 
 /** The settings of a run over `paths`: the command line over the repository's file over the defaults. */
@@ -190,6 +204,8 @@ export function checkSettings(paths: string[], flags: CheckFlags, cwd = process.
         skipUnreadable: yes(flags.skipUnreadable, "--skip-unreadable", fields["skip-unreadable"]),
         failOnAdvisory: yes(flags.failOnAdvisory, "--fail-on-advisory", fields["fail-on-advisory"]),
         timeout: one(flags.timeout, "--timeout", fields.timeout) ?? { value: 300, from: "default" },
+        allowHosts: many(flags.fetch?.allowHost ?? [], "--allow-host", fields["allow-hosts"]),
+        fetch: flags.fetch ?? { allowHost: [] },
     };
 }
 
@@ -212,6 +228,12 @@ export function printedConfig(s: CheckSettings): string {
         ["skip-unreadable", `${s.skipUnreadable.value} (${s.skipUnreadable.from})`],
         ["fail-on-advisory", `${s.failOnAdvisory.value} (${s.failOnAdvisory.from})`],
         ["timeout", `${s.timeout.value} s (${s.timeout.from})`],
+        ...list("allow-hosts", s.allowHosts),
+        ["network", s.fetch.offline ? "offline: the cache only (--offline)" : "fetches remote sources (default)"],
+        [
+            "cache-dir",
+            `${runFetchPolicy(s.fetch, [], s.repoRoot).cacheDir} (${s.fetch.cacheDir ? "--cache-dir" : "default"})`,
+        ],
     ];
     return lines.map(([k, v]) => `${k.padEnd(20)}${escapeText(v)}\n`).join("");
 }
@@ -233,22 +255,6 @@ export function checkFlags(o: CheckFlags): CheckFlags {
         skipUnreadable: o.skipUnreadable,
         failOnAdvisory: o.failOnAdvisory || undefined,
         timeout: o.timeout,
-    };
-}
-
-/** A check run's options from its settings (`workerEntry`: the script worker threads run). */
-export function settingsOptions(paths: string[], s: CheckSettings, workerEntry?: string): CheckOptions {
-    return {
-        paths,
-        workerEntry,
-        config: s.config?.value,
-        failOnAdvisory: s.failOnAdvisory.value,
-        repoRoot: s.repoRoot,
-        skipUnreadable: s.skipUnreadable.value,
-        timeoutMs: s.timeout.value * 1000,
-        kubeVersion: s.kubeVersion?.value,
-        apiVersions: s.apiVersions.map((a) => a.value),
-        exclude: s.exclude.map((x) => x.value),
-        repositories: s.repositories.map((r) => ({ url: r.value, from: r.from })),
+        fetch: o.fetch,
     };
 }
