@@ -42,7 +42,7 @@ let resolve: (id: string) => unknown = require;
  * main thread without a terminal is and refuses the rest (the warm-up starts no thread and no process). Their export names come from
  * the build (./snapshot-build.ts), which loads them in a process of its own.
  */
-const AT_RUN_TIME: Record<string, string[]> = JSON.parse(process.env.PKO_GUARD_SNAPSHOT_LATE ?? "{}");
+const AT_RUN_TIME = JSON.parse(process.env.PKO_GUARD_SNAPSHOT_LATE ?? "{}") as Record<string, string[]>;
 const IN_BUILDER: Record<string, Record<string, unknown>> = {
     worker_threads: { isMainThread: true, workerData: null, parentPort: null, threadId: 0 },
     tty: { isatty: () => false },
@@ -111,6 +111,8 @@ async function warmUp(command: Command, dir: string, reports: string): Promise<v
             dir,
             "--repo-root",
             dir,
+            // The Application's other repository is not fetched: the builder cannot hold what a child process leaves.
+            "--offline",
             "--report",
             `json=${path.join(reports, "check.json")}`,
             "--report",

@@ -37,8 +37,10 @@ describe("the start-up snapshot", function () {
     this.timeout(600000);
     let tmp: string;
     let runs = 0;
+    let OFFLINE: string[] = [];
     before(() => {
         tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-snapshot-"));
+        OFFLINE = ["--offline", "--cache-dir", path.join(tmp, "cache")];
     });
     after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -53,7 +55,8 @@ describe("the start-up snapshot", function () {
         const json = path.join(tmp, `${n}.json`);
         const sarif = path.join(tmp, `${n}.sarif`);
         const timings = path.join(tmp, `${n}.timings.json`);
-        const argv = ["check", ...args, "--report", `json=${json}`, "--report", `sarif=${sarif}`];
+        // Nothing fetched (a test reaches no server it did not start), and a cache of the test's own.
+        const argv = ["check", ...args, ...OFFLINE, "--report", `json=${json}`, "--report", `sarif=${sarif}`];
         const [cmd, pre] =
             how === "snapshot"
                 ? [process.execPath, ["--snapshot-blob", SNAPSHOT_BLOB, "--"]]
@@ -174,7 +177,7 @@ describe("the start-up snapshot", function () {
         const today = check("today", [dir], REPO_ROOT);
         const fromCopy = () => {
             const timings = path.join(tmp, `copy-${++runs}.timings.json`);
-            const r = spawnSync(process.execPath, ["--snapshot-blob", blob, "--", "check", dir], {
+            const r = spawnSync(process.execPath, ["--snapshot-blob", blob, "--", "check", dir, ...OFFLINE], {
                 cwd: REPO_ROOT,
                 encoding: "utf8",
                 env: { ...process.env, NO_COLOR: "1", GITHUB_ACTIONS: "", PKO_GUARD_TIMINGS: timings },
