@@ -51,8 +51,13 @@ const IN_BUILDER: Record<string, Record<string, unknown>> = {
 function lateModule(id: string, names: string[]): object {
     const target: Record<string, undefined> = {};
     for (const n of names) target[n] = undefined;
+    let loaded: Record<string | symbol, unknown> | undefined;
     const read = (name: string | symbol): unknown => {
-        if (!v8.startupSnapshot.isBuildingSnapshot()) return (resolve(id) as Record<string | symbol, unknown>)[name];
+        if (loaded !== undefined) return loaded[name];
+        if (!v8.startupSnapshot.isBuildingSnapshot()) {
+            loaded = resolve(id) as Record<string | symbol, unknown>;
+            return loaded[name];
+        }
         const stand = IN_BUILDER[id];
         if (typeof name === "string" && stand !== undefined && name in stand) return stand[name];
         if (name === "__esModule" || typeof name === "symbol") return undefined;
