@@ -4,8 +4,9 @@
  * Node 20 can start from a V8 snapshot of a heap where the command is already loaded and its functions compiled
  * (`node --snapshot-blob FILE`): no bundle to read and compile, no module to initialize. A blob fits only the Node
  * binary and V8 flags that built it (node refuses any other, exit 14, before any of our code runs), so it is built
- * here, for the Node that builds, and used only through ./pko-guard.sh, which checks that the node it would run is
- * that binary, unchanged since, with no NODE_OPTIONS; the blob's own main function checks the bundle (./snapshot-builder.ts).
+ * here, for the Node that builds, and used only through bin/cli/pko-guard.sh, which checks that the node it would
+ * run is that binary, unchanged since, with no NODE_OPTIONS; the blob's own main function checks the bundle
+ * (./snapshot-builder.ts).
  * Anything else runs bin/cli/pko-guard.js as before.
  *
  * Written beside the bundle: pko-guard.snapshot.blob, pko-guard.snapshot.node (the real path of the node binary it
@@ -23,7 +24,7 @@ import { extended } from "../../support/shapes";
 
 const BIN = path.dirname(CLI_BUNDLE);
 export const SNAPSHOT_BLOB = path.join(BIN, "pko-guard.snapshot.blob");
-/** The real path of the node binary the blob fits, one line (what ./pko-guard.sh compares). */
+/** The real path of the node binary the blob fits, one line (what bin/cli/pko-guard.sh compares). */
 export const SNAPSHOT_NODE = path.join(BIN, "pko-guard.snapshot.node");
 /** The POSIX shell launcher that starts from the blob when it fits. */
 export const SNAPSHOT_LAUNCHER = path.join(BIN, "pko-guard.sh");
