@@ -6,7 +6,7 @@
  *   pko-guard rules [--json]        the rule catalogue
  *   pko-guard explain RULE          what a rule checks, why, the fix, its config keys and an example that passes
  *   pko-guard init [FILE]           a pack config file with every policy and its defaults (+ FILE's .md notes)
- *   pko-guard doctor [--profile check|gate|cluster|all]   each tool, its version, where it is from, how to install it
+ *   pko-guard doctor [dir] [--profile check|gate|cluster|all]   the tools the repository needs, ready doors
  *   pko-guard --version
  *   pko-guard check PATH... [--config FILE] [--report FORMAT=FILE ...] [--format FORMAT] [-v|--verbose]
  *                  [--fail-on-advisory] [--repo-root DIR] [--skip-unreadable] [--timeout SECONDS]
@@ -29,6 +29,7 @@ import * as path from "path";
 import { escapeText } from "../support/escape";
 import { errorLines, isReportedError } from "../support/errors";
 import { REPO_ROOT } from "../support/paths";
+import type { Profile } from "../support/toolchain";
 import { mark } from "../support/timings";
 import { Terminal, guide, processTerminal, textWidth } from "./guide";
 import { ReportingOptions, reportingOptions, runJudged } from "./judged";
@@ -252,12 +253,13 @@ function doctorCommand(run: Run): Command {
     return new Command("doctor")
         .summary("the tools: version, source, install command")
         .description(
-            "list each tool of the toolchain (kustomize, Helm, jsonnet, the Pulumi CLI, ...): its version, where it comes from (toolchain cache, PATH, missing) and the command that installs a missing one",
+            "check the tools the repository's doors need (kustomizations, charts or jsonnet: check; a Pulumi.yaml: gate), each with its own version and where it comes from (prebuilt, toolchain cache, PATH, Pulumi plugins, missing), then the doors that are ready and the one command for the rest",
         )
-        .option("--profile <profile>", "check, gate, cluster or all", profileName, "all")
-        .action((o: { profile: string }) => {
+        .argument("[dir]", "the repository to look at (default: the working folder)")
+        .option("--profile <profile>", "check this profile instead: check, gate, cluster or all", profileName)
+        .action((dir: string | undefined, o: { profile?: string }) => {
             const { runDoctor } = require("./doctor") as typeof import("./doctor");
-            const r = runDoctor(o.profile as "all");
+            const r = runDoctor(o.profile as Profile | undefined, dir);
             run.term.out.write(r.text);
             run.code = r.code;
         });
