@@ -13,6 +13,7 @@ export default tseslint.config(
             "out/",
             ".scratch/",
             "pack/dist/",
+            "dist/",
             "fixtures/",
             "examples/",
             "test/data/bad-fixtures/",
