@@ -282,7 +282,7 @@ export type ObjectFields = Pick<
 /**
  * A manifest object: its fields, and what locates it (its place in its file, another object, another thread). A
  * class, its accessors on the prototype: an object literal with getters gives each object a hidden class of its own
- * and its properties in a dictionary, which cost memory for the whole run (docs/benchmarks.md, the fifth pass).
+ * and its properties in a dictionary, which cost memory for the whole run (docs/contributing/benchmarks.md, the fifth pass).
  */
 export class LocatedObject implements ManifestObject {
     file: string;
