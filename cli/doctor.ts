@@ -7,12 +7,14 @@
  * of its own). Exit code 0 when the profile checked is complete, 1 otherwise.
  */
 import { spawnSync } from "child_process";
+import { Command, InvalidArgumentError } from "commander";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { escapeText } from "../support/escape";
 import {
     LocatedTool,
+    PROFILES,
     Profile,
     ToolSpec,
     firstVersion,
@@ -26,6 +28,7 @@ import {
 } from "../support/toolchain";
 import { prebuiltTool } from "../support/prebuilt";
 import { wrapWords } from "../reports/table";
+import type { Run } from "./guide";
 
 export type Source = "prebuilt" | "toolchain cache" | "PATH" | "Pulumi plugins" | "missing" | "not needed";
 
@@ -280,4 +283,25 @@ export function runDoctor(
     const text = renderDoctor(checked, states, header);
     const code = checked.some((p) => states.get(p)!.some((s) => s.install)) ? 1 : 0;
     return { text, code };
+}
+
+function profileName(v: string): Profile {
+    const profile = PROFILES.find((p) => p === v);
+    if (profile === undefined) throw new InvalidArgumentError("a profile is check, gate, cluster or all");
+    return profile;
+}
+
+export function command(run: Run): Command {
+    return new Command("doctor")
+        .summary("the tools the repository needs: ready doors, install command")
+        .description(
+            "check the tools the repository's doors need (kustomizations, charts or jsonnet: check; a Pulumi.yaml: gate), each with its own version and where it comes from (prebuilt, toolchain cache, PATH, Pulumi plugins, missing), then the doors that are ready and the one command for the rest",
+        )
+        .argument("[dir]", "the repository to look at (default: the working folder)")
+        .option("--profile <profile>", "check this profile instead: check, gate, cluster or all", profileName)
+        .action((dir: string | undefined, o: { profile?: Profile }) => {
+            const r = runDoctor(o.profile, dir);
+            run.term.out.write(r.text);
+            run.code = r.code;
+        });
 }
