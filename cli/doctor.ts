@@ -293,7 +293,7 @@ function profileName(v: string): Profile {
 
 export function command(run: Run): Command {
     return new Command("doctor")
-        .summary("the tools the repository needs: ready doors, install command")
+        .summary("the tools your repository needs")
         .description(
             "check the tools the repository's doors need (kustomizations, charts or jsonnet: check; a Pulumi.yaml: gate), each with its own version and where it comes from (prebuilt, toolchain cache, PATH, Pulumi plugins, missing), then the doors that are ready and the one command for the rest",
         )

@@ -8,7 +8,7 @@
  *   webhook              a validating admission webhook (./webhook.ts)
  *   rules, explain RULE  the rule catalogue and one rule (./rules.ts, ./explain.ts)
  *   init [FILE]          a pack config with every rule's defaults (./init.ts)
- *   doctor               the toolchain (./doctor.ts)
+ *   doctor [dir]         the tools the repository needs, the doors ready (./doctor.ts)
  * Without a command: the commands and an example on standard error, exit 2 (`pko-guard help`: exit 0).
  * A command's module is loaded only when that command runs (`await import()`, which the CLI bundle keeps lazy:
  * cli/bundle/build-cli.ts), so start-up holds only what the command uses; help without a command loads them all.
