@@ -6,7 +6,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { BadInputError, ToolchainMissingError } from "../support/errors";
 import { REPO_ROOT } from "../support/paths";
-import { Toolchain, findToolchain } from "../support/toolchain";
+import { Toolchain, findToolchain, installCommand } from "../support/toolchain";
 import { Analyzer } from "./analyzer";
 import { FIXTURES_DIR, Fixture, LoadOptions, discoverFixtures, fixtureConfig, loadFixtureWithProfiles } from "./expect";
 import { DEFAULT_PACK, PackSpec, packConfigFor, startPack } from "./packs";
@@ -108,7 +108,7 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
     const missingCluster = wantDeploy ? missingDeployBinaries() : [];
     if (missingCluster.length > 0)
         throw new ToolchainMissingError(
-            `the deploy leg's cluster toolchain is missing (${missingCluster.join(", ")}); run: npm run setup`,
+            `the deploy leg's cluster toolchain is missing (${missingCluster.join(", ")}); run: ${installCommand("cluster")}`,
         );
     const deploy = wantDeploy ? deployClusterOnce() : undefined;
     const jobs = wantDeploy ? 1 : Math.max(1, Math.min(options.jobs ?? 1, fixtures.length));
