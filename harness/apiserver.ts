@@ -102,7 +102,8 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
         ...missingClusterBinaries(binDir),
         ...(o.controllers ? missingBinaries(["kube-controller-manager"], binDir) : []),
     ];
-    if (missing.length > 0) throw new Error(`missing ${missing.join(", ")} in ${binDir}: run ${installCommand("cluster")}`);
+    if (missing.length > 0)
+        throw new Error(`missing ${missing.join(", ")} in ${binDir}: run ${installCommand("cluster")}`);
     const timeoutMs = o.timeoutMs ?? 180_000;
     const dir = makeTempDir("apiserver");
     const started: Spawned[] = [];
