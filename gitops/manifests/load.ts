@@ -60,7 +60,7 @@ export function loadManifests(
         cluster: o.cluster,
         repository: o.repository,
     };
-    const skip = walkFilter(repoRoot, o.exclude);
+    const skip = walkFilter(repoRoot, o.exclude, o.toolConfigs);
     /** Folders that need rendering, found by walking or named directly. */
     const roots: string[] = [];
     const jsonnetFiles: string[] = [];
@@ -97,7 +97,8 @@ export function loadManifests(
             jsonnetFiles.push(abs);
         } else if (JSONNET_LIBRARY.test(abs)) {
             problems.push(`${p}: a jsonnet library, evaluated only where a .jsonnet file imports it: name that file`);
-        } else if (abs !== path.join(repoRoot, CONFIG_FILE)) {
+        } else if (abs !== path.join(repoRoot, CONFIG_FILE) && !(o.toolConfigs ?? []).includes(abs)) {
+            // A file named is read (a tool's configuration too, when asked), but for the run's own configuration.
             readOne(abs, false);
         }
     }

@@ -90,6 +90,8 @@ export interface LoadOptions {
     cluster?: ClusterCapabilities;
     /** Globs of paths (repository-relative) that walking folders leaves out (./exclude.ts). */
     exclude?: string[];
+    /** The run's own configuration files (absolute: the policy pack config), never read as manifests. */
+    toolConfigs?: string[];
     /**
      * The repository checked: an Application source is read only when its repoURL names it
      * (gitops/argocd/repo-url.ts). Unset: every source path is read (the harness's fixtures).
