@@ -42,6 +42,8 @@ function startRegistry(root: string): Promise<{ url: string; child: ChildProcess
             "  'pko-guard': { access: $all, publish: $authenticated }",
             "  '@pko-guard/*': { access: $all, publish: $authenticated }",
             "  '**': { access: $all, proxy: upstream }",
+            // A platform package holds ~90 MB of binaries (~30 MB packed): above verdaccio's default 10 MB.
+            "max_body_size: 200mb",
             "log: { type: stdout, format: json, level: warn }",
             "",
         ].join("\n"),
@@ -144,8 +146,9 @@ describe("installed from a registry: prebuilt tools, no Go", function () {
     });
 
     it("npx pko-guard check renders kustomizations with the prebuilt kustomize: a blocking finding, then a pass", () => {
+        // The repositories sit in the project, so npx runs the project's pko-guard (never one it would fetch).
         for (const fixture of ["gitops-kustomize-overlay", "gitops-kustomize-overlay-governed"]) {
-            const repo = path.join(root, fixture);
+            const repo = path.join(project, fixture);
             fs.cpSync(path.join(REPO_ROOT, "fixtures", fixture, "manifests"), repo, { recursive: true });
         }
         const check = (repo: string) =>
@@ -160,10 +163,11 @@ describe("installed from a registry: prebuilt tools, no Go", function () {
                     "https://github.com/myorg/ledger-manifests.git",
                     ".",
                 ],
-                path.join(root, repo),
+                path.join(project, repo),
             );
         // The overlay's patch moves the pinned Stack to a branch: only a real kustomize build shows it.
         const bad = check("gitops-kustomize-overlay");
+        assert.doesNotMatch(bad.stderr, /npm warn exec/);
         assert.strictEqual(bad.status, 1, bad.stderr);
         assert.match(bad.stdout, /^BLOCKING {2}pko-stack-prod-pinned-commit \[high\]$/m);
         assert.match(bad.stdout, /resource: Stack\/pulumi\/ledger-production/);
@@ -190,8 +194,9 @@ describe("installed from a registry: prebuilt tools, no Go", function () {
                 "https://github.com/myorg/ledger-manifests.git",
                 ".",
             ],
-            path.join(root, "gitops-kustomize-overlay"),
+            path.join(project, "gitops-kustomize-overlay"),
         );
+        assert.doesNotMatch(r.stderr, /npm warn exec/);
         assert.strictEqual(r.status, 2, r.stdout + r.stderr);
         const lines = r.stderr.trim().split("\n");
         assert.strictEqual(lines.length, 1, r.stderr);
