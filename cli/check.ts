@@ -16,7 +16,8 @@ import { escapeText } from "../support/escape";
 import { BadInputError, BadInputsError } from "../support/errors";
 import { STDIN_FILE } from "../reports/location";
 import { ProjectSubject, ReportObject, ReportSource, errorProjectSubject } from "../reports/subject";
-import type { FetchPolicy } from "../gitops/fetch/network-policy";
+import { FetchPolicy, runFetchPolicy } from "../gitops/fetch/network-policy";
+import { fetchFlags, fetchOptions } from "./check-fetch";
 import type { FetchedSource } from "../gitops/fetch/fetch";
 import { judgeRows, waiverNotices } from "../evaluation/judge";
 import { ManifestObject, Skip } from "../gitops/manifests/manifest-objects";
@@ -259,6 +260,11 @@ function settingsOptions(paths: string[], s: CheckSettings, workerEntry?: string
         apiVersions: s.apiVersions.map((a) => a.value),
         exclude: s.exclude.map((x) => x.value),
         repositories: s.repositories.map((r) => ({ url: r.value, from: r.from })),
+        fetch: runFetchPolicy(
+            s.fetch,
+            s.allowHosts.map((h) => h.value),
+            s.repoRoot,
+        ),
     };
 }
 
@@ -271,6 +277,10 @@ interface CheckCliOptions extends ReportingOptions {
     exclude: string[];
     repository: string[];
     printConfig: boolean;
+    offline?: boolean;
+    allowHost: string[];
+    cacheDir?: string;
+    refresh?: boolean;
 }
 
 /** check's own options (besides the reporting ones): each can also be set in .pko-guard.yaml. */
@@ -324,22 +334,25 @@ export function command(run: Run): Command {
         "<paths...>",
         "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input",
     );
-    return checkOptions(
-        reportingOptions(
-            new Command("check")
-                .summary("check Kubernetes manifests (a GitOps repository)")
-                .description(
-                    "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
-                )
-                .addArgument(pathsArgument),
+    return fetchOptions(
+        checkOptions(
+            reportingOptions(
+                new Command("check")
+                    .summary("check Kubernetes manifests (a GitOps repository)")
+                    .description(
+                        "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
+                    )
+                    .addArgument(pathsArgument),
+            ),
         ),
     )
         .on("option:print-config", () => {
             pathsArgument.required = false;
         })
         .action(async (paths: string[], o: CheckCliOptions) => {
+            const flags = checkFlags(extended(o, { fetch: fetchFlags(o) }));
             if (o.printConfig) {
-                run.term.out.write(printedConfig(checkSettings(paths.length > 0 ? paths : ["."], checkFlags(o))));
+                run.term.out.write(printedConfig(checkSettings(paths.length > 0 ? paths : ["."], flags)));
                 return;
             }
             mark("command");
@@ -350,11 +363,13 @@ export function command(run: Run): Command {
                 (message, durationMs) => checkErrorSubject(paths, message, durationMs, o.repoRoot),
                 async () => {
                     // Large repositories are judged on several threads, each running this command's file.
-                    const settings = checkSettings(paths, checkFlags(o));
+                    const settings = checkSettings(paths, flags);
                     const result = await runCheck(settingsOptions(paths, settings, process.argv[1]));
                     for (const x of result.summary.skipped)
                         run.term.err.write(`pko-guard: skipped ${escapeText(x.file)}: ${escapeText(x.reason)}\n`);
                     for (const n of result.summary.notRendered) run.term.err.write(`pko-guard: ${escapeText(n)}\n`);
+                    if (o.verbose)
+                        for (const l of fetchedLines(result)) run.term.err.write(`pko-guard: ${escapeText(l)}\n`);
                     return { subject: result.subject, summaryText: checkSummaryLine(result) };
                 },
             );

@@ -189,3 +189,33 @@ export function refusedUrl(policy: FetchPolicy, raw: string): string | undefined
     if (u.protocol !== "https:" && u.protocol !== "http:") return `the ${u.protocol}// scheme is not fetched`;
     return undefined;
 }
+
+/** The network options of a `check` run as its command line gives them (undefined or empty: not given). */
+export interface FetchFlags {
+    offline?: boolean;
+    allowHost: string[];
+    cacheDir?: string;
+    refresh?: boolean;
+}
+
+/** Why an `allow-hosts` entry of `.pko-guard.yaml` is refused (the words after its name), or undefined. */
+export function allowHostProblem(value: unknown): string | undefined {
+    if (typeof value !== "string") return "is not a string";
+    try {
+        parseAllowHost(value);
+        return undefined;
+    } catch {
+        return "is not a host or host:port";
+    }
+}
+
+/** A run's network policy: its flags, the hosts allowed (options, else the file), the repository's root. */
+export function runFetchPolicy(flags: FetchFlags, allowHosts: string[], repoRoot: string): FetchPolicy {
+    return fetchPolicy({
+        offline: flags.offline === true,
+        allowHosts,
+        cacheDir: flags.cacheDir,
+        refresh: flags.refresh === true,
+        repoRoot,
+    });
+}
