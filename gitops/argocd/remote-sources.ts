@@ -11,7 +11,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { FetchError, FetchRequest, FetchedSource, fetchSourceSync, floatingNote, fromCache } from "../fetch/fetch";
-import { RenderContext, RenderedStream } from "../render/render";
+import { RenderContext } from "../render/render";
 import { str } from "../../support/records";
 import { extended } from "../../support/shapes";
 import { SourceOutput } from "./application-sources";
@@ -111,9 +111,7 @@ export function mergeFetched(from: SourceOutput, got: FetchedSource, into: Sourc
         into.streams.push({ text: fs.readFileSync(f, "utf8"), from: f, shown: named(f), floating });
     }
     for (const s of from.streams)
-        into.streams.push(
-            extended(s, { shown: s.shown ?? named(s.from), floating: s.floating ?? floating }) as RenderedStream,
-        );
+        into.streams.push(extended(s, { shown: s.shown ?? named(s.from), floating: s.floating ?? floating }));
     into.renders += from.renders;
     if (from.empty) (into.empty ??= []).push(...from.empty);
 }

@@ -24,4 +24,4 @@ async function main(): Promise<void> {
     process.exit(0);
 }
 
-void main();
+main().catch(() => process.exit(1));

@@ -138,7 +138,7 @@ class Relay {
         }
         const headers: Record<string, string> = { "content-length": String(a.body.length) };
         for (const h of ["content-type", "docker-content-digest", "link"])
-            if (typeof a.headers[h] === "string") headers[h] = a.headers[h] as string;
+            if (typeof a.headers[h] === "string") headers[h] = a.headers[h];
         if (m[2] === "manifests" && !/^sha256:/.test(m[3]) && typeof a.headers["docker-content-digest"] === "string")
             this.manifest = { tag: decodeURIComponent(m[3]), digest: a.headers["docker-content-digest"] };
         if (m[2] === "manifests" && /^sha256:/.test(m[3]) && this.manifest === undefined)
@@ -163,12 +163,12 @@ export async function ociPull(
     if (!helm) throw new FetchError(`${shown}: pulling an OCI chart needs helm, which is not installed`);
     const budget = new Budget(policy.limits.maxBytes, policy.limits.timeoutMs);
     const relay = new Relay(policy, budget, host, port, registryCredential(host, port));
-    const server = http.createServer((req, res) =>
-        relay.serve(req, res).catch((e: unknown) => {
+    const server = http.createServer((req, res) => {
+        void relay.serve(req, res).catch((e: unknown) => {
             relay.error ??= e instanceof FetchError ? e.message : `${shown}: the fetch failed`;
             if (!res.headersSent) res.writeHead(502).end();
-        }),
-    );
+        });
+    });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const local = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
     const home = path.join(into, ".helm");
