@@ -36,6 +36,7 @@ export default tseslint.config(
             "out/",
             ".scratch/",
             "pack/dist/",
+            "dist/",
             "fixtures/",
             "examples/",
             "test/data/bad-fixtures/",

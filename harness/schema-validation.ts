@@ -17,11 +17,11 @@ import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
 import { BadInputError } from "../support/errors";
-import { REPO_ROOT } from "../support/paths";
+import { TOOLCHAIN_DIR, installCommand } from "../support/toolchain";
 import { PKO_API_VERSION, loadCrdVersions, loadPkoCrds } from "../cluster/pko-crds";
 import { APPLICATION_CRD } from "./argocd-finalizers";
 
-export const SCHEMA_DIR = path.join(REPO_ROOT, ".cache", "toolchain", "schemas");
+export const SCHEMA_DIR = path.join(TOOLCHAIN_DIR, "schemas");
 
 const K8S_DEFINITIONS: Record<string, string> = {
     "v1/Secret": "io.k8s.api.core.v1.Secret",
@@ -108,7 +108,7 @@ export class ManifestValidator {
     constructor(schemaDir: string = SCHEMA_DIR, pkoCrdDir?: string) {
         if (!fs.existsSync(path.join(schemaDir, "kubernetes-swagger.json"))) {
             throw new BadInputError(
-                `schema ${path.join(schemaDir, "kubernetes-swagger.json")} not found; run: npm run setup`,
+                `schema ${path.join(schemaDir, "kubernetes-swagger.json")} not found; run: ${installCommand("schemas")}`,
             );
         }
         const crdAjv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
@@ -152,7 +152,7 @@ export class ManifestValidator {
         }
         if (!this.definitions[OBJECT_META])
             throw new BadInputError(
-                `${path.join(schemaDir, "kubernetes-swagger.json")} has no ${OBJECT_META}; run: npm run setup`,
+                `${path.join(schemaDir, "kubernetes-swagger.json")} has no ${OBJECT_META}; run: ${installCommand("schemas")}`,
             );
         this.objectMeta = entry(OBJECT_META);
     }

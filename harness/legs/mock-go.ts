@@ -7,9 +7,9 @@
  */
 import * as crypto from "crypto";
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import { execFileSync, spawn } from "child_process";
+import { userCacheDir } from "../../support/cache-dir";
 
 import {
     MockMonitor,
@@ -112,10 +112,9 @@ function sourceHash(dir: string, goVersion: string): string {
     return h.digest("hex").slice(0, 32);
 }
 
-/** The folder Go builds of the mock leg are kept in (the user's cache, else the temporary folder). */
+/** The folder Go builds of the mock leg are kept in: the user's cache folder (support/cache-dir.ts). */
 function buildCache(): string {
-    const base = process.env.XDG_CACHE_HOME || (os.homedir() ? path.join(os.homedir(), ".cache") : os.tmpdir());
-    return path.join(base, "pko-guard", "go-programs");
+    return path.join(userCacheDir(), "go-programs");
 }
 
 /** The program built (or the build kept from before for the same sources); one line when the build fails. */
