@@ -14,11 +14,11 @@
  * PKO_GUARD_SNAPSHOT=0 at build time builds none.
  */
 import { spawnSync } from "child_process";
-import * as esbuild from "esbuild";
+import type * as esbuild from "esbuild";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { BUNDLE_OPTIONS } from "../../support/bundling";
+import { BUNDLE_OPTIONS, runBuild } from "../../support/bundling";
 import { CLI_BUNDLE, REPO_ROOT } from "../../support/paths";
 import { extended } from "../../support/shapes";
 
@@ -163,13 +163,20 @@ function remove(): void {
 /** Builds the builder script, the launcher and the blob; false (and one line on stderr) when the blob is not built. */
 export async function buildSnapshot(): Promise<boolean> {
     remove();
-    await esbuild.build(
+    // esbuild only here: an installed package (no devDependencies) builds its blob with the builder it ships.
+    await (require("esbuild") as typeof esbuild).build(
         extended(BUNDLE_OPTIONS, {
             entryPoints: [path.join(REPO_ROOT, "cli", "bundle", "snapshot-builder.ts")],
             outfile: BUILDER,
         }),
     );
     fs.writeFileSync(SNAPSHOT_LAUNCHER, LAUNCHER, { mode: 0o755 });
+    return installSnapshot();
+}
+
+/** The blob and its node for the command in bin/ as it is (an installed package's: the pre-commit hook's install). */
+function installSnapshot(): boolean {
+    remove();
     if (process.env.PKO_GUARD_SNAPSHOT === "0") return false;
     const why = buildBlob(BIN, SNAPSHOT_BLOB);
     if (why !== undefined) {
@@ -179,3 +186,10 @@ export async function buildSnapshot(): Promise<boolean> {
     fs.writeFileSync(SNAPSHOT_NODE, `${fs.realpathSync(process.execPath)}\n`);
     return true;
 }
+
+// `node bin/cli/bundle/snapshot-build.js`: the blob for the installed command (hooks/pko-guard-check.sh).
+if (require.main === module)
+    runBuild("snapshot", () => {
+        installSnapshot();
+        return Promise.resolve();
+    });
