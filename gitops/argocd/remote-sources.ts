@@ -15,7 +15,6 @@ import { RenderContext } from "../render/render";
 import { str } from "../../support/records";
 import { extended } from "../../support/shapes";
 import { SourceOutput } from "./application-sources";
-import { shownUrl } from "../fetch/network-policy";
 
 type Obj = Record<string, unknown>;
 
@@ -102,7 +101,7 @@ export function fetchedContext(ctx: RenderContext, got: FetchedSource, repoURL: 
 export function mergeFetched(from: SourceOutput, got: FetchedSource, into: SourceOutput): void {
     const named = (abs: string) => {
         const rel = path.relative(got.path, abs).split(path.sep).join("/");
-        return rel.startsWith("..") ? undefined : `${shownUrl(got.url)}@${got.resolved}${rel === "" ? "" : `/${rel}`}`;
+        return rel.startsWith("..") ? undefined : `${got.url}@${got.resolved}${rel === "" ? "" : `/${rel}`}`;
     };
     const floating = floatingNote(got);
     for (const f of from.files) {
