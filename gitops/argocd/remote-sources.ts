@@ -12,6 +12,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { FetchError, FetchRequest, FetchedSource, fetchSourceSync, floatingNote, fromCache } from "../fetch/fetch";
 import { RenderContext } from "../render/render";
+import { withinDeadline } from "../fetch/network-policy";
 import { str } from "../../support/records";
 import { extended } from "../../support/shapes";
 import { SourceOutput } from "./application-sources";
@@ -48,7 +49,7 @@ export function gitRequest(source: Obj): FetchRequest | undefined {
 export function fetched(req: FetchRequest, ctx: RenderContext): FetchedSource | undefined {
     if (!ctx.fetch) return undefined;
     if (ctx.fetch.offline && !fromCache(req, ctx.fetch)) return undefined;
-    const got = fetchSourceSync(req, ctx.fetch);
+    const got = fetchSourceSync(req, withinDeadline(ctx.fetch, ctx.deadline));
     const list = (ctx.fetched ??= []);
     if (!list.some((x) => x.url === got.url && x.ref === got.ref)) list.push(got);
     return got;
