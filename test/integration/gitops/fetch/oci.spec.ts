@@ -11,13 +11,13 @@ import * as os from "os";
 import * as path from "path";
 import { FetchError, fetchOci } from "../../../../gitops/fetch/fetch";
 import { fetchPolicy } from "../../../../gitops/fetch/network-policy";
-import { toolchainBin } from "../../../../support/toolchain";
+import { locateTool } from "../../../../support/toolchain";
 import { helm, writeChart } from "../../../support/source-servers";
 
 /** A registry process (its port), with REGISTRY_USER/REGISTRY_PASSWORD when `user` is given. */
 async function registry(user?: { name: string; password: string }): Promise<{ port: number; child: ChildProcess }> {
-    const bin = path.join(toolchainBin(), "oci-registry");
-    if (!fs.existsSync(bin)) throw new Error("oci-registry is not built: bash toolchain/install.sh oci-registry");
+    const bin = locateTool("oci-registry")?.path;
+    if (!bin) throw new Error("oci-registry is not built: bash toolchain/install.sh oci-registry");
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH };
     if (user) Object.assign(env, { REGISTRY_USER: user.name, REGISTRY_PASSWORD: user.password });
     const child = spawn(bin, [], { env, stdio: ["ignore", "pipe", "ignore"] });
