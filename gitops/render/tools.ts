@@ -1,6 +1,7 @@
 /**
  * The rendering tools `pko-guard check` runs where Argo CD's repo server would (kustomize, helm, jsonnet),
- * ApplicationSet goTemplate expansion (appset-template: Go's text/template with Argo CD's functions), and the
+ * ApplicationSet goTemplate expansion (appset-template: Go's text/template with Argo CD's functions), Flux
+ * Kustomization builds (flux-build: Flux's own kustomize generator and variable substitution), and the
  * reference YAML decoder of the differential test (kube-yaml). Each is taken from the project's own
  * toolchain (.cache/toolchain/bin: toolchain/install.sh's pinned builds, or fitting tools it linked from PATH) when it is
  * there, else from PATH; `source` says which, so a run can say what rendered it.
@@ -8,7 +9,8 @@
 import * as path from "path";
 import { installCommand, isExecutable, onPath, toolchainBin } from "../../support/toolchain";
 
-export type ToolName = "kustomize" | "helm" | "jsonnet" | "jsonnet-deps" | "kube-yaml" | "appset-template";
+export type ToolName =
+    "kustomize" | "helm" | "jsonnet" | "jsonnet-deps" | "kube-yaml" | "appset-template" | "flux-build";
 
 export interface Tool {
     name: ToolName;
@@ -27,6 +29,7 @@ export const INSTALL_HINT: Record<ToolName, string> = {
     "jsonnet-deps": `install go-jsonnet's jsonnet-deps on PATH, or run: ${installCommand("jsonnet-deps")}`,
     "kube-yaml": `run: ${installCommand("kube-yaml")}`,
     "appset-template": `run: ${installCommand("appset-template")}`,
+    "flux-build": `run: ${installCommand("flux-build")}`,
 };
 
 const found = new Map<ToolName, Tool | undefined>();

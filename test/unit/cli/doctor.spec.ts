@@ -55,6 +55,7 @@ describe("pko-guard doctor", () => {
                 ["jsonnet", "PATH", "0.21.0", false],
                 ["jsonnet-deps", "missing", undefined, true],
                 ["appset-template", "missing", undefined, true],
+                ["flux-build", "missing", undefined, true],
             ],
         );
         assert.strictEqual(row("helm").note, "does not fit: needs >= 3.8.0, < 4");
@@ -68,7 +69,7 @@ describe("pko-guard doctor", () => {
             /^ {2}helm +2\.17\.0 +PATH .*usr-bin\/helm \(does not fit: needs >= 3\.8\.0, < 4\); install: bash .*install\.sh helm$/m,
         );
         assert.match(text, /^ {2}jsonnet-deps +- +missing; install: bash .*toolchain\/install\.sh jsonnet-deps$/m);
-        assert.match(text, /^3 to install: bash \S+toolchain\/install\.sh check /m);
+        assert.match(text, /^4 to install: bash \S+toolchain\/install\.sh check /m);
     });
 
     it("gate: a pulumi on PATH that fits, and the host shipped beside it at the CLI's version", () => {
