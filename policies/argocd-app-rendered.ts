@@ -10,7 +10,8 @@ import { Plain, configStrings, get, plain } from "./model/values";
 
 export const NAME = "argocd-app-rendered";
 
-const ARGO_TYPE = /^kubernetes:argoproj\.io\/[^:]+:(Application|ApplicationSet)$/;
+const ARGO_TYPE =
+    /^kubernetes:(?:argoproj\.io\/[^:]+:(Application|ApplicationSet)|kustomize\.toolkit\.fluxcd\.io\/[^:]+:(Kustomization)|helm\.toolkit\.fluxcd\.io\/[^:]+:(HelmRelease))$/;
 
 /** At most this many reasons are reported for one object (each is one finding). */
 const MAX_REASONS = 20;
@@ -46,7 +47,12 @@ export const rule = resourceRule(
                 "What check expands: ApplicationSet generators `list` (with `elements` or `elementsYaml`), git\n`directories` and `files`, and `matrix` and `merge` of those (not `templatePatch`); sources that are\nfolders of this repository (directory, kustomize, Helm). A waiver of a finding here sets\n`allowFailClosed: true` and an expiry.",
                 "The reasons are computed by `pko-guard check` (gitops/argocd/applications.ts) and carried on the object in the\n`pko-guard/not-rendered` annotation, which check sets itself (a value written in the manifest is\ndiscarded). Every finding fails closed. In a Pulumi program the annotation is absent and the rule passes.",
             ],
-            reads: ["argoproj.io/Application", "argoproj.io/ApplicationSet"],
+            reads: [
+                "argoproj.io/Application",
+                "argoproj.io/ApplicationSet",
+                "kustomize.toolkit.fluxcd.io/Kustomization",
+                "helm.toolkit.fluxcd.io/HelmRelease",
+            ],
             readsProduction: false,
             patternSettings: ["sourcesJudgedElsewhere"],
             example: [
@@ -89,7 +95,8 @@ export const rule = resourceRule(
 
         const name = get(props, "metadata", "name");
         const ns = get(props, "metadata", "namespace");
-        const who = `${m[1]} ${JSON.stringify(`${typeof ns === "string" && ns !== "" ? `${ns}/` : ""}${typeof name === "string" ? name : String(resource.name ?? "")}`)}`;
+        const kind = m[1] ?? (m[2] ? "Flux Kustomization" : "Flux HelmRelease");
+        const who = `${kind} ${JSON.stringify(`${typeof ns === "string" && ns !== "" ? `${ns}/` : ""}${typeof name === "string" ? name : String(resource.name ?? "")}`)}`;
         const bad = patternProblem("sourcesJudgedElsewhere", patterns);
         if (bad !== undefined) return [`${who}: ${bad}; fix the policy configuration.`];
         const elsewhere = judgedElsewhere(get(props, "spec"), patterns);

@@ -8,6 +8,7 @@ import { parentPort } from "worker_threads";
 import { EvalRow, evaluatePack } from "../../evaluation/evaluate";
 import { PackConfig } from "../../evaluation/pack-config";
 import { isApplication, isApplicationSet } from "../argocd/applications";
+import { isFluxApplier } from "../flux/flux-kinds";
 import { rowPosition } from "./evaluate-manifests";
 import { RunFile, loadFiles } from "./load";
 import { LocatedObject, ManifestObject, Skip, evalResources } from "./manifest-objects";
@@ -25,7 +26,7 @@ export interface PartResult {
     aliasNodes: number;
     objects: PlainObject[];
     rows: { row: EvalRow; at?: { line: number; column: number } }[];
-    /** Something only the single-threaded path handles (an Application, an ApplicationSet). */
+    /** Something only the single-threaded path handles (an Application, an ApplicationSet, a Flux Kustomization or HelmRelease). */
     unusual?: boolean;
 }
 
@@ -53,7 +54,11 @@ export function runPart(
         skipped: load.skipped,
         aliasNodes: load.budget.aliasNodes,
     };
-    if (load.objects.some((x) => x.named && (isApplication(x.object) || isApplicationSet(x.object)))) {
+    if (
+        load.objects.some(
+            (x) => x.named && (isApplication(x.object) || isApplicationSet(x.object) || isFluxApplier(x.object)),
+        )
+    ) {
         return { result: extended(base, { objects: [], rows: [], unusual: true }), objects: load.objects };
     }
     const byUrn = new Map(load.objects.map((o) => [o.urn, o]));

@@ -65,6 +65,18 @@ function copyTree(from: string, to: string): void {
     });
 }
 
+/**
+ * The run's copy of the repository (made on first use in `scratch.dir`), where kustomizations are edited before
+ * a build and restored after it: kustomize reads bases by relative paths, so the whole tree is copied once.
+ */
+export function scratchCopy(repoRoot: string, scratch: { dir?: string }): string {
+    if (!scratch.dir) {
+        scratch.dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-kustomize-"));
+        copyTree(repoRoot, path.join(scratch.dir, "repo"));
+    }
+    return path.join(scratch.dir, "repo");
+}
+
 /** `kustomize edit set image` semantics for one `name[=newName][:tag][@digest]` entry. */
 function imageEntry(spec: string): Record<string, string> {
     const [left, digest] = spec.split("@");
@@ -105,11 +117,7 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
         );
     const scratch = ctx.scratch ?? {};
     const owned = ctx.scratch === undefined;
-    if (!scratch.dir) {
-        scratch.dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-kustomize-"));
-        copyTree(ctx.repoRoot, path.join(scratch.dir, "repo"));
-    }
-    const copy = path.join(scratch.dir, "repo");
+    const copy = scratchCopy(ctx.repoRoot, scratch);
     const rel = path.relative(ctx.repoRoot, dir);
     const appDir = path.join(copy, rel);
     const kcopy = path.join(appDir, path.basename(kfile));
@@ -157,14 +165,14 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
         return splitByOrigin(out, appDir, dir);
     } finally {
         fs.writeFileSync(kcopy, original);
-        if (owned) fs.rmSync(scratch.dir, { recursive: true, force: true });
+        if (owned && scratch.dir) fs.rmSync(scratch.dir, { recursive: true, force: true });
     }
 }
 
 const ORIGIN = "config.kubernetes.io/origin";
 
 /** Splits kustomize's output by each object's origin annotation (removed from the object). */
-function splitByOrigin(out: string, appCopy: string, appDir: string): RenderedStream[] {
+export function splitByOrigin(out: string, appCopy: string, appDir: string): RenderedStream[] {
     const streams: RenderedStream[] = [];
     for (const chunk of out.split(/^---$/m)) {
         if (chunk.trim() === "") continue;
