@@ -185,4 +185,40 @@ describe("argocd-app-pko-sync-order", () => {
             prunes,
         );
     });
+
+    describe("Flux Kustomizations", () => {
+        const ks = (prune: boolean, name = "apps"): TestResource => ({
+            type: "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization",
+            name: "ks",
+            props: {
+                apiVersion: "kustomize.toolkit.fluxcd.io/v1",
+                kind: "Kustomization",
+                metadata: { name, namespace: "flux-system" },
+                spec: { prune, path: "./apps", sourceRef: { kind: "GitRepository", name: "flux-system" } },
+            },
+        });
+        const owned = {
+            "kustomize.toolkit.fluxcd.io/name": "apps",
+            "kustomize.toolkit.fluxcd.io/namespace": "flux-system",
+        };
+        const stack = (spec: Record<string, unknown>, labels: Record<string, string> = owned) =>
+            stackResource("s", goodSpec(spec), { labels });
+
+        it("flags a pruning Kustomization that applied a production Stack with destroyOnFinalize", () => {
+            assertFindings(
+                runStackPolicy(policy, [stack({ destroyOnFinalize: true }), ks(true)]),
+                one("ks", /Flux Kustomization "flux-system\/apps" prunes \(spec\.prune\) production Stack "s"/),
+            );
+        });
+
+        it("passes without prune, without destroyOnFinalize, off production, or for another Kustomization's Stack", () => {
+            assert.deepStrictEqual(runStackPolicy(policy, [stack({ destroyOnFinalize: true }), ks(false)]), []);
+            assert.deepStrictEqual(runStackPolicy(policy, [stack({}), ks(true)]), []);
+            const dev = stack({ destroyOnFinalize: true, stack: "acme/app/dev" });
+            assert.deepStrictEqual(runStackPolicy(policy, [dev, ks(true)]), []);
+            assert.deepStrictEqual(runStackPolicy(policy, [stack({ destroyOnFinalize: true }), ks(true, "infra")]), []);
+            const unlabelled = stack({ destroyOnFinalize: true }, {});
+            assert.deepStrictEqual(runStackPolicy(policy, [unlabelled, ks(true)]), []);
+        });
+    });
 });
