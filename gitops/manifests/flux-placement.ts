@@ -136,6 +136,24 @@ export function placeFlux(out: LoadResult, p: FluxPlacing, rendered: Set<string>
             !dropped.has(x) &&
             !(x.syncedBy === undefined && !entrySet.has(x) && x.abs !== undefined && superseded.has(x.abs)),
     );
+    clusterFolders(out.objects, entries);
+}
+
+/**
+ * The objects written beside an entry point, in its cluster folder, that no Kustomization applies (the sources
+ * and Kustomizations of `clusters/prod/*.yaml` when nothing manages that folder): applied to that cluster with
+ * the entry point, by whoever applies it, so they are in its scope (the deepest folder, when folders nest).
+ */
+function clusterFolders(objects: ManifestObject[], entries: ManifestObject[]): void {
+    const folders = [...new Set(entries.map((e) => e.scope ?? "").filter((s) => s.startsWith("flux:")))]
+        .map((s) => ({ scope: s, dir: s.slice("flux:".length) }))
+        .sort((a, b) => b.dir.length - a.dir.length);
+    if (folders.length === 0) return;
+    for (const x of objects) {
+        if (x.scope !== undefined || x.syncedBy !== undefined || x.repoPath === undefined) continue;
+        const home = folders.find((f) => f.dir === "." || x.repoPath!.startsWith(`${f.dir}/`));
+        if (home) x.scope = home.scope;
+    }
 }
 
 function fail(o: ManifestObject, out: LoadResult, notes: string[]): void {
