@@ -15,6 +15,7 @@
  * Logs are JSON lines on stdout: events, object identities, rule names and decisions, never an object's content
  * (no Secret value or literal credential can reach them).
  */
+import { Command, InvalidArgumentError } from "commander";
 import type { IncomingMessage, ServerResponse } from "http";
 import type { Server } from "https";
 import * as k8s from "@kubernetes/client-node";
@@ -39,6 +40,8 @@ import {
 } from "../cluster/limits";
 import { closeServer, listen, tlsServers } from "../cluster/serve";
 import { loadKubeConfig } from "../cluster/kubeconfig";
+import { portNumber, positiveInt } from "../support/options";
+import type { Run } from "./guide";
 
 export interface WebhookOptions {
     cert: string;
@@ -354,4 +357,57 @@ export async function runWebhook(o: WebhookOptions): Promise<number> {
         process.once("SIGTERM", () => void stop());
         process.once("SIGINT", () => void stop());
     });
+}
+
+/** A review's read deadline: below the 30 s an API server waits at most for a webhook. */
+function readTimeout(v: string): number {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0 || n >= 30) throw new InvalidArgumentError("seconds, above 0 and below 30");
+    return n;
+}
+
+interface WebhookCliOptions extends Omit<WebhookOptions, "readTimeoutMs" | "limits" | "log" | "certPollMs"> {
+    readTimeout: number;
+    maxBodyBytes: number;
+    maxConcurrent: number;
+}
+
+export function command(run: Run): Command {
+    return new Command("webhook")
+        .summary("serve a validating admission webhook")
+        .description(
+            "serve a validating admission webhook (HTTPS: POST /validate, GET /healthz, /readyz, /metrics) judging objects with the pko-guard policies and the cluster's state",
+        )
+        .requiredOption("--cert <file>", "TLS certificate (PEM; reloaded when the file changes)")
+        .requiredOption("--key <file>", "TLS private key (PEM; reloaded when the file changes)")
+        .option(
+            "--client-ca <file>",
+            "CA of the API server's client certificate (PEM): callers without one it signed are refused in the TLS handshake",
+        )
+        .option("--host <address>", "address to listen on (default: 127.0.0.1, or every address with --client-ca)")
+        .option("--port <n>", "port to listen on", portNumber, 8443)
+        .option(
+            "--health-port <n>",
+            "port for /healthz, /readyz and /metrics, asking no client certificate",
+            portNumber,
+        )
+        .option(
+            "--kubeconfig <file>",
+            "kubeconfig for reading cluster state (default: in-cluster, then KUBECONFIG or ~/.kube/config)",
+        )
+        .option("--context <name>", "kubeconfig context")
+        .option("--config <file>", "policy pack config (JSON, as for --policy-pack-config)")
+        .option("--warn-only", "deny nothing: would-be denials come back as warnings", false)
+        .option(
+            "--read-timeout <seconds>",
+            "deadline of a review's reads of the API server (keep it below the webhook's timeoutSeconds)",
+            readTimeout,
+            3,
+        )
+        .option("--max-body-bytes <n>", "largest review accepted (413 beyond)", positiveInt, 4 * 1024 * 1024)
+        .option("--max-concurrent <n>", "reviews judged at once (429 beyond)", positiveInt, 64)
+        .action(async (o: WebhookCliOptions) => {
+            const limits = { maxBodyBytes: o.maxBodyBytes, maxConcurrent: o.maxConcurrent };
+            run.code = await runWebhook(Object.assign({ readTimeoutMs: o.readTimeout * 1000, limits }, o));
+        });
 }
