@@ -13,7 +13,8 @@
  * - `releaseName` (default `[<targetNamespace>-]<name>`), `targetNamespace` (default: the release's namespace),
  *   CRDs installed unless `install.crds` is `Skip` (`Create`/`CreateReplace` install them); test hooks are
  *   never applied by an install or upgrade, so they are left out (`--skip-tests`);
- * - `postRenderers`: each one's kustomize `patches` applied to the rendered objects, in order.
+ * - `postRenderers` (internal/postrender `BuildPostRenderers`): each one's kustomize `patches` and `images`
+ *   applied to the rendered objects, in order; then `commonMetadata` and the owner labels (../manifests/flux-placement.ts).
  */
 import * as fs from "fs";
 import * as os from "os";
@@ -223,10 +224,12 @@ export function helmReleaseOutput(
     return out;
 }
 
-/** `spec.postRenderers[].kustomize.patches` applied to the rendered objects, in order, with kustomize. */
+/** `spec.postRenderers[].kustomize` patches and images applied to the rendered objects, in order, with kustomize. */
 function postRender(hr: Obj, streams: RenderedStream[], ctx: RenderContext): RenderedStream[] {
-    const patches = list(record(hr.spec)?.postRenderers).flatMap((r) => list(record(record(r)?.kustomize)?.patches));
-    if (patches.length === 0) return streams;
+    const renderers = list(record(hr.spec)?.postRenderers).map((r) => record(record(r)?.kustomize) ?? {});
+    const patches = renderers.flatMap((k) => list(k.patches));
+    const images = renderers.flatMap((k) => list(k.images));
+    if (patches.length === 0 && images.length === 0) return streams;
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-postrender-"));
     try {
         const files: string[] = [];
@@ -247,7 +250,7 @@ function postRender(hr: Obj, streams: RenderedStream[], ctx: RenderContext): Ren
             fs.writeFileSync(path.join(tmp, f), text);
             files.push(f);
         });
-        fs.writeFileSync(path.join(tmp, "kustomization.yaml"), JSON.stringify({ resources: files, patches }));
+        fs.writeFileSync(path.join(tmp, "kustomization.yaml"), JSON.stringify({ resources: files, patches, images }));
         const built = runTool(
             "kustomize",
             ["build", "."],

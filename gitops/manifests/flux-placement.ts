@@ -172,9 +172,9 @@ function claim(dir: string, streams: RenderedStream[], rendered: Set<string>): v
 
 /**
  * An object as Flux applies it: in the owner's cluster, with the owner labels kustomize-controller
- * (`kustomize.toolkit.fluxcd.io/name`, `/namespace`) or helm-controller (`helm.toolkit.fluxcd.io/...`) set, a
- * Kustomization's `commonMetadata` labels and annotations over its own, and a HelmRelease's objects that name
- * no namespace in the release's namespace.
+ * (`kustomize.toolkit.fluxcd.io/name`, `/namespace`) or helm-controller (`helm.toolkit.fluxcd.io/...`,
+ * internal/postrender `NewOriginLabels`) set over `commonMetadata` labels and annotations, over the object's own,
+ * and a HelmRelease's objects that name no namespace in the release's namespace.
  */
 function landFlux(x: ManifestObject, owner: Record<string, unknown>, scope: string, chain: string[]): void {
     x.scope = scope;
@@ -184,7 +184,7 @@ function landFlux(x: ManifestObject, owner: Record<string, unknown>, scope: stri
     const helm = isHelmRelease(owner);
     const group = helm ? "helm.toolkit.fluxcd.io" : "kustomize.toolkit.fluxcd.io";
     const meta = record(x.object.metadata) ?? {};
-    const common = helm ? undefined : record(record(owner.spec)?.commonMetadata);
+    const common = record(record(owner.spec)?.commonMetadata);
     const labels = extended(extended(record(meta.labels) ?? {}, record(common?.labels) ?? {}), {
         [`${group}/name`]: name,
         [`${group}/namespace`]: namespace,
