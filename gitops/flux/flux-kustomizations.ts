@@ -146,6 +146,9 @@ export function fluxKustomizationOutput(
             kustomization: ks,
             objects: substitute,
             origins: true,
+            // kustomize-controller fails a build on a variable no input sets and no default covers (its
+            // StrictPostBuildSubstitutions feature gate, on by default since v1.9).
+            strict: true,
         });
         const text = runTool("flux-build", [], `Kustomization ${JSON.stringify(shown)} (flux build)`, ctx, {
             cwd: copyDir,

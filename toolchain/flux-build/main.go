@@ -16,8 +16,10 @@
 //	{"root": "<the source's root>", "path": "<the folder to build, inside root>",
 //	 "kustomization": <the Flux Kustomization object>,
 //	 "objects": [<ConfigMaps and Secrets substituteFrom may name, Secrets' data base64 as in the API>],
-//	 "origins": true}
+//	 "origins": true, "strict": true}
 //
+// `strict` fails the build on a variable without a default that no input sets, as kustomize-controller does by
+// default since v1.9 (its StrictPostBuildSubstitutions feature gate).
 // `origins` turns on kustomize's origin annotations (config.kubernetes.io/origin), which check reads to
 // attribute each object to its file and then removes. The kustomization file is restored (or the generated
 // one removed) before the command exits. Output on stdout: the objects as one YAML stream. On failure, one
@@ -52,6 +54,7 @@ type request struct {
 	Kustomization map[string]any   `json:"kustomization"`
 	Objects       []map[string]any `json:"objects"`
 	Origins       bool             `json:"origins"`
+	Strict        bool             `json:"strict"`
 }
 
 // maxInput bounds what is read: a Kustomization and the ConfigMaps and Secrets it may read.
@@ -156,7 +159,7 @@ func build(req request) ([]byte, error) {
 			continue
 		}
 		out, err := kustomize.SubstituteVariables(context.Background(), reader, ks, res,
-			kustomize.SubstituteWithAlways(strategy == "Always"))
+			kustomize.SubstituteWithStrict(req.Strict), kustomize.SubstituteWithAlways(strategy == "Always"))
 		if err != nil {
 			return nil, fmt.Errorf("post build failed for %s %s: %w", res.GetKind(), res.GetName(), err)
 		}
