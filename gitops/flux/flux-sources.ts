@@ -7,6 +7,7 @@
  * repository, an OCI artifact, a Bucket, a Helm repository) is not read: the object that names it fails closed
  * (argocd-app-rendered), naming the field, never guessed.
  */
+import * as fs from "fs";
 import * as path from "path";
 import { record, str } from "../../support/records";
 import { isThisRepository, shownUrl } from "../argocd/repo-url";
@@ -66,34 +67,51 @@ export function resolveSource(
     if (!r || !kind || !name) return { reason: `${field} does not name a source (kind and name)` };
     const ns = str(r.namespace) || namespace;
     const named = `${kind} ${JSON.stringify(`${ns}/${name}`)}`;
-    const source = lookup(kind, ns, name, scope, near);
+    const what: Record<string, string> = {
+        OCIRepository: "an OCI artifact, which check does not pull",
+        Bucket: "a bucket, which check does not read",
+        HelmRepository: "a Helm repository, which check does not read (it uses no network)",
+        ExternalArtifact: "an artifact another controller (an ArtifactGenerator) produces, which check does not read",
+    };
+    if (kind !== "GitRepository")
+        return { reason: `${field} names ${named}, ${what[kind] ?? "a kind of source check does not read"}` };
+    const source = lookup(kind, ns, name, scope, near) ?? bootstrapSource(name, ns, scope, ctx);
     if (!source)
         return {
             reason: `${field} names ${named}, which is not among the objects check read, so what it applies is not known`,
         };
     const spec = record(source.spec) ?? {};
-    if (kind === "GitRepository") {
-        const url = str(spec.url) ?? "";
-        if (ctx.repository && !isThisRepository(ctx.repository, url)) {
-            const known =
-                ctx.repository.urls.length === 0
-                    ? "; this repository's URL is not known (no origin remote, none declared)"
-                    : "";
-            return {
-                reason: `${field} names ${named}, whose url ${JSON.stringify(shownUrl(url))} is another repository than the one checked, which check does not read${known}`,
-            };
-        }
-        if (record(spec.include) !== undefined || (Array.isArray(spec.include) && spec.include.length > 0))
-            return {
-                reason: `${field} names ${named}, which includes other GitRepositories (spec.include), which check does not read`,
-            };
-        return { dir: ctx.repoRoot, source };
+    const url = str(spec.url) ?? "";
+    if (ctx.repository && !isThisRepository(ctx.repository, url)) {
+        const known =
+            ctx.repository.urls.length === 0
+                ? "; this repository's URL is not known (no origin remote, none declared)"
+                : "";
+        return {
+            reason: `${field} names ${named}, whose url ${JSON.stringify(shownUrl(url))} is another repository than the one checked, which check does not read${known}`,
+        };
     }
-    const what: Record<string, string> = {
-        OCIRepository: "an OCI artifact, which check does not pull",
-        Bucket: "a bucket, which check does not read",
-        HelmRepository: "a Helm repository, which check does not read (it uses no network)",
-        ExternalArtifact: "an artifact another controller produces, which check does not read",
+    if (Array.isArray(spec.include) && spec.include.length > 0)
+        return {
+            reason: `${field} names ${named}, which includes other GitRepositories (spec.include), which check does not read`,
+        };
+    return { dir: ctx.repoRoot, source };
+}
+
+/**
+ * The GitRepository `flux bootstrap` creates, when the repository holds only its placeholder: `flux-system` in
+ * `flux-system`, named by a Kustomization of a cluster folder whose `flux-system/gotk-sync.yaml` bootstrap writes
+ * (Flux's example repositories commit it empty). Bootstrap points it at the repository it writes the cluster
+ * folder into, which is this one.
+ */
+function bootstrapSource(name: string, namespace: string, scope: string, ctx: RenderContext): Obj | undefined {
+    if (name !== "flux-system" || namespace !== "flux-system" || !scope.startsWith("flux:")) return undefined;
+    const sync = path.join(ctx.repoRoot, scope.slice("flux:".length), "flux-system", "gotk-sync.yaml");
+    if (!fs.existsSync(sync)) return undefined;
+    return {
+        apiVersion: `${SOURCE_GROUP}/v1`,
+        kind: "GitRepository",
+        metadata: { name, namespace },
+        spec: { url: ctx.repository?.urls[0]?.url ?? "" },
     };
-    return { reason: `${field} names ${named}, ${what[kind] ?? "a kind of source Flux does not read here"}` };
 }

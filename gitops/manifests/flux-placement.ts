@@ -33,11 +33,23 @@ export interface FluxPlacing {
     merge: (from: LoadResult) => void;
 }
 
-/** The scope of a Flux cluster whose entry point is `o`: its cluster folder, or the cluster its kubeConfig names. */
+/** The folder (repository-relative) an object was rendered from with defaults (an unclaimed kustomization or chart). */
+const defaultRenders = new WeakMap<ManifestObject, string>();
+
+/** Records that `objects` come from rendering the folder `root` with defaults (./placement.ts renderUnclaimed). */
+export function renderedWithDefaults(objects: ManifestObject[], root: string, repoRoot: string): void {
+    const rel = path.relative(repoRoot, root).split(path.sep).join("/") || ".";
+    for (const o of objects) defaultRenders.set(o, rel);
+}
+
+/**
+ * The scope of a Flux cluster whose entry point is `o`: the cluster its kubeConfig names, else its cluster folder:
+ * the folder rendered with defaults that produced it (an overlay), else the folder of its file.
+ */
 export function entryScope(o: ManifestObject): string {
     const own = kubeConfigScope(o.object);
     if (own) return own;
-    let dir = path.posix.dirname(o.repoPath ?? o.file.replace(/\\/g, "/"));
+    let dir = defaultRenders.get(o) ?? path.posix.dirname(o.repoPath ?? o.file.replace(/\\/g, "/"));
     if (path.posix.basename(dir) === "flux-system") dir = path.posix.dirname(dir);
     return `flux:${dir}`;
 }
@@ -150,8 +162,10 @@ function clusterFolders(objects: ManifestObject[], entries: ManifestObject[]): v
         .sort((a, b) => b.dir.length - a.dir.length);
     if (folders.length === 0) return;
     for (const x of objects) {
-        if (x.scope !== undefined || x.syncedBy !== undefined || x.repoPath === undefined) continue;
-        const home = folders.find((f) => f.dir === "." || x.repoPath!.startsWith(`${f.dir}/`));
+        // An object of a folder rendered with defaults (an overlay) is where that folder is.
+        const at = defaultRenders.has(x) ? `${defaultRenders.get(x)}/` : x.repoPath;
+        if (x.scope !== undefined || x.syncedBy !== undefined || at === undefined) continue;
+        const home = folders.find((f) => f.dir === "." || at.startsWith(`${f.dir}/`));
         if (home) x.scope = home.scope;
     }
 }

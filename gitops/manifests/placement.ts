@@ -20,7 +20,7 @@ import { LoadResult, LocatedObject, ManifestObject, ObjectFields, emptyLoad, mad
 import { destinationCluster } from "../argocd/destinations";
 import { BadInputError } from "../../support/errors";
 import { markNotRendered } from "./not-rendered";
-import { placeFlux } from "./flux-placement";
+import { placeFlux, renderedWithDefaults } from "./flux-placement";
 import { isFluxApplier } from "../flux/flux-kinds";
 
 const TRACKING_ID = "argocd.argoproj.io/tracking-id";
@@ -327,6 +327,7 @@ function renderUnclaimed(
                 : renderHelm(r, p.ctx, { releaseName: path.basename(r) });
             const extra = p.fresh();
             for (const s of streams) p.readStream(s, extra);
+            renderedWithDefaults(extra.objects, r, p.ctx.repoRoot);
             loads.set(r, extra);
         } catch (e) {
             if (!(e instanceof BadInputError)) throw e;
