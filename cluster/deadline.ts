@@ -54,7 +54,7 @@ export function withDeadline<T>(
                 signal.removeEventListener("abort", onAbort);
                 resolve(v);
             },
-            (e) => {
+            (e: unknown) => {
                 signal.removeEventListener("abort", onAbort);
                 reject(signal.aborted ? new DeadlineError(`${what} did not answer before its deadline`) : e);
             },
