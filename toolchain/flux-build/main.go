@@ -94,7 +94,7 @@ func (r repositoryObjects) Get(_ context.Context, key client.ObjectKey, obj clie
 }
 
 func fail(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "flux-build: "+format+"\n", args...)
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
 	os.Exit(1)
 }
 
