@@ -12,6 +12,7 @@ import { HOOK_WEIGHT, SYNC_PHASES, SYNC_WAVE, SyncPhase, syncPhase, syncWave as 
 import { ResourceLike, StackView, describeStack, secretsRead } from "./model/stack";
 import { Plain, UNKNOWN, Unknown, get, list, str } from "./model/values";
 import { Views } from "./model/views";
+import { fluxDependencies, fluxOwner } from "./model/flux-order";
 
 export const NAME = "argocd-app-pko-sync-order";
 
@@ -24,6 +25,8 @@ interface K8sObject {
     wave: number | Unknown | undefined;
     /** The first phase of a sync it is applied in (undefined: none). */
     phase: SyncPhase | Unknown | undefined;
+    /** The Flux Kustomization that applied it (its owner labels), when one did. */
+    fluxOwner?: string;
 }
 
 /** When in a sync Argo CD applies an object: its phase, then its wave (gitops-engine `syncTasks.Less`). */
@@ -116,6 +119,7 @@ function wavedObjects(resources: ResourceLike[], views: Views): K8sObject[] {
             namespace: typeof ns === "string" ? ns : DEFAULT_NAMESPACE,
             wave: wave(get(props, "metadata")),
             phase: syncPhase(get(props, "metadata")),
+            fluxOwner: fluxOwner(get(props, "metadata", "labels")),
         });
     }
     return objects;
@@ -248,6 +252,43 @@ function fluxPruneFindings(resources: ResourceLike[], stacks: { view: StackView 
     return findings;
 }
 
+/**
+ * A Stack that one Flux Kustomization applies while another applies its Secret or service account, without
+ * waiting for it (`spec.dependsOn`, transitively): Flux may apply the Stack first (model/flux-order.ts).
+ */
+function fluxOrderFindings(
+    resources: ResourceLike[],
+    stacks: StackIdentity[],
+    objects: K8sObject[],
+    views: Views,
+): RuleFinding[] {
+    const findings: RuleFinding[] = [];
+    const owned = objects.filter((o) => o.fluxOwner !== undefined && typeof o.name === "string");
+    if (owned.length === 0) return findings;
+    const dependencies = fluxDependencies(resources, (r) => views.props(r));
+    for (const st of stacks) {
+        const view = st.view;
+        const owner = view.labels === UNKNOWN ? undefined : fluxOwner(view.labels as Plain);
+        const ns = view.namespace === UNKNOWN ? undefined : (view.namespace ?? DEFAULT_NAMESPACE);
+        if (owner === undefined || ns === undefined || !dependencies.has(owner)) continue;
+        const deps = [
+            ...secretsRead(view).map((name) => ({ kind: "Secret", name })),
+            ...(typeof st.serviceAccount.name === "string"
+                ? [{ kind: "ServiceAccount", name: st.serviceAccount.name }]
+                : []),
+        ];
+        for (const dep of deps) {
+            const obj = owned.find((o) => o.kind === dep.kind && o.namespace === ns && o.name === dep.name);
+            if (!obj || obj.fluxOwner === owner || dependencies.get(owner)!.has(obj.fluxOwner!)) continue;
+            findings.push({
+                message: `${describeStack(view)} is applied by Flux Kustomization ${JSON.stringify(owner)}, but its ${dep.kind} ${JSON.stringify(dep.name)} by Kustomization ${JSON.stringify(obj.fluxOwner)}, which it does not wait for (spec.dependsOn), so Flux may apply the Stack first; add ${JSON.stringify(obj.fluxOwner)} to the spec.dependsOn of ${JSON.stringify(owner)}.`,
+                urn: view.urn,
+            });
+        }
+    }
+    return findings;
+}
+
 export const rule = programRule(
     {
         name: NAME,
@@ -257,6 +298,7 @@ export const rule = programRule(
             fix: "give the Stack a higher sync wave than its Secrets and service account; turn off automated prune\nfor production or remove destroyOnFinalize.",
             notes: [
                 "A Flux Kustomization manages a Stack when the Stack carries the owner labels kustomize-controller sets\non what it applies (`kustomize.toolkit.fluxcd.io/name` and `/namespace` naming it), which `pko-guard\ncheck` sets on what each Kustomization applies; with `spec.prune: true` it deletes the Stack when its\nmanifest leaves Git or the Kustomization is deleted.",
+                "With Flux, a Stack applied by one Kustomization whose Secret or service account another Kustomization\napplies is flagged unless its Kustomization waits for that one (`spec.dependsOn`, transitively):\nkustomize-controller applies what one Kustomization builds together, and Kustomizations that do not\ndepend on each other in no set order.",
                 "An Application manages a Stack when the Stack carries Argo CD's tracking label\n(`app.kubernetes.io/instance`) or annotation (`argocd.argoproj.io/tracking-id`) naming it, or, without\neither, when the Stack's manifest file lies under the Application's `spec.source.path` (or one of\n`spec.sources[].path`): the file is read from the Stack's `pko-guard/source-path` annotation, its path\nrelative to the repository root, which `pko-guard check` sets on every manifest it reads (a program's\nresources have none). Without either, when the Application's destination namespace is the Stack's namespace.",
                 "An object's wave is computed as Argo CD computes it (gitops-engine `syncwaves.Wave`): its\n`argocd.argoproj.io/sync-wave` annotation when that is an integer, else its Helm `helm.sh/hook-weight`\nannotation when that is an integer, else 0. Objects are ordered as gitops-engine orders a sync's tasks:\nby phase first (PreSync, Sync, PostSync; an object that is not a hook is in Sync; a hook's phase comes\nfrom `argocd.argoproj.io/hook`, else from Helm's `pre-install`/`pre-upgrade` and\n`post-install`/`post-upgrade`), then by wave. A dependency that is only a SyncFail hook, or a hook\nArgo CD applies in no phase (`Skip`, Helm `test`), is never there before the Stack.",
             ],
@@ -279,7 +321,10 @@ export const rule = programRule(
         const apps = applications(resources, ctx.views);
         const objects = wavedObjects(resources, ctx.views);
         const stacks = ctx.views.stackIdentities(resources);
-        const flux = fluxPruneFindings(resources, ctx.views.patchedStacks(resources), ctx);
+        const flux = [
+            ...fluxPruneFindings(resources, ctx.views.patchedStacks(resources), ctx),
+            ...fluxOrderFindings(resources, stacks, objects, ctx.views),
+        ];
         if (!argoInUse(apps, objects, stacks)) return flux;
         return [
             ...syncWaveFindings(stacks, objects),

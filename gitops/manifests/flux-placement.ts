@@ -17,6 +17,7 @@ import { extended } from "../../support/shapes";
 import { CLUSTER_SCOPED_KINDS } from "../../support/kube-kinds";
 import { LoadResult, ManifestObject } from "./manifest-objects";
 import { markNotRendered } from "./not-rendered";
+import { BadInputError } from "../../support/errors";
 import { fluxName, isFluxApplier, isFluxKustomization, isHelmRelease } from "../flux/flux-kinds";
 import { sourceLookup } from "../flux/flux-sources";
 import { FluxOutput, fluxKustomizationOutput, sopsEncrypted } from "../flux/flux-kustomizations";
@@ -92,7 +93,14 @@ export function placeFlux(out: LoadResult, p: FluxPlacing, rendered: Set<string>
     const covered = new Map<string, ManifestObject[]>();
     for (const o of raw) {
         if (!isFluxKustomization(o.object)) continue;
-        const output = render(o, entryScope(o));
+        let output: FluxOutput;
+        try {
+            output = render(o, entryScope(o));
+        } catch (e) {
+            // Said again, and failing the run, if it is an entry point (rendered below); else another one applies it.
+            if (!(e instanceof BadInputError)) throw e;
+            continue;
+        }
         first.set(o, output);
         for (const s of output.streams) covered.set(s.from, [...(covered.get(s.from) ?? []), o]);
     }
