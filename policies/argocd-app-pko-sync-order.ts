@@ -268,7 +268,7 @@ function fluxOrderFindings(
     const dependencies = fluxDependencies(resources, (r) => views.props(r));
     for (const st of stacks) {
         const view = st.view;
-        const owner = view.labels === UNKNOWN ? undefined : fluxOwner(view.labels as Plain);
+        const owner = view.labels === UNKNOWN ? undefined : fluxOwner(view.labels);
         const ns = view.namespace === UNKNOWN ? undefined : (view.namespace ?? DEFAULT_NAMESPACE);
         if (owner === undefined || ns === undefined || !dependencies.has(owner)) continue;
         const deps = [

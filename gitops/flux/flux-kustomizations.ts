@@ -7,7 +7,7 @@
  * `kustomize.toolkit.fluxcd.io/substitute: disabled` annotation). The ConfigMaps and Secrets `substituteFrom`
  * names are the repository's own (in the Kustomization's namespace); one that is not there and not `optional`
  * fails closed, as does a SOPS-encrypted one (its values cannot be read). `commonMetadata` and the owner labels
- * kustomize-controller sets on what it applies are added when the objects land (./flux-placement.ts).
+ * kustomize-controller sets on what it applies are added when the objects land (../manifests/flux-placement.ts).
  */
 import * as fs from "fs";
 import * as path from "path";
