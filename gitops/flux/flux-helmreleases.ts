@@ -96,10 +96,9 @@ function releaseValues(hr: Obj, objects: ManifestObject[], notes: string[]): Obj
         const data = record(match.object.data) ?? {};
         const stringData = record(match.object.stringData) ?? {};
         let text: string | undefined;
-        if (typeof stringData[key] === "string") text = stringData[key] as string;
+        if (typeof stringData[key] === "string") text = stringData[key];
         else if (typeof data[key] === "string")
-            text =
-                kind === "Secret" ? Buffer.from(data[key] as string, "base64").toString("utf8") : (data[key] as string);
+            text = kind === "Secret" ? Buffer.from(data[key], "base64").toString("utf8") : data[key];
         if (text === undefined) {
             if (ref.optional !== true) notes.push(`${field}: ${shown} has no key ${JSON.stringify(key)}`);
             continue;
@@ -211,7 +210,8 @@ export function helmReleaseOutput(
     const targetNamespace = str(spec.targetNamespace) || namespace;
     // helm-controller's default release name (api/v2 HelmRelease.GetReleaseName): `<targetNamespace>-<name>` when a
     // target namespace is set, else the name.
-    const releaseName = str(spec.releaseName) || (str(spec.targetNamespace) ? `${spec.targetNamespace}-${name}` : name);
+    const target = str(spec.targetNamespace);
+    const releaseName = str(spec.releaseName) || (target ? `${target}-${name}` : name);
     const crds = str(record(spec.install)?.crds) ?? "Create";
     const streams = renderHelm(chart.dir, ctx, {
         releaseName,
