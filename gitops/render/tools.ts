@@ -10,7 +10,7 @@ import * as path from "path";
 import { installCommand, isExecutable, onPath, toolchainBin } from "../../support/toolchain";
 
 export type ToolName =
-    "kustomize" | "helm" | "jsonnet" | "jsonnet-deps" | "kube-yaml" | "appset-template" | "flux-build";
+    "kustomize" | "helm" | "jsonnet" | "jsonnet-deps" | "kube-yaml" | "appset-template" | "flux-build" | "flux";
 
 export interface Tool {
     name: ToolName;
@@ -30,6 +30,7 @@ export const INSTALL_HINT: Record<ToolName, string> = {
     "kube-yaml": `run: ${installCommand("kube-yaml")}`,
     "appset-template": `run: ${installCommand("appset-template")}`,
     "flux-build": `run: ${installCommand("flux-build")}`,
+    flux: `run: ${installCommand("flux")}`,
 };
 
 const found = new Map<ToolName, Tool | undefined>();
