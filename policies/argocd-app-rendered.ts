@@ -46,7 +46,7 @@ export const rule = resourceRule(
             notes: [
                 "What check expands: ApplicationSet generators `list` (with `elements` or `elementsYaml`), git\n`directories` and `files`, and `matrix` and `merge` of those (not `templatePatch`); sources that are\nfolders of this repository (directory, kustomize, Helm). A waiver of a finding here sets\n`allowFailClosed: true` and an expiry.",
                 "For Flux: a Kustomization or HelmRelease whose source (`spec.sourceRef`, a chart's `sourceRef` or\n`chartRef`) is not a GitRepository of this repository, whose `substituteFrom` or `valuesFrom` names a\nConfigMap or Secret that is not in the repository (and not `optional`) or is SOPS-encrypted, or that\napplies a SOPS-encrypted object a rule reads, fails closed; so does one more than 10 levels below its\nentry point.",
-                "The reasons are computed by `pko-guard check` (gitops/argocd/applications.ts, gitops/flux/) and carried on the object in the\n`pko-guard/not-rendered` annotation, which check sets itself (a value written in the manifest is\ndiscarded). Every finding fails closed. In a Pulumi program the annotation is absent and the rule passes.",
+                "The reasons are computed by `pko-guard check` and carried on the object in the\n`pko-guard/not-rendered` annotation, which check sets itself (a value written in the manifest is\ndiscarded). Every finding fails closed. In a Pulumi program the annotation is absent and the rule passes.",
             ],
             reads: [
                 "argoproj.io/Application",

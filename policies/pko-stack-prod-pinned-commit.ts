@@ -9,6 +9,7 @@ import { productionFindings } from "./model/production";
 import { ResourceLike, StackView, describeStack } from "./model/stack";
 import { SourcePin, fluxSourceRef, sourcePin } from "./model/flux-pins";
 import { UNKNOWN } from "./model/values";
+import { FLOATING_SOURCE } from "./model/origin";
 
 export const NAME = "pko-stack-prod-pinned-commit";
 
@@ -38,6 +39,13 @@ export function pinProblems(view: StackView, allowUnpinnableSources: boolean): s
     } else if (typeof view.branch === "string" && view.branch.length > 0) {
         problems.push("it tracks a branch (spec.branch), a movable ref");
     }
+    // An object read from a fetched source whose reference can move (check sets the annotation itself): what the
+    // cluster receives can change without a commit in the repository checked, whatever the spec pins.
+    const floating = view.annotations === UNKNOWN ? undefined : view.annotations[FLOATING_SOURCE];
+    if (typeof floating === "string" && floating !== "")
+        problems.push(
+            `it is read from ${floating}, a reference that can move (pin the source to a commit or exact version)`,
+        );
     if (view.commit === UNKNOWN) {
         problems.push("spec.commit is unknown during preview");
     } else if (view.commit === undefined || view.commit === "") {
@@ -111,6 +119,7 @@ export const rule = stackRule(
             fix: "set `spec.commit` to the full 40-character SHA you validated, remove `spec.branch`, and promote\nby changing the commit in Git; for a Flux source, set a full `spec.ref.commit` on its GitRepository or a\n`spec.ref.digest` on its OCIRepository.",
             notes: [
                 "Fails closed: when the commit, the branch or the values that decide production are unknown.",
+                "`pko-guard check` also holds a production Stack it read from a fetched source whose reference can\nmove (another repository's branch or tag, a chart version range) as not pinned: what the cluster receives\ncan change without a commit in the repository checked. It marks such objects with the\n`pko-guard/floating-source` annotation itself (a value written in the manifest is discarded).",
                 "A Flux source is read as source-controller reads it: the Stack's `spec.fluxSource.sourceRef` names a\n`GitRepository`, `OCIRepository` or `Bucket` in the Stack's namespace (where PKO looks it up), judged among\nthe objects checked with it (the same cluster, for `pko-guard check`). A GitRepository checks out the\nfirst of `spec.ref.commit`, `name`, `tag`, `semver` and `branch` that is set (default: the `master` branch):\nonly a full `commit` SHA pins it, and each GitRepository it `include`s must be pinned too. An\nOCIRepository is pinned only by `spec.ref.digest` (a `semver` range or a `tag`, default `latest`, moves).\nA Bucket's objects change in place: never pinned. A source that is not among the objects judged is not\nknown to be pinned. `allowUnpinnableSources` does not apply to Flux sources; `allowFluxSource` of\n`pko-stack-repo-allowlist` only says whether `fluxSource` may be used at all.",
             ],
             reads: [

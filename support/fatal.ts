@@ -18,4 +18,13 @@ if (isMainThread) {
     process.on("unhandledRejection", fatal);
 }
 
-export {};
+/**
+ * Where an entry point's top-level promise ends when it rejects: as any escaping error does, fatal() in the main
+ * thread, and in a worker thread thrown on to its parent (the worker's `error` event).
+ */
+export function escaped(e: unknown): void {
+    if (isMainThread) fatal(e);
+    setImmediate(() => {
+        throw e;
+    });
+}
