@@ -52,7 +52,7 @@ export async function runAudit(o: AuditOptions, given?: { transport?: Transport 
     const server = kc.getCurrentCluster()?.server ?? "";
     const errors: string[] = [];
     const cache = new ClusterCache(kc, {
-        log: (event, f) => event === "cache.list_failed" && errors.push(`${f.kind}: ${f.error}`),
+        log: (event, f) => event === "cache.list_failed" && errors.push(`${String(f.kind)}: ${String(f.error)}`),
         transport: given?.transport,
     });
     cache.start();

@@ -5,7 +5,8 @@
 import { isMainThread } from "worker_threads";
 import { escapeText } from "./escape";
 
-function fatal(e: unknown): never {
+/** Ends the process on an error nothing else handled: one line on stderr, exit 2 (a last resort). */
+export function fatal(e: unknown): never {
     const message = e instanceof Error ? e.message : String(e);
     process.stderr.write(`pko-guard: internal error: ${escapeText(message.split("\n")[0])}\n`);
     if (process.env.PKO_GUARD_DEBUG) process.stderr.write(`${(e as Error)?.stack ?? ""}\n`);
@@ -17,5 +18,3 @@ if (isMainThread) {
     process.on("uncaughtException", fatal);
     process.on("unhandledRejection", fatal);
 }
-
-export {};

@@ -157,7 +157,7 @@ export function readCheckConfig(file: string, shown: string): FileFields {
     }
     if (problems.length === 1) throw new BadInputError(problems[0]);
     if (problems.length > 1) throw new BadInputsError(problems, `${shown}: ${problems.length} invalid fields`);
-    return value as FileFields;
+    return value;
 }
 
 /** The settings of a run over `paths`: the command line over the repository's file over the defaults. */
