@@ -23,7 +23,9 @@ import { errorLines, isReportedError } from "../support/errors";
 import { REPO_ROOT } from "../support/paths";
 import { Run, Terminal, guide, processTerminal } from "./guide";
 
-export const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
+export const VERSION = String(
+    (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { version: unknown }).version,
+);
 
 /** A command's module: it declares the command, whose action runs it and sets the run's exit code. */
 interface CommandModule {
