@@ -123,7 +123,7 @@ export function pathsNamed(file: string, text: string): { ref: string; resolved:
             const ref = m[1].replace(/[.,:;)]+$/, "");
             const relative = ref.startsWith("./") || ref.startsWith("../");
             // In a page, a relative path counts only as a link's target; elsewhere it is a shell command's.
-            if (relative && file.endsWith(".md") && t[(m.index ?? 0) - 1] !== "(") continue;
+            if (relative && file.endsWith(".md") && t.slice((m.index ?? 0) - 2, m.index) !== "](") continue;
             if (ref.includes("node_modules")) continue;
             const abs = path.resolve(REPO_ROOT, relative ? path.dirname(file) : "", ref);
             out.push({ ref, resolved: path.relative(REPO_ROOT, abs).split(path.sep).join("/") });
