@@ -387,11 +387,6 @@ export function workspacePodSpec(view: StackView): Plain {
     return get(view.workspaceTemplate, "spec", "podTemplate", "spec");
 }
 
-/** Every container of the workspace pod (init containers included), with its field path. */
-export function workspaceContainers(view: StackView): { field: string; container: Obj }[] {
-    return podContainers(workspacePodSpec(view), "spec.workspaceTemplate.spec.podTemplate.spec");
-}
-
 /** Every container of a pod spec found at `podField` (init containers included), with its field path. */
 export function podContainers(pod: Plain, podField: string): { field: string; container: Obj }[] {
     const out: { field: string; container: Obj }[] = [];
