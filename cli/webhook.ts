@@ -116,6 +116,7 @@ function parseReview(text: string): Review {
             operation: String(r.operation ?? ""),
             object,
             oldObject: (r.oldObject ?? null) as AdmissionInput["oldObject"],
+            userInfo: r.userInfo,
         },
         kind,
         namespace: typeof r.namespace === "string" ? r.namespace : "",
