@@ -3,12 +3,12 @@
  * The pko-guard command (cli/program.ts assembles its commands, one module each). Exit codes: 0 no blocking violation,
  * 1 blocking violations, 2 bad usage or a tool error.
  */
-import { fatal } from "../support/fatal";
+import "../support/fatal";
 import { isMainThread } from "worker_threads";
-import { exitWhenWritten } from "../support/exit";
+import { endWithInternalError, exitWhenWritten } from "../support/exit";
 import { main } from "./program";
 
-if (isMainThread) main(process.argv.slice(2)).then(exitWhenWritten, fatal);
+if (isMainThread) main(process.argv.slice(2)).then(exitWhenWritten, endWithInternalError);
 // A worker thread of this command is a part of a large `check` (gitops/manifests/parallel.ts); one that cannot
 // start throws, which its parent hears as the thread's error.
 else

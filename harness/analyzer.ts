@@ -9,6 +9,7 @@ import * as readline from "readline";
 import { Level, Row, normalizeMessage, row } from "../evaluation/rows";
 import { PackConfig, PolicyMeta } from "../evaluation/pack-config";
 import { Spawned, spawnTracked } from "../support/process";
+import { endWithInternalError } from "../support/exit";
 
 const analyzerPb = require("@pulumi/pulumi/proto/analyzer_pb");
 const analyzerGrpc = require("@pulumi/pulumi/proto/analyzer_grpc_pb");
@@ -79,14 +80,16 @@ export class Analyzer {
                           ),
                       );
             });
-            void spawned.exited.then(({ code }) => {
-                clearTimeout(timer);
-                reject(
-                    new AnalyzerError(
-                        `policy pack exited (code ${code}) before serving: ${stderr.trim().split("\n")[0] ?? ""}`,
-                    ),
-                );
-            });
+            spawned.exited
+                .then(({ code }) => {
+                    clearTimeout(timer);
+                    reject(
+                        new AnalyzerError(
+                            `policy pack exited (code ${code}) before serving: ${stderr.trim().split("\n")[0] ?? ""}`,
+                        ),
+                    );
+                })
+                .catch(endWithInternalError);
         });
         let port: number;
         let client: any;
@@ -136,7 +139,7 @@ export class Analyzer {
         msg.setType(r.type);
         msg.setName(r.name);
         msg.setUrn(r.urn);
-        msg.setProperties(structPb.Struct.fromJavaScript((r.properties ?? {}) as Record<string, unknown>));
+        msg.setProperties(structPb.Struct.fromJavaScript(r.properties ?? {}));
         const opts = new analyzerPb.AnalyzerResourceOptions();
         if (r.parent) opts.setParent(r.parent);
         msg.setOptions(opts);

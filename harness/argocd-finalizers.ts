@@ -14,6 +14,7 @@
 import * as k8s from "@kubernetes/client-node";
 import * as path from "path";
 import { REPO_ROOT } from "../support/paths";
+import { endWithInternalError } from "../support/exit";
 
 /** The Argo CD release whose Application CRD the test clusters install and the deploy leg validates against. */
 export const ARGOCD_VERSION = "v3.6.1";
@@ -55,7 +56,7 @@ export async function startApplicationFinalizer(kubeconfigFile: string): Promise
     const informer = k8s.makeInformer<k8s.KubernetesObject>(kc, `/apis/${GROUP}/${VERSION}/${PLURAL}`, () =>
         api.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL }),
     );
-    const state: ApplicationFinalizer = { finalized: [], errors: [], stop: async () => undefined };
+    const state: ApplicationFinalizer = { finalized: [], errors: [], stop: () => Promise.resolve() };
     let stopped = false;
     const finalize = async (o: k8s.KubernetesObject) => {
         const kept = finalizersAfterArgoCd(o);
@@ -84,8 +85,13 @@ export async function startApplicationFinalizer(kubeconfigFile: string): Promise
                 );
         }
     };
-    informer.on("add", (o) => void finalize(o));
-    informer.on("update", (o) => void finalize(o));
+    // finalize() catches its own API errors into state.errors: a rejection left is a defect.
+    informer.on("add", (o) => {
+        finalize(o).catch(endWithInternalError);
+    });
+    informer.on("update", (o) => {
+        finalize(o).catch(endWithInternalError);
+    });
     // The informer stops on a watch error; it is restarted (listing again) after a pause, as the library's
     // documentation does, unless the watcher was stopped.
     let restart: NodeJS.Timeout | undefined;

@@ -65,14 +65,14 @@ export async function startAndAsk(opts: {
     const t0 = process.hrtime.bigint();
     const ms = () => Number(process.hrtime.bigint() - t0) / 1e6;
     let stderr = "";
-    child.stderr!.on("data", (d) => (stderr += d));
+    child.stderr.on("data", (d) => (stderr += d));
     try {
         const port = await new Promise<number>((resolve, reject) => {
             const timer = setTimeout(
                 () => reject(new Error(`no port within ${opts.timeoutMs ?? 60000} ms: ${stderr}`)),
                 opts.timeoutMs ?? 60000,
             );
-            readline.createInterface({ input: child.stdout! }).once("line", (line) => {
+            readline.createInterface({ input: child.stdout }).once("line", (line) => {
                 clearTimeout(timer);
                 resolve(Number(line.trim()));
             });

@@ -181,7 +181,7 @@ export async function runGoProgram(dir: string, monitor: Monitor, run: GoRun): P
             },
         });
         let stderr = "";
-        child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-4000)));
+        child.stderr.on("data", (d) => (stderr = (stderr + d.toString()).slice(-4000)));
         const code: number | null = await new Promise((resolve, reject) => {
             child.once("error", reject);
             child.once("close", (c) => resolve(c));

@@ -11,6 +11,7 @@ import * as os from "os";
 import * as path from "path";
 import { REPO_ROOT } from "../../support/paths";
 import { Spawned, spawnTracked } from "../../support/process";
+import { endWithInternalError } from "../../support/exit";
 
 /** A program to run: its folder, project, stack and runtime, and the config the language host would pass. */
 export interface ProgramJob {
@@ -68,10 +69,12 @@ function startWorker(): Worker {
     });
     const w: Worker = { spawned, typeScript: undefined, stderr: "", gone: false };
     spawned.child.stderr!.on("data", (d) => (w.stderr = (w.stderr + d.toString()).slice(-8000)));
-    void spawned.exited.then(() => {
-        w.gone = true;
-        if (idle.includes(w)) idle.splice(idle.indexOf(w), 1);
-    });
+    spawned.exited
+        .then(() => {
+            w.gone = true;
+            if (idle.includes(w)) idle.splice(idle.indexOf(w), 1);
+        })
+        .catch(endWithInternalError);
     return w;
 }
 
@@ -114,12 +117,14 @@ export function runInWorker(job: ProgramJob, timeoutMs: number): Promise<unknown
             reject(new Error(`program timed out after ${Math.round(timeoutMs / 1000)} s`));
         }, timeoutMs);
         child.on("message", onReply);
-        void w.spawned.exited.then(({ code, error }) => {
-            if (!settle()) return;
-            if (error) return reject(new Error(`cannot start the mock program runner: ${error.message}`));
-            const last = w.stderr.trim().split("\n").filter(Boolean).pop();
-            reject(new Error(last ?? `program runner exited with code ${code}`));
-        });
+        w.spawned.exited
+            .then(({ code, error }) => {
+                if (!settle()) return;
+                if (error) return reject(new Error(`cannot start the mock program runner: ${error.message}`));
+                const last = w.stderr.trim().split("\n").filter(Boolean).pop();
+                reject(new Error(last ?? `program runner exited with code ${code}`));
+            })
+            .catch(endWithInternalError);
         child.send(job, (e) => {
             if (e && settle()) reject(new Error(`cannot reach the mock program runner: ${e.message}`));
         });
