@@ -15,7 +15,10 @@ import { Finding, Notice } from "../evaluation/rows";
 import { escapeText } from "../support/escape";
 import { BadInputError, BadInputsError } from "../support/errors";
 import { STDIN_FILE } from "../reports/location";
-import { ProjectSubject, ReportObject, errorProjectSubject } from "../reports/subject";
+import { ProjectSubject, ReportObject, ReportSource, errorProjectSubject } from "../reports/subject";
+import { FetchPolicy, runFetchPolicy } from "../gitops/fetch/network-policy";
+import { fetchFlags, fetchOptions } from "./check-fetch";
+import type { FetchedSource } from "../gitops/fetch/fetch";
 import { judgeRows, waiverNotices } from "../evaluation/judge";
 import { ManifestObject, Skip } from "../gitops/manifests/manifest-objects";
 import { runRepoRoot } from "../gitops/manifests/load";
@@ -59,6 +62,11 @@ export interface CheckOptions {
      * source's repoURL must name to be read here. Unset: no repository check (every source path is read).
      */
     repositories?: { url: string; from: string }[];
+    /**
+     * The network policy for remote sources (charts, other repositories, remote bases: gitops/fetch/network-policy.ts).
+     * Unset: nothing is fetched and such sources are not read (the fail-closed finding, or exit 2).
+     */
+    fetch?: FetchPolicy;
 }
 
 export interface CheckSummary {
@@ -72,6 +80,8 @@ export interface CheckSummary {
     rendered: number;
     /** Sources and ApplicationSet generators not rendered or expanded here (one line each, on stderr). */
     notRendered: string[];
+    /** Remote sources fetched or taken from the cache, in the order first used. */
+    fetched: ReportSource[];
 }
 
 /** A check run: a report subject (the manifests as one project) and what was read. */
@@ -110,6 +120,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
                 cluster: clusterCapabilities(o),
                 exclude: o.exclude,
                 repository,
+                fetch: o.fetch,
             },
             config,
             {
@@ -145,6 +156,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
         skipped: load.skipped,
         rendered: load.rendered,
         notRendered: load.notRendered,
+        fetched: (load.fetched ?? []).map(reportSource),
     };
     const subject: ProjectSubject = {
         kind: "project",
@@ -158,8 +170,30 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
         outcome: findings.some((f) => f.status === "blocking") ? "fail" : "pass",
         durationMs: Date.now() - started,
         objects: named.filter((x) => x.read).map((x) => objectRef(x.object)),
+        ...(summary.fetched.length > 0 ? { sources: summary.fetched } : {}),
     };
     return { subject, summary };
+}
+
+/** A fetched source as reports list it: everything but where it is on this machine. */
+function reportSource(s: FetchedSource): ReportSource {
+    return {
+        kind: s.kind,
+        url: s.url,
+        ref: s.ref,
+        resolved: s.resolved,
+        digest: s.digest,
+        floating: s.floating,
+        fromCache: s.fromCache,
+    };
+}
+
+/** The lines `--verbose` prints for the fetched sources: URL, reference, what it resolved to, digest. */
+export function fetchedLines(r: CheckResult): string[] {
+    return r.summary.fetched.map(
+        (s) =>
+            `fetched ${s.kind} ${s.url} ${s.ref === "" ? "(default)" : s.ref} -> ${s.resolved} (${s.digest}${s.floating ? ", floating" : ""}${s.fromCache ? ", from the cache" : ""})`,
+    );
 }
 
 /** The one notice of a run with Applications whose repository's URL is not known (gitops/manifests/repository.ts). */
@@ -226,6 +260,11 @@ function settingsOptions(paths: string[], s: CheckSettings, workerEntry?: string
         apiVersions: s.apiVersions.map((a) => a.value),
         exclude: s.exclude.map((x) => x.value),
         repositories: s.repositories.map((r) => ({ url: r.value, from: r.from })),
+        fetch: runFetchPolicy(
+            s.fetch,
+            s.allowHosts.map((h) => h.value),
+            s.repoRoot,
+        ),
     };
 }
 
@@ -238,6 +277,10 @@ interface CheckCliOptions extends ReportingOptions {
     exclude: string[];
     repository: string[];
     printConfig: boolean;
+    offline?: boolean;
+    allowHost: string[];
+    cacheDir?: string;
+    refresh?: boolean;
 }
 
 /** check's own options (besides the reporting ones): each can also be set in .pko-guard.yaml. */
@@ -291,22 +334,25 @@ export function command(run: Run): Command {
         "<paths...>",
         "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input",
     );
-    return checkOptions(
-        reportingOptions(
-            new Command("check")
-                .summary("check Kubernetes manifests (a GitOps repository)")
-                .description(
-                    "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
-                )
-                .addArgument(pathsArgument),
+    return fetchOptions(
+        checkOptions(
+            reportingOptions(
+                new Command("check")
+                    .summary("check Kubernetes manifests (a GitOps repository)")
+                    .description(
+                        "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
+                    )
+                    .addArgument(pathsArgument),
+            ),
         ),
     )
         .on("option:print-config", () => {
             pathsArgument.required = false;
         })
         .action(async (paths: string[], o: CheckCliOptions) => {
+            const flags = checkFlags(extended(o, { fetch: fetchFlags(o) }));
             if (o.printConfig) {
-                run.term.out.write(printedConfig(checkSettings(paths.length > 0 ? paths : ["."], checkFlags(o))));
+                run.term.out.write(printedConfig(checkSettings(paths.length > 0 ? paths : ["."], flags)));
                 return;
             }
             mark("command");
@@ -317,11 +363,13 @@ export function command(run: Run): Command {
                 (message, durationMs) => checkErrorSubject(paths, message, durationMs, o.repoRoot),
                 async () => {
                     // Large repositories are judged on several threads, each running this command's file.
-                    const settings = checkSettings(paths, checkFlags(o));
+                    const settings = checkSettings(paths, flags);
                     const result = await runCheck(settingsOptions(paths, settings, process.argv[1]));
                     for (const x of result.summary.skipped)
                         run.term.err.write(`pko-guard: skipped ${escapeText(x.file)}: ${escapeText(x.reason)}\n`);
                     for (const n of result.summary.notRendered) run.term.err.write(`pko-guard: ${escapeText(n)}\n`);
+                    if (o.verbose)
+                        for (const l of fetchedLines(result)) run.term.err.write(`pko-guard: ${escapeText(l)}\n`);
                     return { subject: result.subject, summaryText: checkSummaryLine(result) };
                 },
             );

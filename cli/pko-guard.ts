@@ -3,19 +3,11 @@
  * The pko-guard command (cli/program.ts assembles its commands, one module each). Exit codes: 0 no blocking violation,
  * 1 blocking violations, 2 bad usage or a tool error.
  */
-import "../support/fatal";
+import { escaped } from "../support/fatal";
 import { isMainThread } from "worker_threads";
-import { endWithInternalError, exitWhenWritten } from "../support/exit";
+import { exitWhenWritten } from "../support/exit";
 import { main } from "./program";
 
-if (isMainThread) main(process.argv.slice(2)).then(exitWhenWritten, endWithInternalError);
-// A worker thread of this command is a part of a large `check` (gitops/manifests/parallel.ts); one that cannot
-// start throws, which its parent hears as the thread's error.
-else
-    import("../gitops/manifests/check-parts").then(
-        (parts) => parts.servePart(),
-        (e: unknown) =>
-            setImmediate(() => {
-                throw e;
-            }),
-    );
+if (isMainThread) main(process.argv.slice(2)).then(exitWhenWritten, escaped);
+// A worker thread of this command is a part of a large `check` (gitops/manifests/parallel.ts).
+else import("../gitops/manifests/check-parts").then((parts) => parts.servePart(), escaped);

@@ -23,9 +23,9 @@ import { errorLines, isReportedError } from "../support/errors";
 import { REPO_ROOT } from "../support/paths";
 import { Run, Terminal, guide, processTerminal } from "./guide";
 
-export const VERSION = String(
-    (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { version: unknown }).version,
-);
+export const VERSION = (
+    JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { version: string }
+).version;
 
 /** A command's module: it declares the command, whose action runs it and sets the run's exit code. */
 interface CommandModule {

@@ -8,6 +8,7 @@ import { classify, stackRule } from "./model/policy";
 import { productionFindings } from "./model/production";
 import { StackView, describeStack } from "./model/stack";
 import { UNKNOWN } from "./model/values";
+import { FLOATING_SOURCE } from "./model/origin";
 
 export const NAME = "pko-stack-prod-pinned-commit";
 
@@ -38,6 +39,13 @@ export function pinProblems(view: StackView, allowUnpinnableSources: boolean): s
     } else if (typeof view.branch === "string" && view.branch.length > 0) {
         problems.push("it tracks a branch (spec.branch), a movable ref");
     }
+    // An object read from a fetched source whose reference can move (check sets the annotation itself): what the
+    // cluster receives can change without a commit in the repository checked, whatever the spec pins.
+    const floating = view.annotations === UNKNOWN ? undefined : view.annotations[FLOATING_SOURCE];
+    if (typeof floating === "string" && floating !== "")
+        problems.push(
+            `it is read from ${floating}, a reference that can move (pin the source to a commit or exact version)`,
+        );
     if (view.commit === UNKNOWN) {
         problems.push("spec.commit is unknown during preview");
     } else if (view.commit === undefined || view.commit === "") {
@@ -63,7 +71,10 @@ export const rule = stackRule(
             what: "a production Stack deploys a full 40-hex `spec.commit`, sets no `spec.branch`, and does not\nuse a program source that cannot be pinned (`fluxSource`, `programRef`) unless configured to allow it.",
             why: "PKO treats a branch as something to poll and roll out; anything shorter than a full SHA is\nresolved as a movable ref. The Argo CD + PKO guide shows promotion through a moving `release` branch\nand notes that only a pinned commit records exactly which revision is live.",
             fix: "set `spec.commit` to the full 40-character SHA you validated, remove `spec.branch`, and promote\nby changing the commit in Git.",
-            notes: ["Fails closed: when the commit, the branch or the values that decide production are unknown."],
+            notes: [
+                "Fails closed: when the commit, the branch or the values that decide production are unknown.",
+                "`pko-guard check` also holds a production Stack it read from a fetched source whose reference can\nmove (another repository's branch or tag, a chart version range) as not pinned: what the cluster receives\ncan change without a commit in the repository checked. It marks such objects with the\n`pko-guard/floating-source` annotation itself (a value written in the manifest is discarded).",
+            ],
             reads: ["pulumi.com/Stack"],
             readsProduction: true,
             patternSettings: [],

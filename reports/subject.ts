@@ -64,6 +64,22 @@ export interface ProjectSubject extends SubjectBase {
     durationMs: number;
     /** The Kubernetes objects some rule judged, when the run knows them (check; not the gate). */
     objects?: ReportObject[];
+    /** The remote sources the run fetched or took from its cache (check), in the order first used. */
+    sources?: ReportSource[];
+}
+
+/**
+ * A remote source a run read (gitops/fetch/): its kind, URL (never with credentials), the reference as written,
+ * what it resolved to, the content's digest, whether the reference can move, and whether the cache answered.
+ */
+export interface ReportSource {
+    kind: string;
+    url: string;
+    ref: string;
+    resolved: string;
+    digest: string;
+    floating: boolean;
+    fromCache: boolean;
 }
 
 export type ReportSubject = FixtureSubject | ProjectSubject;

@@ -37,14 +37,7 @@ export function loadManifests(
     originals.clear();
     const out = emptyLoad();
     const { shownName, repoPathOf, readOne, problems } = fileReader(cwd, repoRoot, o.skipUnreadable === true, out);
-    const ctx: RenderContext = {
-        deadline: Date.now() + (o.timeoutMs ?? 300_000),
-        repoRoot,
-        show: (abs) => repoPathOf(abs) ?? shownName(abs),
-        scratch: {},
-        cluster: o.cluster,
-        repository: o.repository,
-    };
+    const ctx = renderContext(o, repoRoot, (abs) => repoPathOf(abs) ?? shownName(abs));
     const skip = walkFilter(repoRoot, o.exclude);
     /** Folders that need rendering, found by walking or named directly. */
     const roots: string[] = [];
@@ -90,9 +83,10 @@ export function loadManifests(
     const parseRendered = (stream: RenderedStream, into: LoadResult) =>
         parseSource(
             {
-                file: shownName(stream.from),
+                file: stream.shown ?? shownName(stream.from),
                 text: stream.text,
-                repoPath: repoPathOf(stream.from),
+                repoPath: stream.shown === undefined ? repoPathOf(stream.from) : undefined,
+                floating: stream.floating,
                 abs: stream.from,
                 rendered: true,
             },
@@ -113,7 +107,22 @@ export function loadManifests(
     unreadable(problems);
     // Identities are per cluster; one defined twice in a cluster is a finding on each definition (./scopes.ts).
     out.duplicates = scopeObjects(out.objects);
+    if (ctx.fetched!.length > 0) out.fetched = ctx.fetched;
     return extended(out, { repoRoot });
+}
+
+/** A run's render context: its deadline, repository, cluster, fetch policy, and a scratch copy made on first use. */
+function renderContext(o: LoadOptions, repoRoot: string, show: (abs: string) => string): RenderContext {
+    return {
+        deadline: Date.now() + (o.timeoutMs ?? 300_000),
+        repoRoot,
+        show,
+        scratch: {},
+        cluster: o.cluster,
+        repository: o.repository,
+        fetch: o.fetch,
+        fetched: [],
+    };
 }
 
 /**

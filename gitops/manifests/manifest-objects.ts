@@ -8,11 +8,13 @@ import { EvalResource } from "../../evaluation/evaluate";
 import { ClusterCapabilities } from "../render/capabilities";
 import type { CheckedRepository } from "../argocd/repo-url";
 import { policies } from "../../policies/index";
-import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/origin";
+import { FLOATING_SOURCE, MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/origin";
 import { extended } from "../../support/shapes";
 import { record } from "../../support/records";
 import { viewScope } from "../argocd/destinations";
 import { Place, fieldSegments, findNode, placeNode, placeStart, startOf } from "../decode/field-positions";
+import type { FetchPolicy } from "../fetch/network-policy";
+import type { FetchedSource } from "../fetch/fetch";
 
 /** Kinds some pko-guard rule reads (`<group>/<Kind>`, from each rule's `about.reads`); other objects are counted, never reported. */
 const KINDS_RULES_READ = new Set(policies.flatMap((p) => p.about.reads));
@@ -68,6 +70,8 @@ export interface LoadResult {
     budget: { aliasNodes: number };
     /** Identities defined more than once in one scope: each group's definitions, in read order (./scopes.ts). */
     duplicates?: ManifestObject[][];
+    /** Remote sources fetched (or taken from the cache) for the run, in the order they were first used. */
+    fetched?: FetchedSource[];
 }
 
 /** A load with nothing read yet, counting aliases against `budget` (its own, or a run's it shares). */
@@ -95,6 +99,8 @@ export interface LoadOptions {
      * (gitops/argocd/repo-url.ts). Unset: every source path is read (the harness's fixtures).
      */
     repository?: CheckedRepository;
+    /** The network policy for remote sources (gitops/fetch/network-policy.ts); unset: nothing is fetched. */
+    fetch?: FetchPolicy;
 }
 
 export interface Source {
@@ -105,6 +111,8 @@ export interface Source {
     abs?: string;
     /** Rendered output: positions are looked up in the file it came from (`abs`), not in this text. */
     rendered?: boolean;
+    /** The floating reference of the fetched source it came from (`<url> at <ref>, resolved to <x>`), if any. */
+    floating?: string;
 }
 
 function gvk(apiVersion: string): { group: string; version: string } {
@@ -172,19 +180,23 @@ export function addObject(
     const o = makeObject(src, obj, kind, identity, group, version, place);
     o.read = read;
     o.named = true;
-    if (src.repoPath !== undefined) {
-        const annotations = (
-            metadata.annotations !== null &&
-            typeof metadata.annotations === "object" &&
-            !Array.isArray(metadata.annotations)
-                ? metadata.annotations
-                : {}
-        ) as Record<string, unknown>;
-        if (annotations[SOURCE_PATH] === undefined) {
-            o.object = extended(obj, {
-                metadata: extended(metadata, { annotations: extended(annotations, { [SOURCE_PATH]: src.repoPath }) }),
-            });
-        }
+    const annotations = (
+        metadata.annotations !== null &&
+        typeof metadata.annotations === "object" &&
+        !Array.isArray(metadata.annotations)
+            ? metadata.annotations
+            : {}
+    ) as Record<string, unknown>;
+    if (src.repoPath !== undefined && annotations[SOURCE_PATH] === undefined) {
+        o.object = extended(obj, {
+            metadata: extended(metadata, { annotations: extended(annotations, { [SOURCE_PATH]: src.repoPath }) }),
+        });
+    }
+    if (src.floating !== undefined || annotations[FLOATING_SOURCE] !== undefined) {
+        // Only check's own value is read: one the manifest wrote is dropped.
+        const { [FLOATING_SOURCE]: _written, ...rest } = record(record(o.object.metadata)?.annotations) ?? {};
+        const own = src.floating === undefined ? rest : extended(rest, { [FLOATING_SOURCE]: src.floating });
+        o.object = extended(o.object, { metadata: extended(record(o.object.metadata) ?? {}, { annotations: own }) });
     }
     out.objects.push(o);
 }

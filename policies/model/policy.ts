@@ -84,17 +84,16 @@ export interface SettingsDefinition<P, Sink> {
  */
 export function classify(view: StackView, ctx: RuleContext): Production {
     const { review, views } = ctx;
-    if (review.earlier.size === 0 && review.stacks.length === 0)
-        return classifyInContext(view, ctx.production, NO_PEERS);
     const before = view.urn === undefined ? undefined : review.earlier.get(view.urn);
     const name = view.stack;
     const peers: StackView[] = [];
     if (typeof name === "string")
-        for (const r of review.stacks) {
+        for (const r of review.stacksNaming(name)) {
             if (r.urn !== undefined && r.urn === view.urn) continue;
             const peer = views.view(r, "Stack");
             if (peer && typeof peer.stack === "string" && sameStack(peer.stack, name)) peers.push(peer);
         }
+    if (!before && peers.length === 0) return classifyInContext(view, ctx.production, NO_PEERS);
     return classifyInContext(view, ctx.production, {
         earlier: before ? views.view(before, "Stack") : undefined,
         peers,

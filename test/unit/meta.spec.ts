@@ -52,6 +52,19 @@ describe("policy catalogue", () => {
                 );
             });
 
+            it("passes in the governed twin of a fixture it fails in (fixtures/<name>-governed)", function () {
+                if (p.name === SETTINGS_POLICY) return; // it fails in no fixture (above)
+                const byName = new Map(fixtures.map((f) => [f.name, f]));
+                const fails = (name: string) =>
+                    byName.get(name)?.expect.violations.some((v) => v.policy === p.name) ?? false;
+                const failing = fixtures.filter((f) => fails(f.name)).map((f) => f.name);
+                const twins = failing.filter((name) => byName.has(`${name}-governed`) && !fails(`${name}-governed`));
+                assert.ok(
+                    twins.length > 0,
+                    `${p.name} fails in ${failing.join(", ")}, but none has a governed twin where it passes: add fixtures/${failing[0]}-governed/ (the same program or manifests, fixed)`,
+                );
+            });
+
             it("carries description, level, severity, framework, remediation steps and url", () => {
                 assert.ok(p.description.length > 20, `${p.name}: description shorter than 20 characters`);
                 assert.ok(

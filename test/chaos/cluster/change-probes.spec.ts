@@ -249,6 +249,17 @@ describe("a namespace tenant against the door's change and delete judging, on a 
             assert.ok(await exists("early"));
         });
 
+        it("an Update that destroys the stack a production Stack of another namespace deploys", async () => {
+            const update = {
+                apiVersion: "auto.pulumi.com/v1alpha1",
+                kind: "Update",
+                metadata: { name: "teardown", namespace: "team-a" },
+                spec: { workspaceName: "ledger-twin", stackName: "acme/ledger/live", type: "destroy" },
+            };
+            const r = await tenant(["create", "-f", "-"], yaml([update]));
+            assert.deepStrictEqual(deniedBy(r), ["pko-update-prod-approved-path"]);
+        });
+
         it("deletes that destroy nothing pko-guard guards go through", async () => {
             const scratch = stack("scratch", "team-a", { stack: "acme/scratch/dev", destroyOnFinalize: true }, {});
             admitted(await tenant(["create", "-f", "-"], yaml([scratch])));

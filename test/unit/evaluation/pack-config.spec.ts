@@ -174,7 +174,10 @@ describe("fixtures' policy config", () => {
         try {
             fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: typo\nruntime: nodejs\n");
             fs.writeFileSync(path.join(dir, "index.ts"), "export {};\n");
-            fs.writeFileSync(path.join(dir, "expect.yaml"), "description: d\nviolations: []\n");
+            fs.writeFileSync(
+                path.join(dir, "expect.yaml"),
+                "apiVersion: pko-guard/v1\nkind: Fixture\ndescription: d\nviolations: []\n",
+            );
             fs.writeFileSync(
                 path.join(dir, "policy-config.json"),
                 JSON.stringify({ "pko-guard-production": { productionNamespace: ["payments"] } }),

@@ -41,6 +41,22 @@ describe("pko-stack-prod-pinned-commit", () => {
         assertFindings(run(goodSpec({ commit: undefined })), one(/sets no spec\.commit/));
     });
 
+    it("flags a production Stack that check read from a source whose reference can move, pinned or not", () => {
+        const floating = {
+            annotations: {
+                "pko-guard/floating-source": 'https://git.example.com/stacks at "main", resolved to ' + SHA,
+            },
+        };
+        assertFindings(
+            run(goodSpec(), {}, floating),
+            one(
+                /read from https:\/\/git\.example\.com\/stacks at "main", resolved to [0-9a-f]{40}, a reference that can move/,
+            ),
+        );
+        assert.deepStrictEqual(check(goodSpec({ stack: "acme/app/dev" }), {}, floating), []);
+        assert.deepStrictEqual(check(goodSpec(), {}, { annotations: { "pko-guard/floating-source": "" } }), []);
+    });
+
     it("reports one violation per Stack, listing every problem", () => {
         const m = check(goodSpec({ commit: "abc", branch: "main" }));
         assert.strictEqual(m.length, 1);
