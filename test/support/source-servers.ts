@@ -137,7 +137,7 @@ export function makeRepository(root: string, name: string, files: Record<string,
     return git(dir, "rev-parse", "HEAD");
 }
 
-/** A tar entry of `tarGz`: a regular file (`body`) or a symbolic link (`link`), at any path (even `../x`). */
+/** A tar entry of `tarGz`: a regular file (`body`) or a symbolic link (`link`), at any path (even one that climbs out of the archive). */
 export interface TarEntry {
     name: string;
     body?: string;
@@ -205,5 +205,11 @@ export async function serverProcess(kind: "git" | "files", root: string): Promis
 
 if (require.main === module) {
     const [kind, root] = process.argv.slice(2);
-    void (kind === "git" ? gitServer(root) : fileServer(root)).then((s) => process.stdout.write(`${s.port}\n`));
+    (kind === "git" ? gitServer(root) : fileServer(root)).then(
+        (s) => process.stdout.write(`${s.port}\n`),
+        (e: unknown) => {
+            process.stderr.write(`${String(e)}\n`);
+            process.exitCode = 1;
+        },
+    );
 }
