@@ -1,10 +1,12 @@
 /**
  * The module list of docs/architecture.md's layout, generated from the code: one line a module, its header
- * comment's first sentence. `npm run docs` writes it; test/unit/docs/generate-layout.spec.ts fails while the page
+ * comment's first sentence; a rule's module, whose only prose is its `about`, the rule's description from it.
+ * `npm run docs` writes it; test/unit/docs/generate-layout.spec.ts fails while the page
  * differs from what this renders, and names any module without a header.
  */
 import * as fs from "fs";
 import * as path from "path";
+import { policies } from "../policies";
 
 export const ARCHITECTURE = path.join(__dirname, "architecture.md");
 const ROOT = path.join(__dirname, "..");
@@ -44,6 +46,11 @@ export function modules(): Map<string, string[]> {
     return byFolder;
 }
 
+/** A rule's module and what the rule checks, in its own words (policies/model/policy.ts builds it from `about`). */
+const RULE_DESCRIPTIONS = new Map(
+    policies.map((p) => [`policies/${p.name}.ts`, `the rule ${p.name}: ${p.description}`]),
+);
+
 /** The first sentence of a module's header comment (its first `/** ... *\/`), or undefined when it has none. */
 export function firstSentence(source: string): string | undefined {
     const m = /^(?:#![^\n]*\n)?\s*\/\*\*([\s\S]*?)\*\//.exec(source);
@@ -66,7 +73,8 @@ export function renderLayout(): string {
     for (const [folder, files] of modules()) {
         out.push(`**${folder === "." ? "the repository root" : `${folder}/`}**`, "");
         for (const file of files) {
-            const sentence = firstSentence(fs.readFileSync(path.join(ROOT, file), "utf8"));
+            const rule = RULE_DESCRIPTIONS.get(file);
+            const sentence = rule ?? firstSentence(fs.readFileSync(path.join(ROOT, file), "utf8"));
             if (sentence === undefined) missing.push(file);
             out.push(`- \`${path.basename(file)}\`: ${sentence ?? ""}`);
         }
