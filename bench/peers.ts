@@ -270,7 +270,7 @@ async function timeAtSize(
     const failed = new Set<string>();
     for (let i = 0; i < PEER_RUNS(n); i++) {
         // Each run starts the rotation one tool later: a run right after the Kyverno CLI's (which takes and
-        // frees a lot of memory) ran slower (docs/verified-facts.md), so no tool may always be the one after it.
+        // frees a lot of memory) ran slower (docs/contributing/verified-facts.md), so no tool may always be the one after it.
         for (const t of timed.map((_, k) => timed[(k + i) % timed.length])) {
             if (failed.has(t.name)) continue;
             try {

@@ -119,6 +119,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
                 skipUnreadable: o.skipUnreadable,
                 cluster: clusterCapabilities(o),
                 exclude: o.exclude,
+                toolConfigs: o.config ? [path.resolve(o.cwd ?? process.cwd(), o.config)] : [],
                 repository,
                 fetch: o.fetch,
             },

@@ -78,12 +78,19 @@ export function command(run: Run): Command {
         });
 }
 
+/** The policy config the working folder's repository names in .pko-guard.yaml (`config:`), if any. */
+async function repositoryConfig(): Promise<string | undefined> {
+    const { checkSettings } = await import("../gitops/manifests/check-settings");
+    return checkSettings(["."], { exclude: [], repository: [], apiVersions: [] }).config?.value;
+}
+
 /** Runs the command; resolves with its exit code (bad input throws, as every command's does). */
 async function runTest(paths: string[], o: TestCliOptions, term: Terminal): Promise<number> {
     const { runPacks } = await import("../harness/packs");
     const packs = runPacks({ defaultPack: o.defaultPack, packs: o.policyPack, packConfigs: o.policyPackConfig });
-    // Every leg reads the config from its own folder (the real leg's CLI runs in a temporary one).
-    const config = o.config === undefined ? undefined : path.resolve(o.config);
+    // Every leg reads the config from its own folder (the real leg's CLI runs in a temporary one). Without
+    // --config, the one the repository's .pko-guard.yaml names, as check and the pre-commit hook find it.
+    const config = o.config === undefined ? await repositoryConfig() : path.resolve(o.config);
     if (config !== undefined && !fs.existsSync(config)) throw new BadInputError(`${o.config}: no such policy config`);
     if (o.migrate) {
         const { migrateFixtures } = await import("../harness/scaffold");

@@ -1,5 +1,5 @@
 /**
- * The module list of docs/architecture.md's layout, generated from the code: one line a module, its header
+ * The module list of docs/contributing/architecture.md's layout, generated from the code: one line a module, its header
  * comment's first sentence; a rule's module, whose only prose is its `about`, the rule's description from it.
  * `npm run docs` writes it; test/unit/docs/generate-layout.spec.ts fails while the page
  * differs from what this renders, and names any module without a header.
@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { policies } from "../policies";
 
-export const ARCHITECTURE = path.join(__dirname, "architecture.md");
+export const ARCHITECTURE = path.join(__dirname, "contributing", "architecture.md");
 const ROOT = path.join(__dirname, "..");
 const START = "<!-- layout:start -->";
 const END = "<!-- layout:end -->";
@@ -85,11 +85,11 @@ export function renderLayout(): string {
     return out.join("\n");
 }
 
-/** docs/architecture.md with its generated module list as the code is now. */
+/** docs/contributing/architecture.md with its generated module list as the code is now. */
 export function withLayout(page: string): string {
     const start = page.indexOf(START);
     const end = page.indexOf(END);
-    if (start < 0 || end < start) throw new Error(`docs/architecture.md has no ${START} ... ${END} block`);
+    if (start < 0 || end < start) throw new Error(`docs/contributing/architecture.md has no ${START} ... ${END} block`);
     return `${page.slice(0, start)}${renderLayout()}${page.slice(end + END.length)}`;
 }
 

@@ -13,7 +13,7 @@
  * - the analyzer (a preview: index.ts serves its pack through `sharingRequests`) deserializes every input again for
  *   each policy, so the policies of one request read its first policy's inputs instead; a request is known by what
  *   it is about and ends when another begins, at the latest with the turn of the event loop.
- * Why it is worth it, in figures: docs/benchmarks.md.
+ * Why it is worth it, in figures: docs/contributing/benchmarks.md.
  */
 import { ResourceValidation, ResourceValidationPolicy, StackValidation, StackValidationPolicy } from "@pulumi/policy";
 import { Rule } from "../policies/index";

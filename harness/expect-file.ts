@@ -12,6 +12,7 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { BadInputError, BadInputsError } from "../support/errors";
 import { REPO_ROOT } from "../support/paths";
+import { didYouMean } from "../support/suggest";
 
 export const API_VERSION = "pko-guard/v1";
 export const KIND = "Fixture";
@@ -24,9 +25,10 @@ let validator: ReturnType<Ajv["compile"]> | undefined;
 
 function validate(doc: unknown): ErrorObject[] {
     if (!validator) {
-        const schema = JSON.parse(fs.readFileSync(FIXTURE_SCHEMA, "utf8"));
+        const schema = JSON.parse(fs.readFileSync(FIXTURE_SCHEMA, "utf8")) as Record<string, unknown>;
         delete schema.$schema; // ajv 8 knows draft-07 as its default meta-schema
-        validator = new Ajv({ allErrors: true, strict: false }).compile(schema);
+        // verbose: each error carries its schema, whose properties name the fields a misspelt one was meant as.
+        validator = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(schema);
     }
     return validator(doc) ? [] : (validator.errors ?? []);
 }
@@ -56,7 +58,11 @@ function describe(e: ErrorObject): { at: (string | number)[]; text: string } {
     switch (e.keyword) {
         case "additionalProperties": {
             const key = String((e.params as { additionalProperty: string }).additionalProperty);
-            return { at: [...at, key], text: `${where}: unknown field ${JSON.stringify(key)}` };
+            const known = Object.keys((e.parentSchema as { properties?: object } | undefined)?.properties ?? {});
+            return {
+                at: [...at, key],
+                text: `${where}: unknown field ${JSON.stringify(key)}${didYouMean(key, known)}`,
+            };
         }
         case "required":
             return {

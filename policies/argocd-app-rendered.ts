@@ -44,7 +44,7 @@ export const rule = resourceRule(
             fix: "use what check expands (see the notes) and fix templates that do not execute; vendor remote charts\nand other repositories' paths into this repository. A source judged in its own CI: list its repoURL in\n`sourcesJudgedElsewhere`, or waive the finding for one Application with `allowFailClosed: true`.",
             notes: [
                 "What check expands: ApplicationSet generators `list` (with `elements` or `elementsYaml`), git\n`directories` and `files`, and `matrix` and `merge` of those (not `templatePatch`); sources that are\nfolders of this repository (directory, kustomize, Helm). A waiver of a finding here sets\n`allowFailClosed: true` and an expiry.",
-                "The reasons are computed by `pko-guard check` (gitops/argocd/applications.ts) and carried on the object in the\n`pko-guard/not-rendered` annotation, which check sets itself (a value written in the manifest is\ndiscarded). Every finding fails closed. In a Pulumi program the annotation is absent and the rule passes.",
+                "The reasons are computed by `pko-guard check` and carried on the object in the\n`pko-guard/not-rendered` annotation, which check sets itself (a value written in the manifest is\ndiscarded). Every finding fails closed. In a Pulumi program the annotation is absent and the rule passes.",
             ],
             reads: ["argoproj.io/Application", "argoproj.io/ApplicationSet"],
             readsProduction: false,

@@ -1,5 +1,5 @@
 /**
- * The JSON report: a stable, documented shape (schemaVersion 2, documented in report.schema.json next to this file;
+ * The JSON report: a stable, documented shape (schemaVersion 2, documented in schemas/pko-guard/report.schema.json;
  * within a version, fields are only added).
  * { schemaVersion, tool, generatedAt, summary,
  *   fixtures: [{ fixture, description, outcome, legs: [{leg, status, durationMs, error?, skipped?, rows}], checks }],

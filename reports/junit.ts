@@ -10,7 +10,7 @@
  * escaping is the library's.
  * Unlike JSON, SARIF and the PolicyReport, this report is one string (junit-report-builder renders the whole
  * document with xmlbuilder, and a rule's findings are one attribute of its testcase by this shape): it holds a
- * line of each finding, a few hundred bytes (less than JSON or SARIF spend on one: docs/benchmarks.md), so it
+ * line of each finding, a few hundred bytes (less than JSON or SARIF spend on one: docs/contributing/benchmarks.md), so it
  * stays within V8's 2^29-24 characters up to more than a million findings. Past that, writing it fails
  * and says so (reports/write.ts), and the other reports are still written.
  */

@@ -172,7 +172,7 @@ const HEAD = ["policy", "resource", "level", "status", "where", "message"];
  * leaves the message less than MIN_MESSAGE_WIDTH, the findings as records instead: see recordChunks), in pieces:
  * cli-table3 renders `rowsPerTable` rows at a time (a row's height is its own, the columns' widths are fixed), and
  * where two parts meet, the first one's bottom border and the next one's top border are the line between two rows.
- * (cli-table3's time grows faster than its rows, so many small tables beat one: docs/benchmarks.md.)
+ * (cli-table3's time grows faster than its rows, so many small tables beat one: docs/contributing/benchmarks.md.)
  */
 export function* fullTableChunks(
     r: ProjectSubject,

@@ -7,8 +7,8 @@
  * checked (./http-client.ts, ./proxy.ts), so a second answer of the DNS (rebinding) is never used.
  */
 import * as net from "net";
-import * as os from "os";
 import * as path from "path";
+import { userCacheDir } from "../../support/cache-dir";
 import { BadInputError } from "../../support/errors";
 import { extended } from "../../support/shapes";
 
@@ -52,10 +52,9 @@ export interface FetchPolicy {
     repoRoot?: string;
 }
 
-/** The user's cache folder for pko-guard: $XDG_CACHE_HOME/pko-guard, else ~/.cache/pko-guard. */
+/** The user's cache folder for pko-guard, as support/cache-dir.ts names it for every command. */
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-    const xdg = env.XDG_CACHE_HOME;
-    return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), ".cache"), "pko-guard");
+    return userCacheDir(env);
 }
 
 /** A policy from the run's options; every value checked (bad ones are one line, exit 2). */

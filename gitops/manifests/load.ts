@@ -38,7 +38,7 @@ export function loadManifests(
     const out = emptyLoad();
     const { shownName, repoPathOf, readOne, problems } = fileReader(cwd, repoRoot, o.skipUnreadable === true, out);
     const ctx = renderContext(o, repoRoot, (abs) => repoPathOf(abs) ?? shownName(abs));
-    const skip = walkFilter(repoRoot, o.exclude);
+    const skip = walkFilter(repoRoot, o.exclude, o.toolConfigs);
     /** Folders that need rendering, found by walking or named directly. */
     const roots: string[] = [];
     const jsonnetFiles: string[] = [];
@@ -75,7 +75,8 @@ export function loadManifests(
             jsonnetFiles.push(abs);
         } else if (JSONNET_LIBRARY.test(abs)) {
             problems.push(`${p}: a jsonnet library, evaluated only where a .jsonnet file imports it: name that file`);
-        } else if (abs !== path.join(repoRoot, CONFIG_FILE)) {
+        } else if (abs !== path.join(repoRoot, CONFIG_FILE) && !(o.toolConfigs ?? []).includes(abs)) {
+            // A file named is read (a tool's configuration too, when asked), but for the run's own configuration.
             readOne(abs, false);
         }
     }

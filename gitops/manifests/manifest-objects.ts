@@ -94,6 +94,8 @@ export interface LoadOptions {
     cluster?: ClusterCapabilities;
     /** Globs of paths (repository-relative) that walking folders leaves out (./exclude.ts). */
     exclude?: string[];
+    /** The run's own configuration files (absolute: the policy pack config), never read as manifests. */
+    toolConfigs?: string[];
     /**
      * The repository checked: an Application source is read only when its repoURL names it
      * (gitops/argocd/repo-url.ts). Unset: every source path is read (the harness's fixtures).
@@ -294,7 +296,7 @@ export type ObjectFields = Pick<
 /**
  * A manifest object: its fields, and what locates it (its place in its file, another object, another thread). A
  * class, its accessors on the prototype: an object literal with getters gives each object a hidden class of its own
- * and its properties in a dictionary, which cost memory for the whole run (docs/benchmarks.md, the fifth pass).
+ * and its properties in a dictionary, which cost memory for the whole run (docs/contributing/benchmarks.md, the fifth pass).
  */
 export class LocatedObject implements ManifestObject {
     file: string;

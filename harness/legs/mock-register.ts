@@ -22,7 +22,7 @@ function expandLists(objs: Obj[]): Obj[] {
     while (queue.length > 0) {
         const o = queue.shift()!;
         if (typeof o.kind === "string" && o.kind.endsWith("List") && Array.isArray(o.items)) {
-            queue.unshift(...o.items.filter<Obj>(isObj));
+            queue.unshift(...o.items.filter(isObj));
             continue;
         }
         out.push(o);

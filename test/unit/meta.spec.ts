@@ -224,6 +224,7 @@ describe("module layout", () => {
         ["harness/", 5],
         ["bench/", 6],
         ["docs/", 6],
+        ["release/", 6],
     ];
     const layer = (f: string) => LAYERS.find(([prefix]) => f === prefix || f.startsWith(prefix))?.[1] ?? Infinity;
     const edges = () => [...importGraph()].flatMap(([file, deps]) => deps.map((dep) => ({ file, dep })));

@@ -9,6 +9,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { CACHE_DIR_ENV, userCacheDir } from "../../../support/cache-dir";
 import { REPO_ROOT } from "../../../support/paths";
 
 describe("toolchain/install.sh profiles and tools on PATH", function () {
@@ -88,5 +89,29 @@ describe("toolchain/install.sh profiles and tools on PATH", function () {
             r.stderr,
             /^\[toolchain\] error: unknown profile or tool 'checks' \(profiles: check gate cluster all;/,
         );
+    });
+
+    it("builds where support/toolchain.ts looks: a checkout's .cache, an installed package's user cache", () => {
+        assert.strictEqual(run("--where").stdout, `${path.join(tmp, "pkg", ".cache", "toolchain")}\n`);
+        // The same script installed in a project: the user's cache folder, as support/cache-dir.ts names it.
+        const installed = path.join(tmp, "project", "node_modules", "pko-guard");
+        fs.mkdirSync(installed, { recursive: true });
+        fs.renameSync(path.join(tmp, "pkg", "toolchain"), path.join(installed, "toolchain"));
+        script = path.join(installed, "toolchain", "install.sh");
+        for (const extra of [
+            { [CACHE_DIR_ENV]: path.join(tmp, "named") },
+            { XDG_CACHE_HOME: path.join(tmp, "xdg") },
+            { XDG_CACHE_HOME: "relative", HOME: path.join(tmp, "home") },
+        ]) {
+            env = { ...process.env, PATH: "/usr/bin:/bin", ...extra };
+            delete env[Object.keys(extra).includes(CACHE_DIR_ENV) ? "XDG_CACHE_HOME" : CACHE_DIR_ENV];
+            const where = run("--where");
+            assert.strictEqual(
+                where.stdout,
+                `${path.join(userCacheDir(env, env.HOME), "toolchain")}\n`,
+                JSON.stringify(extra),
+            );
+            assert.ok(where.stdout.startsWith(tmp), where.stdout);
+        }
     });
 });

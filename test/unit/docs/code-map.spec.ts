@@ -107,7 +107,8 @@ function mappedFiles(): string[] {
             const child = rel ? `${rel}/${e.name}` : e.name;
             if (NOT_MAPPED.has(e.name) || NOT_MAPPED_PATHS.includes(child)) continue;
             if (e.isDirectory()) walk(child);
-            else if (child.endsWith(".ts") || (child.endsWith(".md") && (!rel || rel === "docs"))) out.push(child);
+            else if (child.endsWith(".ts") || (child.endsWith(".md") && (!rel || rel.split("/")[0] === "docs")))
+                out.push(child);
         }
     };
     walk("");

@@ -1,5 +1,5 @@
 /**
- * docs/architecture.md's module list is generated from the code (docs/generate-layout.ts, `npm run docs`): the
+ * docs/contributing/architecture.md's module list is generated from the code (docs/generate-layout.ts, `npm run docs`): the
  * committed page is what the generator renders now, every module has a header to render, and a sentence ends where
  * a reader's would.
  */
@@ -7,12 +7,12 @@ import * as assert from "assert";
 import * as fs from "fs";
 import { ARCHITECTURE, firstSentence, renderLayout, withLayout } from "../../../docs/generate-layout";
 
-describe("the layout of docs/architecture.md (docs/generate-layout.ts)", () => {
+describe("the layout of docs/contributing/architecture.md (docs/generate-layout.ts)", () => {
     it("is what the generator renders from the modules' headers now", () => {
         const page = fs.readFileSync(ARCHITECTURE, "utf8");
         assert.ok(
             page === withLayout(page),
-            "docs/architecture.md's module list is stale: run `npm run docs` and commit the result",
+            "docs/contributing/architecture.md's module list is stale: run `npm run docs` and commit the result",
         );
     });
 

@@ -12,7 +12,7 @@ import { BadInputError, BadInputsError } from "../../../support/errors";
 import { REPO_ROOT } from "../../../support/paths";
 import { FIXTURE_SCHEMA, migratedText, readExpectFile } from "../../../harness/expect-file";
 import { loadFixture } from "../../../harness/expect";
-import { loadFixtures } from "../../../harness/runner";
+import { loadFixtures, rejectUnknownPolicies } from "../../../harness/runner";
 import { fixtureAnnotations } from "../../../harness/annotations";
 import { FixtureVerdict } from "../../../harness/verdict";
 
@@ -84,6 +84,15 @@ describe("expectation files (expect.yaml)", () => {
             'expect.yaml:9: /violations/1: missing field "resource"',
         ]);
         assert.deepStrictEqual(problems(`${V1}violations: []\n`), ['expect.yaml:1: /: missing field "description"']);
+        // A misspelt field names the one it was meant as.
+        assert.deepStrictEqual(
+            problems(`${V1}description: d\nviolations:\n  - {policy: p, resource: r, count: 1, mesage: x}\n`),
+            ['expect.yaml:5: /violations/0: unknown field "mesage" (did you mean message?)'],
+        );
+        assert.deepStrictEqual(problems(`${V1}descripton: d\nviolations: []\n`).sort(), [
+            'expect.yaml:1: /: missing field "description"',
+            'expect.yaml:3: /: unknown field "descripton" (did you mean description?)',
+        ]);
         assert.strictEqual(problems("description: d\nviolations: [\n").length, 1);
         assert.match(problems("description: d\nviolations: [\n")[0], /^expect\.yaml:\d+: not valid YAML: /);
         assert.deepStrictEqual(problems("- a\n"), [
@@ -209,5 +218,29 @@ describe("expectation files (expect.yaml)", () => {
                 "::error file=fixtures/annotated/expect.yaml,line=4,title=pko-guard test%3A annotated (mock)::annotated [mock] z on r: unexpected: m\n",
             ],
         );
+    });
+
+    it("refuses expected policies no pack run has, all at once, each at its line with the nearest name", () => {
+        const dir = fixture(
+            "typo",
+            V1 + "description: d\nviolations:\n  - {policy: pko-stack-resync-flor, resource: r, count: 1}\n  - {policy: pko-stack-resync-floor, resource: r, count: 1}\n",
+        );
+        const other = fixture(
+            "other",
+            V1 + "description: d\nviolations:\n  - {policy: nothing-like-it, resource: r, count: 1}\n",
+        );
+        const known = ["pko-stack-resync-floor", "pko-stack-name-length"];
+        assert.throws(() => rejectUnknownPolicies([loadFixture(dir)], known), {
+            message: `${path.join(dir, "expect.yaml")}:5: "pko-stack-resync-flor" is not a policy of the packs run (did you mean pko-stack-resync-floor?)`,
+        });
+        assert.throws(
+            () => rejectUnknownPolicies([loadFixture(dir), loadFixture(other)], known),
+            (e: unknown) =>
+                e instanceof BadInputsError &&
+                e.problems.length === 2 &&
+                e.problems[1] ===
+                    `${path.join(other, "expect.yaml")}:5: "nothing-like-it" is not a policy of the packs run`,
+        );
+        assert.doesNotThrow(() => rejectUnknownPolicies([loadFixture(dir)], [...known, "pko-stack-resync-flor"]));
     });
 });

@@ -74,7 +74,13 @@ describe("the toolchain's tool table", () => {
     });
 
     it("the install command runs this package's own script (valid from a packed install, no npm run setup)", () => {
-        assert.strictEqual(installCommand("check"), `bash ${INSTALL_SCRIPT} check`);
+        assert.strictEqual(
+            installCommand("check", path.join(os.tmpdir(), "elsewhere")),
+            `bash ${INSTALL_SCRIPT} check`,
+        );
+        // Relative to the working folder when the script is inside it, as a user types it.
+        const project = path.dirname(path.dirname(INSTALL_SCRIPT));
+        assert.strictEqual(installCommand("check gate", project), "bash toolchain/install.sh check gate");
         assert.doesNotMatch(installCommand("helm"), /npm run/);
     });
 
