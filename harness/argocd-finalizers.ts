@@ -14,7 +14,6 @@
 import * as k8s from "@kubernetes/client-node";
 import * as path from "path";
 import { REPO_ROOT } from "../support/paths";
-import { endWithInternalError } from "../support/exit";
 
 /** The Argo CD release whose Application CRD the test clusters install and the deploy leg validates against. */
 export const ARGOCD_VERSION = "v3.6.1";
@@ -85,13 +84,14 @@ export async function startApplicationFinalizer(kubeconfigFile: string): Promise
                 );
         }
     };
-    // finalize() catches its own API errors into state.errors: a rejection left is a defect.
-    informer.on("add", (o) => {
-        finalize(o).catch(endWithInternalError);
-    });
-    informer.on("update", (o) => {
-        finalize(o).catch(endWithInternalError);
-    });
+    // finalize records its own failures; what else escapes it is recorded the same way.
+    const handled = (o: k8s.KubernetesObject): void => {
+        finalize(o).catch((e: unknown) =>
+            state.errors.push(`finalizing an Application: ${String((e as Error)?.message ?? e).split("\n")[0]}`),
+        );
+    };
+    informer.on("add", handled);
+    informer.on("update", handled);
     // The informer stops on a watch error; it is restarted (listing again) after a pause, as the library's
     // documentation does, unless the watcher was stopped.
     let restart: NodeJS.Timeout | undefined;

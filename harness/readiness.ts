@@ -5,7 +5,6 @@
 import * as https from "https";
 import * as http from "http";
 import { Spawned } from "../support/process";
-import { endWithInternalError } from "../support/exit";
 
 /**
  * One GET of `url` (its body's first 64 KiB; 10 s at most), trusting `ca` and sending `token` as a bearer token
@@ -37,7 +36,12 @@ export async function waitFor(
 ): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     const exited = new Map<string, boolean>();
-    for (const x of procs) x.p.exited.then(() => exited.set(x.name, true)).catch(endWithInternalError);
+    // `exited` never rejects (support/process.ts).
+    for (const x of procs)
+        x.p.exited.then(
+            () => exited.set(x.name, true),
+            () => undefined,
+        );
     for (;;) {
         for (const x of procs) {
             if (exited.get(x.name))
