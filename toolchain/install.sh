@@ -74,13 +74,14 @@ KUSTOMIZE_VERSION="v5.8.2"              # sigs.k8s.io/kustomize/kustomize/v5 (v5
 HELM_VERSION="v3.22.0"                  # helm.sh/helm/v3 (the helm CLI)
 JSONNET_VERSION="v0.22.0"               # github.com/google/go-jsonnet (the jsonnet CLI)
 KUBE_YAML_VERSION="apimachinery-v0.37.0+yaml-v1.6.0" # toolchain/kube-yaml/main.go on k8s.io/apimachinery + sigs.k8s.io/yaml
+OCI_REGISTRY_VERSION="distribution-v3.1.1"              # toolchain/oci-registry/main.go: distribution's registry, in memory (the fetch specs' OCI registry)
 APPSET_TEMPLATE_VERSION="sprig-v3.3.0+slug-v1.15.0"  # toolchain/appset-template/main.go: ApplicationSet goTemplate on text/template + Argo CD's sprig and slug pins
 
 
 TOOLS_FILE="$TOOLCHAIN_DIR/tools.txt"
 PROFILES=(check gate cluster all)
 # Every tool, in build order (pulumi before the hosts that reuse its build cache).
-ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-go pulumi-language-yaml pulumi-resource-kubernetes pulumi-resource-pulumi-nodejs pulumi-resource-pulumi-python schemas kustomize helm jsonnet jsonnet-deps kube-yaml appset-template etcd kube-apiserver kubectl kube-controller-manager)
+ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-go pulumi-language-yaml pulumi-resource-kubernetes pulumi-resource-pulumi-nodejs pulumi-resource-pulumi-python schemas kustomize helm jsonnet jsonnet-deps kube-yaml appset-template oci-registry etcd kube-apiserver kubectl kube-controller-manager)
 
 spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper folder, default: the name)
 	MODULE="$1"
@@ -178,6 +179,12 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper fol
 		PKG="." # wrapper main.go
 		VERSION_VAR=""
 		ESTIMATE="~1 min"
+		;;
+	oci-registry)
+		VERSION="$OCI_REGISTRY_VERSION"
+		PKG="." # wrapper main.go
+		VERSION_VAR=""
+		ESTIMATE="~2 min"
 		;;
 	appset-template)
 		VERSION="$APPSET_TEMPLATE_VERSION"
