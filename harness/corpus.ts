@@ -1,11 +1,7 @@
 /**
  * Corpus entries: `check` on a snapshot of a public repository (`<entry>/repo`, with its licence) and the exact
- * exit code, findings and error lines it must give (`<entry>/corpus.json`). The corpus tier
- * (test/corpus/cli/check-corpus.spec.ts) compares a run with them; `pko-guard test --update` rewrites them from a
- * run, for review by diff.
- *
- * A run is a user's: the snapshot is copied into a temporary git repository whose `origin` is the upstream URL,
- * and the installed command checks it with the entry's arguments.
+ * exit code, findings and error lines it must give (`<entry>/corpus.json`). A run is a user's: the snapshot is
+ * copied into a temporary git repository whose `origin` is the upstream URL.
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
