@@ -1,6 +1,6 @@
 /**
  * `pko-guard test --update`: expectations rewritten from the current verdicts, for review by diff.
- * expect.yaml is edited as text at the places the YAML parser locates, so comments, quoting and order stay as
+ * Each expect.yaml is edited as text at the places the YAML parser locates, so comments, quoting and order stay as
  * written. A fixture whose legs disagree or did not run is left as it is and said; a message pattern that no
  * longer matches is kept and said (a person wrote it).
  */

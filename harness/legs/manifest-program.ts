@@ -1,9 +1,9 @@
 /**
- * The Pulumi program the mock and real legs run for a manifest fixture: a generated index.js hands the objects,
- * read by `pko-guard check`'s loader, to one `kubernetes:yaml/v2:ConfigGroup` named `manifests`. A minimal
- * namespaced CustomResourceDefinition is declared first for every custom kind: with no cluster, the provider
- * cannot otherwise tell whether such a kind is namespaced. Children are named `manifests:<namespace>/<name>`
- * (manifestRowMapper in manifest.ts maps them back).
+ * The Pulumi program the mock and real legs run for a manifest fixture.
+ * A generated index.js hands the objects, read by `pko-guard check`'s loader, to one `kubernetes:yaml/v2:ConfigGroup`
+ * named `manifests`. A minimal namespaced CustomResourceDefinition is declared first for every custom kind: with
+ * no cluster, the provider cannot otherwise tell whether such a kind is namespaced. Children are named
+ * `manifests:<namespace>/<name>` (manifestRowMapper in manifest.ts maps them back).
  */
 import * as k8s from "@pulumi/kubernetes";
 import { loadManifests } from "../../gitops/manifests/load";
