@@ -137,7 +137,7 @@ export function makeRepository(root: string, name: string, files: Record<string,
     return git(dir, "rev-parse", "HEAD");
 }
 
-/** A tar entry of `tarGz`: a regular file (`body`) or a symbolic link (`link`), at any path (even `../x`). */
+/** A tar entry of `tarGz`: a regular file (`body`) or a symbolic link (`link`), at any path, even one that climbs out of the archive. */
 export interface TarEntry {
     name: string;
     body?: string;

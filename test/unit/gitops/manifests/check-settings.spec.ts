@@ -73,7 +73,7 @@ describe("check's repository configuration", () => {
             ],
         );
         assert.deepStrictEqual(problems("- a\n- b\n"), [
-            ".pko-guard.yaml: must be a mapping of settings (config, exclude, repositories, kube-version, api-versions, skip-unreadable, fail-on-advisory, timeout)",
+            ".pko-guard.yaml: must be a mapping of settings (config, exclude, repositories, kube-version, api-versions, skip-unreadable, fail-on-advisory, timeout, allow-hosts)",
         ]);
         assert.deepStrictEqual(problems("exclude: [a\n"), [".pko-guard.yaml:2:1: invalid YAML"]);
         assert.deepStrictEqual(problems("timeout: 1\ntimeout: 2\n"), [".pko-guard.yaml:2:1: invalid YAML"]);
