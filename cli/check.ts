@@ -73,6 +73,8 @@ export interface CheckSummary {
     files: number;
     documents: number;
     objects: number;
+    /** Of `objects`, those a render made (kustomize, Helm, jsonnet output); the rest are in `files`. */
+    renderedObjects: number;
     /** Objects of kinds no rule reads (counted, never reported). */
     unread: number;
     skipped: Skip[];
@@ -153,6 +155,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
         files: load.files,
         documents: load.documents,
         objects: load.objects.length,
+        renderedObjects: load.objects.filter((x) => x.rendered === true).length,
         unread: load.objects.filter((x) => !x.read).length,
         skipped: load.skipped,
         rendered: load.rendered,
@@ -163,7 +166,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
         kind: "project",
         name: "manifests",
         stack: "",
-        description: `pko-guard check of ${o.paths.join(" ")} (${summary.objects} object(s) in ${summary.files} file(s))`,
+        description: `pko-guard check of ${o.paths.join(" ")} (${objectsOrigin(summary)})`,
         programFile: named[0]?.abs ?? (named[0] ? STDIN_FILE : path.join(load.repoRoot, "manifests")),
         root: load.repoRoot,
         findings,
@@ -234,15 +237,22 @@ export function checkErrorSubject(
     );
 }
 
+/** What the objects come from, so the counts add up: files as written, and the output of rendered sources. */
+function objectsOrigin(s: CheckSummary): string {
+    return s.rendered > 0
+        ? `${s.objects} object(s): ${s.objects - s.renderedObjects} from ${s.files} file(s) as written, ` +
+              `${s.renderedObjects} rendered from ${s.rendered} source(s)`
+        : `${s.objects} object(s) in ${s.files} file(s)`;
+}
+
 export function checkSummaryLine(r: CheckResult): string {
     const s = r.summary;
     const skipped =
         (s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "") +
-        (s.rendered > 0 ? `, ${s.rendered} rendered` : "") +
         (s.notRendered.length > 0 ? `, ${s.notRendered.length} not rendered` : "");
     const blocking = r.subject.findings.filter((f) => f.status === "blocking").length;
     return (
-        `${s.objects} object(s) in ${s.files} file(s) (${s.unread} of kinds no rule reads${skipped}); ` +
+        `${objectsOrigin(s)} (${s.unread} of kinds no rule reads${skipped}); ` +
         `${r.subject.findings.length} violation(s), ${blocking} blocking: ${r.subject.outcome === "pass" ? "PASS" : "FAIL"}`
     );
 }

@@ -82,7 +82,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
             pinned.map((x) => [x.resource, x.file, x.line]),
             [["Stack/pulumi/eu-ledger-production", "ledger/stack.yaml", 6]], // spec: (the patch added spec.branch),
         );
-        assert.match(r.out, /1 rendered/);
+        assert.match(r.out, /\d+ rendered from 1 source\(s\)/);
     });
 
     it("an Application's kustomize options keep the kustomization's quoted strings strings (kustomize reads YAML 1.1)", () => {
@@ -156,7 +156,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.deepStrictEqual(pinned("old.json"), [
             ["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger-production"],
         ]);
-        assert.match(old.out, /^2 object\(s\) in /m); // the Application and the Stack
+        assert.match(old.out, /^2 object\(s\)[ :]/m); // the Application and the Stack
         const current = check([
             ".",
             "--kube-version",
@@ -169,7 +169,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
         ]);
         assert.strictEqual(current.code, 0, current.err + current.out);
         assert.deepStrictEqual(pinned("new.json"), []);
-        assert.match(current.out, /^3 object\(s\) in /m); // and the ServiceAccount the Widget API brings
+        assert.match(current.out, /^3 object\(s\)[ :]/m); // and the ServiceAccount the Widget API brings
         // The Application's own apiVersions replace the cluster's, as in Argo CD: no Stack API, no Stack.
         write(
             "apps/ledger.yaml",
@@ -182,7 +182,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
         const own = check([".", "-v"]);
         assert.strictEqual(own.code, 0, own.err + own.out);
         assert.doesNotMatch(own.out, /ledger-production/);
-        assert.match(own.out, /^2 object\(s\) in /m); // the Application and the ServiceAccount
+        assert.match(own.out, /^2 object\(s\)[ :]/m); // the Application and the ServiceAccount
         const bad = check([".", "--kube-version", "latest"]);
         assert.deepStrictEqual(
             [bad.code, bad.err],
@@ -744,7 +744,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.strictEqual(repeated.code, 0);
         assert.match(
             repeated.out,
-            /resource: Stack\/pulumi\/ledger-production \(c\/templates\/stack\.yaml:7:3\)[^]*\n1 object\(s\) in 0 file\(s\) \(0 of kinds no rule reads, 1 rendered\); 1 violation\(s\), 0 blocking: PASS\n$/,
+            /resource: Stack\/pulumi\/ledger-production \(c\/templates\/stack\.yaml:7:3\)[^]*\n1 object\(s\): 0 from 0 file\(s\) as written, 1 rendered from 1 source\(s\) \(0 of kinds no rule reads\); 1 violation\(s\), 0 blocking: PASS\n$/,
         );
         // A dependency from a chart repository reached through a merge key is still the dependency line.
         write(
