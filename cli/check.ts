@@ -237,6 +237,9 @@ export function checkErrorSubject(
     );
 }
 
+/** The rule whose findings carry what check could not render (policies/argocd-app-rendered.ts). */
+const RENDERED_RULE = "argocd-app-rendered";
+
 /** What the objects come from, so the counts add up: files as written, and the output of rendered sources. */
 function objectsOrigin(s: CheckSummary): string {
     return s.rendered > 0
@@ -378,7 +381,10 @@ export function command(run: Run): Command {
                     const result = await runCheck(settingsOptions(paths, settings, process.argv[1]));
                     for (const x of result.summary.skipped)
                         run.term.err.write(`pko-guard: skipped ${escapeText(x.file)}: ${escapeText(x.reason)}\n`);
-                    for (const n of result.summary.notRendered) run.term.err.write(`pko-guard: ${escapeText(n)}\n`);
+                    // Each source check could not render is a finding of argocd-app-rendered, which says why (once);
+                    // only with that rule disabled does the reason go to stderr, so it is never lost nor repeated.
+                    if (!result.subject.findings.some((f) => f.policy === RENDERED_RULE))
+                        for (const n of result.summary.notRendered) run.term.err.write(`pko-guard: ${escapeText(n)}\n`);
                     if (o.verbose)
                         for (const l of fetchedLines(result)) run.term.err.write(`pko-guard: ${escapeText(l)}\n`);
                     return { subject: result.subject, summaryText: checkSummaryLine(result) };
