@@ -11,6 +11,8 @@ import { Argument, Command } from "commander";
 import * as path from "path";
 import { isatty } from "tty";
 import { packConfig } from "../evaluation/pack-config";
+// The rule whose findings carry what check could not render.
+import { NAME as RENDERED_RULE } from "../policies/argocd-app-rendered";
 import { Finding, Notice } from "../evaluation/rows";
 import { escapeText } from "../support/escape";
 import { BadInputError, BadInputsError } from "../support/errors";
@@ -236,9 +238,6 @@ export function checkErrorSubject(
         durationMs,
     );
 }
-
-/** The rule whose findings carry what check could not render (policies/argocd-app-rendered.ts). */
-const RENDERED_RULE = "argocd-app-rendered";
 
 /** What the objects come from, so the counts add up: files as written, and the output of rendered sources. */
 function objectsOrigin(s: CheckSummary): string {
