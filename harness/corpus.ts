@@ -115,12 +115,19 @@ export function runCorpusEntry(dir: string, entry: CorpusEntry = readCorpusEntry
     try {
         const clone = cloneOf(dir, root, entry);
         const report = path.join(root, "report.json");
-        const r = spawnSync(process.execPath, [CLI_ENTRY, "check", ...entry.args, "--report", `json=${report}`], {
-            cwd: clone,
-            encoding: "utf8",
-            env: { ...process.env, GITHUB_ACTIONS: "", NO_COLOR: "1" },
-            timeout: RUN_TIMEOUT_MS,
-        });
+        // A snapshot is judged as it is, with no network and an empty cache of its own (--offline): its verdict
+        // never depends on what a remote serves today, nor on what an earlier run cached.
+        const offline = ["--offline", "--cache-dir", path.join(root, "cache")];
+        const r = spawnSync(
+            process.execPath,
+            [CLI_ENTRY, "check", ...entry.args, ...offline, "--report", `json=${report}`],
+            {
+                cwd: clone,
+                encoding: "utf8",
+                env: { ...process.env, GITHUB_ACTIONS: "", NO_COLOR: "1" },
+                timeout: RUN_TIMEOUT_MS,
+            },
+        );
         return {
             exit: r.status,
             stderr: r.status === 2 ? r.stderr.split("\n").filter((l) => l.trim() !== "") : [],

@@ -25,7 +25,7 @@ let validator: ReturnType<Ajv["compile"]> | undefined;
 
 function validate(doc: unknown): ErrorObject[] {
     if (!validator) {
-        const schema = JSON.parse(fs.readFileSync(FIXTURE_SCHEMA, "utf8"));
+        const schema = JSON.parse(fs.readFileSync(FIXTURE_SCHEMA, "utf8")) as Record<string, unknown>;
         delete schema.$schema; // ajv 8 knows draft-07 as its default meta-schema
         // verbose: each error carries its schema, whose properties name the fields a misspelt one was meant as.
         validator = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(schema);

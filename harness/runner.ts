@@ -136,7 +136,7 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
     const deploy = wantDeploy ? deployClusterOnce() : undefined;
     const jobs = wantDeploy ? 1 : Math.max(1, Math.min(options.jobs ?? 1, fixtures.length));
     const workers = Array.from({ length: jobs }, () => workerPacks(packs));
-    const verdicts: FixtureVerdict[] = new Array(fixtures.length);
+    const verdicts = new Array<FixtureVerdict>(fixtures.length);
     try {
         // The first worker's packs start before anything runs: a pack that cannot start is reported once.
         const first = await workers[0].started();

@@ -39,7 +39,8 @@ export function schemaVersions(schemaDir: string = SCHEMA_DIR): { pko: string; k
     let kubernetes = "unknown";
     try {
         kubernetes = String(
-            JSON.parse(fs.readFileSync(path.join(schemaDir, "versions.json"), "utf8")).kubernetes ?? "unknown",
+            (JSON.parse(fs.readFileSync(path.join(schemaDir, "versions.json"), "utf8")) as { kubernetes?: unknown })
+                .kubernetes ?? "unknown",
         );
     } catch {
         // reported as unknown
@@ -125,7 +126,9 @@ export class ManifestValidator {
         for (const [gvk, crd] of [...loadPkoCrds(pkoCrdDir), ...loadCrdVersions(APPLICATION_CRD)]) {
             if (crd.served) this.crdSchemas.set(gvk, { validate: crdAjv.compile(crd.schema), schema: crd.schema });
         }
-        const swagger = JSON.parse(fs.readFileSync(path.join(schemaDir, "kubernetes-swagger.json"), "utf8"));
+        const swagger = JSON.parse(fs.readFileSync(path.join(schemaDir, "kubernetes-swagger.json"), "utf8")) as {
+            definitions?: Record<string, Schema>;
+        };
         this.definitions = swagger.definitions ?? {};
         const k8sAjv = new AjvDraft04({ strict: false, allErrors: true, validateFormats: false });
         for (const k of [
@@ -222,7 +225,7 @@ export class ManifestValidator {
                     });
                     continue;
                 }
-                const value = doc.toJS();
+                const value: unknown = doc.toJS();
                 if (value && typeof value === "object")
                     out.push(this.validate(path.relative(dir, file), value as Record<string, unknown>));
             }

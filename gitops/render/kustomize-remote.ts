@@ -42,7 +42,9 @@ export function remoteRequest(entry: string): { req: FetchRequest; subdir: strin
     } catch {
         return { refused: "not a URL kustomize fetches" };
     }
-    const origin = `${u.protocol}//${u.host}`;
+    // User information is kept, so that the policy refuses the URL (credentials never come from a URL).
+    const user = u.username === "" ? "" : `${u.username}${u.password === "" ? "" : `:${u.password}`}@`;
+    const origin = `${u.protocol}//${user}${u.host}`;
     const p = u.pathname;
     const split = (repoPath: string, subdir: string) => ({
         req: { kind: "git" as const, url: `${origin}${repoPath}`, ref: ref || "HEAD" },

@@ -605,7 +605,19 @@ describe("pko-guard check renders what Argo CD renders", function () {
             "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: remote\n  namespace: argocd\n  annotations: {pko-guard/not-rendered: ''}\nspec:\n  project: default\n  sources:\n    - {repoURL: https://charts.example.com, chart: \"ledger\\e[31m\", targetRevision: 1.0.0}\n    - {repoURL: https://example.com/other.git, path: elsewhere}\n    - {repoURL: https://example.com/repo.git, path: ledger, plugin: {name: vault}}\n  destination: {server: https://kubernetes.default.svc, namespace: pulumi}\n",
         );
         write("ledger/stack.yaml", stack(`  commit: ${SHA}\n`));
-        const r = check([".", "--report", "json=r.json", "--report", "sarif=r.sarif", "--report", "junit=r.xml"]);
+        // --offline: what check cannot read without fetching (by default it fetches: gitops/fetch/).
+        const r = check([
+            ".",
+            "--offline",
+            "--cache-dir",
+            path.join(tmp, ".no-cache"),
+            "--report",
+            "json=r.json",
+            "--report",
+            "sarif=r.sarif",
+            "--report",
+            "junit=r.xml",
+        ]);
         assert.strictEqual(r.code, 1, r.err + r.out);
         const found = rows("r.json").filter((x) => x.policy === "argocd-app-rendered");
         assert.deepStrictEqual(
@@ -719,7 +731,8 @@ describe("pko-guard check renders what Argo CD renders", function () {
             fs.rmSync(empty, { recursive: true, force: true });
         }
         write("r/kustomization.yaml", "resources: [https://github.com/example/repo//base?ref=main]\n");
-        const remote = check(["r"]);
+        // --offline with an empty cache: today's line exactly (check fetches by default: gitops/fetch/).
+        const remote = check(["r", "--offline", "--cache-dir", path.join(tmp, ".no-cache")]);
         assert.strictEqual(remote.code, 2);
         assert.match(
             remote.err,
@@ -763,7 +776,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
             "c/Chart.yaml",
             "apiVersion: v2\nname: c\nversion: 0.1.0\nshared: &dep\n  name: ledger\n  repository: https://charts.example.com\ndependencies:\n  - <<: *dep\n",
         );
-        const merged = check(["c"]);
+        const merged = check(["c", "--offline", "--cache-dir", path.join(tmp, ".no-cache")]);
         assert.strictEqual(merged.code, 2);
         assert.strictEqual(
             merged.err,
@@ -790,11 +803,18 @@ describe("pko-guard check renders what Argo CD renders", function () {
             "r/kustomization.yaml",
             `<<: {resources: ["https://x:${CANARY}@github.com/example/repo//base?ref=main"]}\n`,
         );
-        const remote = check(["r"]);
+        const remote = check(["r", "--offline", "--cache-dir", path.join(tmp, ".no-cache")]);
         assert.strictEqual(remote.code, 2);
         assert.strictEqual(
             remote.err,
             "pko-guard: r (kustomize): a remote base needs the network, which check does not use; vendor it into the repository\n",
+        );
+        // Fetching (the default), a URL that holds credentials is refused before anything is resolved, never shown.
+        const online = check(["r", "--cache-dir", path.join(tmp, ".no-cache")]);
+        assert.strictEqual(online.code, 2);
+        assert.strictEqual(
+            online.err,
+            "pko-guard: r (kustomize): a remote base: https://github.com/example/repo: refused, it holds credentials (keep them in Helm's, Docker's or git's own configuration, never in a URL)\n",
         );
     });
 
