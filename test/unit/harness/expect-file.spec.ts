@@ -223,7 +223,8 @@ describe("expectation files (expect.yaml)", () => {
     it("refuses expected policies no pack run has, all at once, each at its line with the nearest name", () => {
         const dir = fixture(
             "typo",
-            V1 + "description: d\nviolations:\n  - {policy: pko-stack-resync-flor, resource: r, count: 1}\n  - {policy: pko-stack-resync-floor, resource: r, count: 1}\n",
+            V1 +
+                "description: d\nviolations:\n  - {policy: pko-stack-resync-flor, resource: r, count: 1}\n  - {policy: pko-stack-resync-floor, resource: r, count: 1}\n",
         );
         const other = fixture(
             "other",
