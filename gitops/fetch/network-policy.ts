@@ -218,3 +218,14 @@ export function runFetchPolicy(flags: FetchFlags, allowHosts: string[], repoRoot
         repoRoot,
     });
 }
+
+/**
+ * The policy for one fetch of a run whose work must end by `deadline` (ms since the epoch; check's --timeout):
+ * its time limit is what is left of the run's, when that is less. Past the deadline, a fetch is refused.
+ */
+export function withinDeadline(policy: FetchPolicy, deadline: number): FetchPolicy {
+    const left = Math.floor(deadline - Date.now());
+    if (left <= 0) throw new BadInputError("fetching ran out of time (--timeout)");
+    if (left >= policy.limits.timeoutMs) return policy;
+    return extended(policy, { limits: extended(policy.limits, { timeoutMs: left }) });
+}
