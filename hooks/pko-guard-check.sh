@@ -43,7 +43,7 @@ if [ ! -f "$prefix/.installed" ] || [ ! -f "$cli" ]; then
 fi
 
 # check's options that take a value (the next argument, unless given as --option=value).
-takes_value=" --config --report --format --repo-root --timeout --kube-version --api-versions --exclude "
+takes_value=" --config --report --format --repo-root --timeout --kube-version --api-versions --exclude --repository --allow-host --cache-dir "
 options=()
 paths=()
 while [ $# -gt 0 ]; do
