@@ -22,6 +22,7 @@ import type { FetchedSource } from "../gitops/fetch/fetch";
 import { judgeRows, waiverNotices } from "../evaluation/judge";
 import { ManifestObject, Skip } from "../gitops/manifests/manifest-objects";
 import { runRepoRoot } from "../gitops/manifests/load";
+import { isFluxApplier } from "../gitops/flux/flux-kinds";
 import { checkedRepository, unknownRepositoryNotice } from "../gitops/manifests/repository";
 import type { CheckedRepository } from "../gitops/argocd/repo-url";
 import { CheckedManifests, checkManifests } from "../gitops/manifests/parallel";
@@ -197,10 +198,17 @@ export function fetchedLines(r: CheckResult): string[] {
     );
 }
 
-/** The one notice of a run with Applications whose repository's URL is not known (gitops/manifests/repository.ts). */
+/**
+ * The one notice of a run with Applications or Flux Kustomizations and HelmReleases whose repository's URL is not
+ * known (gitops/manifests/repository.ts).
+ */
 function repositoryNotices(repository: CheckedRepository | undefined, objects: ManifestObject[]): Notice[] {
     const notice = repository && unknownRepositoryNotice(repository);
-    if (!notice || !objects.some((x) => x.kind === "Application" || x.kind === "ApplicationSet")) return [];
+    if (
+        !notice ||
+        !objects.some((x) => x.kind === "Application" || x.kind === "ApplicationSet" || isFluxApplier(x.object))
+    )
+        return [];
     return [{ level: "advisory", message: notice }];
 }
 

@@ -59,7 +59,7 @@ export function unknownRepositoryNotice(repo: CheckedRepository): string | undef
     if (repo.urls.length > 0) return undefined;
     return (
         "this repository's URL is not known (the repository root is not a git top level with an origin remote, " +
-        "and no URL is declared): no Application source is read from it, each fails closed; declare it under " +
+        "and no URL is declared): no Application or Flux source is read from it, each fails closed; declare it under " +
         "repositories: in .pko-guard.yaml, or with --repository URL"
     );
 }

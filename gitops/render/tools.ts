@@ -1,13 +1,16 @@
 /**
  * The rendering tools `pko-guard check` runs where Argo CD's repo server would (kustomize, helm, jsonnet),
- * ApplicationSet goTemplate expansion (appset-template: Go's text/template with Argo CD's functions), and the
+ * ApplicationSet goTemplate expansion (appset-template: Go's text/template with Argo CD's functions), Flux
+ * Kustomization builds (flux-build: Flux's own kustomize generator and variable substitution; the flux CLI is the
+ * tests' reference for it), and the
  * reference YAML decoder of the differential test (kube-yaml). Each is located by support/toolchain.ts: the
  * platform package's prebuilt tool, the toolchain folder (install.sh's pinned builds, or fitting tools it linked
  * from PATH), else PATH; `source` says which, so a run can say what rendered it.
  */
 import { installCommand, locateTool } from "../../support/toolchain";
 
-export type ToolName = "kustomize" | "helm" | "jsonnet" | "jsonnet-deps" | "kube-yaml" | "appset-template";
+export type ToolName =
+    "kustomize" | "helm" | "jsonnet" | "jsonnet-deps" | "kube-yaml" | "appset-template" | "flux-build" | "flux";
 
 export interface Tool {
     name: ToolName;
@@ -26,6 +29,8 @@ export const INSTALL_HINT: Record<ToolName, string> = {
     "jsonnet-deps": `install go-jsonnet's jsonnet-deps on PATH, or run: ${installCommand("jsonnet-deps")}`,
     "kube-yaml": `run: ${installCommand("kube-yaml")}`,
     "appset-template": `run: ${installCommand("appset-template")}`,
+    "flux-build": `run: ${installCommand("flux-build")}`,
+    flux: `run: ${installCommand("flux")}`,
 };
 
 const found = new Map<ToolName, Tool | undefined>();
