@@ -117,15 +117,19 @@ function objectName(o: { kind?: string; namespace?: string; name?: string } | un
     return [o.kind, o.namespace, o.name].filter((p) => p !== undefined && p !== "").join("/");
 }
 
-/** The sources of a JSON report, each URL named as upstream again (the loopback port differs run to run). */
+/** `text` with each stand-in's loopback URL named as its upstream URL again (the port differs run to run). */
+function upstream(text: string, network: CorpusNetwork | undefined): string {
+    return (network?.urls ?? []).reduce((t, u) => t.split(u.local).join(u.upstream), text);
+}
+
+/** The sources of a JSON report, each URL named as upstream. */
 function sourcesOf(report: { projects?: { sources?: CorpusSource[] }[] }, network: CorpusNetwork): CorpusSource[] {
-    const upstream = (url: string) => network.urls.reduce((t, u) => t.split(u.local).join(u.upstream), url);
     const out: CorpusSource[] = [];
     for (const project of report.projects ?? [])
         for (const s of project.sources ?? [])
             out.push({
                 kind: s.kind,
-                url: upstream(s.url),
+                url: upstream(s.url, network),
                 ref: s.ref,
                 resolved: s.resolved,
                 floating: s.floating,
@@ -141,8 +145,8 @@ interface ReportFinding {
     object?: { kind?: string; namespace?: string; name?: string };
 }
 
-/** The findings of a JSON report (reports/json.ts), in a stable order. */
-function findingsOf(report: { projects?: { findings?: ReportFinding[] }[] }): CorpusFinding[] {
+/** The findings of a JSON report (reports/json.ts), in a stable order; a fetched object's location named upstream. */
+function findingsOf(report: { projects?: { findings?: ReportFinding[] }[] }, network?: CorpusNetwork): CorpusFinding[] {
     const found: CorpusFinding[] = [];
     for (const project of report.projects ?? [])
         for (const f of project.findings ?? [])
@@ -150,7 +154,7 @@ function findingsOf(report: { projects?: { findings?: ReportFinding[] }[] }): Co
                 status: f.status,
                 rule: f.rule,
                 object: objectName(f.object, f.resource),
-                location: f.location ?? "",
+                location: upstream(f.location ?? "", network),
             });
     const key = (f: CorpusFinding) => `${f.rule}\u0000${f.object}\u0000${f.location}\u0000${f.status}`;
     return found.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
@@ -200,7 +204,7 @@ export async function runCorpusEntry(dir: string, entry: CorpusEntry = readCorpu
         return {
             exit: r.status,
             stderr: r.status === 2 ? r.stderr.split("\n").filter((l) => l.trim() !== "") : [],
-            findings: findingsOf(json),
+            findings: findingsOf(json, network),
             ...(network ? { sources: sourcesOf(json, network) } : {}),
         };
     } finally {
