@@ -149,7 +149,13 @@ function fileReader(cwd: string, repoRoot: string, skipUnreadable: boolean, out:
         return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : posix(rel);
     };
     const problems: string[] = [];
+    // Each file is read once: a folder an Application syncs is gone through again for it after the walk read the
+    // same files, and a file that gave no object (skipped as unreadable, or holding no Kubernetes object) must not
+    // be skipped, named and counted a second time. Files with objects are found by their objects (./placement.ts).
+    const readFiles = new Set<string>();
     const readOne = (f: string, fromFolder: boolean, into: LoadResult = out) => {
+        if (readFiles.has(f)) return;
+        readFiles.add(f);
         const shown = shownName(f);
         try {
             const text = readFile(f, shown, fromFolder && skipUnreadable, into);

@@ -61,8 +61,8 @@ function landFileObject(x: ManifestObject, namespace: string | undefined, app: A
 }
 
 function objectFields(x: ManifestObject): ObjectFields {
-    const { file, identity, type, urn, kind, object, read, named, repoPath, abs, syncedBy, scope } = x;
-    return { file, identity, type, urn, kind, object, read, named, repoPath, abs, syncedBy, scope };
+    const { file, identity, type, urn, kind, object, read, named, repoPath, abs, rendered, syncedBy, scope } = x;
+    return { file, identity, type, urn, kind, object, read, named, repoPath, abs, rendered, syncedBy, scope };
 }
 
 /**

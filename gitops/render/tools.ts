@@ -7,6 +7,7 @@
  * platform package's prebuilt tool, the toolchain folder (install.sh's pinned builds, or fitting tools it linked
  * from PATH), else PATH; `source` says which, so a run can say what rendered it.
  */
+import { forgetInSnapshot } from "../../support/snapshot";
 import { installCommand, locateTool } from "../../support/toolchain";
 
 export type ToolName =
@@ -34,6 +35,8 @@ export const INSTALL_HINT: Record<ToolName, string> = {
 };
 
 const found = new Map<ToolName, Tool | undefined>();
+// What PATH held where a start-up snapshot was built is not what a run started from it finds.
+forgetInSnapshot(() => found.clear());
 
 /** The tool as support/toolchain.ts locates it (prebuilt, the toolchain folder, PATH); undefined when none has it. */
 export function findTool(name: ToolName): Tool | undefined {
