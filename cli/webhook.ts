@@ -6,7 +6,9 @@
  *                   deny (each rule, its field and its fix; a few named and the rest counted), advisory ones
  *                   come back as warnings; with --warn-only nothing is denied (would-be denials become warnings)
  *   GET /healthz    200 while the server runs (liveness)
- *   GET /readyz     200 while the cache is synced and up to date and fresh reads answer, else 503 saying why
+ *   GET /readyz     200 while the cache is synced and up to date, the API server answers (checked every few
+ *                   seconds whether or not reviews arrive) and the TLS material can answer callers, else 503
+ *                   saying why (cluster/health.ts)
  *   GET /metrics    Prometheus text (cluster/admission-metrics.ts)
  *
  * With --client-ca, only callers with a certificate that CA signed (the API server) reach /validate; the probes
@@ -38,6 +40,7 @@ import {
     readBody,
 } from "../cluster/limits";
 import { closeServer, listen, tlsServers } from "../cluster/serve";
+import { Readiness } from "../cluster/health";
 import { loadKubeConfig } from "../cluster/kubeconfig";
 
 export interface WebhookOptions {
@@ -61,6 +64,8 @@ export interface WebhookOptions {
     log?: (line: string) => void;
     /** Poll interval for certificate changes. */
     certPollMs?: number;
+    /** How often readiness checks the API server (ms; cluster/health.ts). */
+    healthCheckMs?: number;
 }
 
 export interface Webhook {
@@ -133,6 +138,7 @@ interface Serving {
     limits: ServeLimits;
     config: ReturnType<typeof packConfig>;
     metrics: WebhookMetrics;
+    readiness: Readiness;
     log: Log;
 }
 
@@ -170,15 +176,24 @@ export async function startWebhook(
         o.healthPort !== undefined,
         log,
     );
+    const cacheOnly = given?.cache !== undefined;
+    const readiness = new Readiness({
+        cache,
+        reads: cacheOnly ? undefined : reads,
+        tls: (now: Date) => servers.problems(now),
+        intervalMs: o.healthCheckMs,
+        log,
+    });
     const s: Serving = {
         o,
-        cacheOnly: given?.cache !== undefined,
+        cacheOnly,
         cache,
         reads,
         inFlight,
         limits,
         config,
         metrics,
+        readiness,
         log,
     };
     servers.review.on("request", (req, res) => void handleRequest(req, res, s, !servers.health));
@@ -187,6 +202,7 @@ export async function startWebhook(
     const opened: Server[] = [];
     const close = async () => {
         servers.unwatch();
+        readiness.stop();
         cache.stop();
         await Promise.all(opened.map(closeServer));
     };
@@ -196,6 +212,7 @@ export async function startWebhook(
         const healthPort = servers.health ? await listen(servers.health, o.healthPort!, host) : undefined;
         if (servers.health) opened.push(servers.health);
         if (!given?.cache) cache.start();
+        readiness.start();
         log("info", "webhook.listening", { host, port, healthPort, clientCa: !!o.clientCa, warnOnly: o.warnOnly });
         if (!o.clientCa) log("warn", "webhook.unauthenticated", { note: "no --client-ca: any caller is answered" });
         return { port, healthPort, cache, reads, metrics: metrics.registry, close };
@@ -210,23 +227,6 @@ function send(res: ServerResponse, status: number, body: string, type = "text/pl
     res.end(body);
 }
 
-/**
- * Why the replica should not be sent reviews, or an empty list: the cache not synced or stale, fresh reads
- * failing. While they fail, a probe read is sent so that readiness recovers once the API server answers.
- */
-function notReady(s: Serving): string[] {
-    const reasons: string[] = [];
-    if (!s.cache.synced()) reasons.push(`cache not synced: ${JSON.stringify(s.cache.state())}`);
-    const stale = s.cache.stale();
-    if (stale.length > 0) reasons.push(`cache stale (list or watch failing): ${stale.join(", ")}`);
-    const failing = s.cacheOnly ? undefined : s.reads.failing();
-    if (failing !== undefined) {
-        reasons.push(`fresh reads of the API server failing: ${escapeText(failing)}`);
-        void s.reads.probe();
-    }
-    return reasons;
-}
-
 /** /healthz, /readyz and /metrics; true when the request was one of them. */
 async function answerProbe(req: IncomingMessage, res: ServerResponse, s: Serving): Promise<boolean> {
     const url = (req.url ?? "").split("?")[0];
@@ -235,7 +235,7 @@ async function answerProbe(req: IncomingMessage, res: ServerResponse, s: Serving
         if (url === "/healthz") send(res, 200, "ok\n");
         else if (url === "/metrics") send(res, 200, await s.metrics.registry.metrics(), s.metrics.registry.contentType);
         else {
-            const reasons = notReady(s);
+            const reasons = s.readiness.reasons();
             send(res, reasons.length === 0 ? 200 : 503, reasons.length === 0 ? "ok\n" : `${reasons.join("\n")}\n`);
         }
     } catch {

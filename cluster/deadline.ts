@@ -150,9 +150,13 @@ export class FreshReads {
         return this.failure;
     }
 
-    /** While failing: one small list, at most one at a time, whose outcome sets the health. */
-    probe(): Promise<void> {
-        if (this.failure === undefined) return Promise.resolve();
+    /**
+     * While failing (or whenever, with `always`: the periodic health check, cluster/health.ts): one small
+     * list, at most one at a time, whose outcome sets the health. A list without a resourceVersion is a
+     * consistent read: the API server answers it only while etcd does.
+     */
+    probe(always = false): Promise<void> {
+        if (this.failure === undefined && !always) return Promise.resolve();
         if (!this.probing)
             this.probing = this.sendOne(describe("ClusterRoleBinding", undefined, PROBE_NAME), (signal) =>
                 this.list("ClusterRoleBinding", undefined, PROBE_NAME, signal),
