@@ -92,6 +92,8 @@ function escapeLines(s: string): string {
 interface Review {
     uid: string;
     input: AdmissionInput;
+    /** The requesting user (userInfo.username): per-user limits (cluster/limits.ts). */
+    user: string;
     kind: string;
     namespace: string;
     name: string;
@@ -119,6 +121,7 @@ function parseReview(text: string): Review {
             object,
             oldObject: (r.oldObject ?? null) as AdmissionInput["oldObject"],
         },
+        user: String((r.userInfo as { username?: unknown } | undefined)?.username ?? "").slice(0, 512),
         kind,
         namespace: typeof r.namespace === "string" ? r.namespace : "",
         name: typeof r.name === "string" ? r.name : String((object?.metadata ?? {}).name ?? ""),
@@ -261,8 +264,13 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, s: Servi
     try {
         // Bytes are held as they arrive; a place to be judged is taken once the body is whole.
         const body = await readBody(req, announcedLength(req, s.limits), s.inFlight);
-        release = s.inFlight.enter(body.bytes);
-        review = parseReview(body.text);
+        try {
+            review = parseReview(body.text);
+        } catch (e) {
+            s.inFlight.give(body.bytes);
+            throw e;
+        }
+        release = s.inFlight.enter(body.bytes, review.user);
     } catch (e) {
         release?.();
         end();
