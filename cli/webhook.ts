@@ -24,7 +24,10 @@ import { escapeText } from "../support/escape";
 import { BadInputError } from "../support/errors";
 import { packConfig } from "../evaluation/pack-config";
 import { ClusterCache } from "../cluster/cache";
-import { AdmissionInput, OWN_POLICIES, judgeAdmission, judgeAdmissionFresh } from "../cluster/admission";
+import { AdmissionInput, OWN_POLICIES } from "../cluster/admission";
+import { ReviewInput, reviewObject } from "../cluster/review";
+import { AdmittedOverlay } from "../cluster/admitted";
+import { ReviewLocks } from "../cluster/review-locks";
 import { WebhookMetrics, webhookMetrics } from "../cluster/admission-metrics";
 import { FreshReads } from "../cluster/deadline";
 import {
@@ -91,7 +94,7 @@ function escapeLines(s: string): string {
 
 interface Review {
     uid: string;
-    input: AdmissionInput;
+    input: ReviewInput;
     /** The requesting user (userInfo.username): per-user limits (cluster/limits.ts). */
     user: string;
     kind: string;
@@ -120,6 +123,7 @@ function parseReview(text: string): Review {
             operation: String(r.operation ?? ""),
             object,
             oldObject: (r.oldObject ?? null) as AdmissionInput["oldObject"],
+            dryRun: r.dryRun === true,
         },
         user: String((r.userInfo as { username?: unknown } | undefined)?.username ?? "").slice(0, 512),
         kind,
@@ -142,6 +146,9 @@ interface Serving {
     config: ReturnType<typeof packConfig>;
     metrics: WebhookMetrics;
     readiness: Readiness;
+    /** What this replica admitted that the cluster may not show yet, and the order of reviews that interact. */
+    overlay: AdmittedOverlay;
+    locks: ReviewLocks;
     log: Log;
 }
 
@@ -197,6 +204,8 @@ export async function startWebhook(
         config,
         metrics,
         readiness,
+        overlay: new AdmittedOverlay(cache),
+        locks: new ReviewLocks(),
         log,
     };
     servers.review.on("request", (req, res) => void handleRequest(req, res, s, !servers.health));
@@ -314,10 +323,17 @@ async function decide(review: Review, s: Serving): Promise<{ response: Record<st
     };
     try {
         const judge = { config: s.config, warnOnly: s.o.warnOnly };
-        // A given cache (benchmarks) has no server behind it: judged from the cache alone.
-        const d = s.cacheOnly
-            ? judgeAdmission(review.input, s.cache, judge)
-            : await judgeAdmissionFresh(review.input, s.cache, judge, s.reads.forReview());
+        // One deadline for the review's reads and its wait for the reviews it could interact with (review.ts).
+        const deadline = s.reads.reviewDeadline();
+        const d = await reviewObject(review.input, {
+            cache: s.cache,
+            judge,
+            overlay: s.overlay,
+            locks: s.locks,
+            deadline,
+            // A given cache (benchmarks) has no server behind it: judged from the cache alone.
+            fresh: s.cacheOnly ? undefined : () => s.reads.forReview(deadline),
+        });
         const blocking = d.findings.filter((f) => f.status === "blocking");
         for (const f of blocking) s.metrics.denials.inc({ policy: policyLabel(f.policy, OWN_POLICIES) });
         const decision = d.skipped ? "skipped" : d.allowed ? (blocking.length > 0 ? "warn-only" : "allowed") : "denied";
