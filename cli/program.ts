@@ -13,7 +13,7 @@
  *                  [--exclude GLOB ...] [--repository URL ...] [--print-config]   (over .pko-guard.yaml: ./check-config.ts)
  *   pko-guard webhook --cert FILE --key FILE [--client-ca FILE] [--host ADDR] [--port N] [--health-port N]
  *                    [--kubeconfig FILE] [--context NAME] [--config FILE] [--warn-only] [--read-timeout SECONDS]
- *                    [--max-body-bytes N] [--max-concurrent N]
+ *                    [--max-body-bytes N] [--max-concurrent N] [--max-per-user N] [--enforce [--enforce-window S]]
  *   pko-guard audit [--kubeconfig FILE] [--context NAME] [--config FILE] [--report FORMAT=FILE ...] [--format FORMAT]
  *                  [-v|--verbose] [--fail-on-advisory]
  *   pko-guard test [PATH...] [--leg LEG] [--config FILE] [--policy-pack DIR ...] [--no-default-pack] [--jobs N]
@@ -303,6 +303,18 @@ function webhookCommand(run: Run): Command {
         )
         .option("--max-body-bytes <n>", "largest review accepted (413 beyond)", positiveInt, 4 * 1024 * 1024)
         .option("--max-concurrent <n>", "reviews judged at once (429 beyond)", positiveInt, 64)
+        .option(
+            "--max-per-user <n>",
+            "reviews of one requesting user judged at once (429 beyond, for that user)",
+            positiveInt,
+            16,
+        )
+        .option(
+            "--enforce",
+            "delete young bindings that give a Stack's account cluster-admin, which a race between replicas let through",
+            false,
+        )
+        .option("--enforce-window <seconds>", "how young a binding --enforce deletes", positiveInt, 300)
         .exitOverride()
         .action(
             async (o: {
@@ -319,10 +331,20 @@ function webhookCommand(run: Run): Command {
                 readTimeout: number;
                 maxBodyBytes: number;
                 maxConcurrent: number;
+                maxPerUser: number;
+                enforce: boolean;
+                enforceWindow: number;
             }) => {
                 const { runWebhook } = await import("./webhook");
-                const limits = { maxBodyBytes: o.maxBodyBytes, maxConcurrent: o.maxConcurrent };
-                run.code = await runWebhook(Object.assign({ readTimeoutMs: o.readTimeout * 1000, limits }, o));
+                const limits = {
+                    maxBodyBytes: o.maxBodyBytes,
+                    maxConcurrent: o.maxConcurrent,
+                    maxPerUser: o.maxPerUser,
+                };
+                const enforceWindowMs = o.enforceWindow * 1000;
+                run.code = await runWebhook(
+                    Object.assign({ readTimeoutMs: o.readTimeout * 1000, limits, enforceWindowMs }, o),
+                );
             },
         );
 }

@@ -44,6 +44,7 @@ import {
 } from "../cluster/limits";
 import { closeServer, listen, tlsServers } from "../cluster/serve";
 import { Readiness } from "../cluster/health";
+import { ENFORCE_WINDOW_MS, Enforcer, bindingRemover } from "../cluster/enforce";
 import { loadKubeConfig } from "../cluster/kubeconfig";
 
 export interface WebhookOptions {
@@ -69,6 +70,10 @@ export interface WebhookOptions {
     certPollMs?: number;
     /** How often readiness checks the API server (ms; cluster/health.ts). */
     healthCheckMs?: number;
+    /** Run the enforce loop (cluster/enforce.ts): delete young bindings that a race let through. */
+    enforce?: boolean;
+    /** How young a binding the enforce loop removes (ms). */
+    enforceWindowMs?: number;
 }
 
 export interface Webhook {
@@ -166,11 +171,13 @@ export async function startWebhook(
         );
     const limits: ServeLimits = Object.assign({}, DEFAULT_LIMITS, o.limits);
     const config = packConfig(o.config);
+    const kc = given?.cache ? given.kc : (given?.kc ?? loadKubeConfig(o.kubeconfig, o.context));
     const cache =
         given?.cache ??
-        new ClusterCache(given?.kc ?? loadKubeConfig(o.kubeconfig, o.context), {
+        new ClusterCache(kc!, {
             log: (event, fields) => log("info", event, fields),
         });
+    const enforcer = enforceLoop(o, cache, config, kc, log);
     // Fresh reads of the bindings and Stacks around reviewed objects, shared by concurrent reviews (view.ts),
     // each list and each review under a deadline, made at a revision read after the review arrived (deadline.ts).
     const reads = new FreshReads(
@@ -215,6 +222,7 @@ export async function startWebhook(
     const close = async () => {
         servers.unwatch();
         readiness.stop();
+        await enforcer?.stop();
         cache.stop();
         await Promise.all(opened.map(closeServer));
     };
@@ -225,6 +233,7 @@ export async function startWebhook(
         if (servers.health) opened.push(servers.health);
         if (!given?.cache) cache.start();
         readiness.start();
+        enforcer?.start();
         log("info", "webhook.listening", { host, port, healthPort, clientCa: !!o.clientCa, warnOnly: o.warnOnly });
         if (!o.clientCa) log("warn", "webhook.unauthenticated", { note: "no --client-ca: any caller is answered" });
         return { port, healthPort, cache, reads, metrics: metrics.registry, close };
@@ -232,6 +241,23 @@ export async function startWebhook(
         await close();
         throw e;
     }
+}
+
+/** The enforce loop when asked for (not with --warn-only, which removes nothing; not without a cluster). */
+function enforceLoop(
+    o: WebhookOptions,
+    cache: ClusterCache,
+    config: ReturnType<typeof packConfig>,
+    kc: k8s.KubeConfig | undefined,
+    log: Log,
+): Enforcer | undefined {
+    if (!o.enforce) return undefined;
+    if (o.warnOnly || !kc) {
+        log("warn", "enforce.off", { reason: o.warnOnly ? "--warn-only removes nothing" : "no cluster" });
+        return undefined;
+    }
+    log("info", "enforce.on", { windowSeconds: (o.enforceWindowMs ?? ENFORCE_WINDOW_MS) / 1000 });
+    return new Enforcer({ cache, config, remove: bindingRemover(kc), windowMs: o.enforceWindowMs, log });
 }
 
 function send(res: ServerResponse, status: number, body: string, type = "text/plain; charset=utf-8"): void {
