@@ -2,20 +2,30 @@
  * One review at the door, bounded and ordered (cli/webhook.ts calls it; admission.ts decides):
  *
  * 1. A binding is first asked whether it can grant anything a rule forbids (grant-scope.ts, the rules' own RBAC
- *    model), with the role it names read fresh. One that cannot (`view` to `system:serviceaccounts`) is judged
- *    with its own namespace alone: no Stack elsewhere can change its verdict, so none is read or judged.
+ *    model), with the role it names read fresh; a Role, whether any binding of it would. One that cannot
+ *    (`view` to `system:serviceaccounts`, a Role of reads bound to it) is judged with its own namespace alone:
+ *    no Stack elsewhere can change its verdict, so none is read or judged.
  * 2. It then waits for the reviews it could interact with (review-locks.ts, on reviewKeys) and, once it holds
  *    their keys, reads the cluster with what this replica admitted but the cluster may not show yet overlaid
  *    (admitted.ts). So of two reviews that together make a violation, on one replica, the second sees the first.
- * 3. A binding that can grant what is forbidden and reaches the accounts of every namespace is judged first with
- *    a few of the namespaces holding Stacks (FIRST_PROOF): a mandatory finding there is proof enough to deny,
- *    and the rest is not read. Only a binding admitted there (a waiver, warn-only) is judged with all of them.
+ * 3. What can grant what is forbidden and concerns many namespaces (a binding to every account, a role such a
+ *    binding names) is judged first with a few of the namespaces holding Stacks (FIRST_PROOF): a mandatory
+ *    finding there is proof enough to deny, and the rest is not read. Only one admitted there (a waiver) is
+ *    judged with all of them.
  * 4. An object admitted (not a dry run) is recorded for the reviews after it.
  *
  * Across replicas a review cannot see what another admitted a moment ago: the enforce loop (enforce.ts) closes
  * that window after the fact.
  */
-import { AdmissionInput, Decision, JudgeOptions, ViewAround, judgeAdmission, judgeAdmissionFresh } from "./admission";
+import {
+    AdmissionInput,
+    Decision,
+    JudgeOptions,
+    ViewAround,
+    judgeAdmission,
+    judgeAdmissionFresh,
+    namespacesOf,
+} from "./admission";
 import { AdmittedOverlay } from "./admitted";
 import { EVERY_NAMESPACE, accountNamespaces } from "./binding-reach";
 import { ClusterCache } from "./cache";
@@ -104,10 +114,8 @@ export function reviewKeys(o: KObject, view: ClusterView, forbidden: boolean): s
         if (role) keys.add(`role:${role.kind}/${role.ns}/${role.name}`);
         if (forbidden) reach(o);
     } else if (o.kind === "Role") {
-        const name = String((o.metadata ?? {}).name ?? "");
-        keys.add(`role:Role/${ns}/${name}`);
-        for (const b of view.list("RoleBinding", ns))
-            if (record(b.roleRef)?.kind === "Role" && record(b.roleRef)?.name === name) reach(b);
+        keys.add(`role:Role/${ns}/${String((o.metadata ?? {}).name ?? "")}`);
+        if (forbidden) for (const b of bindingsNaming(o, view)) reach(b);
     } else if (o.kind === "ClusterRole") keys.add(ALL);
     else if (o.kind === "Application") {
         const dest = record(record(o.spec)?.destination)?.namespace;
@@ -127,10 +135,37 @@ async function roleOf(b: KObject, base: ClusterView, fresh?: FreshList): Promise
     return base.get(ref.kind, ref.ns, ref.name) ?? live;
 }
 
-/** Whether a binding can grant what a rule forbids, read as roleOf reads its role. */
+/** The RoleBindings of a Role's namespace that name it. */
+function bindingsNaming(role: KObject, view: ClusterView): KObject[] {
+    const name = (role.metadata ?? {}).name;
+    return view
+        .list("RoleBinding", nsOf(role))
+        .filter((b) => record(b.roleRef)?.kind === "Role" && record(b.roleRef)?.name === name);
+}
+
+/**
+ * Whether the object can make a binding grant what a rule forbids: a binding, read as roleOf reads its role; a
+ * Role, as it would be, through any RoleBinding naming it (a Role nothing binds grants nothing, and a binding
+ * of it reviewed later is judged with it). Anything else is judged whole.
+ */
 async function forbiddenGrant(o: KObject, base: ClusterView, fresh?: FreshList): Promise<boolean> {
-    if (!isBinding(o)) return true;
-    return mayGrantForbidden(o, await roleOf(o, base, fresh), base);
+    if (isBinding(o)) return mayGrantForbidden(o, await roleOf(o, base, fresh), base);
+    if (o.kind === "Role") {
+        const bindings = fresh
+            ? await fresh("RoleBinding", nsOf(o)).then((l) => admittedOver(l, base, o))
+            : bindingsNaming(o, base);
+        return bindings.some((b) => mayGrantForbidden(b, o, base));
+    }
+    return true;
+}
+
+/** The RoleBindings naming `role`, read fresh or as this replica sees them (its admitted ones too): either counts. */
+function admittedOver(read: KObject[], base: ClusterView, role: KObject): KObject[] {
+    const name = (role.metadata ?? {}).name;
+    const names = (b: KObject) => record(b.roleRef)?.kind === "Role" && record(b.roleRef)?.name === name;
+    const mine = bindingsNaming(role, base);
+    const ids = new Set(mine.map((b) => String((b.metadata ?? {}).name)));
+    return [...mine, ...read.filter((b) => names(b) && !ids.has(String((b.metadata ?? {}).name)))];
 }
 
 function blocks(d: Decision): boolean {
@@ -211,8 +246,9 @@ async function decide(
         const none = new Set<string>();
         return judgeWith(narrowed(base, none), (v) => narrowed(admitted(v), none), fresh);
     }
-    const everywhere = isBinding(incoming) && accountNamespaces(incoming).includes(EVERY_NAMESPACE);
-    const namespaces = everywhere ? base.stackNamespaces() : [];
+    // Whatever reaches the accounts of every namespace (a binding to a group of them, a role such a binding
+    // names) concerns every namespace holding a Stack: a few of them first.
+    const namespaces = namespacesOf(incoming, base).size > FIRST_PROOF + 1 ? base.stackNamespaces() : [];
     if (namespaces.length > FIRST_PROOF) {
         const first = new Set(namespaces.slice(0, FIRST_PROOF));
         const d = await judgeWith(narrowed(base, first), (v) => narrowed(admitted(v), first), fresh);

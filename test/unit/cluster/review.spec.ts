@@ -108,12 +108,12 @@ describe("reviews at the door: admitted objects overlaid, interacting reviews or
         let cache: ClusterCache | undefined;
         afterEach(() => cache?.stop());
 
-        async function setUp() {
+        async function setUp(extra: Doc[] = []) {
             const docs = Array.from({ length: STACKS }, (_, i) => {
                 const t = tenant(`team-${String(i).padStart(3, "0")}`);
                 return [...t.around, t.stack];
             }).flat();
-            const fake = new FakeCluster().add(...docs, CLUSTER_ADMIN, VIEW);
+            const fake = new FakeCluster().add(...docs, ...extra, CLUSTER_ADMIN, VIEW);
             cache = new ClusterCache(offlineKubeConfig(), { transport: fake.transport, retryMs: 1 });
             cache.start();
             await cache.waitForSync(30_000);
@@ -134,6 +134,37 @@ describe("reviews at the door: admitted objects overlaid, interacting reviews or
             const lists = stackLists(fake.requests);
             assert.ok(lists.length > 0, "its own namespace's Stacks are read");
             for (const r of lists) assert.match(r, /\/namespaces\/tenant\/stacks/, r);
+        });
+
+        it("a Role bound to every account: judged alone while it grants reads, with the Stacks once a wildcard", async () => {
+            const bound = {
+                ...toEveryAccount("team-readers", "reader"),
+                roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "reader" },
+            };
+            const { fake, ctx } = await setUp([bound]);
+            const reader = (rules: unknown[]) => ({
+                apiVersion: "rbac.authorization.k8s.io/v1",
+                kind: "Role",
+                metadata: { name: "reader", namespace: "tenant" },
+                rules,
+            });
+            const reads = await reviewObject(
+                create(reader([{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }])),
+                ctx,
+            );
+            assert.strictEqual(reads.allowed, true, reads.message);
+            for (const r of stackLists(fake.requests)) assert.match(r, /\/namespaces\/tenant\/stacks/, r);
+            const wild = await reviewObject(
+                create(reader([{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }])),
+                ctx,
+            );
+            assert.strictEqual(wild.allowed, false);
+            assert.match(
+                wild.message!,
+                /pko-stack-no-cluster-admin: RoleBinding "RoleBinding\/tenant\/team-readers" grants/,
+            );
+            const all = stackLists(fake.requests).filter((r) => /^\/apis\/pulumi\.com\/v1\/stacks/.test(r));
+            assert.deepStrictEqual(all, [], "denied on the first Stacks, without listing every namespace's");
         });
 
         it("cluster-admin to every account is denied on the first Stacks it reaches, not all of them", async () => {
