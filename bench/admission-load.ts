@@ -17,6 +17,8 @@
  *     to steadily (bench/cluster-writes.ts), where reads made at one revision can answer later reviews only
  *     between two writes.
  *   - judgement alone: a cache seeded in-process, no fresh reads (what the rules cost, without the cluster).
+ * The burst case (bench/admission-burst.ts): 64 bindings of `view`, then of `cluster-admin`, to every account at
+ * once, at 10,000 Stacks, with another tenant's reviews and /healthz answered meanwhile.
  * Cache memory: heap growth of a seeded cache at 10,000 and 100,000 objects, after a full GC.
  * Not a test: nothing here asserts a timing. The target (issue 36): p99 at most 100 ms at 200 requests/s.
  */
@@ -31,6 +33,7 @@ import { PartOutput } from "./types";
 import { RunFigures, measureRates } from "./admission-rates";
 import { CLUSTER_WRITES_PER_SECOND, RBAC_WATCH_CACHE_OFF, asDeployed } from "./admission-deployed";
 import { reviewBodies, seededCache, syntheticCluster } from "./synthetic-cluster";
+import { burstBenchmarks } from "./admission-burst";
 
 const gc: () => void = (() => {
     v8.setFlagsFromString("--expose-gc");
@@ -93,6 +96,9 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
         await hook.close();
     }
     if (deployed) judgementShare(deployed, out.judgementAlone as Record<string, RunFigures>, line);
+
+    line("== admission, a tenant's burst of bindings to every account at 10,000 Stacks (seeded cache, no fresh reads)");
+    out.burst = await burstBenchmarks(tls, caPem, line);
 
     line("== cluster cache memory (heap growth after a full GC; Secrets hold key names only)");
     for (const n of [10_000, 100_000]) out[`memory${n}`] = cacheMemory(n, line);
