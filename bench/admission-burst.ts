@@ -92,31 +92,11 @@ export interface BurstFigures {
     peakHeapMb: number;
 }
 
-/** The burst case at `stacks` Stacks, `burst` bindings at once of each role. */
-export async function burstBenchmarks(
-    tls: CertPair,
-    caPem: string,
-    line: (s: string) => void,
-    stacks = 10_000,
-    burst = 64,
-): Promise<BurstFigures[]> {
-    let cluster = syntheticCluster(Math.ceil(stacks * 3.1));
-    const stackObjects = cluster.filter((o) => o.kind === "Stack");
-    cluster = [...cluster, ...ROLES];
-    const hook = await startWebhook(
-        {
-            cert: tls.cert,
-            key: tls.key,
-            port: 0,
-            healthPort: 0,
-            host: "127.0.0.1",
-            warnOnly: false,
-            log: () => undefined,
-        },
-        { cache: seededCache(cluster) },
-    );
-    const agent = new https.Agent({ keepAlive: true, maxSockets: 256, ca: caPem });
-    const send = (port: number, path: string, body?: string) =>
+type Send = (port: number, path: string, body?: string) => Promise<Answer>;
+
+/** Requests over kept-alive connections (as the API server keeps them), each timed to its whole answer. */
+function sender(agent: https.Agent): Send {
+    return (port, path, body) =>
         new Promise<Answer>((resolve) => {
             const t0 = performance.now();
             const req = https.request(
@@ -132,20 +112,108 @@ export async function burstBenchmarks(
                     let text = "";
                     res.on("data", (d) => (text += d));
                     res.on("end", () => {
-                        const ms = performance.now() - t0;
                         let allowed: boolean | undefined;
                         try {
                             allowed = (JSON.parse(text) as { response?: { allowed?: boolean } }).response?.allowed;
                         } catch {
                             allowed = undefined;
                         }
-                        resolve({ status: res.statusCode ?? 0, ms, allowed });
+                        resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0, allowed });
                     });
                 },
             );
             req.on("error", () => resolve({ status: 0, ms: performance.now() - t0 }));
             req.end(body);
         });
+}
+
+/** Latency figures of some answers. */
+function latency(answers: Answer[]): { n: number; p50Ms: number; maxMs: number } {
+    const ms = answers.map((a) => a.ms);
+    return { n: answers.length, p50Ms: quantile(ms, 0.5), maxMs: Math.round(Math.max(...ms)) };
+}
+
+/** One burst of `burst` bindings of `role`, with another tenant's reviews and /healthz sent meanwhile. */
+async function oneBurst(
+    send: Send,
+    ports: { review: number; health: number },
+    stackObjects: KObject[],
+    role: string,
+    burst: number,
+): Promise<BurstFigures> {
+    let peakRss = 0;
+    let peakHeap = 0;
+    const sample = setInterval(() => {
+        const m = process.memoryUsage();
+        peakRss = Math.max(peakRss, m.rss);
+        peakHeap = Math.max(peakHeap, m.heapUsed);
+    }, 10);
+    const light: Answer[] = [];
+    const health: Answer[] = [];
+    let done = false;
+    const prober = (async () => {
+        for (let i = 0; !done; i++) {
+            const s = stackObjects[i % stackObjects.length];
+            const [l, h] = await Promise.all([
+                send(ports.review, "/validate", review(`light-${i}`, "tenant-b", s, "UPDATE", s)),
+                send(ports.health, "/healthz"),
+            ]);
+            light.push(l);
+            health.push(h);
+            await new Promise((r) => setTimeout(r, 5));
+        }
+    })();
+    const cpu = process.cpuUsage();
+    const answers = await Promise.all(
+        Array.from({ length: burst }, (_, i) =>
+            send(ports.review, "/validate", review(`burst-${i}`, "tenant-a", toEveryAccount(i, role))),
+        ),
+    );
+    const used = process.cpuUsage(cpu);
+    done = true;
+    await prober;
+    clearInterval(sample);
+    const statuses: Record<string, number> = {};
+    for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
+    return {
+        stacks: stackObjects.length,
+        burst,
+        role,
+        statuses,
+        allowed: answers.filter((a) => a.allowed === true).length,
+        slowestMs: Math.round(Math.max(...answers.map((a) => a.ms))),
+        cpuMsPerBinding: Math.round((used.user + used.system) / 1000 / burst),
+        light: { ...latency(light), refused: light.filter((a) => a.status !== 200).length },
+        healthz: latency(health),
+        peakRssMb: Math.round(peakRss / 1024 / 1024),
+        peakHeapMb: Math.round(peakHeap / 1024 / 1024),
+    };
+}
+
+/** The burst case at `stacks` Stacks, `burst` bindings at once of each role. */
+export async function burstBenchmarks(
+    tls: CertPair,
+    caPem: string,
+    line: (s: string) => void,
+    stacks = 10_000,
+    burst = 64,
+): Promise<BurstFigures[]> {
+    const cluster = syntheticCluster(Math.ceil(stacks * 3.1));
+    const stackObjects = cluster.filter((o) => o.kind === "Stack");
+    const hook = await startWebhook(
+        {
+            cert: tls.cert,
+            key: tls.key,
+            port: 0,
+            healthPort: 0,
+            host: "127.0.0.1",
+            warnOnly: false,
+            log: () => undefined,
+        },
+        { cache: seededCache([...cluster, ...ROLES]) },
+    );
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 256, ca: caPem });
+    const send = sender(agent);
     const out: BurstFigures[] = [];
     try {
         // Connections opened and code warmed first, as the API server's kept-alive connections are: a review of a
@@ -157,70 +225,9 @@ export async function burstBenchmarks(
         for (const role of ["view", "cluster-admin"])
             await send(hook.port, "/validate", review(`warm-${role}`, "warm", toEveryAccount(-1, role)));
         for (const role of ["view", "cluster-admin"]) {
-            let peakRss = 0;
-            let peakHeap = 0;
-            const sample = setInterval(() => {
-                const m = process.memoryUsage();
-                peakRss = Math.max(peakRss, m.rss);
-                peakHeap = Math.max(peakHeap, m.heapUsed);
-            }, 10);
-            const light: Answer[] = [];
-            const health: Answer[] = [];
-            let done = false;
-            const prober = (async () => {
-                for (let i = 0; !done; i++) {
-                    const s = stackObjects[i % stackObjects.length];
-                    const [l, h] = await Promise.all([
-                        send(hook.port, "/validate", review(`light-${i}`, "tenant-b", s, "UPDATE", s)),
-                        send(hook.healthPort!, "/healthz"),
-                    ]);
-                    light.push(l);
-                    health.push(h);
-                    await new Promise((r) => setTimeout(r, 5));
-                }
-            })();
-            const cpu = process.cpuUsage();
-            const answers = await Promise.all(
-                Array.from({ length: burst }, (_, i) =>
-                    send(hook.port, "/validate", review(`burst-${i}`, "tenant-a", toEveryAccount(i, role))),
-                ),
-            );
-            const used = process.cpuUsage(cpu);
-            done = true;
-            await prober;
-            clearInterval(sample);
-            const statuses: Record<string, number> = {};
-            for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
-            const f: BurstFigures = {
-                stacks: stackObjects.length,
-                burst,
-                role,
-                statuses,
-                allowed: answers.filter((a) => a.allowed === true).length,
-                slowestMs: Math.round(Math.max(...answers.map((a) => a.ms))),
-                cpuMsPerBinding: Math.round((used.user + used.system) / 1000 / burst),
-                light: {
-                    n: light.length,
-                    p50Ms: quantile(
-                        light.map((a) => a.ms),
-                        0.5,
-                    ),
-                    maxMs: Math.round(Math.max(...light.map((a) => a.ms))),
-                    refused: light.filter((a) => a.status !== 200).length,
-                },
-                healthz: {
-                    n: health.length,
-                    p50Ms: quantile(
-                        health.map((a) => a.ms),
-                        0.5,
-                    ),
-                    maxMs: Math.round(Math.max(...health.map((a) => a.ms))),
-                },
-                peakRssMb: Math.round(peakRss / 1024 / 1024),
-                peakHeapMb: Math.round(peakHeap / 1024 / 1024),
-            };
+            const f = await oneBurst(send, { review: hook.port, health: hook.healthPort! }, stackObjects, role, burst);
             line(
-                `  burst of ${burst} ${role} bindings to system:serviceaccounts, ${f.stacks.toLocaleString("en")} Stacks: statuses ${JSON.stringify(statuses)}, ${f.allowed} allowed, slowest ${f.slowestMs} ms, ${f.cpuMsPerBinding} ms of CPU a binding; another tenant's ${f.light.n} light reviews p50 ${f.light.p50Ms} ms, max ${f.light.maxMs} ms, ${f.light.refused} refused; /healthz p50 ${f.healthz.p50Ms} ms, max ${f.healthz.maxMs} ms; peak RSS ${f.peakRssMb} MB, heap ${f.peakHeapMb} MB`,
+                `  burst of ${burst} ${role} bindings to system:serviceaccounts, ${f.stacks.toLocaleString("en")} Stacks: statuses ${JSON.stringify(f.statuses)}, ${f.allowed} allowed, slowest ${f.slowestMs} ms, ${f.cpuMsPerBinding} ms of CPU a binding; another tenant's ${f.light.n} light reviews p50 ${f.light.p50Ms} ms, max ${f.light.maxMs} ms, ${f.light.refused} refused; /healthz p50 ${f.healthz.p50Ms} ms, max ${f.healthz.maxMs} ms; peak RSS ${f.peakRssMb} MB, heap ${f.peakHeapMb} MB`,
             );
             out.push(f);
         }

@@ -19,6 +19,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { PackConfig } from "../evaluation/pack-config";
+import { NAME as NO_CLUSTER_ADMIN } from "../policies/pko-stack-no-cluster-admin";
 import { AdmittedOverlay } from "./admitted";
 import { ClusterCache } from "./cache";
 import { boundRole, mayGrantForbidden } from "./grant-scope";
@@ -28,7 +29,7 @@ import { ReviewLocks } from "./review-locks";
 import { escapeText } from "../support/escape";
 
 /** The rule whose mandatory findings on a binding the loop acts on. */
-export const ENFORCED_RULE = "pko-stack-no-cluster-admin";
+export const ENFORCED_RULE = NO_CLUSTER_ADMIN;
 /** How young a binding must be to be removed (ms): longer than any review and cache lag. */
 export const ENFORCE_WINDOW_MS = 5 * 60_000;
 export const ENFORCE_INTERVAL_MS = 1000;

@@ -11,21 +11,14 @@
  *   be "yes" or "maybe";
  * - rbac-no-cluster-admin-serviceaccount's open-aggregation finding reads the roles alone;
  * - pko-stack-auth-delegator's findings are on Stacks and only go away as bindings are added.
- * test/unit/cluster/grant-scope.spec.ts names these rules as the ones that read bindings: a new rule that reads
- * them fails it until it is judged here too. One rule implementation: nothing of a rule is repeated here.
+ * test/unit/cluster/grant-scope.spec.ts names these three as the rules that read bindings: a new rule that reads
+ * them fails it until it is reasoned about here too. One rule implementation: nothing of a rule is repeated here.
  */
 import { rbacModel } from "../policies/model/rbac/objects";
 import { adminGrant } from "../policies/model/rbac/grants";
 import { KObject, clusterResource } from "./kinds";
 import { ClusterView } from "./view";
 import { record } from "../support/records";
-
-/** The rules whose verdicts a binding can change; the reasoning above covers each (grant-scope.spec.ts). */
-export const BINDING_RULES: readonly string[] = [
-    "pko-stack-auth-delegator",
-    "pko-stack-no-cluster-admin",
-    "rbac-no-cluster-admin-serviceaccount",
-];
 
 export function isBinding(o: KObject): boolean {
     return o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding";

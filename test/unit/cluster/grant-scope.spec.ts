@@ -6,11 +6,17 @@
  */
 import * as assert from "assert";
 import { policies } from "../../../policies/index";
-import { BINDING_RULES, mayGrantForbidden } from "../../../cluster/grant-scope";
+import { mayGrantForbidden } from "../../../cluster/grant-scope";
 import { KObject } from "../../../cluster/kinds";
 import { seededCache } from "../../support/fake-cluster";
 
 const RBAC = "rbac.authorization.k8s.io";
+/** The rules whose verdicts a binding can change, each reasoned about in cluster/grant-scope.ts's comment. */
+const BINDING_RULES = [
+    "pko-stack-auth-delegator",
+    "pko-stack-no-cluster-admin",
+    "rbac-no-cluster-admin-serviceaccount",
+];
 
 function binding(kind: "RoleBinding" | "ClusterRoleBinding", role: string, roleKind = "ClusterRole"): KObject {
     return {
