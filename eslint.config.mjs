@@ -1,8 +1,31 @@
-// ESLint flat config: typescript-eslint's recommended rules (syntax only, no type information, so a run
-// takes seconds) over the code this repository owns. Fixtures, examples and test/data/bad-fixtures are inputs
-// to the tests (programs a user writes, some deliberately broken), not code of ours.
+// ESLint flat config over the code this repository owns: typescript-eslint's recommended rules everywhere, and its
+// type-checked rules (one TypeScript program, test/tsconfig.json, for every file) over the product, where every
+// promise must be awaited, returned or handled (`void p` does not count: support/fatal.ts's exit on an unhandled
+// rejection is a last resort, not a handler). Tests and benchmarks keep the promise rules only. Fixtures, examples
+// and test/data/bad-fixtures are inputs to the tests (programs a user writes, some deliberately broken), not ours.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+
+/** The product: what tsconfig.json compiles. */
+const PRODUCT = [
+    "index.ts",
+    "policies/**/*.ts",
+    "evaluation/**/*.ts",
+    "support/**/*.ts",
+    "engine/**/*.ts",
+    "gitops/**/*.ts",
+    "cluster/**/*.ts",
+    "reports/**/*.ts",
+    "cli/**/*.ts",
+    "harness/**/*.ts",
+    "pack/**/*.ts",
+];
+/** Every promise awaited, returned or handled, `void` included; an async function's promise never where a callback's result is dropped. */
+const PROMISE_RULES = {
+    "@typescript-eslint/no-floating-promises": ["error", { ignoreVoid: false }],
+    "@typescript-eslint/no-misused-promises": "error",
+    "@typescript-eslint/await-thenable": "error",
+};
 
 export default tseslint.config(
     {
@@ -21,6 +44,63 @@ export default tseslint.config(
     js.configs.recommended,
     tseslint.configs.recommended,
     {
+        files: ["**/*.ts"],
+        languageOptions: { parserOptions: { project: "./test/tsconfig.json", tsconfigRootDir: import.meta.dirname } },
+        rules: PROMISE_RULES,
+    },
+    ...tseslint.configs.recommendedTypeCheckedOnly.map((c) => ({ ...c, files: PRODUCT })),
+    {
+        files: PRODUCT,
+        rules: {
+            ...PROMISE_RULES,
+            "@typescript-eslint/no-explicit-any": "error",
+            // A rule's hooks are passed on as values by design (policies/model/policy.ts): none reads `this`.
+            "@typescript-eslint/unbound-method": "off",
+            // Values decoded from YAML a user wrote are made text with String() on purpose, where Argo CD's Go
+            // would format them: an object then reads `[object Object]` in a message, escaped, never a crash.
+            "@typescript-eslint/no-base-to-string": "off",
+            // A caught reason passed on unchanged (the deadline's race, the SDK's errors) is not ours to wrap.
+            "@typescript-eslint/prefer-promise-reject-errors": ["error", { allowThrowingUnknown: true }],
+        },
+    },
+    {
+        // The untyped boundary still open: the harness's re-creation of the Pulumi engine's mock monitor and the
+        // SDK internals it patches, and the CLI's lazy requires. Being typed in one place (issue 46, the mock leg's
+        // contract and one module a command): each file leaves this list as it is typed. Nothing else may join it.
+        files: [
+            "harness/analyzer.ts",
+            "harness/expect-file.ts",
+            "harness/legs/deploy.ts",
+            "harness/legs/mock-check.ts",
+            "harness/legs/mock-engine.ts",
+            "harness/legs/mock-go.ts",
+            "harness/legs/mock-program.ts",
+            "harness/legs/mock-transforms.ts",
+            "harness/legs/mock-workers.ts",
+            "harness/pack-start.ts",
+            "harness/runner.ts",
+            "harness/schema-validation.ts",
+            "harness/throwaway-stacks.ts",
+            "cli/bundle/bundled-policy-sdk.ts",
+            "cli/bundle/pulumi.ts",
+            "cli/gate.ts",
+            "cli/program.ts",
+        ],
+        rules: {
+            "@typescript-eslint/no-explicit-any": "off",
+            "@typescript-eslint/no-unsafe-argument": "off",
+            "@typescript-eslint/no-unsafe-assignment": "off",
+            "@typescript-eslint/no-unsafe-call": "off",
+            "@typescript-eslint/no-unsafe-member-access": "off",
+            "@typescript-eslint/no-unsafe-return": "off",
+        },
+    },
+    {
+        // Test doubles and benchmark stubs stand in for untyped SDK and client internals.
+        files: ["test/**/*.ts", "bench/**/*.ts"],
+        rules: { "@typescript-eslint/no-explicit-any": "off" },
+    },
+    {
         // CommonJS files (the mocha tiers and their runner).
         files: ["**/*.js"],
         languageOptions: {
@@ -37,9 +117,6 @@ export default tseslint.config(
     {
         linterOptions: { reportUnusedDisableDirectives: "error" },
         rules: {
-            // Policy inputs are the engine's untyped property bags and the policy SDK types them `any`;
-            // the rules narrow them with their own guards (policies/model/values.ts).
-            "@typescript-eslint/no-explicit-any": "off",
             // `require` is deliberate where it is used: lazily, to keep the pack's and the CLI's start-up
             // short, and for the SDK's generated protobuf modules, which ship no types.
             "@typescript-eslint/no-require-imports": "off",

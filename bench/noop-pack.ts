@@ -12,4 +12,7 @@ async function main(): Promise<void> {
     new PolicyPack("pko-guard-noop", { policies });
 }
 
-void main();
+main().catch((e: unknown) => {
+    process.stderr.write(`noop pack: ${String(e)}\n`);
+    process.exitCode = 1;
+});

@@ -9,6 +9,7 @@
  * not judge everything never passes; the summary says how many objects of each kind were read and judged.
  * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad input or the cluster could not be read.
  */
+import { Command } from "commander";
 import { BadInputError } from "../support/errors";
 import { packConfig } from "../evaluation/pack-config";
 import { evaluatePack } from "../evaluation/evaluate";
@@ -23,6 +24,10 @@ import { UNREADABLE_OBJECT } from "../cluster/admission";
 import { WATCHED_KINDS, clusterResource, grantsOnlySystemMasters } from "../cluster/kinds";
 import { Finding } from "../evaluation/rows";
 import { extended } from "../support/shapes";
+import { timeoutSeconds } from "../support/options";
+import type { Run } from "./guide";
+import { runJudged } from "./verdict/judged-run";
+import { ReportingOptions, reportingOptions } from "./verdict/reporting-options";
 
 export interface AuditOptions {
     kubeconfig?: string;
@@ -138,4 +143,41 @@ export function auditErrorSubject(
         message,
         durationMs,
     );
+}
+
+interface AuditCliOptions extends ReportingOptions {
+    kubeconfig?: string;
+    context?: string;
+    timeout: number;
+}
+
+export function command(run: Run): Command {
+    return reportingOptions(
+        new Command("audit")
+            .summary("judge what a live cluster holds")
+            .description(
+                "judge the Stacks and related objects of a live cluster with the pko-guard policies (check's table, reports and exit codes)",
+            ),
+    )
+        .option("--kubeconfig <file>", "kubeconfig (default: KUBECONFIG or ~/.kube/config)")
+        .option("--context <name>", "kubeconfig context")
+        .option("--timeout <seconds>", "deadline for reading the cluster", timeoutSeconds, 300)
+        .action(async (o: AuditCliOptions) => {
+            run.code = await runJudged(
+                run.term,
+                o,
+                [...(o.config ? [o.config] : []), ...(o.kubeconfig ? [o.kubeconfig] : [])],
+                (message, durationMs) => auditErrorSubject(o, message, durationMs),
+                async () => {
+                    const result = await runAudit({
+                        kubeconfig: o.kubeconfig,
+                        context: o.context,
+                        config: o.config,
+                        failOnAdvisory: o.failOnAdvisory,
+                        timeoutMs: o.timeout * 1000,
+                    });
+                    return { subject: result.subject, summaryText: auditSummaryLine(result) };
+                },
+            );
+        });
 }

@@ -2,10 +2,12 @@
  * `pko-guard check PATH...`: the gate over Kubernetes manifests (the Argo CD + PKO GitOps flow). One run is
  * one program: every object given is one resource of it, so stack-level rules judge the layout as a whole.
  * Rules are the pack's own policy objects, evaluated in-process (evaluation/evaluate.ts) with the reconciled pack
- * config; rows carry file:line:column (of the field the rule named, else of the object).
+ * config; rows carry file:line:column (of the field the rule named, else of the object). Every option but the
+ * reporting ones can also be set in the repository's `.pko-guard.yaml` (gitops/manifests/check-settings.ts).
  * Exit codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error; a run
  * that finds no Kubernetes object at all is bad input.
  */
+import { Argument, Command } from "commander";
 import * as path from "path";
 import { isatty } from "tty";
 import { packConfig } from "../evaluation/pack-config";
@@ -24,6 +26,11 @@ import { progressLine } from "../support/progress";
 import { clusterCapabilities } from "../gitops/render/capabilities";
 import { mark } from "../support/timings";
 import { extended } from "../support/shapes";
+import { collect, timeoutSeconds } from "../support/options";
+import { CheckSettings, checkFlags, checkSettings, printedConfig } from "../gitops/manifests/check-settings";
+import type { Run } from "./guide";
+import { runJudged } from "./verdict/judged-run";
+import { ReportingOptions, reportingOptions } from "./verdict/reporting-options";
 
 export interface CheckOptions {
     paths: string[];
@@ -203,4 +210,120 @@ export function checkSummaryLine(r: CheckResult): string {
         `${s.objects} object(s) in ${s.files} file(s) (${s.unread} of kinds no rule reads${skipped}); ` +
         `${r.subject.findings.length} violation(s), ${blocking} blocking: ${r.subject.outcome === "pass" ? "PASS" : "FAIL"}`
     );
+}
+
+/** A check run's options from its settings (`workerEntry`: the script worker threads run). */
+function settingsOptions(paths: string[], s: CheckSettings, workerEntry?: string): CheckOptions {
+    return {
+        paths,
+        workerEntry,
+        config: s.config?.value,
+        failOnAdvisory: s.failOnAdvisory.value,
+        repoRoot: s.repoRoot,
+        skipUnreadable: s.skipUnreadable.value,
+        timeoutMs: s.timeout.value * 1000,
+        kubeVersion: s.kubeVersion?.value,
+        apiVersions: s.apiVersions.map((a) => a.value),
+        exclude: s.exclude.map((x) => x.value),
+        repositories: s.repositories.map((r) => ({ url: r.value, from: r.from })),
+    };
+}
+
+interface CheckCliOptions extends ReportingOptions {
+    repoRoot?: string;
+    skipUnreadable?: boolean;
+    timeout?: number;
+    kubeVersion?: string;
+    apiVersions: string[];
+    exclude: string[];
+    repository: string[];
+    printConfig: boolean;
+}
+
+/** check's own options (besides the reporting ones): each can also be set in .pko-guard.yaml. */
+function checkOptions(command: Command): Command {
+    return command
+        .option(
+            "--repo-root <dir>",
+            "repository root that Argo CD Application source paths are relative to (default: the git top level)",
+        )
+        .option(
+            "--skip-unreadable",
+            "skip a folder's oversized, undecodable (not UTF-8/UTF-16) and non-regular files with a line each, instead of failing",
+        )
+        .option(
+            "--timeout <seconds>",
+            "time allowed for rendering kustomizations, charts and jsonnet (default: 300)",
+            timeoutSeconds,
+        )
+        .option(
+            "--kube-version <version>",
+            "the destination cluster's Kubernetes version, as Argo CD tells Helm (default: Helm's own)",
+        )
+        .option(
+            "--api-versions <group/version[/Kind]>",
+            "an API the destination cluster serves besides Kubernetes', PKO's and Argo CD's, as Argo CD tells Helm (repeatable)",
+            collect,
+            [] as string[],
+        )
+        .option(
+            "--exclude <glob>",
+            "leave paths matching GLOB out of the folders read (repeatable)",
+            collect,
+            [] as string[],
+        )
+        .option(
+            "--repository <url>",
+            "a URL of this repository besides its origin remote: Application sources naming it are read here (repeatable)",
+            collect,
+            [] as string[],
+        )
+        .option(
+            "--print-config",
+            "print the settings in force (.pko-guard.yaml, options, defaults) and where each comes from; without paths, the working folder's",
+            false,
+        );
+}
+
+export function command(run: Run): Command {
+    // Required, but for --print-config, which reads the working folder's settings without them.
+    const pathsArgument = new Argument(
+        "<paths...>",
+        "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input",
+    );
+    return checkOptions(
+        reportingOptions(
+            new Command("check")
+                .summary("check Kubernetes manifests (a GitOps repository)")
+                .description(
+                    "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
+                )
+                .addArgument(pathsArgument),
+        ),
+    )
+        .on("option:print-config", () => {
+            pathsArgument.required = false;
+        })
+        .action(async (paths: string[], o: CheckCliOptions) => {
+            if (o.printConfig) {
+                run.term.out.write(printedConfig(checkSettings(paths.length > 0 ? paths : ["."], checkFlags(o))));
+                return;
+            }
+            mark("command");
+            run.code = await runJudged(
+                run.term,
+                o,
+                [...paths, ...(o.config ? [o.config] : [])],
+                (message, durationMs) => checkErrorSubject(paths, message, durationMs, o.repoRoot),
+                async () => {
+                    // Large repositories are judged on several threads, each running this command's file.
+                    const settings = checkSettings(paths, checkFlags(o));
+                    const result = await runCheck(settingsOptions(paths, settings, process.argv[1]));
+                    for (const x of result.summary.skipped)
+                        run.term.err.write(`pko-guard: skipped ${escapeText(x.file)}: ${escapeText(x.reason)}\n`);
+                    for (const n of result.summary.notRendered) run.term.err.write(`pko-guard: ${escapeText(n)}\n`);
+                    return { subject: result.subject, summaryText: checkSummaryLine(result) };
+                },
+            );
+        });
 }

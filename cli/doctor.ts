@@ -5,11 +5,13 @@
  * toolchain/install.sh, which ships in the package, so the command works from a packed install). Exit code 0 when
  * every tool of the profile is there and fits, 1 otherwise.
  */
+import { Command, InvalidArgumentError } from "commander";
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { escapeText } from "../support/escape";
 import {
+    PROFILES,
     Profile,
     ToolSpec,
     firstVersion,
@@ -21,6 +23,7 @@ import {
     toolchainBin,
     versionFits,
 } from "../support/toolchain";
+import type { Run } from "./guide";
 
 export type Source = "toolchain cache" | "PATH" | "missing" | "not needed";
 
@@ -146,4 +149,24 @@ export function runDoctor(profile: Profile): { text: string; code: number } {
     const binDir = toolchainBin();
     const states = toolStates(profile, { binDir, pathEnv: process.env.PATH ?? "", probe: probeProcess });
     return { text: renderDoctor(profile, binDir, states), code: states.some((s) => s.install) ? 1 : 0 };
+}
+
+function profileName(v: string): Profile {
+    const profile = PROFILES.find((p) => p === v);
+    if (profile === undefined) throw new InvalidArgumentError("a profile is check, gate, cluster or all");
+    return profile;
+}
+
+export function command(run: Run): Command {
+    return new Command("doctor")
+        .summary("the tools: version, source, install command")
+        .description(
+            "list each tool of the toolchain (kustomize, Helm, jsonnet, the Pulumi CLI, ...): its version, where it comes from (toolchain cache, PATH, missing) and the command that installs a missing one",
+        )
+        .option("--profile <profile>", "check, gate, cluster or all", profileName, "all")
+        .action((o: { profile: Profile }) => {
+            const r = runDoctor(o.profile);
+            run.term.out.write(r.text);
+            run.code = r.code;
+        });
 }

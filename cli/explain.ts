@@ -2,6 +2,7 @@
  * `pko-guard explain RULE`: a rule's description of itself (`about`: what, why, fix, notes, its example), its
  * config keys with their defaults, what `remediate` does for it, and where its documentation is.
  */
+import { Command } from "commander";
 import * as path from "path";
 import * as YAML from "yaml";
 import { policies } from "../policies";
@@ -12,6 +13,7 @@ import { didYouMean } from "../support/suggest";
 import { wrap } from "../reports/table";
 import { ruleAnchor, ruleCatalogue } from "../reports/subject";
 import { configProps } from "./rules";
+import { Run, textWidth } from "./guide";
 
 /**
  * The explanation. Its prose is reflowed into paragraphs, wrapped to `width` columns when given (the command gives
@@ -117,4 +119,14 @@ export function remediationNote(p: (typeof policies)[number]): string {
     return resource
         ? "remediate: this rule has no safe mechanical fix, so remediate acts as mandatory."
         : "remediate: a stack-level rule cannot remediate (the engine treats remediate as mandatory for it).";
+}
+
+export function command(run: Run): Command {
+    return new Command("explain")
+        .summary("what a rule checks, why, and how to fix it")
+        .description("what a rule checks, why, how to fix it, its config keys and defaults, and an example that passes")
+        .argument("<rule>", "the rule (policy) name")
+        .action((rule: string) => {
+            run.term.out.write(explainRule(rule, textWidth(run.term.out)));
+        });
 }

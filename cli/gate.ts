@@ -2,7 +2,9 @@
  * The CI compliance gate for users' own Pulumi projects: a real `pulumi preview --policy-pack <pko-guard>`
  * of the project's stack (with the user's own backend and credentials), judged by enforcement level:
  * mandatory findings block, advisory ones block only with --fail-on-advisory.
+ * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error.
  */
+import { Command } from "commander";
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
@@ -17,6 +19,10 @@ import { ProjectSubject, errorProjectSubject } from "../reports/subject";
 import { summary } from "../reports/table";
 import { judgeRows, waiverNotices } from "../evaluation/judge";
 import { findGateCli } from "../support/toolchain";
+import { timeoutSeconds } from "../support/options";
+import type { Run } from "./guide";
+import { runJudged } from "./verdict/judged-run";
+import { ReportingOptions, reportingOptions } from "./verdict/reporting-options";
 
 export interface GateOptions {
     projectDir: string;
@@ -153,4 +159,45 @@ export function errorSubject(
 /** The gate's closing lines: the plan's summary (when the preview reported one), then the verdict line. */
 export function gateSummaryLine(subject: ProjectSubject, plan: Record<string, number> | undefined): string {
     return plan ? `${planText(plan)}\n${summary(subject)}` : summary(subject);
+}
+
+interface GateCliOptions extends ReportingOptions {
+    stack: string;
+    timeout: number;
+}
+
+export function command(run: Run): Command {
+    return reportingOptions(
+        new Command("gate")
+            .summary("preview a Pulumi stack with the pack; gate on it")
+            .description("preview a Pulumi project's stack with the pko-guard policy pack and gate on the result")
+            .argument("[project]", "the Pulumi project folder", ".")
+            .requiredOption("-s, --stack <name>", "the stack to preview"),
+    )
+        .option("--timeout <seconds>", "preview timeout", timeoutSeconds, 1800)
+        .action(async (project: string, o: GateCliOptions) => {
+            const inputs = [
+                ...(o.config ? [o.config] : []),
+                path.join(project, "Pulumi.yaml"),
+                path.join(project, "index.ts"),
+                path.join(project, "index.js"),
+            ];
+            run.code = await runJudged(
+                run.term,
+                o,
+                inputs,
+                (message, durationMs) => errorSubject({ projectDir: project, stack: o.stack }, message, durationMs),
+                async () => {
+                    const { subject, plan } = await runGate({
+                        projectDir: project,
+                        stack: o.stack,
+                        config: o.config,
+                        failOnAdvisory: o.failOnAdvisory,
+                        timeoutMs: o.timeout * 1000,
+                        progress: (line) => run.term.err.write(line),
+                    });
+                    return { subject, summaryText: gateSummaryLine(subject, plan) };
+                },
+            );
+        });
 }

@@ -85,3 +85,9 @@ export function guide(program: Command, term: Terminal): Command {
             styleOptionText: style("cyan"),
         });
 }
+
+/** A run of the command line: where it writes, and the exit code a command's action sets (0 pass, 1 blocking findings). */
+export interface Run {
+    term: Terminal;
+    code: number;
+}

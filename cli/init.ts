@@ -2,12 +2,14 @@
  * `pko-guard init [FILE]`: a pack config file listing every rule with its level and config defaults, and a
  * notes file beside it (the engine takes JSON without comments).
  */
+import { Command } from "commander";
 import * as fs from "fs";
 import * as path from "path";
 import { policies } from "../policies";
 import { BadInputError } from "../support/errors";
 import { LEVELS } from "../evaluation/pack-config";
 import { configProps } from "./rules";
+import type { Run } from "./guide";
 
 /** Every policy with its level and every config default, as `--policy-pack-config` takes it. */
 export function defaultConfig(): Record<string, Record<string, unknown>> {
@@ -68,4 +70,18 @@ export function initConfig(file: string, force: boolean): string {
         throw new BadInputError(`${file}: cannot write (${(e as NodeJS.ErrnoException).code ?? "error"})`);
     }
     return notesFile;
+}
+
+export function command(run: Run): Command {
+    return new Command("init")
+        .summary("write a pack config with every rule's defaults")
+        .description(
+            "write a policy pack config file (JSON, for --policy-pack-config) with every policy and its defaults",
+        )
+        .argument("[file]", "the file to write", "pko-guard.config.json")
+        .option("--force", "overwrite an existing file", false)
+        .action((file: string, o: { force: boolean }) => {
+            const notes = initConfig(file, o.force);
+            run.term.out.write(`wrote ${file} and ${notes}\n`);
+        });
 }

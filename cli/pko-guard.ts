@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The pko-guard command (cli/program.ts has its commands and options). Exit codes: 0 no blocking violation,
+ * The pko-guard command (cli/program.ts assembles its commands, one module each). Exit codes: 0 no blocking violation,
  * 1 blocking violations, 2 bad usage or a tool error.
  */
 import "../support/fatal";
@@ -10,4 +10,4 @@ import { main } from "./program";
 
 if (isMainThread) main(process.argv.slice(2)).then(exitWhenWritten);
 // A worker thread of this command is a part of a large `check` (gitops/manifests/parallel.ts).
-else (require("../gitops/manifests/check-parts") as typeof import("../gitops/manifests/check-parts")).servePart();
+else import("../gitops/manifests/check-parts").then((parts) => parts.servePart());

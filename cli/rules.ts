@@ -2,10 +2,12 @@
  * `pko-guard rules`: the catalogue, from the pack's own policy objects (`explain` and `init` take each rule's
  * config keys from here too).
  */
+import { Command } from "commander";
 import { policies } from "../policies";
 import { wrap } from "../reports/table";
 import { ruleCatalogue } from "../reports/subject";
 import { extended } from "../support/shapes";
+import type { Run } from "./guide";
 
 export interface SchemaProp {
     type?: string;
@@ -53,4 +55,15 @@ export function renderRules(json: boolean, width = 120): string {
         }
     }
     return out.join("\n") + "\n";
+}
+
+export function command(run: Run): Command {
+    return new Command("rules")
+        .summary("list the rules: level, severity, what each checks")
+        .description("list the pack's rules: name, enforcement level, severity, what it checks")
+        .option("--json", "as JSON", false)
+        .action((o: { json: boolean }) => {
+            const out = run.term.out;
+            out.write(renderRules(o.json, out.isTTY && out.columns ? out.columns : 120));
+        });
 }

@@ -8,12 +8,12 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../support/errors";
-import { timeoutSeconds } from "../support/options";
+import { collect, timeoutSeconds } from "../support/options";
 import { escapeText } from "../support/escape";
 import { ReportRequest, parseReportOption } from "../reports/write";
-import type { Terminal } from "./guide";
+import type { Run, Terminal } from "./guide";
 
-export interface TestCliOptions {
+interface TestCliOptions {
     leg: "mock" | "real" | "manifest" | "both" | "all" | "deploy";
     config?: string;
     policyPack: string[];
@@ -28,16 +28,13 @@ export interface TestCliOptions {
     migrate: boolean;
 }
 
-const collect = (value: string, previous: string[]) => [...previous, value];
-
 function jobCount(v: string): number {
     const n = Number(v);
     if (!/^\d+$/.test(v) || n < 1 || n > 256) throw new InvalidArgumentError("jobs is a number from 1 to 256");
     return n;
 }
 
-/** The command's options (the action is cli/program.ts's, which loads runTest only when the command runs). */
-export function testCommand(): Command {
+export function command(run: Run): Command {
     return new Command("test")
         .summary("prove your fixtures get the verdicts expected")
         .description(
@@ -68,11 +65,14 @@ export function testCommand(): Command {
         .option("--timeout <seconds>", "per-fixture timeout", timeoutSeconds, 300)
         .option("-v, --verbose", "print every check, not only mismatches and errors", false)
         .option("--init <dir>", "write DIR/expect.yaml from the program's current verdict, for you to review")
-        .option("--migrate", "add the apiVersion/kind header to expect.yaml files without it", false);
+        .option("--migrate", "add the apiVersion/kind header to expect.yaml files without it", false)
+        .action(async (paths: string[], o: TestCliOptions) => {
+            run.code = await runTest(paths, o, run.term);
+        });
 }
 
 /** Runs the command; resolves with its exit code (bad input throws, as every command's does). */
-export async function runTest(paths: string[], o: TestCliOptions, term: Terminal): Promise<number> {
+async function runTest(paths: string[], o: TestCliOptions, term: Terminal): Promise<number> {
     const { runPacks } = await import("../harness/packs");
     const packs = runPacks({ defaultPack: o.defaultPack, packs: o.policyPack, packConfigs: o.policyPackConfig });
     // Every leg reads the config from its own folder (the real leg's CLI runs in a temporary one).

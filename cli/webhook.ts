@@ -17,15 +17,16 @@
  * Logs are JSON lines on stdout: events, object identities, rule names and decisions, never an object's content
  * (no Secret value or literal credential can reach them).
  */
+import { Command, InvalidArgumentError } from "commander";
 import type { IncomingMessage, ServerResponse } from "http";
 import type { Server } from "https";
 import * as k8s from "@kubernetes/client-node";
 import { escapeText } from "../support/escape";
-import { BadInputError } from "../support/errors";
 import { packConfig } from "../evaluation/pack-config";
 import { ClusterCache } from "../cluster/cache";
-import { AdmissionInput, OWN_POLICIES } from "../cluster/admission";
-import { ReviewInput, reviewObject } from "../cluster/review";
+import { OWN_POLICIES } from "../cluster/admission";
+import { reviewObject } from "../cluster/ordered-review";
+import { Review, escapeLines, parseReview } from "../cluster/admission-review";
 import { AdmittedOverlay } from "../cluster/admitted";
 import { ReviewLocks } from "../cluster/review-locks";
 import { WebhookMetrics, webhookMetrics } from "../cluster/admission-metrics";
@@ -44,8 +45,10 @@ import {
 } from "../cluster/limits";
 import { closeServer, listen, tlsServers } from "../cluster/serve";
 import { Readiness } from "../cluster/health";
-import { ENFORCE_WINDOW_MS, Enforcer, bindingRemover } from "../cluster/enforce";
+import { enforceLoop } from "../cluster/enforce";
 import { loadKubeConfig } from "../cluster/kubeconfig";
+import { portNumber, positiveInt } from "../support/options";
+import type { Run } from "./guide";
 
 export interface WebhookOptions {
     cert: string;
@@ -89,54 +92,6 @@ export interface Webhook {
 /** The default deadline of a review's fresh reads: below the shipped timeoutSeconds (5), with time to judge. */
 export const READ_TIMEOUT_MS = 3000;
 
-/** A message of several lines (a denial): each line escaped (support/escape.ts), the line breaks kept. */
-function escapeLines(s: string): string {
-    return s
-        .split("\n")
-        .map((l) => escapeText(l))
-        .join("\n");
-}
-
-interface Review {
-    uid: string;
-    input: ReviewInput;
-    /** The requesting user (userInfo.username): per-user limits (cluster/limits.ts). */
-    user: string;
-    kind: string;
-    namespace: string;
-    name: string;
-}
-
-function parseReview(text: string): Review {
-    let body: unknown;
-    try {
-        body = JSON.parse(text);
-    } catch {
-        throw new BadInputError("the body is not JSON");
-    }
-    const b = body as { apiVersion?: unknown; kind?: unknown; request?: Record<string, unknown> };
-    if (b?.apiVersion !== "admission.k8s.io/v1" || b.kind !== "AdmissionReview")
-        throw new BadInputError("expected an AdmissionReview of admission.k8s.io/v1");
-    const r = b.request;
-    if (!r || typeof r.uid !== "string" || r.uid.length > 256)
-        throw new BadInputError("the AdmissionReview has no request.uid (of at most 256 characters)");
-    const object = (r.object ?? null) as AdmissionInput["object"];
-    const kind = (r.kind as { kind?: string } | undefined)?.kind ?? String(object?.kind ?? "");
-    return {
-        uid: r.uid,
-        input: {
-            operation: String(r.operation ?? ""),
-            object,
-            oldObject: (r.oldObject ?? null) as AdmissionInput["oldObject"],
-            dryRun: r.dryRun === true,
-        },
-        user: String((r.userInfo as { username?: unknown } | undefined)?.username ?? "").slice(0, 512),
-        kind,
-        namespace: typeof r.namespace === "string" ? r.namespace : "",
-        name: typeof r.name === "string" ? r.name : String((object?.metadata ?? {}).name ?? ""),
-    };
-}
-
 type Log = (level: string, event: string, fields?: Record<string, unknown>) => void;
 
 /** What answering a request needs. */
@@ -177,7 +132,7 @@ export async function startWebhook(
         new ClusterCache(kc!, {
             log: (event, fields) => log("info", event, fields),
         });
-    const enforcer = enforceLoop(o, cache, config, kc, log);
+    const enforcer = enforceLoop(o, { cache, config, kc, log });
     // Fresh reads of the bindings and Stacks around reviewed objects, shared by concurrent reviews (view.ts),
     // each list and each review under a deadline, made at a revision read after the review arrived (deadline.ts).
     const reads = new FreshReads(
@@ -215,8 +170,7 @@ export async function startWebhook(
         locks: new ReviewLocks(),
         log,
     };
-    servers.review.on("request", (req, res) => void handleRequest(req, res, s, !servers.health));
-    servers.health?.on("request", (req, res) => void handleProbe(req, res, s));
+    route(servers, s, log);
     const host = o.host ?? (o.clientCa ? "0.0.0.0" : "127.0.0.1");
     const opened: Server[] = [];
     const close = async () => {
@@ -243,21 +197,18 @@ export async function startWebhook(
     }
 }
 
-/** The enforce loop when asked for (not with --warn-only, which removes nothing; not without a cluster). */
-function enforceLoop(
-    o: WebhookOptions,
-    cache: ClusterCache,
-    config: ReturnType<typeof packConfig>,
-    kc: k8s.KubeConfig | undefined,
-    log: Log,
-): Enforcer | undefined {
-    if (!o.enforce) return undefined;
-    if (o.warnOnly || !kc) {
-        log("warn", "enforce.off", { reason: o.warnOnly ? "--warn-only removes nothing" : "no cluster" });
-        return undefined;
-    }
-    log("info", "enforce.on", { windowSeconds: (o.enforceWindowMs ?? ENFORCE_WINDOW_MS) / 1000 });
-    return new Enforcer({ cache, config, remove: bindingRemover(kc), windowMs: o.enforceWindowMs, log });
+/** Each server's requests to their handler; one that fails past its own handling (a socket gone) is logged. */
+function route(servers: { review: Server; health?: Server }, s: Serving, log: Log): void {
+    const failed = (e: unknown) =>
+        log("error", "webhook.request_failed", {
+            error: escapeText(String((e as Error)?.message ?? e).split("\n")[0]),
+        });
+    servers.review.on("request", (req: IncomingMessage, res: ServerResponse) => {
+        handleRequest(req, res, s, !servers.health).catch(failed);
+    });
+    servers.health?.on("request", (req: IncomingMessage, res: ServerResponse) => {
+        handleProbe(req, res, s).catch(failed);
+    });
 }
 
 function send(res: ServerResponse, status: number, body: string, type = "text/plain; charset=utf-8"): void {
@@ -349,7 +300,7 @@ async function decide(review: Review, s: Serving): Promise<{ response: Record<st
     };
     try {
         const judge = { config: s.config, warnOnly: s.o.warnOnly };
-        // One deadline for the review's reads and its wait for the reviews it could interact with (review.ts).
+        // One deadline for the review's reads and its wait for the reviews it could interact with (ordered-review.ts).
         const deadline = s.reads.reviewDeadline();
         const d = await reviewObject(review.input, {
             cache: s.cache,
@@ -401,7 +352,86 @@ export async function runWebhook(o: WebhookOptions): Promise<number> {
             await w.close();
             resolve(0);
         };
-        process.once("SIGTERM", () => void stop());
-        process.once("SIGINT", () => void stop());
+        const stopping = () => {
+            stop().catch((e: unknown) => {
+                process.stderr.write(`pko-guard webhook: closing failed: ${String((e as Error)?.message ?? e)}\n`);
+                resolve(1);
+            });
+        };
+        process.once("SIGTERM", stopping);
+        process.once("SIGINT", stopping);
     });
+}
+
+/** A review's read deadline: below the 30 s an API server waits at most for a webhook. */
+function readTimeout(v: string): number {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0 || n >= 30) throw new InvalidArgumentError("seconds, above 0 and below 30");
+    return n;
+}
+
+interface WebhookCliOptions extends Omit<
+    WebhookOptions,
+    "readTimeoutMs" | "limits" | "log" | "certPollMs" | "enforceWindowMs"
+> {
+    readTimeout: number;
+    maxBodyBytes: number;
+    maxConcurrent: number;
+    maxPerUser: number;
+    enforceWindow: number;
+}
+
+export function command(run: Run): Command {
+    return new Command("webhook")
+        .summary("serve a validating admission webhook")
+        .description(
+            "serve a validating admission webhook (HTTPS: POST /validate, GET /healthz, /readyz, /metrics) judging objects with the pko-guard policies and the cluster's state",
+        )
+        .requiredOption("--cert <file>", "TLS certificate (PEM; reloaded when the file changes)")
+        .requiredOption("--key <file>", "TLS private key (PEM; reloaded when the file changes)")
+        .option(
+            "--client-ca <file>",
+            "CA of the API server's client certificate (PEM): callers without one it signed are refused in the TLS handshake",
+        )
+        .option("--host <address>", "address to listen on (default: 127.0.0.1, or every address with --client-ca)")
+        .option("--port <n>", "port to listen on", portNumber, 8443)
+        .option(
+            "--health-port <n>",
+            "port for /healthz, /readyz and /metrics, asking no client certificate",
+            portNumber,
+        )
+        .option(
+            "--kubeconfig <file>",
+            "kubeconfig for reading cluster state (default: in-cluster, then KUBECONFIG or ~/.kube/config)",
+        )
+        .option("--context <name>", "kubeconfig context")
+        .option("--config <file>", "policy pack config (JSON, as for --policy-pack-config)")
+        .option("--warn-only", "deny nothing: would-be denials come back as warnings", false)
+        .option(
+            "--read-timeout <seconds>",
+            "deadline of a review's reads of the API server (keep it below the webhook's timeoutSeconds)",
+            readTimeout,
+            3,
+        )
+        .option("--max-body-bytes <n>", "largest review accepted (413 beyond)", positiveInt, 4 * 1024 * 1024)
+        .option("--max-concurrent <n>", "reviews judged at once (429 beyond)", positiveInt, 64)
+        .option(
+            "--max-per-user <n>",
+            "reviews of one requesting user judged at once (429 beyond, for that user)",
+            positiveInt,
+            16,
+        )
+        .option(
+            "--enforce",
+            "delete young bindings that give a Stack's account cluster-admin, which a race between replicas let through",
+            false,
+        )
+        .option("--enforce-window <seconds>", "how young a binding --enforce deletes", positiveInt, 300)
+        .action(async (o: WebhookCliOptions) => {
+            const limits = { maxBodyBytes: o.maxBodyBytes, maxConcurrent: o.maxConcurrent, maxPerUser: o.maxPerUser };
+            const enforceWindowMs = o.enforceWindow * 1000;
+            run.code = await runWebhook(
+                Object.assign({ readTimeoutMs: o.readTimeout * 1000, limits, enforceWindowMs }, o),
+            );
+        });
 }

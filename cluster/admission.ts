@@ -13,13 +13,22 @@
  * Stack's account cluster-admin is reported on the binding; a Stack whose account already has it makes a
  * finding on that binding appear, naming the Stack): both directions of a cross-object rule.
  *
+ * A change is judged with what the door knows besides the object (change.ts, through the evaluation seam to the
+ * one implementation of each rule): its earlier version, the cluster's other Stacks of the same Pulumi stack and
+ * who asks, so production is sticky and belongs to the stack. An UPDATE keeps the rules: every finding the
+ * object takes part in counts, those it already had included (the cluster as it was is judged without the object,
+ * not with its old version), so an update of an object that violates a mandatory rule is denied unless it
+ * removes the violation or changes only what no rule reads (change.ts `metadataOnly`: admitted). A DELETE of a
+ * Stack is judged by the rules that say what a deletion does (`about.deletion`: a production Stack whose
+ * destroyOnFinalize would run `pulumi destroy` is denied); other deletions are not judged.
+ *
  * Until the cache has synced every kind, the decision fails closed (a mandatory denial saying why), as it
  * does when a rule cannot tell (the rules' own fail-closed path for unknown or missing values), when a live
  * object that could change the decision could not be read (kinds.ts decodeObject: it would have been
  * related, so the verdict cannot be told without it), and when the object under review cannot be read.
  */
 import { policies } from "../policies/index";
-import { EvalRow, evaluatePack } from "../evaluation/evaluate";
+import { EvalResource, EvalRow, evaluatePack } from "../evaluation/evaluate";
 import { judgeRows } from "../evaluation/judge";
 import { PackConfig } from "../evaluation/pack-config";
 import { Finding } from "../evaluation/rows";
@@ -40,6 +49,8 @@ import {
 } from "./kinds";
 import { record } from "../support/records";
 import { escapeText } from "../support/escape";
+import { ReviewContext } from "../policies/model/review";
+import { DELETION_RULES, judgesDeletion, metadataOnly, requesterOf, reviewContext, stacksNamingSame } from "./change";
 
 export interface Decision {
     allowed: boolean;
@@ -56,6 +67,8 @@ export interface AdmissionInput {
     operation: string;
     object?: KObject | null;
     oldObject?: KObject | null;
+    /** The AdmissionReview's userInfo (who asks: change.ts `requesterOf`). */
+    userInfo?: unknown;
 }
 
 export interface JudgeOptions {
@@ -153,12 +166,20 @@ export function describeFinding(f: Finding): string {
     return `${f.policy}: ${f.message}${field}${fix ? ` Fix: ${fix}` : ""}`;
 }
 
-/** Whether an admission is judged at all (creates and updates of the kinds rules read). */
+/** Whether an admission is judged at all (creates and updates of the kinds rules read; deletions apart). */
 function skipReason(input: AdmissionInput): string | undefined {
+    if (input.operation === "DELETE") return deletionSkipReason(input);
     const obj = input.object;
-    if (input.operation === "DELETE" || input.operation === "CONNECT" || !obj) return "not a create or update";
+    if (input.operation === "CONNECT" || !obj) return "not a create, update or delete";
     if (!isWatchedKind(obj.apiVersion, obj.kind)) return "no rule reads this kind";
     return undefined;
+}
+
+/** Whether a DELETE is judged: the deletion of a kind a rule judges on deletion (change.ts `judgesDeletion`). */
+function deletionSkipReason(input: AdmissionInput): string | undefined {
+    const old = input.oldObject;
+    if (!old) return "a deletion sent without the object";
+    return judgesDeletion(old) ? undefined : "no rule judges the deletion of this kind";
 }
 
 /**
@@ -174,6 +195,8 @@ export async function judgeAdmissionFresh(
 ): Promise<Decision> {
     const skipped = skipReason(input);
     if (skipped) return { allowed: true, warnings: [], findings: [], skipped };
+    // A deletion is judged from the cache: what it reads (the Stacks of the same Pulumi stack) no fresh read holds.
+    if (input.operation === "DELETE") return judgeAdmission(input, cache, o);
     const decoded = decodeObject(input.object, kindOf(input.object!));
     if (!decoded.object) return unreadableDecision(decoded.unreadable, o);
     const incoming = decoded.object;
@@ -192,7 +215,7 @@ export async function judgeAdmissionFresh(
 }
 
 /**
- * What a review reads besides the cache (cluster/review.ts): `base` in place of the cache (the objects this
+ * What a review reads besides the cache (cluster/ordered-review.ts): `base` in place of the cache (the objects this
  * replica admitted overlaid, the namespaces judged narrowed), and `over` applied to the view read fresh.
  */
 export interface ViewAround {
@@ -288,37 +311,75 @@ export function judgeAdmission(
 ): Decision {
     const skipped = skipReason(input);
     if (skipped) return { allowed: true, warnings: [], findings: [], skipped };
+    if (input.operation === "DELETE") return judgeDeletion(input.oldObject!, input, cache, o, view);
     const decoded = decodeObject(input.object, kindOf(input.object!));
     if (!decoded.object) return unreadableDecision(decoded.unreadable, o);
     const incoming = decoded.object;
+    // The earlier version decides what the change is (production is sticky): one that cannot be read refuses.
+    const earlier = input.oldObject ? decodeObject(input.oldObject, kindOf(input.oldObject)) : undefined;
+    if (earlier && !earlier.object) return unreadableDecision(earlier.unreadable, o);
+    const old = earlier?.object;
+    if (input.operation === "UPDATE" && old && metadataOnly(input.oldObject!, input.object!))
+        return { allowed: true, warnings: [], findings: [], skipped: "a change of nothing a rule reads" };
     const me = clusterResource(incoming);
     const namespaces = namespacesOf(incoming, view);
     const related = relatedObjects(incoming, view, namespaces);
-    // The old version is only the cluster as it was: one that cannot be read is left out (the cache has none).
-    const old = input.oldObject ? decodeObject(input.oldObject, kindOf(input.oldObject)).object : undefined;
-    const current = old ?? view.get(String(incoming.kind), ns(incoming), String((incoming.metadata ?? {}).name));
-    // A resource hook's findings depend on its resource and the config alone (evaluation/evaluate.ts Hooks): on
-    // a related object they are the same with or without the object under review, so only the object under
-    // review runs them; the stack hooks, which can find something new on another object, see everything.
+    const review = reviewContext(me, old, stacksNamingSame(incoming, view), requesterOf(input.userInfo));
+    // A resource hook's findings depend on its resource, the config and the review alone (evaluation/evaluate.ts
+    // Hooks): on a related object they are the same with or without the object under review, so only the object
+    // under review runs them; the stack hooks, which can find something new on another object, see everything.
     const after = [
-        ...evaluatePack([clusterResource(incoming)], o.config, undefined, "resource"),
-        ...evaluatePack([...related, incoming].map(clusterResource), o.config, undefined, "stack"),
+        ...evaluatePack([me], o.config, undefined, "resource", review),
+        ...evaluatePack([...related, incoming].map(clusterResource), o.config, undefined, "stack", review),
     ];
-    // The cluster as it is needs evaluating only for the rules that found something on another object.
+    // The cluster without the object needs evaluating only for the rules that found something on another object.
+    // Without it, not with its old version: a finding the object takes part in is its own, on an UPDATE too (an
+    // update of a Stack whose account is already cluster-admin is denied, not waved through).
     const elsewhere = new Set(after.filter((r) => r.urn !== me.urn).map((r) => r.policy));
     const before =
         elsewhere.size === 0
             ? new Set<string>()
-            : new Set(
-                  evaluatePack(
-                      [...related, ...(current ? [current] : [])].map(clusterResource),
-                      o.config,
-                      elsewhere,
-                      "stack",
-                  ).map(key),
-              );
+            : new Set(evaluatePack(related.map(clusterResource), o.config, elsewhere, "stack", review).map(key));
     const mine = after.filter((r) => r.urn === me.urn || !before.has(key(r)));
-    const findings = judgeRows(mine, false);
+    return decision(me, judgeRows(mine, false), namespaces, cache, o, view);
+}
+
+/**
+ * The decision on a DELETE of `deleted` (a Stack): the rules that judge a deletion (`about.deletion`), on the
+ * object as it is, with the cluster's other Stacks of its Pulumi stack.
+ */
+function judgeDeletion(
+    deleted: KObject,
+    input: AdmissionInput,
+    cache: ClusterCache,
+    o: JudgeOptions,
+    view: ClusterView,
+): Decision {
+    const decoded = decodeObject(deleted, kindOf(deleted));
+    if (!decoded.object) return unreadableDecision(decoded.unreadable, o);
+    const me = clusterResource(decoded.object);
+    const review: ReviewContext = reviewContext(
+        me,
+        undefined,
+        stacksNamingSame(decoded.object, view),
+        requesterOf(input.userInfo),
+    );
+    const rows = evaluatePack([me], o.config, DELETION_RULES, "resource", review).filter((r) =>
+        DELETION_RULES.has(r.policy),
+    );
+    return decision(me, judgeRows(rows, false), namespacesOf(decoded.object, view), cache, o, view, "the deletion of ");
+}
+
+/** The decision on `me` from its findings, failing closed on what cannot be read or is not synced yet. */
+function decision(
+    me: EvalResource,
+    findings: Finding[],
+    namespaces: Set<string>,
+    cache: ClusterCache,
+    o: JudgeOptions,
+    view: ClusterView,
+    what = "",
+): Decision {
     const unread = view.unreadableFor(namespaces).filter((u) => unreadableIdentity(u) !== me.name);
     if (unread.length > 0)
         findings.push(
@@ -355,5 +416,5 @@ export function judgeAdmission(
             warnings: [...blocking.map((f) => `would deny: ${describeFinding(f)}`), ...warnings],
             findings,
         };
-    return { allowed: false, message: denialMessage(me.name, blocking), warnings, findings };
+    return { allowed: false, message: denialMessage(`${what}${me.name}`, blocking), warnings, findings };
 }

@@ -4,7 +4,7 @@
  * cluster without it (the cache trails by a watch event, and a fresh list may be answered before the write
  * lands). Each object admitted (not a dry run) is kept here and overlaid on what later reviews read
  * (AdmittedOverlay.snapshot), so two reviews that together make a violation (a Stack and a binding giving its
- * account cluster-admin) cannot both be admitted by one replica; review.ts serialises the reviews that could
+ * account cluster-admin) cannot both be admitted by one replica; ordered-review.ts serialises the reviews that could
  * interact, so the second one starts after the first has been recorded.
  *
  * An object stays until the cache shows it (the same uid, and for an update a resourceVersion other than the
@@ -98,12 +98,14 @@ export class AdmittedOverlay {
 /** A view with some objects replaced or added. */
 class OverlaidView implements ClusterView {
     private readonly ids: Set<string>;
+    private readonly kinds: Set<string>;
 
     constructor(
         private readonly inner: ClusterView,
         private readonly objects: KObject[],
     ) {
         this.ids = new Set(objects.map(identityOf));
+        this.kinds = new Set(objects.map((o) => String(o.kind)));
     }
 
     private mine(kind: string, ns?: string): KObject[] {
@@ -115,6 +117,8 @@ class OverlaidView implements ClusterView {
     }
 
     list(kind: string, ns?: string): KObject[] {
+        // Nothing of this kind overlaid (a list of every Stack, say): the list as it is.
+        if (!this.kinds.has(kind)) return this.inner.list(kind, ns);
         return this.merged(this.inner.list(kind, ns), this.mine(kind, ns));
     }
 

@@ -165,7 +165,7 @@ export class ClusterCache extends ClusterStore {
     }
 
     start(): void {
-        for (const k of this.kinds) void this.relist(k);
+        for (const k of this.kinds) this.background(k, this.relist(k));
     }
 
     /**
@@ -269,7 +269,7 @@ export class ClusterCache extends ClusterStore {
             if (k.optional && isAbsent(e)) {
                 this.replace(k.kind, []);
                 this.setState(k.kind, "absent");
-                this.later(this.o.absentRecheckMs ?? 30_000, () => void this.relist(k));
+                this.later(this.o.absentRecheckMs ?? 30_000, () => this.background(k, this.relist(k)));
                 return;
             }
             if (isExpired(e) && expired < MAX_EXPIRED) {
@@ -278,7 +278,7 @@ export class ClusterCache extends ClusterStore {
             }
             this.log("cache.list_failed", { kind: k.kind, error: errorText(e) });
             this.setState(k.kind, "error");
-            this.later(retry, () => void this.relist(k, Math.min(retry * 2, 10_000)));
+            this.later(retry, () => this.background(k, this.relist(k, Math.min(retry * 2, 10_000))));
             return;
         }
         if (this.stopped) return;
@@ -291,7 +291,16 @@ export class ClusterCache extends ClusterStore {
             objects: this.size(k.kind),
             unreadable: this.unreadable(k.kind).length,
         });
-        void this.watch(k, watchRetry ?? this.o.retryMs ?? 500);
+        this.background(k, this.watch(k, watchRetry ?? this.o.retryMs ?? 500));
+    }
+
+    /** A step of kind `k`'s list-and-watch loop run in the background: one that throws is logged, and `k` relisted. */
+    private background(k: WatchedKind, step: Promise<void>): void {
+        step.catch((e: unknown) => {
+            this.log("cache.step_failed", { kind: k.kind, error: errorText(e) });
+            this.setState(k.kind, "error");
+            this.later(this.o.retryMs ?? 500, () => this.background(k, this.relist(k)));
+        });
     }
 
     /** A timer that marks the kind stalled and ends its watch when re-armed no sooner than watchStallMs. */
@@ -327,8 +336,8 @@ export class ClusterCache extends ClusterStore {
         if (this.stopped) return;
         if (/^\d+$/.test(ours) && /^\d+$/.test(theirs) && BigInt(theirs) < BigInt(ours)) {
             this.log("cache.store_replaced", { kind: k.kind, resourceVersion: ours, serverRevision: theirs });
-            void this.relist(k);
-        } else void this.watch(k, this.o.retryMs ?? 500);
+            this.background(k, this.relist(k));
+        } else this.background(k, this.watch(k, this.o.retryMs ?? 500));
     }
 
     private async watch(k: WatchedKind, retry: number): Promise<void> {
@@ -344,7 +353,7 @@ export class ClusterCache extends ClusterStore {
             if (abort || ended) return abort?.abort();
             // A start that never answers (a connection held open): left behind, and another one sent.
             abandoned = true;
-            this.later(retry, () => void this.watch(k, Math.min(retry * 2, 10_000)));
+            this.later(retry, () => this.background(k, this.watch(k, Math.min(retry * 2, 10_000))));
         });
         const done = (err: unknown) => {
             ended = true;
@@ -355,26 +364,25 @@ export class ClusterCache extends ClusterStore {
             // Ended by the server (its timeout): it answers; a stalled watch ended by us is not that.
             else if (!stalledOut) this.stalled.delete(k.kind);
             if (gone) {
-                void this.relist(k);
+                this.background(k, this.relist(k));
                 return;
             }
             if (err && abort === undefined && typeof (err as { statusCode?: unknown }).statusCode === "number") {
                 // Refused by the server at its start (not a connection that failed): its resourceVersion may be
                 // one the server will never serve.
                 this.log("cache.watch_refused", { kind: k.kind, error: errorText(err) });
-                this.later(retry, () => void this.relist(k, undefined, Math.min(retry * 2, 10_000)));
+                this.later(retry, () => this.background(k, this.relist(k, undefined, Math.min(retry * 2, 10_000))));
                 return;
             }
             this.counters.reconnects++;
             if (!err && !sent) {
-                void this.resumeOrRelist(k);
+                this.background(k, this.resumeOrRelist(k));
                 return;
             }
             // A server-side close (its watch timeout) or a dropped connection: resume where we were.
             if (err) this.log("cache.watch_dropped", { kind: k.kind, error: errorText(err) });
-            this.later(
-                err ? retry : 0,
-                () => void this.watch(k, err ? Math.min(retry * 2, 10_000) : (this.o.retryMs ?? 500)),
+            this.later(err ? retry : 0, () =>
+                this.background(k, this.watch(k, err ? Math.min(retry * 2, 10_000) : (this.o.retryMs ?? 500))),
             );
         };
         try {

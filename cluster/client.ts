@@ -33,9 +33,7 @@ const TLS_KEYS = ["ca", "cert", "key", "pfx", "passphrase", "rejectUnauthorized"
 
 function tlsKey(options: Record<string, unknown>): string {
     return JSON.stringify(
-        TLS_KEYS.map((k) =>
-            Buffer.isBuffer(options[k]) ? (options[k] as Buffer).toString("base64") : (options[k] ?? null),
-        ),
+        TLS_KEYS.map((k) => (Buffer.isBuffer(options[k]) ? options[k].toString("base64") : (options[k] ?? null))),
     );
 }
 
@@ -44,7 +42,7 @@ class KeepAlive implements k8s.Middleware {
     private readonly agents = new Map<string, https.Agent>();
     constructor(private readonly maxSockets: number) {}
 
-    async pre(context: k8s.RequestContext): Promise<k8s.RequestContext> {
+    pre(context: k8s.RequestContext): Promise<k8s.RequestContext> {
         const given = context.getAgent();
         // Only plain HTTPS agents are pooled (a proxy agent is kept as the library made it).
         if (given && given.constructor === https.Agent) {
@@ -66,11 +64,11 @@ class KeepAlive implements k8s.Middleware {
             }
             context.setAgent(pooled);
         }
-        return context;
+        return Promise.resolve(context);
     }
 
-    async post(context: k8s.ResponseContext): Promise<k8s.ResponseContext> {
-        return context;
+    post(context: k8s.ResponseContext): Promise<k8s.ResponseContext> {
+        return Promise.resolve(context);
     }
 
     close(): void {

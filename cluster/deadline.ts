@@ -54,7 +54,7 @@ export function withDeadline<T>(
                 signal.removeEventListener("abort", onAbort);
                 resolve(v);
             },
-            (e) => {
+            (e: unknown) => {
                 signal.removeEventListener("abort", onAbort);
                 reject(signal.aborted ? new DeadlineError(`${what} did not answer before its deadline`) : e);
             },
@@ -127,7 +127,7 @@ export class FreshReads {
      * acknowledged when the review arrived is in the answer.
      */
     forReview(deadline?: AbortSignal): FreshList {
-        // A review may read in steps (review.ts: the role a binding names, then the cluster around it once the
+        // A review may read in steps (ordered-review.ts: the role a binding names, then the cluster around it once the
         // reviews it could interact with are done), all under the one deadline it arrived with.
         const review = deadline ?? this.deadline(this.o.readTimeoutMs);
         // Every read of the review listens on its deadline at once (a few dozen at most): not a leak.

@@ -7,7 +7,7 @@
  *
  * What it does: every `intervalMs` (when the cache changed), each RoleBinding and ClusterRoleBinding created in
  * the last `windowMs` that may grant what a rule forbids (grant-scope.ts) is judged as the door judges it
- * (review.ts, from the cache); one that a mandatory pko-stack-no-cluster-admin finding denies (no waiver, not
+ * (ordered-review.ts, from the cache); one that a mandatory pko-stack-no-cluster-admin finding denies (no waiver, not
  * warn-only) is deleted, with preconditions on its uid and resourceVersion, so only the very object judged
  * goes, and a binding changed since is judged again. Both replicas may try: the second finds it gone.
  *
@@ -24,7 +24,7 @@ import { AdmittedOverlay } from "./admitted";
 import { ClusterCache } from "./cache";
 import { boundRole, mayGrantForbidden } from "./grant-scope";
 import { KObject, identityOf } from "./kinds";
-import { reviewObject } from "./review";
+import { reviewObject } from "./ordered-review";
 import { ReviewLocks } from "./review-locks";
 import { escapeText } from "../support/escape";
 
@@ -165,4 +165,27 @@ export class Enforcer {
         });
         if (outcome === "changed") this.lastStamp = -1;
     }
+}
+
+/**
+ * The enforce loop a webhook runs when asked for (`enforce`): not with `warnOnly`, which removes nothing, nor
+ * without a cluster (a given cache); says which in the log.
+ */
+export function enforceLoop(
+    o: { enforce?: boolean; warnOnly: boolean; enforceWindowMs?: number },
+    w: {
+        cache: ClusterCache;
+        config: PackConfig;
+        kc: k8s.KubeConfig | undefined;
+        log: (level: string, event: string, fields?: Record<string, unknown>) => void;
+    },
+): Enforcer | undefined {
+    if (!o.enforce) return undefined;
+    if (o.warnOnly || !w.kc) {
+        w.log("warn", "enforce.off", { reason: o.warnOnly ? "--warn-only removes nothing" : "no cluster" });
+        return undefined;
+    }
+    w.log("info", "enforce.on", { windowSeconds: (o.enforceWindowMs ?? ENFORCE_WINDOW_MS) / 1000 });
+    const remove = bindingRemover(w.kc);
+    return new Enforcer({ cache: w.cache, config: w.config, remove, windowMs: o.enforceWindowMs, log: w.log });
 }

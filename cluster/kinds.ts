@@ -153,7 +153,8 @@ export type Decoded =
 export function nestsDeeperThan(v: object, max: number): boolean {
     if (max < 1) return true;
     if (Array.isArray(v)) {
-        for (const c of v) if (c !== null && typeof c === "object" && nestsDeeperThan(c, max - 1)) return true;
+        for (const c of v as unknown[])
+            if (c !== null && typeof c === "object" && nestsDeeperThan(c, max - 1)) return true;
         return false;
     }
     for (const k of Object.keys(v)) {
@@ -202,14 +203,16 @@ export function decodeObject(raw: unknown, kind: { kind: string; apiVersion: str
 
 /** The identity of an object pko-guard could not read, as identityOf names a read one. */
 export function unreadableIdentity(u: UnreadableObject): string {
-    return u.namespace ? `${u.kind}/${u.namespace}/${u.name}` : `${u.kind}/${u.name}`;
+    return u.namespace
+        ? `${String(u.kind)}/${String(u.namespace)}/${String(u.name)}`
+        : `${String(u.kind)}/${String(u.name)}`;
 }
 
 /** Identity of a live object: `Kind/namespace/name`, or `Kind/name` when cluster-scoped (as `check` names objects). */
 export function identityOf(obj: KObject): string {
     const m = record(obj.metadata) ?? {};
     const ns = typeof m.namespace === "string" && m.namespace ? m.namespace : undefined;
-    return ns ? `${obj.kind}/${ns}/${m.name}` : `${obj.kind}/${m.name}`;
+    return ns ? `${String(obj.kind)}/${ns}/${String(m.name)}` : `${String(obj.kind)}/${String(m.name)}`;
 }
 
 /**
@@ -224,7 +227,7 @@ export function clusterResource(obj: KObject): EvalResource {
     const slash = apiVersion.lastIndexOf("/");
     const group = slash < 0 ? "core" : apiVersion.slice(0, slash);
     const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
-    const type = `kubernetes:${group}/${version}:${obj.kind}`;
+    const type = `kubernetes:${group}/${version}:${String(obj.kind)}`;
     const identity = identityOf(obj);
     // Live objects are never changed once read (the cache replaces an object on update): immutable.
     return { type, name: identity, urn: `${CLUSTER_URN_PREFIX}${type}::${identity}`, props: obj, immutable: true };

@@ -1,5 +1,5 @@
 /**
- * Reviews that could interact, one at a time: a review holds the keys of what it reads and changes (review.ts
+ * Reviews that could interact, one at a time: a review holds the keys of what it reads and changes (ordered-review.ts
  * reviewKeys: the namespaces whose Stacks and accounts it concerns, the role a binding names) from before it
  * reads the cluster until its decision is recorded (admitted.ts), so of two reviews that together make a
  * violation, the second reads the first's object. `ALL` is every key (a binding that reaches every

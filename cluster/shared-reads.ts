@@ -143,7 +143,11 @@ export class SharedReads {
                     // means what was kept may no longer hold.
                     if (sent > this.newest.sent) {
                         const same = revision === this.newest.revision;
-                        this.newest = { revision, sent, answers: same ? this.newest.answers : new Map() };
+                        this.newest = {
+                            revision,
+                            sent,
+                            answers: same ? this.newest.answers : new Map<string, KObject[]>(),
+                        };
                     }
                     return revision;
                 } finally {

@@ -20,7 +20,7 @@ export type KindState = "syncing" | "synced" | "absent" | "error";
 const CLUSTER = "";
 
 export function meta(o: KObject): Record<string, unknown> {
-    return (o.metadata ?? {}) as Record<string, unknown>;
+    return o.metadata ?? {};
 }
 
 /** An Application's destination namespace (spec.destination.namespace), when it names one. */
@@ -37,7 +37,7 @@ class KindStore {
     set(o: KObject): KObject | undefined {
         const ns = (meta(o).namespace as string) || CLUSTER;
         let m = this.byNs.get(ns);
-        if (!m) this.byNs.set(ns, (m = new Map()));
+        if (!m) this.byNs.set(ns, (m = new Map<string, KObject>()));
         const id = identityOf(o);
         const prev = m.get(id);
         if (!prev) this.size++;
@@ -67,7 +67,7 @@ class KindStore {
 function indexed(index: Map<string, Map<string, KObject>>, key: string, o: KObject, add: boolean): void {
     let m = index.get(key);
     if (add) {
-        if (!m) index.set(key, (m = new Map()));
+        if (!m) index.set(key, (m = new Map<string, KObject>()));
         m.set(identityOf(o), o);
     } else if (m) {
         m.delete(identityOf(o));

@@ -98,6 +98,7 @@ function section(p: Policy): string[] {
         "",
     ];
     for (const note of a.notes ?? []) out.push(paragraph(note), "");
+    if (a.deletion) out.push(`**Judged on deletion** at the cluster door: ${a.deletion}`, "");
     out.push(`**Configuration**, under \`"${p.name}"\` in the pack config:`, "", ...configTable(p), "");
     if (p.url) out.push(`Background: <${p.url}>`, "");
     out.push("**An example that passes**, as the resources the pack sees:", "", "```yaml");

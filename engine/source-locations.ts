@@ -84,11 +84,11 @@ function templateColumns(line: string, name: string): number[] {
     const out: number[] = [];
     for (const m of line.matchAll(/`((?:[^`\\]|\\.)*\$\{(?:[^`\\]|\\.)*)`/g)) {
         const p = templatePattern(m[1], /\$\{[^}]*\}/);
-        if (p?.test(name)) out.push(m.index!);
+        if (p?.test(name)) out.push(m.index);
     }
     for (const m of line.matchAll(/\bf(["'])((?:(?!\1)[^\\]|\\.)*\{(?:(?!\1)[^\\]|\\.)*)\1/g)) {
         const p = templatePattern(m[2], /\{[^}]*\}/);
-        if (p?.test(name)) out.push(m.index!);
+        if (p?.test(name)) out.push(m.index);
     }
     return out;
 }

@@ -16,6 +16,7 @@ import { PackConfig } from "./pack-config";
 import { policySdk } from "./policy-sdk";
 import { structRoundTrip } from "./struct";
 import { sharingViews } from "./request-cache";
+import { NO_REVIEW, ReviewContext } from "../policies/model/review";
 
 /** A resource to evaluate: what the engine would send the analyzer for it. */
 export interface EvalResource {
@@ -100,17 +101,20 @@ export type Hooks = "all" | "resource" | "stack";
 /**
  * Evaluates every enabled policy over the resources (each resource policy per resource, each stack policy
  * once over all of them) with a reconciled pack config; returns rows in the analyzer's shape. `only` limits
- * the run to the named policies (admission re-evaluates the cluster as it was for those alone).
+ * the run to the named policies (admission re-evaluates the cluster as it was for those alone). `review` is what
+ * the evaluation knows besides the resources (policies/model/review.ts: the cluster door's earlier versions, other
+ * Stacks and requester), handed to every hook with the views; none by default, as in a preview.
  */
 export function evaluatePack(
     resources: EvalResource[],
     config: PackConfig,
     only?: ReadonlySet<string>,
     hooks: Hooks = "all",
+    review: ReviewContext = NO_REVIEW,
 ): EvalRow[] {
     // One evaluation is one request, of a pack of its own: its settings channel starts empty and is dropped
     // with it, so no evaluation reads the settings another published (policies/index.ts).
-    return evaluateRequest(buildPolicies(), resources, config, only, hooks);
+    return evaluateRequest(buildPolicies(), resources, config, only, hooks, review);
 }
 
 function evaluateRequest(
@@ -119,9 +123,10 @@ function evaluateRequest(
     config: PackConfig,
     only: ReadonlySet<string> | undefined,
     hooks: Hooks,
+    review: ReviewContext,
 ): EvalRow[] {
     const rows: EvalRow[] = [];
-    const request = analyzerRequest(resources);
+    const request = analyzerRequest(resources, review);
     // A filtered run still runs the settings policy: it publishes this request's production settings, which
     // the rules read (without it every Stack's classification would be unknown in a filtered run).
     const runs = only && new Set([...only, SETTINGS_POLICY]);
@@ -146,9 +151,10 @@ interface AnalyzerRequest {
     args: { type: string; name: string; urn: string; props: Record<string, unknown>; opts: typeof NO_OPTS }[];
     /** The resources of each scope: one program to the stack hooks (EvalResource.scope). */
     stackScopes: object[][];
+    review: ReviewContext;
 }
 
-function analyzerRequest(resources: EvalResource[]): AnalyzerRequest {
+function analyzerRequest(resources: EvalResource[], review: ReviewContext): AnalyzerRequest {
     const args = resources.map((r) => ({
         type: r.type,
         name: r.name,
@@ -175,7 +181,7 @@ function analyzerRequest(resources: EvalResource[]): AnalyzerRequest {
         if (list) list.push(stackResource);
         else scopes.set(scope, [stackResource]);
     });
-    return { args, stackScopes: scopes.size > 0 ? [...scopes.values()] : [[]] };
+    return { args, stackScopes: scopes.size > 0 ? [...scopes.values()] : [[]], review };
 }
 
 /** One policy's run: its config, how it reports into `rows`, and the analyzer's handling of what its hooks throw. */
@@ -185,7 +191,7 @@ interface PolicyRun {
     /** A reporter whose findings without a URN are about `fallbackUrn()` (policies report synchronously). */
     report: (fallbackUrn: () => string) => DataReport;
     /** Runs a hook about `urn` as the analyzer does. */
-    guard: (urn: string, run: () => void) => void;
+    guard: (urn: string, run: () => unknown) => void;
 }
 
 function policyRun(p: Rule, level: Level, properties: Record<string, unknown>, rows: EvalRow[]): PolicyRun {
@@ -230,10 +236,17 @@ function rowPusher(p: Rule, level: Level, rows: EvalRow[]): PushRow {
     };
 }
 
-/** What the analyzer does when a policy reads an unknown value: an advisory diagnostic, never a pass. */
-function guarded(push: PushRow, urn: string, run: () => void): void {
+/**
+ * What the analyzer does when a policy reads an unknown value: an advisory diagnostic, never a pass. A hook that
+ * answers with a promise is not waited for: it fails the policy (the rules are synchronous), and its outcome is dropped.
+ */
+function guarded(push: PushRow, urn: string, run: () => unknown): void {
     try {
-        run();
+        const out = run();
+        if (out instanceof Promise) {
+            out.catch(() => undefined);
+            throw new Error("an asynchronous policy hook is not supported");
+        }
     } catch (e) {
         if ((e as { notApplicable?: boolean }).notApplicable) return;
         const { UnknownValueError } = policySdk();
@@ -270,6 +283,7 @@ function runResourceHooks(p: Rule & ResourceValidationPolicy, request: AnalyzerR
                 notApplicable,
                 stackTags,
                 views,
+                review: request.review,
             };
             judged = a.urn;
             run.guard(a.urn, () => validate(resourceArgs as never, reportResource));
@@ -281,7 +295,7 @@ function runResourceHooks(p: Rule & ResourceValidationPolicy, request: AnalyzerR
 function runStackHook(p: Rule & StackValidationPolicy, request: AnalyzerRequest, run: PolicyRun): void {
     const { getConfig, notApplicable } = run;
     for (const resources of request.stackScopes) {
-        const stackArgs = { resources, getConfig, notApplicable, stackTags: new Map(), views };
+        const stackArgs = { resources, getConfig, notApplicable, stackTags: new Map(), views, review: request.review };
         run.guard("", () =>
             p.validateStack(
                 stackArgs as never,

@@ -86,6 +86,7 @@ class JsonScanner {
     }
 
     private fail(): never {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the offset, caught by the one caller
         throw this.i;
     }
 
@@ -216,7 +217,7 @@ export function parsePackConfig(text: string, source: string): PackConfig {
                 );
             }
             out[name] = {
-                enforcementLevel: enforcementLevel as ConfigLevel | undefined,
+                enforcementLevel: enforcementLevel,
                 properties: Object.keys(properties).length > 0 ? properties : undefined,
             };
         } else {
@@ -262,7 +263,11 @@ const validators = new WeakMap<object, ValidateFunction>();
 function validatorOf(schema: object): ValidateFunction {
     let v = validators.get(schema);
     if (!v) {
-        ajv ??= new (require("ajv").default as typeof Ajv)({ allErrors: true, strict: false, useDefaults: false });
+        ajv ??= new (require("ajv") as { default: typeof Ajv }).default({
+            allErrors: true,
+            strict: false,
+            useDefaults: false,
+        });
         v = ajv.compile({ type: "object", ...schema });
         validators.set(schema, v);
     }

@@ -21,7 +21,7 @@ export function policySdk(): PolicySdk {
     if (sdk) return sdk;
     const index = require.resolve("@pulumi/pulumi");
     if (!require.cache[index]) {
-        const Module = require("module");
+        const Module = require("module") as typeof import("module");
         const standIn = new Module(index, module);
         standIn.filename = index;
         standIn.loaded = true;
@@ -29,16 +29,19 @@ export function policySdk(): PolicySdk {
             {},
             {
                 get(_t, key) {
-                    if (key === "asset") return require("@pulumi/pulumi/asset");
+                    if (key === "asset") return require("@pulumi/pulumi/asset") as unknown;
                     if (require.cache[index] === standIn) delete require.cache[index];
-                    return require("@pulumi/pulumi")[key];
+                    return (require("@pulumi/pulumi") as Record<string | symbol, unknown>)[key];
                 },
             },
         );
         require.cache[index] = standIn;
     }
-    const { deserializeProperties } = require("@pulumi/policy/deserialize");
-    const { unknownCheckingProxy, UnknownValueError } = require("@pulumi/policy/proxy");
+    const { deserializeProperties } = require("@pulumi/policy/deserialize") as Pick<PolicySdk, "deserializeProperties">;
+    const { unknownCheckingProxy, UnknownValueError } = require("@pulumi/policy/proxy") as Omit<
+        PolicySdk,
+        "deserializeProperties"
+    >;
     sdk = { deserializeProperties, unknownCheckingProxy, UnknownValueError };
     return sdk;
 }

@@ -1,14 +1,13 @@
 /**
  * Worker threads for a large evaluation, as a seam: how many threads a run of a given size uses on this machine,
  * how its inputs are split into contiguous parts, and a handle on one part's thread (its messages kept until asked
- * for; a thread that fails or exits answers `{ failed: true }`). What a part does with its inputs, and how the parts
+ * for; a thread that fails or exits answers `{ failed: true }` with why). What a part does with its inputs, and how the parts
  * are joined, belongs to the caller (gitops/manifests/parallel.ts for `check`). A run that must not use threads asks
  * for one (PKO_GUARD_WORKERS=1). Why these sizes, in figures: docs/benchmarks.md.
  */
 import * as fs from "fs";
 import * as os from "os";
 import { Worker, isMainThread, workerData } from "worker_threads";
-import { EvalResource } from "./evaluate";
 
 /**
  * Bytes of input that make one thread's share: below twice this (about 50,000 manifest objects), a run stays in one
@@ -78,14 +77,8 @@ export function splitBySize<F>(items: F[], sizes: number[], parts: number): F[][
     return out;
 }
 
-/** Resources nothing changes once read: the SDK's copy made for the resource hooks serves the stack hooks too. */
-export function steady(resources: EvalResource[]): EvalResource[] {
-    for (const r of resources) r.immutable = true;
-    return resources;
-}
-
-/** What a part's thread answers when it failed, exited or threw. */
-export type Failed = { failed: true };
+/** What a part's thread answers when it failed, exited or threw, and why. */
+export type Failed = { failed: true; reason: string };
 
 /** The job this thread was started with when it is a part thread tagged `tag`, else undefined. */
 export function partJob<Job>(tag: string): Job | undefined {
@@ -108,12 +101,12 @@ export class PartThread<Job, In, Out> {
             if (w) w(m);
             else this.received.push(m);
         });
-        const fail = () => {
-            this.failure = { failed: true };
+        const fail = (reason: string) => {
+            this.failure ??= { failed: true, reason };
             for (const w of this.waiting.splice(0)) w(this.failure);
         };
-        this.worker.on("error", fail);
-        this.worker.on("exit", fail);
+        this.worker.on("error", (e: Error) => fail(e.message.split("\n")[0]));
+        this.worker.on("exit", (code: number) => fail(`the thread exited with code ${code}`));
     }
 
     next(): Promise<Out | Failed> {
@@ -129,6 +122,6 @@ export class PartThread<Job, In, Out> {
 
     stop(): void {
         this.worker.removeAllListeners("exit");
-        void this.worker.terminate();
+        this.worker.terminate().catch(() => undefined); // a thread that cannot be ended is ended with the process
     }
 }

@@ -23,6 +23,8 @@ export const rule = stackRule(
             readsProduction: true,
             patternSettings: [],
             example: [stack],
+            deletion:
+                "deleting a Stack whose destroyOnFinalize is set runs `pulumi destroy`: the cluster door judges a DELETE of\na Stack with this rule too, and denies it when the Stack is production (by its own fields, or because\nanother production Stack deploys its Pulumi stack).",
         },
         enforcementLevel: "mandatory",
         severity: "high",

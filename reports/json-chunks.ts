@@ -56,7 +56,7 @@ function fits(v: object, budget: number, depth = 0): number {
         for (let i = 0; i < v.length && budget >= 0; i++) budget = fitsValue(v[i], budget, depth);
         return budget;
     }
-    const proto = Object.getPrototypeOf(v);
+    const proto: unknown = Object.getPrototypeOf(v);
     if (proto !== Object.prototype && proto !== null) return -1;
     budget -= 2;
     for (const k in v) {

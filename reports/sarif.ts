@@ -28,7 +28,9 @@ import { REPO_ROOT } from "../support/paths";
 import { Finding } from "../evaluation/rows";
 import { ReportSubject, docsBaseUrl, ruleCatalogue, subjectRows } from "./subject";
 
-const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
+const VERSION = String(
+    (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { version: unknown }).version,
+);
 
 /** GitHub's security-severity scale (critical 9.0+, high 7.0-8.9, medium 4.0-6.9, low 0.1-3.9). */
 export const SECURITY_SEVERITY: Record<string, string> = { low: "3.0", medium: "5.5", high: "8.0", critical: "9.5" };

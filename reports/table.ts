@@ -115,7 +115,7 @@ export function summary(r: ProjectSubject): string {
 /**
  * The default output in pieces, a finding's block a piece (`summaryText` replaces the one-line summary: pko-guard
  * check says what it read). A large repository's output is more than one string can hold: it is written piece by
- * piece (cli/program.ts), never joined. `paint` colours the statuses and the verdict (none by default).
+ * piece (cli/verdict/judged-run.ts), never joined. `paint` colours the statuses and the verdict (none by default).
  */
 export function* findingsChunks(
     r: ProjectSubject,

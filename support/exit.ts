@@ -11,5 +11,9 @@ export function exitWhenWritten(code: number): void {
             stream.once("error", () => resolve());
             stream.write("", () => resolve());
         });
-    void Promise.all([written(process.stdout), written(process.stderr)]).then(() => process.exit(code));
+    // `written` never rejects: both streams' errors resolve it.
+    Promise.all([written(process.stdout), written(process.stderr)]).then(
+        () => process.exit(code),
+        () => process.exit(code),
+    );
 }

@@ -4,7 +4,10 @@ import * as path from "path";
 
 function isPackageRoot(dir: string): boolean {
     try {
-        return JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).name === "pko-guard";
+        return (
+            (JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { name?: unknown }).name ===
+            "pko-guard"
+        );
     } catch {
         return false;
     }

@@ -255,7 +255,7 @@ export async function exec(
         opts.onStdout?.(d);
         if (opts.keepStdout !== false) stdout = (stdout + d.toString()).slice(-KEPT_OUTPUT_CHARS);
     });
-    p.child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-KEPT_OUTPUT_CHARS)));
+    p.child.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-KEPT_OUTPUT_CHARS)));
     p.child.stdin!.on("error", () => undefined);
     p.child.stdin!.end(opts.input ?? "");
     const r = await p.exited;

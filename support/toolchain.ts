@@ -152,7 +152,7 @@ export function findToolchain(binDir: string = toolchainBin()): Toolchain {
     }
     const fromPath = REQUIRED.map((b) => onPath(b));
     if (fromPath.every((p) => p !== undefined)) {
-        return { binDir: path.dirname(fromPath[0]!), pulumi: fromPath[0]! };
+        return { binDir: path.dirname(fromPath[0]), pulumi: fromPath[0] };
     }
     throw new ToolchainMissingError(
         `Pulumi toolchain not found (missing ${missing.join(", ")} in ${binDir} and on PATH); run: npm run setup`,

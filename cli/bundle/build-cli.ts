@@ -7,7 +7,7 @@
  * initializers). The libraries `check` uses are in the bundle; what only other commands use stays an ordinary
  * require (the Pulumi SDK and gRPC for `gate`, the Kubernetes client for `webhook` and `audit`, report writers).
  * `check` runs the policy SDK's own deserializer and proxy (evaluation/evaluate.ts through evaluation/policy-sdk.ts, which is
- * ./policy-sdk.ts here: no run-time stand-in), which import more than they use:
+ * ./bundled-policy-sdk.ts here: no run-time stand-in), which import more than they use:
  * - the bare `@pulumi/pulumi` (its whole index: for `asset` and `Output`) is ./pulumi.ts, which loads those two
  *   from the SDK's own modules when first used;
  * - `@pulumi/pulumi/runtime/rpc` (gRPC and the SDK's runtime: for four signature constants) is ./rpc.ts;

@@ -1,5 +1,5 @@
 /**
- * The CLI bundle's evaluation/policy-sdk.ts (./build.ts): the policy SDK's deserializer and unknown-checking proxy,
+ * The CLI bundle's evaluation/policy-sdk.ts (./build-cli.ts): the policy SDK's deserializer and unknown-checking proxy,
  * bundled, with the SDK modules they import and do not use stood in for at build time (no stand-in at run time).
  */
 import type { PolicySdk } from "../../evaluation/policy-sdk";

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The installed `pko-guard` command (bin/cli/pko-guard.js, built by ./build.ts): runs the CLI bundle
+ * The installed `pko-guard` command (bin/cli/pko-guard.js, built by ./build-cli.ts): runs the CLI bundle
  * (pko-guard.bundle.js beside it) with V8's code cache for it, so that a run does not compile the bundle's
  * functions again (Node 20 has no module compile cache; this is the `vm.Script` `cachedData` that such caches use).
  *

@@ -1,6 +1,6 @@
 /**
  * The CLI bundle's stand-in for `@pulumi/pulumi/runtime/rpc` where the policy SDK's deserializer imports it
- * (./build.ts): it reads only these signature constants of the wire format, and the real module loads gRPC
+ * (./build-cli.ts): it reads only these signature constants of the wire format, and the real module loads gRPC
  * and the SDK's runtime. test/integration/cli/bundle/bundle.spec.ts requires them to equal the SDK's own.
  */
 export const specialSigKey = "4dabf18193072939515e22adb298388d";

@@ -78,7 +78,7 @@ export function mergeOverride(dst: Obj, src: Obj): Obj {
                 v === null ||
                 v === undefined ||
                 (Array.isArray(v) && v.length === 0) ||
-                (record(v) && Object.keys(v as Obj).length === 0)
+                (record(v) && Object.keys(v).length === 0)
             )
         )
             out[k] = v;

@@ -1,7 +1,7 @@
 /**
  * Reading a manifest file's YAML as Kubernetes decodes it (gitops/decode/kube-yaml.ts: sigs.k8s.io/yaml semantics,
  * YAML 1.1 booleans, merge keys), every document's node tree kept for positions, alias expansion bounded;
- * each document becomes objects (./objects.ts). Bad input is one line, never the parser's quote of the file.
+ * each document becomes objects (../manifests/manifest-objects.ts). Bad input is one line, never the parser's quote of the file.
  */
 import * as fs from "fs";
 import { BadInputError } from "../../support/errors";

@@ -90,7 +90,7 @@ function target(node: YAML.Node | null | undefined, ctx: Ctx): YAML.Node | null 
     if (!YAML.isAlias(node)) return node;
     const t = node.resolve(ctx.doc);
     if (!t) fail(node, "an alias refers to an anchor not defined before it");
-    return t as YAML.Node;
+    return t;
 }
 
 /** A key go-yaml decodes but JSON conversion refuses (null, uint64): see `Unconvertible`. */
@@ -243,7 +243,7 @@ function parseOnce(text: string): YAML.Document.Parsed | undefined {
         prettyErrors: false,
         strict: false,
     });
-    return (Array.isArray(docs) ? docs[0] : undefined) as YAML.Document.Parsed | undefined;
+    return Array.isArray(docs) ? docs[0] : undefined;
 }
 
 /** The chunk's first document, with go-yaml's flow `-` (see FLOW_DASH) read as a scalar where the parser refuses it. */

@@ -90,7 +90,7 @@ function unbox(v: unknown): unknown {
     if (v instanceof GoFloat) return v.value;
     if (Array.isArray(v)) {
         for (let i = 0; i < v.length; i++) {
-            const x = v[i];
+            const x: unknown = v[i];
             if (x !== null && typeof x === "object") v[i] = unbox(x);
         }
         return v;

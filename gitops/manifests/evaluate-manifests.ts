@@ -56,8 +56,13 @@ export function locatedRow(
 
 /** Evaluates loaded manifests with a reconciled config; rows located at file:line:column, with their findings' facts. */
 export function evaluateManifests(load: LoadResult, config: PackConfig): LocatedRow[] {
+    return locateRows(load, evaluatePack(evalResources(load.objects), config));
+}
+
+/** The pack's rows over a load, and a finding for each object defined twice, sorted and located. */
+export function locateRows(load: LoadResult, judged: EvalRow[]): LocatedRow[] {
     const byUrn = new Map<string, ManifestObject>(load.objects.map((o) => [o.urn, o]));
-    const rows = [...evaluatePack(evalResources(load.objects), config), ...duplicateRows(load.duplicates ?? [])];
+    const rows = [...judged, ...duplicateRows(load.duplicates ?? [])];
     return sortRows<LocatedRow>(
         rows.map((r) => {
             const obj = byUrn.get(r.urn);

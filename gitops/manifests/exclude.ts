@@ -1,6 +1,6 @@
 /**
  * What `check` leaves out of the folders it walks: `--exclude GLOB` and `exclude:` of the repository's
- * configuration file (cli/check-config.ts), and that file itself, which is never taken for a manifest.
+ * configuration file (./check-settings.ts), and that file itself, which is never taken for a manifest.
  *
  * A glob is matched against a path relative to the repository root, `/`-separated: `*` matches within one
  * folder or file name, `?` one character, `**` any number of folders (`examples/**`, `**\/crds/**`); a glob

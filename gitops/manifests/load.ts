@@ -169,61 +169,6 @@ function fileReader(cwd: string, repoRoot: string, skipUnreadable: boolean, out:
     return { shownName, repoPathOf, readOne, problems };
 }
 
-/** A file of a run as loadManifests reads it: its absolute path, and whether it was found in a folder (or named). */
-export interface RunFile {
-    abs: string;
-    fromFolder: boolean;
-}
-
-/**
- * The files a run reads, in the order loadManifests reads them, when the run is plain files: no standard input,
- * no folder or file that needs rendering; undefined otherwise, or when a path cannot be read (loadManifests then
- * says why, as ever).
- */
-export function plainRunFiles(
-    paths: string[],
-    cwd: string,
-    repoRoot: string,
-    exclude?: string[],
-): RunFile[] | undefined {
-    const skip = walkFilter(repoRoot, exclude);
-    const files: RunFile[] = [];
-    try {
-        for (const p of paths) {
-            if (p === "-") return undefined;
-            const abs = path.resolve(cwd, p);
-            const stat = fs.statSync(abs);
-            if (stat.isDirectory()) {
-                const found: string[] = [];
-                const roots: string[] = [];
-                walk(abs, new Set(), found, roots, undefined, skip);
-                if (roots.length > 0) return undefined;
-                for (const f of found) files.push({ abs: f, fromFolder: true });
-            } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
-                return undefined;
-            } else if (abs !== path.join(repoRoot, CONFIG_FILE)) {
-                files.push({ abs, fromFolder: false });
-            }
-        }
-    } catch {
-        return undefined;
-    }
-    return files;
-}
-
-/**
- * Reads some of a plain run's files (plainRunFiles) as loadManifests reads them, with no Argo CD step and no
- * check of identities across files: the caller (gitops/manifests/parallel.ts) joins the parts of a run and leaves
- * anything else to loadManifests.
- */
-export function loadFiles(files: RunFile[], cwd: string, repoRoot: string, skipUnreadable: boolean): LoadResult {
-    const out = emptyLoad();
-    const { readOne, problems } = fileReader(cwd, repoRoot, skipUnreadable, out);
-    for (const f of files) readOne(f.abs, f.fromFolder);
-    unreadable(problems);
-    return out;
-}
-
 /** The repository root of a run (as loadManifests finds it), or a BadInputError. */
 export function runRepoRoot(paths: string[], o: Pick<LoadOptions, "repoRoot" | "cwd">): string {
     const cwd = o.cwd ?? process.cwd();

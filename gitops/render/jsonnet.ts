@@ -72,9 +72,12 @@ export function renderJsonnet(
     // Argo CD reads the output as a list of objects, else as one (reposerver/repository/repository.go
     // `findManifests`), each decoded by apimachinery's unstructured JSON scheme, which refuses an object with no
     // `kind`: the source then fails to render. `null` and `[]` are no objects at all (the caller says so).
-    const items = value === null ? [] : Array.isArray(value) ? value : [value];
+    const items: unknown[] = value === null ? [] : Array.isArray(value) ? value : [value];
     items.forEach((item, i) => {
-        const kind = item !== null && typeof item === "object" && !Array.isArray(item) ? item.kind : undefined;
+        const kind =
+            item !== null && typeof item === "object" && !Array.isArray(item)
+                ? (item as { kind?: unknown }).kind
+                : undefined;
         if (typeof kind !== "string" || kind === "")
             throw new BadInputError(
                 `${what}: ${Array.isArray(value) ? `item ${i} of its output` : "its output"} is not a Kubernetes object (no kind), so Argo CD fails to render it; yield an object or a list of objects`,

@@ -145,11 +145,11 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
             k.images = images;
         }
         if (opts.patches && opts.patches.length > 0)
-            k.patches = [...(Array.isArray(k.patches) ? k.patches : []), ...opts.patches];
+            k.patches = [...(Array.isArray(k.patches) ? (k.patches as unknown[]) : []), ...opts.patches];
         if (opts.components && opts.components.length > 0)
-            k.components = [...(Array.isArray(k.components) ? k.components : []), ...opts.components];
+            k.components = [...(Array.isArray(k.components) ? (k.components as unknown[]) : []), ...opts.components];
         if (opts.replicas && opts.replicas.length > 0)
-            k.replicas = [...(Array.isArray(k.replicas) ? k.replicas : []), ...opts.replicas];
+            k.replicas = [...(Array.isArray(k.replicas) ? (k.replicas as unknown[]) : []), ...opts.replicas];
         const meta = Array.isArray(k.buildMetadata) ? (k.buildMetadata as string[]) : [];
         if (!meta.includes("originAnnotations")) k.buildMetadata = [...meta, "originAnnotations"];
         fs.writeFileSync(kcopy, `${JSON.stringify(k, null, 2)}\n`);

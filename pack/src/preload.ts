@@ -24,7 +24,7 @@ function precompiledEntry(argv: string[]): string | undefined {
     const dir = argv[argv.length - 1];
     if (!dir || !path.isAbsolute(dir)) return undefined;
     try {
-        const main = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).main;
+        const main = (JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { main?: unknown }).main;
         if (typeof main !== "string" || !main.endsWith(".js")) return undefined;
         const file = path.join(dir, main);
         return fs.existsSync(file) ? file : undefined;

@@ -8,10 +8,11 @@
  */
 function load(): { asset: unknown; Output: unknown } {
     try {
-        return { asset: require("@pulumi/pulumi/asset"), Output: require("@pulumi/pulumi/output").Output };
+        const { Output } = require("@pulumi/pulumi/output") as { Output: unknown };
+        return { asset: require("@pulumi/pulumi/asset") as unknown, Output };
     } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw e;
-        return require("@pulumi/pulumi");
+        return require("@pulumi/pulumi") as { asset: unknown; Output: unknown };
     }
 }
 

@@ -13,7 +13,7 @@
  * - the field a finding is about is not written: through the engine nothing needs it (the gate locates the
  *   resource in the program); in-process findings carry it, and `fieldNamedIn` reads the field a message
  *   names for findings whose rule gave none.
- * Nothing else reads these marks (no regex on wording elsewhere); test/unit/policies/properties.spec.ts
+ * Nothing else reads these marks (no regex on wording elsewhere); test/property/policies/properties.spec.ts
  * round-trips them.
  */
 

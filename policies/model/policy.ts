@@ -12,7 +12,8 @@ import {
     StackValidationArgs,
     StackValidationPolicy,
 } from "@pulumi/policy";
-import { ProductionSource, SettingsState, classifyProduction, Production, programKeyOf } from "./production";
+import { ProductionSource, SettingsState, classifyInContext, Production, programKeyOf } from "./production";
+import { NO_REVIEW, ReviewContext, sameStack } from "./review";
 import { JoinedPatch, ResourceLike, StackView } from "./stack";
 import { DescribedRule, RuleMeta, metaFields, readConfig } from "./rule-meta";
 import {
@@ -49,13 +50,15 @@ export type SpecFix = (
 ) => Record<string, unknown> | undefined;
 
 /**
- * What a rule gets besides its own config: the pack-wide production settings for this request, and the views it
+ * What a rule gets besides its own config: the pack-wide production settings for this request, the views it
  * reads of the resources (views.ts: shared by the policies of one evaluation or analyzer request, else computed
- * anew).
+ * anew), and what the evaluation knows besides the resources (review.ts: the cluster door's earlier versions,
+ * other Stacks and requester; nothing in a preview).
  */
 export interface RuleContext {
     production: SettingsState;
     views: Views;
+    review: ReviewContext;
 }
 
 /**
@@ -75,10 +78,30 @@ export interface SettingsDefinition<P, Sink> {
     readonly build: (sink: Sink) => P & DescribedRule;
 }
 
-/** The pack's one production classification of a Stack, as this request's settings say. */
+/**
+ * The pack's one production classification of a Stack, as this request's settings say, with the context the
+ * evaluation has (production.ts `classifyInContext`): its earlier version, and the other Stacks of its stack.
+ */
 export function classify(view: StackView, ctx: RuleContext): Production {
-    return classifyProduction(view, ctx.production);
+    const { review, views } = ctx;
+    if (review.earlier.size === 0 && review.stacks.length === 0)
+        return classifyInContext(view, ctx.production, NO_PEERS);
+    const before = view.urn === undefined ? undefined : review.earlier.get(view.urn);
+    const name = view.stack;
+    const peers: StackView[] = [];
+    if (typeof name === "string")
+        for (const r of review.stacks) {
+            if (r.urn !== undefined && r.urn === view.urn) continue;
+            const peer = views.view(r, "Stack");
+            if (peer && typeof peer.stack === "string" && sameStack(peer.stack, name)) peers.push(peer);
+        }
+    return classifyInContext(view, ctx.production, {
+        earlier: before ? views.view(before, "Stack") : undefined,
+        peers,
+    });
 }
+
+const NO_PEERS = { peers: [] };
 
 /**
  * The SDK's arguments as the evaluation seam extends them (evaluation/request-cache.ts: the pack's policies in the
@@ -87,10 +110,21 @@ export function classify(view: StackView, ctx: RuleContext): Production {
  */
 export interface WithViews {
     views: Views;
+    /** What the evaluation knows besides the resources (review.ts); none when absent. */
+    review?: ReviewContext;
 }
 
 function viewsOf(args: object): Views {
     return (args as Partial<WithViews>).views ?? computedViews;
+}
+
+function reviewOf(args: object): ReviewContext {
+    return (args as Partial<WithViews>).review ?? NO_REVIEW;
+}
+
+/** A rule's context for one hook call: the request's settings, and the views and review its arguments carry. */
+function contextOf(args: object, production: SettingsState): RuleContext {
+    return { production, views: viewsOf(args), review: reviewOf(args) };
 }
 
 /**
@@ -143,7 +177,7 @@ function resourcePolicy(
         ...fields,
         validateResource: perResource(meta, (args) =>
             withConfig(meta, args.getConfig, (config) =>
-                check(resourceOf(args), config, { production: settings.production(args.urn), views: viewsOf(args) }),
+                check(resourceOf(args), config, contextOf(args, settings.production(args.urn))),
             ),
         ),
     };
@@ -191,7 +225,7 @@ function stackPolicy(
         validateResource: perResource(meta, (args) => {
             const views = viewsOf(args);
             const view = views.view(resourceOf(args), "Stack");
-            return view ? judge(view, args.getConfig, { production: settings.production(args.urn), views }) : [];
+            return view ? judge(view, args.getConfig, contextOf(args, settings.production(args.urn))) : [];
         }),
         validateStack: (args: StackValidationArgs, reportViolation: ReportViolation) => {
             let joined: JoinedPatch[] = [];
@@ -214,7 +248,7 @@ function stackPolicy(
                 waivingOf,
             );
             if (joined.length === 0) return;
-            const ctx = { production: settings.production(key), views };
+            const ctx = contextOf(args, settings.production(key));
             for (const j of joined) {
                 evaluate(
                     meta,
@@ -249,7 +283,7 @@ function remediation(
             const view = views.view(resourceOf(args), "Stack");
             const config = view ? readConfig(meta, args.getConfig) : undefined;
             if (!view || config === undefined || typeof config === "string") return undefined;
-            const set = fix(view, config, { production: settings.production(args.urn), views });
+            const set = fix(view, config, contextOf(args, settings.production(args.urn)));
             const props = args.props as Record<string, unknown>;
             const spec = props.spec;
             if (
@@ -300,13 +334,16 @@ function programPolicy(
                     withConfig(meta, args.getConfig, (config) => {
                         const resources = programResources(args.resources);
                         const key = programKeyOf(resources);
-                        return check(resources, config, { production: settings.production(key), views: viewsOf(args) });
+                        return check(resources, config, contextOf(args, settings.production(key)));
                     }),
                 undefined,
                 () => programWaiving(meta, args.getConfig, () => args.resources),
             ),
     };
 }
+
+/** What the settings policy sees of a resource besides the settings it publishes: the views and the review. */
+export type SettingsSight = Omit<RuleContext, "production">;
 
 /**
  * The settings policy: a policy whose config holds settings every rule shares. The pack places it first
@@ -317,7 +354,7 @@ function programPolicy(
 export function settingsRule<S, Sink>(
     meta: RuleMeta,
     publish: (sink: Sink, key: string, config: Record<string, unknown> | string) => S,
-    problems: (resource: ResourceLike, published: S) => string[],
+    problems: (resource: ResourceLike, published: S, seen: SettingsSight) => (string | RuleFinding)[],
 ): SettingsDefinition<ResourceValidationPolicy & StackValidationPolicy, Sink> {
     const fields = metaFields(meta);
     return {
@@ -330,10 +367,13 @@ function settingsPolicy<S>(
     meta: RuleMeta,
     fields: MetaFields,
     publish: (key: string, config: Record<string, unknown> | string) => S,
-    problems: (resource: ResourceLike, published: S) => string[],
+    problems: (resource: ResourceLike, published: S, seen: SettingsSight) => (string | RuleFinding)[],
 ): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
     const perResourceRule = perResource(meta, (args) =>
-        problems(resourceOf(args), publish(args.urn, readConfig(meta, args.getConfig))),
+        problems(resourceOf(args), publish(args.urn, readConfig(meta, args.getConfig)), {
+            views: viewsOf(args),
+            review: reviewOf(args),
+        }),
     );
     return {
         ...fields,

@@ -14,13 +14,21 @@
  * When the settings policy is disabled the analyzer never calls it, nothing is published for the
  * request, and production-aware rules report that they cannot classify (fail closed).
  *
- * A Stack is production when any of these says so:
+ * A Stack is production when any of these says so (its own fields):
  * - its `spec.stack` (org/project/stack) matches one of `productionStackPatterns` (RE2 regular
  *   expressions, matched in linear time);
  * - its `metadata.namespace` is one of `productionNamespaces`;
- * - one of its labels has one of the values listed for it in `productionLabels`.
+ * - one of its labels has one of the values listed for it in `productionLabels` (in any case: `Production`
+ *   is `production`).
  * When none says so but a deciding value is unknown during preview (or the Stack is only known through
  * a patch), the answer is "unknown", and governance gates treat the Stack as possibly production.
+ *
+ * Production is sticky, and it belongs to the Pulumi stack (`classifyInContext`, with what the evaluation knows
+ * besides the Stack: review.ts). Where the judgement has that context (the cluster door), a Stack is also
+ * production when its earlier version was (an UPDATE is judged as production, whatever it removes), and when
+ * another Stack object that is production by its own fields deploys the same Pulumi stack (review.ts
+ * `sameStack`). A Stack production only by that context is a reclassification, which the settings policy
+ * reports unless one of `reclassificationUsers` or `reclassificationGroups` asks for it (or a waiver covers it).
  */
 import { RE2JS } from "re2js";
 import { RequestSettings } from "./settings";
@@ -33,12 +41,18 @@ export interface ProductionSettings {
     productionStackPatterns: string[];
     productionNamespaces: string[];
     productionLabels: Record<string, string[]>;
+    /** Users who may take a Stack out of production at the cluster door (its request's username). */
+    reclassificationUsers: string[];
+    /** Groups whose members may take a Stack out of production at the cluster door. */
+    reclassificationGroups: string[];
 }
 
 export const DEFAULT_PRODUCTION: ProductionSettings = {
     productionStackPatterns: ["(^|/)(prod|production|prd)([-_.][^/]*)?$"],
     productionNamespaces: [],
     productionLabels: { environment: ["prod", "production"], env: ["prod", "production"] },
+    reclassificationUsers: [],
+    reclassificationGroups: [],
 };
 
 /** JSON-schema properties of the settings policy's config. */
@@ -59,8 +73,21 @@ export const productionSchemaProperties = {
     productionLabels: {
         type: "object",
         additionalProperties: { type: "array", items: { type: "string" } },
-        description: "Label name -> values that mark a Stack as production.",
+        description: "Label name -> values that mark a Stack as production (values compared in any case).",
         default: DEFAULT_PRODUCTION.productionLabels,
+    },
+    reclassificationUsers: {
+        type: "array",
+        items: { type: "string", minLength: 1 },
+        description:
+            "Users (the cluster request's username) who may take a production Stack out of production at the cluster door.",
+        default: DEFAULT_PRODUCTION.reclassificationUsers,
+    },
+    reclassificationGroups: {
+        type: "array",
+        items: { type: "string", minLength: 1 },
+        description: "Groups whose members may take a production Stack out of production at the cluster door.",
+        default: DEFAULT_PRODUCTION.reclassificationGroups,
     },
 } as const;
 
@@ -128,7 +155,7 @@ function stringArray(v: unknown): v is string[] {
 }
 
 function labelMap(v: unknown): v is Record<string, string[]> {
-    return v !== null && typeof v === "object" && !Array.isArray(v) && Object.values(v as object).every(stringArray);
+    return v !== null && typeof v === "object" && !Array.isArray(v) && Object.values(v).every(stringArray);
 }
 
 /**
@@ -137,6 +164,8 @@ function labelMap(v: unknown): v is Record<string, string[]> {
  */
 export function readSettings(config: Record<string, unknown>): SettingsState {
     const c = config;
+    const list = (key: "reclassificationUsers" | "reclassificationGroups") =>
+        c[key] === undefined ? DEFAULT_PRODUCTION[key] : (c[key] as string[]);
     const out: ProductionSettings = {
         productionStackPatterns:
             c.productionStackPatterns === undefined
@@ -150,12 +179,17 @@ export function readSettings(config: Record<string, unknown>): SettingsState {
             c.productionLabels === undefined
                 ? DEFAULT_PRODUCTION.productionLabels
                 : (c.productionLabels as Record<string, string[]>),
+        reclassificationUsers: list("reclassificationUsers"),
+        reclassificationGroups: list("reclassificationGroups"),
     };
     if (!stringArray(out.productionStackPatterns))
         return { problem: "productionStackPatterns must be a list of strings" };
     if (!stringArray(out.productionNamespaces)) return { problem: "productionNamespaces must be a list of strings" };
     if (!labelMap(out.productionLabels))
         return { problem: "productionLabels must map label names to lists of strings" };
+    if (!stringArray(out.reclassificationUsers)) return { problem: "reclassificationUsers must be a list of strings" };
+    if (!stringArray(out.reclassificationGroups))
+        return { problem: "reclassificationGroups must be a list of strings" };
     const bad = patternProblem("productionStackPatterns", out.productionStackPatterns);
     if (bad) return { problem: bad };
     return { settings: out };
@@ -202,9 +236,12 @@ export function programKeyOf(resources: readonly { urn?: string }[]): string {
 // ---------------------------------------------------------------------------------------------------
 // Classification.
 
-/** `production` carries how the Stack is production, e.g. `production by namespace "payments"`. */
+/**
+ * `production` carries how the Stack is production, e.g. `production by namespace "payments"`, and `inherited`
+ * when its own fields do not say so but the context does (its earlier version, or another Stack of its stack).
+ */
 export type Production =
-    | { verdict: "production"; reason: string }
+    | { verdict: "production"; reason: string; inherited?: "earlier" | "stack" }
     | { verdict: "non-production" }
     | { verdict: "unknown"; reason: string }
     | { verdict: "invalid-config"; reason: string };
@@ -242,7 +279,7 @@ export function classifyProduction(view: StackView, state: SettingsState): Produ
                 const value: string | Unknown | undefined = view.labels[label];
                 if (value === UNKNOWN) {
                     unknownFields.push(`metadata.labels.${label}`);
-                } else if (typeof value === "string" && config.productionLabels[label].includes(value)) {
+                } else if (typeof value === "string" && labelMatches(config.productionLabels[label], value)) {
                     return { verdict: "production", reason: `production by label ${label}=${quote(value)}` };
                 }
             }
@@ -258,6 +295,55 @@ export function classifyProduction(view: StackView, state: SettingsState): Produ
         };
     }
     return { verdict: "non-production" };
+}
+
+/** Whether a label's value is one of the production values, in any case. */
+function labelMatches(values: string[], value: string): boolean {
+    const v = value.trim().toLowerCase();
+    return values.some((x) => x.trim().toLowerCase() === v);
+}
+
+/** What a Stack is judged with besides its own fields (review.ts): its earlier version, other Stacks of its stack. */
+export interface ProductionContext {
+    earlier?: StackView;
+    /** Other Stack objects naming the same Pulumi stack (review.ts `sameStack`). */
+    peers: readonly StackView[];
+}
+
+/** How messages name a Stack object of the context: Stack namespace/name. */
+function objectName(view: StackView): string {
+    const ns = typeof view.namespace === "string" ? view.namespace : "";
+    const name = typeof view.name === "string" ? view.name : view.resourceName;
+    return quote(`Stack/${ns ? `${ns}/` : ""}${name}`);
+}
+
+/**
+ * The pack's one classification with the context the evaluation has (none in a preview): the Stack's own, or
+ * production when its own fields do not say so but its earlier version was production by its own fields, or another
+ * Stack that is production by its own fields deploys the same Pulumi stack. Production stays production: a change
+ * is judged as production when the object was, and a Pulumi stack any production Stack deploys is production for
+ * every Stack that names it.
+ */
+export function classifyInContext(view: StackView, state: SettingsState, context: ProductionContext): Production {
+    const own = classifyProduction(view, state);
+    if (own.verdict === "production" || own.verdict === "invalid-config") return own;
+    const earlier = context.earlier ? classifyProduction(context.earlier, state) : undefined;
+    if (earlier?.verdict === "production")
+        return {
+            verdict: "production",
+            reason: `production as its earlier version was (${earlier.reason})`,
+            inherited: "earlier",
+        };
+    for (const peer of context.peers) {
+        const p = classifyProduction(peer, state);
+        if (p.verdict === "production" && typeof view.stack === "string")
+            return {
+                verdict: "production",
+                reason: `production as spec.stack ${quote(view.stack)} is the stack ${objectName(peer)} deploys (${p.reason})`,
+                inherited: "stack",
+            };
+    }
+    return own;
 }
 
 /** A finding of a production-only rule (the rule wrappers' RuleFinding shape; declared here so the model does not import the wrappers). */

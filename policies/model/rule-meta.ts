@@ -59,6 +59,11 @@ export interface RuleAbout {
     patternSettings: string[];
     /** A program the rule passes, as the resources the pack sees (shown by `explain`; a test runs it). */
     example: ExampleResource[];
+    /**
+     * Why the cluster door judges a DELETE of what the rule reads with this rule (the deleted object as it is):
+     * set only by rules whose finding says what a deletion would do (a Stack that destroys production).
+     */
+    deletion?: string;
 }
 
 /** What a built policy carries about itself: the rule's own description, and the config keys of its waivers. */
@@ -78,7 +83,7 @@ function configProperties(meta: RuleMeta): Record<string, object> {
  */
 function configSchema(meta: RuleMeta): PolicyConfigSchema {
     return {
-        properties: configProperties(meta) as PolicyConfigSchema["properties"],
+        properties: configProperties(meta),
         additionalProperties: false,
     } as PolicyConfigSchema;
 }

@@ -438,9 +438,9 @@ export function workspaceAccount(wsSpec: Plain, at: string): { name: string | Un
  */
 export function effectiveServiceAccount(view: StackView): { name: string | Unknown; source: string } {
     const wt = view.workspaceTemplate;
-    const fromTemplate =
+    const fromTemplate: { name: string | Unknown; source: string } | undefined =
         wt === UNKNOWN
-            ? { name: UNKNOWN as Unknown, source: "spec.workspaceTemplate" }
+            ? { name: UNKNOWN, source: "spec.workspaceTemplate" }
             : workspaceAccount(get(wt, "spec"), "spec.workspaceTemplate.spec");
     if (fromTemplate) return fromTemplate;
     if (view.serviceAccountName === UNKNOWN || view.spec === UNKNOWN) {

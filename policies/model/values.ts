@@ -83,7 +83,7 @@ function isAlreadyPlain(v: unknown, depth: number, seen: Set<unknown>): boolean 
             return false;
     }
     if (depth > 64 || seen.has(v)) return false;
-    const proto = Object.getPrototypeOf(v);
+    const proto: unknown = Object.getPrototypeOf(v);
     if (Array.isArray(v)) {
         if (proto !== Array.prototype) return false;
         seen.add(v);
@@ -106,7 +106,7 @@ function isAlreadyPlain(v: unknown, depth: number, seen: Set<unknown>): boolean 
 function convert(input: unknown, depth: number, seen: Set<unknown>): Plain {
     const v = unproxy(input);
     if (v === null || v === undefined) {
-        return v as null | undefined;
+        return v;
     }
     switch (typeof v) {
         case "string":

@@ -177,6 +177,6 @@ export function targetOf(
             typeof kind === "string" && typeof objName === "string" && objName !== "" && kind !== ""
                 ? `${kind}/${typeof ns === "string" ? ns : ""}/${objName}`
                 : undefined,
-        annotations: isObject(annotations) ? (annotations as Record<string, unknown>) : undefined,
+        annotations: isObject(annotations) ? annotations : undefined,
     };
 }

@@ -209,12 +209,20 @@ function validateResource(
     const validations = Array.isArray(policy.validateResource) ? policy.validateResource : [policy.validateResource];
     for (const validate of validations) {
         if (!validate) continue;
-        validate(
-            { ...policyResource(r), stackTags: new Map(), getConfig: <T>() => config as T, notApplicable } as any,
-            reporter(policy, out, urnOf(r), data),
+        synchronous(
+            policy.name,
+            validate(
+                { ...policyResource(r), stackTags: new Map(), getConfig: <T>() => config as T, notApplicable } as any,
+                reporter(policy, out, urnOf(r), data),
+            ),
         );
     }
     return out;
+}
+
+/** A hook's answer: never a promise (evaluation/evaluate.ts fails a policy whose hook returns one). */
+function synchronous(policy: string, answer: void | Promise<void>): void {
+    if (answer instanceof Promise) throw new Error(`${policy}: a hook answered with a promise; rules are synchronous`);
 }
 
 /** Runs a stack policy over a set of resources (`settings` as for runResourcePolicy). */
@@ -238,14 +246,17 @@ function validateStack(
     data?: ReportedFinding[],
 ): Reported[] {
     const out: Reported[] = [];
-    policy.validateStack(
-        {
-            resources: resources.map((r) => ({ ...policyResource(r), dependencies: [], propertyDependencies: {} })),
-            stackTags: new Map(),
-            getConfig: <T>() => config as T,
-            notApplicable,
-        } as any,
-        reporter(policy, out, undefined, data),
+    synchronous(
+        policy.name,
+        policy.validateStack(
+            {
+                resources: resources.map((r) => ({ ...policyResource(r), dependencies: [], propertyDependencies: {} })),
+                stackTags: new Map(),
+                getConfig: <T>() => config as T,
+                notApplicable,
+            } as any,
+            reporter(policy, out, undefined, data),
+        ),
     );
     return out;
 }

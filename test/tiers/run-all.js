@@ -1,4 +1,4 @@
-// `npm test`: each tier of test/tiers/names.js in turn (unit, integration, chaos, corpus), each in its own mocha
+// `npm test`: each tier of test/tiers/names.js in turn (unit, property, integration, chaos, corpus), each in its own mocha
 // process (the unit tier's guard must not reach the other specs). Every tier runs, even when an earlier one
 // fails, and the run ends with one plain closing line over all of them: "tests: N passed, N failed, N skipped". The exit code
 // is non-zero when a tier failed or printed no summary (a tier that crashed must not read as a pass).

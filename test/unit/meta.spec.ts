@@ -29,7 +29,8 @@ describe("policy catalogue", () => {
             });
 
             it("has a unit spec, test/unit/policies/<name>.spec.ts", () => {
-                assert.ok(fs.existsSync(path.join(REPO_ROOT, "test", "unit", "policies", `${p.name}.spec.ts`)));
+                const spec = `test/unit/policies/${p.name}.spec.ts`;
+                assert.ok(fs.existsSync(path.join(REPO_ROOT, spec)), `${p.name}: no unit spec (${spec})`);
             });
 
             it("fails in at least one fixture", function () {
@@ -41,16 +42,24 @@ describe("policy catalogue", () => {
                         fixtures.some(
                             (f) => f.policyConfig && fs.readFileSync(f.policyConfig, "utf8").includes(SETTINGS_POLICY),
                         ),
+                        `no fixture's policy config sets ${SETTINGS_POLICY}`,
                     );
                     return;
                 }
-                assert.ok(fixtures.some((f) => f.expect.violations.some((v) => v.policy === p.name)));
+                assert.ok(
+                    fixtures.some((f) => f.expect.violations.some((v) => v.policy === p.name)),
+                    `${p.name}: no fixture expects it to fail (fixtures/<name>/expect.yaml, CONTRIBUTING.md "Adding a rule")`,
+                );
             });
 
             it("carries description, level, severity, framework, remediation steps and url", () => {
-                assert.ok(p.description.length > 20);
-                assert.ok(["advisory", "mandatory"].includes(p.enforcementLevel!));
-                assert.ok(p.severity && p.framework && p.remediationSteps && p.url);
+                assert.ok(p.description.length > 20, `${p.name}: description shorter than 20 characters`);
+                assert.ok(
+                    ["advisory", "mandatory"].includes(p.enforcementLevel!),
+                    `${p.name}: level ${String(p.enforcementLevel)}`,
+                );
+                const missing = (["severity", "framework", "remediationSteps", "url"] as const).filter((k) => !p[k]);
+                assert.deepStrictEqual(missing, [], `${p.name}: missing ${missing.join(", ")}`);
             });
 
             it("says what it checks and how to fix it in one paragraph each: the SDK's description and remediation steps", () => {
@@ -128,7 +137,11 @@ describe("policy catalogue", () => {
             for (const v of f.expect.violations)
                 assert.ok(POLICY_NAMES.includes(v.policy), `${f.name}: unknown policy ${v.policy}`);
         }
-        assert.ok(fixtures.filter((f) => f.expect.violations.length === 0).length >= 2);
+        const clean = fixtures.filter((f) => f.expect.violations.length === 0).map((f) => f.name);
+        assert.ok(
+            clean.length >= 2,
+            `fewer than two clean fixtures (expect.yaml with no violation): ${clean.join(", ")}`,
+        );
     });
 });
 

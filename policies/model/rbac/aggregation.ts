@@ -20,7 +20,7 @@ export function requirement(role: Role, key: Plain, op: Plain, values: Plain): T
         if (absent === "maybe") return "maybe";
         if (values === UNKNOWN) return "maybe";
         const items = list(values);
-        if (items.includes(value as string)) return "yes";
+        if (items.includes(value)) return "yes";
         return items.includes(UNKNOWN) ? "maybe" : "no";
     };
     switch (op) {

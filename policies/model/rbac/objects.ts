@@ -136,9 +136,9 @@ export function builtInRoles(): Role[] {
         wildcard,
         // admin and edit can create pods and impersonate service accounts (bootstrappolicy's aggregate-to-edit rules).
         ...(name === "view"
-            ? { escalation: "no" as Tri }
+            ? { escalation: "no" }
             : {
-                  escalation: "yes" as Tri,
+                  escalation: "yes",
                   escalationWhat:
                       name === "cluster-admin" ? "do anything" : "create pods and impersonate service accounts",
               }),

@@ -155,9 +155,9 @@ export function workspaceIdentities(
             environment: undefined,
         };
         const spec = get(props, "spec");
-        const sa =
+        const sa: { name: string | Unknown; source: string } =
             props === UNKNOWN
-                ? { name: UNKNOWN as Unknown, source: "spec" }
+                ? { name: UNKNOWN, source: "spec" }
                 : (workspaceAccount(spec, "spec") ?? {
                       name: "default",
                       source: "the Workspace's default service account",

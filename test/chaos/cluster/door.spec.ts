@@ -5,7 +5,8 @@
  * refused under `failurePolicy: Fail`), yet the cluster itself is never blocked: the API server starts (its
  * bootstrap RBAC re-created), the service-account and ClusterRole aggregation controllers do their work, and a
  * namespace is deleted whole, an object's last finalizer dropped by an update the configuration leaves free, and
- * the garbage collector orphans an object.
+ * the garbage collector orphans an object. A namespace holding a production Stack with destroyOnFinalize is the one
+ * kept: that Stack's deletion would run `pulumi destroy`, so it is sent (and refused while the webhook is down).
  * Fixed by ee9bcaa (no namespace left out; matchConditions free the control plane's identities) and fb5e2ed;
  * before them, kube-system was never sent to the webhook.
  * Waits are on conditions only.
@@ -50,6 +51,7 @@ describe("the shipped webhook configuration with the webhook down, on a real API
         // Before the webhook is registered: a namespace to delete later, its Stack held by a finalizer as
         // PKO holds one, and an aggregating ClusterRole with the role it selects.
         await server.apply(namespaceYaml("leaving"));
+        await server.apply(namespaceYaml("keeping"));
         await server.apply(
             yaml([
                 {
@@ -57,6 +59,17 @@ describe("the shipped webhook configuration with the webhook down, on a real API
                     kind: "Stack",
                     metadata: { name: "app", namespace: "leaving", finalizers: ["example.com/hold"] },
                     spec: { stack: "acme/app/dev", projectRepo: "https://github.com/acme/app", branch: "main" },
+                },
+                {
+                    apiVersion: "pulumi.com/v1",
+                    kind: "Stack",
+                    metadata: { name: "prod", namespace: "keeping", labels: { environment: "production" } },
+                    spec: {
+                        stack: "acme/app/live",
+                        projectRepo: "https://github.com/acme/app",
+                        commit: "0123456789abcdef0123456789abcdef01234567",
+                        destroyOnFinalize: true,
+                    },
                 },
                 {
                     apiVersion: "v1",
@@ -202,6 +215,29 @@ describe("the shipped webhook configuration with the webhook down, on a real API
         await until("namespace leaving to be gone", async () =>
             /NotFound/.test((await kubectl("get", "namespace", "leaving")).stderr),
         );
+    });
+
+    it("a namespace holding a Stack with destroyOnFinalize is kept: the Stack's deletion is sent, and refused", async () => {
+        const del = await kubectl("delete", "namespace", "keeping", "--wait=false");
+        assert.strictEqual(del.code, 0, del.stderr);
+        await until("the namespace controller to report the refused deletion", async () => {
+            const r = await kubectl("get", "namespace", "keeping", "-o", "json");
+            const conditions = ((JSON.parse(r.stdout) as Doc).status?.conditions ?? []) as Doc[];
+            return conditions.some(
+                (c) => c.type === "NamespaceDeletionContentFailure" && c.status === "True" && REFUSED.test(c.message),
+            );
+        });
+        const stack = await kubectl(
+            "get",
+            "stack",
+            "prod",
+            "-n",
+            "keeping",
+            "-o",
+            "jsonpath={.metadata.deletionTimestamp}",
+        );
+        assert.strictEqual(stack.code, 0, stack.stderr);
+        assert.strictEqual(stack.stdout.trim(), "", "the Stack is not being deleted");
     });
 
     it("the API server starts with it registered, re-creating the bootstrap RBAC it writes", async () => {

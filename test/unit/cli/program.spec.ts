@@ -158,6 +158,28 @@ describe("pko-guard's command line", () => {
             }
         });
 
+        it("says check's paths are required, as they are but with --print-config", async () => {
+            const help = await run(["check", "--help"]);
+            assert.match(help.stdout, /^Usage: pko-guard check \[options\] <paths\.\.\.>\n/);
+            assert.match((await run(["help"])).stdout, /\n {2}check \[options\] <paths\.\.\.> /);
+            assert.deepStrictEqual(await run(["check"]), {
+                code: 2,
+                stdout: "",
+                stderr: "pko-guard: missing required argument 'paths'\n",
+            });
+            const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-print-config-")));
+            try {
+                const printed = await run(["check", "--print-config"], { cwd: tmp });
+                assert.strictEqual(printed.code, 0, printed.stderr);
+                assert.match(
+                    printed.stdout,
+                    new RegExp(`^repository root +${tmp.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\n`),
+                );
+            } finally {
+                fs.rmSync(tmp, { recursive: true, force: true });
+            }
+        });
+
         it("colours help on a terminal, not elsewhere nor under NO_COLOR", async () => {
             assert.ok((await run(["--help"], { columns: 100 })).stdout.includes(`${ESC}1mUsage:`));
             assert.ok(!(await run(["--help"])).stdout.includes(ESC));

@@ -158,7 +158,7 @@ describe("admission decisions with cluster state", function () {
         assert.match(d.message!, /cluster state is not known yet \(not synced: Stack\)/);
     });
 
-    it("ignores deletions and kinds no rule reads", () => {
+    it("ignores deletions of kinds no rule judges on delete, and kinds no rule reads", () => {
         assert.strictEqual(
             judgeAdmission({ operation: "DELETE", object: null, oldObject: adminBinding }, seededCache([]), {
                 config,

@@ -160,4 +160,29 @@ describe("the cache's watches and readiness", () => {
         await until("relisted from the new store", () => cache!.get("Stack", "app", "new") !== undefined);
         assert.strictEqual(cache.get("Stack", "app", "old"), undefined);
     });
+
+    it("a step of the loop that throws is logged, marks its kind stale and relists it (no unhandled rejection)", async () => {
+        const fake = new FakeCluster().add(stack("a"));
+        const events: string[] = [];
+        let thrown = false;
+        cache = new ClusterCache(offlineKubeConfig(), {
+            kinds: [STACK],
+            retryMs: 1,
+            transport: fake.transport,
+            log: (event) => {
+                events.push(event);
+                // The caller's logger failing once, after the first list: the relist's step rejects.
+                if (event === "cache.listed" && !thrown) {
+                    thrown = true;
+                    throw new Error("logger down");
+                }
+            },
+        });
+        cache.start();
+        await until("the failed step logged", () => events.includes("cache.step_failed"));
+        await until("relisted", () => events.filter((e) => e === "cache.listed").length === 2);
+        await cache.waitForSync(10_000);
+        assert.ok(cache.get("Stack", "app", "a"));
+        assert.deepStrictEqual(cache.stale(), []);
+    });
 });

@@ -128,9 +128,17 @@ function runEveryHook(resources: ResourceLike[], views: Views): void {
     for (const p of policies) {
         const r = p as Partial<ResourceValidationPolicy & StackValidationPolicy>;
         if (typeof r.validateResource === "function")
-            for (const a of resources) r.validateResource({ ...a, getConfig, notApplicable, views } as never, report);
+            for (const a of resources)
+                assert.ok(
+                    !(
+                        r.validateResource({ ...a, getConfig, notApplicable, views } as never, report) instanceof
+                        Promise
+                    ),
+                );
         if (typeof r.validateStack === "function")
-            r.validateStack({ resources, getConfig, notApplicable, views } as never, report);
+            assert.ok(
+                !(r.validateStack({ resources, getConfig, notApplicable, views } as never, report) instanceof Promise),
+            );
     }
 }
 

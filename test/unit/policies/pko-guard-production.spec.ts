@@ -79,6 +79,36 @@ describe(SETTINGS_POLICY, () => {
         for (const name of PRODUCTION_AWARE) assert.deepStrictEqual(byLabel[name], [], name);
     });
 
+    it("reads label values in any case, and without a review context judges a Stack by its own fields alone", () => {
+        const labelled = stackResource(
+            "payments-live",
+            { stack: "acme/payments/live" },
+            {
+                namespace: "payments",
+                labels: { environment: "PRODUCTION" },
+            },
+        );
+        const destroy = policies.find((x) => x.name === "pko-stack-destroy-on-finalize-nonprod")!;
+        const withDestroy = stackResource(
+            "payments-live",
+            { stack: "acme/payments/live", destroyOnFinalize: true },
+            {
+                namespace: "payments",
+                labels: { environment: "PRODUCTION" },
+            },
+        );
+        assertFindings(runResourcePolicy(destroy as ResourceValidationPolicy, withDestroy, {}, {}), [
+            {
+                policy: "pko-stack-destroy-on-finalize-nonprod",
+                level: "mandatory",
+                resource: "payments-live",
+                message: /is production by label environment="PRODUCTION"/,
+            },
+        ]);
+        // The reclassification finding needs an earlier version or another Stack: a preview has neither.
+        assert.deepStrictEqual(runResourcePolicy(policy, labelled, {}, null), []);
+    });
+
     it("reports invalid settings on each Stack, and the rules fail closed instead of using defaults", () => {
         for (const [settings, why] of [
             [
@@ -91,6 +121,8 @@ describe(SETTINGS_POLICY, () => {
                 /unknown property "productionNamespace" \(did you mean productionNamespaces\?\)/,
             ],
             [{ productionNamespaces: "payments" }, /productionNamespaces must be a list of strings/],
+            [{ reclassificationUsers: "alice" }, /reclassificationUsers must be a list of strings/],
+            [{ reclassificationGroups: [1] }, /reclassificationGroups must be a list of strings/],
         ] as const) {
             assertFindings(runResourcePolicy(policy, risky, settings, null), [
                 { policy: SETTINGS_POLICY, level: "mandatory", resource: "payments-live", message: why },

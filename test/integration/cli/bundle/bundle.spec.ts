@@ -108,7 +108,7 @@ describe("the CLI bundle", function () {
         );
         assert.deepStrictEqual(unwanted, []);
         assert.ok(loaded.length < 10, `${loaded.length} modules loaded: ${loaded.slice(0, 10).join(", ")}`);
-        // The same findings as tsc's output of the same sources (cli/check.js, module by module).
+        // The same findings as tsc's output of the same sources (bin/cli/check.js, module by module).
         const plain = spawnSync(
             process.execPath,
             [

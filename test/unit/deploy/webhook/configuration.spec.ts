@@ -41,7 +41,22 @@ describe("deploy/webhook: the configuration and the watched kinds", () => {
         assert.deepStrictEqual([...pairs(webhook.rules)].sort(), [...watched].sort());
         for (const x of ["pulumi.com/programs", "auto.pulumi.com/workspaces", "auto.pulumi.com/updates"])
             assert.ok(watched.has(x), x);
-        for (const r of webhook.rules) assert.deepStrictEqual(r.operations, ["CREATE", "UPDATE"]);
+        for (const r of webhook.rules)
+            assert.deepStrictEqual(
+                r.operations,
+                r.resources.includes("stacks") ? ["CREATE", "UPDATE", "DELETE"] : ["CREATE", "UPDATE"],
+            );
+    });
+
+    it("sends the deletions of Stacks alone, and of those only the ones whose destroyOnFinalize is set", () => {
+        const deleting = webhook.rules.filter((r: Doc) => r.operations.includes("DELETE"));
+        assert.deepStrictEqual(
+            deleting.map((r: Doc) => [r.apiGroups, r.resources]),
+            [[["pulumi.com"], ["stacks"]]],
+        );
+        const only = webhook.matchConditions.find((m: Doc) => m.name === "only-deletes-that-destroy");
+        assert.match(only.expression, /request\.operation != 'DELETE' \|\|/);
+        assert.match(only.expression, /oldObject\.spec\.destroyOnFinalize == true/);
     });
 
     it("lets the webhook's account list and watch every watched kind, and nothing else", () => {
@@ -73,7 +88,11 @@ describe("deploy/webhook: the configuration and the watched kinds", () => {
         assert.strictEqual(webhook.objectSelector, undefined);
         assert.strictEqual(webhook.failurePolicy, "Fail");
         const names = webhook.matchConditions.map((m: Doc) => m.name);
-        assert.deepStrictEqual(names, ["not-the-control-plane", "not-a-finalizer-update-of-an-object-being-deleted"]);
+        assert.deepStrictEqual(names, [
+            "not-the-control-plane",
+            "not-a-finalizer-update-of-an-object-being-deleted",
+            "only-deletes-that-destroy",
+        ]);
         const identities = webhook.matchConditions[0].expression as string;
         for (const who of [
             "system:apiserver",

@@ -18,7 +18,7 @@ import { writeRepository } from "../../../../bench/peers/peer-manifests";
 import { REPO_ROOT } from "../../../../support/paths";
 
 const CORPUS = path.join(REPO_ROOT, "test", "data", "kube-yaml-corpus");
-const RUNS = Number(process.env.PKO_GUARD_PROPERTY_RUNS ?? 2000);
+const RUNS = Number(process.env.PKO_GUARD_PROPERTY_RUNS ?? 1000);
 const OPTIONS = { schema: jsyaml.FAILSAFE_SCHEMA, json: true };
 
 /** A tree of positions as plain objects (every entry and item read), as the tests compare them. */

@@ -1,7 +1,7 @@
 /**
  * Tests in tiers: the folder is the tier. Each tier's mocha config runs exactly the specs under its own folder
- * (test/unit/, test/integration/, test/chaos/, test/corpus/), every spec lives under exactly one of them (none elsewhere, so a new spec
- * cannot sit unclassified), only the unit tier loads the guard, and the guard refuses child processes and
+ * (test/unit/, test/property/, test/integration/, test/chaos/, test/corpus/), every spec lives under exactly one of them (none elsewhere, so a new spec
+ * cannot sit unclassified), only the in-process tiers (unit, property) load the guard, and the guard refuses child processes and
  * connections even when the code under test catches the error.
  */
 import * as assert from "assert";
@@ -53,10 +53,10 @@ describe("test tiers", () => {
             );
     });
 
-    it("the unit tier, and only it, loads the guard", () => {
+    it("the in-process tiers (unit, property), and only they, load the guard", () => {
         assert.deepStrictEqual(
             TIERS.map((t) => t.config.require.includes("test/tiers/unit-guard.ts")),
-            TIERS.map((t) => t.name === "unit"),
+            TIERS.map((t) => t.name === "unit" || t.name === "property"),
         );
     });
 

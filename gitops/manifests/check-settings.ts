@@ -1,25 +1,24 @@
 /**
- * `check`'s settings for one repository: the configuration file `.pko-guard.yaml` at the repository root (its keys
- * are the long options' names, in the style of `.checkov.yaml`), the command line's options over it, and the
- * defaults under both. The file is read bounded and decoded as YAML; every invalid field is one line (all of them
- * before the run stops, exit 2), and nothing of the file's text is echoed. The file is never taken for a
- * manifest (gitops/manifests/exclude.ts). `check --print-config` shows what is in force and where each value
+ * `check`'s settings for one repository (cli/check.ts runs with them): the configuration file `.pko-guard.yaml` at
+ * the repository root (its keys are the long options' names, in the style of `.checkov.yaml`), the command line's
+ * options over it, and the defaults under both. The file is read bounded and decoded as YAML; every invalid field
+ * is one line (all of them before the run stops, exit 2), and nothing of the file's text is echoed. The file is
+ * never taken for a manifest (./exclude.ts). `check --print-config` shows what is in force and where each value
  * came from.
  */
 import * as fs from "fs";
 import * as path from "path";
 import { parseDocument } from "yaml";
-import { BadInputError, BadInputsError } from "../support/errors";
-import { escapeText } from "../support/escape";
-import { didYouMean } from "../support/suggest";
-import { MAX_TIMEOUT_SECONDS } from "../support/options";
-import { CONFIG_FILE, globRegExp } from "../gitops/manifests/exclude";
-import { readFile } from "../gitops/manifests/files";
-import { runRepoRoot } from "../gitops/manifests/load";
-import { checkedRepository, unknownRepositoryNotice } from "../gitops/manifests/repository";
-import { normalizeRepoUrl, shownUrl } from "../gitops/argocd/repo-url";
-import { checkApiVersion, normalizeKubeVersion } from "../gitops/render/capabilities";
-import type { CheckOptions } from "./check";
+import { BadInputError, BadInputsError } from "../../support/errors";
+import { escapeText } from "../../support/escape";
+import { didYouMean } from "../../support/suggest";
+import { MAX_TIMEOUT_SECONDS } from "../../support/options";
+import { CONFIG_FILE, globRegExp } from "./exclude";
+import { readFile } from "./files";
+import { runRepoRoot } from "./load";
+import { checkedRepository, unknownRepositoryNotice } from "./repository";
+import { normalizeRepoUrl, shownUrl } from "../argocd/repo-url";
+import { checkApiVersion, normalizeKubeVersion } from "../render/capabilities";
 
 /** A value in force and where it came from (`--exclude`, `.pko-guard.yaml`, `default`, `origin remote`). */
 export interface Setting<T> {
@@ -233,22 +232,5 @@ export function checkFlags(o: CheckFlags): CheckFlags {
         skipUnreadable: o.skipUnreadable,
         failOnAdvisory: o.failOnAdvisory || undefined,
         timeout: o.timeout,
-    };
-}
-
-/** A check run's options from its settings (`workerEntry`: the script worker threads run). */
-export function settingsOptions(paths: string[], s: CheckSettings, workerEntry?: string): CheckOptions {
-    return {
-        paths,
-        workerEntry,
-        config: s.config?.value,
-        failOnAdvisory: s.failOnAdvisory.value,
-        repoRoot: s.repoRoot,
-        skipUnreadable: s.skipUnreadable.value,
-        timeoutMs: s.timeout.value * 1000,
-        kubeVersion: s.kubeVersion?.value,
-        apiVersions: s.apiVersions.map((a) => a.value),
-        exclude: s.exclude.map((x) => x.value),
-        repositories: s.repositories.map((r) => ({ url: r.value, from: r.from })),
     };
 }

@@ -1,87 +1,27 @@
 /**
- * What the judging commands (gate, check, audit) share: their reporting options and how a run's result is
- * printed and reported (the rules of ./reports/write.ts: every requested report on every outcome).
+ * How a judging command (gate, check, audit) gives its verdict: the run printed and reported under the rules of
+ * reports/write.ts (every requested report on every outcome).
  *
  * Standard output holds one thing. By default the findings (the table; under GitHub Actions also the workflow
  * commands). With `--format json|junit|sarif|policyreport` or `--report FORMAT=-`, that report alone: the table is
  * not printed and the one-line summary goes to standard error, with the lines check always writes there (skipped
- * files, sources not rendered). One report at most can go to standard output.
+ * files, sources not rendered). One report at most can go to standard output (./reporting-options.ts).
  */
-import { Command, Option } from "commander";
 import * as fs from "fs";
-import { colorFor, painter } from "../support/color";
-import { escapeText } from "../support/escape";
-import { BadInputError, isReportedError } from "../support/errors";
-import { onInterrupt } from "../support/process";
-import { mark } from "../support/timings";
-import { extended } from "../support/shapes";
-import { ProjectSubject } from "../reports/subject";
-import { findingsChunks, fullTableChunks, paintVerdict, summary, terminalWidth } from "../reports/table";
-import {
-    FORMATS,
-    ReportFormat,
-    ReportRequest,
-    STDOUT,
-    batched,
-    inputClashes,
-    parseReportOption,
-    writeChunks,
-    writeReports,
-} from "../reports/write";
-import { Terminal } from "./guide";
+import { colorFor, painter } from "../../support/color";
+import { escapeText } from "../../support/escape";
+import { BadInputError, isReportedError } from "../../support/errors";
+import { onInterrupt } from "../../support/process";
+import { mark } from "../../support/timings";
+import { extended } from "../../support/shapes";
+import { ProjectSubject } from "../../reports/subject";
+import { findingsChunks, fullTableChunks, paintVerdict, summary, terminalWidth } from "../../reports/table";
+import { ReportRequest, STDOUT, batched, inputClashes, writeChunks, writeReports } from "../../reports/write";
+import type { Terminal } from "../guide";
+import { ReportingOptions, githubOutput, stdoutReport } from "./reporting-options";
 
-/** The options gate, check and audit share (one definition, so that they cannot drift). */
-export interface ReportingOptions {
-    config?: string;
-    report: ReportRequest[];
-    format?: "table" | "github" | ReportFormat;
-    verbose: boolean;
-    failOnAdvisory: boolean;
-}
-
-/** --config, --report, --format, -v/--verbose and --fail-on-advisory: what every judging command takes. */
-export function reportingOptions(command: Command): Command {
-    return command
-        .option("--config <file>", "policy pack config (JSON, as for --policy-pack-config)")
-        .option(
-            "--report <format=file>",
-            "write a report: json, junit, sarif or policyreport (Kubernetes PolicyReport YAML); FILE - is standard output (repeatable)",
-            parseReportOption,
-            [] as ReportRequest[],
-        )
-        .addOption(
-            new Option(
-                "--format <format>",
-                "what standard output holds: the table, github's workflow commands and step summary (the default under GITHUB_ACTIONS=true), or one report alone (the summary line then goes to standard error)",
-            ).choices(["table", "github", ...FORMATS]),
-        )
-        .option("-v, --verbose", "print the full table", false)
-        .option("--fail-on-advisory", "advisory violations block too", false);
-}
-
-function githubOutput(o: ReportingOptions, env: NodeJS.ProcessEnv): boolean {
-    return o.format === "github" || (o.format === undefined && env.GITHUB_ACTIONS === "true");
-}
-
-/**
- * The report asked for on standard output (`--format FORMAT` or `--report FORMAT=-`), if any; bad input when more
- * than one is, or when `--format github` already writes there.
- */
-export function stdoutReport(o: Pick<ReportingOptions, "format" | "report">): ReportRequest | undefined {
-    const asked: { request: ReportRequest; said: string }[] = [
-        ...(o.format !== undefined && (FORMATS as readonly string[]).includes(o.format)
-            ? [{ request: { format: o.format as ReportFormat, file: STDOUT }, said: `--format ${o.format}` }]
-            : []),
-        ...o.report.filter((r) => r.file === STDOUT).map((r) => ({ request: r, said: `--report ${r.format}=-` })),
-    ];
-    if (asked.length > 1)
-        throw new BadInputError(`only one report can go to standard output (${asked.map((a) => a.said).join(", ")})`);
-    if (asked.length === 1 && o.format === "github")
-        throw new BadInputError(
-            `--format github writes to standard output; ${asked[0].said} cannot go there too (write it to a file)`,
-        );
-    return asked[0]?.request;
-}
+/** GitHub's workflow commands and step summary (loaded only for a run that writes them). */
+type GitHub = typeof import("../../reports/github");
 
 /** Writes pieces to standard output about a megabyte at a time: a large repository's output is more than one string. */
 function print(term: Terminal, chunks: Iterable<string>): void {
@@ -90,10 +30,17 @@ function print(term: Terminal, chunks: Iterable<string>): void {
 
 /**
  * Prints the result the way it was asked for: the fitted table, and under GitHub Actions the workflow commands and
- * step summary, each in pieces (never one string: see ./reports/write.ts); only the summary line, on standard error,
+ * step summary, each in pieces (never one string: see reports/write.ts); only the summary line, on standard error,
  * when a report has standard output.
  */
-function output(term: Terminal, result: ProjectSubject, o: ReportingOptions, reportOnStdout: boolean, text?: string) {
+function output(
+    term: Terminal,
+    result: ProjectSubject,
+    o: ReportingOptions,
+    github: GitHub | undefined,
+    reportOnStdout: boolean,
+    text?: string,
+) {
     if (reportOnStdout) {
         term.err.write(paintVerdict(text ?? summary(result), painter(colorFor(term.err, term.env))) + "\n");
         return;
@@ -107,9 +54,8 @@ function output(term: Terminal, result: ProjectSubject, o: ReportingOptions, rep
               fullTableChunks(result, term.out.isTTY ? width : Infinity, text, 100, paint)
             : findingsChunks(result, width, text, paint),
     );
-    if (githubOutput(o, term.env)) {
-        const { STEP_SUMMARY_BYTES, stepSummaryChunks, workflowCommandChunks } =
-            require("../reports/github") as typeof import("../reports/github");
+    if (github) {
+        const { STEP_SUMMARY_BYTES, stepSummaryChunks, workflowCommandChunks } = github;
         print(term, workflowCommandChunks([result]));
         const stepSummary = term.env.GITHUB_STEP_SUMMARY;
         if (stepSummary) {
@@ -131,7 +77,7 @@ export interface Judged {
 }
 
 /**
- * Runs a judging command (gate, check, audit) under the report rules of ./reports/write.ts: report paths that are
+ * Runs a judging command (gate, check, audit) under the report rules of reports/write.ts: report paths that are
  * inputs are refused first; every other requested report is written on every outcome (the verdict, bad
  * input, a tool or internal error, an interrupt), with a subject that says why when there is no verdict.
  * Resolves with the exit code (0 pass, 1 blocking findings); throws the error that ended the run.
@@ -144,6 +90,7 @@ export async function runJudged(
     run: () => Promise<Judged>,
 ): Promise<number> {
     const started = Date.now();
+    const github = githubOutput(o, term.env) ? await import("../../reports/github") : undefined;
     const clashes = inputClashes(o.report, inputs);
     let toStdout: ReportRequest | undefined;
     let refused: string | undefined;
@@ -160,7 +107,7 @@ export async function runJudged(
     const failWith = (message: string) => {
         const failed = errorSubject(message, Date.now() - started);
         try {
-            if (githubOutput(o, term.env) && !toStdout) output(term, failed, extended(o, { verbose: false }), false);
+            if (github && !toStdout) output(term, failed, extended(o, { verbose: false }), github, false);
         } catch {
             // the one line on stderr is what matters
         }
@@ -196,7 +143,7 @@ export async function runJudged(
     }
     removeHook();
     try {
-        output(term, judged.subject, o, toStdout !== undefined, judged.summaryText);
+        output(term, judged.subject, o, github, toStdout !== undefined, judged.summaryText);
     } finally {
         // the reports are written even when the terminal output could not be
         write(judged.subject);

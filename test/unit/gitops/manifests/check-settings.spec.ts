@@ -1,5 +1,5 @@
 /**
- * check's repository configuration (cli/check-config.ts, gitops/manifests/exclude.ts): `.pko-guard.yaml` at the
+ * check's repository configuration (gitops/manifests/check-settings.ts, gitops/manifests/exclude.ts): `.pko-guard.yaml` at the
  * repository root, one line per invalid field (never quoting a value), options over the file over defaults,
  * `--print-config` naming where each value comes from, exclusion globs, and the file never read as a manifest.
  */
@@ -7,10 +7,10 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { CheckFlags, checkSettings, printedConfig, readCheckConfig } from "../../../cli/check-config";
-import { globRegExp, walkFilter } from "../../../gitops/manifests/exclude";
-import { loadManifests } from "../../../gitops/manifests/load";
-import { BadInputError, errorLines } from "../../../support/errors";
+import { CheckFlags, checkSettings, printedConfig, readCheckConfig } from "../../../../gitops/manifests/check-settings";
+import { globRegExp, walkFilter } from "../../../../gitops/manifests/exclude";
+import { loadManifests } from "../../../../gitops/manifests/load";
+import { BadInputError, errorLines } from "../../../../support/errors";
 
 const NO_FLAGS: CheckFlags = { exclude: [], repository: [], apiVersions: [] };
 

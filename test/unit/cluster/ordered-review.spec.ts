@@ -1,5 +1,5 @@
 /**
- * A review at the door (cluster/review.ts) with what this replica admitted overlaid and interacting reviews
+ * A review at the door (cluster/ordered-review.ts) with what this replica admitted overlaid and interacting reviews
  * ordered: a Stack and a binding giving its account cluster-admin, posted at the same moment, are never both
  * admitted, though the cluster never shows either (nothing is stored here); a dry run records nothing. A
  * binding whose role grants nothing a rule forbids (`view` to every account) is judged with its own namespace
@@ -15,7 +15,7 @@ import { AdmittedOverlay } from "../../../cluster/admitted";
 import { ClusterCache } from "../../../cluster/cache";
 import { FreshReads } from "../../../cluster/deadline";
 import { KObject } from "../../../cluster/kinds";
-import { ReviewContext, ReviewInput, FIRST_PROOF, reviewObject } from "../../../cluster/review";
+import { ReviewContext, ReviewInput, FIRST_PROOF, reviewObject } from "../../../cluster/ordered-review";
 import { ReviewLocks } from "../../../cluster/review-locks";
 import { Doc, guideDocs } from "../../support/cluster";
 import { FakeCluster, offlineKubeConfig, seededCache } from "../../support/fake-cluster";

@@ -2,7 +2,8 @@
  * Property tests (fast-check) over generated PKO Stacks, RBAC objects and S3 resources: random shapes,
  * wrong types, missing fields, secret-wrapped and unknown values. Every policy returns without throwing
  * (through the SDK's own unknown-checking proxy, so reading an unknown value would throw), is
- * deterministic, and never puts a secret canary into a message. 10,000 cases per rule (PKO_GUARD_PROPERTY_RUNS; `npm run test:unit` runs 1,000).
+ * deterministic, and never puts a secret canary into a message. 1,000 cases per rule
+ * (PKO_GUARD_PROPERTY_RUNS sets more; the property tier, test/tiers/property.js).
  */
 import * as assert from "assert";
 import fc from "fast-check";
@@ -12,7 +13,7 @@ import { decodeMessage, encodeMessage } from "../../../policies/model/message";
 import { COULD_NOT_EVALUATE, ReportedFinding } from "../../../policies/model/policy";
 import { TestResource, UNKNOWN_WIRE, runResourcePolicy, runStackPolicy, secret } from "../../support/helpers";
 
-const RUNS = Number(process.env.PKO_GUARD_PROPERTY_RUNS ?? 10000);
+const RUNS = Number(process.env.PKO_GUARD_PROPERTY_RUNS ?? 1000);
 const CANARY = "CANARY-5e3d1f0b9a7c4e21";
 
 /**

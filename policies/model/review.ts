@@ -1,0 +1,60 @@
+/**
+ * What a judgement knows besides the resources it judges: the context the evaluation seam hands the rules when it
+ * has one (evaluation/evaluate.ts). A preview has none (every Stack is judged by its own fields); the cluster door
+ * (cluster/admission.ts) has three things the rules read through it:
+ * - `earlier`: the version of an object before the change under review (an UPDATE's or DELETE's old object), by
+ *   the URN the object has in the evaluation;
+ * - `stacks`: other Stack objects that name the same Pulumi stack as a Stack under review (the cluster's Stacks);
+ * - `requester`: who asks for the change (the AdmissionReview's user and groups).
+ * The rules never look the context up themselves: production.ts `classifyInContext` turns it into the one
+ * classification every production-aware rule reads, and the settings policy reports a Stack that the context
+ * alone keeps production (a reclassification).
+ */
+import { ResourceLike } from "./stack";
+
+/** Who asks for a change under review. */
+export interface Requester {
+    username: string;
+    groups: readonly string[];
+}
+
+export interface ReviewContext {
+    /** Earlier versions of objects under review, by their URN in the evaluation. */
+    earlier: ReadonlyMap<string, ResourceLike>;
+    /** Stack objects judged with the ones under review (those naming the same Pulumi stack suffice). */
+    stacks: readonly ResourceLike[];
+    requester?: Requester;
+}
+
+/** No context: a preview, `check`, audit. */
+export const NO_REVIEW: ReviewContext = { earlier: new Map(), stacks: [] };
+
+/**
+ * A Pulumi stack's name as the door compares it: `spec.stack` trimmed, without empty segments, in lower case (a
+ * backend's organization and project names are not told apart by case here; treating two spellings as one stack
+ * can only make more Stacks production, never fewer). Undefined for an empty name.
+ */
+export function stackKey(stack: string): string | undefined {
+    const parts = stack
+        .trim()
+        .toLowerCase()
+        .split("/")
+        .filter((p) => p !== "");
+    return parts.length > 0 ? parts.join("/") : undefined;
+}
+
+/**
+ * Whether two `spec.stack` values can name one Pulumi stack: equal keys, or the shorter one's segments are the
+ * longer one's last (`prod`, `app/prod` and `acme/app/prod` can all be one stack: PKO completes a short name with
+ * the token's default organization and the program's project, which the door cannot see).
+ */
+export function sameStack(a: string, b: string): boolean {
+    const x = stackKey(a);
+    const y = stackKey(b);
+    if (x === undefined || y === undefined) return false;
+    if (x === y) return true;
+    const [short, long] = x.length < y.length ? [x, y] : [y, x];
+    const s = short.split("/");
+    const l = long.split("/");
+    return s.length < l.length && l.length <= 3 && s.every((part, i) => part === l[l.length - s.length + i]);
+}
