@@ -23,6 +23,7 @@ import { NAME as NO_CLUSTER_ADMIN } from "../policies/pko-stack-no-cluster-admin
 import { AdmittedOverlay } from "./admitted";
 import { ClusterCache } from "./cache";
 import { boundRole, mayGrantForbidden } from "./grant-scope";
+import { EVERY_NAMESPACE, accountNamespaces } from "./binding-reach";
 import { KObject, identityOf } from "./kinds";
 import { reviewObject } from "./ordered-review";
 import { ReviewLocks } from "./review-locks";
@@ -116,12 +117,47 @@ export class Enforcer {
         const young = [...cache.list("ClusterRoleBinding"), ...cache.list("RoleBinding")].filter(
             (b) => now - created(b) <= window,
         );
+        // What a binding was judged with last: itself, its role and the Stacks and Workspaces of the namespaces it
+        // reaches. Judged again only when one of them changed; between two, the event loop serves reviews.
+        const seen = new Map<string, string>();
+        const judged = new Map<string, string>();
         for (const b of young) {
             const ref = boundRole(b);
             const role = ref ? cache.get(ref.kind, ref.ns, ref.name) : undefined;
             if (!mayGrantForbidden(b, role, cache)) continue;
-            if (await this.violates(b)) await this.act(b);
+            const key = this.judgedWith(b, role, seen);
+            const id = identityOf(b);
+            judged.set(id, key);
+            if (this.judged.get(id) === key) continue;
+            await new Promise((r) => setImmediate(r));
+            if (await this.violates(b)) {
+                await this.act(b);
+                judged.delete(id);
+            }
         }
+        this.judged = judged;
+    }
+
+    /** What a binding was judged with last, by its identity (see pass). */
+    private judged = new Map<string, string>();
+
+    /** A fingerprint of what the verdict on `b` depends on (`seen`: namespaces' fingerprints of this pass). */
+    private judgedWith(b: KObject, role: KObject | undefined, seen: Map<string, string>): string {
+        const { cache } = this.o;
+        const version = (o: KObject | undefined) =>
+            `${String(o?.metadata?.uid)}@${String(o?.metadata?.resourceVersion)}`;
+        const reach = accountNamespaces(b);
+        const namespaces = reach.includes(EVERY_NAMESPACE) ? cache.stackNamespaces() : reach;
+        const parts = [version(b), version(role)];
+        for (const ns of namespaces) {
+            let f = seen.get(ns);
+            if (f === undefined) {
+                f = [...cache.list("Stack", ns), ...cache.list("Workspace", ns)].map(version).join(",");
+                seen.set(ns, f);
+            }
+            parts.push(`${ns}:${f}`);
+        }
+        return parts.join("|");
     }
 
     /** Whether the door would deny the binding now for the enforced rule (a finding on the binding itself). */

@@ -203,7 +203,21 @@ export async function reviewObject(input: ReviewInput, ctx: ReviewContext): Prom
     // Not judged, or not readable: admission.ts answers (skipped, or refused), nothing to order or record.
     if (!incoming) return judgeWith(ctx.cache, (v) => v, ctx.fresh?.());
 
-    let forbidden = await forbiddenGrant(incoming, ctx.overlay.snapshot()(ctx.cache), ctx.fresh?.());
+    // A read that fails (its deadline, the API server) refuses, as admission.ts refuses when the state cannot be read.
+    const unreadable = (e: unknown) =>
+        busy(
+            incoming,
+            `cluster state cannot be read (${String((e as Error)?.message ?? e)
+                .split("\n")[0]
+                .slice(0, 200)})`,
+            ctx.judge.warnOnly,
+        );
+    let forbidden: boolean;
+    try {
+        forbidden = await forbiddenGrant(incoming, ctx.overlay.snapshot()(ctx.cache), ctx.fresh?.());
+    } catch (e) {
+        return unreadable(e);
+    }
     for (;;) {
         let release: () => void;
         try {
@@ -219,7 +233,12 @@ export async function reviewObject(input: ReviewInput, ctx: ReviewContext): Prom
             const fresh = ctx.fresh?.();
             const base = admitted(ctx.cache);
             // The role may have changed while this review waited (a review of it holds the same key).
-            const now = await forbiddenGrant(incoming, base, fresh);
+            let now: boolean;
+            try {
+                now = await forbiddenGrant(incoming, base, fresh);
+            } catch (e) {
+                return unreadable(e);
+            }
             if (now && !forbidden) {
                 forbidden = true;
                 continue; // wider keys needed: released below, taken again

@@ -76,6 +76,13 @@ describe("the door under a tenant: races, bursts and honest health (two replicas
             req.on("error", reject);
             req.end(JSON.stringify(body));
         });
+    /** The webhooks' logged failures to judge (the last few), for a failing assertion's message. */
+    const failures = () =>
+        logs
+            .split("\n")
+            .filter((l) => /"event":"admission.failed"/.test(l))
+            .slice(-3)
+            .join("\n");
     const exists = async (kind: string, ns: string, name: string) =>
         (await door.server.kubectl(["get", kind, "-n", ns, name, "-o", "name"])).code === 0;
 
@@ -144,6 +151,7 @@ describe("the door under a tenant: races, bursts and honest health (two replicas
      */
     const race = async (prefix: string, tries: number) => {
         let both = 0;
+        let refusedBoth = 0;
         let closedMs = 0;
         for (let i = 0; i < tries; i++) {
             const name = `${prefix}-${i}`;
@@ -155,10 +163,13 @@ describe("the door under a tenant: races, bursts and honest health (two replicas
                     adminBinding(name),
                 ),
             ]);
-            for (const r of [s, b]) assert.ok(r.status === 201 || r.status === 403, `${r.status} ${r.body}`);
-            assert.ok(s.status === 201 || b.status === 201, `one of the two is admitted alone: ${s.body} ${b.body}`);
+            for (const r of [s, b]) {
+                assert.ok(r.status === 201 || r.status === 403, `try ${i}: ${r.status} ${r.body}\n${failures()}`);
+                // A refusal is the rule's, or the door failing closed (a read that missed its deadline under load).
+                if (r.status === 403) assert.match(r.body, /pko-stack-no-cluster-admin|pko-guard-cluster-state/);
+            }
             if (s.status !== 201 || b.status !== 201) {
-                assert.match((s.status === 201 ? b : s).body, /pko-stack-no-cluster-admin/);
+                if (s.status !== 201 && b.status !== 201) refusedBoth++;
                 continue;
             }
             both++;
@@ -170,15 +181,17 @@ describe("the door under a tenant: races, bursts and honest health (two replicas
             closedMs = Math.max(closedMs, Date.now() - t0);
             assert.ok(await exists("stack", "tenant-a", name), "the Stack is left as it was");
         }
-        return { both, closedMs };
+        return { both, refusedBoth, closedMs };
     };
 
     it(`the race on one replica: a Stack and a binding giving its account \`*\` on \`*\`, ${TRIES} times at once; never both admitted`, async () => {
         proxy!.pin(0);
         try {
-            const { both } = await race("one", TRIES);
+            const { both, refusedBoth } = await race("one", TRIES);
             assert.strictEqual(both, 0);
-            console.log(`      race on one replica: ${TRIES} tries, both admitted ${both}`);
+            console.log(
+                `      race on one replica: ${TRIES} tries, both admitted ${both}, both refused ${refusedBoth}`,
+            );
         } finally {
             proxy!.pin(undefined);
         }
@@ -186,10 +199,10 @@ describe("the door under a tenant: races, bursts and honest health (two replicas
 
     it(`the race across two replicas, ${TRIES} times: both admitted only until the enforce loop deletes the binding`, async () => {
         const before = proxy!.counts.map((c) => c);
-        const { both, closedMs } = await race("two", TRIES);
+        const { both, refusedBoth, closedMs } = await race("two", TRIES);
         if (both > 0) assert.match(logs, /"event":"enforce.removed"/);
         console.log(
-            `      race across replicas: ${TRIES} tries, both admitted ${both} (each closed by the enforce loop, slowest in ${closedMs} ms); new connections per replica ${JSON.stringify(proxy!.counts.map((c, i) => c - before[i]))}`,
+            `      race across replicas: ${TRIES} tries, both refused ${refusedBoth}, both admitted ${both} (each closed by the enforce loop, slowest in ${closedMs} ms); new connections per replica ${JSON.stringify(proxy!.counts.map((c, i) => c - before[i]))}`,
         );
     });
 
@@ -226,7 +239,7 @@ describe("the door under a tenant: races, bursts and honest health (two replicas
         );
         done = true;
         await meanwhile;
-        for (const b of burst) assert.strictEqual(b.status, 201, b.body);
+        for (const b of burst) assert.strictEqual(b.status, 201, `${b.body}\n${failures()}`);
         assert.ok(others.length > 0);
         assert.deepStrictEqual([...new Set(others)], [201], "another tenant's writes are all admitted");
         assert.deepStrictEqual([...new Set(health)], [200]);
