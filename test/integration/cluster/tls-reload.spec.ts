@@ -91,6 +91,14 @@ describe("the webhook's TLS files reloaded: a bad file keeps the last good one",
             },
             { cache: seededCache() },
         );
+        // The files are polled: a change is seen only once the first poll has read them. The same CA is written
+        // again (a new modification time) until a reload is logged: then the polling has begun.
+        const clientCaPem = fs.readFileSync(files.clientCa);
+        await until("the polling to begin", () => {
+            if (reloads() > 0) return true;
+            fs.writeFileSync(files.clientCa, clientCaPem);
+            return false;
+        });
     });
     after(async () => {
         await w?.close();
