@@ -15,7 +15,7 @@
  *  - `--path check`: `evaluatePack` over a repository generated as the check part generates it
  *    (bench/check-speed.ts), governed, or with a finding on every Stack (`--findings`); loading is not timed.
  * `--workload DIR` runs one checkout's rounds untimed (a warm-up round, then `--rounds`): the same work to count
- * with `valgrind --tool=callgrind node --single-threaded ...`, where time cannot be trusted (docs/benchmarks.md).
+ * with `valgrind --tool=callgrind node --single-threaded ...`, where time cannot be trusted (docs/contributing/benchmarks.md).
  */
 import * as fs from "fs";
 import * as os from "os";

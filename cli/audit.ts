@@ -22,6 +22,7 @@ import { ClusterCache } from "../cluster/cache";
 import { Transport } from "../cluster/client";
 import { UNREADABLE_OBJECT } from "../cluster/admission";
 import { WATCHED_KINDS, clusterResource, grantsOnlySystemMasters } from "../cluster/kinds";
+import { clusterReview } from "../cluster/change";
 import { Finding } from "../evaluation/rows";
 import { extended } from "../support/shapes";
 import { timeoutSeconds } from "../support/options";
@@ -52,7 +53,7 @@ export async function runAudit(o: AuditOptions, given?: { transport?: Transport 
     const server = kc.getCurrentCluster()?.server ?? "";
     const errors: string[] = [];
     const cache = new ClusterCache(kc, {
-        log: (event, f) => event === "cache.list_failed" && errors.push(`${f.kind}: ${f.error}`),
+        log: (event, f) => event === "cache.list_failed" && errors.push(`${String(f.kind)}: ${String(f.error)}`),
         transport: given?.transport,
     });
     cache.start();
@@ -80,11 +81,14 @@ export async function runAudit(o: AuditOptions, given?: { transport?: Transport 
             { read: cache.size(k.kind) + cache.unreadable(k.kind).length, judged: cache.size(k.kind) },
         ]),
     );
-    const rows = evaluatePack(objects.map(clusterResource), config).map((r) => {
-        const { field: _f, ...plain } = r;
-        const field = rowField(r);
-        return field ? extended(plain, { field }) : plain;
-    });
+    // With every Stack by the Pulumi stack it names: production belongs to the stack, as at the door.
+    const rows = evaluatePack(objects.map(clusterResource), config, undefined, "all", clusterReview(objects)).map(
+        (r) => {
+            const { field: _f, ...plain } = r;
+            const field = rowField(r);
+            return field ? extended(plain, { field }) : plain;
+        },
+    );
     const findings = judgeRows(sortRows(rows), o.failOnAdvisory);
     for (const u of unreadable) {
         const r = clusterResource({

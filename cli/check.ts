@@ -11,14 +11,20 @@ import { Argument, Command } from "commander";
 import * as path from "path";
 import { isatty } from "tty";
 import { packConfig } from "../evaluation/pack-config";
+// The rule whose findings carry what check could not render.
+import { NAME as RENDERED_RULE } from "../policies/argocd-app-rendered";
 import { Finding, Notice } from "../evaluation/rows";
 import { escapeText } from "../support/escape";
 import { BadInputError, BadInputsError } from "../support/errors";
 import { STDIN_FILE } from "../reports/location";
-import { ProjectSubject, ReportObject, errorProjectSubject } from "../reports/subject";
+import { ProjectSubject, ReportObject, ReportSource, errorProjectSubject } from "../reports/subject";
+import { FetchPolicy, runFetchPolicy } from "../gitops/fetch/network-policy";
+import { fetchFlags, fetchOptions } from "./check-fetch";
+import type { FetchedSource } from "../gitops/fetch/fetch";
 import { judgeRows, waiverNotices } from "../evaluation/judge";
 import { ManifestObject, Skip } from "../gitops/manifests/manifest-objects";
 import { runRepoRoot } from "../gitops/manifests/load";
+import { isFluxApplier } from "../gitops/flux/flux-kinds";
 import { checkedRepository, unknownRepositoryNotice } from "../gitops/manifests/repository";
 import type { CheckedRepository } from "../gitops/argocd/repo-url";
 import { CheckedManifests, checkManifests } from "../gitops/manifests/parallel";
@@ -59,12 +65,19 @@ export interface CheckOptions {
      * source's repoURL must name to be read here. Unset: no repository check (every source path is read).
      */
     repositories?: { url: string; from: string }[];
+    /**
+     * The network policy for remote sources (charts, other repositories, remote bases: gitops/fetch/network-policy.ts).
+     * Unset: nothing is fetched and such sources are not read (the fail-closed finding, or exit 2).
+     */
+    fetch?: FetchPolicy;
 }
 
 export interface CheckSummary {
     files: number;
     documents: number;
     objects: number;
+    /** Of `objects`, those a render made (kustomize, Helm, jsonnet output); the rest are in `files`. */
+    renderedObjects: number;
     /** Objects of kinds no rule reads (counted, never reported). */
     unread: number;
     skipped: Skip[];
@@ -72,6 +85,8 @@ export interface CheckSummary {
     rendered: number;
     /** Sources and ApplicationSet generators not rendered or expanded here (one line each, on stderr). */
     notRendered: string[];
+    /** Remote sources fetched or taken from the cache, in the order first used. */
+    fetched: ReportSource[];
 }
 
 /** A check run: a report subject (the manifests as one project) and what was read. */
@@ -109,7 +124,9 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
                 skipUnreadable: o.skipUnreadable,
                 cluster: clusterCapabilities(o),
                 exclude: o.exclude,
+                toolConfigs: o.config ? [path.resolve(o.cwd ?? process.cwd(), o.config)] : [],
                 repository,
+                fetch: o.fetch,
             },
             config,
             {
@@ -141,16 +158,18 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
         files: load.files,
         documents: load.documents,
         objects: load.objects.length,
+        renderedObjects: load.objects.filter((x) => x.rendered === true).length,
         unread: load.objects.filter((x) => !x.read).length,
         skipped: load.skipped,
         rendered: load.rendered,
         notRendered: load.notRendered,
+        fetched: (load.fetched ?? []).map(reportSource),
     };
     const subject: ProjectSubject = {
         kind: "project",
         name: "manifests",
         stack: "",
-        description: `pko-guard check of ${o.paths.join(" ")} (${summary.objects} object(s) in ${summary.files} file(s))`,
+        description: `pko-guard check of ${o.paths.join(" ")} (${objectsOrigin(summary)})`,
         programFile: named[0]?.abs ?? (named[0] ? STDIN_FILE : path.join(load.repoRoot, "manifests")),
         root: load.repoRoot,
         findings,
@@ -158,15 +177,45 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
         outcome: findings.some((f) => f.status === "blocking") ? "fail" : "pass",
         durationMs: Date.now() - started,
         objects: named.filter((x) => x.read).map((x) => objectRef(x.object)),
+        ...(summary.fetched.length > 0 ? { sources: summary.fetched } : {}),
     };
     return { subject, summary };
 }
 
-/** The one notice of a run with Applications whose repository's URL is not known (gitops/manifests/repository.ts). */
+/** A fetched source as reports list it: everything but where it is on this machine. */
+function reportSource(s: FetchedSource): ReportSource {
+    return {
+        kind: s.kind,
+        url: s.url,
+        ref: s.ref,
+        resolved: s.resolved,
+        digest: s.digest,
+        floating: s.floating,
+        fromCache: s.fromCache,
+    };
+}
+
+/** The lines `--verbose` prints for the fetched sources: URL, reference, what it resolved to, digest. */
+export function fetchedLines(r: CheckResult): string[] {
+    return r.summary.fetched.map(
+        (s) =>
+            `fetched ${s.kind} ${s.url} ${s.ref === "" ? "(default)" : s.ref} -> ${s.resolved} (${s.digest}${s.floating ? ", floating" : ""}${s.fromCache ? ", from the cache" : ""})`,
+    );
+}
+
+/**
+ * The one notice of a run with Applications or Flux Kustomizations and HelmReleases whose repository's URL is not
+ * known (gitops/manifests/repository.ts).
+ */
 function repositoryNotices(repository: CheckedRepository | undefined, objects: ManifestObject[]): Notice[] {
-    const notice = repository && unknownRepositoryNotice(repository);
-    if (!notice || !objects.some((x) => x.kind === "Application" || x.kind === "ApplicationSet")) return [];
-    return [{ level: "advisory", message: notice }];
+    // Only a run with appliers asks git for the origin remote (a process).
+    if (
+        !repository ||
+        !objects.some((x) => x.kind === "Application" || x.kind === "ApplicationSet" || isFluxApplier(x.object))
+    )
+        return [];
+    const notice = unknownRepositoryNotice(repository);
+    return notice ? [{ level: "advisory", message: notice }] : [];
 }
 
 /**
@@ -199,15 +248,22 @@ export function checkErrorSubject(
     );
 }
 
+/** What the objects come from, so the counts add up: files as written, and the output of rendered sources. */
+function objectsOrigin(s: CheckSummary): string {
+    return s.rendered > 0
+        ? `${s.objects} object(s): ${s.objects - s.renderedObjects} from ${s.files} file(s) as written, ` +
+              `${s.renderedObjects} rendered from ${s.rendered} source(s)`
+        : `${s.objects} object(s) in ${s.files} file(s)`;
+}
+
 export function checkSummaryLine(r: CheckResult): string {
     const s = r.summary;
     const skipped =
         (s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "") +
-        (s.rendered > 0 ? `, ${s.rendered} rendered` : "") +
         (s.notRendered.length > 0 ? `, ${s.notRendered.length} not rendered` : "");
     const blocking = r.subject.findings.filter((f) => f.status === "blocking").length;
     return (
-        `${s.objects} object(s) in ${s.files} file(s) (${s.unread} of kinds no rule reads${skipped}); ` +
+        `${objectsOrigin(s)} (${s.unread} of kinds no rule reads${skipped}); ` +
         `${r.subject.findings.length} violation(s), ${blocking} blocking: ${r.subject.outcome === "pass" ? "PASS" : "FAIL"}`
     );
 }
@@ -226,6 +282,11 @@ function settingsOptions(paths: string[], s: CheckSettings, workerEntry?: string
         apiVersions: s.apiVersions.map((a) => a.value),
         exclude: s.exclude.map((x) => x.value),
         repositories: s.repositories.map((r) => ({ url: r.value, from: r.from })),
+        fetch: runFetchPolicy(
+            s.fetch,
+            s.allowHosts.map((h) => h.value),
+            s.repoRoot,
+        ),
     };
 }
 
@@ -238,6 +299,10 @@ interface CheckCliOptions extends ReportingOptions {
     exclude: string[];
     repository: string[];
     printConfig: boolean;
+    offline?: boolean;
+    allowHost: string[];
+    cacheDir?: string;
+    refresh?: boolean;
 }
 
 /** check's own options (besides the reporting ones): each can also be set in .pko-guard.yaml. */
@@ -291,22 +356,25 @@ export function command(run: Run): Command {
         "<paths...>",
         "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input",
     );
-    return checkOptions(
-        reportingOptions(
-            new Command("check")
-                .summary("check Kubernetes manifests (a GitOps repository)")
-                .description(
-                    "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
-                )
-                .addArgument(pathsArgument),
+    return fetchOptions(
+        checkOptions(
+            reportingOptions(
+                new Command("check")
+                    .summary("check Kubernetes manifests (a GitOps repository)")
+                    .description(
+                        "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
+                    )
+                    .addArgument(pathsArgument),
+            ),
         ),
     )
         .on("option:print-config", () => {
             pathsArgument.required = false;
         })
         .action(async (paths: string[], o: CheckCliOptions) => {
+            const flags = checkFlags(extended(o, { fetch: fetchFlags(o) }));
             if (o.printConfig) {
-                run.term.out.write(printedConfig(checkSettings(paths.length > 0 ? paths : ["."], checkFlags(o))));
+                run.term.out.write(printedConfig(checkSettings(paths.length > 0 ? paths : ["."], flags)));
                 return;
             }
             mark("command");
@@ -317,11 +385,16 @@ export function command(run: Run): Command {
                 (message, durationMs) => checkErrorSubject(paths, message, durationMs, o.repoRoot),
                 async () => {
                     // Large repositories are judged on several threads, each running this command's file.
-                    const settings = checkSettings(paths, checkFlags(o));
+                    const settings = checkSettings(paths, flags);
                     const result = await runCheck(settingsOptions(paths, settings, process.argv[1]));
                     for (const x of result.summary.skipped)
                         run.term.err.write(`pko-guard: skipped ${escapeText(x.file)}: ${escapeText(x.reason)}\n`);
-                    for (const n of result.summary.notRendered) run.term.err.write(`pko-guard: ${escapeText(n)}\n`);
+                    // Each source check could not render is a finding of argocd-app-rendered, which says why (once);
+                    // only with that rule disabled does the reason go to stderr, so it is never lost nor repeated.
+                    if (!result.subject.findings.some((f) => f.policy === RENDERED_RULE))
+                        for (const n of result.summary.notRendered) run.term.err.write(`pko-guard: ${escapeText(n)}\n`);
+                    if (o.verbose)
+                        for (const l of fetchedLines(result)) run.term.err.write(`pko-guard: ${escapeText(l)}\n`);
                     return { subject: result.subject, summaryText: checkSummaryLine(result) };
                 },
             );

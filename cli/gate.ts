@@ -67,7 +67,7 @@ function projectInfo(dir: string): { name: string; main: string } {
     if (!fs.existsSync(file)) throw new BadInputError(`${dir}: no Pulumi.yaml (not a Pulumi project)`);
     let doc: { name?: unknown; main?: unknown; runtime?: unknown } | null;
     try {
-        doc = YAML.parse(fs.readFileSync(file, "utf8"));
+        doc = YAML.parse(fs.readFileSync(file, "utf8")) as typeof doc;
     } catch (e) {
         throw new BadInputError(`${file}: not valid YAML${yamlErrorPosition(e)}`);
     }

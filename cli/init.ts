@@ -1,6 +1,8 @@
 /**
- * `pko-guard init [FILE]`: a pack config file listing every rule with its level and config defaults, and a
- * notes file beside it (the engine takes JSON without comments).
+ * `pko-guard init [FILE]`: a pack config file listing every rule with its level and config defaults (by default
+ * policy/pko-guard.json, where the README keeps it), a notes file beside it (the engine takes JSON without
+ * comments), and the repository's .pko-guard.yaml pointed at it, so every command that reads the repository's
+ * settings finds it.
  */
 import { Command } from "commander";
 import * as fs from "fs";
@@ -10,6 +12,13 @@ import { BadInputError } from "../support/errors";
 import { LEVELS } from "../evaluation/pack-config";
 import { configProps } from "./rules";
 import type { Run } from "./guide";
+import { isMap, parseDocument } from "yaml";
+import { escapeText } from "../support/escape";
+import { CONFIG_FILE } from "../gitops/manifests/exclude";
+import { runRepoRoot } from "../gitops/manifests/load";
+
+/** Where `init` writes without a name: where the README and the CI docs keep it. */
+export const DEFAULT_CONFIG = "policy/pko-guard.json";
 
 /** Every policy with its level and every config default, as `--policy-pack-config` takes it. */
 export function defaultConfig(): Record<string, Record<string, unknown>> {
@@ -56,6 +65,36 @@ function notes(file: string): string {
     return out.join("\n");
 }
 
+/**
+ * Points the repository's .pko-guard.yaml at the config (`config:`, relative to the repository root), so check,
+ * the pre-commit hook and test find it without --config: writes the file when there is none, adds the key to one
+ * without it (its comments and other keys kept). Says what it did, or why it left the file alone.
+ */
+export function pointRepositoryAt(file: string, cwd: string = process.cwd()): string {
+    const repoRoot = runRepoRoot(["."], { cwd });
+    const settings = path.join(repoRoot, CONFIG_FILE);
+    const rel = path.relative(repoRoot, path.resolve(cwd, file)).split(path.sep).join("/");
+    const shown = path.relative(cwd, settings) || CONFIG_FILE;
+    if (rel.startsWith("../") || path.isAbsolute(rel))
+        return `${file} is outside the repository (${repoRoot}): pass it with --config`;
+    const existed = fs.existsSync(settings);
+    let doc;
+    try {
+        doc = existed ? parseDocument(fs.readFileSync(settings, "utf8")) : parseDocument("");
+    } catch {
+        return `${shown} cannot be read: add "config: ${rel}" to it`;
+    }
+    if (doc.errors.length > 0 || (doc.contents !== null && !isMap(doc.contents)))
+        return `${shown} is not a YAML mapping: add "config: ${rel}" to it`;
+    const named: unknown = doc.get("config");
+    if (named === rel) return `${shown} already names it (config: ${rel})`;
+    if (named !== undefined)
+        return `${shown} names another config (config: ${String(named)}): change it to ${rel} to use this one`;
+    doc.set("config", rel);
+    fs.writeFileSync(settings, doc.toString());
+    return `${existed ? "set" : "wrote"} config: ${rel} in ${shown}, so check, the pre-commit hook and test read it`;
+}
+
 /** Writes the config file and its notes (FILE with .md); returns the notes file's name. */
 export function initConfig(file: string, force: boolean): string {
     const notesFile = file.replace(/\.json$/i, "") + ".md";
@@ -78,10 +117,13 @@ export function command(run: Run): Command {
         .description(
             "write a policy pack config file (JSON, for --policy-pack-config) with every policy and its defaults",
         )
-        .argument("[file]", "the file to write", "pko-guard.config.json")
+        .argument("[file]", "the file to write", DEFAULT_CONFIG)
         .option("--force", "overwrite an existing file", false)
-        .action((file: string, o: { force: boolean }) => {
+        .option("--no-point", `do not point the repository's ${CONFIG_FILE} at the file`)
+        .action((file: string, o: { force: boolean; point: boolean }) => {
             const notes = initConfig(file, o.force);
-            run.term.out.write(`wrote ${file} and ${notes}\n`);
+            run.term.out.write(`wrote ${escapeText(file)} (every rule at its defaults) and ${escapeText(notes)}\n`);
+            if (o.point) run.term.out.write(`${escapeText(pointRepositoryAt(file))}\n`);
+            else run.term.out.write(`check reads it with --config ${escapeText(file)}\n`);
         });
 }

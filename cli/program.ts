@@ -8,7 +8,7 @@
  *   webhook              a validating admission webhook (./webhook.ts)
  *   rules, explain RULE  the rule catalogue and one rule (./rules.ts, ./explain.ts)
  *   init [FILE]          a pack config with every rule's defaults (./init.ts)
- *   doctor               the toolchain (./doctor.ts)
+ *   doctor [dir]         the tools the repository needs, the doors ready (./doctor.ts)
  * Without a command: the commands and an example on standard error, exit 2 (`pko-guard help`: exit 0).
  * A command's module is loaded only when that command runs (`await import()`, which the CLI bundle keeps lazy:
  * cli/bundle/build-cli.ts), so start-up holds only what the command uses; help without a command loads them all.
@@ -23,7 +23,9 @@ import { errorLines, isReportedError } from "../support/errors";
 import { REPO_ROOT } from "../support/paths";
 import { Run, Terminal, guide, processTerminal } from "./guide";
 
-export const VERSION: string = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
+export const VERSION = (
+    JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { version: string }
+).version;
 
 /** A command's module: it declares the command, whose action runs it and sets the run's exit code. */
 interface CommandModule {
@@ -54,12 +56,15 @@ Examples:
 
 'pko-guard help COMMAND' shows a command's options.`;
 
+/** What asks for the version alone: commander's flags, and the `-v` and `version` users type (git, node, npm). */
+const VERSION_WORDS = ["-V", "--version", "-v", "version"];
+
 /**
  * The commands a command line needs: none for the version, the one it names (`NAME ...` or `help NAME`), or all
  * of them (for help without a command, or an unknown command's suggestion).
  */
 async function neededCommands(argv: string[], run: Run): Promise<Command[]> {
-    if (argv[0] === "-V" || argv[0] === "--version") return [];
+    if (VERSION_WORDS.includes(argv[0])) return [];
     const named = argv[0] === "help" ? argv[1] : argv[0];
     const needed = COMMANDS.filter(([name]) => name === named);
     const modules = await Promise.all((needed.length > 0 ? needed : COMMANDS).map(([, load]) => load()));
@@ -76,7 +81,7 @@ export async function main(argv: string[], term: Terminal = processTerminal()): 
     const program = guide(
         new Command("pko-guard")
             .description("Pulumi CrossGuard policy pack for governed Pulumi Kubernetes Operator deployments")
-            .version(VERSION, "-V, --version", "print the version of pko-guard")
+            .version(VERSION, "-V, --version", "print the version (also -v, version)")
             .addHelpText("after", EXAMPLES)
             .exitOverride(),
         term,
@@ -85,8 +90,10 @@ export async function main(argv: string[], term: Terminal = processTerminal()): 
     for (const command of await neededCommands(argv, run)) program.addCommand(command.copyInheritedSettings(program));
     // `help NAME` of no command says so as `NAME` alone would (with commander's suggestion), not with the help.
     const unknownHelp = argv[0] === "help" && argv.length > 1 && !program.commands.some((c) => c.name() === argv[1]);
+    // `pko-guard -v` and `pko-guard version` alone print the version (a command's own -v stays its own).
+    const args = argv.length === 1 && VERSION_WORDS.includes(argv[0]) ? ["--version"] : argv;
     try {
-        await program.parseAsync(unknownHelp ? argv.slice(1, 2) : argv, { from: "user" });
+        await program.parseAsync(unknownHelp ? argv.slice(1, 2) : args, { from: "user" });
     } catch (e) {
         if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
         if (isReportedError(e)) {

@@ -1,6 +1,7 @@
 /**
  * `pko-guard test [PATH...]`: the harness as a command (harness/suite.ts) for a user's own fixtures, config and packs,
- * from any project folder; `--init DIR` scaffolds a fixture from a program's current verdict, `--migrate` adds the
+ * from any project folder; `--init DIR` scaffolds a fixture from a program's current verdict, `--update` rewrites
+ * expectations from the current verdicts (harness/expect-update.ts), `--migrate` adds the
  * versioned header to expectation files of the format from before versioning (harness/scaffold.ts). Exit codes as
  * `check`: 0 every fixture matches, 1 a mismatch or a fixture error, 2 bad input (one line).
  */
@@ -26,6 +27,7 @@ interface TestCliOptions {
     verbose: boolean;
     init?: string;
     migrate: boolean;
+    update: boolean;
 }
 
 function jobCount(v: string): number {
@@ -66,17 +68,29 @@ export function command(run: Run): Command {
         .option("-v, --verbose", "print every check, not only mismatches and errors", false)
         .option("--init <dir>", "write DIR/expect.yaml from the program's current verdict, for you to review")
         .option("--migrate", "add the apiVersion/kind header to expect.yaml files without it", false)
+        .option(
+            "--update",
+            "rewrite each expect.yaml (and corpus entry's corpus.json) under the paths from the verdicts of --leg, for review by diff",
+            false,
+        )
         .action(async (paths: string[], o: TestCliOptions) => {
             run.code = await runTest(paths, o, run.term);
         });
+}
+
+/** The policy config the working folder's repository names in .pko-guard.yaml (`config:`), if any. */
+async function repositoryConfig(): Promise<string | undefined> {
+    const { checkSettings } = await import("../gitops/manifests/check-settings");
+    return checkSettings(["."], { exclude: [], repository: [], apiVersions: [] }).config?.value;
 }
 
 /** Runs the command; resolves with its exit code (bad input throws, as every command's does). */
 async function runTest(paths: string[], o: TestCliOptions, term: Terminal): Promise<number> {
     const { runPacks } = await import("../harness/packs");
     const packs = runPacks({ defaultPack: o.defaultPack, packs: o.policyPack, packConfigs: o.policyPackConfig });
-    // Every leg reads the config from its own folder (the real leg's CLI runs in a temporary one).
-    const config = o.config === undefined ? undefined : path.resolve(o.config);
+    // Every leg reads the config from its own folder (the real leg's CLI runs in a temporary one). Without
+    // --config, the one the repository's .pko-guard.yaml names, as check and the pre-commit hook find it.
+    const config = o.config === undefined ? await repositoryConfig() : path.resolve(o.config);
     if (config !== undefined && !fs.existsSync(config)) throw new BadInputError(`${o.config}: no such policy config`);
     if (o.migrate) {
         const { migrateFixtures } = await import("../harness/scaffold");
@@ -92,6 +106,18 @@ async function runTest(paths: string[], o: TestCliOptions, term: Terminal): Prom
             `wrote ${escapeText(r.file)}: ${r.violations} violation(s) as the ${r.leg} leg reports them today; review each, then run pko-guard test\n`,
         );
         return 0;
+    }
+    if (o.update) {
+        const { updateExpectations } = await import("../harness/expect-update");
+        const r = await updateExpectations(
+            paths,
+            { policyConfig: config, checkConfig: packs.some((p) => p.builtin) },
+            { leg: o.leg, timeoutMs: o.timeout * 1000, packs, jobs: o.jobs },
+        );
+        for (const f of r.updated) term.out.write(`updated ${escapeText(f)}\n`);
+        for (const n of [...r.left, ...r.review]) term.err.write(`pko-guard: ${escapeText(n)}\n`);
+        term.out.write(`${r.updated.length} updated, ${r.unchanged} unchanged; review the diff\n`);
+        return r.left.length > 0 ? 1 : 0;
     }
     const { runSuite } = await import("../harness/suite");
     const { styleFor } = await import("../harness/verdict-table");

@@ -170,7 +170,8 @@ export async function startWebhook(
         locks: new ReviewLocks(),
         log,
     };
-    route(servers, s, log);
+    servers.review.on("request", (req, res) => answered(res, s, handleRequest(req, res, s, !servers.health)));
+    servers.health?.on("request", (req, res) => answered(res, s, handleProbe(req, res, s)));
     const host = o.host ?? (o.clientCa ? "0.0.0.0" : "127.0.0.1");
     const opened: Server[] = [];
     const close = async () => {
@@ -197,17 +198,12 @@ export async function startWebhook(
     }
 }
 
-/** Each server's requests to their handler; one that fails past its own handling (a socket gone) is logged. */
-function route(servers: { review: Server; health?: Server }, s: Serving, log: Log): void {
-    const failed = (e: unknown) =>
-        log("error", "webhook.request_failed", {
-            error: escapeText(String((e as Error)?.message ?? e).split("\n")[0]),
-        });
-    servers.review.on("request", (req: IncomingMessage, res: ServerResponse) => {
-        handleRequest(req, res, s, !servers.health).catch(failed);
-    });
-    servers.health?.on("request", (req: IncomingMessage, res: ServerResponse) => {
-        handleProbe(req, res, s).catch(failed);
+/** A request's handling, in the background: one that throws is logged and answered 500, never the process's end. */
+function answered(res: ServerResponse, s: Serving, handling: Promise<void>): void {
+    handling.catch((e: unknown) => {
+        s.log("error", "webhook.request_failed", { error: escapeText(e instanceof Error ? e.message : String(e)) });
+        if (!res.headersSent) send(res, 500, "internal error\n");
+        else res.destroy();
     });
 }
 
@@ -347,19 +343,16 @@ async function decide(review: Review, s: Serving): Promise<{ response: Record<st
 /** The command: serves until SIGTERM or SIGINT, then closes and exits 0. */
 export async function runWebhook(o: WebhookOptions): Promise<number> {
     const w = await startWebhook(o);
-    return new Promise<number>((resolve) => {
+    return new Promise<number>((resolve, reject) => {
         const stop = async () => {
             await w.close();
             resolve(0);
         };
-        const stopping = () => {
-            stop().catch((e: unknown) => {
-                process.stderr.write(`pko-guard webhook: closing failed: ${String((e as Error)?.message ?? e)}\n`);
-                resolve(1);
-            });
+        const stopOnce = () => {
+            stop().catch((e: unknown) => reject(e instanceof Error ? e : new Error(String(e))));
         };
-        process.once("SIGTERM", stopping);
-        process.once("SIGINT", stopping);
+        process.once("SIGTERM", stopOnce);
+        process.once("SIGINT", stopOnce);
     });
 }
 

@@ -5,7 +5,7 @@
  *   the same Pulumi stack as a Stack under review, and who asks. The rules classify production with it
  *   (production.ts `classifyInContext`): production is sticky and belongs to the stack.
  * - `metadataOnly`: an UPDATE that changes nothing a rule reads: annotations no rule reads (nor PKO acts on),
- *   server-kept metadata, and, on an object being deleted, its finalizers and owner references (how PKO, Argo CD
+ *   server-kept metadata, a status, and, on an object being deleted, its finalizers and owner references (how PKO, Argo CD
  *   and the garbage collector let it go). Such an update of an object that already violates a rule is admitted;
  *   any other update of it is denied unless it removes the violation (admission.ts).
  * - `judgesDeletion`: the kinds whose DELETE a rule judges (a Stack, whose deletion runs `pulumi destroy` when its
@@ -14,7 +14,7 @@
 import { ARGO_HOOK, HELM_HOOK, HOOK_WEIGHT, SYNC_WAVE } from "../policies/model/sync-waves";
 import { SOURCE_PATH } from "../policies/model/origin";
 import { WAIVE_ANNOTATION } from "../policies/model/waivers";
-import { ReviewContext, Requester, sameStack } from "../policies/model/review";
+import { ReviewContext, Requester, stackMatcher, stacksIndex } from "../policies/model/review";
 import { policies } from "../policies/index";
 import { EvalResource } from "../evaluation/evaluate";
 import { KObject, clusterResource, identityOf } from "./kinds";
@@ -59,7 +59,9 @@ function judgedPart(o: KObject, deleting: boolean): string {
     const read = Object.entries(record(metadata.annotations) ?? {}).filter(([k]) => readAnnotation(k));
     if (read.length > 0) metadata.annotations = Object.fromEntries(read);
     else delete metadata.annotations;
-    return sorted(extended(o, { metadata }));
+    // No rule reads a status (Argo CD writes an Application's through the object itself).
+    const { status: _status, ...rest } = o;
+    return sorted(extended(rest, { metadata }));
 }
 
 function sorted(v: unknown): string {
@@ -92,14 +94,25 @@ export function requesterOf(userInfo: unknown): Requester | undefined {
     return { username: u.username, groups };
 }
 
-/** The cluster's other Stacks naming the Pulumi stack `o` (a Stack) names; none for anything else. */
+/**
+ * The Pulumi stack an object names: a Stack's `spec.stack`, an Update's `spec.stackName` (the stack it deploys or
+ * destroys); undefined for anything else.
+ */
+function stackNamed(o: KObject): string | undefined {
+    const spec = record(o.spec);
+    const name = o.kind === "Stack" ? spec?.stack : o.kind === "Update" ? spec?.stackName : undefined;
+    return typeof name === "string" ? name : undefined;
+}
+
+/** The cluster's Stacks (but `o` itself) naming the Pulumi stack `o` (a Stack or an Update) names. */
 export function stacksNamingSame(o: KObject, view: ClusterView): KObject[] {
-    const name = record(o.spec)?.stack;
-    if (o.kind !== "Stack" || typeof name !== "string") return [];
+    const name = stackNamed(o);
+    if (name === undefined) return [];
     const me = identityOf(o);
+    const same = stackMatcher(name);
     return view.list("Stack").filter((s) => {
         const other = record(s.spec)?.stack;
-        return typeof other === "string" && identityOf(s) !== me && sameStack(other, name);
+        return typeof other === "string" && same(other) && identityOf(s) !== me;
     });
 }
 
@@ -110,11 +123,24 @@ export function reviewContext(
     peers: KObject[],
     requester: Requester | undefined,
 ): ReviewContext {
+    const stacks = peers.map(clusterResource);
     return {
         earlier: new Map(old ? [[incoming.urn, clusterResource(old)]] : []),
-        stacks: peers.map(clusterResource),
+        stacksNaming: () => stacks,
         ...(requester ? { requester } : {}),
     };
+}
+
+/**
+ * The context of a judgement of the whole cluster (`pko-guard audit`): every Stack, looked up by the Pulumi stack
+ * it names, so a Stack another production Stack's stack makes production is judged so, as the door judges it.
+ */
+export function clusterReview(objects: readonly KObject[]): ReviewContext {
+    const stacks = objects.flatMap((o) => {
+        const stack = o.kind === "Stack" ? record(o.spec)?.stack : undefined;
+        return typeof stack === "string" ? [{ resource: clusterResource(o), stack }] : [];
+    });
+    return { earlier: new Map(), stacksNaming: stacksIndex(stacks) };
 }
 
 /** The policies that judge a deletion (their `about.deletion` says why). */

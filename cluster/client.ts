@@ -19,7 +19,7 @@
  * server name): credentials the library refreshes (a rotated client certificate) get an agent of their own,
  * and authentication headers are the library's (set on each request). The request itself is sent with
  * `https.request` rather than the library's fetch: on the admission path a list through the library's
- * fetch costs about twice the CPU of the same request sent directly (docs/benchmarks.md, admission).
+ * fetch costs about twice the CPU of the same request sent directly (docs/contributing/benchmarks.md, admission).
  */
 import * as http from "http";
 import * as https from "https";

@@ -19,7 +19,7 @@ const MAX_REVISION_READS = 32;
  * A revision read is sent at least this long after the one before it (group commit): the reviews arriving
  * meanwhile share it. Under load each review then costs a fraction of a request (the request, not the API
  * server, is most of a review's CPU beyond its judgement), for at most this much more latency; with reviews
- * further apart than this, each sends its own at once. docs/benchmarks.md has the figures behind the value.
+ * further apart than this, each sends its own at once. docs/contributing/benchmarks.md has the figures behind the value.
  */
 export const REVISION_READ_SPACING_MS = 20;
 

@@ -9,7 +9,7 @@
  * `onEvent`): it runs this same CLI underneath, but through execa without a process group, so a deadline
  * or an interrupt kills only the CLI and leaves the language host and providers behind (issue 10, item
  * 12); requiring it costs seconds of start-up where child_process costs a small fraction of one (the figures:
- * docs/benchmarks.md); and its event stream needs an event-log
+ * docs/contributing/benchmarks.md); and its event stream needs an event-log
  * file in a temporary folder, where `--json` with PULUMI_ENABLE_STREAMING_JSON_PREVIEW gives the same
  * engine events on stdout.
  */

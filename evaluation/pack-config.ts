@@ -8,7 +8,8 @@
 import type Ajv from "ajv";
 import type { ValidateFunction } from "ajv";
 import * as fs from "fs";
-import { BadInputError } from "../support/errors";
+import { BadInputError, BadInputsError } from "../support/errors";
+import { didYouMean } from "../support/suggest";
 import { unknownProperty } from "../policies/model/config";
 import { isCalendarDate } from "../policies/model/waivers";
 import { looksLikeCredential } from "../policies/model/credentials";
@@ -276,13 +277,18 @@ function validatorOf(schema: object): ValidateFunction {
 
 /**
  * Reconciles a parsed config with the pack's policies as the engine does and validates it.
- * Unknown policy names are rejected (the engine ignores them; here a typo must not pass silently).
+ * Unknown policy names are rejected (the engine ignores them; here a typo must not pass silently), with the
+ * nearest policy's name. Every problem of the file is found before it is refused: one is a BadInputError's line,
+ * several a BadInputsError's (a line each, then how many).
  */
 export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, source: string): PackConfig {
-    rejectUnknownNames(policies, config, source);
+    const problems: string[] = [];
+    const fail = (message: string) => problems.push(message);
+    rejectUnknownNames(policies, config, source, fail);
     const result = withDefaults(policies, config);
     for (const [name, given] of Object.entries(config)) {
-        if (name === "all") continue;
+        // "all" is applied by withDefaults; an unknown name is a problem already.
+        if (name === "all" || !(name in result)) continue;
         const cur = result[name];
         result[name] = {
             enforcementLevel: given.enforcementLevel ?? cur.enforcementLevel,
@@ -294,27 +300,33 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
         const properties = result[p.name].properties;
         // A policy's schema defaults are valid (test/unit/evaluation/pack-config.spec.ts): the schema checks given
         // properties.
-        if (config[p.name]?.properties !== undefined) checkSchema(p, properties, source);
-        checkWaiverDates(p, properties, source);
-        checkPatterns(p, properties, source);
+        if (config[p.name]?.properties !== undefined && !problems.some((m) => m.startsWith(`${source}: ${p.name}: `)))
+            checkSchema(p, properties, source, fail);
+        checkWaiverDates(p, properties, source, fail);
+        checkPatterns(p, properties, source, fail);
     }
-    requireSettingsForReaders(policies, result, source);
+    requireSettingsForReaders(policies, result, source, fail);
+    if (problems.length === 1) throw new BadInputError(problems[0]);
+    if (problems.length > 1)
+        throw new BadInputsError(problems, `${source}: ${problems.length} problems in the policy config`);
     return result;
 }
 
+/** Where a check reports a problem (reconcilePackConfig collects them all). */
+type Fail = (message: string) => void;
+
 /** Policy names the pack does not have, properties under `all`, properties a policy's schema does not have. */
-function rejectUnknownNames(policies: PolicyMeta[], config: PackConfig, source: string): void {
-    const known = new Set(policies.map((p) => p.name));
+function rejectUnknownNames(policies: PolicyMeta[], config: PackConfig, source: string, fail: Fail): void {
+    const names = policies.map((p) => p.name);
     for (const name of Object.keys(config)) {
-        if (name !== "all" && !known.has(name)) {
-            throw new BadInputError(`${source}: ${shown(name)} is not a policy of this pack`);
+        if (name !== "all" && !names.includes(name)) {
+            const hint = looksLikeCredential(name) ? "" : didYouMean(name, names);
+            fail(`${source}: ${shown(name)} is not a policy of this pack${hint}`);
         }
     }
     // "all" sets the level of every policy and nothing else.
-    const allProps = Object.keys(config.all?.properties ?? {});
-    if (allProps.length > 0) {
-        const name = allProps[0];
-        throw new BadInputError(
+    for (const name of Object.keys(config.all?.properties ?? {})) {
+        fail(
             `${source}: all: unknown property ${looksLikeCredential(name) ? "(a name that looks like a credential, not shown)" : shown(name)} ("all" takes only enforcementLevel)`,
         );
     }
@@ -323,7 +335,7 @@ function rejectUnknownNames(policies: PolicyMeta[], config: PackConfig, source: 
         const unknown = given
             ? unknownProperty(p.name, given, Object.keys(p.configSchema?.properties ?? {}))
             : undefined;
-        if (unknown) throw new BadInputError(`${source}: ${p.name}: ${unknown}`);
+        if (unknown) fail(`${source}: ${p.name}: ${unknown}`);
     }
 }
 
@@ -343,30 +355,42 @@ function withDefaults(policies: PolicyMeta[], config: PackConfig): PackConfig {
     return result;
 }
 
-function checkSchema(p: PolicyMeta, properties: Record<string, unknown> | undefined, source: string): void {
+function checkSchema(p: PolicyMeta, properties: Record<string, unknown> | undefined, source: string, fail: Fail): void {
     const validate = validatorOf(p.configSchema!);
     if (!validate(properties ?? {})) {
-        const err = validate.errors?.[0];
-        throw new BadInputError(
-            `${source}: ${p.name}: ${err?.instancePath || "config"} ${err?.message ?? "is invalid"}`,
-        );
+        const seen = new Set<string>();
+        for (const err of validate.errors ?? [{ instancePath: "", message: "is invalid" }]) {
+            const line = `${source}: ${p.name}: ${err.instancePath || "config"} ${err.message ?? "is invalid"}`;
+            if (!seen.has(line)) fail(line);
+            seen.add(line);
+        }
     }
 }
 
 /** Waiver expiries must be real dates (the schema's pattern cannot tell 2026-02-30 from 2026-02-28). */
-function checkWaiverDates(p: PolicyMeta, properties: Record<string, unknown> | undefined, source: string): void {
+function checkWaiverDates(
+    p: PolicyMeta,
+    properties: Record<string, unknown> | undefined,
+    source: string,
+    fail: Fail,
+): void {
     const waivers = properties?.waivers;
     if (!Array.isArray(waivers)) return;
     waivers.forEach((w, i) => {
         const expires = (w as { expires?: unknown })?.expires;
         if (typeof expires === "string" && !isCalendarDate(expires)) {
-            throw new BadInputError(`${source}: ${p.name}: waivers[${i}].expires is not a calendar date (YYYY-MM-DD)`);
+            fail(`${source}: ${p.name}: waivers[${i}].expires is not a calendar date (YYYY-MM-DD)`);
         }
     });
 }
 
 /** User patterns run with RE2 (linear time): reject what it cannot compile before any preview. */
-function checkPatterns(p: PolicyMeta, properties: Record<string, unknown> | undefined, source: string): void {
+function checkPatterns(
+    p: PolicyMeta,
+    properties: Record<string, unknown> | undefined,
+    source: string,
+    fail: Fail,
+): void {
     for (const setting of p.patternSettings ?? []) {
         const value = properties?.[setting];
         const bad = Array.isArray(value)
@@ -375,19 +399,19 @@ function checkPatterns(p: PolicyMeta, properties: Record<string, unknown> | unde
                   value.filter((v): v is string => typeof v === "string"),
               )
             : undefined;
-        if (bad) throw new BadInputError(`${source}: ${p.name}: ${bad}`);
+        if (bad) fail(`${source}: ${p.name}: ${bad}`);
     }
 }
 
 /** The settings policy may not be disabled while a rule that reads its settings is enabled. */
-function requireSettingsForReaders(policies: PolicyMeta[], result: PackConfig, source: string): void {
+function requireSettingsForReaders(policies: PolicyMeta[], result: PackConfig, source: string, fail: Fail): void {
     const settings = policies.find((p) => p.name === SETTINGS_POLICY);
     if (!settings || result[SETTINGS_POLICY]?.enforcementLevel !== "disabled") return;
     const readers = policies
         .filter((p) => p.readsProduction && result[p.name]?.enforcementLevel !== "disabled")
         .map((p) => p.name);
     if (readers.length > 0) {
-        throw new BadInputError(
+        fail(
             `${source}: ${SETTINGS_POLICY} is disabled but ${readers.join(", ")} ${readers.length === 1 ? "reads" : "read"} its production settings; set it to advisory or mandatory`,
         );
     }

@@ -81,7 +81,7 @@ export function row(policy: string, urn: string, level: Level, message: string):
  * The order of text in every report and listing: UTF-16 code units, as JavaScript's `<` compares them, whatever
  * the user's locale and Node's ICU version. A bare `localeCompare` follows LANG (under lt_LT, `y` sorts before `j`),
  * so the same run gave reports in another order on another machine, and a collation's rules move with ICU's
- * versions; making the first collator also cost every run start-up time (docs/benchmarks.md).
+ * versions; making the first collator also cost every run start-up time (docs/contributing/benchmarks.md).
  */
 export function compareText(a: string, b: string): number {
     return a < b ? -1 : a > b ? 1 : 0;

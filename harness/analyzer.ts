@@ -9,11 +9,10 @@ import * as readline from "readline";
 import { Level, Row, normalizeMessage, row } from "../evaluation/rows";
 import { PackConfig, PolicyMeta } from "../evaluation/pack-config";
 import { Spawned, spawnTracked } from "../support/process";
-
-const analyzerPb = require("@pulumi/pulumi/proto/analyzer_pb");
-const analyzerGrpc = require("@pulumi/pulumi/proto/analyzer_grpc_pb");
-const structPb = require("google-protobuf/google/protobuf/struct_pb");
-const emptyPb = require("google-protobuf/google/protobuf/empty_pb");
+import * as emptyPb from "google-protobuf/google/protobuf/empty_pb";
+import * as analyzerGrpc from "@pulumi/pulumi/proto/analyzer_grpc_pb";
+import * as analyzerPb from "@pulumi/pulumi/proto/analyzer_pb";
+import { toStruct } from "./legs/engine-surface";
 
 /** A resource as registered by a program, in wire form. */
 export interface WireResource {
@@ -45,7 +44,7 @@ export class Analyzer {
 
     private constructor(
         private readonly process: Spawned,
-        private readonly client: any,
+        private readonly client: analyzerGrpc.AnalyzerClient,
         public readonly policies: (PolicyMeta & { description: string })[],
     ) {}
 
@@ -61,7 +60,7 @@ export class Analyzer {
         });
         const child = spawned.child;
         let stderr = "";
-        child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-4000)));
+        child.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
         const started = new Promise<number>((resolve, reject) => {
             const timer = setTimeout(
                 () => reject(new AnalyzerError(`policy pack did not start within ${timeoutMs} ms`)),
@@ -79,34 +78,43 @@ export class Analyzer {
                           ),
                       );
             });
-            void spawned.exited.then(({ code }) => {
+            // `exited` never rejects (support/process.ts).
+            spawned.exited.then(({ code }) => {
                 clearTimeout(timer);
                 reject(
                     new AnalyzerError(
                         `policy pack exited (code ${code}) before serving: ${stderr.trim().split("\n")[0] ?? ""}`,
                     ),
                 );
-            });
+            }, reject);
         });
         let port: number;
-        let client: any;
-        let info: any;
+        let client: analyzerGrpc.AnalyzerClient;
+        let info: analyzerPb.AnalyzerInfo;
         try {
             port = await started;
-            client = new analyzerGrpc.AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-            info = await call<any>(client, "getAnalyzerInfo", new emptyPb.Empty());
+            const c = new analyzerGrpc.AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+            client = c;
+            info = await call("getAnalyzerInfo", (q, cb) => c.getAnalyzerInfo(q, cb), new emptyPb.Empty());
         } catch (e) {
             spawned.kill();
             throw e;
         }
-        const policies = info.getPoliciesList().map((p: any) => {
+        const policies = info.getPoliciesList().map((p) => {
             const schema = p.getConfigschema();
             return {
                 name: p.getName(),
                 description: p.getDescription(),
                 enforcementLevel: LEVEL_NAMES[p.getEnforcementlevel()] ?? "advisory",
                 configSchema: schema
-                    ? { properties: schema.getProperties()?.toJavaScript() ?? {}, required: schema.getRequiredList() }
+                    ? {
+                          // a JSON schema's properties: an object a property
+                          properties: (schema.getProperties()?.toJavaScript() ?? {}) as Record<
+                              string,
+                              Record<string, unknown>
+                          >,
+                          required: schema.getRequiredList(),
+                      }
                     : undefined,
             };
         });
@@ -120,34 +128,34 @@ export class Analyzer {
         for (const [name, entry] of Object.entries(config)) {
             const pc = new analyzerPb.PolicyConfig();
             pc.setEnforcementlevel(LEVEL_NUMBERS[entry.enforcementLevel ?? "advisory"]);
-            pc.setProperties(structPb.Struct.fromJavaScript(entry.properties ?? {}));
+            pc.setProperties(toStruct(entry.properties ?? {}));
             map.set(name, pc);
         }
-        await call(this.client, "configure", req);
+        await call("configure", (q, cb) => this.client.configure(q, cb), req);
         const sreq = new analyzerPb.AnalyzerStackConfigureRequest();
         sreq.setStack(stack.stack);
         sreq.setProject(stack.project);
         sreq.setOrganization("organization");
         sreq.setDryRun(true);
-        await call(this.client, "configureStack", sreq);
+        await call("configureStack", (q, cb) => this.client.configureStack(q, cb), sreq);
     }
 
-    private fill(msg: any, r: WireResource): any {
+    private fill<M extends analyzerPb.AnalyzeRequest | analyzerPb.AnalyzerResource>(msg: M, r: WireResource): M {
         msg.setType(r.type);
         msg.setName(r.name);
         msg.setUrn(r.urn);
-        msg.setProperties(structPb.Struct.fromJavaScript((r.properties ?? {}) as Record<string, unknown>));
+        msg.setProperties(toStruct((r.properties ?? {}) as Record<string, unknown>));
         const opts = new analyzerPb.AnalyzerResourceOptions();
         if (r.parent) opts.setParent(r.parent);
         msg.setOptions(opts);
         return msg;
     }
 
-    private rows(response: any, fallbackUrn: string): Row[] {
+    private rows(response: analyzerPb.AnalyzeResponse, fallbackUrn: string): Row[] {
         const descriptions = new Map(this.policies.map((p) => [p.name, p.description]));
         return response
             .getDiagnosticsList()
-            .map((d: any) =>
+            .map((d) =>
                 row(
                     d.getPolicyname(),
                     d.getUrn() || fallbackUrn,
@@ -162,7 +170,11 @@ export class Analyzer {
      * after every remediation that changed them (each sees the last one's output), and which policies did.
      */
     async remediate(r: WireResource): Promise<{ properties: unknown; remediations: Remediation[] }> {
-        const res = await call<any>(this.client, "remediate", this.fill(new analyzerPb.AnalyzeRequest(), r));
+        const res = await call<analyzerPb.AnalyzeRequest, analyzerPb.RemediateResponse>(
+            "remediate",
+            (q, cb) => this.client.remediate(q, cb),
+            this.fill(new analyzerPb.AnalyzeRequest(), r),
+        );
         let properties = r.properties;
         const remediations: Remediation[] = [];
         for (const m of res.getRemediationsList()) {
@@ -189,7 +201,11 @@ export class Analyzer {
             this.lastRemediations.push(...remediated.remediations);
             const r = remediated.remediations.length > 0 ? { ...given, properties: remediated.properties } : given;
             resources.push(r);
-            const res = await call<any>(this.client, "analyze", this.fill(new analyzerPb.AnalyzeRequest(), r));
+            const res = await call<analyzerPb.AnalyzeRequest, analyzerPb.AnalyzeResponse>(
+                "analyze",
+                (q, cb) => this.client.analyze(q, cb),
+                this.fill(new analyzerPb.AnalyzeRequest(), r),
+            );
             rows.push(...this.rows(res, r.urn));
         }
         const req = new analyzerPb.AnalyzeStackRequest();
@@ -201,7 +217,11 @@ export class Analyzer {
                 return m;
             }),
         );
-        const res = await call<any>(this.client, "analyzeStack", req);
+        const res = await call<analyzerPb.AnalyzeStackRequest, analyzerPb.AnalyzeResponse>(
+            "analyzeStack",
+            (q, cb) => this.client.analyzeStack(q, cb),
+            req,
+        );
         // A stack-level diagnostic without a URN belongs to the program as a whole.
         rows.push(...this.rows(res, ""));
         return rows;
@@ -229,9 +249,14 @@ export class Analyzer {
     }
 }
 
-function call<T>(client: any, method: string, req: unknown): Promise<T> {
+/** One unary call of the analyzer: the request sent with `send` (the client's method), its answer or one line. */
+function call<Req, Res>(
+    method: string,
+    send: (req: Req, callback: (err: grpc.ServiceError | null, res: Res) => void) => unknown,
+    req: Req,
+): Promise<Res> {
     return new Promise((resolve, reject) => {
-        client[method](req, (err: grpc.ServiceError | null, res: T) => {
+        send(req, (err, res) => {
             if (err) {
                 reject(
                     new AnalyzerError(

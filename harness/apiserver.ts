@@ -9,7 +9,7 @@ import { generateKeyPairSync, randomBytes } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { ExecResult, Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../support/process";
-import { TOOLCHAIN_BIN } from "../support/toolchain";
+import { TOOLCHAIN_BIN, installCommand } from "../support/toolchain";
 import { APPLICATION_CRD } from "./argocd-finalizers";
 import { PKO_CRD_DIR, PKO_CRD_FILES } from "../cluster/pko-crds";
 import { Ca, CertPair, issueCert, makeCa } from "./certs";
@@ -102,7 +102,8 @@ export async function startApiServer(o: StartOptions = {}): Promise<ApiServer> {
         ...missingClusterBinaries(binDir),
         ...(o.controllers ? missingBinaries(["kube-controller-manager"], binDir) : []),
     ];
-    if (missing.length > 0) throw new Error(`missing ${missing.join(", ")} in ${binDir}: run npm run setup`);
+    if (missing.length > 0)
+        throw new Error(`missing ${missing.join(", ")} in ${binDir}: run ${installCommand("cluster")}`);
     const timeoutMs = o.timeoutMs ?? 180_000;
     const dir = makeTempDir("apiserver");
     const started: Spawned[] = [];

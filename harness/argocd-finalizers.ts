@@ -55,7 +55,7 @@ export async function startApplicationFinalizer(kubeconfigFile: string): Promise
     const informer = k8s.makeInformer<k8s.KubernetesObject>(kc, `/apis/${GROUP}/${VERSION}/${PLURAL}`, () =>
         api.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL }),
     );
-    const state: ApplicationFinalizer = { finalized: [], errors: [], stop: async () => undefined };
+    const state: ApplicationFinalizer = { finalized: [], errors: [], stop: () => Promise.resolve() };
     let stopped = false;
     const finalize = async (o: k8s.KubernetesObject) => {
         const kept = finalizersAfterArgoCd(o);
@@ -84,8 +84,14 @@ export async function startApplicationFinalizer(kubeconfigFile: string): Promise
                 );
         }
     };
-    informer.on("add", (o) => void finalize(o));
-    informer.on("update", (o) => void finalize(o));
+    // finalize records its own failures; what else escapes it is recorded the same way.
+    const handled = (o: k8s.KubernetesObject): void => {
+        finalize(o).catch((e: unknown) =>
+            state.errors.push(`finalizing an Application: ${String((e as Error)?.message ?? e).split("\n")[0]}`),
+        );
+    };
+    informer.on("add", handled);
+    informer.on("update", handled);
     // The informer stops on a watch error; it is restarted (listing again) after a pause, as the library's
     // documentation does, unless the watcher was stopped.
     let restart: NodeJS.Timeout | undefined;

@@ -1,6 +1,7 @@
 /**
- * The expectation file (expect.yaml) as a typed, versioned document: `apiVersion: pko-guard/v1`, `kind: Fixture`
- * (a file without them is the format from before versioning, read as v1; `pko-guard test --migrate` adds them).
+ * The expectation file (expect.yaml) as a typed, versioned document: `apiVersion: pko-guard/v1`, `kind: Fixture`.
+ * The header is required: a file without it (the format from before versioning) is refused with one line that
+ * names `pko-guard test --migrate`, which adds it (and is the one reader of the old format).
  * Validated with ajv against the JSON schema the package ships for editors (schemas/pko-guard/fixture-v1.schema.json),
  * every invalid field reported on a line of its own with the file's line number; each expected violation keeps
  * the line it is written on, so a mismatch can point at it (GitHub annotations).
@@ -11,6 +12,7 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { BadInputError, BadInputsError } from "../support/errors";
 import { REPO_ROOT } from "../support/paths";
+import { didYouMean } from "../support/suggest";
 
 export const API_VERSION = "pko-guard/v1";
 export const KIND = "Fixture";
@@ -23,9 +25,10 @@ let validator: ReturnType<Ajv["compile"]> | undefined;
 
 function validate(doc: unknown): ErrorObject[] {
     if (!validator) {
-        const schema = JSON.parse(fs.readFileSync(FIXTURE_SCHEMA, "utf8"));
+        const schema = JSON.parse(fs.readFileSync(FIXTURE_SCHEMA, "utf8")) as Record<string, unknown>;
         delete schema.$schema; // ajv 8 knows draft-07 as its default meta-schema
-        validator = new Ajv({ allErrors: true, strict: false }).compile(schema);
+        // verbose: each error carries its schema, whose properties name the fields a misspelt one was meant as.
+        validator = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(schema);
     }
     return validator(doc) ? [] : (validator.errors ?? []);
 }
@@ -34,7 +37,7 @@ function validate(doc: unknown): ErrorObject[] {
 export interface ExpectFile {
     file: string;
     data: Record<string, unknown>;
-    /** Whether the file has the versioned header (else: the format from before versioning). */
+    /** Whether the file has the versioned header (only --migrate reads a file without it). */
     versioned: boolean;
     /** The 1-based line of the node at `at` (a path of keys and indexes), else of the nearest parent. */
     lineOf(at: (string | number)[]): number;
@@ -55,7 +58,11 @@ function describe(e: ErrorObject): { at: (string | number)[]; text: string } {
     switch (e.keyword) {
         case "additionalProperties": {
             const key = String((e.params as { additionalProperty: string }).additionalProperty);
-            return { at: [...at, key], text: `${where}: unknown field ${JSON.stringify(key)}` };
+            const known = Object.keys((e.parentSchema as { properties?: object } | undefined)?.properties ?? {});
+            return {
+                at: [...at, key],
+                text: `${where}: unknown field ${JSON.stringify(key)}${didYouMean(key, known)}`,
+            };
         }
         case "required":
             return {
@@ -79,8 +86,11 @@ function describe(e: ErrorObject): { at: (string | number)[]; text: string } {
     }
 }
 
-/** Reads, parses and validates an expectation file; every problem is one line `FILE:LINE: what` (exit 2). */
-export function readExpectFile(file: string, shownAs = file): ExpectFile {
+/**
+ * Reads, parses and validates an expectation file; every problem is one line `FILE:LINE: what` (exit 2). A file
+ * without the header is refused, but for `unversioned` (--migrate), which reads it as pko-guard/v1.
+ */
+export function readExpectFile(file: string, shownAs = file, o: { unversioned?: boolean } = {}): ExpectFile {
     const text = readBounded(file, MAX_BYTES, shownAs);
     const lineCounter = new YAML.LineCounter();
     const doc = YAML.parseDocument(text, { lineCounter, prettyErrors: false });
@@ -105,7 +115,13 @@ export function readExpectFile(file: string, shownAs = file): ExpectFile {
     };
     if (data === null || typeof data !== "object" || Array.isArray(data))
         throw new BadInputError(`${shownAs}:1: an expectation file is a YAML mapping (description, violations)`);
-    const problems = validate(data)
+    const record = data as Record<string, unknown>;
+    const versioned = record.apiVersion !== undefined || record.kind !== undefined;
+    if (!versioned && !o.unversioned)
+        throw new BadInputError(
+            `${shownAs}:1: no apiVersion: ${API_VERSION} and kind: ${KIND} (the format from before versioning): run pko-guard test --migrate`,
+        );
+    const problems = validate(versioned ? record : { apiVersion: API_VERSION, kind: KIND, ...record })
         // ajv reports a failed `not` and an `if` once more for its parent: the specific ones say it all
         .filter((e, i, all) => all.findIndex((o) => o.instancePath === e.instancePath && o.keyword === e.keyword) === i)
         .map((e) => {
@@ -115,8 +131,7 @@ export function readExpectFile(file: string, shownAs = file): ExpectFile {
     if (problems.length === 1) throw new BadInputError(problems[0]);
     if (problems.length > 1)
         throw new BadInputsError(problems, `${shownAs}: ${problems.length} invalid fields (schema ${API_VERSION})`);
-    const record = data as Record<string, unknown>;
-    return { file, data: record, versioned: record.apiVersion === API_VERSION, lineOf };
+    return { file, data: record, versioned, lineOf };
 }
 
 /** A file's text, refused past `max` bytes (a hostile or mistaken path is not read whole). */
@@ -157,19 +172,14 @@ export function versionedHeader(schemaPath: string): string {
 }
 
 /**
- * A file of the format from before versioning, with the header added and nothing else changed (comments kept);
- * undefined when it has the header already.
+ * A file of the format from before versioning, with the header added after its leading comments (and document
+ * start) and nothing else changed, byte for byte; undefined when it has the header already.
  */
 export function migratedText(file: string, schemaPath: string): string | undefined {
-    const text = readBounded(file, MAX_BYTES, file);
-    const parsed = readExpectFile(file);
+    const parsed = readExpectFile(file, file, { unversioned: true });
     if (parsed.versioned) return undefined;
-    const doc = YAML.parseDocument(text);
-    if (doc.has("apiVersion") || doc.has("kind")) {
-        doc.delete("apiVersion");
-        doc.delete("kind");
-    }
-    const body = doc.toString({ lineWidth: 0 });
-    const leading = body.match(/^(#[^\n]*\n)*/)?.[0] ?? "";
-    return `${leading}${versionedHeader(schemaPath)}${body.slice(leading.length)}`;
+    const text = readBounded(file, MAX_BYTES, file);
+    const eol = text.includes("\r\n") ? "\r\n" : "\n";
+    const leading = /^\uFEFF?(?:(?:#[^\n]*|[ \t]*)\r?\n)*(?:---[ \t]*\r?\n)?/.exec(text)![0];
+    return `${leading}${versionedHeader(schemaPath).replace(/\n/g, eol)}${text.slice(leading.length)}`;
 }

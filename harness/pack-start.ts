@@ -11,9 +11,9 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as readline from "readline";
-
-const analyzerGrpc = require("@pulumi/pulumi/proto/analyzer_grpc_pb");
-const emptyPb = require("google-protobuf/google/protobuf/empty_pb");
+import * as emptyPb from "google-protobuf/google/protobuf/empty_pb";
+import * as analyzerGrpc from "@pulumi/pulumi/proto/analyzer_grpc_pb";
+import type { AnalyzerInfo } from "@pulumi/pulumi/proto/analyzer_pb";
 
 export const RUN_POLICY_PACK = require.resolve("@pulumi/pulumi/cmd/run-policy-pack");
 
@@ -65,14 +65,14 @@ export async function startAndAsk(opts: {
     const t0 = process.hrtime.bigint();
     const ms = () => Number(process.hrtime.bigint() - t0) / 1e6;
     let stderr = "";
-    child.stderr!.on("data", (d) => (stderr += d));
+    child.stderr.on("data", (d) => (stderr += d));
     try {
         const port = await new Promise<number>((resolve, reject) => {
             const timer = setTimeout(
                 () => reject(new Error(`no port within ${opts.timeoutMs ?? 60000} ms: ${stderr}`)),
                 opts.timeoutMs ?? 60000,
             );
-            readline.createInterface({ input: child.stdout! }).once("line", (line) => {
+            readline.createInterface({ input: child.stdout }).once("line", (line) => {
                 clearTimeout(timer);
                 resolve(Number(line.trim()));
             });
@@ -83,8 +83,8 @@ export async function startAndAsk(opts: {
         });
         const portMs = ms();
         const client = new analyzerGrpc.AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-        const info = await new Promise<any>((resolve, reject) =>
-            client.getAnalyzerInfo(new emptyPb.Empty(), (e: Error | null, r: unknown) => (e ? reject(e) : resolve(r))),
+        const info = await new Promise<AnalyzerInfo>((resolve, reject) =>
+            client.getAnalyzerInfo(new emptyPb.Empty(), (e, r) => (e ? reject(e) : resolve(r))),
         );
         const infoMs = ms();
         client.close();
@@ -94,7 +94,7 @@ export async function startAndAsk(opts: {
             name: info.getName(),
             version: info.getVersion(),
             policies: info.getPoliciesList().length,
-            loaded: traced ? JSON.parse(fs.readFileSync(trace, "utf8")) : [],
+            loaded: traced ? (JSON.parse(fs.readFileSync(trace, "utf8")) as string[]) : [],
             stderr,
         };
     } finally {

@@ -36,7 +36,12 @@ export async function waitFor(
 ): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     const exited = new Map<string, boolean>();
-    for (const x of procs) void x.p.exited.then(() => exited.set(x.name, true));
+    // `exited` never rejects (support/process.ts).
+    for (const x of procs)
+        x.p.exited.then(
+            () => exited.set(x.name, true),
+            () => undefined,
+        );
     for (;;) {
         for (const x of procs) {
             if (exited.get(x.name))

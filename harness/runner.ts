@@ -4,9 +4,11 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { BadInputError, ToolchainMissingError } from "../support/errors";
+import { BadInputError, BadInputsError, ToolchainMissingError } from "../support/errors";
+import { didYouMean } from "../support/suggest";
+import { DUPLICATE_OBJECT } from "../gitops/manifests/scopes";
 import { REPO_ROOT } from "../support/paths";
-import { Toolchain, findToolchain } from "../support/toolchain";
+import { Toolchain, findToolchain, installCommand } from "../support/toolchain";
 import { Analyzer } from "./analyzer";
 import { FIXTURES_DIR, Fixture, LoadOptions, discoverFixtures, fixtureConfig, loadFixtureWithProfiles } from "./expect";
 import { DEFAULT_PACK, PackSpec, packConfigFor, startPack } from "./packs";
@@ -47,6 +49,27 @@ function isCollection(dir: string): boolean {
         !fs.existsSync(path.join(dir, "Pulumi.yaml")) &&
         !fs.existsSync(path.join(dir, "expect.yaml"))
     );
+}
+
+/**
+ * Every expected violation and remediation names a policy of the packs run: a misspelt name would only ever read
+ * "expected 1, got 0". All of them at once, each at its line of expect.yaml with the nearest name (BadInputsError).
+ */
+export function rejectUnknownPolicies(fixtures: Fixture[], known: string[]): void {
+    const problems = new Set<string>();
+    for (const f of fixtures) {
+        for (const e of [...f.expect.violations, ...(f.expect.remediations ?? [])]) {
+            if (known.includes(e.policy)) continue;
+            const where = `${f.expectFile ?? f.name}${"line" in e && e.line !== undefined ? `:${e.line}` : ""}`;
+            problems.add(
+                `${where}: ${JSON.stringify(e.policy)} is not a policy of the packs run${didYouMean(e.policy, known)}`,
+            );
+        }
+    }
+    const list = [...problems];
+    if (list.length === 1) throw new BadInputError(list[0]);
+    if (list.length > 1)
+        throw new BadInputsError(list, `${list.length} expected policies are not policies of the packs run`);
 }
 
 /**
@@ -108,16 +131,18 @@ export async function runFixtures(fixtures: Fixture[], options: RunOptions): Pro
     const missingCluster = wantDeploy ? missingDeployBinaries() : [];
     if (missingCluster.length > 0)
         throw new ToolchainMissingError(
-            `the deploy leg's cluster toolchain is missing (${missingCluster.join(", ")}); run: npm run setup`,
+            `the deploy leg's cluster toolchain is missing (${missingCluster.join(", ")}); run: ${installCommand("cluster")}`,
         );
     const deploy = wantDeploy ? deployClusterOnce() : undefined;
     const jobs = wantDeploy ? 1 : Math.max(1, Math.min(options.jobs ?? 1, fixtures.length));
     const workers = Array.from({ length: jobs }, () => workerPacks(packs));
-    const verdicts: FixtureVerdict[] = new Array(fixtures.length);
+    const verdicts = new Array<FixtureVerdict>(fixtures.length);
     try {
         // The first worker's packs start before anything runs: a pack that cannot start is reported once.
         const first = await workers[0].started();
         const descriptions = new Map(first.flatMap((a) => a.policies.map((p) => [p.name, p.description] as const)));
+        // The packs' policies, and the finding check itself makes (a manifest fixture may expect it).
+        rejectUnknownPolicies(fixtures, [...descriptions.keys(), DUPLICATE_OBJECT]);
         const context: FixtureContext = { options, packs, toolchain, validator, deploy, descriptions };
         let next = 0;
         await Promise.all(

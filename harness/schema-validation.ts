@@ -17,11 +17,11 @@ import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
 import { BadInputError } from "../support/errors";
-import { REPO_ROOT } from "../support/paths";
+import { TOOLCHAIN_DIR, installCommand } from "../support/toolchain";
 import { PKO_API_VERSION, loadCrdVersions, loadPkoCrds } from "../cluster/pko-crds";
 import { APPLICATION_CRD } from "./argocd-finalizers";
 
-export const SCHEMA_DIR = path.join(REPO_ROOT, ".cache", "toolchain", "schemas");
+export const SCHEMA_DIR = path.join(TOOLCHAIN_DIR, "schemas");
 
 const K8S_DEFINITIONS: Record<string, string> = {
     "v1/Secret": "io.k8s.api.core.v1.Secret",
@@ -39,7 +39,8 @@ export function schemaVersions(schemaDir: string = SCHEMA_DIR): { pko: string; k
     let kubernetes = "unknown";
     try {
         kubernetes = String(
-            JSON.parse(fs.readFileSync(path.join(schemaDir, "versions.json"), "utf8")).kubernetes ?? "unknown",
+            (JSON.parse(fs.readFileSync(path.join(schemaDir, "versions.json"), "utf8")) as { kubernetes?: unknown })
+                .kubernetes ?? "unknown",
         );
     } catch {
         // reported as unknown
@@ -107,7 +108,7 @@ export class ManifestValidator {
     constructor(schemaDir: string = SCHEMA_DIR, pkoCrdDir?: string) {
         if (!fs.existsSync(path.join(schemaDir, "kubernetes-swagger.json"))) {
             throw new BadInputError(
-                `schema ${path.join(schemaDir, "kubernetes-swagger.json")} not found; run: npm run setup`,
+                `schema ${path.join(schemaDir, "kubernetes-swagger.json")} not found; run: ${installCommand("schemas")}`,
             );
         }
         const crdAjv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
@@ -125,7 +126,9 @@ export class ManifestValidator {
         for (const [gvk, crd] of [...loadPkoCrds(pkoCrdDir), ...loadCrdVersions(APPLICATION_CRD)]) {
             if (crd.served) this.crdSchemas.set(gvk, { validate: crdAjv.compile(crd.schema), schema: crd.schema });
         }
-        const swagger = JSON.parse(fs.readFileSync(path.join(schemaDir, "kubernetes-swagger.json"), "utf8"));
+        const swagger = JSON.parse(fs.readFileSync(path.join(schemaDir, "kubernetes-swagger.json"), "utf8")) as {
+            definitions?: Record<string, Schema>;
+        };
         this.definitions = swagger.definitions ?? {};
         const k8sAjv = new AjvDraft04({ strict: false, allErrors: true, validateFormats: false });
         for (const k of [
@@ -149,7 +152,7 @@ export class ManifestValidator {
         }
         if (!this.definitions[OBJECT_META])
             throw new BadInputError(
-                `${path.join(schemaDir, "kubernetes-swagger.json")} has no ${OBJECT_META}; run: npm run setup`,
+                `${path.join(schemaDir, "kubernetes-swagger.json")} has no ${OBJECT_META}; run: ${installCommand("schemas")}`,
             );
         this.objectMeta = entry(OBJECT_META);
     }
@@ -222,7 +225,7 @@ export class ManifestValidator {
                     });
                     continue;
                 }
-                const value = doc.toJS();
+                const value: unknown = doc.toJS();
                 if (value && typeof value === "object")
                     out.push(this.validate(path.relative(dir, file), value as Record<string, unknown>));
             }

@@ -110,11 +110,16 @@ export async function destroy(s: StackRef): Promise<{ error?: string }> {
         : { error: r.timedOut ? "pulumi destroy timed out" : `pulumi destroy failed: ${errorLine(r)}`.slice(0, 400) };
 }
 
+/** `stack export`'s output, as far as it is read here (its resources, unchecked until used). */
+interface ExportedState {
+    deployment?: { resources?: unknown };
+}
+
 /** How many resources the stack's state holds (`stack export`); undefined when it cannot be read. */
 export async function stateResourceCount(s: StackRef): Promise<number | undefined> {
     const r = await run(s, ["stack", "export"]);
     try {
-        const resources = JSON.parse(r.stdout).deployment?.resources ?? [];
+        const resources = (JSON.parse(r.stdout) as ExportedState).deployment?.resources ?? [];
         return Array.isArray(resources) ? resources.length : undefined;
     } catch {
         return undefined;
@@ -135,12 +140,12 @@ export interface StateObject {
 export async function stateObjects(s: StackRef): Promise<StateObject[] | undefined> {
     const r = await run(s, ["stack", "export", "--show-secrets"]);
     try {
-        const resources = JSON.parse(r.stdout).deployment?.resources ?? [];
+        const resources = (JSON.parse(r.stdout) as ExportedState).deployment?.resources ?? [];
         if (!Array.isArray(resources)) return undefined;
         return resources.flatMap(
             (res: {
                 type?: string;
-                outputs?: Record<string, any>;
+                outputs?: { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
                 inputs?: Record<string, unknown>;
             }): StateObject[] => {
                 const o = res.outputs;

@@ -142,7 +142,7 @@ export function judgeParity(fixture: Fixture, a: LegResult, b: LegResult): Check
         const ra = ca.get(k) ?? [];
         const rb = cb.get(k) ?? [];
         if (ra.length === rb.length) continue;
-        const sample = (ra[0] ?? rb[0])!;
+        const sample = ra[0] ?? rb[0];
         checks.push({
             fixture: fixture.name,
             leg: "parity",

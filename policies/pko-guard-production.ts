@@ -43,7 +43,7 @@ const meta: RuleMeta = {
 
 /**
  * The configuration's identity (what publishing compares to tell a reconfiguration) and its settings, read anew
- * each time: reading them costs about what computing the identity does (docs/benchmarks.md).
+ * each time: reading them costs about what computing the identity does (docs/contributing/benchmarks.md).
  */
 function stateOf(config: Record<string, unknown> | string): { configuration: string; state: SettingsState } {
     if (typeof config === "string") return { configuration: `problem:${config}`, state: { problem: config } };

@@ -15,7 +15,8 @@ import {
     urlCredentialPart,
 } from "./model/credentials";
 import { stackRule } from "./model/policy";
-import { Ref, StackView, describeStack, podContainers, resourceRef } from "./model/stack";
+import { Ref, StackView, describeStack, resourceRef } from "./model/stack";
+import { podContainers } from "./model/workspace";
 import { Plain, UNKNOWN, configStrings, entries, get, isObject, list, quote } from "./model/values";
 
 export const NAME = "pko-stack-credentials-from-secrets";
@@ -322,7 +323,7 @@ export const rule = stackRule(
             notes: [
                 "Credential names: `PULUMI_ACCESS_TOKEN`, `*_TOKEN`, `*_SECRET*`, `*_PASSWORD`, `*_KEY`, cloud keys, and\nwhat `extraCredentialNames` matches; gitAuth tokens, passwords and SSH keys; `secretsRef`; secret-looking\n`config` keys; the workspace pod's env. Credentials in `projectRepo`/`backend` URLs are user-info or\nquery parameters such as `access_token` or `sig`.",
                 "File-pointer variables (`GOOGLE_APPLICATION_CREDENTIALS`, `AWS_SHARED_CREDENTIALS_FILE`, `AWS_CONFIG_FILE`,\n`AWS_WEB_IDENTITY_TOKEN_FILE`, `AZURE_FEDERATED_TOKEN_FILE`, `KUBECONFIG`, and every `*_FILE` / `*_PATH` such\nas `PULUMI_CONFIG_PASSPHRASE_FILE`) name a file holding the credential: a literal value (envRefs\n`Literal`, `envs`, workspace env `value`) is fine when it is a path (absolute, or starting with `./`, `../`\nor `~/`; for `KUBECONFIG` a `:`-separated list of such paths; one line, no whitespace, quotes or braces)\nand a violation otherwise (inline content: a JSON key, a PEM block, a token); a value unknown during\npreview fails closed. A name `extraCredentialNames` matches is a credential even when it ends in `_FILE`.",
-                "Credentials by value: whatever a field is called, a literal value pko-guard reads (envRefs `Literal`, env\n`value`, `config` values however nested, Workspace config, Program text, any field of the workspace pod\ntemplate: a container's `args`, `command` or probes) that has a credential's shape\nis a violation naming the field and the shape: a URL with a password in its user-info (a bare login such\nas `ssh://git@host/...` is not), a URL with a credential query parameter (`token`, `access_token`,\n`api_key`, `password`, `secret`, `sig`, `X-Amz-Signature`, ...), a PEM private key, an AWS access key id, a\nGCP service-account key, a JWT, Pulumi/GitHub/GitLab/Slack tokens, an Azure storage `AccountKey=`\n(model/credential-shapes.ts).",
+                "Credentials by value: whatever a field is called, a literal value pko-guard reads (envRefs `Literal`, env\n`value`, `config` values however nested, Workspace config, Program text, any field of the workspace pod\ntemplate: a container's `args`, `command` or probes) that has a credential's shape\nis a violation naming the field and the shape: a URL with a password in its user-info (a bare login such\nas `ssh://git@host/...` is not), a URL with a credential query parameter (`token`, `access_token`,\n`api_key`, `password`, `secret`, `sig`, `X-Amz-Signature`, ...), a PEM private key, an AWS access key id, a\nGCP service-account key, a JWT, Pulumi/GitHub/GitLab/Slack tokens, an Azure storage `AccountKey=`.",
                 "PKO v2 fields: `configRef` keys that look secret are violations (ConfigMaps are plaintext);\n`gitAuth.githubApp.privateKey` must be a Secret reference; `secretsProvider` URLs are checked for\ncredentials.",
                 "Messages name the field, never the value.",
             ],

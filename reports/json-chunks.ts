@@ -13,7 +13,7 @@
  * Refused where JSON.stringify would return undefined instead of text (a top-level undefined, function or
  * symbol): reports are always an object. Made for plain data (what reports are): a subtree of plain arrays and
  * objects small enough to be one piece is sized, then handed whole to JSON.stringify (about twice the time of
- * one JSON.stringify of the report: docs/benchmarks.md), so a getter in it would be read twice.
+ * one JSON.stringify of the report: docs/contributing/benchmarks.md), so a getter in it would be read twice.
  */
 
 /** About the size of each piece (pieces end between values; a long string leaf is sliced to this size). */

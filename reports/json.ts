@@ -1,11 +1,11 @@
 /**
- * The JSON report: a stable, documented shape (schemaVersion 2, documented in report.schema.json next to this file;
+ * The JSON report: a stable, documented shape (schemaVersion 2, documented in schemas/pko-guard/report.schema.json;
  * within a version, fields are only added).
  * { schemaVersion, tool, generatedAt, summary,
  *   fixtures: [{ fixture, description, outcome, legs: [{leg, status, durationMs, error?, skipped?, rows}], checks }],
  *   projects: [{ project, stack?, description, outcome (pass|fail|error), error?, durationMs,
  *                findings: [{ rule, severity, status (blocking|advisory|waived), object?, location?, fix?,
- *                             ...Row, waiver?, failClosed? }], notices }] }
+ *                             ...Row, waiver?, failClosed? }], notices, sources? }] }
  * A report holds what its run made: `fixtures` (and their counts in `summary`) for the harness, `projects` (and
  * theirs) for gate, check and audit; `stack` only where there is one (not for check).
  * Version 2 (from 1): `fixtures` and its counts are left out of a report without fixtures (they were `[]` and 0),
@@ -91,6 +91,7 @@ function jsonReport(subjects: ReportSubject[], now: Date): Record<string, unknow
                       durationMs: p.durationMs,
                       findings: p.findings.map((f) => reportFinding(f, rules.get(f.policy))),
                       notices: p.notices ?? [],
+                      ...(p.sources && p.sources.length > 0 ? { sources: p.sources } : {}),
                   })),
               }
             : {}),

@@ -3,7 +3,8 @@
  * - a file inside the repository root (%SRCROOT%: the subject's root — `--repo-root`, else the git top
  *   level, else the working directory) is its path relative to that root, `/`-separated;
  * - standard input is named as such ("standard input"), never a file;
- * - a file outside the root is named as such, by its base name only: no absolute path leaves the machine.
+ * - a file outside the root is named as such, by its base name only: no absolute path leaves the machine;
+ * - a file of a fetched source (check's remote charts, repositories and bases) is its `<url>@<resolved>/<path>`.
  * Finding files are absolute, relative to the root (check's manifests), or STDIN_FILE.
  */
 import * as fs from "fs";
@@ -13,10 +14,15 @@ import { STDIN_FILE } from "../gitops/manifests/files";
 
 export { STDIN_FILE };
 
-export type FindingPlace = { kind: "repo"; path: string } | { kind: "stdin" } | { kind: "outside"; name: string };
+export type FindingPlace =
+    | { kind: "repo"; path: string }
+    | { kind: "stdin" }
+    | { kind: "outside"; name: string }
+    | { kind: "fetched"; url: string };
 
 export function findingPlace(file: string, root: string): FindingPlace {
     if (file === STDIN_FILE || file === "-") return { kind: "stdin" };
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(file)) return { kind: "fetched", url: file };
     const rel = path.isAbsolute(file) ? path.relative(root, file) : path.normalize(file);
     if (rel === "" || rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel))
         return { kind: "outside", name: path.basename(file) };
@@ -25,6 +31,7 @@ export function findingPlace(file: string, root: string): FindingPlace {
 
 /** The place in words, for a message when there is no repository path to point at. */
 export function placeWords(p: FindingPlace): string {
+    if (p.kind === "fetched") return p.url;
     return p.kind === "repo" ? p.path : p.kind === "stdin" ? "standard input" : `${p.name} (outside the repository)`;
 }
 

@@ -39,9 +39,10 @@ export const SECURITY_SEVERITY: Record<string, string> = { low: "3.0", medium: "
 export function artifactLocation(
     file: string,
     root: string,
-): { uri: string; uriBaseId: string; description?: { text: string } } {
+): { uri: string; uriBaseId?: string; description?: { text: string } } {
     const p = findingPlace(file, root);
     if (p.kind === "stdin") return { uri: "stdin", uriBaseId: "STDIN", description: { text: "standard input" } };
+    if (p.kind === "fetched") return { uri: p.url, description: { text: "a file of a fetched source (absolute URI)" } };
     if (p.kind === "outside")
         return {
             uri: encodeURIComponent(p.name),
@@ -105,6 +106,8 @@ function sarifLog(subjects: ReportSubject[]): Log {
     const root = subjects.length > 0 ? (subjects[0].root ?? sourceRoot(subjects[0].programFile)) : process.cwd();
     const results: Result[] = [];
     const notifications: Notification[] = [];
+    // The remote sources check read: each once, as the JSON report lists them.
+    const sources = subjects.flatMap((s) => (s.kind === "project" ? (s.sources ?? []) : []));
     for (const s of subjects) {
         notifications.push(...subjectNotifications(s));
         // Rows without a location (a fixture's) are located in the program as the gate locates its findings.
@@ -130,6 +133,7 @@ function sarifLog(subjects: ReportSubject[]): Log {
                     { executionSuccessful: notifications.length === 0, toolExecutionNotifications: notifications },
                 ],
                 results,
+                ...(sources.length > 0 ? { properties: { fetchedSources: sources } } : {}),
             },
         ],
     };

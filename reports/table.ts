@@ -124,11 +124,19 @@ export function* findingsChunks(
     paint: Painter = PLAIN,
 ): Generator<string> {
     const fixes = new Map(ruleCatalogue().map((c) => [c.id, c]));
-    // A rule's fix is the same text for each of its blocking findings: wrapped once.
+    // A rule's fix, and where `explain` says more, are the same text for each of its findings: wrapped once.
     const fixLines = new Map<string, string[]>();
-    const fixOf = (policy: string, remediation: string) => {
+    const fixOf = (policy: string, remediation: string | undefined) => {
         let lines = fixLines.get(policy);
-        if (!lines) fixLines.set(policy, (lines = wrap(`fix: ${remediation}`, width, "  ")));
+        if (!lines) {
+            const explain = `(more: pko-guard explain ${policy})`;
+            lines = wrap(
+                remediation ? `fix: ${remediation} ${explain}` : `more: pko-guard explain ${policy}`,
+                width,
+                "  ",
+            );
+            fixLines.set(policy, lines);
+        }
         return lines;
     };
     // Many findings share a file: each is shown once a rendering.
@@ -150,7 +158,8 @@ export function* findingsChunks(
                         "  ",
                     ),
                 );
-            if (status === "blocking" && rule?.remediation) out.push(...fixOf(f.policy, rule.remediation));
+            // Every finding of a pko-guard rule, advisory and waived too, says how to fix it and where to read more.
+            if (rule) out.push(...fixOf(f.policy, rule.remediation));
             out.push("");
             yield out.join("\n") + "\n";
         }
@@ -172,7 +181,7 @@ const HEAD = ["policy", "resource", "level", "status", "where", "message"];
  * leaves the message less than MIN_MESSAGE_WIDTH, the findings as records instead: see recordChunks), in pieces:
  * cli-table3 renders `rowsPerTable` rows at a time (a row's height is its own, the columns' widths are fixed), and
  * where two parts meet, the first one's bottom border and the next one's top border are the line between two rows.
- * (cli-table3's time grows faster than its rows, so many small tables beat one: docs/benchmarks.md.)
+ * (cli-table3's time grows faster than its rows, so many small tables beat one: docs/contributing/benchmarks.md.)
  */
 export function* fullTableChunks(
     r: ProjectSubject,

@@ -1,14 +1,27 @@
 /**
- * Where the toolchain is: the binaries toolchain/install.sh builds (or links from PATH) into .cache/toolchain/bin,
- * or ones on PATH. One function answers, or says clearly that it is missing and how to install it. The tools, their
- * install profiles and which versions on PATH fit are toolchain/tools.txt, read here as install.sh reads it.
+ * Where the toolchain is: the prebuilt tools of this platform's package (support/prebuilt.ts), the binaries
+ * toolchain/install.sh builds (or links from PATH) into the toolchain folder's bin/, or ones on PATH, in that order.
+ * One function answers, or says clearly that it is missing and how to install it. The tools, their install
+ * profiles and which versions on PATH fit are toolchain/tools.txt, read here as install.sh reads it.
  */
 import * as fs from "fs";
 import * as path from "path";
+import { userCacheDir } from "./cache-dir";
 import { ToolchainMissingError } from "./errors";
 import { REPO_ROOT } from "./paths";
+import { prebuiltTool } from "./prebuilt";
 
-export const TOOLCHAIN_BIN = path.join(REPO_ROOT, ".cache", "toolchain", "bin");
+/** True when this package runs installed (a folder named node_modules above it), not from a repository checkout. */
+export const INSTALLED = REPO_ROOT.split(path.sep).includes("node_modules");
+/**
+ * The toolchain folder (bin/, logs/, src/; install.sh decides the same way): a checkout keeps its own in
+ * .cache/toolchain, where CI and the tests build it; an installed package uses the user's cache folder, so a
+ * reinstall, an upgrade or another project reuses what was built.
+ */
+export const TOOLCHAIN_DIR = INSTALLED
+    ? path.join(userCacheDir(), "toolchain")
+    : path.join(REPO_ROOT, ".cache", "toolchain");
+export const TOOLCHAIN_BIN = path.join(TOOLCHAIN_DIR, "bin");
 /** The install script, shipped in the package (package.json `files`), so its command works from a packed install. */
 export const INSTALL_SCRIPT = path.join(REPO_ROOT, "toolchain", "install.sh");
 /** The tool table install.sh and `pko-guard doctor` share. */
@@ -78,17 +91,47 @@ export function versionFits(version: string, min: string, below: string): boolea
     return compareVersions(version, min) >= 0 && compareVersions(version, below) < 0;
 }
 
-/** The command that installs `what` (a tool or a profile) into this package's toolchain, as one shell line. */
-export function installCommand(what: string): string {
-    const script = /^[\w@%+=:,./-]+$/.test(INSTALL_SCRIPT)
-        ? INSTALL_SCRIPT
-        : `'${INSTALL_SCRIPT.replace(/'/g, "'\\''")}'`;
+/**
+ * The command that installs `what` (tools or profiles, space-separated) into the toolchain, as one shell line: the
+ * one every message that asks for a tool names. It runs this package's own toolchain/install.sh, which ships in
+ * the package, so it works from an installed package as from a checkout; relative to `cwd` when the script is
+ * inside it (`bash node_modules/pko-guard/toolchain/install.sh check`).
+ */
+export function installCommand(what: string, cwd: string = process.cwd()): string {
+    const rel = path.relative(cwd, INSTALL_SCRIPT);
+    const file = rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : INSTALL_SCRIPT;
+    const script = /^[\w@%+=:,./-]+$/.test(file) ? file : `'${file.replace(/'/g, "'\\''")}'`;
     return `bash ${script} ${what}`;
 }
 
 /** The toolchain folder in force: PKO_GUARD_TOOLCHAIN_BIN, else the project's own build. */
 export function toolchainBin(): string {
     return process.env.PKO_GUARD_TOOLCHAIN_BIN ?? TOOLCHAIN_BIN;
+}
+
+/** Where a located tool comes from: this platform's prebuilt package, the toolchain folder, or PATH. */
+export type ToolSource = "prebuilt" | "toolchain" | "PATH";
+
+export interface LocatedTool {
+    path: string;
+    source: ToolSource;
+    /** The pinned version of a prebuilt tool (others report theirs when asked). */
+    version?: string;
+}
+
+/**
+ * A tool as every command finds it: the prebuilt one of this platform's package (checked against its checksum;
+ * not when PKO_GUARD_TOOLCHAIN_BIN names a toolchain), else the toolchain folder's, else the first on PATH.
+ */
+export function locateTool(name: string): LocatedTool | undefined {
+    if (process.env.PKO_GUARD_TOOLCHAIN_BIN === undefined) {
+        const prebuilt = prebuiltTool(name);
+        if (prebuilt) return { path: prebuilt.path, source: "prebuilt", version: prebuilt.version };
+    }
+    const own = path.join(toolchainBin(), name);
+    if (isExecutable(own)) return { path: own, source: "toolchain" };
+    const fromPath = onPath(name);
+    return fromPath ? { path: fromPath, source: "PATH" } : undefined;
 }
 
 /**
@@ -155,7 +198,7 @@ export function findToolchain(binDir: string = toolchainBin()): Toolchain {
         return { binDir: path.dirname(fromPath[0]), pulumi: fromPath[0] };
     }
     throw new ToolchainMissingError(
-        `Pulumi toolchain not found (missing ${missing.join(", ")} in ${binDir} and on PATH); run: npm run setup`,
+        `Pulumi toolchain not found (missing ${missing.join(", ")} in ${binDir} and on PATH); run: ${installCommand("gate")}`,
     );
 }
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the toolchain pko-guard's commands and tests use into <package>/.cache/toolchain/bin, built from
-# pinned Go modules (no prebuilt downloads), or taken from PATH where a fitting one is already installed.
+# Installs the toolchain pko-guard's commands and tests use into <toolchain>/bin, built from pinned Go modules
+# (no prebuilt downloads), or taken from PATH where a fitting one is already installed. <toolchain> is
+# .cache/toolchain in a repository checkout and <user cache>/toolchain in an installed package (the user cache:
+# $PKO_GUARD_CACHE_DIR, else $XDG_CACHE_HOME/pko-guard, else ~/.cache/pko-guard); --where prints it.
 #
 #   toolchain/install.sh                  # profile `all` (what `npm run setup` runs): every tool, built
 #   toolchain/install.sh check            # a profile: check (kustomize, Helm, jsonnet and their helpers),
@@ -11,6 +13,8 @@
 #   toolchain/install.sh --list           # every tool: pinned version and profiles
 #   --use-path / --no-path                # take fitting tools from PATH (default for profiles and names, not
 #                                         #   for `all`, whose pinned builds the test suite expects) / never
+#   --where                               # the toolchain folder in force
+#   --platform=linux-arm64 check          # cross-builds the check tools for a platform package (release/)
 #
 # toolchain/tools.txt says which profile needs each tool and when one on PATH fits (its version range, or
 # shipped beside a fitting `pulumi`); a fitting tool is linked into bin/ (stamp `path <version> <target>`), so
@@ -19,13 +23,28 @@
 # main.go where upstream's command cannot be built straight from its module).
 # A stamp file bin/<name>.version records the pinned version and a hash of the
 # wrapper's files; a binary whose stamp matches is not rebuilt. Build logs go
-# to .cache/toolchain/logs/<name>.log. Put .cache/toolchain/bin on PATH: the
+# to <toolchain>/logs/<name>.log. Put <toolchain>/bin on PATH: the
 # Pulumi engine takes plugins found on PATH in preference to $PULUMI_HOME.
 set -euo pipefail
 
 TOOLCHAIN_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_DIR="$(dirname "$TOOLCHAIN_DIR")"
-CACHE_DIR="$REPO_DIR/.cache/toolchain"
+user_cache() { # the user's cache folder, as support/cache-dir.ts names it
+	if [[ -n "${PKO_GUARD_CACHE_DIR:-}" ]]; then
+		[[ "$PKO_GUARD_CACHE_DIR" == /* ]] && printf '%s\n' "$PKO_GUARD_CACHE_DIR" || printf '%s/%s\n' "$PWD" "$PKO_GUARD_CACHE_DIR"
+	elif [[ "${XDG_CACHE_HOME:-}" == /* ]]; then
+		printf '%s/pko-guard\n' "$XDG_CACHE_HOME"
+	else
+		printf '%s/.cache/pko-guard\n' "$HOME"
+	fi
+}
+# Where the toolchain lives, decided as support/toolchain.ts decides: a repository checkout keeps its own in
+# .cache/toolchain (CI and the tests build there); an installed package (a folder named node_modules above it)
+# builds into the user's cache folder, so a reinstall or another project reuses what was built.
+case "/$REPO_DIR/" in
+*/node_modules/*) CACHE_DIR="$(user_cache)/toolchain" ;;
+*) CACHE_DIR="$REPO_DIR/.cache/toolchain" ;;
+esac
 BIN_DIR="$CACHE_DIR/bin"
 LOG_DIR="$CACHE_DIR/logs"
 SRC_DIR="$CACHE_DIR/src"
@@ -55,13 +74,16 @@ KUSTOMIZE_VERSION="v5.8.2"              # sigs.k8s.io/kustomize/kustomize/v5 (v5
 HELM_VERSION="v3.22.0"                  # helm.sh/helm/v3 (the helm CLI)
 JSONNET_VERSION="v0.22.0"               # github.com/google/go-jsonnet (the jsonnet CLI)
 KUBE_YAML_VERSION="apimachinery-v0.37.0+yaml-v1.6.0" # toolchain/kube-yaml/main.go on k8s.io/apimachinery + sigs.k8s.io/yaml
+OCI_REGISTRY_VERSION="distribution-v3.1.1"              # toolchain/oci-registry/main.go: distribution's registry, in memory (the fetch specs' OCI registry)
 APPSET_TEMPLATE_VERSION="sprig-v3.3.0+slug-v1.15.0"  # toolchain/appset-template/main.go: ApplicationSet goTemplate on text/template + Argo CD's sprig and slug pins
+FLUX_BUILD_VERSION="fluxcd-pkg-kustomize-v1.41.0"    # toolchain/flux-build/main.go: a Flux Kustomization built with github.com/fluxcd/pkg/kustomize
+FLUX_VERSION="2.9.5"                    # github.com/fluxcd/flux2/v2 (the flux CLI: the tests' reference for flux-build)
 
 
 TOOLS_FILE="$TOOLCHAIN_DIR/tools.txt"
 PROFILES=(check gate cluster all)
 # Every tool, in build order (pulumi before the hosts that reuse its build cache).
-ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-go pulumi-language-yaml pulumi-resource-kubernetes pulumi-resource-pulumi-nodejs pulumi-resource-pulumi-python schemas kustomize helm jsonnet jsonnet-deps kube-yaml appset-template etcd kube-apiserver kubectl kube-controller-manager)
+ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-go pulumi-language-yaml pulumi-resource-kubernetes pulumi-resource-pulumi-nodejs pulumi-resource-pulumi-python schemas kustomize helm jsonnet jsonnet-deps kube-yaml appset-template flux-build flux oci-registry etcd kube-apiserver kubectl kube-controller-manager)
 
 spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper folder, default: the name)
 	MODULE="$1"
@@ -160,11 +182,29 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper fol
 		VERSION_VAR=""
 		ESTIMATE="~1 min"
 		;;
+	oci-registry)
+		VERSION="$OCI_REGISTRY_VERSION"
+		PKG="." # wrapper main.go
+		VERSION_VAR=""
+		ESTIMATE="~2 min"
+		;;
 	appset-template)
 		VERSION="$APPSET_TEMPLATE_VERSION"
 		PKG="." # wrapper main.go
 		VERSION_VAR=""
 		ESTIMATE="~30 s"
+		;;
+	flux-build)
+		VERSION="$FLUX_BUILD_VERSION"
+		PKG="." # wrapper main.go
+		VERSION_VAR=""
+		ESTIMATE="~3 min"
+		;;
+	flux)
+		VERSION="$FLUX_VERSION"
+		PKG="github.com/fluxcd/flux2/v2/cmd/flux"
+		VERSION_VAR="main.VERSION"
+		ESTIMATE="~10 min"
 		;;
 	pulumi-resource-pulumi-nodejs | pulumi-resource-pulumi-python)
 		# The dynamic-provider plugins (what runs a program's `pulumi.dynamic` providers): shell scripts
@@ -191,6 +231,7 @@ source "$TOOLCHAIN_DIR/reuse.sh"
 
 dry_run=0
 use_path=""
+platform=""
 names=()
 for arg in "$@"; do
 	case "$arg" in
@@ -205,7 +246,12 @@ for arg in "$@"; do
 	--dry-run) dry_run=1 ;;
 	--use-path) use_path=1 ;;
 	--no-path) use_path=0 ;;
-	-*) die "unknown option '$arg' (known: --list, --dry-run, --use-path, --no-path)" ;;
+	--where)
+		printf '%s\n' "$CACHE_DIR"
+		exit 0
+		;;
+	--platform=*) platform="${arg#--platform=}" ;;
+	-*) die "unknown option '$arg' (known: --list, --dry-run, --use-path, --no-path, --where, --platform=<os>-<arch>)" ;;
 	*) names+=("$arg") ;;
 	esac
 done
@@ -229,11 +275,33 @@ done
 names=()
 for t in "${ALL_NAMES[@]}"; do [[ " ${wanted[*]} " == *" $t "* ]] && names+=("$t"); done
 
+# --platform=<os>-<arch> cross-builds the prebuilt tools of the platform packages (release/pack-all.ts) into
+# .cache/toolchain/platforms/<os>-<arch>/: bin/ (never a tool from PATH), and licenses/ with the licence and
+# notice files of every module linked into each binary (modules/<tool>.txt lists them).
+HOST_BIN_DIR="$BIN_DIR"
+if [[ -n "$platform" ]]; then
+	case "$platform" in
+	linux-x64 | linux-arm64 | darwin-x64 | darwin-arm64) ;;
+	*) die "unknown platform '$platform' (known: linux-x64, linux-arm64, darwin-x64, darwin-arm64)" ;;
+	esac
+	export GOOS="${platform%-*}" GOARCH="${platform#*-}"
+	[[ "$GOARCH" != x64 ]] || GOARCH=amd64
+	PLATFORM_DIR="$CACHE_DIR/platforms/$platform"
+	BIN_DIR="$PLATFORM_DIR/bin"
+	LOG_DIR="$PLATFORM_DIR/logs"
+	use_path=0
+	for n in "${names[@]}"; do
+		tool_row "$n"
+		[[ ",$ROW_PROFILES," == *",check,"* ]] || die "--platform builds the check profile's tools only, not $n"
+	done
+fi
+
 [[ $dry_run == 1 ]] || mkdir -p "$BIN_DIR" "$LOG_DIR" "$SRC_DIR"
 
 # One installer at a time (parallel test runs may all call this).
 if [[ $dry_run == 0 ]] && command -v flock >/dev/null 2>&1; then
-	exec 9>"$CACHE_DIR/.lock"
+	# A platform build has its own lock: it writes only its platform's folder.
+	exec 9>"${PLATFORM_DIR:-$CACHE_DIR}/.lock"
 	flock 9
 fi
 
@@ -252,7 +320,7 @@ stamp_of() { # name
 	hash="$(for d in "${dirs[@]}"; do
 		(cd "$d" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) | LC_ALL=C sort | xargs sha256sum)
 	done | sha256sum | cut -c1-16)"
-	printf '%s %s wrapper-sha256:%s\n' "$VERSION" "$(go env GOVERSION)" "$hash"
+	printf '%s %s wrapper-sha256:%s%s\n' "$VERSION" "$(go env GOVERSION)" "$hash" "${platform:+ $GOOS/$GOARCH}"
 }
 
 export CGO_ENABLED=0
@@ -268,7 +336,10 @@ build_one() { # name
 		say "$name $VERSION up to date"
 		return 0
 	fi
-	say "building $name $VERSION (cold build takes $ESTIMATE; log: $log)..."
+	if [[ -n "$platform" ]] && host_copy "$name" "$stamp"; then
+		return 0
+	fi
+	say "building $name $VERSION${platform:+ for $platform} (cold build takes $ESTIMATE; log: $log)..."
 	start=$SECONDS
 	builddir="$dir"
 	{
@@ -286,6 +357,19 @@ build_one() { # name
 					"$(go list -mod=readonly -m -f '{{.Dir}}' github.com/pulumi/pulumi-kubernetes/provider/v4)" \
 					. "$VERSION")
 		fi
+		if [[ "$name" == flux ]]; then
+			# cmd/flux embeds manifests/*.yaml, which flux2's release generates and its module zip does not
+			# hold (`flux build` never reads them): build from a copy of the module with a placeholder there.
+			builddir="$SRC_DIR/$name"
+			rm -rf "$builddir" && mkdir -p "$builddir" && cp -R "$dir/." "$builddir/"
+			local fluxdir
+			fluxdir="$(cd "$SRC_DIR" && GOFLAGS= go mod download -json "github.com/fluxcd/flux2/v2@v$VERSION" |
+				sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+			[[ -d "$fluxdir" ]] || die "cannot download github.com/fluxcd/flux2/v2@v$VERSION"
+			cp -R "$fluxdir/." "$builddir/flux2/" && chmod -R u+w "$builddir/flux2"
+			mkdir -p "$builddir/flux2/cmd/flux/manifests"
+			echo "# placeholder: the release's install manifests are not in the module" >"$builddir/flux2/cmd/flux/manifests/placeholder.yaml"
+		fi
 		local ldflags="-s -w"
 		[[ -z "$VERSION_VAR" ]] || ldflags+=" -X $VERSION_VAR=$VERSION"
 		[[ -z "$EXTRA_LDFLAGS" ]] || ldflags+=" $EXTRA_LDFLAGS"
@@ -298,6 +382,45 @@ build_one() { # name
 	mv -f "$out.tmp" "$out"
 	printf '%s\n' "$stamp" >"$out.version"
 	say "built $name $VERSION in $((SECONDS - start))s -> $out"
+}
+
+host_copy() { # name stamp: for the host's own platform, the host toolchain's current build is the same binary
+	local name="$1" host="$HOST_BIN_DIR/$1"
+	[[ "$GOOS/$GOARCH" == "$(GOOS= GOARCH= go env GOHOSTOS)/$(GOOS= GOARCH= go env GOHOSTARCH)" ]] || return 1
+	[[ -x "$host" && ! -L "$host" && -f "$host.version" ]] || return 1
+	[[ "$(cat "$host.version") $GOOS/$GOARCH" == "$2" ]] || return 1
+	cp -f "$host" "$BIN_DIR/$name.tmp" && mv -f "$BIN_DIR/$name.tmp" "$BIN_DIR/$name"
+	printf '%s\n' "$2" >"$BIN_DIR/$name.version"
+	say "$name $VERSION for $platform: the host's build ($host), copied"
+}
+
+# The licence and notice files of every module a binary links (Go's own included), for the platform packages:
+# licenses/<module>@<version>/ and modules/<tool>.txt (`<module> <version>` a line, the main module left out).
+collect_licenses() { # name
+	local name="$1" list="$PLATFORM_DIR/modules/$1.txt" mod ver dir dest found goroot
+	spec "$name"
+	[[ -s "$list" && "$list" -nt "$BIN_DIR/$name" ]] && return 0
+	mkdir -p "$PLATFORM_DIR/modules" "$PLATFORM_DIR/licenses"
+	goroot="$(go env GOROOT)"
+	{
+		printf 'go\t%s\t%s\n' "$(go env GOVERSION)" "$goroot"
+		(cd "$TOOLCHAIN_DIR/$MODULE" && go list -mod=readonly -deps \
+			-f '{{with .Module}}{{if not .Main}}{{.Path}}{{"\t"}}{{.Version}}{{"\t"}}{{if .Replace}}{{.Replace.Dir}}{{else}}{{.Dir}}{{end}}{{end}}{{end}}' \
+			"$PKG" | LC_ALL=C sort -u)
+	} | while IFS=$'\t' read -r mod ver dir; do
+		[[ -n "$mod" ]] || continue
+		dest="$PLATFORM_DIR/licenses/$mod@$ver"
+		found=0
+		if [[ -d "$dest" ]]; then found=1; else
+			mkdir -p "$dest.tmp"
+			while IFS= read -r f; do
+				cp "$f" "$dest.tmp/" && chmod 0644 "$dest.tmp/$(basename "$f")" && found=1
+			done < <(find "$dir" -maxdepth 1 -type f \( -iname 'LICEN[CS]E*' -o -iname 'COPYING*' -o -iname 'NOTICE*' -o -iname 'PATENTS*' \) | LC_ALL=C sort)
+			if [[ $found == 1 ]]; then mv "$dest.tmp" "$dest"; else rm -rf "$dest.tmp"; fi
+		fi
+		printf '%s %s%s\n' "$mod" "$ver" "$([[ $found == 1 ]] || printf ' (no licence file in the module)')"
+	done >"$list.tmp" || die "listing the modules of $name failed"
+	mv -f "$list.tmp" "$list"
 }
 
 build_schemas() {
@@ -413,5 +536,8 @@ install_one() { # name: up to date (built, or linked from PATH), taken from PATH
 
 # Sequential on purpose: each go build already uses every core, and on a
 # 2-core machine parallel builds only add memory pressure.
-for n in "${names[@]}"; do install_one "$n"; done
+for n in "${names[@]}"; do
+	install_one "$n"
+	[[ -z "$platform" || $dry_run == 1 ]] || collect_licenses "$n"
+done
 [[ $dry_run == 1 ]] || say "binaries are in $BIN_DIR (put it first on PATH)"

@@ -8,8 +8,11 @@ let sdk: PolicySdk | undefined;
 
 export function policySdk(): PolicySdk {
     if (sdk) return sdk;
-    const { deserializeProperties } = require("@pulumi/policy/deserialize");
-    const { unknownCheckingProxy, UnknownValueError } = require("@pulumi/policy/proxy");
+    const { deserializeProperties } = require("@pulumi/policy/deserialize") as Pick<PolicySdk, "deserializeProperties">;
+    const { unknownCheckingProxy, UnknownValueError } = require("@pulumi/policy/proxy") as Omit<
+        PolicySdk,
+        "deserializeProperties"
+    >;
     sdk = { deserializeProperties, unknownCheckingProxy, UnknownValueError };
     return sdk;
 }

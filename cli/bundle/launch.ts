@@ -20,7 +20,7 @@ import * as vm from "vm";
  * V8 optimizes a function once it has run for a budget of bytecode (132 KB by default in Node 20): most of a
  * short `check` then goes to optimizing code it is about to stop running. A larger budget (set before anything is
  * compiled, so every run and the build's warm-up see the same flags and the code cache fits) spends less CPU time
- * for the same or a shorter wall time (the figures: docs/benchmarks.md).
+ * for the same or a shorter wall time (the figures: docs/contributing/benchmarks.md).
  */
 v8.setFlagsFromString("--interrupt-budget=500000");
 

@@ -6,9 +6,9 @@
  */
 module.exports = {
     get asset(): unknown {
-        return require("@pulumi/pulumi/asset");
+        return require("@pulumi/pulumi/asset") as unknown;
     },
     get Output(): unknown {
-        return require("@pulumi/pulumi/output").Output;
+        return (require("@pulumi/pulumi/output") as { Output: unknown }).Output;
     },
 };

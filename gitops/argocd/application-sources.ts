@@ -208,10 +208,15 @@ export function helmSource(source: Obj, dir: string, owner: SourceOwner, ctx: Re
         .map(record)
         .filter((x): x is Obj => !!x && typeof x.name === "string" && typeof x.path === "string")
         .map((x) => ({ name: String(x.name), path: path.resolve(dir, subst(String(x.path), owner.env)) }));
-    // Argo CD confines value files and file parameters to the repository; so does check.
+    // Argo CD confines value files and file parameters to the repository (the chart's, or a `ref` source's); so
+    // does check.
+    const roots = [ctx.repoRoot, ...owner.refs.values()];
     for (const f of [...valueFiles, ...fileParameters.map((p) => p.path)]) {
-        const r = path.relative(ctx.repoRoot, f);
-        if (r.startsWith("..") || path.isAbsolute(r))
+        const inside = (root: string) => {
+            const r = path.relative(root, f);
+            return !(r.startsWith("..") || path.isAbsolute(r));
+        };
+        if (!roots.some(inside))
             throw new BadInputError(
                 `${owner.who}: a value file or file parameter is outside the repository (${rootInUse(ctx)})`,
             );

@@ -40,6 +40,8 @@ import { list, record, str } from "../../support/records";
 import { otherRepository } from "./repo-url";
 import { buildEnv, needsUnknownRevision } from "./build-env";
 import { remoteDependency } from "../render/helm";
+import { dependenciesFetchable } from "../render/chart-dependencies";
+import { chartRequest, fetchedContext, fetchedOrNoted, gitRequest, mergeFetched } from "./remote-sources";
 
 type Obj = Record<string, unknown>;
 
@@ -77,9 +79,19 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
     for (const [i, s] of sources.entries()) {
         if (!s || typeof s.ref !== "string") continue;
         const other = otherRepository(s.repoURL, fieldOf(i), ctx.repository);
-        if (other) foreignRefs.set(s.ref, fieldOf(i));
-        else refs.set(s.ref, ctx.repoRoot);
-        if (other && typeof s.path !== "string" && typeof s.chart !== "string")
+        if (!other) {
+            refs.set(s.ref, ctx.repoRoot);
+            continue;
+        }
+        // Another repository's files, fetched at the source's targetRevision when the run fetches.
+        const req = gitRequest(s);
+        const got = req && fetchedOrNoted(req, fieldOf(i), ctx, out.notes);
+        if (got && got !== "failed") {
+            refs.set(s.ref, got.path);
+            continue;
+        }
+        foreignRefs.set(s.ref, fieldOf(i));
+        if (got !== "failed" && typeof s.path !== "string" && typeof s.chart !== "string")
             out.notes.push(`${other}, so its files ($${s.ref}/...) are not read`);
     }
     const owner: SourceOwner = { name: appName, who: `Application ${JSON.stringify(appName)}`, namespace, refs };
@@ -111,7 +123,7 @@ function unrenderable(type: string, source: Obj, dir: string, app: Obj, ctx: Ren
         return `.plugin: a config management plugin renders ${JSON.stringify(source.path)}, which check does not run`;
     if (type === "helm") {
         const remote = remoteDependency(dir);
-        if (remote !== undefined)
+        if (remote !== undefined && !dependenciesFetchable(dir, ctx))
             return ` is a chart whose dependency ${JSON.stringify(remote)} comes from a chart repository (helm dependency build needs the network, which check does not use)`;
     }
     if (needsUnknownRevision(source, buildEnv(app, source, ctx.repository?.revision)))
@@ -130,15 +142,35 @@ function renderSource(
 ) {
     let source = written;
     if (typeof source.chart === "string") {
-        out.notes.push(
-            `${field} is chart ${JSON.stringify(source.chart)} from a Helm repository, which check does not read (it uses no network)`,
-        );
+        const req = chartRequest(source);
+        const got = req && fetchedOrNoted(req, field, ctx, out.notes);
+        if (got === "failed") return;
+        if (!got) {
+            out.notes.push(
+                `${field} is chart ${JSON.stringify(source.chart)} from a Helm repository, which check does not read (it uses no network)`,
+            );
+            return;
+        }
+        const fetchedOut: SourceOutput = { files: [], streams: [], rendered: [], renders: 0 };
+        helmSource(source, got.path, owner, fetchedContext(ctx, got, String(source.repoURL)), fetchedOut);
+        mergeFetched(fetchedOut, got, out);
         return;
     }
     if (typeof source.path !== "string") return; // a `ref` source of value files only
     const other = otherRepository(source.repoURL, field, ctx.repository);
     if (other) {
-        out.notes.push(`${other}, so ${JSON.stringify(source.path)} is not read from this one`);
+        // Another repository's folder, fetched at the source's targetRevision and rendered as that repository's.
+        const req = gitRequest(source);
+        const got = req && fetchedOrNoted(req, field, ctx, out.notes);
+        if (got === "failed") return;
+        if (!got) {
+            out.notes.push(`${other}, so ${JSON.stringify(source.path)} is not read from this one`);
+            return;
+        }
+        const fetchedOut: ApplicationOutput = { files: [], streams: [], rendered: [], renders: 0, notes: [] };
+        renderSource(written, field, owner, fetchedContext(ctx, got, String(source.repoURL)), fetchedOut, app);
+        mergeFetched(fetchedOut, got, out);
+        out.notes.push(...fetchedOut.notes);
         return;
     }
     const dir = path.resolve(ctx.repoRoot, source.path);

@@ -19,6 +19,7 @@ import { runRepoRoot } from "./load";
 import { checkedRepository, unknownRepositoryNotice } from "./repository";
 import { normalizeRepoUrl, shownUrl } from "../argocd/repo-url";
 import { checkApiVersion, normalizeKubeVersion } from "../render/capabilities";
+import { FetchFlags, allowHostProblem, runFetchPolicy } from "../fetch/network-policy";
 
 /** A value in force and where it came from (`--exclude`, `.pko-guard.yaml`, `default`, `origin remote`). */
 export interface Setting<T> {
@@ -37,6 +38,8 @@ export interface CheckFlags {
     skipUnreadable?: boolean;
     failOnAdvisory?: boolean;
     timeout?: number;
+    /** The network options (cli/check-fetch.ts). */
+    fetch?: FetchFlags;
 }
 
 /** What a `check` run uses. */
@@ -52,6 +55,10 @@ export interface CheckSettings {
     skipUnreadable: Setting<boolean>;
     failOnAdvisory: Setting<boolean>;
     timeout: Setting<number>;
+    /** Hosts fetches may reach whatever their address (--allow-host, `allow-hosts`). */
+    allowHosts: Setting<string>[];
+    /** The network options given (cli/check-fetch.ts). */
+    fetch: FetchFlags;
 }
 
 /** The file's fields as read (each checked), by key. */
@@ -64,6 +71,7 @@ type FileFields = {
     "skip-unreadable"?: boolean;
     "fail-on-advisory"?: boolean;
     timeout?: number;
+    "allow-hosts"?: string[];
 };
 
 const KEYS = [
@@ -75,6 +83,7 @@ const KEYS = [
     "skip-unreadable",
     "fail-on-advisory",
     "timeout",
+    "allow-hosts",
 ];
 
 /** Why a value is not a list of non-empty strings (or undefined when it is one). */
@@ -118,6 +127,12 @@ function fieldProblem(key: string, v: unknown): string | undefined {
         case "skip-unreadable":
         case "fail-on-advisory":
             return typeof v === "boolean" ? undefined : "must be true or false";
+        case "allow-hosts": {
+            const bad = notStrings(v);
+            if (bad) return bad;
+            const i = (v as string[]).findIndex((h) => allowHostProblem(h) !== undefined);
+            return i >= 0 ? `item ${i + 1} ${allowHostProblem((v as string[])[i])}` : undefined;
+        }
         case "timeout":
             return typeof v === "number" && Number.isFinite(v) && v > 0 && v <= MAX_TIMEOUT_SECONDS
                 ? undefined
@@ -157,7 +172,7 @@ export function readCheckConfig(file: string, shown: string): FileFields {
     }
     if (problems.length === 1) throw new BadInputError(problems[0]);
     if (problems.length > 1) throw new BadInputsError(problems, `${shown}: ${problems.length} invalid fields`);
-    return value as FileFields;
+    return value;
 }
 
 /** The settings of a run over `paths`: the command line over the repository's file over the defaults. */
@@ -189,6 +204,8 @@ export function checkSettings(paths: string[], flags: CheckFlags, cwd = process.
         skipUnreadable: yes(flags.skipUnreadable, "--skip-unreadable", fields["skip-unreadable"]),
         failOnAdvisory: yes(flags.failOnAdvisory, "--fail-on-advisory", fields["fail-on-advisory"]),
         timeout: one(flags.timeout, "--timeout", fields.timeout) ?? { value: 300, from: "default" },
+        allowHosts: many(flags.fetch?.allowHost ?? [], "--allow-host", fields["allow-hosts"]),
+        fetch: flags.fetch ?? { allowHost: [] },
     };
 }
 
@@ -211,6 +228,12 @@ export function printedConfig(s: CheckSettings): string {
         ["skip-unreadable", `${s.skipUnreadable.value} (${s.skipUnreadable.from})`],
         ["fail-on-advisory", `${s.failOnAdvisory.value} (${s.failOnAdvisory.from})`],
         ["timeout", `${s.timeout.value} s (${s.timeout.from})`],
+        ...list("allow-hosts", s.allowHosts),
+        ["network", s.fetch.offline ? "offline: the cache only (--offline)" : "fetches remote sources (default)"],
+        [
+            "cache-dir",
+            `${runFetchPolicy(s.fetch, [], s.repoRoot).cacheDir} (${s.fetch.cacheDir ? "--cache-dir" : "default"})`,
+        ],
     ];
     return lines.map(([k, v]) => `${k.padEnd(20)}${escapeText(v)}\n`).join("");
 }
@@ -232,5 +255,6 @@ export function checkFlags(o: CheckFlags): CheckFlags {
         skipUnreadable: o.skipUnreadable,
         failOnAdvisory: o.failOnAdvisory || undefined,
         timeout: o.timeout,
+        fetch: o.fetch,
     };
 }

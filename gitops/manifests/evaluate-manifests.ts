@@ -36,17 +36,18 @@ export function rowPosition(
 /** A row at its object's file, line and column (`at`: from rowPosition, here or in the thread that read the object). */
 export function locatedRow(
     r: EvalRow,
-    obj: Pick<ManifestObject, "repoPath" | "abs" | "syncedBy"> | undefined,
+    obj: (Pick<ManifestObject, "repoPath" | "abs" | "syncedBy"> & { file?: string }) | undefined,
     at: { line: number; column: number } | undefined,
     field = obj && at ? rowField(r) : undefined,
 ): LocatedRow {
     const { field: _field, ...plain } = r;
     if (!obj || !at) return plain;
-    // Repository-relative, else absolute, else standard input (the location rule of reports/location.ts).
+    // Repository-relative, else a fetched source's `<url>@<resolved>/<path>`, else absolute, else standard input
+    // (the location rule of reports/location.ts).
     // Set as spreading them would (appended, or in place when the row has the key), on the row's own copy:
     // not a spread literal (support/shapes.ts).
     const located: LocatedRow = plain;
-    located.file = obj.repoPath ?? obj.abs ?? STDIN_FILE;
+    located.file = obj.repoPath ?? (/^[a-z][a-z0-9+.-]*:\/\//i.test(obj.file ?? "") ? obj.file : obj.abs) ?? STDIN_FILE;
     located.line = at.line;
     located.column = at.column;
     if (field) located.field = field;

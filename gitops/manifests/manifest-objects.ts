@@ -8,11 +8,13 @@ import { EvalResource } from "../../evaluation/evaluate";
 import { ClusterCapabilities } from "../render/capabilities";
 import type { CheckedRepository } from "../argocd/repo-url";
 import { policies } from "../../policies/index";
-import { MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/origin";
+import { FLOATING_SOURCE, MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/origin";
 import { extended } from "../../support/shapes";
 import { record } from "../../support/records";
 import { viewScope } from "../argocd/destinations";
 import { Place, fieldSegments, findNode, placeNode, placeStart, startOf } from "../decode/field-positions";
+import type { FetchPolicy } from "../fetch/network-policy";
+import type { FetchedSource } from "../fetch/fetch";
 
 /** Kinds some pko-guard rule reads (`<group>/<Kind>`, from each rule's `about.reads`); other objects are counted, never reported. */
 const KINDS_RULES_READ = new Set(policies.flatMap((p) => p.about.reads));
@@ -43,6 +45,8 @@ export interface ManifestObject extends Location {
     syncedBy?: string;
     /** The file it was read from (absolute), for matching directory sources. */
     abs?: string;
+    /** Whether a render made it (kustomize, Helm, jsonnet output), rather than a file as written. */
+    rendered?: boolean;
     /**
      * The cluster it lands in (gitops/argocd/destinations.ts): the destination of the Application that syncs it;
      * unset for objects no Application syncs, which share one scope.
@@ -68,6 +72,8 @@ export interface LoadResult {
     budget: { aliasNodes: number };
     /** Identities defined more than once in one scope: each group's definitions, in read order (./scopes.ts). */
     duplicates?: ManifestObject[][];
+    /** Remote sources fetched (or taken from the cache) for the run, in the order they were first used. */
+    fetched?: FetchedSource[];
 }
 
 /** A load with nothing read yet, counting aliases against `budget` (its own, or a run's it shares). */
@@ -90,11 +96,15 @@ export interface LoadOptions {
     cluster?: ClusterCapabilities;
     /** Globs of paths (repository-relative) that walking folders leaves out (./exclude.ts). */
     exclude?: string[];
+    /** The run's own configuration files (absolute: the policy pack config), never read as manifests. */
+    toolConfigs?: string[];
     /**
      * The repository checked: an Application source is read only when its repoURL names it
      * (gitops/argocd/repo-url.ts). Unset: every source path is read (the harness's fixtures).
      */
     repository?: CheckedRepository;
+    /** The network policy for remote sources (gitops/fetch/network-policy.ts); unset: nothing is fetched. */
+    fetch?: FetchPolicy;
 }
 
 export interface Source {
@@ -105,6 +115,8 @@ export interface Source {
     abs?: string;
     /** Rendered output: positions are looked up in the file it came from (`abs`), not in this text. */
     rendered?: boolean;
+    /** The floating reference of the fetched source it came from (`<url> at <ref>, resolved to <x>`), if any. */
+    floating?: string;
 }
 
 function gvk(apiVersion: string): { group: string; version: string } {
@@ -172,19 +184,23 @@ export function addObject(
     const o = makeObject(src, obj, kind, identity, group, version, place);
     o.read = read;
     o.named = true;
-    if (src.repoPath !== undefined) {
-        const annotations = (
-            metadata.annotations !== null &&
-            typeof metadata.annotations === "object" &&
-            !Array.isArray(metadata.annotations)
-                ? metadata.annotations
-                : {}
-        ) as Record<string, unknown>;
-        if (annotations[SOURCE_PATH] === undefined) {
-            o.object = extended(obj, {
-                metadata: extended(metadata, { annotations: extended(annotations, { [SOURCE_PATH]: src.repoPath }) }),
-            });
-        }
+    const annotations = (
+        metadata.annotations !== null &&
+        typeof metadata.annotations === "object" &&
+        !Array.isArray(metadata.annotations)
+            ? metadata.annotations
+            : {}
+    ) as Record<string, unknown>;
+    if (src.repoPath !== undefined && annotations[SOURCE_PATH] === undefined) {
+        o.object = extended(obj, {
+            metadata: extended(metadata, { annotations: extended(annotations, { [SOURCE_PATH]: src.repoPath }) }),
+        });
+    }
+    if (src.floating !== undefined || annotations[FLOATING_SOURCE] !== undefined) {
+        // Only check's own value is read: one the manifest wrote is dropped.
+        const { [FLOATING_SOURCE]: _written, ...rest } = record(record(o.object.metadata)?.annotations) ?? {};
+        const own = src.floating === undefined ? rest : extended(rest, { [FLOATING_SOURCE]: src.floating });
+        o.object = extended(o.object, { metadata: extended(record(o.object.metadata) ?? {}, { annotations: own }) });
     }
     out.objects.push(o);
 }
@@ -234,6 +250,7 @@ function makeObject(
         named: false,
         repoPath: src.repoPath,
         abs: src.abs,
+        rendered: src.rendered === true,
     };
     return new LocatedObject(fields, new FilePlace(place));
 }
@@ -275,6 +292,7 @@ export type ObjectFields = Pick<
     | "named"
     | "repoPath"
     | "abs"
+    | "rendered"
     | "syncedBy"
     | "scope"
 >;
@@ -282,7 +300,7 @@ export type ObjectFields = Pick<
 /**
  * A manifest object: its fields, and what locates it (its place in its file, another object, another thread). A
  * class, its accessors on the prototype: an object literal with getters gives each object a hidden class of its own
- * and its properties in a dictionary, which cost memory for the whole run (docs/benchmarks.md, the fifth pass).
+ * and its properties in a dictionary, which cost memory for the whole run (docs/contributing/benchmarks.md, the fifth pass).
  */
 export class LocatedObject implements ManifestObject {
     file: string;
@@ -295,6 +313,7 @@ export class LocatedObject implements ManifestObject {
     named: boolean;
     repoPath?: string;
     abs?: string;
+    rendered: boolean;
     syncedBy?: string;
     scope?: string;
 
@@ -312,6 +331,7 @@ export class LocatedObject implements ManifestObject {
         this.named = fields.named;
         this.repoPath = fields.repoPath;
         this.abs = fields.abs;
+        this.rendered = fields.rendered === true;
         this.syncedBy = fields.syncedBy;
         this.scope = fields.scope;
     }
@@ -337,7 +357,10 @@ export function madeFrom(
     from: ManifestObject,
     own: Pick<ManifestObject, "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "syncedBy">,
 ): ManifestObject {
-    return new LocatedObject({ file: from.file, repoPath: from.repoPath, abs: from.abs, ...own }, from);
+    return new LocatedObject(
+        { file: from.file, repoPath: from.repoPath, abs: from.abs, rendered: from.rendered, ...own },
+        from,
+    );
 }
 
 /** The resources the evaluator gets: every named object, as the provider would register it, in its view's scope. */

@@ -6,6 +6,8 @@ import { BadInputError } from "../../support/errors";
 import { DEFAULT_CAPABILITIES } from "./capabilities";
 import { RenderContext, RenderedStream, mappingOf, runTool } from "./render";
 import { confineLinks } from "./repo-tree";
+import { buildDependencies, dependenciesFetchable } from "./chart-dependencies";
+import { floatingNote } from "../fetch/fetched-source";
 
 export function isChart(dir: string): boolean {
     return fs.existsSync(path.join(dir, "Chart.yaml"));
@@ -94,13 +96,16 @@ export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): 
     confineLinks(ctx);
     const chart = mappingOf(fs.readFileSync(path.join(dir, "Chart.yaml"), "utf8"));
     const remote = remoteDependency(dir);
-    if (remote !== undefined)
+    if (remote !== undefined && !dependenciesFetchable(dir, ctx))
         throw new BadInputError(
             `${what}: dependency ${JSON.stringify(remote)} comes from a chart repository (helm dependency build needs the network, which check does not use); vendor it into charts/`,
         );
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-helm-"));
     try {
-        const args = ["template", opts.releaseName, dir];
+        // Dependencies from chart repositories: fetched into a copy of the chart, as `helm dependency build` would.
+        const chartDir = remote === undefined ? dir : path.join(tmp, "chart");
+        const deps = remote === undefined ? [] : buildDependencies(dir, chartDir, ctx, what);
+        const args = ["template", opts.releaseName, chartDir];
         if (opts.namespace) args.push("--namespace", opts.namespace);
         if (!opts.skipCrds) args.push("--include-crds");
         if (opts.skipTests) args.push("--skip-tests");
@@ -122,20 +127,32 @@ export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): 
             args.push("--values", vf);
         }
         args.push(...setArgs(opts));
-        const out = runTool("helm", args, what, ctx, { cwd: dir });
+        const out = runTool("helm", args, what, ctx, { cwd: chartDir });
         const chartName = typeof chart.name === "string" ? chart.name : path.basename(dir);
         const streams: RenderedStream[] = [];
         for (const chunk of out.split(/^---\s*$/m)) {
             if (chunk.trim() === "") continue;
             const m = /^# Source: (.+)$/m.exec(chunk);
             let from = dir;
+            let shown: string | undefined;
+            let floating: string | undefined;
             if (m) {
                 // `<chart>/templates/x.yaml`, or `<chart>/charts/<sub>/templates/x.yaml`
                 const rel = m[1].trim().split("/").slice(1).join("/");
-                const candidate = path.join(dir, rel);
-                if (m[1].startsWith(chartName + "/") && fs.existsSync(candidate)) from = candidate;
+                const candidate = path.join(chartDir, rel);
+                if (m[1].startsWith(chartName + "/") && fs.existsSync(candidate)) {
+                    from = path.join(dir, rel);
+                    // A fetched dependency's template: the file in the cache, named by where it came from.
+                    for (const d of deps) {
+                        const inDep = path.relative(d.dir, candidate);
+                        if (inDep.startsWith("..") || path.isAbsolute(inDep)) continue;
+                        from = path.join(d.source.path, inDep);
+                        shown = `${d.source.url}@${d.source.resolved}/${inDep.split(path.sep).join("/")}`;
+                        floating = floatingNote(d.source);
+                    }
+                }
             }
-            streams.push({ text: chunk, from });
+            streams.push(shown === undefined ? { text: chunk, from } : { text: chunk, from, shown, floating });
         }
         return streams;
     } finally {

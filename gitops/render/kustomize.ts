@@ -10,6 +10,7 @@ import { KubeYamlError, decodeKubeYaml } from "../decode/kube-yaml";
 import { yamlReason } from "../decode/manifest-yaml";
 import { RenderContext, RenderedStream, mappingOf, runTool } from "./render";
 import { confineLinks } from "./repo-tree";
+import { Localizer, remoteEntriesFetchable } from "./kustomize-remote";
 import { extended } from "../../support/shapes";
 
 export const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
@@ -30,13 +31,13 @@ export function isRemoteEntry(entry: string): boolean {
     );
 }
 
-/** Entries of a kustomization that point outside the repository (remote bases), refused before running. */
+/** Entries of a kustomization that point outside the repository (remote bases): fetched, else refused. */
 function remoteEntries(kfile: string): string[] {
     const k = mappingOf(fs.readFileSync(kfile, "utf8"));
     const out: string[] = [];
     for (const field of ["resources", "bases", "components"]) {
         const list = k[field];
-        if (Array.isArray(list)) for (const e of list) if (typeof e === "string" && isRemoteEntry(e)) out.push(field);
+        if (Array.isArray(list)) for (const e of list) if (typeof e === "string" && isRemoteEntry(e)) out.push(e);
     }
     return out;
 }
@@ -63,6 +64,18 @@ function copyTree(from: string, to: string): void {
             return base !== ".git" && base !== "node_modules";
         },
     });
+}
+
+/**
+ * The run's copy of the repository (made on first use in `scratch.dir`), where kustomizations are edited before
+ * a build and restored after it: kustomize reads bases by relative paths, so the whole tree is copied once.
+ */
+export function scratchCopy(repoRoot: string, scratch: { dir?: string }): string {
+    if (!scratch.dir) {
+        scratch.dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-kustomize-"));
+        copyTree(repoRoot, path.join(scratch.dir, "repo"));
+    }
+    return path.join(scratch.dir, "repo");
 }
 
 /** `kustomize edit set image` semantics for one `name[=newName][:tag][@digest]` entry. */
@@ -99,21 +112,19 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
     confineLinks(ctx);
     const kfile = kustomizationFile(dir);
     if (!kfile) throw new BadInputError(`${what}: no kustomization.yaml`);
-    if (remoteEntries(kfile).length > 0)
+    const remote = remoteEntries(kfile);
+    if (remote.length > 0 && !remoteEntriesFetchable(remote, ctx))
         throw new BadInputError(
             `${what}: a remote base needs the network, which check does not use; vendor it into the repository`,
         );
     const scratch = ctx.scratch ?? {};
     const owned = ctx.scratch === undefined;
-    if (!scratch.dir) {
-        scratch.dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-kustomize-"));
-        copyTree(ctx.repoRoot, path.join(scratch.dir, "repo"));
-    }
-    const copy = path.join(scratch.dir, "repo");
+    const copy = scratchCopy(ctx.repoRoot, scratch);
     const rel = path.relative(ctx.repoRoot, dir);
     const appDir = path.join(copy, rel);
     const kcopy = path.join(appDir, path.basename(kfile));
     const original = fs.readFileSync(kcopy, "utf8");
+    const localizer = ctx.fetch ? new Localizer(scratch.dir!, ctx, what, isRemoteEntry) : undefined;
     try {
         // Read as kustomize reads it (sigs.k8s.io/yaml: YAML 1.1, so a plain `on` is true) and written back as
         // JSON, which every YAML reader takes as it is: a YAML 1.2 round trip wrote a quoted "on" or "y" plain,
@@ -150,36 +161,46 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
             k.components = [...(Array.isArray(k.components) ? (k.components as unknown[]) : []), ...opts.components];
         if (opts.replicas && opts.replicas.length > 0)
             k.replicas = [...(Array.isArray(k.replicas) ? (k.replicas as unknown[]) : []), ...opts.replicas];
+        // Remote bases (and what they name remotely) fetched under the policy, their entries made local.
+        localizer?.rewrite(k, appDir);
         const meta = Array.isArray(k.buildMetadata) ? (k.buildMetadata as string[]) : [];
         if (!meta.includes("originAnnotations")) k.buildMetadata = [...meta, "originAnnotations"];
         fs.writeFileSync(kcopy, `${JSON.stringify(k, null, 2)}\n`);
         const out = runTool("kustomize", ["build", "."], what, ctx, { cwd: appDir });
-        return splitByOrigin(out, appDir, dir);
+        return splitByOrigin(out, appDir, dir, localizer);
     } finally {
         fs.writeFileSync(kcopy, original);
-        if (owned) fs.rmSync(scratch.dir, { recursive: true, force: true });
+        if (owned && scratch.dir) fs.rmSync(scratch.dir, { recursive: true, force: true });
     }
 }
 
 const ORIGIN = "config.kubernetes.io/origin";
 
 /** Splits kustomize's output by each object's origin annotation (removed from the object). */
-function splitByOrigin(out: string, appCopy: string, appDir: string): RenderedStream[] {
+export function splitByOrigin(out: string, appCopy: string, appDir: string, localizer?: Localizer): RenderedStream[] {
     const streams: RenderedStream[] = [];
     for (const chunk of out.split(/^---$/m)) {
         if (chunk.trim() === "") continue;
         let from = appDir;
+        let shown: string | undefined;
+        let floating: string | undefined;
         let text = chunk;
         const m = new RegExp(`^(\\s*)${ORIGIN.replace(/[./]/g, "\\$&")}: \\|\\n((?:\\1  .*\\n)+)`, "m").exec(chunk);
         if (m) {
             const origin = mappingOf(m[2].replace(new RegExp(`^${m[1]}  `, "gm"), ""));
-            if (typeof origin.path === "string" && !origin.repo) from = path.resolve(appDir, origin.path);
+            if (typeof origin.path === "string" && !origin.repo) {
+                // A fetched base's file is named by its source; any other is the repository's file.
+                const remote = localizer?.named(path.resolve(appCopy, origin.path));
+                from = remote?.from ?? path.resolve(appDir, origin.path);
+                shown = remote?.shown;
+                floating = remote?.floating;
+            }
             text = chunk.slice(0, m.index) + chunk.slice(m.index + m[0].length);
             // An annotations map left empty: kustomize would not have written one.
             text = text.replace(/^(\s*)annotations:\s*\n(?!\1\s)/m, "");
         }
-        streams.push({ text: text.replace(/^\n+/, ""), from });
+        const body = text.replace(/^\n+/, "");
+        streams.push(shown === undefined ? { text: body, from } : { text: body, from, shown, floating });
     }
-    void appCopy;
     return streams;
 }

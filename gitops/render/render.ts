@@ -16,6 +16,8 @@ import { BadInputError } from "../../support/errors";
 import { firstKubeYamlValue } from "../decode/kube-yaml";
 import { ClusterCapabilities } from "./capabilities";
 import type { CheckedRepository } from "../argocd/repo-url";
+import type { FetchPolicy } from "../fetch/network-policy";
+import type { FetchedSource } from "../fetch/fetch";
 import { RepoContext } from "./repo-tree";
 import { INSTALL_HINT, ToolName, findTool } from "./tools";
 import { PathMap, firstErrorLine } from "./tool-errors";
@@ -27,6 +29,13 @@ export interface RenderedStream {
     text: string;
     /** The source file (a base manifest, a chart template, a .jsonnet file), else the rendered folder. */
     from: string;
+    /**
+     * How the file is named in findings when it is not a file of the checked repository (a fetched source's:
+     * `<url>@<resolved>/<path>`); unset: the file's path, relative to the working folder.
+     */
+    shown?: string;
+    /** When it came from a fetched source whose reference can move: `<url> at <ref>, resolved to <x>`. */
+    floating?: string;
 }
 
 /** A run's rendering: its repository (./repo-tree.ts RepoContext), deadline, scratch copy and cluster. */
@@ -45,6 +54,13 @@ export interface RenderContext extends RepoContext {
      * Unset: every source's path is read from the repository root (the harness's fixtures).
      */
     repository?: CheckedRepository;
+    /**
+     * The network policy for remote sources (gitops/fetch/): charts, other repositories, remote bases are fetched
+     * under it. Unset: nothing is fetched, and such sources are not read (the fail-closed finding, or exit 2).
+     */
+    fetch?: FetchPolicy;
+    /** Every source fetched (or taken from the cache) in the run, for the reports; shared by nested contexts. */
+    fetched?: FetchedSource[];
 }
 
 /** No network for rendering tools: every proxy points at a closed port, and git never prompts. */

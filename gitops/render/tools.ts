@@ -1,19 +1,22 @@
 /**
  * The rendering tools `pko-guard check` runs where Argo CD's repo server would (kustomize, helm, jsonnet),
- * ApplicationSet goTemplate expansion (appset-template: Go's text/template with Argo CD's functions), and the
- * reference YAML decoder of the differential test (kube-yaml). Each is taken from the project's own
- * toolchain (.cache/toolchain/bin: toolchain/install.sh's pinned builds, or fitting tools it linked from PATH) when it is
- * there, else from PATH; `source` says which, so a run can say what rendered it.
+ * ApplicationSet goTemplate expansion (appset-template: Go's text/template with Argo CD's functions), Flux
+ * Kustomization builds (flux-build: Flux's own kustomize generator and variable substitution; the flux CLI is the
+ * tests' reference for it), and the
+ * reference YAML decoder of the differential test (kube-yaml). Each is located by support/toolchain.ts: the
+ * platform package's prebuilt tool, the toolchain folder (install.sh's pinned builds, or fitting tools it linked
+ * from PATH), else PATH; `source` says which, so a run can say what rendered it.
  */
-import * as path from "path";
-import { installCommand, isExecutable, onPath, toolchainBin } from "../../support/toolchain";
+import { forgetInSnapshot } from "../../support/snapshot";
+import { installCommand, locateTool } from "../../support/toolchain";
 
-export type ToolName = "kustomize" | "helm" | "jsonnet" | "jsonnet-deps" | "kube-yaml" | "appset-template";
+export type ToolName =
+    "kustomize" | "helm" | "jsonnet" | "jsonnet-deps" | "kube-yaml" | "appset-template" | "flux-build" | "flux";
 
 export interface Tool {
     name: ToolName;
     path: string;
-    source: "toolchain" | "PATH";
+    source: "prebuilt" | "toolchain" | "PATH";
 }
 
 /**
@@ -27,20 +30,19 @@ export const INSTALL_HINT: Record<ToolName, string> = {
     "jsonnet-deps": `install go-jsonnet's jsonnet-deps on PATH, or run: ${installCommand("jsonnet-deps")}`,
     "kube-yaml": `run: ${installCommand("kube-yaml")}`,
     "appset-template": `run: ${installCommand("appset-template")}`,
+    "flux-build": `run: ${installCommand("flux-build")}`,
+    flux: `run: ${installCommand("flux")}`,
 };
 
 const found = new Map<ToolName, Tool | undefined>();
+// What PATH held where a start-up snapshot was built is not what a run started from it finds.
+forgetInSnapshot(() => found.clear());
 
-/** The tool, from the project's toolchain first, else PATH; undefined when neither has it. */
+/** The tool as support/toolchain.ts locates it (prebuilt, the toolchain folder, PATH); undefined when none has it. */
 export function findTool(name: ToolName): Tool | undefined {
     if (found.has(name)) return found.get(name);
-    const own = path.join(toolchainBin(), name);
-    let tool: Tool | undefined;
-    if (isExecutable(own)) tool = { name, path: own, source: "toolchain" };
-    else {
-        const fromPath = onPath(name);
-        if (fromPath) tool = { name, path: fromPath, source: "PATH" };
-    }
+    const located = locateTool(name);
+    const tool: Tool | undefined = located ? { name, path: located.path, source: located.source } : undefined;
     found.set(name, tool);
     return tool;
 }

@@ -198,7 +198,9 @@ export function assumedNamespaces(previewOutput: string): string[] {
     const used = new Set<string>();
     const declared = new Set<string>();
     for (const e of parseEvents(previewOutput) as {
-        resourcePreEvent?: { metadata?: { type?: string; new?: { inputs?: Record<string, any> } } };
+        resourcePreEvent?: {
+            metadata?: { type?: string; new?: { inputs?: { metadata?: { name?: unknown; namespace?: unknown } } } };
+        };
     }[]) {
         const m = e.resourcePreEvent?.metadata;
         const inputs = m?.new?.inputs;

@@ -18,7 +18,12 @@ import { CONFIG_GROUP } from "./manifest-program";
 import { MockOptions, runMockLeg, runProgramUnderMocks } from "./mock";
 import { programModules } from "./real";
 
-export async function runManifestLeg(fixture: Fixture): Promise<LegResult> {
+export function runManifestLeg(fixture: Fixture): Promise<LegResult> {
+    return Promise.resolve(manifestLeg(fixture));
+}
+
+/** The manifest leg of a fixture: its manifests checked in this process, as `pko-guard check` reads them. */
+function manifestLeg(fixture: Fixture): LegResult {
     const result = legResult("manifest", Date.now());
     if (!fixture.manifestsDir) return result.skipped("not a manifest fixture");
     try {
@@ -106,6 +111,7 @@ export function manifestRowMapper(fixture: Fixture): (rows: Row[]) => Row[] {
 export async function runMockManifestLeg(program: Fixture, options: MockOptions): Promise<LegResult> {
     const started = Date.now();
     const result = legResult("mock", started);
+    if (program.expect.manifestOnly) return result.skipped(`manifest-only: ${program.expect.manifestOnly}`);
     let resources;
     try {
         resources = await runProgramUnderMocks(program, options.timeoutMs);

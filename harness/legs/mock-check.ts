@@ -42,7 +42,7 @@ export function kubernetesKind(type: string): { apiVersion: string; kind: string
  * Returns the checked inputs; may throw MockRefusal where the real preview fails.
  */
 export function checkKubernetesInputs(name: string, type: string, inputs: Obj, ctx: CheckContext): Obj {
-    const out: Obj = JSON.parse(JSON.stringify(inputs));
+    const out = JSON.parse(JSON.stringify(inputs)) as Obj;
     const ident = kubernetesKind(type);
     const apiVersion = typeof out.apiVersion === "string" ? out.apiVersion : (ident?.apiVersion ?? "");
     const kind = typeof out.kind === "string" ? out.kind : (ident?.kind ?? "");

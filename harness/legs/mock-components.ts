@@ -7,6 +7,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { BadInputError } from "../../support/errors";
+import { installCommand } from "../../support/toolchain";
 import { runTool } from "../../gitops/render/render";
 import { findTool } from "../../gitops/render/tools";
 import { CheckContext } from "./mock-check";
@@ -20,7 +21,9 @@ const REMOTE_REF = /^(?:[a-z][a-z0-9+.-]*:\/\/|git@|github\.com\/)|\?ref=/i;
 /** Runs a rendering tool for a component: a missing tool is a refusal, a failed render the component's error. */
 function renderFor(tool: "helm" | "kustomize", args: string[], what: string, cwd: string): string {
     if (!findTool(tool))
-        throw new MockRefusal(`cannot expand ${what} in the mock leg: ${tool} is not installed (npm run setup)`);
+        throw new MockRefusal(
+            `cannot expand ${what} in the mock leg: ${tool} is not installed (run: ${installCommand(tool)})`,
+        );
     try {
         return runTool(tool, args, what, { deadline: Date.now() + 120_000, repoRoot: cwd, show: (p) => p }, { cwd });
     } catch (e) {

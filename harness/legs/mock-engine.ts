@@ -19,13 +19,19 @@
 import { AUTONAMED_ANNOTATION, CheckContext, checkKubernetesInputs, kubernetesKind } from "./mock-check";
 import { EXPANDABLE_COMPONENTS, REFUSED_COMPONENTS, expandHelmV4, expandKustomizeV2 } from "./mock-components";
 import { ChildRegistration } from "./mock-register";
-import { MockRefusal, isObj } from "./mock-wire";
+import { MockRefusal, Obj, isObj } from "./mock-wire";
 import { Callback, Transforms, applyOptions, optionsFromRequest } from "./mock-transforms";
 import { REFUSED_INVOKES, decodeYamlInvoke, expandYamlV2 } from "./mock-yaml";
-
-const structPb = require("google-protobuf/google/protobuf/struct_pb");
-const resproto = require("@pulumi/pulumi/proto/resource_pb");
-const provproto = require("@pulumi/pulumi/proto/provider_pb");
+import {
+    MockMonitor,
+    MonitorCallback,
+    MonitorError,
+    monitorMethod,
+    provproto,
+    resproto,
+    setMonitorMethod,
+    toStruct,
+} from "./engine-surface";
 
 /** One registration as the engine would hand it to analyzers (wire form). */
 export interface Registration {
@@ -58,8 +64,6 @@ export function engineUrn(
     }
     return `urn:pulumi:${stack}::${project}::${qualified}::${name}`;
 }
-
-type Monitor = Record<string, any>;
 
 export interface MockEngineOptions {
     project: string;
@@ -107,7 +111,7 @@ export class MockEngine {
     }
 
     /** Installs the engine's behaviour on the SDK's MockMonitor instance. */
-    install(monitor: Monitor): void {
+    install(monitor: MockMonitor): void {
         const { stack, project } = this.opts;
         monitor.newUrn = (parent: string, type: string, name: string) =>
             engineUrn(stack, project, type, name, parent || undefined);
@@ -120,13 +124,14 @@ export class MockEngine {
             "registerResourceOutputs",
             "supportsFeature",
         ]) {
-            const original = monitor[method]?.bind(monitor);
+            const original = monitorMethod(monitor, method);
             if (!original) continue;
-            monitor[method] = (req: unknown, callback: (err: any, res?: unknown) => void) =>
-                original(req, (err: any, res?: unknown) => callback(withDetails(err), res));
+            setMonitorMethod(monitor, method, (req, callback) =>
+                original(req, (err, res) => callback(withDetails(err), res)),
+            );
         }
         const register = monitor.registerResource.bind(monitor);
-        monitor.registerResource = (req: any, callback: (err: any, res?: unknown) => void) => {
+        monitor.registerResource = (req, callback) => {
             // A program that registers its root stack itself (the Go SDK does): answered, and not a registration
             // of its own, since analyzerView gives the root as the engine does.
             if (req.getType() === "pulumi:pulumi:Stack" && !req.getParent()) {
@@ -135,24 +140,24 @@ export class MockEngine {
             }
             this.onRegister(req).then(
                 () => register(req, callback),
-                (e) => {
+                (e: unknown) => {
                     if (e instanceof MockRefusal) this.refuse(e.message);
                     callback(withDetails(e));
                 },
             );
         };
         this.installInvoke(monitor);
-        monitor.registerStackTransform = (req: any, callback: (err: any, res?: unknown) => void) => {
+        monitor.registerStackTransform = (req, callback) => {
             this.transforms.addStackTransform({ target: req.getTarget(), token: req.getToken() });
             callback(null, {});
         };
-        monitor.registerStackInvokeTransform = (req: any, callback: (err: any, res?: unknown) => void) => {
+        monitor.registerStackInvokeTransform = (req, callback) => {
             this.transforms.addInvokeTransform({ target: req.getTarget(), token: req.getToken() });
             callback(null, {});
         };
         this.installReadResource(monitor);
         const supportsFeature = monitor.supportsFeature.bind(monitor);
-        monitor.supportsFeature = (req: any, callback: (err: any, res?: unknown) => void) => {
+        monitor.supportsFeature = (req, callback) => {
             if (req.getId() === "transforms" || req.getId() === "invokeTransforms") {
                 callback(null, { getHassupport: () => true });
                 return;
@@ -162,22 +167,22 @@ export class MockEngine {
     }
 
     /** Invokes: the stack's invoke transforms first, then `kubernetes:yaml:decode` answered, others refused or mocked. */
-    private installInvoke(monitor: Monitor): void {
+    private installInvoke(monitor: MockMonitor): void {
         const invoke = monitor.invoke.bind(monitor);
-        monitor.invoke = (req: any, callback: (err: any, res?: unknown) => void) => {
+        monitor.invoke = (req, callback) => {
             // The engine runs the stack's invoke transforms first, in registration order.
             this.transforms.transformInvoke(req).then(
                 () => answer(req, callback),
-                (e) => callback(withDetails(e)),
+                (e: unknown) => callback(withDetails(e)),
             );
         };
-        const answer = (req: any, callback: (err: any, res?: unknown) => void) => {
-            const tok: string = req.getTok();
+        const answer = (req: resproto.ResourceInvokeRequest, callback: MonitorCallback) => {
+            const tok = req.getTok();
             try {
                 if (tok === "kubernetes:yaml:decode") {
                     const result = decodeYamlInvoke(req.getArgs()?.toJavaScript() ?? {});
                     const resp = new provproto.InvokeResponse();
-                    resp.setReturn(structPb.Struct.fromJavaScript(result));
+                    resp.setReturn(toStruct(result));
                     callback(null, resp);
                     return;
                 }
@@ -194,12 +199,11 @@ export class MockEngine {
     }
 
     /** `.get` of an existing resource: refused, since its state is what mocks do not have. */
-    private installReadResource(monitor: Monitor): void {
-        const readResource = monitor.readResource.bind(monitor);
-        monitor.readResource = (req: any, callback: (err: any, res?: unknown) => void) => {
+    private installReadResource(monitor: MockMonitor): void {
+        monitor.readResource = (req, callback) => {
             // `.get`: the engine reads the live state through the provider (a cluster, another stack); the
             // analyzer's stack view would hold it. Mocks have none of it.
-            const type: string = req.getType();
+            const type = req.getType();
             const source =
                 type === "pulumi:pulumi:StackReference"
                     ? "its outputs come from another stack's state"
@@ -208,7 +212,6 @@ export class MockEngine {
                       : "its state comes from the provider";
             const message = `cannot read ${type} "${req.getName()}" (a .get of an existing resource) in the mock leg: ${source}`;
             this.refuse(message);
-            void readResource;
             callback(withDetails(new MockRefusal(message)));
         };
     }
@@ -218,16 +221,14 @@ export class MockEngine {
      * Check; the request is updated in place so the mocks (and thus the program) see the result. A
      * provider-side component is then expanded (expandComponent).
      */
-    private async onRegister(req: any): Promise<void> {
-        const type: string = req.getType();
-        const name: string = req.getName();
-        const parent: string = req.getParent() || "";
-        const custom: boolean = req.getCustom();
-        const remote: boolean = req.getRemote();
+    private async onRegister(req: resproto.RegisterResourceRequest): Promise<void> {
+        const type = req.getType();
+        const name = req.getName();
+        const parent = req.getParent() || "";
+        const custom = req.getCustom();
+        const remote = req.getRemote();
         const urn = engineUrn(this.opts.stack, this.opts.project, type, name, parent || undefined);
-        const own: Callback[] = req
-            .getTransformsList()
-            .map((c: any) => ({ target: c.getTarget(), token: c.getToken() }));
+        const own: Callback[] = req.getTransformsList().map((c) => ({ target: c.getTarget(), token: c.getToken() }));
         let props = (req.getObject()?.toJavaScript() ?? {}) as Record<string, unknown>;
         let options = optionsFromRequest(req);
         const result = await this.transforms.transform(urn, { name, type, parent, custom, props, options, own });
@@ -236,10 +237,10 @@ export class MockEngine {
         applyOptions(req, options);
         let autonamed: string | undefined;
         if (custom && kubernetesKind(type)) {
-            props = checkKubernetesInputs(name, type, props as any, this.k8s);
+            props = checkKubernetesInputs(name, type, props as Obj, this.k8s);
             autonamed = autonameOf(props);
         }
-        req.setObject(structPb.Struct.fromJavaScript(props));
+        req.setObject(toStruct(props));
         this.registrations.push({
             type,
             name,
@@ -261,13 +262,13 @@ export class MockEngine {
             // bad manifest fails the component's registration.
             const children =
                 type === "kubernetes:helm.sh/v4:Chart"
-                    ? expandHelmV4(name, props as any, this.opts.programDir, this.k8s)
+                    ? expandHelmV4(name, props as Obj, this.opts.programDir, this.k8s)
                     : type === "kubernetes:kustomize/v2:Directory"
-                      ? expandKustomizeV2(name, props as any, this.opts.programDir, this.k8s)
+                      ? expandKustomizeV2(name, props as Obj, this.opts.programDir, this.k8s)
                       : expandYamlV2(
                             type.endsWith(":ConfigGroup") ? "ConfigGroup" : "ConfigFile",
                             name,
-                            props as any,
+                            props as Obj,
                             this.opts.programDir,
                             this.k8s,
                         );
@@ -297,7 +298,7 @@ export class MockEngine {
                 options,
                 own: [],
             });
-            const props = checkKubernetesInputs(child.name, child.type, result.props as any, this.k8s);
+            const props = checkKubernetesInputs(child.name, child.type, result.props as Obj, this.k8s);
             urns.set(child.name, urn);
             const autonamed = autonameOf(props);
             this.registrations.push({
@@ -330,9 +331,10 @@ function message(e: unknown): string {
 }
 
 /** A gRPC-shaped error: the SDK reads `details` (a plain Error's would be undefined, hence empty). */
-function withDetails(err: any): any {
-    if (!err) return err;
+function withDetails(err: unknown): MonitorError | null {
+    if (!err) return null;
     if (typeof err !== "object") return Object.assign(new Error(String(err)), { details: String(err) });
-    if (!err.details) err.details = message(err) || "the mock monitor failed without a message";
-    return err;
+    const e = err as MonitorError;
+    if (!e.details) e.details = message(err) || "the mock monitor failed without a message";
+    return e;
 }

@@ -7,28 +7,31 @@
  */
 import * as crypto from "crypto";
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import { execFileSync, spawn } from "child_process";
+import { userCacheDir } from "../../support/cache-dir";
 
-const grpc = require("@grpc/grpc-js");
-const resrpc = require("@pulumi/pulumi/proto/resource_grpc_pb");
-const enginerpc = require("@pulumi/pulumi/proto/engine_grpc_pb");
-const resproto = require("@pulumi/pulumi/proto/resource_pb");
-const engineproto = require("@pulumi/pulumi/proto/engine_pb");
-const emptyproto = require("google-protobuf/google/protobuf/empty_pb");
+import {
+    MockMonitor,
+    emptyproto,
+    enginerpc,
+    engineproto,
+    grpc,
+    monitorMethod,
+    resproto,
+    resrpc,
+    serviceMethods,
+} from "./engine-surface";
 
-type Monitor = Record<string, any>;
-type Callback = (err: unknown, res?: unknown) => void;
+/** A unary handler of a service this module serves. */
+type Handler<Req = unknown> = (call: grpc.ServerUnaryCall<Req, unknown>, cb: grpc.sendUnaryData<unknown>) => void;
 
 /** The longest a Go build may take (a first build compiles the SDK and the provider SDK). */
 const BUILD_TIMEOUT_MS = 15 * 60_000;
-/** The engine's log severity for errors (pulumirpc.LogSeverity.ERROR). */
-const LOG_ERROR = 3;
 
 /** A response of the type gRPC must send: the MockMonitor answers some calls with plain objects. */
-function asMessage(res: unknown, responseType: any): unknown {
-    if (res instanceof responseType) return res;
+function asMessage(res: unknown, responseType: (new () => unknown) | undefined): unknown {
+    if (responseType === undefined || res instanceof responseType) return res;
     if (responseType === emptyproto.Empty) return new emptyproto.Empty();
     if (responseType === resproto.SupportsFeatureResponse) {
         const out = new resproto.SupportsFeatureResponse();
@@ -39,52 +42,50 @@ function asMessage(res: unknown, responseType: any): unknown {
 }
 
 /** An error as gRPC sends it: its code (UNKNOWN unless it has one) and its message as the details. */
-function asStatus(err: unknown): unknown {
+function asStatus(err: unknown): Partial<grpc.StatusObject> & { message: string } {
     const e = err as { code?: unknown; details?: unknown; message?: unknown };
     const details = typeof e?.details === "string" && e.details ? e.details : String(e?.message ?? err);
     return { code: typeof e?.code === "number" ? e.code : grpc.status.UNKNOWN, details, message: details };
 }
 
 /** The MockMonitor's methods as the handlers of the ResourceMonitor service (missing ones: UNIMPLEMENTED). */
-function monitorHandlers(monitor: Monitor): Record<string, (call: any, cb: Callback) => void> {
-    const handlers: Record<string, (call: any, cb: Callback) => void> = {};
-    for (const [name, def] of Object.entries(resrpc.ResourceMonitorService as Record<string, any>)) {
+function monitorHandlers(monitor: MockMonitor): Record<string, Handler> {
+    const handlers: Record<string, Handler> = {};
+    for (const [name, def] of serviceMethods(resrpc.ResourceMonitorService)) {
         handlers[name] = (call, cb) => {
-            const method = monitor[name];
-            if (typeof method !== "function") {
+            const method = monitorMethod(monitor, name);
+            if (!method) {
                 cb({ code: grpc.status.UNIMPLEMENTED, details: `${name} is not served in the mock leg` });
                 return;
             }
-            method.call(monitor, call.request, (err: unknown, res?: unknown) =>
-                err ? cb(asStatus(err)) : cb(null, asMessage(res, def.responseType)),
-            );
+            method(call.request, (err, res) => (err ? cb(asStatus(err)) : cb(null, asMessage(res, def.responseType))));
         };
     }
     return handlers;
 }
 
 /** The Engine service: the program's error logs kept (its failure is logged, then it exits), a root resource. */
-function engineHandlers(errors: string[]): Record<string, (call: any, cb: Callback) => void> {
+function engineHandlers(errors: string[]): grpc.UntypedServiceImplementation {
     let root = "";
-    return {
-        log: (call, cb) => {
-            if (call.request.getSeverity() === LOG_ERROR) errors.push(String(call.request.getMessage()));
-            cb(null, new emptyproto.Empty());
-        },
-        getRootResource: (_call, cb) => {
-            const out = new engineproto.GetRootResourceResponse();
-            out.setUrn(root);
-            cb(null, out);
-        },
-        setRootResource: (call, cb) => {
-            root = call.request.getUrn();
-            cb(null, new engineproto.SetRootResourceResponse());
-        },
+    const log: Handler<engineproto.LogRequest> = (call, cb) => {
+        if (call.request.getSeverity() === engineproto.LogSeverity.ERROR)
+            errors.push(String(call.request.getMessage()));
+        cb(null, new emptyproto.Empty());
     };
+    const getRootResource: Handler = (_call, cb) => {
+        const out = new engineproto.GetRootResourceResponse();
+        out.setUrn(root);
+        cb(null, out);
+    };
+    const setRootResource: Handler<engineproto.SetRootResourceRequest> = (call, cb) => {
+        root = call.request.getUrn();
+        cb(null, new engineproto.SetRootResourceResponse());
+    };
+    return { log, getRootResource, setRootResource };
 }
 
 /** Serves the monitor and the engine on a loopback port; resolves with the address and a stop function. */
-async function serve(monitor: Monitor, errors: string[]): Promise<{ address: string; stop: () => void }> {
+async function serve(monitor: MockMonitor, errors: string[]): Promise<{ address: string; stop: () => void }> {
     const server = new grpc.Server();
     server.addService(resrpc.ResourceMonitorService, monitorHandlers(monitor));
     server.addService(enginerpc.EngineService, engineHandlers(errors));
@@ -111,10 +112,9 @@ function sourceHash(dir: string, goVersion: string): string {
     return h.digest("hex").slice(0, 32);
 }
 
-/** The folder Go builds of the mock leg are kept in (the user's cache, else the temporary folder). */
+/** The folder Go builds of the mock leg are kept in: the user's cache folder (support/cache-dir.ts). */
 function buildCache(): string {
-    const base = process.env.XDG_CACHE_HOME || (os.homedir() ? path.join(os.homedir(), ".cache") : os.tmpdir());
-    return path.join(base, "pko-guard", "go-programs");
+    return path.join(userCacheDir(), "go-programs");
 }
 
 /** The program built (or the build kept from before for the same sources); one line when the build fails. */
@@ -158,7 +158,7 @@ export interface GoRun {
  * Runs the Go program in `dir` against `monitor` in preview mode; resolves when it exits, rejects with one line
  * when it fails (its logged error, else its exit code).
  */
-export async function runGoProgram(dir: string, monitor: Monitor, run: GoRun): Promise<void> {
+export async function runGoProgram(dir: string, monitor: MockMonitor, run: GoRun): Promise<void> {
     const binary = goBinary(dir);
     const errors: string[] = [];
     const server = await serve(monitor, errors);
@@ -181,7 +181,7 @@ export async function runGoProgram(dir: string, monitor: Monitor, run: GoRun): P
             },
         });
         let stderr = "";
-        child.stderr!.on("data", (d) => (stderr = (stderr + d.toString()).slice(-4000)));
+        child.stderr.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
         const code: number | null = await new Promise((resolve, reject) => {
             child.once("error", reject);
             child.once("close", (c) => resolve(c));

@@ -23,6 +23,7 @@ import * as path from "path";
 import { MockEngine } from "./mock-engine";
 import { runGoProgram } from "./mock-go";
 import { ProgramJob, ProgramReply, typeScriptKey } from "./mock-workers";
+import { MockMonitor, RuntimeSettings, runtimeSettings, runtimeState, tsUtils } from "./engine-surface";
 
 /** The Kubernetes provider's default namespace in the real leg (no kubeconfig: none, so nothing is defaulted). */
 const PROVIDER_NAMESPACE = "";
@@ -70,10 +71,7 @@ export function describeError(e: unknown): string {
  * the mock leg runs the program, type errors are the real leg's (and the user's build's) to report.
  */
 function registerTypeScript(dir: string): void {
-    const tsutils = require("@pulumi/pulumi/tsutils") as {
-        typeScriptRequireStrings(): { tsnodeRequire: string; typescriptRequire: string };
-        loadTypeScriptCompilerOptions(file: string): Record<string, unknown>;
-    };
+    const tsutils = tsUtils();
     const tsConfig = path.join(dir, "tsconfig.json");
     const { tsnodeRequire, typescriptRequire } = tsutils.typeScriptRequireStrings();
     const version = String((require(typescriptRequire) as { version: string }).version);
@@ -94,8 +92,6 @@ function registerTypeScript(dir: string): void {
     });
 }
 
-type Settings = { waitForRPCs(): Promise<void> };
-
 /** The TypeScript set-up this process registered (ts-node's hook is process-wide: one set-up a process). */
 let registeredTypeScript: string | undefined;
 /** The folder TypeScript was registered in: ts-node writes its diagnostics' paths relative to it. */
@@ -106,7 +102,7 @@ let programError: unknown;
 let running = false;
 
 /** Runs a Node program in this process under the installed mocks; resolves with the error it failed with, if any. */
-async function nodeProgramError(dir: string, settings: unknown): Promise<unknown> {
+async function nodeProgramError(dir: string, settings: RuntimeSettings): Promise<unknown> {
     programError = undefined;
     try {
         const ts = typeScriptKey(dir);
@@ -120,15 +116,15 @@ async function nodeProgramError(dir: string, settings: unknown): Promise<unknown
     } catch (e) {
         programError = e;
     }
-    await (settings as Settings).waitForRPCs();
+    await settings.waitForRPCs();
     // Let late applies settle, then drain again.
     await new Promise((r) => setImmediate(r));
-    await (settings as Settings).waitForRPCs();
+    await settings.waitForRPCs();
     return programError;
 }
 
 /** Runs a Go program against the installed mocks, served over gRPC; resolves with the error it failed with, if any. */
-async function goProgramError(job: ProgramJob, monitor: Record<string, any>): Promise<unknown> {
+async function goProgramError(job: ProgramJob, monitor: MockMonitor): Promise<unknown> {
     const { dir, project, stack, config, secretKeys } = job;
     try {
         await runGoProgram(dir, monitor, { project, stack, config, secretKeys });
@@ -150,7 +146,7 @@ async function runProgram(job: ProgramJob): Promise<unknown[]> {
     // Resolve the fixture's own imports from the fixture folder.
     process.chdir(dir);
     const pulumi = await import("@pulumi/pulumi");
-    const settings = await import("@pulumi/pulumi/runtime/settings");
+    const settings = runtimeSettings();
     const engine = new MockEngine({ project, stack, programDir: dir, defaultNamespace: PROVIDER_NAMESPACE });
 
     await pulumi.runtime.setMocks(
@@ -168,13 +164,10 @@ async function runProgram(job: ProgramJob): Promise<unknown[]> {
         true,
     );
     // The engine supports transforms (of resources and invokes); the mock leg implements them (mock-engine.ts).
-    const state = await import("@pulumi/pulumi/runtime/state");
-    const store = (
-        state as unknown as { getStore(): { supportsTransforms: boolean; supportsInvokeTransforms: boolean } }
-    ).getStore();
+    const store = runtimeState().getStore();
     store.supportsTransforms = true;
     store.supportsInvokeTransforms = true;
-    const monitor = (settings as unknown as { getMonitor(): Record<string, (...args: any[]) => any> }).getMonitor();
+    const monitor = settings.getMonitor();
     engine.install(monitor);
     const programError =
         job.runtime === "go" ? await goProgramError(job, monitor) : await nodeProgramError(dir, settings);
@@ -195,10 +188,7 @@ function runFresh(job: ProgramJob): Promise<unknown[]> {
         if (!key.split(path.sep).includes("node_modules") && !key.startsWith(OWN_MODULES)) delete require.cache[key];
     process.env.PULUMI_CONFIG = job.config;
     process.env.PULUMI_CONFIG_SECRET_KEYS = job.secretKeys;
-    const state = require("@pulumi/pulumi/runtime/state") as {
-        withLocalStorage<T>(callback: () => Promise<T>): Promise<T>;
-    };
-    return state.withLocalStorage(() => runProgram(job));
+    return runtimeState().withLocalStorage(() => runProgram(job));
 }
 
 /** A run's failure as the leg reports it: the program's own, else the runner's. */

@@ -22,7 +22,7 @@ function expandLists(objs: Obj[]): Obj[] {
     while (queue.length > 0) {
         const o = queue.shift()!;
         if (typeof o.kind === "string" && o.kind.endsWith("List") && Array.isArray(o.items)) {
-            queue.unshift(...(o.items.filter(isObj) as Obj[]));
+            queue.unshift(...o.items.filter(isObj));
             continue;
         }
         out.push(o);
@@ -74,7 +74,7 @@ export function registerObjects(
         const apiVersion = String(o.apiVersion);
         let name =
             typeof meta.namespace === "string" && meta.namespace !== ""
-                ? `${meta.namespace}/${meta.name}`
+                ? `${meta.namespace}/${String(meta.name)}`
                 : String(meta.name);
         if (prefix !== "") name = `${prefix}:${name}`;
         if (skipAwait) {
@@ -113,11 +113,9 @@ function orderChildren(children: ChildRegistration[]): ChildRegistration[] {
             name: String(meta.name),
             crd:
                 p.kind === "CustomResourceDefinition" && isObj(p.spec)
-                    ? `${(p.spec as Obj).group}/${isObj((p.spec as Obj).names) ? ((p.spec as Obj).names as Obj).kind : ""}`
+                    ? `${String(p.spec.group)}/${isObj(p.spec.names) ? String(p.spec.names.kind) : ""}`
                     : undefined,
-            dependsAnno: isObj(meta.annotations)
-                ? (meta.annotations as Obj)["config.kubernetes.io/depends-on"]
-                : undefined,
+            dependsAnno: isObj(meta.annotations) ? meta.annotations["config.kubernetes.io/depends-on"] : undefined,
         };
     });
     const deps = new Map<number, Set<number>>();

@@ -4,12 +4,7 @@
  * `Callbacks.Invoke`), in the engine's order: the resource's transforms, then its parents' (nearest first), then
  * the stack's, in registration order.
  */
-import * as grpc from "@grpc/grpc-js";
-
-const structPb = require("google-protobuf/google/protobuf/struct_pb");
-const resproto = require("@pulumi/pulumi/proto/resource_pb");
-const callbackPb = require("@pulumi/pulumi/proto/callback_pb");
-const callbackGrpc = require("@pulumi/pulumi/proto/callback_grpc_pb");
+import { callbackGrpc, callbackPb, grpc, resproto, toStruct } from "./engine-surface";
 
 /** A program's callback: the SDK's callback server and the token of one function. */
 export interface Callback {
@@ -24,7 +19,7 @@ export interface TransformSubject {
     parent: string;
     custom: boolean;
     props: Record<string, unknown>;
-    options: any;
+    options: resproto.TransformResourceOptions;
     /** Its own transforms (the `transforms` option). */
     own: Callback[];
 }
@@ -35,7 +30,7 @@ export class Transforms {
     private readonly invokeTransforms: Callback[] = [];
     private readonly resourceTransforms = new Map<string, Callback[]>();
     private readonly parents = new Map<string, string>();
-    private readonly clients = new Map<string, any>();
+    private readonly clients = new Map<string, callbackGrpc.CallbacksClient>();
 
     /** A stack transform (the monitor's `registerStackTransform`), run after a resource's own and its parents'. */
     addStackTransform(cb: Callback): void {
@@ -48,7 +43,10 @@ export class Transforms {
     }
 
     /** Runs the transforms that apply to a registration, in the engine's order. */
-    async transform(urn: string, r: TransformSubject): Promise<{ props: Record<string, unknown>; options: any }> {
+    async transform(
+        urn: string,
+        r: TransformSubject,
+    ): Promise<{ props: Record<string, unknown>; options: resproto.TransformResourceOptions }> {
         this.parents.set(urn, r.parent);
         if (r.own.length > 0) this.resourceTransforms.set(urn, r.own);
         const chain: Callback[] = [...r.own];
@@ -64,19 +62,19 @@ export class Transforms {
             request.setType(r.type);
             request.setParent(r.parent);
             request.setCustom(r.custom);
-            request.setProperties(structPb.Struct.fromJavaScript(props));
+            request.setProperties(toStruct(props));
             request.setOptions(options);
             const response = resproto.TransformResponse.deserializeBinary(
                 await this.callback(cb, request.serializeBinary()),
             );
-            if (response.getOptions()) options = response.getOptions();
-            if (response.getProperties()) props = response.getProperties().toJavaScript();
+            options = response.getOptions() ?? options;
+            props = response.getProperties()?.toJavaScript() ?? props;
         }
         return { props, options };
     }
 
     /** The stack's invoke transforms, applied to the request's args and options in place. */
-    async transformInvoke(req: any): Promise<void> {
+    async transformInvoke(req: resproto.ResourceInvokeRequest): Promise<void> {
         if (this.invokeTransforms.length === 0) return;
         let args = req.getArgs();
         let options = new resproto.TransformInvokeOptions();
@@ -91,8 +89,8 @@ export class Transforms {
             const response = resproto.TransformInvokeResponse.deserializeBinary(
                 await this.callback(cb, request.serializeBinary()),
             );
-            if (response.getArgs()) args = response.getArgs();
-            if (response.getOptions()) options = response.getOptions();
+            args = response.getArgs() ?? args;
+            options = response.getOptions() ?? options;
         }
         req.setArgs(args);
         req.setProvider(options.getProvider());
@@ -105,15 +103,15 @@ export class Transforms {
         const invoke = new callbackPb.CallbackInvokeRequest();
         invoke.setToken(cb.token);
         invoke.setRequest(request);
-        const resp: any = await new Promise((resolve, reject) =>
-            this.client(cb.target).invoke(invoke, (err: grpc.ServiceError | null, res: unknown) =>
+        const resp = await new Promise<callbackPb.CallbackInvokeResponse>((resolve, reject) =>
+            this.client(cb.target).invoke(invoke, (err, res) =>
                 err ? reject(new Error(`invoke transform: ${err.details || err.message}`)) : resolve(res),
             ),
         );
         return resp.getResponse_asU8();
     }
 
-    private client(target: string): any {
+    private client(target: string): callbackGrpc.CallbacksClient {
         let c = this.clients.get(target);
         if (!c) {
             c = new callbackGrpc.CallbacksClient(target, grpc.credentials.createInsecure());
@@ -128,10 +126,11 @@ export class Transforms {
 }
 
 /** The options the engine passes to transforms, from a registration request. */
-export function optionsFromRequest(req: any): any {
+export function optionsFromRequest(req: resproto.RegisterResourceRequest): resproto.TransformResourceOptions {
     const o = new resproto.TransformResourceOptions();
     o.setDependsOnList(req.getDependenciesList());
-    o.setProtect(req.getProtect());
+    const protect = req.getProtect();
+    if (protect !== undefined) o.setProtect(protect);
     o.setIgnoreChangesList(req.getIgnorechangesList());
     o.setReplaceOnChangesList(req.getReplaceonchangesList());
     o.setVersion(req.getVersion());
@@ -142,7 +141,8 @@ export function optionsFromRequest(req: any): any {
     o.setHideDiffList(req.getHidediffsList());
     if (req.getCustomtimeouts()) o.setCustomTimeouts(req.getCustomtimeouts());
     o.setPluginDownloadUrl(req.getPlugindownloadurl());
-    o.setRetainOnDelete(req.getRetainondelete());
+    const retain = req.getRetainondelete();
+    if (retain !== undefined) o.setRetainOnDelete(retain);
     o.setDeletedWith(req.getDeletedwith());
     if (req.getDeletebeforereplacedefined()) o.setDeleteBeforeReplace(req.getDeletebeforereplace());
     o.setAdditionalSecretOutputsList(req.getAdditionalsecretoutputsList());
@@ -150,9 +150,10 @@ export function optionsFromRequest(req: any): any {
 }
 
 /** Writes transformed options back onto the request, as the engine uses them after transforms. */
-export function applyOptions(req: any, o: any): void {
+export function applyOptions(req: resproto.RegisterResourceRequest, o: resproto.TransformResourceOptions): void {
     req.setDependenciesList(o.getDependsOnList());
-    if (o.hasProtect?.() ?? true) req.setProtect(o.getProtect());
+    const protect = o.getProtect();
+    if (o.hasProtect() && protect !== undefined) req.setProtect(protect);
     req.setIgnorechangesList(o.getIgnoreChangesList());
     req.setReplaceonchangesList(o.getReplaceOnChangesList());
     req.setVersion(o.getVersion());

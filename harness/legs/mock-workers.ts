@@ -67,11 +67,15 @@ function startWorker(): Worker {
         stdio: ["ignore", "ignore", "pipe", "ipc"],
     });
     const w: Worker = { spawned, typeScript: undefined, stderr: "", gone: false };
-    spawned.child.stderr!.on("data", (d) => (w.stderr = (w.stderr + d.toString()).slice(-8000)));
-    void spawned.exited.then(() => {
-        w.gone = true;
-        if (idle.includes(w)) idle.splice(idle.indexOf(w), 1);
-    });
+    spawned.child.stderr!.on("data", (d: Buffer) => (w.stderr = (w.stderr + d.toString()).slice(-8000)));
+    // `exited` never rejects (support/process.ts): it resolves with the exit, or the error that prevented a start.
+    spawned.exited.then(
+        () => {
+            w.gone = true;
+            if (idle.includes(w)) idle.splice(idle.indexOf(w), 1);
+        },
+        () => undefined,
+    );
     return w;
 }
 
@@ -114,12 +118,16 @@ export function runInWorker(job: ProgramJob, timeoutMs: number): Promise<unknown
             reject(new Error(`program timed out after ${Math.round(timeoutMs / 1000)} s`));
         }, timeoutMs);
         child.on("message", onReply);
-        void w.spawned.exited.then(({ code, error }) => {
-            if (!settle()) return;
-            if (error) return reject(new Error(`cannot start the mock program runner: ${error.message}`));
-            const last = w.stderr.trim().split("\n").filter(Boolean).pop();
-            reject(new Error(last ?? `program runner exited with code ${code}`));
-        });
+        // `exited` never rejects (support/process.ts).
+        w.spawned.exited.then(
+            ({ code, error }) => {
+                if (!settle()) return;
+                if (error) return reject(new Error(`cannot start the mock program runner: ${error.message}`));
+                const last = w.stderr.trim().split("\n").filter(Boolean).pop();
+                reject(new Error(last ?? `program runner exited with code ${code}`));
+            },
+            () => undefined,
+        );
         child.send(job, (e) => {
             if (e && settle()) reject(new Error(`cannot reach the mock program runner: ${e.message}`));
         });

@@ -162,7 +162,7 @@ export function expandYamlV2(
     const objs: Obj[] = [];
     for (const t of texts) objs.push(...decodeDocuments(t, (o) => Object.keys(o).length > 0));
     if (component === "ConfigGroup" && Array.isArray(args.objs)) {
-        objs.push(...(args.objs.filter(isObj) as Obj[]));
+        objs.push(...args.objs.filter(isObj));
     }
     const prefix = typeof inputs.resourcePrefix === "string" ? inputs.resourcePrefix : componentName;
     return registerObjects(objs, prefix, ctx.defaultNamespace, args.skipAwait === true, ctx);

@@ -96,8 +96,9 @@ export function decodeMessage(message: string): MessageFacts {
 export function fieldNamedIn(text: string): string | undefined {
     // Values a message quotes ("...", user text) are never taken for a field name.
     const unquoted = text.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+    // A root is a whole word: "specific" or "database" names no field.
     const m =
-        /(?:^|[\s(`'"])((?:spec|metadata|roleRef|subjects|rules|data|stringData)(?:\.[A-Za-z0-9_\-/]+|\[\d+\])*)/.exec(
+        /(?:^|[\s(`'"])((?:spec|metadata|roleRef|subjects|rules|data|stringData)(?:\.[A-Za-z0-9_\-/]+|\[\d+\])*)(?![A-Za-z0-9_])/.exec(
             unquoted,
         );
     return m ? m[1] : undefined;

@@ -41,6 +41,14 @@ export function fromManifests(urn: unknown): boolean {
  */
 export const NOT_RENDERED = "pko-guard/not-rendered";
 
+/**
+ * The annotation `pko-guard check` sets on an object it read from a fetched source whose reference can move (a
+ * branch, a tag, a chart version range): that source's URL, the reference and what it resolved to. check removes
+ * any value the manifest itself wrote, so only check's own is read (pko-stack-prod-pinned-commit: a production
+ * Stack from such a source is not pinned, whatever its spec says).
+ */
+export const FLOATING_SOURCE = "pko-guard/floating-source";
+
 /** The URN prefix of a live object the webhook or `audit` reads (cluster/kinds.ts). */
 export const CLUSTER_URN_PREFIX = "urn:pulumi:cluster::live::";
 

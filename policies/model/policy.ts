@@ -84,17 +84,16 @@ export interface SettingsDefinition<P, Sink> {
  */
 export function classify(view: StackView, ctx: RuleContext): Production {
     const { review, views } = ctx;
-    if (review.earlier.size === 0 && review.stacks.length === 0)
-        return classifyInContext(view, ctx.production, NO_PEERS);
     const before = view.urn === undefined ? undefined : review.earlier.get(view.urn);
     const name = view.stack;
     const peers: StackView[] = [];
     if (typeof name === "string")
-        for (const r of review.stacks) {
+        for (const r of review.stacksNaming(name)) {
             if (r.urn !== undefined && r.urn === view.urn) continue;
             const peer = views.view(r, "Stack");
             if (peer && typeof peer.stack === "string" && sameStack(peer.stack, name)) peers.push(peer);
         }
+    if (!before && peers.length === 0) return classifyInContext(view, ctx.production, NO_PEERS);
     return classifyInContext(view, ctx.production, {
         earlier: before ? views.view(before, "Stack") : undefined,
         peers,
@@ -207,10 +206,21 @@ export function stackRule(
     meta: RuleMeta,
     check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
     fix?: SpecFix,
+    program?: ProgramCheck,
 ): RuleDefinition<ResourceValidationPolicy & StackValidationPolicy> {
     const fields = metaFields(meta);
-    return { name: meta.name, build: (settings) => stackPolicy(meta, fields, check, fix, settings) };
+    return { name: meta.name, build: (settings) => stackPolicy(meta, fields, check, fix, settings, program) };
 }
+
+/**
+ * What a Stack rule judges of a Stack that only the program's other resources decide (the Flux source a Stack's
+ * fluxSource names, say): run in the stack-level hook, its findings on the Stacks they are about (`urn`).
+ */
+export type ProgramCheck = (
+    resources: ResourceLike[],
+    config: Record<string, unknown>,
+    ctx: RuleContext,
+) => RuleFinding[];
 
 function stackPolicy(
     meta: RuleMeta,
@@ -218,6 +228,7 @@ function stackPolicy(
     check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
     fix: SpecFix | undefined,
     settings: ProductionSource,
+    program?: ProgramCheck,
 ): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
     const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) =>
         withConfig(meta, getConfig, (config) => check(view, config, ctx));
@@ -247,8 +258,16 @@ function stackPolicy(
                 undefined,
                 waivingOf,
             );
-            if (joined.length === 0) return;
             const ctx = contextOf(args, settings.production(key));
+            if (program)
+                evaluate(
+                    meta,
+                    reportViolation,
+                    () => withConfig(meta, args.getConfig, (config) => program(resources, config, ctx)),
+                    undefined,
+                    waivingOf,
+                );
+            if (joined.length === 0) return;
             for (const j of joined) {
                 evaluate(
                     meta,

@@ -21,13 +21,43 @@ export interface Requester {
 export interface ReviewContext {
     /** Earlier versions of objects under review, by their URN in the evaluation. */
     earlier: ReadonlyMap<string, ResourceLike>;
-    /** Stack objects judged with the ones under review (those naming the same Pulumi stack suffice). */
-    stacks: readonly ResourceLike[];
+    /**
+     * Stack objects judged with the ones under review that may name the Pulumi stack `stack` (at least every one
+     * that does, by `sameStack`; the caller checks).
+     */
+    stacksNaming(stack: string): readonly ResourceLike[];
     requester?: Requester;
 }
 
-/** No context: a preview, `check`, audit. */
-export const NO_REVIEW: ReviewContext = { earlier: new Map(), stacks: [] };
+/** No context: a preview, `check`. */
+export const NO_REVIEW: ReviewContext = { earlier: new Map(), stacksNaming: () => [] };
+
+/** The last segment of a stack's key: every name `sameStack` matches with it ends with the same. */
+function lastSegment(stack: string): string | undefined {
+    const key = stackKey(stack);
+    return key === undefined ? undefined : key.slice(key.lastIndexOf("/") + 1);
+}
+
+/**
+ * `stacksNaming` over `stacks` (each with the `spec.stack` it names), indexed by the last segment of their names:
+ * a cluster's thousands of Stacks are looked up, never walked, for each Stack judged.
+ */
+export function stacksIndex(
+    stacks: readonly { resource: ResourceLike; stack: string }[],
+): ReviewContext["stacksNaming"] {
+    const index = new Map<string, ResourceLike[]>();
+    for (const { resource, stack } of stacks) {
+        const last = lastSegment(stack);
+        if (last === undefined) continue;
+        const list = index.get(last);
+        if (list) list.push(resource);
+        else index.set(last, [resource]);
+    }
+    return (stack) => {
+        const last = lastSegment(stack);
+        return last === undefined ? [] : (index.get(last) ?? []);
+    };
+}
 
 /**
  * A Pulumi stack's name as the door compares it: `spec.stack` trimmed, without empty segments, in lower case (a
@@ -49,12 +79,25 @@ export function stackKey(stack: string): string | undefined {
  * the token's default organization and the program's project, which the door cannot see).
  */
 export function sameStack(a: string, b: string): boolean {
+    return stackMatcher(a)(b);
+}
+
+/**
+ * `sameStack` with one side fixed, its key computed once: the cluster door compares one Stack's name with every
+ * Stack of the cluster. A name whose last segment differs is told apart without being split.
+ */
+export function stackMatcher(a: string): (b: string) => boolean {
     const x = stackKey(a);
-    const y = stackKey(b);
-    if (x === undefined || y === undefined) return false;
-    if (x === y) return true;
-    const [short, long] = x.length < y.length ? [x, y] : [y, x];
-    const s = short.split("/");
-    const l = long.split("/");
-    return s.length < l.length && l.length <= 3 && s.every((part, i) => part === l[l.length - s.length + i]);
+    if (x === undefined) return () => false;
+    const xs = x.split("/");
+    const last = xs[xs.length - 1];
+    return (b: string) => {
+        if (!b.toLowerCase().includes(last)) return false;
+        const y = stackKey(b);
+        if (y === undefined) return false;
+        if (x === y) return true;
+        const ys = y.split("/");
+        const [s, l] = xs.length < ys.length ? [xs, ys] : [ys, xs];
+        return s.length < l.length && l.length <= 3 && s.every((part, i) => part === l[l.length - s.length + i]);
+    };
 }

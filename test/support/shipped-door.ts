@@ -78,9 +78,10 @@ export interface Door {
 
 /**
  * Starts an API server that presents a client certificate of its own CA to the webhook, with the PKO CRDs and
- * `namespaces`, in a new temporary folder named after `prefix`. On failure nothing is left running.
+ * `namespaces`, in a new temporary folder named after `prefix` (and kube-controller-manager's `controllers` as a
+ * cluster runs them, when given). On failure nothing is left running.
  */
-export async function startDoor(prefix: string, namespaces: string[]): Promise<Door> {
+export async function startDoor(prefix: string, namespaces: string[], controllers?: readonly string[]): Promise<Door> {
     const dir = makeTempDir(prefix);
     let server: ApiServer | undefined;
     try {
@@ -88,7 +89,10 @@ export async function startDoor(prefix: string, namespaces: string[]): Promise<D
         const client = issueCert(clientCa, "kube-apiserver", { dns: ["kube-apiserver"] });
         const port = await freePort();
         const healthPort = await freePort();
-        server = await startApiServer({ admissionConfigFile: admissionConfig(dir, port, client) });
+        server = await startApiServer({
+            admissionConfigFile: admissionConfig(dir, port, client),
+            ...(controllers ? { controllers } : {}),
+        });
         await installPkoCrds(server);
         for (const ns of namespaces) await server.apply(namespaceYaml(ns));
         return { dir, server, clientCa, port, healthPort, caPem: fs.readFileSync(server.ca.cert) };

@@ -52,6 +52,19 @@ describe("policy catalogue", () => {
                 );
             });
 
+            it("passes in the governed twin of a fixture it fails in (fixtures/<name>-governed)", function () {
+                if (p.name === SETTINGS_POLICY) return; // it fails in no fixture (above)
+                const byName = new Map(fixtures.map((f) => [f.name, f]));
+                const fails = (name: string) =>
+                    byName.get(name)?.expect.violations.some((v) => v.policy === p.name) ?? false;
+                const failing = fixtures.filter((f) => fails(f.name)).map((f) => f.name);
+                const twins = failing.filter((name) => byName.has(`${name}-governed`) && !fails(`${name}-governed`));
+                assert.ok(
+                    twins.length > 0,
+                    `${p.name} fails in ${failing.join(", ")}, but none has a governed twin where it passes: add fixtures/${failing[0]}-governed/ (the same program or manifests, fixed)`,
+                );
+            });
+
             it("carries description, level, severity, framework, remediation steps and url", () => {
                 assert.ok(p.description.length > 20, `${p.name}: description shorter than 20 characters`);
                 assert.ok(
@@ -211,6 +224,7 @@ describe("module layout", () => {
         ["harness/", 5],
         ["bench/", 6],
         ["docs/", 6],
+        ["release/", 6],
     ];
     const layer = (f: string) => LAYERS.find(([prefix]) => f === prefix || f.startsWith(prefix))?.[1] ?? Infinity;
     const edges = () => [...importGraph()].flatMap(([file, deps]) => deps.map((dep) => ({ file, dep })));
@@ -310,6 +324,8 @@ describe("module layout", () => {
      */
     const MAX_MODULE_LINES = 400;
     const MAX_FUNCTION_LINES = 80;
+    /** What a product file holds in all (CONTRIBUTING.md "Size"). */
+    const MAX_FILE_LINES = 450;
     /** The lines of code of a module's `text` and of each function's body (`at`: `file:line name`). */
     function codeSizes(file: string, text: string): { lines: number; functions: { at: string; lines: number }[] } {
         const ts = require("typescript") as typeof import("typescript");
@@ -356,6 +372,18 @@ describe("module layout", () => {
                 if (f.lines > MAX_FUNCTION_LINES) longFunctions.push(`${f.at}: ${f.lines} lines`);
         }
         assert.deepStrictEqual({ longModules, longFunctions }, { longModules: [], longFunctions: [] });
+    });
+
+    it(`no product file has more than ${MAX_FILE_LINES} lines in all (comments included)`, () => {
+        const long = [...importGraph().keys()]
+            .filter((file) => !file.startsWith("test/") && !file.startsWith("bench/") && !file.startsWith("docs/"))
+            .map((file) => ({
+                file,
+                lines: fs.readFileSync(path.join(REPO_ROOT, file), "utf8").split("\n").length - 1,
+            }))
+            .filter((x) => x.lines > MAX_FILE_LINES)
+            .map((x) => `${x.file}: ${x.lines} lines`);
+        assert.deepStrictEqual(long, []);
     });
 
     it("measures lines of code: comments and blank lines do not count, a multi-line string does", () => {

@@ -3,7 +3,7 @@
  * real API server with the door deployed as shipped: kube-apiserver presents its client certificate through
  * deploy/webhook/apiserver/, the shipped ValidatingWebhookConfiguration points at the webhook, started as a
  * process with the Deployment's arguments (--client-ca, --host, --port, --health-port) and its default limits.
- * One API server for every case. Each case names the commit that fixed what it probes; docs/verified-facts.md
+ * One API server for every case. Each case names the commit that fixed what it probes; docs/contributing/verified-facts.md
  * records the ones run at the commit before their fix. Waits are on conditions and events, never on time.
  */
 import * as assert from "assert";

@@ -14,7 +14,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { ExecResult, Spawned, exec, removeTempDir } from "../../../support/process";
 import { TOOLCHAIN_BIN } from "../../../support/toolchain";
-import { ApiServer } from "../../../harness/apiserver";
+import { ApiServer, CONTROL_PLANE_CONTROLLERS } from "../../../harness/apiserver";
 import { issueCert } from "../../../harness/certs";
 import { Doc, requireCluster, until, yaml } from "../../support/cluster";
 import { startDoor, startShippedWebhook } from "../../support/shipped-door";
@@ -81,7 +81,8 @@ describe("a namespace tenant against the door's change and delete judging, on a 
 
     before(async function () {
         requireCluster(this);
-        const door = await startDoor("door-change", ["team-a", "platform"]);
+        // With kube-controller-manager as a cluster runs it: the namespace controller deletes a namespace's Stacks.
+        const door = await startDoor("door-change", ["team-a", "platform", "retired"], CONTROL_PLANE_CONTROLLERS);
         ({ dir, server } = door);
         // The tenant: alice, by a client certificate of the API server's client CA, `*` on `*` in team-a only.
         const cert = issueCert(server.ca, "alice", { dns: ["alice"] });
@@ -138,6 +139,8 @@ describe("a namespace tenant against the door's change and delete judging, on a 
                 stack("doomed", "team-a", { stack: "acme/doomed/live", destroyOnFinalize: true }),
                 stack("ledger", "platform", { stack: "acme/ledger/live" }),
                 stack("ledger-twin", "team-a", { stack: "acme/ledger/live", destroyOnFinalize: true }, {}),
+                stack("vault", "retired", { stack: "acme/vault/live", destroyOnFinalize: true }),
+                stack("scratch", "retired", { stack: "acme/vault-scratch/dev", destroyOnFinalize: true }, {}),
             ]),
         );
         hook = await startShippedWebhook(door, server.kubeconfig, [], (d) => (logs += d));
@@ -249,12 +252,47 @@ describe("a namespace tenant against the door's change and delete judging, on a 
             assert.ok(await exists("early"));
         });
 
+        it("an Update that destroys the stack a production Stack of another namespace deploys", async () => {
+            const update = {
+                apiVersion: "auto.pulumi.com/v1alpha1",
+                kind: "Update",
+                metadata: { name: "teardown", namespace: "team-a" },
+                spec: { workspaceName: "ledger-twin", stackName: "acme/ledger/live", type: "destroy" },
+            };
+            const r = await tenant(["create", "-f", "-"], yaml([update]));
+            assert.deepStrictEqual(deniedBy(r), ["pko-update-prod-approved-path"]);
+        });
+
         it("deletes that destroy nothing pko-guard guards go through", async () => {
             const scratch = stack("scratch", "team-a", { stack: "acme/scratch/dev", destroyOnFinalize: true }, {});
             admitted(await tenant(["create", "-f", "-"], yaml([scratch])));
             admitted(await tenant(["delete", "stack", "scratch", "-n", "team-a"]));
             admitted(await tenant(["create", "-f", "-"], yaml([stack("kept", "team-a", { stack: "acme/kept/live" })])));
             admitted(await tenant(["delete", "stack", "kept", "-n", "team-a"]));
+        });
+    });
+
+    describe("a namespace deleted with a production Stack with destroyOnFinalize in it", () => {
+        it("is kept Terminating, the namespace controller's delete of that Stack denied by the rule", async () => {
+            admitted(await server.kubectl(["delete", "namespace", "retired", "--wait=false"]));
+            await until("the namespace controller to report the denied deletion", async () => {
+                const r = await server.kubectl(["get", "namespace", "retired", "-o", "json"]);
+                const conditions = ((JSON.parse(r.stdout) as Doc).status?.conditions ?? []) as Doc[];
+                return conditions.some(
+                    (c) =>
+                        c.type === "NamespaceDeletionContentFailure" &&
+                        c.status === "True" &&
+                        /denied the request: pko-guard denied the deletion of Stack\/retired\/vault/.test(
+                            String(c.message),
+                        ),
+                );
+            });
+            assert.ok(await exists("vault", "retired"));
+            // What destroys nothing a rule guards went (its deletion judged and admitted).
+            await until(
+                "the non-production Stack of the namespace to be deleted",
+                async () => !(await exists("scratch", "retired")),
+            );
         });
     });
 
@@ -285,12 +323,13 @@ describe("a namespace tenant against the door's change and delete judging, on a 
     });
 
     describe("a collection delete", () => {
-        it("deletes what destroys nothing and keeps every production Stack with destroyOnFinalize", async () => {
+        // The API server sends each item's DELETE for review and stops a worker at its first refusal, so which other
+        // Stacks go is its business; no production Stack with destroyOnFinalize does.
+        it("keeps every production Stack with destroyOnFinalize", async () => {
             const r = await tenant(["delete", "--raw", "/apis/pulumi.com/v1/namespaces/team-a/stacks"]);
             assert.notStrictEqual(r.code, 0, r.stdout);
             assert.match(r.stderr, /denied the request/);
             for (const name of ["doomed", "ledger-twin", "early"]) assert.ok(await exists(name), name);
-            assert.ok(!(await exists("legacy")), "a Stack without destroyOnFinalize is deleted");
         });
     });
 });

@@ -12,7 +12,7 @@
  *   peak RSS stays under the Deployment's 512 MiB limit.
  * - Health: a client-CA file replaced by garbage keeps the last good one (the API server is still answered,
  *   /readyz 200); with etcd stopped, /readyz turns 503 with no review sent, and 200 once it runs again.
- * Waits are on conditions; nothing asserts a timing (the times are printed for docs/verified-facts.md).
+ * Waits are on conditions; nothing asserts a timing (the times are printed for docs/contributing/verified-facts.md).
  */
 import * as assert from "assert";
 import * as fs from "fs";
@@ -26,7 +26,7 @@ import { guideDocs, requireCluster, until } from "../../support/cluster";
 import { RoundRobinProxy, startRoundRobinProxy } from "../../support/round-robin-proxy";
 import { populate, syntheticCluster } from "../../../bench/synthetic-cluster";
 
-/** Tries of the race here (the bench and docs/verified-facts.md record a run of thousands). */
+/** Tries of the race here (docs/contributing/verified-facts.md records a run of 300: PKO_GUARD_RACE_TRIES). */
 const TRIES = Number(process.env.PKO_GUARD_RACE_TRIES ?? 60);
 const STACKS = 5_000;
 const BURST = 16;

@@ -1,7 +1,7 @@
 /**
  * Red-team probes of issue 36's classes 2-4 (no object stops the door, every PKO object at the door, no excluded
  * namespace or identity a bypass): variants of the issue's own examples (test/chaos/cli/webhook-probes.spec.ts),
- * on a real API server with the door deployed as shipped (test/support/shipped-door.ts). docs/door-probes.md records what
+ * on a real API server with the door deployed as shipped (test/support/shipped-door.ts). docs/contributing/door-probes.md records what
  * each found. Two classes got through before their fix: a Windows host-process Workspace (fixed by 900c3cc), and
  * a write under a freed controller identity, impersonated or with its token, that is not that controller's own
  * write (a Workspace made host-network as the garbage collector, a wildcard role labelled into a bound role as

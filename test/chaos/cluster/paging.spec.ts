@@ -5,7 +5,7 @@
  * fails the audit. A Stack nested 5,000 levels deep (the Stack CRD preserves unknown fields under
  * spec.config) is skipped alone and reported.
  * Fixed by 8afce69 (paging by metadata.continue) and 0f78251 (objects decoded alone); before them, lists stopped
- * at 500 and the deep Stack stopped the webhook and audit (docs/verified-facts.md).
+ * at 500 and the deep Stack stopped the webhook and audit (docs/contributing/verified-facts.md).
  */
 import * as assert from "assert";
 import * as fs from "fs";

@@ -44,11 +44,16 @@ describe("pko-guard commands from a user's project", function () {
             json.map((x: { name: string }) => x.name),
             policies.map((p) => p.name),
         );
-        assert.deepStrictEqual(Object.keys(json[0]), ["name", "level", "severity", "description", "doc"]);
-        // Each rule's documentation: its section of the rule reference, which exists.
+        assert.deepStrictEqual(Object.keys(json[0]), ["name", "level", "severity", "description", "doc", "helpUri"]);
+        // Each rule's documentation: its section of the rule reference, which exists, and its page under the
+        // package's own repository (package.json repository).
         const reference = fs.readFileSync(path.join(REPO_ROOT, "docs", "rules.md"), "utf8");
         for (const x of json) {
             assert.strictEqual(x.doc, `docs/rules.md#rule-${x.name}`);
+            assert.strictEqual(
+                x.helpUri,
+                `https://github.com/pko-guard/pko-guard/blob/main/docs/rules.md#rule-${x.name}`,
+            );
             assert.ok(reference.includes(`<a id="rule-${x.name}"></a>`), x.name);
         }
     });
@@ -119,6 +124,40 @@ describe("pko-guard commands from a user's project", function () {
         assert.strictEqual(again.code, 2);
         assert.match(again.stderr, /exists \(use --force to overwrite\)\n$/);
         assert.strictEqual(run(["init", "policy/pko-guard.json", "--force"]).code, 0);
+    });
+
+    it("init in a git repository's subfolder points the root's .pko-guard.yaml at it; check and test find it", () => {
+        const repo = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-init-repo-"));
+        try {
+            assert.strictEqual(spawnSync("git", ["init", "-q", "."], { cwd: repo }).status, 0);
+            fs.mkdirSync(path.join(repo, "apps"));
+            const inApps = (args: string[]) =>
+                spawnSync(process.execPath, [CLI, ...args], { cwd: path.join(repo, "apps"), encoding: "utf8" });
+            const init = inApps(["init"]);
+            assert.strictEqual(init.status, 0, init.stderr);
+            assert.deepStrictEqual(init.stdout.split("\n"), [
+                "wrote policy/pko-guard.json (every rule at its defaults) and policy/pko-guard.md",
+                "wrote config: apps/policy/pko-guard.json in ../.pko-guard.yaml, so check, the pre-commit hook and test read it",
+                "",
+            ]);
+            // Every rule mandatory, so the advisory binding below blocks only when check reads this config.
+            fs.writeFileSync(path.join(repo, "apps", "policy", "pko-guard.json"), '{"all": "mandatory"}\n');
+            fs.writeFileSync(
+                path.join(repo, "apps", "binding.yaml"),
+                "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: { name: web }\n" +
+                    "roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin }\n" +
+                    "subjects: [{ kind: ServiceAccount, name: web, namespace: apps }]\n",
+            );
+            const check = inApps(["check", "."]);
+            assert.strictEqual(check.status, 1, check.stdout + check.stderr);
+            assert.match(check.stdout, /^BLOCKING {2}rbac-no-cluster-admin-serviceaccount/m);
+            // The config file is the run's own: never listed as a skipped manifest.
+            assert.doesNotMatch(check.stderr, /skipped/);
+            const printed = inApps(["check", "--print-config"]);
+            assert.match(printed.stdout, /config +\S*apps\/policy\/pko-guard\.json \(\.pko-guard\.yaml\)/);
+        } finally {
+            fs.rmSync(repo, { recursive: true, force: true });
+        }
     });
 
     it("a gate that cannot run still writes every requested report, valid and saying why, then exits 2 with one line", async () => {

@@ -37,7 +37,8 @@ new k8s.apps.v1.Deployment(${JSON.stringify(name)}, {
 });
 `;
 
-const UNLABELLED_EXPECT = `description: a Deployment without the team label, running :latest
+/** An expectation in the format from before versioning (no header): what --migrate takes. */
+const UNLABELLED_BODY = `description: a Deployment without the team label, running :latest
 violations:
   - policy: acme-team-label
     resource: cart
@@ -48,6 +49,7 @@ violations:
     count: 1
     level: advisory
 `;
+const UNLABELLED_EXPECT = `apiVersion: pko-guard/v1\nkind: Fixture\n${UNLABELLED_BODY}`;
 
 describe("pko-guard test from a user's project (packed, installed, npx)", function () {
     this.timeout(1800000);
@@ -154,10 +156,10 @@ violations: []
             );
             assert.strictEqual(r.status, 1, r.stdout + r.stderr);
             assert.match(r.stdout, /^MISMATCH unlabelled \[mock\] acme-team-label on cart: expected 2, got 1$/m);
-            // The annotation points at the expectation's own line (line 3: `- policy: acme-team-label`).
+            // The annotation points at the expectation's own line (line 5: `- policy: acme-team-label`).
             assert.match(
                 r.stdout,
-                /^::error file=policy-tests\/unlabelled\/expect\.yaml,line=3,title=pko-guard test%3A unlabelled \(mock\)::unlabelled \[mock\] acme-team-label on cart: expected 2, got 1$/m,
+                /^::error file=policy-tests\/unlabelled\/expect\.yaml,line=5,title=pko-guard test%3A unlabelled \(mock\)::unlabelled \[mock\] acme-team-label on cart: expected 2, got 1$/m,
             );
             const xml = fs.readFileSync(junit, "utf8");
             assert.match(
@@ -209,7 +211,14 @@ new k8s.apiextensions.CustomResource("shop-live", {
         assert.strictEqual(r.status, 0, r.stdout + r.stderr);
     });
 
-    it("--migrate adds the versioned header to the old format, and nothing else changes", () => {
+    it("refuses the format from before versioning with one line; --migrate adds the header, nothing else changes", () => {
+        fs.writeFileSync(path.join(tests, "unlabelled", "expect.yaml"), UNLABELLED_BODY);
+        const old = pkoGuardTest("policy-tests", ...packOptions);
+        assert.strictEqual(old.status, 2, old.stdout + old.stderr);
+        assert.match(
+            old.stderr,
+            /^pko-guard: \S*expect\.yaml:1: no apiVersion: pko-guard\/v1 and kind: Fixture \(the format from before versioning\): run pko-guard test --migrate\n$/,
+        );
         const r = pkoGuardTest("--migrate", "policy-tests");
         assert.strictEqual(r.status, 0, r.stderr);
         assert.match(r.stdout, /^1 migrated, 2 already pko-guard\/v1$/m);
@@ -217,7 +226,7 @@ new k8s.apiextensions.CustomResource("shop-live", {
         assert.strictEqual(
             text,
             "# yaml-language-server: $schema=../../node_modules/pko-guard/schemas/pko-guard/fixture-v1.schema.json\napiVersion: pko-guard/v1\nkind: Fixture\n" +
-                UNLABELLED_EXPECT,
+                UNLABELLED_BODY,
         );
         const run = pkoGuardTest("policy-tests", ...packOptions);
         assert.strictEqual(run.status, 0, run.stdout + run.stderr);

@@ -126,7 +126,7 @@ describe("harness CLI", function () {
             for (const f of ["Pulumi.yaml", "index.ts"]) fs.copyFileSync(path.join(src, f), path.join(tmp, f));
             fs.writeFileSync(
                 path.join(tmp, "expect.yaml"),
-                "description: wrong count on purpose\nviolations:\n  - policy: pko-stack-credentials-from-secrets\n    resource: app-dev\n    count: 2\n",
+                "apiVersion: pko-guard/v1\nkind: Fixture\ndescription: wrong count on purpose\nviolations:\n  - policy: pko-stack-credentials-from-secrets\n    resource: app-dev\n    count: 2\n",
             );
             const r = harness(tmp);
             assert.strictEqual(r.code, 1);

@@ -84,7 +84,10 @@ describe("harness faults and leaks", function () {
             env: { ...process.env, PATH: "/usr/bin:/bin", PKO_GUARD_TOOLCHAIN_BIN: "/nonexistent" },
         });
         assert.strictEqual(r.status, 2);
-        assert.match(r.stderr.trim(), /^pko-guard harness: Pulumi toolchain not found .*run: npm run setup$/);
+        assert.match(
+            r.stderr.trim(),
+            /^pko-guard harness: Pulumi toolchain not found .*run: bash \S*toolchain\/install\.sh gate$/,
+        );
         const broken = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-broken-"));
         try {
             for (const b of REQUIRED) {

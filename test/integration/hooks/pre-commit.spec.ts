@@ -63,14 +63,17 @@ describe("the pre-commit hook, run by pre-commit on a real repository", function
             NO_COLOR: "1",
         };
         fs.writeFileSync(env.GIT_CONFIG_GLOBAL!, "[init]\n\tdefaultBranch = main\n");
-        // The hook repository at a commit: this repository's hook files, with its build and packages linked in (as
-        // after the hook's first-run install, whose marker is in node_modules).
+        // The hook repository at a commit: this repository's hook files, with the packed command's install linked
+        // in (as after the hook's first-run install: <clone>/.pko-guard/node_modules/pko-guard and its marker).
         const hooks = path.join(tmp, "pko-guard");
         fs.mkdirSync(hooks);
         for (const f of [".pre-commit-hooks.yaml", "hooks", "package.json"])
             fs.cpSync(path.join(REPO_ROOT, f), path.join(hooks, f), { recursive: true });
-        for (const d of ["bin", "node_modules"]) fs.symlinkSync(path.join(REPO_ROOT, d), path.join(hooks, d));
-        fs.writeFileSync(path.join(REPO_ROOT, "node_modules", ".pko-guard-installed"), "");
+        const installed = path.join(tmp, "installed");
+        fs.mkdirSync(path.join(installed, "node_modules"), { recursive: true });
+        fs.symlinkSync(REPO_ROOT, path.join(installed, "node_modules", "pko-guard"));
+        fs.writeFileSync(path.join(installed, ".installed"), "");
+        fs.symlinkSync(installed, path.join(hooks, ".pko-guard"));
         git(hooks, "init", "-q", ".");
         git(hooks, "add", "-A");
         git(hooks, "commit", "-q", "-m", "hook");

@@ -9,6 +9,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { CACHE_DIR_ENV, userCacheDir } from "../../../support/cache-dir";
 import { REPO_ROOT } from "../../../support/paths";
 
 describe("toolchain/install.sh profiles and tools on PATH", function () {
@@ -48,6 +49,7 @@ describe("toolchain/install.sh profiles and tools on PATH", function () {
             `[toolchain] jsonnet 0.21.0 would be used from PATH (${stubs}/jsonnet)`,
             "[toolchain] jsonnet-deps v0.22.0 would be built (takes ~30 s after jsonnet)",
             "[toolchain] appset-template sprig-v3.3.0+slug-v1.15.0 would be built (takes ~30 s)",
+            "[toolchain] flux-build fluxcd-pkg-kustomize-v1.41.0 would be built (takes ~3 min)",
         ]);
         assert.match(r.stderr, /helm 2\.17\.0 on PATH \(.*\/helm\) does not fit \(needs >= 3\.8\.0, < 4\); not used/);
         assert.ok(!fs.existsSync(bin), "a dry run creates nothing");
@@ -88,5 +90,29 @@ describe("toolchain/install.sh profiles and tools on PATH", function () {
             r.stderr,
             /^\[toolchain\] error: unknown profile or tool 'checks' \(profiles: check gate cluster all;/,
         );
+    });
+
+    it("builds where support/toolchain.ts looks: a checkout's .cache, an installed package's user cache", () => {
+        assert.strictEqual(run("--where").stdout, `${path.join(tmp, "pkg", ".cache", "toolchain")}\n`);
+        // The same script installed in a project: the user's cache folder, as support/cache-dir.ts names it.
+        const installed = path.join(tmp, "project", "node_modules", "pko-guard");
+        fs.mkdirSync(installed, { recursive: true });
+        fs.renameSync(path.join(tmp, "pkg", "toolchain"), path.join(installed, "toolchain"));
+        script = path.join(installed, "toolchain", "install.sh");
+        for (const extra of [
+            { [CACHE_DIR_ENV]: path.join(tmp, "named") },
+            { XDG_CACHE_HOME: path.join(tmp, "xdg") },
+            { XDG_CACHE_HOME: "relative", HOME: path.join(tmp, "home") },
+        ]) {
+            env = { ...process.env, PATH: "/usr/bin:/bin", ...extra };
+            delete env[Object.keys(extra).includes(CACHE_DIR_ENV) ? "XDG_CACHE_HOME" : CACHE_DIR_ENV];
+            const where = run("--where");
+            assert.strictEqual(
+                where.stdout,
+                `${path.join(userCacheDir(env, env.HOME), "toolchain")}\n`,
+                JSON.stringify(extra),
+            );
+            assert.ok(where.stdout.startsWith(tmp), where.stdout);
+        }
     });
 });

@@ -61,6 +61,18 @@ const longestWrapped = (text: string) =>
 
 describe("pko-guard's command line", () => {
     describe("guides", () => {
+        it("prints the version for --version, -V, -v and `version`, and check's -v stays verbose", async () => {
+            const version = JSON.parse(fs.readFileSync(path.join(__dirname, "../../../package.json"), "utf8")).version;
+            for (const argv of [["--version"], ["-V"], ["-v"], ["version"]]) {
+                const r = await run(argv);
+                assert.deepStrictEqual([r.code, r.stdout, r.stderr], [0, `${version}\n`, ""], argv.join(" "));
+            }
+            const help = await run(["help"]);
+            assert.match(help.stdout, /-V, --version +print the version \(also -v, version\)\n/);
+            const check = await run(["help", "check"]);
+            assert.match(check.stdout, /-v, --verbose/);
+        });
+
         it("without a command: every command on one line, an example, exit 2 (help: the same on stdout, exit 0)", async () => {
             const none = await run([]);
             assert.strictEqual(none.code, 2);
@@ -225,7 +237,7 @@ describe("pko-guard's command line", () => {
                 [
                     `pko-guard: ${path.join(tmp, "m", "d.yaml")}: broken symbolic link`,
                     "pko-guard: m/a.yaml: binary file, not a manifest",
-                    "pko-guard: m/b.yaml:2:1: invalid YAML: bad indentation",
+                    'pko-guard: m/b.yaml:1:4: invalid YAML: a flow sequence ("[") that is never closed',
                     "pko-guard: nowhere.yaml: no such file or folder",
                     "pko-guard: 4 files cannot be read as manifests",
                     "",

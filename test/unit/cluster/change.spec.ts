@@ -10,7 +10,11 @@ import { packConfig, packPolicies, reconcilePackConfig } from "../../../evaluati
 import { Decision, judgeAdmission } from "../../../cluster/admission";
 import { metadataOnly, readAnnotation } from "../../../cluster/change";
 import { KObject } from "../../../cluster/kinds";
-import { seededCache } from "../../support/fake-cluster";
+import * as fs from "fs";
+import * as path from "path";
+import { FakeCluster, offlineKubeConfig, seededCache } from "../../support/fake-cluster";
+import { makeTempDir } from "../../../support/process";
+import { runAudit } from "../../../cli/audit";
 import { goodSpec } from "../../support/helpers";
 import { sameStack } from "../../../policies/model/review";
 
@@ -149,6 +153,42 @@ describe("changes and deletions at the door", function () {
             assert.strictEqual(d.allowed, true, d.message);
         });
 
+        it("denies an Update that destroys a stack a production Stack of another namespace deploys", () => {
+            const update: KObject = {
+                apiVersion: "auto.pulumi.com/v1alpha1",
+                kind: "Update",
+                metadata: { name: "teardown", namespace: "team-b" },
+                spec: { workspaceName: "twin", stackName: "acme/payments/live", type: "destroy" },
+            };
+            const d = judge({ operation: "CREATE", object: update }, [prod]);
+            assert.deepStrictEqual(blocking(d), ["pko-update-prod-approved-path"]);
+            assert.match(d.message!, /is the stack "Stack\/team-a\/payments" deploys/);
+            assert.strictEqual(judge({ operation: "CREATE", object: update }, []).allowed, true);
+        });
+
+        it("is how audit judges the cluster's Stacks too", async () => {
+            const dir = makeTempDir("change-audit");
+            try {
+                const kubeconfig = path.join(dir, "kubeconfig");
+                fs.writeFileSync(kubeconfig, offlineKubeConfig().exportConfig());
+                const fake = new FakeCluster().add(prod, twin);
+                const r = await runAudit(
+                    { kubeconfig, failOnAdvisory: false, timeoutMs: 30_000 },
+                    { transport: fake.transport },
+                );
+                const onTwin = r.subject.findings.filter(
+                    (f) => f.resource === "Stack/team-b/twin" && f.status === "blocking",
+                );
+                assert.deepStrictEqual([...new Set(onTwin.map((f) => f.policy))].sort(), [PRODUCTION, DESTROY, PINNED]);
+                assert.deepStrictEqual(
+                    r.subject.findings.filter((f) => f.resource === "Stack/team-a/payments" && f.status === "blocking"),
+                    [],
+                );
+            } finally {
+                fs.rmSync(dir, { recursive: true, force: true });
+            }
+        });
+
         it("names one stack by a short name or in another case, never another stack", () => {
             assert.ok(sameStack("acme/payments/live", "ACME/Payments/live"));
             assert.ok(sameStack("acme/payments/live", "payments/live"));
@@ -264,6 +304,8 @@ describe("changes and deletions at the door", function () {
             };
             assert.ok(metadataOnly(a, { ...a, metadata: { name: "s", resourceVersion: "2" } }));
             assert.ok(!metadataOnly(a, { ...a, data: { k: "Yg==" } }));
+            const app = { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: "a" }, spec: {} };
+            assert.ok(metadataOnly(app, { ...app, status: { sync: { status: "Synced" } } }));
         });
     });
 });

@@ -1,6 +1,6 @@
 /**
  * The committed PKO v2.9.0 CRDs (schemas/pko/v2.9.0) are what their PROVENANCE.md says they are, and
- * every security-relevant-looking field they declare is listed in the field table of docs/architecture.md.
+ * every security-relevant-looking field they declare is listed in the field table of docs/contributing/architecture.md.
  */
 import * as assert from "assert";
 import * as crypto from "crypto";
@@ -42,9 +42,9 @@ describe("PKO v2.9.0 API as data", () => {
         ]);
     });
 
-    describe("the field table of docs/architecture.md", () => {
+    describe("the field table of docs/contributing/architecture.md", () => {
         const SECURITY_LOOKING = /token|secret|key|password|passwd|auth|serviceaccount|privileged|^host/i;
-        const page = fs.readFileSync(path.join(REPO_ROOT, "docs", "architecture.md"), "utf8");
+        const page = fs.readFileSync(path.join(REPO_ROOT, "docs", "contributing", "architecture.md"), "utf8");
         const table = page.slice(page.indexOf("<!-- pko-fields:start -->"), page.indexOf("<!-- pko-fields:end -->"));
         const patterns = table
             .split("\n")
@@ -104,7 +104,7 @@ describe("PKO v2.9.0 API as data", () => {
                 assert.deepStrictEqual(
                     unlisted(crd.kind, fields),
                     [],
-                    `${crd.apiVersion}/${crd.kind}: fields missing from the field table of docs/architecture.md`,
+                    `${crd.apiVersion}/${crd.kind}: fields missing from the field table of docs/contributing/architecture.md`,
                 );
             }
             assert.ok(checked > 300, `only ${checked} fields were checked`);

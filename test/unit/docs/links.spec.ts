@@ -8,13 +8,17 @@ import * as fs from "fs";
 import * as path from "path";
 import { REPO_ROOT } from "../../../support/paths";
 
-/** The Markdown pages users read: the README, CONTRIBUTING and every page of docs/. */
+/** The Markdown pages: the README, CONTRIBUTING, CHANGELOG, every page of docs/ and of docs/contributing/. */
 function pages(): string[] {
-    const docs = fs
-        .readdirSync(path.join(REPO_ROOT, "docs"))
-        .filter((f) => f.endsWith(".md"))
-        .map((f) => path.join("docs", f));
-    return ["README.md", "CONTRIBUTING.md", ...docs].filter((f) => fs.existsSync(path.join(REPO_ROOT, f)));
+    const docs = ["docs", path.join("docs", "contributing")].flatMap((dir) =>
+        fs
+            .readdirSync(path.join(REPO_ROOT, dir))
+            .filter((f) => f.endsWith(".md"))
+            .map((f) => path.join(dir, f)),
+    );
+    return ["README.md", "CONTRIBUTING.md", "CHANGELOG.md", ...docs].filter((f) =>
+        fs.existsSync(path.join(REPO_ROOT, f)),
+    );
 }
 
 /** The text outside fenced code blocks and inline code spans. */

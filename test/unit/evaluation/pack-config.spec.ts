@@ -8,7 +8,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { BadInputError } from "../../../support/errors";
+import { BadInputError, BadInputsError } from "../../../support/errors";
 import { loadPackConfig, packPolicies, parsePackConfig, reconcilePackConfig } from "../../../evaluation/pack-config";
 import { REPO_ROOT } from "../../../support/paths";
 
@@ -56,6 +56,31 @@ describe("policy config check", () => {
         rejects(
             { "pko-stack-name-length": { maxLength: 40 } },
             /unknown property "maxLength" \(valid: waivers, allowAnnotationWaivers\)/,
+        );
+    });
+
+    it("names the nearest policy for a misspelt one, and reports every problem of the file at once", () => {
+        const run = (config: object) => () =>
+            reconcilePackConfig(packPolicies(), parsePackConfig(JSON.stringify(config), "cfg.json"), "cfg.json");
+        assert.throws(run({ "pko-stack-resync-flor": "mandatory" }), {
+            message:
+                "cfg.json: pko-stack-resync-flor is not a policy of this pack (did you mean pko-stack-resync-floor?)",
+        });
+        assert.throws(
+            run({
+                "pko-stack-resync-flor": "mandatory",
+                "pko-stack-resync-floor": { minResyncFrequencySecond: 30 },
+                "pko-stack-prod-pinned-commit": { waivers: [{ resource: "a", reason: "b", expires: "2026-02-30" }] },
+            }),
+            (e: unknown) =>
+                e instanceof BadInputsError &&
+                e.summary === "cfg.json: 3 problems in the policy config" &&
+                e.problems.length === 3 &&
+                /did you mean pko-stack-resync-floor\?/.test(e.problems[0]) &&
+                /unknown property "minResyncFrequencySecond" \(did you mean minResyncFrequencySeconds\?\)/.test(
+                    e.problems[1],
+                ) &&
+                /waivers\[0\]\.expires is not a calendar date/.test(e.problems[2]),
         );
     });
 
@@ -174,7 +199,10 @@ describe("fixtures' policy config", () => {
         try {
             fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: typo\nruntime: nodejs\n");
             fs.writeFileSync(path.join(dir, "index.ts"), "export {};\n");
-            fs.writeFileSync(path.join(dir, "expect.yaml"), "description: d\nviolations: []\n");
+            fs.writeFileSync(
+                path.join(dir, "expect.yaml"),
+                "apiVersion: pko-guard/v1\nkind: Fixture\ndescription: d\nviolations: []\n",
+            );
             fs.writeFileSync(
                 path.join(dir, "policy-config.json"),
                 JSON.stringify({ "pko-guard-production": { productionNamespace: ["payments"] } }),

@@ -1,6 +1,6 @@
 /**
  * Expectation files as `pko-guard test` reads them: the versioned header (apiVersion pko-guard/v1, kind Fixture)
- * and the format from before it both load; every invalid field is a line of its own with the file's line; each
+ * is required (a file of the format from before it is one line naming --migrate); every invalid field is a line of its own with the file's line; each
  * expected violation keeps its line, which the GitHub annotations of a failed check point at; --migrate adds the
  * header and changes nothing else; the schema the package ships for editors is the one the harness validates with.
  */
@@ -12,9 +12,12 @@ import { BadInputError, BadInputsError } from "../../../support/errors";
 import { REPO_ROOT } from "../../../support/paths";
 import { FIXTURE_SCHEMA, migratedText, readExpectFile } from "../../../harness/expect-file";
 import { loadFixture } from "../../../harness/expect";
-import { loadFixtures } from "../../../harness/runner";
+import { loadFixtures, rejectUnknownPolicies } from "../../../harness/runner";
 import { fixtureAnnotations } from "../../../harness/annotations";
 import { FixtureVerdict } from "../../../harness/verdict";
+
+/** The header every expectation file starts with. */
+const V1 = "apiVersion: pko-guard/v1\nkind: Fixture\n";
 
 describe("expectation files (expect.yaml)", () => {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-expect-"));
@@ -45,11 +48,19 @@ describe("expectation files (expect.yaml)", () => {
         return [];
     };
 
-    it("reads the versioned format and the format from before versioning alike", () => {
-        const old = readExpectFile(file("description: d\nviolations: []\n"));
-        const v1 = readExpectFile(file("apiVersion: pko-guard/v1\nkind: Fixture\ndescription: d\nviolations: []\n"));
-        assert.deepStrictEqual([old.versioned, v1.versioned], [false, true]);
+    it("requires the versioned header: a file without it is one line naming --migrate", () => {
+        const v1 = readExpectFile(file(`${V1}description: d\nviolations: []\n`));
+        assert.strictEqual(v1.versioned, true);
         assert.strictEqual(v1.data.description, "d");
+        assert.deepStrictEqual(problems("description: d\nviolations: []\n"), [
+            "expect.yaml:1: no apiVersion: pko-guard/v1 and kind: Fixture (the format from before versioning): run pko-guard test --migrate",
+        ]);
+        // --migrate reads the old format as v1
+        const old = readExpectFile(file("description: d\nviolations: []\n"), "expect.yaml", { unversioned: true });
+        assert.strictEqual(old.versioned, false);
+        assert.deepStrictEqual(problems("apiVersion: pko-guard/v1\ndescription: d\nviolations: []\n"), [
+            'expect.yaml:1: /: missing field "kind"',
+        ]);
     });
 
     it("reports every invalid field on a line of its own, with its line in the file", () => {
@@ -72,7 +83,16 @@ describe("expectation files (expect.yaml)", () => {
             'expect.yaml:8: /violations/0: unknown field "colour"',
             'expect.yaml:9: /violations/1: missing field "resource"',
         ]);
-        assert.deepStrictEqual(problems("violations: []\n"), ['expect.yaml:1: /: missing field "description"']);
+        assert.deepStrictEqual(problems(`${V1}violations: []\n`), ['expect.yaml:1: /: missing field "description"']);
+        // A misspelt field names the one it was meant as.
+        assert.deepStrictEqual(
+            problems(`${V1}description: d\nviolations:\n  - {policy: p, resource: r, count: 1, mesage: x}\n`),
+            ['expect.yaml:5: /violations/0: unknown field "mesage" (did you mean message?)'],
+        );
+        assert.deepStrictEqual(problems(`${V1}descripton: d\nviolations: []\n`).sort(), [
+            'expect.yaml:1: /: missing field "description"',
+            'expect.yaml:3: /: unknown field "descripton" (did you mean description?)',
+        ]);
         assert.strictEqual(problems("description: d\nviolations: [\n").length, 1);
         assert.match(problems("description: d\nviolations: [\n")[0], /^expect\.yaml:\d+: not valid YAML: /);
         assert.deepStrictEqual(problems("- a\n"), [
@@ -83,27 +103,27 @@ describe("expectation files (expect.yaml)", () => {
     it("keeps each expected violation's line; a duplicate or a bad pattern is named at its line", () => {
         const dir = fixture(
             "lines",
-            "# a comment\ndescription: d\nviolations:\n  - policy: a\n    resource: r\n    count: 1\n  - policy: b\n    resource: r\n    count: 2\n",
+            `# a comment\n${V1}description: d\nviolations:\n  - policy: a\n    resource: r\n    count: 1\n  - policy: b\n    resource: r\n    count: 2\n`,
         );
         const f = loadFixture(dir);
         assert.deepStrictEqual(
             f.expect.violations.map((v) => [v.policy, v.line]),
             [
-                ["a", 4],
-                ["b", 7],
+                ["a", 6],
+                ["b", 9],
             ],
         );
-        assert.strictEqual(f.violationsLine, 3);
+        assert.strictEqual(f.violationsLine, 5);
         const dup = fixture(
             "dup",
-            "description: d\nviolations:\n  - {policy: a, resource: r, count: 1}\n  - {policy: a, resource: r, count: 1}\n",
+            `${V1}description: d\nviolations:\n  - {policy: a, resource: r, count: 1}\n  - {policy: a, resource: r, count: 1}\n`,
         );
-        assert.throws(() => loadFixture(dup), /expect\.yaml:4: a on r is listed twice \(use count\)$/);
+        assert.throws(() => loadFixture(dup), /expect\.yaml:6: a on r is listed twice \(use count\)$/);
         const bad = fixture(
             "bad",
-            "description: d\nviolations:\n  - {policy: a, resource: r, count: 1, message: '('}\n",
+            `${V1}description: d\nviolations:\n  - {policy: a, resource: r, count: 1, message: '('}\n`,
         );
-        assert.throws(() => loadFixture(bad), /expect\.yaml:3: message "\(" is not a valid regular expression$/);
+        assert.throws(() => loadFixture(bad), /expect\.yaml:5: message "\(" is not a valid regular expression$/);
     });
 
     it("finds fixtures at any depth, but not in node_modules, hidden or _ folders, nor inside a fixture", () => {
@@ -112,7 +132,7 @@ describe("expectation files (expect.yaml)", () => {
             fs.mkdirSync(path.join(root, rel), { recursive: true });
             fs.writeFileSync(path.join(root, rel, "Pulumi.yaml"), "name: x\nruntime: nodejs\n");
             fs.writeFileSync(path.join(root, rel, "index.ts"), "export {};\n");
-            fs.writeFileSync(path.join(root, rel, "expect.yaml"), "description: d\nviolations: []\n");
+            fs.writeFileSync(path.join(root, rel, "expect.yaml"), `${V1}description: d\nviolations: []\n`);
         };
         ["a", "team/b", "team/deep/er/c", "node_modules/x/d", ".git/e", "_lib/f", "a/inner"].forEach(make);
         assert.deepStrictEqual(
@@ -132,6 +152,12 @@ describe("expectation files (expect.yaml)", () => {
         fs.writeFileSync(f, migratedText(f, "schema.json")!);
         assert.strictEqual(migratedText(f, "schema.json"), undefined);
         assert.strictEqual(readExpectFile(f).versioned, true);
+        // after a document start, in the file's line endings, nothing else touched (flow style, quotes, spacing)
+        const crlf = file("---\r\ndescription:   'd'\r\nviolations: [ ]\r\n");
+        assert.strictEqual(
+            migratedText(crlf, "s.json"),
+            "---\r\n# yaml-language-server: $schema=s.json\r\napiVersion: pko-guard/v1\r\nkind: Fixture\r\ndescription:   'd'\r\nviolations: [ ]\r\n",
+        );
     });
 
     it("ships the schema editors use, and it is the one every fixture of this repository validates against", () => {
@@ -143,7 +169,10 @@ describe("expectation files (expect.yaml)", () => {
     });
 
     it("annotates a failed check at the line of the expectation it compared", () => {
-        const dir = fixture("annotated", "description: d\nviolations:\n  - policy: a\n    resource: r\n    count: 2\n");
+        const dir = fixture(
+            "annotated",
+            `${V1}description: d\nviolations:\n  - policy: a\n    resource: r\n    count: 2\n`,
+        );
         const f = loadFixture(dir);
         const verdict: FixtureVerdict = {
             fixture: "annotated",
@@ -185,9 +214,34 @@ describe("expectation files (expect.yaml)", () => {
         assert.deepStrictEqual(
             [...fixtureAnnotations([verdict], [f], tmp)],
             [
-                "::error file=fixtures/annotated/expect.yaml,line=3,title=pko-guard test%3A annotated (mock)::annotated [mock] a on r: expected 2, got 1\n",
-                "::error file=fixtures/annotated/expect.yaml,line=2,title=pko-guard test%3A annotated (mock)::annotated [mock] z on r: unexpected: m\n",
+                "::error file=fixtures/annotated/expect.yaml,line=5,title=pko-guard test%3A annotated (mock)::annotated [mock] a on r: expected 2, got 1\n",
+                "::error file=fixtures/annotated/expect.yaml,line=4,title=pko-guard test%3A annotated (mock)::annotated [mock] z on r: unexpected: m\n",
             ],
         );
+    });
+
+    it("refuses expected policies no pack run has, all at once, each at its line with the nearest name", () => {
+        const dir = fixture(
+            "typo",
+            V1 +
+                "description: d\nviolations:\n  - {policy: pko-stack-resync-flor, resource: r, count: 1}\n  - {policy: pko-stack-resync-floor, resource: r, count: 1}\n",
+        );
+        const other = fixture(
+            "other",
+            V1 + "description: d\nviolations:\n  - {policy: nothing-like-it, resource: r, count: 1}\n",
+        );
+        const known = ["pko-stack-resync-floor", "pko-stack-name-length"];
+        assert.throws(() => rejectUnknownPolicies([loadFixture(dir)], known), {
+            message: `${path.join(dir, "expect.yaml")}:5: "pko-stack-resync-flor" is not a policy of the packs run (did you mean pko-stack-resync-floor?)`,
+        });
+        assert.throws(
+            () => rejectUnknownPolicies([loadFixture(dir), loadFixture(other)], known),
+            (e: unknown) =>
+                e instanceof BadInputsError &&
+                e.problems.length === 2 &&
+                e.problems[1] ===
+                    `${path.join(other, "expect.yaml")}:5: "nothing-like-it" is not a policy of the packs run`,
+        );
+        assert.doesNotThrow(() => rejectUnknownPolicies([loadFixture(dir)], [...known, "pko-stack-resync-flor"]));
     });
 });

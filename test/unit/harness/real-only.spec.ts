@@ -15,7 +15,7 @@ import { runMockLeg } from "../../../harness/legs/mock";
 function yamlFixture(expect: string): string {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-realonly-"));
     fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: y\nruntime: yaml\nresources: {}\n");
-    fs.writeFileSync(path.join(dir, "expect.yaml"), expect);
+    fs.writeFileSync(path.join(dir, "expect.yaml"), `apiVersion: pko-guard/v1\nkind: Fixture\n${expect}`);
     return dir;
 }
 

@@ -1,7 +1,7 @@
 /**
  * The JSON report holds what its run made (schemaVersion 2): a check's report has no `fixtures` and no `stack`, a
  * harness run's no `projects`; each finding carries the rule, its severity, the status, the Kubernetes object,
- * where it is, the message and the fix; every shape validates against reports/report.schema.json.
+ * where it is, the message and the fix; every shape validates against schemas/pko-guard/report.schema.json.
  */
 import * as assert from "assert";
 import { Finding } from "../../../evaluation/rows";

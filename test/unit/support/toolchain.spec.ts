@@ -19,7 +19,14 @@ describe("the toolchain's tool table", () => {
     const names = (p: Parameters<typeof profileTools>[0]) => profileTools(p, specs).map((s) => s.name);
 
     it("each profile installs what its door needs, and all of them", () => {
-        assert.deepStrictEqual(names("check"), ["kustomize", "helm", "jsonnet", "jsonnet-deps", "appset-template"]);
+        assert.deepStrictEqual(names("check"), [
+            "kustomize",
+            "helm",
+            "jsonnet",
+            "jsonnet-deps",
+            "appset-template",
+            "flux-build",
+        ]);
         assert.deepStrictEqual(names("gate"), [
             "pulumi",
             "pulumi-language-nodejs",
@@ -74,7 +81,13 @@ describe("the toolchain's tool table", () => {
     });
 
     it("the install command runs this package's own script (valid from a packed install, no npm run setup)", () => {
-        assert.strictEqual(installCommand("check"), `bash ${INSTALL_SCRIPT} check`);
+        assert.strictEqual(
+            installCommand("check", path.join(os.tmpdir(), "elsewhere")),
+            `bash ${INSTALL_SCRIPT} check`,
+        );
+        // Relative to the working folder when the script is inside it, as a user types it.
+        const project = path.dirname(path.dirname(INSTALL_SCRIPT));
+        assert.strictEqual(installCommand("check gate", project), "bash toolchain/install.sh check gate");
         assert.doesNotMatch(installCommand("helm"), /npm run/);
     });
 

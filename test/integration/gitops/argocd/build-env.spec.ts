@@ -105,7 +105,7 @@ describe("Argo CD's build environment in rendering", function () {
                 app({
                     path: "k",
                     // A hostile revision name: `kustomize edit add label rev:rel,b:c` (what Argo CD runs) sets
-                    // one label `rev` to `rel,b:c` (kustomize v5.8.2, docs/verified-facts.md); so does check.
+                    // one label `rev` to `rel,b:c` (kustomize v5.8.2, docs/contributing/verified-facts.md); so does check.
                     targetRevision: "rel,b:c",
                     kustomize: {
                         namePrefix: "$ARGOCD_APP_NAME-",

@@ -1,6 +1,6 @@
 /**
  * Argo CD's build environment (gitops/argocd/build-env.ts): the variables of one source, `Env.Envsubst` as Go's
- * os.Expand reads a string (the expected values are Go's own, run on this machine: docs/verified-facts.md), and
+ * os.Expand reads a string (the expected values are Go's own, run on this machine: docs/contributing/verified-facts.md), and
  * which strings of a source Argo CD substitutes.
  */
 import * as assert from "assert";

@@ -73,7 +73,7 @@ describe("check's repository configuration", () => {
             ],
         );
         assert.deepStrictEqual(problems("- a\n- b\n"), [
-            ".pko-guard.yaml: must be a mapping of settings (config, exclude, repositories, kube-version, api-versions, skip-unreadable, fail-on-advisory, timeout)",
+            ".pko-guard.yaml: must be a mapping of settings (config, exclude, repositories, kube-version, api-versions, skip-unreadable, fail-on-advisory, timeout, allow-hosts)",
         ]);
         assert.deepStrictEqual(problems("exclude: [a\n"), [".pko-guard.yaml:2:1: invalid YAML"]);
         assert.deepStrictEqual(problems("timeout: 1\ntimeout: 2\n"), [".pko-guard.yaml:2:1: invalid YAML"]);
@@ -159,5 +159,64 @@ describe("check's repository configuration", () => {
             named.objects.map((o) => o.file),
             ["examples/sa.yaml"],
         );
+    });
+
+    it("never takes a tool's configuration for a manifest: no object, no skipped line", () => {
+        const sa = "apiVersion: v1\nkind: ServiceAccount\nmetadata: { name: a, namespace: apps }\n";
+        write("apps/sa.yaml", sa);
+        write(".pko-guard.yaml", "config: policy/pko-guard.json\n");
+        write("policy/pko-guard.json", '{"all": "mandatory"}\n');
+        write(".pre-commit-config.yaml", "repos:\n  - repo: local\n    hooks: []\n");
+        write(".github/workflows/ci.yml", "on: push\njobs: {}\n");
+        write(".github/dependabot.yml", "version: 2\n");
+        write(".gitlab-ci.yml", "stages: [test]\n");
+        write("tools/package.json", '{"name": "x"}\n');
+        write("infra/Pulumi.yaml", "name: infra\nruntime: nodejs\n");
+        write("infra/Pulumi.prod.yaml", "config: {}\n");
+        // A pack config kept elsewhere, named by --config (or .pko-guard.yaml's config:), is the run's own.
+        write("settings/guard.json", '{"all": "advisory"}\n');
+        write("other/values.yaml", "replicas: 1\n");
+        // The config in force comes from .pko-guard.yaml here; check hands it to the load as its own.
+        const inForce = checkSettings(["."], NO_FLAGS, root).config?.value;
+        assert.strictEqual(inForce, path.join(root, "policy", "pko-guard.json"));
+        const load = loadManifests(["."], {
+            repoRoot: root,
+            cwd: root,
+            toolConfigs: [inForce!, path.join(root, "settings", "guard.json")],
+        });
+        assert.deepStrictEqual(
+            load.objects.map((o) => o.file),
+            ["apps/sa.yaml"],
+        );
+        // A YAML file that is no tool's configuration and no object is still reported, once.
+        assert.deepStrictEqual(
+            load.skipped.map((x) => x.file),
+            ["other/values.yaml:1"],
+        );
+        const filter = walkFilter(root, [], []);
+        assert.deepStrictEqual(
+            [".github", "tools/package.json", "apps/sa.yaml", "apps/.github"].map((r) => filter(path.join(root, r))),
+            [true, true, false, false],
+        );
+    });
+
+    it("skips an unreadable file of a folder an Application syncs once, named and counted once", () => {
+        write(
+            "apps/web.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: { name: web, namespace: argocd }\n" +
+                "spec:\n  source: { repoURL: https://example.com/r.git, path: web }\n" +
+                "  destination: { server: https://kubernetes.default.svc, namespace: web }\n",
+        );
+        write("web/sa.yaml", "apiVersion: v1\nkind: ServiceAccount\nmetadata: { name: a }\n");
+        fs.writeFileSync(path.join(root, "web", "bin.yaml"), Buffer.from([0xff, 0xfe, 0x00, 0x01, 0xc3, 0x28]));
+        const load = loadManifests(["."], { repoRoot: root, cwd: root, skipUnreadable: true });
+        assert.deepStrictEqual(
+            load.skipped.map((x) => x.file),
+            ["web/bin.yaml:1"],
+        );
+        assert.deepStrictEqual(load.objects.map((o) => o.identity).sort(), [
+            "Application/argocd/web",
+            "ServiceAccount/web/a",
+        ]);
     });
 });

@@ -4,7 +4,7 @@
  * row already has stays in its place. Reports write rows as they are, so the order is what the JSON report shows.
  */
 import * as assert from "assert";
-import { locatedRow } from "../../../../gitops/manifests/evaluate-manifests";
+import { locatedRow, rowField } from "../../../../gitops/manifests/evaluate-manifests";
 import { compareText, sortRows } from "../../../../evaluation/rows";
 import { EvalRow } from "../../../../evaluation/evaluate";
 
@@ -104,5 +104,18 @@ describe("sortRows: one order whatever the locale", () => {
         );
         assert.strictEqual(compareText("B", "a"), -1);
         assert.strictEqual(compareText("a", "a"), 0);
+    });
+});
+
+describe("rowField: the field a row points at", () => {
+    const row = (text: string, field?: string) =>
+        ({ ...base, message: text, facts: { text, failClosed: false }, ...(field ? { field } : {}) }) as EvalRow;
+
+    it("is the rule's own field, else a whole field path its message names, never a word that starts like one", () => {
+        assert.strictEqual(rowField(row("anything", "spec.branch")), "spec.branch");
+        assert.strictEqual(rowField(row("spec.envRefs.TOKEN (a credential) is a Literal")), "spec.envRefs.TOKEN");
+        assert.strictEqual(rowField(row("it grants a group; use a bucket policy for specific principals")), undefined);
+        assert.strictEqual(rowField(row("the database password is plain; see rulesets")), undefined);
+        assert.strictEqual(rowField(row('branch "spec.x" is not pinned')), undefined);
     });
 });

@@ -1,0 +1,148 @@
+/**
+ * Remote sources as Argo CD's repo server (and Flux's source-controller) fetch them, under one network policy
+ * (./network-policy.ts), into one content-addressed cache (./source-cache.ts). The API every caller uses:
+ *
+ * - `fetchGit(url, ref, policy)`: a git repository at a branch, tag, commit or `HEAD` (./git.ts);
+ * - `fetchChart(repoUrl, chart, version, policy)`: a chart from a Helm chart repository over HTTP(S), the version
+ *   an exact one or a constraint resolved by helm (./helm-repo.ts);
+ * - `fetchOci(url, version, policy)`: a chart from an OCI registry, `oci://host/path/chart` (./oci.ts);
+ * each resolving to a FetchedSource: a local folder (the checkout's root; the unpacked chart's folder), what the
+ * reference resolved to, the content's digest, and whether the reference can move. `fetchSource(request, policy)`
+ * dispatches a FetchRequest; `fetchSourceSync` does the same for synchronous callers (rendering is synchronous): the
+ * cache answers when it may, else a child process of ours fetches (./child.ts), bounded by the policy's time limit.
+ *
+ * Every failure is a FetchError: one line, the URL without credentials, exit 2 (or the fail-closed finding where
+ * that is the caller's contract).
+ */
+import { spawnSync } from "child_process";
+import * as crypto from "crypto";
+import * as fs from "fs";
+import * as path from "path";
+import { REPO_ROOT } from "../../support/paths";
+import { extended } from "../../support/shapes";
+import { cachedSource, keep, scratchIn } from "./source-cache";
+import { gitCheckout } from "./git";
+import { helmPull } from "./helm-repo";
+import { ociPull } from "./oci";
+import { Budget, FetchError, policyGet } from "./http-client";
+import { FetchPolicy, shownUrl } from "./network-policy";
+
+export { FetchError } from "./http-client";
+export { FetchRequest, FetchedSource, SourceKind, floatingNote, isFloating } from "./fetched-source";
+import { FetchRequest, FetchedSource, isFloating } from "./fetched-source";
+
+/** The cache's name for a request's URL (credentials never kept). */
+function cacheUrl(req: FetchRequest): string {
+    return req.kind === "helm" ? `${shownUrl(req.url).replace(/\/+$/, "")}#${req.chart}` : shownUrl(req.url);
+}
+
+function refOf(req: FetchRequest): string {
+    return req.kind === "git" ? req.ref : req.kind === "file" ? "" : req.version;
+}
+
+/** The cache's answer for a request, when the policy lets it answer (offline; a reference that cannot move). */
+export function fromCache(req: FetchRequest, policy: FetchPolicy): FetchedSource | undefined {
+    const floating = isFloating(req);
+    const hit = cachedSource(policy, req.kind, cacheUrl(req), refOf(req), floating);
+    if (hit && (policy.offline || (!policy.refresh && !floating))) return hit;
+    return undefined;
+}
+
+/** A fetched tree within the limits: no symbolic link, at most `maxFiles` files. */
+function checkTree(dir: string, policy: FetchPolicy, shown: string): void {
+    let files = 0;
+    const walk = (d: string) => {
+        for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+            const p = path.join(d, e.name);
+            if (e.isSymbolicLink()) throw new FetchError(`${shown}: holds a symbolic link, which is not read`);
+            if (e.isDirectory()) walk(p);
+            else if (++files > policy.limits.maxFiles)
+                throw new FetchError(`${shown}: more files than the fetch limit (${policy.limits.maxFiles})`);
+        }
+    };
+    walk(dir);
+}
+
+/** Fetches a request (the cache first, when it may answer) and keeps it in the cache. */
+export async function fetchSource(req: FetchRequest, policy: FetchPolicy): Promise<FetchedSource> {
+    const cached = fromCache(req, policy);
+    if (cached) return cached;
+    const url = cacheUrl(req);
+    if (policy.offline) throw new FetchError(`${url}: not in the cache, and --offline fetches nothing`);
+    const scratch = scratchIn(policy);
+    try {
+        const tree = path.join(scratch, "tree");
+        const base = { kind: req.kind, url, ref: refOf(req), floating: isFloating(req) };
+        if (req.kind === "git") {
+            const got = await gitCheckout(policy, req.url, req.ref, tree);
+            checkTree(tree, policy, url);
+            return keep(policy, scratch, extended(base, { resolved: got.commit, digest: `git-tree:${got.tree}` }));
+        }
+        if (req.kind === "file") {
+            const budget = new Budget(policy.limits.maxBytes, policy.limits.timeoutMs);
+            const answer = await policyGet(policy, req.url, { budget });
+            const digest = `sha256:${crypto.createHash("sha256").update(answer.body).digest("hex")}`;
+            const name = path.posix.basename(new URL(req.url).pathname).replace(/[^\w.-]/g, "_") || "resource.yaml";
+            fs.mkdirSync(tree);
+            fs.writeFileSync(path.join(tree, name), answer.body);
+            return keep(policy, scratch, extended(base, { resolved: digest, digest }));
+        }
+        const pulled = path.join(scratch, "pull");
+        const got =
+            req.kind === "helm"
+                ? await helmPull(policy, req.url, req.chart, req.version, pulled)
+                : await ociPull(policy, req.url, req.version, pulled);
+        const dirs = fs.readdirSync(path.join(pulled, "tree"), { withFileTypes: true }).filter((e) => e.isDirectory());
+        if (dirs.length !== 1) throw new FetchError(`${url}: the archive holds no single chart folder`);
+        fs.renameSync(path.join(pulled, "tree", dirs[0].name), tree);
+        fs.rmSync(pulled, { recursive: true, force: true });
+        checkTree(tree, policy, url);
+        return keep(policy, scratch, extended(base, { resolved: got.version, digest: got.digest }));
+    } catch (e) {
+        fs.rmSync(scratch, { recursive: true, force: true });
+        throw e;
+    }
+}
+
+export function fetchGit(url: string, ref: string, policy: FetchPolicy): Promise<FetchedSource> {
+    return fetchSource({ kind: "git", url, ref }, policy);
+}
+
+export function fetchChart(repoUrl: string, chart: string, version: string, policy: FetchPolicy) {
+    return fetchSource({ kind: "helm", url: repoUrl, chart, version }, policy);
+}
+
+export function fetchOci(url: string, version: string, policy: FetchPolicy): Promise<FetchedSource> {
+    return fetchSource({ kind: "oci", url, version }, policy);
+}
+
+/** The child process that fetches for synchronous callers (tsc's output of ./child.ts). */
+export const FETCH_CHILD = path.join(REPO_ROOT, "bin", "gitops", "fetch", "child.js");
+
+/**
+ * fetchSource for synchronous callers: the cache when it may answer, else a child process of ours (./child.ts),
+ * killed when the policy's time limit (and a few seconds to start) has passed.
+ */
+export function fetchSourceSync(req: FetchRequest, policy: FetchPolicy): FetchedSource {
+    const cached = fromCache(req, policy);
+    if (cached) return cached;
+    const url = cacheUrl(req);
+    if (policy.offline) throw new FetchError(`${url}: not in the cache, and --offline fetches nothing`);
+    const r = spawnSync(process.execPath, [FETCH_CHILD], {
+        input: JSON.stringify({ req, policy }),
+        encoding: "utf8",
+        timeout: policy.limits.timeoutMs + 10_000,
+        killSignal: "SIGKILL",
+        maxBuffer: 1024 * 1024,
+    });
+    if (r.error && (r.error as NodeJS.ErrnoException).code === "ETIMEDOUT")
+        throw new FetchError(`${url}: no answer within the time limit`);
+    let answer: { source?: FetchedSource; error?: string } = {};
+    try {
+        answer = JSON.parse(r.stdout ?? "") as typeof answer;
+    } catch {
+        throw new FetchError(`${url}: the fetch failed (${r.error ? "cannot start it" : `exit ${r.status}`})`);
+    }
+    if (answer.source) return answer.source;
+    throw new FetchError(answer.error ?? `${url}: the fetch failed`);
+}

@@ -1,0 +1,147 @@
+/**
+ * A git repository at a revision, fetched by the real git (as Argo CD's repo server and kustomize fetch), held to
+ * the network policy: git reaches the network only through the policy proxy (./proxy.ts; `http.proxy`, every
+ * proxy variable pointed at it and `NO_PROXY` emptied), over `https://` (plain `http://` only to listed hosts,
+ * which the proxy decides), with no other protocol (`protocol.allow=never`: no `ssh://`, `git://`, `file://`, `ext::`),
+ * no configuration of the user's but their credential settings (helpers, `GIT_ASKPASS` and `~/.netrc` apply, each
+ * for its own host), no symbolic links checked out (`core.symlinks=false`), no hooks, no submodules. The tree is
+ * bounded in files before it is checked out, and in bytes and time by the fetch's budget.
+ */
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { exec } from "../../support/process";
+import { extended } from "../../support/shapes";
+import { onPath } from "../../support/toolchain";
+import { firstErrorLine } from "../render/tool-errors";
+import { Budget, FetchError } from "./http-client";
+import { FetchPolicy, refusedUrl, shownUrl } from "./network-policy";
+import { startPolicyProxy } from "./proxy";
+import { isCommit } from "./fetched-source";
+
+/** What git runs with: the proxy everywhere, nothing of the user's configuration but their credential settings. */
+async function gitEnv(proxy: string, home: string): Promise<NodeJS.ProcessEnv> {
+    // The user's credential settings (helpers, username), read from their configuration, are all that is kept of it.
+    const creds = await exec("git", ["config", "--get-regexp", "^credential\\."], {
+        cwd: os.tmpdir(),
+        env: process.env,
+        timeoutMs: 10_000,
+    });
+    const lines = creds.code === 0 ? creds.stdout.split("\n").filter((l) => l.trim() !== "") : [];
+    const global = path.join(home, "gitconfig");
+    fs.writeFileSync(global, "");
+    for (const l of lines) {
+        const sp = l.indexOf(" ");
+        if (sp < 0) continue;
+        await exec("git", ["config", "--file", global, "--add", l.slice(0, sp), l.slice(sp + 1)], {
+            cwd: home,
+            env: process.env,
+            timeoutMs: 10_000,
+        });
+    }
+    const env: NodeJS.ProcessEnv = {};
+    for (const k of ["PATH", "HOME", "USER", "LANG", "GIT_ASKPASS", "SSL_CERT_FILE", "SSL_CERT_DIR", "GIT_SSL_CAINFO"])
+        if (process.env[k] !== undefined) env[k] = process.env[k];
+    return extended(env, {
+        GIT_CONFIG_GLOBAL: global,
+        GIT_CONFIG_NOSYSTEM: "1",
+        GIT_TERMINAL_PROMPT: "0",
+        GIT_PROTOCOL_FROM_USER: "0",
+        http_proxy: proxy,
+        https_proxy: proxy,
+        HTTPS_PROXY: proxy,
+        HTTP_PROXY: proxy,
+        ALL_PROXY: proxy,
+        all_proxy: proxy,
+        NO_PROXY: "",
+        no_proxy: "",
+    });
+}
+
+const GIT_CONFIG = (proxy: string) => [
+    "-c",
+    "protocol.allow=never",
+    "-c",
+    "protocol.https.allow=always",
+    "-c",
+    "protocol.http.allow=always",
+    "-c",
+    `http.proxy=${proxy}`,
+    "-c",
+    "http.sslVerify=true",
+    "-c",
+    "http.followRedirects=initial",
+    "-c",
+    "core.symlinks=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "fetch.recurseSubmodules=false",
+    "-c",
+    "advice.detachedHead=false",
+];
+
+/**
+ * Fetches `ref` (a branch, a tag, a full commit hash, or `HEAD`/empty for the default branch) of `url` into
+ * `into` (a new folder), checked out without `.git`; the commit it resolved to and its tree's id.
+ */
+export async function gitCheckout(
+    policy: FetchPolicy,
+    url: string,
+    ref: string,
+    into: string,
+): Promise<{ commit: string; tree: string }> {
+    const shown = shownUrl(url);
+    const refused = refusedUrl(policy, url);
+    if (refused !== undefined) throw new FetchError(`${shown}: refused, ${refused}`);
+    if (!onPath("git")) throw new FetchError(`${shown}: fetching a git repository needs git, which is not installed`);
+    const budget = new Budget(policy.limits.maxBytes, policy.limits.timeoutMs);
+    const proxy = await startPolicyProxy(policy, budget);
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-git-"));
+    const gitDir = path.join(home, "repo.git");
+    try {
+        const env = await gitEnv(proxy.url, home);
+        const git = async (args: string[], what: string): Promise<string> => {
+            const left = budget.left();
+            if (left <= 0) throw new FetchError(`${shown}: ran out of time (${what})`);
+            const r = await exec("git", [...GIT_CONFIG(proxy.url), `--git-dir=${gitDir}`, ...args], {
+                cwd: home,
+                env,
+                timeoutMs: left,
+            });
+            if (r.timedOut) throw new FetchError(`${shown}: no answer within the time limit (${what})`);
+            if (r.code !== 0) {
+                const why = proxy.refused() ?? firstErrorLine(r.stderr.replace(/^fatal: /m, "Error: "));
+                throw new FetchError(`${shown}: ${why.startsWith(shown) ? why.slice(shown.length + 2) : why}`);
+            }
+            return r.stdout.trim();
+        };
+        await git(["init", "--bare", "-q"], "init");
+        const want = ref === "" || ref === "HEAD" ? "HEAD" : ref;
+        try {
+            await git(["fetch", "--depth=1", "--no-tags", "-q", url, want], `fetch ${want}`);
+        } catch (e) {
+            // A commit the server does not let one ask for directly: every branch and tag, then the commit.
+            if (!isCommit(want) || proxy.refused() !== undefined) throw e;
+            await git(["fetch", "--no-tags", "-q", url, "+refs/heads/*:refs/h/*", "+refs/tags/*:refs/t/*"], "fetch");
+        }
+        const commit = await git(
+            ["rev-parse", "--verify", `${isCommit(want) ? want : "FETCH_HEAD"}^{commit}`],
+            "resolve",
+        );
+        const tree = await git(["rev-parse", `${commit}^{tree}`], "resolve");
+        const files = (await git(["ls-tree", "-r", "--name-only", "-z", commit], "list"))
+            .split("\0")
+            .filter((f) => f !== "").length;
+        if (files > policy.limits.maxFiles)
+            throw new FetchError(`${shown}: ${files} files, more than the fetch limit (${policy.limits.maxFiles})`);
+        fs.mkdirSync(into, { recursive: true });
+        await git([`--work-tree=${into}`, "checkout", "-q", "-f", commit, "--", "."], "checkout");
+        return { commit: commit.toLowerCase(), tree };
+    } finally {
+        await proxy.close();
+        fs.rmSync(home, { recursive: true, force: true });
+    }
+}

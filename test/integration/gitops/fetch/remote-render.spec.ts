@@ -1,0 +1,172 @@
+/**
+ * What check renders from fetched sources, against a git server on loopback that this spec starts (git's own
+ * http-backend): a kustomization's remote base, and an Application whose repoURL is another repository, each
+ * judged as that repository's content at the revision it resolved to; `--offline` with an empty cache keeps
+ * today's lines exactly; a fetch that fails is the fail-closed note, one line.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { loadManifests } from "../../../../gitops/manifests/load";
+import { evaluateManifests } from "../../../../gitops/manifests/evaluate-manifests";
+import { packConfig } from "../../../../evaluation/pack-config";
+import { fetchPolicy } from "../../../../gitops/fetch/network-policy";
+import { FLOATING_SOURCE } from "../../../../policies/model/origin";
+import { BadInputError } from "../../../../support/errors";
+import { TestServer, helm, makeRepository, serverProcess, writeChart } from "../../../support/source-servers";
+
+const STACK =
+    "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: ledger\n  namespace: pulumi\nspec:\n  stack: org/ledger/prod\n  projectRepo: https://github.com/org/ledger\n  commit: 2b0889718d3e63feeb6079ccd5e4488d8601e353\n";
+
+describe("check renders fetched sources from a git server on loopback", function () {
+    this.timeout(120_000);
+    let root: string;
+    let git: TestServer;
+    let charts: TestServer;
+    let commit: string;
+    let n = 0;
+
+    before(async () => {
+        root = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-remote-render-"));
+        commit = makeRepository(path.join(root, "repos"), "platform", {
+            "base/kustomization.yaml": "resources: [stack.yaml]\n",
+            "base/stack.yaml": STACK,
+            "prod/stack.yaml": STACK,
+            "values/prod.yaml": "stackName: from-values\n",
+        });
+        // Its own process: check's rendering waits for each fetch synchronously.
+        git = await serverProcess("git", path.join(root, "repos"));
+        const chartRepo = path.join(root, "charts");
+        fs.mkdirSync(chartRepo);
+        helm(chartRepo, "package", writeChart(root, "ledger", "1.2.0"), "-d", chartRepo);
+        charts = await serverProcess("files", chartRepo);
+        helm(chartRepo, "repo", "index", ".", "--url", charts.url);
+    });
+    after(async () => {
+        await Promise.all([git?.close(), charts?.close()]);
+        fs.rmSync(root, { recursive: true, force: true });
+    });
+
+    /** A repository of `files` checked with a fetch policy (`allow`: whether the git server is listed). */
+    const check = (files: Record<string, string>, o: { allow?: boolean; offline?: boolean; cache?: string } = {}) => {
+        const repo = path.join(root, `repo-${n++}`);
+        for (const [rel, text] of Object.entries(files)) {
+            fs.mkdirSync(path.dirname(path.join(repo, rel)), { recursive: true });
+            fs.writeFileSync(path.join(repo, rel), text);
+        }
+        const fetch = fetchPolicy({
+            allowHosts: o.allow === false ? [] : [`127.0.0.1:${git.port}`, `127.0.0.1:${charts.port}`],
+            cacheDir: o.cache ?? path.join(root, `cache-${n}`),
+            offline: o.offline,
+            repoRoot: repo,
+            limits: { timeoutMs: 30_000 },
+        });
+        const load = loadManifests(["."], {
+            repoRoot: repo,
+            cwd: repo,
+            fetch,
+            repository: { urls: [{ url: "https://git.example.com/me/manifests", from: "test" }] },
+        });
+        return { load, rows: evaluateManifests(load, packConfig()) };
+    };
+    const kustomization = () => ({
+        "app/kustomization.yaml": `resources:\n  - ${git.url}/platform//base?ref=main\n`,
+    });
+
+    it("builds a kustomization with a remote base, its Stack named by the source and marked floating", () => {
+        const { load, rows } = check(kustomization());
+        const stack = load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(stack.file, `${git.url}/platform@${commit}/base/stack.yaml`);
+        const annotations = (stack.object.metadata as { annotations: Record<string, string> }).annotations;
+        assert.strictEqual(annotations[FLOATING_SOURCE], `${git.url}/platform at "main", resolved to ${commit}`);
+        const pinned = rows.filter((r) => r.policy === "pko-stack-prod-pinned-commit");
+        assert.strictEqual(pinned.length, 1);
+        assert.match(pinned[0].message, /a reference that can move/);
+        assert.strictEqual(pinned[0].file, `${git.url}/platform@${commit}/base/stack.yaml`);
+        assert.deepStrictEqual(
+            load.fetched?.map((s) => [s.kind, s.url, s.ref, s.resolved]),
+            [["git", `${git.url}/platform`, "main", commit]],
+        );
+    });
+
+    it("keeps today's line with --offline and nothing cached, and uses the cache once it holds the base", () => {
+        const cache = path.join(root, "shared-cache");
+        assert.throws(
+            () => check(kustomization(), { offline: true, cache }),
+            (e: Error) =>
+                e instanceof BadInputError &&
+                e.message ===
+                    "app (kustomize): a remote base needs the network, which check does not use; vendor it into the repository",
+        );
+        check(kustomization(), { cache });
+        const { load } = check(kustomization(), { offline: true, cache });
+        assert.ok(load.objects.some((o) => o.kind === "Stack"));
+        assert.strictEqual(load.fetched?.[0].fromCache, true, "offline, the cache answered");
+    });
+
+    it("judges an Application's other repository at its targetRevision, pinned to a commit", () => {
+        const app = (revision: string) =>
+            `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  project: default\n  source: {repoURL: "${git.url}/platform", path: prod, targetRevision: "${revision}"}\n  destination: {server: "https://kubernetes.default.svc", namespace: pulumi}\n`;
+        const pinned = check({ "apps/ledger.yaml": app(commit) });
+        const stack = pinned.load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(stack.file, `${git.url}/platform@${commit}/prod/stack.yaml`);
+        assert.strictEqual(stack.syncedBy, "Application argocd/ledger");
+        assert.deepStrictEqual(
+            pinned.rows.filter((r) => r.level === "mandatory").map((r) => r.policy),
+            [],
+            "a pinned production Stack from a pinned source passes the mandatory rules",
+        );
+        const floating = check({ "apps/ledger.yaml": app("main") });
+        assert.deepStrictEqual(
+            floating.rows.filter((r) => r.level === "mandatory").map((r) => r.policy),
+            ["pko-stack-prod-pinned-commit"],
+        );
+    });
+
+    it("builds a chart's dependency from a chart repository, as helm dependency build would", () => {
+        const { load } = check({
+            "c/Chart.yaml": `apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n  - {name: ledger, version: "~1.2.0", repository: "${charts.url}"}\n`,
+            "c/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: own}\n",
+        });
+        const stack = load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(stack.file, `${charts.url}#ledger@1.2.0/templates/stack.yaml`);
+        assert.ok(load.objects.some((o) => o.kind === "ConfigMap"));
+        assert.deepStrictEqual(
+            load.fetched?.map((s) => [s.kind, s.ref, s.resolved, s.floating]),
+            [["helm", "~1.2.0", "1.2.0", true]],
+        );
+    });
+
+    it("reads a multi-source ref source's value files from the other repository at its revision", () => {
+        const { load } = check({
+            "apps/ledger.yaml": `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  project: default\n  sources:\n    - {repoURL: "${git.url}/platform", targetRevision: "${commit}", ref: values}\n    - repoURL: https://git.example.com/me/manifests\n      path: chart\n      helm: {valueFiles: [$values/values/prod.yaml]}\n  destination: {server: "https://kubernetes.default.svc", namespace: pulumi}\n`,
+            "chart/Chart.yaml": "apiVersion: v2\nname: chart\nversion: 0.1.0\n",
+            "chart/templates/stack.yaml":
+                "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata: {name: {{ .Values.stackName }}}\nspec: {stack: org/x/dev}\n",
+        });
+        assert.deepStrictEqual(load.notRendered, []);
+        const stack = load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(stack.identity, "Stack/pulumi/from-values");
+        assert.deepStrictEqual(
+            load.fetched?.map((s) => [s.kind, s.resolved, s.floating]),
+            [["git", commit, false]],
+        );
+    });
+
+    it("fails closed with one line when the fetch is refused", () => {
+        const { load, rows } = check(
+            {
+                "apps/ledger.yaml": `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  project: default\n  source: {repoURL: "${git.url}/platform", path: prod}\n  destination: {server: "https://kubernetes.default.svc", namespace: pulumi}\n`,
+            },
+            { allow: false },
+        );
+        assert.deepStrictEqual(load.notRendered, [
+            `Application "ledger": spec.source could not be fetched: ${git.url}/platform: refused, plain http:// (list the host with --allow-host to fetch it without TLS)`,
+        ]);
+        assert.deepStrictEqual(
+            rows.filter((r) => r.level === "mandatory").map((r) => r.policy),
+            ["argocd-app-rendered"],
+        );
+    });
+});
