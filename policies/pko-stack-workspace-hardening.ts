@@ -4,19 +4,20 @@
  * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
 import { stack } from "./model/examples";
-import { stackRule } from "./model/policy";
+import { RuleFinding, stackRule } from "./model/policy";
 import { describeStack, podContainers, workspacePodSpec } from "./model/stack";
 import { Plain, UNKNOWN, bool, get, isObject, list } from "./model/values";
 
 export const NAME = "pko-stack-workspace-hardening";
 
-function flag(field: string, v: Plain, what: string, out: string[]): void {
+function flag(field: string, v: Plain, what: string, out: RuleFinding[]): void {
     const b = bool(v);
-    if (b === true) out.push(`${field} is true: ${what}; remove it.`);
+    if (b === true) out.push({ message: `${field} is true: ${what}; remove it.`, field });
     else if (b === UNKNOWN)
-        out.push(
-            `${field} is unknown during preview (${what} if true); the rule fails closed: make it known and false.`,
-        );
+        out.push({
+            message: `${field} is unknown during preview (${what} if true); the rule fails closed: make it known and false.`,
+            field,
+        });
 }
 
 /**
@@ -24,7 +25,14 @@ function flag(field: string, v: Plain, what: string, out: string[]): void {
  * adding back `NET_BIND_SERVICE` alone (kubernetes.io/docs/concepts/security/pod-security-standards, "Capabilities
  * (v1.22+)"; pod-security-admission's `capabilities_restricted` check).
  */
-function capabilityProblem(field: string, capabilities: Plain): string | undefined {
+function capabilityProblem(field: string, capabilities: Plain): RuleFinding | undefined {
+    const message = capabilityMessage(field, capabilities);
+    if (message === undefined) return undefined;
+    // The field the message starts with: `add`, or `drop` when that is what is unknown.
+    return { message, field: message.startsWith(`${field}.drop `) ? `${field}.drop` : `${field}.add` };
+}
+
+function capabilityMessage(field: string, capabilities: Plain): string | undefined {
     const add = get(capabilities, "add");
     if (add === UNKNOWN)
         return `${field}.add is unknown during preview (it may add Linux capabilities); the rule fails closed: make it known.`;
@@ -43,16 +51,19 @@ function capabilityProblem(field: string, capabilities: Plain): string | undefin
  * The hardening problems of a workspace's pod template, for a Workspace spec found at `at` (a Stack's
  * `spec.workspaceTemplate.spec`, or a Workspace's `spec`). Shared with the rule for Workspace objects.
  */
-export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
+export function workspacePodProblems(wsSpec: Plain, at: string): RuleFinding[] {
     const podTemplate = get(wsSpec, "podTemplate");
     const pod = get(podTemplate, "spec");
     const POD = `${at}.podTemplate.spec`;
     if (wsSpec === UNKNOWN || podTemplate === UNKNOWN || pod === UNKNOWN) {
         return [
-            `${at} is unknown during preview, so the workspace pod cannot be verified to be unprivileged; the rule fails closed.`,
+            {
+                message: `${at} is unknown during preview, so the workspace pod cannot be verified to be unprivileged; the rule fails closed.`,
+                field: at,
+            },
         ];
     }
-    const out: string[] = [];
+    const out: RuleFinding[] = [];
     flag(`${POD}.hostNetwork`, get(pod, "hostNetwork"), "the workspace shares the node's network", out);
     flag(`${POD}.hostPID`, get(pod, "hostPID"), "the workspace sees the node's processes", out);
     flag(`${POD}.hostIPC`, get(pod, "hostIPC"), "the workspace shares the node's IPC", out);
@@ -65,20 +76,25 @@ export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
     );
     const volumes = get(pod, "volumes");
     if (volumes === UNKNOWN)
-        out.push(
-            `${POD}.volumes is unknown during preview, so host-path volumes cannot be ruled out; the rule fails closed.`,
-        );
+        out.push({
+            message: `${POD}.volumes is unknown during preview, so host-path volumes cannot be ruled out; the rule fails closed.`,
+            field: `${POD}.volumes`,
+        });
     list(volumes).forEach((v, i) => {
         const hp = get(v, "hostPath");
         if (v === UNKNOWN || (hp !== undefined && hp !== null))
-            out.push(
-                `${POD}.volumes[${i}] ${v === UNKNOWN ? "is unknown during preview" : "mounts a hostPath"}; use an emptyDir or a PersistentVolumeClaim.`,
-            );
+            out.push({
+                message: `${POD}.volumes[${i}] ${v === UNKNOWN ? "is unknown during preview" : "mounts a hostPath"}; use an emptyDir or a PersistentVolumeClaim.`,
+                field: `${POD}.volumes[${i}]`,
+            });
     });
     for (const { field, container } of podContainers(pod, POD)) {
         const sc = get(container, "securityContext");
         if (sc === UNKNOWN) {
-            out.push(`${field}.securityContext is unknown during preview; the rule fails closed.`);
+            out.push({
+                message: `${field}.securityContext is unknown during preview; the rule fails closed.`,
+                field: `${field}.securityContext`,
+            });
             continue;
         }
         flag(`${field}.securityContext.privileged`, get(sc, "privileged"), "the container is privileged", out);
@@ -106,9 +122,10 @@ export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
                     (get(p, "hostPort") !== undefined && get(p, "hostPort") !== null && get(p, "hostPort") !== 0),
             )
         ) {
-            out.push(
-                `${field}.ports ${ports === UNKNOWN ? "are unknown during preview" : "bind a hostPort on the node"}; remove hostPort (the workspace needs no node port).`,
-            );
+            out.push({
+                message: `${field}.ports ${ports === UNKNOWN ? "are unknown during preview" : "bind a hostPort on the node"}; remove hostPort (the workspace needs no node port).`,
+                field: `${field}.ports`,
+            });
         }
     }
     // Containers given as a non-list or items that are not objects are reported, not skipped.
@@ -118,7 +135,7 @@ export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
         const unknown = cs === UNKNOWN || list(cs).some((c) => c === UNKNOWN);
         if (unknown || list(cs).some((c) => c !== null && !isObject(c))) {
             const what = unknown ? "is unknown during preview" : "holds an item that is not an object";
-            out.push(`${POD}.${kind} ${what}; the rule fails closed.`);
+            out.push({ message: `${POD}.${kind} ${what}; the rule fails closed.`, field: `${POD}.${kind}` });
         }
     }
     return out;
@@ -151,7 +168,10 @@ export const rule = stackRule(
             workspacePodSpec(view) === UNKNOWN
         ) {
             return [
-                `${describeStack(view)}: spec.workspaceTemplate is unknown during preview, so the workspace pod cannot be verified to be unprivileged; the rule fails closed.`,
+                {
+                    message: `${describeStack(view)}: spec.workspaceTemplate is unknown during preview, so the workspace pod cannot be verified to be unprivileged; the rule fails closed.`,
+                    field: "spec.workspaceTemplate",
+                },
             ];
         }
         return workspacePodProblems(get(wt, "spec"), "spec.workspaceTemplate.spec");
