@@ -47,6 +47,48 @@ function capabilityMessage(field: string, capabilities: Plain): string | undefin
     return `${field}.add adds NET_BIND_SERVICE without ${field.split(".").pop()}.drop: [ALL]; the restricted Pod Security profile allows it only when every other capability is dropped: add drop: [ALL].`;
 }
 
+/** The hardening problems of one container of a workspace pod, found at `field`. */
+function containerProblems(field: string, container: Plain, out: RuleFinding[]): void {
+    const sc = get(container, "securityContext");
+    if (sc === UNKNOWN) {
+        out.push({
+            message: `${field}.securityContext is unknown during preview; the rule fails closed.`,
+            field: `${field}.securityContext`,
+        });
+        return;
+    }
+    flag(`${field}.securityContext.privileged`, get(sc, "privileged"), "the container is privileged", out);
+    flag(
+        `${field}.securityContext.allowPrivilegeEscalation`,
+        get(sc, "allowPrivilegeEscalation"),
+        "the container may escalate privileges",
+        out,
+    );
+    flag(
+        `${field}.securityContext.windowsOptions.hostProcess`,
+        get(sc, "windowsOptions", "hostProcess"),
+        "the container runs as a Windows host process, with the node's privileges",
+        out,
+    );
+    const p = capabilityProblem(`${field}.securityContext.capabilities`, get(sc, "capabilities"));
+    if (p) out.push(p);
+    const ports = get(container, "ports");
+    if (
+        ports === UNKNOWN ||
+        list(ports).some(
+            (p) =>
+                p === UNKNOWN ||
+                get(p, "hostPort") === UNKNOWN ||
+                (get(p, "hostPort") !== undefined && get(p, "hostPort") !== null && get(p, "hostPort") !== 0),
+        )
+    ) {
+        out.push({
+            message: `${field}.ports ${ports === UNKNOWN ? "are unknown during preview" : "bind a hostPort on the node"}; remove hostPort (the workspace needs no node port).`,
+            field: `${field}.ports`,
+        });
+    }
+}
+
 /**
  * The hardening problems of a workspace's pod template, for a Workspace spec found at `at` (a Stack's
  * `spec.workspaceTemplate.spec`, or a Workspace's `spec`). Shared with the rule for Workspace objects.
@@ -88,46 +130,7 @@ export function workspacePodProblems(wsSpec: Plain, at: string): RuleFinding[] {
                 field: `${POD}.volumes[${i}]`,
             });
     });
-    for (const { field, container } of podContainers(pod, POD)) {
-        const sc = get(container, "securityContext");
-        if (sc === UNKNOWN) {
-            out.push({
-                message: `${field}.securityContext is unknown during preview; the rule fails closed.`,
-                field: `${field}.securityContext`,
-            });
-            continue;
-        }
-        flag(`${field}.securityContext.privileged`, get(sc, "privileged"), "the container is privileged", out);
-        flag(
-            `${field}.securityContext.allowPrivilegeEscalation`,
-            get(sc, "allowPrivilegeEscalation"),
-            "the container may escalate privileges",
-            out,
-        );
-        flag(
-            `${field}.securityContext.windowsOptions.hostProcess`,
-            get(sc, "windowsOptions", "hostProcess"),
-            "the container runs as a Windows host process, with the node's privileges",
-            out,
-        );
-        const p = capabilityProblem(`${field}.securityContext.capabilities`, get(sc, "capabilities"));
-        if (p) out.push(p);
-        const ports = get(container, "ports");
-        if (
-            ports === UNKNOWN ||
-            list(ports).some(
-                (p) =>
-                    p === UNKNOWN ||
-                    get(p, "hostPort") === UNKNOWN ||
-                    (get(p, "hostPort") !== undefined && get(p, "hostPort") !== null && get(p, "hostPort") !== 0),
-            )
-        ) {
-            out.push({
-                message: `${field}.ports ${ports === UNKNOWN ? "are unknown during preview" : "bind a hostPort on the node"}; remove hostPort (the workspace needs no node port).`,
-                field: `${field}.ports`,
-            });
-        }
-    }
+    for (const { field, container } of podContainers(pod, POD)) containerProblems(field, container, out);
     // Containers given as a non-list or items that are not objects are reported, not skipped.
     for (const kind of ["containers", "initContainers"]) {
         const cs = get(pod, kind);
