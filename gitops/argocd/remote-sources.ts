@@ -12,10 +12,10 @@ import * as fs from "fs";
 import * as path from "path";
 import { FetchError, FetchRequest, FetchedSource, fetchSourceSync, floatingNote, fromCache } from "../fetch/fetch";
 import { RenderContext } from "../render/render";
+import { withinDeadline } from "../fetch/network-policy";
 import { str } from "../../support/records";
 import { extended } from "../../support/shapes";
 import { SourceOutput } from "./application-sources";
-import { shownUrl } from "../fetch/network-policy";
 
 type Obj = Record<string, unknown>;
 
@@ -49,7 +49,7 @@ export function gitRequest(source: Obj): FetchRequest | undefined {
 export function fetched(req: FetchRequest, ctx: RenderContext): FetchedSource | undefined {
     if (!ctx.fetch) return undefined;
     if (ctx.fetch.offline && !fromCache(req, ctx.fetch)) return undefined;
-    const got = fetchSourceSync(req, ctx.fetch);
+    const got = fetchSourceSync(req, withinDeadline(ctx.fetch, ctx.deadline));
     const list = (ctx.fetched ??= []);
     if (!list.some((x) => x.url === got.url && x.ref === got.ref)) list.push(got);
     return got;
@@ -102,7 +102,7 @@ export function fetchedContext(ctx: RenderContext, got: FetchedSource, repoURL: 
 export function mergeFetched(from: SourceOutput, got: FetchedSource, into: SourceOutput): void {
     const named = (abs: string) => {
         const rel = path.relative(got.path, abs).split(path.sep).join("/");
-        return rel.startsWith("..") ? undefined : `${shownUrl(got.url)}@${got.resolved}${rel === "" ? "" : `/${rel}`}`;
+        return rel.startsWith("..") ? undefined : `${got.url}@${got.resolved}${rel === "" ? "" : `/${rel}`}`;
     };
     const floating = floatingNote(got);
     for (const f of from.files) {

@@ -86,7 +86,13 @@ export function keep(
     if (fs.existsSync(path.join(dir, "tree"))) fs.rmSync(scratch, { recursive: true, force: true });
     else {
         fs.rmSync(dir, { recursive: true, force: true });
-        fs.renameSync(scratch, dir);
+        try {
+            fs.renameSync(scratch, dir);
+        } catch (e) {
+            // Another run (the pre-commit hook, a second check) put the same revision in place first: keep its copy.
+            if (!fs.existsSync(path.join(dir, "tree"))) throw e;
+            fs.rmSync(scratch, { recursive: true, force: true });
+        }
     }
     const file = refFile(policy, s.kind, s.url, s.ref);
     fs.mkdirSync(path.dirname(file), { recursive: true });

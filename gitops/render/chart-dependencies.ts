@@ -11,6 +11,7 @@ import { BadInputError } from "../../support/errors";
 import { helmRepoUrlByName } from "../fetch/source-credentials";
 import { FetchError, FetchRequest, FetchedSource, fetchSourceSync, fromCache } from "../fetch/fetch";
 import { RenderContext, mappingOf } from "./render";
+import { withinDeadline } from "../fetch/network-policy";
 
 type Obj = Record<string, unknown>;
 
@@ -85,7 +86,7 @@ export function buildDependencies(dir: string, into: string, ctx: RenderContext,
     for (const w of wanted(dir, what)) {
         let got: FetchedSource;
         try {
-            got = fetchSourceSync(w.req, policy);
+            got = fetchSourceSync(w.req, withinDeadline(policy, ctx.deadline));
         } catch (e) {
             if (!(e instanceof FetchError)) throw e;
             throw new BadInputError(`${what}: dependency ${JSON.stringify(w.name)}: ${e.message}`);

@@ -11,6 +11,7 @@ import * as path from "path";
 import { BadInputError } from "../../support/errors";
 import { FetchError, FetchRequest, FetchedSource, fetchSourceSync, floatingNote, fromCache } from "../fetch/fetch";
 import { RenderContext, mappingOf } from "./render";
+import { withinDeadline } from "../fetch/network-policy";
 
 /** How deep remote bases may name remote bases. */
 const MAX_DEPTH = 5;
@@ -89,7 +90,7 @@ export class Localizer {
 
     private fetch(req: FetchRequest): FetchedSource {
         try {
-            const got = fetchSourceSync(req, this.ctx.fetch!);
+            const got = fetchSourceSync(req, withinDeadline(this.ctx.fetch!, this.ctx.deadline));
             const list = (this.ctx.fetched ??= []);
             if (!list.some((x) => x.url === got.url && x.ref === got.ref)) list.push(got);
             return got;

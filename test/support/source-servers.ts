@@ -10,6 +10,7 @@ import * as http from "http";
 import * as net from "net";
 import * as path from "path";
 import * as zlib from "zlib";
+import { findTool } from "../../gitops/render/tools";
 
 /** A hook that answers a request itself (returns true) or lets the server answer it (false). */
 export type Hook = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
@@ -137,7 +138,7 @@ export function makeRepository(root: string, name: string, files: Record<string,
     return git(dir, "rev-parse", "HEAD");
 }
 
-/** A tar entry of `tarGz`: a regular file (`body`) or a symbolic link (`link`), at any path (even `../x`). */
+/** A tar entry of `tarGz`: a regular file (`body`) or a symbolic link (`link`), at any path, even one that climbs out of the archive. */
 export interface TarEntry {
     name: string;
     body?: string;
@@ -203,7 +204,42 @@ export async function serverProcess(kind: "git" | "files", root: string): Promis
     };
 }
 
+/** Runs the toolchain's helm; throws with its output when it fails. */
+export function helm(cwd: string, ...args: string[]): string {
+    const tool = findTool("helm");
+    if (!tool) throw new Error("helm is not installed: run npm run setup");
+    const home = path.join(cwd, ".helm-home");
+    const r = spawnSync(tool.path, args, {
+        cwd,
+        encoding: "utf8",
+        env: {
+            PATH: process.env.PATH,
+            HOME: home,
+            HELM_CACHE_HOME: home,
+            HELM_CONFIG_HOME: home,
+            HELM_DATA_HOME: home,
+        },
+    });
+    if (r.status !== 0) throw new Error(`helm ${args.join(" ")}: ${r.stderr}`);
+    return r.stdout;
+}
+
+/** A chart folder `name` at `version` whose one template is a Stack. */
+export function writeChart(dir: string, name: string, version: string, stackName = "ledger"): string {
+    const chart = path.join(dir, `${name}-src-${version}`, name);
+    fs.mkdirSync(path.join(chart, "templates"), { recursive: true });
+    fs.writeFileSync(path.join(chart, "Chart.yaml"), `apiVersion: v2\nname: ${name}\nversion: ${version}\n`);
+    fs.writeFileSync(
+        path.join(chart, "templates", "stack.yaml"),
+        `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: ${stackName}\nspec:\n  stack: org/${stackName}/prod\n  projectRepo: https://github.com/org/${stackName}\n  branch: main\n`,
+    );
+    return chart;
+}
+
 if (require.main === module) {
     const [kind, root] = process.argv.slice(2);
-    void (kind === "git" ? gitServer(root) : fileServer(root)).then((s) => process.stdout.write(`${s.port}\n`));
+    (kind === "git" ? gitServer(root) : fileServer(root)).then(
+        (s) => process.stdout.write(`${s.port}\n`),
+        () => process.exit(1),
+    );
 }

@@ -4,47 +4,13 @@
  * digests are checked, hostile archives and indexes are refused, and helm itself reaches nothing but the policy.
  */
 import * as assert from "assert";
-import { spawnSync } from "child_process";
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { FetchError, fetchChart } from "../../../../gitops/fetch/fetch";
 import { fetchPolicy } from "../../../../gitops/fetch/network-policy";
-import { findTool } from "../../../../gitops/render/tools";
-import { TestServer, fileServer, tarGz } from "../../../support/source-servers";
-
-/** Runs the toolchain's helm; throws with its output when it fails. */
-export function helm(cwd: string, ...args: string[]): string {
-    const tool = findTool("helm");
-    if (!tool) throw new Error("helm is not installed: run npm run setup");
-    const home = path.join(cwd, ".helm-home");
-    const r = spawnSync(tool.path, args, {
-        cwd,
-        encoding: "utf8",
-        env: {
-            PATH: process.env.PATH,
-            HOME: home,
-            HELM_CACHE_HOME: home,
-            HELM_CONFIG_HOME: home,
-            HELM_DATA_HOME: home,
-        },
-    });
-    if (r.status !== 0) throw new Error(`helm ${args.join(" ")}: ${r.stderr}`);
-    return r.stdout;
-}
-
-/** A chart folder `name` at `version` whose one template is a Stack. */
-export function writeChart(dir: string, name: string, version: string, stackName = "ledger"): string {
-    const chart = path.join(dir, `${name}-src-${version}`, name);
-    fs.mkdirSync(path.join(chart, "templates"), { recursive: true });
-    fs.writeFileSync(path.join(chart, "Chart.yaml"), `apiVersion: v2\nname: ${name}\nversion: ${version}\n`);
-    fs.writeFileSync(
-        path.join(chart, "templates", "stack.yaml"),
-        `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: ${stackName}\nspec:\n  stack: org/${stackName}/prod\n  projectRepo: https://github.com/org/${stackName}\n  branch: main\n`,
-    );
-    return chart;
-}
+import { TestServer, fileServer, helm, tarGz, writeChart } from "../../../support/source-servers";
 
 describe("gitops/fetch charts from a Helm repository on loopback", function () {
     this.timeout(120_000);

@@ -143,6 +143,25 @@ describe("gitops/fetch against loopback servers", function () {
         await rejects(fetchSource({ kind: "file", url: `${files.url}/loop` }, p), /more than 5 redirects/);
     });
 
+    it("holds git to the policy on a redirect: to the metadata address, or to loopback not listed", async () => {
+        git.hook = (req, res) => {
+            if (!req.url?.startsWith("/moved/")) return false;
+            const to = req.url.includes("meta") ? "http://169.254.169.254/latest" : `http://127.0.0.1:${other.port}/x`;
+            res.writeHead(302, { location: `${to}${req.url.replace(/^\/moved\/[a-z]+/, "")}` }).end();
+            return true;
+        };
+        const p = policy([host(git)]);
+        await rejects(
+            fetchGit(`${git.url}/moved/meta`, "main", p),
+            /169\.254\.169\.254\/latest.*: refused, plain http:\/\//,
+        );
+        await rejects(
+            fetchGit(`${git.url}/moved/loop`, "main", p),
+            new RegExp(`127\\.0\\.0\\.1:${other.port}/x.*: refused`),
+        );
+        assert.strictEqual(other.seen.length, 0, "the host not listed is never reached");
+    });
+
     it("stops an endless answer at the byte limit and a silent server at the time limit", async () => {
         files.hook = (req, res) => {
             if (req.url === "/endless") {

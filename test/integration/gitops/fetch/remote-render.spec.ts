@@ -14,7 +14,7 @@ import { packConfig } from "../../../../evaluation/pack-config";
 import { fetchPolicy } from "../../../../gitops/fetch/network-policy";
 import { FLOATING_SOURCE } from "../../../../policies/model/origin";
 import { BadInputError } from "../../../../support/errors";
-import { TestServer, makeRepository, serverProcess } from "../../../support/source-servers";
+import { TestServer, helm, makeRepository, serverProcess, writeChart } from "../../../support/source-servers";
 
 const STACK =
     "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: ledger\n  namespace: pulumi\nspec:\n  stack: org/ledger/prod\n  projectRepo: https://github.com/org/ledger\n  commit: 2b0889718d3e63feeb6079ccd5e4488d8601e353\n";
@@ -23,6 +23,7 @@ describe("check renders fetched sources from a git server on loopback", function
     this.timeout(120_000);
     let root: string;
     let git: TestServer;
+    let charts: TestServer;
     let commit: string;
     let n = 0;
 
@@ -32,12 +33,18 @@ describe("check renders fetched sources from a git server on loopback", function
             "base/kustomization.yaml": "resources: [stack.yaml]\n",
             "base/stack.yaml": STACK,
             "prod/stack.yaml": STACK,
+            "values/prod.yaml": "stackName: from-values\n",
         });
         // Its own process: check's rendering waits for each fetch synchronously.
         git = await serverProcess("git", path.join(root, "repos"));
+        const chartRepo = path.join(root, "charts");
+        fs.mkdirSync(chartRepo);
+        helm(chartRepo, "package", writeChart(root, "ledger", "1.2.0"), "-d", chartRepo);
+        charts = await serverProcess("files", chartRepo);
+        helm(chartRepo, "repo", "index", ".", "--url", charts.url);
     });
     after(async () => {
-        await git?.close();
+        await Promise.all([git?.close(), charts?.close()]);
         fs.rmSync(root, { recursive: true, force: true });
     });
 
@@ -49,7 +56,7 @@ describe("check renders fetched sources from a git server on loopback", function
             fs.writeFileSync(path.join(repo, rel), text);
         }
         const fetch = fetchPolicy({
-            allowHosts: o.allow === false ? [] : [`127.0.0.1:${git.port}`],
+            allowHosts: o.allow === false ? [] : [`127.0.0.1:${git.port}`, `127.0.0.1:${charts.port}`],
             cacheDir: o.cache ?? path.join(root, `cache-${n}`),
             offline: o.offline,
             repoRoot: repo,
@@ -114,6 +121,36 @@ describe("check renders fetched sources from a git server on loopback", function
         assert.deepStrictEqual(
             floating.rows.filter((r) => r.level === "mandatory").map((r) => r.policy),
             ["pko-stack-prod-pinned-commit"],
+        );
+    });
+
+    it("builds a chart's dependency from a chart repository, as helm dependency build would", () => {
+        const { load } = check({
+            "c/Chart.yaml": `apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n  - {name: ledger, version: "~1.2.0", repository: "${charts.url}"}\n`,
+            "c/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: own}\n",
+        });
+        const stack = load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(stack.file, `${charts.url}#ledger@1.2.0/templates/stack.yaml`);
+        assert.ok(load.objects.some((o) => o.kind === "ConfigMap"));
+        assert.deepStrictEqual(
+            load.fetched?.map((s) => [s.kind, s.ref, s.resolved, s.floating]),
+            [["helm", "~1.2.0", "1.2.0", true]],
+        );
+    });
+
+    it("reads a multi-source ref source's value files from the other repository at its revision", () => {
+        const { load } = check({
+            "apps/ledger.yaml": `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  project: default\n  sources:\n    - {repoURL: "${git.url}/platform", targetRevision: "${commit}", ref: values}\n    - repoURL: https://git.example.com/me/manifests\n      path: chart\n      helm: {valueFiles: [$values/values/prod.yaml]}\n  destination: {server: "https://kubernetes.default.svc", namespace: pulumi}\n`,
+            "chart/Chart.yaml": "apiVersion: v2\nname: chart\nversion: 0.1.0\n",
+            "chart/templates/stack.yaml":
+                "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata: {name: {{ .Values.stackName }}}\nspec: {stack: org/x/dev}\n",
+        });
+        assert.deepStrictEqual(load.notRendered, []);
+        const stack = load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(stack.identity, "Stack/pulumi/from-values");
+        assert.deepStrictEqual(
+            load.fetched?.map((s) => [s.kind, s.resolved, s.floating]),
+            [["git", commit, false]],
         );
     });
 

@@ -39,8 +39,10 @@ describe("check on real repository layouts", function () {
         assert.strictEqual(spawnSync("git", ["init", "-q", "."], { cwd: repo }).status, 0);
         if (origin) assert.strictEqual(spawnSync("git", ["remote", "add", "origin", origin], { cwd: repo }).status, 0);
     };
+    // --offline: these layouts are about which repository a source is read from; another repository is not
+    // fetched (what check fetches, and how: test/integration/gitops/fetch/).
     const check = (args: string[]) => {
-        const r = spawnSync(process.execPath, [CLI_ENTRY, "check", ...args], {
+        const r = spawnSync(process.execPath, [CLI_ENTRY, "check", "--offline", ...args], {
             cwd: repo,
             encoding: "utf8",
             timeout: 120000,

@@ -6,6 +6,7 @@ import {
     parseAllowHost,
     refusedUrl,
     shownUrl,
+    withinDeadline,
 } from "../../../../gitops/fetch/network-policy";
 import { isFloating } from "../../../../gitops/fetch/fetch";
 import { chartRequest, gitRequest } from "../../../../gitops/argocd/remote-sources";
@@ -70,6 +71,15 @@ describe("gitops/fetch/network-policy", () => {
         assert.match(refusedUrl(p, "file:///etc/passwd")!, /outside the repository/);
         assert.match(refusedUrl(p, "file:///repo/../etc/passwd")!, /outside the repository/);
         assert.strictEqual(refusedUrl(p, "file:///repo/charts/a"), undefined);
+    });
+
+    it("bounds a fetch by what is left of the run's --timeout, and refuses one past it", () => {
+        const p = fetchPolicy({ cacheDir: "/nowhere" });
+        assert.strictEqual(withinDeadline(p, Date.now() + 10 * p.limits.timeoutMs), p);
+        const short = withinDeadline(p, Date.now() + 5_000);
+        assert.ok(short.limits.timeoutMs <= 5_000 && short.limits.timeoutMs > 0);
+        assert.strictEqual(p.limits.timeoutMs, 120_000, "the run's policy is not changed");
+        assert.throws(() => withinDeadline(p, Date.now() - 1), /fetching ran out of time \(--timeout\)/);
     });
 
     it("never shows user information or a query", () => {
