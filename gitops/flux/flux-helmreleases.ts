@@ -26,7 +26,9 @@ import { isChart, remoteDependency, renderHelm } from "../render/helm";
 import { rootInUse } from "../render/repo-tree";
 import { decodeKubeYaml } from "../decode/kube-yaml";
 import { ManifestObject } from "../manifests/manifest-objects";
-import { SourceLookup, resolveSource } from "./flux-sources";
+import { SourceLookup, namedByFetched, resolveSource } from "./flux-sources";
+import { FetchRequest, FetchedSource } from "../fetch/fetch";
+import { fetchedContext, fetchedOrNoted } from "../argocd/remote-sources";
 import { FluxOutput, sopsEncrypted } from "./flux-kustomizations";
 import { fluxName } from "./flux-kinds";
 
@@ -133,7 +135,7 @@ function chartFolder(
     lookup: SourceLookup,
     scope: string,
     near: string | undefined,
-): { dir: string } | { reason: string } {
+): { dir: string; got?: FetchedSource; url?: string } | { reason: string } {
     const spec = record(hr.spec) ?? {};
     const { namespace } = fluxName(hr);
     let chartPath: string | undefined;
@@ -143,10 +145,23 @@ function chartFolder(
     if (chartRef) {
         field = "spec.chartRef";
         const kind = str(chartRef.kind);
-        if (kind === "OCIRepository")
-            return {
-                reason: `spec.chartRef names an OCIRepository, a chart in an OCI registry, which check does not pull`,
-            };
+        if (kind === "OCIRepository") {
+            const ns = str(chartRef.namespace) || namespace;
+            const repo = lookup("OCIRepository", ns, str(chartRef.name) ?? "", scope, near);
+            const named = `OCIRepository ${JSON.stringify(`${ns}/${str(chartRef.name) ?? ""}`)}`;
+            if (!repo)
+                return {
+                    reason: `spec.chartRef names ${named}, which is not among the objects check read, so what it applies is not known`,
+                };
+            const rs = record(repo.spec) ?? {};
+            const ref = record(rs.ref) ?? {};
+            if (str(ref.digest))
+                return {
+                    reason: `spec.chartRef names ${named}, pinned by spec.ref.digest, which check does not pull by digest`,
+                };
+            const version = str(ref.semver) ?? str(ref.tag) ?? "";
+            return fetchedChart({ kind: "oci", url: str(rs.url) ?? "", version }, `spec.chartRef (${named})`, ctx);
+        }
         if (kind !== "HelmChart") return { reason: `spec.chartRef does not name a HelmChart or OCIRepository` };
         const ns = str(chartRef.namespace) || namespace;
         const chart = lookup("HelmChart", ns, str(chartRef.name) ?? "", scope, near);
@@ -156,6 +171,8 @@ function chartFolder(
             };
         const chartSpec = record(chart.spec) ?? {};
         chartPath = str(chartSpec.chart);
+        const fromRepo = helmRepositoryChart(chartSpec, `spec.chartRef (HelmChart ${fluxName(chart).shown})`, ns);
+        if (fromRepo) return fromRepo;
         source = resolveSource(
             chartSpec.sourceRef,
             `spec.chartRef (HelmChart ${fluxName(chart).shown}) sourceRef`,
@@ -170,9 +187,12 @@ function chartFolder(
         const chartSpec = record(record(spec.chart)?.spec);
         if (!chartSpec) return { reason: "it names no chart (spec.chart or spec.chartRef)" };
         chartPath = str(chartSpec.chart);
+        const fromRepo = helmRepositoryChart(chartSpec, "spec.chart.spec", namespace);
+        if (fromRepo) return fromRepo;
         source = resolveSource(chartSpec.sourceRef, "spec.chart.spec.sourceRef", namespace, scope, near, lookup, ctx);
     }
     if ("reason" in source) return source;
+    if (source.got) ctx = fetchedContext(ctx, source.got, source.url ?? "");
     const dir = path.resolve(source.dir, (chartPath ?? "").replace(/^\/+/, ""));
     const rel = path.relative(source.dir, dir);
     if (rel.startsWith("..") || path.isAbsolute(rel) || !fs.existsSync(dir) || !isChart(dir))
@@ -184,13 +204,53 @@ function chartFolder(
         return {
             reason: `${field}.chart is a chart whose dependency ${JSON.stringify(remote)} comes from a chart repository, which check does not read (it uses no network)`,
         };
-    return { dir };
+    return { dir, got: source.got, url: source.url };
+
+    /** A chart of a HelmRepository (`spec.sourceRef` kind HelmRepository): fetched, or why not; else undefined. */
+    function helmRepositoryChart(chartSpec: Obj, at: string, ns: string) {
+        const ref = record(chartSpec.sourceRef);
+        if (str(ref?.kind) !== "HelmRepository") return undefined;
+        const rns = str(ref?.namespace) || ns;
+        const named = `HelmRepository ${JSON.stringify(`${rns}/${str(ref?.name) ?? ""}`)}`;
+        const repo = lookup("HelmRepository", rns, str(ref?.name) ?? "", scope, near);
+        if (!repo)
+            return {
+                reason: `${at}.sourceRef names ${named}, which is not among the objects check read, so what it applies is not known`,
+            };
+        const rs = record(repo.spec) ?? {};
+        const url = (str(rs.url) ?? "").trim().replace(/\/+$/, "");
+        const chart = (str(chartSpec.chart) ?? "").trim();
+        // helm-controller's default version is `*`, the newest.
+        const v = (str(chartSpec.version) ?? "").trim();
+        const version = v === "*" ? "" : v;
+        const req: FetchRequest =
+            str(rs.type) === "oci"
+                ? { kind: "oci", url: `oci://${url.replace(/^oci:\/\//i, "")}/${chart}`, version }
+                : { kind: "helm", url, chart, version };
+        return fetchedChart(req, `${at}.sourceRef (${named})`, ctx);
+    }
+}
+
+/** A chart fetched from a chart repository or registry, or why it is not read (not fetched, or the fetch failed). */
+function fetchedChart(
+    req: FetchRequest,
+    field: string,
+    ctx: RenderContext,
+): { dir: string; got: FetchedSource; url: string } | { reason: string } {
+    const notes: string[] = [];
+    const got = fetchedOrNoted(req, field, ctx, notes);
+    if (got === "failed") return { reason: notes[0] };
+    if (!got)
+        return {
+            reason: `${field} is a chart ${req.kind === "oci" ? "in an OCI registry" : "of a Helm repository"}, which check does not fetch in this run (--offline or no network policy)`,
+        };
+    return { dir: got.path, got, url: req.url };
 }
 
 /** Renders what a HelmRelease applies. */
 export function helmReleaseOutput(
     hr: Obj,
-    ctx: RenderContext,
+    run: RenderContext,
     lookup: SourceLookup,
     objects: ManifestObject[],
     scope: string,
@@ -199,12 +259,13 @@ export function helmReleaseOutput(
     const out: FluxOutput = { streams: [], notes: [], rendered: [] };
     const spec = record(hr.spec) ?? {};
     const { namespace, name } = fluxName(hr);
-    const chart = chartFolder(hr, ctx, lookup, scope, near);
+    const chart = chartFolder(hr, run, lookup, scope, near);
     if ("reason" in chart) {
         out.notes.push(chart.reason);
         return out;
     }
     out.rendered.push(chart.dir);
+    const ctx = chart.got ? fetchedContext(run, chart.got, chart.url ?? "") : run;
     const values = releaseValues(hr, objects, out.notes);
     if (out.notes.length > 0) return out;
     const targetNamespace = str(spec.targetNamespace) || namespace;
@@ -220,7 +281,8 @@ export function helmReleaseOutput(
         skipCrds: crds === "Skip",
         skipTests: true,
     });
-    out.streams.push(...postRender(hr, streams, ctx));
+    const rendered = postRender(hr, streams, ctx);
+    out.streams.push(...(chart.got ? namedByFetched(rendered, chart.got) : rendered));
     return out;
 }
 

@@ -17,8 +17,9 @@ import { confineLinks, rootInUse } from "../render/repo-tree";
 import { isRemoteEntry, kustomizationFile, scratchCopy, splitByOrigin } from "../render/kustomize";
 import { mappingOf } from "../render/render";
 import { ManifestObject } from "../manifests/manifest-objects";
-import { SourceLookup, resolveSource } from "./flux-sources";
+import { SourceLookup, namedByFetched, resolveSource } from "./flux-sources";
 import { fluxName } from "./flux-kinds";
+import { fetchedContext } from "../argocd/remote-sources";
 
 type Obj = Record<string, unknown>;
 
@@ -98,7 +99,7 @@ function apiObject(o: Obj): Obj {
 /** Renders what a Flux Kustomization applies (`scope`, `near`: where it is, to find its source). */
 export function fluxKustomizationOutput(
     ks: Obj,
-    ctx: RenderContext,
+    run: RenderContext,
     lookup: SourceLookup,
     objects: ManifestObject[],
     scope: string,
@@ -107,11 +108,13 @@ export function fluxKustomizationOutput(
     const out: FluxOutput = { streams: [], notes: [], rendered: [] };
     const spec = record(ks.spec) ?? {};
     const { namespace, shown } = fluxName(ks);
-    const source = resolveSource(spec.sourceRef, "spec.sourceRef", namespace, scope, near, lookup, ctx);
+    const source = resolveSource(spec.sourceRef, "spec.sourceRef", namespace, scope, near, lookup, run);
     if ("reason" in source) {
         out.notes.push(source.reason);
         return out;
     }
+    // A fetched source is built as its own repository: its tree is the root, its files named `<url>@<resolved>/...`.
+    const ctx = source.got ? fetchedContext(run, source.got, source.url ?? "") : run;
     const written = str(spec.path) ?? "";
     const dir = path.resolve(source.dir, written.replace(/^\/+/, ""));
     const rel = path.relative(source.dir, dir);
@@ -154,7 +157,8 @@ export function fluxKustomizationOutput(
             cwd: copyDir,
             input,
         });
-        out.streams.push(...splitByOrigin(text, copyDir, dir));
+        const streams = splitByOrigin(text, copyDir, dir);
+        out.streams.push(...(source.got ? namedByFetched(streams, source.got) : streams));
     } finally {
         if (ctx.scratch === undefined && scratch.dir) fs.rmSync(scratch.dir, { recursive: true, force: true });
     }

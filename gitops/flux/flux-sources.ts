@@ -3,15 +3,19 @@
  * kustomize-controller and helm-controller resolve it: by kind and name, in the referrer's namespace unless the
  * reference names one. A `GitRepository` whose `spec.url` is this repository (gitops/argocd/repo-url.ts: the
  * origin remote or a declared URL) is read from the checkout: its artifact is the repository's tree at the
- * revision its `spec.ref` selects, and check judges the working tree CI checked out. Any other source (another
- * repository, an OCI artifact, a Bucket, a Helm repository) is not read: the object that names it fails closed
- * (argocd-app-rendered), naming the field, never guessed.
+ * revision its `spec.ref` selects, and check judges the working tree CI checked out. A GitRepository of another
+ * repository is fetched when the run fetches (gitops/fetch/, as Argo CD's remote sources are), at the ref
+ * source-controller checks out; not fetched (`--offline` with nothing cached), a fetch that fails, or a source
+ * check does not read (a Bucket, an OCI artifact named by a Kustomization) fails closed (argocd-app-rendered),
+ * naming the field, never guessed.
  */
 import * as fs from "fs";
 import * as path from "path";
 import { record, str } from "../../support/records";
 import { isThisRepository, shownUrl } from "../argocd/repo-url";
-import { RenderContext } from "../render/render";
+import { RenderContext, RenderedStream } from "../render/render";
+import { FetchError, FetchRequest, FetchedSource } from "../fetch/fetch";
+import { fetched, mergeFetched } from "../argocd/remote-sources";
 import { ManifestObject } from "../manifests/manifest-objects";
 import { SOURCE_GROUP, fluxName } from "./flux-kinds";
 
@@ -48,8 +52,32 @@ export function sourceLookup(objects: () => ManifestObject[]): SourceLookup {
     };
 }
 
-/** Where a source's files are: this repository's root, or why check does not read it (after the field's name). */
-export type SourceRoot = { dir: string; source: Obj } | { reason: string };
+/**
+ * Where a source's files are: this repository's root or a fetched tree (`got`, fetched from `url`), or why check
+ * does not read it (after the field's name).
+ */
+export type SourceRoot = { dir: string; source: Obj; got?: FetchedSource; url?: string } | { reason: string };
+
+/**
+ * The fetch request for a GitRepository's `spec.url` at the ref source-controller checks out (the first of
+ * `spec.ref.commit`, `name`, `tag`, `semver`, `branch` that is set; the `master` branch when none is), or why
+ * it cannot be fetched: a `semver` range is resolved against the repository's tags by source-controller, which
+ * the fetch layer does not do.
+ */
+export function gitSourceRequest(spec: Obj): FetchRequest | { reason: string } {
+    const ref = record(spec.ref) ?? {};
+    const url = (str(spec.url) ?? "").trim();
+    for (const field of ["commit", "name", "tag", "semver", "branch"]) {
+        const v = str(ref[field])?.trim();
+        if (!v) continue;
+        if (field === "semver")
+            return {
+                reason: `its spec.ref.semver ${JSON.stringify(v)} is a range of tags, which check does not resolve when it fetches`,
+            };
+        return { kind: "git", url, ref: v };
+    }
+    return { kind: "git", url, ref: "master" };
+}
 
 /** The source a `sourceRef`-like reference (at `field`) names, for an object in `namespace`. */
 export function resolveSource(
@@ -83,6 +111,8 @@ export function resolveSource(
     const spec = record(source.spec) ?? {};
     const url = str(spec.url) ?? "";
     if (ctx.repository && !isThisRepository(ctx.repository, url)) {
+        const remote = fetchedGitSource(spec, field, named, ctx);
+        if (remote) return "reason" in remote ? remote : { dir: remote.dir, source, got: remote.got, url: remote.url };
         const known =
             ctx.repository.urls.length === 0
                 ? "; this repository's URL is not known (no origin remote, none declared)"
@@ -96,6 +126,31 @@ export function resolveSource(
             reason: `${field} names ${named}, which includes other GitRepositories (spec.include), which check does not read`,
         };
     return { dir: ctx.repoRoot, source };
+}
+
+/**
+ * Another repository's GitRepository, fetched at its ref when the run fetches; undefined when the run does not
+ * fetch it (the caller says, as before, that it is not read); a reason when it cannot be fetched.
+ */
+function fetchedGitSource(
+    spec: Obj,
+    field: string,
+    named: string,
+    ctx: RenderContext,
+): { dir: string; got: FetchedSource; url: string } | { reason: string } | undefined {
+    if (!ctx.fetch) return undefined;
+    const other = `${field} names ${named}, whose url ${JSON.stringify(shownUrl(str(spec.url) ?? ""))} is another repository than the one checked`;
+    if (Array.isArray(spec.include) && spec.include.length > 0)
+        return { reason: `${other}, and includes other GitRepositories (spec.include), which check does not read` };
+    const req = gitSourceRequest(spec);
+    if ("reason" in req) return { reason: `${other}, and ${req.reason}` };
+    try {
+        const got = fetched(req, ctx);
+        return got ? { dir: got.path, got, url: req.url } : undefined;
+    } catch (e) {
+        if (!(e instanceof FetchError)) throw e;
+        return { reason: `${other}, and it could not be fetched: ${e.message}` };
+    }
 }
 
 /**
@@ -114,4 +169,11 @@ function bootstrapSource(name: string, namespace: string, scope: string, ctx: Re
         metadata: { name, namespace },
         spec: { url: ctx.repository?.urls[0]?.url ?? "" },
     };
+}
+
+/** Streams rendered from a fetched tree, named by the source (`<url>@<resolved>/<path>`) and marked when it floats. */
+export function namedByFetched(streams: RenderedStream[], got: FetchedSource): RenderedStream[] {
+    const into = { files: [], streams: [] as RenderedStream[], rendered: [], renders: 0 };
+    mergeFetched({ files: [], streams, rendered: [], renders: 0 }, got, into);
+    return into.streams;
 }
