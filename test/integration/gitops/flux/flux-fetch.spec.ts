@@ -1,0 +1,159 @@
+/**
+ * Flux sources of other places fetched as Argo CD's are, from servers on loopback this spec starts (git's own
+ * http-backend, a chart repository): a Kustomization over another repository's GitRepository judged as that
+ * repository's tree at the ref source-controller checks out (a branch floats, a full commit pins), a HelmRelease's
+ * chart from a HelmRepository rendered with its values; `--offline` with nothing cached and a host the policy does
+ * not list keep the fail-closed finding, one line.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { loadManifests } from "../../../../gitops/manifests/load";
+import { evaluateManifests } from "../../../../gitops/manifests/evaluate-manifests";
+import { packConfig } from "../../../../evaluation/pack-config";
+import { fetchPolicy } from "../../../../gitops/fetch/network-policy";
+import { FLOATING_SOURCE } from "../../../../policies/model/origin";
+import { TestServer, git, helm, makeRepository, serverProcess } from "../../../support/source-servers";
+
+const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
+const stack = (extra: string) =>
+    `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata: {name: ledger, namespace: pulumi}\nspec:\n  stack: org/ledger/prod\n  projectRepo: https://github.com/org/ledger\n  commit: ${SHA}\n${extra}`;
+
+describe("check fetches Flux sources of other places", function () {
+    this.timeout(180_000);
+    let root: string;
+    let gitServer: TestServer;
+    let charts: TestServer;
+    let clean: string;
+    let destroying: string;
+    let n = 0;
+
+    before(async () => {
+        root = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-flux-fetch-"));
+        const repos = path.join(root, "repos");
+        clean = makeRepository(repos, "platform", { "prod/stack.yaml": stack("") });
+        fs.writeFileSync(path.join(repos, "platform", "prod/stack.yaml"), stack("  destroyOnFinalize: true\n"));
+        git(path.join(repos, "platform"), "commit", "-qam", "destroy on finalize");
+        destroying = git(path.join(repos, "platform"), "rev-parse", "HEAD");
+        gitServer = await serverProcess("git", repos);
+        const chartRepo = path.join(root, "charts");
+        const chart = path.join(root, "chart-src", "ledger");
+        fs.mkdirSync(path.join(chart, "templates"), { recursive: true });
+        fs.writeFileSync(path.join(chart, "Chart.yaml"), "apiVersion: v2\nname: ledger\nversion: 1.4.0\n");
+        fs.writeFileSync(path.join(chart, "values.yaml"), `source:\n  commit: ${SHA}\n`);
+        fs.writeFileSync(
+            path.join(chart, "templates", "stack.yaml"),
+            "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: ledger\nspec:\n  stack: org/ledger/prod\n  projectRepo: https://github.com/org/ledger\n  {{- toYaml .Values.source | nindent 2 }}\n",
+        );
+        fs.mkdirSync(chartRepo);
+        helm(chartRepo, "package", chart, "-d", chartRepo);
+        charts = await serverProcess("files", chartRepo);
+        helm(chartRepo, "repo", "index", ".", "--url", charts.url);
+    });
+    after(async () => {
+        await Promise.all([gitServer?.close(), charts?.close()]);
+        fs.rmSync(root, { recursive: true, force: true });
+    });
+
+    const check = (files: Record<string, string>, o: { allow?: boolean; offline?: boolean } = {}) => {
+        const repo = path.join(root, `repo-${n++}`);
+        for (const [rel, text] of Object.entries(files)) {
+            fs.mkdirSync(path.dirname(path.join(repo, rel)), { recursive: true });
+            fs.writeFileSync(path.join(repo, rel), text);
+        }
+        const fetch = fetchPolicy({
+            allowHosts: o.allow === false ? [] : [`127.0.0.1:${gitServer.port}`, `127.0.0.1:${charts.port}`],
+            cacheDir: path.join(root, `cache-${n}`),
+            offline: o.offline,
+            repoRoot: repo,
+            limits: { timeoutMs: 30_000 },
+        });
+        const load = loadManifests(["."], {
+            repoRoot: repo,
+            cwd: repo,
+            fetch,
+            repository: { urls: [{ url: "https://git.example.com/me/fleet", from: "test" }] },
+        });
+        const rows = evaluateManifests(load, packConfig()).filter((r) => r.level === "mandatory");
+        return { load, rows };
+    };
+    const kustomization = (ref: string) => ({
+        "clusters/prod/apps.yaml":
+            `apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: platform, namespace: flux-system}\nspec: {interval: 1m, url: "${gitServer.url}/platform", ref: ${ref}}\n---\n` +
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  interval: 10m\n  path: ./prod\n  prune: true\n  sourceRef: {kind: GitRepository, name: platform}\n",
+    });
+    const rendered = (rows: { policy: string; resource: string; message: string }[]) =>
+        rows.filter((r) => r.policy === "argocd-app-rendered");
+
+    it("judges another repository's branch as fetched: the Stack it destroys on finalize blocks, marked floating", () => {
+        const { load, rows } = check(kustomization("{branch: main}"));
+        const stack = load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(stack.file, `${gitServer.url}/platform@${destroying}/prod/stack.yaml`);
+        const annotations = (stack.object.metadata as { annotations: Record<string, string> }).annotations;
+        assert.strictEqual(
+            annotations[FLOATING_SOURCE],
+            `${gitServer.url}/platform at "main", resolved to ${destroying}`,
+        );
+        assert.deepStrictEqual(rows.map((r) => [r.policy, r.resource]).sort(), [
+            ["pko-stack-destroy-on-finalize-nonprod", "Stack/pulumi/ledger"],
+            ["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger"],
+        ]);
+        assert.deepStrictEqual(
+            load.fetched?.map((s) => [s.kind, s.url, s.ref, s.resolved]),
+            [["git", `${gitServer.url}/platform`, "main", destroying]],
+        );
+    });
+
+    it("passes the same Kustomization at a full commit without the violation (commit wins over branch)", () => {
+        const { load, rows } = check(kustomization(`{branch: main, commit: "${clean}"}`));
+        const stack = load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(stack.file, `${gitServer.url}/platform@${clean}/prod/stack.yaml`);
+        assert.deepStrictEqual(rows, []);
+    });
+
+    it("fails closed, one line, when the source is not fetched or cannot be", () => {
+        const offline = rendered(check(kustomization("{branch: main}"), { offline: true }).rows);
+        assert.deepStrictEqual(
+            offline.map((r) => r.resource),
+            ["Kustomization/flux-system/apps"],
+        );
+        assert.match(offline[0].message, /is another repository than the one checked, which check does not read/);
+        const refused = rendered(check(kustomization("{branch: main}"), { allow: false }).rows);
+        assert.deepStrictEqual(
+            refused.map((r) => r.resource),
+            ["Kustomization/flux-system/apps"],
+        );
+        assert.match(refused[0].message, /is another repository than the one checked, and it could not be fetched: /);
+        assert.doesNotMatch(refused[0].message, /\n/);
+        const semver = rendered(check(kustomization('{semver: ">=1.0.0"}')).rows);
+        assert.match(
+            semver[0].message,
+            /spec\.ref\.semver ">=1\.0\.0" is a range of tags, which check does not resolve/,
+        );
+    });
+
+    it("renders a HelmRelease's chart from a HelmRepository with its values: a production Stack on a branch blocks", () => {
+        const files = (values: string) => ({
+            "clusters/prod/ledger.yaml":
+                `apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: charts, namespace: flux-system}\nspec: {interval: 1h, url: "${charts.url}"}\n---\n` +
+                "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: ledger, namespace: pulumi}\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: ledger\n      version: 1.4.0\n      sourceRef: {kind: HelmRepository, name: charts, namespace: flux-system}\n" +
+                values,
+        });
+        const pinned = check(files(""));
+        const stack = pinned.load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(stack.file, `${charts.url}#ledger@1.4.0/templates/stack.yaml`);
+        assert.deepStrictEqual(pinned.rows, []);
+        const branch = check(files("  values:\n    source: {branch: main}\n"));
+        assert.deepStrictEqual(
+            branch.rows.map((r) => [r.policy, r.resource]),
+            [["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger"]],
+        );
+        const offline = rendered(check(files(""), { offline: true }).rows);
+        assert.deepStrictEqual(
+            offline.map((r) => r.resource),
+            ["HelmRelease/pulumi/ledger"],
+        );
+        assert.match(offline[0].message, /is a chart of a Helm repository, which check does not fetch in this run/);
+    });
+});
