@@ -98,7 +98,7 @@ export function resolveSource(
     const what: Record<string, string> = {
         OCIRepository: "an OCI artifact, which check does not pull",
         Bucket: "a bucket, which check does not read",
-        HelmRepository: "a Helm repository, which check does not read (it uses no network)",
+        HelmRepository: "a Helm repository, which holds charts for a HelmRelease, not files to apply",
         ExternalArtifact: "an artifact another controller (an ArtifactGenerator) produces, which check does not read",
     };
     if (kind !== "GitRepository")
