@@ -4,13 +4,14 @@
  * packaged by the real helm, the index by `helm repo index`), each with hooks a spec uses to answer as a hostile or
  * broken server would (slow, endless, redirecting, asking for credentials).
  */
-import { spawn, spawnSync } from "child_process";
+import { ChildProcess, spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as http from "http";
 import * as net from "net";
 import * as path from "path";
 import * as zlib from "zlib";
 import { findTool } from "../../gitops/render/tools";
+import { locateTool } from "../../support/toolchain";
 
 /** A hook that answers a request itself (returns true) or lets the server answer it (false). */
 export type Hook = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
@@ -234,6 +235,28 @@ export function writeChart(dir: string, name: string, version: string, stackName
         `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: ${stackName}\nspec:\n  stack: org/${stackName}/prod\n  projectRepo: https://github.com/org/${stackName}\n  branch: main\n`,
     );
     return chart;
+}
+
+/** A registry process (its port), with REGISTRY_USER/REGISTRY_PASSWORD when `user` is given. */
+export async function registry(user?: {
+    name: string;
+    password: string;
+}): Promise<{ port: number; child: ChildProcess }> {
+    const bin = locateTool("oci-registry")?.path;
+    if (!bin) throw new Error("oci-registry is not built: bash toolchain/install.sh oci-registry");
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH };
+    if (user) Object.assign(env, { REGISTRY_USER: user.name, REGISTRY_PASSWORD: user.password });
+    const child = spawn(bin, [], { env, stdio: ["ignore", "pipe", "ignore"] });
+    const port = await new Promise<number>((resolve, reject) => {
+        let out = "";
+        child.stdout!.on("data", (c: Buffer) => {
+            out += c.toString();
+            const m = /^(\d+)\n/.exec(out);
+            if (m) resolve(Number(m[1]));
+        });
+        child.on("exit", () => reject(new Error("the registry exited")));
+    });
+    return { port, child };
 }
 
 if (require.main === module) {

@@ -5,33 +5,13 @@
  * registry's own host, and missing or refused ones one line.
  */
 import * as assert from "assert";
-import { ChildProcess, spawn } from "child_process";
+import { ChildProcess } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { FetchError, fetchOci } from "../../../../gitops/fetch/fetch";
 import { fetchPolicy } from "../../../../gitops/fetch/network-policy";
-import { locateTool } from "../../../../support/toolchain";
-import { helm, writeChart } from "../../../support/source-servers";
-
-/** A registry process (its port), with REGISTRY_USER/REGISTRY_PASSWORD when `user` is given. */
-async function registry(user?: { name: string; password: string }): Promise<{ port: number; child: ChildProcess }> {
-    const bin = locateTool("oci-registry")?.path;
-    if (!bin) throw new Error("oci-registry is not built: bash toolchain/install.sh oci-registry");
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH };
-    if (user) Object.assign(env, { REGISTRY_USER: user.name, REGISTRY_PASSWORD: user.password });
-    const child = spawn(bin, [], { env, stdio: ["ignore", "pipe", "ignore"] });
-    const port = await new Promise<number>((resolve, reject) => {
-        let out = "";
-        child.stdout!.on("data", (c: Buffer) => {
-            out += c.toString();
-            const m = /^(\d+)\n/.exec(out);
-            if (m) resolve(Number(m[1]));
-        });
-        child.on("exit", () => reject(new Error("the registry exited")));
-    });
-    return { port, child };
-}
+import { helm, registry, writeChart } from "../../../support/source-servers";
 
 describe("gitops/fetch charts from an OCI registry on loopback", function () {
     this.timeout(120_000);

@@ -14,7 +14,8 @@ import { evaluateManifests } from "../../../../gitops/manifests/evaluate-manifes
 import { packConfig } from "../../../../evaluation/pack-config";
 import { fetchPolicy } from "../../../../gitops/fetch/network-policy";
 import { FLOATING_SOURCE } from "../../../../policies/model/origin";
-import { TestServer, git, helm, makeRepository, serverProcess } from "../../../support/source-servers";
+import { ChildProcess } from "child_process";
+import { TestServer, git, helm, makeRepository, registry, serverProcess } from "../../../support/source-servers";
 
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
 const stack = (extra: string) =>
@@ -25,6 +26,7 @@ describe("check fetches Flux sources of other places", function () {
     let root: string;
     let gitServer: TestServer;
     let charts: TestServer;
+    let oci: { port: number; child: ChildProcess };
     let clean: string;
     let destroying: string;
     let n = 0;
@@ -50,9 +52,13 @@ describe("check fetches Flux sources of other places", function () {
         helm(chartRepo, "package", chart, "-d", chartRepo);
         charts = await serverProcess("files", chartRepo);
         helm(chartRepo, "repo", "index", ".", "--url", charts.url);
+        oci = await registry();
+        const pushed = path.join(chartRepo, "ledger-1.4.0.tgz");
+        helm(root, "push", pushed, `oci://127.0.0.1:${oci.port}/charts`, "--plain-http");
     });
     after(async () => {
         await Promise.all([gitServer?.close(), charts?.close()]);
+        oci?.child.kill("SIGKILL");
         fs.rmSync(root, { recursive: true, force: true });
     });
 
@@ -63,7 +69,10 @@ describe("check fetches Flux sources of other places", function () {
             fs.writeFileSync(path.join(repo, rel), text);
         }
         const fetch = fetchPolicy({
-            allowHosts: o.allow === false ? [] : [`127.0.0.1:${gitServer.port}`, `127.0.0.1:${charts.port}`],
+            allowHosts:
+                o.allow === false
+                    ? []
+                    : [`127.0.0.1:${gitServer.port}`, `127.0.0.1:${charts.port}`, `127.0.0.1:${oci.port}`],
             cacheDir: path.join(root, `cache-${n}`),
             offline: o.offline,
             repoRoot: repo,
@@ -155,5 +164,39 @@ describe("check fetches Flux sources of other places", function () {
             ["HelmRelease/pulumi/ledger"],
         );
         assert.match(offline[0].message, /is a chart of a Helm repository, which check does not fetch in this run/);
+    });
+
+    it("pulls a HelmRelease's chart from an OCI HelmRepository, and an OCIRepository's by tag (floating)", () => {
+        const release = (chart: string) =>
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: ledger, namespace: pulumi}\nspec:\n  interval: 10m\n" +
+            chart;
+        const fromRepo = check({
+            "clusters/prod/ledger.yaml":
+                `apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: charts, namespace: pulumi}\nspec: {interval: 1h, type: oci, url: "oci://127.0.0.1:${oci.port}/charts"}\n---\n` +
+                release(
+                    "  chart:\n    spec:\n      chart: ledger\n      version: 1.4.0\n      sourceRef: {kind: HelmRepository, name: charts}\n",
+                ),
+        });
+        assert.ok(fromRepo.load.objects.some((o) => o.kind === "Stack"));
+        assert.deepStrictEqual(fromRepo.rows, []);
+        const ociRepository = (ref: string) => ({
+            "clusters/prod/ledger.yaml":
+                `apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: ledger, namespace: pulumi}\nspec: {interval: 1h, url: "oci://127.0.0.1:${oci.port}/charts/ledger", ref: ${ref}}\n---\n` +
+                release("  chartRef: {kind: OCIRepository, name: ledger}\n"),
+        });
+        const tagged = check(ociRepository('{semver: "~1.4.0"}'));
+        const stack = tagged.load.objects.find((o) => o.kind === "Stack")!;
+        const annotations = (stack.object.metadata as { annotations: Record<string, string> }).annotations;
+        assert.match(annotations[FLOATING_SOURCE], /at "~1\.4\.0", resolved to 1\.4\.0/);
+        assert.deepStrictEqual(
+            tagged.rows.map((r) => [r.policy, r.resource]),
+            [["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger"]],
+        );
+        const digest = rendered(check(ociRepository(`{digest: "sha256:${"0".repeat(64)}"}`)).rows);
+        assert.deepStrictEqual(
+            digest.map((r) => r.resource),
+            ["HelmRelease/pulumi/ledger"],
+        );
+        assert.match(digest[0].message, /pinned by spec\.ref\.digest, which check does not pull by digest/);
     });
 });
