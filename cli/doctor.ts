@@ -1,5 +1,5 @@
 /**
- * `pko-guard doctor [--profile P] [dir]`: are the tools there that this repository's doors need?
+ * `pko-guard doctor [--profile P] [dir]`: whether the tools this repository's doors need are there.
  * Without --profile it picks one from the repository (kustomizations, charts or jsonnet: check; a Pulumi.yaml: gate).
  * Each tool is shown with its version and source, then one line names the doors ready and the one command that installs
  * the rest. Exit 0 when the profile is complete, else 1.

@@ -1,7 +1,7 @@
 /**
  * Builds the policy pack folder's code (pack/dist, part of `npm run build`, after tsc).
- * dist/index.js bundles index.ts, the rules and `@pulumi/policy`, with `@pulumi/pulumi` aliased to src/pulumi-sdk.ts so
- * the SDK's index is never loaded; dist/preload.js is src/preload.ts. Exits 1 with one line on failure.
+ * `dist/index.js` bundles index.ts, the rules and `@pulumi/policy`, with `@pulumi/pulumi` aliased to src/pulumi-sdk.ts
+ * so the SDK's index is never loaded; dist/preload.js is src/preload.ts. Exits 1 with one line on failure.
  */
 import * as esbuild from "esbuild";
 import * as path from "path";

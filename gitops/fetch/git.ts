@@ -1,7 +1,7 @@
 /**
  * A git repository at a revision, fetched by the real git (as Argo CD's repo server and kustomize fetch), held to the
  * network policy.
- * git reaches the network only through the policy proxy (./proxy.ts), with `protocol.allow=never` but https (and http
+ * Git reaches the network only through the policy proxy (./proxy.ts), with `protocol.allow=never` but https (and http
  * to listed hosts), none of the user's configuration but credential settings, no symlinks, hooks or submodules. The
  * tree is bounded in files before checkout, and in bytes and time by the fetch's budget.
  */

@@ -1,7 +1,7 @@
 /**
  * A chart from a Helm chart repository (HTTP), pulled by the real helm (`helm pull --repo ... --version ... --untar`,
  * Helm's own version resolution, as Argo CD's repo server runs it).
- * helm can reach only a loopback server of ours (its proxy variables point at a closed port) that serves `index.yaml`
+ * Helm can reach only a loopback server of ours (its proxy variables point at a closed port) that serves `index.yaml`
  * with chart URLs rewritten to itself and each archive fetched under the network policy and checked against the index's
  * digest, so every byte helm reads came through the policy. Credentials are sent by our server to the repository's host
  * only, never given to helm.

@@ -1,7 +1,7 @@
 /**
  * A chart from an OCI registry (`oci://host[:port]/path/chart`), pulled by the real helm (`helm pull oci://...
  * --version ... --untar`, as Argo CD's repo server runs it).
- * helm can reach only a loopback registry of ours that relays its `/v2/...` requests under the network policy
+ * Helm can reach only a loopback registry of ours that relays its `/v2/...` requests under the network policy
  * (./http-client.ts) and answers token challenges itself, so the credential goes to the registry's own host only (a
  * token service elsewhere is asked anonymously), never to helm. Plain HTTP is tried only for an --allow-host host whose
  * HTTPS fails.
