@@ -5,6 +5,7 @@
  * with keep-alive TLS as the API server keeps it. Two setups of 10,000 objects: as deployed (a real API server,
  * one webhook replica reading fresh around each review: the figure judged against p99 <= 100 ms at 200/s, also
  * under steady cluster writes) and judgement alone (a seeded cache). Not a test: nothing asserts a timing.
+ * The burst case (bench/admission-burst.ts): bindings of `view`, then of `cluster-admin`, to every account at once.
  */
 import * as fs from "fs";
 import * as v8 from "v8";
@@ -17,6 +18,7 @@ import { PartOutput } from "./types";
 import { RunFigures, measureRates } from "./admission-rates";
 import { CLUSTER_WRITES_PER_SECOND, RBAC_WATCH_CACHE_OFF, asDeployed } from "./admission-deployed";
 import { reviewBodies, seededCache, syntheticCluster } from "./synthetic-cluster";
+import { burstBenchmarks } from "./admission-burst";
 
 const gc: () => void = (() => {
     v8.setFlagsFromString("--expose-gc");
@@ -79,6 +81,9 @@ export async function admissionBenchmarks(line: (s: string) => void): Promise<Pa
         await hook.close();
     }
     if (deployed) judgementShare(deployed, out.judgementAlone as Record<string, RunFigures>, line);
+
+    line("== admission, a tenant's burst of bindings to every account at 10,000 Stacks (seeded cache, no fresh reads)");
+    out.burst = await burstBenchmarks(tls, caPem, line);
 
     line("== cluster cache memory (heap growth after a full GC; Secrets hold key names only)");
     for (const n of [10_000, 100_000]) out[`memory${n}`] = cacheMemory(n, line);

@@ -248,7 +248,7 @@ export async function updateExpectations(
         result.updated.push(file);
     }
     for (const dir of corpus) {
-        if (updateCorpusEntry(dir)) result.updated.push(path.join(dir, "corpus.json"));
+        if (await updateCorpusEntry(dir)) result.updated.push(path.join(dir, "corpus.json"));
         else result.unchanged++;
     }
     return result;
