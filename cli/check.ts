@@ -1,11 +1,9 @@
 /**
- * `pko-guard check PATH...`: the gate over Kubernetes manifests (the Argo CD + PKO GitOps flow). One run is
- * one program: every object given is one resource of it, so stack-level rules judge the layout as a whole.
- * Rules are the pack's own policy objects, evaluated in-process (evaluation/evaluate.ts) with the reconciled pack
- * config; rows carry file:line:column (of the field the rule named, else of the object). Every option but the
- * reporting ones can also be set in the repository's `.pko-guard.yaml` (gitops/manifests/check-settings.ts).
- * Exit codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error; a run
- * that finds no Kubernetes object at all is bad input.
+ * `pko-guard check PATH...`: the gate over Kubernetes manifests (the Argo CD + PKO GitOps flow).
+ * One run is one program, every object one resource of it, so stack-level rules judge the layout as a whole; the pack's
+ * own policies run in-process (evaluation/evaluate.ts) and rows carry the file:line:column of the field named. Exit
+ * codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error (a run that finds no
+ * Kubernetes object is bad input).
  */
 import { Argument, Command } from "commander";
 import * as path from "path";
