@@ -1,9 +1,10 @@
 /**
  * Whether a binding under review can grant anything a rule forbids, asked before anything else of it: a binding
  * that cannot is judged with its own namespace alone, not with the Stacks of every namespace its subjects reach.
- * The question is the rules' own (policies/model/rbac/grants.ts `adminGrant`), so nothing of a rule is repeated.
- * test/unit/cluster/grant-scope.spec.ts names the rules that read bindings and why "no" is safe for each: a new
- * rule that reads bindings fails it until it is reasoned about here.
+ * The question is the rules' own (policies/model/rbac/grants.ts `adminGrant`). "No" is safe for each rule that
+ * reads bindings: the no-cluster-admin wildcard findings need "yes" or "maybe"; the open-aggregation finding
+ * reads roles alone; pko-stack-auth-delegator's findings are on Stacks and only go as bindings are added.
+ * test/unit/cluster/grant-scope.spec.ts fails for a new rule that reads bindings until it is reasoned about here.
  */
 import { rbacModel } from "../policies/model/rbac/objects";
 import { adminGrant } from "../policies/model/rbac/grants";
