@@ -1,7 +1,7 @@
 /**
  * An informer-style cache of the cluster objects pko-guard's rules read (kinds.ts): per kind, a paged list,
- * then a watch from its resourceVersion with bookmarks. 410 Gone, and a watch refused at its start (an API
- * server restarted on another store answers "Too large resource version" forever), relist; a watch that ends
+ * then a watch from its resourceVersion with bookmarks. A 410 Gone relists, and so does a watch refused at its
+ * start (an API server restarted on another store answers "Too large resource version" forever); a watch that ends
  * having sent nothing may sit ahead of a replaced store's revision (the watch cache sends nothing until it
  * passes), so the server's revision is read and such a kind relists. A watch silent past its timeout plus
  * `watchStallMs` (a hanging proxy) makes its kind stale and is reopened. An object that cannot be decoded is
