@@ -16,8 +16,7 @@ import { escapeText } from "../support/escape";
 import { BadInputError, BadInputsError } from "../support/errors";
 import { STDIN_FILE } from "../reports/location";
 import { ProjectSubject, ReportObject, ReportSource, errorProjectSubject } from "../reports/subject";
-import { FetchPolicy, runFetchPolicy } from "../gitops/fetch/network-policy";
-import { fetchFlags, fetchOptions } from "./check-fetch";
+import { FetchFlags, FetchPolicy, defaultCacheDir, runFetchPolicy } from "../gitops/fetch/network-policy";
 import type { FetchedSource } from "../gitops/fetch/fetch";
 import { judgeRows, waiverNotices } from "../evaluation/judge";
 import { ManifestObject, Skip } from "../gitops/manifests/manifest-objects";
@@ -341,6 +340,15 @@ function checkOptions(command: Command): Command {
             collect,
             [] as string[],
         )
+        .option("--offline", "fetch nothing: remote charts, repositories and bases come from the cache only")
+        .option(
+            "--allow-host <host[:port]>",
+            "let fetches reach this host (a private, loopback or plain-http one) (repeatable)",
+            collect,
+            [] as string[],
+        )
+        .option("--cache-dir <dir>", `where fetched sources are kept (default: ${defaultCacheDir()})`)
+        .option("--refresh", "resolve and fetch every remote source again, whatever the cache holds")
         .option(
             "--print-config",
             "print the settings in force (.pko-guard.yaml, options, defaults) and where each comes from; without paths, the working folder's",
@@ -354,23 +362,27 @@ export function command(run: Run): Command {
         "<paths...>",
         "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input",
     );
-    return fetchOptions(
-        checkOptions(
-            reportingOptions(
-                new Command("check")
-                    .summary("check Kubernetes manifests (a GitOps repository)")
-                    .description(
-                        "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
-                    )
-                    .addArgument(pathsArgument),
-            ),
+    return checkOptions(
+        reportingOptions(
+            new Command("check")
+                .summary("check Kubernetes manifests (a GitOps repository)")
+                .description(
+                    "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
+                )
+                .addArgument(pathsArgument),
         ),
     )
         .on("option:print-config", () => {
             pathsArgument.required = false;
         })
         .action(async (paths: string[], o: CheckCliOptions) => {
-            const flags = checkFlags(extended(o, { fetch: fetchFlags(o) }));
+            const fetch: FetchFlags = {
+                offline: o.offline,
+                allowHost: o.allowHost,
+                cacheDir: o.cacheDir,
+                refresh: o.refresh,
+            };
+            const flags = checkFlags(extended(o, { fetch }));
             if (o.printConfig) {
                 run.term.out.write(printedConfig(checkSettings(paths.length > 0 ? paths : ["."], flags)));
                 return;
