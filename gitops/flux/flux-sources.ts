@@ -1,13 +1,10 @@
 /**
  * The Flux source a Kustomization or HelmRelease reads (its `spec.sourceRef`, a HelmRelease's chart source), as
- * kustomize-controller and helm-controller resolve it: by kind and name, in the referrer's namespace unless the
- * reference names one. A `GitRepository` whose `spec.url` is this repository (gitops/argocd/repo-url.ts: the
- * origin remote or a declared URL) is read from the checkout: its artifact is the repository's tree at the
- * revision its `spec.ref` selects, and check judges the working tree CI checked out. A GitRepository of another
- * repository is fetched when the run fetches (gitops/fetch/, as Argo CD's remote sources are), at the ref
- * source-controller checks out; not fetched (`--offline` with nothing cached), a fetch that fails, or a source
- * check does not read (a Bucket, an OCI artifact named by a Kustomization) fails closed (argocd-app-rendered),
- * naming the field, never guessed.
+ * kustomize-controller and helm-controller resolve it.
+ * A `GitRepository` whose `spec.url` is this repository (gitops/argocd/repo-url.ts) is read from the checkout CI
+ * holds; one of another repository is fetched at the ref source-controller checks out, when the run fetches. Any
+ * other source, or one not fetched, fails closed (argocd-app-rendered) on the object that names it, naming the
+ * field, never guessed.
  */
 import * as fs from "fs";
 import * as path from "path";
