@@ -129,6 +129,7 @@ function chartFolder(
 ): { dir: string; got?: FetchedSource; url?: string } | { reason: string } {
     const spec = record(hr.spec) ?? {};
     const { namespace } = fluxName(hr);
+    const find: Find = (kind, ns, name) => lookup(kind, ns, name, scope, near);
     let chartPath: string | undefined;
     let source;
     let field: string;
@@ -136,23 +137,7 @@ function chartFolder(
     if (chartRef) {
         field = "spec.chartRef";
         const kind = str(chartRef.kind);
-        if (kind === "OCIRepository") {
-            const ns = str(chartRef.namespace) || namespace;
-            const repo = lookup("OCIRepository", ns, str(chartRef.name) ?? "", scope, near);
-            const named = `OCIRepository ${JSON.stringify(`${ns}/${str(chartRef.name) ?? ""}`)}`;
-            if (!repo)
-                return {
-                    reason: `spec.chartRef names ${named}, which is not among the objects check read, so what it applies is not known`,
-                };
-            const rs = record(repo.spec) ?? {};
-            const ref = record(rs.ref) ?? {};
-            if (str(ref.digest))
-                return {
-                    reason: `spec.chartRef names ${named}, pinned by spec.ref.digest, which check does not pull by digest`,
-                };
-            const version = str(ref.semver) ?? str(ref.tag) ?? "";
-            return fetchedChart({ kind: "oci", url: str(rs.url) ?? "", version }, `spec.chartRef (${named})`, ctx);
-        }
+        if (kind === "OCIRepository") return ociRepositoryChart(chartRef, namespace, find, ctx);
         if (kind !== "HelmChart") return { reason: `spec.chartRef does not name a HelmChart or OCIRepository` };
         const ns = str(chartRef.namespace) || namespace;
         const chart = lookup("HelmChart", ns, str(chartRef.name) ?? "", scope, near);
@@ -162,7 +147,13 @@ function chartFolder(
             };
         const chartSpec = record(chart.spec) ?? {};
         chartPath = str(chartSpec.chart);
-        const fromRepo = helmRepositoryChart(chartSpec, `spec.chartRef (HelmChart ${fluxName(chart).shown})`, ns);
+        const fromRepo = helmRepositoryChart(
+            chartSpec,
+            `spec.chartRef (HelmChart ${fluxName(chart).shown})`,
+            ns,
+            find,
+            ctx,
+        );
         if (fromRepo) return fromRepo;
         source = resolveSource(
             chartSpec.sourceRef,
@@ -178,7 +169,7 @@ function chartFolder(
         const chartSpec = record(record(spec.chart)?.spec);
         if (!chartSpec) return { reason: "it names no chart (spec.chart or spec.chartRef)" };
         chartPath = str(chartSpec.chart);
-        const fromRepo = helmRepositoryChart(chartSpec, "spec.chart.spec", namespace);
+        const fromRepo = helmRepositoryChart(chartSpec, "spec.chart.spec", namespace, find, ctx);
         if (fromRepo) return fromRepo;
         source = resolveSource(chartSpec.sourceRef, "spec.chart.spec.sourceRef", namespace, scope, near, lookup, ctx);
     }
@@ -196,30 +187,53 @@ function chartFolder(
             reason: `${field}.chart is a chart whose dependency ${JSON.stringify(remote)} comes from a chart repository, which check does not read (it uses no network)`,
         };
     return { dir, got: source.got, url: source.url };
+}
 
-    /** A chart of a HelmRepository (`spec.sourceRef` kind HelmRepository): fetched, or why not; else undefined. */
-    function helmRepositoryChart(chartSpec: Obj, at: string, ns: string) {
-        const ref = record(chartSpec.sourceRef);
-        if (str(ref?.kind) !== "HelmRepository") return undefined;
-        const rns = str(ref?.namespace) || ns;
-        const named = `HelmRepository ${JSON.stringify(`${rns}/${str(ref?.name) ?? ""}`)}`;
-        const repo = lookup("HelmRepository", rns, str(ref?.name) ?? "", scope, near);
-        if (!repo)
-            return {
-                reason: `${at}.sourceRef names ${named}, which is not among the objects check read, so what it applies is not known`,
-            };
-        const rs = record(repo.spec) ?? {};
-        const url = (str(rs.url) ?? "").trim().replace(/\/+$/, "");
-        const chart = (str(chartSpec.chart) ?? "").trim();
-        // helm-controller's default version is `*`, the newest.
-        const v = (str(chartSpec.version) ?? "").trim();
-        const version = v === "*" ? "" : v;
-        const req: FetchRequest =
-            str(rs.type) === "oci"
-                ? { kind: "oci", url: `oci://${url.replace(/^oci:\/\//i, "")}/${chart}`, version }
-                : { kind: "helm", url, chart, version };
-        return fetchedChart(req, `${at}.sourceRef (${named})`, ctx);
-    }
+/** A Flux object of `kind` by namespace and name, near the HelmRelease. */
+type Find = (kind: string, namespace: string, name: string) => Obj | undefined;
+
+/** A chart of a HelmRepository (`spec.sourceRef` kind HelmRepository): fetched, or why not; else undefined. */
+function helmRepositoryChart(chartSpec: Obj, at: string, ns: string, find: Find, ctx: RenderContext) {
+    const ref = record(chartSpec.sourceRef);
+    if (str(ref?.kind) !== "HelmRepository") return undefined;
+    const rns = str(ref?.namespace) || ns;
+    const named = `HelmRepository ${JSON.stringify(`${rns}/${str(ref?.name) ?? ""}`)}`;
+    const repo = find("HelmRepository", rns, str(ref?.name) ?? "");
+    if (!repo)
+        return {
+            reason: `${at}.sourceRef names ${named}, which is not among the objects check read, so what it applies is not known`,
+        };
+    const rs = record(repo.spec) ?? {};
+    const url = (str(rs.url) ?? "").trim().replace(/\/+$/, "");
+    const chart = (str(chartSpec.chart) ?? "").trim();
+    // helm-controller's default version is `*`, the newest.
+    const v = (str(chartSpec.version) ?? "").trim();
+    const version = v === "*" ? "" : v;
+    const req: FetchRequest =
+        str(rs.type) === "oci"
+            ? { kind: "oci", url: `oci://${url.replace(/^oci:\/\//i, "")}/${chart}`, version }
+            : { kind: "helm", url, chart, version };
+    return fetchedChart(req, `${at}.sourceRef (${named})`, ctx);
+}
+
+/** A HelmRelease's `chartRef` to an OCIRepository: its chart at `spec.ref.semver` or `tag`, fetched, or why not. */
+function ociRepositoryChart(chartRef: Obj, namespace: string, find: Find, ctx: RenderContext) {
+    const ns = str(chartRef.namespace) || namespace;
+    const repo = find("OCIRepository", ns, str(chartRef.name) ?? "");
+    const named = `OCIRepository ${JSON.stringify(`${ns}/${str(chartRef.name) ?? ""}`)}`;
+    if (!repo)
+        return {
+            reason: `spec.chartRef names ${named}, which is not among the objects check read, so what it applies is not known`,
+        };
+    const rs = record(repo.spec) ?? {};
+    const ref = record(rs.ref) ?? {};
+    if (str(ref.digest))
+        return {
+            reason: `spec.chartRef names ${named}, pinned by spec.ref.digest, which check does not pull by digest`,
+        };
+    // source-controller pulls the `latest` tag when neither is set.
+    const version = str(ref.semver) ?? str(ref.tag) ?? "latest";
+    return fetchedChart({ kind: "oci", url: str(rs.url) ?? "", version }, `spec.chartRef (${named})`, ctx);
 }
 
 /** A chart fetched from a chart repository or registry, or why it is not read (not fetched, or the fetch failed). */
