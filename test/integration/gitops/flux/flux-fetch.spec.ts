@@ -1,9 +1,9 @@
 /**
  * Flux sources of other places fetched as Argo CD's are, from servers on loopback this spec starts (git's own
- * http-backend, a chart repository): a Kustomization over another repository's GitRepository judged as that
- * repository's tree at the ref source-controller checks out (a branch floats, a full commit pins), a HelmRelease's
- * chart from a HelmRepository rendered with its values; `--offline` with nothing cached and a host the policy does
- * not list keep the fail-closed finding, one line.
+ * http-backend, a chart repository, an OCI registry): a Kustomization over another repository's GitRepository
+ * judged as that repository's tree at the ref source-controller checks out (a branch floats, a full commit pins); a
+ * HelmRelease's chart from a HelmRepository (HTTP or OCI), an OCIRepository or another repository, rendered with
+ * its values; `--offline` with nothing cached and a host the policy does not list keep the fail-closed finding.
  */
 import * as assert from "assert";
 import * as fs from "fs";
@@ -29,6 +29,7 @@ describe("check fetches Flux sources of other places", function () {
     let oci: { port: number; child: ChildProcess };
     let clean: string;
     let destroying: string;
+    let chartCommit: string;
     let n = 0;
 
     before(async () => {
@@ -38,6 +39,10 @@ describe("check fetches Flux sources of other places", function () {
         fs.writeFileSync(path.join(repos, "platform", "prod/stack.yaml"), stack("  destroyOnFinalize: true\n"));
         git(path.join(repos, "platform"), "commit", "-qam", "destroy on finalize");
         destroying = git(path.join(repos, "platform"), "rev-parse", "HEAD");
+        chartCommit = makeRepository(repos, "chart-git", {
+            "charts/ledger/Chart.yaml": "apiVersion: v2\nname: ledger\nversion: 0.1.0\n",
+            "charts/ledger/templates/stack.yaml": `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: ledger\nspec:\n  stack: org/ledger/prod\n  projectRepo: https://github.com/org/ledger\n  commit: ${SHA}\n`,
+        });
         gitServer = await serverProcess("git", repos);
         const chartRepo = path.join(root, "charts");
         const chart = path.join(root, "chart-src", "ledger");
@@ -198,5 +203,22 @@ describe("check fetches Flux sources of other places", function () {
             ["HelmRelease/pulumi/ledger"],
         );
         assert.match(digest[0].message, /pinned by spec\.ref\.digest, which check does not pull by digest/);
+    });
+
+    it("renders a HelmRelease's chart from another repository's GitRepository at its ref", () => {
+        const files = (ref: string) => ({
+            "clusters/prod/ledger.yaml":
+                `apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: chart-git, namespace: pulumi}\nspec: {interval: 1m, url: "${gitServer.url}/chart-git", ref: ${ref}}\n---\n` +
+                "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: ledger, namespace: pulumi}\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: ./charts/ledger\n      sourceRef: {kind: GitRepository, name: chart-git}\n",
+        });
+        const pinned = check(files(`{commit: "${chartCommit}"}`));
+        const stack = pinned.load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(stack.file, `${gitServer.url}/chart-git@${chartCommit}/charts/ledger/templates/stack.yaml`);
+        assert.deepStrictEqual(pinned.rows, []);
+        const branch = check(files("{branch: main}"));
+        assert.deepStrictEqual(
+            branch.rows.map((r) => [r.policy, r.resource]),
+            [["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger"]],
+        );
     });
 });
