@@ -1,21 +1,11 @@
 /**
- * `pko-guard webhook --cert FILE --key FILE [--client-ca FILE] [--host ADDR] [--port N] [--health-port N] ...`:
- * a validating admission webhook (AdmissionReview admission.k8s.io/v1) over HTTPS.
- *
- *   POST /validate  the decision of cluster/admission.ts for the request's object: mandatory findings
- *                   deny (each rule, its field and its fix; a few named and the rest counted), advisory ones
- *                   come back as warnings; with --warn-only nothing is denied (would-be denials become warnings)
- *   GET /healthz    200 while the server runs (liveness)
- *   GET /readyz     200 while the cache is synced and up to date, the API server answers (checked every few
- *                   seconds whether or not reviews arrive) and the TLS material can answer callers, else 503
- *                   saying why (cluster/health.ts)
- *   GET /metrics    Prometheus text (cluster/admission-metrics.ts)
- *
- * With --client-ca, only callers with a certificate that CA signed (the API server) reach /validate; the probes
- * and metrics are then served on --health-port (cluster/serve.ts). Requests are bounded in size, number and
- * time (cluster/limits.ts); each review's reads of the API server have a deadline (cluster/deadline.ts).
- * Logs are JSON lines on stdout: events, object identities, rule names and decisions, never an object's content
- * (no Secret value or literal credential can reach them).
+ * `pko-guard webhook --cert FILE --key FILE ...`: a validating admission webhook (AdmissionReview admission.k8s.io/v1)
+ * over HTTPS.
+ * POST /validate returns cluster/admission.ts's decision (mandatory findings deny, advisory ones warn; --warn-only
+ * denies nothing); /healthz, /readyz (cluster/health.ts: cache synced, API server answering, TLS material usable) and
+ * /metrics are on --health-port when --client-ca restricts /validate to the API server. Logs are JSON lines of
+ * identities, rule names and decisions, never an object's content, so no Secret value can reach them. Design and threat
+ * model: docs/cluster.md.
  */
 import { Command, InvalidArgumentError } from "commander";
 import type { IncomingMessage, ServerResponse } from "http";
