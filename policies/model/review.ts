@@ -23,6 +23,17 @@ export interface ReviewContext {
     requester?: Requester;
 }
 
+/**
+ * Where a program-level judgement stands when the evaluation judges several scopes, each as its own program
+ * (`check`: the clusters objects land in): this scope's name as messages say it (`in cluster "..."`, quoted and
+ * escaped by whoever names it), and the other scopes with their resources, so that a message can say what is
+ * true elsewhere (a Stack in another cluster) without judging it here. Absent with one scope (a preview).
+ */
+export interface ScopeContext {
+    name: string;
+    others: readonly { name: string; resources: readonly ResourceLike[] }[];
+}
+
 /** No context: a preview, `check`. */
 export const NO_REVIEW: ReviewContext = { earlier: new Map(), stacksNaming: () => [] };
 
