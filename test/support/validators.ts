@@ -48,7 +48,9 @@ export function sarifErrors(sarif: unknown): string[] {
 
 /** The JSON report against its documented schema. */
 export function jsonReportErrors(report: unknown): string[] {
-    const schema = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "schemas", "pko-guard", "report.schema.json"), "utf8"));
+    const schema = JSON.parse(
+        fs.readFileSync(path.join(REPO_ROOT, "schemas", "pko-guard", "report.schema.json"), "utf8"),
+    );
     const validate = new Ajv({ allErrors: true, strict: false, validateFormats: false }).compile(schema);
     return validate(report) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
 }
