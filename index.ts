@@ -1,5 +1,7 @@
-// The pko-guard policy pack. Constructing the PolicyPack starts the analyzer server, so nothing but
-// this entry point may construct it; rules live in ./policies.
+/**
+ * The pko-guard policy pack. Constructing the PolicyPack starts the analyzer server, so nothing but this entry point
+ * may construct it; rules live in ./policies.
+ */
 import * as fs from "fs";
 import * as path from "path";
 import { PolicyPack } from "@pulumi/policy";

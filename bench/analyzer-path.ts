@@ -176,21 +176,6 @@ export async function analyzeInProcess(
     return diagnostics;
 }
 
-/** Every diagnostic of Analyze per request then AnalyzeStack (policy name and URN; a stack finding carries its own). */
-export async function analyzeDiagnostics(
-    h: ReturnType<typeof sdkHandlers>,
-    reqs: Requests,
-): Promise<{ policy: string; urn: string }[]> {
-    const out: { policy: string; urn: string }[] = [];
-    for (const req of reqs.analyze) {
-        for (const d of (await invoke(h.analyze, req)).getDiagnosticsList())
-            out.push({ policy: d.getPolicyname(), urn: d.getUrn() || req.getUrn() });
-    }
-    for (const d of (await invoke(h.analyzeStack, reqs.stack)).getDiagnosticsList())
-        out.push({ policy: d.getPolicyname(), urn: d.getUrn() });
-    return out;
-}
-
 /** The pack's analyzer, started from its compiled entry as the engine starts a policy pack, and a gRPC client. */
 export class PackServer {
     private constructor(

@@ -1,3 +1,4 @@
+/** The shapes the benchmarks share: a resource as the bench builds it, a figure's target. */
 export interface TestResourceLike {
     type: string;
     name: string;

@@ -11,6 +11,8 @@ import { Argument, Command } from "commander";
 import * as path from "path";
 import { isatty } from "tty";
 import { packConfig } from "../evaluation/pack-config";
+// The rule whose findings carry what check could not render.
+import { NAME as RENDERED_RULE } from "../policies/argocd-app-rendered";
 import { Finding, Notice } from "../evaluation/rows";
 import { escapeText } from "../support/escape";
 import { BadInputError, BadInputsError } from "../support/errors";
@@ -22,6 +24,7 @@ import type { FetchedSource } from "../gitops/fetch/fetch";
 import { judgeRows, waiverNotices } from "../evaluation/judge";
 import { ManifestObject, Skip } from "../gitops/manifests/manifest-objects";
 import { runRepoRoot } from "../gitops/manifests/load";
+import { isFluxApplier } from "../gitops/flux/flux-kinds";
 import { checkedRepository, unknownRepositoryNotice } from "../gitops/manifests/repository";
 import type { CheckedRepository } from "../gitops/argocd/repo-url";
 import { CheckedManifests, checkManifests } from "../gitops/manifests/parallel";
@@ -73,6 +76,8 @@ export interface CheckSummary {
     files: number;
     documents: number;
     objects: number;
+    /** Of `objects`, those a render made (kustomize, Helm, jsonnet output); the rest are in `files`. */
+    renderedObjects: number;
     /** Objects of kinds no rule reads (counted, never reported). */
     unread: number;
     skipped: Skip[];
@@ -153,6 +158,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
         files: load.files,
         documents: load.documents,
         objects: load.objects.length,
+        renderedObjects: load.objects.filter((x) => x.rendered === true).length,
         unread: load.objects.filter((x) => !x.read).length,
         skipped: load.skipped,
         rendered: load.rendered,
@@ -163,7 +169,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
         kind: "project",
         name: "manifests",
         stack: "",
-        description: `pko-guard check of ${o.paths.join(" ")} (${summary.objects} object(s) in ${summary.files} file(s))`,
+        description: `pko-guard check of ${o.paths.join(" ")} (${objectsOrigin(summary)})`,
         programFile: named[0]?.abs ?? (named[0] ? STDIN_FILE : path.join(load.repoRoot, "manifests")),
         root: load.repoRoot,
         findings,
@@ -197,11 +203,19 @@ export function fetchedLines(r: CheckResult): string[] {
     );
 }
 
-/** The one notice of a run with Applications whose repository's URL is not known (gitops/manifests/repository.ts). */
+/**
+ * The one notice of a run with Applications or Flux Kustomizations and HelmReleases whose repository's URL is not
+ * known (gitops/manifests/repository.ts).
+ */
 function repositoryNotices(repository: CheckedRepository | undefined, objects: ManifestObject[]): Notice[] {
-    const notice = repository && unknownRepositoryNotice(repository);
-    if (!notice || !objects.some((x) => x.kind === "Application" || x.kind === "ApplicationSet")) return [];
-    return [{ level: "advisory", message: notice }];
+    // Only a run with appliers asks git for the origin remote (a process).
+    if (
+        !repository ||
+        !objects.some((x) => x.kind === "Application" || x.kind === "ApplicationSet" || isFluxApplier(x.object))
+    )
+        return [];
+    const notice = unknownRepositoryNotice(repository);
+    return notice ? [{ level: "advisory", message: notice }] : [];
 }
 
 /**
@@ -234,15 +248,22 @@ export function checkErrorSubject(
     );
 }
 
+/** What the objects come from, so the counts add up: files as written, and the output of rendered sources. */
+function objectsOrigin(s: CheckSummary): string {
+    return s.rendered > 0
+        ? `${s.objects} object(s): ${s.objects - s.renderedObjects} from ${s.files} file(s) as written, ` +
+              `${s.renderedObjects} rendered from ${s.rendered} source(s)`
+        : `${s.objects} object(s) in ${s.files} file(s)`;
+}
+
 export function checkSummaryLine(r: CheckResult): string {
     const s = r.summary;
     const skipped =
         (s.skipped.length > 0 ? `, ${s.skipped.length} skipped` : "") +
-        (s.rendered > 0 ? `, ${s.rendered} rendered` : "") +
         (s.notRendered.length > 0 ? `, ${s.notRendered.length} not rendered` : "");
     const blocking = r.subject.findings.filter((f) => f.status === "blocking").length;
     return (
-        `${s.objects} object(s) in ${s.files} file(s) (${s.unread} of kinds no rule reads${skipped}); ` +
+        `${objectsOrigin(s)} (${s.unread} of kinds no rule reads${skipped}); ` +
         `${r.subject.findings.length} violation(s), ${blocking} blocking: ${r.subject.outcome === "pass" ? "PASS" : "FAIL"}`
     );
 }
@@ -368,7 +389,10 @@ export function command(run: Run): Command {
                     const result = await runCheck(settingsOptions(paths, settings, process.argv[1]));
                     for (const x of result.summary.skipped)
                         run.term.err.write(`pko-guard: skipped ${escapeText(x.file)}: ${escapeText(x.reason)}\n`);
-                    for (const n of result.summary.notRendered) run.term.err.write(`pko-guard: ${escapeText(n)}\n`);
+                    // Each source check could not render is a finding of argocd-app-rendered, which says why (once);
+                    // only with that rule disabled does the reason go to stderr, so it is never lost nor repeated.
+                    if (!result.subject.findings.some((f) => f.policy === RENDERED_RULE))
+                        for (const n of result.summary.notRendered) run.term.err.write(`pko-guard: ${escapeText(n)}\n`);
                     if (o.verbose)
                         for (const l of fetchedLines(result)) run.term.err.write(`pko-guard: ${escapeText(l)}\n`);
                     return { subject: result.subject, summaryText: checkSummaryLine(result) };

@@ -185,8 +185,8 @@ export async function startWebhook(
         metrics,
         log,
     };
-    servers.review.on("request", (req, res) => void handleRequest(req, res, s, !servers.health));
-    servers.health?.on("request", (req, res) => void handleProbe(req, res, s));
+    servers.review.on("request", (req, res) => answered(res, s, handleRequest(req, res, s, !servers.health)));
+    servers.health?.on("request", (req, res) => answered(res, s, handleProbe(req, res, s)));
     const host = o.host ?? (o.clientCa ? "0.0.0.0" : "127.0.0.1");
     const opened: Server[] = [];
     const close = async () => {
@@ -209,6 +209,15 @@ export async function startWebhook(
     }
 }
 
+/** A request's handling, in the background: one that throws is logged and answered 500, never the process's end. */
+function answered(res: ServerResponse, s: Serving, handling: Promise<void>): void {
+    handling.catch((e: unknown) => {
+        s.log("error", "webhook.request_failed", { error: escapeText(e instanceof Error ? e.message : String(e)) });
+        if (!res.headersSent) send(res, 500, "internal error\n");
+        else res.destroy();
+    });
+}
+
 function send(res: ServerResponse, status: number, body: string, type = "text/plain; charset=utf-8"): void {
     res.writeHead(status, { "Content-Type": type, "Content-Length": Buffer.byteLength(body) });
     res.end(body);
@@ -226,7 +235,7 @@ function notReady(s: Serving): string[] {
     const failing = s.cacheOnly ? undefined : s.reads.failing();
     if (failing !== undefined) {
         reasons.push(`fresh reads of the API server failing: ${escapeText(failing)}`);
-        void s.reads.probe();
+        s.reads.probe().catch(() => undefined); // a failed probe is what readiness already reports
     }
     return reasons;
 }
@@ -350,13 +359,16 @@ async function decide(review: Review, s: Serving): Promise<{ response: Record<st
 /** The command: serves until SIGTERM or SIGINT, then closes and exits 0. */
 export async function runWebhook(o: WebhookOptions): Promise<number> {
     const w = await startWebhook(o);
-    return new Promise<number>((resolve) => {
+    return new Promise<number>((resolve, reject) => {
         const stop = async () => {
             await w.close();
             resolve(0);
         };
-        process.once("SIGTERM", () => void stop());
-        process.once("SIGINT", () => void stop());
+        const stopOnce = () => {
+            stop().catch((e: unknown) => reject(e instanceof Error ? e : new Error(String(e))));
+        };
+        process.once("SIGTERM", stopOnce);
+        process.once("SIGINT", stopOnce);
     });
 }
 

@@ -123,6 +123,9 @@ const NAMESPACE_KINDS = [
     "Role",
     "RoleBinding",
     "Application",
+    "GitRepository",
+    "OCIRepository",
+    "Bucket",
 ];
 
 /** The live objects related to `o` (see the module comment); `o`'s own live version excluded. */

@@ -34,6 +34,7 @@ import {
     unreadableIdentity,
 } from "./kinds";
 import { ClusterStore, KindState, meta } from "./store";
+import { errorText, isAbsent, isExpired } from "./list-errors";
 import { record } from "../support/records";
 
 export { KindState } from "./store";
@@ -441,21 +442,5 @@ export class UnreadableObjectsError extends Error {
     }
 }
 
-function errorText(e: unknown): string {
-    const m = e instanceof Error ? e.message : String(e);
-    return m.split("\n")[0].slice(0, 300);
-}
-
 /** Lists again from the start after this many expired continue tokens in a row, then as after any failure. */
 const MAX_EXPIRED = 3;
-
-/** A 410 answer to a list: its continue token expired (a watch's 410 is handled where the watch ends). */
-function isExpired(e: unknown): boolean {
-    return (e as { code?: number }).code === 410;
-}
-
-/** A list that failed because the API group or kind is not served (its CRD is not installed). */
-function isAbsent(e: unknown): boolean {
-    const code = (e as { code?: number; statusCode?: number }).code ?? (e as { statusCode?: number }).statusCode;
-    return code === 404 || /Unrecognized API version and kind|404|not found/i.test(errorText(e));
-}

@@ -72,6 +72,26 @@ export const WATCHED_KINDS: WatchedKind[] = [
         path: "/apis/argoproj.io/v1alpha1/applications",
         optional: true,
     },
+    // The Flux sources a Stack's fluxSource can name (pko-stack-prod-pinned-commit judges whether it is pinned):
+    // a change that unpins one is judged with the production Stacks of its namespace.
+    {
+        apiVersion: "source.toolkit.fluxcd.io/v1",
+        kind: "GitRepository",
+        path: "/apis/source.toolkit.fluxcd.io/v1/gitrepositories",
+        optional: true,
+    },
+    {
+        apiVersion: "source.toolkit.fluxcd.io/v1",
+        kind: "OCIRepository",
+        path: "/apis/source.toolkit.fluxcd.io/v1/ocirepositories",
+        optional: true,
+    },
+    {
+        apiVersion: "source.toolkit.fluxcd.io/v1",
+        kind: "Bucket",
+        path: "/apis/source.toolkit.fluxcd.io/v1/buckets",
+        optional: true,
+    },
 ];
 
 const KIND_NAMES = new Set(WATCHED_KINDS.map((k) => `${groupOf(k.apiVersion)}/${k.kind}`));
@@ -165,7 +185,18 @@ export function nestsDeeperThan(v: object, max: number): boolean {
 }
 
 /** The kinds whose reach is their own namespace (and an Application's destination). */
-const OWN_REACH = new Set(["Stack", "Program", "Workspace", "Update", "ServiceAccount", "Secret", "Application"]);
+const OWN_REACH = new Set([
+    "Stack",
+    "Program",
+    "Workspace",
+    "Update",
+    "ServiceAccount",
+    "Secret",
+    "Application",
+    "GitRepository",
+    "OCIRepository",
+    "Bucket",
+]);
 
 /**
  * A live object of `kind` (its apiVersion and kind filled in when it lacks them, as items of a built-in

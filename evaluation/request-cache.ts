@@ -20,6 +20,7 @@ import { Rule } from "../policies/index";
 import { programKeyOf } from "../policies/model/production";
 import { JoinedPatch, PatchedStack, ResourceLike, StackView } from "../policies/model/stack";
 import { Powers, RbacModel } from "../policies/model/rbac/objects";
+import { FluxSources } from "../policies/model/flux-pins";
 import { StackIdentity } from "../policies/model/rbac/stacks";
 import { Plain } from "../policies/model/values";
 import { Views, derivedViews } from "../policies/model/views";
@@ -42,7 +43,7 @@ type Table<V> = Map<object, V> | WeakMap<object, V>;
  * for as long as these views live (one analyzer request). Each derivation reads what it derives from through these
  * same views (`derivedViews`), so a program's patched Stacks are built from the Stack views its resource hooks
  * already built, and its identities from its patched Stacks. A table is made when first needed (a request about one
- * resource needs two of seven).
+ * resource needs two of eight).
  */
 class SharingViews implements Views {
     private readonly derive: Views = derivedViews(this);
@@ -52,6 +53,7 @@ class SharingViews implements Views {
     private patchedStacksTable?: Table<PatchedStack[]>;
     private powersTable?: Table<Powers>;
     private rbacModelTable?: Table<RbacModel>;
+    private fluxSourcesTable?: Table<FluxSources>;
     private stackIdentitiesTable?: Table<StackIdentity[]>;
     private workspaceIdentitiesTable?: Table<Map<number, StackIdentity[]>>;
 
@@ -103,6 +105,11 @@ class SharingViews implements Views {
         if (rules === null || typeof rules !== "object") return this.derive.powers(rules);
         const table = (this.powersTable ??= this.table());
         return remembered(table, rules, () => this.derive.powers(rules));
+    }
+
+    fluxSources(resources: ResourceLike[]): FluxSources {
+        const table = (this.fluxSourcesTable ??= this.table());
+        return remembered(table, resources, () => this.derive.fluxSources(resources));
     }
 
     rbacModel(resources: ResourceLike[]): RbacModel {

@@ -50,6 +50,11 @@ export interface Expectation {
     mockOnly?: string;
     /** When set, the mock leg does not run this fixture and shows why (a program the mocks cannot run, e.g. YAML). */
     realOnly?: string;
+    /**
+     * When set (a manifest fixture only), the mock and real legs do not run it and show why: their one generated
+     * program is one cluster, so objects that land in several clusters are judged by the manifest leg alone.
+     */
+    manifestOnly?: string;
 }
 
 export interface Fixture {
@@ -211,6 +216,8 @@ function readFixture(dirArg: string, options: LoadOptions): { fixture: Fixture; 
     if (!manifestsDir && !MOCK_RUNTIMES.includes(runtime) && !e.realOnly) {
         throw new BadInputError(`${expectFile}: a ${runtime} program cannot run in the mock leg: set realOnly (why)`);
     }
+    if (!manifestsDir && e.manifestOnly)
+        throw new BadInputError(`${expectFile}: manifestOnly is for manifest fixtures (a manifests/ folder) only`);
     const policyConfig = path.join(dir, "policy-config.json");
     const fixture: Fixture = {
         name: path.basename(dir),
@@ -225,6 +232,7 @@ function readFixture(dirArg: string, options: LoadOptions): { fixture: Fixture; 
             ...(e.remediations ? { remediations: e.remediations } : {}),
             mockOnly: e.mockOnly,
             realOnly: e.realOnly,
+            ...(e.manifestOnly ? { manifestOnly: e.manifestOnly } : {}),
         },
         policyConfig: fs.existsSync(policyConfig) ? policyConfig : options.policyConfig,
         expectFile,

@@ -159,7 +159,9 @@ export function verdictSummaryLine(verdicts: FixtureVerdict[]): string {
     const skipped = verdicts.flatMap((v) => v.legs).flatMap((l) => (l.status === "skipped" ? [l] : []));
     const mockOnly = skipped.filter((l) => l.reason.startsWith("mock-only")).length;
     const realOnly = skipped.filter((l) => l.reason.startsWith("real-only")).length;
-    const manifest = skipped.filter((l) => l.reason.startsWith("manifest fixture")).length;
+    const manifest = skipped.filter(
+        (l) => l.reason.startsWith("manifest fixture") || l.reason.startsWith("manifest-only"),
+    ).length;
     const reasons = [
         mockOnly > 0 ? `${mockOnly} as mock-only` : "",
         realOnly > 0 ? `${realOnly} as real-only` : "",

@@ -12,6 +12,7 @@ import { HOOK_WEIGHT, SYNC_PHASES, SYNC_WAVE, SyncPhase, syncPhase, syncWave as 
 import { ResourceLike, StackView, describeStack, secretsRead } from "./model/stack";
 import { Plain, UNKNOWN, Unknown, get, list, str } from "./model/values";
 import { Views } from "./model/views";
+import { fluxDependencies, fluxOwner } from "./model/flux-order";
 
 export const NAME = "argocd-app-pko-sync-order";
 
@@ -24,6 +25,8 @@ interface K8sObject {
     wave: number | Unknown | undefined;
     /** The first phase of a sync it is applied in (undefined: none). */
     phase: SyncPhase | Unknown | undefined;
+    /** The Flux Kustomization that applied it (its owner labels), when one did. */
+    fluxOwner?: string;
 }
 
 /** When in a sync Argo CD applies an object: its phase, then its wave (gitops-engine `syncTasks.Less`). */
@@ -116,6 +119,7 @@ function wavedObjects(resources: ResourceLike[], views: Views): K8sObject[] {
             namespace: typeof ns === "string" ? ns : DEFAULT_NAMESPACE,
             wave: wave(get(props, "metadata")),
             phase: syncPhase(get(props, "metadata")),
+            fluxOwner: fluxOwner(get(props, "metadata", "labels")),
         });
     }
     return objects;
@@ -211,18 +215,100 @@ function pruneFindings(apps: Application[], stacks: { view: StackView }[], ctx: 
     return findings;
 }
 
+const FLUX_KUSTOMIZATION = /^kubernetes:kustomize\.toolkit\.fluxcd\.io\/[^:]+:Kustomization$/;
+
+/**
+ * A Flux Kustomization with `spec.prune: true` that applied a production Stack with destroyOnFinalize: the Stack
+ * carries the owner labels kustomize-controller sets on what it applies (`kustomize.toolkit.fluxcd.io/name` and
+ * `/namespace`), and the Kustomization garbage-collects it when its manifest leaves Git or the Kustomization
+ * itself is deleted.
+ */
+function fluxPruneFindings(resources: ResourceLike[], stacks: { view: StackView }[], ctx: RuleContext): RuleFinding[] {
+    const findings: RuleFinding[] = [];
+    const kustomizations = resources.filter((r) => FLUX_KUSTOMIZATION.test(String(r.type)));
+    if (kustomizations.length === 0) return findings;
+    const atRisk = stacks.filter(
+        (st) => st.view.destroyOnFinalize === true && classify(st.view, ctx).verdict === "production",
+    );
+    for (const r of kustomizations) {
+        if (atRisk.length === 0) break;
+        const props = ctx.views.props(r);
+        if (get(props, "spec", "prune") !== true) continue;
+        const name = str(get(props, "metadata", "name"));
+        const ns = str(get(props, "metadata", "namespace")) ?? DEFAULT_NAMESPACE;
+        for (const st of atRisk) {
+            const labels = st.view.labels === UNKNOWN ? {} : st.view.labels;
+            if (
+                labels["kustomize.toolkit.fluxcd.io/name"] !== name ||
+                labels["kustomize.toolkit.fluxcd.io/namespace"] !== ns
+            )
+                continue;
+            findings.push({
+                message: `Flux Kustomization ${JSON.stringify(`${String(ns)}/${String(name)}`)} prunes (spec.prune) production ${describeStack(st.view)}, which sets destroyOnFinalize: deleting its manifest from Git, or the Kustomization, would destroy production; disable prune or remove destroyOnFinalize.`,
+                urn: typeof r.urn === "string" ? r.urn : undefined,
+            });
+        }
+    }
+    return findings;
+}
+
+/**
+ * A Stack that one Flux Kustomization applies while another applies its Secret or service account, without
+ * waiting for it (`spec.dependsOn`, transitively): Flux may apply the Stack first (model/flux-order.ts).
+ */
+function fluxOrderFindings(
+    resources: ResourceLike[],
+    stacks: StackIdentity[],
+    objects: K8sObject[],
+    views: Views,
+): RuleFinding[] {
+    const findings: RuleFinding[] = [];
+    const owned = objects.filter((o) => o.fluxOwner !== undefined && typeof o.name === "string");
+    if (owned.length === 0) return findings;
+    const dependencies = fluxDependencies(resources, (r) => views.props(r));
+    for (const st of stacks) {
+        const view = st.view;
+        const owner = view.labels === UNKNOWN ? undefined : fluxOwner(view.labels);
+        const ns = view.namespace === UNKNOWN ? undefined : (view.namespace ?? DEFAULT_NAMESPACE);
+        if (owner === undefined || ns === undefined || !dependencies.has(owner)) continue;
+        const deps = [
+            ...secretsRead(view).map((name) => ({ kind: "Secret", name })),
+            ...(typeof st.serviceAccount.name === "string"
+                ? [{ kind: "ServiceAccount", name: st.serviceAccount.name }]
+                : []),
+        ];
+        for (const dep of deps) {
+            const obj = owned.find((o) => o.kind === dep.kind && o.namespace === ns && o.name === dep.name);
+            if (!obj || obj.fluxOwner === owner || dependencies.get(owner)!.has(obj.fluxOwner!)) continue;
+            findings.push({
+                message: `${describeStack(view)} is applied by Flux Kustomization ${JSON.stringify(owner)}, but its ${dep.kind} ${JSON.stringify(dep.name)} by Kustomization ${JSON.stringify(obj.fluxOwner)}, which it does not wait for (spec.dependsOn), so Flux may apply the Stack first; add ${JSON.stringify(obj.fluxOwner)} to the spec.dependsOn of ${JSON.stringify(owner)}.`,
+                urn: view.urn,
+            });
+        }
+    }
+    return findings;
+}
+
 export const rule = programRule(
     {
         name: NAME,
         about: {
-            what: "when Argo CD syncs PKO Stacks (the program declares an Argo CD Application, or uses\n`argocd.argoproj.io/sync-wave` annotations), each Stack is synced no earlier than the Secrets and the\nservice account it uses (its sync wave is not lower than theirs); and an Application with automated\nprune does not manage a production Stack with `destroyOnFinalize`.",
+            what: "when Argo CD syncs PKO Stacks (the program declares an Argo CD Application, or uses\n`argocd.argoproj.io/sync-wave` annotations), each Stack is synced no earlier than the Secrets and the\nservice account it uses (its sync wave is not lower than theirs); and an Application with automated\nprune, or a Flux Kustomization with `spec.prune`, does not manage a production Stack with `destroyOnFinalize`.",
             why: "the Argo CD + PKO guide applies RBAC in wave 1 before the Stack in wave 2; a Stack synced before its\ntoken Secret or service account fails its first reconcile. With `prune: true`, deleting the manifest\nfrom Git deletes the Stack, and `destroyOnFinalize` then destroys production.",
             fix: "give the Stack a higher sync wave than its Secrets and service account; turn off automated prune\nfor production or remove destroyOnFinalize.",
             notes: [
+                "A Flux Kustomization manages a Stack when the Stack carries the owner labels kustomize-controller sets\non what it applies (`kustomize.toolkit.fluxcd.io/name` and `/namespace` naming it), which `pko-guard\ncheck` sets on what each Kustomization applies; with `spec.prune: true` it deletes the Stack when its\nmanifest leaves Git or the Kustomization is deleted.",
+                "With Flux, a Stack applied by one Kustomization whose Secret or service account another Kustomization\napplies is flagged unless its Kustomization waits for that one (`spec.dependsOn`, transitively):\nkustomize-controller applies what one Kustomization builds together, and Kustomizations that do not\ndepend on each other in no set order.",
                 "An Application manages a Stack when the Stack carries Argo CD's tracking label\n(`app.kubernetes.io/instance`) or annotation (`argocd.argoproj.io/tracking-id`) naming it, or, without\neither, when the Stack's manifest file lies under the Application's `spec.source.path` (or one of\n`spec.sources[].path`): the file is read from the Stack's `pko-guard/source-path` annotation, its path\nrelative to the repository root, which `pko-guard check` sets on every manifest it reads (a program's\nresources have none). Without either, when the Application's destination namespace is the Stack's namespace.",
                 "An object's wave is computed as Argo CD computes it (gitops-engine `syncwaves.Wave`): its\n`argocd.argoproj.io/sync-wave` annotation when that is an integer, else its Helm `helm.sh/hook-weight`\nannotation when that is an integer, else 0. Objects are ordered as gitops-engine orders a sync's tasks:\nby phase first (PreSync, Sync, PostSync; an object that is not a hook is in Sync; a hook's phase comes\nfrom `argocd.argoproj.io/hook`, else from Helm's `pre-install`/`pre-upgrade` and\n`post-install`/`post-upgrade`), then by wave. A dependency that is only a SyncFail hook, or a hook\nArgo CD applies in no phase (`Skip`, Helm `test`), is never there before the Stack.",
             ],
-            reads: ["argoproj.io/Application", "pulumi.com/Stack", "core/Secret", "core/ServiceAccount"],
+            reads: [
+                "argoproj.io/Application",
+                "kustomize.toolkit.fluxcd.io/Kustomization",
+                "pulumi.com/Stack",
+                "core/Secret",
+                "core/ServiceAccount",
+            ],
             readsProduction: true,
             patternSettings: [],
             example: governed,
@@ -235,7 +321,15 @@ export const rule = programRule(
         const apps = applications(resources, ctx.views);
         const objects = wavedObjects(resources, ctx.views);
         const stacks = ctx.views.stackIdentities(resources);
-        if (!argoInUse(apps, objects, stacks)) return [];
-        return [...syncWaveFindings(stacks, objects), ...pruneFindings(apps, ctx.views.patchedStacks(resources), ctx)];
+        const flux = [
+            ...fluxPruneFindings(resources, ctx.views.patchedStacks(resources), ctx),
+            ...fluxOrderFindings(resources, stacks, objects, ctx.views),
+        ];
+        if (!argoInUse(apps, objects, stacks)) return flux;
+        return [
+            ...syncWaveFindings(stacks, objects),
+            ...pruneFindings(apps, ctx.views.patchedStacks(resources), ctx),
+            ...flux,
+        ];
     },
 );

@@ -10,7 +10,8 @@ import { Plain, configStrings, get, plain } from "./model/values";
 
 export const NAME = "argocd-app-rendered";
 
-const ARGO_TYPE = /^kubernetes:argoproj\.io\/[^:]+:(Application|ApplicationSet)$/;
+const ARGO_TYPE =
+    /^kubernetes:(?:argoproj\.io\/[^:]+:(Application|ApplicationSet)|kustomize\.toolkit\.fluxcd\.io\/[^:]+:(Kustomization)|helm\.toolkit\.fluxcd\.io\/[^:]+:(HelmRelease))$/;
 
 /** At most this many reasons are reported for one object (each is one finding). */
 const MAX_REASONS = 20;
@@ -39,14 +40,20 @@ export const rule = resourceRule(
     {
         name: NAME,
         about: {
-            what: "`pko-guard check` computed everything an Argo CD Application or ApplicationSet applies: each\nApplicationSet's generators were expanded and its template executed as Argo CD would, and each source\nwas read and rendered from this repository.",
+            what: "`pko-guard check` computed everything an Argo CD Application or ApplicationSet, or a Flux\nKustomization or HelmRelease, applies: each ApplicationSet's generators were expanded and its template\nexecuted as Argo CD would, and each source was read and rendered from this repository.",
             why: "what cannot be computed cannot be judged: a Stack that an unexpanded generator, a failing template or a\nchart from a Helm repository would apply reaches the cluster unseen, and a folder nobody else renders is\njudged with its defaults instead of the values Argo CD passes. A gate that passes what it could not judge\nfails open.",
             fix: "use what check expands (see the notes) and fix templates that do not execute; vendor remote charts\nand other repositories' paths into this repository. A source judged in its own CI: list its repoURL in\n`sourcesJudgedElsewhere`, or waive the finding for one Application with `allowFailClosed: true`.",
             notes: [
                 "What check expands: ApplicationSet generators `list` (with `elements` or `elementsYaml`), git\n`directories` and `files`, and `matrix` and `merge` of those (not `templatePatch`); sources that are\nfolders of this repository (directory, kustomize, Helm). A waiver of a finding here sets\n`allowFailClosed: true` and an expiry.",
+                "For Flux: a Kustomization or HelmRelease whose source (`spec.sourceRef`, a chart's `sourceRef` or\n`chartRef`) is not a GitRepository of this repository, whose `substituteFrom` or `valuesFrom` names a\nConfigMap or Secret that is not in the repository (and not `optional`) or is SOPS-encrypted, or that\napplies a SOPS-encrypted object a rule reads, fails closed; so does one more than 10 levels below its\nentry point.",
                 "The reasons are computed by `pko-guard check` and carried on the object in the\n`pko-guard/not-rendered` annotation, which check sets itself (a value written in the manifest is\ndiscarded). Every finding fails closed. In a Pulumi program the annotation is absent and the rule passes.",
             ],
-            reads: ["argoproj.io/Application", "argoproj.io/ApplicationSet"],
+            reads: [
+                "argoproj.io/Application",
+                "argoproj.io/ApplicationSet",
+                "kustomize.toolkit.fluxcd.io/Kustomization",
+                "helm.toolkit.fluxcd.io/HelmRelease",
+            ],
             readsProduction: false,
             patternSettings: ["sourcesJudgedElsewhere"],
             example: [
@@ -89,7 +96,8 @@ export const rule = resourceRule(
 
         const name = get(props, "metadata", "name");
         const ns = get(props, "metadata", "namespace");
-        const who = `${m[1]} ${JSON.stringify(`${typeof ns === "string" && ns !== "" ? `${ns}/` : ""}${typeof name === "string" ? name : String(resource.name ?? "")}`)}`;
+        const kind = m[1] ?? (m[2] ? "Flux Kustomization" : "Flux HelmRelease");
+        const who = `${kind} ${JSON.stringify(`${typeof ns === "string" && ns !== "" ? `${ns}/` : ""}${typeof name === "string" ? name : String(resource.name ?? "")}`)}`;
         const bad = patternProblem("sourcesJudgedElsewhere", patterns);
         if (bad !== undefined) return [`${who}: ${bad}; fix the policy configuration.`];
         const elsewhere = judgedElsewhere(get(props, "spec"), patterns);

@@ -15,7 +15,8 @@ import {
     urlCredentialPart,
 } from "./model/credentials";
 import { stackRule } from "./model/policy";
-import { Ref, StackView, describeStack, podContainers, resourceRef } from "./model/stack";
+import { Ref, StackView, describeStack, resourceRef } from "./model/stack";
+import { podContainers } from "./model/workspace";
 import { Plain, UNKNOWN, configStrings, entries, get, isObject, list, quote } from "./model/values";
 
 export const NAME = "pko-stack-credentials-from-secrets";

@@ -4,9 +4,10 @@
  * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
 import { stack } from "./model/examples";
-import { classify, stackRule } from "./model/policy";
+import { RuleContext, RuleFinding, classify, stackRule } from "./model/policy";
 import { productionFindings } from "./model/production";
-import { StackView, describeStack } from "./model/stack";
+import { ResourceLike, StackView, describeStack } from "./model/stack";
+import { SourcePin, fluxSourceRef, sourcePin } from "./model/flux-pins";
 import { UNKNOWN } from "./model/values";
 import { FLOATING_SOURCE } from "./model/origin";
 
@@ -14,25 +15,24 @@ export const NAME = "pko-stack-prod-pinned-commit";
 
 const FULL_SHA = /^[0-9a-fA-F]{40}$/;
 
-/** The reasons a Stack is not pinned; empty when it is. */
+/**
+ * The reasons a Stack is not pinned by its own fields; empty when it is. A Stack that deploys from a Flux source is
+ * pinned or not by that source, which the program-level check judges (fluxSourceFindings).
+ */
 export function pinProblems(view: StackView, allowUnpinnableSources: boolean): string[] {
     const problems: string[] = [];
     if (view.spec === UNKNOWN) {
         return ["its spec is unknown during preview"];
     }
-    const unpinnable = [
-        view.fluxSource !== undefined && view.fluxSource !== null ? "spec.fluxSource" : undefined,
-        view.programRef !== undefined && view.programRef !== null ? "spec.programRef" : undefined,
-    ].filter((x): x is string => x !== undefined);
-    if (unpinnable.length > 0) {
-        if (!allowUnpinnableSources) {
-            problems.push(
-                `it deploys from ${unpinnable.join(" and ")}, which cannot be pinned to a commit (allowUnpinnableSources is off)`,
-            );
-        }
-        if (view.projectRepo === undefined) {
-            return problems;
-        }
+    const flux = view.fluxSource !== undefined && view.fluxSource !== null;
+    const programRef = view.programRef !== undefined && view.programRef !== null;
+    if (programRef && !allowUnpinnableSources) {
+        problems.push(
+            "it deploys from spec.programRef, which cannot be pinned to a commit (allowUnpinnableSources is off)",
+        );
+    }
+    if ((flux || programRef) && view.projectRepo === undefined) {
+        return problems;
     }
     if (view.branch === UNKNOWN) {
         problems.push("spec.branch is unknown during preview");
@@ -64,18 +64,70 @@ function pinField(view: StackView): string {
     return view.commit === undefined ? "spec" : "spec.commit";
 }
 
+/**
+ * A production Stack that deploys from a Flux source, judged by the source it names (in the Stack's namespace,
+ * where PKO looks it up), read from the program's resources: pinned only by a GitRepository's full
+ * `spec.ref.commit` or an OCIRepository's `spec.ref.digest` (model/flux-pins.ts).
+ */
+function fluxSourceFindings(resources: ResourceLike[], ctx: RuleContext): RuleFinding[] {
+    const findings: RuleFinding[] = [];
+    const stacks = ctx.views
+        .patchedStacks(resources)
+        .filter((s) => s.stack !== undefined && s.view.fluxSource !== undefined && s.view.fluxSource !== null);
+    if (stacks.length === 0) return findings;
+    const sources = ctx.views.fluxSources(resources);
+    for (const { view } of stacks) {
+        const { kind, name } = fluxSourceRef(view.fluxSource);
+        const ns = view.namespace === UNKNOWN ? UNKNOWN : (view.namespace ?? "default");
+        let pin: SourcePin;
+        if (kind === UNKNOWN || name === UNKNOWN || ns === UNKNOWN)
+            pin = {
+                problem: "the source it names (spec.fluxSource.sourceRef, its namespace) is unknown during preview",
+                unknown: true,
+            };
+        else if (typeof kind !== "string" || typeof name !== "string")
+            pin = { problem: "spec.fluxSource.sourceRef names no source (kind and name)" };
+        else pin = sourcePin(sources, kind, ns, name);
+        if (!pin.problem) continue;
+        const who = describeStack(view);
+        const fix =
+            "pin the source: a full spec.ref.commit on the GitRepository, a spec.ref.digest on the OCIRepository";
+        const production = classify(view, ctx);
+        if (production.verdict === "invalid-config") continue; // said once, on the Stack, by its resource hook
+        for (const f of productionFindings(
+            who,
+            production,
+            {
+                production: (reason) =>
+                    `${who} is ${reason} but the Flux source its spec.fluxSource names is not pinned: ${pin.problem}; ${fix}.`,
+                unknown: (reason) =>
+                    `the Flux source that ${who} deploys from (spec.fluxSource) is not pinned (${pin.problem}) and ${reason}; the rule fails closed: ${fix}, or make the deciding values known at preview time.`,
+            },
+            "spec.fluxSource",
+        ))
+            findings.push({ ...f, urn: typeof view.urn === "string" ? view.urn : undefined });
+    }
+    return findings;
+}
+
 export const rule = stackRule(
     {
         name: NAME,
         about: {
-            what: "a production Stack deploys a full 40-hex `spec.commit`, sets no `spec.branch`, and does not\nuse a program source that cannot be pinned (`fluxSource`, `programRef`) unless configured to allow it.",
+            what: "a production Stack deploys a full 40-hex `spec.commit` and sets no `spec.branch`; one that deploys\nfrom a Flux source (`spec.fluxSource`) names a source pinned to one revision; one that deploys from a\n`programRef` (which cannot be pinned) is allowed only when configured.",
             why: "PKO treats a branch as something to poll and roll out; anything shorter than a full SHA is\nresolved as a movable ref. The Argo CD + PKO guide shows promotion through a moving `release` branch\nand notes that only a pinned commit records exactly which revision is live.",
-            fix: "set `spec.commit` to the full 40-character SHA you validated, remove `spec.branch`, and promote\nby changing the commit in Git.",
+            fix: "set `spec.commit` to the full 40-character SHA you validated, remove `spec.branch`, and promote\nby changing the commit in Git; for a Flux source, set a full `spec.ref.commit` on its GitRepository or a\n`spec.ref.digest` on its OCIRepository.",
             notes: [
                 "Fails closed: when the commit, the branch or the values that decide production are unknown.",
                 "`pko-guard check` also holds a production Stack it read from a fetched source whose reference can\nmove (another repository's branch or tag, a chart version range) as not pinned: what the cluster receives\ncan change without a commit in the repository checked. It marks such objects with the\n`pko-guard/floating-source` annotation itself (a value written in the manifest is discarded).",
+                "A Flux source is read as source-controller reads it: the Stack's `spec.fluxSource.sourceRef` names a\n`GitRepository`, `OCIRepository` or `Bucket` in the Stack's namespace (where PKO looks it up), judged among\nthe objects checked with it (the same cluster, for `pko-guard check`). A GitRepository checks out the\nfirst of `spec.ref.commit`, `name`, `tag`, `semver` and `branch` that is set (default: the `master` branch):\nonly a full `commit` SHA pins it, and each GitRepository it `include`s must be pinned too. An\nOCIRepository is pinned only by `spec.ref.digest` (a `semver` range or a `tag`, default `latest`, moves).\nA Bucket's objects change in place: never pinned. A source that is not among the objects judged is not\nknown to be pinned. `allowUnpinnableSources` does not apply to Flux sources; `allowFluxSource` of\n`pko-stack-repo-allowlist` only says whether `fluxSource` may be used at all.",
             ],
-            reads: ["pulumi.com/Stack"],
+            reads: [
+                "pulumi.com/Stack",
+                "source.toolkit.fluxcd.io/GitRepository",
+                "source.toolkit.fluxcd.io/OCIRepository",
+                "source.toolkit.fluxcd.io/Bucket",
+            ],
             readsProduction: true,
             patternSettings: [],
             example: [stack],
@@ -87,7 +139,7 @@ export const rule = stackRule(
             allowUnpinnableSources: {
                 type: "boolean",
                 description:
-                    "Allow production Stacks that deploy from fluxSource or programRef (which cannot be pinned).",
+                    "Allow production Stacks that deploy from programRef (a Program cannot be pinned to a commit). A fluxSource is judged by the source it names, whatever this says.",
                 default: false,
             },
         },
@@ -110,4 +162,6 @@ export const rule = stackRule(
             pinField(view),
         );
     },
+    undefined,
+    (resources, _config, ctx) => fluxSourceFindings(resources, ctx),
 );

@@ -5,7 +5,8 @@
  */
 import { stack } from "./model/examples";
 import { stackRule } from "./model/policy";
-import { describeStack, podContainers, workspacePodSpec } from "./model/stack";
+import { describeStack } from "./model/stack";
+import { podContainers, workspacePodSpec } from "./model/workspace";
 import { Plain, UNKNOWN, bool, get, isObject, list } from "./model/values";
 
 export const NAME = "pko-stack-workspace-hardening";

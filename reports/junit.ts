@@ -17,6 +17,7 @@
 import junit from "junit-report-builder";
 import { Finding, compareText } from "../evaluation/rows";
 import { RULE_KINDS } from "./finding-objects";
+import { findingPlace, placeWords, sourceRoot } from "./location";
 import { ProjectSubject, ReportCheck, ReportSubject, ruleCatalogue } from "./subject";
 
 /** A project's test case: a rule, what it read (an object's identity, a resource, or `(stack)`) and its findings. */
@@ -105,12 +106,15 @@ export function renderJunit(subjects: ReportSubject[], suiteName = "pko-guard"):
                 .error(s.error ?? "the gate could not run", "error");
             continue;
         }
+        // Paths as the table, SARIF and the GitHub output give them: relative to the repository root (./location.ts).
+        const root = s.root ?? sourceRoot(s.programFile);
+        const at = (f: Finding) => (f.file ? `${placeWords(findingPlace(f.file, root))}:${f.line}:${f.column}: ` : "");
         for (const c of projectCases(s)) {
             const tc = suite.testCase().className(s.name).name(`${c.rule} ${c.what}`);
             const lines = c.findings
                 .map(
                     (f) =>
-                        `[${f.status}] ${f.file ? `${f.file}:${f.line}:${f.column}: ` : ""}${f.resource}${f.syncedBy ? ` (synced by ${f.syncedBy})` : ""}: ${f.message}`,
+                        `[${f.status}] ${at(f)}${f.resource}${f.syncedBy ? ` (synced by ${f.syncedBy})` : ""}: ${f.message}`,
                 )
                 .join("\n");
             if (c.findings.some((f) => f.status === "blocking")) tc.failure(lines, "violation");

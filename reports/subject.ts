@@ -3,7 +3,10 @@
  * a project subject carries a gate's findings (rows judged blocking or not). JSON, JUnit and SARIF are
  * all rendered from these and nothing else.
  */
+import * as fs from "fs";
+import * as path from "path";
 import { policies } from "../policies/index";
+import { REPO_ROOT } from "../support/paths";
 import { Finding, Notice, Row } from "../evaluation/rows";
 
 interface SubjectBase {
@@ -109,19 +112,33 @@ export function ruleAnchor(name: string): string {
 
 /**
  * Where a rule's documentation is: its section of the rule reference (`docs/rules.md#rule-<name>`, generated
- * from the rules by `npm run docs`, relative to the repository root, and shipped in the package). A link with a
- * host exists only when the user says where their copy is published: PKO_GUARD_DOCS_URL, the base under which
- * the repository's files are served (e.g. `https://github.com/acme/pko-guard/blob/v0.1.0`); pko-guard invents
- * no host.
+ * from the rules by `npm run docs`, relative to the repository root, and shipped in the package). Its link with a
+ * host is under PKO_GUARD_DOCS_URL when the user says where their copy is published (the base under which the
+ * repository's files are served, e.g. `https://github.com/acme/pko-guard/blob/v0.1.0`), else under the package's
+ * own repository (package.json `repository`, its main branch); pko-guard invents no other host.
  */
 export function ruleDocPath(name: string): string {
     return `docs/rules.md#${ruleAnchor(name)}`;
 }
 
-/** The configured documentation base URL (http or https, without a trailing slash), or undefined. */
+/** The package's own repository as a base of its files' pages (`https://host/owner/repo/blob/main`), if it has one. */
+export const PACKAGE_DOCS_URL: string | undefined = (() => {
+    try {
+        const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as {
+            repository?: { url?: string } | string;
+        };
+        const raw = typeof pkg.repository === "string" ? pkg.repository : pkg.repository?.url;
+        const url = new URL((raw ?? "").replace(/^git\+/, "").replace(/\.git$/, ""));
+        return url.protocol === "https:" ? `${url.origin}${url.pathname.replace(/\/+$/, "")}/blob/main` : undefined;
+    } catch {
+        return undefined;
+    }
+})();
+
+/** The documentation base URL (http or https, without a trailing slash): configured, else the package's own. */
 export function docsBaseUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
     const raw = env.PKO_GUARD_DOCS_URL?.trim();
-    if (!raw) return undefined;
+    if (!raw) return PACKAGE_DOCS_URL;
     try {
         const u = new URL(raw);
         return u.protocol === "https:" || u.protocol === "http:" ? raw.replace(/\/+$/, "") : undefined;

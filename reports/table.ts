@@ -124,11 +124,19 @@ export function* findingsChunks(
     paint: Painter = PLAIN,
 ): Generator<string> {
     const fixes = new Map(ruleCatalogue().map((c) => [c.id, c]));
-    // A rule's fix is the same text for each of its blocking findings: wrapped once.
+    // A rule's fix, and where `explain` says more, are the same text for each of its findings: wrapped once.
     const fixLines = new Map<string, string[]>();
-    const fixOf = (policy: string, remediation: string) => {
+    const fixOf = (policy: string, remediation: string | undefined) => {
         let lines = fixLines.get(policy);
-        if (!lines) fixLines.set(policy, (lines = wrap(`fix: ${remediation}`, width, "  ")));
+        if (!lines) {
+            const explain = `(more: pko-guard explain ${policy})`;
+            lines = wrap(
+                remediation ? `fix: ${remediation} ${explain}` : `more: pko-guard explain ${policy}`,
+                width,
+                "  ",
+            );
+            fixLines.set(policy, lines);
+        }
         return lines;
     };
     // Many findings share a file: each is shown once a rendering.
@@ -150,7 +158,8 @@ export function* findingsChunks(
                         "  ",
                     ),
                 );
-            if (status === "blocking" && rule?.remediation) out.push(...fixOf(f.policy, rule.remediation));
+            // Every finding of a pko-guard rule, advisory and waived too, says how to fix it and where to read more.
+            if (rule) out.push(...fixOf(f.policy, rule.remediation));
             out.push("");
             yield out.join("\n") + "\n";
         }

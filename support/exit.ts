@@ -4,6 +4,7 @@
  * command is done, and `process.exit` at that moment dropped it: `pko-guard check`'s terminal table was cut at the
  * pipe's 64 KiB. A reader that has gone away (EPIPE, `| head -1`) does not hold the exit.
  */
+import { escapeText } from "./escape";
 export function exitWhenWritten(code: number): void {
     const written = (stream: NodeJS.WriteStream) =>
         new Promise<void>((resolve) => {
@@ -16,4 +17,15 @@ export function exitWhenWritten(code: number): void {
         () => process.exit(code),
         () => process.exit(code),
     );
+}
+
+/**
+ * Ends the process on an internal error (a defect): one line on stderr, exit 2, the trace with PKO_GUARD_DEBUG=1.
+ * For a promise whose failure nothing can handle; support/fatal.ts calls it for anything that escapes.
+ */
+export function endWithInternalError(e: unknown): never {
+    const message = e instanceof Error ? e.message : String(e);
+    process.stderr.write(`pko-guard: internal error: ${escapeText(message.split("\n")[0])}\n`);
+    if (process.env.PKO_GUARD_DEBUG) process.stderr.write(`${(e as Error)?.stack ?? ""}\n`);
+    process.exit(2);
 }

@@ -3,27 +3,20 @@
  * becomes one line on stderr and exit code 2, never a stack trace. Set PKO_GUARD_DEBUG=1 for the trace.
  */
 import { isMainThread } from "worker_threads";
-import { escapeText } from "./escape";
+import { endWithInternalError } from "./exit";
 
-function fatal(e: unknown): never {
-    const message = e instanceof Error ? e.message : String(e);
-    process.stderr.write(`pko-guard: internal error: ${escapeText(message.split("\n")[0])}\n`);
-    if (process.env.PKO_GUARD_DEBUG) process.stderr.write(`${(e as Error)?.stack ?? ""}\n`);
-    process.exit(2);
-}
-
-// A worker thread's failure is its parent's to handle (`check` then runs in one thread: gitops/manifests/parallel.ts).
+// A worker thread's failure is its parent's to handle (its part of `check` is then judged on the main thread).
 if (isMainThread) {
-    process.on("uncaughtException", fatal);
-    process.on("unhandledRejection", fatal);
+    process.on("uncaughtException", endWithInternalError);
+    process.on("unhandledRejection", endWithInternalError);
 }
 
 /**
- * Where an entry point's top-level promise ends when it rejects: as any escaping error does, fatal() in the main
+ * Where an entry point's top-level promise ends when it rejects: as any escaping error does, endWithInternalError() in the main
  * thread, and in a worker thread thrown on to its parent (the worker's `error` event).
  */
 export function escaped(e: unknown): void {
-    if (isMainThread) fatal(e);
+    if (isMainThread) endWithInternalError(e);
     setImmediate(() => {
         throw e;
     });

@@ -21,6 +21,7 @@ import * as os from "os";
 import * as path from "path";
 import { REPO_ROOT } from "./paths";
 import { extended } from "./shapes";
+import { forgetInSnapshot } from "./snapshot";
 
 const children = new Set<ChildProcess>();
 const folders = new Set<string>();
@@ -126,13 +127,16 @@ export function cleanupNow(): void {
     folders.clear();
 }
 
+/** The handlers installSignalHandlers added (a start-up snapshot removes them: ./snapshot.ts). */
+const signalHandlers: [NodeJS.Signals, () => void][] = [];
+
 function installSignalHandlers(): void {
     if (installed) return;
     installed = true;
     // Whatever way the process ends, nothing it started outlives it.
     process.once("exit", cleanupNow);
     for (const signal of ["SIGINT", "SIGTERM"] as const) {
-        process.once(signal, () => {
+        const handler = () => {
             cleanupNow();
             for (const hook of interruptHooks) {
                 try {
@@ -143,7 +147,9 @@ function installSignalHandlers(): void {
             }
             process.stderr.write(`pko-guard: interrupted (${signal}); cleaned up\n`);
             process.exit(signal === "SIGINT" ? 130 : 143);
-        });
+        };
+        signalHandlers.push([signal, handler]);
+        process.once(signal, handler);
     }
 }
 
@@ -270,3 +276,14 @@ export function withDeadline<T>(work: Promise<T>, timeoutMs: number, message: ()
     });
     return Promise.race([work, deadline]).finally(() => timer && clearTimeout(timer));
 }
+
+// A snapshot's heap holds no process: no handler (a signal handler is a handle, which V8 cannot write), no child,
+// no temporary folder, no interrupt hook; a run started from it installs its own on first use.
+forgetInSnapshot(() => {
+    cleanupNow();
+    interruptHooks.clear();
+    process.removeListener("exit", cleanupNow);
+    for (const [signal, handler] of signalHandlers.splice(0)) process.removeListener(signal, handler);
+    installed = false;
+    root = undefined;
+});

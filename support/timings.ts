@@ -6,29 +6,41 @@
  */
 import * as fs from "fs";
 import { isMainThread } from "worker_threads";
+import { forgetInSnapshot, startAgainFromSnapshot } from "./snapshot";
 
-// The command's own thread only (a worker thread of `check` is part of its run, not a run).
-const file = isMainThread ? process.env.PKO_GUARD_TIMINGS : undefined;
-const marks: Record<string, number> = {};
-// perf_hooks is loaded only when marks are kept: without it a 1k-object `check` compiles 8 fewer of Node's internal modules.
-const performance = file ? (require("perf_hooks") as typeof import("perf_hooks")).performance : undefined;
+let file: string | undefined;
+let marks: Record<string, number> = {};
+let performance: import("perf_hooks").Performance | undefined;
 
-if (file && performance) {
-    process.once("exit", () => {
-        try {
-            fs.writeFileSync(
-                file,
-                JSON.stringify({
-                    bootstrapComplete: performance.nodeTiming.bootstrapComplete,
-                    ...marks,
-                    exit: performance.now(),
-                }),
-            );
-        } catch {
-            // a benchmark aid: never a reason to fail the command
-        }
-    });
+function write(): void {
+    if (!file || !performance) return;
+    try {
+        fs.writeFileSync(
+            file,
+            JSON.stringify({
+                bootstrapComplete: performance.nodeTiming.bootstrapComplete,
+                ...marks,
+                exit: performance.now(),
+            }),
+        );
+    } catch {
+        // a benchmark aid: never a reason to fail the command
+    }
 }
+
+startAgainFromSnapshot(() => {
+    // The command's own thread only (a worker thread of `check` is part of its run, not a run).
+    file = isMainThread ? process.env.PKO_GUARD_TIMINGS : undefined;
+    // perf_hooks is loaded only when marks are kept: without it a 1k-object `check` compiles 8 fewer of Node's internal modules.
+    performance = file ? (require("perf_hooks") as typeof import("perf_hooks")).performance : undefined;
+    if (file) process.once("exit", write);
+});
+forgetInSnapshot(() => {
+    process.removeListener("exit", write);
+    file = undefined;
+    performance = undefined;
+    marks = {};
+});
 
 export function mark(name: string): void {
     if (performance) marks[name] = performance.now();

@@ -76,12 +76,14 @@ JSONNET_VERSION="v0.22.0"               # github.com/google/go-jsonnet (the json
 KUBE_YAML_VERSION="apimachinery-v0.37.0+yaml-v1.6.0" # toolchain/kube-yaml/main.go on k8s.io/apimachinery + sigs.k8s.io/yaml
 OCI_REGISTRY_VERSION="distribution-v3.1.1"              # toolchain/oci-registry/main.go: distribution's registry, in memory (the fetch specs' OCI registry)
 APPSET_TEMPLATE_VERSION="sprig-v3.3.0+slug-v1.15.0"  # toolchain/appset-template/main.go: ApplicationSet goTemplate on text/template + Argo CD's sprig and slug pins
+FLUX_BUILD_VERSION="fluxcd-pkg-kustomize-v1.41.0"    # toolchain/flux-build/main.go: a Flux Kustomization built with github.com/fluxcd/pkg/kustomize
+FLUX_VERSION="2.9.5"                    # github.com/fluxcd/flux2/v2 (the flux CLI: the tests' reference for flux-build)
 
 
 TOOLS_FILE="$TOOLCHAIN_DIR/tools.txt"
 PROFILES=(check gate cluster all)
 # Every tool, in build order (pulumi before the hosts that reuse its build cache).
-ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-go pulumi-language-yaml pulumi-resource-kubernetes pulumi-resource-pulumi-nodejs pulumi-resource-pulumi-python schemas kustomize helm jsonnet jsonnet-deps kube-yaml appset-template oci-registry etcd kube-apiserver kubectl kube-controller-manager)
+ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-go pulumi-language-yaml pulumi-resource-kubernetes pulumi-resource-pulumi-nodejs pulumi-resource-pulumi-python schemas kustomize helm jsonnet jsonnet-deps kube-yaml appset-template flux-build flux oci-registry etcd kube-apiserver kubectl kube-controller-manager)
 
 spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper folder, default: the name)
 	MODULE="$1"
@@ -191,6 +193,18 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper fol
 		PKG="." # wrapper main.go
 		VERSION_VAR=""
 		ESTIMATE="~30 s"
+		;;
+	flux-build)
+		VERSION="$FLUX_BUILD_VERSION"
+		PKG="." # wrapper main.go
+		VERSION_VAR=""
+		ESTIMATE="~3 min"
+		;;
+	flux)
+		VERSION="$FLUX_VERSION"
+		PKG="github.com/fluxcd/flux2/v2/cmd/flux"
+		VERSION_VAR="main.VERSION"
+		ESTIMATE="~10 min"
 		;;
 	pulumi-resource-pulumi-nodejs | pulumi-resource-pulumi-python)
 		# The dynamic-provider plugins (what runs a program's `pulumi.dynamic` providers): shell scripts
@@ -342,6 +356,19 @@ build_one() { # name
 				go run -mod=readonly -buildvcs=false ./embedgen \
 					"$(go list -mod=readonly -m -f '{{.Dir}}' github.com/pulumi/pulumi-kubernetes/provider/v4)" \
 					. "$VERSION")
+		fi
+		if [[ "$name" == flux ]]; then
+			# cmd/flux embeds manifests/*.yaml, which flux2's release generates and its module zip does not
+			# hold (`flux build` never reads them): build from a copy of the module with a placeholder there.
+			builddir="$SRC_DIR/$name"
+			rm -rf "$builddir" && mkdir -p "$builddir" && cp -R "$dir/." "$builddir/"
+			local fluxdir
+			fluxdir="$(cd "$SRC_DIR" && GOFLAGS= go mod download -json "github.com/fluxcd/flux2/v2@v$VERSION" |
+				sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+			[[ -d "$fluxdir" ]] || die "cannot download github.com/fluxcd/flux2/v2@v$VERSION"
+			cp -R "$fluxdir/." "$builddir/flux2/" && chmod -R u+w "$builddir/flux2"
+			mkdir -p "$builddir/flux2/cmd/flux/manifests"
+			echo "# placeholder: the release's install manifests are not in the module" >"$builddir/flux2/cmd/flux/manifests/placeholder.yaml"
 		fi
 		local ldflags="-s -w"
 		[[ -z "$VERSION_VAR" ]] || ldflags+=" -X $VERSION_VAR=$VERSION"

@@ -28,12 +28,6 @@ export function identity(o: Obj): string {
     return `${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`;
 }
 
-/** The Pulumi type token the Kubernetes provider gives an object. */
-export function typeToken(o: Obj): string {
-    const gv = o.apiVersion.includes("/") ? o.apiVersion : `core/${o.apiVersion}`;
-    return `kubernetes:${gv}:${o.kind}`;
-}
-
 const token = { type: "Secret", secret: { name: "pulumi-access-token", key: "accessToken" } };
 
 function group(g: number): Obj[] {

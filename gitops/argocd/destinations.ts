@@ -30,6 +30,10 @@ export function destinationCluster(app: Record<string, unknown>): string {
 export function describeScope(scope: string, synced = false): string {
     if (scope === NO_CLUSTER)
         return synced ? "among the objects of no destination cluster" : "in the files no Application syncs";
+    if (scope.startsWith("flux:"))
+        return `in the cluster of Flux entry point ${JSON.stringify(scope.slice("flux:".length))}`;
+    if (scope.startsWith("flux-kubeconfig:"))
+        return `in the cluster of Flux kubeConfig ${JSON.stringify(scope.slice("flux-kubeconfig:".length))}`;
     const shown = scope.startsWith("name:") ? scope.slice("name:".length) : scope;
     return `in cluster ${JSON.stringify(shown)}`;
 }

@@ -6,6 +6,7 @@
 import * as fs from "fs";
 import { BadInputError } from "../../support/errors";
 import { KubeYamlError, decodeKubeYaml } from "./kube-yaml";
+import { unclosedAt, unclosedReason } from "./unclosed";
 import { LoadResult, Source, addObject } from "../manifests/manifest-objects";
 import { FileLocator, Place, placeStart } from "./field-positions";
 
@@ -93,7 +94,14 @@ export function parseSource(src: Source, out: LoadResult, fromFolder: boolean): 
         decoded = decodeKubeYaml(src.text);
     } catch (e) {
         if (!(e instanceof KubeYamlError)) throw e;
-        const p = new FileLocator(src.text, []).pos(e.offset);
+        const locator = new FileLocator(src.text, []);
+        // An unclosed "{", "[" or quote is the mistake, at its opening token, not where the parser gave up.
+        const open = unclosedAt(src.text, e.offset);
+        if (open && locator.pos(open.offset).line < locator.pos(e.offset).line) {
+            const at = locator.pos(open.offset);
+            throw new BadInputError(`${src.file}:${at.line}:${at.column}: invalid YAML: ${unclosedReason(open.what)}`);
+        }
+        const p = locator.pos(e.offset);
         // Position and a fixed reason: a parser's text can quote the document (an alias's name, a value).
         throw new BadInputError(`${src.file}:${p.line}:${p.column}: invalid YAML: ${yamlReason(e.reason)}`);
     }

@@ -11,6 +11,7 @@ import * as path from "path";
 import { userCacheDir } from "../../support/cache-dir";
 import { BadInputError } from "../../support/errors";
 import { extended } from "../../support/shapes";
+import { forgetInSnapshot } from "../../support/snapshot";
 
 /** A host an `--allow-host` lets through whatever its address, and over plain `http://`; any port when unset. */
 export interface AllowedHost {
@@ -117,11 +118,22 @@ const FORBIDDEN: [string, number, "ipv4" | "ipv6", string][] = [
     ["ff00::", 8, "ipv6", "a multicast address"],
 ];
 
-const blocks = FORBIDDEN.map(([addr, prefix, type, why]) => {
-    const list = new net.BlockList();
-    list.addSubnet(addr, prefix, type);
-    return { list, type, why };
+/**
+ * FORBIDDEN as block lists, made on first use: a BlockList is a native handle, which a start-up snapshot cannot
+ * hold (support/snapshot.ts), and most runs fetch nothing.
+ */
+let blocks: { list: net.BlockList; type: string; why: string }[] | undefined;
+forgetInSnapshot(() => {
+    blocks = undefined;
 });
+
+function blockLists(): { list: net.BlockList; type: string; why: string }[] {
+    return (blocks ??= FORBIDDEN.map(([addr, prefix, type, why]) => {
+        const list = new net.BlockList();
+        list.addSubnet(addr, prefix, type);
+        return { list, type, why };
+    }));
+}
 
 /** The IPv4 address an IPv6 one carries (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible, NAT64 `64:ff9b::/96`). */
 function embeddedIPv4(ip: string): string | undefined {
@@ -142,7 +154,7 @@ export function forbiddenAddress(ip: string): string | undefined {
         if (v4 !== undefined) return forbiddenAddress(v4);
     }
     const type = family === 4 ? "ipv4" : "ipv6";
-    return blocks.find((b) => b.type === type && b.list.check(ip, type))?.why;
+    return blockLists().find((b) => b.type === type && b.list.check(ip, type))?.why;
 }
 
 /** A URL as shown in any output: no user information, no query (a query can carry a token), no fragment. */

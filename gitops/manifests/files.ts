@@ -3,7 +3,7 @@
  * `node_modules` not walked, no folder twice), reading one bounded (MAX_FILE_BYTES, binary files refused or
  * skipped), and where the repository root is (git).
  */
-import { execFileSync } from "child_process";
+import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../../support/errors";
@@ -54,21 +54,40 @@ export function surelyNoRepository(dir: string, env: NodeJS.ProcessEnv = process
     return true;
 }
 
+/** What git says of a folder: the top level of the work tree holding it and that work tree's HEAD commit. */
+export interface GitWorkTree {
+    topLevel?: string;
+    head?: string;
+}
+
+/**
+ * The work tree holding `dir` as git sees it, from one git process (`rev-parse --show-toplevel` and the HEAD
+ * commit; none when git surely finds no repository): `{}` outside a work tree, in a bare repository or without git,
+ * no `head` in a repository without commits.
+ */
+export function gitWorkTree(dir: string): GitWorkTree {
+    const answer: GitWorkTree = {};
+    // Running git costs a process (a fork of this one, slower the larger its heap): not when there is no repository.
+    if (!surelyNoRepository(dir)) {
+        const r = spawnSync("git", ["rev-parse", "--show-toplevel", "--verify", "--quiet", "HEAD^{commit}"], {
+            cwd: dir,
+            stdio: ["ignore", "pipe", "ignore"],
+            encoding: "utf8",
+            maxBuffer: 64 * 1024,
+        });
+        // In a work tree git prints its top level first, then the commit when HEAD names one (exit 1 without).
+        const [top, head] = r.error || (r.status !== 0 && r.status !== 1) ? [] : r.stdout.split("\n");
+        if (top) {
+            answer.topLevel = top;
+            if (head && /^[0-9a-f]{40,64}$/.test(head)) answer.head = head;
+        }
+    }
+    return answer;
+}
+
 /** The git top level containing `dir`, or undefined outside a work tree (or without git). */
 export function gitTopLevel(dir: string): string | undefined {
-    // Running git costs a process (a fork of this one, slower the larger its heap): not when there is no repository.
-    if (surelyNoRepository(dir)) return undefined;
-    try {
-        return (
-            execFileSync("git", ["rev-parse", "--show-toplevel"], {
-                cwd: dir,
-                stdio: ["ignore", "pipe", "ignore"],
-                encoding: "utf8",
-            }).trim() || undefined
-        );
-    } catch {
-        return undefined;
-    }
+    return gitWorkTree(dir).topLevel;
 }
 
 export function posix(p: string): string {

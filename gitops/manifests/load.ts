@@ -1,24 +1,9 @@
 /**
- * Reads Kubernetes manifests for `pko-guard check` and the manifest leg (files.ts: files and folders; yaml.ts:
- * documents; positions.ts: lines; objects.ts: objects and identities; Argo CD's part here): files and folders
- * (recursive `.yaml`/`.yml`/`.json`; a `.jsonnet` file when named), multi-document YAML, `kind: List` and typed
- * lists, and `-` for standard input, decoded as Kubernetes decodes them (gitops/decode/kube-yaml.ts). Argo CD Applications are rendered with the real
- * tools (gitops/render/) and their objects placed in their destination namespace; folders that need rendering
- * are never read as raw files. Every object knows its file, line and column, and a field's.
- *
- * Each object becomes the resource the Kubernetes provider would register for it:
- * - type: `kubernetes:<group>/<version>:<Kind>`, the core group as `core` (`kubernetes:core/v1:Secret`);
- * - name (identity): `Kind/namespace/name`, or `Kind/name` when the object sets no namespace (cluster-scoped
- *   objects, and namespaced objects whose namespace is chosen when applied: Argo CD's destination, `-n`);
- * - urn: `urn:pulumi:check::manifests::<type>::<identity>` (synthesized; no Pulumi stack exists).
- * Identities are per cluster (./scopes.ts): one defined twice in one cluster is judged in each place and reported.
- *
- * Bad input is one line each, never the content of a file (a Secret's values never appear): invalid YAML
- * (file:line:column), a document that is not a mapping, an unreadable path, a named file that is binary or
- * larger than MAX_FILE_BYTES (exit 2). Every file is read before the run fails: each file that cannot be read
- * or decoded is a line (see `unreadable`), not just the first. Inside a folder, binary and oversized files, and documents that are
- * not Kubernetes objects (no apiVersion/kind, e.g. a CI workflow), are skipped and counted; hidden folders
- * (`.git`, `.github`) and `node_modules` are not walked.
+ * Reads a run's Kubernetes manifests for `pko-guard check` and the manifest leg: files, folders and standard input,
+ * decoded as Kubernetes decodes them (gitops/decode/kube-yaml.ts), Argo CD Applications rendered with the real tools
+ * and placed (./placement.ts), each object with its file, position and the identity and URN the Kubernetes provider
+ * would give it (./manifest-objects.ts). Bad input is one line a file, never a file's content; what is read, skipped
+ * and refused is docs/check.md's "Inputs and decoding" and "Limits and bad input".
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -164,7 +149,13 @@ function fileReader(cwd: string, repoRoot: string, skipUnreadable: boolean, out:
         return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : posix(rel);
     };
     const problems: string[] = [];
+    // Each file is read once: a folder an Application syncs is gone through again for it after the walk read the
+    // same files, and a file that gave no object (skipped as unreadable, or holding no Kubernetes object) must not
+    // be skipped, named and counted a second time. Files with objects are found by their objects (./placement.ts).
+    const readFiles = new Set<string>();
     const readOne = (f: string, fromFolder: boolean, into: LoadResult = out) => {
+        if (readFiles.has(f)) return;
+        readFiles.add(f);
         const shown = shownName(f);
         try {
             const text = readFile(f, shown, fromFolder && skipUnreadable, into);

@@ -45,6 +45,8 @@ export interface ManifestObject extends Location {
     syncedBy?: string;
     /** The file it was read from (absolute), for matching directory sources. */
     abs?: string;
+    /** Whether a render made it (kustomize, Helm, jsonnet output), rather than a file as written. */
+    rendered?: boolean;
     /**
      * The cluster it lands in (gitops/argocd/destinations.ts): the destination of the Application that syncs it;
      * unset for objects no Application syncs, which share one scope.
@@ -248,6 +250,7 @@ function makeObject(
         named: false,
         repoPath: src.repoPath,
         abs: src.abs,
+        rendered: src.rendered === true,
     };
     return new LocatedObject(fields, new FilePlace(place));
 }
@@ -289,6 +292,7 @@ export type ObjectFields = Pick<
     | "named"
     | "repoPath"
     | "abs"
+    | "rendered"
     | "syncedBy"
     | "scope"
 >;
@@ -309,6 +313,7 @@ export class LocatedObject implements ManifestObject {
     named: boolean;
     repoPath?: string;
     abs?: string;
+    rendered: boolean;
     syncedBy?: string;
     scope?: string;
 
@@ -326,6 +331,7 @@ export class LocatedObject implements ManifestObject {
         this.named = fields.named;
         this.repoPath = fields.repoPath;
         this.abs = fields.abs;
+        this.rendered = fields.rendered === true;
         this.syncedBy = fields.syncedBy;
         this.scope = fields.scope;
     }
@@ -351,7 +357,10 @@ export function madeFrom(
     from: ManifestObject,
     own: Pick<ManifestObject, "identity" | "type" | "urn" | "kind" | "object" | "read" | "named" | "syncedBy">,
 ): ManifestObject {
-    return new LocatedObject({ file: from.file, repoPath: from.repoPath, abs: from.abs, ...own }, from);
+    return new LocatedObject(
+        { file: from.file, repoPath: from.repoPath, abs: from.abs, rendered: from.rendered, ...own },
+        from,
+    );
 }
 
 /** The resources the evaluator gets: every named object, as the provider would register it, in its view's scope. */

@@ -19,6 +19,9 @@ import { isChart, renderHelm } from "../render/helm";
 import { LoadResult, LocatedObject, ManifestObject, ObjectFields, emptyLoad, madeFrom } from "./manifest-objects";
 import { destinationCluster } from "../argocd/destinations";
 import { BadInputError } from "../../support/errors";
+import { markNotRendered } from "./not-rendered";
+import { placeFlux, renderedWithDefaults } from "./flux-placement";
+import { isFluxApplier } from "../flux/flux-kinds";
 
 const TRACKING_ID = "argocd.argoproj.io/tracking-id";
 
@@ -58,8 +61,8 @@ function landFileObject(x: ManifestObject, namespace: string | undefined, app: A
 }
 
 function objectFields(x: ManifestObject): ObjectFields {
-    const { file, identity, type, urn, kind, object, read, named, repoPath, abs, syncedBy, scope } = x;
-    return { file, identity, type, urn, kind, object, read, named, repoPath, abs, syncedBy, scope };
+    const { file, identity, type, urn, kind, object, read, named, repoPath, abs, rendered, syncedBy, scope } = x;
+    return { file, identity, type, urn, kind, object, read, named, repoPath, abs, rendered, syncedBy, scope };
 }
 
 /**
@@ -106,20 +109,6 @@ function land(o: ManifestObject, namespace: string | undefined, app: AppLanding)
  * the Argo CD step's time (in a generated 10k-object repository where 20 Applications sync each folder).
  */
 const landedMetadata = new WeakSet<object>();
-
-/**
- * Records on an Application or ApplicationSet why check could not compute what it applies (one line a reason;
- * argocd-app-rendered reports each, failing closed), replacing whatever the manifest itself wrote there.
- */
-function markNotRendered(o: ManifestObject, reasons: string[]): void {
-    const meta = (o.object.metadata ?? {}) as Record<string, unknown>;
-    const annotations = { ...(record(meta.annotations) ?? {}) };
-    delete annotations[NOT_RENDERED];
-    const lines = reasons.map((r) => r.replace(/[\r\n]+/g, " "));
-    if (lines.length > 0) annotations[NOT_RENDERED] = lines.join("\n");
-    else if (meta.annotations === undefined || !(NOT_RENDERED in (meta.annotations as Record<string, unknown>))) return;
-    o.object = extended(o.object, { metadata: extended(meta, { annotations }) });
-}
 
 /**
  * Argo CD's part: ApplicationSets expanded into Applications; each Application's sources rendered (or its
@@ -181,10 +170,13 @@ export function placeApplications(
     walk(out.objects.filter((x) => x.named && isApplication(x.object)));
     // Applications that unclaimed folders render (an app-of-apps chart whose root Application is made outside
     // the repository, as argocd-example-apps' `apps`) are placed in turn, like those of plain files.
+    // Then Flux's entry points and what they apply (./flux-placement.ts): from plain files and from unclaimed
+    // folders (the flux-system folder `flux bootstrap` writes is a kustomization).
     renderUnclaimed(out, roots, rendered, placing, (objects) => {
         const sets = objects.filter((x) => x.named && isApplicationSet(x.object));
         const created = sets.length > 0 ? expandApplicationSets(out, ctx, sets) : [];
         walk([...objects.filter((x) => x.named && isApplication(x.object)), ...created.filter((x) => x.named)]);
+        placeFlux(out, placing, rendered);
     });
     if (unapplied.size > 0) out.objects = out.objects.filter((x) => !unapplied.has(x));
 }
@@ -335,6 +327,7 @@ function renderUnclaimed(
                 : renderHelm(r, p.ctx, { releaseName: path.basename(r) });
             const extra = p.fresh();
             for (const s of streams) p.readStream(s, extra);
+            renderedWithDefaults(extra.objects, r, p.ctx.repoRoot);
             loads.set(r, extra);
         } catch (e) {
             if (!(e instanceof BadInputError)) throw e;
@@ -342,13 +335,14 @@ function renderUnclaimed(
         }
     }
     const holdsApps = (l: LoadResult | BadInputError): l is LoadResult =>
-        !(l instanceof Error) && l.objects.some((x) => isApplication(x.object) || isApplicationSet(x.object));
+        !(l instanceof Error) &&
+        l.objects.some((x) => isApplication(x.object) || isApplicationSet(x.object) || isFluxApplier(x.object));
     const parents = [...loads.values()].filter(holdsApps);
     for (const l of parents) {
         out.rendered++;
         p.merge(l);
     }
-    if (parents.length > 0) place(parents.flatMap((l) => l.objects));
+    place(parents.flatMap((l) => l.objects));
     for (const [r, l] of loads) {
         if (holdsApps(l) || rendered.has(r)) continue;
         if (l instanceof Error) throw l;

@@ -66,6 +66,18 @@ function copyTree(from: string, to: string): void {
     });
 }
 
+/**
+ * The run's copy of the repository (made on first use in `scratch.dir`), where kustomizations are edited before
+ * a build and restored after it: kustomize reads bases by relative paths, so the whole tree is copied once.
+ */
+export function scratchCopy(repoRoot: string, scratch: { dir?: string }): string {
+    if (!scratch.dir) {
+        scratch.dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-kustomize-"));
+        copyTree(repoRoot, path.join(scratch.dir, "repo"));
+    }
+    return path.join(scratch.dir, "repo");
+}
+
 /** `kustomize edit set image` semantics for one `name[=newName][:tag][@digest]` entry. */
 function imageEntry(spec: string): Record<string, string> {
     const [left, digest] = spec.split("@");
@@ -107,16 +119,12 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
         );
     const scratch = ctx.scratch ?? {};
     const owned = ctx.scratch === undefined;
-    if (!scratch.dir) {
-        scratch.dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-kustomize-"));
-        copyTree(ctx.repoRoot, path.join(scratch.dir, "repo"));
-    }
-    const copy = path.join(scratch.dir, "repo");
+    const copy = scratchCopy(ctx.repoRoot, scratch);
     const rel = path.relative(ctx.repoRoot, dir);
     const appDir = path.join(copy, rel);
     const kcopy = path.join(appDir, path.basename(kfile));
     const original = fs.readFileSync(kcopy, "utf8");
-    const localizer = ctx.fetch ? new Localizer(scratch.dir, ctx, what, isRemoteEntry) : undefined;
+    const localizer = ctx.fetch ? new Localizer(scratch.dir!, ctx, what, isRemoteEntry) : undefined;
     try {
         // Read as kustomize reads it (sigs.k8s.io/yaml: YAML 1.1, so a plain `on` is true) and written back as
         // JSON, which every YAML reader takes as it is: a YAML 1.2 round trip wrote a quoted "on" or "y" plain,
@@ -162,14 +170,14 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
         return splitByOrigin(out, appDir, dir, localizer);
     } finally {
         fs.writeFileSync(kcopy, original);
-        if (owned) fs.rmSync(scratch.dir, { recursive: true, force: true });
+        if (owned && scratch.dir) fs.rmSync(scratch.dir, { recursive: true, force: true });
     }
 }
 
 const ORIGIN = "config.kubernetes.io/origin";
 
 /** Splits kustomize's output by each object's origin annotation (removed from the object). */
-function splitByOrigin(out: string, appCopy: string, appDir: string, localizer?: Localizer): RenderedStream[] {
+export function splitByOrigin(out: string, appCopy: string, appDir: string, localizer?: Localizer): RenderedStream[] {
     const streams: RenderedStream[] = [];
     for (const chunk of out.split(/^---$/m)) {
         if (chunk.trim() === "") continue;

@@ -1,13 +1,17 @@
 /**
  * The rendering tools `pko-guard check` runs where Argo CD's repo server would (kustomize, helm, jsonnet),
- * ApplicationSet goTemplate expansion (appset-template: Go's text/template with Argo CD's functions), and the
+ * ApplicationSet goTemplate expansion (appset-template: Go's text/template with Argo CD's functions), Flux
+ * Kustomization builds (flux-build: Flux's own kustomize generator and variable substitution; the flux CLI is the
+ * tests' reference for it), and the
  * reference YAML decoder of the differential test (kube-yaml). Each is located by support/toolchain.ts: the
  * platform package's prebuilt tool, the toolchain folder (install.sh's pinned builds, or fitting tools it linked
  * from PATH), else PATH; `source` says which, so a run can say what rendered it.
  */
+import { forgetInSnapshot } from "../../support/snapshot";
 import { installCommand, locateTool } from "../../support/toolchain";
 
-export type ToolName = "kustomize" | "helm" | "jsonnet" | "jsonnet-deps" | "kube-yaml" | "appset-template";
+export type ToolName =
+    "kustomize" | "helm" | "jsonnet" | "jsonnet-deps" | "kube-yaml" | "appset-template" | "flux-build" | "flux";
 
 export interface Tool {
     name: ToolName;
@@ -26,9 +30,13 @@ export const INSTALL_HINT: Record<ToolName, string> = {
     "jsonnet-deps": `install go-jsonnet's jsonnet-deps on PATH, or run: ${installCommand("jsonnet-deps")}`,
     "kube-yaml": `run: ${installCommand("kube-yaml")}`,
     "appset-template": `run: ${installCommand("appset-template")}`,
+    "flux-build": `run: ${installCommand("flux-build")}`,
+    flux: `run: ${installCommand("flux")}`,
 };
 
 const found = new Map<ToolName, Tool | undefined>();
+// What PATH held where a start-up snapshot was built is not what a run started from it finds.
+forgetInSnapshot(() => found.clear());
 
 /** The tool as support/toolchain.ts locates it (prebuilt, the toolchain folder, PATH); undefined when none has it. */
 export function findTool(name: ToolName): Tool | undefined {

@@ -111,6 +111,7 @@ export function manifestRowMapper(fixture: Fixture): (rows: Row[]) => Row[] {
 export async function runMockManifestLeg(program: Fixture, options: MockOptions): Promise<LegResult> {
     const started = Date.now();
     const result = legResult("mock", started);
+    if (program.expect.manifestOnly) return result.skipped(`manifest-only: ${program.expect.manifestOnly}`);
     let resources;
     try {
         resources = await runProgramUnderMocks(program, options.timeoutMs);

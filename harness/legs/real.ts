@@ -128,6 +128,7 @@ export function exitCodeCheck(rows: Row[], exitCode: number | null): LegCheck {
 export async function runRealLeg(fixture: Fixture, options: RealOptions): Promise<LegResult> {
     const result = legResult("real", Date.now());
     if (fixture.expect.mockOnly) return result.skipped(`mock-only: ${fixture.expect.mockOnly}`);
+    if (fixture.expect.manifestOnly) return result.skipped(`manifest-only: ${fixture.expect.manifestOnly}`);
     return withTempDir("real", async (tmp) => {
         const stack = await prepareFixtureStack(fixture, options.toolchain, tmp, options.timeoutMs);
         if ("error" in stack) return result.error(stack.error);

@@ -206,10 +206,21 @@ export function stackRule(
     meta: RuleMeta,
     check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
     fix?: SpecFix,
+    program?: ProgramCheck,
 ): RuleDefinition<ResourceValidationPolicy & StackValidationPolicy> {
     const fields = metaFields(meta);
-    return { name: meta.name, build: (settings) => stackPolicy(meta, fields, check, fix, settings) };
+    return { name: meta.name, build: (settings) => stackPolicy(meta, fields, check, fix, settings, program) };
 }
+
+/**
+ * What a Stack rule judges of a Stack that only the program's other resources decide (the Flux source a Stack's
+ * fluxSource names, say): run in the stack-level hook, its findings on the Stacks they are about (`urn`).
+ */
+export type ProgramCheck = (
+    resources: ResourceLike[],
+    config: Record<string, unknown>,
+    ctx: RuleContext,
+) => RuleFinding[];
 
 function stackPolicy(
     meta: RuleMeta,
@@ -217,6 +228,7 @@ function stackPolicy(
     check: (view: StackView, config: Record<string, unknown>, ctx: RuleContext) => (string | RuleFinding)[],
     fix: SpecFix | undefined,
     settings: ProductionSource,
+    program?: ProgramCheck,
 ): ResourceValidationPolicy & StackValidationPolicy & DescribedRule {
     const judge = (view: StackView, getConfig: () => unknown, ctx: RuleContext) =>
         withConfig(meta, getConfig, (config) => check(view, config, ctx));
@@ -246,8 +258,16 @@ function stackPolicy(
                 undefined,
                 waivingOf,
             );
-            if (joined.length === 0) return;
             const ctx = contextOf(args, settings.production(key));
+            if (program)
+                evaluate(
+                    meta,
+                    reportViolation,
+                    () => withConfig(meta, args.getConfig, (config) => program(resources, config, ctx)),
+                    undefined,
+                    waivingOf,
+                );
+            if (joined.length === 0) return;
             for (const j of joined) {
                 evaluate(
                     meta,

@@ -224,11 +224,6 @@ export function productionChannel(): ProductionSource & ProductionSink {
 }
 
 /** The key of a stack-level request: the program's resources, as few of them as identify it. */
-export function programKey(urns: (string | undefined)[]): string {
-    return `program:${urns.length}:${urns[0] ?? ""}:${urns[urns.length - 1] ?? ""}`;
-}
-
-/** `programKey` of a program's resources (without listing their URNs first). */
 export function programKeyOf(resources: readonly { urn?: string }[]): string {
     return `program:${resources.length}:${resources[0]?.urn ?? ""}:${resources[resources.length - 1]?.urn ?? ""}`;
 }

@@ -1,7 +1,7 @@
 /**
  * What rules read of the resources they judge, derived from them: a resource's properties as plain data and its
  * Stack view, and over a program its patches joined to their Stacks, its Stacks after their patches, its RBAC
- * model and the identities its Stacks and Workspaces run as. Rules and the rule wrappers (policy.ts) read them
+ * model, its Flux sources and the identities its Stacks and Workspaces run as. Rules and the rule wrappers (policy.ts) read them
  * through the `Views` their context carries.
  *
  * Each is a function of its input alone, and nothing changes what it returns (callers copy), so how often one is
@@ -12,6 +12,7 @@ import { JoinedPatch, PatchedStack, ResourceLike, StackView, kindedView, patched
 import { Powers, RbacModel, powersOf, rbacModel } from "./rbac/objects";
 import { StackIdentity, stackIdentitiesOf, workspaceIdentities } from "./rbac/stacks";
 import { Plain, plain } from "./values";
+import { FluxSources, fluxSourcesOf } from "./flux-pins";
 
 export interface Views {
     /** A resource's properties as plain data (values.ts `plain`). */
@@ -24,6 +25,8 @@ export interface Views {
     patchedStacks(resources: ResourceLike[]): PatchedStack[];
     /** What a role's `rules` (a role's props' field, as `props` gives it) allow (rbac/objects.ts `powersOf`). */
     powers(rules: Plain): Powers;
+    /** The program's Flux sources by kind, namespace and name (flux-pins.ts). */
+    fluxSources(resources: ResourceLike[]): FluxSources;
     /** The program's RBAC model (rbac/objects.ts). */
     rbacModel(resources: ResourceLike[]): RbacModel;
     /** The program's Stacks and the accounts they run as (rbac/stacks.ts). */
@@ -45,6 +48,7 @@ export function derivedViews(views: Views): Views {
         stackPatches: (resources) => stackPatches(resources, view),
         patchedStacks: (resources) => patchedStacks(resources, view, views.stackPatches(resources)),
         powers: (rules) => powersOf(rules),
+        fluxSources: (resources) => fluxSourcesOf(resources, props),
         rbacModel: (resources) => rbacModel(resources, props, (rules) => views.powers(rules)),
         stackIdentities: (resources) => stackIdentitiesOf(views.patchedStacks(resources)),
         workspaceIdentities: (resources, firstOrder) => workspaceIdentities(resources, firstOrder, props),

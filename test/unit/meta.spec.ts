@@ -324,6 +324,8 @@ describe("module layout", () => {
      */
     const MAX_MODULE_LINES = 400;
     const MAX_FUNCTION_LINES = 80;
+    /** What a product file holds in all (CONTRIBUTING.md "Size"). */
+    const MAX_FILE_LINES = 450;
     /** The lines of code of a module's `text` and of each function's body (`at`: `file:line name`). */
     function codeSizes(file: string, text: string): { lines: number; functions: { at: string; lines: number }[] } {
         const ts = require("typescript") as typeof import("typescript");
@@ -370,6 +372,18 @@ describe("module layout", () => {
                 if (f.lines > MAX_FUNCTION_LINES) longFunctions.push(`${f.at}: ${f.lines} lines`);
         }
         assert.deepStrictEqual({ longModules, longFunctions }, { longModules: [], longFunctions: [] });
+    });
+
+    it(`no product file has more than ${MAX_FILE_LINES} lines in all (comments included)`, () => {
+        const long = [...importGraph().keys()]
+            .filter((file) => !file.startsWith("test/") && !file.startsWith("bench/") && !file.startsWith("docs/"))
+            .map((file) => ({
+                file,
+                lines: fs.readFileSync(path.join(REPO_ROOT, file), "utf8").split("\n").length - 1,
+            }))
+            .filter((x) => x.lines > MAX_FILE_LINES)
+            .map((x) => `${x.file}: ${x.lines} lines`);
+        assert.deepStrictEqual(long, []);
     });
 
     it("measures lines of code: comments and blank lines do not count, a multi-line string does", () => {

@@ -1,12 +1,6 @@
 /** The identities PKO Stacks and Workspaces run as (their service accounts), indexed for the RBAC rules. */
-import {
-    PatchedStack,
-    ResourceLike,
-    StackView,
-    effectiveServiceAccount,
-    resourceProps,
-    workspaceAccount,
-} from "../stack";
+import { PatchedStack, ResourceLike, StackView, resourceProps } from "../stack";
+import { effectiveServiceAccount, workspaceAccount } from "../workspace";
 import { Plain, UNKNOWN, Unknown, get, push, str } from "../values";
 import { Binding, DEFAULT_NAMESPACE, ServiceAccountRef, Subject } from "./objects";
 import { GROUPS_COVERING_ALL_ACCOUNTS, subjectNamespace, subjectUnresolved } from "./grants";

@@ -44,11 +44,16 @@ describe("pko-guard commands from a user's project", function () {
             json.map((x: { name: string }) => x.name),
             policies.map((p) => p.name),
         );
-        assert.deepStrictEqual(Object.keys(json[0]), ["name", "level", "severity", "description", "doc"]);
-        // Each rule's documentation: its section of the rule reference, which exists.
+        assert.deepStrictEqual(Object.keys(json[0]), ["name", "level", "severity", "description", "doc", "helpUri"]);
+        // Each rule's documentation: its section of the rule reference, which exists, and its page under the
+        // package's own repository (package.json repository).
         const reference = fs.readFileSync(path.join(REPO_ROOT, "docs", "rules.md"), "utf8");
         for (const x of json) {
             assert.strictEqual(x.doc, `docs/rules.md#rule-${x.name}`);
+            assert.strictEqual(
+                x.helpUri,
+                `https://github.com/pko-guard/pko-guard/blob/main/docs/rules.md#rule-${x.name}`,
+            );
             assert.ok(reference.includes(`<a id="rule-${x.name}"></a>`), x.name);
         }
     });

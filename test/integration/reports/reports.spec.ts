@@ -197,7 +197,7 @@ describe("reports for users' CI", () => {
         }
     });
 
-    it("SARIF rules carry security-severity and their documentation: no invented host, a helpUri under the configured base", () => {
+    it("SARIF rules carry security-severity and their documentation: a helpUri under the package's repository, or the configured base", () => {
         const reference = fs.readFileSync(path.join(REPO_ROOT, "docs", "rules.md"), "utf8");
         const plain = JSON.parse(renderSarif([subject(program)])).runs[0].tool.driver;
         const saved = process.env.PKO_GUARD_DOCS_URL;
@@ -206,9 +206,13 @@ describe("reports for users' CI", () => {
         try {
             delete process.env.PKO_GUARD_DOCS_URL;
             driver = JSON.parse(renderSarif([subject(program)])).runs[0].tool.driver;
+            // Without a configured base: the package's own repository (package.json `repository`), no other host.
             assert.ok(
-                driver.rules.every((r: any) => r.helpUri === undefined) && driver.informationUri === undefined,
-                "no helpUri without a configured base",
+                driver.rules.every(
+                    (r: any) =>
+                        r.helpUri === `https://github.com/pko-guard/pko-guard/blob/main/docs/rules.md#rule-${r.id}`,
+                ) && driver.informationUri === "https://github.com/pko-guard/pko-guard/blob/main/README.md",
+                "the package's repository's pages without a configured base",
             );
             for (const r of driver.rules) assert.ok(r.help.text.includes(`docs/rules.md#rule-${r.id}`), r.id);
             process.env.PKO_GUARD_DOCS_URL = "https://git.example.org/acme/pko-guard/blob/v1/";

@@ -49,6 +49,7 @@ describe("toolchain/install.sh profiles and tools on PATH", function () {
             `[toolchain] jsonnet 0.21.0 would be used from PATH (${stubs}/jsonnet)`,
             "[toolchain] jsonnet-deps v0.22.0 would be built (takes ~30 s after jsonnet)",
             "[toolchain] appset-template sprig-v3.3.0+slug-v1.15.0 would be built (takes ~30 s)",
+            "[toolchain] flux-build fluxcd-pkg-kustomize-v1.41.0 would be built (takes ~3 min)",
         ]);
         assert.match(r.stderr, /helm 2\.17\.0 on PATH \(.*\/helm\) does not fit \(needs >= 3\.8\.0, < 4\); not used/);
         assert.ok(!fs.existsSync(bin), "a dry run creates nothing");

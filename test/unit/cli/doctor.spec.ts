@@ -65,6 +65,7 @@ describe("pko-guard doctor", () => {
                 ["jsonnet", "PATH", "0.21.0", false],
                 ["jsonnet-deps", "missing", undefined, true],
                 ["appset-template", "missing", undefined, true],
+                ["flux-build", "missing", undefined, true],
             ],
         );
         assert.strictEqual(states[1].note, "does not fit: needs >= 3.8.0, < 4");

@@ -237,7 +237,7 @@ describe("pko-guard's command line", () => {
                 [
                     `pko-guard: ${path.join(tmp, "m", "d.yaml")}: broken symbolic link`,
                     "pko-guard: m/a.yaml: binary file, not a manifest",
-                    "pko-guard: m/b.yaml:2:1: invalid YAML: bad indentation",
+                    'pko-guard: m/b.yaml:1:4: invalid YAML: a flow sequence ("[") that is never closed',
                     "pko-guard: nowhere.yaml: no such file or folder",
                     "pko-guard: 4 files cannot be read as manifests",
                     "",

@@ -1,7 +1,7 @@
 /**
  * The code map checks itself: every repository path named in a comment of the code (module headers included) or
  * in the Markdown pages (README, CONTRIBUTING, docs/) resolves to a file or folder of the repository, a glob
- * (`cli/bundle/*.ts`) to at least one. A rename that leaves a reference behind fails here, naming the file that
+ * (`cli/bundle/*.ts`) to at least one, and every file named alone (`kube-yaml.ts`) is one of the repository's. A rename that leaves a reference behind fails here, naming the file that
  * still points at the old path. Paths a build writes (.gitignore) count as present; a placeholder (`<name>`) is
  * a pattern, not a path; paths in other projects' repositories are listed in ELSEWHERE with whose they are.
  */
@@ -107,7 +107,8 @@ function mappedFiles(): string[] {
             const child = rel ? `${rel}/${e.name}` : e.name;
             if (NOT_MAPPED.has(e.name) || NOT_MAPPED_PATHS.includes(child)) continue;
             if (e.isDirectory()) walk(child);
-            else if (child.endsWith(".ts") || (child.endsWith(".md") && (!rel || rel === "docs"))) out.push(child);
+            else if (child.endsWith(".ts") || (child.endsWith(".md") && (!rel || rel.split("/")[0] === "docs")))
+                out.push(child);
         }
     };
     walk("");
@@ -123,13 +124,38 @@ export function pathsNamed(file: string, text: string): { ref: string; resolved:
             const ref = m[1].replace(/[.,:;)]+$/, "");
             const relative = ref.startsWith("./") || ref.startsWith("../");
             // In a page, a relative path counts only as a link's target; elsewhere it is a shell command's.
-            if (relative && file.endsWith(".md") && t[(m.index ?? 0) - 1] !== "(") continue;
+            if (relative && file.endsWith(".md") && t.slice((m.index ?? 0) - 2, m.index) !== "](") continue;
             if (ref.includes("node_modules")) continue;
             const abs = path.resolve(REPO_ROOT, relative ? path.dirname(file) : "", ref);
             out.push({ ref, resolved: path.relative(REPO_ROOT, abs).split(path.sep).join("/") });
         }
     }
     return out;
+}
+
+/** A file named by its name alone (`kube-yaml.ts`): module names are unique (test/unit/meta.spec.ts), so it names one. */
+const BARE = /(?<![\w./@$-])([a-z][\w-]*\.(?:ts|md))(?![\w/-])/g;
+/** Files named by their name alone that are another project's, and whose. */
+const ELSEWHERE_NAMES: Record<string, string> = { "server.ts": "@pulumi/policy's (its analyzer server)" };
+
+/** The names of every file of the repository (build output, caches and installed packages left out). */
+function fileNames(): Set<string> {
+    const names = new Set<string>();
+    const walk = (dir: string) => {
+        for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+            if (["node_modules", ".git", ".cache", "bin", "out", ".scratch"].includes(e.name)) continue;
+            if (e.isDirectory()) walk(path.join(dir, e.name));
+            else names.add(e.name);
+        }
+    };
+    walk(REPO_ROOT);
+    return names;
+}
+
+/** The file names `file` names alone (in comments for code; anywhere in a page). */
+export function namesNamed(file: string, text: string): string[] {
+    const texts = file.endsWith(".ts") ? commentsOf(file, text) : [text];
+    return texts.flatMap((t) => [...t.matchAll(BARE)].map((m) => m[1]));
 }
 
 describe("the code map (paths named in comments and pages)", () => {
@@ -142,6 +168,20 @@ describe("the code map (paths named in comments and pages)", () => {
             named.map((n) => n.resolved),
             ["gitops/manifests/load.ts", "cli/y.ts", "cli/bundle/*.ts", "docs/rules.md"],
         );
+    });
+
+    it("every file named by its name alone is a file of the repository", () => {
+        assert.deepStrictEqual(namesNamed("x.ts", "/** See kube-yaml.ts (and ./y.ts, gitops/z.ts). */"), [
+            "kube-yaml.ts",
+        ]);
+        const names = fileNames();
+        const stale: string[] = [];
+        for (const file of mappedFiles()) {
+            const text = fs.readFileSync(path.join(REPO_ROOT, file), "utf8");
+            for (const name of namesNamed(file, text))
+                if (!names.has(name) && !ELSEWHERE_NAMES[name]) stale.push(`${file}: ${name}`);
+        }
+        assert.deepStrictEqual(stale, [], `file names that name nothing:\n${stale.join("\n")}`);
     });
 
     it("every path named resolves (a file, a folder, a glob's match, or something a build writes)", () => {

@@ -185,4 +185,77 @@ describe("argocd-app-pko-sync-order", () => {
             prunes,
         );
     });
+
+    describe("Flux Kustomizations", () => {
+        const ks = (prune: boolean, name = "apps"): TestResource => ({
+            type: "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization",
+            name: "ks",
+            props: {
+                apiVersion: "kustomize.toolkit.fluxcd.io/v1",
+                kind: "Kustomization",
+                metadata: { name, namespace: "flux-system" },
+                spec: { prune, path: "./apps", sourceRef: { kind: "GitRepository", name: "flux-system" } },
+            },
+        });
+        const owned = {
+            "kustomize.toolkit.fluxcd.io/name": "apps",
+            "kustomize.toolkit.fluxcd.io/namespace": "flux-system",
+        };
+        const stack = (spec: Record<string, unknown>, labels: Record<string, string> = owned) =>
+            stackResource("s", goodSpec(spec), { labels });
+
+        it("flags a pruning Kustomization that applied a production Stack with destroyOnFinalize", () => {
+            assertFindings(
+                runStackPolicy(policy, [stack({ destroyOnFinalize: true }), ks(true)]),
+                one("ks", /Flux Kustomization "flux-system\/apps" prunes \(spec\.prune\) production Stack "s"/),
+            );
+        });
+
+        it("passes without prune, without destroyOnFinalize, off production, or for another Kustomization's Stack", () => {
+            assert.deepStrictEqual(runStackPolicy(policy, [stack({ destroyOnFinalize: true }), ks(false)]), []);
+            assert.deepStrictEqual(runStackPolicy(policy, [stack({}), ks(true)]), []);
+            const dev = stack({ destroyOnFinalize: true, stack: "acme/app/dev" });
+            assert.deepStrictEqual(runStackPolicy(policy, [dev, ks(true)]), []);
+            assert.deepStrictEqual(runStackPolicy(policy, [stack({ destroyOnFinalize: true }), ks(true, "infra")]), []);
+            const unlabelled = stack({ destroyOnFinalize: true }, {});
+            assert.deepStrictEqual(runStackPolicy(policy, [unlabelled, ks(true)]), []);
+        });
+        it("flags a Stack whose Secret another Kustomization applies, unless it waits for it (transitively)", () => {
+            const ksWith = (name: string, dependsOn: string[] = []): TestResource => ({
+                type: "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization",
+                name,
+                props: {
+                    metadata: { name, namespace: "flux-system" },
+                    spec: { dependsOn: dependsOn.map((d) => ({ name: d })) },
+                },
+            });
+            const ownedBy = (name: string) => ({
+                "kustomize.toolkit.fluxcd.io/name": name,
+                "kustomize.toolkit.fluxcd.io/namespace": "flux-system",
+            });
+            const token: TestResource = {
+                type: "kubernetes:core/v1:Secret",
+                name: "tok",
+                props: { metadata: { name: "pulumi-access-token", namespace: "pulumi", labels: ownedBy("secrets") } },
+            };
+            const s = stackResource("s", goodSpec(), { labels: ownedBy("apps") });
+            assertFindings(runStackPolicy(policy, [s, token, ksWith("apps"), ksWith("secrets")]), [
+                {
+                    policy: policy.name,
+                    level: "advisory",
+                    resource: "s",
+                    message:
+                        /applied by Flux Kustomization "flux-system\/apps", but its Secret "pulumi-access-token" by Kustomization "flux-system\/secrets", which it does not wait for/,
+                },
+            ]);
+            assert.deepStrictEqual(
+                runStackPolicy(policy, [s, token, ksWith("apps", ["secrets"]), ksWith("secrets")]),
+                [],
+            );
+            const chain = [s, token, ksWith("apps", ["infra"]), ksWith("infra", ["secrets"]), ksWith("secrets")];
+            assert.deepStrictEqual(runStackPolicy(policy, chain), []);
+            const same = { ...token, props: { metadata: { ...token.props.metadata, labels: ownedBy("apps") } } };
+            assert.deepStrictEqual(runStackPolicy(policy, [s, same, ksWith("apps")]), []);
+        });
+    });
 });

@@ -18,6 +18,25 @@ describe("argocd-app-rendered", () => {
         assert.deepStrictEqual(runPolicy(policy, argo(SET, { [NOT_RENDERED]: "" })), []);
         assert.deepStrictEqual(runPolicy(policy, argo("kubernetes:core/v1:ConfigMap", { [NOT_RENDERED]: "x" })), []);
     });
+    it("reports a Flux Kustomization's and a HelmRelease's reasons, fail-closed", () => {
+        const reason = {
+            [NOT_RENDERED]: 'spec.sourceRef names Bucket "flux-system/b", a bucket, which check does not read',
+        };
+        for (const [type, kind] of [
+            ["kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization", "Flux Kustomization"],
+            ["kubernetes:helm.toolkit.fluxcd.io/v2:HelmRelease", "Flux HelmRelease"],
+        ]) {
+            assertFindings(runPolicy(policy, argo(type, reason)), [
+                {
+                    policy: policy.name,
+                    level: "mandatory",
+                    resource: "ledger",
+                    message: new RegExp(`^${kind} "argocd/ledger": spec\\.sourceRef names Bucket .*fails closed\\.$`),
+                },
+            ]);
+            assert.deepStrictEqual(runPolicy(policy, argo(type)), []);
+        }
+    });
     it("reports each reason once, mandatory and fail-closed, on the object", () => {
         const reasons = {
             [NOT_RENDERED]:

@@ -5,6 +5,7 @@ import {
     UNKNOWN_WIRE,
     goodSpec,
     runResourcePolicy,
+    runStackPolicy,
     stackResource,
     ExpectedFinding,
     assertFindings,
@@ -63,16 +64,16 @@ describe("pko-stack-prod-pinned-commit", () => {
         assert.match(m[0], /branch.*not a full 40-hex/);
     });
 
-    it("flags unpinnable sources unless allowed", () => {
+    it("flags programRef unless allowed; leaves a fluxSource to the source it names", () => {
         const flux = goodSpec({
             projectRepo: undefined,
             commit: undefined,
             fluxSource: { sourceRef: { kind: "GitRepository", name: "x" } },
         });
-        assertFindings(run(flux), one(/spec\.fluxSource/));
-        assert.deepStrictEqual(check(flux, { allowUnpinnableSources: true }), []);
+        assert.deepStrictEqual(check(flux), []);
         const program = goodSpec({ projectRepo: undefined, commit: undefined, programRef: { name: "p" } });
         assertFindings(run(program), one(/spec\.programRef/));
+        assert.deepStrictEqual(check(program, { allowUnpinnableSources: true }), []);
     });
 
     it("fails closed on unknown commit, branch, stack or spec", () => {
@@ -90,5 +91,112 @@ describe("pko-stack-prod-pinned-commit", () => {
             "kubernetes:pulumi.com/v1alpha1:Stack",
         );
         assert.strictEqual(runResourcePolicy(policy, r).length, 1);
+    });
+
+    describe("a Flux source, judged by the source it names", () => {
+        const fluxStack = (kind = "GitRepository", name = "fleet", stack = "myorg/app/production") =>
+            stackResource(
+                "app",
+                goodSpec({
+                    stack,
+                    projectRepo: undefined,
+                    commit: undefined,
+                    fluxSource: { sourceRef: { apiVersion: "source.toolkit.fluxcd.io/v1", kind, name }, dir: "infra" },
+                }),
+            );
+        const source = (kind: string, spec: Record<string, unknown>, namespace = "pulumi", name = "fleet") => ({
+            type: `kubernetes:source.toolkit.fluxcd.io/v1:${kind}`,
+            name,
+            props: { apiVersion: "source.toolkit.fluxcd.io/v1", kind, metadata: { name, namespace }, spec },
+        });
+        const judge = (resources: ReturnType<typeof source>[], stack = fluxStack(), config = {}) =>
+            runStackPolicy(policy, [stack, ...resources], config);
+        const git = (ref: Record<string, unknown> | undefined, extra: Record<string, unknown> = {}) =>
+            source("GitRepository", { url: "https://github.com/myorg/fleet", ...(ref ? { ref } : {}), ...extra });
+
+        it("passes a GitRepository pinned by a full commit, which wins over every other ref field", () => {
+            assert.deepStrictEqual(judge([git({ commit: SHA })]), []);
+            assert.deepStrictEqual(
+                judge([git({ branch: "main", tag: "v1", semver: ">=1", name: "refs/heads/x", commit: SHA })]),
+                [],
+            );
+            assert.deepStrictEqual(judge([git({ commit: SHA.repeat(2).slice(0, 64) })]), []);
+        });
+
+        it("flags a GitRepository on a name, tag, semver range or branch, in source-controller's order", () => {
+            const cases: [Record<string, unknown> | undefined, RegExp][] = [
+                [{ branch: "main" }, /spec\.ref\.branch "main", a movable ref/],
+                [{ tag: "v1.2.3", branch: "main" }, /spec\.ref\.tag "v1\.2\.3"/],
+                [{ semver: ">=1.0.0", branch: "main" }, /spec\.ref\.semver ">=1\.0\.0"/],
+                [{ name: "refs/tags/v1", tag: "v2", semver: "1.x" }, /spec\.ref\.name "refs\/tags\/v1"/],
+                [{ commit: "2b08897" }, /spec\.ref\.commit of GitRepository "pulumi\/fleet" is not a full commit SHA/],
+                [undefined, /sets no spec\.ref, so it tracks the master branch/],
+            ];
+            for (const [ref, message] of cases)
+                assertFindings(judge([git(ref)]), [
+                    { policy: policy.name, level: "mandatory", resource: "app", message, count: 1 },
+                ]);
+        });
+
+        it("flags a pinned GitRepository that includes one on a branch", () => {
+            const inner = source("GitRepository", { url: "https://x/y", ref: { branch: "main" } }, "pulumi", "lib");
+            const outer = git({ commit: SHA }, { include: [{ repository: { name: "lib" }, toPath: "lib" }] });
+            assertFindings(
+                judge([outer, inner]),
+                one(
+                    /spec\.include\[0\] of GitRepository "pulumi\/fleet": GitRepository "pulumi\/lib" checks out spec\.ref\.branch/,
+                ),
+            );
+            const pinnedInner = source("GitRepository", { url: "https://x/y", ref: { commit: SHA } }, "pulumi", "lib");
+            assert.deepStrictEqual(judge([outer, pinnedInner]), []);
+        });
+
+        it("passes an OCIRepository pinned by digest; flags a tag, a semver range or none", () => {
+            const stack = fluxStack("OCIRepository");
+            const digest = `sha256:${"a".repeat(64)}`;
+            assert.deepStrictEqual(
+                judge([source("OCIRepository", { url: "oci://x/y", ref: { digest, tag: "v1" } })], stack),
+                [],
+            );
+            assertFindings(
+                judge([source("OCIRepository", { url: "oci://x/y", ref: { tag: "v1" } })], stack),
+                one(/spec\.ref\.tag "v1", a movable ref/),
+            );
+            assertFindings(
+                judge([source("OCIRepository", { url: "oci://x/y", ref: { semver: "1.x" } })], stack),
+                one(/spec\.ref\.semver/),
+            );
+            assertFindings(judge([source("OCIRepository", { url: "oci://x/y" })], stack), one(/the latest tag/));
+        });
+
+        it("flags a Bucket, an unknown source and one in another namespace", () => {
+            assertFindings(
+                judge([source("Bucket", { bucketName: "b" })], fluxStack("Bucket")),
+                one(/cannot be pinned/),
+            );
+            assertFindings(judge([]), one(/not among the objects judged/));
+            assertFindings(
+                judge([source("GitRepository", { ref: { commit: SHA } }, "flux-system")]),
+                one(/not among the objects judged/),
+            );
+        });
+
+        it("leaves non-production Stacks alone, and allowUnpinnableSources changes nothing", () => {
+            assert.deepStrictEqual(
+                judge([git({ branch: "main" })], fluxStack("GitRepository", "fleet", "myorg/app/dev")),
+                [],
+            );
+            assertFindings(
+                judge([git({ branch: "main" })], fluxStack(), { allowUnpinnableSources: true }),
+                one(/movable ref/),
+            );
+        });
+
+        it("fails closed when the source's ref is unknown during preview", () => {
+            assertFindings(
+                judge([git({ commit: UNKNOWN_WIRE })]),
+                one(/spec\.ref\.commit of GitRepository "pulumi\/fleet" is unknown during preview/),
+            );
+        });
     });
 });

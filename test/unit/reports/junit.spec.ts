@@ -70,4 +70,25 @@ describe("JUnit of a project", () => {
             ["pko-stack-prod-pinned-commit web"],
         );
     });
+
+    it("names files relative to the repository root, as the table and SARIF do; never an absolute path", () => {
+        const at = (file: string) => ({ file, line: 3, column: 1 });
+        const s = {
+            ...subject([
+                {
+                    ...finding("pko-stack-prod-pinned-commit", "Stack/pulumi/a", "blocking"),
+                    ...at("/repo/apps/a.yaml"),
+                },
+                {
+                    ...finding("pko-stack-prod-pinned-commit", "Stack/pulumi/b", "blocking"),
+                    ...at("/elsewhere/b.yaml"),
+                },
+            ]),
+            root: "/repo",
+        };
+        const xml = renderJunit([s]);
+        assert.match(xml, /\[blocking\] apps\/a\.yaml:3:1: Stack\/pulumi\/a: /);
+        assert.match(xml, /\[blocking\] b\.yaml \(outside the repository\):3:1: Stack\/pulumi\/b: /);
+        assert.doesNotMatch(xml, /\/repo\/|\/elsewhere\//);
+    });
 });

@@ -19,7 +19,14 @@ describe("the toolchain's tool table", () => {
     const names = (p: Parameters<typeof profileTools>[0]) => profileTools(p, specs).map((s) => s.name);
 
     it("each profile installs what its door needs, and all of them", () => {
-        assert.deepStrictEqual(names("check"), ["kustomize", "helm", "jsonnet", "jsonnet-deps", "appset-template"]);
+        assert.deepStrictEqual(names("check"), [
+            "kustomize",
+            "helm",
+            "jsonnet",
+            "jsonnet-deps",
+            "appset-template",
+            "flux-build",
+        ]);
         assert.deepStrictEqual(names("gate"), [
             "pulumi",
             "pulumi-language-nodejs",

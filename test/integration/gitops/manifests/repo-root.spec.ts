@@ -10,11 +10,17 @@ import { execFileSync, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { gitTopLevel, surelyNoRepository } from "../../../../gitops/manifests/files";
+import { gitTopLevel, gitWorkTree, surelyNoRepository } from "../../../../gitops/manifests/files";
 
 /** What git itself says from `dir` (undefined: not a work tree). */
 function gitSays(dir: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
     const r = spawnSync("git", ["rev-parse", "--show-toplevel"], { cwd: dir, env, encoding: "utf8" });
+    return r.status === 0 ? r.stdout.trim() || undefined : undefined;
+}
+
+/** The HEAD commit git itself names from `dir` (undefined: none, or not a repository). */
+function headSays(dir: string): string | undefined {
+    const r = spawnSync("git", ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { cwd: dir, encoding: "utf8" });
     return r.status === 0 ? r.stdout.trim() || undefined : undefined;
 }
 
@@ -89,6 +95,29 @@ describe("the repository root: git's answer, without running git where there is 
         // GIT_DIR makes git answer outside any repository's folders: its answer is what the root is.
         const env = { ...process.env, GIT_DIR: path.join(tmp, "repo", ".git"), GIT_WORK_TREE: path.join(tmp, "repo") };
         assert.ok(gitSays(dir, env));
+    });
+
+    it("the work tree's HEAD comes from the same git process, as git names it: none before the first commit", () => {
+        const repo = path.join(tmp, "heads");
+        fs.mkdirSync(path.join(repo, "a", "b"), { recursive: true });
+        git(repo, "init", "-q");
+        // Before any commit: a top level, no HEAD commit (git exits 1 after printing the top level).
+        const empty = gitWorkTree(path.join(repo, "a"));
+        assert.strictEqual(empty.topLevel, gitSays(repo));
+        assert.strictEqual(empty.head, undefined);
+        assert.strictEqual(headSays(repo), undefined);
+        git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "one");
+        // From a folder below, and from its top level: the commit git names.
+        const deep = gitWorkTree(path.join(repo, "a", "b"));
+        assert.strictEqual(deep.topLevel, gitSays(path.join(repo, "a", "b")));
+        assert.match(deep.head ?? "", /^[0-9a-f]{40}$/);
+        assert.strictEqual(deep.head, headSays(repo));
+        assert.strictEqual(gitWorkTree(deep.topLevel ?? "").head, deep.head);
+        // A bare repository has no work tree: neither.
+        const bare = path.join(tmp, "heads-bare.git");
+        fs.mkdirSync(bare);
+        git(bare, "init", "-q", "--bare");
+        assert.deepStrictEqual(gitWorkTree(bare), {});
     });
 
     it("a folder that does not exist: left to git (which cannot run there)", () => {

@@ -82,7 +82,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
             pinned.map((x) => [x.resource, x.file, x.line]),
             [["Stack/pulumi/eu-ledger-production", "ledger/stack.yaml", 6]], // spec: (the patch added spec.branch),
         );
-        assert.match(r.out, /1 rendered/);
+        assert.match(r.out, /\d+ rendered from 1 source\(s\)/);
     });
 
     it("an Application's kustomize options keep the kustomization's quoted strings strings (kustomize reads YAML 1.1)", () => {
@@ -156,7 +156,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.deepStrictEqual(pinned("old.json"), [
             ["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger-production"],
         ]);
-        assert.match(old.out, /^2 object\(s\) in /m); // the Application and the Stack
+        assert.match(old.out, /^2 object\(s\)[ :]/m); // the Application and the Stack
         const current = check([
             ".",
             "--kube-version",
@@ -169,7 +169,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
         ]);
         assert.strictEqual(current.code, 0, current.err + current.out);
         assert.deepStrictEqual(pinned("new.json"), []);
-        assert.match(current.out, /^3 object\(s\) in /m); // and the ServiceAccount the Widget API brings
+        assert.match(current.out, /^3 object\(s\)[ :]/m); // and the ServiceAccount the Widget API brings
         // The Application's own apiVersions replace the cluster's, as in Argo CD: no Stack API, no Stack.
         write(
             "apps/ledger.yaml",
@@ -182,7 +182,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
         const own = check([".", "-v"]);
         assert.strictEqual(own.code, 0, own.err + own.out);
         assert.doesNotMatch(own.out, /ledger-production/);
-        assert.match(own.out, /^2 object\(s\) in /m); // the Application and the ServiceAccount
+        assert.match(own.out, /^2 object\(s\)[ :]/m); // the Application and the ServiceAccount
         const bad = check([".", "--kube-version", "latest"]);
         assert.deepStrictEqual(
             [bad.code, bad.err],
@@ -292,10 +292,15 @@ describe("pko-guard check renders what Argo CD renders", function () {
                 .map((x) => [x.resource, x.line]),
             [["ApplicationSet/argocd/ledger", 9]], // its "- clusters" line,
         );
+        // Said once, by the finding: not repeated on stderr.
         assert.match(
-            r.err,
-            /ApplicationSet "ledger": spec\.generators\[1\] \("clusters" generator\) is not expanded by check/,
+            (rows("r.json") as { policy: string; message?: string }[])
+                .filter((x) => x.policy === "argocd-app-rendered")
+                .map((x) => x.message)
+                .join("\n"),
+            /spec\.generators\[1\] \("clusters" generator\) is not expanded by check/,
         );
+        assert.doesNotMatch(r.err, /is not expanded by check/);
         assert.match(r.out, /1 not rendered/);
     });
 
@@ -342,19 +347,26 @@ describe("pko-guard check renders what Argo CD renders", function () {
         fs.rmSync(path.join(tmp, "r.json")); // not an input of the next runs
         // A template that does not execute (missingkey=error on a parameter that does not exist): named, nothing guessed.
         write("appsets/ledger.yaml", appset("", "ledger-{{ .env.path.nope }}"));
-        const missing = check(["."]);
+        const missing = check([".", "--format", "json"]);
         assert.strictEqual(missing.code, 1, missing.err + missing.out);
+        // The reason is said once, by the finding (not again on stderr).
+        const rendered = (r: { out: string }) =>
+            (JSON.parse(r.out) as { projects: { findings: { policy: string; message: string }[] }[] }).projects
+                .flatMap((p) => p.findings)
+                .filter((f) => f.policy === "argocd-app-rendered")
+                .map((f) => f.message)
+                .join("\n");
         assert.match(
-            missing.err,
-            /^pko-guard: ApplicationSet "ledger": spec\.template: 2 of the Applications of spec\.generators\[0\] do not render \(a template string does not execute \(a parameter it names does not exist\)\), so Argo CD creates none of them\n/,
+            rendered(missing),
+            /spec\.template: 2 of the Applications of spec\.generators\[0\] do not render \(a template string does not execute \(a parameter it names does not exist\)\), so Argo CD creates none of them/,
         );
-        assert.match(missing.out, /argocd-app-rendered/);
+        assert.doesNotMatch(missing.err, /do not render/);
         // Hostile templates are bounded: a string that grows without end, an allocation of gigabytes (the helper's
         // address space is capped, so it ends, not the machine): one line, nothing of the template echoed.
         write("appsets/ledger.yaml", appset("", "{{ range until 1000000 }}ledger{{ end }}"));
         assert.match(
-            check(["."]).err,
-            /^pko-guard: ApplicationSet "ledger": spec\.template: 2 of the Applications of spec\.generators\[0\] do not render \(a template string renders more than 2097152 bytes\)/,
+            rendered(check([".", "--format", "json"])),
+            /spec\.template: 2 of the Applications of spec\.generators\[0\] do not render \(a template string renders more than 2097152 bytes\)/,
         );
         write("appsets/ledger.yaml", appset("", '{{ repeat 3000000000 "ab" }}'));
         const bomb = check(["."]);
@@ -366,7 +378,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
         // templatePatch is not applied: named, not expanded.
         write("appsets/ledger.yaml", appset("  templatePatch: |\n    spec: {}\n"));
-        assert.match(check(["."]).err, /ApplicationSet "ledger": spec\.templatePatch is not applied/);
+        assert.match(rendered(check([".", "--format", "json"])), /spec\.templatePatch is not applied/);
     });
 
     it("git files and list elementsYaml generators: parameters as Argo CD computes them, in both syntaxes", () => {
@@ -757,7 +769,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.strictEqual(repeated.code, 0);
         assert.match(
             repeated.out,
-            /resource: Stack\/pulumi\/ledger-production \(c\/templates\/stack\.yaml:7:3\)[^]*\n1 object\(s\) in 0 file\(s\) \(0 of kinds no rule reads, 1 rendered\); 1 violation\(s\), 0 blocking: PASS\n$/,
+            /resource: Stack\/pulumi\/ledger-production \(c\/templates\/stack\.yaml:7:3\)[^]*\n1 object\(s\): 0 from 0 file\(s\) as written, 1 rendered from 1 source\(s\) \(0 of kinds no rule reads\); 1 violation\(s\), 0 blocking: PASS\n$/,
         );
         // A dependency from a chart repository reached through a merge key is still the dependency line.
         write(

@@ -199,4 +199,24 @@ describe("check's repository configuration", () => {
             [true, true, false, false],
         );
     });
+
+    it("skips an unreadable file of a folder an Application syncs once, named and counted once", () => {
+        write(
+            "apps/web.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: { name: web, namespace: argocd }\n" +
+                "spec:\n  source: { repoURL: https://example.com/r.git, path: web }\n" +
+                "  destination: { server: https://kubernetes.default.svc, namespace: web }\n",
+        );
+        write("web/sa.yaml", "apiVersion: v1\nkind: ServiceAccount\nmetadata: { name: a }\n");
+        fs.writeFileSync(path.join(root, "web", "bin.yaml"), Buffer.from([0xff, 0xfe, 0x00, 0x01, 0xc3, 0x28]));
+        const load = loadManifests(["."], { repoRoot: root, cwd: root, skipUnreadable: true });
+        assert.deepStrictEqual(
+            load.skipped.map((x) => x.file),
+            ["web/bin.yaml:1"],
+        );
+        assert.deepStrictEqual(load.objects.map((o) => o.identity).sort(), [
+            "Application/argocd/web",
+            "ServiceAccount/web/a",
+        ]);
+    });
 });

@@ -1,0 +1,162 @@
+/**
+ * What a Flux `Kustomization` (kustomize.toolkit.fluxcd.io/v1) applies, built as kustomize-controller builds it
+ * (internal/controller/kustomization_controller.go `generate` and `build`), by the toolchain's flux-build, which
+ * runs Flux's own library (github.com/fluxcd/pkg/kustomize: the kustomization generated when `spec.path` has
+ * none; `targetNamespace`, `namePrefix`, `nameSuffix`, `patches`, `images` and `components` written into it;
+ * `postBuild.substitute` and `substituteFrom`, `${var:=default}` and the
+ * `kustomize.toolkit.fluxcd.io/substitute: disabled` annotation). The ConfigMaps and Secrets `substituteFrom`
+ * names are the repository's own (in the Kustomization's namespace); one that is not there and not `optional`
+ * fails closed, as does a SOPS-encrypted one (its values cannot be read). `commonMetadata` and the owner labels
+ * kustomize-controller sets on what it applies are added when the objects land (../manifests/flux-placement.ts).
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { list, record, str } from "../../support/records";
+import { RenderContext, RenderedStream, runTool } from "../render/render";
+import { confineLinks, rootInUse } from "../render/repo-tree";
+import { isRemoteEntry, kustomizationFile, scratchCopy, splitByOrigin } from "../render/kustomize";
+import { mappingOf } from "../render/render";
+import { ManifestObject } from "../manifests/manifest-objects";
+import { SourceLookup, resolveSource } from "./flux-sources";
+import { fluxName } from "./flux-kinds";
+
+type Obj = Record<string, unknown>;
+
+/** What one Flux Kustomization or HelmRelease applies, or why check cannot compute it (`notes`, one line each). */
+export interface FluxOutput {
+    streams: RenderedStream[];
+    notes: string[];
+    /** Folders rendered (never rendered again with defaults). */
+    rendered: string[];
+}
+
+/** Whether an object holds SOPS-encrypted values (its `sops` metadata, which SOPS writes at the top level). */
+export function sopsEncrypted(o: Obj): boolean {
+    const sops = record(o.sops);
+    return (
+        sops !== undefined && (sops.mac !== undefined || sops.version !== undefined || sops.lastmodified !== undefined)
+    );
+}
+
+/** The ConfigMaps and Secrets a Kustomization's `substituteFrom` names, as the API server would hold them. */
+function substituteObjects(ks: Obj, objects: ManifestObject[], notes: string[]): Obj[] {
+    const { namespace } = fluxName(ks);
+    const found: Obj[] = [];
+    for (const [i, entry] of list(record(record(ks.spec)?.postBuild)?.substituteFrom).entries()) {
+        const ref = record(entry);
+        const kind = str(ref?.kind);
+        const name = str(ref?.name);
+        const field = `spec.postBuild.substituteFrom[${i}]`;
+        if (!ref || (kind !== "ConfigMap" && kind !== "Secret") || !name) {
+            notes.push(`${field} does not name a ConfigMap or Secret`);
+            continue;
+        }
+        const match = objects.find(
+            (o) =>
+                o.named &&
+                o.kind === kind &&
+                o.object.apiVersion === "v1" &&
+                fluxName(o.object).name === name &&
+                fluxName(o.object).namespace === namespace,
+        );
+        if (!match) {
+            if (ref.optional !== true)
+                notes.push(
+                    `${field} names ${kind} ${JSON.stringify(`${namespace}/${name}`)}, which is not in this repository, so the values it substitutes are not known`,
+                );
+            continue;
+        }
+        if (sopsEncrypted(match.object)) {
+            notes.push(
+                `${field} names ${kind} ${JSON.stringify(`${namespace}/${name}`)}, which is SOPS-encrypted: the values it substitutes cannot be read here`,
+            );
+            continue;
+        }
+        found.push(apiObject(match.object));
+    }
+    return found;
+}
+
+/** A ConfigMap or Secret as the API server holds it: a Secret's `stringData` merged into `data` (base64). */
+function apiObject(o: Obj): Obj {
+    const meta = record(o.metadata) ?? {};
+    const out: Obj = { apiVersion: "v1", kind: o.kind, metadata: { name: meta.name, namespace: meta.namespace } };
+    if (o.kind === "ConfigMap") {
+        const data: Record<string, string> = {};
+        for (const [k, v] of Object.entries(record(o.data) ?? {})) data[k] = typeof v === "string" ? v : String(v);
+        out.data = data;
+        return out;
+    }
+    const data: Record<string, string> = {};
+    for (const [k, v] of Object.entries(record(o.data) ?? {})) if (typeof v === "string") data[k] = v;
+    for (const [k, v] of Object.entries(record(o.stringData) ?? {}))
+        data[k] = Buffer.from(typeof v === "string" ? v : String(v), "utf8").toString("base64");
+    out.data = data;
+    return out;
+}
+
+/** Renders what a Flux Kustomization applies (`scope`, `near`: where it is, to find its source). */
+export function fluxKustomizationOutput(
+    ks: Obj,
+    ctx: RenderContext,
+    lookup: SourceLookup,
+    objects: ManifestObject[],
+    scope: string,
+    near: string | undefined,
+): FluxOutput {
+    const out: FluxOutput = { streams: [], notes: [], rendered: [] };
+    const spec = record(ks.spec) ?? {};
+    const { namespace, shown } = fluxName(ks);
+    const source = resolveSource(spec.sourceRef, "spec.sourceRef", namespace, scope, near, lookup, ctx);
+    if ("reason" in source) {
+        out.notes.push(source.reason);
+        return out;
+    }
+    const written = str(spec.path) ?? "";
+    const dir = path.resolve(source.dir, written.replace(/^\/+/, ""));
+    const rel = path.relative(source.dir, dir);
+    if (rel.startsWith("..") || path.isAbsolute(rel) || !fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
+        out.notes.push(`spec.path ${JSON.stringify(written)} is not a folder of this repository (${rootInUse(ctx)})`);
+        return out;
+    }
+    out.rendered.push(dir);
+    const kfile = kustomizationFile(dir);
+    if (kfile) {
+        const k = mappingOf(fs.readFileSync(kfile, "utf8"));
+        const remote = ["resources", "bases", "components"].some((f) =>
+            list(k[f]).some((e) => typeof e === "string" && isRemoteEntry(e)),
+        );
+        if (remote) {
+            out.notes.push(
+                `spec.path ${JSON.stringify(written)}: a remote base needs the network, which check does not use; vendor it into the repository`,
+            );
+            return out;
+        }
+    }
+    const substitute = record(spec.postBuild) ? substituteObjects(ks, objects, out.notes) : [];
+    if (out.notes.length > 0) return out;
+    confineLinks(ctx);
+    const scratch = ctx.scratch ?? {};
+    const copy = scratchCopy(ctx.repoRoot, scratch);
+    const copyDir = path.join(copy, path.relative(ctx.repoRoot, dir));
+    try {
+        const input = JSON.stringify({
+            root: path.join(copy, path.relative(ctx.repoRoot, source.dir)),
+            path: copyDir,
+            kustomization: ks,
+            objects: substitute,
+            origins: true,
+            // kustomize-controller fails a build on a variable no input sets and no default covers (its
+            // StrictPostBuildSubstitutions feature gate, on by default since v1.9).
+            strict: true,
+        });
+        const text = runTool("flux-build", [], `Kustomization ${JSON.stringify(shown)} (flux build)`, ctx, {
+            cwd: copyDir,
+            input,
+        });
+        out.streams.push(...splitByOrigin(text, copyDir, dir));
+    } finally {
+        if (ctx.scratch === undefined && scratch.dir) fs.rmSync(scratch.dir, { recursive: true, force: true });
+    }
+    return out;
+}

@@ -1,0 +1,117 @@
+/**
+ * The Flux source a Kustomization or HelmRelease reads (its `spec.sourceRef`, a HelmRelease's chart source), as
+ * kustomize-controller and helm-controller resolve it: by kind and name, in the referrer's namespace unless the
+ * reference names one. A `GitRepository` whose `spec.url` is this repository (gitops/argocd/repo-url.ts: the
+ * origin remote or a declared URL) is read from the checkout: its artifact is the repository's tree at the
+ * revision its `spec.ref` selects, and check judges the working tree CI checked out. Any other source (another
+ * repository, an OCI artifact, a Bucket, a Helm repository) is not read: the object that names it fails closed
+ * (argocd-app-rendered), naming the field, never guessed.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { record, str } from "../../support/records";
+import { isThisRepository, shownUrl } from "../argocd/repo-url";
+import { RenderContext } from "../render/render";
+import { ManifestObject } from "../manifests/manifest-objects";
+import { SOURCE_GROUP, fluxName } from "./flux-kinds";
+
+type Obj = Record<string, unknown>;
+
+/** Finds a Flux source among the run's objects: the one in `scope` first, then the one nearest `near` (a file). */
+export type SourceLookup = (
+    kind: string,
+    namespace: string,
+    name: string,
+    scope: string,
+    near?: string,
+) => Obj | undefined;
+
+/** A lookup over objects: in `scope` first, then in the same file, the same folder, else the first read. */
+export function sourceLookup(objects: () => ManifestObject[]): SourceLookup {
+    return (kind, namespace, name, scope, near) => {
+        const found = objects().filter((o) => {
+            if (!o.named || o.kind !== kind) return false;
+            const api = typeof o.object.apiVersion === "string" ? o.object.apiVersion : "";
+            if (!api.startsWith(`${SOURCE_GROUP}/`)) return false;
+            const n = fluxName(o.object);
+            return n.name === name && n.namespace === namespace;
+        });
+        const pick =
+            found.find((o) => o.scope === scope) ??
+            found.find((o) => near !== undefined && o.abs === near) ??
+            found.find(
+                (o) => near !== undefined && o.abs !== undefined && path.dirname(o.abs) === path.dirname(near),
+            ) ??
+            found.find((o) => o.scope === undefined) ??
+            found[0];
+        return pick?.object;
+    };
+}
+
+/** Where a source's files are: this repository's root, or why check does not read it (after the field's name). */
+export type SourceRoot = { dir: string; source: Obj } | { reason: string };
+
+/** The source a `sourceRef`-like reference (at `field`) names, for an object in `namespace`. */
+export function resolveSource(
+    ref: unknown,
+    field: string,
+    namespace: string,
+    scope: string,
+    near: string | undefined,
+    lookup: SourceLookup,
+    ctx: RenderContext,
+): SourceRoot {
+    const r = record(ref);
+    const kind = str(r?.kind);
+    const name = str(r?.name);
+    if (!r || !kind || !name) return { reason: `${field} does not name a source (kind and name)` };
+    const ns = str(r.namespace) || namespace;
+    const named = `${kind} ${JSON.stringify(`${ns}/${name}`)}`;
+    const what: Record<string, string> = {
+        OCIRepository: "an OCI artifact, which check does not pull",
+        Bucket: "a bucket, which check does not read",
+        HelmRepository: "a Helm repository, which check does not read (it uses no network)",
+        ExternalArtifact: "an artifact another controller (an ArtifactGenerator) produces, which check does not read",
+    };
+    if (kind !== "GitRepository")
+        return { reason: `${field} names ${named}, ${what[kind] ?? "a kind of source check does not read"}` };
+    const source = lookup(kind, ns, name, scope, near) ?? bootstrapSource(name, ns, scope, ctx);
+    if (!source)
+        return {
+            reason: `${field} names ${named}, which is not among the objects check read, so what it applies is not known`,
+        };
+    const spec = record(source.spec) ?? {};
+    const url = str(spec.url) ?? "";
+    if (ctx.repository && !isThisRepository(ctx.repository, url)) {
+        const known =
+            ctx.repository.urls.length === 0
+                ? "; this repository's URL is not known (no origin remote, none declared)"
+                : "";
+        return {
+            reason: `${field} names ${named}, whose url ${JSON.stringify(shownUrl(url))} is another repository than the one checked, which check does not read${known}`,
+        };
+    }
+    if (Array.isArray(spec.include) && spec.include.length > 0)
+        return {
+            reason: `${field} names ${named}, which includes other GitRepositories (spec.include), which check does not read`,
+        };
+    return { dir: ctx.repoRoot, source };
+}
+
+/**
+ * The GitRepository `flux bootstrap` creates, when the repository holds only its placeholder: `flux-system` in
+ * `flux-system`, named by a Kustomization of a cluster folder whose `flux-system/gotk-sync.yaml` bootstrap writes
+ * (Flux's example repositories commit it empty). Bootstrap points it at the repository it writes the cluster
+ * folder into, which is this one.
+ */
+function bootstrapSource(name: string, namespace: string, scope: string, ctx: RenderContext): Obj | undefined {
+    if (name !== "flux-system" || namespace !== "flux-system" || !scope.startsWith("flux:")) return undefined;
+    const sync = path.join(ctx.repoRoot, scope.slice("flux:".length), "flux-system", "gotk-sync.yaml");
+    if (!fs.existsSync(sync)) return undefined;
+    return {
+        apiVersion: `${SOURCE_GROUP}/v1`,
+        kind: "GitRepository",
+        metadata: { name, namespace },
+        spec: { url: ctx.repository?.urls[0]?.url ?? "" },
+    };
+}

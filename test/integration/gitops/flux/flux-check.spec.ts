@@ -1,0 +1,202 @@
+/**
+ * `pko-guard check` on Flux repositories, as a user runs it (a temporary repository outside this one): Flux
+ * Kustomizations built by the toolchain's flux-build (Flux's own fluxcd/pkg/kustomize; without it these tests fail,
+ * never skip), entry points as clusters, files Flux renders judged as rendered, a self-managed flux-system placed
+ * once, Flux's strict substitution, the substitution opt-out, another repository's source failing closed; and
+ * the flux CLI's `flux build kustomization` (toolchain/flux, built by `npm run setup`) as the reference for what
+ * flux-build gives.
+ */
+import * as assert from "assert";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import * as YAML from "yaml";
+import { CLI_ENTRY } from "../../../../support/paths";
+import { findTool } from "../../../../gitops/render/tools";
+
+const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
+const REPO = "https://github.com/myorg/fleet.git";
+
+const gitRepository = `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {interval: 1m, url: ${REPO}, ref: {branch: main}}
+`;
+const kustomization = (name: string, p: string, extra = "") => `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: ${name}, namespace: flux-system}
+spec:
+  interval: 10m
+  path: ${p}
+  prune: false
+  sourceRef: {kind: GitRepository, name: flux-system}
+${extra}`;
+const stack = (name: string, stackName: string, ref: string) => `apiVersion: pulumi.com/v1
+kind: Stack
+metadata: {name: ${name}, namespace: pulumi}
+spec:
+  stack: ${stackName}
+  projectRepo: https://github.com/myorg/ledger.git
+  ${ref}
+`;
+
+describe("pko-guard check applies Flux as Flux does", function () {
+    this.timeout(180000);
+    let tmp: string;
+    const write = (rel: string, text: string) => {
+        const f = path.join(tmp, rel);
+        fs.mkdirSync(path.dirname(f), { recursive: true });
+        fs.writeFileSync(f, text);
+    };
+    const check = (args: string[] = []) => {
+        const report = path.join(tmp, "..", `report-${path.basename(tmp)}.json`);
+        const r = spawnSync(
+            process.execPath,
+            [CLI_ENTRY, "check", "--repo-root", ".", "--repository", REPO, ...args, ".", "--report", `json=${report}`],
+            { cwd: tmp, encoding: "utf8", timeout: 120000 },
+        );
+        const rows = fs.existsSync(report)
+            ? (JSON.parse(fs.readFileSync(report, "utf8")).projects[0].findings as {
+                  policy: string;
+                  resource: string;
+                  file: string;
+                  syncedBy?: string;
+                  message: string;
+              }[])
+            : [];
+        fs.rmSync(report, { force: true });
+        return { code: r.status, err: r.stderr, out: r.stdout, rows };
+    };
+
+    before(() => assert.ok(findTool("flux-build"), "flux-build is missing: run npm run setup"));
+    beforeEach(() => {
+        tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-flux-"));
+    });
+    afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+    it("judges a bootstrap layout per cluster: generated kustomizations, nested ones, no duplicate", () => {
+        for (const c of ["production", "staging"]) {
+            write(
+                `clusters/${c}/flux-system/gotk-sync.yaml`,
+                `${gitRepository}---\n${kustomization("flux-system", `./clusters/${c}`)}`,
+            );
+            write(`clusters/${c}/flux-system/kustomization.yaml`, "resources: [gotk-sync.yaml]\n");
+            write(`clusters/${c}/apps.yaml`, kustomization("apps", `./apps/${c}`));
+        }
+        // No kustomization at apps/<cluster>: Flux generates one; the nested folder with one is a single entry.
+        write("apps/production/ledger.yaml", stack("ledger", "myorg/ledger/production", "branch: release"));
+        write("apps/production/nested/kustomization.yaml", "resources: [billing.yaml]\n");
+        write("apps/production/nested/billing.yaml", stack("billing", "myorg/billing/production", `commit: ${SHA}`));
+        write("apps/staging/ledger.yaml", stack("ledger", "myorg/ledger/staging", "branch: main"));
+        const r = check();
+        assert.strictEqual(r.code, 1, r.err);
+        const pinned = r.rows.filter((x) => x.policy === "pko-stack-prod-pinned-commit");
+        assert.deepStrictEqual(
+            pinned.map((x) => [x.resource, x.file, x.syncedBy]),
+            [
+                [
+                    "Stack/pulumi/ledger",
+                    "apps/production/ledger.yaml",
+                    "Flux Kustomization flux-system/apps via Flux Kustomization flux-system/flux-system",
+                ],
+            ],
+        );
+        assert.deepStrictEqual(
+            r.rows.filter((x) => x.policy === "pko-guard-duplicate-object"),
+            [],
+            "each cluster's copies are its own",
+        );
+    });
+
+    it("substitutes strictly, leaves an opted-out object as written, and fails closed on another repository", () => {
+        write(
+            "clusters/prod/apps.yaml",
+            `${gitRepository}---\n${kustomization("apps", "./apps", "  postBuild:\n    substitute: {env: production}\n")}`,
+        );
+        write(
+            "apps/stacks.yaml",
+            `${stack("ledger", "myorg/ledger/${env}", `commit: ${SHA}`)}---\n` +
+                `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: literal\n  namespace: pulumi\n` +
+                `  annotations: {kustomize.toolkit.fluxcd.io/substitute: disabled}\n` +
+                `spec: {stack: "myorg/literal/\${env}", projectRepo: "https://github.com/myorg/x.git", branch: main}\n`,
+        );
+        let r = check();
+        // ${env} became production on ledger (pinned: passes); literal keeps "${env}" (not production: passes).
+        assert.strictEqual(r.code, 0, `${r.err}\n${r.out}`);
+        write("apps/more.yaml", stack("more", "myorg/more/${region}", `commit: ${SHA}`));
+        r = check();
+        assert.strictEqual(r.code, 2);
+        assert.match(
+            r.err,
+            /Kustomization "flux-system\/apps" \(flux build\): flux-build failed: post build failed for Stack more: .*variable not set \(strict mode\)/,
+        );
+        fs.rmSync(path.join(tmp, "apps/more.yaml"));
+        write(
+            "clusters/prod/apps.yaml",
+            `${gitRepository.replace(REPO, "https://github.com/other/repo.git")}---\n${kustomization("apps", "./apps")}`,
+        );
+        r = check();
+        assert.strictEqual(r.code, 1);
+        const rendered = r.rows.filter((x) => x.policy === "argocd-app-rendered");
+        assert.strictEqual(rendered.length, 1);
+        assert.strictEqual(rendered[0].resource, "Kustomization/flux-system/apps");
+        assert.match(rendered[0].message, /url "https:\/\/github\.com\/other\/repo\.git" is another repository/);
+    });
+
+    it("gives what `flux build kustomization` gives", () => {
+        const flux = findTool("flux");
+        assert.ok(flux, "the flux CLI is missing: run npm run setup");
+        write("apps/ledger.yaml", stack("ledger", "myorg/ledger/${env:=staging}", "branch: main"));
+        write("apps/sub/kustomization.yaml", "resources: [billing.yaml]\n");
+        write("apps/sub/billing.yaml", stack("billing", "myorg/billing/${env}", `commit: ${SHA}`));
+        const ks = kustomization(
+            "apps",
+            "./apps",
+            "  targetNamespace: prod\n  namePrefix: p-\n  postBuild:\n    substitute: {env: production}\n" +
+                "  patches:\n    - target: {kind: Stack}\n      patch: |\n        - op: add\n          path: /spec/destroyOnFinalize\n          value: true\n",
+        );
+        write("ks.yaml", ks);
+        const ref = spawnSync(
+            flux!.path,
+            ["build", "kustomization", "apps", "--path", "./apps", "--kustomization-file", "./ks.yaml", "--dry-run"],
+            { cwd: tmp, encoding: "utf8", timeout: 120000 },
+        );
+        assert.strictEqual(ref.status, 0, ref.stderr);
+        const input = JSON.stringify({
+            root: tmp,
+            path: path.join(tmp, "apps"),
+            kustomization: YAML.parse(ks),
+            objects: [],
+            strict: true,
+        });
+        const own = spawnSync(findTool("flux-build")!.path, [], { input, encoding: "utf8", timeout: 120000 });
+        assert.strictEqual(own.status, 0, own.stderr);
+        const objects = (text: string) =>
+            YAML.parseAllDocuments(text)
+                .map((d) => d.toJS())
+                .filter((o) => o)
+                .sort((a, b) => String(a.metadata.name).localeCompare(String(b.metadata.name)));
+        // `flux build` also sets the owner labels kustomize-controller applies with, which check sets when the
+        // objects land (gitops/manifests/flux-placement.ts): flux-build's output is everything else.
+        const landed = objects(own.stdout).map((o) => ({
+            ...o,
+            metadata: {
+                ...o.metadata,
+                labels: {
+                    ...(o.metadata.labels ?? {}),
+                    "kustomize.toolkit.fluxcd.io/name": "apps",
+                    "kustomize.toolkit.fluxcd.io/namespace": "flux-system",
+                },
+            },
+        }));
+        assert.deepStrictEqual(landed, objects(ref.stdout));
+        assert.deepStrictEqual(
+            landed.map((o) => [o.metadata.name, o.metadata.namespace, o.spec.stack, o.spec.destroyOnFinalize]),
+            [
+                ["p-billing", "prod", "myorg/billing/production", true],
+                ["p-ledger", "prod", "myorg/ledger/production", true],
+            ],
+        );
+    });
+});
