@@ -1,18 +1,9 @@
 /**
  * The analyzer's real path, in process and over gRPC, for `npm run bench`.
- *
- * In process: every resource becomes the protobuf request the engine sends (AnalyzeRequest per resource,
- * one AnalyzeStackRequest), and is handed to `@pulumi/policy`'s own Analyze / AnalyzeStack handlers
- * (server.js `makeAnalyzeRpcFun` / `makeAnalyzeStackRpcFun`, the functions its gRPC server registers).
- * They deserialize the properties again for every policy and wrap them in the SDK's unknown-checking
- * proxy, exactly as in a preview; only the gRPC transport is left out. Building the requests is not timed.
- *
- * Over gRPC: the pack's compiled entry (bin/index.js) is started as the engine starts it and driven with
- * Analyze per resource, then AnalyzeStack. The Pulumi engine (v3.248, pkg/resource/deploy) generates
- * steps for one source event at a time in the deployment executor's loop and calls `analyzeAll` inside
- * step generation, which fans out to several packs in parallel but waits for every Analyze answer before
- * the next resource: for one pack, Analyze calls are strictly sequential. That is the figure that counts;
- * a pipelined figure (several calls in flight) is printed next to it as the upper bound of the pack.
+ * In process, each resource is the engine's protobuf request handed to `@pulumi/policy`'s own Analyze /
+ * AnalyzeStack handlers, so deserialization and the unknown-checking proxy are as in a preview. Over gRPC,
+ * Analyze calls are sent one at a time: the Pulumi engine (v3.248, pkg/resource/deploy) waits for every Analyze
+ * answer before the next resource, so that is the figure that counts; a pipelined figure is the pack's upper bound.
  */
 import * as grpc from "@grpc/grpc-js";
 import { ChildProcess, spawn } from "child_process";

@@ -1,13 +1,8 @@
 /**
- * `pko-guard check` figures for npm run bench (not a test; nothing asserts a timing):
- *  - the command (a child process, start to verdict) on generated manifest repositories of 1k, 10k and
- *    100k objects: objects per second, and time at 10k / time at 1k (linear is 10);
- *  - the same repositories loaded and evaluated in-process (no process start-up), for comparison;
- *  - start to verdict for a 10-file repository (median of 5).
- *  - a start-up breakdown of that 10-file run (node, modules, parse, rules, reports): the installed command's
- *    own phase marks (PKO_GUARD_TIMINGS, support/timings.ts), each run next to a `node -e 0`.
- * Targets (issue 13): >= 20k objects/s at 10k, ratio <= 12, < 1 s for 10 files; (issue 23) 10 files within
- * twice `node -e 0`.
+ * `pko-guard check` figures for npm run bench (not a test; nothing asserts a timing): the command on generated
+ * repositories of 1k, 10k and 100k objects (objects/s, and time at 10k / at 1k, linear is 10), the same
+ * in-process, and a 10-file repository's start to verdict with its phase marks (PKO_GUARD_TIMINGS) beside
+ * `node -e 0`. Targets: docs/contributing/benchmarks.md.
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";

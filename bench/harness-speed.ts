@@ -1,12 +1,8 @@
 /**
  * `npm run bench -- --only harness`: what `pko-guard test` costs a fixture, as users run it (the installed command,
  * bin/cli/pko-guard.js, nothing compiled at run time), on program fixtures of this repository in the mock leg:
- * - start-up: the command over one fixture (loading, the pack's analyzer, the fixture, the verdict);
- * - per fixture after start-up: (the command over N fixtures - the command over one) / (N - 1), one job, the
- *   target (issue 38: at most 1 s a fixture on this machine);
- * - the same with --jobs at the machine's cores;
- * - the mock leg's own time per fixture (median of the legs' durations in the JSON report).
- * Each run three times, the median taken.
+ * start-up, the cost per fixture after it ((N fixtures - one) / (N - 1)) with one job and with the cores, and the
+ * mock leg's own time; each the median of three runs.
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";

@@ -1,11 +1,7 @@
 /**
- * Hostile-input figures for npm run bench (issue 19; not a test, nothing asserts a timing): `pko-guard check`
- * as a child process on the inputs that used to run away, each with its wall time, peak memory (the child's
- * own maxRSS) and exit code:
- *  - 24 small alias-bomb documents (the run's alias budget);
- *  - standard input from /dev/zero (bounded by bytes read), and 17 MiB;
- *  - a finding located through a field path of many dotted segments, 40 KB and 80 KB;
- *  - 5,000 documents in one file, a 1 MB key, flow collections nested to js-yaml's limit.
+ * Hostile-input figures for npm run bench (not a test, nothing asserts a timing): `pko-guard check` as a child
+ * process on inputs that can run away (alias bombs, endless standard input, long dotted field paths, many
+ * documents, huge keys, deep flow collections), each with its wall time, peak memory and exit code.
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";

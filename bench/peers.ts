@@ -1,16 +1,9 @@
 /**
  * Peers side by side (bench only): conftest (Rego) and the Kyverno CLI (a ClusterPolicy) against
  * pko-guard on the same generated manifest repositories, for the four core Stack rules.
- *
- * The peer binaries come from `bash bench/peers/build.sh` (Go module proxy, into .cache/bench-peers);
- * a peer that is not built is skipped with one line. Before timing, the three tools must report the same
- * findings (rule and object) on a small repository, so that the timing compares the same work.
- *
- * pko-guard's side is `pko-guard check` (the whole pack), keeping the findings of the four core rules, as the
- * installed command starts: bin/cli/pko-guard.sh (from the start-up snapshot when it fits, as the pre-commit hook
- * runs it), beside bin/cli/pko-guard.js (no snapshot) and `node -e 0`, at 1 object (one Stack file), 50, 1k and 10k
- * (100k with PKO_GUARD_PEERS_100K=1). Each row also gives each tool's peak memory (one run of its own, not timed),
- * and the part ends with the pre-commit hook's command on a 20-file commit (./peers/hook-commit.ts).
+ * The peers are built by `bash bench/peers/build.sh` (skipped with one line if not). Before timing, the three tools
+ * must report the same findings on a small repository, so the timing compares the same work. pko-guard runs as
+ * the installed command starts (bin/cli/pko-guard.sh), beside `node -e 0`.
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";

@@ -1,25 +1,8 @@
 /**
  * npm run bench: figures and ratios measured in one run on this machine, printed and written to
- * bench/results.json. Not a test: nothing here asserts a timing.
- *
- *  1. throughput of the whole pack on the analyzer's real path, in process (resources/s at 1k, 10k, 50k): the
- *     SDK's own Analyze handler per resource and AnalyzeStack once (bench/analyzer-path.ts);
- *  2. stack-level scaling on that path: AnalyzeStack at 10k resources / at 1k (linear is 10);
- *  2b. the pack over gRPC end to end (bin/index.js), Analyze calls sequential as the engine sends them, at 10k
- *     resources, next to the SDK's floor over gRPC (the same policies and hooks as no-ops, bench/noop-pack.ts);
- *  3. the pack's analyzer start-up: precompiled JavaScript / ts-node;
- *  4. the pack's start-up to GetAnalyzerInfo (lean vs plain entry) and its overhead on a real preview of a
- *     50-resource program (with the pack / without, and where the difference goes: bench/preview-speed.ts);
- *  5. mock leg / real leg time per fixture, and each leg's wall time over the whole fixture set;
- *  6. peers (conftest, Kyverno) against `pko-guard check` (bench/peers.ts), and `pko-guard check` itself
- *     on generated repositories (bench/check-speed.ts);
- *  7. admission: the webhook's latency (p50, p99) and throughput at 50 and 200 requests/s with a cache of 10k
- *     objects, and the cache's memory at 10k and 100k objects (bench/admission-load.ts);
- *  8. hostile inputs to `pko-guard check` (bench/hostile.ts): time and peak memory on alias bombs, endless
- *     standard input, long dotted field paths, many documents, huge keys, deep flow collections;
- *  9. `pko-guard test`, the installed command: start-up and the mock leg's cost per fixture after it, with one job
- *     and with the cores (bench/harness-speed.ts).
- * The preview parts of 4 and 5 need the toolchain (npm run setup); without it they are reported as not measured.
+ * bench/results.json. Not a test: nothing here asserts a timing. Its parts (`--only`, below) are described,
+ * with their figures, in docs/contributing/benchmarks.md, "The bench". The preview parts need the toolchain
+ * (npm run setup); without it they are reported as not measured.
  */
 import "../support/fatal";
 import { spawn } from "child_process";

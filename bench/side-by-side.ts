@@ -5,17 +5,9 @@
  *   node -r ts-node/register/transpile-only bench/side-by-side.ts [--path analyzer|check] [--size N]
  *       [--rounds N] [--findings] DIR...
  *
- * Each DIR is a checkout (its own node_modules, or a link to one): its code is loaded from there, and the
- * checkouts run in turn, the order rotating round by round, so every round meets the same load in each. Per
- * checkout: the medians of its rounds' CPU time (user and system, every thread of the process) and wall time,
- * and the median and quartiles of its round-by-round ratios to the first DIR's (paired rounds).
- *  - `--path analyzer` (the default): the bench's platform program (bench/programs.ts) on the analyzer's real path
- *    in process (bench/analyzer-path.ts: the SDK's Analyze per resource, then AnalyzeStack), and AnalyzeStack
- *    alone;
- *  - `--path check`: `evaluatePack` over a repository generated as the check part generates it
- *    (bench/check-speed.ts), governed, or with a finding on every Stack (`--findings`); loading is not timed.
- * `--workload DIR` runs one checkout's rounds untimed (a warm-up round, then `--rounds`): the same work to count
- * with `valgrind --tool=callgrind node --single-threaded ...`, where time cannot be trusted (docs/contributing/benchmarks.md).
+ * The checkouts run in turn, the order rotating round by round, so every round meets the same load in each;
+ * ratios are paired by round. `--workload DIR` runs one checkout's rounds untimed, for callgrind where time
+ * cannot be trusted (docs/contributing/benchmarks.md).
  */
 import * as fs from "fs";
 import * as os from "os";

@@ -1,13 +1,9 @@
 /**
- * `pko-guard audit [--kubeconfig FILE] [--context NAME]`: judges what a live cluster already holds. Every
- * object of the kinds the rules read (cluster/kinds.ts: Stacks, their service accounts, roles and
- * bindings, Secrets' names and keys, Argo CD Applications) is read through the same cache the webhook
- * keeps (listed, paged, Secret values never kept) and judged as one program by `check`'s in-process
- * evaluator with the same config, levels and waivers; the table, reports and exit codes are `check`'s.
- * An object pko-guard cannot read (cluster/kinds.ts decodeObject: nested too deep) is not judged: each is
- * a blocking finding of its own (`pko-guard-unreadable-object`, naming it and why), so an audit that could
- * not judge everything never passes; the summary says how many objects of each kind were read and judged.
- * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad input or the cluster could not be read.
+ * `pko-guard audit [--kubeconfig FILE] [--context NAME]`: judges what a live cluster already holds.
+ * The objects the rules read are listed through the webhook's cache (Secret values never kept) and judged as one
+ * program by `check`'s evaluator, with its config, table, reports and exit codes. An object that cannot be read is a
+ * blocking finding of its own (`pko-guard-unreadable-object`), so an audit that could not judge everything never
+ * passes.
  */
 import { Command } from "commander";
 import { BadInputError } from "../support/errors";

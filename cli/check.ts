@@ -1,11 +1,9 @@
 /**
- * `pko-guard check PATH...`: the gate over Kubernetes manifests (the Argo CD + PKO GitOps flow). One run is
- * one program: every object given is one resource of it, so stack-level rules judge the layout as a whole.
- * Rules are the pack's own policy objects, evaluated in-process (evaluation/evaluate.ts) with the reconciled pack
- * config; rows carry file:line:column (of the field the rule named, else of the object). Every option but the
- * reporting ones can also be set in the repository's `.pko-guard.yaml` (gitops/manifests/check-settings.ts).
- * Exit codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error; a run
- * that finds no Kubernetes object at all is bad input.
+ * `pko-guard check PATH...`: the gate over Kubernetes manifests (the Argo CD + PKO GitOps flow).
+ * One run is one program, every object one resource of it, so stack-level rules judge the layout as a whole; the pack's
+ * own policies run in-process (evaluation/evaluate.ts) and rows carry the file:line:column of the field named. Exit
+ * codes as the gate: 0 no blocking violation, 1 blocking violations, 2 bad input or a tool error (a run that finds no
+ * Kubernetes object is bad input).
  */
 import { Argument, Command } from "commander";
 import * as path from "path";
@@ -18,8 +16,7 @@ import { escapeText } from "../support/escape";
 import { BadInputError, BadInputsError } from "../support/errors";
 import { STDIN_FILE } from "../reports/location";
 import { ProjectSubject, ReportObject, ReportSource, errorProjectSubject } from "../reports/subject";
-import { FetchPolicy, runFetchPolicy } from "../gitops/fetch/network-policy";
-import { fetchFlags, fetchOptions } from "./check-fetch";
+import { FetchFlags, FetchPolicy, defaultCacheDir, runFetchPolicy } from "../gitops/fetch/network-policy";
 import type { FetchedSource } from "../gitops/fetch/fetch";
 import { judgeRows, waiverNotices } from "../evaluation/judge";
 import { ManifestObject, Skip } from "../gitops/manifests/manifest-objects";
@@ -343,6 +340,15 @@ function checkOptions(command: Command): Command {
             collect,
             [] as string[],
         )
+        .option("--offline", "fetch nothing: remote charts, repositories and bases come from the cache only")
+        .option(
+            "--allow-host <host[:port]>",
+            "let fetches reach this host (a private, loopback or plain-http one) (repeatable)",
+            collect,
+            [] as string[],
+        )
+        .option("--cache-dir <dir>", `where fetched sources are kept (default: ${defaultCacheDir()})`)
+        .option("--refresh", "resolve and fetch every remote source again, whatever the cache holds")
         .option(
             "--print-config",
             "print the settings in force (.pko-guard.yaml, options, defaults) and where each comes from; without paths, the working folder's",
@@ -356,23 +362,27 @@ export function command(run: Run): Command {
         "<paths...>",
         "manifest files or folders (.yaml, .yml, .json, recursive), or - for standard input",
     );
-    return fetchOptions(
-        checkOptions(
-            reportingOptions(
-                new Command("check")
-                    .summary("check Kubernetes manifests (a GitOps repository)")
-                    .description(
-                        "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
-                    )
-                    .addArgument(pathsArgument),
-            ),
+    return checkOptions(
+        reportingOptions(
+            new Command("check")
+                .summary("check Kubernetes manifests (a GitOps repository)")
+                .description(
+                    "check Kubernetes manifests (files, folders, - for standard input) with the pko-guard policies",
+                )
+                .addArgument(pathsArgument),
         ),
     )
         .on("option:print-config", () => {
             pathsArgument.required = false;
         })
         .action(async (paths: string[], o: CheckCliOptions) => {
-            const flags = checkFlags(extended(o, { fetch: fetchFlags(o) }));
+            const fetch: FetchFlags = {
+                offline: o.offline,
+                allowHost: o.allowHost,
+                cacheDir: o.cacheDir,
+                refresh: o.refresh,
+            };
+            const flags = checkFlags(extended(o, { fetch }));
             if (o.printConfig) {
                 run.term.out.write(printedConfig(checkSettings(paths.length > 0 ? paths : ["."], flags)));
                 return;

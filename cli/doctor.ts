@@ -1,10 +1,8 @@
 /**
- * `pko-guard doctor [--profile P] [dir]`: are the tools there that this repository's doors need? Without
- * --profile it looks at the repository (kustomizations, charts or jsonnet: check; a Pulumi.yaml: gate) and
- * checks that profile (toolchain/tools.txt). Each tool: its own version and where it comes from (this platform's
- * prebuilt package, the toolchain folder, PATH, Pulumi's plugin folder, or missing). It ends with one line: the
- * doors that are ready, and the one command that installs the rest. Lines fit 80 columns (a long path gets a line
- * of its own). Exit code 0 when the profile checked is complete, 1 otherwise.
+ * `pko-guard doctor [--profile P] [dir]`: whether the tools this repository's doors need are there.
+ * Without --profile it picks one from the repository (kustomizations, charts or jsonnet: check; a Pulumi.yaml: gate).
+ * Each tool is shown with its version and source, then one line names the doors ready and the one command that installs
+ * the rest. Exit 0 when the profile is complete, else 1.
  */
 import { spawnSync } from "child_process";
 import { Command, InvalidArgumentError } from "commander";

@@ -1,10 +1,8 @@
 /**
- * What makes the command guide its user, with commander's own facilities where it has them:
- * - help and `explain` fitted to the terminal's width, and to 80 columns when the output is not a terminal;
- *   an option whose name leaves its description too little room gets the description on the lines below;
- * - colour on a terminal (support/color.ts: commander's conventions, NO_COLOR honoured), none elsewhere;
- * - a usage error is one line, never cut off: commander's "did you mean" suggestion stays on it.
- * The streams and the environment are the Terminal's, so that specs run the command in-process.
+ * What makes the command guide its user, with commander's own facilities where it has them.
+ * Help and `explain` fit the terminal's width (80 columns off a terminal), colour follows support/color.ts, and a usage
+ * error stays one line with commander's "did you mean" on it. The streams and environment are the Terminal's so that
+ * specs run the command in-process.
  */
 import { Command, Help } from "commander";
 import { ColorStream, Hue, colorFor, painter } from "../support/color";

@@ -1,19 +1,9 @@
 /**
- * The pko-guard command line (cli/pko-guard.ts runs it): the program, assembled from one module a command, each
- * declaring its arguments and options and running itself (cli/<command>.ts exports `command`):
- *   check PATH...        Kubernetes manifests, a GitOps repository (./check.ts)
- *   gate [PROJECT_DIR]   a Pulumi stack's preview with the pack (./gate.ts)
- *   audit                what a live cluster holds (./audit.ts)
- *   test [PATH...]       fixtures' verdicts (./test.ts)
- *   webhook              a validating admission webhook (./webhook.ts)
- *   rules, explain RULE  the rule catalogue and one rule (./rules.ts, ./explain.ts)
- *   init [FILE]          a pack config with every rule's defaults (./init.ts)
- *   doctor [dir]         the tools the repository needs, the doors ready (./doctor.ts)
- * Without a command: the commands and an example on standard error, exit 2 (`pko-guard help`: exit 0).
- * A command's module is loaded only when that command runs (`await import()`, which the CLI bundle keeps lazy:
- * cli/bundle/build-cli.ts), so start-up holds only what the command uses; help without a command loads them all.
- * Exit codes: 0 no blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
- * Output goes to a Terminal (./guide.ts: the process's streams, or a spec's).
+ * The pko-guard command line (cli/pko-guard.ts runs it): the program, assembled from one module a command
+ * (cli/<command>.ts exports `command`).
+ * A command's module is loaded only when that command runs (`await import()`, kept lazy by the CLI bundle), so start-up
+ * holds only what it uses. Without a command: the commands and an example on standard error, exit 2. Exit codes: 0 no
+ * blocking violation, 1 blocking violations, 2 bad usage or a tool error (one line).
  */
 import { Command, CommanderError } from "commander";
 import * as fs from "fs";

@@ -1,9 +1,9 @@
 /**
  * `pko-guard test [PATH...]`: the harness as a command (harness/suite.ts) for a user's own fixtures, config and packs,
- * from any project folder; `--init DIR` scaffolds a fixture from a program's current verdict, `--update` rewrites
- * expectations from the current verdicts (harness/expect-update.ts), `--migrate` adds the
- * versioned header to expectation files of the format from before versioning (harness/scaffold.ts). Exit codes as
- * `check`: 0 every fixture matches, 1 a mismatch or a fixture error, 2 bad input (one line).
+ * from any project folder.
+ * `--init DIR` scaffolds a fixture, `--update` rewrites expectations (harness/expect-update.ts), `--migrate` adds the
+ * versioned header to old expectation files. Exit codes as `check`: 0 every fixture matches, 1 a mismatch or fixture
+ * error, 2 bad input.
  */
 import { Command, InvalidArgumentError, Option } from "commander";
 import * as fs from "fs";

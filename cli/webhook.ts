@@ -1,29 +1,24 @@
 /**
- * `pko-guard webhook --cert FILE --key FILE [--client-ca FILE] [--host ADDR] [--port N] [--health-port N] ...`:
- * a validating admission webhook (AdmissionReview admission.k8s.io/v1) over HTTPS.
- *
- *   POST /validate  the decision of cluster/admission.ts for the request's object: mandatory findings
- *                   deny (each rule, its field and its fix; a few named and the rest counted), advisory ones
- *                   come back as warnings; with --warn-only nothing is denied (would-be denials become warnings)
- *   GET /healthz    200 while the server runs (liveness)
- *   GET /readyz     200 while the cache is synced and up to date and fresh reads answer, else 503 saying why
- *   GET /metrics    Prometheus text (cluster/admission-metrics.ts)
- *
- * With --client-ca, only callers with a certificate that CA signed (the API server) reach /validate; the probes
- * and metrics are then served on --health-port (cluster/serve.ts). Requests are bounded in size, number and
- * time (cluster/limits.ts); each review's reads of the API server have a deadline (cluster/deadline.ts).
- * Logs are JSON lines on stdout: events, object identities, rule names and decisions, never an object's content
- * (no Secret value or literal credential can reach them).
+ * `pko-guard webhook --cert FILE --key FILE ...`: a validating admission webhook (AdmissionReview admission.k8s.io/v1)
+ * over HTTPS.
+ * POST /validate returns cluster/admission.ts's decision (mandatory findings deny, advisory ones warn; --warn-only
+ * denies nothing); /healthz, /readyz (cluster/health.ts: cache synced, API server answering, TLS material usable) and
+ * /metrics are on --health-port when --client-ca restricts /validate to the API server. Logs are JSON lines of
+ * identities, rule names and decisions, never an object's content, so no Secret value can reach them. Design and threat
+ * model: docs/cluster.md.
  */
 import { Command, InvalidArgumentError } from "commander";
 import type { IncomingMessage, ServerResponse } from "http";
 import type { Server } from "https";
 import * as k8s from "@kubernetes/client-node";
 import { escapeText } from "../support/escape";
-import { BadInputError } from "../support/errors";
 import { packConfig } from "../evaluation/pack-config";
 import { ClusterCache } from "../cluster/cache";
-import { AdmissionInput, OWN_POLICIES, judgeAdmission, judgeAdmissionFresh } from "../cluster/admission";
+import { OWN_POLICIES } from "../cluster/admission";
+import { reviewObject } from "../cluster/ordered-review";
+import { Review, escapeLines, parseReview } from "../cluster/admission-review";
+import { AdmittedOverlay } from "../cluster/admitted";
+import { ReviewLocks } from "../cluster/review-locks";
 import { WebhookMetrics, webhookMetrics } from "../cluster/admission-metrics";
 import { FreshReads } from "../cluster/deadline";
 import {
@@ -39,6 +34,8 @@ import {
     readBody,
 } from "../cluster/limits";
 import { closeServer, listen, tlsServers } from "../cluster/serve";
+import { Readiness } from "../cluster/health";
+import { enforceLoop } from "../cluster/enforce";
 import { loadKubeConfig } from "../cluster/kubeconfig";
 import { portNumber, positiveInt } from "../support/options";
 import type { Run } from "./guide";
@@ -64,6 +61,12 @@ export interface WebhookOptions {
     log?: (line: string) => void;
     /** Poll interval for certificate changes. */
     certPollMs?: number;
+    /** How often readiness checks the API server (ms; cluster/health.ts). */
+    healthCheckMs?: number;
+    /** Run the enforce loop (cluster/enforce.ts): delete young bindings that a race let through. */
+    enforce?: boolean;
+    /** How young a binding the enforce loop removes (ms). */
+    enforceWindowMs?: number;
 }
 
 export interface Webhook {
@@ -79,51 +82,6 @@ export interface Webhook {
 /** The default deadline of a review's fresh reads: below the shipped timeoutSeconds (5), with time to judge. */
 export const READ_TIMEOUT_MS = 3000;
 
-/** A message of several lines (a denial): each line escaped (support/escape.ts), the line breaks kept. */
-function escapeLines(s: string): string {
-    return s
-        .split("\n")
-        .map((l) => escapeText(l))
-        .join("\n");
-}
-
-interface Review {
-    uid: string;
-    input: AdmissionInput;
-    kind: string;
-    namespace: string;
-    name: string;
-}
-
-function parseReview(text: string): Review {
-    let body: unknown;
-    try {
-        body = JSON.parse(text);
-    } catch {
-        throw new BadInputError("the body is not JSON");
-    }
-    const b = body as { apiVersion?: unknown; kind?: unknown; request?: Record<string, unknown> };
-    if (b?.apiVersion !== "admission.k8s.io/v1" || b.kind !== "AdmissionReview")
-        throw new BadInputError("expected an AdmissionReview of admission.k8s.io/v1");
-    const r = b.request;
-    if (!r || typeof r.uid !== "string" || r.uid.length > 256)
-        throw new BadInputError("the AdmissionReview has no request.uid (of at most 256 characters)");
-    const object = (r.object ?? null) as AdmissionInput["object"];
-    const kind = (r.kind as { kind?: string } | undefined)?.kind ?? String(object?.kind ?? "");
-    return {
-        uid: r.uid,
-        input: {
-            operation: String(r.operation ?? ""),
-            object,
-            oldObject: (r.oldObject ?? null) as AdmissionInput["oldObject"],
-            userInfo: r.userInfo,
-        },
-        kind,
-        namespace: typeof r.namespace === "string" ? r.namespace : "",
-        name: typeof r.name === "string" ? r.name : String((object?.metadata ?? {}).name ?? ""),
-    };
-}
-
 type Log = (level: string, event: string, fields?: Record<string, unknown>) => void;
 
 /** What answering a request needs. */
@@ -137,6 +95,10 @@ interface Serving {
     limits: ServeLimits;
     config: ReturnType<typeof packConfig>;
     metrics: WebhookMetrics;
+    readiness: Readiness;
+    /** What this replica admitted that the cluster may not show yet, and the order of reviews that interact. */
+    overlay: AdmittedOverlay;
+    locks: ReviewLocks;
     log: Log;
 }
 
@@ -154,11 +116,13 @@ export async function startWebhook(
         );
     const limits: ServeLimits = Object.assign({}, DEFAULT_LIMITS, o.limits);
     const config = packConfig(o.config);
+    const kc = given?.cache ? given.kc : (given?.kc ?? loadKubeConfig(o.kubeconfig, o.context));
     const cache =
         given?.cache ??
-        new ClusterCache(given?.kc ?? loadKubeConfig(o.kubeconfig, o.context), {
+        new ClusterCache(kc!, {
             log: (event, fields) => log("info", event, fields),
         });
+    const enforcer = enforceLoop(o, { cache, config, kc, log });
     // Fresh reads of the bindings and Stacks around reviewed objects, shared by concurrent reviews (view.ts),
     // each list and each review under a deadline, made at a revision read after the review arrived (deadline.ts).
     const reads = new FreshReads(
@@ -174,15 +138,26 @@ export async function startWebhook(
         o.healthPort !== undefined,
         log,
     );
+    const cacheOnly = given?.cache !== undefined;
+    const readiness = new Readiness({
+        cache,
+        reads: cacheOnly ? undefined : reads,
+        tls: (now: Date) => servers.problems(now),
+        intervalMs: o.healthCheckMs,
+        log,
+    });
     const s: Serving = {
         o,
-        cacheOnly: given?.cache !== undefined,
+        cacheOnly,
         cache,
         reads,
         inFlight,
         limits,
         config,
         metrics,
+        readiness,
+        overlay: new AdmittedOverlay(cache),
+        locks: new ReviewLocks(),
         log,
     };
     servers.review.on("request", (req, res) => answered(res, s, handleRequest(req, res, s, !servers.health)));
@@ -191,6 +166,8 @@ export async function startWebhook(
     const opened: Server[] = [];
     const close = async () => {
         servers.unwatch();
+        readiness.stop();
+        await enforcer?.stop();
         cache.stop();
         await Promise.all(opened.map(closeServer));
     };
@@ -200,6 +177,8 @@ export async function startWebhook(
         const healthPort = servers.health ? await listen(servers.health, o.healthPort!, host) : undefined;
         if (servers.health) opened.push(servers.health);
         if (!given?.cache) cache.start();
+        readiness.start();
+        enforcer?.start();
         log("info", "webhook.listening", { host, port, healthPort, clientCa: !!o.clientCa, warnOnly: o.warnOnly });
         if (!o.clientCa) log("warn", "webhook.unauthenticated", { note: "no --client-ca: any caller is answered" });
         return { port, healthPort, cache, reads, metrics: metrics.registry, close };
@@ -223,23 +202,6 @@ function send(res: ServerResponse, status: number, body: string, type = "text/pl
     res.end(body);
 }
 
-/**
- * Why the replica should not be sent reviews, or an empty list: the cache not synced or stale, fresh reads
- * failing. While they fail, a probe read is sent so that readiness recovers once the API server answers.
- */
-function notReady(s: Serving): string[] {
-    const reasons: string[] = [];
-    if (!s.cache.synced()) reasons.push(`cache not synced: ${JSON.stringify(s.cache.state())}`);
-    const stale = s.cache.stale();
-    if (stale.length > 0) reasons.push(`cache stale (list or watch failing): ${stale.join(", ")}`);
-    const failing = s.cacheOnly ? undefined : s.reads.failing();
-    if (failing !== undefined) {
-        reasons.push(`fresh reads of the API server failing: ${escapeText(failing)}`);
-        s.reads.probe().catch(() => undefined); // a failed probe is what readiness already reports
-    }
-    return reasons;
-}
-
 /** /healthz, /readyz and /metrics; true when the request was one of them. */
 async function answerProbe(req: IncomingMessage, res: ServerResponse, s: Serving): Promise<boolean> {
     const url = (req.url ?? "").split("?")[0];
@@ -248,7 +210,7 @@ async function answerProbe(req: IncomingMessage, res: ServerResponse, s: Serving
         if (url === "/healthz") send(res, 200, "ok\n");
         else if (url === "/metrics") send(res, 200, await s.metrics.registry.metrics(), s.metrics.registry.contentType);
         else {
-            const reasons = notReady(s);
+            const reasons = s.readiness.reasons();
             send(res, reasons.length === 0 ? 200 : 503, reasons.length === 0 ? "ok\n" : `${reasons.join("\n")}\n`);
         }
     } catch {
@@ -274,8 +236,13 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, s: Servi
     try {
         // Bytes are held as they arrive; a place to be judged is taken once the body is whole.
         const body = await readBody(req, announcedLength(req, s.limits), s.inFlight);
-        release = s.inFlight.enter(body.bytes);
-        review = parseReview(body.text);
+        try {
+            review = parseReview(body.text);
+        } catch (e) {
+            s.inFlight.give(body.bytes);
+            throw e;
+        }
+        release = s.inFlight.enter(body.bytes, review.user);
     } catch (e) {
         release?.();
         end();
@@ -319,10 +286,17 @@ async function decide(review: Review, s: Serving): Promise<{ response: Record<st
     };
     try {
         const judge = { config: s.config, warnOnly: s.o.warnOnly };
-        // A given cache (benchmarks) has no server behind it: judged from the cache alone.
-        const d = s.cacheOnly
-            ? judgeAdmission(review.input, s.cache, judge)
-            : await judgeAdmissionFresh(review.input, s.cache, judge, s.reads.forReview());
+        // One deadline for the review's reads and its wait for the reviews it could interact with (ordered-review.ts).
+        const deadline = s.reads.reviewDeadline();
+        const d = await reviewObject(review.input, {
+            cache: s.cache,
+            judge,
+            overlay: s.overlay,
+            locks: s.locks,
+            deadline,
+            // A given cache (benchmarks) has no server behind it: judged from the cache alone.
+            fresh: s.cacheOnly ? undefined : () => s.reads.forReview(deadline),
+        });
         const blocking = d.findings.filter((f) => f.status === "blocking");
         for (const f of blocking) s.metrics.denials.inc({ policy: policyLabel(f.policy, OWN_POLICIES) });
         const decision = d.skipped ? "skipped" : d.allowed ? (blocking.length > 0 ? "warn-only" : "allowed") : "denied";
@@ -379,10 +353,15 @@ function readTimeout(v: string): number {
     return n;
 }
 
-interface WebhookCliOptions extends Omit<WebhookOptions, "readTimeoutMs" | "limits" | "log" | "certPollMs"> {
+interface WebhookCliOptions extends Omit<
+    WebhookOptions,
+    "readTimeoutMs" | "limits" | "log" | "certPollMs" | "enforceWindowMs"
+> {
     readTimeout: number;
     maxBodyBytes: number;
     maxConcurrent: number;
+    maxPerUser: number;
+    enforceWindow: number;
 }
 
 export function command(run: Run): Command {
@@ -419,8 +398,23 @@ export function command(run: Run): Command {
         )
         .option("--max-body-bytes <n>", "largest review accepted (413 beyond)", positiveInt, 4 * 1024 * 1024)
         .option("--max-concurrent <n>", "reviews judged at once (429 beyond)", positiveInt, 64)
+        .option(
+            "--max-per-user <n>",
+            "reviews of one requesting user judged at once (429 beyond, for that user)",
+            positiveInt,
+            16,
+        )
+        .option(
+            "--enforce",
+            "delete young bindings that give a Stack's account cluster-admin, which a race between replicas let through",
+            false,
+        )
+        .option("--enforce-window <seconds>", "how young a binding --enforce deletes", positiveInt, 300)
         .action(async (o: WebhookCliOptions) => {
-            const limits = { maxBodyBytes: o.maxBodyBytes, maxConcurrent: o.maxConcurrent };
-            run.code = await runWebhook(Object.assign({ readTimeoutMs: o.readTimeout * 1000, limits }, o));
+            const limits = { maxBodyBytes: o.maxBodyBytes, maxConcurrent: o.maxConcurrent, maxPerUser: o.maxPerUser };
+            const enforceWindowMs = o.enforceWindow * 1000;
+            run.code = await runWebhook(
+                Object.assign({ readTimeoutMs: o.readTimeout * 1000, limits, enforceWindowMs }, o),
+            );
         });
 }

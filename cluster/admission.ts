@@ -194,6 +194,7 @@ export async function judgeAdmissionFresh(
     cache: ClusterCache,
     o: JudgeOptions,
     fresh: FreshList,
+    around: ViewAround = {},
 ): Promise<Decision> {
     const skipped = skipReason(input);
     if (skipped) return { allowed: true, warnings: [], findings: [], skipped };
@@ -204,7 +205,9 @@ export async function judgeAdmissionFresh(
     const incoming = decoded.object;
     let view: ClusterView;
     try {
-        view = await FreshView.read(cache, incoming, namespacesOf(incoming, cache), fresh);
+        const base = around.base ?? cache;
+        const read = await FreshView.read(base, incoming, namespacesOf(incoming, base), fresh);
+        view = around.over ? around.over(read) : read;
     } catch (e) {
         const message = `cluster state cannot be read (${String((e as Error).message)
             .split("\n")[0]
@@ -212,6 +215,15 @@ export async function judgeAdmissionFresh(
         return refusal(clusterResource(incoming), CLUSTER_STATE, message, o);
     }
     return judgeAdmission(input, cache, o, view);
+}
+
+/**
+ * What a review reads besides the cache (cluster/ordered-review.ts): `base` in place of the cache (the objects this
+ * replica admitted overlaid, the namespaces judged narrowed), and `over` applied to the view read fresh.
+ */
+export interface ViewAround {
+    base?: ClusterView;
+    over?: (fresh: ClusterView) => ClusterView;
 }
 
 /** The policy name of a refusal because the cluster state around the object cannot be told. */

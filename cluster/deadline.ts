@@ -126,8 +126,10 @@ export class FreshReads {
      * answers those from its watch cache, without a quorum read of etcd for each list, and every write it had
      * acknowledged when the review arrived is in the answer.
      */
-    forReview(): FreshList {
-        const review = this.deadline(this.o.readTimeoutMs);
+    forReview(deadline?: AbortSignal): FreshList {
+        // A review may read in steps (ordered-review.ts: the role a binding names, then the cluster around it once the
+        // reviews it could interact with are done), all under the one deadline it arrived with.
+        const review = deadline ?? this.deadline(this.o.readTimeoutMs);
         // Every read of the review listens on its deadline at once (a few dozen at most): not a leak.
         setMaxListeners(200, review);
         // Read on the review's first read (a review that reads nothing fresh, a skipped one, sends nothing).
@@ -145,14 +147,23 @@ export class FreshReads {
         };
     }
 
+    /** A review's deadline for all its reads, from now. */
+    reviewDeadline(): AbortSignal {
+        return this.deadline(this.o.readTimeoutMs);
+    }
+
     /** Why fresh reads are failing, or undefined while they answer. */
     failing(): string | undefined {
         return this.failure;
     }
 
-    /** While failing: one small list, at most one at a time, whose outcome sets the health. */
-    probe(): Promise<void> {
-        if (this.failure === undefined) return Promise.resolve();
+    /**
+     * While failing (or whenever, with `always`: the periodic health check, cluster/health.ts): one small
+     * list, at most one at a time, whose outcome sets the health. A list without a resourceVersion is a
+     * consistent read: the API server answers it only while etcd does.
+     */
+    probe(always = false): Promise<void> {
+        if (this.failure === undefined && !always) return Promise.resolve();
         if (!this.probing)
             this.probing = this.sendOne(describe("ClusterRoleBinding", undefined, PROBE_NAME), (signal) =>
                 this.list("ClusterRoleBinding", undefined, PROBE_NAME, signal),

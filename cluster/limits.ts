@@ -6,7 +6,9 @@
  * - bodies held at once, arriving or judged: at most `maxInflightBytes` in all (one large review costs about
  *   ten times its size while judged), each byte counted as it arrives, so a body trickled in (slowly, or
  *   chunked without an end) holds only what it sent, not what it announced; reviews judged at once, once their
- *   body is whole: at most `maxConcurrent`. Beyond either, 429 with Retry-After;
+ *   body is whole: at most `maxConcurrent`, and at most `maxPerUser` of them for one requesting user (the
+ *   AdmissionReview's `userInfo.username`), so one tenant's burst fills its own share, never the door: another
+ *   tenant's write still finds a place. Beyond any, 429 with Retry-After;
  * - time: the HTTPS server's own limits (serve.ts): headers within `headersTimeoutMs`, the whole request within
  *   `requestTimeoutMs`, an idle kept-alive connection closed after `keepAliveTimeoutMs`, any connection silent
  *   for `idleTimeoutMs` (one that never sends a request) closed;
@@ -20,6 +22,8 @@ import { WATCHED_KINDS } from "./kinds";
 export interface ServeLimits {
     maxBodyBytes: number;
     maxConcurrent: number;
+    /** Reviews of one requesting user judged at once. */
+    maxPerUser: number;
     maxInflightBytes: number;
     headersTimeoutMs: number;
     requestTimeoutMs: number;
@@ -33,6 +37,8 @@ export const DEFAULT_LIMITS: ServeLimits = {
     maxBodyBytes: 4 * 1024 * 1024,
     // Reviews are small and judged in milliseconds; the bytes in flight bound the memory of large ones.
     maxConcurrent: 64,
+    // A quarter of the door: four tenants bursting at once still leave room for a fifth.
+    maxPerUser: 16,
     maxInflightBytes: 16 * 1024 * 1024,
     headersTimeoutMs: 10_000,
     // The API server waits at most 30 s (timeoutSeconds' maximum) for a webhook.
@@ -59,16 +65,18 @@ export class Refused extends Error {
 export class InFlight {
     private reviews = 0;
     private bytes = 0;
+    private readonly byUser = new Map<string, number>();
     /** Reviews refused for being beyond the limits (metrics). */
     refused = 0;
 
     constructor(private readonly limits: ServeLimits) {}
 
-    private refuse(): never {
+    private refuse(why?: string): never {
         this.refused++;
         throw new Refused(
             429,
-            `too many reviews at once (${this.reviews} being judged, at most ${this.limits.maxConcurrent}; ${this.bytes} bytes of bodies held, at most ${this.limits.maxInflightBytes}); retry`,
+            why ??
+                `too many reviews at once (${this.reviews} being judged, at most ${this.limits.maxConcurrent}; ${this.bytes} bytes of bodies held, at most ${this.limits.maxInflightBytes}); retry`,
         );
     }
 
@@ -84,20 +92,30 @@ export class InFlight {
     }
 
     /**
-     * A place to judge a review whose `bytes` were taken as they arrived; returns its release, which gives them
-     * back too. Beyond maxConcurrent, gives them back and throws Refused (429).
+     * A place to judge a review of `user` whose `bytes` were taken as they arrived; returns its release, which
+     * gives them back too. Beyond maxConcurrent, or maxPerUser for that user, gives them back and throws Refused
+     * (429).
      */
-    enter(bytes: number): () => void {
-        if (this.reviews >= this.limits.maxConcurrent) {
+    enter(bytes: number, user = ""): () => void {
+        const mine = this.byUser.get(user) ?? 0;
+        if (this.reviews >= this.limits.maxConcurrent || mine >= this.limits.maxPerUser) {
             this.give(bytes);
+            if (mine >= this.limits.maxPerUser)
+                this.refuse(
+                    `too many reviews at once for this user (${mine} being judged, at most ${this.limits.maxPerUser} a user); retry`,
+                );
             this.refuse();
         }
         this.reviews++;
+        this.byUser.set(user, mine + 1);
         let released = false;
         return () => {
             if (released) return;
             released = true;
             this.reviews--;
+            const left = (this.byUser.get(user) ?? 1) - 1;
+            if (left > 0) this.byUser.set(user, left);
+            else this.byUser.delete(user);
             this.give(bytes);
         };
     }

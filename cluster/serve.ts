@@ -4,7 +4,11 @@
  *
  * - The certificate and key are read from files and read again when either changes (cert-manager and kubelet
  *   secret-volume updates swap them in place; both files are polled, inotify misses the symlink swap of a mounted
- *   Secret); a pair that does not load is logged and the old one kept.
+ *   Secret). What is read is checked before it is used (tlsMaterial): a certificate and key that do not make a
+ *   pair, an empty or garbage file, a client-CA file that holds no certificate or something that is not one: the
+ *   failure is logged (`tls.reload_failed`) and the last good set kept, so a bad write never leaves the door
+ *   answering nobody while it says it is ready. Readiness reports a serving certificate or a client CA that has
+ *   expired (tlsProblems): the door then answers nobody, whatever it loaded.
  * - With a client CA (`--client-ca`), the review server asks every caller for a certificate and refuses, in the
  *   TLS handshake, one the CA did not sign: the API server presents one through the kubeconfig its
  *   AdmissionConfiguration names (`kubeConfigFile`), nobody else can. The CA file is reloaded with the pair.
@@ -14,8 +18,10 @@
  *   inactivity `timeout` that also closes a connection that never sends a request; `maxHeaderSize` bounds the
  *   headers.
  */
+import * as crypto from "crypto";
 import * as fs from "fs";
 import * as https from "https";
+import * as tls from "tls";
 import type { AddressInfo } from "net";
 import { BadInputError } from "../support/errors";
 import { escapeText } from "../support/escape";
@@ -36,20 +42,72 @@ function firstLine(e: unknown): string {
     return String((e as Error).message ?? e).split("\n")[0];
 }
 
-/** The secure-context options from the files (throws BadInputError naming what could not be read). */
-function readTls(f: TlsFiles, withClientCa: boolean): https.ServerOptions {
+/** The secure-context options read from the files, and when what they hold stops being valid. */
+export interface TlsMaterial {
+    options: https.ServerOptions;
+    /** When the serving certificate expires. */
+    certNotAfter: Date;
+    /** When the last certificate of the client CA file expires (undefined without a client CA). */
+    caNotAfter?: Date;
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
+
+/**
+ * The certificates of a CA file (PEM), each parsed; throws when the file holds none, or a block that is not one.
+ * OpenSSL skips what it cannot parse in a CA list, so an empty or garbage file would load as a CA that signs
+ * nobody: every caller, the API server included, refused in the handshake.
+ */
+function caCertificates(pem: Buffer): crypto.X509Certificate[] {
+    const text = pem.toString("latin1");
+    const blocks = text.match(PEM_CERTIFICATE) ?? [];
+    if (blocks.length === 0) throw new Error("it holds no PEM certificate");
+    if ((text.match(/-----BEGIN /g) ?? []).length !== blocks.length)
+        throw new Error("it holds a PEM block that is not a certificate");
+    return blocks.map((b, i) => {
+        try {
+            return new crypto.X509Certificate(b);
+        } catch (e) {
+            throw new Error(`its certificate ${i + 1} cannot be parsed: ${firstLine(e)}`);
+        }
+    });
+}
+
+/**
+ * What the files hold, checked: the certificate and key make a pair (OpenSSL loads them together), the
+ * certificate parses, and the client CA, when read, holds certificates only. Throws BadInputError naming what
+ * could not be read or used.
+ */
+export function tlsMaterial(f: TlsFiles, withClientCa: boolean): TlsMaterial {
     let pair: { cert: Buffer; key: Buffer };
     try {
         pair = { cert: fs.readFileSync(f.cert), key: fs.readFileSync(f.key) };
     } catch (e) {
         throw new BadInputError(`cannot read the TLS certificate or key: ${firstLine(e)}`);
     }
-    if (!withClientCa || !f.clientCa) return { minVersion: "TLSv1.2", cert: pair.cert, key: pair.key };
+    let certNotAfter: Date;
     try {
-        return { minVersion: "TLSv1.2", cert: pair.cert, key: pair.key, ca: fs.readFileSync(f.clientCa) };
+        tls.createSecureContext(pair);
+        certNotAfter = new Date(new crypto.X509Certificate(pair.cert).validTo);
+    } catch (e) {
+        throw new BadInputError(`cannot use the TLS certificate and key: ${firstLine(e)}`);
+    }
+    const options: https.ServerOptions = { minVersion: "TLSv1.2", cert: pair.cert, key: pair.key };
+    if (!withClientCa || !f.clientCa) return { options, certNotAfter };
+    let ca: Buffer;
+    try {
+        ca = fs.readFileSync(f.clientCa);
     } catch (e) {
         throw new BadInputError(`cannot read the client CA: ${firstLine(e)}`);
     }
+    let certs: crypto.X509Certificate[];
+    try {
+        certs = caCertificates(ca);
+    } catch (e) {
+        throw new BadInputError(`cannot use the client CA: ${firstLine(e)}`);
+    }
+    const caNotAfter = new Date(Math.max(...certs.map((c) => new Date(c.validTo).getTime())));
+    return { options: { minVersion: "TLSv1.2", cert: pair.cert, key: pair.key, ca }, certNotAfter, caNotAfter };
 }
 
 /** Node's server limits from ours. */
@@ -71,40 +129,63 @@ export interface TlsServers {
     review: https.Server;
     /** The health server, when asked for; else the review server serves probes too. */
     health?: https.Server;
+    /** Why the servers, as loaded now, can answer nobody (an expired certificate or CA); empty when they can. */
+    problems(now?: Date): string[];
     /** Stops polling the files. */
     unwatch(): void;
+}
+
+/** Why TLS material in use can answer nobody at `now`: an expired serving certificate or client CA. */
+export function tlsProblems(m: Pick<TlsMaterial, "certNotAfter" | "caNotAfter">, now = new Date()): string[] {
+    const out: string[] = [];
+    if (m.certNotAfter.getTime() <= now.getTime())
+        out.push(`the serving certificate expired at ${m.certNotAfter.toISOString()}`);
+    if (m.caNotAfter && m.caNotAfter.getTime() <= now.getTime())
+        out.push(`every certificate of the client CA expired (the last at ${m.caNotAfter.toISOString()})`);
+    return out;
 }
 
 /** The servers (not listening yet); `healthPort` asks for a health server. */
 export function tlsServers(f: TlsFiles, limits: ServeLimits, health: boolean, log: Log): TlsServers {
     const clientAuth = f.clientCa !== undefined;
+    let loaded = tlsMaterial(f, true);
     const review = https.createServer(
-        Object.assign(readTls(f, true), serverLimits(limits), {
+        Object.assign({}, loaded.options, serverLimits(limits), {
             requestCert: clientAuth,
             rejectUnauthorized: clientAuth,
         }),
     );
     review.timeout = limits.idleTimeoutMs;
-    const probes = health ? https.createServer(Object.assign(readTls(f, false), serverLimits(limits))) : undefined;
+    const probes = health
+        ? https.createServer(Object.assign({}, tlsMaterial(f, false).options, serverLimits(limits)))
+        : undefined;
     if (probes) probes.timeout = limits.idleTimeoutMs;
     // A handshake refused (no certificate, or one the CA did not sign): logged, the connection closed by Node.
     review.on("tlsClientError", (e) =>
         log("warn", "tls.client_refused", { error: escapeText(firstLine(e)).slice(0, 200) }),
     );
     const reload = () => {
+        // Both read and checked before either is used: a bad file keeps the last good set on both servers.
+        let next: TlsMaterial;
+        let health: TlsMaterial | undefined;
         try {
-            review.setSecureContext(readTls(f, true));
-            probes?.setSecureContext(readTls(f, false));
-            log("info", "tls.reloaded", { cert: f.cert });
+            next = tlsMaterial(f, true);
+            health = probes ? tlsMaterial(f, false) : undefined;
         } catch (e) {
-            log("error", "tls.reload_failed", { error: escapeText(firstLine(e)) });
+            log("error", "tls.reload_failed", { error: escapeText(firstLine(e)), kept: "the last good certificate" });
+            return;
         }
+        review.setSecureContext(next.options);
+        if (probes && health) probes.setSecureContext(health.options);
+        loaded = next;
+        log("info", "tls.reloaded", { cert: escapeText(f.cert), notAfter: next.certNotAfter.toISOString() });
     };
     const files = [f.cert, f.key, ...(f.clientCa ? [f.clientCa] : [])];
     for (const file of files) fs.watchFile(file, { interval: f.pollMs ?? 2000 }, reload);
     return {
         review,
         health: probes,
+        problems: (now) => tlsProblems(loaded, now),
         unwatch: () => {
             for (const file of files) fs.unwatchFile(file, reload);
         },

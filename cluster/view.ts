@@ -13,7 +13,6 @@
  * pko-guard cannot read (cache.ts UnreadableObjectsError). The objects the cache could not read are the
  * cache's (unreadableFor).
  */
-import { ClusterCache } from "./cache";
 import { EVERY_NAMESPACE, accountNamespaces } from "./binding-reach";
 import { KObject, UnreadableObject, identityOf } from "./kinds";
 import { FreshList } from "./shared-reads";
@@ -142,7 +141,7 @@ function crbsBySubject(crbs: KObject[]): Map<string, KObject[]> {
  */
 export class FreshView implements ClusterView {
     private constructor(
-        private readonly cache: ClusterCache,
+        private readonly cache: ClusterView,
         private readonly crbs: KObject[] | undefined,
         private readonly rbs: FreshKind,
         private readonly stacks: FreshKind,
@@ -150,7 +149,7 @@ export class FreshView implements ClusterView {
     ) {}
 
     static async read(
-        cache: ClusterCache,
+        cache: ClusterView,
         incoming: KObject,
         namespaces: Set<string>,
         fresh: FreshList,

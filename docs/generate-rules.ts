@@ -1,12 +1,8 @@
 /**
- * The rule reference, docs/rules.md, generated from the rules themselves: each rule's `about` (what, why, fix,
- * notes, the kinds it reads, whether it reads the production settings, its pattern settings, its example) and
- * its config schema (properties with defaults, waivers); and the README's list of rules, which links to it.
- * `npm run docs` writes both; test/unit/docs/generate-rules.spec.ts fails while either differs from what this
- * renders.
- *
- * Each rule's section carries the anchor `rule-<name>` that SARIF, `pko-guard rules --json` and `explain`
- * link to (reports/subject.ts `ruleDocPath`).
+ * The rule reference, docs/rules.md, generated from the rules themselves (each rule's `about` and config schema), and
+ * the README's list of rules, which links to it.
+ * `npm run docs` writes both; test/unit/docs/generate-rules.spec.ts fails while either differs. The `rule-<name>`
+ * anchors are linked from SARIF, `rules --json` and `explain` (reports/subject.ts `ruleDocPath`).
  */
 import * as fs from "fs";
 import * as path from "path";

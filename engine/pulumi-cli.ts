@@ -1,17 +1,10 @@
 /**
  * Running the Pulumi CLI: `preview --policy-pack` read from the engine's streaming JSON events (the gate's
- * preview of a user's stack, and the harness's previews), with the one-line failure reasons. The harness's
- * throw-away stacks (isolated environment, `up`, `destroy`, `stack export`) are in harness/throwaway-stacks.ts.
- * Every command runs through support/process.ts: its own process group, a deadline, killed with everything it
- * started (language host, providers) on timeout, Ctrl-C or SIGTERM.
- *
- * Why not the Automation API (`@pulumi/pulumi/automation`, `LocalWorkspace` with `policyPacks` and
- * `onEvent`): it runs this same CLI underneath, but through execa without a process group, so a deadline
- * or an interrupt kills only the CLI and leaves the language host and providers behind (issue 10, item
- * 12); requiring it costs seconds of start-up where child_process costs a small fraction of one (the figures:
- * docs/contributing/benchmarks.md); and its event stream needs an event-log
- * file in a temporary folder, where `--json` with PULUMI_ENABLE_STREAMING_JSON_PREVIEW gives the same
- * engine events on stdout.
+ * preview of a user's stack, and the harness's previews), with the one-line failure reasons. Every command runs
+ * in its own process group (support/process.ts), so a deadline or interrupt kills the language host and providers
+ * too. Not the Automation API: it runs this CLI through execa without a process group (leaving those behind),
+ * costs seconds of start-up (docs/contributing/benchmarks.md), and needs an event-log file where `--json` with
+ * PULUMI_ENABLE_STREAMING_JSON_PREVIEW gives the same events on stdout.
  */
 import * as path from "path";
 import { StringDecoder } from "string_decoder";

@@ -1,16 +1,9 @@
 /**
  * Where a resource is declared, best effort. The Node.js SDK sends a source position with
  * RegisterResourceRequest, but the engine's JSON events (policyEvent, resourcePreEvent) do not carry it, so the
- * gate searches the program's source files for the resource's Pulumi name:
- * - as a string literal ("name", 'name' or `name`), or a YAML program's map key (`  name:`);
- * - else as a template that builds it (`${prefix}-app`, f"{prefix}-app"): its fixed parts, in order, with
- *   something in place of each interpolation.
- * Several resources of a program may share a name (a Namespace and a Stack both "app"), so each place is weighed
- * by what the URN says of the resource: its type's class constructed on that line or just above
- * (`new k8s.core.v1.Namespace(`, `Namespace(`, `NewNamespace(`), or its kind written just below (a
- * CustomResource's `kind: "Stack"`), and, for a child of a component, a file that names the parent's type
- * token. The best-weighed place wins, the first one on a tie (the entry file first). A name no place matches
- * gets no location, which the report says. Rows that already have a location keep it.
+ * gate searches the program's source files for the resource's Pulumi name (a literal, a YAML key, or a template
+ * that builds it). Names are not unique in a program, so each place is weighed by what the URN says (its type
+ * constructed nearby, its kind below, its parent's type in the file); the best wins, the first on a tie.
  */
 import * as fs from "fs";
 import * as path from "path";

@@ -1,10 +1,8 @@
 /**
  * In-process evaluation of the pack's own policy objects (a pack built by policies/index.ts `buildPolicies`),
- * shared by `pko-guard check` and the harness's manifest leg. Nothing here implements a rule: each policy gets the
- * arguments the analyzer would build (properties turned into a protobuf Struct, ./struct.ts, and read back by the policy
- * SDK's own deserializer, wrapped in its unknown-checking proxy), the configuration the engine would send
- * (reconcilePackConfig: schema defaults, enforcement levels, `all`), and disabled policies are skipped, as
- * the analyzer skips them. `remediate` reports as `mandatory`, as the analyzer does.
+ * shared by `pko-guard check` and the harness's manifest leg. Each policy gets the arguments and configuration the
+ * analyzer would build (Struct round trip, ./struct.ts; the SDK's unknown-checking proxy; reconcilePackConfig);
+ * disabled policies are skipped and `remediate` reports as `mandatory`, as the analyzer does.
  */
 import { Policy, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { Rule, buildPolicies } from "../policies/index";

@@ -1,9 +1,7 @@
 /**
  * Policy pack configuration, handled as the Pulumi engine handles `--policy-pack-config`: parse the
- * file (`"all"`, `"<policy>": "<level>"` or `{enforcementLevel, ...properties}`), start from every
- * policy's defaults (level and schema defaults), apply the file, then validate each policy's
- * properties against its config schema. The mock leg sends the result to the analyzer, as the engine
- * does; invalid config is bad input for both legs.
+ * file, start from every policy's defaults (level and schema defaults), apply the file, then validate each policy's
+ * properties against its config schema. Invalid config is bad input for both legs.
  */
 import type Ajv from "ajv";
 import type { ValidateFunction } from "ajv";

@@ -1,19 +1,10 @@
 /**
  * The one place where what the rules derive from their inputs is shared between policies (policies/model/views.ts):
  * a resource's properties as plain data and its Stack view, and over a program its joined patches, patched Stacks,
- * RBAC model and identities. The rules' domain computes each of them as a plain function of its input; the views
- * here remember each result by the identity of that input: a resource's `props` object, a program's resource list.
- * Nothing is keyed by what an input contains, so nothing is reused for other inputs, whatever they contain; entries
- * go with their inputs (weak maps). Shared results are never changed (callers copy).
- *
- * Two doors hand the policies of one request the same inputs and these views (in the hooks' arguments: policy.ts
- * `WithViews`), so that the first policy that reads something derives it and the others reuse it:
- * - an in-process evaluation (./evaluate.ts: `check`, the manifest leg, admission, audit) deserializes each
- *   resource once for every policy and makes one resource list for its stack hooks;
- * - the analyzer (a preview: index.ts serves its pack through `sharingRequests`) deserializes every input again for
- *   each policy, so the policies of one request read its first policy's inputs instead; a request is known by what
- *   it is about and ends when another begins, at the latest with the turn of the event loop.
- * Why it is worth it, in figures: docs/contributing/benchmarks.md.
+ * RBAC model and identities. Results are remembered by the identity of their input (weak maps), never by what it
+ * contains, so nothing is reused for other inputs; shared results are never changed (callers copy). The analyzer
+ * deserializes every input again for each policy, so a request's policies read its first policy's inputs; a request
+ * ends when another begins or with the turn of the event loop. Figures: docs/contributing/benchmarks.md.
  */
 import { ResourceValidation, ResourceValidationPolicy, StackValidation, StackValidationPolicy } from "@pulumi/policy";
 import { Rule } from "../policies/index";

@@ -1,13 +1,9 @@
 /**
  * What a resource's properties become on the analyzer's wire: the engine sends them as a
- * `google.protobuf.Struct`, and the policy SDK reads them back with `Struct.toJavaScript()`. The round trip
- * (google-protobuf's `Struct.fromJavaScript(x).toJavaScript()`) copies plain JSON with three visible effects:
- * each object's keys come back sorted (code-unit order: the Struct's map sorts its keys), a `__proto__` key is
- * dropped (the map stores keys as properties of a plain object), and anything that is not JSON (undefined, a
- * hole, a function, a bigint, a symbol) throws "Unexpected struct type.". Done here in one pass instead of
- * building a message object for every value (most of `check`'s time on large repositories);
- * test/unit/evaluation/struct.spec.ts requires identical results, key order and errors to google-protobuf's on
- * generated values.
+ * `google.protobuf.Struct`, and the policy SDK reads them back with `Struct.toJavaScript()`. That round trip sorts
+ * each object's keys (code-unit order), drops a `__proto__` key, and throws "Unexpected struct type." on anything
+ * that is not JSON; done here in one pass because building a message per value was most of `check`'s time.
+ * test/unit/evaluation/struct.spec.ts holds it to google-protobuf's results, key order and errors.
  */
 
 function copy(v: unknown): unknown {

@@ -1,9 +1,8 @@
 /**
  * Worker threads for a large evaluation, as a seam: how many threads a run of a given size uses on this machine,
- * how its inputs are split into contiguous parts, and a handle on one part's thread (its messages kept until asked
- * for; a thread that fails or exits answers `{ failed: true }` with why). What a part does with its inputs, and how the parts
- * are joined, belongs to the caller (gitops/manifests/parallel.ts for `check`). A run that must not use threads asks
- * for one (PKO_GUARD_WORKERS=1). Why these sizes, in figures: docs/contributing/benchmarks.md.
+ * how its inputs are split into contiguous parts, and a handle on one part's thread (a thread that fails or exits
+ * answers `{ failed: true }` with why). PKO_GUARD_WORKERS=1 turns threads off. Why these sizes:
+ * docs/contributing/benchmarks.md.
  */
 import * as fs from "fs";
 import * as os from "os";

@@ -1,15 +1,9 @@
 /**
  * The part of Argo CD's application controller that deletion needs, for test clusters that run no Argo CD.
- *
- * An Application may carry Argo CD's finalizers (`resources-finalizer.argocd.argoproj.io`, its `/background`
- * and `/foreground` forms, `post-delete-finalizer.argocd.argoproj.io`...): when it is deleted, Argo CD's
- * controller first deletes what the Application deployed, then removes its finalizers, and only then does the
- * API server drop the object. Without that controller such an Application stays in the cluster forever, and
- * `pulumi destroy` waits for it until its deadline. The harness's Applications have deployed nothing (nothing
- * syncs them), so the controller's whole job on deletion is the last step: this watcher (an informer of
- * `@kubernetes/client-node`: list, then watch) removes every `*.argocd.argoproj.io` finalizer from an
- * Application once it has a `deletionTimestamp`, and leaves every other finalizer (the garbage collector's
- * `foregroundDeletion`) to its owner.
+ * An Application with Argo CD's finalizers is only dropped once Argo CD's controller has removed them, so
+ * without it `pulumi destroy` waits for it until its deadline. The harness's Applications have deployed
+ * nothing, so this watcher removes every `*.argocd.argoproj.io` finalizer once an Application has a
+ * `deletionTimestamp`, and leaves every other finalizer to its owner.
  */
 import * as k8s from "@kubernetes/client-node";
 import * as path from "path";

@@ -1,12 +1,8 @@
 /**
- * `pko-guard test --update`: expectations rewritten from the current verdicts, for review by diff. A fixture's
- * expect.yaml gets the violations its legs report (policy, resource, count; the level where one is written), a
- * corpus entry's corpus.json the exit code, findings and error lines of a run (./corpus.ts).
- *
- * The diff is the change and nothing else: expect.yaml is edited as text at the places the YAML parser locates
- * (a count, a level, an entry removed or appended), so comments, quoting, folding and order stay as written. A
- * fixture whose legs disagree, or that did not run, is left as it is and said; a message pattern that no longer
- * matches is kept and said (a person wrote it).
+ * `pko-guard test --update`: expectations rewritten from the current verdicts, for review by diff.
+ * Each expect.yaml is edited as text at the places the YAML parser locates, so comments, quoting and order stay as
+ * written. A fixture whose legs disagree or did not run is left as it is and said; a message pattern that no
+ * longer matches is kept and said (a person wrote it).
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -252,7 +248,7 @@ export async function updateExpectations(
         result.updated.push(file);
     }
     for (const dir of corpus) {
-        if (updateCorpusEntry(dir)) result.updated.push(path.join(dir, "corpus.json"));
+        if (await updateCorpusEntry(dir)) result.updated.push(path.join(dir, "corpus.json"));
         else result.unchanged++;
     }
     return result;

@@ -1,15 +1,9 @@
 /**
- * Validation of rendered Kubernetes manifests with a real JSON-schema validator (ajv):
- * - PKO objects (Stack, Program, Workspace, Update) against the OpenAPI v3 schemas of PKO v2.9.0's CRDs,
- *   generated from the operator's own Go API types with controller-gen and committed (cluster/pko-crds.ts);
- * - Argo CD Applications against Argo CD's own Application CRD (harness/argocd-finalizers.ts);
- * - Secrets, ServiceAccounts and RBAC objects against the Kubernetes OpenAPI (swagger) definitions of a
- *   pinned Kubernetes release.
- * Objects of other kinds are reported as not validated (never as valid).
- *
- * JSON schema alone lets undeclared fields through, while the API server prunes them (or, under strict
- * field validation, kubectl's default, rejects them). So every object is also walked against its schema,
- * and a field the schema does not declare is an error, with no exception.
+ * Validation of rendered Kubernetes manifests with a real JSON-schema validator (ajv): PKO objects against
+ * PKO v2.9.0's CRD schemas (cluster/pko-crds.ts), Argo CD Applications against Argo CD's CRD, and Secrets,
+ * ServiceAccounts and RBAC against a pinned Kubernetes OpenAPI; other kinds are reported as not validated.
+ * JSON schema lets undeclared fields through while the API server prunes or (strict field validation, kubectl's
+ * default) rejects them, so an undeclared field is an error here.
  */
 import Ajv, { ValidateFunction } from "ajv";
 import AjvDraft04 from "ajv-draft-04";

@@ -1,10 +1,7 @@
 /**
- * Builds the policy pack folder's code (pack/dist, part of `npm run build`, after tsc):
- * - dist/index.js (+ .map): the lean pack entry. index.ts, the rules and `@pulumi/policy` in one file;
- *   every other package stays an ordinary require, and the bare `@pulumi/pulumi` that `@pulumi/policy`
- *   asks for is src/pulumi-sdk.ts (only what it uses), so the SDK's index is never loaded.
- * - dist/preload.js: src/preload.ts, the TypeScript stand-in that PulumiPolicy.yaml preloads.
- * Run as `node bin/pack/build-pack.js`; exits 1 with one line on failure.
+ * Builds the policy pack folder's code (pack/dist, part of `npm run build`, after tsc).
+ * `dist/index.js` bundles index.ts, the rules and `@pulumi/policy`, with `@pulumi/pulumi` aliased to src/pulumi-sdk.ts
+ * so the SDK's index is never loaded; dist/preload.js is src/preload.ts. Exits 1 with one line on failure.
  */
 import * as esbuild from "esbuild";
 import * as path from "path";

@@ -209,6 +209,7 @@ function pruneFindings(apps: Application[], stacks: { view: StackView }[], ctx: 
             findings.push({
                 message: `Argo CD Application ${JSON.stringify(r.name)} auto-prunes (syncPolicy.automated.prune) production ${describeStack(st.view)}, which sets destroyOnFinalize: deleting its manifest from Git would destroy production; disable prune or remove destroyOnFinalize.`,
                 urn: typeof r.urn === "string" ? r.urn : undefined,
+                field: "spec.syncPolicy.automated.prune",
             });
         }
     }

@@ -3,7 +3,7 @@
  *
  * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
-import { resourceRule } from "./model/policy";
+import { RuleFinding, resourceRule } from "./model/policy";
 import { NOT_RENDERED } from "./model/origin";
 import { compilePattern, patternProblem } from "./model/production";
 import { Plain, configStrings, get, plain } from "./model/values";
@@ -18,6 +18,12 @@ const MAX_REASONS = 20;
 
 /** The source a reason is about: the field it starts with (`spec.source`, `spec.sources[2]`), as check writes it. */
 const SOURCE_FIELD = /^(spec\.source|spec\.sources\[(\d+)\])(?=[ .:])/;
+
+/**
+ * The field a reason is about: check writes each reason starting with the field it is about (`spec.source could
+ * not be fetched: ...`, `spec.generators[0].git.repoURL ...`); a reason that starts otherwise names none.
+ */
+const REASON_FIELD = /^spec(?:\.[A-Za-z0-9_]+|\[\d+\])*(?=[ .:;,]|$)/;
 
 /**
  * The fields of an Application's sources whose repoURL matches one of the patterns: sources the platform team
@@ -105,13 +111,18 @@ export const rule = resourceRule(
             .split("\n")
             .map((l) => l.trim())
             .filter((l) => l !== "" && !elsewhere.has(SOURCE_FIELD.exec(l)?.[1] ?? ""));
-        const shown = lines
-            .slice(0, MAX_REASONS)
-            .map((reason) => `${who}: ${reason}; check could not evaluate what it applies, so the rule fails closed.`);
+        const shown: RuleFinding[] = lines.slice(0, MAX_REASONS).map((reason) => {
+            const finding: RuleFinding = {
+                message: `${who}: ${reason}; check could not evaluate what it applies, so the rule fails closed.`,
+            };
+            const field = REASON_FIELD.exec(reason)?.[0];
+            if (field !== undefined) finding.field = field;
+            return finding;
+        });
         if (lines.length > MAX_REASONS)
-            shown.push(
-                `${who}: ${lines.length - MAX_REASONS} more reasons; check could not evaluate what it applies, so the rule fails closed.`,
-            );
+            shown.push({
+                message: `${who}: ${lines.length - MAX_REASONS} more reasons; check could not evaluate what it applies, so the rule fails closed.`,
+            });
         return shown;
     },
 );

@@ -4,7 +4,7 @@
  * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
 import { bucket, ownership } from "./model/examples";
-import { resourceRule } from "./model/policy";
+import { RuleFinding, resourceRule } from "./model/policy";
 import { Plain, UNKNOWN, get, list } from "./model/values";
 
 export const NAME = "aws-s3-no-public-acl";
@@ -20,36 +20,41 @@ const OBJECT_TYPES = new Set([
     "aws:s3/objectCopy:ObjectCopy",
 ]);
 
-function checkCanned(field: string, acl: Plain, out: string[]): void {
+function checkCanned(field: string, acl: Plain, out: RuleFinding[]): void {
     if (acl === UNKNOWN) {
-        out.push(
-            `${field} is unknown during preview, so it cannot be verified not to be public; set a known ACL such as "private".`,
-        );
+        out.push({
+            message: `${field} is unknown during preview, so it cannot be verified not to be public; set a known ACL such as "private".`,
+            field,
+        });
     } else if (typeof acl === "string" && PUBLIC_CANNED.has(acl)) {
-        out.push(
-            `${field} is the public canned ACL ${JSON.stringify(acl)}; use "private" and grant access through a bucket policy.`,
-        );
+        out.push({
+            message: `${field} is the public canned ACL ${JSON.stringify(acl)}; use "private" and grant access through a bucket policy.`,
+            field,
+        });
     }
 }
 
-function checkGrantee(field: string, uri: Plain, out: string[]): void {
+function checkGrantee(field: string, uri: Plain, out: RuleFinding[]): void {
     if (uri === UNKNOWN) {
-        out.push(
-            `${field} has a grantee URI unknown during preview, so it cannot be verified not to be public; make it known or remove the grant.`,
-        );
+        out.push({
+            message: `${field} has a grantee URI unknown during preview, so it cannot be verified not to be public; make it known or remove the grant.`,
+            field,
+        });
     } else if (typeof uri === "string" && PUBLIC_GROUPS.test(uri)) {
         const group = PUBLIC_GROUPS.exec(uri)![1];
-        out.push(
-            `${field} grants access to the ${group} group (public); remove the grant and use a bucket policy for specific principals.`,
-        );
+        out.push({
+            message: `${field} grants access to the ${group} group (public); remove the grant and use a bucket policy for specific principals.`,
+            field,
+        });
     }
 }
 
-function checkGrantList(field: string, grants: Plain, uriPath: string[], out: string[]): void {
+function checkGrantList(field: string, grants: Plain, uriPath: string[], out: RuleFinding[]): void {
     if (grants === UNKNOWN) {
-        out.push(
-            `${field} is unknown during preview, so the grants cannot be verified not to be public; make them known at preview time.`,
-        );
+        out.push({
+            message: `${field} is unknown during preview, so the grants cannot be verified not to be public; make them known at preview time.`,
+            field,
+        });
         return;
     }
     list(grants).forEach((g, i) => checkGrantee(`${field}[${i}]`, get(g, ...uriPath), out));
@@ -86,7 +91,7 @@ export const rule = resourceRule(
             return [];
         }
         const props = ctx.views.props(resource);
-        const out: string[] = [];
+        const out: RuleFinding[] = [];
         if (props === UNKNOWN) {
             return [`${type} inputs are unknown during preview, so the ACL cannot be verified not to be public.`];
         }

@@ -50,10 +50,12 @@ export const rule = programRule(
         for (const st of index.stacks) {
             if (st.view.apiVersion !== "pulumi.com/v1") continue;
             if (covered.has(st)) continue;
-            findings.push({
+            const finding: RuleFinding = {
                 message: `${describeStack(st.view)} runs as ${describeSubject({ kind: "ServiceAccount", ...st.serviceAccount })} (${st.source}), which has no system:auth-delegator ClusterRoleBinding ${judgedWith(st.view.urn).among}; PKO v2 needs it, add one.`,
                 urn: st.view.urn,
-            });
+            };
+            if (st.field !== undefined) finding.field = st.field;
+            findings.push(finding);
         }
         return findings;
     },

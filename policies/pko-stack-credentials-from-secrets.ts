@@ -14,7 +14,7 @@ import {
     looksLikeCredential,
     urlCredentialPart,
 } from "./model/credentials";
-import { stackRule } from "./model/policy";
+import { RuleFinding, stackRule } from "./model/policy";
 import { Ref, StackView, describeStack, resourceRef } from "./model/stack";
 import { podContainers } from "./model/workspace";
 import { Plain, UNKNOWN, configStrings, entries, get, isObject, list, quote } from "./model/values";
@@ -23,7 +23,12 @@ export const NAME = "pko-stack-credentials-from-secrets";
 
 const SECRET_REF_FIX = "reference a Kubernetes Secret instead: {type: Secret, secret: {name, key}}";
 
-function refProblem(ref: Ref, what: string): string | undefined {
+function refProblem(ref: Ref, what: string): RuleFinding | undefined {
+    const message = refMessage(ref, what);
+    return message === undefined ? undefined : { message, field: ref.field };
+}
+
+function refMessage(ref: Ref, what: string): string | undefined {
     switch (ref.kind) {
         case "Secret":
             return ref.complete
@@ -41,9 +46,12 @@ function refProblem(ref: Ref, what: string): string | undefined {
     }
 }
 
-function mapUnknown(field: string, v: Plain): string | undefined {
+function mapUnknown(field: string, v: Plain): RuleFinding | undefined {
     return v === UNKNOWN
-        ? `${field} is unknown during preview, so its credentials cannot be verified to come from Kubernetes Secrets; make the map known at preview time.`
+        ? {
+              message: `${field} is unknown during preview, so its credentials cannot be verified to come from Kubernetes Secrets; make the map known at preview time.`,
+              field,
+          }
         : undefined;
 }
 
@@ -52,15 +60,19 @@ function mapUnknown(field: string, v: Plain): string | undefined {
  * in the manifest: fine when the value is a file path (the credential is in the file, mounted from a
  * Secret); a violation when it holds anything else, such as a JSON key or a token inline.
  */
-function filePointerProblem(field: string, value: Plain): string | undefined {
+function filePointerProblem(field: string, value: Plain, label = field): RuleFinding | undefined {
     if (value === undefined || value === null || (typeof value === "string" && isPathValue(value))) return undefined;
+    return { message: filePointerMessage(label, value), field };
+}
+
+function filePointerMessage(field: string, value: Plain): string {
     if (value === UNKNOWN) {
         return `${field} names a credential file but its value is unknown during preview, so it cannot be verified to be a file path rather than the credential itself; make it a known path (e.g. /var/run/secrets/...).`;
     }
     return `${field} names a credential file but holds inline content, not a file path (an absolute path, or one starting with ./ or ~/): the credential would sit in plaintext in the Stack manifest; mount the credential from a Kubernetes Secret and set the variable to the file's path, or ${SECRET_REF_FIX}.`;
 }
 
-function checkEnvRefs(view: StackView, extra: string[], out: string[]): void {
+function checkEnvRefs(view: StackView, extra: string[], out: RuleFinding[]): void {
     const envRefs = get(view.spec, "envRefs");
     const unknown = mapUnknown("spec.envRefs", envRefs);
     if (unknown) {
@@ -75,39 +87,42 @@ function checkEnvRefs(view: StackView, extra: string[], out: string[]): void {
         } else if (isFilePointerName(name)) {
             const p =
                 ref.kind === "Literal"
-                    ? filePointerProblem(`spec.envRefs.${name} (a Literal)`, ref.literal ?? undefined)
+                    ? filePointerProblem(ref.field, ref.literal ?? undefined, `${ref.field} (a Literal)`)
                     : ref.kind === "unknown"
                       ? refProblem(ref, "a credential file's path")
                       : undefined;
             if (p) out.push(p);
         } else if (ref.kind === "Literal" && looksLikeCredential(ref.literal)) {
-            out.push(
-                `spec.envRefs.${name} is a Literal whose value is a credential (${credentialShape(ref.literal)}); ${SECRET_REF_FIX}.`,
-            );
+            out.push({
+                message: `spec.envRefs.${name} is a Literal whose value is a credential (${credentialShape(ref.literal)}); ${SECRET_REF_FIX}.`,
+                field: ref.field,
+            });
         }
     }
 }
 
-function checkPlainEnvs(view: StackView, extra: string[], out: string[]): void {
+function checkPlainEnvs(view: StackView, extra: string[], out: RuleFinding[]): void {
     const envs = get(view.spec, "envs");
     for (const [name, value] of entries(envs)) {
         if (!isCredentialName(name, extra) && isFilePointerName(name)) {
             const p = filePointerProblem(`spec.envs.${name}`, value);
             if (p) out.push(p);
         } else if (isCredentialName(name, extra) || looksLikeCredential(value)) {
-            out.push(
-                `spec.envs.${name} holds a credential in plaintext; move it to spec.envRefs.${name} with {type: Secret, secret: {name, key}}.`,
-            );
+            out.push({
+                message: `spec.envs.${name} holds a credential in plaintext; move it to spec.envRefs.${name} with {type: Secret, secret: {name, key}}.`,
+                field: `spec.envs.${name}`,
+            });
         }
     }
 }
 
-function checkSecrets(view: StackView, out: string[]): void {
+function checkSecrets(view: StackView, out: RuleFinding[]): void {
     const secrets = get(view.spec, "secrets");
     if (secrets === UNKNOWN || entries(secrets).length > 0) {
-        out.push(
-            `spec.secrets holds secret config values in plaintext in the Stack manifest; use spec.secretsRef with {type: Secret, secret: {name, key}} for each value.`,
-        );
+        out.push({
+            message: `spec.secrets holds secret config values in plaintext in the Stack manifest; use spec.secretsRef with {type: Secret, secret: {name, key}} for each value.`,
+            field: "spec.secrets",
+        });
     }
     const secretsRef = get(view.spec, "secretsRef");
     const unknown = mapUnknown("spec.secretsRef", secretsRef);
@@ -125,21 +140,29 @@ function checkSecrets(view: StackView, out: string[]): void {
  * Literal values that hold a credential by their shape, nested values included (JSON config values,
  * Program expressions): one finding per field, naming the field and the shape, never the value.
  */
-export function literalShapeProblems(field: string, value: Plain, fix: string, out: string[]): void {
+export function literalShapeProblems(field: string, value: Plain, fix: string, out: RuleFinding[]): void {
     if (value === UNKNOWN) return;
     const { found, truncated } = findCredentialShapes(value);
-    for (const f of found) out.push(`${field}${f.at} holds a credential in plaintext (${f.what}); ${fix}.`);
+    for (const f of found)
+        out.push({
+            message: `${field}${f.at} holds a credential in plaintext (${f.what}); ${fix}.`,
+            field: `${field}${f.at}`,
+        });
     if (truncated && found.length === 0)
-        out.push(
-            `${field} is too large or too deeply nested to be verified to hold no credential; the rule fails closed: simplify it.`,
-        );
+        out.push({
+            message: `${field} is too large or too deeply nested to be verified to hold no credential; the rule fails closed: simplify it.`,
+            field,
+        });
 }
 
-function checkConfig(view: StackView, out: string[]): void {
+function checkConfig(view: StackView, out: RuleFinding[]): void {
     const fix = "move it to spec.secretsRef with {type: Secret, secret: {name, key}}";
     for (const [key, value] of entries(get(view.spec, "config"))) {
         if (isSecretConfigKey(key)) {
-            out.push(`spec.config.${key} looks like a secret but is plain config in the Stack manifest; ${fix}.`);
+            out.push({
+                message: `spec.config.${key} looks like a secret but is plain config in the Stack manifest; ${fix}.`,
+                field: `spec.config.${key}`,
+            });
             continue;
         }
         literalShapeProblems(`spec.config.${key}`, value, fix, out);
@@ -152,14 +175,15 @@ function checkConfig(view: StackView, out: string[]): void {
     }
     for (const [key] of entries(configRef)) {
         if (isSecretConfigKey(key)) {
-            out.push(
-                `spec.configRef.${key} takes a secret-looking config value from a ConfigMap, which is not a Secret; ${fix}.`,
-            );
+            out.push({
+                message: `spec.configRef.${key} takes a secret-looking config value from a ConfigMap, which is not a Secret; ${fix}.`,
+                field: `spec.configRef.${key}`,
+            });
         }
     }
 }
 
-function checkGitAuth(view: StackView, out: string[]): void {
+function checkGitAuth(view: StackView, out: RuleFinding[]): void {
     const gitAuth = get(view.spec, "gitAuth");
     if (gitAuth === UNKNOWN) {
         out.push(mapUnknown("spec.gitAuth", gitAuth)!);
@@ -180,18 +204,19 @@ function checkGitAuth(view: StackView, out: string[]): void {
     }
 }
 
-function checkUrl(field: string, value: Plain, fix: string, out: string[]): void {
+function checkUrl(field: string, value: Plain, fix: string, out: RuleFinding[]): void {
     const part = typeof value === "string" ? urlCredentialPart(value) : undefined;
-    if (part) out.push(`${field} embeds credentials in its URL (${part}); remove them and use ${fix}.`);
+    if (part)
+        out.push({ message: `${field} embeds credentials in its URL (${part}); remove them and use ${fix}.`, field });
 }
 
-function checkUrls(view: StackView, out: string[]): void {
+function checkUrls(view: StackView, out: RuleFinding[]): void {
     checkUrl("spec.projectRepo", view.projectRepo, "spec.gitAuth with Secret references", out);
     checkUrl("spec.backend", view.backend, "spec.envRefs with Secret references", out);
     checkUrl("spec.secretsProvider", get(view.spec, "secretsProvider"), "spec.envRefs with Secret references", out);
 }
 
-export function checkEnvVarList(field: string, env: Plain, extra: string[], out: string[]): void {
+export function checkEnvVarList(field: string, env: Plain, extra: string[], out: RuleFinding[]): void {
     if (env === UNKNOWN) {
         out.push(mapUnknown(field, env)!);
         return;
@@ -199,30 +224,36 @@ export function checkEnvVarList(field: string, env: Plain, extra: string[], out:
     list(env).forEach((e, i) => {
         if (!isObject(e)) return;
         const name = get(e, "name");
-        const label = `${field}[${i}]${typeof name === "string" ? ` (${quote(name)})` : ""}`;
+        const at = `${field}[${i}]`;
+        const label = `${at}${typeof name === "string" ? ` (${quote(name)})` : ""}`;
         const credentialName = typeof name === "string" && isCredentialName(name, extra);
         const value = get(e, "value");
         if (!credentialName && typeof name === "string" && isFilePointerName(name)) {
             // Its value is a path; valueFrom (a ConfigMap holding the path, say) is fine too.
-            const p = filePointerProblem(`${label} value`, value);
+            const p = filePointerProblem(`${at}.value`, value, `${label} value`);
             if (p) out.push(p);
             return;
         }
         if (value !== undefined && (credentialName || looksLikeCredential(value))) {
             const shape = credentialShape(value);
-            out.push(
-                `${label} sets a credential as a literal value${shape ? ` (${shape})` : ""}; use valueFrom.secretKeyRef.`,
-            );
+            out.push({
+                message: `${label} sets a credential as a literal value${shape ? ` (${shape})` : ""}; use valueFrom.secretKeyRef.`,
+                field: `${at}.value`,
+            });
             return;
         }
         if (!credentialName) return;
         const valueFrom = get(e, "valueFrom");
         if (valueFrom === UNKNOWN) {
-            out.push(
-                `${label} has a valueFrom unknown during preview, so it cannot be verified to come from a Secret; use valueFrom.secretKeyRef.`,
-            );
+            out.push({
+                message: `${label} has a valueFrom unknown during preview, so it cannot be verified to come from a Secret; use valueFrom.secretKeyRef.`,
+                field: `${at}.valueFrom`,
+            });
         } else if (isObject(valueFrom) && get(valueFrom, "secretKeyRef") === undefined) {
-            out.push(`${label} takes a credential from something other than a Secret; use valueFrom.secretKeyRef.`);
+            out.push({
+                message: `${label} takes a credential from something other than a Secret; use valueFrom.secretKeyRef.`,
+                field: `${at}.valueFrom`,
+            });
         }
     });
 }
@@ -231,7 +262,7 @@ export function checkEnvVarList(field: string, env: Plain, extra: string[], out:
  * Credentials by shape anywhere else in a workspace pod template (a container's `args` or `command`, a probe's
  * header, an annotation): every field but the containers' `env`, judged by name and value above.
  */
-function podTemplateShapeProblems(podTemplate: Plain, at: string, out: string[]): void {
+function podTemplateShapeProblems(podTemplate: Plain, at: string, out: RuleFinding[]): void {
     const fix = "pass it from a Secret (valueFrom.secretKeyRef in env, or a mounted Secret volume)";
     for (const [key, value] of entries(podTemplate)) {
         if (key !== "spec") literalShapeProblems(`${at}.${key}`, value, fix, out);
@@ -256,7 +287,7 @@ function podTemplateShapeProblems(podTemplate: Plain, at: string, out: string[])
  * literal config value, and credentials in the git URL or a stack's secrets provider URL.
  * Shared with the rule for Workspace objects.
  */
-export function workspaceSpecProblems(wsSpec: Plain, at: string, extra: string[], out: string[]): void {
+export function workspaceSpecProblems(wsSpec: Plain, at: string, extra: string[], out: RuleFinding[]): void {
     if (wsSpec === UNKNOWN) {
         out.push(mapUnknown(at, UNKNOWN)!);
         return;
@@ -282,9 +313,10 @@ export function workspaceSpecProblems(wsSpec: Plain, at: string, extra: string[]
             const secret = get(item, "secret");
             const named = typeof key === "string" && isSecretConfigKey(key);
             if (value !== undefined && value !== null && (secret === true || secret === UNKNOWN || named)) {
-                out.push(
-                    `${field}${typeof key === "string" ? ` (${quote(key)})` : ""} sets a secret config value as a literal; read it with valueFrom.env from a variable set by valueFrom.secretKeyRef, or use a Stack's spec.secretsRef.`,
-                );
+                out.push({
+                    message: `${field}${typeof key === "string" ? ` (${quote(key)})` : ""} sets a secret config value as a literal; read it with valueFrom.env from a variable set by valueFrom.secretKeyRef, or use a Stack's spec.secretsRef.`,
+                    field: `${field}.value`,
+                });
                 return;
             }
             literalShapeProblems(
@@ -304,7 +336,7 @@ export function workspaceSpecProblems(wsSpec: Plain, at: string, extra: string[]
     checkUrl(`${at}.git.url`, get(wsSpec, "git", "url"), "git.auth with Secret references", out);
 }
 
-function checkWorkspace(view: StackView, extra: string[], out: string[]): void {
+function checkWorkspace(view: StackView, extra: string[], out: RuleFinding[]): void {
     if (view.workspaceTemplate === UNKNOWN) {
         out.push(mapUnknown("spec.workspaceTemplate", UNKNOWN)!);
         return;
@@ -348,13 +380,16 @@ export const rule = stackRule(
     (view, config) => {
         if (view.spec === UNKNOWN) {
             return [
-                `${describeStack(view)}: spec is unknown during preview, so its credentials cannot be verified to come from Kubernetes Secrets; make the spec known at preview time.`,
+                {
+                    message: `${describeStack(view)}: spec is unknown during preview, so its credentials cannot be verified to come from Kubernetes Secrets; make the spec known at preview time.`,
+                    field: "spec",
+                },
             ];
         }
         const extra = configStrings(config.extraCredentialNames);
         const bad = extraNamesProblem(extra);
         if (bad !== undefined) return [`${describeStack(view)}: ${bad}; fix the policy configuration.`];
-        const out: string[] = [];
+        const out: RuleFinding[] = [];
         checkEnvRefs(view, extra, out);
         checkPlainEnvs(view, extra, out);
         checkSecrets(view, out);

@@ -4,7 +4,7 @@
  * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
 import { stack } from "./model/examples";
-import { stackRule } from "./model/policy";
+import { RuleFinding, stackRule } from "./model/policy";
 import { describeStack, resourceRef } from "./model/stack";
 import { UNKNOWN, entries, get, list } from "./model/values";
 
@@ -32,18 +32,20 @@ export const rule = stackRule(
     (view) => {
         if (view.spec === UNKNOWN) return [];
         const who = describeStack(view);
-        const out: string[] = [];
+        const out: RuleFinding[] = [];
         const envRefs = get(view.spec, "envRefs");
         const token = resourceRef("spec.envRefs.PULUMI_ACCESS_TOKEN", get(envRefs, "PULUMI_ACCESS_TOKEN"));
         const legacy = get(view.spec, "accessTokenSecret");
         if (token.kind === "Secret") {
-            out.push(
-                `${who} uses a long-lived static Pulumi access token (spec.envRefs.PULUMI_ACCESS_TOKEN from a Secret); prefer OIDC token exchange, which stores no token in the cluster.`,
-            );
+            out.push({
+                message: `${who} uses a long-lived static Pulumi access token (spec.envRefs.PULUMI_ACCESS_TOKEN from a Secret); prefer OIDC token exchange, which stores no token in the cluster.`,
+                field: token.field,
+            });
         } else if (typeof legacy === "string" && legacy.length > 0) {
-            out.push(
-                `${who} uses a long-lived static Pulumi access token (spec.accessTokenSecret); prefer OIDC token exchange, which stores no token in the cluster.`,
-            );
+            out.push({
+                message: `${who} uses a long-lived static Pulumi access token (spec.accessTokenSecret); prefer OIDC token exchange, which stores no token in the cluster.`,
+                field: "spec.accessTokenSecret",
+            });
         }
         const environments = list(view.environment);
         if (view.environment !== UNKNOWN && environments.length === 0) {
@@ -51,9 +53,11 @@ export const rule = stackRule(
                 .filter(([name]) => CLOUD_KEYS.test(name))
                 .map(([name]) => name);
             if (keys.length > 0) {
-                out.push(
-                    `${who} takes static cloud credentials (${keys.join(", ")}) from the cluster and attaches no ESC environment; prefer short-lived credentials from a Pulumi ESC environment (spec.environment).`,
-                );
+                // The first key the finding names: the field to change (spec.environment, the advice, is absent).
+                out.push({
+                    message: `${who} takes static cloud credentials (${keys.join(", ")}) from the cluster and attaches no ESC environment; prefer short-lived credentials from a Pulumi ESC environment (spec.environment).`,
+                    field: `spec.envRefs.${keys[0]}`,
+                });
             }
         }
         return out;

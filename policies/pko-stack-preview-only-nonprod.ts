@@ -38,14 +38,17 @@ function deployedKey(view: StackView): string | undefined {
     return JSON.stringify([typeof view.backend === "string" ? view.backend : "", view.stack]);
 }
 
-function judge(view: StackView, j: Judging): string[] {
+function judge(view: StackView, j: Judging): RuleFinding[] {
     const who = describeStack(view);
     const stack = view.stack;
     if (stack === UNKNOWN) {
         return view.preview === true
             ? []
             : [
-                  `${who}: spec.stack is unknown during preview, so it may be a preview-only Stack that deploys; the rule fails closed: make spec.stack known or set spec.preview: true.`,
+                  {
+                      message: `${who}: spec.stack is unknown during preview, so it may be a preview-only Stack that deploys; the rule fails closed: make spec.stack known or set spec.preview: true.`,
+                      field: "spec.stack",
+                  },
               ];
     }
     const expected = typeof stack === "string" && j.patterns.some((p) => compilePattern(p)!.test(stack));
@@ -53,10 +56,16 @@ function judge(view: StackView, j: Judging): string[] {
         if (view.preview === true) return [];
         return view.preview === UNKNOWN
             ? [
-                  `${who} is expected to be preview-only but spec.preview is unknown during preview; set spec.preview: true.`,
+                  {
+                      message: `${who} is expected to be preview-only but spec.preview is unknown during preview; set spec.preview: true.`,
+                      field: "spec.preview",
+                  },
               ]
             : [
-                  `${who} is expected to be preview-only (spec.stack matches previewOnlyStackPatterns) but does not set spec.preview: true, so it would deploy; set spec.preview: true.`,
+                  {
+                      message: `${who} is expected to be preview-only (spec.stack matches previewOnlyStackPatterns) but does not set spec.preview: true, so it would deploy; set spec.preview: true.`,
+                      field: "spec.preview",
+                  },
               ];
     }
     if (view.preview !== true && view.preview !== UNKNOWN) return [];
@@ -66,22 +75,28 @@ function judge(view: StackView, j: Judging): string[] {
     const name = view.name;
     if (typeof name === "string" && j.twinNames.some((p) => compilePattern(p)!.test(name))) return [];
     const prod = classify(view, j.ctx);
-    if (prod.verdict === "invalid-config") return [invalidSettingsMessage(who, prod.reason)];
+    if (prod.verdict === "invalid-config") return [{ message: invalidSettingsMessage(who, prod.reason) }];
     if (prod.verdict !== "production") return [];
     if (view.preview === UNKNOWN)
         return [
-            `${who} is ${prod.reason} but spec.preview is unknown during preview, so it may never deploy; make spec.preview known.`,
+            {
+                message: `${who} is ${prod.reason} but spec.preview is unknown during preview, so it may never deploy; make spec.preview known.`,
+                field: "spec.preview",
+            },
         ];
     return [
-        `${who} is ${prod.reason} but sets spec.preview: true, so it never deploys, and no Stack judged with it deploys this stack. If it previews a Stack deployed elsewhere (a preview twin), keep spec.preview: true and list its name in previewTwinNames; if it is meant to deploy, first make sure no other Stack deploys this stack, then set spec.preview: false.`,
+        {
+            message: `${who} is ${prod.reason} but sets spec.preview: true, so it never deploys, and no Stack judged with it deploys this stack. If it previews a Stack deployed elsewhere (a preview twin), keep spec.preview: true and list its name in previewTwinNames; if it is meant to deploy, first make sure no other Stack deploys this stack, then set spec.preview: false.`,
+            field: "spec.preview",
+        },
     ];
 }
 
 /** Findings of the patched Stack that the unpatched one does not have (as a multiset of messages). */
-function introduced(before: string[], after: string[]): string[] {
+function introduced(before: RuleFinding[], after: RuleFinding[]): RuleFinding[] {
     const seen = new Map<string, number>();
-    for (const m of before) seen.set(m, (seen.get(m) ?? 0) + 1);
-    return after.filter((m) => {
+    for (const { message: m } of before) seen.set(m, (seen.get(m) ?? 0) + 1);
+    return after.filter(({ message: m }) => {
         const n = seen.get(m) ?? 0;
         if (n > 0) seen.set(m, n - 1);
         return n === 0;
@@ -137,15 +152,17 @@ export const rule = programRule(
         }
         const j: Judging = { patterns, twinNames, deployed, ctx };
         const findings: RuleFinding[] = [];
-        const on = (urn: string | undefined, messages: string[]) => {
-            for (const message of messages) findings.push(urn === undefined ? { message } : { message, urn });
+        const on = (urn: string | undefined, found: RuleFinding[]) => {
+            for (const f of found) findings.push(urn === undefined ? f : { ...f, urn });
         };
         for (const r of resources) {
             const view = stackView(r);
             if (!view) continue;
             on(
                 view.urn,
-                bad !== undefined ? [`${describeStack(view)}: ${bad}; fix the policy configuration.`] : judge(view, j),
+                bad !== undefined
+                    ? [{ message: `${describeStack(view)}: ${bad}; fix the policy configuration.` }]
+                    : judge(view, j),
             );
         }
         if (bad !== undefined) return findings;

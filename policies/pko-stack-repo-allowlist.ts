@@ -5,7 +5,7 @@
  */
 import { stack } from "./model/examples";
 import { displayUrl } from "./model/credentials";
-import { stackRule } from "./model/policy";
+import { RuleFinding, stackRule } from "./model/policy";
 import { compilePattern, patternProblem } from "./model/production";
 import { describeStack } from "./model/stack";
 import { UNKNOWN, configStrings, get, quote } from "./model/values";
@@ -45,40 +45,48 @@ export const rule = stackRule(
     },
     (view, config) => {
         const who = describeStack(view);
-        const out: string[] = [];
+        const out: RuleFinding[] = [];
         const patterns = configStrings(config.allowedRepoPatterns);
         const bad = patternProblem("allowedRepoPatterns", patterns);
         if (bad !== undefined) return [`${who}: ${bad}; fix the policy configuration.`];
         if (view.spec === UNKNOWN)
             return [
-                `${who}: spec is unknown during preview, so its program source cannot be verified; the rule fails closed.`,
+                {
+                    message: `${who}: spec is unknown during preview, so its program source cannot be verified; the rule fails closed.`,
+                    field: "spec",
+                },
             ];
         const repo = view.projectRepo;
         if (repo === UNKNOWN) {
-            out.push(
-                `${who}: spec.projectRepo is unknown during preview, so it cannot be checked against the allowlist; the rule fails closed.`,
-            );
+            out.push({
+                message: `${who}: spec.projectRepo is unknown during preview, so it cannot be checked against the allowlist; the rule fails closed.`,
+                field: "spec.projectRepo",
+            });
         } else if (typeof repo === "string") {
             if (/^http:\/\//i.test(repo.trim())) {
-                out.push(
-                    `${who}: spec.projectRepo uses plaintext http://, so the program can be altered in transit; use https:// or ssh.`,
-                );
+                out.push({
+                    message: `${who}: spec.projectRepo uses plaintext http://, so the program can be altered in transit; use https:// or ssh.`,
+                    field: "spec.projectRepo",
+                });
             }
             if (patterns.length > 0 && !patterns.some((p) => compilePattern(p)!.test(repo))) {
-                out.push(
-                    `${who}: spec.projectRepo ${quote(displayUrl(repo))} matches none of allowedRepoPatterns; use an approved repository or extend the allowlist.`,
-                );
+                out.push({
+                    message: `${who}: spec.projectRepo ${quote(displayUrl(repo))} matches none of allowedRepoPatterns; use an approved repository or extend the allowlist.`,
+                    field: "spec.projectRepo",
+                });
             }
         }
         if (view.fluxSource !== undefined && view.fluxSource !== null && config.allowFluxSource !== true) {
-            out.push(
-                `${who}: spec.fluxSource is not allowed (allowFluxSource is off); deploy from an allowlisted projectRepo or enable allowFluxSource.`,
-            );
+            out.push({
+                message: `${who}: spec.fluxSource is not allowed (allowFluxSource is off); deploy from an allowlisted projectRepo or enable allowFluxSource.`,
+                field: "spec.fluxSource",
+            });
         }
         if (view.programRef !== undefined && view.programRef !== null && config.allowProgramRef !== true) {
-            out.push(
-                `${who}: spec.programRef is not allowed (allowProgramRef is off); deploy from an allowlisted projectRepo or enable allowProgramRef.`,
-            );
+            out.push({
+                message: `${who}: spec.programRef is not allowed (allowProgramRef is off); deploy from an allowlisted projectRepo or enable allowProgramRef.`,
+                field: "spec.programRef",
+            });
         }
         // PKO strategic-merges spec.workspaceTemplate over the Workspace it builds from the Stack's source
         // (stack_controller.go, setupWorkspace): a template's git, flux or local source replaces the Stack's,
@@ -86,16 +94,18 @@ export const rule = stackRule(
         const wt = view.workspaceTemplate;
         const wsSpec = wt === UNKNOWN ? UNKNOWN : get(wt, "spec");
         if (wsSpec === UNKNOWN) {
-            out.push(
-                `${who}: spec.workspaceTemplate is unknown during preview, so it cannot be verified not to replace the program source; the rule fails closed.`,
-            );
+            out.push({
+                message: `${who}: spec.workspaceTemplate is unknown during preview, so it cannot be verified not to replace the program source; the rule fails closed.`,
+                field: "spec.workspaceTemplate",
+            });
         } else {
             for (const source of ["git", "flux", "local"]) {
                 const v = get(wsSpec, source);
                 if (v !== undefined && v !== null) {
-                    out.push(
-                        `${who}: spec.workspaceTemplate.spec.${source} replaces the Stack's program source (PKO merges the template over it), bypassing the source rules; set the source on the Stack (projectRepo and commit) instead.`,
-                    );
+                    out.push({
+                        message: `${who}: spec.workspaceTemplate.spec.${source} replaces the Stack's program source (PKO merges the template over it), bypassing the source rules; set the source on the Stack (projectRepo and commit) instead.`,
+                        field: `spec.workspaceTemplate.spec.${source}`,
+                    });
                 }
             }
         }

@@ -9,6 +9,9 @@ import { describeStack } from "./model/stack";
 import { UNKNOWN } from "./model/values";
 
 export const NAME = "pko-stack-resync-floor";
+
+/** The field every finding of the rule is about. */
+const FIELD = "spec.resyncFrequencySeconds";
 export const PKO_MINIMUM = 60;
 
 export const rule = stackRule(
@@ -49,13 +52,26 @@ export const rule = stackRule(
                     : (view.spec as Record<string, unknown> | undefined)?.resyncFrequencySeconds;
             return raw === undefined || raw === null
                 ? []
-                : [`${who}: spec.resyncFrequencySeconds is not a number; set it to at least ${floor}.`];
+                : [
+                      {
+                          message: `${who}: spec.resyncFrequencySeconds is not a number; set it to at least ${floor}.`,
+                          field: FIELD,
+                      },
+                  ];
         }
         if (v === UNKNOWN)
-            return [`${who}: spec.resyncFrequencySeconds is unknown during preview; set it to at least ${floor}.`];
+            return [
+                {
+                    message: `${who}: spec.resyncFrequencySeconds is unknown during preview; set it to at least ${floor}.`,
+                    field: FIELD,
+                },
+            ];
         return v < floor
             ? [
-                  `${who}: spec.resyncFrequencySeconds is ${v}, below the floor of ${floor} seconds; raise it to at least ${floor}.`,
+                  {
+                      message: `${who}: spec.resyncFrequencySeconds is ${v}, below the floor of ${floor} seconds; raise it to at least ${floor}.`,
+                      field: FIELD,
+                  },
               ]
             : [];
     },

@@ -4,20 +4,21 @@
  * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
 import { stack } from "./model/examples";
-import { stackRule } from "./model/policy";
+import { RuleFinding, stackRule } from "./model/policy";
 import { describeStack } from "./model/stack";
 import { podContainers, workspacePodSpec } from "./model/workspace";
 import { Plain, UNKNOWN, bool, get, isObject, list } from "./model/values";
 
 export const NAME = "pko-stack-workspace-hardening";
 
-function flag(field: string, v: Plain, what: string, out: string[]): void {
+function flag(field: string, v: Plain, what: string, out: RuleFinding[]): void {
     const b = bool(v);
-    if (b === true) out.push(`${field} is true: ${what}; remove it.`);
+    if (b === true) out.push({ message: `${field} is true: ${what}; remove it.`, field });
     else if (b === UNKNOWN)
-        out.push(
-            `${field} is unknown during preview (${what} if true); the rule fails closed: make it known and false.`,
-        );
+        out.push({
+            message: `${field} is unknown during preview (${what} if true); the rule fails closed: make it known and false.`,
+            field,
+        });
 }
 
 /**
@@ -25,7 +26,14 @@ function flag(field: string, v: Plain, what: string, out: string[]): void {
  * adding back `NET_BIND_SERVICE` alone (kubernetes.io/docs/concepts/security/pod-security-standards, "Capabilities
  * (v1.22+)"; pod-security-admission's `capabilities_restricted` check).
  */
-function capabilityProblem(field: string, capabilities: Plain): string | undefined {
+function capabilityProblem(field: string, capabilities: Plain): RuleFinding | undefined {
+    const message = capabilityMessage(field, capabilities);
+    if (message === undefined) return undefined;
+    // The field the message starts with: `add`, or `drop` when that is what is unknown.
+    return { message, field: message.startsWith(`${field}.drop `) ? `${field}.drop` : `${field}.add` };
+}
+
+function capabilityMessage(field: string, capabilities: Plain): string | undefined {
     const add = get(capabilities, "add");
     if (add === UNKNOWN)
         return `${field}.add is unknown during preview (it may add Linux capabilities); the rule fails closed: make it known.`;
@@ -40,20 +48,65 @@ function capabilityProblem(field: string, capabilities: Plain): string | undefin
     return `${field}.add adds NET_BIND_SERVICE without ${field.split(".").pop()}.drop: [ALL]; the restricted Pod Security profile allows it only when every other capability is dropped: add drop: [ALL].`;
 }
 
+/** The hardening problems of one container of a workspace pod, found at `field`. */
+function containerProblems(field: string, container: Plain, out: RuleFinding[]): void {
+    const sc = get(container, "securityContext");
+    if (sc === UNKNOWN) {
+        out.push({
+            message: `${field}.securityContext is unknown during preview; the rule fails closed.`,
+            field: `${field}.securityContext`,
+        });
+        return;
+    }
+    flag(`${field}.securityContext.privileged`, get(sc, "privileged"), "the container is privileged", out);
+    flag(
+        `${field}.securityContext.allowPrivilegeEscalation`,
+        get(sc, "allowPrivilegeEscalation"),
+        "the container may escalate privileges",
+        out,
+    );
+    flag(
+        `${field}.securityContext.windowsOptions.hostProcess`,
+        get(sc, "windowsOptions", "hostProcess"),
+        "the container runs as a Windows host process, with the node's privileges",
+        out,
+    );
+    const p = capabilityProblem(`${field}.securityContext.capabilities`, get(sc, "capabilities"));
+    if (p) out.push(p);
+    const ports = get(container, "ports");
+    if (
+        ports === UNKNOWN ||
+        list(ports).some(
+            (p) =>
+                p === UNKNOWN ||
+                get(p, "hostPort") === UNKNOWN ||
+                (get(p, "hostPort") !== undefined && get(p, "hostPort") !== null && get(p, "hostPort") !== 0),
+        )
+    ) {
+        out.push({
+            message: `${field}.ports ${ports === UNKNOWN ? "are unknown during preview" : "bind a hostPort on the node"}; remove hostPort (the workspace needs no node port).`,
+            field: `${field}.ports`,
+        });
+    }
+}
+
 /**
  * The hardening problems of a workspace's pod template, for a Workspace spec found at `at` (a Stack's
  * `spec.workspaceTemplate.spec`, or a Workspace's `spec`). Shared with the rule for Workspace objects.
  */
-export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
+export function workspacePodProblems(wsSpec: Plain, at: string): RuleFinding[] {
     const podTemplate = get(wsSpec, "podTemplate");
     const pod = get(podTemplate, "spec");
     const POD = `${at}.podTemplate.spec`;
     if (wsSpec === UNKNOWN || podTemplate === UNKNOWN || pod === UNKNOWN) {
         return [
-            `${at} is unknown during preview, so the workspace pod cannot be verified to be unprivileged; the rule fails closed.`,
+            {
+                message: `${at} is unknown during preview, so the workspace pod cannot be verified to be unprivileged; the rule fails closed.`,
+                field: at,
+            },
         ];
     }
-    const out: string[] = [];
+    const out: RuleFinding[] = [];
     flag(`${POD}.hostNetwork`, get(pod, "hostNetwork"), "the workspace shares the node's network", out);
     flag(`${POD}.hostPID`, get(pod, "hostPID"), "the workspace sees the node's processes", out);
     flag(`${POD}.hostIPC`, get(pod, "hostIPC"), "the workspace shares the node's IPC", out);
@@ -66,52 +119,19 @@ export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
     );
     const volumes = get(pod, "volumes");
     if (volumes === UNKNOWN)
-        out.push(
-            `${POD}.volumes is unknown during preview, so host-path volumes cannot be ruled out; the rule fails closed.`,
-        );
+        out.push({
+            message: `${POD}.volumes is unknown during preview, so host-path volumes cannot be ruled out; the rule fails closed.`,
+            field: `${POD}.volumes`,
+        });
     list(volumes).forEach((v, i) => {
         const hp = get(v, "hostPath");
         if (v === UNKNOWN || (hp !== undefined && hp !== null))
-            out.push(
-                `${POD}.volumes[${i}] ${v === UNKNOWN ? "is unknown during preview" : "mounts a hostPath"}; use an emptyDir or a PersistentVolumeClaim.`,
-            );
+            out.push({
+                message: `${POD}.volumes[${i}] ${v === UNKNOWN ? "is unknown during preview" : "mounts a hostPath"}; use an emptyDir or a PersistentVolumeClaim.`,
+                field: `${POD}.volumes[${i}]`,
+            });
     });
-    for (const { field, container } of podContainers(pod, POD)) {
-        const sc = get(container, "securityContext");
-        if (sc === UNKNOWN) {
-            out.push(`${field}.securityContext is unknown during preview; the rule fails closed.`);
-            continue;
-        }
-        flag(`${field}.securityContext.privileged`, get(sc, "privileged"), "the container is privileged", out);
-        flag(
-            `${field}.securityContext.allowPrivilegeEscalation`,
-            get(sc, "allowPrivilegeEscalation"),
-            "the container may escalate privileges",
-            out,
-        );
-        flag(
-            `${field}.securityContext.windowsOptions.hostProcess`,
-            get(sc, "windowsOptions", "hostProcess"),
-            "the container runs as a Windows host process, with the node's privileges",
-            out,
-        );
-        const p = capabilityProblem(`${field}.securityContext.capabilities`, get(sc, "capabilities"));
-        if (p) out.push(p);
-        const ports = get(container, "ports");
-        if (
-            ports === UNKNOWN ||
-            list(ports).some(
-                (p) =>
-                    p === UNKNOWN ||
-                    get(p, "hostPort") === UNKNOWN ||
-                    (get(p, "hostPort") !== undefined && get(p, "hostPort") !== null && get(p, "hostPort") !== 0),
-            )
-        ) {
-            out.push(
-                `${field}.ports ${ports === UNKNOWN ? "are unknown during preview" : "bind a hostPort on the node"}; remove hostPort (the workspace needs no node port).`,
-            );
-        }
-    }
+    for (const { field, container } of podContainers(pod, POD)) containerProblems(field, container, out);
     // Containers given as a non-list or items that are not objects are reported, not skipped.
     for (const kind of ["containers", "initContainers"]) {
         const cs = get(pod, kind);
@@ -119,7 +139,7 @@ export function workspacePodProblems(wsSpec: Plain, at: string): string[] {
         const unknown = cs === UNKNOWN || list(cs).some((c) => c === UNKNOWN);
         if (unknown || list(cs).some((c) => c !== null && !isObject(c))) {
             const what = unknown ? "is unknown during preview" : "holds an item that is not an object";
-            out.push(`${POD}.${kind} ${what}; the rule fails closed.`);
+            out.push({ message: `${POD}.${kind} ${what}; the rule fails closed.`, field: `${POD}.${kind}` });
         }
     }
     return out;
@@ -152,7 +172,10 @@ export const rule = stackRule(
             workspacePodSpec(view) === UNKNOWN
         ) {
             return [
-                `${describeStack(view)}: spec.workspaceTemplate is unknown during preview, so the workspace pod cannot be verified to be unprivileged; the rule fails closed.`,
+                {
+                    message: `${describeStack(view)}: spec.workspaceTemplate is unknown during preview, so the workspace pod cannot be verified to be unprivileged; the rule fails closed.`,
+                    field: "spec.workspaceTemplate",
+                },
             ];
         }
         return workspacePodProblems(get(wt, "spec"), "spec.workspaceTemplate.spec");

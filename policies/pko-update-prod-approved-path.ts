@@ -151,7 +151,10 @@ export const rule = resourceRule(
         const spec = get(props, "spec");
         if (props === UNKNOWN || spec === UNKNOWN)
             return [
-                `${who}: its spec is unknown during preview, so what it runs cannot be told; the rule fails closed.`,
+                {
+                    message: `${who}: its spec is unknown during preview, so what it runs cannot be told; the rule fails closed.`,
+                    field: "spec",
+                },
             ];
         const stackName = get(spec, "stackName");
         const target = typeof stackName === "string" && stackName !== "" ? `stack ${quote(stackName)}` : "its stack";

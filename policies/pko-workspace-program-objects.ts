@@ -6,7 +6,7 @@
 import { workspace } from "./model/examples";
 import { findCredentialShapes } from "./model/credential-shapes";
 import { isSecretConfigKey, looksLikeCredential } from "./model/credentials";
-import { resourceRule } from "./model/policy";
+import { RuleFinding, resourceRule } from "./model/policy";
 import { Plain, UNKNOWN, entries, get, isObject, quote } from "./model/values";
 import { workspaceSpecProblems } from "./pko-stack-credentials-from-secrets";
 import { workspacePodProblems } from "./pko-stack-workspace-hardening";
@@ -28,22 +28,25 @@ export function pkoObjectKind(type: string, props: Plain): "Workspace" | "Progra
     return undefined;
 }
 
-function shapes(field: string, value: Plain, out: string[]): void {
+function shapes(field: string, value: Plain, out: RuleFinding[]): void {
     if (value === UNKNOWN) {
-        out.push(
-            `${field} is unknown during preview, so it cannot be verified to hold no credential; make it known at preview time.`,
-        );
+        out.push({
+            message: `${field} is unknown during preview, so it cannot be verified to hold no credential; make it known at preview time.`,
+            field,
+        });
         return;
     }
     const { found, truncated } = findCredentialShapes(value);
     for (const f of found)
-        out.push(
-            `${field}${f.at} holds a credential in plaintext (${f.what}); pass it as secret config of the Stack that runs the Program (spec.secretsRef).`,
-        );
+        out.push({
+            message: `${field}${f.at} holds a credential in plaintext (${f.what}); pass it as secret config of the Stack that runs the Program (spec.secretsRef).`,
+            field: `${field}${f.at}`,
+        });
     if (truncated && found.length === 0)
-        out.push(
-            `${field} is too large or too deeply nested to be verified to hold no credential; the rule fails closed: simplify it.`,
-        );
+        out.push({
+            message: `${field} is too large or too deeply nested to be verified to hold no credential; the rule fails closed: simplify it.`,
+            field,
+        });
 }
 
 /**
@@ -62,7 +65,7 @@ function isLiteral(v: Plain): boolean {
  * depth of `value` (a Program's resource properties, `fn::secret` wrappers included: the literal is in the Program
  * all the same). Bounded: a value too deep is left to the shape check, which fails closed on it.
  */
-function namedCredentialLiterals(field: string, value: Plain, out: string[], depth = 0): void {
+function namedCredentialLiterals(field: string, value: Plain, out: RuleFinding[], depth = 0): void {
     if (depth > 32) return;
     const items: [string | undefined, string, Plain][] = Array.isArray(value)
         ? value.map((v, i) => [undefined, `[${i}]`, v])
@@ -72,28 +75,37 @@ function namedCredentialLiterals(field: string, value: Plain, out: string[], dep
         const literal = isObject(v) ? get(v, "fn::secret") : v;
         // A literal with a credential's shape is reported by the shape check already, once.
         if (named && isLiteral(literal) && !looksLikeCredential(literal)) {
-            out.push(
-                `${field}${at} is named like a credential and holds a literal in the Program; pass it as secret config of the Stack that runs the Program (spec.secretsRef) and refer to that config with \${...}.`,
-            );
+            out.push({
+                message: `${field}${at} is named like a credential and holds a literal in the Program; pass it as secret config of the Stack that runs the Program (spec.secretsRef) and refer to that config with \${...}.`,
+                field: `${field}${at}`,
+            });
         } else if (typeof v === "object" && v !== null) namedCredentialLiterals(`${field}${at}`, v, out, depth + 1);
     }
 }
 
-function programProblems(program: Plain): string[] {
+function programProblems(program: Plain): RuleFinding[] {
     if (program === UNKNOWN)
         return [
-            "program is unknown during preview, so it cannot be verified to hold no credential; make it known at preview time.",
+            {
+                message:
+                    "program is unknown during preview, so it cannot be verified to hold no credential; make it known at preview time.",
+                field: "program",
+            },
         ];
-    const out: string[] = [];
+    const out: RuleFinding[] = [];
     const configuration = get(program, "configuration");
     if (configuration === UNKNOWN)
-        out.push("program.configuration is unknown during preview; make it known at preview time.");
+        out.push({
+            message: "program.configuration is unknown during preview; make it known at preview time.",
+            field: "program.configuration",
+        });
     for (const [name, c] of entries(configuration)) {
         const def = get(c, "default");
         if (def !== undefined && def !== null && isSecretConfigKey(name)) {
-            out.push(
-                `program.configuration.${name} looks like a secret and has a default in the Program; remove the default and set it as secret config of the Stack (spec.secretsRef).`,
-            );
+            out.push({
+                message: `program.configuration.${name} looks like a secret and has a default in the Program; remove the default and set it as secret config of the Stack (spec.secretsRef).`,
+                field: `program.configuration.${name}.default`,
+            });
             continue;
         }
         if (def !== undefined) shapes(`program.configuration.${name}.default`, def, out);
@@ -134,11 +146,13 @@ export const rule = resourceRule(
         if (!kind) return [];
         if (props === UNKNOWN)
             return [
-                `${kind} ${JSON.stringify(String(resource.name ?? ""))}: its inputs are unknown during preview, so it cannot be verified; the rule fails closed.`,
+                {
+                    message: `${kind} ${JSON.stringify(String(resource.name ?? ""))}: its inputs are unknown during preview, so it cannot be verified; the rule fails closed.`,
+                },
             ];
         if (kind === "Program") return programProblems(get(props, "program"));
         const spec = get(props, "spec");
-        const out: string[] = [];
+        const out: RuleFinding[] = [];
         workspaceSpecProblems(spec, "spec", [], out);
         if (spec !== UNKNOWN) out.push(...workspacePodProblems(spec, "spec"));
         return out;

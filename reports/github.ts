@@ -1,12 +1,8 @@
 /**
  * GitHub Actions output: one workflow command a finding (`::error` for blocking, `::warning` for advisory,
  * `::notice` for waived findings and unused or expired waivers) with file and line, and a Markdown summary
- * for $GITHUB_STEP_SUMMARY (verdict table, blocking first). Files follow the one rule of ./location.ts,
- * as SARIF does: relative to the repository root (where actions/checkout puts the repository, the runner's
- * working directory); standard input and files outside the repository have no `file=` and are named in the
- * message. Text from input is first made safe by
- * support/escape.ts (no control character, no workflow-command marker, Markdown and HTML inert in the summary),
- * then escaped by the runner's rules: data escapes %, \r, \n; property values also escape : and ,.
+ * for $GITHUB_STEP_SUMMARY. Input text is made safe by support/escape.ts, then escaped by the runner's rules:
+ * data escapes %, \r, \n; property values also escape : and ,.
  */
 import { escapeText } from "../support/escape";
 import { Finding } from "../evaluation/rows";

@@ -1,19 +1,10 @@
 /**
  * `JSON.stringify(value, null, indent)` in pieces, never joined: a report of a large repository is more than one
  * JavaScript string can hold (V8's limit is 2^29-24 characters on Node 20), so JSON and SARIF are written piece by
- * piece (./write.ts). No maintained streaming stringifier is among the project's dependencies; this follows the
- * algorithm of ECMA-262 (SerializeJSONProperty, SerializeJSONObject, SerializeJSONArray) and leaves every leaf to
- * the engine's own JSON.stringify, so the bytes are the engine's:
- * - `toJSON(key)` is called on objects (and BigInts) with the key or index as JSON.stringify calls it, once;
- * - Number, String, Boolean and BigInt wrapper objects are unwrapped;
- * - undefined, functions and symbols are left out of objects and are `null` in arrays;
- * - a cycle throws TypeError, a BigInt throws TypeError (as JSON.stringify does);
- * - a string longer than a piece is quoted in slices that never split a surrogate pair (the engine escapes a
- *   lone surrogate, and only a lone one, as \udXXX: slices escape as the whole does).
- * Refused where JSON.stringify would return undefined instead of text (a top-level undefined, function or
- * symbol): reports are always an object. Made for plain data (what reports are): a subtree of plain arrays and
- * objects small enough to be one piece is sized, then handed whole to JSON.stringify (about twice the time of
- * one JSON.stringify of the report: docs/contributing/benchmarks.md), so a getter in it would be read twice.
+ * piece (./write.ts). No maintained streaming stringifier is among our dependencies; this follows ECMA-262's
+ * SerializeJSON* steps and leaves every leaf to the engine's own JSON.stringify, so the bytes are the engine's
+ * (long strings are sliced without splitting a surrogate pair). Small plain subtrees are sized, then stringified
+ * whole, so a getter in one is read twice. Cost: docs/contributing/benchmarks.md.
  */
 
 /** About the size of each piece (pieces end between values; a long string leaf is sliced to this size). */

@@ -1,16 +1,7 @@
 /**
  * The JSON report: a stable, documented shape (schemaVersion 2, documented in schemas/pko-guard/report.schema.json;
- * within a version, fields are only added).
- * { schemaVersion, tool, generatedAt, summary,
- *   fixtures: [{ fixture, description, outcome, legs: [{leg, status, durationMs, error?, skipped?, rows}], checks }],
- *   projects: [{ project, stack?, description, outcome (pass|fail|error), error?, durationMs,
- *                findings: [{ rule, severity, status (blocking|advisory|waived), object?, location?, fix?,
- *                             ...Row, waiver?, failClosed? }], notices, sources? }] }
- * A report holds what its run made: `fixtures` (and their counts in `summary`) for the harness, `projects` (and
- * theirs) for gate, check and audit; `stack` only where there is one (not for check).
- * Version 2 (from 1): `fixtures` and its counts are left out of a report without fixtures (they were `[]` and 0),
- * `projects` and its counts out of one without projects, `stack` out of check's; each finding gained `rule`,
- * `severity`, `object`, `location` and `fix`.
+ * within a version, fields are only added). A report holds what its run made: `fixtures` for the harness,
+ * `projects` for gate, check and audit; empty sections are left out.
  */
 import { Finding } from "../evaluation/rows";
 import { jsonChunks } from "./json-chunks";

@@ -1,18 +1,9 @@
 /**
- * JUnit XML (the Jenkins/Surefire shape CI systems render): one <testsuite> per fixture or project. A
- * fixture has one <testcase> per leg (and one for the legs' parity when they disagree): a mismatch is its
- * <failure>, listing every check that failed (policy or check, resource, expected and got), an error its <error>,
- * a skipped leg <skipped/>. A project has one <testcase> per rule and object the
- * rule read (`RULE KIND/NAMESPACE/NAME`): the objects a run lists (check: every object it judged, for each rule
- * that reads its kind) and every object or resource with a finding (a stack-level one is `(stack)`). Blocking
- * findings are the case's <failure>, advisory and waived ones its output; a case without findings passed. A rule
- * that read nothing is no test case (a gate, which lists no objects, has cases for its findings only). XML
- * escaping is the library's.
- * Unlike JSON, SARIF and the PolicyReport, this report is one string (junit-report-builder renders the whole
- * document with xmlbuilder, and a rule's findings are one attribute of its testcase by this shape): it holds a
- * line of each finding, a few hundred bytes (less than JSON or SARIF spend on one: docs/contributing/benchmarks.md), so it
- * stays within V8's 2^29-24 characters up to more than a million findings. Past that, writing it fails
- * and says so (reports/write.ts), and the other reports are still written.
+ * JUnit XML (the Jenkins/Surefire shape CI systems render): one <testsuite> per fixture or project. A fixture has
+ * one <testcase> per leg; a project one per rule and object the rule read (`RULE KIND/NAMESPACE/NAME`), blocking
+ * findings its <failure>. Unlike the other reports this one is a single string (junit-report-builder renders the
+ * whole document), so past V8's 2^29-24 characters (over a million findings) writing it fails and says so
+ * (reports/write.ts) while the others are still written.
  */
 import junit from "junit-report-builder";
 import { Finding, compareText } from "../evaluation/rows";

@@ -1,11 +1,7 @@
 /**
- * The one rule for where a finding is in machine-read outputs (SARIF and GitHub workflow commands):
- * - a file inside the repository root (%SRCROOT%: the subject's root — `--repo-root`, else the git top
- *   level, else the working directory) is its path relative to that root, `/`-separated;
- * - standard input is named as such ("standard input"), never a file;
- * - a file outside the root is named as such, by its base name only: no absolute path leaves the machine;
- * - a file of a fetched source (check's remote charts, repositories and bases) is its `<url>@<resolved>/<path>`.
- * Finding files are absolute, relative to the root (check's manifests), or STDIN_FILE.
+ * The one rule for where a finding is in machine-read outputs (SARIF and GitHub workflow commands): a path
+ * relative to the repository root, `/`-separated; standard input named as such; a file outside the root by its
+ * base name only (no absolute path leaves the machine); a fetched source's file as `<url>@<resolved>/<path>`.
  */
 import * as fs from "fs";
 import * as path from "path";

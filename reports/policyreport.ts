@@ -1,16 +1,8 @@
 /**
  * The Kubernetes PolicyReport (`wgpolicyk8s.io/v1alpha2`, the Policy WG's API that Kyverno, Policy Reporter
- * and other cluster tooling read): one `PolicyReport` per namespace for namespaced objects and one
- * `ClusterPolicyReport` for cluster-scoped objects and findings without a Kubernetes object (a Pulumi resource
- * that is not one, a program-level finding), as a multi-document YAML file.
- *
- * Results, per rule and object: `fail` (a blocking finding), `warn` (an advisory one), `skip` (waived: the
- * waiver's reason and expiry in `properties`, as exceptions are reported by Kyverno), and `pass` for the rules
- * that judge an object of that kind and found nothing on it (only for subjects that list the objects they
- * judged: `pko-guard check` and the coming `audit`). `severity` is the rule's; `summary` counts results.
- * Rendered from the report subject only, like every other report (the gate, check and audit share it).
- * Validated against the published CRDs (schemas/policyreport) in test/integration/reports/policyreport.spec.ts,
- * decoded as the API server decodes it (YAML 1.1: every string is written double-quoted).
+ * and other cluster tooling read): one `PolicyReport` per namespace and one `ClusterPolicyReport` for the rest,
+ * as a multi-document YAML file. Waived results are `skip` with the waiver in `properties`, as Kyverno reports
+ * exceptions. Every string is double-quoted, since the API server decodes YAML 1.1.
  */
 import * as jsyaml from "js-yaml";
 import { Finding, compareText } from "../evaluation/rows";

@@ -1,17 +1,9 @@
 /**
- * SARIF 2.1.0 for GitHub code scanning: one run of the pko-guard tool, its rules from the pack's own
- * metadata (ruleId = policy name, `security-severity` from the policy's severity, the rule's documentation
- * `docs/rules.md#rule-<name>` in its help, and a helpUri to it only under a configured PKO_GUARD_DOCS_URL, since
- * SARIF wants an absolute URI and pko-guard invents no host), one result per violation located at the resource's declaration line (the row's
- * file and line, else the program's entry file, line 1), with the URN as a logical location.
- * Paths follow the one rule of ./location.ts (shared with the GitHub output): `artifactLocation.uri` is
- * relative to the repository root (%SRCROOT%: the subject's root, else the git top level of the program,
- * else the working directory) with `uriBaseId: "%SRCROOT%"`, whatever folder the command runs in; standard
- * input is `uriBaseId: "STDIN"` and a file outside the root its base name under `uriBaseId: "OUTSIDE"`, both
- * described, neither defined in originalUriBaseIds: no absolute path is written.
- * `partialFingerprints` hash the rule, the resource's identity and the message with numbers removed, so a
- * finding keeps its fingerprint across runs and line moves. Waived findings carry `suppressions`; a run
- * that could not judge its subject has `executionSuccessful: false` with a notification saying why.
+ * SARIF 2.1.0 for GitHub code scanning: one run of the pko-guard tool, its rules from the pack's own metadata,
+ * one result per violation at the resource's declaration line. Paths follow ./location.ts, relative to %SRCROOT%;
+ * no absolute path is written. A helpUri is set only under PKO_GUARD_DOCS_URL (SARIF wants an absolute URI and
+ * pko-guard invents no host). `partialFingerprints` hash the rule, resource and message with numbers removed, so
+ * a finding keeps its fingerprint across runs and line moves.
  */
 import { createHash } from "crypto";
 import * as fs from "fs";

@@ -1,12 +1,8 @@
 /**
  * The gate's terminal output (and the check command's): blocking findings first with the policy's fix,
- * then advisories, then waived findings and notices, then a one-line summary. It fits the terminal:
- * names are printed whole on their own line and only messages wrap (width: the TTY's columns, else 120).
- * `--verbose` renders the full table (every column) sized to the same width; where the table cannot fit (long
- * names on a narrow terminal), each finding's columns are printed one under the other instead, never cut off;
- * with no width to fit (off a terminal: an infinite width), one under the other with each message on one line.
- * Every string from input (names, files, messages, reasons, errors) is printed through support/escape.ts; colour
- * (support/color.ts) paints only the output's own words (a finding's status, the verdict).
+ * then advisories, then waived findings and notices, then a one-line summary. Names are never cut off: where
+ * the table cannot fit the width, columns are printed one under the other. Every string from input goes
+ * through support/escape.ts; colour paints only the output's own words.
  */
 import Table from "cli-table3";
 import * as path from "path";

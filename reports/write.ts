@@ -1,13 +1,8 @@
 /**
- * `--report FORMAT=FILE` parsing and writing, one path for every command (the harness, the gate, check and
- * any command that writes reports). Rules for every command:
- * - every requested report is written on every outcome: a verdict, bad input or a tool error (the subject
- *   says why), an interrupt (SIGINT/SIGTERM: the subject is marked interrupted);
- * - a report path that is one of the run's inputs (a manifest, the config, the program) is refused before
- *   anything is written (`refuseInputPaths`), so a report never overwrites what it judges;
- * - a report that cannot be written does not stop the others: each is tried, then one line names the ones
- *   that failed (ReportWriteError, exit 2);
- * - FILE `-` is standard output (where the command gives one: gate, check and audit), never a file named `-`.
+ * `--report FORMAT=FILE` parsing and writing, one path for every command. Every requested report is written on
+ * every outcome (verdict, bad input, tool error, interrupt); a report path that is one of the run's inputs is
+ * refused before anything is written, so a report never overwrites what it judges; a report that cannot be
+ * written does not stop the others (one line names the failures, exit 2). FILE `-` is standard output.
  */
 import { InvalidArgumentError } from "commander";
 import * as fs from "fs";

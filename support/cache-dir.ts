@@ -1,9 +1,9 @@
 /**
- * The user's cache folder for pko-guard: what outlives one run and one install (the toolchain an installed
- * package builds, verified prebuilt tools, fetched sources), shared by every project of the user so a reinstall
- * reuses it. `PKO_GUARD_CACHE_DIR` names it; else `$XDG_CACHE_HOME/pko-guard` (the XDG base directory rule:
- * only an absolute XDG_CACHE_HOME counts); else `~/.cache/pko-guard`. Every command that keeps something across
- * runs asks here, so one variable moves all of it.
+ * The user's cache folder for pko-guard: what outlives one run and one install (built toolchain, verified prebuilt
+ * tools, fetched sources).
+ * Shared by every project of the user, so a reinstall reuses it, and every command asks here, so one variable moves all
+ * of it: `PKO_GUARD_CACHE_DIR`, else `$XDG_CACHE_HOME/pko-guard` (only if absolute, per the XDG rule), else
+ * `~/.cache/pko-guard`.
  */
 import * as fs from "fs";
 import * as os from "os";

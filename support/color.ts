@@ -1,9 +1,8 @@
 /**
- * Colour in pko-guard's terminal output, by the conventions commander follows for help (so that help and
- * findings agree): none when NO_COLOR is set and not empty (https://no-color.org) or FORCE_COLOR is `0` or
- * `false`; always when FORCE_COLOR (any other value) or CLICOLOR_FORCE is set; otherwise only on a terminal that
- * has colours (Node's `hasColors()`, which says no for TERM=dumb). Only pko-guard's own words are painted (a
- * status, a verdict, a heading): text from input is escaped (support/escape.ts) and never carries colour.
+ * Colour in pko-guard's terminal output, by the conventions commander follows for help (so that help and findings
+ * agree).
+ * NO_COLOR (non-empty) or FORCE_COLOR=0/false: none; any other FORCE_COLOR or CLICOLOR_FORCE: always; else only on a
+ * terminal with colours. Only pko-guard's own words are painted; text from input is escaped and never coloured.
  */
 
 /** What colour depends on in an output stream. */

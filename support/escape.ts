@@ -1,21 +1,10 @@
 /**
- * The one escape for user-controlled text in human-facing output: terminals, standard error, CI logs
- * (GitHub Actions workflow-command lines), step summaries (Markdown with HTML). Every string that comes from
- * input (file names, resource names and namespaces, messages that quote values, config keys, tool errors)
- * goes through `escapeText` before it is printed, whatever prints it: the check and gate tables, stderr
- * lines, workflow-command data and properties, step summaries, and the reports of other commands.
- *
- * Text context (the default):
- * - every control character (C0, DEL, C1), line and paragraph separators, and the invisible bidirectional
- *   and zero-width formatting characters become visible escapes (`\n`, `\r`, `\t`, `\x1b`, `\u202e`), so
- *   input can neither start a new line (and with it a workflow command) nor drive the terminal (ANSI
- *   escapes) nor hide or reorder what is shown;
- * - the workflow-command markers `::` and `##[` become `:\x3a` and `#\x23[`: a runner reads a line whose
- *   first non-blank characters are `::` as a command, and an escaped string may be wrapped onto a line of
- *   its own.
- * Markdown context: the text escape, then every ASCII punctuation mark that Markdown reads as syntax
- * backslash-escaped and `& < > " '` as HTML entities (no code spans, emphasis, links, images, autolinks —
- * `:` and `.` are escaped, which breaks `scheme://` and `www.` autolinks — tables or HTML from input).
+ * The one escape for user-controlled text in human-facing output: terminals, standard error, CI logs and step
+ * summaries.
+ * Text context: control, line-separator, bidirectional and zero-width characters become visible escapes, and the
+ * workflow-command markers `::` and `##[` are broken, so input can neither start a (command) line, drive the terminal,
+ * nor hide what is shown. Markdown context adds backslash-escaped syntax and HTML entities (`:` and `.` too, which
+ * defeats autolinks). Design: docs/reports.md, "Text from input is escaped".
  */
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;

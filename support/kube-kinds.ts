@@ -1,11 +1,8 @@
 /**
- * The one table of Kubernetes kinds whose objects have no namespace (cluster-scoped), by kind name. A kind not
- * listed is taken as namespaced: custom resources are, but for the one listed here (cert-manager's
- * ClusterIssuer, common in GitOps repositories).
- *
- * `provider`: the Pulumi Kubernetes provider's static table holds the kind (as the mock leg models it:
- * harness/legs/mock-kinds.ts); for a kind of a built-in group version it does not hold, the provider asks the CRDs
- * instead, and so does the mock leg.
+ * The one table of Kubernetes kinds whose objects have no namespace (cluster-scoped), by kind name.
+ * A kind not listed is taken as namespaced, as custom resources are (cert-manager's ClusterIssuer is the listed
+ * exception). `provider` marks kinds in the Pulumi Kubernetes provider's static table; for any other kind the provider,
+ * and the mock leg (harness/legs/mock-kinds.ts), ask the CRDs.
  */
 const CLUSTER_SCOPED: readonly { kind: string; provider: boolean }[] = [
     { kind: "Namespace", provider: true },

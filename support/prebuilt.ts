@@ -1,10 +1,9 @@
 /**
- * The prebuilt rendering tools of a platform package: the published pko-guard lists `@pko-guard/<os>-<arch>`
- * packages as optional dependencies (release/pack-all.ts builds them from the pinned Go modules install.sh
- * builds), and npm installs the one that fits the machine. The main package ships each tool's SHA-256
- * (toolchain/prebuilt.json); a tool is used only once its file matches, checked on first use and remembered in
- * the user's cache folder (keyed by the file's path, size, inode and modification time) so later runs do not
- * read it again. A file that does not match is an error, never run.
+ * The prebuilt rendering tools of a platform package (`@pko-guard/<os>-<arch>`, an optional dependency npm installs to
+ * fit the machine).
+ * A tool runs only once its file matches the SHA-256 the main package ships (toolchain/prebuilt.json); a mismatch is an
+ * error, never run. A match is remembered in the user's cache by path, size, inode and mtime, so later runs do not hash
+ * it again.
  */
 import { createHash } from "crypto";
 import * as fs from "fs";

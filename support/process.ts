@@ -1,19 +1,9 @@
 /**
- * Child processes and temporary folders. Every child runs in its own process group, so a deadline,
- * Ctrl-C or SIGTERM kills the whole tree it started (the Pulumi CLI's language host and providers, a
- * program's own children), not only the direct child. Children and temporary folders are tracked; on
- * SIGINT or SIGTERM they are killed and removed, the interrupt hooks run (the commands write their reports,
- * marked interrupted), and the process exits 130 or 143, as shells do.
- *
- * SIGKILL cannot be caught, so the cleanup above cannot run when this process is killed that way. A
- * watchdog covers it: the first tracked child starts a small process (./watchdog.ts) in its own process
- * group whose standard input is a pipe from this process; each tracked child's pid is written to it. The
- * kernel closes the pipe when this process dies, however it dies, and the watchdog, reading end of file,
- * kills every remaining child's tree (the children are still alive then, so their trees are intact) and
- * exits; when this process ends normally it has already untracked its children, and the watchdog exits
- * with nothing to do. Chosen over PR_SET_PDEATHSIG (needs native code, and covers only direct children,
- * not the language hosts and providers the Pulumi CLI starts in their own process groups) and over
- * polling the parent's pid (a delay, and pid reuse).
+ * Child processes and temporary folders.
+ * Every child runs in its own process group, so a deadline, Ctrl-C or SIGTERM kills the whole tree it started (the
+ * Pulumi CLI's language hosts and providers), not only the direct child; on SIGINT/SIGTERM the interrupt hooks run and
+ * the process exits 130 or 143, as shells do. SIGKILL cannot be caught: ./watchdog.ts, fed pids over a pipe the kernel
+ * closes on any death, kills what is left (why not PR_SET_PDEATHSIG: docs/gate.md, "Signals").
  */
 import { ChildProcess, SpawnOptions, spawn, spawnSync } from "child_process";
 import * as fs from "fs";

@@ -1,11 +1,9 @@
 /**
- * Objects made on the hot paths (one or more for every resource, row and finding) without spread literals that
- * add keys. Node 20's V8 (11.3) gives every object made as `{ ...from, key: value }` (or `{ ...from }` and then
- * `o.key = value`) a hidden class of its own when `key` is not one of `from`'s: at 10k objects that is tens of
- * thousands of hidden classes and descriptor arrays kept for the run (a few hundred bytes each), every property
- * read of them is megamorphic and every `for ... in` over them builds its own enumeration cache. Objects built
- * key by key, or a literal followed by assignments, share one hidden class. Measured in
- * test/integration/support/hidden-classes.spec.ts with V8's own `%HaveSameMap`.
+ * Objects made on the hot paths (one or more for every resource, row and finding) without spread literals that add
+ * keys.
+ * In Node 20's V8, `{ ...from, key }` with a key `from` lacks gives each object a hidden class of its own: at 10k
+ * objects, megamorphic reads and memory kept for the run. Built key by key, they share one. Measured in
+ * test/integration/support/hidden-classes.spec.ts.
  */
 
 /**

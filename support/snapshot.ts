@@ -1,9 +1,8 @@
 /**
- * State a start-up snapshot must not keep (cli/bundle/snapshot-builder.ts builds one of the installed command,
- * with a `check` run once inside it so that its functions are compiled): a module that keeps something of the
- * process it runs in (listeners, the environment, the tools found on PATH, a temporary folder) says here how to
- * forget it. The callbacks run just before the snapshot is written, in the builder only; a run started from the
- * snapshot then finds these modules as a fresh process would.
+ * State a start-up snapshot must not keep: a module that holds something of its process (listeners, the environment,
+ * tools found on PATH, a temporary folder) registers here how to forget it.
+ * The callbacks run only in the builder (cli/bundle/snapshot-builder.ts), just before the snapshot is written, so a run
+ * started from it finds these modules as a fresh process would.
  */
 import { startupSnapshot } from "v8";
 

@@ -1,9 +1,7 @@
 /**
- * "Did you mean" for names the command knows (rule names for `explain`; commander suggests commands and options
- * itself, and this follows its measure): the candidates nearest to what was typed by edit distance (optimal
- * string alignment: a swap of two neighbours is one edit), at most 3 edits and sharing more than 40% of the longer
- * name; failing that, the few candidates that hold what was typed (a rule's name without its prefix,
- * `resync-floor`).
+ * "Did you mean" for names the command knows (rule names for `explain`).
+ * It follows commander's own measure, so suggestions agree: optimal string alignment distance, at most 3 edits and over
+ * 40% of the longer name shared; failing that, candidates that contain what was typed (`resync-floor`).
  */
 
 /** Edits (insert, delete, substitute, swap neighbours) from `a` to `b`. */

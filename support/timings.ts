@@ -1,8 +1,8 @@
 /**
  * Phase marks for the benchmark's start-up breakdown of `check` (bench/check-speed.ts), measured inside the command
- * users run: with PKO_GUARD_TIMINGS=FILE set, each mark (milliseconds since the process started) and Node's own
- * bootstrap end are written to FILE as JSON when the process exits. Unset (always, outside the bench), a mark
- * is one comparison.
+ * users run.
+ * With PKO_GUARD_TIMINGS=FILE set, each mark (milliseconds since the process started) and Node's bootstrap end are
+ * written to FILE as JSON at exit. Unset (always, outside the bench), a mark is one comparison.
  */
 import * as fs from "fs";
 import { isMainThread } from "worker_threads";

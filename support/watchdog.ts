@@ -1,9 +1,8 @@
 /**
- * The watchdog of a pko-guard process (see ./process.ts): reads `+pid` / `-pid` lines on standard input (a
- * pipe from its parent) for the children it must not let outlive the parent. End of file means the parent
- * has ended (the kernel closes the pipe on any death, SIGKILL included): every child still listed is killed
- * with its whole tree, and the watchdog exits. It ignores SIGINT and SIGTERM sent to a terminal's process
- * group, so that the parent's own cleanup and this one do not race to an early exit.
+ * The watchdog of a pko-guard process (see ./process.ts): reads `+pid` / `-pid` lines on standard input (a pipe from
+ * its parent) for the children it must not let outlive the parent.
+ * On end of file (the kernel closes the pipe on any death of the parent, SIGKILL included) it kills each listed child's
+ * tree and exits. It ignores a terminal's SIGINT/SIGTERM so it does not race the parent's own cleanup.
  */
 import { killPidTree } from "./process";
 

@@ -1,10 +1,7 @@
 /**
  * The pre-commit hook's wait, and each tool's peak memory, for the peers part (bench only, ../peers.ts).
- *
- * The hook (hooks/pko-guard-check.sh) judges the repository a commit is made in with `pko-guard check -- .` through
- * bin/cli/pko-guard.sh. Here: a git repository of 20 manifest files (200 objects), all 20 staged, and that command
- * run from its root as the hook runs it, timed beside `node -e 0` in alternating runs (medians). The hook script's
- * own first-run install (npm ci) is not part of it.
+ * A git repository of 20 staged manifest files, and hooks/pko-guard-check.sh's command run from its root as
+ * the hook runs it, timed beside `node -e 0` in alternating runs (medians).
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";

@@ -1,20 +1,11 @@
 /**
- * Builds the installed command, bin/cli/pko-guard.js (what package.json's `bin` points at), as one esbuild
- * bundle over tsc's module-by-module output (part of `npm run build`, after tsc and the pack).
- *
- * Start-up is what users feel on every `pko-guard check`: one file instead of a tree of ~450 modules, and each
- * command's code runs only when that command does (esbuild keeps `import()`/`require()`d modules as lazy
- * initializers). The libraries `check` uses are in the bundle; what only other commands use stays an ordinary
- * require (the Pulumi SDK and gRPC for `gate`, the Kubernetes client for `webhook` and `audit`, report writers).
- * `check` runs the policy SDK's own deserializer and proxy (evaluation/evaluate.ts through evaluation/policy-sdk.ts, which is
- * ./bundled-policy-sdk.ts here: no run-time stand-in), which import more than they use:
- * - the bare `@pulumi/pulumi` (its whole index: for `asset` and `Output`) is ./pulumi.ts, which loads those two
- *   from the SDK's own modules when first used;
- * - `@pulumi/pulumi/runtime/rpc` (gRPC and the SDK's runtime: for four signature constants) is ./rpc.ts;
- * - the SDK's analyzer server (gRPC; `check` serves nothing) is ./policy-server.ts, loading the real one if called.
- * test/integration/cli/bundle/bundle.spec.ts proves the constants equal the SDK's and that `check` loads none of
- * those modules.
- * Run as `node bin/cli/bundle/build-cli.js`; exits 1 with one line on failure.
+ * Builds the installed command, bin/cli/pko-guard.js (package.json's `bin`), as one esbuild bundle over tsc's output.
+ * Start-up is what users feel on every `check`: one file instead of ~450 modules, and each command's code runs only
+ * when that command does (esbuild keeps `import()`ed modules lazy). What only other commands use (the Pulumi SDK and
+ * gRPC, the Kubernetes client) stays an ordinary require. The policy SDK's deserializer imports more than `check` uses,
+ * so ./pulumi.ts, ./rpc.ts and ./policy-server.ts stand in for the bare `@pulumi/pulumi`, its runtime/rpc and its
+ * analyzer server; test/integration/cli/bundle/bundle.spec.ts proves they agree with the SDK and that `check` loads
+ * none of them.
  */
 import { spawnSync } from "child_process";
 import * as esbuild from "esbuild";

@@ -1,13 +1,10 @@
 #!/usr/bin/env node
 /**
- * The installed `pko-guard` command (bin/cli/pko-guard.js, built by ./build-cli.ts): runs the CLI bundle
- * (pko-guard.bundle.js beside it) with V8's code cache for it, so that a run does not compile the bundle's
- * functions again (Node 20 has no module compile cache; this is the `vm.Script` `cachedData` that such caches use).
- *
- * The cache is a file beside the bundle, named for the V8 version and architecture; `npm run build` writes it
- * by running `check` once. V8 checks it (its version, flags and the bundle's source) and rejects a cache that
- * does not fit, and then the bundle is compiled as usual and the cache written again (to a temporary file renamed
- * into place; a folder that cannot be written is left alone). Nothing else changes: same code, same exit.
+ * The installed `pko-guard` command (bin/cli/pko-guard.js, built by ./build-cli.ts): runs the CLI bundle beside it with
+ * V8's code cache for it, so a run does not compile the bundle's functions again.
+ * Node 20 has no module compile cache, so this is `vm.Script` `cachedData`, in a file named for the V8 version and
+ * architecture that `npm run build` writes by running `check` once. V8 rejects a cache that does not fit; the bundle is
+ * then compiled as usual and the cache rewritten (renamed into place; an unwritable folder is left alone).
  * PKO_GUARD_CODE_CACHE=0 runs without it.
  */
 import * as fs from "fs";

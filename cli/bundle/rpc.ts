@@ -1,7 +1,7 @@
 /**
  * The CLI bundle's stand-in for `@pulumi/pulumi/runtime/rpc` where the policy SDK's deserializer imports it
  * (./build-cli.ts): it reads only these signature constants of the wire format, and the real module loads gRPC
- * and the SDK's runtime. test/integration/cli/bundle/bundle.spec.ts requires them to equal the SDK's own.
+ * and the SDK's runtime. The spec test/integration/cli/bundle/bundle.spec.ts requires them to equal the SDK's own.
  */
 export const specialSigKey = "4dabf18193072939515e22adb298388d";
 export const specialAssetSig = "c44067f5952c0a294b673a41bacd8c17";

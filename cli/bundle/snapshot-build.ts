@@ -1,17 +1,9 @@
 /**
  * The installed command's start-up snapshot (part of `npm run build`, after the CLI bundle: ./build-cli.ts).
- *
- * Node 20 can start from a V8 snapshot of a heap where the command is already loaded and its functions compiled
- * (`node --snapshot-blob FILE`): no bundle to read and compile, no module to initialize. A blob fits only the Node
- * binary and V8 flags that built it (node refuses any other, exit 14, before any of our code runs), so it is built
- * here, for the Node that builds, and used only through bin/cli/pko-guard.sh, which checks that the node it would
- * run is that binary, unchanged since, with no NODE_OPTIONS; the blob's own main function checks the bundle
- * (./snapshot-builder.ts).
- * Anything else runs bin/cli/pko-guard.js as before.
- *
- * Written beside the bundle: pko-guard.snapshot.blob, pko-guard.snapshot.node (the real path of the node binary it
- * fits) and pko-guard.sh. A blob that cannot be built leaves none (one line on stderr): the command works without.
- * PKO_GUARD_SNAPSHOT=0 at build time builds none.
+ * A V8 snapshot fits only the Node binary and flags that built it (node refuses any other, exit 14, before our code
+ * runs), so it is built for the building Node and used only through bin/cli/pko-guard.sh, which checks that node is
+ * that binary, unchanged, with no NODE_OPTIONS; anything else runs bin/cli/pko-guard.js. A blob that cannot be built
+ * leaves none: the command works without. PKO_GUARD_SNAPSHOT=0 builds none. See docs/check.md, "Start-up".
  */
 import { spawnSync } from "child_process";
 import type * as esbuild from "esbuild";

@@ -1,15 +1,10 @@
 /**
  * The script `node --snapshot-blob FILE --build-snapshot` runs to make the installed command's start-up snapshot
- * (./snapshot-build.ts runs it; bundled to bin/cli/bundle/snapshot-builder.js). The heap it leaves is the command
- * loaded, with `check` run once over a small repository so that the functions a run needs are compiled (a snapshot
- * keeps the bytecode of what ran), then what the process itself held forgotten (support/snapshot.ts).
- *
- * Node runs this script with a `require` for its own modules only, so the command comes from the CLI bundle as
- * ./launch.ts runs it, handed a `require` that is Node's until a run starts and the bundle's own from then on (the
- * packages only other commands load). The main function of a run started from the snapshot checks that the bundle
- * beside it is still the one it holds (else it runs ./launch.ts, today's path, in the same process), then sets
- * what ./launch.ts sets and runs the command with the arguments it was given, as if started as bin/cli/pko-guard.js.
- * Arguments: the folder to check once, and a folder for that run's reports.
+ * (./snapshot-build.ts runs it).
+ * The heap it leaves is the command loaded with `check` run once over a small repository, so a run's functions are
+ * compiled (a snapshot keeps the bytecode of what ran), and what the process held forgotten (support/snapshot.ts). Node
+ * gives this script a `require` for its own modules only, so the command comes from the CLI bundle. A run from the
+ * snapshot first checks that the bundle beside it is the one it holds, else runs ./launch.ts in the same process.
  */
 import * as fs from "fs";
 import * as path from "path";

@@ -1,11 +1,8 @@
 /**
  * How a judging command (gate, check, audit) gives its verdict: the run printed and reported under the rules of
  * reports/write.ts (every requested report on every outcome).
- *
- * Standard output holds one thing. By default the findings (the table; under GitHub Actions also the workflow
- * commands). With `--format json|junit|sarif|policyreport` or `--report FORMAT=-`, that report alone: the table is
- * not printed and the one-line summary goes to standard error, with the lines check always writes there (skipped
- * files, sources not rendered). One report at most can go to standard output (./reporting-options.ts).
+ * Standard output holds one thing: the findings table (plus workflow commands under GitHub Actions), or the one report
+ * sent there (`--format` or `--report FORMAT=-`), with the summary then on standard error.
  */
 import * as fs from "fs";
 import { colorFor, painter } from "../../support/color";

@@ -1,15 +1,9 @@
 /**
  * Application trees ("app of apps", the most common Argo CD layout): an Application whose sources render
- * Applications or ApplicationSets (a Helm chart, a kustomization, a folder of them) makes Argo CD create those
- * in turn, and each syncs its own sources. check expands them the same way, breadth first: every Application and
- * ApplicationSet that placing an Application produces is placed (or expanded) too, its objects landed in its own
- * destination, and it is judged by every rule, attributed to the Application that synced it.
- *
- * - Depth is bounded (MAX_TREE_DEPTH Applications below a root): a deeper one is not expanded and fails closed.
- * - A cycle (an Application that renders one of its ancestors again, by namespace and name): the rendered copy
- *   is not expanded (nor judged) again, and the Application that rendered it fails closed, naming the chain.
- *   An Application that renders itself (a root that manages its own manifest, as argocd-autopilot sets up) is
- *   no cycle: it is not expanded a second time, and its rendered copy is judged only when its spec differs.
+ * Applications or ApplicationSets makes Argo CD create those in turn; check expands them the same way, breadth
+ * first, each judged in its own destination and attributed to the Application that synced it. Depth is bounded
+ * (MAX_TREE_DEPTH) and a cycle fails closed naming the chain; an Application that renders itself (a root managing
+ * its own manifest, as argocd-autopilot sets up) is no cycle.
  */
 import { ManifestObject } from "../manifests/manifest-objects";
 import { isApplication, isApplicationSet } from "./applications";

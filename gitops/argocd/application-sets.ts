@@ -1,9 +1,7 @@
 /**
- * The Applications an Argo CD `ApplicationSet` would create: its generators' parameter sets (./generators.ts;
- * at most MAX_APPLICATIONS Applications a set) applied to its template, in the default template syntax or, with
- * `goTemplate`, executed as Go templates with Argo CD's functions by the toolchain's appset-template
- * (toolchain/appset-template). What is not expanded (other generators, a failing template) is named
- * (`notExpanded`) and the set fails closed (policies/argocd-app-rendered.ts).
+ * The Applications an Argo CD `ApplicationSet` would create: its generators' parameter sets (./generators.ts)
+ * applied to its template, with `goTemplate` by the toolchain's appset-template (Go templates with Argo CD's
+ * functions). What is not expanded is named (`notExpanded`) and the set fails closed.
  */
 import { BadInputError } from "../../support/errors";
 import { RenderContext } from "../render/render";

@@ -1,26 +1,10 @@
 /**
  * Argo CD's view of a repository: which objects an `Application` syncs, rendered as its repo server renders
  * them (each source by ./application-sources.ts), and the Applications an `ApplicationSet` would create
- * (./application-sets.ts).
- *
- * - Sources: `spec.source` and `spec.sources[]` whose `path` is a folder of the checked repository. The type
- *   is the one the source names (`kustomize`, `helm`, `directory`, `plugin`), else discovered as Argo CD does
- *   at the folder's root: a kustomization, else `Chart.yaml`, else a directory of manifests.
- *   - directory: `.yaml`/`.yml`/`.json` files (and `.jsonnet`, evaluated), `recurse`, `include`/`exclude` globs
- *     matched against the path relative to the source folder (`*` crosses `/`, `{a,b}` alternatives), files
- *     holding `+argocd:skip-file-rendering` left out; `directory.jsonnet` ext vars, TLAs and libs;
- *   - kustomize: `kustomize build` with the Application's `namePrefix`, `nameSuffix`, `namespace`, `images`,
- *     `commonLabels`, `commonAnnotations`, `patches`, `components` and `replicas` applied first;
- *   - helm: `helm template` with `releaseName` (default: the Application's name), the destination namespace,
- *     `valueFiles` (relative to the chart; `$<ref>/...` from a `ref` source), `values`/`valuesObject`,
- *     `parameters`, `fileParameters`, `ignoreMissingValueFiles`, `skipCrds`, and the cluster's version and APIs
- *     (`kubeVersion`/`apiVersions`, else the run's: gitops/render/capabilities.ts).
- *   Sources that cannot be rendered here are named (`notes`), never guessed: a chart from a Helm repository
- *   (`chart`), a path that is not in this repository, a config management plugin; the Application then fails
- *   closed (policies/argocd-app-rendered.ts).
- * - Override files: `.argocd-source.yaml` and `.argocd-source-<app>.yaml` in a source's folder are merged into
- *   it first, as Argo CD's repo server does (./source-overrides.ts).
- * - Destination: a namespaced object without `metadata.namespace` lands in `spec.destination.namespace`.
+ * (./application-sets.ts). A source's type is the one it names, else discovered as Argo CD does at the folder's
+ * root (kustomization, else `Chart.yaml`, else a directory); `.argocd-source*.yaml` overrides are merged first.
+ * Sources that cannot be rendered here are named, never guessed, and the Application fails closed. Supported
+ * options: docs/check.md, "Rendering, as Argo CD renders".
  */
 import * as fs from "fs";
 import * as path from "path";

@@ -1,20 +1,10 @@
 /**
  * Argo CD's build environment and where its repo server substitutes it, so check renders what Argo CD renders.
- *
- * The variables (argo-cd reposerver/repository/repository.go `newEnv`): ARGOCD_APP_NAME (the instance name),
- * ARGOCD_APP_NAMESPACE (the destination namespace, controller/state.go), ARGOCD_APP_PROJECT_NAME, ARGOCD_APP_REVISION (the resolved
- * commit: here the HEAD commit of the checked working tree), ARGOCD_APP_REVISION_SHORT (its first 7 characters)
- * and _SHORT_8, ARGOCD_APP_SOURCE_REPO_URL, ARGOCD_APP_SOURCE_PATH, ARGOCD_APP_SOURCE_TARGET_REVISION.
- * `KUBE_VERSION` and `KUBE_API_VERSIONS` are only a config management plugin's environment (`getPluginEnvs`),
- * which check does not run: in every place below they are unknown names, which substitute to nothing.
- *
- * The places (`Env.Envsubst`, pkg/apis/application/v1alpha1/types.go, is Go's os.Expand with `$$` for `$`):
- * - Helm (`helmTemplate`, `getResolvedValueFiles`): parameter values (`--set`, `--set-string`, substituted
- *   before Argo CD escapes their commas), `valueFiles` (a `$<ref>/...` one after its ref segment is resolved)
- *   and `fileParameters` paths; never `values`/`valuesObject`, `releaseName` or `namespace`.
- * - Kustomize (util/kustomize/kustomize.go `Build`): `images` and `commonLabels` values; `commonAnnotations`
- *   values only with `commonAnnotationsEnvsubst: true`; never `namePrefix`, `nameSuffix` or `namespace`.
- * - Jsonnet (`makeJsonnetVM`): `directory.jsonnet` TLA and ext var values.
+ * The variables are reposerver/repository/repository.go `newEnv`'s (ARGOCD_APP_REVISION is the checked working
+ * tree's HEAD); `KUBE_VERSION`/`KUBE_API_VERSIONS` exist only for config management plugins, so here they
+ * substitute to nothing. Substitution (`Env.Envsubst`: os.Expand with `$$` for `$`) applies only where Argo CD
+ * applies it: Helm parameters, value files and file parameters (never `values`); kustomize `images` and
+ * `commonLabels` (annotations only with `commonAnnotationsEnvsubst`); jsonnet TLAs and ext vars.
  */
 import { list, record, str } from "../../support/records";
 import { instanceName } from "./source-overrides";

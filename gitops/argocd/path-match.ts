@@ -1,17 +1,9 @@
 /**
- * Go's `path.Match`, the one implementation in pko-guard: Argo CD's git directories generator filters the
- * repository's folders with it (applicationset/generators/repo_path_utils.go, v3.6.1), and the mock leg's
- * `filepath.Glob` (the Kubernetes provider's yaml/v2 `files`) matches each path element with it (on Unix
- * `filepath.Match` is `path.Match`).
- *
- * Semantics, proved against Go itself on every case of test/data/path-match/cases.json:
- * - `*` matches any run of bytes without `/`; `?` one character (a UTF-8 sequence, or one stray byte) other than `/`;
- * - `[...]` one character (`/` included) in its ranges (`a-z`, `\]` escapes), `[^...]` one not in them;
- * - `\c` the byte `c`; anything else itself. Matching works on the UTF-8 bytes, as Go does;
- * - a malformed pattern (an unclosed or empty class, a range without an end, a trailing `\`) matches nothing and
- *   is reported as such, whatever the name (Go's `ErrBadPattern`, "syntax error in pattern");
- * - each star chunk takes its leftmost match and never gives it back (Go does not backtrack), except the last,
- *   which must end the name.
+ * Go's `path.Match`, the one implementation in pko-guard: Argo CD's git directories generator filters folders
+ * with it, and the provider's yaml/v2 `files` glob matches each path element with it. Semantics follow Go's
+ * exactly, proved against Go on test/data/path-match/cases.json: matching works on UTF-8 bytes, a malformed
+ * pattern matches nothing (`ErrBadPattern`), and each star chunk keeps its leftmost match (Go does not
+ * backtrack) except the last, which must end the name.
  */
 
 const STAR = 0x2a;

@@ -1,12 +1,8 @@
 /**
  * Application sources of other places, fetched as Argo CD's repo server fetches them (gitops/fetch/), when the run
- * fetches (`RenderContext.fetch`): a chart from a Helm repository (`repoURL` over HTTP(S)) or an OCI registry
- * (`oci://...`, or a `repoURL` without a scheme), at `targetRevision` as its version; another git repository's
- * `path`, or its files for a `ref` source, at `targetRevision`. What is fetched is rendered as if it were this
- * repository's (the same source types, options and limits), with its files named `<url>@<resolved>/<path>`.
- *
- * With no fetch policy, or `--offline` and nothing in the cache, nothing here applies and such sources are not
- * read, as before (the fail-closed finding). A fetch that fails is the fail-closed finding too, with its one line.
+ * fetches (`RenderContext.fetch`): a chart from a Helm repository or OCI registry, or another git repository's
+ * `path` or `ref` files, at `targetRevision`. What is fetched is rendered as this repository's would be, its files
+ * named `<url>@<resolved>/<path>`. Not fetched, or a fetch that fails, is the fail-closed finding.
  */
 import * as fs from "fs";
 import * as path from "path";

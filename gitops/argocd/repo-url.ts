@@ -1,15 +1,10 @@
 /**
  * Which repository an Application source reads: `check` reads a source from the checked repository only when its
- * `repoURL` is this repository (the `origin` remote, or a URL the user declares as the same repository); any
- * other repository's path is not read, even when a folder of that name exists here (argocd-app-rendered then
- * fails closed, naming the field). check judges the working tree as it is: `targetRevision` is not read (a
- * branch, tag or commit of this repository is what its CI checks out).
- *
- * URLs are compared as Argo CD compares repositories (util/git `NormalizeGitURL`: the scp form
- * `git@host:owner/repo` read as `ssh://git@host/owner/repo`, a trailing `.git` dropped), and beyond it across
- * schemes, as one repository is reached by HTTPS and by SSH: what is compared is the host (lower case, without
- * user information, without the scheme's default port) and the path (without a trailing `/` or `.git`; its case
- * kept, as a git server may tell `Repo` from `repo`).
+ * `repoURL` is this repository (the `origin` remote, or a URL the user declares as the same repository); otherwise
+ * the Application fails closed. `targetRevision` is not read: the working tree is what CI checked out. URLs are
+ * compared beyond Argo CD's `NormalizeGitURL`, across schemes (HTTPS and SSH reach one repository): host in lower
+ * case without user or default port, path without trailing `/` or `.git`, its case kept (a server may tell `Repo`
+ * from `repo`).
  */
 
 const DEFAULT_PORTS: Record<string, string> = { "https:": "443", "http:": "80", "ssh:": "22", "git:": "9418" };

@@ -1,16 +1,9 @@
 /**
  * Argo CD's parameter override files, merged into a source before it is rendered (argo-cd
- * reposerver/repository/repository.go `mergeSourceParameters`, called by `GetAppSourceType` before the source's
- * type is decided): `.argocd-source.yaml`, then `.argocd-source-<app>.yaml`, in the source's folder, each read
- * as YAML and applied to the source as a JSON merge patch (RFC 7386: mappings merge key by key, `null` removes a
- * key, anything else replaces). Only the tool options can change: `repoURL`, `path`, `chart` and
- * `targetRevision` are put back as the Application wrote them. A patch can add `helm`, `kustomize`, `directory`
- * or `plugin`, so it can change the source's type.
- *
- * `<app>` is the Application's instance name (argo-cd pkg/apis/application/v1alpha1/types.go `InstanceName`):
- * its name when it lives in the control plane's namespace (check assumes `argocd`) or names none, else
- * `<namespace>_<name>`. A file that is not a mapping, cannot be read or is larger than MAX_OVERRIDE_BYTES is bad
- * input (Argo CD fails the source). An empty file changes nothing.
+ * reposerver/repository/repository.go `mergeSourceParameters`, before the source's type is decided, so a patch can
+ * change it): `.argocd-source.yaml`, then `.argocd-source-<app>.yaml`, each as a JSON merge patch (RFC 7386).
+ * `repoURL`, `path`, `chart` and `targetRevision` are put back as written. `<app>` is the instance name: the
+ * name in the control plane's namespace (check assumes `argocd`), else `<namespace>_<name>`.
  */
 import * as fs from "fs";
 import * as path from "path";

@@ -1,15 +1,9 @@
 /**
  * Which rendered objects Argo CD never applies, from its hook annotations, as gitops-engine and Argo CD's
- * controller decide it:
- * - gitops-engine pkg/sync/sync_phase.go `syncPhases`: an object that is not a hook is applied in the Sync
- *   phase; a hook (pkg/sync/hook/hook.go `IsHook`: an `argocd.argoproj.io/hook` annotation that is not `Skip`
- *   alone, else a `helm.sh/hook` annotation other than `crd-install`) runs in the phases of its types among
- *   PreSync, Sync, PostSync and SyncFail; `argocd.argoproj.io/hook: Skip` alone is never applied.
- * - Hook types (pkg/sync/hook/hook.go `Types`): policies/model/sync-waves.ts `hookTypes`, the one table of them
- *   (the sync-order rule reads the same phases). Helm's `test`, `pre-rollback` and `post-rollback` map to nothing.
- * - Argo CD's controller (argo-cd controller/hook.go) also runs deletion hooks when the Application is deleted:
- *   `argocd.argoproj.io/hook: PreDelete`/`PostDelete` and Helm's `pre-delete`/`post-delete`. Those are applied
- *   (later), so they are judged like any other object.
+ * controller decide it (pkg/sync/hook/hook.go `IsHook`: `argocd.argoproj.io/hook`, else `helm.sh/hook` other
+ * than `crd-install`); `argocd.argoproj.io/hook: Skip` alone is never applied. Hook types: policies/model/sync-waves.ts
+ * `hookTypes`, the one table. Deletion hooks (PreDelete/PostDelete, Helm's pre/post-delete) are applied later by
+ * the controller, so they are judged like any other object.
  */
 import { ARGO_HOOK, HELM_HOOK, SYNC_PHASES, annotationValues, hookTypes } from "../../policies/model/sync-waves";
 

@@ -1,35 +1,13 @@
 /**
  * Kubernetes' YAML decoding, reproduced: what `kubectl`, Argo CD's repo server and the Kubernetes provider get
- * from a manifest stream. They read it with k8s.io/apimachinery's YAMLOrJSONDecoder (a stream whose first
- * non-space character is `{` is JSON; otherwise it is split into documents at lines starting with `---`) and
- * convert each document with sigs.k8s.io/yaml, which decodes with go-yaml v2 and turns the result into JSON.
- * So, unlike YAML 1.2 (the `yaml` package's default, js-yaml's core schema):
- *
- * - plain `y`/`Y`/`yes`/`Yes`/`YES`/`on`/`On`/`ON`/`true`/`True`/`TRUE` are true, and the `n`/`no`/`off`/
- *   `false` forms false; `~`, `null`, `Null`, `NULL` and empty are null;
- * - integers as Go's strconv.ParseInt(s, 0, 64) reads them once every `_` is removed (`0x1F`, `0o17`, `0b101`,
- *   `017` octal, `+1`), then unsigned 64-bit, then floats matching go-yaml's pattern (`1.`, `.5`, `1e3`,
- *   `08`); `.inf`/`.nan` are floats that JSON cannot hold, so a document with one as a value does not decode;
- *   timestamps stay strings; a float out of range stays a string;
- * - `<<` merge keys are expanded in order: a merge overwrites keys set before it and is overwritten by keys
- *   after it (go-yaml v2, not the YAML 1.1 spec's "explicit keys win"); a sequence of maps merges last to first;
- * - a repeated key keeps its last value; map keys become strings (`true`, `80`, floats in Go's float32 `%g`),
- *   and a null, collection or 64-bit unsigned key is an error;
- * - explicit tags: `!!str`, `!!int`, `!!float`, `!!bool`, `!!null`, `!!binary` (base64-decoded) as go-yaml
- *   applies them (a mismatch is an error); any other tag reads as the plain value.
- *
- * Two paths give the same values. The exact path (./yaml-exact-path.ts) is the `yaml` package's parser (YAML 1.1
- * mode, failsafe schema: every scalar arrives as its source text, with its style and explicit tag) and go-yaml's
- * rules applied to its nodes; it keeps each document's node tree with exact offsets. The fast path
- * (./yaml-fast-path.ts; most documents: several times faster) is js-yaml with a schema whose only implicit type is
- * go-yaml's resolver (./go-yaml-scalars.ts, which both paths read scalars with); a document with anything it
- * cannot reproduce (merge keys, explicit tags, null, empty or collection keys, floats and integers js-yaml would
- * write differently as keys, `\/` escapes, anything js-yaml rejects) is decoded by the exact path instead. Where a
- * fast-path document's fields are (positions) is built on demand from js-yaml's parse events, recorded while it
- * decodes (gitops/decode/yaml-positions.ts ParseLog); node trees, and the positions of what those events do not
- * answer for, are parsed on demand by the exact path.
- * test/integration/gitops/decode/kube-yaml.spec.ts decodes a corpus with both paths and with the real Go decoder
- * (toolchain/kube-yaml) and requires identical JSON.
+ * from a manifest stream. They use apimachinery's YAMLOrJSONDecoder (a stream starting with `{` is JSON, else
+ * documents split at lines starting with `---`) and sigs.k8s.io/yaml (go-yaml v2), so unlike YAML 1.2: `yes`/`on`/`y`
+ * are booleans, integers follow Go (`0x1F`, `017` octal), `<<` merges in go-yaml's order (a merge overwrites keys
+ * before it), a repeated key keeps its last value, map keys become strings; the full list is in docs/check.md,
+ * "Inputs and decoding". Two paths give the same values: the exact one (./yaml-exact-path.ts, the `yaml` package
+ * with node offsets) and the fast one (./yaml-fast-path.ts, js-yaml with go-yaml's resolver), which hands any
+ * document it cannot reproduce to the exact one. test/integration/gitops/decode/kube-yaml.spec.ts holds both to
+ * the real Go decoder (toolchain/kube-yaml).
  */
 import * as jsyaml from "js-yaml";
 import * as YAML from "yaml";

@@ -1,13 +1,8 @@
 /**
  * Where a manifest document's fields are: the small tree that locating a finding needs (each mapping's scalar
- * keys and where they start, each sequence item's start), from either parse of a document (gitops/decode/kube-yaml.ts):
- * - from the `yaml` package's node tree (the exact path), for any document;
- * - from js-yaml's parse events (the fast path's parser, several times faster), for the documents it can answer
- *   for exactly: block and flow mappings and sequences of scalars, without anchors, aliases, tags, explicit keys
- *   or a byte order mark. Anything else gives undefined, and the exact path answers. The decoder records the
- *   events of its own parse (ParseLog); a document's events are checked when its positions are first asked for,
- *   and each mapping's entries and sequence's items read from them when walked (only the path to a finding is
- *   ever built and kept).
+ * keys and where they start, each sequence item's start), from either parse of a document (gitops/decode/kube-yaml.ts).
+ * From js-yaml's events only for the documents it answers exactly (no anchors, aliases, tags, explicit keys or
+ * byte order mark), else undefined and the exact path answers; only the path to a finding is ever built.
  * test/unit/gitops/decode/yaml-positions.spec.ts requires both trees to be equal wherever the fast one answers.
  */
 import * as jsyaml from "js-yaml";

@@ -1,18 +1,9 @@
 /**
  * Remote sources as Argo CD's repo server (and Flux's source-controller) fetch them, under one network policy
- * (./network-policy.ts), into one content-addressed cache (./source-cache.ts). The API every caller uses:
- *
- * - `fetchGit(url, ref, policy)`: a git repository at a branch, tag, commit or `HEAD` (./git.ts);
- * - `fetchChart(repoUrl, chart, version, policy)`: a chart from a Helm chart repository over HTTP(S), the version
- *   an exact one or a constraint resolved by helm (./helm-repo.ts);
- * - `fetchOci(url, version, policy)`: a chart from an OCI registry, `oci://host/path/chart` (./oci.ts);
- * each resolving to a FetchedSource: a local folder (the checkout's root; the unpacked chart's folder), what the
- * reference resolved to, the content's digest, and whether the reference can move. `fetchSource(request, policy)`
- * dispatches a FetchRequest; `fetchSourceSync` does the same for synchronous callers (rendering is synchronous): the
- * cache answers when it may, else a child process of ours fetches (./child.ts), bounded by the policy's time limit.
- *
- * Every failure is a FetchError: one line, the URL without credentials, exit 2 (or the fail-closed finding where
- * that is the caller's contract).
+ * (./network-policy.ts), into one content-addressed cache (./source-cache.ts).
+ * `fetchSourceSync` exists because rendering is synchronous: the cache answers when it may, else a child process
+ * (./child.ts) fetches, bounded by the policy's time limit. Every failure is a FetchError: one line, the URL without
+ * credentials. What is fetched and the policy: docs/check.md, "Remote sources".
  */
 import { spawnSync } from "child_process";
 import * as crypto from "crypto";

@@ -1,11 +1,9 @@
 /**
- * A git repository at a revision, fetched by the real git (as Argo CD's repo server and kustomize fetch), held to
- * the network policy: git reaches the network only through the policy proxy (./proxy.ts; `http.proxy`, every
- * proxy variable pointed at it and `NO_PROXY` emptied), over `https://` (plain `http://` only to listed hosts,
- * which the proxy decides), with no other protocol (`protocol.allow=never`: no `ssh://`, `git://`, `file://`, `ext::`),
- * no configuration of the user's but their credential settings (helpers, `GIT_ASKPASS` and `~/.netrc` apply, each
- * for its own host), no symbolic links checked out (`core.symlinks=false`), no hooks, no submodules. The tree is
- * bounded in files before it is checked out, and in bytes and time by the fetch's budget.
+ * A git repository at a revision, fetched by the real git (as Argo CD's repo server and kustomize fetch), held to the
+ * network policy.
+ * Git reaches the network only through the policy proxy (./proxy.ts), with `protocol.allow=never` but https (and http
+ * to listed hosts), none of the user's configuration but credential settings, no symlinks, hooks or submodules. The
+ * tree is bounded in files before checkout, and in bytes and time by the fetch's budget.
  */
 import * as fs from "fs";
 import * as os from "os";

@@ -1,12 +1,10 @@
 /**
- * A chart from a Helm chart repository (HTTP), pulled by the real helm (`helm pull --repo ... --version ...
- * --untar`, which resolves the version constraint with Helm's own index code, as Argo CD's repo server does) from a
- * server of ours on loopback that is the only thing helm can reach: it serves the repository's `index.yaml` with
- * every chart URL rewritten to itself, and each chart archive, both fetched under the network policy
- * (./http-client.ts), the archive checked against the index's digest. So helm never connects anywhere else (its
- * proxy variables point at a closed port, and no URL it is given names another place), and every byte it reads
- * came through the policy. Credentials from Helm's repositories.yaml go to the repository's own host only, from
- * our server, never to helm.
+ * A chart from a Helm chart repository (HTTP), pulled by the real helm (`helm pull --repo ... --version ... --untar`,
+ * Helm's own version resolution, as Argo CD's repo server runs it).
+ * Helm can reach only a loopback server of ours (its proxy variables point at a closed port) that serves `index.yaml`
+ * with chart URLs rewritten to itself and each archive fetched under the network policy and checked against the index's
+ * digest, so every byte helm reads came through the policy. Credentials are sent by our server to the repository's host
+ * only, never given to helm.
  */
 import * as crypto from "crypto";
 import * as fs from "fs";

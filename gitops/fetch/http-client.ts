@@ -1,9 +1,9 @@
 /**
- * HTTP(S) GET under the network policy (./network-policy.ts): each URL checked, its name resolved once and every address
- * checked, the connection made to the checked address (no second lookup a rebinding DNS could answer otherwise),
- * redirects followed by hand (bounded, each checked again), and every answer bounded in bytes and time. A
- * credential goes only to the host it belongs to (`auth` is asked per request, by URL). Failures are one line
- * (FetchError), the URL shown without user information or query.
+ * HTTP(S) GET under the network policy (./network-policy.ts).
+ * Each name is resolved once and the connection made to the checked address (no second lookup a rebinding DNS could
+ * answer); redirects are followed by hand, bounded and each checked again; every answer is bounded in bytes and time. A
+ * credential goes only to its own host (`auth` is asked per request). Failures are one line, the URL without user
+ * information or query.
  */
 import * as dns from "dns";
 import * as http from "http";

@@ -1,10 +1,9 @@
 /**
- * The one network policy every fetch obeys (gitops/fetch/): which URLs and addresses may be reached, and the limits
- * of each fetch. The default reaches only public addresses over `https://`; loopback, link-local (cloud metadata),
- * private, shared, reserved and multicast ranges, plain `http://` and `file://` outside the repository are refused
- * unless the host is listed with `--allow-host HOST[:PORT]` (`allow-hosts:` in `.pko-guard.yaml`). `--offline`
- * reaches nothing: the cache only. Names are resolved once and the connection goes to the address that was
- * checked (./http-client.ts, ./proxy.ts), so a second answer of the DNS (rebinding) is never used.
+ * The one network policy every fetch obeys (gitops/fetch/): which URLs and addresses may be reached, and the limits of
+ * each fetch.
+ * By default only public addresses over `https://`; others need `--allow-host`, and `--offline` reaches nothing. Names
+ * are resolved once and the connection goes to the checked address (./http-client.ts, ./proxy.ts), so DNS rebinding is
+ * never used. The ranges and limits: docs/check.md, "Remote sources".
  */
 import * as net from "net";
 import * as path from "path";

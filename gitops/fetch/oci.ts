@@ -1,11 +1,10 @@
 /**
  * A chart from an OCI registry (`oci://host[:port]/path/chart`), pulled by the real helm (`helm pull oci://...
- * --version ... --untar`: Helm's own tag listing, version constraint and digest checks, as Argo CD's repo server
- * runs it) from a registry of ours on loopback that is the only thing helm can reach: it relays helm's registry
- * API requests (`/v2/...`) to the real registry under the network policy (./http-client.ts), answering its token
- * challenges itself with the credential from Helm's or Docker's registry config, which goes to the registry's
- * own host only (a token service on another host is asked anonymously) and never to helm. The upstream is reached
- * over HTTPS; a host listed with --allow-host is also tried over plain HTTP when HTTPS fails.
+ * --version ... --untar`, as Argo CD's repo server runs it).
+ * Helm can reach only a loopback registry of ours that relays its `/v2/...` requests under the network policy
+ * (./http-client.ts) and answers token challenges itself, so the credential goes to the registry's own host only (a
+ * token service elsewhere is asked anonymously), never to helm. Plain HTTP is tried only for an --allow-host host whose
+ * HTTPS fails.
  */
 import * as fs from "fs";
 import * as http from "http";

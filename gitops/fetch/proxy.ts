@@ -1,9 +1,8 @@
 /**
- * A forward proxy on loopback that holds a tool (git) to the network policy: every CONNECT (HTTPS) and every
- * plain-HTTP request it is asked for is checked as ./http-client.ts checks a URL (scheme, listed hosts, every
- * resolved address), then connected to the checked address; the bytes it relays count against the fetch's budget.
- * TLS stays end to end (the tool verifies the certificate); a redirect is a new request through the proxy, so it
- * is checked again. What it refused is kept, so the caller can say why the tool failed in one line.
+ * A forward proxy on loopback that holds a tool (git) to the network policy.
+ * Every CONNECT and plain-HTTP request is checked as ./http-client.ts checks a URL and connected to the checked
+ * address; relayed bytes count against the fetch's budget. TLS stays end to end, and a redirect comes back as a new,
+ * checked request. Refusals are kept so the caller can say in one line why the tool failed.
  */
 import * as http from "http";
 import * as net from "net";

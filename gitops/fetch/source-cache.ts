@@ -1,10 +1,9 @@
 /**
- * The content-addressed cache of fetched sources, in the user's cache folder (`--cache-dir`), shared by every
- * command that fetches (check, the pre-commit hook, `pko-guard test`):
- * - `v1/content/<key>/`: a fetched tree, `key` the SHA-256 of (kind, URL, resolved revision or digest); written
- *   once (fetched into `v1/tmp/` and renamed), never changed after;
- * - `v1/refs/<key>.json`: what a reference (kind, URL, ref as written) last resolved to, and its content's key.
- * Nothing in it holds a credential: URLs are kept as shown (./network-policy.ts shownUrl).
+ * The content-addressed cache of fetched sources, in the user's cache folder (`--cache-dir`), shared by every command
+ * that fetches.
+ * `v1/content/<key>/` holds a tree keyed by SHA-256 of (kind, URL, resolved revision or digest), written once by
+ * rename, never changed; `v1/refs/<key>.json` what a reference last resolved to. Nothing in it holds a credential: URLs
+ * are kept as shown (./network-policy.ts shownUrl).
  */
 import * as crypto from "crypto";
 import * as fs from "fs";

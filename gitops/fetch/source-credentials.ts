@@ -1,14 +1,8 @@
 /**
- * Credentials, only from where users already keep them, and only for their own host:
- * - a Helm chart repository: Helm's `repositories.yaml` (`$HELM_REPOSITORY_CONFIG`, else
- *   `$HELM_CONFIG_HOME/repositories.yaml`, else `$XDG_CONFIG_HOME/helm/`, else `~/.config/helm/`), the entry whose
- *   `url` is the repository's;
- * - an OCI registry: Helm's registry config (`$HELM_REGISTRY_CONFIG`, else `<helm config>/registry/config.json`),
- *   then Docker's (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`): `auths.<host>.auth` or
- *   `username`/`password` (credential helpers are not run);
- * - git: git's own (credential helpers, `GIT_ASKPASS`, `~/.netrc`), which git applies itself (./git.ts).
- * A credential is returned as the Authorization header for requests to its host and port only; it never appears
- * in a message, a report or the cache.
+ * Credentials, only from where users already keep them, and only for their own host.
+ * Helm's repositories.yaml and registry config, then Docker's config.json (credential helpers are not run); git applies
+ * its own (./git.ts). A credential is returned as the Authorization header for its host and port only and never appears
+ * in a message, a report or the cache. Lookup order: docs/check.md, "Remote sources".
  */
 import * as fs from "fs";
 import * as os from "os";

@@ -1,20 +1,10 @@
 /**
- * What a Flux `HelmRelease` (helm.toolkit.fluxcd.io/v2) applies, rendered as helm-controller renders it, with the
- * real helm (gitops/render/helm.ts). Read from helm-controller's source (internal/reconcile, internal/action,
- * internal/postrender) and cited where each step is:
- * - the chart: `spec.chart.spec.chart` as a path of a `GitRepository` (or `Bucket`) source whose url is this
- *   repository, or `spec.chartRef` to a `HelmChart` of such a source; a chart from a `HelmRepository` or an
- *   `OCIRepository` is not read (fails closed);
- * - values (internal/chartutil `ChartValuesFromReferences`): each `valuesFrom` entry in order (a ConfigMap or
- *   Secret of the repository in the release's namespace, its `valuesKey`, default `values.yaml`; with
- *   `targetPath`, the value set at that path as `--set` would), merged over one another, then `spec.values`
- *   merged over them; a missing entry is skipped when `optional`, else fails closed; a SOPS-encrypted one fails
- *   closed;
- * - `releaseName` (default `[<targetNamespace>-]<name>`), `targetNamespace` (default: the release's namespace),
- *   CRDs installed unless `install.crds` is `Skip` (`Create`/`CreateReplace` install them); test hooks are
- *   never applied by an install or upgrade, so they are left out (`--skip-tests`);
- * - `postRenderers` (internal/postrender `BuildPostRenderers`): each one's kustomize `patches` and `images`
- *   applied to the rendered objects, in order; then `commonMetadata` and the owner labels (../manifests/flux-placement.ts).
+ * What a Flux `HelmRelease` (helm.toolkit.fluxcd.io/v2) applies, rendered as helm-controller renders it, with the real
+ * helm (gitops/render/helm.ts).
+ * Each step follows helm-controller's source (internal/reconcile, internal/action, internal/chartutil,
+ * internal/postrender): chart, `valuesFrom` merge order, release name and namespace, CRDs, post-renderers. A chart or
+ * values source this repository does not hold, or a SOPS-encrypted one, fails closed rather than being guessed.
+ * Behaviour for users: docs/check.md, "Flux".
  */
 import * as fs from "fs";
 import * as os from "os";

@@ -1,13 +1,9 @@
 /**
- * What a Flux `Kustomization` (kustomize.toolkit.fluxcd.io/v1) applies, built as kustomize-controller builds it
- * (internal/controller/kustomization_controller.go `generate` and `build`), by the toolchain's flux-build, which
- * runs Flux's own library (github.com/fluxcd/pkg/kustomize: the kustomization generated when `spec.path` has
- * none; `targetNamespace`, `namePrefix`, `nameSuffix`, `patches`, `images` and `components` written into it;
- * `postBuild.substitute` and `substituteFrom`, `${var:=default}` and the
- * `kustomize.toolkit.fluxcd.io/substitute: disabled` annotation). The ConfigMaps and Secrets `substituteFrom`
- * names are the repository's own (in the Kustomization's namespace); one that is not there and not `optional`
- * fails closed, as does a SOPS-encrypted one (its values cannot be read). `commonMetadata` and the owner labels
- * kustomize-controller sets on what it applies are added when the objects land (../manifests/flux-placement.ts).
+ * What a Flux `Kustomization` (kustomize.toolkit.fluxcd.io/v1) applies, built as kustomize-controller builds it, by the
+ * toolchain's flux-build, which runs Flux's own library (github.com/fluxcd/pkg/kustomize).
+ * The `substituteFrom` ConfigMaps and Secrets are the repository's own; one missing and not `optional`, or
+ * SOPS-encrypted (unreadable), fails closed. `commonMetadata` and owner labels are added when the objects land
+ * (../manifests/flux-placement.ts).
  */
 import * as fs from "fs";
 import * as path from "path";

@@ -1,11 +1,9 @@
 /**
  * The Flux source a Kustomization or HelmRelease reads (its `spec.sourceRef`, a HelmRelease's chart source), as
- * kustomize-controller and helm-controller resolve it: by kind and name, in the referrer's namespace unless the
- * reference names one. A `GitRepository` whose `spec.url` is this repository (gitops/argocd/repo-url.ts: the
- * origin remote or a declared URL) is read from the checkout: its artifact is the repository's tree at the
- * revision its `spec.ref` selects, and check judges the working tree CI checked out. Any other source (another
- * repository, an OCI artifact, a Bucket, a Helm repository) is not read: the object that names it fails closed
- * (argocd-app-rendered), naming the field, never guessed.
+ * kustomize-controller and helm-controller resolve it.
+ * Only a `GitRepository` whose `spec.url` is this repository (gitops/argocd/repo-url.ts) is read, from the checkout CI
+ * holds. Any other source fails closed (argocd-app-rendered) on the object that names it, naming the field, never
+ * guessed.
  */
 import * as fs from "fs";
 import * as path from "path";

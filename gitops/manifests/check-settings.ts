@@ -38,7 +38,7 @@ export interface CheckFlags {
     skipUnreadable?: boolean;
     failOnAdvisory?: boolean;
     timeout?: number;
-    /** The network options (cli/check-fetch.ts). */
+    /** The network options (cli/check.ts). */
     fetch?: FetchFlags;
 }
 
@@ -57,7 +57,7 @@ export interface CheckSettings {
     timeout: Setting<number>;
     /** Hosts fetches may reach whatever their address (--allow-host, `allow-hosts`). */
     allowHosts: Setting<string>[];
-    /** The network options given (cli/check-fetch.ts). */
+    /** The network options given (cli/check.ts). */
     fetch: FetchFlags;
 }
 

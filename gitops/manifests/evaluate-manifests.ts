@@ -3,7 +3,7 @@
  * and each row is located at the object's file, and the line and column of the field it is about. Shared by
  * `pko-guard check` and the harness's manifest leg.
  */
-import { MessageFacts, fieldNamedIn } from "../../policies/model/message";
+import { MessageFacts } from "../../policies/model/message";
 import { EvalRow, evaluatePack } from "../../evaluation/evaluate";
 import { PackConfig } from "../../evaluation/pack-config";
 import { Row, sortRows } from "../../evaluation/rows";
@@ -12,13 +12,11 @@ import { LoadResult, ManifestObject, evalResources } from "./manifest-objects";
 import { duplicateRows } from "./scopes";
 
 /**
- * The field a row points at: the one the rule gave, else the first field path its message names (messages
- * name the field they are about, e.g. `spec.envRefs.PULUMI_ACCESS_TOKEN`), else none (the object's line).
- * Values a message quotes ("...", JSON-quoted by the rules) are input, not field names, and are passed over:
- * a branch named "spec.x" must not move the finding.
+ * The field a row points at: the one its rule gave as data (`RuleFinding.field`), else none (the object's line).
+ * Never read from the message: a message names fields as advice too ("use spec.secretsRef"), and quotes input.
  */
 export function rowField(r: EvalRow): string | undefined {
-    return r.field || fieldNamedIn(r.facts.text);
+    return r.field || undefined;
 }
 
 /** A row as reports give it: at its object's file and the line and column of its field (as is when no object is known). */
@@ -68,7 +66,7 @@ export function locateRows(load: LoadResult, judged: EvalRow[]): LocatedRow[] {
         rows.map((r) => {
             const obj = byUrn.get(r.urn);
             if (!obj) return locatedRow(r, obj, undefined);
-            const field = rowField(r); // a message's field is found once
+            const field = rowField(r);
             return locatedRow(r, obj, rowPosition(r, obj, field), field);
         }),
     );

@@ -1,16 +1,9 @@
 /**
  * What the destination cluster tells a chart about itself, as Argo CD passes it.
- *
- * Argo CD's repo server runs `helm template` with `--kube-version` (the destination cluster's version) and one
- * `--api-versions` for every API the cluster serves, as `group/version` and `group/version/Kind`; an
- * Application's own `helm.kubeVersion` / `helm.apiVersions` replace those (argo-cd v3.6
- * `ApplicationSource.GetKubeVersionOrDefault` / `GetAPIVersionsOrDefault`, `util/argo.APIResourcesToStrings`).
- * Helm adds its built-in Kubernetes APIs to whatever it is given.
- *
- * `check` has no cluster to ask, so it assumes the one pko-guard is for: a cluster that serves PKO v2's and
- * Argo CD's APIs. Without them a chart that renders its Stack only `if .Capabilities.APIVersions.Has
- * "pulumi.com/v1/Stack"` would render nothing here and everything in the cluster: a verdict on the wrong
- * object. `--api-versions` adds the APIs of other operators; `--kube-version` sets the cluster's version.
+ * Argo CD runs `helm template` with `--kube-version` and one `--api-versions` for every API the cluster serves
+ * (an Application's `helm.kubeVersion` / `helm.apiVersions` replace them). `check` has no cluster to ask, so it
+ * assumes one that serves PKO v2's and Argo CD's APIs: otherwise a chart that renders its Stack only
+ * `if .Capabilities.APIVersions.Has "pulumi.com/v1/Stack"` would render nothing here and everything in the cluster.
  */
 import { BadInputError } from "../../support/errors";
 

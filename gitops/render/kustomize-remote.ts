@@ -1,10 +1,8 @@
 /**
  * Remote bases, components and resources of a kustomization, fetched under the network policy (gitops/fetch/)
  * before `kustomize build` runs, instead of by kustomize itself (which would clone with git, or GET a file,
- * outside any policy): each entry kustomize would fetch (`https://host/org/repo//dir?ref=v1`,
- * `github.com/org/repo/dir?ref=v1`, `git::https://...`, a `.git` path, or an HTTP(S) file) is fetched, put into the
- * run's scratch copy, and the entry rewritten to that local copy; what a fetched base names remotely in turn is
- * fetched the same way (at most MAX_DEPTH deep). kustomize then reads local files only, with no network.
+ * outside any policy): each remote entry is fetched into the run's scratch copy (at most MAX_DEPTH deep) and
+ * rewritten to it, so kustomize reads local files only.
  */
 import * as fs from "fs";
 import * as path from "path";

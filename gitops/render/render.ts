@@ -1,13 +1,9 @@
 /**
  * Rendering what Argo CD's repo server renders, with the same tools (gitops/render/tools.ts): `kustomize build`
  * (./kustomize.ts), `helm template` (./helm.ts), and the jsonnet CLI (./jsonnet.ts), over the repository's one walk
- * (./repo-tree.ts). This module holds what they share: a run's context and running a tool. Each run is bounded by
- * the caller's deadline, has no network (a dead proxy in its environment; remote bases, chart dependencies from a
- * repository and remote imports fail with a line that says so), and reports failure as one line: the tool's first
- * error line with quoted text removed (a values file can hold secrets, so no value is ever echoed).
- *
- * A render returns streams of manifests, each attributed to the file it came from where that can be known
- * (kustomize's origin annotations, Helm's `# Source:` comments), else to the rendered folder.
+ * (./repo-tree.ts). This module holds what they share: a run's context and running a tool, bounded by the caller's
+ * deadline, with no network (a dead proxy), failing with one line that never echoes quoted text (a values file
+ * can hold secrets).
  */
 import { spawnSync } from "child_process";
 import * as os from "os";

@@ -1,11 +1,8 @@
 /**
  * The rendering tools `pko-guard check` runs where Argo CD's repo server would (kustomize, helm, jsonnet),
- * ApplicationSet goTemplate expansion (appset-template: Go's text/template with Argo CD's functions), Flux
- * Kustomization builds (flux-build: Flux's own kustomize generator and variable substitution; the flux CLI is the
- * tests' reference for it), and the
- * reference YAML decoder of the differential test (kube-yaml). Each is located by support/toolchain.ts: the
- * platform package's prebuilt tool, the toolchain folder (install.sh's pinned builds, or fitting tools it linked
- * from PATH), else PATH; `source` says which, so a run can say what rendered it.
+ * plus appset-template, flux-build and the reference YAML decoder (kube-yaml). Each is located by
+ * support/toolchain.ts (platform package, toolchain folder, else PATH); `source` says which, so a run can say
+ * what rendered it.
  */
 import { forgetInSnapshot } from "../../support/snapshot";
 import { installCommand, locateTool } from "../../support/toolchain";

@@ -1,12 +1,8 @@
 /**
  * The deploy leg (end to end): preview with the pack; a fixture with mandatory violations stops there
- * (skipped: the gate stops it). Otherwise `pulumi up` creates the objects for real in the run's test API
- * server (harness/apiserver.ts: etcd, kube-apiserver with the PKO CRDs, and the controllers deletion
- * needs), so the server's own validation and defaulting decide what is accepted; the leg checks that every
- * object of the state is in the cluster, the remediated fields on the live objects, the program's objects
- * against their schemas for what the server does not reject (below), no secret config value in plaintext
- * in the state or the stack's config file, and, after `pulumi destroy`, an empty stack and a cluster that
- * holds none of the objects.
+ * (skipped: the gate stops it). Otherwise `pulumi up` creates the objects in the run's test API server
+ * (harness/apiserver.ts), so the server's own validation and defaulting decide what is accepted; then the leg
+ * checks the live objects, that no secret is in plaintext, and that `pulumi destroy` leaves nothing behind.
  */
 import * as fs from "fs";
 import * as path from "path";

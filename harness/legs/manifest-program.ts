@@ -1,15 +1,9 @@
 /**
- * The Pulumi program the mock and real legs run for a manifest fixture. The harness generates a program
- * folder (Pulumi.yaml + index.js, in a temporary folder) whose index.js calls `declareManifests` with the
- * fixture's `manifests/` folder:
- * - the objects are read by the same loader as `pko-guard check` (so each carries the same
- *   `pko-guard/source-path` annotation) and handed to one `kubernetes:yaml/v2:ConfigGroup` named
- *   `manifests` as `objs`: the provider expands them into its children, as it would expand the files;
- * - a minimal CustomResourceDefinition (namespaced, schema-less) is declared first for every custom kind
- *   (`Stack` of pulumi.com, `Application` of argoproj.io, ...): rendering to a folder with no cluster, the
- *   provider cannot otherwise tell whether such a kind is namespaced.
- * Resource names: a ConfigGroup child is named `manifests:<namespace>/<name>` (or `manifests:<name>`); the
- * harness maps that to the manifest identity `Kind/<namespace>/<name>` (manifestRowMapper in manifest.ts).
+ * The Pulumi program the mock and real legs run for a manifest fixture.
+ * A generated index.js hands the objects, read by `pko-guard check`'s loader, to one `kubernetes:yaml/v2:ConfigGroup`
+ * named `manifests`. A minimal namespaced CustomResourceDefinition is declared first for every custom kind: with
+ * no cluster, the provider cannot otherwise tell whether such a kind is namespaced. Children are named
+ * `manifests:<namespace>/<name>` (manifestRowMapper in manifest.ts maps them back).
  */
 import * as k8s from "@pulumi/kubernetes";
 import { loadManifests } from "../../gitops/manifests/load";

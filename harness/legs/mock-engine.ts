@@ -1,20 +1,10 @@
 /**
  * The part of the Pulumi engine (v3.248.0) and the Kubernetes provider that the mock leg re-does around
- * the SDK's MockMonitor, so a program under mocks produces what a real preview hands the analyzer:
- *
- * - URNs as the engine builds them (the parent's whole type chain, not only its last type), so parents,
- *   dependencies and grandchildren match the real preview;
- * - transforms (`registerResourceTransform`, the `transforms` option): the SDK's own callback server is
- *   used as the engine uses it (gRPC `Callbacks.Invoke` with a `TransformRequest`), in the engine's order:
- *   the resource's transforms, then its parents' (nearest first), then the stack's, in registration order
- *   (mock-transforms.ts);
- * - the Kubernetes provider's Check on every Kubernetes object (autonaming, defaults: mock-check.ts);
- * - the provider-side components (`kubernetes:yaml/v2:ConfigGroup`/`ConfigFile`: mock-yaml.ts; a local
- *   `helm.sh/v4:Chart` or `kustomize/v2:Directory`: mock-components.ts), expanded into the children the
- *   provider registers; every other remote component is refused;
- * - invokes: `kubernetes:yaml:decode` answered, the ones needing Helm, kustomize or a cluster refused;
- * - errors the monitor returns carry gRPC `details`, which the SDK turns into the program's error message
- *   (a plain Error has none, so the SDK used to report an empty message).
+ * the SDK's MockMonitor, so a program under mocks produces what a real preview hands the analyzer: URNs with
+ * the parent's whole type chain, transforms in the engine's order (mock-transforms.ts), the provider's Check
+ * (mock-check.ts), its provider-side components (mock-yaml.ts, mock-components.ts; other remote components are
+ * refused), and `kubernetes:yaml:decode`. Monitor errors carry gRPC `details`: without them the SDK reports the
+ * program's error with an empty message.
  */
 import { AUTONAMED_ANNOTATION, CheckContext, checkKubernetesInputs, kubernetesKind } from "./mock-check";
 import { EXPANDABLE_COMPONENTS, REFUSED_COMPONENTS, expandHelmV4, expandKustomizeV2 } from "./mock-components";

@@ -3,20 +3,12 @@
  * and writes every resource registration, in the engine's wire form, to a JSON file.
  *
  *   node mock-program.js <program-dir> <project> <stack> <out.json> [nodejs|go]
- *   node mock-program.js --serve
+ *   node mock-program.js --serve   (a warm worker of mock-workers.ts)
  *
- * With --serve it is a warm worker of mock-workers.ts: @pulumi/pulumi and the TypeScript compiler are loaded
- * once, and each program of a job (an IPC message) runs in a fresh SDK state (runtime/state.ts's
- * withLocalStorage, as the SDK's automation server runs inline programs one after another), with the
- * program's own modules dropped from the require cache; the registrations go back as the reply. A worker
- * whose program failed exits after replying: its process may hold that program's leftovers.
- *
- * A Go program runs as its own process against the same mocked monitor, served over gRPC (mock-go.ts).
- *
- * Configuration for the program comes from PULUMI_CONFIG / PULUMI_CONFIG_SECRET_KEYS (as the language
- * host passes it). The raw protobuf request is captured (not the mocks' deserialized inputs), so secret
- * and unknown sentinels reach the analyzer exactly as the engine would forward them. Exit code 0 with
- * the file written on success; on failure one line on stderr and exit code 3.
+ * A served program runs in a fresh SDK state (withLocalStorage, as the SDK's automation server runs inline
+ * programs); a worker whose program failed exits after replying, since its process may hold that program's
+ * leftovers. The raw protobuf request is captured, not the mocks' deserialized inputs, so secret and unknown
+ * sentinels reach the analyzer exactly as the engine would forward them.
  */
 import * as fs from "fs";
 import * as path from "path";

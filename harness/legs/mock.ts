@@ -1,10 +1,8 @@
 /**
  * The mock leg: run the fixture program under Pulumi runtime mocks (preview mode) in a child process,
  * capture every registration in the engine's wire form, and hand the resources to the pack's real
- * analyzer over gRPC with the engine's reconciled policy config. Policies thus run through the same
- * deserialization, secret unwrapping, unknown handling and enforcement-level code as in `pulumi preview`.
- * The timeout bounds the whole leg: the program (its process group is killed) and the analyzer's work
- * (a pack that overruns is killed, and the leg is an error).
+ * analyzer over gRPC with the engine's reconciled policy config, so policies run through the same
+ * deserialization, secret, unknown and enforcement-level code as in `pulumi preview`.
  */
 import { withDeadline } from "../../support/process";
 import { runInWorker } from "./mock-workers";

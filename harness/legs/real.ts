@@ -1,10 +1,8 @@
 /**
  * The real leg: `pulumi preview --policy-pack` with the real CLI, engine, nodejs language host and
- * Kubernetes provider, offline, through engine/pulumi-cli.ts and harness/throwaway-stacks.ts. Each fixture gets a throw-away stack in a
- * temporary program folder whose files are symbolic links to the fixture's (Node resolves them to their
- * real paths, so the fixture's imports and the repository's node_modules work; stack config files land
- * in the temporary folder, never in the fixture). The leg's own check: `pulumi preview` exits non-zero
- * exactly when there is a mandatory violation (a zero exit with one would let a CI gate pass).
+ * Kubernetes provider, offline. Each fixture gets a throw-away stack in a temporary folder of symbolic links to
+ * its files (Node resolves them, so imports work; stack config never lands in the fixture). The leg checks that
+ * `pulumi preview` exits non-zero exactly when there is a mandatory violation (a zero exit would pass a CI gate).
  */
 import * as fs from "fs";
 import * as path from "path";

@@ -1,17 +1,10 @@
 /**
  * Preloaded into the policy pack's Node process (PulumiPolicy.yaml `nodeargs: --require ...`).
- *
- * `@pulumi/pulumi/cmd/run-policy-pack` always loads TypeScript and registers ts-node before it loads
- * a pack (`typeScript: !process.versions.bun`, whatever `PulumiPolicy.yaml` says), which costs about
- * a second of every preview. This pack is precompiled JavaScript, so those two modules have nothing
- * to do: when the SDK's own start-up code asks for `typescript` or `ts-node` (from node_modules or
- * its vendored copies), it gets an inert stand-in. Nothing else is touched, and nothing happens
- * unless the program being started is a package whose entry point is an existing `.js` file. A host
- * that does not honour `nodeargs` (upstream's host passes them to the script, not to node) simply
- * runs the SDK's normal TypeScript set-up: slower, same result.
- *
- * Likewise run-policy-pack first connects to V8's inspector (`runtime/closure/v8Hooks`), which only
- * function serialization needs (Pulumi programs, never a policy pack): that wait is answered at once.
+ * `@pulumi/pulumi/cmd/run-policy-pack` always registers TypeScript and ts-node before loading a pack, whatever
+ * PulumiPolicy.yaml says, about a second of every preview; this pack is precompiled JavaScript, so when the SDK's
+ * start-up asks for them it gets an inert stand-in (only when the entry point is an existing `.js` file). Its wait for
+ * V8's inspector, needed only for function serialization, is answered at once. A host that ignores `nodeargs` just runs
+ * the SDK's normal set-up: slower, same result.
  */
 import * as fs from "fs";
 import * as path from "path";

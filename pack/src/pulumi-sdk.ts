@@ -1,10 +1,10 @@
 /**
- * What the bundled pack entry gives `@pulumi/policy` when it asks for `@pulumi/pulumi` (the bundler
- * aliases that bare import here). The SDK's index loads everything, the Automation API included, which
- * is most of a policy pack's start-up; `@pulumi/policy` only takes `asset` and `Output` from it
- * (test/integration/pack/alias.spec.ts scans its code so an SDK upgrade that takes more fails a test). Both come
- * from the same module files the index re-exports, so identity (instanceof, isInstance) is unchanged.
- * An SDK without these subpaths gets the full index: slower, never broken.
+ * What the bundled pack entry gives `@pulumi/policy` when it asks for `@pulumi/pulumi` (the bundler aliases that bare
+ * import here).
+ * The SDK's index loads everything (the Automation API too), most of a pack's start-up, while `@pulumi/policy` takes
+ * only `asset` and `Output`; they come from the same module files, so instanceof holds.
+ * test/integration/pack/alias.spec.ts fails if an SDK upgrade takes more; an SDK without these subpaths gets the full
+ * index.
  */
 function load(): { asset: unknown; Output: unknown } {
     try {

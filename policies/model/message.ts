@@ -11,8 +11,8 @@
  *   fail-closed finding whose text says none of that (or ends with the mark itself) gets " (fails closed)"
  *   appended, and reading strips it once.
  * - the field a finding is about is not written: through the engine nothing needs it (the gate locates the
- *   resource in the program); in-process findings carry it, and `fieldNamedIn` reads the field a message
- *   names for findings whose rule gave none.
+ *   resource in the program); in-process findings carry it as data (`RuleFinding.field`), never read back
+ *   from the text.
  * Nothing else reads these marks (no regex on wording elsewhere); test/property/policies/properties.spec.ts
  * round-trips them.
  */
@@ -87,19 +87,4 @@ export function decodeMessage(message: string): MessageFacts {
         if (!saysFailClosed(rest) || rest.endsWith(FAIL_CLOSED_SUFFIX)) text = rest;
     }
     return { text, failClosed, ...(waived ? { waiver: waived.waiver } : {}) };
-}
-
-/**
- * The first field path a message names (`spec.envRefs.PULUMI_ACCESS_TOKEN`, `subjects[0]`), for a finding
- * whose rule gave no field: messages name the field they are about.
- */
-export function fieldNamedIn(text: string): string | undefined {
-    // Values a message quotes ("...", user text) are never taken for a field name.
-    const unquoted = text.replace(/"(?:[^"\\]|\\.)*"/g, '""');
-    // A root is a whole word: "specific" or "database" names no field.
-    const m =
-        /(?:^|[\s(`'"])((?:spec|metadata|roleRef|subjects|rules|data|stringData)(?:\.[A-Za-z0-9_\-/]+|\[\d+\])*)(?![A-Za-z0-9_])/.exec(
-            unquoted,
-        );
-    return m ? m[1] : undefined;
 }

@@ -67,5 +67,8 @@ export function effectiveServiceAccount(view: StackView): { name: string | Unkno
     if (typeof view.serviceAccountName === "string" && view.serviceAccountName.length > 0) {
         return { name: view.serviceAccountName, source: "spec.serviceAccountName" };
     }
-    return { name: "default", source: "the implicit default service account" };
+    return { name: "default", source: IMPLICIT_ACCOUNT };
 }
+
+/** The `source` of `effectiveServiceAccount` when no field names the account (every other source is a field path). */
+export const IMPLICIT_ACCOUNT = "the implicit default service account";

@@ -106,7 +106,8 @@ export async function startDoor(prefix: string, namespaces: string[], controller
 /**
  * Starts `pko-guard webhook` as a process on the door's ports (a serving certificate of the API server's CA,
  * client certificates of the door's CA), reading the cluster through `kubeconfig`, with `extra` arguments; waits
- * until it is ready, then applies the shipped ValidatingWebhookConfiguration. Its output goes to `log`. A webhook
+ * until it is ready, then applies the shipped ValidatingWebhookConfiguration. Its output goes to `log`; `env` adds to
+ * its environment (NODE_OPTIONS, say). A webhook
  * that exits before it is ready fails the start with the end of its output.
  */
 export async function startShippedWebhook(
@@ -114,6 +115,7 @@ export async function startShippedWebhook(
     kubeconfig: string,
     extra: string[],
     log: (d: string) => void,
+    env?: NodeJS.ProcessEnv,
 ): Promise<Spawned> {
     const serving = issueCert(door.server.ca, "webhook", { ips: ["127.0.0.1"] });
     const hook = spawnTracked(
@@ -125,7 +127,7 @@ export async function startShippedWebhook(
             ...["--host", "127.0.0.1", "--port", String(door.port), "--health-port", String(door.healthPort)],
             ...["--kubeconfig", kubeconfig, ...extra],
         ],
-        { cwd: door.dir, stdio: ["ignore", "pipe", "pipe"] },
+        { cwd: door.dir, stdio: ["ignore", "pipe", "pipe"], ...(env ? { env: { ...process.env, ...env } } : {}) },
     );
     let tail = "";
     const onData = (d: Buffer) => {

@@ -1,6 +1,6 @@
 /** The identities PKO Stacks and Workspaces run as (their service accounts), indexed for the RBAC rules. */
 import { PatchedStack, ResourceLike, StackView, resourceProps } from "../stack";
-import { effectiveServiceAccount, workspaceAccount } from "../workspace";
+import { IMPLICIT_ACCOUNT, effectiveServiceAccount, workspaceAccount } from "../workspace";
 import { Plain, UNKNOWN, Unknown, get, push, str } from "../values";
 import { Binding, DEFAULT_NAMESPACE, ServiceAccountRef, Subject } from "./objects";
 import { GROUPS_COVERING_ALL_ACCOUNTS, subjectNamespace, subjectUnresolved } from "./grants";
@@ -12,6 +12,8 @@ export interface StackIdentity {
     view: StackView;
     serviceAccount: ServiceAccountRef;
     source: string;
+    /** The Stack's field that names the account (none for the implicit default). */
+    field?: string;
 }
 
 /**
@@ -91,7 +93,14 @@ export function stackIdentitiesOf(patched: PatchedStack[]): StackIdentity[] {
         const namespace = view.namespace === UNKNOWN ? UNKNOWN : (view.namespace ?? DEFAULT_NAMESPACE);
         // A Stack that names no namespace is read in "default", as the account it runs as: said where it is shown.
         const source = view.namespace === undefined ? `${sa.source}; no namespace set, "default" assumed` : sa.source;
-        out.push({ order: out.length, view, serviceAccount: { name: sa.name, namespace }, source });
+        const identity: StackIdentity = {
+            order: out.length,
+            view,
+            serviceAccount: { name: sa.name, namespace },
+            source,
+        };
+        if (sa.source !== IMPLICIT_ACCOUNT) identity.field = sa.source;
+        out.push(identity);
     }
     return out;
 }
@@ -149,20 +158,19 @@ export function workspaceIdentities(
             environment: undefined,
         };
         const spec = get(props, "spec");
-        const sa: { name: string | Unknown; source: string } =
-            props === UNKNOWN
-                ? { name: UNKNOWN, source: "spec" }
-                : (workspaceAccount(spec, "spec") ?? {
-                      name: "default",
-                      source: "the Workspace's default service account",
-                  });
+        const named: { name: string | Unknown; source: string } | undefined =
+            props === UNKNOWN ? { name: UNKNOWN, source: "spec" } : workspaceAccount(spec, "spec");
+        const sa = named ?? { name: "default", source: "the Workspace's default service account" };
         const namespace = namespaceRaw === UNKNOWN || props === UNKNOWN ? UNKNOWN : (namespaceRaw ?? DEFAULT_NAMESPACE);
-        out.push({
+        const identity: StackIdentity = {
             order: firstOrder + out.length,
             view,
             serviceAccount: { name: sa.name, namespace },
             source: sa.source,
-        });
+        };
+        // A named account's source is the field naming it; the Workspace's default has none.
+        if (named) identity.field = named.source;
+        out.push(identity);
     }
     return out;
 }

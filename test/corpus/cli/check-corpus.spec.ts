@@ -26,17 +26,18 @@ describe("check on public repositories (test/data/corpus)", function () {
 
     for (const dir of entries) {
         const name = path.basename(dir);
-        it(`${name}: the exit code, findings and error lines its corpus.json expects`, () => {
+        it(`${name}: the exit code, findings, error lines and fetched sources its corpus.json expects`, async () => {
             const entry = readCorpusEntry(dir);
             assert.notStrictEqual(
                 entry.exit ?? null,
                 null,
                 `${name}: no expectation yet (pko-guard test --update ${path.relative(REPO_ROOT, dir)}, then review)`,
             );
-            assert.deepStrictEqual(runCorpusEntry(dir, entry), {
+            assert.deepStrictEqual(await runCorpusEntry(dir, entry), {
                 exit: entry.exit,
                 stderr: entry.stderr ?? [],
                 findings: entry.findings,
+                ...((entry.served ?? []).length > 0 ? { sources: entry.sources ?? [] } : {}),
             });
         });
     }

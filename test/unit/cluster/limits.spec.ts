@@ -48,6 +48,26 @@ describe("cluster/limits: what the webhook accepts, and bounded answers", () => 
         gate.take(90);
     });
 
+    it("one user's burst fills its own share (429 for it alone); another user's review still gets a place", () => {
+        const gate = new InFlight({ ...DEFAULT_LIMITS, maxConcurrent: 8, maxPerUser: 3, maxInflightBytes: 1000 });
+        const tenant = "tenant-a";
+        const held = [1, 2, 3].map(() => (gate.take(1), gate.enter(1, tenant)));
+        gate.take(1);
+        assert.throws(
+            () => gate.enter(1, tenant),
+            (e: Refused) => e.status === 429 && /for this user \(3 being judged, at most 3 a user\)/.test(e.message),
+        );
+        gate.take(1);
+        const other = gate.enter(1, "tenant-b");
+        assert.strictEqual(gate.size(), 4);
+        held[0]();
+        gate.take(1);
+        const again = gate.enter(1, tenant);
+        for (const r of [...held, other, again]) r();
+        assert.strictEqual(gate.size(), 0);
+        assert.strictEqual(gate.heldBytes(), 0);
+    });
+
     it("counts body bytes as they arrive: beyond maxInflightBytes a chunk is refused (429) and takes nothing", () => {
         const gate = new InFlight({ ...DEFAULT_LIMITS, maxConcurrent: 2, maxInflightBytes: 100 });
         gate.take(60);

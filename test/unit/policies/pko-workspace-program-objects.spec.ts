@@ -11,6 +11,7 @@ import {
     runResourcePolicy,
     runStackPolicy,
 } from "../../support/helpers";
+import { ReportedFinding } from "../../../policies/model/policy";
 
 const WS = "kubernetes:auto.pulumi.com/v1alpha1:Workspace";
 const PROGRAM = "kubernetes:pulumi.com/v1:Program";
@@ -157,6 +158,26 @@ describe("pko-workspace-program-objects", () => {
         const token = ["ghp_", "a".repeat(36)].join("");
         const one = check(program({ resources: { r: { type: "x:y:Z", properties: { token } } } }));
         assert.match(onlyMessage(one), /program\.resources\.r\.properties\.token holds a credential in plaintext \(/);
+    });
+
+    it("gives each finding the field it is about as data, not the spec.secretsRef its advice names", () => {
+        const fields = (r: TestResource) => {
+            const data: ReportedFinding[] = [];
+            runResourcePolicy(policy, r, {}, {}, data);
+            return data.map((f) => f.field).sort();
+        };
+        const body = {
+            configuration: { dbPassword: { type: "String", default: "x" } },
+            variables: { conn: `mysql://root:${pw}@db/app` },
+            resources: { db: { type: "aws:rds:Instance", properties: { password: pw } } },
+        };
+        assert.deepStrictEqual(fields(program(body)), [
+            "program.configuration.dbPassword.default",
+            "program.resources.db.properties.password",
+            "program.variables.conn",
+        ]);
+        const env = [{ name: "PULUMI_ACCESS_TOKEN", value: pw }];
+        assert.deepStrictEqual(fields(workspace({ ...good, env })), ["spec.env[0].value"]);
     });
 
     it("a Workspace's account is judged by pko-stack-no-cluster-admin, its pod template's account first", () => {

@@ -65,6 +65,24 @@ describe("deploy/webhook: the configuration and the watched kinds", () => {
         for (const r of role.rules) assert.deepStrictEqual(r.verbs, ["list", "watch"]);
     });
 
+    it("the enforce loop's one write: deleting bindings, bound to the webhook's account, and turned on", () => {
+        const all = docs("rbac.yaml");
+        const role = all.find((d) => d.kind === "ClusterRole" && d.metadata.name === "pko-guard-webhook-enforce")!;
+        assert.deepStrictEqual(role.rules, [
+            {
+                apiGroups: ["rbac.authorization.k8s.io"],
+                resources: ["rolebindings", "clusterrolebindings"],
+                verbs: ["delete"],
+            },
+        ]);
+        const binding = all.find((d) => d.kind === "ClusterRoleBinding" && d.roleRef.name === role.metadata.name)!;
+        assert.deepStrictEqual(binding.subjects, [
+            { kind: "ServiceAccount", name: "pko-guard-webhook", namespace: "pko-guard-system" },
+        ]);
+        const deployment = docs("deployment.yaml").find((d) => d.kind === "Deployment")!;
+        assert.ok(deployment.spec.template.spec.containers[0].args.includes("--enforce"));
+    });
+
     it("leaves no namespace out: identities are freed by name, kube-system's other accounts are judged", () => {
         assert.strictEqual(webhook.namespaceSelector, undefined);
         assert.strictEqual(webhook.objectSelector, undefined);

@@ -1,0 +1,9 @@
+function (layers)
+
+[
+  layers[0] {
+    spec+: {
+      replicas: 2,
+    },
+  }
+]
