@@ -1,31 +1,11 @@
 /**
  * Judging one object the cluster is about to store, with the cluster's state: the decision `pko-guard
- * webhook` returns. The rules are the pack's own policy objects run by `check`'s in-process evaluator, with
- * the same reconciled config, levels and waivers (judgeRows).
- *
- * The object is judged together with the live objects related to it (relatedObjects): the objects of its
- * namespace and of the namespaces its bindings' subjects name, the bindings that cover those namespaces'
- * service accounts, the roles those bindings name (and every aggregating ClusterRole with the roles it
- * selects), and the Argo CD Applications deploying there. A ClusterRole concerns the namespaces of the
- * bindings of every role it feeds by aggregation (aggregated-roles.ts): it is judged as widening them. It
- * is evaluated twice, with the cluster as it is and with the object applied; a finding is the object's
- * when it is about the object, or when it appears only once the object is applied (a binding that gives a
- * Stack's account cluster-admin is reported on the binding; a Stack whose account already has it makes a
- * finding on that binding appear, naming the Stack): both directions of a cross-object rule.
- *
- * A change is judged with what the door knows besides the object (change.ts, through the evaluation seam to the
- * one implementation of each rule): its earlier version, the cluster's other Stacks of the same Pulumi stack and
- * who asks, so production is sticky and belongs to the stack. An UPDATE keeps the rules: every finding the
- * object takes part in counts, those it already had included (the cluster as it was is judged without the object,
- * not with its old version), so an update of an object that violates a mandatory rule is denied unless it
- * removes the violation or changes only what no rule reads (change.ts `metadataOnly`: admitted). A DELETE of a
- * Stack is judged by the rules that say what a deletion does (`about.deletion`: a production Stack whose
- * destroyOnFinalize would run `pulumi destroy` is denied); other deletions are not judged.
- *
- * Until the cache has synced every kind, the decision fails closed (a mandatory denial saying why), as it
- * does when a rule cannot tell (the rules' own fail-closed path for unknown or missing values), when a live
- * object that could change the decision could not be read (kinds.ts decodeObject: it would have been
- * related, so the verdict cannot be told without it), and when the object under review cannot be read.
+ * webhook` returns. The object is judged with the live objects that can change its verdict (relatedObjects),
+ * twice: with the cluster as it is and with the object applied, so a cross-object finding that appears only
+ * once it is applied is the object's. The cluster as it was is judged without the object, not with its old
+ * version, so an UPDATE of a violating object is denied unless it removes the violation or is metadata-only
+ * (change.ts). The decision fails closed until the cache has synced, and whenever an object that could change
+ * it cannot be read. Semantics per operation: docs/cluster.md.
  */
 import { policies } from "../policies/index";
 import { EvalResource, EvalRow, evaluatePack } from "../evaluation/evaluate";

@@ -1,17 +1,8 @@
 /**
  * What this replica admitted that the cluster may not show yet: the API server stores an object only after
- * every webhook has answered, so a review that follows an admission by a few milliseconds would read the
- * cluster without it (the cache trails by a watch event, and a fresh list may be answered before the write
- * lands). Each object admitted (not a dry run) is kept here and overlaid on what later reviews read
- * (AdmittedOverlay.snapshot), so two reviews that together make a violation (a Stack and a binding giving its
- * account cluster-admin) cannot both be admitted by one replica; ordered-review.ts serialises the reviews that could
- * interact, so the second one starts after the first has been recorded.
- *
- * An object stays until the cache shows it (the same uid, and for an update a resourceVersion other than the
- * one it updated) or `ttlMs` after its admission: a write that a later webhook or the store refused is judged
- * as if stored for at most that long (stricter, never looser), and a write the cache never shows (this
- * replica's watch lagging) is left to the API server's own answer after it. At most `maxObjects` are kept (the
- * oldest dropped first).
+ * every webhook has answered, so a review a few milliseconds later would read the cluster without it. Admitted
+ * objects are overlaid on later reviews' reads until the cache shows them or `ttlMs` passes: a write refused
+ * later is judged as stored for that long (stricter, never looser).
  */
 import { performance } from "perf_hooks";
 import { EVERY_NAMESPACE, accountNamespaces } from "./binding-reach";

@@ -1,12 +1,8 @@
 /**
  * ClusterRole aggregation in live state: which bound roles a ClusterRole widens, and which ClusterRoles the
- * aggregating ones select. The Kubernetes aggregation controller copies into an aggregating ClusterRole
- * (`aggregationRule.clusterRoleSelectors`) the rules of every ClusterRole whose labels match
- * (pkg/controller/clusterroleaggregation), as itself: an identity the webhook configuration leaves free, so its
- * update is never what pko-guard judges. What is judged is the change that makes it copy: a ClusterRole
- * created or labelled to feed an aggregating role (judged by the bindings of the roles it feeds), and an
- * aggregating role given new selectors (judged with the roles they select). Both are resolved by the rules'
- * own RBAC model (policies/model/rbac: the same selectors, the same reach), fed the live objects.
+ * aggregating ones select. The aggregation controller's own update is never judged (its identity is left
+ * free), so what is judged is the change that makes it copy: a role labelled to feed an aggregating one, or
+ * new selectors. Both resolve through the rules' RBAC model (policies/model/rbac).
  */
 import { aggregationReach, aggregatorsOf } from "../policies/model/rbac/grants";
 import { Role, rbacModel } from "../policies/model/rbac/objects";

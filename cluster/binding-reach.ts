@@ -1,15 +1,8 @@
 /**
  * Which namespaces' service accounts a live binding can grant to: the namespaces whose Stacks (and the
- * objects around them) can change the verdict on the binding, so the only ones it is judged with, read
- * fresh for, and refused for when an object there cannot be read (admission.ts namespacesOf).
- *
- * It follows the rules' own reading of a subject (policies/model/rbac/grants.ts subjectCovers): a
- * ServiceAccount subject covers its namespace (a RoleBinding's defaults to the binding's; a
- * ClusterRoleBinding's without one is rejected by the API server and covers none); the groups every account
- * is in (`system:serviceaccounts`, `system:authenticated`) cover every namespace; `system:serviceaccounts:<ns>`
- * and the user `system:serviceaccount:<ns>:<name>` cover `<ns>`; any other group or user covers none (no
- * service account token is ever in it). A subject whose kind or name cannot be read may be any of these:
- * every namespace. A RoleBinding also concerns its own namespace (admission.ts adds it).
+ * objects around them) can change the verdict on the binding. It follows the rules' own reading of a subject
+ * (policies/model/rbac/grants.ts subjectCovers); a subject whose kind or name cannot be read may be anything,
+ * so it reaches every namespace.
  */
 import { GROUPS_COVERING_ALL_ACCOUNTS } from "../policies/model/rbac/grants";
 import { KObject } from "./kinds";

@@ -1,26 +1,11 @@
 /**
- * An informer-style cache of the cluster objects pko-guard's rules read (kinds.ts): for each kind, a
- * reflector lists every object, page by page (client.ts listAll), then watches from the list's
- * resourceVersion, with bookmarks. A watch that ends (the server's timeout, a dropped connection) resumes
- * from the last resourceVersion it saw, so no update is lost; a resourceVersion too old for the server
- * (410 Gone) relists and replaces the kind's objects (a delete missed while disconnected disappears then),
- * and so does a watch the server refuses at its start with an HTTP status (an API server restarted on another
- * store answers a resourceVersion it never had with "Too large resource version": asking again would never
- * end); a watch whose connection fails resumes, with back-off.
- * Each watch asks the server to end it after `watchTimeoutSeconds`; one silent for longer than that and a
- * margin (`watchStallMs`: open, yet neither an event, a bookmark nor its end arrives, as through a proxy that
- * hangs) is stalled: its kind counts as stale (readiness false) until an event arrives or the server ends a
- * watch, and it is ended and opened again (a watch whose start is never answered is left behind, another sent). A watch the server ends having sent nothing, not even a bookmark,
- * may be one a replaced store accepted at a resourceVersion ahead of its own (kube-apiserver's watch cache then
- * sends nothing until its revision passes it): the server's revision is read, and a kind ahead of it relists.
- * Kinds a CRD defines (Stack, Application) may be absent: then no such object can exist, the kind counts as
- * synced and empty, and the reflector looks again every `absentRecheckMs`.
- *
- * Objects are stored as `keepReadable` makes them (never a Secret value), each decoded alone
- * (kinds.ts decodeObject): one pko-guard cannot read (nested too deep) is not stored but kept as an
- * UnreadableObject, named in the log, counted, and given to admission (which fails closed on the decisions
- * it could change) and audit (which reports it); the objects around it are read as usual. What is held, and
- * the indexes admission picks related objects by, are store.ts's.
+ * An informer-style cache of the cluster objects pko-guard's rules read (kinds.ts): per kind, a paged list,
+ * then a watch from its resourceVersion with bookmarks. A 410 Gone relists, and so does a watch refused at its
+ * start (an API server restarted on another store answers "Too large resource version" forever); a watch that ends
+ * having sent nothing may sit ahead of a replaced store's revision (the watch cache sends nothing until it
+ * passes), so the server's revision is read and such a kind relists. A watch silent past its timeout plus
+ * `watchStallMs` (a hanging proxy) makes its kind stale and is reopened. An object that cannot be decoded is
+ * kept as an UnreadableObject, so admission can fail closed on it and audit report it.
  */
 import * as k8s from "@kubernetes/client-node";
 import { ObjectClient, Transport, WatchFn, listAll, objectClient, watchFn } from "./client";

@@ -1,15 +1,8 @@
 /**
  * What the cluster door knows about a change besides the object it stores (the context of the one rule
- * implementation: policies/model/review.ts), and which changes no rule can judge differently:
- * - `reviewContext`: the object's earlier version (an UPDATE's old object), the cluster's other Stacks that name
- *   the same Pulumi stack as a Stack under review, and who asks. The rules classify production with it
- *   (production.ts `classifyInContext`): production is sticky and belongs to the stack.
- * - `metadataOnly`: an UPDATE that changes nothing a rule reads: annotations no rule reads (nor PKO acts on),
- *   server-kept metadata, a status, and, on an object being deleted, its finalizers and owner references (how PKO, Argo CD
- *   and the garbage collector let it go). Such an update of an object that already violates a rule is admitted;
- *   any other update of it is denied unless it removes the violation (admission.ts).
- * - `judgesDeletion`: the kinds whose DELETE a rule judges (a Stack, whose deletion runs `pulumi destroy` when its
- *   destroyOnFinalize is set), and the rules that judge it (`about.deletion`).
+ * implementation: policies/model/review.ts), and which changes no rule can judge differently. `metadataOnly`
+ * covers what PKO, Argo CD and the garbage collector change to let a deleted object go, so a violating object
+ * can still be released; `judgesDeletion` names the kinds whose DELETE a rule judges (`about.deletion`).
  */
 import { ARGO_HOOK, HELM_HOOK, HOOK_WEIGHT, SYNC_WAVE } from "../policies/model/sync-waves";
 import { SOURCE_PATH } from "../policies/model/origin";

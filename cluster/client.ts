@@ -1,25 +1,10 @@
 /**
- * The Kubernetes API client the cluster cache and admission's fresh reads use: lists authenticated by
- * `@kubernetes/client-node` (its kubeconfig handling: tokens, client certificates, exec plugins, proxies)
- * and sent by Node's own HTTPS client over kept-alive connections, read page by page by one function
- * (listAll); watches through the library's Watch.
- *
- * Lists are read as the API server's JSON, not through KubernetesObjectApi#list: the library turns a list
- * into its typed model, and the token of the next page with it. A list of a built-in kind (RoleBindingList)
- * becomes a V1RoleBindingList whose metadata holds the token as `_continue`; a list of a kind the library
- * does not know (StackList, ApplicationList: CRDs) keeps its items as sent but has its metadata read as a
- * V1ObjectMeta, which has no such field, so the token is dropped and the list ends after its first page (500
- * objects). Read as JSON, every list has its token in `metadata.continue`, as the API documents it, and its
- * objects exactly as stored.
- *
- * The library builds a new `https.Agent` (without keep-alive) for every request it sends, so every list
- * would pay a TCP connection and a TLS handshake on both sides; admission reads the cluster on every review,
- * and at hundreds of reviews a second the handshakes cost more than the reads. That per-request agent is
- * replaced by one kept-alive agent per distinct TLS setting (CA, client certificate and key, verification,
- * server name): credentials the library refreshes (a rotated client certificate) get an agent of their own,
- * and authentication headers are the library's (set on each request). The request itself is sent with
- * `https.request` rather than the library's fetch: on the admission path a list through the library's
- * fetch costs about twice the CPU of the same request sent directly (docs/contributing/benchmarks.md, admission).
+ * The Kubernetes API client the cluster cache and admission's fresh reads use: `@kubernetes/client-node` for
+ * kubeconfig and authentication, Node's HTTPS client over kept-alive connections for lists, the library's
+ * Watch for watches. Lists are read as raw JSON because the library's typed model drops `metadata.continue`
+ * for CRD lists (a StackList would end after its first page). The library's per-request `https.Agent` has no
+ * keep-alive, so one kept-alive agent per distinct TLS setting replaces it; see
+ * docs/contributing/benchmarks.md (admission) for the cost this avoids.
  */
 import * as http from "http";
 import * as https from "https";

@@ -1,21 +1,8 @@
 /**
- * Deadlines on admission's fresh reads of the API server, and whether those reads are failing.
- *
- * A review reads the cluster around its object (view.ts FreshView), through lists shared by concurrent reviews
- * (view.ts SharedReads). An API server that stops answering must not hold a review past the webhook's timeout,
- * nor hold later reviews behind a list that never ends:
- * - every list sent has its own deadline (`readTimeoutMs`): its request is aborted then (the library's fetch
- *   ends it) and the read fails even if the request ignores the abort, so a review sharing it, or waiting for
- *   it to end before joining the next (SharedReads), waits no longer than that;
- * - every review has a deadline for all its reads (`readTimeoutMs` from its arrival): a review still waiting
- *   then fails closed (admission.ts: "cluster state cannot be read") and leaves the read behind; nothing
- *   waits on that read but its own deadline.
- * Deadlines are `AbortSignal.timeout` signals (a stand-in factory in tests).
- *
- * Health: a list that ends in an error or its deadline marks the reads failing, and one that succeeds marks
- * them healthy. While failing, `probe()` sends one small list (a ClusterRoleBinding by a name no object has)
- * so that readiness recovers once the API server answers, even when no review arrives (a replica that is not
- * ready is sent none).
+ * Deadlines on admission's fresh reads of the API server, and whether those reads are failing. Each list has
+ * its own deadline and each review one for all its reads, so an API server that stops answering holds no
+ * review past the webhook's timeout, nor later reviews behind a shared list that never ends. While reads fail,
+ * `probe()` sends one small list so readiness recovers with no review arriving (an unready replica gets none).
  */
 import { setMaxListeners } from "events";
 import { PROBE_NAME, UnreadableObjectsError } from "./cache";

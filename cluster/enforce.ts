@@ -1,21 +1,10 @@
 /**
  * The enforce loop (`pko-guard webhook --enforce`): closes, after the fact and within seconds, the window
- * admission cannot close across replicas. Two reviews that together make a violation (a Stack, and a binding
- * giving its account cluster-admin) may land on two replicas at the same moment, each judging a cluster that
- * does not show the other's object yet; both are admitted. Every replica's cache shows both within moments,
- * and this loop then acts.
- *
- * What it does: every `intervalMs` (when the cache changed), each RoleBinding and ClusterRoleBinding created in
- * the last `windowMs` that may grant what a rule forbids (grant-scope.ts) is judged as the door judges it
- * (ordered-review.ts, from the cache); one that a mandatory pko-stack-no-cluster-admin finding denies (no waiver, not
- * warn-only) is deleted, with preconditions on its uid and resourceVersion, so only the very object judged
- * goes, and a binding changed since is judged again. Both replicas may try: the second finds it gone.
- *
- * Why the binding, and why only a young one: deleting a binding takes a permission away and destroys nothing
- * (deleting a Stack could run `destroyOnFinalize`; editing it would change a tenant's deployment). A binding
- * older than the window was in every replica's cache when a Stack naming its account was reviewed, so the door
- * denied that Stack; such a violation was made while the door was down or before it existed, and the binding
- * may serve others: it is left to `pko-guard audit` (which reports it) and its owner.
+ * admission cannot close across replicas, where two replicas each admit one half of a violation. A young
+ * binding that a mandatory pko-stack-no-cluster-admin finding denies is deleted with uid and resourceVersion
+ * preconditions, so only the object judged goes. Only bindings: deleting one destroys nothing (deleting a
+ * Stack could run `destroyOnFinalize`). Only young ones: an older binding was in every cache when the Stack
+ * was reviewed, so its violation predates the door and is left to `pko-guard audit`.
  */
 import * as k8s from "@kubernetes/client-node";
 import { PackConfig } from "../evaluation/pack-config";

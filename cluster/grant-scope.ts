@@ -1,18 +1,10 @@
 /**
  * Whether a binding under review can grant anything a rule forbids, asked before anything else of it: a binding
  * that cannot is judged with its own namespace alone, not with the Stacks of every namespace its subjects reach.
- *
- * The question is the rules' own (policies/model/rbac/grants.ts `adminGrant`, over the RBAC model the rules
- * build, `rbacModel`): the binding, the role it names and the aggregating ClusterRoles with the roles they
- * select are the RBAC objects the full judgement would model for it (admission.ts relatedObjects), so the answer
- * is the one the rules would reach there. When it is "no" (`view`, `edit` in a RoleBinding, a role of plain
- * reads), no rule that reads bindings can find anything on it that depends on which Stacks it reaches:
- * - pko-stack-no-cluster-admin and rbac-no-cluster-admin-serviceaccount's wildcard findings need the grant to
- *   be "yes" or "maybe";
- * - rbac-no-cluster-admin-serviceaccount's open-aggregation finding reads the roles alone;
- * - pko-stack-auth-delegator's findings are on Stacks and only go away as bindings are added.
- * test/unit/cluster/grant-scope.spec.ts names these three as the rules that read bindings: a new rule that reads
- * them fails it until it is reasoned about here too. One rule implementation: nothing of a rule is repeated here.
+ * The question is the rules' own (policies/model/rbac/grants.ts `adminGrant`). "No" is safe for each rule that
+ * reads bindings: the no-cluster-admin wildcard findings need "yes" or "maybe"; the open-aggregation finding
+ * reads roles alone; pko-stack-auth-delegator's findings are on Stacks and only go as bindings are added.
+ * test/unit/cluster/grant-scope.spec.ts fails for a new rule that reads bindings until it is reasoned about here.
  */
 import { rbacModel } from "../policies/model/rbac/objects";
 import { adminGrant } from "../policies/model/rbac/grants";

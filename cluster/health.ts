@@ -1,13 +1,7 @@
 /**
  * The webhook's readiness (`/readyz`): why this replica should not be sent reviews, told from what it knows now,
- * never by waiting on a read, so a probe answers at once.
- *
- * - the cache has not synced every kind, or a kind's list or watch is failing (cache.ts stale);
- * - fresh reads of the API server are failing (deadline.ts FreshReads): a read made for a review, or the
- *   periodic check this module sends every `intervalMs` whether or not reviews arrive, a consistent list
- *   (answered only while the API server and etcd are) under the reads' deadline. So readiness follows the API
- *   server and etcd within about `intervalMs` plus that deadline, in both directions;
- * - the TLS material in use can answer nobody (serve.ts tlsProblems: an expired certificate or client CA).
+ * never by waiting on a read, so a probe answers at once. A periodic consistent list (answered only while the
+ * API server and etcd are) keeps readiness following them even when no reviews arrive.
  */
 import { escapeText } from "../support/escape";
 import { ClusterCache } from "./cache";

@@ -1,16 +1,8 @@
 /**
  * The cluster objects pko-guard's rules read, and how a live object becomes a resource for the in-process
- * evaluator. Shared by `pko-guard webhook` (admission), `pko-guard audit` and the informer cache.
- *
- * What is kept of an object is what a rule can read, and never a Secret's value: a Secret keeps its name,
- * namespace, labels, type and the names of its keys (each value emptied), and loses the
- * `kubectl.kubernetes.io/last-applied-configuration` annotation (which holds the whole object, values
- * included). `managedFields` are dropped from every object (nothing reads them; they are most of its size).
- *
- * Every object read from the cluster (a list, a watch, a review) is decoded by decodeObject, one at a time:
- * an object pko-guard cannot judge (one nested deeper than MAX_DEPTH, say) comes back as an
- * UnreadableObject naming it, so it is skipped alone, counted and reported, never an exception that stops
- * the reading of the others.
+ * evaluator. A Secret keeps only its key names (values and last-applied-configuration dropped) and
+ * `managedFields` are dropped everywhere. Each object is decoded alone (decodeObject), so one that cannot be
+ * judged becomes an UnreadableObject rather than an exception that stops the others.
  */
 import { CLUSTER_URN_PREFIX } from "../policies/model/origin";
 import { EvalResource } from "../evaluation/evaluate";

@@ -1,19 +1,8 @@
 /**
  * What `pko-guard webhook` accepts of a caller, so that no request, however made, holds more than a bounded
- * share of memory, time or metrics:
- * - a review's body: JSON by its Content-Type, else 415; at most `maxBodyBytes`, else 413 (before a byte of it
- *   is read when its Content-Length says so);
- * - bodies held at once, arriving or judged: at most `maxInflightBytes` in all (one large review costs about
- *   ten times its size while judged), each byte counted as it arrives, so a body trickled in (slowly, or
- *   chunked without an end) holds only what it sent, not what it announced; reviews judged at once, once their
- *   body is whole: at most `maxConcurrent`, and at most `maxPerUser` of them for one requesting user (the
- *   AdmissionReview's `userInfo.username`), so one tenant's burst fills its own share, never the door: another
- *   tenant's write still finds a place. Beyond any, 429 with Retry-After;
- * - time: the HTTPS server's own limits (serve.ts): headers within `headersTimeoutMs`, the whole request within
- *   `requestTimeoutMs`, an idle kept-alive connection closed after `keepAliveTimeoutMs`, any connection silent
- *   for `idleTimeoutMs` (one that never sends a request) closed;
- * - metrics: label values from closed sets (the watched kinds, the admission operations, the pack's rules),
- *   anything else counted as "other", so made-up kinds do not add series.
+ * share of memory, time or metrics. In-flight bytes are counted as they arrive (a trickled body holds only
+ * what it sent), and concurrency is capped per requesting user as well as overall, so one tenant's burst
+ * never fills the door. Metric labels come from closed sets, so made-up kinds add no series.
  */
 import type { IncomingMessage } from "http";
 import { policies } from "../policies/index";

@@ -1,21 +1,9 @@
 /**
- * One review at the door, bounded and ordered (cli/webhook.ts calls it; admission.ts decides):
- *
- * 1. A binding is first asked whether it can grant anything a rule forbids (grant-scope.ts, the rules' own RBAC
- *    model), with the role it names read fresh; a Role, whether any binding of it would. One that cannot
- *    (`view` to `system:serviceaccounts`, a Role of reads bound to it) is judged with its own namespace alone:
- *    no Stack elsewhere can change its verdict, so none is read or judged.
- * 2. It then waits for the reviews it could interact with (review-locks.ts, on reviewKeys) and, once it holds
- *    their keys, reads the cluster with what this replica admitted but the cluster may not show yet overlaid
- *    (admitted.ts). So of two reviews that together make a violation, on one replica, the second sees the first.
- * 3. What can grant what is forbidden and concerns many namespaces (a binding to every account, a role such a
- *    binding names) is judged first with a few of the namespaces holding Stacks (FIRST_PROOF): a mandatory
- *    finding there is proof enough to deny, and the rest is not read. Only one admitted there (a waiver) is
- *    judged with all of them.
- * 4. An object admitted (not a dry run) is recorded for the reviews after it.
- *
- * Across replicas a review cannot see what another admitted a moment ago: the enforce loop (enforce.ts) closes
- * that window after the fact.
+ * One review at the door, bounded and ordered: grant scope first (grant-scope.ts), then the review locks
+ * (review-locks.ts) and a read overlaid with what this replica admitted (admitted.ts), so of two reviews that
+ * together make a violation on one replica the second sees the first. A binding that reaches many namespaces
+ * is judged first against a few Stack namespaces (FIRST_PROOF): a mandatory finding there is enough to deny.
+ * Across replicas this window cannot be closed here; the enforce loop (enforce.ts) closes it after the fact.
  */
 import {
     AdmissionInput,

@@ -1,11 +1,7 @@
 /**
- * Reviews that could interact, one at a time: a review holds the keys of what it reads and changes (ordered-review.ts
- * reviewKeys: the namespaces whose Stacks and accounts it concerns, the role a binding names) from before it
- * reads the cluster until its decision is recorded (admitted.ts), so of two reviews that together make a
- * violation, the second reads the first's object. `ALL` is every key (a binding that reaches every
- * namespace's accounts). Grants are first come, first served: a review waits only for earlier reviews that
- * share a key with it, never for later ones, so neither a stream of small reviews starves an `ALL` one nor the
- * other way round. A wait ends with the review's deadline (the caller refuses the review then).
+ * Reviews that could interact, one at a time: a review holds the keys of what it reads and changes from
+ * before it reads the cluster until its decision is recorded, so the second of two interacting reviews reads
+ * the first's object. Grants are first come, first served, so neither small reviews nor an `ALL` one starve.
  */
 
 /** Every key: conflicts with every review. */

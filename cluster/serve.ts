@@ -1,22 +1,9 @@
 /**
  * The HTTPS servers of `pko-guard webhook`: the review server and, when asked for, a health server (probes and
- * metrics) on a port of its own.
- *
- * - The certificate and key are read from files and read again when either changes (cert-manager and kubelet
- *   secret-volume updates swap them in place; both files are polled, inotify misses the symlink swap of a mounted
- *   Secret). What is read is checked before it is used (tlsMaterial): a certificate and key that do not make a
- *   pair, an empty or garbage file, a client-CA file that holds no certificate or something that is not one: the
- *   failure is logged (`tls.reload_failed`) and the last good set kept, so a bad write never leaves the door
- *   answering nobody while it says it is ready. Readiness reports a serving certificate or a client CA that has
- *   expired (tlsProblems): the door then answers nobody, whatever it loaded.
- * - With a client CA (`--client-ca`), the review server asks every caller for a certificate and refuses, in the
- *   TLS handshake, one the CA did not sign: the API server presents one through the kubeconfig its
- *   AdmissionConfiguration names (`kubeConfigFile`), nobody else can. The CA file is reloaded with the pair.
- *   kubelet's probes present none, so they go to the health server, which asks for none.
- * - Time limits are Node's own (limits.ts): `handshakeTimeout` (as long as `headersTimeout`), `headersTimeout`,
- *   `requestTimeout` (enforced every `connectionsCheckingInterval`), `keepAliveTimeout`, and the socket
- *   inactivity `timeout` that also closes a connection that never sends a request; `maxHeaderSize` bounds the
- *   headers.
+ * metrics) on a port of its own. Certificate, key and client CA are polled (inotify misses a mounted Secret's
+ * symlink swap) and checked before use; a bad write keeps the last good set, so the door never answers nobody
+ * while ready. With `--client-ca` the review server refuses unsigned callers in the TLS handshake; kubelet's
+ * probes present no certificate, hence the separate health server. Time limits: limits.ts.
  */
 import * as crypto from "crypto";
 import * as fs from "fs";

@@ -1,14 +1,8 @@
 /**
  * What the cluster cache holds (cache.ts fills it from lists and watches): the objects of each watched kind
- * as `keepReadable` keeps them, the objects pko-guard could not read (kinds.ts decodeObject), and the indexes
- * admission picks the objects related to one by:
- * - by kind and namespace;
- * - bindings by the namespaces whose service accounts their subjects can cover, as the rules read a subject
- *   (binding-reach.ts); a binding that covers every account (or one that cannot be told) is found for every
- *   namespace, and one whose subjects cover no account (`system:masters`, a controller's user) for none;
- * - Argo CD Applications by destination namespace;
- * - aggregating ClusterRoles, and the ClusterRoles they select (aggregated-roles.ts, recomputed when a
- *   ClusterRole changes), so a review sees what an aggregating role holds by its selectors.
+ * as `keepReadable` keeps them, the objects pko-guard could not read, and the indexes admission picks related
+ * objects by. Bindings are indexed by the namespaces their subjects cover (binding-reach.ts); aggregating
+ * ClusterRoles with the roles they select are recomputed when a ClusterRole changes.
  */
 import { Decoded, KObject, UnreadableObject, identityOf, unreadableIdentity } from "./kinds";
 import { selectedRoles } from "./aggregated-roles";

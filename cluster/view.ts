@@ -1,17 +1,8 @@
 /**
- * What admission reads of the cluster: the cache, or the cache overlaid with fresh reads.
- *
- * An informer cache trails the API server by the time a watch event takes to arrive: a `kubectl apply` of a
- * file that holds a cluster-admin binding and then the Stack it empowers sends the Stack for review before
- * the cache may have seen the binding. So the cross-object rules do not judge from the cache alone: for the
- * object under review, what can change its verdict (FreshView: the bindings that can reach its namespaces,
- * the roles they name, the Stacks of those namespaces) is read fresh from the API server (quorum lists, or
- * lists at a revision read after the review arrived: deadline.ts; list permission only) and replaces what the
- * cache holds of it. Concurrent reviews share those reads (SharedReads), each still as new as every review
- * sharing it. A fresh read that fails
- * means the state cannot be told: the decision fails closed, as it does when a fresh read meets an object
- * pko-guard cannot read (cache.ts UnreadableObjectsError). The objects the cache could not read are the
- * cache's (unreadableFor).
+ * What admission reads of the cluster: the cache, or the cache overlaid with fresh reads. The cache trails
+ * the API server by a watch event (`kubectl apply` of a binding then its Stack can review the Stack first), so
+ * what can change a verdict is read fresh (quorum lists, or at a revision read after the review arrived) and
+ * shared by concurrent reviews. A failed fresh read fails the decision closed.
  */
 import { EVERY_NAMESPACE, accountNamespaces } from "./binding-reach";
 import { KObject, UnreadableObject, identityOf } from "./kinds";

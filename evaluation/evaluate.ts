@@ -14,7 +14,8 @@ import { PackConfig } from "./pack-config";
 import { policySdk } from "./policy-sdk";
 import { structRoundTrip } from "./struct";
 import { sharingViews } from "./request-cache";
-import { NO_REVIEW, ReviewContext } from "../policies/model/review";
+import { NO_REVIEW, ReviewContext, ScopeContext } from "../policies/model/review";
+import { ResourceLike } from "../policies/model/stack";
 
 /** A resource to evaluate: what the engine would send the analyzer for it. */
 export interface EvalResource {
@@ -33,6 +34,8 @@ export interface EvalResource {
      * rules, as if each scope were its own preview (`check`: the cluster an object lands in). Unset: one scope.
      */
     scope?: string;
+    /** The scope as messages name it (`in cluster "..."`); given when resources have a `scope`. */
+    scopeName?: string;
 }
 
 /**
@@ -147,8 +150,8 @@ const asType = () => undefined;
 /** One request as the analyzer hands it to the policies: each resource's arguments, one list a scope for the stack hooks. */
 interface AnalyzerRequest {
     args: { type: string; name: string; urn: string; props: Record<string, unknown>; opts: typeof NO_OPTS }[];
-    /** The resources of each scope: one program to the stack hooks (EvalResource.scope). */
-    stackScopes: object[][];
+    /** The resources of each scope: one program to the stack hooks (EvalResource.scope), with its name. */
+    stackScopes: { name?: string; resources: object[] }[];
     review: ReviewContext;
 }
 
@@ -161,7 +164,7 @@ function analyzerRequest(resources: EvalResource[], review: ReviewContext): Anal
         opts: NO_OPTS,
     }));
     // One list a scope for every stack policy, as one AnalyzeStack request would give them.
-    const scopes = new Map<string | undefined, object[]>();
+    const scopes = new Map<string | undefined, { name?: string; resources: object[] }>();
     args.forEach((a, i) => {
         const stackResource = {
             type: a.type,
@@ -176,10 +179,10 @@ function analyzerRequest(resources: EvalResource[], review: ReviewContext): Anal
         };
         const scope = resources[i].scope;
         const list = scopes.get(scope);
-        if (list) list.push(stackResource);
-        else scopes.set(scope, [stackResource]);
+        if (list) list.resources.push(stackResource);
+        else scopes.set(scope, { name: resources[i].scopeName, resources: [stackResource] });
     });
-    return { args, stackScopes: scopes.size > 0 ? [...scopes.values()] : [[]], review };
+    return { args, stackScopes: scopes.size > 0 ? [...scopes.values()] : [{ resources: [] }], review };
 }
 
 /** One policy's run: its config, how it reports into `rows`, and the analyzer's handling of what its hooks throw. */
@@ -289,11 +292,34 @@ function runResourceHooks(p: Rule & ResourceValidationPolicy, request: AnalyzerR
     }
 }
 
+/**
+ * Where a stack hook's scope stands among the evaluation's scopes (review.ts `ScopeContext`): given only when
+ * there are several, each named.
+ */
+function scopeContext(request: AnalyzerRequest, index: number): ScopeContext | undefined {
+    const all = request.stackScopes;
+    const name = all[index].name;
+    if (all.length < 2 || name === undefined) return undefined;
+    const others = all.flatMap((s, i) =>
+        i === index || s.name === undefined ? [] : [{ name: s.name, resources: s.resources as ResourceLike[] }],
+    );
+    return { name, others };
+}
+
 /** The program through the policy's stack hook, once a scope. */
 function runStackHook(p: Rule & StackValidationPolicy, request: AnalyzerRequest, run: PolicyRun): void {
     const { getConfig, notApplicable } = run;
-    for (const resources of request.stackScopes) {
-        const stackArgs = { resources, getConfig, notApplicable, stackTags: new Map(), views, review: request.review };
+    for (const [index, { resources }] of request.stackScopes.entries()) {
+        const scope = scopeContext(request, index);
+        const stackArgs = {
+            resources,
+            getConfig,
+            notApplicable,
+            stackTags: new Map(),
+            views,
+            review: request.review,
+            ...(scope ? { scope } : {}),
+        };
         run.guard("", () =>
             p.validateStack(
                 stackArgs as never,

@@ -1,19 +1,9 @@
 /**
  * The pko-guard rule catalogue: every policy of the pack, one module a rule, named as the policy, and how the
  * pack is built from them. Importing this module does not start an analyzer; only the pack entry point
- * (../index.ts) does.
- *
- * How pack-wide settings reach the rules: CrossGuard gives each policy only its own config, so the production
- * classification lives in one policy's config (pko-guard-production) and travels to the rules through a channel
- * that `buildPolicies` makes for the pack it builds (model/production.ts `productionChannel`, model/settings.ts):
- * - the settings policy is built with the channel's writing side and placed first by `buildPolicies` itself,
- *   so the analyzer, which calls a pack's policies in order in every request, calls it before any rule; no list
- *   of rules has to remember to put it first;
- * - every rule is built with the channel's reading side; its hooks read the settings published for the one
- *   request they serve (a resource's URN, a program's key) and hand them to the rule as its context
- *   (model/policy.ts `RuleContext`): a rule has no other way to them;
- * - what is published lasts for that request only (model/settings.ts), and each built pack has its own channel:
- *   the analyzer's pack, each in-process evaluation's (evaluation/evaluate.ts), a test's.
+ * (../index.ts) does. `buildPolicies` itself places the settings policy first (the analyzer calls a pack's
+ * policies in order), so no list of rules has to remember to, and gives each pack its own settings channel
+ * (model/settings.ts).
  */
 import { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { DescribedRule, RuleDefinition } from "./model/policy";

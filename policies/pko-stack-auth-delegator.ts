@@ -51,7 +51,7 @@ export const rule = programRule(
             if (st.view.apiVersion !== "pulumi.com/v1") continue;
             if (covered.has(st)) continue;
             const finding: RuleFinding = {
-                message: `${describeStack(st.view)} runs as ${describeSubject({ kind: "ServiceAccount", ...st.serviceAccount })} (${st.source}), which has no system:auth-delegator ClusterRoleBinding ${judgedWith(st.view.urn).among}; PKO v2 needs it, add one.`,
+                message: `${describeStack(st.view)} runs as ${describeSubject({ kind: "ServiceAccount", ...st.serviceAccount })} (${st.source}), which has no system:auth-delegator ClusterRoleBinding ${judgedWith(st.view.urn, ctx.scope?.name).among}; PKO v2 needs it, add one.`,
                 urn: st.view.urn,
             };
             if (st.field !== undefined) finding.field = st.field;

@@ -2,12 +2,8 @@
  * pko-stack-preview-only-nonprod (mandatory, stack-level)
  *
  * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
- *
- * Stack-level, not per resource: whether a `preview: true` production Stack is a preview twin (another Stack
- * of the same program, repository or namespace deploys the same `spec.stack`, as PKO's examples/preview-demo
- * does) can only be told with the other Stacks in view. Patches are judged as the Stack rules judge them
- * (policy.ts `stackRule`): a Stack on its own fields, each patch on the merged Stack, reporting on the patch
- * what it introduces.
+ * Stack-level because whether a `preview: true` production Stack is a preview twin can only be told with the
+ * other Stacks in view.
  */
 import { stack } from "./model/examples";
 import { RuleContext, RuleFinding, classify, programRule } from "./model/policy";

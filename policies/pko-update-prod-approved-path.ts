@@ -2,14 +2,8 @@
  * pko-update-prod-approved-path (mandatory)
  *
  * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
- *
- * PKO v2's Update API (operator/api/auto/v1alpha1/update_types.go): `spec.workspaceName`, `spec.stackName`,
- * `spec.type` (preview, up, refresh, destroy), `spec.remove` (remove the stack and its config after a destroy),
- * `target`, `replace`, `continueOnError`, `runProgram`. The Update controller
- * (operator/internal/controller/auto/update_controller.go) selects `stackName` in the workspace and runs the
- * operation; nothing in between checks who asked. The Stack controller (internal/controller/pulumi/
- * stack_controller.go `newUp`, `newDestroy`) creates the Updates of a Stack itself, named `<stack>-<millis>`,
- * and runs a destroy only from the Stack's finalizer when `destroyOnFinalize` is set.
+ * Why: PKO v2's Update controller runs the operation on `stackName` with nothing checking who asked, while
+ * the Stack controller creates its own Updates (`<stack>-<millis>`) and destroys only from its finalizer.
  */
 import { ExampleResource } from "./model/examples";
 import { RuleContext, RuleFinding, classify, resourceRule } from "./model/policy";

@@ -4,7 +4,8 @@
  * What it checks, why, the fix and what it reads: the `about` of its metadata below (`pko-guard explain`).
  */
 import { governed } from "./model/examples";
-import { RuleFinding, programRule } from "./model/policy";
+import { RuleContext, RuleFinding, programRule } from "./model/policy";
+import { ResourceLike } from "./model/stack";
 import { Binding, Subject } from "./model/rbac/objects";
 import { StackIndex } from "./model/rbac/stacks";
 import { adminGrant, subjectCovers, subjectRejected } from "./model/rbac/grants";
@@ -62,6 +63,30 @@ function rejectedSubjects(binding: Binding, role: string): RuleFinding[] {
     );
 }
 
+/**
+ * When `check` judges several scopes (clusters) and a Stack of another one runs as the subject: a clause saying
+ * so, since the account of that name there is another cluster's, which this binding does not reach (else "").
+ * The scopes are named as the evaluation names them (quoted, escaped); at most two are named.
+ */
+function runsElsewhere(subject: Subject, binding: Binding, ctx: RuleContext): string {
+    const others = ctx.scope?.others ?? [];
+    const named = others.filter(({ resources }) => {
+        const list = resources as ResourceLike[];
+        const identities = ctx.views.stackIdentities(list);
+        const stacks = new StackIndex([...identities, ...ctx.views.workspaceIdentities(list, identities.length)]);
+        return stacks
+            .candidates(subject, binding)
+            .some((st) => subjectCovers(subject, binding, st.serviceAccount) !== "no");
+    });
+    if (named.length === 0) return "";
+    const names = named.map((o) => o.name);
+    const where =
+        names.length > 2
+            ? `${names.slice(0, 2).join(", ")} and ${names.length - 2} more scope(s)`
+            : names.join(" and ");
+    return ` (a PKO Stack ${where} runs as an account of that name, but this binding is not applied there)`;
+}
+
 export const rule = programRule(
     {
         name: NAME,
@@ -116,8 +141,9 @@ export const rule = programRule(
                         continue;
                     mine.add(key(subject));
                     if (already?.has(key(subject))) continue;
+                    const elsewhere = runsElsewhere(subject, binding, ctx);
                     findings.push({
-                        message: `${describeBinding(binding)} grants ${role} to ${describeSubject(subject)}, which no PKO Stack ${judgedWith(binding.urn).of} runs as; bind a least-privilege role or remove the binding.`,
+                        message: `${describeBinding(binding)} grants ${role} to ${describeSubject(subject)}, which no PKO Stack ${judgedWith(binding.urn, ctx.scope?.name).of} runs as${elsewhere}; bind a least-privilege role or remove the binding.`,
                         urn: binding.urn,
                         field: `subjects[${index}]`,
                     });
@@ -133,7 +159,7 @@ export const rule = programRule(
                 .map((r) => `ClusterRole ${quoteName(r.name)}`)
                 .join(", ");
             findings.push({
-                message: `${describeBinding(binding)} binds ${describeBindingRole(binding, grant)} to service accounts, and it aggregates through ${aggregators}, whose clusterRoleSelectors may match ClusterRoles not declared ${judgedWith(binding.urn).among} (the cluster's own or another install's); only the roles ${judgedWith(binding.urn).among} were judged. Select labels only your own roles carry, or bind a role with explicit rules.`,
+                message: `${describeBinding(binding)} binds ${describeBindingRole(binding, grant)} to service accounts, and it aggregates through ${aggregators}, whose clusterRoleSelectors may match ClusterRoles not declared ${judgedWith(binding.urn, ctx.scope?.name).among} (the cluster's own or another install's); only the roles ${judgedWith(binding.urn, ctx.scope?.name).among} were judged. Select labels only your own roles carry, or bind a role with explicit rules.`,
                 urn: binding.urn,
             });
         }

@@ -11,7 +11,7 @@ import { policies } from "../../policies/index";
 import { FLOATING_SOURCE, MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/origin";
 import { extended } from "../../support/shapes";
 import { record } from "../../support/records";
-import { viewScope } from "../argocd/destinations";
+import { NO_CLUSTER, describeScope, viewScope } from "../argocd/destinations";
 import { Place, fieldSegments, findNode, placeNode, placeStart, startOf } from "../decode/field-positions";
 import type { FetchPolicy } from "../fetch/network-policy";
 import type { FetchedSource } from "../fetch/fetch";
@@ -363,15 +363,22 @@ export function madeFrom(
     );
 }
 
-/** The resources the evaluator gets: every named object, as the provider would register it, in its view's scope. */
+/**
+ * The resources the evaluator gets: every named object, as the provider would register it, in its view's scope,
+ * with that scope as messages name it (destinations.ts `describeScope`).
+ */
 export function evalResources(objects: ManifestObject[]): EvalResource[] {
-    return objects
-        .filter((o) => o.named)
-        .map((o) => ({
+    const named = objects.filter((o) => o.named);
+    const synced = new Set(named.filter((o) => o.syncedBy !== undefined).map((o) => o.scope ?? NO_CLUSTER));
+    return named.map((o) => {
+        const scope = viewScope(o.object, o.scope);
+        return {
             type: o.type,
             name: o.identity,
             urn: o.urn,
             props: o.object,
-            scope: viewScope(o.object, o.scope),
-        }));
+            scope,
+            scopeName: describeScope(scope, synced.has(scope)),
+        };
+    });
 }

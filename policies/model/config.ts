@@ -1,9 +1,7 @@
 /**
  * Checks on a policy's configuration that the engine does not make: the engine validates a policy's
  * config only against the `properties` (and `required`) of its schema, so a misspelt property name
- * (`productionNamespace` for `productionNamespaces`) would be accepted and ignored. The pack (at run
- * time, in the rule wrappers) and the CLI/harness config check (before any preview) both reject it here,
- * naming the closest valid name.
+ * would be accepted and ignored. Both the pack and the CLI/harness reject it here, naming the closest name.
  */
 import { looksLikeCredential } from "./credentials";
 

@@ -1,18 +1,8 @@
 /**
  * Credentials recognised by the shape of a value, whatever the field holding it is called. Each shape is
- * one a credential has and ordinary configuration does not:
- * - a URL whose user-info has a password (`scheme://user:password@host`, `https://:token@host`); a bare
- *   login name (`ssh://git@host/org/repo`, `git@host:org/repo`) is not a credential;
- * - a URL with a credential in its query (`?access_token=`, `token`, `api_key`, `password`, `secret`,
- *   `client_secret`, `sig`/`signature`, `X-Amz-Signature`, `X-Goog-Signature`), with a non-empty value;
- * - a PEM private key block (`-----BEGIN ... PRIVATE KEY-----`, RSA/EC/OPENSSH/ENCRYPTED/PGP ...);
- * - an AWS access key id (`AKIA`/`ASIA` + 16 upper-case letters or digits): a key id is only ever used
- *   with its secret, so one in a literal means the pair is being handed over;
- * - a GCP service-account key (JSON text or object with `"type": "service_account"` and `private_key`);
- * - a JWT (`eyJ<header>.eyJ<payload>.<signature>`, base64url): a bearer token;
- * - vendor tokens with fixed prefixes: Pulumi (`pul-`), GitHub (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`,
- *   `github_pat_`), GitLab (`glpat-`), Slack (`xox?-`), and Azure storage connection strings (`AccountKey=`).
- * Only the shape's name is ever reported, never the value or any part of it.
+ * one a credential has and ordinary configuration does not (a bare login name in a URL is not one; an AWS
+ * key id is, since it is only ever used with its secret). Only the shape's name is ever reported, never the
+ * value or any part of it.
  */
 
 /** Values longer than this are scanned only in their first part (a bound on hostile input). */

@@ -1,10 +1,8 @@
 /**
  * The order in which Flux applies objects, as far as a rule reads it: kustomize-controller applies everything one
- * Kustomization builds in one reconciliation (fluxcd/pkg/ssa applies cluster definitions first, then the rest
- * together), and a Kustomization waits for the Kustomizations its `spec.dependsOn` names (transitively) to be
- * ready before it applies anything. Which Kustomization applied an object is read from the owner labels
- * kustomize-controller sets (`kustomize.toolkit.fluxcd.io/name`, `/namespace`). Objects of two Kustomizations
- * neither of which depends on the other are applied in no set order.
+ * Kustomization builds in one reconciliation, after the Kustomizations its `spec.dependsOn` names are ready.
+ * The owning Kustomization is read from kustomize-controller's owner labels; two Kustomizations neither of which
+ * depends on the other apply in no set order.
  */
 import { Plain, get, list, str } from "./values";
 import { ResourceLike } from "./stack";

@@ -1,15 +1,8 @@
 /**
  * Whether the Flux source a PKO Stack deploys from (`spec.fluxSource.sourceRef`) is pinned, as source-controller
- * decides what its artifact holds. PKO reads the source named by kind and name in the Stack's own namespace.
- * - `GitRepository` (fluxcd/pkg/git gogit `Client.clone`): the first of `spec.ref.commit`, `.name`, `.tag`,
- *   `.semver`, `.branch` that is set decides (the API's comments rank `semver` over `tag`; the code checks `tag`
- *   first; both move, so the verdict is the same), with the `master` branch when none is. Only a full commit SHA
- *   (40 or 64 hex digits: go-git reads it as a hash, a shorter one resolves no commit) pins it; a name, tag,
- *   semver range or branch moves. Every GitRepository it `include`s must be pinned too.
- * - `OCIRepository` (api/v1 `OCIRepositoryRef`): `spec.ref.digest` (`sha256:<64 hex>`) pins it; a semver range or
- *   a tag (default `latest`) moves.
- * - `Bucket`: its objects change in place; it is never pinned. Any other kind is not a source PKO pins.
- * A source that is not among the resources judged is not known to be pinned.
+ * decides what its artifact holds. A GitRepository is pinned only by a full commit SHA (go-git resolves no
+ * shorter one), and its `include`s must be pinned too; an OCIRepository only by `spec.ref.digest`; a Bucket
+ * never (it changes in place). A source not among the resources judged is not known to be pinned.
  */
 import { Obj, Plain, UNKNOWN, get, isObject, list, str } from "./values";
 import { ResourceLike } from "./stack";

@@ -1,20 +1,8 @@
 /**
  * The one module that knows how a finding's facts are written into its message, and read back out of it.
- *
- * Where pko-guard evaluates in-process (`check`, the manifest leg) a finding travels as data; through the
- * Pulumi engine (`pulumi preview`, Pulumi Cloud, the gate) the message is the only channel, so the pack
- * encodes there what the readers need:
- * - waived: a `[waived: REASON; until DATE] ` prefix (the date only when the waiver expires). In REASON, `\`,
- *   `]`, `;` and line breaks are escaped with a backslash, so that any reason reads back exactly.
- * - fail-closed (the rule could not decide, and reports so that a gate never passes by accident): the
- *   message says so in words, "could not evaluate", "fails closed" or "unknown ... during preview"; a
- *   fail-closed finding whose text says none of that (or ends with the mark itself) gets " (fails closed)"
- *   appended, and reading strips it once.
- * - the field a finding is about is not written: through the engine nothing needs it (the gate locates the
- *   resource in the program); in-process findings carry it as data (`RuleFinding.field`), never read back
- *   from the text.
- * Nothing else reads these marks (no regex on wording elsewhere); test/property/policies/properties.spec.ts
- * round-trips them.
+ * Through the Pulumi engine the message is the only channel, so the waived prefix (escaped so any reason reads
+ * back exactly) and the fail-closed mark are encoded here; in-process evaluation carries findings as data.
+ * Nothing else reads these marks; test/property/policies/properties.spec.ts round-trips them.
  */
 
 /** A waiver that waived a finding: its reason and, when it has one, its expiry (YYYY-MM-DD). */

@@ -62,10 +62,15 @@ export function judgedBy(urn: unknown): "manifests" | "cluster" | "program" {
 /**
  * What a resource is judged with, as a message says it: the manifests `check` reads with it, the cluster's objects
  * (admission, audit), or the program being previewed. `among` ends "which has no binding ..."; `of` ends "no Stack ...".
+ * `scope`: the scope it is judged in when `check` judges several, as messages name it (`in cluster "..."`), added
+ * so that "no Stack" is not read as "none in any cluster".
  */
-export function judgedWith(urn: unknown): { among: string; of: string } {
+export function judgedWith(urn: unknown, scope?: string): { among: string; of: string } {
     const by = judgedBy(urn);
-    if (by === "manifests") return { among: "among the manifests checked with it", of: "of the manifests checked" };
+    if (by === "manifests") {
+        const where = scope === undefined ? "" : ` ${scope}`;
+        return { among: `among the manifests checked with it${where}`, of: `of the manifests checked${where}` };
+    }
     if (by === "cluster") return { among: "in the cluster", of: "in the cluster" };
     return { among: "in this program", of: "of this program" };
 }

@@ -1,48 +1,13 @@
 /**
  * Effective RBAC permissions: whether a role's rules make whoever holds them cluster-admin, decided by
  * what the rules permit (as the API server's RBAC authorizer matches them), not by how they are spelled.
- *
- * Two kinds of power, three-valued ("maybe" when preview leaves a rule, or part of one, unknown):
- * - `all`: every verb on every resource. `*` in verbs, or every verb listed (get, list, watch, create,
- *   update, patch, delete, deletecollection), on `*` resources, possibly spread over several rules (the
- *   authorizer allows a request when any rule matches). Like the built-in `cluster-admin`, it is reported
- *   wherever it is bound.
- * - `escalation`: a permission that lets its holder grant itself cluster-admin. Kubernetes documents each
- *   as a privilege-escalation path (https://kubernetes.io/docs/concepts/security/rbac-good-practices/
- *   "Privilege escalation risks", and .../access-authn-authz/rbac/#privilege-escalation-prevention-and-bootstrapping):
- *   1. `escalate` or `bind` on `roles`/`clusterroles` (rbac.authorization.k8s.io): the authorizer's
- *      escalation check is skipped, so the holder can write a role with `*` on `*`, or bind
- *      `cluster-admin`, to itself.
- *   2. `impersonate` on `users`, `groups` or `serviceaccounts` (core group): the holder can act as the
- *      group `system:masters`, or as any account that has more.
- *   3. `create` on `serviceaccounts/token`: the holder can mint a token for any account in scope,
- *      including the controllers' accounts in `kube-system`.
- *   4. `create` on `pods`, or `create`/`update`/`patch` on workload controllers (deployments, daemonsets,
- *      statefulsets, replicasets, jobs, cronjobs, replicationcontrollers): a pod runs as any service account
- *      of its namespace and can read its token ("Workload creation" in the good-practices page), so in
- *      `kube-system` it becomes the controllers' accounts (several can escalate or bind).
- *   An escalation counts as cluster-admin when it holds cluster-wide (a ClusterRoleBinding) or in a
- *   privileged namespace (`PRIVILEGED_NAMESPACES`, via a RoleBinding there). In a RoleBinding in any other
- *   namespace it stays inside that namespace: the near miss of binding `admin` or `edit` to a Stack's
- *   account in its own namespace is not cluster-admin.
- *   5. `get`/`list`/`watch` on `secrets`: each returns a Secret's data, and service account token Secrets
- *      (created by hand or left from clusters older than 1.24) are other accounts' credentials ("Listing
- *      secrets" in the good-practices page).
- *   6. `get` or `create` on `nodes/proxy`: the kubelet's API runs commands in any pod of the node ("Access to
- *      proxy subresource of Nodes"; a websocket needs only `get`).
- *   7. `pods/exec`, `pods/attach` (`create`, or `get` for a websocket) and `pods/ephemeralcontainers`
- *      (`update`/`patch`): a shell in another pod holds that pod's service account token; in `kube-system`
- *      the controllers' accounts.
- *   8. `create`/`update`/`patch` on mutating or validating webhook configurations ("Essential admission
- *      controllers"): a webhook sees every object sent to the API server, and a mutating one rewrites them
- *      (a pod's service account, its volumes).
- *   9. CSR approval, three permissions together (possibly over several rules, `CSR_APPROVAL`): `create` on
- *      `certificatesigningrequests`, `update`/`patch` on their `approval`, and `approve` on the
- *      `kubernetes.io/kube-apiserver-client` signer (or every signer): the holder requests, approves and
- *      receives a client certificate for any user and group, `system:masters` among them ("CSRs and
- *      certificate issuing").
- * Not counted: `create` on persistentvolumes, an escalation only with pod creation (path 4); namespace label
- * changes (they weaken pod security admission, which RBAC does not decide).
+ * Three-valued ("maybe" when preview leaves a rule unknown). `all` is every verb on every resource, possibly
+ * spread over several rules (the authorizer allows a request when any rule matches). `escalation` is a
+ * permission Kubernetes documents as a privilege-escalation path (rbac-good-practices, "Privilege escalation
+ * risks"): escalate/bind on roles, impersonate, minting tokens, pod or workload creation, reading Secrets,
+ * nodes/proxy, exec/attach/ephemeral containers, admission webhook configurations, CSR approval. An escalation
+ * is cluster-admin cluster-wide or in a privileged namespace (`PRIVILEGED_NAMESPACES`); elsewhere it stays in
+ * its namespace, so `admin` or `edit` on a Stack's own namespace is not cluster-admin.
  */
 import { Plain, UNKNOWN, get, list } from "./values";
 

@@ -13,7 +13,7 @@ import {
     StackValidationPolicy,
 } from "@pulumi/policy";
 import { ProductionSource, SettingsState, classifyInContext, Production, programKeyOf } from "./production";
-import { NO_REVIEW, ReviewContext, sameStack } from "./review";
+import { NO_REVIEW, ReviewContext, ScopeContext, sameStack } from "./review";
 import { JoinedPatch, ResourceLike, StackView } from "./stack";
 import { DescribedRule, RuleMeta, metaFields, readConfig } from "./rule-meta";
 import {
@@ -59,6 +59,8 @@ export interface RuleContext {
     production: SettingsState;
     views: Views;
     review: ReviewContext;
+    /** The scope a program-level hook judges, when the evaluation has several (review.ts); else absent. */
+    scope?: ScopeContext;
 }
 
 /**
@@ -111,6 +113,8 @@ export interface WithViews {
     views: Views;
     /** What the evaluation knows besides the resources (review.ts); none when absent. */
     review?: ReviewContext;
+    /** The scope of a stack hook's call among several (review.ts); none when absent. */
+    scope?: ScopeContext;
 }
 
 function viewsOf(args: object): Views {
@@ -123,7 +127,10 @@ function reviewOf(args: object): ReviewContext {
 
 /** A rule's context for one hook call: the request's settings, and the views and review its arguments carry. */
 function contextOf(args: object, production: SettingsState): RuleContext {
-    return { production, views: viewsOf(args), review: reviewOf(args) };
+    const scope = (args as Partial<WithViews>).scope;
+    return scope
+        ? { production, views: viewsOf(args), review: reviewOf(args), scope }
+        : { production, views: viewsOf(args), review: reviewOf(args) };
 }
 
 /**

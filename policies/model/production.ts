@@ -1,34 +1,10 @@
 /**
  * Production classification of a PKO Stack: one decision for the whole pack.
- *
- * The settings live in the configuration of one policy, `pko-guard-production`. CrossGuard hands every
- * policy only its own configuration (the engine sends config per policy name; `"all"` carries only a
- * level), so that policy publishes its settings each time the analyzer calls it, and every production-aware
- * rule reads them, through the pack's channel (`productionChannel`, settings.ts). The channel is explicit:
- * the pack builder (policies/index.ts `buildPolicies`) makes one per pack, gives its writing side to the
- * settings policy, which it places first, and its reading side to every rule it builds; the rule wrappers
- * (policy.ts) read the settings of the request they serve into the rule's context. The analyzer calls a
- * pack's policies in list order within each request (`Analyze` per resource, `AnalyzeStack` for the
- * program), so the settings are published for a request (keyed by the resource's URN, or by the program)
- * before any rule of that request reads them.
- * When the settings policy is disabled the analyzer never calls it, nothing is published for the
- * request, and production-aware rules report that they cannot classify (fail closed).
- *
- * A Stack is production when any of these says so (its own fields):
- * - its `spec.stack` (org/project/stack) matches one of `productionStackPatterns` (RE2 regular
- *   expressions, matched in linear time);
- * - its `metadata.namespace` is one of `productionNamespaces`;
- * - one of its labels has one of the values listed for it in `productionLabels` (in any case: `Production`
- *   is `production`).
- * When none says so but a deciding value is unknown during preview (or the Stack is only known through
- * a patch), the answer is "unknown", and governance gates treat the Stack as possibly production.
- *
- * Production is sticky, and it belongs to the Pulumi stack (`classifyInContext`, with what the evaluation knows
- * besides the Stack: review.ts). Where the judgement has that context (the cluster door), a Stack is also
- * production when its earlier version was (an UPDATE is judged as production, whatever it removes), and when
- * another Stack object that is production by its own fields deploys the same Pulumi stack (review.ts
- * `sameStack`). A Stack production only by that context is a reclassification, which the settings policy
- * reports unless one of `reclassificationUsers` or `reclassificationGroups` asks for it (or a waiver covers it).
+ * CrossGuard hands each policy only its own config, so the settings live in `pko-guard-production` and reach
+ * the rules through the pack's channel (settings.ts); a disabled settings policy leaves rules unable to
+ * classify, and they fail closed. An unknown deciding value in preview makes the answer "unknown", treated as
+ * possibly production. Production is sticky and belongs to the Pulumi stack (`classifyInContext`): a Stack
+ * production only by that context is a reclassification, reported unless an allowed user or group asks.
  */
 import { RE2JS } from "re2js";
 import { RequestSettings } from "./settings";

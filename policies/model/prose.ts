@@ -1,9 +1,7 @@
 /**
- * A rule's prose is written once, in its `about` (policy.ts `RuleAbout`): lines wrapped for the terminal
- * (`pko-guard explain`), `code` in backticks, the first word in lower case after "What:", "Fix:". Everything
- * else that shows a rule's text derives from it: the policy SDK's `description` and `remediationSteps`
- * (GetAnalyzerInfo, Pulumi Cloud, `pko-guard rules`, the reports) as plain text, the rule reference
- * (docs/rules.md) as Markdown.
+ * A rule's prose is written once, in its `about` (policy.ts `RuleAbout`), wrapped for `pko-guard explain`.
+ * Everything else that shows a rule's text derives from it: the SDK's `description` and `remediationSteps` as
+ * plain text, and docs/rules.md as Markdown.
  */
 
 /** One paragraph of `about` prose as plain text: one line, no backticks, starting with a capital letter. */

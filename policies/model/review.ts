@@ -1,14 +1,8 @@
 /**
  * What a judgement knows besides the resources it judges: the context the evaluation seam hands the rules when it
- * has one (evaluation/evaluate.ts). A preview has none (every Stack is judged by its own fields); the cluster door
- * (cluster/admission.ts) has three things the rules read through it:
- * - `earlier`: the version of an object before the change under review (an UPDATE's or DELETE's old object), by
- *   the URN the object has in the evaluation;
- * - `stacks`: other Stack objects that name the same Pulumi stack as a Stack under review (the cluster's Stacks);
- * - `requester`: who asks for the change (the AdmissionReview's user and groups).
- * The rules never look the context up themselves: production.ts `classifyInContext` turns it into the one
- * classification every production-aware rule reads, and the settings policy reports a Stack that the context
- * alone keeps production (a reclassification).
+ * has one (evaluation/evaluate.ts). A preview has none; the cluster door supplies an object's earlier version,
+ * the other Stacks of the same Pulumi stack and the requester. Rules never read it directly: production.ts
+ * `classifyInContext` turns it into the one classification they read.
  */
 import { ResourceLike } from "./stack";
 
@@ -27,6 +21,17 @@ export interface ReviewContext {
      */
     stacksNaming(stack: string): readonly ResourceLike[];
     requester?: Requester;
+}
+
+/**
+ * Where a program-level judgement stands when the evaluation judges several scopes, each as its own program
+ * (`check`: the clusters objects land in): this scope's name as messages say it (`in cluster "..."`, quoted and
+ * escaped by whoever names it), and the other scopes with their resources, so that a message can say what is
+ * true elsewhere (a Stack in another cluster) without judging it here. Absent with one scope (a preview).
+ */
+export interface ScopeContext {
+    name: string;
+    others: readonly { name: string; resources: readonly ResourceLike[] }[];
 }
 
 /** No context: a preview, `check`. */

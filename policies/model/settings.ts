@@ -1,20 +1,10 @@
 /**
  * How pack-wide settings reach the rules, one request at a time. CrossGuard gives each policy only its own
- * config, so a pack's settings policy, which the pack places first (policies/index.ts `buildPolicies`),
- * publishes its settings for each request it is called in, and the rules of that request read them. One
- * `RequestSettings` belongs to one built pack: the pack builder hands its writing side to the settings policy
- * and its reading side to every rule (production.ts `productionChannel`); nothing is module-level, so two
- * packs (the analyzer's, each in-process evaluation's) never see each other's settings.
- *
- * The analyzer interleaves concurrent requests, so a request is known by what it is about: a resource's URN,
- * or a program's key. What is published lasts for one request only:
- * - until the current turn of the event loop ends: the SDK runs a request's policies, which are synchronous,
- *   in the turn its gRPC call arrives in, and a later request (another call) never sees them;
- * - until settings are published under another configuration (an analyzer reconfigured between fixtures, a
- *   test that runs several configurations in one turn): that resets everything first.
- * So a rule reads only what its own request's settings policy published, or nothing: a settings policy
- * disabled in a later request leaves its rules with no settings (they then fail closed), never with the
- * settings of an earlier request.
+ * config, so the settings policy (placed first) publishes for each request and that request's rules read it.
+ * Nothing is module-level: each built pack has its own channel. The analyzer interleaves requests, so a request
+ * is keyed by URN or program key, and what is published lasts only until the event-loop turn ends (the SDK
+ * runs a request's synchronous policies in the turn its gRPC call arrives) or another configuration publishes,
+ * so a rule never sees an earlier request's settings; with none it fails closed.
  */
 export class RequestSettings<S> {
     private readonly byRequest = new Map<string, S>();

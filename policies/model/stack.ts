@@ -1,16 +1,8 @@
 /**
  * The normalized view of a Pulumi Kubernetes Operator `Stack` custom resource (pulumi.com/v1 and
- * v1alpha1), as the PKO v2 CRD defines it. `stackView()` accepts anything the analyzer can hand a
- * policy and returns a view, or `undefined` when the resource's type says it is not a PKO Stack (a
- * decision made on the type token and the object's own GVK, never on an error).
- *
- * Patches (`CustomResourcePatch` of a Stack, type `...:StackPatch`) are not Stacks of their own: they
- * are joined to the program's Stack of the same name and namespace (`stackPatches()`) and judged on the
- * merged result.
- *
- * Absent or mistyped fields are `undefined`, values unknown during preview (or unreadable) are
- * `UNKNOWN`. Nothing here catches: an input that throws when read reaches the rule wrappers
- * (policy.ts), which report the resource fail-closed.
+ * v1alpha1), as the PKO v2 CRD defines it. Whether a resource is a Stack is decided on its type token and
+ * GVK, never on an error; patches are joined to their Stack (`stackPatches()`). Unknown values are `UNKNOWN`;
+ * nothing here catches, so an input that throws reaches the rule wrappers (policy.ts), which fail closed.
  */
 import { Obj, Plain, UNKNOWN, Unknown, bool, entries, get, isObject, list, num, plain, str } from "./values";
 

@@ -1,14 +1,8 @@
 /**
  * When Argo CD applies an object in a sync, as gitops-engine orders its tasks (pkg/sync/sync_tasks.go
  * `syncTasks.Less`): by phase first (PreSync, Sync, PostSync, then SyncFail, which runs only when the sync
- * fails), then by wave, then by kind and name.
- * - Its wave (pkg/sync/syncwaves/waves.go `Wave`): the `argocd.argoproj.io/sync-wave` annotation when it parses
- *   as an integer (Go's strconv.Atoi: an optional sign and digits, no spaces), else Helm's `helm.sh/hook-weight`
- *   parsed the same way (pkg/sync/hook/helm/weight.go `Weight`, read for every object, hook or not), else 0.
- * - Its phases (pkg/sync/sync_phase.go `syncPhases`): Sync for an object that is not a hook; a hook's types among
- *   the phases otherwise (pkg/sync/hook/hook.go `Types`: the Argo CD types of `argocd.argoproj.io/hook`, comma-
- *   separated and trimmed; only when there is none, the Helm types gitops-engine maps, pkg/sync/hook/helm/type.go:
- *   `pre-install`/`pre-upgrade` to PreSync, `post-install`/`post-upgrade` to PostSync).
+ * fails), then by wave, then by kind and name. The wave is the sync-wave annotation parsed as Go's strconv.Atoi
+ * does, else Helm's `helm.sh/hook-weight` (read for every object, hook or not), else 0 (syncwaves/waves.go).
  */
 import { Plain, UNKNOWN, Unknown, get } from "./values";
 

@@ -1,15 +1,8 @@
 /**
- * Value helpers shared by every policy.
- *
- * The analyzer hands policies resource properties wrapped in an "unknown-checking proxy" that throws
- * `UnknownValueError` when a value that is unknown during preview is read. The engine would then turn
- * the policy into a skipped advisory diagnostic, so a mandatory gate would silently pass. Policies must
- * therefore never read the proxy directly: `plain()` turns whatever they are given into plain data in
- * which every unknown value is the `UNKNOWN` marker, and the helpers below read fields without ever
- * throwing, whatever the shape.
- *
- * Secrets arrive already unwrapped (the analyzer deserializes with secrets revealed), so a policy sees
- * plaintext secret values: no helper here ever puts a value into a message.
+ * Value helpers shared by every policy. The analyzer's unknown-checking proxy throws `UnknownValueError` on
+ * a value unknown during preview, which the engine turns into a skipped advisory diagnostic (a mandatory gate
+ * would silently pass), so policies read only `plain()` data, where unknowns are `UNKNOWN`. Secrets arrive
+ * unwrapped as plaintext: no helper here ever puts a value into a message.
  */
 
 /** The marker that stands for a value unknown during preview. */

@@ -1,12 +1,8 @@
 /**
  * What rules read of the resources they judge, derived from them: a resource's properties as plain data and its
- * Stack view, and over a program its patches joined to their Stacks, its Stacks after their patches, its RBAC
- * model, its Flux sources and the identities its Stacks and Workspaces run as. Rules and the rule wrappers (policy.ts) read them
- * through the `Views` their context carries.
- *
- * Each is a function of its input alone, and nothing changes what it returns (callers copy), so how often one is
- * computed cannot change a verdict: `computedViews` computes each anew; the evaluation seam hands the rules views
- * that share what they derive between the policies of one request (evaluation/request-cache.ts).
+ * Stack view, and over a program its patches joined to their Stacks, its RBAC model, its Flux sources and the
+ * identities its Stacks and Workspaces run as. Each is a pure function of its input and callers copy, so how
+ * often one is computed (evaluation/request-cache.ts shares them per request) cannot change a verdict.
  */
 import { JoinedPatch, PatchedStack, ResourceLike, StackView, kindedView, patchedStacks, stackPatches } from "./stack";
 import { Powers, RbacModel, powersOf, rbacModel } from "./rbac/objects";

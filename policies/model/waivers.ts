@@ -1,19 +1,9 @@
 /**
  * Per-resource waivers. A waiver lives in the pack config (owned by the platform team), in a `waivers`
- * array of the policy it waives:
- *   "pko-stack-prod-refresh": { "waivers": [ { "resource": "legacy-*", "reason": "migration", "expires": "2027-01-31" } ] }
- * `resource` is a URN, a Pulumi name, or Kind/namespace/name of a Kubernetes object; `*` and `?` are globs.
- *
- * A waived finding is reported at its true level, advisory, through the per-finding level of
- * `reportViolation` (report.ts, the one use of that internal SDK form), with a `[waived: REASON; until DATE]`
- * prefix (written and read by message.ts only): it stays visible in `pulumi preview` and Pulumi Cloud and never
- * blocks a bare `pulumi preview`/`up` or an organization's policy group; the gate, the check command and the
- * harness read the prefix as status "waived". An expired waiver does not waive: the finding keeps its policy's
- * level and the message says the waiver expired.
- * A fail-closed "could not evaluate" finding is waived only by a waiver with `allowFailClosed: true`.
- *
- * Annotation waivers (`pko-guard.io/waive: <policy>=<reason>[, ...]` on the Kubernetes object) count only
- * when the policy's config sets `allowAnnotationWaivers: true` (off by default).
+ * array of the policy it waives (docs/configuration.md, "Waivers"). A waived finding stays visible, advisory
+ * (report.ts), with a prefix the gate reads as "waived"; an expired waiver does not waive. Fail-closed findings
+ * need `allowFailClosed: true`, and annotation waivers count only when `allowAnnotationWaivers` is set, since
+ * whoever writes the program could then waive the policy.
  */
 import { WaiverMark } from "./message";
 import { resourceProps } from "./stack";

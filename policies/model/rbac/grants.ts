@@ -1,25 +1,11 @@
 /**
  * Kubernetes RBAC as declared in a Pulumi program: roles, bindings, their subjects, and whether a
  * binding grants cluster-admin (or a wildcard-equivalent role) to a given service account.
- * Three-valued where preview leaves values unknown: "yes", "no", "maybe".
- *
- * Beyond plain roles and bindings the model resolves:
- * - aggregated ClusterRoles (`aggregationRule.clusterRoleSelectors`): a role gets the rules of every
- *   ClusterRole whose labels match one of its selectors, transitively and cycle-safe, as the
- *   Kubernetes aggregation controller does (which skips the aggregating role itself). The built-in
- *   `cluster-admin`, `admin`, `edit` and `view` take part with their bootstrap labels and selectors
- *   unless the program declares a ClusterRole of that name;
- * - server-side-apply patches (`...Patch` types): a patch is joined to the program's object of the same
- *   kind, name and namespace (or to the built-in role of that name) and judged as the merged object.
- *   `subjects`, `rules` and `clusterRoleSelectors` are atomic lists and `roleRef` an atomic struct in
- *   server-side apply (the Kubernetes API types carry no list-type markers, so lists are atomic, and
- *   `RoleRef`/`Subject` are `+structType=atomic`): a patch that sets one replaces it whole. Labels are a
- *   map and merge key by key. A field a patch does not set keeps the object's value; for an object the
- *   program does not declare that value is the cluster's: roles keep no rules the program knows of
- *   (as any role outside the program), their other labels are unknown, and a binding patch that sets
- *   subjects without `roleRef` binds them to a role the program cannot see (unknown).
- * A subject, role reference or role whose name is missing or unknown during preview is never taken for
- * a concrete object: it may be any (fail closed).
+ * Three-valued where preview leaves values unknown. Aggregated ClusterRoles resolve as the aggregation
+ * controller does (built-in roles included unless the program redeclares them). Server-side-apply patches are
+ * merged with their object: `subjects`, `rules`, `clusterRoleSelectors` and `roleRef` are atomic (no list-type
+ * markers; `+structType=atomic`), labels merge by key, and unset fields of an undeclared object are the
+ * cluster's, hence unknown. A missing or unknown name is never taken for a concrete object (fail closed).
  */
 import { UNKNOWN, Unknown } from "../values";
 import { escalationScope } from "../permissions";

@@ -1,4 +1,6 @@
 import * as assert from "assert";
+import { EvalResource, evaluatePack } from "../../../evaluation/evaluate";
+import { packPolicies, reconcilePackConfig } from "../../../evaluation/pack-config";
 import { rule as policy } from "../../../policies/pko-stack-auth-delegator";
 import {
     ExpectedFinding,
@@ -94,6 +96,41 @@ describe("pko-stack-auth-delegator", () => {
         assert.deepStrictEqual(
             runStackPolicy(policy, [stack, delegator([{ kind: "ServiceAccount", namespace: "pulumi" }])]),
             [],
+        );
+    });
+});
+
+describe("pko-stack-auth-delegator: in check, with objects in several scopes (clusters)", () => {
+    it("names the cluster whose manifests have no binding for the Stack's account", () => {
+        const type = "kubernetes:pulumi.com/v1:Stack";
+        const stackIn = (scope: string): EvalResource => ({
+            type,
+            name: "Stack/pulumi/app",
+            urn: `urn:pulumi:check::manifests::${type}::${scope}/Stack/pulumi/app`,
+            props: {
+                apiVersion: "pulumi.com/v1",
+                kind: "Stack",
+                metadata: { name: "app", namespace: "pulumi" },
+                spec: goodSpec({ serviceAccountName: "deployer" }),
+            },
+            scope,
+            scopeName: `in cluster ${JSON.stringify(scope)}`,
+        });
+        const messages = evaluatePack(
+            [stackIn("https://a"), stackIn("https://b")],
+            reconcilePackConfig(packPolicies(), {}, "test"),
+        )
+            .filter((r) => r.policy === policy.name)
+            .map((r) => r.message)
+            .sort();
+        assert.strictEqual(messages.length, 2);
+        assert.match(
+            messages[0],
+            /no system:auth-delegator ClusterRoleBinding among the manifests checked with it in cluster "https:\/\/a";/,
+        );
+        assert.match(
+            messages[1],
+            /no system:auth-delegator ClusterRoleBinding among the manifests checked with it in cluster "https:\/\/b";/,
         );
     });
 });

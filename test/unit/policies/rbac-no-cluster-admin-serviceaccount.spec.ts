@@ -1,4 +1,6 @@
 import * as assert from "assert";
+import { EvalResource, evaluatePack } from "../../../evaluation/evaluate";
+import { packPolicies, reconcilePackConfig } from "../../../evaluation/pack-config";
 import { rule as policy } from "../../../policies/rbac-no-cluster-admin-serviceaccount";
 import {
     ExpectedFinding,
@@ -216,5 +218,87 @@ describe("rbac-no-cluster-admin-serviceaccount: patches and unresolved names", (
             ]),
             [],
         );
+    });
+});
+
+describe("rbac-no-cluster-admin-serviceaccount: in check, with objects in several scopes (clusters), each judged as its own program", () => {
+    const PREFIX = "urn:pulumi:check::manifests::";
+    /** A manifest object `check` sends to the scope `scope`, named for messages as `in cluster "<scope>"`. */
+    const object = (
+        kind: string,
+        props: Record<string, unknown>,
+        scope: string,
+        scopeName = `in cluster ${JSON.stringify(scope)}`,
+    ): EvalResource => {
+        const meta = props.metadata as { name: string; namespace?: string };
+        const type =
+            kind === "Stack" ? "kubernetes:pulumi.com/v1:Stack" : `kubernetes:rbac.authorization.k8s.io/v1:${kind}`;
+        const identity = `${kind}/${meta.namespace ?? ""}/${meta.name}`;
+        return { type, name: identity, urn: `${PREFIX}${type}::${scope}/${identity}`, props, scope, scopeName };
+    };
+    const ledger = (scope: string, sa = "ledger") =>
+        object(
+            "Stack",
+            {
+                apiVersion: "pulumi.com/v1",
+                kind: "Stack",
+                metadata: { name: "ledger", namespace: "pulumi" },
+                spec: goodSpec({ serviceAccountName: sa }),
+            },
+            scope,
+        );
+    const admin = (scope: string, scopeName?: string) =>
+        object(
+            "ClusterRoleBinding",
+            {
+                apiVersion: "rbac.authorization.k8s.io/v1",
+                kind: "ClusterRoleBinding",
+                metadata: { name: "ledger-admin" },
+                roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+                subjects: [{ kind: "ServiceAccount", name: "ledger", namespace: "pulumi" }],
+            },
+            scope,
+            scopeName,
+        );
+    const judged = (resources: EvalResource[]) =>
+        evaluatePack(resources, reconcilePackConfig(packPolicies(), {}, "test"))
+            .filter((r) => r.policy === policy.name)
+            .map((r) => r.message);
+
+    it("names the scope judged and the other scope where a Stack runs as the account", () => {
+        const [message, ...rest] = judged([ledger("https://a"), admin("https://b")]);
+        assert.deepStrictEqual(rest, []);
+        assert.match(
+            message,
+            /grants cluster-admin to ServiceAccount pulumi\/ledger, which no PKO Stack of the manifests checked in cluster "https:\/\/b" runs as \(a PKO Stack in cluster "https:\/\/a" runs as an account of that name, but this binding is not applied there\); bind a least-privilege role/,
+        );
+    });
+
+    it("names the scope alone when no Stack of any scope runs as the account", () => {
+        const [message, ...rest] = judged([ledger("https://a", "deployer"), admin("https://b")]);
+        assert.deepStrictEqual(rest, []);
+        assert.match(message, /which no PKO Stack of the manifests checked in cluster "https:\/\/b" runs as;/);
+        assert.doesNotMatch(message, /runs as an account of that name/);
+    });
+
+    it("names at most two other scopes, and counts the rest", () => {
+        const [message] = judged([ledger("https://a"), ledger("https://c"), ledger("https://d"), admin("https://b")]);
+        assert.match(
+            message,
+            /\(a PKO Stack in cluster "https:\/\/a", in cluster "https:\/\/c" and 1 more scope\(s\) runs as/,
+        );
+    });
+
+    it("does not report a binding in the Stack's own scope, and says nothing of scopes with one scope", () => {
+        assert.deepStrictEqual(judged([ledger("https://a"), admin("https://a"), ledger("https://b")]), []);
+        const [message] = judged([ledger("https://a", "deployer"), admin("https://a")]);
+        assert.match(message, /which no PKO Stack of the manifests checked runs as;/);
+    });
+
+    it("keeps a scope name check quoted as it is, on one line", () => {
+        const hostile = `in cluster ${JSON.stringify("https://b\n  evil")}`;
+        const [message] = judged([ledger("https://a"), admin("https://b\n  evil", hostile)]);
+        assert.ok(!message.includes("\n"), message);
+        assert.ok(message.includes('in cluster "https://b\\n  evil" runs as'), message);
     });
 });
