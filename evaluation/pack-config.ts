@@ -300,7 +300,12 @@ export function reconcilePackConfig(policies: PolicyMeta[], config: PackConfig, 
         // properties.
         if (config[p.name]?.properties !== undefined && !problems.some((m) => m.startsWith(`${source}: ${p.name}: `)))
             checkSchema(p, properties, source, fail);
-        checkWaiverDates(p, properties, source, fail);
+        // A date the schema's pattern refused already has its line: one problem, one line.
+        const refused = (i: number) =>
+            problems.some((m) => m.startsWith(`${source}: ${p.name}: /waivers/${i}/expires `));
+        checkWaiverDates(p, properties, source, (m, i) => {
+            if (!refused(i)) fail(m);
+        });
         checkPatterns(p, properties, source, fail);
     }
     requireSettingsForReaders(policies, result, source, fail);
@@ -370,14 +375,14 @@ function checkWaiverDates(
     p: PolicyMeta,
     properties: Record<string, unknown> | undefined,
     source: string,
-    fail: Fail,
+    fail: (message: string, index: number) => void,
 ): void {
     const waivers = properties?.waivers;
     if (!Array.isArray(waivers)) return;
     waivers.forEach((w, i) => {
         const expires = (w as { expires?: unknown })?.expires;
         if (typeof expires === "string" && !isCalendarDate(expires)) {
-            fail(`${source}: ${p.name}: waivers[${i}].expires is not a calendar date (YYYY-MM-DD)`);
+            fail(`${source}: ${p.name}: waivers[${i}].expires is not a calendar date (YYYY-MM-DD)`, i);
         }
     });
 }

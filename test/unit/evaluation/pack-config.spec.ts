@@ -82,6 +82,19 @@ describe("policy config check", () => {
                 ) &&
                 /waivers\[0\]\.expires is not a calendar date/.test(e.problems[2]),
         );
+        // A date the schema's pattern refuses is one problem, one line (not also "not a calendar date").
+        const dates = [
+            { resource: "a", reason: "b", expires: "9999-99-99" },
+            { resource: "c", reason: "d", expires: "2026-04-31" },
+        ];
+        assert.throws(
+            run({ "pko-stack-prod-pinned-commit": { waivers: dates } }),
+            (e: unknown) =>
+                e instanceof BadInputsError &&
+                e.problems.length === 2 &&
+                /\/waivers\/0\/expires must match pattern/.test(e.problems[0]) &&
+                /waivers\[1\]\.expires is not a calendar date/.test(e.problems[1]),
+        );
     });
 
     it("says where the production settings moved when a rule is given them", () => {

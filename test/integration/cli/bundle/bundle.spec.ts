@@ -17,6 +17,8 @@ import * as rpcStandIn from "../../../../cli/bundle/rpc";
 const CLI = CLI_ENTRY;
 const BUNDLE = CLI_BUNDLE;
 const CACHE = path.join(REPO_ROOT, "bin", "cli", `pko-guard.bundle.${process.versions.v8}-${process.arch}.cache`);
+// Its Applications name another repository: every run here is `--offline` (reads nothing but the fixture, as
+// runCheck without a fetch policy does), since these specs are about the bundle, not about fetching.
 const GUIDE = path.join(REPO_ROOT, "fixtures", "gitops-guide-example", "manifests");
 
 describe("the CLI bundle", function () {
@@ -50,12 +52,16 @@ describe("the CLI bundle", function () {
         for (const f of [CLI, BUNDLE]) fs.copyFileSync(f, path.join(pkg, "bin", "cli", path.basename(f)));
         const copied = path.join(pkg, "bin", "cli", path.basename(CACHE));
         const run = (env: Record<string, string> = {}) => {
-            const r = spawnSync(process.execPath, [path.join(pkg, "bin", "cli", "pko-guard.js"), "check", GUIDE], {
-                encoding: "utf8",
-                cwd: tmp,
-                timeout: 60000,
-                env: { ...process.env, GITHUB_ACTIONS: "", ...env },
-            });
+            const r = spawnSync(
+                process.execPath,
+                [path.join(pkg, "bin", "cli", "pko-guard.js"), "check", GUIDE, "--offline"],
+                {
+                    encoding: "utf8",
+                    cwd: tmp,
+                    timeout: 60000,
+                    env: { ...process.env, GITHUB_ACTIONS: "", ...env },
+                },
+            );
             return `${r.status}\n${r.stdout}\n${r.stderr}`;
         };
         const reference = run({ PKO_GUARD_CODE_CACHE: "0" });
@@ -96,7 +102,7 @@ describe("the CLI bundle", function () {
         );
         const bundled = spawnSync(
             process.execPath,
-            ["-r", preload, CLI, "check", GUIDE, "--report", `json=${path.join(tmp, "bundled.json")}`],
+            ["-r", preload, CLI, "check", GUIDE, "--offline", "--report", `json=${path.join(tmp, "bundled.json")}`],
             { encoding: "utf8", cwd: tmp, timeout: 60000 },
         );
         assert.strictEqual(bundled.status, 1, bundled.stderr);
@@ -140,7 +146,16 @@ describe("the CLI bundle", function () {
             if (timings) env.PKO_GUARD_TIMINGS = marks;
             const r = spawnSync(
                 process.execPath,
-                ["-r", preload, CLI, "check", GUIDE, "--report", `json=${path.join(tmp, "marks-run.json")}`],
+                [
+                    "-r",
+                    preload,
+                    CLI,
+                    "check",
+                    GUIDE,
+                    "--offline",
+                    "--report",
+                    `json=${path.join(tmp, "marks-run.json")}`,
+                ],
                 { encoding: "utf8", cwd: tmp, env, timeout: 60000 },
             );
             assert.strictEqual(r.status, 1, r.stderr);

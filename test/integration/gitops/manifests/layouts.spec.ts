@@ -55,6 +55,12 @@ describe("check on real repository layouts", function () {
         assert.notStrictEqual(r.code, 2, r.err);
         return { code: r.code, err: r.err, rows: JSON.parse(r.out).projects[0].findings as Row[] };
     };
+    /** The one argocd-app-rendered finding's message (where check says why a source was not read). */
+    const renderedMessage = (found: Row[]) => {
+        const messages = found.filter((x) => x.policy === "argocd-app-rendered").map((x) => x.message);
+        assert.strictEqual(messages.length, 1, messages.join("\n"));
+        return messages[0];
+    };
     const edit = (rel: string, from: string, to: string) => {
         const f = path.join(repo, rel);
         fs.writeFileSync(f, fs.readFileSync(f, "utf8").replace(from, to));
@@ -154,10 +160,12 @@ describe("check on real repository layouts", function () {
                 ["pko-stack-prod-pinned-commit", "Stack/pulumi/web", "spec.branch"],
             ],
         );
+        // Why, once: in the fail-closed finding (not again on stderr).
         assert.match(
-            risky.err,
+            renderedMessage(risky.rows),
             /spec\.source\.repoURL "https:\/\/github\.com\/acme\/web-manifests" is another repository/,
         );
+        assert.doesNotMatch(risky.err, /another repository/);
         // Declared as the same repository (a mirror's URL, say): read from here, judged as synced.
         const declared = rows(["--repository", "HTTPS://GitHub.com/acme/web-manifests.git/"]);
         assert.deepStrictEqual(
@@ -195,7 +203,10 @@ describe("check on real repository layouts", function () {
                 ["pko-stack-prod-pinned-commit", "Stack/pulumi/web", "spec.branch"],
             ],
         );
-        assert.match(risky.err, /git\.repoURL "https:\/\/github\.com\/acme\/web-manifests\.git" is another repository/);
+        assert.match(
+            renderedMessage(risky.rows),
+            /git\.repoURL "https:\/\/github\.com\/acme\/web-manifests\.git" is another repository/,
+        );
         // The generator's repository is this one: its folders are read, and the Application it makes syncs the Stack.
         spawnSync("git", ["remote", "set-url", "origin", "git@github.com:acme/web-manifests.git"], { cwd: repo });
         const same = rows();
@@ -210,6 +221,11 @@ describe("check on real repository layouts", function () {
         const r = check(["."]);
         assert.strictEqual(r.code, 1, r.err);
         assert.strictEqual(r.out.match(/notice: this repository's URL is not known/g)?.length, 1, r.out);
-        assert.match(r.err, /this repository's URL is not known \(no origin remote, none declared\)/);
+        // Each source's reason is its finding's, said once (stderr repeats none of it).
+        assert.match(
+            renderedMessage(rows().rows),
+            /this repository's URL is not known \(no origin remote, none declared\)/,
+        );
+        assert.doesNotMatch(r.err, /not known/);
     });
 });
