@@ -171,7 +171,7 @@ describe("pko-guard gate", function () {
             [
                 [s.cwd, "--stack", s.stack],
                 { ...s.env, PATH: "/usr/bin:/bin", PKO_GUARD_TOOLCHAIN_BIN: "/nonexistent" },
-                /toolchain not found.*install the Pulumi CLI, or run: bash \S+\/toolchain\/install\.sh gate$/,
+                /toolchain not found.*install the Pulumi CLI, or run: bash (\S+\/)?toolchain\/install\.sh gate$/,
             ],
         ];
         for (const [args, env, pattern] of cases) {
