@@ -21,6 +21,25 @@ describe("deploy/webhook manifests against a real API server", function () {
         server = await startApiServer();
         await installPkoCrds(server);
         await installApplicationCrd(server);
+        // Flux's source kinds, so `kubectl auth can-i` resolves them (schemas/flux, committed from source-controller).
+        const flux = path.join(REPO_ROOT, "schemas", "flux", "source-controller-v1.9.1");
+        const names = ["gitrepositories", "ocirepositories", "buckets"].map((r) => `${r}.source.toolkit.fluxcd.io`);
+        for (const name of names) {
+            const r = await server.kubectl([
+                "apply",
+                "--server-side",
+                "-f",
+                path.join(flux, `source.toolkit.fluxcd.io_${name.split(".")[0]}.yaml`),
+            ]);
+            assert.strictEqual(r.code, 0, r.stderr);
+        }
+        const established = await server.kubectl([
+            "wait",
+            "--for=condition=Established",
+            "--timeout=120s",
+            ...names.map((n) => `crd/${n}`),
+        ]);
+        assert.strictEqual(established.code, 0, established.stderr);
     });
     after(async () => server?.stop());
 
@@ -87,6 +106,9 @@ describe("deploy/webhook manifests against a real API server", function () {
             Workspace: "workspaces.auto.pulumi.com",
             Update: "updates.auto.pulumi.com",
             Application: "applications.argoproj.io",
+            GitRepository: "gitrepositories.source.toolkit.fluxcd.io",
+            OCIRepository: "ocirepositories.source.toolkit.fluxcd.io",
+            Bucket: "buckets.source.toolkit.fluxcd.io",
         };
         for (const k of WATCHED_KINDS) {
             const resource = resources[k.kind];
