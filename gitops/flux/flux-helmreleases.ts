@@ -20,7 +20,7 @@ import { ManifestObject } from "../manifests/manifest-objects";
 import { SourceLookup, namedByFetched, resolveSource } from "./flux-sources";
 import { FetchRequest, FetchedSource } from "../fetch/fetch";
 import { fetchedContext, fetchedOrNoted } from "../argocd/remote-sources";
-import { FluxOutput, sopsEncrypted } from "./flux-kustomizations";
+import { FluxOutput, dataSource } from "./flux-kustomizations";
 import { fluxName } from "./flux-kinds";
 
 type Obj = Record<string, unknown>;
@@ -57,34 +57,10 @@ function releaseValues(hr: Obj, objects: ManifestObject[], notes: string[]): Obj
     const { namespace } = fluxName(hr);
     let values: Obj = {};
     for (const [i, entry] of list(spec.valuesFrom).entries()) {
-        const ref = record(entry);
-        const kind = str(ref?.kind);
-        const name = str(ref?.name);
         const field = `spec.valuesFrom[${i}]`;
-        if (!ref || (kind !== "ConfigMap" && kind !== "Secret") || !name) {
-            notes.push(`${field} does not name a ConfigMap or Secret`);
-            continue;
-        }
-        const shown = `${kind} ${JSON.stringify(`${namespace}/${name}`)}`;
-        const match = objects.find(
-            (o) =>
-                o.named &&
-                o.kind === kind &&
-                o.object.apiVersion === "v1" &&
-                fluxName(o.object).name === name &&
-                fluxName(o.object).namespace === namespace,
-        );
-        if (!match) {
-            if (ref.optional !== true)
-                notes.push(
-                    `${field} names ${shown}, which is not in this repository, so the values it gives are not known`,
-                );
-            continue;
-        }
-        if (sopsEncrypted(match.object)) {
-            notes.push(`${field} names ${shown}, which is SOPS-encrypted: the values it gives cannot be read here`);
-            continue;
-        }
+        const source = dataSource(entry, field, namespace, objects, notes, "gives");
+        if (!source) continue;
+        const { ref, kind, shown, match } = source;
         const key = str(ref.valuesKey) || "values.yaml";
         const data = record(match.object.data) ?? {};
         const stringData = record(match.object.stringData) ?? {};

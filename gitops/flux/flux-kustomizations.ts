@@ -35,41 +35,70 @@ export function sopsEncrypted(o: Obj): boolean {
     );
 }
 
+/** A `valuesFrom` or `substituteFrom` entry's ConfigMap or Secret, found among the repository's objects. */
+export interface DataSource {
+    ref: Record<string, unknown>;
+    kind: string;
+    shown: string;
+    match: ManifestObject;
+}
+
+/**
+ * The ConfigMap or Secret one entry names, in the applier's namespace; a note (and undefined) when it names none,
+ * is not in this repository (unless `optional`), or is SOPS-encrypted. `what` says what its values are for.
+ */
+export function dataSource(
+    entry: unknown,
+    field: string,
+    namespace: string,
+    objects: ManifestObject[],
+    notes: string[],
+    what: "gives" | "substitutes",
+): DataSource | undefined {
+    const ref = record(entry);
+    const kind = str(ref?.kind);
+    const name = str(ref?.name);
+    if (!ref || (kind !== "ConfigMap" && kind !== "Secret") || !name) {
+        notes.push(`${field} does not name a ConfigMap or Secret`);
+        return undefined;
+    }
+    const shown = `${kind} ${JSON.stringify(`${namespace}/${name}`)}`;
+    const match = objects.find(
+        (o) =>
+            o.named &&
+            o.kind === kind &&
+            o.object.apiVersion === "v1" &&
+            fluxName(o.object).name === name &&
+            fluxName(o.object).namespace === namespace,
+    );
+    if (!match) {
+        if (ref.optional !== true)
+            notes.push(
+                `${field} names ${shown}, which is not in this repository, so the values it ${what} are not known`,
+            );
+        return undefined;
+    }
+    if (sopsEncrypted(match.object)) {
+        notes.push(`${field} names ${shown}, which is SOPS-encrypted: the values it ${what} cannot be read here`);
+        return undefined;
+    }
+    return { ref, kind, shown, match };
+}
+
 /** The ConfigMaps and Secrets a Kustomization's `substituteFrom` names, as the API server would hold them. */
 function substituteObjects(ks: Obj, objects: ManifestObject[], notes: string[]): Obj[] {
     const { namespace } = fluxName(ks);
     const found: Obj[] = [];
     for (const [i, entry] of list(record(record(ks.spec)?.postBuild)?.substituteFrom).entries()) {
-        const ref = record(entry);
-        const kind = str(ref?.kind);
-        const name = str(ref?.name);
-        const field = `spec.postBuild.substituteFrom[${i}]`;
-        if (!ref || (kind !== "ConfigMap" && kind !== "Secret") || !name) {
-            notes.push(`${field} does not name a ConfigMap or Secret`);
-            continue;
-        }
-        const match = objects.find(
-            (o) =>
-                o.named &&
-                o.kind === kind &&
-                o.object.apiVersion === "v1" &&
-                fluxName(o.object).name === name &&
-                fluxName(o.object).namespace === namespace,
+        const source = dataSource(
+            entry,
+            `spec.postBuild.substituteFrom[${i}]`,
+            namespace,
+            objects,
+            notes,
+            "substitutes",
         );
-        if (!match) {
-            if (ref.optional !== true)
-                notes.push(
-                    `${field} names ${kind} ${JSON.stringify(`${namespace}/${name}`)}, which is not in this repository, so the values it substitutes are not known`,
-                );
-            continue;
-        }
-        if (sopsEncrypted(match.object)) {
-            notes.push(
-                `${field} names ${kind} ${JSON.stringify(`${namespace}/${name}`)}, which is SOPS-encrypted: the values it substitutes cannot be read here`,
-            );
-            continue;
-        }
-        found.push(apiObject(match.object));
+        if (source) found.push(apiObject(source.match.object));
     }
     return found;
 }
