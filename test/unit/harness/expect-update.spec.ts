@@ -11,6 +11,8 @@ import { updatedExpectText } from "../../../harness/expect-update";
 const row = (policy: string, resource: string, level: "mandatory" | "advisory", message = "m"): Row => ({
     policy,
     resource,
+    urn: "",
+    type: "",
     level,
     message,
 });

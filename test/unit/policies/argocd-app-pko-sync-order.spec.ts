@@ -254,7 +254,10 @@ describe("argocd-app-pko-sync-order", () => {
             );
             const chain = [s, token, ksWith("apps", ["infra"]), ksWith("infra", ["secrets"]), ksWith("secrets")];
             assert.deepStrictEqual(runStackPolicy(policy, chain), []);
-            const same = { ...token, props: { metadata: { ...token.props.metadata, labels: ownedBy("apps") } } };
+            const same = {
+                ...token,
+                props: { metadata: { ...(token.props as { metadata: object }).metadata, labels: ownedBy("apps") } },
+            };
             assert.deepStrictEqual(runStackPolicy(policy, [s, same, ksWith("apps")]), []);
         });
     });
