@@ -14,7 +14,7 @@ import * as path from "path";
 import { isMap, isScalar, isSeq, parseDocument, visit } from "yaml";
 import { exec } from "../../support/process";
 import { extended } from "../../support/shapes";
-import { findTool } from "../render/tools";
+import { DEAD_PROXIES, findTool } from "../render/tools";
 import { firstErrorLine } from "../render/tool-errors";
 import { authFor, helmRepoCredential } from "./source-credentials";
 import { Budget, FetchError, policyGet } from "./http-client";
@@ -100,17 +100,9 @@ async function serveRepository(policy: FetchPolicy, repoUrl: string, budget: Bud
 
 /** A helm that reaches nothing but our server: every proxy at a closed port, its homes empty temporary folders. */
 export function helmEnv(home: string): NodeJS.ProcessEnv {
-    const dead = "http://127.0.0.1:9";
     const env: NodeJS.ProcessEnv = {};
     for (const k of ["PATH", "HOME", "LANG"]) if (process.env[k] !== undefined) env[k] = process.env[k];
-    return extended(env, {
-        HTTP_PROXY: dead,
-        HTTPS_PROXY: dead,
-        http_proxy: dead,
-        https_proxy: dead,
-        ALL_PROXY: dead,
-        NO_PROXY: "",
-        no_proxy: "",
+    return extended(extended(env, DEAD_PROXIES), {
         HELM_CACHE_HOME: path.join(home, "cache"),
         HELM_CONFIG_HOME: path.join(home, "config"),
         HELM_DATA_HOME: path.join(home, "data"),

@@ -15,7 +15,7 @@ import type { CheckedRepository } from "../argocd/repo-url";
 import type { FetchPolicy } from "../fetch/network-policy";
 import type { FetchedSource } from "../fetch/fetch";
 import { RepoContext } from "./repo-tree";
-import { INSTALL_HINT, ToolName, findTool } from "./tools";
+import { DEAD_PROXIES, INSTALL_HINT, ToolName, findTool } from "./tools";
 import { PathMap, firstErrorLine } from "./tool-errors";
 import { extended } from "../../support/shapes";
 import { record } from "../../support/records";
@@ -61,15 +61,7 @@ export interface RenderContext extends RepoContext {
 
 /** No network for rendering tools: every proxy points at a closed port, and git never prompts. */
 function offlineEnv(): NodeJS.ProcessEnv {
-    const dead = "http://127.0.0.1:9";
-    return extended(process.env, {
-        HTTP_PROXY: dead,
-        HTTPS_PROXY: dead,
-        http_proxy: dead,
-        https_proxy: dead,
-        ALL_PROXY: dead,
-        NO_PROXY: "",
-        no_proxy: "",
+    return extended(extended(process.env, DEAD_PROXIES), {
         GIT_TERMINAL_PROMPT: "0",
         GIT_ALLOW_PROTOCOL: "file",
         // jsonnet searches JSONNET_PATH too: only the library folders check passes (-J) may be searched.

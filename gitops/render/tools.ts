@@ -7,6 +7,17 @@
 import { forgetInSnapshot } from "../../support/snapshot";
 import { installCommand, locateTool } from "../../support/toolchain";
 
+/** Every proxy variable at a closed port: a tool given these reaches no network by itself. */
+export const DEAD_PROXIES: Readonly<Record<string, string>> = {
+    HTTP_PROXY: "http://127.0.0.1:9",
+    HTTPS_PROXY: "http://127.0.0.1:9",
+    http_proxy: "http://127.0.0.1:9",
+    https_proxy: "http://127.0.0.1:9",
+    ALL_PROXY: "http://127.0.0.1:9",
+    NO_PROXY: "",
+    no_proxy: "",
+};
+
 export type ToolName =
     "kustomize" | "helm" | "jsonnet" | "jsonnet-deps" | "kube-yaml" | "appset-template" | "flux-build" | "flux";
 
