@@ -12,7 +12,7 @@ import { SETTINGS_POLICY } from "../policies/model/production";
 import { Level, Row, normalizeMessage, row } from "./rows";
 import { PackConfig } from "./pack-config";
 import { policySdk } from "./policy-sdk";
-import { structRoundTrip } from "./struct";
+import { wireCopy } from "./struct";
 import { sharingViews } from "./request-cache";
 import { NO_REVIEW, ReviewContext, ScopeContext } from "../policies/model/review";
 import { ResourceLike } from "../policies/model/stack";
@@ -56,11 +56,14 @@ function isStackPolicy<P extends Policy>(p: P): p is P & StackValidationPolicy {
     return typeof (p as { validateStack?: unknown }).validateStack === "function";
 }
 
-/** What a policy's `props` is in `pulumi preview`: the SDK's deserialization of the wire Struct (./struct.ts), proxied. */
+/**
+ * What a policy's `props` is in `pulumi preview`: the SDK's deserialization of the wire Struct (./struct.ts), proxied.
+ * The deserializer copies plain data as it is, so it runs only on a copy that holds a special value (`special`).
+ */
 export function analyzerProps(props: Record<string, unknown>): Record<string, unknown> {
-    const wire = structRoundTrip(props);
+    const { wire, special } = wireCopy(props);
     const { unknownCheckingProxy, deserializeProperties } = policySdk();
-    return unknownCheckingProxy(deserializeProperties({ toJavaScript: () => wire }, false));
+    return unknownCheckingProxy(special ? deserializeProperties({ toJavaScript: () => wire }, false) : wire);
 }
 
 /** Deserialized copies of immutable props, kept while the props object lives. */
