@@ -34,6 +34,32 @@ function copy(v: unknown): unknown {
     }
 }
 
+/**
+ * Sorts keys in code-unit order, as the default sort does: a mapping's few keys, mostly in order already, by
+ * insertion in place (the default sort allocates a work copy of every array it sorts), many keys by the default sort.
+ */
+function sortKeys(keys: string[]): void {
+    if (keys.length > 32) {
+        for (let i = 1; i < keys.length; i++) {
+            if (keys[i - 1] > keys[i]) {
+                keys.sort();
+                return;
+            }
+        }
+        return;
+    }
+    for (let i = 1; i < keys.length; i++) {
+        const k = keys[i];
+        let j = i - 1;
+        if (keys[j] <= k) continue;
+        while (j >= 0 && keys[j] > k) {
+            keys[j + 1] = keys[j];
+            j--;
+        }
+        keys[j + 1] = k;
+    }
+}
+
 function copyObject(o: Record<string, unknown>): Record<string, unknown> {
     // Every enumerable key, inherited ones included, as the Struct's `for ... in` reads them, in code-unit order
     // (the default sort; most manifests' keys are already in order, and then nothing is sorted); a `__proto__`
@@ -41,12 +67,7 @@ function copyObject(o: Record<string, unknown>): Record<string, unknown> {
     // that order: what throws is always the same error, whichever value it is.
     const keys: string[] = [];
     for (const k in o) keys.push(k);
-    for (let i = 1; i < keys.length; i++) {
-        if (keys[i - 1] > keys[i]) {
-            keys.sort();
-            break;
-        }
-    }
+    sortKeys(keys);
     const out: Record<string, unknown> = {};
     for (const k of keys) {
         if (k === SPECIAL_SIG_KEY) sawSigKey = true;
