@@ -13,8 +13,9 @@ import { Level, Row, normalizeMessage, row } from "./rows";
 import { PackConfig } from "./pack-config";
 import { policySdk } from "./policy-sdk";
 import { wireCopy } from "./struct";
-import { sharingViews } from "./request-cache";
+import { evaluationViews, sharingViews } from "./request-cache";
 import { NO_REVIEW, ReviewContext, ScopeContext } from "../policies/model/review";
+import { Views } from "../policies/model/views";
 import { ResourceLike } from "../policies/model/stack";
 
 /** A resource to evaluate: what the engine would send the analyzer for it. */
@@ -89,6 +90,16 @@ function sharedProps(r: EvalResource): Record<string, unknown> {
  */
 const views = sharingViews();
 
+/**
+ * The views of an evaluation: the shared ones when an immutable copy may be read again by a later evaluation;
+ * else the evaluation's own, kept in strong maps and dropped with it (its copies are its own, so no other
+ * evaluation could find what is derived from them, and weak maps of every object of a large run cost the
+ * collector).
+ */
+function viewsOf(resources: EvalResource[]): Views {
+    return resources.some((r) => r.immutable === true) ? views : evaluationViews();
+}
+
 function levelOf(config: PackConfig, p: Policy): Level {
     const level = config[p.name]?.enforcementLevel ?? p.enforcementLevel ?? "advisory";
     return level === "remediate" ? "mandatory" : level;
@@ -156,6 +167,7 @@ interface AnalyzerRequest {
     /** The resources of each scope: one program to the stack hooks (EvalResource.scope), with its name. */
     stackScopes: { name?: string; resources: object[] }[];
     review: ReviewContext;
+    views: Views;
 }
 
 function analyzerRequest(resources: EvalResource[], review: ReviewContext): AnalyzerRequest {
@@ -185,7 +197,12 @@ function analyzerRequest(resources: EvalResource[], review: ReviewContext): Anal
         if (list) list.resources.push(stackResource);
         else scopes.set(scope, { name: resources[i].scopeName, resources: [stackResource] });
     });
-    return { args, stackScopes: scopes.size > 0 ? [...scopes.values()] : [{ resources: [] }], review };
+    return {
+        args,
+        stackScopes: scopes.size > 0 ? [...scopes.values()] : [{ resources: [] }],
+        review,
+        views: viewsOf(resources),
+    };
 }
 
 /** One policy's run: its config, how it reports into `rows`, and the analyzer's handling of what its hooks throw. */
@@ -286,7 +303,7 @@ function runResourceHooks(p: Rule & ResourceValidationPolicy, request: AnalyzerR
                 getConfig,
                 notApplicable,
                 stackTags,
-                views,
+                views: request.views,
                 review: request.review,
             };
             judged = a.urn;
@@ -319,7 +336,7 @@ function runStackHook(p: Rule & StackValidationPolicy, request: AnalyzerRequest,
             getConfig,
             notApplicable,
             stackTags: new Map(),
-            views,
+            views: request.views,
             review: request.review,
             ...(scope ? { scope } : {}),
         };
