@@ -217,22 +217,8 @@ export type Production =
     | { verdict: "unknown"; reason: string }
     | { verdict: "invalid-config"; reason: string };
 
-/**
- * The last classification of each view, with the settings it was made under: the rules of a request classify
- * the same view under the same settings (one object a request), and neither changes once made.
- */
-const CLASSIFIED = new WeakMap<StackView, { state: SettingsState; production: Production }>();
-
 /** Classifies a Stack as production, non-production, unknown (during preview), or says it cannot. */
 export function classifyProduction(view: StackView, state: SettingsState): Production {
-    const known = CLASSIFIED.get(view);
-    if (known !== undefined && known.state === state) return known.production;
-    const production = classifyAnew(view, state);
-    CLASSIFIED.set(view, { state, production });
-    return production;
-}
-
-function classifyAnew(view: StackView, state: SettingsState): Production {
     if ("problem" in state) return { verdict: "invalid-config", reason: state.problem };
     const config = state.settings;
     const unknownFields: string[] = [];

@@ -374,19 +374,11 @@ export function resourceRef(field: string, v: Plain): Ref {
     }
 }
 
-/** Labels made so far, by view: a view is never changed once built, and every rule of a request describes it. */
-const DESCRIBED = new WeakMap<StackView, string>();
-
 /** Human label of a Stack for messages: the resource name and, when known, its stack. */
 export function describeStack(view: StackView): string {
     if (view.label !== undefined) return view.label;
-    let label = DESCRIBED.get(view);
-    if (label === undefined) {
-        const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
-        label = `Stack ${JSON.stringify(view.resourceName)}${target}`;
-        DESCRIBED.set(view, label);
-    }
-    return label;
+    const target = typeof view.stack === "string" ? ` (stack ${JSON.stringify(view.stack.slice(0, 120))})` : "";
+    return `Stack ${JSON.stringify(view.resourceName)}${target}`;
 }
 
 /** Names of the Secrets a Stack reads (envRefs, secretsRef, gitAuth refs, legacy fields), each once. */
