@@ -16,7 +16,14 @@
 //	{"root": "<the source's root>", "path": "<the folder to build, inside root>",
 //	 "kustomization": <the Flux Kustomization object>,
 //	 "objects": [<ConfigMaps and Secrets substituteFrom may name, Secrets' data base64 as in the API>],
-//	 "origins": true, "strict": true}
+//	 "origins": true, "strict": true,
+//	 "source": {"ignore": "<the GitRepository's spec.ignore, if set>", "ignored": "<a file to list ignored files in>"}}
+//
+// `source`, when set, builds from the source's artifact as source-controller archives it (its GitRepository
+// reconciler's Archive with SourceIgnoreFilter, github.com/fluxcd/pkg/sourceignore): every `.sourceignore` below
+// the root (each scoped to its folder) and then spec.ignore; when there is none, Flux's default excludes (VCS,
+// CI, images and archives, .sops.yaml and the like); when there are some, only the VCS excludes and them. The
+// artifact holds regular files only. The files left out are listed, one root-relative path a line, in `ignored`.
 //
 // `strict` fails the build on a variable without a default that no input sets, as kustomize-controller does by
 // default since v1.9 (its StrictPostBuildSubstitutions feature gate).
@@ -55,6 +62,12 @@ type request struct {
 	Objects       []map[string]any `json:"objects"`
 	Origins       bool             `json:"origins"`
 	Strict        bool             `json:"strict"`
+	Source        *sourceRequest   `json:"source"`
+}
+
+type sourceRequest struct {
+	Ignore  *string `json:"ignore"`
+	Ignored string  `json:"ignored"`
 }
 
 // maxInput bounds what is read: a Kustomization and the ConfigMaps and Secrets it may read.
@@ -117,7 +130,7 @@ func kustomizationFile(dir string) string {
 	return filepath.Join(dir, "kustomization.yaml")
 }
 
-func build(req request) ([]byte, error) {
+func build(req request) (out []byte, err error) {
 	root, err := filepath.Abs(req.Root)
 	if err != nil {
 		return nil, err
@@ -125,6 +138,28 @@ func build(req request) ([]byte, error) {
 	dir, err := filepath.Abs(req.Path)
 	if err != nil {
 		return nil, err
+	}
+	if req.Source != nil {
+		rel, err := filepath.Rel(root, dir)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil, errors.New("the path is not inside the root")
+		}
+		artifact, cleanup, err := sourceArtifact(root, req.Source)
+		if err != nil {
+			return nil, err
+		}
+		defer cleanup()
+		// Messages name the source's files where they are, not in the artifact's temporary copy.
+		original := root
+		defer func() {
+			if err != nil {
+				err = errors.New(strings.ReplaceAll(err.Error(), artifact, original))
+			}
+		}()
+		root, dir = artifact, filepath.Join(artifact, rel)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, errors.New("the path is not in the source's artifact (its files are all ignored)")
+		}
 	}
 	ks := unstructured.Unstructured{Object: req.Kustomization}
 	kfile := kustomizationFile(dir)
