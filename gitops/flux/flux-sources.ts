@@ -15,6 +15,8 @@ import { FetchError, FetchRequest, FetchedSource } from "../fetch/fetch";
 import { fetched, mergeFetched } from "../argocd/remote-sources";
 import { ManifestObject } from "../manifests/manifest-objects";
 import { SOURCE_GROUP, fluxName } from "./flux-kinds";
+import { gitRef } from "../../policies/model/flux-pins";
+import { plain } from "../../policies/model/values";
 
 type Obj = Record<string, unknown>;
 
@@ -56,24 +58,21 @@ export function sourceLookup(objects: () => ManifestObject[]): SourceLookup {
 export type SourceRoot = { dir: string; source: Obj; got?: FetchedSource; url?: string } | { reason: string };
 
 /**
- * The fetch request for a GitRepository's `spec.url` at the ref source-controller checks out (the first of
- * `spec.ref.commit`, `name`, `tag`, `semver`, `branch` that is set; the `master` branch when none is), or why
- * it cannot be fetched: a `semver` range is resolved against the repository's tags by source-controller, which
- * the fetch layer does not do.
+ * The fetch request for a GitRepository's `spec.url` at the ref source-controller checks out (the first ref field
+ * set in its order, policies/model/flux-pins.ts `gitRef`; the `master` branch when none is), or why it cannot be
+ * fetched: a `semver` range is resolved against the repository's tags by source-controller, which the fetch layer
+ * does not do.
  */
 export function gitSourceRequest(spec: Obj): FetchRequest | { reason: string } {
-    const ref = record(spec.ref) ?? {};
     const url = (str(spec.url) ?? "").trim();
-    for (const field of ["commit", "name", "tag", "semver", "branch"]) {
-        const v = str(ref[field])?.trim();
-        if (!v) continue;
-        if (field === "semver")
-            return {
-                reason: `its spec.ref.semver ${JSON.stringify(v)} is a range of tags, which check does not resolve when it fetches`,
-            };
-        return { kind: "git", url, ref: v };
-    }
-    return { kind: "git", url, ref: "master" };
+    const decided = gitRef(plain(spec.ref ?? {}));
+    if (!decided || typeof decided.value !== "string") return { kind: "git", url, ref: "master" };
+    const ref = decided.value.trim();
+    if (decided.field === "semver")
+        return {
+            reason: `its spec.ref.semver ${JSON.stringify(ref)} is a range of tags, which check does not resolve when it fetches`,
+        };
+    return { kind: "git", url, ref };
 }
 
 /** The source a `sourceRef`-like reference (at `field`) names, for an object in `namespace`. */
