@@ -27,8 +27,10 @@ function cacheUrl(req: FetchRequest): string {
     return req.kind === "helm" ? `${shownUrl(req.url).replace(/\/+$/, "")}#${req.chart}` : shownUrl(req.url);
 }
 
+/** The reference as recorded and cached: a semver range as `semver <range>` (a tag cannot hold a space). */
 function refOf(req: FetchRequest): string {
-    return req.kind === "git" ? req.ref : req.kind === "file" ? "" : req.version;
+    if (req.kind === "git") return req.semver ? `semver ${req.ref}` : req.ref;
+    return req.kind === "file" ? "" : req.version;
 }
 
 /** The cache's answer for a request, when the policy lets it answer (offline; a reference that cannot move). */
@@ -65,7 +67,7 @@ export async function fetchSource(req: FetchRequest, policy: FetchPolicy): Promi
         const tree = path.join(scratch, "tree");
         const base = { kind: req.kind, url, ref: refOf(req), floating: isFloating(req) };
         if (req.kind === "git") {
-            const got = await gitCheckout(policy, req.url, req.ref, tree);
+            const got = await gitCheckout(policy, req.url, req.ref, tree, req.semver === true);
             checkTree(tree, policy, url);
             return keep(policy, scratch, extended(base, { resolved: got.commit, digest: `git-tree:${got.tree}` }));
         }

@@ -27,7 +27,8 @@ export interface FetchedSource {
 
 /** What to fetch. */
 export type FetchRequest =
-    | { kind: "git"; url: string; ref: string }
+    /** `semver`: `ref` is a range of tags (a Flux GitRepository's `spec.ref.semver`), resolved to the highest match. */
+    | { kind: "git"; url: string; ref: string; semver?: boolean }
     | { kind: "helm"; url: string; chart: string; version: string }
     | { kind: "oci"; url: string; version: string }
     /** One file over HTTP(S) (a kustomization's remote resource). */

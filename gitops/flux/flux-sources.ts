@@ -58,21 +58,16 @@ export function sourceLookup(objects: () => ManifestObject[]): SourceLookup {
 export type SourceRoot = { dir: string; source: Obj; got?: FetchedSource; url?: string } | { reason: string };
 
 /**
- * The fetch request for a GitRepository's `spec.url` at the ref source-controller checks out (the first ref field
- * set in its order, policies/model/flux-pins.ts `gitRef`; the `master` branch when none is), or why it cannot be
- * fetched: a `semver` range is resolved against the repository's tags by source-controller, which the fetch layer
- * does not do.
+ * The fetch request for a GitRepository's `spec.url` at the ref source-controller checks out: the first ref field
+ * set in its order (policies/model/flux-pins.ts `gitRef`), a `semver` range resolved to the highest matching tag as
+ * its Git client does; the `master` branch when none is set.
  */
-export function gitSourceRequest(spec: Obj): FetchRequest | { reason: string } {
+export function gitSourceRequest(spec: Obj): FetchRequest {
     const url = (str(spec.url) ?? "").trim();
     const decided = gitRef(plain(spec.ref ?? {}));
     if (!decided || typeof decided.value !== "string") return { kind: "git", url, ref: "master" };
     const ref = decided.value.trim();
-    if (decided.field === "semver")
-        return {
-            reason: `its spec.ref.semver ${JSON.stringify(ref)} is a range of tags, which check does not resolve when it fetches`,
-        };
-    return { kind: "git", url, ref };
+    return decided.field === "semver" ? { kind: "git", url, ref, semver: true } : { kind: "git", url, ref };
 }
 
 /** The source a `sourceRef`-like reference (at `field`) names, for an object in `namespace`. */
@@ -139,7 +134,6 @@ function fetchedGitSource(
     if (Array.isArray(spec.include) && spec.include.length > 0)
         return { reason: `${other}, and includes other GitRepositories (spec.include), which check does not read` };
     const req = gitSourceRequest(spec);
-    if ("reason" in req) return { reason: `${other}, and ${req.reason}` };
     try {
         const got = fetched(req, ctx);
         return got ? { dir: got.path, got, url: req.url } : undefined;

@@ -19,6 +19,9 @@
 //	 "origins": true, "strict": true,
 //	 "source": {"ignore": "<the GitRepository's spec.ignore, if set>", "ignored": "<a file to list ignored files in>"}}
 //
+// {"semver": {"range": "<spec.ref.semver>", "tags": [<the repository's tags>]}} instead answers which tag a
+// GitRepository's semver ref checks out, as fluxcd/pkg/git does: {"tag": "...", "tied": [<tags of that version>]}.
+//
 // `source`, when set, builds from the source's artifact as source-controller archives it (its GitRepository
 // reconciler's Archive with SourceIgnoreFilter, github.com/fluxcd/pkg/sourceignore): every `.sourceignore` below
 // the root (each scoped to its folder) and then spec.ignore; when there is none, Flux's default excludes (VCS,
@@ -63,6 +66,7 @@ type request struct {
 	Origins       bool             `json:"origins"`
 	Strict        bool             `json:"strict"`
 	Source        *sourceRequest   `json:"source"`
+	Semver        *semverRequest   `json:"semver"`
 }
 
 type sourceRequest struct {
@@ -240,6 +244,14 @@ func main() {
 	var req request
 	if err := json.Unmarshal(in, &req); err != nil {
 		fail("the input is not a JSON request")
+	}
+	if req.Semver != nil {
+		out, err := pickSemver(*req.Semver)
+		if err != nil {
+			fail("%s", err.Error())
+		}
+		_, _ = os.Stdout.Write(out)
+		return
 	}
 	if req.Root == "" || req.Path == "" || req.Kustomization == nil {
 		fail("the request needs root, path and kustomization")

@@ -39,6 +39,15 @@ describe("check fetches Flux sources of other places", function () {
         fs.writeFileSync(path.join(repos, "platform", "prod/stack.yaml"), stack("  destroyOnFinalize: true\n"));
         git(path.join(repos, "platform"), "commit", "-qam", "destroy on finalize");
         destroying = git(path.join(repos, "platform"), "rev-parse", "HEAD");
+        // Tags for spec.ref.semver: v1.0.0 the clean commit, v1.1.0 the destroying one; v2.0.0 and a tag that is no
+        // version outside the ranges asked for.
+        for (const [tag, commit] of [
+            ["v1.0.0", clean],
+            ["v1.1.0", destroying],
+            ["v2.0.0", clean],
+            ["latest", clean],
+        ])
+            git(path.join(repos, "platform"), "tag", tag, commit);
         chartCommit = makeRepository(repos, "chart-git", {
             "charts/ledger/Chart.yaml": "apiVersion: v2\nname: ledger\nversion: 0.1.0\n",
             "charts/ledger/templates/stack.yaml": `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: ledger\nspec:\n  stack: org/ledger/prod\n  projectRepo: https://github.com/org/ledger\n  commit: ${SHA}\n`,
@@ -140,10 +149,38 @@ describe("check fetches Flux sources of other places", function () {
         );
         assert.match(refused[0].message, /is another repository than the one checked, and it could not be fetched: /);
         assert.doesNotMatch(refused[0].message, /\n/);
-        const semver = rendered(check(kustomization('{semver: ">=1.0.0"}')).rows);
-        assert.match(
-            semver[0].message,
-            /spec\.ref\.semver ">=1\.0\.0" is a range of tags, which check does not resolve/,
+        const none = rendered(check(kustomization('{semver: ">=3.0.0"}')).rows);
+        assert.deepStrictEqual(
+            none.map((r) => r.resource),
+            ["Kustomization/flux-system/apps"],
+        );
+        assert.match(none[0].message, /could not be fetched: .*semver ">=3\.0\.0": no tag matches the semver range/);
+    });
+
+    it("checks out the highest tag a semver range matches, as source-controller does, and it still floats", () => {
+        // >=1.0.0 <2.0.0: v1.1.0 (the commit that destroys on finalize), not v2.0.0, nor the tag "latest".
+        let { load, rows } = check(kustomization('{semver: ">=1.0.0 <2.0.0", branch: main}'));
+        let stack = load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(stack.file, `${gitServer.url}/platform@${destroying}/prod/stack.yaml`);
+        assert.strictEqual(
+            (stack.object.metadata as { annotations: Record<string, string> }).annotations[FLOATING_SOURCE],
+            `${gitServer.url}/platform at "semver >=1.0.0 <2.0.0", resolved to ${destroying}`,
+        );
+        assert.deepStrictEqual(rows.map((r) => [r.policy, r.resource]).sort(), [
+            ["pko-stack-destroy-on-finalize-nonprod", "Stack/pulumi/ledger"],
+            ["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger"],
+        ]);
+        // ~1.0: v1.0.0, the clean commit; the Stack pins its own commit, but its source floats: still not pinned.
+        ({ load, rows } = check(kustomization('{semver: "~1.0"}')));
+        stack = load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(stack.file, `${gitServer.url}/platform@${clean}/prod/stack.yaml`);
+        assert.deepStrictEqual(
+            rows.map((r) => [r.policy, r.resource]),
+            [["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger"]],
+        );
+        assert.deepStrictEqual(
+            load.fetched?.map((s) => [s.ref, s.resolved, s.floating]),
+            [["semver ~1.0", clean, true]],
         );
     });
 
