@@ -19,7 +19,7 @@ import { decodeKubeYaml } from "../decode/kube-yaml";
 import { ManifestObject } from "../manifests/manifest-objects";
 import { SourceLookup, namedByFetched, resolveSource } from "./flux-sources";
 import { FetchRequest, FetchedSource } from "../fetch/fetch";
-import { fetchedContext, fetchedOrNoted } from "../argocd/remote-sources";
+import { fetchedContext, fetchedOrNoted } from "../render/fetched-sources";
 import { FluxOutput, dataSource } from "./flux-kustomizations";
 import { fluxName } from "./flux-kinds";
 

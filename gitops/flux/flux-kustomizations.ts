@@ -15,7 +15,7 @@ import { mappingOf } from "../render/render";
 import { ManifestObject } from "../manifests/manifest-objects";
 import { SourceLookup, namedByFetched, resolveSource } from "./flux-sources";
 import { fluxName } from "./flux-kinds";
-import { fetchedContext } from "../argocd/remote-sources";
+import { fetchedContext } from "../render/fetched-sources";
 
 type Obj = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 /**
  * The Flux source a Kustomization or HelmRelease reads (its `spec.sourceRef`, a HelmRelease's chart source), as
  * kustomize-controller and helm-controller resolve it.
- * A `GitRepository` whose `spec.url` is this repository (gitops/argocd/repo-url.ts) is read from the checkout CI
+ * A `GitRepository` whose `spec.url` is this repository (gitops/render/repo-url.ts) is read from the checkout CI
  * holds; one of another repository is fetched at the ref source-controller checks out, when the run fetches. Any
  * other source, or one not fetched, fails closed (argocd-app-rendered) on the object that names it, naming the
  * field, never guessed.
@@ -9,10 +9,10 @@
 import * as fs from "fs";
 import * as path from "path";
 import { record, str } from "../../support/records";
-import { isThisRepository, shownUrl } from "../argocd/repo-url";
+import { isThisRepository, shownUrl } from "../render/repo-url";
 import { RenderContext, RenderedStream } from "../render/render";
 import { FetchError, FetchRequest, FetchedSource } from "../fetch/fetch";
-import { fetched, mergeFetched } from "../argocd/remote-sources";
+import { fetched, mergeFetched } from "../render/fetched-sources";
 import { ManifestObject } from "../manifests/manifest-objects";
 import { SOURCE_GROUP, fluxName } from "./flux-kinds";
 import { gitRef } from "../../policies/model/flux-pins";
