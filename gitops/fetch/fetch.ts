@@ -30,6 +30,7 @@ function cacheUrl(req: FetchRequest): string {
 /** The reference as recorded and cached: a semver range as `semver <range>` (a tag cannot hold a space). */
 function refOf(req: FetchRequest): string {
     if (req.kind === "git") return req.semver ? `semver ${req.ref}` : req.ref;
+    if (req.kind === "oci" && req.digest !== undefined) return req.digest;
     return req.kind === "file" ? "" : req.version;
 }
 
@@ -84,8 +85,11 @@ export async function fetchSource(req: FetchRequest, policy: FetchPolicy): Promi
         const got =
             req.kind === "helm"
                 ? await helmPull(policy, req.url, req.chart, req.version, pulled)
-                : await ociPull(policy, req.url, req.version, pulled);
-        const dirs = fs.readdirSync(path.join(pulled, "tree"), { withFileTypes: true }).filter((e) => e.isDirectory());
+                : await ociPull(policy, req.url, req.version, pulled, req.digest);
+        // helm pulling by digest also leaves an empty `<chart>@sha256:...` folder: only a folder with files is a chart.
+        const dirs = fs
+            .readdirSync(path.join(pulled, "tree"), { withFileTypes: true })
+            .filter((e) => e.isDirectory() && fs.readdirSync(path.join(pulled, "tree", e.name)).length > 0);
         if (dirs.length !== 1) throw new FetchError(`${url}: the archive holds no single chart folder`);
         fs.renameSync(path.join(pulled, "tree", dirs[0].name), tree);
         fs.rmSync(pulled, { recursive: true, force: true });

@@ -30,7 +30,8 @@ export type FetchRequest =
     /** `semver`: `ref` is a range of tags (a Flux GitRepository's `spec.ref.semver`), resolved to the highest match. */
     | { kind: "git"; url: string; ref: string; semver?: boolean }
     | { kind: "helm"; url: string; chart: string; version: string }
-    | { kind: "oci"; url: string; version: string }
+    /** `digest`: the manifest's `sha256:...` digest, pulled by it whatever `version` says (a Flux OCIRepository's `ref.digest`). */
+    | { kind: "oci"; url: string; version: string; digest?: string }
     /** One file over HTTP(S) (a kustomization's remote resource). */
     | { kind: "file"; url: string };
 
@@ -38,6 +39,7 @@ export type FetchRequest =
 export function isFloating(req: FetchRequest): boolean {
     if (req.kind === "git") return !isCommit(req.ref);
     if (req.kind === "file") return true;
+    if (req.kind === "oci" && req.digest !== undefined) return false;
     return !/^v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/.test(req.version.trim());
 }
 

@@ -208,7 +208,7 @@ describe("check fetches Flux sources of other places", function () {
         assert.match(offline[0].message, /is a chart of a Helm repository, which check does not fetch in this run/);
     });
 
-    it("pulls a HelmRelease's chart from an OCI HelmRepository, and an OCIRepository's by tag (floating)", () => {
+    it("pulls a HelmRelease's chart from an OCI HelmRepository, and an OCIRepository's by tag (floating) or digest", () => {
         const release = (chart: string) =>
             "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: ledger, namespace: pulumi}\nspec:\n  interval: 10m\n" +
             chart;
@@ -234,12 +234,28 @@ describe("check fetches Flux sources of other places", function () {
             tagged.rows.map((r) => [r.policy, r.resource]),
             [["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger"]],
         );
-        const digest = rendered(check(ociRepository(`{digest: "sha256:${"0".repeat(64)}"}`)).rows);
+        // By the digest the tag resolved to (digest wins over tag, as in source-controller): pinned, nothing floats.
+        const manifest = tagged.load.fetched![0].digest;
+        assert.match(manifest, /^sha256:[0-9a-f]{64}$/);
+        const pinned = check(ociRepository(`{digest: "${manifest}", tag: "0.0.1"}`));
+        const pinnedStack = pinned.load.objects.find((o) => o.kind === "Stack")!;
+        const pinnedMeta = pinnedStack.object.metadata as { annotations?: Record<string, string> };
+        assert.strictEqual(pinnedMeta.annotations?.[FLOATING_SOURCE], undefined);
+        assert.deepStrictEqual(pinned.rows, []);
         assert.deepStrictEqual(
-            digest.map((r) => r.resource),
+            pinned.load.fetched?.map((f) => [f.ref, f.resolved, f.floating]),
+            [[manifest, manifest, false]],
+        );
+        // A digest the registry does not hold, or one that is no sha256 digest: fails closed, one line.
+        const missing = rendered(check(ociRepository(`{digest: "sha256:${"0".repeat(64)}"}`)).rows);
+        assert.deepStrictEqual(
+            missing.map((r) => r.resource),
             ["HelmRelease/pulumi/ledger"],
         );
-        assert.match(digest[0].message, /pinned by spec\.ref\.digest, which check does not pull by digest/);
+        assert.match(missing[0].message, /spec\.chartRef \(OCIRepository "pulumi\/ledger"\) could not be fetched: /);
+        assert.doesNotMatch(missing[0].message, /\n/);
+        const bad = rendered(check(ociRepository('{digest: "latest"}')).rows);
+        assert.match(bad[0].message, /whose spec\.ref\.digest is not a sha256 digest/);
     });
 
     it("renders a HelmRelease's chart from another repository's GitRepository at its ref", () => {
