@@ -15,6 +15,7 @@ import { cachedSource, keep, scratchIn } from "./source-cache";
 import { gitCheckout } from "./git";
 import { helmPull } from "./helm-repo";
 import { ociPull } from "./oci";
+import { ociArtifactPull } from "./oci-artifact";
 import { Budget, FetchError, policyGet } from "./http-client";
 import { FetchPolicy, shownUrl } from "./network-policy";
 
@@ -31,6 +32,7 @@ function cacheUrl(req: FetchRequest): string {
 function refOf(req: FetchRequest): string {
     if (req.kind === "git") return req.semver ? `semver ${req.ref}` : req.ref;
     if (req.kind === "oci" && req.digest !== undefined) return req.digest;
+    if (req.kind === "oci" && req.artifact?.semver) return `semver ${req.version}`;
     return req.kind === "file" ? "" : req.version;
 }
 
@@ -80,6 +82,24 @@ export async function fetchSource(req: FetchRequest, policy: FetchPolicy): Promi
             fs.mkdirSync(tree);
             fs.writeFileSync(path.join(tree, name), answer.body);
             return keep(policy, scratch, extended(base, { resolved: digest, digest }));
+        }
+        if (req.kind === "oci" && req.artifact !== undefined) {
+            const a = req.artifact;
+            const ref = req.digest ?? (a.semver ? undefined : req.version);
+            const got = await ociArtifactPull(
+                policy,
+                req.url,
+                {
+                    digest: req.digest,
+                    semver: req.digest === undefined && a.semver ? req.version : undefined,
+                    tag: req.digest === undefined && !a.semver ? ref : undefined,
+                    mediaType: a.mediaType,
+                },
+                tree,
+            );
+            checkTree(tree, policy, url);
+            const resolved = got.tag === undefined ? got.digest : `${got.tag}@${got.digest}`;
+            return keep(policy, scratch, extended(base, { resolved, digest: got.digest }));
         }
         const pulled = path.join(scratch, "pull");
         const got =

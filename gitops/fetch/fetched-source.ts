@@ -31,7 +31,17 @@ export type FetchRequest =
     | { kind: "git"; url: string; ref: string; semver?: boolean }
     | { kind: "helm"; url: string; chart: string; version: string }
     /** `digest`: the manifest's `sha256:...` digest, pulled by it whatever `version` says (a Flux OCIRepository's `ref.digest`). */
-    | { kind: "oci"; url: string; version: string; digest?: string }
+    /**
+     * `artifact`: a Flux OCI artifact (./oci-artifact.ts), not a chart: `version` is its tag, or with `semver` a
+     * range of tags; `mediaType` selects its layer.
+     */
+    | {
+          kind: "oci";
+          url: string;
+          version: string;
+          digest?: string;
+          artifact?: { semver?: boolean; mediaType?: string };
+      }
     /** One file over HTTP(S) (a kustomization's remote resource). */
     | { kind: "file"; url: string };
 
@@ -40,6 +50,8 @@ export function isFloating(req: FetchRequest): boolean {
     if (req.kind === "git") return !isCommit(req.ref);
     if (req.kind === "file") return true;
     if (req.kind === "oci" && req.digest !== undefined) return false;
+    // An artifact's tag can be pushed again: only its digest pins it.
+    if (req.kind === "oci" && req.artifact !== undefined) return true;
     return !/^v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/.test(req.version.trim());
 }
 

@@ -33,7 +33,7 @@ function param(challenge: string, name: string): string | undefined {
 }
 
 /** Relays registry requests to one registry under the policy; what it resolved and the first failure. */
-class Relay {
+export class Relay {
     private scheme: "https" | "http" = "https";
     private bearer = new Map<string, string>();
     error?: string;
@@ -56,7 +56,8 @@ class Relay {
         return u.hostname.replace(/^\[|\]$/g, "").toLowerCase() === this.host && Number(u.port || 443) === this.port;
     }
 
-    private async get(pathAndQuery: string, accept: string | undefined, scope: string): Promise<Answer> {
+    /** One registry request (`/v2/...`), under the policy, with the registry's own credential or token. */
+    async get(pathAndQuery: string, accept: string | undefined, scope: string): Promise<Answer> {
         const headers: Record<string, string> = accept ? { accept } : {};
         const auth = (u: URL) => {
             if (!this.own(u) && !(u.port === "" && u.hostname === this.host)) return undefined;

@@ -87,11 +87,11 @@ export function resolveSource(
     const ns = str(r.namespace) || namespace;
     const named = `${kind} ${JSON.stringify(`${ns}/${name}`)}`;
     const what: Record<string, string> = {
-        OCIRepository: "an OCI artifact, which check does not pull",
         Bucket: "a bucket, which check does not read",
         HelmRepository: "a Helm repository, which holds charts for a HelmRelease, not files to apply",
         ExternalArtifact: "an artifact another controller (an ArtifactGenerator) produces, which check does not read",
     };
+    if (kind === "OCIRepository") return ociArtifactSource(field, named, lookup(kind, ns, name, scope, near), ctx);
     if (kind !== "GitRepository")
         return { reason: `${field} names ${named}, ${what[kind] ?? "a kind of source check does not read"}` };
     const source = lookup(kind, ns, name, scope, near) ?? bootstrapSource(name, ns, scope, ctx);
@@ -117,6 +117,45 @@ export function resolveSource(
             reason: `${field} names ${named}, which includes other GitRepositories (spec.include), which check does not read`,
         };
     return { dir: ctx.repoRoot, source };
+}
+
+/**
+ * An OCIRepository's artifact, pulled as source-controller pulls it (gitops/fetch/oci-artifact.ts) when the run
+ * fetches: by `spec.ref.digest` (pinned), else `semver`, else `tag`, else `latest` (floating); the layer
+ * `spec.layerSelector.mediaType` names, extracted. Not fetched, a `copy` layer (a file, not manifests) or a fetch
+ * that fails: why not.
+ */
+function ociArtifactSource(field: string, named: string, source: Obj | undefined, ctx: RenderContext): SourceRoot {
+    if (!source)
+        return {
+            reason: `${field} names ${named}, which is not among the objects check read, so what it applies is not known`,
+        };
+    const spec = record(source.spec) ?? {};
+    const ref = record(spec.ref) ?? {};
+    const selector = record(spec.layerSelector) ?? {};
+    if (str(selector.operation) === "copy")
+        return {
+            reason: `${field} names ${named}, whose layer is copied as a file (layerSelector.operation: copy), not manifests`,
+        };
+    const url = (str(spec.url) ?? "").trim();
+    const digest = str(ref.digest)?.trim() || undefined;
+    const semver = str(ref.semver)?.trim() || undefined;
+    const req: FetchRequest = {
+        kind: "oci",
+        url,
+        version: semver ?? (str(ref.tag)?.trim() || "latest"),
+        digest,
+        artifact: { semver: semver !== undefined, mediaType: str(selector.mediaType) || undefined },
+    };
+    const notFetched = `${field} names ${named}, an OCI artifact, which check does not pull in this run (--offline or no network policy)`;
+    if (!ctx.fetch) return { reason: notFetched };
+    try {
+        const got = fetched(req, ctx);
+        return got ? { dir: got.path, source, got, url: got.url } : { reason: notFetched };
+    } catch (e) {
+        if (!(e instanceof FetchError)) throw e;
+        return { reason: `${field} names ${named}, an OCI artifact that could not be fetched: ${e.message}` };
+    }
 }
 
 /**

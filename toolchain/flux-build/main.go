@@ -22,6 +22,9 @@
 // {"semver": {"range": "<spec.ref.semver>", "tags": [<the repository's tags>]}} instead answers which tag a
 // GitRepository's semver ref checks out, as fluxcd/pkg/git does: {"tag": "...", "tied": [<tags of that version>]}.
 //
+// {"untar": {"archive": "<file>", "into": "<folder>", "maxBytes": N}} instead extracts a Flux OCI artifact's layer as
+// source-controller does (github.com/fluxcd/pkg/tar: confined to the folder, symlinks skipped, bounded).
+//
 // `source`, when set, builds from the source's artifact as source-controller archives it (its GitRepository
 // reconciler's Archive with SourceIgnoreFilter, github.com/fluxcd/pkg/sourceignore): every `.sourceignore` below
 // the root (each scoped to its folder) and then spec.ignore; when there is none, Flux's default excludes (VCS,
@@ -67,6 +70,7 @@ type request struct {
 	Strict        bool             `json:"strict"`
 	Source        *sourceRequest   `json:"source"`
 	Semver        *semverRequest   `json:"semver"`
+	Untar         *untarRequest    `json:"untar"`
 }
 
 type sourceRequest struct {
@@ -244,6 +248,12 @@ func main() {
 	var req request
 	if err := json.Unmarshal(in, &req); err != nil {
 		fail("the input is not a JSON request")
+	}
+	if req.Untar != nil {
+		if err := untar(*req.Untar); err != nil {
+			fail("%s", err.Error())
+		}
+		return
 	}
 	if req.Semver != nil {
 		out, err := pickSemver(*req.Semver)

@@ -14,12 +14,58 @@ import { evaluateManifests } from "../../../../gitops/manifests/evaluate-manifes
 import { packConfig } from "../../../../evaluation/pack-config";
 import { fetchPolicy } from "../../../../gitops/fetch/network-policy";
 import { FLOATING_SOURCE } from "../../../../policies/model/origin";
-import { ChildProcess } from "child_process";
+import { ChildProcess, spawnSync } from "child_process";
+import * as crypto from "crypto";
 import { TestServer, git, helm, makeRepository, registry, serverProcess } from "../../../support/source-servers";
 
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
 const stack = (extra: string) =>
     `apiVersion: pulumi.com/v1\nkind: Stack\nmetadata: {name: ledger, namespace: pulumi}\nspec:\n  stack: org/ledger/prod\n  projectRepo: https://github.com/org/ledger\n  commit: ${SHA}\n${extra}`;
+
+/**
+ * Pushes a Flux OCI artifact of `files` (as `flux push artifact` lays it out: a flux config blob, one
+ * gzip-compressed tarball layer) to the loopback registry at `port` as `repo:tag`; the manifest's digest.
+ */
+async function pushArtifact(port: number, repo: string, tag: string, files: Record<string, string>): Promise<string> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-artifact-"));
+    try {
+        for (const [rel, text] of Object.entries(files)) {
+            fs.mkdirSync(path.dirname(path.join(dir, "src", rel)), { recursive: true });
+            fs.writeFileSync(path.join(dir, "src", rel), text);
+        }
+        const made = spawnSync("tar", ["-czf", path.join(dir, "layer.tgz"), "-C", path.join(dir, "src"), "."]);
+        assert.strictEqual(made.status, 0, String(made.stderr));
+        const base = `http://127.0.0.1:${port}/v2/${repo}`;
+        const upload = async (body: Buffer) => {
+            const digest = `sha256:${crypto.createHash("sha256").update(body).digest("hex")}`;
+            const started = await fetch(`${base}/blobs/uploads/`, { method: "POST" });
+            const location = new URL(started.headers.get("location")!, base);
+            location.searchParams.set("digest", digest);
+            const put = await fetch(location, { method: "PUT", body });
+            assert.strictEqual(put.status, 201);
+            return { digest, size: body.length };
+        };
+        const config = await upload(Buffer.from("{}"));
+        const layer = await upload(fs.readFileSync(path.join(dir, "layer.tgz")));
+        const manifest = Buffer.from(
+            JSON.stringify({
+                schemaVersion: 2,
+                mediaType: "application/vnd.oci.image.manifest.v1+json",
+                config: { mediaType: "application/vnd.cncf.flux.config.v1+json", ...config },
+                layers: [{ mediaType: "application/vnd.cncf.flux.content.v1.tar+gzip", ...layer }],
+            }),
+        );
+        const put = await fetch(`${base}/manifests/${tag}`, {
+            method: "PUT",
+            headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" },
+            body: manifest,
+        });
+        assert.strictEqual(put.status, 201);
+        return `sha256:${crypto.createHash("sha256").update(manifest).digest("hex")}`;
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+}
 
 describe("check fetches Flux sources of other places", function () {
     this.timeout(180_000);
@@ -182,6 +228,46 @@ describe("check fetches Flux sources of other places", function () {
             load.fetched?.map((s) => [s.ref, s.resolved, s.floating]),
             [["semver ~1.0", clean, true]],
         );
+    });
+
+    it("pulls a Kustomization's OCIRepository artifact by digest (pinned), semver or tag (floating)", async () => {
+        const v1 = await pushArtifact(oci.port, "manifests/platform", "v1.0.0", { "prod/stack.yaml": stack("") });
+        const v11 = await pushArtifact(oci.port, "manifests/platform", "v1.1.0", {
+            "prod/stack.yaml": stack("  destroyOnFinalize: true\n"),
+        });
+        const files = (ref: string) => ({
+            "clusters/prod/apps.yaml":
+                `apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: platform, namespace: flux-system}\nspec: {interval: 5m, url: "oci://127.0.0.1:${oci.port}/manifests/platform", ref: ${ref}}\n---\n` +
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  interval: 10m\n  path: ./prod\n  prune: true\n  sourceRef: {kind: OCIRepository, name: platform}\n",
+        });
+        // By digest (over the tag beside it): the clean artifact, pinned, nothing to report.
+        let r = check(files(`{digest: "${v1}", tag: v1.1.0}`));
+        let found = r.load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(found.file, `oci://127.0.0.1:${oci.port}/manifests/platform@${v1}/prod/stack.yaml`);
+        assert.deepStrictEqual(r.rows, []);
+        // By semver: the highest matching tag, v1.1.0, which destroys on finalize; it floats, so it is not pinned.
+        r = check(files('{semver: ">=1.0.0"}'));
+        found = r.load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(found.file, `oci://127.0.0.1:${oci.port}/manifests/platform@v1.1.0@${v11}/prod/stack.yaml`);
+        assert.deepStrictEqual(r.rows.map((x) => [x.policy, x.resource]).sort(), [
+            ["pko-stack-destroy-on-finalize-nonprod", "Stack/pulumi/ledger"],
+            ["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger"],
+        ]);
+        // By tag: floats too.
+        r = check(files("{tag: v1.0.0}"));
+        assert.deepStrictEqual(
+            r.rows.map((x) => [x.policy, x.resource]),
+            [["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger"]],
+        );
+        // A tag the registry lacks, or a copy layer: fails closed on the Kustomization, one line.
+        const missing = rendered(check(files("{tag: v9.9.9}")).rows);
+        assert.deepStrictEqual(
+            missing.map((x) => x.resource),
+            ["Kustomization/flux-system/apps"],
+        );
+        assert.match(missing[0].message, /an OCI artifact that could not be fetched: .*no "v9\.9\.9" in the registry/);
+        const offline = rendered(check(files(`{digest: "${v1}"}`), { offline: true }).rows);
+        assert.match(offline[0].message, /an OCI artifact, which check does not pull in this run/);
     });
 
     it("renders a HelmRelease's chart from a HelmRepository with its values: a production Stack on a branch blocks", () => {
