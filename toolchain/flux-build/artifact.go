@@ -1,17 +1,18 @@
 package main
 
 import (
-	"io"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/fluxcd/pkg/sourceignore"
 )
 
-// maxArtifactFiles bounds the files of one source's artifact (a bound on hostile input).
-const maxArtifactFiles = 200000
+// maxArtifactFiles bounds the files of one source's tree (a bound on hostile input).
+const maxArtifactFiles = 1000000
 
 // ignoreMatcher is source-controller's filter for a GitRepository's artifact: the repository's .sourceignore
 // files and spec.ignore; Flux's default excludes when neither gives a pattern, else only its VCS excludes
@@ -34,20 +35,19 @@ func ignoreMatcher(root string, ignore *string) (func(string, bool) bool, error)
 	}, nil
 }
 
-// sourceArtifact copies what source-controller's artifact of root holds into a new temporary folder: the
-// regular files the filter does not exclude (each file matched on its own, as Archive walks them), and lists
-// the files it leaves out in src.Ignored. It returns the folder and a function that removes it.
-func sourceArtifact(root string, src *sourceRequest) (string, func(), error) {
+// asArtifact makes root (check's own scratch copy of the source) hold what source-controller's artifact of it
+// holds, for the time of one build: the files the filter excludes (each matched on its own, as Archive walks
+// them) and everything that is not a regular file or a folder (symlinks: Archive leaves them out) are moved
+// aside into a sibling folder. It lists the excluded files in src.Ignored and returns what puts them back.
+func asArtifact(root, path string, src *sourceRequest) (func(), error) {
 	match, err := ignoreMatcher(root, src.Ignore)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	out, err := os.MkdirTemp("", "flux-build-artifact-")
-	if err != nil {
-		return "", nil, err
-	}
-	cleanup := func() { _ = os.RemoveAll(out) }
-	var ignored []string
+	// The path is in the artifact when an entry at or below it is: the folder itself or anything below it that
+	// the filter keeps (untarring an entry creates its folders).
+	inArtifact := path == root
+	var aside, ignored []string
 	files := 0
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, walkErr error) error {
 		if walkErr != nil {
@@ -56,52 +56,69 @@ func sourceArtifact(root string, src *sourceRequest) (string, func(), error) {
 		if p == root {
 			return nil
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
+		below := p == path || strings.HasPrefix(p, path+string(filepath.Separator))
 		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(out, rel), 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		if match(p, false) {
-			ignored = append(ignored, filepath.ToSlash(rel))
+			if below && !match(p, true) {
+				inArtifact = true
+			}
 			return nil
 		}
 		if files++; files > maxArtifactFiles {
-			return fs.ErrInvalid
+			return errors.New("the source holds too many files")
 		}
-		return copyRegular(p, filepath.Join(out, rel))
+		if !d.Type().IsRegular() {
+			aside = append(aside, p)
+			return nil
+		}
+		if !match(p, false) {
+			inArtifact = inArtifact || below
+		} else {
+			aside = append(aside, p)
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			ignored = append(ignored, filepath.ToSlash(rel))
+		}
+		return nil
 	})
-	if err == nil && src.Ignored != "" {
+	if err != nil {
+		return nil, err
+	}
+	if !inArtifact {
+		return nil, errors.New("the path is not in the source's artifact (its files are all ignored)")
+	}
+	if src.Ignored != "" {
 		list := strings.Join(ignored, "\n")
 		if list != "" {
 			list += "\n"
 		}
-		err = os.WriteFile(src.Ignored, []byte(list), 0o600)
+		if err := os.WriteFile(src.Ignored, []byte(list), 0o600); err != nil {
+			return nil, err
+		}
 	}
+	if len(aside) == 0 {
+		return func() {}, nil
+	}
+	side, err := os.MkdirTemp(filepath.Dir(root), ".flux-build-ignored-")
 	if err != nil {
-		cleanup()
-		return "", nil, err
+		return nil, err
 	}
-	return out, cleanup, nil
-}
-
-func copyRegular(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
+	type moved struct{ from, to string }
+	var done []moved
+	restore := func() {
+		for i := len(done) - 1; i >= 0; i-- {
+			_ = os.Rename(done[i].to, done[i].from)
+		}
+		_ = os.RemoveAll(side)
 	}
-	defer in.Close()
-	o, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
+	for i, p := range aside {
+		to := filepath.Join(side, strconv.Itoa(i))
+		if err := os.Rename(p, to); err != nil {
+			restore()
+			return nil, err
+		}
+		done = append(done, moved{p, to})
 	}
-	if _, err := io.Copy(o, in); err != nil {
-		_ = o.Close()
-		return err
-	}
-	return o.Close()
+	return restore, nil
 }

@@ -29,7 +29,8 @@
 // reconciler's Archive with SourceIgnoreFilter, github.com/fluxcd/pkg/sourceignore): every `.sourceignore` below
 // the root (each scoped to its folder) and then spec.ignore; when there is none, Flux's default excludes (VCS,
 // CI, images and archives, .sops.yaml and the like); when there are some, only the VCS excludes and them. The
-// artifact holds regular files only. The files left out are listed, one root-relative path a line, in `ignored`.
+// artifact holds regular files only. The root is check's own scratch copy: what the artifact lacks is moved aside
+// for the build and put back after it. The files left out are listed, one root-relative path a line, in `ignored`.
 //
 // `strict` fails the build on a variable without a default that no input sets, as kustomize-controller does by
 // default since v1.9 (its StrictPostBuildSubstitutions feature gate).
@@ -138,7 +139,7 @@ func kustomizationFile(dir string) string {
 	return filepath.Join(dir, "kustomization.yaml")
 }
 
-func build(req request) (out []byte, err error) {
+func build(req request) ([]byte, error) {
 	root, err := filepath.Abs(req.Root)
 	if err != nil {
 		return nil, err
@@ -148,26 +149,11 @@ func build(req request) (out []byte, err error) {
 		return nil, err
 	}
 	if req.Source != nil {
-		rel, err := filepath.Rel(root, dir)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return nil, errors.New("the path is not inside the root")
-		}
-		artifact, cleanup, err := sourceArtifact(root, req.Source)
+		restoreArtifact, err := asArtifact(root, dir, req.Source)
 		if err != nil {
 			return nil, err
 		}
-		defer cleanup()
-		// Messages name the source's files where they are, not in the artifact's temporary copy.
-		original := root
-		defer func() {
-			if err != nil {
-				err = errors.New(strings.ReplaceAll(err.Error(), artifact, original))
-			}
-		}()
-		root, dir = artifact, filepath.Join(artifact, rel)
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return nil, errors.New("the path is not in the source's artifact (its files are all ignored)")
-		}
+		defer restoreArtifact()
 	}
 	ks := unstructured.Unstructured{Object: req.Kustomization}
 	kfile := kustomizationFile(dir)

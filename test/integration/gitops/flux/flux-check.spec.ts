@@ -177,6 +177,33 @@ describe("pko-guard check applies Flux as Flux does", function () {
         assert.deepStrictEqual(pinned(r.rows), []);
     });
 
+    it("builds each source's artifact from the same checkout: one source's ignored files are another's", () => {
+        const source = (name: string, ignore: string) =>
+            `apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: ${name}, namespace: flux-system}\nspec: {interval: 1m, url: ${REPO}, ref: {branch: main}${ignore}}\n`;
+        const apps = (name: string) => kustomization("apps", "./apps").replace("name: flux-system}", `name: ${name}}`);
+        write(
+            "clusters/a/apps.yaml",
+            `${source("drafts-left-out", ", ignore: drafts/")}---\n${apps("drafts-left-out")}`,
+        );
+        write("clusters/b/apps.yaml", `${source("everything", "")}---\n${apps("everything")}`);
+        write("apps/ledger.yaml", stack("ledger", "myorg/ledger/production", "branch: main"));
+        write("apps/drafts/next.yaml", stack("next", "myorg/next/production", "branch: next"));
+        const r = check();
+        assert.strictEqual(r.code, 1, r.err);
+        assert.deepStrictEqual(
+            r.rows
+                .filter((x) => x.policy === "pko-stack-prod-pinned-commit")
+                .map((x) => `${x.resource} ${x.file}`)
+                .sort(),
+            [
+                "Stack/pulumi/ledger apps/ledger.yaml",
+                "Stack/pulumi/ledger apps/ledger.yaml",
+                "Stack/pulumi/next apps/drafts/next.yaml",
+            ],
+        );
+        assert.ok(fs.existsSync(path.join(tmp, "apps/drafts/next.yaml")), "the checkout is never changed");
+    });
+
     it("gives what `flux build kustomization` gives", () => {
         const flux = findTool("flux");
         assert.ok(flux, "the flux CLI is missing: run npm run setup");
