@@ -2,9 +2,9 @@
  * The Flux source a Kustomization or HelmRelease reads (its `spec.sourceRef`, a HelmRelease's chart source), as
  * kustomize-controller and helm-controller resolve it.
  * A `GitRepository` whose `spec.url` is this repository (gitops/render/repo-url.ts) is read from the checkout CI
- * holds; one of another repository is fetched at the ref source-controller checks out, when the run fetches. Any
- * other source, or one not fetched, fails closed (argocd-app-rendered) on the object that names it, naming the
- * field, never guessed.
+ * holds; one of another repository is fetched at the ref source-controller checks out, and an `OCIRepository`'s
+ * artifact is pulled, when the run fetches. Any other source, or one not fetched, fails closed (argocd-app-rendered)
+ * on the object that names it, naming the field, never guessed.
  */
 import * as fs from "fs";
 import * as path from "path";
