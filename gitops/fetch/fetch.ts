@@ -15,7 +15,7 @@ import { cachedSource, keep, scratchIn } from "./source-cache";
 import { gitCheckout } from "./git";
 import { helmPull } from "./helm-repo";
 import { ociPull } from "./oci";
-import { ociArtifactPull } from "./oci-artifact";
+import { ociArtifactPull, ociSemverTag } from "./oci-artifact";
 import { Budget, FetchError, policyGet } from "./http-client";
 import { FetchPolicy, shownUrl } from "./network-policy";
 
@@ -32,7 +32,8 @@ function cacheUrl(req: FetchRequest): string {
 function refOf(req: FetchRequest): string {
     if (req.kind === "git") return req.semver ? `semver ${req.ref}` : req.ref;
     if (req.kind === "oci" && req.digest !== undefined) return req.digest;
-    if (req.kind === "oci" && req.artifact?.semver) return `semver ${req.version}`;
+    if (req.kind === "oci" && req.fluxSemver)
+        return `semver ${req.version}${req.fluxSemver.filter ? ` filter ${req.fluxSemver.filter}` : ""}`;
     return req.kind === "file" ? "" : req.version;
 }
 
@@ -83,17 +84,17 @@ export async function fetchSource(req: FetchRequest, policy: FetchPolicy): Promi
             fs.writeFileSync(path.join(tree, name), answer.body);
             return keep(policy, scratch, extended(base, { resolved: digest, digest }));
         }
+        const semver = req.kind === "oci" && req.digest === undefined ? req.fluxSemver : undefined;
         if (req.kind === "oci" && req.artifact !== undefined) {
-            const a = req.artifact;
-            const ref = req.digest ?? (a.semver ? undefined : req.version);
             const got = await ociArtifactPull(
                 policy,
                 req.url,
                 {
                     digest: req.digest,
-                    semver: req.digest === undefined && a.semver ? req.version : undefined,
-                    tag: req.digest === undefined && !a.semver ? ref : undefined,
-                    mediaType: a.mediaType,
+                    semver: semver ? req.version : undefined,
+                    semverFilter: semver?.filter,
+                    tag: req.digest === undefined && !semver ? req.version : undefined,
+                    mediaType: req.artifact.mediaType,
                 },
                 tree,
             );
@@ -105,7 +106,13 @@ export async function fetchSource(req: FetchRequest, policy: FetchPolicy): Promi
         const got =
             req.kind === "helm"
                 ? await helmPull(policy, req.url, req.chart, req.version, pulled)
-                : await ociPull(policy, req.url, req.version, pulled, req.digest);
+                : await ociPull(
+                      policy,
+                      req.url,
+                      semver ? await ociSemverTag(policy, req.url, req.version, semver.filter) : req.version,
+                      pulled,
+                      req.digest,
+                  );
         // helm pulling by digest also leaves an empty `<chart>@sha256:...` folder: only a folder with files is a chart.
         const dirs = fs
             .readdirSync(path.join(pulled, "tree"), { withFileTypes: true })

@@ -32,15 +32,17 @@ export type FetchRequest =
     | { kind: "helm"; url: string; chart: string; version: string }
     /** `digest`: the manifest's `sha256:...` digest, pulled by it whatever `version` says (a Flux OCIRepository's `ref.digest`). */
     /**
-     * `artifact`: a Flux OCI artifact (./oci-artifact.ts), not a chart: `version` is its tag, or with `semver` a
-     * range of tags; `mediaType` selects its layer.
+     * `artifact`: a Flux OCI artifact (./oci-artifact.ts), not a chart: `version` is its tag (or range, with
+     * `fluxSemver`); `mediaType` selects its layer.
      */
     | {
           kind: "oci";
           url: string;
           version: string;
           digest?: string;
-          artifact?: { semver?: boolean; mediaType?: string };
+          /** `version` is a Flux OCIRepository's `spec.ref.semver`: the tag is chosen as source-controller does. */
+          fluxSemver?: { filter?: string };
+          artifact?: { mediaType?: string };
       }
     /** One file over HTTP(S) (a kustomization's remote resource). */
     | { kind: "file"; url: string };

@@ -1,6 +1,6 @@
 /**
- * The tag a Flux GitRepository's `spec.ref.semver` range checks out, chosen as source-controller's git client
- * (fluxcd/pkg/git) chooses it, by the toolchain's flux-build running Flux's own version parsing and Masterminds
+ * The tag a Flux GitRepository's `spec.ref.semver` range checks out (and an OCIRepository's pulls), chosen as
+ * source-controller's git client (fluxcd/pkg/git) and OCIRepository reconciler choose it, by the toolchain's flux-build running Flux's own version parsing and Masterminds
  * semver: among the repository's tags that parse as versions and satisfy the range, the highest; of tags that are
  * the same version but for build metadata, the one whose commit is newest.
  */
@@ -31,13 +31,14 @@ export async function pickSemverTag(
     range: string,
     tags: string[],
     timeoutMs: number,
+    filter?: string,
 ): Promise<{ tag: string; tied: string[] }> {
     const tool = findTool("flux-build");
     if (!tool) throw new FetchError(`${shown}: resolving spec.ref.semver needs flux-build, which is not installed`);
     const r = await exec(tool.path, [], {
         cwd: process.cwd(),
         env: { PATH: process.env.PATH ?? "" },
-        input: JSON.stringify({ semver: { range, tags } }),
+        input: JSON.stringify({ semver: { range, tags, filter } }),
         timeoutMs: Math.max(1, timeoutMs),
     });
     if (r.timedOut) throw new FetchError(`${shown}: resolving spec.ref.semver ran out of time`);

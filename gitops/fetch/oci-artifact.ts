@@ -23,6 +23,8 @@ export interface ArtifactRef {
     digest?: string;
     semver?: string;
     tag?: string;
+    /** `spec.ref.semverFilter`: only tags this (RE2) regular expression matches count for `semver`. */
+    semverFilter?: string;
     /** `spec.layerSelector.mediaType`; none: the first layer. */
     mediaType?: string;
 }
@@ -65,14 +67,7 @@ export async function ociArtifactPull(
         if (!/^sha256:[0-9a-f]{64}$/.test(ref.digest)) throw new FetchError(`${shown}: not a sha256 digest`);
         reference = ref.digest;
     } else if (ref.semver !== undefined) {
-        const listed = JSON.parse((await get(`tags/list?n=${MAX_TAGS}`)).body.toString("utf8")) as { tags?: unknown };
-        const tags = Array.isArray(listed.tags) ? listed.tags.filter((t): t is string => typeof t === "string") : [];
-        const picked = await pickSemverTag(shown, ref.semver, tags.slice(0, MAX_TAGS), budget.left());
-        if (picked.tied.length > 1)
-            throw new FetchError(
-                `${shown}: semver ${JSON.stringify(ref.semver)}: tags ${picked.tied.map((t) => JSON.stringify(t)).join(", ")} are the same version, so which one Flux pulls is not known`,
-            );
-        tag = reference = picked.tag;
+        tag = reference = await semverTag(shown, repo, relay, scope, ref.semver, ref.semverFilter, budget);
     } else tag = reference = ref.tag ?? "latest";
     const answer = await get(`manifests/${encodeURIComponent(reference)}`, MANIFEST_TYPES);
     const digest = `sha256:${crypto.createHash("sha256").update(answer.body).digest("hex")}`;
@@ -96,6 +91,49 @@ export async function ociArtifactPull(
         throw new FetchError(`${shown}: the layer does not match its digest`);
     await untar(shown, blob.body, into, policy, budget);
     return { tag, digest };
+}
+
+/** The tags of `repo` (one page of at most MAX_TAGS) and the one `range` chooses, as source-controller does. */
+async function semverTag(
+    shown: string,
+    repo: string,
+    relay: Relay,
+    scope: string,
+    range: string,
+    filter: string | undefined,
+    budget: Budget,
+): Promise<string> {
+    const a = await relay.get(`/v2/${repo}/tags/list?n=${MAX_TAGS}`, undefined, scope);
+    if (a.status !== 200) throw new FetchError(`${shown}: the registry lists no tags (${a.status})`);
+    let listed: { tags?: unknown };
+    try {
+        listed = JSON.parse(a.body.toString("utf8")) as { tags?: unknown };
+    } catch {
+        throw new FetchError(`${shown}: the registry's tag list is not JSON`);
+    }
+    const tags = Array.isArray(listed.tags) ? listed.tags.filter((t): t is string => typeof t === "string") : [];
+    const picked = await pickSemverTag(shown, range, tags.slice(0, MAX_TAGS), budget.left(), filter);
+    if (picked.tied.length > 1)
+        throw new FetchError(
+            `${shown}: semver ${JSON.stringify(range)}: tags ${picked.tied.map((t) => JSON.stringify(t)).join(", ")} are the same version, so which one Flux pulls is not known`,
+        );
+    return picked.tag;
+}
+
+/**
+ * The tag of the chart or artifact `url` an OCIRepository's `spec.ref.semver` (after its `semverFilter`) chooses, as
+ * source-controller chooses it (getTagBySemver): listed through the registry relay under the policy.
+ */
+export async function ociSemverTag(
+    policy: FetchPolicy,
+    url: string,
+    range: string,
+    filter: string | undefined,
+): Promise<string> {
+    const { host, port, repo } = parseOciUrl(url);
+    const budget = new Budget(policy.limits.maxBytes, policy.limits.timeoutMs);
+    const relay = new Relay(policy, budget, host, port, registryCredential(host, port));
+    return semverTag(shownUrl(url), repo, relay, `repository:${repo}:pull`, range, filter, budget);
 }
 
 /** Extracts the layer (a gzip-compressed tarball) into `into` with flux-build, within the fetch's byte limit. */

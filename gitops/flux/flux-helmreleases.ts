@@ -214,8 +214,19 @@ function ociRepositoryChart(chartRef: Obj, namespace: string, find: Find, ctx: R
             return { reason: `spec.chartRef names ${named}, whose spec.ref.digest is not a sha256 digest` };
         return fetchedChart({ kind: "oci", url: str(rs.url) ?? "", version: "", digest }, field, ctx);
     }
-    const version = str(ref.semver) ?? str(ref.tag) ?? "latest";
-    return fetchedChart({ kind: "oci", url: str(rs.url) ?? "", version }, field, ctx);
+    const semver = str(ref.semver);
+    if (semver)
+        return fetchedChart(
+            {
+                kind: "oci",
+                url: str(rs.url) ?? "",
+                version: semver,
+                fluxSemver: { filter: str(ref.semverFilter) || undefined },
+            },
+            field,
+            ctx,
+        );
+    return fetchedChart({ kind: "oci", url: str(rs.url) ?? "", version: str(ref.tag) || "latest" }, field, ctx);
 }
 
 /** A chart fetched from a chart repository or registry, or why it is not read (not fetched, or the fetch failed). */

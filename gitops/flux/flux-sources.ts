@@ -145,7 +145,8 @@ function ociArtifactSource(field: string, named: string, source: Obj | undefined
         url,
         version: semver ?? (str(ref.tag)?.trim() || "latest"),
         digest,
-        artifact: { semver: semver !== undefined, mediaType: str(selector.mediaType) || undefined },
+        fluxSemver: semver !== undefined ? { filter: str(ref.semverFilter) || undefined } : undefined,
+        artifact: { mediaType: str(selector.mediaType) || undefined },
     };
     const notFetched = `${field} names ${named}, an OCI artifact, which check does not pull in this run (--offline or no network policy)`;
     if (!ctx.fetch) return { reason: notFetched };
