@@ -41,7 +41,7 @@ async function pushArtifact(port: number, repo: string, tag: string, files: Reco
             const started = await fetch(`${base}/blobs/uploads/`, { method: "POST" });
             const location = new URL(started.headers.get("location")!, base);
             location.searchParams.set("digest", digest);
-            const put = await fetch(location, { method: "PUT", body });
+            const put = await fetch(location, { method: "PUT", body: new Uint8Array(body) });
             assert.strictEqual(put.status, 201);
             return { digest, size: body.length };
         };
