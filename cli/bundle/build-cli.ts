@@ -1,7 +1,9 @@
 /**
- * Builds the installed command, bin/cli/pko-guard.js (package.json's `bin`), as one esbuild bundle over tsc's output.
+ * Builds the installed command, bin/cli/pko-guard.js (package.json's `bin`), as esbuild bundles over tsc's output.
  * Start-up is what users feel on every `check`: one file instead of ~450 modules, and each command's code runs only
- * when that command does (esbuild keeps `import()`ed modules lazy). What only other commands use (the Pulumi SDK and
+ * when that command does (esbuild keeps `import()`ed modules lazy). `check`, the command run on every commit, has a
+ * bundle of its own (./check-entry.ts), less than half the whole one: a `check` run reads, compiles and caches (and
+ * its start-up snapshot holds) only what `check` can reach. What only other commands use (the Pulumi SDK and
  * gRPC, the Kubernetes client) stays an ordinary require. The policy SDK's deserializer imports more than `check` uses,
  * so ./pulumi.ts, ./rpc.ts and ./policy-server.ts stand in for the bare `@pulumi/pulumi`, its runtime/rpc and its
  * analyzer server; test/integration/cli/bundle/bundle.spec.ts proves they agree with the SDK and that `check` loads
@@ -13,7 +15,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { BUNDLE_OPTIONS, POLICY_SDK_LOG, runBuild } from "../../support/bundling";
-import { CLI_BUNDLE, CLI_ENTRY, REPO_ROOT as REPO } from "../../support/paths";
+import { CLI_BUNDLE, CLI_CHECK_BUNDLE, CLI_ENTRY, REPO_ROOT as REPO } from "../../support/paths";
 import { extended } from "../../support/shapes";
 import { buildSnapshot } from "./snapshot-build";
 
@@ -69,38 +71,46 @@ function asciiOnly(file: string): void {
     if (/[^\x00-\x7f]/.test(text)) fs.writeFileSync(file, text.replace(/[^\x00-\x7f]/g, "?"));
 }
 
-export async function bundleCli(): Promise<void> {
+/** One CLI bundle: `entry` (every command's, or `check`'s) into `outfile`, in ASCII. */
+async function bundleEntry(entry: string, outfile: string): Promise<void> {
     await esbuild.build(
         extended(BUNDLE_OPTIONS, {
-            entryPoints: [path.join(REPO, "cli", "pko-guard.ts")],
-            outfile: CLI_BUNDLE,
+            entryPoints: [entry],
+            outfile,
             plugins: [cliResolve],
             // Never on `check`'s path.
             logOverride: POLICY_SDK_LOG,
         }),
     );
-    asciiOnly(CLI_BUNDLE);
-    await esbuild.build(extended(BUNDLE_OPTIONS, { entryPoints: [path.join(HERE, "launch.ts")], outfile: CLI_ENTRY }));
-    // A stale cache is rejected by V8 anyway; remove it so that the warm-up run writes a fresh one.
-    for (const f of fs.readdirSync(path.dirname(CLI_BUNDLE)))
-        if (/^pko-guard\.bundle\..*\.cache$/.test(f)) fs.rmSync(path.join(path.dirname(CLI_BUNDLE), f));
-    if (fs.existsSync(WARM_UP)) {
-        const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-build-"));
-        try {
-            spawnSync(
-                process.execPath,
-                [CLI_ENTRY, "check", WARM_UP, "--report", `json=${path.join(tmp, "warm-up.json")}`],
-                {
-                    cwd: tmp,
-                    stdio: "ignore",
-                    timeout: 120000,
-                    env: extended(process.env, { GITHUB_ACTIONS: "" }),
-                },
-            );
-        } finally {
-            fs.rmSync(tmp, { recursive: true, force: true });
-        }
+    asciiOnly(outfile);
+}
+
+/** Runs the built command once with `args` in a folder of its own (a warm-up: the run writes its bundle's cache). */
+function warmUp(args: (tmp: string) => string[]): void {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-build-"));
+    try {
+        spawnSync(process.execPath, [CLI_ENTRY, ...args(tmp)], {
+            cwd: tmp,
+            stdio: "ignore",
+            timeout: 120000,
+            env: extended(process.env, { GITHUB_ACTIONS: "" }),
+        });
+    } finally {
+        fs.rmSync(tmp, { recursive: true, force: true });
     }
+}
+
+export async function bundleCli(): Promise<void> {
+    await bundleEntry(path.join(REPO, "cli", "pko-guard.ts"), CLI_BUNDLE);
+    await bundleEntry(path.join(HERE, "check-entry.ts"), CLI_CHECK_BUNDLE);
+    await esbuild.build(extended(BUNDLE_OPTIONS, { entryPoints: [path.join(HERE, "launch.ts")], outfile: CLI_ENTRY }));
+    // A stale cache is rejected by V8 anyway; remove it so that the warm-up runs write fresh ones.
+    for (const f of fs.readdirSync(path.dirname(CLI_BUNDLE)))
+        if (/^pko-guard(-check)?\.bundle\..*\.cache$/.test(f)) fs.rmSync(path.join(path.dirname(CLI_BUNDLE), f));
+    if (fs.existsSync(WARM_UP))
+        warmUp((tmp) => ["check", WARM_UP, "--report", `json=${path.join(tmp, "warm-up.json")}`]);
+    // The whole bundle's cache, from a command that loads the rules (no repository needed).
+    warmUp(() => ["rules"]);
     await buildSnapshot();
 }
 
