@@ -71,6 +71,31 @@ function asciiOnly(file: string): void {
     if (/[^\x00-\x7f]/.test(text)) fs.writeFileSync(file, text.replace(/[^\x00-\x7f]/g, "?"));
 }
 
+/**
+ * esbuild gives each module that imports a CommonJS module (`fs`, `path`, a bundled package) a namespace object of its
+ * own: a getter closure for every export, made when the importing module loads (38 copies of `fs`'s hundred
+ * exports in `check`'s bundle), all of which a start-up snapshot holds. This makes its helper share one namespace a
+ * module, as ES modules do, made anew when the module has gained exports since (as CommonJS in a cycle can). Written
+ * on the line of the helper after it, so the source map's lines stay right; a bundle without the helpers is an error
+ * (another esbuild's), never silently left as it is.
+ */
+function sharedNamespaces(file: string): void {
+    const text = fs.readFileSync(file, "latin1");
+    const at = /^var __toCommonJS = .*;$/m.exec(text);
+    if (at === null || !/^var __toESM = /m.test(text)) {
+        if (!/__toESM\(/.test(text)) return;
+        throw new Error(`${path.basename(file)}: esbuild's __toESM helper is not where it was`);
+    }
+    const share =
+        " var __namespaces = [new WeakMap(), new WeakMap()], __toESMEach = __toESM; __toESM = (mod, isNodeMode) => {" +
+        ' if (mod == null || (typeof mod !== "object" && typeof mod !== "function")) return __toESMEach(mod, isNodeMode);' +
+        " const made = __namespaces[isNodeMode ? 1 : 0], n = __getOwnPropNames(mod).length, was = made.get(mod);" +
+        " if (was !== undefined && was.n === n) return was.ns;" +
+        " const ns = __toESMEach(mod, isNodeMode); made.set(mod, { ns, n }); return ns; };";
+    const end = at.index + at[0].length;
+    fs.writeFileSync(file, text.slice(0, end) + share + text.slice(end), "latin1");
+}
+
 /** One CLI bundle: `entry` (every command's, or `check`'s) into `outfile`, in ASCII. */
 async function bundleEntry(entry: string, outfile: string): Promise<void> {
     await esbuild.build(
@@ -83,6 +108,7 @@ async function bundleEntry(entry: string, outfile: string): Promise<void> {
         }),
     );
     asciiOnly(outfile);
+    sharedNamespaces(outfile);
 }
 
 /** Runs the built command once with `args` in a folder of its own (a warm-up: the run writes its bundle's cache). */
