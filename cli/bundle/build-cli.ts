@@ -96,7 +96,11 @@ function sharedNamespaces(file: string): void {
     fs.writeFileSync(file, text.slice(0, end) + share + text.slice(end), "latin1");
 }
 
-/** One CLI bundle: `entry` (every command's, or `check`'s) into `outfile`, in ASCII. */
+/**
+ * One CLI bundle: `entry` (every command's, or `check`'s) into `outfile`, in ASCII, without the whitespace and
+ * comments a run need not read (a third of the text V8 reads, keeps, caches and a start-up snapshot holds); names
+ * are kept, the source map maps to the sources (esbuild composes the first pass's map).
+ */
 async function bundleEntry(entry: string, outfile: string): Promise<void> {
     await esbuild.build(
         extended(BUNDLE_OPTIONS, {
@@ -107,8 +111,17 @@ async function bundleEntry(entry: string, outfile: string): Promise<void> {
             logOverride: POLICY_SDK_LOG,
         }),
     );
-    asciiOnly(outfile);
     sharedNamespaces(outfile);
+    await esbuild.build(
+        extended(BUNDLE_OPTIONS, {
+            entryPoints: [outfile],
+            outfile,
+            bundle: false,
+            allowOverwrite: true,
+            minifyWhitespace: true,
+        }),
+    );
+    asciiOnly(outfile);
 }
 
 /** Runs the built command once with `args` in a folder of its own (a warm-up: the run writes its bundle's cache). */
