@@ -72,6 +72,37 @@ function asciiOnly(file: string): void {
 }
 
 /**
+ * What `check` loads only for some inputs, bundled into a file of its own beside check's bundle and required from it
+ * on first use, so that check's bundle (and its start-up snapshot) does not carry it: ajv, which compiles the rules'
+ * config schemas when a policy config is given (evaluation/pack-config.ts).
+ */
+const CHECK_LATER: Record<string, string> = { ajv: "pko-guard-ajv.js" };
+
+const checkLater: esbuild.Plugin = {
+    name: "pko-guard-check-later",
+    setup(build) {
+        build.onResolve({ filter: /^ajv$/ }, (args) =>
+            args.path in CHECK_LATER ? { path: `./${CHECK_LATER[args.path]}`, external: true } : undefined,
+        );
+    },
+};
+
+/** Each package of CHECK_LATER as a bundle of its own (CommonJS: the package's exports). */
+async function bundleLater(): Promise<void> {
+    for (const [pkg, file] of Object.entries(CHECK_LATER)) {
+        const outfile = path.join(path.dirname(CLI_CHECK_BUNDLE), file);
+        await esbuild.build(
+            extended(BUNDLE_OPTIONS, {
+                stdin: { contents: `module.exports = require(${JSON.stringify(pkg)});`, resolveDir: REPO },
+                outfile,
+                minifyWhitespace: true,
+            }),
+        );
+        asciiOnly(outfile);
+    }
+}
+
+/**
  * esbuild gives each module that imports a CommonJS module (`fs`, `path`, a bundled package) a namespace object of its
  * own: a getter closure for every export, made when the importing module loads (38 copies of `fs`'s hundred
  * exports in `check`'s bundle), all of which a start-up snapshot holds. This makes its helper share one namespace a
@@ -101,12 +132,12 @@ function sharedNamespaces(file: string): void {
  * comments a run need not read (a third of the text V8 reads, keeps, caches and a start-up snapshot holds); names
  * are kept, the source map maps to the sources (esbuild composes the first pass's map).
  */
-async function bundleEntry(entry: string, outfile: string): Promise<void> {
+async function bundleEntry(entry: string, outfile: string, plugins: esbuild.Plugin[] = []): Promise<void> {
     await esbuild.build(
         extended(BUNDLE_OPTIONS, {
             entryPoints: [entry],
             outfile,
-            plugins: [cliResolve],
+            plugins: [...plugins, cliResolve],
             // Never on `check`'s path.
             logOverride: POLICY_SDK_LOG,
         }),
@@ -141,7 +172,8 @@ function warmUp(args: (tmp: string) => string[]): void {
 
 export async function bundleCli(): Promise<void> {
     await bundleEntry(path.join(REPO, "cli", "pko-guard.ts"), CLI_BUNDLE);
-    await bundleEntry(path.join(HERE, "check-entry.ts"), CLI_CHECK_BUNDLE);
+    await bundleEntry(path.join(HERE, "check-entry.ts"), CLI_CHECK_BUNDLE, [checkLater]);
+    await bundleLater();
     await esbuild.build(extended(BUNDLE_OPTIONS, { entryPoints: [path.join(HERE, "launch.ts")], outfile: CLI_ENTRY }));
     // A stale cache is rejected by V8 anyway; remove it so that the warm-up runs write fresh ones.
     for (const f of fs.readdirSync(path.dirname(CLI_BUNDLE)))

@@ -122,6 +122,21 @@ describe("the start-up snapshot", function () {
         }
     });
 
+    it("gives today's bytes with a policy config, and with one its schema refuses (what check loads on first use)", () => {
+        const dir = path.join(FIXTURES, "gitops-guide-example", "manifests");
+        const refused = path.join(tmp, "refused-config.json");
+        fs.writeFileSync(refused, JSON.stringify({ "pko-guard-production": { productionNamespaces: "payments" } }));
+        same(
+            [dir, "--config", path.join(FIXTURES, "prod-by-namespace-config", "policy-config.json")],
+            REPO_ROOT,
+            "config",
+        );
+        same([dir, "--config", refused], REPO_ROOT, "refused config");
+        const r = check("snapshot", [dir, "--config", refused], REPO_ROOT);
+        assert.strictEqual(r.exit, 2);
+        assert.match(r.stderr, /productionNamespaces must be array/);
+    });
+
     it("gives today's bytes for usage errors and the other commands", () => {
         for (const args of [[], ["--version"], ["check"], ["check", "--no-such-option"], ["rules"], ["explain", "x"]]) {
             const run = (how: "snapshot" | "today") =>
