@@ -138,8 +138,10 @@ export function buildBlob(bin: string, blob: string): string | undefined {
             { cwd: tmp, env, encoding: "utf8", timeout: 120000, stdio: ["ignore", "ignore", "pipe"] },
         );
         if (r.status !== 0 || !fs.existsSync(partial)) {
-            const lines = (r.stderr ?? "").split("\n").filter((l) => /^snapshot: |Error/.test(l));
-            return r.error?.message ?? lines[0] ?? `the builder exited ${r.status ?? r.signal}`;
+            // The builder's own line, else the error's: not a line of the (minified, one-line) bundle it quotes.
+            const lines = (r.stderr ?? "").split("\n");
+            const why = lines.find((l) => l.startsWith("snapshot: ")) ?? lines.find((l) => /^\w*Error\b/.test(l));
+            return r.error?.message ?? why?.slice(0, 300) ?? `the builder exited ${r.status ?? r.signal}`;
         }
         fs.renameSync(partial, blob);
         return undefined;
