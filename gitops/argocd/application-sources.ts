@@ -8,29 +8,16 @@ import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../../support/errors";
 import { normalizeKubeVersion } from "../render/capabilities";
-import { RenderContext, RenderedStream } from "../render/render";
+import { RenderContext } from "../render/render";
 import { repoFolders, rootInUse } from "../render/repo-tree";
 import { KUSTOMIZATION_FILES, renderKustomize } from "../render/kustomize";
 import { renderHelm } from "../render/helm";
 import { renderJsonnet } from "../render/jsonnet";
 import { list, record, str } from "../../support/records";
 import { BuildEnv, envsubst } from "./build-env";
+import { SourceOutput } from "../render/fetched-sources";
 
 type Obj = Record<string, unknown>;
-
-/** What the sources of one Application add up to (gitops/argocd/applications.ts ApplicationOutput). */
-export interface SourceOutput {
-    /** Files of directory sources (absolute): their objects are the Application's, read as manifests. */
-    files: string[];
-    /** Rendered streams (kustomize, Helm, jsonnet). */
-    streams: RenderedStream[];
-    /** Folders of its sources (absolute), so they are not rendered again with defaults. */
-    rendered: string[];
-    /** Renders run: kustomize builds, Helm templates, jsonnet evaluations. */
-    renders: number;
-    /** Jsonnet files (absolute) of directory sources that yield no object (Argo CD applies nothing of them). */
-    empty?: string[];
-}
 
 /** What rendering a source needs of its Application. */
 export interface SourceOwner {

@@ -11,21 +11,15 @@ import * as path from "path";
 import { BadInputError } from "../../support/errors";
 import { RenderContext } from "../render/render";
 import { rootInUse } from "../render/repo-tree";
-import {
-    SourceOutput,
-    SourceOwner,
-    directorySource,
-    discoveredType,
-    helmSource,
-    kustomizeSource,
-} from "./application-sources";
+import { SourceOwner, directorySource, discoveredType, helmSource, kustomizeSource } from "./application-sources";
 import { withOverrides } from "./source-overrides";
 import { list, record, str } from "../../support/records";
-import { otherRepository } from "./repo-url";
+import { otherRepository } from "../render/repo-url";
 import { buildEnv, needsUnknownRevision } from "./build-env";
 import { remoteDependency } from "../render/helm";
 import { dependenciesFetchable } from "../render/chart-dependencies";
-import { chartRequest, fetchedContext, fetchedOrNoted, gitRequest, mergeFetched } from "./remote-sources";
+import { chartRequest, gitRequest } from "./remote-sources";
+import { SourceOutput, fetchedContext, fetchedOrNoted, mergeFetched } from "../render/fetched-sources";
 
 type Obj = Record<string, unknown>;
 

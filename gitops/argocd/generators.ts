@@ -9,7 +9,7 @@ import { RenderContext } from "../render/render";
 import { executeGoTemplates, substitute } from "./appset-templates";
 import { flatElement, goString, mergeOverride } from "./generator-params";
 import { gitDirectoryParams, gitFilesParams } from "./git-generator";
-import { otherRepository } from "./repo-url";
+import { otherRepository } from "../render/repo-url";
 import { extended } from "../../support/shapes";
 import { list, record, str } from "../../support/records";
 

@@ -16,6 +16,7 @@ import { Budget, FetchError } from "./http-client";
 import { FetchPolicy, refusedUrl, shownUrl } from "./network-policy";
 import { startPolicyProxy } from "./proxy";
 import { isCommit } from "./fetched-source";
+import { MAX_TAGS, pickSemverTag, tagsOf } from "./git-semver";
 
 /** What git runs with: the proxy everywhere, nothing of the user's configuration but their credential settings. */
 async function gitEnv(proxy: string, home: string): Promise<NodeJS.ProcessEnv> {
@@ -82,14 +83,16 @@ const GIT_CONFIG = (proxy: string) => [
 ];
 
 /**
- * Fetches `ref` (a branch, a tag, a full commit hash, or `HEAD`/empty for the default branch) of `url` into
- * `into` (a new folder), checked out without `.git`; the commit it resolved to and its tree's id.
+ * Fetches `ref` (a branch, a tag, a full commit hash, or `HEAD`/empty for the default branch; with `semver`, a
+ * range of tags, ./git-semver.ts) of `url` into `into` (a new folder), checked out without `.git`; the commit it
+ * resolved to and its tree's id.
  */
 export async function gitCheckout(
     policy: FetchPolicy,
     url: string,
     ref: string,
     into: string,
+    semver = false,
 ): Promise<{ commit: string; tree: string }> {
     const shown = shownUrl(url);
     const refused = refusedUrl(policy, url);
@@ -117,7 +120,11 @@ export async function gitCheckout(
             return r.stdout.trim();
         };
         await git(["init", "--bare", "-q"], "init");
-        const want = ref === "" || ref === "HEAD" ? "HEAD" : ref;
+        const want = semver
+            ? await semverTag(ref, shown, budget, env, proxy.url, gitDir, home, url, git)
+            : ref === "" || ref === "HEAD"
+              ? "HEAD"
+              : ref;
         try {
             await git(["fetch", "--depth=1", "--no-tags", "-q", url, want], `fetch ${want}`);
         } catch (e) {
@@ -142,4 +149,57 @@ export async function gitCheckout(
         await proxy.close();
         fs.rmSync(home, { recursive: true, force: true });
     }
+}
+
+/**
+ * The tag ref (`refs/tags/<tag>`) a semver `range` checks out: the remote's tags listed (at most MAX_TAGS, read
+ * whole), the highest matching one chosen by flux-build; of tags tied on version, the newest commit's, each fetched
+ * to read its committer date (equal dates: which one Flux takes is not defined, so it fails).
+ */
+async function semverTag(
+    range: string,
+    shown: string,
+    budget: Budget,
+    env: NodeJS.ProcessEnv,
+    proxyUrl: string,
+    gitDir: string,
+    home: string,
+    url: string,
+    git: (args: string[], what: string) => Promise<string>,
+): Promise<string> {
+    let listing = "";
+    let over = false;
+    const r = await exec(
+        "git",
+        [...GIT_CONFIG(proxyUrl), `--git-dir=${gitDir}`, "ls-remote", "--tags", "--refs", url],
+        {
+            cwd: home,
+            env,
+            timeoutMs: Math.max(1, budget.left()),
+            keepStdout: false,
+            onStdout: (d) => {
+                if (listing.length > MAX_TAGS * 200) over = true;
+                else listing += d.toString();
+            },
+        },
+    );
+    if (r.timedOut) throw new FetchError(`${shown}: no answer within the time limit (list tags)`);
+    if (r.code !== 0) throw new FetchError(`${shown}: ${firstErrorLine(r.stderr.replace(/^fatal: /m, "Error: "))}`);
+    const tags = tagsOf(listing);
+    if (over || tags.length > MAX_TAGS)
+        throw new FetchError(`${shown}: more than ${MAX_TAGS} tags, which check does not read`);
+    const picked = await pickSemverTag(shown, range, tags, budget.left());
+    if (picked.tied.length <= 1) return `refs/tags/${picked.tag}`;
+    let newest: { tag: string; time: number; tie: boolean } | undefined;
+    for (const tag of picked.tied) {
+        await git(["fetch", "--depth=1", "--no-tags", "-q", url, `refs/tags/${tag}`], `fetch ${tag}`);
+        const time = Number(await git(["show", "-s", "--format=%ct", "FETCH_HEAD^{commit}"], "resolve"));
+        if (!newest || time > newest.time) newest = { tag, time, tie: false };
+        else if (time === newest.time) newest.tie = true;
+    }
+    if (!newest || newest.tie)
+        throw new FetchError(
+            `${shown}: semver ${JSON.stringify(range)}: tags ${picked.tied.map((t) => JSON.stringify(t)).join(", ")} are the same version and commit date, so which one Flux checks out is not known`,
+        );
+    return `refs/tags/${newest.tag}`;
 }

@@ -33,7 +33,7 @@ function param(challenge: string, name: string): string | undefined {
 }
 
 /** Relays registry requests to one registry under the policy; what it resolved and the first failure. */
-class Relay {
+export class Relay {
     private scheme: "https" | "http" = "https";
     private bearer = new Map<string, string>();
     error?: string;
@@ -56,7 +56,8 @@ class Relay {
         return u.hostname.replace(/^\[|\]$/g, "").toLowerCase() === this.host && Number(u.port || 443) === this.port;
     }
 
-    private async get(pathAndQuery: string, accept: string | undefined, scope: string): Promise<Answer> {
+    /** One registry request (`/v2/...`), under the policy, with the registry's own credential or token. */
+    async get(pathAndQuery: string, accept: string | undefined, scope: string): Promise<Answer> {
         const headers: Record<string, string> = accept ? { accept } : {};
         const auth = (u: URL) => {
             if (!this.own(u) && !(u.port === "" && u.hostname === this.host)) return undefined;
@@ -148,15 +149,19 @@ class Relay {
 
 /**
  * Pulls the chart `url` (`oci://host[:port]/path/chart`) at `version` (an exact version, a constraint, or empty
- * for the newest) by the real helm into `into/tree/<chart>`; the tag it resolved to and the manifest's digest.
+ * for the newest), or by its manifest's `digest` (`sha256:...`) when one is given, by the real helm into
+ * `into/tree/<chart>`; the tag it resolved to (the digest, pulled by one) and the manifest's digest.
  */
 export async function ociPull(
     policy: FetchPolicy,
     url: string,
     version: string,
     into: string,
+    digest?: string,
 ): Promise<{ version: string; digest: string; dir: string }> {
     const shown = shownUrl(url);
+    if (digest !== undefined && !/^sha256:[0-9a-f]{64}$/.test(digest))
+        throw new FetchError(`${shown}: not a sha256 digest`);
     const { host, port, repo } = parseOciUrl(url);
     const helm = findTool("helm");
     if (!helm) throw new FetchError(`${shown}: pulling an OCI chart needs helm, which is not installed`);
@@ -173,9 +178,10 @@ export async function ociPull(
     const home = path.join(into, ".helm");
     fs.mkdirSync(home, { recursive: true });
     try {
-        const args = ["pull", `oci://${local}/${repo}`, "--plain-http", "--destination", into];
+        const ref = digest === undefined ? `oci://${local}/${repo}` : `oci://${local}/${repo}@${digest}`;
+        const args = ["pull", ref, "--plain-http", "--destination", into];
         args.push("--untar", "--untardir", "tree");
-        if (version !== "") args.push("--version", version);
+        if (version !== "" && digest === undefined) args.push("--version", version);
         const r = await exec(helm.path, args, { cwd: into, env: helmEnv(home), timeoutMs: Math.max(1, budget.left()) });
         if (relay.error) throw new FetchError(relay.error);
         if (r.timedOut) throw new FetchError(`${shown}: no answer within the time limit`);

@@ -5,15 +5,15 @@
  * rename, never changed; `v1/refs/<key>.json` what a reference last resolved to. Nothing in it holds a credential: URLs
  * are kept as shown (./network-policy.ts shownUrl).
  */
-import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import type { FetchedSource, SourceKind } from "./fetched-source";
 import { FetchPolicy } from "./network-policy";
 import { extended } from "../../support/shapes";
 
+/** SHA-256 of the parts; Node's crypto loaded on first use (a run that fetches nothing does not load it). */
 function sha256(parts: string[]): string {
-    return crypto.createHash("sha256").update(parts.join("\0")).digest("hex");
+    return (require("crypto") as typeof import("crypto")).createHash("sha256").update(parts.join("\0")).digest("hex");
 }
 
 function root(policy: FetchPolicy): string {

@@ -11,7 +11,7 @@ import * as path from "path";
 import { BadInputError } from "../../support/errors";
 import { firstKubeYamlValue } from "../decode/kube-yaml";
 import { ClusterCapabilities } from "./capabilities";
-import type { CheckedRepository } from "../argocd/repo-url";
+import type { CheckedRepository } from "./repo-url";
 import type { FetchPolicy } from "../fetch/network-policy";
 import type { FetchedSource } from "../fetch/fetch";
 import { RepoContext } from "./repo-tree";
@@ -46,7 +46,7 @@ export interface RenderContext extends RepoContext {
     /** The destination cluster's version and APIs, as Argo CD tells Helm (default: a cluster serving PKO and Argo CD). */
     cluster?: ClusterCapabilities;
     /**
-     * The repository checked: Application sources whose repoURL names another are not read (gitops/argocd/repo-url.ts).
+     * The repository checked: Application sources whose repoURL names another are not read (gitops/render/repo-url.ts).
      * Unset: every source's path is read from the repository root (the harness's fixtures).
      */
     repository?: CheckedRepository;
