@@ -22,6 +22,7 @@ import { BadInputError } from "../../support/errors";
 import { markNotRendered } from "./not-rendered";
 import { placeFlux, renderedWithDefaults } from "./flux-placement";
 import { isFluxApplier } from "../flux/flux-kinds";
+import { otherRepository, shownUrl } from "../argocd/repo-url";
 
 const TRACKING_ID = "argocd.argoproj.io/tracking-id";
 
@@ -345,8 +346,51 @@ function renderUnclaimed(
     place(parents.flatMap((l) => l.objects));
     for (const [r, l] of loads) {
         if (holdsApps(l) || rendered.has(r)) continue;
-        if (l instanceof Error) throw l;
+        if (l instanceof Error) {
+            // A folder that an Application names in another repository (a fork or copy of the repository its
+            // Applications name, a folder a plugin renders there): what Argo CD applies for that path is the
+            // other repository's, judged through the Application (fetched, or failing closed), not this guess.
+            const app = namingElsewhere(out.objects, r, p.ctx);
+            if (!app) throw l;
+            const shown = p.ctx.show(r);
+            const why = (l.message.startsWith(`${shown} `) ? l.message.slice(shown.length + 1) : l.message).replace(
+                /^\([a-z ]+\): /,
+                "",
+            );
+            out.skipped.push({
+                file: shown,
+                reason: `rendering it with defaults fails (${why}); Application ${app.name} names this path in ${shownUrl(app.repoURL)}, whose content is what it applies`,
+            });
+            continue;
+        }
         out.rendered++;
         p.merge(l);
     }
+}
+
+/**
+ * The first Application of the load whose source names folder `dir`'s path (relative to the repository root) in
+ * another repository than the checked one, or undefined (always when the run knows no repository).
+ */
+function namingElsewhere(
+    objects: ManifestObject[],
+    dir: string,
+    ctx: RenderContext,
+): { name: string; repoURL: string } | undefined {
+    if (!ctx.repository) return undefined;
+    const rel = path.relative(ctx.repoRoot, dir).split(path.sep).join("/");
+    const norm = (p: string) => path.posix.normalize(p.replace(/^\/+/, "")).replace(/\/+$/, "").replace(/^\.$/, "");
+    for (const x of objects) {
+        if (!x.named || !isApplication(x.object)) continue;
+        const spec = record(x.object.spec) ?? {};
+        const sources = Array.isArray(spec.sources) ? (spec.sources as unknown[]) : [spec.source];
+        for (const s of sources.map(record)) {
+            if (typeof s?.path !== "string" || typeof s.repoURL !== "string" || norm(s.path) !== rel) continue;
+            if (otherRepository(s.repoURL, "spec.source", ctx.repository) === undefined) continue;
+            const meta = record(x.object.metadata) ?? {};
+            const ns = typeof meta.namespace === "string" && meta.namespace !== "" ? `${meta.namespace}/` : "";
+            return { name: `${ns}${String(meta.name)}`, repoURL: s.repoURL };
+        }
+    }
+    return undefined;
 }
