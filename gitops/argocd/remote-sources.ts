@@ -8,10 +8,10 @@ import * as fs from "fs";
 import * as path from "path";
 import { FetchError, FetchRequest, FetchedSource, fetchSourceSync, floatingNote, fromCache } from "../fetch/fetch";
 import { RenderContext } from "../render/render";
-import { withinDeadline } from "../fetch/network-policy";
+import { shownUrl, withinDeadline } from "../fetch/network-policy";
 import { str } from "../../support/records";
 import { extended } from "../../support/shapes";
-import { SourceOutput } from "./application-sources";
+import { SourceNotRendered, SourceOutput } from "./application-sources";
 
 type Obj = Record<string, unknown>;
 
@@ -65,6 +65,30 @@ export function fetchedOrNoted(
         notes.push(`${field} could not be fetched: ${e.message}`);
         return "failed";
     }
+}
+
+/**
+ * How an Application's `http(s)://` value files are read in this run (SourceOwner.remoteFile): fetched under the
+ * network policy (a file, always resolved again unless --offline), the local copy's path; undefined when the run
+ * fetches nothing. One that cannot be had throws SourceNotRendered (the Application fails closed, one line).
+ */
+export function remoteValueFile(ctx: RenderContext): ((url: string) => string) | undefined {
+    if (!ctx.fetch) return undefined;
+    return (url) => {
+        let got: FetchedSource | undefined;
+        try {
+            got = fetched({ kind: "file", url }, ctx);
+        } catch (e) {
+            if (!(e instanceof FetchError)) throw e;
+            throw new SourceNotRendered(`.helm.valueFiles: a value file could not be fetched: ${e.message}`);
+        }
+        if (!got)
+            throw new SourceNotRendered(
+                `.helm.valueFiles: ${JSON.stringify(shownUrl(url))} is fetched over the network, which check does not do in this run (--offline, nothing cached)`,
+            );
+        const [file] = fs.readdirSync(got.path);
+        return path.join(got.path, file);
+    };
 }
 
 /**

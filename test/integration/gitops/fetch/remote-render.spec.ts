@@ -40,6 +40,8 @@ describe("check renders fetched sources from a git server on loopback", function
         const chartRepo = path.join(root, "charts");
         fs.mkdirSync(chartRepo);
         helm(chartRepo, "package", writeChart(root, "ledger", "1.2.0"), "-d", chartRepo);
+        fs.mkdirSync(path.join(chartRepo, "values"));
+        fs.writeFileSync(path.join(chartRepo, "values", "prod.yaml"), "stackName: from-url\n");
         charts = await serverProcess("files", chartRepo);
         helm(chartRepo, "repo", "index", ".", "--url", charts.url);
     });
@@ -168,5 +170,73 @@ describe("check renders fetched sources from a git server on loopback", function
             rows.filter((r) => r.level === "mandatory").map((r) => r.policy),
             ["argocd-app-rendered"],
         );
+    });
+
+    /** An Application rendering this repository's `chart` with `valueFiles`. */
+    const valuesApp = (valueFiles: string[]) => ({
+        "apps/ledger.yaml": `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/me/manifests\n    path: chart\n    helm: {valueFiles: ${JSON.stringify(valueFiles)}}\n  destination: {server: "https://kubernetes.default.svc", namespace: pulumi}\n`,
+        "chart/Chart.yaml": "apiVersion: v2\nname: chart\nversion: 0.1.0\n",
+        "chart/templates/stack.yaml":
+            'apiVersion: pulumi.com/v1\nkind: Stack\nmetadata: {name: {{ .Values.stackName | default "own" }}}\nspec: {stack: org/x/dev}\n',
+    });
+
+    it("fetches an http(s) value file as Argo CD's repo server does, and records it", () => {
+        const { load } = check(valuesApp([`${charts.url}/values/prod.yaml?token=not-shown`]));
+        assert.deepStrictEqual(load.notRendered, []);
+        assert.strictEqual(load.objects.find((o) => o.kind === "Stack")!.identity, "Stack/pulumi/from-url");
+        assert.deepStrictEqual(
+            load.fetched?.map((s) => [s.kind, s.url, s.floating]),
+            [["file", `${charts.url}/values/prod.yaml`, true]],
+        );
+        // The record and what the Stack says of its origin never hold the URL's query (it can hold a token).
+        const stack = load.objects.find((o) => o.kind === "Stack")!;
+        assert.ok(!JSON.stringify([load.fetched, stack.file, stack.object]).includes("not-shown"));
+    });
+
+    it("fails the Application closed, one line, on a value file it cannot fetch or a scheme only a plugin reads", () => {
+        const refused = check(valuesApp([`${charts.url}/values/prod.yaml`]), { allow: false });
+        assert.deepStrictEqual(refused.load.notRendered, [
+            `Application "ledger": spec.source.helm.valueFiles: a value file could not be fetched: ${charts.url}/values/prod.yaml: refused, plain http:// (list the host with --allow-host to fetch it without TLS)`,
+        ]);
+        assert.ok(!refused.load.objects.some((o) => o.kind === "Stack"), "nothing of the source is guessed");
+        assert.deepStrictEqual(
+            refused.rows.filter((r) => r.level === "mandatory").map((r) => [r.policy, r.resource]),
+            [["argocd-app-rendered", "Application/argocd/ledger"]],
+        );
+        const missing = check(valuesApp([`${charts.url}/values/none.yaml`]));
+        assert.deepStrictEqual(missing.load.notRendered, [
+            `Application "ledger": spec.source.helm.valueFiles: a value file could not be fetched: ${charts.url}/values/none.yaml: not found (404)`,
+        ]);
+        const offline = check(valuesApp([`${charts.url}/values/prod.yaml`]), { offline: true });
+        assert.deepStrictEqual(offline.load.notRendered, [
+            `Application "ledger": spec.source.helm.valueFiles: "${charts.url}/values/prod.yaml" is fetched over the network, which check does not do in this run (--offline, nothing cached)`,
+        ]);
+        const plugin = check(valuesApp(["secrets+gpg-import://values/prod.yaml"]));
+        assert.deepStrictEqual(plugin.load.notRendered, [
+            'Application "ledger": spec.source.helm.valueFiles: "secrets+gpg-import://values/prod.yaml" is read through the URL scheme "secrets+gpg-import", which only a Helm plugin of Argo CD\'s repo server reads (helm.valuesFileSchemes); check runs none',
+        ]);
+    });
+
+    it("fails closed on a jsonnet source that imports a URL or names a URL as a lib, which Argo CD never fetches", () => {
+        const app = (jsonnet: string) =>
+            `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/me/manifests\n    path: jsonnet\n${jsonnet}  destination: {server: "https://kubernetes.default.svc", namespace: pulumi}\n`;
+        const imported = check({
+            "apps/ledger.yaml": app(""),
+            "jsonnet/main.jsonnet": `local s = import "${charts.url}/stack.libsonnet";\ns\n`,
+        });
+        assert.deepStrictEqual(imported.load.notRendered, [
+            'Application "ledger": spec.source: jsonnet file "jsonnet/main.jsonnet": an import cannot be opened in the repository (Argo CD\'s jsonnet reads only the repository\'s files and its libs folders, never a URL: vendor it)',
+        ]);
+        assert.deepStrictEqual(
+            imported.rows.filter((r) => r.level === "mandatory").map((r) => [r.policy, r.resource]),
+            [["argocd-app-rendered", "Application/argocd/ledger"]],
+        );
+        const lib = check({
+            "apps/ledger.yaml": app(`    directory: {jsonnet: {libs: ["${charts.url}/lib"]}}\n`),
+            "jsonnet/main.jsonnet": "{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'x'}}\n",
+        });
+        assert.deepStrictEqual(lib.load.notRendered, [
+            `Application "ledger": spec.source.directory.jsonnet.libs: "${charts.url}/lib" is a URL; Argo CD's jsonnet libs are folders of the repository, never fetched`,
+        ]);
     });
 });
