@@ -34,6 +34,7 @@ describe("check renders fetched sources from a git server on loopback", function
             "base/stack.yaml": STACK,
             "prod/stack.yaml": STACK,
             "values/prod.yaml": "stackName: from-values\n",
+            "config/ledger.json": '{"team": "ledger", "dir": "prod"}\n',
         });
         // Its own process: check's rendering waits for each fetch synchronously.
         git = await serverProcess("git", path.join(root, "repos"));
@@ -238,5 +239,48 @@ describe("check renders fetched sources from a git server on loopback", function
         assert.deepStrictEqual(lib.load.notRendered, [
             `Application "ledger": spec.source.directory.jsonnet.libs: "${charts.url}/lib" is a URL; Argo CD's jsonnet libs are folders of the repository, never fetched`,
         ]);
+    });
+
+    /** An ApplicationSet whose git generator (`generator`'s YAML) names the platform repository at `revision`. */
+    const appSet = (generator: string, source: string) =>
+        `apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: teams, namespace: argocd}\nspec:\n  generators:\n    - git:\n        repoURL: "${git.url}/platform"\n        revision: "${commit}"\n${generator}  template:\n    metadata: {name: 'team-{{path.basename}}'}\n    spec:\n      project: default\n      source: {repoURL: "${git.url}/platform", targetRevision: "${commit}", path: '${source}'}\n      destination: {server: "https://kubernetes.default.svc", namespace: pulumi}\n`;
+
+    it("expands a git generator of another repository at its revision and renders what it generates", () => {
+        const dirs = check({ "apps/set.yaml": appSet("        directories: [{path: prod}]\n", "{{path}}") });
+        assert.deepStrictEqual(dirs.load.notRendered, []);
+        const app = dirs.load.objects.find((o) => o.kind === "Application")!;
+        assert.strictEqual(app.identity, "Application/argocd/team-prod");
+        const stack = dirs.load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(stack.file, `${git.url}/platform@${commit}/prod/stack.yaml`);
+        assert.strictEqual(stack.syncedBy, "Application argocd/team-prod");
+        // The files generator reads the other repository's file; its parameters choose the folder.
+        const files = check({ "apps/set.yaml": appSet("        files: [{path: config/*.json}]\n", "{{dir}}") });
+        assert.deepStrictEqual(files.load.notRendered, []);
+        assert.deepStrictEqual(
+            files.load.objects.filter((o) => o.kind === "Application").map((o) => o.identity),
+            ["Application/argocd/team-config"],
+        );
+        assert.strictEqual(
+            files.load.objects.find((o) => o.kind === "Stack")!.file,
+            `${git.url}/platform@${commit}/prod/stack.yaml`,
+        );
+        assert.deepStrictEqual(
+            files.load.fetched?.map((s) => [s.kind, s.url, s.resolved]),
+            [["git", `${git.url}/platform`, commit]],
+        );
+    });
+
+    it("fails the ApplicationSet closed, one line, when its other repository cannot be fetched", () => {
+        const { load, rows } = check(
+            { "apps/set.yaml": appSet("        directories: [{path: prod}]\n", "{{path}}") },
+            { allow: false },
+        );
+        assert.deepStrictEqual(load.notRendered, [
+            `ApplicationSet "teams": spec.generators[0].git could not be fetched: ${git.url}/platform: refused, plain http:// (list the host with --allow-host to fetch it without TLS)`,
+        ]);
+        assert.deepStrictEqual(
+            rows.filter((r) => r.level === "mandatory").map((r) => [r.policy, r.resource]),
+            [["argocd-app-rendered", "ApplicationSet/argocd/teams"]],
+        );
     });
 });
