@@ -157,6 +157,9 @@ export function forbiddenAddress(ip: string): string | undefined {
 }
 
 /** A URL as shown in any output: no user information, no query (a query can carry a token), no fragment. */
+/** An ssh remote as git reads one: `ssh://`, `git+ssh://`, `ssh+git://`, or the scp form `[user@]host:path`. */
+const SSH_REMOTE = /^(?:(?:git\+)?ssh(?:\+git)?:\/\/|(?:[^@/:\s]+@)?[^@/:\s]{2,}:(?!\/\/))/i;
+
 export function shownUrl(raw: string): string {
     try {
         const u = new URL(raw);
@@ -166,7 +169,10 @@ export function shownUrl(raw: string): string {
         u.hash = "";
         return u.toString();
     } catch {
-        return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, "$1").replace(/[?#].*$/, "");
+        return raw
+            .replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, "$1")
+            .replace(/^[^@/:\s]+@(?=[^@/:\s]+:(?!\/\/))/, "")
+            .replace(/[?#].*$/, "");
     }
 }
 
@@ -181,6 +187,9 @@ export function urlPort(u: URL): number {
  * in it, a `file://` outside the repository); undefined when it may be fetched (its addresses are checked next).
  */
 export function refusedUrl(policy: FetchPolicy, raw: string): string | undefined {
+    // git over ssh connects with the user's ssh client and keys, outside this policy's checks of every address.
+    if (SSH_REMOTE.test(raw.trim()))
+        return "an ssh remote, which check does not fetch (ssh connects outside the network policy); use the repository's https:// URL";
     let u: URL;
     try {
         u = new URL(raw);

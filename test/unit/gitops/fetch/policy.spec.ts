@@ -71,6 +71,15 @@ describe("gitops/fetch/network-policy", () => {
         assert.match(refusedUrl(p, "file:///etc/passwd")!, /outside the repository/);
         assert.match(refusedUrl(p, "file:///repo/../etc/passwd")!, /outside the repository/);
         assert.strictEqual(refusedUrl(p, "file:///repo/charts/a"), undefined);
+        // ssh remotes, in every form git reads, are one line naming ssh (not "not a URL" or "credentials").
+        for (const ssh of [
+            "git@github.com:org/repo.git",
+            "github.com:org/repo",
+            "ssh://git@github.com/org/repo.git",
+            "git+ssh://github.com/org/repo",
+        ])
+            assert.match(refusedUrl(p, ssh)!, /^an ssh remote, which check does not fetch .*https:\/\/ URL$/, ssh);
+        assert.strictEqual(refusedUrl(p, "https://github.com:443/org/repo"), undefined);
     });
 
     it("bounds a fetch by what is left of the run's --timeout, and refuses one past it", () => {
@@ -85,6 +94,7 @@ describe("gitops/fetch/network-policy", () => {
     it("never shows user information or a query", () => {
         assert.strictEqual(shownUrl("https://u:tok@h.example/p?token=abc#x"), "https://h.example/p");
         assert.strictEqual(shownUrl("not a url https://u:tok@h"), "not a url https://u:tok@h");
+        assert.strictEqual(shownUrl("tok@github.com:org/repo.git"), "github.com:org/repo.git");
     });
 
     it("tells a floating reference from a pinned one", () => {
