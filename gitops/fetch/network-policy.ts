@@ -37,6 +37,37 @@ export const DEFAULT_LIMITS: FetchLimits = {
     maxRedirects: 5,
 };
 
+/** How large the fetch cache may grow and how long an entry may go unused (./source-cache.ts). */
+export interface CacheBounds {
+    maxBytes: number;
+    maxAgeMs: number;
+}
+
+const MIB = 1024 * 1024;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The defaults: 2 GiB, 30 days unused. */
+export const DEFAULT_CACHE_BOUNDS: CacheBounds = { maxBytes: 2048 * MIB, maxAgeMs: 30 * DAY_MS };
+
+/**
+ * The cache's bounds a machine sets in its environment, `PKO_GUARD_CACHE_MAX_MB` and `PKO_GUARD_CACHE_MAX_DAYS`
+ * (whole numbers, at least 1; the cache is the machine's, shared by every repository); the defaults otherwise. A
+ * bad value is one line, exit 2.
+ */
+export function cacheBounds(env: NodeJS.ProcessEnv = process.env): CacheBounds {
+    const read = (name: string, unit: number, fallback: number) => {
+        const raw = env[name];
+        if (raw === undefined || raw.trim() === "") return fallback;
+        if (!/^\s*[1-9]\d{0,8}\s*$/.test(raw))
+            throw new BadInputError(`${name}: ${JSON.stringify(raw.slice(0, 40))} is not a whole number of at least 1`);
+        return Number(raw) * unit;
+    };
+    return {
+        maxBytes: read("PKO_GUARD_CACHE_MAX_MB", MIB, DEFAULT_CACHE_BOUNDS.maxBytes),
+        maxAgeMs: read("PKO_GUARD_CACHE_MAX_DAYS", DAY_MS, DEFAULT_CACHE_BOUNDS.maxAgeMs),
+    };
+}
+
 /** The network policy of a run. */
 export interface FetchPolicy {
     /** Nothing is fetched: what the cache holds, else the source is not read (today's offline behaviour). */
@@ -50,6 +81,8 @@ export interface FetchPolicy {
     limits: FetchLimits;
     /** The checked repository's root: the only place a `file://` source may point into. */
     repoRoot?: string;
+    /** How large the cache may grow and how long an unused entry stays (./source-cache.ts); unset: the defaults. */
+    cache?: CacheBounds;
 }
 
 /** The user's cache folder for pko-guard, as support/cache-dir.ts names it for every command. */
@@ -65,6 +98,7 @@ export function fetchPolicy(o: {
     refresh?: boolean;
     repoRoot?: string;
     limits?: Partial<FetchLimits>;
+    cache?: CacheBounds;
 }): FetchPolicy {
     return {
         offline: o.offline === true,
@@ -73,6 +107,7 @@ export function fetchPolicy(o: {
         refresh: o.refresh === true,
         limits: extended(DEFAULT_LIMITS, o.limits ?? {}) as FetchLimits,
         repoRoot: o.repoRoot,
+        ...(o.cache ? { cache: o.cache } : {}),
     };
 }
 
@@ -236,6 +271,7 @@ export function runFetchPolicy(flags: FetchFlags, allowHosts: string[], repoRoot
         cacheDir: flags.cacheDir,
         refresh: flags.refresh === true,
         repoRoot,
+        cache: cacheBounds(),
     });
 }
 
