@@ -7,7 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../../support/errors";
-import { FetchError, FetchRequest, FetchedSource, fetchSourceSync, floatingNote, fromCache } from "../fetch/fetch";
+import { FetchError, FetchRequest, FetchedSource, fetchForRun, floatingNote, fromCache } from "../fetch/fetch";
 import { RenderContext, mappingOf } from "./render";
 import { withinDeadline } from "../fetch/network-policy";
 
@@ -88,10 +88,7 @@ export class Localizer {
 
     private fetch(req: FetchRequest): FetchedSource {
         try {
-            const got = fetchSourceSync(req, withinDeadline(this.ctx.fetch!, this.ctx.deadline));
-            const list = (this.ctx.fetched ??= []);
-            if (!list.some((x) => x.url === got.url && x.ref === got.ref)) list.push(got);
-            return got;
+            return fetchForRun(req, withinDeadline(this.ctx.fetch!, this.ctx.deadline), (this.ctx.fetched ??= []));
         } catch (e) {
             if (!(e instanceof FetchError)) throw e;
             throw new BadInputError(`${this.what}: a remote base: ${e.message}`);

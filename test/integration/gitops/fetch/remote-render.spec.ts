@@ -6,6 +6,7 @@
  */
 import * as assert from "assert";
 import * as fs from "fs";
+import * as http from "http";
 import * as os from "os";
 import * as path from "path";
 import { loadManifests } from "../../../../gitops/manifests/load";
@@ -281,6 +282,28 @@ describe("check renders fetched sources from a git server on loopback", function
         assert.deepStrictEqual(
             rows.filter((r) => r.level === "mandatory").map((r) => [r.policy, r.resource]),
             [["argocd-app-rendered", "ApplicationSet/argocd/teams"]],
+        );
+    });
+
+    it("resolves a floating reference once a run: the generator and the Applications it makes share one fetch", async () => {
+        const floating = appSet("        directories: [{path: prod}, {path: base}]\n", "{{path}}")
+            .replace(`revision: "${commit}"`, 'revision: "main"')
+            .replace(`targetRevision: "${commit}"`, 'targetRevision: "main"');
+        git.seen.length = 0;
+        const { load } = check({ "apps/set.yaml": floating });
+        assert.deepStrictEqual(load.notRendered, []);
+        assert.deepStrictEqual(
+            load.objects.filter((o) => o.kind === "Application").map((o) => o.identity),
+            ["Application/argocd/team-base", "Application/argocd/team-prod"],
+        );
+        // The server's log is in order: once a request made after the run shows, every request of the run has.
+        await new Promise<void>((resolve) => http.get(`${git.url}/after-the-run`, () => resolve()));
+        while (!git.seen.some((r) => r.path === "/after-the-run")) await new Promise((r) => setImmediate(r));
+        const advertised = git.seen.filter((r) => r.method === "GET" && r.path.includes("/info/refs"));
+        assert.strictEqual(advertised.length, 1, JSON.stringify(git.seen));
+        assert.deepStrictEqual(
+            load.fetched?.map((s) => [s.url, s.ref, s.resolved]),
+            [[`${git.url}/platform`, "main", commit]],
         );
     });
 });
