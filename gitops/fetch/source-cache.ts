@@ -94,6 +94,8 @@ export function keep(
     const key = sha256([s.kind, s.url, s.resolved, s.digest]);
     const dir = contentDir(policy, key);
     fs.mkdirSync(path.dirname(dir), { recursive: true });
+    // Marked used before it is looked at, so a run evicting old entries at the same time leaves this one.
+    touch(dir);
     if (fs.existsSync(path.join(dir, "tree"))) fs.rmSync(scratch, { recursive: true, force: true });
     else {
         fs.rmSync(dir, { recursive: true, force: true });
