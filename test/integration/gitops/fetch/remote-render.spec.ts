@@ -42,6 +42,12 @@ describe("check renders fetched sources from a git server on loopback", function
         const chartRepo = path.join(root, "charts");
         fs.mkdirSync(chartRepo);
         helm(chartRepo, "package", writeChart(root, "ledger", "1.2.0"), "-d", chartRepo);
+        const valued = writeChart(root, "valued", "0.1.0");
+        fs.writeFileSync(
+            path.join(valued, "templates", "stack.yaml"),
+            'apiVersion: pulumi.com/v1\nkind: Stack\nmetadata: {name: {{ .Values.stackName | default "chart" }}}\nspec: {stack: org/x/dev}\n',
+        );
+        helm(chartRepo, "package", valued, "-d", chartRepo);
         fs.mkdirSync(path.join(chartRepo, "values"));
         fs.writeFileSync(path.join(chartRepo, "values", "prod.yaml"), "stackName: from-url\n");
         charts = await serverProcess("files", chartRepo);
@@ -305,5 +311,14 @@ describe("check renders fetched sources from a git server on loopback", function
             load.fetched?.map((s) => [s.url, s.ref, s.resolved]),
             [[`${git.url}/platform`, "main", commit]],
         );
+    });
+
+    it("renders a repository's chart with $values files of this repository's ref source", () => {
+        const { load } = check({
+            "apps/ledger.yaml": `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  project: default\n  sources:\n    - repoURL: "${charts.url}"\n      chart: valued\n      targetRevision: 0.1.0\n      helm: {valueFiles: [$values/values/prod.yaml]}\n    - {repoURL: https://git.example.com/me/manifests, ref: values}\n  destination: {server: "https://kubernetes.default.svc", namespace: pulumi}\n`,
+            "values/prod.yaml": "stackName: mine\n",
+        });
+        assert.deepStrictEqual(load.notRendered, []);
+        assert.strictEqual(load.objects.find((o) => o.kind === "Stack")!.identity, "Stack/pulumi/mine");
     });
 });
