@@ -712,6 +712,24 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
     });
 
+    it("a folder nothing renders that fails with defaults: exit 2 saying why check rendered it; --exclude leaves it", () => {
+        write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: apps}\n");
+        // What a config management plugin renders: a kustomization over a file the plugin writes first.
+        write("plugin/kustomization.yaml", "resources: [all.yaml]\n");
+        const walked = check(["."]);
+        assert.strictEqual(walked.code, 2);
+        assert.match(
+            walked.err,
+            /^pko-guard: plugin \(kustomize\): kustomize failed: .*; no Application of the run renders this folder, so check rendered it with defaults \(--exclude plugin if a config management plugin or an Application elsewhere renders it\)\n$/,
+        );
+        // Named on the command line, the folder is rendered because it was named: the tool's line alone.
+        const named = check(["plugin"]);
+        assert.strictEqual(named.code, 2);
+        assert.match(named.err, /^pko-guard: plugin \(kustomize\): kustomize failed: [^;]*\n$/);
+        const excluded = check([".", "--exclude", "plugin"]);
+        assert.strictEqual(excluded.code, 0, excluded.err);
+    });
+
     it("bad input: missing tool, remote base, a failing chart (no value echoed), a timeout: one line, exit 2", () => {
         write("k/kustomization.yaml", "resources: [stack.yaml]\n");
         write("k/stack.yaml", stack(`  commit: ${SHA}\n`));
