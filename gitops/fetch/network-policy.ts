@@ -195,6 +195,30 @@ export function forbiddenAddress(ip: string): string | undefined {
 /** An ssh remote as git reads one: `ssh://`, `git+ssh://`, `ssh+git://`, or the scp form `[user@]host:path`. */
 const SSH_REMOTE = /^(?:(?:git\+)?ssh(?:\+git)?:\/\/|(?:[^@/:\s]+@)?[^@/:\s]{2,}:(?!\/\/))/i;
 
+/** A host ssh may be handed: a name (letters, digits, dots, dashes; never a leading dash) or a bracketed IPv6 address. */
+const SSH_HOST = /^(?:[A-Za-z0-9][A-Za-z0-9.-]*|\[[0-9A-Fa-f:.]+\])$/;
+
+/** An ssh remote's host (as written, lower case) and port (22 when none), and whether it holds a password. */
+export function sshRemote(raw: string): { host: string; port: number; password: boolean } | undefined {
+    const text = raw.trim();
+    if (!SSH_REMOTE.test(text)) return undefined;
+    if (/^[a-z+]+:\/\//i.test(text)) {
+        try {
+            const u = new URL(text.replace(/^(?:git\+ssh|ssh\+git):/i, "ssh:"));
+            if (u.hostname === "") return undefined;
+            return {
+                host: u.hostname.toLowerCase(),
+                port: u.port === "" ? 22 : Number(u.port),
+                password: u.password !== "",
+            };
+        } catch {
+            return undefined;
+        }
+    }
+    const scp = /^(?:[^@/:\s]+@)?([^@/:\s]+):/.exec(text);
+    return scp ? { host: scp[1].toLowerCase(), port: 22, password: false } : undefined;
+}
+
 export function shownUrl(raw: string): string {
     try {
         const u = new URL(raw);
@@ -222,9 +246,16 @@ export function urlPort(u: URL): number {
  * in it, a `file://` outside the repository); undefined when it may be fetched (its addresses are checked next).
  */
 export function refusedUrl(policy: FetchPolicy, raw: string): string | undefined {
-    // git over ssh connects with the user's ssh client and keys, outside this policy's checks of every address.
-    if (SSH_REMOTE.test(raw.trim()))
-        return "an ssh remote, which check does not fetch (ssh connects outside the network policy); use the repository's https:// URL";
+    // git over ssh: its connection goes through the policy's relay (./ssh-relay.ts), which checks the address; the
+    // host is a plain name or address (it is handed to ssh's ProxyCommand), a password is never in the URL.
+    if (SSH_REMOTE.test(raw.trim())) {
+        const r = sshRemote(raw);
+        if (!r) return "an ssh remote git would not read";
+        if (r.password)
+            return "it holds credentials (keep them in Helm's, Docker's or git's own configuration, never in a URL)";
+        if (!SSH_HOST.test(r.host)) return "an ssh remote whose host is not a plain name or address";
+        return undefined;
+    }
     let u: URL;
     try {
         u = new URL(raw);

@@ -272,6 +272,31 @@ export async function registry(user?: {
     return { port, child };
 }
 
+/**
+ * A git server over ssh on loopback (the toolchain's git-ssh-server: Flux's gittestserver) serving the repositories
+ * under `repos`, its host key kept in `keys`: its port, a known_hosts line for it, and the process.
+ */
+export async function sshGitServer(
+    repos: string,
+    keys: string,
+): Promise<{ port: number; knownHost: string; child: ChildProcess }> {
+    const bin = locateTool("git-ssh-server")?.path;
+    if (!bin) throw new Error("git-ssh-server is not built: bash toolchain/install.sh git-ssh-server");
+    fs.mkdirSync(keys, { recursive: true });
+    const child = spawn(bin, [repos, keys], { env: { PATH: process.env.PATH }, stdio: ["ignore", "pipe", "ignore"] });
+    const port = await new Promise<number>((resolve, reject) => {
+        let out = "";
+        child.stdout!.on("data", (c: Buffer) => {
+            out += c.toString();
+            const m = /^ssh:\/\/git@127\.0\.0\.1:(\d+)\n/.exec(out);
+            if (m) resolve(Number(m[1]));
+        });
+        child.on("exit", () => reject(new Error("the ssh git server exited")));
+    });
+    const [type, key] = fs.readFileSync(path.join(keys, "gitkit.rsa.pub"), "utf8").trim().split(/\s+/);
+    return { port, knownHost: `[127.0.0.1]:${port} ${type} ${key}\n`, child };
+}
+
 if (require.main === module) {
     const [kind, root] = process.argv.slice(2);
     (kind === "git" ? gitServer(root) : fileServer(root)).then(

@@ -6,6 +6,7 @@ import {
     parseAllowHost,
     refusedUrl,
     shownUrl,
+    sshRemote,
     withinDeadline,
 } from "../../../../gitops/fetch/network-policy";
 import { isFloating } from "../../../../gitops/fetch/fetch";
@@ -71,14 +72,30 @@ describe("gitops/fetch/network-policy", () => {
         assert.match(refusedUrl(p, "file:///etc/passwd")!, /outside the repository/);
         assert.match(refusedUrl(p, "file:///repo/../etc/passwd")!, /outside the repository/);
         assert.strictEqual(refusedUrl(p, "file:///repo/charts/a"), undefined);
-        // ssh remotes, in every form git reads, are one line naming ssh (not "not a URL" or "credentials").
+        // ssh remotes, in every form git reads, are fetched (their connection goes through the policy's relay);
+        // a password, or a host that is no plain name or address (handed to ssh's ProxyCommand), is refused.
         for (const ssh of [
             "git@github.com:org/repo.git",
             "github.com:org/repo",
             "ssh://git@github.com/org/repo.git",
+            "ssh://git@github.com:2222/org/repo.git",
             "git+ssh://github.com/org/repo",
         ])
-            assert.match(refusedUrl(p, ssh)!, /^an ssh remote, which check does not fetch .*https:\/\/ URL$/, ssh);
+            assert.strictEqual(refusedUrl(p, ssh), undefined, ssh);
+        assert.match(refusedUrl(p, "ssh://git:pw@github.com/org/repo")!, /credentials/);
+        assert.match(refusedUrl(p, "git@-oProxyCommand=touch_x:org/repo")!, /not a plain name or address/);
+        assert.match(refusedUrl(p, "git@a;b:org/repo")!, /not a plain name or address/);
+        assert.match(refusedUrl(p, "ssh://git@$(id)/org/repo")!, /ssh remote/);
+        assert.deepStrictEqual(sshRemote("git@GitHub.com:org/repo.git"), {
+            host: "github.com",
+            port: 22,
+            password: false,
+        });
+        assert.deepStrictEqual(sshRemote("ssh://git@h.example:2222/r"), {
+            host: "h.example",
+            port: 2222,
+            password: false,
+        });
         assert.strictEqual(refusedUrl(p, "https://github.com:443/org/repo"), undefined);
     });
 
