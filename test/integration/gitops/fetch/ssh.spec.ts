@@ -2,7 +2,8 @@
  * git over ssh, against a git server over ssh on loopback that this spec starts (the toolchain's git-ssh-server,
  * Flux's gittestserver): the connection goes through the policy's relay, so loopback is refused until listed; the
  * client authenticates with a key of its own ssh agent (started here) and checks the server's host key against the
- * known hosts PKO_GUARD_SSH_KNOWN_HOSTS names; an unknown host key is one line.
+ * known hosts PKO_GUARD_SSH_KNOWN_HOSTS names; an unknown host key is one line; a kustomization's remote base over
+ * ssh is fetched the same way.
  */
 import * as assert from "assert";
 import { ChildProcess, spawn, spawnSync } from "child_process";
@@ -11,7 +12,10 @@ import * as os from "os";
 import * as path from "path";
 import { FetchError, fetchGit } from "../../../../gitops/fetch/fetch";
 import { fetchPolicy } from "../../../../gitops/fetch/network-policy";
+import { loadManifests } from "../../../../gitops/manifests/load";
 import { git, makeRepository, sshGitServer } from "../../../support/source-servers";
+
+const CM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: platform, namespace: apps}\n";
 
 describe("gitops/fetch git over ssh from a server on loopback", function () {
     this.timeout(120_000);
@@ -31,7 +35,10 @@ describe("gitops/fetch git over ssh from a server on loopback", function () {
 
     before(async () => {
         root = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-ssh-spec-"));
-        commit = makeRepository(root, "platform-src", { "prod/stack.yaml": "kind: Stack\n" });
+        commit = makeRepository(root, "platform-src", {
+            "prod/kustomization.yaml": "resources: [cm.yaml]\n",
+            "prod/cm.yaml": CM,
+        });
         fs.mkdirSync(path.join(root, "repos"));
         git(root, "clone", "-q", "--bare", path.join(root, "platform-src"), path.join(root, "repos", "platform.git"));
         server = await sshGitServer(path.join(root, "repos"), path.join(root, "keys"));
@@ -70,7 +77,7 @@ describe("gitops/fetch git over ssh from a server on loopback", function () {
         const got = await fetchGit(url(), "main", policy(true));
         assert.strictEqual(got.resolved, commit);
         assert.strictEqual(got.url, `ssh://127.0.0.1:${server.port}/platform.git`);
-        assert.strictEqual(fs.readFileSync(path.join(got.path, "prod", "stack.yaml"), "utf8"), "kind: Stack\n");
+        assert.strictEqual(fs.readFileSync(path.join(got.path, "prod", "cm.yaml"), "utf8"), CM);
     });
 
     it("refuses loopback without --allow-host, in one line, before ssh says anything", async () => {
@@ -91,5 +98,21 @@ describe("gitops/fetch git over ssh from a server on loopback", function () {
         } finally {
             process.env.PKO_GUARD_SSH_KNOWN_HOSTS = path.join(root, "known_hosts");
         }
+    });
+
+    it("builds a kustomization whose remote base is an ssh remote, fetched the same way", () => {
+        const repo = path.join(root, "work");
+        fs.mkdirSync(path.join(repo, "app"), { recursive: true });
+        fs.writeFileSync(
+            path.join(repo, "app", "kustomization.yaml"),
+            `resources:\n  - ssh://git@127.0.0.1:${server.port}/platform.git//prod?ref=main\n`,
+        );
+        const load = loadManifests(["."], { repoRoot: repo, cwd: repo, fetch: policy(true) });
+        const cm = load.objects.find((o) => o.kind === "ConfigMap")!;
+        assert.strictEqual(cm.file, `ssh://127.0.0.1:${server.port}/platform.git@${commit}/prod/cm.yaml`);
+        assert.deepStrictEqual(
+            load.fetched?.map((x) => [x.kind, x.url, x.resolved]),
+            [["git", `ssh://127.0.0.1:${server.port}/platform.git`, commit]],
+        );
     });
 });

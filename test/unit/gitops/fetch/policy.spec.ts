@@ -171,9 +171,24 @@ describe("gitops/render/kustomize-remote remoteRequest", () => {
                 "https://raw.example.com/org/repo/main/deploy.yaml",
                 { req: { kind: "file", url: "https://raw.example.com/org/repo/main/deploy.yaml" }, subdir: "" },
             ],
+            // ssh remotes, fetched over ssh: the scp form as written, ssh:// as a URL.
+            [
+                "git@github.com:org/repo.git//base?ref=v1",
+                { req: { kind: "git", url: "git@github.com:org/repo.git", ref: "v1" }, subdir: "base" },
+            ],
+            [
+                "git@git.example.com:team/apps//overlays/prod",
+                { req: { kind: "git", url: "git@git.example.com:team/apps", ref: "HEAD" }, subdir: "overlays/prod" },
+            ],
+            [
+                "ssh://git@git.example.com:2222/team/apps.git/base?ref=main",
+                {
+                    req: { kind: "git", url: "ssh://git@git.example.com:2222/team/apps.git", ref: "main" },
+                    subdir: "base",
+                },
+            ],
         ];
         for (const [entry, want] of cases) assert.deepStrictEqual(remoteRequest(entry), want, entry);
-        assert.ok("refused" in remoteRequest("git@github.com:org/repo.git//base"));
-        assert.ok("refused" in remoteRequest("ssh://git@github.com/org/repo//base"));
+        assert.ok("refused" in remoteRequest("git://github.com/org/repo//base"));
     });
 });
