@@ -10,11 +10,16 @@ import * as fs from "fs";
 import * as path from "path";
 import { ExecResult, Spawned, exec, makeTempDir, removeTempDir, spawnTracked } from "../support/process";
 import { TOOLCHAIN_BIN, installCommand } from "../support/toolchain";
+import { parseAllDocuments } from "yaml";
 import { APPLICATION_CRD } from "./argocd-finalizers";
+import { REPO_ROOT } from "../support/paths";
 import { PKO_CRD_DIR, PKO_CRD_FILES } from "../cluster/pko-crds";
 import { Ca, CertPair, issueCert, makeCa } from "./certs";
 import { onFreePorts } from "./ports";
 import { get, waitFor } from "./readiness";
+
+/** Flux's CRDs as committed (schemas/flux/<controller>-<version>/, with their provenance). */
+const FLUX_CRD_ROOT = path.join(REPO_ROOT, "schemas", "flux");
 
 export const CLUSTER_BINARIES = ["etcd", "kube-apiserver", "kubectl"] as const;
 
@@ -378,13 +383,20 @@ async function startControllers(
     );
 }
 
-/** Installs the committed PKO v2.9.0 CRDs (server-side apply: they are too large for the last-applied annotation) and waits until established. */
-export async function installPkoCrds(server: ApiServer): Promise<void> {
-    const files = PKO_CRD_FILES.map((f) => path.join(PKO_CRD_DIR, f));
+/**
+ * Installs CRDs from files (server-side apply: the large ones do not fit the last-applied annotation) and waits
+ * until every CRD they define is established. Polled rather than `kubectl wait`, which errors out on a CRD whose
+ * status has no conditions yet.
+ */
+async function installCrds(server: ApiServer, what: string, files: string[]): Promise<void> {
     const r = await server.kubectl(["apply", "--server-side", ...files.flatMap((f) => ["-f", f])]);
-    if (r.code !== 0) throw new Error(`installing the PKO CRDs failed: ${r.stderr}`);
-    const names = ["stacks.pulumi.com", "programs.pulumi.com", "workspaces.auto.pulumi.com", "updates.auto.pulumi.com"];
-    // Polled rather than `kubectl wait`, which errors out on a CRD whose status has no conditions yet.
+    if (r.code !== 0) throw new Error(`installing ${what} failed: ${r.stderr}`);
+    const names = files.flatMap((f) =>
+        parseAllDocuments(fs.readFileSync(f, "utf8"))
+            .map((d) => d.toJS() as { kind?: string; metadata?: { name?: string } } | null)
+            .filter((d) => d?.kind === "CustomResourceDefinition" && typeof d.metadata?.name === "string")
+            .map((d) => d!.metadata!.name!),
+    );
     const established = async () => {
         for (const n of names) {
             const r = await server.kubectl([
@@ -398,31 +410,37 @@ export async function installPkoCrds(server: ApiServer): Promise<void> {
         }
         return true;
     };
-    await waitFor("the PKO CRDs to be established", established, [], 120_000);
+    await waitFor(`${what} to be established`, established, [], 120_000);
+}
+
+/** Installs the committed PKO v2.9.0 CRDs. */
+export async function installPkoCrds(server: ApiServer): Promise<void> {
+    await installCrds(
+        server,
+        "the PKO CRDs",
+        PKO_CRD_FILES.map((f) => path.join(PKO_CRD_DIR, f)),
+    );
 }
 
 /**
- * Installs Argo CD's Application CRD (server-side apply: at 416 KB it is too large for the last-applied
- * annotation) and waits until established, so Applications are validated, pruned and defaulted by the
- * server as in a cluster running Argo CD. No Argo CD controller runs: see harness/argocd-finalizers.ts for the one
- * part of it deletion needs.
+ * Installs Argo CD's Application CRD, so Applications are validated, pruned and defaulted by the server as in a
+ * cluster running Argo CD. No Argo CD controller runs: see harness/argocd-finalizers.ts for the one part of it
+ * deletion needs.
  */
 export async function installApplicationCrd(server: ApiServer): Promise<void> {
-    const r = await server.kubectl(["apply", "--server-side", "-f", APPLICATION_CRD]);
-    if (r.code !== 0) throw new Error(`installing the Application CRD failed: ${r.stderr}`);
-    await waitFor(
-        "the Application CRD to be established",
-        async () =>
-            (
-                await server.kubectl([
-                    "get",
-                    "crd",
-                    "applications.argoproj.io",
-                    "-o",
-                    'jsonpath={.status.conditions[?(@.type=="Established")].status}',
-                ])
-            ).stdout.trim() === "True",
-        [],
-        120_000,
-    );
+    await installCrds(server, "the Application CRD", [APPLICATION_CRD]);
+}
+
+/**
+ * Installs Flux's CRDs committed under schemas/flux/ (source-, kustomize- and helm-controller's), so programs and
+ * manifests that declare Flux objects are created as in a cluster running Flux. No Flux controller runs, so the
+ * objects carry no finalizers and delete at once.
+ */
+export async function installFluxCrds(server: ApiServer): Promise<void> {
+    const files = fs
+        .readdirSync(FLUX_CRD_ROOT, { recursive: true, encoding: "utf8" })
+        .filter((f) => f.endsWith(".yaml"))
+        .sort()
+        .map((f) => path.join(FLUX_CRD_ROOT, f));
+    await installCrds(server, "the Flux CRDs", files);
 }

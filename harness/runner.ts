@@ -13,7 +13,14 @@ import { Analyzer } from "./analyzer";
 import { FIXTURES_DIR, Fixture, LoadOptions, discoverFixtures, fixtureConfig, loadFixtureWithProfiles } from "./expect";
 import { DEFAULT_PACK, PackSpec, packConfigFor, startPack } from "./packs";
 import { runDeployLeg } from "./legs/deploy";
-import { ApiServer, installApplicationCrd, installPkoCrds, missingDeployBinaries, startApiServer } from "./apiserver";
+import {
+    ApiServer,
+    installApplicationCrd,
+    installFluxCrds,
+    installPkoCrds,
+    missingDeployBinaries,
+    startApiServer,
+} from "./apiserver";
 import { ApplicationFinalizer, startApplicationFinalizer } from "./argocd-finalizers";
 import { MockPack, runMockLeg } from "./legs/mock";
 import { runRealLeg } from "./legs/real";
@@ -182,6 +189,8 @@ function deployClusterOnce() {
                 // The clusters the fixtures target run Argo CD: its own Application CRD, and the one part of its
                 // controller that deleting an Application needs (harness/argocd-finalizers.ts).
                 await installApplicationCrd(cluster);
+                // And Flux: its CRDs, so a program's GitRepository or Kustomization is created as it would be there.
+                await installFluxCrds(cluster);
                 argoCd = await startApplicationFinalizer(cluster.kubeconfig);
             }
             return cluster;

@@ -8,7 +8,13 @@ import * as fs from "fs";
 import * as path from "path";
 import { REPO_ROOT } from "../../../../support/paths";
 import { WATCHED_KINDS } from "../../../../cluster/kinds";
-import { ApiServer, installApplicationCrd, installPkoCrds, startApiServer } from "../../../../harness/apiserver";
+import {
+    ApiServer,
+    installApplicationCrd,
+    installFluxCrds,
+    installPkoCrds,
+    startApiServer,
+} from "../../../../harness/apiserver";
 import { requireCluster } from "../../../support/cluster";
 
 const DEPLOY = path.join(REPO_ROOT, "deploy", "webhook");
@@ -21,25 +27,8 @@ describe("deploy/webhook manifests against a real API server", function () {
         server = await startApiServer();
         await installPkoCrds(server);
         await installApplicationCrd(server);
-        // Flux's source kinds, so `kubectl auth can-i` resolves them (schemas/flux, committed from source-controller).
-        const flux = path.join(REPO_ROOT, "schemas", "flux", "source-controller-v1.9.1");
-        const names = ["gitrepositories", "ocirepositories", "buckets"].map((r) => `${r}.source.toolkit.fluxcd.io`);
-        for (const name of names) {
-            const r = await server.kubectl([
-                "apply",
-                "--server-side",
-                "-f",
-                path.join(flux, `source.toolkit.fluxcd.io_${name.split(".")[0]}.yaml`),
-            ]);
-            assert.strictEqual(r.code, 0, r.stderr);
-        }
-        const established = await server.kubectl([
-            "wait",
-            "--for=condition=Established",
-            "--timeout=120s",
-            ...names.map((n) => `crd/${n}`),
-        ]);
-        assert.strictEqual(established.code, 0, established.stderr);
+        // Flux's kinds, so `kubectl auth can-i` resolves them (schemas/flux, committed from Flux's controllers).
+        await installFluxCrds(server);
     });
     after(async () => server?.stop());
 
