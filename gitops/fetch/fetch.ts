@@ -140,6 +140,33 @@ export function fetchOci(url: string, version: string, policy: FetchPolicy): Pro
     return fetchSource({ kind: "oci", url, version }, policy);
 }
 
+/** What a run fetched, by request: kept with the run's record of fetched sources (RenderContext.fetched). */
+const runFetches = new WeakMap<FetchedSource[], Map<string, FetchedSource | FetchError>>();
+
+/**
+ * fetchSourceSync once a run: the first request for a source fetches it (and records it in `fetched`, the run's
+ * record); every later one in the run gets the same answer, a failure included. So a floating reference resolves
+ * to one revision for every user of it in the run (an ApplicationSet's git generator and the Applications it
+ * generates, fifteen Applications of one repository), and a failing server is waited for once.
+ */
+export function fetchForRun(req: FetchRequest, policy: FetchPolicy, fetched: FetchedSource[]): FetchedSource {
+    let memo = runFetches.get(fetched);
+    if (!memo) runFetches.set(fetched, (memo = new Map<string, FetchedSource | FetchError>()));
+    const key = JSON.stringify(req);
+    const known = memo.get(key);
+    if (known instanceof FetchError) throw known;
+    if (known) return known;
+    try {
+        const got = fetchSourceSync(req, policy);
+        memo.set(key, got);
+        if (!fetched.some((x) => x.url === got.url && x.ref === got.ref)) fetched.push(got);
+        return got;
+    } catch (e) {
+        if (e instanceof FetchError) memo.set(key, e);
+        throw e;
+    }
+}
+
 /** The child process that fetches for synchronous callers (tsc's output of ./child.ts). */
 export const FETCH_CHILD = path.join(REPO_ROOT, "bin", "gitops", "fetch", "child.js");
 

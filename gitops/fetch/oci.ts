@@ -2,8 +2,9 @@
  * A chart from an OCI registry (`oci://host[:port]/path/chart`), pulled by the real helm (`helm pull oci://...
  * --version ... --untar`, as Argo CD's repo server runs it).
  * Helm can reach only a loopback registry of ours that relays its `/v2/...` requests under the network policy
- * (./http-client.ts) and answers token challenges itself, so the credential goes to the registry's own host only (a
- * token service elsewhere is asked anonymously), never to helm. Plain HTTP is tried only for an --allow-host host whose
+ * (./http-client.ts) and answers token challenges itself, so the credential goes to the registry's own host (and a
+ * token service Docker would trust with it: ./source-credentials.ts realmMayReceive; any other is asked anonymously),
+ * never to helm. Plain HTTP is tried only for an --allow-host host whose
  * HTTPS fails.
  */
 import * as fs from "fs";
@@ -13,9 +14,9 @@ import * as path from "path";
 import { exec } from "../../support/process";
 import { findTool } from "../render/tools";
 import { firstErrorLine } from "../render/tool-errors";
-import { HostCredential, registryCredential } from "./source-credentials";
+import { HostCredential, realmMayReceive, registryCredential } from "./source-credentials";
 import { Answer, Budget, FetchError, policyGet } from "./http-client";
-import { FetchPolicy, hostAllowed, shownUrl } from "./network-policy";
+import { FetchPolicy, hostAllowed, shownUrl, urlPort } from "./network-policy";
 import { helmEnv } from "./helm-repo";
 
 /** `oci://host[:port]/path/chart` split: the registry's host and port, and the repository path. */
@@ -53,7 +54,7 @@ export class Relay {
     }
 
     private own(u: URL): boolean {
-        return u.hostname.replace(/^\[|\]$/g, "").toLowerCase() === this.host && Number(u.port || 443) === this.port;
+        return u.hostname.replace(/^\[|\]$/g, "").toLowerCase() === this.host && urlPort(u) === this.port;
     }
 
     /** One registry request (`/v2/...`), under the policy, with the registry's own credential or token. */
@@ -74,10 +75,11 @@ export class Relay {
             const service = param(challenge, "service");
             if (service) t.searchParams.set("service", service);
             t.searchParams.set("scope", param(challenge, "scope") ?? scope);
-            // The credential goes to the token service only when it is the registry's own host.
+            // The credential goes to the token service only when it is the registry's own host, or one Docker and
+            // Helm would trust with it over https (realmMayReceive); asked at each URL, redirects included.
             const answer = await policyGet(this.policy, t.href, {
                 budget: this.budget,
-                auth: (u) => (this.own(u) || u.hostname === this.host ? this.cred?.header : undefined),
+                auth: (u) => (this.own(u) || realmMayReceive(this.host, this.port, u) ? this.cred?.header : undefined),
             });
             let token: unknown;
             try {

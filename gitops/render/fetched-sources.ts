@@ -6,7 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { FetchError, FetchRequest, FetchedSource, fetchSourceSync, floatingNote, fromCache } from "../fetch/fetch";
+import { FetchError, FetchRequest, FetchedSource, fetchForRun, floatingNote, fromCache } from "../fetch/fetch";
 import { withinDeadline } from "../fetch/network-policy";
 import { extended } from "../../support/shapes";
 import { RenderContext, RenderedStream } from "./render";
@@ -36,10 +36,7 @@ export interface SourceOutput {
 export function fetched(req: FetchRequest, ctx: RenderContext): FetchedSource | undefined {
     if (!ctx.fetch) return undefined;
     if (ctx.fetch.offline && !fromCache(req, ctx.fetch)) return undefined;
-    const got = fetchSourceSync(req, withinDeadline(ctx.fetch, ctx.deadline));
-    const list = (ctx.fetched ??= []);
-    if (!list.some((x) => x.url === got.url && x.ref === got.ref)) list.push(got);
-    return got;
+    return fetchForRun(req, withinDeadline(ctx.fetch, ctx.deadline), (ctx.fetched ??= []));
 }
 
 /** `fetched`, a failure noted (for the fail-closed finding) as `<field> could not be fetched: <why>`. */

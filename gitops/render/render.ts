@@ -59,6 +59,9 @@ export interface RenderContext extends RepoContext {
     fetched?: FetchedSource[];
 }
 
+/** A rendering tool ran and refused the input (its first error line): bad input, exit 2, unless the caller knows better. */
+export class ToolFailed extends BadInputError {}
+
 /** No network for rendering tools: every proxy points at a closed port, and git never prompts. */
 function offlineEnv(): NodeJS.ProcessEnv {
     return extended(extended(process.env, DEAD_PROXIES), {
@@ -113,7 +116,7 @@ export function runTool(
             /127\.0\.0\.1:9|proxyconnect|dial tcp|no such host|could not resolve|git clone|fetching|repository.*not found/i.test(
                 r.stderr ?? "",
             );
-        throw new BadInputError(
+        throw new ToolFailed(
             `${what}: ${name} failed: ${line}${network ? " (it needs the network, which check does not use)" : ""}`,
         );
     }
