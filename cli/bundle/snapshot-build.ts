@@ -26,9 +26,11 @@ const BUILDER = path.join(BIN, "bundle", "snapshot-builder.js");
 const LATE_MODULES = ["worker_threads", "child_process", "tty"];
 
 /**
- * The repository the builder checks once: what a small GitOps repository holds (Stacks, their accounts and
- * bindings, a Secret, an Application), with findings, so that decoding, the rules, locating findings and the
- * reports all run. No renderer runs and no git: the builder cannot hold what a child process leaves.
+ * The repository the builder checks once: what a small repository of plain files holds (Stacks, their accounts and
+ * bindings, a Secret), with findings, so that decoding, the rules, locating findings and the reports all run. No
+ * Application or Flux object and nothing to render: placing and the renderers (gitops/manifests/placement.ts and
+ * what it imports) are loaded only by runs whose input needs them, so the snapshot holds none of their code and
+ * objects. No git: the builder cannot hold what a child process leaves.
  */
 const WARM_UP: Record<string, string> = {
     "stacks.yaml": `apiVersion: pulumi.com/v1
@@ -73,14 +75,6 @@ apiVersion: v1
 kind: Secret
 metadata: {name: token, namespace: team-a}
 type: Opaque
-`,
-    "apps/app.yaml": `apiVersion: argoproj.io/v1alpha1
-kind: Application
-metadata: {name: app, namespace: argocd}
-spec:
-  project: default
-  source: {repoURL: "https://github.com/acme/other.git", path: apps, targetRevision: main}
-  destination: {server: "https://kubernetes.default.svc", namespace: team-a}
 `,
 };
 

@@ -112,7 +112,7 @@ async function warmUp(command: Command, dir: string, reports: string): Promise<v
             dir,
             "--repo-root",
             dir,
-            // The Application's other repository is not fetched: the builder cannot hold what a child process leaves.
+            // Nothing is fetched: the builder cannot hold what a child process leaves.
             "--offline",
             "--report",
             `json=${path.join(reports, "check.json")}`,

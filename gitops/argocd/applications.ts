@@ -30,12 +30,9 @@ import { SourceOutput, fetchedContext, fetchedOrNoted, mergeFetched } from "../r
 
 type Obj = Record<string, unknown>;
 
-export function isApplication(o: Obj): boolean {
-    return o.kind === "Application" && typeof o.apiVersion === "string" && o.apiVersion.startsWith("argoproj.io/");
-}
-export function isApplicationSet(o: Obj): boolean {
-    return o.kind === "ApplicationSet" && typeof o.apiVersion === "string" && o.apiVersion.startsWith("argoproj.io/");
-}
+import { isApplication, isApplicationSet } from "./argo-kinds";
+
+export { isApplication, isApplicationSet };
 
 /** What one Application syncs. */
 export interface ApplicationOutput extends SourceOutput {

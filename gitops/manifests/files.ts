@@ -8,8 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../../support/errors";
 import { LoadResult } from "./manifest-objects";
-import { kustomizationFile } from "../render/kustomize";
-import { isChart } from "../render/helm";
+import { isChart, kustomizationFile } from "../render/folders";
 import { plainTopLevel } from "./work-tree";
 
 export const MAX_FILE_BYTES = 16 * 1024 * 1024;

@@ -9,15 +9,16 @@ import * as fs from "fs";
 import * as path from "path";
 import { BadInputError, BadInputsError } from "../../support/errors";
 import { extended } from "../../support/shapes";
-import { RenderContext, RenderedStream } from "../render/render";
-import { renderJsonnet } from "../render/jsonnet";
-import { KUSTOMIZATION_FILES } from "../render/kustomize";
+import type { RenderContext, RenderedStream } from "../render/render";
+import { KUSTOMIZATION_FILES } from "../render/folders";
+import { isApplication, isApplicationSet } from "../argocd/argo-kinds";
+import { isFluxApplier } from "../flux/flux-kinds";
 import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
 import { LoadOptions, LoadResult, emptyLoad } from "./manifest-objects";
 import { scopeObjects } from "./scopes";
 import { CONFIG_FILE, walkFilter } from "./exclude";
 import { originals, parseSource } from "../decode/manifest-yaml";
-import { placeApplications } from "./placement";
+import type { ManifestObject } from "./manifest-objects";
 
 /** A jsonnet program, and a jsonnet library (only ever imported). */
 const JSONNET = /\.jsonnet$/i;
@@ -98,13 +99,7 @@ export function loadManifests(
             true,
         );
     try {
-        // A .jsonnet file named on the command line is evaluated as an Argo CD directory source evaluates it (its
-        // folder on the library path); in a folder, one is read only as part of an Application's source.
-        for (const f of jsonnetFiles) {
-            out.files++;
-            for (const stream of renderJsonnet(f, path.dirname(f), ctx)) parseRendered(stream, out);
-        }
-        placeApplications(out, ctx, { roots, named }, readOne, parseRendered);
+        renderAndPlace(out, ctx, { roots, named, jsonnetFiles }, readOne, parseRendered);
     } finally {
         if (ctx.scratch?.dir) fs.rmSync(ctx.scratch.dir, { recursive: true, force: true });
     }
@@ -113,6 +108,41 @@ export function loadManifests(
     out.duplicates = scopeObjects(out.objects);
     if (ctx.fetched!.length > 0) out.fetched = ctx.fetched;
     return extended(out, { repoRoot });
+}
+
+/**
+ * What the input needs rendered and placed: the .jsonnet files named on the command line evaluated as an Argo CD
+ * directory source evaluates them (their folder on the library path; in a folder, one is read only as part of an
+ * Application's source), then Argo CD's and Flux's objects placed and unclaimed folders rendered (./placement.ts).
+ * The renderers, remote sources and Argo CD's and Flux's code are loaded only for a run whose input needs them: a
+ * repository of plain files does not.
+ */
+function renderAndPlace(
+    out: LoadResult,
+    ctx: RenderContext,
+    found: { roots: string[]; named: Set<string>; jsonnetFiles: string[] },
+    readOne: (f: string, fromFolder: boolean, into?: LoadResult) => void,
+    parseRendered: (stream: RenderedStream, into: LoadResult) => void,
+): void {
+    if (found.jsonnetFiles.length > 0) {
+        const { renderJsonnet } = require("../render/jsonnet") as typeof import("../render/jsonnet");
+        for (const f of found.jsonnetFiles) {
+            out.files++;
+            for (const stream of renderJsonnet(f, path.dirname(f), ctx)) parseRendered(stream, out);
+        }
+    }
+    if (found.roots.length > 0 || out.objects.some(placed)) {
+        const { placeApplications } = require("./placement") as typeof import("./placement");
+        placeApplications(out, ctx, found, readOne, parseRendered);
+    }
+}
+
+/**
+ * Whether an object read from the input is one that ./placement.ts acts on: an Argo CD Application or ApplicationSet,
+ * or a Flux Kustomization or HelmRelease. Without one (and with no folder to render) placing would change nothing.
+ */
+function placed(x: ManifestObject): boolean {
+    return isApplication(x.object) || isApplicationSet(x.object) || isFluxApplier(x.object);
 }
 
 /** A run's render context: its deadline, repository, cluster, fetch policy, and a scratch copy made on first use. */

@@ -9,9 +9,9 @@ import { confineLinks } from "./repo-tree";
 import { buildDependencies, dependenciesFetchable } from "./chart-dependencies";
 import { floatingNote } from "../fetch/fetched-source";
 
-export function isChart(dir: string): boolean {
-    return fs.existsSync(path.join(dir, "Chart.yaml"));
-}
+import { isChart } from "./folders";
+
+export { isChart };
 
 /** Helm options of an Application source (spec.source.helm), value files already resolved to absolute paths. */
 export interface HelmOptions {

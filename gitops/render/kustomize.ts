@@ -14,12 +14,9 @@ import { Localizer, remoteEntriesFetchable } from "./kustomize-remote";
 import { rewriteKsops, rewriteNestedKsops } from "./ksops";
 import { extended } from "../../support/shapes";
 
-export const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+import { KUSTOMIZATION_FILES, kustomizationFile } from "./folders";
 
-export function kustomizationFile(dir: string): string | undefined {
-    for (const f of KUSTOMIZATION_FILES) if (fs.existsSync(path.join(dir, f))) return path.join(dir, f);
-    return undefined;
-}
+export { KUSTOMIZATION_FILES, kustomizationFile };
 
 /**
  * A kustomization entry kustomize fetches rather than reads from the repository: a URL (`https://`, `ssh://`,
