@@ -5,6 +5,7 @@
  * Stack-level because whether a `preview: true` production Stack is a preview twin can only be told with the
  * other Stacks in view.
  */
+import { PREVIEW_STACK_PATTERN } from "./model/builtin-patterns";
 import { stack } from "./model/examples";
 import { RuleContext, RuleFinding, classify, programRule } from "./model/policy";
 import { compilePattern, invalidSettingsMessage, patternProblem } from "./model/production";
@@ -13,7 +14,7 @@ import { UNKNOWN, configStrings } from "./model/values";
 
 export const NAME = "pko-stack-preview-only-nonprod";
 
-export const DEFAULT_PREVIEW_PATTERNS = ["(^|/)(preview|pr-[0-9]+)$"];
+export const DEFAULT_PREVIEW_PATTERNS = [PREVIEW_STACK_PATTERN];
 
 /** What a Stack is judged with besides itself: the patterns, and the stacks other Stacks deploy. */
 interface Judging {

@@ -6,7 +6,8 @@
  * possibly production. Production is sticky and belongs to the Pulumi stack (`classifyInContext`): a Stack
  * production only by that context is a reclassification, reported unless an allowed user or group asks.
  */
-import { RE2JS } from "re2js";
+import type { RE2JS } from "re2js";
+import { BUILT_IN_PATTERNS, PRODUCTION_STACK_PATTERN, Pattern } from "./builtin-patterns";
 import { RequestSettings } from "./settings";
 import { StackView } from "./stack";
 import { UNKNOWN, Unknown, quote } from "./values";
@@ -24,7 +25,7 @@ export interface ProductionSettings {
 }
 
 export const DEFAULT_PRODUCTION: ProductionSettings = {
-    productionStackPatterns: ["(^|/)(prod|production|prd)([-_.][^/]*)?$"],
+    productionStackPatterns: [PRODUCTION_STACK_PATTERN],
     productionNamespaces: [],
     productionLabels: { environment: ["prod", "production"], env: ["prod", "production"] },
     reclassificationUsers: [],
@@ -70,16 +71,17 @@ export const productionSchemaProperties = {
 // ---------------------------------------------------------------------------------------------------
 // Linear-time regular expressions for every user-supplied pattern of the pack.
 
-/** A compiled user pattern: RE2 semantics, linear in the input whatever the pattern. */
-export interface Pattern {
-    test(input: string): boolean;
-}
+export type { Pattern };
 
 /**
  * Each pattern compiled, by its text: what a pattern compiles to depends on its text alone, so nothing here can go
- * stale (a compiled regular expression, as a literal would be; the configured patterns are few).
+ * stale (a compiled regular expression, as a literal would be; the configured patterns are few). The pack's default
+ * patterns are there from the start (./builtin-patterns.ts).
  */
-const patterns = new Map<string, Pattern | string>();
+const patterns = new Map<string, Pattern | string>(BUILT_IN_PATTERNS);
+
+/** re2js, loaded on the first pattern that is not one of the defaults. */
+let re2: typeof RE2JS | undefined;
 
 /**
  * Compiles a configured pattern once with RE2 (re2js, a pure-JavaScript port): matching time is linear
@@ -89,8 +91,9 @@ const patterns = new Map<string, Pattern | string>();
 export function compileUserPattern(pattern: string): Pattern | string {
     let hit = patterns.get(pattern);
     if (hit === undefined) {
+        re2 ??= (require("re2js") as typeof import("re2js")).RE2JS;
         try {
-            const re = RE2JS.compile(pattern);
+            const re = re2.compile(pattern);
             // `test`: whether the pattern matches anywhere in the input, as `matcher(input).find()` says, without
             // building a Matcher or asking for groups (a quarter of the time on a Stack name).
             hit = { test: (input: string) => re.test(input) };
@@ -99,7 +102,10 @@ export function compileUserPattern(pattern: string): Pattern | string {
             const why = e instanceof Error ? e.message.replace(/^error parsing regexp: /, "") : "invalid";
             hit = `is not a valid RE2 regular expression (${why.slice(0, 120)}; lookarounds and backreferences are not supported)`;
         }
-        if (patterns.size > 10000) patterns.clear();
+        if (patterns.size > 10000) {
+            patterns.clear();
+            for (const [text, built] of BUILT_IN_PATTERNS) patterns.set(text, built);
+        }
         patterns.set(pattern, hit);
     }
     return hit;
