@@ -122,7 +122,7 @@ describe("the start-up snapshot", function () {
         }
     });
 
-    it("gives today's bytes with a policy config, and with one its schema refuses (what check loads on first use)", () => {
+    it("gives today's bytes with a policy config, one its schema refuses and one with a pattern (what check loads on first use)", () => {
         const dir = path.join(FIXTURES, "gitops-guide-example", "manifests");
         const refused = path.join(tmp, "refused-config.json");
         fs.writeFileSync(refused, JSON.stringify({ "pko-guard-production": { productionNamespaces: "payments" } }));
@@ -132,6 +132,14 @@ describe("the start-up snapshot", function () {
             "config",
         );
         same([dir, "--config", refused], REPO_ROOT, "refused config");
+        // A pattern of the user's: re2js, bundled beside check's bundle, loaded on first use.
+        const patterns = path.join(tmp, "pattern-config.json");
+        fs.writeFileSync(
+            patterns,
+            JSON.stringify({ "pko-guard-production": { productionStackPatterns: ["(^|/)stag(e|ing)$"] } }),
+        );
+        same([dir, "--config", patterns], REPO_ROOT, "pattern config");
+        assert.match(check("snapshot", [dir, "--config", patterns], REPO_ROOT).stdout, /stag\(e\|ing\)\$/);
         const r = check("snapshot", [dir, "--config", refused], REPO_ROOT);
         assert.strictEqual(r.exit, 2);
         assert.match(r.stderr, /productionNamespaces must be array/);
