@@ -74,15 +74,20 @@ function asciiOnly(file: string): void {
 /**
  * What `check` loads only for some inputs, bundled into a file of its own beside check's bundle and required from it
  * on first use, so that check's bundle (and its start-up snapshot) does not carry it: ajv, which compiles the rules'
- * config schemas when a policy config is given (evaluation/pack-config.ts), and re2js, which compiles a pattern a
- * user configures (the defaults need none: policies/model/builtin-patterns.ts).
+ * config schemas when a policy config is given (evaluation/pack-config.ts); re2js, which compiles a pattern a
+ * user configures (the defaults need none: policies/model/builtin-patterns.ts); cli-table3, which draws the full
+ * table of `--verbose` (reports/table.ts).
  */
-const CHECK_LATER: Record<string, string> = { ajv: "pko-guard-ajv.js", re2js: "pko-guard-re2js.js" };
+const CHECK_LATER: Record<string, string> = {
+    ajv: "pko-guard-ajv.js",
+    re2js: "pko-guard-re2js.js",
+    "cli-table3": "pko-guard-cli-table3.js",
+};
 
 const checkLater: esbuild.Plugin = {
     name: "pko-guard-check-later",
     setup(build) {
-        build.onResolve({ filter: /^(ajv|re2js)$/ }, (args) =>
+        build.onResolve({ filter: /^(ajv|re2js|cli-table3)$/ }, (args) =>
             args.path in CHECK_LATER ? { path: `./${CHECK_LATER[args.path]}`, external: true } : undefined,
         );
     },

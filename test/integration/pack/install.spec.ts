@@ -160,13 +160,14 @@ describe("install paths from a user's project", function () {
                 files.includes("bin/cli/pko-guard.js"),
             files.join(", "),
         );
-        // The launcher's bundles: the whole command's, check's own, and what check loads on first use (ajv, re2js).
+        // The launcher's bundles: the whole command's, check's own, and what check loads on first use.
         assert.deepStrictEqual(
             [
                 "bin/cli/pko-guard.bundle.js",
                 "bin/cli/pko-guard-check.bundle.js",
                 "bin/cli/pko-guard-ajv.js",
                 "bin/cli/pko-guard-re2js.js",
+                "bin/cli/pko-guard-cli-table3.js",
             ].filter((f) => !files.includes(f)),
             [],
         );
