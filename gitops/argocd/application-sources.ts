@@ -12,6 +12,7 @@ import { RenderContext, ToolFailed } from "../render/render";
 import { repoFolders, rootInUse } from "../render/repo-tree";
 import { KUSTOMIZATION_FILES, renderKustomize } from "../render/kustomize";
 import { renderHelm } from "../render/helm";
+import { ChartNotHad } from "../render/kustomize-helm";
 import { JsonnetRefused, renderJsonnet } from "../render/jsonnet";
 import { list, record, str } from "../../support/records";
 import { BuildEnv, envsubst } from "./build-env";
@@ -184,6 +185,7 @@ export function kustomizeSource(source: Obj, dir: string, ctx: RenderContext, ou
                 patches: list(k.patches),
                 components: list(k.components).filter((x): x is string => typeof x === "string"),
                 replicas: list(k.replicas),
+                enableHelm: ctx.kustomizeHelm === true,
             }),
         ),
     );
@@ -192,16 +194,17 @@ export function kustomizeSource(source: Obj, dir: string, ctx: RenderContext, ou
 /**
  * kustomize's Helm chart generator (`helmCharts:`, or a HelmChartInflationGenerator in `generators:`, here or in a
  * base) that this run cannot render, as the source's fail-closed reason: refused without `--enable-helm` (Argo CD
- * passes it only when argocd-cm's `kustomize.buildOptions` carries it; an Application cannot ask for it), or its
- * generator failing (a chart kustomize cannot pull or render).
+ * passes it only when argocd-cm's `kustomize.buildOptions` carries it; an Application cannot ask for it), or with
+ * it, a chart that cannot be had (gitops/render/kustomize-helm.ts).
  */
 function helmChartsRefused(build: () => RenderedStream[]): RenderedStream[] {
     try {
         return build();
     } catch (e) {
+        if (e instanceof ChartNotHad) throw new SourceNotRendered(e.message);
         if (e instanceof ToolFailed && /must specify --enable-helm/.test(e.message))
             throw new SourceNotRendered(
-                ": the kustomization inflates Helm charts (helmCharts), which Argo CD builds only when argocd-cm's kustomize.buildOptions carries --enable-helm; check does not know this instance's setting and does not guess it",
+                ": the kustomization inflates Helm charts (helmCharts), which Argo CD builds only when argocd-cm's kustomize.buildOptions carries --enable-helm; check renders them when the repository holds that argocd-cm ConfigMap, and does not guess this instance's setting",
             );
         if (e instanceof ToolFailed && /HelmChartInflationGenerator|helm pull/.test(e.message))
             throw new SourceNotRendered(
