@@ -8,7 +8,7 @@
 import { stack } from "./model/examples";
 import { RuleContext, RuleFinding, classify, programRule } from "./model/policy";
 import { compilePattern, invalidSettingsMessage, patternProblem } from "./model/production";
-import { ResourceLike, StackView, describeStack, patchedStacks, stackPatches, stackView } from "./model/stack";
+import { ResourceLike, StackView, describeStack } from "./model/stack";
 import { UNKNOWN, configStrings } from "./model/values";
 
 export const NAME = "pko-stack-preview-only-nonprod";
@@ -164,7 +164,7 @@ export const rule = programRule(
         const bad =
             patternProblem("previewOnlyStackPatterns", patterns) ?? patternProblem("previewTwinNames", twinNames);
         const deployed = new Set<string>();
-        for (const { view } of patchedStacks(resources)) {
+        for (const { view } of ctx.views.patchedStacks(resources)) {
             const key = deployedKey(view);
             if (view.preview !== true && view.preview !== UNKNOWN && key !== undefined) deployed.add(key);
         }
@@ -174,7 +174,7 @@ export const rule = programRule(
             for (const f of found) findings.push(urn === undefined ? f : { ...f, urn });
         };
         for (const r of resources) {
-            const view = stackView(r);
+            const view = ctx.views.view(r, "Stack");
             if (!view) continue;
             on(
                 view.urn,
@@ -184,7 +184,8 @@ export const rule = programRule(
             );
         }
         if (bad !== undefined) return findings;
-        for (const p of stackPatches(resources)) on(p.patch.urn, introduced(judge(p.before, j), judge(p.after, j)));
+        for (const p of ctx.views.stackPatches(resources))
+            on(p.patch.urn, introduced(judge(p.before, j), judge(p.after, j)));
         return findings;
     },
 );
