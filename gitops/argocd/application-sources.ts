@@ -206,7 +206,7 @@ function helmChartsRefused(build: () => RenderedStream[]): RenderedStream[] {
             throw new SourceNotRendered(
                 ": the kustomization inflates Helm charts (helmCharts), which Argo CD builds only when argocd-cm's kustomize.buildOptions carries --enable-helm; check renders them when the repository holds that argocd-cm ConfigMap, and does not guess this instance's setting",
             );
-        if (e instanceof ToolFailed && /HelmChartInflationGenerator|helm pull/.test(e.message))
+        if (e instanceof ToolFailed && /HelmChartInflationGenerator|helm pull|chart repository/.test(e.message))
             throw new SourceNotRendered(
                 `: the kustomization's Helm chart generator failed: ${e.message.replace(/^[^:]*: /, "")}`,
             );

@@ -5,7 +5,8 @@
  * adds them for kustomize 5.3 and later). kustomize would pull each chart itself with `helm pull`; here every chart
  * of the kustomization's `helmCharts` that its chart home does not hold is fetched first under the run's network
  * policy (gitops/fetch/, the cache with `--offline`) and placed where the generator looks before it pulls, in the
- * scratch copy the build uses: `<chartHome>/<name>-<version>/<name>` (`<chartHome>/<name>` without a version).
+ * scratch copy the build uses: `<chartHome>/<name>-<version>/<name>` (`<chartHome>/<name>` without a version), for
+ * the kustomization and each local base and component it builds.
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -15,7 +16,7 @@ import { shownUrl } from "../fetch/network-policy";
 import { list, record, str } from "../../support/records";
 import { DEFAULT_CAPABILITIES } from "./capabilities";
 import { fetched } from "./fetched-sources";
-import { RenderContext } from "./render";
+import { RenderContext, mappingOf } from "./render";
 import { INSTALL_HINT, findTool } from "./tools";
 
 /** A chart the generator needs that this run cannot have: the reason continues the source's field. */
@@ -36,17 +37,45 @@ function chartFolder(chartHome: string, name: string, version: string): string {
     return version === "" ? path.join(chartHome, name) : path.join(chartHome, `${name}-${version}`, name);
 }
 
+/** A chart's name as Helm takes it: one path segment, never `.` or `..`. */
+const CHART_NAME = /^(?!\.\.?$)[A-Za-z0-9_.-]+$/;
+
 /**
- * Places the charts the kustomization `k` (in `appDir`, a folder of the scratch copy `copy`) names from
- * repositories into its chart home, fetched under the run's policy; returns the folders it made (removed after the
- * build). A chart that cannot be had throws ChartNotHad.
+ * Places the charts the kustomization `k` (in `appDir`, a folder of the scratch copy `copy`) and its local bases and
+ * components name from repositories into their chart homes, fetched under the run's policy; returns the folders it
+ * made (removed after the build). A chart that cannot be had throws ChartNotHad. `kustomizationFile` finds a
+ * folder's kustomization (./kustomize.ts, passed in: it imports this module).
  */
 export function placeHelmCharts(
     k: Record<string, unknown>,
     appDir: string,
     copy: string,
     ctx: RenderContext,
+    kustomizationFile: (dir: string) => string | undefined,
 ): string[] {
+    const made: string[] = [];
+    const seen = new Set<string>();
+    const visit = (kz: Record<string, unknown>, dir: string) => {
+        if (seen.has(dir)) return;
+        seen.add(dir);
+        made.push(...placeOwn(kz, dir, copy, ctx));
+        for (const field of ["resources", "bases", "components"])
+            for (const e of list(kz[field])) {
+                if (typeof e !== "string" || /:\/\/|^[a-z][a-z0-9+.-]*::|\?/i.test(e)) continue;
+                const sub = path.resolve(dir, e);
+                const rel = path.relative(copy, sub);
+                if (rel.startsWith("..") || path.isAbsolute(rel) || !fs.existsSync(sub)) continue;
+                if (!fs.statSync(sub).isDirectory()) continue;
+                const kfile = kustomizationFile(sub);
+                if (kfile) visit(mappingOf(fs.readFileSync(kfile, "utf8")), sub);
+            }
+    };
+    visit(k, appDir);
+    return made;
+}
+
+/** placeHelmCharts for one kustomization's own `helmCharts`. */
+function placeOwn(k: Record<string, unknown>, appDir: string, copy: string, ctx: RenderContext): string[] {
     const home = path.resolve(appDir, str(record(k.helmGlobals)?.chartHome) ?? "charts");
     const rel = path.relative(copy, home);
     if (rel.startsWith("..") || path.isAbsolute(rel))
@@ -59,7 +88,7 @@ export function placeHelmCharts(
         const name = String(entry.name).trim();
         const version = (str(entry.version) ?? "").trim();
         const dest = chartFolder(home, name, version);
-        if (path.relative(home, dest).startsWith("..") || /[/\\]/.test(name) || /[/\\]/.test(version))
+        if (!CHART_NAME.test(name) || /[/\\]/.test(version) || path.relative(home, dest).startsWith(".."))
             throw new ChartNotHad(`: helmCharts: ${JSON.stringify(name)} is not a chart name`);
         if (fs.existsSync(dest)) continue; // vendored: the generator reads it as it is
         const shown = `chart ${JSON.stringify(name)} from ${JSON.stringify(shownUrl(String(entry.repo)))}`;

@@ -179,7 +179,7 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
         if (!meta.includes("originAnnotations")) k.buildMetadata = [...meta, "originAnnotations"];
         fs.writeFileSync(kcopy, `${JSON.stringify(k, null, 2)}\n`);
         const helmArgs = opts.enableHelm ? enableHelmArgs(ctx, what) : [];
-        if (opts.enableHelm) charts = placeHelmCharts(k, appDir, copy, ctx);
+        if (opts.enableHelm) charts = placeHelmCharts(k, appDir, copy, ctx, kustomizationFile);
         const out = runTool("kustomize", ["build", ".", ...helmArgs], what, ctx, { cwd: appDir });
         return splitByOrigin(out, appDir, dir, localizer);
     } finally {

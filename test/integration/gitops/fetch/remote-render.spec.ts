@@ -350,6 +350,22 @@ describe("check renders fetched sources from a git server on loopback", function
         assert.deepStrictEqual(empty.load.notRendered, [
             `Application "ledger": spec.source: helmCharts: chart "valued" from "${charts.url}/" is fetched over the network, which check does not do in this run (--offline, nothing cached); vendor it into "app/charts/valued-0.1.0/valued"`,
         ]);
+        // In a local base: fetched into the base's chart home, where kustomize's generator looks for it.
+        const inBase = files("0.1.0");
+        const based = check(
+            {
+                "apps/ledger.yaml": inBase["apps/ledger.yaml"],
+                "argocd/argocd-cm.yaml": inBase["argocd/argocd-cm.yaml"],
+                "app/kustomization.yaml": "resources: [../base]\n",
+                "base/kustomization.yaml": inBase["app/kustomization.yaml"],
+            },
+            { cache },
+        );
+        assert.deepStrictEqual(based.load.notRendered, []);
+        assert.deepStrictEqual(
+            based.load.objects.filter((o) => o.kind === "Stack").map((o) => o.identity),
+            ["Stack/pulumi/inline"],
+        );
         // A version the repository does not hold: the fetch's own line, failing closed.
         const missing = check(files("9.9.9"));
         assert.strictEqual(missing.load.notRendered.length, 1);
