@@ -204,7 +204,7 @@ function helmChartsRefused(build: () => RenderedStream[]): RenderedStream[] {
         if (e instanceof ChartNotHad) throw new SourceNotRendered(e.message);
         if (e instanceof ToolFailed && /must specify --enable-helm/.test(e.message))
             throw new SourceNotRendered(
-                ": the kustomization inflates Helm charts (helmCharts), which Argo CD builds only when argocd-cm's kustomize.buildOptions carries --enable-helm; check renders them when the repository holds that argocd-cm ConfigMap, and does not guess this instance's setting",
+                ": the kustomization inflates Helm charts (helmCharts), which Argo CD builds only when argocd-cm's kustomize.buildOptions carries --enable-helm; check renders them when the repository holds that argocd-cm ConfigMap or the run says so (--kustomize-enable-helm), and does not guess this instance's setting",
             );
         if (e instanceof ToolFailed && /HelmChartInflationGenerator|helm pull|chart repository/.test(e.message))
             throw new SourceNotRendered(

@@ -152,7 +152,8 @@ export function placeApplications(
         },
     };
     // The Argo CD instance's kustomize settings, when the repository holds its argocd-cm as written.
-    ctx.kustomizeHelm = argoKustomizeSettings(out.objects).enableHelm;
+    // A run told so (--kustomize-enable-helm) keeps it.
+    ctx.kustomizeHelm ||= argoKustomizeSettings(out.objects).enableHelm;
     expandApplicationSets(out, ctx);
     const rendered = new Set<string>();
     for (const x of out.objects) index(x);

@@ -752,9 +752,16 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.deepStrictEqual(reasons(unknown), [
             [
                 "Application/argocd/ledger",
-                `Application "argocd/ledger": spec.source: the kustomization inflates Helm charts (helmCharts), which Argo CD builds only when argocd-cm's kustomize.buildOptions carries --enable-helm; check renders them when the repository holds that argocd-cm ConfigMap, and does not guess this instance's setting`,
+                `Application "argocd/ledger": spec.source: the kustomization inflates Helm charts (helmCharts), which Argo CD builds only when argocd-cm's kustomize.buildOptions carries --enable-helm; check renders them when the repository holds that argocd-cm ConfigMap or the run says so (--kustomize-enable-helm), and does not guess this instance's setting`,
             ],
         ]);
+        // Told so on the command line (the argocd-cm is kept elsewhere): the chart is what is missing now.
+        const told = check([".", "--offline", "--kustomize-enable-helm", "--format", "json"]);
+        assert.strictEqual(told.code, 1, told.err);
+        assert.match(
+            reasons(told)[0][1],
+            /helmCharts: chart "ledger" from "https:\/\/charts\.example\.com\/" is fetched/,
+        );
         // argocd-cm enables it, the chart is not vendored and --offline has nothing cached: fails closed, naming where.
         write(
             "argocd/argocd-cm.yaml",
