@@ -78,13 +78,13 @@ export function placeHelmCharts(
 function placeOwn(k: Record<string, unknown>, appDir: string, copy: string, ctx: RenderContext): string[] {
     const home = path.resolve(appDir, str(record(k.helmGlobals)?.chartHome) ?? "charts");
     const rel = path.relative(copy, home);
-    if (rel.startsWith("..") || path.isAbsolute(rel))
-        throw new ChartNotHad(": helmGlobals.chartHome is outside the repository, which check does not write to");
     const made: string[] = [];
     for (const entry of list(k.helmCharts).map(record)) {
         if (!entry) continue;
         const req = helmChartRequest(entry);
         if (!req) continue;
+        if (rel.startsWith("..") || path.isAbsolute(rel))
+            throw new ChartNotHad(": helmGlobals.chartHome is outside the repository, which check does not write to");
         const name = String(entry.name).trim();
         const version = (str(entry.version) ?? "").trim();
         const dest = chartFolder(home, name, version);
