@@ -27,10 +27,9 @@ import { remoteDependency } from "../render/helm";
 import { dependenciesFetchable } from "../render/chart-dependencies";
 import { chartRequest, gitRequest, remoteValueFile } from "./remote-sources";
 import { SourceOutput, fetchedContext, fetchedOrNoted, mergeFetched } from "../render/fetched-sources";
+import { isApplication, isApplicationSet } from "./argo-kinds";
 
 type Obj = Record<string, unknown>;
-
-import { isApplication, isApplicationSet } from "./argo-kinds";
 
 export { isApplication, isApplicationSet };
 

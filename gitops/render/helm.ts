@@ -8,7 +8,6 @@ import { RenderContext, RenderedStream, mappingOf, runTool } from "./render";
 import { confineLinks } from "./repo-tree";
 import { buildDependencies, dependenciesFetchable } from "./chart-dependencies";
 import { floatingNote } from "../fetch/fetched-source";
-
 import { isChart } from "./folders";
 
 export { isChart };

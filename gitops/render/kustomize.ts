@@ -14,7 +14,6 @@ import { Localizer, remoteEntriesFetchable } from "./kustomize-remote";
 import { rewriteKsops, rewriteNestedKsops } from "./ksops";
 import { extended } from "../../support/shapes";
 import { enableHelmArgs, placeHelmCharts } from "./kustomize-helm";
-
 import { KUSTOMIZATION_FILES, kustomizationFile } from "./folders";
 
 export { KUSTOMIZATION_FILES, kustomizationFile };
