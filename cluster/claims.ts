@@ -75,6 +75,8 @@ export interface ClaimOptions {
     now?: () => number;
     /** Release failures (logged by the caller; the Lease then expires). */
     onReleaseError?: (e: unknown) => void;
+    /** Each claim taken: how long taking it took (ms), waiting for other reviews included. */
+    onClaimed?: (ms: number) => void;
 }
 
 /** What a review claims: keys it changes (exclusive) and keys it only reads (shared). */
@@ -97,7 +99,7 @@ export function leaseName(key: string): string {
 }
 
 function aborted(what: string): ClaimError {
-    return new ClaimError(`${what} was held by another review until this review's deadline`);
+    return new ClaimError(`waited until its deadline for another review's claim on ${what}`);
 }
 
 /** Resolves after `ms`, or rejects with `onAbort()` when `signal` aborts first. */
@@ -140,6 +142,7 @@ export class Claims {
      * first or the API server cannot be asked; nothing is held then.
      */
     async claim(keys: ClaimKeys, signal: AbortSignal): Promise<Claim> {
+        const started = this.now();
         const holder = `${this.o.replica}/${this.next++}`;
         const exclusive = [...new Set(keys.exclusive)].sort();
         const shared = [...new Set(keys.shared)].filter((k) => !exclusive.includes(k) && k !== ALL).sort();
@@ -153,7 +156,7 @@ export class Claims {
             for (;;) {
                 if (all) {
                     got.push(await this.take(ALL, holder, signal));
-                    await this.untilNone(() => this.store.keyLeases(signal), others, signal, "claims on namespaces");
+                    await this.untilNone(() => this.store.keyLeases(signal), others, signal, "namespaces");
                     break;
                 }
                 for (const k of exclusive) got.push(await this.take(k, holder, signal));
@@ -170,8 +173,7 @@ export class Claims {
                 }
                 if (held) {
                     giveBack();
-                    const what =
-                        held === ALL_LEASE ? "a claim on every namespace" : "a claim on a role this review reads";
+                    const what = held === ALL_LEASE ? "every namespace" : "a role this review reads";
                     await this.untilFree(held, signal, what);
                     continue;
                 }
@@ -181,7 +183,7 @@ export class Claims {
                         () => this.store.sharedLeases(leaseName(k), signal),
                         others,
                         signal,
-                        "reviews reading a role this review changes",
+                        "a role this review changes",
                     );
                 break;
             }
@@ -190,6 +192,7 @@ export class Claims {
             throw e;
         }
         this.held++;
+        this.o.onClaimed?.(this.now() - started);
         let released = false;
         return {
             release: (shown) => {
@@ -211,12 +214,12 @@ export class Claims {
 
     /** A store call under the review's deadline: a failure other than a conflict is a ClaimError. */
     private async ask<T>(call: () => Promise<T>, signal: AbortSignal): Promise<T> {
-        if (signal.aborted) throw aborted("a claim this review needs");
+        if (signal.aborted) throw aborted("what this review concerns");
         try {
             return await call();
         } catch (e) {
             if (e instanceof LeaseConflict || e instanceof ClaimError) throw e;
-            if (signal.aborted) throw aborted("a claim this review needs");
+            if (signal.aborted) throw aborted("what this review concerns");
             const line = String((e as Error)?.message ?? e).split("\n")[0];
             throw new ClaimError(`the API server did not take the review's claim (${line.slice(0, 200)})`);
         }
@@ -231,7 +234,7 @@ export class Claims {
             durationS: this.o.durationS,
             all: key === ALL,
         });
-        const what = key === ALL ? "a claim on every namespace" : "a claim on the same namespaces or role";
+        const what = key === ALL ? "every namespace" : "the same namespaces or role";
         for (let wait = this.pollMs; ; wait = Math.min(wait * 2, this.pollMs * 10)) {
             try {
                 return await this.ask(() => this.store.create(w(), signal), signal);

@@ -120,12 +120,14 @@ export function replicaClaims(
     namespace: string,
     readTimeoutMs: number,
     log: (level: string, event: string, fields?: Record<string, unknown>) => void,
+    onClaimed?: (ms: number) => void,
 ): Claims {
     return new Claims(leaseStore(kc, namespace), {
         replica: `${os.hostname()}-${process.pid}-${crypto.randomBytes(4).toString("hex")}`,
         holdMs: CLAIM_HOLD_MS,
         // Never expires while its holder lives: a review's deadline and the hold after it, and a second to spare.
         durationS: Math.ceil((readTimeoutMs + CLAIM_HOLD_MS) / 1000) + 1,
+        onClaimed,
         onReleaseError: (e) =>
             log("warn", "claim.release_failed", {
                 error: escapeText(String((e as Error)?.message ?? e).split("\n")[0]).slice(0, 200),

@@ -211,7 +211,10 @@ describe("cluster/claims: interacting reviews ordered across replicas through Le
         deadline.abort();
         await assert.rejects(waiting, (e: Error) => {
             assert.ok(e instanceof ClaimError);
-            assert.match(e.message, /held by another review until this review's deadline/);
+            assert.match(
+                e.message,
+                /^waited until its deadline for another review's claim on the same namespaces or role$/,
+            );
             return true;
         });
         await until("ns:a given back", () => !store.leases.has(leaseName("ns:a")));
