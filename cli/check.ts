@@ -23,7 +23,7 @@ import { ManifestObject, Skip } from "../gitops/manifests/manifest-objects";
 import { runRepoRoot } from "../gitops/manifests/load";
 import { isFluxApplier } from "../gitops/flux/flux-kinds";
 import { checkedRepository, unknownRepositoryNotice } from "../gitops/manifests/repository";
-import type { CheckedRepository } from "../gitops/argocd/repo-url";
+import type { CheckedRepository } from "../gitops/render/repo-url";
 import { CheckedManifests, checkManifests } from "../gitops/manifests/parallel";
 import { progressLine } from "../support/progress";
 import { clusterCapabilities } from "../gitops/render/capabilities";

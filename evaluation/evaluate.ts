@@ -12,9 +12,10 @@ import { SETTINGS_POLICY } from "../policies/model/production";
 import { Level, Row, normalizeMessage, row } from "./rows";
 import { PackConfig } from "./pack-config";
 import { policySdk } from "./policy-sdk";
-import { structRoundTrip } from "./struct";
-import { sharingViews } from "./request-cache";
+import { wireCopy } from "./struct";
+import { evaluationViews, sharingViews } from "./request-cache";
 import { NO_REVIEW, ReviewContext, ScopeContext } from "../policies/model/review";
+import { Views } from "../policies/model/views";
 import { ResourceLike } from "../policies/model/stack";
 
 /** A resource to evaluate: what the engine would send the analyzer for it. */
@@ -56,11 +57,14 @@ function isStackPolicy<P extends Policy>(p: P): p is P & StackValidationPolicy {
     return typeof (p as { validateStack?: unknown }).validateStack === "function";
 }
 
-/** What a policy's `props` is in `pulumi preview`: the SDK's deserialization of the wire Struct (./struct.ts), proxied. */
+/**
+ * What a policy's `props` is in `pulumi preview`: the SDK's deserialization of the wire Struct (./struct.ts), proxied.
+ * The deserializer copies plain data as it is, so it runs only on a copy that holds a special value (`special`).
+ */
 export function analyzerProps(props: Record<string, unknown>): Record<string, unknown> {
-    const wire = structRoundTrip(props);
+    const { wire, special } = wireCopy(props);
     const { unknownCheckingProxy, deserializeProperties } = policySdk();
-    return unknownCheckingProxy(deserializeProperties({ toJavaScript: () => wire }, false));
+    return unknownCheckingProxy(special ? deserializeProperties({ toJavaScript: () => wire }, false) : wire);
 }
 
 /** Deserialized copies of immutable props, kept while the props object lives. */
@@ -85,6 +89,16 @@ function sharedProps(r: EvalResource): Record<string, unknown> {
  * its arguments (policies/model/policy.ts `WithViews`).
  */
 const views = sharingViews();
+
+/**
+ * The views of an evaluation: the shared ones when an immutable copy may be read again by a later evaluation;
+ * else the evaluation's own, kept in strong maps and dropped with it (its copies are its own, so no other
+ * evaluation could find what is derived from them, and weak maps of every object of a large run cost the
+ * collector).
+ */
+function viewsOf(resources: EvalResource[]): Views {
+    return resources.some((r) => r.immutable === true) ? views : evaluationViews();
+}
 
 function levelOf(config: PackConfig, p: Policy): Level {
     const level = config[p.name]?.enforcementLevel ?? p.enforcementLevel ?? "advisory";
@@ -153,6 +167,7 @@ interface AnalyzerRequest {
     /** The resources of each scope: one program to the stack hooks (EvalResource.scope), with its name. */
     stackScopes: { name?: string; resources: object[] }[];
     review: ReviewContext;
+    views: Views;
 }
 
 function analyzerRequest(resources: EvalResource[], review: ReviewContext): AnalyzerRequest {
@@ -182,7 +197,12 @@ function analyzerRequest(resources: EvalResource[], review: ReviewContext): Anal
         if (list) list.resources.push(stackResource);
         else scopes.set(scope, { name: resources[i].scopeName, resources: [stackResource] });
     });
-    return { args, stackScopes: scopes.size > 0 ? [...scopes.values()] : [{ resources: [] }], review };
+    return {
+        args,
+        stackScopes: scopes.size > 0 ? [...scopes.values()] : [{ resources: [] }],
+        review,
+        views: viewsOf(resources),
+    };
 }
 
 /** One policy's run: its config, how it reports into `rows`, and the analyzer's handling of what its hooks throw. */
@@ -283,7 +303,7 @@ function runResourceHooks(p: Rule & ResourceValidationPolicy, request: AnalyzerR
                 getConfig,
                 notApplicable,
                 stackTags,
-                views,
+                views: request.views,
                 review: request.review,
             };
             judged = a.urn;
@@ -316,7 +336,7 @@ function runStackHook(p: Rule & StackValidationPolicy, request: AnalyzerRequest,
             getConfig,
             notApplicable,
             stackTags: new Map(),
-            views,
+            views: request.views,
             review: request.review,
             ...(scope ? { scope } : {}),
         };

@@ -141,6 +141,14 @@ export function sharingViews(): Views {
     return new SharingViews(true);
 }
 
+/**
+ * Views that remember what they derive for as long as they live (strong maps, no weak references for the
+ * collector to trace): one evaluation's, for inputs that no other evaluation reads (./evaluate.ts).
+ */
+export function evaluationViews(): Views {
+    return new SharingViews(false);
+}
+
 /** One analyzer request as the pack's policies see it: what it is about, the policies that ran, what they share. */
 interface Request {
     key: string;

@@ -50,14 +50,19 @@ export interface Notice {
     message: string;
 }
 
-/** Splits a URN into its type and name. */
+/**
+ * Splits a URN into its type and name: the type is the last `$` part of the third `::` part, the name all that
+ * follows the third `::` (fewer than three: both empty). Found by position, not split: every row is made with it.
+ */
 export function urnParts(urn: string): { type: string; name: string } {
-    const parts = urn.split("::");
-    if (parts.length < 4) {
+    const first = urn.indexOf("::");
+    const second = first < 0 ? -1 : urn.indexOf("::", first + 2);
+    const third = second < 0 ? -1 : urn.indexOf("::", second + 2);
+    if (third < 0) {
         return { type: "", name: "" };
     }
-    const qualified = parts[2];
-    return { type: qualified.split("$").pop() ?? qualified, name: parts.slice(3).join("::") };
+    const qualified = urn.slice(second + 2, third);
+    return { type: qualified.slice(qualified.lastIndexOf("$") + 1), name: urn.slice(third + 2) };
 }
 
 /** Removes the engine's color directives and the policy description prefix from a message. */

@@ -8,7 +8,7 @@
 import { stack } from "./model/examples";
 import { RuleContext, RuleFinding, classify, programRule } from "./model/policy";
 import { compilePattern, invalidSettingsMessage, patternProblem } from "./model/production";
-import { StackView, describeStack, patchedStacks, stackPatches, stackView } from "./model/stack";
+import { ResourceLike, StackView, describeStack } from "./model/stack";
 import { UNKNOWN, configStrings } from "./model/values";
 
 export const NAME = "pko-stack-preview-only-nonprod";
@@ -32,6 +32,27 @@ interface Judging {
 function deployedKey(view: StackView): string | undefined {
     if (typeof view.stack !== "string" || view.backend === UNKNOWN) return undefined;
     return JSON.stringify([typeof view.backend === "string" ? view.backend : "", view.stack]);
+}
+
+/**
+ * When `check` judges several scopes (clusters) and a Stack of another one deploys the same Pulumi stack: a clause
+ * saying so (that Stack is not judged with this one, since it runs in another cluster), else "". At most two named.
+ */
+function deployedElsewhere(key: string | undefined, ctx: RuleContext): string {
+    if (key === undefined) return "";
+    const names = (ctx.scope?.others ?? [])
+        .filter(({ resources }) =>
+            ctx.views
+                .patchedStacks(resources as ResourceLike[])
+                .some(({ view }) => view.preview !== true && view.preview !== UNKNOWN && deployedKey(view) === key),
+        )
+        .map((o) => o.name);
+    if (names.length === 0) return "";
+    const where =
+        names.length > 2
+            ? `${names.slice(0, 2).join(", ")} and ${names.length - 2} more scope(s)`
+            : names.join(" and ");
+    return ` (a Stack ${where} deploys it, but it is not judged with this one)`;
 }
 
 function judge(view: StackView, j: Judging): RuleFinding[] {
@@ -80,9 +101,10 @@ function judge(view: StackView, j: Judging): RuleFinding[] {
                 field: "spec.preview",
             },
         ];
+    const scope = j.ctx.scope?.name;
     return [
         {
-            message: `${who} is ${prod.reason} but sets spec.preview: true, so it never deploys, and no Stack judged with it deploys this stack. If it previews a Stack deployed elsewhere (a preview twin), keep spec.preview: true and list its name in previewTwinNames; if it is meant to deploy, first make sure no other Stack deploys this stack, then set spec.preview: false.`,
+            message: `${who} is ${prod.reason} but sets spec.preview: true, so it never deploys, and no Stack judged with it${scope === undefined ? "" : ` ${scope}`} deploys this stack${deployedElsewhere(key, j.ctx)}. If it previews a Stack deployed elsewhere (a preview twin), keep spec.preview: true and list its name in previewTwinNames; if it is meant to deploy, first make sure no other Stack deploys this stack, then set spec.preview: false.`,
             field: "spec.preview",
         },
     ];
@@ -142,7 +164,7 @@ export const rule = programRule(
         const bad =
             patternProblem("previewOnlyStackPatterns", patterns) ?? patternProblem("previewTwinNames", twinNames);
         const deployed = new Set<string>();
-        for (const { view } of patchedStacks(resources)) {
+        for (const { view } of ctx.views.patchedStacks(resources)) {
             const key = deployedKey(view);
             if (view.preview !== true && view.preview !== UNKNOWN && key !== undefined) deployed.add(key);
         }
@@ -152,7 +174,7 @@ export const rule = programRule(
             for (const f of found) findings.push(urn === undefined ? f : { ...f, urn });
         };
         for (const r of resources) {
-            const view = stackView(r);
+            const view = ctx.views.view(r, "Stack");
             if (!view) continue;
             on(
                 view.urn,
@@ -162,7 +184,8 @@ export const rule = programRule(
             );
         }
         if (bad !== undefined) return findings;
-        for (const p of stackPatches(resources)) on(p.patch.urn, introduced(judge(p.before, j), judge(p.after, j)));
+        for (const p of ctx.views.stackPatches(resources))
+            on(p.patch.urn, introduced(judge(p.before, j), judge(p.after, j)));
         return findings;
     },
 );

@@ -10,20 +10,27 @@ import { DEFAULT_NAMESPACE } from "./model/rbac/objects";
 import { push } from "./model/values";
 import { describeStack, secretsRead } from "./model/stack";
 import { UNKNOWN, entries, get, plain, str } from "./model/values";
+import { encryptedSecretValue } from "./model/sops";
 
 export const NAME = "pko-stack-secret-committed";
 
 const SECRET_TYPE = "kubernetes:core/v1:Secret";
 
-/** The keys of `data`/`stringData` that hold a value (or a value unknown during preview), as field paths. */
-function filledKeys(props: ReturnType<typeof plain>): string[] {
-    const out: string[] = [];
+/**
+ * The keys of `data`/`stringData` that hold a readable value (or a value unknown during preview), as field paths;
+ * `encrypted`: whether any other key holds a SOPS-encrypted value (./model/sops.ts), which is not counted.
+ */
+function filledKeys(props: ReturnType<typeof plain>): { fields: string[]; encrypted: boolean } {
+    const fields: string[] = [];
+    let encrypted = false;
     for (const field of ["data", "stringData"]) {
         for (const [key, value] of entries(get(props, field))) {
-            if (value === UNKNOWN || (typeof value === "string" && value.length > 0)) out.push(`${field}.${key}`);
+            if (encryptedSecretValue(props, field, key, value)) encrypted = true;
+            else if (value === UNKNOWN || (typeof value === "string" && value.length > 0))
+                fields.push(`${field}.${key}`);
         }
     }
-    return out;
+    return { fields, encrypted };
 }
 
 export const rule = programRule(
@@ -36,6 +43,7 @@ export const rule = programRule(
             notes: [
                 "The Secrets a Stack reads: those its `envRefs`, `secretsRef`, `gitAuth` and legacy token fields name, in\nits namespace, as patches leave the Stack. Written with values: a non-empty `data` or `stringData` key.\nYAML a program declares: the provider's `ConfigFile`, `ConfigGroup` and `kustomize.Directory`\ncomponents, told by the URN's parent types. Reported on the Secret, at its first filled key, naming the\nkeys and the Stacks.",
                 "Only the names of the keys are ever shown, never a value. Keys with an empty value (placeholders) do\nnot count. Secrets declared in program code are not judged: the analyzer cannot tell a value from\nPulumi config secrets (encrypted in state) from a literal.",
+                "SOPS-encrypted values are not committed credentials: a value in SOPS's `ENC[AES256_GCM,...]` form in a\nSecret that carries SOPS metadata (a top-level `sops` with a `mac`, as Flux's kustomize-controller, KSOPS\nand helm-secrets decrypt it); a `data` value that is a whole SOPS-encrypted file; and the keys a kustomize\n`secretGenerator` makes of an encrypted dotenv file (`envs`, its `sops_*` metadata keys included), which\nkustomize-controller decrypts before it builds. A value SOPS left in the clear (`encrypted_regex`,\n`unencrypted_suffix` and the like) counts like any other, and the message says the Secret's other values are\nencrypted.",
             ],
             reads: ["core/Secret", "pulumi.com/Stack"],
             readsProduction: false,
@@ -67,7 +75,7 @@ export const rule = programRule(
             if (typeof name !== "string" || ns === UNKNOWN) continue;
             const stacks = readers.get(`${ns ?? DEFAULT_NAMESPACE}/${name}`);
             if (!stacks) continue;
-            const fields = filledKeys(props);
+            const { fields, encrypted } = filledKeys(props);
             if (fields.length === 0) continue;
             // Key names only: the Kubernetes provider turns stringData into data, so messages never say which.
             const keys = [...new Set(fields.map((f) => f.slice(f.indexOf(".") + 1)))];
@@ -87,7 +95,9 @@ export const rule = programRule(
                     `Secret ${secret}, read by ${shown}, is committed with values in its manifest (key${keys.length > 1 ? "s" : ""} ${keys
                         .slice(0, 5)
                         .map((k) => JSON.stringify(k))
-                        .join(", ")}${keys.length > 5 ? ", ..." : ""}); ` +
+                        .join(
+                            ", ",
+                        )}${keys.length > 5 ? ", ..." : ""}${encrypted ? `; SOPS encrypted its other values but left ${keys.length > 1 ? "these" : "this one"} in the clear` : ""}); ` +
                     `anyone who can read the repository can read them (data is only base64, stringData plain text): create it out of band or from a secret store, keep only the reference in Git, and rotate the credential.`,
                 urn: typeof r.urn === "string" ? r.urn : undefined,
                 field: fields[0],

@@ -8,7 +8,7 @@
 import { ExampleResource } from "./model/examples";
 import { RuleContext, RuleFinding, classify, resourceRule } from "./model/policy";
 import { productionFindings } from "./model/production";
-import { StackView, describeStack, resourceProps, stackView } from "./model/stack";
+import { StackView, describeStack, stackView } from "./model/stack";
 import { Plain, UNKNOWN, get, quote } from "./model/values";
 
 export const NAME = "pko-update-prod-approved-path";
@@ -137,9 +137,9 @@ export const rule = resourceRule(
         },
     },
     (resource, config, ctx) => {
-        const stack = stackView(resource);
+        const stack = ctx.views.view(resource, "Stack");
         if (stack !== undefined) return stack.spec === UNKNOWN ? [] : templateProblems(stack, ctx);
-        const props = resourceProps(resource);
+        const props = ctx.views.props(resource);
         if (!isUpdate(String(resource.type ?? ""), props)) return [];
         const who = `Update ${JSON.stringify(String(resource.name ?? ""))}`;
         const spec = get(props, "spec");

@@ -4,7 +4,7 @@
  * the table cannot fit the width, columns are printed one under the other. Every string from input goes
  * through support/escape.ts; colour paints only the output's own words.
  */
-import Table from "cli-table3";
+import type TableType from "cli-table3";
 import * as path from "path";
 import { PLAIN, Painter } from "../support/color";
 import { escapeText as esc } from "../support/escape";
@@ -209,8 +209,13 @@ export function* fullTableChunks(
 /** The narrowest message column the full table is drawn with: narrower, each finding's columns are a record. */
 const MIN_MESSAGE_WIDTH = 30;
 
+let Table: typeof TableType | undefined;
+
 /** The rows as cli-table3 tables of `rowsPerTable` rows joined into one (see fullTableChunks). */
 function* tableChunks(rows: string[][], widths: number[], rowsPerTable: number): Generator<string> {
+    // Loaded on the first table: the findings' text and other commands' wrapping (most runs) do not need it.
+    Table ??= require("cli-table3") as typeof TableType;
+    const Tables = Table;
     // cli-table3 cuts a word longer than its column (with "…"): such a word is broken across lines instead.
     const room = widths[5] - 2;
     const whole = (text: string) =>
@@ -219,7 +224,7 @@ function* tableChunks(rows: string[][], widths: number[], rowsPerTable: number):
             .map((w) => (w.length > room ? (w.match(new RegExp(`[^]{1,${room}}`, "g")) ?? []).join(" ") : w))
             .join(" ");
     const render = (part: string[][], head: string[]) => {
-        const table = new Table({ head, style: { head: [], border: [] }, wordWrap: true, colWidths: widths });
+        const table = new Tables({ head, style: { head: [], border: [] }, wordWrap: true, colWidths: widths });
         for (const x of part) table.push([...x.slice(0, 5), whole(x[5])]);
         return table.toString();
     };

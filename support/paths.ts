@@ -34,5 +34,7 @@ export const PLAIN_PACK_ENTRY = path.join(REPO_ROOT, "bin", "index.js");
 export const CLI_ENTRY = path.join(REPO_ROOT, "bin", "cli", "pko-guard.js");
 /** The CLI bundle the installed command runs (one file for every command). */
 export const CLI_BUNDLE = path.join(REPO_ROOT, "bin", "cli", "pko-guard.bundle.js");
+/** The bundle of `check` alone, which the installed command runs for `check` (cli/bundle/check-entry.ts). */
+export const CLI_CHECK_BUNDLE = path.join(REPO_ROOT, "bin", "cli", "pko-guard-check.bundle.js");
 /** The harness's command (`npm run harness`); built by `npm run build`. */
 export const HARNESS_ENTRY = path.join(REPO_ROOT, "bin", "harness", "cli.js");

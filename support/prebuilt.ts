@@ -5,7 +5,7 @@
  * error, never run. A match is remembered in the user's cache by path, size, inode and mtime, so later runs do not hash
  * it again.
  */
-import { createHash } from "crypto";
+import type { Hash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { userCacheDir } from "./cache-dir";
@@ -68,9 +68,17 @@ function packageDir(name: string, from: string): string | undefined {
     }
 }
 
+/**
+ * A SHA-256 hash. Node's crypto is loaded on the first (a run that starts no prebuilt tool, as most `check` runs,
+ * does not load it: it is one of Node's larger modules).
+ */
+function sha256Hash(): Hash {
+    return (require("crypto") as typeof import("crypto")).createHash("sha256");
+}
+
 /** The SHA-256 of a file, read in bounded pieces. */
 export function fileSha256(file: string): string {
-    const hash = createHash("sha256");
+    const hash = sha256Hash();
     const buf = Buffer.alloc(1 << 20);
     const fd = fs.openSync(file, "r");
     try {
@@ -89,7 +97,7 @@ function fingerprint(file: string, sha256: string): string {
 }
 
 function recordFile(file: string): string {
-    return path.join(userCacheDir(), "verified", createHash("sha256").update(file).digest("hex").slice(0, 32));
+    return path.join(userCacheDir(), "verified", sha256Hash().update(file).digest("hex").slice(0, 32));
 }
 
 /** True when the file's checksum is `sha256`: remembered from an earlier check, else read now (and remembered). */

@@ -75,6 +75,7 @@ HELM_VERSION="v3.22.0"                  # helm.sh/helm/v3 (the helm CLI)
 JSONNET_VERSION="v0.22.0"               # github.com/google/go-jsonnet (the jsonnet CLI)
 KUBE_YAML_VERSION="apimachinery-v0.37.0+yaml-v1.6.0" # toolchain/kube-yaml/main.go on k8s.io/apimachinery + sigs.k8s.io/yaml
 OCI_REGISTRY_VERSION="distribution-v3.1.1"              # toolchain/oci-registry/main.go: distribution's registry, in memory (the fetch specs' OCI registry)
+GIT_SSH_SERVER_VERSION="gittestserver-v0.25.0"         # toolchain/git-ssh-server/main.go: Flux's git test server over ssh (the fetch specs' ssh remote)
 APPSET_TEMPLATE_VERSION="sprig-v3.3.0+slug-v1.15.0"  # toolchain/appset-template/main.go: ApplicationSet goTemplate on text/template + Argo CD's sprig and slug pins
 FLUX_BUILD_VERSION="fluxcd-pkg-kustomize-v1.41.0"    # toolchain/flux-build/main.go: a Flux Kustomization built with github.com/fluxcd/pkg/kustomize
 FLUX_VERSION="2.9.5"                    # github.com/fluxcd/flux2/v2 (the flux CLI: the tests' reference for flux-build)
@@ -83,7 +84,7 @@ FLUX_VERSION="2.9.5"                    # github.com/fluxcd/flux2/v2 (the flux C
 TOOLS_FILE="$TOOLCHAIN_DIR/tools.txt"
 PROFILES=(check gate cluster all)
 # Every tool, in build order (pulumi before the hosts that reuse its build cache).
-ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-go pulumi-language-yaml pulumi-resource-kubernetes pulumi-resource-pulumi-nodejs pulumi-resource-pulumi-python schemas kustomize helm jsonnet jsonnet-deps kube-yaml appset-template flux-build flux oci-registry etcd kube-apiserver kubectl kube-controller-manager)
+ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-go pulumi-language-yaml pulumi-resource-kubernetes pulumi-resource-pulumi-nodejs pulumi-resource-pulumi-python schemas kustomize helm jsonnet jsonnet-deps kube-yaml appset-template flux-build flux oci-registry git-ssh-server etcd kube-apiserver kubectl kube-controller-manager)
 
 spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper folder, default: the name)
 	MODULE="$1"
@@ -187,6 +188,12 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper fol
 		PKG="." # wrapper main.go
 		VERSION_VAR=""
 		ESTIMATE="~2 min"
+		;;
+	git-ssh-server)
+		VERSION="$GIT_SSH_SERVER_VERSION"
+		PKG="." # wrapper main.go
+		VERSION_VAR=""
+		ESTIMATE="~30 s"
 		;;
 	appset-template)
 		VERSION="$APPSET_TEMPLATE_VERSION"

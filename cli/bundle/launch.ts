@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The installed `pko-guard` command (bin/cli/pko-guard.js, built by ./build-cli.ts): runs the CLI bundle beside it with
- * V8's code cache for it, so a run does not compile the bundle's functions again.
+ * V8's code cache for it, so a run does not compile the bundle's functions again. `pko-guard check ...` and the worker
+ * threads of a large `check` run the bundle of `check` alone (./check-entry.ts), any other command line the whole one.
  * Node 20 has no module compile cache, so this is `vm.Script` `cachedData`, in a file named for the V8 version and
  * architecture that `npm run build` writes by running `check` once. V8 rejects a cache that does not fit; the bundle is
  * then compiled as usual and the cache rewritten (renamed into place; an unwritable folder is left alone).
@@ -12,6 +13,7 @@ import { createRequire } from "module";
 import * as path from "path";
 import * as v8 from "v8";
 import * as vm from "vm";
+import { isMainThread } from "worker_threads";
 
 /**
  * V8 optimizes a function once it has run for a budget of bytecode (132 KB by default in Node 20): most of a
@@ -21,8 +23,9 @@ import * as vm from "vm";
  */
 v8.setFlagsFromString("--interrupt-budget=500000");
 
-const BUNDLE = path.join(__dirname, "pko-guard.bundle.js");
-const CACHE = path.join(__dirname, `pko-guard.bundle.${process.versions.v8}-${process.arch}.cache`);
+const NAME = process.argv[2] === "check" || !isMainThread ? "pko-guard-check.bundle" : "pko-guard.bundle";
+const BUNDLE = path.join(__dirname, `${NAME}.js`);
+const CACHE = path.join(__dirname, `${NAME}.${process.versions.v8}-${process.arch}.cache`);
 const useCache = process.env.PKO_GUARD_CODE_CACHE !== "0";
 
 function read(file: string): Buffer | undefined {

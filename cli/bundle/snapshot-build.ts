@@ -1,6 +1,7 @@
 /**
  * The installed command's start-up snapshot (part of `npm run build`, after the CLI bundle: ./build-cli.ts).
- * A V8 snapshot fits only the Node binary and flags that built it (node refuses any other, exit 14, before our code
+ * It holds the `check` bundle (./check-entry.ts): the launcher starts other commands without it. A V8 snapshot fits
+ * only the Node binary and flags that built it (node refuses any other, exit 14, before our code
  * runs), so it is built for the building Node and used only through bin/cli/pko-guard.sh, which checks that node is
  * that binary, unchanged, with no NODE_OPTIONS; anything else runs bin/cli/pko-guard.js. A blob that cannot be built
  * leaves none: the command works without. PKO_GUARD_SNAPSHOT=0 builds none. See docs/check.md, "Start-up".
@@ -84,14 +85,14 @@ spec:
 };
 
 const LAUNCHER = `#!/bin/sh
-# pko-guard, started from its start-up snapshot when that fits (cli/bundle/snapshot-build.ts), else as
+# pko-guard, started from its start-up snapshot (of \`check\`) when that fits (cli/bundle/snapshot-build.ts), else as
 # bin/cli/pko-guard.js. The snapshot fits the node binary that built it (its real path, in pko-guard.snapshot.node,
 # not replaced since) and no V8 flags: not with NODE_OPTIONS set, nor PKO_GUARD_SNAPSHOT=0.
 self=$0
 [ -L "$self" ] && self=$(readlink -f -- "$self")
 here=\${self%/*}
 blob=$here/pko-guard.snapshot.blob
-if [ -z "\${NODE_OPTIONS:-}" ] && [ "\${PKO_GUARD_SNAPSHOT:-}" != 0 ] && [ -f "$blob" ] &&
+if [ "\${1:-}" = check ] && [ -z "\${NODE_OPTIONS:-}" ] && [ "\${PKO_GUARD_SNAPSHOT:-}" != 0 ] && [ -f "$blob" ] &&
     IFS= read -r built <"$here/pko-guard.snapshot.node" 2>/dev/null; then
     node=$(command -v node) || node=
     [ -L "$node" ] && node=$(readlink -f -- "$node")
@@ -111,7 +112,7 @@ export function writeWarmUp(dir: string): void {
 }
 
 /**
- * Builds the blob of the command in `bin` (a bin/cli folder: the bundle, its launcher, bundle/snapshot-builder.js)
+ * Builds the blob of the command in `bin` (a bin/cli folder: the bundles, their launcher, bundle/snapshot-builder.js)
  * into `blob`: undefined when done, else why not (one line).
  */
 export function buildBlob(bin: string, blob: string): string | undefined {
@@ -137,8 +138,10 @@ export function buildBlob(bin: string, blob: string): string | undefined {
             { cwd: tmp, env, encoding: "utf8", timeout: 120000, stdio: ["ignore", "ignore", "pipe"] },
         );
         if (r.status !== 0 || !fs.existsSync(partial)) {
-            const lines = (r.stderr ?? "").split("\n").filter((l) => /^snapshot: |Error/.test(l));
-            return r.error?.message ?? lines[0] ?? `the builder exited ${r.status ?? r.signal}`;
+            // The builder's own line, else the error's: not a line of the (minified, one-line) bundle it quotes.
+            const lines = (r.stderr ?? "").split("\n");
+            const why = lines.find((l) => l.startsWith("snapshot: ")) ?? lines.find((l) => /^\w*Error\b/.test(l));
+            return r.error?.message ?? why?.slice(0, 300) ?? `the builder exited ${r.status ?? r.signal}`;
         }
         fs.renameSync(partial, blob);
         return undefined;

@@ -1,10 +1,11 @@
 /**
  * The script `node --snapshot-blob FILE --build-snapshot` runs to make the installed command's start-up snapshot
  * (./snapshot-build.ts runs it).
- * The heap it leaves is the command loaded with `check` run once over a small repository, so a run's functions are
- * compiled (a snapshot keeps the bytecode of what ran), and what the process held forgotten (support/snapshot.ts). Node
- * gives this script a `require` for its own modules only, so the command comes from the CLI bundle. A run from the
- * snapshot first checks that the bundle beside it is the one it holds, else runs ./launch.ts in the same process.
+ * The heap it leaves is the `check` bundle (./check-entry.ts) loaded with `check` run once over a small repository, so
+ * a run's functions are compiled (a snapshot keeps the bytecode of what ran), and what the process held forgotten
+ * (support/snapshot.ts). Node gives this script a `require` for its own modules only, so the command comes from the
+ * bundle. A run from the snapshot first checks that it is a `check` and that the bundle beside it is the one it holds,
+ * else runs ./launch.ts in the same process (the whole command).
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -19,7 +20,7 @@ interface Command {
 }
 
 const BIN = path.dirname(__dirname);
-const BUNDLE = path.join(BIN, "pko-guard.bundle.js");
+const BUNDLE = path.join(BIN, "pko-guard-check.bundle.js");
 const LAUNCHER = path.join(BIN, "pko-guard.js");
 
 /** What identifies the bundle file the snapshot was built from (a rebuilt bundle differs in one of them). */
@@ -139,7 +140,7 @@ warmUp(command, warmDir, reportsDir).then(
             if (at >= 0) process.execArgv.splice(at, process.execArgv[at] === "--snapshot-blob" ? 2 : 1);
             let same = false;
             try {
-                same = bundleIdentity() === built;
+                same = process.argv[2] === "check" && bundleIdentity() === built;
             } catch {
                 // no bundle: today's path says what is wrong
             }

@@ -8,29 +8,17 @@ import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../../support/errors";
 import { normalizeKubeVersion } from "../render/capabilities";
-import { RenderContext, RenderedStream } from "../render/render";
+import { RenderContext } from "../render/render";
 import { repoFolders, rootInUse } from "../render/repo-tree";
 import { KUSTOMIZATION_FILES, renderKustomize } from "../render/kustomize";
 import { renderHelm } from "../render/helm";
-import { renderJsonnet } from "../render/jsonnet";
+import { JsonnetRefused, renderJsonnet } from "../render/jsonnet";
 import { list, record, str } from "../../support/records";
 import { BuildEnv, envsubst } from "./build-env";
+import { SourceOutput } from "../render/fetched-sources";
+import { RenderedStream } from "../render/render";
 
 type Obj = Record<string, unknown>;
-
-/** What the sources of one Application add up to (gitops/argocd/applications.ts ApplicationOutput). */
-export interface SourceOutput {
-    /** Files of directory sources (absolute): their objects are the Application's, read as manifests. */
-    files: string[];
-    /** Rendered streams (kustomize, Helm, jsonnet). */
-    streams: RenderedStream[];
-    /** Folders of its sources (absolute), so they are not rendered again with defaults. */
-    rendered: string[];
-    /** Renders run: kustomize builds, Helm templates, jsonnet evaluations. */
-    renders: number;
-    /** Jsonnet files (absolute) of directory sources that yield no object (Argo CD applies nothing of them). */
-    empty?: string[];
-}
 
 /** What rendering a source needs of its Application. */
 export interface SourceOwner {
@@ -44,6 +32,28 @@ export interface SourceOwner {
     refs: Map<string, string>;
     /** The build environment of the source being rendered (./build-env.ts); unset: nothing is substituted. */
     env?: BuildEnv;
+    /**
+     * An `http(s)://` value file as Argo CD's repo server reads it (fetched under the network policy): the local
+     * file; throws SourceNotRendered when it cannot be had. Unset: the run fetches nothing.
+     */
+    remoteFile?: (url: string) => string;
+}
+
+/**
+ * Why a source cannot be rendered as Argo CD renders it, or what it needs cannot be had in this run: the
+ * message continues the source's field (`.helm.valueFiles: ...`), and the Application fails closed on it
+ * (gitops/argocd/applications.ts), instead of stopping the run.
+ */
+export class SourceNotRendered extends Error {}
+
+/** A URL as a message shows it: no user information, query or fragment (either can hold a token). */
+function shownFileUrl(url: string): string {
+    try {
+        const u = new URL(url);
+        return `${u.protocol}//${u.host}${u.pathname}`;
+    } catch {
+        return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, "$1").replace(/[?#].*$/, "");
+    }
 }
 
 /** gobwas/glob without separators, as Argo CD's glob.Match: `*` and `?` cross `/`, `{a,b}`, `[...]`. */
@@ -177,8 +187,11 @@ export function kustomizeSource(source: Obj, dir: string, ctx: RenderContext, ou
     );
 }
 
-/** A Helm source's value files, absolute: relative to the chart, or `$<ref>/...` in a `ref` source's folder. */
-function valueFilesOf(h: Obj, dir: string, owner: SourceOwner): string[] {
+/**
+ * A Helm source's value files, absolute: relative to the chart, `$<ref>/...` in a `ref` source's folder, or an
+ * `http(s)://` file fetched as Argo CD fetches it (its default `helm.valuesFileSchemes`), each added to `remote`.
+ */
+function valueFilesOf(h: Obj, dir: string, owner: SourceOwner, remote: Set<string>): string[] {
     return list(h.valueFiles)
         .filter((x): x is string => typeof x === "string")
         .map((raw) => {
@@ -191,9 +204,22 @@ function valueFilesOf(h: Obj, dir: string, owner: SourceOwner): string[] {
                     `${owner.who}: value file ${JSON.stringify(raw)} names a ref source the Application does not have`,
                 );
             const f = subst(raw, owner.env);
-            if (/^[a-z][a-z0-9+.-]*:\/\//i.test(f))
-                throw new BadInputError(
-                    `${owner.who}: value file ${JSON.stringify(f)} is fetched over the network, which check does not use`,
+            const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(f)?.[1].toLowerCase();
+            // Argo CD reads a value file with a URL scheme (util/io/path ResolveValueFilePathOrUrl) only when the
+            // scheme is allowed (argocd-cm `helm.valuesFileSchemes`, default https and http): those it fetches,
+            // others only a Helm plugin of the repo server reads.
+            if (scheme === "https" || scheme === "http") {
+                if (!owner.remoteFile)
+                    throw new SourceNotRendered(
+                        `.helm.valueFiles: ${JSON.stringify(shownFileUrl(f))} is fetched over the network, which check does not do in this run (--offline, nothing cached)`,
+                    );
+                const local = owner.remoteFile(f);
+                remote.add(local);
+                return local;
+            }
+            if (scheme !== undefined && scheme.length > 1)
+                throw new SourceNotRendered(
+                    `.helm.valueFiles: ${JSON.stringify(shownFileUrl(f))} is read through the URL scheme "${scheme}", which only a Helm plugin of Argo CD's repo server reads (helm.valuesFileSchemes); check runs none`,
                 );
             return path.resolve(dir, f);
         });
@@ -203,7 +229,8 @@ function valueFilesOf(h: Obj, dir: string, owner: SourceOwner): string[] {
 export function helmSource(source: Obj, dir: string, owner: SourceOwner, ctx: RenderContext, out: SourceOutput): void {
     out.renders++;
     const h = record(source.helm) ?? {};
-    const valueFiles = valueFilesOf(h, dir, owner);
+    const remote = new Set<string>();
+    const valueFiles = valueFilesOf(h, dir, owner, remote);
     const fileParameters = list(h.fileParameters)
         .map(record)
         .filter((x): x is Obj => !!x && typeof x.name === "string" && typeof x.path === "string")
@@ -211,7 +238,7 @@ export function helmSource(source: Obj, dir: string, owner: SourceOwner, ctx: Re
     // Argo CD confines value files and file parameters to the repository (the chart's, or a `ref` source's); so
     // does check.
     const roots = [ctx.repoRoot, ...owner.refs.values()];
-    for (const f of [...valueFiles, ...fileParameters.map((p) => p.path)]) {
+    for (const f of [...valueFiles.filter((v) => !remote.has(v)), ...fileParameters.map((p) => p.path)]) {
         const inside = (root: string) => {
             const r = path.relative(root, f);
             return !(r.startsWith("..") || path.isAbsolute(r));
@@ -264,16 +291,36 @@ export function directorySource(source: Obj, dir: string, ctx: RenderContext, ou
         for (const f of repoFolders(ctx))
             if (relDir === "" || f.startsWith(`${relDir}/`)) out.rendered.push(path.resolve(ctx.repoRoot, f));
     }
+    const libs = list(j.libs).filter((x): x is string => typeof x === "string");
+    for (const l of libs) {
+        // Argo CD's jsonnet libs are folders of the repository (repository.go `makeJsonnetVM`: a path below the
+        // repository root, read by go-jsonnet's FileImporter), never fetched; one outside it is refused.
+        if (/^[a-z][a-z0-9+.-]*:\/\//i.test(l))
+            throw new SourceNotRendered(
+                `.directory.jsonnet.libs: ${JSON.stringify(shownFileUrl(l))} is a URL; Argo CD's jsonnet libs are folders of the repository, never fetched`,
+            );
+        const rel = path.relative(ctx.repoRoot, path.resolve(ctx.repoRoot, l));
+        if (rel.startsWith("..") || path.isAbsolute(rel))
+            throw new SourceNotRendered(
+                `.directory.jsonnet.libs: ${JSON.stringify(l)} is outside the repository, which Argo CD refuses`,
+            );
+    }
     for (const f of directoryFiles(dir, d)) {
         if (f.endsWith(".jsonnet")) {
             out.renders++;
-            const streams = renderJsonnet(f, dir, ctx, {
-                libs: list(j.libs)
-                    .filter((x): x is string => typeof x === "string")
-                    .map((l) => path.resolve(ctx.repoRoot, l)),
-                extVars: jsonnetVars(j.extVars, env),
-                tlas: jsonnetVars(j.tlas, env),
-            });
+            let streams: RenderedStream[];
+            try {
+                streams = renderJsonnet(f, dir, ctx, {
+                    libs: libs.map((l) => path.resolve(ctx.repoRoot, l)),
+                    extVars: jsonnetVars(j.extVars, env),
+                    tlas: jsonnetVars(j.tlas, env),
+                });
+            } catch (e) {
+                // Argo CD fails to render the source too: the Application applies none of it, and fails closed.
+                if (e instanceof JsonnetRefused)
+                    throw new SourceNotRendered(`: jsonnet file ${JSON.stringify(ctx.show(f))}: ${e.reason}`);
+                throw e;
+            }
             if (streams.length === 0) (out.empty ??= []).push(f);
             out.streams.push(...streams);
         } else out.files.push(f);

@@ -12,20 +12,21 @@ import { BadInputError } from "../../support/errors";
 import { RenderContext } from "../render/render";
 import { rootInUse } from "../render/repo-tree";
 import {
-    SourceOutput,
     SourceOwner,
     directorySource,
+    SourceNotRendered,
     discoveredType,
     helmSource,
     kustomizeSource,
 } from "./application-sources";
 import { withOverrides } from "./source-overrides";
 import { list, record, str } from "../../support/records";
-import { otherRepository } from "./repo-url";
+import { otherRepository } from "../render/repo-url";
 import { buildEnv, needsUnknownRevision } from "./build-env";
 import { remoteDependency } from "../render/helm";
 import { dependenciesFetchable } from "../render/chart-dependencies";
-import { chartRequest, fetchedContext, fetchedOrNoted, gitRequest, mergeFetched } from "./remote-sources";
+import { chartRequest, gitRequest, remoteValueFile } from "./remote-sources";
+import { SourceOutput, fetchedContext, fetchedOrNoted, mergeFetched } from "../render/fetched-sources";
 
 type Obj = Record<string, unknown>;
 
@@ -78,7 +79,13 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
         if (got !== "failed" && typeof s.path !== "string" && typeof s.chart !== "string")
             out.notes.push(`${other}, so its files ($${s.ref}/...) are not read`);
     }
-    const owner: SourceOwner = { name: appName, who: `Application ${JSON.stringify(appName)}`, namespace, refs };
+    const owner: SourceOwner = {
+        name: appName,
+        who: `Application ${JSON.stringify(appName)}`,
+        namespace,
+        refs,
+        remoteFile: remoteValueFile(ctx),
+    };
     for (const [i, source] of sources.entries()) {
         const field = fieldOf(i);
         if (!source) {
@@ -96,7 +103,12 @@ export function applicationOutput(app: Obj, ctx: RenderContext): ApplicationOutp
             );
             continue;
         }
-        renderSource(source, field, owner, ctx, out, app);
+        try {
+            renderSource(source, field, owner, ctx, out, app);
+        } catch (e) {
+            if (!(e instanceof SourceNotRendered)) throw e;
+            out.notes.push(`${field}${e.message}`);
+        }
     }
     return out;
 }

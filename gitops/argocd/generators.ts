@@ -9,7 +9,9 @@ import { RenderContext } from "../render/render";
 import { executeGoTemplates, substitute } from "./appset-templates";
 import { flatElement, goString, mergeOverride } from "./generator-params";
 import { gitDirectoryParams, gitFilesParams } from "./git-generator";
-import { otherRepository } from "./repo-url";
+import { otherRepository } from "../render/repo-url";
+import { gitRequest } from "./remote-sources";
+import { fetchedContext, fetchedOrNoted } from "../render/fetched-sources";
 import { extended } from "../../support/shapes";
 import { list, record, str } from "../../support/records";
 
@@ -99,15 +101,25 @@ function listParams(l: Obj, field: string, goTemplate: boolean): Generated {
 
 /** A git generator's parameter sets (directories, else files) and its `values`. */
 function gitParams(git: Obj, field: string, depth: number, env: GenEnv): Generated {
-    // The folders and files are this repository's only when the generator names it (as an Application source).
+    // The folders and files are this repository's when the generator names it (as an Application source); another
+    // repository's are fetched at the generator's `revision`, as the applicationset controller asks the repo
+    // server for them, and listed in that repository's tree.
+    let ctx = env.ctx;
     const other = otherRepository(git.repoURL, `${field}.git`, env.ctx.repository);
-    if (other !== undefined) return { reason: other };
+    if (other !== undefined) {
+        const req = gitRequest({ repoURL: git.repoURL, targetRevision: git.revision });
+        const notes: string[] = [];
+        const got = req && fetchedOrNoted(req, `${field}.git`, env.ctx, notes);
+        if (got === "failed") return { reason: notes[0] };
+        if (!got) return { reason: other };
+        ctx = fetchedContext(env.ctx, got, String(git.repoURL));
+    }
     const prefix = str(git.pathParamPrefix) ?? "";
     let params: Obj[];
     // Directories take precedence over files when both are set, as in Argo CD.
-    if (list(git.directories).length > 0) params = gitDirectoryParams(git, env.ctx, env.goTemplate, prefix);
+    if (list(git.directories).length > 0) params = gitDirectoryParams(git, ctx, env.goTemplate, prefix);
     else {
-        const files = gitFilesParams(git, env.ctx, env.goTemplate, prefix, field);
+        const files = gitFilesParams(git, ctx, env.goTemplate, prefix, field);
         if (typeof files === "string") return { reason: files };
         params = files;
     }

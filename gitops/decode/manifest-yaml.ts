@@ -106,6 +106,8 @@ export function parseSource(src: Source, out: LoadResult, fromFolder: boolean): 
         throw new BadInputError(`${src.file}:${p.line}:${p.column}: invalid YAML: ${yamlReason(e.reason)}`);
     }
     const locator = new FileLocator(src.text, decoded);
+    // Only an alias (`*name`) makes a node appear twice: a text without a `*` expands to nothing more than it holds.
+    const mayAlias = src.text.includes("*");
     decoded.forEach(({ value }, doc) => {
         out.documents++;
         if (value === null || value === undefined || value === "") return; // empty document
@@ -114,7 +116,7 @@ export function parseSource(src: Source, out: LoadResult, fromFolder: boolean): 
             const p = placeStart(place);
             return `${src.file}:${p.line}:${p.column}`;
         };
-        checkExpansion(value, where, out.budget);
+        if (mayAlias) checkExpansion(value, where, out.budget);
         if (typeof value !== "object" || Array.isArray(value)) {
             const what = Array.isArray(value) ? "a list" : typeof value === "string" ? "a string" : `a ${typeof value}`;
             if (fromFolder) {

@@ -15,6 +15,7 @@ import { cachedSource, keep, scratchIn } from "./source-cache";
 import { gitCheckout } from "./git";
 import { helmPull } from "./helm-repo";
 import { ociPull } from "./oci";
+import { ociArtifactPull, ociSemverTag } from "./oci-artifact";
 import { Budget, FetchError, policyGet } from "./http-client";
 import { FetchPolicy, shownUrl } from "./network-policy";
 
@@ -27,8 +28,13 @@ function cacheUrl(req: FetchRequest): string {
     return req.kind === "helm" ? `${shownUrl(req.url).replace(/\/+$/, "")}#${req.chart}` : shownUrl(req.url);
 }
 
+/** The reference as recorded and cached: a semver range as `semver <range>` (a tag cannot hold a space). */
 function refOf(req: FetchRequest): string {
-    return req.kind === "git" ? req.ref : req.kind === "file" ? "" : req.version;
+    if (req.kind === "git") return req.semver ? `semver ${req.ref}` : req.ref;
+    if (req.kind === "oci" && req.digest !== undefined) return req.digest;
+    if (req.kind === "oci" && req.fluxSemver)
+        return `semver ${req.version}${req.fluxSemver.filter ? ` filter ${req.fluxSemver.filter}` : ""}`;
+    return req.kind === "file" ? "" : req.version;
 }
 
 /** The cache's answer for a request, when the policy lets it answer (offline; a reference that cannot move). */
@@ -65,7 +71,7 @@ export async function fetchSource(req: FetchRequest, policy: FetchPolicy): Promi
         const tree = path.join(scratch, "tree");
         const base = { kind: req.kind, url, ref: refOf(req), floating: isFloating(req) };
         if (req.kind === "git") {
-            const got = await gitCheckout(policy, req.url, req.ref, tree);
+            const got = await gitCheckout(policy, req.url, req.ref, tree, req.semver === true);
             checkTree(tree, policy, url);
             return keep(policy, scratch, extended(base, { resolved: got.commit, digest: `git-tree:${got.tree}` }));
         }
@@ -78,12 +84,39 @@ export async function fetchSource(req: FetchRequest, policy: FetchPolicy): Promi
             fs.writeFileSync(path.join(tree, name), answer.body);
             return keep(policy, scratch, extended(base, { resolved: digest, digest }));
         }
+        const semver = req.kind === "oci" && req.digest === undefined ? req.fluxSemver : undefined;
+        if (req.kind === "oci" && req.artifact !== undefined) {
+            const got = await ociArtifactPull(
+                policy,
+                req.url,
+                {
+                    digest: req.digest,
+                    semver: semver ? req.version : undefined,
+                    semverFilter: semver?.filter,
+                    tag: req.digest === undefined && !semver ? req.version : undefined,
+                    mediaType: req.artifact.mediaType,
+                },
+                tree,
+            );
+            checkTree(tree, policy, url);
+            const resolved = got.tag === undefined ? got.digest : `${got.tag}@${got.digest}`;
+            return keep(policy, scratch, extended(base, { resolved, digest: got.digest }));
+        }
         const pulled = path.join(scratch, "pull");
         const got =
             req.kind === "helm"
                 ? await helmPull(policy, req.url, req.chart, req.version, pulled)
-                : await ociPull(policy, req.url, req.version, pulled);
-        const dirs = fs.readdirSync(path.join(pulled, "tree"), { withFileTypes: true }).filter((e) => e.isDirectory());
+                : await ociPull(
+                      policy,
+                      req.url,
+                      semver ? await ociSemverTag(policy, req.url, req.version, semver.filter) : req.version,
+                      pulled,
+                      req.digest,
+                  );
+        // helm pulling by digest also leaves an empty `<chart>@sha256:...` folder: only a folder with files is a chart.
+        const dirs = fs
+            .readdirSync(path.join(pulled, "tree"), { withFileTypes: true })
+            .filter((e) => e.isDirectory() && fs.readdirSync(path.join(pulled, "tree", e.name)).length > 0);
         if (dirs.length !== 1) throw new FetchError(`${url}: the archive holds no single chart folder`);
         fs.renameSync(path.join(pulled, "tree", dirs[0].name), tree);
         fs.rmSync(pulled, { recursive: true, force: true });
@@ -105,6 +138,33 @@ export function fetchChart(repoUrl: string, chart: string, version: string, poli
 
 export function fetchOci(url: string, version: string, policy: FetchPolicy): Promise<FetchedSource> {
     return fetchSource({ kind: "oci", url, version }, policy);
+}
+
+/** What a run fetched, by request: kept with the run's record of fetched sources (RenderContext.fetched). */
+const runFetches = new WeakMap<FetchedSource[], Map<string, FetchedSource | FetchError>>();
+
+/**
+ * fetchSourceSync once a run: the first request for a source fetches it (and records it in `fetched`, the run's
+ * record); every later one in the run gets the same answer, a failure included. So a floating reference resolves
+ * to one revision for every user of it in the run (an ApplicationSet's git generator and the Applications it
+ * generates, fifteen Applications of one repository), and a failing server is waited for once.
+ */
+export function fetchForRun(req: FetchRequest, policy: FetchPolicy, fetched: FetchedSource[]): FetchedSource {
+    let memo = runFetches.get(fetched);
+    if (!memo) runFetches.set(fetched, (memo = new Map<string, FetchedSource | FetchError>()));
+    const key = JSON.stringify(req);
+    const known = memo.get(key);
+    if (known instanceof FetchError) throw known;
+    if (known) return known;
+    try {
+        const got = fetchSourceSync(req, policy);
+        memo.set(key, got);
+        if (!fetched.some((x) => x.url === got.url && x.ref === got.ref)) fetched.push(got);
+        return got;
+    } catch (e) {
+        if (e instanceof FetchError) memo.set(key, e);
+        throw e;
+    }
 }
 
 /** The child process that fetches for synchronous callers (tsc's output of ./child.ts). */

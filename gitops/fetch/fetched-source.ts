@@ -27,9 +27,23 @@ export interface FetchedSource {
 
 /** What to fetch. */
 export type FetchRequest =
-    | { kind: "git"; url: string; ref: string }
+    /** `semver`: `ref` is a range of tags (a Flux GitRepository's `spec.ref.semver`), resolved to the highest match. */
+    | { kind: "git"; url: string; ref: string; semver?: boolean }
     | { kind: "helm"; url: string; chart: string; version: string }
-    | { kind: "oci"; url: string; version: string }
+    /** `digest`: the manifest's `sha256:...` digest, pulled by it whatever `version` says (a Flux OCIRepository's `ref.digest`). */
+    /**
+     * `artifact`: a Flux OCI artifact (./oci-artifact.ts), not a chart: `version` is its tag (or range, with
+     * `fluxSemver`); `mediaType` selects its layer.
+     */
+    | {
+          kind: "oci";
+          url: string;
+          version: string;
+          digest?: string;
+          /** `version` is a Flux OCIRepository's `spec.ref.semver`: the tag is chosen as source-controller does. */
+          fluxSemver?: { filter?: string };
+          artifact?: { mediaType?: string };
+      }
     /** One file over HTTP(S) (a kustomization's remote resource). */
     | { kind: "file"; url: string };
 
@@ -37,6 +51,9 @@ export type FetchRequest =
 export function isFloating(req: FetchRequest): boolean {
     if (req.kind === "git") return !isCommit(req.ref);
     if (req.kind === "file") return true;
+    if (req.kind === "oci" && req.digest !== undefined) return false;
+    // An artifact's tag can be pushed again: only its digest pins it.
+    if (req.kind === "oci" && req.artifact !== undefined) return true;
     return !/^v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/.test(req.version.trim());
 }
 

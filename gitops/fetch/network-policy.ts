@@ -37,6 +37,37 @@ export const DEFAULT_LIMITS: FetchLimits = {
     maxRedirects: 5,
 };
 
+/** How large the fetch cache may grow and how long an entry may go unused (./source-cache.ts). */
+export interface CacheBounds {
+    maxBytes: number;
+    maxAgeMs: number;
+}
+
+const MIB = 1024 * 1024;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The defaults: 2 GiB, 30 days unused. */
+export const DEFAULT_CACHE_BOUNDS: CacheBounds = { maxBytes: 2048 * MIB, maxAgeMs: 30 * DAY_MS };
+
+/**
+ * The cache's bounds a machine sets in its environment, `PKO_GUARD_CACHE_MAX_MB` and `PKO_GUARD_CACHE_MAX_DAYS`
+ * (whole numbers, at least 1; the cache is the machine's, shared by every repository); the defaults otherwise. A
+ * bad value is one line, exit 2.
+ */
+export function cacheBounds(env: NodeJS.ProcessEnv = process.env): CacheBounds {
+    const read = (name: string, unit: number, fallback: number) => {
+        const raw = env[name];
+        if (raw === undefined || raw.trim() === "") return fallback;
+        if (!/^\s*[1-9]\d{0,8}\s*$/.test(raw))
+            throw new BadInputError(`${name}: ${JSON.stringify(raw.slice(0, 40))} is not a whole number of at least 1`);
+        return Number(raw) * unit;
+    };
+    return {
+        maxBytes: read("PKO_GUARD_CACHE_MAX_MB", MIB, DEFAULT_CACHE_BOUNDS.maxBytes),
+        maxAgeMs: read("PKO_GUARD_CACHE_MAX_DAYS", DAY_MS, DEFAULT_CACHE_BOUNDS.maxAgeMs),
+    };
+}
+
 /** The network policy of a run. */
 export interface FetchPolicy {
     /** Nothing is fetched: what the cache holds, else the source is not read (today's offline behaviour). */
@@ -50,6 +81,8 @@ export interface FetchPolicy {
     limits: FetchLimits;
     /** The checked repository's root: the only place a `file://` source may point into. */
     repoRoot?: string;
+    /** How large the cache may grow and how long an unused entry stays (./source-cache.ts); unset: the defaults. */
+    cache?: CacheBounds;
 }
 
 /** The user's cache folder for pko-guard, as support/cache-dir.ts names it for every command. */
@@ -65,6 +98,7 @@ export function fetchPolicy(o: {
     refresh?: boolean;
     repoRoot?: string;
     limits?: Partial<FetchLimits>;
+    cache?: CacheBounds;
 }): FetchPolicy {
     return {
         offline: o.offline === true,
@@ -73,6 +107,7 @@ export function fetchPolicy(o: {
         refresh: o.refresh === true,
         limits: extended(DEFAULT_LIMITS, o.limits ?? {}) as FetchLimits,
         repoRoot: o.repoRoot,
+        ...(o.cache ? { cache: o.cache } : {}),
     };
 }
 
@@ -157,6 +192,33 @@ export function forbiddenAddress(ip: string): string | undefined {
 }
 
 /** A URL as shown in any output: no user information, no query (a query can carry a token), no fragment. */
+/** An ssh remote as git reads one: `ssh://`, `git+ssh://`, `ssh+git://`, or the scp form `[user@]host:path`. */
+const SSH_REMOTE = /^(?:(?:git\+)?ssh(?:\+git)?:\/\/|(?:[^@/:\s]+@)?[^@/:\s]{2,}:(?!\/\/))/i;
+
+/** A host ssh may be handed: a name (letters, digits, dots, dashes; never a leading dash) or a bracketed IPv6 address. */
+const SSH_HOST = /^(?:[A-Za-z0-9][A-Za-z0-9.-]*|\[[0-9A-Fa-f:.]+\])$/;
+
+/** An ssh remote's host (as written, lower case) and port (22 when none), and whether it holds a password. */
+export function sshRemote(raw: string): { host: string; port: number; password: boolean } | undefined {
+    const text = raw.trim();
+    if (!SSH_REMOTE.test(text)) return undefined;
+    if (/^[a-z+]+:\/\//i.test(text)) {
+        try {
+            const u = new URL(text.replace(/^(?:git\+ssh|ssh\+git):/i, "ssh:"));
+            if (u.hostname === "") return undefined;
+            return {
+                host: u.hostname.toLowerCase(),
+                port: u.port === "" ? 22 : Number(u.port),
+                password: u.password !== "",
+            };
+        } catch {
+            return undefined;
+        }
+    }
+    const scp = /^(?:[^@/:\s]+@)?([^@/:\s]+):/.exec(text);
+    return scp ? { host: scp[1].toLowerCase(), port: 22, password: false } : undefined;
+}
+
 export function shownUrl(raw: string): string {
     try {
         const u = new URL(raw);
@@ -166,7 +228,10 @@ export function shownUrl(raw: string): string {
         u.hash = "";
         return u.toString();
     } catch {
-        return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, "$1").replace(/[?#].*$/, "");
+        return raw
+            .replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, "$1")
+            .replace(/^[^@/:\s]+@(?=[^@/:\s]+:(?!\/\/))/, "")
+            .replace(/[?#].*$/, "");
     }
 }
 
@@ -181,6 +246,16 @@ export function urlPort(u: URL): number {
  * in it, a `file://` outside the repository); undefined when it may be fetched (its addresses are checked next).
  */
 export function refusedUrl(policy: FetchPolicy, raw: string): string | undefined {
+    // git over ssh: its connection goes through the policy's relay (./ssh-relay.ts), which checks the address; the
+    // host is a plain name or address (it is handed to ssh's ProxyCommand), a password is never in the URL.
+    if (SSH_REMOTE.test(raw.trim())) {
+        const r = sshRemote(raw);
+        if (!r) return "an ssh remote git would not read";
+        if (r.password)
+            return "it holds credentials (keep them in Helm's, Docker's or git's own configuration, never in a URL)";
+        if (!SSH_HOST.test(r.host)) return "an ssh remote whose host is not a plain name or address";
+        return undefined;
+    }
     let u: URL;
     try {
         u = new URL(raw);
@@ -227,6 +302,7 @@ export function runFetchPolicy(flags: FetchFlags, allowHosts: string[], repoRoot
         cacheDir: flags.cacheDir,
         refresh: flags.refresh === true,
         repoRoot,
+        cache: cacheBounds(),
     });
 }
 

@@ -2,8 +2,9 @@
  * A chart from an OCI registry (`oci://host[:port]/path/chart`), pulled by the real helm (`helm pull oci://...
  * --version ... --untar`, as Argo CD's repo server runs it).
  * Helm can reach only a loopback registry of ours that relays its `/v2/...` requests under the network policy
- * (./http-client.ts) and answers token challenges itself, so the credential goes to the registry's own host only (a
- * token service elsewhere is asked anonymously), never to helm. Plain HTTP is tried only for an --allow-host host whose
+ * (./http-client.ts) and answers token challenges itself, so the credential goes to the registry's own host (and a
+ * token service Docker would trust with it: ./source-credentials.ts realmMayReceive; any other is asked anonymously),
+ * never to helm. Plain HTTP is tried only for an --allow-host host whose
  * HTTPS fails.
  */
 import * as fs from "fs";
@@ -13,9 +14,9 @@ import * as path from "path";
 import { exec } from "../../support/process";
 import { findTool } from "../render/tools";
 import { firstErrorLine } from "../render/tool-errors";
-import { HostCredential, registryCredential } from "./source-credentials";
+import { HostCredential, realmMayReceive, registryCredential } from "./source-credentials";
 import { Answer, Budget, FetchError, policyGet } from "./http-client";
-import { FetchPolicy, hostAllowed, shownUrl } from "./network-policy";
+import { FetchPolicy, hostAllowed, shownUrl, urlPort } from "./network-policy";
 import { helmEnv } from "./helm-repo";
 
 /** `oci://host[:port]/path/chart` split: the registry's host and port, and the repository path. */
@@ -33,7 +34,7 @@ function param(challenge: string, name: string): string | undefined {
 }
 
 /** Relays registry requests to one registry under the policy; what it resolved and the first failure. */
-class Relay {
+export class Relay {
     private scheme: "https" | "http" = "https";
     private bearer = new Map<string, string>();
     error?: string;
@@ -53,10 +54,11 @@ class Relay {
     }
 
     private own(u: URL): boolean {
-        return u.hostname.replace(/^\[|\]$/g, "").toLowerCase() === this.host && Number(u.port || 443) === this.port;
+        return u.hostname.replace(/^\[|\]$/g, "").toLowerCase() === this.host && urlPort(u) === this.port;
     }
 
-    private async get(pathAndQuery: string, accept: string | undefined, scope: string): Promise<Answer> {
+    /** One registry request (`/v2/...`), under the policy, with the registry's own credential or token. */
+    async get(pathAndQuery: string, accept: string | undefined, scope: string): Promise<Answer> {
         const headers: Record<string, string> = accept ? { accept } : {};
         const auth = (u: URL) => {
             if (!this.own(u) && !(u.port === "" && u.hostname === this.host)) return undefined;
@@ -73,10 +75,11 @@ class Relay {
             const service = param(challenge, "service");
             if (service) t.searchParams.set("service", service);
             t.searchParams.set("scope", param(challenge, "scope") ?? scope);
-            // The credential goes to the token service only when it is the registry's own host.
+            // The credential goes to the token service only when it is the registry's own host, or one Docker and
+            // Helm would trust with it over https (realmMayReceive); asked at each URL, redirects included.
             const answer = await policyGet(this.policy, t.href, {
                 budget: this.budget,
-                auth: (u) => (this.own(u) || u.hostname === this.host ? this.cred?.header : undefined),
+                auth: (u) => (this.own(u) || realmMayReceive(this.host, this.port, u) ? this.cred?.header : undefined),
             });
             let token: unknown;
             try {
@@ -148,15 +151,19 @@ class Relay {
 
 /**
  * Pulls the chart `url` (`oci://host[:port]/path/chart`) at `version` (an exact version, a constraint, or empty
- * for the newest) by the real helm into `into/tree/<chart>`; the tag it resolved to and the manifest's digest.
+ * for the newest), or by its manifest's `digest` (`sha256:...`) when one is given, by the real helm into
+ * `into/tree/<chart>`; the tag it resolved to (the digest, pulled by one) and the manifest's digest.
  */
 export async function ociPull(
     policy: FetchPolicy,
     url: string,
     version: string,
     into: string,
+    digest?: string,
 ): Promise<{ version: string; digest: string; dir: string }> {
     const shown = shownUrl(url);
+    if (digest !== undefined && !/^sha256:[0-9a-f]{64}$/.test(digest))
+        throw new FetchError(`${shown}: not a sha256 digest`);
     const { host, port, repo } = parseOciUrl(url);
     const helm = findTool("helm");
     if (!helm) throw new FetchError(`${shown}: pulling an OCI chart needs helm, which is not installed`);
@@ -173,9 +180,10 @@ export async function ociPull(
     const home = path.join(into, ".helm");
     fs.mkdirSync(home, { recursive: true });
     try {
-        const args = ["pull", `oci://${local}/${repo}`, "--plain-http", "--destination", into];
+        const ref = digest === undefined ? `oci://${local}/${repo}` : `oci://${local}/${repo}@${digest}`;
+        const args = ["pull", ref, "--plain-http", "--destination", into];
         args.push("--untar", "--untardir", "tree");
-        if (version !== "") args.push("--version", version);
+        if (version !== "" && digest === undefined) args.push("--version", version);
         const r = await exec(helm.path, args, { cwd: into, env: helmEnv(home), timeoutMs: Math.max(1, budget.left()) });
         if (relay.error) throw new FetchError(relay.error);
         if (r.timedOut) throw new FetchError(`${shown}: no answer within the time limit`);

@@ -19,7 +19,7 @@ import { decodeKubeYaml } from "../decode/kube-yaml";
 import { ManifestObject } from "../manifests/manifest-objects";
 import { SourceLookup, namedByFetched, resolveSource } from "./flux-sources";
 import { FetchRequest, FetchedSource } from "../fetch/fetch";
-import { fetchedContext, fetchedOrNoted } from "../argocd/remote-sources";
+import { fetchedContext, fetchedOrNoted } from "../render/fetched-sources";
 import { FluxOutput, dataSource } from "./flux-kustomizations";
 import { fluxName } from "./flux-kinds";
 
@@ -192,7 +192,10 @@ function helmRepositoryChart(chartSpec: Obj, at: string, ns: string, find: Find,
     return fetchedChart(req, `${at}.sourceRef (${named})`, ctx);
 }
 
-/** A HelmRelease's `chartRef` to an OCIRepository: its chart at `spec.ref.semver` or `tag`, fetched, or why not. */
+/**
+ * A HelmRelease's `chartRef` to an OCIRepository: its chart by `spec.ref.digest`, else at `semver` or `tag`,
+ * fetched, or why not.
+ */
 function ociRepositoryChart(chartRef: Obj, namespace: string, find: Find, ctx: RenderContext) {
     const ns = str(chartRef.namespace) || namespace;
     const repo = find("OCIRepository", ns, str(chartRef.name) ?? "");
@@ -203,13 +206,27 @@ function ociRepositoryChart(chartRef: Obj, namespace: string, find: Find, ctx: R
         };
     const rs = record(repo.spec) ?? {};
     const ref = record(rs.ref) ?? {};
-    if (str(ref.digest))
-        return {
-            reason: `spec.chartRef names ${named}, pinned by spec.ref.digest, which check does not pull by digest`,
-        };
-    // source-controller pulls the `latest` tag when neither is set.
-    const version = str(ref.semver) ?? str(ref.tag) ?? "latest";
-    return fetchedChart({ kind: "oci", url: str(rs.url) ?? "", version }, `spec.chartRef (${named})`, ctx);
+    const field = `spec.chartRef (${named})`;
+    // source-controller pulls by spec.ref.digest first, then semver, then tag, the `latest` tag when none is set.
+    const digest = str(ref.digest)?.trim();
+    if (digest) {
+        if (!/^sha256:[0-9a-f]{64}$/.test(digest))
+            return { reason: `spec.chartRef names ${named}, whose spec.ref.digest is not a sha256 digest` };
+        return fetchedChart({ kind: "oci", url: str(rs.url) ?? "", version: "", digest }, field, ctx);
+    }
+    const semver = str(ref.semver);
+    if (semver)
+        return fetchedChart(
+            {
+                kind: "oci",
+                url: str(rs.url) ?? "",
+                version: semver,
+                fluxSemver: { filter: str(ref.semverFilter) || undefined },
+            },
+            field,
+            ctx,
+        );
+    return fetchedChart({ kind: "oci", url: str(rs.url) ?? "", version: str(ref.tag) || "latest" }, field, ctx);
 }
 
 /** A chart fetched from a chart repository or registry, or why it is not read (not fetched, or the fetch failed). */

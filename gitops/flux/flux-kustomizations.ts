@@ -15,7 +15,7 @@ import { mappingOf } from "../render/render";
 import { ManifestObject } from "../manifests/manifest-objects";
 import { SourceLookup, namedByFetched, resolveSource } from "./flux-sources";
 import { fluxName } from "./flux-kinds";
-import { fetchedContext } from "../argocd/remote-sources";
+import { fetchedContext } from "../render/fetched-sources";
 
 type Obj = Record<string, unknown>;
 
@@ -25,6 +25,8 @@ export interface FluxOutput {
     notes: string[];
     /** Folders rendered (never rendered again with defaults). */
     rendered: string[];
+    /** Files below a rendered folder that the source's artifact leaves out (`.sourceignore`, `spec.ignore`). */
+    ignored?: string[];
 }
 
 /** Whether an object holds SOPS-encrypted values (its `sops` metadata, which SOPS writes at the top level). */
@@ -167,9 +169,14 @@ export function fluxKustomizationOutput(
     const scratch = ctx.scratch ?? {};
     const copy = scratchCopy(ctx.repoRoot, scratch);
     const copyDir = path.join(copy, path.relative(ctx.repoRoot, dir));
+    const sourceRoot = path.join(copy, path.relative(ctx.repoRoot, source.dir));
+    // What source-controller leaves out of the GitRepository's artifact (its .sourceignore files, spec.ignore,
+    // else Flux's default excludes) is not built: flux-build builds from the artifact, listing what it left out.
+    const ignoredList = path.join(fs.mkdtempSync(path.join(scratch.dir!, "flux-ignored-")), "list");
+    const ignore = record(source.source.spec)?.ignore;
     try {
         const input = JSON.stringify({
-            root: path.join(copy, path.relative(ctx.repoRoot, source.dir)),
+            root: sourceRoot,
             path: copyDir,
             kustomization: ks,
             objects: substitute,
@@ -177,6 +184,7 @@ export function fluxKustomizationOutput(
             // kustomize-controller fails a build on a variable no input sets and no default covers (its
             // StrictPostBuildSubstitutions feature gate, on by default since v1.9).
             strict: true,
+            source: { ignore: typeof ignore === "string" ? ignore : undefined, ignored: ignoredList },
         });
         const text = runTool("flux-build", [], `Kustomization ${JSON.stringify(shown)} (flux build)`, ctx, {
             cwd: copyDir,
@@ -184,8 +192,21 @@ export function fluxKustomizationOutput(
         });
         const streams = splitByOrigin(text, copyDir, dir);
         out.streams.push(...(source.got ? namedByFetched(streams, source.got) : streams));
+        out.ignored = ignoredBelow(ignoredList, source.dir, dir);
     } finally {
         if (ctx.scratch === undefined && scratch.dir) fs.rmSync(scratch.dir, { recursive: true, force: true });
+    }
+    return out;
+}
+
+/** The files of `list` (source-relative, one a line, as flux-build writes it) that lie below `dir`, absolute. */
+function ignoredBelow(list: string, sourceDir: string, dir: string): string[] {
+    const out: string[] = [];
+    if (!fs.existsSync(list)) return out;
+    for (const line of fs.readFileSync(list, "utf8").split("\n")) {
+        if (line === "") continue;
+        const abs = path.join(sourceDir, line);
+        if (abs.startsWith(`${dir}${path.sep}`)) out.push(abs);
     }
     return out;
 }

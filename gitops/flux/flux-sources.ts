@@ -1,20 +1,22 @@
 /**
  * The Flux source a Kustomization or HelmRelease reads (its `spec.sourceRef`, a HelmRelease's chart source), as
  * kustomize-controller and helm-controller resolve it.
- * A `GitRepository` whose `spec.url` is this repository (gitops/argocd/repo-url.ts) is read from the checkout CI
- * holds; one of another repository is fetched at the ref source-controller checks out, when the run fetches. Any
- * other source, or one not fetched, fails closed (argocd-app-rendered) on the object that names it, naming the
- * field, never guessed.
+ * A `GitRepository` whose `spec.url` is this repository (gitops/render/repo-url.ts) is read from the checkout CI
+ * holds; one of another repository is fetched at the ref source-controller checks out, and an `OCIRepository`'s
+ * artifact is pulled, when the run fetches. Any other source, or one not fetched, fails closed (argocd-app-rendered)
+ * on the object that names it, naming the field, never guessed.
  */
 import * as fs from "fs";
 import * as path from "path";
 import { record, str } from "../../support/records";
-import { isThisRepository, shownUrl } from "../argocd/repo-url";
+import { isThisRepository, shownUrl } from "../render/repo-url";
 import { RenderContext, RenderedStream } from "../render/render";
 import { FetchError, FetchRequest, FetchedSource } from "../fetch/fetch";
-import { fetched, mergeFetched } from "../argocd/remote-sources";
+import { fetched, mergeFetched } from "../render/fetched-sources";
 import { ManifestObject } from "../manifests/manifest-objects";
 import { SOURCE_GROUP, fluxName } from "./flux-kinds";
+import { gitRef } from "../../policies/model/flux-pins";
+import { plain } from "../../policies/model/values";
 
 type Obj = Record<string, unknown>;
 
@@ -56,24 +58,16 @@ export function sourceLookup(objects: () => ManifestObject[]): SourceLookup {
 export type SourceRoot = { dir: string; source: Obj; got?: FetchedSource; url?: string } | { reason: string };
 
 /**
- * The fetch request for a GitRepository's `spec.url` at the ref source-controller checks out (the first of
- * `spec.ref.commit`, `name`, `tag`, `semver`, `branch` that is set; the `master` branch when none is), or why
- * it cannot be fetched: a `semver` range is resolved against the repository's tags by source-controller, which
- * the fetch layer does not do.
+ * The fetch request for a GitRepository's `spec.url` at the ref source-controller checks out: the first ref field
+ * set in its order (policies/model/flux-pins.ts `gitRef`), a `semver` range resolved to the highest matching tag as
+ * its Git client does; the `master` branch when none is set.
  */
-export function gitSourceRequest(spec: Obj): FetchRequest | { reason: string } {
-    const ref = record(spec.ref) ?? {};
+export function gitSourceRequest(spec: Obj): FetchRequest {
     const url = (str(spec.url) ?? "").trim();
-    for (const field of ["commit", "name", "tag", "semver", "branch"]) {
-        const v = str(ref[field])?.trim();
-        if (!v) continue;
-        if (field === "semver")
-            return {
-                reason: `its spec.ref.semver ${JSON.stringify(v)} is a range of tags, which check does not resolve when it fetches`,
-            };
-        return { kind: "git", url, ref: v };
-    }
-    return { kind: "git", url, ref: "master" };
+    const decided = gitRef(plain(spec.ref ?? {}));
+    if (!decided || typeof decided.value !== "string") return { kind: "git", url, ref: "master" };
+    const ref = decided.value.trim();
+    return decided.field === "semver" ? { kind: "git", url, ref, semver: true } : { kind: "git", url, ref };
 }
 
 /** The source a `sourceRef`-like reference (at `field`) names, for an object in `namespace`. */
@@ -93,11 +87,11 @@ export function resolveSource(
     const ns = str(r.namespace) || namespace;
     const named = `${kind} ${JSON.stringify(`${ns}/${name}`)}`;
     const what: Record<string, string> = {
-        OCIRepository: "an OCI artifact, which check does not pull",
         Bucket: "a bucket, which check does not read",
         HelmRepository: "a Helm repository, which holds charts for a HelmRelease, not files to apply",
         ExternalArtifact: "an artifact another controller (an ArtifactGenerator) produces, which check does not read",
     };
+    if (kind === "OCIRepository") return ociArtifactSource(field, named, lookup(kind, ns, name, scope, near), ctx);
     if (kind !== "GitRepository")
         return { reason: `${field} names ${named}, ${what[kind] ?? "a kind of source check does not read"}` };
     const source = lookup(kind, ns, name, scope, near) ?? bootstrapSource(name, ns, scope, ctx);
@@ -126,6 +120,46 @@ export function resolveSource(
 }
 
 /**
+ * An OCIRepository's artifact, pulled as source-controller pulls it (gitops/fetch/oci-artifact.ts) when the run
+ * fetches: by `spec.ref.digest` (pinned), else `semver`, else `tag`, else `latest` (floating); the layer
+ * `spec.layerSelector.mediaType` names, extracted. Not fetched, a `copy` layer (a file, not manifests) or a fetch
+ * that fails: why not.
+ */
+function ociArtifactSource(field: string, named: string, source: Obj | undefined, ctx: RenderContext): SourceRoot {
+    if (!source)
+        return {
+            reason: `${field} names ${named}, which is not among the objects check read, so what it applies is not known`,
+        };
+    const spec = record(source.spec) ?? {};
+    const ref = record(spec.ref) ?? {};
+    const selector = record(spec.layerSelector) ?? {};
+    if (str(selector.operation) === "copy")
+        return {
+            reason: `${field} names ${named}, whose layer is copied as a file (layerSelector.operation: copy), not manifests`,
+        };
+    const url = (str(spec.url) ?? "").trim();
+    const digest = str(ref.digest)?.trim() || undefined;
+    const semver = str(ref.semver)?.trim() || undefined;
+    const req: FetchRequest = {
+        kind: "oci",
+        url,
+        version: semver ?? (str(ref.tag)?.trim() || "latest"),
+        digest,
+        fluxSemver: semver !== undefined ? { filter: str(ref.semverFilter) || undefined } : undefined,
+        artifact: { mediaType: str(selector.mediaType) || undefined },
+    };
+    const notFetched = `${field} names ${named}, an OCI artifact, which check does not pull in this run (--offline or no network policy)`;
+    if (!ctx.fetch) return { reason: notFetched };
+    try {
+        const got = fetched(req, ctx);
+        return got ? { dir: got.path, source, got, url: got.url } : { reason: notFetched };
+    } catch (e) {
+        if (!(e instanceof FetchError)) throw e;
+        return { reason: `${field} names ${named}, an OCI artifact that could not be fetched: ${e.message}` };
+    }
+}
+
+/**
  * Another repository's GitRepository, fetched at its ref when the run fetches; undefined when the run does not
  * fetch it (the caller says, as before, that it is not read); a reason when it cannot be fetched.
  */
@@ -140,7 +174,6 @@ function fetchedGitSource(
     if (Array.isArray(spec.include) && spec.include.length > 0)
         return { reason: `${other}, and includes other GitRepositories (spec.include), which check does not read` };
     const req = gitSourceRequest(spec);
-    if ("reason" in req) return { reason: `${other}, and ${req.reason}` };
     try {
         const got = fetched(req, ctx);
         return got ? { dir: got.path, got, url: req.url } : undefined;

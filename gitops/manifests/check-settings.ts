@@ -17,7 +17,7 @@ import { CONFIG_FILE, globRegExp } from "./exclude";
 import { readFile } from "./files";
 import { runRepoRoot } from "./load";
 import { checkedRepository, unknownRepositoryNotice } from "./repository";
-import { normalizeRepoUrl, shownUrl } from "../argocd/repo-url";
+import { normalizeRepoUrl, shownUrl } from "../render/repo-url";
 import { checkApiVersion, normalizeKubeVersion } from "../render/capabilities";
 import { FetchFlags, allowHostProblem, runFetchPolicy } from "../fetch/network-policy";
 

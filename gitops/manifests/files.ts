@@ -10,6 +10,7 @@ import { BadInputError } from "../../support/errors";
 import { LoadResult } from "./manifest-objects";
 import { kustomizationFile } from "../render/kustomize";
 import { isChart } from "../render/helm";
+import { plainTopLevel } from "./work-tree";
 
 export const MAX_FILE_BYTES = 16 * 1024 * 1024;
 /** How standard input is named in messages and findings. */
@@ -85,9 +86,12 @@ export function gitWorkTree(dir: string): GitWorkTree {
     return answer;
 }
 
-/** The git top level containing `dir`, or undefined outside a work tree (or without git). */
+/**
+ * The git top level containing `dir`, or undefined outside a work tree (or without git): read from git's files in
+ * the plain case (./work-tree.ts, no process), else git's answer.
+ */
 export function gitTopLevel(dir: string): string | undefined {
-    return gitWorkTree(dir).topLevel;
+    return plainTopLevel(dir) ?? gitWorkTree(dir).topLevel;
 }
 
 export function posix(p: string): string {

@@ -130,6 +130,8 @@ export function placeFlux(out: LoadResult, p: FluxPlacing, rendered: Set<string>
         const output = via.length === 0 && first.has(o) ? first.get(o)! : render(o, scope);
         fail(o, out, output.notes);
         for (const d of output.rendered) claim(d, output.streams, rendered);
+        // A file its source leaves out of the artifact is never applied by it: not judged as written either.
+        for (const f of output.ignored ?? []) superseded.add(f);
         out.rendered += output.streams.length > 0 ? 1 : 0;
         const chain = [`Flux ${who(o.object)}`, ...via];
         const sops: string[] = [];

@@ -39,8 +39,9 @@ export function loadManifests(
     const { shownName, repoPathOf, readOne, problems } = fileReader(cwd, repoRoot, o.skipUnreadable === true, out);
     const ctx = renderContext(o, repoRoot, (abs) => repoPathOf(abs) ?? shownName(abs));
     const skip = walkFilter(repoRoot, o.exclude, o.toolConfigs);
-    /** Folders that need rendering, found by walking or named directly. */
+    /** Folders that need rendering, found by walking or named directly; and the folders named (absolute). */
     const roots: string[] = [];
+    const named = new Set<string>();
     const jsonnetFiles: string[] = [];
     let stdinRead = false;
     for (const p of paths) {
@@ -61,6 +62,7 @@ export function loadManifests(
             continue;
         }
         if (stat.isDirectory()) {
+            named.add(abs);
             const files: string[] = [];
             try {
                 walk(abs, new Set(), files, roots, problems, skip);
@@ -71,6 +73,7 @@ export function loadManifests(
             for (const f of files) readOne(f, true);
         } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
             roots.push(path.dirname(abs));
+            named.add(path.dirname(abs));
         } else if (JSONNET.test(abs)) {
             jsonnetFiles.push(abs);
         } else if (JSONNET_LIBRARY.test(abs)) {
@@ -101,7 +104,7 @@ export function loadManifests(
             out.files++;
             for (const stream of renderJsonnet(f, path.dirname(f), ctx)) parseRendered(stream, out);
         }
-        placeApplications(out, ctx, roots, readOne, parseRendered);
+        placeApplications(out, ctx, { roots, named }, readOne, parseRendered);
     } finally {
         if (ctx.scratch?.dir) fs.rmSync(ctx.scratch.dir, { recursive: true, force: true });
     }

@@ -6,7 +6,7 @@
 import { BadInputError } from "../../support/errors";
 import { EvalResource } from "../../evaluation/evaluate";
 import { ClusterCapabilities } from "../render/capabilities";
-import type { CheckedRepository } from "../argocd/repo-url";
+import type { CheckedRepository } from "../render/repo-url";
 import { policies } from "../../policies/index";
 import { FLOATING_SOURCE, MANIFEST_URN_PREFIX, SOURCE_PATH } from "../../policies/model/origin";
 import { extended } from "../../support/shapes";
@@ -100,7 +100,7 @@ export interface LoadOptions {
     toolConfigs?: string[];
     /**
      * The repository checked: an Application source is read only when its repoURL names it
-     * (gitops/argocd/repo-url.ts). Unset: every source path is read (the harness's fixtures).
+     * (gitops/render/repo-url.ts). Unset: every source path is read (the harness's fixtures).
      */
     repository?: CheckedRepository;
     /** The network policy for remote sources (gitops/fetch/network-policy.ts); unset: nothing is fetched. */

@@ -13,7 +13,7 @@ import { appKey, walkApplicationTree } from "../argocd/app-tree";
 import { neverApplied } from "../argocd/sync-hooks";
 import { CLUSTER_SCOPED_KINDS } from "../../support/kube-kinds";
 import { record } from "../../support/records";
-import { RenderContext, RenderedStream, mappingOf } from "../render/render";
+import { RenderContext, RenderedStream, ToolFailed, mappingOf } from "../render/render";
 import { kustomizationFile, renderKustomize } from "../render/kustomize";
 import { isChart, renderHelm } from "../render/helm";
 import { LoadResult, LocatedObject, ManifestObject, ObjectFields, emptyLoad, madeFrom } from "./manifest-objects";
@@ -22,6 +22,7 @@ import { BadInputError } from "../../support/errors";
 import { markNotRendered } from "./not-rendered";
 import { placeFlux, renderedWithDefaults } from "./flux-placement";
 import { isFluxApplier } from "../flux/flux-kinds";
+import { otherRepository, shownUrl } from "../render/repo-url";
 
 const TRACKING_ID = "argocd.argoproj.io/tracking-id";
 
@@ -120,7 +121,7 @@ const landedMetadata = new WeakSet<object>();
 export function placeApplications(
     out: LoadResult,
     ctx: RenderContext,
-    roots: string[],
+    folders: { roots: string[]; named: Set<string> },
     readOne: (f: string, fromFolder: boolean, into?: LoadResult) => void,
     readStream: (s: RenderedStream, into: LoadResult) => void,
 ): void {
@@ -172,7 +173,7 @@ export function placeApplications(
     // the repository, as argocd-example-apps' `apps`) are placed in turn, like those of plain files.
     // Then Flux's entry points and what they apply (./flux-placement.ts): from plain files and from unclaimed
     // folders (the flux-system folder `flux bootstrap` writes is a kustomization).
-    renderUnclaimed(out, roots, rendered, placing, (objects) => {
+    renderUnclaimed(out, folders, rendered, placing, (objects) => {
         const sets = objects.filter((x) => x.named && isApplicationSet(x.object));
         const created = sets.length > 0 ? expandApplicationSets(out, ctx, sets) : [];
         walk([...objects.filter((x) => x.named && isApplication(x.object)), ...created.filter((x) => x.named)]);
@@ -300,7 +301,7 @@ function placeApplication(
  */
 function renderUnclaimed(
     out: LoadResult,
-    roots: string[],
+    { roots, named }: { roots: string[]; named: Set<string> },
     rendered: Set<string>,
     p: Placing,
     place: (objects: ManifestObject[]) => void,
@@ -345,8 +346,57 @@ function renderUnclaimed(
     place(parents.flatMap((l) => l.objects));
     for (const [r, l] of loads) {
         if (holdsApps(l) || rendered.has(r)) continue;
-        if (l instanceof Error) throw l;
+        if (l instanceof Error) {
+            // A folder that an Application names in another repository (a fork or copy of the repository its
+            // Applications name, a folder a plugin renders there): what Argo CD applies for that path is the
+            // other repository's, judged through the Application (fetched, or failing closed), not this guess.
+            const app = namingElsewhere(out.objects, r, p.ctx);
+            const shown = p.ctx.show(r);
+            // A folder found by walking that nothing here renders, which its tool refuses: the line says why check
+            // rendered it at all (its Application may be outside the repository, or a plugin may render it).
+            if (!app && !named.has(path.resolve(r)) && l instanceof ToolFailed)
+                throw new BadInputError(
+                    `${l.message}; no Application of the run renders this folder, so check rendered it with defaults (--exclude ${shown} if a config management plugin or an Application elsewhere renders it)`,
+                );
+            if (!app) throw l;
+            const why = (l.message.startsWith(`${shown} `) ? l.message.slice(shown.length + 1) : l.message).replace(
+                /^\([a-z ]+\): /,
+                "",
+            );
+            out.skipped.push({
+                file: shown,
+                reason: `rendering it with defaults fails (${why}); Application ${app.name} names this path in ${shownUrl(app.repoURL)}, whose content is what it applies`,
+            });
+            continue;
+        }
         out.rendered++;
         p.merge(l);
     }
+}
+
+/**
+ * The first Application of the load whose source names folder `dir`'s path (relative to the repository root) in
+ * another repository than the checked one, or undefined (always when the run knows no repository).
+ */
+function namingElsewhere(
+    objects: ManifestObject[],
+    dir: string,
+    ctx: RenderContext,
+): { name: string; repoURL: string } | undefined {
+    if (!ctx.repository) return undefined;
+    const rel = path.relative(ctx.repoRoot, dir).split(path.sep).join("/");
+    const norm = (p: string) => path.posix.normalize(p.replace(/^\/+/, "")).replace(/\/+$/, "").replace(/^\.$/, "");
+    for (const x of objects) {
+        if (!x.named || !isApplication(x.object)) continue;
+        const spec = record(x.object.spec) ?? {};
+        const sources = Array.isArray(spec.sources) ? (spec.sources as unknown[]) : [spec.source];
+        for (const s of sources.map(record)) {
+            if (typeof s?.path !== "string" || typeof s.repoURL !== "string" || norm(s.path) !== rel) continue;
+            if (otherRepository(s.repoURL, "spec.source", ctx.repository) === undefined) continue;
+            const meta = record(x.object.metadata) ?? {};
+            const ns = typeof meta.namespace === "string" && meta.namespace !== "" ? `${meta.namespace}/` : "";
+            return { name: `${ns}${String(meta.name)}`, repoURL: s.repoURL };
+        }
+    }
+    return undefined;
 }

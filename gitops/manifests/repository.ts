@@ -1,5 +1,5 @@
 /**
- * The repository `check` judges, as Application sources name it (gitops/argocd/repo-url.ts): the `origin`
+ * The repository `check` judges, as Application sources name it (gitops/render/repo-url.ts): the `origin`
  * remote of the git repository whose top level is the repository root, plus the URLs the user declares as the
  * same repository (`repositories:` of the configuration file, `--repository`). When the root is not a git top
  * level (a folder inside another repository, a copy without `.git`) or has no `origin`, only declared URLs
@@ -8,7 +8,7 @@
  */
 import { execFileSync } from "child_process";
 import * as fs from "fs";
-import { CheckedRepository } from "../argocd/repo-url";
+import { CheckedRepository } from "../render/repo-url";
 import { GitWorkTree, gitWorkTree } from "./files";
 
 /** The `origin` remote's URL of the git repository whose top level is `repoRoot` (`tree`: what git says of it), if any. */

@@ -9,7 +9,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../../support/errors";
 import { helmRepoUrlByName } from "../fetch/source-credentials";
-import { FetchError, FetchRequest, FetchedSource, fetchSourceSync, fromCache } from "../fetch/fetch";
+import { FetchError, FetchRequest, FetchedSource, fetchForRun, fromCache } from "../fetch/fetch";
 import { RenderContext, mappingOf } from "./render";
 import { withinDeadline } from "../fetch/network-policy";
 
@@ -86,13 +86,11 @@ export function buildDependencies(dir: string, into: string, ctx: RenderContext,
     for (const w of wanted(dir, what)) {
         let got: FetchedSource;
         try {
-            got = fetchSourceSync(w.req, withinDeadline(policy, ctx.deadline));
+            got = fetchForRun(w.req, withinDeadline(policy, ctx.deadline), (ctx.fetched ??= []));
         } catch (e) {
             if (!(e instanceof FetchError)) throw e;
             throw new BadInputError(`${what}: dependency ${JSON.stringify(w.name)}: ${e.message}`);
         }
-        const list = (ctx.fetched ??= []);
-        if (!list.some((x) => x.url === got.url && x.ref === got.ref)) list.push(got);
         const target = path.join(into, "charts", w.name);
         fs.rmSync(target, { recursive: true, force: true });
         fs.mkdirSync(path.dirname(target), { recursive: true });

@@ -5,6 +5,20 @@ import { BadInputError } from "../../support/errors";
 import { RenderContext, RenderedStream, runTool } from "./render";
 import { confineLinks, rootInUse } from "./repo-tree";
 
+/**
+ * An evaluation Argo CD's repo server refuses too (an import it cannot open in the repository, a remote URL among
+ * them, or one outside it): exit 2 for a file named on the command line, the fail-closed finding on an
+ * Application whose source it is (gitops/argocd/application-sources.ts). `reason` is the message without the file.
+ */
+export class JsonnetRefused extends BadInputError {
+    constructor(
+        what: string,
+        readonly reason: string,
+    ) {
+        super(`${what}: ${reason}`);
+    }
+}
+
 export interface JsonnetOptions {
     /** Library folders (-J), absolute. The file's folder comes first, as Argo CD's VM does. */
     libs?: string[];
@@ -32,16 +46,18 @@ function confineJsonnet(file: string, jpath: string[], what: string, ctx: Render
             .filter((l) => l !== "");
     } catch (e) {
         if (e instanceof BadInputError && /couldn't open import/.test(e.message)) {
-            throw new BadInputError(
-                `${what}: an import cannot be opened in the repository (a remote import needs the network, which check does not use: vendor it)`,
+            throw new JsonnetRefused(
+                what,
+                "an import cannot be opened in the repository (Argo CD's jsonnet reads only the repository's files and its libs folders, never a URL: vendor it)",
             );
         }
         throw e;
     }
     for (const p of [fs.realpathSync(file), ...deps]) {
         if (!inside(p))
-            throw new BadInputError(
-                `${what}: an import reaches outside the repository (Argo CD refuses it; ${rootInUse(ctx)})`,
+            throw new JsonnetRefused(
+                what,
+                `an import reaches outside the repository (Argo CD refuses it; ${rootInUse(ctx)})`,
             );
     }
 }

@@ -7,7 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../../support/errors";
-import { FetchError, FetchRequest, FetchedSource, fetchSourceSync, floatingNote, fromCache } from "../fetch/fetch";
+import { FetchError, FetchRequest, FetchedSource, fetchForRun, floatingNote, fromCache } from "../fetch/fetch";
 import { RenderContext, mappingOf } from "./render";
 import { withinDeadline } from "../fetch/network-policy";
 
@@ -25,14 +25,27 @@ export interface LocalCopy {
 /** What kustomize would fetch for a remote entry (./kustomize.ts isRemoteEntry), as its repospec reads it. */
 export function remoteRequest(entry: string): { req: FetchRequest; subdir: string } | { refused: string } {
     let text = entry.trim().replace(/^git::/i, "");
-    if (/^git@|^ssh:\/\/|^git:\/\//i.test(text))
-        return { refused: "an ssh:// or git:// remote, which is not fetched (use its https:// URL)" };
+    if (/^git:\/\//i.test(text)) return { refused: "a git:// remote, which is not fetched (use its https:// URL)" };
     let ref = "";
     const q = text.indexOf("?");
     if (q >= 0) {
         const params = new URLSearchParams(text.slice(q + 1));
         ref = params.get("ref") ?? params.get("version") ?? "";
         text = text.slice(0, q);
+    }
+    // The scp form `git@host:owner/repo[.git][//dir]`: the repository is what comes before `//` (or after `.git`),
+    // named as written (a path of the login's home on most servers), fetched over ssh (gitops/fetch/git.ts).
+    const scp = /^([^@/:\s]+@[^@/:\s]+):(?!\/\/)(.+)$/.exec(text);
+    if (scp) {
+        const [, login, rest] = scp;
+        const dbl = rest.indexOf("//");
+        const dotGit = /^(.*?\.git)(\/.*)?$/.exec(rest);
+        const [repoPath, subdir] =
+            dbl >= 0 ? [rest.slice(0, dbl), rest.slice(dbl + 2)] : dotGit ? [dotGit[1], dotGit[2] ?? ""] : [rest, ""];
+        return {
+            req: { kind: "git", url: `${login}:${repoPath}`, ref: ref || "HEAD" },
+            subdir: subdir.replace(/^\/+|\/+$/g, ""),
+        };
     }
     if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) text = `https://${text}`;
     let u: URL;
@@ -55,6 +68,7 @@ export function remoteRequest(entry: string): { req: FetchRequest; subdir: strin
     if (dotGit) return split(dotGit[1], dotGit[2] ?? "");
     const m = /^(\/[^/]+\/[^/]+)(\/.*)?$/.exec(p);
     if (/^(github\.com|gitlab\.com|bitbucket\.org)$/i.test(u.hostname) && m) return split(m[1], m[2] ?? "");
+    if (u.protocol === "ssh:") return split(p, "");
     return { req: { kind: "file", url: `${origin}${p}` }, subdir: "" };
 }
 
@@ -88,10 +102,7 @@ export class Localizer {
 
     private fetch(req: FetchRequest): FetchedSource {
         try {
-            const got = fetchSourceSync(req, withinDeadline(this.ctx.fetch!, this.ctx.deadline));
-            const list = (this.ctx.fetched ??= []);
-            if (!list.some((x) => x.url === got.url && x.ref === got.ref)) list.push(got);
-            return got;
+            return fetchForRun(req, withinDeadline(this.ctx.fetch!, this.ctx.deadline), (this.ctx.fetched ??= []));
         } catch (e) {
             if (!(e instanceof FetchError)) throw e;
             throw new BadInputError(`${this.what}: a remote base: ${e.message}`);

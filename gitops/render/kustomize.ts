@@ -11,6 +11,7 @@ import { yamlReason } from "../decode/manifest-yaml";
 import { RenderContext, RenderedStream, mappingOf, runTool } from "./render";
 import { confineLinks } from "./repo-tree";
 import { Localizer, remoteEntriesFetchable } from "./kustomize-remote";
+import { rewriteKsops, rewriteNestedKsops } from "./ksops";
 import { extended } from "../../support/shapes";
 
 export const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
@@ -125,6 +126,7 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
     const kcopy = path.join(appDir, path.basename(kfile));
     const original = fs.readFileSync(kcopy, "utf8");
     const localizer = ctx.fetch ? new Localizer(scratch.dir!, ctx, what, isRemoteEntry) : undefined;
+    let restoreNested = () => undefined as void;
     try {
         // Read as kustomize reads it (sigs.k8s.io/yaml: YAML 1.1, so a plain `on` is true) and written back as
         // JSON, which every YAML reader takes as it is: a YAML 1.2 round trip wrote a quoted "on" or "y" plain,
@@ -163,6 +165,9 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
             k.replicas = [...(Array.isArray(k.replicas) ? (k.replicas as unknown[]) : []), ...opts.replicas];
         // Remote bases (and what they name remotely) fetched under the policy, their entries made local.
         localizer?.rewrite(k, appDir);
+        // KSOPS generators, here and below, as the encrypted objects they decrypt (./ksops.ts).
+        rewriteKsops(k, appDir);
+        restoreNested = rewriteNestedKsops(appDir, copy, k, kustomizationFile);
         const meta = Array.isArray(k.buildMetadata) ? (k.buildMetadata as string[]) : [];
         if (!meta.includes("originAnnotations")) k.buildMetadata = [...meta, "originAnnotations"];
         fs.writeFileSync(kcopy, `${JSON.stringify(k, null, 2)}\n`);
@@ -170,6 +175,7 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
         return splitByOrigin(out, appDir, dir, localizer);
     } finally {
         fs.writeFileSync(kcopy, original);
+        restoreNested();
         if (owned && scratch.dir) fs.rmSync(scratch.dir, { recursive: true, force: true });
     }
 }

@@ -11,7 +11,7 @@ import * as path from "path";
 import { BadInputError } from "../../support/errors";
 import { firstKubeYamlValue } from "../decode/kube-yaml";
 import { ClusterCapabilities } from "./capabilities";
-import type { CheckedRepository } from "../argocd/repo-url";
+import type { CheckedRepository } from "./repo-url";
 import type { FetchPolicy } from "../fetch/network-policy";
 import type { FetchedSource } from "../fetch/fetch";
 import { RepoContext } from "./repo-tree";
@@ -46,7 +46,7 @@ export interface RenderContext extends RepoContext {
     /** The destination cluster's version and APIs, as Argo CD tells Helm (default: a cluster serving PKO and Argo CD). */
     cluster?: ClusterCapabilities;
     /**
-     * The repository checked: Application sources whose repoURL names another are not read (gitops/argocd/repo-url.ts).
+     * The repository checked: Application sources whose repoURL names another are not read (gitops/render/repo-url.ts).
      * Unset: every source's path is read from the repository root (the harness's fixtures).
      */
     repository?: CheckedRepository;
@@ -58,6 +58,9 @@ export interface RenderContext extends RepoContext {
     /** Every source fetched (or taken from the cache) in the run, for the reports; shared by nested contexts. */
     fetched?: FetchedSource[];
 }
+
+/** A rendering tool ran and refused the input (its first error line): bad input, exit 2, unless the caller knows better. */
+export class ToolFailed extends BadInputError {}
 
 /** No network for rendering tools: every proxy points at a closed port, and git never prompts. */
 function offlineEnv(): NodeJS.ProcessEnv {
@@ -113,7 +116,7 @@ export function runTool(
             /127\.0\.0\.1:9|proxyconnect|dial tcp|no such host|could not resolve|git clone|fetching|repository.*not found/i.test(
                 r.stderr ?? "",
             );
-        throw new BadInputError(
+        throw new ToolFailed(
             `${what}: ${name} failed: ${line}${network ? " (it needs the network, which check does not use)" : ""}`,
         );
     }

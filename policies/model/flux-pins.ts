@@ -42,9 +42,16 @@ export interface SourcePin {
 const FULL_SHA = /^(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})$/;
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 
-/** The first ref field source-controller's Git client reads, in its order, and its value. */
-function gitRef(ref: Plain): { field: string; value: Plain } | undefined {
-    for (const field of ["commit", "name", "tag", "semver", "branch"]) {
+/**
+ * The fields of a GitRepository's `spec.ref` in the order source-controller's Git client reads them (fluxcd/pkg/git
+ * `Client.clone`: commit, then name, tag, semver, else the branch; docs/contributing/verified-facts.md). The one
+ * definition: check's fetch of a GitRepository (gitops/flux/flux-sources.ts) reads the same.
+ */
+export const GIT_REF_FIELDS = ["commit", "name", "tag", "semver", "branch"] as const;
+
+/** The first ref field source-controller's Git client reads, in its order, and its value (set: non-empty or unknown). */
+export function gitRef(ref: Plain): { field: (typeof GIT_REF_FIELDS)[number]; value: Plain } | undefined {
+    for (const field of GIT_REF_FIELDS) {
         const v = get(ref, field);
         if (v === UNKNOWN || (typeof v === "string" && v !== "")) return { field, value: v };
     }

@@ -95,8 +95,20 @@ function configSchema(meta: RuleMeta): PolicyConfigSchema {
 export function readConfig(meta: RuleMeta, getConfig: () => unknown): Record<string, unknown> | string {
     const c = getConfig();
     if (c === null || typeof c !== "object" || Array.isArray(c)) return "its configuration is not an object";
-    const unknown = unknownProperty(meta.name, c as Record<string, unknown>, Object.keys(configProperties(meta)));
+    const unknown = unknownProperty(meta.name, c as Record<string, unknown>, configKeys(meta));
     return unknown ?? (c as Record<string, unknown>);
+}
+
+/** Each rule's config keys, listed once: a policy reads its config for every resource it judges. */
+const CONFIG_KEYS = new WeakMap<RuleMeta, string[]>();
+
+function configKeys(meta: RuleMeta): string[] {
+    let keys = CONFIG_KEYS.get(meta);
+    if (keys === undefined) {
+        keys = Object.keys(configProperties(meta));
+        CONFIG_KEYS.set(meta, keys);
+    }
+    return keys;
 }
 
 /** The SDK's fields of a policy, and its `about` (with its waivers' config keys), from the rule's metadata. */

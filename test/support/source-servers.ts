@@ -183,19 +183,32 @@ export async function serverProcess(kind: "git" | "files", root: string): Promis
     const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", __filename, kind, root], {
         stdio: ["ignore", "pipe", "inherit"],
     });
+    // The process prints its port, then `METHOD path` for each request it receives (into `seen`, in order).
+    const seen: TestServer["seen"] = [];
     const port = await new Promise<number>((resolve, reject) => {
         let out = "";
+        let started = false;
         child.stdout.on("data", (c: Buffer) => {
             out += c.toString();
-            const m = /^(\d+)\n/.exec(out);
-            if (m) resolve(Number(m[1]));
+            let nl: number;
+            while ((nl = out.indexOf("\n")) >= 0) {
+                const line = out.slice(0, nl);
+                out = out.slice(nl + 1);
+                if (!started && /^\d+$/.test(line)) {
+                    started = true;
+                    resolve(Number(line));
+                } else if (started) {
+                    const [method, ...rest] = line.split(" ");
+                    seen.push({ method, path: rest.join(" ") });
+                }
+            }
         });
         child.on("exit", () => reject(new Error(`the ${kind} server process exited`)));
     });
     return {
         port,
         url: `http://127.0.0.1:${port}`,
-        seen: [],
+        seen,
         close: () =>
             new Promise<void>((resolve) => {
                 child.removeAllListeners("exit");
@@ -259,10 +272,38 @@ export async function registry(user?: {
     return { port, child };
 }
 
+/**
+ * A git server over ssh on loopback (the toolchain's git-ssh-server: Flux's gittestserver) serving the repositories
+ * under `repos`, its host key kept in `keys`: its port, a known_hosts line for it, and the process.
+ */
+export async function sshGitServer(
+    repos: string,
+    keys: string,
+): Promise<{ port: number; knownHost: string; child: ChildProcess }> {
+    const bin = locateTool("git-ssh-server")?.path;
+    if (!bin) throw new Error("git-ssh-server is not built: bash toolchain/install.sh git-ssh-server");
+    fs.mkdirSync(keys, { recursive: true });
+    const child = spawn(bin, [repos, keys], { env: { PATH: process.env.PATH }, stdio: ["ignore", "pipe", "ignore"] });
+    const port = await new Promise<number>((resolve, reject) => {
+        let out = "";
+        child.stdout!.on("data", (c: Buffer) => {
+            out += c.toString();
+            const m = /^ssh:\/\/git@127\.0\.0\.1:(\d+)\n/.exec(out);
+            if (m) resolve(Number(m[1]));
+        });
+        child.on("exit", () => reject(new Error("the ssh git server exited")));
+    });
+    const [type, key] = fs.readFileSync(path.join(keys, "gitkit.rsa.pub"), "utf8").trim().split(/\s+/);
+    return { port, knownHost: `[127.0.0.1]:${port} ${type} ${key}\n`, child };
+}
+
 if (require.main === module) {
     const [kind, root] = process.argv.slice(2);
     (kind === "git" ? gitServer(root) : fileServer(root)).then(
-        (s) => process.stdout.write(`${s.port}\n`),
+        (s) => {
+            s.hook = (req) => (process.stdout.write(`${req.method ?? ""} ${req.url ?? ""}\n`), false);
+            process.stdout.write(`${s.port}\n`);
+        },
         () => process.exit(1),
     );
 }

@@ -275,6 +275,26 @@ describe("module layout", () => {
         );
     });
 
+    it("the GitOps engines stand side by side: gitops/argocd and gitops/flux never import each other, and what both use (decode, render, fetch) imports neither", () => {
+        const engine = (f: string) =>
+            f.startsWith(path.join("gitops", "argocd") + path.sep)
+                ? "argocd"
+                : f.startsWith(path.join("gitops", "flux") + path.sep)
+                  ? "flux"
+                  : undefined;
+        const shared = (f: string) =>
+            ["decode", "render", "fetch"].some((d) => f.startsWith(path.join("gitops", d) + path.sep));
+        const bad = edges().filter(
+            ({ file, dep }) =>
+                engine(dep) !== undefined &&
+                ((engine(file) !== undefined && engine(file) !== engine(dep)) || shared(file)),
+        );
+        assert.deepStrictEqual(
+            bad.map(({ file, dep }) => `${file} -> ${dep}`),
+            [],
+        );
+    });
+
     it("policies/ is the rules' domain alone: it imports only policies/ and packages, never support/ or evaluation/", () => {
         const bad = edges().filter(
             ({ file, dep }) => file.startsWith(`policies${path.sep}`) && !dep.startsWith(`policies${path.sep}`),

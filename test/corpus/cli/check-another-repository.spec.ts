@@ -63,17 +63,18 @@ describe("pko-guard check on an Application naming Argo CD's example repository,
     });
 
     // Run without blocking this process: both servers answer from it.
-    const check = (...args: string[]) =>
+    const checkIn = (cwd: string, ...args: string[]) =>
         new Promise<{ code: number | null; err: string }>((resolve) => {
-            const child = spawn(
-                process.execPath,
-                [CLI_ENTRY, "check", ".", "--repository", "https://git.example.com/team/config", ...args],
-                { cwd: path.join(root, "config"), env: { ...process.env, GITHUB_ACTIONS: "", NO_COLOR: "1" } },
-            );
+            const child = spawn(process.execPath, [CLI_ENTRY, "check", ".", ...args], {
+                cwd,
+                env: { ...process.env, GITHUB_ACTIONS: "", NO_COLOR: "1" },
+            });
             let err = "";
             child.stderr.on("data", (c: Buffer) => (err += c.toString()));
             child.on("close", (code) => resolve({ code, err }));
         });
+    const check = (...args: string[]) =>
+        checkIn(path.join(root, "config"), "--repository", "https://git.example.com/team/config", ...args);
 
     it("fetches the repository and the chart, and reports only the three plugin Applications", async () => {
         const report = path.join(root, "report.json");
@@ -107,6 +108,43 @@ describe("pko-guard check on an Application naming Argo CD's example repository,
                 ["git", `${gitSrv.url}/argocd-example-apps`, "master", commit, true],
                 ["helm", `${charts.url}#wordpress`, "9.0.3", "9.0.3", false],
             ],
+        );
+    });
+
+    it("judges a fork whose Applications name the upstream: the upstream's content, never exit 2 on its folders", async () => {
+        // A fork at the same commit: its `origin` is the fork, while the Applications its apps chart renders name
+        // the upstream (served here). The fork's own plugins/kustomized-helm, which no kustomize builds as written
+        // (its plugin renders all.yaml first), is what Application example.plugin-kustomized-helm names upstream.
+        const fork = path.join(root, "fork");
+        fs.cpSync(path.join(ENTRY, "repo"), fork, { recursive: true });
+        rewrite(fork, UPSTREAM, `${gitSrv.url}/argocd-example-apps`);
+        rewrite(fork, STABLE, charts.url);
+        git(fork, "init", "-q", "-b", "master");
+        git(fork, "remote", "add", "origin", "https://git.example.com/someone/argocd-example-apps.git");
+        git(fork, "add", "-A");
+        git(fork, "commit", "-q", "-m", "fork");
+        const report = path.join(root, "fork-report.json");
+        const allow = [`127.0.0.1:${gitSrv.port}`, `127.0.0.1:${charts.port}`].flatMap((h) => ["--allow-host", h]);
+        const r = await checkIn(fork, ...allow, "--cache-dir", path.join(root, "cache"), "--report", `json=${report}`);
+        assert.strictEqual(r.code, 1, r.err);
+        assert.match(
+            r.err,
+            new RegExp(
+                `^pko-guard: skipped plugins/kustomized-helm: rendering it with defaults fails \\(kustomize failed: .*\\); Application argocd/example\\.plugin-kustomized-helm names this path in ${gitSrv.url.replace(/\./g, "\\.")}/argocd-example-apps, whose content is what it applies$`,
+                "m",
+            ),
+        );
+        const json = JSON.parse(fs.readFileSync(report, "utf8")) as {
+            projects: { findings: { rule: string; status: string; resource: string; location?: string }[] }[];
+        };
+        const blocking = json.projects[0].findings.filter((f) => f.status === "blocking");
+        assert.deepStrictEqual(
+            blocking.map((f) => [f.rule, f.resource, f.location]),
+            ["kasane", "kustomized-helm", "nix"].map((p) => [
+                "argocd-app-rendered",
+                `Application/argocd/example.plugin-${p}`,
+                "apps/templates/applications.yaml:1",
+            ]),
         );
     });
 });

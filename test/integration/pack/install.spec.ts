@@ -160,6 +160,13 @@ describe("install paths from a user's project", function () {
                 files.includes("bin/cli/pko-guard.js"),
             files.join(", "),
         );
+        // The launcher's bundles: the whole command's, check's own, and what check loads on first use (ajv).
+        assert.deepStrictEqual(
+            ["bin/cli/pko-guard.bundle.js", "bin/cli/pko-guard-check.bundle.js", "bin/cli/pko-guard-ajv.js"].filter(
+                (f) => !files.includes(f),
+            ),
+            [],
+        );
         assert.ok(
             files.includes("schemas/pko/v2.9.0/pulumi.com_stacks.yaml") &&
                 files.includes("deploy/webhook/kustomization.yaml") &&

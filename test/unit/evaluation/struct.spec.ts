@@ -6,7 +6,8 @@
  */
 import * as assert from "assert";
 import fc from "fast-check";
-import { structRoundTrip } from "../../../evaluation/struct";
+import { SPECIAL_SIG_KEY, structRoundTrip, wireCopy } from "../../../evaluation/struct";
+import { policySdk } from "../../../evaluation/policy-sdk";
 
 const structPb = require("google-protobuf/google/protobuf/struct_pb");
 
@@ -126,5 +127,48 @@ describe("the wire Struct's round trip (evaluation/struct.ts) is google-protobuf
             { a: new Date(0) },
         ])
             same(x);
+    });
+});
+
+describe("the wire copy's special flag (evaluation/struct.ts wireCopy)", function () {
+    this.timeout(600000);
+    const sig = fc.constantFrom(SPECIAL_SIG_KEY);
+    const secret = fc.record({
+        [SPECIAL_SIG_KEY]: fc.constantFrom("1b47061264138c4ac30d75fd1eb44270"),
+        value: fc.string(),
+    });
+    const data = fc.letrec((tie) => ({
+        v: fc.oneof({ depthSize: "small" }, fc.jsonValue({ maxDepth: 2 }), secret, tie("arr"), tie("obj")),
+        arr: fc.array(tie("v"), { maxLength: 4 }),
+        obj: fc.dictionary(fc.oneof(key, sig), tie("v"), { maxKeys: 5 }),
+    }));
+
+    /** What the deserializer gives, with the keys of every object in order (deepStrictEqual ignores their order). */
+    function deserialized(x: Record<string, unknown>): { value: unknown; keys: unknown } | { error: string } {
+        try {
+            const value = policySdk().deserializeProperties({ toJavaScript: () => structRoundTrip(x) }, false);
+            return { value, keys: shape(value) };
+        } catch (e) {
+            return { error: (e as Error).message };
+        }
+    }
+
+    it("is false only where the deserializer would give back the same data, keys in the same order", () => {
+        fc.assert(
+            fc.property(fc.dictionary(fc.oneof(key, sig), data.v, { maxKeys: 6 }), (x) => {
+                const { wire, special } = wireCopy(x);
+                const expected = deserialized(x);
+                if (!special) assert.deepStrictEqual({ value: wire, keys: shape(wire) }, expected);
+                else assert.ok(JSON.stringify(x).includes(SPECIAL_SIG_KEY));
+            }),
+            { numRuns: RUNS },
+        );
+    });
+
+    it("is true for a secret, however deep", () => {
+        const wrapped = { [SPECIAL_SIG_KEY]: "1b47061264138c4ac30d75fd1eb44270", value: "s" };
+        for (const x of [{ a: wrapped }, { a: [{ b: wrapped }] }, wrapped])
+            assert.strictEqual(wireCopy(x).special, true);
+        assert.strictEqual(wireCopy({ a: [{ b: "s" }] }).special, false);
     });
 });

@@ -97,6 +97,7 @@ describe("pko-stack-preview-only-nonprod", () => {
             urn: `urn:pulumi:check::manifests::kubernetes:pulumi.com/v1:Stack::${scope}/Stack/pulumi/${name}`,
             props: { apiVersion: "pulumi.com/v1", kind: "Stack", metadata: { name, namespace: "pulumi" }, spec },
             scope,
+            scopeName: `in cluster ${JSON.stringify(scope)}`,
         });
         const judged = (twinCluster: string, config: Record<string, unknown> = {}) =>
             evaluatePack(
@@ -113,7 +114,20 @@ describe("pko-stack-preview-only-nonprod", () => {
         assert.strictEqual(apart.length, 1);
         assert.match(
             apart[0],
-            /^https:\/\/staging\/Stack\/pulumi\/app-next: .*no Stack judged with it deploys this stack/,
+            /^https:\/\/staging\/Stack\/pulumi\/app-next: .*no Stack judged with it in cluster "https:\/\/staging" deploys this stack \(a Stack in cluster "https:\/\/prod" deploys it, but it is not judged with this one\)\. If it/,
+        );
+        // A deployer of another Pulumi stack elsewhere is not named.
+        const other = evaluatePack(
+            [
+                object("app", goodSpec({ stack: "acme/other/prod" }), "https://prod"),
+                object("app-next", goodSpec({ preview: true }), "https://staging"),
+            ],
+            reconcilePackConfig(packPolicies(), {}, "test"),
+        ).filter((r) => r.policy === policy.name);
+        assert.strictEqual(other.length, 1);
+        assert.match(
+            other[0].message,
+            /no Stack judged with it in cluster "https:\/\/staging" deploys this stack\. If it/,
         );
         assert.deepStrictEqual(judged("https://staging", { previewTwinNames: ["-next$"] }), []);
     });

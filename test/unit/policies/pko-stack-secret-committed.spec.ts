@@ -146,6 +146,119 @@ describe("pko-stack-secret-committed", () => {
         const r = runStackPolicy(policy, [code, stack, other, code, s]);
         assertFindings(r, one(s.urn!.slice(s.urn!.lastIndexOf("::") + 2), /read by Stack "app" .*and Stack "other"/));
     });
+    describe("SOPS-encrypted Secrets", () => {
+        // Made-up ciphertext in SOPS's value format; the metadata as `sops --encrypt` writes it (age recipient).
+        const enc = (data: string) =>
+            `ENC[AES256_GCM,data:${data},iv:V0gvOVc4Y0lQbEZ0eGVNQkJqeTRtZz09,tag:c2VjcmV0LXRhZy0wMDAwMDA=,type:str]`;
+        const SOPS = {
+            age: [
+                {
+                    recipient: "age1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq",
+                    enc: "-----BEGIN AGE ENCRYPTED FILE-----\n",
+                },
+            ],
+            lastmodified: "2026-11-30T10:00:00Z",
+            mac: enc("bWFjLW9mLXRoZS10cmVl"),
+            encrypted_regex: "^(data|stringData)$",
+            version: "3.9.4",
+        };
+        it("passes a Secret whose every value is SOPS-encrypted and that carries SOPS metadata, in data or stringData", () => {
+            for (const origin of ["check", "configgroup"] as const) {
+                for (const values of [
+                    { stringData: { accessToken: enc("cHVsLWFiY2RlZg==") } },
+                    { data: { accessToken: enc("Y0hWc0xXRmlZMlJsWmc9PQ==") } },
+                    { data: { accessToken: enc("eA==") }, stringData: { github: enc("Z2hwXw==") } },
+                ]) {
+                    const r = runStackPolicy(policy, [stack, secretFrom(origin, { ...values, sops: SOPS })]);
+                    assert.deepStrictEqual(r, [], JSON.stringify(values));
+                }
+            }
+        });
+        it("reports the values SOPS left in the clear (unencrypted_suffix, encrypted_regex), naming only those keys", () => {
+            const s = secretFrom("check", {
+                stringData: { accessToken: enc("cHVsLWFiY2RlZg=="), user_unencrypted: "bot", github: TOKEN },
+                sops: { ...SOPS, unencrypted_suffix: "_unencrypted" },
+            });
+            const r = runStackPolicy(policy, [stack, s]);
+            assertFindings(
+                r,
+                one(
+                    "Secret/pulumi/pulumi-access-token",
+                    /\(keys "github", "user_unencrypted"; SOPS encrypted its other values but left these in the clear\)/,
+                ),
+            );
+            assert.ok(!r[0].message.includes('"accessToken"'), r[0].message);
+        });
+        it("counts ENC-looking values without SOPS metadata (or with metadata but no mac) as written", () => {
+            for (const sops of [undefined, {}, { version: "3.9.4" }, { ...SOPS, mac: "" }]) {
+                const s = secretFrom("check", {
+                    stringData: { accessToken: enc("cHVsLWFiY2RlZg==") },
+                    ...(sops ? { sops } : {}),
+                });
+                assertFindings(
+                    runStackPolicy(policy, [stack, s]),
+                    one("Secret/pulumi/pulumi-access-token", /\(key "accessToken"\); anyone/),
+                );
+            }
+            // Metadata does not make a plain value encrypted, nor does a value that only starts like one.
+            for (const value of [TOKEN, "ENC[AES256_GCM,data:not base64!,iv:x,tag:y,type:str]", `${enc("eA==")}x`]) {
+                const s = secretFrom("check", { stringData: { accessToken: value }, sops: SOPS });
+                assertFindings(
+                    runStackPolicy(policy, [stack, s]),
+                    one("Secret/pulumi/pulumi-access-token", /\(key "accessToken"\); anyone/),
+                );
+            }
+        });
+        it("passes a data value that is a whole SOPS-encrypted file (a secretGenerator over one), in every format", () => {
+            const files = [
+                `accessToken=${enc("cHVs")}\nsops_mac=${enc("bWFj")}\nsops_version=3.9.4\n`,
+                `accessToken: ${enc("cHVs")}\nsops:\n    mac: ${enc("bWFj")}\n    version: 3.9.4\n`,
+                `{\n\t"data": "${enc("cHVs")}",\n\t"sops": {\n\t\t"mac": "${enc("bWFj")}"\n\t}\n}`,
+                `[default]\naccessToken = ${enc("cHVs")}\n\n[sops]\nmac = ${enc("bWFj")}\n`,
+            ];
+            for (const file of files) {
+                const data = { "token.env": Buffer.from(file).toString("base64") };
+                assert.deepStrictEqual(runStackPolicy(policy, [stack, secretFrom("check", { data })]), [], file);
+            }
+            // A plain file generated into data is committed; so is a marker in stringData (read as written).
+            const plainFile = { "token.env": Buffer.from(`accessToken=${TOKEN}\n`).toString("base64") };
+            assertFindings(
+                runStackPolicy(policy, [stack, secretFrom("check", { data: plainFile })]),
+                one("Secret/pulumi/pulumi-access-token", /\(key "token\.env"\)/),
+            );
+            assertFindings(
+                runStackPolicy(policy, [stack, secretFrom("check", { stringData: { "token.env": files[0] } })]),
+                one("Secret/pulumi/pulumi-access-token", /\(key "token\.env"\)/),
+            );
+        });
+        it("passes the keys a secretGenerator makes of an encrypted dotenv file, its sops_* keys included", () => {
+            const b64 = (v: string) => Buffer.from(v).toString("base64");
+            const data = {
+                accessToken: b64(enc("cHVs")),
+                sops_mac: b64(enc("bWFj")),
+                sops_version: b64("3.9.4"),
+                sops_age__list_0__map_recipient: b64("age1qqqq"),
+            };
+            assert.deepStrictEqual(runStackPolicy(policy, [stack, secretFrom("check", { data })]), []);
+            // A key SOPS left in the clear (unencrypted_suffix) is committed; without sops_mac nothing is encrypted.
+            const partly = { ...data, user_unencrypted: b64("bot") };
+            assertFindings(
+                runStackPolicy(policy, [stack, secretFrom("check", { data: partly })]),
+                one(
+                    "Secret/pulumi/pulumi-access-token",
+                    /\(key "user_unencrypted"; SOPS encrypted its other values but left this one in the clear\)/,
+                ),
+            );
+            const { sops_mac: _mac, ...noMac } = data;
+            assertFindings(
+                runStackPolicy(policy, [stack, secretFrom("check", { data: noMac })]),
+                one(
+                    "Secret/pulumi/pulumi-access-token",
+                    /\(keys "accessToken", "sops_age__list_0__map_recipient", "sops_version"\); anyone/,
+                ),
+            );
+        });
+    });
     it("never throws on malformed input", () => {
         for (const props of [
             { data: "x" },

@@ -1,7 +1,8 @@
 /**
- * The installed command is one bundle (cli/bundle/build-cli.ts) run by a launcher with V8's code cache for it
- * (cli/bundle/launch.ts): package.json's `bin` is the launcher, `files` ships both, the cache changes nothing
- * but time (with, without, or a cache that does not fit), and
+ * The installed command is a bundle (cli/bundle/build-cli.ts) run by a launcher with V8's code cache for it
+ * (cli/bundle/launch.ts): the whole command's, and for `check` one of `check` alone; package.json's `bin` is the
+ * launcher, `files` ships them all, the cache changes nothing but time (with, without, or a cache that does not fit),
+ * and
  * `check` runs from it without loading what only other commands need (the Pulumi SDK's index and runtime,
  * gRPC, the Kubernetes client) or ts-node, with the same verdict as tsc's module-by-module output. The stand-in
  * for the SDK's wire signatures holds the SDK's own values.
@@ -11,12 +12,14 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { CLI_BUNDLE, CLI_ENTRY, REPO_ROOT } from "../../../../support/paths";
+import { CLI_BUNDLE, CLI_CHECK_BUNDLE, CLI_ENTRY, REPO_ROOT } from "../../../../support/paths";
 import * as rpcStandIn from "../../../../cli/bundle/rpc";
 
 const CLI = CLI_ENTRY;
 const BUNDLE = CLI_BUNDLE;
-const CACHE = path.join(REPO_ROOT, "bin", "cli", `pko-guard.bundle.${process.versions.v8}-${process.arch}.cache`);
+/** The code cache of a bundle: its name with the V8 version and architecture. */
+const cacheOf = (bundle: string) => bundle.replace(/\.js$/, `.${process.versions.v8}-${process.arch}.cache`);
+const CACHE = cacheOf(CLI_CHECK_BUNDLE);
 // Its Applications name another repository: every run here is `--offline` (reads nothing but the fixture, as
 // runCheck without a fetch policy does), since these specs are about the bundle, not about fetching.
 const GUIDE = path.join(REPO_ROOT, "fixtures", "gitops-guide-example", "manifests");
@@ -34,14 +37,25 @@ describe("the CLI bundle", function () {
         assert.strictEqual(path.resolve(REPO_ROOT, pkg.bin["pko-guard"]), CLI);
         assert.ok((pkg.files as string[]).includes("bin/"));
         assert.match(pkg.scripts.build, /bin\/cli\/bundle\/build-cli\.js/);
-        assert.match(fs.readFileSync(CLI, "utf8"), /pko-guard\.bundle\.js/);
-        // One file: tsc's command modules are not what it loads.
-        assert.ok(
-            !/require\("\.\/check"\)|require\("\.\.\/(support|evaluation|gitops|cluster|engine|reports|policies)\//.test(
-                fs.readFileSync(BUNDLE, "utf8"),
-            ),
+        assert.match(fs.readFileSync(CLI, "utf8"), /pko-guard\.bundle/);
+        assert.match(fs.readFileSync(CLI, "utf8"), /pko-guard-check\.bundle/);
+        for (const bundle of [BUNDLE, CLI_CHECK_BUNDLE]) {
+            // One file: tsc's command modules are not what it loads.
+            assert.ok(
+                !/require\("\.\/check"\)|require\("\.\.\/(support|evaluation|gitops|cluster|engine|reports|policies)\//.test(
+                    fs.readFileSync(bundle, "utf8"),
+                ),
+            );
+            assert.ok(fs.existsSync(cacheOf(bundle)), `npm run build writes ${path.basename(cacheOf(bundle))}`);
+        }
+        // `check`'s bundle holds no other command (its source map names the sources it holds).
+        const sources = (JSON.parse(fs.readFileSync(`${CLI_CHECK_BUNDLE}.map`, "utf8")) as { sources: string[] })
+            .sources;
+        assert.ok(sources.some((f) => f.endsWith("cli/check.ts")));
+        assert.deepStrictEqual(
+            sources.filter((f) => /cli\/(gate|audit|test|webhook|rules|explain|init|doctor)\.ts$|\/harness\//.test(f)),
+            [],
         );
-        assert.ok(fs.existsSync(CACHE), `npm run build writes ${path.basename(CACHE)}`);
     });
 
     it("runs the same with its code cache, without it, and with a cache that does not fit (which it then rewrites)", () => {
@@ -49,7 +63,8 @@ describe("the CLI bundle", function () {
         const pkg = path.join(tmp, "pkg");
         fs.mkdirSync(path.join(pkg, "bin", "cli"), { recursive: true });
         fs.copyFileSync(path.join(REPO_ROOT, "package.json"), path.join(pkg, "package.json"));
-        for (const f of [CLI, BUNDLE]) fs.copyFileSync(f, path.join(pkg, "bin", "cli", path.basename(f)));
+        for (const f of [CLI, BUNDLE, CLI_CHECK_BUNDLE])
+            fs.copyFileSync(f, path.join(pkg, "bin", "cli", path.basename(f)));
         const copied = path.join(pkg, "bin", "cli", path.basename(CACHE));
         const run = (env: Record<string, string> = {}) => {
             const r = spawnSync(

@@ -11,7 +11,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { SNAPSHOT_BLOB, SNAPSHOT_LAUNCHER, SNAPSHOT_NODE, buildBlob } from "../../../../cli/bundle/snapshot-build";
-import { CLI_BUNDLE, CLI_ENTRY, REPO_ROOT } from "../../../../support/paths";
+import { CLI_BUNDLE, CLI_CHECK_BUNDLE, CLI_ENTRY, REPO_ROOT } from "../../../../support/paths";
 
 const FIXTURES = path.join(REPO_ROOT, "fixtures");
 const CORPUS = path.join(REPO_ROOT, "test", "data", "corpus");
@@ -122,6 +122,21 @@ describe("the start-up snapshot", function () {
         }
     });
 
+    it("gives today's bytes with a policy config, and with one its schema refuses (what check loads on first use)", () => {
+        const dir = path.join(FIXTURES, "gitops-guide-example", "manifests");
+        const refused = path.join(tmp, "refused-config.json");
+        fs.writeFileSync(refused, JSON.stringify({ "pko-guard-production": { productionNamespaces: "payments" } }));
+        same(
+            [dir, "--config", path.join(FIXTURES, "prod-by-namespace-config", "policy-config.json")],
+            REPO_ROOT,
+            "config",
+        );
+        same([dir, "--config", refused], REPO_ROOT, "refused config");
+        const r = check("snapshot", [dir, "--config", refused], REPO_ROOT);
+        assert.strictEqual(r.exit, 2);
+        assert.match(r.stderr, /productionNamespaces must be array/);
+    });
+
     it("gives today's bytes for usage errors and the other commands", () => {
         for (const args of [[], ["--version"], ["check"], ["check", "--no-such-option"], ["rules"], ["explain", "x"]]) {
             const run = (how: "snapshot" | "today") =>
@@ -137,6 +152,17 @@ describe("the start-up snapshot", function () {
             const a = run("today");
             const b = run("snapshot");
             assert.deepStrictEqual([b.status, b.stdout, b.stderr], [a.status, a.stdout, a.stderr], args.join(" "));
+            // The launcher starts only `check` from the snapshot (which holds `check` alone).
+            const c = spawnSync(SNAPSHOT_LAUNCHER, args, {
+                cwd: tmp,
+                encoding: "utf8",
+                env: { ...process.env, NO_COLOR: "1" },
+            });
+            assert.deepStrictEqual(
+                [c.status, c.stdout, c.stderr],
+                [a.status, a.stdout, a.stderr],
+                `launcher ${args.join(" ")}`,
+            );
         }
     });
 
@@ -168,7 +194,7 @@ describe("the start-up snapshot", function () {
         const bin = path.join(pkg, "bin", "cli");
         fs.mkdirSync(path.join(bin, "bundle"), { recursive: true });
         fs.copyFileSync(path.join(REPO_ROOT, "package.json"), path.join(pkg, "package.json"));
-        for (const f of [CLI_ENTRY, CLI_BUNDLE]) fs.copyFileSync(f, path.join(bin, path.basename(f)));
+        for (const f of [CLI_ENTRY, CLI_BUNDLE, CLI_CHECK_BUNDLE]) fs.copyFileSync(f, path.join(bin, path.basename(f)));
         const builder = path.join(path.dirname(CLI_BUNDLE), "bundle", "snapshot-builder.js");
         fs.copyFileSync(builder, path.join(bin, "bundle", path.basename(builder)));
         const blob = path.join(bin, path.basename(SNAPSHOT_BLOB));
@@ -185,7 +211,7 @@ describe("the start-up snapshot", function () {
             return { stdout: r.stdout, snapshot: JSON.parse(fs.readFileSync(timings, "utf8")).snapshot === 1 };
         };
         assert.deepStrictEqual(fromCopy(), { stdout: today.stdout, snapshot: true });
-        fs.appendFileSync(path.join(bin, path.basename(CLI_BUNDLE)), "\n// rebuilt\n");
+        fs.appendFileSync(path.join(bin, path.basename(CLI_CHECK_BUNDLE)), "\n// rebuilt\n");
         assert.deepStrictEqual(fromCopy(), { stdout: today.stdout, snapshot: false });
     });
 });

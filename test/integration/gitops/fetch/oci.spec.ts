@@ -11,7 +11,7 @@ import * as os from "os";
 import * as path from "path";
 import { FetchError, fetchOci } from "../../../../gitops/fetch/fetch";
 import { fetchPolicy } from "../../../../gitops/fetch/network-policy";
-import { helm, registry, writeChart } from "../../../support/source-servers";
+import { TestServer, fileServer, helm, registry, writeChart } from "../../../support/source-servers";
 
 describe("gitops/fetch charts from an OCI registry on loopback", function () {
     this.timeout(120_000);
@@ -113,5 +113,83 @@ describe("gitops/fetch charts from an OCI registry on loopback", function () {
         await rejects(fetchOci(url, "1.0.0", policy([locked.port])), /refused the credentials/);
         dockerAuth(locked.port, "robot", "s3cr3t");
         assert.strictEqual((await fetchOci(url, "1.0.0", policy([locked.port]))).resolved, "1.0.0");
+    });
+
+    /** Docker's config.json in the spec's DOCKER_CONFIG. */
+    const dockerConfig = (config: object) =>
+        fs.writeFileSync(path.join(process.env.DOCKER_CONFIG!, "config.json"), JSON.stringify(config));
+
+    it("runs Docker's credential helpers (credHelpers, credsStore) for the registry's host only", async () => {
+        // A helper as Docker runs it: `docker-credential-<name> get`, the server on stdin; it logs what it is asked.
+        const bin = path.join(root, "helpers");
+        const asked = path.join(root, "asked.log");
+        fs.mkdirSync(bin, { recursive: true });
+        fs.writeFileSync(
+            path.join(bin, "docker-credential-pkotest"),
+            `#!/bin/sh\nread key\necho "$1 $key" >> "${asked}"\nif [ "$key" = "127.0.0.1:${locked.port}" ]; then echo '{"ServerURL":"'$key'","Username":"robot","Secret":"s3cr3t"}'; else echo "credentials not found in native keychain"; exit 1; fi\n`,
+            { mode: 0o755 },
+        );
+        const savedPath = process.env.PATH;
+        process.env.PATH = `${bin}${path.delimiter}${savedPath}`;
+        try {
+            const url = `oci://127.0.0.1:${locked.port}/charts/ledger`;
+            dockerConfig({ credHelpers: { [`127.0.0.1:${locked.port}`]: "pkotest", "other.example": "pkotest" } });
+            assert.strictEqual((await fetchOci(url, "1.0.0", policy([locked.port]))).resolved, "1.0.0");
+            dockerConfig({ credsStore: "pkotest", auths: { [`127.0.0.1:${locked.port}`]: {} } });
+            assert.strictEqual((await fetchOci(url, "1.0.0", policy([locked.port]))).resolved, "1.0.0");
+            // The open registry's host is asked of the store too; the helper has nothing for it, so none is sent.
+            dockerConfig({ credsStore: "pkotest" });
+            assert.strictEqual(
+                (await fetchOci(`oci://127.0.0.1:${open.port}/charts/ledger`, "1.0.0", policy([open.port]))).resolved,
+                "1.0.0",
+            );
+            assert.ok(!open.child.killed);
+            // A helper named by a path is never run.
+            dockerConfig({ credHelpers: { [`127.0.0.1:${locked.port}`]: "../helpers/docker-credential-pkotest" } });
+            await rejects(fetchOci(url, "1.0.0", policy([locked.port])), /asks for credentials/);
+            assert.deepStrictEqual(fs.readFileSync(asked, "utf8").split("\n").filter(Boolean), [
+                `get 127.0.0.1:${locked.port}`,
+                `get 127.0.0.1:${locked.port}`,
+                `get 127.0.0.1:${open.port}`,
+            ]);
+        } finally {
+            process.env.PATH = savedPath;
+        }
+    });
+
+    it("sends the credential to a token service on another host only when Docker would trust it", async () => {
+        // A registry whose challenge names a token service on another host (another port of loopback here): the
+        // registry gets its credential, the token service is asked without it.
+        let tokens: TestServer | undefined;
+        let reg: TestServer | undefined;
+        try {
+            tokens = await fileServer(root);
+            tokens.hook = (req, res) => (res.writeHead(200).end(JSON.stringify({ token: "t0ken" })), true);
+            reg = await fileServer(root);
+            const realm = `${tokens.url}/token`;
+            reg.hook = (req, res) => {
+                if (req.headers.authorization === "Bearer t0ken") res.writeHead(404).end();
+                else
+                    res.writeHead(401, {
+                        "www-authenticate": `Bearer realm="${realm}",service="reg",scope="repository:charts/ledger:pull"`,
+                    }).end();
+                return true;
+            };
+            dockerConfig({
+                auths: { [`127.0.0.1:${reg.port}`]: { auth: Buffer.from("robot:s3cr3t").toString("base64") } },
+            });
+            await rejects(
+                fetchOci(`oci://127.0.0.1:${reg.port}/charts/ledger`, "1.0.0", policy([reg.port, tokens.port])),
+                /./,
+            );
+            assert.ok(tokens.seen.length > 0, "the token service was asked");
+            assert.deepStrictEqual(
+                tokens.seen.map((r) => r.auth),
+                tokens.seen.map(() => undefined),
+            );
+            assert.ok(reg.seen.some((r) => r.auth?.startsWith("Basic ")));
+        } finally {
+            await Promise.all([tokens?.close(), reg?.close()]);
+        }
     });
 });

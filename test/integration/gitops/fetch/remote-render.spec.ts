@@ -6,6 +6,7 @@
  */
 import * as assert from "assert";
 import * as fs from "fs";
+import * as http from "http";
 import * as os from "os";
 import * as path from "path";
 import { loadManifests } from "../../../../gitops/manifests/load";
@@ -34,12 +35,21 @@ describe("check renders fetched sources from a git server on loopback", function
             "base/stack.yaml": STACK,
             "prod/stack.yaml": STACK,
             "values/prod.yaml": "stackName: from-values\n",
+            "config/ledger.json": '{"team": "ledger", "dir": "prod"}\n',
         });
         // Its own process: check's rendering waits for each fetch synchronously.
         git = await serverProcess("git", path.join(root, "repos"));
         const chartRepo = path.join(root, "charts");
         fs.mkdirSync(chartRepo);
         helm(chartRepo, "package", writeChart(root, "ledger", "1.2.0"), "-d", chartRepo);
+        const valued = writeChart(root, "valued", "0.1.0");
+        fs.writeFileSync(
+            path.join(valued, "templates", "stack.yaml"),
+            'apiVersion: pulumi.com/v1\nkind: Stack\nmetadata: {name: {{ .Values.stackName | default "chart" }}}\nspec: {stack: org/x/dev}\n',
+        );
+        helm(chartRepo, "package", valued, "-d", chartRepo);
+        fs.mkdirSync(path.join(chartRepo, "values"));
+        fs.writeFileSync(path.join(chartRepo, "values", "prod.yaml"), "stackName: from-url\n");
         charts = await serverProcess("files", chartRepo);
         helm(chartRepo, "repo", "index", ".", "--url", charts.url);
     });
@@ -168,5 +178,147 @@ describe("check renders fetched sources from a git server on loopback", function
             rows.filter((r) => r.level === "mandatory").map((r) => r.policy),
             ["argocd-app-rendered"],
         );
+    });
+
+    /** An Application rendering this repository's `chart` with `valueFiles`. */
+    const valuesApp = (valueFiles: string[]) => ({
+        "apps/ledger.yaml": `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/me/manifests\n    path: chart\n    helm: {valueFiles: ${JSON.stringify(valueFiles)}}\n  destination: {server: "https://kubernetes.default.svc", namespace: pulumi}\n`,
+        "chart/Chart.yaml": "apiVersion: v2\nname: chart\nversion: 0.1.0\n",
+        "chart/templates/stack.yaml":
+            'apiVersion: pulumi.com/v1\nkind: Stack\nmetadata: {name: {{ .Values.stackName | default "own" }}}\nspec: {stack: org/x/dev}\n',
+    });
+
+    it("fetches an http(s) value file as Argo CD's repo server does, and records it", () => {
+        const { load } = check(valuesApp([`${charts.url}/values/prod.yaml?token=not-shown`]));
+        assert.deepStrictEqual(load.notRendered, []);
+        assert.strictEqual(load.objects.find((o) => o.kind === "Stack")!.identity, "Stack/pulumi/from-url");
+        assert.deepStrictEqual(
+            load.fetched?.map((s) => [s.kind, s.url, s.floating]),
+            [["file", `${charts.url}/values/prod.yaml`, true]],
+        );
+        // The record and what the Stack says of its origin never hold the URL's query (it can hold a token).
+        const stack = load.objects.find((o) => o.kind === "Stack")!;
+        assert.ok(!JSON.stringify([load.fetched, stack.file, stack.object]).includes("not-shown"));
+    });
+
+    it("fails the Application closed, one line, on a value file it cannot fetch or a scheme only a plugin reads", () => {
+        const refused = check(valuesApp([`${charts.url}/values/prod.yaml`]), { allow: false });
+        assert.deepStrictEqual(refused.load.notRendered, [
+            `Application "ledger": spec.source.helm.valueFiles: a value file could not be fetched: ${charts.url}/values/prod.yaml: refused, plain http:// (list the host with --allow-host to fetch it without TLS)`,
+        ]);
+        assert.ok(!refused.load.objects.some((o) => o.kind === "Stack"), "nothing of the source is guessed");
+        assert.deepStrictEqual(
+            refused.rows.filter((r) => r.level === "mandatory").map((r) => [r.policy, r.resource]),
+            [["argocd-app-rendered", "Application/argocd/ledger"]],
+        );
+        const missing = check(valuesApp([`${charts.url}/values/none.yaml`]));
+        assert.deepStrictEqual(missing.load.notRendered, [
+            `Application "ledger": spec.source.helm.valueFiles: a value file could not be fetched: ${charts.url}/values/none.yaml: not found (404)`,
+        ]);
+        const offline = check(valuesApp([`${charts.url}/values/prod.yaml`]), { offline: true });
+        assert.deepStrictEqual(offline.load.notRendered, [
+            `Application "ledger": spec.source.helm.valueFiles: "${charts.url}/values/prod.yaml" is fetched over the network, which check does not do in this run (--offline, nothing cached)`,
+        ]);
+        const plugin = check(valuesApp(["secrets+gpg-import://values/prod.yaml"]));
+        assert.deepStrictEqual(plugin.load.notRendered, [
+            'Application "ledger": spec.source.helm.valueFiles: "secrets+gpg-import://values/prod.yaml" is read through the URL scheme "secrets+gpg-import", which only a Helm plugin of Argo CD\'s repo server reads (helm.valuesFileSchemes); check runs none',
+        ]);
+    });
+
+    it("fails closed on a jsonnet source that imports a URL or names a URL as a lib, which Argo CD never fetches", () => {
+        const app = (jsonnet: string) =>
+            `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/me/manifests\n    path: jsonnet\n${jsonnet}  destination: {server: "https://kubernetes.default.svc", namespace: pulumi}\n`;
+        const imported = check({
+            "apps/ledger.yaml": app(""),
+            "jsonnet/main.jsonnet": `local s = import "${charts.url}/stack.libsonnet";\ns\n`,
+        });
+        assert.deepStrictEqual(imported.load.notRendered, [
+            'Application "ledger": spec.source: jsonnet file "jsonnet/main.jsonnet": an import cannot be opened in the repository (Argo CD\'s jsonnet reads only the repository\'s files and its libs folders, never a URL: vendor it)',
+        ]);
+        assert.deepStrictEqual(
+            imported.rows.filter((r) => r.level === "mandatory").map((r) => [r.policy, r.resource]),
+            [["argocd-app-rendered", "Application/argocd/ledger"]],
+        );
+        const lib = check({
+            "apps/ledger.yaml": app(`    directory: {jsonnet: {libs: ["${charts.url}/lib"]}}\n`),
+            "jsonnet/main.jsonnet": "{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'x'}}\n",
+        });
+        assert.deepStrictEqual(lib.load.notRendered, [
+            `Application "ledger": spec.source.directory.jsonnet.libs: "${charts.url}/lib" is a URL; Argo CD's jsonnet libs are folders of the repository, never fetched`,
+        ]);
+    });
+
+    /** An ApplicationSet whose git generator (`generator`'s YAML) names the platform repository at `revision`. */
+    const appSet = (generator: string, source: string) =>
+        `apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: teams, namespace: argocd}\nspec:\n  generators:\n    - git:\n        repoURL: "${git.url}/platform"\n        revision: "${commit}"\n${generator}  template:\n    metadata: {name: 'team-{{path.basename}}'}\n    spec:\n      project: default\n      source: {repoURL: "${git.url}/platform", targetRevision: "${commit}", path: '${source}'}\n      destination: {server: "https://kubernetes.default.svc", namespace: pulumi}\n`;
+
+    it("expands a git generator of another repository at its revision and renders what it generates", () => {
+        const dirs = check({ "apps/set.yaml": appSet("        directories: [{path: prod}]\n", "{{path}}") });
+        assert.deepStrictEqual(dirs.load.notRendered, []);
+        const app = dirs.load.objects.find((o) => o.kind === "Application")!;
+        assert.strictEqual(app.identity, "Application/argocd/team-prod");
+        const stack = dirs.load.objects.find((o) => o.kind === "Stack")!;
+        assert.strictEqual(stack.file, `${git.url}/platform@${commit}/prod/stack.yaml`);
+        assert.strictEqual(stack.syncedBy, "Application argocd/team-prod");
+        // The files generator reads the other repository's file; its parameters choose the folder.
+        const files = check({ "apps/set.yaml": appSet("        files: [{path: config/*.json}]\n", "{{dir}}") });
+        assert.deepStrictEqual(files.load.notRendered, []);
+        assert.deepStrictEqual(
+            files.load.objects.filter((o) => o.kind === "Application").map((o) => o.identity),
+            ["Application/argocd/team-config"],
+        );
+        assert.strictEqual(
+            files.load.objects.find((o) => o.kind === "Stack")!.file,
+            `${git.url}/platform@${commit}/prod/stack.yaml`,
+        );
+        assert.deepStrictEqual(
+            files.load.fetched?.map((s) => [s.kind, s.url, s.resolved]),
+            [["git", `${git.url}/platform`, commit]],
+        );
+    });
+
+    it("fails the ApplicationSet closed, one line, when its other repository cannot be fetched", () => {
+        const { load, rows } = check(
+            { "apps/set.yaml": appSet("        directories: [{path: prod}]\n", "{{path}}") },
+            { allow: false },
+        );
+        assert.deepStrictEqual(load.notRendered, [
+            `ApplicationSet "teams": spec.generators[0].git could not be fetched: ${git.url}/platform: refused, plain http:// (list the host with --allow-host to fetch it without TLS)`,
+        ]);
+        assert.deepStrictEqual(
+            rows.filter((r) => r.level === "mandatory").map((r) => [r.policy, r.resource]),
+            [["argocd-app-rendered", "ApplicationSet/argocd/teams"]],
+        );
+    });
+
+    it("resolves a floating reference once a run: the generator and the Applications it makes share one fetch", async () => {
+        const floating = appSet("        directories: [{path: prod}, {path: base}]\n", "{{path}}")
+            .replace(`revision: "${commit}"`, 'revision: "main"')
+            .replace(`targetRevision: "${commit}"`, 'targetRevision: "main"');
+        git.seen.length = 0;
+        const { load } = check({ "apps/set.yaml": floating });
+        assert.deepStrictEqual(load.notRendered, []);
+        assert.deepStrictEqual(
+            load.objects.filter((o) => o.kind === "Application").map((o) => o.identity),
+            ["Application/argocd/team-base", "Application/argocd/team-prod"],
+        );
+        // The server's log is in order: once a request made after the run shows, every request of the run has.
+        await new Promise<void>((resolve) => http.get(`${git.url}/after-the-run`, () => resolve()));
+        while (!git.seen.some((r) => r.path === "/after-the-run")) await new Promise((r) => setImmediate(r));
+        const advertised = git.seen.filter((r) => r.method === "GET" && r.path.includes("/info/refs"));
+        assert.strictEqual(advertised.length, 1, JSON.stringify(git.seen));
+        assert.deepStrictEqual(
+            load.fetched?.map((s) => [s.url, s.ref, s.resolved]),
+            [[`${git.url}/platform`, "main", commit]],
+        );
+    });
+
+    it("renders a repository's chart with $values files of this repository's ref source", () => {
+        const { load } = check({
+            "apps/ledger.yaml": `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  project: default\n  sources:\n    - repoURL: "${charts.url}"\n      chart: valued\n      targetRevision: 0.1.0\n      helm: {valueFiles: [$values/values/prod.yaml]}\n    - {repoURL: https://git.example.com/me/manifests, ref: values}\n  destination: {server: "https://kubernetes.default.svc", namespace: pulumi}\n`,
+            "values/prod.yaml": "stackName: mine\n",
+        });
+        assert.deepStrictEqual(load.notRendered, []);
+        assert.strictEqual(load.objects.find((o) => o.kind === "Stack")!.identity, "Stack/pulumi/mine");
     });
 });

@@ -2,7 +2,8 @@
  * `pko-guard check` on Flux repositories, as a user runs it (a temporary repository outside this one): Flux
  * Kustomizations built by the toolchain's flux-build (Flux's own fluxcd/pkg/kustomize; without it these tests fail,
  * never skip), entry points as clusters, files Flux renders judged as rendered, a self-managed flux-system placed
- * once, Flux's strict substitution, the substitution opt-out, another repository's source failing closed; and
+ * once, Flux's strict substitution, the substitution opt-out, another repository's source failing closed, the
+ * source's artifact as source-controller archives it (.sourceignore, spec.ignore, Flux's default excludes); and
  * the flux CLI's `flux build kustomization` (toolchain/flux, built by `npm run setup`) as the reference for what
  * flux-build gives.
  */
@@ -142,6 +143,65 @@ describe("pko-guard check applies Flux as Flux does", function () {
         assert.strictEqual(rendered.length, 1);
         assert.strictEqual(rendered[0].resource, "Kustomization/flux-system/apps");
         assert.match(rendered[0].message, /url "https:\/\/github\.com\/other\/repo\.git" is another repository/);
+    });
+
+    it("builds from the source's artifact: Flux's default excludes, or the .sourceignore files and spec.ignore", () => {
+        write("clusters/prod/apps.yaml", `${gitRepository}---\n${kustomization("apps", "./")}`);
+        write("apps/ledger.yaml", stack("ledger", "myorg/ledger/production", "branch: main"));
+        write("apps/drafts/next.yaml", stack("next", "myorg/next/production", "branch: next"));
+        // A GitHub workflow is YAML but no Kubernetes object: in the artifact, the generated kustomization fails.
+        write(".github/workflows/ci.yaml", "on: push\njobs: {}\n");
+        const pinned = (rows: { policy: string; resource: string }[]) =>
+            rows.filter((x) => x.policy === "pko-stack-prod-pinned-commit").map((x) => x.resource);
+        // No ignore file: the default excludes leave .github/ out.
+        let r = check();
+        assert.strictEqual(r.code, 1, r.err);
+        assert.deepStrictEqual(pinned(r.rows), ["Stack/pulumi/ledger", "Stack/pulumi/next"]);
+        // A .sourceignore replaces the defaults (only the VCS ones stay): .github/ is in the artifact again.
+        write("apps/.sourceignore", "drafts/\n");
+        r = check();
+        assert.strictEqual(r.code, 2, r.out);
+        assert.match(r.err, /Kustomization "flux-system\/apps" \(flux build\): flux-build failed: .*ci\.yaml/);
+        write(".sourceignore", "# CI is not applied\n/.github/\n");
+        r = check();
+        assert.strictEqual(r.code, 1, r.err);
+        assert.deepStrictEqual(pinned(r.rows), ["Stack/pulumi/ledger"], "the ignored draft is not judged");
+        // spec.ignore adds to the .sourceignore files (root-relative): nothing production is left.
+        write(
+            "clusters/prod/apps.yaml",
+            `${gitRepository.replace("ref: {branch: main}", "ref: {branch: main}, ignore: /apps/ledger.yaml")}---\n` +
+                kustomization("apps", "./"),
+        );
+        r = check();
+        assert.strictEqual(r.code, 0, `${r.err}\n${r.out}`);
+        assert.deepStrictEqual(pinned(r.rows), []);
+    });
+
+    it("builds each source's artifact from the same checkout: one source's ignored files are another's", () => {
+        const source = (name: string, ignore: string) =>
+            `apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: ${name}, namespace: flux-system}\nspec: {interval: 1m, url: ${REPO}, ref: {branch: main}${ignore}}\n`;
+        const apps = (name: string) => kustomization("apps", "./apps").replace("name: flux-system}", `name: ${name}}`);
+        write(
+            "clusters/a/apps.yaml",
+            `${source("drafts-left-out", ", ignore: drafts/")}---\n${apps("drafts-left-out")}`,
+        );
+        write("clusters/b/apps.yaml", `${source("everything", "")}---\n${apps("everything")}`);
+        write("apps/ledger.yaml", stack("ledger", "myorg/ledger/production", "branch: main"));
+        write("apps/drafts/next.yaml", stack("next", "myorg/next/production", "branch: next"));
+        const r = check();
+        assert.strictEqual(r.code, 1, r.err);
+        assert.deepStrictEqual(
+            r.rows
+                .filter((x) => x.policy === "pko-stack-prod-pinned-commit")
+                .map((x) => `${x.resource} ${x.file}`)
+                .sort(),
+            [
+                "Stack/pulumi/ledger apps/ledger.yaml",
+                "Stack/pulumi/ledger apps/ledger.yaml",
+                "Stack/pulumi/next apps/drafts/next.yaml",
+            ],
+        );
+        assert.ok(fs.existsSync(path.join(tmp, "apps/drafts/next.yaml")), "the checkout is never changed");
     });
 
     it("gives what `flux build kustomization` gives", () => {

@@ -3,7 +3,8 @@
  * --show-toplevel`, except that git is not run where it surely finds no repository (surelyNoRepository). Each
  * case compares gitTopLevel with git run directly: outside any repository, in a repository and a folder of it, in
  * a linked worktree (a `.git` file), in a bare repository, through a symbolic link into a repository, and with
- * GIT_DIR set.
+ * GIT_DIR set. In the plain case (gitops/manifests/work-tree.ts: a `.git` folder of the user's that moves nothing) the
+ * answer is read from git's files, and git (a stand-in on PATH that says when it runs) is not run.
  */
 import * as assert from "assert";
 import { execFileSync, spawnSync } from "child_process";
@@ -11,6 +12,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { gitTopLevel, gitWorkTree, surelyNoRepository } from "../../../../gitops/manifests/files";
+import { plainTopLevel } from "../../../../gitops/manifests/work-tree";
 
 /** What git itself says from `dir` (undefined: not a work tree). */
 function gitSays(dir: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -124,5 +126,85 @@ describe("the repository root: git's answer, without running git where there is 
         const dir = path.join(tmp, "missing");
         assert.strictEqual(surelyNoRepository(dir), false);
         assert.strictEqual(gitTopLevel(dir), undefined);
+    });
+    describe("read from git's files in the plain case", () => {
+        let marks: string;
+        let fakeBin: string;
+        let savedPath: string | undefined;
+        const realGit = () =>
+            (process.env.PATH ?? "")
+                .split(path.delimiter)
+                .map((d) => path.join(d, "git"))
+                .find((f) => fs.existsSync(f))!;
+        before(() => {
+            // A git first on PATH that notes each run, then runs the real one.
+            fakeBin = path.join(tmp, "fake-bin");
+            marks = path.join(tmp, "git-runs");
+            fs.mkdirSync(fakeBin);
+            fs.writeFileSync(
+                path.join(fakeBin, "git"),
+                `#!/bin/sh\necho run >> '${marks}'\nexec '${realGit()}' "$@"\n`,
+                { mode: 0o755 },
+            );
+            savedPath = process.env.PATH;
+        });
+        afterEach(() => {
+            process.env.PATH = savedPath;
+        });
+        /** gitTopLevel(dir) with the noting git first on PATH: its answer and whether git ran. */
+        const topLevel = (dir: string) => {
+            fs.rmSync(marks, { force: true });
+            process.env.PATH = `${fakeBin}${path.delimiter}${savedPath}`;
+            try {
+                return { top: gitTopLevel(dir), ran: fs.existsSync(marks) };
+            } finally {
+                process.env.PATH = savedPath;
+            }
+        };
+
+        it("a repository's own .git folder: git's answer without running git, from the repository, a folder of it and a link into it", () => {
+            const repo = path.join(tmp, "plain-repo");
+            fs.mkdirSync(path.join(repo, "apps", "a"), { recursive: true });
+            git(repo, "init", "-q");
+            fs.symlinkSync(path.join(repo, "apps"), path.join(tmp, "plain-link"));
+            for (const dir of [repo, path.join(repo, "apps", "a"), path.join(tmp, "plain-link", "a")]) {
+                assert.strictEqual(plainTopLevel(dir), gitSays(dir), dir);
+                assert.deepStrictEqual(topLevel(dir), { top: gitSays(dir), ran: false }, dir);
+            }
+        });
+
+        it("a linked worktree, core.worktree, a bare or included configuration, GIT_DIR, no git on PATH: git is asked", () => {
+            const repo = path.join(tmp, "asked");
+            fs.mkdirSync(path.join(repo, "sub"), { recursive: true });
+            git(repo, "init", "-q");
+            git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "one");
+            const worktree = path.join(tmp, "asked-worktree");
+            git(repo, "worktree", "add", "-q", worktree);
+            assert.strictEqual(plainTopLevel(worktree), undefined);
+            assert.deepStrictEqual(topLevel(worktree), { top: gitSays(worktree), ran: true });
+            for (const [key, value] of [
+                ["core.worktree", path.join(repo, "sub")],
+                ["core.bare", "true"],
+                ["include.path", path.join(tmp, "none.gitconfig")],
+            ]) {
+                git(repo, "config", key, value);
+                assert.strictEqual(plainTopLevel(repo), undefined, key);
+                assert.deepStrictEqual(topLevel(repo), { top: gitSays(repo), ran: true }, key);
+                git(repo, "config", "--unset", key);
+            }
+            assert.strictEqual(plainTopLevel(repo), gitSays(repo));
+            assert.strictEqual(plainTopLevel(repo, { ...process.env, GIT_DIR: path.join(repo, ".git") }), undefined);
+            assert.strictEqual(plainTopLevel(repo, { PATH: path.join(tmp, "no-such-bin") }), undefined);
+        });
+
+        it("a repository of another user: git is asked (it refuses one it does not deem safe)", function () {
+            if (process.getuid?.() !== 0) this.skip();
+            const repo = path.join(tmp, "theirs");
+            fs.mkdirSync(repo);
+            git(repo, "init", "-q");
+            fs.chownSync(repo, 65534, 65534);
+            assert.strictEqual(plainTopLevel(repo), undefined);
+            assert.deepStrictEqual(topLevel(repo), { top: gitSays(repo), ran: true });
+        });
     });
 });

@@ -712,6 +712,24 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
     });
 
+    it("a folder nothing renders that fails with defaults: exit 2 saying why check rendered it; --exclude leaves it", () => {
+        write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: apps}\n");
+        // What a config management plugin renders: a kustomization over a file the plugin writes first.
+        write("plugin/kustomization.yaml", "resources: [all.yaml]\n");
+        const walked = check(["."]);
+        assert.strictEqual(walked.code, 2);
+        assert.match(
+            walked.err,
+            /^pko-guard: plugin \(kustomize\): kustomize failed: .*; no Application of the run renders this folder, so check rendered it with defaults \(--exclude plugin if a config management plugin or an Application elsewhere renders it\)\n$/,
+        );
+        // Named on the command line, the folder is rendered because it was named: the tool's line alone.
+        const named = check(["plugin"]);
+        assert.strictEqual(named.code, 2);
+        assert.match(named.err, /^pko-guard: plugin \(kustomize\): kustomize failed: [^;]*\n$/);
+        const excluded = check([".", "--exclude", "plugin"]);
+        assert.strictEqual(excluded.code, 0, excluded.err);
+    });
+
     it("bad input: missing tool, remote base, a failing chart (no value echoed), a timeout: one line, exit 2", () => {
         write("k/kustomization.yaml", "resources: [stack.yaml]\n");
         write("k/stack.yaml", stack(`  commit: ${SHA}\n`));
@@ -821,11 +839,20 @@ describe("pko-guard check renders what Argo CD renders", function () {
     it("jsonnet: a remote import or one outside the repository is refused before evaluating", () => {
         write("apps/ledger.yaml", app("ledger", "ledger"));
         write("ledger/stack.jsonnet", 'local lib = import "https://example.com/lib.libsonnet"; {}\n');
+        // Argo CD's jsonnet opens only the repository's files: the Application renders nothing there, and fails
+        // closed; the file named on the command line is exit 2.
+        const cannot =
+            "an import cannot be opened in the repository (Argo CD's jsonnet reads only the repository's files and its libs folders, never a URL: vendor it)";
         const remote = check(["."]);
-        assert.strictEqual(remote.code, 2);
-        assert.strictEqual(
-            remote.err,
-            "pko-guard: ledger/stack.jsonnet (jsonnet): an import cannot be opened in the repository (a remote import needs the network, which check does not use: vendor it)\n",
+        assert.strictEqual(remote.code, 1, remote.err);
+        assert.ok(
+            remote.out.replace(/\s+/g, " ").includes(`spec.source: jsonnet file "ledger/stack.jsonnet": ${cannot}`),
+            remote.out,
+        );
+        const direct = check(["ledger/stack.jsonnet"]);
+        assert.deepStrictEqual(
+            [direct.code, direct.err],
+            [2, `pko-guard: ledger/stack.jsonnet (jsonnet): ${cannot}\n`],
         );
         // Outside the repository, however it is reached: directly, from a nested import, through a verbatim
         // string, or through a link inside the repository; nothing of the file is shown.
@@ -864,15 +891,25 @@ describe("pko-guard check renders what Argo CD renders", function () {
             for (const [name, arrange] of cases) {
                 arrange();
                 const outside = check(["."]);
+                assert.strictEqual(outside.code, 1, name);
+                assert.ok(
+                    outside.out
+                        .replace(/\s+/g, " ")
+                        .includes(
+                            `spec.source: jsonnet file "ledger/stack.jsonnet": an import reaches outside the repository (Argo CD refuses it; the repository root in use is ${fs.realpathSync(tmp)}; --repo-root sets another)`,
+                        ),
+                    name,
+                );
+                assert.ok(!outside.out.includes(CANARY), name);
+                const named = check(["ledger/stack.jsonnet"]);
                 assert.deepStrictEqual(
-                    [outside.code, outside.err],
+                    [named.code, named.err],
                     [
                         2,
                         `pko-guard: ledger/stack.jsonnet (jsonnet): an import reaches outside the repository (Argo CD refuses it; the repository root in use is ${fs.realpathSync(tmp)}; --repo-root sets another)\n`,
                     ],
                     name,
                 );
-                assert.ok(!outside.out.includes(CANARY), name);
             }
             // A link out of the repository, anywhere in it, stops rendering as it stops Argo CD's repo server:
             // here a chart that would put the file into a Stack's repository URL (which a finding quotes).

@@ -6,6 +6,7 @@ import {
     parseAllowHost,
     refusedUrl,
     shownUrl,
+    sshRemote,
     withinDeadline,
 } from "../../../../gitops/fetch/network-policy";
 import { isFloating } from "../../../../gitops/fetch/fetch";
@@ -71,6 +72,31 @@ describe("gitops/fetch/network-policy", () => {
         assert.match(refusedUrl(p, "file:///etc/passwd")!, /outside the repository/);
         assert.match(refusedUrl(p, "file:///repo/../etc/passwd")!, /outside the repository/);
         assert.strictEqual(refusedUrl(p, "file:///repo/charts/a"), undefined);
+        // ssh remotes, in every form git reads, are fetched (their connection goes through the policy's relay);
+        // a password, or a host that is no plain name or address (handed to ssh's ProxyCommand), is refused.
+        for (const ssh of [
+            "git@github.com:org/repo.git",
+            "github.com:org/repo",
+            "ssh://git@github.com/org/repo.git",
+            "ssh://git@github.com:2222/org/repo.git",
+            "git+ssh://github.com/org/repo",
+        ])
+            assert.strictEqual(refusedUrl(p, ssh), undefined, ssh);
+        assert.match(refusedUrl(p, "ssh://git:pw@github.com/org/repo")!, /credentials/);
+        assert.match(refusedUrl(p, "git@-oProxyCommand=touch_x:org/repo")!, /not a plain name or address/);
+        assert.match(refusedUrl(p, "git@a;b:org/repo")!, /not a plain name or address/);
+        assert.match(refusedUrl(p, "ssh://git@$(id)/org/repo")!, /ssh remote/);
+        assert.deepStrictEqual(sshRemote("git@GitHub.com:org/repo.git"), {
+            host: "github.com",
+            port: 22,
+            password: false,
+        });
+        assert.deepStrictEqual(sshRemote("ssh://git@h.example:2222/r"), {
+            host: "h.example",
+            port: 2222,
+            password: false,
+        });
+        assert.strictEqual(refusedUrl(p, "https://github.com:443/org/repo"), undefined);
     });
 
     it("bounds a fetch by what is left of the run's --timeout, and refuses one past it", () => {
@@ -85,6 +111,7 @@ describe("gitops/fetch/network-policy", () => {
     it("never shows user information or a query", () => {
         assert.strictEqual(shownUrl("https://u:tok@h.example/p?token=abc#x"), "https://h.example/p");
         assert.strictEqual(shownUrl("not a url https://u:tok@h"), "not a url https://u:tok@h");
+        assert.strictEqual(shownUrl("tok@github.com:org/repo.git"), "github.com:org/repo.git");
     });
 
     it("tells a floating reference from a pinned one", () => {
@@ -144,9 +171,24 @@ describe("gitops/render/kustomize-remote remoteRequest", () => {
                 "https://raw.example.com/org/repo/main/deploy.yaml",
                 { req: { kind: "file", url: "https://raw.example.com/org/repo/main/deploy.yaml" }, subdir: "" },
             ],
+            // ssh remotes, fetched over ssh: the scp form as written, ssh:// as a URL.
+            [
+                "git@github.com:org/repo.git//base?ref=v1",
+                { req: { kind: "git", url: "git@github.com:org/repo.git", ref: "v1" }, subdir: "base" },
+            ],
+            [
+                "git@git.example.com:team/apps//overlays/prod",
+                { req: { kind: "git", url: "git@git.example.com:team/apps", ref: "HEAD" }, subdir: "overlays/prod" },
+            ],
+            [
+                "ssh://git@git.example.com:2222/team/apps.git/base?ref=main",
+                {
+                    req: { kind: "git", url: "ssh://git@git.example.com:2222/team/apps.git", ref: "main" },
+                    subdir: "base",
+                },
+            ],
         ];
         for (const [entry, want] of cases) assert.deepStrictEqual(remoteRequest(entry), want, entry);
-        assert.ok("refused" in remoteRequest("git@github.com:org/repo.git//base"));
-        assert.ok("refused" in remoteRequest("ssh://git@github.com/org/repo//base"));
+        assert.ok("refused" in remoteRequest("git://github.com/org/repo//base"));
     });
 });

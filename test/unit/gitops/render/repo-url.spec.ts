@@ -1,5 +1,5 @@
 /**
- * Which repository an Application source names (gitops/argocd/repo-url.ts): URLs compared by host (any case, no
+ * Which repository an Application source names (gitops/render/repo-url.ts): URLs compared by host (any case, no
  * user information, no default port) and path (no `.git`, no trailing `/`, case kept), across schemes and the
  * scp form; and the gate in applicationOutput: a source (or a `ref` source whose `$ref/...` files a Helm source
  * reads) of another repository is not read and names its field.
@@ -8,7 +8,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { isThisRepository, normalizeRepoUrl, shownUrl } from "../../../../gitops/argocd/repo-url";
+import { isThisRepository, normalizeRepoUrl, shownUrl } from "../../../../gitops/render/repo-url";
 import { applicationOutput } from "../../../../gitops/argocd/applications";
 import { RenderContext } from "../../../../gitops/render/render";
 

@@ -1,7 +1,7 @@
 /**
- * Which repository an Application source reads: `check` reads a source from the checked repository only when its
- * `repoURL` is this repository (the `origin` remote, or a URL the user declares as the same repository); otherwise
- * the Application fails closed. `targetRevision` is not read: the working tree is what CI checked out. URLs are
+ * Which repository a GitOps source reads (an Argo CD Application's `repoURL`, a Flux GitRepository's `spec.url`):
+ * `check` reads a source from the checked repository only when its URL is this repository (the `origin` remote, or
+ * a URL the user declares as the same repository); otherwise it is fetched or fails closed. `targetRevision` is not read: the working tree is what CI checked out. URLs are
  * compared beyond Argo CD's `NormalizeGitURL`, across schemes (HTTPS and SSH reach one repository): host in lower
  * case without user or default port, path without trailing `/` or `.git`, its case kept (a server may tell `Repo`
  * from `repo`).
