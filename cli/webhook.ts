@@ -167,12 +167,7 @@ export async function startWebhook(
         readiness,
         overlay: new AdmittedOverlay(cache),
         locks: new ReviewLocks(),
-        claims:
-            o.claimsNamespace && kc && !cacheOnly
-                ? replicaClaims(kc, o.claimsNamespace, o.readTimeoutMs ?? READ_TIMEOUT_MS, log, (ms) =>
-                      metrics.claims.observe(ms / 1000),
-                  )
-                : undefined,
+        claims: cacheOnly ? undefined : claimsOf(o, kc, log, metrics),
         log,
     };
     servers.review.on("request", (req, res) => answered(res, s, handleRequest(req, res, s, !servers.health)));
@@ -201,6 +196,13 @@ export async function startWebhook(
         await close();
         throw e;
     }
+}
+
+/** Claims across replicas with --claims-namespace (cluster/claims.ts), each timed in the metrics. */
+function claimsOf(o: WebhookOptions, kc: k8s.KubeConfig | undefined, log: Log, m: WebhookMetrics): Claims | undefined {
+    if (!o.claimsNamespace || !kc) return undefined;
+    const observe = (ms: number) => m.claims.observe(ms / 1000);
+    return replicaClaims(kc, o.claimsNamespace, o.readTimeoutMs ?? READ_TIMEOUT_MS, log, observe);
 }
 
 /** A request's handling, in the background: one that throws is logged and answered 500, never the process's end. */
