@@ -26,7 +26,7 @@ import { guideDocs, requireCluster, until } from "../../support/cluster";
 import { RoundRobinProxy, startRoundRobinProxy } from "../../support/round-robin-proxy";
 import { populate, syntheticCluster } from "../../../bench/synthetic-cluster";
 
-/** Tries of the race here (docs/contributing/verified-facts.md records a run of 300: PKO_GUARD_RACE_TRIES). */
+/** Tries of each race here (docs/contributing/verified-facts.md records runs of 300 and 400: PKO_GUARD_RACE_TRIES). */
 const TRIES = Number(process.env.PKO_GUARD_RACE_TRIES ?? 60);
 const STACKS = 5_000;
 const BURST = 16;
