@@ -18,6 +18,7 @@
  */
 import * as crypto from "crypto";
 import { ALL } from "./review-locks";
+import { withDeadline } from "./deadline";
 
 /** A Lease as claims read it. */
 export interface LeaseRecord {
@@ -214,15 +215,36 @@ export class Claims {
 
     /** A store call under the review's deadline: a failure other than a conflict is a ClaimError. */
     private async ask<T>(call: () => Promise<T>, signal: AbortSignal): Promise<T> {
-        if (signal.aborted) throw aborted("what this review concerns");
+        if (signal.aborted) throw this.late(signal, "the review's deadline passed before its claim");
         try {
-            return await call();
+            // Bounded here whatever the store: a call that never answers ends at the deadline.
+            return await withDeadline("the review's claim", signal, call);
         } catch (e) {
             if (e instanceof LeaseConflict || e instanceof ClaimError) throw e;
-            if (signal.aborted) throw aborted("what this review concerns");
-            const line = String((e as Error)?.message ?? e).split("\n")[0];
-            throw new ClaimError(`the API server did not take the review's claim (${line.slice(0, 200)})`);
+            const line = String((e as Error)?.message ?? e)
+                .split("\n")[0]
+                .slice(0, 200);
+            if (signal.aborted) throw this.late(signal, line);
+            throw new ClaimError(`the API server did not take the review's claim (${line})`);
         }
+    }
+
+    /**
+     * The deadline passed: while waiting for another review's claim, that claim is the reason; before any wait, the
+     * API server did not answer in time (`line`), as a fresh read that does not answer is told (deadline.ts).
+     */
+    private late(signal: AbortSignal, line: string): ClaimError {
+        const what = this.waitedOn.get(signal);
+        return what ? aborted(what) : new ClaimError(`cluster state cannot be read (${line})`);
+    }
+
+    /** What each review (by its deadline) last waited for another review's claim on. */
+    private readonly waitedOn = new WeakMap<AbortSignal, string>();
+
+    /** Pauses before trying again, a claim on `what` held by another review. */
+    private wait(ms: number, signal: AbortSignal, what: string): Promise<void> {
+        this.waitedOn.set(signal, what);
+        return pause(ms * (0.5 + Math.random()), signal, () => aborted(what));
     }
 
     /** Takes one key's Lease: created, or an expired one taken over; waits while another review holds it. */
@@ -251,7 +273,7 @@ export class Claims {
                     continue; // another review took it over first
                 }
             }
-            await pause(wait * (0.5 + Math.random()), signal, () => aborted(what));
+            await this.wait(wait, signal, what);
         }
     }
 
@@ -260,7 +282,7 @@ export class Claims {
         for (let wait = this.pollMs; ; wait = Math.min(wait * 2, this.pollMs * 10)) {
             const r = await this.ask(() => this.store.get(name, signal), signal);
             if (!r || this.expired(r)) return;
-            await pause(wait * (0.5 + Math.random()), signal, () => aborted(what));
+            await this.wait(wait, signal, what);
         }
     }
 
@@ -274,7 +296,7 @@ export class Claims {
         for (let wait = this.pollMs; ; wait = Math.min(wait * 2, this.pollMs * 10)) {
             const leases = await this.ask(list, signal);
             if (!leases.some(held)) return;
-            await pause(wait * (0.5 + Math.random()), signal, () => aborted(what));
+            await this.wait(wait, signal, what);
         }
     }
 

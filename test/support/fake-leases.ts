@@ -36,8 +36,12 @@ export class FakeLeases implements LeaseStore {
         return { ...r };
     }
 
+    /** Set: every call but remove never answers (an API server that hangs). */
+    hang = false;
+
     private async turn(verb: string): Promise<void> {
         this.calls[verb]++;
+        if (this.hang && verb !== "remove") await new Promise(() => undefined);
         await new Promise((r) => setImmediate(r));
         if (this.fail && verb !== "remove") throw this.fail;
     }

@@ -140,6 +140,23 @@ describe("cluster/claims: interacting reviews ordered across replicas through Le
         held.release();
     });
 
+    it("an API server that does not answer: refused at the deadline as state that cannot be read, not as a wait", async () => {
+        const store = new FakeLeases();
+        store.hang = true;
+        const deadline = new AbortController();
+        const claim = claims(store, "r1").claim(ex(["ns:a"]), deadline.signal);
+        assert.strictEqual(await settled(claim), false);
+        deadline.abort();
+        await assert.rejects(claim, (e: Error) => {
+            assert.ok(e instanceof ClaimError);
+            assert.match(
+                e.message,
+                /^cluster state cannot be read \(the review's claim did not answer before its deadline\)$/,
+            );
+            return true;
+        });
+    });
+
     it("an API server that refuses the claim rejects with its reason, giving back what was taken", async () => {
         const store = new FakeLeases();
         const other = await claims(store, "r2").claim(ex(["ns:b"]), open());
