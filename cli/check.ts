@@ -49,6 +49,8 @@ export interface CheckOptions {
     /** The destination cluster's version, and APIs it serves besides the defaults, as Helm is told (--kube-version, --api-versions). */
     kubeVersion?: string;
     apiVersions?: string[];
+    /** Argo CD builds kustomizations with --enable-helm, whatever the repository's argocd-cm says (--kustomize-enable-helm). */
+    kustomizeEnableHelm?: boolean;
     /** The script worker threads run (the installed command's file); without it the run stays in one thread. */
     workerEntry?: string;
     /** Threads to use (default: evaluation/threads.ts threadsFor). */
@@ -120,6 +122,7 @@ export async function runCheck(o: CheckOptions): Promise<CheckResult> {
                 timeoutMs: o.timeoutMs,
                 skipUnreadable: o.skipUnreadable,
                 cluster: clusterCapabilities(o),
+                kustomizeHelm: o.kustomizeEnableHelm,
                 exclude: o.exclude,
                 toolConfigs: o.config ? [path.resolve(o.cwd ?? process.cwd(), o.config)] : [],
                 repository,
@@ -277,6 +280,7 @@ function settingsOptions(paths: string[], s: CheckSettings, workerEntry?: string
         timeoutMs: s.timeout.value * 1000,
         kubeVersion: s.kubeVersion?.value,
         apiVersions: s.apiVersions.map((a) => a.value),
+        kustomizeEnableHelm: s.kustomizeEnableHelm.value || undefined,
         exclude: s.exclude.map((x) => x.value),
         repositories: s.repositories.map((r) => ({ url: r.value, from: r.from })),
         fetch: runFetchPolicy(
@@ -293,6 +297,7 @@ interface CheckCliOptions extends ReportingOptions {
     timeout?: number;
     kubeVersion?: string;
     apiVersions: string[];
+    kustomizeEnableHelm?: boolean;
     exclude: string[];
     repository: string[];
     printConfig: boolean;
@@ -327,6 +332,10 @@ function checkOptions(command: Command): Command {
             "an API the destination cluster serves besides Kubernetes', PKO's and Argo CD's, as Argo CD tells Helm (repeatable)",
             collect,
             [] as string[],
+        )
+        .option(
+            "--kustomize-enable-helm",
+            "Argo CD builds kustomizations with --enable-helm (its argocd-cm's kustomize.buildOptions), when the repository does not hold that argocd-cm",
         )
         .option(
             "--exclude <glob>",

@@ -8,10 +8,11 @@ import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../../support/errors";
 import { normalizeKubeVersion } from "../render/capabilities";
-import { RenderContext } from "../render/render";
+import { RenderContext, ToolFailed } from "../render/render";
 import { repoFolders, rootInUse } from "../render/repo-tree";
 import { KUSTOMIZATION_FILES, renderKustomize } from "../render/kustomize";
 import { renderHelm } from "../render/helm";
+import { ChartNotHad } from "../render/kustomize-helm";
 import { JsonnetRefused, renderJsonnet } from "../render/jsonnet";
 import { list, record, str } from "../../support/records";
 import { BuildEnv, envsubst } from "./build-env";
@@ -171,20 +172,46 @@ export function kustomizeSource(source: Obj, dir: string, ctx: RenderContext, ou
     const k = record(source.kustomize) ?? {};
     const annotations = pairs(k.commonAnnotations);
     out.streams.push(
-        ...renderKustomize(dir, ctx, {
-            namePrefix: str(k.namePrefix),
-            nameSuffix: str(k.nameSuffix),
-            namespace: str(k.namespace),
-            images: list(k.images)
-                .filter((x): x is string => typeof x === "string")
-                .map((x) => subst(x, env)),
-            commonLabels: substValues(pairs(k.commonLabels), env),
-            commonAnnotations: k.commonAnnotationsEnvsubst === true ? substValues(annotations, env) : annotations,
-            patches: list(k.patches),
-            components: list(k.components).filter((x): x is string => typeof x === "string"),
-            replicas: list(k.replicas),
-        }),
+        ...helmChartsRefused(() =>
+            renderKustomize(dir, ctx, {
+                namePrefix: str(k.namePrefix),
+                nameSuffix: str(k.nameSuffix),
+                namespace: str(k.namespace),
+                images: list(k.images)
+                    .filter((x): x is string => typeof x === "string")
+                    .map((x) => subst(x, env)),
+                commonLabels: substValues(pairs(k.commonLabels), env),
+                commonAnnotations: k.commonAnnotationsEnvsubst === true ? substValues(annotations, env) : annotations,
+                patches: list(k.patches),
+                components: list(k.components).filter((x): x is string => typeof x === "string"),
+                replicas: list(k.replicas),
+                enableHelm: ctx.kustomizeHelm === true,
+            }),
+        ),
     );
+}
+
+/**
+ * kustomize's Helm chart generator (`helmCharts:`, or a HelmChartInflationGenerator in `generators:`, here or in a
+ * base) that this run cannot render, as the source's fail-closed reason: refused without `--enable-helm` (Argo CD
+ * passes it only when argocd-cm's `kustomize.buildOptions` carries it; an Application cannot ask for it), or with
+ * it, a chart that cannot be had (gitops/render/kustomize-helm.ts).
+ */
+function helmChartsRefused(build: () => RenderedStream[]): RenderedStream[] {
+    try {
+        return build();
+    } catch (e) {
+        if (e instanceof ChartNotHad) throw new SourceNotRendered(e.message);
+        if (e instanceof ToolFailed && /must specify --enable-helm/.test(e.message))
+            throw new SourceNotRendered(
+                ": the kustomization inflates Helm charts (helmCharts), which Argo CD builds only when argocd-cm's kustomize.buildOptions carries --enable-helm; check renders them when the repository holds that argocd-cm ConfigMap or the run says so (--kustomize-enable-helm), and does not guess this instance's setting",
+            );
+        if (e instanceof ToolFailed && /HelmChartInflationGenerator|helm pull|chart repository/.test(e.message))
+            throw new SourceNotRendered(
+                `: the kustomization's Helm chart generator failed: ${e.message.replace(/^[^:]*: /, "")}`,
+            );
+        throw e;
+    }
 }
 
 /**

@@ -38,6 +38,8 @@ export interface CheckFlags {
     skipUnreadable?: boolean;
     failOnAdvisory?: boolean;
     timeout?: number;
+    /** Argo CD builds kustomizations with --enable-helm (--kustomize-enable-helm). */
+    kustomizeEnableHelm?: boolean;
     /** The network options (cli/check.ts). */
     fetch?: FetchFlags;
 }
@@ -57,6 +59,8 @@ export interface CheckSettings {
     timeout: Setting<number>;
     /** Hosts fetches may reach whatever their address (--allow-host, `allow-hosts`). */
     allowHosts: Setting<string>[];
+    /** Argo CD builds kustomizations with --enable-helm (`kustomize-enable-helm`); false: as argocd-cm says. */
+    kustomizeEnableHelm: Setting<boolean>;
     /** The network options given (cli/check.ts). */
     fetch: FetchFlags;
 }
@@ -72,6 +76,7 @@ type FileFields = {
     "fail-on-advisory"?: boolean;
     timeout?: number;
     "allow-hosts"?: string[];
+    "kustomize-enable-helm"?: boolean;
 };
 
 const KEYS = [
@@ -84,6 +89,7 @@ const KEYS = [
     "fail-on-advisory",
     "timeout",
     "allow-hosts",
+    "kustomize-enable-helm",
 ];
 
 /** Why a value is not a list of non-empty strings (or undefined when it is one). */
@@ -126,6 +132,7 @@ function fieldProblem(key: string, v: unknown): string | undefined {
         }
         case "skip-unreadable":
         case "fail-on-advisory":
+        case "kustomize-enable-helm":
             return typeof v === "boolean" ? undefined : "must be true or false";
         case "allow-hosts": {
             const bad = notStrings(v);
@@ -205,6 +212,7 @@ export function checkSettings(paths: string[], flags: CheckFlags, cwd = process.
         failOnAdvisory: yes(flags.failOnAdvisory, "--fail-on-advisory", fields["fail-on-advisory"]),
         timeout: one(flags.timeout, "--timeout", fields.timeout) ?? { value: 300, from: "default" },
         allowHosts: many(flags.fetch?.allowHost ?? [], "--allow-host", fields["allow-hosts"]),
+        kustomizeEnableHelm: yes(flags.kustomizeEnableHelm, "--kustomize-enable-helm", fields["kustomize-enable-helm"]),
         fetch: flags.fetch ?? { allowHost: [] },
     };
 }
@@ -229,13 +237,19 @@ export function printedConfig(s: CheckSettings): string {
         ["fail-on-advisory", `${s.failOnAdvisory.value} (${s.failOnAdvisory.from})`],
         ["timeout", `${s.timeout.value} s (${s.timeout.from})`],
         ...list("allow-hosts", s.allowHosts),
+        [
+            "kustomize-enable-helm",
+            s.kustomizeEnableHelm.value
+                ? `true (${s.kustomizeEnableHelm.from})`
+                : "as the repository's argocd-cm says (default)",
+        ],
         ["network", s.fetch.offline ? "offline: the cache only (--offline)" : "fetches remote sources (default)"],
         [
             "cache-dir",
             `${runFetchPolicy(s.fetch, [], s.repoRoot).cacheDir} (${s.fetch.cacheDir ? "--cache-dir" : "default"})`,
         ],
     ];
-    return lines.map(([k, v]) => `${k.padEnd(20)}${escapeText(v)}\n`).join("");
+    return lines.map(([k, v]) => `${k.padEnd(20)}${k.length >= 20 ? " " : ""}${escapeText(v)}\n`).join("");
 }
 
 function list(name: string, values: Setting<string>[]): [string, string][] {
@@ -255,6 +269,7 @@ export function checkFlags(o: CheckFlags): CheckFlags {
         skipUnreadable: o.skipUnreadable,
         failOnAdvisory: o.failOnAdvisory || undefined,
         timeout: o.timeout,
+        kustomizeEnableHelm: o.kustomizeEnableHelm || undefined,
         fetch: o.fetch,
     };
 }

@@ -123,6 +123,7 @@ function renderContext(o: LoadOptions, repoRoot: string, show: (abs: string) => 
         show,
         scratch: {},
         cluster: o.cluster,
+        kustomizeHelm: o.kustomizeHelm,
         repository: o.repository,
         fetch: o.fetch,
         fetched: [],

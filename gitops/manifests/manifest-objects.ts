@@ -94,6 +94,8 @@ export interface LoadOptions {
     skipUnreadable?: boolean;
     /** The destination cluster Helm is told about (default: gitops/render/capabilities.ts DEFAULT_CAPABILITIES). */
     cluster?: ClusterCapabilities;
+    /** Argo CD builds kustomizations with --enable-helm, whatever the repository's argocd-cm says. */
+    kustomizeHelm?: boolean;
     /** Globs of paths (repository-relative) that walking folders leaves out (./exclude.ts). */
     exclude?: string[];
     /** The run's own configuration files (absolute: the policy pack config), never read as manifests. */

@@ -76,6 +76,7 @@ export function fetchedContext(ctx: RenderContext, got: FetchedSource, repoURL: 
         },
         fetch: ctx.fetch,
         fetched: ctx.fetched,
+        kustomizeHelm: ctx.kustomizeHelm,
     };
 }
 

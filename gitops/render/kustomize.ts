@@ -13,6 +13,7 @@ import { confineLinks } from "./repo-tree";
 import { Localizer, remoteEntriesFetchable } from "./kustomize-remote";
 import { rewriteKsops, rewriteNestedKsops } from "./ksops";
 import { extended } from "../../support/shapes";
+import { enableHelmArgs, placeHelmCharts } from "./kustomize-helm";
 
 export const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
@@ -54,6 +55,11 @@ export interface KustomizeOptions {
     patches?: unknown[];
     components?: string[];
     replicas?: unknown[];
+    /**
+     * Build with kustomize's Helm chart generator (./kustomize-helm.ts), as Argo CD does when argocd-cm's
+     * `kustomize.buildOptions` carries `--enable-helm`.
+     */
+    enableHelm?: boolean;
 }
 
 function copyTree(from: string, to: string): void {
@@ -127,6 +133,7 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
     const original = fs.readFileSync(kcopy, "utf8");
     const localizer = ctx.fetch ? new Localizer(scratch.dir!, ctx, what, isRemoteEntry) : undefined;
     let restoreNested = () => undefined as void;
+    let charts: string[] = [];
     try {
         // Read as kustomize reads it (sigs.k8s.io/yaml: YAML 1.1, so a plain `on` is true) and written back as
         // JSON, which every YAML reader takes as it is: a YAML 1.2 round trip wrote a quoted "on" or "y" plain,
@@ -171,10 +178,13 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
         const meta = Array.isArray(k.buildMetadata) ? (k.buildMetadata as string[]) : [];
         if (!meta.includes("originAnnotations")) k.buildMetadata = [...meta, "originAnnotations"];
         fs.writeFileSync(kcopy, `${JSON.stringify(k, null, 2)}\n`);
-        const out = runTool("kustomize", ["build", "."], what, ctx, { cwd: appDir });
+        const helmArgs = opts.enableHelm ? enableHelmArgs(ctx, what) : [];
+        if (opts.enableHelm) charts = placeHelmCharts(k, appDir, copy, ctx, kustomizationFile);
+        const out = runTool("kustomize", ["build", ".", ...helmArgs], what, ctx, { cwd: appDir });
         return splitByOrigin(out, appDir, dir, localizer);
     } finally {
         fs.writeFileSync(kcopy, original);
+        for (const c of charts) fs.rmSync(c, { recursive: true, force: true });
         restoreNested();
         if (owned && scratch.dir) fs.rmSync(scratch.dir, { recursive: true, force: true });
     }

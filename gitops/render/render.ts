@@ -57,6 +57,11 @@ export interface RenderContext extends RepoContext {
     fetch?: FetchPolicy;
     /** Every source fetched (or taken from the cache) in the run, for the reports; shared by nested contexts. */
     fetched?: FetchedSource[];
+    /**
+     * Whether Argo CD builds kustomizations with `--enable-helm` (argocd-cm's `kustomize.buildOptions`, as the
+     * repository declares it: gitops/argocd/argocd-cm.ts); unset: not known, and `helmCharts` are not rendered.
+     */
+    kustomizeHelm?: boolean;
 }
 
 /** A rendering tool ran and refused the input (its first error line): bad input, exit 2, unless the caller knows better. */
@@ -111,7 +116,8 @@ export function runTool(
         let line = firstErrorLine(r.stderr ?? "", toolPaths(ctx));
         // A chart's own messages (`fail`, `required`) and template errors can quote values: the location only.
         const at = /^(.*?(?:execution error at \([^)]*\)|template: [^\s:]+:\d+(?::\d+)?))/.exec(line);
-        if (name === "helm" && at) line = `${at[1]}: (the message is not shown: it can quote values)`;
+        if ((name === "helm" || name === "kustomize") && at)
+            line = `${at[1]}: (the message is not shown: it can quote values)`;
         const network =
             /127\.0\.0\.1:9|proxyconnect|dial tcp|no such host|could not resolve|git clone|fetching|repository.*not found/i.test(
                 r.stderr ?? "",

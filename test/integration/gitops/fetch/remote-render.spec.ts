@@ -47,6 +47,8 @@ describe("check renders fetched sources from a git server on loopback", function
             path.join(valued, "templates", "stack.yaml"),
             'apiVersion: pulumi.com/v1\nkind: Stack\nmetadata: {name: {{ .Values.stackName | default "chart" }}}\nspec: {stack: org/x/dev}\n',
         );
+        // kustomize's Helm chart generator reads a chart's values.yaml (helm template does not need one).
+        fs.writeFileSync(path.join(valued, "values.yaml"), "{}\n");
         helm(chartRepo, "package", valued, "-d", chartRepo);
         fs.mkdirSync(path.join(chartRepo, "values"));
         fs.writeFileSync(path.join(chartRepo, "values", "prod.yaml"), "stackName: from-url\n");
@@ -320,5 +322,60 @@ describe("check renders fetched sources from a git server on loopback", function
         });
         assert.deepStrictEqual(load.notRendered, []);
         assert.strictEqual(load.objects.find((o) => o.kind === "Stack")!.identity, "Stack/pulumi/mine");
+    });
+    it("fetches the charts of a kustomization's helmCharts when argocd-cm enables Helm, and fails closed otherwise", () => {
+        const files = (version: string) => ({
+            "apps/ledger.yaml": `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ledger, namespace: argocd}\nspec:\n  project: default\n  source: {repoURL: https://git.example.com/me/manifests, path: app}\n  destination: {server: "https://kubernetes.default.svc", namespace: pulumi}\n`,
+            "app/kustomization.yaml": `helmCharts:\n  - {name: valued, repo: "${charts.url}", version: "${version}", releaseName: ledger, valuesInline: {stackName: inline}}\n`,
+            "argocd/argocd-cm.yaml":
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm, namespace: argocd}\ndata: {kustomize.buildOptions: --enable-helm}\n",
+        });
+        const cache = path.join(root, "helm-charts-cache");
+        const { load } = check(files("0.1.0"), { cache });
+        assert.deepStrictEqual(load.notRendered, []);
+        // Rendered by kustomize's generator with the Application's destination and the entry's inline values.
+        assert.deepStrictEqual(
+            load.objects.filter((o) => o.kind === "Stack").map((o) => o.identity),
+            ["Stack/pulumi/inline"],
+        );
+        assert.deepStrictEqual(
+            load.fetched?.map((s) => [s.kind, s.url, s.ref, s.resolved]),
+            [["helm", `${charts.url}#valued`, "0.1.0", "0.1.0"]],
+        );
+        // --offline: the cache answers; with nothing cached, the Application fails closed on one line.
+        const cached = check(files("0.1.0"), { cache, offline: true });
+        assert.deepStrictEqual(cached.load.notRendered, []);
+        assert.strictEqual(cached.load.fetched?.[0].fromCache, true);
+        const empty = check(files("0.1.0"), { offline: true });
+        assert.deepStrictEqual(empty.load.notRendered, [
+            `Application "ledger": spec.source: helmCharts: chart "valued" from "${charts.url}/" is fetched over the network, which check does not do in this run (--offline, nothing cached); vendor it into "app/charts/valued-0.1.0/valued"`,
+        ]);
+        // In a local base: fetched into the base's chart home, where kustomize's generator looks for it.
+        const inBase = files("0.1.0");
+        const based = check(
+            {
+                "apps/ledger.yaml": inBase["apps/ledger.yaml"],
+                "argocd/argocd-cm.yaml": inBase["argocd/argocd-cm.yaml"],
+                "app/kustomization.yaml": "resources: [../base]\n",
+                "base/kustomization.yaml": inBase["app/kustomization.yaml"],
+            },
+            { cache },
+        );
+        assert.deepStrictEqual(based.load.notRendered, []);
+        assert.deepStrictEqual(
+            based.load.objects.filter((o) => o.kind === "Stack").map((o) => o.identity),
+            ["Stack/pulumi/inline"],
+        );
+        // A version the repository does not hold: the fetch's own line, failing closed.
+        const missing = check(files("9.9.9"));
+        assert.strictEqual(missing.load.notRendered.length, 1);
+        assert.match(
+            missing.load.notRendered[0],
+            /^Application "ledger": spec\.source: helmCharts: chart "valued" from "[^"]+" could not be fetched: /,
+        );
+        assert.deepStrictEqual(
+            missing.rows.filter((r) => r.level === "mandatory").map((r) => r.policy),
+            ["argocd-app-rendered"],
+        );
     });
 });

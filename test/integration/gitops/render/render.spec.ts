@@ -730,6 +730,81 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.strictEqual(excluded.code, 0, excluded.err);
     });
 
+    it("helmCharts an Application renders: fails closed without argocd-cm's --enable-helm, rendered with it", () => {
+        const chart = "charts/ledger-1.2.0/ledger";
+        write("apps/ledger.yaml", app("ledger", "ledger"));
+        write(
+            "ledger/kustomization.yaml",
+            "helmCharts:\n  - {name: ledger, repo: https://charts.example.com, version: 1.2.0, releaseName: ledger}\n",
+        );
+        const reasons = (r: { out: string }) =>
+            (
+                JSON.parse(r.out) as {
+                    projects: { findings: { policy: string; resource: string; message: string }[] }[];
+                }
+            ).projects[0].findings
+                .filter((f) => f.policy === "argocd-app-rendered")
+                .map((f) => [f.resource, f.message.replace(/; check could not.*$/, "")]);
+        // No argocd-cm in the repository: Argo CD's setting is not known; one finding, never exit 2.
+        const unknown = check([".", "--offline", "--format", "json"]);
+        assert.strictEqual(unknown.code, 1, unknown.err);
+        assert.doesNotMatch(unknown.err, /pko-guard:|enable-helm/);
+        assert.deepStrictEqual(reasons(unknown), [
+            [
+                "Application/argocd/ledger",
+                `Application "argocd/ledger": spec.source: the kustomization inflates Helm charts (helmCharts), which Argo CD builds only when argocd-cm's kustomize.buildOptions carries --enable-helm; check renders them when the repository holds that argocd-cm ConfigMap or the run says so (--kustomize-enable-helm), and does not guess this instance's setting`,
+            ],
+        ]);
+        // Told so on the command line (the argocd-cm is kept elsewhere): the chart is what is missing now.
+        const told = check([".", "--offline", "--kustomize-enable-helm", "--format", "json"]);
+        assert.strictEqual(told.code, 1, told.err);
+        assert.match(
+            reasons(told)[0][1],
+            /helmCharts: chart "ledger" from "https:\/\/charts\.example\.com\/" is fetched/,
+        );
+        // argocd-cm enables it, the chart is not vendored and --offline has nothing cached: fails closed, naming where.
+        write(
+            "argocd/argocd-cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm, namespace: argocd}\ndata:\n  kustomize.buildOptions: --load-restrictor LoadRestrictionsRootOnly --enable-helm\n",
+        );
+        const offline = check([".", "--offline", "--format", "json"]);
+        assert.strictEqual(offline.code, 1, offline.err);
+        assert.deepStrictEqual(reasons(offline), [
+            [
+                "Application/argocd/ledger",
+                `Application "argocd/ledger": spec.source: helmCharts: chart "ledger" from "https://charts.example.com/" is fetched over the network, which check does not do in this run (--offline, nothing cached); vendor it into "ledger/${chart}"`,
+            ],
+        ]);
+        // Vendored where kustomize's generator looks: rendered with --enable-helm, its Stack judged in the destination.
+        const helm = findTool("helm")!.path;
+        fs.mkdirSync(path.join(tmp, "ledger", path.dirname(chart)), { recursive: true });
+        const made = spawnSync(helm, ["create", path.join(tmp, "ledger", chart)], { encoding: "utf8" });
+        assert.strictEqual(made.status, 0, made.stderr);
+        const templates = path.join(tmp, "ledger", chart, "templates");
+        fs.rmSync(templates, { recursive: true });
+        write(`ledger/${chart}/templates/stack.yaml`, stack(""));
+        const vendored = check([".", "--offline", "--format", "json"]);
+        assert.strictEqual(vendored.code, 1, vendored.err);
+        const findings = (
+            JSON.parse(vendored.out) as { projects: { findings: { policy: string; resource: string }[] }[] }
+        ).projects[0].findings;
+        assert.deepStrictEqual(reasons(vendored), []);
+        assert.deepStrictEqual(
+            findings.filter((f) => f.policy === "pko-stack-prod-pinned-commit").map((f) => f.resource),
+            ["Stack/pulumi/ledger-production"],
+        );
+        // The scratch copy's kustomize edits never reach the repository.
+        assert.deepStrictEqual(fs.readdirSync(path.join(tmp, "ledger", "charts")), ["ledger-1.2.0"]);
+        // Reached by no Application: rendered with defaults, as before (exit 2, saying why check rendered it).
+        fs.rmSync(path.join(tmp, "apps"), { recursive: true });
+        const walked = check([".", "--offline"]);
+        assert.strictEqual(walked.code, 2);
+        assert.match(
+            walked.err,
+            /^pko-guard: ledger \(kustomize\): kustomize failed: .*must specify --enable-helm; no Application of the run renders this folder/,
+        );
+    });
+
     it("bad input: missing tool, remote base, a failing chart (no value echoed), a timeout: one line, exit 2", () => {
         write("k/kustomization.yaml", "resources: [stack.yaml]\n");
         write("k/stack.yaml", stack(`  commit: ${SHA}\n`));

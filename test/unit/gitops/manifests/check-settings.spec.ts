@@ -40,7 +40,7 @@ describe("check's repository configuration", () => {
     it("reads every field; an empty file is no setting", () => {
         const f = write(
             ".pko-guard.yaml",
-            "config: policy.json\nexclude: [examples/**, '*.sample.yaml']\nrepositories: [git@github.com:acme/m.git]\nkube-version: '1.31'\napi-versions: [monitoring.coreos.com/v1]\nskip-unreadable: true\nfail-on-advisory: false\ntimeout: 60\n",
+            "config: policy.json\nexclude: [examples/**, '*.sample.yaml']\nrepositories: [git@github.com:acme/m.git]\nkube-version: '1.31'\napi-versions: [monitoring.coreos.com/v1]\nskip-unreadable: true\nfail-on-advisory: false\ntimeout: 60\nkustomize-enable-helm: true\n",
         );
         assert.deepStrictEqual(readCheckConfig(f, ".pko-guard.yaml"), {
             config: "policy.json",
@@ -51,6 +51,7 @@ describe("check's repository configuration", () => {
             "skip-unreadable": true,
             "fail-on-advisory": false,
             timeout: 60,
+            "kustomize-enable-helm": true,
         });
         assert.deepStrictEqual(readCheckConfig(write("e.yaml", "# nothing\n"), "e.yaml"), {});
     });
@@ -73,7 +74,10 @@ describe("check's repository configuration", () => {
             ],
         );
         assert.deepStrictEqual(problems("- a\n- b\n"), [
-            ".pko-guard.yaml: must be a mapping of settings (config, exclude, repositories, kube-version, api-versions, skip-unreadable, fail-on-advisory, timeout, allow-hosts)",
+            ".pko-guard.yaml: must be a mapping of settings (config, exclude, repositories, kube-version, api-versions, skip-unreadable, fail-on-advisory, timeout, allow-hosts, kustomize-enable-helm)",
+        ]);
+        assert.deepStrictEqual(problems("kustomize-enable-helm: --enable-helm\n"), [
+            '.pko-guard.yaml: "kustomize-enable-helm": must be true or false',
         ]);
         assert.deepStrictEqual(problems("exclude: [a\n"), [".pko-guard.yaml:2:1: invalid YAML"]);
         assert.deepStrictEqual(problems("timeout: 1\ntimeout: 2\n"), [".pko-guard.yaml:2:1: invalid YAML"]);
@@ -120,6 +124,14 @@ describe("check's repository configuration", () => {
         assert.match(none, /^configuration file {2}none \(\.pko-guard\.yaml at the repository root\)$/m);
         assert.match(none, /^repository {10}unknown: this repository's URL is not known/m);
         assert.match(none, /^timeout {13}300 s \(default\)$/m);
+        assert.match(none, /^kustomize-enable-helm as the repository's argocd-cm says \(default\)$/m);
+        write(".pko-guard.yaml", "kustomize-enable-helm: true\n");
+        assert.deepStrictEqual(checkSettings(["."], NO_FLAGS, root).kustomizeEnableHelm, {
+            value: true,
+            from: ".pko-guard.yaml",
+        });
+        const told = checkSettings(["."], { ...NO_FLAGS, kustomizeEnableHelm: true }, root);
+        assert.match(printedConfig(told), /^kustomize-enable-helm true \(--kustomize-enable-helm\)$/m);
     });
 
     it("globs: * within a name, ** across folders, a name alone at any depth", () => {
