@@ -19,6 +19,8 @@ import { reviewObject } from "../cluster/ordered-review";
 import { Review, escapeLines, parseReview } from "../cluster/admission-review";
 import { AdmittedOverlay } from "../cluster/admitted";
 import { ReviewLocks } from "../cluster/review-locks";
+import { Claims } from "../cluster/claims";
+import { replicaClaims } from "../cluster/lease-store";
 import { WebhookMetrics, webhookMetrics } from "../cluster/admission-metrics";
 import { FreshReads } from "../cluster/deadline";
 import {
@@ -67,6 +69,11 @@ export interface WebhookOptions {
     enforce?: boolean;
     /** How young a binding the enforce loop removes (ms). */
     enforceWindowMs?: number;
+    /**
+     * The webhook's own namespace: interacting reviews claim their keys there as Leases, so replicas order them
+     * (cluster/claims.ts). Absent: ordered within each replica only.
+     */
+    claimsNamespace?: string;
 }
 
 export interface Webhook {
@@ -99,6 +106,8 @@ interface Serving {
     /** What this replica admitted that the cluster may not show yet, and the order of reviews that interact. */
     overlay: AdmittedOverlay;
     locks: ReviewLocks;
+    /** Claims across replicas, with --claims-namespace. */
+    claims?: Claims;
     log: Log;
 }
 
@@ -158,6 +167,7 @@ export async function startWebhook(
         readiness,
         overlay: new AdmittedOverlay(cache),
         locks: new ReviewLocks(),
+        claims: cacheOnly ? undefined : claimsOf(o, kc, log, metrics),
         log,
     };
     servers.review.on("request", (req, res) => answered(res, s, handleRequest(req, res, s, !servers.health)));
@@ -186,6 +196,13 @@ export async function startWebhook(
         await close();
         throw e;
     }
+}
+
+/** Claims across replicas with --claims-namespace (cluster/claims.ts), each timed in the metrics. */
+function claimsOf(o: WebhookOptions, kc: k8s.KubeConfig | undefined, log: Log, m: WebhookMetrics): Claims | undefined {
+    if (!o.claimsNamespace || !kc) return undefined;
+    const observe = (ms: number) => m.claims.observe(ms / 1000);
+    return replicaClaims(kc, o.claimsNamespace, o.readTimeoutMs ?? READ_TIMEOUT_MS, log, observe);
 }
 
 /** A request's handling, in the background: one that throws is logged and answered 500, never the process's end. */
@@ -293,6 +310,7 @@ async function decide(review: Review, s: Serving): Promise<{ response: Record<st
             judge,
             overlay: s.overlay,
             locks: s.locks,
+            claims: s.claims,
             deadline,
             // A given cache (benchmarks) has no server behind it: judged from the cache alone.
             fresh: s.cacheOnly ? undefined : () => s.reads.forReview(deadline),
@@ -410,6 +428,10 @@ export function command(run: Run): Command {
             false,
         )
         .option("--enforce-window <seconds>", "how young a binding --enforce deletes", positiveInt, 300)
+        .option(
+            "--claims-namespace <namespace>",
+            "the webhook's own namespace: replicas claim interacting reviews there as Leases, so no two of them admit a violation together",
+        )
         .action(async (o: WebhookCliOptions) => {
             const limits = { maxBodyBytes: o.maxBodyBytes, maxConcurrent: o.maxConcurrent, maxPerUser: o.maxPerUser };
             const enforceWindowMs = o.enforceWindow * 1000;

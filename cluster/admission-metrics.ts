@@ -17,6 +17,8 @@ export interface WebhookMetrics {
     latency: prom.Histogram;
     /** Requests refused before judging, by HTTP status. */
     refused: prom.Counter;
+    /** Time to take a review's claims across replicas (claims.ts). */
+    claims: prom.Histogram;
 }
 
 /** The metrics registry. */
@@ -44,6 +46,12 @@ export function webhookMetrics(cache: ClusterCache, reads: FreshReads, inFlight:
         name: "pko_guard_admission_refused_total",
         help: "Requests to /validate refused before judging (400, 413, 415, 429), by status",
         labelNames: ["status"],
+        registers: [registry],
+    });
+    const claims = new prom.Histogram({
+        name: "pko_guard_claim_duration_seconds",
+        help: "Time to take an interacting review's claims across replicas (Leases), waiting for other reviews included",
+        buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
         registers: [registry],
     });
     gauge(registry, "pko_guard_cache_synced", "1 when every watched kind has been listed and is watched", () =>
@@ -84,7 +92,7 @@ export function webhookMetrics(cache: ClusterCache, reads: FreshReads, inFlight:
     counted(registry, "pko_guard_cache_relists_total", "Full lists of a kind (start, 410 Gone, errors)", () => {
         return cache.counters.relists;
     });
-    return { registry, requests, denials, latency, refused };
+    return { registry, requests, denials, latency, refused, claims };
 }
 
 function gauge(registry: prom.Registry, name: string, help: string, value: () => number): void {

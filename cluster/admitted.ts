@@ -53,6 +53,12 @@ export class AdmittedOverlay {
         while (this.entries.size > this.maxObjects) this.entries.delete(this.entries.keys().next().value!);
     }
 
+    /** Whether `object` is kept now: admitted here, not yet shown by the cache nor expired. */
+    keeps(object: KObject): boolean {
+        this.prune();
+        return this.entries.has(identityOf(object));
+    }
+
     /** Objects kept now (after dropping those the cache shows, or expired). */
     size(): number {
         this.prune();

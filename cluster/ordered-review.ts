@@ -3,7 +3,9 @@
  * (review-locks.ts) and a read overlaid with what this replica admitted (admitted.ts), so of two reviews that
  * together make a violation on one replica the second sees the first. A binding that reaches many namespaces
  * is judged first against a few Stack namespaces (FIRST_PROOF): a mandatory finding there is enough to deny.
- * Across replicas this window cannot be closed here; the enforce loop (enforce.ts) closes it after the fact.
+ * Across replicas, claims through the API server (claims.ts) order the same keys: a review claims them once it
+ * holds the local locks and before it reads the cluster, and keeps them until what it admitted shows in the
+ * cache. The enforce loop (enforce.ts) stays the backstop for what outlasts a claim.
  */
 import {
     AdmissionInput,
@@ -20,6 +22,7 @@ import { ClusterCache } from "./cache";
 import { boundRole, isBinding, mayGrantForbidden } from "./grant-scope";
 import { KObject, UnreadableObject, decodeObject, isWatchedKind } from "./kinds";
 import { ALL, ReviewLocks } from "./review-locks";
+import { Claim, ClaimKeys, Claims } from "./claims";
 import { FreshList } from "./shared-reads";
 import { ClusterView } from "./view";
 import { escapeText } from "../support/escape";
@@ -42,6 +45,8 @@ export interface ReviewContext {
     fresh?: () => FreshList;
     /** The review's deadline: waiting for other reviews ends then. */
     deadline?: AbortSignal;
+    /** Claims across replicas (claims.ts); absent: ordered within this replica only. */
+    claims?: Claims;
 }
 
 function nsOf(o: KObject): string {
@@ -79,6 +84,19 @@ class NarrowedView implements ClusterView {
     unreadableFor(namespaces: Iterable<string>): UnreadableObject[] {
         return this.inner.unreadableFor(namespaces);
     }
+}
+
+/**
+ * The keys a review claims across replicas (claims.ts): its review keys, a binding's role shared (a binding reads
+ * its role, never changes it, so bindings of one role do not wait for each other); a binding that grants nothing
+ * forbidden claims its role alone (with a Stack of its namespace it makes no violation; with a change of its role
+ * it may, and a review of that role claims the key exclusively).
+ */
+export function claimKeys(o: KObject, view: ClusterView, forbidden: boolean): ClaimKeys {
+    const keys = reviewKeys(o, view, forbidden);
+    if (!isBinding(o)) return { exclusive: keys, shared: [] };
+    const role = keys.filter((k) => k.startsWith("role:"));
+    return { exclusive: forbidden ? keys.filter((k) => !k.startsWith("role:")) : [], shared: role };
 }
 
 function narrowed(inner: ClusterView, allowed: ReadonlySet<string>): ClusterView {
@@ -216,6 +234,19 @@ export async function reviewObject(input: ReviewInput, ctx: ReviewContext): Prom
         } catch (e) {
             return busy(incoming, String((e as Error).message), ctx.judge.warnOnly);
         }
+        // Claimed across replicas before the cluster is read; a dry run admits nothing, so it claims nothing.
+        let claim: Claim | undefined;
+        let mine: KObject | undefined;
+        if (ctx.claims && !input.dryRun) {
+            try {
+                const keys = claimKeys(incoming, ctx.overlay.snapshot()(ctx.cache), forbidden);
+                const some = keys.exclusive.length + keys.shared.length > 0;
+                claim = some ? await ctx.claims.claim(keys, ctx.deadline ?? neverAborts) : undefined;
+            } catch (e) {
+                release();
+                return busy(incoming, String((e as Error).message), ctx.judge.warnOnly);
+            }
+        }
         try {
             const admitted = ctx.overlay.snapshot();
             const fresh = ctx.fresh?.();
@@ -232,13 +263,21 @@ export async function reviewObject(input: ReviewInput, ctx: ReviewContext): Prom
                 continue; // wider keys needed: released below, taken again
             }
             const d = await decide(incoming, base, admitted, fresh, now, judgeWith);
-            if (d.allowed && !d.skipped && !input.dryRun) ctx.overlay.add(incoming, input.oldObject);
+            if (d.allowed && !d.skipped && !input.dryRun) {
+                ctx.overlay.add(incoming, input.oldObject);
+                mine = incoming;
+            }
             return d;
         } finally {
             release();
+            // Kept until what was admitted shows in the cache (stored): the next holder's fresh read then has it.
+            const admittedObject = mine;
+            claim?.release(admittedObject ? () => !ctx.overlay.keeps(admittedObject) : undefined);
         }
     }
 }
+
+const neverAborts = new AbortController().signal;
 
 async function decide(
     incoming: KObject,

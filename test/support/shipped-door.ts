@@ -19,6 +19,9 @@ import { Doc, namespaceYaml, until } from "./cluster";
 
 const APISERVER_DIR = path.join(REPO_ROOT, "deploy", "webhook", "apiserver");
 
+/** The namespace the shipped Deployment runs in: its claims are made there. */
+export const WEBHOOK_NAMESPACE = "pko-guard-system";
+
 export interface Answer {
     status: number;
     body: string;
@@ -94,7 +97,8 @@ export async function startDoor(prefix: string, namespaces: string[], controller
             ...(controllers ? { controllers } : {}),
         });
         await installPkoCrds(server);
-        for (const ns of namespaces) await server.apply(namespaceYaml(ns));
+        // The webhook's own namespace: its replicas' claims are Leases there (cluster/claims.ts).
+        for (const ns of [WEBHOOK_NAMESPACE, ...namespaces]) await server.apply(namespaceYaml(ns));
         return { dir, server, clientCa, port, healthPort, caPem: fs.readFileSync(server.ca.cert) };
     } catch (e) {
         await server?.stop();
@@ -105,7 +109,8 @@ export async function startDoor(prefix: string, namespaces: string[], controller
 
 /**
  * Starts `pko-guard webhook` as a process on the door's ports (a serving certificate of the API server's CA,
- * client certificates of the door's CA), reading the cluster through `kubeconfig`, with `extra` arguments; waits
+ * client certificates of the door's CA), reading the cluster through `kubeconfig` and claiming interacting reviews in
+ * WEBHOOK_NAMESPACE as the Deployment does, with `extra` arguments; waits
  * until it is ready, then applies the shipped ValidatingWebhookConfiguration. Its output goes to `log`; `env` adds to
  * its environment (NODE_OPTIONS, say). A webhook
  * that exits before it is ready fails the start with the end of its output.
@@ -125,7 +130,7 @@ export async function startShippedWebhook(
             "webhook",
             ...["--cert", serving.cert, "--key", serving.key, "--client-ca", door.clientCa.cert],
             ...["--host", "127.0.0.1", "--port", String(door.port), "--health-port", String(door.healthPort)],
-            ...["--kubeconfig", kubeconfig, ...extra],
+            ...["--kubeconfig", kubeconfig, "--claims-namespace", WEBHOOK_NAMESPACE, ...extra],
         ],
         { cwd: door.dir, stdio: ["ignore", "pipe", "pipe"], ...(env ? { env: { ...process.env, ...env } } : {}) },
     );

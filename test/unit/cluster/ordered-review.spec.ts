@@ -17,6 +17,8 @@ import { FreshReads } from "../../../cluster/deadline";
 import { KObject } from "../../../cluster/kinds";
 import { ReviewContext, ReviewInput, FIRST_PROOF, reviewObject } from "../../../cluster/ordered-review";
 import { ReviewLocks } from "../../../cluster/review-locks";
+import { Claims, leaseName } from "../../../cluster/claims";
+import { FakeLeases } from "../../support/fake-leases";
 import { Doc, guideDocs } from "../../support/cluster";
 import { FakeCluster, offlineKubeConfig, seededCache } from "../../support/fake-cluster";
 
@@ -214,6 +216,80 @@ describe("reviews at the door: admitted objects overlaid, interacting reviews or
             assert.strictEqual(d.allowed, true, d.message);
             const found = d.findings.filter((f) => f.status === "waived" && f.policy === "pko-stack-no-cluster-admin");
             assert.strictEqual(found.length, STACKS);
+        });
+    });
+
+    describe("claims across replicas (cluster/claims.ts, a fake API server's Leases)", () => {
+        /** Whether a promise has settled after a few timer turns. */
+        async function settled(p: Promise<unknown>): Promise<boolean> {
+            let done = false;
+            p.then(
+                () => (done = true),
+                () => (done = true),
+            );
+            for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 1));
+            return done;
+        }
+
+        it("a review waits for another replica's claim on its namespace, is refused at its deadline, and records nothing", async () => {
+            const t = tenant("claimed");
+            const store = new FakeLeases();
+            const other = await new Claims(store, { replica: "other", holdMs: 60_000, durationS: 30, pollMs: 1 }).claim(
+                { exclusive: ["ns:claimed"], shared: [] },
+                new AbortController().signal,
+            );
+            const deadline = new AbortController();
+            const ctx: ReviewContext = {
+                ...context(seededCache([...t.around, CLUSTER_ADMIN, VIEW])),
+                claims: new Claims(store, { replica: "me", holdMs: 60_000, durationS: 30, pollMs: 1 }),
+                deadline: deadline.signal,
+            };
+            const stack = reviewObject(create(t.stack), ctx);
+            // On a third replica, a binding of `view` claims its role alone: the namespace's claim does not hold it up.
+            const third: ReviewContext = {
+                ...context(seededCache([...t.around, CLUSTER_ADMIN, VIEW])),
+                claims: new Claims(store, { replica: "third", holdMs: 0, durationS: 30, pollMs: 1 }),
+                deadline: new AbortController().signal,
+            };
+            const view = await reviewObject(create(toEveryAccount("readers", "view", "claimed")), third);
+            assert.strictEqual(view.allowed, true, view.message);
+            assert.strictEqual(await settled(stack), false, "the Stack waits for the namespace's claim");
+            deadline.abort();
+            const d = await stack;
+            assert.strictEqual(d.allowed, false);
+            assert.match(
+                d.message!,
+                /pko-guard-cluster-state: waited until its deadline for another review's claim on the same namespaces or role; the object is refused, retry/,
+            );
+            assert.strictEqual(ctx.overlay.keeps(t.stack as KObject), false, "nothing recorded");
+            other.release();
+        });
+
+        it("an admitted review keeps its claim while the cache does not show its object; another replica's review waits for it", async () => {
+            const t = tenant("kept");
+            const store = new FakeLeases();
+            const ctx: ReviewContext = {
+                ...context(seededCache([...t.around, CLUSTER_ADMIN])),
+                claims: new Claims(store, { replica: "me", holdMs: 60_000, durationS: 30, pollMs: 1 }),
+                deadline: new AbortController().signal,
+            };
+            const admitted = await reviewObject(create(t.stack), ctx);
+            assert.strictEqual(admitted.allowed, true, admitted.message);
+            const name = leaseName("ns:kept");
+            assert.match(store.leases.get(name)?.holder ?? "", /^me\//, "kept: the cache does not show the Stack");
+            // Another replica's binding giving the Stack's account cluster-admin waits for it.
+            const elsewhere: ReviewContext = {
+                ...context(seededCache([...t.around, CLUSTER_ADMIN])),
+                claims: new Claims(store, { replica: "other", holdMs: 0, durationS: 30, pollMs: 1 }),
+                deadline: new AbortController().signal,
+            };
+            const binding = reviewObject(create(t.admin), elsewhere);
+            assert.strictEqual(await settled(binding), false);
+            // The first replica's hold ends (here: its Lease deleted, as the release does); the binding proceeds.
+            store.leases.delete(name);
+            await binding;
+            for (let i = 0; i < 1000 && store.leases.has(name); i++) await new Promise((r) => setTimeout(r, 1));
+            assert.strictEqual(store.leases.has(name), false, "the binding's claim released once its hold passed");
         });
     });
 });

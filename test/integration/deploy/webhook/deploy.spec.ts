@@ -1,7 +1,8 @@
 /**
  * The webhook's deployment manifests (deploy/webhook/) are accepted by a real API server as they are
  * (`kubectl apply --dry-run=server`: schema, defaulting and admission checks of the server itself), and
- * the RBAC they grant is list and watch only (asked of the server with `kubectl auth can-i`).
+ * the RBAC they grant is list and watch, the enforce loop's deletes and Leases in the webhook's own namespace
+ * (asked of the server with `kubectl auth can-i`).
  */
 import * as assert from "assert";
 import * as fs from "fs";
@@ -73,6 +74,8 @@ describe("deploy/webhook manifests against a real API server", function () {
             "Deployment",
             "Namespace",
             "PodDisruptionBudget",
+            "Role",
+            "RoleBinding",
             "Service",
             "ServiceAccount",
             "ValidatingWebhookConfiguration",
@@ -81,7 +84,7 @@ describe("deploy/webhook manifests against a real API server", function () {
         assert.strictEqual(dry.code, 0, dry.stderr);
     });
 
-    it("the webhook's account may list and watch every watched kind, delete bindings, and nothing more", async () => {
+    it("the webhook's account may list and watch every watched kind, delete bindings, claim Leases in its namespace, and nothing more", async () => {
         const as = ["--as", "system:serviceaccount:pko-guard-system:pko-guard-webhook"];
         const resources: Record<string, string> = {
             ServiceAccount: "serviceaccounts",
@@ -112,6 +115,17 @@ describe("deploy/webhook manifests against a real API server", function () {
                 const r = await server.kubectl(["auth", "can-i", verb, resource, "-A", ...as]);
                 const allowed = verb === "delete" && deletes;
                 assert.strictEqual(r.stdout.trim(), allowed ? "yes" : "no", `${verb} ${resource}`);
+            }
+        }
+        // The claims of interacting reviews (cluster/claims.ts): Leases in its own namespace, and nowhere else.
+        const leases = "leases.coordination.k8s.io";
+        for (const verb of ["get", "list", "create", "update", "delete", "patch", "watch", "deletecollection"]) {
+            const own = await server.kubectl(["auth", "can-i", verb, leases, "-n", "pko-guard-system", ...as]);
+            const allowed = ["get", "list", "create", "update", "delete"].includes(verb);
+            assert.strictEqual(own.stdout.trim(), allowed ? "yes" : "no", `${verb} ${leases} in pko-guard-system`);
+            for (const elsewhere of [["-n", "kube-system"], ["-n", "default"], ["-A"]]) {
+                const r = await server.kubectl(["auth", "can-i", verb, leases, ...elsewhere, ...as]);
+                assert.strictEqual(r.stdout.trim(), "no", `${verb} ${leases} ${elsewhere.join(" ")}`);
             }
         }
     });
