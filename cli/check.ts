@@ -34,6 +34,7 @@ import { CheckSettings, checkFlags, checkSettings, printedConfig } from "../gito
 import type { Run } from "./guide";
 import { runJudged } from "./verdict/judged-run";
 import { ReportingOptions, reportingOptions } from "./verdict/reporting-options";
+import { restoreExtraCaCerts } from "../support/extra-ca";
 
 export interface CheckOptions {
     paths: string[];
@@ -104,6 +105,8 @@ function objectRef(obj: Record<string, unknown>): ReportObject {
 
 export async function runCheck(o: CheckOptions): Promise<CheckResult> {
     const started = Date.now();
+    // The extra CA certificates the launcher deferred: back in the environment of the tools the run starts.
+    restoreExtraCaCerts();
     const config = packConfig(o.config);
     // On a terminal, a long run says what it is doing (a large repository takes seconds).
     // Standard error's stream is made only when it is a terminal (making it costs start-up on every run).

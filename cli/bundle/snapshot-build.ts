@@ -82,6 +82,12 @@ const LAUNCHER = `#!/bin/sh
 # pko-guard, started from its start-up snapshot (of \`check\`) when that fits (cli/bundle/snapshot-build.ts), else as
 # bin/cli/pko-guard.js. The snapshot fits the node binary that built it (its real path, in pko-guard.snapshot.node,
 # not replaced since) and no V8 flags: not with NODE_OPTIONS set, nor PKO_GUARD_SNAPSHOT=0.
+# \`check\` reads NODE_EXTRA_CA_CERTS when it first connects (support/extra-ca.ts), not at every start as Node does.
+if [ "\${1:-}" = check ] && [ -n "\${NODE_EXTRA_CA_CERTS:-}" ] && [ -z "\${PKO_GUARD_EXTRA_CA_CERTS:-}" ]; then
+    PKO_GUARD_EXTRA_CA_CERTS=$NODE_EXTRA_CA_CERTS
+    export PKO_GUARD_EXTRA_CA_CERTS
+    unset NODE_EXTRA_CA_CERTS
+fi
 self=$0
 [ -L "$self" ] && self=$(readlink -f -- "$self")
 here=\${self%/*}

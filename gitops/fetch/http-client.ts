@@ -10,6 +10,7 @@ import * as http from "http";
 import * as https from "https";
 import * as net from "net";
 import { BadInputError } from "../../support/errors";
+import { extraCaOptions } from "../../support/extra-ca";
 import { FetchPolicy, forbiddenAddress, hostAllowed, refusedUrl, shownUrl, urlPort } from "./network-policy";
 
 /** A fetch that failed: one line, exit 2 (or the fail-closed finding where the caller's contract says so). */
@@ -120,6 +121,7 @@ async function once(policy: FetchPolicy, u: URL, o: GetOptions): Promise<Answer>
             method: "GET",
             headers,
             agent: false,
+            ...(u.protocol === "https:" ? extraCaOptions() : {}),
             ...(net.isIP(bare) ? {} : { servername: bare }),
             lookup: ((_h: string, opts: { all?: boolean }, cb: (...a: unknown[]) => void) =>
                 opts?.all
