@@ -81,3 +81,17 @@ export class FakeLeases implements LeaseStore {
         return [...this.leases.values()].filter((r) => r.sharedOf === name).map((r) => ({ ...r }));
     }
 }
+
+/**
+ * Whether a promise has settled after 20 turns of one-millisecond timers (the claims poll every millisecond under
+ * the fake): a claim still waiting after them is blocked, not slow.
+ */
+export async function settled(p: Promise<unknown>): Promise<boolean> {
+    let done = false;
+    p.then(
+        () => (done = true),
+        () => (done = true),
+    );
+    for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 1));
+    return done;
+}

@@ -8,18 +8,7 @@
 import * as assert from "assert";
 import { ALL_LEASE, ClaimError, Claims, LeaseStore, leaseName } from "../../../cluster/claims";
 import { ALL } from "../../../cluster/review-locks";
-import { FakeLeases } from "../../support/fake-leases";
-
-/** Whether a promise has settled after a few turns of timers (the claims poll every millisecond here). */
-async function settled(p: Promise<unknown>): Promise<boolean> {
-    let done = false;
-    p.then(
-        () => (done = true),
-        () => (done = true),
-    );
-    for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 1));
-    return done;
-}
+import { FakeLeases, settled } from "../../support/fake-leases";
 
 /** Waits for `cond`, a bounded number of timer turns (a condition, not a timing: the bound only ends a hang). */
 async function until(what: string, cond: () => boolean): Promise<void> {

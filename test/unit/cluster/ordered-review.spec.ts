@@ -18,7 +18,7 @@ import { KObject } from "../../../cluster/kinds";
 import { ReviewContext, ReviewInput, FIRST_PROOF, reviewObject } from "../../../cluster/ordered-review";
 import { ReviewLocks } from "../../../cluster/review-locks";
 import { Claims, leaseName } from "../../../cluster/claims";
-import { FakeLeases } from "../../support/fake-leases";
+import { FakeLeases, settled } from "../../support/fake-leases";
 import { Doc, guideDocs } from "../../support/cluster";
 import { FakeCluster, offlineKubeConfig, seededCache } from "../../support/fake-cluster";
 
@@ -220,17 +220,6 @@ describe("reviews at the door: admitted objects overlaid, interacting reviews or
     });
 
     describe("claims across replicas (cluster/claims.ts, a fake API server's Leases)", () => {
-        /** Whether a promise has settled after a few timer turns. */
-        async function settled(p: Promise<unknown>): Promise<boolean> {
-            let done = false;
-            p.then(
-                () => (done = true),
-                () => (done = true),
-            );
-            for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 1));
-            return done;
-        }
-
         it("a review waits for another replica's claim on its namespace, is refused at its deadline, and records nothing", async () => {
             const t = tenant("claimed");
             const store = new FakeLeases();
