@@ -124,15 +124,20 @@ export function git(cwd: string, ...args: string[]): string {
     return r.stdout.trim();
 }
 
+/** Writes `files` (relative path -> text) under `dir`, making their folders. */
+export function writeFiles(dir: string, files: Record<string, string>): void {
+    for (const [rel, text] of Object.entries(files)) {
+        fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+        fs.writeFileSync(path.join(dir, rel), text);
+    }
+}
+
 /** A repository `name` under `root` holding `files` (relative path -> text), committed on `main`; its commit. */
 export function makeRepository(root: string, name: string, files: Record<string, string>): string {
     const dir = path.join(root, name);
     fs.mkdirSync(dir, { recursive: true });
     git(dir, "init", "-q", "-b", "main");
-    for (const [rel, text] of Object.entries(files)) {
-        fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-        fs.writeFileSync(path.join(dir, rel), text);
-    }
+    writeFiles(dir, files);
     git(dir, "add", "-A");
     git(dir, "commit", "-q", "-m", "content");
     git(dir, "config", "uploadpack.allowAnySHA1InWant", "true");

@@ -13,6 +13,7 @@ import * as os from "os";
 import * as path from "path";
 import { issueCert, makeCa } from "../../../harness/certs";
 import { REPO_ROOT } from "../../../support/paths";
+import { writeFiles } from "../../support/source-servers";
 
 const LAUNCHER = path.join(REPO_ROOT, "bin", "cli", "pko-guard.sh");
 
@@ -50,10 +51,7 @@ describe("extra CA certificates, read when check first connects", function () {
             "chart/templates/stack.yaml":
                 'apiVersion: pulumi.com/v1\nkind: Stack\nmetadata: {name: {{ .Values.stackName | default "own" }}}\nspec: {stack: org/x/dev}\n',
         };
-        for (const [rel, text] of Object.entries(files)) {
-            fs.mkdirSync(path.dirname(path.join(repo, rel)), { recursive: true });
-            fs.writeFileSync(path.join(repo, rel), text);
-        }
+        writeFiles(repo, files);
     });
     after(async () => {
         await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));

@@ -15,7 +15,14 @@ import { packConfig } from "../../../../evaluation/pack-config";
 import { fetchPolicy } from "../../../../gitops/fetch/network-policy";
 import { FLOATING_SOURCE } from "../../../../policies/model/origin";
 import { BadInputError } from "../../../../support/errors";
-import { TestServer, helm, makeRepository, serverProcess, writeChart } from "../../../support/source-servers";
+import {
+    TestServer,
+    helm,
+    makeRepository,
+    serverProcess,
+    writeChart,
+    writeFiles,
+} from "../../../support/source-servers";
 
 const STACK =
     "apiVersion: pulumi.com/v1\nkind: Stack\nmetadata:\n  name: ledger\n  namespace: pulumi\nspec:\n  stack: org/ledger/prod\n  projectRepo: https://github.com/org/ledger\n  commit: 2b0889718d3e63feeb6079ccd5e4488d8601e353\n";
@@ -63,10 +70,7 @@ describe("check renders fetched sources from a git server on loopback", function
     /** A repository of `files` checked with a fetch policy (`allow`: whether the git server is listed). */
     const check = (files: Record<string, string>, o: { allow?: boolean; offline?: boolean; cache?: string } = {}) => {
         const repo = path.join(root, `repo-${n++}`);
-        for (const [rel, text] of Object.entries(files)) {
-            fs.mkdirSync(path.dirname(path.join(repo, rel)), { recursive: true });
-            fs.writeFileSync(path.join(repo, rel), text);
-        }
+        writeFiles(repo, files);
         const fetch = fetchPolicy({
             allowHosts: o.allow === false ? [] : [`127.0.0.1:${git.port}`, `127.0.0.1:${charts.port}`],
             cacheDir: o.cache ?? path.join(root, `cache-${n}`),

@@ -16,7 +16,15 @@ import { fetchPolicy } from "../../../../gitops/fetch/network-policy";
 import { FLOATING_SOURCE } from "../../../../policies/model/origin";
 import { ChildProcess, spawnSync } from "child_process";
 import * as crypto from "crypto";
-import { TestServer, git, helm, makeRepository, registry, serverProcess } from "../../../support/source-servers";
+import {
+    TestServer,
+    git,
+    helm,
+    makeRepository,
+    registry,
+    serverProcess,
+    writeFiles,
+} from "../../../support/source-servers";
 
 const SHA = "2b0889718d3e63feeb6079ccd5e4488d8601e353";
 const stack = (extra: string) =>
@@ -29,10 +37,7 @@ const stack = (extra: string) =>
 async function pushArtifact(port: number, repo: string, tag: string, files: Record<string, string>): Promise<string> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-artifact-"));
     try {
-        for (const [rel, text] of Object.entries(files)) {
-            fs.mkdirSync(path.dirname(path.join(dir, "src", rel)), { recursive: true });
-            fs.writeFileSync(path.join(dir, "src", rel), text);
-        }
+        writeFiles(path.join(dir, "src"), files);
         const made = spawnSync("tar", ["-czf", path.join(dir, "layer.tgz"), "-C", path.join(dir, "src"), "."]);
         assert.strictEqual(made.status, 0, String(made.stderr));
         const base = `http://127.0.0.1:${port}/v2/${repo}`;
@@ -124,10 +129,7 @@ describe("check fetches Flux sources of other places", function () {
 
     const check = (files: Record<string, string>, o: { allow?: boolean; offline?: boolean } = {}) => {
         const repo = path.join(root, `repo-${n++}`);
-        for (const [rel, text] of Object.entries(files)) {
-            fs.mkdirSync(path.dirname(path.join(repo, rel)), { recursive: true });
-            fs.writeFileSync(path.join(repo, rel), text);
-        }
+        writeFiles(repo, files);
         const fetch = fetchPolicy({
             allowHosts:
                 o.allow === false
