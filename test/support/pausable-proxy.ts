@@ -4,6 +4,7 @@
  * as a server that hangs; resumed, it forwards what it held and carries on.
  */
 import * as net from "net";
+import { linkSockets } from "./socket-pair";
 
 export interface PausableProxy {
     port: number;
@@ -27,15 +28,7 @@ export function startPausableProxy(target: { host: string; port: number }): Prom
     };
     const server = net.createServer((client) => {
         const upstream = net.connect(target.port, target.host);
-        for (const s of [client, upstream]) {
-            sockets.add(s);
-            s.on("error", () => undefined);
-            s.on("close", () => {
-                sockets.delete(s);
-                client.destroy();
-                upstream.destroy();
-            });
-        }
+        linkSockets(client, upstream, sockets);
         for (const [from, to] of [
             [client, upstream],
             [upstream, client],

@@ -4,6 +4,7 @@
  * reviews the API server sends at once on two connections reach two replicas. Or pinned to one of them.
  */
 import * as net from "net";
+import { linkSockets } from "./socket-pair";
 
 export interface RoundRobinProxy {
     /** Connections handed to each target so far, by its index. */
@@ -26,15 +27,7 @@ export function startRoundRobinProxy(port: number, targets: number[]): Promise<R
         const i = pinned ?? next++ % targets.length;
         counts[i]++;
         const upstream = net.connect(targets[i], "127.0.0.1");
-        for (const s of [client, upstream]) {
-            sockets.add(s);
-            s.on("error", () => undefined);
-            s.on("close", () => {
-                sockets.delete(s);
-                client.destroy();
-                upstream.destroy();
-            });
-        }
+        linkSockets(client, upstream, sockets);
         client.pipe(upstream);
         upstream.pipe(client);
     });
