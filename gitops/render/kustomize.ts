@@ -188,22 +188,28 @@ export function renderKustomize(dir: string, ctx: RenderContext, opts: Kustomize
 
 const ORIGIN = "config.kubernetes.io/origin";
 
-/** Splits kustomize's output by each object's origin annotation (removed from the object). */
+/**
+ * Splits kustomize's output by each object's origin annotation (removed from the object). An object is attributed
+ * to a file, never a folder: its resource file (`path`), else the kustomization whose generator made it
+ * (`configuredIn`: helmCharts, generators), else the folder's own kustomization.
+ */
 export function splitByOrigin(out: string, appCopy: string, appDir: string, localizer?: Localizer): RenderedStream[] {
     const streams: RenderedStream[] = [];
+    const own = kustomizationFile(appDir) ?? appDir;
     for (const chunk of out.split(/^---$/m)) {
         if (chunk.trim() === "") continue;
-        let from = appDir;
+        let from = own;
         let shown: string | undefined;
         let floating: string | undefined;
         let text = chunk;
         const m = new RegExp(`^(\\s*)${ORIGIN.replace(/[./]/g, "\\$&")}: \\|\\n((?:\\1  .*\\n)+)`, "m").exec(chunk);
         if (m) {
             const origin = mappingOf(m[2].replace(new RegExp(`^${m[1]}  `, "gm"), ""));
-            if (typeof origin.path === "string" && !origin.repo) {
+            const file = typeof origin.path === "string" ? origin.path : origin.configuredIn;
+            if (typeof file === "string" && !origin.repo) {
                 // A fetched base's file is named by its source; any other is the repository's file.
-                const remote = localizer?.named(path.resolve(appCopy, origin.path));
-                from = remote?.from ?? path.resolve(appDir, origin.path);
+                const remote = localizer?.named(path.resolve(appCopy, file));
+                from = remote?.from ?? path.resolve(appDir, file);
                 shown = remote?.shown;
                 floating = remote?.floating;
             }
