@@ -14,7 +14,7 @@ import { list, record, str } from "../../support/records";
 import { extended } from "../../support/shapes";
 import { RenderContext, RenderedStream, runTool } from "../render/render";
 import { isChart, remoteDependency, renderHelm } from "../render/helm";
-import { rootInUse } from "../render/repo-tree";
+import { confineLinks, rootInUse } from "../render/repo-tree";
 import { decodeKubeYaml } from "../decode/kube-yaml";
 import { ManifestObject } from "../manifests/manifest-objects";
 import { SourceLookup, namedByFetched, resolveSource } from "./flux-sources";
@@ -22,6 +22,7 @@ import { FetchRequest, FetchedSource } from "../fetch/fetch";
 import { fetchedContext, fetchedOrNoted } from "../render/fetched-sources";
 import { FluxOutput, dataSource } from "./flux-kustomizations";
 import { fluxName } from "./flux-kinds";
+import { Artifact, fromArtifact, sourceArtifact } from "./flux-artifact";
 
 type Obj = Record<string, unknown>;
 
@@ -102,7 +103,7 @@ function chartFolder(
     lookup: SourceLookup,
     scope: string,
     near: string | undefined,
-): { dir: string; got?: FetchedSource; url?: string } | { reason: string } {
+): { dir: string; got?: FetchedSource; url?: string; art?: Artifact } | { reason: string } {
     const spec = record(hr.spec) ?? {};
     const { namespace } = fluxName(hr);
     const find: Find = (kind, ns, name) => lookup(kind, ns, name, scope, near);
@@ -150,19 +151,29 @@ function chartFolder(
         source = resolveSource(chartSpec.sourceRef, "spec.chart.spec.sourceRef", namespace, scope, near, lookup, ctx);
     }
     if ("reason" in source) return source;
+    const run = ctx;
     if (source.got) ctx = fetchedContext(ctx, source.got, source.url ?? "");
-    const dir = path.resolve(source.dir, (chartPath ?? "").replace(/^\/+/, ""));
-    const rel = path.relative(source.dir, dir);
-    if (rel.startsWith("..") || path.isAbsolute(rel) || !fs.existsSync(dir) || !isChart(dir))
+    const written = path.resolve(source.dir, (chartPath ?? "").replace(/^\/+/, ""));
+    const rel = path.relative(source.dir, written);
+    if (rel.startsWith("..") || path.isAbsolute(rel) || !fs.existsSync(written) || !isChart(written))
         return {
             reason: `${field}.chart ${JSON.stringify(chartPath ?? "")} is not a chart folder of this repository (${rootInUse(ctx)})`,
+        };
+    // source-controller builds the HelmChart from the source's artifact (its .sourceignore files and spec.ignore,
+    // else Flux's default excludes): a file they leave out is not in the chart.
+    confineLinks(ctx);
+    const art = sourceArtifact(source, ctx, run);
+    const dir = path.join(art.dir, rel);
+    if (!fs.existsSync(dir) || !isChart(dir))
+        return {
+            reason: `${field}.chart ${JSON.stringify(chartPath ?? "")} is not a chart in the source's artifact (its Chart.yaml is ignored by the source's .sourceignore or spec.ignore)`,
         };
     const remote = remoteDependency(dir);
     if (remote !== undefined)
         return {
             reason: `${field}.chart is a chart whose dependency ${JSON.stringify(remote)} comes from a chart repository, which check does not read (it uses no network)`,
         };
-    return { dir, got: source.got, url: source.url };
+    return { dir, art };
 }
 
 /** A Flux object of `kind` by namespace and name, near the HelmRelease. */
@@ -262,8 +273,8 @@ export function helmReleaseOutput(
         out.notes.push(chart.reason);
         return out;
     }
-    out.rendered.push(chart.dir);
-    const ctx = chart.got ? fetchedContext(run, chart.got, chart.url ?? "") : run;
+    out.rendered.push(chart.art ? chart.art.origin(chart.dir).from : chart.dir);
+    const ctx = chart.art ? chart.art.ctx : chart.got ? fetchedContext(run, chart.got, chart.url ?? "") : run;
     const values = releaseValues(hr, objects, out.notes);
     if (out.notes.length > 0) return out;
     const targetNamespace = str(spec.targetNamespace) || namespace;
@@ -279,7 +290,7 @@ export function helmReleaseOutput(
         skipCrds: crds === "Skip",
         skipTests: true,
     });
-    const rendered = postRender(hr, streams, ctx);
+    const rendered = postRender(hr, chart.art ? fromArtifact(streams, chart.art) : streams, ctx);
     out.streams.push(...(chart.got ? namedByFetched(rendered, chart.got) : rendered));
     return out;
 }

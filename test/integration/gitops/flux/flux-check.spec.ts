@@ -204,6 +204,71 @@ describe("pko-guard check applies Flux as Flux does", function () {
         assert.ok(fs.existsSync(path.join(tmp, "apps/drafts/next.yaml")), "the checkout is never changed");
     });
 
+    it("renders a HelmRelease's chart from the GitRepository's artifact: .sourceignore and spec.ignore apply", () => {
+        const release = `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: ledger, namespace: flux-system}
+spec:
+  interval: 10m
+  targetNamespace: pulumi
+  chart:
+    spec:
+      chart: ./charts/ledger
+      sourceRef: {kind: GitRepository, name: flux-system}
+`;
+        write("clusters/prod/ledger.yaml", `${gitRepository}---\n${release}`);
+        write("charts/ledger/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 0.1.0\n");
+        write("charts/ledger/values.yaml", `commit: ${SHA}\n`);
+        const template = (name: string) =>
+            stack(
+                name,
+                `myorg/${name}/production`,
+                "{{ if .Values.commit }}commit: {{ .Values.commit }}{{ else }}branch: main{{ end }}",
+            );
+        write("charts/ledger/templates/stack.yaml", template("ledger"));
+        write(
+            "charts/ledger/templates/drafts/next.yaml",
+            template("next").replace(/commit: \{\{[^}]*\}\}/, "branch: next"),
+        );
+        const judged = (rows: { policy: string; resource: string; message: string }[]) =>
+            rows
+                .filter((x) => x.policy === "pko-stack-prod-pinned-commit" || x.policy === "argocd-app-rendered")
+                .map((x) => `${x.policy} ${x.resource}`);
+        // No ignore pattern: Flux's default excludes only; the draft template is in the chart.
+        let r = check();
+        assert.strictEqual(r.code, 1, r.err);
+        assert.deepStrictEqual(judged(r.rows), ["pko-stack-prod-pinned-commit Stack/pulumi/next"]);
+        // A .sourceignore in the chart's folder leaves the draft out of the artifact, so out of the chart.
+        write("charts/ledger/.sourceignore", "templates/drafts/\n");
+        r = check();
+        assert.strictEqual(r.code, 0, `${r.err}\n${r.out}`);
+        assert.deepStrictEqual(judged(r.rows), []);
+        // spec.ignore leaves the chart's values.yaml out: the template's default (a branch) is what is applied.
+        write(
+            "clusters/prod/ledger.yaml",
+            `${gitRepository.replace("ref: {branch: main}", "ref: {branch: main}, ignore: /charts/ledger/values.yaml")}---\n${release}`,
+        );
+        r = check();
+        assert.strictEqual(r.code, 1, r.err);
+        assert.deepStrictEqual(judged(r.rows), ["pko-stack-prod-pinned-commit Stack/pulumi/ledger"]);
+        assert.deepStrictEqual(
+            r.rows.filter((x) => x.policy === "pko-stack-prod-pinned-commit").map((x) => x.file),
+            ["charts/ledger/templates/stack.yaml"],
+            "attributed to the template as written",
+        );
+        // A Chart.yaml the source leaves out: no chart in the artifact, so nothing known is applied (fails closed).
+        write("charts/ledger/.sourceignore", "Chart.yaml\n");
+        r = check();
+        assert.strictEqual(r.code, 1, r.err);
+        const closed = r.rows.filter((x) => x.policy === "argocd-app-rendered");
+        assert.deepStrictEqual(
+            closed.map((x) => x.resource),
+            ["HelmRelease/flux-system/ledger"],
+        );
+        assert.match(closed[0].message, /is not a chart in the source's artifact/);
+        assert.ok(fs.existsSync(path.join(tmp, "charts/ledger/values.yaml")), "the checkout is never changed");
+    });
+
     it("gives what `flux build kustomization` gives", () => {
         const flux = findTool("flux");
         assert.ok(flux, "the flux CLI is missing: run npm run setup");
