@@ -17,12 +17,12 @@ import { isChart, remoteDependency, renderHelm } from "../render/helm";
 import { confineLinks, rootInUse } from "../render/repo-tree";
 import { decodeKubeYaml } from "../decode/kube-yaml";
 import { ManifestObject } from "../manifests/manifest-objects";
-import { SourceLookup, namedByFetched, resolveSource } from "./flux-sources";
+import { SourceLookup, artifactOf, namedByFetched, resolveSource } from "./flux-sources";
 import { FetchRequest, FetchedSource } from "../fetch/fetch";
 import { fetchedContext, fetchedOrNoted } from "../render/fetched-sources";
 import { FluxOutput, dataSource } from "./flux-kustomizations";
 import { fluxName } from "./flux-kinds";
-import { Artifact, fromArtifact, sourceArtifact } from "./flux-artifact";
+import { Artifact, fromArtifact } from "./flux-artifact";
 
 type Obj = Record<string, unknown>;
 
@@ -110,6 +110,7 @@ function chartFolder(
     let chartPath: string | undefined;
     let source;
     let field: string;
+    let sourceField: string;
     const chartRef = record(spec.chartRef);
     if (chartRef) {
         field = "spec.chartRef";
@@ -132,15 +133,8 @@ function chartFolder(
             ctx,
         );
         if (fromRepo) return fromRepo;
-        source = resolveSource(
-            chartSpec.sourceRef,
-            `spec.chartRef (HelmChart ${fluxName(chart).shown}) sourceRef`,
-            ns,
-            scope,
-            near,
-            lookup,
-            ctx,
-        );
+        sourceField = `spec.chartRef (HelmChart ${fluxName(chart).shown}) sourceRef`;
+        source = resolveSource(chartSpec.sourceRef, sourceField, ns, scope, near, lookup, ctx);
     } else {
         field = "spec.chart.spec";
         const chartSpec = record(record(spec.chart)?.spec);
@@ -148,26 +142,28 @@ function chartFolder(
         chartPath = str(chartSpec.chart);
         const fromRepo = helmRepositoryChart(chartSpec, "spec.chart.spec", namespace, find, ctx);
         if (fromRepo) return fromRepo;
-        source = resolveSource(chartSpec.sourceRef, "spec.chart.spec.sourceRef", namespace, scope, near, lookup, ctx);
+        sourceField = "spec.chart.spec.sourceRef";
+        source = resolveSource(chartSpec.sourceRef, sourceField, namespace, scope, near, lookup, ctx);
     }
     if ("reason" in source) return source;
     const run = ctx;
     if (source.got) ctx = fetchedContext(ctx, source.got, source.url ?? "");
-    const written = path.resolve(source.dir, (chartPath ?? "").replace(/^\/+/, ""));
-    const rel = path.relative(source.dir, written);
-    if (rel.startsWith("..") || path.isAbsolute(rel) || !fs.existsSync(written) || !isChart(written))
-        return {
-            reason: `${field}.chart ${JSON.stringify(chartPath ?? "")} is not a chart folder of this repository (${rootInUse(ctx)})`,
-        };
+    const rel = path.relative(source.dir, path.resolve(source.dir, (chartPath ?? "").replace(/^\/+/, "")));
+    const notChart = `${field}.chart ${JSON.stringify(chartPath ?? "")} is not a chart folder of this repository (${rootInUse(ctx)})`;
+    if (rel.startsWith("..") || path.isAbsolute(rel)) return { reason: notChart };
     // source-controller builds the HelmChart from the source's artifact (its .sourceignore files and spec.ignore,
-    // else Flux's default excludes): a file they leave out is not in the chart.
+    // else Flux's default excludes; what spec.include copies in): a file it leaves out is not in the chart.
     confineLinks(ctx);
-    const art = sourceArtifact(source, ctx, run);
+    const art = artifactOf(source, sourceField, scope, near, lookup, run);
+    if ("reason" in art) return art;
     const dir = path.join(art.dir, rel);
-    if (!fs.existsSync(dir) || !isChart(dir))
+    if (!fs.existsSync(dir) || !isChart(dir)) {
+        const written = art.origin(dir).from;
+        if (!fs.existsSync(written) || !isChart(written)) return { reason: notChart };
         return {
             reason: `${field}.chart ${JSON.stringify(chartPath ?? "")} is not a chart in the source's artifact (its Chart.yaml is ignored by the source's .sourceignore or spec.ignore)`,
         };
+    }
     const remote = remoteDependency(dir);
     if (remote !== undefined)
         return {

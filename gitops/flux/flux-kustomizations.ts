@@ -14,8 +14,8 @@ import { confineLinks, rootInUse } from "../render/repo-tree";
 import { isRemoteEntry, kustomizationFile, splitByOrigin } from "../render/kustomize";
 import { mappingOf } from "../render/render";
 import { ManifestObject } from "../manifests/manifest-objects";
-import { SourceLookup, resolveSource } from "./flux-sources";
-import { fromArtifact, sourceArtifact } from "./flux-artifact";
+import { SourceLookup, artifactOf, resolveSource } from "./flux-sources";
+import { fromArtifact } from "./flux-artifact";
 import { BadInputError } from "../../support/errors";
 import { fluxName } from "./flux-kinds";
 import { fetchedContext } from "../render/fetched-sources";
@@ -146,14 +146,34 @@ export function fluxKustomizationOutput(
     // A fetched source is built as its own repository: its tree is the root, its files named `<url>@<resolved>/...`.
     const ctx = source.got ? fetchedContext(run, source.got, source.url ?? "") : run;
     const written = str(spec.path) ?? "";
-    const dir = path.resolve(source.dir, written.replace(/^\/+/, ""));
-    const rel = path.relative(source.dir, dir);
-    if (rel.startsWith("..") || path.isAbsolute(rel) || !fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
-        out.notes.push(`spec.path ${JSON.stringify(written)} is not a folder of this repository (${rootInUse(ctx)})`);
+    const rel = path.relative(source.dir, path.resolve(source.dir, written.replace(/^\/+/, "")));
+    const notFolder = `spec.path ${JSON.stringify(written)} is not a folder of this repository (${rootInUse(ctx)})`;
+    if (rel.startsWith("..") || path.isAbsolute(rel)) {
+        out.notes.push(notFolder);
         return out;
     }
+    confineLinks(ctx);
+    // kustomize-controller builds from the source's artifact: what its .sourceignore files and spec.ignore (else
+    // Flux's default excludes) leave out is not built, and not applied; what spec.include copies in is.
+    const art = artifactOf(source, "spec.sourceRef", scope, near, lookup, run);
+    if ("reason" in art) {
+        out.notes.push(art.reason);
+        return out;
+    }
+    const artDir = path.join(art.dir, rel);
+    // The folder as written: this repository's, a fetched source's, or an included one's.
+    const dir = art.origin(artDir).from;
+    if (!isFolder(artDir)) {
+        if (!isFolder(dir)) {
+            out.notes.push(notFolder);
+            return out;
+        }
+        throw new BadInputError(
+            `Kustomization ${JSON.stringify(shown)} (flux build): spec.path ${JSON.stringify(written)} is not in the source's artifact (its files are all ignored)`,
+        );
+    }
     out.rendered.push(dir);
-    const kfile = kustomizationFile(dir);
+    const kfile = kustomizationFile(artDir);
     if (kfile) {
         const k = mappingOf(fs.readFileSync(kfile, "utf8"));
         const remote = ["resources", "bases", "components"].some((f) =>
@@ -168,15 +188,6 @@ export function fluxKustomizationOutput(
     }
     const substitute = record(spec.postBuild) ? substituteObjects(ks, objects, out.notes) : [];
     if (out.notes.length > 0) return out;
-    confineLinks(ctx);
-    // kustomize-controller builds from the source's artifact: what its .sourceignore files and spec.ignore (else
-    // Flux's default excludes) leave out is not built, and not applied.
-    const art = sourceArtifact(source, ctx, run);
-    const artDir = path.join(art.dir, rel);
-    if (!fs.existsSync(artDir) || !fs.statSync(artDir).isDirectory())
-        throw new BadInputError(
-            `Kustomization ${JSON.stringify(shown)} (flux build): spec.path ${JSON.stringify(written)} is not in the source's artifact (its files are all ignored)`,
-        );
     const input = JSON.stringify({
         root: art.dir,
         path: artDir,
@@ -192,6 +203,10 @@ export function fluxKustomizationOutput(
         input,
     });
     out.streams.push(...fromArtifact(splitByOrigin(text, artDir, artDir), art));
-    out.ignored = art.ignored.filter((f) => f.startsWith(`${dir}${path.sep}`));
+    out.ignored = art.ignored.filter((f) => f.startsWith(`${artDir}${path.sep}`)).map((f) => art.origin(f).from);
     return out;
+}
+
+function isFolder(p: string): boolean {
+    return fs.existsSync(p) && fs.statSync(p).isDirectory();
 }
