@@ -104,7 +104,7 @@ export function sourceArtifact(
         fs.cpSync(src.dir, root, {
             recursive: true,
             verbatimSymlinks: true,
-            filter: (p) => path.relative(src.dir, p) !== ".git",
+            filter: (p) => src.got !== undefined || ![".git", "node_modules"].includes(path.basename(p)),
         });
         for (const [i, inc] of included.entries()) {
             const failed = copyInclude(inc, root, path.join(base, `include-${i}`));
@@ -117,7 +117,10 @@ export function sourceArtifact(
     const list = path.join(base, "ignored");
     runTool("flux-build", [], `${named} (its artifact)`, src.ctx, {
         cwd: base,
-        input: JSON.stringify({ artifact: { root, into: dir, ignore, ignored: list } }),
+        // A working tree's .git and node_modules are not what a checkout holds (a fetched tree has neither).
+        input: JSON.stringify({
+            artifact: { root, into: dir, ignore, ignored: list, skip: src.got ? [] : [".git", "node_modules"] },
+        }),
     });
     if (root !== src.dir) fs.rmSync(root, { recursive: true, force: true });
     // A path below an include's folder came from the included artifact (the deepest include wins: a later one

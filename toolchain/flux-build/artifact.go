@@ -24,6 +24,9 @@ type artifactRequest struct {
 	Ignore *string `json:"ignore"`
 	// Ignored is a file to list the files the filter leaves out in, one root-relative path a line.
 	Ignored string `json:"ignored"`
+	// Skip names folders not walked at all, wherever they are (a working tree's `.git` and `node_modules`: what
+	// a checkout of the repository would not hold).
+	Skip []string `json:"skip"`
 }
 
 // ignoreMatcher is source-controller's filter for a GitRepository's artifact: the repository's .sourceignore
@@ -84,6 +87,11 @@ func artifact(req artifactRequest) error {
 			return errors.New("the source holds too many files")
 		}
 		if d.IsDir() {
+			for _, name := range req.Skip {
+				if d.Name() == name {
+					return filepath.SkipDir
+				}
+			}
 			if !match(p, true) {
 				return os.MkdirAll(filepath.Join(into, rel), 0o750)
 			}

@@ -25,11 +25,12 @@
 // source-controller does (github.com/fluxcd/pkg/tar: confined to the folder, symlinks skipped, bounded).
 //
 // {"artifact": {"root": "<a source's tree>", "into": "<an empty folder>", "ignore": "<spec.ignore, if set>",
-// "ignored": "<a file>"}} instead writes the source's artifact as source-controller archives it (Storage.Archive
+// "ignored": "<a file>", "skip": [".git", "node_modules"]}} instead writes the source's artifact as source-controller archives it (Storage.Archive
 // with SourceIgnoreFilter, github.com/fluxcd/pkg/sourceignore): every `.sourceignore` below the root (each scoped
 // to its folder) and then spec.ignore; when there is none, Flux's default excludes (VCS, CI, images and archives,
 // .sops.yaml and the like); when there are some, only the VCS excludes and them; regular files and folders only.
-// The files left out are listed, one root-relative path a line, in `ignored`. check builds Kustomizations and
+// The files left out are listed, one root-relative path a line, in `ignored`; folders named in `skip` are not
+// walked (a working tree's, not a checkout's). check builds Kustomizations and
 // renders HelmRelease charts from that tree, as the controllers do from the artifact.
 //
 // `strict` fails the build on a variable without a default that no input sets, as kustomize-controller does by

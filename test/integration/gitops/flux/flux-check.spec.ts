@@ -151,6 +151,8 @@ describe("pko-guard check applies Flux as Flux does", function () {
         write("apps/drafts/next.yaml", stack("next", "myorg/next/production", "branch: next"));
         // A GitHub workflow is YAML but no Kubernetes object: in the artifact, the generated kustomization fails.
         write(".github/workflows/ci.yaml", "on: push\njobs: {}\n");
+        // What the working tree installs is not in a checkout, so not in the artifact either.
+        write("node_modules/tool/config.yaml", "on: push\n");
         const pinned = (rows: { policy: string; resource: string }[]) =>
             rows.filter((x) => x.policy === "pko-stack-prod-pinned-commit").map((x) => x.resource);
         // No ignore file: the default excludes leave .github/ out.
