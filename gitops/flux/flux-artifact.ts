@@ -49,6 +49,9 @@ export interface ArtifactSource {
  */
 export type IncludeResolver = (name: string, namespace: string, field: string) => ArtifactSource | { reason: string };
 
+/** Folders of a working tree that a checkout of it does not hold (git's own, what a package manager installs). */
+const WORK_TREE = [".git", "node_modules"];
+
 /** At most this many GitRepositories deep through `spec.include` (a deeper one fails closed). */
 const MAX_INCLUDE_DEPTH = 10;
 
@@ -104,7 +107,7 @@ export function sourceArtifact(
         fs.cpSync(src.dir, root, {
             recursive: true,
             verbatimSymlinks: true,
-            filter: (p) => src.got !== undefined || ![".git", "node_modules"].includes(path.basename(p)),
+            filter: (p) => src.got !== undefined || !WORK_TREE.includes(path.basename(p)),
         });
         for (const [i, inc] of included.entries()) {
             const failed = copyInclude(inc, root, path.join(base, `include-${i}`));
@@ -117,9 +120,10 @@ export function sourceArtifact(
     const list = path.join(base, "ignored");
     runTool("flux-build", [], `${named} (its artifact)`, src.ctx, {
         cwd: base,
-        // A working tree's .git and node_modules are not what a checkout holds (a fetched tree has neither).
+        // A working tree's .git and node_modules are not what a checkout holds (a fetched tree has neither; the
+        // composed checkout was copied without them).
         input: JSON.stringify({
-            artifact: { root, into: dir, ignore, ignored: list, skip: src.got ? [] : [".git", "node_modules"] },
+            artifact: { root, into: dir, ignore, ignored: list, skip: root === src.dir && !src.got ? WORK_TREE : [] },
         }),
     });
     if (root !== src.dir) fs.rmSync(root, { recursive: true, force: true });
