@@ -177,6 +177,18 @@ describe("pko-guard check applies Flux as Flux does", function () {
         r = check();
         assert.strictEqual(r.code, 0, `${r.err}\n${r.out}`);
         assert.deepStrictEqual(pinned(r.rows), []);
+        // A path the artifact does not hold at all: kustomize-controller cannot build it, nor can check.
+        write(
+            "clusters/prod/apps.yaml",
+            `${gitRepository.replace("ref: {branch: main}", "ref: {branch: main}, ignore: /apps/")}---\n` +
+                kustomization("apps", "./apps"),
+        );
+        r = check();
+        assert.strictEqual(r.code, 2, r.out);
+        assert.strictEqual(
+            r.err,
+            `pko-guard: Kustomization "flux-system/apps" (flux build): spec.path "./apps" is not in the source's artifact (its files are all ignored)\n`,
+        );
     });
 
     it("builds each source's artifact from the same checkout: one source's ignored files are another's", () => {
