@@ -23,19 +23,9 @@ import { fetchedContext, fetchedOrNoted } from "../render/fetched-sources";
 import { FluxOutput, dataSource } from "./flux-kustomizations";
 import { fluxName } from "./flux-kinds";
 import { Artifact, fromArtifact } from "./flux-artifact";
+import { chartSpecOf, chartValues, mergeMaps, withChartValues } from "./flux-chart-values";
 
 type Obj = Record<string, unknown>;
-
-/** Deep merge as Helm merges value maps (chartutil.MergeTables: `over` wins, maps merge key by key). */
-function mergeValues(base: Obj, over: Obj): Obj {
-    const out: Obj = { ...base };
-    for (const [k, v] of Object.entries(over)) {
-        const b = record(out[k]);
-        const o = record(v);
-        out[k] = b && o ? mergeValues(b, o) : v;
-    }
-    return out;
-}
 
 /** Sets `value` at a `--set` style path (`a.b.c`; `a[0]` for list items), as strvals.ParseInto does for one key. */
 function setAtPath(target: Obj, dotted: string, value: unknown): void {
@@ -90,10 +80,10 @@ function releaseValues(hr: Obj, objects: ManifestObject[], notes: string[]): Obj
             notes.push(`${field}: the ${JSON.stringify(key)} of ${shown} is not a mapping of values`);
             continue;
         }
-        values = mergeValues(values, m);
+        values = mergeMaps(values, m);
     }
     const own = record(spec.values);
-    return own ? mergeValues(values, own) : values;
+    return own ? mergeMaps(values, own) : values;
 }
 
 /** The chart folder of a HelmRelease (`spec.chart.spec` from a repository source, or `spec.chartRef`), or why not. */
@@ -272,6 +262,18 @@ export function helmReleaseOutput(
     out.rendered.push(chart.art ? chart.art.origin(chart.dir).from : chart.dir);
     const ctx = chart.art ? chart.art.ctx : chart.got ? fetchedContext(run, chart.got, chart.url ?? "") : run;
     const values = releaseValues(hr, objects, out.notes);
+    // The chart's default values as source-controller builds the HelmChart (its valuesFiles), when it lists any.
+    const chartSpec = chartSpecOf(hr, (ns, n) => lookup("HelmChart", ns, n, scope, near));
+    const defaults = chartSpec
+        ? chartValues(
+              chartSpec,
+              record(spec.chartRef) ? "spec.chartRef (HelmChart)" : "spec.chart.spec",
+              chart.art ? chart.art.dir : chart.dir,
+              chart.dir,
+              !chart.art,
+              out.notes,
+          )
+        : undefined;
     if (out.notes.length > 0) return out;
     const targetNamespace = str(spec.targetNamespace) || namespace;
     // helm-controller's default release name (api/v2 HelmRelease.GetReleaseName): `<targetNamespace>-<name>` when a
@@ -279,13 +281,17 @@ export function helmReleaseOutput(
     const target = str(spec.targetNamespace);
     const releaseName = str(spec.releaseName) || (target ? `${target}-${name}` : name);
     const crds = str(record(spec.install)?.crds) ?? "Create";
-    const streams = renderHelm(chart.dir, ctx, {
-        releaseName,
-        namespace: targetNamespace,
-        values: JSON.stringify(values),
-        skipCrds: crds === "Skip",
-        skipTests: true,
-    });
+    const render = (dir: string) =>
+        renderHelm(dir, ctx, {
+            releaseName,
+            namespace: targetNamespace,
+            values: JSON.stringify(values),
+            skipCrds: crds === "Skip",
+            skipTests: true,
+        });
+    const streams = defaults
+        ? withChartValues(chart.dir, defaults, chart.art !== undefined, render)
+        : render(chart.dir);
     const rendered = postRender(hr, chart.art ? fromArtifact(streams, chart.art) : streams, ctx);
     out.streams.push(...(chart.got ? namedByFetched(rendered, chart.got) : rendered));
     return out;

@@ -283,6 +283,62 @@ spec:
         assert.ok(fs.existsSync(path.join(tmp, "charts/ledger/values.yaml")), "the checkout is never changed");
     });
 
+    it("replaces the chart's values with its valuesFiles, merged in order, as source-controller builds the chart", () => {
+        const release = (valuesFiles: string, extra = "") => `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: ledger, namespace: flux-system}
+spec:
+  interval: 10m
+  targetNamespace: pulumi
+  chart:
+    spec:
+      chart: ./charts/ledger
+      sourceRef: {kind: GitRepository, name: flux-system}
+      valuesFiles: ${valuesFiles}
+${extra}`;
+        write("charts/ledger/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 0.1.0\n");
+        // The chart's own values pin the Stack; values-prod.yaml names the stack, and pins nothing.
+        write("charts/ledger/values.yaml", `commit: ${SHA}\nstage: staging\n`);
+        write("charts/ledger/values-prod.yaml", "stage: production\n");
+        write(
+            "charts/ledger/templates/stack.yaml",
+            stack(
+                "ledger",
+                "myorg/ledger/{{ .Values.stage }}",
+                "{{ if .Values.commit }}commit: {{ .Values.commit }}{{ else }}branch: main{{ end }}",
+            ),
+        );
+        const judged = (files: string, extra = "") => {
+            write("clusters/prod/ledger.yaml", `${gitRepository}---\n${release(files, extra)}`);
+            const r = check();
+            return r.rows
+                .filter((x) => x.policy === "pko-stack-prod-pinned-commit" || x.policy === "argocd-app-rendered")
+                .map((x) => `${x.policy} ${x.resource}`);
+        };
+        // values.yaml is not among them: it is replaced, so the commit is gone.
+        assert.deepStrictEqual(judged("[charts/ledger/values-prod.yaml]"), [
+            "pko-stack-prod-pinned-commit Stack/pulumi/ledger",
+        ]);
+        // Listed first, the chart's values are merged under the later file: pinned.
+        assert.deepStrictEqual(judged("[charts/ledger/values.yaml, charts/ledger/values-prod.yaml]"), []);
+        // Only values.yaml: the chart as it is (staging).
+        assert.deepStrictEqual(judged("[values.yaml]"), []);
+        // A file the source does not hold fails the chart's build: closed, unless ignoreMissingValuesFiles.
+        assert.deepStrictEqual(judged("[charts/ledger/values.yaml, charts/ledger/nope.yaml]"), [
+            "argocd-app-rendered HelmRelease/flux-system/ledger",
+        ]);
+        assert.deepStrictEqual(
+            judged(
+                "[charts/ledger/values.yaml, charts/ledger/values-prod.yaml, charts/ledger/nope.yaml]\n      ignoreMissingValuesFiles: true",
+            ),
+            [],
+        );
+        assert.strictEqual(
+            fs.readFileSync(path.join(tmp, "charts/ledger/values.yaml"), "utf8"),
+            `commit: ${SHA}\nstage: staging\n`,
+        );
+    });
+
     it("gives what `flux build kustomization` gives", () => {
         const flux = findTool("flux");
         assert.ok(flux, "the flux CLI is missing: run npm run setup");
