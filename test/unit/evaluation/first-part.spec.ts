@@ -58,7 +58,7 @@ describe("the first part of a threaded check", () => {
         assert.ok(stackRows.length > 0, "no stack-level rows");
         assert.ok(
             stackRows.some((r) => r.urn === resources[0].urn),
-            stackRows.map((r) => `${r.policyName} ${r.urn}`).join("\n"),
+            stackRows.map((r) => `${r.policy} ${r.urn}`).join("\n"),
         );
     });
 
