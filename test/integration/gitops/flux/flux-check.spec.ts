@@ -42,6 +42,19 @@ spec:
   ${ref}
 `;
 
+/** A HelmRelease of the chart ./charts/ledger of the GitRepository above; `tail` ends its chart's spec. */
+const ledgerRelease = (tail = "") => `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: ledger, namespace: flux-system}
+spec:
+  interval: 10m
+  targetNamespace: pulumi
+  chart:
+    spec:
+      chart: ./charts/ledger
+      sourceRef: {kind: GitRepository, name: flux-system}
+${tail}`;
+
 describe("pko-guard check applies Flux as Flux does", function () {
     this.timeout(180000);
     let tmp: string;
@@ -219,17 +232,7 @@ describe("pko-guard check applies Flux as Flux does", function () {
     });
 
     it("renders a HelmRelease's chart from the GitRepository's artifact: .sourceignore and spec.ignore apply", () => {
-        const release = `apiVersion: helm.toolkit.fluxcd.io/v2
-kind: HelmRelease
-metadata: {name: ledger, namespace: flux-system}
-spec:
-  interval: 10m
-  targetNamespace: pulumi
-  chart:
-    spec:
-      chart: ./charts/ledger
-      sourceRef: {kind: GitRepository, name: flux-system}
-`;
+        const release = ledgerRelease();
         write("clusters/prod/ledger.yaml", `${gitRepository}---\n${release}`);
         write("charts/ledger/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 0.1.0\n");
         write("charts/ledger/values.yaml", `commit: ${SHA}\n`);
@@ -284,18 +287,8 @@ spec:
     });
 
     it("replaces the chart's values with its valuesFiles, merged in order, as source-controller builds the chart", () => {
-        const release = (valuesFiles: string, extra = "") => `apiVersion: helm.toolkit.fluxcd.io/v2
-kind: HelmRelease
-metadata: {name: ledger, namespace: flux-system}
-spec:
-  interval: 10m
-  targetNamespace: pulumi
-  chart:
-    spec:
-      chart: ./charts/ledger
-      sourceRef: {kind: GitRepository, name: flux-system}
-      valuesFiles: ${valuesFiles}
-${extra}`;
+        const release = (valuesFiles: string, extra = "") =>
+            ledgerRelease(`      valuesFiles: ${valuesFiles}\n${extra}`);
         write("charts/ledger/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 0.1.0\n");
         // The chart's own values pin the Stack; values-prod.yaml names the stack, and pins nothing.
         write("charts/ledger/values.yaml", `commit: ${SHA}\nstage: staging\n`);
