@@ -190,6 +190,32 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
     });
 
+    it("without --kube-version, Helm assumes the Kubernetes of its own release, as a released helm does", () => {
+        // A chart that needs a current cluster (podinfo's own says >=1.23.0-0), rendered with defaults (no
+        // Application): a helm built without its release's version stamp assumes 1.20 and refuses the chart.
+        write("chart/Chart.yaml", 'apiVersion: v2\nname: ledger\nversion: 0.1.0\nkubeVersion: ">=1.23.0-0"\n');
+        write(
+            "chart/templates/stack.yaml",
+            stack(
+                `{{- if semverCompare ">=1.31.0-0" .Capabilities.KubeVersion.Version }}\n  commit: ${SHA}\n{{- else }}\n  branch: release\n{{- end }}\n`,
+            ),
+        );
+        const r = check([".", "--report", "json=r.json"]);
+        assert.strictEqual(r.code, 0, r.err + r.out);
+        // Pinned by commit: the chart saw a cluster of 1.31 or later.
+        assert.deepStrictEqual(
+            rows("r.json").filter((x) => x.policy === "pko-stack-prod-pinned-commit"),
+            [],
+        );
+        assert.match(r.out, /^1 object\(s\)[ :]/m);
+        // An older cluster, said on the command line, is still what the chart is checked against.
+        const old = check([".", "--kube-version", "1.22"]);
+        assert.strictEqual(old.code, 2);
+        assert.match(
+            old.err,
+            /chart requires kubeVersion: >=1\.23\.0-0 which is incompatible with Kubernetes v1\.22\.0/,
+        );
+    });
     it("a finding names what syncs its object: the Application, or the ApplicationSet for a generated Application", () => {
         // One chart, two Applications (staging pinned by its values, production on a branch): the finding says which.
         write("chart/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 0.1.0\n");
