@@ -43,6 +43,11 @@ export function renderedWithDefaults(objects: ManifestObject[], root: string, re
     for (const o of objects) defaultRenders.set(o, rel);
 }
 
+/** The folder (repository-relative) `o` was rendered from with defaults, if it was. */
+export function renderedWithDefaultsFrom(o: ManifestObject): string | undefined {
+    return defaultRenders.get(o);
+}
+
 /**
  * The scope of a Flux cluster whose entry point is `o`: the cluster its kubeConfig names, else its cluster folder:
  * the folder rendered with defaults that produced it (an overlay), else the folder of its file.
