@@ -49,12 +49,17 @@ export function renderedWithDefaultsFrom(o: ManifestObject): string | undefined 
 }
 
 /**
- * The scope of a Flux cluster whose entry point is `o`: the cluster its kubeConfig names, else its cluster folder:
- * the folder rendered with defaults that produced it (an overlay), else the folder of its file.
+ * The scope of a Flux cluster whose entry point is `o`: the cluster its kubeConfig names, else its cluster folder.
  */
 export function entryScope(o: ManifestObject): string {
-    const own = kubeConfigScope(o.object);
-    if (own) return own;
+    return kubeConfigScope(o.object) ?? entryHome(o);
+}
+
+/**
+ * The cluster an entry point `o` itself is applied to, where its controller runs and reads its sources: its
+ * cluster folder, the folder rendered with defaults that produced it (an overlay), else the folder of its file.
+ */
+function entryHome(o: ManifestObject): string {
     let dir = defaultRenders.get(o) ?? path.posix.dirname(o.repoPath ?? o.file.replace(/\\/g, "/"));
     if (path.posix.basename(dir) === "flux-system") dir = path.posix.dirname(dir);
     return `flux:${dir}`;
@@ -71,6 +76,9 @@ function kubeConfigScope(o: Record<string, unknown>): string | undefined {
 
 interface Queued {
     o: ManifestObject;
+    /** The cluster `o` is in: its controller runs there and reads its sources, substitutions and values there. */
+    home: string;
+    /** The cluster what `o` applies lands in: `home`, or the one its `spec.kubeConfig` names. */
     scope: string;
     via: string[];
 }
@@ -89,10 +97,11 @@ export function placeFlux(out: LoadResult, p: FluxPlacing, rendered: Set<string>
     );
     if (raw.length === 0) return;
     const lookup = sourceLookup(() => out.objects);
-    const render = (o: ManifestObject, scope: string): FluxOutput =>
+    // Sources are looked up in the cluster the object is in (`home`), not the one a kubeConfig sends it to.
+    const render = (o: ManifestObject, home: string): FluxOutput =>
         isFluxKustomization(o.object)
-            ? fluxKustomizationOutput(o.object, p.ctx, lookup, out.objects, scope, o.abs)
-            : helmReleaseOutput(o.object, p.ctx, lookup, out.objects, scope, o.abs);
+            ? fluxKustomizationOutput(o.object, p.ctx, lookup, out.objects, home, o.abs)
+            : helmReleaseOutput(o.object, p.ctx, lookup, out.objects, home, o.abs);
     // Entry points: the Flux objects no other one renders (a file another Kustomization builds is not an entry).
     const first = new Map<ManifestObject, FluxOutput>();
     const covered = new Map<string, ManifestObject[]>();
@@ -100,7 +109,7 @@ export function placeFlux(out: LoadResult, p: FluxPlacing, rendered: Set<string>
         if (!isFluxKustomization(o.object)) continue;
         let output: FluxOutput;
         try {
-            output = render(o, entryScope(o));
+            output = render(o, entryHome(o));
         } catch (e) {
             // Said again, and failing the run, if it is an entry point (rendered below); else another one applies it.
             if (!(e instanceof BadInputError)) throw e;
@@ -115,24 +124,24 @@ export function placeFlux(out: LoadResult, p: FluxPlacing, rendered: Set<string>
     const superseded = new Set<string>();
     const dropped = new Set<ManifestObject>();
     const placed = new Set<string>();
-    const queue: Queued[] = entries.map((o) => ({ o, scope: entryScope(o), via: [] }));
+    const queue: Queued[] = entries.map((o) => ({ o, home: entryHome(o), scope: entryScope(o), via: [] }));
     while (queue.length > 0) {
-        const { o, scope, via } = queue.shift()!;
-        const key = `${scope}\u0000${who(o.object)}`;
+        const { o, home, scope, via } = queue.shift()!;
+        const key = `${home}\u0000${who(o.object)}`;
         if (placed.has(key)) {
             // The entry's own manifest among what it applies (a self-managed flux-system), or one reached twice.
             if (!entrySet.has(o)) dropped.add(o);
             continue;
         }
         placed.add(key);
-        o.scope = scope;
+        o.scope = home;
         if (via.length >= MAX_DEPTH) {
             fail(o, out, [
                 `it is more than ${MAX_DEPTH} Kustomizations and HelmReleases below its entry point, which check does not follow`,
             ]);
             continue;
         }
-        const output = via.length === 0 && first.has(o) ? first.get(o)! : render(o, scope);
+        const output = via.length === 0 && first.has(o) ? first.get(o)! : render(o, home);
         fail(o, out, output.notes);
         for (const d of output.rendered) claim(d, output.streams, rendered);
         // A file its source leaves out of the artifact is never applied by it: not judged as written either.
@@ -154,7 +163,7 @@ export function placeFlux(out: LoadResult, p: FluxPlacing, rendered: Set<string>
             p.merge(load);
             for (const x of load.objects)
                 if (x.named && isFluxApplier(x.object))
-                    queue.push({ o: x, scope: kubeConfigScope(x.object) ?? scope, via: chain });
+                    queue.push({ o: x, home: scope, scope: kubeConfigScope(x.object) ?? scope, via: chain });
         }
         if (sops.length > 0) fail(o, out, [...output.notes, ...sops]);
     }

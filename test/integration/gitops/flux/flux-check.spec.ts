@@ -110,6 +110,42 @@ describe("pko-guard check applies Flux as Flux does", function () {
         );
     });
 
+    it("a Kustomization with kubeConfig reads its source in its own cluster and applies to the other one", () => {
+        // A hub cluster (flux2-hub-spoke-example's layout): bootstrap's placeholder, and per-spoke Kustomizations
+        // in the hub whose kubeConfig sends what they build to the spoke; the source is the hub's flux-system.
+        write("hub/flux-system/gotk-sync.yaml", "# flux bootstrap writes this file\n");
+        for (const c of ["production", "staging"]) {
+            write(
+                `hub/${c}.yaml`,
+                `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${c}}\n---\n` +
+                    kustomization("apps", `./clusters/${c}`, "  kubeConfig: {secretRef: {name: cluster-kubeconfig}}\n")
+                        .replace("namespace: flux-system}", `namespace: ${c}}`)
+                        .replace("name: flux-system}", "name: flux-system, namespace: flux-system}"),
+            );
+            write(`clusters/${c}/kustomization.yaml`, "resources: [../../deploy]\n");
+        }
+        write("deploy/kustomization.yaml", "resources: [ledger.yaml]\n");
+        write("deploy/ledger.yaml", stack("ledger", "myorg/ledger/production", "branch: release"));
+        const r = check();
+        assert.strictEqual(r.code, 1, r.err);
+        assert.deepStrictEqual(
+            r.rows.filter((x) => x.policy === "argocd-app-rendered"),
+            [],
+            "the hub's flux-system source is found",
+        );
+        assert.deepStrictEqual(
+            r.rows.filter((x) => x.policy === "pko-stack-prod-pinned-commit").map((x) => [x.file, x.syncedBy]),
+            [
+                ["deploy/ledger.yaml", "Flux Kustomization production/apps"],
+                ["deploy/ledger.yaml", "Flux Kustomization staging/apps"],
+            ],
+        );
+        assert.deepStrictEqual(
+            r.rows.filter((x) => x.policy === "pko-guard-duplicate-object"),
+            [],
+        );
+    });
+
     it("substitutes strictly, leaves an opted-out object as written, and fails closed on another repository", () => {
         write(
             "clusters/prod/apps.yaml",
