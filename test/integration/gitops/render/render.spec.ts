@@ -738,7 +738,7 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
     });
 
-    it("a folder nothing renders that fails with defaults: exit 2 saying why check rendered it; --exclude leaves it", () => {
+    it("a folder nothing renders that fails with defaults or cannot be fetched: exit 2 saying why check rendered it; --exclude leaves it", () => {
         write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: apps}\n");
         // What a config management plugin renders: a kustomization over a file the plugin writes first.
         write("plugin/kustomization.yaml", "resources: [all.yaml]\n");
@@ -754,6 +754,32 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.match(named.err, /^pko-guard: plugin \(kustomize\): kustomize failed: [^;]*\n$/);
         const excluded = check([".", "--exclude", "plugin"]);
         assert.strictEqual(excluded.code, 0, excluded.err);
+        // A remote base or chart dependency that cannot be fetched (here refused by the network policy, so nothing
+        // is reached) says so too: an install kustomization or a chart whose Application is elsewhere.
+        const hint = (dir: string) =>
+            `; no Application of the run renders this folder, so check rendered it with defaults (--exclude ${dir} if a config management plugin or an Application elsewhere renders it)\n`;
+        write("install/kustomization.yaml", "resources: [https://127.0.0.1:9/install.yaml]\n");
+        const base = check([".", "--exclude", "plugin"]);
+        assert.deepStrictEqual(
+            [base.code, base.err],
+            [
+                2,
+                "pko-guard: install (kustomize): a remote base: 127.0.0.1: refused, a loopback address; list the host with --allow-host 127.0.0.1:9 to fetch from it" +
+                    hint("install"),
+            ],
+        );
+        fs.rmSync(path.join(tmp, "install"), { recursive: true });
+        write(
+            "db/Chart.yaml",
+            "apiVersion: v2\nname: db\nversion: 0.1.0\ndependencies:\n  - {name: mysql, version: 9.2.0, repository: https://127.0.0.1:9/charts}\n",
+        );
+        const dep = check([".", "--exclude", "plugin"]);
+        assert.strictEqual(dep.code, 2);
+        assert.match(
+            dep.err,
+            /^pko-guard: db \(helm chart\): dependency "mysql": [^\n]*; no Application of the run renders/,
+        );
+        assert.ok(dep.err.endsWith(hint("db")), dep.err);
     });
 
     it("helmCharts an Application renders: fails closed without argocd-cm's --enable-helm, rendered with it", () => {
