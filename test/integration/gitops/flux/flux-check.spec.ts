@@ -110,6 +110,26 @@ describe("pko-guard check applies Flux as Flux does", function () {
         );
     });
 
+    it("a cluster folder before flux bootstrap: the finding says where bootstrap writes the source", () => {
+        // A template repository (stefanprodan/gitops-istio): clusters/my-cluster names bootstrap's source, which
+        // `flux bootstrap --path=clusters/my-cluster` writes on first use.
+        write("clusters/my-cluster/apps.yaml", kustomization("apps", "./apps"));
+        write("apps/ledger.yaml", stack("ledger", "myorg/ledger/production", `commit: ${SHA}`));
+        let r = check();
+        assert.strictEqual(r.code, 1, r.err);
+        assert.deepStrictEqual(
+            r.rows.filter((x) => x.policy === "argocd-app-rendered").map((x) => [x.resource, x.file]),
+            [["Kustomization/flux-system/apps", "clusters/my-cluster/apps.yaml"]],
+        );
+        assert.match(
+            r.rows.find((x) => x.policy === "argocd-app-rendered")!.message,
+            /spec\.sourceRef names GitRepository "flux-system\/flux-system", which is not among the objects check read, so what it applies is not known; flux bootstrap writes it into "clusters\/my-cluster\/flux-system\/gotk-sync\.yaml": commit that file \(bootstrap's placeholder is enough\) and check reads this repository for it;/,
+        );
+        write("clusters/my-cluster/flux-system/gotk-sync.yaml", "# flux bootstrap writes this file\n");
+        r = check();
+        assert.strictEqual(r.code, 0, `${r.err}\n${r.out}`);
+    });
+
     it("a Kustomization with kubeConfig reads its source in its own cluster and applies to the other one", () => {
         // A hub cluster (flux2-hub-spoke-example's layout): bootstrap's placeholder, and per-spoke Kustomizations
         // in the hub whose kubeConfig sends what they build to the spoke; the source is the hub's flux-system.
