@@ -10,7 +10,7 @@ import * as path from "path";
 import { BadInputError, BadInputsError } from "../../support/errors";
 import { extended } from "../../support/shapes";
 import type { RenderContext, RenderedStream } from "../render/render";
-import { KUSTOMIZATION_FILES } from "../render/folders";
+import { KUSTOMIZATION_FILES, isChart } from "../render/folders";
 import { isApplication, isApplicationSet } from "../argocd/argo-kinds";
 import { isFluxApplier } from "../flux/flux-kinds";
 import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
@@ -21,6 +21,13 @@ import { originals, parseSource } from "../decode/manifest-yaml";
 import type { ManifestObject } from "./manifest-objects";
 
 /** A jsonnet program, and a jsonnet library (only ever imported). */
+/** The chart whose `templates/` folder holds the file `abs` (at any depth), if any. */
+function chartOfTemplate(abs: string): string | undefined {
+    for (let d = path.dirname(abs); path.dirname(d) !== d; d = path.dirname(d))
+        if (path.basename(d) === "templates" && isChart(path.dirname(d))) return path.dirname(d);
+    return undefined;
+}
+
 const JSONNET = /\.jsonnet$/i;
 const JSONNET_LIBRARY = /\.libsonnet$/i;
 
@@ -79,6 +86,12 @@ export function loadManifests(
             jsonnetFiles.push(abs);
         } else if (JSONNET_LIBRARY.test(abs)) {
             problems.push(`${p}: a jsonnet library, evaluated only where a .jsonnet file imports it: name that file`);
+        } else if (chartOfTemplate(abs) !== undefined) {
+            // Go template text, not YAML: read as a file it is "invalid YAML", which says nothing useful.
+            const chart = path.relative(cwd, chartOfTemplate(abs)!) || ".";
+            problems.push(
+                `${p}: a template of the Helm chart ${JSON.stringify(chart)}, rendered only with its chart: name the chart`,
+            );
         } else if (abs !== path.join(repoRoot, CONFIG_FILE) && !(o.toolConfigs ?? []).includes(abs)) {
             // A file named is read (a tool's configuration too, when asked), but for the run's own configuration.
             readOne(abs, false);

@@ -738,6 +738,22 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
     });
 
+    it("a chart's template named on the command line: one line naming its chart, which renders it", () => {
+        write("apps/Chart.yaml", "apiVersion: v2\nname: apps\nversion: 0.1.0\n");
+        write("apps/templates/sub/stack.yaml", `{{- if true }}\n${stack(`  commit: ${SHA}\n`)}{{- end }}\n`);
+        const template = check(["apps/templates/sub/stack.yaml"]);
+        assert.deepStrictEqual(
+            [template.code, template.err],
+            [
+                2,
+                'pko-guard: apps/templates/sub/stack.yaml: a template of the Helm chart "apps", rendered only with its chart: name the chart\n',
+            ],
+        );
+        const chart = check(["apps"]);
+        assert.strictEqual(chart.code, 0, chart.err);
+        assert.match(chart.out, /^1 object\(s\)[ :]/m);
+    });
+
     it("a folder nothing renders that fails with defaults or cannot be fetched: exit 2 saying why check rendered it; --exclude leaves it", () => {
         write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: apps}\n");
         // What a config management plugin renders: a kustomization over a file the plugin writes first.
