@@ -72,13 +72,15 @@ export function loadManifests(
         if (stat.isDirectory()) {
             named.add(abs);
             const files: string[] = [];
+            const jsonnet: string[] = [];
             try {
-                walk(abs, new Set(), files, roots, problems, skip);
+                walk(abs, new Set(), files, roots, problems, skip, jsonnet);
             } catch (e) {
                 if (!(e instanceof BadInputError)) throw e;
                 problems.push(e.message);
             }
             for (const f of files) readOne(f, true);
+            out.jsonnetWalked = (out.jsonnetWalked ?? 0) + jsonnet.length;
         } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
             roots.push(path.dirname(abs));
             named.add(path.dirname(abs));

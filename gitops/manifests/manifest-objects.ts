@@ -74,6 +74,8 @@ export interface LoadResult {
     duplicates?: ManifestObject[][];
     /** Remote sources fetched (or taken from the cache) for the run, in the order they were first used. */
     fetched?: FetchedSource[];
+    /** `.jsonnet` files found by walking the folders named (evaluated only as an Application's source). */
+    jsonnetWalked?: number;
 }
 
 /** A load with nothing read yet, counting aliases against `budget` (its own, or a run's it shares). */

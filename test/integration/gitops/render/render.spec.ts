@@ -694,13 +694,13 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
         assert.strictEqual(check(["."]).code, 1);
         fs.rmSync(path.join(tmp, "apps"), { recursive: true });
-        // Nothing else in the repository: no object was read at all.
+        // Nothing else in the repository: no object was read at all, and the line says why the .jsonnet was not.
         const alone = check(["."]);
         assert.deepStrictEqual(
             [alone.code, alone.err],
             [
                 2,
-                `pko-guard: no Kubernetes object found in . (0 file(s) read; repository root ${fs.realpathSync(tmp)})\n`,
+                `pko-guard: no Kubernetes object found in . (0 file(s) read; 1 .jsonnet file(s) not evaluated: only an Application's source or a .jsonnet file named here is; repository root ${fs.realpathSync(tmp)})\n`,
             ],
         );
     });
