@@ -1,9 +1,10 @@
 /**
  * `check`'s one flow: read and place the run's objects (loadManifests), judge them, locate each row. The judge step
  * maps the resource hooks over contiguous parts of the objects, each part on a worker thread of its own when the run
- * is large enough (how many: evaluation/threads.ts; the first part stays on this thread), then runs the stack hooks
- * here once over every object. The rows, sorted, are a single-threaded run's: a resource hook's findings depend on
- * its resource and the config alone. A part whose thread fails is judged here instead, with a notice saying why.
+ * is large enough (how many: evaluation/threads.ts; the first part stays on this thread), and runs the stack hooks
+ * here once over every object while the threads judge their parts. The rows, sorted, are a single-threaded run's: a
+ * resource hook's findings depend on its resource and the config alone. A part whose thread fails is judged here
+ * instead, with a notice saying why.
  */
 import * as fs from "fs";
 import { EvalResource, EvalRow, evaluatePack } from "../../evaluation/evaluate";
@@ -70,6 +71,9 @@ async function judged(
     const workers = parts.slice(1).map((part) => startPart(par.entry!, { resources: part, config }));
     try {
         const rows = evaluatePack(parts[0], config, undefined, "resource");
+        // The stack hooks need none of the parts' rows: run here while the threads start and judge their parts.
+        // Their rows still come last, as a single-threaded run orders them before sorting.
+        const stackRows = evaluatePack(resources, config, undefined, "stack");
         let used = 1;
         for (const [i, w] of workers.entries()) {
             const m = await w.next();
@@ -87,7 +91,7 @@ async function judged(
             for (const r of partRows) rows.push(r);
         }
         note("threads", used);
-        for (const r of evaluatePack(resources, config, undefined, "stack")) rows.push(r);
+        for (const r of stackRows) rows.push(r);
         return rows;
     } finally {
         for (const w of workers) w.stop();
