@@ -21,15 +21,23 @@ import { originals, parseSource } from "../decode/manifest-yaml";
 import type { ManifestObject } from "./manifest-objects";
 
 /** A jsonnet program, and a jsonnet library (only ever imported). */
-/** The chart whose `templates/` folder holds the file `abs` (at any depth), if any. */
-function chartOfTemplate(abs: string): string | undefined {
-    for (let d = path.dirname(abs); path.dirname(d) !== d; d = path.dirname(d))
-        if (path.basename(d) === "templates" && isChart(path.dirname(d))) return path.dirname(d);
-    return undefined;
-}
-
 const JSONNET = /\.jsonnet$/i;
 const JSONNET_LIBRARY = /\.libsonnet$/i;
+
+/**
+ * Why a file named on the command line is not read on its own, and what to name instead: a jsonnet library, or a
+ * chart's template (Go template text, not YAML: read as a file it is "invalid YAML", which says nothing useful).
+ */
+function notReadAlone(abs: string, cwd: string): string | undefined {
+    if (JSONNET_LIBRARY.test(abs))
+        return "a jsonnet library, evaluated only where a .jsonnet file imports it: name that file";
+    for (let d = path.dirname(abs); path.dirname(d) !== d; d = path.dirname(d))
+        if (path.basename(d) === "templates" && isChart(path.dirname(d))) {
+            const chart = path.relative(cwd, path.dirname(d)) || ".";
+            return `a template of the Helm chart ${JSON.stringify(chart)}, rendered only with its chart: name the chart`;
+        }
+    return undefined;
+}
 
 /**
  * Loads every object of the given paths; duplicates and bad input throw BadInputError (one line). `knownRoot`:
@@ -86,14 +94,8 @@ export function loadManifests(
             named.add(path.dirname(abs));
         } else if (JSONNET.test(abs)) {
             jsonnetFiles.push(abs);
-        } else if (JSONNET_LIBRARY.test(abs)) {
-            problems.push(`${p}: a jsonnet library, evaluated only where a .jsonnet file imports it: name that file`);
-        } else if (chartOfTemplate(abs) !== undefined) {
-            // Go template text, not YAML: read as a file it is "invalid YAML", which says nothing useful.
-            const chart = path.relative(cwd, chartOfTemplate(abs)!) || ".";
-            problems.push(
-                `${p}: a template of the Helm chart ${JSON.stringify(chart)}, rendered only with its chart: name the chart`,
-            );
+        } else if (notReadAlone(abs, cwd) !== undefined) {
+            problems.push(`${p}: ${notReadAlone(abs, cwd)}`);
         } else if (abs !== path.join(repoRoot, CONFIG_FILE) && !(o.toolConfigs ?? []).includes(abs)) {
             // A file named is read (a tool's configuration too, when asked), but for the run's own configuration.
             readOne(abs, false);
