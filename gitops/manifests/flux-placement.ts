@@ -76,9 +76,9 @@ function kubeConfigScope(o: Record<string, unknown>): string | undefined {
 
 interface Queued {
     o: ManifestObject;
-    /** The cluster `o` is in: its controller runs there and reads its sources, substitutions and values there. */
+    /** The cluster `o` is applied to: its controller runs there and reads its sources, substitutions and values. */
     home: string;
-    /** The cluster what `o` applies lands in: `home`, or the one its `spec.kubeConfig` names. */
+    /** The cluster what `o` applies lands in (`home`, or the one its `spec.kubeConfig` names): `o`'s scope. */
     scope: string;
     via: string[];
 }
@@ -127,14 +127,16 @@ export function placeFlux(out: LoadResult, p: FluxPlacing, rendered: Set<string>
     const queue: Queued[] = entries.map((o) => ({ o, home: entryHome(o), scope: entryScope(o), via: [] }));
     while (queue.length > 0) {
         const { o, home, scope, via } = queue.shift()!;
-        const key = `${home}\u0000${who(o.object)}`;
+        const key = `${scope}\u0000${who(o.object)}`;
         if (placed.has(key)) {
             // The entry's own manifest among what it applies (a self-managed flux-system), or one reached twice.
             if (!entrySet.has(o)) dropped.add(o);
             continue;
         }
         placed.add(key);
-        o.scope = home;
+        // In the scope of the cluster it applies to, as an Application is in its destination's: the rules that
+        // relate it to what it applies (prune and destroyOnFinalize) look within one scope.
+        o.scope = scope;
         if (via.length >= MAX_DEPTH) {
             fail(o, out, [
                 `it is more than ${MAX_DEPTH} Kustomizations and HelmReleases below its entry point, which check does not follow`,

@@ -139,19 +139,28 @@ describe("pko-guard check applies Flux as Flux does", function () {
                 `hub/${c}.yaml`,
                 `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${c}}\n---\n` +
                     kustomization("apps", `./clusters/${c}`, "  kubeConfig: {secretRef: {name: cluster-kubeconfig}}\n")
+                        .replace("prune: false", "prune: true")
                         .replace("namespace: flux-system}", `namespace: ${c}}`)
                         .replace("name: flux-system}", "name: flux-system, namespace: flux-system}"),
             );
             write(`clusters/${c}/kustomization.yaml`, "resources: [../../deploy]\n");
         }
         write("deploy/kustomization.yaml", "resources: [ledger.yaml]\n");
-        write("deploy/ledger.yaml", stack("ledger", "myorg/ledger/production", "branch: release"));
+        write(
+            "deploy/ledger.yaml",
+            stack("ledger", "myorg/ledger/production", "branch: release\n  destroyOnFinalize: true"),
+        );
         const r = check();
         assert.strictEqual(r.code, 1, r.err);
         assert.deepStrictEqual(
             r.rows.filter((x) => x.policy === "argocd-app-rendered"),
             [],
             "the hub's flux-system source is found",
+        );
+        // Each Kustomization is judged with what it applies: it prunes a production Stack that destroys on deletion.
+        assert.deepStrictEqual(
+            r.rows.filter((x) => x.policy === "argocd-app-pko-sync-order").map((x) => x.resource),
+            ["Kustomization/production/apps", "Kustomization/staging/apps"],
         );
         assert.deepStrictEqual(
             r.rows.filter((x) => x.policy === "pko-stack-prod-pinned-commit").map((x) => [x.file, x.syncedBy]),
