@@ -15,7 +15,7 @@ import { kustomizationFile } from "../render/kustomize";
 import { record, str } from "../../support/records";
 import { extended } from "../../support/shapes";
 import { CLUSTER_SCOPED_KINDS } from "../../support/kube-kinds";
-import { LoadResult, ManifestObject } from "./manifest-objects";
+import { LoadResult, ManifestObject, renderedWithDefaultsFrom } from "./manifest-objects";
 import { markNotRendered } from "./not-rendered";
 import { BadInputError } from "../../support/errors";
 import { fluxName, isFluxApplier, isFluxKustomization, isHelmRelease } from "../flux/flux-kinds";
@@ -34,20 +34,6 @@ export interface FluxPlacing {
     merge: (from: LoadResult) => void;
 }
 
-/** The folder (repository-relative) an object was rendered from with defaults (an unclaimed kustomization or chart). */
-const defaultRenders = new WeakMap<ManifestObject, string>();
-
-/** Records that `objects` come from rendering the folder `root` with defaults (./placement.ts renderUnclaimed). */
-export function renderedWithDefaults(objects: ManifestObject[], root: string, repoRoot: string): void {
-    const rel = path.relative(repoRoot, root).split(path.sep).join("/") || ".";
-    for (const o of objects) defaultRenders.set(o, rel);
-}
-
-/** The folder (repository-relative) `o` was rendered from with defaults, if it was. */
-export function renderedWithDefaultsFrom(o: ManifestObject): string | undefined {
-    return defaultRenders.get(o);
-}
-
 /**
  * The scope of a Flux cluster whose entry point is `o`: the cluster its kubeConfig names, else its cluster folder.
  */
@@ -60,7 +46,7 @@ export function entryScope(o: ManifestObject): string {
  * cluster folder, the folder rendered with defaults that produced it (an overlay), else the folder of its file.
  */
 function entryHome(o: ManifestObject): string {
-    let dir = defaultRenders.get(o) ?? path.posix.dirname(o.repoPath ?? o.file.replace(/\\/g, "/"));
+    let dir = renderedWithDefaultsFrom(o) ?? path.posix.dirname(o.repoPath ?? o.file.replace(/\\/g, "/"));
     if (path.posix.basename(dir) === "flux-system") dir = path.posix.dirname(dir);
     return `flux:${dir}`;
 }
@@ -189,7 +175,8 @@ function clusterFolders(objects: ManifestObject[], entries: ManifestObject[]): v
     if (folders.length === 0) return;
     for (const x of objects) {
         // An object of a folder rendered with defaults (an overlay) is where that folder is.
-        const at = defaultRenders.has(x) ? `${defaultRenders.get(x)}/` : x.repoPath;
+        const from = renderedWithDefaultsFrom(x);
+        const at = from !== undefined ? `${from}/` : x.repoPath;
         if (x.scope !== undefined || x.syncedBy !== undefined || at === undefined) continue;
         const home = folders.find((f) => f.dir === "." || at.startsWith(`${f.dir}/`));
         if (home) x.scope = home.scope;

@@ -17,11 +17,19 @@ import { record } from "../../support/records";
 import { RenderContext, RenderedStream, SourceNotFetched, ToolFailed, mappingOf } from "../render/render";
 import { kustomizationFile, renderKustomize } from "../render/kustomize";
 import { isChart, renderHelm } from "../render/helm";
-import { LoadResult, LocatedObject, ManifestObject, ObjectFields, emptyLoad, madeFrom } from "./manifest-objects";
+import {
+    LoadResult,
+    LocatedObject,
+    ManifestObject,
+    ObjectFields,
+    emptyLoad,
+    madeFrom,
+    renderedWithDefaults,
+} from "./manifest-objects";
 import { destinationCluster } from "../argocd/destinations";
 import { BadInputError } from "../../support/errors";
 import { markNotRendered } from "./not-rendered";
-import { placeFlux, renderedWithDefaults } from "./flux-placement";
+import { placeFlux } from "./flux-placement";
 import { isFluxApplier } from "../flux/flux-kinds";
 import { otherRepository, shownUrl } from "../render/repo-url";
 

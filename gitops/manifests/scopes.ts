@@ -17,8 +17,7 @@ import { EvalRow } from "../../evaluation/evaluate";
 import { row } from "../../evaluation/rows";
 import { MANIFEST_URN_PREFIX } from "../../policies/model/origin";
 import { NO_CLUSTER, describeScope } from "../argocd/destinations";
-import { ManifestObject } from "./manifest-objects";
-import { renderedWithDefaultsFrom } from "./flux-placement";
+import { ManifestObject, renderedWithDefaultsFrom } from "./manifest-objects";
 
 /** The finding on each definition of an identity defined more than once in one scope. */
 export const DUPLICATE_OBJECT = "pko-guard-duplicate-object";
