@@ -129,7 +129,26 @@ export function evaluatePack(
 ): EvalRow[] {
     // One evaluation is one request, of a pack of its own: its settings channel starts empty and is dropped
     // with it, so no evaluation reads the settings another published (policies/index.ts).
-    return evaluateRequest(buildPolicies(), resources, config, only, hooks, review);
+    const rows: EvalRow[] = [];
+    evaluateRequest(buildPolicies(), resources, config, only, hooks, review, { resource: rows, stack: rows });
+    return rows;
+}
+
+/** A run's rows by hook kind. */
+export interface RowsByHook {
+    resource: EvalRow[];
+    stack: EvalRow[];
+}
+
+/**
+ * The part of a run split over threads that stays on this one: the resource hooks over the first `first` of
+ * `resources` and the stack hooks over all of them, in one request, so that each resource's wire copy and views
+ * are made once rather than once for each kind of hook; the rows of each kind apart.
+ */
+export function evaluateFirstPart(resources: EvalResource[], config: PackConfig, first: number): RowsByHook {
+    const out: RowsByHook = { resource: [], stack: [] };
+    evaluateRequest(buildPolicies(), resources, config, undefined, "all", NO_REVIEW, out, first);
+    return out;
 }
 
 function evaluateRequest(
@@ -139,8 +158,9 @@ function evaluateRequest(
     only: ReadonlySet<string> | undefined,
     hooks: Hooks,
     review: ReviewContext,
-): EvalRow[] {
-    const rows: EvalRow[] = [];
+    out: RowsByHook,
+    resourceCount = resources.length,
+): void {
     const request = analyzerRequest(resources, review);
     // A filtered run still runs the settings policy: it publishes this request's production settings, which
     // the rules read (without it every Stack's classification would be unknown in a filtered run).
@@ -149,11 +169,12 @@ function evaluateRequest(
         if (runs && !runs.has(p.name)) continue;
         const level = levelOf(config, p);
         if (level === "disabled") continue;
-        const run = policyRun(p, level, config[p.name]?.properties ?? {}, rows);
-        if (hooks !== "stack" && isResourcePolicy(p)) runResourceHooks(p, request, run);
-        if (hooks !== "resource" && isStackPolicy(p)) runStackHook(p, request, run);
+        const properties = config[p.name]?.properties ?? {};
+        if (hooks !== "stack" && isResourcePolicy(p))
+            runResourceHooks(p, request, policyRun(p, level, properties, out.resource), resourceCount);
+        if (hooks !== "resource" && isStackPolicy(p))
+            runStackHook(p, request, policyRun(p, level, properties, out.stack));
     }
-    return rows;
 }
 
 /** What the SDK does not use in pko-guard's hooks, the same for every call. */
@@ -282,14 +303,20 @@ function guarded(push: PushRow, urn: string, run: () => unknown): void {
 }
 
 /** Every resource through the policy's resource hooks, with the views every policy of the evaluation shares. */
-function runResourceHooks(p: Rule & ResourceValidationPolicy, request: AnalyzerRequest, run: PolicyRun): void {
+function runResourceHooks(
+    p: Rule & ResourceValidationPolicy,
+    request: AnalyzerRequest,
+    run: PolicyRun,
+    count: number,
+): void {
     const validations = Array.isArray(p.validateResource) ? p.validateResource : [p.validateResource];
     const { getConfig, notApplicable } = run;
     const stackTags = new Map<string, string>();
     // One reporter for all of the policy's calls (not two closures made for each resource).
     let judged = "";
     const reportResource = run.report(() => judged);
-    for (const a of request.args) {
+    for (let i = 0; i < count; i++) {
+        const a = request.args[i];
         for (const validate of validations) {
             if (!validate) continue;
             const resourceArgs = {

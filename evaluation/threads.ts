@@ -21,10 +21,11 @@ const MAX_THREADS = 4;
  */
 export const BUSY_MIN_BYTES = 32 * 1024 * 1024;
 /**
- * How much more of a run this thread takes than each worker thread: a worker starts later (its bootstrap), and both
- * warm up their own V8 isolate.
+ * How much of a run this thread takes against each worker thread: less, since besides its part it builds every
+ * object's wire copy and runs the stack hooks while the workers judge (gitops/manifests/parallel.ts), which costs
+ * it more than a worker's start (bootstrap, the copy of its part, its own isolate's warm-up) costs the worker.
  */
-const FIRST_PART_WEIGHT = 1.1;
+const FIRST_PART_WEIGHT = 0.8;
 
 /**
  * The threads running on this machine right now, this one included (Linux: /proc/stat's procs_running, an
@@ -52,7 +53,7 @@ export function threadsFor(bytes: number, requested = process.env.PKO_GUARD_WORK
     return Math.max(1, Math.min(cores, idle, MAX_THREADS, Math.floor(bytes / MIN_BYTES_PER_THREAD)));
 }
 
-/** Contiguous parts of `items` by size, the first FIRST_PART_WEIGHT times the others' (never an empty part). */
+/** Contiguous parts of `items` by size, the first FIRST_PART_WEIGHT times each other's (never an empty part). */
 export function splitBySize<F>(items: F[], sizes: number[], parts: number): F[][] {
     const total = sizes.reduce((a, b) => a + b, 0);
     const share = total / (FIRST_PART_WEIGHT + parts - 1);

@@ -23,9 +23,28 @@ export { FetchError } from "./http-client";
 export { FetchRequest, FetchedSource, SourceKind, floatingNote, isFloating } from "./fetched-source";
 import { FetchRequest, FetchedSource, isFloating } from "./fetched-source";
 
-/** The cache's name for a request's URL (credentials never kept). */
+/** How a request's URL is shown and recorded (credentials never kept: no user information, query or fragment). */
 function cacheUrl(req: FetchRequest): string {
     return req.kind === "helm" ? `${shownUrl(req.url).replace(/\/+$/, "")}#${req.chart}` : shownUrl(req.url);
+}
+
+/**
+ * What a request's URL is in the cache's keys: everything the server is sent, so its query too (two URLs that
+ * differ only by the query can answer differently); not its user information (refused anyway) or fragment (never
+ * sent). Only a hash of it is written, so a token in the query is never kept.
+ */
+function cacheId(req: FetchRequest): string {
+    let id: string;
+    try {
+        const u = new URL(req.url);
+        u.username = "";
+        u.password = "";
+        u.hash = "";
+        id = u.toString();
+    } catch {
+        id = req.url.replace(/#.*$/, "");
+    }
+    return req.kind === "helm" ? `${id.replace(/\/+$/, "")}#${req.chart}` : id;
 }
 
 /** The reference as recorded and cached: a semver range as `semver <range>` (a tag cannot hold a space). */
@@ -40,7 +59,7 @@ function refOf(req: FetchRequest): string {
 /** The cache's answer for a request, when the policy lets it answer (offline; a reference that cannot move). */
 export function fromCache(req: FetchRequest, policy: FetchPolicy): FetchedSource | undefined {
     const floating = isFloating(req);
-    const hit = cachedSource(policy, req.kind, cacheUrl(req), refOf(req), floating);
+    const hit = cachedSource(policy, req.kind, cacheUrl(req), refOf(req), floating, cacheId(req));
     if (hit && (policy.offline || (!policy.refresh && !floating))) return hit;
     return undefined;
 }
@@ -70,10 +89,11 @@ export async function fetchSource(req: FetchRequest, policy: FetchPolicy): Promi
     try {
         const tree = path.join(scratch, "tree");
         const base = { kind: req.kind, url, ref: refOf(req), floating: isFloating(req) };
+        const id = cacheId(req);
         if (req.kind === "git") {
             const got = await gitCheckout(policy, req.url, req.ref, tree, req.semver === true);
             checkTree(tree, policy, url);
-            return keep(policy, scratch, extended(base, { resolved: got.commit, digest: `git-tree:${got.tree}` }));
+            return keep(policy, scratch, extended(base, { resolved: got.commit, digest: `git-tree:${got.tree}` }), id);
         }
         if (req.kind === "file") {
             const budget = new Budget(policy.limits.maxBytes, policy.limits.timeoutMs);
@@ -82,7 +102,7 @@ export async function fetchSource(req: FetchRequest, policy: FetchPolicy): Promi
             const name = path.posix.basename(new URL(req.url).pathname).replace(/[^\w.-]/g, "_") || "resource.yaml";
             fs.mkdirSync(tree);
             fs.writeFileSync(path.join(tree, name), answer.body);
-            return keep(policy, scratch, extended(base, { resolved: digest, digest }));
+            return keep(policy, scratch, extended(base, { resolved: digest, digest }), id);
         }
         const semver = req.kind === "oci" && req.digest === undefined ? req.fluxSemver : undefined;
         if (req.kind === "oci" && req.artifact !== undefined) {
@@ -100,7 +120,7 @@ export async function fetchSource(req: FetchRequest, policy: FetchPolicy): Promi
             );
             checkTree(tree, policy, url);
             const resolved = got.tag === undefined ? got.digest : `${got.tag}@${got.digest}`;
-            return keep(policy, scratch, extended(base, { resolved, digest: got.digest }));
+            return keep(policy, scratch, extended(base, { resolved, digest: got.digest }), id);
         }
         const pulled = path.join(scratch, "pull");
         const got =
@@ -121,7 +141,7 @@ export async function fetchSource(req: FetchRequest, policy: FetchPolicy): Promi
         fs.renameSync(path.join(pulled, "tree", dirs[0].name), tree);
         fs.rmSync(pulled, { recursive: true, force: true });
         checkTree(tree, policy, url);
-        return keep(policy, scratch, extended(base, { resolved: got.version, digest: got.digest }));
+        return keep(policy, scratch, extended(base, { resolved: got.version, digest: got.digest }), id);
     } catch (e) {
         fs.rmSync(scratch, { recursive: true, force: true });
         throw e;
@@ -159,7 +179,8 @@ export function fetchForRun(req: FetchRequest, policy: FetchPolicy, fetched: Fet
     try {
         const got = fetchSourceSync(req, policy);
         memo.set(key, got);
-        if (!fetched.some((x) => x.url === got.url && x.ref === got.ref)) fetched.push(got);
+        // Two URLs shown alike (they differ only by a query, which is never shown) are two sources when their content is.
+        if (!fetched.some((x) => x.url === got.url && x.ref === got.ref && x.digest === got.digest)) fetched.push(got);
         return got;
     } catch (e) {
         if (e instanceof FetchError) memo.set(key, e);

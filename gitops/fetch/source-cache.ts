@@ -1,7 +1,7 @@
 /**
  * The content-addressed cache of fetched sources, in the user's cache folder (`--cache-dir`), shared by every command
  * that fetches.
- * `v1/content/<key>/` holds a tree keyed by SHA-256 of (kind, URL, resolved revision or digest), written once by
+ * `v1/content/<key>/` holds a tree keyed by SHA-256 of (kind, URL with its query, resolved revision or digest), written once by
  * rename, never changed, with its size (`bytes`); the folder's modification time is when it was last used (every
  * hit and every fetch sets it). `v1/refs/<key>.json` is what a reference last resolved to. The cache is bounded
  * (CacheBounds): each new entry evicts what has gone unused past the age limit, then the least recently used entries
@@ -52,17 +52,21 @@ function contentDir(policy: FetchPolicy, key: string): string {
     return path.join(root(policy), "content", key);
 }
 
-/** What the cache holds for a reference, when it holds its content too. */
+/**
+ * What the cache holds for a reference, when it holds its content too. `url`: as shown; `id`: the URL the key is
+ * made of (with its query: ./fetch.ts cacheId), the shown one when not given.
+ */
 export function cachedSource(
     policy: FetchPolicy,
     kind: SourceKind,
     url: string,
     ref: string,
     floating: boolean,
+    id: string = url,
 ): FetchedSource | undefined {
     let rec: RefRecord;
     try {
-        rec = JSON.parse(fs.readFileSync(refFile(policy, kind, url, ref), "utf8")) as RefRecord;
+        rec = JSON.parse(fs.readFileSync(refFile(policy, kind, id, ref), "utf8")) as RefRecord;
     } catch {
         return undefined;
     }
@@ -84,14 +88,16 @@ export function cachedSource(
 
 /**
  * Puts a fetched tree (`scratch/tree`, made by scratchIn) into the cache under its resolved revision and records
- * the reference; when the same revision is already there, that copy is kept and the new one removed.
+ * the reference; when the same revision is already there, that copy is kept and the new one removed. `id`: the URL
+ * the keys are made of (with its query), the shown one when not given.
  */
 export function keep(
     policy: FetchPolicy,
     scratch: string,
     s: Omit<FetchedSource, "path" | "fromCache">,
+    id: string = s.url,
 ): FetchedSource {
-    const key = sha256([s.kind, s.url, s.resolved, s.digest]);
+    const key = sha256([s.kind, id, s.resolved, s.digest]);
     const dir = contentDir(policy, key);
     fs.mkdirSync(path.dirname(dir), { recursive: true });
     // Marked used before it is looked at, so a run evicting old entries at the same time leaves this one.
@@ -109,7 +115,7 @@ export function keep(
     }
     entryBytes(dir);
     touch(dir);
-    const file = refFile(policy, s.kind, s.url, s.ref);
+    const file = refFile(policy, s.kind, id, s.ref);
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const record: RefRecord = { resolved: s.resolved, digest: s.digest, key };
     const tmp = `${file}.${process.pid}.tmp`;

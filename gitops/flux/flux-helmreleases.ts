@@ -14,27 +14,18 @@ import { list, record, str } from "../../support/records";
 import { extended } from "../../support/shapes";
 import { RenderContext, RenderedStream, runTool } from "../render/render";
 import { isChart, remoteDependency, renderHelm } from "../render/helm";
-import { rootInUse } from "../render/repo-tree";
+import { confineLinks, rootInUse } from "../render/repo-tree";
 import { decodeKubeYaml } from "../decode/kube-yaml";
 import { ManifestObject } from "../manifests/manifest-objects";
-import { SourceLookup, namedByFetched, resolveSource } from "./flux-sources";
+import { SourceLookup, artifactOf, namedByFetched, resolveSource } from "./flux-sources";
 import { FetchRequest, FetchedSource } from "../fetch/fetch";
 import { fetchedContext, fetchedOrNoted } from "../render/fetched-sources";
 import { FluxOutput, dataSource } from "./flux-kustomizations";
 import { fluxName } from "./flux-kinds";
+import { Artifact, fromArtifact } from "./flux-artifact";
+import { chartSpecOf, chartValues, mergeMaps, withChartValues } from "./flux-chart-values";
 
 type Obj = Record<string, unknown>;
-
-/** Deep merge as Helm merges value maps (chartutil.MergeTables: `over` wins, maps merge key by key). */
-function mergeValues(base: Obj, over: Obj): Obj {
-    const out: Obj = { ...base };
-    for (const [k, v] of Object.entries(over)) {
-        const b = record(out[k]);
-        const o = record(v);
-        out[k] = b && o ? mergeValues(b, o) : v;
-    }
-    return out;
-}
 
 /** Sets `value` at a `--set` style path (`a.b.c`; `a[0]` for list items), as strvals.ParseInto does for one key. */
 function setAtPath(target: Obj, dotted: string, value: unknown): void {
@@ -89,10 +80,10 @@ function releaseValues(hr: Obj, objects: ManifestObject[], notes: string[]): Obj
             notes.push(`${field}: the ${JSON.stringify(key)} of ${shown} is not a mapping of values`);
             continue;
         }
-        values = mergeValues(values, m);
+        values = mergeMaps(values, m);
     }
     const own = record(spec.values);
-    return own ? mergeValues(values, own) : values;
+    return own ? mergeMaps(values, own) : values;
 }
 
 /** The chart folder of a HelmRelease (`spec.chart.spec` from a repository source, or `spec.chartRef`), or why not. */
@@ -102,13 +93,14 @@ function chartFolder(
     lookup: SourceLookup,
     scope: string,
     near: string | undefined,
-): { dir: string; got?: FetchedSource; url?: string } | { reason: string } {
+): { dir: string; got?: FetchedSource; url?: string; art?: Artifact } | { reason: string } {
     const spec = record(hr.spec) ?? {};
     const { namespace } = fluxName(hr);
     const find: Find = (kind, ns, name) => lookup(kind, ns, name, scope, near);
     let chartPath: string | undefined;
     let source;
     let field: string;
+    let sourceField: string;
     const chartRef = record(spec.chartRef);
     if (chartRef) {
         field = "spec.chartRef";
@@ -131,15 +123,8 @@ function chartFolder(
             ctx,
         );
         if (fromRepo) return fromRepo;
-        source = resolveSource(
-            chartSpec.sourceRef,
-            `spec.chartRef (HelmChart ${fluxName(chart).shown}) sourceRef`,
-            ns,
-            scope,
-            near,
-            lookup,
-            ctx,
-        );
+        sourceField = `spec.chartRef (HelmChart ${fluxName(chart).shown}) sourceRef`;
+        source = resolveSource(chartSpec.sourceRef, sourceField, ns, scope, near, lookup, ctx);
     } else {
         field = "spec.chart.spec";
         const chartSpec = record(record(spec.chart)?.spec);
@@ -147,22 +132,34 @@ function chartFolder(
         chartPath = str(chartSpec.chart);
         const fromRepo = helmRepositoryChart(chartSpec, "spec.chart.spec", namespace, find, ctx);
         if (fromRepo) return fromRepo;
-        source = resolveSource(chartSpec.sourceRef, "spec.chart.spec.sourceRef", namespace, scope, near, lookup, ctx);
+        sourceField = "spec.chart.spec.sourceRef";
+        source = resolveSource(chartSpec.sourceRef, sourceField, namespace, scope, near, lookup, ctx);
     }
     if ("reason" in source) return source;
+    const run = ctx;
     if (source.got) ctx = fetchedContext(ctx, source.got, source.url ?? "");
-    const dir = path.resolve(source.dir, (chartPath ?? "").replace(/^\/+/, ""));
-    const rel = path.relative(source.dir, dir);
-    if (rel.startsWith("..") || path.isAbsolute(rel) || !fs.existsSync(dir) || !isChart(dir))
+    const rel = path.relative(source.dir, path.resolve(source.dir, (chartPath ?? "").replace(/^\/+/, "")));
+    const notChart = `${field}.chart ${JSON.stringify(chartPath ?? "")} is not a chart folder of this repository (${rootInUse(ctx)})`;
+    if (rel.startsWith("..") || path.isAbsolute(rel)) return { reason: notChart };
+    // source-controller builds the HelmChart from the source's artifact (its .sourceignore files and spec.ignore,
+    // else Flux's default excludes; what spec.include copies in): a file it leaves out is not in the chart.
+    confineLinks(ctx);
+    const art = artifactOf(source, sourceField, scope, near, lookup, run);
+    if ("reason" in art) return art;
+    const dir = path.join(art.dir, rel);
+    if (!fs.existsSync(dir) || !isChart(dir)) {
+        const written = art.origin(dir).from;
+        if (!fs.existsSync(written) || !isChart(written)) return { reason: notChart };
         return {
-            reason: `${field}.chart ${JSON.stringify(chartPath ?? "")} is not a chart folder of this repository (${rootInUse(ctx)})`,
+            reason: `${field}.chart ${JSON.stringify(chartPath ?? "")} is not a chart in the source's artifact (its Chart.yaml is ignored by the source's .sourceignore or spec.ignore)`,
         };
+    }
     const remote = remoteDependency(dir);
     if (remote !== undefined)
         return {
             reason: `${field}.chart is a chart whose dependency ${JSON.stringify(remote)} comes from a chart repository, which check does not read (it uses no network)`,
         };
-    return { dir, got: source.got, url: source.url };
+    return { dir, art };
 }
 
 /** A Flux object of `kind` by namespace and name, near the HelmRelease. */
@@ -262,9 +259,21 @@ export function helmReleaseOutput(
         out.notes.push(chart.reason);
         return out;
     }
-    out.rendered.push(chart.dir);
-    const ctx = chart.got ? fetchedContext(run, chart.got, chart.url ?? "") : run;
+    out.rendered.push(chart.art ? chart.art.origin(chart.dir).from : chart.dir);
+    const ctx = chart.art ? chart.art.ctx : chart.got ? fetchedContext(run, chart.got, chart.url ?? "") : run;
     const values = releaseValues(hr, objects, out.notes);
+    // The chart's default values as source-controller builds the HelmChart (its valuesFiles), when it lists any.
+    const chartSpec = chartSpecOf(hr, (ns, n) => lookup("HelmChart", ns, n, scope, near));
+    const defaults = chartSpec
+        ? chartValues(
+              chartSpec,
+              record(spec.chartRef) ? "spec.chartRef (HelmChart)" : "spec.chart.spec",
+              chart.art ? chart.art.dir : chart.dir,
+              chart.dir,
+              !chart.art,
+              out.notes,
+          )
+        : undefined;
     if (out.notes.length > 0) return out;
     const targetNamespace = str(spec.targetNamespace) || namespace;
     // helm-controller's default release name (api/v2 HelmRelease.GetReleaseName): `<targetNamespace>-<name>` when a
@@ -272,14 +281,18 @@ export function helmReleaseOutput(
     const target = str(spec.targetNamespace);
     const releaseName = str(spec.releaseName) || (target ? `${target}-${name}` : name);
     const crds = str(record(spec.install)?.crds) ?? "Create";
-    const streams = renderHelm(chart.dir, ctx, {
-        releaseName,
-        namespace: targetNamespace,
-        values: JSON.stringify(values),
-        skipCrds: crds === "Skip",
-        skipTests: true,
-    });
-    const rendered = postRender(hr, streams, ctx);
+    const render = (dir: string) =>
+        renderHelm(dir, ctx, {
+            releaseName,
+            namespace: targetNamespace,
+            values: JSON.stringify(values),
+            skipCrds: crds === "Skip",
+            skipTests: true,
+        });
+    const streams = defaults
+        ? withChartValues(chart.dir, defaults, chart.art !== undefined, render)
+        : render(chart.dir);
+    const rendered = postRender(hr, chart.art ? fromArtifact(streams, chart.art) : streams, ctx);
     out.streams.push(...(chart.got ? namedByFetched(rendered, chart.got) : rendered));
     return out;
 }

@@ -2,7 +2,8 @@
  * What a Flux `Kustomization` (kustomize.toolkit.fluxcd.io/v1) applies, built as kustomize-controller builds it, by the
  * toolchain's flux-build, which runs Flux's own library (github.com/fluxcd/pkg/kustomize).
  * The `substituteFrom` ConfigMaps and Secrets are the repository's own; one missing and not `optional`, or
- * SOPS-encrypted (unreadable), fails closed. `commonMetadata` and owner labels are added when the objects land
+ * SOPS-encrypted (unreadable), fails closed. It is built from the source's artifact (./flux-artifact.ts), as the
+ * controller builds it. `commonMetadata` and owner labels are added when the objects land
  * (../manifests/flux-placement.ts).
  */
 import * as fs from "fs";
@@ -10,10 +11,12 @@ import * as path from "path";
 import { list, record, str } from "../../support/records";
 import { RenderContext, RenderedStream, runTool } from "../render/render";
 import { confineLinks, rootInUse } from "../render/repo-tree";
-import { isRemoteEntry, kustomizationFile, scratchCopy, splitByOrigin } from "../render/kustomize";
+import { isRemoteEntry, kustomizationFile, splitByOrigin } from "../render/kustomize";
 import { mappingOf } from "../render/render";
 import { ManifestObject } from "../manifests/manifest-objects";
-import { SourceLookup, namedByFetched, resolveSource } from "./flux-sources";
+import { SourceLookup, artifactOf, resolveSource } from "./flux-sources";
+import { fromArtifact } from "./flux-artifact";
+import { BadInputError } from "../../support/errors";
 import { fluxName } from "./flux-kinds";
 import { fetchedContext } from "../render/fetched-sources";
 
@@ -143,14 +146,34 @@ export function fluxKustomizationOutput(
     // A fetched source is built as its own repository: its tree is the root, its files named `<url>@<resolved>/...`.
     const ctx = source.got ? fetchedContext(run, source.got, source.url ?? "") : run;
     const written = str(spec.path) ?? "";
-    const dir = path.resolve(source.dir, written.replace(/^\/+/, ""));
-    const rel = path.relative(source.dir, dir);
-    if (rel.startsWith("..") || path.isAbsolute(rel) || !fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
-        out.notes.push(`spec.path ${JSON.stringify(written)} is not a folder of this repository (${rootInUse(ctx)})`);
+    const rel = path.relative(source.dir, path.resolve(source.dir, written.replace(/^\/+/, "")));
+    const notFolder = `spec.path ${JSON.stringify(written)} is not a folder of this repository (${rootInUse(ctx)})`;
+    if (rel.startsWith("..") || path.isAbsolute(rel)) {
+        out.notes.push(notFolder);
         return out;
     }
+    confineLinks(ctx);
+    // kustomize-controller builds from the source's artifact: what its .sourceignore files and spec.ignore (else
+    // Flux's default excludes) leave out is not built, and not applied; what spec.include copies in is.
+    const art = artifactOf(source, "spec.sourceRef", scope, near, lookup, run);
+    if ("reason" in art) {
+        out.notes.push(art.reason);
+        return out;
+    }
+    const artDir = path.join(art.dir, rel);
+    // The folder as written: this repository's, a fetched source's, or an included one's.
+    const dir = art.origin(artDir).from;
+    if (!isFolder(artDir)) {
+        if (!isFolder(dir)) {
+            out.notes.push(notFolder);
+            return out;
+        }
+        throw new BadInputError(
+            `Kustomization ${JSON.stringify(shown)} (flux build): spec.path ${JSON.stringify(written)} is not in the source's artifact (its files are all ignored)`,
+        );
+    }
     out.rendered.push(dir);
-    const kfile = kustomizationFile(dir);
+    const kfile = kustomizationFile(artDir);
     if (kfile) {
         const k = mappingOf(fs.readFileSync(kfile, "utf8"));
         const remote = ["resources", "bases", "components"].some((f) =>
@@ -165,48 +188,25 @@ export function fluxKustomizationOutput(
     }
     const substitute = record(spec.postBuild) ? substituteObjects(ks, objects, out.notes) : [];
     if (out.notes.length > 0) return out;
-    confineLinks(ctx);
-    const scratch = ctx.scratch ?? {};
-    const copy = scratchCopy(ctx.repoRoot, scratch);
-    const copyDir = path.join(copy, path.relative(ctx.repoRoot, dir));
-    const sourceRoot = path.join(copy, path.relative(ctx.repoRoot, source.dir));
-    // What source-controller leaves out of the GitRepository's artifact (its .sourceignore files, spec.ignore,
-    // else Flux's default excludes) is not built: flux-build builds from the artifact, listing what it left out.
-    const ignoredList = path.join(fs.mkdtempSync(path.join(scratch.dir!, "flux-ignored-")), "list");
-    const ignore = record(source.source.spec)?.ignore;
-    try {
-        const input = JSON.stringify({
-            root: sourceRoot,
-            path: copyDir,
-            kustomization: ks,
-            objects: substitute,
-            origins: true,
-            // kustomize-controller fails a build on a variable no input sets and no default covers (its
-            // StrictPostBuildSubstitutions feature gate, on by default since v1.9).
-            strict: true,
-            source: { ignore: typeof ignore === "string" ? ignore : undefined, ignored: ignoredList },
-        });
-        const text = runTool("flux-build", [], `Kustomization ${JSON.stringify(shown)} (flux build)`, ctx, {
-            cwd: copyDir,
-            input,
-        });
-        const streams = splitByOrigin(text, copyDir, dir);
-        out.streams.push(...(source.got ? namedByFetched(streams, source.got) : streams));
-        out.ignored = ignoredBelow(ignoredList, source.dir, dir);
-    } finally {
-        if (ctx.scratch === undefined && scratch.dir) fs.rmSync(scratch.dir, { recursive: true, force: true });
-    }
+    const input = JSON.stringify({
+        root: art.dir,
+        path: artDir,
+        kustomization: ks,
+        objects: substitute,
+        origins: true,
+        // kustomize-controller fails a build on a variable no input sets and no default covers (its
+        // StrictPostBuildSubstitutions feature gate, on by default since v1.9).
+        strict: true,
+    });
+    const text = runTool("flux-build", [], `Kustomization ${JSON.stringify(shown)} (flux build)`, art.ctx, {
+        cwd: artDir,
+        input,
+    });
+    out.streams.push(...fromArtifact(splitByOrigin(text, artDir, artDir), art));
+    out.ignored = art.ignored.filter((f) => f.startsWith(`${artDir}${path.sep}`)).map((f) => art.origin(f).from);
     return out;
 }
 
-/** The files of `list` (source-relative, one a line, as flux-build writes it) that lie below `dir`, absolute. */
-function ignoredBelow(list: string, sourceDir: string, dir: string): string[] {
-    const out: string[] = [];
-    if (!fs.existsSync(list)) return out;
-    for (const line of fs.readFileSync(list, "utf8").split("\n")) {
-        if (line === "") continue;
-        const abs = path.join(sourceDir, line);
-        if (abs.startsWith(`${dir}${path.sep}`)) out.push(abs);
-    }
-    return out;
+function isFolder(p: string): boolean {
+    return fs.existsSync(p) && fs.statSync(p).isDirectory();
 }

@@ -3,7 +3,8 @@
  * kustomize-controller and helm-controller resolve it.
  * A `GitRepository` whose `spec.url` is this repository (gitops/render/repo-url.ts) is read from the checkout CI
  * holds; one of another repository is fetched at the ref source-controller checks out, and an `OCIRepository`'s
- * artifact is pulled, when the run fetches. Any other source, or one not fetched, fails closed (argocd-app-rendered)
+ * artifact is pulled, when the run fetches. What the controllers read of it is its artifact (./flux-artifact.ts:
+ * its ignore rules, and for a GitRepository the GitRepositories its `spec.include` copies in, resolved alike). Any other source, or one not fetched, fails closed (argocd-app-rendered)
  * on the object that names it, naming the field, never guessed.
  */
 import * as fs from "fs";
@@ -16,6 +17,8 @@ import { fetched, mergeFetched } from "../render/fetched-sources";
 import { ManifestObject } from "../manifests/manifest-objects";
 import { SOURCE_GROUP, fluxName } from "./flux-kinds";
 import { gitRef } from "../../policies/model/flux-pins";
+import { Artifact, ArtifactSource, IncludeResolver, sourceArtifact } from "./flux-artifact";
+import { fetchedContext } from "../render/fetched-sources";
 import { plain } from "../../policies/model/values";
 
 type Obj = Record<string, unknown>;
@@ -112,10 +115,6 @@ export function resolveSource(
             reason: `${field} names ${named}, whose url ${JSON.stringify(shownUrl(url))} is another repository than the one checked, which check does not read${known}`,
         };
     }
-    if (Array.isArray(spec.include) && spec.include.length > 0)
-        return {
-            reason: `${field} names ${named}, which includes other GitRepositories (spec.include), which check does not read`,
-        };
     return { dir: ctx.repoRoot, source };
 }
 
@@ -171,8 +170,6 @@ function fetchedGitSource(
 ): { dir: string; got: FetchedSource; url: string } | { reason: string } | undefined {
     if (!ctx.fetch) return undefined;
     const other = `${field} names ${named}, whose url ${JSON.stringify(shownUrl(str(spec.url) ?? ""))} is another repository than the one checked`;
-    if (Array.isArray(spec.include) && spec.include.length > 0)
-        return { reason: `${other}, and includes other GitRepositories (spec.include), which check does not read` };
     const req = gitSourceRequest(spec);
     try {
         const got = fetched(req, ctx);
@@ -216,4 +213,33 @@ export function namedByFetched(streams: RenderedStream[], got: FetchedSource): R
     const into = { files: [], streams: [] as RenderedStream[], rendered: [], renders: 0 };
     mergeFetched({ files: [], streams, rendered: [], renders: 0 }, got, into);
     return into.streams;
+}
+
+/** What a resolved source's artifact is made of: its tree, object, and the render context of its tree. */
+function artifactSource(root: Extract<SourceRoot, { dir: string }>, run: RenderContext): ArtifactSource {
+    const ctx = root.got ? fetchedContext(run, root.got, root.url ?? "") : run;
+    return { dir: root.dir, source: root.source, got: root.got, ctx };
+}
+
+/**
+ * The artifact of a resolved source (`field` names it in messages), as the controllers read it: its ignore rules
+ * applied and, for a GitRepository, each `spec.include` resolved like any source (found among the objects in the
+ * source's namespace; this repository's checkout, or fetched) and copied in; or why it cannot be had.
+ */
+export function artifactOf(
+    root: Extract<SourceRoot, { dir: string }>,
+    field: string,
+    scope: string,
+    near: string | undefined,
+    lookup: SourceLookup,
+    run: RenderContext,
+): Artifact | { reason: string } {
+    const include: IncludeResolver = (name, namespace, at) => {
+        const r = resolveSource({ kind: "GitRepository", name, namespace }, at, namespace, scope, near, lookup, run);
+        return "reason" in r ? r : artifactSource(r, run);
+    };
+    const kind = str(root.source.kind) ?? "source";
+    const meta = record(root.source.metadata) ?? {};
+    const shown = `${field} (${kind} ${JSON.stringify(`${str(meta.namespace) || "default"}/${str(meta.name) ?? ""}`)})`;
+    return sourceArtifact(artifactSource(root, run), run, shown, include);
 }

@@ -7,7 +7,7 @@
  * instead, with a notice saying why.
  */
 import * as fs from "fs";
-import { EvalResource, EvalRow, evaluatePack } from "../../evaluation/evaluate";
+import { EvalResource, EvalRow, evaluateFirstPart, evaluatePack } from "../../evaluation/evaluate";
 import { PackConfig } from "../../evaluation/pack-config";
 import { splitBySize, threadsFor } from "../../evaluation/threads";
 import { escapeText } from "../../support/escape";
@@ -70,10 +70,9 @@ async function judged(
     );
     const workers = parts.slice(1).map((part) => startPart(par.entry!, { resources: part, config }));
     try {
-        const rows = evaluatePack(parts[0], config, undefined, "resource");
-        // The stack hooks need none of the parts' rows: run here while the threads start and judge their parts.
-        // Their rows still come last, as a single-threaded run orders them before sorting.
-        const stackRows = evaluatePack(resources, config, undefined, "stack");
+        // The first part's resource hooks and the stack hooks (which need none of the parts' rows) run here in one
+        // request while the threads start and judge their parts. The stack rows still come last, as before sorting.
+        const { resource: rows, stack: stackRows } = evaluateFirstPart(resources, config, parts[0].length);
         let used = 1;
         for (const [i, w] of workers.entries()) {
             const m = await w.next();

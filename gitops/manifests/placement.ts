@@ -8,7 +8,7 @@ import * as path from "path";
 import { MANIFEST_URN_PREFIX, NOT_RENDERED } from "../../policies/model/origin";
 import { extended } from "../../support/shapes";
 import { applicationOutput, isApplication, isApplicationSet } from "../argocd/applications";
-import { argoKustomizeSettings } from "../argocd/argocd-cm";
+import { argoKustomizeSettings, renderedArgoCdCms } from "../argocd/argocd-cm";
 import { expandApplicationSet } from "../argocd/application-sets";
 import { appKey, walkApplicationTree } from "../argocd/app-tree";
 import { neverApplied } from "../argocd/sync-hooks";
@@ -159,9 +159,9 @@ export function placeApplications(
             out.skipped.push(...from.skipped);
         },
     };
-    // The Argo CD instance's kustomize settings, when the repository holds its argocd-cm as written.
-    // A run told so (--kustomize-enable-helm) keeps it.
-    ctx.kustomizeHelm ||= argoKustomizeSettings(out.objects).enableHelm;
+    // The Argo CD instance's kustomize settings, when the repository holds its argocd-cm, as written or as one of
+    // its kustomizations builds it. A run told so (--kustomize-enable-helm) keeps it.
+    ctx.kustomizeHelm ||= argoKustomizeSettings(out.objects, renderedArgoCdCms(ctx)).enableHelm;
     expandApplicationSets(out, ctx);
     const rendered = new Set<string>();
     for (const x of out.objects) index(x);

@@ -74,11 +74,15 @@ function copyTree(from: string, to: string): void {
  * a build and restored after it: kustomize reads bases by relative paths, so the whole tree is copied once.
  */
 export function scratchCopy(repoRoot: string, scratch: { dir?: string }): string {
-    if (!scratch.dir) {
-        scratch.dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-kustomize-"));
-        copyTree(repoRoot, path.join(scratch.dir, "repo"));
-    }
-    return path.join(scratch.dir, "repo");
+    const copy = path.join(scratchRoot(scratch), "repo");
+    if (!fs.existsSync(copy)) copyTree(repoRoot, copy);
+    return copy;
+}
+
+/** The run's scratch folder (made on first use; the caller removes it), where its copies are written. */
+export function scratchRoot(scratch: { dir?: string }): string {
+    if (!scratch.dir) scratch.dir = fs.mkdtempSync(path.join(os.tmpdir(), "pko-guard-kustomize-"));
+    return scratch.dir;
 }
 
 /** `kustomize edit set image` semantics for one `name[=newName][:tag][@digest]` entry. */

@@ -2,10 +2,10 @@ package main
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/fluxcd/pkg/sourceignore"
@@ -14,9 +14,24 @@ import (
 // maxArtifactFiles bounds the files of one source's tree (a bound on hostile input).
 const maxArtifactFiles = 1000000
 
+// artifactRequest asks for a source's artifact as source-controller archives it, written out as a tree.
+type artifactRequest struct {
+	// Root is the source's tree: its checkout, with what spec.include copies into it already in place.
+	Root string `json:"root"`
+	// Into is the folder (made by the caller, empty) the artifact's files are written into.
+	Into string `json:"into"`
+	// Ignore is the source's spec.ignore, when set.
+	Ignore *string `json:"ignore"`
+	// Ignored is a file to list the files the filter leaves out in, one root-relative path a line.
+	Ignored string `json:"ignored"`
+	// Skip names folders not walked at all, wherever they are (a working tree's `.git` and `node_modules`: what
+	// a checkout of the repository would not hold).
+	Skip []string `json:"skip"`
+}
+
 // ignoreMatcher is source-controller's filter for a GitRepository's artifact: the repository's .sourceignore
 // files and spec.ignore; Flux's default excludes when neither gives a pattern, else only its VCS excludes
-// before them (internal/storage SourceIgnoreFilter).
+// before them (storage.SourceIgnoreFilter of github.com/fluxcd/pkg/artifact).
 func ignoreMatcher(root string, ignore *string) (func(string, bool) bool, error) {
 	domain := strings.Split(root, string(filepath.Separator))
 	ps, err := sourceignore.LoadIgnorePatterns(root, domain)
@@ -35,19 +50,27 @@ func ignoreMatcher(root string, ignore *string) (func(string, bool) bool, error)
 	}, nil
 }
 
-// asArtifact makes root (check's own scratch copy of the source) hold what source-controller's artifact of it
-// holds, for the time of one build: the files the filter excludes (each matched on its own, as Archive walks
-// them) and everything that is not a regular file or a folder (symlinks: Archive leaves them out) are moved
-// aside into a sibling folder. It lists the excluded files in src.Ignored and returns what puts them back.
-func asArtifact(root, path string, src *sourceRequest) (func(), error) {
-	match, err := ignoreMatcher(root, src.Ignore)
-	if err != nil {
-		return nil, err
+// artifact writes into req.Into what source-controller's artifact of req.Root holds once untarred, as Storage.Archive
+// builds it: the walk keeps regular files and folders only (symbolic links are left out), and the filter is asked
+// about each entry on its own (a matched folder's entry is left out, its files are matched one by one); a folder
+// the filter keeps is in the artifact even when empty. The files left out are listed in req.Ignored.
+func artifact(req artifactRequest) error {
+	if req.Root == "" || req.Into == "" {
+		return errors.New("the artifact request needs root and into")
 	}
-	// The path is in the artifact when an entry at or below it is: the folder itself or anything below it that
-	// the filter keeps (untarring an entry creates its folders).
-	inArtifact := path == root
-	var aside, ignored []string
+	root, err := filepath.Abs(req.Root)
+	if err != nil {
+		return err
+	}
+	into, err := filepath.Abs(req.Into)
+	if err != nil {
+		return err
+	}
+	match, err := ignoreMatcher(root, req.Ignore)
+	if err != nil {
+		return err
+	}
+	var ignored []string
 	files := 0
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, walkErr error) error {
 		if walkErr != nil {
@@ -56,69 +79,63 @@ func asArtifact(root, path string, src *sourceRequest) (func(), error) {
 		if p == root {
 			return nil
 		}
-		below := p == path || strings.HasPrefix(p, path+string(filepath.Separator))
-		if d.IsDir() {
-			if below && !match(p, true) {
-				inArtifact = true
-			}
-			return nil
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
 		}
 		if files++; files > maxArtifactFiles {
 			return errors.New("the source holds too many files")
 		}
-		if !d.Type().IsRegular() {
-			aside = append(aside, p)
+		if d.IsDir() {
+			for _, name := range req.Skip {
+				if d.Name() == name {
+					return filepath.SkipDir
+				}
+			}
+			if !match(p, true) {
+				return os.MkdirAll(filepath.Join(into, rel), 0o750)
+			}
 			return nil
 		}
-		if !match(p, false) {
-			inArtifact = inArtifact || below
-		} else {
-			aside = append(aside, p)
-			rel, err := filepath.Rel(root, p)
-			if err != nil {
-				return err
-			}
-			ignored = append(ignored, filepath.ToSlash(rel))
+		if !d.Type().IsRegular() {
+			return nil
 		}
-		return nil
+		if match(p, false) {
+			ignored = append(ignored, filepath.ToSlash(rel))
+			return nil
+		}
+		return copyFile(p, filepath.Join(into, rel))
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if !inArtifact {
-		return nil, errors.New("the path is not in the source's artifact (its files are all ignored)")
+	if req.Ignored == "" {
+		return nil
 	}
-	if src.Ignored != "" {
-		list := strings.Join(ignored, "\n")
-		if list != "" {
-			list += "\n"
-		}
-		if err := os.WriteFile(src.Ignored, []byte(list), 0o600); err != nil {
-			return nil, err
-		}
+	list := strings.Join(ignored, "\n")
+	if list != "" {
+		list += "\n"
 	}
-	if len(aside) == 0 {
-		return func() {}, nil
+	return os.WriteFile(req.Ignored, []byte(list), 0o600)
+}
+
+// copyFile copies one regular file, making its folder (untarring a file makes the folders it is in).
+func copyFile(from, to string) error {
+	if err := os.MkdirAll(filepath.Dir(to), 0o750); err != nil {
+		return err
 	}
-	side, err := os.MkdirTemp(filepath.Dir(root), ".flux-build-ignored-")
+	in, err := os.Open(from)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	type moved struct{ from, to string }
-	var done []moved
-	restore := func() {
-		for i := len(done) - 1; i >= 0; i-- {
-			_ = os.Rename(done[i].to, done[i].from)
-		}
-		_ = os.RemoveAll(side)
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
 	}
-	for i, p := range aside {
-		to := filepath.Join(side, strconv.Itoa(i))
-		if err := os.Rename(p, to); err != nil {
-			restore()
-			return nil, err
-		}
-		done = append(done, moved{p, to})
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
 	}
-	return restore, nil
+	return out.Close()
 }

@@ -16,8 +16,7 @@
 //	{"root": "<the source's root>", "path": "<the folder to build, inside root>",
 //	 "kustomization": <the Flux Kustomization object>,
 //	 "objects": [<ConfigMaps and Secrets substituteFrom may name, Secrets' data base64 as in the API>],
-//	 "origins": true, "strict": true,
-//	 "source": {"ignore": "<the GitRepository's spec.ignore, if set>", "ignored": "<a file to list ignored files in>"}}
+//	 "origins": true, "strict": true}
 //
 // {"semver": {"range": "<spec.ref.semver>", "tags": [<the repository's tags>]}} instead answers which tag a
 // GitRepository's semver ref checks out, as fluxcd/pkg/git does: {"tag": "...", "tied": [<tags of that version>]}.
@@ -25,12 +24,14 @@
 // {"untar": {"archive": "<file>", "into": "<folder>", "maxBytes": N}} instead extracts a Flux OCI artifact's layer as
 // source-controller does (github.com/fluxcd/pkg/tar: confined to the folder, symlinks skipped, bounded).
 //
-// `source`, when set, builds from the source's artifact as source-controller archives it (its GitRepository
-// reconciler's Archive with SourceIgnoreFilter, github.com/fluxcd/pkg/sourceignore): every `.sourceignore` below
-// the root (each scoped to its folder) and then spec.ignore; when there is none, Flux's default excludes (VCS,
-// CI, images and archives, .sops.yaml and the like); when there are some, only the VCS excludes and them. The
-// artifact holds regular files only. The root is check's own scratch copy: what the artifact lacks is moved aside
-// for the build and put back after it. The files left out are listed, one root-relative path a line, in `ignored`.
+// {"artifact": {"root": "<a source's tree>", "into": "<an empty folder>", "ignore": "<spec.ignore, if set>",
+// "ignored": "<a file>", "skip": [".git", "node_modules"]}} instead writes the source's artifact as source-controller archives it (Storage.Archive
+// with SourceIgnoreFilter, github.com/fluxcd/pkg/sourceignore): every `.sourceignore` below the root (each scoped
+// to its folder) and then spec.ignore; when there is none, Flux's default excludes (VCS, CI, images and archives,
+// .sops.yaml and the like); when there are some, only the VCS excludes and them; regular files and folders only.
+// The files left out are listed, one root-relative path a line, in `ignored`; folders named in `skip` are not
+// walked (a working tree's, not a checkout's). check builds Kustomizations and
+// renders HelmRelease charts from that tree, as the controllers do from the artifact.
 //
 // `strict` fails the build on a variable without a default that no input sets, as kustomize-controller does by
 // default since v1.9 (its StrictPostBuildSubstitutions feature gate).
@@ -69,14 +70,9 @@ type request struct {
 	Objects       []map[string]any `json:"objects"`
 	Origins       bool             `json:"origins"`
 	Strict        bool             `json:"strict"`
-	Source        *sourceRequest   `json:"source"`
+	Artifact      *artifactRequest `json:"artifact"`
 	Semver        *semverRequest   `json:"semver"`
 	Untar         *untarRequest    `json:"untar"`
-}
-
-type sourceRequest struct {
-	Ignore  *string `json:"ignore"`
-	Ignored string  `json:"ignored"`
 }
 
 // maxInput bounds what is read: a Kustomization and the ConfigMaps and Secrets it may read.
@@ -147,13 +143,6 @@ func build(req request) ([]byte, error) {
 	dir, err := filepath.Abs(req.Path)
 	if err != nil {
 		return nil, err
-	}
-	if req.Source != nil {
-		restoreArtifact, err := asArtifact(root, dir, req.Source)
-		if err != nil {
-			return nil, err
-		}
-		defer restoreArtifact()
 	}
 	ks := unstructured.Unstructured{Object: req.Kustomization}
 	kfile := kustomizationFile(dir)
@@ -234,6 +223,12 @@ func main() {
 	var req request
 	if err := json.Unmarshal(in, &req); err != nil {
 		fail("the input is not a JSON request")
+	}
+	if req.Artifact != nil {
+		if err := artifact(*req.Artifact); err != nil {
+			fail("%s", err.Error())
+		}
+		return
 	}
 	if req.Untar != nil {
 		if err := untar(*req.Untar); err != nil {

@@ -110,6 +110,41 @@ describe("gitops/fetch against loopback servers", function () {
         );
     });
 
+    it("keys the cache by the whole URL: one that differs only by its query is another entry", async () => {
+        files.hook = (req, res) => {
+            const env = new URL(req.url ?? "/", "http://x").searchParams.get("env");
+            if (env === null) return false;
+            res.writeHead(200).end(`apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${env}}\n`);
+            return true;
+        };
+        const p = policy([host(files)]);
+        const offline = Object.assign({}, p, { offline: true });
+        const staging = await fetchSource({ kind: "file", url: `${files.url}/cm.yaml?env=staging` }, p);
+        assert.match(fs.readFileSync(path.join(staging.path, "cm.yaml"), "utf8"), /name: staging/);
+        assert.strictEqual(staging.url, `${files.url}/cm.yaml`, "the query is never shown or recorded");
+        files.seen.length = 0;
+        // Offline, the cache answers the URL it holds, and not another query of it.
+        const again = await fetchSource({ kind: "file", url: `${files.url}/cm.yaml?env=staging` }, offline);
+        assert.strictEqual(again.path, staging.path);
+        await rejects(
+            fetchSource({ kind: "file", url: `${files.url}/cm.yaml?env=production` }, offline),
+            /cm\.yaml: not in the cache, and --offline fetches nothing/,
+        );
+        assert.strictEqual(files.seen.length, 0, "offline reaches nothing");
+        // Online, the other query is fetched and kept on its own; each answers its own content offline.
+        const production = await fetchSource({ kind: "file", url: `${files.url}/cm.yaml?env=production` }, p);
+        assert.notStrictEqual(production.path, staging.path);
+        assert.match(fs.readFileSync(path.join(production.path, "cm.yaml"), "utf8"), /name: production/);
+        for (const [env, got] of [
+            ["staging", staging],
+            ["production", production],
+        ] as const) {
+            const cached = await fetchSource({ kind: "file", url: `${files.url}/cm.yaml?env=${env}` }, offline);
+            assert.strictEqual(cached.path, got.path);
+            assert.match(fs.readFileSync(path.join(cached.path, "cm.yaml"), "utf8"), new RegExp(`name: ${env}`));
+        }
+    });
+
     it("refuses loopback without --allow-host, before connecting", async () => {
         await rejects(
             fetchGit(`https://127.0.0.1:${git.port}/apps`, "main", policy([])),

@@ -216,6 +216,8 @@ describe("pko-guard check applies Flux as Flux does", function () {
         write("apps/drafts/next.yaml", stack("next", "myorg/next/production", "branch: next"));
         // A GitHub workflow is YAML but no Kubernetes object: in the artifact, the generated kustomization fails.
         write(".github/workflows/ci.yaml", "on: push\njobs: {}\n");
+        // What the working tree installs is not in a checkout, so not in the artifact either.
+        write("node_modules/tool/config.yaml", "on: push\n");
         const pinned = (rows: { policy: string; resource: string }[]) =>
             rows.filter((x) => x.policy === "pko-stack-prod-pinned-commit").map((x) => x.resource);
         // No ignore file: the default excludes leave .github/ out.
@@ -240,6 +242,18 @@ describe("pko-guard check applies Flux as Flux does", function () {
         r = check();
         assert.strictEqual(r.code, 0, `${r.err}\n${r.out}`);
         assert.deepStrictEqual(pinned(r.rows), []);
+        // A path the artifact does not hold at all: kustomize-controller cannot build it, nor can check.
+        write(
+            "clusters/prod/apps.yaml",
+            `${gitRepository.replace("ref: {branch: main}", "ref: {branch: main}, ignore: /apps/")}---\n` +
+                kustomization("apps", "./apps"),
+        );
+        r = check();
+        assert.strictEqual(r.code, 2, r.out);
+        assert.strictEqual(
+            r.err,
+            `pko-guard: Kustomization "flux-system/apps" (flux build): spec.path "./apps" is not in the source's artifact (its files are all ignored)\n`,
+        );
     });
 
     it("builds each source's artifact from the same checkout: one source's ignored files are another's", () => {
@@ -267,6 +281,127 @@ describe("pko-guard check applies Flux as Flux does", function () {
             ],
         );
         assert.ok(fs.existsSync(path.join(tmp, "apps/drafts/next.yaml")), "the checkout is never changed");
+    });
+
+    it("renders a HelmRelease's chart from the GitRepository's artifact: .sourceignore and spec.ignore apply", () => {
+        const release = `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: ledger, namespace: flux-system}
+spec:
+  interval: 10m
+  targetNamespace: pulumi
+  chart:
+    spec:
+      chart: ./charts/ledger
+      sourceRef: {kind: GitRepository, name: flux-system}
+`;
+        write("clusters/prod/ledger.yaml", `${gitRepository}---\n${release}`);
+        write("charts/ledger/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 0.1.0\n");
+        write("charts/ledger/values.yaml", `commit: ${SHA}\n`);
+        const template = (name: string) =>
+            stack(
+                name,
+                `myorg/${name}/production`,
+                "{{ if .Values.commit }}commit: {{ .Values.commit }}{{ else }}branch: main{{ end }}",
+            );
+        write("charts/ledger/templates/stack.yaml", template("ledger"));
+        write(
+            "charts/ledger/templates/drafts/next.yaml",
+            template("next").replace(/commit: \{\{[^}]*\}\}/, "branch: next"),
+        );
+        const judged = (rows: { policy: string; resource: string; message: string }[]) =>
+            rows
+                .filter((x) => x.policy === "pko-stack-prod-pinned-commit" || x.policy === "argocd-app-rendered")
+                .map((x) => `${x.policy} ${x.resource}`);
+        // No ignore pattern: Flux's default excludes only; the draft template is in the chart.
+        let r = check();
+        assert.strictEqual(r.code, 1, r.err);
+        assert.deepStrictEqual(judged(r.rows), ["pko-stack-prod-pinned-commit Stack/pulumi/next"]);
+        // A .sourceignore in the chart's folder leaves the draft out of the artifact, so out of the chart.
+        write("charts/ledger/.sourceignore", "templates/drafts/\n");
+        r = check();
+        assert.strictEqual(r.code, 0, `${r.err}\n${r.out}`);
+        assert.deepStrictEqual(judged(r.rows), []);
+        // spec.ignore leaves the chart's values.yaml out: the template's default (a branch) is what is applied.
+        write(
+            "clusters/prod/ledger.yaml",
+            `${gitRepository.replace("ref: {branch: main}", "ref: {branch: main}, ignore: /charts/ledger/values.yaml")}---\n${release}`,
+        );
+        r = check();
+        assert.strictEqual(r.code, 1, r.err);
+        assert.deepStrictEqual(judged(r.rows), ["pko-stack-prod-pinned-commit Stack/pulumi/ledger"]);
+        assert.deepStrictEqual(
+            r.rows.filter((x) => x.policy === "pko-stack-prod-pinned-commit").map((x) => x.file),
+            ["charts/ledger/templates/stack.yaml"],
+            "attributed to the template as written",
+        );
+        // A Chart.yaml the source leaves out: no chart in the artifact, so nothing known is applied (fails closed).
+        write("charts/ledger/.sourceignore", "Chart.yaml\n");
+        r = check();
+        assert.strictEqual(r.code, 1, r.err);
+        const closed = r.rows.filter((x) => x.policy === "argocd-app-rendered");
+        assert.deepStrictEqual(
+            closed.map((x) => x.resource),
+            ["HelmRelease/flux-system/ledger"],
+        );
+        assert.match(closed[0].message, /is not a chart in the source's artifact/);
+        assert.ok(fs.existsSync(path.join(tmp, "charts/ledger/values.yaml")), "the checkout is never changed");
+    });
+
+    it("replaces the chart's values with its valuesFiles, merged in order, as source-controller builds the chart", () => {
+        const release = (valuesFiles: string, extra = "") => `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: ledger, namespace: flux-system}
+spec:
+  interval: 10m
+  targetNamespace: pulumi
+  chart:
+    spec:
+      chart: ./charts/ledger
+      sourceRef: {kind: GitRepository, name: flux-system}
+      valuesFiles: ${valuesFiles}
+${extra}`;
+        write("charts/ledger/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 0.1.0\n");
+        // The chart's own values pin the Stack; values-prod.yaml names the stack, and pins nothing.
+        write("charts/ledger/values.yaml", `commit: ${SHA}\nstage: staging\n`);
+        write("charts/ledger/values-prod.yaml", "stage: production\n");
+        write(
+            "charts/ledger/templates/stack.yaml",
+            stack(
+                "ledger",
+                "myorg/ledger/{{ .Values.stage }}",
+                "{{ if .Values.commit }}commit: {{ .Values.commit }}{{ else }}branch: main{{ end }}",
+            ),
+        );
+        const judged = (files: string, extra = "") => {
+            write("clusters/prod/ledger.yaml", `${gitRepository}---\n${release(files, extra)}`);
+            const r = check();
+            return r.rows
+                .filter((x) => x.policy === "pko-stack-prod-pinned-commit" || x.policy === "argocd-app-rendered")
+                .map((x) => `${x.policy} ${x.resource}`);
+        };
+        // values.yaml is not among them: it is replaced, so the commit is gone.
+        assert.deepStrictEqual(judged("[charts/ledger/values-prod.yaml]"), [
+            "pko-stack-prod-pinned-commit Stack/pulumi/ledger",
+        ]);
+        // Listed first, the chart's values are merged under the later file: pinned.
+        assert.deepStrictEqual(judged("[charts/ledger/values.yaml, charts/ledger/values-prod.yaml]"), []);
+        // Only values.yaml: the chart as it is (staging).
+        assert.deepStrictEqual(judged("[values.yaml]"), []);
+        // A file the source does not hold fails the chart's build: closed, unless ignoreMissingValuesFiles.
+        assert.deepStrictEqual(judged("[charts/ledger/values.yaml, charts/ledger/nope.yaml]"), [
+            "argocd-app-rendered HelmRelease/flux-system/ledger",
+        ]);
+        assert.deepStrictEqual(
+            judged(
+                "[charts/ledger/values.yaml, charts/ledger/values-prod.yaml, charts/ledger/nope.yaml]\n      ignoreMissingValuesFiles: true",
+            ),
+            [],
+        );
+        assert.strictEqual(
+            fs.readFileSync(path.join(tmp, "charts/ledger/values.yaml"), "utf8"),
+            `commit: ${SHA}\nstage: staging\n`,
+        );
     });
 
     it("gives what `flux build kustomization` gives", () => {

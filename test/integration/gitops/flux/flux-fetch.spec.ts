@@ -205,6 +205,60 @@ describe("check fetches Flux sources of other places", function () {
         assert.match(none[0].message, /could not be fetched: .*semver ">=3\.0\.0": no tag matches the semver range/);
     });
 
+    it("copies an included GitRepository of another repository into this one's artifact, as source-controller does", () => {
+        // This repository's `fleet` includes the other repository's `prod` folder at `apps/platform`; its own
+        // apps/ledger.yaml is pinned, the included Stack is another repository's at its ref.
+        const files = (ref: string, include: string) => ({
+            "clusters/prod/apps.yaml":
+                `apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: platform, namespace: flux-system}\nspec: {interval: 1m, url: "${gitServer.url}/platform", ref: ${ref}}\n---\n` +
+                `apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: fleet, namespace: flux-system}\nspec:\n  interval: 1m\n  url: https://git.example.com/me/fleet\n  ref: {branch: main}\n  include:\n    - ${include}\n---\n` +
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  interval: 10m\n  path: ./apps\n  prune: true\n  sourceRef: {kind: GitRepository, name: fleet}\n",
+            "apps/ledger.yaml": stack("").replace("name: ledger", "name: fleet-ledger"),
+        });
+        const into = "{repository: {name: platform}, fromPath: prod, toPath: apps/platform}";
+        let { load, rows } = check(files("{branch: main}", into));
+        const included = load.objects.find((o) => o.kind === "Stack" && o.identity === "Stack/pulumi/ledger")!;
+        assert.strictEqual(included.file, `${gitServer.url}/platform@${destroying}/prod/stack.yaml`);
+        assert.strictEqual(included.syncedBy, "Flux Kustomization flux-system/apps");
+        assert.deepStrictEqual(
+            load.objects
+                .filter((o) => o.kind === "Stack")
+                .map((o) => o.file)
+                .sort(),
+            ["apps/ledger.yaml", `${gitServer.url}/platform@${destroying}/prod/stack.yaml`],
+        );
+        // The included source floats (a branch): its production Stack is not pinned, and it destroys on finalize.
+        assert.deepStrictEqual(rows.map((r) => [r.policy, r.resource]).sort(), [
+            ["pko-stack-destroy-on-finalize-nonprod", "Stack/pulumi/ledger"],
+            ["pko-stack-prod-pinned-commit", "Stack/pulumi/ledger"],
+        ]);
+        ({ rows } = check(files(`{commit: "${clean}"}`, into)));
+        assert.deepStrictEqual(rows, [], "the included repository at a clean commit");
+        // The default toPath is the included GitRepository's name, at the root: not below spec.path, not applied.
+        ({ load, rows } = check(files("{branch: main}", "{repository: {name: platform}}")));
+        assert.deepStrictEqual(rows, []);
+        assert.deepStrictEqual(
+            load.objects.filter((o) => o.kind === "Stack").map((o) => o.file),
+            ["apps/ledger.yaml"],
+        );
+        // A toPath that is a folder of this repository already: source-controller's copy fails, so no artifact.
+        const taken = rendered(
+            check(files("{branch: main}", "{repository: {name: platform}, fromPath: prod, toPath: apps}")).rows,
+        );
+        assert.deepStrictEqual(
+            taken.map((r) => r.resource),
+            ["Kustomization/flux-system/apps"],
+        );
+        assert.match(taken[0].message, /cannot copy from "prod" to "apps": the folder is already in the source/);
+        // Not fetched: the include is not known, so neither is the artifact.
+        const offline = rendered(check(files("{branch: main}", into), { offline: true }).rows);
+        assert.deepStrictEqual(
+            offline.map((r) => r.resource),
+            ["Kustomization/flux-system/apps"],
+        );
+        assert.match(offline[0].message, /spec\.include\[0\] names GitRepository "flux-system\/platform", whose url/);
+    });
+
     it("checks out the highest tag a semver range matches, as source-controller does, and it still floats", () => {
         // >=1.0.0 <2.0.0: v1.1.0 (the commit that destroys on finalize), not v2.0.0, nor the tag "latest".
         let { load, rows } = check(kustomization('{semver: ">=1.0.0 <2.0.0", branch: main}'));

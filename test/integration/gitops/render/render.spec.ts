@@ -873,6 +873,55 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
     });
 
+    it("takes argocd-cm as the repository's kustomization of Argo CD builds it: a patch file, inline, a generator", () => {
+        write("apps/ledger.yaml", app("ledger", "ledger"));
+        write("ledger/kustomization.yaml", "helmCharts:\n  - {name: ledger, releaseName: ledger}\n");
+        write("ledger/charts/ledger/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 1.2.0\n");
+        write("ledger/charts/ledger/values.yaml", "{}\n");
+        write("ledger/charts/ledger/templates/stack.yaml", stack(""));
+        // Argo CD installed by a kustomization: its install manifests hold argocd-cm without build options.
+        write(
+            "argocd/install.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n  labels: {app.kubernetes.io/part-of: argocd}\ndata: {}\n",
+        );
+        const judged = () => {
+            const r = check([".", "--offline", "--format", "json"]);
+            assert.strictEqual(r.code, 1, r.err);
+            return (
+                JSON.parse(r.out) as { projects: { findings: { policy: string; resource: string }[] }[] }
+            ).projects[0].findings
+                .filter((f) => f.policy === "pko-stack-prod-pinned-commit" || f.policy === "argocd-app-rendered")
+                .map((f) => `${f.policy} ${f.resource}`);
+        };
+        const enabled = ["pko-stack-prod-pinned-commit Stack/pulumi/ledger-production"];
+        const unknown = ["argocd-app-rendered Application/argocd/ledger"];
+        const install = (rest: string) =>
+            write("argocd/kustomization.yaml", `namespace: argocd\nresources: [install.yaml]\n${rest}`);
+        // A strategic merge patch in a file: as written, one argocd-cm has no options; as built, it has them.
+        write(
+            "argocd/argocd-cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm}\ndata:\n  kustomize.buildOptions: --enable-helm\n",
+        );
+        install("patches:\n  - path: argocd-cm.yaml\n");
+        assert.deepStrictEqual(judged(), enabled);
+        fs.rmSync(path.join(tmp, "argocd/argocd-cm.yaml"));
+        // An inline patch: no file holds the setting.
+        install(
+            "patches:\n  - patch: |-\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: argocd-cm}\n      data: {kustomize.buildOptions: --enable-helm}\n",
+        );
+        assert.deepStrictEqual(judged(), enabled);
+        // A configMapGenerator merging into it.
+        install(
+            "generatorOptions: {disableNameSuffixHash: true}\nconfigMapGenerator:\n  - name: argocd-cm\n    behavior: merge\n    literals: [kustomize.buildOptions=--enable-helm]\n",
+        );
+        assert.deepStrictEqual(judged(), enabled);
+        // A patch that sets other options: the build says Helm is off; not guessed.
+        install(
+            "patches:\n  - patch: |-\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: argocd-cm}\n      data: {kustomize.buildOptions: --load-restrictor LoadRestrictionsNone}\n",
+        );
+        assert.deepStrictEqual(judged(), unknown);
+    });
+
     it("bad input: missing tool, remote base, a failing chart (no value echoed), a timeout: one line, exit 2", () => {
         write("k/kustomization.yaml", "resources: [stack.yaml]\n");
         write("k/stack.yaml", stack(`  commit: ${SHA}\n`));

@@ -39,4 +39,19 @@ describe("argoKustomizeSettings", () => {
             false,
         );
     });
+
+    it("takes what a kustomization builds in place of the files of the folder it builds", () => {
+        const written = { ...cm(undefined), abs: "/repo/argocd/install.yaml" };
+        const patch = { ...cm("--enable-helm"), abs: "/repo/argocd/argocd-cm.yaml" };
+        // As written: two argocd-cm, one without the option; as built: one, with it.
+        assert.strictEqual(argoKustomizeSettings([written, patch]).enableHelm, false);
+        const built = { folders: ["/repo/argocd"], objects: [cm("--enable-helm").object] };
+        assert.strictEqual(argoKustomizeSettings([written, patch], built).enableHelm, true);
+        // A plain argocd-cm elsewhere still counts: both must enable it.
+        const other = { ...cm(undefined, "argocd-cm", "argocd-2"), abs: "/repo/argocd-2/cm.yaml" };
+        assert.strictEqual(argoKustomizeSettings([written, patch, other], built).enableHelm, false);
+        // A folder beginning like the built one is another folder.
+        const beside = { ...cm(undefined), abs: "/repo/argocd-old/cm.yaml" };
+        assert.strictEqual(argoKustomizeSettings([beside], built).enableHelm, false);
+    });
 });
