@@ -227,7 +227,10 @@ function repositoryNotices(repository: CheckedRepository | undefined, objects: M
  */
 function nothingFound(paths: string[], load: CheckedManifests["load"]): string {
     const skipped = load.skipped.length > 0 ? `, ${load.skipped.length} skipped` : "";
-    return `no Kubernetes object found in ${paths.join(" ")} (${load.files} file(s) read${skipped}; repository root ${load.repoRoot})`;
+    const jsonnet = load.jsonnetWalked
+        ? `; ${load.jsonnetWalked} .jsonnet file(s) not evaluated: only an Application's source or a .jsonnet file named here is`
+        : "";
+    return `no Kubernetes object found in ${paths.join(" ")} (${load.files} file(s) read${skipped}${jsonnet}; repository root ${load.repoRoot})`;
 }
 
 /** The subject of a check that could not judge (bad input, an error, an interrupt): every report still renders it. */

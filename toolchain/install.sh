@@ -66,6 +66,21 @@ K8S_VERSION="v1.35.4"                   # k8s.io/kubernetes, its staging modules
 K8S_OPENAPI_VERSION="v1.35.4"           # k8s.io/kubernetes api/openapi-spec/swagger.json (the provider's client libraries are v0.35)
 K8S_OPENAPI_SUM="h1:o/8dBC/pHVpYoGV4OAIytAlNPZbdYVTXJHoYvXC4qzM="
 
+# helm's default Kubernetes version, major.minor, as its Makefile derives it from the client-go it is built with.
+helm_kube_default() { # go.mod
+	local v
+	v="$(sed -n 's/^[[:space:]]*k8s\.io\/client-go v\([0-9]*\)\.\([0-9]*\)\..*/\1 \2/p' "$1" | head -1)"
+	[[ -n "$v" ]] || die "no k8s.io/client-go in $1"
+	printf '%s.%s' "$((${v% *} + 1))" "${v#* }"
+}
+helm_kube_ldflags() { # go.mod
+	local v major minor flags="" pkg
+	v="$(helm_kube_default "$1")" major="${v%.*}" minor="${v#*.}"
+	for pkg in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
+		flags+=" -X $pkg.k8sVersionMajor=$major -X $pkg.k8sVersionMinor=$minor"
+	done
+	printf '%s' "${flags# }"
+}
 k8s_part() { local v="${K8S_VERSION#v}"; printf %s "$v" | cut -d. -f"$1"; } # 1: major, 2: minor
 
 # What `pko-guard check` renders with (Argo CD's repo server runs the same
@@ -89,6 +104,7 @@ ALL_NAMES=(pulumi pulumi-language-nodejs pulumi-language-go pulumi-language-yaml
 spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper folder, default: the name)
 	MODULE="$1"
 	EXTRA_LDFLAGS=""
+	STAMP_NOTE="" # a build setting the wrapper's files do not show, recorded in the stamp (a change rebuilds)
 	case "$1" in
 	pulumi)
 		VERSION="$PULUMI_VERSION"
@@ -162,6 +178,11 @@ spec() { # name -> sets VERSION PKG VERSION_VAR ESTIMATE MODULE (the wrapper fol
 		VERSION="$HELM_VERSION"
 		PKG="helm.sh/helm/v3/cmd/helm"
 		VERSION_VAR="helm.sh/helm/v3/internal/version.version"
+		# The Kubernetes version `helm template` assumes without --kube-version (.Capabilities.KubeVersion, which a
+		# chart's kubeVersion constraint is checked against): helm's Makefile stamps it from its client-go module
+		# (v0.N is 1.N); unstamped it is chartutil's fallback, 1.20, which charts needing a newer one refuse.
+		EXTRA_LDFLAGS="$(helm_kube_ldflags "$TOOLCHAIN_DIR/helm/go.mod")"
+		STAMP_NOTE="kube-default-$(helm_kube_default "$TOOLCHAIN_DIR/helm/go.mod")"
 		ESTIMATE="~5 min"
 		;;
 	jsonnet)
@@ -327,7 +348,8 @@ stamp_of() { # name
 	hash="$(for d in "${dirs[@]}"; do
 		(cd "$d" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) | LC_ALL=C sort | xargs sha256sum)
 	done | sha256sum | cut -c1-16)"
-	printf '%s %s wrapper-sha256:%s%s\n' "$VERSION" "$(go env GOVERSION)" "$hash" "${platform:+ $GOOS/$GOARCH}"
+	printf '%s %s wrapper-sha256:%s%s%s\n' "$VERSION" "$(go env GOVERSION)" "$hash" "${STAMP_NOTE:+ $STAMP_NOTE}" \
+		"${platform:+ $GOOS/$GOARCH}"
 }
 
 export CGO_ENABLED=0

@@ -139,7 +139,9 @@ export const originals = new Map<string, { locator: FileLocator; values: unknown
 
 /**
  * Where a rendered object is in the file it came from: the document of the same kind whose name the rendered
- * name contains (kustomize adds prefixes and suffixes); else line 1 of that file (a chart template, a folder).
+ * name contains (kustomize adds prefixes and suffixes), the longest such name (`flagger-grafana` is not the
+ * `flagger` written above it), in the same namespace when two are; else line 1 of that file (a chart template,
+ * a folder).
  */
 function originalPlace(abs: string | undefined, value: unknown): Place {
     const fallback: Place = { locator: new FileLocator("", []), doc: 0 };
@@ -156,11 +158,20 @@ function originalPlace(abs: string | undefined, value: unknown): Place {
     const orig = originals.get(abs);
     if (!orig) return fallback;
     const o = (value ?? {}) as Record<string, unknown>;
-    const name = String(((o.metadata ?? {}) as Record<string, unknown>).name ?? "");
-    const doc = orig.values.findIndex((v) => {
+    const meta = (o.metadata ?? {}) as Record<string, unknown>;
+    const name = String(meta.name ?? "");
+    let doc = -1;
+    let best = { length: 0, sameNamespace: false };
+    orig.values.forEach((v, i) => {
         const x = (v ?? {}) as Record<string, unknown>;
-        const n = ((x.metadata ?? {}) as Record<string, unknown>).name;
-        return x.kind === o.kind && typeof n === "string" && n !== "" && name.includes(n);
+        const m = (x.metadata ?? {}) as Record<string, unknown>;
+        const n = m.name;
+        if (x.kind !== o.kind || typeof n !== "string" || n === "" || !name.includes(n)) return;
+        const sameNamespace = m.namespace === meta.namespace;
+        if (n.length > best.length || (n.length === best.length && sameNamespace && !best.sameNamespace)) {
+            doc = i;
+            best = { length: n.length, sameNamespace };
+        }
     });
     return { locator: orig.locator, doc: doc < 0 ? orig.values.findIndex((v) => v !== null) : doc };
 }

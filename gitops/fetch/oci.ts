@@ -172,7 +172,9 @@ export async function ociPull(
     const server = http.createServer((req, res) => {
         void relay.serve(req, res).catch((e: unknown) => {
             relay.error ??= e instanceof FetchError ? e.message : `${shown}: the fetch failed`;
-            if (!res.headersSent) res.writeHead(502).end();
+            // Failed Dependency: final, as the relay already applied the policy and limits. Helm's registry client
+            // (oras-go's retry policy) retries any 5xx five times with backoff, seconds per source for nothing.
+            if (!res.headersSent) res.writeHead(424).end();
         });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

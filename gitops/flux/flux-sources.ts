@@ -100,7 +100,7 @@ export function resolveSource(
     const source = lookup(kind, ns, name, scope, near) ?? bootstrapSource(name, ns, scope, ctx);
     if (!source)
         return {
-            reason: `${field} names ${named}, which is not among the objects check read, so what it applies is not known`,
+            reason: `${field} names ${named}, which is not among the objects check read, so what it applies is not known${bootstrapHint(name, ns, scope)}`,
         };
     const spec = record(source.spec) ?? {};
     const url = str(spec.url) ?? "";
@@ -196,6 +196,16 @@ function bootstrapSource(name: string, namespace: string, scope: string, ctx: Re
         metadata: { name, namespace },
         spec: { url: ctx.repository?.urls[0]?.url ?? "" },
     };
+}
+
+/**
+ * For bootstrap's `flux-system` source named from a cluster folder that lacks it (a template repository, before
+ * `flux bootstrap` has written its files): where bootstrap writes it, which check would take as this repository.
+ */
+function bootstrapHint(name: string, namespace: string, scope: string): string {
+    if (name !== "flux-system" || namespace !== "flux-system" || !scope.startsWith("flux:")) return "";
+    const sync = path.posix.join(scope.slice("flux:".length), "flux-system", "gotk-sync.yaml");
+    return `; flux bootstrap writes it into ${JSON.stringify(sync)}: commit that file (bootstrap's placeholder is enough) and check reads this repository for it`;
 }
 
 /** Streams rendered from a fetched tree, named by the source (`<url>@<resolved>/<path>`) and marked when it floats. */

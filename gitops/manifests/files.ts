@@ -178,6 +178,7 @@ export function readStdin(fd = 0): string {
  * Files under a folder, sorted, following no folder twice. A folder that needs rendering (a kustomization,
  * a Helm chart) is never read as raw files: it goes to `roots` instead. A broken symbolic link or a folder that
  * cannot be read below `dir` is bad input: thrown, or with `problems`, kept there and the walk goes on.
+ * `.jsonnet` files, which only an Application evaluates, go to `jsonnet` when given.
  */
 export function walk(
     dir: string,
@@ -186,6 +187,7 @@ export function walk(
     roots: string[],
     problems?: string[],
     skip?: (abs: string) => boolean,
+    jsonnet?: string[],
 ): void {
     let real: string;
     try {
@@ -218,13 +220,14 @@ export function walk(
                 }
             }
             if (isDir && !e.name.startsWith(".") && e.name !== "node_modules")
-                walk(p, seen, out, roots, problems, skip);
+                walk(p, seen, out, roots, problems, skip, jsonnet);
         } catch (err) {
             if (!problems || !(err instanceof BadInputError)) throw err;
             problems.push(err.message);
             continue;
         }
         if (!isDir && EXTENSIONS.has(path.extname(e.name).toLowerCase())) out.push(p);
+        else if (!isDir && jsonnet && path.extname(e.name).toLowerCase() === ".jsonnet") jsonnet.push(p);
     }
 }
 

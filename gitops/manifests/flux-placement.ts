@@ -15,7 +15,7 @@ import { kustomizationFile } from "../render/kustomize";
 import { record, str } from "../../support/records";
 import { extended } from "../../support/shapes";
 import { CLUSTER_SCOPED_KINDS } from "../../support/kube-kinds";
-import { LoadResult, ManifestObject } from "./manifest-objects";
+import { LoadResult, ManifestObject, renderedWithDefaultsFrom } from "./manifest-objects";
 import { markNotRendered } from "./not-rendered";
 import { BadInputError } from "../../support/errors";
 import { fluxName, isFluxApplier, isFluxKustomization, isHelmRelease } from "../flux/flux-kinds";
@@ -34,23 +34,19 @@ export interface FluxPlacing {
     merge: (from: LoadResult) => void;
 }
 
-/** The folder (repository-relative) an object was rendered from with defaults (an unclaimed kustomization or chart). */
-const defaultRenders = new WeakMap<ManifestObject, string>();
-
-/** Records that `objects` come from rendering the folder `root` with defaults (./placement.ts renderUnclaimed). */
-export function renderedWithDefaults(objects: ManifestObject[], root: string, repoRoot: string): void {
-    const rel = path.relative(repoRoot, root).split(path.sep).join("/") || ".";
-    for (const o of objects) defaultRenders.set(o, rel);
+/**
+ * The scope of a Flux cluster whose entry point is `o`: the cluster its kubeConfig names, else its cluster folder.
+ */
+export function entryScope(o: ManifestObject): string {
+    return kubeConfigScope(o.object) ?? entryHome(o);
 }
 
 /**
- * The scope of a Flux cluster whose entry point is `o`: the cluster its kubeConfig names, else its cluster folder:
- * the folder rendered with defaults that produced it (an overlay), else the folder of its file.
+ * The cluster an entry point `o` itself is applied to, where its controller runs and reads its sources: its
+ * cluster folder, the folder rendered with defaults that produced it (an overlay), else the folder of its file.
  */
-export function entryScope(o: ManifestObject): string {
-    const own = kubeConfigScope(o.object);
-    if (own) return own;
-    let dir = defaultRenders.get(o) ?? path.posix.dirname(o.repoPath ?? o.file.replace(/\\/g, "/"));
+function entryHome(o: ManifestObject): string {
+    let dir = renderedWithDefaultsFrom(o) ?? path.posix.dirname(o.repoPath ?? o.file.replace(/\\/g, "/"));
     if (path.posix.basename(dir) === "flux-system") dir = path.posix.dirname(dir);
     return `flux:${dir}`;
 }
@@ -66,6 +62,9 @@ function kubeConfigScope(o: Record<string, unknown>): string | undefined {
 
 interface Queued {
     o: ManifestObject;
+    /** The cluster `o` is applied to: its controller runs there and reads its sources, substitutions and values. */
+    home: string;
+    /** The cluster what `o` applies lands in (`home`, or the one its `spec.kubeConfig` names): `o`'s scope. */
     scope: string;
     via: string[];
 }
@@ -84,10 +83,11 @@ export function placeFlux(out: LoadResult, p: FluxPlacing, rendered: Set<string>
     );
     if (raw.length === 0) return;
     const lookup = sourceLookup(() => out.objects);
-    const render = (o: ManifestObject, scope: string): FluxOutput =>
+    // Sources are looked up in the cluster the object is in (`home`), not the one a kubeConfig sends it to.
+    const render = (o: ManifestObject, home: string): FluxOutput =>
         isFluxKustomization(o.object)
-            ? fluxKustomizationOutput(o.object, p.ctx, lookup, out.objects, scope, o.abs)
-            : helmReleaseOutput(o.object, p.ctx, lookup, out.objects, scope, o.abs);
+            ? fluxKustomizationOutput(o.object, p.ctx, lookup, out.objects, home, o.abs)
+            : helmReleaseOutput(o.object, p.ctx, lookup, out.objects, home, o.abs);
     // Entry points: the Flux objects no other one renders (a file another Kustomization builds is not an entry).
     const first = new Map<ManifestObject, FluxOutput>();
     const covered = new Map<string, ManifestObject[]>();
@@ -95,7 +95,7 @@ export function placeFlux(out: LoadResult, p: FluxPlacing, rendered: Set<string>
         if (!isFluxKustomization(o.object)) continue;
         let output: FluxOutput;
         try {
-            output = render(o, entryScope(o));
+            output = render(o, entryHome(o));
         } catch (e) {
             // Said again, and failing the run, if it is an entry point (rendered below); else another one applies it.
             if (!(e instanceof BadInputError)) throw e;
@@ -110,9 +110,9 @@ export function placeFlux(out: LoadResult, p: FluxPlacing, rendered: Set<string>
     const superseded = new Set<string>();
     const dropped = new Set<ManifestObject>();
     const placed = new Set<string>();
-    const queue: Queued[] = entries.map((o) => ({ o, scope: entryScope(o), via: [] }));
+    const queue: Queued[] = entries.map((o) => ({ o, home: entryHome(o), scope: entryScope(o), via: [] }));
     while (queue.length > 0) {
-        const { o, scope, via } = queue.shift()!;
+        const { o, home, scope, via } = queue.shift()!;
         const key = `${scope}\u0000${who(o.object)}`;
         if (placed.has(key)) {
             // The entry's own manifest among what it applies (a self-managed flux-system), or one reached twice.
@@ -120,6 +120,8 @@ export function placeFlux(out: LoadResult, p: FluxPlacing, rendered: Set<string>
             continue;
         }
         placed.add(key);
+        // In the scope of the cluster it applies to, as an Application is in its destination's: the rules that
+        // relate it to what it applies (prune and destroyOnFinalize) look within one scope.
         o.scope = scope;
         if (via.length >= MAX_DEPTH) {
             fail(o, out, [
@@ -127,7 +129,7 @@ export function placeFlux(out: LoadResult, p: FluxPlacing, rendered: Set<string>
             ]);
             continue;
         }
-        const output = via.length === 0 && first.has(o) ? first.get(o)! : render(o, scope);
+        const output = via.length === 0 && first.has(o) ? first.get(o)! : render(o, home);
         fail(o, out, output.notes);
         for (const d of output.rendered) claim(d, output.streams, rendered);
         // A file its source leaves out of the artifact is never applied by it: not judged as written either.
@@ -149,7 +151,7 @@ export function placeFlux(out: LoadResult, p: FluxPlacing, rendered: Set<string>
             p.merge(load);
             for (const x of load.objects)
                 if (x.named && isFluxApplier(x.object))
-                    queue.push({ o: x, scope: kubeConfigScope(x.object) ?? scope, via: chain });
+                    queue.push({ o: x, home: scope, scope: kubeConfigScope(x.object) ?? scope, via: chain });
         }
         if (sops.length > 0) fail(o, out, [...output.notes, ...sops]);
     }
@@ -173,7 +175,8 @@ function clusterFolders(objects: ManifestObject[], entries: ManifestObject[]): v
     if (folders.length === 0) return;
     for (const x of objects) {
         // An object of a folder rendered with defaults (an overlay) is where that folder is.
-        const at = defaultRenders.has(x) ? `${defaultRenders.get(x)}/` : x.repoPath;
+        const from = renderedWithDefaultsFrom(x);
+        const at = from !== undefined ? `${from}/` : x.repoPath;
         if (x.scope !== undefined || x.syncedBy !== undefined || at === undefined) continue;
         const home = folders.find((f) => f.dir === "." || at.startsWith(`${f.dir}/`));
         if (home) x.scope = home.scope;

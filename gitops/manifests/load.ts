@@ -10,7 +10,7 @@ import * as path from "path";
 import { BadInputError, BadInputsError } from "../../support/errors";
 import { extended } from "../../support/shapes";
 import type { RenderContext, RenderedStream } from "../render/render";
-import { KUSTOMIZATION_FILES } from "../render/folders";
+import { KUSTOMIZATION_FILES, isChart } from "../render/folders";
 import { isApplication, isApplicationSet } from "../argocd/argo-kinds";
 import { isFluxApplier } from "../flux/flux-kinds";
 import { STDIN_FILE, gitTopLevel, posix, readFile, readStdin, walk } from "./files";
@@ -23,6 +23,21 @@ import type { ManifestObject } from "./manifest-objects";
 /** A jsonnet program, and a jsonnet library (only ever imported). */
 const JSONNET = /\.jsonnet$/i;
 const JSONNET_LIBRARY = /\.libsonnet$/i;
+
+/**
+ * Why a file named on the command line is not read on its own, and what to name instead: a jsonnet library, or a
+ * chart's template (Go template text, not YAML: read as a file it is "invalid YAML", which says nothing useful).
+ */
+function notReadAlone(abs: string, cwd: string): string | undefined {
+    if (JSONNET_LIBRARY.test(abs))
+        return "a jsonnet library, evaluated only where a .jsonnet file imports it: name that file";
+    for (let d = path.dirname(abs); path.dirname(d) !== d; d = path.dirname(d))
+        if (path.basename(d) === "templates" && isChart(path.dirname(d))) {
+            const chart = path.relative(cwd, path.dirname(d)) || ".";
+            return `a template of the Helm chart ${JSON.stringify(chart)}, rendered only with its chart: name the chart`;
+        }
+    return undefined;
+}
 
 /**
  * Loads every object of the given paths; duplicates and bad input throw BadInputError (one line). `knownRoot`:
@@ -65,20 +80,22 @@ export function loadManifests(
         if (stat.isDirectory()) {
             named.add(abs);
             const files: string[] = [];
+            const jsonnet: string[] = [];
             try {
-                walk(abs, new Set(), files, roots, problems, skip);
+                walk(abs, new Set(), files, roots, problems, skip, jsonnet);
             } catch (e) {
                 if (!(e instanceof BadInputError)) throw e;
                 problems.push(e.message);
             }
             for (const f of files) readOne(f, true);
+            out.jsonnetWalked = (out.jsonnetWalked ?? 0) + jsonnet.length;
         } else if (KUSTOMIZATION_FILES.includes(path.basename(abs)) || path.basename(abs) === "Chart.yaml") {
             roots.push(path.dirname(abs));
             named.add(path.dirname(abs));
         } else if (JSONNET.test(abs)) {
             jsonnetFiles.push(abs);
-        } else if (JSONNET_LIBRARY.test(abs)) {
-            problems.push(`${p}: a jsonnet library, evaluated only where a .jsonnet file imports it: name that file`);
+        } else if (notReadAlone(abs, cwd) !== undefined) {
+            problems.push(`${p}: ${notReadAlone(abs, cwd)}`);
         } else if (abs !== path.join(repoRoot, CONFIG_FILE) && !(o.toolConfigs ?? []).includes(abs)) {
             // A file named is read (a tool's configuration too, when asked), but for the run's own configuration.
             readOne(abs, false);

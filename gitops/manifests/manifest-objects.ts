@@ -3,6 +3,7 @@
  * `kubernetes:<group>/<version>:<Kind>`, identity `Kind/namespace/name` or `Kind/name`, a synthesized URN),
  * `kind: List` items one by one, the source-path annotation added; what the evaluator gets of them.
  */
+import * as path from "path";
 import { BadInputError } from "../../support/errors";
 import { EvalResource } from "../../evaluation/evaluate";
 import { ClusterCapabilities } from "../render/capabilities";
@@ -54,6 +55,20 @@ export interface ManifestObject extends Location {
     scope?: string;
 }
 
+/** The folder (repository-relative) an object was rendered from with defaults (an unclaimed kustomization or chart). */
+const defaultRenders = new WeakMap<ManifestObject, string>();
+
+/** Records that `objects` come from rendering the folder `root` with defaults (./placement.ts renderUnclaimed). */
+export function renderedWithDefaults(objects: ManifestObject[], root: string, repoRoot: string): void {
+    const rel = path.relative(repoRoot, root).split(path.sep).join("/") || ".";
+    for (const o of objects) defaultRenders.set(o, rel);
+}
+
+/** The folder (repository-relative) `o` was rendered from with defaults, if it was. */
+export function renderedWithDefaultsFrom(o: ManifestObject): string | undefined {
+    return defaultRenders.get(o);
+}
+
 export interface Skip {
     file: string;
     reason: string;
@@ -74,6 +89,8 @@ export interface LoadResult {
     duplicates?: ManifestObject[][];
     /** Remote sources fetched (or taken from the cache) for the run, in the order they were first used. */
     fetched?: FetchedSource[];
+    /** `.jsonnet` files found by walking the folders named (evaluated only as an Application's source). */
+    jsonnetWalked?: number;
 }
 
 /** A load with nothing read yet, counting aliases against `budget` (its own, or a run's it shares). */

@@ -14,14 +14,22 @@ import { appKey, walkApplicationTree } from "../argocd/app-tree";
 import { neverApplied } from "../argocd/sync-hooks";
 import { CLUSTER_SCOPED_KINDS } from "../../support/kube-kinds";
 import { record } from "../../support/records";
-import { RenderContext, RenderedStream, ToolFailed, mappingOf } from "../render/render";
+import { RenderContext, RenderedStream, SourceNotFetched, ToolFailed, mappingOf } from "../render/render";
 import { kustomizationFile, renderKustomize } from "../render/kustomize";
 import { isChart, renderHelm } from "../render/helm";
-import { LoadResult, LocatedObject, ManifestObject, ObjectFields, emptyLoad, madeFrom } from "./manifest-objects";
+import {
+    LoadResult,
+    LocatedObject,
+    ManifestObject,
+    ObjectFields,
+    emptyLoad,
+    madeFrom,
+    renderedWithDefaults,
+} from "./manifest-objects";
 import { destinationCluster } from "../argocd/destinations";
 import { BadInputError } from "../../support/errors";
 import { markNotRendered } from "./not-rendered";
-import { placeFlux, renderedWithDefaults } from "./flux-placement";
+import { placeFlux } from "./flux-placement";
 import { isFluxApplier } from "../flux/flux-kinds";
 import { otherRepository, shownUrl } from "../render/repo-url";
 
@@ -356,9 +364,10 @@ function renderUnclaimed(
             // other repository's, judged through the Application (fetched, or failing closed), not this guess.
             const app = namingElsewhere(out.objects, r, p.ctx);
             const shown = p.ctx.show(r);
-            // A folder found by walking that nothing here renders, which its tool refuses: the line says why check
-            // rendered it at all (its Application may be outside the repository, or a plugin may render it).
-            if (!app && !named.has(path.resolve(r)) && l instanceof ToolFailed)
+            // A folder found by walking that nothing here renders, which its tool refuses or whose remote base or
+            // chart dependency cannot be fetched: the line says why check rendered it at all (its Application may
+            // be outside the repository, or a plugin may render it).
+            if (!app && !named.has(path.resolve(r)) && (l instanceof ToolFailed || l instanceof SourceNotFetched))
                 throw new BadInputError(
                     `${l.message}; no Application of the run renders this folder, so check rendered it with defaults (--exclude ${shown} if a config management plugin or an Application elsewhere renders it)`,
                 );

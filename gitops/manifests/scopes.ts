@@ -17,7 +17,7 @@ import { EvalRow } from "../../evaluation/evaluate";
 import { row } from "../../evaluation/rows";
 import { MANIFEST_URN_PREFIX } from "../../policies/model/origin";
 import { NO_CLUSTER, describeScope } from "../argocd/destinations";
-import { ManifestObject } from "./manifest-objects";
+import { ManifestObject, renderedWithDefaultsFrom } from "./manifest-objects";
 
 /** The finding on each definition of an identity defined more than once in one scope. */
 export const DUPLICATE_OBJECT = "pko-guard-duplicate-object";
@@ -44,9 +44,15 @@ export function scopeObjects(objects: ManifestObject[]): ManifestObject[][] {
     return [...byIdentity.values()].filter((g) => g.length > 1);
 }
 
-/** Where a definition is, as messages show it: `"file:line"` (quoted: a path is no field), and what syncs it. */
+/**
+ * Where a definition is, as messages show it: `"file:line"` (quoted: a path is no field), and what syncs it, or
+ * the folder rendered with defaults that made it: two overlays of one base give one file and line, and the
+ * overlay is what tells the definitions apart.
+ */
 function place(o: ManifestObject): string {
-    return `${JSON.stringify(`${o.repoPath ?? o.file}:${o.line}`)}${o.syncedBy ? ` (${o.syncedBy})` : ""}`;
+    const from = renderedWithDefaultsFrom(o);
+    const how = o.syncedBy ?? (from !== undefined ? `rendered from ${JSON.stringify(from)} with defaults` : undefined);
+    return `${JSON.stringify(`${o.repoPath ?? o.file}:${o.line}`)}${how ? ` (${how})` : ""}`;
 }
 
 /** The advisory finding on each definition of each duplicated identity. */

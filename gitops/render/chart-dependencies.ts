@@ -10,7 +10,7 @@ import * as path from "path";
 import { BadInputError } from "../../support/errors";
 import { helmRepoUrlByName } from "../fetch/source-credentials";
 import { FetchError, FetchRequest, FetchedSource, fetchForRun, fromCache } from "../fetch/fetch";
-import { RenderContext, mappingOf } from "./render";
+import { RenderContext, SourceNotFetched, mappingOf } from "./render";
 import { withinDeadline } from "../fetch/network-policy";
 
 type Obj = Record<string, unknown>;
@@ -89,7 +89,7 @@ export function buildDependencies(dir: string, into: string, ctx: RenderContext,
             got = fetchForRun(w.req, withinDeadline(policy, ctx.deadline), (ctx.fetched ??= []));
         } catch (e) {
             if (!(e instanceof FetchError)) throw e;
-            throw new BadInputError(`${what}: dependency ${JSON.stringify(w.name)}: ${e.message}`);
+            throw new SourceNotFetched(`${what}: dependency ${JSON.stringify(w.name)}: ${e.message}`);
         }
         const target = path.join(into, "charts", w.name);
         fs.rmSync(target, { recursive: true, force: true });

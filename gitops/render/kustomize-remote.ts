@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../../support/errors";
 import { FetchError, FetchRequest, FetchedSource, fetchForRun, floatingNote, fromCache } from "../fetch/fetch";
-import { RenderContext, mappingOf } from "./render";
+import { RenderContext, SourceNotFetched, mappingOf } from "./render";
 import { withinDeadline } from "../fetch/network-policy";
 
 /** How deep remote bases may name remote bases. */
@@ -105,7 +105,7 @@ export class Localizer {
             return fetchForRun(req, withinDeadline(this.ctx.fetch!, this.ctx.deadline), (this.ctx.fetched ??= []));
         } catch (e) {
             if (!(e instanceof FetchError)) throw e;
-            throw new BadInputError(`${this.what}: a remote base: ${e.message}`);
+            throw new SourceNotFetched(`${this.what}: a remote base: ${e.message}`);
         }
     }
 

@@ -67,6 +67,9 @@ export interface RenderContext extends RepoContext {
 /** A rendering tool ran and refused the input (its first error line): bad input, exit 2, unless the caller knows better. */
 export class ToolFailed extends BadInputError {}
 
+/** A remote base or chart dependency a render needs could not be fetched (the fetch's one line): exit 2, as ToolFailed. */
+export class SourceNotFetched extends BadInputError {}
+
 /** No network for rendering tools: every proxy points at a closed port, and git never prompts. */
 function offlineEnv(): NodeJS.ProcessEnv {
     return extended(extended(process.env, DEAD_PROXIES), {

@@ -105,6 +105,24 @@ describe("gitops/fetch charts from an OCI registry on loopback", function () {
         await rejects(fetchOci(`oci://127.0.0.1:${open.port}/charts/nothing`, "1.0.0", p), /nothing/);
     });
 
+    it("a registry that fails is asked once: helm is told the failure is final, and does not retry it", async () => {
+        const broken = await fileServer(root);
+        broken.hook = (req, res) => (req.url === "/v2/" ? false : (res.writeHead(500).end(), true));
+        try {
+            await rejects(
+                fetchOci(`oci://127.0.0.1:${broken.port}/charts/ledger`, "1.0.0", policy([broken.port])),
+                /127\.0\.0\.1/,
+            );
+            const asked = broken.seen.filter((r) => r.path.startsWith("/v2/charts/ledger/"));
+            assert.deepStrictEqual(
+                asked.map((r) => r.path),
+                ["/v2/charts/ledger/manifests/1.0.0"],
+            );
+        } finally {
+            await broken.close();
+        }
+    });
+
     it("sends Docker's credential to the registry's own host, and says when it is missing or refused", async () => {
         const url = `oci://127.0.0.1:${locked.port}/charts/ledger`;
         fs.rmSync(path.join(process.env.DOCKER_CONFIG!, "config.json"), { force: true });

@@ -123,6 +123,71 @@ describe("pko-guard check applies Flux as Flux does", function () {
         );
     });
 
+    it("a cluster folder before flux bootstrap: the finding says where bootstrap writes the source", () => {
+        // A template repository (stefanprodan/gitops-istio): clusters/my-cluster names bootstrap's source, which
+        // `flux bootstrap --path=clusters/my-cluster` writes on first use.
+        write("clusters/my-cluster/apps.yaml", kustomization("apps", "./apps"));
+        write("apps/ledger.yaml", stack("ledger", "myorg/ledger/production", `commit: ${SHA}`));
+        let r = check();
+        assert.strictEqual(r.code, 1, r.err);
+        assert.deepStrictEqual(
+            r.rows.filter((x) => x.policy === "argocd-app-rendered").map((x) => [x.resource, x.file]),
+            [["Kustomization/flux-system/apps", "clusters/my-cluster/apps.yaml"]],
+        );
+        assert.match(
+            r.rows.find((x) => x.policy === "argocd-app-rendered")!.message,
+            /spec\.sourceRef names GitRepository "flux-system\/flux-system", which is not among the objects check read, so what it applies is not known; flux bootstrap writes it into "clusters\/my-cluster\/flux-system\/gotk-sync\.yaml": commit that file \(bootstrap's placeholder is enough\) and check reads this repository for it;/,
+        );
+        write("clusters/my-cluster/flux-system/gotk-sync.yaml", "# flux bootstrap writes this file\n");
+        r = check();
+        assert.strictEqual(r.code, 0, `${r.err}\n${r.out}`);
+    });
+
+    it("a Kustomization with kubeConfig reads its source in its own cluster and applies to the other one", () => {
+        // A hub cluster (flux2-hub-spoke-example's layout): bootstrap's placeholder, and per-spoke Kustomizations
+        // in the hub whose kubeConfig sends what they build to the spoke; the source is the hub's flux-system.
+        write("hub/flux-system/gotk-sync.yaml", "# flux bootstrap writes this file\n");
+        for (const c of ["production", "staging"]) {
+            write(
+                `hub/${c}.yaml`,
+                `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${c}}\n---\n` +
+                    kustomization("apps", `./clusters/${c}`, "  kubeConfig: {secretRef: {name: cluster-kubeconfig}}\n")
+                        .replace("prune: false", "prune: true")
+                        .replace("namespace: flux-system}", `namespace: ${c}}`)
+                        .replace("name: flux-system}", "name: flux-system, namespace: flux-system}"),
+            );
+            write(`clusters/${c}/kustomization.yaml`, "resources: [../../deploy]\n");
+        }
+        write("deploy/kustomization.yaml", "resources: [ledger.yaml]\n");
+        write(
+            "deploy/ledger.yaml",
+            stack("ledger", "myorg/ledger/production", "branch: release\n  destroyOnFinalize: true"),
+        );
+        const r = check();
+        assert.strictEqual(r.code, 1, r.err);
+        assert.deepStrictEqual(
+            r.rows.filter((x) => x.policy === "argocd-app-rendered"),
+            [],
+            "the hub's flux-system source is found",
+        );
+        // Each Kustomization is judged with what it applies: it prunes a production Stack that destroys on deletion.
+        assert.deepStrictEqual(
+            r.rows.filter((x) => x.policy === "argocd-app-pko-sync-order").map((x) => x.resource),
+            ["Kustomization/production/apps", "Kustomization/staging/apps"],
+        );
+        assert.deepStrictEqual(
+            r.rows.filter((x) => x.policy === "pko-stack-prod-pinned-commit").map((x) => [x.file, x.syncedBy]),
+            [
+                ["deploy/ledger.yaml", "Flux Kustomization production/apps"],
+                ["deploy/ledger.yaml", "Flux Kustomization staging/apps"],
+            ],
+        );
+        assert.deepStrictEqual(
+            r.rows.filter((x) => x.policy === "pko-guard-duplicate-object"),
+            [],
+        );
+    });
+
     it("substitutes strictly, leaves an opted-out object as written, and fails closed on another repository", () => {
         write(
             "clusters/prod/apps.yaml",

@@ -3,7 +3,8 @@
  * test/data/layouts/ into a temporary git repository: risky and corrected, never exit 2 for a layout.
  * - one kustomize base sent to two clusters by two Applications: two objects, each judged and attributed;
  * - per-cluster folders and an example copy no Application syncs: judged in each place, an advisory duplicate,
- *   excluded with `exclude:` of `.pko-guard.yaml` or `--exclude`;
+ *   excluded with `exclude:` of `.pko-guard.yaml` or `--exclude`; overlays of one base, each duplicate naming its
+ *   overlay;
  * - an ApplicationSet whose git generator names another repository: not expanded (fails closed naming the field);
  * - an Application of another repository whose path exists here: not read (fails closed naming
  *   spec.source.repoURL) until the origin remote, in any of its URL forms, or a declared URL is that repository.
@@ -146,6 +147,26 @@ describe("check on real repository layouts", function () {
                 ],
             ],
         );
+    });
+
+    it("overlays of one base that nothing syncs: each duplicate names the overlay that rendered it", () => {
+        layout("overlays-no-gitops");
+        const r = rows();
+        assert.strictEqual(r.code, 0, r.err);
+        const dup = r.rows.filter((x) => x.policy === "pko-guard-duplicate-object");
+        // One file and line for both definitions: the overlay is what tells them apart.
+        assert.deepStrictEqual(
+            dup.map((x) => [x.resource, x.file, x.level]),
+            [
+                ["ServiceAccount/pulumi/deployer", "base/deployer.yaml", "advisory"],
+                ["ServiceAccount/pulumi/deployer", "base/deployer.yaml", "advisory"],
+            ],
+        );
+        assert.match(
+            dup[0].message,
+            /defined 2 times in the files no Application syncs: "base\/deployer\.yaml:2" \(rendered from "overlays\/production" with defaults\), "base\/deployer\.yaml:2" \(rendered from "overlays\/staging" with defaults\); /,
+        );
+        assert.strictEqual(dup[1].message, dup[0].message);
     });
 
     it("an Application of another repository whose path exists here fails closed until its repoURL is this repository", () => {

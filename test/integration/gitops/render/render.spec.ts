@@ -190,6 +190,32 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
     });
 
+    it("without --kube-version, Helm assumes the Kubernetes of its own release, as a released helm does", () => {
+        // A chart that needs a current cluster (podinfo's own says >=1.23.0-0), rendered with defaults (no
+        // Application): a helm built without its release's version stamp assumes 1.20 and refuses the chart.
+        write("chart/Chart.yaml", 'apiVersion: v2\nname: ledger\nversion: 0.1.0\nkubeVersion: ">=1.23.0-0"\n');
+        write(
+            "chart/templates/stack.yaml",
+            stack(
+                `{{- if semverCompare ">=1.31.0-0" .Capabilities.KubeVersion.Version }}\n  commit: ${SHA}\n{{- else }}\n  branch: release\n{{- end }}\n`,
+            ),
+        );
+        const r = check([".", "--report", "json=r.json"]);
+        assert.strictEqual(r.code, 0, r.err + r.out);
+        // Pinned by commit: the chart saw a cluster of 1.31 or later.
+        assert.deepStrictEqual(
+            rows("r.json").filter((x) => x.policy === "pko-stack-prod-pinned-commit"),
+            [],
+        );
+        assert.match(r.out, /^1 object\(s\)[ :]/m);
+        // An older cluster, said on the command line, is still what the chart is checked against.
+        const old = check([".", "--kube-version", "1.22"]);
+        assert.strictEqual(old.code, 2);
+        assert.match(
+            old.err,
+            /chart requires kubeVersion: >=1\.23\.0-0 which is incompatible with Kubernetes v1\.22\.0/,
+        );
+    });
     it("a finding names what syncs its object: the Application, or the ApplicationSet for a generated Application", () => {
         // One chart, two Applications (staging pinned by its values, production on a branch): the finding says which.
         write("chart/Chart.yaml", "apiVersion: v2\nname: ledger\nversion: 0.1.0\n");
@@ -668,13 +694,13 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
         assert.strictEqual(check(["."]).code, 1);
         fs.rmSync(path.join(tmp, "apps"), { recursive: true });
-        // Nothing else in the repository: no object was read at all.
+        // Nothing else in the repository: no object was read at all, and the line says why the .jsonnet was not.
         const alone = check(["."]);
         assert.deepStrictEqual(
             [alone.code, alone.err],
             [
                 2,
-                `pko-guard: no Kubernetes object found in . (0 file(s) read; repository root ${fs.realpathSync(tmp)})\n`,
+                `pko-guard: no Kubernetes object found in . (0 file(s) read; 1 .jsonnet file(s) not evaluated: only an Application's source or a .jsonnet file named here is; repository root ${fs.realpathSync(tmp)})\n`,
             ],
         );
     });
@@ -712,7 +738,23 @@ describe("pko-guard check renders what Argo CD renders", function () {
         );
     });
 
-    it("a folder nothing renders that fails with defaults: exit 2 saying why check rendered it; --exclude leaves it", () => {
+    it("a chart's template named on the command line: one line naming its chart, which renders it", () => {
+        write("apps/Chart.yaml", "apiVersion: v2\nname: apps\nversion: 0.1.0\n");
+        write("apps/templates/sub/stack.yaml", `{{- if true }}\n${stack(`  commit: ${SHA}\n`)}{{- end }}\n`);
+        const template = check(["apps/templates/sub/stack.yaml"]);
+        assert.deepStrictEqual(
+            [template.code, template.err],
+            [
+                2,
+                'pko-guard: apps/templates/sub/stack.yaml: a template of the Helm chart "apps", rendered only with its chart: name the chart\n',
+            ],
+        );
+        const chart = check(["apps"]);
+        assert.strictEqual(chart.code, 0, chart.err);
+        assert.match(chart.out, /^1 object\(s\)[ :]/m);
+    });
+
+    it("a folder nothing renders that fails with defaults or cannot be fetched: exit 2 saying why check rendered it; --exclude leaves it", () => {
         write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: apps}\n");
         // What a config management plugin renders: a kustomization over a file the plugin writes first.
         write("plugin/kustomization.yaml", "resources: [all.yaml]\n");
@@ -728,6 +770,32 @@ describe("pko-guard check renders what Argo CD renders", function () {
         assert.match(named.err, /^pko-guard: plugin \(kustomize\): kustomize failed: [^;]*\n$/);
         const excluded = check([".", "--exclude", "plugin"]);
         assert.strictEqual(excluded.code, 0, excluded.err);
+        // A remote base or chart dependency that cannot be fetched (here refused by the network policy, so nothing
+        // is reached) says so too: an install kustomization or a chart whose Application is elsewhere.
+        const hint = (dir: string) =>
+            `; no Application of the run renders this folder, so check rendered it with defaults (--exclude ${dir} if a config management plugin or an Application elsewhere renders it)\n`;
+        write("install/kustomization.yaml", "resources: [https://127.0.0.1:9/install.yaml]\n");
+        const base = check([".", "--exclude", "plugin"]);
+        assert.deepStrictEqual(
+            [base.code, base.err],
+            [
+                2,
+                "pko-guard: install (kustomize): a remote base: 127.0.0.1: refused, a loopback address; list the host with --allow-host 127.0.0.1:9 to fetch from it" +
+                    hint("install"),
+            ],
+        );
+        fs.rmSync(path.join(tmp, "install"), { recursive: true });
+        write(
+            "db/Chart.yaml",
+            "apiVersion: v2\nname: db\nversion: 0.1.0\ndependencies:\n  - {name: mysql, version: 9.2.0, repository: https://127.0.0.1:9/charts}\n",
+        );
+        const dep = check([".", "--exclude", "plugin"]);
+        assert.strictEqual(dep.code, 2);
+        assert.match(
+            dep.err,
+            /^pko-guard: db \(helm chart\): dependency "mysql": [^\n]*; no Application of the run renders/,
+        );
+        assert.ok(dep.err.endsWith(hint("db")), dep.err);
     });
 
     it("helmCharts an Application renders: fails closed without argocd-cm's --enable-helm, rendered with it", () => {
