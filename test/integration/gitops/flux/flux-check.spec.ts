@@ -42,7 +42,7 @@ spec:
   ${ref}
 `;
 
-/** A HelmRelease of the chart ./charts/ledger of the GitRepository above; `tail` ends its chart's spec. */
+/** A HelmRelease of the ledger chart in the GitRepository above; `tail` ends its chart spec. */
 const ledgerRelease = (tail = "") => `apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: ledger, namespace: flux-system}
