@@ -263,6 +263,8 @@ export class Claims {
             } catch (e) {
                 if (!(e instanceof LeaseConflict)) throw e;
             }
+            // Held by another review: from here a deadline is a wait for it, whatever call is in flight.
+            this.waitedOn.set(signal, what);
             const held = await this.ask(() => this.store.get(leaseName(key), signal), signal);
             if (!held) continue; // released meanwhile: create again
             if (this.expired(held)) {

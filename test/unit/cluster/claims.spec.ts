@@ -114,7 +114,11 @@ describe("cluster/claims: interacting reviews ordered across replicas through Le
         const other = claims(store, "r2");
         // ns:a is taken, ns:b waited on: at the deadline ns:a is given back.
         const waiting = other.claim(ex(["ns:a", "ns:b"]), deadline.signal);
-        await until("ns:a taken by the waiting review", () => store.leases.has(leaseName("ns:a")));
+        // Taken ns:a, and found ns:b held (its read of ns:b's holder started): waiting, whichever call is in flight.
+        await until(
+            "ns:a taken and ns:b found held",
+            () => store.leases.has(leaseName("ns:a")) && store.calls.get >= 1,
+        );
         deadline.abort();
         await assert.rejects(waiting, (e: Error) => {
             assert.ok(e instanceof ClaimError);
