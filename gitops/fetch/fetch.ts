@@ -20,7 +20,7 @@ import { Budget, FetchError, policyGet } from "./http-client";
 import { FetchPolicy, shownUrl } from "./network-policy";
 
 export { FetchError } from "./http-client";
-export { FetchRequest, FetchedSource, SourceKind, floatingNote, isFloating } from "./fetched-source";
+export { FetchRequest, FetchedSource, SourceKind, fetchedFileName, floatingNote, isFloating } from "./fetched-source";
 import { FetchRequest, FetchedSource, isFloating } from "./fetched-source";
 
 /** How a request's URL is shown and recorded (credentials never kept: no user information, query or fragment). */

@@ -1,4 +1,6 @@
 /** What a fetch asks for and what it gives (./fetch.ts): the types every caller and the cache share. */
+import * as path from "path";
+
 /** A commit named by its full hash: a revision that cannot move. */
 export function isCommit(ref: string): boolean {
     return /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i.test(ref);
@@ -55,6 +57,15 @@ export function isFloating(req: FetchRequest): boolean {
     // An artifact's tag can be pushed again: only its digest pins it.
     if (req.kind === "oci" && req.artifact !== undefined) return true;
     return !/^v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/.test(req.version.trim());
+}
+
+/**
+ * How a file of a fetched source is named in findings and messages: `<url>@<resolved>/<path>` (`rel`: the file's
+ * path in the source's tree, OS-separated; "" names the tree itself, `<url>@<resolved>`). Never a cache path.
+ */
+export function fetchedFileName(s: Pick<FetchedSource, "url" | "resolved">, rel: string): string {
+    const slashed = rel.split(path.sep).join("/");
+    return `${s.url}@${s.resolved}${slashed === "" ? "" : `/${slashed}`}`;
 }
 
 /** How an object from a floating source says where it came from: `<url> at <ref>, resolved to <x>`; else undefined. */

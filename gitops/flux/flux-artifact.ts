@@ -12,7 +12,7 @@ import * as path from "path";
 import { record, str } from "../../support/records";
 import { RenderContext, RenderedStream, runTool } from "../render/render";
 import { scratchRoot } from "../render/kustomize";
-import { FetchedSource, floatingNote } from "../fetch/fetch";
+import { FetchedSource, fetchedFileName, floatingNote } from "../fetch/fetch";
 
 type Obj = Record<string, unknown>;
 
@@ -63,12 +63,7 @@ function originIn(root: string, got: FetchedSource | undefined): (rel: string) =
     return (rel) => {
         const from = path.join(root, rel);
         if (!got) return { from };
-        const slashed = rel.split(path.sep).join("/");
-        return {
-            from,
-            shown: `${got.url}@${got.resolved}${slashed === "" ? "" : `/${slashed}`}`,
-            floating: floatingNote(got),
-        };
+        return { from, shown: fetchedFileName(got, rel), floating: floatingNote(got) };
     };
 }
 

@@ -6,7 +6,15 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { FetchError, FetchRequest, FetchedSource, fetchForRun, floatingNote, fromCache } from "../fetch/fetch";
+import {
+    FetchError,
+    FetchRequest,
+    FetchedSource,
+    fetchForRun,
+    fetchedFileName,
+    floatingNote,
+    fromCache,
+} from "../fetch/fetch";
 import { withinDeadline } from "../fetch/network-policy";
 import { extended } from "../../support/shapes";
 import { RenderContext, RenderedStream } from "./render";
@@ -61,10 +69,7 @@ export function fetchedOrNoted(
  */
 export function fetchedContext(ctx: RenderContext, got: FetchedSource, repoURL: string): RenderContext {
     const root = got.path;
-    const name = (abs: string) => {
-        const rel = path.relative(root, abs).split(path.sep).join("/");
-        return `${got.url}@${got.resolved}${rel === "" ? "" : `/${rel}`}`;
-    };
+    const name = (abs: string) => fetchedFileName(got, path.relative(root, abs));
     return {
         deadline: ctx.deadline,
         repoRoot: root,
@@ -86,8 +91,8 @@ export function fetchedContext(ctx: RenderContext, got: FetchedSource, repoURL: 
  */
 export function mergeFetched(from: SourceOutput, got: FetchedSource, into: SourceOutput): void {
     const named = (abs: string) => {
-        const rel = path.relative(got.path, abs).split(path.sep).join("/");
-        return rel.startsWith("..") ? undefined : `${got.url}@${got.resolved}${rel === "" ? "" : `/${rel}`}`;
+        const rel = path.relative(got.path, abs);
+        return rel.startsWith("..") ? undefined : fetchedFileName(got, rel);
     };
     const floating = floatingNote(got);
     for (const f of from.files) {

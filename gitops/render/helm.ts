@@ -7,7 +7,7 @@ import { DEFAULT_CAPABILITIES } from "./capabilities";
 import { RenderContext, RenderedStream, mappingOf, runTool } from "./render";
 import { confineLinks } from "./repo-tree";
 import { buildDependencies, dependenciesFetchable } from "./chart-dependencies";
-import { floatingNote } from "../fetch/fetched-source";
+import { fetchedFileName, floatingNote } from "../fetch/fetched-source";
 import { isChart } from "./folders";
 
 export { isChart };
@@ -146,7 +146,7 @@ export function renderHelm(dir: string, ctx: RenderContext, opts: HelmOptions): 
                         const inDep = path.relative(d.dir, candidate);
                         if (inDep.startsWith("..") || path.isAbsolute(inDep)) continue;
                         from = path.join(d.source.path, inDep);
-                        shown = `${d.source.url}@${d.source.resolved}/${inDep.split(path.sep).join("/")}`;
+                        shown = fetchedFileName(d.source, inDep);
                         floating = floatingNote(d.source);
                     }
                 }

@@ -7,7 +7,15 @@
 import * as fs from "fs";
 import * as path from "path";
 import { BadInputError } from "../../support/errors";
-import { FetchError, FetchRequest, FetchedSource, fetchForRun, floatingNote, fromCache } from "../fetch/fetch";
+import {
+    FetchError,
+    FetchRequest,
+    FetchedSource,
+    fetchForRun,
+    fetchedFileName,
+    floatingNote,
+    fromCache,
+} from "../fetch/fetch";
 import { RenderContext, SourceNotFetched, mappingOf } from "./render";
 import { withinDeadline } from "../fetch/network-policy";
 
@@ -177,10 +185,7 @@ export class Localizer {
             if (rel.startsWith("..") || path.isAbsolute(rel)) continue;
             const inTree = rel === "" ? fs.readdirSync(c.source.path)[0] : rel;
             const from = c.source.kind === "file" ? path.join(c.source.path, inTree) : path.join(c.source.path, rel);
-            const shown =
-                c.source.kind === "file"
-                    ? c.source.url
-                    : `${c.source.url}@${c.source.resolved}/${rel.split(path.sep).join("/")}`;
+            const shown = c.source.kind === "file" ? c.source.url : fetchedFileName(c.source, rel);
             return { from, shown, floating: floatingNote(c.source) };
         }
         return undefined;
