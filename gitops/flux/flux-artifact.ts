@@ -210,7 +210,7 @@ function identity(o: Obj): string {
 }
 
 /** A path joined under a root as securejoin joins it (lexically: `..` stops at the root), relative, OS-separated. */
-function confined(p: string): string {
+export function confined(p: string): string {
     return path.relative(path.sep, path.join(path.sep, p));
 }
 

@@ -13,6 +13,7 @@ import { list, record, str } from "../../support/records";
 import { decodeKubeYaml } from "../decode/kube-yaml";
 import { RenderedStream } from "../render/render";
 import { extended } from "../../support/shapes";
+import { confined } from "./flux-artifact";
 
 type Obj = Record<string, unknown>;
 
@@ -49,7 +50,7 @@ export function chartValues(
     let merged: Obj = {};
     for (const [i, f] of files.entries()) {
         // securejoin.SecureJoin: `..` never leaves the root; a repository chart's `values.yaml` is its own values.
-        const rel = path.relative(path.sep, path.join(path.sep, f));
+        const rel = confined(f);
         const file = remote && rel === "values.yaml" ? path.join(chartDir, rel) : path.join(root, rel);
         const at = `${field}.valuesFiles[${i}] ${JSON.stringify(f)}`;
         if (!fs.existsSync(file) || !fs.statSync(file).isFile()) {
