@@ -72,7 +72,9 @@ export function renderedArgoCdCms(ctx: RenderContext): ArgoCdCmRenders {
         const parts = f.split("/");
         if (parts.some((p) => p.startsWith(".") || p === "node_modules")) continue;
         const dir = parts.slice(0, -1).join("/");
-        byFolder.set(dir, [...(byFolder.get(dir) ?? []), parts[parts.length - 1]]);
+        const names = byFolder.get(dir);
+        if (names) names.push(parts[parts.length - 1]);
+        else byFolder.set(dir, [parts[parts.length - 1]]);
     }
     for (const [dir, names] of byFolder) {
         if (!names.some((n) => KUSTOMIZATION_FILES.includes(n))) continue;
