@@ -10,7 +10,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { record, str } from "../../support/records";
-import { RenderContext, RenderedStream, runTool } from "../render/render";
+import { RenderContext, RenderedStream, runTool, treeContext } from "../render/render";
 import { scratchRoot } from "../render/kustomize";
 import { FetchedSource, fetchedFileName, floatingNote } from "../fetch/fetch";
 
@@ -249,19 +249,11 @@ function copyInclude(inc: Included, checkout: string, unpack: string): string | 
 
 /** A render context for an artifact's tree: confined to it, its paths shown as the files they came from. */
 function artifactContext(ctx: RenderContext, dir: string, origin: (abs: string) => Origin): RenderContext {
-    return {
-        deadline: ctx.deadline,
-        repoRoot: dir,
-        show: (abs) => {
-            const o = origin(abs);
-            return o.shown ?? ctx.show(o.from);
-        },
-        cluster: ctx.cluster,
-        repository: ctx.repository,
-        fetch: ctx.fetch,
-        fetched: ctx.fetched,
-        kustomizeHelm: ctx.kustomizeHelm,
+    const show = (abs: string) => {
+        const o = origin(abs);
+        return o.shown ?? ctx.show(o.from);
     };
+    return treeContext(ctx, dir, show, ctx.repository);
 }
 
 /** Streams rendered in an artifact's tree, attributed to the files they came from. */

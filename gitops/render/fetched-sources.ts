@@ -17,7 +17,7 @@ import {
 } from "../fetch/fetch";
 import { withinDeadline } from "../fetch/network-policy";
 import { extended } from "../../support/shapes";
-import { RenderContext, RenderedStream } from "./render";
+import { RenderContext, RenderedStream, treeContext } from "./render";
 
 /** The most a fetched directory source's manifest file may hold (as a file of the repository). */
 const MAX_FILE = 16 * 1024 * 1024;
@@ -69,20 +69,14 @@ export function fetchedOrNoted(
  */
 export function fetchedContext(ctx: RenderContext, got: FetchedSource, repoURL: string): RenderContext {
     const root = got.path;
-    const name = (abs: string) => fetchedFileName(got, path.relative(root, abs));
-    return {
-        deadline: ctx.deadline,
-        repoRoot: root,
-        show: (abs) => (path.relative(root, abs).startsWith("..") ? ctx.show(abs) : name(abs)),
-        cluster: ctx.cluster,
-        repository: {
-            urls: [{ url: repoURL, from: "fetched" }],
-            revision: got.kind === "git" ? got.resolved : undefined,
-        },
-        fetch: ctx.fetch,
-        fetched: ctx.fetched,
-        kustomizeHelm: ctx.kustomizeHelm,
+    const show = (abs: string) => {
+        const rel = path.relative(root, abs);
+        return rel.startsWith("..") ? ctx.show(abs) : fetchedFileName(got, rel);
     };
+    return treeContext(ctx, root, show, {
+        urls: [{ url: repoURL, from: "fetched" }],
+        revision: got.kind === "git" ? got.resolved : undefined,
+    });
 }
 
 /**

@@ -64,6 +64,29 @@ export interface RenderContext extends RepoContext {
     kustomizeHelm?: boolean;
 }
 
+/**
+ * A render context for another tree than the repository's (a fetched source, a Flux artifact): its own root,
+ * names and repository; the run's deadline, cluster, network policy, record and kustomize settings. Not the
+ * repository's scratch copy or walk, which are of the repository.
+ */
+export function treeContext(
+    ctx: RenderContext,
+    repoRoot: string,
+    show: (abs: string) => string,
+    repository: CheckedRepository | undefined,
+): RenderContext {
+    return {
+        deadline: ctx.deadline,
+        repoRoot,
+        show,
+        cluster: ctx.cluster,
+        repository,
+        fetch: ctx.fetch,
+        fetched: ctx.fetched,
+        kustomizeHelm: ctx.kustomizeHelm,
+    };
+}
+
 /** A rendering tool ran and refused the input (its first error line): bad input, exit 2, unless the caller knows better. */
 export class ToolFailed extends BadInputError {}
 
